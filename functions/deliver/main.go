@@ -1,0 +1,108 @@
+// Command deliver is the Lambda function on the delivery queue: it POSTs each
+// delivery, signed, and retries, dead-letters or completes it by the outcome.
+// Wiring only; the logic is in internal/deliver and internal/dispatch.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/hookline/hookline/internal/deliver"
+	"github.com/hookline/hookline/internal/dispatch"
+	"github.com/hookline/hookline/internal/logging"
+	"github.com/hookline/hookline/internal/netguard"
+	"github.com/hookline/hookline/internal/retry"
+	"github.com/hookline/hookline/internal/store"
+)
+
+// Config of the deliver function, read from the environment once.
+type Config struct {
+	// StateTable (HOOKLINE_STATE_TABLE) holds endpoints and deliveries. Required.
+	StateTable string
+	// QueueURL (HOOKLINE_DELIVERY_QUEUE_URL) is the queue this function consumes. Required.
+	QueueURL string
+	// DLQURL (HOOKLINE_DLQ_URL) receives permanent failures. Required.
+	DLQURL string
+	// Retry is the retry policy (HOOKLINE_RETRY_*, HOOKLINE_MAX_AGE; see
+	// package retry). Default: the documented schedule.
+	Retry retry.Policy
+	// RequestTimeout (HOOKLINE_REQUEST_TIMEOUT) bounds one attempt. Default 15s.
+	RequestTimeout time.Duration
+	// Guard (HOOKLINE_ALLOW_CIDRS, comma-separated CIDRs) lets deliveries
+	// reach otherwise refused addresses. Default: none.
+	Guard netguard.Guard
+	// LogLevel (HOOKLINE_LOG_LEVEL): DEBUG, INFO (default), WARN or ERROR.
+	LogLevel string
+}
+
+func loadConfig(getenv func(string) string) (Config, error) {
+	c := Config{
+		StateTable:     getenv("HOOKLINE_STATE_TABLE"),
+		QueueURL:       getenv("HOOKLINE_DELIVERY_QUEUE_URL"),
+		DLQURL:         getenv("HOOKLINE_DLQ_URL"),
+		RequestTimeout: 15 * time.Second,
+		LogLevel:       getenv("HOOKLINE_LOG_LEVEL"),
+	}
+	for name, v := range map[string]string{"HOOKLINE_STATE_TABLE": c.StateTable, "HOOKLINE_DELIVERY_QUEUE_URL": c.QueueURL, "HOOKLINE_DLQ_URL": c.DLQURL} {
+		if v == "" {
+			return c, fmt.Errorf("%s is required", name)
+		}
+	}
+	var err error
+	if c.Retry, err = retry.FromEnv(getenv); err != nil {
+		return c, err
+	}
+	if s := getenv("HOOKLINE_REQUEST_TIMEOUT"); s != "" {
+		if c.RequestTimeout, err = time.ParseDuration(s); err != nil || c.RequestTimeout <= 0 {
+			return c, fmt.Errorf("HOOKLINE_REQUEST_TIMEOUT: %q is not a positive duration", s)
+		}
+	}
+	if c.Guard.Allow, err = netguard.ParsePrefixes(getenv("HOOKLINE_ALLOW_CIDRS")); err != nil {
+		return c, fmt.Errorf("HOOKLINE_ALLOW_CIDRS: %w", err)
+	}
+	return c, nil
+}
+
+func main() {
+	if err := run(); err != nil {
+		slog.Error("deliver cannot start", "error", err.Error())
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	cfg, err := loadConfig(os.Getenv)
+	if err != nil {
+		return err
+	}
+	log, err := logging.New(os.Stdout, cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	aws, err := config.LoadDefaultConfig(context.Background())
+	if err != nil {
+		return fmt.Errorf("load AWS config: %w", err)
+	}
+	h := &deliver.Handler{
+		Store: store.New(dynamodb.NewFromConfig(aws), cfg.StateTable),
+		Queue: sqs.NewFromConfig(aws),
+		Sender: &dispatch.Client{HTTP: dispatch.NewHTTPClient(dispatch.ClientOptions{
+			Guard: &cfg.Guard, RequestTimeout: cfg.RequestTimeout,
+		})},
+		QueueURL: cfg.QueueURL,
+		DLQURL:   cfg.DLQURL,
+		Policy:   cfg.Retry,
+		Rand:     rand.Float64,
+		Log:      log,
+	}
+	lambda.Start(h.Handle)
+	return nil
+}

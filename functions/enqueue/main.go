@@ -1,0 +1,74 @@
+// Command enqueue is the Lambda function on the outbox table's stream: it
+// fans each new outbox event out to the tenant's endpoints as messages on the
+// delivery queue. Wiring only; the logic is in internal/enqueue.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/hookline/hookline/internal/enqueue"
+	"github.com/hookline/hookline/internal/logging"
+	"github.com/hookline/hookline/internal/store"
+)
+
+// Config of the enqueue function, read from the environment once.
+type Config struct {
+	// StateTable (HOOKLINE_STATE_TABLE) holds endpoints and deliveries. Required.
+	StateTable string
+	// QueueURL (HOOKLINE_DELIVERY_QUEUE_URL) receives delivery messages. Required.
+	QueueURL string
+	// LogLevel (HOOKLINE_LOG_LEVEL): DEBUG, INFO (default), WARN or ERROR.
+	LogLevel string
+}
+
+func loadConfig(getenv func(string) string) (Config, error) {
+	c := Config{
+		StateTable: getenv("HOOKLINE_STATE_TABLE"),
+		QueueURL:   getenv("HOOKLINE_DELIVERY_QUEUE_URL"),
+		LogLevel:   getenv("HOOKLINE_LOG_LEVEL"),
+	}
+	if c.StateTable == "" {
+		return c, fmt.Errorf("HOOKLINE_STATE_TABLE is required")
+	}
+	if c.QueueURL == "" {
+		return c, fmt.Errorf("HOOKLINE_DELIVERY_QUEUE_URL is required")
+	}
+	return c, nil
+}
+
+func main() {
+	if err := run(); err != nil {
+		slog.Error("enqueue cannot start", "error", err.Error())
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	cfg, err := loadConfig(os.Getenv)
+	if err != nil {
+		return err
+	}
+	log, err := logging.New(os.Stdout, cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	aws, err := config.LoadDefaultConfig(context.Background())
+	if err != nil {
+		return fmt.Errorf("load AWS config: %w", err)
+	}
+	h := &enqueue.Handler{
+		Store:    store.New(dynamodb.NewFromConfig(aws), cfg.StateTable),
+		Queue:    sqs.NewFromConfig(aws),
+		QueueURL: cfg.QueueURL,
+		Log:      log,
+	}
+	lambda.Start(h.Handle)
+	return nil
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/hookline/hookline/internal/retry"
+)
+
+// HooklineStackProps configures one hookline deployment. Every field states
+// its default; the zero value deploys the documented defaults to AWS on arm64.
+type HooklineStackProps struct {
+	awscdk.StackProps
+
+	// Architecture of the function binaries: "arm64" (default, for AWS) or
+	// "x86_64" (for a local cloud on an amd64 host).
+	Architecture string
+	// AssetDir holds one folder per function (enqueue/, deliver/), each with
+	// the `bootstrap` binary built by `make build`. Default "dist/<Architecture>".
+	AssetDir string
+
+	// Retry is the delivery retry policy. Its schedule sets both the deliver
+	// function's backoff and the delivery queue's maxReceiveCount, so the two
+	// cannot disagree. Zero value: retry.DefaultSchedule, ±20% jitter, 24 h age cap.
+	Retry retry.Policy
+	// RequestTimeout bounds one POST to an endpoint. Default 15 s.
+	RequestTimeout time.Duration
+	// DeliverTimeout is the deliver function's timeout. Default 60 s; it must
+	// leave room for RequestTimeout. The delivery queue's visibility timeout is
+	// six times this value, as AWS recommends for SQS event sources.
+	DeliverTimeout time.Duration
+	// DeliverMaxConcurrency caps concurrent deliver invocations on the SQS
+	// event source mapping (AWS minimum 2). Default 10.
+	DeliverMaxConcurrency int
+	// DeliverReservedConcurrency reserves concurrency for the deliver function.
+	// It must exceed DeliverMaxConcurrency so throttling never burns attempts.
+	// Default 0: unreserved (new AWS accounts may not have room to reserve).
+	DeliverReservedConcurrency int
+	// AllowCIDRs lets the deliver function reach addresses the SSRF guard
+	// refuses otherwise (loopback, private ranges, ...). Default none. The
+	// local cloud sets 127.0.0.0/8 so tests can reach receivers on loopback.
+	AllowCIDRs []string
+	// DLQAlarmThreshold: the DLQ depth alarm fires when more messages than
+	// this are visible in the dead-letter queue. Default 100.
+	DLQAlarmThreshold int
+	// LogLevel of the functions' JSON logs: DEBUG, INFO (default), WARN, ERROR.
+	LogLevel string
+}
+
+// withDefaults returns a copy of p with every zero field set to its default,
+// or an error naming the field that cannot be deployed.
+func (p HooklineStackProps) withDefaults() (HooklineStackProps, error) {
+	if p.Architecture == "" {
+		p.Architecture = "arm64"
+	}
+	if p.Architecture != "arm64" && p.Architecture != "x86_64" {
+		return p, fmt.Errorf("architecture %q: want arm64 or x86_64", p.Architecture)
+	}
+	if p.AssetDir == "" {
+		p.AssetDir = "dist/" + p.Architecture
+	}
+	if err := p.Retry.Validate(); err != nil {
+		return p, fmt.Errorf("retry policy: %w", err)
+	}
+	if p.RequestTimeout == 0 {
+		p.RequestTimeout = 15 * time.Second
+	}
+	if p.DeliverTimeout == 0 {
+		p.DeliverTimeout = 60 * time.Second
+	}
+	if p.DeliverTimeout < p.RequestTimeout+5*time.Second {
+		return p, fmt.Errorf("deliver timeout %s must exceed request timeout %s by at least 5s", p.DeliverTimeout, p.RequestTimeout)
+	}
+	if p.DeliverTimeout > 15*time.Minute {
+		return p, errors.New("deliver timeout exceeds the Lambda maximum of 15m")
+	}
+	if p.DeliverMaxConcurrency == 0 {
+		p.DeliverMaxConcurrency = 10
+	}
+	if p.DeliverMaxConcurrency < 2 || p.DeliverMaxConcurrency > 1000 {
+		return p, fmt.Errorf("deliver max concurrency %d: SQS event sources take 2 to 1000", p.DeliverMaxConcurrency)
+	}
+	if p.DeliverReservedConcurrency != 0 && p.DeliverReservedConcurrency <= p.DeliverMaxConcurrency {
+		return p, fmt.Errorf("deliver reserved concurrency %d must exceed max concurrency %d, or throttles burn attempts", p.DeliverReservedConcurrency, p.DeliverMaxConcurrency)
+	}
+	if p.DLQAlarmThreshold == 0 {
+		p.DLQAlarmThreshold = 100
+	}
+	if p.LogLevel == "" {
+		p.LogLevel = "INFO"
+	}
+	return p, nil
+}

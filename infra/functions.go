@@ -1,0 +1,113 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// PipelineFunctionsProps configures NewPipelineFunctions.
+type PipelineFunctionsProps struct {
+	Tables Tables
+	Queues DeliveryQueues
+	// Architecture is "arm64" or "x86_64".
+	Architecture string
+	// AssetDir holds enqueue/bootstrap and deliver/bootstrap.
+	AssetDir string
+	// DeliverTimeout is the deliver function's timeout.
+	DeliverTimeout time.Duration
+	// DeliverMaxConcurrency caps the SQS event source mapping.
+	DeliverMaxConcurrency int
+	// DeliverReservedConcurrency, when non-zero, reserves concurrency.
+	DeliverReservedConcurrency int
+	// LogLevel of both functions.
+	LogLevel string
+	// DeliverEnv is added to the deliver function's environment.
+	DeliverEnv map[string]string
+}
+
+// PipelineFunctions are the enqueue and deliver functions.
+type PipelineFunctions struct {
+	Enqueue awslambda.Function
+	Deliver awslambda.Function
+}
+
+// NewPipelineFunctions creates the enqueue function on the outbox stream and
+// the deliver function on the delivery queue, with grants for exactly what
+// each does.
+func NewPipelineFunctions(scope constructs.Construct, id string, p PipelineFunctionsProps) PipelineFunctions {
+	c := constructs.NewConstruct(scope, &id)
+	arch := awslambda.Architecture_ARM_64()
+	if p.Architecture == "x86_64" {
+		arch = awslambda.Architecture_X86_64()
+	}
+	common := map[string]string{
+		"HOOKLINE_STATE_TABLE": *p.Tables.State.TableName(),
+		"HOOKLINE_LOG_LEVEL":   p.LogLevel,
+	}
+	newFn := func(name string, timeout time.Duration, env map[string]string) awslambda.Function {
+		vars := map[string]*string{}
+		for k, v := range common {
+			vars[k] = jsii.String(v)
+		}
+		for k, v := range env {
+			vars[k] = jsii.String(v)
+		}
+		logs := awslogs.NewLogGroup(c, jsii.String(name+"Logs"), &awslogs.LogGroupProps{
+			Retention:     awslogs.RetentionDays_ONE_MONTH,
+			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+		})
+		return awslambda.NewFunction(c, jsii.String(name), &awslambda.FunctionProps{
+			Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
+			Architecture: arch,
+			Handler:      jsii.String("bootstrap"),
+			Code:         awslambda.Code_FromAsset(jsii.String(filepath.Join(p.AssetDir, strings.ToLower(name))), nil),
+			MemorySize:   jsii.Number(256),
+			Timeout:      awscdk.Duration_Seconds(jsii.Number(timeout.Seconds())),
+			Environment:  &vars,
+			LogGroup:     logs,
+		})
+	}
+
+	enqueue := newFn("Enqueue", 60*time.Second, map[string]string{
+		"HOOKLINE_DELIVERY_QUEUE_URL": *p.Queues.Delivery.QueueUrl(),
+	})
+	p.Tables.State.GrantReadWriteData(enqueue)
+	p.Queues.Delivery.GrantSendMessages(enqueue)
+	enqueue.AddEventSource(awslambdaeventsources.NewDynamoEventSource(p.Tables.Outbox, &awslambdaeventsources.DynamoEventSourceProps{
+		StartingPosition:        awslambda.StartingPosition_TRIM_HORIZON,
+		BatchSize:               jsii.Number(100),
+		BisectBatchOnError:      jsii.Bool(true),
+		RetryAttempts:           jsii.Number(10),
+		MaxRecordAge:            awscdk.Duration_Hours(jsii.Number(24)),
+		ReportBatchItemFailures: jsii.Bool(true),
+		OnFailure:               awslambdaeventsources.NewSqsDlq(p.Queues.EnqueueFailures),
+	}))
+
+	deliverEnv := map[string]string{
+		"HOOKLINE_DLQ_URL":            *p.Queues.DeadLetter.QueueUrl(),
+		"HOOKLINE_DELIVERY_QUEUE_URL": *p.Queues.Delivery.QueueUrl(),
+	}
+	for k, v := range p.DeliverEnv {
+		deliverEnv[k] = v
+	}
+	deliver := newFn("Deliver", p.DeliverTimeout, deliverEnv)
+	if p.DeliverReservedConcurrency > 0 {
+		deliver.Node().DefaultChild().(awslambda.CfnFunction).SetReservedConcurrentExecutions(jsii.Number(float64(p.DeliverReservedConcurrency)))
+	}
+	p.Tables.State.GrantReadWriteData(deliver)
+	p.Queues.DeadLetter.GrantSendMessages(deliver)
+	deliver.AddEventSource(awslambdaeventsources.NewSqsEventSource(p.Queues.Delivery, &awslambdaeventsources.SqsEventSourceProps{
+		BatchSize:               jsii.Number(10),
+		ReportBatchItemFailures: jsii.Bool(true),
+		MaxConcurrency:          jsii.Number(float64(p.DeliverMaxConcurrency)),
+	}))
+	return PipelineFunctions{Enqueue: enqueue, Deliver: deliver}
+}

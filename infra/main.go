@@ -1,0 +1,90 @@
+// Command infra is hookline's CDK app: `cdk deploy` runs it (see cdk.json).
+//
+// Context values (cdk deploy -c key=value) configure a deployment:
+//
+//	architecture    arm64 (default) | x86_64 | host (the machine's own, for a local cloud)
+//	assetDir        folder of built bootstraps (default dist/<architecture>)
+//	retrySchedule   delays before each attempt, e.g. "0s,5s,30s,5m" (default the documented schedule)
+//	maxAge          age cap of an event, e.g. "24h"
+//	allowCIDRs      comma-separated CIDRs the SSRF guard lets through (default none)
+//	stackName       default "Hookline"
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/hookline/hookline/internal/retry"
+)
+
+func main() {
+	defer jsii.Close()
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "hookline infra:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	app := awscdk.NewApp(nil)
+	props, name, err := propsFromContext(func(key string) string {
+		if v, ok := app.Node().TryGetContext(jsii.String(key)).(string); ok {
+			return v
+		}
+		return ""
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := NewHooklineStack(app, name, props); err != nil {
+		return err
+	}
+	app.Synth(nil)
+	return nil
+}
+
+// propsFromContext turns CDK context values into stack props.
+func propsFromContext(ctx func(string) string) (*HooklineStackProps, string, error) {
+	p := &HooklineStackProps{
+		StackProps: awscdk.StackProps{
+			Description: jsii.String("hookline: reliable outbound webhooks"),
+		},
+		Architecture: ctx("architecture"),
+		AssetDir:     ctx("assetDir"),
+	}
+	if p.Architecture == "host" {
+		p.Architecture = "arm64"
+		if runtime.GOARCH == "amd64" {
+			p.Architecture = "x86_64"
+		}
+	}
+	if s := ctx("retrySchedule"); s != "" {
+		steps, err := retry.ParseSchedule(s)
+		if err != nil {
+			return nil, "", fmt.Errorf("context retrySchedule: %w", err)
+		}
+		p.Retry.Schedule = steps
+	}
+	if s := ctx("maxAge"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return nil, "", fmt.Errorf("context maxAge: %w", err)
+		}
+		p.Retry.MaxAge = d
+	}
+	if s := ctx("allowCIDRs"); s != "" {
+		for _, c := range strings.Split(s, ",") {
+			p.AllowCIDRs = append(p.AllowCIDRs, strings.TrimSpace(c))
+		}
+	}
+	name := ctx("stackName")
+	if name == "" {
+		name = "Hookline"
+	}
+	return p, name, nil
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"time"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// DeliveryQueuesProps configures NewDeliveryQueues.
+type DeliveryQueuesProps struct {
+	// MaxReceiveCount is the number of attempts before SQS moves a message
+	// to the DLQ: the retry schedule's length. Required.
+	MaxReceiveCount int
+	// VisibilityTimeout of the delivery queue: six times the deliver
+	// function's timeout. Required.
+	VisibilityTimeout time.Duration
+	// AlarmThreshold: the DLQ depth alarm fires above this many messages.
+	AlarmThreshold int
+}
+
+// DeliveryQueues are the delivery queue, its dead-letter queue, the enqueue
+// mapping's on-failure queue, and their alarms.
+type DeliveryQueues struct {
+	Delivery        awssqs.Queue
+	DeadLetter      awssqs.Queue
+	EnqueueFailures awssqs.Queue
+	// DepthAlarm fires when the DLQ holds more than AlarmThreshold messages.
+	DepthAlarm awscloudwatch.Alarm
+	// EnqueueFailureAlarm fires when any stream batch could not be processed.
+	EnqueueFailureAlarm awscloudwatch.Alarm
+}
+
+// NewDeliveryQueues creates the queues. Dead letters are kept 14 days, the
+// SQS maximum, so tenants have two weeks to replay them.
+func NewDeliveryQueues(scope constructs.Construct, id string, p DeliveryQueuesProps) DeliveryQueues {
+	c := constructs.NewConstruct(scope, &id)
+	retention := awscdk.Duration_Days(jsii.Number(14))
+	dlq := awssqs.NewQueue(c, jsii.String("DeadLetter"), &awssqs.QueueProps{
+		RetentionPeriod: retention,
+		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:      jsii.Bool(true),
+	})
+	delivery := awssqs.NewQueue(c, jsii.String("Delivery"), &awssqs.QueueProps{
+		RetentionPeriod:   retention,
+		VisibilityTimeout: awscdk.Duration_Seconds(jsii.Number(p.VisibilityTimeout.Seconds())),
+		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:        jsii.Bool(true),
+		DeadLetterQueue: &awssqs.DeadLetterQueue{
+			Queue:           dlq,
+			MaxReceiveCount: jsii.Number(float64(p.MaxReceiveCount)),
+		},
+	})
+	failures := awssqs.NewQueue(c, jsii.String("EnqueueFailures"), &awssqs.QueueProps{
+		RetentionPeriod: retention,
+		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:      jsii.Bool(true),
+	})
+	visible := func(q awssqs.Queue) awscloudwatch.Metric {
+		return q.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
+			Period:    awscdk.Duration_Minutes(jsii.Number(1)),
+			Statistic: jsii.String("Maximum"),
+		})
+	}
+	depth := awscloudwatch.NewAlarm(c, jsii.String("DeadLetterDepth"), &awscloudwatch.AlarmProps{
+		AlarmDescription:   jsii.String("Deliveries are piling up in the hookline dead-letter queue. See docs/operations.md."),
+		Metric:             visible(dlq),
+		Threshold:          jsii.Number(float64(p.AlarmThreshold)),
+		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+		EvaluationPeriods:  jsii.Number(1),
+		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+	})
+	failed := awscloudwatch.NewAlarm(c, jsii.String("EnqueueFailureDepth"), &awscloudwatch.AlarmProps{
+		AlarmDescription:   jsii.String("Outbox stream batches failed enqueue and were parked. Events in them are not yet delivered."),
+		Metric:             visible(failures),
+		Threshold:          jsii.Number(0),
+		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+		EvaluationPeriods:  jsii.Number(1),
+		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+	})
+	return DeliveryQueues{Delivery: delivery, DeadLetter: dlq, EnqueueFailures: failures, DepthAlarm: depth, EnqueueFailureAlarm: failed}
+}

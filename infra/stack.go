@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// NewHooklineStack builds the whole pipeline: outbox and state tables, the
+// delivery queue with its dead-letter queue and alarm, and the enqueue and
+// deliver functions with their event source mappings.
+func NewHooklineStack(scope constructs.Construct, id string, props *HooklineStackProps) (awscdk.Stack, error) {
+	if props == nil {
+		props = &HooklineStackProps{}
+	}
+	p, err := props.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range p.AllowCIDRs {
+		if _, err := netip.ParsePrefix(c); err != nil {
+			return nil, fmt.Errorf("allow CIDR %q: %w", c, err)
+		}
+	}
+	stack := awscdk.NewStack(scope, &id, &p.StackProps)
+
+	tables := NewTables(stack, "Tables")
+	queues := NewDeliveryQueues(stack, "Queues", DeliveryQueuesProps{
+		MaxReceiveCount:   p.Retry.Attempts(),
+		VisibilityTimeout: 6 * p.DeliverTimeout,
+		AlarmThreshold:    p.DLQAlarmThreshold,
+	})
+	fns := NewPipelineFunctions(stack, "Pipeline", PipelineFunctionsProps{
+		Tables:                     tables,
+		Queues:                     queues,
+		Architecture:               p.Architecture,
+		AssetDir:                   p.AssetDir,
+		DeliverTimeout:             p.DeliverTimeout,
+		DeliverMaxConcurrency:      p.DeliverMaxConcurrency,
+		DeliverReservedConcurrency: p.DeliverReservedConcurrency,
+		LogLevel:                   p.LogLevel,
+		DeliverEnv:                 deliverEnv(p),
+	})
+
+	out := func(name, desc string, value *string) {
+		awscdk.NewCfnOutput(stack, jsii.String(name), &awscdk.CfnOutputProps{Value: value, Description: jsii.String(desc)})
+	}
+	out("OutboxTableName", "Producers write events here (TransactWriteItems).", tables.Outbox.TableName())
+	out("StateTableName", "Endpoints, deliveries and rejected outbox items.", tables.State.TableName())
+	out("DeliveryQueueURL", "Messages waiting for the deliver function.", queues.Delivery.QueueUrl())
+	out("DeadLetterQueueURL", "Deliveries that could not be made.", queues.DeadLetter.QueueUrl())
+	out("DeadLetterQueueARN", "ARN of the dead-letter queue (redrive target).", queues.DeadLetter.QueueArn())
+	out("EnqueueFailureQueueURL", "Stream batches the enqueue function could not process.", queues.EnqueueFailures.QueueUrl())
+	out("EnqueueFunctionName", "Fans outbox events out to endpoints.", fns.Enqueue.FunctionName())
+	out("DeliverFunctionName", "POSTs deliveries to endpoints.", fns.Deliver.FunctionName())
+	out("DLQDepthAlarmName", "Fires when the DLQ holds too many messages.", queues.DepthAlarm.AlarmName())
+	out("MaxReceiveCount", "Attempts per delivery before SQS moves it to the DLQ.", jsii.String(strconv.Itoa(p.Retry.Attempts())))
+	return stack, nil
+}
+
+// deliverEnv is the deliver function's configuration: the retry policy from
+// the same value that set the queue's maxReceiveCount, timeouts and the SSRF
+// allowlist.
+func deliverEnv(p HooklineStackProps) map[string]string {
+	env := p.Retry.Env()
+	env["HOOKLINE_REQUEST_TIMEOUT"] = p.RequestTimeout.String()
+	env["HOOKLINE_ALLOW_CIDRS"] = strings.Join(p.AllowCIDRs, ",")
+	return env
+}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// Tables are hookline's two DynamoDB tables.
+type Tables struct {
+	// Outbox receives producers' events; its NEW_IMAGE stream feeds enqueue.
+	// Key: id (S). TTL attribute: expires_at.
+	Outbox awsdynamodb.Table
+	// State holds endpoints, deliveries and rejected outbox items in one
+	// table keyed pk/sk (S/S), with a GSI (gsi1pk/gsi1sk) for per-tenant
+	// listings. TTL attribute: expires_at.
+	State awsdynamodb.Table
+}
+
+// StateIndexName is the state table's per-tenant listing index.
+const StateIndexName = "gsi1"
+
+// NewTables creates the outbox and state tables, on-demand, with point-in-time
+// recovery, retained when the stack is deleted (they hold customers' events).
+func NewTables(scope constructs.Construct, id string) Tables {
+	c := constructs.NewConstruct(scope, &id)
+	str := func(name string) *awsdynamodb.Attribute {
+		return &awsdynamodb.Attribute{Name: jsii.String(name), Type: awsdynamodb.AttributeType_STRING}
+	}
+	pitr := &awsdynamodb.PointInTimeRecoverySpecification{PointInTimeRecoveryEnabled: jsii.Bool(true)}
+	outbox := awsdynamodb.NewTable(c, jsii.String("Outbox"), &awsdynamodb.TableProps{
+		PartitionKey:                     str("id"),
+		BillingMode:                      awsdynamodb.BillingMode_PAY_PER_REQUEST,
+		Stream:                           awsdynamodb.StreamViewType_NEW_IMAGE,
+		TimeToLiveAttribute:              jsii.String("expires_at"),
+		PointInTimeRecoverySpecification: pitr,
+	})
+	state := awsdynamodb.NewTable(c, jsii.String("State"), &awsdynamodb.TableProps{
+		PartitionKey:                     str("pk"),
+		SortKey:                          str("sk"),
+		BillingMode:                      awsdynamodb.BillingMode_PAY_PER_REQUEST,
+		TimeToLiveAttribute:              jsii.String("expires_at"),
+		PointInTimeRecoverySpecification: pitr,
+	})
+	state.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
+		IndexName:    jsii.String(StateIndexName),
+		PartitionKey: str("gsi1pk"),
+		SortKey:      str("gsi1sk"),
+	})
+	return Tables{Outbox: outbox, State: state}
+}

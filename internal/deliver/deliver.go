@@ -1,0 +1,238 @@
+package deliver
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/dispatch"
+	"github.com/hookline/hookline/internal/retry"
+	"github.com/hookline/hookline/internal/signing"
+	"github.com/hookline/hookline/internal/store"
+)
+
+// Dead-letter reasons decided here (dispatch decides those of a response).
+const (
+	ReasonMalformedMessage = "malformed_message"
+	ReasonEndpointNotFound = "endpoint_not_found"
+	ReasonEndpointDisabled = "endpoint_disabled"
+	ReasonInvalidSecret    = "invalid_secret"
+)
+
+// Store is what deliver needs of the state table.
+type Store interface {
+	Delivery(ctx context.Context, id string) (store.Delivery, error)
+	Endpoint(ctx context.Context, tenantID, endpointID string) (store.Endpoint, error)
+	RecordAttempt(ctx context.Context, d store.Delivery, a store.Attempt, o store.Outcome) error
+	DisableEndpoint(ctx context.Context, tenantID, endpointID, reason string) error
+}
+
+// Queue is what deliver needs of SQS.
+type Queue interface {
+	ChangeMessageVisibility(context.Context, *sqs.ChangeMessageVisibilityInput, ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error)
+	SendMessage(context.Context, *sqs.SendMessageInput, ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
+}
+
+var _ Queue = (*sqs.Client)(nil)
+
+// Sender makes one attempt.
+type Sender interface {
+	Send(ctx context.Context, r dispatch.Request) dispatch.Result
+}
+
+// Handler processes delivery queue batches.
+type Handler struct {
+	Store  Store
+	Queue  Queue
+	Sender Sender
+	// QueueURL is the delivery queue (for ChangeMessageVisibility).
+	QueueURL string
+	// DLQURL is the dead-letter queue permanent failures are sent to.
+	DLQURL string
+	Policy retry.Policy
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+	// Rand draws jitter in [0, 1). Default: no jitter.
+	Rand func() float64
+	// Concurrency bounds the attempts of a batch in flight at once. Default 10.
+	Concurrency int
+	Log         *slog.Logger
+}
+
+// Handle processes a batch. Messages that are to be tried again are listed in
+// the response; its slice is never nil, even when empty.
+func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
+	limit := h.Concurrency
+	if limit <= 0 {
+		limit = 10
+	}
+	var (
+		mu  sync.Mutex
+		wg  sync.WaitGroup
+		sem = make(chan struct{}, limit)
+	)
+	for _, m := range ev.Records {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if !h.process(ctx, m) {
+				mu.Lock()
+				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return resp, nil
+}
+
+func (h *Handler) now() time.Time {
+	if h.Now != nil {
+		return h.Now()
+	}
+	return time.Now()
+}
+
+// process makes one attempt for m and reports whether the message is done
+// with (true: delete it) or must come back (false).
+func (h *Handler) process(ctx context.Context, m events.SQSMessage) bool {
+	attempt, _ := strconv.Atoi(m.Attributes["ApproximateReceiveCount"])
+	if attempt < 1 {
+		attempt = 1
+	}
+	log := h.Log.With("message_id", m.MessageId, "attempt", attempt)
+	msg, err := delivery.Decode(m.Body)
+	if err != nil {
+		log.ErrorContext(ctx, "malformed delivery message sent to the DLQ", "error", err.Error())
+		return h.toDLQ(ctx, log, m.Body, "", ReasonMalformedMessage)
+	}
+	log = log.With("delivery_id", msg.DeliveryID, "tenant_id", msg.TenantID, "endpoint_id", msg.EndpointID, "event_id", msg.EventID)
+
+	d, err := h.Store.Delivery(ctx, msg.DeliveryID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		d = store.Delivery{DeliveryID: msg.DeliveryID, TenantID: msg.TenantID, EndpointID: msg.EndpointID, EventID: msg.EventID, EventType: msg.EventType}
+	case err != nil:
+		log.ErrorContext(ctx, "cannot read delivery; will retry", "error", err.Error())
+		return false
+	case d.State == delivery.StateDelivered:
+		log.InfoContext(ctx, "already delivered; duplicate message dropped")
+		return true
+	}
+
+	now := h.now()
+	if h.Policy.Expired(msg.OccurredAt, now) {
+		return h.dead(ctx, log, m, d, store.Attempt{Number: attempt, At: now, Error: "not_attempted"}, retry.ReasonMaxAgeExceeded)
+	}
+	ep, err := h.Store.Endpoint(ctx, msg.TenantID, msg.EndpointID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return h.dead(ctx, log, m, d, store.Attempt{Number: attempt, At: now, Error: "not_attempted"}, ReasonEndpointNotFound)
+	case err != nil:
+		log.ErrorContext(ctx, "cannot read endpoint; will retry", "error", err.Error())
+		return false
+	case ep.Disabled:
+		return h.dead(ctx, log, m, d, store.Attempt{Number: attempt, At: now, Error: "not_attempted"}, ReasonEndpointDisabled)
+	}
+	signer, err := signing.NewSigner(ep.Secrets...)
+	if err != nil {
+		log.ErrorContext(ctx, "endpoint secret unusable", "error", err.Error())
+		return h.dead(ctx, log, m, d, store.Attempt{Number: attempt, At: now, Error: "not_attempted"}, ReasonInvalidSecret)
+	}
+	body, err := msg.RequestBody()
+	if err != nil {
+		return h.dead(ctx, log, m, d, store.Attempt{Number: attempt, At: now, Error: "not_attempted"}, ReasonMalformedMessage)
+	}
+
+	res := h.Sender.Send(ctx, dispatch.Request{
+		URL: ep.URL, DeliveryID: msg.DeliveryID, EventID: msg.EventID, EventType: msg.EventType,
+		Attempt: attempt, Body: body, Signer: signer,
+	})
+	a := store.Attempt{Number: attempt, At: now, Status: res.Status, Error: res.Error, LatencyMS: res.Latency.Milliseconds(), Excerpt: res.Excerpt}
+	log = log.With("outcome", res.Outcome.String(), "status", res.Status, "error", res.Error, "latency_ms", a.LatencyMS)
+
+	switch res.Outcome {
+	case dispatch.Delivered:
+		if err := h.Store.RecordAttempt(ctx, d, a, store.Outcome{State: delivery.StateDelivered}); err != nil {
+			// The receiver has it; sending again would only duplicate it.
+			log.ErrorContext(ctx, "delivered, but the record could not be updated", "record_error", err.Error())
+		}
+		log.InfoContext(ctx, "delivered")
+		return true
+	case dispatch.Dead:
+		if res.DisableEndpoint {
+			if err := h.Store.DisableEndpoint(ctx, msg.TenantID, msg.EndpointID, res.Reason); err != nil {
+				log.ErrorContext(ctx, "cannot disable endpoint", "disable_error", err.Error())
+			}
+		}
+		return h.dead(ctx, log, m, d, a, res.Reason)
+	}
+
+	dec := h.Policy.Decide(attempt, msg.OccurredAt, h.now(), res.RetryAfter, h.Rand)
+	switch {
+	case dec.Retry:
+		if err := h.Store.RecordAttempt(ctx, d, a, store.Outcome{State: delivery.StatePending}); err != nil {
+			log.ErrorContext(ctx, "cannot record attempt", "record_error", err.Error())
+		}
+		h.setVisibility(ctx, log, m, dec.Delay)
+		log.InfoContext(ctx, "retry scheduled", "delay_s", int(dec.Delay.Seconds()))
+		return false
+	case dec.Reason == retry.ReasonAttemptsExhausted:
+		// The last attempt: SQS's redrive policy moves the message to the
+		// DLQ when it is next received, which visibility 0 makes at once.
+		if err := h.Store.RecordAttempt(ctx, d, a, store.Outcome{State: delivery.StateDead, DeadReason: dec.Reason}); err != nil {
+			log.ErrorContext(ctx, "cannot record attempt", "record_error", err.Error())
+		}
+		h.setVisibility(ctx, log, m, 0)
+		log.WarnContext(ctx, "attempts exhausted; SQS moves the message to the DLQ")
+		return false
+	default:
+		return h.dead(ctx, log, m, d, a, dec.Reason)
+	}
+}
+
+// dead marks the delivery dead and parks its message in the DLQ. It reports
+// false (keep the message) if the DLQ send fails, so nothing is lost.
+func (h *Handler) dead(ctx context.Context, log *slog.Logger, m events.SQSMessage, d store.Delivery, a store.Attempt, reason string) bool {
+	if err := h.Store.RecordAttempt(ctx, d, a, store.Outcome{State: delivery.StateDead, DeadReason: reason}); err != nil {
+		log.ErrorContext(ctx, "cannot mark delivery dead; will retry", "record_error", err.Error())
+		return false
+	}
+	return h.toDLQ(ctx, log, m.Body, d.TenantID, reason)
+}
+
+func (h *Handler) toDLQ(ctx context.Context, log *slog.Logger, body, tenantID, reason string) bool {
+	attrs := map[string]sqstypes.MessageAttributeValue{
+		"dead_reason": {DataType: strPtr("String"), StringValue: strPtr(reason)},
+	}
+	if tenantID != "" {
+		attrs["tenant_id"] = sqstypes.MessageAttributeValue{DataType: strPtr("String"), StringValue: strPtr(tenantID)}
+	}
+	if _, err := h.Queue.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &h.DLQURL, MessageBody: &body, MessageAttributes: attrs}); err != nil {
+		log.ErrorContext(ctx, "cannot send to the DLQ; will retry", "dead_reason", reason, "error", err.Error())
+		return false
+	}
+	log.WarnContext(ctx, "dead-lettered", "dead_reason", reason)
+	return true
+}
+
+func (h *Handler) setVisibility(ctx context.Context, log *slog.Logger, m events.SQSMessage, d time.Duration) {
+	secs := int32(d / time.Second)
+	if _, err := h.Queue.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
+		QueueUrl: &h.QueueURL, ReceiptHandle: &m.ReceiptHandle, VisibilityTimeout: secs,
+	}); err != nil {
+		// The message still comes back, after the queue's visibility timeout.
+		log.WarnContext(ctx, "cannot change message visibility", "error", err.Error())
+	}
+}
+
+func strPtr(s string) *string { return &s }

@@ -1,0 +1,18 @@
+// Package deliver processes batches from the delivery queue: one attempt per
+// message, sent concurrently, and the message's fate decided by the outcome.
+//
+//   - delivered: the delivery is marked delivered and the message deleted;
+//   - retry: the attempt is logged, the message hidden for the backoff delay
+//     (ChangeMessageVisibility) and reported as a batch item failure, so SQS
+//     delivers it again later. The attempt number is the message's
+//     ApproximateReceiveCount; after the last attempt the message is made
+//     visible at once and SQS's redrive policy moves it to the dead-letter
+//     queue;
+//   - dead (permanent failure, event too old, endpoint gone or disabled): the
+//     delivery is marked dead, the message sent to the dead-letter queue
+//     explicitly and deleted from the delivery queue.
+//
+// Delivery is at least once: a message whose delivery is already delivered is
+// dropped without a request, and every attempt carries the same idempotency
+// key, the delivery id. The response's batchItemFailures is never nil.
+package deliver

@@ -1,0 +1,88 @@
+package delivery
+
+import (
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// State of a delivery.
+type State string
+
+// The states a delivery moves through: pending until an attempt succeeds
+// (delivered) or it is given up on (dead). A replay makes a dead delivery
+// pending again.
+const (
+	StatePending   State = "pending"
+	StateDelivered State = "delivered"
+	StateDead      State = "dead"
+)
+
+var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// ID returns the delivery id of eventID bound for endpointID: "msg_" and 26
+// base32 characters of SHA-256 over both ids (130 bits).
+func ID(eventID, endpointID string) string {
+	h := sha256.New()
+	h.Write([]byte(eventID))
+	h.Write([]byte{0})
+	h.Write([]byte(endpointID))
+	return "msg_" + idEncoding.EncodeToString(h.Sum(nil))[:26]
+}
+
+// Message is the body of a delivery message on the delivery queue and the DLQ.
+type Message struct {
+	DeliveryID string          `json:"delivery_id"`
+	TenantID   string          `json:"tenant_id"`
+	EndpointID string          `json:"endpoint_id"`
+	EventID    string          `json:"event_id"`
+	EventType  string          `json:"event_type"`
+	OccurredAt time.Time       `json:"occurred_at"`
+	Sequence   *int64          `json:"sequence,omitempty"`
+	Payload    json.RawMessage `json:"payload"`
+}
+
+// Validate reports a message that cannot be delivered as it stands.
+func (m Message) Validate() error {
+	switch {
+	case m.DeliveryID == "":
+		return errors.New("delivery message: delivery_id is missing")
+	case m.TenantID == "":
+		return errors.New("delivery message: tenant_id is missing")
+	case m.EndpointID == "":
+		return errors.New("delivery message: endpoint_id is missing")
+	case m.EventID == "":
+		return errors.New("delivery message: event_id is missing")
+	case len(m.Payload) == 0 || !json.Valid(m.Payload):
+		return errors.New("delivery message: payload is not JSON")
+	}
+	return nil
+}
+
+// Decode parses and validates a message body.
+func Decode(body string) (Message, error) {
+	var m Message
+	if err := json.Unmarshal([]byte(body), &m); err != nil {
+		return Message{}, fmt.Errorf("delivery message: %w", err)
+	}
+	return m, m.Validate()
+}
+
+// Body is the JSON document POSTed to the endpoint.
+type Body struct {
+	ID        string          `json:"id"`
+	Type      string          `json:"type"`
+	Timestamp time.Time       `json:"timestamp"`
+	Data      json.RawMessage `json:"data"`
+	Sequence  *int64          `json:"sequence,omitempty"`
+}
+
+// RequestBody renders the body POSTed to the endpoint: the event id, type,
+// occurrence time, the payload unchanged as data, and the sequence if any.
+// It is the same bytes on every attempt and replay.
+func (m Message) RequestBody() ([]byte, error) {
+	return json.Marshal(Body{ID: m.EventID, Type: m.EventType, Timestamp: m.OccurredAt.UTC(), Data: m.Payload, Sequence: m.Sequence})
+}

@@ -1,0 +1,250 @@
+package dispatch
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/hookline/hookline/internal/netguard"
+	"github.com/hookline/hookline/internal/retry"
+	"github.com/hookline/hookline/internal/signing"
+)
+
+// Version names this build of hookline in the User-Agent header. The
+// Makefile sets it with -ldflags "-X .../dispatch.Version=...".
+var Version = "dev"
+
+// ExcerptBytes is how much of a response body is kept for the attempt log.
+const ExcerptBytes = 1024
+
+// drainBytes is how much of a response body is read, so that a small body
+// lets the connection be reused; a larger body closes the connection.
+const drainBytes = 16 << 10
+
+// Outcome classifies an attempt.
+type Outcome int
+
+const (
+	// Retry: the attempt failed in a way that may pass later.
+	Retry Outcome = iota
+	// Delivered: the endpoint answered 2xx.
+	Delivered
+	// Dead: retrying cannot help; Result.Reason says why.
+	Dead
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Delivered:
+		return "delivered"
+	case Dead:
+		return "dead"
+	default:
+		return "retry"
+	}
+}
+
+// Result is what one attempt did.
+type Result struct {
+	Outcome Outcome
+	// Status is the HTTP status, 0 when no response came.
+	Status int
+	// Error classifies a failure: "timeout", "dns", "connection_refused",
+	// "connection_reset", "tls", "network", "forbidden_address", or
+	// "http_<status>" for a non-2xx answer. Empty when delivered.
+	Error string
+	// Reason, for Dead, is the dead-letter reason.
+	Reason string
+	// RetryAfter is the receiver's Retry-After on 429 and 503, else 0.
+	RetryAfter time.Duration
+	// DisableEndpoint is set on 410 Gone: the receiver asked to stop.
+	DisableEndpoint bool
+	// Latency of the attempt, from sending to the end of the read.
+	Latency time.Duration
+	// Excerpt is the start of the response body, at most ExcerptBytes.
+	Excerpt string
+}
+
+// Request is one attempt to send.
+type Request struct {
+	URL        string
+	DeliveryID string
+	EventID    string
+	EventType  string
+	Attempt    int
+	Body       []byte
+	Signer     *signing.Signer
+}
+
+// ClientOptions configure NewHTTPClient.
+type ClientOptions struct {
+	// Guard refuses internal addresses at dial time. Required.
+	Guard *netguard.Guard
+	// ConnectTimeout bounds the TCP connect and the TLS handshake. Default 5 s.
+	ConnectTimeout time.Duration
+	// RequestTimeout bounds the whole attempt. Default 15 s.
+	RequestTimeout time.Duration
+}
+
+// NewHTTPClient returns the client deliveries are sent with: guarded dialer,
+// no proxy, no redirects, keep-alive connections.
+func NewHTTPClient(o ClientOptions) *http.Client {
+	if o.ConnectTimeout == 0 {
+		o.ConnectTimeout = 5 * time.Second
+	}
+	if o.RequestTimeout == 0 {
+		o.RequestTimeout = 15 * time.Second
+	}
+	dialer := o.Guard.Dialer(net.Dialer{Timeout: o.ConnectTimeout, KeepAlive: 30 * time.Second})
+	transport := &http.Transport{
+		Proxy:                 nil, // a proxy would dial on our behalf, past the guard
+		DialContext:           dialer.DialContext,
+		TLSHandshakeTimeout:   o.ConnectTimeout,
+		MaxIdleConns:          100,
+		MaxIdleConnsPerHost:   10,
+		IdleConnTimeout:       90 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		ForceAttemptHTTP2:     true,
+	}
+	return &http.Client{
+		Transport: transport,
+		Timeout:   o.RequestTimeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse // a 3xx is the answer, never followed
+		},
+	}
+}
+
+// Client sends attempts.
+type Client struct {
+	HTTP *http.Client
+	// Now is the clock used for webhook-timestamp. Default time.Now.
+	Now func() time.Time
+}
+
+// Send makes one attempt and classifies it. It never returns an error: every
+// failure is a Result.
+func (c *Client) Send(ctx context.Context, r Request) Result {
+	now := time.Now
+	if c.Now != nil {
+		now = c.Now
+	}
+	ts := now()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL, bytes.NewReader(r.Body))
+	if err != nil {
+		return Result{Outcome: Dead, Error: "invalid_url", Reason: "invalid_url"}
+	}
+	h := req.Header
+	h["Content-Type"] = []string{"application/json"}
+	h["User-Agent"] = []string{"hookline/" + Version}
+	h[signing.HeaderID] = []string{r.DeliveryID}
+	h[signing.HeaderTimestamp] = []string{strconv.FormatInt(ts.Unix(), 10)}
+	h[signing.HeaderSignature] = []string{r.Signer.Sign(r.DeliveryID, ts, r.Body)}
+	h["Idempotency-Key"] = []string{r.DeliveryID}
+	h["X-Idempotency-Key"] = []string{r.DeliveryID}
+	h["X-Event-Id"] = []string{r.EventID}
+	h["X-Event-Type"] = []string{r.EventType}
+	h["X-Attempt"] = []string{strconv.Itoa(r.Attempt)}
+
+	start := time.Now()
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		res := classifyError(err)
+		res.Latency = time.Since(start)
+		return res
+	}
+	excerpt, readErr := readExcerpt(resp.Body)
+	resp.Body.Close()
+	res := Classify(resp.StatusCode, resp.Header.Get("Retry-After"), ts)
+	res.Latency = time.Since(start)
+	res.Excerpt = excerpt
+	if res.Outcome == Delivered && readErr != nil && !errors.Is(readErr, errBodyTooLarge) {
+		// The status arrived; a body cut short does not undo a 2xx.
+		res.Excerpt += " [body read failed]"
+	}
+	return res
+}
+
+var errBodyTooLarge = errors.New("response body larger than the read cap")
+
+// readExcerpt reads up to drainBytes of body and returns the first
+// ExcerptBytes as valid text.
+func readExcerpt(body io.Reader) (string, error) {
+	buf := make([]byte, ExcerptBytes)
+	n, err := io.ReadFull(body, buf)
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return string(bytes.ToValidUTF8(buf[:n], nil)), nil
+	}
+	if err != nil {
+		return string(bytes.ToValidUTF8(buf[:n], nil)), err
+	}
+	m, err := io.Copy(io.Discard, io.LimitReader(body, drainBytes-ExcerptBytes+1))
+	if err == nil && m > drainBytes-ExcerptBytes {
+		err = errBodyTooLarge
+	}
+	return string(bytes.ToValidUTF8(buf[:n], nil)), err
+}
+
+// Classify maps an HTTP answer to an outcome: 2xx delivered; 408, 429 and 5xx
+// retry (with Retry-After honoured on 429 and 503); 410 dead and the endpoint
+// disabled; 3xx and every other 4xx dead at once.
+func Classify(status int, retryAfter string, now time.Time) Result {
+	res := Result{Status: status}
+	if status >= 200 && status < 300 {
+		res.Outcome = Delivered
+		return res
+	}
+	res.Error = "http_" + strconv.Itoa(status)
+	switch {
+	case status == http.StatusRequestTimeout, status == http.StatusTooManyRequests, status >= 500:
+		res.Outcome = Retry
+		if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
+			if d, ok := retry.ParseRetryAfter(retryAfter, now); ok {
+				res.RetryAfter = d
+			}
+		}
+	case status == http.StatusGone:
+		res.Outcome, res.Reason, res.DisableEndpoint = Dead, "endpoint_gone", true
+	case status >= 300 && status < 400:
+		res.Outcome, res.Reason = Dead, fmt.Sprintf("redirect_%d_not_followed", status)
+	default:
+		res.Outcome, res.Reason = Dead, fmt.Sprintf("rejected_%d", status)
+	}
+	return res
+}
+
+// classifyError maps a transport failure to an outcome. Only a refusal by the
+// SSRF guard is dead; every network failure may pass and is retried.
+func classifyError(err error) Result {
+	res := Result{Outcome: Retry, Error: "network"}
+	var dnsErr *net.DNSError
+	var netErr net.Error
+	var certErr *tls.CertificateVerificationError
+	var unknownAuth x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var recordErr tls.RecordHeaderError
+	switch {
+	case errors.Is(err, netguard.ErrForbidden):
+		res.Outcome, res.Error, res.Reason = Dead, "forbidden_address", "forbidden_address"
+	case errors.As(err, &dnsErr):
+		res.Error = "dns"
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		res.Error = "timeout"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		res.Error = "connection_refused"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		res.Error = "connection_reset"
+	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostErr), errors.As(err, &recordErr):
+		res.Error = "tls"
+	}
+	return res
+}

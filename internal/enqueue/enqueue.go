@@ -1,0 +1,182 @@
+package enqueue
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/outbox"
+)
+
+// Reasons an event is rejected besides the outbox.Reason* validation codes.
+const (
+	ReasonNoEndpoint      = "no_endpoint"
+	ReasonUnknownEndpoint = "unknown_endpoint"
+)
+
+// Store is what enqueue needs of the state table.
+type Store interface {
+	Endpoints(ctx context.Context, tenantID string) ([]store.Endpoint, error)
+	CreateDelivery(ctx context.Context, d store.Delivery) (send bool, err error)
+	MarkEnqueued(ctx context.Context, id string) error
+	PutRejection(ctx context.Context, r store.Rejection) error
+}
+
+// Sender sends messages to the delivery queue.
+type Sender interface {
+	SendMessageBatch(context.Context, *sqs.SendMessageBatchInput, ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error)
+}
+
+var _ Sender = (*sqs.Client)(nil)
+
+// Handler processes outbox stream batches.
+type Handler struct {
+	Store    Store
+	Queue    Sender
+	QueueURL string
+	Log      *slog.Logger
+}
+
+// Handle processes a stream batch in order. It returns the sequence number of
+// the first record that failed for an infrastructure reason, so the event
+// source mapping retries from there; the response's slice is never nil.
+func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+	resp := events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{}}
+	for _, rec := range ev.Records {
+		if err := h.record(ctx, rec); err != nil {
+			h.Log.ErrorContext(ctx, "enqueue failed; the stream will retry from this record",
+				"sequence_number", rec.Change.SequenceNumber, "error", err.Error())
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: rec.Change.SequenceNumber})
+			return resp, nil
+		}
+	}
+	return resp, nil
+}
+
+func (h *Handler) record(ctx context.Context, rec events.DynamoDBEventRecord) error {
+	if rec.EventName != string(events.DynamoDBOperationTypeInsert) {
+		return nil // updates and TTL removals of outbox items are not events
+	}
+	ev, err := decodeImage(rec.Change.NewImage)
+	var verr *outbox.ValidationError
+	if errors.As(err, &verr) {
+		return h.reject(ctx, rec, ev, verr.Reason, verr.Field, verr.Detail)
+	}
+	if err != nil {
+		return err
+	}
+	endpoints, err := h.Store.Endpoints(ctx, ev.TenantID)
+	if err != nil {
+		return err
+	}
+	var targets []store.Endpoint
+	for _, ep := range endpoints {
+		if ev.EndpointID != "" {
+			if ep.EndpointID == ev.EndpointID {
+				targets = append(targets, ep)
+			}
+			continue
+		}
+		if !ep.Disabled && ep.Accepts(ev.Type) {
+			targets = append(targets, ep)
+		}
+	}
+	if len(targets) == 0 {
+		if ev.EndpointID != "" {
+			return h.reject(ctx, rec, ev, ReasonUnknownEndpoint, outbox.AttrEndpointID, "the tenant has no endpoint "+strconv.Quote(ev.EndpointID))
+		}
+		return h.reject(ctx, rec, ev, ReasonNoEndpoint, outbox.AttrTenantID, "no enabled endpoint of the tenant subscribes to "+strconv.Quote(ev.Type))
+	}
+	return h.fanOut(ctx, ev, targets)
+}
+
+// fanOut creates the deliveries and sends their messages, ten at a time.
+func (h *Handler) fanOut(ctx context.Context, ev outbox.Event, targets []store.Endpoint) error {
+	var pending []sqstypes.SendMessageBatchRequestEntry
+	flush := func() error {
+		if len(pending) == 0 {
+			return nil
+		}
+		out, err := h.Queue.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: &h.QueueURL, Entries: pending})
+		if err != nil {
+			return fmt.Errorf("send %d delivery messages: %w", len(pending), err)
+		}
+		if len(out.Failed) > 0 {
+			f := out.Failed[0]
+			return fmt.Errorf("send delivery message %s: %s: %s", deref(f.Id), deref(f.Code), deref(f.Message))
+		}
+		for _, e := range pending {
+			if err := h.Store.MarkEnqueued(ctx, *e.Id); err != nil {
+				return err
+			}
+		}
+		pending = pending[:0]
+		return nil
+	}
+	for _, ep := range targets {
+		id := delivery.ID(ev.ID, ep.EndpointID)
+		send, err := h.Store.CreateDelivery(ctx, store.Delivery{
+			DeliveryID: id, TenantID: ev.TenantID, EndpointID: ep.EndpointID, EventID: ev.ID, EventType: ev.Type,
+		})
+		if err != nil {
+			return err
+		}
+		if !send {
+			continue // created and sent by an earlier run of this record
+		}
+		body, err := json.Marshal(delivery.Message{
+			DeliveryID: id, TenantID: ev.TenantID, EndpointID: ep.EndpointID, EventID: ev.ID,
+			EventType: ev.Type, OccurredAt: ev.OccurredAt, Sequence: ev.Sequence, Payload: ev.Payload,
+		})
+		if err != nil {
+			return fmt.Errorf("encode delivery message %s: %w", id, err)
+		}
+		pending = append(pending, sqstypes.SendMessageBatchRequestEntry{Id: &id, MessageBody: strPtr(string(body))})
+		if len(pending) == 10 {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		h.Log.InfoContext(ctx, "delivery created", "tenant_id", ev.TenantID, "event_id", ev.ID, "endpoint_id", ep.EndpointID, "delivery_id", id)
+	}
+	return flush()
+}
+
+func (h *Handler) reject(ctx context.Context, rec events.DynamoDBEventRecord, ev outbox.Event, reason, field, detail string) error {
+	// An id or tenant that is itself the problem cannot key the record.
+	key, tenant := safeText(ev.ID), safeText(ev.TenantID)
+	if key == "" {
+		key = "seq:" + rec.Change.SequenceNumber
+	}
+	ev.TenantID = tenant
+	h.Log.WarnContext(ctx, "outbox item rejected", "key", key, "tenant_id", tenant, "reason", reason, "field", field)
+	return h.Store.PutRejection(ctx, store.Rejection{
+		Key: key, EventID: safeText(ev.ID), TenantID: tenant, Reason: reason, Field: field, Detail: detail,
+	})
+}
+
+func strPtr(s string) *string { return &s }
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// safeText returns s if it can key a DynamoDB record, else "".
+func safeText(s string) string {
+	if len(s) > outbox.MaxIDBytes || !utf8.ValidString(s) {
+		return ""
+	}
+	return s
+}

@@ -1,0 +1,36 @@
+// Package retry decides when, and whether, a failed webhook delivery is
+// tried again.
+//
+// # Model
+//
+// Deliveries ride on SQS. A message is received, the endpoint is called,
+// and on failure the consumer does not delete the message: it changes the
+// message's visibility timeout to the delay chosen here, and SQS hands the
+// message out again when that timeout expires. Consequently:
+//
+//   - The attempt number is the message's ApproximateReceiveCount
+//     (1 on the first delivery, 2 on the first retry, ...).
+//   - The queue's redrive policy must use maxReceiveCount = Policy.Attempts(),
+//     so that SQS moves the message to the dead-letter queue exactly when
+//     the schedule runs out.
+//   - A delay can never exceed MaxDelay (12 h), the longest SQS visibility
+//     timeout, and is always a whole number of seconds.
+//
+// # Schedule
+//
+// A Policy's Schedule lists one delay per attempt: element i is the delay
+// before attempt i+1, counted from the failure of attempt i. Element 0
+// belongs to the first attempt and is normally 0; Decide never reads it.
+// DefaultSchedule tries at 0, 5s, 30s, 5m, 30m, 2h, 8h and 12h, i.e. eight
+// attempts. Steps are numbered from 0, like the slice index, in error
+// messages.
+//
+// After attempt n fails, Decide takes Schedule[n], applies jitter, honours a
+// Retry-After hint from the endpoint (never waiting less than scheduled, nor
+// more than MaxDelay), rounds up to whole seconds, and gives up if the
+// attempts are exhausted or if the next attempt would fall after the
+// event's MaxAge.
+//
+// The package is pure: the current time and the random source are passed
+// in, so every decision is reproducible in tests.
+package retry

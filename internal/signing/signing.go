@@ -1,0 +1,364 @@
+package signing
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// SecretPrefix is the prefix that every Standard Webhooks secret starts with.
+const SecretPrefix = "whsec_"
+
+// Names of the HTTP headers that carry a Standard Webhooks signature.
+const (
+	// HeaderID is the header holding the unique message identifier.
+	HeaderID = "webhook-id"
+	// HeaderTimestamp is the header holding the Unix timestamp in seconds.
+	HeaderTimestamp = "webhook-timestamp"
+	// HeaderSignature is the header holding the space-separated signatures.
+	HeaderSignature = "webhook-signature"
+)
+
+// DefaultTolerance is the largest allowed gap between a message's timestamp
+// and the verifier's clock, used when Verifier.Tolerance is zero.
+const DefaultTolerance = 5 * time.Minute
+
+// Sentinel errors returned (possibly wrapped) by Verify and VerifyRequest.
+var (
+	// ErrNoMatch means no v1 signature in the header matched any key.
+	ErrNoMatch = errors.New("signing: no matching signature")
+	// ErrTimestampTooOld means the timestamp is further in the past than the tolerance allows.
+	ErrTimestampTooOld = errors.New("signing: timestamp too old")
+	// ErrTimestampTooNew means the timestamp is further in the future than the tolerance allows.
+	ErrTimestampTooNew = errors.New("signing: timestamp too new")
+	// ErrMissingHeader means the id, timestamp or signature is empty or absent.
+	ErrMissingHeader = errors.New("signing: missing header")
+	// ErrInvalidHeader means a header is present but cannot be parsed.
+	ErrInvalidHeader = errors.New("signing: invalid header")
+)
+
+const (
+	// secretBytes is the number of random key bytes NewSecret generates.
+	secretBytes = 32
+	// v1Prefix starts each v1 entry in the signature header.
+	v1Prefix = "v1,"
+	// sigLen is the length of a base64-encoded HMAC-SHA256.
+	sigLen = 44 // base64.StdEncoding.EncodedLen(sha256.Size)
+	// entryLen is the length of one "v1,<sig>" entry.
+	entryLen = len(v1Prefix) + sigLen
+	// maxPooledBuf caps the scratch buffer kept in the pool so that one
+	// unusually long id cannot pin memory.
+	maxPooledBuf = 256
+)
+
+// strictB64 rejects non-canonical encodings of a signature, so that every
+// signature has exactly one accepted spelling.
+var strictB64 = base64.StdEncoding.Strict()
+
+// NewSecret returns a new secret: SecretPrefix followed by the standard
+// base64 encoding of 32 bytes read from rand (normally crypto/rand.Reader).
+func NewSecret(rand io.Reader) (string, error) {
+	if rand == nil {
+		return "", errors.New("signing: nil random source")
+	}
+	var key [secretBytes]byte
+	if _, err := io.ReadFull(rand, key[:]); err != nil {
+		return "", fmt.Errorf("signing: reading random bytes: %w", err)
+	}
+	return SecretPrefix + base64.StdEncoding.EncodeToString(key[:]), nil
+}
+
+// ParseSecret checks that s is a valid secret and returns its HMAC key: the
+// base64-decoded bytes after SecretPrefix. Error messages never contain the
+// secret.
+func ParseSecret(s string) ([]byte, error) {
+	if s == "" {
+		return nil, errors.New("signing: secret is empty")
+	}
+	enc, ok := strings.CutPrefix(s, SecretPrefix)
+	if !ok {
+		return nil, fmt.Errorf("signing: secret does not start with %q", SecretPrefix)
+	}
+	if enc == "" {
+		return nil, fmt.Errorf("signing: secret has no key after the %q prefix", SecretPrefix)
+	}
+	key, err := base64.StdEncoding.DecodeString(enc)
+	if err != nil {
+		// base64.CorruptInputError only reports a byte offset, never the input.
+		return nil, fmt.Errorf("signing: secret key after the %q prefix is not valid standard base64: %w", SecretPrefix, err)
+	}
+	if len(key) == 0 {
+		return nil, fmt.Errorf("signing: secret has an empty key after the %q prefix", SecretPrefix)
+	}
+	return key, nil
+}
+
+// keyring holds decoded keys plus a pool of per-call HMAC state. Signer and
+// Verifier share it.
+type keyring struct {
+	keys [][]byte
+	pool sync.Pool // of *macState
+}
+
+// macState is scratch space for one Sign or Verify call: one HMAC per key and
+// buffers that would otherwise escape to the heap.
+type macState struct {
+	macs []hash.Hash
+	buf  []byte // "{id}.{ts}."
+	sums [][sha256.Size]byte
+	enc  [sigLen]byte
+	dec  [sigLen]byte // large enough for base64 decoding of a sigLen input
+}
+
+func newKeyring(secrets []string) (*keyring, error) {
+	if len(secrets) == 0 {
+		return nil, errors.New("signing: at least one secret is required")
+	}
+	keys := make([][]byte, len(secrets))
+	for i, s := range secrets {
+		k, err := ParseSecret(s)
+		if err != nil {
+			return nil, fmt.Errorf("secret %d: %w", i, err)
+		}
+		keys[i] = k
+	}
+	return &keyring{keys: keys}, nil
+}
+
+func (r *keyring) get() *macState {
+	if st, ok := r.pool.Get().(*macState); ok {
+		return st
+	}
+	st := &macState{
+		macs: make([]hash.Hash, len(r.keys)),
+		buf:  make([]byte, 0, 64),
+		sums: make([][sha256.Size]byte, len(r.keys)),
+	}
+	for i, k := range r.keys {
+		st.macs[i] = hmac.New(sha256.New, k)
+	}
+	return st
+}
+
+func (r *keyring) put(st *macState) {
+	for _, m := range st.macs {
+		m.Reset()
+	}
+	if cap(st.buf) > maxPooledBuf {
+		st.buf = make([]byte, 0, 64)
+	}
+	r.pool.Put(st)
+}
+
+// sum computes the HMAC of "{id}.{ts}.{body}" under every key into st.sums.
+// ts is already in decimal form.
+func (st *macState) sum(id string, ts []byte, body []byte) {
+	st.buf = append(st.buf[:0], id...)
+	st.buf = append(st.buf, '.')
+	st.buf = append(st.buf, ts...)
+	st.buf = append(st.buf, '.')
+	for i, m := range st.macs {
+		m.Write(st.buf)
+		m.Write(body)
+		m.Sum(st.sums[i][:0])
+	}
+}
+
+// Signer produces webhook-signature header values. Create it with NewSigner.
+// It is safe for concurrent use.
+type Signer struct {
+	ring *keyring
+}
+
+// NewSigner returns a Signer for the given secrets. At least one secret is
+// required and every secret must pass ParseSecret. Sign emits one signature
+// per secret, in this order.
+func NewSigner(secrets ...string) (*Signer, error) {
+	r, err := newKeyring(secrets)
+	if err != nil {
+		return nil, fmt.Errorf("signing: new signer: %w", err)
+	}
+	return &Signer{ring: r}, nil
+}
+
+// Sign returns the webhook-signature header value for a message. It has one
+// "v1,<base64 signature>" entry per secret, separated by single spaces and in
+// the order the secrets were given to NewSigner. ts is truncated to whole
+// Unix seconds. The caller must send the same id and ts.Unix() in the
+// webhook-id and webhook-timestamp headers.
+func (s *Signer) Sign(id string, ts time.Time, body []byte) string {
+	if s == nil || s.ring == nil || len(s.ring.keys) == 0 {
+		return ""
+	}
+	st := s.ring.get()
+	defer s.ring.put(st)
+
+	var tsBuf [20]byte // the longest int64 in decimal, including the sign
+	st.sum(id, strconv.AppendInt(tsBuf[:0], ts.Unix(), 10), body)
+
+	var b strings.Builder
+	b.Grow(len(st.sums)*(entryLen+1) - 1)
+	for i := range st.sums {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(v1Prefix)
+		base64.StdEncoding.Encode(st.enc[:], st.sums[i][:])
+		b.Write(st.enc[:])
+	}
+	return b.String()
+}
+
+// Verifier checks incoming webhook signatures. Create it with NewVerifier,
+// then optionally set Tolerance and Now before first use. It is safe for
+// concurrent use as long as those fields are not changed afterwards.
+type Verifier struct {
+	// Tolerance is the largest allowed gap, in either direction, between
+	// the message timestamp and Now(). Zero or negative means
+	// DefaultTolerance.
+	Tolerance time.Duration
+	// Now returns the current time. Nil means time.Now.
+	Now func() time.Time
+
+	ring *keyring
+}
+
+// NewVerifier returns a Verifier that accepts signatures made with any of the
+// given secrets. Passing several secrets supports rotation. At least one
+// secret is required and every secret must pass ParseSecret.
+func NewVerifier(secrets ...string) (*Verifier, error) {
+	r, err := newKeyring(secrets)
+	if err != nil {
+		return nil, fmt.Errorf("signing: new verifier: %w", err)
+	}
+	return &Verifier{ring: r}, nil
+}
+
+// Verify checks a webhook's id, timestamp header, signature header and raw
+// body.
+//
+// It returns nil if the timestamp is within ±Tolerance of Now() and some "v1"
+// entry in signatureHeader matches some key of v; the comparison is constant
+// time. Entries with other version tags are ignored. Otherwise the error
+// wraps:
+//   - ErrMissingHeader if id, timestamp or signatureHeader is empty;
+//   - ErrInvalidHeader if timestamp is not a non-negative decimal integer, or
+//     signatureHeader has no entry of the form "<version>,<signature>";
+//   - ErrTimestampTooOld or ErrTimestampTooNew if the timestamp is outside the
+//     tolerance window;
+//   - ErrNoMatch if no v1 signature matches.
+func (v *Verifier) Verify(id, timestamp, signatureHeader string, body []byte) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%w: %s", ErrMissingHeader, HeaderID)
+	case timestamp == "":
+		return fmt.Errorf("%w: %s", ErrMissingHeader, HeaderTimestamp)
+	case strings.TrimSpace(signatureHeader) == "":
+		return fmt.Errorf("%w: %s", ErrMissingHeader, HeaderSignature)
+	}
+
+	sec, err := parseTimestamp(timestamp)
+	if err != nil {
+		return err
+	}
+	if err := v.checkTimestamp(sec); err != nil {
+		return err
+	}
+
+	if v == nil || v.ring == nil || len(v.ring.keys) == 0 {
+		return fmt.Errorf("%w: verifier has no keys", ErrNoMatch)
+	}
+	st := v.ring.get()
+	defer v.ring.put(st)
+	st.sum(id, []byte(timestamp), body)
+
+	wellFormed := false
+	for entry := range strings.FieldsSeq(signatureHeader) {
+		version, sig, ok := strings.Cut(entry, ",")
+		if !ok || version == "" || sig == "" {
+			continue // malformed entry: skip it; other entries may still match
+		}
+		wellFormed = true
+		if version != "v1" || len(sig) != sigLen {
+			continue
+		}
+		n, err := strictB64.Decode(st.dec[:], []byte(sig))
+		if err != nil || n != sha256.Size {
+			continue
+		}
+		for i := range st.sums {
+			if hmac.Equal(st.dec[:sha256.Size], st.sums[i][:]) {
+				return nil
+			}
+		}
+	}
+	if !wellFormed {
+		return fmt.Errorf("%w: %s has no \"<version>,<signature>\" entry", ErrInvalidHeader, HeaderSignature)
+	}
+	return ErrNoMatch
+}
+
+// VerifyRequest calls Verify with the webhook-id, webhook-timestamp and
+// webhook-signature values from h. body must be the raw, unmodified request
+// body.
+func (v *Verifier) VerifyRequest(h http.Header, body []byte) error {
+	return v.Verify(h.Get(HeaderID), h.Get(HeaderTimestamp), h.Get(HeaderSignature), body)
+}
+
+// parseTimestamp parses a timestamp made only of ASCII digits: no sign, no
+// spaces, no fraction.
+func parseTimestamp(s string) (int64, error) {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, fmt.Errorf("%w: %s is not a non-negative decimal integer", ErrInvalidHeader, HeaderTimestamp)
+		}
+	}
+	sec, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %s is out of range", ErrInvalidHeader, HeaderTimestamp)
+	}
+	return sec, nil
+}
+
+func (v *Verifier) checkTimestamp(sec int64) error {
+	tol := DefaultTolerance
+	now := time.Now
+	if v != nil {
+		if v.Tolerance > 0 {
+			tol = v.Tolerance
+		}
+		if v.Now != nil {
+			now = v.Now
+		}
+	}
+	nowT := now()
+	cur := nowT.Unix()
+	// First compare whole seconds in uint64 arithmetic, which cannot
+	// overflow for any int64 pair. That rejects far-away timestamps without
+	// building a time.Time that might overflow. Anything still close is
+	// then compared exactly.
+	tolSec := uint64(tol/time.Second) + 1
+	switch {
+	case sec < cur && uint64(cur)-uint64(sec) > tolSec:
+		return fmt.Errorf("%w: %s is %ds behind the clock (tolerance %s)", ErrTimestampTooOld, HeaderTimestamp, uint64(cur)-uint64(sec), tol)
+	case sec > cur && uint64(sec)-uint64(cur) > tolSec:
+		return fmt.Errorf("%w: %s is %ds ahead of the clock (tolerance %s)", ErrTimestampTooNew, HeaderTimestamp, uint64(sec)-uint64(cur), tol)
+	}
+	d := nowT.Sub(time.Unix(sec, 0))
+	switch {
+	case d > tol:
+		return fmt.Errorf("%w: %s is %s behind the clock (tolerance %s)", ErrTimestampTooOld, HeaderTimestamp, d, tol)
+	case -d > tol:
+		return fmt.Errorf("%w: %s is %s ahead of the clock (tolerance %s)", ErrTimestampTooNew, HeaderTimestamp, -d, tol)
+	}
+	return nil
+}

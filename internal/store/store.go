@@ -1,0 +1,392 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/hookline/hookline/internal/delivery"
+)
+
+// ErrNotFound is returned when an item does not exist.
+var ErrNotFound = errors.New("not found")
+
+// DynamoDB is the part of the DynamoDB client the store uses.
+type DynamoDB interface {
+	GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+}
+
+var _ DynamoDB = (*dynamodb.Client)(nil)
+
+// Store reads and writes the state table.
+type Store struct {
+	db    DynamoDB
+	table string
+	// Retention is how long delivery and rejection records live (TTL).
+	// Default 30 days: longer than the DLQ's 14 days.
+	Retention time.Duration
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+}
+
+// New returns a store on table.
+func New(db DynamoDB, table string) *Store {
+	return &Store{db: db, table: table, Retention: 30 * 24 * time.Hour, Now: time.Now}
+}
+
+// Endpoint is a tenant's webhook receiver.
+type Endpoint struct {
+	TenantID   string `dynamodbav:"tenant_id"`
+	EndpointID string `dynamodbav:"endpoint_id"`
+	URL        string `dynamodbav:"url"`
+	// Secrets sign each request, newest first; more than one while rotating.
+	Secrets []string `dynamodbav:"secrets"`
+	// Disabled endpoints get no deliveries.
+	Disabled bool `dynamodbav:"disabled"`
+	// EventTypes filters events; empty means every type.
+	EventTypes []string `dynamodbav:"event_types,omitempty"`
+	// DisabledReason says why an endpoint was disabled.
+	DisabledReason string    `dynamodbav:"disabled_reason,omitempty"`
+	CreatedAt      time.Time `dynamodbav:"created_at"`
+}
+
+// Accepts reports whether the endpoint subscribes to eventType: every type
+// when EventTypes is empty, else an exact name or a "prefix.*" wildcard.
+func (e Endpoint) Accepts(eventType string) bool {
+	if len(e.EventTypes) == 0 {
+		return true
+	}
+	for _, f := range e.EventTypes {
+		if f == eventType || f == "*" {
+			return true
+		}
+		if n := len(f); n >= 2 && f[n-2:] == ".*" && len(eventType) > n-1 && eventType[:n-1] == f[:n-1] {
+			return true
+		}
+	}
+	return false
+}
+
+func endpointKey(tenantID, endpointID string) map[string]types.AttributeValue {
+	return key("TENANT#"+tenantID, "ENDPOINT#"+endpointID)
+}
+
+func deliveryKey(id string) map[string]types.AttributeValue {
+	return key("DELIVERY#"+id, "DELIVERY")
+}
+
+func key(pk, sk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: pk},
+		"sk": &types.AttributeValueMemberS{Value: sk},
+	}
+}
+
+func withKey(item map[string]types.AttributeValue, k map[string]types.AttributeValue) map[string]types.AttributeValue {
+	for n, v := range k {
+		item[n] = v
+	}
+	return item
+}
+
+// PutEndpoint creates or replaces an endpoint.
+func (s *Store) PutEndpoint(ctx context.Context, e Endpoint) error {
+	if e.CreatedAt.IsZero() {
+		e.CreatedAt = s.Now().UTC()
+	}
+	item, err := attributevalue.MarshalMap(e)
+	if err != nil {
+		return fmt.Errorf("marshal endpoint %s: %w", e.EndpointID, err)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: withKey(item, endpointKey(e.TenantID, e.EndpointID))})
+	if err != nil {
+		return fmt.Errorf("put endpoint %s: %w", e.EndpointID, err)
+	}
+	return nil
+}
+
+// Endpoint reads one endpoint of a tenant, or ErrNotFound.
+func (s *Store) Endpoint(ctx context.Context, tenantID, endpointID string) (Endpoint, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: endpointKey(tenantID, endpointID)})
+	if err != nil {
+		return Endpoint{}, fmt.Errorf("get endpoint %s: %w", endpointID, err)
+	}
+	if out.Item == nil {
+		return Endpoint{}, fmt.Errorf("endpoint %s of tenant %s: %w", endpointID, tenantID, ErrNotFound)
+	}
+	var e Endpoint
+	if err := attributevalue.UnmarshalMap(out.Item, &e); err != nil {
+		return Endpoint{}, fmt.Errorf("decode endpoint %s: %w", endpointID, err)
+	}
+	return e, nil
+}
+
+// Endpoints lists every endpoint of a tenant.
+func (s *Store) Endpoints(ctx context.Context, tenantID string) ([]Endpoint, error) {
+	var out []Endpoint
+	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		TableName:              &s.table,
+		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :sk)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": &types.AttributeValueMemberS{Value: "TENANT#" + tenantID},
+			":sk": &types.AttributeValueMemberS{Value: "ENDPOINT#"},
+		},
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list endpoints of tenant %s: %w", tenantID, err)
+		}
+		var es []Endpoint
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &es); err != nil {
+			return nil, fmt.Errorf("decode endpoints of tenant %s: %w", tenantID, err)
+		}
+		out = append(out, es...)
+	}
+	return out, nil
+}
+
+// Attempt is one entry of a delivery's attempt log.
+type Attempt struct {
+	Number    int       `dynamodbav:"n"`
+	At        time.Time `dynamodbav:"at"`
+	Status    int       `dynamodbav:"status,omitempty"`
+	Error     string    `dynamodbav:"error,omitempty"`
+	LatencyMS int64     `dynamodbav:"latency_ms"`
+	Excerpt   string    `dynamodbav:"excerpt,omitempty"`
+}
+
+// Delivery is the record of one event bound for one endpoint.
+type Delivery struct {
+	DeliveryID  string         `dynamodbav:"delivery_id"`
+	TenantID    string         `dynamodbav:"tenant_id"`
+	EndpointID  string         `dynamodbav:"endpoint_id"`
+	EventID     string         `dynamodbav:"event_id"`
+	EventType   string         `dynamodbav:"event_type"`
+	State       delivery.State `dynamodbav:"state"`
+	CreatedAt   time.Time      `dynamodbav:"created_at"`
+	EnqueuedAt  *time.Time     `dynamodbav:"enqueued_at,omitempty"`
+	DeliveredAt *time.Time     `dynamodbav:"delivered_at,omitempty"`
+	DeadAt      *time.Time     `dynamodbav:"dead_at,omitempty"`
+	DeadReason  string         `dynamodbav:"dead_reason,omitempty"`
+	ReplayedAt  *time.Time     `dynamodbav:"replayed_at,omitempty"`
+	Attempts    int            `dynamodbav:"attempts"`
+	LastStatus  int            `dynamodbav:"last_status,omitempty"`
+	LastError   string         `dynamodbav:"last_error,omitempty"`
+	AttemptLog  []Attempt      `dynamodbav:"attempt_log,omitempty"`
+}
+
+// CreateDelivery writes a pending delivery unless one with its id exists.
+// It returns whether the delivery's message still has to be sent: true for a
+// new delivery, and for an existing one whose message was never marked sent.
+func (s *Store) CreateDelivery(ctx context.Context, d Delivery) (send bool, err error) {
+	now := s.Now().UTC()
+	d.State, d.CreatedAt = delivery.StatePending, now
+	d.EnqueuedAt = nil
+	item, err := attributevalue.MarshalMap(d)
+	if err != nil {
+		return false, fmt.Errorf("marshal delivery %s: %w", d.DeliveryID, err)
+	}
+	item["expires_at"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(s.Retention).Unix(), 10)}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                           &s.table,
+		Item:                                withKey(item, deliveryKey(d.DeliveryID)),
+		ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		old := ccf.Item
+		if old == nil {
+			existing, gerr := s.Delivery(ctx, d.DeliveryID)
+			if gerr != nil {
+				return false, gerr
+			}
+			return existing.EnqueuedAt == nil, nil
+		}
+		_, sent := old["enqueued_at"]
+		return !sent, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("create delivery %s: %w", d.DeliveryID, err)
+	}
+	return true, nil
+}
+
+// MarkEnqueued records that a delivery's message was sent.
+func (s *Store) MarkEnqueued(ctx context.Context, id string) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:           &s.table,
+		Key:                 deliveryKey(id),
+		UpdateExpression:    aws.String("SET enqueued_at = if_not_exists(enqueued_at, :now)"),
+		ConditionExpression: aws.String("attribute_exists(pk)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":now": timeValue(s.Now()),
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("mark delivery %s enqueued: %w", id, err)
+	}
+	return nil
+}
+
+// Delivery reads one delivery, or ErrNotFound.
+func (s *Store) Delivery(ctx context.Context, id string) (Delivery, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: deliveryKey(id), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return Delivery{}, fmt.Errorf("get delivery %s: %w", id, err)
+	}
+	if out.Item == nil {
+		return Delivery{}, fmt.Errorf("delivery %s: %w", id, ErrNotFound)
+	}
+	var d Delivery
+	if err := attributevalue.UnmarshalMap(out.Item, &d); err != nil {
+		return Delivery{}, fmt.Errorf("decode delivery %s: %w", id, err)
+	}
+	return d, nil
+}
+
+// Outcome is what an attempt did to a delivery.
+type Outcome struct {
+	// State after the attempt: pending (will retry), delivered or dead.
+	State delivery.State
+	// DeadReason says why a dead delivery was given up on.
+	DeadReason string
+}
+
+// RecordAttempt appends an attempt to a delivery's log and moves it to the
+// outcome's state. A delivered delivery never moves back.
+func (s *Store) RecordAttempt(ctx context.Context, d Delivery, a Attempt, o Outcome) error {
+	av, err := attributevalue.Marshal(a)
+	if err != nil {
+		return fmt.Errorf("marshal attempt: %w", err)
+	}
+	names := map[string]string{"#state": "state"}
+	values := map[string]types.AttributeValue{
+		":state":     &types.AttributeValueMemberS{Value: string(o.State)},
+		":n":         &types.AttributeValueMemberN{Value: strconv.Itoa(a.Number)},
+		":attempt":   &types.AttributeValueMemberL{Value: []types.AttributeValue{av}},
+		":empty":     &types.AttributeValueMemberL{Value: []types.AttributeValue{}},
+		":delivered": &types.AttributeValueMemberS{Value: string(delivery.StateDelivered)},
+		":status":    &types.AttributeValueMemberN{Value: strconv.Itoa(a.Status)},
+		":error":     &types.AttributeValueMemberS{Value: a.Error},
+		":now":       timeValue(a.At),
+	}
+	set := "SET #state = :state, attempts = :n, last_status = :status, last_error = :error, " +
+		"attempt_log = list_append(if_not_exists(attempt_log, :empty), :attempt), " +
+		"tenant_id = if_not_exists(tenant_id, :tenant), endpoint_id = if_not_exists(endpoint_id, :endpoint), " +
+		"event_id = if_not_exists(event_id, :event), event_type = if_not_exists(event_type, :type)"
+	values[":tenant"] = &types.AttributeValueMemberS{Value: d.TenantID}
+	values[":endpoint"] = &types.AttributeValueMemberS{Value: d.EndpointID}
+	values[":event"] = &types.AttributeValueMemberS{Value: d.EventID}
+	values[":type"] = &types.AttributeValueMemberS{Value: d.EventType}
+	remove := ""
+	switch o.State {
+	case delivery.StateDelivered:
+		set += ", delivered_at = :now"
+		remove = " REMOVE gsi1pk, gsi1sk"
+	case delivery.StateDead:
+		set += ", dead_at = :now, dead_reason = :reason, gsi1pk = :gpk, gsi1sk = :gsk"
+		values[":reason"] = &types.AttributeValueMemberS{Value: o.DeadReason}
+		values[":gpk"] = &types.AttributeValueMemberS{Value: "TENANT#" + d.TenantID + "#DEAD"}
+		values[":gsk"] = &types.AttributeValueMemberS{Value: a.At.UTC().Format(time.RFC3339Nano) + "#" + d.DeliveryID}
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 &s.table,
+		Key:                       deliveryKey(d.DeliveryID),
+		UpdateExpression:          aws.String(set + remove),
+		ConditionExpression:       aws.String("attribute_not_exists(#state) OR #state <> :delivered"),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return nil // already delivered: a late duplicate attempt changes nothing
+	}
+	if err != nil {
+		return fmt.Errorf("record attempt %d of delivery %s: %w", a.Number, d.DeliveryID, err)
+	}
+	return nil
+}
+
+// Rejection records an outbox item that cannot be delivered.
+type Rejection struct {
+	// Key identifies the item: its event id, or its stream sequence number
+	// when it has no usable id.
+	Key        string    `dynamodbav:"key"`
+	EventID    string    `dynamodbav:"event_id,omitempty"`
+	TenantID   string    `dynamodbav:"tenant_id,omitempty"`
+	Reason     string    `dynamodbav:"reason"`
+	Field      string    `dynamodbav:"field,omitempty"`
+	Detail     string    `dynamodbav:"detail"`
+	RejectedAt time.Time `dynamodbav:"rejected_at"`
+}
+
+// PutRejection records a rejected outbox item (idempotently: the same item
+// rejected twice is one record).
+func (s *Store) PutRejection(ctx context.Context, r Rejection) error {
+	now := s.Now().UTC()
+	r.RejectedAt = now
+	item, err := attributevalue.MarshalMap(r)
+	if err != nil {
+		return fmt.Errorf("marshal rejection %s: %w", r.Key, err)
+	}
+	item["expires_at"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(s.Retention).Unix(), 10)}
+	if r.TenantID != "" {
+		item["gsi1pk"] = &types.AttributeValueMemberS{Value: "TENANT#" + r.TenantID + "#REJECTED"}
+		item["gsi1sk"] = &types.AttributeValueMemberS{Value: now.Format(time.RFC3339Nano) + "#" + r.Key}
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: withKey(item, key("REJECTED#"+r.Key, "REJECTED"))})
+	if err != nil {
+		return fmt.Errorf("put rejection %s: %w", r.Key, err)
+	}
+	return nil
+}
+
+// Rejection reads a rejection record by its key, or ErrNotFound.
+func (s *Store) Rejection(ctx context.Context, k string) (Rejection, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: key("REJECTED#"+k, "REJECTED"), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return Rejection{}, fmt.Errorf("get rejection %s: %w", k, err)
+	}
+	if out.Item == nil {
+		return Rejection{}, fmt.Errorf("rejection %s: %w", k, ErrNotFound)
+	}
+	var r Rejection
+	if err := attributevalue.UnmarshalMap(out.Item, &r); err != nil {
+		return Rejection{}, fmt.Errorf("decode rejection %s: %w", k, err)
+	}
+	return r, nil
+}
+
+func timeValue(t time.Time) types.AttributeValue {
+	return &types.AttributeValueMemberS{Value: t.UTC().Format(time.RFC3339Nano)}
+}
+
+// DisableEndpoint turns an endpoint off, with the reason, so no further
+// deliveries are sent to it until it is enabled again.
+func (s *Store) DisableEndpoint(ctx context.Context, tenantID, endpointID, reason string) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:           &s.table,
+		Key:                 endpointKey(tenantID, endpointID),
+		UpdateExpression:    aws.String("SET disabled = :t, disabled_reason = :r"),
+		ConditionExpression: aws.String("attribute_exists(pk)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":t": &types.AttributeValueMemberBOOL{Value: true},
+			":r": &types.AttributeValueMemberS{Value: reason},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("disable endpoint %s: %w", endpointID, err)
+	}
+	return nil
+}

@@ -1,0 +1,181 @@
+package outbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Attribute names of an outbox item: the producer contract.
+const (
+	AttrID         = "id"          // S, partition key, unique event id
+	AttrTenantID   = "tenant_id"   // S
+	AttrType       = "type"        // S, e.g. payment.succeeded
+	AttrPayload    = "payload"     // S, a JSON document
+	AttrOccurredAt = "occurred_at" // S, RFC 3339
+	AttrEndpointID = "endpoint_id" // S, optional: deliver to this endpoint only
+	AttrSequence   = "sequence"    // N, optional ordering hint
+	AttrExpiresAt  = "expires_at"  // N, optional TTL (unix seconds)
+)
+
+// Limits on an outbox item. An item over them is rejected, not truncated.
+const (
+	// MaxPayloadBytes bounds the payload so that a delivery message (payload
+	// plus envelope) always fits in one SQS message of 256 KiB.
+	MaxPayloadBytes = 192 << 10
+	// MaxIDBytes bounds the event id, tenant id, endpoint id and type.
+	MaxIDBytes = 256
+)
+
+// Event is one outbox item.
+type Event struct {
+	// ID is chosen by the producer and unique across all events. Required.
+	ID string
+	// TenantID owns the event; it is delivered to that tenant's endpoints. Required.
+	TenantID string
+	// Type names the event, e.g. "payment.succeeded". Required.
+	Type string
+	// Payload is delivered unchanged as the body's "data". Required, valid JSON.
+	Payload json.RawMessage
+	// OccurredAt is when the business change happened. Required.
+	OccurredAt time.Time
+	// EndpointID, when set, delivers to that endpoint only. Default: every
+	// subscribed endpoint of the tenant.
+	EndpointID string
+	// Sequence, when set, is passed to receivers as an ordering hint.
+	Sequence *int64
+	// ExpiresAt, when set, lets DynamoDB's TTL remove the outbox item. Zero: kept.
+	ExpiresAt time.Time
+}
+
+// Rejection reasons, as recorded for an invalid outbox item.
+const (
+	ReasonMissingField = "missing_field"
+	ReasonWrongType    = "wrong_type"
+	ReasonInvalidJSON  = "invalid_json"
+	ReasonInvalidUTF8  = "invalid_utf8"
+	ReasonTooLarge     = "too_large"
+	ReasonInvalidTime  = "invalid_timestamp"
+)
+
+// ValidationError says why an outbox item cannot be delivered.
+type ValidationError struct {
+	Reason string // one of the Reason constants
+	Field  string // the attribute at fault
+	Detail string // a sentence for humans
+}
+
+func (e *ValidationError) Error() string {
+	return fmt.Sprintf("outbox item field %q: %s (%s)", e.Field, e.Detail, e.Reason)
+}
+
+func invalid(reason, field, format string, args ...any) error {
+	return &ValidationError{Reason: reason, Field: field, Detail: fmt.Sprintf(format, args...)}
+}
+
+// Validate reports the first problem that stops e from being delivered, as a
+// *ValidationError, or nil.
+func (e Event) Validate() error {
+	for _, f := range []struct{ name, value string }{
+		{AttrID, e.ID}, {AttrTenantID, e.TenantID}, {AttrType, e.Type},
+	} {
+		if f.value == "" {
+			return invalid(ReasonMissingField, f.name, "is required")
+		}
+		if err := checkText(f.name, f.value); err != nil {
+			return err
+		}
+	}
+	if e.EndpointID != "" {
+		if err := checkText(AttrEndpointID, e.EndpointID); err != nil {
+			return err
+		}
+	}
+	if len(e.Payload) == 0 {
+		return invalid(ReasonMissingField, AttrPayload, "is required")
+	}
+	if len(e.Payload) > MaxPayloadBytes {
+		return invalid(ReasonTooLarge, AttrPayload, "is %d bytes, over the limit of %d", len(e.Payload), MaxPayloadBytes)
+	}
+	if !utf8.Valid(e.Payload) {
+		return invalid(ReasonInvalidUTF8, AttrPayload, "is not valid UTF-8")
+	}
+	if !json.Valid(e.Payload) {
+		return invalid(ReasonInvalidJSON, AttrPayload, "is not a valid JSON document")
+	}
+	if e.OccurredAt.IsZero() {
+		return invalid(ReasonMissingField, AttrOccurredAt, "is required")
+	}
+	return nil
+}
+
+func checkText(field, v string) error {
+	if len(v) > MaxIDBytes {
+		return invalid(ReasonTooLarge, field, "is %d bytes, over the limit of %d", len(v), MaxIDBytes)
+	}
+	if !utf8.ValidString(v) {
+		return invalid(ReasonInvalidUTF8, field, "is not valid UTF-8")
+	}
+	return nil
+}
+
+// ParseOccurredAt parses an occurred_at value (RFC 3339, fractions allowed).
+func ParseOccurredAt(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, invalid(ReasonInvalidTime, AttrOccurredAt, "%q is not an RFC 3339 time", s)
+	}
+	return t, nil
+}
+
+// Item returns the DynamoDB item for e, after validating it.
+func (e Event) Item() (map[string]types.AttributeValue, error) {
+	if err := e.Validate(); err != nil {
+		return nil, err
+	}
+	item := map[string]types.AttributeValue{
+		AttrID:         &types.AttributeValueMemberS{Value: e.ID},
+		AttrTenantID:   &types.AttributeValueMemberS{Value: e.TenantID},
+		AttrType:       &types.AttributeValueMemberS{Value: e.Type},
+		AttrPayload:    &types.AttributeValueMemberS{Value: string(e.Payload)},
+		AttrOccurredAt: &types.AttributeValueMemberS{Value: e.OccurredAt.UTC().Format(time.RFC3339Nano)},
+	}
+	if e.EndpointID != "" {
+		item[AttrEndpointID] = &types.AttributeValueMemberS{Value: e.EndpointID}
+	}
+	if e.Sequence != nil {
+		item[AttrSequence] = &types.AttributeValueMemberN{Value: strconv.FormatInt(*e.Sequence, 10)}
+	}
+	if !e.ExpiresAt.IsZero() {
+		item[AttrExpiresAt] = &types.AttributeValueMemberN{Value: strconv.FormatInt(e.ExpiresAt.Unix(), 10)}
+	}
+	return item, nil
+}
+
+// ErrNoTable is returned by TransactPut when the table name is empty.
+var ErrNoTable = errors.New("outbox table name is required")
+
+// TransactPut returns the TransactWriteItem that writes e to the outbox
+// table, for the producer to add to its own TransactWriteItems call. The put
+// fails the transaction if an event with the same id already exists.
+func TransactPut(table string, e Event) (types.TransactWriteItem, error) {
+	if table == "" {
+		return types.TransactWriteItem{}, ErrNoTable
+	}
+	item, err := e.Item()
+	if err != nil {
+		return types.TransactWriteItem{}, err
+	}
+	return types.TransactWriteItem{Put: &types.Put{
+		TableName:                aws.String(table),
+		Item:                     item,
+		ConditionExpression:      aws.String("attribute_not_exists(#id)"),
+		ExpressionAttributeNames: map[string]string{"#id": AttrID},
+	}}, nil
+}
