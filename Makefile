@@ -1,0 +1,71 @@
+# hookline: the project's verbs. `make help` lists them.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+GO       ?= go
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+HOSTARCH := $(shell [ "$$(go env GOARCH)" = amd64 ] && echo x86_64 || echo arm64)
+ARCH     ?= arm64
+FUNCTIONS := enqueue deliver
+LDFLAGS  := -s -w -X github.com/hookline/hookline/internal/dispatch.Version=$(VERSION)
+GOARCH_OF = $(if $(filter x86_64,$(1)),amd64,arm64)
+
+.PHONY: help build build-local tools test test-unit test-e2e e2e-run demo deploy deploy-local local-up local-down lint bench clean
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
+
+build: ## Build the function binaries for AWS (ARCH=arm64, or ARCH=x86_64) into dist/
+	@for fn in $(FUNCTIONS); do \
+	  mkdir -p dist/$(ARCH)/$$fn; \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$(call GOARCH_OF,$(ARCH)) $(GO) build -tags lambda.norpc -trimpath \
+	    -ldflags="$(LDFLAGS)" -o dist/$(ARCH)/$$fn/bootstrap ./functions/$$fn || exit 1; \
+	done
+	@echo "built $(FUNCTIONS) for $(ARCH) in dist/$(ARCH)"
+
+build-local: ## Build the function binaries for this machine (the local cloud runs them as processes)
+	@$(MAKE) --no-print-directory build ARCH=$(HOSTARCH)
+
+node_modules/.bin/cdk: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	@echo "module ignore_node_modules" > node_modules/go.mod  # keep `go ... ./...` out of node_modules
+	@touch $@
+
+tools: node_modules/.bin/cdk ## Install the pinned CDK CLI (npm) and Go modules
+	$(GO) mod download
+
+local-up: ## Start the local cloud (pinned ministack in .venv) on 127.0.0.1:4566; idempotent
+	@scripts/local-up.sh
+
+local-down: ## Stop the local cloud started by local-up
+	@scripts/local-down.sh
+
+deploy-local: local-up build-local tools ## Deploy the CDK app into the local cloud (outputs in .local/outputs.json)
+	@scripts/deploy-local.sh
+
+deploy: tools ## Deploy to AWS with cdk deploy (arm64; pass CDK_ARGS="-c key=value ...")
+	@$(MAKE) --no-print-directory build ARCH=arm64
+	node_modules/.bin/cdk deploy Hookline -c architecture=arm64 $(CDK_ARGS)
+
+demo: deploy-local ## Run the whole pipeline locally: deliver, retry, dead-letter, with a summary
+	@source scripts/env.sh && $(GO) run ./scripts/demo
+
+test: ## Everything: unit and template tests, then end-to-end tests on the local cloud
+	@scripts/test.sh
+
+test-unit: tools ## Unit and CDK template tests only (no local cloud)
+	$(GO) test -count=1 ./...
+
+test-e2e: deploy-local ## End-to-end tests against the stack deployed in the local cloud
+	@source scripts/env.sh && $(GO) test -count=1 -tags e2e -timeout 15m -v ./e2e/...
+
+lint: tools ## go vet and gofmt
+	$(GO) vet ./...
+	$(GO) vet -tags e2e ./e2e/...
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
+
+bench: ## Benchmarks (ratios against baselines measured in the same run)
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/...
+
+clean: ## Remove build outputs (dist/, cdk.out/)
+	rm -rf dist cdk.out

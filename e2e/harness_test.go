@@ -1,0 +1,204 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/signing"
+	"github.com/hookline/hookline/internal/stackoutputs"
+	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/outbox"
+	"github.com/stretchr/testify/require"
+)
+
+// env is the deployed stack and clients to reach it, shared by every test.
+var env struct {
+	out    stackoutputs.Outputs
+	ddb    *dynamodb.Client
+	sqs    *sqs.Client
+	lambda *lambda.Client
+	store  *store.Store
+}
+
+func TestMain(m *testing.M) {
+	if err := setup(); err != nil {
+		// Loud, never a skip: CI must not pass without the local cloud.
+		fmt.Fprintln(os.Stderr, "e2e: cannot reach the deployed stack:", err)
+		fmt.Fprintln(os.Stderr, "e2e: run `make test` (or `make deploy-local` first)")
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+func setup() error {
+	path := os.Getenv("HOOKLINE_OUTPUTS")
+	if path == "" {
+		path = filepath.Join("..", ".local", "outputs.json")
+	}
+	out, err := stackoutputs.Load(path)
+	if err != nil {
+		return err
+	}
+	if os.Getenv("AWS_ENDPOINT_URL") == "" {
+		return fmt.Errorf("AWS_ENDPOINT_URL is not set: the tests talk to a local cloud only")
+	}
+	cfg, err := config.LoadDefaultConfig(context.Background())
+	if err != nil {
+		return err
+	}
+	env.out = out
+	env.ddb = dynamodb.NewFromConfig(cfg)
+	env.sqs = sqs.NewFromConfig(cfg)
+	env.lambda = lambda.NewFromConfig(cfg)
+	env.store = store.New(env.ddb, out.StateTableName)
+	_, err = env.ddb.DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: &out.OutboxTableName})
+	return err
+}
+
+// received is one request a receiver got.
+type received struct {
+	At     time.Time
+	Header http.Header
+	Body   []byte
+}
+
+// receiver is a webhook endpoint on 127.0.0.1 whose answers a test scripts.
+type receiver struct {
+	*httptest.Server
+	mu     sync.Mutex
+	got    []received
+	notify chan struct{}
+}
+
+// newReceiver answers each request with answer(n), n counting from 1.
+func newReceiver(t *testing.T, answer func(n int, w http.ResponseWriter)) *receiver {
+	t.Helper()
+	r := &receiver{notify: make(chan struct{}, 1000)}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		r.got = append(r.got, received{At: time.Now(), Header: req.Header.Clone(), Body: body})
+		n := len(r.got)
+		r.mu.Unlock()
+		answer(n, w)
+		r.notify <- struct{}{}
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+func status(code int) func(int, http.ResponseWriter) {
+	return func(_ int, w http.ResponseWriter) { w.WriteHeader(code) }
+}
+
+func (r *receiver) requests() []received {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]received(nil), r.got...)
+}
+
+// waitFor waits until the receiver has n requests, failing after timeout.
+func (r *receiver) waitFor(t *testing.T, n int, timeout time.Duration) []received {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		if got := r.requests(); len(got) >= n {
+			return got
+		}
+		select {
+		case <-r.notify:
+		case <-deadline:
+			t.Fatalf("receiver got %d requests in %s, want %d", len(r.requests()), timeout, n)
+		}
+	}
+}
+
+// tenant is a fresh tenant with one endpoint pointing at a receiver.
+type tenant struct {
+	ID       string
+	Endpoint store.Endpoint
+}
+
+func newTenant(t *testing.T, url string) tenant {
+	t.Helper()
+	secret, err := signing.NewSecret(rand.Reader)
+	require.NoError(t, err)
+	id := fmt.Sprintf("t_%s_%d", strings.ToLower(strings.ReplaceAll(t.Name(), "/", "_")), time.Now().UnixNano())
+	ep := store.Endpoint{TenantID: id, EndpointID: "ep_1", URL: url, Secrets: []string{secret}}
+	require.NoError(t, env.store.PutEndpoint(context.Background(), ep))
+	return tenant{ID: id, Endpoint: ep}
+}
+
+// write puts an event into the outbox with TransactWriteItems, as a producer does.
+func write(t *testing.T, e outbox.Event) time.Time {
+	t.Helper()
+	put, err := outbox.TransactPut(env.out.OutboxTableName, e)
+	require.NoError(t, err)
+	start := time.Now()
+	_, err = env.ddb.TransactWriteItems(context.Background(), &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{put}})
+	require.NoError(t, err)
+	return start
+}
+
+func event(tn tenant, id, typ string, payload string) outbox.Event {
+	return outbox.Event{ID: id, TenantID: tn.ID, Type: typ, Payload: json.RawMessage(payload), OccurredAt: time.Now().UTC()}
+}
+
+// waitDelivery polls the delivery record until cond holds.
+func waitDelivery(t *testing.T, id string, timeout time.Duration, cond func(store.Delivery) bool) store.Delivery {
+	t.Helper()
+	var last store.Delivery
+	var lastErr error
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		last, lastErr = env.store.Delivery(context.Background(), id)
+		if lastErr == nil && cond(last) {
+			return last
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("delivery %s: condition not met in %s; last %+v, err %v", id, timeout, last, lastErr)
+	return last
+}
+
+// waitInDLQ waits until the dead-letter queue holds the message of a delivery.
+// Messages of other tests it sees are left to reappear after one second.
+func waitInDLQ(t *testing.T, deliveryID string, timeout time.Duration) delivery.Message {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		out, err := env.sqs.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
+			QueueUrl: &env.out.DeadLetterQueueURL, MaxNumberOfMessages: 10, VisibilityTimeout: 1, WaitTimeSeconds: 1,
+			MessageAttributeNames: []string{"All"},
+		})
+		require.NoError(t, err)
+		for _, m := range out.Messages {
+			msg, err := delivery.Decode(aws.ToString(m.Body))
+			if err == nil && msg.DeliveryID == deliveryID {
+				return msg
+			}
+		}
+	}
+	t.Fatalf("delivery %s did not reach the DLQ in %s", deliveryID, timeout)
+	return delivery.Message{}
+}

@@ -1,0 +1,67 @@
+// Package stackoutputs reads the outputs of a deployed hookline stack from the
+// file `cdk deploy --outputs-file` writes, for the tests, the demo and the
+// local-cloud scripts.
+package stackoutputs
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+)
+
+// Outputs are the stack outputs a user or a test needs.
+type Outputs struct {
+	OutboxTableName        string
+	StateTableName         string
+	DeliveryQueueURL       string
+	DeadLetterQueueURL     string
+	DeadLetterQueueARN     string
+	EnqueueFailureQueueURL string
+	EnqueueFunctionName    string
+	DeliverFunctionName    string
+	DLQDepthAlarmName      string
+	MaxReceiveCount        int
+}
+
+// Load reads the outputs of the stack named "Hookline" (or the only stack)
+// from path.
+func Load(path string) (Outputs, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return Outputs{}, fmt.Errorf("read stack outputs (run make deploy-local first): %w", err)
+	}
+	var stacks map[string]map[string]string
+	if err := json.Unmarshal(raw, &stacks); err != nil {
+		return Outputs{}, fmt.Errorf("parse %s: %w", path, err)
+	}
+	m, ok := stacks["Hookline"]
+	if !ok && len(stacks) == 1 {
+		for _, v := range stacks {
+			m = v
+		}
+	}
+	if m == nil {
+		return Outputs{}, fmt.Errorf("%s: no Hookline stack", path)
+	}
+	o := Outputs{
+		OutboxTableName:        m["OutboxTableName"],
+		StateTableName:         m["StateTableName"],
+		DeliveryQueueURL:       m["DeliveryQueueURL"],
+		DeadLetterQueueURL:     m["DeadLetterQueueURL"],
+		DeadLetterQueueARN:     m["DeadLetterQueueARN"],
+		EnqueueFailureQueueURL: m["EnqueueFailureQueueURL"],
+		EnqueueFunctionName:    m["EnqueueFunctionName"],
+		DeliverFunctionName:    m["DeliverFunctionName"],
+		DLQDepthAlarmName:      m["DLQDepthAlarmName"],
+	}
+	if o.MaxReceiveCount, err = strconv.Atoi(m["MaxReceiveCount"]); err != nil {
+		return o, fmt.Errorf("%s: MaxReceiveCount %q: %w", path, m["MaxReceiveCount"], err)
+	}
+	for name, v := range map[string]string{"OutboxTableName": o.OutboxTableName, "StateTableName": o.StateTableName, "DeliveryQueueURL": o.DeliveryQueueURL, "DeadLetterQueueURL": o.DeadLetterQueueURL} {
+		if v == "" {
+			return o, fmt.Errorf("%s: output %s is missing", path, name)
+		}
+	}
+	return o, nil
+}

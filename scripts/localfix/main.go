@@ -1,0 +1,65 @@
+// Command localfix applies the local cloud's workarounds after a deploy:
+// it makes sure the delivery queue's redrive policy points at the DLQ with
+// the maxReceiveCount the stack declared.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/hookline/hookline/internal/stackoutputs"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "localfix:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	path := flag.String("outputs", ".local/outputs.json", "cdk --outputs-file")
+	flag.Parse()
+	out, err := stackoutputs.Load(*path)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return err
+	}
+	client := sqs.NewFromConfig(cfg)
+	attrs, err := client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl: aws.String(out.DeliveryQueueURL), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameRedrivePolicy},
+	})
+	if err != nil {
+		return fmt.Errorf("read redrive policy: %w", err)
+	}
+	want, _ := json.Marshal(map[string]any{"deadLetterTargetArn": out.DeadLetterQueueARN, "maxReceiveCount": out.MaxReceiveCount})
+	if have := attrs.Attributes[string(types.QueueAttributeNameRedrivePolicy)]; have != "" {
+		var got struct {
+			ARN   string `json:"deadLetterTargetArn"`
+			Count any    `json:"maxReceiveCount"`
+		}
+		if json.Unmarshal([]byte(have), &got) == nil && got.ARN == out.DeadLetterQueueARN && fmt.Sprint(got.Count) == fmt.Sprint(out.MaxReceiveCount) {
+			fmt.Println("localfix: redrive policy already in place:", have)
+			return nil
+		}
+	}
+	if _, err := client.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{
+		QueueUrl:   aws.String(out.DeliveryQueueURL),
+		Attributes: map[string]string{string(types.QueueAttributeNameRedrivePolicy): string(want)},
+	}); err != nil {
+		return fmt.Errorf("set redrive policy: %w", err)
+	}
+	fmt.Println("localfix: redrive policy set:", string(want))
+	return nil
+}
