@@ -1,0 +1,51 @@
+// Package events_test checks that the sample Lambda events in this folder are
+// the payloads Lambda really sends: each decodes strictly (no unknown field)
+// into aws-lambda-go's type for its source, and carries what the functions
+// read.
+package events_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/hookline/hookline/internal/delivery"
+	"github.com/stretchr/testify/require"
+)
+
+func strict(t *testing.T, path string, v any) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	require.NoError(t, dec.Decode(v), "%s must decode strictly", path)
+}
+
+func TestDynamoDBStreamSample(t *testing.T) {
+	var ev events.DynamoDBEvent
+	strict(t, "dynamodb-outbox-insert.json", &ev)
+	require.NotEmpty(t, ev.Records)
+	for _, r := range ev.Records {
+		require.Equal(t, "aws:dynamodb", r.EventSource)
+		require.NotEmpty(t, r.Change.SequenceNumber)
+		require.Equal(t, "NEW_IMAGE", r.Change.StreamViewType, "the outbox stream is NEW_IMAGE")
+		if r.EventName == "INSERT" {
+			require.NotEmpty(t, r.Change.NewImage)
+		}
+	}
+}
+
+func TestSQSDeliverySample(t *testing.T) {
+	var ev events.SQSEvent
+	strict(t, "sqs-delivery.json", &ev)
+	require.NotEmpty(t, ev.Records)
+	for _, r := range ev.Records {
+		require.Equal(t, "aws:sqs", r.EventSource)
+		require.NotEmpty(t, r.Attributes["ApproximateReceiveCount"], "deliver reads the attempt from it")
+		_, err := delivery.Decode(r.Body)
+		require.NoError(t, err, "the body is a delivery message")
+	}
+}

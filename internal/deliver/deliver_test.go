@@ -1,0 +1,344 @@
+package deliver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/dispatch"
+	"github.com/hookline/hookline/internal/netguard"
+	"github.com/hookline/hookline/internal/retry"
+	"github.com/hookline/hookline/internal/signing"
+	"github.com/hookline/hookline/internal/store"
+	"github.com/stretchr/testify/require"
+)
+
+var errBoom = errors.New("boom: service unavailable")
+
+type fakeStore struct {
+	mu         sync.Mutex
+	deliveries map[string]store.Delivery
+	endpoints  map[string]store.Endpoint
+	outcomes   map[string][]store.Outcome
+	attempts   map[string][]store.Attempt
+	disabled   map[string]string
+	failRead   bool
+}
+
+func newFakeStore(eps ...store.Endpoint) *fakeStore {
+	s := &fakeStore{deliveries: map[string]store.Delivery{}, endpoints: map[string]store.Endpoint{}, outcomes: map[string][]store.Outcome{}, attempts: map[string][]store.Attempt{}, disabled: map[string]string{}}
+	for _, e := range eps {
+		s.endpoints[e.TenantID+"/"+e.EndpointID] = e
+	}
+	return s
+}
+
+func (s *fakeStore) Delivery(_ context.Context, id string) (store.Delivery, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failRead {
+		return store.Delivery{}, errBoom
+	}
+	d, ok := s.deliveries[id]
+	if !ok {
+		return d, store.ErrNotFound
+	}
+	return d, nil
+}
+
+func (s *fakeStore) Endpoint(_ context.Context, tenant, id string) (store.Endpoint, error) {
+	e, ok := s.endpoints[tenant+"/"+id]
+	if !ok {
+		return e, store.ErrNotFound
+	}
+	return e, nil
+}
+
+func (s *fakeStore) RecordAttempt(_ context.Context, d store.Delivery, a store.Attempt, o store.Outcome) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.outcomes[d.DeliveryID] = append(s.outcomes[d.DeliveryID], o)
+	s.attempts[d.DeliveryID] = append(s.attempts[d.DeliveryID], a)
+	return nil
+}
+
+func (s *fakeStore) DisableEndpoint(_ context.Context, tenant, id, reason string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.disabled[tenant+"/"+id] = reason
+	return nil
+}
+
+type fakeQueue struct {
+	mu         sync.Mutex
+	visibility map[string]int32 // receipt handle -> last visibility set
+	dlq        []string
+	dlqReason  []string
+	failDLQ    bool
+}
+
+func (q *fakeQueue) ChangeMessageVisibility(_ context.Context, in *sqs.ChangeMessageVisibilityInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.visibility[*in.ReceiptHandle] = in.VisibilityTimeout
+	return &sqs.ChangeMessageVisibilityOutput{}, nil
+}
+
+func (q *fakeQueue) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.failDLQ {
+		return nil, errBoom
+	}
+	if *in.QueueUrl != "https://sqs.example/dlq" {
+		return nil, errors.New("sent to the wrong queue: " + *in.QueueUrl)
+	}
+	q.dlq = append(q.dlq, *in.MessageBody)
+	q.dlqReason = append(q.dlqReason, *in.MessageAttributes["dead_reason"].StringValue)
+	return &sqs.SendMessageOutput{}, nil
+}
+
+// fixture is a handler wired to fakes and a real loopback receiver.
+type fixture struct {
+	h     *Handler
+	store *fakeStore
+	queue *fakeQueue
+	hits  atomic.Int32
+	now   time.Time
+}
+
+func newFixture(t *testing.T, answer http.HandlerFunc) *fixture {
+	t.Helper()
+	f := &fixture{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.hits.Add(1)
+		answer(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	secret, err := signing.NewSecret(rand.Reader)
+	require.NoError(t, err)
+	f.store = newFakeStore(store.Endpoint{TenantID: "t1", EndpointID: "ep_1", URL: srv.URL, Secrets: []string{secret}})
+	f.queue = &fakeQueue{visibility: map[string]int32{}}
+	guard := &netguard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
+	f.h = &Handler{
+		Store:    f.store,
+		Queue:    f.queue,
+		Sender:   &dispatch.Client{HTTP: dispatch.NewHTTPClient(dispatch.ClientOptions{Guard: guard, RequestTimeout: 2 * time.Second})},
+		QueueURL: "https://sqs.example/q",
+		DLQURL:   "https://sqs.example/dlq",
+		Policy:   retry.Policy{Schedule: []time.Duration{0, 10 * time.Second, 60 * time.Second}, Mode: retry.JitterNone},
+		Now:      func() time.Time { return f.now },
+		Log:      slog.New(slog.NewJSONHandler(io.Discard, nil)),
+	}
+	return f
+}
+
+func message(t *testing.T, id string, receiveCount string, occurred time.Time) events.SQSMessage {
+	t.Helper()
+	body, err := json.Marshal(delivery.Message{
+		DeliveryID: id, TenantID: "t1", EndpointID: "ep_1", EventID: "evt_" + id, EventType: "order.created",
+		OccurredAt: occurred, Payload: json.RawMessage(`{"n":1}`),
+	})
+	require.NoError(t, err)
+	return events.SQSMessage{MessageId: "m_" + id, ReceiptHandle: "rh_" + id, Body: string(body), Attributes: map[string]string{"ApproximateReceiveCount": receiveCount}}
+}
+
+func (f *fixture) run(t *testing.T, msgs ...events.SQSMessage) []string {
+	t.Helper()
+	resp, err := f.h.Handle(context.Background(), events.SQSEvent{Records: msgs})
+	require.NoError(t, err)
+	require.NotNil(t, resp.BatchItemFailures)
+	var failed []string
+	for _, fi := range resp.BatchItemFailures {
+		failed = append(failed, fi.ItemIdentifier)
+	}
+	return failed
+}
+
+func TestOutcomes(t *testing.T) {
+	type want struct {
+		failed     bool   // reported as a batch item failure (comes back)
+		visibility int32  // visibility set, -1 for none
+		state      delivery.State
+		reason     string
+		dlq        bool // explicit DLQ send
+		hits       int32
+		disabled   bool
+	}
+	cases := []struct {
+		name    string
+		status  int
+		header  map[string]string
+		attempt string
+		want    want
+	}{
+		{"2xx delivered", 200, nil, "1", want{false, -1, delivery.StateDelivered, "", false, 1, false}},
+		{"500 on the first attempt retries after the second step", 500, nil, "1", want{true, 10, delivery.StatePending, "", false, 1, false}},
+		{"500 on the second attempt retries after the third step", 503, nil, "2", want{true, 60, delivery.StatePending, "", false, 1, false}},
+		{"500 on the last attempt hands over to the redrive policy", 500, nil, "3", want{true, 0, delivery.StateDead, retry.ReasonAttemptsExhausted, false, 1, false}},
+		{"429 with Retry-After waits as asked", 429, map[string]string{"Retry-After": "120"}, "1", want{true, 120, delivery.StatePending, "", false, 1, false}},
+		{"408 retries", 408, nil, "1", want{true, 10, delivery.StatePending, "", false, 1, false}},
+		{"400 is dead at once", 400, nil, "1", want{false, -1, delivery.StateDead, "rejected_400", true, 1, false}},
+		{"302 is dead at once", 302, map[string]string{"Location": "https://example.com"}, "1", want{false, -1, delivery.StateDead, "redirect_302_not_followed", true, 1, false}},
+		{"410 disables the endpoint", 410, nil, "1", want{false, -1, delivery.StateDead, "endpoint_gone", true, 1, true}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) {
+				for k, v := range tc.header {
+					w.Header().Set(k, v)
+				}
+				w.WriteHeader(tc.status)
+			})
+			m := message(t, "d1", tc.attempt, f.now.Add(-time.Minute))
+			failed := f.run(t, m)
+			require.Equal(t, tc.want.failed, len(failed) == 1, "failed: %v", failed)
+			v, set := f.queue.visibility[m.ReceiptHandle]
+			if tc.want.visibility < 0 {
+				require.False(t, set, "visibility must not change")
+			} else {
+				require.True(t, set)
+				require.Equal(t, tc.want.visibility, v)
+			}
+			outs := f.store.outcomes["d1"]
+			require.Len(t, outs, 1)
+			require.Equal(t, tc.want.state, outs[0].State)
+			require.Equal(t, tc.want.reason, outs[0].DeadReason)
+			a := f.store.attempts["d1"][0]
+			require.Equal(t, tc.status, a.Status)
+			require.Equal(t, tc.attempt, strconv.Itoa(a.Number))
+			require.Equal(t, tc.want.dlq, len(f.queue.dlq) == 1)
+			if tc.want.dlq {
+				require.Equal(t, m.Body, f.queue.dlq[0], "the DLQ keeps the message unchanged")
+				require.Equal(t, tc.want.reason, f.queue.dlqReason[0])
+			}
+			require.Equal(t, tc.want.hits, f.hits.Load())
+			_, disabled := f.store.disabled["t1/ep_1"]
+			require.Equal(t, tc.want.disabled, disabled)
+		})
+	}
+}
+
+func TestNotAttempted(t *testing.T) {
+	cases := []struct {
+		name   string
+		setup  func(t *testing.T, f *fixture, m *events.SQSMessage)
+		failed bool
+		reason string // dead reason, "" when not dead
+	}{
+		{"already delivered is dropped", func(_ *testing.T, f *fixture, _ *events.SQSMessage) {
+			f.store.deliveries["d1"] = store.Delivery{DeliveryID: "d1", State: delivery.StateDelivered}
+		}, false, ""},
+		{"disabled endpoint goes dead", func(_ *testing.T, f *fixture, _ *events.SQSMessage) {
+			e := f.store.endpoints["t1/ep_1"]
+			e.Disabled = true
+			f.store.endpoints["t1/ep_1"] = e
+		}, false, ReasonEndpointDisabled},
+		{"missing endpoint goes dead", func(_ *testing.T, f *fixture, _ *events.SQSMessage) {
+			delete(f.store.endpoints, "t1/ep_1")
+		}, false, ReasonEndpointNotFound},
+		{"unusable secret goes dead", func(_ *testing.T, f *fixture, _ *events.SQSMessage) {
+			e := f.store.endpoints["t1/ep_1"]
+			e.Secrets = []string{"not-a-secret"}
+			f.store.endpoints["t1/ep_1"] = e
+		}, false, ReasonInvalidSecret},
+		{"event past the age cap goes dead", func(t *testing.T, f *fixture, m *events.SQSMessage) {
+			*m = message(t, "d1", "1", f.now.Add(-25*time.Hour))
+		}, false, retry.ReasonMaxAgeExceeded},
+		{"malformed message goes to the DLQ", func(_ *testing.T, _ *fixture, m *events.SQSMessage) {
+			m.Body = `{"delivery_id":`
+		}, false, ReasonMalformedMessage},
+		{"unreadable state is retried", func(_ *testing.T, f *fixture, _ *events.SQSMessage) {
+			f.store.failRead = true
+		}, true, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
+			m := message(t, "d1", "1", f.now.Add(-time.Minute))
+			tc.setup(t, f, &m)
+			failed := f.run(t, m)
+			require.Equal(t, tc.failed, len(failed) == 1)
+			require.Zero(t, f.hits.Load(), "no request is sent")
+			if tc.reason == "" {
+				require.Empty(t, f.queue.dlq)
+				return
+			}
+			require.Len(t, f.queue.dlq, 1)
+			require.Equal(t, tc.reason, f.queue.dlqReason[0])
+			if tc.reason != ReasonMalformedMessage {
+				require.Equal(t, tc.reason, f.store.outcomes["d1"][0].DeadReason)
+			}
+		})
+	}
+}
+
+func TestDLQUnavailableKeepsTheMessage(t *testing.T) {
+	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(400) })
+	f.queue.failDLQ = true
+	m := message(t, "d1", "1", f.now.Add(-time.Minute))
+	require.Equal(t, []string{m.MessageId}, f.run(t, m), "a dead message the DLQ cannot take stays on the queue")
+}
+
+func TestBatchThroughLambdaDecoding(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]string{}
+	f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen[r.Header.Get("webhook-id")] = r.Header.Get("X-Attempt")
+		mu.Unlock()
+		w.WriteHeader(204)
+	})
+	f.now = time.Date(2026, 11, 30, 1, 5, 0, 0, time.UTC)
+	f.store.endpoints["tenant_sample/ep_1"] = store.Endpoint{TenantID: "tenant_sample", EndpointID: "ep_1", URL: f.store.endpoints["t1/ep_1"].URL, Secrets: f.store.endpoints["t1/ep_1"].Secrets}
+	raw, err := os.ReadFile("../../events/sqs-delivery.json")
+	require.NoError(t, err)
+	out, err := lambda.NewHandler(f.h.Handle).Invoke(context.Background(), raw)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"batchItemFailures":[]}`, string(out), "an all-success batch answers an empty, non-null list")
+	require.Equal(t, map[string]string{"msg_sample1": "1", "msg_sample2": "3"}, seen)
+}
+
+func TestBatchIsSentConcurrently(t *testing.T) {
+	release := make(chan struct{})
+	var inFlight, peak atomic.Int32
+	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) {
+		n := inFlight.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		<-release
+		inFlight.Add(-1)
+		w.WriteHeader(200)
+	})
+	f.h.Concurrency = 4
+	var msgs []events.SQSMessage
+	for _, id := range []string{"a", "b", "c", "d", "e", "f"} {
+		msgs = append(msgs, message(t, id, "1", f.now))
+	}
+	done := make(chan []string)
+	go func() { done <- f.run(t, msgs...) }()
+	require.Eventually(t, func() bool { return inFlight.Load() == 4 }, 5*time.Second, 5*time.Millisecond)
+	close(release)
+	require.Empty(t, <-done)
+	require.EqualValues(t, 4, peak.Load(), "at most Concurrency attempts in flight, and that many")
+}

@@ -1,0 +1,362 @@
+package enqueue
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/outbox"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeStore is an in-memory Store.
+type fakeStore struct {
+	mu         sync.Mutex
+	endpoints  map[string][]store.Endpoint
+	deliveries map[string]*store.Delivery
+	enqueued   map[string]bool
+	rejections map[string]store.Rejection
+	failOn     string // "endpoints", "create", "mark", "reject"
+}
+
+func newFakeStore(eps ...store.Endpoint) *fakeStore {
+	s := &fakeStore{endpoints: map[string][]store.Endpoint{}, deliveries: map[string]*store.Delivery{}, enqueued: map[string]bool{}, rejections: map[string]store.Rejection{}}
+	for _, e := range eps {
+		s.endpoints[e.TenantID] = append(s.endpoints[e.TenantID], e)
+	}
+	return s
+}
+
+var errBoom = errors.New("boom: service unavailable")
+
+func (s *fakeStore) Endpoints(_ context.Context, tenant string) ([]store.Endpoint, error) {
+	if s.failOn == "endpoints" {
+		return nil, errBoom
+	}
+	return s.endpoints[tenant], nil
+}
+
+func (s *fakeStore) CreateDelivery(_ context.Context, d store.Delivery) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failOn == "create" {
+		return false, errBoom
+	}
+	if _, ok := s.deliveries[d.DeliveryID]; ok {
+		return !s.enqueued[d.DeliveryID], nil
+	}
+	s.deliveries[d.DeliveryID] = &d
+	return true, nil
+}
+
+func (s *fakeStore) MarkEnqueued(_ context.Context, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failOn == "mark" {
+		return errBoom
+	}
+	s.enqueued[id] = true
+	return nil
+}
+
+func (s *fakeStore) PutRejection(_ context.Context, r store.Rejection) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failOn == "reject" {
+		return errBoom
+	}
+	s.rejections[r.Key] = r
+	return nil
+}
+
+// fakeQueue records sent messages.
+type fakeQueue struct {
+	mu      sync.Mutex
+	sent    []delivery.Message
+	batches int
+	fail    bool
+}
+
+func (q *fakeQueue) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.fail {
+		return nil, errBoom
+	}
+	if len(in.Entries) > 10 {
+		return nil, fmt.Errorf("batch of %d entries: SQS takes at most 10", len(in.Entries))
+	}
+	q.batches++
+	out := &sqs.SendMessageBatchOutput{}
+	for _, e := range in.Entries {
+		m, err := delivery.Decode(*e.MessageBody)
+		if err != nil {
+			return nil, err
+		}
+		if *e.Id != m.DeliveryID {
+			return nil, fmt.Errorf("entry id %s is not the delivery id %s", *e.Id, m.DeliveryID)
+		}
+		q.sent = append(q.sent, m)
+		out.Successful = append(out.Successful, sqstypes.SendMessageBatchResultEntry{Id: e.Id})
+	}
+	return out, nil
+}
+
+func newHandler(s *fakeStore, q *fakeQueue) *Handler {
+	return &Handler{Store: s, Queue: q, QueueURL: "https://sqs.example/q", Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+}
+
+func endpoint(tenant, id string, types ...string) store.Endpoint {
+	return store.Endpoint{TenantID: tenant, EndpointID: id, URL: "https://example.com/" + id, Secrets: []string{"whsec_x"}, EventTypes: types}
+}
+
+// invoke pushes raw event JSON through the same decoding Lambda uses.
+func invoke(t *testing.T, h *Handler, raw []byte) events.DynamoDBEventResponse {
+	t.Helper()
+	out, err := lambda.NewHandler(h.Handle).Invoke(context.Background(), raw)
+	require.NoError(t, err)
+	require.NotContains(t, string(out), "null", "batchItemFailures must never be null")
+	var resp events.DynamoDBEventResponse
+	require.NoError(t, json.Unmarshal(out, &resp))
+	return resp
+}
+
+func sample(t *testing.T) []byte {
+	t.Helper()
+	raw, err := os.ReadFile("../../events/dynamodb-outbox-insert.json")
+	require.NoError(t, err)
+	return raw
+}
+
+func TestSampleEventFansOutAndRejects(t *testing.T) {
+	s := newFakeStore(
+		endpoint("tenant_sample", "ep_all"),
+		endpoint("tenant_sample", "ep_payments", "payment.*"),
+		endpoint("tenant_sample", "ep_orders", "order.created"),
+		func() store.Endpoint { e := endpoint("tenant_sample", "ep_off"); e.Disabled = true; return e }(),
+		endpoint("other_tenant", "ep_other"),
+	)
+	q := &fakeQueue{}
+	resp := invoke(t, newHandler(s, q), sample(t))
+	require.Empty(t, resp.BatchItemFailures)
+
+	var got []string
+	for _, m := range q.sent {
+		require.Equal(t, "evt_sample_1", m.EventID)
+		require.Equal(t, "tenant_sample", m.TenantID)
+		require.Equal(t, delivery.ID(m.EventID, m.EndpointID), m.DeliveryID)
+		require.JSONEq(t, `{"amount":1250,"currency":"eur"}`, string(m.Payload))
+		require.NotNil(t, m.Sequence)
+		require.EqualValues(t, 7, *m.Sequence)
+		got = append(got, m.EndpointID)
+	}
+	require.ElementsMatch(t, []string{"ep_all", "ep_payments"}, got, "enabled endpoints whose filter matches")
+	for _, m := range q.sent {
+		require.True(t, s.enqueued[m.DeliveryID], "sent deliveries are marked enqueued")
+	}
+
+	r, ok := s.rejections["evt_sample_bad"]
+	require.True(t, ok, "the malformed item is recorded")
+	require.Equal(t, outbox.ReasonInvalidJSON, r.Reason)
+	require.Equal(t, outbox.AttrPayload, r.Field)
+	require.Equal(t, "tenant_sample", r.TenantID)
+	require.Len(t, s.rejections, 1, "the REMOVE record is not an event")
+}
+
+func TestSameRecordTwiceSendsOnce(t *testing.T) {
+	s := newFakeStore(endpoint("tenant_sample", "ep_1"))
+	q := &fakeQueue{}
+	h := newHandler(s, q)
+	invoke(t, h, sample(t))
+	invoke(t, h, sample(t))
+	require.Len(t, q.sent, 1)
+	require.Len(t, s.deliveries, 1)
+}
+
+func TestCrashBetweenCreateAndSendLosesNothing(t *testing.T) {
+	s := newFakeStore(endpoint("tenant_sample", "ep_1"))
+	q := &fakeQueue{fail: true}
+	h := newHandler(s, q)
+	resp := invoke(t, h, sample(t))
+	require.Equal(t, []events.DynamoDBBatchItemFailure{{ItemIdentifier: "111100000000000000001"}}, resp.BatchItemFailures,
+		"the stream retries from the record whose send failed")
+	require.Len(t, s.deliveries, 1, "the delivery was created before the send failed")
+	require.Empty(t, s.rejections, "records after the failure are left for the retry")
+
+	q.fail = false
+	resp = invoke(t, h, sample(t))
+	require.Empty(t, resp.BatchItemFailures)
+	require.Len(t, q.sent, 1, "the retry sends the message the first run could not")
+}
+
+func TestInfrastructureFailuresStopAtTheRecord(t *testing.T) {
+	for _, failOn := range []string{"endpoints", "create", "mark", "reject"} {
+		t.Run(failOn, func(t *testing.T) {
+			s := newFakeStore(endpoint("tenant_sample", "ep_1"))
+			s.failOn = failOn
+			resp := invoke(t, newHandler(s, &fakeQueue{}), sample(t))
+			require.Len(t, resp.BatchItemFailures, 1)
+			want := "111100000000000000001"
+			if failOn == "reject" {
+				want = "111100000000000000002" // the first record is fine; the bad one cannot be recorded
+			}
+			require.Equal(t, want, resp.BatchItemFailures[0].ItemIdentifier)
+		})
+	}
+}
+
+func TestEndpointTargeting(t *testing.T) {
+	eps := []store.Endpoint{endpoint("t1", "ep_a"), endpoint("t1", "ep_b")}
+	t.Run("named endpoint only", func(t *testing.T) {
+		s, q := newFakeStore(eps...), &fakeQueue{}
+		resp, err := newHandler(s, q).Handle(context.Background(), streamEvent(image("e1", "t1", map[string]events.DynamoDBAttributeValue{
+			outbox.AttrEndpointID: events.NewStringAttribute("ep_b"),
+		})))
+		require.NoError(t, err)
+		require.Empty(t, resp.BatchItemFailures)
+		require.Len(t, q.sent, 1)
+		require.Equal(t, "ep_b", q.sent[0].EndpointID)
+	})
+	t.Run("unknown named endpoint is rejected", func(t *testing.T) {
+		s, q := newFakeStore(eps...), &fakeQueue{}
+		_, err := newHandler(s, q).Handle(context.Background(), streamEvent(image("e2", "t1", map[string]events.DynamoDBAttributeValue{
+			outbox.AttrEndpointID: events.NewStringAttribute("ep_zzz"),
+		})))
+		require.NoError(t, err)
+		require.Empty(t, q.sent)
+		require.Equal(t, ReasonUnknownEndpoint, s.rejections["e2"].Reason)
+	})
+	t.Run("tenant without endpoints is rejected", func(t *testing.T) {
+		s, q := newFakeStore(eps...), &fakeQueue{}
+		_, err := newHandler(s, q).Handle(context.Background(), streamEvent(image("e3", "nobody", nil)))
+		require.NoError(t, err)
+		require.Empty(t, q.sent)
+		require.Equal(t, ReasonNoEndpoint, s.rejections["e3"].Reason)
+		require.Equal(t, "nobody", s.rejections["e3"].TenantID)
+	})
+	t.Run("fan-out past ten endpoints uses several batches", func(t *testing.T) {
+		var many []store.Endpoint
+		for i := 0; i < 23; i++ {
+			many = append(many, endpoint("t2", fmt.Sprintf("ep_%02d", i)))
+		}
+		s, q := newFakeStore(many...), &fakeQueue{}
+		_, err := newHandler(s, q).Handle(context.Background(), streamEvent(image("e4", "t2", nil)))
+		require.NoError(t, err)
+		require.Len(t, q.sent, 23)
+		require.Equal(t, 3, q.batches)
+		require.Len(t, s.enqueued, 23)
+	})
+}
+
+func image(id, tenant string, extra map[string]events.DynamoDBAttributeValue) map[string]events.DynamoDBAttributeValue {
+	img := map[string]events.DynamoDBAttributeValue{
+		outbox.AttrID:         events.NewStringAttribute(id),
+		outbox.AttrTenantID:   events.NewStringAttribute(tenant),
+		outbox.AttrType:       events.NewStringAttribute("order.created"),
+		outbox.AttrPayload:    events.NewStringAttribute(`{"ok":true}`),
+		outbox.AttrOccurredAt: events.NewStringAttribute("2026-11-30T01:00:00Z"),
+	}
+	for k, v := range extra {
+		img[k] = v
+	}
+	return img
+}
+
+func streamEvent(imgs ...map[string]events.DynamoDBAttributeValue) events.DynamoDBEvent {
+	var ev events.DynamoDBEvent
+	for i, img := range imgs {
+		ev.Records = append(ev.Records, events.DynamoDBEventRecord{
+			EventName: "INSERT",
+			Change:    events.DynamoDBStreamRecord{NewImage: img, SequenceNumber: fmt.Sprintf("9%020d", i)},
+		})
+	}
+	return ev
+}
+
+func TestMalformedItemsAreRejectedAndNeverBlock(t *testing.T) {
+	str := events.NewStringAttribute
+	del := events.NewNullAttribute()
+	cases := []struct {
+		name   string
+		extra  map[string]events.DynamoDBAttributeValue
+		key    string
+		reason string
+		field  string
+	}{
+		{"missing id", map[string]events.DynamoDBAttributeValue{outbox.AttrID: del}, "seq:900000000000000000000", outbox.ReasonMissingField, outbox.AttrID},
+		{"id of wrong type", map[string]events.DynamoDBAttributeValue{outbox.AttrID: events.NewNumberAttribute("5")}, "seq:900000000000000000000", outbox.ReasonWrongType, outbox.AttrID},
+		{"id too long", map[string]events.DynamoDBAttributeValue{outbox.AttrID: str(strings.Repeat("x", 300))}, "seq:900000000000000000000", outbox.ReasonTooLarge, outbox.AttrID},
+		{"id not UTF-8", map[string]events.DynamoDBAttributeValue{outbox.AttrID: str("ev\xff")}, "seq:900000000000000000000", outbox.ReasonInvalidUTF8, outbox.AttrID},
+		{"missing tenant", map[string]events.DynamoDBAttributeValue{outbox.AttrTenantID: del}, "x", outbox.ReasonMissingField, outbox.AttrTenantID},
+		{"type is a list", map[string]events.DynamoDBAttributeValue{outbox.AttrType: events.NewListAttribute(nil)}, "x", outbox.ReasonWrongType, outbox.AttrType},
+		{"missing payload", map[string]events.DynamoDBAttributeValue{outbox.AttrPayload: del}, "x", outbox.ReasonMissingField, outbox.AttrPayload},
+		{"payload not JSON", map[string]events.DynamoDBAttributeValue{outbox.AttrPayload: str("{nope")}, "x", outbox.ReasonInvalidJSON, outbox.AttrPayload},
+		{"payload not UTF-8", map[string]events.DynamoDBAttributeValue{outbox.AttrPayload: str("\"\xff\"")}, "x", outbox.ReasonInvalidUTF8, outbox.AttrPayload},
+		{"payload too large", map[string]events.DynamoDBAttributeValue{outbox.AttrPayload: str(`"` + strings.Repeat("a", outbox.MaxPayloadBytes) + `"`)}, "x", outbox.ReasonTooLarge, outbox.AttrPayload},
+		{"payload binary", map[string]events.DynamoDBAttributeValue{outbox.AttrPayload: events.NewBinaryAttribute([]byte("{}"))}, "x", outbox.ReasonWrongType, outbox.AttrPayload},
+		{"missing time", map[string]events.DynamoDBAttributeValue{outbox.AttrOccurredAt: del}, "x", outbox.ReasonMissingField, outbox.AttrOccurredAt},
+		{"bad time", map[string]events.DynamoDBAttributeValue{outbox.AttrOccurredAt: str("yesterday")}, "x", outbox.ReasonInvalidTime, outbox.AttrOccurredAt},
+		{"sequence not integer", map[string]events.DynamoDBAttributeValue{outbox.AttrSequence: events.NewNumberAttribute("1.5")}, "x", outbox.ReasonWrongType, outbox.AttrSequence},
+		{"sequence a string", map[string]events.DynamoDBAttributeValue{outbox.AttrSequence: str("1")}, "x", outbox.ReasonWrongType, outbox.AttrSequence},
+		{"endpoint id a number", map[string]events.DynamoDBAttributeValue{outbox.AttrEndpointID: events.NewNumberAttribute("1")}, "x", outbox.ReasonWrongType, outbox.AttrEndpointID},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s, q := newFakeStore(endpoint("t1", "ep_1")), &fakeQueue{}
+			bad := image("x", "t1", nil)
+			for k, v := range tc.extra {
+				if v.IsNull() {
+					delete(bad, k)
+				} else {
+					bad[k] = v
+				}
+			}
+			resp, err := newHandler(s, q).Handle(context.Background(), streamEvent(bad, image("after", "t1", nil)))
+			require.NoError(t, err)
+			require.Empty(t, resp.BatchItemFailures, "a bad item never fails the batch")
+			r, ok := s.rejections[tc.key]
+			require.True(t, ok, "rejection recorded under %q; have %v", tc.key, s.rejections)
+			require.Equal(t, tc.reason, r.Reason)
+			require.Equal(t, tc.field, r.Field)
+			require.NotEmpty(t, r.Detail)
+			require.Len(t, q.sent, 1, "the item after the bad one is delivered")
+			require.Equal(t, "after", q.sent[0].EventID)
+		})
+	}
+}
+
+func FuzzDecodeImage(f *testing.F) {
+	f.Add("evt", "t", "order.created", `{"a":1}`, "2026-11-30T01:00:00Z", "5")
+	f.Add("", "", "", "", "", "")
+	f.Add("e\xff", "t", "x", `"\xff"`, "2026-13-40T99:00:00Z", "1e400")
+	f.Fuzz(func(t *testing.T, id, tenant, typ, payload, occurred, seq string) {
+		img := map[string]events.DynamoDBAttributeValue{
+			outbox.AttrID: events.NewStringAttribute(id), outbox.AttrTenantID: events.NewStringAttribute(tenant),
+			outbox.AttrType: events.NewStringAttribute(typ), outbox.AttrPayload: events.NewStringAttribute(payload),
+			outbox.AttrOccurredAt: events.NewStringAttribute(occurred), outbox.AttrSequence: events.NewNumberAttribute(seq),
+		}
+		ev, err := decodeImage(img)
+		if err != nil {
+			var verr *outbox.ValidationError
+			require.ErrorAs(t, err, &verr, "every rejection carries a reason")
+			require.NotEmpty(t, verr.Reason)
+			return
+		}
+		require.NoError(t, ev.Validate())
+		_, err = ev.Item()
+		require.NoError(t, err, "what enqueue accepts, a producer can write")
+	})
+}

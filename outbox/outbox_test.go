@@ -1,0 +1,86 @@
+package outbox
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stretchr/testify/require"
+)
+
+func valid() Event {
+	return Event{ID: "evt_1", TenantID: "t1", Type: "payment.succeeded", Payload: json.RawMessage(`{"a":1}`), OccurredAt: time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC)}
+}
+
+func TestValidate(t *testing.T) {
+	cases := []struct {
+		name   string
+		mut    func(*Event)
+		reason string
+		field  string
+	}{
+		{"valid", func(*Event) {}, "", ""},
+		{"no id", func(e *Event) { e.ID = "" }, ReasonMissingField, AttrID},
+		{"no tenant", func(e *Event) { e.TenantID = "" }, ReasonMissingField, AttrTenantID},
+		{"no type", func(e *Event) { e.Type = "" }, ReasonMissingField, AttrType},
+		{"long id", func(e *Event) { e.ID = strings.Repeat("i", MaxIDBytes+1) }, ReasonTooLarge, AttrID},
+		{"bad utf-8 type", func(e *Event) { e.Type = "a\xffb" }, ReasonInvalidUTF8, AttrType},
+		{"bad utf-8 endpoint", func(e *Event) { e.EndpointID = "\xff" }, ReasonInvalidUTF8, AttrEndpointID},
+		{"no payload", func(e *Event) { e.Payload = nil }, ReasonMissingField, AttrPayload},
+		{"payload not json", func(e *Event) { e.Payload = json.RawMessage(`{`) }, ReasonInvalidJSON, AttrPayload},
+		{"payload too large", func(e *Event) { e.Payload = json.RawMessage(`"` + strings.Repeat("x", MaxPayloadBytes) + `"`) }, ReasonTooLarge, AttrPayload},
+		{"no time", func(e *Event) { e.OccurredAt = time.Time{} }, ReasonMissingField, AttrOccurredAt},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := valid()
+			tc.mut(&e)
+			err := e.Validate()
+			if tc.reason == "" {
+				require.NoError(t, err)
+				return
+			}
+			var verr *ValidationError
+			require.ErrorAs(t, err, &verr)
+			require.Equal(t, tc.reason, verr.Reason)
+			require.Equal(t, tc.field, verr.Field)
+			require.Contains(t, err.Error(), tc.field, "the message names the field")
+		})
+	}
+}
+
+func TestTransactPut(t *testing.T) {
+	seq := int64(9)
+	e := valid()
+	e.Sequence, e.EndpointID, e.ExpiresAt = &seq, "ep_1", time.Unix(1800000000, 0)
+	put, err := TransactPut("outbox", e)
+	require.NoError(t, err)
+	require.Equal(t, "outbox", *put.Put.TableName)
+	require.Equal(t, "attribute_not_exists(#id)", *put.Put.ConditionExpression, "an event id is written once")
+	require.Equal(t, AttrID, put.Put.ExpressionAttributeNames["#id"])
+	item := put.Put.Item
+	require.Equal(t, "evt_1", item[AttrID].(*types.AttributeValueMemberS).Value)
+	require.Equal(t, `{"a":1}`, item[AttrPayload].(*types.AttributeValueMemberS).Value)
+	require.Equal(t, "2026-11-30T01:00:00Z", item[AttrOccurredAt].(*types.AttributeValueMemberS).Value)
+	require.Equal(t, "9", item[AttrSequence].(*types.AttributeValueMemberN).Value)
+	require.Equal(t, "1800000000", item[AttrExpiresAt].(*types.AttributeValueMemberN).Value)
+	require.Equal(t, "ep_1", item[AttrEndpointID].(*types.AttributeValueMemberS).Value)
+
+	_, err = TransactPut("", e)
+	require.ErrorIs(t, err, ErrNoTable)
+	e.Payload = json.RawMessage("nope")
+	_, err = TransactPut("outbox", e)
+	require.Error(t, err, "an invalid event is refused before it is written")
+}
+
+func TestParseOccurredAt(t *testing.T) {
+	got, err := ParseOccurredAt("2026-11-30T01:02:03.456+01:00")
+	require.NoError(t, err)
+	require.True(t, got.Equal(time.Date(2026, 11, 30, 0, 2, 3, 456e6, time.UTC)))
+	_, err = ParseOccurredAt("30/11/2026")
+	var verr *ValidationError
+	require.ErrorAs(t, err, &verr)
+	require.Equal(t, ReasonInvalidTime, verr.Reason)
+}
