@@ -173,8 +173,8 @@ func (f *fixture) run(t *testing.T, msgs ...events.SQSMessage) []string {
 
 func TestOutcomes(t *testing.T) {
 	type want struct {
-		failed     bool   // reported as a batch item failure (comes back)
-		visibility int32  // visibility set, -1 for none
+		failed     bool  // reported as a batch item failure (comes back)
+		visibility int32 // visibility set, -1 for none
 		state      delivery.State
 		reason     string
 		dlq        bool // explicit DLQ send

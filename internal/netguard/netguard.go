@@ -1,6 +1,7 @@
 package netguard
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -124,9 +125,26 @@ func (g *Guard) Control(network, address string, _ syscall.RawConn) error {
 	return g.Check(ap.Addr())
 }
 
-// Dialer returns a dialer that applies the guard to every connection.
+// Dialer returns a dialer that applies the guard to every connection. A
+// Control or ControlContext already set on base still runs, after the guard
+// allowed the address. (net.Dialer ignores Control when ControlContext is set,
+// so the guard is installed as ControlContext: setting only Control would let
+// a base ControlContext silently switch the guard off.)
 func (g *Guard) Dialer(base net.Dialer) *net.Dialer {
 	d := base
-	d.Control = g.Control
+	prev, prevCtx := base.Control, base.ControlContext
+	d.Control = nil
+	d.ControlContext = func(ctx context.Context, network, address string, c syscall.RawConn) error {
+		if err := g.Control(network, address, c); err != nil {
+			return err
+		}
+		switch {
+		case prevCtx != nil:
+			return prevCtx(ctx, network, address, c)
+		case prev != nil:
+			return prev(network, address, c)
+		}
+		return nil
+	}
 	return &d
 }
