@@ -1,0 +1,238 @@
+// Command demo runs hookline's main job against the stack deployed in the
+// local cloud: receivers on 127.0.0.1 (one healthy, one flaky, one down, one
+// that rejects), a handful of outbox events written the way a producer writes
+// them, and a summary of what was delivered, retried and dead-lettered.
+// `make demo` deploys the stack first.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/signing"
+	"github.com/hookline/hookline/internal/stackoutputs"
+	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/outbox"
+)
+
+func main() {
+	if err := run(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, "demo:", err)
+		os.Exit(1)
+	}
+}
+
+// receiver is a demo webhook endpoint that verifies every signature.
+type receiver struct {
+	name     string
+	behave   string
+	answer   func(attempt int) int
+	server   *httptest.Server
+	verifier *signing.Verifier
+	secret   string
+	hits     atomic.Int32
+	verified atomic.Int32
+}
+
+func newReceiver(name, behave string, answer func(attempt int) int) (*receiver, error) {
+	secret, err := signing.NewSecret(rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	v, err := signing.NewVerifier(secret)
+	if err != nil {
+		return nil, err
+	}
+	r := &receiver{name: name, behave: behave, answer: answer, verifier: v, secret: secret}
+	r.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(io.LimitReader(req.Body, 1<<20))
+		if r.verifier.VerifyRequest(req.Header, body) == nil {
+			r.verified.Add(1)
+		}
+		r.hits.Add(1)
+		attempt, _ := strconv.Atoi(req.Header.Get("X-Attempt"))
+		w.WriteHeader(r.answer(attempt))
+	}))
+	return r, nil
+}
+
+func run(ctx context.Context) error {
+	out, err := stackoutputs.Load(".local/outputs.json")
+	if err != nil {
+		return err
+	}
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return err
+	}
+	db := dynamodb.NewFromConfig(cfg)
+	st := store.New(db, out.StateTableName)
+
+	receivers := []struct {
+		endpoint string
+		types    []string
+		name     string
+		behave   string
+		answer   func(attempt int) int
+	}{
+		{"ep_orders", []string{"order.*"}, "orders", "answers 200", func(int) int { return 200 }},
+		{"ep_payments", []string{"payment.*"}, "payments", "fails attempts 1-2 (503), then 200", func(attempt int) int {
+			if attempt <= 2 {
+				return 503
+			}
+			return 200
+		}},
+		{"ep_ledger", []string{"payment.succeeded"}, "ledger", "is down (500 every time)", func(int) int { return 500 }},
+		{"ep_legacy", []string{"invoice.*"}, "legacy", "rejects the request (400)", func(int) int { return 400 }},
+	}
+	tenant := fmt.Sprintf("acme_%d", time.Now().Unix())
+	byEndpoint := map[string]*receiver{}
+	fmt.Printf("hookline demo: tenant %s, receivers on 127.0.0.1\n", tenant)
+	for _, r := range receivers {
+		rc, err := newReceiver(r.name, r.behave, r.answer)
+		if err != nil {
+			return err
+		}
+		defer rc.server.Close()
+		byEndpoint[r.endpoint] = rc
+		if err := st.PutEndpoint(ctx, store.Endpoint{TenantID: tenant, EndpointID: r.endpoint, URL: rc.server.URL + "/webhooks", Secrets: []string{rc.secret}, EventTypes: r.types}); err != nil {
+			return err
+		}
+		fmt.Printf("  %-12s %-26s subscribes to %-18s %s\n", r.endpoint, rc.server.URL, strings.Join(r.types, ","), r.behave)
+	}
+
+	events := []outbox.Event{
+		{ID: "order_1001", Type: "order.created", Payload: json.RawMessage(`{"order":1001,"total":"42.00"}`)},
+		{ID: "order_1002", Type: "order.shipped", Payload: json.RawMessage(`{"order":1002,"carrier":"DHL"}`)},
+		{ID: "pay_2001", Type: "payment.succeeded", Payload: json.RawMessage(`{"payment":2001,"amount":4200}`)},
+		{ID: "pay_2002", Type: "payment.refunded", Payload: json.RawMessage(`{"payment":2002,"amount":1500}`)},
+		{ID: "inv_3001", Type: "invoice.paid", Payload: json.RawMessage(`{"invoice":3001}`)},
+	}
+	fmt.Printf("\nwriting %d events to the outbox (TransactWriteItems), and one malformed item\n", len(events))
+	for i := range events {
+		events[i].ID = tenant + "_" + events[i].ID
+		events[i].TenantID, events[i].OccurredAt = tenant, time.Now().UTC()
+		put, err := outbox.TransactPut(out.OutboxTableName, events[i])
+		if err != nil {
+			return err
+		}
+		if _, err := db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{put}}); err != nil {
+			return fmt.Errorf("write %s: %w", events[i].ID, err)
+		}
+	}
+	badID := tenant + "_broken_item"
+	if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &out.OutboxTableName, Item: map[string]types.AttributeValue{
+		outbox.AttrID: &types.AttributeValueMemberS{Value: badID}, outbox.AttrTenantID: &types.AttributeValueMemberS{Value: tenant},
+		outbox.AttrType: &types.AttributeValueMemberS{Value: "order.created"}, outbox.AttrPayload: &types.AttributeValueMemberS{Value: "{not json"},
+		outbox.AttrOccurredAt: &types.AttributeValueMemberS{Value: time.Now().UTC().Format(time.RFC3339)},
+	}}); err != nil {
+		return err
+	}
+
+	// Every (event, endpoint) pair the filters select.
+	type pair struct{ event, endpoint string }
+	var pairs []pair
+	for _, ev := range events {
+		for _, r := range receivers {
+			if (store.Endpoint{EventTypes: r.types}).Accepts(ev.Type) {
+				pairs = append(pairs, pair{ev.ID, r.endpoint})
+			}
+		}
+	}
+	fmt.Printf("waiting for %d deliveries to reach a final state (retry schedule: %d attempts)\n", len(pairs), out.MaxReceiveCount)
+	final := map[pair]store.Delivery{}
+	deadline := time.Now().Add(90 * time.Second)
+	for len(final) < len(pairs) && time.Now().Before(deadline) {
+		for _, p := range pairs {
+			if _, done := final[p]; done {
+				continue
+			}
+			d, err := st.Delivery(ctx, delivery.ID(p.event, p.endpoint))
+			if err == nil && d.State != delivery.StatePending {
+				final[p] = d
+				fmt.Printf("  %-9s %-36s -> %-12s after %d attempt(s)\n", d.State, strings.TrimPrefix(p.event, tenant+"_"), p.endpoint, d.Attempts)
+			} else if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+
+	fmt.Println("\nsummary")
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  EVENT\tENDPOINT\tSTATE\tATTEMPTS\tLAST\tDEAD REASON")
+	var delivered, retried, dead, pending int
+	sort.Slice(pairs, func(i, j int) bool { return pairs[i].event+pairs[i].endpoint < pairs[j].event+pairs[j].endpoint })
+	for _, p := range pairs {
+		d, ok := final[p]
+		if !ok {
+			pending++
+			fmt.Fprintf(tw, "  %s\t%s\tstill pending\t\t\t\n", strings.TrimPrefix(p.event, tenant+"_"), p.endpoint)
+			continue
+		}
+		last := d.LastError
+		if last == "" {
+			last = fmt.Sprint(d.LastStatus)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%s\t%s\n", strings.TrimPrefix(p.event, tenant+"_"), p.endpoint, d.State, d.Attempts, last, d.DeadReason)
+		switch {
+		case d.State == delivery.StateDelivered:
+			delivered++
+		case d.State == delivery.StateDead:
+			dead++
+		}
+		if d.Attempts > 1 {
+			retried++
+		}
+	}
+	tw.Flush()
+
+	var verified, hits int32
+	for _, r := range byEndpoint {
+		verified += r.verified.Load()
+		hits += r.hits.Load()
+	}
+	fmt.Printf("\n  delivered %d, dead-lettered %d, retried %d, still pending %d\n", delivered, dead, retried, pending)
+	fmt.Printf("  %d requests received, %d with a valid Standard Webhooks signature\n", hits, verified)
+	if r, err := st.Rejection(ctx, badID); err == nil {
+		fmt.Printf("  malformed outbox item rejected: %s (%s: %s)\n", strings.TrimPrefix(r.Key, tenant+"_"), r.Reason, r.Detail)
+	} else {
+		fmt.Printf("  malformed outbox item: not recorded yet (%v)\n", err)
+	}
+	if depth, err := dlqDepth(ctx, sqs.NewFromConfig(cfg), out.DeadLetterQueueURL); err == nil {
+		fmt.Printf("  dead-letter queue depth (all tenants, this stack): %s\n", depth)
+	}
+	fmt.Println("\nThe local cloud is still running: `make local-down` stops it.")
+	if pending > 0 || hits != verified {
+		return fmt.Errorf("%d deliveries never reached a final state, %d requests failed verification", pending, hits-verified)
+	}
+	return nil
+}
+
+func dlqDepth(ctx context.Context, c *sqs.Client, url string) (string, error) {
+	out, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &url, AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages}})
+	if err != nil {
+		return "", err
+	}
+	return out.Attributes["ApproximateNumberOfMessages"], nil
+}
+
