@@ -88,7 +88,7 @@ func NewPipelineFunctions(scope constructs.Construct, id string, p PipelineFunct
 		RetryAttempts:           jsii.Number(10),
 		MaxRecordAge:            awscdk.Duration_Hours(jsii.Number(24)),
 		ReportBatchItemFailures: jsii.Bool(true),
-		OnFailure:               awslambdaeventsources.NewSqsDlq(p.Queues.EnqueueFailures),
+		OnFailure: awslambdaeventsources.NewSqsDlq(p.Queues.DeadLetter),
 	}))
 
 	deliverEnv := map[string]string{
