@@ -103,6 +103,11 @@ func TestRetriesWithBackoffThenDeadLetters(t *testing.T) {
 	require.Equal(t, "attempts_exhausted", d.DeadReason)
 	require.Equal(t, attempts, d.Attempts)
 	require.Equal(t, "http_500", d.LastError)
+	require.Len(t, d.AttemptLog, attempts, "every attempt is logged")
+	for i, a := range d.AttemptLog {
+		require.Equal(t, i+1, a.Number)
+		require.Equal(t, http.StatusInternalServerError, a.Status)
+	}
 	msg := waitInDLQ(t, id, 60*time.Second)
 	require.Equal(t, ev.ID, msg.EventID)
 

@@ -11,7 +11,7 @@ set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$HOOKLINE_ROOT"
 
-SCHEDULE=${HOOKLINE_LOCAL_RETRY_SCHEDULE:-0s,1s,2s,4s}
+SCHEDULE=${HOOKLINE_LOCAL_RETRY_SCHEDULE:-0s,1s,4s,10s}
 MAX_AGE=${HOOKLINE_LOCAL_MAX_AGE:-1h}
 CDK=(node_modules/.bin/cdk)
 CTX=(-c architecture=host -c "retrySchedule=$SCHEDULE" -c "maxAge=$MAX_AGE" -c allowCIDRs=127.0.0.0/8)

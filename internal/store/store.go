@@ -279,7 +279,6 @@ func (s *Store) RecordAttempt(ctx context.Context, d Delivery, a Attempt, o Outc
 		":delivered": &types.AttributeValueMemberS{Value: string(delivery.StateDelivered)},
 		":status":    &types.AttributeValueMemberN{Value: strconv.Itoa(a.Status)},
 		":error":     &types.AttributeValueMemberS{Value: a.Error},
-		":now":       timeValue(a.At),
 	}
 	set := "SET #state = :state, attempts = :n, last_status = :status, last_error = :error, " +
 		"attempt_log = list_append(if_not_exists(attempt_log, :empty), :attempt), " +
@@ -293,9 +292,11 @@ func (s *Store) RecordAttempt(ctx context.Context, d Delivery, a Attempt, o Outc
 	switch o.State {
 	case delivery.StateDelivered:
 		set += ", delivered_at = :now"
+		values[":now"] = timeValue(a.At)
 		remove = " REMOVE gsi1pk, gsi1sk"
 	case delivery.StateDead:
 		set += ", dead_at = :now, dead_reason = :reason, gsi1pk = :gpk, gsi1sk = :gsk"
+		values[":now"] = timeValue(a.At)
 		values[":reason"] = &types.AttributeValueMemberS{Value: o.DeadReason}
 		values[":gpk"] = &types.AttributeValueMemberS{Value: "TENANT#" + d.TenantID + "#DEAD"}
 		values[":gsk"] = &types.AttributeValueMemberS{Value: a.At.UTC().Format(time.RFC3339Nano) + "#" + d.DeliveryID}

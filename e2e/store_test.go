@@ -1,0 +1,102 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/store"
+	"github.com/stretchr/testify/require"
+)
+
+// The store's contract, checked against the real table in the local cloud.
+func TestStoreAgainstLocalCloud(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := env.store
+	tenantID := fmt.Sprintf("t_store_%d", time.Now().UnixNano())
+
+	t.Run("create delivery is idempotent until the message is marked sent", func(t *testing.T) {
+		d := store.Delivery{DeliveryID: delivery.ID("evt_s1", tenantID), TenantID: tenantID, EndpointID: "ep", EventID: "evt_s1", EventType: "a.b"}
+		send, err := s.CreateDelivery(ctx, d)
+		require.NoError(t, err)
+		require.True(t, send, "a new delivery must be sent")
+		send, err = s.CreateDelivery(ctx, d)
+		require.NoError(t, err)
+		require.True(t, send, "created but never marked sent: send again")
+		require.NoError(t, s.MarkEnqueued(ctx, d.DeliveryID))
+		send, err = s.CreateDelivery(ctx, d)
+		require.NoError(t, err)
+		require.False(t, send, "already sent: do not send twice")
+		got, err := s.Delivery(ctx, d.DeliveryID)
+		require.NoError(t, err)
+		require.Equal(t, delivery.StatePending, got.State)
+		require.NotNil(t, got.EnqueuedAt)
+	})
+
+	t.Run("attempts append, dead is indexed per tenant, delivered never regresses", func(t *testing.T) {
+		d := store.Delivery{DeliveryID: delivery.ID("evt_s2", tenantID), TenantID: tenantID, EndpointID: "ep", EventID: "evt_s2", EventType: "a.b"}
+		_, err := s.CreateDelivery(ctx, d)
+		require.NoError(t, err)
+		now := time.Now().UTC()
+		require.NoError(t, s.RecordAttempt(ctx, d, store.Attempt{Number: 1, At: now, Status: 500, Error: "http_500", LatencyMS: 12}, store.Outcome{State: delivery.StatePending}))
+		require.NoError(t, s.RecordAttempt(ctx, d, store.Attempt{Number: 2, At: now, Status: 400, Error: "http_400"}, store.Outcome{State: delivery.StateDead, DeadReason: "rejected_400"}))
+		got, err := s.Delivery(ctx, d.DeliveryID)
+		require.NoError(t, err)
+		require.Equal(t, delivery.StateDead, got.State)
+		require.Equal(t, "rejected_400", got.DeadReason)
+		require.Equal(t, 2, got.Attempts)
+		require.Len(t, got.AttemptLog, 2)
+		require.Equal(t, 500, got.AttemptLog[0].Status)
+
+		q, err := env.ddb.Query(ctx, &dynamodb.QueryInput{
+			TableName: &env.out.StateTableName, IndexName: aws.String("gsi1"),
+			KeyConditionExpression:    aws.String("gsi1pk = :pk"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "TENANT#" + tenantID + "#DEAD"}},
+		})
+		require.NoError(t, err)
+		require.Len(t, q.Items, 1, "the dead delivery is listed under its tenant")
+
+		require.NoError(t, s.RecordAttempt(ctx, d, store.Attempt{Number: 3, At: now, Status: 200}, store.Outcome{State: delivery.StateDelivered}))
+		require.NoError(t, s.RecordAttempt(ctx, d, store.Attempt{Number: 4, At: now, Status: 500}, store.Outcome{State: delivery.StatePending}))
+		got, err = s.Delivery(ctx, d.DeliveryID)
+		require.NoError(t, err)
+		require.Equal(t, delivery.StateDelivered, got.State, "a late attempt cannot undo a delivery")
+		require.Equal(t, 3, got.Attempts)
+	})
+
+	t.Run("endpoints list per tenant; disable needs an existing endpoint", func(t *testing.T) {
+		for _, id := range []string{"ep_a", "ep_b"} {
+			require.NoError(t, s.PutEndpoint(ctx, store.Endpoint{TenantID: tenantID, EndpointID: id, URL: "https://example.com/" + id, Secrets: []string{"whsec_x"}}))
+		}
+		require.NoError(t, s.PutEndpoint(ctx, store.Endpoint{TenantID: tenantID + "_other", EndpointID: "ep_c", URL: "https://example.com", Secrets: []string{"whsec_x"}}))
+		eps, err := s.Endpoints(ctx, tenantID)
+		require.NoError(t, err)
+		require.Len(t, eps, 2)
+		require.NoError(t, s.DisableEndpoint(ctx, tenantID, "ep_a", "endpoint_gone"))
+		ep, err := s.Endpoint(ctx, tenantID, "ep_a")
+		require.NoError(t, err)
+		require.True(t, ep.Disabled)
+		require.Equal(t, "endpoint_gone", ep.DisabledReason)
+		require.Error(t, s.DisableEndpoint(ctx, tenantID, "ep_missing", "x"), "disabling must not create an endpoint")
+		_, err = s.Endpoint(ctx, tenantID, "ep_missing")
+		require.ErrorIs(t, err, store.ErrNotFound)
+	})
+
+	t.Run("rejections are readable by key", func(t *testing.T) {
+		key := "evt_rej_" + tenantID
+		require.NoError(t, s.PutRejection(ctx, store.Rejection{Key: key, EventID: key, TenantID: tenantID, Reason: "invalid_json", Field: "payload", Detail: "is not JSON"}))
+		r, err := s.Rejection(ctx, key)
+		require.NoError(t, err)
+		require.Equal(t, "invalid_json", r.Reason)
+		_, err = s.Rejection(ctx, "nope_"+key)
+		require.ErrorIs(t, err, store.ErrNotFound)
+	})
+}
