@@ -180,8 +180,17 @@ var errBodyTooLarge = errors.New("response body larger than the read cap")
 // ExcerptBytes as valid text.
 func readExcerpt(body io.Reader) (string, error) {
 	buf := make([]byte, ExcerptBytes)
-	n, err := io.ReadFull(body, buf)
-	if err == io.EOF || err == io.ErrUnexpectedEOF {
+	// Not io.ReadFull: it turns a short body's io.EOF into
+	// io.ErrUnexpectedEOF, the very error net/http returns for a body cut
+	// short of its Content-Length, and the two must not be confused.
+	n := 0
+	var err error
+	for n < len(buf) && err == nil {
+		var m int
+		m, err = body.Read(buf[n:])
+		n += m
+	}
+	if err == io.EOF {
 		return string(bytes.ToValidUTF8(buf[:n], nil)), nil
 	}
 	if err != nil {
