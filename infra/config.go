@@ -49,6 +49,10 @@ type HooklineStackProps struct {
 	LogLevel string
 }
 
+// MaxEventAge is the longest age cap a deployment may set: the queues keep
+// messages 14 days, less the longest backoff (12 h) and a margin.
+const MaxEventAge = 13 * 24 * time.Hour
+
 // withDefaults returns a copy of p with every zero field set to its default,
 // or an error naming the field that cannot be deployed.
 func (p HooklineStackProps) withDefaults() (HooklineStackProps, error) {
@@ -63,6 +67,9 @@ func (p HooklineStackProps) withDefaults() (HooklineStackProps, error) {
 	}
 	if err := p.Retry.Validate(); err != nil {
 		return p, fmt.Errorf("retry policy: %w", err)
+	}
+	if p.Retry.MaxAge > MaxEventAge {
+		return p, fmt.Errorf("retry max age %s exceeds %s: the delivery queue keeps messages 14 days, and an older one would expire silently instead of reaching the DLQ", p.Retry.MaxAge, MaxEventAge)
 	}
 	if p.RequestTimeout == 0 {
 		p.RequestTimeout = 15 * time.Second

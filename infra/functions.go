@@ -88,7 +88,7 @@ func NewPipelineFunctions(scope constructs.Construct, id string, p PipelineFunct
 		RetryAttempts:           jsii.Number(10),
 		MaxRecordAge:            awscdk.Duration_Hours(jsii.Number(24)),
 		ReportBatchItemFailures: jsii.Bool(true),
-		OnFailure: awslambdaeventsources.NewSqsDlq(p.Queues.DeadLetter),
+		OnFailure:               awslambdaeventsources.NewSqsDlq(p.Queues.EnqueueFailures),
 	}))
 
 	deliverEnv := map[string]string{

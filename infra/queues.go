@@ -34,8 +34,10 @@ type DeliveryQueues struct {
 	EnqueueFailureAlarm awscloudwatch.Alarm
 }
 
-// NewDeliveryQueues creates the queues. Dead letters are kept 14 days, the
-// SQS maximum, so tenants have two weeks to replay them.
+// NewDeliveryQueues creates the queues, each keeping messages 14 days, the
+// SQS maximum. A message SQS redrives to the DLQ keeps its original enqueue
+// time, so it stays 14 days less its age (at most 24 h by default); one the
+// deliver function sends there gets the full 14 days.
 func NewDeliveryQueues(scope constructs.Construct, id string, p DeliveryQueuesProps) DeliveryQueues {
 	c := constructs.NewConstruct(scope, &id)
 	retention := awscdk.Duration_Days(jsii.Number(14))
