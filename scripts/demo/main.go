@@ -235,4 +235,3 @@ func dlqDepth(ctx context.Context, c *sqs.Client, url string) (string, error) {
 	}
 	return out.Attributes["ApproximateNumberOfMessages"], nil
 }
-
