@@ -46,8 +46,15 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 		_, err := s.CreateDelivery(ctx, d)
 		require.NoError(t, err)
 		now := time.Now().UTC()
-		require.NoError(t, s.RecordAttempt(ctx, d, store.Attempt{Number: 1, At: now, Status: 500, Error: "http_500", LatencyMS: 12}, store.Outcome{State: delivery.StatePending}))
-		require.NoError(t, s.RecordAttempt(ctx, d, store.Attempt{Number: 2, At: now, Status: 400, Error: "http_400"}, store.Outcome{State: delivery.StateDead, DeadReason: "rejected_400"}))
+		// As deliver does: read the delivery, attempt, record.
+		record := func(a store.Attempt, o store.Outcome) {
+			t.Helper()
+			cur, err := s.Delivery(ctx, d.DeliveryID)
+			require.NoError(t, err)
+			require.NoError(t, s.RecordAttempt(ctx, cur, a, o))
+		}
+		record(store.Attempt{Number: 1, At: now, Status: 500, Error: "http_500", LatencyMS: 12}, store.Outcome{State: delivery.StatePending})
+		record(store.Attempt{Number: 2, At: now, Status: 400, Error: "http_400"}, store.Outcome{State: delivery.StateDead, DeadReason: "rejected_400"})
 		got, err := s.Delivery(ctx, d.DeliveryID)
 		require.NoError(t, err)
 		require.Equal(t, delivery.StateDead, got.State)
@@ -64,12 +71,58 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, q.Items, 1, "the dead delivery is listed under its tenant")
 
-		require.NoError(t, s.RecordAttempt(ctx, d, store.Attempt{Number: 3, At: now, Status: 200}, store.Outcome{State: delivery.StateDelivered}))
-		require.NoError(t, s.RecordAttempt(ctx, d, store.Attempt{Number: 4, At: now, Status: 500}, store.Outcome{State: delivery.StatePending}))
+		record(store.Attempt{Number: 3, At: now, Status: 200}, store.Outcome{State: delivery.StateDelivered})
+		record(store.Attempt{Number: 4, At: now, Status: 500}, store.Outcome{State: delivery.StatePending})
 		got, err = s.Delivery(ctx, d.DeliveryID)
 		require.NoError(t, err)
 		require.Equal(t, delivery.StateDelivered, got.State, "a late attempt cannot undo a delivery")
 		require.Equal(t, 3, got.Attempts)
+	})
+
+	t.Run("the attempt log keeps the newest entries", func(t *testing.T) {
+		d := store.Delivery{DeliveryID: delivery.ID("evt_s3", tenantID), TenantID: tenantID, EndpointID: "ep", EventID: "evt_s3", EventType: "a.b"}
+		_, err := s.CreateDelivery(ctx, d)
+		require.NoError(t, err)
+		for i := 1; i <= store.MaxAttemptLog+5; i++ {
+			cur, err := s.Delivery(ctx, d.DeliveryID)
+			require.NoError(t, err)
+			require.NoError(t, s.RecordAttempt(ctx, cur, store.Attempt{Number: i, At: time.Now().UTC(), Status: 503}, store.Outcome{State: delivery.StatePending}))
+		}
+		got, err := s.Delivery(ctx, d.DeliveryID)
+		require.NoError(t, err)
+		require.Equal(t, store.MaxAttemptLog+5, got.Attempts, "every attempt is counted")
+		require.Len(t, got.AttemptLog, store.MaxAttemptLog)
+		require.Equal(t, 6, got.AttemptLog[0].Number, "the oldest entries are dropped")
+		require.Equal(t, store.MaxAttemptLog+5, got.AttemptLog[store.MaxAttemptLog-1].Number)
+	})
+
+	t.Run("endpoint failures count up, reset, and disable at the threshold", func(t *testing.T) {
+		require.NoError(t, s.PutEndpoint(ctx, store.Endpoint{TenantID: tenantID + "_health", EndpointID: "ep_health", URL: "https://example.com", Secrets: []string{"whsec_x"}}))
+		for i := 1; i <= 2; i++ {
+			disabled, err := s.RecordEndpointFailure(ctx, tenantID+"_health", "ep_health", 3)
+			require.NoError(t, err)
+			require.False(t, disabled)
+		}
+		require.NoError(t, s.ResetEndpointFailures(ctx, tenantID+"_health", "ep_health"))
+		ep, err := s.Endpoint(ctx, tenantID+"_health", "ep_health")
+		require.NoError(t, err)
+		require.Zero(t, ep.ConsecutiveFailures)
+		var disabledAt int
+		for i := 1; i <= 4; i++ {
+			disabled, err := s.RecordEndpointFailure(ctx, tenantID+"_health", "ep_health", 3)
+			require.NoError(t, err)
+			if disabled {
+				require.Zero(t, disabledAt, "disabled once, not again")
+				disabledAt = i
+			}
+		}
+		require.Equal(t, 3, disabledAt)
+		ep, err = s.Endpoint(ctx, tenantID+"_health", "ep_health")
+		require.NoError(t, err)
+		require.True(t, ep.Disabled)
+		require.Equal(t, store.ReasonConsecutiveFailures, ep.DisabledReason)
+		_, err = s.RecordEndpointFailure(ctx, tenantID, "ep_gone_missing", 3)
+		require.Error(t, err, "counting must not create an endpoint")
 	})
 
 	t.Run("endpoints list per tenant; disable needs an existing endpoint", func(t *testing.T) {

@@ -42,6 +42,9 @@ type HooklineStackProps struct {
 	// refuses otherwise (loopback, private ranges, ...). Default none. The
 	// local cloud sets 127.0.0.0/8 so tests can reach receivers on loopback.
 	AllowCIDRs []string
+	// DisableAfter disables an endpoint after this many consecutive failed
+	// attempts. Default 50; negative: never.
+	DisableAfter int
 	// DLQAlarmThreshold: the DLQ depth alarm fires when more messages than
 	// this are visible in the dead-letter queue. Default 100.
 	DLQAlarmThreshold int
@@ -91,6 +94,9 @@ func (p HooklineStackProps) withDefaults() (HooklineStackProps, error) {
 	}
 	if p.DeliverReservedConcurrency != 0 && p.DeliverReservedConcurrency <= p.DeliverMaxConcurrency {
 		return p, fmt.Errorf("deliver reserved concurrency %d must exceed max concurrency %d, or throttles burn attempts", p.DeliverReservedConcurrency, p.DeliverMaxConcurrency)
+	}
+	if p.DisableAfter == 0 {
+		p.DisableAfter = 50
 	}
 	if p.DLQAlarmThreshold == 0 {
 		p.DLQAlarmThreshold = 100

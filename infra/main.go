@@ -5,7 +5,10 @@
 //	architecture    arm64 (default) | x86_64 | host (the machine's own, for a local cloud)
 //	assetDir        folder of built bootstraps (default dist/<architecture>)
 //	retrySchedule   delays before each attempt, e.g. "0s,5s,30s,5m" (default the documented schedule)
+//	retryJitter     proportional (default, ±20%) | full | none
 //	maxAge          age cap of an event, e.g. "24h"
+//	requestTimeout  bound on one POST, e.g. "15s"
+//	disableAfter    consecutive failed attempts that disable an endpoint (default 50)
 //	allowCIDRs      comma-separated CIDRs the SSRF guard lets through (default none)
 //	stackName       default "Hookline"
 package main
@@ -14,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -70,12 +74,35 @@ func propsFromContext(ctx func(string) string) (*HooklineStackProps, string, err
 		}
 		p.Retry.Schedule = steps
 	}
+	if s := ctx("retryJitter"); s != "" {
+		env := p.Retry.Env()
+		env[retry.EnvJitterMode] = s
+		policy, err := retry.FromEnv(func(k string) string { return env[k] })
+		if err != nil {
+			return nil, "", fmt.Errorf("context retryJitter: %w", err)
+		}
+		p.Retry.Mode = policy.Mode
+	}
 	if s := ctx("maxAge"); s != "" {
 		d, err := time.ParseDuration(s)
 		if err != nil {
 			return nil, "", fmt.Errorf("context maxAge: %w", err)
 		}
 		p.Retry.MaxAge = d
+	}
+	if s := ctx("requestTimeout"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return nil, "", fmt.Errorf("context requestTimeout: %w", err)
+		}
+		p.RequestTimeout = d
+	}
+	if s := ctx("disableAfter"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return nil, "", fmt.Errorf("context disableAfter: %q is not a whole number", s)
+		}
+		p.DisableAfter = n
 	}
 	if s := ctx("allowCIDRs"); s != "" {
 		for _, c := range strings.Split(s, ",") {

@@ -70,5 +70,6 @@ func deliverEnv(p HooklineStackProps) map[string]string {
 	env := p.Retry.Env()
 	env["HOOKLINE_REQUEST_TIMEOUT"] = p.RequestTimeout.String()
 	env["HOOKLINE_ALLOW_CIDRS"] = strings.Join(p.AllowCIDRs, ",")
+	env["HOOKLINE_DISABLE_AFTER"] = strconv.Itoa(p.DisableAfter)
 	return env
 }

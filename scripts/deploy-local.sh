@@ -14,7 +14,8 @@ cd "$HOOKLINE_ROOT"
 SCHEDULE=${HOOKLINE_LOCAL_RETRY_SCHEDULE:-0s,1s,4s,10s}
 MAX_AGE=${HOOKLINE_LOCAL_MAX_AGE:-1h}
 CDK=(node_modules/.bin/cdk)
-CTX=(-c architecture=host -c "retrySchedule=$SCHEDULE" -c "maxAge=$MAX_AGE" -c allowCIDRs=127.0.0.0/8)
+CTX=(-c architecture=host -c "retrySchedule=$SCHEDULE" -c "maxAge=$MAX_AGE" -c allowCIDRs=127.0.0.0/8
+  -c "requestTimeout=${HOOKLINE_LOCAL_REQUEST_TIMEOUT:-3s}" -c "disableAfter=${HOOKLINE_LOCAL_DISABLE_AFTER:-50}")
 
 echo "deploy-local: cdk bootstrap"
 "${CDK[@]}" bootstrap "aws://$CDK_DEFAULT_ACCOUNT/$AWS_REGION" "${CTX[@]}" >"$STATE_DIR/bootstrap.log" 2>&1 \

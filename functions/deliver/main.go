@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -39,6 +40,9 @@ type Config struct {
 	// Guard (HOOKLINE_ALLOW_CIDRS, comma-separated CIDRs) lets deliveries
 	// reach otherwise refused addresses. Default: none.
 	Guard netguard.Guard
+	// DisableAfter (HOOKLINE_DISABLE_AFTER) consecutive failed attempts
+	// disable an endpoint. Default 50; negative: never.
+	DisableAfter int
 	// LogLevel (HOOKLINE_LOG_LEVEL): DEBUG, INFO (default), WARN or ERROR.
 	LogLevel string
 }
@@ -49,6 +53,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		QueueURL:       getenv("HOOKLINE_DELIVERY_QUEUE_URL"),
 		DLQURL:         getenv("HOOKLINE_DLQ_URL"),
 		RequestTimeout: 15 * time.Second,
+		DisableAfter:   50,
 		LogLevel:       getenv("HOOKLINE_LOG_LEVEL"),
 	}
 	for name, v := range map[string]string{"HOOKLINE_STATE_TABLE": c.StateTable, "HOOKLINE_DELIVERY_QUEUE_URL": c.QueueURL, "HOOKLINE_DLQ_URL": c.DLQURL} {
@@ -63,6 +68,11 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	if s := getenv("HOOKLINE_REQUEST_TIMEOUT"); s != "" {
 		if c.RequestTimeout, err = time.ParseDuration(s); err != nil || c.RequestTimeout <= 0 {
 			return c, fmt.Errorf("HOOKLINE_REQUEST_TIMEOUT: %q is not a positive duration", s)
+		}
+	}
+	if s := getenv("HOOKLINE_DISABLE_AFTER"); s != "" {
+		if c.DisableAfter, err = strconv.Atoi(s); err != nil || c.DisableAfter == 0 {
+			return c, fmt.Errorf("HOOKLINE_DISABLE_AFTER: %q is not a non-zero whole number", s)
 		}
 	}
 	if c.Guard.Allow, err = netguard.ParsePrefixes(getenv("HOOKLINE_ALLOW_CIDRS")); err != nil {
@@ -97,11 +107,12 @@ func run() error {
 		Sender: &dispatch.Client{HTTP: dispatch.NewHTTPClient(dispatch.ClientOptions{
 			Guard: &cfg.Guard, RequestTimeout: cfg.RequestTimeout,
 		})},
-		QueueURL: cfg.QueueURL,
-		DLQURL:   cfg.DLQURL,
-		Policy:   cfg.Retry,
-		Rand:     rand.Float64,
-		Log:      log,
+		QueueURL:     cfg.QueueURL,
+		DLQURL:       cfg.DLQURL,
+		Policy:       cfg.Retry,
+		DisableAfter: cfg.DisableAfter,
+		Rand:         rand.Float64,
+		Log:          log,
 	}
 	lambda.Start(h.Handle)
 	return nil

@@ -32,6 +32,8 @@ type Store interface {
 	Endpoint(ctx context.Context, tenantID, endpointID string) (store.Endpoint, error)
 	RecordAttempt(ctx context.Context, d store.Delivery, a store.Attempt, o store.Outcome) error
 	DisableEndpoint(ctx context.Context, tenantID, endpointID, reason string) error
+	RecordEndpointFailure(ctx context.Context, tenantID, endpointID string, threshold int) (disabled bool, err error)
+	ResetEndpointFailures(ctx context.Context, tenantID, endpointID string) error
 }
 
 // Queue is what deliver needs of SQS.
@@ -63,8 +65,20 @@ type Handler struct {
 	Rand func() float64
 	// Concurrency bounds the attempts of a batch in flight at once. Default 10.
 	Concurrency int
-	Log         *slog.Logger
+	// DisableAfter disables an endpoint after this many consecutive failed
+	// attempts. Default 50; negative: never.
+	DisableAfter int
+	// Reserve is the time kept back from the Lambda deadline for recording
+	// an attempt's outcome. An attempt gets at most the time left before
+	// the deadline less Reserve; with less than a second of it, the message
+	// is returned to the queue untried. Default 3 s.
+	Reserve time.Duration
+	Log     *slog.Logger
 }
+
+// ReasonNoTimeLeft is the attempt error of a message returned to the queue
+// untried because the invocation was about to time out.
+const ReasonNoTimeLeft = "no_time_left"
 
 // Handle processes a batch. Messages that are to be tried again are listed in
 // the response; its slice is never nil, even when empty.
@@ -153,13 +167,23 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage) bool {
 		return h.dead(ctx, log, m, d, store.Attempt{Number: attempt, At: now, Error: "not_attempted"}, ReasonMalformedMessage)
 	}
 
-	res := h.Sender.Send(ctx, dispatch.Request{
+	sendCtx, cancel, ok := h.attemptContext(ctx)
+	if !ok {
+		// Too close to the invocation's deadline to attempt and record it:
+		// back to the queue at once, untried (it costs one receive).
+		log.WarnContext(ctx, "no time left in this invocation; message returned untried")
+		h.setVisibility(ctx, log, m, 0)
+		return false
+	}
+	defer cancel()
+	res := h.Sender.Send(sendCtx, dispatch.Request{
 		URL: ep.URL, DeliveryID: msg.DeliveryID, EventID: msg.EventID, EventType: msg.EventType,
 		Attempt: attempt, Body: body, Signer: signer,
 	})
 	a := store.Attempt{Number: attempt, At: now, Status: res.Status, Error: res.Error, LatencyMS: res.Latency.Milliseconds(), Excerpt: res.Excerpt}
 	log = log.With("outcome", res.Outcome.String(), "status", res.Status, "error", res.Error, "latency_ms", a.LatencyMS)
 
+	h.endpointHealth(ctx, log, ep, res.Outcome == dispatch.Delivered)
 	switch res.Outcome {
 	case dispatch.Delivered:
 		if err := h.Store.RecordAttempt(ctx, d, a, store.Outcome{State: delivery.StateDelivered}); err != nil {
@@ -232,6 +256,51 @@ func (h *Handler) setVisibility(ctx context.Context, log *slog.Logger, m events.
 	}); err != nil {
 		// The message still comes back, after the queue's visibility timeout.
 		log.WarnContext(ctx, "cannot change message visibility", "error", err.Error())
+	}
+}
+
+// attemptContext bounds an attempt by the invocation's deadline less the
+// reserve. ok is false when less than a second would be left.
+func (h *Handler) attemptContext(ctx context.Context) (context.Context, context.CancelFunc, bool) {
+	deadline, has := ctx.Deadline()
+	if !has {
+		return ctx, func() {}, true
+	}
+	reserve := h.Reserve
+	if reserve <= 0 {
+		reserve = 3 * time.Second
+	}
+	left := time.Until(deadline) - reserve
+	if left < time.Second {
+		return nil, nil, false
+	}
+	c, cancel := context.WithTimeout(ctx, left)
+	return c, cancel, true
+}
+
+// endpointHealth keeps the endpoint's consecutive failure count: reset on
+// success (only when it is not already zero), counted on failure, and the
+// endpoint disabled when the count reaches DisableAfter.
+func (h *Handler) endpointHealth(ctx context.Context, log *slog.Logger, ep store.Endpoint, ok bool) {
+	if ok {
+		if ep.ConsecutiveFailures > 0 {
+			if err := h.Store.ResetEndpointFailures(ctx, ep.TenantID, ep.EndpointID); err != nil {
+				log.ErrorContext(ctx, "cannot reset endpoint failures", "health_error", err.Error())
+			}
+		}
+		return
+	}
+	threshold := h.DisableAfter
+	if threshold == 0 {
+		threshold = 50
+	}
+	disabled, err := h.Store.RecordEndpointFailure(ctx, ep.TenantID, ep.EndpointID, max(threshold, 0))
+	if err != nil {
+		log.ErrorContext(ctx, "cannot count endpoint failure", "health_error", err.Error())
+		return
+	}
+	if disabled {
+		log.WarnContext(ctx, "endpoint disabled after consecutive failures", "threshold", threshold)
 	}
 }
 

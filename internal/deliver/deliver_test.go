@@ -38,11 +38,13 @@ type fakeStore struct {
 	outcomes   map[string][]store.Outcome
 	attempts   map[string][]store.Attempt
 	disabled   map[string]string
+	failures   map[string]int
+	resets     int
 	failRead   bool
 }
 
 func newFakeStore(eps ...store.Endpoint) *fakeStore {
-	s := &fakeStore{deliveries: map[string]store.Delivery{}, endpoints: map[string]store.Endpoint{}, outcomes: map[string][]store.Outcome{}, attempts: map[string][]store.Attempt{}, disabled: map[string]string{}}
+	s := &fakeStore{deliveries: map[string]store.Delivery{}, endpoints: map[string]store.Endpoint{}, outcomes: map[string][]store.Outcome{}, attempts: map[string][]store.Attempt{}, disabled: map[string]string{}, failures: map[string]int{}}
 	for _, e := range eps {
 		s.endpoints[e.TenantID+"/"+e.EndpointID] = e
 	}
@@ -82,6 +84,28 @@ func (s *fakeStore) DisableEndpoint(_ context.Context, tenant, id, reason string
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.disabled[tenant+"/"+id] = reason
+	return nil
+}
+
+func (s *fakeStore) RecordEndpointFailure(_ context.Context, tenant, id string, threshold int) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := tenant + "/" + id
+	s.failures[k]++
+	if threshold > 0 && s.failures[k] >= threshold {
+		if _, already := s.disabled[k]; !already {
+			s.disabled[k] = store.ReasonConsecutiveFailures
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func (s *fakeStore) ResetEndpointFailures(_ context.Context, tenant, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failures[tenant+"/"+id] = 0
+	s.resets++
 	return nil
 }
 
@@ -341,4 +365,67 @@ func TestBatchIsSentConcurrently(t *testing.T) {
 	close(release)
 	require.Empty(t, <-done)
 	require.EqualValues(t, 4, peak.Load(), "at most Concurrency attempts in flight, and that many")
+}
+
+func TestEndpointHealth(t *testing.T) {
+	t.Run("failures are counted and the endpoint disabled at the threshold", func(t *testing.T) {
+		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) })
+		f.h.DisableAfter = 3
+		for i := 0; i < 3; i++ {
+			f.run(t, message(t, "d"+strconv.Itoa(i), "1", f.now))
+		}
+		require.Equal(t, 3, f.store.failures["t1/ep_1"])
+		require.Equal(t, store.ReasonConsecutiveFailures, f.store.disabled["t1/ep_1"])
+	})
+	t.Run("a success resets a non-zero count, and only then", func(t *testing.T) {
+		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
+		f.run(t, message(t, "d1", "1", f.now))
+		require.Zero(t, f.store.resets, "no write when the count is already zero")
+		e := f.store.endpoints["t1/ep_1"]
+		e.ConsecutiveFailures = 7
+		f.store.endpoints["t1/ep_1"] = e
+		f.run(t, message(t, "d2", "1", f.now))
+		require.Equal(t, 1, f.store.resets)
+	})
+	t.Run("a permanent rejection counts as a failure", func(t *testing.T) {
+		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(422) })
+		f.run(t, message(t, "d1", "1", f.now))
+		require.Equal(t, 1, f.store.failures["t1/ep_1"])
+	})
+}
+
+func TestDeadlineIsRespected(t *testing.T) {
+	t.Run("too little time left: returned untried", func(t *testing.T) {
+		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		m := message(t, "d1", "1", f.now)
+		resp, err := f.h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{m}})
+		require.NoError(t, err)
+		require.Len(t, resp.BatchItemFailures, 1, "the message comes back")
+		require.Zero(t, f.hits.Load(), "not attempted")
+		require.Equal(t, int32(0), f.queue.visibility[m.ReceiptHandle], "visible again at once")
+	})
+	t.Run("a slow receiver is cut at the deadline and retried", func(t *testing.T) {
+		f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body) // lets the server notice the client leaving
+			select {
+			case <-r.Context().Done():
+			case <-time.After(10 * time.Second):
+			}
+			w.WriteHeader(200)
+		})
+		f.h.Reserve = 500 * time.Millisecond
+		ctx, cancel := context.WithTimeout(context.Background(), 1600*time.Millisecond)
+		defer cancel()
+		m := message(t, "d1", "1", f.now)
+		resp, err := f.h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{m}})
+		require.NoError(t, err)
+		require.Len(t, resp.BatchItemFailures, 1)
+		require.Equal(t, "timeout", f.store.attempts["d1"][0].Error)
+		require.Equal(t, int32(10), f.queue.visibility[m.ReceiptHandle], "retried on the schedule")
+		_, ok := ctx.Deadline()
+		require.True(t, ok)
+		require.NoError(t, ctx.Err(), "the outcome was recorded before the invocation's deadline")
+	})
 }

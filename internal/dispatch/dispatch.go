@@ -11,8 +11,10 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hookline/hookline/internal/netguard"
 	"github.com/hookline/hookline/internal/retry"
@@ -22,6 +24,9 @@ import (
 // Version names this build of hookline in the User-Agent header. The
 // Makefile sets it with -ldflags "-X .../dispatch.Version=...".
 var Version = "dev"
+
+// userAgent names hookline and its version.
+var userAgent = "hookline/" + Version
 
 // ExcerptBytes is how much of a response body is kept for the attempt log.
 const ExcerptBytes = 1024
@@ -139,24 +144,42 @@ func (c *Client) Send(ctx context.Context, r Request) Result {
 		now = c.Now
 	}
 	ts := now()
+	if c.HTTP.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.HTTP.Timeout)
+		defer cancel()
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL, bytes.NewReader(r.Body))
 	if err != nil {
 		return Result{Outcome: Dead, Error: "invalid_url", Reason: "invalid_url"}
 	}
+	// One backing array for every header value: one allocation, not ten.
+	v := [...]string{
+		"application/json", userAgent, r.DeliveryID, strconv.FormatInt(ts.Unix(), 10),
+		r.Signer.Sign(r.DeliveryID, ts, r.Body), strconv.Itoa(r.Attempt), r.EventID, r.EventType,
+	}
+	vals := v[:]
 	h := req.Header
-	h["Content-Type"] = []string{"application/json"}
-	h["User-Agent"] = []string{"hookline/" + Version}
-	h[signing.HeaderID] = []string{r.DeliveryID}
-	h[signing.HeaderTimestamp] = []string{strconv.FormatInt(ts.Unix(), 10)}
-	h[signing.HeaderSignature] = []string{r.Signer.Sign(r.DeliveryID, ts, r.Body)}
-	h["Idempotency-Key"] = []string{r.DeliveryID}
-	h["X-Idempotency-Key"] = []string{r.DeliveryID}
-	h["X-Event-Id"] = []string{r.EventID}
-	h["X-Event-Type"] = []string{r.EventType}
-	h["X-Attempt"] = []string{strconv.Itoa(r.Attempt)}
+	h["Content-Type"] = vals[0:1:1]
+	h["User-Agent"] = vals[1:2:2]
+	h[signing.HeaderID] = vals[2:3:3]
+	h[signing.HeaderTimestamp] = vals[3:4:4]
+	h[signing.HeaderSignature] = vals[4:5:5]
+	h["Idempotency-Key"] = vals[2:3:3]
+	h["X-Idempotency-Key"] = vals[2:3:3]
+	h["X-Attempt"] = vals[5:6:6]
+	h["X-Event-Id"] = vals[6:7:7]
+	h["X-Event-Type"] = vals[7:8:8]
 
 	start := time.Now()
-	resp, err := c.HTTP.Do(req)
+	// The transport, not http.Client.Do: a webhook is never redirected, so
+	// the client's redirect machinery (a copy of every header per request)
+	// is pure cost. The timeout is the context's.
+	transport := c.HTTP.Transport
+	if transport == nil {
+		transport = http.DefaultTransport
+	}
+	resp, err := transport.RoundTrip(req)
 	if err != nil {
 		res := classifyError(err)
 		res.Latency = time.Since(start)
@@ -176,31 +199,48 @@ func (c *Client) Send(ctx context.Context, r Request) Result {
 
 var errBodyTooLarge = errors.New("response body larger than the read cap")
 
+// excerptBufs hold the excerpt in their first half; the second half is
+// scratch space for draining the rest of a body.
+var excerptBufs = sync.Pool{New: func() any { return new([2 * ExcerptBytes]byte) }}
+
 // readExcerpt reads up to drainBytes of body and returns the first
 // ExcerptBytes as valid text.
 func readExcerpt(body io.Reader) (string, error) {
-	buf := make([]byte, ExcerptBytes)
+	pooled := excerptBufs.Get().(*[2 * ExcerptBytes]byte)
+	defer excerptBufs.Put(pooled)
+	buf, scratch := pooled[:ExcerptBytes], pooled[ExcerptBytes:]
 	// Not io.ReadFull: it turns a short body's io.EOF into
 	// io.ErrUnexpectedEOF, the very error net/http returns for a body cut
 	// short of its Content-Length, and the two must not be confused.
-	n := 0
+	n, total := 0, 0
 	var err error
-	for n < len(buf) && err == nil {
+	for err == nil && total <= drainBytes {
 		var m int
-		m, err = body.Read(buf[n:])
-		n += m
+		if n < len(buf) {
+			m, err = body.Read(buf[n:])
+			n += m
+		} else {
+			m, err = body.Read(scratch) // past the excerpt: read to drain, keep nothing
+		}
+		total += m
 	}
-	if err == io.EOF {
-		return string(bytes.ToValidUTF8(buf[:n], nil)), nil
+	excerpt := buf[:n]
+	text := ""
+	if n > 0 {
+		if utf8.Valid(excerpt) {
+			text = string(excerpt)
+		} else {
+			text = string(bytes.ToValidUTF8(excerpt, nil))
+		}
 	}
-	if err != nil {
-		return string(bytes.ToValidUTF8(buf[:n], nil)), err
+	switch {
+	case err == io.EOF:
+		return text, nil
+	case err != nil:
+		return text, err
+	default:
+		return text, errBodyTooLarge
 	}
-	m, err := io.Copy(io.Discard, io.LimitReader(body, drainBytes-ExcerptBytes+1))
-	if err == nil && m > drainBytes-ExcerptBytes {
-		err = errBodyTooLarge
-	}
-	return string(bytes.ToValidUTF8(buf[:n], nil)), err
 }
 
 // Classify maps an HTTP answer to an outcome: 2xx delivered; 408, 429 and 5xx

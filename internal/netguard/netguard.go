@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -147,4 +149,106 @@ func (g *Guard) Dialer(base net.Dialer) *net.Dialer {
 		return nil
 	}
 	return &d
+}
+
+// URLPolicy is the registration-time check of an endpoint URL. The zero value
+// accepts https URLs to public hosts only.
+type URLPolicy struct {
+	// AllowHTTP accepts plain http URLs too. Default false: https only.
+	AllowHTTP bool
+	// Guard checks hosts that are IP literals. Default: the zero Guard.
+	Guard Guard
+}
+
+// ErrBadURL is wrapped by every refusal of CheckURL.
+var ErrBadURL = errors.New("endpoint URL is not acceptable")
+
+// CheckURL validates an endpoint URL before it is stored: an absolute http(s)
+// URL with a host, no user info, a valid port, and, when the host is an IP
+// address or a name that always means this machine, an address the guard
+// allows. Names are resolved only at dial time, where the guard runs again.
+func (p URLPolicy) CheckURL(raw string) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrBadURL}, args...)...)
+	}
+	if len(raw) > 2048 {
+		return bad("longer than 2048 characters")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return bad("cannot be parsed")
+	}
+	switch u.Scheme {
+	case "https":
+	case "http":
+		if !p.AllowHTTP {
+			return bad("scheme http is not allowed: use https")
+		}
+	default:
+		return bad("scheme %q is not allowed: use https", u.Scheme)
+	}
+	if u.User != nil {
+		return bad("user info (user:password@) is not allowed: send credentials as custom headers")
+	}
+	host := u.Hostname()
+	if host == "" {
+		return bad("host is missing")
+	}
+	if port := u.Port(); port != "" {
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 {
+			return bad("port %q is not a number from 1 to 65535", port)
+		}
+	}
+	lower := strings.ToLower(strings.TrimSuffix(host, "."))
+	if lower == "localhost" || strings.HasSuffix(lower, ".localhost") {
+		addr := netip.MustParseAddr("127.0.0.1")
+		if err := p.Guard.Check(addr); err != nil {
+			return bad("host %s is this machine", host)
+		}
+		return nil
+	}
+	if addr, err := netip.ParseAddr(host); err == nil {
+		if err := p.Guard.Check(addr); err != nil {
+			return bad("%v", err)
+		}
+		return nil
+	}
+	if ip := parseLegacyIPv4(lower); ip.IsValid() {
+		if err := p.Guard.Check(ip); err != nil {
+			return bad("host %s is %v", host, err)
+		}
+	}
+	return nil
+}
+
+// parseLegacyIPv4 reads the IPv4 spellings that inet_aton accepts and
+// netip does not (decimal "2130706433", hex "0x7f000001", octal "0177.0.0.1",
+// short "127.1"), so they cannot smuggle an internal address past CheckURL.
+func parseLegacyIPv4(s string) netip.Addr {
+	parts := strings.Split(s, ".")
+	if len(parts) > 4 {
+		return netip.Addr{}
+	}
+	vals := make([]uint64, len(parts))
+	for i, p := range parts {
+		v, err := strconv.ParseUint(p, 0, 32)
+		if err != nil {
+			return netip.Addr{}
+		}
+		vals[i] = v
+	}
+	var n uint64
+	last := len(vals) - 1
+	for i, v := range vals[:last] {
+		if v > 255 {
+			return netip.Addr{}
+		}
+		n |= v << (24 - 8*i)
+	}
+	if vals[last] >= 1<<(8*(4-last)) {
+		return netip.Addr{}
+	}
+	n |= vals[last]
+	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
 }

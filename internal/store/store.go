@@ -55,8 +55,10 @@ type Endpoint struct {
 	// EventTypes filters events; empty means every type.
 	EventTypes []string `dynamodbav:"event_types,omitempty"`
 	// DisabledReason says why an endpoint was disabled.
-	DisabledReason string    `dynamodbav:"disabled_reason,omitempty"`
-	CreatedAt      time.Time `dynamodbav:"created_at"`
+	DisabledReason string `dynamodbav:"disabled_reason,omitempty"`
+	// ConsecutiveFailures counts failed attempts since the last success.
+	ConsecutiveFailures int       `dynamodbav:"consecutive_failures"`
+	CreatedAt           time.Time `dynamodbav:"created_at"`
 }
 
 // Accepts reports whether the endpoint subscribes to eventType: every type
@@ -263,37 +265,45 @@ type Outcome struct {
 	DeadReason string
 }
 
-// RecordAttempt appends an attempt to a delivery's log and moves it to the
-// outcome's state. A delivered delivery never moves back.
+// MaxAttemptLog is how many attempts a delivery's log keeps: the newest.
+const MaxAttemptLog = 20
+
+// RecordAttempt adds an attempt to a delivery and moves it to the outcome's
+// state. d is the delivery as read before the attempt: its log, with the new
+// attempt, is written back trimmed to the newest MaxAttemptLog entries, and
+// the attempt counter counts every attempt, replays included. A delivered
+// delivery never moves back.
 func (s *Store) RecordAttempt(ctx context.Context, d Delivery, a Attempt, o Outcome) error {
-	av, err := attributevalue.Marshal(a)
+	log := append(append([]Attempt(nil), d.AttemptLog...), a)
+	if len(log) > MaxAttemptLog {
+		log = log[len(log)-MaxAttemptLog:]
+	}
+	logAV, err := attributevalue.Marshal(log)
 	if err != nil {
-		return fmt.Errorf("marshal attempt: %w", err)
+		return fmt.Errorf("marshal attempt log: %w", err)
 	}
 	names := map[string]string{"#state": "state"}
 	values := map[string]types.AttributeValue{
 		":state":     &types.AttributeValueMemberS{Value: string(o.State)},
-		":n":         &types.AttributeValueMemberN{Value: strconv.Itoa(a.Number)},
-		":attempt":   &types.AttributeValueMemberL{Value: []types.AttributeValue{av}},
-		":empty":     &types.AttributeValueMemberL{Value: []types.AttributeValue{}},
+		":one":       &types.AttributeValueMemberN{Value: "1"},
+		":log":       logAV,
 		":delivered": &types.AttributeValueMemberS{Value: string(delivery.StateDelivered)},
 		":status":    &types.AttributeValueMemberN{Value: strconv.Itoa(a.Status)},
 		":error":     &types.AttributeValueMemberS{Value: a.Error},
+		":tenant":    &types.AttributeValueMemberS{Value: d.TenantID},
+		":endpoint":  &types.AttributeValueMemberS{Value: d.EndpointID},
+		":event":     &types.AttributeValueMemberS{Value: d.EventID},
+		":type":      &types.AttributeValueMemberS{Value: d.EventType},
 	}
-	set := "SET #state = :state, attempts = :n, last_status = :status, last_error = :error, " +
-		"attempt_log = list_append(if_not_exists(attempt_log, :empty), :attempt), " +
+	set := "SET #state = :state, last_status = :status, last_error = :error, attempt_log = :log, " +
 		"tenant_id = if_not_exists(tenant_id, :tenant), endpoint_id = if_not_exists(endpoint_id, :endpoint), " +
 		"event_id = if_not_exists(event_id, :event), event_type = if_not_exists(event_type, :type)"
-	values[":tenant"] = &types.AttributeValueMemberS{Value: d.TenantID}
-	values[":endpoint"] = &types.AttributeValueMemberS{Value: d.EndpointID}
-	values[":event"] = &types.AttributeValueMemberS{Value: d.EventID}
-	values[":type"] = &types.AttributeValueMemberS{Value: d.EventType}
-	remove := ""
+	tail := " ADD attempts :one"
 	switch o.State {
 	case delivery.StateDelivered:
 		set += ", delivered_at = :now"
 		values[":now"] = timeValue(a.At)
-		remove = " REMOVE gsi1pk, gsi1sk"
+		tail += " REMOVE gsi1pk, gsi1sk"
 	case delivery.StateDead:
 		set += ", dead_at = :now, dead_reason = :reason, gsi1pk = :gpk, gsi1sk = :gsk"
 		values[":now"] = timeValue(a.At)
@@ -304,7 +314,7 @@ func (s *Store) RecordAttempt(ctx context.Context, d Delivery, a Attempt, o Outc
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 &s.table,
 		Key:                       deliveryKey(d.DeliveryID),
-		UpdateExpression:          aws.String(set + remove),
+		UpdateExpression:          aws.String(set + tail),
 		ConditionExpression:       aws.String("attribute_not_exists(#state) OR #state <> :delivered"),
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
@@ -388,6 +398,69 @@ func (s *Store) DisableEndpoint(ctx context.Context, tenantID, endpointID, reaso
 	})
 	if err != nil {
 		return fmt.Errorf("disable endpoint %s: %w", endpointID, err)
+	}
+	return nil
+}
+
+// ReasonConsecutiveFailures is the disabled reason of an endpoint that failed
+// too many attempts in a row.
+const ReasonConsecutiveFailures = "consecutive_failures"
+
+// RecordEndpointFailure counts a failed attempt against an endpoint and
+// disables it when the count reaches threshold (0: never). It reports whether
+// this call disabled it.
+func (s *Store) RecordEndpointFailure(ctx context.Context, tenantID, endpointID string, threshold int) (bool, error) {
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 &s.table,
+		Key:                       endpointKey(tenantID, endpointID),
+		UpdateExpression:          aws.String("ADD consecutive_failures :one"),
+		ConditionExpression:       aws.String("attribute_exists(pk)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":one": &types.AttributeValueMemberN{Value: "1"}},
+		ReturnValues:              types.ReturnValueUpdatedNew,
+	})
+	if err != nil {
+		return false, fmt.Errorf("count failure of endpoint %s: %w", endpointID, err)
+	}
+	var n int
+	if v, ok := out.Attributes["consecutive_failures"].(*types.AttributeValueMemberN); ok {
+		n, _ = strconv.Atoi(v.Value)
+	}
+	if threshold <= 0 || n < threshold {
+		return false, nil
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:           &s.table,
+		Key:                 endpointKey(tenantID, endpointID),
+		UpdateExpression:    aws.String("SET disabled = :t, disabled_reason = :r"),
+		ConditionExpression: aws.String("attribute_exists(pk) AND disabled = :f"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":t": &types.AttributeValueMemberBOOL{Value: true},
+			":f": &types.AttributeValueMemberBOOL{Value: false},
+			":r": &types.AttributeValueMemberS{Value: ReasonConsecutiveFailures},
+		},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return false, nil // already disabled
+	}
+	if err != nil {
+		return false, fmt.Errorf("disable endpoint %s: %w", endpointID, err)
+	}
+	return true, nil
+}
+
+// ResetEndpointFailures sets an endpoint's consecutive failure count to zero
+// after a success.
+func (s *Store) ResetEndpointFailures(ctx context.Context, tenantID, endpointID string) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 &s.table,
+		Key:                       endpointKey(tenantID, endpointID),
+		UpdateExpression:          aws.String("SET consecutive_failures = :zero"),
+		ConditionExpression:       aws.String("attribute_exists(pk)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":zero": &types.AttributeValueMemberN{Value: "0"}},
+	})
+	if err != nil {
+		return fmt.Errorf("reset failures of endpoint %s: %w", endpointID, err)
 	}
 	return nil
 }
