@@ -157,7 +157,7 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage) bool {
 	case ep.Disabled:
 		return h.dead(ctx, log, m, d, store.Attempt{Number: attempt, At: now, Error: "not_attempted"}, ReasonEndpointDisabled)
 	}
-	signer, err := signing.NewSigner(ep.Secrets...)
+	signer, err := signing.NewSigner(ep.SigningSecrets(now)...)
 	if err != nil {
 		log.ErrorContext(ctx, "endpoint secret unusable", "error", err.Error())
 		return h.dead(ctx, log, m, d, store.Attempt{Number: attempt, At: now, Error: "not_attempted"}, ReasonInvalidSecret)
@@ -178,7 +178,7 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage) bool {
 	defer cancel()
 	res := h.Sender.Send(sendCtx, dispatch.Request{
 		URL: ep.URL, DeliveryID: msg.DeliveryID, EventID: msg.EventID, EventType: msg.EventType,
-		Attempt: attempt, Body: body, Signer: signer,
+		Attempt: attempt, Body: body, Signer: signer, Headers: ep.Headers,
 	})
 	a := store.Attempt{Number: attempt, At: now, Status: res.Status, Error: res.Error, LatencyMS: res.Latency.Milliseconds(), Excerpt: res.Excerpt}
 	log = log.With("outcome", res.Outcome.String(), "status", res.Status, "error", res.Error, "latency_ms", a.LatencyMS)

@@ -88,6 +88,21 @@ type Request struct {
 	Attempt    int
 	Body       []byte
 	Signer     *signing.Signer
+	// Headers are the endpoint's custom headers. hookline's own headers are
+	// set after them, so a custom header can never replace one.
+	Headers map[string]string
+}
+
+// Reserved reports whether a header name is one hookline sets itself (or
+// that HTTP owns), so an endpoint's custom headers may not use it.
+func Reserved(name string) bool {
+	switch http.CanonicalHeaderKey(name) {
+	case "Content-Type", "Content-Length", "Host", "User-Agent", "Transfer-Encoding", "Connection",
+		"Idempotency-Key", "X-Idempotency-Key", "X-Event-Id", "X-Event-Type", "X-Attempt",
+		"Webhook-Id", "Webhook-Timestamp", "Webhook-Signature", "Te", "Trailer", "Upgrade":
+		return true
+	}
+	return false
 }
 
 // ClientOptions configure NewHTTPClient.
@@ -160,6 +175,11 @@ func (c *Client) Send(ctx context.Context, r Request) Result {
 	}
 	vals := v[:]
 	h := req.Header
+	for name, value := range r.Headers {
+		if !Reserved(name) {
+			h.Set(name, value)
+		}
+	}
 	h["Content-Type"] = vals[0:1:1]
 	h["User-Agent"] = vals[1:2:2]
 	h[signing.HeaderID] = vals[2:3:3]

@@ -20,6 +20,7 @@ import (
 // Reasons an event is rejected besides the outbox.Reason* validation codes.
 const (
 	ReasonNoEndpoint      = "no_endpoint"
+	ReasonUnknownTenant   = "unknown_tenant"
 	ReasonUnknownEndpoint = "unknown_endpoint"
 )
 
@@ -29,6 +30,7 @@ type Store interface {
 	CreateDelivery(ctx context.Context, d store.Delivery) (send bool, err error)
 	MarkEnqueued(ctx context.Context, id string) error
 	PutRejection(ctx context.Context, r store.Rejection) error
+	Tenant(ctx context.Context, id string) (store.Tenant, error)
 }
 
 // Sender sends messages to the delivery queue.
@@ -88,6 +90,14 @@ func (h *Handler) record(ctx context.Context, rec events.DynamoDBEventRecord) er
 		}
 		if !ep.Disabled && ep.Accepts(ev.Type) {
 			targets = append(targets, ep)
+		}
+	}
+	if len(targets) == 0 && len(endpoints) == 0 {
+		// Only on this rare path is the tenant itself looked up.
+		if _, err := h.Store.Tenant(ctx, ev.TenantID); errors.Is(err, store.ErrNotFound) {
+			return h.reject(ctx, rec, ev, ReasonUnknownTenant, outbox.AttrTenantID, "no tenant "+strconv.Quote(ev.TenantID))
+		} else if err != nil {
+			return err
 		}
 	}
 	if len(targets) == 0 {

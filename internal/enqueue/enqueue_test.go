@@ -29,12 +29,21 @@ type fakeStore struct {
 	deliveries map[string]*store.Delivery
 	enqueued   map[string]bool
 	rejections map[string]store.Rejection
+	tenants    map[string]bool
 	failOn     string // "endpoints", "create", "mark", "reject"
 }
 
+func (s *fakeStore) Tenant(_ context.Context, id string) (store.Tenant, error) {
+	if !s.tenants[id] {
+		return store.Tenant{}, store.ErrNotFound
+	}
+	return store.Tenant{TenantID: id}, nil
+}
+
 func newFakeStore(eps ...store.Endpoint) *fakeStore {
-	s := &fakeStore{endpoints: map[string][]store.Endpoint{}, deliveries: map[string]*store.Delivery{}, enqueued: map[string]bool{}, rejections: map[string]store.Rejection{}}
+	s := &fakeStore{endpoints: map[string][]store.Endpoint{}, deliveries: map[string]*store.Delivery{}, enqueued: map[string]bool{}, rejections: map[string]store.Rejection{}, tenants: map[string]bool{}}
 	for _, e := range eps {
+		s.tenants[e.TenantID] = true
 		s.endpoints[e.TenantID] = append(s.endpoints[e.TenantID], e)
 	}
 	return s
@@ -239,13 +248,28 @@ func TestEndpointTargeting(t *testing.T) {
 		require.Empty(t, q.sent)
 		require.Equal(t, ReasonUnknownEndpoint, s.rejections["e2"].Reason)
 	})
-	t.Run("tenant without endpoints is rejected", func(t *testing.T) {
+	t.Run("unknown tenant is rejected", func(t *testing.T) {
 		s, q := newFakeStore(eps...), &fakeQueue{}
 		_, err := newHandler(s, q).Handle(context.Background(), streamEvent(image("e3", "nobody", nil)))
 		require.NoError(t, err)
 		require.Empty(t, q.sent)
-		require.Equal(t, ReasonNoEndpoint, s.rejections["e3"].Reason)
+		require.Equal(t, ReasonUnknownTenant, s.rejections["e3"].Reason)
 		require.Equal(t, "nobody", s.rejections["e3"].TenantID)
+	})
+	t.Run("tenant without endpoints is recorded as such", func(t *testing.T) {
+		s, q := newFakeStore(eps...), &fakeQueue{}
+		s.tenants["lonely"] = true
+		_, err := newHandler(s, q).Handle(context.Background(), streamEvent(image("e5", "lonely", nil)))
+		require.NoError(t, err)
+		require.Empty(t, q.sent)
+		require.Equal(t, ReasonNoEndpoint, s.rejections["e5"].Reason)
+	})
+	t.Run("no endpoint subscribes to the type", func(t *testing.T) {
+		s, q := newFakeStore(endpoint("t3", "ep_pay", "payment.*")), &fakeQueue{}
+		_, err := newHandler(s, q).Handle(context.Background(), streamEvent(image("e6", "t3", nil)))
+		require.NoError(t, err)
+		require.Empty(t, q.sent)
+		require.Equal(t, ReasonNoEndpoint, s.rejections["e6"].Reason)
 	})
 	t.Run("fan-out past ten endpoints uses several batches", func(t *testing.T) {
 		var many []store.Endpoint

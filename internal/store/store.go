@@ -23,6 +23,7 @@ type DynamoDB interface {
 	PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 	UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
 	Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
 }
 
 var _ DynamoDB = (*dynamodb.Client)(nil)
@@ -56,6 +57,16 @@ type Endpoint struct {
 	EventTypes []string `dynamodbav:"event_types,omitempty"`
 	// DisabledReason says why an endpoint was disabled.
 	DisabledReason string `dynamodbav:"disabled_reason,omitempty"`
+	// Description is the tenant's note on the endpoint.
+	Description string `dynamodbav:"description,omitempty"`
+	// Headers are sent with every request to the endpoint; they never
+	// replace hookline's own headers.
+	Headers map[string]string `dynamodbav:"headers,omitempty"`
+	// RetiringSecret is the secret a rotation replaced; it keeps signing,
+	// beside the new one, until RetiringUntil.
+	RetiringSecret string     `dynamodbav:"retiring_secret,omitempty"`
+	RetiringUntil  *time.Time `dynamodbav:"retiring_until,omitempty"`
+	UpdatedAt      *time.Time `dynamodbav:"updated_at,omitempty"`
 	// ConsecutiveFailures counts failed attempts since the last success.
 	ConsecutiveFailures int       `dynamodbav:"consecutive_failures"`
 	CreatedAt           time.Time `dynamodbav:"created_at"`
@@ -76,6 +87,15 @@ func (e Endpoint) Accepts(eventType string) bool {
 		}
 	}
 	return false
+}
+
+// SigningSecrets returns the secrets that sign a request at now: the current
+// ones, then the retiring one while its grace period lasts.
+func (e Endpoint) SigningSecrets(now time.Time) []string {
+	if e.RetiringSecret == "" || e.RetiringUntil == nil || !now.Before(*e.RetiringUntil) {
+		return e.Secrets
+	}
+	return append(append([]string(nil), e.Secrets...), e.RetiringSecret)
 }
 
 func endpointKey(tenantID, endpointID string) map[string]types.AttributeValue {
@@ -199,6 +219,8 @@ func (s *Store) CreateDelivery(ctx context.Context, d Delivery) (send bool, err 
 		return false, fmt.Errorf("marshal delivery %s: %w", d.DeliveryID, err)
 	}
 	item["expires_at"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(s.Retention).Unix(), 10)}
+	item["gsi2pk"] = &types.AttributeValueMemberS{Value: eventIndexKey(d.TenantID, d.EventID)}
+	item["gsi2sk"] = &types.AttributeValueMemberS{Value: d.EndpointID}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:                           &s.table,
 		Item:                                withKey(item, deliveryKey(d.DeliveryID)),

@@ -1,0 +1,178 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/hookline/hookline/internal/apikey"
+	"github.com/hookline/hookline/internal/netguard"
+	"github.com/hookline/hookline/internal/store"
+)
+
+// Store is what the API needs of the state table.
+type Store interface {
+	TenantForKey(ctx context.Context, hash string) (string, error)
+	CreateTenant(ctx context.Context, t store.Tenant) (store.Tenant, error)
+	PutAPIKey(ctx context.Context, k store.APIKey) (store.APIKey, error)
+	RevokeAPIKey(ctx context.Context, tenantID, keyID string) error
+
+	CreateEndpoint(ctx context.Context, e store.Endpoint) (store.Endpoint, error)
+	Endpoint(ctx context.Context, tenantID, endpointID string) (store.Endpoint, error)
+	ListEndpoints(ctx context.Context, tenantID string, limit int, cursor string) ([]store.Endpoint, string, error)
+	UpdateEndpoint(ctx context.Context, tenantID, endpointID string, c store.EndpointChange) (store.Endpoint, error)
+	DeleteEndpoint(ctx context.Context, tenantID, endpointID string) error
+	RotateSecret(ctx context.Context, tenantID, endpointID, secret string, grace time.Duration) (store.Endpoint, error)
+	SetEndpointEnabled(ctx context.Context, tenantID, endpointID string, enabled bool) (store.Endpoint, error)
+
+	Delivery(ctx context.Context, id string) (store.Delivery, error)
+	DeliveriesOfEvent(ctx context.Context, tenantID, eventID string) ([]store.Delivery, error)
+}
+
+// Server holds the API's dependencies. Build it with a literal; Handler
+// returns the router.
+type Server struct {
+	Store Store
+	// OperatorKey reaches the admin routes. Empty: no admin access at all.
+	OperatorKey string
+	// URLs checks endpoint URLs at registration (https only by default).
+	URLs netguard.URLPolicy
+	// Rand is the randomness for ids, keys and secrets (crypto/rand.Reader).
+	Rand io.Reader
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+	Log *slog.Logger
+}
+
+// Route is one route of the API.
+type Route struct {
+	Method, Path string
+	// Operator routes take the operator key; the others a tenant key.
+	Operator bool
+	handle   func(s *Server, w http.ResponseWriter, r *http.Request, tenant string) *Problem
+}
+
+// Routes lists every route: the router, the OpenAPI document's test and the
+// CDK stack's API Gateway routes are all built from it.
+func Routes() []Route {
+	return []Route{
+		{Method: "POST", Path: "/v1/endpoints", handle: (*Server).createEndpoint},
+		{Method: "GET", Path: "/v1/endpoints", handle: (*Server).listEndpoints},
+		{Method: "GET", Path: "/v1/endpoints/{endpoint_id}", handle: (*Server).getEndpoint},
+		{Method: "PATCH", Path: "/v1/endpoints/{endpoint_id}", handle: (*Server).updateEndpoint},
+		{Method: "DELETE", Path: "/v1/endpoints/{endpoint_id}", handle: (*Server).deleteEndpoint},
+		{Method: "POST", Path: "/v1/endpoints/{endpoint_id}/rotate-secret", handle: (*Server).rotateSecret},
+		{Method: "POST", Path: "/v1/endpoints/{endpoint_id}/enable", handle: (*Server).enableEndpoint},
+		{Method: "POST", Path: "/v1/endpoints/{endpoint_id}/disable", handle: (*Server).disableEndpoint},
+		{Method: "GET", Path: "/v1/deliveries/{delivery_id}", handle: (*Server).getDelivery},
+		{Method: "GET", Path: "/v1/events/{event_id}/deliveries", handle: (*Server).eventDeliveries},
+		{Method: "POST", Path: "/v1/admin/tenants", Operator: true, handle: (*Server).createTenant},
+		{Method: "POST", Path: "/v1/admin/tenants/{tenant_id}/keys", Operator: true, handle: (*Server).createKey},
+		{Method: "DELETE", Path: "/v1/admin/tenants/{tenant_id}/keys/{key_id}", Operator: true, handle: (*Server).revokeKey},
+	}
+}
+
+// Handler returns the router with every route, authentication, and 404/405
+// answers as problem documents.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	for _, rt := range Routes() {
+		mux.Handle(rt.Method+" "+rt.Path, s.route(rt))
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, problem(http.StatusNotFound, "no route %s %s", r.Method, r.URL.Path))
+	})
+	return s.recoverer(mux)
+}
+
+func (s *Server) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// route authenticates a request and runs the route's handler.
+func (s *Server) route(rt Route) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		start := s.now()
+		w := &statusWriter{ResponseWriter: rw, status: http.StatusOK}
+		token, ok := bearer(r)
+		var tenant string
+		var p *Problem
+		switch {
+		case !ok:
+			p = problem(http.StatusUnauthorized, "send your API key as Authorization: Bearer <key>")
+		case rt.Operator:
+			if !apikey.Equal(token, s.OperatorKey) {
+				p = problem(http.StatusUnauthorized, "this route needs the operator key")
+			}
+		default:
+			t, err := s.Store.TenantForKey(r.Context(), apikey.Hash(token))
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				p = problem(http.StatusUnauthorized, "the API key is not valid (unknown or revoked)")
+			case err != nil:
+				p = s.internal(r, err)
+			default:
+				tenant = t
+			}
+		}
+		if p == nil {
+			p = rt.handle(s, w, r, tenant)
+		}
+		if p != nil {
+			if p.Status == http.StatusUnauthorized {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="hookline"`)
+			}
+			writeProblem(w, p)
+		}
+		// Never the key, never a body: ids and the outcome only.
+		s.Log.InfoContext(r.Context(), "api request", "method", r.Method, "route", rt.Path, "tenant_id", tenant,
+			"key_id", apikey.ID(token), "status", w.status, "latency_ms", s.now().Sub(start).Milliseconds())
+	})
+}
+
+func bearer(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	const prefix = "bearer "
+	if len(h) <= len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
+		return "", false
+	}
+	token := strings.TrimSpace(h[len(prefix):])
+	return token, token != ""
+}
+
+// internal logs an unexpected failure and answers 500 without its detail. Only
+// an infrastructure failure (the table unreachable) gets here; input never does.
+func (s *Server) internal(r *http.Request, err error) *Problem {
+	s.Log.ErrorContext(r.Context(), "api internal error", "error", err.Error(), "path", r.URL.Path)
+	return problem(http.StatusInternalServerError, "internal error; try again")
+}
+
+func (s *Server) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				s.Log.ErrorContext(r.Context(), "api panic", "path", r.URL.Path)
+				writeProblem(w, problem(http.StatusInternalServerError, "internal error"))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// statusWriter remembers the status a handler wrote, for the access log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}

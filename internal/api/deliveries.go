@@ -1,0 +1,79 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/store"
+)
+
+// AttemptView is one attempt of a delivery.
+type AttemptView struct {
+	Number    int       `json:"attempt"`
+	At        time.Time `json:"at"`
+	Status    int       `json:"status,omitempty"`
+	Error     string    `json:"error,omitempty"`
+	LatencyMS int64     `json:"latency_ms"`
+	Response  string    `json:"response,omitempty"`
+}
+
+// DeliveryView is a delivery as the API shows it.
+type DeliveryView struct {
+	ID          string         `json:"id"`
+	EventID     string         `json:"event_id"`
+	EventType   string         `json:"event_type"`
+	EndpointID  string         `json:"endpoint_id"`
+	State       delivery.State `json:"state"`
+	Attempts    int            `json:"attempts"`
+	LastStatus  int            `json:"last_status,omitempty"`
+	LastError   string         `json:"last_error,omitempty"`
+	DeadReason  string         `json:"dead_reason,omitempty"`
+	CreatedAt   time.Time      `json:"created_at"`
+	DeliveredAt *time.Time     `json:"delivered_at,omitempty"`
+	DeadAt      *time.Time     `json:"dead_at,omitempty"`
+	ReplayedAt  *time.Time     `json:"replayed_at,omitempty"`
+	AttemptLog  []AttemptView  `json:"attempt_log"`
+}
+
+func deliveryView(d store.Delivery) DeliveryView {
+	v := DeliveryView{
+		ID: d.DeliveryID, EventID: d.EventID, EventType: d.EventType, EndpointID: d.EndpointID, State: d.State,
+		Attempts: d.Attempts, LastStatus: d.LastStatus, LastError: d.LastError, DeadReason: d.DeadReason,
+		CreatedAt: d.CreatedAt, DeliveredAt: d.DeliveredAt, DeadAt: d.DeadAt, ReplayedAt: d.ReplayedAt,
+		AttemptLog: make([]AttemptView, 0, len(d.AttemptLog)),
+	}
+	for _, a := range d.AttemptLog {
+		v.AttemptLog = append(v.AttemptLog, AttemptView{Number: a.Number, At: a.At, Status: a.Status, Error: a.Error, LatencyMS: a.LatencyMS, Response: a.Excerpt})
+	}
+	return v
+}
+
+func (s *Server) getDelivery(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
+	id := r.PathValue("delivery_id")
+	d, err := s.Store.Delivery(r.Context(), id)
+	if err == nil && d.TenantID != tenant {
+		err = store.ErrNotFound // another tenant's delivery is as good as missing
+	}
+	if err != nil {
+		return s.found(r, "delivery "+strconv.Quote(id), err)
+	}
+	writeJSON(w, http.StatusOK, deliveryView(d))
+	return nil
+}
+
+func (s *Server) eventDeliveries(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
+	ds, err := s.Store.DeliveriesOfEvent(r.Context(), tenant, r.PathValue("event_id"))
+	if err != nil {
+		return s.internal(r, err)
+	}
+	out := struct {
+		Data []DeliveryView `json:"data"`
+	}{Data: make([]DeliveryView, 0, len(ds))}
+	for _, d := range ds {
+		out.Data = append(out.Data, deliveryView(d))
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

@@ -1,0 +1,12 @@
+// Package api is hookline's HTTP API: plain net/http handlers behind one
+// router, wrapped for API Gateway in functions/api and run as they are in
+// tests.
+//
+// Every tenant route authenticates with "Authorization: Bearer <key>"; the
+// tenant comes from the key, never from the URL or the body, and every read
+// and write is scoped to it, so another tenant's resource answers 404 exactly
+// as a missing one does. Operator routes (/v1/admin/...) take the operator
+// key only. Errors are application/problem+json with a detail that says what
+// to fix and, for invalid input, the fields at fault; malformed input gets a
+// 4xx, never a 5xx. Request bodies are capped at 64 KiB.
+package api

@@ -1,0 +1,296 @@
+package api
+
+import (
+	"crypto/rand"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hookline/hookline/internal/dispatch"
+	"github.com/hookline/hookline/internal/signing"
+	"github.com/hookline/hookline/internal/store"
+)
+
+// EndpointView is an endpoint as the API shows it. Secret is set only in the
+// answers to create and rotate-secret.
+type EndpointView struct {
+	ID             string            `json:"id"`
+	URL            string            `json:"url"`
+	Description    string            `json:"description"`
+	EventTypes     []string          `json:"event_types"`
+	Headers        map[string]string `json:"headers"`
+	Disabled       bool              `json:"disabled"`
+	DisabledReason string            `json:"disabled_reason,omitempty"`
+	CreatedAt      time.Time         `json:"created_at"`
+	UpdatedAt      *time.Time        `json:"updated_at,omitempty"`
+	Secret         string            `json:"secret,omitempty"`
+	// SecretRotatedUntil is when the previous secret stops signing.
+	PreviousSecretUntil *time.Time `json:"previous_secret_until,omitempty"`
+}
+
+func (s *Server) view(e store.Endpoint) EndpointView {
+	v := EndpointView{
+		ID: e.EndpointID, URL: e.URL, Description: e.Description, EventTypes: e.EventTypes, Headers: e.Headers,
+		Disabled: e.Disabled, DisabledReason: e.DisabledReason, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt,
+	}
+	if v.EventTypes == nil {
+		v.EventTypes = []string{}
+	}
+	if v.Headers == nil {
+		v.Headers = map[string]string{}
+	}
+	if e.RetiringUntil != nil && s.now().Before(*e.RetiringUntil) {
+		v.PreviousSecretUntil = e.RetiringUntil
+	}
+	return v
+}
+
+// endpointInput is the body of create and update.
+type endpointInput struct {
+	URL         *string            `json:"url"`
+	Description *string            `json:"description"`
+	EventTypes  *[]string          `json:"event_types"`
+	Headers     *map[string]string `json:"headers"`
+}
+
+var (
+	eventTypeRE  = regexp.MustCompile(`^(\*|[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*(\.\*)?)$`)
+	headerNameRE = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+)
+
+// validate checks the fields present; create requires url.
+func (s *Server) validate(in endpointInput, create bool) *Problem {
+	var errs []FieldError
+	add := func(field, format string, args ...any) {
+		errs = append(errs, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+	}
+	if in.URL == nil && create {
+		add("url", "is required")
+	}
+	if in.URL != nil {
+		if err := s.URLs.CheckURL(*in.URL); err != nil {
+			add("url", "%s", strings.TrimPrefix(err.Error(), "endpoint URL is not acceptable: "))
+		}
+	}
+	if in.Description != nil && len(*in.Description) > 512 {
+		add("description", "is %d bytes, at most 512", len(*in.Description))
+	}
+	if in.EventTypes != nil {
+		if len(*in.EventTypes) > 50 {
+			add("event_types", "has %d entries, at most 50", len(*in.EventTypes))
+		}
+		for i, t := range *in.EventTypes {
+			if len(t) > 128 || !eventTypeRE.MatchString(t) {
+				add(fmt.Sprintf("event_types[%d]", i), "must be an event type like payment.succeeded, a prefix like payment.*, or *")
+			}
+		}
+	}
+	if in.Headers != nil {
+		if len(*in.Headers) > 20 {
+			add("headers", "has %d entries, at most 20", len(*in.Headers))
+		}
+		for name, value := range *in.Headers {
+			field := "headers." + name
+			switch {
+			case !headerNameRE.MatchString(name) || len(name) > 128:
+				add(field, "is not a valid header name")
+			case dispatch.Reserved(name):
+				add(field, "is set by hookline and cannot be replaced")
+			case len(value) > 1024 || strings.ContainsAny(value, "\r\n\x00"):
+				add(field, "must be at most 1024 bytes without line breaks")
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return invalid(errs...)
+	}
+	return nil
+}
+
+var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+func (s *Server) newID(prefix string) (string, error) {
+	var b [10]byte
+	if _, err := io.ReadFull(s.random(), b[:]); err != nil {
+		return "", err
+	}
+	return prefix + idEncoding.EncodeToString(b[:]), nil
+}
+
+func (s *Server) random() io.Reader {
+	if s.Rand != nil {
+		return s.Rand
+	}
+	return rand.Reader
+}
+
+func (s *Server) createEndpoint(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
+	var in endpointInput
+	if p := decode(w, r, &in); p != nil {
+		return p
+	}
+	if p := s.validate(in, true); p != nil {
+		return p
+	}
+	id, err := s.newID("ep_")
+	if err != nil {
+		return s.internal(r, err)
+	}
+	secret, err := signing.NewSecret(s.random())
+	if err != nil {
+		return s.internal(r, err)
+	}
+	e := store.Endpoint{TenantID: tenant, EndpointID: id, URL: *in.URL, Secrets: []string{secret}}
+	if in.Description != nil {
+		e.Description = *in.Description
+	}
+	if in.EventTypes != nil {
+		e.EventTypes = *in.EventTypes
+	}
+	if in.Headers != nil {
+		e.Headers = *in.Headers
+	}
+	e, err = s.Store.CreateEndpoint(r.Context(), e)
+	if err != nil {
+		return s.internal(r, err)
+	}
+	v := s.view(e)
+	v.Secret = secret
+	w.Header().Set("Location", "/v1/endpoints/"+id)
+	writeJSON(w, http.StatusCreated, v)
+	return nil
+}
+
+func (s *Server) listEndpoints(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
+	limit := 50
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			return invalid(FieldError{Field: "limit", Message: "must be a whole number from 1 to 100"})
+		}
+		limit = n
+	}
+	es, next, err := s.Store.ListEndpoints(r.Context(), tenant, limit, r.URL.Query().Get("cursor"))
+	if errors.Is(err, store.ErrBadCursor) {
+		return invalid(FieldError{Field: "cursor", Message: "is not a cursor this API returned"})
+	}
+	if err != nil {
+		return s.internal(r, err)
+	}
+	out := struct {
+		Data       []EndpointView `json:"data"`
+		NextCursor string         `json:"next_cursor,omitempty"`
+	}{Data: make([]EndpointView, 0, len(es)), NextCursor: next}
+	for _, e := range es {
+		out.Data = append(out.Data, s.view(e))
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// found maps a store error: not found (also another tenant's) is 404.
+func (s *Server) found(r *http.Request, what string, err error) *Problem {
+	if errors.Is(err, store.ErrNotFound) {
+		return problem(http.StatusNotFound, "%s not found", what)
+	}
+	return s.internal(r, err)
+}
+
+func (s *Server) getEndpoint(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
+	id := r.PathValue("endpoint_id")
+	e, err := s.Store.Endpoint(r.Context(), tenant, id)
+	if err != nil {
+		return s.found(r, "endpoint "+strconv.Quote(id), err)
+	}
+	writeJSON(w, http.StatusOK, s.view(e))
+	return nil
+}
+
+func (s *Server) updateEndpoint(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
+	id := r.PathValue("endpoint_id")
+	var in endpointInput
+	if p := decode(w, r, &in); p != nil {
+		return p
+	}
+	if p := s.validate(in, false); p != nil {
+		return p
+	}
+	e, err := s.Store.UpdateEndpoint(r.Context(), tenant, id, store.EndpointChange{
+		URL: in.URL, Description: in.Description, EventTypes: in.EventTypes, Headers: in.Headers,
+	})
+	if err != nil {
+		return s.found(r, "endpoint "+strconv.Quote(id), err)
+	}
+	writeJSON(w, http.StatusOK, s.view(e))
+	return nil
+}
+
+func (s *Server) deleteEndpoint(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
+	id := r.PathValue("endpoint_id")
+	if err := s.Store.DeleteEndpoint(r.Context(), tenant, id); err != nil {
+		return s.found(r, "endpoint "+strconv.Quote(id), err)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// DefaultGrace is how long a rotated-out secret keeps signing.
+const DefaultGrace = 24 * time.Hour
+
+func (s *Server) rotateSecret(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
+	id := r.PathValue("endpoint_id")
+	var in struct {
+		GraceSeconds *int `json:"grace_seconds"`
+	}
+	if r.ContentLength != 0 {
+		if p := decode(w, r, &in); p != nil {
+			return p
+		}
+	}
+	grace := DefaultGrace
+	if in.GraceSeconds != nil {
+		if *in.GraceSeconds < 0 || *in.GraceSeconds > 7*24*3600 {
+			return invalid(FieldError{Field: "grace_seconds", Message: "must be from 0 to 604800 (7 days)"})
+		}
+		grace = time.Duration(*in.GraceSeconds) * time.Second
+	}
+	secret, err := signing.NewSecret(s.random())
+	if err != nil {
+		return s.internal(r, err)
+	}
+	e, err := s.Store.RotateSecret(r.Context(), tenant, id, secret, grace)
+	if errors.Is(err, store.ErrConflict) {
+		return problem(http.StatusConflict, "the endpoint changed during the rotation; try again")
+	}
+	if err != nil {
+		return s.found(r, "endpoint "+strconv.Quote(id), err)
+	}
+	v := s.view(e)
+	v.Secret = secret
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
+
+func (s *Server) enableEndpoint(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
+	return s.setEnabled(w, r, tenant, true)
+}
+
+func (s *Server) disableEndpoint(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
+	return s.setEnabled(w, r, tenant, false)
+}
+
+func (s *Server) setEnabled(w http.ResponseWriter, r *http.Request, tenant string, enabled bool) *Problem {
+	id := r.PathValue("endpoint_id")
+	e, err := s.Store.SetEndpointEnabled(r.Context(), tenant, id, enabled)
+	if err != nil {
+		return s.found(r, "endpoint "+strconv.Quote(id), err)
+	}
+	writeJSON(w, http.StatusOK, s.view(e))
+	return nil
+}

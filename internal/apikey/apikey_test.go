@@ -1,0 +1,31 @@
+package apikey
+
+import (
+	"bytes"
+	"crypto/rand"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestNewKey(t *testing.T) {
+	k, err := New(rand.Reader)
+	require.NoError(t, err)
+	require.Regexp(t, `^hk_[a-z2-7]{12}_[A-Za-z0-9_-]{43}$`, k.Plain)
+	require.Equal(t, k.ID, ID(k.Plain))
+	require.Equal(t, Hash(k.Plain), k.Hash)
+	require.NotContains(t, k.Hash, k.Plain)
+	k2, err := New(rand.Reader)
+	require.NoError(t, err)
+	require.NotEqual(t, k.Plain, k2.Plain)
+	_, err = New(bytes.NewReader(nil))
+	require.Error(t, err, "a failing random source is an error, never a weak key")
+}
+
+func TestIDAndEqual(t *testing.T) {
+	require.Empty(t, ID("Bearer nonsense"))
+	require.Empty(t, ID("hk_short_x"))
+	require.True(t, Equal("op-key", "op-key"))
+	require.False(t, Equal("op-key", "op-kez"))
+	require.False(t, Equal("", ""), "an unset operator key matches nothing")
+}

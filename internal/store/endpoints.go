@@ -1,0 +1,263 @@
+package store
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// CreateEndpoint writes a new endpoint, or ErrExists.
+func (s *Store) CreateEndpoint(ctx context.Context, e Endpoint) (Endpoint, error) {
+	e.CreatedAt = s.Now().UTC()
+	item, err := attributevalue.MarshalMap(e)
+	if err != nil {
+		return e, fmt.Errorf("marshal endpoint %s: %w", e.EndpointID, err)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: &s.table, Item: withKey(item, endpointKey(e.TenantID, e.EndpointID)),
+		ConditionExpression: aws.String("attribute_not_exists(pk)"),
+	})
+	if isConditionFailed(err) {
+		return e, fmt.Errorf("endpoint %s: %w", e.EndpointID, ErrExists)
+	}
+	if err != nil {
+		return e, fmt.Errorf("create endpoint %s: %w", e.EndpointID, err)
+	}
+	return e, nil
+}
+
+// ListEndpoints returns a page of a tenant's endpoints in id order, at most
+// limit, after the cursor a previous page returned ("" for the first). The
+// cursor holds an endpoint id only, so it cannot reach another tenant.
+func (s *Store) ListEndpoints(ctx context.Context, tenantID string, limit int, cursor string) ([]Endpoint, string, error) {
+	in := &dynamodb.QueryInput{
+		TableName:              &s.table,
+		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :sk)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": &types.AttributeValueMemberS{Value: "TENANT#" + tenantID},
+			":sk": &types.AttributeValueMemberS{Value: "ENDPOINT#"},
+		},
+		Limit: aws.Int32(int32(limit)),
+	}
+	if cursor != "" {
+		after, err := base64.RawURLEncoding.DecodeString(cursor)
+		if err != nil {
+			return nil, "", fmt.Errorf("cursor: %w", ErrBadCursor)
+		}
+		in.ExclusiveStartKey = endpointKey(tenantID, string(after))
+	}
+	out, err := s.db.Query(ctx, in)
+	if err != nil {
+		return nil, "", fmt.Errorf("list endpoints of tenant %s: %w", tenantID, err)
+	}
+	var es []Endpoint
+	if err := attributevalue.UnmarshalListOfMaps(out.Items, &es); err != nil {
+		return nil, "", fmt.Errorf("decode endpoints: %w", err)
+	}
+	next := ""
+	if out.LastEvaluatedKey != nil && len(es) > 0 {
+		next = base64.RawURLEncoding.EncodeToString([]byte(es[len(es)-1].EndpointID))
+	}
+	return es, next, nil
+}
+
+// ErrBadCursor is returned for a pagination cursor this store did not make.
+var ErrBadCursor = fmt.Errorf("pagination cursor is not valid")
+
+// EndpointChange is an update of an endpoint's editable fields; nil fields
+// are left as they are.
+type EndpointChange struct {
+	URL         *string
+	Description *string
+	EventTypes  *[]string
+	Headers     *map[string]string
+}
+
+// UpdateEndpoint applies a change to an existing endpoint and returns it, or
+// ErrNotFound. Only the named fields are written, so a concurrent failure
+// count or rotation is not lost.
+func (s *Store) UpdateEndpoint(ctx context.Context, tenantID, endpointID string, c EndpointChange) (Endpoint, error) {
+	set := "SET updated_at = :now"
+	values := map[string]types.AttributeValue{":now": timeValue(s.Now())}
+	remove := ""
+	add := func(attr string, v any, empty bool) error {
+		if empty {
+			if remove == "" {
+				remove = " REMOVE " + attr
+			} else {
+				remove += ", " + attr
+			}
+			return nil
+		}
+		av, err := attributevalue.Marshal(v)
+		if err != nil {
+			return err
+		}
+		set += ", " + attr + " = :" + attr
+		values[":"+attr] = av
+		return nil
+	}
+	var err error
+	if c.URL != nil {
+		err = add("url", *c.URL, false)
+	}
+	if err == nil && c.Description != nil {
+		err = add("description", *c.Description, *c.Description == "")
+	}
+	if err == nil && c.EventTypes != nil {
+		err = add("event_types", *c.EventTypes, len(*c.EventTypes) == 0)
+	}
+	if err == nil && c.Headers != nil {
+		err = add("headers", *c.Headers, len(*c.Headers) == 0)
+	}
+	if err != nil {
+		return Endpoint{}, fmt.Errorf("marshal endpoint change: %w", err)
+	}
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.table, Key: endpointKey(tenantID, endpointID),
+		UpdateExpression:          aws.String(set + remove),
+		ConditionExpression:       aws.String("attribute_exists(pk)"),
+		ExpressionAttributeValues: values,
+		ReturnValues:              types.ReturnValueAllNew,
+	})
+	if isConditionFailed(err) {
+		return Endpoint{}, fmt.Errorf("endpoint %s: %w", endpointID, ErrNotFound)
+	}
+	if err != nil {
+		return Endpoint{}, fmt.Errorf("update endpoint %s: %w", endpointID, err)
+	}
+	var e Endpoint
+	if err := attributevalue.UnmarshalMap(out.Attributes, &e); err != nil {
+		return Endpoint{}, fmt.Errorf("decode endpoint %s: %w", endpointID, err)
+	}
+	return e, nil
+}
+
+// DeleteEndpoint removes an endpoint, or answers ErrNotFound.
+func (s *Store) DeleteEndpoint(ctx context.Context, tenantID, endpointID string) error {
+	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: &s.table, Key: endpointKey(tenantID, endpointID),
+		ConditionExpression: aws.String("attribute_exists(pk)"),
+	})
+	if isConditionFailed(err) {
+		return fmt.Errorf("endpoint %s: %w", endpointID, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("delete endpoint %s: %w", endpointID, err)
+	}
+	return nil
+}
+
+// RotateSecret makes newSecret the endpoint's signing secret; the current
+// one keeps signing beside it for grace. The write is conditional on the
+// secrets read, so two rotations at once cannot lose a secret.
+func (s *Store) RotateSecret(ctx context.Context, tenantID, endpointID, newSecret string, grace time.Duration) (Endpoint, error) {
+	cur, err := s.Endpoint(ctx, tenantID, endpointID)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	old, err := attributevalue.Marshal(cur.Secrets)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	next, err := attributevalue.Marshal([]string{newSecret})
+	if err != nil {
+		return Endpoint{}, err
+	}
+	now := s.Now().UTC()
+	retiring := ""
+	if len(cur.Secrets) > 0 {
+		retiring = cur.Secrets[0]
+	}
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.table, Key: endpointKey(tenantID, endpointID),
+		UpdateExpression:    aws.String("SET secrets = :next, retiring_secret = :retiring, retiring_until = :until, updated_at = :now"),
+		ConditionExpression: aws.String("attribute_exists(pk) AND secrets = :old"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":next": next, ":old": old,
+			":retiring": &types.AttributeValueMemberS{Value: retiring},
+			":until":    timeValue(now.Add(grace)),
+			":now":      timeValue(now),
+		},
+		ReturnValues: types.ReturnValueAllNew,
+	})
+	if isConditionFailed(err) {
+		return Endpoint{}, fmt.Errorf("endpoint %s changed during rotation, try again: %w", endpointID, ErrConflict)
+	}
+	if err != nil {
+		return Endpoint{}, fmt.Errorf("rotate secret of endpoint %s: %w", endpointID, err)
+	}
+	var e Endpoint
+	if err := attributevalue.UnmarshalMap(out.Attributes, &e); err != nil {
+		return Endpoint{}, fmt.Errorf("decode endpoint %s: %w", endpointID, err)
+	}
+	return e, nil
+}
+
+// ErrConflict is returned when a concurrent change won.
+var ErrConflict = fmt.Errorf("conflicting change")
+
+// SetEndpointEnabled enables (clearing the failure count and the disabled
+// reason) or disables an endpoint, or answers ErrNotFound.
+func (s *Store) SetEndpointEnabled(ctx context.Context, tenantID, endpointID string, enabled bool) (Endpoint, error) {
+	expr := "SET disabled = :d, consecutive_failures = :zero, updated_at = :now REMOVE disabled_reason"
+	values := map[string]types.AttributeValue{
+		":d": &types.AttributeValueMemberBOOL{Value: false}, ":zero": &types.AttributeValueMemberN{Value: "0"}, ":now": timeValue(s.Now()),
+	}
+	if !enabled {
+		expr = "SET disabled = :d, disabled_reason = :r, updated_at = :now"
+		values = map[string]types.AttributeValue{
+			":d": &types.AttributeValueMemberBOOL{Value: true}, ":r": &types.AttributeValueMemberS{Value: "disabled_by_tenant"}, ":now": timeValue(s.Now()),
+		}
+	}
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.table, Key: endpointKey(tenantID, endpointID),
+		UpdateExpression: aws.String(expr), ConditionExpression: aws.String("attribute_exists(pk)"),
+		ExpressionAttributeValues: values, ReturnValues: types.ReturnValueAllNew,
+	})
+	if isConditionFailed(err) {
+		return Endpoint{}, fmt.Errorf("endpoint %s: %w", endpointID, ErrNotFound)
+	}
+	if err != nil {
+		return Endpoint{}, fmt.Errorf("set endpoint %s enabled=%t: %w", endpointID, enabled, err)
+	}
+	var e Endpoint
+	if err := attributevalue.UnmarshalMap(out.Attributes, &e); err != nil {
+		return Endpoint{}, fmt.Errorf("decode endpoint %s: %w", endpointID, err)
+	}
+	return e, nil
+}
+
+func eventIndexKey(tenantID, eventID string) string {
+	return "TENANT#" + tenantID + "#EVENT#" + eventID
+}
+
+// DeliveriesOfEvent lists the deliveries of one of a tenant's events.
+func (s *Store) DeliveriesOfEvent(ctx context.Context, tenantID, eventID string) ([]Delivery, error) {
+	var out []Delivery
+	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		TableName: &s.table, IndexName: aws.String(IndexEvent),
+		KeyConditionExpression: aws.String("gsi2pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": &types.AttributeValueMemberS{Value: eventIndexKey(tenantID, eventID)},
+		},
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list deliveries of event %s: %w", eventID, err)
+		}
+		var ds []Delivery
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &ds); err != nil {
+			return nil, fmt.Errorf("decode deliveries of event %s: %w", eventID, err)
+		}
+		out = append(out, ds...)
+	}
+	return out, nil
+}

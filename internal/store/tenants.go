@@ -1,0 +1,154 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// ErrExists is returned when creating something that already exists.
+var ErrExists = errors.New("already exists")
+
+// Tenant owns endpoints, deliveries and API keys.
+type Tenant struct {
+	TenantID  string    `dynamodbav:"tenant_id"`
+	Name      string    `dynamodbav:"name"`
+	CreatedAt time.Time `dynamodbav:"created_at"`
+}
+
+func tenantKey(id string) map[string]types.AttributeValue { return key("TENANT#"+id, "TENANT") }
+
+// CreateTenant writes a new tenant, or ErrExists.
+func (s *Store) CreateTenant(ctx context.Context, t Tenant) (Tenant, error) {
+	t.CreatedAt = s.Now().UTC()
+	item, err := attributevalue.MarshalMap(t)
+	if err != nil {
+		return t, fmt.Errorf("marshal tenant %s: %w", t.TenantID, err)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: &s.table, Item: withKey(item, tenantKey(t.TenantID)),
+		ConditionExpression: aws.String("attribute_not_exists(pk)"),
+	})
+	if isConditionFailed(err) {
+		return t, fmt.Errorf("tenant %s: %w", t.TenantID, ErrExists)
+	}
+	if err != nil {
+		return t, fmt.Errorf("create tenant %s: %w", t.TenantID, err)
+	}
+	return t, nil
+}
+
+// Tenant reads a tenant, or ErrNotFound.
+func (s *Store) Tenant(ctx context.Context, id string) (Tenant, error) {
+	var t Tenant
+	return t, s.get(ctx, tenantKey(id), &t, "tenant "+id)
+}
+
+// APIKey is the stored form of a tenant's API key: its hash, never the key.
+type APIKey struct {
+	KeyID     string     `dynamodbav:"key_id"`
+	TenantID  string     `dynamodbav:"tenant_id"`
+	Hash      string     `dynamodbav:"hash"`
+	CreatedAt time.Time  `dynamodbav:"created_at"`
+	RevokedAt *time.Time `dynamodbav:"revoked_at,omitempty"`
+}
+
+func apiKeyKey(hash string) map[string]types.AttributeValue { return key("APIKEY#"+hash, "APIKEY") }
+
+// PutAPIKey stores a new key of an existing tenant (ErrNotFound otherwise).
+func (s *Store) PutAPIKey(ctx context.Context, k APIKey) (APIKey, error) {
+	if _, err := s.Tenant(ctx, k.TenantID); err != nil {
+		return k, err
+	}
+	k.CreatedAt = s.Now().UTC()
+	item, err := attributevalue.MarshalMap(k)
+	if err != nil {
+		return k, fmt.Errorf("marshal API key %s: %w", k.KeyID, err)
+	}
+	item["gsi1pk"] = &types.AttributeValueMemberS{Value: "TENANT#" + k.TenantID + "#KEYS"}
+	item["gsi1sk"] = &types.AttributeValueMemberS{Value: k.KeyID}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: &s.table, Item: withKey(item, apiKeyKey(k.Hash)),
+		ConditionExpression: aws.String("attribute_not_exists(pk)"),
+	})
+	if err != nil {
+		return k, fmt.Errorf("put API key %s: %w", k.KeyID, err)
+	}
+	return k, nil
+}
+
+// TenantForKey returns the tenant of an unrevoked key hash, or ErrNotFound.
+func (s *Store) TenantForKey(ctx context.Context, hash string) (string, error) {
+	var k APIKey
+	if err := s.get(ctx, apiKeyKey(hash), &k, "API key"); err != nil {
+		return "", err
+	}
+	if k.RevokedAt != nil {
+		return "", fmt.Errorf("API key %s is revoked: %w", k.KeyID, ErrNotFound)
+	}
+	return k.TenantID, nil
+}
+
+// RevokeAPIKey revokes a tenant's key by its id, or answers ErrNotFound.
+func (s *Store) RevokeAPIKey(ctx context.Context, tenantID, keyID string) error {
+	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName: &s.table, IndexName: aws.String(IndexTenant),
+		KeyConditionExpression: aws.String("gsi1pk = :pk AND gsi1sk = :sk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": &types.AttributeValueMemberS{Value: "TENANT#" + tenantID + "#KEYS"},
+			":sk": &types.AttributeValueMemberS{Value: keyID},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("find API key %s: %w", keyID, err)
+	}
+	if len(out.Items) == 0 {
+		return fmt.Errorf("API key %s of tenant %s: %w", keyID, tenantID, ErrNotFound)
+	}
+	var k APIKey
+	if err := attributevalue.UnmarshalMap(out.Items[0], &k); err != nil {
+		return fmt.Errorf("decode API key %s: %w", keyID, err)
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.table, Key: apiKeyKey(k.Hash),
+		UpdateExpression:          aws.String("SET revoked_at = if_not_exists(revoked_at, :now)"),
+		ConditionExpression:       aws.String("attribute_exists(pk)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":now": timeValue(s.Now())},
+	})
+	if err != nil {
+		return fmt.Errorf("revoke API key %s: %w", keyID, err)
+	}
+	return nil
+}
+
+// IndexTenant is the state table's per-tenant listing index.
+const IndexTenant = "gsi1"
+
+// IndexEvent is the state table's deliveries-of-an-event index.
+const IndexEvent = "gsi2"
+
+func isConditionFailed(err error) bool {
+	var ccf *types.ConditionalCheckFailedException
+	return errors.As(err, &ccf)
+}
+
+// get reads one item into v, or returns ErrNotFound naming what.
+func (s *Store) get(ctx context.Context, k map[string]types.AttributeValue, v any, what string) error {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: k, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return fmt.Errorf("get %s: %w", what, err)
+	}
+	if out.Item == nil {
+		return fmt.Errorf("%s: %w", what, ErrNotFound)
+	}
+	if err := attributevalue.UnmarshalMap(out.Item, v); err != nil {
+		return fmt.Errorf("decode %s: %w", what, err)
+	}
+	return nil
+}
