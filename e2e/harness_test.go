@@ -33,11 +33,13 @@ import (
 
 // env is the deployed stack and clients to reach it, shared by every test.
 var env struct {
-	out    stackoutputs.Outputs
-	ddb    *dynamodb.Client
-	sqs    *sqs.Client
-	lambda *lambda.Client
-	store  *store.Store
+	out         stackoutputs.Outputs
+	cfg         aws.Config
+	endpointURL string
+	ddb         *dynamodb.Client
+	sqs         *sqs.Client
+	lambda      *lambda.Client
+	store       *store.Store
 }
 
 func TestMain(m *testing.M) {
@@ -67,6 +69,8 @@ func setup() error {
 		return err
 	}
 	env.out = out
+	env.cfg = cfg
+	env.endpointURL = os.Getenv("AWS_ENDPOINT_URL")
 	env.ddb = dynamodb.NewFromConfig(cfg)
 	env.sqs = sqs.NewFromConfig(cfg)
 	env.lambda = lambda.NewFromConfig(cfg)

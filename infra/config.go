@@ -42,6 +42,9 @@ type HooklineStackProps struct {
 	// refuses otherwise (loopback, private ranges, ...). Default none. The
 	// local cloud sets 127.0.0.0/8 so tests can reach receivers on loopback.
 	AllowCIDRs []string
+	// AllowHTTP lets tenants register plain http endpoint URLs. Default
+	// false: https only. The local cloud sets it for loopback receivers.
+	AllowHTTP bool
 	// DisableAfter disables an endpoint after this many consecutive failed
 	// attempts. Default 50; negative: never.
 	DisableAfter int

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
@@ -44,36 +45,9 @@ type PipelineFunctions struct {
 // each does.
 func NewPipelineFunctions(scope constructs.Construct, id string, p PipelineFunctionsProps) PipelineFunctions {
 	c := constructs.NewConstruct(scope, &id)
-	arch := awslambda.Architecture_ARM_64()
-	if p.Architecture == "x86_64" {
-		arch = awslambda.Architecture_X86_64()
-	}
-	common := map[string]string{
-		"HOOKLINE_STATE_TABLE": *p.Tables.State.TableName(),
-		"HOOKLINE_LOG_LEVEL":   p.LogLevel,
-	}
+	fns := functionDefaults{Architecture: p.Architecture, AssetDir: p.AssetDir, LogLevel: p.LogLevel, StateTable: p.Tables.State}
 	newFn := func(name string, timeout time.Duration, env map[string]string) awslambda.Function {
-		vars := map[string]*string{}
-		for k, v := range common {
-			vars[k] = jsii.String(v)
-		}
-		for k, v := range env {
-			vars[k] = jsii.String(v)
-		}
-		logs := awslogs.NewLogGroup(c, jsii.String(name+"Logs"), &awslogs.LogGroupProps{
-			Retention:     awslogs.RetentionDays_ONE_MONTH,
-			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
-		})
-		return awslambda.NewFunction(c, jsii.String(name), &awslambda.FunctionProps{
-			Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
-			Architecture: arch,
-			Handler:      jsii.String("bootstrap"),
-			Code:         awslambda.Code_FromAsset(jsii.String(filepath.Join(p.AssetDir, strings.ToLower(name))), nil),
-			MemorySize:   jsii.Number(256),
-			Timeout:      awscdk.Duration_Seconds(jsii.Number(timeout.Seconds())),
-			Environment:  &vars,
-			LogGroup:     logs,
-		})
+		return fns.new(c, name, timeout, env)
 	}
 
 	enqueue := newFn("Enqueue", 60*time.Second, map[string]string{
@@ -110,4 +84,42 @@ func NewPipelineFunctions(scope constructs.Construct, id string, p PipelineFunct
 		MaxConcurrency:          jsii.Number(float64(p.DeliverMaxConcurrency)),
 	}))
 	return PipelineFunctions{Enqueue: enqueue, Deliver: deliver}
+}
+
+// functionDefaults are what every hookline function shares: runtime,
+// architecture, memory, JSON logs with a retention, and the state table.
+type functionDefaults struct {
+	Architecture string
+	AssetDir     string
+	LogLevel     string
+	StateTable   awsdynamodb.Table
+}
+
+// new creates a provided.al2023 function from AssetDir/<name in lower case>.
+func (d functionDefaults) new(scope constructs.Construct, name string, timeout time.Duration, env map[string]string) awslambda.Function {
+	arch := awslambda.Architecture_ARM_64()
+	if d.Architecture == "x86_64" {
+		arch = awslambda.Architecture_X86_64()
+	}
+	vars := map[string]*string{
+		"HOOKLINE_STATE_TABLE": d.StateTable.TableName(),
+		"HOOKLINE_LOG_LEVEL":   jsii.String(d.LogLevel),
+	}
+	for k, v := range env {
+		vars[k] = jsii.String(v)
+	}
+	logs := awslogs.NewLogGroup(scope, jsii.String(name+"Logs"), &awslogs.LogGroupProps{
+		Retention:     awslogs.RetentionDays_ONE_MONTH,
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	})
+	return awslambda.NewFunction(scope, jsii.String(name), &awslambda.FunctionProps{
+		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture: arch,
+		Handler:      jsii.String("bootstrap"),
+		Code:         awslambda.Code_FromAsset(jsii.String(filepath.Join(d.AssetDir, strings.ToLower(name))), nil),
+		MemorySize:   jsii.Number(256),
+		Timeout:      awscdk.Duration_Seconds(jsii.Number(timeout.Seconds())),
+		Environment:  &vars,
+		LogGroup:     logs,
+	})
 }

@@ -10,6 +10,7 @@
 //	requestTimeout  bound on one POST, e.g. "15s"
 //	disableAfter    consecutive failed attempts that disable an endpoint (default 50)
 //	allowCIDRs      comma-separated CIDRs the SSRF guard lets through (default none)
+//	allowHTTP       "true" lets tenants register http:// endpoint URLs (default https only)
 //	stackName       default "Hookline"
 package main
 
@@ -108,6 +109,13 @@ func propsFromContext(ctx func(string) string) (*HooklineStackProps, string, err
 		for _, c := range strings.Split(s, ",") {
 			p.AllowCIDRs = append(p.AllowCIDRs, strings.TrimSpace(c))
 		}
+	}
+	switch s := ctx("allowHTTP"); s {
+	case "", "false":
+	case "true":
+		p.AllowHTTP = true
+	default:
+		return nil, "", fmt.Errorf("context allowHTTP: %q is not true or false", s)
 	}
 	name := ctx("stackName")
 	if name == "" {

@@ -47,6 +47,12 @@ func NewHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 		DeliverEnv:                 deliverEnv(p),
 	})
 
+	httpAPI := NewHTTPAPI(stack, "Api", HTTPAPIProps{
+		Functions:  functionDefaults{Architecture: p.Architecture, AssetDir: p.AssetDir, LogLevel: p.LogLevel, StateTable: tables.State},
+		AllowHTTP:  p.AllowHTTP,
+		AllowCIDRs: p.AllowCIDRs,
+	})
+
 	out := func(name, desc string, value *string) {
 		awscdk.NewCfnOutput(stack, jsii.String(name), &awscdk.CfnOutputProps{Value: value, Description: jsii.String(desc)})
 	}
@@ -59,6 +65,10 @@ func NewHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 	out("EnqueueFunctionName", "Fans outbox events out to endpoints.", fns.Enqueue.FunctionName())
 	out("DeliverFunctionName", "POSTs deliveries to endpoints.", fns.Deliver.FunctionName())
 	out("DLQDepthAlarmName", "Fires when the DLQ holds too many messages.", queues.DepthAlarm.AlarmName())
+	out("ApiURL", "Base URL of the HTTP API.", httpAPI.API.ApiEndpoint())
+	out("ApiID", "Id of the HTTP API.", httpAPI.API.ApiId())
+	out("ApiFunctionName", "Serves the HTTP API.", httpAPI.Function.FunctionName())
+	out("OperatorKeySecretARN", "Secrets Manager secret holding the operator key.", httpAPI.OperatorKey.SecretArn())
 	out("MaxReceiveCount", "Attempts per delivery before SQS moves it to the DLQ.", jsii.String(strconv.Itoa(p.Retry.Attempts())))
 	return stack, nil
 }

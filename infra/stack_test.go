@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/hookline/hookline/internal/api"
 	"github.com/hookline/hookline/internal/retry"
 	"github.com/stretchr/testify/require"
 )
@@ -36,8 +37,9 @@ type synthesized struct {
 
 	outboxTable, stateTable                 string
 	deliveryQueue, deadLetter, enqueueFails string
-	enqueueFn, deliverFn                    string
+	enqueueFn, deliverFn, apiFn             string
 	dlqAlarm                                string
+	operatorKey                             string
 }
 
 // synth builds the stack with props (AssetDir set to a temp dir holding two
@@ -45,7 +47,7 @@ type synthesized struct {
 func synth(t *testing.T, props HooklineStackProps) *synthesized {
 	t.Helper()
 	assets := t.TempDir()
-	for _, fn := range []string{"enqueue", "deliver"} {
+	for _, fn := range []string{"enqueue", "deliver", "api"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(assets, fn), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(assets, fn, "bootstrap"), []byte(fn+" binary"), 0o755))
 	}
@@ -73,6 +75,8 @@ func synth(t *testing.T, props HooklineStackProps) *synthesized {
 	s.enqueueFn = ref("EnqueueFunctionName")
 	s.deliverFn = ref("DeliverFunctionName")
 	s.dlqAlarm = ref("DLQDepthAlarmName")
+	s.apiFn = ref("ApiFunctionName")
+	s.operatorKey = ref("OperatorKeySecretARN")
 	return s
 }
 
@@ -254,7 +258,7 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		require.Equal(t, "Retain", s.resource(t, s.outboxTable, "AWS::DynamoDB::Table")["DeletionPolicy"])
 	})
 
-	t.Run("state table: pk/sk keys, gsi1 index, TTL", func(t *testing.T) {
+	t.Run("state table: pk/sk keys, gsi1 and gsi2 indexes, TTL", func(t *testing.T) {
 		s.hasProperties(t, "AWS::DynamoDB::Table", s.stateTable, obj{
 			"KeySchema": assertions.Match_ArrayEquals(&arr{
 				obj{"AttributeName": "pk", "KeyType": "HASH"},
@@ -265,19 +269,31 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 				obj{"AttributeName": "sk", "AttributeType": "S"},
 				obj{"AttributeName": "gsi1pk", "AttributeType": "S"},
 				obj{"AttributeName": "gsi1sk", "AttributeType": "S"},
+				obj{"AttributeName": "gsi2pk", "AttributeType": "S"},
+				obj{"AttributeName": "gsi2sk", "AttributeType": "S"},
 			}),
-			"GlobalSecondaryIndexes": assertions.Match_ArrayEquals(&arr{assertions.Match_ObjectLike(&obj{
-				"IndexName": StateIndexName,
-				"KeySchema": assertions.Match_ArrayEquals(&arr{
-					obj{"AttributeName": "gsi1pk", "KeyType": "HASH"},
-					obj{"AttributeName": "gsi1sk", "KeyType": "RANGE"},
+			"GlobalSecondaryIndexes": assertions.Match_ArrayEquals(&arr{
+				assertions.Match_ObjectLike(&obj{
+					"IndexName": StateIndexName,
+					"KeySchema": assertions.Match_ArrayEquals(&arr{
+						obj{"AttributeName": "gsi1pk", "KeyType": "HASH"},
+						obj{"AttributeName": "gsi1sk", "KeyType": "RANGE"},
+					}),
 				}),
-			})}),
+				assertions.Match_ObjectLike(&obj{
+					"IndexName": StateEventIndexName,
+					"KeySchema": assertions.Match_ArrayEquals(&arr{
+						obj{"AttributeName": "gsi2pk", "KeyType": "HASH"},
+						obj{"AttributeName": "gsi2sk", "KeyType": "RANGE"},
+					}),
+				}),
+			}),
 			"TimeToLiveSpecification":          obj{"AttributeName": "expires_at", "Enabled": true},
 			"BillingMode":                      "PAY_PER_REQUEST",
 			"PointInTimeRecoverySpecification": obj{"PointInTimeRecoveryEnabled": true},
 		})
 		require.Equal(t, "gsi1", StateIndexName)
+		require.Equal(t, "gsi2", StateEventIndexName)
 	})
 
 	t.Run("delivery queue: redrive to DLQ after one receive per schedule step", func(t *testing.T) {
@@ -313,8 +329,8 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 	})
 
 	t.Run("functions: provided.al2023, bootstrap handler, architecture "+w.arch, func(t *testing.T) {
-		check(t, func() { s.tpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(2)) })
-		for _, fn := range []string{s.enqueueFn, s.deliverFn} {
+		check(t, func() { s.tpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(3)) })
+		for _, fn := range []string{s.enqueueFn, s.deliverFn, s.apiFn} {
 			s.hasProperties(t, "AWS::Lambda::Function", fn, obj{
 				"Runtime":       "provided.al2023",
 				"Handler":       "bootstrap",
@@ -326,6 +342,44 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 	t.Run("functions: each deploys its own bootstrap from AssetDir", func(t *testing.T) {
 		require.Equal(t, "enqueue binary", s.stagedBootstrap(t, s.enqueueFn))
 		require.Equal(t, "deliver binary", s.stagedBootstrap(t, s.deliverFn))
+		require.Equal(t, "api binary", s.stagedBootstrap(t, s.apiFn))
+	})
+
+	t.Run("HTTP API: one route per api.Routes() entry, all to the api function, payload 2.0", func(t *testing.T) {
+		routes := api.Routes()
+		check(t, func() { s.tpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Api"), jsii.Number(1)) })
+		check(t, func() {
+			s.tpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Route"), jsii.Number(float64(len(routes))))
+		})
+		for _, rt := range routes {
+			check(t, func() {
+				s.tpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Route"), obj{"RouteKey": rt.Method + " " + rt.Path})
+			})
+		}
+		check(t, func() {
+			s.tpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Integration"), obj{
+				"IntegrationType":      "AWS_PROXY",
+				"PayloadFormatVersion": "2.0",
+				"IntegrationUri":       obj{"Fn::GetAtt": arr{s.apiFn, "Arn"}},
+			})
+		})
+	})
+
+	t.Run("operator key: a generated secret only the api function reads", func(t *testing.T) {
+		s.hasProperties(t, "AWS::SecretsManager::Secret", s.operatorKey, obj{
+			"GenerateSecretString": assertions.Match_ObjectLike(&obj{"PasswordLength": 48}),
+		})
+		s.hasProperties(t, "AWS::Lambda::Function", s.apiFn, obj{
+			"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{
+				"HOOKLINE_OPERATOR_KEY_SECRET_ARN": refTo(s.operatorKey),
+				"HOOKLINE_STATE_TABLE":             refTo(s.stateTable),
+			})},
+		})
+		require.True(t, allows(s.rolePolicy(t, s.apiFn), "secretsmanager:GetSecretValue", refTo(s.operatorKey)))
+		for _, fn := range []string{s.enqueueFn, s.deliverFn} {
+			require.False(t, mentions(s.rolePolicy(t, fn), refTo(s.operatorKey)), "only the api function may read the operator key")
+		}
+		require.False(t, mentions(s.rolePolicy(t, s.apiFn), obj{"Fn::GetAtt": arr{s.deadLetter, "Arn"}}), "the api function has no business with the DLQ yet")
 	})
 
 	t.Run("deliver environment: retry schedule, queues, state table, allowlist", func(t *testing.T) {

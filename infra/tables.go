@@ -4,6 +4,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/hookline/hookline/internal/store"
 )
 
 // Tables are hookline's two DynamoDB tables.
@@ -11,14 +12,18 @@ type Tables struct {
 	// Outbox receives producers' events; its NEW_IMAGE stream feeds enqueue.
 	// Key: id (S). TTL attribute: expires_at.
 	Outbox awsdynamodb.Table
-	// State holds endpoints, deliveries and rejected outbox items in one
-	// table keyed pk/sk (S/S), with a GSI (gsi1pk/gsi1sk) for per-tenant
-	// listings. TTL attribute: expires_at.
+	// State holds tenants, API keys, endpoints, deliveries and rejected
+	// outbox items in one table keyed pk/sk (S/S), with sparse GSIs for
+	// per-tenant listings (gsi1pk/gsi1sk) and the deliveries of an event
+	// (gsi2pk/gsi2sk). TTL attribute: expires_at.
 	State awsdynamodb.Table
 }
 
 // StateIndexName is the state table's per-tenant listing index.
-const StateIndexName = "gsi1"
+const StateIndexName = store.IndexTenant
+
+// StateEventIndexName is the state table's deliveries-of-an-event index.
+const StateEventIndexName = store.IndexEvent
 
 // NewTables creates the outbox and state tables, on-demand, with point-in-time
 // recovery, retained when the stack is deleted (they hold customers' events).
@@ -46,6 +51,11 @@ func NewTables(scope constructs.Construct, id string) Tables {
 		IndexName:    jsii.String(StateIndexName),
 		PartitionKey: str("gsi1pk"),
 		SortKey:      str("gsi1sk"),
+	})
+	state.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
+		IndexName:    jsii.String(StateEventIndexName),
+		PartitionKey: str("gsi2pk"),
+		SortKey:      str("gsi2sk"),
 	})
 	return Tables{Outbox: outbox, State: state}
 }

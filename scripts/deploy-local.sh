@@ -6,7 +6,7 @@
 #
 # Local settings: binaries for the host architecture, a short retry schedule
 # so retries and dead-lettering happen in seconds, and loopback allowed by the
-# SSRF guard so receivers on 127.0.0.1 can be reached.
+# SSRF guard so receivers on 127.0.0.1 can be reached and registered (http).
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$HOOKLINE_ROOT"
@@ -14,7 +14,7 @@ cd "$HOOKLINE_ROOT"
 SCHEDULE=${HOOKLINE_LOCAL_RETRY_SCHEDULE:-0s,1s,4s,10s}
 MAX_AGE=${HOOKLINE_LOCAL_MAX_AGE:-1h}
 CDK=(node_modules/.bin/cdk)
-CTX=(-c architecture=host -c "retrySchedule=$SCHEDULE" -c "maxAge=$MAX_AGE" -c allowCIDRs=127.0.0.0/8
+CTX=(-c architecture=host -c "retrySchedule=$SCHEDULE" -c "maxAge=$MAX_AGE" -c allowCIDRs=127.0.0.0/8 -c allowHTTP=true
   -c "requestTimeout=${HOOKLINE_LOCAL_REQUEST_TIMEOUT:-3s}" -c "disableAfter=${HOOKLINE_LOCAL_DISABLE_AFTER:-50}")
 
 echo "deploy-local: cdk bootstrap"

@@ -21,6 +21,10 @@ type Outputs struct {
 	EnqueueFunctionName    string
 	DeliverFunctionName    string
 	DLQDepthAlarmName      string
+	ApiURL                 string
+	ApiID                  string
+	ApiFunctionName        string
+	OperatorKeySecretARN   string
 	MaxReceiveCount        int
 }
 
@@ -54,6 +58,10 @@ func Load(path string) (Outputs, error) {
 		EnqueueFunctionName:    m["EnqueueFunctionName"],
 		DeliverFunctionName:    m["DeliverFunctionName"],
 		DLQDepthAlarmName:      m["DLQDepthAlarmName"],
+		ApiURL:                 m["ApiURL"],
+		ApiID:                  m["ApiID"],
+		ApiFunctionName:        m["ApiFunctionName"],
+		OperatorKeySecretARN:   m["OperatorKeySecretARN"],
 	}
 	if o.MaxReceiveCount, err = strconv.Atoi(m["MaxReceiveCount"]); err != nil {
 		return o, fmt.Errorf("%s: MaxReceiveCount %q: %w", path, m["MaxReceiveCount"], err)

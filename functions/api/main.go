@@ -1,0 +1,107 @@
+// Command api is the Lambda function behind the HTTP API (API Gateway,
+// payload 2.0). Wiring only: the handlers are plain net/http handlers in
+// internal/api, adapted by internal/apigw.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/hookline/hookline/internal/api"
+	"github.com/hookline/hookline/internal/apigw"
+	"github.com/hookline/hookline/internal/logging"
+	"github.com/hookline/hookline/internal/netguard"
+	"github.com/hookline/hookline/internal/store"
+)
+
+// Config of the api function, read from the environment once.
+type Config struct {
+	// StateTable (HOOKLINE_STATE_TABLE) holds tenants, keys and endpoints. Required.
+	StateTable string
+	// OperatorKey (HOOKLINE_OPERATOR_KEY) reaches the admin routes; or
+	// OperatorKeySecretARN (HOOKLINE_OPERATOR_KEY_SECRET_ARN) names the
+	// Secrets Manager secret holding it, read once at start. One is required.
+	OperatorKey          string
+	OperatorKeySecretARN string
+	// URLs (HOOKLINE_ALLOW_HTTP=true, HOOKLINE_ALLOW_CIDRS) is the
+	// registration check of endpoint URLs. Default: https, public hosts only.
+	URLs netguard.URLPolicy
+	// LogLevel (HOOKLINE_LOG_LEVEL): DEBUG, INFO (default), WARN or ERROR.
+	LogLevel string
+}
+
+func loadConfig(getenv func(string) string) (Config, error) {
+	c := Config{
+		StateTable:           getenv("HOOKLINE_STATE_TABLE"),
+		OperatorKey:          getenv("HOOKLINE_OPERATOR_KEY"),
+		OperatorKeySecretARN: getenv("HOOKLINE_OPERATOR_KEY_SECRET_ARN"),
+		LogLevel:             getenv("HOOKLINE_LOG_LEVEL"),
+	}
+	if c.StateTable == "" {
+		return c, fmt.Errorf("HOOKLINE_STATE_TABLE is required")
+	}
+	if c.OperatorKey == "" && c.OperatorKeySecretARN == "" {
+		return c, fmt.Errorf("HOOKLINE_OPERATOR_KEY or HOOKLINE_OPERATOR_KEY_SECRET_ARN is required")
+	}
+	if s := getenv("HOOKLINE_ALLOW_HTTP"); s != "" {
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return c, fmt.Errorf("HOOKLINE_ALLOW_HTTP: %q is not true or false", s)
+		}
+		c.URLs.AllowHTTP = b
+	}
+	allow, err := netguard.ParsePrefixes(getenv("HOOKLINE_ALLOW_CIDRS"))
+	if err != nil {
+		return c, fmt.Errorf("HOOKLINE_ALLOW_CIDRS: %w", err)
+	}
+	c.URLs.Guard.Allow = allow
+	return c, nil
+}
+
+func main() {
+	if err := run(); err != nil {
+		slog.Error("api cannot start", "error", err.Error())
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	cfg, err := loadConfig(os.Getenv)
+	if err != nil {
+		return err
+	}
+	log, err := logging.New(os.Stdout, cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	awsCfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return fmt.Errorf("load AWS config: %w", err)
+	}
+	if cfg.OperatorKey == "" {
+		out, err := secretsmanager.NewFromConfig(awsCfg).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &cfg.OperatorKeySecretARN})
+		if err != nil {
+			return fmt.Errorf("read the operator key secret: %w", err)
+		}
+		cfg.OperatorKey = aws.ToString(out.SecretString)
+	}
+	srv := &api.Server{
+		Store:       store.New(dynamodb.NewFromConfig(awsCfg), cfg.StateTable),
+		OperatorKey: cfg.OperatorKey,
+		URLs:        cfg.URLs,
+		Rand:        rand.Reader,
+		Log:         log,
+	}
+	lambda.Start(apigw.Handler(srv.Handler()))
+	return nil
+}

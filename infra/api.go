@@ -1,0 +1,67 @@
+package main
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/hookline/hookline/internal/api"
+)
+
+// HTTPAPIProps configures NewHTTPAPI.
+type HTTPAPIProps struct {
+	Functions functionDefaults
+	// AllowHTTP lets tenants register plain http endpoint URLs.
+	AllowHTTP bool
+	// AllowCIDRs are the SSRF guard's allowlist, for registration checks.
+	AllowCIDRs []string
+}
+
+// HTTPAPI is the tenant and operator API.
+type HTTPAPI struct {
+	API      awsapigatewayv2.HttpApi
+	Function awslambda.Function
+	// OperatorKey holds the operator key, generated at deploy time.
+	OperatorKey awssecretsmanager.Secret
+}
+
+// NewHTTPAPI creates the HTTP API (payload 2.0) with one route per entry of
+// api.Routes(), all served by one function, and the operator key as a
+// generated Secrets Manager secret only that function can read.
+func NewHTTPAPI(scope constructs.Construct, id string, p HTTPAPIProps) HTTPAPI {
+	c := constructs.NewConstruct(scope, &id)
+	secret := awssecretsmanager.NewSecret(c, jsii.String("OperatorKey"), &awssecretsmanager.SecretProps{
+		Description: jsii.String("hookline operator key: reaches the /v1/admin routes"),
+		GenerateSecretString: &awssecretsmanager.SecretStringGenerator{
+			PasswordLength:     jsii.Number(48),
+			ExcludePunctuation: jsii.Bool(true),
+		},
+	})
+	fn := p.Functions.new(c, "Api", 15*time.Second, map[string]string{
+		"HOOKLINE_OPERATOR_KEY_SECRET_ARN": *secret.SecretArn(),
+		"HOOKLINE_ALLOW_HTTP":              strconv.FormatBool(p.AllowHTTP),
+		"HOOKLINE_ALLOW_CIDRS":             strings.Join(p.AllowCIDRs, ","),
+	})
+	p.Functions.StateTable.GrantReadWriteData(fn)
+	secret.GrantRead(fn, nil)
+
+	httpAPI := awsapigatewayv2.NewHttpApi(c, jsii.String("Http"), &awsapigatewayv2.HttpApiProps{
+		Description: jsii.String("hookline tenant and operator API"),
+	})
+	integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("Lambda"), fn,
+		&awsapigatewayv2integrations.HttpLambdaIntegrationProps{PayloadFormatVersion: awsapigatewayv2.PayloadFormatVersion_VERSION_2_0()})
+	for _, rt := range api.Routes() {
+		httpAPI.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
+			Path:        jsii.String(rt.Path),
+			Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod(rt.Method)},
+			Integration: integration,
+		})
+	}
+	return HTTPAPI{API: httpAPI, Function: fn, OperatorKey: secret}
+}

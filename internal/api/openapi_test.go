@@ -1,0 +1,288 @@
+package api_test
+
+import (
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/hookline/hookline/internal/api"
+)
+
+const openAPIPath = "../../docs/openapi.yaml"
+
+// httpMethods are the operation keys of an OpenAPI path item.
+var httpMethods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+
+var pathParamRE = regexp.MustCompile(`\{([^{}]+)\}`)
+
+// loadOpenAPI reads docs/openapi.yaml as plain maps and lists.
+func loadOpenAPI(t *testing.T) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(openAPIPath)
+	if err != nil {
+		t.Fatalf("read %s: %v", openAPIPath, err)
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("parse %s: %v", openAPIPath, err)
+	}
+	return doc
+}
+
+func asMap(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+// resolve follows a local $ref ("#/components/...") to what it names.
+func resolve(doc map[string]any, v any) (map[string]any, error) {
+	m := asMap(v)
+	for range 10 {
+		ref, ok := m["$ref"].(string)
+		if !ok {
+			return m, nil
+		}
+		target, err := pointer(doc, ref)
+		if err != nil {
+			return nil, err
+		}
+		m = asMap(target)
+		if m == nil {
+			return nil, fmt.Errorf("$ref %q does not name an object", ref)
+		}
+	}
+	return nil, fmt.Errorf("$ref chain too long")
+}
+
+// pointer looks up a local JSON pointer reference such as
+// "#/components/schemas/EndpointView".
+func pointer(doc map[string]any, ref string) (any, error) {
+	rest, ok := strings.CutPrefix(ref, "#/")
+	if !ok {
+		return nil, fmt.Errorf("$ref %q is not local to the document", ref)
+	}
+	var cur any = doc
+	for _, tok := range strings.Split(rest, "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		m := asMap(cur)
+		next, ok := m[tok]
+		if m == nil || !ok {
+			return nil, fmt.Errorf("$ref %q does not resolve (no %q)", ref, tok)
+		}
+		cur = next
+	}
+	return cur, nil
+}
+
+type operation struct {
+	key      string // "METHOD /path"
+	path     string
+	pathItem map[string]any
+	op       map[string]any
+}
+
+func operations(t *testing.T, doc map[string]any) []operation {
+	t.Helper()
+	paths := asMap(doc["paths"])
+	if paths == nil {
+		t.Fatal("the document has no paths")
+	}
+	var ops []operation
+	for path, item := range paths {
+		pi := asMap(item)
+		for _, m := range httpMethods {
+			if op, ok := pi[m]; ok {
+				ops = append(ops, operation{key: strings.ToUpper(m) + " " + path, path: path, pathItem: pi, op: asMap(op)})
+			}
+		}
+	}
+	sort.Slice(ops, func(i, j int) bool { return ops[i].key < ops[j].key })
+	return ops
+}
+
+func TestOpenAPIVersion(t *testing.T) {
+	doc := loadOpenAPI(t)
+	v, _ := doc["openapi"].(string)
+	if !strings.HasPrefix(v, "3.1.") {
+		t.Fatalf("openapi is %q, want 3.1.x", v)
+	}
+	info := asMap(doc["info"])
+	if info["title"] != "hookline" {
+		t.Errorf("info.title is %v, want hookline", info["title"])
+	}
+}
+
+func TestOpenAPIRoutesMatch(t *testing.T) {
+	doc := loadOpenAPI(t)
+	inCode := map[string]bool{}
+	for _, rt := range api.Routes() {
+		inCode[rt.Method+" "+rt.Path] = true
+	}
+	inDoc := map[string]bool{}
+	for _, op := range operations(t, doc) {
+		inDoc[op.key] = true
+	}
+	for k := range inCode {
+		if !inDoc[k] {
+			t.Errorf("route %s is in api.Routes() but not in %s", k, openAPIPath)
+		}
+	}
+	for k := range inDoc {
+		if !inCode[k] {
+			t.Errorf("operation %s is in %s but not in api.Routes()", k, openAPIPath)
+		}
+	}
+}
+
+func TestOpenAPIOperations(t *testing.T) {
+	doc := loadOpenAPI(t)
+	for _, o := range operations(t, doc) {
+		responses := asMap(o.op["responses"])
+		if _, ok := responses["401"]; !ok {
+			t.Errorf("%s: no 401 response", o.key)
+		}
+		for code, r := range responses {
+			if _, err := resolve(doc, r); err != nil {
+				t.Errorf("%s: response %s: %v", o.key, code, err)
+			}
+		}
+
+		// Path parameters: the operation's override the path item's.
+		declared := map[string]bool{}
+		for _, list := range [][]any{asList(o.pathItem["parameters"]), asList(o.op["parameters"])} {
+			for _, p := range list {
+				param, err := resolve(doc, p)
+				if err != nil {
+					t.Errorf("%s: parameter: %v", o.key, err)
+					continue
+				}
+				if param["in"] != "path" {
+					continue
+				}
+				name, _ := param["name"].(string)
+				if param["required"] != true {
+					t.Errorf("%s: path parameter %q is not required: true", o.key, name)
+				}
+				declared[name] = true
+			}
+		}
+		inPath := map[string]bool{}
+		for _, m := range pathParamRE.FindAllStringSubmatch(o.path, -1) {
+			inPath[m[1]] = true
+			if !declared[m[1]] {
+				t.Errorf("%s: path parameter {%s} is not declared", o.key, m[1])
+			}
+		}
+		for name := range declared {
+			if !inPath[name] {
+				t.Errorf("%s: declares path parameter %q that is not in the path", o.key, name)
+			}
+		}
+	}
+}
+
+// TestOpenAPIRefs checks that every local $ref in the document resolves.
+func TestOpenAPIRefs(t *testing.T) {
+	doc := loadOpenAPI(t)
+	var walk func(where string, v any)
+	walk = func(where string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if ref, ok := v["$ref"].(string); ok {
+				if _, err := pointer(doc, ref); err != nil {
+					t.Errorf("%s: %v", where, err)
+				}
+			}
+			for k, x := range v {
+				walk(where+"/"+k, x)
+			}
+		case []any:
+			for i, x := range v {
+				walk(fmt.Sprintf("%s/%d", where, i), x)
+			}
+		}
+	}
+	walk("#", doc)
+}
+
+// jsonNames lists the JSON property names of a struct type's fields, and
+// those always present (no omitempty).
+func jsonNames(typ reflect.Type) (names, always []string) {
+	for f := range typ.Fields() {
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = f.Name
+		}
+		names = append(names, name)
+		if !slices.Contains(strings.Split(opts, ","), "omitempty") {
+			always = append(always, name)
+		}
+	}
+	sort.Strings(names)
+	sort.Strings(always)
+	return names, always
+}
+
+func TestOpenAPISchemasMatchTypes(t *testing.T) {
+	doc := loadOpenAPI(t)
+	schemas := asMap(asMap(doc["components"])["schemas"])
+	for schema, v := range map[string]any{
+		"EndpointView": api.EndpointView{},
+		"DeliveryView": api.DeliveryView{},
+		"AttemptView":  api.AttemptView{},
+		"KeyView":      api.KeyView{},
+		"Problem":      api.Problem{},
+		"FieldError":   api.FieldError{},
+	} {
+		s, err := resolve(doc, schemas[schema])
+		if err != nil || s == nil {
+			t.Errorf("components.schemas.%s: missing (%v)", schema, err)
+			continue
+		}
+		var inDoc []string
+		for name := range asMap(s["properties"]) {
+			inDoc = append(inDoc, name)
+		}
+		sort.Strings(inDoc)
+		inCode, always := jsonNames(reflect.TypeOf(v))
+		for _, name := range inCode {
+			if !slices.Contains(inDoc, name) {
+				t.Errorf("%s: property %q of the Go type is not in the schema", schema, name)
+			}
+		}
+		for _, name := range inDoc {
+			if !slices.Contains(inCode, name) {
+				t.Errorf("%s: schema property %q is not a field of the Go type", schema, name)
+			}
+		}
+		// required is exactly the fields always present (no omitempty).
+		var required []string
+		for _, r := range asList(s["required"]) {
+			name, _ := r.(string)
+			required = append(required, name)
+		}
+		sort.Strings(required)
+		if !slices.Equal(required, always) {
+			t.Errorf("%s: required is %v, want the fields without omitempty: %v", schema, required, always)
+		}
+	}
+}
