@@ -7,7 +7,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,8 +24,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/hookline/hookline/internal/api"
+	"github.com/hookline/hookline/internal/apiclient"
 	"github.com/hookline/hookline/internal/delivery"
 	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/stackoutputs"
@@ -47,32 +49,23 @@ type receiver struct {
 	behave   string
 	answer   func(attempt int) int
 	server   *httptest.Server
-	verifier *signing.Verifier
-	secret   string
+	verifier atomic.Pointer[signing.Verifier]
 	hits     atomic.Int32
 	verified atomic.Int32
 }
 
-func newReceiver(name, behave string, answer func(attempt int) int) (*receiver, error) {
-	secret, err := signing.NewSecret(rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	v, err := signing.NewVerifier(secret)
-	if err != nil {
-		return nil, err
-	}
-	r := &receiver{name: name, behave: behave, answer: answer, verifier: v, secret: secret}
+func newReceiver(name, behave string, answer func(attempt int) int) *receiver {
+	r := &receiver{name: name, behave: behave, answer: answer}
 	r.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(io.LimitReader(req.Body, 1<<20))
-		if r.verifier.VerifyRequest(req.Header, body) == nil {
+		if v := r.verifier.Load(); v != nil && v.VerifyRequest(req.Header, body) == nil {
 			r.verified.Add(1)
 		}
 		r.hits.Add(1)
 		attempt, _ := strconv.Atoi(req.Header.Get("X-Attempt"))
 		w.WriteHeader(r.answer(attempt))
 	}))
-	return r, nil
+	return r
 }
 
 func run(ctx context.Context) error {
@@ -86,38 +79,59 @@ func run(ctx context.Context) error {
 	}
 	db := dynamodb.NewFromConfig(cfg)
 	st := store.New(db, out.StateTableName)
+	secret, err := secretsmanager.NewFromConfig(cfg).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &out.OperatorKeySecretARN})
+	if err != nil {
+		return fmt.Errorf("read the operator key: %w", err)
+	}
+	baseURL := apiclient.LocalURL(os.Getenv("AWS_ENDPOINT_URL"), out.ApiID)
+	operator := &apiclient.Client{BaseURL: baseURL, Key: *secret.SecretString}
 
 	receivers := []struct {
-		endpoint string
-		types    []string
-		name     string
-		behave   string
-		answer   func(attempt int) int
+		name   string
+		types  []string
+		behave string
+		answer func(attempt int) int
 	}{
-		{"ep_orders", []string{"order.*"}, "orders", "answers 200", func(int) int { return 200 }},
-		{"ep_payments", []string{"payment.*"}, "payments", "fails attempts 1-2 (503), then 200", func(attempt int) int {
+		{"orders", []string{"order.*"}, "answers 200", func(int) int { return 200 }},
+		{"payments", []string{"payment.*"}, "fails attempts 1-2 (503), then 200", func(attempt int) int {
 			if attempt <= 2 {
 				return 503
 			}
 			return 200
 		}},
-		{"ep_ledger", []string{"payment.succeeded"}, "ledger", "is down (500 every time)", func(int) int { return 500 }},
-		{"ep_legacy", []string{"invoice.*"}, "legacy", "rejects the request (400)", func(int) int { return 400 }},
+		{"ledger", []string{"payment.succeeded"}, "is down (500 every time)", func(int) int { return 500 }},
+		{"legacy", []string{"invoice.*"}, "rejects the request (400)", func(int) int { return 400 }},
 	}
 	tenant := fmt.Sprintf("acme_%d", time.Now().Unix())
+	fmt.Printf("hookline demo, through the HTTP API at %s\n", baseURL)
+	if err := operator.Do(ctx, "POST", "/v1/admin/tenants", map[string]string{"tenant_id": tenant, "name": "Acme demo"}, nil); err != nil {
+		return fmt.Errorf("create tenant: %w", err)
+	}
+	var key api.KeyView
+	if err := operator.Do(ctx, "POST", "/v1/admin/tenants/"+tenant+"/keys", nil, &key); err != nil {
+		return fmt.Errorf("create key: %w", err)
+	}
+	client := &apiclient.Client{BaseURL: baseURL, Key: key.Key}
+	fmt.Printf("  operator created tenant %s and API key %s\n", tenant, key.KeyID)
 	byEndpoint := map[string]*receiver{}
-	fmt.Printf("hookline demo: tenant %s, receivers on 127.0.0.1\n", tenant)
+	endpointTypes := map[string][]string{}
 	for _, r := range receivers {
-		rc, err := newReceiver(r.name, r.behave, r.answer)
+		rc := newReceiver(r.name, r.behave, r.answer)
+		defer rc.server.Close()
+		var ep api.EndpointView
+		if err := client.Do(ctx, "POST", "/v1/endpoints", map[string]any{
+			"url": rc.server.URL + "/webhooks/" + r.name, "description": r.name, "event_types": r.types,
+		}, &ep); err != nil {
+			return fmt.Errorf("create endpoint %s: %w", r.name, err)
+		}
+		v, err := signing.NewVerifier(ep.Secret)
 		if err != nil {
 			return err
 		}
-		defer rc.server.Close()
-		byEndpoint[r.endpoint] = rc
-		if err := st.PutEndpoint(ctx, store.Endpoint{TenantID: tenant, EndpointID: r.endpoint, URL: rc.server.URL + "/webhooks", Secrets: []string{rc.secret}, EventTypes: r.types}); err != nil {
-			return err
-		}
-		fmt.Printf("  %-12s %-26s subscribes to %-18s %s\n", r.endpoint, rc.server.URL, strings.Join(r.types, ","), r.behave)
+		rc.verifier.Store(v)
+		byEndpoint[ep.ID] = rc
+		endpointTypes[ep.ID] = r.types
+		fmt.Printf("  endpoint %-9s %s  %-34s subscribes to %-18s %s\n", r.name, ep.ID, rc.server.URL, strings.Join(r.types, ","), r.behave)
 	}
 
 	events := []outbox.Event{
@@ -152,9 +166,9 @@ func run(ctx context.Context) error {
 	type pair struct{ event, endpoint string }
 	var pairs []pair
 	for _, ev := range events {
-		for _, r := range receivers {
-			if (store.Endpoint{EventTypes: r.types}).Accepts(ev.Type) {
-				pairs = append(pairs, pair{ev.ID, r.endpoint})
+		for id, types := range endpointTypes {
+			if (store.Endpoint{EventTypes: types}).Accepts(ev.Type) {
+				pairs = append(pairs, pair{ev.ID, id})
 			}
 		}
 	}
@@ -169,7 +183,7 @@ func run(ctx context.Context) error {
 			d, err := st.Delivery(ctx, delivery.ID(p.event, p.endpoint))
 			if err == nil && d.State != delivery.StatePending {
 				final[p] = d
-				fmt.Printf("  %-9s %-36s -> %-12s after %d attempt(s)\n", d.State, strings.TrimPrefix(p.event, tenant+"_"), p.endpoint, d.Attempts)
+				fmt.Printf("  %-9s %-11s -> %-9s after %d attempt(s)\n", d.State, strings.TrimPrefix(p.event, tenant+"_"), byEndpoint[p.endpoint].name, d.Attempts)
 			} else if err != nil && !errors.Is(err, store.ErrNotFound) {
 				return err
 			}
@@ -186,14 +200,14 @@ func run(ctx context.Context) error {
 		d, ok := final[p]
 		if !ok {
 			pending++
-			fmt.Fprintf(tw, "  %s\t%s\tstill pending\t\t\t\n", strings.TrimPrefix(p.event, tenant+"_"), p.endpoint)
+			fmt.Fprintf(tw, "  %s\t%s\tstill pending\t\t\t\n", strings.TrimPrefix(p.event, tenant+"_"), byEndpoint[p.endpoint].name)
 			continue
 		}
 		last := d.LastError
 		if last == "" {
 			last = fmt.Sprint(d.LastStatus)
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%s\t%s\n", strings.TrimPrefix(p.event, tenant+"_"), p.endpoint, d.State, d.Attempts, last, d.DeadReason)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%s\t%s\n", strings.TrimPrefix(p.event, tenant+"_"), byEndpoint[p.endpoint].name, d.State, d.Attempts, last, d.DeadReason)
 		switch {
 		case d.State == delivery.StateDelivered:
 			delivered++
