@@ -45,7 +45,38 @@ type Server struct {
 	Rand io.Reader
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// Log gets one line per request and the causes of 500s. Default
+	// slog.Default().
 	Log *slog.Logger
+}
+
+func (s *Server) log() *slog.Logger {
+	if s.Log != nil {
+		return s.Log
+	}
+	return slog.Default()
+}
+
+// maxIDBytes bounds an id taken from the path. Every id hookline makes is
+// far shorter, and the table refuses key values over 1024 bytes (sort key)
+// or 2048 (partition key) with an error that would otherwise answer 500.
+const maxIDBytes = 256
+
+// tooLongID answers 404 when a path value of rt is over maxIDBytes: no such
+// resource can exist.
+func tooLongID(rt Route, r *http.Request) *Problem {
+	for rest := rt.Path; ; {
+		i := strings.IndexByte(rest, '{')
+		j := strings.IndexByte(rest, '}')
+		if i < 0 || j < i {
+			return nil
+		}
+		name := rest[i+1 : j]
+		rest = rest[j+1:]
+		if len(r.PathValue(name)) > maxIDBytes {
+			return problem(http.StatusNotFound, "no such resource: %s is over %d bytes", name, maxIDBytes)
+		}
+	}
 }
 
 // Route is one route of the API.
@@ -123,6 +154,9 @@ func (s *Server) route(rt Route) http.Handler {
 			}
 		}
 		if p == nil {
+			p = tooLongID(rt, r)
+		}
+		if p == nil {
 			p = rt.handle(s, w, r, tenant)
 		}
 		if p != nil {
@@ -132,7 +166,7 @@ func (s *Server) route(rt Route) http.Handler {
 			writeProblem(w, p)
 		}
 		// Never the key, never a body: ids and the outcome only.
-		s.Log.InfoContext(r.Context(), "api request", "method", r.Method, "route", rt.Path, "tenant_id", tenant,
+		s.log().InfoContext(r.Context(), "api request", "method", r.Method, "route", rt.Path, "tenant_id", tenant,
 			"key_id", apikey.ID(token), "status", w.status, "latency_ms", s.now().Sub(start).Milliseconds())
 	})
 }
@@ -150,7 +184,7 @@ func bearer(r *http.Request) (string, bool) {
 // internal logs an unexpected failure and answers 500 without its detail. Only
 // an infrastructure failure (the table unreachable) gets here; input never does.
 func (s *Server) internal(r *http.Request, err error) *Problem {
-	s.Log.ErrorContext(r.Context(), "api internal error", "error", err.Error(), "path", r.URL.Path)
+	s.log().ErrorContext(r.Context(), "api internal error", "error", err.Error(), "path", r.URL.Path)
 	return problem(http.StatusInternalServerError, "internal error; try again")
 }
 
@@ -158,7 +192,7 @@ func (s *Server) recoverer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
 			if v := recover(); v != nil {
-				s.Log.ErrorContext(r.Context(), "api panic", "path", r.URL.Path)
+				s.log().ErrorContext(r.Context(), "api panic", "path", r.URL.Path)
 				writeProblem(w, problem(http.StatusInternalServerError, "internal error"))
 			}
 		}()

@@ -176,7 +176,11 @@ func (s *Server) listEndpoints(w http.ResponseWriter, r *http.Request, tenant st
 		}
 		limit = n
 	}
-	es, next, err := s.Store.ListEndpoints(r.Context(), tenant, limit, r.URL.Query().Get("cursor"))
+	cursor := r.URL.Query().Get("cursor")
+	if len(cursor) > 2*maxIDBytes { // no cursor this API returns is that long
+		return invalid(FieldError{Field: "cursor", Message: "is not a cursor this API returned"})
+	}
+	es, next, err := s.Store.ListEndpoints(r.Context(), tenant, limit, cursor)
 	if errors.Is(err, store.ErrBadCursor) {
 		return invalid(FieldError{Field: "cursor", Message: "is not a cursor this API returned"})
 	}

@@ -97,6 +97,9 @@ func decode(w http.ResponseWriter, r *http.Request, v any) *Problem {
 		return problem(http.StatusBadRequest, "the request body has data after the JSON object")
 	}
 	if _, err := dec.Token(); err != io.EOF {
+		if errors.As(err, &tooBig) { // only white space after the object, but too much of it
+			return problem(http.StatusRequestEntityTooLarge, "the request body is over %d bytes", MaxBodyBytes)
+		}
 		return problem(http.StatusBadRequest, "the request body has data after the JSON object")
 	}
 	return nil
