@@ -6,7 +6,7 @@ GO       ?= go
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 HOSTARCH := $(shell [ "$$(go env GOARCH)" = amd64 ] && echo x86_64 || echo arm64)
 ARCH     ?= arm64
-FUNCTIONS := enqueue deliver api
+FUNCTIONS := enqueue deliver api replay
 LDFLAGS  := -s -w -X github.com/hookline/hookline/internal/dispatch.Version=$(VERSION)
 GOARCH_OF = $(if $(filter x86_64,$(1)),amd64,arm64)
 

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/hookline/hookline/internal/api"
@@ -21,6 +22,8 @@ type HTTPAPIProps struct {
 	AllowHTTP bool
 	// AllowCIDRs are the SSRF guard's allowlist, for registration checks.
 	AllowCIDRs []string
+	// ReplayJobs receives the replay jobs the API starts.
+	ReplayJobs awssqs.IQueue
 }
 
 // HTTPAPI is the tenant and operator API.
@@ -47,7 +50,9 @@ func NewHTTPAPI(scope constructs.Construct, id string, p HTTPAPIProps) HTTPAPI {
 		"HOOKLINE_OPERATOR_KEY_SECRET_ARN": *secret.SecretArn(),
 		"HOOKLINE_ALLOW_HTTP":              strconv.FormatBool(p.AllowHTTP),
 		"HOOKLINE_ALLOW_CIDRS":             strings.Join(p.AllowCIDRs, ","),
+		"HOOKLINE_REPLAY_QUEUE_URL":        *p.ReplayJobs.QueueUrl(),
 	})
+	p.ReplayJobs.GrantSendMessages(fn)
 	p.Functions.StateTable.GrantReadWriteData(fn)
 	secret.GrantRead(fn, nil)
 

@@ -45,6 +45,9 @@ type HooklineStackProps struct {
 	// AllowHTTP lets tenants register plain http endpoint URLs. Default
 	// false: https only. The local cloud sets it for loopback receivers.
 	AllowHTTP bool
+	// ReplayRate is the sends per second of one replay job, so that a
+	// receiver that has just come back is not flooded. Default 10.
+	ReplayRate float64
 	// DisableAfter disables an endpoint after this many consecutive failed
 	// attempts. Default 50; negative: never.
 	DisableAfter int
@@ -97,6 +100,12 @@ func (p HooklineStackProps) withDefaults() (HooklineStackProps, error) {
 	}
 	if p.DeliverReservedConcurrency != 0 && p.DeliverReservedConcurrency <= p.DeliverMaxConcurrency {
 		return p, fmt.Errorf("deliver reserved concurrency %d must exceed max concurrency %d, or throttles burn attempts", p.DeliverReservedConcurrency, p.DeliverMaxConcurrency)
+	}
+	if p.ReplayRate == 0 {
+		p.ReplayRate = 10
+	}
+	if p.ReplayRate < 0 || p.ReplayRate > 1000 {
+		return p, fmt.Errorf("replay rate %g: want 0 to 1000 sends per second", p.ReplayRate)
 	}
 	if p.DisableAfter == 0 {
 		p.DisableAfter = 50

@@ -8,6 +8,7 @@
 //	retryJitter     proportional (default, ±20%) | full | none
 //	maxAge          age cap of an event, e.g. "24h"
 //	requestTimeout  bound on one POST, e.g. "15s"
+//	replayRate      sends per second of one replay job (default 10)
 //	disableAfter    consecutive failed attempts that disable an endpoint (default 50)
 //	allowCIDRs      comma-separated CIDRs the SSRF guard lets through (default none)
 //	allowHTTP       "true" lets tenants register http:// endpoint URLs (default https only)
@@ -97,6 +98,13 @@ func propsFromContext(ctx func(string) string) (*HooklineStackProps, string, err
 			return nil, "", fmt.Errorf("context requestTimeout: %w", err)
 		}
 		p.RequestTimeout = d
+	}
+	if s := ctx("replayRate"); s != "" {
+		r, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, "", fmt.Errorf("context replayRate: %q is not a number", s)
+		}
+		p.ReplayRate = r
 	}
 	if s := ctx("disableAfter"); s != "" {
 		n, err := strconv.Atoi(s)

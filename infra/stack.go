@@ -47,10 +47,13 @@ func NewHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 		DeliverEnv:                 deliverEnv(p),
 	})
 
+	defaults := functionDefaults{Architecture: p.Architecture, AssetDir: p.AssetDir, LogLevel: p.LogLevel, StateTable: tables.State}
+	replay := NewReplay(stack, "Replay", ReplayProps{Functions: defaults, Queues: queues, Rate: p.ReplayRate})
 	httpAPI := NewHTTPAPI(stack, "Api", HTTPAPIProps{
-		Functions:  functionDefaults{Architecture: p.Architecture, AssetDir: p.AssetDir, LogLevel: p.LogLevel, StateTable: tables.State},
+		Functions:  defaults,
 		AllowHTTP:  p.AllowHTTP,
 		AllowCIDRs: p.AllowCIDRs,
+		ReplayJobs: replay.Jobs,
 	})
 
 	out := func(name, desc string, value *string) {
@@ -69,6 +72,8 @@ func NewHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 	out("ApiID", "Id of the HTTP API.", httpAPI.API.ApiId())
 	out("ApiFunctionName", "Serves the HTTP API.", httpAPI.Function.FunctionName())
 	out("OperatorKeySecretARN", "Secrets Manager secret holding the operator key.", httpAPI.OperatorKey.SecretArn())
+	out("ReplayJobsQueueURL", "Replay jobs waiting for the replay worker.", replay.Jobs.QueueUrl())
+	out("ReplayFunctionName", "Runs replays and redrives.", replay.Function.FunctionName())
 	out("MaxReceiveCount", "Attempts per delivery before SQS moves it to the DLQ.", jsii.String(strconv.Itoa(p.Retry.Attempts())))
 	return stack, nil
 }

@@ -47,7 +47,7 @@ type synthesized struct {
 func synth(t *testing.T, props HooklineStackProps) *synthesized {
 	t.Helper()
 	assets := t.TempDir()
-	for _, fn := range []string{"enqueue", "deliver", "api"} {
+	for _, fn := range []string{"enqueue", "deliver", "api", "replay"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(assets, fn), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(assets, fn, "bootstrap"), []byte(fn+" binary"), 0o755))
 	}
@@ -329,7 +329,7 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 	})
 
 	t.Run("functions: provided.al2023, bootstrap handler, architecture "+w.arch, func(t *testing.T) {
-		check(t, func() { s.tpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(3)) })
+		check(t, func() { s.tpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(4)) })
 		for _, fn := range []string{s.enqueueFn, s.deliverFn, s.apiFn} {
 			s.hasProperties(t, "AWS::Lambda::Function", fn, obj{
 				"Runtime":       "provided.al2023",
@@ -452,7 +452,7 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 			"FunctionResponseTypes": assertions.Match_ArrayEquals(&arr{"ReportBatchItemFailures"}),
 			"ScalingConfig":         obj{"MaximumConcurrency": w.maxConcurrency},
 		})
-		check(t, func() { s.tpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(2)) })
+		check(t, func() { s.tpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(3)) })
 	})
 
 	t.Run("deliver reserved concurrency", func(t *testing.T) {

@@ -16,10 +16,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/api"
 	"github.com/hookline/hookline/internal/apigw"
 	"github.com/hookline/hookline/internal/logging"
 	"github.com/hookline/hookline/internal/netguard"
+	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/store"
 )
 
@@ -35,6 +37,9 @@ type Config struct {
 	// URLs (HOOKLINE_ALLOW_HTTP=true, HOOKLINE_ALLOW_CIDRS) is the
 	// registration check of endpoint URLs. Default: https, public hosts only.
 	URLs netguard.URLPolicy
+	// ReplayQueueURL (HOOKLINE_REPLAY_QUEUE_URL) receives replay jobs.
+	// Empty: the replay routes answer 503.
+	ReplayQueueURL string
 	// LogLevel (HOOKLINE_LOG_LEVEL): DEBUG, INFO (default), WARN or ERROR.
 	LogLevel string
 }
@@ -44,6 +49,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		StateTable:           getenv("HOOKLINE_STATE_TABLE"),
 		OperatorKey:          getenv("HOOKLINE_OPERATOR_KEY"),
 		OperatorKeySecretARN: getenv("HOOKLINE_OPERATOR_KEY_SECRET_ARN"),
+		ReplayQueueURL:       getenv("HOOKLINE_REPLAY_QUEUE_URL"),
 		LogLevel:             getenv("HOOKLINE_LOG_LEVEL"),
 	}
 	if c.StateTable == "" {
@@ -95,12 +101,16 @@ func run() error {
 		}
 		cfg.OperatorKey = aws.ToString(out.SecretString)
 	}
+	st := store.New(dynamodb.NewFromConfig(awsCfg), cfg.StateTable)
 	srv := &api.Server{
-		Store:       store.New(dynamodb.NewFromConfig(awsCfg), cfg.StateTable),
+		Store:       st,
 		OperatorKey: cfg.OperatorKey,
 		URLs:        cfg.URLs,
 		Rand:        rand.Reader,
 		Log:         log,
+	}
+	if cfg.ReplayQueueURL != "" {
+		srv.Replays = &replay.Worker{Store: st, Queue: sqs.NewFromConfig(awsCfg), JobsQueueURL: cfg.ReplayQueueURL, Log: log}
 	}
 	lambda.Start(apigw.Handler(srv.Handler()))
 	return nil

@@ -31,6 +31,9 @@ type Store interface {
 
 	Delivery(ctx context.Context, id string) (store.Delivery, error)
 	DeliveriesOfEvent(ctx context.Context, tenantID, eventID string) ([]store.Delivery, error)
+
+	ListDead(ctx context.Context, tenantID string, f store.DeadFilter, limit int, cursor string) ([]store.Delivery, string, error)
+	Job(ctx context.Context, id string) (store.ReplayJob, error)
 }
 
 // Server holds the API's dependencies. Build it with a literal; Handler
@@ -41,6 +44,8 @@ type Server struct {
 	OperatorKey string
 	// URLs checks endpoint URLs at registration (https only by default).
 	URLs netguard.URLPolicy
+	// Replays starts replay jobs. Nil: the replay routes answer 503.
+	Replays ReplayStarter
 	// Rand is the randomness for ids, keys and secrets (crypto/rand.Reader).
 	Rand io.Reader
 	// Now is the clock. Default time.Now.
@@ -101,9 +106,14 @@ func Routes() []Route {
 		{Method: "POST", Path: "/v1/endpoints/{endpoint_id}/disable", handle: (*Server).disableEndpoint},
 		{Method: "GET", Path: "/v1/deliveries/{delivery_id}", handle: (*Server).getDelivery},
 		{Method: "GET", Path: "/v1/events/{event_id}/deliveries", handle: (*Server).eventDeliveries},
+		{Method: "GET", Path: "/v1/dlq", handle: (*Server).listDLQ},
+		{Method: "POST", Path: "/v1/dlq/replay", handle: (*Server).replayDLQ},
+		{Method: "GET", Path: "/v1/replays/{job_id}", handle: (*Server).getReplay},
 		{Method: "POST", Path: "/v1/admin/tenants", Operator: true, handle: (*Server).createTenant},
 		{Method: "POST", Path: "/v1/admin/tenants/{tenant_id}/keys", Operator: true, handle: (*Server).createKey},
 		{Method: "DELETE", Path: "/v1/admin/tenants/{tenant_id}/keys/{key_id}", Operator: true, handle: (*Server).revokeKey},
+		{Method: "POST", Path: "/v1/admin/dlq/redrive", Operator: true, handle: (*Server).redriveDLQ},
+		{Method: "GET", Path: "/v1/admin/replays/{job_id}", Operator: true, handle: (*Server).getAdminReplay},
 	}
 }
 

@@ -90,6 +90,7 @@ func newEnv(tb testing.TB) *env {
 		Rand:        rand.Reader,
 		Now:         c.Now,
 		Log:         slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Replays:     fakeReplays{fs},
 	}
 	return &env{tb: tb, clock: c, store: fs, srv: srv, h: srv.Handler(), logs: logs}
 }

@@ -30,6 +30,7 @@ type fakeStore struct {
 	keys       map[string]store.APIKey              // by hash
 	endpoints  map[string]map[string]store.Endpoint // tenant -> endpoint id -> endpoint
 	deliveries map[string]store.Delivery            // by delivery id
+	jobs       map[string]store.ReplayJob           // by job id
 
 	// panicIn makes the named method (or every method, "*") panic.
 	panicIn string
@@ -51,6 +52,7 @@ func newFakeStore(now func() time.Time) *fakeStore {
 		keys:       map[string]store.APIKey{},
 		endpoints:  map[string]map[string]store.Endpoint{},
 		deliveries: map[string]store.Delivery{},
+		jobs:       map[string]store.ReplayJob{},
 	}
 }
 
@@ -453,3 +455,69 @@ func (f *fakeStore) setConflictOnRotate(v bool) {
 }
 
 var errTableDown = errors.New("dynamodb: table unreachable (fake)")
+
+// ListDead lists a tenant's dead deliveries, oldest death first, filtered;
+// the cursor is the last delivery id returned.
+func (f *fakeStore) ListDead(_ context.Context, tenantID string, flt store.DeadFilter, limit int, cursor string) ([]store.Delivery, string, error) {
+	if err := f.enter("ListDead"); err != nil {
+		return nil, "", err
+	}
+	defer f.mu.Unlock()
+	var all []store.Delivery
+	for _, d := range f.deliveries {
+		if d.TenantID != tenantID || d.State != "dead" || d.DeadAt == nil {
+			continue
+		}
+		if (flt.EndpointID != "" && d.EndpointID != flt.EndpointID) || (flt.EventType != "" && d.EventType != flt.EventType) ||
+			(!flt.Since.IsZero() && d.DeadAt.Before(flt.Since)) || (!flt.Until.IsZero() && d.DeadAt.After(flt.Until)) {
+			continue
+		}
+		all = append(all, d)
+	}
+	sort.Slice(all, func(i, j int) bool {
+		return all[i].DeadAt.Before(*all[j].DeadAt) || (all[i].DeadAt.Equal(*all[j].DeadAt) && all[i].DeliveryID < all[j].DeliveryID)
+	})
+	start := 0
+	if cursor != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(cursor)
+		if err != nil {
+			return nil, "", fmt.Errorf("cursor: %w", store.ErrBadCursor)
+		}
+		start = len(all)
+		for i, d := range all {
+			if d.DeliveryID == string(raw) {
+				start = i + 1
+			}
+		}
+	}
+	end := min(len(all), start+limit)
+	next := ""
+	if end < len(all) {
+		next = base64.RawURLEncoding.EncodeToString([]byte(all[end-1].DeliveryID))
+	}
+	return slices.Clone(all[start:end]), next, nil
+}
+
+// Job reads a replay job recorded by fakeReplays.
+func (f *fakeStore) Job(_ context.Context, id string) (store.ReplayJob, error) {
+	if err := f.enter("Job"); err != nil {
+		return store.ReplayJob{}, err
+	}
+	defer f.mu.Unlock()
+	j, ok := f.jobs[id]
+	if !ok {
+		return store.ReplayJob{}, fmt.Errorf("replay job %s: %w", id, store.ErrNotFound)
+	}
+	return j, nil
+}
+
+// fakeReplays records started jobs in the fake store.
+type fakeReplays struct{ f *fakeStore }
+
+func (r fakeReplays) Start(_ context.Context, j *store.ReplayJob) error {
+	r.f.mu.Lock()
+	defer r.f.mu.Unlock()
+	j.CreatedAt, j.UpdatedAt = r.f.clock(), r.f.clock()
+	r.f.jobs[j.JobID] = *j
+	return nil
+}

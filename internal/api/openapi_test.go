@@ -246,12 +246,14 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 	doc := loadOpenAPI(t)
 	schemas := asMap(asMap(doc["components"])["schemas"])
 	for schema, v := range map[string]any{
-		"EndpointView": api.EndpointView{},
-		"DeliveryView": api.DeliveryView{},
-		"AttemptView":  api.AttemptView{},
-		"KeyView":      api.KeyView{},
-		"Problem":      api.Problem{},
-		"FieldError":   api.FieldError{},
+		"EndpointView":   api.EndpointView{},
+		"DeliveryView":   api.DeliveryView{},
+		"AttemptView":    api.AttemptView{},
+		"KeyView":        api.KeyView{},
+		"DeadLetterView": api.DeadLetterView{},
+		"ReplayJobView":  api.ReplayJobView{},
+		"Problem":        api.Problem{},
+		"FieldError":     api.FieldError{},
 	} {
 		s, err := resolve(doc, schemas[schema])
 		if err != nil || s == nil {

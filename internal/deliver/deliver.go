@@ -213,7 +213,7 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage) bool {
 	case dec.Reason == retry.ReasonAttemptsExhausted:
 		// The last attempt: SQS's redrive policy moves the message to the
 		// DLQ when it is next received, which visibility 0 makes at once.
-		if err := h.Store.RecordAttempt(ctx, d, a, store.Outcome{State: delivery.StateDead, DeadReason: dec.Reason}); err != nil {
+		if err := h.Store.RecordAttempt(ctx, d, a, store.Outcome{State: delivery.StateDead, DeadReason: dec.Reason, Message: m.Body}); err != nil {
 			log.ErrorContext(ctx, "cannot record attempt", "record_error", err.Error())
 		}
 		h.setVisibility(ctx, log, m, 0)
@@ -227,7 +227,7 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage) bool {
 // dead marks the delivery dead and parks its message in the DLQ. It reports
 // false (keep the message) if the DLQ send fails, so nothing is lost.
 func (h *Handler) dead(ctx context.Context, log *slog.Logger, m events.SQSMessage, d store.Delivery, a store.Attempt, reason string) bool {
-	if err := h.Store.RecordAttempt(ctx, d, a, store.Outcome{State: delivery.StateDead, DeadReason: reason}); err != nil {
+	if err := h.Store.RecordAttempt(ctx, d, a, store.Outcome{State: delivery.StateDead, DeadReason: reason, Message: m.Body}); err != nil {
 		log.ErrorContext(ctx, "cannot mark delivery dead; will retry", "record_error", err.Error())
 		return false
 	}

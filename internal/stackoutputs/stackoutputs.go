@@ -25,6 +25,8 @@ type Outputs struct {
 	ApiID                  string
 	ApiFunctionName        string
 	OperatorKeySecretARN   string
+	ReplayJobsQueueURL     string
+	ReplayFunctionName     string
 	MaxReceiveCount        int
 }
 
@@ -62,6 +64,8 @@ func Load(path string) (Outputs, error) {
 		ApiID:                  m["ApiID"],
 		ApiFunctionName:        m["ApiFunctionName"],
 		OperatorKeySecretARN:   m["OperatorKeySecretARN"],
+		ReplayJobsQueueURL:     m["ReplayJobsQueueURL"],
+		ReplayFunctionName:     m["ReplayFunctionName"],
 	}
 	if o.MaxReceiveCount, err = strconv.Atoi(m["MaxReceiveCount"]); err != nil {
 		return o, fmt.Errorf("%s: MaxReceiveCount %q: %w", path, m["MaxReceiveCount"], err)

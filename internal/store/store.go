@@ -205,6 +205,14 @@ type Delivery struct {
 	LastStatus  int            `dynamodbav:"last_status,omitempty"`
 	LastError   string         `dynamodbav:"last_error,omitempty"`
 	AttemptLog  []Attempt      `dynamodbav:"attempt_log,omitempty"`
+	// Message is the SQS message body, kept while the delivery is dead.
+	Message string `dynamodbav:"message,omitempty"`
+	// ReplayJob is the replay job that has claimed this delivery and not yet
+	// confirmed sending it; ReplayClaimedAt is when it claimed it.
+	ReplayJob       string     `dynamodbav:"replay_job,omitempty"`
+	ReplayClaimedAt *time.Time `dynamodbav:"replay_claimed_at,omitempty"`
+	// ReplayedBy is the last replay job that sent this delivery again.
+	ReplayedBy string `dynamodbav:"replayed_by,omitempty"`
 }
 
 // CreateDelivery writes a pending delivery unless one with its id exists.
@@ -285,6 +293,9 @@ type Outcome struct {
 	State delivery.State
 	// DeadReason says why a dead delivery was given up on.
 	DeadReason string
+	// Message is the delivery's SQS message body, kept on a dead delivery so
+	// that a replay needs nothing but the index.
+	Message string
 }
 
 // MaxAttemptLog is how many attempts a delivery's log keeps: the newest.
@@ -329,6 +340,10 @@ func (s *Store) RecordAttempt(ctx context.Context, d Delivery, a Attempt, o Outc
 	case delivery.StateDead:
 		set += ", dead_at = :now, dead_reason = :reason, gsi1pk = :gpk, gsi1sk = :gsk"
 		values[":now"] = timeValue(a.At)
+		if o.Message != "" {
+			set += ", message = :message"
+			values[":message"] = &types.AttributeValueMemberS{Value: o.Message}
+		}
 		values[":reason"] = &types.AttributeValueMemberS{Value: o.DeadReason}
 		values[":gpk"] = &types.AttributeValueMemberS{Value: "TENANT#" + d.TenantID + "#DEAD"}
 		values[":gsk"] = &types.AttributeValueMemberS{Value: a.At.UTC().Format(time.RFC3339Nano) + "#" + d.DeliveryID}

@@ -1,0 +1,366 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/replay"
+	"github.com/hookline/hookline/internal/store"
+	"github.com/stretchr/testify/require"
+)
+
+// switchable answers 503 while down, 200 once up.
+func switchable(t *testing.T) (*receiver, *atomic.Bool) {
+	up := &atomic.Bool{}
+	return newReceiver(t, func(_ int, w http.ResponseWriter) {
+		if up.Load() {
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}), up
+}
+
+// deadEvents writes n events for a tenant created through the API and waits
+// until every delivery is dead; it returns the delivery ids.
+func deadEvents(t *testing.T, tenantID, endpointID string, n int, typ string) []string {
+	t.Helper()
+	var ids []string
+	for i := 0; i < n; i++ {
+		ev := event(tenant{ID: tenantID}, fmt.Sprintf("evt_%s_%d_%s", typ, i, tenantID), typ, fmt.Sprintf(`{"i":%d}`, i))
+		write(t, ev)
+		ids = append(ids, delivery.ID(ev.ID, endpointID))
+	}
+	for _, id := range ids {
+		waitDelivery(t, id, 90*time.Second, func(d store.Delivery) bool { return d.State == delivery.StateDead })
+	}
+	return ids
+}
+
+func waitJob(t *testing.T, key, path string) map[string]any {
+	t.Helper()
+	var job map[string]any
+	require.Eventually(t, func() bool {
+		var status int
+		status, job = call(t, "GET", path, key, nil)
+		return status == http.StatusOK && job["status"] == replay.StatusCompleted
+	}, 120*time.Second, 500*time.Millisecond, "replay job %s did not complete: %v", path, job)
+	return job
+}
+
+func listDead(t *testing.T, key, query string) []string {
+	t.Helper()
+	var ids []string
+	cursor := ""
+	for {
+		q := "?limit=7&" + query
+		if cursor != "" {
+			q += "&cursor=" + cursor
+		}
+		status, body := call(t, "GET", "/v1/dlq"+q, key, nil)
+		require.Equal(t, http.StatusOK, status, "%v", body)
+		for _, d := range body["data"].([]any) {
+			ids = append(ids, d.(map[string]any)["id"].(string))
+		}
+		next, _ := body["next_cursor"].(string)
+		if next == "" {
+			sort.Strings(ids)
+			return ids
+		}
+		cursor = next
+	}
+}
+
+// dlqMessages returns the delivery ids of the messages now in the SQS DLQ.
+func dlqMessages(t *testing.T) map[string]int {
+	t.Helper()
+	seen := map[string]int{}
+	var handles []*string
+	for empty := 0; empty < 2; {
+		out, err := env.sqs.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
+			QueueUrl: &env.out.DeadLetterQueueURL, MaxNumberOfMessages: 10, VisibilityTimeout: 20, WaitTimeSeconds: 1,
+		})
+		require.NoError(t, err)
+		if len(out.Messages) == 0 {
+			empty++
+			continue
+		}
+		for _, m := range out.Messages {
+			handles = append(handles, m.ReceiptHandle)
+			if msg, err := delivery.Decode(*m.Body); err == nil {
+				seen[msg.DeliveryID]++
+			}
+		}
+	}
+	for _, h := range handles {
+		_, _ = env.sqs.ChangeMessageVisibility(context.Background(), &sqs.ChangeMessageVisibilityInput{QueueUrl: &env.out.DeadLetterQueueURL, ReceiptHandle: h, VisibilityTimeout: 0})
+	}
+	return seen
+}
+
+// With the receiver down, 20 deliveries of tenant A and 20 of tenant B die;
+// the receiver comes back; A replays by filter: A's 20 arrive with the
+// webhook-id their failed attempts carried, B's stay dead in the index and in
+// the SQS DLQ, and A's leave the SQS DLQ.
+func TestReplayByFilterIsTenantScoped(t *testing.T) {
+	t.Parallel()
+	tenantA, keyA := apiTenant(t, "replay_a")
+	tenantB, keyB := apiTenant(t, "replay_b")
+	rcvA, upA := switchable(t)
+	rcvB, _ := switchable(t)
+	epA, _ := apiEndpoint(t, keyA, rcvA.URL+"/a")
+	epB, _ := apiEndpoint(t, keyB, rcvB.URL+"/b")
+	var idsA, idsB []string
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); idsA = deadEvents(t, tenantA, epA, 20, "order.created") }()
+	go func() { defer wg.Done(); idsB = deadEvents(t, tenantB, epB, 20, "order.created") }()
+	wg.Wait()
+	sort.Strings(idsA)
+	sort.Strings(idsB)
+	require.Equal(t, idsA, listDead(t, keyA, ""), "A's DLQ listing holds exactly A's dead deliveries")
+	require.Equal(t, idsB, listDead(t, keyB, ""))
+	failedWith := map[string]bool{}
+	for _, r := range rcvA.requests() {
+		failedWith[r.Header.Get("webhook-id")] = true
+	}
+
+	// 80 failed attempts in a row disabled A's endpoint (threshold 50): the
+	// documented way back is to enable it, then replay.
+	status, ep := call(t, "GET", "/v1/endpoints/"+epA, keyA, nil)
+	require.Equal(t, http.StatusOK, status)
+	require.Equal(t, true, ep["disabled"])
+	require.Equal(t, "consecutive_failures", ep["disabled_reason"])
+	status, _ = call(t, "POST", "/v1/endpoints/"+epA+"/enable", keyA, nil)
+	require.Equal(t, http.StatusOK, status)
+
+	upA.Store(true)
+	before, beforeB := len(rcvA.requests()), len(rcvB.requests())
+	status, job := call(t, "POST", "/v1/dlq/replay", keyA, map[string]any{"event_type": "order.created"})
+	require.Equal(t, http.StatusAccepted, status, "%v", job)
+	job = waitJob(t, keyA, "/v1/replays/"+job["id"].(string))
+	require.EqualValues(t, 20, job["replayed"], "%v", job)
+	require.EqualValues(t, 20, job["matched"])
+
+	got := rcvA.waitFor(t, before+20, 60*time.Second)[before:]
+	var arrived []string
+	for _, r := range got {
+		id := r.Header.Get("webhook-id")
+		require.True(t, failedWith[id], "replay keeps the idempotency key of the failed attempts")
+		require.Equal(t, "1", r.Header.Get("X-Attempt"), "a replay starts a fresh schedule")
+		arrived = append(arrived, id)
+	}
+	sort.Strings(arrived)
+	require.Equal(t, idsA, arrived, "each of A's deliveries arrives once")
+	for _, id := range idsA {
+		d := waitDelivery(t, id, 30*time.Second, func(d store.Delivery) bool { return d.State == delivery.StateDelivered })
+		require.NotNil(t, d.ReplayedAt)
+	}
+	require.Empty(t, listDead(t, keyA, ""))
+	require.Equal(t, idsB, listDead(t, keyB, ""), "B's dead deliveries are untouched in the index")
+
+	// The SQS DLQ agrees: A's messages leave it (the sweep), B's stay.
+	require.Eventually(t, func() bool {
+		in := dlqMessages(t)
+		for _, id := range idsA {
+			if in[id] > 0 {
+				return false
+			}
+		}
+		for _, id := range idsB {
+			if in[id] == 0 {
+				t.Fatalf("B's dead delivery %s left the SQS DLQ", id)
+			}
+		}
+		return true
+	}, 3*time.Minute, 3*time.Second, "A's replayed messages must leave the SQS DLQ")
+	require.Equal(t, beforeB, len(rcvB.requests()), "B's receiver got nothing from A's replay")
+}
+
+// A replay by ids replays exactly those ids, and skips what it must.
+func TestReplayByIDs(t *testing.T) {
+	t.Parallel()
+	tenantID, key := apiTenant(t, "replay_ids")
+	rcv, up := newReceiver(t, status(http.StatusBadRequest)), &atomic.Bool{}
+	rcv.Close()
+	rcv = newReceiver(t, func(_ int, w http.ResponseWriter) {
+		if up.Load() {
+			w.WriteHeader(200)
+			return
+		}
+		w.WriteHeader(400) // dead at once
+	})
+	ep, _ := apiEndpoint(t, key, rcv.URL+"/x")
+	ids := deadEvents(t, tenantID, ep, 4, "invoice.paid")
+	up.Store(true)
+	_, otherKey := apiTenant(t, "replay_ids_other")
+	_ = otherKey
+	status, job := call(t, "POST", "/v1/dlq/replay", key, map[string]any{"delivery_ids": []string{ids[0], ids[2], "msg_doesnotexist"}})
+	require.Equal(t, http.StatusAccepted, status, "%v", job)
+	job = waitJob(t, key, "/v1/replays/"+job["id"].(string))
+	require.EqualValues(t, 2, job["replayed"])
+	require.EqualValues(t, 1, job["skipped"].(map[string]any)["not_found"])
+	got := rcv.waitFor(t, 6, 30*time.Second)
+	time.Sleep(2 * time.Second)
+	got = rcv.requests()
+	require.Len(t, got, 6)
+	require.ElementsMatch(t, []string{ids[0], ids[2]}, []string{got[4].Header.Get("webhook-id"), got[5].Header.Get("webhook-id")})
+	require.Equal(t, []string{ids[1], ids[3]}, listDead(t, key, ""), "the others stay dead")
+}
+
+// Concurrent replays of the same deliveries send each once.
+func TestConcurrentReplaysSendOnce(t *testing.T) {
+	t.Parallel()
+	tenantID, key := apiTenant(t, "replay_twice")
+	up := &atomic.Bool{}
+	rcv := newReceiver(t, func(_ int, w http.ResponseWriter) {
+		if up.Load() {
+			w.WriteHeader(200)
+			return
+		}
+		w.WriteHeader(400)
+	})
+	ep, _ := apiEndpoint(t, key, rcv.URL+"/x")
+	ids := deadEvents(t, tenantID, ep, 10, "order.created")
+	up.Store(true)
+	var jobs [3]string
+	var wg sync.WaitGroup
+	for i := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body := map[string]any{"delivery_ids": ids}
+			if i == 2 {
+				body = map[string]any{"event_type": "order.created"}
+			}
+			status, job := call(t, "POST", "/v1/dlq/replay", key, body)
+			require.Equal(t, http.StatusAccepted, status)
+			jobs[i] = job["id"].(string)
+		}()
+	}
+	wg.Wait()
+	total := 0
+	for _, id := range jobs {
+		job := waitJob(t, key, "/v1/replays/"+id)
+		total += int(job["replayed"].(float64))
+	}
+	require.Equal(t, len(ids), total, "between them the jobs replayed each delivery once")
+	rcv.waitFor(t, 2*len(ids), 30*time.Second)
+	time.Sleep(3 * time.Second)
+	counts := map[string]int{}
+	for _, r := range rcv.requests()[len(ids):] {
+		counts[r.Header.Get("webhook-id")]++
+	}
+	for _, id := range ids {
+		require.Equal(t, 1, counts[id], "delivery %s sent %d times by concurrent replays", id, counts[id])
+	}
+}
+
+// A job that stopped between claiming deliveries and sending them (the state
+// a crashed or timed-out worker leaves) resumes when its message comes back,
+// and loses nothing.
+func TestInterruptedReplayResumes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tenantID, key := apiTenant(t, "replay_crash")
+	up := &atomic.Bool{}
+	rcv := newReceiver(t, func(_ int, w http.ResponseWriter) {
+		if up.Load() {
+			w.WriteHeader(200)
+			return
+		}
+		w.WriteHeader(400)
+	})
+	ep, _ := apiEndpoint(t, key, rcv.URL+"/x")
+	ids := deadEvents(t, tenantID, ep, 6, "order.created")
+	up.Store(true)
+
+	// The fault: a worker checkpointed a step over all six, claimed three and
+	// sent one of them, then died.
+	job := &store.ReplayJob{JobID: fmt.Sprintf("rj_crash_%d", time.Now().UnixNano()), TenantID: tenantID, Kind: replay.KindIDs,
+		IDs: ids, Status: replay.StatusRunning, Cursor: strconv.Itoa(len(ids)), Pending: ids}
+	require.NoError(t, env.store.SaveJob(ctx, job))
+	for _, id := range ids[:3] {
+		d, err := env.store.ClaimForReplay(ctx, id, tenantID, job.JobID, 15*time.Minute)
+		require.NoError(t, err)
+		if id == ids[0] {
+			_, err = env.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &env.out.DeliveryQueueURL, MessageBody: &d.Message})
+			require.NoError(t, err)
+			require.NoError(t, env.store.ReleaseReplay(ctx, id, job.JobID))
+		}
+	}
+	// SQS brings the job message back.
+	w := &replay.Worker{Queue: env.sqs, JobsQueueURL: env.out.ReplayJobsQueueURL}
+	require.NoError(t, w.Enqueue(ctx, replay.Message{JobID: job.JobID}, 0))
+
+	done := waitJob(t, key, "/v1/replays/"+job.JobID)
+	require.EqualValues(t, 6, done["replayed"], "%v", done)
+	rcv.waitFor(t, 12, 30*time.Second)
+	time.Sleep(2 * time.Second)
+	counts := map[string]int{}
+	for _, r := range rcv.requests()[6:] {
+		counts[r.Header.Get("webhook-id")]++
+	}
+	for _, id := range ids {
+		require.GreaterOrEqual(t, counts[id], 1, "delivery %s lost by the interrupted job", id)
+		require.LessOrEqual(t, counts[id], 1, "delivery %s sent twice", id)
+		waitDelivery(t, id, 20*time.Second, func(d store.Delivery) bool { return d.State == delivery.StateDelivered })
+	}
+}
+
+// The operator's redrive moves the whole DLQ back: every message is sent
+// back and delivered, and nothing older than the job is left in the DLQ. It
+// runs before the parallel tests (it is not parallel), so the DLQ holds only
+// its own messages and those of earlier runs.
+func TestOperatorRedriveEmptiesTheDLQ(t *testing.T) {
+	ctx := context.Background()
+	tenantID, key := apiTenant(t, "redrive")
+	up := &atomic.Bool{}
+	rcv := newReceiver(t, func(_ int, w http.ResponseWriter) {
+		if up.Load() {
+			w.WriteHeader(200)
+			return
+		}
+		w.WriteHeader(400)
+	})
+	ep, _ := apiEndpoint(t, key, rcv.URL+"/x")
+	ids := deadEvents(t, tenantID, ep, 8, "order.created")
+	for _, id := range ids {
+		waitInDLQ(t, id, 30*time.Second)
+	}
+	up.Store(true)
+	op, err := operatorKey()
+	require.NoError(t, err)
+	status, job := call(t, "POST", "/v1/admin/dlq/redrive", op, nil)
+	require.Equal(t, http.StatusAccepted, status, "%v", job)
+	done := waitJob(t, op, "/v1/admin/replays/"+job["id"].(string))
+	require.GreaterOrEqual(t, done["replayed"].(float64), float64(len(ids)), "%v", done)
+	for _, id := range ids {
+		d := waitDelivery(t, id, 60*time.Second, func(d store.Delivery) bool { return d.State == delivery.StateDelivered })
+		require.NotNil(t, d.ReplayedAt)
+	}
+	created, err := time.Parse(time.RFC3339Nano, done["created_at"].(string))
+	require.NoError(t, err)
+	out, err := env.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+		QueueUrl: &env.out.DeadLetterQueueURL, MaxNumberOfMessages: 10, VisibilityTimeout: 0,
+		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameSentTimestamp},
+	})
+	require.NoError(t, err)
+	for _, m := range out.Messages {
+		ms, _ := strconv.ParseInt(m.Attributes["SentTimestamp"], 10, 64)
+		require.True(t, time.UnixMilli(ms).After(created), "a message older than the redrive is still in the DLQ")
+	}
+	_ = tenantID
+}

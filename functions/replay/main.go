@@ -1,0 +1,88 @@
+// Command replay is the Lambda function on the replay jobs queue: it runs
+// tenants' replays and the operator's redrive in paced, checkpointed steps,
+// and sweeps the dead-letter queue after each job. Wiring only; the logic is
+// in internal/replay.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"strconv"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/hookline/hookline/internal/logging"
+	"github.com/hookline/hookline/internal/replay"
+	"github.com/hookline/hookline/internal/store"
+)
+
+// Config of the replay function, read from the environment once.
+type Config struct {
+	// StateTable (HOOKLINE_STATE_TABLE), DeliveryQueueURL
+	// (HOOKLINE_DELIVERY_QUEUE_URL), DLQURL (HOOKLINE_DLQ_URL) and
+	// JobsQueueURL (HOOKLINE_REPLAY_QUEUE_URL) are required.
+	StateTable, DeliveryQueueURL, DLQURL, JobsQueueURL string
+	// Rate (HOOKLINE_REPLAY_RATE) is the sends per second of one job. Default 10.
+	Rate float64
+	// LogLevel (HOOKLINE_LOG_LEVEL): DEBUG, INFO (default), WARN or ERROR.
+	LogLevel string
+}
+
+func loadConfig(getenv func(string) string) (Config, error) {
+	c := Config{
+		StateTable: getenv("HOOKLINE_STATE_TABLE"), DeliveryQueueURL: getenv("HOOKLINE_DELIVERY_QUEUE_URL"),
+		DLQURL: getenv("HOOKLINE_DLQ_URL"), JobsQueueURL: getenv("HOOKLINE_REPLAY_QUEUE_URL"),
+		Rate: 10, LogLevel: getenv("HOOKLINE_LOG_LEVEL"),
+	}
+	for _, v := range []struct{ name, value string }{
+		{"HOOKLINE_STATE_TABLE", c.StateTable}, {"HOOKLINE_DELIVERY_QUEUE_URL", c.DeliveryQueueURL},
+		{"HOOKLINE_DLQ_URL", c.DLQURL}, {"HOOKLINE_REPLAY_QUEUE_URL", c.JobsQueueURL},
+	} {
+		if v.value == "" {
+			return c, fmt.Errorf("%s is required", v.name)
+		}
+	}
+	if s := getenv("HOOKLINE_REPLAY_RATE"); s != "" {
+		r, err := strconv.ParseFloat(s, 64)
+		if err != nil || r <= 0 || r > 1000 {
+			return c, fmt.Errorf("HOOKLINE_REPLAY_RATE: %q is not a rate from 0 to 1000 per second", s)
+		}
+		c.Rate = r
+	}
+	return c, nil
+}
+
+func main() {
+	if err := run(); err != nil {
+		slog.Error("replay cannot start", "error", err.Error())
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	cfg, err := loadConfig(os.Getenv)
+	if err != nil {
+		return err
+	}
+	log, err := logging.New(os.Stdout, cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	aws, err := config.LoadDefaultConfig(context.Background())
+	if err != nil {
+		return fmt.Errorf("load AWS config: %w", err)
+	}
+	w := &replay.Worker{
+		Store:            store.New(dynamodb.NewFromConfig(aws), cfg.StateTable),
+		Queue:            sqs.NewFromConfig(aws),
+		DeliveryQueueURL: cfg.DeliveryQueueURL, DLQURL: cfg.DLQURL, JobsQueueURL: cfg.JobsQueueURL,
+		Rate: cfg.Rate, Rand: rand.Float64, Log: log,
+	}
+	lambda.Start(w.Handle)
+	return nil
+}

@@ -1,0 +1,210 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/hookline/hookline/internal/store"
+)
+
+// ReplayStarter records a replay job and sets it running.
+type ReplayStarter interface {
+	Start(ctx context.Context, j *store.ReplayJob) error
+}
+
+// DeadLetterView is a dead delivery as the DLQ listing shows it.
+type DeadLetterView struct {
+	ID         string     `json:"id"`
+	EventID    string     `json:"event_id"`
+	EventType  string     `json:"event_type"`
+	EndpointID string     `json:"endpoint_id"`
+	DeadReason string     `json:"dead_reason"`
+	Attempts   int        `json:"attempts"`
+	LastStatus int        `json:"last_status,omitempty"`
+	LastError  string     `json:"last_error,omitempty"`
+	DeadAt     *time.Time `json:"dead_at"`
+	ReplayedAt *time.Time `json:"replayed_at,omitempty"`
+}
+
+// ReplayJobView is a replay job as the API shows it.
+type ReplayJobView struct {
+	ID          string            `json:"id"`
+	Kind        string            `json:"kind"`
+	Status      string            `json:"status"`
+	Matched     int               `json:"matched"`
+	Replayed    int               `json:"replayed"`
+	Skipped     map[string]int    `json:"skipped"`
+	SkippedIDs  map[string]string `json:"skipped_ids"`
+	Failed      int               `json:"failed"`
+	CreatedAt   time.Time         `json:"created_at"`
+	UpdatedAt   time.Time         `json:"updated_at"`
+	CompletedAt *time.Time        `json:"completed_at,omitempty"`
+}
+
+func jobView(j store.ReplayJob) ReplayJobView {
+	v := ReplayJobView{ID: j.JobID, Kind: j.Kind, Status: j.Status, Matched: j.Matched, Replayed: j.Replayed,
+		Skipped: j.Skipped, SkippedIDs: j.SkippedIDs, Failed: j.Failed, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt, CompletedAt: j.CompletedAt}
+	if v.Skipped == nil {
+		v.Skipped = map[string]int{}
+	}
+	if v.SkippedIDs == nil {
+		v.SkippedIDs = map[string]string{}
+	}
+	return v
+}
+
+// filterFrom reads a dead-letter filter; field names are those of the query
+// string and of the replay body alike.
+func filterFrom(endpoint, eventType, since, until string) (store.DeadFilter, []FieldError) {
+	f := store.DeadFilter{EndpointID: endpoint, EventType: eventType}
+	var errs []FieldError
+	parse := func(field, v string) time.Time {
+		if v == "" {
+			return time.Time{}
+		}
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			errs = append(errs, FieldError{Field: field, Message: "must be an RFC 3339 time, like 2026-11-30T01:00:00Z"})
+		}
+		return t
+	}
+	f.Since, f.Until = parse("since", since), parse("until", until)
+	if !f.Since.IsZero() && !f.Until.IsZero() && f.Until.Before(f.Since) {
+		errs = append(errs, FieldError{Field: "until", Message: "is before since"})
+	}
+	if len(endpoint) > 256 {
+		errs = append(errs, FieldError{Field: "endpoint_id", Message: "is over 256 bytes"})
+	}
+	if len(eventType) > 256 {
+		errs = append(errs, FieldError{Field: "event_type", Message: "is over 256 bytes"})
+	}
+	return f, errs
+}
+
+func (s *Server) listDLQ(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
+	q := r.URL.Query()
+	f, errs := filterFrom(q.Get("endpoint_id"), q.Get("event_type"), q.Get("since"), q.Get("until"))
+	limit := 50
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			errs = append(errs, FieldError{Field: "limit", Message: "must be a whole number from 1 to 100"})
+		}
+		limit = n
+	}
+	if len(q.Get("cursor")) > 1024 {
+		errs = append(errs, FieldError{Field: "cursor", Message: "is not a cursor this API returned"})
+	}
+	if len(errs) > 0 {
+		return invalid(errs...)
+	}
+	ds, next, err := s.Store.ListDead(r.Context(), tenant, f, limit, q.Get("cursor"))
+	if errors.Is(err, store.ErrBadCursor) {
+		return invalid(FieldError{Field: "cursor", Message: "is not a cursor this API returned"})
+	}
+	if err != nil {
+		return s.internal(r, err)
+	}
+	out := struct {
+		Data       []DeadLetterView `json:"data"`
+		NextCursor string           `json:"next_cursor,omitempty"`
+	}{Data: make([]DeadLetterView, 0, len(ds)), NextCursor: next}
+	for _, d := range ds {
+		out.Data = append(out.Data, DeadLetterView{ID: d.DeliveryID, EventID: d.EventID, EventType: d.EventType, EndpointID: d.EndpointID,
+			DeadReason: d.DeadReason, Attempts: d.Attempts, LastStatus: d.LastStatus, LastError: d.LastError, DeadAt: d.DeadAt, ReplayedAt: d.ReplayedAt})
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// MaxReplayIDs bounds a replay by ids.
+const MaxReplayIDs = 1000
+
+func (s *Server) replayDLQ(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
+	var in struct {
+		DeliveryIDs []string `json:"delivery_ids"`
+		EndpointID  string   `json:"endpoint_id"`
+		EventType   string   `json:"event_type"`
+		Since       string   `json:"since"`
+		Until       string   `json:"until"`
+	}
+	if p := decode(w, r, &in); p != nil {
+		return p
+	}
+	f, errs := filterFrom(in.EndpointID, in.EventType, in.Since, in.Until)
+	job := store.ReplayJob{TenantID: tenant, Kind: "filter", Filter: f, Status: "queued"}
+	if in.DeliveryIDs != nil {
+		job.Kind, job.IDs = "ids", in.DeliveryIDs
+		if f != (store.DeadFilter{}) {
+			errs = append(errs, FieldError{Field: "delivery_ids", Message: "cannot be combined with a filter: replay by ids or by filter"})
+		}
+		if len(in.DeliveryIDs) == 0 || len(in.DeliveryIDs) > MaxReplayIDs {
+			errs = append(errs, FieldError{Field: "delivery_ids", Message: "must hold 1 to 1000 ids"})
+		}
+		seen := map[string]bool{}
+		for i, id := range in.DeliveryIDs {
+			if id == "" || len(id) > 256 {
+				errs = append(errs, FieldError{Field: "delivery_ids[" + strconv.Itoa(i) + "]", Message: "is not a delivery id"})
+			}
+			if seen[id] {
+				errs = append(errs, FieldError{Field: "delivery_ids[" + strconv.Itoa(i) + "]", Message: "is repeated"})
+			}
+			seen[id] = true
+		}
+	}
+	if len(errs) > 0 {
+		return invalid(errs...)
+	}
+	return s.startJob(w, r, job)
+}
+
+func (s *Server) startJob(w http.ResponseWriter, r *http.Request, job store.ReplayJob) *Problem {
+	if s.Replays == nil {
+		return problem(http.StatusServiceUnavailable, "replay is not configured on this deployment")
+	}
+	id, err := s.newID("rj_")
+	if err != nil {
+		return s.internal(r, err)
+	}
+	job.JobID = id
+	if err := s.Replays.Start(r.Context(), &job); err != nil {
+		return s.internal(r, err)
+	}
+	path := "/v1/replays/"
+	if job.TenantID == "" {
+		path = "/v1/admin/replays/"
+	}
+	w.Header().Set("Location", path+id)
+	writeJSON(w, http.StatusAccepted, jobView(job))
+	return nil
+}
+
+func (s *Server) getReplay(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
+	id := r.PathValue("job_id")
+	j, err := s.Store.Job(r.Context(), id)
+	if err == nil && j.TenantID != tenant {
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		return s.found(r, "replay job "+strconv.Quote(id), err)
+	}
+	writeJSON(w, http.StatusOK, jobView(j))
+	return nil
+}
+
+func (s *Server) redriveDLQ(w http.ResponseWriter, r *http.Request, _ string) *Problem {
+	return s.startJob(w, r, store.ReplayJob{Kind: "redrive", Status: "queued"})
+}
+
+func (s *Server) getAdminReplay(w http.ResponseWriter, r *http.Request, _ string) *Problem {
+	id := r.PathValue("job_id")
+	j, err := s.Store.Job(r.Context(), id)
+	if err != nil {
+		return s.found(r, "replay job "+strconv.Quote(id), err)
+	}
+	writeJSON(w, http.StatusOK, jobView(j))
+	return nil
+}

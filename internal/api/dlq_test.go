@@ -1,0 +1,127 @@
+package api_test
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/hookline/hookline/internal/api"
+	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/store"
+	"github.com/stretchr/testify/require"
+)
+
+func dead(tenant, id, endpoint, typ string, at time.Time) store.Delivery {
+	return store.Delivery{DeliveryID: id, TenantID: tenant, EndpointID: endpoint, EventID: "evt_" + id, EventType: typ,
+		State: delivery.StateDead, DeadAt: &at, DeadReason: "attempts_exhausted", Attempts: 8, LastStatus: 503, LastError: "http_503", CreatedAt: at}
+}
+
+func TestDLQList(t *testing.T) {
+	e := newEnv(t)
+	keyA := e.newTenant("tenant-a")
+	keyB := e.newTenant("tenant-b")
+	t0 := time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC)
+	for i := 0; i < 5; i++ {
+		typ := "order.created"
+		if i%2 == 1 {
+			typ = "payment.failed"
+		}
+		e.store.putDelivery(dead("tenant-a", fmt.Sprintf("dl_a%d", i), "ep_1", typ, t0.Add(time.Duration(i)*time.Minute)))
+	}
+	e.store.putDelivery(dead("tenant-b", "dl_b0", "ep_9", "order.created", t0))
+	type page struct {
+		Data       []api.DeadLetterView `json:"data"`
+		NextCursor string               `json:"next_cursor"`
+	}
+	list := func(key, query string) page {
+		rec := e.do("GET", "/v1/dlq"+query, key, nil)
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		return decodeJSON[page](t, rec)
+	}
+
+	t.Run("paginated, oldest first, own tenant only", func(t *testing.T) {
+		var ids []string
+		cursor := ""
+		for pages := 0; pages < 10; pages++ {
+			p := list(keyA, "?limit=2&cursor="+cursor)
+			for _, d := range p.Data {
+				ids = append(ids, d.ID)
+				require.Equal(t, "attempts_exhausted", d.DeadReason)
+				require.Equal(t, 8, d.Attempts)
+				require.NotNil(t, d.DeadAt)
+			}
+			if cursor = p.NextCursor; cursor == "" {
+				break
+			}
+		}
+		require.Equal(t, []string{"dl_a0", "dl_a1", "dl_a2", "dl_a3", "dl_a4"}, ids)
+		require.Len(t, list(keyB, "").Data, 1)
+	})
+	t.Run("filters", func(t *testing.T) {
+		require.Len(t, list(keyA, "?event_type=payment.failed").Data, 2)
+		require.Len(t, list(keyA, "?endpoint_id=ep_9").Data, 0, "another tenant's endpoint matches nothing")
+		p := list(keyA, "?since="+t0.Add(2*time.Minute).Format(time.RFC3339)+"&until="+t0.Add(3*time.Minute).Format(time.RFC3339))
+		require.Len(t, p.Data, 2)
+	})
+	t.Run("bad filters are 400 naming the field", func(t *testing.T) {
+		for q, field := range map[string]string{
+			"?since=yesterday": "since", "?until=2026-01-01T00:00:00Z&since=2026-02-01T00:00:00Z": "until",
+			"?limit=0": "limit", "?limit=many": "limit", "?cursor=!!!": "cursor",
+		} {
+			p := requireProblem(t, e.do("GET", "/v1/dlq"+q, keyA, nil), http.StatusBadRequest)
+			require.Equal(t, field, p.Errors[0].Field, q)
+		}
+	})
+}
+
+func TestDLQReplayStartsAJob(t *testing.T) {
+	e := newEnv(t)
+	keyA := e.newTenant("tenant-a")
+	keyB := e.newTenant("tenant-b")
+
+	rec := e.do("POST", "/v1/dlq/replay", keyA, map[string]any{"event_type": "order.created", "since": "2026-11-30T00:00:00Z"})
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	job := decodeJSON[api.ReplayJobView](t, rec)
+	require.Equal(t, "filter", job.Kind)
+	require.Equal(t, "queued", job.Status)
+	require.Equal(t, "/v1/replays/"+job.ID, rec.Header().Get("Location"))
+	stored := e.store.jobs[job.ID]
+	require.Equal(t, "tenant-a", stored.TenantID, "the job belongs to the key's tenant")
+	require.Equal(t, "order.created", stored.Filter.EventType)
+
+	rec = e.do("GET", "/v1/replays/"+job.ID, keyA, nil)
+	require.Equal(t, http.StatusOK, rec.Code)
+	requireProblem(t, e.do("GET", "/v1/replays/"+job.ID, keyB, nil), http.StatusNotFound)
+
+	rec = e.do("POST", "/v1/dlq/replay", keyA, map[string]any{"delivery_ids": []string{"dl_1", "dl_2"}})
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	require.Equal(t, []string{"dl_1", "dl_2"}, e.store.jobs[decodeJSON[api.ReplayJobView](t, rec).ID].IDs)
+
+	for name, tc := range map[string]struct {
+		body  any
+		field string
+	}{
+		"ids and filter":  {map[string]any{"delivery_ids": []string{"a"}, "event_type": "x"}, "delivery_ids"},
+		"empty ids":       {map[string]any{"delivery_ids": []string{}}, "delivery_ids"},
+		"repeated id":     {map[string]any{"delivery_ids": []string{"a", "a"}}, "delivery_ids[1]"},
+		"bad time":        {map[string]any{"since": "last week"}, "since"},
+		"unknown field":   {map[string]any{"tenant_id": "tenant-b"}, "tenant_id"},
+		"ids not strings": {map[string]any{"delivery_ids": []int{1}}, "delivery_ids"},
+	} {
+		p := requireProblem(t, e.do("POST", "/v1/dlq/replay", keyA, tc.body), http.StatusBadRequest)
+		require.Equal(t, tc.field, p.Errors[0].Field, name)
+	}
+}
+
+func TestOperatorRedrive(t *testing.T) {
+	e := newEnv(t)
+	rec := e.do("POST", "/v1/admin/dlq/redrive", operatorKey, nil)
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	job := decodeJSON[api.ReplayJobView](t, rec)
+	require.Equal(t, "redrive", job.Kind)
+	require.Empty(t, e.store.jobs[job.ID].TenantID, "a redrive spans every tenant")
+	rec = e.do("GET", "/v1/admin/replays/"+job.ID, operatorKey, nil)
+	require.Equal(t, http.StatusOK, rec.Code)
+	requireProblem(t, e.do("GET", "/v1/admin/replays/rj_missing", operatorKey, nil), http.StatusNotFound)
+}

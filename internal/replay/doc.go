@@ -1,0 +1,22 @@
+// Package replay brings dead deliveries back: a tenant's replay by ids or by
+// filter, and the operator's redrive of the whole dead-letter queue. Jobs run
+// in steps on the replay worker, driven by messages on the jobs queue; each
+// step checkpoints its progress in the job record before it touches a
+// delivery, so a worker that stops anywhere (timeout, crash) is resumed by
+// SQS redelivering the job message, and picks up where it was.
+//
+// Guarantees:
+//   - A replayed delivery keeps its id, which is its idempotency key
+//     (webhook-id), gets a fresh message and so a fresh retry schedule, and
+//     records replayed_at.
+//   - A delivery is claimed (dead -> pending, conditionally) before its
+//     message is sent and released after: two replays of the same delivery
+//     send it once, and a job stopped between claim and send sends it when it
+//     resumes. Every delivery ends back in flight or still dead.
+//   - Sends are paced: spread over time at a configured rate, with jitter,
+//     through SQS message delays, so a receiver that just came back is not
+//     flooded.
+//   - After a job, a sweep deletes from the SQS dead-letter queue the
+//     messages whose deliveries were replayed or delivered since, so the
+//     DLQ's depth, and its alarm, count what is really still dead.
+package replay

@@ -1,0 +1,194 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/store"
+)
+
+// receiveDLQ receives up to 10 messages from the DLQ, hidden for hide.
+func (w *Worker) receiveDLQ(ctx context.Context, hide time.Duration) ([]sqstypes.Message, error) {
+	out, err := w.Queue.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+		QueueUrl: &w.DLQURL, MaxNumberOfMessages: 10, VisibilityTimeout: int32(hide.Seconds()), WaitTimeSeconds: 1,
+		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameSentTimestamp},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("receive from the DLQ: %w", err)
+	}
+	return out.Messages, nil
+}
+
+func sentAt(m sqstypes.Message) time.Time {
+	ms, err := strconv.ParseInt(m.Attributes[string(sqstypes.MessageSystemAttributeNameSentTimestamp)], 10, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
+}
+
+func (w *Worker) deleteDLQ(ctx context.Context, m sqstypes.Message) error {
+	_, err := w.Queue.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &w.DLQURL, ReceiptHandle: m.ReceiptHandle})
+	if err != nil {
+		return fmt.Errorf("delete from the DLQ: %w", err)
+	}
+	return nil
+}
+
+// redriveStep moves up to a step's worth of messages from the DLQ back to the
+// delivery queue, paced. Each message is sent before it is deleted, so a stop
+// anywhere leaves it in the DLQ or in flight (at worst both: a duplicate,
+// never a loss). A delivery that is dead is claimed first, so a concurrent
+// tenant replay does not send it twice; a message whose delivery was
+// delivered or replayed since is a stale copy and is only deleted.
+func (w *Worker) redriveStep(ctx context.Context, j *store.ReplayJob) error {
+	if j.Status != StatusRunning {
+		j.Status = StatusRunning
+		if err := w.Store.SaveJob(ctx, j); err != nil {
+			return err
+		}
+	}
+	budget := w.stepSends()
+	sent, handled, empty := 0, 0, 0
+	// Messages sent to the DLQ after the job began (deaths since, including
+	// of deliveries this job sent back) are not this job's: they are left,
+	// hidden until the step ends so the step does not see them twice.
+	var later []sqstypes.Message
+	defer func() {
+		for _, m := range later {
+			_, _ = w.Queue.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &w.DLQURL, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0})
+		}
+	}()
+	for sent < budget && empty < 2 {
+		msgs, err := w.receiveDLQ(ctx, 10*time.Minute)
+		if err != nil {
+			return err
+		}
+		if len(msgs) == 0 {
+			empty++
+			continue
+		}
+		empty = 0
+		for _, m := range msgs {
+			if sentAt(m).After(j.CreatedAt) {
+				later = append(later, m)
+				continue
+			}
+			handled++
+			j.Matched++
+			ok, err := w.redriveOne(ctx, j, m, sent)
+			if err != nil {
+				return err
+			}
+			if ok {
+				sent++
+			}
+		}
+		j.Steps++
+		if err := w.Store.SaveJob(ctx, j); err != nil {
+			return err
+		}
+	}
+	if handled == 0 || empty >= 2 {
+		return w.complete(ctx, j)
+	}
+	return w.Enqueue(ctx, Message{JobID: j.JobID}, time.Duration(float64(sent)/w.rate()*float64(time.Second)))
+}
+
+// redriveOne handles one DLQ message and reports whether it was sent back.
+func (w *Worker) redriveOne(ctx context.Context, j *store.ReplayJob, m sqstypes.Message, n int) (bool, error) {
+	body := deref(m.Body)
+	msg, err := delivery.Decode(body)
+	if err != nil {
+		// Cannot be delivered as it is: left in the DLQ for a human.
+		j.Failed++
+		skip(j, deref(m.MessageId), "malformed_message")
+		return false, nil
+	}
+	d, err := w.Store.Delivery(ctx, msg.DeliveryID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		d = store.Delivery{DeliveryID: msg.DeliveryID, State: delivery.StatePending}
+	case err != nil:
+		return false, err
+	}
+	if isStale(d, sentAt(m)) {
+		skip(j, msg.DeliveryID, "stale_copy")
+		return false, w.deleteDLQ(ctx, m)
+	}
+	claimed := false
+	if d.State == delivery.StateDead {
+		_, err := w.Store.ClaimForReplay(ctx, msg.DeliveryID, "", j.JobID, w.stale())
+		switch {
+		case errors.Is(err, store.ErrReplayInFlight), errors.Is(err, store.ErrNotDead):
+			// A tenant's replay has it: that replay sends it; this copy goes.
+			skip(j, msg.DeliveryID, "replay_in_progress")
+			return false, w.deleteDLQ(ctx, m)
+		case err != nil:
+			return false, err
+		}
+		claimed = true
+	}
+	// Dead (now claimed), or pending with no replay since: its death was not
+	// recorded, and this message is its only copy. Either way, send it back.
+	if _, err := w.Queue.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &w.DeliveryQueueURL, MessageBody: &body, DelaySeconds: w.delay(n)}); err != nil {
+		return false, fmt.Errorf("redrive delivery %s: %w", msg.DeliveryID, err)
+	}
+	if claimed {
+		if err := w.Store.ReleaseReplay(ctx, msg.DeliveryID, j.JobID); err != nil {
+			return false, err
+		}
+	}
+	j.Replayed++
+	return true, w.deleteDLQ(ctx, m)
+}
+
+// Sweep deletes from the DLQ the messages whose deliveries were delivered or
+// replayed after the message was sent, and leaves every other message as it
+// was. It looks at each message once (each is hidden while the sweep runs,
+// then made visible again) and returns how many it deleted and kept.
+func (w *Worker) Sweep(ctx context.Context) (deleted, kept int, err error) {
+	var keep []sqstypes.Message
+	defer func() {
+		for _, m := range keep {
+			_, _ = w.Queue.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &w.DLQURL, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0})
+		}
+	}()
+	deadline := w.now().Add(2 * time.Minute)
+	for empty := 0; empty < 2 && w.now().Before(deadline); {
+		msgs, err := w.receiveDLQ(ctx, 5*time.Minute)
+		if err != nil {
+			return deleted, len(keep), err
+		}
+		if len(msgs) == 0 {
+			empty++
+			continue
+		}
+		empty = 0
+		for _, m := range msgs {
+			msg, derr := delivery.Decode(deref(m.Body))
+			if derr != nil {
+				keep = append(keep, m)
+				continue
+			}
+			d, gerr := w.Store.Delivery(ctx, msg.DeliveryID)
+			if gerr != nil || !isStale(d, sentAt(m)) {
+				keep = append(keep, m)
+				continue
+			}
+			if err := w.deleteDLQ(ctx, m); err != nil {
+				keep = append(keep, m)
+				continue
+			}
+			deleted++
+		}
+	}
+	w.Log.InfoContext(ctx, "DLQ swept", "deleted", deleted, "kept", len(keep))
+	return deleted, len(keep), nil
+}
