@@ -86,6 +86,7 @@ func run(ctx context.Context) error {
 	baseURL := apiclient.LocalURL(os.Getenv("AWS_ENDPOINT_URL"), out.ApiID)
 	operator := &apiclient.Client{BaseURL: baseURL, Key: *secret.SecretString}
 
+	var ledgerUp atomic.Bool
 	receivers := []struct {
 		name   string
 		types  []string
@@ -99,7 +100,12 @@ func run(ctx context.Context) error {
 			}
 			return 200
 		}},
-		{"ledger", []string{"payment.succeeded"}, "is down (500 every time)", func(int) int { return 500 }},
+		{"ledger", []string{"payment.succeeded"}, "is down (500) until it comes back", func(int) int {
+			if ledgerUp.Load() {
+				return 200
+			}
+			return 500
+		}},
 		{"legacy", []string{"invoice.*"}, "rejects the request (400)", func(int) int { return 400 }},
 	}
 	tenant := fmt.Sprintf("acme_%d", time.Now().Unix())
@@ -235,8 +241,13 @@ func run(ctx context.Context) error {
 	if depth, err := dlqDepth(ctx, sqs.NewFromConfig(cfg), out.DeadLetterQueueURL); err == nil {
 		fmt.Printf("  dead-letter queue depth (all tenants, this stack): %s\n", depth)
 	}
+
+	replayed, err := replayLedger(ctx, client, st, byEndpoint, &ledgerUp)
+	if err != nil {
+		return err
+	}
 	fmt.Println("\nThe local cloud is still running: `make local-down` stops it.")
-	if pending > 0 || hits != verified {
+	if pending > 0 || hits != verified || !replayed {
 		return fmt.Errorf("%d deliveries never reached a final state, %d requests failed verification", pending, hits-verified)
 	}
 	return nil
@@ -248,4 +259,50 @@ func dlqDepth(ctx context.Context, c *sqs.Client, url string) (string, error) {
 		return "", err
 	}
 	return out.Attributes["ApproximateNumberOfMessages"], nil
+}
+
+// replayLedger brings the ledger receiver back and replays its dead
+// deliveries through the API, showing that the idempotency key is kept.
+func replayLedger(ctx context.Context, client *apiclient.Client, st *store.Store, byEndpoint map[string]*receiver, up *atomic.Bool) (bool, error) {
+	var ledger string
+	for id, r := range byEndpoint {
+		if r.name == "ledger" {
+			ledger = id
+		}
+	}
+	var dead struct {
+		Data []api.DeadLetterView `json:"data"`
+	}
+	if err := client.Do(ctx, "GET", "/v1/dlq?endpoint_id="+ledger, nil, &dead); err != nil {
+		return false, fmt.Errorf("list the DLQ: %w", err)
+	}
+	fmt.Printf("\nthe ledger receiver comes back; GET /v1/dlq?endpoint_id=%s lists %d dead deliveries\n", ledger, len(dead.Data))
+	up.Store(true)
+	var job api.ReplayJobView
+	if err := client.Do(ctx, "POST", "/v1/dlq/replay", map[string]string{"endpoint_id": ledger}, &job); err != nil {
+		return false, fmt.Errorf("start the replay: %w", err)
+	}
+	fmt.Printf("  POST /v1/dlq/replay {\"endpoint_id\":%q} -> job %s (%s)\n", ledger, job.ID, job.Status)
+	deadline := time.Now().Add(60 * time.Second)
+	for job.Status != "completed" && time.Now().Before(deadline) {
+		time.Sleep(500 * time.Millisecond)
+		if err := client.Do(ctx, "GET", "/v1/replays/"+job.ID, nil, &job); err != nil {
+			return false, err
+		}
+	}
+	fmt.Printf("  job %s: matched %d, replayed %d, skipped %v\n", job.Status, job.Matched, job.Replayed, job.Skipped)
+	ok := job.Status == "completed"
+	for _, d := range dead.Data {
+		var got store.Delivery
+		for time.Now().Before(deadline) {
+			if got, _ = st.Delivery(ctx, d.ID); got.State == delivery.StateDelivered {
+				break
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+		fmt.Printf("  %s (webhook-id %s): %s after %d attempts in all, replayed at %s\n", d.EventID, d.ID, got.State, got.Attempts,
+			got.ReplayedAt.Format(time.TimeOnly))
+		ok = ok && got.State == delivery.StateDelivered
+	}
+	return ok, nil
 }
