@@ -143,6 +143,46 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 		require.ErrorIs(t, err, store.ErrNotFound)
 	})
 
+	t.Run("replay claims: one winner, resumable, stale claims taken over", func(t *testing.T) {
+		mk := func(n string) store.Delivery {
+			d := store.Delivery{DeliveryID: delivery.ID("evt_claim_"+n, tenantID), TenantID: tenantID, EndpointID: "ep", EventID: "evt_claim_" + n, EventType: "a.b"}
+			_, err := s.CreateDelivery(ctx, d)
+			require.NoError(t, err)
+			cur, err := s.Delivery(ctx, d.DeliveryID)
+			require.NoError(t, err)
+			require.NoError(t, s.RecordAttempt(ctx, cur, store.Attempt{Number: 1, At: time.Now().UTC(), Status: 400}, store.Outcome{State: delivery.StateDead, DeadReason: "rejected_400", Message: `{"m":"` + n + `"}`}))
+			return d
+		}
+		d := mk("1")
+		_, err := s.ClaimForReplay(ctx, d.DeliveryID, "someone_else", "job_x", time.Hour)
+		require.ErrorIs(t, err, store.ErrNotFound, "another tenant's delivery is as good as missing")
+		got, err := s.ClaimForReplay(ctx, d.DeliveryID, tenantID, "job_a", time.Hour)
+		require.NoError(t, err)
+		require.Equal(t, delivery.StatePending, got.State)
+		require.Equal(t, `{"m":"1"}`, got.Message, "the claim returns the message to send")
+		require.NotNil(t, got.ReplayedAt)
+		_, err = s.ClaimForReplay(ctx, d.DeliveryID, tenantID, "job_b", time.Hour)
+		require.ErrorIs(t, err, store.ErrReplayInFlight, "a second job loses")
+		_, err = s.ClaimForReplay(ctx, d.DeliveryID, tenantID, "job_a", time.Hour)
+		require.NoError(t, err, "the same job resumes its claim")
+		require.NoError(t, s.ReleaseReplay(ctx, d.DeliveryID, "job_a"))
+		_, err = s.ClaimForReplay(ctx, d.DeliveryID, tenantID, "job_a", time.Hour)
+		require.ErrorIs(t, err, store.ErrNotDead, "released and pending: nothing to replay")
+		got, err = s.Delivery(ctx, d.DeliveryID)
+		require.NoError(t, err)
+		require.Equal(t, "job_a", got.ReplayedBy)
+		require.Empty(t, got.ReplayJob)
+
+		// A job that claimed and died: its pending claim goes stale and
+		// another job (the operator's redrive) may take it over.
+		e := mk("2")
+		_, err = s.ClaimForReplay(ctx, e.DeliveryID, "", "job_dead", time.Hour)
+		require.NoError(t, err)
+		time.Sleep(5 * time.Millisecond)
+		_, err = s.ClaimForReplay(ctx, e.DeliveryID, "", "job_redrive", time.Millisecond)
+		require.NoError(t, err, "a stale claim on a pending, never-sent delivery is taken over")
+	})
+
 	t.Run("rejections are readable by key", func(t *testing.T) {
 		key := "evt_rej_" + tenantID
 		require.NoError(t, s.PutRejection(ctx, store.Rejection{Key: key, EventID: key, TenantID: tenantID, Reason: "invalid_json", Field: "payload", Detail: "is not JSON"}))

@@ -123,7 +123,9 @@ func (w *Worker) redriveOne(ctx context.Context, j *store.ReplayJob, m sqstypes.
 		return false, w.deleteDLQ(ctx, m)
 	}
 	claimed := false
-	if d.State == delivery.StateDead {
+	// Dead, or claimed and not released: claimed (again, if by this job
+	// before it stopped, which the store allows) before it is sent.
+	if d.State == delivery.StateDead || d.ReplayJob != "" {
 		_, err := w.Store.ClaimForReplay(ctx, msg.DeliveryID, "", j.JobID, w.stale())
 		switch {
 		case errors.Is(err, store.ErrReplayInFlight), errors.Is(err, store.ErrNotDead):

@@ -162,7 +162,9 @@ func (w *Worker) Step(ctx context.Context, jobID string) error {
 		return w.redriveStep(ctx, &j)
 	}
 	ids := j.Pending
-	done := false
+	// A resumed step is the last if its checkpoint says so: a filter's last
+	// page leaves no cursor (a job by ids is checked below).
+	done := len(ids) > 0 && j.Kind == KindFilter && j.Cursor == ""
 	if len(ids) == 0 {
 		if ids, done, err = w.select_(ctx, &j); err != nil {
 			return err
@@ -375,7 +377,9 @@ func isStale(d store.Delivery, sent time.Time) bool {
 	if d.State == delivery.StateDelivered {
 		return true
 	}
-	return d.ReplayedAt != nil && sent.Before(*d.ReplayedAt)
+	// replayed_at is set when a replay claims the delivery, before it sends
+	// it: while the claim is not released, this copy may be the only one.
+	return d.ReplayJob == "" && d.ReplayedAt != nil && sent.Before(*d.ReplayedAt)
 }
 
 // Start records a new job and sets it running: the API's side of a replay.

@@ -38,10 +38,10 @@ func (s *Store) ListDead(ctx context.Context, tenantID string, f DeadFilter, lim
 	pk := "TENANT#" + tenantID + "#DEAD"
 	lo, hi := "0", "9"
 	if !f.Since.IsZero() {
-		lo = f.Since.UTC().Format(time.RFC3339Nano)
+		lo = sortableTime(f.Since)
 	}
 	if !f.Until.IsZero() {
-		hi = f.Until.UTC().Format(time.RFC3339Nano) + "#~"
+		hi = sortableTime(f.Until) + "#~"
 	}
 	in := &dynamodb.QueryInput{
 		TableName: &s.table, IndexName: aws.String(IndexTenant),
@@ -124,7 +124,7 @@ func (s *Store) ListDead(ctx context.Context, tenantID string, f DeadFilter, lim
 func deadCursor(d Delivery) string {
 	sk := ""
 	if d.DeadAt != nil {
-		sk = d.DeadAt.UTC().Format(time.RFC3339Nano) + "#" + d.DeliveryID
+		sk = sortableTime(*d.DeadAt) + "#" + d.DeliveryID
 	}
 	raw, _ := json.Marshal(struct{ ID, SK string }{d.DeliveryID, sk})
 	return base64.RawURLEncoding.EncodeToString(raw)
@@ -143,17 +143,24 @@ var (
 // as for a missing one). A delivery another job claimed less than stale ago
 // is ErrReplayInFlight; one that is not dead, ErrNotDead. A delivery this job
 // claimed and has not released is returned again, so a job that stopped
-// halfway resumes where it was. Only one claimant wins: two replays of the
+// halfway resumes where it was; one whose claim is older than stale (its job
+// stopped and was never resumed: the claim is pending, its message unsent)
+// can be claimed by another job, such as the operator's redrive, which finds
+// its message still in the DLQ. Only one claimant wins: two replays of the
 // same delivery send it once.
 func (s *Store) ClaimForReplay(ctx context.Context, id, tenantID, job string, stale time.Duration) (Delivery, error) {
 	now := s.Now().UTC()
-	cond := "(#state = :dead AND (attribute_not_exists(replay_job) OR replay_claimed_at < :stale)) OR replay_job = :job"
+	// Claimable: dead and unclaimed; claimed by a job that stopped long ago
+	// (dead, or pending and never sent); or claimed by this very job and not
+	// delivered since.
+	cond := "(#state = :dead AND attribute_not_exists(replay_job)) OR (#state <> :delivered AND replay_claimed_at < :stale) OR (replay_job = :job AND #state <> :delivered)"
 	values := map[string]types.AttributeValue{
-		":dead":    &types.AttributeValueMemberS{Value: string(delivery.StateDead)},
-		":pending": &types.AttributeValueMemberS{Value: string(delivery.StatePending)},
-		":job":     &types.AttributeValueMemberS{Value: job},
-		":now":     timeValue(now),
-		":stale":   timeValue(now.Add(-stale)),
+		":dead":      &types.AttributeValueMemberS{Value: string(delivery.StateDead)},
+		":pending":   &types.AttributeValueMemberS{Value: string(delivery.StatePending)},
+		":delivered": &types.AttributeValueMemberS{Value: string(delivery.StateDelivered)},
+		":job":       &types.AttributeValueMemberS{Value: job},
+		":now":       timeValue(now),
+		":stale":     timeValue(now.Add(-stale)),
 	}
 	if tenantID != "" {
 		cond = "tenant_id = :tenant AND (" + cond + ")"
@@ -174,7 +181,7 @@ func (s *Store) ClaimForReplay(ctx context.Context, id, tenantID, job string, st
 		if ccf.Item == nil || attributevalue.UnmarshalMap(ccf.Item, &old) != nil || (tenantID != "" && old.TenantID != tenantID) {
 			return Delivery{}, fmt.Errorf("delivery %s: %w", id, ErrNotFound)
 		}
-		if old.State == delivery.StateDead {
+		if old.State == delivery.StateDead || old.ReplayJob != "" {
 			return old, fmt.Errorf("delivery %s: %w", id, ErrReplayInFlight)
 		}
 		return old, fmt.Errorf("delivery %s is %s: %w", id, old.State, ErrNotDead)

@@ -346,7 +346,7 @@ func (s *Store) RecordAttempt(ctx context.Context, d Delivery, a Attempt, o Outc
 		}
 		values[":reason"] = &types.AttributeValueMemberS{Value: o.DeadReason}
 		values[":gpk"] = &types.AttributeValueMemberS{Value: "TENANT#" + d.TenantID + "#DEAD"}
-		values[":gsk"] = &types.AttributeValueMemberS{Value: a.At.UTC().Format(time.RFC3339Nano) + "#" + d.DeliveryID}
+		values[":gsk"] = &types.AttributeValueMemberS{Value: sortableTime(a.At) + "#" + d.DeliveryID}
 	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 &s.table,
@@ -391,7 +391,7 @@ func (s *Store) PutRejection(ctx context.Context, r Rejection) error {
 	item["expires_at"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(s.Retention).Unix(), 10)}
 	if r.TenantID != "" {
 		item["gsi1pk"] = &types.AttributeValueMemberS{Value: "TENANT#" + r.TenantID + "#REJECTED"}
-		item["gsi1sk"] = &types.AttributeValueMemberS{Value: now.Format(time.RFC3339Nano) + "#" + r.Key}
+		item["gsi1sk"] = &types.AttributeValueMemberS{Value: sortableTime(now) + "#" + r.Key}
 	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: withKey(item, key("REJECTED#"+r.Key, "REJECTED"))})
 	if err != nil {
@@ -416,8 +416,15 @@ func (s *Store) Rejection(ctx context.Context, k string) (Rejection, error) {
 	return r, nil
 }
 
+// sortableFormat is RFC 3339 with a fixed nine-digit fraction, so that times
+// compare as strings in time order (RFC3339Nano drops trailing zeros, and
+// "05Z" sorts after "05.1Z").
+const sortableFormat = "2006-01-02T15:04:05.000000000Z07:00"
+
+func sortableTime(t time.Time) string { return t.UTC().Format(sortableFormat) }
+
 func timeValue(t time.Time) types.AttributeValue {
-	return &types.AttributeValueMemberS{Value: t.UTC().Format(time.RFC3339Nano)}
+	return &types.AttributeValueMemberS{Value: sortableTime(t)}
 }
 
 // DisableEndpoint turns an endpoint off, with the reason, so no further

@@ -1,0 +1,1023 @@
+package replay_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/replay"
+	"github.com/hookline/hookline/internal/store"
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	tenantA = "ten_a"
+	tenantB = "ten_b"
+)
+
+// env is a worker on the fakes, at a fixed time.
+type env struct {
+	clk *clock
+	st  *fakeStore
+	q   *fakeQueue
+	w   *replay.Worker
+	t0  time.Time
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	clk := newClock()
+	st := newFakeStore(clk.Now)
+	q := newFakeQueue(clk.Now)
+	w := &replay.Worker{
+		Store: st, Queue: q,
+		DeliveryQueueURL: deliveryURL, DLQURL: dlqURL, JobsQueueURL: jobsURL,
+		Rate: 10, Now: clk.Now, Log: slog.New(slog.DiscardHandler),
+	}
+	e := &env{clk: clk, st: st, q: q, w: w, t0: clk.Now()}
+	for _, ep := range []store.Endpoint{
+		{TenantID: tenantA, EndpointID: "ep_1"},
+		{TenantID: tenantA, EndpointID: "ep_2"},
+		{TenantID: tenantA, EndpointID: "ep_off", Disabled: true, DisabledReason: "consecutive_failures"},
+		{TenantID: tenantB, EndpointID: "ep_1"},
+	} {
+		st.putEndpoint(ep)
+	}
+	return e
+}
+
+// body is the delivery message of a delivery, as the delivery queue carries it.
+func body(id, tenant, endpoint, typ string) string {
+	b, _ := json.Marshal(delivery.Message{DeliveryID: id, TenantID: tenant, EndpointID: endpoint, EventID: "evt_" + id,
+		EventType: typ, OccurredAt: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC), Payload: json.RawMessage(`{"order":"` + id + `"}`)})
+	return string(b)
+}
+
+// dead stores a dead delivery, with its message, that died at.
+func (e *env) dead(id, tenant, endpoint, typ string, at time.Time) store.Delivery {
+	d := store.Delivery{DeliveryID: id, TenantID: tenant, EndpointID: endpoint, EventID: "evt_" + id, EventType: typ,
+		State: delivery.StateDead, CreatedAt: at.Add(-time.Hour), DeadAt: timePtr(at), DeadReason: "attempts_exhausted",
+		Attempts: 8, LastStatus: 503, Message: body(id, tenant, endpoint, typ)}
+	e.st.put(d)
+	return d
+}
+
+// deadN stores n dead deliveries of tenant A on ep_1, dying a minute apart.
+func (e *env) deadN(prefix string, n int) []string {
+	var ids []string
+	for i := range n {
+		id := fmt.Sprintf("%s%03d", prefix, i)
+		e.dead(id, tenantA, "ep_1", "order.created", e.t0.Add(-2*time.Hour+time.Duration(i)*time.Minute))
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// start records a job through Worker.Start and returns its id.
+func (e *env) start(t *testing.T, j store.ReplayJob) string {
+	t.Helper()
+	j.Status = replay.StatusQueued
+	require.NoError(t, e.w.Start(context.Background(), &j))
+	require.Equal(t, 1, j.Version)
+	return j.JobID
+}
+
+// run steps a job until it completes and returns how many steps it took.
+func (e *env) run(t *testing.T, w *replay.Worker, id string) int {
+	t.Helper()
+	for n := 1; n <= 100; n++ {
+		require.NoError(t, w.Step(context.Background(), id))
+		if e.st.job(id).Status == replay.StatusCompleted {
+			return n
+		}
+	}
+	t.Fatalf("job %s did not complete in 100 steps", id)
+	return 0
+}
+
+// jobMessages decodes the messages sent to the jobs queue.
+func (e *env) jobMessages(t *testing.T) []replay.Message {
+	t.Helper()
+	var out []replay.Message
+	for _, m := range e.q.sentTo(jobsURL) {
+		var msg replay.Message
+		require.NoError(t, json.Unmarshal([]byte(m.Body), &msg))
+		out = append(out, msg)
+	}
+	return out
+}
+
+// requireNoLoss checks the replay guarantee on every given delivery: it was
+// sent back at least once (and then it is pending, its claim released), or
+// it is still dead and in the dead-letter index, never claimed and unsent.
+func (e *env) requireNoLoss(t *testing.T, ids []string) {
+	t.Helper()
+	sent := e.q.replayed()
+	for _, id := range ids {
+		d, indexed := e.st.get(id)
+		require.Empty(t, d.ReplayJob, "delivery %s is left claimed", id)
+		if sent[id] == 0 {
+			require.Equal(t, delivery.StateDead, d.State, "delivery %s was neither sent nor left dead", id)
+			require.True(t, indexed, "dead delivery %s is not in the dead-letter index", id)
+		}
+	}
+}
+
+func TestReplayByIDs(t *testing.T) {
+	e := newEnv(t)
+	at := e.t0.Add(-time.Hour)
+	rows := []struct {
+		name   string
+		id     string
+		setup  func(id string)
+		reason string // "" when the delivery is to be replayed
+	}{
+		{"dead, own tenant", "dl_a1", func(id string) { e.dead(id, tenantA, "ep_1", "order.created", at) }, ""},
+		{"dead, own tenant, other endpoint", "dl_a2", func(id string) { e.dead(id, tenantA, "ep_2", "order.paid", at.Add(time.Minute)) }, ""},
+		{"replayed before and dead again", "dl_a3", func(id string) {
+			d := e.dead(id, tenantA, "ep_1", "order.created", at)
+			d.ReplayedAt, d.ReplayedBy = timePtr(at.Add(-time.Hour)), "rj_old"
+			e.st.put(d)
+		}, ""},
+		{"another tenant's", "dl_b1", func(id string) { e.dead(id, tenantB, "ep_1", "order.created", at) }, "not_found"},
+		{"missing", "dl_missing", func(string) {}, "not_found"},
+		{"pending", "dl_p1", func(id string) {
+			e.st.put(store.Delivery{DeliveryID: id, TenantID: tenantA, EndpointID: "ep_1", EventType: "order.created", State: delivery.StatePending, Message: "{}"})
+		}, "not_dead"},
+		{"delivered", "dl_p2", func(id string) {
+			e.st.put(store.Delivery{DeliveryID: id, TenantID: tenantA, EndpointID: "ep_1", EventType: "order.created", State: delivery.StateDelivered, DeliveredAt: timePtr(at)})
+		}, "not_dead"},
+		{"endpoint disabled", "dl_off", func(id string) { e.dead(id, tenantA, "ep_off", "order.created", at) }, "endpoint_disabled"},
+		{"endpoint deleted", "dl_gone", func(id string) { e.dead(id, tenantA, "ep_gone", "order.created", at) }, "endpoint_disabled"},
+		{"no message", "dl_nomsg", func(id string) {
+			d := e.dead(id, tenantA, "ep_1", "order.created", at)
+			d.Message = ""
+			e.st.put(d)
+		}, "no_message"},
+		{"claimed by a running job", "dl_inflight", func(id string) {
+			d := e.dead(id, tenantA, "ep_1", "order.created", at)
+			d.ReplayJob, d.ReplayClaimedAt = "rj_other", timePtr(e.t0.Add(-time.Minute))
+			e.st.put(d)
+		}, "replay_in_progress"},
+		{"claimed by a job that stopped (stale claim)", "dl_stale", func(id string) {
+			d := e.dead(id, tenantA, "ep_1", "order.created", at)
+			d.ReplayJob, d.ReplayClaimedAt = "rj_stopped", timePtr(e.t0.Add(-time.Hour))
+			e.st.put(d)
+		}, ""},
+	}
+	var ids []string
+	before := map[string]store.Delivery{}
+	for _, r := range rows {
+		r.setup(r.id)
+		ids = append(ids, r.id)
+		before[r.id], _ = e.st.get(r.id)
+	}
+	e.clk.Advance(time.Second)
+	job := e.start(t, store.ReplayJob{JobID: "rj_ids", TenantID: tenantA, Kind: replay.KindIDs, IDs: ids})
+	require.Equal(t, 1, e.run(t, e.w, job))
+
+	sent := e.q.replayed()
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			d, indexed := e.st.get(r.id)
+			if r.reason == "" {
+				require.Equal(t, 1, sent[r.id])
+				require.Equal(t, delivery.StatePending, d.State)
+				require.False(t, indexed, "a replayed delivery leaves the dead-letter index")
+				require.Equal(t, job, d.ReplayedBy)
+				require.Empty(t, d.ReplayJob, "the claim is released")
+				require.Nil(t, d.ReplayClaimedAt)
+				require.Equal(t, e.clk.Now(), *d.ReplayedAt)
+				require.NotContains(t, e.st.job(job).SkippedIDs, r.id)
+				return
+			}
+			require.Zero(t, sent[r.id])
+			require.Equal(t, before[r.id], d, "a skipped delivery is left as it was")
+			require.Equal(t, r.reason, e.st.job(job).SkippedIDs[r.id])
+		})
+	}
+
+	t.Run("sent messages are the stored ones, unchanged", func(t *testing.T) {
+		msgs := e.q.sentTo(deliveryURL)
+		require.Len(t, msgs, 4)
+		for i, id := range []string{"dl_a1", "dl_a2", "dl_a3"} {
+			require.Equal(t, before[id].Message, msgs[i].Body, "same body, so the same delivery id and idempotency key")
+			require.True(t, msgs[i].Batch)
+			m, err := delivery.Decode(msgs[i].Body)
+			require.NoError(t, err)
+			require.Equal(t, id, m.DeliveryID)
+		}
+	})
+	t.Run("job counts and completion", func(t *testing.T) {
+		j := e.st.job(job)
+		require.Equal(t, replay.StatusCompleted, j.Status)
+		require.Equal(t, e.clk.Now(), *j.CompletedAt)
+		require.Nil(t, j.Pending)
+		require.Equal(t, len(rows), j.Matched)
+		require.Equal(t, 4, j.Replayed)
+		require.Zero(t, j.Failed)
+		require.Equal(t, map[string]int{"not_found": 2, "not_dead": 2, "endpoint_disabled": 2, "no_message": 1, "replay_in_progress": 1}, j.Skipped)
+		require.Len(t, j.SkippedIDs, 8)
+		require.Equal(t, 1, j.Steps)
+		require.Equal(t, strconv.Itoa(len(ids)), j.Cursor)
+	})
+	t.Run("job message, then a sweep once complete", func(t *testing.T) {
+		require.Equal(t, []replay.Message{{JobID: job}, {Sweep: true}}, e.jobMessages(t))
+		msgs := e.q.sentTo(jobsURL)
+		require.Equal(t, int32(0), msgs[0].Delay)
+		require.Equal(t, int32(5), msgs[1].Delay)
+	})
+	t.Run("a completed job's message is a no-op", func(t *testing.T) {
+		n := len(e.q.sends)
+		require.NoError(t, e.w.Step(context.Background(), job))
+		require.Len(t, e.q.sends, n)
+	})
+}
+
+func TestReplayByIDsInSteps(t *testing.T) {
+	e := newEnv(t)
+	ids := e.deadN("dl_", 5)
+	e.w.StepSends, e.w.Rate = 2, 1
+	job := e.start(t, store.ReplayJob{JobID: "rj_steps", TenantID: tenantA, Kind: replay.KindIDs, IDs: ids})
+	require.Equal(t, 3, e.run(t, e.w, job))
+	require.Equal(t, map[string]int{"dl_000": 1, "dl_001": 1, "dl_002": 1, "dl_003": 1, "dl_004": 1}, e.q.replayed())
+	require.Equal(t, []replay.Message{{JobID: job}, {JobID: job}, {JobID: job}, {Sweep: true}}, e.jobMessages(t))
+	for _, m := range e.q.sentTo(jobsURL)[1:3] {
+		require.Equal(t, int32(3), m.Delay, "2 sends at 1/s, and a second")
+	}
+	j := e.st.job(job)
+	require.Equal(t, 5, j.Matched)
+	require.Equal(t, 5, j.Replayed)
+	require.Equal(t, 3, j.Steps)
+}
+
+func TestReplayByFilter(t *testing.T) {
+	t0 := newClock().Now()
+	fixture := func(e *env) {
+		e.dead("f1", tenantA, "ep_1", "order.created", t0.Add(-50*time.Minute))
+		e.dead("f2", tenantA, "ep_1", "order.paid", t0.Add(-40*time.Minute))
+		e.dead("f3", tenantA, "ep_2", "order.created", t0.Add(-30*time.Minute))
+		e.dead("f4", tenantA, "ep_1", "order.created", t0.Add(-20*time.Minute))
+		e.dead("f5", tenantA, "ep_1", "order.created", t0.Add(-10*time.Minute))
+		e.st.put(store.Delivery{DeliveryID: "p1", TenantID: tenantA, EndpointID: "ep_1", EventType: "order.created", State: delivery.StatePending, Message: "{}"})
+		e.dead("o1", tenantB, "ep_1", "order.created", t0.Add(-45*time.Minute))
+	}
+	cases := []struct {
+		name   string
+		filter store.DeadFilter
+		want   []string // in the order sent: oldest death first
+	}{
+		{"everything of the tenant", store.DeadFilter{}, []string{"f1", "f2", "f3", "f4", "f5"}},
+		{"endpoint", store.DeadFilter{EndpointID: "ep_1"}, []string{"f1", "f2", "f4", "f5"}},
+		{"event type", store.DeadFilter{EventType: "order.created"}, []string{"f1", "f3", "f4", "f5"}},
+		{"endpoint and type", store.DeadFilter{EndpointID: "ep_1", EventType: "order.created"}, []string{"f1", "f4", "f5"}},
+		{"time range", store.DeadFilter{Since: t0.Add(-35 * time.Minute), Until: t0.Add(-15 * time.Minute)}, []string{"f3", "f4"}},
+		{"until is inclusive", store.DeadFilter{Until: t0.Add(-30 * time.Minute)}, []string{"f1", "f2", "f3"}},
+		{"nothing matches", store.DeadFilter{EventType: "refund.issued"}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			fixture(e)
+			job := e.start(t, store.ReplayJob{JobID: "rj_f", TenantID: tenantA, Kind: replay.KindFilter, Filter: c.filter})
+			e.run(t, e.w, job)
+			var got []string
+			for _, m := range e.q.sentTo(deliveryURL) {
+				d, err := delivery.Decode(m.Body)
+				require.NoError(t, err)
+				got = append(got, d.DeliveryID)
+			}
+			require.Equal(t, c.want, got)
+			j := e.st.job(job)
+			require.Equal(t, replay.StatusCompleted, j.Status)
+			require.Equal(t, len(c.want), j.Matched)
+			require.Equal(t, len(c.want), j.Replayed)
+			require.Empty(t, j.Skipped)
+			for _, id := range []string{"f1", "f2", "f3", "f4", "f5"} {
+				d, indexed := e.st.get(id)
+				if slices.Contains(c.want, id) {
+					require.Equal(t, delivery.StatePending, d.State)
+					require.Equal(t, job, d.ReplayedBy)
+				} else {
+					require.Equal(t, delivery.StateDead, d.State)
+					require.True(t, indexed)
+				}
+			}
+			p1, _ := e.st.get("p1")
+			require.Equal(t, delivery.StatePending, p1.State)
+			o1, _ := e.st.get("o1")
+			require.Equal(t, delivery.StateDead, o1.State, "another tenant's dead delivery is untouched")
+			require.Nil(t, o1.ReplayedAt)
+		})
+	}
+}
+
+func TestReplayByFilterPaging(t *testing.T) {
+	e := newEnv(t)
+	e.w.StepSends, e.w.Rate = 3, 1
+	var want []string
+	for i := range 10 {
+		id := fmt.Sprintf("dl_%02d", i)
+		ep := "ep_1"
+		if i%4 == 3 {
+			ep = "ep_2" // not matching: 03, 07
+		} else {
+			want = append(want, id)
+		}
+		e.dead(id, tenantA, ep, "order.created", e.t0.Add(-time.Hour+time.Duration(i)*time.Minute))
+	}
+	require.Len(t, want, 8)
+	job := e.start(t, store.ReplayJob{JobID: "rj_page", TenantID: tenantA, Kind: replay.KindFilter, Filter: store.DeadFilter{EndpointID: "ep_1"}})
+
+	cursors := map[string]bool{}
+	for step, wantSent := range []int{3, 6} {
+		require.NoError(t, e.w.Step(context.Background(), job))
+		j := e.st.job(job)
+		require.Equal(t, replay.StatusRunning, j.Status)
+		require.Nil(t, j.Pending, "nothing pending between steps")
+		require.NotEmpty(t, j.Cursor)
+		require.False(t, cursors[j.Cursor], "the cursor advances")
+		cursors[j.Cursor] = true
+		require.Equal(t, step+1, j.Steps)
+		require.Equal(t, wantSent, j.Replayed)
+		require.Len(t, e.q.sentTo(deliveryURL), wantSent)
+		msgs := e.q.sentTo(jobsURL)
+		last := msgs[len(msgs)-1]
+		require.Equal(t, `{"job_id":"rj_page"}`, last.Body, "a continuation is enqueued")
+		require.Equal(t, int32(4), last.Delay, "it starts when this step's 3 sends at 1/s are due")
+		e.clk.Advance(time.Duration(last.Delay) * time.Second)
+	}
+	require.NoError(t, e.w.Step(context.Background(), job))
+	j := e.st.job(job)
+	require.Equal(t, replay.StatusCompleted, j.Status, "the last page completes the job")
+	require.Equal(t, 3, j.Steps)
+	require.Equal(t, 8, j.Matched)
+	require.Equal(t, 8, j.Replayed)
+	var got []string
+	for _, m := range e.q.sentTo(deliveryURL) {
+		d, _ := delivery.Decode(m.Body)
+		got = append(got, d.DeliveryID)
+	}
+	require.Equal(t, want, got, "each once, oldest death first")
+	require.Equal(t, replay.Message{Sweep: true}, e.jobMessages(t)[len(e.jobMessages(t))-1])
+
+	t.Run("step calls by page fill", func(t *testing.T) {
+		for _, c := range []struct{ matching, perStep, calls int }{
+			{0, 3, 1}, {2, 3, 1}, {3, 3, 2}, {6, 3, 3}, {7, 3, 3},
+		} {
+			t.Run(fmt.Sprintf("%d matching, %d a step", c.matching, c.perStep), func(t *testing.T) {
+				e := newEnv(t)
+				e.w.StepSends = c.perStep
+				ids := e.deadN("dl_", c.matching)
+				job := e.start(t, store.ReplayJob{JobID: "rj_n", TenantID: tenantA, Kind: replay.KindFilter})
+				require.Equal(t, c.calls, e.run(t, e.w, job))
+				sent := e.q.replayed()
+				require.Len(t, sent, c.matching)
+				for _, id := range ids {
+					require.Equal(t, 1, sent[id])
+				}
+				require.Equal(t, c.matching, e.st.job(job).Matched)
+			})
+		}
+	})
+}
+
+func TestReplayPacing(t *testing.T) {
+	cases := []struct {
+		name string
+		rand func() float64
+		r    float64 // the jitter drawn
+	}{
+		{"no jitter", nil, 0},
+		{"jitter 0.5", func() float64 { return 0.5 }, 0.5},
+		{"jitter 0.99", func() float64 { return 0.99 }, 0.99},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.w.Rate, e.w.StepSends, e.w.Rand = 5, 20, c.rand
+			ids := e.deadN("dl_", 25)
+			job := e.start(t, store.ReplayJob{JobID: "rj_pace", TenantID: tenantA, Kind: replay.KindIDs, IDs: ids})
+			require.NoError(t, e.w.Step(context.Background(), job))
+			sends := e.q.sentTo(deliveryURL)
+			require.Len(t, sends, 20)
+			var delays []int32
+			for n, m := range sends {
+				due := float64(n) / 5 // n-th send of the step at 5/s
+				require.GreaterOrEqual(t, float64(m.Delay), due-1+c.r, "send %d", n)
+				require.LessOrEqual(t, float64(m.Delay), due+c.r, "send %d", n)
+				require.Less(t, float64(m.Delay)-due, 1.0, "jitter stays below a second")
+				delays = append(delays, m.Delay)
+			}
+			require.True(t, slices.IsSorted(delays), "delays never decrease: %v", delays)
+			require.Equal(t, int32(c.r), delays[0])
+			require.Equal(t, int32(3.8+c.r), delays[19], "spread over ~4 s")
+			require.LessOrEqual(t, delays[19], int32(4))
+
+			cont := e.q.sentTo(jobsURL)[1]
+			require.Equal(t, `{"job_id":"rj_pace"}`, cont.Body)
+			require.Equal(t, int32(5), cont.Delay, "the next step starts when this one's sends are due: 20 at 5/s, and a second")
+			require.GreaterOrEqual(t, cont.Delay, delays[19])
+
+			e.clk.Advance(time.Duration(cont.Delay) * time.Second)
+			require.NoError(t, e.w.Step(context.Background(), job))
+			all := e.q.sentTo(deliveryURL)
+			require.Len(t, all, 25)
+			var due []time.Time
+			for _, m := range all {
+				due = append(due, m.At.Add(time.Duration(m.Delay)*time.Second))
+			}
+			require.True(t, slices.IsSortedFunc(due, func(a, b time.Time) int { return a.Compare(b) }), "the second step's sends come due after the first's")
+			require.Equal(t, replay.StatusCompleted, e.st.job(job).Status)
+		})
+	}
+}
+
+// requireOnce checks that ids were sent exactly once in all, between jobs,
+// and that the jobs' counts add up.
+func requireOnce(t *testing.T, e *env, ids []string, jobs ...string) {
+	t.Helper()
+	sent := e.q.replayed()
+	require.Len(t, sent, len(ids))
+	for _, id := range ids {
+		require.Equal(t, 1, sent[id], "delivery %s", id)
+	}
+	replayed := 0
+	for _, job := range jobs {
+		j := e.st.job(job)
+		require.Equal(t, replay.StatusCompleted, j.Status)
+		require.Equal(t, j.Matched, j.Replayed+j.Skipped["not_dead"]+j.Skipped["replay_in_progress"], "job %s: %+v", job, j.Skipped)
+		replayed += j.Replayed
+	}
+	require.Equal(t, len(ids), replayed)
+	e.requireNoLoss(t, ids)
+}
+
+func TestReplayConcurrentJobs(t *testing.T) {
+	t.Run("steps interleaved", func(t *testing.T) {
+		e := newEnv(t)
+		e.w.StepSends = 4
+		ids := e.deadN("dl_", 12)
+		reversed := slices.Clone(ids)
+		slices.Reverse(reversed)
+		a := e.start(t, store.ReplayJob{JobID: "rj_a", TenantID: tenantA, Kind: replay.KindIDs, IDs: ids})
+		b := e.start(t, store.ReplayJob{JobID: "rj_b", TenantID: tenantA, Kind: replay.KindIDs, IDs: reversed})
+		for range 10 {
+			for _, job := range []string{a, b} {
+				require.NoError(t, e.w.Step(context.Background(), job))
+			}
+		}
+		requireOnce(t, e, ids, a, b)
+	})
+
+	t.Run("a job runs whole between another's claims", func(t *testing.T) {
+		e := newEnv(t)
+		e.w.StepSends = 5
+		ids := e.deadN("dl_", 12)
+		a := e.start(t, store.ReplayJob{JobID: "rj_a", TenantID: tenantA, Kind: replay.KindIDs, IDs: ids})
+		b := e.start(t, store.ReplayJob{JobID: "rj_b", TenantID: tenantA, Kind: replay.KindFilter})
+		var once sync.Once
+		claims := 0
+		e.st.beforeClaim = func(_, job string) {
+			if job == a {
+				if claims++; claims == 3 {
+					// a has claimed 2 (not sent: its batch is not full); b
+					// sees them pending, and claims the rest first.
+					once.Do(func() { e.run(t, e.w, b) })
+				}
+			}
+		}
+		e.run(t, e.w, a)
+		requireOnce(t, e, ids, a, b)
+		require.Equal(t, 10, e.st.job(b).Replayed)
+	})
+
+	t.Run("goroutines", func(t *testing.T) {
+		for round := range 10 {
+			e := newEnv(t)
+			e.w.StepSends = 7
+			ids := e.deadN("dl_", 40)
+			e.st.beforeClaim = func(string, string) { runtime.Gosched() }
+			var jobs []string
+			for k := range 4 {
+				order := slices.Clone(ids)
+				if k%2 == 1 {
+					slices.Reverse(order)
+				}
+				jobs = append(jobs, e.start(t, store.ReplayJob{JobID: fmt.Sprintf("rj_%d_%d", round, k), TenantID: tenantA, Kind: replay.KindIDs, IDs: order}))
+			}
+			var wg sync.WaitGroup
+			errs := make(chan error, len(jobs))
+			for _, job := range jobs {
+				wg.Go(func() {
+					for range 100 {
+						if err := e.w.Step(context.Background(), job); err != nil {
+							errs <- err
+							return
+						}
+						if e.st.job(job).Status == replay.StatusCompleted {
+							return
+						}
+					}
+					errs <- fmt.Errorf("job %s did not complete", job)
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				require.NoError(t, err)
+			}
+			requireOnce(t, e, ids, jobs...)
+		}
+	})
+}
+
+func TestReplayCrashAndResume(t *testing.T) {
+	cases := []struct {
+		name        string
+		kind        string
+		storeFaults []fault
+		queueFaults []fault
+		failEntry   func(call int, body string) bool
+		exactlyOnce bool
+	}{
+		{name: "checkpoint save fails", storeFaults: []fault{{method: "SaveJob", call: 2}}, exactlyOnce: true},
+		{name: "checkpoint saved, its response lost", storeFaults: []fault{{method: "SaveJob", call: 2, after: true}}, exactlyOnce: true},
+		{name: "stop after the checkpoint, before any claim", storeFaults: []fault{{method: "ClaimForReplay", call: 1}}, exactlyOnce: true},
+		{name: "claim fails midway", storeFaults: []fault{{method: "ClaimForReplay", call: 12}}, exactlyOnce: true},
+		{name: "claimed, the claim's response lost", storeFaults: []fault{{method: "ClaimForReplay", call: 5, after: true}}, exactlyOnce: true},
+		{name: "second send batch fails", queueFaults: []fault{{method: "SendMessageBatch", call: 2}}, exactlyOnce: true},
+		{name: "first send batch sent, its response lost", queueFaults: []fault{{method: "SendMessageBatch", call: 1, after: true}}},
+		{name: "a batch entry fails", failEntry: func(call int, b string) bool {
+			return call == 1 && b == body("dl_004", tenantA, "ep_1", "order.created")
+		}},
+		{name: "release fails", storeFaults: []fault{{method: "ReleaseReplay", call: 3}}},
+		{name: "release lost", storeFaults: []fault{{method: "ReleaseReplay", call: 3, after: true}}},
+		{name: "completion save fails", storeFaults: []fault{{method: "SaveJob", call: 3}}, exactlyOnce: true},
+		{name: "filter: second send batch fails", kind: replay.KindFilter, queueFaults: []fault{{method: "SendMessageBatch", call: 2}}, exactlyOnce: true},
+		{name: "filter: release fails", kind: replay.KindFilter, storeFaults: []fault{{method: "ReleaseReplay", call: 12}}},
+		{name: "filter: completion save fails", kind: replay.KindFilter, storeFaults: []fault{{method: "SaveJob", call: 3}}, exactlyOnce: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			ids := e.deadN("dl_", 15)
+			e.dead("dl_off", tenantA, "ep_off", "order.created", e.t0.Add(-time.Minute))
+			all := append(slices.Clone(ids), "dl_off")
+			j := store.ReplayJob{JobID: "rj_crash", TenantID: tenantA, Kind: replay.KindIDs, IDs: all}
+			if c.kind == replay.KindFilter {
+				j = store.ReplayJob{JobID: "rj_crash", TenantID: tenantA, Kind: replay.KindFilter}
+			}
+			job := e.start(t, j)
+			e.st.fail(c.storeFaults...)
+			e.q.fail(c.queueFaults...)
+			e.q.failEntry = c.failEntry
+
+			require.Error(t, e.w.Step(context.Background(), job), "the step stops")
+			require.NotEqual(t, replay.StatusCompleted, e.st.job(job).Status)
+			e.clk.Advance(30 * time.Minute) // SQS redelivers the job message
+			require.NoError(t, e.w.Step(context.Background(), job), "the redelivered step resumes")
+
+			got := e.st.job(job)
+			require.Equal(t, replay.StatusCompleted, got.Status, "the resumed step finishes the job")
+			require.Nil(t, got.Pending)
+			require.Equal(t, 16, got.Matched, "each delivery counted once")
+			require.Equal(t, 15, got.Replayed)
+			require.Equal(t, map[string]int{"endpoint_disabled": 1}, got.Skipped)
+			require.Equal(t, 1, got.Steps)
+
+			sent := e.q.replayed()
+			for _, id := range ids {
+				require.GreaterOrEqual(t, sent[id], 1, "delivery %s is never lost", id)
+				if c.exactlyOnce {
+					require.Equal(t, 1, sent[id], "delivery %s", id)
+				}
+				d, _ := e.st.get(id)
+				require.Equal(t, delivery.StatePending, d.State)
+				require.Equal(t, job, d.ReplayedBy)
+			}
+			require.Zero(t, sent["dl_off"])
+			e.requireNoLoss(t, all)
+			require.Equal(t, replay.Message{Sweep: true}, e.jobMessages(t)[len(e.jobMessages(t))-1])
+		})
+	}
+
+	t.Run("stopped for good between claim and send: pending, claimed, not yet sent", func(t *testing.T) {
+		// What the resume has to fix: the state a stop leaves.
+		e := newEnv(t)
+		ids := e.deadN("dl_", 3)
+		job := e.start(t, store.ReplayJob{JobID: "rj_stop", TenantID: tenantA, Kind: replay.KindIDs, IDs: ids})
+		e.q.fail(fault{method: "SendMessageBatch", call: 1})
+		require.Error(t, e.w.Step(context.Background(), job))
+		require.Empty(t, e.q.replayed())
+		j := e.st.job(job)
+		require.Equal(t, ids, j.Pending, "the checkpoint names the step's deliveries")
+		for _, id := range ids {
+			d, indexed := e.st.get(id)
+			require.Equal(t, job, d.ReplayJob)
+			require.False(t, indexed)
+		}
+		e.clk.Advance(30 * time.Minute)
+		require.NoError(t, e.w.Step(context.Background(), job))
+		requireOnce(t, e, ids, job)
+	})
+}
+
+// redriveEnv holds a DLQ with one message of each kind a redrive meets.
+type redriveCase struct {
+	name   string
+	msg    string // DLQ message id
+	id     string // delivery id, if any
+	sent   bool   // sent back to the delivery queue
+	left   bool   // left in the DLQ
+	reason string // skip reason, if skipped
+}
+
+func TestRedrive(t *testing.T) {
+	e := newEnv(t)
+	t0 := e.t0
+	old := t0.Add(-time.Hour)
+	var rows []redriveCase
+	add := func(name, id string, sent, left bool, reason string, setup func()) {
+		if setup != nil {
+			setup()
+		}
+		b := "not json {"
+		if id != "" {
+			b = body(id, tenantA, "ep_1", "order.created")
+		}
+		rows = append(rows, redriveCase{name: name, msg: e.q.addDLQ(b, old), id: id, sent: sent, left: left, reason: reason})
+	}
+	add("dead", "r1", true, false, "", func() { e.dead("r1", tenantA, "ep_1", "order.created", old) })
+	add("dead, replayed before the message was sent", "r2", true, false, "", func() {
+		d := e.dead("r2", tenantA, "ep_1", "order.created", old)
+		d.ReplayedAt, d.ReplayedBy = timePtr(old.Add(-time.Hour)), "rj_old"
+		e.st.put(d)
+	})
+	add("delivered since", "s1", false, false, "stale_copy", func() {
+		e.st.put(store.Delivery{DeliveryID: "s1", TenantID: tenantA, EndpointID: "ep_1", State: delivery.StateDelivered, DeliveredAt: timePtr(old.Add(time.Minute))})
+	})
+	add("replayed since", "s2", false, false, "stale_copy", func() {
+		e.st.put(store.Delivery{DeliveryID: "s2", TenantID: tenantA, EndpointID: "ep_1", State: delivery.StatePending,
+			ReplayedAt: timePtr(old.Add(time.Minute)), ReplayedBy: "rj_old"})
+	})
+	add("pending, its death not recorded", "p1", true, false, "", func() {
+		e.st.put(store.Delivery{DeliveryID: "p1", TenantID: tenantA, EndpointID: "ep_1", State: delivery.StatePending})
+	})
+	add("no record", "u1", true, false, "", nil)
+	add("dead, claimed by a running replay", "c1", false, false, "replay_in_progress", func() {
+		d := e.dead("c1", tenantA, "ep_1", "order.created", old)
+		d.ReplayJob, d.ReplayClaimedAt = "rj_tenant", timePtr(t0.Add(-time.Minute))
+		e.st.put(d)
+	})
+	add("malformed", "", false, true, "malformed_message", nil)
+
+	job := e.start(t, store.ReplayJob{JobID: "rj_redrive", Kind: replay.KindRedrive})
+	e.clk.Advance(time.Second)
+	e.dead("l1", tenantA, "ep_1", "order.created", e.clk.Now())
+	later := e.q.addDLQ(body("l1", tenantA, "ep_1", "order.created"), e.clk.Now())
+	bodies := map[string]string{}
+	for _, r := range rows {
+		m, _ := e.q.dlqState(r.msg)
+		bodies[r.msg] = m.Body
+	}
+
+	require.Equal(t, 1, e.run(t, e.w, job))
+	sent := e.q.replayed()
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			m, there := e.q.dlqState(r.msg)
+			require.Equal(t, r.left, there)
+			j := e.st.job(job)
+			if r.sent {
+				require.Equal(t, 1, sent[r.id])
+				require.True(t, slices.ContainsFunc(e.q.sentTo(deliveryURL), func(s sentMsg) bool { return s.Body == bodies[r.msg] }), "the DLQ body is sent unchanged")
+				d, indexed := e.st.get(r.id)
+				require.False(t, indexed)
+				require.Empty(t, d.ReplayJob, "no claim left")
+				if r.id == "r1" || r.id == "r2" {
+					require.Equal(t, delivery.StatePending, d.State)
+					require.Equal(t, job, d.ReplayedBy, "claimed and released")
+					require.Equal(t, e.clk.Now(), *d.ReplayedAt)
+				}
+				return
+			}
+			if r.id != "" {
+				require.Zero(t, sent[r.id])
+				require.Equal(t, r.reason, j.SkippedIDs[r.id])
+			} else {
+				require.Equal(t, r.reason, j.SkippedIDs[r.msg])
+				require.Equal(t, 1, m.Receives)
+			}
+		})
+	}
+	t.Run("message sent after the job began", func(t *testing.T) {
+		m, there := e.q.dlqState(later)
+		require.True(t, there, "left in the DLQ")
+		require.False(t, m.VisibleAt.After(e.clk.Now()), "and visible again")
+		require.Contains(t, e.q.visibility, visChange{MessageID: later, Timeout: 0})
+		require.Zero(t, sent["l1"])
+		d, indexed := e.st.get("l1")
+		require.Equal(t, delivery.StateDead, d.State)
+		require.True(t, indexed)
+	})
+	t.Run("job", func(t *testing.T) {
+		j := e.st.job(job)
+		require.Equal(t, replay.StatusCompleted, j.Status)
+		require.Equal(t, len(rows), j.Matched)
+		require.Equal(t, 4, j.Replayed)
+		require.Equal(t, 1, j.Failed)
+		require.Equal(t, map[string]int{"stale_copy": 2, "replay_in_progress": 1, "malformed_message": 1}, j.Skipped)
+		require.Equal(t, []replay.Message{{JobID: job}, {Sweep: true}}, e.jobMessages(t))
+		for _, m := range e.q.sentTo(deliveryURL) {
+			require.False(t, m.Batch)
+		}
+	})
+}
+
+func TestRedriveInSteps(t *testing.T) {
+	e := newEnv(t)
+	e.w.StepSends, e.w.Rate = 2, 1
+	e.q.perReceive = 2
+	old := e.t0.Add(-time.Hour)
+	var ids []string
+	for i := range 5 {
+		id := fmt.Sprintf("r%d", i)
+		e.dead(id, tenantA, "ep_1", "order.created", old)
+		e.q.addDLQ(body(id, tenantA, "ep_1", "order.created"), old)
+		ids = append(ids, id)
+	}
+	job := e.start(t, store.ReplayJob{JobID: "rj_redrive", Kind: replay.KindRedrive})
+	e.clk.Advance(time.Second)
+	e.dead("late", tenantA, "ep_1", "order.created", e.clk.Now())
+	late := e.q.addDLQ(body("late", tenantA, "ep_1", "order.created"), e.clk.Now())
+
+	steps := 0
+	for e.st.job(job).Status != replay.StatusCompleted {
+		require.NoError(t, e.w.Step(context.Background(), job))
+		steps++
+		require.LessOrEqual(t, steps, 10)
+		msgs := e.q.sentTo(jobsURL)
+		if last := msgs[len(msgs)-1]; last.Body == `{"job_id":"rj_redrive"}` {
+			require.Equal(t, int32(2), last.Delay, "the next step waits for this one's 2 sends at 1/s")
+			e.clk.Advance(time.Duration(last.Delay) * time.Second)
+		}
+	}
+	require.Equal(t, 3, steps)
+	requireOnce(t, e, ids, job)
+	m, there := e.q.dlqState(late)
+	require.True(t, there)
+	require.False(t, m.VisibleAt.After(e.clk.Now()))
+	require.Len(t, e.q.dlq, 1, "the job completes when the DLQ has nothing older")
+	var delays []int32
+	for _, s := range e.q.sentTo(deliveryURL) {
+		delays = append(delays, s.Delay)
+	}
+	require.Equal(t, []int32{0, 1, 0, 1, 0}, delays, "paced at 1/s within each step")
+}
+
+func TestRedriveAndTenantReplay(t *testing.T) {
+	for _, first := range []string{"tenant replay", "redrive"} {
+		t.Run(first+" first", func(t *testing.T) {
+			e := newEnv(t)
+			ids := e.deadN("dl_", 6)
+			for _, id := range ids {
+				e.q.addDLQ(body(id, tenantA, "ep_1", "order.created"), e.t0.Add(-time.Hour))
+			}
+			tenant := e.start(t, store.ReplayJob{JobID: "rj_t", TenantID: tenantA, Kind: replay.KindFilter})
+			redrive := e.start(t, store.ReplayJob{JobID: "rj_r", Kind: replay.KindRedrive})
+			e.clk.Advance(time.Second)
+			jobs := []string{tenant, redrive}
+			if first == "redrive" {
+				slices.Reverse(jobs)
+			}
+			for _, job := range jobs {
+				e.run(t, e.w, job)
+			}
+			sent := e.q.replayed()
+			for _, id := range ids {
+				require.Equal(t, 1, sent[id], "delivery %s", id)
+			}
+			require.Empty(t, e.q.dlq, "the redrive deletes every copy")
+			e.requireNoLoss(t, ids)
+		})
+	}
+}
+
+func TestRedriveCrashAndResume(t *testing.T) {
+	cases := []struct {
+		name        string
+		storeFaults []fault
+		queueFaults []fault
+		sweep       bool // a sweep runs before the job resumes
+		exactlyOnce bool
+	}{
+		{name: "send fails after the claim", queueFaults: []fault{{method: "SendMessage", call: 3}}, exactlyOnce: true},
+		{name: "send fails after the claim, a sweep runs meanwhile", queueFaults: []fault{{method: "SendMessage", call: 3}}, sweep: true, exactlyOnce: true},
+		{name: "claimed, the claim's response lost", storeFaults: []fault{{method: "ClaimForReplay", call: 2, after: true}}, exactlyOnce: true},
+		{name: "release fails after the send", storeFaults: []fault{{method: "ReleaseReplay", call: 2}}},
+		{name: "release fails after the send, a sweep runs meanwhile", storeFaults: []fault{{method: "ReleaseReplay", call: 2}}, sweep: true},
+		{name: "delete fails after the release", queueFaults: []fault{{method: "DeleteMessage", call: 2}}, exactlyOnce: true},
+		{name: "progress save fails", storeFaults: []fault{{method: "SaveJob", call: 3}}, exactlyOnce: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			old := e.t0.Add(-time.Hour)
+			var ids []string
+			for i := range 4 {
+				id := fmt.Sprintf("r%d", i)
+				e.dead(id, tenantA, "ep_1", "order.created", old)
+				e.q.addDLQ(body(id, tenantA, "ep_1", "order.created"), old)
+				ids = append(ids, id)
+			}
+			job := e.start(t, store.ReplayJob{JobID: "rj_redrive", Kind: replay.KindRedrive})
+			e.clk.Advance(time.Second)
+			e.st.fail(c.storeFaults...)
+			e.q.fail(c.queueFaults...)
+
+			require.Error(t, e.w.Step(context.Background(), job))
+			if c.sweep {
+				e.clk.Advance(11 * time.Minute) // the redrive's hold on its messages lapses
+				_, _, err := e.w.Sweep(context.Background())
+				require.NoError(t, err)
+			}
+			e.clk.Advance(30 * time.Minute) // SQS redelivers the job message
+			e.run(t, e.w, job)
+
+			sent := e.q.replayed()
+			for _, id := range ids {
+				require.GreaterOrEqual(t, sent[id], 1, "delivery %s is never lost", id)
+				if c.exactlyOnce {
+					require.Equal(t, 1, sent[id], "delivery %s", id)
+				}
+				d, _ := e.st.get(id)
+				require.Equal(t, delivery.StatePending, d.State)
+				require.Empty(t, d.ReplayJob, "delivery %s is left claimed", id)
+				require.Equal(t, job, d.ReplayedBy)
+			}
+			require.Empty(t, e.q.dlq)
+			require.Equal(t, replay.StatusCompleted, e.st.job(job).Status)
+		})
+	}
+}
+
+func TestSweep(t *testing.T) {
+	e := newEnv(t)
+	sentAt := e.t0.Add(-time.Hour)
+	rows := []struct {
+		name  string
+		id    string
+		setup func(id string)
+		stale bool
+	}{
+		{"delivered", "s1", func(id string) {
+			e.st.put(store.Delivery{DeliveryID: id, TenantID: tenantA, State: delivery.StateDelivered, DeliveredAt: timePtr(sentAt.Add(time.Minute))})
+		}, true},
+		{"replayed after the message was sent", "s2", func(id string) {
+			e.st.put(store.Delivery{DeliveryID: id, TenantID: tenantA, State: delivery.StatePending, ReplayedAt: timePtr(sentAt.Add(time.Minute)), ReplayedBy: "rj_1"})
+		}, true},
+		{"replayed, died again, still dead", "s3", func(id string) {
+			d := e.dead(id, tenantA, "ep_1", "order.created", sentAt.Add(2*time.Minute))
+			d.ReplayedAt, d.ReplayedBy = timePtr(sentAt.Add(time.Minute)), "rj_1"
+			e.st.put(d)
+		}, true},
+		{"replayed before the message was sent", "k1", func(id string) {
+			d := e.dead(id, tenantA, "ep_1", "order.created", sentAt)
+			d.ReplayedAt, d.ReplayedBy = timePtr(sentAt.Add(-time.Minute)), "rj_1"
+			e.st.put(d)
+		}, false},
+		{"dead, never replayed", "k2", func(id string) { e.dead(id, tenantA, "ep_1", "order.created", sentAt) }, false},
+		{"claimed, not yet sent", "k3", func(id string) {
+			e.st.put(store.Delivery{DeliveryID: id, TenantID: tenantA, State: delivery.StatePending, ReplayJob: "rj_2",
+				ReplayClaimedAt: timePtr(sentAt.Add(time.Minute)), ReplayedAt: timePtr(sentAt.Add(time.Minute))})
+		}, false},
+		{"no record", "k4", func(string) {}, false},
+		{"malformed", "", func(string) {}, false},
+	}
+	msgs := map[string]string{}
+	for _, r := range rows {
+		r.setup(r.id)
+		b := "{malformed"
+		if r.id != "" {
+			b = body(r.id, tenantA, "ep_1", "order.created")
+		}
+		msgs[r.name] = e.q.addDLQ(b, sentAt)
+	}
+	deleted, kept, err := e.w.Sweep(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 3, deleted)
+	require.Equal(t, 5, kept)
+	require.Empty(t, e.q.sentTo(deliveryURL), "a sweep sends nothing")
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			m, there := e.q.dlqState(msgs[r.name])
+			require.Equal(t, !r.stale, there)
+			if there {
+				require.Equal(t, 1, m.Receives, "looked at once")
+				require.False(t, m.VisibleAt.After(e.clk.Now()), "visible again")
+				require.Contains(t, e.q.visibility, visChange{MessageID: m.ID, Timeout: 0})
+			}
+		})
+	}
+	t.Run("nothing left to delete", func(t *testing.T) {
+		deleted, kept, err := e.w.Sweep(context.Background())
+		require.NoError(t, err)
+		require.Zero(t, deleted)
+		require.Equal(t, 5, kept)
+	})
+}
+
+func TestHandle(t *testing.T) {
+	record := func(id, body string) events.SQSMessage { return events.SQSMessage{MessageId: id, Body: body} }
+	cases := []struct {
+		name    string
+		setup   func(t *testing.T, e *env)
+		records []events.SQSMessage
+		failed  []string
+		check   func(t *testing.T, e *env)
+	}{
+		{name: "empty batch", records: nil, failed: []string{}},
+		{name: "malformed job message is dropped", records: []events.SQSMessage{record("m1", "{not json")}, failed: []string{},
+			check: func(t *testing.T, e *env) { require.Empty(t, e.q.sends) }},
+		{name: "unknown job is dropped", records: []events.SQSMessage{record("m1", `{"job_id":"rj_gone"}`)}, failed: []string{}},
+		{name: "job step runs", records: []events.SQSMessage{record("m1", `{"job_id":"rj_1"}`)}, failed: []string{},
+			setup: func(t *testing.T, e *env) {
+				e.dead("dl_1", tenantA, "ep_1", "order.created", e.t0.Add(-time.Hour))
+				require.NoError(t, e.w.Start(context.Background(), &store.ReplayJob{JobID: "rj_1", TenantID: tenantA, Kind: replay.KindIDs, IDs: []string{"dl_1"}}))
+			},
+			check: func(t *testing.T, e *env) {
+				require.Equal(t, map[string]int{"dl_1": 1}, e.q.replayed())
+				require.Equal(t, replay.StatusCompleted, e.st.job("rj_1").Status)
+			}},
+		{name: "failing step is a batch item failure", records: []events.SQSMessage{record("m1", `{"job_id":"rj_1"}`)}, failed: []string{"m1"},
+			setup: func(t *testing.T, e *env) {
+				require.NoError(t, e.w.Start(context.Background(), &store.ReplayJob{JobID: "rj_1", TenantID: tenantA, Kind: replay.KindIDs, IDs: []string{"dl_1"}}))
+				e.st.fail(fault{method: "Job", call: 1})
+			}},
+		{name: "unknown job kind is a failure", records: []events.SQSMessage{record("m1", `{"job_id":"rj_1"}`)}, failed: []string{"m1"},
+			setup: func(t *testing.T, e *env) {
+				require.NoError(t, e.w.Start(context.Background(), &store.ReplayJob{JobID: "rj_1", TenantID: tenantA, Kind: "everything"}))
+			}},
+		{name: "sweep runs", records: []events.SQSMessage{record("m1", `{"sweep":true}`)}, failed: []string{},
+			setup: func(t *testing.T, e *env) {
+				e.st.put(store.Delivery{DeliveryID: "dl_1", TenantID: tenantA, State: delivery.StateDelivered})
+				e.q.addDLQ(body("dl_1", tenantA, "ep_1", "order.created"), e.t0.Add(-time.Hour))
+			},
+			check: func(t *testing.T, e *env) { require.Empty(t, e.q.dlq) }},
+		{name: "failing sweep is a batch item failure", records: []events.SQSMessage{record("m1", `{"sweep":true}`)}, failed: []string{"m1"},
+			setup: func(t *testing.T, e *env) { e.q.fail(fault{method: "ReceiveMessage", call: 1}) }},
+		{name: "only the failing records of a batch", failed: []string{"m3"},
+			records: []events.SQSMessage{record("m1", `{"job_id":"rj_1"}`), record("m2", "]["), record("m3", `{"job_id":"rj_2"}`), record("m4", `{"sweep":true}`)},
+			setup: func(t *testing.T, e *env) {
+				require.NoError(t, e.w.Start(context.Background(), &store.ReplayJob{JobID: "rj_1", TenantID: tenantA, Kind: replay.KindIDs, IDs: []string{"dl_x"}}))
+				require.NoError(t, e.w.Start(context.Background(), &store.ReplayJob{JobID: "rj_2", TenantID: tenantA, Kind: "bogus"}))
+			},
+			check: func(t *testing.T, e *env) { require.Equal(t, replay.StatusCompleted, e.st.job("rj_1").Status) }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			if c.setup != nil {
+				c.setup(t, e)
+			}
+			resp, err := e.w.Handle(context.Background(), events.SQSEvent{Records: c.records})
+			require.NoError(t, err)
+			require.NotNil(t, resp.BatchItemFailures, "the response slice is never nil")
+			var failed []string
+			for _, f := range resp.BatchItemFailures {
+				failed = append(failed, f.ItemIdentifier)
+			}
+			require.Equal(t, c.failed, append([]string{}, failed...))
+			if c.check != nil {
+				c.check(t, e)
+			}
+		})
+	}
+}
+
+func TestHandleRedeliveryResumes(t *testing.T) {
+	// The job message comes back after a failed step, as SQS redelivers it.
+	e := newEnv(t)
+	ids := e.deadN("dl_", 12)
+	job := e.start(t, store.ReplayJob{JobID: "rj_h", TenantID: tenantA, Kind: replay.KindIDs, IDs: ids})
+	e.q.fail(fault{method: "SendMessageBatch", call: 2})
+	msg := events.SQSMessage{MessageId: "m1", Body: e.q.sentTo(jobsURL)[0].Body}
+	resp, err := e.w.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{msg}})
+	require.NoError(t, err)
+	require.Equal(t, []events.SQSBatchItemFailure{{ItemIdentifier: "m1"}}, resp.BatchItemFailures)
+	e.clk.Advance(30 * time.Minute)
+	resp, err = e.w.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{msg}})
+	require.NoError(t, err)
+	require.Empty(t, resp.BatchItemFailures)
+	requireOnce(t, e, ids, job)
+}

@@ -1,0 +1,194 @@
+// Command replaybench measures replay on the stack deployed in the local
+// cloud: it makes -n deliveries of one tenant dead (its receiver answers 400),
+// with -background dead deliveries of another tenant in the same DLQ, brings
+// the receiver back, replays the tenant by filter through the API, and
+// reports the time until every replayed delivery arrived, the sends per
+// second, and the time of the tenant's DLQ listing. Run it twice with
+// different -background values to see how a tenant's replay grows with the
+// size of the whole DLQ. `make bench-replay` runs both.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/hookline/hookline/internal/api"
+	"github.com/hookline/hookline/internal/apiclient"
+	"github.com/hookline/hookline/internal/stackoutputs"
+	"github.com/hookline/hookline/outbox"
+)
+
+func main() {
+	n := flag.Int("n", 1000, "dead deliveries of the replaying tenant")
+	background := flag.Int("background", 0, "dead deliveries of another tenant in the same DLQ")
+	flag.Parse()
+	if err := run(context.Background(), *n, *background); err != nil {
+		fmt.Fprintln(os.Stderr, "replaybench:", err)
+		os.Exit(1)
+	}
+}
+
+type env struct {
+	out      stackoutputs.Outputs
+	db       *dynamodb.Client
+	operator *apiclient.Client
+	base     string
+}
+
+// tenantWithDead creates a tenant whose n events all die (400), and returns
+// its client, receiver switch and request counter.
+func (e *env) tenantWithDead(ctx context.Context, name string, n int) (*apiclient.Client, *atomic.Bool, *atomic.Int64, func(), error) {
+	id := fmt.Sprintf("%s_%d", name, time.Now().UnixNano())
+	if err := e.operator.Do(ctx, "POST", "/v1/admin/tenants", map[string]string{"tenant_id": id}, nil); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	var key api.KeyView
+	if err := e.operator.Do(ctx, "POST", "/v1/admin/tenants/"+id+"/keys", nil, &key); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	client := &apiclient.Client{BaseURL: e.base, Key: key.Key}
+	up, hits := &atomic.Bool{}, &atomic.Int64{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if up.Load() {
+			hits.Add(1)
+			w.WriteHeader(200)
+			return
+		}
+		w.WriteHeader(400)
+	}))
+	// At most 40 deaths per endpoint: 50 consecutive failures would disable
+	// it (and the events after that would find no endpoint).
+	var endpoints []string
+	for i := 0; i < (n+39)/40; i++ {
+		var ep api.EndpointView
+		if err := client.Do(ctx, "POST", "/v1/endpoints", map[string]string{"url": fmt.Sprintf("%s/ep%d", srv.URL, i)}, &ep); err != nil {
+			return nil, nil, nil, nil, err
+		}
+		endpoints = append(endpoints, ep.ID)
+	}
+	for i := 0; i < n; i += 25 {
+		var reqs []types.WriteRequest
+		for k := i; k < min(n, i+25); k++ {
+			item, err := outbox.Event{ID: fmt.Sprintf("%s_evt_%d", id, k), TenantID: id, Type: "bench.event", EndpointID: endpoints[k%len(endpoints)],
+				Payload: json.RawMessage(`{"k":1}`), OccurredAt: time.Now()}.Item()
+			if err != nil {
+				return nil, nil, nil, nil, err
+			}
+			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
+		}
+		if _, err := e.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{e.out.OutboxTableName: reqs}}); err != nil {
+			return nil, nil, nil, nil, err
+		}
+	}
+	start := time.Now()
+	for {
+		dead, _, err := countDead(ctx, client)
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		if dead >= n {
+			fmt.Printf("  %s: %d deliveries dead in %s\n", name, dead, time.Since(start).Round(time.Second))
+			return client, up, hits, srv.Close, nil
+		}
+		if time.Since(start) > 10*time.Minute {
+			return nil, nil, nil, nil, fmt.Errorf("only %d of %d deliveries died in 10 minutes", dead, n)
+		}
+		time.Sleep(2 * time.Second)
+	}
+}
+
+// countDead pages through a tenant's DLQ listing and times it.
+func countDead(ctx context.Context, c *apiclient.Client) (int, time.Duration, error) {
+	start := time.Now()
+	total, cursor := 0, ""
+	for {
+		var page struct {
+			Data       []api.DeadLetterView `json:"data"`
+			NextCursor string               `json:"next_cursor"`
+		}
+		path := "/v1/dlq?limit=100"
+		if cursor != "" {
+			path += "&cursor=" + cursor
+		}
+		if err := c.Do(ctx, "GET", path, nil, &page); err != nil {
+			return 0, 0, err
+		}
+		total += len(page.Data)
+		if cursor = page.NextCursor; cursor == "" {
+			return total, time.Since(start), nil
+		}
+	}
+}
+
+func run(ctx context.Context, n, background int) error {
+	out, err := stackoutputs.Load(".local/outputs.json")
+	if err != nil {
+		return err
+	}
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return err
+	}
+	sec, err := secretsmanager.NewFromConfig(cfg).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &out.OperatorKeySecretARN})
+	if err != nil {
+		return err
+	}
+	base := apiclient.LocalURL(os.Getenv("AWS_ENDPOINT_URL"), out.ApiID)
+	e := &env{out: out, db: dynamodb.NewFromConfig(cfg), operator: &apiclient.Client{BaseURL: base, Key: *sec.SecretString}, base: base}
+	fmt.Printf("replaybench: %d dead deliveries to replay, %d other dead deliveries in the DLQ\n", n, background)
+	if background > 0 {
+		_, _, _, stop, err := e.tenantWithDead(ctx, "bench_noise", background)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	client, up, hits, stop, err := e.tenantWithDead(ctx, "bench", n)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	_, listTime, err := countDead(ctx, client)
+	if err != nil {
+		return err
+	}
+	up.Store(true)
+	start := time.Now()
+	var job api.ReplayJobView
+	if err := client.Do(ctx, "POST", "/v1/dlq/replay", map[string]string{"event_type": "bench.event"}, &job); err != nil {
+		return err
+	}
+	for hits.Load() < int64(n) && time.Since(start) < 15*time.Minute {
+		time.Sleep(100 * time.Millisecond)
+	}
+	took := time.Since(start)
+	if err := client.Do(ctx, "GET", "/v1/replays/"+job.ID, nil, &job); err != nil {
+		return err
+	}
+	fmt.Printf("replayed %d of %d in %s: %.1f sends/s (job %s: matched %d, replayed %d, steps %d); tenant DLQ listing (%d items) took %s\n",
+		hits.Load(), n, took.Round(100*time.Millisecond), float64(hits.Load())/took.Seconds(), job.Status, job.Matched, job.Replayed,
+		jobSteps(ctx, e, job.ID), n, listTime.Round(time.Millisecond))
+	if hits.Load() < int64(n) {
+		return fmt.Errorf("only %d of %d replayed deliveries arrived", hits.Load(), n)
+	}
+	return nil
+}
+
+func jobSteps(ctx context.Context, e *env, id string) int {
+	var j struct {
+		Steps int `json:"steps"`
+	}
+	_ = e.operator.Do(ctx, "GET", "/v1/admin/replays/"+id, nil, &j)
+	return j.Steps
+}
