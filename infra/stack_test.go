@@ -37,7 +37,8 @@ type synthesized struct {
 
 	outboxTable, stateTable                 string
 	deliveryQueue, deadLetter, enqueueFails string
-	enqueueFn, deliverFn, apiFn             string
+	enqueueFn, deliverFn, apiFn, replayFn   string
+	replayJobs                              string
 	dlqAlarm                                string
 	operatorKey                             string
 }
@@ -77,6 +78,8 @@ func synth(t *testing.T, props HooklineStackProps) *synthesized {
 	s.dlqAlarm = ref("DLQDepthAlarmName")
 	s.apiFn = ref("ApiFunctionName")
 	s.operatorKey = ref("OperatorKeySecretARN")
+	s.replayFn = ref("ReplayFunctionName")
+	s.replayJobs = ref("ReplayJobsQueueURL")
 	return s
 }
 
@@ -363,6 +366,40 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 				"IntegrationUri":       obj{"Fn::GetAtt": arr{s.apiFn, "Arn"}},
 			})
 		})
+	})
+
+	t.Run("replay: jobs queue with its own DLQ, worker grants, the API starts jobs", func(t *testing.T) {
+		arn := func(id string) obj { return obj{"Fn::GetAtt": arr{id, "Arn"}} }
+		s.hasProperties(t, "AWS::SQS::Queue", s.replayJobs, obj{
+			"RedrivePolicy":     assertions.Match_ObjectLike(&obj{"maxReceiveCount": 5}),
+			"VisibilityTimeout": 1800,
+		})
+		s.hasProperties(t, "AWS::Lambda::Function", s.replayFn, obj{
+			"Timeout": 300,
+			"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{
+				"HOOKLINE_REPLAY_QUEUE_URL":   refTo(s.replayJobs),
+				"HOOKLINE_DELIVERY_QUEUE_URL": refTo(s.deliveryQueue),
+				"HOOKLINE_DLQ_URL":            refTo(s.deadLetter),
+				"HOOKLINE_REPLAY_RATE":        "10",
+			})},
+		})
+		check(t, func() {
+			s.tpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), obj{
+				"FunctionName":          refTo(s.replayFn),
+				"EventSourceArn":        arn(s.replayJobs),
+				"BatchSize":             1,
+				"FunctionResponseTypes": arr{"ReportBatchItemFailures"},
+			})
+		})
+		replay := s.rolePolicy(t, s.replayFn)
+		require.True(t, allows(replay, "sqs:SendMessage", arn(s.deliveryQueue)), "the worker sends replayed messages")
+		require.True(t, allows(replay, "sqs:ReceiveMessage", arn(s.deadLetter)), "the worker reads the DLQ (sweep, redrive)")
+		require.True(t, allows(replay, "sqs:DeleteMessage", arn(s.deadLetter)))
+		require.True(t, allows(replay, "sqs:SendMessage", arn(s.replayJobs)), "the worker schedules its next step")
+		apiFn := s.rolePolicy(t, s.apiFn)
+		require.True(t, allows(apiFn, "sqs:SendMessage", arn(s.replayJobs)), "the API starts jobs")
+		require.False(t, mentions(apiFn, arn(s.deliveryQueue)), "the API never sends deliveries itself")
+		require.False(t, mentions(s.rolePolicy(t, s.enqueueFn), arn(s.replayJobs)))
 	})
 
 	t.Run("operator key: a generated secret only the api function reads", func(t *testing.T) {
