@@ -10,10 +10,10 @@ FUNCTIONS := enqueue deliver api replay
 LDFLAGS  := -s -w -X github.com/hookline/hookline/internal/dispatch.Version=$(VERSION)
 GOARCH_OF = $(if $(filter x86_64,$(1)),amd64,arm64)
 
-.PHONY: help build build-local tools test test-unit test-e2e e2e-run demo deploy deploy-local local-up local-down lint bench clean
+.PHONY: help build build-local tools test test-unit test-e2e demo deploy deploy-local local-up local-down lint bench bench-replay clean
 
 help: ## List the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
 
 build: ## Build the function binaries for AWS (ARCH=arm64, or ARCH=x86_64) into dist/
 	@for fn in $(FUNCTIONS); do \
@@ -67,6 +67,11 @@ lint: tools ## go vet and gofmt
 bench: ## Benchmarks: ratios against baselines measured in the same run (time-x, allocs-x)
 	$(GO) test -run '^$$' -bench 'SendVsBarePost' -benchtime 50x ./internal/dispatch
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/signing
+
+bench-replay: deploy-local ## Replay on the local cloud: 1,000 dead deliveries, and a tenant's replay at two DLQ sizes
+	@source scripts/env.sh && $(GO) run ./scripts/replaybench -n 1000
+	@source scripts/env.sh && $(GO) run ./scripts/replaybench -n 100 -background 0
+	@source scripts/env.sh && $(GO) run ./scripts/replaybench -n 100 -background 2000
 
 clean: ## Remove build outputs (dist/, cdk.out/)
 	rm -rf dist cdk.out
