@@ -21,16 +21,21 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// switchable answers 503 while down, 200 once up.
-func switchable(t *testing.T) (*receiver, *atomic.Bool) {
+// failingUntilUp answers code until up is set, then 200.
+func failingUntilUp(t *testing.T, code int) (*receiver, *atomic.Bool) {
 	up := &atomic.Bool{}
 	return newReceiver(t, func(_ int, w http.ResponseWriter) {
 		if up.Load() {
 			w.WriteHeader(http.StatusOK)
 			return
 		}
-		w.WriteHeader(http.StatusServiceUnavailable)
+		w.WriteHeader(code)
 	}), up
+}
+
+// switchable answers 503 (down, retried) until up.
+func switchable(t *testing.T) (*receiver, *atomic.Bool) {
+	return failingUntilUp(t, http.StatusServiceUnavailable)
 }
 
 // deadEvents writes n events for a tenant created through the API and waits
@@ -193,20 +198,10 @@ func TestReplayByFilterIsTenantScoped(t *testing.T) {
 func TestReplayByIDs(t *testing.T) {
 	t.Parallel()
 	tenantID, key := apiTenant(t, "replay_ids")
-	rcv, up := newReceiver(t, status(http.StatusBadRequest)), &atomic.Bool{}
-	rcv.Close()
-	rcv = newReceiver(t, func(_ int, w http.ResponseWriter) {
-		if up.Load() {
-			w.WriteHeader(200)
-			return
-		}
-		w.WriteHeader(400) // dead at once
-	})
+	rcv, up := failingUntilUp(t, http.StatusBadRequest) // dead at once
 	ep, _ := apiEndpoint(t, key, rcv.URL+"/x")
 	ids := deadEvents(t, tenantID, ep, 4, "invoice.paid")
 	up.Store(true)
-	_, otherKey := apiTenant(t, "replay_ids_other")
-	_ = otherKey
 	status, job := call(t, "POST", "/v1/dlq/replay", key, map[string]any{"delivery_ids": []string{ids[0], ids[2], "msg_doesnotexist"}})
 	require.Equal(t, http.StatusAccepted, status, "%v", job)
 	job = waitJob(t, key, "/v1/replays/"+job["id"].(string))
@@ -224,14 +219,7 @@ func TestReplayByIDs(t *testing.T) {
 func TestConcurrentReplaysSendOnce(t *testing.T) {
 	t.Parallel()
 	tenantID, key := apiTenant(t, "replay_twice")
-	up := &atomic.Bool{}
-	rcv := newReceiver(t, func(_ int, w http.ResponseWriter) {
-		if up.Load() {
-			w.WriteHeader(200)
-			return
-		}
-		w.WriteHeader(400)
-	})
+	rcv, up := failingUntilUp(t, http.StatusBadRequest) // dead at once
 	ep, _ := apiEndpoint(t, key, rcv.URL+"/x")
 	ids := deadEvents(t, tenantID, ep, 10, "order.created")
 	up.Store(true)
@@ -275,14 +263,7 @@ func TestInterruptedReplayResumes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	tenantID, key := apiTenant(t, "replay_crash")
-	up := &atomic.Bool{}
-	rcv := newReceiver(t, func(_ int, w http.ResponseWriter) {
-		if up.Load() {
-			w.WriteHeader(200)
-			return
-		}
-		w.WriteHeader(400)
-	})
+	rcv, up := failingUntilUp(t, http.StatusBadRequest) // dead at once
 	ep, _ := apiEndpoint(t, key, rcv.URL+"/x")
 	ids := deadEvents(t, tenantID, ep, 6, "order.created")
 	up.Store(true)
@@ -327,14 +308,7 @@ func TestInterruptedReplayResumes(t *testing.T) {
 func TestOperatorRedriveEmptiesTheDLQ(t *testing.T) {
 	ctx := context.Background()
 	tenantID, key := apiTenant(t, "redrive")
-	up := &atomic.Bool{}
-	rcv := newReceiver(t, func(_ int, w http.ResponseWriter) {
-		if up.Load() {
-			w.WriteHeader(200)
-			return
-		}
-		w.WriteHeader(400)
-	})
+	rcv, up := failingUntilUp(t, http.StatusBadRequest) // dead at once
 	ep, _ := apiEndpoint(t, key, rcv.URL+"/x")
 	ids := deadEvents(t, tenantID, ep, 8, "order.created")
 	for _, id := range ids {

@@ -7,19 +7,17 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"log/slog"
 	"os"
 	"strconv"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/api"
 	"github.com/hookline/hookline/internal/apigw"
-	"github.com/hookline/hookline/internal/logging"
+	"github.com/hookline/hookline/internal/boot"
 	"github.com/hookline/hookline/internal/netguard"
 	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/store"
@@ -73,26 +71,17 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	return c, nil
 }
 
-func main() {
-	if err := run(); err != nil {
-		slog.Error("api cannot start", "error", err.Error())
-		os.Exit(1)
-	}
-}
+func main() { boot.Main("api", run) }
 
 func run() error {
 	cfg, err := loadConfig(os.Getenv)
 	if err != nil {
 		return err
 	}
-	log, err := logging.New(os.Stdout, cfg.LogLevel)
+	ctx := context.Background()
+	log, awsCfg, err := boot.Start(ctx, cfg.LogLevel)
 	if err != nil {
 		return err
-	}
-	ctx := context.Background()
-	awsCfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		return fmt.Errorf("load AWS config: %w", err)
 	}
 	if cfg.OperatorKey == "" {
 		out, err := secretsmanager.NewFromConfig(awsCfg).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &cfg.OperatorKeySecretARN})

@@ -6,19 +6,17 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"os"
 	"strconv"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/hookline/hookline/internal/boot"
 	"github.com/hookline/hookline/internal/deliver"
 	"github.com/hookline/hookline/internal/dispatch"
-	"github.com/hookline/hookline/internal/logging"
 	"github.com/hookline/hookline/internal/netguard"
 	"github.com/hookline/hookline/internal/retry"
 	"github.com/hookline/hookline/internal/store"
@@ -81,25 +79,16 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	return c, nil
 }
 
-func main() {
-	if err := run(); err != nil {
-		slog.Error("deliver cannot start", "error", err.Error())
-		os.Exit(1)
-	}
-}
+func main() { boot.Main("deliver", run) }
 
 func run() error {
 	cfg, err := loadConfig(os.Getenv)
 	if err != nil {
 		return err
 	}
-	log, err := logging.New(os.Stdout, cfg.LogLevel)
+	log, aws, err := boot.Start(context.Background(), cfg.LogLevel)
 	if err != nil {
 		return err
-	}
-	aws, err := config.LoadDefaultConfig(context.Background())
-	if err != nil {
-		return fmt.Errorf("load AWS config: %w", err)
 	}
 	h := &deliver.Handler{
 		Store: store.New(dynamodb.NewFromConfig(aws), cfg.StateTable),

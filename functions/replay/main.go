@@ -7,16 +7,14 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"os"
 	"strconv"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/hookline/hookline/internal/logging"
+	"github.com/hookline/hookline/internal/boot"
 	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/store"
 )
@@ -57,25 +55,16 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	return c, nil
 }
 
-func main() {
-	if err := run(); err != nil {
-		slog.Error("replay cannot start", "error", err.Error())
-		os.Exit(1)
-	}
-}
+func main() { boot.Main("replay", run) }
 
 func run() error {
 	cfg, err := loadConfig(os.Getenv)
 	if err != nil {
 		return err
 	}
-	log, err := logging.New(os.Stdout, cfg.LogLevel)
+	log, aws, err := boot.Start(context.Background(), cfg.LogLevel)
 	if err != nil {
 		return err
-	}
-	aws, err := config.LoadDefaultConfig(context.Background())
-	if err != nil {
-		return fmt.Errorf("load AWS config: %w", err)
 	}
 	w := &replay.Worker{
 		Store:            store.New(dynamodb.NewFromConfig(aws), cfg.StateTable),
