@@ -89,28 +89,32 @@ func listDead(t *testing.T, key, query string) []string {
 }
 
 // dlqMessages returns the delivery ids of the messages now in the SQS DLQ.
+// It hides each message it reads for a second only, so that it does not keep
+// the sweep it is waiting for from seeing them.
 func dlqMessages(t *testing.T) map[string]int {
 	t.Helper()
 	seen := map[string]int{}
-	var handles []*string
-	for empty := 0; empty < 2; {
+	ids := map[string]bool{}
+	for quiet := 0; quiet < 3; {
 		out, err := env.sqs.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
-			QueueUrl: &env.out.DeadLetterQueueURL, MaxNumberOfMessages: 10, VisibilityTimeout: 20, WaitTimeSeconds: 1,
+			QueueUrl: &env.out.DeadLetterQueueURL, MaxNumberOfMessages: 10, VisibilityTimeout: 1, WaitTimeSeconds: 1,
 		})
 		require.NoError(t, err)
-		if len(out.Messages) == 0 {
-			empty++
-			continue
-		}
+		fresh := false
 		for _, m := range out.Messages {
-			handles = append(handles, m.ReceiptHandle)
+			if ids[*m.MessageId] {
+				continue
+			}
+			ids[*m.MessageId], fresh = true, true
 			if msg, err := delivery.Decode(*m.Body); err == nil {
 				seen[msg.DeliveryID]++
 			}
 		}
-	}
-	for _, h := range handles {
-		_, _ = env.sqs.ChangeMessageVisibility(context.Background(), &sqs.ChangeMessageVisibilityInput{QueueUrl: &env.out.DeadLetterQueueURL, ReceiptHandle: h, VisibilityTimeout: 0})
+		if fresh {
+			quiet = 0
+		} else {
+			quiet++
+		}
 	}
 	return seen
 }

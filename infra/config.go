@@ -54,6 +54,24 @@ type HooklineStackProps struct {
 	// DLQAlarmThreshold: the DLQ depth alarm fires when more messages than
 	// this are visible in the dead-letter queue. Default 100.
 	DLQAlarmThreshold int
+	// TenantDLQAlarmThreshold: the per-tenant alarm fires when any tenant's
+	// DLQ depth exceeds this. Default 100.
+	TenantDLQAlarmThreshold int
+	// OldestMessageAgeThreshold: the delivery queue's oldest message older
+	// than this for 5 minutes alarms. Default 15 min.
+	OldestMessageAgeThreshold time.Duration
+	// IteratorAgeThreshold: the enqueue mapping this far behind the outbox
+	// stream for 5 minutes alarms. Default 5 min.
+	IteratorAgeThreshold time.Duration
+	// RejectedItemsThreshold: more rejected outbox items than this in 5
+	// minutes alarms. Default 0 (any).
+	RejectedItemsThreshold int
+	// FunctionErrorsThreshold and ThrottlesThreshold: more invocation errors
+	// or throttles of any function in 5 minutes alarm. Default 0 (any).
+	FunctionErrorsThreshold, ThrottlesThreshold int
+	// AlarmEmail, when set, subscribes this address to the alarm topic.
+	// Default: none (subscribe your pager to the AlarmTopicARN output).
+	AlarmEmail string
 	// LogLevel of the functions' JSON logs: DEBUG, INFO (default), WARN, ERROR.
 	LogLevel string
 }
@@ -112,6 +130,15 @@ func (p HooklineStackProps) withDefaults() (HooklineStackProps, error) {
 	}
 	if p.DLQAlarmThreshold == 0 {
 		p.DLQAlarmThreshold = 100
+	}
+	if p.TenantDLQAlarmThreshold == 0 {
+		p.TenantDLQAlarmThreshold = 100
+	}
+	if p.OldestMessageAgeThreshold == 0 {
+		p.OldestMessageAgeThreshold = 15 * time.Minute
+	}
+	if p.IteratorAgeThreshold == 0 {
+		p.IteratorAgeThreshold = 5 * time.Minute
 	}
 	if p.LogLevel == "" {
 		p.LogLevel = "INFO"

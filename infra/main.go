@@ -12,6 +12,8 @@
 //	disableAfter    consecutive failed attempts that disable an endpoint (default 50)
 //	allowCIDRs      comma-separated CIDRs the SSRF guard lets through (default none)
 //	allowHTTP       "true" lets tenants register http:// endpoint URLs (default https only)
+//	alarmEmail      subscribe this address to the alarm topic (default none)
+//	tenantDLQAlarm  per-tenant DLQ depth alarm threshold (default 100)
 //	stackName       default "Hookline"
 package main
 
@@ -124,6 +126,14 @@ func propsFromContext(ctx func(string) string) (*HooklineStackProps, string, err
 		p.AllowHTTP = true
 	default:
 		return nil, "", fmt.Errorf("context allowHTTP: %q is not true or false", s)
+	}
+	p.AlarmEmail = ctx("alarmEmail")
+	if s := ctx("tenantDLQAlarm"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return nil, "", fmt.Errorf("context tenantDLQAlarm: %q is not a positive whole number", s)
+		}
+		p.TenantDLQAlarmThreshold = n
 	}
 	name := ctx("stackName")
 	if name == "" {

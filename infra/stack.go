@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 )
@@ -56,6 +57,16 @@ func NewHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 		ReplayJobs: replay.Jobs,
 	})
 
+	ops := NewOperations(stack, "Operations", OperationsProps{
+		Queues: queues, Replay: replay, Enqueue: fns.Enqueue,
+		Functions: map[string]awslambda.Function{"Enqueue": fns.Enqueue, "Deliver": fns.Deliver, "Api": httpAPI.Function, "Replay": replay.Function},
+		Alarms: AlarmThresholds{
+			TenantDLQDepth: p.TenantDLQAlarmThreshold, OldestMessageAge: p.OldestMessageAgeThreshold, IteratorAge: p.IteratorAgeThreshold,
+			RejectedItems: p.RejectedItemsThreshold, FunctionErrors: p.FunctionErrorsThreshold, Throttles: p.ThrottlesThreshold,
+		},
+		AlarmEmail: p.AlarmEmail,
+	})
+
 	out := func(name, desc string, value *string) {
 		awscdk.NewCfnOutput(stack, jsii.String(name), &awscdk.CfnOutputProps{Value: value, Description: jsii.String(desc)})
 	}
@@ -74,6 +85,9 @@ func NewHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 	out("OperatorKeySecretARN", "Secrets Manager secret holding the operator key.", httpAPI.OperatorKey.SecretArn())
 	out("ReplayJobsQueueURL", "Replay jobs waiting for the replay worker.", replay.Jobs.QueueUrl())
 	out("ReplayFunctionName", "Runs replays and redrives.", replay.Function.FunctionName())
+	out("AlarmTopicARN", "Every alarm notifies this SNS topic: subscribe the on-call here.", ops.Topic.TopicArn())
+	out("DashboardName", "The CloudWatch dashboard.", ops.Dashboard.DashboardName())
+	out("TenantDLQAlarmName", "Fires when any tenant's DLQ depth exceeds the threshold.", ops.Alarms["TenantDLQDepth"].AlarmName())
 	out("MaxReceiveCount", "Attempts per delivery before SQS moves it to the DLQ.", jsii.String(strconv.Itoa(p.Retry.Attempts())))
 	return stack, nil
 }

@@ -235,13 +235,14 @@ func scheduleString(steps []time.Duration) string {
 // commonStackChecks are the assertions that hold for every configuration.
 // want describes what the configuration should produce.
 type want struct {
-	schedule       []time.Duration
-	arch           string
-	deliverTimeout time.Duration
-	maxConcurrency int
-	reserved       int // 0: no ReservedConcurrentExecutions
-	alarmThreshold int
-	allowCIDRs     string
+	schedule        []time.Duration
+	arch            string
+	deliverTimeout  time.Duration
+	maxConcurrency  int
+	reserved        int // 0: no ReservedConcurrentExecutions
+	alarmThreshold  int
+	allowCIDRs      string
+	tenantThreshold int
 }
 
 func stackChecks(t *testing.T, s *synthesized, w want) {
@@ -400,6 +401,77 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		require.True(t, allows(apiFn, "sqs:SendMessage", arn(s.replayJobs)), "the API starts jobs")
 		require.False(t, mentions(apiFn, arn(s.deliveryQueue)), "the API never sends deliveries itself")
 		require.False(t, mentions(s.rolePolicy(t, s.enqueueFn), arn(s.replayJobs)))
+	})
+
+	t.Run("operations: every alarm notifies the topic, on ALARM and OK", func(t *testing.T) {
+		topic := dig(t, s.json, "Outputs", "AlarmTopicARN", "Value", "Ref").(string)
+		var alarms *map[string]*map[string]any
+		check(t, func() { alarms = s.tpl.FindResources(jsii.String("AWS::CloudWatch::Alarm"), nil) })
+		// DLQ, enqueue failures, replay jobs stuck, per-tenant DLQ, oldest
+		// delivery, iterator age, rejected items, errors and throttles of 4 functions.
+		require.Len(t, *alarms, 3+4+2*4)
+		for id, a := range *alarms {
+			props := roundTrip(t, a)["Properties"].(obj)
+			require.Contains(t, fmt.Sprint(props["AlarmActions"]), topic, "alarm %s notifies the topic", id)
+			require.Contains(t, fmt.Sprint(props["OKActions"]), topic, "alarm %s tells when it is OK again", id)
+			require.NotEmpty(t, props["AlarmDescription"], "alarm %s says what to do", id)
+		}
+	})
+
+	t.Run("operations: one per-tenant DLQ alarm, on the deepest tenant", func(t *testing.T) {
+		tenant := dig(t, s.json, "Outputs", "TenantDLQAlarmName", "Value", "Ref").(string)
+		s.hasProperties(t, "AWS::CloudWatch::Alarm", tenant, obj{
+			"Threshold":          float64(w.tenantThreshold),
+			"ComparisonOperator": "GreaterThanThreshold",
+			"Namespace":          "Hookline",
+			"MetricName":         "MaxTenantDLQDepth",
+			"Statistic":          "Maximum",
+			"Period":             60,
+		})
+		require.True(t, strings.Contains(fmt.Sprint(s.json["Resources"]), "SELECT MAX(TenantDLQDepth) FROM SCHEMA("), "the dashboard graphs the deepest tenant by name")
+	})
+
+	t.Run("operations: queue age, iterator age, rejected items, function errors and throttles", func(t *testing.T) {
+		check(t, func() {
+			s.tpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), obj{
+				"MetricName": "ApproximateAgeOfOldestMessage", "Namespace": "AWS/SQS", "Threshold": 900, "EvaluationPeriods": 5,
+				"Dimensions": arr{obj{"Name": "QueueName", "Value": obj{"Fn::GetAtt": arr{s.deliveryQueue, "QueueName"}}}},
+			})
+		})
+		check(t, func() {
+			s.tpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), obj{
+				"MetricName": "IteratorAge", "Namespace": "AWS/Lambda", "Threshold": 300000,
+				"Dimensions": arr{obj{"Name": "FunctionName", "Value": refTo(s.enqueueFn)}},
+			})
+		})
+		check(t, func() {
+			s.tpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), obj{
+				"MetricName": "RejectedOutboxItems", "Namespace": "Hookline", "Statistic": "Sum", "Threshold": 0,
+			})
+		})
+		for _, fn := range []string{s.enqueueFn, s.deliverFn, s.apiFn, s.replayFn} {
+			for _, m := range []string{"Errors", "Throttles"} {
+				check(t, func() {
+					s.tpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), obj{
+						"MetricName": m, "Namespace": "AWS/Lambda",
+						"Dimensions": arr{obj{"Name": "FunctionName", "Value": refTo(fn)}},
+					})
+				})
+			}
+		}
+	})
+
+	t.Run("operations: depth gauges scheduled every minute onto the jobs queue; dashboard", func(t *testing.T) {
+		check(t, func() {
+			s.tpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), obj{
+				"ScheduleExpression": "rate(1 minute)",
+				"Targets": assertions.Match_ArrayWith(&arr{assertions.Match_ObjectLike(&obj{
+					"Arn":   obj{"Fn::GetAtt": arr{s.replayJobs, "Arn"}},
+					"Input": `{"gauges":true}`,
+				})}),
+			})
+		})
+		check(t, func() { s.tpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Dashboard"), jsii.Number(1)) })
 	})
 
 	t.Run("operator key: a generated secret only the api function reads", func(t *testing.T) {
@@ -567,12 +639,13 @@ func TestStackDefaults(t *testing.T) {
 	t.Logf("synthesized default stack in %s", time.Since(start).Round(time.Millisecond))
 	require.Len(t, retry.DefaultSchedule, 8)
 	stackChecks(t, s, want{
-		schedule:       retry.DefaultSchedule,
-		arch:           "arm64",
-		deliverTimeout: 60 * time.Second,
-		maxConcurrency: 10,
-		alarmThreshold: 100,
-		allowCIDRs:     "",
+		schedule:        retry.DefaultSchedule,
+		arch:            "arm64",
+		deliverTimeout:  60 * time.Second,
+		maxConcurrency:  10,
+		alarmThreshold:  100,
+		allowCIDRs:      "",
+		tenantThreshold: 100,
 	})
 }
 
@@ -587,16 +660,18 @@ func TestStackCustom(t *testing.T) {
 		DeliverReservedConcurrency: 20,
 		AllowCIDRs:                 []string{"127.0.0.0/8", "10.0.0.0/8"},
 		DLQAlarmThreshold:          7,
+		TenantDLQAlarmThreshold:    250,
 	})
 	t.Logf("synthesized custom stack in %s", time.Since(start).Round(time.Millisecond))
 	stackChecks(t, s, want{
-		schedule:       schedule,
-		arch:           "x86_64",
-		deliverTimeout: 90 * time.Second,
-		maxConcurrency: 5,
-		reserved:       20,
-		alarmThreshold: 7,
-		allowCIDRs:     "127.0.0.0/8,10.0.0.0/8",
+		schedule:        schedule,
+		arch:            "x86_64",
+		deliverTimeout:  90 * time.Second,
+		maxConcurrency:  5,
+		reserved:        20,
+		alarmThreshold:  7,
+		allowCIDRs:      "127.0.0.0/8,10.0.0.0/8",
+		tenantThreshold: 250,
 	})
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/hookline/hookline/internal/boot"
 	"github.com/hookline/hookline/internal/deliver"
 	"github.com/hookline/hookline/internal/dispatch"
+	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/netguard"
 	"github.com/hookline/hookline/internal/retry"
 	"github.com/hookline/hookline/internal/store"
@@ -102,6 +103,7 @@ func run() error {
 		DisableAfter: cfg.DisableAfter,
 		Rand:         rand.Float64,
 		Log:          log,
+		Metrics:      metrics.New(os.Stdout),
 	}
 	lambda.Start(h.Handle)
 	return nil

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/boot"
 	"github.com/hookline/hookline/internal/enqueue"
+	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/store"
 )
 
@@ -57,6 +58,7 @@ func run() error {
 		Queue:    sqs.NewFromConfig(aws),
 		QueueURL: cfg.QueueURL,
 		Log:      log,
+		Metrics:  metrics.New(os.Stdout),
 	}
 	lambda.Start(h.Handle)
 	return nil

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/boot"
+	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/store"
 )
@@ -66,8 +67,11 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	st := store.New(dynamodb.NewFromConfig(aws), cfg.StateTable)
 	w := &replay.Worker{
-		Store:            store.New(dynamodb.NewFromConfig(aws), cfg.StateTable),
+		Store:            st,
+		Depths:           st,
+		Metrics:          metrics.New(os.Stdout),
 		Queue:            sqs.NewFromConfig(aws),
 		DeliveryQueueURL: cfg.DeliveryQueueURL, DLQURL: cfg.DLQURL, JobsQueueURL: cfg.JobsQueueURL,
 		Rate: cfg.Rate, Rand: rand.Float64, Log: log,

@@ -34,6 +34,7 @@ type Store interface {
 
 	ListDead(ctx context.Context, tenantID string, f store.DeadFilter, limit int, cursor string) ([]store.Delivery, string, error)
 	Job(ctx context.Context, id string) (store.ReplayJob, error)
+	DLQDepths(ctx context.Context) (map[string]int, error)
 }
 
 // Server holds the API's dependencies. Build it with a literal; Handler
@@ -114,6 +115,7 @@ func Routes() []Route {
 		{Method: "DELETE", Path: "/v1/admin/tenants/{tenant_id}/keys/{key_id}", Operator: true, handle: (*Server).revokeKey},
 		{Method: "POST", Path: "/v1/admin/dlq/redrive", Operator: true, handle: (*Server).redriveDLQ},
 		{Method: "GET", Path: "/v1/admin/replays/{job_id}", Operator: true, handle: (*Server).getAdminReplay},
+		{Method: "GET", Path: "/v1/admin/stats", Operator: true, handle: (*Server).stats},
 	}
 }
 

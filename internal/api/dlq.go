@@ -208,3 +208,27 @@ func (s *Server) getAdminReplay(w http.ResponseWriter, r *http.Request, _ string
 	writeJSON(w, http.StatusOK, jobView(j))
 	return nil
 }
+
+// StatsView is the operator's view of dead letters across tenants.
+type StatsView struct {
+	// DLQDepthByTenant is each tenant's count of dead deliveries.
+	DLQDepthByTenant map[string]int `json:"dlq_depth_by_tenant"`
+	// DLQDepthTotal is their sum.
+	DLQDepthTotal int `json:"dlq_depth_total"`
+}
+
+func (s *Server) stats(w http.ResponseWriter, r *http.Request, _ string) *Problem {
+	depths, err := s.Store.DLQDepths(r.Context())
+	if err != nil {
+		return s.internal(r, err)
+	}
+	v := StatsView{DLQDepthByTenant: map[string]int{}}
+	for t, n := range depths {
+		if n > 0 {
+			v.DLQDepthByTenant[t] = n
+			v.DLQDepthTotal += n
+		}
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}

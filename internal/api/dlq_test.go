@@ -125,3 +125,18 @@ func TestOperatorRedrive(t *testing.T) {
 	require.Equal(t, http.StatusOK, rec.Code)
 	requireProblem(t, e.do("GET", "/v1/admin/replays/rj_missing", operatorKey, nil), http.StatusNotFound)
 }
+
+func TestOperatorStats(t *testing.T) {
+	e := newEnv(t)
+	key := e.newTenant("tenant-a")
+	t0 := time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC)
+	e.store.putDelivery(dead("tenant-a", "dl_1", "ep", "x", t0))
+	e.store.putDelivery(dead("tenant-a", "dl_2", "ep", "x", t0))
+	e.store.putDelivery(dead("tenant-b", "dl_3", "ep", "x", t0))
+	rec := e.do("GET", "/v1/admin/stats", operatorKey, nil)
+	require.Equal(t, http.StatusOK, rec.Code)
+	v := decodeJSON[api.StatsView](t, rec)
+	require.Equal(t, map[string]int{"tenant-a": 2, "tenant-b": 1}, v.DLQDepthByTenant)
+	require.Equal(t, 3, v.DLQDepthTotal)
+	requireProblem(t, e.do("GET", "/v1/admin/stats", key, nil), http.StatusUnauthorized)
+}

@@ -521,3 +521,18 @@ func (r fakeReplays) Start(_ context.Context, j *store.ReplayJob) error {
 	r.f.jobs[j.JobID] = *j
 	return nil
 }
+
+// DLQDepths counts each tenant's dead deliveries.
+func (f *fakeStore) DLQDepths(_ context.Context) (map[string]int, error) {
+	if err := f.enter("DLQDepths"); err != nil {
+		return nil, err
+	}
+	defer f.mu.Unlock()
+	out := map[string]int{}
+	for _, d := range f.deliveries {
+		if d.State == "dead" {
+			out[d.TenantID]++
+		}
+	}
+	return out, nil
+}

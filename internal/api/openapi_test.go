@@ -252,6 +252,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"KeyView":        api.KeyView{},
 		"DeadLetterView": api.DeadLetterView{},
 		"ReplayJobView":  api.ReplayJobView{},
+		"StatsView":      api.StatsView{},
 		"Problem":        api.Problem{},
 		"FieldError":     api.FieldError{},
 	} {

@@ -13,6 +13,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/delivery"
 	"github.com/hookline/hookline/internal/dispatch"
+	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/retry"
 	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/store"
@@ -74,6 +75,8 @@ type Handler struct {
 	// is returned to the queue untried. Default 3 s.
 	Reserve time.Duration
 	Log     *slog.Logger
+	// Metrics receives the delivery metrics (EMF). Nil: none.
+	Metrics *metrics.Writer
 }
 
 // ReasonNoTimeLeft is the attempt error of a message returned to the queue
@@ -181,12 +184,18 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage) bool {
 		Attempt: attempt, Body: body, Signer: signer, Headers: ep.Headers,
 	})
 	a := store.Attempt{Number: attempt, At: now, Status: res.Status, Error: res.Error, LatencyMS: res.Latency.Milliseconds(), Excerpt: res.Excerpt}
+	h.Metrics.Put(metrics.AttemptLatency, float64(res.Latency.Microseconds())/1000, nil)
+	if res.Outcome == dispatch.Delivered {
+		h.Metrics.Put(metrics.Delivered, 1, nil)
+	} else {
+		h.Metrics.Put(metrics.AttemptFailed, 1, nil)
+	}
 	log = log.With("outcome", res.Outcome.String(), "status", res.Status, "error", res.Error, "latency_ms", a.LatencyMS)
 
 	h.endpointHealth(ctx, log, ep, res.Outcome == dispatch.Delivered)
 	switch res.Outcome {
 	case dispatch.Delivered:
-		if err := h.Store.RecordAttempt(ctx, d, a, store.Outcome{State: delivery.StateDelivered}); err != nil {
+		if err := h.record(ctx, log, d, a, store.Outcome{State: delivery.StateDelivered}); err != nil {
 			// The receiver has it; sending again would only duplicate it.
 			log.ErrorContext(ctx, "delivered, but the record could not be updated", "record_error", err.Error())
 		}
@@ -204,19 +213,21 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage) bool {
 	dec := h.Policy.Decide(attempt, msg.OccurredAt, h.now(), res.RetryAfter, h.Rand)
 	switch {
 	case dec.Retry:
-		if err := h.Store.RecordAttempt(ctx, d, a, store.Outcome{State: delivery.StatePending}); err != nil {
+		if err := h.record(ctx, log, d, a, store.Outcome{State: delivery.StatePending}); err != nil {
 			log.ErrorContext(ctx, "cannot record attempt", "record_error", err.Error())
 		}
 		h.setVisibility(ctx, log, m, dec.Delay)
+		h.Metrics.Put(metrics.RetryScheduled, 1, nil)
 		log.InfoContext(ctx, "retry scheduled", "delay_s", int(dec.Delay.Seconds()))
 		return false
 	case dec.Reason == retry.ReasonAttemptsExhausted:
 		// The last attempt: SQS's redrive policy moves the message to the
 		// DLQ when it is next received, which visibility 0 makes at once.
-		if err := h.Store.RecordAttempt(ctx, d, a, store.Outcome{State: delivery.StateDead, DeadReason: dec.Reason, Message: m.Body}); err != nil {
+		if err := h.record(ctx, log, d, a, store.Outcome{State: delivery.StateDead, DeadReason: dec.Reason, Message: m.Body}); err != nil {
 			log.ErrorContext(ctx, "cannot record attempt", "record_error", err.Error())
 		}
 		h.setVisibility(ctx, log, m, 0)
+		h.Metrics.Put(metrics.DeadLettered, 1, map[string]string{metrics.DimensionTenant: d.TenantID, metrics.DimensionReason: dec.Reason})
 		log.WarnContext(ctx, "attempts exhausted; SQS moves the message to the DLQ")
 		return false
 	default:
@@ -227,7 +238,7 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage) bool {
 // dead marks the delivery dead and parks its message in the DLQ. It reports
 // false (keep the message) if the DLQ send fails, so nothing is lost.
 func (h *Handler) dead(ctx context.Context, log *slog.Logger, m events.SQSMessage, d store.Delivery, a store.Attempt, reason string) bool {
-	if err := h.Store.RecordAttempt(ctx, d, a, store.Outcome{State: delivery.StateDead, DeadReason: reason, Message: m.Body}); err != nil {
+	if err := h.record(ctx, log, d, a, store.Outcome{State: delivery.StateDead, DeadReason: reason, Message: m.Body}); err != nil {
 		log.ErrorContext(ctx, "cannot mark delivery dead; will retry", "record_error", err.Error())
 		return false
 	}
@@ -246,6 +257,7 @@ func (h *Handler) toDLQ(ctx context.Context, log *slog.Logger, body, tenantID, r
 		return false
 	}
 	log.WarnContext(ctx, "dead-lettered", "dead_reason", reason)
+	h.Metrics.Put(metrics.DeadLettered, 1, map[string]string{metrics.DimensionTenant: tenantID, metrics.DimensionReason: reason})
 	return true
 }
 
@@ -302,6 +314,17 @@ func (h *Handler) endpointHealth(ctx context.Context, log *slog.Logger, ep store
 	if disabled {
 		log.WarnContext(ctx, "endpoint disabled after consecutive failures", "threshold", threshold)
 	}
+}
+
+// record writes an attempt; a DLQ depth that could not be counted is logged,
+// not failed on: the delivery's own record is right.
+func (h *Handler) record(ctx context.Context, log *slog.Logger, d store.Delivery, a store.Attempt, o store.Outcome) error {
+	err := h.Store.RecordAttempt(ctx, d, a, o)
+	if errors.Is(err, store.ErrDepthNotCounted) {
+		log.WarnContext(ctx, "tenant DLQ depth not counted", "error", err.Error())
+		return nil
+	}
+	return err
 }
 
 func strPtr(s string) *string { return &s }

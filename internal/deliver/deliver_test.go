@@ -1,10 +1,12 @@
 package deliver
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,6 +14,7 @@ import (
 	"net/netip"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -22,6 +25,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/delivery"
 	"github.com/hookline/hookline/internal/dispatch"
+	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/netguard"
 	"github.com/hookline/hookline/internal/retry"
 	"github.com/hookline/hookline/internal/signing"
@@ -41,6 +45,7 @@ type fakeStore struct {
 	failures   map[string]int
 	resets     int
 	failRead   bool
+	failDepth  bool // RecordAttempt answers ErrDepthNotCounted on deaths
 }
 
 func newFakeStore(eps ...store.Endpoint) *fakeStore {
@@ -77,6 +82,9 @@ func (s *fakeStore) RecordAttempt(_ context.Context, d store.Delivery, a store.A
 	defer s.mu.Unlock()
 	s.outcomes[d.DeliveryID] = append(s.outcomes[d.DeliveryID], o)
 	s.attempts[d.DeliveryID] = append(s.attempts[d.DeliveryID], a)
+	if s.failDepth && o.State == delivery.StateDead {
+		return fmt.Errorf("%w: throttled", store.ErrDepthNotCounted)
+	}
 	return nil
 }
 
@@ -428,4 +436,44 @@ func TestDeadlineIsRespected(t *testing.T) {
 		require.True(t, ok)
 		require.NoError(t, ctx.Err(), "the outcome was recorded before the invocation's deadline")
 	})
+}
+
+// Each outcome prints its EMF metrics, dead letters with tenant and reason.
+func TestMetricsPerOutcome(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		want   []string
+	}{
+		{200, []string{"AttemptLatency", "Delivered"}},
+		{500, []string{"AttemptLatency", "AttemptFailed", "RetryScheduled"}},
+		{400, []string{"AttemptLatency", "AttemptFailed", "DeadLettered tenant=t1 reason=rejected_400"}},
+	} {
+		t.Run(strconv.Itoa(tc.status), func(t *testing.T) {
+			f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(tc.status) })
+			var buf bytes.Buffer
+			f.h.Metrics = metrics.New(&buf)
+			f.run(t, message(t, "d1", "1", f.now))
+			var got []string
+			for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+				var m map[string]any
+				require.NoError(t, json.Unmarshal([]byte(line), &m))
+				aws := m["_aws"].(map[string]any)["CloudWatchMetrics"].([]any)[0].(map[string]any)
+				name := aws["Metrics"].([]any)[0].(map[string]any)["Name"].(string)
+				require.Equal(t, metrics.Namespace, aws["Namespace"])
+				if tenant, ok := m[metrics.DimensionTenant]; ok {
+					name += fmt.Sprintf(" tenant=%s reason=%s", tenant, m[metrics.DimensionReason])
+				}
+				got = append(got, name)
+			}
+			require.ElementsMatch(t, tc.want, got)
+		})
+	}
+}
+
+func TestUncountedDepthDoesNotFailTheDelivery(t *testing.T) {
+	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(400) })
+	f.store.failDepth = true
+	m := message(t, "d1", "1", f.now)
+	require.Empty(t, f.run(t, m), "the delivery is dead and parked; the depth counter is only logged")
+	require.Len(t, f.queue.dlq, 1)
 }

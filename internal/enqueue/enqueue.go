@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/outbox"
 )
@@ -46,6 +47,8 @@ type Handler struct {
 	Queue    Sender
 	QueueURL string
 	Log      *slog.Logger
+	// Metrics receives RejectedOutboxItems (EMF). Nil: none.
+	Metrics *metrics.Writer
 }
 
 // Handle processes a stream batch in order. It returns the sequence number of
@@ -169,6 +172,7 @@ func (h *Handler) reject(ctx context.Context, rec events.DynamoDBEventRecord, ev
 	}
 	ev.TenantID = tenant
 	h.Log.WarnContext(ctx, "outbox item rejected", "key", key, "tenant_id", tenant, "reason", reason, "field", field)
+	h.Metrics.Put(metrics.RejectedItems, 1, map[string]string{metrics.DimensionReason: reason})
 	return h.Store.PutRejection(ctx, store.Rejection{
 		Key: key, EventID: safeText(ev.ID), TenantID: tenant, Reason: reason, Field: field, Detail: detail,
 	})

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/store"
 )
 
@@ -127,6 +128,10 @@ func (w *Worker) redriveOne(ctx context.Context, j *store.ReplayJob, m sqstypes.
 	// before it stopped, which the store allows) before it is sent.
 	if d.State == delivery.StateDead || d.ReplayJob != "" {
 		_, err := w.Store.ClaimForReplay(ctx, msg.DeliveryID, "", j.JobID, w.stale())
+		if errors.Is(err, store.ErrDepthNotCounted) {
+			w.Log.WarnContext(ctx, "tenant DLQ depth not counted", "delivery_id", msg.DeliveryID, "error", err.Error())
+			err = nil
+		}
 		switch {
 		case errors.Is(err, store.ErrReplayInFlight), errors.Is(err, store.ErrNotDead):
 			// A tenant's replay has it: that replay sends it; this copy goes.
@@ -148,6 +153,7 @@ func (w *Worker) redriveOne(ctx context.Context, j *store.ReplayJob, m sqstypes.
 		}
 	}
 	j.Replayed++
+	w.Metrics.Put(metrics.Replayed, 1, map[string]string{metrics.DimensionTenant: msg.TenantID})
 	return true, w.deleteDLQ(ctx, m)
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/store"
 )
 
@@ -71,6 +72,12 @@ type Worker struct {
 	Now  func() time.Time
 	Rand func() float64
 	Log  *slog.Logger
+	// Metrics receives Replayed and the TenantDLQDepth gauges (EMF). Nil: none.
+	Metrics *metrics.Writer
+	// Depths reads every tenant's DLQ depth, for the gauges. Nil: no gauges.
+	Depths interface {
+		DLQDepths(ctx context.Context) (map[string]int, error)
+	}
 }
 
 // Message is the body of a message on the jobs queue.
@@ -78,6 +85,11 @@ type Message struct {
 	JobID string `json:"job_id,omitempty"`
 	// Sweep asks for a sweep of the DLQ instead of a job step.
 	Sweep bool `json:"sweep,omitempty"`
+	// Gauges asks for the per-tenant DLQ depth gauges (sent every minute by
+	// a schedule).
+	Gauges bool `json:"gauges,omitempty"`
+	// TenantID, with Gauges, publishes that tenant's gauge only.
+	TenantID string `json:"tenant_id,omitempty"`
 }
 
 func (w *Worker) rate() float64 {
@@ -121,6 +133,8 @@ func (w *Worker) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEven
 			continue
 		case msg.Sweep:
 			_, _, err = w.Sweep(ctx)
+		case msg.Gauges:
+			err = w.PublishDepths(ctx, msg.TenantID)
 		default:
 			err = w.Step(ctx, msg.JobID)
 		}
@@ -257,6 +271,7 @@ func (w *Worker) replayIDs(ctx context.Context, j *store.ReplayJob, ids []string
 			}
 			j.Replayed++
 		}
+		w.Metrics.Put(metrics.Replayed, float64(len(claimed)), map[string]string{metrics.DimensionTenant: j.TenantID})
 		batch, claimed = batch[:0], claimed[:0]
 		return nil
 	}
@@ -275,6 +290,10 @@ func (w *Worker) replayIDs(ctx context.Context, j *store.ReplayJob, ids []string
 			continue
 		}
 		d, err := w.Store.ClaimForReplay(ctx, id, j.TenantID, j.JobID, w.stale())
+		if errors.Is(err, store.ErrDepthNotCounted) {
+			w.Log.WarnContext(ctx, "tenant DLQ depth not counted", "delivery_id", id, "error", err.Error())
+			err = nil
+		}
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			skip(j, id, "not_found")
@@ -358,8 +377,13 @@ func (w *Worker) complete(ctx context.Context, j *store.ReplayJob) error {
 	}
 	w.Log.InfoContext(ctx, "replay job completed", "job_id", j.JobID, "tenant_id", j.TenantID, "kind", j.Kind,
 		"matched", j.Matched, "replayed", j.Replayed, "failed", j.Failed, "steps", j.Steps)
-	// Bring the SQS DLQ in line once the replayed messages are in flight.
-	return w.Enqueue(ctx, Message{Sweep: true}, 5*time.Second)
+	// Bring the SQS DLQ in line once the replayed messages are in flight,
+	// and once more a little later: a sweep only sees the messages nobody
+	// else (another sweep, a redrive, a reader) holds hidden at that moment.
+	if err := w.Enqueue(ctx, Message{Sweep: true}, 5*time.Second); err != nil {
+		return err
+	}
+	return w.Enqueue(ctx, Message{Sweep: true}, 90*time.Second)
 }
 
 func strPtr(s string) *string { return &s }
@@ -388,4 +412,30 @@ func (w *Worker) Start(ctx context.Context, j *store.ReplayJob) error {
 		return err
 	}
 	return w.Enqueue(ctx, Message{JobID: j.JobID}, 0)
+}
+
+// PublishDepths publishes every tenant's DLQ depth (or only tenant's, when
+// not empty) as the TenantDLQDepth gauge, and the deepest of them as
+// MaxTenantDLQDepth, which the per-tenant alarm watches: a value each
+// minute, also when no depth changed.
+func (w *Worker) PublishDepths(ctx context.Context, tenant string) error {
+	if w.Depths == nil {
+		return nil
+	}
+	depths, err := w.Depths.DLQDepths(ctx)
+	if err != nil {
+		return err
+	}
+	deepest := 0
+	for t, n := range depths {
+		if tenant == "" || t == tenant {
+			w.Metrics.Put(metrics.TenantDLQDepth, float64(max(n, 0)), map[string]string{metrics.DimensionTenant: t})
+		}
+		deepest = max(deepest, n)
+	}
+	if tenant == "" {
+		// One figure for the per-tenant alarm, however many tenants there are.
+		w.Metrics.Put(metrics.MaxTenantDLQ, float64(deepest), nil)
+	}
+	return nil
 }

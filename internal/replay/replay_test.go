@@ -1,19 +1,23 @@
 package replay_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/stretchr/testify/require"
@@ -231,10 +235,11 @@ func TestReplayByIDs(t *testing.T) {
 		require.Equal(t, strconv.Itoa(len(ids)), j.Cursor)
 	})
 	t.Run("job message, then a sweep once complete", func(t *testing.T) {
-		require.Equal(t, []replay.Message{{JobID: job}, {Sweep: true}}, e.jobMessages(t))
+		require.Equal(t, []replay.Message{{JobID: job}, {Sweep: true}, {Sweep: true}}, e.jobMessages(t))
 		msgs := e.q.sentTo(jobsURL)
 		require.Equal(t, int32(0), msgs[0].Delay)
 		require.Equal(t, int32(5), msgs[1].Delay)
+		require.Equal(t, int32(90), msgs[2].Delay, "and a second sweep later")
 	})
 	t.Run("a completed job's message is a no-op", func(t *testing.T) {
 		n := len(e.q.sends)
@@ -250,7 +255,7 @@ func TestReplayByIDsInSteps(t *testing.T) {
 	job := e.start(t, store.ReplayJob{JobID: "rj_steps", TenantID: tenantA, Kind: replay.KindIDs, IDs: ids})
 	require.Equal(t, 3, e.run(t, e.w, job))
 	require.Equal(t, map[string]int{"dl_000": 1, "dl_001": 1, "dl_002": 1, "dl_003": 1, "dl_004": 1}, e.q.replayed())
-	require.Equal(t, []replay.Message{{JobID: job}, {JobID: job}, {JobID: job}, {Sweep: true}}, e.jobMessages(t))
+	require.Equal(t, []replay.Message{{JobID: job}, {JobID: job}, {JobID: job}, {Sweep: true}, {Sweep: true}}, e.jobMessages(t))
 	for _, m := range e.q.sentTo(jobsURL)[1:3] {
 		require.Equal(t, int32(3), m.Delay, "2 sends at 1/s, and a second")
 	}
@@ -737,7 +742,7 @@ func TestRedrive(t *testing.T) {
 		require.Equal(t, 4, j.Replayed)
 		require.Equal(t, 1, j.Failed)
 		require.Equal(t, map[string]int{"stale_copy": 2, "replay_in_progress": 1, "malformed_message": 1}, j.Skipped)
-		require.Equal(t, []replay.Message{{JobID: job}, {Sweep: true}}, e.jobMessages(t))
+		require.Equal(t, []replay.Message{{JobID: job}, {Sweep: true}, {Sweep: true}}, e.jobMessages(t))
 		for _, m := range e.q.sentTo(deliveryURL) {
 			require.False(t, m.Batch)
 		}
@@ -1020,4 +1025,32 @@ func TestHandleRedeliveryResumes(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, resp.BatchItemFailures)
 	requireOnce(t, e, ids, job)
+}
+
+type depthsFunc func(context.Context) (map[string]int, error)
+
+func (f depthsFunc) DLQDepths(ctx context.Context) (map[string]int, error) { return f(ctx) }
+
+func TestPublishDepthsEmitsGauges(t *testing.T) {
+	var buf bytes.Buffer
+	w := &replay.Worker{Metrics: metrics.New(&buf), Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Depths: depthsFunc(func(context.Context) (map[string]int, error) { return map[string]int{"a": 3, "b": 0}, nil })}
+	resp, err := w.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m", Body: `{"gauges":true}`}}})
+	require.NoError(t, err)
+	require.Empty(t, resp.BatchItemFailures)
+	got := map[string]float64{}
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m))
+		if v, ok := m[metrics.MaxTenantDLQ].(float64); ok {
+			got["(max)"] = v
+			continue
+		}
+		got[m[metrics.DimensionTenant].(string)] = m[metrics.TenantDLQDepth].(float64)
+	}
+	require.Equal(t, map[string]float64{"a": 3, "b": 0, "(max)": 3}, got, "every tenant, zero included, and the deepest")
+
+	buf.Reset()
+	require.NoError(t, w.PublishDepths(context.Background(), "a"))
+	require.Equal(t, 1, strings.Count(buf.String(), "\n"), "one tenant only")
 }

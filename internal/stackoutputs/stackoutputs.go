@@ -27,6 +27,8 @@ type Outputs struct {
 	OperatorKeySecretARN   string
 	ReplayJobsQueueURL     string
 	ReplayFunctionName     string
+	AlarmTopicARN          string
+	TenantDLQAlarmName     string
 	MaxReceiveCount        int
 }
 
@@ -66,6 +68,8 @@ func Load(path string) (Outputs, error) {
 		OperatorKeySecretARN:   m["OperatorKeySecretARN"],
 		ReplayJobsQueueURL:     m["ReplayJobsQueueURL"],
 		ReplayFunctionName:     m["ReplayFunctionName"],
+		AlarmTopicARN:          m["AlarmTopicARN"],
+		TenantDLQAlarmName:     m["TenantDLQAlarmName"],
 	}
 	if o.MaxReceiveCount, err = strconv.Atoi(m["MaxReceiveCount"]); err != nil {
 		return o, fmt.Errorf("%s: MaxReceiveCount %q: %w", path, m["MaxReceiveCount"], err)

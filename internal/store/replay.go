@@ -172,7 +172,7 @@ func (s *Store) ClaimForReplay(ctx context.Context, id, tenantID, job string, st
 		ConditionExpression:                 aws.String("attribute_exists(pk) AND " + cond),
 		ExpressionAttributeNames:            map[string]string{"#state": "state"},
 		ExpressionAttributeValues:           values,
-		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValues:                        types.ReturnValueAllOld,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	var ccf *types.ConditionalCheckFailedException
@@ -192,6 +192,15 @@ func (s *Store) ClaimForReplay(ctx context.Context, id, tenantID, job string, st
 	var d Delivery
 	if err := attributevalue.UnmarshalMap(out.Attributes, &d); err != nil {
 		return Delivery{}, fmt.Errorf("decode delivery %s: %w", id, err)
+	}
+	wasDead := d.State == delivery.StateDead
+	// What the update wrote, on the item as it was.
+	d.State, d.ReplayJob, d.ReplayClaimedAt, d.ReplayedAt = delivery.StatePending, job, &now, &now
+	if wasDead {
+		// It leaves the dead index: one less in its tenant's DLQ depth.
+		if _, err := s.AdjustDLQDepth(ctx, d.TenantID, -1); err != nil {
+			return d, fmt.Errorf("%w: %w", ErrDepthNotCounted, err)
+		}
 	}
 	return d, nil
 }

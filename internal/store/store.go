@@ -302,18 +302,31 @@ type Outcome struct {
 const MaxAttemptLog = 20
 
 // RecordAttempt adds an attempt to a delivery and moves it to the outcome's
-// state. d is the delivery as read before the attempt: its log, with the new
+// state; a delivery that newly dies adds one to its tenant's DLQ depth. d is the delivery as read before the attempt: its log, with the new
 // attempt, is written back trimmed to the newest MaxAttemptLog entries, and
 // the attempt counter counts every attempt, replays included. A delivered
 // delivery never moves back.
 func (s *Store) RecordAttempt(ctx context.Context, d Delivery, a Attempt, o Outcome) error {
+	newlyDead, err := s.recordAttempt(ctx, d, a, o)
+	if err != nil || !newlyDead {
+		return err
+	}
+	// Not in the same write: a crash between the two leaves the count one
+	// short until the next reconciliation (see docs/operations.md).
+	if _, err := s.AdjustDLQDepth(ctx, d.TenantID, 1); err != nil {
+		return fmt.Errorf("%w: %w", ErrDepthNotCounted, err)
+	}
+	return nil
+}
+
+func (s *Store) recordAttempt(ctx context.Context, d Delivery, a Attempt, o Outcome) (bool, error) {
 	log := append(append([]Attempt(nil), d.AttemptLog...), a)
 	if len(log) > MaxAttemptLog {
 		log = log[len(log)-MaxAttemptLog:]
 	}
 	logAV, err := attributevalue.Marshal(log)
 	if err != nil {
-		return fmt.Errorf("marshal attempt log: %w", err)
+		return false, fmt.Errorf("marshal attempt log: %w", err)
 	}
 	names := map[string]string{"#state": "state"}
 	values := map[string]types.AttributeValue{
@@ -348,9 +361,10 @@ func (s *Store) RecordAttempt(ctx context.Context, d Delivery, a Attempt, o Outc
 		values[":gpk"] = &types.AttributeValueMemberS{Value: "TENANT#" + d.TenantID + "#DEAD"}
 		values[":gsk"] = &types.AttributeValueMemberS{Value: sortableTime(a.At) + "#" + d.DeliveryID}
 	}
-	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 &s.table,
 		Key:                       deliveryKey(d.DeliveryID),
+		ReturnValues:              types.ReturnValueUpdatedOld,
 		UpdateExpression:          aws.String(set + tail),
 		ConditionExpression:       aws.String("attribute_not_exists(#state) OR #state <> :delivered"),
 		ExpressionAttributeNames:  names,
@@ -358,12 +372,13 @@ func (s *Store) RecordAttempt(ctx context.Context, d Delivery, a Attempt, o Outc
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
-		return nil // already delivered: a late duplicate attempt changes nothing
+		return false, nil // already delivered: a late duplicate attempt changes nothing
 	}
 	if err != nil {
-		return fmt.Errorf("record attempt %d of delivery %s: %w", a.Number, d.DeliveryID, err)
+		return false, fmt.Errorf("record attempt %d of delivery %s: %w", a.Number, d.DeliveryID, err)
 	}
-	return nil
+	old, _ := out.Attributes["state"].(*types.AttributeValueMemberS)
+	return o.State == delivery.StateDead && (old == nil || old.Value != string(delivery.StateDead)), nil
 }
 
 // Rejection records an outbox item that cannot be delivered.

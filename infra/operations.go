@@ -1,0 +1,162 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/interfaces/interfacesawscloudwatch"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/hookline/hookline/internal/metrics"
+)
+
+// OperationsProps configures NewOperations.
+type OperationsProps struct {
+	Queues    DeliveryQueues
+	Replay    Replay
+	Enqueue   awslambda.Function
+	Functions map[string]awslambda.Function
+	Alarms    AlarmThresholds
+	// AlarmEmail, when set, subscribes this address to the alarm topic.
+	AlarmEmail string
+}
+
+// AlarmThresholds are the thresholds of the alarms; see HooklineStackProps.
+type AlarmThresholds struct {
+	TenantDLQDepth   int
+	OldestMessageAge time.Duration
+	IteratorAge      time.Duration
+	RejectedItems    int
+	FunctionErrors   int
+	Throttles        int
+}
+
+// Operations is what whoever runs hookline watches: the alarm topic, every
+// alarm, and the dashboard.
+type Operations struct {
+	Topic     awssns.Topic
+	Alarms    map[string]awscloudwatch.Alarm
+	Dashboard awscloudwatch.Dashboard
+}
+
+// TenantDepthQuery is the Metrics Insights query of the deepest tenant's DLQ,
+// for the dashboard (where the tenant is named). The alarm watches
+// MaxTenantDLQDepth, the same figure published by the gauge step: one metric,
+// one alarm, whatever the number of tenants, and no metric math (which some
+// local clouds cannot deploy).
+var TenantDepthQuery = fmt.Sprintf(`SELECT MAX(%s) FROM SCHEMA("%s", %s)`, metrics.TenantDLQDepth, metrics.Namespace, metrics.DimensionTenant)
+
+// NewOperations creates the alarm topic (and the optional e-mail
+// subscription), the alarms that are not with their resources, wires every
+// alarm to the topic, schedules the per-tenant depth gauges and builds the
+// dashboard.
+func NewOperations(scope constructs.Construct, id string, p OperationsProps) Operations {
+	c := constructs.NewConstruct(scope, &id)
+	topic := awssns.NewTopic(c, jsii.String("Alarms"), &awssns.TopicProps{DisplayName: jsii.String("hookline alarms")})
+	if p.AlarmEmail != "" {
+		topic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(p.AlarmEmail), nil))
+	}
+	minute := awscdk.Duration_Minutes(jsii.Number(1))
+	five := awscdk.Duration_Minutes(jsii.Number(5))
+	alarms := map[string]awscloudwatch.Alarm{
+		"DLQDepth":        p.Queues.DepthAlarm,
+		"EnqueueFailures": p.Queues.EnqueueFailureAlarm,
+		"ReplayJobsStuck": p.Replay.StuckAlarm,
+	}
+	add := func(name, desc string, m awscloudwatch.IMetric, threshold float64, periods int) {
+		alarms[name] = awscloudwatch.NewAlarm(c, jsii.String(name), &awscloudwatch.AlarmProps{
+			AlarmDescription:   jsii.String(desc + " See docs/operations.md#" + name + "."),
+			Metric:             m,
+			Threshold:          jsii.Number(threshold),
+			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+			EvaluationPeriods:  jsii.Number(float64(periods)),
+			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+		})
+	}
+	add("TenantDLQDepth", "A tenant's dead-letter queue holds more deliveries than the threshold.",
+		awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(metrics.MaxTenantDLQ),
+			Period: minute, Statistic: jsii.String("Maximum")}),
+		float64(p.Alarms.TenantDLQDepth), 1)
+	add("OldestDeliveryAge", "Deliveries wait on the delivery queue longer than expected: deliver is failing or throttled.",
+		p.Queues.Delivery.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Maximum")}),
+		p.Alarms.OldestMessageAge.Seconds(), 5)
+	add("StreamIteratorAge", "The enqueue function is behind on the outbox stream: events are written but not yet fanned out.",
+		p.Enqueue.Metric(jsii.String("IteratorAge"), &awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Maximum")}),
+		float64(p.Alarms.IteratorAge.Milliseconds()), 5)
+	add("RejectedOutboxItems", "Producers are writing outbox items hookline rejects (missing fields, bad JSON, unknown tenant).",
+		awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(metrics.RejectedItems),
+			Period: five, Statistic: jsii.String("Sum")}),
+		float64(p.Alarms.RejectedItems), 1)
+	for _, name := range sortedKeys(p.Functions) {
+		fn := p.Functions[name]
+		add(name+"Errors", "The "+name+" function fails (an invocation error, not a failed delivery).",
+			fn.MetricErrors(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}), float64(p.Alarms.FunctionErrors), 1)
+		add(name+"Throttles", "The "+name+" function is throttled: raise its concurrency or the account's.",
+			fn.MetricThrottles(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}), float64(p.Alarms.Throttles), 1)
+	}
+	action := awscloudwatchactions.NewSnsAction(topic)
+	for _, name := range sortedKeys(alarms) {
+		alarms[name].AddAlarmAction(action)
+		alarms[name].AddOkAction(action)
+	}
+
+	// The per-tenant depth gauges, published every minute by the replay
+	// function, so a tenant whose depth does not move still has a value.
+	awsevents.NewRule(c, jsii.String("DepthGauges"), &awsevents.RuleProps{
+		Description: jsii.String("Publish every tenant's DLQ depth (TenantDLQDepth) each minute."),
+		Schedule:    awsevents.Schedule_Rate(minute),
+		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewSqsQueue(p.Replay.Jobs, &awseventstargets.SqsQueueProps{
+			Message: awsevents.RuleTargetInput_FromObject(map[string]any{"gauges": true}),
+		})},
+	})
+
+	// And a sweep of the SQS DLQ every five minutes, besides those after each
+	// replay, so its depth keeps agreeing with the index.
+	awsevents.NewRule(c, jsii.String("DLQSweep"), &awsevents.RuleProps{
+		Description: jsii.String("Delete from the SQS DLQ the messages of deliveries since replayed or delivered."),
+		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(5))),
+		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewSqsQueue(p.Replay.Jobs, &awseventstargets.SqsQueueProps{
+			Message: awsevents.RuleTargetInput_FromObject(map[string]any{"sweep": true}),
+		})},
+	})
+	return Operations{Topic: topic, Alarms: alarms, Dashboard: newDashboard(c, p, alarms)}
+}
+
+func newDashboard(c constructs.Construct, p OperationsProps, alarms map[string]awscloudwatch.Alarm) awscloudwatch.Dashboard {
+	minute := awscdk.Duration_Minutes(jsii.Number(1))
+	hook := func(name, stat string) awscloudwatch.IMetric {
+		return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(name), Period: minute, Statistic: jsii.String(stat)})
+	}
+	graph := func(title string, ms ...awscloudwatch.IMetric) awscloudwatch.IWidget {
+		return awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{Title: jsii.String(title), Left: &ms, Width: jsii.Number(8)})
+	}
+	d := awscloudwatch.NewDashboard(c, jsii.String("Dashboard"), &awscloudwatch.DashboardProps{DefaultInterval: awscdk.Duration_Hours(jsii.Number(3))})
+	var states []interfacesawscloudwatch.IAlarmRef
+	for _, name := range sortedKeys(alarms) {
+		states = append(states, alarms[name])
+	}
+	d.AddWidgets(awscloudwatch.NewAlarmStatusWidget(&awscloudwatch.AlarmStatusWidgetProps{Title: jsii.String("Alarms"), Alarms: &states, Width: jsii.Number(24)}))
+	d.AddWidgets(
+		graph("Deliveries", hook(metrics.Delivered, "Sum"), hook(metrics.AttemptFailed, "Sum"), hook(metrics.RetryScheduled, "Sum")),
+		graph("Dead-lettered and replayed", hook(metrics.DeadLettered, "Sum"), hook(metrics.Replayed, "Sum"), hook(metrics.RejectedItems, "Sum")),
+		graph("Attempt latency (p50, p99)", hook(metrics.AttemptLatency, "p50"), hook(metrics.AttemptLatency, "p99")),
+	)
+	d.AddWidgets(
+		graph("DLQ depth", p.Queues.DeadLetter.MetricApproximateNumberOfMessagesVisible(nil)),
+		graph("Deepest tenant DLQ", awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{Expression: jsii.String(TenantDepthQuery), Period: minute})),
+		graph("Oldest delivery waiting (s)", p.Queues.Delivery.MetricApproximateAgeOfOldestMessage(nil)),
+	)
+	return d
+}
+
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
