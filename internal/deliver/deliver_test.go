@@ -477,3 +477,28 @@ func TestUncountedDepthDoesNotFailTheDelivery(t *testing.T) {
 	require.Empty(t, f.run(t, m), "the delivery is dead and parked; the depth counter is only logged")
 	require.Len(t, f.queue.dlq, 1)
 }
+
+// Every delivery log line carries the ids, and none carries a secret or the
+// payload.
+func TestLogLinesCarryIDsNeverSecrets(t *testing.T) {
+	for _, status := range []int{200, 500, 400} {
+		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(status) })
+		var buf bytes.Buffer
+		f.h.Log = slog.New(slog.NewJSONHandler(&buf, nil))
+		m := message(t, "d1", "1", f.now)
+		f.run(t, m)
+		secret := f.store.endpoints["t1/ep_1"].Secrets[0]
+		lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+		require.NotEmpty(t, lines)
+		for _, line := range lines {
+			var rec map[string]any
+			require.NoError(t, json.Unmarshal([]byte(line), &rec))
+			for _, k := range []string{"tenant_id", "event_id", "delivery_id", "endpoint_id", "attempt"} {
+				require.Contains(t, rec, k, "status %d: %s", status, line)
+			}
+			require.NotContains(t, line, secret)
+			require.NotContains(t, line, strings.TrimPrefix(secret, "whsec_"))
+			require.NotContains(t, line, `"n":1`, "no payload in the logs")
+		}
+	}
+}
