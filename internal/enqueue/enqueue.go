@@ -116,16 +116,8 @@ func (h *Handler) record(ctx context.Context, rec events.DynamoDBEventRecord) er
 func (h *Handler) fanOut(ctx context.Context, ev outbox.Event, targets []store.Endpoint) error {
 	var pending []sqstypes.SendMessageBatchRequestEntry
 	flush := func() error {
-		if len(pending) == 0 {
-			return nil
-		}
-		out, err := h.Queue.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: &h.QueueURL, Entries: pending})
-		if err != nil {
-			return fmt.Errorf("send %d delivery messages: %w", len(pending), err)
-		}
-		if len(out.Failed) > 0 {
-			f := out.Failed[0]
-			return fmt.Errorf("send delivery message %s: %s: %s", deref(f.Id), deref(f.Code), deref(f.Message))
+		if err := delivery.SendBatch(ctx, h.Queue, h.QueueURL, pending); err != nil {
+			return err
 		}
 		for _, e := range pending {
 			if err := h.Store.MarkEnqueued(ctx, *e.Id); err != nil {
@@ -179,13 +171,6 @@ func (h *Handler) reject(ctx context.Context, rec events.DynamoDBEventRecord, ev
 }
 
 func strPtr(s string) *string { return &s }
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
 
 // safeText returns s if it can key a DynamoDB record, else "".
 func safeText(s string) string {

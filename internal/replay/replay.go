@@ -255,15 +255,8 @@ func (w *Worker) replayIDs(ctx context.Context, j *store.ReplayJob, ids []string
 	disabled := map[string]bool{}
 	sent := 0
 	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		out, err := w.Queue.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: &w.DeliveryQueueURL, Entries: batch})
-		if err != nil {
-			return fmt.Errorf("send %d replayed messages: %w", len(batch), err)
-		}
-		if len(out.Failed) > 0 {
-			return fmt.Errorf("send replayed message %s: %s", deref(out.Failed[0].Id), deref(out.Failed[0].Message))
+		if err := delivery.SendBatch(ctx, w.Queue, w.DeliveryQueueURL, batch); err != nil {
+			return err
 		}
 		for _, id := range claimed {
 			if err := w.Store.ReleaseReplay(ctx, id, j.JobID); err != nil {
