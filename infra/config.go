@@ -66,6 +66,12 @@ type HooklineStackProps struct {
 	// RejectedItemsThreshold: more rejected outbox items than this in 5
 	// minutes alarms. Default 0 (any).
 	RejectedItemsThreshold int
+	// EnqueueFailuresThreshold: more stream batches than this parked in the
+	// enqueue failure queue alarms. Default 0 (any).
+	EnqueueFailuresThreshold int
+	// StuckReplayThreshold: more replay job messages than this parked in the
+	// jobs' dead-letter queue alarms. Default 0 (any).
+	StuckReplayThreshold int
 	// FunctionErrorsThreshold and ThrottlesThreshold: more invocation errors
 	// or throttles of any function in 5 minutes alarm. Default 0 (any).
 	FunctionErrorsThreshold, ThrottlesThreshold int

@@ -20,6 +20,9 @@ type DeliveryQueuesProps struct {
 	VisibilityTimeout time.Duration
 	// AlarmThreshold: the DLQ depth alarm fires above this many messages.
 	AlarmThreshold int
+	// FailureAlarmThreshold: the enqueue failure queue alarm fires above
+	// this many parked stream batches.
+	FailureAlarmThreshold int
 }
 
 // DeliveryQueues are the delivery queue, its dead-letter queue, the enqueue
@@ -78,7 +81,7 @@ func NewDeliveryQueues(scope constructs.Construct, id string, p DeliveryQueuesPr
 	failed := awscloudwatch.NewAlarm(c, jsii.String("EnqueueFailureDepth"), &awscloudwatch.AlarmProps{
 		AlarmDescription:   jsii.String("Outbox stream batches failed enqueue and were parked. Events in them are not yet delivered."),
 		Metric:             visible(failures),
-		Threshold:          jsii.Number(0),
+		Threshold:          jsii.Number(float64(p.FailureAlarmThreshold)),
 		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
 		EvaluationPeriods:  jsii.Number(1),
 		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,

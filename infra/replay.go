@@ -19,6 +19,8 @@ type ReplayProps struct {
 	Queues    DeliveryQueues
 	// Rate is the sends per second of one replay job.
 	Rate float64
+	// StuckAlarmThreshold: the alarm fires above this many parked job messages.
+	StuckAlarmThreshold int
 }
 
 // Replay is the replay worker and its jobs queue.
@@ -71,7 +73,7 @@ func NewReplay(scope constructs.Construct, id string, p ReplayProps) Replay {
 		Metric: failed.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
 			Period: awscdk.Duration_Minutes(jsii.Number(1)), Statistic: jsii.String("Maximum"),
 		}),
-		Threshold:          jsii.Number(0),
+		Threshold:          jsii.Number(float64(p.StuckAlarmThreshold)),
 		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
 		EvaluationPeriods:  jsii.Number(1),
 		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,

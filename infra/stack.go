@@ -32,9 +32,10 @@ func NewHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 
 	tables := NewTables(stack, "Tables")
 	queues := NewDeliveryQueues(stack, "Queues", DeliveryQueuesProps{
-		MaxReceiveCount:   p.Retry.Attempts(),
-		VisibilityTimeout: 6 * p.DeliverTimeout,
-		AlarmThreshold:    p.DLQAlarmThreshold,
+		MaxReceiveCount:       p.Retry.Attempts(),
+		VisibilityTimeout:     6 * p.DeliverTimeout,
+		AlarmThreshold:        p.DLQAlarmThreshold,
+		FailureAlarmThreshold: p.EnqueueFailuresThreshold,
 	})
 	fns := NewPipelineFunctions(stack, "Pipeline", PipelineFunctionsProps{
 		Tables:                     tables,
@@ -49,7 +50,7 @@ func NewHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 	})
 
 	defaults := functionDefaults{Architecture: p.Architecture, AssetDir: p.AssetDir, LogLevel: p.LogLevel, StateTable: tables.State}
-	replay := NewReplay(stack, "Replay", ReplayProps{Functions: defaults, Queues: queues, Rate: p.ReplayRate})
+	replay := NewReplay(stack, "Replay", ReplayProps{Functions: defaults, Queues: queues, Rate: p.ReplayRate, StuckAlarmThreshold: p.StuckReplayThreshold})
 	httpAPI := NewHTTPAPI(stack, "Api", HTTPAPIProps{
 		Functions:  defaults,
 		AllowHTTP:  p.AllowHTTP,

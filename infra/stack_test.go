@@ -235,14 +235,15 @@ func scheduleString(steps []time.Duration) string {
 // commonStackChecks are the assertions that hold for every configuration.
 // want describes what the configuration should produce.
 type want struct {
-	schedule        []time.Duration
-	arch            string
-	deliverTimeout  time.Duration
-	maxConcurrency  int
-	reserved        int // 0: no ReservedConcurrentExecutions
-	alarmThreshold  int
-	allowCIDRs      string
-	tenantThreshold int
+	schedule             []time.Duration
+	arch                 string
+	deliverTimeout       time.Duration
+	maxConcurrency       int
+	reserved             int // 0: no ReservedConcurrentExecutions
+	alarmThreshold       int
+	allowCIDRs           string
+	tenantThreshold      int
+	enqueueFailThreshold int
 }
 
 func stackChecks(t *testing.T, s *synthesized, w want) {
@@ -584,7 +585,7 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		}
 		s.hasProperties(t, "AWS::CloudWatch::Alarm", s.dlqAlarm, visible(s.deadLetter, w.alarmThreshold))
 		check(t, func() {
-			s.tpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), visible(s.enqueueFails, 0))
+			s.tpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), visible(s.enqueueFails, w.enqueueFailThreshold))
 		})
 	})
 
@@ -661,17 +662,19 @@ func TestStackCustom(t *testing.T) {
 		AllowCIDRs:                 []string{"127.0.0.0/8", "10.0.0.0/8"},
 		DLQAlarmThreshold:          7,
 		TenantDLQAlarmThreshold:    250,
+		EnqueueFailuresThreshold:   3,
 	})
 	t.Logf("synthesized custom stack in %s", time.Since(start).Round(time.Millisecond))
 	stackChecks(t, s, want{
-		schedule:        schedule,
-		arch:            "x86_64",
-		deliverTimeout:  90 * time.Second,
-		maxConcurrency:  5,
-		reserved:        20,
-		alarmThreshold:  7,
-		allowCIDRs:      "127.0.0.0/8,10.0.0.0/8",
-		tenantThreshold: 250,
+		schedule:             schedule,
+		arch:                 "x86_64",
+		deliverTimeout:       90 * time.Second,
+		maxConcurrency:       5,
+		reserved:             20,
+		alarmThreshold:       7,
+		allowCIDRs:           "127.0.0.0/8,10.0.0.0/8",
+		tenantThreshold:      250,
+		enqueueFailThreshold: 3,
 	})
 }
 
