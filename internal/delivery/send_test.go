@@ -34,6 +34,8 @@ func TestSendBatch(t *testing.T) {
 		return &sqs.SendMessageBatchOutput{Failed: []sqstypes.BatchResultErrorEntry{{Id: aws.String("a"), Code: aws.String("InternalError"), Message: aws.String("try again")}}}, nil
 	})
 	require.ErrorContains(t, SendBatch(context.Background(), partial, "https://q", entries), "send delivery message a: InternalError: try again")
-	down := batchFunc(func(*sqs.SendMessageBatchInput) (*sqs.SendMessageBatchOutput, error) { return nil, errors.New("unreachable") })
+	down := batchFunc(func(*sqs.SendMessageBatchInput) (*sqs.SendMessageBatchOutput, error) {
+		return nil, errors.New("unreachable")
+	})
 	require.ErrorContains(t, SendBatch(context.Background(), down, "https://q", entries), "unreachable")
 }
