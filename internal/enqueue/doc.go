@@ -7,8 +7,7 @@
 // A malformed item, or one for a tenant with no endpoint, is recorded as
 // rejected with its reason and skipped: it never fails the batch, so it never
 // blocks the stream. Only an infrastructure failure (DynamoDB or SQS
-// unavailable) reports the record as a batch item failure, so the stream
-// retries from that record on; everything before it is done, and everything
-// from it on is retried without duplicates thanks to the idempotent delivery
-// records.
+// unavailable) fails the invocation, so the stream retries the batch; the
+// records already processed are no-ops the second time, thanks to the
+// idempotent delivery records, and nothing after the failure is skipped.
 package enqueue

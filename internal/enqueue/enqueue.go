@@ -51,17 +51,22 @@ type Handler struct {
 	Metrics *metrics.Writer
 }
 
-// Handle processes a stream batch in order. It returns the sequence number of
-// the first record that failed for an infrastructure reason, so the event
-// source mapping retries from there; the response's slice is never nil.
+// Handle processes a stream batch in order. A record that fails for an
+// infrastructure reason (DynamoDB or SQS unavailable) fails the invocation,
+// so the event source mapping retries the batch, bisecting it on AWS: the
+// records before it are processed again as no-ops (their deliveries exist
+// and are marked sent), so nothing is sent twice and nothing is skipped.
+// This is deliberately an error and not a batch item failure: a local cloud
+// that ignores batchItemFailures would move past the failed record, while
+// every event source mapping retries a failed invocation. A malformed record
+// never gets here: it is recorded as rejected. The slice is never nil.
 func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	resp := events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{}}
 	for _, rec := range ev.Records {
 		if err := h.record(ctx, rec); err != nil {
-			h.Log.ErrorContext(ctx, "enqueue failed; the stream will retry from this record",
+			h.Log.ErrorContext(ctx, "enqueue failed; the stream will retry the batch",
 				"sequence_number", rec.Change.SequenceNumber, "error", err.Error())
-			resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: rec.Change.SequenceNumber})
-			return resp, nil
+			return resp, fmt.Errorf("record %s: %w", rec.Change.SequenceNumber, err)
 		}
 	}
 	return resp, nil

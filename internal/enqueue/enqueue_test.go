@@ -150,6 +150,13 @@ func sample(t *testing.T) []byte {
 	return raw
 }
 
+func decodeSample(t *testing.T) events.DynamoDBEvent {
+	t.Helper()
+	var ev events.DynamoDBEvent
+	require.NoError(t, json.Unmarshal(sample(t), &ev))
+	return ev
+}
+
 func TestSampleEventFansOutAndRejects(t *testing.T) {
 	s := newFakeStore(
 		endpoint("tenant_sample", "ep_all"),
@@ -199,30 +206,29 @@ func TestCrashBetweenCreateAndSendLosesNothing(t *testing.T) {
 	s := newFakeStore(endpoint("tenant_sample", "ep_1"))
 	q := &fakeQueue{fail: true}
 	h := newHandler(s, q)
-	resp := invoke(t, h, sample(t))
-	require.Equal(t, []events.DynamoDBBatchItemFailure{{ItemIdentifier: "111100000000000000001"}}, resp.BatchItemFailures,
-		"the stream retries from the record whose send failed")
+	_, err := h.Handle(context.Background(), decodeSample(t))
+	require.ErrorContains(t, err, "111100000000000000001", "the invocation fails, so the stream retries the batch")
 	require.Len(t, s.deliveries, 1, "the delivery was created before the send failed")
 	require.Empty(t, s.rejections, "records after the failure are left for the retry")
 
 	q.fail = false
-	resp = invoke(t, h, sample(t))
+	resp := invoke(t, h, sample(t))
 	require.Empty(t, resp.BatchItemFailures)
 	require.Len(t, q.sent, 1, "the retry sends the message the first run could not")
 }
 
-func TestInfrastructureFailuresStopAtTheRecord(t *testing.T) {
+func TestInfrastructureFailuresFailTheInvocation(t *testing.T) {
 	for _, failOn := range []string{"endpoints", "create", "mark", "reject"} {
 		t.Run(failOn, func(t *testing.T) {
 			s := newFakeStore(endpoint("tenant_sample", "ep_1"))
 			s.failOn = failOn
-			resp := invoke(t, newHandler(s, &fakeQueue{}), sample(t))
-			require.Len(t, resp.BatchItemFailures, 1)
+			_, err := newHandler(s, &fakeQueue{}).Handle(context.Background(), decodeSample(t))
 			want := "111100000000000000001"
 			if failOn == "reject" {
 				want = "111100000000000000002" // the first record is fine; the bad one cannot be recorded
 			}
-			require.Equal(t, want, resp.BatchItemFailures[0].ItemIdentifier)
+			require.ErrorContains(t, err, want)
+			require.ErrorIs(t, err, errBoom)
 		})
 	}
 }
