@@ -10,7 +10,7 @@ FUNCTIONS := enqueue deliver api replay
 LDFLAGS  := -s -w -X github.com/hookline/hookline/internal/dispatch.Version=$(VERSION)
 GOARCH_OF = $(if $(filter x86_64,$(1)),amd64,arm64)
 
-.PHONY: help build build-local tools test test-unit test-e2e demo deploy deploy-local local-up local-down lint bench bench-replay clean
+.PHONY: help build build-local tools test test-unit test-e2e demo deploy deploy-local local-up local-down lint bench bench-replay soak clean
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -67,6 +67,11 @@ lint: tools ## go vet and gofmt
 bench: ## Benchmarks: ratios against baselines measured in the same run (time-x, allocs-x)
 	$(GO) test -run '^$$' -bench 'SendVsBarePost' -benchtime 50x ./internal/dispatch
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/signing
+
+soak: local-up build-local tools ## Full chaos soak on the local cloud: 20,000 events x 2 endpoints, faults injected, nothing may be lost
+	@HOOKLINE_LOCAL_FAULTS=deliver_crash:0.01,enqueue_fail:0.05 HOOKLINE_LOCAL_DELIVER_TIMEOUT=10s HOOKLINE_LOCAL_REPLAY_RATE=200 scripts/deploy-local.sh
+	@source scripts/env.sh && $(GO) run ./scripts/soak -events $${SOAK_EVENTS:-20000} -endpoints 2 -chaos 2m -settle 30m -timeout 80m
+	@scripts/deploy-local.sh >/dev/null && echo "soak: stack redeployed without faults"
 
 bench-replay: deploy-local ## Replay on the local cloud: 1,000 dead deliveries, and a tenant's replay at two DLQ sizes
 	@source scripts/env.sh && $(GO) run ./scripts/replaybench -n 1000

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/enqueue"
 	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/outbox"
@@ -179,7 +181,27 @@ func TestMalformedItemIsRejectedAndStreamFlows(t *testing.T) {
 		outbox.AttrPayload:    &types.AttributeValueMemberS{Value: `{}`},
 		outbox.AttrOccurredAt: &types.AttributeValueMemberS{Value: time.Now().UTC().Format(time.RFC3339)},
 	}
-	for _, item := range []map[string]types.AttributeValue{bad, wrongType} {
+	missing := map[string]types.AttributeValue{
+		outbox.AttrID:         &types.AttributeValueMemberS{Value: "evt_missing_" + tn.ID},
+		outbox.AttrTenantID:   &types.AttributeValueMemberS{Value: tn.ID},
+		outbox.AttrPayload:    &types.AttributeValueMemberS{Value: `{}`},
+		outbox.AttrOccurredAt: &types.AttributeValueMemberS{Value: time.Now().UTC().Format(time.RFC3339)},
+	}
+	unknownTenant := map[string]types.AttributeValue{
+		outbox.AttrID:         &types.AttributeValueMemberS{Value: "evt_nobody_" + tn.ID},
+		outbox.AttrTenantID:   &types.AttributeValueMemberS{Value: "nobody_" + tn.ID},
+		outbox.AttrType:       &types.AttributeValueMemberS{Value: "order.created"},
+		outbox.AttrPayload:    &types.AttributeValueMemberS{Value: `{}`},
+		outbox.AttrOccurredAt: &types.AttributeValueMemberS{Value: time.Now().UTC().Format(time.RFC3339)},
+	}
+	tooLarge := map[string]types.AttributeValue{
+		outbox.AttrID:         &types.AttributeValueMemberS{Value: "evt_large_" + tn.ID},
+		outbox.AttrTenantID:   &types.AttributeValueMemberS{Value: tn.ID},
+		outbox.AttrType:       &types.AttributeValueMemberS{Value: "order.created"},
+		outbox.AttrPayload:    &types.AttributeValueMemberS{Value: `"` + strings.Repeat("x", outbox.MaxPayloadBytes) + `"`},
+		outbox.AttrOccurredAt: &types.AttributeValueMemberS{Value: time.Now().UTC().Format(time.RFC3339)},
+	}
+	for _, item := range []map[string]types.AttributeValue{bad, wrongType, missing, unknownTenant, tooLarge} {
 		_, err := env.ddb.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &env.out.OutboxTableName, Item: item})
 		require.NoError(t, err)
 	}
@@ -193,11 +215,14 @@ func TestMalformedItemIsRejectedAndStreamFlows(t *testing.T) {
 	for _, ev := range good {
 		waitDelivery(t, delivery.ID(ev.ID, tn.Endpoint.EndpointID), 15*time.Second, func(d store.Delivery) bool { return d.State == delivery.StateDelivered })
 	}
-	for key, reason := range map[string]string{"evt_bad_" + tn.ID: outbox.ReasonInvalidJSON, "evt_badtype_" + tn.ID: outbox.ReasonWrongType} {
+	for key, reason := range map[string]string{
+		"evt_bad_" + tn.ID: outbox.ReasonInvalidJSON, "evt_badtype_" + tn.ID: outbox.ReasonWrongType,
+		"evt_missing_" + tn.ID: outbox.ReasonMissingField, "evt_nobody_" + tn.ID: enqueue.ReasonUnknownTenant,
+		"evt_large_" + tn.ID: outbox.ReasonTooLarge,
+	} {
 		r, err := env.store.Rejection(context.Background(), key)
 		require.NoError(t, err, "rejection of %s", key)
-		require.Equal(t, reason, r.Reason)
-		require.Equal(t, tn.ID, r.TenantID)
+		require.Equal(t, reason, r.Reason, key)
 		require.NotEmpty(t, r.Detail)
 	}
 	require.Len(t, rcv.requests(), len(good), "rejected items are never delivered")

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/hookline/hookline/internal/delivery"
-	"github.com/hookline/hookline/internal/enqueue"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/stretchr/testify/require"
 )
@@ -40,7 +39,8 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 }
 
 // A 410 Gone kills the delivery and disables the endpoint; the next event for
-// it is not sent.
+// it is not sent: its delivery goes dead at once (endpoint_disabled), listed
+// for replay once the endpoint is enabled again.
 func TestGoneDisablesTheEndpoint(t *testing.T) {
 	t.Parallel()
 	rcv := newReceiver(t, status(http.StatusGone))
@@ -57,11 +57,9 @@ func TestGoneDisablesTheEndpoint(t *testing.T) {
 
 	next := event(tn, "evt_410_next_"+tn.ID, "order.created", `{"n":2}`)
 	write(t, next)
-	require.Eventually(t, func() bool {
-		r, err := env.store.Rejection(context.Background(), next.ID)
-		return err == nil && r.Reason == enqueue.ReasonNoEndpoint
-	}, 20*time.Second, 200*time.Millisecond, "an event for a tenant whose only endpoint is disabled is recorded, not sent")
-	require.Len(t, rcv.requests(), 1)
+	d = waitDelivery(t, delivery.ID(next.ID, tn.Endpoint.EndpointID), 20*time.Second, func(d store.Delivery) bool { return d.State == delivery.StateDead })
+	require.Equal(t, "endpoint_disabled", d.DeadReason)
+	require.Len(t, rcv.requests(), 1, "nothing is sent to a disabled endpoint")
 }
 
 // An attempt that outlives the request timeout (3 s locally) is retried.

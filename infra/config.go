@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/retry"
 )
 
@@ -78,6 +79,10 @@ type HooklineStackProps struct {
 	// AlarmEmail, when set, subscribes this address to the alarm topic.
 	// Default: none (subscribe your pager to the AlarmTopicARN output).
 	AlarmEmail string
+	// Faults injects failures into deliver and enqueue, for the soak test
+	// only: "deliver_crash:0.01,enqueue_fail:0.05" (package fault). Default
+	// none; never set it on a production deployment.
+	Faults string
 	// LogLevel of the functions' JSON logs: DEBUG, INFO (default), WARN, ERROR.
 	LogLevel string
 }
@@ -145,6 +150,9 @@ func (p HooklineStackProps) withDefaults() (HooklineStackProps, error) {
 	}
 	if p.IteratorAgeThreshold == 0 {
 		p.IteratorAgeThreshold = 5 * time.Minute
+	}
+	if _, err := fault.Parse(p.Faults); err != nil {
+		return p, err
 	}
 	if p.LogLevel == "" {
 		p.LogLevel = "INFO"

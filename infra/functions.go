@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/hookline/hookline/internal/fault"
 )
 
 // PipelineFunctionsProps configures NewPipelineFunctions.
@@ -32,6 +33,8 @@ type PipelineFunctionsProps struct {
 	LogLevel string
 	// DeliverEnv is added to the deliver function's environment.
 	DeliverEnv map[string]string
+	// Faults, when set, is the soak test's fault injection (both functions).
+	Faults string
 }
 
 // PipelineFunctions are the enqueue and deliver functions.
@@ -50,9 +53,11 @@ func NewPipelineFunctions(scope constructs.Construct, id string, p PipelineFunct
 		return fns.new(c, name, timeout, env)
 	}
 
-	enqueue := newFn("Enqueue", 60*time.Second, map[string]string{
-		"HOOKLINE_DELIVERY_QUEUE_URL": *p.Queues.Delivery.QueueUrl(),
-	})
+	enqueueEnv := map[string]string{"HOOKLINE_DELIVERY_QUEUE_URL": *p.Queues.Delivery.QueueUrl()}
+	if p.Faults != "" {
+		enqueueEnv[fault.Env] = p.Faults
+	}
+	enqueue := newFn("Enqueue", 60*time.Second, enqueueEnv)
 	p.Tables.State.GrantReadWriteData(enqueue)
 	p.Queues.Delivery.GrantSendMessages(enqueue)
 	enqueue.AddEventSource(awslambdaeventsources.NewDynamoEventSource(p.Tables.Outbox, &awslambdaeventsources.DynamoEventSourceProps{

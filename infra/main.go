@@ -14,6 +14,8 @@
 //	allowHTTP       "true" lets tenants register http:// endpoint URLs (default https only)
 //	alarmEmail      subscribe this address to the alarm topic (default none)
 //	tenantDLQAlarm  per-tenant DLQ depth alarm threshold (default 100)
+//	deliverTimeout  the deliver function's timeout, e.g. "60s" (default 60s)
+//	faults          soak tests only: "deliver_crash:0.01,enqueue_fail:0.05"
 //	stackName       default "Hookline"
 package main
 
@@ -128,6 +130,14 @@ func propsFromContext(ctx func(string) string) (*HooklineStackProps, string, err
 		return nil, "", fmt.Errorf("context allowHTTP: %q is not true or false", s)
 	}
 	p.AlarmEmail = ctx("alarmEmail")
+	p.Faults = ctx("faults")
+	if s := ctx("deliverTimeout"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return nil, "", fmt.Errorf("context deliverTimeout: %w", err)
+		}
+		p.DeliverTimeout = d
+	}
 	if s := ctx("tenantDLQAlarm"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 {

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/hookline/hookline/internal/fault"
 )
 
 // NewHooklineStack builds the whole pipeline: outbox and state tables, the
@@ -47,6 +48,7 @@ func NewHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 		DeliverReservedConcurrency: p.DeliverReservedConcurrency,
 		LogLevel:                   p.LogLevel,
 		DeliverEnv:                 deliverEnv(p),
+		Faults:                     p.Faults,
 	})
 
 	defaults := functionDefaults{Architecture: p.Architecture, AssetDir: p.AssetDir, LogLevel: p.LogLevel, StateTable: tables.State}
@@ -101,5 +103,8 @@ func deliverEnv(p HooklineStackProps) map[string]string {
 	env["HOOKLINE_REQUEST_TIMEOUT"] = p.RequestTimeout.String()
 	env["HOOKLINE_ALLOW_CIDRS"] = strings.Join(p.AllowCIDRs, ",")
 	env["HOOKLINE_DISABLE_AFTER"] = strconv.Itoa(p.DisableAfter)
+	if p.Faults != "" {
+		env[fault.Env] = p.Faults
+	}
 	return env
 }

@@ -801,3 +801,17 @@ func TestMaxAgeBoundedByQueueRetention(t *testing.T) {
 	_, err = HooklineStackProps{Retry: retry.Policy{MaxAge: MaxEventAge}}.withDefaults()
 	require.NoError(t, err)
 }
+
+func TestFaultsOnlyWhenAsked(t *testing.T) {
+	_, err := HooklineStackProps{Faults: "disk_full:1"}.withDefaults()
+	require.ErrorContains(t, err, "unknown fault point")
+	props, name, err := propsFromContext(func(k string) string {
+		return map[string]string{"faults": "deliver_crash:0.01", "deliverTimeout": "20s"}[k]
+	})
+	require.NoError(t, err)
+	require.Equal(t, "Hookline", name)
+	require.Equal(t, "deliver_crash:0.01", props.Faults)
+	require.Equal(t, 20*time.Second, props.DeliverTimeout)
+	env := deliverEnv(HooklineStackProps{})
+	require.NotContains(t, env, "HOOKLINE_FAULTS", "no fault configuration unless asked")
+}

@@ -18,3 +18,15 @@ if [ -n "${HOOKLINE_OWN_CLOUD:-}" ] && ! curl -fsS -m 2 "$AWS_ENDPOINT_URL/_loca
 fi
 make --no-print-directory deploy-local
 go test -count=1 -tags e2e -timeout 20m -v ./e2e/... 2>&1 | tee "$STATE_DIR/e2e.log"
+
+# A small soak: the same stack redeployed with faults injected into the
+# functions (a deliver process that exits mid-batch, an enqueue that fails
+# after sending part of its messages), chaotic receivers, and the check that
+# nothing is lost. `make soak` runs the full size.
+echo "soak: redeploying with injected faults"
+HOOKLINE_LOCAL_FAULTS=deliver_crash:0.01,enqueue_fail:0.05 HOOKLINE_LOCAL_DELIVER_TIMEOUT=10s scripts/deploy-local.sh
+go run ./scripts/soak -events 300 -endpoints 2 -chaos 20s -timeout 8m
+if [ -z "$started" ]; then
+  echo "soak: redeploying without faults (the local cloud stays up)"
+  scripts/deploy-local.sh
+fi

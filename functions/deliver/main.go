@@ -17,6 +17,7 @@ import (
 	"github.com/hookline/hookline/internal/boot"
 	"github.com/hookline/hookline/internal/deliver"
 	"github.com/hookline/hookline/internal/dispatch"
+	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/netguard"
 	"github.com/hookline/hookline/internal/retry"
@@ -42,17 +43,25 @@ type Config struct {
 	// DisableAfter (HOOKLINE_DISABLE_AFTER) consecutive failed attempts
 	// disable an endpoint. Default 50; negative: never.
 	DisableAfter int
+	// Faults (HOOKLINE_FAULTS) injects failures, for the soak test only.
+	// Default: none.
+	Faults fault.Rates
 	// LogLevel (HOOKLINE_LOG_LEVEL): DEBUG, INFO (default), WARN or ERROR.
 	LogLevel string
 }
 
 func loadConfig(getenv func(string) string) (Config, error) {
+	faults, err := fault.Parse(getenv(fault.Env))
+	if err != nil {
+		return Config{}, err
+	}
 	c := Config{
 		StateTable:     getenv("HOOKLINE_STATE_TABLE"),
 		QueueURL:       getenv("HOOKLINE_DELIVERY_QUEUE_URL"),
 		DLQURL:         getenv("HOOKLINE_DLQ_URL"),
 		RequestTimeout: 15 * time.Second,
 		DisableAfter:   50,
+		Faults:         faults,
 		LogLevel:       getenv("HOOKLINE_LOG_LEVEL"),
 	}
 	for name, v := range map[string]string{"HOOKLINE_STATE_TABLE": c.StateTable, "HOOKLINE_DELIVERY_QUEUE_URL": c.QueueURL, "HOOKLINE_DLQ_URL": c.DLQURL} {
@@ -60,7 +69,6 @@ func loadConfig(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("%s is required", name)
 		}
 	}
-	var err error
 	if c.Retry, err = retry.FromEnv(getenv); err != nil {
 		return c, err
 	}
@@ -103,6 +111,7 @@ func run() error {
 		DisableAfter: cfg.DisableAfter,
 		Rand:         rand.Float64,
 		Log:          log,
+		Fault:        cfg.Faults.Point,
 		Metrics:      metrics.New(os.Stdout),
 	}
 	lambda.Start(h.Handle)

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/boot"
 	"github.com/hookline/hookline/internal/enqueue"
+	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/store"
 )
@@ -23,14 +24,22 @@ type Config struct {
 	StateTable string
 	// QueueURL (HOOKLINE_DELIVERY_QUEUE_URL) receives delivery messages. Required.
 	QueueURL string
+	// Faults (HOOKLINE_FAULTS) injects failures, for the soak test only.
+	// Default: none.
+	Faults fault.Rates
 	// LogLevel (HOOKLINE_LOG_LEVEL): DEBUG, INFO (default), WARN or ERROR.
 	LogLevel string
 }
 
 func loadConfig(getenv func(string) string) (Config, error) {
+	faults, err := fault.Parse(getenv(fault.Env))
+	if err != nil {
+		return Config{}, err
+	}
 	c := Config{
 		StateTable: getenv("HOOKLINE_STATE_TABLE"),
 		QueueURL:   getenv("HOOKLINE_DELIVERY_QUEUE_URL"),
+		Faults:     faults,
 		LogLevel:   getenv("HOOKLINE_LOG_LEVEL"),
 	}
 	if c.StateTable == "" {
@@ -58,6 +67,7 @@ func run() error {
 		Queue:    sqs.NewFromConfig(aws),
 		QueueURL: cfg.QueueURL,
 		Log:      log,
+		Fault:    cfg.Faults.Point,
 		Metrics:  metrics.New(os.Stdout),
 	}
 	lambda.Start(h.Handle)

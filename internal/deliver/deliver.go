@@ -13,6 +13,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/delivery"
 	"github.com/hookline/hookline/internal/dispatch"
+	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/retry"
 	"github.com/hookline/hookline/internal/signing"
@@ -77,6 +78,9 @@ type Handler struct {
 	Log     *slog.Logger
 	// Metrics receives the delivery metrics (EMF). Nil: none.
 	Metrics *metrics.Writer
+	// Fault, for the soak test only, may end the process after an
+	// attempt's POST (package fault). Nil: never.
+	Fault func(point string) error
 }
 
 // ReasonNoTimeLeft is the attempt error of a message returned to the queue
@@ -183,6 +187,9 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage) bool {
 		URL: ep.URL, DeliveryID: msg.DeliveryID, EventID: msg.EventID, EventType: msg.EventType,
 		Attempt: attempt, Body: body, Signer: signer, Headers: ep.Headers,
 	})
+	if h.Fault != nil {
+		_ = h.Fault(fault.DeliverCrash)
+	}
 	a := store.Attempt{Number: attempt, At: now, Status: res.Status, Error: res.Error, LatencyMS: res.Latency.Milliseconds(), Excerpt: res.Excerpt}
 	h.Metrics.Put(metrics.AttemptLatency, float64(res.Latency.Microseconds())/1000, nil)
 	if res.Outcome == dispatch.Delivered {

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/outbox"
@@ -49,6 +50,9 @@ type Handler struct {
 	Log      *slog.Logger
 	// Metrics receives RejectedOutboxItems (EMF). Nil: none.
 	Metrics *metrics.Writer
+	// Fault, for the soak test only, may fail the invocation after part of
+	// a record's messages were sent (package fault). Nil: never.
+	Fault func(point string) error
 }
 
 // Handle processes a stream batch in order. A record that fails for an
@@ -96,7 +100,10 @@ func (h *Handler) record(ctx context.Context, rec events.DynamoDBEventRecord) er
 			}
 			continue
 		}
-		if !ep.Disabled && ep.Accepts(ev.Type) {
+		// A disabled endpoint still gets its delivery: deliver parks it dead
+		// (endpoint_disabled), listed in the tenant's DLQ and replayable once
+		// the endpoint is enabled again, instead of the event missing it.
+		if ep.Accepts(ev.Type) {
 			targets = append(targets, ep)
 		}
 	}
@@ -112,7 +119,7 @@ func (h *Handler) record(ctx context.Context, rec events.DynamoDBEventRecord) er
 		if ev.EndpointID != "" {
 			return h.reject(ctx, rec, ev, ReasonUnknownEndpoint, outbox.AttrEndpointID, "the tenant has no endpoint "+strconv.Quote(ev.EndpointID))
 		}
-		return h.reject(ctx, rec, ev, ReasonNoEndpoint, outbox.AttrTenantID, "no enabled endpoint of the tenant subscribes to "+strconv.Quote(ev.Type))
+		return h.reject(ctx, rec, ev, ReasonNoEndpoint, outbox.AttrTenantID, "no endpoint of the tenant subscribes to "+strconv.Quote(ev.Type))
 	}
 	return h.fanOut(ctx, ev, targets)
 }
@@ -124,9 +131,15 @@ func (h *Handler) fanOut(ctx context.Context, ev outbox.Event, targets []store.E
 		if err := delivery.SendBatch(ctx, h.Queue, h.QueueURL, pending); err != nil {
 			return err
 		}
-		for _, e := range pending {
+		for i, e := range pending {
 			if err := h.Store.MarkEnqueued(ctx, *e.Id); err != nil {
 				return err
+			}
+			if i == 0 && h.Fault != nil {
+				// Sent, part marked: the retry must neither lose nor resend.
+				if err := h.Fault(fault.EnqueueFail); err != nil {
+					return err
+				}
 			}
 		}
 		pending = pending[:0]

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/outbox"
 	"github.com/stretchr/testify/require"
@@ -179,7 +180,8 @@ func TestSampleEventFansOutAndRejects(t *testing.T) {
 		require.EqualValues(t, 7, *m.Sequence)
 		got = append(got, m.EndpointID)
 	}
-	require.ElementsMatch(t, []string{"ep_all", "ep_payments"}, got, "enabled endpoints whose filter matches")
+	require.ElementsMatch(t, []string{"ep_all", "ep_payments", "ep_off"}, got,
+		"endpoints whose filter matches; a disabled one too (deliver parks it dead, replayable once enabled)")
 	for _, m := range q.sent {
 		require.True(t, s.enqueued[m.DeliveryID], "sent deliveries are marked enqueued")
 	}
@@ -389,4 +391,45 @@ func FuzzDecodeImage(f *testing.F) {
 		_, err = ev.Item()
 		require.NoError(t, err, "what enqueue accepts, a producer can write")
 	})
+}
+
+// An invocation that fails after sending part of a record's messages (the
+// soak's injected fault) is retried: nothing is lost; what was sent but not
+// yet marked is sent again, with the same delivery id (the receiver's
+// idempotency key), and what was marked is not.
+func TestFailureAfterPartialSendIsRetriedWithoutLoss(t *testing.T) {
+	var eps []store.Endpoint
+	for i := 0; i < 15; i++ {
+		eps = append(eps, endpoint("t1", fmt.Sprintf("ep_%02d", i)))
+	}
+	s, q := newFakeStore(eps...), &fakeQueue{}
+	h := newHandler(s, q)
+	fired := false
+	h.Fault = func(string) error {
+		if fired {
+			return nil
+		}
+		fired = true
+		return fault.Injected
+	}
+	ev := streamEvent(image("e1", "t1", nil))
+	_, err := h.Handle(context.Background(), ev)
+	require.ErrorIs(t, err, fault.Injected)
+	require.Len(t, q.sent, 10, "the first batch went out before the fault")
+	_, err = h.Handle(context.Background(), ev)
+	require.NoError(t, err)
+	seen, ids := map[string]int{}, map[string]string{}
+	for _, m := range q.sent {
+		seen[m.EndpointID]++
+		if prev, ok := ids[m.EndpointID]; ok {
+			require.Equal(t, prev, m.DeliveryID, "a resend keeps the delivery id")
+		}
+		ids[m.EndpointID] = m.DeliveryID
+	}
+	require.Len(t, seen, 15, "every endpoint got its delivery")
+	require.Equal(t, 1, seen["ep_00"], "marked before the fault: not sent again")
+	for i := 10; i < 15; i++ {
+		require.Equal(t, 1, seen[fmt.Sprintf("ep_%02d", i)], "sent only by the retry")
+	}
+	require.Len(t, q.sent, 15+9, "the nine sent but unmarked are sent again")
 }

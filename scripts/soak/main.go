@@ -1,0 +1,386 @@
+// Command soak drives events through the stack deployed in the local cloud
+// against receivers on 127.0.0.1 that fail at random (5xx, hangs past the
+// request timeout, 429 with Retry-After, connection resets, slow answers),
+// one of them down altogether, then recover; the deployment itself should inject faults into the
+// functions (make soak and make test deploy it with -c faults=...). It then
+// checks that every (event, endpoint) pair is accounted for, replays the dead
+// ones, and reports. Any lost pair fails the run, with its ids. It is bounded
+// in count (-events) and time (-timeout) and stops by itself.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/hookline/hookline/internal/api"
+	"github.com/hookline/hookline/internal/apiclient"
+	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/stackoutputs"
+	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/outbox"
+)
+
+func main() {
+	events := flag.Int("events", 300, "events to write")
+	endpoints := flag.Int("endpoints", 2, "endpoints (each a chaotic receiver) every event goes to")
+	chaos := flag.Duration("chaos", 30*time.Second, "how long the receivers fail at random before they recover")
+	timeout := flag.Duration("timeout", 10*time.Minute, "the whole run stops after this")
+	flag.DurationVar(&settle, "settle", 5*time.Minute, "how long a delivery may take to reach a terminal state before it counts as lost")
+	flag.Parse()
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	if err := run(ctx, *events, *endpoints, *chaos); err != nil {
+		fmt.Fprintln(os.Stderr, "soak:", err)
+		os.Exit(1)
+	}
+}
+
+// receipt is one request a receiver answered.
+type receipt struct {
+	webhookID, eventID string
+	ok                 bool
+}
+
+// chaotic is a receiver that fails at random (or, when down, always) until
+// it recovers.
+type chaotic struct {
+	srv      *httptest.Server
+	down     bool
+	healthy  atomic.Bool
+	mu       sync.Mutex
+	receipts []receipt
+	faults   map[string]int
+}
+
+func newChaotic(down bool) *chaotic {
+	c := &chaotic{faults: map[string]int{}, down: down}
+	c.srv = httptest.NewServer(http.HandlerFunc(c.serve))
+	return c
+}
+
+func (c *chaotic) serve(w http.ResponseWriter, r *http.Request) {
+	fault := "ok"
+	if !c.healthy.Load() {
+		p := rand.Float64()
+		if c.down {
+			p = 0 // down until it recovers: its deliveries die, and are replayed
+		}
+		switch {
+		case p < 0.12:
+			fault = "5xx"
+		case p < 0.15:
+			fault = "hang"
+		case p < 0.20:
+			fault = "429"
+		case p < 0.24:
+			fault = "reset"
+		case p < 0.34:
+			fault = "slow"
+		}
+	}
+	c.mu.Lock()
+	c.faults[fault]++
+	c.receipts = append(c.receipts, receipt{webhookID: r.Header.Get("webhook-id"), eventID: r.Header.Get("X-Event-Id"), ok: fault == "ok" || fault == "slow"})
+	c.mu.Unlock()
+	switch fault {
+	case "5xx":
+		w.WriteHeader([]int{500, 502, 503}[rand.IntN(3)])
+	case "hang":
+		time.Sleep(4 * time.Second) // past the local 3 s request timeout
+		w.WriteHeader(200)
+	case "429":
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusTooManyRequests)
+	case "reset":
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				if tcp, ok := conn.(*net.TCPConn); ok {
+					_ = tcp.SetLinger(0)
+				}
+				conn.Close()
+				return
+			}
+		}
+		w.WriteHeader(500)
+	case "slow":
+		time.Sleep(300 * time.Millisecond)
+		w.WriteHeader(200)
+	default:
+		w.WriteHeader(200)
+	}
+}
+
+type pair struct{ event, endpoint string }
+
+var settle time.Duration
+
+func run(ctx context.Context, nEvents, nEndpoints int, chaos time.Duration) error {
+	out, err := stackoutputs.Load(".local/outputs.json")
+	if err != nil {
+		return err
+	}
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return err
+	}
+	sec, err := secretsmanager.NewFromConfig(cfg).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &out.OperatorKeySecretARN})
+	if err != nil {
+		return err
+	}
+	base := apiclient.LocalURL(os.Getenv("AWS_ENDPOINT_URL"), out.ApiID)
+	operator := &apiclient.Client{BaseURL: base, Key: *sec.SecretString}
+	db := dynamodb.NewFromConfig(cfg)
+	st := store.New(db, out.StateTableName)
+
+	tenant := fmt.Sprintf("soak_%d", time.Now().UnixNano())
+	if err := operator.Do(ctx, "POST", "/v1/admin/tenants", map[string]string{"tenant_id": tenant}, nil); err != nil {
+		return err
+	}
+	var key api.KeyView
+	if err := operator.Do(ctx, "POST", "/v1/admin/tenants/"+tenant+"/keys", nil, &key); err != nil {
+		return err
+	}
+	client := &apiclient.Client{BaseURL: base, Key: key.Key}
+	receivers := map[string]*chaotic{}
+	for i := 0; i < nEndpoints; i++ {
+		c := newChaotic(i == 0 && nEndpoints > 1)
+		defer c.srv.Close()
+		var ep api.EndpointView
+		if err := client.Do(ctx, "POST", "/v1/endpoints", map[string]string{"url": c.srv.URL + "/hook"}, &ep); err != nil {
+			return err
+		}
+		receivers[ep.ID] = c
+	}
+	fmt.Printf("soak: %d events x %d endpoints, receivers chaotic for %s, tenant %s\n", nEvents, nEndpoints, chaos, tenant)
+
+	start := time.Now()
+	written := make(map[string]time.Time, nEvents)
+	var pairs []pair
+	for i := 0; i < nEvents; i += 25 {
+		var items []types.TransactWriteItem
+		at := time.Now()
+		for k := i; k < min(nEvents, i+25); k++ {
+			id := fmt.Sprintf("%s_evt_%06d", tenant, k)
+			put, err := outbox.TransactPut(out.OutboxTableName, outbox.Event{ID: id, TenantID: tenant, Type: "soak.event",
+				Payload: json.RawMessage(fmt.Sprintf(`{"n":%d}`, k)), OccurredAt: at})
+			if err != nil {
+				return err
+			}
+			items = append(items, put)
+			written[id] = at
+			for ep := range receivers {
+				pairs = append(pairs, pair{id, ep})
+			}
+		}
+		if _, err := db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items}); err != nil {
+			return fmt.Errorf("write events: %w", err)
+		}
+	}
+	fmt.Printf("  wrote %d events in %s\n", nEvents, time.Since(start).Round(time.Millisecond))
+	go func() {
+		select {
+		case <-time.After(time.Until(start.Add(chaos))):
+		case <-ctx.Done():
+		}
+		for _, c := range receivers {
+			c.healthy.Store(true)
+		}
+		fmt.Printf("  receivers recovered after %s\n", time.Since(start).Round(time.Second))
+	}()
+
+	// Every pair reaches a terminal state.
+	final, stuck := waitTerminal(ctx, st, pairs, settle, nil)
+	var lost []string
+	for _, p := range stuck {
+		lost = append(lost, fmt.Sprintf("%s (event %s, endpoint %s) never reached a terminal state", delivery.ID(p.event, p.endpoint), p.event, p.endpoint))
+	}
+	var dead []pair
+	longest := time.Duration(0)
+	attempts := 0
+	for p, d := range final {
+		attempts += d.Attempts
+		end := d.DeliveredAt
+		if d.State == delivery.StateDead {
+			dead = append(dead, p)
+			end = d.DeadAt
+		}
+		if end != nil {
+			longest = max(longest, end.Sub(written[p.event]))
+		}
+	}
+	fmt.Printf("  all %d deliveries terminal after %s: %d delivered, %d dead\n", len(pairs), time.Since(start).Round(time.Second), len(pairs)-len(dead), len(dead))
+
+	// The dead ones are all in the tenant's DLQ listing.
+	listed, err := listDead(ctx, client)
+	if err != nil {
+		return err
+	}
+	for _, p := range dead {
+		if !listed[delivery.ID(p.event, p.endpoint)] {
+			lost = append(lost, "dead but not listed: "+delivery.ID(p.event, p.endpoint))
+		}
+	}
+
+	// Replay brings them home.
+	for _, c := range receivers {
+		c.healthy.Store(true)
+	}
+	replayed := 0
+	if len(dead) > 0 {
+		for ep := range receivers {
+			// An endpoint disabled by failures is enabled again first.
+			_ = client.Do(ctx, "POST", "/v1/endpoints/"+ep+"/enable", nil, nil)
+		}
+		var job api.ReplayJobView
+		if err := client.Do(ctx, "POST", "/v1/dlq/replay", map[string]string{"event_type": "soak.event"}, &job); err != nil {
+			return err
+		}
+		for job.Status != "completed" {
+			if ctx.Err() != nil {
+				return fmt.Errorf("replay job %s did not complete: %w", job.ID, ctx.Err())
+			}
+			time.Sleep(time.Second)
+			if err := client.Do(ctx, "GET", "/v1/replays/"+job.ID, nil, &job); err != nil {
+				return err
+			}
+		}
+		replayed = job.Replayed
+		again, _ := waitTerminal(ctx, st, dead, settle, func(d store.Delivery) bool { return d.State == delivery.StateDelivered })
+		for p, d := range again {
+			final[p] = d
+		}
+	}
+
+	// Every pair delivered, and received with its own webhook-id.
+	got := map[string]int{}
+	mismatch := 0
+	for ep, c := range receivers {
+		c.mu.Lock()
+		for _, r := range c.receipts {
+			if r.webhookID != delivery.ID(r.eventID, ep) {
+				mismatch++
+			}
+			if r.ok {
+				got[r.webhookID]++
+			}
+		}
+		c.mu.Unlock()
+	}
+	duplicates := 0
+	for _, p := range pairs {
+		id := delivery.ID(p.event, p.endpoint)
+		switch {
+		case final[p].State == "":
+			// counted as stuck above
+		case final[p].State != delivery.StateDelivered:
+			lost = append(lost, fmt.Sprintf("%s (event %s, endpoint %s) ended %s", id, p.event, p.endpoint, final[p].State))
+		case got[id] == 0:
+			lost = append(lost, fmt.Sprintf("%s (event %s, endpoint %s) recorded delivered, never received", id, p.event, p.endpoint))
+		default:
+			duplicates += got[id] - 1
+		}
+	}
+	faults := map[string]int{}
+	for _, c := range receivers {
+		for f, n := range c.faults {
+			faults[f] += n
+		}
+	}
+	fmt.Printf("soak: events %d, deliveries %d, attempts %d, dead %d, replayed %d, lost %d, duplicate receipts %d (all with the first receipt's webhook-id: %t), longest time to a terminal state %s\n",
+		nEvents, len(pairs), attempts, len(dead), replayed, len(lost), duplicates, mismatch == 0, longest.Round(100*time.Millisecond))
+	fmt.Printf("      receivers answered: %v; whole run %s\n", faults, time.Since(start).Round(time.Second))
+	if mismatch > 0 {
+		lost = append(lost, fmt.Sprintf("%d receipts carried a webhook-id that is not their delivery's", mismatch))
+	}
+	if len(lost) > 0 {
+		sort.Strings(lost)
+		for _, l := range lost[:min(len(lost), 50)] {
+			fmt.Println("  LOST:", l)
+		}
+		return fmt.Errorf("%d of %d deliveries lost", len(lost), len(pairs))
+	}
+	return nil
+}
+
+// waitTerminal polls the deliveries until each is terminal (delivered or
+// dead), or until done says so, reading in parallel; it returns the pairs
+// still not there when settle has passed: lost.
+func waitTerminal(ctx context.Context, st *store.Store, pairs []pair, settle time.Duration, done func(store.Delivery) bool) (map[pair]store.Delivery, []pair) {
+	deadline := time.Now().Add(settle)
+	if done == nil {
+		done = func(d store.Delivery) bool {
+			return d.State == delivery.StateDelivered || d.State == delivery.StateDead
+		}
+	}
+	final := map[pair]store.Delivery{}
+	var mu sync.Mutex
+	left := pairs
+	for len(left) > 0 {
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return final, left
+		}
+		var next []pair
+		sem := make(chan struct{}, 16)
+		var wg sync.WaitGroup
+		for _, p := range left {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				d, err := st.Delivery(ctx, delivery.ID(p.event, p.endpoint))
+				mu.Lock()
+				defer mu.Unlock()
+				if err == nil && done(d) {
+					final[p] = d
+				} else {
+					next = append(next, p)
+				}
+			}()
+		}
+		wg.Wait()
+		left = next
+		if len(left) > 0 {
+			time.Sleep(2 * time.Second)
+		}
+	}
+	return final, nil
+}
+
+func listDead(ctx context.Context, c *apiclient.Client) (map[string]bool, error) {
+	out := map[string]bool{}
+	cursor := ""
+	for {
+		var page struct {
+			Data       []api.DeadLetterView `json:"data"`
+			NextCursor string               `json:"next_cursor"`
+		}
+		path := "/v1/dlq?limit=100"
+		if cursor != "" {
+			path += "&cursor=" + cursor
+		}
+		if err := c.Do(ctx, "GET", path, nil, &page); err != nil {
+			return nil, err
+		}
+		for _, d := range page.Data {
+			out[d.ID] = true
+		}
+		if cursor = page.NextCursor; cursor == "" {
+			return out, nil
+		}
+	}
+}
