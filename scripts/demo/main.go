@@ -21,17 +21,15 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/api"
 	"github.com/hookline/hookline/internal/apiclient"
 	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/harness"
 	"github.com/hookline/hookline/internal/signing"
-	"github.com/hookline/hookline/internal/stackoutputs"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/outbox"
 )
@@ -69,22 +67,12 @@ func newReceiver(name, behave string, answer func(attempt int) int) *receiver {
 }
 
 func run(ctx context.Context) error {
-	out, err := stackoutputs.Load(".local/outputs.json")
+	e, err := harness.Load(ctx)
 	if err != nil {
 		return err
 	}
-	cfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		return err
-	}
-	db := dynamodb.NewFromConfig(cfg)
+	out, cfg, db, baseURL := e.Out, e.AWS, e.DB, e.BaseURL
 	st := store.New(db, out.StateTableName)
-	secret, err := secretsmanager.NewFromConfig(cfg).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &out.OperatorKeySecretARN})
-	if err != nil {
-		return fmt.Errorf("read the operator key: %w", err)
-	}
-	baseURL := apiclient.LocalURL(os.Getenv("AWS_ENDPOINT_URL"), out.ApiID)
-	operator := &apiclient.Client{BaseURL: baseURL, Key: *secret.SecretString}
 
 	var ledgerUp atomic.Bool
 	receivers := []struct {
@@ -108,17 +96,12 @@ func run(ctx context.Context) error {
 		}},
 		{"legacy", []string{"invoice.*"}, "rejects the request (400)", func(int) int { return 400 }},
 	}
-	tenant := fmt.Sprintf("acme_%d", time.Now().Unix())
 	fmt.Printf("hookline demo, through the HTTP API at %s\n", baseURL)
-	if err := operator.Do(ctx, "POST", "/v1/admin/tenants", map[string]string{"tenant_id": tenant, "name": "Acme demo"}, nil); err != nil {
-		return fmt.Errorf("create tenant: %w", err)
+	tenant, keyID, client, err := e.Tenant(ctx, "acme", "Acme demo")
+	if err != nil {
+		return err
 	}
-	var key api.KeyView
-	if err := operator.Do(ctx, "POST", "/v1/admin/tenants/"+tenant+"/keys", nil, &key); err != nil {
-		return fmt.Errorf("create key: %w", err)
-	}
-	client := &apiclient.Client{BaseURL: baseURL, Key: key.Key}
-	fmt.Printf("  operator created tenant %s and API key %s\n", tenant, key.KeyID)
+	fmt.Printf("  operator created tenant %s and API key %s\n", tenant, keyID)
 	byEndpoint := map[string]*receiver{}
 	endpointTypes := map[string][]string{}
 	for _, r := range receivers {

@@ -19,13 +19,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/hookline/hookline/internal/api"
 	"github.com/hookline/hookline/internal/apiclient"
-	"github.com/hookline/hookline/internal/stackoutputs"
+	"github.com/hookline/hookline/internal/harness"
 	"github.com/hookline/hookline/outbox"
 )
 
@@ -39,25 +37,15 @@ func main() {
 	}
 }
 
-type env struct {
-	out      stackoutputs.Outputs
-	db       *dynamodb.Client
-	operator *apiclient.Client
-	base     string
-}
+type env struct{ *harness.Env }
 
 // tenantWithDead creates a tenant whose n events all die (400), and returns
 // its client, receiver switch and request counter.
 func (e *env) tenantWithDead(ctx context.Context, name string, n int) (*apiclient.Client, *atomic.Bool, *atomic.Int64, func(), error) {
-	id := fmt.Sprintf("%s_%d", name, time.Now().UnixNano())
-	if err := e.operator.Do(ctx, "POST", "/v1/admin/tenants", map[string]string{"tenant_id": id}, nil); err != nil {
+	id, _, client, err := e.Tenant(ctx, name, name)
+	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	var key api.KeyView
-	if err := e.operator.Do(ctx, "POST", "/v1/admin/tenants/"+id+"/keys", nil, &key); err != nil {
-		return nil, nil, nil, nil, err
-	}
-	client := &apiclient.Client{BaseURL: e.base, Key: key.Key}
 	up, hits := &atomic.Bool{}, &atomic.Int64{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		if up.Load() {
@@ -87,7 +75,7 @@ func (e *env) tenantWithDead(ctx context.Context, name string, n int) (*apiclien
 			}
 			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
 		}
-		if _, err := e.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{e.out.OutboxTableName: reqs}}); err != nil {
+		if _, err := e.DB.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{e.Out.OutboxTableName: reqs}}); err != nil {
 			return nil, nil, nil, nil, err
 		}
 	}
@@ -108,44 +96,19 @@ func (e *env) tenantWithDead(ctx context.Context, name string, n int) (*apiclien
 	}
 }
 
-// countDead pages through a tenant's DLQ listing and times it.
+// countDead counts a tenant's DLQ listing and times it.
 func countDead(ctx context.Context, c *apiclient.Client) (int, time.Duration, error) {
 	start := time.Now()
-	total, cursor := 0, ""
-	for {
-		var page struct {
-			Data       []api.DeadLetterView `json:"data"`
-			NextCursor string               `json:"next_cursor"`
-		}
-		path := "/v1/dlq?limit=100"
-		if cursor != "" {
-			path += "&cursor=" + cursor
-		}
-		if err := c.Do(ctx, "GET", path, nil, &page); err != nil {
-			return 0, 0, err
-		}
-		total += len(page.Data)
-		if cursor = page.NextCursor; cursor == "" {
-			return total, time.Since(start), nil
-		}
-	}
+	all, err := harness.ListDead(ctx, c)
+	return len(all), time.Since(start), err
 }
 
 func run(ctx context.Context, n, background int) error {
-	out, err := stackoutputs.Load(".local/outputs.json")
+	h, err := harness.Load(ctx)
 	if err != nil {
 		return err
 	}
-	cfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		return err
-	}
-	sec, err := secretsmanager.NewFromConfig(cfg).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &out.OperatorKeySecretARN})
-	if err != nil {
-		return err
-	}
-	base := apiclient.LocalURL(os.Getenv("AWS_ENDPOINT_URL"), out.ApiID)
-	e := &env{out: out, db: dynamodb.NewFromConfig(cfg), operator: &apiclient.Client{BaseURL: base, Key: *sec.SecretString}, base: base}
+	e := &env{h}
 	fmt.Printf("replaybench: %d dead deliveries to replay, %d other dead deliveries in the DLQ\n", n, background)
 	if background > 0 {
 		_, _, _, stop, err := e.tenantWithDead(ctx, "bench_noise", background)

@@ -23,14 +23,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/hookline/hookline/internal/api"
-	"github.com/hookline/hookline/internal/apiclient"
 	"github.com/hookline/hookline/internal/delivery"
-	"github.com/hookline/hookline/internal/stackoutputs"
+	"github.com/hookline/hookline/internal/harness"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/outbox"
 )
@@ -130,32 +127,16 @@ type pair struct{ event, endpoint string }
 var settle time.Duration
 
 func run(ctx context.Context, nEvents, nEndpoints int, chaos time.Duration) error {
-	out, err := stackoutputs.Load(".local/outputs.json")
+	e, err := harness.Load(ctx)
 	if err != nil {
 		return err
 	}
-	cfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		return err
-	}
-	sec, err := secretsmanager.NewFromConfig(cfg).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &out.OperatorKeySecretARN})
-	if err != nil {
-		return err
-	}
-	base := apiclient.LocalURL(os.Getenv("AWS_ENDPOINT_URL"), out.ApiID)
-	operator := &apiclient.Client{BaseURL: base, Key: *sec.SecretString}
-	db := dynamodb.NewFromConfig(cfg)
+	out, db := e.Out, e.DB
 	st := store.New(db, out.StateTableName)
-
-	tenant := fmt.Sprintf("soak_%d", time.Now().UnixNano())
-	if err := operator.Do(ctx, "POST", "/v1/admin/tenants", map[string]string{"tenant_id": tenant}, nil); err != nil {
+	tenant, _, client, err := e.Tenant(ctx, "soak", "soak")
+	if err != nil {
 		return err
 	}
-	var key api.KeyView
-	if err := operator.Do(ctx, "POST", "/v1/admin/tenants/"+tenant+"/keys", nil, &key); err != nil {
-		return err
-	}
-	client := &apiclient.Client{BaseURL: base, Key: key.Key}
 	receivers := map[string]*chaotic{}
 	for i := 0; i < nEndpoints; i++ {
 		c := newChaotic(i == 0 && nEndpoints > 1)
@@ -226,9 +207,13 @@ func run(ctx context.Context, nEvents, nEndpoints int, chaos time.Duration) erro
 	fmt.Printf("  all %d deliveries terminal after %s: %d delivered, %d dead\n", len(pairs), time.Since(start).Round(time.Second), len(pairs)-len(dead), len(dead))
 
 	// The dead ones are all in the tenant's DLQ listing.
-	listed, err := listDead(ctx, client)
+	deadList, err := harness.ListDead(ctx, client)
 	if err != nil {
 		return err
+	}
+	listed := map[string]bool{}
+	for _, d := range deadList {
+		listed[d.ID] = true
 	}
 	for _, p := range dead {
 		if !listed[delivery.ID(p.event, p.endpoint)] {
@@ -359,28 +344,4 @@ func waitTerminal(ctx context.Context, st *store.Store, pairs []pair, settle tim
 		}
 	}
 	return final, nil
-}
-
-func listDead(ctx context.Context, c *apiclient.Client) (map[string]bool, error) {
-	out := map[string]bool{}
-	cursor := ""
-	for {
-		var page struct {
-			Data       []api.DeadLetterView `json:"data"`
-			NextCursor string               `json:"next_cursor"`
-		}
-		path := "/v1/dlq?limit=100"
-		if cursor != "" {
-			path += "&cursor=" + cursor
-		}
-		if err := c.Do(ctx, "GET", path, nil, &page); err != nil {
-			return nil, err
-		}
-		for _, d := range page.Data {
-			out[d.ID] = true
-		}
-		if cursor = page.NextCursor; cursor == "" {
-			return out, nil
-		}
-	}
 }

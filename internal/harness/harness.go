@@ -1,0 +1,85 @@
+// Package harness is what the demo, the soak and the replay benchmark share:
+// the deployed stack's outputs, AWS clients pointed at the local cloud, the
+// operator's API client, new tenants, and the DLQ listing.
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/hookline/hookline/internal/api"
+	"github.com/hookline/hookline/internal/apiclient"
+	"github.com/hookline/hookline/internal/stackoutputs"
+)
+
+// Env is a deployed stack and the clients to drive it.
+type Env struct {
+	Out      stackoutputs.Outputs
+	AWS      aws.Config
+	DB       *dynamodb.Client
+	BaseURL  string
+	Operator *apiclient.Client
+}
+
+// Load reads .local/outputs.json and the operator key, for the local cloud
+// at AWS_ENDPOINT_URL.
+func Load(ctx context.Context) (*Env, error) {
+	out, err := stackoutputs.Load(".local/outputs.json")
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sec, err := secretsmanager.NewFromConfig(cfg).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &out.OperatorKeySecretARN})
+	if err != nil {
+		return nil, fmt.Errorf("read the operator key: %w", err)
+	}
+	base := apiclient.LocalURL(os.Getenv("AWS_ENDPOINT_URL"), out.ApiID)
+	return &Env{Out: out, AWS: cfg, DB: dynamodb.NewFromConfig(cfg), BaseURL: base,
+		Operator: &apiclient.Client{BaseURL: base, Key: aws.ToString(sec.SecretString)}}, nil
+}
+
+// Tenant creates a tenant named prefix_<time> and a key for it, and returns
+// its id, the key's id and an API client with that key.
+func (e *Env) Tenant(ctx context.Context, prefix, name string) (string, string, *apiclient.Client, error) {
+	id := fmt.Sprintf("%s_%d", prefix, time.Now().UnixNano())
+	if err := e.Operator.Do(ctx, "POST", "/v1/admin/tenants", map[string]string{"tenant_id": id, "name": name}, nil); err != nil {
+		return "", "", nil, fmt.Errorf("create tenant: %w", err)
+	}
+	var key api.KeyView
+	if err := e.Operator.Do(ctx, "POST", "/v1/admin/tenants/"+id+"/keys", nil, &key); err != nil {
+		return "", "", nil, fmt.Errorf("create key: %w", err)
+	}
+	return id, key.KeyID, &apiclient.Client{BaseURL: e.BaseURL, Key: key.Key}, nil
+}
+
+// ListDead pages through a tenant's whole DLQ listing.
+func ListDead(ctx context.Context, c *apiclient.Client) ([]api.DeadLetterView, error) {
+	var all []api.DeadLetterView
+	cursor := ""
+	for {
+		var page struct {
+			Data       []api.DeadLetterView `json:"data"`
+			NextCursor string               `json:"next_cursor"`
+		}
+		path := "/v1/dlq?limit=100"
+		if cursor != "" {
+			path += "&cursor=" + cursor
+		}
+		if err := c.Do(ctx, "GET", path, nil, &page); err != nil {
+			return nil, err
+		}
+		all = append(all, page.Data...)
+		if cursor = page.NextCursor; cursor == "" {
+			return all, nil
+		}
+	}
+}
