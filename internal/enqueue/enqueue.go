@@ -53,6 +53,8 @@ type Handler struct {
 	// Fault, for the soak test only, may fail the invocation after part of
 	// a record's messages were sent (package fault). Nil: never.
 	Fault func(point string) error
+
+	failAfterSend bool // this invocation's drawn fault (one invocation at a time)
 }
 
 // Handle processes a stream batch in order. A record that fails for an
@@ -66,6 +68,9 @@ type Handler struct {
 // never gets here: it is recorded as rejected. The slice is never nil.
 func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	resp := events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{}}
+	// The soak's fault, if any, is drawn once per invocation: it then fails
+	// after the first record that sent messages.
+	h.failAfterSend = h.Fault != nil && h.Fault(fault.EnqueueFail) != nil
 	for _, rec := range ev.Records {
 		if err := h.record(ctx, rec); err != nil {
 			h.Log.ErrorContext(ctx, "enqueue failed; the stream will retry the batch",
@@ -135,11 +140,10 @@ func (h *Handler) fanOut(ctx context.Context, ev outbox.Event, targets []store.E
 			if err := h.Store.MarkEnqueued(ctx, *e.Id); err != nil {
 				return err
 			}
-			if i == 0 && h.Fault != nil {
-				// Sent, part marked: the retry must neither lose nor resend.
-				if err := h.Fault(fault.EnqueueFail); err != nil {
-					return err
-				}
+			if i == 0 && h.failAfterSend {
+				// Sent, part marked: the retry must lose nothing.
+				h.failAfterSend = false
+				return fmt.Errorf("%w at %s", fault.Injected, fault.EnqueueFail)
 			}
 		}
 		pending = pending[:0]
