@@ -1,16 +1,26 @@
-// Package store keeps hookline's state in one DynamoDB table: endpoints,
-// deliveries with their attempt log, and rejected outbox items.
+// Package store keeps hookline's state in one DynamoDB table.
 //
 // Keys (pk / sk):
 //
-//	endpoint          TENANT#<tenant> / ENDPOINT#<endpoint>
-//	delivery          DELIVERY#<delivery id> / DELIVERY
-//	rejected item     REJECTED#<event id or stream sequence> / REJECTED
+//	tenant             TENANT#<tenant> / TENANT
+//	endpoint           TENANT#<tenant> / ENDPOINT#<endpoint>
+//	tenant DLQ depth   TENANT#<tenant> / DLQDEPTH
+//	API key            APIKEY#<sha256 of the key> / APIKEY
+//	delivery           DELIVERY#<delivery id> / DELIVERY
+//	rejected item      REJECTED#<event id or seq:<stream sequence>> / REJECTED
+//	replay job         REPLAYJOB#<job id> / REPLAYJOB
 //
-// The sparse index gsi1 lists a tenant's dead deliveries
-// (gsi1pk TENANT#<tenant>#DEAD, gsi1sk <dead_at>#<delivery id>) and rejected
-// items (TENANT#<tenant>#REJECTED). Creating a delivery is a conditional put,
-// so the same stream record processed twice creates it once; a delivery that
-// was created but whose message was not yet sent (enqueued_at unset) is sent
-// again, so a crash between the two loses nothing.
+// Sparse index gsi1 (gsi1pk / gsi1sk) lists, per tenant: dead deliveries
+// (TENANT#<t>#DEAD, <dead_at>#<id>), rejected items (TENANT#<t>#REJECTED),
+// API keys (TENANT#<t>#KEYS, <key id>); and every tenant's DLQ depth counter
+// (DLQDEPTH, <tenant>). Index gsi2 lists the deliveries of an event
+// (TENANT#<t>#EVENT#<event id>, <endpoint>). Times in keys are fixed-width
+// RFC 3339, so they sort as strings.
+//
+// Creating a delivery is a conditional put, so the same stream record
+// processed twice creates it once; a delivery that was created but whose
+// message was not yet sent (enqueued_at unset) is sent again, so a crash
+// between the two loses nothing. A delivered delivery never moves back; a
+// dead one keeps its message, so a replay needs nothing but this table, and
+// leaves the dead index only through a conditional claim (ClaimForReplay).
 package store
