@@ -76,6 +76,10 @@ type HooklineStackProps struct {
 	// FunctionErrorsThreshold and ThrottlesThreshold: more invocation errors
 	// or throttles of any function in 5 minutes alarm. Default 0 (any).
 	FunctionErrorsThreshold, ThrottlesThreshold int
+	// SweepInterval is how often the DLQ is reconciled with the index (stale
+	// copies deleted, missed deaths recorded), besides after each replay.
+	// Default 5 min; whole minutes.
+	SweepInterval time.Duration
 	// AlarmEmail, when set, subscribes this address to the alarm topic.
 	// Default: none (subscribe your pager to the AlarmTopicARN output).
 	AlarmEmail string
@@ -141,6 +145,12 @@ func (p HooklineStackProps) withDefaults() (HooklineStackProps, error) {
 	}
 	if p.DLQAlarmThreshold == 0 {
 		p.DLQAlarmThreshold = 100
+	}
+	if p.SweepInterval == 0 {
+		p.SweepInterval = 5 * time.Minute
+	}
+	if p.SweepInterval < time.Minute || p.SweepInterval%time.Minute != 0 {
+		return p, fmt.Errorf("sweep interval %s: want whole minutes, at least 1m", p.SweepInterval)
 	}
 	if p.TenantDLQAlarmThreshold == 0 {
 		p.TenantDLQAlarmThreshold = 100

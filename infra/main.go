@@ -15,6 +15,7 @@
 //	alarmEmail      subscribe this address to the alarm topic (default none)
 //	tenantDLQAlarm  per-tenant DLQ depth alarm threshold (default 100)
 //	deliverTimeout  the deliver function's timeout, e.g. "60s" (default 60s)
+//	sweepInterval   how often the DLQ is reconciled with the index (default 5m)
 //	faults          soak tests only: "deliver_crash:0.01,enqueue_fail:0.05"
 //	stackName       default "Hookline"
 package main
@@ -131,6 +132,13 @@ func propsFromContext(ctx func(string) string) (*HooklineStackProps, string, err
 	}
 	p.AlarmEmail = ctx("alarmEmail")
 	p.Faults = ctx("faults")
+	if s := ctx("sweepInterval"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return nil, "", fmt.Errorf("context sweepInterval: %w", err)
+		}
+		p.SweepInterval = d
+	}
 	if s := ctx("deliverTimeout"); s != "" {
 		d, err := time.ParseDuration(s)
 		if err != nil {

@@ -29,6 +29,8 @@ type OperationsProps struct {
 	Alarms    AlarmThresholds
 	// AlarmEmail, when set, subscribes this address to the alarm topic.
 	AlarmEmail string
+	// SweepInterval is how often the DLQ is swept besides after each replay.
+	SweepInterval time.Duration
 }
 
 // AlarmThresholds are the thresholds of the alarms; see HooklineStackProps.
@@ -120,11 +122,13 @@ func NewOperations(scope constructs.Construct, id string, p OperationsProps) Ope
 		})},
 	})
 
-	// And a sweep of the SQS DLQ every five minutes, besides those after each
-	// replay, so its depth keeps agreeing with the index.
+	// And a sweep of the SQS DLQ on a schedule, besides those after each
+	// replay: its depth keeps agreeing with the index, and a death the
+	// deliver function could not record (it stopped during the last attempt)
+	// is recorded from the message SQS moved there.
 	awsevents.NewRule(c, jsii.String("DLQSweep"), &awsevents.RuleProps{
-		Description: jsii.String("Delete from the SQS DLQ the messages of deliveries since replayed or delivered."),
-		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(5))),
+		Description: jsii.String("Reconcile the SQS DLQ with the index: drop stale copies, record missed deaths."),
+		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Seconds(jsii.Number(p.SweepInterval.Seconds()))),
 		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewSqsQueue(p.Replay.Jobs, &awseventstargets.SqsQueueProps{
 			Message: awsevents.RuleTargetInput_FromObject(map[string]any{"sweep": true}),
 		})},

@@ -67,7 +67,8 @@ func NewHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 			TenantDLQDepth: p.TenantDLQAlarmThreshold, OldestMessageAge: p.OldestMessageAgeThreshold, IteratorAge: p.IteratorAgeThreshold,
 			RejectedItems: p.RejectedItemsThreshold, FunctionErrors: p.FunctionErrorsThreshold, Throttles: p.ThrottlesThreshold,
 		},
-		AlarmEmail: p.AlarmEmail,
+		AlarmEmail:    p.AlarmEmail,
+		SweepInterval: p.SweepInterval,
 	})
 
 	out := func(name, desc string, value *string) {

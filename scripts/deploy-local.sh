@@ -16,7 +16,8 @@ MAX_AGE=${HOOKLINE_LOCAL_MAX_AGE:-1h}
 CDK=(node_modules/.bin/cdk)
 CTX=(-c architecture=host -c "retrySchedule=$SCHEDULE" -c "maxAge=$MAX_AGE" -c allowCIDRs=127.0.0.0/8 -c allowHTTP=true
   -c "requestTimeout=${HOOKLINE_LOCAL_REQUEST_TIMEOUT:-3s}" -c "disableAfter=${HOOKLINE_LOCAL_DISABLE_AFTER:-50}"
-  -c "deliverTimeout=${HOOKLINE_LOCAL_DELIVER_TIMEOUT:-60s}" -c "replayRate=${HOOKLINE_LOCAL_REPLAY_RATE:-10}")
+  -c "deliverTimeout=${HOOKLINE_LOCAL_DELIVER_TIMEOUT:-60s}" -c "replayRate=${HOOKLINE_LOCAL_REPLAY_RATE:-10}"
+  -c sweepInterval=1m)
 # The soak deploys with faults injected into the functions (never otherwise).
 if [ -n "${HOOKLINE_LOCAL_FAULTS:-}" ]; then
   CTX+=(-c "faults=$HOOKLINE_LOCAL_FAULTS")

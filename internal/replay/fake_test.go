@@ -336,6 +336,25 @@ func (f *fakeStore) hook() func(id, job string) {
 	return f.beforeClaim
 }
 
+// RecordAttempt, as the sweep uses it: a dead outcome marks the delivery
+// dead, with its message, in the dead index.
+func (f *fakeStore) RecordAttempt(_ context.Context, d store.Delivery, a store.Attempt, o store.Outcome) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	cur, ok := f.deliveries[d.DeliveryID]
+	if !ok || cur.State == delivery.StateDelivered {
+		return nil
+	}
+	cur.State, cur.Attempts = o.State, cur.Attempts+1
+	cur.AttemptLog = append(cur.AttemptLog, a)
+	if o.State == delivery.StateDead {
+		cur.DeadReason, cur.Message, cur.DeadAt = o.DeadReason, o.Message, timePtr(a.At)
+		f.deadIndex[cur.DeliveryID] = deadSK(cur)
+	}
+	f.deliveries[cur.DeliveryID] = cur
+	return nil
+}
+
 func (f *fakeStore) ReleaseReplay(_ context.Context, id, job string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -158,8 +158,9 @@ func (w *Worker) redriveOne(ctx context.Context, j *store.ReplayJob, m sqstypes.
 }
 
 // Sweep deletes from the DLQ the messages whose deliveries were delivered or
-// replayed after the message was sent, and leaves every other message as it
-// was. It looks at each message once (each is hidden while the sweep runs,
+// replayed after the message was sent, records the death of a delivery whose
+// message is here while its record still says pending (its last attempt was
+// cut off before it was recorded), and leaves every other message as it was. It looks at each message once (each is hidden while the sweep runs,
 // then made visible again) and returns how many it deleted and kept.
 func (w *Worker) Sweep(ctx context.Context) (deleted, kept int, err error) {
 	var keep []sqstypes.Message
@@ -186,6 +187,12 @@ func (w *Worker) Sweep(ctx context.Context) (deleted, kept int, err error) {
 				continue
 			}
 			d, gerr := w.Store.Delivery(ctx, msg.DeliveryID)
+			if gerr == nil && missedDeath(d, sentAt(m)) {
+				// SQS moved it here after its last attempt, but the attempt
+				// was never recorded (the function stopped first): record the
+				// death, so the tenant sees and can replay it.
+				w.recordMissedDeath(ctx, d, deref(m.Body))
+			}
 			if gerr != nil || !isStale(d, sentAt(m)) {
 				keep = append(keep, m)
 				continue
@@ -199,4 +206,21 @@ func (w *Worker) Sweep(ctx context.Context) (deleted, kept int, err error) {
 	}
 	w.Log.InfoContext(ctx, "DLQ swept", "deleted", deleted, "kept", len(keep))
 	return deleted, len(keep), nil
+}
+
+// missedDeath reports whether a DLQ message's delivery is pending with no
+// claim and no replay since the message was sent: nothing will ever move it,
+// unless its death is recorded.
+func missedDeath(d store.Delivery, sent time.Time) bool {
+	return d.State == delivery.StatePending && d.ReplayJob == "" && (d.ReplayedAt == nil || d.ReplayedAt.Before(sent))
+}
+
+func (w *Worker) recordMissedDeath(ctx context.Context, d store.Delivery, body string) {
+	a := store.Attempt{Number: d.Attempts + 1, At: w.now().UTC(), Error: "death_not_recorded"}
+	err := w.Store.RecordAttempt(ctx, d, a, store.Outcome{State: delivery.StateDead, DeadReason: "attempts_exhausted", Message: body})
+	if err != nil && !errors.Is(err, store.ErrDepthNotCounted) {
+		w.Log.ErrorContext(ctx, "cannot record a missed death", "delivery_id", d.DeliveryID, "error", err.Error())
+		return
+	}
+	w.Log.WarnContext(ctx, "recorded a death its attempt did not", "delivery_id", d.DeliveryID, "tenant_id", d.TenantID)
 }

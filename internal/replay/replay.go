@@ -38,6 +38,7 @@ type Store interface {
 	ListDead(ctx context.Context, tenantID string, f store.DeadFilter, limit int, cursor string) ([]store.Delivery, string, error)
 	ClaimForReplay(ctx context.Context, id, tenantID, job string, stale time.Duration) (store.Delivery, error)
 	ReleaseReplay(ctx context.Context, id, job string) error
+	RecordAttempt(ctx context.Context, d store.Delivery, a store.Attempt, o store.Outcome) error
 	Delivery(ctx context.Context, id string) (store.Delivery, error)
 	Endpoint(ctx context.Context, tenantID, endpointID string) (store.Endpoint, error)
 }

@@ -1054,3 +1054,23 @@ func TestPublishDepthsEmitsGauges(t *testing.T) {
 	require.NoError(t, w.PublishDepths(context.Background(), "a"))
 	require.Equal(t, 1, strings.Count(buf.String(), "\n"), "one tenant only")
 }
+
+// A delivery whose last attempt was cut off before it was recorded is still
+// pending while SQS has moved its message to the DLQ: the sweep records its
+// death, so the tenant sees it and can replay it, and keeps the message.
+func TestSweepRecordsAMissedDeath(t *testing.T) {
+	e := newEnv(t)
+	sentAt := e.t0.Add(-time.Hour)
+	e.st.put(store.Delivery{DeliveryID: "m1", TenantID: tenantA, EndpointID: "ep_1", State: delivery.StatePending, Attempts: 3})
+	e.q.addDLQ(body("m1", tenantA, "ep_1", "order.created"), sentAt)
+	deleted, kept, err := e.w.Sweep(context.Background())
+	require.NoError(t, err)
+	require.Zero(t, deleted)
+	require.Equal(t, 1, kept, "its only copy stays in the DLQ")
+	d, indexed := e.st.get("m1")
+	require.Equal(t, delivery.StateDead, d.State)
+	require.True(t, indexed, "listed in the tenant's DLQ")
+	require.Equal(t, "attempts_exhausted", d.DeadReason)
+	require.Equal(t, body("m1", tenantA, "ep_1", "order.created"), d.Message, "replayable")
+	require.Equal(t, "death_not_recorded", d.AttemptLog[len(d.AttemptLog)-1].Error)
+}
