@@ -204,7 +204,7 @@ func run(ctx context.Context, nEvents, nEndpoints int, chaos time.Duration) erro
 			longest = max(longest, end.Sub(written[p.event]))
 		}
 	}
-	fmt.Printf("  all %d deliveries terminal after %s: %d delivered, %d dead\n", len(pairs), time.Since(start).Round(time.Second), len(pairs)-len(dead), len(dead))
+	fmt.Printf("  %d of %d deliveries terminal after %s: %d delivered, %d dead\n", len(final), len(pairs), time.Since(start).Round(time.Second), len(final)-len(dead), len(dead))
 
 	// The dead ones are all in the tenant's DLQ listing.
 	deadList, err := harness.ListDead(ctx, client)
