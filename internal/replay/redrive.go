@@ -163,27 +163,25 @@ func (w *Worker) redriveOne(ctx context.Context, j *store.ReplayJob, m sqstypes.
 // cut off before it was recorded), and leaves every other message as it was. It looks at each message once (each is hidden while the sweep runs,
 // then made visible again) and returns how many it deleted and kept.
 func (w *Worker) Sweep(ctx context.Context) (deleted, kept int, err error) {
-	var keep []sqstypes.Message
-	defer func() {
-		for _, m := range keep {
-			_, _ = w.Queue.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &w.DLQURL, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0})
-		}
-	}()
+	// Each message is hidden for two seconds only, so that a sweep never
+	// keeps messages from anyone else for long; the sweep stops when three
+	// receives in a row bring nothing it has not seen.
+	seen := map[string]bool{}
 	deadline := w.now().Add(2 * time.Minute)
-	for empty := 0; empty < 2 && w.now().Before(deadline); {
-		msgs, err := w.receiveDLQ(ctx, 5*time.Minute)
+	for quiet := 0; quiet < 3 && w.now().Before(deadline); {
+		msgs, err := w.receiveDLQ(ctx, 2*time.Second)
 		if err != nil {
-			return deleted, len(keep), err
+			return deleted, kept, err
 		}
-		if len(msgs) == 0 {
-			empty++
-			continue
-		}
-		empty = 0
+		fresh := false
 		for _, m := range msgs {
+			if seen[deref(m.MessageId)] {
+				continue
+			}
+			seen[deref(m.MessageId)], fresh = true, true
 			msg, derr := delivery.Decode(deref(m.Body))
 			if derr != nil {
-				keep = append(keep, m)
+				kept++
 				continue
 			}
 			d, gerr := w.Store.Delivery(ctx, msg.DeliveryID)
@@ -193,19 +191,20 @@ func (w *Worker) Sweep(ctx context.Context) (deleted, kept int, err error) {
 				// death, so the tenant sees and can replay it.
 				w.recordMissedDeath(ctx, d, deref(m.Body))
 			}
-			if gerr != nil || !isStale(d, sentAt(m)) {
-				keep = append(keep, m)
-				continue
-			}
-			if err := w.deleteDLQ(ctx, m); err != nil {
-				keep = append(keep, m)
+			if gerr != nil || !isStale(d, sentAt(m)) || w.deleteDLQ(ctx, m) != nil {
+				kept++
 				continue
 			}
 			deleted++
 		}
+		if fresh {
+			quiet = 0
+		} else {
+			quiet++
+		}
 	}
-	w.Log.InfoContext(ctx, "DLQ swept", "deleted", deleted, "kept", len(keep))
-	return deleted, len(keep), nil
+	w.Log.InfoContext(ctx, "DLQ swept", "deleted", deleted, "kept", kept)
+	return deleted, kept, nil
 }
 
 // missedDeath reports whether a DLQ message's delivery is pending with no
