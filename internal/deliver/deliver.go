@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/delivery"
@@ -254,10 +255,10 @@ func (h *Handler) dead(ctx context.Context, log *slog.Logger, m events.SQSMessag
 
 func (h *Handler) toDLQ(ctx context.Context, log *slog.Logger, body, tenantID, reason string) bool {
 	attrs := map[string]sqstypes.MessageAttributeValue{
-		"dead_reason": {DataType: strPtr("String"), StringValue: strPtr(reason)},
+		"dead_reason": {DataType: aws.String("String"), StringValue: aws.String(reason)},
 	}
 	if tenantID != "" {
-		attrs["tenant_id"] = sqstypes.MessageAttributeValue{DataType: strPtr("String"), StringValue: strPtr(tenantID)}
+		attrs["tenant_id"] = sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(tenantID)}
 	}
 	if _, err := h.Queue.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &h.DLQURL, MessageBody: &body, MessageAttributes: attrs}); err != nil {
 		log.ErrorContext(ctx, "cannot send to the DLQ; will retry", "dead_reason", reason, "error", err.Error())
@@ -333,5 +334,3 @@ func (h *Handler) record(ctx context.Context, log *slog.Logger, d store.Delivery
 	}
 	return err
 }
-
-func strPtr(s string) *string { return &s }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 )
@@ -25,14 +26,7 @@ func SendBatch(ctx context.Context, c BatchSender, queueURL string, entries []sq
 	}
 	if len(out.Failed) > 0 {
 		f := out.Failed[0]
-		return fmt.Errorf("send delivery message %s: %s: %s", str(f.Id), str(f.Code), str(f.Message))
+		return fmt.Errorf("send delivery message %s: %s: %s", aws.ToString(f.Id), aws.ToString(f.Code), aws.ToString(f.Message))
 	}
 	return nil
-}
-
-func str(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/delivery"
@@ -167,7 +168,7 @@ func (h *Handler) fanOut(ctx context.Context, ev outbox.Event, targets []store.E
 		if err != nil {
 			return fmt.Errorf("encode delivery message %s: %w", id, err)
 		}
-		pending = append(pending, sqstypes.SendMessageBatchRequestEntry{Id: &id, MessageBody: strPtr(string(body))})
+		pending = append(pending, sqstypes.SendMessageBatchRequestEntry{Id: &id, MessageBody: aws.String(string(body))})
 		if len(pending) == 10 {
 			if err := flush(); err != nil {
 				return err
@@ -191,8 +192,6 @@ func (h *Handler) reject(ctx context.Context, rec events.DynamoDBEventRecord, ev
 		Key: key, EventID: safeText(ev.ID), TenantID: tenant, Reason: reason, Field: field, Detail: detail,
 	})
 }
-
-func strPtr(s string) *string { return &s }
 
 // safeText returns s if it can key a DynamoDB record, else "".
 func safeText(s string) string {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/delivery"
@@ -104,12 +105,12 @@ func (w *Worker) redriveStep(ctx context.Context, j *store.ReplayJob) error {
 
 // redriveOne handles one DLQ message and reports whether it was sent back.
 func (w *Worker) redriveOne(ctx context.Context, j *store.ReplayJob, m sqstypes.Message, n int) (bool, error) {
-	body := deref(m.Body)
+	body := aws.ToString(m.Body)
 	msg, err := delivery.Decode(body)
 	if err != nil {
 		// Cannot be delivered as it is: left in the DLQ for a human.
 		j.Failed++
-		skip(j, deref(m.MessageId), "malformed_message")
+		skip(j, aws.ToString(m.MessageId), "malformed_message")
 		return false, nil
 	}
 	d, err := w.Store.Delivery(ctx, msg.DeliveryID)
@@ -175,11 +176,11 @@ func (w *Worker) Sweep(ctx context.Context) (deleted, kept int, err error) {
 		}
 		fresh := false
 		for _, m := range msgs {
-			if seen[deref(m.MessageId)] {
+			if seen[aws.ToString(m.MessageId)] {
 				continue
 			}
-			seen[deref(m.MessageId)], fresh = true, true
-			msg, derr := delivery.Decode(deref(m.Body))
+			seen[aws.ToString(m.MessageId)], fresh = true, true
+			msg, derr := delivery.Decode(aws.ToString(m.Body))
 			if derr != nil {
 				kept++
 				continue
@@ -189,7 +190,7 @@ func (w *Worker) Sweep(ctx context.Context) (deleted, kept int, err error) {
 				// SQS moved it here after its last attempt, but the attempt
 				// was never recorded (the function stopped first): record the
 				// death, so the tenant sees and can replay it.
-				w.recordMissedDeath(ctx, d, deref(m.Body))
+				w.recordMissedDeath(ctx, d, aws.ToString(m.Body))
 			}
 			if gerr != nil || !isStale(d, sentAt(m)) || w.deleteDLQ(ctx, m) != nil {
 				kept++

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/delivery"
@@ -151,7 +152,7 @@ func (w *Worker) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEven
 func (w *Worker) Enqueue(ctx context.Context, msg Message, delay time.Duration) error {
 	body, _ := json.Marshal(msg)
 	secs := int32(min(900, max(0, int(delay.Seconds()))))
-	_, err := w.Queue.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &w.JobsQueueURL, MessageBody: strPtr(string(body)), DelaySeconds: secs})
+	_, err := w.Queue.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &w.JobsQueueURL, MessageBody: aws.String(string(body)), DelaySeconds: secs})
 	if err != nil {
 		return fmt.Errorf("enqueue replay job message: %w", err)
 	}
@@ -303,7 +304,7 @@ func (w *Worker) replayIDs(ctx context.Context, j *store.ReplayJob, ids []string
 		}
 		delay := w.delay(sent)
 		sent++
-		batch = append(batch, sqstypes.SendMessageBatchRequestEntry{Id: strPtr(strconv.Itoa(len(batch))), MessageBody: &d.Message, DelaySeconds: delay})
+		batch = append(batch, sqstypes.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(len(batch))), MessageBody: &d.Message, DelaySeconds: delay})
 		claimed = append(claimed, id)
 		if len(batch) == 10 {
 			if err := flush(); err != nil {
@@ -378,15 +379,6 @@ func (w *Worker) complete(ctx context.Context, j *store.ReplayJob) error {
 		return err
 	}
 	return w.Enqueue(ctx, Message{Sweep: true}, 90*time.Second)
-}
-
-func strPtr(s string) *string { return &s }
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // isStale reports whether a DLQ message is an old copy of a delivery that was
