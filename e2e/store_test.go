@@ -192,4 +192,32 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 		_, err = s.Rejection(ctx, "nope_"+key)
 		require.ErrorIs(t, err, store.ErrNotFound)
 	})
+
+	t.Run("a batch read finds what exists, in chunks of 100 keys", func(t *testing.T) {
+		tenant := tenantID + "_load"
+		require.NoError(t, s.PutEndpoint(ctx, store.Endpoint{TenantID: tenant, EndpointID: "ep_l", URL: "https://example.com/l", Secrets: []string{"whsec_x"}}))
+		var ids []string
+		for i := 0; i < 120; i++ {
+			id := delivery.ID(fmt.Sprintf("evt_load_%d", i), tenant)
+			ids = append(ids, id)
+			if i%2 == 0 { // every other one exists
+				_, err := s.CreateDelivery(ctx, store.Delivery{DeliveryID: id, TenantID: tenant, EndpointID: "ep_l", EventID: fmt.Sprintf("evt_load_%d", i), EventType: "a.b"})
+				require.NoError(t, err)
+			}
+		}
+		refs := []store.EndpointRef{{TenantID: tenant, EndpointID: "ep_l"}, {TenantID: tenant, EndpointID: "ep_l"}, {TenantID: tenant, EndpointID: "ep_gone"}}
+		snap, err := s.Load(ctx, append(ids, ids[0]), refs)
+		require.NoError(t, err)
+		require.Len(t, snap.Deliveries, 60)
+		for i, id := range ids {
+			d, ok := snap.Deliveries[id]
+			require.Equal(t, i%2 == 0, ok, "delivery %d", i)
+			if ok {
+				require.Equal(t, delivery.StatePending, d.State)
+				require.Equal(t, "ep_l", d.EndpointID)
+			}
+		}
+		require.Len(t, snap.Endpoints, 1)
+		require.Equal(t, "https://example.com/l", snap.Endpoints[store.EndpointRef{TenantID: tenant, EndpointID: "ep_l"}].URL)
+	})
 }

@@ -3,6 +3,7 @@ package deliver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -31,6 +32,9 @@ const (
 
 // Store is what deliver needs of the state table.
 type Store interface {
+	// Load reads a whole batch's deliveries and endpoints at once; Delivery
+	// and Endpoint read one, when Load failed.
+	Load(ctx context.Context, deliveryIDs []string, endpoints []store.EndpointRef) (store.Snapshot, error)
 	Delivery(ctx context.Context, id string) (store.Delivery, error)
 	Endpoint(ctx context.Context, tenantID, endpointID string) (store.Endpoint, error)
 	RecordAttempt(ctx context.Context, d store.Delivery, a store.Attempt, o store.Outcome) error
@@ -101,12 +105,33 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		wg  sync.WaitGroup
 		sem = make(chan struct{}, limit)
 	)
-	for _, m := range ev.Records {
+	// One read for the whole batch's records (deliveries and their
+	// endpoints) instead of two per message.
+	msgs := make([]delivery.Message, len(ev.Records))
+	errs := make([]error, len(ev.Records))
+	var ids []string
+	var refs []store.EndpointRef
+	for i, m := range ev.Records {
+		msgs[i], errs[i] = delivery.Decode(m.Body)
+		if errs[i] == nil {
+			ids = append(ids, msgs[i].DeliveryID)
+			refs = append(refs, store.EndpointRef{TenantID: msgs[i].TenantID, EndpointID: msgs[i].EndpointID})
+		}
+	}
+	var snap *store.Snapshot
+	if len(ids) > 0 {
+		if s, err := h.Store.Load(ctx, ids, refs); err != nil {
+			h.Log.WarnContext(ctx, "cannot read the batch's records at once; reading each", "error", err.Error())
+		} else {
+			snap = &s
+		}
+	}
+	for i, m := range ev.Records {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if !h.process(ctx, m) {
+			if !h.process(ctx, m, msgs[i], errs[i], snap) {
 				mu.Lock()
 				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
 				mu.Unlock()
@@ -124,22 +149,49 @@ func (h *Handler) now() time.Time {
 	return time.Now()
 }
 
-// process makes one attempt for m and reports whether the message is done
-// with (true: delete it) or must come back (false).
-func (h *Handler) process(ctx context.Context, m events.SQSMessage) bool {
+// delivery reads a delivery from the batch's snapshot, or on its own when
+// there is none.
+func (h *Handler) delivery(ctx context.Context, snap *store.Snapshot, id string) (store.Delivery, error) {
+	if snap == nil {
+		return h.Store.Delivery(ctx, id)
+	}
+	d, ok := snap.Deliveries[id]
+	if !ok {
+		return d, fmt.Errorf("delivery %s: %w", id, store.ErrNotFound)
+	}
+	return d, nil
+}
+
+// endpoint reads an endpoint from the batch's snapshot, or on its own when
+// there is none.
+func (h *Handler) endpoint(ctx context.Context, snap *store.Snapshot, tenantID, endpointID string) (store.Endpoint, error) {
+	if snap == nil {
+		return h.Store.Endpoint(ctx, tenantID, endpointID)
+	}
+	e, ok := snap.Endpoints[store.EndpointRef{TenantID: tenantID, EndpointID: endpointID}]
+	if !ok {
+		return e, fmt.Errorf("endpoint %s of tenant %s: %w", endpointID, tenantID, store.ErrNotFound)
+	}
+	return e, nil
+}
+
+// process makes one attempt for m (msg is its decoded body, or decodeErr
+// says why it has none) and reports whether the message is done with (true:
+// delete it) or must come back (false). snap holds the batch's records, or
+// is nil when they could not be read at once.
+func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg delivery.Message, decodeErr error, snap *store.Snapshot) bool {
 	attempt, _ := strconv.Atoi(m.Attributes["ApproximateReceiveCount"])
 	if attempt < 1 {
 		attempt = 1
 	}
 	log := h.Log.With("message_id", m.MessageId, "attempt", attempt)
-	msg, err := delivery.Decode(m.Body)
-	if err != nil {
-		log.ErrorContext(ctx, "malformed delivery message sent to the DLQ", "error", err.Error())
+	if decodeErr != nil {
+		log.ErrorContext(ctx, "malformed delivery message sent to the DLQ", "error", decodeErr.Error())
 		return h.toDLQ(ctx, log, m.Body, "", ReasonMalformedMessage)
 	}
 	log = log.With("delivery_id", msg.DeliveryID, "tenant_id", msg.TenantID, "endpoint_id", msg.EndpointID, "event_id", msg.EventID)
 
-	d, err := h.Store.Delivery(ctx, msg.DeliveryID)
+	d, err := h.delivery(ctx, snap, msg.DeliveryID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		d = store.Delivery{DeliveryID: msg.DeliveryID, TenantID: msg.TenantID, EndpointID: msg.EndpointID, EventID: msg.EventID, EventType: msg.EventType}
@@ -155,7 +207,7 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage) bool {
 	if h.Policy.Expired(msg.OccurredAt, now) {
 		return h.dead(ctx, log, m, d, store.Attempt{Number: attempt, At: now, Error: "not_attempted"}, retry.ReasonMaxAgeExceeded)
 	}
-	ep, err := h.Store.Endpoint(ctx, msg.TenantID, msg.EndpointID)
+	ep, err := h.endpoint(ctx, snap, msg.TenantID, msg.EndpointID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return h.dead(ctx, log, m, d, store.Attempt{Number: attempt, At: now, Error: "not_attempted"}, ReasonEndpointNotFound)

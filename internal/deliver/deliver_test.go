@@ -45,6 +45,9 @@ type fakeStore struct {
 	failures   map[string]int
 	resets     int
 	failRead   bool
+	failLoad   bool // Load fails; single reads still work unless failRead
+	loads      int  // Load calls
+	singles    int  // Delivery and Endpoint calls
 	failDepth  bool // RecordAttempt answers ErrDepthNotCounted on deaths
 }
 
@@ -56,9 +59,31 @@ func newFakeStore(eps ...store.Endpoint) *fakeStore {
 	return s
 }
 
+func (s *fakeStore) Load(_ context.Context, ids []string, refs []store.EndpointRef) (store.Snapshot, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.loads++
+	if s.failRead || s.failLoad {
+		return store.Snapshot{}, errBoom
+	}
+	snap := store.Snapshot{Deliveries: map[string]store.Delivery{}, Endpoints: map[store.EndpointRef]store.Endpoint{}}
+	for _, id := range ids {
+		if d, ok := s.deliveries[id]; ok {
+			snap.Deliveries[id] = d
+		}
+	}
+	for _, r := range refs {
+		if e, ok := s.endpoints[r.TenantID+"/"+r.EndpointID]; ok {
+			snap.Endpoints[r] = e
+		}
+	}
+	return snap, nil
+}
+
 func (s *fakeStore) Delivery(_ context.Context, id string) (store.Delivery, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.singles++
 	if s.failRead {
 		return store.Delivery{}, errBoom
 	}
@@ -70,6 +95,9 @@ func (s *fakeStore) Delivery(_ context.Context, id string) (store.Delivery, erro
 }
 
 func (s *fakeStore) Endpoint(_ context.Context, tenant, id string) (store.Endpoint, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.singles++
 	e, ok := s.endpoints[tenant+"/"+id]
 	if !ok {
 		return e, store.ErrNotFound
@@ -501,4 +529,38 @@ func TestLogLinesCarryIDsNeverSecrets(t *testing.T) {
 			require.NotContains(t, line, `"n":1`, "no payload in the logs")
 		}
 	}
+}
+
+func TestBatchRecordsAreReadAtOnce(t *testing.T) {
+	t.Run("one read for the batch, none per message", func(t *testing.T) {
+		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
+		f.store.deliveries["b"] = store.Delivery{DeliveryID: "b", TenantID: "t1", EndpointID: "ep_1", State: delivery.StateDelivered}
+		msgs := []events.SQSMessage{message(t, "a", "1", f.now), message(t, "b", "1", f.now), message(t, "c", "2", f.now)}
+		require.Empty(t, f.run(t, msgs...))
+		require.Equal(t, 1, f.store.loads)
+		require.Equal(t, 0, f.store.singles)
+		require.EqualValues(t, 2, f.hits.Load(), "b was already delivered (seen in the batch read): not sent again")
+		require.Len(t, f.store.outcomes["a"], 1)
+		require.Len(t, f.store.outcomes["c"], 1)
+	})
+	t.Run("an endpoint missing from the batch read is not found", func(t *testing.T) {
+		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
+		delete(f.store.endpoints, "t1/ep_1")
+		require.Empty(t, f.run(t, message(t, "a", "1", f.now)))
+		require.Equal(t, []string{ReasonEndpointNotFound}, f.queue.dlqReason)
+		require.Equal(t, 0, f.store.singles)
+	})
+	t.Run("a failed batch read falls back to reading each message's records", func(t *testing.T) {
+		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
+		f.store.failLoad = true
+		require.Empty(t, f.run(t, message(t, "a", "1", f.now), message(t, "b", "1", f.now)))
+		require.Equal(t, 4, f.store.singles, "a delivery and an endpoint read per message")
+		require.EqualValues(t, 2, f.hits.Load())
+	})
+	t.Run("a batch of malformed messages reads nothing", func(t *testing.T) {
+		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
+		require.Empty(t, f.run(t, events.SQSMessage{MessageId: "m", ReceiptHandle: "rh", Body: "{not json"}))
+		require.Equal(t, 0, f.store.loads+f.store.singles)
+		require.Equal(t, []string{ReasonMalformedMessage}, f.queue.dlqReason)
+	})
 }

@@ -230,6 +230,24 @@ func (f *fakeStore) Delivery(_ context.Context, id string) (store.Delivery, erro
 	return cloneDelivery(d), nil
 }
 
+func (f *fakeStore) Load(_ context.Context, ids []string, refs []store.EndpointRef) (store.Snapshot, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err, _ := f.faults.hit("Load"); err != nil {
+		return store.Snapshot{}, err
+	}
+	if len(ids) > 100 || len(refs) > 0 {
+		return store.Snapshot{}, fmt.Errorf("the worker reads deliveries only, at most 100 at once; got %d and %d endpoints", len(ids), len(refs))
+	}
+	snap := store.Snapshot{Deliveries: map[string]store.Delivery{}, Endpoints: map[store.EndpointRef]store.Endpoint{}}
+	for _, id := range ids {
+		if d, ok := f.deliveries[id]; ok {
+			snap.Deliveries[id] = cloneDelivery(d)
+		}
+	}
+	return snap, nil
+}
+
 func (f *fakeStore) Endpoint(_ context.Context, tenantID, endpointID string) (store.Endpoint, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -41,6 +41,7 @@ type Store interface {
 	ReleaseReplay(ctx context.Context, id, job string) error
 	RecordAttempt(ctx context.Context, d store.Delivery, a store.Attempt, o store.Outcome) error
 	Delivery(ctx context.Context, id string) (store.Delivery, error)
+	Load(ctx context.Context, deliveryIDs []string, endpoints []store.EndpointRef) (store.Snapshot, error)
 	Endpoint(ctx context.Context, tenantID, endpointID string) (store.Endpoint, error)
 }
 
@@ -270,9 +271,19 @@ func (w *Worker) replayIDs(ctx context.Context, j *store.ReplayJob, ids []string
 		batch, claimed = batch[:0], claimed[:0]
 		return nil
 	}
-	for _, id := range ids {
+	var snap store.Snapshot
+	for i, id := range ids {
+		if i%100 == 0 {
+			// Read the deliveries a hundred at a time, not one by one: the
+			// claim below is what decides, so a read a moment old is fine.
+			var err error
+			if snap, err = w.Store.Load(ctx, ids[i:min(len(ids), i+100)], nil); err != nil {
+				return 0, err
+			}
+		}
 		j.Matched++
-		reason, err := w.check(ctx, j, id, disabled)
+		d, found := snap.Deliveries[id]
+		reason, err := w.check(ctx, j, d, found, disabled)
 		if err != nil {
 			return 0, err
 		}
@@ -284,7 +295,7 @@ func (w *Worker) replayIDs(ctx context.Context, j *store.ReplayJob, ids []string
 			skip(j, id, reason)
 			continue
 		}
-		d, err := w.Store.ClaimForReplay(ctx, id, j.TenantID, j.JobID, w.stale())
+		d, err = w.Store.ClaimForReplay(ctx, id, j.TenantID, j.JobID, w.stale())
 		if errors.Is(err, store.ErrDepthNotCounted) {
 			w.Log.WarnContext(ctx, "tenant DLQ depth not counted", "delivery_id", id, "error", err.Error())
 			err = nil
@@ -328,15 +339,13 @@ func (w *Worker) delay(n int) int32 {
 	return int32(min(900, d))
 }
 
-// check reads a delivery before it is claimed and says why it is to be
-// skipped ("" to replay it; "replayed" if this job already sent it).
-func (w *Worker) check(ctx context.Context, j *store.ReplayJob, id string, disabled map[string]bool) (string, error) {
-	d, err := w.Store.Delivery(ctx, id)
+// check looks at a delivery (as read before it is claimed; found false if
+// it does not exist) and says why it is to be skipped ("" to replay it;
+// "replayed" if this job already sent it).
+func (w *Worker) check(ctx context.Context, j *store.ReplayJob, d store.Delivery, found bool, disabled map[string]bool) (string, error) {
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case !found:
 		return "not_found", nil
-	case err != nil:
-		return "", err
 	case j.TenantID != "" && d.TenantID != j.TenantID:
 		return "not_found", nil // another tenant's: as good as missing
 	case d.ReplayJob == j.JobID:

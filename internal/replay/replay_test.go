@@ -559,6 +559,8 @@ func TestReplayCrashAndResume(t *testing.T) {
 		{name: "checkpoint saved, its response lost", storeFaults: []fault{{method: "SaveJob", call: 2, after: true}}, exactlyOnce: true},
 		{name: "stop after the checkpoint, before any claim", storeFaults: []fault{{method: "ClaimForReplay", call: 1}}, exactlyOnce: true},
 		{name: "claim fails midway", storeFaults: []fault{{method: "ClaimForReplay", call: 12}}, exactlyOnce: true},
+		{name: "the batch read fails", storeFaults: []fault{{method: "Load", call: 1}}, exactlyOnce: true},
+		{name: "filter: the batch read fails", kind: replay.KindFilter, storeFaults: []fault{{method: "Load", call: 1}}, exactlyOnce: true},
 		{name: "claimed, the claim's response lost", storeFaults: []fault{{method: "ClaimForReplay", call: 5, after: true}}, exactlyOnce: true},
 		{name: "second send batch fails", queueFaults: []fault{{method: "SendMessageBatch", call: 2}}, exactlyOnce: true},
 		{name: "first send batch sent, its response lost", queueFaults: []fault{{method: "SendMessageBatch", call: 1, after: true}}},
