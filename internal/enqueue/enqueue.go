@@ -54,8 +54,14 @@ type Handler struct {
 	// Fault, for the soak test only, may fail the invocation after part of
 	// a record's messages were sent (package fault). Nil: never.
 	Fault func(point string) error
+}
 
-	failAfterSend bool // this invocation's drawn fault (one invocation at a time)
+// invocation is the state of one Handle call: the endpoints of each tenant
+// seen in the batch (read once per batch, not once per record), and the
+// soak fault drawn for it.
+type invocation struct {
+	endpoints     map[string][]store.Endpoint
+	failAfterSend bool
 }
 
 // Handle processes a stream batch in order. A record that fails for an
@@ -71,9 +77,12 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 	resp := events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{}}
 	// The soak's fault, if any, is drawn once per invocation: it then fails
 	// after the first record that sent messages.
-	h.failAfterSend = h.Fault != nil && h.Fault(fault.EnqueueFail) != nil
+	inv := &invocation{
+		endpoints:     map[string][]store.Endpoint{},
+		failAfterSend: h.Fault != nil && h.Fault(fault.EnqueueFail) != nil,
+	}
 	for _, rec := range ev.Records {
-		if err := h.record(ctx, rec); err != nil {
+		if err := h.record(ctx, rec, inv); err != nil {
 			h.Log.ErrorContext(ctx, "enqueue failed; the stream will retry the batch",
 				"sequence_number", rec.Change.SequenceNumber, "error", err.Error())
 			return resp, fmt.Errorf("record %s: %w", rec.Change.SequenceNumber, err)
@@ -82,7 +91,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 	return resp, nil
 }
 
-func (h *Handler) record(ctx context.Context, rec events.DynamoDBEventRecord) error {
+func (h *Handler) record(ctx context.Context, rec events.DynamoDBEventRecord, inv *invocation) error {
 	if rec.EventName != string(events.DynamoDBOperationTypeInsert) {
 		return nil // updates and TTL removals of outbox items are not events
 	}
@@ -94,9 +103,14 @@ func (h *Handler) record(ctx context.Context, rec events.DynamoDBEventRecord) er
 	if err != nil {
 		return err
 	}
-	endpoints, err := h.Store.Endpoints(ctx, ev.TenantID)
-	if err != nil {
-		return err
+	endpoints, seen := inv.endpoints[ev.TenantID]
+	if !seen {
+		// Read once per tenant per batch: an endpoint created or changed
+		// while the batch runs applies from the next batch, a second later.
+		if endpoints, err = h.Store.Endpoints(ctx, ev.TenantID); err != nil {
+			return err
+		}
+		inv.endpoints[ev.TenantID] = endpoints
 	}
 	var targets []store.Endpoint
 	for _, ep := range endpoints {
@@ -127,11 +141,11 @@ func (h *Handler) record(ctx context.Context, rec events.DynamoDBEventRecord) er
 		}
 		return h.reject(ctx, rec, ev, ReasonNoEndpoint, outbox.AttrTenantID, "no endpoint of the tenant subscribes to "+strconv.Quote(ev.Type))
 	}
-	return h.fanOut(ctx, ev, targets)
+	return h.fanOut(ctx, ev, targets, inv)
 }
 
 // fanOut creates the deliveries and sends their messages, ten at a time.
-func (h *Handler) fanOut(ctx context.Context, ev outbox.Event, targets []store.Endpoint) error {
+func (h *Handler) fanOut(ctx context.Context, ev outbox.Event, targets []store.Endpoint, inv *invocation) error {
 	var pending []sqstypes.SendMessageBatchRequestEntry
 	flush := func() error {
 		if err := delivery.SendBatch(ctx, h.Queue, h.QueueURL, pending); err != nil {
@@ -141,9 +155,9 @@ func (h *Handler) fanOut(ctx context.Context, ev outbox.Event, targets []store.E
 			if err := h.Store.MarkEnqueued(ctx, *e.Id); err != nil {
 				return err
 			}
-			if i == 0 && h.failAfterSend {
+			if i == 0 && inv.failAfterSend {
 				// Sent, part marked: the retry must lose nothing.
-				h.failAfterSend = false
+				inv.failAfterSend = false
 				return fmt.Errorf("%w at %s", fault.Injected, fault.EnqueueFail)
 			}
 		}

@@ -31,7 +31,8 @@ type fakeStore struct {
 	enqueued   map[string]bool
 	rejections map[string]store.Rejection
 	tenants    map[string]bool
-	failOn     string // "endpoints", "create", "mark", "reject"
+	failOn     string         // "endpoints", "create", "mark", "reject"
+	queries    map[string]int // Endpoints calls per tenant
 }
 
 func (s *fakeStore) Tenant(_ context.Context, id string) (store.Tenant, error) {
@@ -53,6 +54,12 @@ func newFakeStore(eps ...store.Endpoint) *fakeStore {
 var errBoom = errors.New("boom: service unavailable")
 
 func (s *fakeStore) Endpoints(_ context.Context, tenant string) ([]store.Endpoint, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.queries == nil {
+		s.queries = map[string]int{}
+	}
+	s.queries[tenant]++
 	if s.failOn == "endpoints" {
 		return nil, errBoom
 	}
@@ -432,4 +439,23 @@ func TestFailureAfterPartialSendIsRetriedWithoutLoss(t *testing.T) {
 		require.Equal(t, 1, seen[fmt.Sprintf("ep_%02d", i)], "sent only by the retry")
 	}
 	require.Len(t, q.sent, 15+9, "the nine sent but unmarked are sent again")
+}
+
+func TestEndpointsAreReadOncePerTenantPerBatch(t *testing.T) {
+	s, q := newFakeStore(endpoint("t1", "ep_a"), endpoint("t1", "ep_b"), endpoint("t2", "ep_c")), &fakeQueue{}
+	h := newHandler(s, q)
+	ev := streamEvent(image("e1", "t1", nil), image("e2", "t2", nil), image("e3", "t1", nil), image("e4", "t2", nil), image("e5", "t1", nil))
+	resp, err := h.Handle(context.Background(), ev)
+	require.NoError(t, err)
+	require.Empty(t, resp.BatchItemFailures)
+	require.Len(t, q.sent, 3*2+2*1)
+	require.Equal(t, map[string]int{"t1": 1, "t2": 1}, s.queries)
+
+	// The next batch reads again: a change to a tenant's endpoints applies
+	// from the next batch on.
+	s.endpoints["t1"] = append(s.endpoints["t1"], endpoint("t1", "ep_new"))
+	_, err = h.Handle(context.Background(), streamEvent(image("e6", "t1", nil)))
+	require.NoError(t, err)
+	require.Equal(t, 2, s.queries["t1"])
+	require.Len(t, q.sent, 8+3)
 }
