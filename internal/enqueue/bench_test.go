@@ -1,0 +1,211 @@
+package enqueue
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/outbox"
+)
+
+// BenchmarkEnqueueVsDecode measures the enqueue path for one stream record
+// (decode, validate, fan out, build and send the messages) against decoding
+// the same record alone, in the same run, alternating blocks of each so that
+// machine noise hits both alike. Both sides start from the same raw Lambda
+// event JSON: the enqueue side unmarshals it and runs Handler.Handle with
+// in-memory fakes for the store and the queue; the baseline unmarshals it and
+// runs decodeImage on the record. It reports time-x (CPU time per record,
+// enqueue / decode) and allocs-x (allocations per record). Target: time-x
+// <= 2 with one endpoint. Printed, never asserted.
+func BenchmarkEnqueueVsDecode(b *testing.B) {
+	for _, endpoints := range []int{1, 2} {
+		b.Run(fmt.Sprintf("endpoints=%d", endpoints), func(b *testing.B) {
+			raw := benchEventJSON(b)
+			enqueue, decode := enqueueOp(b, raw, endpoints), decodeOp(b, raw)
+			measure(enqueue, 200) // warm both
+			measure(decode, 200)
+			const block = 200
+			var cpuEnqueue, cpuDecode time.Duration
+			var allocEnqueue, allocDecode uint64
+			n := 0
+			for b.Loop() {
+				c, a := measure(decode, block)
+				cpuDecode, allocDecode = cpuDecode+c, allocDecode+a
+				c, a = measure(enqueue, block)
+				cpuEnqueue, allocEnqueue = cpuEnqueue+c, allocEnqueue+a
+				n += block
+			}
+			b.ReportMetric(float64(cpuEnqueue)/float64(cpuDecode), "time-x")
+			b.ReportMetric(float64(allocEnqueue)/float64(allocDecode), "allocs-x")
+			b.ReportMetric(float64(cpuEnqueue.Nanoseconds())/float64(n), "enqueue-cpu-ns/op")
+			b.ReportMetric(float64(cpuDecode.Nanoseconds())/float64(n), "decode-cpu-ns/op")
+			b.ReportMetric(float64(allocEnqueue)/float64(n), "enqueue-allocs/op")
+			b.ReportMetric(float64(allocDecode)/float64(n), "decode-allocs/op")
+		})
+	}
+}
+
+// enqueueOp returns one invocation of the handler on raw: unmarshal the
+// Lambda event, then Handle it, sending one message per endpoint.
+func enqueueOp(b *testing.B, raw []byte, endpoints int) func() {
+	s := &benchStore{}
+	for i := range endpoints {
+		s.endpoints = append(s.endpoints, endpoint("tenant_bench", fmt.Sprintf("ep_%d", i)))
+	}
+	q := &benchQueue{}
+	h := &Handler{Store: s, Queue: q, QueueURL: "https://sqs.example/q", Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+	ctx := context.Background()
+	return func() {
+		var ev events.DynamoDBEvent
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			b.Fatal(err)
+		}
+		before := q.sent
+		if _, err := h.Handle(ctx, ev); err != nil {
+			b.Fatal(err)
+		}
+		if q.sent-before != endpoints {
+			b.Fatalf("sent %d messages, want %d", q.sent-before, endpoints)
+		}
+	}
+}
+
+// decodeOp returns the baseline: unmarshal the same Lambda event and decode
+// its record.
+func decodeOp(b *testing.B, raw []byte) func() {
+	return func() {
+		var ev events.DynamoDBEvent
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := decodeImage(ev.Records[0].Change.NewImage); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchEventJSON returns the Lambda event of one INSERT whose NEW_IMAGE is
+// the item outbox.Event.Item writes, with a payload of about 1 KB.
+func benchEventJSON(b *testing.B) []byte {
+	seq := int64(42)
+	e := outbox.Event{
+		ID: "evt_01JQ7Z8N4K2M5P6R7S8T9V0W1X", TenantID: "tenant_bench", Type: "payment.succeeded",
+		Payload: benchPayload(), OccurredAt: time.Date(2026, 3, 14, 15, 9, 26, 535897000, time.UTC),
+		Sequence: &seq, ExpiresAt: time.Date(2026, 4, 14, 15, 9, 26, 0, time.UTC),
+	}
+	item, err := e.Item()
+	if err != nil {
+		b.Fatal(err)
+	}
+	img := make(map[string]events.DynamoDBAttributeValue, len(item))
+	for name, v := range item {
+		switch v := v.(type) {
+		case *types.AttributeValueMemberS:
+			img[name] = events.NewStringAttribute(v.Value)
+		case *types.AttributeValueMemberN:
+			img[name] = events.NewNumberAttribute(v.Value)
+		default:
+			b.Fatalf("attribute %s: unexpected type %T", name, v)
+		}
+	}
+	ev := events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{{
+		EventID: "c4ca4238a0b923820dcc509a6f75849b", EventName: "INSERT", EventVersion: "1.1",
+		EventSource: "aws:dynamodb", AWSRegion: "us-east-1",
+		EventSourceArn: "arn:aws:dynamodb:us-east-1:000000000000:table/Outbox/stream/2026-03-14T00:00:00.000",
+		Change: events.DynamoDBStreamRecord{
+			ApproximateCreationDateTime: events.SecondsEpochTime{Time: e.OccurredAt.Truncate(time.Second)},
+			Keys:                        map[string]events.DynamoDBAttributeValue{outbox.AttrID: img[outbox.AttrID]},
+			NewImage:                    img,
+			SequenceNumber:              "111100000000000000001",
+			SizeBytes:                   1400,
+			StreamViewType:              "NEW_IMAGE",
+		},
+	}}}
+	raw, err := json.Marshal(ev)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return raw
+}
+
+// benchPayload is a realistic event payload of about 1 KB.
+func benchPayload() json.RawMessage {
+	p, _ := json.Marshal(map[string]any{
+		"object": "payment", "id": "pay_3NqLk2Hx9FzT1aBc", "amount": 125000, "amount_received": 125000,
+		"currency": "eur", "status": "succeeded", "capture_method": "automatic", "livemode": false,
+		"customer": map[string]any{
+			"id": "cus_Q8w7e6R5t4Y3", "email": "ada.lovelace@example.com", "name": "Ada Lovelace",
+			"address": map[string]any{"line1": "12 Analytical Engine Street", "city": "London", "postal_code": "NW1 6XE", "country": "GB"},
+		},
+		"payment_method": map[string]any{
+			"type": "card", "card": map[string]any{"brand": "visa", "last4": "4242", "exp_month": 12, "exp_year": 2029, "funding": "credit", "country": "FR"},
+		},
+		"lines": []any{
+			map[string]any{"sku": "SKU-10042", "description": "Difference engine, assembled", "quantity": 1, "unit_amount": 100000},
+			map[string]any{"sku": "SKU-20017", "description": "Punched cards, box of 500", "quantity": 5, "unit_amount": 5000},
+		},
+		"metadata":    map[string]any{"order_id": "ord_8841", "channel": "web", "campaign": "spring-2026"},
+		"description": "Order ord_8841: " + strings.Repeat("é", 40),
+		"created":     1773500966,
+	})
+	return p
+}
+
+// benchStore is a Store for the benchmark: the tenant exists with fixed
+// endpoints, every delivery is new, marking is free.
+type benchStore struct{ endpoints []store.Endpoint }
+
+func (s *benchStore) Endpoints(context.Context, string) ([]store.Endpoint, error) {
+	return s.endpoints, nil
+}
+
+func (s *benchStore) CreateDelivery(context.Context, store.Delivery) (bool, error) { return true, nil }
+
+func (s *benchStore) MarkEnqueued(context.Context, string) error { return nil }
+
+func (s *benchStore) PutRejection(_ context.Context, r store.Rejection) error {
+	return fmt.Errorf("unexpected rejection: %s %s", r.Reason, r.Detail)
+}
+
+func (s *benchStore) Tenant(_ context.Context, id string) (store.Tenant, error) {
+	return store.Tenant{TenantID: id}, nil
+}
+
+// benchQueue accepts every message and keeps none of them, only a count.
+type benchQueue struct{ sent int }
+
+var benchSent = &sqs.SendMessageBatchOutput{}
+
+func (q *benchQueue) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
+	q.sent += len(in.Entries)
+	return benchSent, nil
+}
+
+// measure runs op n times and returns the process CPU time (user+system) and
+// the heap allocations it took.
+func measure(op func(), n int) (time.Duration, uint64) {
+	var m0, m1 runtime.MemStats
+	var r0, r1 syscall.Rusage
+	runtime.ReadMemStats(&m0)
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
+	for i := 0; i < n; i++ {
+		op()
+	}
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r1)
+	runtime.ReadMemStats(&m1)
+	cpu := func(r syscall.Rusage) time.Duration {
+		return time.Duration(r.Utime.Nano() + r.Stime.Nano())
+	}
+	return cpu(r1) - cpu(r0), m1.Mallocs - m0.Mallocs
+}
