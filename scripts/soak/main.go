@@ -36,6 +36,7 @@ func main() {
 	events := flag.Int("events", 300, "events to write")
 	endpoints := flag.Int("endpoints", 2, "endpoints (each a chaotic receiver) every event goes to")
 	chaos := flag.Duration("chaos", 30*time.Second, "how long the receivers fail at random before they recover")
+	flag.Float64Var(&rate, "rate", 0, "events written per second, in transactions of up to 25 (0: all at once); a steady rate keeps the local cloud's queues short, as production traffic would")
 	timeout := flag.Duration("timeout", 10*time.Minute, "the whole run stops after this")
 	flag.DurationVar(&settle, "settle", 5*time.Minute, "how long a delivery may take to reach a terminal state before it counts as lost")
 	flag.Parse()
@@ -124,7 +125,10 @@ func (c *chaotic) serve(w http.ResponseWriter, r *http.Request) {
 
 type pair struct{ event, endpoint string }
 
-var settle time.Duration
+var (
+	settle time.Duration
+	rate   float64
+)
 
 func run(ctx context.Context, nEvents, nEndpoints int, chaos time.Duration) error {
 	e, err := harness.Load(ctx)
@@ -153,6 +157,15 @@ func run(ctx context.Context, nEvents, nEndpoints int, chaos time.Duration) erro
 	written := make(map[string]time.Time, nEvents)
 	var pairs []pair
 	for i := 0; i < nEvents; i += 25 {
+		if rate > 0 {
+			// Hold the pace: event i goes out no earlier than i/rate seconds in.
+			if wait := time.Until(start.Add(time.Duration(float64(i) / rate * float64(time.Second)))); wait > 0 {
+				time.Sleep(wait)
+			}
+			if i > 0 && i%2500 == 0 {
+				fmt.Printf("  wrote %d events after %s\n", i, time.Since(start).Round(time.Second))
+			}
+		}
 		var items []types.TransactWriteItem
 		at := time.Now()
 		for k := i; k < min(nEvents, i+25); k++ {
@@ -320,27 +333,36 @@ func waitTerminal(ctx context.Context, st *store.Store, pairs []pair, settle tim
 			return final, left
 		}
 		var next []pair
-		sem := make(chan struct{}, 16)
+		sem := make(chan struct{}, 4)
 		var wg sync.WaitGroup
-		for _, p := range left {
+		for start := 0; start < len(left); start += 100 {
+			chunk := left[start:min(len(left), start+100)]
 			wg.Add(1)
 			sem <- struct{}{}
 			go func() {
 				defer func() { <-sem; wg.Done() }()
-				d, err := st.Delivery(ctx, delivery.ID(p.event, p.endpoint))
+				ids := make([]string, len(chunk))
+				for i, p := range chunk {
+					ids[i] = delivery.ID(p.event, p.endpoint)
+				}
+				snap, err := st.Load(ctx, ids, nil)
 				mu.Lock()
 				defer mu.Unlock()
-				if err == nil && done(d) {
-					final[p] = d
-				} else {
-					next = append(next, p)
+				for i, p := range chunk {
+					if d, ok := snap.Deliveries[ids[i]]; err == nil && ok && done(d) {
+						final[p] = d
+					} else {
+						next = append(next, p)
+					}
 				}
 			}()
 		}
 		wg.Wait()
 		left = next
 		if len(left) > 0 {
-			time.Sleep(2 * time.Second)
+			// Poll less often when many are left: the reads load the same
+			// local cloud the pipeline runs on.
+			time.Sleep(time.Duration(2+len(left)/2000) * time.Second)
 		}
 	}
 	return final, nil
