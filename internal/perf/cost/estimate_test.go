@@ -1,0 +1,217 @@
+package cost
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// roundPrices are made-up prices that keep the hand arithmetic short.
+var roundPrices = Prices{
+	LambdaArmGBSecond: Price{USD: 0.00001},
+	LambdaRequests:    Price{USD: 0.20},
+	SQSRequests:       Price{USD: 0.40},
+	DynamoDBWrites:    Price{USD: 1},
+	DynamoDBReads:     Price{USD: 0.5},
+	DynamoDBStorage:   Price{USD: 0.25},
+	DynamoDBBackup:    Price{USD: 0.20},
+	LogsIngestion:     Price{USD: 0.50},
+	DataTransferOut:   Price{USD: 0.10},
+}
+
+// gbPerMillion is the per-delivery byte count that makes 1 GB (2^30 bytes)
+// per million deliveries.
+const gbPerMillion = float64(1<<30) / 1e6
+
+func TestEstimateByHand(t *testing.T) {
+	in := Inputs{
+		Enqueue:                  Function{InvocationsPerDelivery: 0.1, DurationMS: 29.2, MemoryMB: 512},
+		Deliver:                  Function{InvocationsPerDelivery: 0.2, DurationMS: 20, MemoryMB: 1024},
+		ReceiverLatencyMS:        79.5,
+		SQS:                      []Op{{Name: "send", PerDelivery: 1, Units: 1}, {Name: "big", PerDelivery: 0.5, Units: 2}},
+		DynamoDBWrites:           []Op{{Name: "put", PerDelivery: 1, Units: 2}, {Name: "update", PerDelivery: 2, Units: 1.5}},
+		DynamoDBReads:            []Op{{Name: "get", PerDelivery: 4, Units: 0.5}},
+		StoredBytesPerDelivery:   gbPerMillion,
+		BackedUpBytesPerDelivery: gbPerMillion / 2,
+		StoredMonths:             2,
+		LogBytesPerDelivery:      2 * gbPerMillion,
+		EgressBytesPerDelivery:   gbPerMillion,
+		ProducerOutboxWRU:        2,
+	}
+	b := Estimate(roundPrices, in)
+
+	// Lambda requests: (0.1 + 0.2) × 1e6 = 300,000 × $0.20/1M = $0.06.
+	require.InDelta(t, 0.06, b.LambdaRequests, 1e-9)
+	// Enqueue: 29.2 ms is billed 30 ms; 100,000 invocations × 0.030 s ×
+	// 0.5 GB = 1,500 GB-s × $0.00001 = $0.015.
+	require.InDelta(t, 0.015, b.LambdaEnqueue, 1e-9)
+	// Deliver: 20 + 79.5 = 99.5 ms, billed 100 ms; 200,000 × 0.1 s × 1 GB
+	// = 20,000 GB-s × $0.00001 = $0.20.
+	require.InDelta(t, 0.20, b.LambdaDeliver, 1e-9)
+	// SQS: 1×1 + 0.5×2 = 2 requests per delivery × $0.40 = $0.80.
+	require.InDelta(t, 0.80, b.SQS, 1e-9)
+	// Writes: 1×2 + 2×1.5 = 5 WRU × $1 = $5. Reads: 4×0.5 = 2 RRU × $0.5 = $1.
+	require.InDelta(t, 5.0, b.DynamoDBWrites, 1e-9)
+	require.InDelta(t, 1.0, b.DynamoDBReads, 1e-9)
+	// Storage: 1 GB × 2 months × $0.25 = $0.50; PITR: 0.5 GB × 2 × $0.20 =
+	// $0.20; together $0.70.
+	require.InDelta(t, 0.70, b.DynamoDBStorage, 1e-9)
+	// Logs: 2 GB × $0.50 = $1. Transfer: 1 GB × $0.10 = $0.10.
+	require.InDelta(t, 1.0, b.Logs, 1e-9)
+	require.InDelta(t, 0.10, b.DataTransfer, 1e-9)
+	// Total: 0.06 + 0.015 + 0.20 + 0.80 + 5 + 1 + 0.70 + 1 + 0.10 = 8.875.
+	require.InDelta(t, 8.875, b.Total, 1e-9)
+	// The producer's 2 WRU × $1 = $2, outside the total.
+	require.InDelta(t, 2.0, b.ProducerOutbox, 1e-9)
+
+	// Ops, most expensive first: update $3, put $2, get $1, then the two
+	// $0.40 SQS kinds in their input order.
+	var names []string
+	for _, op := range b.Ops {
+		names = append(names, op.Name)
+	}
+	require.Equal(t, []string{"update", "put", "get", "send", "big"}, names)
+	require.InDelta(t, 3.0, b.Ops[0].USD, 1e-9)
+	require.InDelta(t, 3.0, b.Ops[0].Units, 1e-9)
+}
+
+func TestLambdaDurationRoundsUpToAMillisecond(t *testing.T) {
+	for _, tc := range []struct {
+		ms, billed float64
+	}{
+		{30, 30},
+		{30.0001, 31},
+		{0.2, 1},
+	} {
+		t.Run(fmt.Sprint(tc.ms), func(t *testing.T) {
+			// One invocation per delivery at 1024 MB and $0.00001 per GB-s:
+			// 1e6 × billed/1000 s × 1 GB × $0.00001 = billed × $0.01.
+			b := Estimate(roundPrices, Inputs{Enqueue: Function{InvocationsPerDelivery: 1, DurationMS: tc.ms, MemoryMB: 1024}})
+			require.InDelta(t, tc.billed*0.01, b.LambdaEnqueue, 1e-9)
+		})
+	}
+}
+
+func TestInitialByHand(t *testing.T) {
+	in := Initial()
+	sum := func(ops []Op) float64 {
+		s := 0.0
+		for _, op := range ops {
+			s += op.PerDelivery * op.Units
+		}
+		return s
+	}
+	// SQS: 1 send + 1.05/10 receives + 1.05/10 deletes + 0.05 visibility
+	// changes = 1.26 requests.
+	require.InDelta(t, 1.26, sum(in.SQS), 1e-9)
+	// Writes: create 2 + mark 2 + 1.05 attempts × 2 + 0.05 failure count +
+	// 0.05 reset = 6.2 WRU.
+	require.InDelta(t, 6.2, sum(in.DynamoDBWrites), 1e-9)
+	// Reads: query 0.5 + 1.05 × 1 + 1.05 × 0.5 = 2.075 RRU.
+	require.InDelta(t, 2.075, sum(in.DynamoDBReads), 1e-9)
+	// Logs: 264 + 729 + 0.05 × 935 + 250 × (0.1 + 0.105) = 1,091 bytes.
+	require.InDelta(t, 1091, in.LogBytesPerDelivery, 1e-9)
+
+	b := Estimate(Default, in)
+	// 6.2 × $0.625 = $3.875; 2.075 × $0.125 = $0.259375; 1.26 × $0.40 = $0.504.
+	require.InDelta(t, 3.875, b.DynamoDBWrites, 1e-9)
+	require.InDelta(t, 0.259375, b.DynamoDBReads, 1e-9)
+	require.InDelta(t, 0.504, b.SQS, 1e-9)
+	// Deliver: 105,000 invocations × 0.120 s × 0.25 GB = 3,150 GB-s ×
+	// $0.0000133334 = $0.04200021.
+	require.InDelta(t, 0.04200021, b.LambdaDeliver, 1e-9)
+	// Requests: 205,000 × $0.20/1M = $0.041.
+	require.InDelta(t, 0.041, b.LambdaRequests, 1e-9)
+}
+
+func TestLongErrorBodiesCostAWriteUnitMore(t *testing.T) {
+	a := InitialAssumptions
+	a.DeliveryWRUAfterFailure = 2
+	var attempt Op
+	for _, op := range a.Inputs().DynamoDBWrites {
+		if strings.Contains(op.Name, "RecordAttempt") {
+			attempt = op
+		}
+	}
+	// 0.95 first-attempt successes × 2 + 0.05 failures × 2 + 0.05
+	// successes after a failure × (2 + 2) = 2.2 WRU per delivery.
+	require.InDelta(t, 2.2, attempt.PerDelivery*attempt.Units, 1e-9)
+}
+
+func TestLargeMessagesCostMoreReceiveRequests(t *testing.T) {
+	a := InitialAssumptions
+	a.MessageBytes = 10 << 10
+	sum := 0.0
+	for _, op := range a.Inputs().SQS {
+		sum += op.PerDelivery * op.Units
+	}
+	// A 10 KB message is one 64 KB chunk to send; a batch of ten received
+	// is 100 KB, two chunks. 1 + 0.105 × 2 + 0.105 + 0.05 = 1.365.
+	require.InDelta(t, 1.365, sum, 1e-9)
+}
+
+func TestDefaultPricesAreSourced(t *testing.T) {
+	require.Equal(t, "us-east-1", Default.Region)
+	require.Regexp(t, `^\d{4}-\d{2}-\d{2}$`, Default.Date)
+	for name, p := range map[string]Price{
+		"LambdaArmGBSecond": Default.LambdaArmGBSecond, "LambdaRequests": Default.LambdaRequests,
+		"SQSRequests": Default.SQSRequests, "DynamoDBWrites": Default.DynamoDBWrites,
+		"DynamoDBReads": Default.DynamoDBReads, "DynamoDBStorage": Default.DynamoDBStorage,
+		"DynamoDBBackup": Default.DynamoDBBackup, "LogsIngestion": Default.LogsIngestion,
+		"DataTransferOut": Default.DataTransferOut, "CustomMetric": Default.CustomMetric,
+	} {
+		require.Positive(t, p.USD, name)
+		require.NotEmpty(t, p.Unit, name)
+		require.True(t, strings.HasPrefix(p.Source, "https://"), "%s has no source address", name)
+	}
+	// The units Estimate assumes.
+	require.Equal(t, "GB-second", Default.LambdaArmGBSecond.Unit)
+	for _, p := range []Price{Default.LambdaRequests, Default.SQSRequests} {
+		require.Equal(t, "1M requests", p.Unit)
+	}
+	require.True(t, strings.HasPrefix(Default.DynamoDBWrites.Unit, "1M "))
+	require.True(t, strings.HasPrefix(Default.DynamoDBReads.Unit, "1M "))
+}
+
+func TestTable(t *testing.T) {
+	table := Estimate(roundPrices, Inputs{DynamoDBWrites: []Op{{Name: "put", PerDelivery: 1, Units: 1}}}).Table()
+	require.Contains(t, table, "| DynamoDB writes | 1.000 | 100% |")
+	require.Contains(t, table, "| DynamoDB writes: put | 1.000 | 1.000 | 100% |")
+}
+
+// The first estimate, per million deliveries to one endpoint with 5%
+// retried once, at Default prices.
+func ExampleEstimate() {
+	fmt.Print(Estimate(Default, Initial()).Table())
+	// Output:
+	// | per million deliveries | USD | share |
+	// |---|---:|---:|
+	// | Lambda requests | 0.041 | 1% |
+	// | Lambda duration, enqueue | 0.010 | 0% |
+	// | Lambda duration, deliver | 0.042 | 1% |
+	// | SQS requests | 0.504 | 9% |
+	// | DynamoDB writes | 3.875 | 67% |
+	// | DynamoDB reads | 0.259 | 4% |
+	// | DynamoDB storage and PITR | 0.471 | 8% |
+	// | CloudWatch Logs ingestion | 0.508 | 9% |
+	// | Data transfer out | 0.088 | 2% |
+	// | **hookline total** | **5.799** | 100% |
+	// | producer's outbox write (not in total) | 1.250 | |
+	//
+	// | request kind | units per delivery | USD | share |
+	// |---|---:|---:|---:|
+	// | DynamoDB writes: deliver RecordAttempt UpdateItem + gsi2 | 2.100 | 1.312 | 23% |
+	// | DynamoDB writes: enqueue CreateDelivery PutItem + gsi2 | 2.000 | 1.250 | 22% |
+	// | DynamoDB writes: enqueue MarkEnqueued UpdateItem + gsi2 | 2.000 | 1.250 | 22% |
+	// | SQS: enqueue SendMessageBatch (one per outbox record) | 1.000 | 0.400 | 7% |
+	// | DynamoDB reads: deliver Delivery GetItem (consistent) | 1.050 | 0.131 | 2% |
+	// | DynamoDB reads: deliver Endpoint GetItem (eventual) | 0.525 | 0.066 | 1% |
+	// | DynamoDB reads: enqueue Endpoints Query (eventual) | 0.500 | 0.062 | 1% |
+	// | SQS: event source ReceiveMessage (one per batch) | 0.105 | 0.042 | 1% |
+	// | SQS: event source DeleteMessageBatch (one per batch) | 0.105 | 0.042 | 1% |
+	// | DynamoDB writes: deliver RecordEndpointFailure UpdateItem | 0.050 | 0.031 | 1% |
+	// | DynamoDB writes: deliver ResetEndpointFailures UpdateItem | 0.050 | 0.031 | 1% |
+	// | SQS: deliver ChangeMessageVisibility (retry) | 0.050 | 0.020 | 0% |
+}
