@@ -64,13 +64,15 @@ lint: tools ## go vet and gofmt
 	$(GO) vet -tags e2e ./e2e/...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
 
-bench: ## Benchmarks: ratios against baselines measured in the same run (time-x, allocs-x)
-	$(GO) test -run '^$$' -bench 'SendVsBarePost' -benchtime 50x ./internal/dispatch
-	$(GO) test -run '^$$' -bench . -benchmem ./internal/signing
+bench: deploy-local ## Performance suite, one table: each figure against a baseline measured in the same run (docs/performance.md)
+	@source scripts/env.sh && $(GO) run ./scripts/bench -cloud
+
+bench-offline: ## The part of the performance suite that needs no local cloud (deliver and enqueue paths, cold start and size)
+	$(GO) run ./scripts/bench
 
 soak: local-up build-local tools ## Full chaos soak on the local cloud: 20,000 events x 2 endpoints, faults injected, nothing may be lost
 	@HOOKLINE_LOCAL_FAULTS=deliver_crash:0.01,enqueue_fail:0.05 HOOKLINE_LOCAL_DELIVER_TIMEOUT=10s HOOKLINE_LOCAL_REPLAY_RATE=200 scripts/deploy-local.sh
-	@source scripts/env.sh && $(GO) run ./scripts/soak -events $${SOAK_EVENTS:-20000} -endpoints 2 -chaos 2m -settle 30m -timeout 80m
+	@source scripts/env.sh && $(GO) run ./scripts/soak -events $${SOAK_EVENTS:-20000} -rate $${SOAK_RATE:-15} -endpoints 2 -chaos 2m -settle 30m -timeout 80m
 	@scripts/deploy-local.sh >/dev/null && echo "soak: stack redeployed without faults"
 
 bench-replay: deploy-local ## Replay on the local cloud: 1,000 dead deliveries, and a tenant's replay at two DLQ sizes

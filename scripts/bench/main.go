@@ -1,0 +1,250 @@
+// Command bench runs hookline's performance suite and prints one table:
+// every figure beside the baseline it was measured against in the same run,
+// and the ratio, so that a noisy machine moves both sides alike (see
+// docs/performance.md).
+//
+//   - deliver path: a signed, classified attempt against a bare net/http POST
+//     (BenchmarkSendVsBarePost);
+//   - enqueue path: a stream record through the handler against decoding it
+//     alone (BenchmarkEnqueueVsDecode);
+//   - cold start and size of each bootstrap against a hello-world Go Lambda
+//     (package coldstart);
+//   - with -cloud (make bench: the stack deployed in the local cloud):
+//     outbox write to POST received against the local cloud's floor (do-
+//     nothing functions on the same two hops), a burst's throughput, and the
+//     cost per million deliveries from what the burst's logs say.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/hookline/hookline/internal/api"
+	"github.com/hookline/hookline/internal/harness"
+	"github.com/hookline/hookline/internal/perf/coldstart"
+	"github.com/hookline/hookline/internal/perf/cost"
+	"github.com/hookline/hookline/internal/perf/pipeline"
+)
+
+type row struct {
+	area, measure, value, baseline, ratio, target string
+}
+
+func main() {
+	cloud := flag.Bool("cloud", false, "also measure end to end on the stack deployed in the local cloud (make deploy-local)")
+	runs := flag.Int("starts", 20, "cold starts per binary")
+	latencyN := flag.Int("latency", 200, "events for the latency percentiles (each side)")
+	burstN := flag.Int("burst", 2000, "events in the burst (each side)")
+	flag.Parse()
+	ctx := context.Background()
+	var rows []row
+	fail := func(what string, err error) {
+		fmt.Fprintf(os.Stderr, "bench: %s: %v\n", what, err)
+		os.Exit(1)
+	}
+
+	m, err := goBench("./internal/dispatch", "SendVsBarePost")
+	if err != nil {
+		fail("deliver path", err)
+	}
+	d := m["BenchmarkSendVsBarePost"]
+	rows = append(rows,
+		row{"deliver path", "CPU time per delivery (sign, POST, read, classify)", us(d["send-cpu-ns/op"]), us(d["bare-cpu-ns/op"]) + " bare POST", x(d["time-x"]), "≤ 1.3x"},
+		row{"deliver path", "allocations per delivery", num(d["send-allocs/op"]), num(d["bare-allocs/op"]) + " bare POST", x(d["allocs-x"]), "≤ 1.5x"})
+
+	if m, err = goBench("./internal/enqueue", "EnqueueVsDecode"); err != nil {
+		fail("enqueue path", err)
+	}
+	for _, eps := range []string{"1", "2"} {
+		e := m["BenchmarkEnqueueVsDecode/endpoints="+eps]
+		target := "≤ 2x"
+		if eps != "1" {
+			target = "(info)"
+		}
+		rows = append(rows,
+			row{"enqueue path", "CPU time per stream record, " + eps + " endpoint(s)", us(e["enqueue-cpu-ns/op"]), us(e["decode-cpu-ns/op"]) + " decode only", x(e["time-x"]), target},
+			row{"enqueue path", "allocations per stream record, " + eps + " endpoint(s)", num(e["enqueue-allocs/op"]), num(e["decode-allocs/op"]) + " decode only", x(e["allocs-x"]), target})
+	}
+
+	root, _ := os.Getwd()
+	cs, err := coldstart.Suite(ctx, root, *runs)
+	if err != nil {
+		fail("cold start", err)
+	}
+	for _, r := range cs {
+		rows = append(rows,
+			row{"cold start", r.Name + " bootstrap size", mb(r.SizeBytes), mb(r.HelloSizeBytes) + " hello", x(r.SizeX()), "≤ 2x"},
+			row{"cold start", r.Name + " start to first /next", ms(r.StartMedian), ms(r.HelloStartMedian) + " hello", x(r.StartX()), "≤ 2x"})
+	}
+
+	if *cloud {
+		more, err := endToEnd(ctx, *latencyN, *burstN)
+		if err != nil {
+			fail("end to end", err)
+		}
+		rows = append(rows, more...)
+	}
+
+	fmt.Printf("\nhookline performance, %s (ratios: hookline / baseline, measured in the same run)\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "area\tmeasure\thookline\tbaseline\tratio\ttarget")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.area, r.measure, r.value, r.baseline, r.ratio, r.target)
+	}
+	tw.Flush()
+}
+
+// goBench runs one benchmark of a package and returns each benchmark's
+// reported metrics by unit.
+func goBench(pkg, name string) (map[string]map[string]float64, error) {
+	cmd := exec.Command("go", "test", "-run", "^$", "-bench", name, "-benchtime", "50x", pkg)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%s: %w\n%s", strings.Join(cmd.Args, " "), err, out.String())
+	}
+	res := map[string]map[string]float64{}
+	sc := bufio.NewScanner(&out)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") {
+			continue
+		}
+		bench := f[0]
+		if i := strings.LastIndex(bench, "-"); i > 0 {
+			bench = bench[:i] // the -GOMAXPROCS suffix
+		}
+		metrics := map[string]float64{}
+		for i := 2; i+1 < len(f); i += 2 {
+			if v, err := strconv.ParseFloat(f[i], 64); err == nil {
+				metrics[f[i+1]] = v
+			}
+		}
+		res[bench] = metrics
+	}
+	if len(res) == 0 {
+		return nil, fmt.Errorf("%s printed no benchmark:\n%s", strings.Join(cmd.Args, " "), out.String())
+	}
+	return res, nil
+}
+
+// endToEnd measures the deployed stack against the floor deployed beside it.
+func endToEnd(ctx context.Context, latencyN, burstN int) ([]row, error) {
+	e, err := harness.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rcv, err := pipeline.NewReceiver()
+	if err != nil {
+		return nil, err
+	}
+	defer rcv.Close()
+	tenant, _, client, err := e.Tenant(ctx, "bench", "bench")
+	if err != nil {
+		return nil, err
+	}
+	if err := client.Do(ctx, "POST", "/v1/endpoints", map[string]string{"url": rcv.URL + "/hook"}, &api.EndpointView{}); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "hookline-bench")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	bin, _, err := coldstart.Build(ctx, dir, "./internal/perf/pipeline/floor")
+	if err != nil {
+		return nil, err
+	}
+	name := fmt.Sprintf("hookline-floor-%d", time.Now().Unix())
+	floor, err := pipeline.DeployFloor(ctx, e.AWS, name, bin, rcv.URL+"/floor")
+	if err != nil {
+		return nil, err
+	}
+	defer floor.Close(context.WithoutCancel(ctx))
+	hook := pipeline.Outbox{DB: e.DB, Table: e.Out.OutboxTableName, TenantID: tenant}
+
+	// Warm both: the first event of each waits for mappings to start and
+	// processes to launch.
+	warm := func(w pipeline.Writer, id string) error {
+		if err := w.Write(ctx, []string{id}); err != nil {
+			return err
+		}
+		_, err := rcv.WaitAll(ctx, []string{id}, 90*time.Second)
+		return err
+	}
+	if err := warm(floor, name+"_warm"); err != nil {
+		return nil, fmt.Errorf("floor warm-up: %w", err)
+	}
+	if err := warm(hook, tenant+"_warm"); err != nil {
+		return nil, fmt.Errorf("hookline warm-up: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "bench: latency over %d events each, alternating\n", latencyN)
+	lat, err := pipeline.Latency(ctx, rcv, hook, floor, tenant, latencyN)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(os.Stderr, "bench: burst of %d events each\n", burstN)
+	fb, err := pipeline.Burst(ctx, rcv, floor, name+"_burst", burstN, 10*time.Minute)
+	if err != nil {
+		return nil, fmt.Errorf("floor burst: %w", err)
+	}
+	burstStart := time.Now()
+	hb, err := pipeline.Burst(ctx, rcv, hook, tenant+"_burst", burstN, 10*time.Minute)
+	if err != nil {
+		return nil, fmt.Errorf("hookline burst: %w", err)
+	}
+	rows := []row{
+		{"end to end", fmt.Sprintf("outbox write to POST received, p50 (%d events)", latencyN), ms(lat.Hookline.P50), ms(lat.Floor.P50) + " floor", x(ratio(lat.Hookline.P50, lat.Floor.P50)), "≤ 1.2x"},
+		{"end to end", fmt.Sprintf("outbox write to POST received, p99 (%d events)", latencyN), ms(lat.Hookline.P99), ms(lat.Floor.P99) + " floor", x(ratio(lat.Hookline.P99, lat.Floor.P99)), "(info)"},
+		{"end to end", fmt.Sprintf("burst of %d events, written at once", burstN), fmt.Sprintf("%.0f events/s (%s)", hb.PerSecond(), hb.Elapsed.Round(100*time.Millisecond)),
+			fmt.Sprintf("%.0f events/s floor", fb.PerSecond()), x(ratio(hb.Elapsed, fb.Elapsed)) + " the time", "(info)"},
+	}
+
+	// What the burst cost: the functions' own reports in their logs.
+	time.Sleep(3 * time.Second) // the last invocations' REPORT lines
+	fn, logs := lambda.NewFromConfig(e.AWS), cloudwatchlogs.NewFromConfig(e.AWS)
+	enq, err := pipeline.FunctionUsage(ctx, fn, logs, e.Out.EnqueueFunctionName, burstStart)
+	if err != nil {
+		return nil, err
+	}
+	del, err := pipeline.FunctionUsage(ctx, fn, logs, e.Out.DeliverFunctionName, burstStart)
+	if err != nil {
+		return nil, err
+	}
+	a := cost.InitialAssumptions
+	n := float64(burstN)
+	if enq.Invocations > 0 && del.Invocations > 0 {
+		a.RecordsPerEnqueueInvocation = n / float64(enq.Invocations)
+		a.EnqueueDurationMS = float64(enq.MeanDuration().Microseconds()) / 1000
+		a.DeliverBatchSize = n / float64(del.Invocations)
+		a.DeliverOwnMS = float64(del.MeanDuration().Microseconds()) / 1000
+		a.EnqueueLogBytes = float64(enq.OwnLogBytes) / n
+		a.DeliveredLogBytes = float64(del.OwnLogBytes) / n
+	}
+	est := cost.Estimate(cost.Default, a.Inputs())
+	rows = append(rows,
+		row{"cost", "enqueue: records per invocation, ms per invocation (burst)", fmt.Sprintf("%.1f, %.1f ms", a.RecordsPerEnqueueInvocation, a.EnqueueDurationMS), "", "", "(measured)"},
+		row{"cost", "deliver: messages per invocation, ms per invocation (burst)", fmt.Sprintf("%.1f, %.1f ms", a.DeliverBatchSize, a.DeliverOwnMS), "", "", "(measured)"},
+		row{"cost", "function log bytes per delivery (burst)", fmt.Sprintf("%.0f B", float64(enq.OwnLogBytes+del.OwnLogBytes)/n), "", "", "(measured)"},
+		row{"cost", "AWS cost per million deliveries (1 endpoint, 5% retried)", fmt.Sprintf("$%.2f", est.Total), "", "", "≤ $2"},
+	)
+	return rows, nil
+}
+
+func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
+func x(v float64) string               { return fmt.Sprintf("%.2fx", v) }
+func us(ns float64) string             { return fmt.Sprintf("%.1f µs", ns/1000) }
+func num(v float64) string             { return fmt.Sprintf("%.0f", v) }
+func mb(b int64) string                { return fmt.Sprintf("%.2f MB", float64(b)/1e6) }
+func ms(d time.Duration) string        { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
