@@ -29,7 +29,9 @@ type Config struct {
 	StateTable string
 	// OperatorKey (HOOKLINE_OPERATOR_KEY) reaches the admin routes; or
 	// OperatorKeySecretARN (HOOKLINE_OPERATOR_KEY_SECRET_ARN) names the
-	// Secrets Manager secret holding it, read once at start. One is required.
+	// Secrets Manager secret holding it, read by the first admin request
+	// (not at start: a cold start makes no network call) and kept once
+	// read. One is required; OperatorKey wins.
 	OperatorKey          string
 	OperatorKeySecretARN string
 	// URLs (HOOKLINE_ALLOW_HTTP=true, HOOKLINE_ALLOW_CIDRS) is the
@@ -78,17 +80,9 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	ctx := context.Background()
-	log, awsCfg, err := boot.Start(ctx, cfg.LogLevel)
+	log, awsCfg, err := boot.Start(context.Background(), cfg.LogLevel)
 	if err != nil {
 		return err
-	}
-	if cfg.OperatorKey == "" {
-		out, err := secretsmanager.NewFromConfig(awsCfg).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &cfg.OperatorKeySecretARN})
-		if err != nil {
-			return fmt.Errorf("read the operator key secret: %w", err)
-		}
-		cfg.OperatorKey = aws.ToString(out.SecretString)
 	}
 	st := store.New(dynamodb.NewFromConfig(awsCfg), cfg.StateTable)
 	srv := &api.Server{
@@ -98,9 +92,35 @@ func run() error {
 		Rand:        rand.Reader,
 		Log:         log,
 	}
+	if cfg.OperatorKey == "" {
+		srv.OperatorKeyFunc = secretString(secretsmanager.NewFromConfig(awsCfg), cfg.OperatorKeySecretARN)
+	}
 	if cfg.ReplayQueueURL != "" {
 		srv.Replays = &replay.Worker{Store: st, Queue: sqs.NewFromConfig(awsCfg), JobsQueueURL: cfg.ReplayQueueURL, Log: log}
 	}
 	lambda.Start(apigw.Handler(srv.Handler()))
 	return nil
+}
+
+// secretReader is what the api function needs of Secrets Manager.
+type secretReader interface {
+	GetSecretValue(ctx context.Context, in *secretsmanager.GetSecretValueInput, optFns ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error)
+}
+
+var _ secretReader = (*secretsmanager.Client)(nil)
+
+// secretString returns a function that reads the string value of the secret
+// arn: api.Server's OperatorKeyFunc. Its errors name the secret, never its
+// value; a secret without a string value is an error.
+func secretString(sm secretReader, arn string) func(context.Context) (string, error) {
+	return func(ctx context.Context) (string, error) {
+		out, err := sm.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(arn)})
+		if err != nil {
+			return "", fmt.Errorf("read the secret %s: %w", arn, err)
+		}
+		if aws.ToString(out.SecretString) == "" {
+			return "", fmt.Errorf("the secret %s has no string value", arn)
+		}
+		return *out.SecretString, nil
+	}
 }

@@ -3,15 +3,12 @@ package api
 import (
 	"errors"
 	"net/http"
-	"regexp"
 	"strconv"
 	"time"
 
 	"github.com/hookline/hookline/internal/apikey"
 	"github.com/hookline/hookline/internal/store"
 )
-
-var tenantIDRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // KeyView answers the creation of an API key: the only time the key is shown.
 type KeyView struct {
@@ -30,7 +27,7 @@ func (s *Server) createTenant(w http.ResponseWriter, r *http.Request, _ string) 
 		return p
 	}
 	var errs []FieldError
-	if in.TenantID != nil && !tenantIDRE.MatchString(*in.TenantID) {
+	if in.TenantID != nil && !validTenantID(*in.TenantID) {
 		errs = append(errs, FieldError{Field: "tenant_id", Message: "must be 1 to 64 letters, digits, _ or -"})
 	}
 	if len(in.Name) > 256 {

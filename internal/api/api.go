@@ -3,10 +3,12 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hookline/hookline/internal/apikey"
@@ -41,8 +43,21 @@ type Store interface {
 // returns the router.
 type Server struct {
 	Store Store
-	// OperatorKey reaches the admin routes. Empty: no admin access at all.
+	// OperatorKey reaches the admin routes. Empty: the key OperatorKeyFunc
+	// gives; with OperatorKeyFunc nil too, no admin access at all.
 	OperatorKey string
+	// OperatorKeyFunc gives the operator key when OperatorKey is empty (it
+	// reads a secret store, say). The first request to an admin route that
+	// carries a bearer token calls it, not before; the first key it gives
+	// without an error is kept and it is not called again. An error, or an
+	// empty key, answers that request 503 and the next one calls it again.
+	// Nil: OperatorKey only.
+	OperatorKeyFunc func(ctx context.Context) (string, error)
+	// fetched is the key OperatorKeyFunc gave.
+	fetched struct {
+		mu  sync.Mutex
+		key string
+	}
 	// URLs checks endpoint URLs at registration (https only by default).
 	URLs netguard.URLPolicy
 	// Replays starts replay jobs. Nil: the replay routes answer 503.
@@ -151,7 +166,13 @@ func (s *Server) route(rt Route) http.Handler {
 		case !ok:
 			p = problem(http.StatusUnauthorized, "send your API key as Authorization: Bearer <key>")
 		case rt.Operator:
-			if !apikey.Equal(token, s.OperatorKey) {
+			key, err := s.operatorKey(r.Context())
+			switch {
+			case err != nil:
+				// The cause, never the key: OperatorKeyFunc's errors do not carry it.
+				s.log().ErrorContext(r.Context(), "operator key unavailable", "error", err.Error(), "path", r.URL.Path)
+				p = problem(http.StatusServiceUnavailable, "the operator key is unavailable; try again")
+			case !apikey.Equal(token, key):
 				p = problem(http.StatusUnauthorized, "this route needs the operator key")
 			}
 		default:
@@ -181,6 +202,28 @@ func (s *Server) route(rt Route) http.Handler {
 		s.log().InfoContext(r.Context(), "api request", "method", r.Method, "route", rt.Path, "tenant_id", tenant,
 			"key_id", apikey.ID(token), "status", w.status, "latency_ms", s.now().Sub(start).Milliseconds())
 	})
+}
+
+// operatorKey is OperatorKey or, if that is empty, the key OperatorKeyFunc
+// gives, fetched on the first call that succeeds and kept. "" and no error:
+// there is no operator key.
+func (s *Server) operatorKey(ctx context.Context) (string, error) {
+	if s.OperatorKey != "" || s.OperatorKeyFunc == nil {
+		return s.OperatorKey, nil
+	}
+	s.fetched.mu.Lock()
+	defer s.fetched.mu.Unlock()
+	if s.fetched.key == "" {
+		key, err := s.OperatorKeyFunc(ctx)
+		if err != nil {
+			return "", fmt.Errorf("get the operator key: %w", err)
+		}
+		if key == "" {
+			return "", errors.New("get the operator key: it is empty")
+		}
+		s.fetched.key = key
+	}
+	return s.fetched.key, nil
 }
 
 func bearer(r *http.Request) (string, bool) {

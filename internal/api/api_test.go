@@ -2,9 +2,11 @@ package api_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -339,6 +341,51 @@ func TestNoOperatorKeyMeansNoAdminAccess(t *testing.T) {
 	e.store.mu.Lock()
 	defer e.store.mu.Unlock()
 	require.Len(t, e.store.tenants, 1)
+}
+
+// TestOperatorKeyFetchedOnFirstUse: OperatorKeyFunc is called by the first
+// admin request with a token, not before and not by tenant routes; a failure
+// answers 503 and is retried by the next request; a key is kept.
+func TestOperatorKeyFetchedOnFirstUse(t *testing.T) {
+	e := newEnv(t)
+	tenantKey := e.newTenant("acme")
+	e.srv.OperatorKey = ""
+	var calls int
+	results := []struct {
+		key string
+		err error
+	}{
+		{"", errors.New("secrets manager: connection refused")},
+		{"", nil}, // a secret without a value
+		{operatorKey, nil},
+	}
+	e.srv.OperatorKeyFunc = func(ctx context.Context) (string, error) {
+		require.NotNil(t, ctx)
+		r := results[min(calls, len(results)-1)]
+		calls++
+		return r.key, r.err
+	}
+	newTenant := func(key, id string) *httptest.ResponseRecorder {
+		return e.do("POST", "/v1/admin/tenants", key, map[string]any{"tenant_id": id})
+	}
+
+	require.Equal(t, http.StatusOK, e.do("GET", "/v1/endpoints", tenantKey, nil).Code)
+	requireProblem(t, newTenant("", "t1"), http.StatusUnauthorized)
+	require.Zero(t, calls, "neither a tenant route nor a request without a token needs the operator key")
+
+	for _, cause := range []string{"an error", "an empty key"} {
+		p := requireProblem(t, newTenant(operatorKey, "t1"), http.StatusServiceUnavailable)
+		require.Contains(t, p.Detail, "operator key is unavailable", cause)
+	}
+	require.Equal(t, 2, calls, "each failure is retried by the next request")
+
+	require.Equal(t, http.StatusCreated, newTenant(operatorKey, "t1").Code)
+	requireProblem(t, newTenant(tenantKey, "t2"), http.StatusUnauthorized)
+	require.Equal(t, http.StatusCreated, newTenant(operatorKey, "t3").Code)
+	require.Equal(t, 3, calls, "the key is kept once fetched")
+
+	require.Contains(t, e.logs.String(), "connection refused", "the cause of the 503 is logged")
+	require.NotContains(t, e.logs.String(), operatorKey)
 }
 
 // --- admin ---------------------------------------------------------------

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -59,11 +58,6 @@ type endpointInput struct {
 	Headers     *map[string]string `json:"headers"`
 }
 
-var (
-	eventTypeRE  = regexp.MustCompile(`^(\*|[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*(\.\*)?)$`)
-	headerNameRE = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-)
-
 // validate checks the fields present; create requires url.
 func (s *Server) validate(in endpointInput, create bool) *Problem {
 	var errs []FieldError
@@ -86,7 +80,7 @@ func (s *Server) validate(in endpointInput, create bool) *Problem {
 			add("event_types", "has %d entries, at most 50", len(*in.EventTypes))
 		}
 		for i, t := range *in.EventTypes {
-			if len(t) > 128 || !eventTypeRE.MatchString(t) {
+			if len(t) > 128 || !validEventType(t) {
 				add(fmt.Sprintf("event_types[%d]", i), "must be an event type like payment.succeeded, a prefix like payment.*, or *")
 			}
 		}
@@ -98,7 +92,7 @@ func (s *Server) validate(in endpointInput, create bool) *Problem {
 		for name, value := range *in.Headers {
 			field := "headers." + name
 			switch {
-			case !headerNameRE.MatchString(name) || len(name) > 128:
+			case !validHeaderName(name) || len(name) > 128:
 				add(field, "is not a valid header name")
 			case dispatch.Reserved(name):
 				add(field, "is set by hookline and cannot be replaced")

@@ -1,31 +1,113 @@
 // Package boot is what every hookline function does before it serves: a JSON
-// logger at the configured level, the AWS SDK configuration (region,
-// credentials and any AWS_ENDPOINT_URL from the environment), and one exit
-// path for a function that cannot start.
+// logger at the configured level, the AWS SDK configuration built from the
+// variables Lambda sets (region, credentials, and AWS_ENDPOINT_URL for a
+// local cloud), and one exit path for a function that cannot start.
+//
+// The configuration is built by hand rather than by the SDK's
+// config.LoadDefaultConfig: that package links the STS, SSO, SSO OIDC and
+// sign-in clients, whose package initialisation was most of a function's
+// cold start, to support credential sources no Lambda function uses.
 package boot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
+	smithylog "github.com/aws/smithy-go/logging"
 	"github.com/hookline/hookline/internal/logging"
 )
 
-// Start returns the function's logger and AWS configuration.
+// Start returns the function's logger and AWS configuration, read from the
+// process environment (see AWSConfig); the configuration's Logger writes
+// through the function's logger. Nothing is fetched: ctx is not used.
 func Start(ctx context.Context, logLevel string) (*slog.Logger, aws.Config, error) {
 	log, err := logging.New(os.Stdout, logLevel)
 	if err != nil {
 		return nil, aws.Config{}, err
 	}
-	cfg, err := config.LoadDefaultConfig(ctx)
+	cfg, err := AWSConfig(os.Getenv)
 	if err != nil {
-		return nil, aws.Config{}, fmt.Errorf("load AWS config: %w", err)
+		return nil, aws.Config{}, fmt.Errorf("AWS config: %w", err)
 	}
+	cfg.Logger = sdkLogger{log}
 	return log, cfg, nil
+}
+
+// AWSConfig builds the SDK configuration of a Lambda function from the
+// variables Lambda sets, read with getenv:
+//
+//   - Region: AWS_REGION, else AWS_DEFAULT_REGION. Required.
+//   - Credentials: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY (both required)
+//     and AWS_SESSION_TOKEN (optional), in an aws.CredentialsCache. They
+//     are read once, here: Lambda's do not change during the life of an
+//     execution environment.
+//   - BaseEndpoint: AWS_ENDPOINT_URL, every service at one URL (a local
+//     cloud). Unset: each service's AWS endpoint.
+//
+// Nothing else is read: no shared config or credentials files, profiles,
+// web identity, container or instance credentials, AWS_ENDPOINT_URL_<SERVICE>,
+// AWS_MAX_ATTEMPTS or AWS_RETRY_MODE. Every other field is its zero value,
+// which the service clients take as the SDK's defaults (standard retryer,
+// legacy defaults mode, the SDK's HTTP client); Logger is nil, Start sets it.
+func AWSConfig(getenv func(string) string) (aws.Config, error) {
+	region := getenv("AWS_REGION")
+	if region == "" {
+		region = getenv("AWS_DEFAULT_REGION")
+	}
+	if region == "" {
+		return aws.Config{}, errors.New("no region: AWS_REGION (or AWS_DEFAULT_REGION) is not set")
+	}
+	creds := aws.Credentials{
+		AccessKeyID:     getenv("AWS_ACCESS_KEY_ID"),
+		SecretAccessKey: getenv("AWS_SECRET_ACCESS_KEY"),
+		SessionToken:    getenv("AWS_SESSION_TOKEN"),
+		Source:          envCredentialsSource,
+	}
+	if creds.AccessKeyID == "" || creds.SecretAccessKey == "" {
+		return aws.Config{}, errors.New("no credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must both be set (Lambda sets them from the function's role)")
+	}
+	cfg := aws.Config{
+		Region:      region,
+		Credentials: aws.NewCredentialsCache(envCredentials(creds)),
+	}
+	if u := getenv("AWS_ENDPOINT_URL"); u != "" {
+		cfg.BaseEndpoint = aws.String(u)
+	}
+	return cfg, nil
+}
+
+// envCredentialsSource is the Source of the credentials AWSConfig reads.
+const envCredentialsSource = "EnvironmentVariables"
+
+// envCredentials are credentials read from the environment at start.
+type envCredentials aws.Credentials
+
+// Retrieve returns the credentials; they never expire.
+func (c envCredentials) Retrieve(context.Context) (aws.Credentials, error) {
+	return aws.Credentials(c), nil
+}
+
+// ProviderSources tells the SDK's user agent where the credentials came
+// from, as its own environment provider does.
+func (envCredentials) ProviderSources() []aws.CredentialSource {
+	return []aws.CredentialSource{aws.CredentialSourceEnvVars}
+}
+
+// sdkLogger writes the SDK's few log lines (warnings such as a response body
+// it failed to close) through the function's JSON logger. Request and
+// signing logs stay off: aws.Config.ClientLogMode is zero.
+type sdkLogger struct{ log *slog.Logger }
+
+func (l sdkLogger) Logf(class smithylog.Classification, format string, v ...any) {
+	level := slog.LevelWarn
+	if class == smithylog.Debug {
+		level = slog.LevelDebug
+	}
+	l.log.Log(context.Background(), level, "aws sdk: "+fmt.Sprintf(format, v...))
 }
 
 // Main runs run and, if it fails, logs why the function cannot start and

@@ -146,6 +146,11 @@ func start(ctx context.Context, t Target) (time.Duration, error) {
 		return api.FirstNextAt().Sub(began), nil
 	case <-api.Answered():
 		stop()
+		select {
+		case <-api.FirstNext(): // it asked and answered before this select ran: the start counts
+			return api.FirstNextAt().Sub(began), nil
+		default:
+		}
 		return 0, fmt.Errorf("init error before asking for an invocation: %s; output: %s", api.Answer().Body, out)
 	case err := <-exited:
 		select {

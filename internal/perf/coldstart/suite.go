@@ -10,9 +10,9 @@ import (
 
 // functions are the hookline functions Suite measures, in its order, each
 // with the configuration that passes its loadConfig: fake names and URLs
-// that nothing reaches at start. The api function gets its operator key
-// directly: with HOOKLINE_OPERATOR_KEY_SECRET_ARN, as deployed, it reads
-// Secrets Manager at start, which no local start can do.
+// that nothing reaches at start. The api function names its operator key's
+// secret, as deployed: it reads Secrets Manager on the first admin request,
+// not at start.
 var functions = []Target{
 	{Name: "enqueue", Env: []string{
 		"HOOKLINE_STATE_TABLE=t",
@@ -29,7 +29,7 @@ var functions = []Target{
 	}},
 	{Name: "api", Env: []string{
 		"HOOKLINE_STATE_TABLE=t",
-		"HOOKLINE_OPERATOR_KEY=test-operator-key",
+		"HOOKLINE_OPERATOR_KEY_SECRET_ARN=arn:aws:secretsmanager:us-east-1:000000000000:secret:operator",
 		"HOOKLINE_ALLOW_HTTP=false",
 		"HOOKLINE_REPLAY_QUEUE_URL=http://127.0.0.1:1/replay",
 		"HOOKLINE_LOG_LEVEL=INFO",
