@@ -263,7 +263,7 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		require.Equal(t, "Retain", s.resource(t, s.outboxTable, "AWS::DynamoDB::Table")["DeletionPolicy"])
 	})
 
-	t.Run("state table: pk/sk keys, gsi1 and gsi2 indexes, TTL", func(t *testing.T) {
+	t.Run("state table: pk/sk keys, gsi1 (all attributes) and gsi2 (keys only) indexes, TTL", func(t *testing.T) {
 		s.hasProperties(t, "AWS::DynamoDB::Table", s.stateTable, obj{
 			"KeySchema": assertions.Match_ArrayEquals(&arr{
 				obj{"AttributeName": "pk", "KeyType": "HASH"},
@@ -284,6 +284,8 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 						obj{"AttributeName": "gsi1pk", "KeyType": "HASH"},
 						obj{"AttributeName": "gsi1sk", "KeyType": "RANGE"},
 					}),
+					// The DLQ listing reads whole deliveries from the index.
+					"Projection": obj{"ProjectionType": "ALL"},
 				}),
 				assertions.Match_ObjectLike(&obj{
 					"IndexName": StateEventIndexName,
@@ -291,6 +293,8 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 						obj{"AttributeName": "gsi2pk", "KeyType": "HASH"},
 						obj{"AttributeName": "gsi2sk", "KeyType": "RANGE"},
 					}),
+					// Keys only: updating a delivery writes nothing to it.
+					"Projection": obj{"ProjectionType": "KEYS_ONLY"},
 				}),
 			}),
 			"TimeToLiveSpecification":          obj{"AttributeName": "expires_at", "Enabled": true},

@@ -14,8 +14,8 @@ type Tables struct {
 	Outbox awsdynamodb.Table
 	// State holds tenants, API keys, endpoints, deliveries and rejected
 	// outbox items in one table keyed pk/sk (S/S), with sparse GSIs for
-	// per-tenant listings (gsi1pk/gsi1sk) and the deliveries of an event
-	// (gsi2pk/gsi2sk). TTL attribute: expires_at.
+	// per-tenant listings (gsi1pk/gsi1sk, all attributes) and the deliveries
+	// of an event (gsi2pk/gsi2sk, keys only). TTL attribute: expires_at.
 	State awsdynamodb.Table
 }
 
@@ -52,10 +52,18 @@ func NewTables(scope constructs.Construct, id string) Tables {
 		PartitionKey: str("gsi1pk"),
 		SortKey:      str("gsi1sk"),
 	})
+	// Keys only: an update of a delivery (each attempt) changes no key of
+	// this index, so it writes nothing to it; with all attributes projected
+	// every update of a delivery would be written twice. The API reads the
+	// keys here and the deliveries from the table (store.DeliveriesOfEvent).
+	// CloudFormation cannot change the projection of an existing index: a
+	// stack deployed with gsi2 projecting all attributes needs one deploy
+	// without the index and one with it (docs/operations.md).
 	state.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
-		IndexName:    jsii.String(StateEventIndexName),
-		PartitionKey: str("gsi2pk"),
-		SortKey:      str("gsi2sk"),
+		IndexName:      jsii.String(StateEventIndexName),
+		PartitionKey:   str("gsi2pk"),
+		SortKey:        str("gsi2sk"),
+		ProjectionType: awsdynamodb.ProjectionType_KEYS_ONLY,
 	})
 	return Tables{Outbox: outbox, State: state}
 }

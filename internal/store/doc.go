@@ -14,8 +14,13 @@
 // (TENANT#<t>#DEAD, <dead_at>#<id>), rejected items (TENANT#<t>#REJECTED),
 // API keys (TENANT#<t>#KEYS, <key id>); and every tenant's DLQ depth counter
 // (DLQDEPTH, <tenant>). Index gsi2 lists the deliveries of an event
-// (TENANT#<t>#EVENT#<event id>, <endpoint>). Times in keys are fixed-width
-// RFC 3339, so they sort as strings.
+// (TENANT#<t>#EVENT#<event id>, <endpoint>) and projects keys only: an
+// update of a delivery (each attempt) changes none of its keys, so it writes
+// nothing to the index, where an index of all attributes would take a copy
+// of every write. DeliveriesOfEvent reads the keys there and the deliveries
+// from the table (Load). gsi1 projects all attributes: the DLQ listing reads
+// whole dead deliveries from it. Times in keys are fixed-width RFC 3339, so
+// they sort as strings.
 //
 // Creating a delivery is a conditional put, so the same stream record
 // processed twice creates it once; a delivery that was created but whose

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -238,26 +239,47 @@ func eventIndexKey(tenantID, eventID string) string {
 	return "TENANT#" + tenantID + "#EVENT#" + eventID
 }
 
-// DeliveriesOfEvent lists the deliveries of one of a tenant's events.
+// DeliveriesOfEvent lists the deliveries of one of a tenant's events, in
+// endpoint id order. The event index (gsi2) holds keys only, so that
+// updating a delivery writes nothing to it: the deliveries are read from the
+// table with Load (strongly consistent, one BatchGetItem per 100). A
+// delivery the index lists but the table no longer holds (expired between
+// the two reads) is left out.
 func (s *Store) DeliveriesOfEvent(ctx context.Context, tenantID, eventID string) ([]Delivery, error) {
-	var out []Delivery
+	var ids []string
 	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
 		TableName: &s.table, IndexName: aws.String(IndexEvent),
 		KeyConditionExpression: aws.String("gsi2pk = :pk"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pk": &types.AttributeValueMemberS{Value: eventIndexKey(tenantID, eventID)},
 		},
+		ProjectionExpression: aws.String("pk"),
 	})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("list deliveries of event %s: %w", eventID, err)
 		}
-		var ds []Delivery
-		if err := attributevalue.UnmarshalListOfMaps(page.Items, &ds); err != nil {
-			return nil, fmt.Errorf("decode deliveries of event %s: %w", eventID, err)
+		for _, item := range page.Items {
+			pk, _ := item["pk"].(*types.AttributeValueMemberS)
+			if pk == nil || !strings.HasPrefix(pk.Value, "DELIVERY#") {
+				return nil, fmt.Errorf("list deliveries of event %s: index entry without a delivery key", eventID)
+			}
+			ids = append(ids, strings.TrimPrefix(pk.Value, "DELIVERY#"))
 		}
-		out = append(out, ds...)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	snap, err := s.Load(ctx, ids, nil)
+	if err != nil {
+		return nil, fmt.Errorf("read deliveries of event %s: %w", eventID, err)
+	}
+	out := make([]Delivery, 0, len(ids))
+	for _, id := range ids { // the index's order: by endpoint id
+		if d, ok := snap.Deliveries[id]; ok {
+			out = append(out, d)
+		}
 	}
 	return out, nil
 }

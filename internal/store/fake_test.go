@@ -1,0 +1,144 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// fakeDB is an in-memory state table with just what the store's unit tests
+// need: items by pk/sk, conditional puts on attribute_not_exists(pk), batch
+// reads, and queries of the event index (gsi2) as a KEYS_ONLY index returns
+// them, a page of pageSize entries at a time. Updates are recorded, not
+// applied: the store's update expressions are checked against the local
+// cloud (e2e), not re-implemented here.
+type fakeDB struct {
+	mu       sync.Mutex
+	items    map[string]map[string]types.AttributeValue
+	pageSize int
+	calls    map[string]int
+	batchMax int // the most keys one BatchGetItem asked for
+	// stale are entries the event index still lists for items the table
+	// no longer holds (an index lags its table).
+	stale   []map[string]types.AttributeValue
+	updates []*dynamodb.UpdateItemInput
+}
+
+func newFakeDB() *fakeDB {
+	return &fakeDB{items: map[string]map[string]types.AttributeValue{}, pageSize: 2, calls: map[string]int{}}
+}
+
+func str(item map[string]types.AttributeValue, name string) string {
+	v, _ := item[name].(*types.AttributeValueMemberS)
+	if v == nil {
+		return ""
+	}
+	return v.Value
+}
+
+func itemKey(item map[string]types.AttributeValue) string {
+	return str(item, "pk") + "\x00" + str(item, "sk")
+}
+
+func (f *fakeDB) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls["GetItem"]++
+	return &dynamodb.GetItemOutput{Item: f.items[itemKey(in.Key)]}, nil
+}
+
+func (f *fakeDB) BatchGetItem(_ context.Context, in *dynamodb.BatchGetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls["BatchGetItem"]++
+	out := &dynamodb.BatchGetItemOutput{Responses: map[string][]map[string]types.AttributeValue{}}
+	for table, ka := range in.RequestItems {
+		if len(ka.Keys) > 100 {
+			return nil, fmt.Errorf("ValidationException: %d keys, at most 100", len(ka.Keys))
+		}
+		if !aws.ToBool(ka.ConsistentRead) {
+			return nil, fmt.Errorf("the store reads deliveries strongly consistent")
+		}
+		f.batchMax = max(f.batchMax, len(ka.Keys))
+		for _, k := range ka.Keys {
+			if item, ok := f.items[itemKey(k)]; ok {
+				out.Responses[table] = append(out.Responses[table], item)
+			}
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeDB) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls["PutItem"]++
+	k := itemKey(in.Item)
+	switch c := aws.ToString(in.ConditionExpression); c {
+	case "":
+	case "attribute_not_exists(pk)":
+		if _, ok := f.items[k]; ok {
+			return nil, &types.ConditionalCheckFailedException{Message: aws.String("The conditional request failed")}
+		}
+	default:
+		return nil, fmt.Errorf("fakeDB: condition %q not supported", c)
+	}
+	f.items[k] = in.Item
+	return &dynamodb.PutItemOutput{}, nil
+}
+
+func (f *fakeDB) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls["UpdateItem"]++
+	f.updates = append(f.updates, in)
+	return &dynamodb.UpdateItemOutput{}, nil
+}
+
+func (f *fakeDB) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls["Query"]++
+	if aws.ToString(in.IndexName) != IndexEvent || aws.ToString(in.KeyConditionExpression) != "gsi2pk = :pk" {
+		return nil, fmt.Errorf("fakeDB: only the event index query is supported")
+	}
+	pk := str(in.ExpressionAttributeValues, ":pk")
+	var entries []map[string]types.AttributeValue
+	all := append([]map[string]types.AttributeValue(nil), f.stale...)
+	for _, item := range f.items {
+		all = append(all, item)
+	}
+	for _, item := range all {
+		if str(item, "gsi2pk") == pk {
+			// KEYS_ONLY: the table's and the index's keys, nothing else.
+			entries = append(entries, map[string]types.AttributeValue{
+				"pk": item["pk"], "sk": item["sk"], "gsi2pk": item["gsi2pk"], "gsi2sk": item["gsi2sk"],
+			})
+		}
+	}
+	sort.Slice(entries, func(i, j int) bool { return str(entries[i], "gsi2sk") < str(entries[j], "gsi2sk") })
+	start := 0
+	if in.ExclusiveStartKey != nil {
+		start, _ = strconv.Atoi(str(in.ExclusiveStartKey, "offset"))
+	}
+	end := min(len(entries), start+f.pageSize)
+	out := &dynamodb.QueryOutput{Items: entries[start:end]}
+	if end < len(entries) {
+		out.LastEvaluatedKey = map[string]types.AttributeValue{"offset": &types.AttributeValueMemberS{Value: strconv.Itoa(end)}}
+	}
+	return out, nil
+}
+
+func (f *fakeDB) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls["DeleteItem"]++
+	delete(f.items, itemKey(in.Key))
+	return &dynamodb.DeleteItemOutput{}, nil
+}
