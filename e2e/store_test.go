@@ -23,22 +23,50 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 	s := env.store
 	tenantID := fmt.Sprintf("t_store_%d", time.Now().UnixNano())
 
-	t.Run("create delivery is idempotent until the message is marked sent", func(t *testing.T) {
+	t.Run("create delivery records a sent delivery once; an attempt first writes it whole", func(t *testing.T) {
 		d := store.Delivery{DeliveryID: delivery.ID("evt_s1", tenantID), TenantID: tenantID, EndpointID: "ep", EventID: "evt_s1", EventType: "a.b"}
-		send, err := s.CreateDelivery(ctx, d)
+		created, err := s.CreateDelivery(ctx, d)
 		require.NoError(t, err)
-		require.True(t, send, "a new delivery must be sent")
-		send, err = s.CreateDelivery(ctx, d)
+		require.True(t, created, "a new delivery is written")
+		first, err := s.Delivery(ctx, d.DeliveryID)
 		require.NoError(t, err)
-		require.True(t, send, "created but never marked sent: send again")
-		require.NoError(t, s.MarkEnqueued(ctx, d.DeliveryID))
-		send, err = s.CreateDelivery(ctx, d)
+		require.Equal(t, delivery.StatePending, first.State)
+		require.NotNil(t, first.EnqueuedAt, "the put carries enqueued_at: a recorded delivery is a sent one")
+		created, err = s.CreateDelivery(ctx, d)
+		require.NoError(t, err, "an existing delivery is not an error")
+		require.False(t, created)
+		again, err := s.Delivery(ctx, d.DeliveryID)
 		require.NoError(t, err)
-		require.False(t, send, "already sent: do not send twice")
-		got, err := s.Delivery(ctx, d.DeliveryID)
+		require.Equal(t, first, again, "the second put changed nothing")
+
+		// deliver received the message before enqueue's put: its attempt
+		// writes the record with what the put would have written.
+		early := store.Delivery{DeliveryID: delivery.ID("evt_s1b", tenantID), TenantID: tenantID, EndpointID: "ep", EventID: "evt_s1b", EventType: "a.b"}
+		require.NoError(t, s.RecordAttempt(ctx, early, store.Attempt{Number: 1, At: time.Now().UTC(), Status: 200}, store.Outcome{State: delivery.StateDelivered}))
+		created, err = s.CreateDelivery(ctx, early)
 		require.NoError(t, err)
-		require.Equal(t, delivery.StatePending, got.State)
+		require.False(t, created, "the put finds the record deliver wrote")
+		got, err := s.Delivery(ctx, early.DeliveryID)
+		require.NoError(t, err)
+		require.Equal(t, delivery.StateDelivered, got.State, "and leaves it as it was")
+		require.Equal(t, early.DeliveryID, got.DeliveryID)
+		require.Equal(t, early.EventType, got.EventType)
+		require.False(t, got.CreatedAt.IsZero())
 		require.NotNil(t, got.EnqueuedAt)
+		item, err := env.ddb.GetItem(ctx, &dynamodb.GetItemInput{
+			TableName: &env.out.StateTableName, ConsistentRead: aws.Bool(true),
+			Key: map[string]types.AttributeValue{
+				"pk": &types.AttributeValueMemberS{Value: "DELIVERY#" + early.DeliveryID},
+				"sk": &types.AttributeValueMemberS{Value: "DELIVERY"},
+			},
+		})
+		require.NoError(t, err)
+		require.Contains(t, item.Item, "expires_at", "it expires like any delivery")
+		// The index is eventually consistent.
+		require.Eventually(t, func() bool {
+			ds, err := s.DeliveriesOfEvent(ctx, tenantID, "evt_s1b")
+			return err == nil && len(ds) == 1 && ds[0].DeliveryID == early.DeliveryID
+		}, 10*time.Second, 200*time.Millisecond, "and is listed under its event")
 	})
 
 	t.Run("attempts append, dead is indexed per tenant, delivered never regresses", func(t *testing.T) {

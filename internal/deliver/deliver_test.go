@@ -45,14 +45,15 @@ type fakeStore struct {
 	failures   map[string]int
 	resets     int
 	failRead   bool
-	failLoad   bool // Load fails; single reads still work unless failRead
-	loads      int  // Load calls
-	singles    int  // Delivery and Endpoint calls
-	failDepth  bool // RecordAttempt answers ErrDepthNotCounted on deaths
+	failLoad   bool                      // Load fails; single reads still work unless failRead
+	loads      int                       // Load calls
+	singles    int                       // Delivery and Endpoint calls
+	failDepth  bool                      // RecordAttempt answers ErrDepthNotCounted on deaths
+	recorded   map[string]store.Delivery // the delivery each RecordAttempt was given
 }
 
 func newFakeStore(eps ...store.Endpoint) *fakeStore {
-	s := &fakeStore{deliveries: map[string]store.Delivery{}, endpoints: map[string]store.Endpoint{}, outcomes: map[string][]store.Outcome{}, attempts: map[string][]store.Attempt{}, disabled: map[string]string{}, failures: map[string]int{}}
+	s := &fakeStore{deliveries: map[string]store.Delivery{}, endpoints: map[string]store.Endpoint{}, outcomes: map[string][]store.Outcome{}, attempts: map[string][]store.Attempt{}, disabled: map[string]string{}, failures: map[string]int{}, recorded: map[string]store.Delivery{}}
 	for _, e := range eps {
 		s.endpoints[e.TenantID+"/"+e.EndpointID] = e
 	}
@@ -110,6 +111,7 @@ func (s *fakeStore) RecordAttempt(_ context.Context, d store.Delivery, a store.A
 	defer s.mu.Unlock()
 	s.outcomes[d.DeliveryID] = append(s.outcomes[d.DeliveryID], o)
 	s.attempts[d.DeliveryID] = append(s.attempts[d.DeliveryID], a)
+	s.recorded[d.DeliveryID] = d
 	if s.failDepth && o.State == delivery.StateDead {
 		return fmt.Errorf("%w: throttled", store.ErrDepthNotCounted)
 	}
@@ -293,6 +295,20 @@ func TestOutcomes(t *testing.T) {
 			require.Equal(t, tc.want.disabled, disabled)
 		})
 	}
+}
+
+// enqueue records a delivery after sending its message, so a message may
+// arrive before its record: it is attempted, and the attempt is recorded with
+// every id the message carries, from which the store writes the whole record.
+func TestMessageBeforeItsRecordIsDeliveredAndRecorded(t *testing.T) {
+	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
+	require.Empty(t, f.store.deliveries)
+	failed := f.run(t, message(t, "d_new", "1", f.now.Add(-time.Second)))
+	require.Empty(t, failed)
+	require.Equal(t, int32(1), f.hits.Load())
+	require.Equal(t, []store.Outcome{{State: delivery.StateDelivered}}, f.store.outcomes["d_new"])
+	require.Equal(t, store.Delivery{DeliveryID: "d_new", TenantID: "t1", EndpointID: "ep_1", EventID: "evt_d_new", EventType: "order.created"},
+		f.store.recorded["d_new"])
 }
 
 func TestNotAttempted(t *testing.T) {

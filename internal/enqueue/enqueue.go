@@ -30,8 +30,11 @@ const (
 // Store is what enqueue needs of the state table.
 type Store interface {
 	Endpoints(ctx context.Context, tenantID string) ([]store.Endpoint, error)
-	CreateDelivery(ctx context.Context, d store.Delivery) (send bool, err error)
-	MarkEnqueued(ctx context.Context, id string) error
+	// Load reads which of the deliveries exist (strongly consistent).
+	Load(ctx context.Context, deliveryIDs []string, endpoints []store.EndpointRef) (store.Snapshot, error)
+	// CreateDelivery records a delivery whose message was sent, unless it
+	// exists.
+	CreateDelivery(ctx context.Context, d store.Delivery) (created bool, err error)
 	PutRejection(ctx context.Context, r store.Rejection) error
 	Tenant(ctx context.Context, id string) (store.Tenant, error)
 }
@@ -51,64 +54,114 @@ type Handler struct {
 	Log      *slog.Logger
 	// Metrics receives RejectedOutboxItems (EMF). Nil: none.
 	Metrics *metrics.Writer
-	// Fault, for the soak test only, may fail the invocation after part of
-	// a record's messages were sent (package fault). Nil: never.
+	// Fault, for the soak test only, may fail the invocation after it sent
+	// messages and before it recorded their deliveries (package fault).
+	// Nil: never.
 	Fault func(point string) error
 }
 
 // invocation is the state of one Handle call: the endpoints of each tenant
-// seen in the batch (read once per batch, not once per record), and the
-// soak fault drawn for it.
+// seen in the batch (read once per batch, not once per record), the
+// deliveries planned so far, and the soak fault drawn for it.
 type invocation struct {
 	endpoints     map[string][]store.Endpoint
+	planned       map[string]bool
 	failAfterSend bool
 }
 
-// Handle processes a stream batch in order. A record that fails for an
-// infrastructure reason (DynamoDB or SQS unavailable) fails the invocation,
-// so the event source mapping retries the batch, bisecting it on AWS: the
-// records before it are processed again as no-ops (their deliveries exist
-// and are marked sent), so nothing is sent twice and nothing is skipped.
-// This is deliberately an error and not a batch item failure: a local cloud
-// that ignores batchItemFailures would move past the failed record, while
-// every event source mapping retries a failed invocation. A malformed record
-// never gets here: it is recorded as rejected. The slice is never nil.
+// fanOut is one event's deliveries: a stream record and the endpoints it
+// goes to, not yet checked against the deliveries that exist.
+type fanOut struct {
+	seq     string
+	ev      outbox.Event
+	targets []store.Endpoint
+}
+
+// Handle processes a stream batch in three passes. First, in order, it
+// decodes each record, records the malformed ones as rejected and finds
+// each event's endpoints. Then it reads which of the batch's deliveries
+// exist (one batch read per hundred). Last, it sends the messages of those
+// that do not, ten a request, and records each delivery after its message
+// was sent, with a conditional put.
+//
+// Any failure for an infrastructure reason (DynamoDB or SQS unavailable)
+// fails the invocation, so the event source mapping retries the batch,
+// bisecting it on AWS; nothing after the failure is skipped. The retry sends
+// nothing whose delivery exists: a delivery is only recorded after its
+// message was sent, and deliver writes one only when it received its
+// message. The one way a message is sent twice is a failure (a crash, an
+// error, the soak's injected fault) after a send and before the puts of its
+// deliveries: the retry sends them again, with the same delivery id, the
+// webhook-id that receivers deduplicate on. This is deliberately an error
+// and not a batch item failure: a local cloud that ignores
+// batchItemFailures would move past the failed record, while every event
+// source mapping retries a failed invocation. A malformed record never gets
+// here: it is recorded as rejected. The slice is never nil.
 func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	resp := events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{}}
 	// The soak's fault, if any, is drawn once per invocation: it then fails
-	// after the first record that sent messages.
+	// after the first request that sent messages, before their puts.
 	inv := &invocation{
 		endpoints:     map[string][]store.Endpoint{},
+		planned:       map[string]bool{},
 		failAfterSend: h.Fault != nil && h.Fault(fault.EnqueueFail) != nil,
 	}
+	fail := func(seq string, err error) (events.DynamoDBEventResponse, error) {
+		h.Log.ErrorContext(ctx, "enqueue failed; the stream will retry the batch", "sequence_number", seq, "error", err.Error())
+		return resp, fmt.Errorf("record %s: %w", seq, err)
+	}
+	var fanOuts []fanOut
+	var ids []string
 	for _, rec := range ev.Records {
-		if err := h.record(ctx, rec, inv); err != nil {
-			h.Log.ErrorContext(ctx, "enqueue failed; the stream will retry the batch",
-				"sequence_number", rec.Change.SequenceNumber, "error", err.Error())
-			return resp, fmt.Errorf("record %s: %w", rec.Change.SequenceNumber, err)
+		f, err := h.plan(ctx, rec, inv)
+		if err != nil {
+			return fail(rec.Change.SequenceNumber, err)
+		}
+		if len(f.targets) > 0 {
+			fanOuts = append(fanOuts, f)
+			for _, ep := range f.targets {
+				ids = append(ids, delivery.ID(f.ev.ID, ep.EndpointID))
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return resp, nil
+	}
+	existing, err := h.Store.Load(ctx, ids, nil)
+	if err != nil {
+		return fail(fanOuts[0].seq, fmt.Errorf("read the batch's %d deliveries: %w", len(ids), err))
+	}
+	for _, f := range fanOuts {
+		if err := h.send(ctx, f, existing, inv); err != nil {
+			return fail(f.seq, err)
 		}
 	}
 	return resp, nil
 }
 
-func (h *Handler) record(ctx context.Context, rec events.DynamoDBEventRecord, inv *invocation) error {
+// plan decodes a record and finds the endpoints its event goes to, or
+// records it as rejected. Endpoints already planned in this invocation (the
+// same event twice in a batch) are left out.
+func (h *Handler) plan(ctx context.Context, rec events.DynamoDBEventRecord, inv *invocation) (fanOut, error) {
+	f := fanOut{seq: rec.Change.SequenceNumber}
 	if rec.EventName != string(events.DynamoDBOperationTypeInsert) {
-		return nil // updates and TTL removals of outbox items are not events
+		return f, nil // updates and TTL removals of outbox items are not events
 	}
 	ev, err := decodeImage(rec.Change.NewImage)
 	var verr *outbox.ValidationError
 	if errors.As(err, &verr) {
-		return h.reject(ctx, rec, ev, verr.Reason, verr.Field, verr.Detail)
+		return f, h.reject(ctx, rec, ev, verr.Reason, verr.Field, verr.Detail)
 	}
 	if err != nil {
-		return err
+		return f, err
 	}
+	f.ev = ev
 	endpoints, seen := inv.endpoints[ev.TenantID]
 	if !seen {
 		// Read once per tenant per batch: an endpoint created or changed
 		// while the batch runs applies from the next batch, a second later.
 		if endpoints, err = h.Store.Endpoints(ctx, ev.TenantID); err != nil {
-			return err
+			return f, err
 		}
 		inv.endpoints[ev.TenantID] = endpoints
 	}
@@ -130,67 +183,95 @@ func (h *Handler) record(ctx context.Context, rec events.DynamoDBEventRecord, in
 	if len(targets) == 0 && len(endpoints) == 0 {
 		// Only on this rare path is the tenant itself looked up.
 		if _, err := h.Store.Tenant(ctx, ev.TenantID); errors.Is(err, store.ErrNotFound) {
-			return h.reject(ctx, rec, ev, ReasonUnknownTenant, outbox.AttrTenantID, "no tenant "+strconv.Quote(ev.TenantID))
+			return f, h.reject(ctx, rec, ev, ReasonUnknownTenant, outbox.AttrTenantID, "no tenant "+strconv.Quote(ev.TenantID))
 		} else if err != nil {
-			return err
+			return f, err
 		}
 	}
 	if len(targets) == 0 {
 		if ev.EndpointID != "" {
-			return h.reject(ctx, rec, ev, ReasonUnknownEndpoint, outbox.AttrEndpointID, "the tenant has no endpoint "+strconv.Quote(ev.EndpointID))
+			return f, h.reject(ctx, rec, ev, ReasonUnknownEndpoint, outbox.AttrEndpointID, "the tenant has no endpoint "+strconv.Quote(ev.EndpointID))
 		}
-		return h.reject(ctx, rec, ev, ReasonNoEndpoint, outbox.AttrTenantID, "no endpoint of the tenant subscribes to "+strconv.Quote(ev.Type))
-	}
-	return h.fanOut(ctx, ev, targets, inv)
-}
-
-// fanOut creates the deliveries and sends their messages, ten at a time.
-func (h *Handler) fanOut(ctx context.Context, ev outbox.Event, targets []store.Endpoint, inv *invocation) error {
-	var pending []sqstypes.SendMessageBatchRequestEntry
-	flush := func() error {
-		if err := delivery.SendBatch(ctx, h.Queue, h.QueueURL, pending); err != nil {
-			return err
-		}
-		for i, e := range pending {
-			if err := h.Store.MarkEnqueued(ctx, *e.Id); err != nil {
-				return err
-			}
-			if i == 0 && inv.failAfterSend {
-				// Sent, part marked: the retry must lose nothing.
-				inv.failAfterSend = false
-				return fmt.Errorf("%w at %s", fault.Injected, fault.EnqueueFail)
-			}
-		}
-		pending = pending[:0]
-		return nil
+		return f, h.reject(ctx, rec, ev, ReasonNoEndpoint, outbox.AttrTenantID, "no endpoint of the tenant subscribes to "+strconv.Quote(ev.Type))
 	}
 	for _, ep := range targets {
 		id := delivery.ID(ev.ID, ep.EndpointID)
-		send, err := h.Store.CreateDelivery(ctx, store.Delivery{
-			DeliveryID: id, TenantID: ev.TenantID, EndpointID: ep.EndpointID, EventID: ev.ID, EventType: ev.Type,
-		})
-		if err != nil {
+		if !inv.planned[id] {
+			inv.planned[id] = true
+			f.targets = append(f.targets, ep)
+		}
+	}
+	return f, nil
+}
+
+// sent reports whether a delivery that exists has had its message sent: every
+// delivery recorded by CreateDelivery or by an attempt has enqueued_at. One
+// without it and never attempted was created, by an earlier version, before
+// its message was sent, and its message may never have been.
+func sent(d store.Delivery) bool {
+	return d.EnqueuedAt != nil || d.Attempts > 0 || d.State != delivery.StatePending
+}
+
+// outgoing is a delivery whose message is to be sent.
+type outgoing struct {
+	ev         *outbox.Event
+	endpointID string
+	id         string
+}
+
+// send sends the messages of an event's deliveries that do not exist, ten a
+// request, and records the deliveries of each request after it was sent.
+func (h *Handler) send(ctx context.Context, f fanOut, existing store.Snapshot, inv *invocation) error {
+	var out []outgoing
+	for _, ep := range f.targets {
+		id := delivery.ID(f.ev.ID, ep.EndpointID)
+		if d, ok := existing.Deliveries[id]; ok && sent(d) {
+			continue // sent and recorded by an earlier run of this record
+		}
+		out = append(out, outgoing{ev: &f.ev, endpointID: ep.EndpointID, id: id})
+	}
+	for len(out) > 0 {
+		n := min(len(out), 10)
+		if err := h.sendBatch(ctx, out[:n], inv); err != nil {
 			return err
 		}
-		if !send {
-			continue // created and sent by an earlier run of this record
-		}
+		out = out[n:]
+	}
+	return nil
+}
+
+// sendBatch sends one SendMessageBatch request, then records its deliveries.
+func (h *Handler) sendBatch(ctx context.Context, batch []outgoing, inv *invocation) error {
+	entries := make([]sqstypes.SendMessageBatchRequestEntry, len(batch))
+	for i, o := range batch {
 		body, err := json.Marshal(delivery.Message{
-			DeliveryID: id, TenantID: ev.TenantID, EndpointID: ep.EndpointID, EventID: ev.ID,
-			EventType: ev.Type, OccurredAt: ev.OccurredAt, Sequence: ev.Sequence, Payload: ev.Payload,
+			DeliveryID: o.id, TenantID: o.ev.TenantID, EndpointID: o.endpointID, EventID: o.ev.ID,
+			EventType: o.ev.Type, OccurredAt: o.ev.OccurredAt, Sequence: o.ev.Sequence, Payload: o.ev.Payload,
 		})
 		if err != nil {
-			return fmt.Errorf("encode delivery message %s: %w", id, err)
+			return fmt.Errorf("encode delivery message %s: %w", o.id, err)
 		}
-		pending = append(pending, sqstypes.SendMessageBatchRequestEntry{Id: &id, MessageBody: aws.String(string(body))})
-		if len(pending) == 10 {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-		h.Log.InfoContext(ctx, "delivery created", "tenant_id", ev.TenantID, "event_id", ev.ID, "endpoint_id", ep.EndpointID, "delivery_id", id)
+		entries[i] = sqstypes.SendMessageBatchRequestEntry{Id: aws.String(o.id), MessageBody: aws.String(string(body))}
 	}
-	return flush()
+	if err := delivery.SendBatch(ctx, h.Queue, h.QueueURL, entries); err != nil {
+		return err
+	}
+	if inv.failAfterSend {
+		// Sent, not recorded: the retry sends these again, loses nothing.
+		inv.failAfterSend = false
+		return fmt.Errorf("%w at %s", fault.Injected, fault.EnqueueFail)
+	}
+	for _, o := range batch {
+		// false: deliver got the message first and wrote the record; the
+		// delivery exists either way.
+		if _, err := h.Store.CreateDelivery(ctx, store.Delivery{
+			DeliveryID: o.id, TenantID: o.ev.TenantID, EndpointID: o.endpointID, EventID: o.ev.ID, EventType: o.ev.Type,
+		}); err != nil {
+			return err
+		}
+		h.Log.InfoContext(ctx, "delivery created", "tenant_id", o.ev.TenantID, "event_id", o.ev.ID, "endpoint_id", o.endpointID, "delivery_id", o.id)
+	}
+	return nil
 }
 
 func (h *Handler) reject(ctx context.Context, rec events.DynamoDBEventRecord, ev outbox.Event, reason, field, detail string) error {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
@@ -23,16 +24,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// fakeStore is an in-memory Store.
+// fakeStore is an in-memory Store. Like the real one, CreateDelivery writes
+// a delivery only if none with its id exists, and stamps it enqueued.
 type fakeStore struct {
 	mu         sync.Mutex
 	endpoints  map[string][]store.Endpoint
 	deliveries map[string]*store.Delivery
-	enqueued   map[string]bool
 	rejections map[string]store.Rejection
 	tenants    map[string]bool
-	failOn     string         // "endpoints", "create", "mark", "reject"
+	failOn     string         // "endpoints", "load", "create", "reject"
 	queries    map[string]int // Endpoints calls per tenant
+	loads      [][]string     // the ids of each Load call
+	creates    int            // CreateDelivery calls
 }
 
 func (s *fakeStore) Tenant(_ context.Context, id string) (store.Tenant, error) {
@@ -43,7 +46,7 @@ func (s *fakeStore) Tenant(_ context.Context, id string) (store.Tenant, error) {
 }
 
 func newFakeStore(eps ...store.Endpoint) *fakeStore {
-	s := &fakeStore{endpoints: map[string][]store.Endpoint{}, deliveries: map[string]*store.Delivery{}, enqueued: map[string]bool{}, rejections: map[string]store.Rejection{}, tenants: map[string]bool{}}
+	s := &fakeStore{endpoints: map[string][]store.Endpoint{}, deliveries: map[string]*store.Delivery{}, rejections: map[string]store.Rejection{}, tenants: map[string]bool{}}
 	for _, e := range eps {
 		s.tenants[e.TenantID] = true
 		s.endpoints[e.TenantID] = append(s.endpoints[e.TenantID], e)
@@ -66,27 +69,51 @@ func (s *fakeStore) Endpoints(_ context.Context, tenant string) ([]store.Endpoin
 	return s.endpoints[tenant], nil
 }
 
+func (s *fakeStore) Load(_ context.Context, ids []string, refs []store.EndpointRef) (store.Snapshot, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.loads = append(s.loads, append([]string(nil), ids...))
+	if s.failOn == "load" {
+		return store.Snapshot{}, errBoom
+	}
+	snap := store.Snapshot{Deliveries: map[string]store.Delivery{}, Endpoints: map[store.EndpointRef]store.Endpoint{}}
+	for _, id := range ids {
+		if d, ok := s.deliveries[id]; ok {
+			snap.Deliveries[id] = *d
+		}
+	}
+	return snap, nil
+}
+
 func (s *fakeStore) CreateDelivery(_ context.Context, d store.Delivery) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.creates++
 	if s.failOn == "create" {
 		return false, errBoom
 	}
 	if _, ok := s.deliveries[d.DeliveryID]; ok {
-		return !s.enqueued[d.DeliveryID], nil
+		return false, nil
 	}
+	now := time.Now()
+	d.State, d.CreatedAt, d.EnqueuedAt = delivery.StatePending, now, &now
 	s.deliveries[d.DeliveryID] = &d
 	return true, nil
 }
 
-func (s *fakeStore) MarkEnqueued(_ context.Context, id string) error {
+// attempted writes a delivery as deliver's RecordAttempt does when the
+// message arrives before enqueue recorded the delivery.
+func (s *fakeStore) attempted(m delivery.Message) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.failOn == "mark" {
-		return errBoom
+	if _, ok := s.deliveries[m.DeliveryID]; ok {
+		return
 	}
-	s.enqueued[id] = true
-	return nil
+	now := time.Now()
+	s.deliveries[m.DeliveryID] = &store.Delivery{
+		DeliveryID: m.DeliveryID, TenantID: m.TenantID, EndpointID: m.EndpointID, EventID: m.EventID, EventType: m.EventType,
+		State: delivery.StateDelivered, CreatedAt: now, EnqueuedAt: &now, Attempts: 1,
+	}
 }
 
 func (s *fakeStore) PutRejection(_ context.Context, r store.Rejection) error {
@@ -105,6 +132,9 @@ type fakeQueue struct {
 	sent    []delivery.Message
 	batches int
 	fail    bool
+	// onSend, if set, sees each message accepted, as a consumer of the
+	// queue would.
+	onSend func(delivery.Message)
 }
 
 func (q *fakeQueue) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
@@ -127,9 +157,21 @@ func (q *fakeQueue) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatch
 			return nil, fmt.Errorf("entry id %s is not the delivery id %s", *e.Id, m.DeliveryID)
 		}
 		q.sent = append(q.sent, m)
+		if q.onSend != nil {
+			q.onSend(m)
+		}
 		out.Successful = append(out.Successful, sqstypes.SendMessageBatchResultEntry{Id: e.Id})
 	}
 	return out, nil
+}
+
+// count returns how many times each delivery id was sent.
+func (q *fakeQueue) count() map[string]int {
+	n := map[string]int{}
+	for _, m := range q.sent {
+		n[m.DeliveryID]++
+	}
+	return n
 }
 
 func newHandler(s *fakeStore, q *fakeQueue) *Handler {
@@ -189,8 +231,9 @@ func TestSampleEventFansOutAndRejects(t *testing.T) {
 	}
 	require.ElementsMatch(t, []string{"ep_all", "ep_payments", "ep_off"}, got,
 		"endpoints whose filter matches; a disabled one too (deliver parks it dead, replayable once enabled)")
+	require.Len(t, s.deliveries, 3, "each sent delivery is recorded")
 	for _, m := range q.sent {
-		require.True(t, s.enqueued[m.DeliveryID], "sent deliveries are marked enqueued")
+		require.NotNil(t, s.deliveries[m.DeliveryID], "sent deliveries are recorded")
 	}
 
 	r, ok := s.rejections["evt_sample_bad"]
@@ -209,25 +252,95 @@ func TestSameRecordTwiceSendsOnce(t *testing.T) {
 	invoke(t, h, sample(t))
 	require.Len(t, q.sent, 1)
 	require.Len(t, s.deliveries, 1)
+	require.Equal(t, 1, s.creates, "the second run finds the delivery and neither sends nor writes")
+	require.Len(t, s.loads, 2, "one read of the batch's deliveries per run")
+
+	t.Run("twice in one batch", func(t *testing.T) {
+		s, q := newFakeStore(endpoint("t1", "ep_1")), &fakeQueue{}
+		_, err := newHandler(s, q).Handle(context.Background(), streamEvent(image("e1", "t1", nil), image("e1", "t1", nil)))
+		require.NoError(t, err)
+		require.Len(t, q.sent, 1)
+		require.Equal(t, 1, s.creates)
+	})
 }
 
-func TestCrashBetweenCreateAndSendLosesNothing(t *testing.T) {
+// A send that fails records nothing: a delivery that exists is one whose
+// message was sent. The retry sends it.
+func TestFailedSendRecordsNothingAndTheRetrySends(t *testing.T) {
 	s := newFakeStore(endpoint("tenant_sample", "ep_1"))
 	q := &fakeQueue{fail: true}
 	h := newHandler(s, q)
 	_, err := h.Handle(context.Background(), decodeSample(t))
 	require.ErrorContains(t, err, "111100000000000000001", "the invocation fails, so the stream retries the batch")
-	require.Len(t, s.deliveries, 1, "the delivery was created before the send failed")
-	require.Empty(t, s.rejections, "records after the failure are left for the retry")
+	require.ErrorIs(t, err, errBoom)
+	require.Empty(t, s.deliveries, "nothing is recorded for a message not sent")
 
 	q.fail = false
 	resp := invoke(t, h, sample(t))
 	require.Empty(t, resp.BatchItemFailures)
 	require.Len(t, q.sent, 1, "the retry sends the message the first run could not")
+	require.Len(t, s.deliveries, 1)
+}
+
+// The window DESIGN.md allows: a crash (here a failed put) after the send and
+// before the put. The retry sends the message again, with the same delivery
+// id, the receivers' idempotency key; nothing is lost.
+func TestCrashBetweenSendAndCreateSendsAgainWithTheSameID(t *testing.T) {
+	s := newFakeStore(endpoint("tenant_sample", "ep_1"))
+	q := &fakeQueue{}
+	h := newHandler(s, q)
+	s.failOn = "create"
+	_, err := h.Handle(context.Background(), decodeSample(t))
+	require.ErrorIs(t, err, errBoom)
+	require.Len(t, q.sent, 1)
+	require.Empty(t, s.deliveries)
+
+	s.failOn = ""
+	invoke(t, h, sample(t))
+	require.Len(t, q.sent, 2, "sent again: the first run left no record")
+	require.Equal(t, q.sent[0].DeliveryID, q.sent[1].DeliveryID, "with the same webhook-id")
+	require.Len(t, s.deliveries, 1)
+
+	invoke(t, h, sample(t))
+	require.Len(t, q.sent, 2, "recorded now: not sent a third time")
+}
+
+// deliver may receive a message before enqueue records its delivery, and
+// write the record itself: enqueue's put then finds it, which is no error.
+func TestDeliverWritingTheRecordFirstIsNoError(t *testing.T) {
+	s := newFakeStore(endpoint("t1", "ep_1"), endpoint("t1", "ep_2"))
+	q := &fakeQueue{onSend: s.attempted}
+	h := newHandler(s, q)
+	resp, err := h.Handle(context.Background(), streamEvent(image("e1", "t1", nil)))
+	require.NoError(t, err)
+	require.Empty(t, resp.BatchItemFailures)
+	require.Len(t, q.sent, 2)
+	require.Equal(t, 2, s.creates)
+	for _, d := range s.deliveries {
+		require.Equal(t, delivery.StateDelivered, d.State, "the put did not overwrite what deliver wrote")
+	}
+	_, err = h.Handle(context.Background(), streamEvent(image("e1", "t1", nil)))
+	require.NoError(t, err)
+	require.Len(t, q.sent, 2, "a delivery deliver recorded is not sent again")
+}
+
+// A delivery created by the earlier protocol (created first, marked sent
+// after) and never marked may never have been sent: it is sent.
+func TestUnmarkedDeliveryOfTheEarlierProtocolIsSent(t *testing.T) {
+	s := newFakeStore(endpoint("t1", "ep_1"), endpoint("t1", "ep_2"))
+	now := time.Now()
+	unmarked := delivery.ID("e1", "ep_1")
+	s.deliveries[unmarked] = &store.Delivery{DeliveryID: unmarked, TenantID: "t1", EndpointID: "ep_1", EventID: "e1", State: delivery.StatePending, CreatedAt: now}
+	marked := delivery.ID("e1", "ep_2")
+	s.deliveries[marked] = &store.Delivery{DeliveryID: marked, TenantID: "t1", EndpointID: "ep_2", EventID: "e1", State: delivery.StatePending, CreatedAt: now, EnqueuedAt: &now}
+	q := &fakeQueue{}
+	_, err := newHandler(s, q).Handle(context.Background(), streamEvent(image("e1", "t1", nil)))
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{unmarked: 1}, q.count())
 }
 
 func TestInfrastructureFailuresFailTheInvocation(t *testing.T) {
-	for _, failOn := range []string{"endpoints", "create", "mark", "reject"} {
+	for _, failOn := range []string{"endpoints", "load", "create", "reject"} {
 		t.Run(failOn, func(t *testing.T) {
 			s := newFakeStore(endpoint("tenant_sample", "ep_1"))
 			s.failOn = failOn
@@ -296,7 +409,7 @@ func TestEndpointTargeting(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, q.sent, 23)
 		require.Equal(t, 3, q.batches)
-		require.Len(t, s.enqueued, 23)
+		require.Len(t, s.deliveries, 23)
 	})
 }
 
@@ -400,10 +513,11 @@ func FuzzDecodeImage(f *testing.F) {
 	})
 }
 
-// An invocation that fails after sending part of a record's messages (the
-// soak's injected fault) is retried: nothing is lost; what was sent but not
-// yet marked is sent again, with the same delivery id (the receiver's
-// idempotency key), and what was marked is not.
+// An invocation that fails after sending part of its messages and before
+// recording them (the soak's injected fault) is retried: nothing is lost;
+// what was sent but not recorded is sent again, with the same delivery id
+// (the receiver's idempotency key), unless deliver has recorded it in the
+// meantime; and what was recorded is not sent again.
 func TestFailureAfterPartialSendIsRetriedWithoutLoss(t *testing.T) {
 	var eps []store.Endpoint
 	for i := 0; i < 15; i++ {
@@ -422,7 +536,13 @@ func TestFailureAfterPartialSendIsRetriedWithoutLoss(t *testing.T) {
 	ev := streamEvent(image("e1", "t1", nil))
 	_, err := h.Handle(context.Background(), ev)
 	require.ErrorIs(t, err, fault.Injected)
-	require.Len(t, q.sent, 10, "the first batch went out before the fault")
+	require.Len(t, q.sent, 10, "the first request went out before the fault")
+	require.Empty(t, s.deliveries, "the fault comes before the puts of that request")
+
+	// deliver gets three of the ten before the retry, and records them.
+	for _, m := range q.sent[:3] {
+		s.attempted(m)
+	}
 	_, err = h.Handle(context.Background(), ev)
 	require.NoError(t, err)
 	seen, ids := map[string]int{}, map[string]string{}
@@ -434,11 +554,21 @@ func TestFailureAfterPartialSendIsRetriedWithoutLoss(t *testing.T) {
 		ids[m.EndpointID] = m.DeliveryID
 	}
 	require.Len(t, seen, 15, "every endpoint got its delivery")
-	require.Equal(t, 1, seen["ep_00"], "marked before the fault: not sent again")
+	require.Len(t, s.deliveries, 15, "and every delivery is recorded")
+	for i := 0; i < 3; i++ {
+		require.Equal(t, 1, seen[fmt.Sprintf("ep_%02d", i)], "recorded by deliver: not sent again")
+	}
+	for i := 3; i < 10; i++ {
+		require.Equal(t, 2, seen[fmt.Sprintf("ep_%02d", i)], "sent, never recorded: sent again")
+	}
 	for i := 10; i < 15; i++ {
 		require.Equal(t, 1, seen[fmt.Sprintf("ep_%02d", i)], "sent only by the retry")
 	}
-	require.Len(t, q.sent, 15+9, "the nine sent but unmarked are sent again")
+	require.Len(t, q.sent, 15+7)
+
+	_, err = h.Handle(context.Background(), ev)
+	require.NoError(t, err)
+	require.Len(t, q.sent, 15+7, "all recorded: a third run sends nothing")
 }
 
 func TestEndpointsAreReadOncePerTenantPerBatch(t *testing.T) {
@@ -450,6 +580,8 @@ func TestEndpointsAreReadOncePerTenantPerBatch(t *testing.T) {
 	require.Empty(t, resp.BatchItemFailures)
 	require.Len(t, q.sent, 3*2+2*1)
 	require.Equal(t, map[string]int{"t1": 1, "t2": 1}, s.queries)
+	require.Len(t, s.loads, 1, "the batch's deliveries are read at once")
+	require.Len(t, s.loads[0], 8)
 
 	// The next batch reads again: a change to a tenant's endpoints applies
 	// from the next batch on.

@@ -21,8 +21,8 @@ const (
 	// DeliverCrash: the deliver process exits after an attempt's POST and
 	// before recording it or answering for its batch.
 	DeliverCrash = "deliver_crash"
-	// EnqueueFail: enqueue fails its invocation after sending part of a
-	// record's messages.
+	// EnqueueFail: enqueue fails its invocation after sending part of its
+	// messages: after a send, before the puts that record its deliveries.
 	EnqueueFail = "enqueue_fail"
 )
 

@@ -22,10 +22,15 @@
 // whole dead deliveries from it. Times in keys are fixed-width RFC 3339, so
 // they sort as strings.
 //
-// Creating a delivery is a conditional put, so the same stream record
-// processed twice creates it once; a delivery that was created but whose
-// message was not yet sent (enqueued_at unset) is sent again, so a crash
-// between the two loses nothing. A delivered delivery never moves back; a
+// A delivery is recorded after its message was sent, with a conditional put
+// that carries enqueued_at, so the same stream record processed twice
+// creates it once, and a delivery that exists is one whose message was sent:
+// enqueue sends only for deliveries that do not exist (Load). A failure
+// between the send and the put loses nothing: the retry sends the message
+// again, with the same delivery id (a duplicate receivers deduplicate). An
+// attempt on a delivery not yet recorded (its message reached deliver first)
+// writes the record whole, creation attributes included, and the later put
+// fails its condition. A delivered delivery never moves back; a
 // dead one keeps its message, so a replay needs nothing but this table, and
 // leaves the dead index only through a conditional claim (ClaimForReplay).
 package store

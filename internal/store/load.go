@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -69,6 +70,13 @@ func (snap Snapshot) add(item map[string]types.AttributeValue) error {
 		var d Delivery
 		if err := attributevalue.UnmarshalMap(item, &d); err != nil {
 			return fmt.Errorf("decode delivery: %w", err)
+		}
+		if d.DeliveryID == "" {
+			// Written by an attempt before attempts wrote the id.
+			pk, _ := item["pk"].(*types.AttributeValueMemberS)
+			if pk != nil {
+				d.DeliveryID = strings.TrimPrefix(pk.Value, "DELIVERY#")
+			}
 		}
 		snap.Deliveries[d.DeliveryID] = d
 		return nil

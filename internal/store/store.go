@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -216,38 +218,35 @@ type Delivery struct {
 	ReplayedBy string `dynamodbav:"replayed_by,omitempty"`
 }
 
-// CreateDelivery writes a pending delivery unless one with its id exists.
-// It returns whether the delivery's message still has to be sent: true for a
-// new delivery, and for an existing one whose message was never marked sent.
-func (s *Store) CreateDelivery(ctx context.Context, d Delivery) (send bool, err error) {
+// CreateDelivery records a delivery whose message has been sent: pending,
+// with enqueued_at set, unless a delivery with its id exists. It reports
+// whether it wrote it. An existing delivery is left as it is and is not an
+// error: an earlier run of the same stream record created it, or deliver
+// received the message first and wrote the record itself (RecordAttempt
+// writes the same creation attributes).
+//
+// The caller sends the message first and creates the delivery after, so a
+// delivery that exists has had its message sent. A failure between the send
+// and this put leaves a sent message without a record; the stream record's
+// retry sends it again, with the same delivery id (webhook-id), which is the
+// one way enqueue sends a message twice.
+func (s *Store) CreateDelivery(ctx context.Context, d Delivery) (created bool, err error) {
 	now := s.Now().UTC()
-	d.State, d.CreatedAt = delivery.StatePending, now
-	d.EnqueuedAt = nil
+	d.State, d.CreatedAt, d.EnqueuedAt = delivery.StatePending, now, &now
 	item, err := attributevalue.MarshalMap(d)
 	if err != nil {
 		return false, fmt.Errorf("marshal delivery %s: %w", d.DeliveryID, err)
 	}
-	item["expires_at"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(s.Retention).Unix(), 10)}
-	item["gsi2pk"] = &types.AttributeValueMemberS{Value: eventIndexKey(d.TenantID, d.EventID)}
-	item["gsi2sk"] = &types.AttributeValueMemberS{Value: d.EndpointID}
+	for n, v := range s.creationAttributes(d, now) {
+		item[n] = v
+	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                           &s.table,
-		Item:                                withKey(item, deliveryKey(d.DeliveryID)),
-		ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		TableName:           &s.table,
+		Item:                withKey(item, deliveryKey(d.DeliveryID)),
+		ConditionExpression: aws.String("attribute_not_exists(pk)"),
 	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
-		old := ccf.Item
-		if old == nil {
-			existing, gerr := s.Delivery(ctx, d.DeliveryID)
-			if gerr != nil {
-				return false, gerr
-			}
-			return existing.EnqueuedAt == nil, nil
-		}
-		_, sent := old["enqueued_at"]
-		return !sent, nil
+	if isConditionFailed(err) {
+		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("create delivery %s: %w", d.DeliveryID, err)
@@ -255,21 +254,34 @@ func (s *Store) CreateDelivery(ctx context.Context, d Delivery) (send bool, err 
 	return true, nil
 }
 
-// MarkEnqueued records that a delivery's message was sent.
-func (s *Store) MarkEnqueued(ctx context.Context, id string) error {
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:           &s.table,
-		Key:                 deliveryKey(id),
-		UpdateExpression:    aws.String("SET enqueued_at = if_not_exists(enqueued_at, :now)"),
-		ConditionExpression: aws.String("attribute_exists(pk)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":now": timeValue(s.Now()),
-		},
-	})
-	if err != nil {
-		return fmt.Errorf("mark delivery %s enqueued: %w", id, err)
+// creationAttributes are the attributes of a delivery record that only its
+// creation sets, as CreateDelivery writes them: its ids, creation and send
+// times, expiry, and event index keys. RecordAttempt writes them too, each
+// only if absent, so a record deliver writes before enqueue's put is as
+// complete as one the put wrote. An id that is empty is left out (DynamoDB
+// refuses an empty string as an index key).
+func (s *Store) creationAttributes(d Delivery, now time.Time) map[string]types.AttributeValue {
+	at, _ := attributevalue.Marshal(now) // as MarshalMap writes CreatedAt
+	attrs := map[string]types.AttributeValue{
+		"created_at":  at,
+		"enqueued_at": at,
+		"expires_at":  &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(s.Retention).Unix(), 10)},
 	}
-	return nil
+	str := func(name, v string) {
+		if v != "" {
+			attrs[name] = &types.AttributeValueMemberS{Value: v}
+		}
+	}
+	str("delivery_id", d.DeliveryID)
+	str("tenant_id", d.TenantID)
+	str("endpoint_id", d.EndpointID)
+	str("event_id", d.EventID)
+	str("event_type", d.EventType)
+	if d.TenantID != "" && d.EventID != "" && d.EndpointID != "" {
+		attrs["gsi2pk"] = &types.AttributeValueMemberS{Value: eventIndexKey(d.TenantID, d.EventID)}
+		attrs["gsi2sk"] = &types.AttributeValueMemberS{Value: d.EndpointID}
+	}
+	return attrs
 }
 
 // Delivery reads one delivery, or ErrNotFound.
@@ -303,10 +315,14 @@ type Outcome struct {
 const MaxAttemptLog = 20
 
 // RecordAttempt adds an attempt to a delivery and moves it to the outcome's
-// state; a delivery that newly dies adds one to its tenant's DLQ depth. d is the delivery as read before the attempt: its log, with the new
-// attempt, is written back trimmed to the newest MaxAttemptLog entries, and
-// the attempt counter counts every attempt, replays included. A delivered
-// delivery never moves back.
+// state; a delivery that newly dies adds one to its tenant's DLQ depth. d is
+// the delivery as read before the attempt: its log, with the new attempt, is
+// written back trimmed to the newest MaxAttemptLog entries, and the attempt
+// counter counts every attempt, replays included. A delivered delivery never
+// moves back. A delivery that does not exist yet (its message reached
+// deliver before enqueue recorded it) is written whole: d's ids, and the
+// creation attributes CreateDelivery would have written, each only where
+// absent.
 func (s *Store) RecordAttempt(ctx context.Context, d Delivery, a Attempt, o Outcome) error {
 	newlyDead, err := s.recordAttempt(ctx, d, a, o)
 	if err != nil || !newlyDead {
@@ -337,14 +353,16 @@ func (s *Store) recordAttempt(ctx context.Context, d Delivery, a Attempt, o Outc
 		":delivered": &types.AttributeValueMemberS{Value: string(delivery.StateDelivered)},
 		":status":    &types.AttributeValueMemberN{Value: strconv.Itoa(a.Status)},
 		":error":     &types.AttributeValueMemberS{Value: a.Error},
-		":tenant":    &types.AttributeValueMemberS{Value: d.TenantID},
-		":endpoint":  &types.AttributeValueMemberS{Value: d.EndpointID},
-		":event":     &types.AttributeValueMemberS{Value: d.EventID},
-		":type":      &types.AttributeValueMemberS{Value: d.EventType},
 	}
-	set := "SET #state = :state, last_status = :status, last_error = :error, attempt_log = :log, " +
-		"tenant_id = if_not_exists(tenant_id, :tenant), endpoint_id = if_not_exists(endpoint_id, :endpoint), " +
-		"event_id = if_not_exists(event_id, :event), event_type = if_not_exists(event_type, :type)"
+	set := "SET #state = :state, last_status = :status, last_error = :error, attempt_log = :log"
+	// deliver may receive a message before enqueue has recorded its
+	// delivery (enqueue sends first): the record this writes then carries
+	// what the creation would have, and enqueue's put finds it exists.
+	created := s.creationAttributes(d, s.Now().UTC())
+	for _, n := range slices.Sorted(maps.Keys(created)) {
+		set += fmt.Sprintf(", %s = if_not_exists(%s, :c_%s)", n, n, n)
+		values[":c_"+n] = created[n]
+	}
 	tail := " ADD attempts :one"
 	switch o.State {
 	case delivery.StateDelivered:
