@@ -3,6 +3,7 @@ package delivery
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -38,4 +39,26 @@ func TestSendBatch(t *testing.T) {
 		return nil, errors.New("unreachable")
 	})
 	require.ErrorContains(t, SendBatch(context.Background(), down, "https://q", entries), "unreachable")
+}
+
+func TestFits(t *testing.T) {
+	entry := func(n int) sqstypes.SendMessageBatchRequestEntry {
+		return sqstypes.SendMessageBatchRequestEntry{Id: aws.String("x"), MessageBody: aws.String(strings.Repeat("a", n))}
+	}
+	var batch []sqstypes.SendMessageBatchRequestEntry
+	require.True(t, Fits(batch, entry(MaxBatchBytes+1)), "anything fits an empty batch; SQS judges a single message")
+	for range MaxBatchEntries {
+		require.True(t, Fits(batch, entry(10)))
+		batch = append(batch, entry(10))
+	}
+	require.False(t, Fits(batch, entry(1)), "ten entries at most")
+
+	batch = []sqstypes.SendMessageBatchRequestEntry{entry(100 << 10), entry(100 << 10)}
+	require.True(t, Fits(batch, entry(56<<10)), "exactly 256 KiB fits")
+	require.False(t, Fits(batch, entry(56<<10+1)), "one byte more does not")
+
+	withAttr := entry(56 << 10)
+	withAttr.MessageAttributes = map[string]sqstypes.MessageAttributeValue{"k": {DataType: aws.String("String"), StringValue: aws.String("v")}}
+	require.Equal(t, 56<<10+1+6+1, EntrySize(withAttr), "attributes count: name, type, value")
+	require.False(t, Fits(batch, withAttr))
 }

@@ -81,17 +81,22 @@ type fanOut struct {
 // decodes each record, records the malformed ones as rejected and finds
 // each event's endpoints. Then it reads which of the batch's deliveries
 // exist (one batch read per hundred). Last, it sends the messages of those
-// that do not, ten a request, and records each delivery after its message
-// was sent, with a conditional put.
+// that do not, across records, in stream order (records, then each
+// record's endpoints), as few SendMessageBatch requests as SQS's limits
+// allow (ten messages, 256 KiB), one after the other; after each request,
+// and before the next, it records that request's deliveries with
+// conditional puts.
 //
 // Any failure for an infrastructure reason (DynamoDB or SQS unavailable)
 // fails the invocation, so the event source mapping retries the batch,
 // bisecting it on AWS; nothing after the failure is skipped. The retry sends
 // nothing whose delivery exists: a delivery is only recorded after its
 // message was sent, and deliver writes one only when it received its
-// message. The one way a message is sent twice is a failure (a crash, an
+// message. So when an invocation fails, every message it sent is recorded
+// except, at most, those of the one request whose puts had not finished.
+// That is the one way a message is sent twice: a failure (a crash, an
 // error, the soak's injected fault) after a send and before the puts of its
-// deliveries: the retry sends them again, with the same delivery id, the
+// deliveries; the retry sends them again, with the same delivery id, the
 // webhook-id that receivers deduplicate on. This is deliberately an error
 // and not a batch item failure: a local cloud that ignores
 // batchItemFailures would move past the failed record, while every event
@@ -106,16 +111,20 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 		planned:       map[string]bool{},
 		failAfterSend: h.Fault != nil && h.Fault(fault.EnqueueFail) != nil,
 	}
-	fail := func(seq string, err error) (events.DynamoDBEventResponse, error) {
-		h.Log.ErrorContext(ctx, "enqueue failed; the stream will retry the batch", "sequence_number", seq, "error", err.Error())
-		return resp, fmt.Errorf("record %s: %w", seq, err)
+	fail := func(first, last string, err error) (events.DynamoDBEventResponse, error) {
+		h.Log.ErrorContext(ctx, "enqueue failed; the stream will retry the batch",
+			"sequence_number", first, "last_sequence_number", last, "error", err.Error())
+		if first == last {
+			return resp, fmt.Errorf("record %s: %w", first, err)
+		}
+		return resp, fmt.Errorf("records %s to %s: %w", first, last, err)
 	}
 	var fanOuts []fanOut
 	var ids []string
 	for _, rec := range ev.Records {
 		f, err := h.plan(ctx, rec, inv)
 		if err != nil {
-			return fail(rec.Change.SequenceNumber, err)
+			return fail(rec.Change.SequenceNumber, rec.Change.SequenceNumber, err)
 		}
 		if len(f.targets) > 0 {
 			fanOuts = append(fanOuts, f)
@@ -129,11 +138,32 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 	}
 	existing, err := h.Store.Load(ctx, ids, nil)
 	if err != nil {
-		return fail(fanOuts[0].seq, fmt.Errorf("read the batch's %d deliveries: %w", len(ids), err))
+		return fail(fanOuts[0].seq, fanOuts[len(fanOuts)-1].seq, fmt.Errorf("read the batch's %d deliveries: %w", len(ids), err))
 	}
-	for _, f := range fanOuts {
-		if err := h.send(ctx, f, existing, inv); err != nil {
-			return fail(f.seq, err)
+	var b batch
+	for i := range fanOuts {
+		f := &fanOuts[i]
+		for _, ep := range f.targets {
+			id := delivery.ID(f.ev.ID, ep.EndpointID)
+			if d, ok := existing.Deliveries[id]; ok && sent(d) {
+				continue // sent and recorded by an earlier run of this record
+			}
+			o := outgoing{f: f, endpointID: ep.EndpointID, id: id}
+			e, err := o.entry()
+			if err != nil {
+				return fail(f.seq, f.seq, err)
+			}
+			if !delivery.Fits(b.entries, e) {
+				if err := h.sendBatch(ctx, &b, inv); err != nil {
+					return fail(b.out[0].f.seq, b.out[len(b.out)-1].f.seq, err)
+				}
+			}
+			b.entries, b.out = append(b.entries, e), append(b.out, o)
+		}
+	}
+	if len(b.out) > 0 {
+		if err := h.sendBatch(ctx, &b, inv); err != nil {
+			return fail(b.out[0].f.seq, b.out[len(b.out)-1].f.seq, err)
 		}
 	}
 	return resp, nil
@@ -214,46 +244,35 @@ func sent(d store.Delivery) bool {
 
 // outgoing is a delivery whose message is to be sent.
 type outgoing struct {
-	ev         *outbox.Event
+	f          *fanOut
 	endpointID string
 	id         string
 }
 
-// send sends the messages of an event's deliveries that do not exist, ten a
-// request, and records the deliveries of each request after it was sent.
-func (h *Handler) send(ctx context.Context, f fanOut, existing store.Snapshot, inv *invocation) error {
-	var out []outgoing
-	for _, ep := range f.targets {
-		id := delivery.ID(f.ev.ID, ep.EndpointID)
-		if d, ok := existing.Deliveries[id]; ok && sent(d) {
-			continue // sent and recorded by an earlier run of this record
-		}
-		out = append(out, outgoing{ev: &f.ev, endpointID: ep.EndpointID, id: id})
+// entry encodes the delivery's message.
+func (o outgoing) entry() (sqstypes.SendMessageBatchRequestEntry, error) {
+	ev := &o.f.ev
+	body, err := json.Marshal(delivery.Message{
+		DeliveryID: o.id, TenantID: ev.TenantID, EndpointID: o.endpointID, EventID: ev.ID,
+		EventType: ev.Type, OccurredAt: ev.OccurredAt, Sequence: ev.Sequence, Payload: ev.Payload,
+	})
+	if err != nil {
+		return sqstypes.SendMessageBatchRequestEntry{}, fmt.Errorf("encode delivery message %s: %w", o.id, err)
 	}
-	for len(out) > 0 {
-		n := min(len(out), 10)
-		if err := h.sendBatch(ctx, out[:n], inv); err != nil {
-			return err
-		}
-		out = out[n:]
-	}
-	return nil
+	return sqstypes.SendMessageBatchRequestEntry{Id: aws.String(o.id), MessageBody: aws.String(string(body))}, nil
 }
 
-// sendBatch sends one SendMessageBatch request, then records its deliveries.
-func (h *Handler) sendBatch(ctx context.Context, batch []outgoing, inv *invocation) error {
-	entries := make([]sqstypes.SendMessageBatchRequestEntry, len(batch))
-	for i, o := range batch {
-		body, err := json.Marshal(delivery.Message{
-			DeliveryID: o.id, TenantID: o.ev.TenantID, EndpointID: o.endpointID, EventID: o.ev.ID,
-			EventType: o.ev.Type, OccurredAt: o.ev.OccurredAt, Sequence: o.ev.Sequence, Payload: o.ev.Payload,
-		})
-		if err != nil {
-			return fmt.Errorf("encode delivery message %s: %w", o.id, err)
-		}
-		entries[i] = sqstypes.SendMessageBatchRequestEntry{Id: aws.String(o.id), MessageBody: aws.String(string(body))}
-	}
-	if err := delivery.SendBatch(ctx, h.Queue, h.QueueURL, entries); err != nil {
+// batch is the messages of the next SendMessageBatch request, with their
+// deliveries.
+type batch struct {
+	entries []sqstypes.SendMessageBatchRequestEntry
+	out     []outgoing
+}
+
+// sendBatch sends one SendMessageBatch request, then records its deliveries,
+// and empties b.
+func (h *Handler) sendBatch(ctx context.Context, b *batch, inv *invocation) error {
+	if err := delivery.SendBatch(ctx, h.Queue, h.QueueURL, b.entries); err != nil {
 		return err
 	}
 	if inv.failAfterSend {
@@ -261,16 +280,18 @@ func (h *Handler) sendBatch(ctx context.Context, batch []outgoing, inv *invocati
 		inv.failAfterSend = false
 		return fmt.Errorf("%w at %s", fault.Injected, fault.EnqueueFail)
 	}
-	for _, o := range batch {
+	for _, o := range b.out {
+		ev := &o.f.ev
 		// false: deliver got the message first and wrote the record; the
 		// delivery exists either way.
 		if _, err := h.Store.CreateDelivery(ctx, store.Delivery{
-			DeliveryID: o.id, TenantID: o.ev.TenantID, EndpointID: o.endpointID, EventID: o.ev.ID, EventType: o.ev.Type,
+			DeliveryID: o.id, TenantID: ev.TenantID, EndpointID: o.endpointID, EventID: ev.ID, EventType: ev.Type,
 		}); err != nil {
 			return err
 		}
-		h.Log.InfoContext(ctx, "delivery created", "tenant_id", o.ev.TenantID, "event_id", o.ev.ID, "endpoint_id", o.endpointID, "delivery_id", o.id)
+		h.Log.InfoContext(ctx, "delivery created", "tenant_id", ev.TenantID, "event_id", ev.ID, "endpoint_id", o.endpointID, "delivery_id", o.id)
 	}
+	b.entries, b.out = b.entries[:0], b.out[:0]
 	return nil
 }
 

@@ -135,6 +135,8 @@ type fakeQueue struct {
 	// onSend, if set, sees each message accepted, as a consumer of the
 	// queue would.
 	onSend func(delivery.Message)
+	// beforeSend, if set, runs at each request the queue accepts.
+	beforeSend func()
 }
 
 func (q *fakeQueue) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
@@ -145,6 +147,16 @@ func (q *fakeQueue) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatch
 	}
 	if len(in.Entries) > 10 {
 		return nil, fmt.Errorf("batch of %d entries: SQS takes at most 10", len(in.Entries))
+	}
+	size := 0
+	for _, e := range in.Entries {
+		size += len(*e.MessageBody)
+	}
+	if size > 256<<10 {
+		return nil, fmt.Errorf("AWS.SimpleQueueService.BatchRequestTooLong: %d bytes, over 262144", size)
+	}
+	if q.beforeSend != nil {
+		q.beforeSend()
 	}
 	q.batches++
 	out := &sqs.SendMessageBatchOutput{}
@@ -579,6 +591,7 @@ func TestEndpointsAreReadOncePerTenantPerBatch(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, resp.BatchItemFailures)
 	require.Len(t, q.sent, 3*2+2*1)
+	require.Equal(t, 1, q.batches, "one request for the batch's eight messages")
 	require.Equal(t, map[string]int{"t1": 1, "t2": 1}, s.queries)
 	require.Len(t, s.loads, 1, "the batch's deliveries are read at once")
 	require.Len(t, s.loads[0], 8)
@@ -590,4 +603,85 @@ func TestEndpointsAreReadOncePerTenantPerBatch(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 2, s.queries["t1"])
 	require.Len(t, q.sent, 8+3)
+}
+
+// Messages are sent across the records of an invocation, ten a request, in
+// stream order; each request's deliveries are recorded before the next
+// request is sent, so a failure leaves at most one request's messages sent
+// and unrecorded.
+func TestMessagesAreSentAcrossRecordsInStreamOrder(t *testing.T) {
+	s := newFakeStore(endpoint("t1", "ep_1"))
+	q := &fakeQueue{}
+	q.beforeSend = func() {
+		for _, m := range q.sent {
+			require.Contains(t, s.deliveries, m.DeliveryID, "an earlier request's deliveries are recorded before the next request")
+		}
+	}
+	var imgs []map[string]events.DynamoDBAttributeValue
+	for i := range 25 {
+		imgs = append(imgs, image(fmt.Sprintf("e%02d", i), "t1", nil))
+	}
+	resp, err := newHandler(s, q).Handle(context.Background(), streamEvent(imgs...))
+	require.NoError(t, err)
+	require.Empty(t, resp.BatchItemFailures)
+	require.Equal(t, 3, q.batches, "25 one-endpoint events: 10 + 10 + 5 messages")
+	require.Len(t, q.sent, 25)
+	for i, m := range q.sent {
+		require.Equal(t, fmt.Sprintf("e%02d", i), m.EventID, "stream order")
+	}
+	require.Len(t, s.deliveries, 25)
+}
+
+// A request never passes SQS's 256 KiB for its messages together: it is
+// split before the message that would.
+func TestRequestsAreSplitBeforeTheyPass256KiB(t *testing.T) {
+	s := newFakeStore(endpoint("t1", "ep_1"), endpoint("t1", "ep_2"))
+	q := &fakeQueue{}
+	big := events.NewStringAttribute(`"` + strings.Repeat("a", 100<<10) + `"`)
+	var imgs []map[string]events.DynamoDBAttributeValue
+	for i := range 3 {
+		imgs = append(imgs, image(fmt.Sprintf("e%d", i), "t1", map[string]events.DynamoDBAttributeValue{outbox.AttrPayload: big}))
+	}
+	imgs = append(imgs, image("small", "t1", nil))
+	_, err := newHandler(s, q).Handle(context.Background(), streamEvent(imgs...))
+	require.NoError(t, err, "the fake queue refuses a request over 256 KiB, as SQS does")
+	require.Len(t, q.sent, 8)
+	require.Equal(t, 3, q.batches, "six 100 KiB messages two a request; the small ones join the last")
+	require.Len(t, s.deliveries, 8)
+}
+
+// The soak's fault fires after the first request, which spans records, and
+// before its puts: the retry loses nothing and sends again only that
+// request's messages.
+func TestFaultAfterARequestSpanningRecords(t *testing.T) {
+	var eps []store.Endpoint
+	for i := range 4 {
+		eps = append(eps, endpoint("t1", fmt.Sprintf("ep_%d", i)))
+	}
+	s, q := newFakeStore(eps...), &fakeQueue{}
+	h := newHandler(s, q)
+	fired := false
+	h.Fault = func(string) error {
+		if fired {
+			return nil
+		}
+		fired = true
+		return fault.Injected
+	}
+	ev := streamEvent(image("e1", "t1", nil), image("e2", "t1", nil), image("e3", "t1", nil))
+	_, err := h.Handle(context.Background(), ev)
+	require.ErrorIs(t, err, fault.Injected)
+	require.ErrorContains(t, err, "records 900000000000000000000 to 900000000000000000002", "the request held messages of the first three records")
+	require.Len(t, q.sent, 10)
+	require.Empty(t, s.deliveries)
+
+	_, err = h.Handle(context.Background(), ev)
+	require.NoError(t, err)
+	require.Len(t, s.deliveries, 12)
+	counts := q.count()
+	require.Len(t, counts, 12, "nothing lost")
+	for _, m := range q.sent[:10] {
+		require.Equal(t, 2, counts[m.DeliveryID], "sent before the fault, not recorded: sent again")
+	}
+	require.Len(t, q.sent, 10+12)
 }
