@@ -81,7 +81,8 @@ type Handler struct {
 	// is returned to the queue untried. Default 3 s.
 	Reserve time.Duration
 	Log     *slog.Logger
-	// Metrics receives the delivery metrics (EMF). Nil: none.
+	// Metrics receives the delivery metrics (EMF), gathered per batch and
+	// printed at its end. Nil: none.
 	Metrics *metrics.Writer
 	// Fault, for the soak test only, may end the process after an
 	// attempt's POST (package fault). Nil: never.
@@ -118,6 +119,10 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 			refs = append(refs, store.EndpointRef{TenantID: msgs[i].TenantID, EndpointID: msgs[i].EndpointID})
 		}
 	}
+	// The batch's metrics go out as one EMF document at the end, not one
+	// line per message and metric.
+	mb := h.Metrics.Batch()
+	defer mb.Flush()
 	var snap *store.Snapshot
 	if len(ids) > 0 {
 		if s, err := h.Store.Load(ctx, ids, refs); err != nil {
@@ -131,7 +136,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if !h.process(ctx, m, msgs[i], errs[i], snap) {
+			if !h.process(ctx, m, msgs[i], errs[i], snap, mb) {
 				mu.Lock()
 				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
 				mu.Unlock()
@@ -178,8 +183,9 @@ func (h *Handler) endpoint(ctx context.Context, snap *store.Snapshot, tenantID, 
 // process makes one attempt for m (msg is its decoded body, or decodeErr
 // says why it has none) and reports whether the message is done with (true:
 // delete it) or must come back (false). snap holds the batch's records, or
-// is nil when they could not be read at once.
-func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg delivery.Message, decodeErr error, snap *store.Snapshot) bool {
+// is nil when they could not be read at once; mb gathers the batch's
+// metrics.
+func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg delivery.Message, decodeErr error, snap *store.Snapshot, mb *metrics.Batch) bool {
 	attempt, _ := strconv.Atoi(m.Attributes["ApproximateReceiveCount"])
 	if attempt < 1 {
 		attempt = 1
@@ -187,7 +193,7 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg delivery
 	log := h.Log.With("message_id", m.MessageId, "attempt", attempt)
 	if decodeErr != nil {
 		log.ErrorContext(ctx, "malformed delivery message sent to the DLQ", "error", decodeErr.Error())
-		return h.toDLQ(ctx, log, m.Body, "", ReasonMalformedMessage)
+		return h.toDLQ(ctx, log, mb, m.Body, "", ReasonMalformedMessage)
 	}
 	log = log.With("delivery_id", msg.DeliveryID, "tenant_id", msg.TenantID, "endpoint_id", msg.EndpointID, "event_id", msg.EventID)
 
@@ -205,26 +211,26 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg delivery
 
 	now := h.now()
 	if h.Policy.Expired(msg.OccurredAt, now) {
-		return h.dead(ctx, log, m, d, store.Attempt{Number: attempt, At: now, Error: "not_attempted"}, retry.ReasonMaxAgeExceeded)
+		return h.dead(ctx, log, mb, m, d, store.Attempt{Number: attempt, At: now, Error: "not_attempted"}, retry.ReasonMaxAgeExceeded)
 	}
 	ep, err := h.endpoint(ctx, snap, msg.TenantID, msg.EndpointID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return h.dead(ctx, log, m, d, store.Attempt{Number: attempt, At: now, Error: "not_attempted"}, ReasonEndpointNotFound)
+		return h.dead(ctx, log, mb, m, d, store.Attempt{Number: attempt, At: now, Error: "not_attempted"}, ReasonEndpointNotFound)
 	case err != nil:
 		log.ErrorContext(ctx, "cannot read endpoint; will retry", "error", err.Error())
 		return false
 	case ep.Disabled:
-		return h.dead(ctx, log, m, d, store.Attempt{Number: attempt, At: now, Error: "not_attempted"}, ReasonEndpointDisabled)
+		return h.dead(ctx, log, mb, m, d, store.Attempt{Number: attempt, At: now, Error: "not_attempted"}, ReasonEndpointDisabled)
 	}
 	signer, err := signing.NewSigner(ep.SigningSecrets(now)...)
 	if err != nil {
 		log.ErrorContext(ctx, "endpoint secret unusable", "error", err.Error())
-		return h.dead(ctx, log, m, d, store.Attempt{Number: attempt, At: now, Error: "not_attempted"}, ReasonInvalidSecret)
+		return h.dead(ctx, log, mb, m, d, store.Attempt{Number: attempt, At: now, Error: "not_attempted"}, ReasonInvalidSecret)
 	}
 	body, err := msg.RequestBody()
 	if err != nil {
-		return h.dead(ctx, log, m, d, store.Attempt{Number: attempt, At: now, Error: "not_attempted"}, ReasonMalformedMessage)
+		return h.dead(ctx, log, mb, m, d, store.Attempt{Number: attempt, At: now, Error: "not_attempted"}, ReasonMalformedMessage)
 	}
 
 	sendCtx, cancel, ok := h.attemptContext(ctx)
@@ -244,13 +250,16 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg delivery
 		_ = h.Fault(fault.DeliverCrash)
 	}
 	a := store.Attempt{Number: attempt, At: now, Status: res.Status, Error: res.Error, LatencyMS: res.Latency.Milliseconds(), Excerpt: res.Excerpt}
-	h.Metrics.Put(metrics.AttemptLatency, float64(res.Latency.Microseconds())/1000, nil)
+	mb.Put(metrics.AttemptLatency, float64(res.Latency.Microseconds())/1000, nil)
 	if res.Outcome == dispatch.Delivered {
-		h.Metrics.Put(metrics.Delivered, 1, nil)
+		mb.Put(metrics.Delivered, 1, nil)
 	} else {
-		h.Metrics.Put(metrics.AttemptFailed, 1, nil)
+		mb.Put(metrics.AttemptFailed, 1, nil)
 	}
-	log = log.With("outcome", res.Outcome.String(), "status", res.Status, "error", res.Error, "latency_ms", a.LatencyMS)
+	if res.Error != "" {
+		log = log.With("error", res.Error) // none on a 2xx: not printed empty on every delivery
+	}
+	log = log.With("outcome", res.Outcome.String(), "status", res.Status, "latency_ms", a.LatencyMS)
 
 	h.endpointHealth(ctx, log, ep, res.Outcome == dispatch.Delivered)
 	switch res.Outcome {
@@ -267,7 +276,7 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg delivery
 				log.ErrorContext(ctx, "cannot disable endpoint", "disable_error", err.Error())
 			}
 		}
-		return h.dead(ctx, log, m, d, a, res.Reason)
+		return h.dead(ctx, log, mb, m, d, a, res.Reason)
 	}
 
 	dec := h.Policy.Decide(attempt, msg.OccurredAt, h.now(), res.RetryAfter, h.Rand)
@@ -277,7 +286,7 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg delivery
 			log.ErrorContext(ctx, "cannot record attempt", "record_error", err.Error())
 		}
 		h.setVisibility(ctx, log, m, dec.Delay)
-		h.Metrics.Put(metrics.RetryScheduled, 1, nil)
+		mb.Put(metrics.RetryScheduled, 1, nil)
 		log.InfoContext(ctx, "retry scheduled", "delay_s", int(dec.Delay.Seconds()))
 		return false
 	case dec.Reason == retry.ReasonAttemptsExhausted:
@@ -287,25 +296,25 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg delivery
 			log.ErrorContext(ctx, "cannot record attempt", "record_error", err.Error())
 		}
 		h.setVisibility(ctx, log, m, 0)
-		h.Metrics.Put(metrics.DeadLettered, 1, map[string]string{metrics.DimensionTenant: d.TenantID, metrics.DimensionReason: dec.Reason})
+		mb.Put(metrics.DeadLettered, 1, map[string]string{metrics.DimensionTenant: d.TenantID, metrics.DimensionReason: dec.Reason})
 		log.WarnContext(ctx, "attempts exhausted; SQS moves the message to the DLQ")
 		return false
 	default:
-		return h.dead(ctx, log, m, d, a, dec.Reason)
+		return h.dead(ctx, log, mb, m, d, a, dec.Reason)
 	}
 }
 
 // dead marks the delivery dead and parks its message in the DLQ. It reports
 // false (keep the message) if the DLQ send fails, so nothing is lost.
-func (h *Handler) dead(ctx context.Context, log *slog.Logger, m events.SQSMessage, d store.Delivery, a store.Attempt, reason string) bool {
+func (h *Handler) dead(ctx context.Context, log *slog.Logger, mb *metrics.Batch, m events.SQSMessage, d store.Delivery, a store.Attempt, reason string) bool {
 	if err := h.record(ctx, log, d, a, store.Outcome{State: delivery.StateDead, DeadReason: reason, Message: m.Body}); err != nil {
 		log.ErrorContext(ctx, "cannot mark delivery dead; will retry", "record_error", err.Error())
 		return false
 	}
-	return h.toDLQ(ctx, log, m.Body, d.TenantID, reason)
+	return h.toDLQ(ctx, log, mb, m.Body, d.TenantID, reason)
 }
 
-func (h *Handler) toDLQ(ctx context.Context, log *slog.Logger, body, tenantID, reason string) bool {
+func (h *Handler) toDLQ(ctx context.Context, log *slog.Logger, mb *metrics.Batch, body, tenantID, reason string) bool {
 	attrs := map[string]sqstypes.MessageAttributeValue{
 		"dead_reason": {DataType: aws.String("String"), StringValue: aws.String(reason)},
 	}
@@ -317,7 +326,7 @@ func (h *Handler) toDLQ(ctx context.Context, log *slog.Logger, body, tenantID, r
 		return false
 	}
 	log.WarnContext(ctx, "dead-lettered", "dead_reason", reason)
-	h.Metrics.Put(metrics.DeadLettered, 1, map[string]string{metrics.DimensionTenant: tenantID, metrics.DimensionReason: reason})
+	mb.Put(metrics.DeadLettered, 1, map[string]string{metrics.DimensionTenant: tenantID, metrics.DimensionReason: reason})
 	return true
 }
 

@@ -497,21 +497,70 @@ func TestMetricsPerOutcome(t *testing.T) {
 			var buf bytes.Buffer
 			f.h.Metrics = metrics.New(&buf)
 			f.run(t, message(t, "d1", "1", f.now))
-			var got []string
-			for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
-				var m map[string]any
-				require.NoError(t, json.Unmarshal([]byte(line), &m))
-				aws := m["_aws"].(map[string]any)["CloudWatchMetrics"].([]any)[0].(map[string]any)
-				name := aws["Metrics"].([]any)[0].(map[string]any)["Name"].(string)
-				require.Equal(t, metrics.Namespace, aws["Namespace"])
+			require.ElementsMatch(t, tc.want, emfMetrics(t, buf.String()))
+		})
+	}
+}
+
+// emfMetrics lists the metrics of EMF lines, a name (with its tenant and
+// reason, if any) per value.
+func emfMetrics(t *testing.T, out string) []string {
+	t.Helper()
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m))
+		for _, dir := range m["_aws"].(map[string]any)["CloudWatchMetrics"].([]any) {
+			dir := dir.(map[string]any)
+			require.Equal(t, metrics.Namespace, dir["Namespace"])
+			for _, def := range dir["Metrics"].([]any) {
+				name := def.(map[string]any)["Name"].(string)
+				n := 1
+				if vs, ok := m[name].([]any); ok {
+					n = len(vs)
+				}
 				if tenant, ok := m[metrics.DimensionTenant]; ok {
 					name += fmt.Sprintf(" tenant=%s reason=%s", tenant, m[metrics.DimensionReason])
 				}
-				got = append(got, name)
+				for range n {
+					got = append(got, name)
+				}
 			}
-			require.ElementsMatch(t, tc.want, got)
-		})
+		}
 	}
+	return got
+}
+
+// A batch's metrics go out as one EMF document per combination of
+// dimension values, each metric's values as an array: the same values as a
+// line per message and metric, in far fewer bytes.
+func TestMetricsAreOneDocumentPerBatch(t *testing.T) {
+	f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.Header.Get("X-Event-Id"), "bad") {
+			w.WriteHeader(400)
+			return
+		}
+		w.WriteHeader(200)
+	})
+	var buf bytes.Buffer
+	f.h.Metrics = metrics.New(&buf)
+	var msgs []events.SQSMessage
+	for i := range 9 {
+		msgs = append(msgs, message(t, fmt.Sprintf("d%d", i), "1", f.now))
+	}
+	msgs = append(msgs, message(t, "bad", "1", f.now))
+	f.run(t, msgs...)
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	require.Len(t, lines, 2, "the stack-wide metrics, and the tenant's dead letter")
+	got := emfMetrics(t, buf.String())
+	count := map[string]int{}
+	for _, g := range got {
+		count[g]++
+	}
+	require.Equal(t, map[string]int{
+		"AttemptLatency": 10, "Delivered": 9, "AttemptFailed": 1,
+		"DeadLettered tenant=t1 reason=rejected_400": 1,
+	}, count)
 }
 
 func TestUncountedDepthDoesNotFailTheDelivery(t *testing.T) {

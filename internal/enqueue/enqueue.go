@@ -52,7 +52,8 @@ type Handler struct {
 	Queue    Sender
 	QueueURL string
 	Log      *slog.Logger
-	// Metrics receives RejectedOutboxItems (EMF). Nil: none.
+	// Metrics receives RejectedOutboxItems (EMF), one document per
+	// invocation. Nil: none.
 	Metrics *metrics.Writer
 	// Fault, for the soak test only, may fail the invocation after it sent
 	// messages and before it recorded their deliveries (package fault).
@@ -62,11 +63,13 @@ type Handler struct {
 
 // invocation is the state of one Handle call: the endpoints of each tenant
 // seen in the batch (read once per batch, not once per record), the
-// deliveries planned so far, and the soak fault drawn for it.
+// deliveries planned so far, the soak fault drawn for it, and its metrics,
+// printed once at its end.
 type invocation struct {
 	endpoints     map[string][]store.Endpoint
 	planned       map[string]bool
 	failAfterSend bool
+	metrics       *metrics.Batch
 }
 
 // fanOut is one event's deliveries: a stream record and the endpoints it
@@ -110,7 +113,9 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 		endpoints:     map[string][]store.Endpoint{},
 		planned:       map[string]bool{},
 		failAfterSend: h.Fault != nil && h.Fault(fault.EnqueueFail) != nil,
+		metrics:       h.Metrics.Batch(),
 	}
+	defer inv.metrics.Flush()
 	fail := func(first, last string, err error) (events.DynamoDBEventResponse, error) {
 		h.Log.ErrorContext(ctx, "enqueue failed; the stream will retry the batch",
 			"sequence_number", first, "last_sequence_number", last, "error", err.Error())
@@ -180,7 +185,7 @@ func (h *Handler) plan(ctx context.Context, rec events.DynamoDBEventRecord, inv 
 	ev, err := decodeImage(rec.Change.NewImage)
 	var verr *outbox.ValidationError
 	if errors.As(err, &verr) {
-		return f, h.reject(ctx, rec, ev, verr.Reason, verr.Field, verr.Detail)
+		return f, h.reject(ctx, inv, rec, ev, verr.Reason, verr.Field, verr.Detail)
 	}
 	if err != nil {
 		return f, err
@@ -213,16 +218,16 @@ func (h *Handler) plan(ctx context.Context, rec events.DynamoDBEventRecord, inv 
 	if len(targets) == 0 && len(endpoints) == 0 {
 		// Only on this rare path is the tenant itself looked up.
 		if _, err := h.Store.Tenant(ctx, ev.TenantID); errors.Is(err, store.ErrNotFound) {
-			return f, h.reject(ctx, rec, ev, ReasonUnknownTenant, outbox.AttrTenantID, "no tenant "+strconv.Quote(ev.TenantID))
+			return f, h.reject(ctx, inv, rec, ev, ReasonUnknownTenant, outbox.AttrTenantID, "no tenant "+strconv.Quote(ev.TenantID))
 		} else if err != nil {
 			return f, err
 		}
 	}
 	if len(targets) == 0 {
 		if ev.EndpointID != "" {
-			return f, h.reject(ctx, rec, ev, ReasonUnknownEndpoint, outbox.AttrEndpointID, "the tenant has no endpoint "+strconv.Quote(ev.EndpointID))
+			return f, h.reject(ctx, inv, rec, ev, ReasonUnknownEndpoint, outbox.AttrEndpointID, "the tenant has no endpoint "+strconv.Quote(ev.EndpointID))
 		}
-		return f, h.reject(ctx, rec, ev, ReasonNoEndpoint, outbox.AttrTenantID, "no endpoint of the tenant subscribes to "+strconv.Quote(ev.Type))
+		return f, h.reject(ctx, inv, rec, ev, ReasonNoEndpoint, outbox.AttrTenantID, "no endpoint of the tenant subscribes to "+strconv.Quote(ev.Type))
 	}
 	for _, ep := range targets {
 		id := delivery.ID(ev.ID, ep.EndpointID)
@@ -289,13 +294,15 @@ func (h *Handler) sendBatch(ctx context.Context, b *batch, inv *invocation) erro
 		}); err != nil {
 			return err
 		}
-		h.Log.InfoContext(ctx, "delivery created", "tenant_id", ev.TenantID, "event_id", ev.ID, "endpoint_id", o.endpointID, "delivery_id", o.id)
+		// DEBUG: the delivery's record says as much (created_at,
+		// enqueued_at, its ids), and deliver logs each attempt at INFO.
+		h.Log.DebugContext(ctx, "delivery created", "tenant_id", ev.TenantID, "event_id", ev.ID, "endpoint_id", o.endpointID, "delivery_id", o.id)
 	}
 	b.entries, b.out = b.entries[:0], b.out[:0]
 	return nil
 }
 
-func (h *Handler) reject(ctx context.Context, rec events.DynamoDBEventRecord, ev outbox.Event, reason, field, detail string) error {
+func (h *Handler) reject(ctx context.Context, inv *invocation, rec events.DynamoDBEventRecord, ev outbox.Event, reason, field, detail string) error {
 	// An id or tenant that is itself the problem cannot key the record.
 	key, tenant := safeText(ev.ID), safeText(ev.TenantID)
 	if key == "" {
@@ -303,7 +310,7 @@ func (h *Handler) reject(ctx context.Context, rec events.DynamoDBEventRecord, ev
 	}
 	ev.TenantID = tenant
 	h.Log.WarnContext(ctx, "outbox item rejected", "key", key, "tenant_id", tenant, "reason", reason, "field", field)
-	h.Metrics.Put(metrics.RejectedItems, 1, map[string]string{metrics.DimensionReason: reason})
+	inv.metrics.Put(metrics.RejectedItems, 1, map[string]string{metrics.DimensionReason: reason})
 	return h.Store.PutRejection(ctx, store.Rejection{
 		Key: key, EventID: safeText(ev.ID), TenantID: tenant, Reason: reason, Field: field, Detail: detail,
 	})

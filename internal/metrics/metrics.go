@@ -9,11 +9,20 @@
 // never per endpoint (per-endpoint figures are in the API and the logs).
 // The names and dimensions are listed in Catalog, which the documentation in
 // docs/operations.md repeats and a test keeps equal.
+//
+// A function that publishes per message (deliver, enqueue) gathers an
+// invocation's values in a Batch and prints them at its end, one document
+// per combination of dimension values with each metric's values as an
+// array, instead of a line per value: the same metrics and statistics for a
+// fraction of the log bytes, which CloudWatch Logs bills.
 package metrics
 
 import (
 	"encoding/json"
 	"io"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -69,53 +78,168 @@ type Writer struct {
 // New returns a writer printing to out (os.Stdout in a function).
 func New(out io.Writer) *Writer { return &Writer{out: out} }
 
-// Put records value for metric with the dimension values given (TenantId,
-// Reason) under every dimension set the catalog lists for it. A nil Writer
-// does nothing, so tests and tools may leave metrics out.
+// Put prints value for metric at once, with the dimension values given
+// (TenantId, Reason), under every dimension set the catalog lists for it. A
+// nil Writer does nothing, so tests and tools may leave metrics out. A
+// function that publishes per message gathers its values in a Batch instead.
 func (w *Writer) Put(metric string, value float64, dims map[string]string) {
+	b := w.Batch()
+	b.Put(metric, value, dims)
+	b.Flush()
+}
+
+func (w *Writer) now() time.Time {
+	if w.Now != nil {
+		return w.Now()
+	}
+	return time.Now()
+}
+
+// MaxValues is the most values one EMF document holds for a metric (the
+// format's limit on an array of values).
+const MaxValues = 100
+
+// Batch gathers the values an invocation publishes and prints them, at
+// Flush, as few EMF documents as the format allows: one per combination of
+// dimension values, holding every metric put with those values, each
+// metric's values as an array. CloudWatch reads an array of values as that
+// many values, so every statistic (Sum, SampleCount, percentiles) is what
+// one line per value gave, for a fraction of the log bytes. Values not yet
+// flushed are lost if the process dies. Safe for concurrent use. A nil Batch
+// (from a nil Writer) does nothing.
+type Batch struct {
+	w      *Writer
+	mu     sync.Mutex
+	groups map[string]*group
+	order  []string
+}
+
+// group is one document in the making: its dimension values, and each
+// metric's values with the dimension sets it is published under.
+type group struct {
+	dims       map[string]string
+	at         time.Time
+	values     map[string][]float64
+	directives []directive
+}
+
+type directive struct {
+	sets    [][]string
+	metrics []string
+}
+
+// Batch returns an empty batch printing to w.
+func (w *Writer) Batch() *Batch {
 	if w == nil {
+		return nil
+	}
+	return &Batch{w: w, groups: map[string]*group{}}
+}
+
+// Put adds value for metric with the dimension values given (TenantId,
+// Reason), to be published under every dimension set the catalog lists for
+// it whose dimensions all have a value. It panics on a metric that is not in
+// the catalog.
+func (b *Batch) Put(metric string, value float64, dims map[string]string) {
+	if b == nil {
 		return
 	}
 	spec, ok := Catalog[metric]
 	if !ok {
 		panic("metrics: " + metric + " is not in the catalog")
 	}
-	now := time.Now
-	if w.Now != nil {
-		now = w.Now
-	}
-	line := map[string]any{metric: value}
+	used := map[string]string{}
 	sets := make([][]string, 0, len(spec.Dimensions))
 	for _, set := range spec.Dimensions {
 		complete := true
 		for _, d := range set {
-			v, ok := dims[d]
-			if !ok || v == "" {
+			if dims[d] == "" {
 				complete = false
 				break
 			}
-			line[d] = v
 		}
 		if complete {
 			sets = append(sets, set)
+			for _, d := range set {
+				used[d] = dims[d]
+			}
 		}
 	}
 	if len(sets) == 0 {
 		return
 	}
-	line["_aws"] = map[string]any{
-		"Timestamp": now().UnixMilli(),
-		"CloudWatchMetrics": []any{map[string]any{
-			"Namespace":  Namespace,
-			"Dimensions": sets,
-			"Metrics":    []any{map[string]string{"Name": metric, "Unit": spec.Unit}},
-		}},
+	names := slices.Sorted(maps.Keys(used))
+	var key strings.Builder
+	for _, n := range names {
+		key.WriteString(n + "=" + used[n] + "\x00")
 	}
-	b, err := json.Marshal(line)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	g := b.groups[key.String()]
+	if g != nil && len(g.values[metric]) == MaxValues {
+		b.w.write(g)
+		g = nil
+	}
+	if g == nil {
+		g = &group{dims: used, at: b.w.now(), values: map[string][]float64{}}
+		if _, seen := b.groups[key.String()]; !seen {
+			b.order = append(b.order, key.String())
+		}
+		b.groups[key.String()] = g
+	}
+	if _, seen := g.values[metric]; !seen {
+		i := slices.IndexFunc(g.directives, func(d directive) bool {
+			return slices.EqualFunc(d.sets, sets, slices.Equal[[]string])
+		})
+		if i < 0 {
+			g.directives = append(g.directives, directive{sets: sets})
+			i = len(g.directives) - 1
+		}
+		g.directives[i].metrics = append(g.directives[i].metrics, metric)
+	}
+	g.values[metric] = append(g.values[metric], value)
+}
+
+// Flush prints what the batch gathered, a line per document, and empties it.
+func (b *Batch) Flush() {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, k := range b.order {
+		if g := b.groups[k]; g != nil && len(g.values) > 0 {
+			b.w.write(g)
+		}
+	}
+	b.groups, b.order = map[string]*group{}, nil
+}
+
+// write prints one group as an EMF document.
+func (w *Writer) write(g *group) {
+	doc := make(map[string]any, len(g.dims)+len(g.values)+1)
+	for d, v := range g.dims {
+		doc[d] = v
+	}
+	directives := make([]any, 0, len(g.directives))
+	for _, d := range g.directives {
+		defs := make([]any, 0, len(d.metrics))
+		for _, m := range d.metrics {
+			defs = append(defs, map[string]string{"Name": m, "Unit": Catalog[m].Unit})
+			if vs := g.values[m]; len(vs) == 1 {
+				doc[m] = vs[0]
+			} else {
+				doc[m] = vs
+			}
+		}
+		directives = append(directives, map[string]any{"Namespace": Namespace, "Dimensions": d.sets, "Metrics": defs})
+	}
+	doc["_aws"] = map[string]any{"Timestamp": g.at.UnixMilli(), "CloudWatchMetrics": directives}
+	line, err := json.Marshal(doc)
 	if err != nil {
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	_, _ = w.out.Write(append(b, '\n'))
+	_, _ = w.out.Write(append(line, '\n'))
 }

@@ -98,3 +98,120 @@ func TestCatalogIsDocumented(t *testing.T) {
 		require.True(t, documented[name], "published metric %s is not documented", name)
 	}
 }
+
+// documents reads EMF lines of any shape: each document's metrics with
+// their values (a number or an array of them), checked against the catalog.
+func documents(t *testing.T, buf *bytes.Buffer) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	sc := bufio.NewScanner(buf)
+	for sc.Scan() {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &m))
+		var e emf
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &e))
+		require.NotEmpty(t, e.AWS.CloudWatchMetrics)
+		for _, d := range e.AWS.CloudWatchMetrics {
+			require.Equal(t, Namespace, d.Namespace)
+			for _, def := range d.Metrics {
+				spec, ok := Catalog[def.Name]
+				require.True(t, ok, "metric %s is in the catalog", def.Name)
+				require.Equal(t, spec.Unit, def.Unit)
+				switch v := m[def.Name].(type) {
+				case float64:
+				case []any:
+					require.LessOrEqual(t, len(v), MaxValues)
+				default:
+					require.Failf(t, "no value", "metric %s has no value on the line", def.Name)
+				}
+				for _, set := range d.Dimensions {
+					require.Contains(t, spec.Dimensions, set, "dimension set %v of %s is documented", set, def.Name)
+					for _, dim := range set {
+						require.NotEmpty(t, m[dim], "every dimension has its value on the line")
+					}
+				}
+			}
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// values returns a metric's values on a document.
+func values(m map[string]any, metric string) []float64 {
+	switch v := m[metric].(type) {
+	case float64:
+		return []float64{v}
+	case []any:
+		out := make([]float64, len(v))
+		for i, x := range v {
+			out[i] = x.(float64)
+		}
+		return out
+	}
+	return nil
+}
+
+// A batch prints one document per combination of dimension values, each
+// metric's values as an array: as many values as separate lines gave, under
+// the same names and dimension sets.
+func TestBatch(t *testing.T) {
+	var buf bytes.Buffer
+	w := New(&buf)
+	w.Now = func() time.Time { return time.UnixMilli(1796000000000) }
+	b := w.Batch()
+	for i := range 10 {
+		b.Put(AttemptLatency, float64(i)+0.5, nil)
+		b.Put(Delivered, 1, nil)
+	}
+	b.Put(DeadLettered, 1, map[string]string{DimensionTenant: "acme", DimensionReason: "rejected_400"})
+	b.Put(DeadLettered, 1, map[string]string{DimensionTenant: "acme", DimensionReason: "rejected_400"})
+	b.Put(DeadLettered, 1, map[string]string{DimensionTenant: "zeta", DimensionReason: "rejected_400"})
+	b.Put(AttemptFailed, 1, nil)
+	require.Zero(t, buf.Len(), "nothing printed before Flush")
+	b.Flush()
+	docs := documents(t, &buf)
+	require.Len(t, docs, 3, "stack-wide metrics, acme's dead letters, zeta's")
+
+	require.Equal(t, []float64{0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5, 9.5}, values(docs[0], AttemptLatency))
+	require.Equal(t, []float64{1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, values(docs[0], Delivered))
+	require.Equal(t, []float64{1}, values(docs[0], AttemptFailed))
+	require.EqualValues(t, 1, docs[0][AttemptFailed], "a single value is a plain number, as Put prints it")
+	dirs := docs[0]["_aws"].(map[string]any)["CloudWatchMetrics"].([]any)
+	require.Len(t, dirs, 1, "metrics of the same dimension sets share a directive")
+	require.Len(t, dirs[0].(map[string]any)["Metrics"], 3)
+	require.EqualValues(t, 1796000000000, docs[0]["_aws"].(map[string]any)["Timestamp"])
+
+	require.Equal(t, "acme", docs[1][DimensionTenant])
+	require.Equal(t, "rejected_400", docs[1][DimensionReason])
+	require.Equal(t, []float64{1, 1}, values(docs[1], DeadLettered))
+	dims := docs[1]["_aws"].(map[string]any)["CloudWatchMetrics"].([]any)[0].(map[string]any)["Dimensions"]
+	require.Len(t, dims, 3, "total, by reason and by tenant, as Put publishes it")
+	require.Equal(t, "zeta", docs[2][DimensionTenant])
+
+	b.Flush()
+	require.Zero(t, buf.Len(), "a flushed batch is empty")
+
+	t.Run("at most 100 values a document", func(t *testing.T) {
+		var buf bytes.Buffer
+		b := New(&buf).Batch()
+		for range 250 {
+			b.Put(Delivered, 1, nil)
+		}
+		b.Flush()
+		docs := documents(t, &buf)
+		require.Len(t, docs, 3)
+		n := 0
+		for _, d := range docs {
+			n += len(values(d, Delivered))
+		}
+		require.Equal(t, 250, n)
+	})
+	t.Run("nil", func(t *testing.T) {
+		var w *Writer
+		b := w.Batch()
+		b.Put(Delivered, 1, nil)
+		b.Flush()
+		require.Panics(t, func() { New(&bytes.Buffer{}).Batch().Put("Undocumented", 1, nil) })
+	})
+}

@@ -1,0 +1,76 @@
+package enqueue
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/hookline/hookline/internal/logging"
+	"github.com/hookline/hookline/internal/metrics"
+	"github.com/hookline/hookline/outbox"
+	"github.com/stretchr/testify/require"
+)
+
+// The ids of the log volume measurements: as long as real ones.
+const (
+	logTenant   = "tenant_01JQ7Z8N4K2M5P6R7S8T9V0W"
+	logEndpoint = "ep_01JQ7Z8N4K2M5P6R7S8T9V0W1X2Y"
+)
+
+// enqueueLogBytes runs one invocation of n one-endpoint events through the
+// handler wired as in production (JSON logs at level, "" for INFO, and EMF,
+// both to stdout) and returns what it wrote to stdout.
+func enqueueLogBytes(t *testing.T, n int, level string) int {
+	t.Helper()
+	var out bytes.Buffer
+	log, err := logging.New(&out, level)
+	require.NoError(t, err)
+	s, q := newFakeStore(endpoint(logTenant, logEndpoint)), &fakeQueue{}
+	h := &Handler{Store: s, Queue: q, QueueURL: "https://sqs.example/q", Log: log, Metrics: metrics.New(&out)}
+	var imgs []map[string]events.DynamoDBAttributeValue
+	for i := range n {
+		imgs = append(imgs, image(fmt.Sprintf("evt_01JQ7Z8N4K2M5P6R7S8T9V0%05d", i), logTenant, nil))
+	}
+	_, err = h.Handle(context.Background(), streamEvent(imgs...))
+	require.NoError(t, err)
+	require.Len(t, q.sent, n)
+	return out.Len()
+}
+
+// TestLogBytesPerDelivery measures what enqueue writes to stdout per
+// delivery of a one-endpoint event (the input "log bytes per delivery" of
+// internal/perf/cost, with deliver's share measured in its own package),
+// and holds it to a budget: a delivery's record already says it was
+// created, so a successful fan-out logs nothing per delivery at INFO (it
+// took a 269-byte "delivery created" line before).
+func TestLogBytesPerDelivery(t *testing.T) {
+	for _, n := range []int{1, 10} {
+		b := enqueueLogBytes(t, n, "")
+		t.Logf("enqueue, %d one-endpoint events in an invocation: %d bytes, %.1f per delivery", n, b, float64(b)/float64(n))
+		require.Zero(t, b, "nothing per delivery at INFO")
+	}
+	require.Positive(t, enqueueLogBytes(t, 1, "DEBUG"), "at DEBUG, each delivery created is logged")
+}
+
+// Rejections are counted in one EMF document per invocation.
+func TestRejectionMetricsAreOneDocumentPerInvocation(t *testing.T) {
+	var out bytes.Buffer
+	s, q := newFakeStore(endpoint("t1", "ep_1")), &fakeQueue{}
+	h := &Handler{Store: s, Queue: q, QueueURL: "https://sqs.example/q", Log: newHandler(s, q).Log, Metrics: metrics.New(&out)}
+	bad := func(id string) map[string]events.DynamoDBAttributeValue {
+		return image(id, "t1", map[string]events.DynamoDBAttributeValue{outbox.AttrPayload: events.NewStringAttribute("{nope")})
+	}
+	_, err := h.Handle(context.Background(), streamEvent(bad("x1"), image("ok", "t1", nil), bad("x2"), bad("x3")))
+	require.NoError(t, err)
+	require.Len(t, s.rejections, 3)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 1)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &doc))
+	require.Equal(t, outbox.ReasonInvalidJSON, doc[metrics.DimensionReason])
+	require.Equal(t, []any{1.0, 1.0, 1.0}, doc[metrics.RejectedItems], "three values, one per rejection")
+}
