@@ -28,11 +28,17 @@ type Assumptions struct {
 	// EnqueueMemoryMB and DeliverMemoryMB: 256 each (infra/functions.go).
 	EnqueueMemoryMB, DeliverMemoryMB float64
 
-	// DeliveryIndexCopies is how many index entries each write of a
-	// delivery record also writes: 1, since gsi2 (deliveries of an event)
-	// holds every delivery and projects all attributes, so every change to
-	// the record rewrites its entry. 0 with a KEYS_ONLY gsi2 for updates.
+	// DeliveryIndexCopies is how many index entries each update of a
+	// delivery record (each attempt) also writes: 0, since gsi2
+	// (deliveries of an event) projects keys only and an update changes
+	// none of them. It was 1 while gsi2 projected all attributes, and is 1
+	// again for an index that does. The put that creates a record writes
+	// its gsi2 entry whatever the projection: one index write unit.
 	DeliveryIndexCopies float64
+	// EventIndexEntryBytes is the billed storage of a delivery's gsi2
+	// entry when gsi2 projects keys only: the table's and the index's keys
+	// plus 100 bytes of overhead (see the tests).
+	EventIndexEntryBytes float64
 	// DeliveryWRU is the WRUs of one write of a delivery record: 1, since
 	// the record stays under 1 KB (428 bytes created, 623 after one
 	// attempt; see the tests). It holds the message only once dead.
@@ -56,13 +62,19 @@ type Assumptions struct {
 	// PITR is whether point-in-time recovery is on: it is (infra/tables.go).
 	PITR bool
 
-	// EnqueueLogBytes per delivery: the "delivery created" line, 264 bytes.
+	// EnqueueLogBytes per delivery: 0 at INFO, measured by
+	// internal/enqueue's TestLogBytesPerDelivery ("delivery created" is a
+	// DEBUG line; it was 264 bytes at INFO).
 	EnqueueLogBytes float64
 	// DeliveredLogBytes per successful attempt: the "delivered" line and
-	// the AttemptLatency and Delivered EMF lines, 729 bytes.
+	// its share of the batch's one EMF document, 407 bytes in a batch of
+	// ten messages, 611 in a batch of one (internal/deliver's
+	// TestLogBytesPerDelivery). It was 729 with an EMF line per message and
+	// metric.
 	DeliveredLogBytes float64
-	// RetryLogBytes per failed attempt: "retry scheduled" and three EMF
-	// lines, 935 bytes.
+	// RetryLogBytes per failed attempt: "retry scheduled" and its share of
+	// the EMF document, 450 bytes in a batch of ten, 713 in a batch of one
+	// (it was 935).
 	RetryLogBytes float64
 	// PlatformLogBytes per invocation: Lambda's START, END and REPORT
 	// lines in the text format, about 250 bytes (not measured here).
@@ -79,8 +91,10 @@ type Assumptions struct {
 	MessageBytes float64
 }
 
-// InitialAssumptions are the figures of the first estimate, before
-// measurement.
+// InitialAssumptions are the figures the estimate rests on before the
+// workload is measured: the first estimate's workload (retries, batch
+// sizes, durations, receiver latency) with the figures the code decides
+// (index copies, record and log sizes) as of the current code.
 var InitialAssumptions = Assumptions{
 	RetriedFraction:             0.05,
 	RecordsPerEnqueueInvocation: 10,
@@ -90,48 +104,70 @@ var InitialAssumptions = Assumptions{
 	ReceiverLatencyMS:           100,
 	EnqueueMemoryMB:             256,
 	DeliverMemoryMB:             256,
-	DeliveryIndexCopies:         1,
+	DeliveryIndexCopies:         0,
+	EventIndexEntryBytes:        266,
 	DeliveryWRU:                 1,
 	DeliveryWRUAfterFailure:     1,
 	ResetsPerFailure:            1,
 	StoredBytesPerRecord:        723,
 	StoredMonths:                1,
 	PITR:                        true,
-	EnqueueLogBytes:             264,
-	DeliveredLogBytes:           729,
-	RetryLogBytes:               935,
+	EnqueueLogBytes:             0,
+	DeliveredLogBytes:           407,
+	RetryLogBytes:               450,
 	PlatformLogBytes:            250,
 	EgressBytesPerAttempt:       1000,
 	MessageBytes:                360,
 }
 
-// Initial is the first estimate's inputs.
+// Initial is the estimate's inputs before measurement.
 func Initial() Inputs { return InitialAssumptions.Inputs() }
 
 // Inputs counts, per delivery to one endpoint, the requests the code makes
 // today:
 //
-//	enqueue, per outbox record:  Query the tenant's endpoints; PutItem the delivery
-//	                             (+ gsi2); SendMessageBatch (per record, so a batch
-//	                             of one with one endpoint); UpdateItem enqueued_at (+ gsi2)
+//	enqueue, per invocation:     Query each tenant's endpoints (once per tenant, at most
+//	                             once per record); BatchGetItem whether the deliveries
+//	                             exist (consistent, 100 a request); SendMessageBatch of
+//	                             the messages across records, ten a request; then a
+//	                             conditional PutItem per delivery, enqueued_at included
+//	                             (+ its gsi2 entry)
 //	SQS event source, per batch: ReceiveMessage; DeleteMessageBatch of the successes
-//	deliver, per attempt:        GetItem delivery (consistent); GetItem endpoint;
-//	                             UpdateItem RecordAttempt (+ gsi2)
+//	deliver, per batch:          BatchGetItem of the deliveries and their endpoints
+//	                             (consistent; an endpoint once per batch, counted here
+//	                             once per message)
+//	deliver, per attempt:        UpdateItem RecordAttempt (no index write: gsi2 is keys
+//	                             only and no key changes)
 //	  on a failed attempt:       UpdateItem endpoint failure count; ChangeMessageVisibility
 //	  on the success after one:  UpdateItem endpoint failure count reset
 //
-// When a call is added or removed, change it here: the counts are data.
+// When deliver receives a message before enqueue's put (enqueue sends
+// first), its RecordAttempt creates the record (and its gsi2 entry) and the
+// put fails its condition, which is billed as a write: the same units in
+// another order, so it is not counted apart. When a call is added or
+// removed, change it here: the counts are data.
 func (a Assumptions) Inputs() Inputs {
 	r := a.RetriedFraction
 	attempts := 1 + r
 	batches := attempts / a.DeliverBatchSize
-	deliveryWrite := a.DeliveryWRU * (1 + a.DeliveryIndexCopies)
+	// One-endpoint events: a SendMessageBatch carries the messages of up to
+	// ten records of an invocation.
+	perSend := math.Max(1, math.Min(10, a.RecordsPerEnqueueInvocation))
+	// The creating put writes the record and one gsi2 entry (under 1 KB
+	// whatever the projection); an update also rewrites DeliveryIndexCopies
+	// index entries.
+	create := a.DeliveryWRU + 1
+	update := a.DeliveryWRU * (1 + a.DeliveryIndexCopies)
 	afterFailure := a.DeliveryWRUAfterFailure * (1 + a.DeliveryIndexCopies)
 	// Of the 1+r attempt writes, 1-r are first attempts that succeed, r are
 	// failed first attempts (written at the record's first-attempt size)
 	// and r are successes after a failure.
-	recordAttempt := ((1-r)*deliveryWrite + r*deliveryWrite + r*afterFailure) / attempts
+	recordAttempt := ((1-r)*update + r*update + r*afterFailure) / attempts
 	chunks := func(bytes float64) float64 { return math.Max(1, math.Ceil(bytes/(64<<10))) }
+	indexBytes := a.EventIndexEntryBytes
+	if a.DeliveryIndexCopies > 0 {
+		indexBytes = a.DeliveryIndexCopies * a.StoredBytesPerRecord
+	}
 	backedUp := 0.0
 	if a.PITR {
 		backedUp = a.StoredBytesPerRecord
@@ -149,24 +185,24 @@ func (a Assumptions) Inputs() Inputs {
 		},
 		ReceiverLatencyMS: a.ReceiverLatencyMS,
 		SQS: []Op{
-			{Name: "enqueue SendMessageBatch (one per outbox record)", PerDelivery: 1, Units: chunks(a.MessageBytes)},
+			{Name: "enqueue SendMessageBatch (ten messages a request, across records)", PerDelivery: 1 / perSend, Units: chunks(perSend * a.MessageBytes)},
 			{Name: "event source ReceiveMessage (one per batch)", PerDelivery: batches, Units: chunks(a.DeliverBatchSize * a.MessageBytes)},
 			{Name: "event source DeleteMessageBatch (one per batch)", PerDelivery: batches, Units: 1},
 			{Name: "deliver ChangeMessageVisibility (retry)", PerDelivery: r, Units: 1},
 		},
 		DynamoDBWrites: []Op{
-			{Name: "enqueue CreateDelivery PutItem + gsi2", PerDelivery: 1, Units: deliveryWrite},
-			{Name: "enqueue MarkEnqueued UpdateItem + gsi2", PerDelivery: 1, Units: deliveryWrite},
-			{Name: "deliver RecordAttempt UpdateItem + gsi2", PerDelivery: attempts, Units: recordAttempt},
+			{Name: "enqueue CreateDelivery PutItem (enqueued_at included) + gsi2 entry", PerDelivery: 1, Units: create},
+			{Name: "deliver RecordAttempt UpdateItem", PerDelivery: attempts, Units: recordAttempt},
 			{Name: "deliver RecordEndpointFailure UpdateItem", PerDelivery: r, Units: 1},
 			{Name: "deliver ResetEndpointFailures UpdateItem", PerDelivery: r * a.ResetsPerFailure, Units: 1},
 		},
 		DynamoDBReads: []Op{
-			{Name: "enqueue Endpoints Query (eventual)", PerDelivery: 1, Units: 0.5},
-			{Name: "deliver Delivery GetItem (consistent)", PerDelivery: attempts, Units: 1},
-			{Name: "deliver Endpoint GetItem (eventual)", PerDelivery: attempts, Units: 0.5},
+			{Name: "enqueue Load BatchGetItem: does the delivery exist (consistent)", PerDelivery: 1, Units: 1},
+			{Name: "deliver Load BatchGetItem: the delivery (consistent)", PerDelivery: attempts, Units: 1},
+			{Name: "deliver Load BatchGetItem: the endpoint (consistent, at most one per message)", PerDelivery: attempts, Units: 1},
+			{Name: "enqueue Endpoints Query (eventual, at most one per record)", PerDelivery: 1, Units: 0.5},
 		},
-		StoredBytesPerDelivery:   a.StoredBytesPerRecord * (1 + a.DeliveryIndexCopies),
+		StoredBytesPerDelivery:   a.StoredBytesPerRecord + indexBytes,
 		BackedUpBytesPerDelivery: backedUp,
 		StoredMonths:             a.StoredMonths,
 		LogBytesPerDelivery: a.EnqueueLogBytes + a.DeliveredLogBytes + r*a.RetryLogBytes +

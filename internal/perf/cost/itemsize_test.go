@@ -77,9 +77,10 @@ func TestDeliveryRecordSizes(t *testing.T) {
 		DeliveryID: delivery.ID(event, endpoint), TenantID: tenant, EndpointID: endpoint, EventID: event,
 		EventType: "payment.succeeded", State: delivery.StatePending, CreatedAt: at,
 	}
-	created := ItemSize(deliveryItem(t, d))
+	// The put that creates a record carries enqueued_at: enqueue writes it
+	// after sending the message.
 	d.EnqueuedAt = &at
-	enqueued := ItemSize(deliveryItem(t, d))
+	created := ItemSize(deliveryItem(t, d))
 
 	ok := d
 	ok.State, ok.DeliveredAt, ok.Attempts, ok.LastStatus = delivery.StateDelivered, &at, 1, 200
@@ -91,11 +92,16 @@ func TestDeliveryRecordSizes(t *testing.T) {
 	failed.AttemptLog = []store.Attempt{{Number: 1, At: at, Status: 503, Error: "http_503", LatencyMS: 120, Excerpt: strings.Repeat("x", 1024)}}
 	longError := ItemSize(deliveryItem(t, failed))
 
-	t.Logf("created %d, enqueued %d, delivered %d, after a 1 KB error body %d bytes", created, enqueued, delivered, longError)
+	// A KEYS_ONLY gsi2 entry holds the table's keys and the index's.
+	item := deliveryItem(t, ok)
+	entry := ItemSize(map[string]types.AttributeValue{"pk": item["pk"], "sk": item["sk"], "gsi2pk": item["gsi2pk"], "gsi2sk": item["gsi2sk"]})
+
+	t.Logf("created %d, delivered %d, after a 1 KB error body %d bytes; gsi2 entry %d bytes", created, delivered, longError, entry)
 	a := InitialAssumptions
-	for _, size := range []int{created, enqueued, delivered} {
+	for _, size := range []int{created, delivered} {
 		require.Equal(t, a.DeliveryWRU, WriteUnits(size), "a %d-byte record", size)
 	}
 	require.Equal(t, 2.0, WriteUnits(longError), "a record whose log keeps a 1 KB excerpt")
 	require.Equal(t, a.StoredBytesPerRecord, float64(delivered+100), "billed storage: the delivered record plus 100 bytes")
+	require.Equal(t, a.EventIndexEntryBytes, float64(entry+100), "billed storage of the gsi2 entry: its keys plus 100 bytes")
 }
