@@ -360,7 +360,10 @@ func (f *fakeStore) RecordAttempt(_ context.Context, d store.Delivery, a store.A
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	cur, ok := f.deliveries[d.DeliveryID]
-	if !ok || cur.State == delivery.StateDelivered {
+	if !ok {
+		cur = d // as the store does: an attempt on a missing record writes it
+	}
+	if cur.State == delivery.StateDelivered {
 		return nil
 	}
 	cur.State, cur.Attempts = o.State, cur.Attempts+1

@@ -160,8 +160,8 @@ func (w *Worker) redriveOne(ctx context.Context, j *store.ReplayJob, m sqstypes.
 
 // Sweep deletes from the DLQ the messages whose deliveries were delivered or
 // replayed after the message was sent, records the death of a delivery whose
-// message is here while its record still says pending (its last attempt was
-// cut off before it was recorded), and leaves every other message as it was. It looks at each message once (each is hidden while the sweep runs,
+// message is here while its record still says pending or does not exist
+// (its last attempt was cut off before it was recorded), and leaves every other message as it was. It looks at each message once (each is hidden while the sweep runs,
 // then made visible again) and returns how many it deleted and kept.
 func (w *Worker) Sweep(ctx context.Context) (deleted, kept int, err error) {
 	// Each message is hidden for two seconds only, so that a sweep never
@@ -186,6 +186,12 @@ func (w *Worker) Sweep(ctx context.Context) (deleted, kept int, err error) {
 				continue
 			}
 			d, gerr := w.Store.Delivery(ctx, msg.DeliveryID)
+			if errors.Is(gerr, store.ErrNotFound) {
+				// No record at all: every attempt stopped before it could
+				// write one. The message is all there is; record it dead.
+				d, gerr = store.Delivery{DeliveryID: msg.DeliveryID, TenantID: msg.TenantID, EndpointID: msg.EndpointID,
+					EventID: msg.EventID, EventType: msg.EventType, State: delivery.StatePending}, nil
+			}
 			if gerr == nil && missedDeath(d, sentAt(m)) {
 				// SQS moved it here after its last attempt, but the attempt
 				// was never recorded (the function stopped first): record the

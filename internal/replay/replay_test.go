@@ -1076,3 +1076,22 @@ func TestSweepRecordsAMissedDeath(t *testing.T) {
 	require.Equal(t, body("m1", tenantA, "ep_1", "order.created"), d.Message, "replayable")
 	require.Equal(t, "death_not_recorded", d.AttemptLog[len(d.AttemptLog)-1].Error)
 }
+
+// A delivery none of whose attempts got as far as writing its record (each
+// stopped first) has no record while SQS holds its message in the DLQ: the
+// sweep writes it, dead, from the message, so the tenant sees and can replay
+// it, and keeps the message.
+func TestSweepRecordsADeathWithNoRecord(t *testing.T) {
+	e := newEnv(t)
+	e.q.addDLQ(body("m2", tenantA, "ep_1", "order.created"), e.t0.Add(-time.Hour))
+	deleted, kept, err := e.w.Sweep(context.Background())
+	require.NoError(t, err)
+	require.Zero(t, deleted)
+	require.Equal(t, 1, kept, "its only copy stays in the DLQ")
+	d, indexed := e.st.get("m2")
+	require.True(t, indexed, "listed in the tenant's DLQ")
+	require.Equal(t, delivery.StateDead, d.State)
+	require.Equal(t, tenantA, d.TenantID)
+	require.Equal(t, "ep_1", d.EndpointID)
+	require.Equal(t, body("m2", tenantA, "ep_1", "order.created"), d.Message, "replayable")
+}
