@@ -155,6 +155,18 @@ func run(ctx context.Context, nEvents, nEndpoints int, chaos time.Duration) erro
 
 	start := time.Now()
 	written := make(map[string]time.Time, nEvents)
+	// The receivers recover chaos after the first write, while events may
+	// still be being written (-rate).
+	go func() {
+		select {
+		case <-time.After(time.Until(start.Add(chaos))):
+		case <-ctx.Done():
+		}
+		for _, c := range receivers {
+			c.healthy.Store(true)
+		}
+		fmt.Printf("  receivers recovered after %s\n", time.Since(start).Round(time.Second))
+	}()
 	var pairs []pair
 	for i := 0; i < nEvents; i += 25 {
 		if rate > 0 {
@@ -186,16 +198,6 @@ func run(ctx context.Context, nEvents, nEndpoints int, chaos time.Duration) erro
 		}
 	}
 	fmt.Printf("  wrote %d events in %s\n", nEvents, time.Since(start).Round(time.Millisecond))
-	go func() {
-		select {
-		case <-time.After(time.Until(start.Add(chaos))):
-		case <-ctx.Done():
-		}
-		for _, c := range receivers {
-			c.healthy.Store(true)
-		}
-		fmt.Printf("  receivers recovered after %s\n", time.Since(start).Round(time.Second))
-	}()
 
 	// Every pair reaches a terminal state.
 	final, stuck := waitTerminal(ctx, st, pairs, settle, nil)
