@@ -41,7 +41,12 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 
 		// deliver received the message before enqueue's put: its attempt
 		// writes the record with what the put would have written.
-		early := store.Delivery{DeliveryID: delivery.ID("evt_s1b", tenantID), TenantID: tenantID, EndpointID: "ep", EventID: "evt_s1b", EventType: "a.b"}
+		evTenant := tenantID + "_ev"
+		require.NoError(t, s.PutEndpoint(ctx, store.Endpoint{TenantID: evTenant, EndpointID: "ep", URL: "https://example.com/ep", Secrets: []string{"whsec_x"}}))
+		// The event id is new each run: the listing derives the delivery
+		// ids from the event's and endpoints' ids.
+		evID := "evt_s1b_" + tenantID
+		early := store.Delivery{DeliveryID: delivery.ID(evID, "ep"), TenantID: evTenant, EndpointID: "ep", EventID: evID, EventType: "a.b"}
 		require.NoError(t, s.RecordAttempt(ctx, early, store.Attempt{Number: 1, At: time.Now().UTC(), Status: 200}, store.Outcome{State: delivery.StateDelivered}))
 		created, err = s.CreateDelivery(ctx, early)
 		require.NoError(t, err)
@@ -62,11 +67,28 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 		})
 		require.NoError(t, err)
 		require.Contains(t, item.Item, "expires_at", "it expires like any delivery")
-		// The index is eventually consistent.
+		for name := range item.Item {
+			require.NotContains(t, name, "gsi", "a delivered delivery is in no index")
+		}
+		// A delivery of the same event to an endpoint that no longer
+		// exists: readable by id, not listed under its event.
+		gone := store.Delivery{DeliveryID: delivery.ID(evID, "ep_deleted"), TenantID: evTenant, EndpointID: "ep_deleted", EventID: evID, EventType: "a.b"}
+		require.NoError(t, s.RecordAttempt(ctx, gone, store.Attempt{Number: 1, At: time.Now().UTC(), Status: 200}, store.Outcome{State: delivery.StateDelivered}))
+		_, err = s.Delivery(ctx, gone.DeliveryID)
+		require.NoError(t, err)
+		// The endpoints query is eventually consistent, the deliveries'
+		// read strongly: poll until the new endpoint is seen.
+		var listed []store.Delivery
 		require.Eventually(t, func() bool {
-			ds, err := s.DeliveriesOfEvent(ctx, tenantID, "evt_s1b")
-			return err == nil && len(ds) == 1 && ds[0].DeliveryID == early.DeliveryID
-		}, 10*time.Second, 200*time.Millisecond, "and is listed under its event")
+			ds, err := s.DeliveriesOfEvent(ctx, evTenant, evID)
+			if err != nil || len(ds) == 0 {
+				return false
+			}
+			listed = ds
+			return true
+		}, 10*time.Second, 200*time.Millisecond, "listed under its event")
+		require.Len(t, listed, 1, "the delivery to the deleted endpoint is not listed")
+		require.Equal(t, early.DeliveryID, listed[0].DeliveryID)
 	})
 
 	t.Run("attempts append, dead is indexed per tenant, delivered never regresses", func(t *testing.T) {

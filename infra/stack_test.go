@@ -263,19 +263,19 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		require.Equal(t, "Retain", s.resource(t, s.outboxTable, "AWS::DynamoDB::Table")["DeletionPolicy"])
 	})
 
-	t.Run("state table: pk/sk keys, gsi1 (all attributes) and gsi2 (keys only) indexes, TTL", func(t *testing.T) {
+	t.Run("state table: pk/sk keys, one index (gsi1, all attributes), TTL", func(t *testing.T) {
 		s.hasProperties(t, "AWS::DynamoDB::Table", s.stateTable, obj{
 			"KeySchema": assertions.Match_ArrayEquals(&arr{
 				obj{"AttributeName": "pk", "KeyType": "HASH"},
 				obj{"AttributeName": "sk", "KeyType": "RANGE"},
 			}),
-			"AttributeDefinitions": assertions.Match_ArrayWith(&arr{
+			// Only the keys of the table and of gsi1: the event index
+			// (gsi2) is gone, its attributes with it.
+			"AttributeDefinitions": assertions.Match_ArrayEquals(&arr{
 				obj{"AttributeName": "pk", "AttributeType": "S"},
 				obj{"AttributeName": "sk", "AttributeType": "S"},
 				obj{"AttributeName": "gsi1pk", "AttributeType": "S"},
 				obj{"AttributeName": "gsi1sk", "AttributeType": "S"},
-				obj{"AttributeName": "gsi2pk", "AttributeType": "S"},
-				obj{"AttributeName": "gsi2sk", "AttributeType": "S"},
 			}),
 			"GlobalSecondaryIndexes": assertions.Match_ArrayEquals(&arr{
 				assertions.Match_ObjectLike(&obj{
@@ -287,22 +287,12 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 					// The DLQ listing reads whole deliveries from the index.
 					"Projection": obj{"ProjectionType": "ALL"},
 				}),
-				assertions.Match_ObjectLike(&obj{
-					"IndexName": StateEventIndexName,
-					"KeySchema": assertions.Match_ArrayEquals(&arr{
-						obj{"AttributeName": "gsi2pk", "KeyType": "HASH"},
-						obj{"AttributeName": "gsi2sk", "KeyType": "RANGE"},
-					}),
-					// Keys only: updating a delivery writes nothing to it.
-					"Projection": obj{"ProjectionType": "KEYS_ONLY"},
-				}),
 			}),
 			"TimeToLiveSpecification":          obj{"AttributeName": "expires_at", "Enabled": true},
 			"BillingMode":                      "PAY_PER_REQUEST",
 			"PointInTimeRecoverySpecification": obj{"PointInTimeRecoveryEnabled": true},
 		})
 		require.Equal(t, "gsi1", StateIndexName)
-		require.Equal(t, "gsi2", StateEventIndexName)
 	})
 
 	t.Run("delivery queue: redrive to DLQ after one receive per schedule step", func(t *testing.T) {

@@ -13,17 +13,16 @@ type Tables struct {
 	// Key: id (S). TTL attribute: expires_at.
 	Outbox awsdynamodb.Table
 	// State holds tenants, API keys, endpoints, deliveries and rejected
-	// outbox items in one table keyed pk/sk (S/S), with sparse GSIs for
-	// per-tenant listings (gsi1pk/gsi1sk, all attributes) and the deliveries
-	// of an event (gsi2pk/gsi2sk, keys only). TTL attribute: expires_at.
+	// outbox items in one table keyed pk/sk (S/S), with one sparse GSI for
+	// per-tenant listings (gsi1pk/gsi1sk, all attributes). TTL attribute:
+	// expires_at. The deliveries of an event need no index: their ids
+	// derive from the event's and the tenant's endpoints' ids
+	// (store.DeliveriesOfEvent).
 	State awsdynamodb.Table
 }
 
 // StateIndexName is the state table's per-tenant listing index.
 const StateIndexName = store.IndexTenant
-
-// StateEventIndexName is the state table's deliveries-of-an-event index.
-const StateEventIndexName = store.IndexEvent
 
 // NewTables creates the outbox and state tables, on-demand, with point-in-time
 // recovery, retained when the stack is deleted (they hold customers' events).
@@ -51,19 +50,6 @@ func NewTables(scope constructs.Construct, id string) Tables {
 		IndexName:    jsii.String(StateIndexName),
 		PartitionKey: str("gsi1pk"),
 		SortKey:      str("gsi1sk"),
-	})
-	// Keys only: an update of a delivery (each attempt) changes no key of
-	// this index, so it writes nothing to it; with all attributes projected
-	// every update of a delivery would be written twice. The API reads the
-	// keys here and the deliveries from the table (store.DeliveriesOfEvent).
-	// CloudFormation cannot change the projection of an existing index: a
-	// stack deployed with gsi2 projecting all attributes needs one deploy
-	// without the index and one with it (docs/operations.md).
-	state.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
-		IndexName:      jsii.String(StateEventIndexName),
-		PartitionKey:   str("gsi2pk"),
-		SortKey:        str("gsi2sk"),
-		ProjectionType: awsdynamodb.ProjectionType_KEYS_ONLY,
 	})
 	return Tables{Outbox: outbox, State: state}
 }

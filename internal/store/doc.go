@@ -13,14 +13,15 @@
 // Sparse index gsi1 (gsi1pk / gsi1sk) lists, per tenant: dead deliveries
 // (TENANT#<t>#DEAD, <dead_at>#<id>), rejected items (TENANT#<t>#REJECTED),
 // API keys (TENANT#<t>#KEYS, <key id>); and every tenant's DLQ depth counter
-// (DLQDEPTH, <tenant>). Index gsi2 lists the deliveries of an event
-// (TENANT#<t>#EVENT#<event id>, <endpoint>) and projects keys only: an
-// update of a delivery (each attempt) changes none of its keys, so it writes
-// nothing to the index, where an index of all attributes would take a copy
-// of every write. DeliveriesOfEvent reads the keys there and the deliveries
-// from the table (Load). gsi1 projects all attributes: the DLQ listing reads
-// whole dead deliveries from it. Times in keys are fixed-width RFC 3339, so
-// they sort as strings.
+// (DLQDEPTH, <tenant>). gsi1 projects all attributes: the DLQ listing reads
+// whole dead deliveries from it. It is the only index: a pending or
+// delivered delivery is in none, so writing one writes nothing else.
+// DeliveriesOfEvent needs no index, as a delivery's id derives from its
+// event's and endpoint's: it computes the ids from the tenant's endpoints
+// and reads them (Load); a delivery to an endpoint deleted since is
+// therefore not listed under its event (it is still read by id, and listed
+// by the DLQ while dead). Times in keys are fixed-width RFC 3339, so they
+// sort as strings.
 //
 // A delivery is recorded after its message was sent, with a conditional put
 // that carries enqueued_at, so the same stream record processed twice

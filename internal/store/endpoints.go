@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/hookline/hookline/internal/delivery"
 )
 
 // CreateEndpoint writes a new endpoint, or ErrExists.
@@ -235,49 +237,39 @@ func (s *Store) SetEndpointEnabled(ctx context.Context, tenantID, endpointID str
 	return e, nil
 }
 
-func eventIndexKey(tenantID, eventID string) string {
-	return "TENANT#" + tenantID + "#EVENT#" + eventID
-}
-
-// DeliveriesOfEvent lists the deliveries of one of a tenant's events, in
-// endpoint id order. The event index (gsi2) holds keys only, so that
-// updating a delivery writes nothing to it: the deliveries are read from the
-// table with Load (strongly consistent, one BatchGetItem per 100). A
-// delivery the index lists but the table no longer holds (expired between
-// the two reads) is left out.
+// DeliveriesOfEvent lists the deliveries of one of a tenant's events to the
+// tenant's endpoints, in endpoint id order. No index lists them: a
+// delivery's id derives from its event's and its endpoint's
+// (delivery.ID), so the ids are computed from the tenant's endpoints (one
+// Query, Endpoints) and read from the table with Load (strongly
+// consistent, one BatchGetItem per 100). Those that exist are returned.
+//
+// What this cannot list: a delivery to an endpoint deleted since. It is
+// still readable by its id (Delivery), and while it is dead it is still in
+// the tenant's DLQ listing (ListDead). A delivery is listed once its
+// record exists.
 func (s *Store) DeliveriesOfEvent(ctx context.Context, tenantID, eventID string) ([]Delivery, error) {
-	var ids []string
-	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
-		TableName: &s.table, IndexName: aws.String(IndexEvent),
-		KeyConditionExpression: aws.String("gsi2pk = :pk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": &types.AttributeValueMemberS{Value: eventIndexKey(tenantID, eventID)},
-		},
-		ProjectionExpression: aws.String("pk"),
-	})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("list deliveries of event %s: %w", eventID, err)
-		}
-		for _, item := range page.Items {
-			pk, _ := item["pk"].(*types.AttributeValueMemberS)
-			if pk == nil || !strings.HasPrefix(pk.Value, "DELIVERY#") {
-				return nil, fmt.Errorf("list deliveries of event %s: index entry without a delivery key", eventID)
-			}
-			ids = append(ids, strings.TrimPrefix(pk.Value, "DELIVERY#"))
-		}
+	eps, err := s.Endpoints(ctx, tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("list deliveries of event %s: %w", eventID, err)
 	}
-	if len(ids) == 0 {
+	if len(eps) == 0 {
 		return nil, nil
+	}
+	slices.SortFunc(eps, func(a, b Endpoint) int { return strings.Compare(a.EndpointID, b.EndpointID) })
+	ids := make([]string, len(eps))
+	for i, ep := range eps {
+		ids[i] = delivery.ID(eventID, ep.EndpointID)
 	}
 	snap, err := s.Load(ctx, ids, nil)
 	if err != nil {
 		return nil, fmt.Errorf("read deliveries of event %s: %w", eventID, err)
 	}
-	out := make([]Delivery, 0, len(ids))
-	for _, id := range ids { // the index's order: by endpoint id
-		if d, ok := snap.Deliveries[id]; ok {
+	var out []Delivery
+	for _, id := range ids {
+		// The tenant is checked as the API checks a delivery read by id:
+		// a delivery id does not derive from its tenant's.
+		if d, ok := snap.Deliveries[id]; ok && d.TenantID == tenantID {
 			out = append(out, d)
 		}
 	}

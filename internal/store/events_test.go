@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/hookline/hookline/internal/delivery"
 	"github.com/stretchr/testify/require"
 )
@@ -17,30 +17,44 @@ func newTestStore(db *fakeDB) *Store {
 	return s
 }
 
-func createDelivery(t *testing.T, s *Store, tenant, event, endpoint string) Delivery {
+// putDelivery writes a delivery record of an event to an endpoint straight
+// into the fake table.
+func putDelivery(t *testing.T, db *fakeDB, tenant, event, endpoint string) Delivery {
 	t.Helper()
-	d := Delivery{DeliveryID: delivery.ID(event, endpoint), TenantID: tenant, EndpointID: endpoint, EventID: event, EventType: "order.created"}
-	_, err := s.CreateDelivery(context.Background(), d)
+	d := Delivery{DeliveryID: delivery.ID(event, endpoint), TenantID: tenant, EndpointID: endpoint, EventID: event, EventType: "order.created", State: delivery.StatePending}
+	item, err := attributevalue.MarshalMap(d)
 	require.NoError(t, err)
+	db.items[itemKey(deliveryKey(d.DeliveryID))] = withKey(item, deliveryKey(d.DeliveryID))
 	return d
 }
 
-// The event index holds keys only; DeliveriesOfEvent reads the keys there
-// and the whole deliveries from the table, in endpoint id order.
-func TestDeliveriesOfEventReadsKeysThenItems(t *testing.T) {
+func putEndpoint(t *testing.T, s *Store, tenant, endpoint string) {
+	t.Helper()
+	require.NoError(t, s.PutEndpoint(context.Background(), Endpoint{TenantID: tenant, EndpointID: endpoint, URL: "https://example.com/" + endpoint, Secrets: []string{"whsec_x"}}))
+}
+
+// No index lists an event's deliveries: DeliveriesOfEvent computes their
+// ids from the tenant's endpoints and reads those that exist, in endpoint
+// id order. A delivery to an endpoint deleted since is not listed (the one
+// thing the index did that this cannot), though it is still readable by id.
+func TestDeliveriesOfEventComputesTheIDsFromTheTenantsEndpoints(t *testing.T) {
 	ctx := context.Background()
 	db := newFakeDB()
 	s := newTestStore(db)
-	for _, ep := range []string{"ep_c", "ep_a", "ep_d", "ep_b"} {
-		createDelivery(t, s, "t1", "evt_1", ep)
+	for _, ep := range []string{"ep_c", "ep_a", "ep_e", "ep_d", "ep_b"} {
+		putEndpoint(t, s, "t1", ep)
 	}
-	createDelivery(t, s, "t1", "evt_2", "ep_a") // another event
-	createDelivery(t, s, "t2", "evt_1", "ep_a") // another tenant's event with the same id
-	// The index still lists a delivery the table no longer holds.
-	db.stale = append(db.stale, map[string]types.AttributeValue{
-		"pk": &types.AttributeValueMemberS{Value: "DELIVERY#" + delivery.ID("evt_1", "ep_bb")}, "sk": &types.AttributeValueMemberS{Value: "DELIVERY"},
-		"gsi2pk": &types.AttributeValueMemberS{Value: eventIndexKey("t1", "evt_1")}, "gsi2sk": &types.AttributeValueMemberS{Value: "ep_bb"},
-	})
+	for _, ep := range []string{"ep_c", "ep_a", "ep_d", "ep_b", "ep_gone"} {
+		putDelivery(t, db, "t1", "evt_1", ep)
+	}
+	putDelivery(t, db, "t1", "evt_2", "ep_a") // another event
+	putEndpoint(t, s, "t2", "ep_z")
+	putDelivery(t, db, "t2", "evt_1", "ep_z") // another tenant's event with the same id
+	// Another tenant's endpoint with the same id as t1's ep_e, which has no
+	// delivery of its own: the delivery ids are the same, the record is t2's.
+	putEndpoint(t, s, "t2", "ep_e")
+	putDelivery(t, db, "t2", "evt_1", "ep_e")
+	db.calls = map[string]int{}
 
 	ds, err := s.DeliveriesOfEvent(ctx, "t1", "evt_1")
 	require.NoError(t, err)
@@ -49,18 +63,28 @@ func TestDeliveriesOfEventReadsKeysThenItems(t *testing.T) {
 		require.Equal(t, "t1", d.TenantID)
 		require.Equal(t, "evt_1", d.EventID)
 		require.Equal(t, delivery.ID("evt_1", d.EndpointID), d.DeliveryID)
-		require.Equal(t, "order.created", d.EventType, "attributes the index does not project come from the table")
+		require.Equal(t, "order.created", d.EventType)
 		require.Equal(t, delivery.StatePending, d.State)
 		eps = append(eps, d.EndpointID)
 	}
-	require.Equal(t, []string{"ep_a", "ep_b", "ep_c", "ep_d"}, eps, "endpoint id order; an entry without its item is left out")
-	require.Equal(t, 3, db.calls["Query"], "every page of the index is read (5 entries, 2 a page)")
-	require.Equal(t, 1, db.calls["BatchGetItem"], "the items in one batch read")
+	require.Equal(t, []string{"ep_a", "ep_b", "ep_c", "ep_d"}, eps,
+		"endpoint id order; ep_e has no delivery of its own, ep_gone is no endpoint of the tenant any more")
+	require.Equal(t, 3, db.calls["Query"], "every page of the tenant's endpoints is read (5 endpoints, 2 a page)")
+	require.Equal(t, 1, db.calls["BatchGetItem"], "the deliveries in one batch read")
+
+	gone, err := s.Delivery(ctx, delivery.ID("evt_1", "ep_gone"))
+	require.NoError(t, err, "a delivery to a deleted endpoint is still read by its id")
+	require.Equal(t, "ep_gone", gone.EndpointID)
 
 	ds, err = s.DeliveriesOfEvent(ctx, "t1", "evt_none")
 	require.NoError(t, err)
 	require.Empty(t, ds)
-	require.Equal(t, 1, db.calls["BatchGetItem"], "no read when the index lists nothing")
+
+	db.calls = map[string]int{}
+	ds, err = s.DeliveriesOfEvent(ctx, "t_no_endpoints", "evt_1")
+	require.NoError(t, err)
+	require.Empty(t, ds)
+	require.Zero(t, db.calls["BatchGetItem"], "no read when the tenant has no endpoint")
 }
 
 func TestDeliveriesOfEventReadsAHundredAtATime(t *testing.T) {
@@ -68,7 +92,8 @@ func TestDeliveriesOfEventReadsAHundredAtATime(t *testing.T) {
 	db.pageSize = 1000
 	s := newTestStore(db)
 	for i := range 150 {
-		createDelivery(t, s, "t1", "evt_many", fmt.Sprintf("ep_%03d", i))
+		putEndpoint(t, s, "t1", fmt.Sprintf("ep_%03d", i))
+		putDelivery(t, db, "t1", "evt_many", fmt.Sprintf("ep_%03d", i))
 	}
 	ds, err := s.DeliveriesOfEvent(context.Background(), "t1", "evt_many")
 	require.NoError(t, err)

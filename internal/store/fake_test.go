@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -14,20 +14,17 @@ import (
 
 // fakeDB is an in-memory state table with just what the store's unit tests
 // need: items by pk/sk, conditional puts on attribute_not_exists(pk), batch
-// reads, and queries of the event index (gsi2) as a KEYS_ONLY index returns
-// them, a page of pageSize entries at a time. Updates are recorded, not
-// applied: the store's update expressions are checked against the local
-// cloud (e2e), not re-implemented here.
+// reads, and queries of a partition by sort key prefix (a tenant's
+// endpoints), in sort key order, a page of pageSize items at a time.
+// Updates are recorded, not applied: the store's update expressions are
+// checked against the local cloud (e2e), not re-implemented here.
 type fakeDB struct {
 	mu       sync.Mutex
 	items    map[string]map[string]types.AttributeValue
 	pageSize int
 	calls    map[string]int
 	batchMax int // the most keys one BatchGetItem asked for
-	// stale are entries the event index still lists for items the table
-	// no longer holds (an index lags its table).
-	stale   []map[string]types.AttributeValue
-	updates []*dynamodb.UpdateItemInput
+	updates  []*dynamodb.UpdateItemInput
 }
 
 func newFakeDB() *fakeDB {
@@ -105,32 +102,25 @@ func (f *fakeDB) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dy
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls["Query"]++
-	if aws.ToString(in.IndexName) != IndexEvent || aws.ToString(in.KeyConditionExpression) != "gsi2pk = :pk" {
-		return nil, fmt.Errorf("fakeDB: only the event index query is supported")
+	if in.IndexName != nil || aws.ToString(in.KeyConditionExpression) != "pk = :pk AND begins_with(sk, :sk)" {
+		return nil, fmt.Errorf("fakeDB: only a partition's items by sort key prefix can be queried")
 	}
-	pk := str(in.ExpressionAttributeValues, ":pk")
-	var entries []map[string]types.AttributeValue
-	all := append([]map[string]types.AttributeValue(nil), f.stale...)
+	pk, prefix := str(in.ExpressionAttributeValues, ":pk"), str(in.ExpressionAttributeValues, ":sk")
+	var items []map[string]types.AttributeValue
 	for _, item := range f.items {
-		all = append(all, item)
-	}
-	for _, item := range all {
-		if str(item, "gsi2pk") == pk {
-			// KEYS_ONLY: the table's and the index's keys, nothing else.
-			entries = append(entries, map[string]types.AttributeValue{
-				"pk": item["pk"], "sk": item["sk"], "gsi2pk": item["gsi2pk"], "gsi2sk": item["gsi2sk"],
-			})
+		if str(item, "pk") == pk && strings.HasPrefix(str(item, "sk"), prefix) {
+			items = append(items, item)
 		}
 	}
-	sort.Slice(entries, func(i, j int) bool { return str(entries[i], "gsi2sk") < str(entries[j], "gsi2sk") })
+	sort.Slice(items, func(i, j int) bool { return str(items[i], "sk") < str(items[j], "sk") })
 	start := 0
 	if in.ExclusiveStartKey != nil {
-		start, _ = strconv.Atoi(str(in.ExclusiveStartKey, "offset"))
+		start = sort.Search(len(items), func(i int) bool { return str(items[i], "sk") > str(in.ExclusiveStartKey, "sk") })
 	}
-	end := min(len(entries), start+f.pageSize)
-	out := &dynamodb.QueryOutput{Items: entries[start:end]}
-	if end < len(entries) {
-		out.LastEvaluatedKey = map[string]types.AttributeValue{"offset": &types.AttributeValueMemberS{Value: strconv.Itoa(end)}}
+	end := min(len(items), start+f.pageSize)
+	out := &dynamodb.QueryOutput{Items: items[start:end]}
+	if end < len(items) {
+		out.LastEvaluatedKey = map[string]types.AttributeValue{"pk": items[end-1]["pk"], "sk": items[end-1]["sk"]}
 	}
 	return out, nil
 }

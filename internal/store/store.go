@@ -256,10 +256,9 @@ func (s *Store) CreateDelivery(ctx context.Context, d Delivery) (created bool, e
 
 // creationAttributes are the attributes of a delivery record that only its
 // creation sets, as CreateDelivery writes them: its ids, creation and send
-// times, expiry, and event index keys. RecordAttempt writes them too, each
-// only if absent, so a record deliver writes before enqueue's put is as
-// complete as one the put wrote. An id that is empty is left out (DynamoDB
-// refuses an empty string as an index key).
+// times, and expiry. RecordAttempt writes them too, each only if absent, so
+// a record deliver writes before enqueue's put is as complete as one the put
+// wrote. An id that is empty is left out.
 func (s *Store) creationAttributes(d Delivery, now time.Time) map[string]types.AttributeValue {
 	at, _ := attributevalue.Marshal(now) // as MarshalMap writes CreatedAt
 	attrs := map[string]types.AttributeValue{
@@ -277,10 +276,6 @@ func (s *Store) creationAttributes(d Delivery, now time.Time) map[string]types.A
 	str("endpoint_id", d.EndpointID)
 	str("event_id", d.EventID)
 	str("event_type", d.EventType)
-	if d.TenantID != "" && d.EventID != "" && d.EndpointID != "" {
-		attrs["gsi2pk"] = &types.AttributeValueMemberS{Value: eventIndexKey(d.TenantID, d.EventID)}
-		attrs["gsi2sk"] = &types.AttributeValueMemberS{Value: d.EndpointID}
-	}
 	return attrs
 }
 

@@ -130,9 +130,6 @@ func (s *Store) RevokeAPIKey(ctx context.Context, tenantID, keyID string) error 
 // IndexTenant is the state table's per-tenant listing index.
 const IndexTenant = "gsi1"
 
-// IndexEvent is the state table's deliveries-of-an-event index.
-const IndexEvent = "gsi2"
-
 func isConditionFailed(err error) bool {
 	var ccf *types.ConditionalCheckFailedException
 	return errors.As(err, &ccf)
