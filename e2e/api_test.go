@@ -124,19 +124,28 @@ func TestAPIFanOutToMatchingEndpoints(t *testing.T) {
 		require.NoError(t, v.VerifyRequest(r.Header, r.Body), "signed with the secret the API returned")
 	}
 
-	status, body := call(t, "GET", "/v1/events/"+events["order.created"]+"/deliveries", keyA, nil)
-	require.Equal(t, http.StatusOK, status)
-	var endpoints []string
-	for _, d := range body["data"].([]any) {
-		endpoints = append(endpoints, d.(map[string]any)["endpoint_id"].(string))
-	}
-	sort.Strings(endpoints)
+	// A delivery is listed once its first attempt is recorded, which
+	// deliver writes after the receiver answered: poll until both are.
 	want := []string{epOrders, epAll}
 	sort.Strings(want)
+	var endpoints []string
+	require.Eventually(t, func() bool {
+		status, body := call(t, "GET", "/v1/events/"+events["order.created"]+"/deliveries", keyA, nil)
+		if status != http.StatusOK {
+			return false
+		}
+		endpoints = nil
+		for _, d := range body["data"].([]any) {
+			endpoints = append(endpoints, d.(map[string]any)["endpoint_id"].(string))
+		}
+		sort.Strings(endpoints)
+		return len(endpoints) == len(want)
+	}, 15*time.Second, 200*time.Millisecond, "both deliveries listed under their event")
 	require.Equal(t, want, endpoints)
 	_ = epPayments
 
 	id := delivery.ID(events["order.created"], epOrders)
+	var status int
 	var got map[string]any
 	require.Eventually(t, func() bool {
 		status, got = call(t, "GET", "/v1/deliveries/"+id, keyA, nil)
@@ -149,7 +158,7 @@ func TestAPIFanOutToMatchingEndpoints(t *testing.T) {
 	// Tenant B sees none of it.
 	status, _ = call(t, "GET", "/v1/deliveries/"+id, keyB, nil)
 	require.Equal(t, http.StatusNotFound, status)
-	status, body = call(t, "GET", "/v1/events/"+events["order.created"]+"/deliveries", keyB, nil)
+	status, body := call(t, "GET", "/v1/events/"+events["order.created"]+"/deliveries", keyB, nil)
 	require.Equal(t, http.StatusOK, status)
 	require.Empty(t, body["data"])
 	_ = tenantB

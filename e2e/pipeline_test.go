@@ -146,6 +146,15 @@ func TestSameStreamRecordTwiceYieldsOneDelivery(t *testing.T) {
 	id := delivery.ID(ev.ID, tn.Endpoint.EndpointID)
 	rcv.waitFor(t, 1, 30*time.Second)
 	waitDelivery(t, id, 15*time.Second, func(d store.Delivery) bool { return d.State == delivery.StateDelivered })
+	// enqueue reads which deliveries exist eventually consistent: wait
+	// until such a read sees this one (at once in the local cloud; within
+	// about a second on AWS). A read that missed it would send the message
+	// again, which deliver drops (the delivery is delivered), so even then
+	// the receiver would not see it twice.
+	require.Eventually(t, func() bool {
+		snap, err := env.store.LoadWith(context.Background(), store.LoadOptions{Eventual: true}, []string{id}, nil)
+		return err == nil && len(snap.Deliveries) == 1
+	}, 10*time.Second, 200*time.Millisecond)
 
 	record := streamInsert(t, ev)
 	for i := 0; i < 2; i++ {

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -23,51 +24,65 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 	s := env.store
 	tenantID := fmt.Sprintf("t_store_%d", time.Now().UnixNano())
 
-	t.Run("create delivery records a sent delivery once; an attempt first writes it whole", func(t *testing.T) {
-		d := store.Delivery{DeliveryID: delivery.ID("evt_s1", tenantID), TenantID: tenantID, EndpointID: "ep", EventID: "evt_s1", EventType: "a.b"}
-		created, err := s.CreateDelivery(ctx, d)
+	// current reads a delivery as deliver does: one that does not exist
+	// yet (no attempt recorded) is the message's ids.
+	current := func(t *testing.T, d store.Delivery) store.Delivery {
+		t.Helper()
+		cur, err := s.Delivery(ctx, d.DeliveryID)
+		if errors.Is(err, store.ErrNotFound) {
+			return d
+		}
 		require.NoError(t, err)
-		require.True(t, created, "a new delivery is written")
+		return cur
+	}
+
+	t.Run("the first attempt writes the whole record; later attempts keep its creation attributes", func(t *testing.T) {
+		// The event id is new each run: the listing derives the delivery
+		// ids from the event's and endpoints' ids.
+		evTenant, evID := tenantID+"_ev", "evt_s1_"+tenantID
+		require.NoError(t, s.PutEndpoint(ctx, store.Endpoint{TenantID: evTenant, EndpointID: "ep", URL: "https://example.com/ep", Secrets: []string{"whsec_x"}}))
+		d := store.Delivery{DeliveryID: delivery.ID(evID, "ep"), TenantID: evTenant, EndpointID: "ep", EventID: evID, EventType: "a.b"}
+		_, err := s.Delivery(ctx, d.DeliveryID)
+		require.ErrorIs(t, err, store.ErrNotFound, "nothing before the first attempt")
+		require.NoError(t, s.RecordAttempt(ctx, current(t, d), store.Attempt{Number: 1, At: time.Now().UTC(), Status: 503, Error: "http_503"}, store.Outcome{State: delivery.StatePending}))
 		first, err := s.Delivery(ctx, d.DeliveryID)
 		require.NoError(t, err)
 		require.Equal(t, delivery.StatePending, first.State)
-		require.NotNil(t, first.EnqueuedAt, "the put carries enqueued_at: a recorded delivery is a sent one")
-		created, err = s.CreateDelivery(ctx, d)
-		require.NoError(t, err, "an existing delivery is not an error")
-		require.False(t, created)
-		again, err := s.Delivery(ctx, d.DeliveryID)
-		require.NoError(t, err)
-		require.Equal(t, first, again, "the second put changed nothing")
+		require.Equal(t, 1, first.Attempts)
+		require.Equal(t, d.DeliveryID, first.DeliveryID)
+		require.Equal(t, evTenant, first.TenantID)
+		require.Equal(t, "ep", first.EndpointID)
+		require.Equal(t, evID, first.EventID)
+		require.Equal(t, "a.b", first.EventType)
+		require.False(t, first.CreatedAt.IsZero())
+		require.Nil(t, first.EnqueuedAt, "enqueue records nothing, and no attempt claims it did")
+		raw := func() map[string]types.AttributeValue {
+			item, err := env.ddb.GetItem(ctx, &dynamodb.GetItemInput{
+				TableName: &env.out.StateTableName, ConsistentRead: aws.Bool(true),
+				Key: map[string]types.AttributeValue{
+					"pk": &types.AttributeValueMemberS{Value: "DELIVERY#" + d.DeliveryID},
+					"sk": &types.AttributeValueMemberS{Value: "DELIVERY"},
+				},
+			})
+			require.NoError(t, err)
+			return item.Item
+		}
+		item := raw()
+		require.Contains(t, item, "expires_at", "it expires like any delivery")
 
-		// deliver received the message before enqueue's put: its attempt
-		// writes the record with what the put would have written.
-		evTenant := tenantID + "_ev"
-		require.NoError(t, s.PutEndpoint(ctx, store.Endpoint{TenantID: evTenant, EndpointID: "ep", URL: "https://example.com/ep", Secrets: []string{"whsec_x"}}))
-		// The event id is new each run: the listing derives the delivery
-		// ids from the event's and endpoints' ids.
-		evID := "evt_s1b_" + tenantID
-		early := store.Delivery{DeliveryID: delivery.ID(evID, "ep"), TenantID: evTenant, EndpointID: "ep", EventID: evID, EventType: "a.b"}
-		require.NoError(t, s.RecordAttempt(ctx, early, store.Attempt{Number: 1, At: time.Now().UTC(), Status: 200}, store.Outcome{State: delivery.StateDelivered}))
-		created, err = s.CreateDelivery(ctx, early)
+		// The second attempt an hour later (a store on a later clock), so
+		// that a rewrite of the creation attributes would show.
+		later := store.New(env.ddb, env.out.StateTableName)
+		later.Now = func() time.Time { return time.Now().Add(time.Hour) }
+		require.NoError(t, later.RecordAttempt(ctx, current(t, d), store.Attempt{Number: 2, At: later.Now().UTC(), Status: 200}, store.Outcome{State: delivery.StateDelivered}))
+		got, err := s.Delivery(ctx, d.DeliveryID)
 		require.NoError(t, err)
-		require.False(t, created, "the put finds the record deliver wrote")
-		got, err := s.Delivery(ctx, early.DeliveryID)
-		require.NoError(t, err)
-		require.Equal(t, delivery.StateDelivered, got.State, "and leaves it as it was")
-		require.Equal(t, early.DeliveryID, got.DeliveryID)
-		require.Equal(t, early.EventType, got.EventType)
-		require.False(t, got.CreatedAt.IsZero())
-		require.NotNil(t, got.EnqueuedAt)
-		item, err := env.ddb.GetItem(ctx, &dynamodb.GetItemInput{
-			TableName: &env.out.StateTableName, ConsistentRead: aws.Bool(true),
-			Key: map[string]types.AttributeValue{
-				"pk": &types.AttributeValueMemberS{Value: "DELIVERY#" + early.DeliveryID},
-				"sk": &types.AttributeValueMemberS{Value: "DELIVERY"},
-			},
-		})
-		require.NoError(t, err)
-		require.Contains(t, item.Item, "expires_at", "it expires like any delivery")
-		for name := range item.Item {
+		require.Equal(t, delivery.StateDelivered, got.State)
+		require.Equal(t, 2, got.Attempts)
+		require.Equal(t, first.CreatedAt, got.CreatedAt, "the creation time is the first attempt's")
+		item2 := raw()
+		require.Equal(t, item["expires_at"], item2["expires_at"], "and so is the expiry")
+		for name := range item2 {
 			require.NotContains(t, name, "gsi", "a delivered delivery is in no index")
 		}
 		// A delivery of the same event to an endpoint that no longer
@@ -88,20 +103,16 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 			return true
 		}, 10*time.Second, 200*time.Millisecond, "listed under its event")
 		require.Len(t, listed, 1, "the delivery to the deleted endpoint is not listed")
-		require.Equal(t, early.DeliveryID, listed[0].DeliveryID)
+		require.Equal(t, d.DeliveryID, listed[0].DeliveryID)
 	})
 
 	t.Run("attempts append, dead is indexed per tenant, delivered never regresses", func(t *testing.T) {
 		d := store.Delivery{DeliveryID: delivery.ID("evt_s2", tenantID), TenantID: tenantID, EndpointID: "ep", EventID: "evt_s2", EventType: "a.b"}
-		_, err := s.CreateDelivery(ctx, d)
-		require.NoError(t, err)
 		now := time.Now().UTC()
 		// As deliver does: read the delivery, attempt, record.
 		record := func(a store.Attempt, o store.Outcome) {
 			t.Helper()
-			cur, err := s.Delivery(ctx, d.DeliveryID)
-			require.NoError(t, err)
-			require.NoError(t, s.RecordAttempt(ctx, cur, a, o))
+			require.NoError(t, s.RecordAttempt(ctx, current(t, d), a, o))
 		}
 		record(store.Attempt{Number: 1, At: now, Status: 500, Error: "http_500", LatencyMS: 12}, store.Outcome{State: delivery.StatePending})
 		record(store.Attempt{Number: 2, At: now, Status: 400, Error: "http_400"}, store.Outcome{State: delivery.StateDead, DeadReason: "rejected_400"})
@@ -131,12 +142,8 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 
 	t.Run("the attempt log keeps the newest entries", func(t *testing.T) {
 		d := store.Delivery{DeliveryID: delivery.ID("evt_s3", tenantID), TenantID: tenantID, EndpointID: "ep", EventID: "evt_s3", EventType: "a.b"}
-		_, err := s.CreateDelivery(ctx, d)
-		require.NoError(t, err)
 		for i := 1; i <= store.MaxAttemptLog+5; i++ {
-			cur, err := s.Delivery(ctx, d.DeliveryID)
-			require.NoError(t, err)
-			require.NoError(t, s.RecordAttempt(ctx, cur, store.Attempt{Number: i, At: time.Now().UTC(), Status: 503}, store.Outcome{State: delivery.StatePending}))
+			require.NoError(t, s.RecordAttempt(ctx, current(t, d), store.Attempt{Number: i, At: time.Now().UTC(), Status: 503}, store.Outcome{State: delivery.StatePending}))
 		}
 		got, err := s.Delivery(ctx, d.DeliveryID)
 		require.NoError(t, err)
@@ -196,11 +203,7 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 	t.Run("replay claims: one winner, resumable, stale claims taken over", func(t *testing.T) {
 		mk := func(n string) store.Delivery {
 			d := store.Delivery{DeliveryID: delivery.ID("evt_claim_"+n, tenantID), TenantID: tenantID, EndpointID: "ep", EventID: "evt_claim_" + n, EventType: "a.b"}
-			_, err := s.CreateDelivery(ctx, d)
-			require.NoError(t, err)
-			cur, err := s.Delivery(ctx, d.DeliveryID)
-			require.NoError(t, err)
-			require.NoError(t, s.RecordAttempt(ctx, cur, store.Attempt{Number: 1, At: time.Now().UTC(), Status: 400}, store.Outcome{State: delivery.StateDead, DeadReason: "rejected_400", Message: `{"m":"` + n + `"}`}))
+			require.NoError(t, s.RecordAttempt(ctx, current(t, d), store.Attempt{Number: 1, At: time.Now().UTC(), Status: 400}, store.Outcome{State: delivery.StateDead, DeadReason: "rejected_400", Message: `{"m":"` + n + `"}`}))
 			return d
 		}
 		d := mk("1")
@@ -243,16 +246,16 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 		require.ErrorIs(t, err, store.ErrNotFound)
 	})
 
-	t.Run("a batch read finds what exists, in chunks of 100 keys", func(t *testing.T) {
+	t.Run("a batch read finds what exists, in chunks of 100 keys; consistent or not", func(t *testing.T) {
 		tenant := tenantID + "_load"
 		require.NoError(t, s.PutEndpoint(ctx, store.Endpoint{TenantID: tenant, EndpointID: "ep_l", URL: "https://example.com/l", Secrets: []string{"whsec_x"}}))
 		var ids []string
 		for i := 0; i < 120; i++ {
 			id := delivery.ID(fmt.Sprintf("evt_load_%d", i), tenant)
 			ids = append(ids, id)
-			if i%2 == 0 { // every other one exists
-				_, err := s.CreateDelivery(ctx, store.Delivery{DeliveryID: id, TenantID: tenant, EndpointID: "ep_l", EventID: fmt.Sprintf("evt_load_%d", i), EventType: "a.b"})
-				require.NoError(t, err)
+			if i%2 == 0 { // every other one exists: attempted once
+				d := store.Delivery{DeliveryID: id, TenantID: tenant, EndpointID: "ep_l", EventID: fmt.Sprintf("evt_load_%d", i), EventType: "a.b"}
+				require.NoError(t, s.RecordAttempt(ctx, d, store.Attempt{Number: 1, At: time.Now().UTC(), Status: 503}, store.Outcome{State: delivery.StatePending}))
 			}
 		}
 		refs := []store.EndpointRef{{TenantID: tenant, EndpointID: "ep_l"}, {TenantID: tenant, EndpointID: "ep_l"}, {TenantID: tenant, EndpointID: "ep_gone"}}
@@ -269,5 +272,12 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 		}
 		require.Len(t, snap.Endpoints, 1)
 		require.Equal(t, "https://example.com/l", snap.Endpoints[store.EndpointRef{TenantID: tenant, EndpointID: "ep_l"}].URL)
+
+		// Eventually consistent (enqueue's read): the same, once the
+		// writes have reached every replica (at once in the local cloud).
+		require.Eventually(t, func() bool {
+			snap, err := s.LoadWith(ctx, store.LoadOptions{Eventual: true}, ids, refs)
+			return err == nil && len(snap.Deliveries) == 60 && len(snap.Endpoints) == 1
+		}, 10*time.Second, 200*time.Millisecond)
 	})
 }

@@ -297,9 +297,9 @@ func TestOutcomes(t *testing.T) {
 	}
 }
 
-// enqueue records a delivery after sending its message, so a message may
-// arrive before its record: it is attempted, and the attempt is recorded with
-// every id the message carries, from which the store writes the whole record.
+// enqueue writes no delivery record, so a delivery's first message finds
+// none: it is attempted, and the attempt is recorded with every id the
+// message carries, from which the store writes the whole record.
 func TestMessageBeforeItsRecordIsDeliveredAndRecorded(t *testing.T) {
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
 	require.Empty(t, f.store.deliveries)

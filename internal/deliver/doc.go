@@ -12,7 +12,10 @@
 //     delivery is marked dead, the message sent to the dead-letter queue
 //     explicitly and deleted from the delivery queue.
 //
-// Delivery is at least once: a message whose delivery is already delivered is
-// dropped without a request, and every attempt carries the same idempotency
-// key, the delivery id. The response's batchItemFailures is never nil.
+// A delivery's record is created by its first attempt (enqueue writes none):
+// a message whose delivery has no record is attempted from its own content,
+// and the attempt writes the whole record. Delivery is at least once: a
+// message whose delivery is already delivered is dropped without a request,
+// and every attempt carries the same idempotency key, the delivery id. The
+// response's batchItemFailures is never nil.
 package deliver

@@ -163,18 +163,16 @@ func benchPayload() json.RawMessage {
 }
 
 // benchStore is a Store for the benchmark: the tenant exists with fixed
-// endpoints, no delivery exists, creating one is free.
+// endpoints, no delivery exists.
 type benchStore struct{ endpoints []store.Endpoint }
 
 func (s *benchStore) Endpoints(context.Context, string) ([]store.Endpoint, error) {
 	return s.endpoints, nil
 }
 
-func (s *benchStore) Load(context.Context, []string, []store.EndpointRef) (store.Snapshot, error) {
+func (s *benchStore) LoadWith(context.Context, store.LoadOptions, []string, []store.EndpointRef) (store.Snapshot, error) {
 	return store.Snapshot{}, nil
 }
-
-func (s *benchStore) CreateDelivery(context.Context, store.Delivery) (bool, error) { return true, nil }
 
 func (s *benchStore) PutRejection(_ context.Context, r store.Rejection) error {
 	return fmt.Errorf("unexpected rejection: %s %s", r.Reason, r.Detail)

@@ -7,21 +7,23 @@
 // requests as SQS's limits allow (ten messages and 256 KiB a request), not a
 // request per record.
 //
-// A delivery is recorded after its message is sent, with a conditional put
-// that carries enqueued_at: a delivery that exists has been sent. A stream
-// record processed again first reads which of its deliveries exist (one
-// batch read for the whole invocation) and sends only the others. The one
-// window in which a message is sent twice is a failure between a send and
-// the puts of its deliveries, which come before the next send: the retry
-// sends that one request's messages again, with the same delivery ids,
-// which receivers deduplicate on (the soak counts these duplicates).
-// deliver may receive a message before its delivery is recorded; it then
-// writes the record itself, and the put finds it exists.
+// enqueue writes no delivery record: a delivery's first attempt creates
+// it (deliver), so a delivery delivered at its first attempt is written
+// once, not twice. A stream record processed again first reads which of its deliveries
+// exist (one eventually consistent batch read for the whole invocation)
+// and sends only the others: what was attempted is not sent again. What was
+// sent and not yet attempted exists only as its message, so a batch retried
+// after a failure (or processed twice) sends those messages again, with the
+// same delivery ids, which receivers deduplicate on (the soak counts these
+// duplicates); so may a delivery whose first attempt was recorded too
+// recently for the eventually consistent read to see. deliver drops a
+// message whose delivery is already delivered. Delivery is at least once:
+// a message may be sent twice, none is lost.
 //
 // A malformed item, or one for a tenant with no endpoint, is recorded as
 // rejected with its reason and skipped: it never fails the batch, so it never
 // blocks the stream. Only an infrastructure failure (DynamoDB or SQS
-// unavailable) fails the invocation, so the stream retries the batch; what
-// was already sent and recorded is not sent again, and nothing after the
+// unavailable) fails the invocation, so the stream retries the batch;
+// what was already attempted is not sent again, and nothing after the
 // failure is skipped.
 package enqueue

@@ -30,11 +30,9 @@ const (
 // Store is what enqueue needs of the state table.
 type Store interface {
 	Endpoints(ctx context.Context, tenantID string) ([]store.Endpoint, error)
-	// Load reads which of the deliveries exist (strongly consistent).
-	Load(ctx context.Context, deliveryIDs []string, endpoints []store.EndpointRef) (store.Snapshot, error)
-	// CreateDelivery records a delivery whose message was sent, unless it
-	// exists.
-	CreateDelivery(ctx context.Context, d store.Delivery) (created bool, err error)
+	// LoadWith reads which of the deliveries exist; enqueue reads them
+	// eventually consistent.
+	LoadWith(ctx context.Context, opts store.LoadOptions, deliveryIDs []string, endpoints []store.EndpointRef) (store.Snapshot, error)
 	PutRejection(ctx context.Context, r store.Rejection) error
 	Tenant(ctx context.Context, id string) (store.Tenant, error)
 }
@@ -55,8 +53,8 @@ type Handler struct {
 	// Metrics receives RejectedOutboxItems (EMF), one document per
 	// invocation. Nil: none.
 	Metrics *metrics.Writer
-	// Fault, for the soak test only, may fail the invocation after it sent
-	// messages and before it recorded their deliveries (package fault).
+	// Fault, for the soak test only, may fail the invocation after its
+	// first SendMessageBatch request, before the next (package fault).
 	// Nil: never.
 	Fault func(point string) error
 }
@@ -83,32 +81,32 @@ type fanOut struct {
 // Handle processes a stream batch in three passes. First, in order, it
 // decodes each record, records the malformed ones as rejected and finds
 // each event's endpoints. Then it reads which of the batch's deliveries
-// exist (one batch read per hundred). Last, it sends the messages of those
-// that do not, across records, in stream order (records, then each
-// record's endpoints), as few SendMessageBatch requests as SQS's limits
-// allow (ten messages, 256 KiB), one after the other; after each request,
-// and before the next, it records that request's deliveries with
-// conditional puts.
+// exist (one eventually consistent batch read per hundred): a delivery
+// exists once its first attempt is recorded. Last, it sends the messages of
+// those that do not, across records, in stream order (records, then each
+// record's endpoints), in as few SendMessageBatch requests as SQS's limits
+// allow (ten messages, 256 KiB), one after the other. It writes no delivery
+// record: deliver's first attempt creates it.
 //
 // Any failure for an infrastructure reason (DynamoDB or SQS unavailable)
 // fails the invocation, so the event source mapping retries the batch,
 // bisecting it on AWS; nothing after the failure is skipped. The retry sends
-// nothing whose delivery exists: a delivery is only recorded after its
-// message was sent, and deliver writes one only when it received its
-// message. So when an invocation fails, every message it sent is recorded
-// except, at most, those of the one request whose puts had not finished.
-// That is the one way a message is sent twice: a failure (a crash, an
-// error, the soak's injected fault) after a send and before the puts of its
-// deliveries; the retry sends them again, with the same delivery id, the
-// webhook-id that receivers deduplicate on. This is deliberately an error
-// and not a batch item failure: a local cloud that ignores
-// batchItemFailures would move past the failed record, while every event
-// source mapping retries a failed invocation. A malformed record never gets
-// here: it is recorded as rejected. The slice is never nil.
+// nothing whose delivery it reads as existing, and again every message
+// whose delivery it does not: those the failed run sent that deliver has
+// not attempted yet (or whose first attempt is too recent for the
+// eventually consistent read to see, usually under a second). They go out
+// with the same delivery id, the webhook-id that receivers deduplicate on,
+// and deliver drops a message whose delivery is already delivered; a
+// receiver can still get the same delivery twice. Duplicates are possible,
+// loss is not: at least once. This is deliberately an error and not a batch
+// item failure: a local cloud that ignores batchItemFailures would move
+// past the failed record, while every event source mapping retries a
+// failed invocation. A malformed record never gets here: it is recorded as
+// rejected. The slice is never nil.
 func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	resp := events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{}}
 	// The soak's fault, if any, is drawn once per invocation: it then fails
-	// after the first request that sent messages, before their puts.
+	// after the first request that sent messages, before the next.
 	inv := &invocation{
 		endpoints:     map[string][]store.Endpoint{},
 		planned:       map[string]bool{},
@@ -141,7 +139,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 	if len(ids) == 0 {
 		return resp, nil
 	}
-	existing, err := h.Store.Load(ctx, ids, nil)
+	existing, err := h.Store.LoadWith(ctx, store.LoadOptions{Eventual: true}, ids, nil)
 	if err != nil {
 		return fail(fanOuts[0].seq, fanOuts[len(fanOuts)-1].seq, fmt.Errorf("read the batch's %d deliveries: %w", len(ids), err))
 	}
@@ -151,7 +149,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 		for _, ep := range f.targets {
 			id := delivery.ID(f.ev.ID, ep.EndpointID)
 			if d, ok := existing.Deliveries[id]; ok && sent(d) {
-				continue // sent and recorded by an earlier run of this record
+				continue // attempted: sent by an earlier run of this record
 			}
 			o := outgoing{f: f, endpointID: ep.EndpointID, id: id}
 			e, err := o.entry()
@@ -239,10 +237,11 @@ func (h *Handler) plan(ctx context.Context, rec events.DynamoDBEventRecord, inv 
 	return f, nil
 }
 
-// sent reports whether a delivery that exists has had its message sent: every
-// delivery recorded by CreateDelivery or by an attempt has enqueued_at. One
-// without it and never attempted was created, by an earlier version, before
-// its message was sent, and its message may never have been.
+// sent reports whether a delivery that exists has had its message sent: a
+// record is written by an attempt, so it has one (or is dead, or was
+// replayed). Earlier versions wrote records in enqueue: one with
+// enqueued_at was sent; one without it and never attempted was created
+// before its message was sent, and its message may never have been.
 func sent(d store.Delivery) bool {
 	return d.EnqueuedAt != nil || d.Attempts > 0 || d.State != delivery.StatePending
 }
@@ -274,29 +273,20 @@ type batch struct {
 	out     []outgoing
 }
 
-// sendBatch sends one SendMessageBatch request, then records its deliveries,
-// and empties b.
+// sendBatch sends one SendMessageBatch request and empties b.
 func (h *Handler) sendBatch(ctx context.Context, b *batch, inv *invocation) error {
 	if err := delivery.SendBatch(ctx, h.Queue, h.QueueURL, b.entries); err != nil {
 		return err
 	}
 	if inv.failAfterSend {
-		// Sent, not recorded: the retry sends these again, loses nothing.
+		// Sent: the retry sends again those deliver has not attempted yet,
+		// with the same ids; nothing is lost.
 		inv.failAfterSend = false
 		return fmt.Errorf("%w at %s", fault.Injected, fault.EnqueueFail)
 	}
 	for _, o := range b.out {
-		ev := &o.f.ev
-		// false: deliver got the message first and wrote the record; the
-		// delivery exists either way.
-		if _, err := h.Store.CreateDelivery(ctx, store.Delivery{
-			DeliveryID: o.id, TenantID: ev.TenantID, EndpointID: o.endpointID, EventID: ev.ID, EventType: ev.Type,
-		}); err != nil {
-			return err
-		}
-		// DEBUG: the delivery's record says as much (created_at,
-		// enqueued_at, its ids), and deliver logs each attempt at INFO.
-		h.Log.DebugContext(ctx, "delivery created", "tenant_id", ev.TenantID, "event_id", ev.ID, "endpoint_id", o.endpointID, "delivery_id", o.id)
+		// DEBUG: deliver logs each attempt at INFO, with these ids.
+		h.Log.DebugContext(ctx, "delivery sent", "tenant_id", o.f.ev.TenantID, "event_id", o.f.ev.ID, "endpoint_id", o.endpointID, "delivery_id", o.id)
 	}
 	b.entries, b.out = b.entries[:0], b.out[:0]
 	return nil

@@ -44,16 +44,16 @@ func enqueueLogBytes(t *testing.T, n int, level string) int {
 // TestLogBytesPerDelivery measures what enqueue writes to stdout per
 // delivery of a one-endpoint event (the input "log bytes per delivery" of
 // internal/perf/cost, with deliver's share measured in its own package),
-// and holds it to a budget: a delivery's record already says it was
-// created, so a successful fan-out logs nothing per delivery at INFO (it
-// took a 269-byte "delivery created" line before).
+// and holds it to a budget: deliver logs each attempt with the same ids,
+// so a successful fan-out logs nothing per delivery at INFO (it took a
+// 269-byte "delivery created" line before).
 func TestLogBytesPerDelivery(t *testing.T) {
 	for _, n := range []int{1, 10} {
 		b := enqueueLogBytes(t, n, "")
 		t.Logf("enqueue, %d one-endpoint events in an invocation: %d bytes, %.1f per delivery", n, b, float64(b)/float64(n))
 		require.Zero(t, b, "nothing per delivery at INFO")
 	}
-	require.Positive(t, enqueueLogBytes(t, 1, "DEBUG"), "at DEBUG, each delivery created is logged")
+	require.Positive(t, enqueueLogBytes(t, 1, "DEBUG"), "at DEBUG, each delivery sent is logged")
 }
 
 // Rejections are counted in one EMF document per invocation.

@@ -22,7 +22,7 @@ const (
 	// before recording it or answering for its batch.
 	DeliverCrash = "deliver_crash"
 	// EnqueueFail: enqueue fails its invocation after sending part of its
-	// messages: after a send, before the puts that record its deliveries.
+	// messages: after its first SendMessageBatch request, before the next.
 	EnqueueFail = "enqueue_fail"
 )
 

@@ -5,51 +5,20 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/delivery"
 	"github.com/stretchr/testify/require"
 )
 
-// CreateDelivery records a sent delivery once: the put carries enqueued_at,
-// and a delivery that exists (an earlier run, or deliver's own record) is
-// neither overwritten nor an error.
-func TestCreateDeliveryIsConditionalAndCarriesEnqueuedAt(t *testing.T) {
-	ctx := context.Background()
-	db := newFakeDB()
-	s := newTestStore(db)
-	d := Delivery{DeliveryID: delivery.ID("evt_1", "ep_1"), TenantID: "t1", EndpointID: "ep_1", EventID: "evt_1", EventType: "order.created"}
-	created, err := s.CreateDelivery(ctx, d)
-	require.NoError(t, err)
-	require.True(t, created)
-	got, err := s.Delivery(ctx, d.DeliveryID)
-	require.NoError(t, err)
-	require.Equal(t, delivery.StatePending, got.State)
-	require.NotNil(t, got.EnqueuedAt, "a recorded delivery is a sent one")
-	require.Equal(t, s.Now(), *got.EnqueuedAt)
-	require.Equal(t, s.Now(), got.CreatedAt)
-	item := db.items[itemKey(deliveryKey(d.DeliveryID))]
-	for name := range item {
-		require.NotContains(t, name, "gsi", "a pending delivery is in no index")
-	}
-	require.Equal(t, &types.AttributeValueMemberN{Value: fmt.Sprint(s.Now().Add(s.Retention).Unix())}, item["expires_at"])
-
-	later := s.Now().Add(time.Minute)
-	s.Now = func() time.Time { return later }
-	created, err = s.CreateDelivery(ctx, d)
-	require.NoError(t, err, "an existing delivery is not an error")
-	require.False(t, created)
-	again, err := s.Delivery(ctx, d.DeliveryID)
-	require.NoError(t, err)
-	require.Equal(t, got, again, "left as it was")
-}
-
-// The update an attempt writes sets, where absent, every attribute the
-// creating put writes, with the put's values: a record that deliver writes
-// before enqueue's put is a complete delivery.
-func TestRecordAttemptCompletesARecordNotYetCreated(t *testing.T) {
+// No call creates a delivery on its own: its first attempt does. The
+// update an attempt writes is an upsert that sets, where absent, every
+// attribute of a complete record (the ids, the creation time and the
+// expiry), so the first attempt's record is complete and a later attempt
+// keeps them.
+func TestFirstAttemptCreatesACompleteRecord(t *testing.T) {
 	ctx := context.Background()
 	db := newFakeDB()
 	s := newTestStore(db)
@@ -58,20 +27,49 @@ func TestRecordAttemptCompletesARecordNotYetCreated(t *testing.T) {
 	require.NoError(t, s.RecordAttempt(ctx, d, a, Outcome{State: delivery.StateDelivered}))
 	require.Len(t, db.updates, 1)
 	up := db.updates[0]
+	require.Equal(t, deliveryKey(d.DeliveryID), up.Key)
 
-	_, err := s.CreateDelivery(ctx, d) // what the put would have written, at the same clock
+	createdAt, err := attributevalue.Marshal(s.Now())
 	require.NoError(t, err)
-	put := db.items[itemKey(deliveryKey(d.DeliveryID))]
-
-	expr := aws.ToString(up.UpdateExpression)
-	for _, name := range []string{"delivery_id", "tenant_id", "endpoint_id", "event_id", "event_type", "created_at", "enqueued_at", "expires_at"} {
-		placeholder := ":c_" + name
-		require.Contains(t, expr, name+" = if_not_exists("+name+", "+placeholder+")", "only where absent: an existing record keeps its own")
-		require.Equal(t, put[name], up.ExpressionAttributeValues[placeholder], name)
+	want := map[string]types.AttributeValue{
+		"delivery_id": &types.AttributeValueMemberS{Value: d.DeliveryID},
+		"tenant_id":   &types.AttributeValueMemberS{Value: "t1"},
+		"endpoint_id": &types.AttributeValueMemberS{Value: "ep_1"},
+		"event_id":    &types.AttributeValueMemberS{Value: "evt_1"},
+		"event_type":  &types.AttributeValueMemberS{Value: "order.created"},
+		"created_at":  createdAt,
+		"expires_at":  &types.AttributeValueMemberN{Value: fmt.Sprint(s.Now().Add(s.Retention).Unix())},
 	}
+	expr := aws.ToString(up.UpdateExpression)
+	for name, v := range want {
+		placeholder := ":c_" + name
+		require.Contains(t, expr, name+" = if_not_exists("+name+", "+placeholder+")", "only where absent: a later attempt keeps the first one's")
+		require.Equal(t, v, up.ExpressionAttributeValues[placeholder], name)
+	}
+	n := 0
+	for k := range up.ExpressionAttributeValues {
+		if strings.HasPrefix(k, ":c_") {
+			n++
+		}
+	}
+	require.Equal(t, len(want), n, "the creation attributes are those above")
+	require.NotContains(t, expr, "enqueued_at", "enqueue writes no record, and no attempt claims it did")
+	require.NotContains(t, expr, "gsi2", "there is no event index to write")
+	require.Contains(t, expr, "ADD attempts :one")
 	require.Equal(t, "attribute_not_exists(#state) OR #state <> :delivered", aws.ToString(up.ConditionExpression), "an upsert: no condition on existence")
 
-	require.NotContains(t, expr, "gsi2", "there is no event index to write")
+	// What the record reads as: the record is the attempt's values and
+	// the creation attributes (the fake does not apply updates: the
+	// local cloud's does, in e2e/store_test.go).
+	item := map[string]types.AttributeValue{}
+	for name := range want {
+		item[name] = up.ExpressionAttributeValues[":c_"+name]
+	}
+	item["state"] = up.ExpressionAttributeValues[":state"]
+	var got Delivery
+	require.NoError(t, attributevalue.UnmarshalMap(item, &got))
+	require.Equal(t, Delivery{DeliveryID: d.DeliveryID, TenantID: "t1", EndpointID: "ep_1", EventID: "evt_1", EventType: "order.created",
+		State: delivery.StateDelivered, CreatedAt: s.Now()}, got)
 
 	t.Run("no empty id", func(t *testing.T) {
 		db := newFakeDB()
@@ -81,6 +79,27 @@ func TestRecordAttemptCompletesARecordNotYetCreated(t *testing.T) {
 		require.False(t, strings.Contains(expr, "tenant_id"), "an empty id is not written: %s", expr)
 		require.Contains(t, expr, "delivery_id = if_not_exists(delivery_id, :c_delivery_id)")
 	})
+}
+
+// deliver reads strongly consistent (Load); LoadWith reads eventually
+// consistent when asked, for half the read units.
+func TestLoadIsConsistentUnlessAskedOtherwise(t *testing.T) {
+	ctx := context.Background()
+	db := newFakeDB()
+	s := newTestStore(db)
+	putDelivery(t, db, "t1", "evt_1", "ep_1")
+	id := delivery.ID("evt_1", "ep_1")
+
+	snap, err := s.Load(ctx, []string{id, "msg_none"}, nil)
+	require.NoError(t, err)
+	require.Contains(t, snap.Deliveries, id)
+	snap, err = s.LoadWith(ctx, LoadOptions{Eventual: true}, []string{id, "msg_none"}, nil)
+	require.NoError(t, err)
+	require.Contains(t, snap.Deliveries, id)
+	require.Len(t, snap.Deliveries, 1)
+	_, err = s.LoadWith(ctx, LoadOptions{}, []string{id}, nil)
+	require.NoError(t, err)
+	require.Equal(t, []bool{true, false, true}, db.consistent)
 }
 
 // A record an attempt wrote before attempts wrote delivery_id is still found

@@ -23,15 +23,15 @@
 // by the DLQ while dead). Times in keys are fixed-width RFC 3339, so they
 // sort as strings.
 //
-// A delivery is recorded after its message was sent, with a conditional put
-// that carries enqueued_at, so the same stream record processed twice
-// creates it once, and a delivery that exists is one whose message was sent:
-// enqueue sends only for deliveries that do not exist (Load). A failure
-// between the send and the put loses nothing: the retry sends the message
-// again, with the same delivery id (a duplicate receivers deduplicate). An
-// attempt on a delivery not yet recorded (its message reached deliver first)
-// writes the record whole, creation attributes included, and the later put
-// fails its condition. A delivered delivery never moves back; a
+// A delivery's record is created by its first attempt: RecordAttempt is an
+// upsert that writes the ids, creation time and expiry where absent, so the
+// record is complete and there is one per delivery (its key is the
+// delivery id), however many times its message was sent. enqueue writes no
+// record: a delivery that exists is one that was attempted, and enqueue
+// sends only for deliveries that do not exist (LoadWith, eventually
+// consistent). A delivery sent and not yet attempted exists nowhere but in
+// its message, so a stream record processed again sends it again, with the
+// same delivery id (webhook-id). A delivered delivery never moves back; a
 // dead one keeps its message, so a replay needs nothing but this table, and
 // leaves the dead index only through a conditional claim (ClaimForReplay).
 package store

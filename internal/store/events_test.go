@@ -103,4 +103,5 @@ func TestDeliveriesOfEventReadsAHundredAtATime(t *testing.T) {
 	}
 	require.Equal(t, 2, db.calls["BatchGetItem"])
 	require.Equal(t, 100, db.batchMax)
+	require.Equal(t, []bool{true, true}, db.consistent, "strongly consistent reads")
 }

@@ -24,7 +24,10 @@ type fakeDB struct {
 	pageSize int
 	calls    map[string]int
 	batchMax int // the most keys one BatchGetItem asked for
-	updates  []*dynamodb.UpdateItemInput
+	// consistent says, for each BatchGetItem, whether it read strongly
+	// consistent.
+	consistent []bool
+	updates    []*dynamodb.UpdateItemInput
 }
 
 func newFakeDB() *fakeDB {
@@ -59,9 +62,7 @@ func (f *fakeDB) BatchGetItem(_ context.Context, in *dynamodb.BatchGetItemInput,
 		if len(ka.Keys) > 100 {
 			return nil, fmt.Errorf("ValidationException: %d keys, at most 100", len(ka.Keys))
 		}
-		if !aws.ToBool(ka.ConsistentRead) {
-			return nil, fmt.Errorf("the store reads deliveries strongly consistent")
-		}
+		f.consistent = append(f.consistent, aws.ToBool(ka.ConsistentRead))
 		f.batchMax = max(f.batchMax, len(ka.Keys))
 		for _, k := range ka.Keys {
 			if item, ok := f.items[itemKey(k)]; ok {

@@ -25,12 +25,26 @@ type Snapshot struct {
 // maxBatchGet is BatchGetItem's limit of keys per request.
 const maxBatchGet = 100
 
+// LoadOptions change how LoadWith reads.
+type LoadOptions struct {
+	// Eventual reads with eventually consistent reads: half the read units
+	// of a strongly consistent read, but a write of the last moment (about
+	// a second, usually less) may not be seen yet. Default false: strongly
+	// consistent, every write acknowledged before the read is seen.
+	Eventual bool
+}
+
 // Load reads deliveries and endpoints with strongly consistent reads, as
 // few requests as BatchGetItem allows (one per 100 keys): the deliver
 // function reads a whole batch's records with one request instead of two
 // per message. Keys the service leaves unprocessed are asked for again,
 // with a short backoff; Load fails rather than report a partial snapshot.
 func (s *Store) Load(ctx context.Context, deliveryIDs []string, endpoints []EndpointRef) (Snapshot, error) {
+	return s.LoadWith(ctx, LoadOptions{}, deliveryIDs, endpoints)
+}
+
+// LoadWith is Load with options: LoadOptions{} reads as Load does.
+func (s *Store) LoadWith(ctx context.Context, opts LoadOptions, deliveryIDs []string, endpoints []EndpointRef) (Snapshot, error) {
 	snap := Snapshot{Deliveries: map[string]Delivery{}, Endpoints: map[EndpointRef]Endpoint{}}
 	var keys []map[string]types.AttributeValue
 	seen := map[string]bool{}
@@ -48,7 +62,7 @@ func (s *Store) Load(ctx context.Context, deliveryIDs []string, endpoints []Endp
 		add(endpointKey(e.TenantID, e.EndpointID))
 	}
 	for start := 0; start < len(keys); start += maxBatchGet {
-		items, err := s.batchGet(ctx, keys[start:min(len(keys), start+maxBatchGet)])
+		items, err := s.batchGet(ctx, keys[start:min(len(keys), start+maxBatchGet)], !opts.Eventual)
 		if err != nil {
 			return Snapshot{}, err
 		}
@@ -90,9 +104,9 @@ func (snap Snapshot) add(item map[string]types.AttributeValue) error {
 }
 
 // batchGet reads up to 100 keys, asking again for unprocessed ones.
-func (s *Store) batchGet(ctx context.Context, keys []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
+func (s *Store) batchGet(ctx context.Context, keys []map[string]types.AttributeValue, consistent bool) ([]map[string]types.AttributeValue, error) {
 	var items []map[string]types.AttributeValue
-	req := map[string]types.KeysAndAttributes{s.table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
+	req := map[string]types.KeysAndAttributes{s.table: {Keys: keys, ConsistentRead: aws.Bool(consistent)}}
 	for try := 0; ; try++ {
 		out, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
 		if err != nil {

@@ -192,22 +192,26 @@ type Attempt struct {
 
 // Delivery is the record of one event bound for one endpoint.
 type Delivery struct {
-	DeliveryID  string         `dynamodbav:"delivery_id"`
-	TenantID    string         `dynamodbav:"tenant_id"`
-	EndpointID  string         `dynamodbav:"endpoint_id"`
-	EventID     string         `dynamodbav:"event_id"`
-	EventType   string         `dynamodbav:"event_type"`
-	State       delivery.State `dynamodbav:"state"`
-	CreatedAt   time.Time      `dynamodbav:"created_at"`
-	EnqueuedAt  *time.Time     `dynamodbav:"enqueued_at,omitempty"`
-	DeliveredAt *time.Time     `dynamodbav:"delivered_at,omitempty"`
-	DeadAt      *time.Time     `dynamodbav:"dead_at,omitempty"`
-	DeadReason  string         `dynamodbav:"dead_reason,omitempty"`
-	ReplayedAt  *time.Time     `dynamodbav:"replayed_at,omitempty"`
-	Attempts    int            `dynamodbav:"attempts"`
-	LastStatus  int            `dynamodbav:"last_status,omitempty"`
-	LastError   string         `dynamodbav:"last_error,omitempty"`
-	AttemptLog  []Attempt      `dynamodbav:"attempt_log,omitempty"`
+	DeliveryID string         `dynamodbav:"delivery_id"`
+	TenantID   string         `dynamodbav:"tenant_id"`
+	EndpointID string         `dynamodbav:"endpoint_id"`
+	EventID    string         `dynamodbav:"event_id"`
+	EventType  string         `dynamodbav:"event_type"`
+	State      delivery.State `dynamodbav:"state"`
+	// CreatedAt is when the record was written: when the delivery's first
+	// attempt was recorded (RecordAttempt creates the record).
+	CreatedAt time.Time `dynamodbav:"created_at"`
+	// EnqueuedAt is set only on records written by earlier versions, in
+	// which enqueue recorded each delivery it sent.
+	EnqueuedAt  *time.Time `dynamodbav:"enqueued_at,omitempty"`
+	DeliveredAt *time.Time `dynamodbav:"delivered_at,omitempty"`
+	DeadAt      *time.Time `dynamodbav:"dead_at,omitempty"`
+	DeadReason  string     `dynamodbav:"dead_reason,omitempty"`
+	ReplayedAt  *time.Time `dynamodbav:"replayed_at,omitempty"`
+	Attempts    int        `dynamodbav:"attempts"`
+	LastStatus  int        `dynamodbav:"last_status,omitempty"`
+	LastError   string     `dynamodbav:"last_error,omitempty"`
+	AttemptLog  []Attempt  `dynamodbav:"attempt_log,omitempty"`
 	// Message is the SQS message body, kept while the delivery is dead.
 	Message string `dynamodbav:"message,omitempty"`
 	// ReplayJob is the replay job that has claimed this delivery and not yet
@@ -218,53 +222,16 @@ type Delivery struct {
 	ReplayedBy string `dynamodbav:"replayed_by,omitempty"`
 }
 
-// CreateDelivery records a delivery whose message has been sent: pending,
-// with enqueued_at set, unless a delivery with its id exists. It reports
-// whether it wrote it. An existing delivery is left as it is and is not an
-// error: an earlier run of the same stream record created it, or deliver
-// received the message first and wrote the record itself (RecordAttempt
-// writes the same creation attributes).
-//
-// The caller sends the message first and creates the delivery after, so a
-// delivery that exists has had its message sent. A failure between the send
-// and this put leaves a sent message without a record; the stream record's
-// retry sends it again, with the same delivery id (webhook-id), which is the
-// one way enqueue sends a message twice.
-func (s *Store) CreateDelivery(ctx context.Context, d Delivery) (created bool, err error) {
-	now := s.Now().UTC()
-	d.State, d.CreatedAt, d.EnqueuedAt = delivery.StatePending, now, &now
-	item, err := attributevalue.MarshalMap(d)
-	if err != nil {
-		return false, fmt.Errorf("marshal delivery %s: %w", d.DeliveryID, err)
-	}
-	for n, v := range s.creationAttributes(d, now) {
-		item[n] = v
-	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:           &s.table,
-		Item:                withKey(item, deliveryKey(d.DeliveryID)),
-		ConditionExpression: aws.String("attribute_not_exists(pk)"),
-	})
-	if isConditionFailed(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("create delivery %s: %w", d.DeliveryID, err)
-	}
-	return true, nil
-}
-
 // creationAttributes are the attributes of a delivery record that only its
-// creation sets, as CreateDelivery writes them: its ids, creation and send
-// times, and expiry. RecordAttempt writes them too, each only if absent, so
-// a record deliver writes before enqueue's put is as complete as one the put
-// wrote. An id that is empty is left out.
+// creation sets: its ids, its creation time and its expiry. No call
+// creates a delivery on its own: its first attempt does (RecordAttempt
+// writes them, each only where absent), so the record a delivery's first
+// attempt writes is complete. An id that is empty is left out.
 func (s *Store) creationAttributes(d Delivery, now time.Time) map[string]types.AttributeValue {
 	at, _ := attributevalue.Marshal(now) // as MarshalMap writes CreatedAt
 	attrs := map[string]types.AttributeValue{
-		"created_at":  at,
-		"enqueued_at": at,
-		"expires_at":  &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(s.Retention).Unix(), 10)},
+		"created_at": at,
+		"expires_at": &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(s.Retention).Unix(), 10)},
 	}
 	str := func(name, v string) {
 		if v != "" {
@@ -314,10 +281,9 @@ const MaxAttemptLog = 20
 // the delivery as read before the attempt: its log, with the new attempt, is
 // written back trimmed to the newest MaxAttemptLog entries, and the attempt
 // counter counts every attempt, replays included. A delivered delivery never
-// moves back. A delivery that does not exist yet (its message reached
-// deliver before enqueue recorded it) is written whole: d's ids, and the
-// creation attributes CreateDelivery would have written, each only where
-// absent.
+// moves back. The first attempt of a delivery creates its record (enqueue
+// writes none), written whole: d's ids, its creation time and its expiry,
+// each only where absent, so a later attempt keeps them.
 func (s *Store) RecordAttempt(ctx context.Context, d Delivery, a Attempt, o Outcome) error {
 	newlyDead, err := s.recordAttempt(ctx, d, a, o)
 	if err != nil || !newlyDead {
@@ -350,9 +316,7 @@ func (s *Store) recordAttempt(ctx context.Context, d Delivery, a Attempt, o Outc
 		":error":     &types.AttributeValueMemberS{Value: a.Error},
 	}
 	set := "SET #state = :state, last_status = :status, last_error = :error, attempt_log = :log"
-	// deliver may receive a message before enqueue has recorded its
-	// delivery (enqueue sends first): the record this writes then carries
-	// what the creation would have, and enqueue's put finds it exists.
+	// The first attempt creates the record: an upsert, one write.
 	created := s.creationAttributes(d, s.Now().UTC())
 	for _, n := range slices.Sorted(maps.Keys(created)) {
 		set += fmt.Sprintf(", %s = if_not_exists(%s, :c_%s)", n, n, n)
