@@ -17,6 +17,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/hookline/hookline/internal/api"
 	"github.com/hookline/hookline/internal/retry"
+	"github.com/hookline/hookline/internal/store"
 	"github.com/stretchr/testify/require"
 )
 
@@ -325,6 +326,12 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 			"RedrivePolicy":          assertions.Match_Absent(),
 		})
 		s.hasProperties(t, "AWS::SQS::Queue", s.enqueueFails, obj{"MessageRetentionPeriod": 1209600})
+		// A dead delivery's record is kept store.DefaultRetention from its
+		// death, when its message enters the DLQ: it must outlive the
+		// message (the tenant's listing and a replay read the record).
+		period, ok := dig(t, s.resource(t, s.deadLetter, "AWS::SQS::Queue"), "Properties", "MessageRetentionPeriod").(float64)
+		require.True(t, ok)
+		require.Greater(t, store.DefaultRetention, time.Duration(period)*time.Second, "records expire after the DLQ's messages")
 	})
 
 	t.Run("functions: provided.al2023, bootstrap handler, architecture "+w.arch, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -115,4 +116,44 @@ func TestLoadKeysADeliveryWithoutItsIDAttributeByItsKey(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, snap.Deliveries, 1)
 	require.Equal(t, "msg_old", snap.Deliveries["msg_old"].DeliveryID)
+}
+
+// Records live 15 days, a day longer than the DLQ keeps a message (14
+// days, infra/queues.go; infra's tests hold the two together). A delivery
+// that dies is given Retention again from its death, when its message
+// enters the DLQ: its record (its DLQ listing, the copy a replay sends)
+// outlives the message, however long the delivery took to die.
+func TestRetentionCountsFromCreationAndAgainFromDeath(t *testing.T) {
+	ctx := context.Background()
+	require.Equal(t, 15*24*time.Hour, New(nil, "state").Retention)
+	expiry := func(t time.Time) types.AttributeValue {
+		return &types.AttributeValueMemberN{Value: fmt.Sprint(t.Add(15 * 24 * time.Hour).Unix())}
+	}
+	d := Delivery{DeliveryID: delivery.ID("evt_1", "ep_1"), TenantID: "t1", EndpointID: "ep_1", EventID: "evt_1", EventType: "order.created"}
+	for _, o := range []Outcome{{State: delivery.StatePending}, {State: delivery.StateDelivered}, {State: delivery.StateDead, DeadReason: "rejected_400", Message: "{}"}} {
+		t.Run(string(o.State), func(t *testing.T) {
+			db := newFakeDB()
+			s := newTestStore(db)
+			died := s.Now().Add(20 * time.Hour)
+			s.Now = func() time.Time { return died }
+			require.NoError(t, s.RecordAttempt(ctx, d, Attempt{Number: 3, At: died, Status: 400}, o))
+			up := db.updates[0]
+			expr := aws.ToString(up.UpdateExpression)
+			require.Equal(t, 1, strings.Count(expr, "expires_at ="), "one path per attribute: DynamoDB refuses overlapping paths")
+			if o.State == delivery.StateDead {
+				require.Contains(t, expr, "expires_at = :expires", "a death sets the expiry, existing or not")
+				require.Equal(t, expiry(died), up.ExpressionAttributeValues[":expires"])
+				return
+			}
+			require.Contains(t, expr, "expires_at = if_not_exists(expires_at, :c_expires_at)", "otherwise the first write's expiry stays")
+			require.Equal(t, expiry(died), up.ExpressionAttributeValues[":c_expires_at"])
+		})
+	}
+	t.Run("rejection", func(t *testing.T) {
+		db := newFakeDB()
+		s := newTestStore(db)
+		require.NoError(t, s.PutRejection(ctx, Rejection{Key: "evt_bad", Reason: "invalid_json", Detail: "x"}))
+		item := db.items[itemKey(key("REJECTED#evt_bad", "REJECTED"))]
+		require.Equal(t, expiry(s.Now()), item["expires_at"])
+	})
 }

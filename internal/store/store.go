@@ -35,16 +35,22 @@ var _ DynamoDB = (*dynamodb.Client)(nil)
 type Store struct {
 	db    DynamoDB
 	table string
-	// Retention is how long delivery and rejection records live (TTL).
-	// Default 30 days: longer than the DLQ's 14 days.
+	// Retention is how long delivery, rejection and replay job records
+	// live (TTL), counted from their creation and, for a delivery that
+	// dies, again from its death. Default 15 days: a day longer than the
+	// DLQ keeps a message (14 days from its send, at most), so a dead
+	// delivery's record, its listing and its replay outlive its message.
 	Retention time.Duration
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
 }
 
+// DefaultRetention is a new Store's Retention: 15 days.
+const DefaultRetention = 15 * 24 * time.Hour
+
 // New returns a store on table.
 func New(db DynamoDB, table string) *Store {
-	return &Store{db: db, table: table, Retention: 30 * 24 * time.Hour, Now: time.Now}
+	return &Store{db: db, table: table, Retention: DefaultRetention, Now: time.Now}
 }
 
 // Endpoint is a tenant's webhook receiver.
@@ -283,7 +289,10 @@ const MaxAttemptLog = 20
 // counter counts every attempt, replays included. A delivered delivery never
 // moves back. The first attempt of a delivery creates its record (enqueue
 // writes none), written whole: d's ids, its creation time and its expiry,
-// each only where absent, so a later attempt keeps them.
+// each only where absent, so a later attempt keeps them. A delivery that
+// dies gets a new expiry, Retention after its death: its message then
+// enters the DLQ, which keeps it 14 days, and the record (the tenant's DLQ
+// listing, the replay's copy of the message) must outlive it.
 func (s *Store) RecordAttempt(ctx context.Context, d Delivery, a Attempt, o Outcome) error {
 	newlyDead, err := s.recordAttempt(ctx, d, a, o)
 	if err != nil || !newlyDead {
@@ -317,7 +326,11 @@ func (s *Store) recordAttempt(ctx context.Context, d Delivery, a Attempt, o Outc
 	}
 	set := "SET #state = :state, last_status = :status, last_error = :error, attempt_log = :log"
 	// The first attempt creates the record: an upsert, one write.
-	created := s.creationAttributes(d, s.Now().UTC())
+	now := s.Now().UTC()
+	created := s.creationAttributes(d, now)
+	if o.State == delivery.StateDead {
+		delete(created, "expires_at") // set below, from the death
+	}
 	for _, n := range slices.Sorted(maps.Keys(created)) {
 		set += fmt.Sprintf(", %s = if_not_exists(%s, :c_%s)", n, n, n)
 		values[":c_"+n] = created[n]
@@ -329,8 +342,9 @@ func (s *Store) recordAttempt(ctx context.Context, d Delivery, a Attempt, o Outc
 		values[":now"] = timeValue(a.At)
 		tail += " REMOVE gsi1pk, gsi1sk"
 	case delivery.StateDead:
-		set += ", dead_at = :now, dead_reason = :reason, gsi1pk = :gpk, gsi1sk = :gsk"
+		set += ", dead_at = :now, dead_reason = :reason, gsi1pk = :gpk, gsi1sk = :gsk, expires_at = :expires"
 		values[":now"] = timeValue(a.At)
+		values[":expires"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(s.Retention).Unix(), 10)}
 		if o.Message != "" {
 			set += ", message = :message"
 			values[":message"] = &types.AttributeValueMemberS{Value: o.Message}
