@@ -106,22 +106,29 @@ func TestInitialByHand(t *testing.T) {
 	// SQS: 1/10 send (ten records' messages a request) + 1.05/10 receives
 	// + 1.05/10 deletes + 0.05 visibility changes = 0.36 requests.
 	require.InDelta(t, 0.36, sum(in.SQS), 1e-9)
-	// Writes: create 1 + its gsi2 entry 1, 1.05 attempts × 1 (no index
-	// write), 0.05 failure count, 0.05 reset = 3.15 WRU.
-	require.InDelta(t, 3.15, sum(in.DynamoDBWrites), 1e-9)
-	// Reads: enqueue's existence check 1 + deliver's delivery 1.05 and
-	// endpoint 1.05 (consistent) + the endpoints query 0.5 = 3.6 RRU.
-	require.InDelta(t, 3.6, sum(in.DynamoDBReads), 1e-9)
+	// Writes: no create (enqueue writes none), 1.05 attempts × 1 (the
+	// first creates the record; no index write), 0.05 failure count, 0.05
+	// reset = 1.15 WRU.
+	require.InDelta(t, 1.15, sum(in.DynamoDBWrites), 1e-9)
+	// Reads: enqueue's existence check 0.5 (eventual) + deliver's delivery
+	// 1.05 and endpoint 1.05 (consistent) + the endpoints query 0.5 = 3.1
+	// RRU.
+	require.InDelta(t, 3.1, sum(in.DynamoDBReads), 1e-9)
 	// Logs: 0 + 407 + 0.05 × 450 + 250 × (0.1 + 0.105) = 480.75 bytes.
 	require.InDelta(t, 480.75, in.LogBytesPerDelivery, 1e-9)
-	// Storage: the delivered record 723 and its keys-only gsi2 entry 266.
-	require.InDelta(t, 989, in.StoredBytesPerDelivery, 1e-9)
+	// Storage: the delivered record, 577 bytes, and no index entry, kept
+	// half a month (15 days), backed up by PITR.
+	require.InDelta(t, 577, in.StoredBytesPerDelivery, 1e-9)
+	require.InDelta(t, 577, in.BackedUpBytesPerDelivery, 1e-9)
+	require.InDelta(t, 0.5, in.StoredMonths, 1e-9)
 
 	b := Estimate(Default, in)
-	// 3.15 × $0.625 = $1.96875; 3.6 × $0.125 = $0.45; 0.36 × $0.40 = $0.144.
-	require.InDelta(t, 1.96875, b.DynamoDBWrites, 1e-9)
-	require.InDelta(t, 0.45, b.DynamoDBReads, 1e-9)
+	// 1.15 × $0.625 = $0.71875; 3.1 × $0.125 = $0.3875; 0.36 × $0.40 = $0.144.
+	require.InDelta(t, 0.71875, b.DynamoDBWrites, 1e-9)
+	require.InDelta(t, 0.3875, b.DynamoDBReads, 1e-9)
 	require.InDelta(t, 0.144, b.SQS, 1e-9)
+	// 577 × 10⁶ / 2³⁰ GB × 0.5 month × ($0.25 + $0.20).
+	require.InDelta(t, 577e6/(1<<30)*0.5*0.45, b.DynamoDBStorage, 1e-9)
 	// Deliver: 105,000 invocations × 0.120 s × 0.25 GB = 3,150 GB-s ×
 	// $0.0000133334 = $0.04200021.
 	require.InDelta(t, 0.04200021, b.LambdaDeliver, 1e-9)
@@ -129,8 +136,9 @@ func TestInitialByHand(t *testing.T) {
 	require.InDelta(t, 0.041, b.LambdaRequests, 1e-9)
 }
 
-// With an index that projects every attribute (gsi2 before it became keys
-// only), each update writes the index again and the index stores a copy.
+// With an index that projects every attribute of every delivery (gsi2 did,
+// before it became keys only and then went), each write of a record writes
+// the index again and the index stores a copy.
 func TestIndexOfAllAttributesDoublesUpdates(t *testing.T) {
 	a := InitialAssumptions
 	a.DeliveryIndexCopies = 1
@@ -140,7 +148,8 @@ func TestIndexOfAllAttributesDoublesUpdates(t *testing.T) {
 			require.InDelta(t, 2.1, op.PerDelivery*op.Units, 1e-9)
 		}
 	}
-	require.InDelta(t, 2*723, in.StoredBytesPerDelivery, 1e-9)
+	require.InDelta(t, 2*577, in.StoredBytesPerDelivery, 1e-9)
+	require.InDelta(t, 577, in.BackedUpBytesPerDelivery, 1e-9, "PITR backs up the table, not its indexes")
 }
 
 // Under light load an enqueue invocation holds one record: a request per
@@ -162,10 +171,10 @@ func TestLongErrorBodiesCostAWriteUnitMore(t *testing.T) {
 			attempt = op
 		}
 	}
-	// 0.95 first-attempt successes × 1 + 0.05 failures × 1 + 0.05
-	// successes after a failure × 2 = 1.1 WRU per delivery (no index
-	// write: gsi2 is keys only).
-	require.InDelta(t, 1.1, attempt.PerDelivery*attempt.Units, 1e-9)
+	// 0.95 first-attempt successes × 1 + 0.05 failures × 2 (the record
+	// after the write holds the 1 KB answer) + 0.05 successes after a
+	// failure × 2 = 1.15 WRU per delivery (no index write).
+	require.InDelta(t, 1.15, attempt.PerDelivery*attempt.Units, 1e-9)
 }
 
 func TestLargeMessagesCostMoreReceiveRequests(t *testing.T) {
@@ -209,39 +218,70 @@ func TestTable(t *testing.T) {
 	require.Contains(t, table, "| DynamoDB writes: put | 1.000 | 1.000 | 100% |")
 }
 
+// The estimate meets the target: at most $2 per million deliveries.
+func TestInitialMeetsTheTarget(t *testing.T) {
+	require.LessOrEqual(t, Estimate(Default, Initial()).Total, 2.0)
+}
+
+// The last rows of README.md's "How it got here", rebuilt from today's
+// inputs by putting back, change by change, what each one took away.
+func TestHowItGotHere(t *testing.T) {
+	total := func(in Inputs) float64 { return Estimate(Default, in).Total }
+	require.InDelta(t, 1.776, total(Initial()), 5e-4, "records kept 15 days")
+
+	// Before: kept 30 days, a month.
+	a := InitialAssumptions
+	a.StoredMonths = 1
+	require.InDelta(t, 1.897, total(a.Inputs()), 5e-4, "enqueue writes no record; its existence read eventually consistent")
+
+	// Before: enqueue's conditional put (1 WRU, no index entry once gsi2
+	// had gone), a record carrying enqueued_at, a consistent existence read.
+	withEnqueuedAt := sampleDelivered()
+	withEnqueuedAt.EnqueuedAt = &withEnqueuedAt.CreatedAt
+	a.StoredBytesPerRecord = float64(ItemSize(deliveryItem(t, withEnqueuedAt)) + 100)
+	in := a.Inputs()
+	in.DynamoDBWrites = append(in.DynamoDBWrites, Op{Name: "enqueue CreateDelivery PutItem (enqueued_at included)", PerDelivery: 1, Units: 1})
+	for i, op := range in.DynamoDBReads {
+		if strings.HasPrefix(op.Name, "enqueue LoadWith") {
+			in.DynamoDBReads[i].Units = 1
+		}
+	}
+	require.InDelta(t, 2.602, total(in), 5e-4, "gsi2 dropped")
+}
+
 // The estimate, per million deliveries to one endpoint with 5% retried
-// once, at Default prices, for the calls the code makes today (the first
-// estimate, before gsi2 became keys only, the mark-enqueued update went and
-// sends and metrics were batched, was $5.799; see README.md).
+// once, at Default prices, for the calls the code makes today: $1.78, at
+// most $2 (the target). The first estimate, before gsi2 became keys only
+// and then went, enqueue stopped writing deliveries, sends and metrics
+// were batched and records were kept 15 days, was $5.799; see README.md.
 func ExampleEstimate() {
 	fmt.Print(Estimate(Default, Initial()).Table())
 	// Output:
 	// | per million deliveries | USD | share |
 	// |---|---:|---:|
-	// | Lambda requests | 0.041 | 1% |
-	// | Lambda duration, enqueue | 0.010 | 0% |
-	// | Lambda duration, deliver | 0.042 | 1% |
-	// | SQS requests | 0.144 | 4% |
-	// | DynamoDB writes | 1.969 | 59% |
-	// | DynamoDB reads | 0.450 | 14% |
-	// | DynamoDB storage and PITR | 0.365 | 11% |
-	// | CloudWatch Logs ingestion | 0.224 | 7% |
-	// | Data transfer out | 0.088 | 3% |
-	// | **hookline total** | **3.333** | 100% |
+	// | Lambda requests | 0.041 | 2% |
+	// | Lambda duration, enqueue | 0.010 | 1% |
+	// | Lambda duration, deliver | 0.042 | 2% |
+	// | SQS requests | 0.144 | 8% |
+	// | DynamoDB writes | 0.719 | 40% |
+	// | DynamoDB reads | 0.388 | 22% |
+	// | DynamoDB storage and PITR | 0.121 | 7% |
+	// | CloudWatch Logs ingestion | 0.224 | 13% |
+	// | Data transfer out | 0.088 | 5% |
+	// | **hookline total** | **1.776** | 100% |
 	// | producer's outbox write (not in total) | 1.250 | |
 	//
 	// | request kind | units per delivery | USD | share |
 	// |---|---:|---:|---:|
-	// | DynamoDB writes: enqueue CreateDelivery PutItem (enqueued_at included) + gsi2 entry | 2.000 | 1.250 | 38% |
-	// | DynamoDB writes: deliver RecordAttempt UpdateItem | 1.050 | 0.656 | 20% |
-	// | DynamoDB reads: deliver Load BatchGetItem: the delivery (consistent) | 1.050 | 0.131 | 4% |
-	// | DynamoDB reads: deliver Load BatchGetItem: the endpoint (consistent, at most one per message) | 1.050 | 0.131 | 4% |
-	// | DynamoDB reads: enqueue Load BatchGetItem: does the delivery exist (consistent) | 1.000 | 0.125 | 4% |
-	// | DynamoDB reads: enqueue Endpoints Query (eventual, at most one per record) | 0.500 | 0.062 | 2% |
-	// | SQS: event source ReceiveMessage (one per batch) | 0.105 | 0.042 | 1% |
-	// | SQS: event source DeleteMessageBatch (one per batch) | 0.105 | 0.042 | 1% |
-	// | SQS: enqueue SendMessageBatch (ten messages a request, across records) | 0.100 | 0.040 | 1% |
-	// | DynamoDB writes: deliver RecordEndpointFailure UpdateItem | 0.050 | 0.031 | 1% |
-	// | DynamoDB writes: deliver ResetEndpointFailures UpdateItem | 0.050 | 0.031 | 1% |
+	// | DynamoDB writes: deliver RecordAttempt UpdateItem (the first creates the record) | 1.050 | 0.656 | 37% |
+	// | DynamoDB reads: deliver Load BatchGetItem: the delivery (consistent) | 1.050 | 0.131 | 7% |
+	// | DynamoDB reads: deliver Load BatchGetItem: the endpoint (consistent, at most one per message) | 1.050 | 0.131 | 7% |
+	// | DynamoDB reads: enqueue LoadWith BatchGetItem: does the delivery exist (eventual) | 0.500 | 0.062 | 4% |
+	// | DynamoDB reads: enqueue Endpoints Query (eventual, at most one per record) | 0.500 | 0.062 | 4% |
+	// | SQS: event source ReceiveMessage (one per batch) | 0.105 | 0.042 | 2% |
+	// | SQS: event source DeleteMessageBatch (one per batch) | 0.105 | 0.042 | 2% |
+	// | SQS: enqueue SendMessageBatch (ten messages a request, across records) | 0.100 | 0.040 | 2% |
+	// | DynamoDB writes: deliver RecordEndpointFailure UpdateItem | 0.050 | 0.031 | 2% |
+	// | DynamoDB writes: deliver ResetEndpointFailures UpdateItem | 0.050 | 0.031 | 2% |
 	// | SQS: deliver ChangeMessageVisibility (retry) | 0.050 | 0.020 | 1% |
 }

@@ -28,25 +28,22 @@ type Assumptions struct {
 	// EnqueueMemoryMB and DeliverMemoryMB: 256 each (infra/functions.go).
 	EnqueueMemoryMB, DeliverMemoryMB float64
 
-	// DeliveryIndexCopies is how many index entries each update of a
-	// delivery record (each attempt) also writes: 0, since gsi2
-	// (deliveries of an event) projects keys only and an update changes
-	// none of them. It was 1 while gsi2 projected all attributes, and is 1
-	// again for an index that does. The put that creates a record writes
-	// its gsi2 entry whatever the projection: one index write unit.
+	// DeliveryIndexCopies is how many index entries each write of a
+	// delivery record (each attempt) also writes: 0, since no index holds
+	// a pending or delivered delivery (gsi1 holds the dead only; the event
+	// index gsi2 is gone). An index projecting every attribute of every
+	// delivery would make it 1, and store a copy of each record.
 	DeliveryIndexCopies float64
-	// EventIndexEntryBytes is the billed storage of a delivery's gsi2
-	// entry when gsi2 projects keys only: the table's and the index's keys
-	// plus 100 bytes of overhead (see the tests).
-	EventIndexEntryBytes float64
 	// DeliveryWRU is the WRUs of one write of a delivery record: 1, since
-	// the record stays under 1 KB (428 bytes created, 623 after one
-	// attempt; see the tests). It holds the message only once dead.
+	// the record stays under 1 KB (477 bytes delivered at the first
+	// attempt, 465 after a failed one with a short answer; see the tests).
+	// It holds the message only once dead.
 	DeliveryWRU float64
-	// DeliveryWRUAfterFailure is the WRUs of the writes that follow a
-	// failed attempt: its attempt log keeps up to 1 KB of the receiver's
-	// answer, so a long error page pushes the record past 1 KB (1,626
-	// bytes with a 1 KB excerpt): 2 then, 1 with short error bodies.
+	// DeliveryWRUAfterFailure is the WRUs of a failed attempt's write and
+	// of the writes that follow it: its attempt log keeps up to 1 KB of
+	// the receiver's answer, so a long error page pushes the record past
+	// 1 KB (1,470 bytes with a 1 KB excerpt): 2 then, 1 with short error
+	// bodies.
 	DeliveryWRUAfterFailure float64
 	// ResetsPerFailure is how many endpoint failure-count resets follow
 	// one failed attempt: a success resets the count only when the
@@ -54,17 +51,19 @@ type Assumptions struct {
 	// deliveries read the count before the reset lands).
 	ResetsPerFailure float64
 
-	// StoredBytesPerRecord is a delivered record's billed size: 623 bytes
+	// StoredBytesPerRecord is a delivered record's billed size: 477 bytes
 	// plus 100 bytes of item overhead.
 	StoredBytesPerRecord float64
-	// StoredMonths: 30 days' TTL retention plus deletion lag, about 1.
+	// StoredMonths: 15 days' TTL retention (store.DefaultRetention), 0.49
+	// of a month, plus the lag before TTL deletes an expired item
+	// (typically days; not measured): 0.5.
 	StoredMonths float64
 	// PITR is whether point-in-time recovery is on: it is (infra/tables.go).
 	PITR bool
 
 	// EnqueueLogBytes per delivery: 0 at INFO, measured by
-	// internal/enqueue's TestLogBytesPerDelivery ("delivery created" is a
-	// DEBUG line; it was 264 bytes at INFO).
+	// internal/enqueue's TestLogBytesPerDelivery ("delivery sent" is a
+	// DEBUG line; "delivery created" was 264 bytes at INFO).
 	EnqueueLogBytes float64
 	// DeliveredLogBytes per successful attempt: the "delivered" line and
 	// its share of the batch's one EMF document, 407 bytes in a batch of
@@ -105,12 +104,11 @@ var InitialAssumptions = Assumptions{
 	EnqueueMemoryMB:             256,
 	DeliverMemoryMB:             256,
 	DeliveryIndexCopies:         0,
-	EventIndexEntryBytes:        266,
 	DeliveryWRU:                 1,
 	DeliveryWRUAfterFailure:     1,
 	ResetsPerFailure:            1,
-	StoredBytesPerRecord:        723,
-	StoredMonths:                1,
+	StoredBytesPerRecord:        577,
+	StoredMonths:                0.5,
 	PITR:                        true,
 	EnqueueLogBytes:             0,
 	DeliveredLogBytes:           407,
@@ -128,24 +126,20 @@ func Initial() Inputs { return InitialAssumptions.Inputs() }
 //
 //	enqueue, per invocation:     Query each tenant's endpoints (once per tenant, at most
 //	                             once per record); BatchGetItem whether the deliveries
-//	                             exist (consistent, 100 a request); SendMessageBatch of
-//	                             the messages across records, ten a request; then a
-//	                             conditional PutItem per delivery, enqueued_at included
-//	                             (+ its gsi2 entry)
+//	                             exist (eventually consistent, 100 a request);
+//	                             SendMessageBatch of the messages across records, ten a
+//	                             request. No delivery write.
 //	SQS event source, per batch: ReceiveMessage; DeleteMessageBatch of the successes
 //	deliver, per batch:          BatchGetItem of the deliveries and their endpoints
 //	                             (consistent; an endpoint once per batch, counted here
 //	                             once per message)
-//	deliver, per attempt:        UpdateItem RecordAttempt (no index write: gsi2 is keys
-//	                             only and no key changes)
+//	deliver, per attempt:        UpdateItem RecordAttempt, an upsert: the first attempt's
+//	                             creates the record (no index write: no index holds a
+//	                             pending or delivered delivery)
 //	  on a failed attempt:       UpdateItem endpoint failure count; ChangeMessageVisibility
 //	  on the success after one:  UpdateItem endpoint failure count reset
 //
-// When deliver receives a message before enqueue's put (enqueue sends
-// first), its RecordAttempt creates the record (and its gsi2 entry) and the
-// put fails its condition, which is billed as a write: the same units in
-// another order, so it is not counted apart. When a call is added or
-// removed, change it here: the counts are data.
+// When a call is added or removed, change it here: the counts are data.
 func (a Assumptions) Inputs() Inputs {
 	r := a.RetriedFraction
 	attempts := 1 + r
@@ -153,21 +147,15 @@ func (a Assumptions) Inputs() Inputs {
 	// One-endpoint events: a SendMessageBatch carries the messages of up to
 	// ten records of an invocation.
 	perSend := math.Max(1, math.Min(10, a.RecordsPerEnqueueInvocation))
-	// The creating put writes the record and one gsi2 entry (under 1 KB
-	// whatever the projection); an update also rewrites DeliveryIndexCopies
-	// index entries.
-	create := a.DeliveryWRU + 1
+	// An attempt's write (the first creates the record) also writes
+	// DeliveryIndexCopies index entries.
 	update := a.DeliveryWRU * (1 + a.DeliveryIndexCopies)
 	afterFailure := a.DeliveryWRUAfterFailure * (1 + a.DeliveryIndexCopies)
 	// Of the 1+r attempt writes, 1-r are first attempts that succeed, r are
-	// failed first attempts (written at the record's first-attempt size)
-	// and r are successes after a failure.
-	recordAttempt := ((1-r)*update + r*update + r*afterFailure) / attempts
+	// failed first attempts and r are successes after a failure: the last
+	// two write a record holding the failure's answer.
+	recordAttempt := ((1-r)*update + 2*r*afterFailure) / attempts
 	chunks := func(bytes float64) float64 { return math.Max(1, math.Ceil(bytes/(64<<10))) }
-	indexBytes := a.EventIndexEntryBytes
-	if a.DeliveryIndexCopies > 0 {
-		indexBytes = a.DeliveryIndexCopies * a.StoredBytesPerRecord
-	}
 	backedUp := 0.0
 	if a.PITR {
 		backedUp = a.StoredBytesPerRecord
@@ -191,18 +179,17 @@ func (a Assumptions) Inputs() Inputs {
 			{Name: "deliver ChangeMessageVisibility (retry)", PerDelivery: r, Units: 1},
 		},
 		DynamoDBWrites: []Op{
-			{Name: "enqueue CreateDelivery PutItem (enqueued_at included) + gsi2 entry", PerDelivery: 1, Units: create},
-			{Name: "deliver RecordAttempt UpdateItem", PerDelivery: attempts, Units: recordAttempt},
+			{Name: "deliver RecordAttempt UpdateItem (the first creates the record)", PerDelivery: attempts, Units: recordAttempt},
 			{Name: "deliver RecordEndpointFailure UpdateItem", PerDelivery: r, Units: 1},
 			{Name: "deliver ResetEndpointFailures UpdateItem", PerDelivery: r * a.ResetsPerFailure, Units: 1},
 		},
 		DynamoDBReads: []Op{
-			{Name: "enqueue Load BatchGetItem: does the delivery exist (consistent)", PerDelivery: 1, Units: 1},
+			{Name: "enqueue LoadWith BatchGetItem: does the delivery exist (eventual)", PerDelivery: 1, Units: 0.5},
 			{Name: "deliver Load BatchGetItem: the delivery (consistent)", PerDelivery: attempts, Units: 1},
 			{Name: "deliver Load BatchGetItem: the endpoint (consistent, at most one per message)", PerDelivery: attempts, Units: 1},
 			{Name: "enqueue Endpoints Query (eventual, at most one per record)", PerDelivery: 1, Units: 0.5},
 		},
-		StoredBytesPerDelivery:   a.StoredBytesPerRecord + indexBytes,
+		StoredBytesPerDelivery:   a.StoredBytesPerRecord * (1 + a.DeliveryIndexCopies),
 		BackedUpBytesPerDelivery: backedUp,
 		StoredMonths:             a.StoredMonths,
 		LogBytesPerDelivery: a.EnqueueLogBytes + a.DeliveredLogBytes + r*a.RetryLogBytes +

@@ -52,18 +52,43 @@ func TestRequestUnits(t *testing.T) {
 	require.Equal(t, 2.0, ReadUnits(4097, true))
 }
 
-// deliveryItem builds a delivery record as store.CreateDelivery and
-// RecordAttempt leave it: the Delivery's own attributes plus the keys,
-// expiry and gsi2 keys the store adds. Ids are as long as real ones.
+// deliveryItem builds a delivery record as store.RecordAttempt leaves it:
+// the Delivery's own attributes plus the keys and expiry the store adds,
+// and last_error, which an attempt writes even empty. enqueue writes no
+// record and there is no event index: the first attempt's write creates
+// the record, and no index holds a pending or delivered delivery. Ids are
+// as long as real ones.
 func deliveryItem(t *testing.T, d store.Delivery) map[string]types.AttributeValue {
 	t.Helper()
 	item, err := attributevalue.MarshalMap(d)
 	require.NoError(t, err)
 	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 	item["pk"], item["sk"] = s("DELIVERY#"+d.DeliveryID), s("DELIVERY")
-	item["expires_at"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(d.CreatedAt.Add(30*24*time.Hour).Unix(), 10)}
-	item["gsi2pk"], item["gsi2sk"] = s("TENANT#"+d.TenantID+"#EVENT#"+d.EventID), s(d.EndpointID)
+	item["expires_at"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(d.CreatedAt.Add(store.DefaultRetention).Unix(), 10)}
+	if _, ok := item["last_error"]; !ok && d.Attempts > 0 {
+		item["last_error"] = s("")
+	}
 	return item
+}
+
+// sampleDelivery is a delivery with ids as long as real ones, before its
+// first attempt.
+func sampleDelivery() store.Delivery {
+	at := time.Date(2026, 11, 30, 4, 9, 26, 573147393, time.UTC)
+	const tenant, endpoint, event = "ten_01JD8Z3Q4X5Y6Z7A8B9C0D1E2F", "ep_01JD8Z3Q4X5Y6Z7A8B9C0D1E2F", "evt_01JD8Z3Q4X5Y6Z7A8B9C0D1E2F"
+	return store.Delivery{
+		DeliveryID: delivery.ID(event, endpoint), TenantID: tenant, EndpointID: endpoint, EventID: event,
+		EventType: "payment.succeeded", CreatedAt: at,
+	}
+}
+
+// sampleDelivered is sampleDelivery delivered at its first attempt.
+func sampleDelivered() store.Delivery {
+	d := sampleDelivery()
+	at := d.CreatedAt
+	d.State, d.DeliveredAt, d.Attempts, d.LastStatus = delivery.StateDelivered, &at, 1, 200
+	d.AttemptLog = []store.Attempt{{Number: 1, At: at, Status: 200, LatencyMS: 87, Excerpt: `{"ok":true}`}}
+	return d
 }
 
 // TestDeliveryRecordSizes ties the write-unit assumptions of the initial
@@ -71,37 +96,27 @@ func deliveryItem(t *testing.T, d store.Delivery) map[string]types.AttributeValu
 // update InitialAssumptions (DeliveryWRU, DeliveryWRUAfterFailure,
 // StoredBytesPerRecord) and the estimate in README.md.
 func TestDeliveryRecordSizes(t *testing.T) {
-	at := time.Date(2026, 11, 30, 4, 9, 26, 573147393, time.UTC)
-	const tenant, endpoint, event = "ten_01JD8Z3Q4X5Y6Z7A8B9C0D1E2F", "ep_01JD8Z3Q4X5Y6Z7A8B9C0D1E2F", "evt_01JD8Z3Q4X5Y6Z7A8B9C0D1E2F"
-	d := store.Delivery{
-		DeliveryID: delivery.ID(event, endpoint), TenantID: tenant, EndpointID: endpoint, EventID: event,
-		EventType: "payment.succeeded", State: delivery.StatePending, CreatedAt: at,
-	}
-	// The put that creates a record carries enqueued_at: enqueue writes it
-	// after sending the message.
-	d.EnqueuedAt = &at
-	created := ItemSize(deliveryItem(t, d))
+	d := sampleDelivery()
+	at := d.CreatedAt
+	// The first attempt's write creates the record: delivered at once...
+	delivered := ItemSize(deliveryItem(t, sampleDelivered()))
 
-	ok := d
-	ok.State, ok.DeliveredAt, ok.Attempts, ok.LastStatus = delivery.StateDelivered, &at, 1, 200
-	ok.AttemptLog = []store.Attempt{{Number: 1, At: at, Status: 200, LatencyMS: 87, Excerpt: `{"ok":true}`}}
-	delivered := ItemSize(deliveryItem(t, ok))
-
+	// ... or failed, to be retried.
 	failed := d
-	failed.Attempts, failed.LastStatus, failed.LastError = 1, 503, "http_503"
-	failed.AttemptLog = []store.Attempt{{Number: 1, At: at, Status: 503, Error: "http_503", LatencyMS: 120, Excerpt: strings.Repeat("x", 1024)}}
-	longError := ItemSize(deliveryItem(t, failed))
+	failed.State, failed.Attempts, failed.LastStatus, failed.LastError = delivery.StatePending, 1, 503, "http_503"
+	failed.AttemptLog = []store.Attempt{{Number: 1, At: at, Status: 503, Error: "http_503", LatencyMS: 120, Excerpt: "Service Unavailable"}}
+	retrying := ItemSize(deliveryItem(t, failed))
 
-	// A KEYS_ONLY gsi2 entry holds the table's keys and the index's.
-	item := deliveryItem(t, ok)
-	entry := ItemSize(map[string]types.AttributeValue{"pk": item["pk"], "sk": item["sk"], "gsi2pk": item["gsi2pk"], "gsi2sk": item["gsi2sk"]})
+	// A failed attempt whose answer's first 1 KB is kept in the log.
+	longError := failed
+	longError.AttemptLog = []store.Attempt{{Number: 1, At: at, Status: 503, Error: "http_503", LatencyMS: 120, Excerpt: strings.Repeat("x", 1024)}}
+	long := ItemSize(deliveryItem(t, longError))
 
-	t.Logf("created %d, delivered %d, after a 1 KB error body %d bytes; gsi2 entry %d bytes", created, delivered, longError, entry)
+	t.Logf("delivered at the first attempt %d bytes, retrying %d, after a 1 KB error body %d", delivered, retrying, long)
 	a := InitialAssumptions
-	for _, size := range []int{created, delivered} {
+	for _, size := range []int{delivered, retrying} {
 		require.Equal(t, a.DeliveryWRU, WriteUnits(size), "a %d-byte record", size)
 	}
-	require.Equal(t, 2.0, WriteUnits(longError), "a record whose log keeps a 1 KB excerpt")
+	require.Equal(t, 2.0, WriteUnits(long), "a record whose log keeps a 1 KB excerpt")
 	require.Equal(t, a.StoredBytesPerRecord, float64(delivered+100), "billed storage: the delivered record plus 100 bytes")
-	require.Equal(t, a.EventIndexEntryBytes, float64(entry+100), "billed storage of the gsi2 entry: its keys plus 100 bytes")
 }
