@@ -296,4 +296,68 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 			return err == nil && len(snap.Deliveries) == 60 && len(snap.Endpoints) == 1
 		}, 10*time.Second, 200*time.Millisecond)
 	})
+
+	t.Run("a death recorded before the last attempt is listed, counted once, and undone by a success", func(t *testing.T) {
+		tenant := tenantID + "_last"
+		depth := func() int {
+			t.Helper()
+			all, err := s.DLQDepths(ctx)
+			require.NoError(t, err)
+			return all[tenant]
+		}
+		listed := func(id string) bool {
+			t.Helper()
+			ds, _, err := s.ListDead(ctx, tenant, store.DeadFilter{}, 100, "")
+			require.NoError(t, err)
+			for _, d := range ds {
+				if d.DeliveryID == id {
+					return true
+				}
+			}
+			return false
+		}
+		now := time.Now().UTC()
+		mk := func(n int) store.Delivery {
+			ev := fmt.Sprintf("evt_last_%d", n)
+			return store.Delivery{DeliveryID: delivery.ID(ev, "ep"), TenantID: tenant, EndpointID: "ep", EventID: ev, EventType: "a.b"}
+		}
+
+		// No record yet: the advance death writes a complete, listed one.
+		d1 := mk(1)
+		require.NoError(t, s.MarkDeadBeforeLastAttempt(ctx, d1, "attempts_exhausted", `{"m":1}`, now))
+		got, err := s.Delivery(ctx, d1.DeliveryID)
+		require.NoError(t, err)
+		require.Equal(t, delivery.StateDead, got.State)
+		require.Equal(t, `{"m":1}`, got.Message)
+		require.Equal(t, "attempts_exhausted", got.DeadReason)
+		require.Equal(t, tenant, got.TenantID)
+		require.True(t, listed(d1.DeliveryID))
+		require.Equal(t, 1, depth())
+		// The last attempt fails: dead still, counted once.
+		require.NoError(t, s.RecordAttempt(ctx, got, store.Attempt{Number: 4, At: now, Status: 500, Error: "http_500"}, store.Outcome{State: delivery.StateDead, DeadReason: "attempts_exhausted", Message: `{"m":1}`}))
+		require.Equal(t, 1, depth(), "not counted twice")
+
+		// A pending delivery whose last attempt succeeds: the advance death
+		// is undone, listing and count included.
+		d2 := mk(2)
+		require.NoError(t, s.RecordAttempt(ctx, d2, store.Attempt{Number: 1, At: now, Status: 503}, store.Outcome{State: delivery.StatePending}))
+		require.NoError(t, s.MarkDeadBeforeLastAttempt(ctx, d2, "attempts_exhausted", `{"m":2}`, now))
+		require.Equal(t, 2, depth())
+		require.True(t, listed(d2.DeliveryID))
+		cur, err := s.Delivery(ctx, d2.DeliveryID)
+		require.NoError(t, err)
+		require.NoError(t, s.RecordAttempt(ctx, cur, store.Attempt{Number: 2, At: now, Status: 200}, store.Outcome{State: delivery.StateDelivered}))
+		got, err = s.Delivery(ctx, d2.DeliveryID)
+		require.NoError(t, err)
+		require.Equal(t, delivery.StateDelivered, got.State)
+		require.False(t, listed(d2.DeliveryID))
+		require.Equal(t, 1, depth())
+
+		// A delivered one is left alone.
+		require.NoError(t, s.MarkDeadBeforeLastAttempt(ctx, d2, "attempts_exhausted", `{"m":2}`, now))
+		got, err = s.Delivery(ctx, d2.DeliveryID)
+		require.NoError(t, err)
+		require.Equal(t, delivery.StateDelivered, got.State)
+		require.Equal(t, 1, depth())
+	})
 }

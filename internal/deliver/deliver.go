@@ -38,6 +38,7 @@ type Store interface {
 	Delivery(ctx context.Context, id string) (store.Delivery, error)
 	Endpoint(ctx context.Context, tenantID, endpointID string) (store.Endpoint, error)
 	RecordAttempt(ctx context.Context, d store.Delivery, a store.Attempt, o store.Outcome) error
+	MarkDeadBeforeLastAttempt(ctx context.Context, d store.Delivery, reason, message string, at time.Time) error
 	DisableEndpoint(ctx context.Context, tenantID, endpointID, reason string) error
 	RecordEndpointFailure(ctx context.Context, tenantID, endpointID string, threshold int) (disabled bool, err error)
 	ResetEndpointFailures(ctx context.Context, tenantID, endpointID string) error
@@ -242,6 +243,15 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg delivery
 		return false
 	}
 	defer cancel()
+	if attempt >= h.Policy.Attempts() {
+		// The last receive: should this process stop before the outcome is
+		// recorded, SQS moves the message to the DLQ without this function
+		// seeing it again. Record the death first, so it is never missed;
+		// the outcome below replaces it.
+		if err := h.Store.MarkDeadBeforeLastAttempt(ctx, d, retry.ReasonAttemptsExhausted, m.Body, now); err != nil && !errors.Is(err, store.ErrDepthNotCounted) {
+			log.WarnContext(ctx, "cannot record the death before the last attempt; attempting anyway", "error", err.Error())
+		}
+	}
 	res := h.Sender.Send(sendCtx, dispatch.Request{
 		URL: ep.URL, DeliveryID: msg.DeliveryID, EventID: msg.EventID, EventType: msg.EventType,
 		Attempt: attempt, Body: body, Signer: signer, Headers: ep.Headers,

@@ -50,6 +50,7 @@ type fakeStore struct {
 	singles    int                       // Delivery and Endpoint calls
 	failDepth  bool                      // RecordAttempt answers ErrDepthNotCounted on deaths
 	recorded   map[string]store.Delivery // the delivery each RecordAttempt was given
+	marked     map[string]string         // MarkDeadBeforeLastAttempt: delivery id -> message
 }
 
 func newFakeStore(eps ...store.Endpoint) *fakeStore {
@@ -116,6 +117,23 @@ func (s *fakeStore) RecordAttempt(_ context.Context, d store.Delivery, a store.A
 		return fmt.Errorf("%w: throttled", store.ErrDepthNotCounted)
 	}
 	return nil
+}
+
+func (s *fakeStore) MarkDeadBeforeLastAttempt(_ context.Context, d store.Delivery, _, message string, _ time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.marked == nil {
+		s.marked = map[string]string{}
+	}
+	s.marked[d.DeliveryID] = message
+	return nil
+}
+
+func (s *fakeStore) isMarked(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.marked[id]
+	return ok
 }
 
 func (s *fakeStore) DisableEndpoint(_ context.Context, tenant, id, reason string) error {
@@ -627,5 +645,52 @@ func TestBatchRecordsAreReadAtOnce(t *testing.T) {
 		require.Empty(t, f.run(t, events.SQSMessage{MessageId: "m", ReceiptHandle: "rh", Body: "{not json"}))
 		require.Equal(t, 0, f.store.loads+f.store.singles)
 		require.Equal(t, []string{ReasonMalformedMessage}, f.queue.dlqReason)
+	})
+}
+
+// On the last receive the death is recorded before the POST, so a process
+// that stops during the attempt leaves a record that says dead (with the
+// message, for replay) instead of pending while SQS moves the message to the
+// DLQ; the outcome then replaces it.
+func TestLastAttemptRecordsTheDeathFirst(t *testing.T) {
+	cases := []struct {
+		name    string
+		status  int
+		attempt string
+		marked  bool
+		final   delivery.State
+	}{
+		{"last attempt fails: dead, as recorded in advance", 500, "3", true, delivery.StateDead},
+		{"last attempt succeeds: delivered replaces the advance death", 200, "3", true, delivery.StateDelivered},
+		{"a receive past the last (no redrive policy) is treated alike", 500, "4", true, delivery.StateDead},
+		{"an earlier attempt records nothing in advance", 500, "2", false, delivery.StatePending},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var markedAtPOST atomic.Bool
+			var f *fixture
+			f = newFixture(t, func(w http.ResponseWriter, _ *http.Request) {
+				markedAtPOST.Store(f.store.isMarked("d1"))
+				w.WriteHeader(tc.status)
+			})
+			m := message(t, "d1", tc.attempt, f.now.Add(-time.Minute))
+			f.run(t, m)
+			require.Equal(t, tc.marked, markedAtPOST.Load(), "recorded before the POST")
+			if tc.marked {
+				require.Equal(t, m.Body, f.store.marked["d1"], "with its message, for replay")
+			}
+			out := f.store.outcomes["d1"]
+			require.Equal(t, tc.final, out[len(out)-1].State, "the attempt's own outcome comes last")
+		})
+	}
+	t.Run("a process that stops after the last POST leaves the death recorded", func(t *testing.T) {
+		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(500) })
+		var markedAtFault bool
+		f.h.Fault = func(string) error {
+			markedAtFault = f.store.isMarked("d1")
+			return nil
+		}
+		f.run(t, message(t, "d1", "3", f.now.Add(-time.Minute)))
+		require.True(t, markedAtFault, "the fault point (where the soak's process exits) comes after the advance record")
 	})
 }

@@ -294,26 +294,86 @@ const MaxAttemptLog = 20
 // enters the DLQ, which keeps it 14 days, and the record (the tenant's DLQ
 // listing, the replay's copy of the message) must outlive it.
 func (s *Store) RecordAttempt(ctx context.Context, d Delivery, a Attempt, o Outcome) error {
-	newlyDead, err := s.recordAttempt(ctx, d, a, o)
-	if err != nil || !newlyDead {
+	old, err := s.recordAttempt(ctx, d, a, o)
+	if err != nil {
 		return err
 	}
+	delta := 0
+	switch {
+	case o.State == delivery.StateDead && old != delivery.StateDead:
+		delta = 1 // newly dead
+	case o.State == delivery.StateDelivered && old == delivery.StateDead:
+		delta = -1 // recorded dead before its last attempt (MarkDeadBeforeLastAttempt), which then succeeded
+	default:
+		return nil
+	}
 	// Not in the same write: a crash between the two leaves the count one
-	// short until the next reconciliation (see docs/operations.md).
+	// off until the next reconciliation (see docs/operations.md).
+	if _, err := s.AdjustDLQDepth(ctx, d.TenantID, delta); err != nil {
+		return fmt.Errorf("%w: %w", ErrDepthNotCounted, err)
+	}
+	return nil
+}
+
+// MarkDeadBeforeLastAttempt records a pending (or not yet recorded)
+// delivery dead, with its message, before its last attempt is made: if the
+// process stops during that attempt, SQS moves the message to the DLQ on its
+// next receive without the function seeing it again, and the record already
+// says what happened, so the tenant sees the delivery and can replay it. The
+// attempt's own RecordAttempt then writes the real outcome: dead again
+// (counted once), or delivered (the count taken back). A delivery already
+// delivered or dead is left alone.
+func (s *Store) MarkDeadBeforeLastAttempt(ctx context.Context, d Delivery, reason, message string, at time.Time) error {
+	now := s.Now().UTC()
+	values := map[string]types.AttributeValue{
+		":dead":    &types.AttributeValueMemberS{Value: string(delivery.StateDead)},
+		":pending": &types.AttributeValueMemberS{Value: string(delivery.StatePending)},
+		":now":     timeValue(at),
+		":reason":  &types.AttributeValueMemberS{Value: reason},
+		":message": &types.AttributeValueMemberS{Value: message},
+		":gpk":     &types.AttributeValueMemberS{Value: "TENANT#" + d.TenantID + "#DEAD"},
+		":gsk":     &types.AttributeValueMemberS{Value: sortableTime(at) + "#" + d.DeliveryID},
+		":expires": &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(s.Retention).Unix(), 10)},
+	}
+	set := "SET #state = :dead, dead_at = :now, dead_reason = :reason, message = :message, gsi1pk = :gpk, gsi1sk = :gsk, expires_at = :expires"
+	created := s.creationAttributes(d, now)
+	delete(created, "expires_at")
+	for _, n := range slices.Sorted(maps.Keys(created)) {
+		set += fmt.Sprintf(", %s = if_not_exists(%s, :c_%s)", n, n, n)
+		values[":c_"+n] = created[n]
+	}
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 &s.table,
+		Key:                       deliveryKey(d.DeliveryID),
+		UpdateExpression:          aws.String(set),
+		ConditionExpression:       aws.String("attribute_not_exists(#state) OR #state = :pending"),
+		ExpressionAttributeNames:  map[string]string{"#state": "state"},
+		ExpressionAttributeValues: values,
+	})
+	if isConditionFailed(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("record delivery %s dead before its last attempt: %w", d.DeliveryID, err)
+	}
 	if _, err := s.AdjustDLQDepth(ctx, d.TenantID, 1); err != nil {
 		return fmt.Errorf("%w: %w", ErrDepthNotCounted, err)
 	}
 	return nil
 }
 
-func (s *Store) recordAttempt(ctx context.Context, d Delivery, a Attempt, o Outcome) (bool, error) {
+// recordAttempt writes the attempt and returns the state the delivery had
+// before it ("" if it had no record; the outcome's own state when the write
+// was refused because the delivery was already delivered, so that nothing is
+// counted).
+func (s *Store) recordAttempt(ctx context.Context, d Delivery, a Attempt, o Outcome) (delivery.State, error) {
 	log := append(append([]Attempt(nil), d.AttemptLog...), a)
 	if len(log) > MaxAttemptLog {
 		log = log[len(log)-MaxAttemptLog:]
 	}
 	logAV, err := attributevalue.Marshal(log)
 	if err != nil {
-		return false, fmt.Errorf("marshal attempt log: %w", err)
+		return "", fmt.Errorf("marshal attempt log: %w", err)
 	}
 	names := map[string]string{"#state": "state"}
 	values := map[string]types.AttributeValue{
@@ -364,13 +424,15 @@ func (s *Store) recordAttempt(ctx context.Context, d Delivery, a Attempt, o Outc
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
-		return false, nil // already delivered: a late duplicate attempt changes nothing
+		return o.State, nil // already delivered: a late duplicate attempt changes nothing, the count included
 	}
 	if err != nil {
-		return false, fmt.Errorf("record attempt %d of delivery %s: %w", a.Number, d.DeliveryID, err)
+		return "", fmt.Errorf("record attempt %d of delivery %s: %w", a.Number, d.DeliveryID, err)
 	}
-	old, _ := out.Attributes["state"].(*types.AttributeValueMemberS)
-	return o.State == delivery.StateDead && (old == nil || old.Value != string(delivery.StateDead)), nil
+	if old, ok := out.Attributes["state"].(*types.AttributeValueMemberS); ok {
+		return delivery.State(old.Value), nil
+	}
+	return "", nil
 }
 
 // Rejection records an outbox item that cannot be delivered.
