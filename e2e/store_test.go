@@ -318,7 +318,7 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 		}
 		now := time.Now().UTC()
 		mk := func(n int) store.Delivery {
-			ev := fmt.Sprintf("evt_last_%d", n)
+			ev := fmt.Sprintf("evt_last_%d_%s", n, tenant)
 			return store.Delivery{DeliveryID: delivery.ID(ev, "ep"), TenantID: tenant, EndpointID: "ep", EventID: ev, EventType: "a.b"}
 		}
 
