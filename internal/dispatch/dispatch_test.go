@@ -11,12 +11,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -25,6 +23,7 @@ import (
 
 	"github.com/hookline/hookline/internal/dispatch"
 	"github.com/hookline/hookline/internal/netguard"
+	"github.com/hookline/hookline/internal/perf/ratio"
 	"github.com/hookline/hookline/internal/signing"
 )
 
@@ -826,25 +825,6 @@ func bareOp(b *testing.B, url string) func() {
 	}
 }
 
-// measure runs op n times and returns the process CPU time (user+system,
-// the in-process receiver included, as for the baseline) and the heap
-// allocations it took.
-func measure(op func(), n int) (time.Duration, uint64) {
-	var m0, m1 runtime.MemStats
-	var r0, r1 syscall.Rusage
-	runtime.ReadMemStats(&m0)
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
-	for i := 0; i < n; i++ {
-		op()
-	}
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r1)
-	runtime.ReadMemStats(&m1)
-	cpu := func(r syscall.Rusage) time.Duration {
-		return time.Duration(r.Utime.Nano() + r.Stime.Nano())
-	}
-	return cpu(r1) - cpu(r0), m1.Mallocs - m0.Mallocs
-}
-
 // BenchmarkSendVsBarePost measures Send and a bare POST to the same loopback
 // receiver in the same run, alternating blocks of each so that machine noise
 // hits both alike, and reports the ratios: time-x (CPU time per delivery,
@@ -852,24 +832,5 @@ func measure(op func(), n int) (time.Duration, uint64) {
 // Targets: time-x <= 1.3, allocs-x <= 1.5. Printed, never asserted.
 func BenchmarkSendVsBarePost(b *testing.B) {
 	srv := benchServer(b)
-	send, bare := sendOp(b, srv.URL), bareOp(b, srv.URL)
-	measure(send, 200) // warm both connections and pools
-	measure(bare, 200)
-	const block = 200
-	var cpuSend, cpuBare time.Duration
-	var allocSend, allocBare uint64
-	n := 0
-	for b.Loop() {
-		c, a := measure(bare, block)
-		cpuBare, allocBare = cpuBare+c, allocBare+a
-		c, a = measure(send, block)
-		cpuSend, allocSend = cpuSend+c, allocSend+a
-		n += block
-	}
-	b.ReportMetric(float64(cpuSend)/float64(cpuBare), "time-x")
-	b.ReportMetric(float64(allocSend)/float64(allocBare), "allocs-x")
-	b.ReportMetric(float64(cpuSend.Nanoseconds())/float64(n), "send-cpu-ns/op")
-	b.ReportMetric(float64(cpuBare.Nanoseconds())/float64(n), "bare-cpu-ns/op")
-	b.ReportMetric(float64(allocSend)/float64(n), "send-allocs/op")
-	b.ReportMetric(float64(allocBare)/float64(n), "bare-allocs/op")
+	ratio.Compare(b, "send", sendOp(b, srv.URL), "bare", bareOp(b, srv.URL))
 }

@@ -6,15 +6,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/hookline/hookline/internal/perf/ratio"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/outbox"
 )
@@ -32,26 +31,7 @@ func BenchmarkEnqueueVsDecode(b *testing.B) {
 	for _, endpoints := range []int{1, 2} {
 		b.Run(fmt.Sprintf("endpoints=%d", endpoints), func(b *testing.B) {
 			raw := benchEventJSON(b)
-			enqueue, decode := enqueueOp(b, raw, endpoints), decodeOp(b, raw)
-			measure(enqueue, 200) // warm both
-			measure(decode, 200)
-			const block = 200
-			var cpuEnqueue, cpuDecode time.Duration
-			var allocEnqueue, allocDecode uint64
-			n := 0
-			for b.Loop() {
-				c, a := measure(decode, block)
-				cpuDecode, allocDecode = cpuDecode+c, allocDecode+a
-				c, a = measure(enqueue, block)
-				cpuEnqueue, allocEnqueue = cpuEnqueue+c, allocEnqueue+a
-				n += block
-			}
-			b.ReportMetric(float64(cpuEnqueue)/float64(cpuDecode), "time-x")
-			b.ReportMetric(float64(allocEnqueue)/float64(allocDecode), "allocs-x")
-			b.ReportMetric(float64(cpuEnqueue.Nanoseconds())/float64(n), "enqueue-cpu-ns/op")
-			b.ReportMetric(float64(cpuDecode.Nanoseconds())/float64(n), "decode-cpu-ns/op")
-			b.ReportMetric(float64(allocEnqueue)/float64(n), "enqueue-allocs/op")
-			b.ReportMetric(float64(allocDecode)/float64(n), "decode-allocs/op")
+			ratio.Compare(b, "enqueue", enqueueOp(b, raw, endpoints), "decode", decodeOp(b, raw))
 		})
 	}
 }
@@ -190,22 +170,4 @@ var benchSent = &sqs.SendMessageBatchOutput{}
 func (q *benchQueue) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
 	q.sent += len(in.Entries)
 	return benchSent, nil
-}
-
-// measure runs op n times and returns the process CPU time (user+system) and
-// the heap allocations it took.
-func measure(op func(), n int) (time.Duration, uint64) {
-	var m0, m1 runtime.MemStats
-	var r0, r1 syscall.Rusage
-	runtime.ReadMemStats(&m0)
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
-	for i := 0; i < n; i++ {
-		op()
-	}
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r1)
-	runtime.ReadMemStats(&m1)
-	cpu := func(r syscall.Rusage) time.Duration {
-		return time.Duration(r.Utime.Nano() + r.Stime.Nano())
-	}
-	return cpu(r1) - cpu(r0), m1.Mallocs - m0.Mallocs
 }

@@ -254,18 +254,9 @@ func (s *Store) creationAttributes(d Delivery, now time.Time) map[string]types.A
 
 // Delivery reads one delivery, or ErrNotFound.
 func (s *Store) Delivery(ctx context.Context, id string) (Delivery, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: deliveryKey(id), ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		return Delivery{}, fmt.Errorf("get delivery %s: %w", id, err)
-	}
-	if out.Item == nil {
-		return Delivery{}, fmt.Errorf("delivery %s: %w", id, ErrNotFound)
-	}
 	var d Delivery
-	if err := attributevalue.UnmarshalMap(out.Item, &d); err != nil {
-		return Delivery{}, fmt.Errorf("decode delivery %s: %w", id, err)
-	}
-	return d, nil
+	err := s.get(ctx, deliveryKey(id), &d, "delivery "+id)
+	return d, err
 }
 
 // Outcome is what an attempt did to a delivery.
@@ -471,18 +462,9 @@ func (s *Store) PutRejection(ctx context.Context, r Rejection) error {
 
 // Rejection reads a rejection record by its key, or ErrNotFound.
 func (s *Store) Rejection(ctx context.Context, k string) (Rejection, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: key("REJECTED#"+k, "REJECTED"), ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		return Rejection{}, fmt.Errorf("get rejection %s: %w", k, err)
-	}
-	if out.Item == nil {
-		return Rejection{}, fmt.Errorf("rejection %s: %w", k, ErrNotFound)
-	}
 	var r Rejection
-	if err := attributevalue.UnmarshalMap(out.Item, &r); err != nil {
-		return Rejection{}, fmt.Errorf("decode rejection %s: %w", k, err)
-	}
-	return r, nil
+	err := s.get(ctx, key("REJECTED#"+k, "REJECTED"), &r, "rejection "+k)
+	return r, err
 }
 
 // sortableFormat is RFC 3339 with a fixed nine-digit fraction, so that times
