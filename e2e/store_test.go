@@ -350,7 +350,18 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 		got, err = s.Delivery(ctx, d2.DeliveryID)
 		require.NoError(t, err)
 		require.Equal(t, delivery.StateDelivered, got.State)
+		require.Empty(t, got.Message, "the stored message goes with the death")
+		require.Empty(t, got.DeadReason)
 		require.False(t, listed(d2.DeliveryID))
+		require.Equal(t, 1, depth())
+
+		// A dead delivery that another copy of it retries (a replay's, a
+		// resent one's) leaves the dead index and the count.
+		d3 := mk(3)
+		require.NoError(t, s.MarkDeadBeforeLastAttempt(ctx, d3, "attempts_exhausted", `{"m":3}`, now))
+		require.Equal(t, 2, depth())
+		require.NoError(t, s.RecordAttempt(ctx, d3, store.Attempt{Number: 1, At: now, Status: 503}, store.Outcome{State: delivery.StatePending}))
+		require.False(t, listed(d3.DeliveryID))
 		require.Equal(t, 1, depth())
 
 		// A delivered one is left alone.

@@ -234,6 +234,16 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg delivery
 		return h.dead(ctx, log, mb, m, d, store.Attempt{Number: attempt, At: now, Error: "not_attempted"}, ReasonMalformedMessage)
 	}
 
+	if attempt >= h.Policy.Attempts() {
+		// The last receive: should this process stop before the outcome is
+		// recorded (or return the message untried for want of time, below),
+		// SQS moves the message to the DLQ without this function seeing it
+		// again. Record the death first, so it is never missed; the outcome
+		// replaces it.
+		if err := h.Store.MarkDeadBeforeLastAttempt(ctx, d, retry.ReasonAttemptsExhausted, m.Body, now); err != nil {
+			log.WarnContext(ctx, "cannot record the death before the last attempt; attempting anyway", "error", err.Error())
+		}
+	}
 	sendCtx, cancel, ok := h.attemptContext(ctx)
 	if !ok {
 		// Too close to the invocation's deadline to attempt and record it:
@@ -243,15 +253,6 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg delivery
 		return false
 	}
 	defer cancel()
-	if attempt >= h.Policy.Attempts() {
-		// The last receive: should this process stop before the outcome is
-		// recorded, SQS moves the message to the DLQ without this function
-		// seeing it again. Record the death first, so it is never missed;
-		// the outcome below replaces it.
-		if err := h.Store.MarkDeadBeforeLastAttempt(ctx, d, retry.ReasonAttemptsExhausted, m.Body, now); err != nil && !errors.Is(err, store.ErrDepthNotCounted) {
-			log.WarnContext(ctx, "cannot record the death before the last attempt; attempting anyway", "error", err.Error())
-		}
-	}
 	res := h.Sender.Send(sendCtx, dispatch.Request{
 		URL: ep.URL, DeliveryID: msg.DeliveryID, EventID: msg.EventID, EventType: msg.EventType,
 		Attempt: attempt, Body: body, Signer: signer, Headers: ep.Headers,
@@ -274,8 +275,16 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg delivery
 	h.endpointHealth(ctx, log, ep, res.Outcome == dispatch.Delivered)
 	switch res.Outcome {
 	case dispatch.Delivered:
-		if err := h.record(ctx, log, d, a, store.Outcome{State: delivery.StateDelivered}); err != nil {
-			// The receiver has it; sending again would only duplicate it.
+		// The receiver has it; sending again would only duplicate it, so the
+		// message goes either way. The record is tried a few times: before a
+		// last attempt it already says dead, and left so it would keep a
+		// delivered webhook listed (and replayable) as dead.
+		err := h.record(ctx, log, d, a, store.Outcome{State: delivery.StateDelivered})
+		for try := 1; err != nil && try < 3 && ctx.Err() == nil; try++ {
+			time.Sleep(time.Duration(try) * 100 * time.Millisecond)
+			err = h.record(ctx, log, d, a, store.Outcome{State: delivery.StateDelivered})
+		}
+		if err != nil {
 			log.ErrorContext(ctx, "delivered, but the record could not be updated", "record_error", err.Error())
 		}
 		log.InfoContext(ctx, "delivered")

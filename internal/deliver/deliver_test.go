@@ -475,6 +475,20 @@ func TestDeadlineIsRespected(t *testing.T) {
 		require.Len(t, resp.BatchItemFailures, 1, "the message comes back")
 		require.Zero(t, f.hits.Load(), "not attempted")
 		require.Equal(t, int32(0), f.queue.visibility[m.ReceiptHandle], "visible again at once")
+		require.False(t, f.store.isMarked("d1"), "an earlier receive comes back: nothing recorded")
+	})
+	t.Run("too little time left on the last receive: the death is recorded first", func(t *testing.T) {
+		// Returned untried, the message's next receive is past the queue's
+		// maxReceiveCount: SQS moves it to the DLQ unseen.
+		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		m := message(t, "d1", "3", f.now)
+		resp, err := f.h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{m}})
+		require.NoError(t, err)
+		require.Len(t, resp.BatchItemFailures, 1)
+		require.Zero(t, f.hits.Load(), "not attempted")
+		require.True(t, f.store.isMarked("d1"), "recorded dead, with its message, before it went back")
 	})
 	t.Run("a slow receiver is cut at the deadline and retried", func(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {

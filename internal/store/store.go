@@ -289,13 +289,18 @@ func (s *Store) RecordAttempt(ctx context.Context, d Delivery, a Attempt, o Outc
 	if err != nil {
 		return err
 	}
+	// The count moves with every transition into or out of dead: newly dead,
+	// or dead no longer (recorded dead before a last attempt that then
+	// succeeded, or another copy of the delivery, a replay's or a resent
+	// one's, moving on).
 	delta := 0
-	switch {
-	case o.State == delivery.StateDead && old != delivery.StateDead:
-		delta = 1 // newly dead
-	case o.State == delivery.StateDelivered && old == delivery.StateDead:
-		delta = -1 // recorded dead before its last attempt (MarkDeadBeforeLastAttempt), which then succeeded
-	default:
+	if o.State == delivery.StateDead {
+		delta++
+	}
+	if old == delivery.StateDead {
+		delta--
+	}
+	if delta == 0 {
 		return nil
 	}
 	// Not in the same write: a crash between the two leaves the count one
@@ -391,6 +396,13 @@ func (s *Store) recordAttempt(ctx context.Context, d Delivery, a Attempt, o Outc
 	case delivery.StateDelivered:
 		set += ", delivered_at = :now"
 		values[":now"] = timeValue(a.At)
+		// Out of the dead index; the stored message and the death's reason
+		// went with it (a death recorded before a last attempt that then
+		// succeeded, or a replayed delivery).
+		tail += " REMOVE gsi1pk, gsi1sk, message, dead_reason, dead_at"
+	case delivery.StatePending:
+		// A retry: not dead, so not listed as dead (another copy of the
+		// delivery may have been recorded dead meanwhile).
 		tail += " REMOVE gsi1pk, gsi1sk"
 	case delivery.StateDead:
 		set += ", dead_at = :now, dead_reason = :reason, gsi1pk = :gpk, gsi1sk = :gsk, expires_at = :expires"
