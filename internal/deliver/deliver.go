@@ -211,7 +211,7 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg delivery
 	}
 
 	now := h.now()
-	if h.Policy.Expired(msg.OccurredAt, now) {
+	if h.Policy.Expired(msg.AgeFrom(), now) {
 		return h.dead(ctx, log, mb, m, d, store.Attempt{Number: attempt, At: now, Error: "not_attempted"}, retry.ReasonMaxAgeExceeded)
 	}
 	ep, err := h.endpoint(ctx, snap, msg.TenantID, msg.EndpointID)
@@ -298,7 +298,7 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg delivery
 		return h.dead(ctx, log, mb, m, d, a, res.Reason)
 	}
 
-	dec := h.Policy.Decide(attempt, msg.OccurredAt, h.now(), res.RetryAfter, h.Rand)
+	dec := h.Policy.Decide(attempt, msg.AgeFrom(), h.now(), res.RetryAfter, h.Rand)
 	switch {
 	case dec.Retry:
 		if err := h.record(ctx, log, d, a, store.Outcome{State: delivery.StatePending}); err != nil {

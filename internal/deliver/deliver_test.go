@@ -708,3 +708,28 @@ func TestLastAttemptRecordsTheDeathFirst(t *testing.T) {
 		require.True(t, markedAtFault, "the fault point (where the soak's process exits) comes after the advance record")
 	})
 }
+
+// A replayed message's age counts from its replay: an event older than the
+// retry policy's maximum age, replayed, is attempted (and retried on the
+// schedule), where the same message not replayed goes dead untried.
+func TestReplayedMessageAgeCountsFromTheReplay(t *testing.T) {
+	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) })
+	m := message(t, "d1", "1", f.now.Add(-72*time.Hour))
+	body, err := delivery.Replayed(m.Body, f.now.Add(-time.Minute))
+	require.NoError(t, err)
+	m.Body = body
+	require.Len(t, f.run(t, m), 1, "retried, not dead")
+	require.EqualValues(t, 1, f.hits.Load(), "attempted")
+	require.Equal(t, int32(10), f.queue.visibility[m.ReceiptHandle], "on the schedule")
+	require.Empty(t, f.queue.dlq)
+
+	// Replayed, then left long enough to pass the age cap from the replay:
+	// dead untried, as any message.
+	f2 := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
+	m2 := message(t, "d2", "1", f2.now.Add(-72*time.Hour))
+	m2.Body, err = delivery.Replayed(m2.Body, f2.now.Add(-25*time.Hour))
+	require.NoError(t, err)
+	f2.run(t, m2)
+	require.Zero(t, f2.hits.Load())
+	require.Equal(t, []string{retry.ReasonMaxAgeExceeded}, f2.queue.dlqReason)
+}

@@ -43,6 +43,35 @@ type Message struct {
 	OccurredAt time.Time       `json:"occurred_at"`
 	Sequence   *int64          `json:"sequence,omitempty"`
 	Payload    json.RawMessage `json:"payload"`
+	// ReplayedAt is set on a message a replay (or a redrive) sends again:
+	// its age, which the retry policy's maximum bounds, counts from then,
+	// not from the event, so that an event older than the maximum age can
+	// still be replayed. Receivers never see it.
+	ReplayedAt *time.Time `json:"replayed_at,omitempty"`
+}
+
+// AgeFrom is the time the message's age counts from: its replay, if any,
+// else its event.
+func (m Message) AgeFrom() time.Time {
+	if m.ReplayedAt != nil && m.ReplayedAt.After(m.OccurredAt) {
+		return *m.ReplayedAt
+	}
+	return m.OccurredAt
+}
+
+// Replayed returns body, a delivery message, marked as sent again at at.
+func Replayed(body string, at time.Time) (string, error) {
+	m, err := Decode(body)
+	if err != nil {
+		return "", err
+	}
+	at = at.UTC()
+	m.ReplayedAt = &at
+	out, err := json.Marshal(m)
+	if err != nil {
+		return "", fmt.Errorf("encode replayed message %s: %w", m.DeliveryID, err)
+	}
+	return string(out), nil
 }
 
 // Validate reports a message that cannot be delivered as it stands.

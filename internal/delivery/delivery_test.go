@@ -43,3 +43,24 @@ func TestDecodeAndBody(t *testing.T) {
 		require.Error(t, err, name)
 	}
 }
+
+func TestReplayedKeepsTheMessageAndMovesItsAge(t *testing.T) {
+	occurred := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	body, err := json.Marshal(Message{DeliveryID: "d", TenantID: "t", EndpointID: "e", EventID: "ev", EventType: "a.b", OccurredAt: occurred, Payload: json.RawMessage(`{"x":1}`)})
+	require.NoError(t, err)
+	orig, err := Decode(string(body))
+	require.NoError(t, err)
+	require.Equal(t, occurred, orig.AgeFrom(), "not replayed: from the event")
+
+	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.FixedZone("x", 3600))
+	again, err := Replayed(string(body), at)
+	require.NoError(t, err)
+	m, err := Decode(again)
+	require.NoError(t, err)
+	require.True(t, at.Equal(m.AgeFrom()), "replayed: from the replay")
+	m.ReplayedAt = nil
+	require.Equal(t, orig, m, "nothing else changes")
+
+	_, err = Replayed(`{"delivery_id":`, at)
+	require.Error(t, err)
+}

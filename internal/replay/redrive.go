@@ -144,7 +144,11 @@ func (w *Worker) redriveOne(ctx context.Context, j *store.ReplayJob, m sqstypes.
 		claimed = true
 	}
 	// Dead (now claimed), or pending with no replay since: its death was not
-	// recorded, and this message is its only copy. Either way, send it back.
+	// recorded, and this message is its only copy. Either way, send it back,
+	// its age counted from now.
+	if again, err := delivery.Replayed(body, w.now()); err == nil {
+		body = again
+	}
 	if _, err := w.Queue.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &w.DeliveryQueueURL, MessageBody: &body, DelaySeconds: w.delay(n)}); err != nil {
 		return false, fmt.Errorf("redrive delivery %s: %w", msg.DeliveryID, err)
 	}

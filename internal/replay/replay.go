@@ -315,7 +315,13 @@ func (w *Worker) replayIDs(ctx context.Context, j *store.ReplayJob, ids []string
 		}
 		delay := w.delay(sent)
 		sent++
-		batch = append(batch, sqstypes.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(len(batch))), MessageBody: &d.Message, DelaySeconds: delay})
+		// Its age counts from the replay: an event older than the retry
+		// policy's maximum age is still attempted.
+		body, err := delivery.Replayed(d.Message, w.now())
+		if err != nil {
+			body = d.Message // deliver parks a malformed message dead again, with its reason
+		}
+		batch = append(batch, sqstypes.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(len(batch))), MessageBody: aws.String(body), DelaySeconds: delay})
 		claimed = append(claimed, id)
 		if len(batch) == 10 {
 			if err := flush(); err != nil {
