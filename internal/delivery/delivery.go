@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base32"
 	"encoding/json"
@@ -67,7 +68,7 @@ func Replayed(body string, at time.Time) (string, error) {
 	}
 	at = at.UTC()
 	m.ReplayedAt = &at
-	out, err := json.Marshal(m)
+	out, err := Encode(m)
 	if err != nil {
 		return "", fmt.Errorf("encode replayed message %s: %w", m.DeliveryID, err)
 	}
@@ -113,5 +114,19 @@ type Body struct {
 // occurrence time, the payload unchanged as data, and the sequence if any.
 // It is the same bytes on every attempt and replay.
 func (m Message) RequestBody() ([]byte, error) {
-	return json.Marshal(Body{ID: m.EventID, Type: m.EventType, Timestamp: m.OccurredAt.UTC(), Data: m.Payload, Sequence: m.Sequence})
+	return Encode(Body{ID: m.EventID, Type: m.EventType, Timestamp: m.OccurredAt.UTC(), Data: m.Payload, Sequence: m.Sequence})
+}
+
+// Encode is json.Marshal without HTML escaping: a payload goes out as the
+// producer wrote it (compacted), and its size stays its size. json.Marshal
+// would write each <, > and & of a payload as six bytes, so a valid payload
+// under the outbox's limit could grow past SQS's 256 KiB.
+func Encode(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

@@ -3,6 +3,7 @@ package delivery
 import (
 	"encoding/json"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,4 +64,28 @@ func TestReplayedKeepsTheMessageAndMovesItsAge(t *testing.T) {
 
 	_, err = Replayed(`{"delivery_id":`, at)
 	require.Error(t, err)
+}
+
+// A payload goes out as written: no HTML escaping, which would write each
+// <, > and & as six bytes and could take a message under the outbox's
+// limit past SQS's.
+func TestPayloadIsNotEscaped(t *testing.T) {
+	payload := json.RawMessage(`{"html":"<a href=\"x\">&amp;</a>"}`)
+	m := Message{DeliveryID: "d", TenantID: "t", EndpointID: "e", EventID: "ev", EventType: "a.b", OccurredAt: time.Unix(0, 0), Payload: payload}
+	body, err := m.RequestBody()
+	require.NoError(t, err)
+	require.Contains(t, string(body), `"data":{"html":"<a href=\"x\">&amp;</a>"}`)
+	enc, err := Encode(m)
+	require.NoError(t, err)
+	require.Contains(t, string(enc), string(payload))
+	require.NotContains(t, string(enc), `\u003c`)
+	require.False(t, len(enc) > 0 && enc[len(enc)-1] == '\n', "no trailing newline")
+
+	// The largest payload the outbox takes, all of it characters
+	// json.Marshal would escape, still makes a message SQS takes.
+	big := json.RawMessage(`"` + strings.Repeat("<", 192<<10-2) + `"`)
+	m.Payload = big
+	enc, err = Encode(m)
+	require.NoError(t, err)
+	require.Less(t, len(enc), MaxBatchBytes)
 }

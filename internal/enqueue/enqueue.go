@@ -2,7 +2,6 @@ package enqueue
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -256,7 +255,7 @@ type outgoing struct {
 // entry encodes the delivery's message.
 func (o outgoing) entry() (sqstypes.SendMessageBatchRequestEntry, error) {
 	ev := &o.f.ev
-	body, err := json.Marshal(delivery.Message{
+	body, err := delivery.Encode(delivery.Message{
 		DeliveryID: o.id, TenantID: ev.TenantID, EndpointID: o.endpointID, EventID: ev.ID,
 		EventType: ev.Type, OccurredAt: ev.OccurredAt, Sequence: ev.Sequence, Payload: ev.Payload,
 	})
