@@ -112,7 +112,8 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 		failAfterSend: h.Fault != nil && h.Fault(fault.EnqueueFail) != nil,
 		metrics:       h.Metrics.Batch(),
 	}
-	defer inv.metrics.Flush()
+	// Metrics only of an invocation that succeeds: a failed one is retried
+	// whole, and would count its rejections again.
 	fail := func(first, last string, err error) (events.DynamoDBEventResponse, error) {
 		h.Log.ErrorContext(ctx, "enqueue failed; the stream will retry the batch",
 			"sequence_number", first, "last_sequence_number", last, "error", err.Error())
@@ -136,6 +137,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 		}
 	}
 	if len(ids) == 0 {
+		inv.metrics.Flush()
 		return resp, nil
 	}
 	existing, err := h.Store.LoadWith(ctx, store.LoadOptions{Eventual: true}, ids, nil)
@@ -168,6 +170,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 			return fail(b.out[0].f.seq, b.out[len(b.out)-1].f.seq, err)
 		}
 	}
+	inv.metrics.Flush()
 	return resp, nil
 }
 

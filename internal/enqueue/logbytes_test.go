@@ -74,3 +74,22 @@ func TestRejectionMetricsAreOneDocumentPerInvocation(t *testing.T) {
 	require.Equal(t, outbox.ReasonInvalidJSON, doc[metrics.DimensionReason])
 	require.Equal(t, []any{1.0, 1.0, 1.0}, doc[metrics.RejectedItems], "three values, one per rejection")
 }
+
+// A failed invocation prints no metrics: the stream retries it whole, and
+// its rejections are counted by the run that succeeds, once.
+func TestFailedInvocationCountsNothing(t *testing.T) {
+	var out bytes.Buffer
+	s, q := newFakeStore(endpoint("t1", "ep_1")), &fakeQueue{fail: true}
+	h := &Handler{Store: s, Queue: q, QueueURL: "https://sqs.example/q", Log: newHandler(s, q).Log, Metrics: metrics.New(&out)}
+	ev := streamEvent(image("x1", "t1", map[string]events.DynamoDBAttributeValue{outbox.AttrPayload: events.NewStringAttribute("{nope")}), image("ok", "t1", nil))
+	_, err := h.Handle(context.Background(), ev)
+	require.Error(t, err, "the send fails")
+	require.Empty(t, out.String(), "no metrics from a failed invocation")
+
+	q.fail = false
+	_, err = h.Handle(context.Background(), ev)
+	require.NoError(t, err)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(bytes.TrimSpace(out.Bytes()), &doc))
+	require.Equal(t, 1.0, doc[metrics.RejectedItems], "the rejection counted once")
+}
