@@ -170,7 +170,10 @@ func run(ctx context.Context) error {
 				continue
 			}
 			d, err := st.Delivery(ctx, delivery.ID(p.event, p.endpoint))
-			if err == nil && d.State != delivery.StatePending {
+			// Dead from just before the last attempt (so that a stop during it
+			// leaves the death recorded): final once that attempt is recorded.
+			lastInFlight := d.State == delivery.StateDead && d.DeadReason == "attempts_exhausted" && d.Attempts < out.MaxReceiveCount
+			if err == nil && d.State != delivery.StatePending && !lastInFlight {
 				final[p] = d
 				fmt.Printf("  %-9s %-11s -> %-9s after %d attempt(s)\n", d.State, strings.TrimPrefix(p.event, tenant+"_"), byEndpoint[p.endpoint].name, d.Attempts)
 			} else if err != nil && !errors.Is(err, store.ErrNotFound) {
