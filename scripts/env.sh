@@ -1,10 +1,13 @@
 # Sourced by the other scripts: where the local cloud is and how to reach it.
 # A user who runs their own local cloud (e.g. LocalStack) sets AWS_ENDPOINT_URL
-# before calling make; otherwise ministack is started on 127.0.0.1:4566.
+# before calling make; otherwise ministack is started on 127.0.0.1 at
+# HOOKLINE_LOCAL_PORT (default 4566; another port lets two checkouts each run
+# their own local cloud).
 HOOKLINE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export HOOKLINE_ROOT
+export HOOKLINE_LOCAL_PORT=${HOOKLINE_LOCAL_PORT:-4566}
 if [ -z "${AWS_ENDPOINT_URL:-}" ]; then
-  export AWS_ENDPOINT_URL=http://127.0.0.1:4566
+  export AWS_ENDPOINT_URL=http://127.0.0.1:$HOOKLINE_LOCAL_PORT
   export HOOKLINE_OWN_CLOUD=1
 fi
 export AWS_ACCESS_KEY_ID=${AWS_ACCESS_KEY_ID:-test}

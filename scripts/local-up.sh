@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Starts the local cloud (ministack, pinned, in a project-local virtualenv) on
-# 127.0.0.1:4566 and waits until it is healthy. Idempotent: a healthy local
+# 127.0.0.1:$HOOKLINE_LOCAL_PORT (default 4566) and waits until it is healthy. Idempotent: a healthy local
 # cloud is left as it is. With AWS_ENDPOINT_URL set by the user, only checks
 # that it answers.
 set -euo pipefail
@@ -27,12 +27,12 @@ if [ ! -x "$VENV/bin/ministack" ] || [ "$(cat "$VENV/.pinned" 2>/dev/null)" != "
   echo "$want" > "$VENV/.pinned"
 fi
 
-echo "local cloud: starting ministack $MINISTACK_VERSION on 127.0.0.1:4566 (log: $STATE_DIR/ministack.log)"
+echo "local cloud: starting ministack $MINISTACK_VERSION on 127.0.0.1:$HOOKLINE_LOCAL_PORT (log: $STATE_DIR/ministack.log)"
 (
   cd "$STATE_DIR"
   # The functions ministack runs inherit this environment.
-  BIND_HOST=127.0.0.1 GATEWAY_PORT=4566 LOG_LEVEL=${MINISTACK_LOG_LEVEL:-INFO} \
-    nohup "$VENV/bin/python" -m hypercorn ministack.app:app --bind 127.0.0.1:4566 \
+  BIND_HOST=127.0.0.1 GATEWAY_PORT=$HOOKLINE_LOCAL_PORT LOG_LEVEL=${MINISTACK_LOG_LEVEL:-INFO} \
+    nohup "$VENV/bin/python" -m hypercorn ministack.app:app --bind 127.0.0.1:$HOOKLINE_LOCAL_PORT \
     --keep-alive 75 >"$STATE_DIR/ministack.log" 2>&1 &
   echo $! > "$STATE_DIR/ministack.pid"
 )
