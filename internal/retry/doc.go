@@ -13,8 +13,12 @@
 //   - The queue's redrive policy must use maxReceiveCount = Policy.Attempts(),
 //     so that SQS moves the message to the dead-letter queue exactly when
 //     the schedule runs out.
-//   - A delay can never exceed MaxDelay (12 h), the longest SQS visibility
-//     timeout, and is always a whole number of seconds.
+//   - A delay is always a whole number of seconds and never exceeds
+//     Policy.LongestDelay: SQS hides a message at most 12 h (MaxDelay)
+//     counted from its receive, and the function calls
+//     ChangeMessageVisibility up to a queue visibility timeout after that
+//     receive, so the longest delay is 12 h less the queue's visibility
+//     timeout less a minute's margin (11h53m with the default 6 min).
 //
 // # Schedule
 //
@@ -26,10 +30,11 @@
 // messages.
 //
 // After attempt n fails, Decide takes Schedule[n], applies jitter, honours a
-// Retry-After hint from the endpoint (never waiting less than scheduled, nor
-// more than MaxDelay), rounds up to whole seconds, and gives up if the
-// attempts are exhausted or if the next attempt would fall after the
-// event's MaxAge.
+// Retry-After hint from the endpoint (never waiting less than scheduled),
+// rounds up to whole seconds, shortens the result to LongestDelay, and gives
+// up if the attempts are exhausted or if the next attempt would fall after
+// the event's MaxAge. A 12 h step is valid and means "as long as SQS
+// allows": LongestDelay.
 //
 // The package is pure: the current time and the random source are passed
 // in, so every decision is reproducible in tests.

@@ -15,6 +15,10 @@ const (
 	EnvJitter     = "HOOKLINE_RETRY_JITTER"      // fraction, e.g. "0.2"; unset means DefaultJitter
 	EnvJitterMode = "HOOKLINE_RETRY_JITTER_MODE" // proportional (default), full or none
 	EnvMaxAge     = "HOOKLINE_MAX_AGE"           // Go duration; unset means DefaultMaxAge
+	// EnvVisibilityTimeout carries the delivery queue's visibility timeout
+	// (Go duration; unset means DefaultVisibilityTimeout), which bounds the
+	// longest delay.
+	EnvVisibilityTimeout = "HOOKLINE_QUEUE_VISIBILITY_TIMEOUT"
 )
 
 var modeNames = map[JitterMode]string{JitterProportional: "proportional", JitterFull: "full", JitterNone: "none"}
@@ -40,6 +44,8 @@ func (p Policy) Env() map[string]string {
 		EnvJitter:     strconv.FormatFloat(p.jitter(), 'f', -1, 64),
 		EnvJitterMode: p.Mode.String(),
 		EnvMaxAge:     p.maxAge().String(),
+
+		EnvVisibilityTimeout: p.visibilityTimeout().String(),
 	}
 }
 
@@ -78,6 +84,13 @@ func FromEnv(getenv func(string) string) (Policy, error) {
 			return p, fmt.Errorf("%s: %w", EnvMaxAge, err)
 		}
 		p.MaxAge = d
+	}
+	if s := getenv(EnvVisibilityTimeout); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return p, fmt.Errorf("%s: %w", EnvVisibilityTimeout, err)
+		}
+		p.VisibilityTimeout = d
 	}
 	if err := p.Validate(); err != nil {
 		return p, err

@@ -11,9 +11,23 @@ import (
 )
 
 // MaxDelay is the longest an SQS message can be hidden (the maximum
-// visibility timeout): 12 h. No delay returned by Decide exceeds it, and
-// Validate rejects schedule steps above it.
+// visibility timeout): 12 h. Validate rejects schedule steps above it. SQS
+// counts those 12 h from the message's receive, not from the
+// ChangeMessageVisibility call, so the delays Decide returns are shorter
+// still: see Policy.LongestDelay.
 const MaxDelay = 12 * time.Hour
+
+// DefaultVisibilityTimeout is the queue visibility timeout assumed when
+// Policy.VisibilityTimeout is 0: 6 min, the stack's default (six times the
+// deliver function's 60 s timeout).
+const DefaultVisibilityTimeout = 6 * time.Minute
+
+// VisibilityMargin is kept back from the 12 h that SQS allows, on top of the
+// queue's visibility timeout, for SQS's own timekeeping: a message's
+// visibility expires approximately, so the window in which a call can still
+// find it in flight may run a little past the visibility timeout. See
+// Policy.LongestDelay.
+const VisibilityMargin = time.Minute
 
 // DefaultSchedule is the schedule used when Policy.Schedule is nil:
 // attempts at 0, 5s, 30s, 5m, 30m, 2h, 8h and 12h, eight attempts in all.
@@ -70,6 +84,13 @@ type Policy struct {
 	// MaxAge caps how long after the event occurred an attempt may start.
 	// 0 means DefaultMaxAge (24 h).
 	MaxAge time.Duration
+	// VisibilityTimeout is the delivery queue's visibility timeout: how
+	// long a received message stays in flight, and so the longest time
+	// between a receive and the ChangeMessageVisibility that schedules the
+	// retry. It shortens the longest delay (see LongestDelay). 0 means
+	// DefaultVisibilityTimeout (6 min). The CDK stack sets it from the
+	// queue it creates.
+	VisibilityTimeout time.Duration
 }
 
 // Decision is the outcome of Policy.Decide.
@@ -77,7 +98,7 @@ type Decision struct {
 	// Retry reports whether the message should be delivered again.
 	Retry bool
 	// Delay is the visibility timeout to set when Retry is true: whole
-	// seconds in [0, MaxDelay]. It is 0 when Retry is false.
+	// seconds in [0, LongestDelay()]. It is 0 when Retry is false.
 	Delay time.Duration
 	// Reason is empty when Retry is true, otherwise "attempts_exhausted"
 	// or "max_age_exceeded".
@@ -116,6 +137,40 @@ func (p Policy) maxAge() time.Duration {
 	return p.MaxAge
 }
 
+func (p Policy) visibilityTimeout() time.Duration {
+	if p.VisibilityTimeout == 0 {
+		return DefaultVisibilityTimeout
+	}
+	return p.VisibilityTimeout
+}
+
+// LongestDelay is the longest delay Decide returns: MaxDelay less the
+// queue's visibility timeout less VisibilityMargin, rounded down to whole
+// seconds (11h53m with the default 6 min visibility timeout); 0 if nothing
+// is left.
+//
+// SQS refuses a ChangeMessageVisibility that would keep a message hidden for
+// more than 12 h counted from its receive: (call - receive) + delay must not
+// exceed 12 h, or the request fails and the message comes back after the
+// queue's visibility timeout instead of after the delay. The deliver
+// function cannot see when SQS handed the message to the poller that
+// invoked it (the event carries only the first receive and the send), but
+// it need not: a call can only act on a message while it is in flight, and
+// a received message is in flight for the queue's visibility timeout (the
+// deliver function never extends it before the call that schedules the
+// retry). So call - receive <= VisibilityTimeout (+ VisibilityMargin for
+// SQS's approximate expiry), and any delay up to LongestDelay fits, however
+// long the message waited for the invocation and however long the attempt
+// took. Nothing here compares clocks, so no skew between SQS and Lambda can
+// push past 12 h.
+func (p Policy) LongestDelay() time.Duration {
+	held := max(p.visibilityTimeout(), 0)
+	if held >= MaxDelay-VisibilityMargin {
+		return 0
+	}
+	return (MaxDelay - VisibilityMargin - held).Truncate(time.Second)
+}
+
 // Attempts returns the number of attempts the policy allows, len(Schedule)
 // (8 for DefaultSchedule). The queue's redrive maxReceiveCount must equal it.
 func (p Policy) Attempts() int {
@@ -125,8 +180,13 @@ func (p Policy) Attempts() int {
 // Validate reports whether the policy is usable: the schedule (after
 // defaulting) must be non-empty, have at most 1000 steps (the SQS limit on
 // maxReceiveCount), and every step must lie in [0, MaxDelay]; Jitter must lie
-// in [0, 1]; Mode must be a known JitterMode; MaxAge must not be negative.
+// in [0, 1]; Mode must be a known JitterMode; MaxAge must not be negative;
+// VisibilityTimeout must not be negative and must leave a delay under 12 h.
 // The zero Policy is valid.
+//
+// A step of exactly 12 h (MaxDelay), as the default schedule's last, is
+// valid: it asks for the longest wait SQS allows, and Decide shortens it to
+// LongestDelay.
 func (p Policy) Validate() error {
 	if err := validateSchedule(p.schedule()); err != nil {
 		return err
@@ -141,6 +201,12 @@ func (p Policy) Validate() error {
 	}
 	if p.MaxAge < 0 {
 		return fmt.Errorf("retry: max age %s is negative", fmtDuration(p.MaxAge))
+	}
+	if p.VisibilityTimeout < 0 {
+		return fmt.Errorf("retry: visibility timeout %s is negative", fmtDuration(p.VisibilityTimeout))
+	}
+	if p.LongestDelay() < time.Second {
+		return fmt.Errorf("retry: visibility timeout %s leaves no delay: SQS hides a message at most %s from its receive", fmtDuration(p.VisibilityTimeout), fmtDuration(MaxDelay))
 	}
 	return nil
 }
@@ -214,9 +280,11 @@ func ParseSchedule(s string) ([]time.Duration, error) {
 // If attempt >= Attempts() the answer is no retry, "attempts_exhausted".
 // Otherwise the delay is Schedule[attempt], jittered per Mode with rnd
 // (which returns values in [0, 1) like rand.Float64; nil means no jitter),
-// raised to retryAfter if that is larger, clamped to [0, MaxDelay] and
-// rounded up to whole seconds. If now+delay is after occurred+MaxAge the
-// answer is no retry, "max_age_exceeded".
+// raised to retryAfter if that is larger, rounded up to whole seconds and
+// clamped to [0, LongestDelay()], so that SQS accepts it (a 12 h step, or a
+// Retry-After of 12 h or more, waits LongestDelay). If now+delay is after
+// occurred+MaxAge the answer is no retry, "max_age_exceeded"; the clamp comes
+// first, so it only ever brings an attempt forward, never drops one.
 func (p Policy) Decide(attempt int, occurred, now time.Time, retryAfter time.Duration, rnd func() float64) Decision {
 	sched := p.schedule()
 	if attempt < 1 {
@@ -240,7 +308,7 @@ func (p Policy) Decide(attempt int, occurred, now time.Time, retryAfter time.Dur
 	if ra := float64(retryAfter); ra > delay {
 		delay = ra
 	}
-	d := clampDelay(delay)
+	d := clampDelay(delay, p.LongestDelay())
 
 	deadline := occurred.Add(p.maxAge())
 	if now.Add(d).After(deadline) {
@@ -261,20 +329,20 @@ func unit(r float64) float64 {
 	}
 }
 
-// clampDelay clamps d (nanoseconds) to [0, MaxDelay] and rounds it up to
-// whole seconds.
-func clampDelay(d float64) time.Duration {
+// clampDelay rounds d (nanoseconds) up to whole seconds and clamps it to
+// [0, limit]; limit is whole seconds.
+func clampDelay(d float64, limit time.Duration) time.Duration {
 	switch {
 	case !(d > 0): // also NaN
 		return 0
-	case d >= float64(MaxDelay):
-		return MaxDelay
+	case d >= float64(limit):
+		return limit
 	}
 	dd := time.Duration(d)
 	if rem := dd % time.Second; rem != 0 {
 		dd += time.Second - rem
 	}
-	return dd
+	return min(dd, limit)
 }
 
 // ParseRetryAfter parses a Retry-After header value, either delta-seconds

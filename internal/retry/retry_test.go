@@ -17,6 +17,10 @@ var (
 	rndMid  = func() float64 { return 0.5 }                  // factor exactly 1
 	rndZero = func() float64 { return 0 }                    // lowest draw
 	rndHigh = func() float64 { return math.Nextafter(1, 0) } // highest draw, ≈1
+
+	// longest is the default policy's longest delay: 12 h less the 6 min
+	// queue visibility timeout less the 1 min margin.
+	longest = 11*time.Hour + 53*time.Minute
 )
 
 func TestDefaults(t *testing.T) {
@@ -25,6 +29,9 @@ func TestDefaults(t *testing.T) {
 		30 * time.Minute, 2 * time.Hour, 8 * time.Hour, 12 * time.Hour}, DefaultSchedule)
 	require.Equal(t, 0.2, DefaultJitter)
 	require.Equal(t, 24*time.Hour, DefaultMaxAge)
+	require.Equal(t, 6*time.Minute, DefaultVisibilityTimeout)
+	require.Equal(t, time.Minute, VisibilityMargin)
+	require.Equal(t, longest, Policy{}.LongestDelay())
 	require.Equal(t, JitterProportional, Policy{}.Mode)
 	require.NoError(t, Policy{}.Validate())
 	require.Equal(t, 8, Policy{}.Attempts())
@@ -33,7 +40,8 @@ func TestDefaults(t *testing.T) {
 
 func TestDecideSchedule(t *testing.T) {
 	// With rnd = 0.5 proportional jitter is a factor of exactly 1, so the
-	// delay after failed attempt n is DefaultSchedule[n].
+	// delay after failed attempt n is DefaultSchedule[n], the 12 h step
+	// shortened to the longest delay SQS accepts.
 	tests := []struct {
 		attempt int
 		want    Decision
@@ -45,7 +53,7 @@ func TestDecideSchedule(t *testing.T) {
 		{4, Decision{Retry: true, Delay: 30 * time.Minute}},
 		{5, Decision{Retry: true, Delay: 2 * time.Hour}},
 		{6, Decision{Retry: true, Delay: 8 * time.Hour}},
-		{7, Decision{Retry: true, Delay: 12 * time.Hour}},
+		{7, Decision{Retry: true, Delay: longest}},
 		{8, Decision{Reason: "attempts_exhausted"}},
 		{9, Decision{Reason: "attempts_exhausted"}},
 	}
@@ -75,13 +83,15 @@ func TestDecideJitter(t *testing.T) {
 		{"default 30s high", Policy{}, 2, rndHigh, 36 * time.Second}, // 30s * ~1.2
 		{"default 2h low", Policy{}, 5, rndZero, 96 * time.Minute},   // 2h * 0.8
 		{"default 2h high", Policy{}, 5, rndHigh, 144 * time.Minute}, // 2h * ~1.2
-		{"default 12h high clamps", Policy{}, 7, rndHigh, MaxDelay},  // 14.4h -> 12h
+		{"default 12h high clamps", Policy{}, 7, rndHigh, longest},   // 14.4h -> 11h53m
 		{"default 12h low", Policy{}, 7, rndZero, 576 * time.Minute}, // 12h * 0.8
 		{"jitter 0.5 low", Policy{Schedule: custom, Jitter: 0.5}, 1, rndZero, 5 * time.Second},
 		{"jitter 0.5 high", Policy{Schedule: custom, Jitter: 0.5}, 1, rndHigh, 15 * time.Second},
 		{"jitter 1 low", Policy{Schedule: custom, Jitter: 1}, 2, rndZero, 0},
 		{"jitter 1 high", Policy{Schedule: custom, Jitter: 1}, 2, rndHigh, 200 * time.Second},
-		{"11h high clamps", Policy{Schedule: custom}, 3, rndHigh, MaxDelay}, // 13.2h -> 12h
+		{"11h high clamps", Policy{Schedule: custom}, 3, rndHigh, longest}, // 13.2h -> 11h53m
+		{"11h mid is kept", Policy{Schedule: custom}, 3, rndMid, 11 * time.Hour},
+		{"12h under a 90 min visibility", Policy{VisibilityTimeout: 90 * time.Minute}, 7, rndMid, 10*time.Hour + 29*time.Minute},
 		{"full low", Policy{Mode: JitterFull}, 3, rndZero, 0},
 		{"full mid", Policy{Mode: JitterFull}, 3, rndMid, 150 * time.Second},
 		{"full high", Policy{Mode: JitterFull}, 3, rndHigh, 5 * time.Minute},
@@ -101,11 +111,12 @@ func TestDecideJitter(t *testing.T) {
 
 func TestDecideJitterBounds(t *testing.T) {
 	// Sweep the random source: every delay stays within ±20 % of the step
-	// (rounded up to whole seconds), within [0, MaxDelay], in whole seconds.
+	// (rounded up to whole seconds), within [0, LongestDelay], in whole
+	// seconds.
 	for attempt := 1; attempt < len(DefaultSchedule); attempt++ {
 		base := DefaultSchedule[attempt]
 		lo := time.Duration(float64(base) * 0.8).Truncate(time.Second)
-		hi := min(time.Duration(float64(base)*1.2)+time.Second, MaxDelay)
+		hi := min(time.Duration(float64(base)*1.2)+time.Second, longest)
 		for i := 0; i < 1000; i++ {
 			r := float64(i) / 1000
 			d := Policy{}.Decide(attempt, t0, t0, 0, func() float64 { return r })
@@ -117,7 +128,7 @@ func TestDecideJitterBounds(t *testing.T) {
 			f := Policy{Mode: JitterFull}.Decide(attempt, t0, t0, 0, func() float64 { return r })
 			require.True(t, f.Retry)
 			require.GreaterOrEqual(t, f.Delay, time.Duration(0))
-			require.LessOrEqual(t, f.Delay, base)
+			require.LessOrEqual(t, f.Delay, min(base, longest))
 			require.Zero(t, f.Delay%time.Second)
 		}
 	}
@@ -137,8 +148,15 @@ func TestDecideRetryAfter(t *testing.T) {
 		{"below jittered schedule", Policy{}, 2, 25 * time.Second, rndZero, 25 * time.Second}, // jittered 24s < 25s
 		{"above schedule", Policy{}, 2, 90 * time.Second, rndMid, 90 * time.Second},
 		{"above schedule, fraction rounds up", Policy{}, 1, 7*time.Second + time.Millisecond, rndMid, 8 * time.Second},
-		{"above 12h", Policy{}, 2, 20 * time.Hour, rndMid, MaxDelay},
-		{"huge", Policy{}, 1, time.Duration(math.MaxInt64), rndMid, MaxDelay},
+		{"just under the longest delay", Policy{}, 2, longest - time.Second, rndMid, longest - time.Second},
+		{"the longest delay", Policy{}, 2, longest, rndMid, longest},
+		{"a fraction over the longest delay", Policy{}, 2, longest + time.Millisecond, rndMid, longest},
+		{"11h59m", Policy{}, 2, 11*time.Hour + 59*time.Minute, rndMid, longest},
+		{"12h", Policy{}, 2, 12 * time.Hour, rndMid, longest},
+		{"13h", Policy{}, 2, 13 * time.Hour, rndMid, longest},
+		{"above 12h", Policy{}, 2, 20 * time.Hour, rndMid, longest},
+		{"huge", Policy{}, 1, time.Duration(math.MaxInt64), rndMid, longest},
+		{"13h on the last retry", Policy{}, 7, 13 * time.Hour, rndHigh, longest},
 		{"negative ignored", Policy{}, 2, -time.Hour, rndMid, 30 * time.Second},
 		{"with full jitter", Policy{Mode: JitterFull}, 3, time.Minute, rndZero, time.Minute},
 		{"with no jitter", Policy{Mode: JitterNone}, 3, time.Hour, nil, time.Hour},
@@ -161,7 +179,13 @@ func TestDecideMaxAge(t *testing.T) {
 		retryAfter time.Duration
 		want       Decision
 	}{
-		{"fits", Policy{}, 7, t0.Add(12 * time.Hour), 0, Decision{Retry: true, Delay: 12 * time.Hour}},
+		{"fits", Policy{}, 7, t0.Add(12 * time.Hour), 0, Decision{Retry: true, Delay: longest}},
+		// A 12 h wait from 12h5m would end past the cap; the longest delay
+		// SQS accepts ends inside it: the clamp keeps the attempt.
+		{"the clamp brings the last attempt inside the cap", Policy{}, 7, t0.Add(12*time.Hour + 5*time.Minute), 0, Decision{Retry: true, Delay: longest}},
+		{"a Retry-After of 13h on the last retry is clamped, not dropped", Policy{}, 7, t0.Add(12 * time.Hour), 13 * time.Hour, Decision{Retry: true, Delay: longest}},
+		{"the longest delay exactly at the cap", Policy{}, 7, t0.Add(24*time.Hour - longest), 0, Decision{Retry: true, Delay: longest}},
+		{"the longest delay a second past the cap", Policy{}, 7, t0.Add(24*time.Hour - longest + time.Second), 0, exceeded},
 		{"exactly at the cap", Policy{}, 6, t0.Add(16 * time.Hour), 0, Decision{Retry: true, Delay: 8 * time.Hour}},
 		{"one second past the cap", Policy{}, 6, t0.Add(16*time.Hour + time.Second), 0, exceeded},
 		{"next attempt after cap", Policy{}, 7, t0.Add(13 * time.Hour), 0, exceeded},
@@ -198,7 +222,35 @@ func TestDecideInvalidPolicyStaysInRange(t *testing.T) {
 	// Decide does not require a validated policy; its delay stays sane.
 	p := Policy{Schedule: []time.Duration{0, -time.Hour, 48 * time.Hour}, Jitter: -3, Mode: 42}
 	require.Equal(t, Decision{Retry: true, Delay: 0}, p.Decide(1, t0, t0, 0, rndHigh))
-	require.Equal(t, Decision{Retry: true, Delay: MaxDelay}, p.Decide(2, t0, t0, 0, rndMid))
+	require.Equal(t, Decision{Retry: true, Delay: longest}, p.Decide(2, t0, t0, 0, rndMid))
+	// A visibility timeout that leaves no room gives delay 0, never a
+	// negative one.
+	q := Policy{VisibilityTimeout: 13 * time.Hour}
+	require.Equal(t, Decision{Retry: true, Delay: 0}, q.Decide(7, t0, t0, time.Hour, rndMid))
+}
+
+func TestLongestDelay(t *testing.T) {
+	tests := []struct {
+		name       string
+		visibility time.Duration
+		want       time.Duration
+	}{
+		{"default (6 min)", 0, 11*time.Hour + 53*time.Minute},
+		{"6 min", 6 * time.Minute, 11*time.Hour + 53*time.Minute},
+		{"30 s", 30 * time.Second, 11*time.Hour + 58*time.Minute + 30*time.Second},
+		{"sub-second rounds the delay down", 1500 * time.Millisecond, 11*time.Hour + 58*time.Minute + 58*time.Second},
+		{"90 min (a 15 min deliver timeout)", 90 * time.Minute, 10*time.Hour + 29*time.Minute},
+		{"11h58m59s leaves a second", 11*time.Hour + 58*time.Minute + 59*time.Second, time.Second},
+		{"11h59m leaves nothing", 11*time.Hour + 59*time.Minute, 0},
+		{"12h leaves nothing", 12 * time.Hour, 0},
+		{"huge leaves nothing", time.Duration(math.MaxInt64), 0},
+		{"negative counts as none", -time.Hour, 11*time.Hour + 59*time.Minute},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.want, Policy{VisibilityTimeout: tt.visibility}.LongestDelay())
+		})
+	}
 }
 
 func TestValidate(t *testing.T) {
@@ -220,15 +272,22 @@ func TestValidate(t *testing.T) {
 		{"jitter NaN", Policy{Jitter: math.NaN()}, "retry: jitter NaN is outside [0, 1]"},
 		{"unknown mode", Policy{Mode: 7}, "retry: unknown jitter mode 7"},
 		{"negative max age", Policy{MaxAge: -time.Hour}, "retry: max age -1h is negative"},
+		{"12h step under a 90 min visibility", Policy{Schedule: []time.Duration{0, MaxDelay}, VisibilityTimeout: 90 * time.Minute}, ""},
+		{"negative visibility timeout", Policy{VisibilityTimeout: -time.Second}, "retry: visibility timeout -1s is negative"},
+		{"visibility timeout leaves no delay", Policy{VisibilityTimeout: 12 * time.Hour}, "retry: visibility timeout 12h leaves no delay: SQS hides a message at most 12h from its receive"},
+		{"visibility timeout leaves less than a second", Policy{VisibilityTimeout: 11*time.Hour + 58*time.Minute + 59*time.Second + time.Millisecond}, "leaves no delay"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := tt.policy.Validate()
-			if tt.err == "" {
+			switch {
+			case tt.err == "":
 				require.NoError(t, err)
-				return
+			case strings.HasPrefix(tt.err, "retry: "):
+				require.EqualError(t, err, tt.err)
+			default:
+				require.ErrorContains(t, err, tt.err)
 			}
-			require.EqualError(t, err, tt.err)
 		})
 	}
 }
@@ -344,7 +403,7 @@ func FuzzParseSchedule(f *testing.F) {
 		for a := 0; a <= len(got); a++ {
 			d := p.Decide(a, t0, t0, 0, rndHigh)
 			require.GreaterOrEqual(t, d.Delay, time.Duration(0))
-			require.LessOrEqual(t, d.Delay, MaxDelay)
+			require.LessOrEqual(t, d.Delay, p.LongestDelay())
 			require.Zero(t, d.Delay%time.Second)
 		}
 	})
@@ -363,6 +422,6 @@ func FuzzParseRetryAfter(f *testing.F) {
 		}
 		require.GreaterOrEqual(t, got, time.Duration(0))
 		d := Policy{}.Decide(1, now, now, got, rndMid)
-		require.LessOrEqual(t, d.Delay, MaxDelay)
+		require.LessOrEqual(t, d.Delay, longest)
 	})
 }
