@@ -33,7 +33,11 @@ type Config struct {
 	// DLQURL (HOOKLINE_DLQ_URL) receives permanent failures. Required.
 	DLQURL string
 	// Retry is the retry policy (HOOKLINE_RETRY_*, HOOKLINE_MAX_AGE; see
-	// package retry). Default: the documented schedule.
+	// package retry). Default: the documented schedule. Its
+	// VisibilityTimeout (HOOKLINE_QUEUE_VISIBILITY_TIMEOUT, default 6 min)
+	// must be the delivery queue's: the longest retry delay, 12 h less it
+	// less a minute, is what SQS accepts from a message received that long
+	// ago. The stack sets it.
 	Retry retry.Policy
 	// RequestTimeout (HOOKLINE_REQUEST_TIMEOUT) bounds one attempt. Default 15s.
 	RequestTimeout time.Duration

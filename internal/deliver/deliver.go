@@ -66,6 +66,10 @@ type Handler struct {
 	QueueURL string
 	// DLQURL is the dead-letter queue permanent failures are sent to.
 	DLQURL string
+	// Policy is the retry policy. Its VisibilityTimeout must be the
+	// delivery queue's: the longest retry delay is counted back from it, so
+	// that SQS, which hides a message at most 12 h from its receive, accepts
+	// every delay asked for. Zero value: the defaults of package retry.
 	Policy retry.Policy
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
@@ -349,8 +353,12 @@ func (h *Handler) toDLQ(ctx context.Context, log *slog.Logger, mb *metrics.Batch
 	return true
 }
 
+// setVisibility hides m for d, which Decide keeps within
+// Policy.LongestDelay; d is clamped to it here as well, so no caller can ask
+// SQS for a visibility it refuses (more than 12 h from the receive: the
+// message would come back after the queue's visibility timeout instead).
 func (h *Handler) setVisibility(ctx context.Context, log *slog.Logger, m events.SQSMessage, d time.Duration) {
-	secs := int32(d / time.Second)
+	secs := int32(min(max(d, 0), h.Policy.LongestDelay()) / time.Second)
 	if _, err := h.Queue.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
 		QueueUrl: &h.QueueURL, ReceiptHandle: &m.ReceiptHandle, VisibilityTimeout: secs,
 	}); err != nil {

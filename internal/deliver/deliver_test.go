@@ -165,18 +165,97 @@ func (s *fakeStore) ResetEndpointFailures(_ context.Context, tenant, id string) 
 	return nil
 }
 
+// queueVisibility is the delivery queue's visibility timeout in these
+// tests, as the stack sets it: six times the deliver function's 60 s.
+const queueVisibility = 6 * time.Minute
+
+// fakeQueue is the delivery queue and its DLQ, holding the handler to the
+// limits SQS enforces and the local cloud does not. It knows when each
+// message was received (by receipt handle, see receive) and refuses, as SQS
+// does:
+//   - a ChangeMessageVisibility with an unknown receipt handle
+//     (ReceiptHandleIsInvalid), on a message no longer in flight because
+//     the queue's visibility timeout has run out since the receive
+//     (MessageNotInflight), with a VisibilityTimeout outside 0..43200 s, or
+//     one that would keep the message hidden past 12 h after its receive
+//     (InvalidParameterValue);
+//   - a SendMessage with DelaySeconds outside 0..900.
+//
+// Every refusal is kept; a fixture fails its test if there was one it did
+// not expect.
 type fakeQueue struct {
-	mu         sync.Mutex
-	visibility map[string]int32 // receipt handle -> last visibility set
-	dlq        []string
-	dlqReason  []string
-	failDLQ    bool
+	mu sync.Mutex
+	// now is the time of each call; visibilityTimeout the queue's.
+	now               func() time.Time
+	visibilityTimeout time.Duration
+	received          map[string]time.Time // receipt handle -> receive
+	visibility        map[string]int32     // receipt handle -> last visibility set
+	refused           []string             // the errors of refused requests
+	dlq               []string
+	dlqReason         []string
+	failDLQ           bool
+}
+
+func newFakeQueue(now func() time.Time, visibilityTimeout time.Duration) *fakeQueue {
+	return &fakeQueue{now: now, visibilityTimeout: visibilityTimeout, received: map[string]time.Time{}, visibility: map[string]int32{}}
+}
+
+// receive records that the messages were received (handed to the poller
+// that invokes the handler) at at.
+func (q *fakeQueue) receive(at time.Time, msgs ...events.SQSMessage) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, m := range msgs {
+		q.received[m.ReceiptHandle] = at
+	}
+}
+
+// refusals returns the errors of the requests refused so far.
+func (q *fakeQueue) refusals() []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return append([]string(nil), q.refused...)
+}
+
+// visibilityOf returns the visibility last set on a receipt handle.
+func (q *fakeQueue) visibilityOf(handle string) (int32, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	v, ok := q.visibility[handle]
+	return v, ok
+}
+
+func (q *fakeQueue) refuse(format string, args ...any) error {
+	err := fmt.Errorf(format, args...)
+	q.refused = append(q.refused, err.Error())
+	return err
 }
 
 func (q *fakeQueue) ChangeMessageVisibility(_ context.Context, in *sqs.ChangeMessageVisibilityInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.visibility[*in.ReceiptHandle] = in.VisibilityTimeout
+	if in.QueueUrl == nil || *in.QueueUrl != "https://sqs.example/q" {
+		return nil, q.refuse("AWS.SimpleQueueService.NonExistentQueue: %v", in.QueueUrl)
+	}
+	if in.ReceiptHandle == nil {
+		return nil, q.refuse("MissingParameter: ReceiptHandle")
+	}
+	at, ok := q.received[*in.ReceiptHandle]
+	if !ok {
+		return nil, q.refuse("ReceiptHandleIsInvalid: %s", *in.ReceiptHandle)
+	}
+	held := q.now().Sub(at)
+	if held > q.visibilityTimeout {
+		return nil, q.refuse("MessageNotInflight: received %s ago, visibility timeout %s", held, q.visibilityTimeout)
+	}
+	v := in.VisibilityTimeout
+	if v < 0 || v > 43200 {
+		return nil, q.refuse("InvalidParameterValue: VisibilityTimeout %d is not in 0..43200", v)
+	}
+	if held+time.Duration(v)*time.Second > 12*time.Hour {
+		return nil, q.refuse("InvalidParameterValue: VisibilityTimeout %d, received %s ago: hidden past 12 h from the receive", v, held)
+	}
+	q.visibility[*in.ReceiptHandle] = v
 	return &sqs.ChangeMessageVisibilityOutput{}, nil
 }
 
@@ -185,6 +264,9 @@ func (q *fakeQueue) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ .
 	defer q.mu.Unlock()
 	if q.failDLQ {
 		return nil, errBoom
+	}
+	if in.DelaySeconds < 0 || in.DelaySeconds > 900 {
+		return nil, q.refuse("InvalidParameterValue: DelaySeconds %d is not in 0..900", in.DelaySeconds)
 	}
 	if *in.QueueUrl != "https://sqs.example/dlq" {
 		return nil, errors.New("sent to the wrong queue: " + *in.QueueUrl)
@@ -201,11 +283,18 @@ type fixture struct {
 	queue *fakeQueue
 	hits  atomic.Int32
 	now   time.Time
+	// held is how long before now the messages run were received. Default
+	// queueVisibility, the latest a ChangeMessageVisibility can still find
+	// a message in flight: the hardest case for SQS's 12 h rule.
+	held time.Duration
+	// refusalsExpected turns off the check, at the end of the test, that
+	// the fake SQS refused nothing.
+	refusalsExpected bool
 }
 
 func newFixture(t *testing.T, answer http.HandlerFunc) *fixture {
 	t.Helper()
-	f := &fixture{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+	f := &fixture{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), held: queueVisibility}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.hits.Add(1)
 		answer(w, r)
@@ -214,7 +303,12 @@ func newFixture(t *testing.T, answer http.HandlerFunc) *fixture {
 	secret, err := signing.NewSecret(rand.Reader)
 	require.NoError(t, err)
 	f.store = newFakeStore(store.Endpoint{TenantID: "t1", EndpointID: "ep_1", URL: srv.URL, Secrets: []string{secret}})
-	f.queue = &fakeQueue{visibility: map[string]int32{}}
+	f.queue = newFakeQueue(func() time.Time { return f.now }, queueVisibility)
+	t.Cleanup(func() {
+		if r := f.queue.refusals(); len(r) > 0 && !f.refusalsExpected {
+			t.Errorf("SQS would have refused %d request(s): %v", len(r), r)
+		}
+	})
 	guard := &netguard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
 	f.h = &Handler{
 		Store:    f.store,
@@ -222,7 +316,7 @@ func newFixture(t *testing.T, answer http.HandlerFunc) *fixture {
 		Sender:   &dispatch.Client{HTTP: dispatch.NewHTTPClient(dispatch.ClientOptions{Guard: guard, RequestTimeout: 2 * time.Second})},
 		QueueURL: "https://sqs.example/q",
 		DLQURL:   "https://sqs.example/dlq",
-		Policy:   retry.Policy{Schedule: []time.Duration{0, 10 * time.Second, 60 * time.Second}, Mode: retry.JitterNone},
+		Policy:   retry.Policy{Schedule: []time.Duration{0, 10 * time.Second, 60 * time.Second}, Mode: retry.JitterNone, VisibilityTimeout: queueVisibility},
 		Now:      func() time.Time { return f.now },
 		Log:      slog.New(slog.NewJSONHandler(io.Discard, nil)),
 	}
@@ -239,9 +333,17 @@ func message(t *testing.T, id string, receiveCount string, occurred time.Time) e
 	return events.SQSMessage{MessageId: "m_" + id, ReceiptHandle: "rh_" + id, Body: string(body), Attributes: map[string]string{"ApproximateReceiveCount": receiveCount}}
 }
 
+// run hands the messages, received held ago, to the handler and returns the
+// ids it reports as batch item failures.
 func (f *fixture) run(t *testing.T, msgs ...events.SQSMessage) []string {
 	t.Helper()
-	resp, err := f.h.Handle(context.Background(), events.SQSEvent{Records: msgs})
+	return f.runCtx(context.Background(), t, msgs...)
+}
+
+func (f *fixture) runCtx(ctx context.Context, t *testing.T, msgs ...events.SQSMessage) []string {
+	t.Helper()
+	f.queue.receive(f.now.Add(-f.held), msgs...)
+	resp, err := f.h.Handle(ctx, events.SQSEvent{Records: msgs})
 	require.NoError(t, err)
 	require.NotNil(t, resp.BatchItemFailures)
 	var failed []string
@@ -273,6 +375,10 @@ func TestOutcomes(t *testing.T) {
 		{"500 on the second attempt retries after the third step", 503, nil, "2", want{true, 60, delivery.StatePending, "", false, 1, false}},
 		{"500 on the last attempt hands over to the redrive policy", 500, nil, "3", want{true, 0, delivery.StateDead, retry.ReasonAttemptsExhausted, false, 1, false}},
 		{"429 with Retry-After waits as asked", 429, map[string]string{"Retry-After": "120"}, "1", want{true, 120, delivery.StatePending, "", false, 1, false}},
+		// 12 h less the queue's 6 min visibility timeout less a minute: the
+		// longest SQS accepts when the call comes as late as it can.
+		{"429 with a 13 h Retry-After waits the longest SQS allows", 429, map[string]string{"Retry-After": "46800"}, "1", want{true, 42780, delivery.StatePending, "", false, 1, false}},
+		{"503 with a 12 h Retry-After waits the longest SQS allows", 503, map[string]string{"Retry-After": "43200"}, "2", want{true, 42780, delivery.StatePending, "", false, 1, false}},
 		{"408 retries", 408, nil, "1", want{true, 10, delivery.StatePending, "", false, 1, false}},
 		{"400 is dead at once", 400, nil, "1", want{false, -1, delivery.StateDead, "rejected_400", true, 1, false}},
 		{"302 is dead at once", 302, map[string]string{"Location": "https://example.com"}, "1", want{false, -1, delivery.StateDead, "redirect_302_not_followed", true, 1, false}},
@@ -470,9 +576,7 @@ func TestDeadlineIsRespected(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		m := message(t, "d1", "1", f.now)
-		resp, err := f.h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{m}})
-		require.NoError(t, err)
-		require.Len(t, resp.BatchItemFailures, 1, "the message comes back")
+		require.Len(t, f.runCtx(ctx, t, m), 1, "the message comes back")
 		require.Zero(t, f.hits.Load(), "not attempted")
 		require.Equal(t, int32(0), f.queue.visibility[m.ReceiptHandle], "visible again at once")
 		require.False(t, f.store.isMarked("d1"), "an earlier receive comes back: nothing recorded")
@@ -484,9 +588,7 @@ func TestDeadlineIsRespected(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		m := message(t, "d1", "3", f.now)
-		resp, err := f.h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{m}})
-		require.NoError(t, err)
-		require.Len(t, resp.BatchItemFailures, 1)
+		require.Len(t, f.runCtx(ctx, t, m), 1)
 		require.Zero(t, f.hits.Load(), "not attempted")
 		require.True(t, f.store.isMarked("d1"), "recorded dead, with its message, before it went back")
 	})
@@ -503,9 +605,7 @@ func TestDeadlineIsRespected(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 1600*time.Millisecond)
 		defer cancel()
 		m := message(t, "d1", "1", f.now)
-		resp, err := f.h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{m}})
-		require.NoError(t, err)
-		require.Len(t, resp.BatchItemFailures, 1)
+		require.Len(t, f.runCtx(ctx, t, m), 1)
 		require.Equal(t, "timeout", f.store.attempts["d1"][0].Error)
 		require.Equal(t, int32(10), f.queue.visibility[m.ReceiptHandle], "retried on the schedule")
 		_, ok := ctx.Deadline()

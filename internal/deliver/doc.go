@@ -4,7 +4,12 @@
 //   - delivered: the delivery is marked delivered and the message deleted;
 //   - retry: the attempt is logged, the message hidden for the backoff delay
 //     (ChangeMessageVisibility) and reported as a batch item failure, so SQS
-//     delivers it again later. The attempt number is the message's
+//     delivers it again later. The delay never exceeds
+//     retry.Policy.LongestDelay (12 h less the queue's visibility timeout
+//     less a minute), which SQS accepts whenever the call is made: it
+//     refuses a visibility ending more than 12 h after the receive, and a
+//     message is in flight for at most the queue's visibility timeout after
+//     it. The attempt number is the message's
 //     ApproximateReceiveCount; after the last attempt the message is made
 //     visible at once and SQS's redrive policy moves it to the dead-letter
 //     queue;

@@ -1,0 +1,197 @@
+package deliver
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/retry"
+	"github.com/stretchr/testify/require"
+)
+
+// The fake SQS refuses what SQS refuses: a visibility ending more than 12 h
+// after the receive, above 43200 s, on a message no longer in flight, and a
+// delay above 900 s. Without this, the tests below could not fail.
+func TestFakeQueueEnforcesSQSLimits(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name    string
+		held    time.Duration // receive to call
+		vis     int32
+		refused string // "" when accepted
+	}{
+		{"12 h at the receive", 0, 43200, ""},
+		{"0 at the end of the in-flight window", queueVisibility, 0, ""},
+		{"the rest of 12 h, held 6 min", queueVisibility, 43200 - 360, ""},
+		{"a second more than the rest of 12 h", queueVisibility, 43200 - 360 + 1, "past 12 h from the receive"},
+		{"12 h a second after the receive", time.Second, 43200, "past 12 h from the receive"},
+		{"above 43200", 0, 43201, "not in 0..43200"},
+		{"negative", 0, -1, "not in 0..43200"},
+		{"no longer in flight", queueVisibility + time.Second, 0, "MessageNotInflight"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q := newFakeQueue(func() time.Time { return now }, queueVisibility)
+			q.receive(now.Add(-tt.held), events.SQSMessage{ReceiptHandle: "rh"})
+			_, err := q.ChangeMessageVisibility(context.Background(), &sqs.ChangeMessageVisibilityInput{
+				QueueUrl: strPtr("https://sqs.example/q"), ReceiptHandle: strPtr("rh"), VisibilityTimeout: tt.vis,
+			})
+			if tt.refused == "" {
+				require.NoError(t, err)
+				require.Empty(t, q.refusals())
+				v, ok := q.visibilityOf("rh")
+				require.True(t, ok)
+				require.Equal(t, tt.vis, v)
+				return
+			}
+			require.ErrorContains(t, err, tt.refused)
+			require.Len(t, q.refusals(), 1)
+			_, ok := q.visibilityOf("rh")
+			require.False(t, ok, "a refused change changes nothing")
+		})
+	}
+	t.Run("unknown receipt handle", func(t *testing.T) {
+		q := newFakeQueue(func() time.Time { return now }, queueVisibility)
+		_, err := q.ChangeMessageVisibility(context.Background(), &sqs.ChangeMessageVisibilityInput{
+			QueueUrl: strPtr("https://sqs.example/q"), ReceiptHandle: strPtr("rh"), VisibilityTimeout: 0,
+		})
+		require.ErrorContains(t, err, "ReceiptHandleIsInvalid")
+	})
+	t.Run("delay above 900 s", func(t *testing.T) {
+		q := newFakeQueue(func() time.Time { return now }, queueVisibility)
+		body := "{}"
+		_, err := q.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: strPtr("https://sqs.example/dlq"), MessageBody: &body, DelaySeconds: 901})
+		require.ErrorContains(t, err, "DelaySeconds 901")
+	})
+}
+
+func strPtr(s string) *string { return &s }
+
+// A policy that believes the queue's visibility timeout shorter than it is
+// asks for a visibility SQS refuses, and the fake catches it: the policy's
+// VisibilityTimeout must be the queue's (the stack sets both from one
+// value).
+func TestPolicyUnderstatingTheQueueVisibilityIsRefused(t *testing.T) {
+	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Retry-After", "46800")
+		w.WriteHeader(429)
+	})
+	f.refusalsExpected = true
+	f.h.Policy.VisibilityTimeout = time.Minute // the queue's is 6 min
+	m := message(t, "d1", "1", f.now.Add(-time.Minute))
+	require.Equal(t, []string{m.MessageId}, f.run(t, m), "still comes back, after the queue's visibility timeout")
+	require.Len(t, f.queue.refusals(), 1)
+	require.Contains(t, f.queue.refusals()[0], "past 12 h from the receive")
+	_, set := f.queue.visibilityOf(m.ReceiptHandle)
+	require.False(t, set)
+}
+
+// setVisibility clamps what it is given to the longest delay, whoever asks.
+func TestSetVisibilityStaysWithinTheLongestDelay(t *testing.T) {
+	for _, d := range []time.Duration{13 * time.Hour, 12 * time.Hour, time.Duration(math.MaxInt64), -time.Second} {
+		t.Run(d.String(), func(t *testing.T) {
+			f := newFixture(t, func(http.ResponseWriter, *http.Request) {})
+			m := events.SQSMessage{ReceiptHandle: "rh"}
+			f.queue.receive(f.now.Add(-queueVisibility), m)
+			f.h.setVisibility(context.Background(), f.h.Log, m, d)
+			v, ok := f.queue.visibilityOf("rh")
+			require.True(t, ok)
+			require.Equal(t, int32(min(max(d, 0), f.h.Policy.LongestDelay())/time.Second), v)
+		})
+	}
+}
+
+// Property: over the default schedule, every jitter mode and draw, every
+// attempt, Retry-After values around and past 12 h, and every time between
+// the message's receive and the end of its in-flight window, no visibility
+// the handler asks for is refused by (the fake) SQS; a Retry-After of 12 h
+// or more is clamped to the longest delay SQS accepts, not dropped. Boundary
+// values first, then a seeded random sweep.
+func TestRequestedVisibilityAlwaysFitsSQS(t *testing.T) {
+	retryAfters := []string{"", "0", "43140" /* 11h59m */, "43200" /* 12h */, "46800" /* 13h */, "99999999999999999999"}
+	held := []time.Duration{0, time.Second, 60 * time.Second /* the deliver function's timeout */, queueVisibility / 2, queueVisibility}
+	draws := []float64{0, 0.5, math.Nextafter(1, 0)}
+	modes := []retry.JitterMode{retry.JitterProportional, retry.JitterFull, retry.JitterNone}
+
+	for _, mode := range modes {
+		t.Run(mode.String(), func(t *testing.T) {
+			var retryAfter atomic.Value
+			retryAfter.Store("")
+			f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) {
+				if v := retryAfter.Load().(string); v != "" {
+					w.Header().Set("Retry-After", v)
+				}
+				w.WriteHeader(429)
+			})
+			f.h.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+			f.h.Policy = retry.Policy{Mode: mode, VisibilityTimeout: queueVisibility}
+			f.h.DisableAfter = -1 // every attempt fails: keep the endpoint enabled throughout
+			longest := f.h.Policy.LongestDelay()
+			n := 0
+			try := func(t *testing.T, attempt int, age time.Duration, ra string, h time.Duration, draw float64) {
+				t.Helper()
+				n++
+				id := "d" + strconv.Itoa(n)
+				desc := fmt.Sprintf("attempt %d, age %s, Retry-After %q, held %s, draw %v", attempt, age, ra, h, draw)
+				retryAfter.Store(ra)
+				f.held = h
+				f.h.Rand = func() float64 { return draw }
+				m := message(t, id, strconv.Itoa(attempt), f.now.Add(-age))
+				f.run(t, m)
+				require.Empty(t, f.queue.refusals(), desc)
+				v, set := f.queue.visibilityOf(m.ReceiptHandle)
+				outs := f.store.outcomes[id]
+				require.Len(t, outs, 1, desc)
+				switch {
+				case attempt >= f.h.Policy.Attempts():
+					require.True(t, set, desc)
+					require.Zero(t, v, "the last attempt hands over to the redrive policy: %s", desc)
+				case outs[0].State == delivery.StatePending:
+					require.True(t, set, "a retry is scheduled: %s", desc)
+					require.LessOrEqual(t, time.Duration(v)*time.Second, longest, desc)
+					if secs, err := strconv.ParseFloat(ra, 64); err == nil && secs >= longest.Seconds() {
+						require.Equal(t, int32(longest/time.Second), v, "a Retry-After of 12 h or more waits the longest delay: %s", desc)
+					}
+				default:
+					require.Equal(t, retry.ReasonMaxAgeExceeded, outs[0].DeadReason, desc)
+					require.False(t, set, desc)
+				}
+			}
+
+			for attempt := 1; attempt <= f.h.Policy.Attempts(); attempt++ {
+				for _, ra := range retryAfters {
+					for _, h := range held {
+						for _, draw := range draws {
+							try(t, attempt, time.Minute, ra, h, draw)
+						}
+					}
+				}
+			}
+			const seed = 12
+			rng := rand.New(rand.NewPCG(seed, uint64(mode)))
+			for range 200 {
+				ra := ""
+				switch rng.IntN(3) {
+				case 0:
+					ra = retryAfters[rng.IntN(len(retryAfters))]
+				case 1:
+					ra = strconv.Itoa(rng.IntN(14 * 3600))
+				}
+				try(t, 1+rng.IntN(f.h.Policy.Attempts()), time.Duration(rng.Int64N(int64(24*time.Hour))), ra,
+					time.Duration(rng.Int64N(int64(queueVisibility)+1)), rng.Float64())
+			}
+			t.Logf("%s: %d deliveries, every visibility accepted", mode, n)
+		})
+	}
+}
