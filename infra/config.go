@@ -25,6 +25,9 @@ type HooklineStackProps struct {
 	// Retry is the delivery retry policy. Its schedule sets both the deliver
 	// function's backoff and the delivery queue's maxReceiveCount, so the two
 	// cannot disagree. Zero value: retry.DefaultSchedule, ±20% jitter, 24 h age cap.
+	// Its VisibilityTimeout is set by the stack to the delivery queue's (six
+	// times DeliverTimeout), which bounds the longest retry delay: leave it
+	// zero; any other value is refused.
 	Retry retry.Policy
 	// RequestTimeout bounds one POST to an endpoint. Default 15 s.
 	RequestTimeout time.Duration
@@ -124,6 +127,16 @@ func (p HooklineStackProps) withDefaults() (HooklineStackProps, error) {
 	}
 	if p.DeliverTimeout > 15*time.Minute {
 		return p, errors.New("deliver timeout exceeds the Lambda maximum of 15m")
+	}
+	// The delivery queue's visibility timeout travels in the retry policy to
+	// the deliver function: SQS hides a message at most 12 h from its
+	// receive, so the longest delay it accepts depends on how long the
+	// message may have been in flight. One value for both, like the schedule
+	// and maxReceiveCount.
+	if vt := 6 * p.DeliverTimeout; p.Retry.VisibilityTimeout == 0 {
+		p.Retry.VisibilityTimeout = vt
+	} else if p.Retry.VisibilityTimeout != vt {
+		return p, fmt.Errorf("retry visibility timeout %s: the stack sets it to the delivery queue's, six times the deliver timeout (%s); leave it zero", p.Retry.VisibilityTimeout, vt)
 	}
 	if p.DeliverMaxConcurrency == 0 {
 		p.DeliverMaxConcurrency = 10

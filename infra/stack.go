@@ -34,7 +34,7 @@ func NewHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 	tables := NewTables(stack, "Tables")
 	queues := NewDeliveryQueues(stack, "Queues", DeliveryQueuesProps{
 		MaxReceiveCount:       p.Retry.Attempts(),
-		VisibilityTimeout:     6 * p.DeliverTimeout,
+		VisibilityTimeout:     p.Retry.VisibilityTimeout, // six times DeliverTimeout
 		AlarmThreshold:        p.DLQAlarmThreshold,
 		FailureAlarmThreshold: p.EnqueueFailuresThreshold,
 	})

@@ -320,6 +320,25 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		})
 	})
 
+	t.Run("deliver function: its retry policy knows the queue's visibility timeout", func(t *testing.T) {
+		// The longest retry delay is 12 h less the queue's visibility
+		// timeout less a minute: what SQS accepts from a message received
+		// up to that timeout ago.
+		vt := 6 * w.deliverTimeout
+		s.hasProperties(t, "AWS::Lambda::Function", s.deliverFn, obj{
+			"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{
+				retry.EnvVisibilityTimeout: vt.String(),
+			})},
+		})
+		env := dig(t, s.resource(t, s.deliverFn, "AWS::Lambda::Function"), "Properties", "Environment", "Variables").(obj)
+		p, err := retry.FromEnv(func(k string) string { v, _ := env[k].(string); return v })
+		require.NoError(t, err)
+		require.Equal(t, 12*time.Hour-vt-time.Minute, p.LongestDelay())
+		queueVT, ok := dig(t, s.resource(t, s.deliveryQueue, "AWS::SQS::Queue"), "Properties", "VisibilityTimeout").(float64)
+		require.True(t, ok)
+		require.Equal(t, time.Duration(queueVT)*time.Second, p.VisibilityTimeout, "the function's figure is the queue's")
+	})
+
 	t.Run("dead-letter queue: 14 days retention, no redrive of its own", func(t *testing.T) {
 		s.hasProperties(t, "AWS::SQS::Queue", s.deadLetter, obj{
 			"MessageRetentionPeriod": 1209600,
@@ -703,6 +722,13 @@ func TestPropsValidation(t *testing.T) {
 		require.Equal(t, 100, p.DLQAlarmThreshold)
 		require.Equal(t, "INFO", p.LogLevel)
 		require.Equal(t, 8, p.Retry.Attempts())
+	})
+	t.Run("the retry policy gets the queue's visibility timeout", func(t *testing.T) {
+		require.Equal(t, 6*time.Minute, accepted(t, HooklineStackProps{}).Retry.VisibilityTimeout)
+		require.Equal(t, 9*time.Minute, accepted(t, HooklineStackProps{DeliverTimeout: 90 * time.Second}).Retry.VisibilityTimeout)
+		again := accepted(t, accepted(t, HooklineStackProps{DeliverTimeout: 90 * time.Second}))
+		require.Equal(t, 9*time.Minute, again.Retry.VisibilityTimeout, "defaults applied twice agree")
+		refused(t, HooklineStackProps{Retry: retry.Policy{VisibilityTimeout: time.Minute}}, "retry visibility timeout 1m0s: the stack sets it")
 	})
 	t.Run("schedule step over 12h refused", func(t *testing.T) {
 		refused(t, HooklineStackProps{Retry: retry.Policy{Schedule: []time.Duration{0, 12*time.Hour + time.Second}}}, "12h")

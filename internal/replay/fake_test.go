@@ -414,6 +414,8 @@ type dlqMsg struct {
 	VisibleAt time.Time
 	Receipt   string
 	Receives  int
+	// ReceivedAt is the time of the receive that issued Receipt.
+	ReceivedAt time.Time
 }
 
 // visChange records a ChangeMessageVisibility call.
@@ -430,7 +432,9 @@ type visChange struct {
 // receipt handle, with the SentTimestamp attribute when asked for it.
 // DeleteMessage and ChangeMessageVisibility take a current receipt handle.
 // Requests SQS would reject (delays over 900 s, batches over 10 entries or
-// with repeated ids, empty bodies) fail. It is safe for concurrent use.
+// with repeated ids, empty bodies, visibility timeouts outside 0..43200 s or
+// ending more than 12 h after the message's receive) fail. It is safe for
+// concurrent use.
 type fakeQueue struct {
 	mu  sync.Mutex
 	now func() time.Time
@@ -616,6 +620,7 @@ func (q *fakeQueue) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInpu
 		}
 		q.nextID++
 		m.Receipt = "rh-" + strconv.Itoa(q.nextID)
+		m.ReceivedAt = now
 		m.VisibleAt = now.Add(time.Duration(in.VisibilityTimeout) * time.Second)
 		m.Receives++
 		msg := sqstypes.Message{MessageId: strPtr(m.ID), Body: strPtr(m.Body), ReceiptHandle: strPtr(m.Receipt),
@@ -670,6 +675,12 @@ func (q *fakeQueue) ChangeMessageVisibility(_ context.Context, in *sqs.ChangeMes
 	i, err := q.byReceipt(in.ReceiptHandle)
 	if err != nil {
 		return nil, err
+	}
+	if in.VisibilityTimeout < 0 || in.VisibilityTimeout > 43200 {
+		return nil, fmt.Errorf("InvalidParameterValue: VisibilityTimeout %d", in.VisibilityTimeout)
+	}
+	if held := q.now().Sub(q.dlq[i].ReceivedAt); held+time.Duration(in.VisibilityTimeout)*time.Second > 12*time.Hour {
+		return nil, fmt.Errorf("InvalidParameterValue: VisibilityTimeout %d, received %s ago: hidden past 12 h from the receive", in.VisibilityTimeout, held)
 	}
 	q.dlq[i].VisibleAt = q.now().Add(time.Duration(in.VisibilityTimeout) * time.Second)
 	q.visibility = append(q.visibility, visChange{MessageID: q.dlq[i].ID, Timeout: in.VisibilityTimeout})

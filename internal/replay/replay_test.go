@@ -1113,3 +1113,21 @@ func sameButReplayed(t *testing.T, sent, orig string) bool {
 	a.ReplayedAt = nil
 	return reflect.DeepEqual(a, b)
 }
+
+// SQS refuses a DelaySeconds above 900 (the fake does too): a step paced so
+// slowly that its sends, or the next step, would be due later than that is
+// sent at 900 s rather than refused.
+func TestSlowPacingStaysWithinSQSDelayLimit(t *testing.T) {
+	e := newEnv(t)
+	ids := e.deadN("dl_", 13)          // one more than a step sends
+	e.w.StepSends, e.w.Rate = 12, 0.01 // one send every 100 s
+	job := e.start(t, store.ReplayJob{JobID: "rj_slow", TenantID: tenantA, Kind: replay.KindIDs, IDs: ids})
+	require.NoError(t, e.w.Step(context.Background(), job))
+	sent := e.q.sentTo(deliveryURL)
+	require.Len(t, sent, 12)
+	for n, m := range sent {
+		require.Equal(t, int32(min(900, 100*n)), m.Delay, "send %d", n)
+	}
+	require.Equal(t, []replay.Message{{JobID: job}, {JobID: job}}, e.jobMessages(t), "the start, and the next step")
+	require.Equal(t, int32(900), e.q.sentTo(jobsURL)[1].Delay, "the next step, due in 1201 s, is sent at the limit")
+}
