@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/hookline/hookline/internal/deliver"
 	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/retry"
 )
@@ -31,9 +32,13 @@ type HooklineStackProps struct {
 	Retry retry.Policy
 	// RequestTimeout bounds one POST to an endpoint. Default 15 s.
 	RequestTimeout time.Duration
-	// DeliverTimeout is the deliver function's timeout. Default 60 s; it must
-	// leave room for RequestTimeout. The delivery queue's visibility timeout is
-	// six times this value, as AWS recommends for SQS event sources.
+	// DeliverTimeout is the deliver function's timeout. Default
+	// DeliverTimeoutFor(RequestTimeout): 20 s with the default 15 s request
+	// timeout. The delivery queue's visibility timeout is six times this
+	// value, as AWS recommends for SQS event sources (AWS requires at least
+	// the function's timeout), and it is how long the messages of a batch
+	// whose process crashed wait before they are tried again: 2 min by
+	// default. A larger value must be at least DeliverTimeoutFor(RequestTimeout).
 	DeliverTimeout time.Duration
 	// DeliverMaxConcurrency caps concurrent deliver invocations on the SQS
 	// event source mapping (AWS minimum 2). Default 10.
@@ -94,6 +99,31 @@ type HooklineStackProps struct {
 	LogLevel string
 }
 
+// DeliverBatchSize is the deliver function's SQS batch size: the most
+// messages one invocation holds, and so the most that wait out the
+// visibility timeout when its process crashes.
+const DeliverBatchSize = 10
+
+// deliverBookkeeping is the deliver function's time besides the attempts
+// themselves: reading the batch's records before them (about 2 s at worst)
+// and recording the outcomes after them (deliver.Handler's 3 s reserve).
+const deliverBookkeeping = 5 * time.Second
+
+// DeliverTimeoutFor is the deliver function's timeout for a request timeout:
+// the arithmetic that keeps a crashed batch's wait short.
+//
+//	rounds      = ceil(DeliverBatchSize / deliver.DefaultConcurrency) = ceil(10/10) = 1
+//	timeout     = rounds × requestTimeout + 5 s bookkeeping          = 1 × 15 s + 5 s = 20 s
+//	visibility  = 6 × timeout                                         = 120 s
+//
+// A message whose process died mid-batch is received again when its
+// visibility runs out: within 2 minutes of the receive with the defaults,
+// where a 60 s timeout made it 6 minutes.
+func DeliverTimeoutFor(requestTimeout time.Duration) time.Duration {
+	rounds := (DeliverBatchSize + deliver.DefaultConcurrency - 1) / deliver.DefaultConcurrency
+	return time.Duration(rounds)*requestTimeout + deliverBookkeeping
+}
+
 // MaxEventAge is the longest age cap a deployment may set: the queues keep
 // messages 14 days, less the longest backoff (12 h) and a margin.
 const MaxEventAge = 13 * 24 * time.Hour
@@ -120,10 +150,10 @@ func (p HooklineStackProps) withDefaults() (HooklineStackProps, error) {
 		p.RequestTimeout = 15 * time.Second
 	}
 	if p.DeliverTimeout == 0 {
-		p.DeliverTimeout = 60 * time.Second
+		p.DeliverTimeout = DeliverTimeoutFor(p.RequestTimeout)
 	}
-	if p.DeliverTimeout < p.RequestTimeout+5*time.Second {
-		return p, fmt.Errorf("deliver timeout %s must exceed request timeout %s by at least 5s", p.DeliverTimeout, p.RequestTimeout)
+	if need := DeliverTimeoutFor(p.RequestTimeout); p.DeliverTimeout < need {
+		return p, fmt.Errorf("deliver timeout %s must be at least %s: one round of attempts (request timeout %s) and 5s to read and record them", p.DeliverTimeout, need, p.RequestTimeout)
 	}
 	if p.DeliverTimeout > 15*time.Minute {
 		return p, errors.New("deliver timeout exceeds the Lambda maximum of 15m")

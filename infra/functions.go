@@ -84,7 +84,7 @@ func NewPipelineFunctions(scope constructs.Construct, id string, p PipelineFunct
 	p.Tables.State.GrantReadWriteData(deliver)
 	p.Queues.DeadLetter.GrantSendMessages(deliver)
 	deliver.AddEventSource(awslambdaeventsources.NewSqsEventSource(p.Queues.Delivery, &awslambdaeventsources.SqsEventSourceProps{
-		BatchSize:               jsii.Number(10),
+		BatchSize:               jsii.Number(DeliverBatchSize),
 		ReportBatchItemFailures: jsii.Bool(true),
 		MaxConcurrency:          jsii.Number(float64(p.DeliverMaxConcurrency)),
 	}))

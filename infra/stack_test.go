@@ -662,7 +662,7 @@ func TestStackDefaults(t *testing.T) {
 	stackChecks(t, s, want{
 		schedule:        retry.DefaultSchedule,
 		arch:            "arm64",
-		deliverTimeout:  60 * time.Second,
+		deliverTimeout:  20 * time.Second,
 		maxConcurrency:  10,
 		alarmThreshold:  100,
 		allowCIDRs:      "",
@@ -716,7 +716,7 @@ func TestPropsValidation(t *testing.T) {
 		require.Equal(t, "arm64", p.Architecture)
 		require.Equal(t, "dist/arm64", p.AssetDir)
 		require.Equal(t, 15*time.Second, p.RequestTimeout)
-		require.Equal(t, 60*time.Second, p.DeliverTimeout)
+		require.Equal(t, 20*time.Second, p.DeliverTimeout)
 		require.Equal(t, 10, p.DeliverMaxConcurrency)
 		require.Equal(t, 0, p.DeliverReservedConcurrency)
 		require.Equal(t, 100, p.DLQAlarmThreshold)
@@ -724,7 +724,7 @@ func TestPropsValidation(t *testing.T) {
 		require.Equal(t, 8, p.Retry.Attempts())
 	})
 	t.Run("the retry policy gets the queue's visibility timeout", func(t *testing.T) {
-		require.Equal(t, 6*time.Minute, accepted(t, HooklineStackProps{}).Retry.VisibilityTimeout)
+		require.Equal(t, 2*time.Minute, accepted(t, HooklineStackProps{}).Retry.VisibilityTimeout)
 		require.Equal(t, 9*time.Minute, accepted(t, HooklineStackProps{DeliverTimeout: 90 * time.Second}).Retry.VisibilityTimeout)
 		again := accepted(t, accepted(t, HooklineStackProps{DeliverTimeout: 90 * time.Second}))
 		require.Equal(t, 9*time.Minute, again.Retry.VisibilityTimeout, "defaults applied twice agree")
@@ -749,11 +749,20 @@ func TestPropsValidation(t *testing.T) {
 		}
 		require.Equal(t, "dist/x86_64", accepted(t, HooklineStackProps{Architecture: "x86_64"}).AssetDir)
 	})
-	t.Run("deliver timeout must exceed request timeout by 5s", func(t *testing.T) {
-		refused(t, HooklineStackProps{DeliverTimeout: 19 * time.Second}, "deliver timeout 19s must exceed request timeout 15s")
-		refused(t, HooklineStackProps{RequestTimeout: 60 * time.Second}, "deliver timeout 1m0s must exceed request timeout 1m0s")
+	t.Run("deliver timeout covers one round of attempts and 5s", func(t *testing.T) {
+		refused(t, HooklineStackProps{DeliverTimeout: 19 * time.Second}, "deliver timeout 19s must be at least 20s: one round of attempts (request timeout 15s)")
+		refused(t, HooklineStackProps{RequestTimeout: 60 * time.Second, DeliverTimeout: time.Minute}, "deliver timeout 1m0s must be at least 1m5s")
+		require.Equal(t, 65*time.Second, accepted(t, HooklineStackProps{RequestTimeout: 60 * time.Second}).DeliverTimeout, "derived from the request timeout")
+		require.Equal(t, 8*time.Second, accepted(t, HooklineStackProps{RequestTimeout: 3 * time.Second}).DeliverTimeout, "the local cloud's")
 		accepted(t, HooklineStackProps{DeliverTimeout: 20 * time.Second})
 		refused(t, HooklineStackProps{DeliverTimeout: 16 * time.Minute}, "15m")
+	})
+	t.Run("a crashed batch is retried within two minutes with the defaults", func(t *testing.T) {
+		p := accepted(t, HooklineStackProps{})
+		// The queue's visibility timeout (6x the function's, stackChecks holds
+		// the template to it) is how long a crash victim waits.
+		require.LessOrEqual(t, 6*p.DeliverTimeout, 2*time.Minute)
+		require.GreaterOrEqual(t, p.DeliverTimeout, p.RequestTimeout+5*time.Second)
 	})
 	t.Run("bad AllowCIDRs refused", func(t *testing.T) {
 		for _, c := range []string{"127.0.0.1", "10.0.0.0/33", "localhost", ""} {

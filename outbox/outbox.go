@@ -62,7 +62,16 @@ const (
 	ReasonInvalidUTF8  = "invalid_utf8"
 	ReasonTooLarge     = "too_large"
 	ReasonInvalidTime  = "invalid_timestamp"
+	// ReasonInvalidChars: a field holds a character that SQS refuses in a
+	// message, or (in an id or type) a control character, which HTTP
+	// refuses in the headers that carry it.
+	ReasonInvalidChars = "invalid_characters"
 )
+
+// MaxDetailBytes bounds a ValidationError's Detail: it may quote the value
+// at fault, and a rejection record that copied a 100 KiB value could itself
+// pass DynamoDB's 400 KB item limit.
+const MaxDetailBytes = 512
 
 // ValidationError says why an outbox item cannot be delivered.
 type ValidationError struct {
@@ -76,7 +85,55 @@ func (e *ValidationError) Error() string {
 }
 
 func invalid(reason, field, format string, args ...any) error {
-	return &ValidationError{Reason: reason, Field: field, Detail: fmt.Sprintf(format, args...)}
+	return &ValidationError{Reason: reason, Field: field, Detail: Truncate(fmt.Sprintf(format, args...), MaxDetailBytes)}
+}
+
+// Truncate returns s cut to at most n bytes at a character boundary, with
+// "…" at the end when it was cut (within the n bytes).
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const more = "…"
+	cut := max(n-len(more), 0)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + more
+}
+
+// sqsAllowed reports whether SQS accepts r in a message body: #x9, #xA,
+// #xD, #x20 to #xD7FF, #xE000 to #xFFFD and #x10000 to #x10FFFF.
+func sqsAllowed(r rune) bool {
+	switch {
+	case r == 0x9, r == 0xA, r == 0xD:
+		return true
+	case r >= 0x20 && r <= 0xD7FF, r >= 0xE000 && r <= 0xFFFD, r >= 0x10000 && r <= 0x10FFFF:
+		return true
+	}
+	return false
+}
+
+// firstInvalidChar returns the first character of s (valid UTF-8) that SQS
+// refuses, or with header true also a control character (C0 or DEL), and
+// its byte offset; ok is false when there is none.
+func firstInvalidChar(s string, header bool) (r rune, at int, ok bool) {
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			if (header && (b < 0x20 || b == 0x7F)) || !sqsAllowed(rune(b)) {
+				return rune(b), i, true
+			}
+			i++
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if !sqsAllowed(c) {
+			return c, i, true
+		}
+		i += size
+	}
+	return 0, 0, false
 }
 
 // Validate reports the first problem that stops e from being delivered, as a
@@ -106,6 +163,9 @@ func (e Event) Validate() error {
 	if !utf8.Valid(e.Payload) {
 		return invalid(ReasonInvalidUTF8, AttrPayload, "is not valid UTF-8")
 	}
+	if r, at, bad := firstInvalidChar(string(e.Payload), false); bad {
+		return invalid(ReasonInvalidChars, AttrPayload, "has the character %U at byte %d, which SQS refuses in a message (escape it in JSON as \\u%04x)", r, at, r)
+	}
 	if !json.Valid(e.Payload) {
 		return invalid(ReasonInvalidJSON, AttrPayload, "is not a valid JSON document")
 	}
@@ -115,12 +175,20 @@ func (e Event) Validate() error {
 	return nil
 }
 
+// ValidText reports whether s may be an event id, tenant id, endpoint id or
+// type: at most MaxIDBytes, valid UTF-8, and free of control characters and
+// of characters SQS refuses.
+func ValidText(s string) bool { return checkText("", s) == nil }
+
 func checkText(field, v string) error {
 	if len(v) > MaxIDBytes {
 		return invalid(ReasonTooLarge, field, "is %d bytes, over the limit of %d", len(v), MaxIDBytes)
 	}
 	if !utf8.ValidString(v) {
 		return invalid(ReasonInvalidUTF8, field, "is not valid UTF-8")
+	}
+	if r, at, bad := firstInvalidChar(v, true); bad {
+		return invalid(ReasonInvalidChars, field, "has the character %U at byte %d: ids and types travel in HTTP headers and SQS messages, which refuse control characters and %U", r, at, r)
 	}
 	return nil
 }
@@ -129,7 +197,7 @@ func checkText(field, v string) error {
 func ParseOccurredAt(s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, invalid(ReasonInvalidTime, AttrOccurredAt, "%q is not an RFC 3339 time", s)
+		return time.Time{}, invalid(ReasonInvalidTime, AttrOccurredAt, "%q is not an RFC 3339 time", Truncate(s, 64))
 	}
 	return t, nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/require"
@@ -32,6 +33,12 @@ func TestValidate(t *testing.T) {
 		{"payload not json", func(e *Event) { e.Payload = json.RawMessage(`{`) }, ReasonInvalidJSON, AttrPayload},
 		{"payload too large", func(e *Event) { e.Payload = json.RawMessage(`"` + strings.Repeat("x", MaxPayloadBytes) + `"`) }, ReasonTooLarge, AttrPayload},
 		{"no time", func(e *Event) { e.OccurredAt = time.Time{} }, ReasonMissingField, AttrOccurredAt},
+		{"control character in the type", func(e *Event) { e.Type = "a\nb" }, ReasonInvalidChars, AttrType},
+		{"DEL in the id", func(e *Event) { e.ID = "ev\x7f" }, ReasonInvalidChars, AttrID},
+		{"U+FFFE in the tenant", func(e *Event) { e.TenantID = "t\ufffe" }, ReasonInvalidChars, AttrTenantID},
+		{"U+FFFF in the payload", func(e *Event) { e.Payload = json.RawMessage("\"\uffff\"") }, ReasonInvalidChars, AttrPayload},
+		{"escaped U+FFFF in the payload is fine", func(e *Event) { e.Payload = json.RawMessage(`"\uffff"`) }, "", ""},
+		{"multi-byte and astral characters are fine", func(e *Event) { e.Type = "caf\u00e9.\U0001F600"; e.Payload = json.RawMessage("\"\u2603\U0001F600\"") }, "", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -49,6 +56,19 @@ func TestValidate(t *testing.T) {
 			require.Contains(t, err.Error(), tc.field, "the message names the field")
 		})
 	}
+}
+
+func TestDetailIsBounded(t *testing.T) {
+	for _, v := range []string{strings.Repeat("\x01", 100<<10), strings.Repeat("\u2603", 40<<10)} {
+		_, err := ParseOccurredAt(v)
+		var verr *ValidationError
+		require.ErrorAs(t, err, &verr)
+		require.LessOrEqual(t, len(verr.Detail), MaxDetailBytes)
+		require.True(t, utf8.ValidString(verr.Detail), "cut at a character boundary")
+	}
+	require.Equal(t, "ab", Truncate("ab", 2))
+	require.Equal(t, "a…", Truncate("abcdef", 4))
+	require.Equal(t, "…", Truncate("\u2603\u2603", 4), "never half a character")
 }
 
 func TestTransactPut(t *testing.T) {

@@ -16,8 +16,13 @@ MAX_AGE=${HOOKLINE_LOCAL_MAX_AGE:-1h}
 CDK=(node_modules/.bin/cdk)
 CTX=(-c architecture=host -c "retrySchedule=$SCHEDULE" -c "maxAge=$MAX_AGE" -c allowCIDRs=127.0.0.0/8 -c allowHTTP=true
   -c "requestTimeout=${HOOKLINE_LOCAL_REQUEST_TIMEOUT:-3s}" -c "disableAfter=${HOOKLINE_LOCAL_DISABLE_AFTER:-50}"
-  -c "deliverTimeout=${HOOKLINE_LOCAL_DELIVER_TIMEOUT:-60s}" -c "replayRate=${HOOKLINE_LOCAL_REPLAY_RATE:-10}"
-  -c sweepInterval=1m)
+  -c "replayRate=${HOOKLINE_LOCAL_REPLAY_RATE:-10}" -c sweepInterval=1m)
+# The deliver function's timeout is derived from the request timeout (3s + 5s)
+# unless set: its queue's visibility, six times that, is how long a crashed
+# batch waits before it is tried again.
+if [ -n "${HOOKLINE_LOCAL_DELIVER_TIMEOUT:-}" ]; then
+  CTX+=(-c "deliverTimeout=$HOOKLINE_LOCAL_DELIVER_TIMEOUT")
+fi
 # The soak deploys with faults injected into the functions (never otherwise).
 if [ -n "${HOOKLINE_LOCAL_FAULTS:-}" ]; then
   CTX+=(-c "faults=$HOOKLINE_LOCAL_FAULTS")

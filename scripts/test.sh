@@ -19,6 +19,12 @@ fi
 make --no-print-directory deploy-local
 go test -count=1 -tags e2e -timeout 20m -v ./e2e/... 2>&1 | tee "$STATE_DIR/e2e.log"
 
+# The kill test: SIGKILL to the running deliver and enqueue processes while
+# events flow to receivers that fail at random (one of them down, so its
+# deliveries die and are replayed); every pair must arrive, signed, under one
+# webhook-id, and each crash victim's wait until its retry is printed.
+go run ./scripts/soak -events 200 -endpoints 2 -chaos 15s -rate 10 -kill 3s -kill-for 25s -timeout 8m
+
 # A small soak: the same stack redeployed with faults injected into the
 # functions (a deliver process that exits mid-batch, an enqueue that fails
 # after sending part of its messages), chaotic receivers, and the check that

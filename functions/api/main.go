@@ -30,8 +30,9 @@ type Config struct {
 	// OperatorKey (HOOKLINE_OPERATOR_KEY) reaches the admin routes; or
 	// OperatorKeySecretARN (HOOKLINE_OPERATOR_KEY_SECRET_ARN) names the
 	// Secrets Manager secret holding it, read by the first admin request
-	// (not at start: a cold start makes no network call) and kept once
-	// read. One is required; OperatorKey wins.
+	// (not at start: a cold start makes no network call) and read again
+	// when it is a minute old (api.DefaultOperatorKeyTTL), so a rotation
+	// takes effect within a minute. One is required; OperatorKey wins.
 	OperatorKey          string
 	OperatorKeySecretARN string
 	// URLs (HOOKLINE_ALLOW_HTTP=true, HOOKLINE_ALLOW_CIDRS) is the

@@ -34,7 +34,7 @@ type Config struct {
 	DLQURL string
 	// Retry is the retry policy (HOOKLINE_RETRY_*, HOOKLINE_MAX_AGE; see
 	// package retry). Default: the documented schedule. Its
-	// VisibilityTimeout (HOOKLINE_QUEUE_VISIBILITY_TIMEOUT, default 6 min)
+	// VisibilityTimeout (HOOKLINE_QUEUE_VISIBILITY_TIMEOUT, default 2 min)
 	// must be the delivery queue's: the longest retry delay, 12 h less it
 	// less a minute, is what SQS accepts from a message received that long
 	// ago. The stack sets it.

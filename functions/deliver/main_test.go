@@ -26,7 +26,7 @@ func TestLoadConfig(t *testing.T) {
 	require.Equal(t, 8, c.Retry.Attempts())
 	require.Empty(t, c.Guard.Allow)
 
-	require.Equal(t, 11*time.Hour+53*time.Minute, c.Retry.LongestDelay(), "the default 6 min queue visibility timeout")
+	require.Equal(t, 11*time.Hour+57*time.Minute, c.Retry.LongestDelay(), "the default 2 min queue visibility timeout")
 
 	c, err = loadConfig(with("HOOKLINE_QUEUE_VISIBILITY_TIMEOUT", "90m"))
 	require.NoError(t, err)

@@ -48,15 +48,21 @@ type Server struct {
 	OperatorKey string
 	// OperatorKeyFunc gives the operator key when OperatorKey is empty (it
 	// reads a secret store, say). The first request to an admin route that
-	// carries a bearer token calls it, not before; the first key it gives
-	// without an error is kept and it is not called again. An error, or an
-	// empty key, answers that request 503 and the next one calls it again.
-	// Nil: OperatorKey only.
+	// carries a bearer token calls it, not before; a key it gives without an
+	// error is kept for OperatorKeyTTL, and the first admin request after
+	// that calls it again, so a rotated key takes effect within the TTL. An
+	// error, or an empty key, answers that request 503 (the old key is not
+	// trusted past its TTL) and the next one calls it again. Nil:
+	// OperatorKey only.
 	OperatorKeyFunc func(ctx context.Context) (string, error)
-	// fetched is the key OperatorKeyFunc gave.
+	// OperatorKeyTTL is how long a key OperatorKeyFunc gave is kept.
+	// Default DefaultOperatorKeyTTL (1 min).
+	OperatorKeyTTL time.Duration
+	// fetched is the key OperatorKeyFunc gave, and when.
 	fetched struct {
 		mu  sync.Mutex
 		key string
+		at  time.Time
 	}
 	// URLs checks endpoint URLs at registration (https only by default).
 	URLs netguard.URLPolicy
@@ -204,16 +210,27 @@ func (s *Server) route(rt Route) http.Handler {
 	})
 }
 
+// DefaultOperatorKeyTTL is how long the api function keeps the operator
+// key it read from the secret store: a rotated key is accepted, and the old
+// one refused, at most this long after the rotation.
+const DefaultOperatorKeyTTL = time.Minute
+
 // operatorKey is OperatorKey or, if that is empty, the key OperatorKeyFunc
-// gives, fetched on the first call that succeeds and kept. "" and no error:
-// there is no operator key.
+// gives, fetched on the first call and again once it is OperatorKeyTTL old.
+// "" and no error: there is no operator key.
 func (s *Server) operatorKey(ctx context.Context) (string, error) {
 	if s.OperatorKey != "" || s.OperatorKeyFunc == nil {
 		return s.OperatorKey, nil
 	}
+	ttl := s.OperatorKeyTTL
+	if ttl <= 0 {
+		ttl = DefaultOperatorKeyTTL
+	}
+	now := s.now()
 	s.fetched.mu.Lock()
 	defer s.fetched.mu.Unlock()
-	if s.fetched.key == "" {
+	if s.fetched.key == "" || now.Sub(s.fetched.at) >= ttl || now.Before(s.fetched.at) {
+		s.fetched.key = ""
 		key, err := s.OperatorKeyFunc(ctx)
 		if err != nil {
 			return "", fmt.Errorf("get the operator key: %w", err)
@@ -221,7 +238,7 @@ func (s *Server) operatorKey(ctx context.Context) (string, error) {
 		if key == "" {
 			return "", errors.New("get the operator key: it is empty")
 		}
-		s.fetched.key = key
+		s.fetched.key, s.fetched.at = key, now
 	}
 	return s.fetched.key, nil
 }

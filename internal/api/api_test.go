@@ -388,6 +388,47 @@ func TestOperatorKeyFetchedOnFirstUse(t *testing.T) {
 	require.NotContains(t, e.logs.String(), operatorKey)
 }
 
+// TestOperatorKeyRotationTakesEffectWithinTTL: a warm api instance reads the
+// operator key again once it is OperatorKeyTTL old, so after a rotation the
+// new key is accepted and the old one refused within the TTL (default one
+// minute), and not a request earlier than needed.
+func TestOperatorKeyRotationTakesEffectWithinTTL(t *testing.T) {
+	for _, ttl := range []time.Duration{0, 10 * time.Second} {
+		t.Run(fmt.Sprintf("ttl %s", ttl), func(t *testing.T) {
+			e := newEnv(t)
+			e.srv.OperatorKey, e.srv.OperatorKeyTTL = "", ttl
+			want := ttl
+			if want == 0 {
+				want = api.DefaultOperatorKeyTTL
+			}
+			const oldKey, newKey = "op-old-key-0123456789abcdef", "op-new-key-0123456789abcdef"
+			var mu sync.Mutex
+			current, calls := oldKey, 0
+			e.srv.OperatorKeyFunc = func(context.Context) (string, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				calls++
+				return current, nil
+			}
+			stats := func(key string) int { return e.do("GET", "/v1/admin/stats", key, nil).Code }
+
+			require.Equal(t, http.StatusOK, stats(oldKey))
+			mu.Lock()
+			current = newKey // the secret is rotated
+			mu.Unlock()
+			e.clock.Advance(want - time.Second)
+			require.Equal(t, http.StatusOK, stats(oldKey), "within the TTL the kept key still answers")
+			require.Equal(t, http.StatusUnauthorized, stats(newKey))
+			require.Equal(t, 1, calls, "no read of the secret before the TTL")
+
+			e.clock.Advance(time.Second)
+			require.Equal(t, http.StatusUnauthorized, stats(oldKey), "the old key is refused once the TTL is out")
+			require.Equal(t, http.StatusOK, stats(newKey), "the rotated key is accepted once the TTL is out")
+			require.Equal(t, 2, calls)
+		})
+	}
+}
+
 // --- admin ---------------------------------------------------------------
 
 func TestCreateTenant(t *testing.T) {

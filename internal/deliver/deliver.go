@@ -75,7 +75,8 @@ type Handler struct {
 	Now func() time.Time
 	// Rand draws jitter in [0, 1). Default: no jitter.
 	Rand func() float64
-	// Concurrency bounds the attempts of a batch in flight at once. Default 10.
+	// Concurrency bounds the attempts of a batch in flight at once. Default
+	// DefaultConcurrency (10).
 	Concurrency int
 	// DisableAfter disables an endpoint after this many consecutive failed
 	// attempts. Default 50; negative: never.
@@ -94,6 +95,11 @@ type Handler struct {
 	Fault func(point string) error
 }
 
+// DefaultConcurrency is Handler.Concurrency's default: as many attempts in
+// flight as an SQS batch holds (10), so a whole batch is one round of
+// attempts and the function's timeout need cover only one request timeout.
+const DefaultConcurrency = 10
+
 // ReasonNoTimeLeft is the attempt error of a message returned to the queue
 // untried because the invocation was about to time out.
 const ReasonNoTimeLeft = "no_time_left"
@@ -104,7 +110,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
 	limit := h.Concurrency
 	if limit <= 0 {
-		limit = 10
+		limit = DefaultConcurrency
 	}
 	var (
 		mu  sync.Mutex

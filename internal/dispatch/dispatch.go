@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -34,6 +35,12 @@ const ExcerptBytes = 1024
 // drainBytes is how much of a response body is read, so that a small body
 // lets the connection be reused; a larger body closes the connection.
 const drainBytes = 16 << 10
+
+// MaxResponseHeaderBytes caps the response headers read from a receiver
+// (Go's default is 10 MiB): a receiver that sends more gets a failed,
+// retryable attempt ("response_headers_too_large"), and the deliver
+// function's memory stays bounded whatever the receiver does.
+const MaxResponseHeaderBytes = 64 << 10
 
 // Outcome classifies an attempt.
 type Outcome int
@@ -64,7 +71,8 @@ type Result struct {
 	// Status is the HTTP status, 0 when no response came.
 	Status int
 	// Error classifies a failure: "timeout", "dns", "connection_refused",
-	// "connection_reset", "tls", "network", "forbidden_address", or
+	// "connection_reset", "tls", "network", "forbidden_address",
+	// "response_headers_too_large", or
 	// "http_<status>" for a non-2xx answer. Empty when delivered.
 	Error string
 	// Reason, for Dead, is the dead-letter reason.
@@ -126,14 +134,15 @@ func NewHTTPClient(o ClientOptions) *http.Client {
 	}
 	dialer := o.Guard.Dialer(net.Dialer{Timeout: o.ConnectTimeout, KeepAlive: 30 * time.Second})
 	transport := &http.Transport{
-		Proxy:                 nil, // a proxy would dial on our behalf, past the guard
-		DialContext:           dialer.DialContext,
-		TLSHandshakeTimeout:   o.ConnectTimeout,
-		MaxIdleConns:          100,
-		MaxIdleConnsPerHost:   10,
-		IdleConnTimeout:       90 * time.Second,
-		ExpectContinueTimeout: time.Second,
-		ForceAttemptHTTP2:     true,
+		Proxy:                  nil, // a proxy would dial on our behalf, past the guard
+		DialContext:            dialer.DialContext,
+		TLSHandshakeTimeout:    o.ConnectTimeout,
+		MaxIdleConns:           100,
+		MaxIdleConnsPerHost:    10,
+		IdleConnTimeout:        90 * time.Second,
+		ExpectContinueTimeout:  time.Second,
+		ForceAttemptHTTP2:      true,
+		MaxResponseHeaderBytes: MaxResponseHeaderBytes,
 	}
 	return &http.Client{
 		Transport: transport,
@@ -314,6 +323,9 @@ func classifyError(err error) Result {
 		res.Error = "connection_reset"
 	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostErr), errors.As(err, &recordErr):
 		res.Error = "tls"
+	case strings.Contains(err.Error(), "response headers exceeded"):
+		// net/http's own words for MaxResponseHeaderBytes; it has no typed error.
+		res.Error = "response_headers_too_large"
 	}
 	return res
 }

@@ -431,6 +431,36 @@ func TestSendBrokenConnections(t *testing.T) {
 	}
 }
 
+// TestSendHugeResponseHeaders: a receiver that answers with megabytes of
+// headers gets a failed, retryable attempt; the client stops reading at
+// MaxResponseHeaderBytes instead of Go's 10 MiB default.
+func TestSendHugeResponseHeaders(t *testing.T) {
+	for _, size := range []int{dispatch.MaxResponseHeaderBytes + 1024, 4 << 20} {
+		t.Run(fmt.Sprintf("%d bytes", size), func(t *testing.T) {
+			var b strings.Builder
+			b.WriteString("HTTP/1.1 200 OK\r\n")
+			line := "X-Filler: " + strings.Repeat("h", 1000) + "\r\n"
+			for b.Len() < size {
+				b.WriteString(line)
+			}
+			b.WriteString("Content-Length: 2\r\n\r\nok")
+			_, signer := newSecret(t)
+			srv := newServer(t, hijack(t, b.String(), false))
+			res := send(t, newClient(t), srv.URL, signer)
+			require.Equal(t, dispatch.Retry, res.Outcome)
+			require.Equal(t, "response_headers_too_large", res.Error)
+			require.Zero(t, res.Status)
+		})
+	}
+	t.Run("just under the cap is delivered", func(t *testing.T) {
+		_, signer := newSecret(t)
+		raw := "HTTP/1.1 200 OK\r\nX-Filler: " + strings.Repeat("h", dispatch.MaxResponseHeaderBytes/2) + "\r\nContent-Length: 2\r\n\r\nok"
+		srv := newServer(t, hijack(t, raw, false))
+		res := send(t, newClient(t), srv.URL, signer)
+		require.Equal(t, dispatch.Delivered, res.Outcome, res.Error)
+	})
+}
+
 func TestSendDNSFailure(t *testing.T) {
 	_, signer := newSecret(t)
 	res := send(t, newClient(t), "http://hookline-test.invalid/hook", signer)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -303,14 +302,19 @@ func (h *Handler) reject(ctx context.Context, inv *invocation, rec events.Dynamo
 	ev.TenantID = tenant
 	h.Log.WarnContext(ctx, "outbox item rejected", "key", key, "tenant_id", tenant, "reason", reason, "field", field)
 	inv.metrics.Put(metrics.RejectedItems, 1, map[string]string{metrics.DimensionReason: reason})
+	// Every field is bounded, so the record stays far below DynamoDB's 400 KB
+	// item limit whatever the item held: ids of at most MaxIDBytes, a field
+	// name of the contract, a detail of at most MaxDetailBytes.
 	return h.Store.PutRejection(ctx, store.Rejection{
-		Key: key, EventID: safeText(ev.ID), TenantID: tenant, Reason: reason, Field: field, Detail: detail,
+		Key: key, EventID: safeText(ev.ID), TenantID: tenant, Reason: reason,
+		Field: outbox.Truncate(field, outbox.MaxIDBytes), Detail: outbox.Truncate(detail, outbox.MaxDetailBytes),
 	})
 }
 
-// safeText returns s if it can key a DynamoDB record, else "".
+// safeText returns s if it can key a DynamoDB record and be shown as it is
+// (bounded, valid UTF-8, no control or refused characters), else "".
 func safeText(s string) string {
-	if len(s) > outbox.MaxIDBytes || !utf8.ValidString(s) {
+	if !outbox.ValidText(s) {
 		return ""
 	}
 	return s

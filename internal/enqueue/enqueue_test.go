@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
@@ -104,11 +105,24 @@ func (s *fakeStore) attempted(m delivery.Message, state delivery.State) {
 // delivered is attempted with a 2xx.
 func (s *fakeStore) delivered(m delivery.Message) { s.attempted(m, delivery.StateDelivered) }
 
+// maxItemBytes is DynamoDB's item size limit (400 KB, attribute names
+// included).
+const maxItemBytes = 400 * 1024
+
 func (s *fakeStore) PutRejection(_ context.Context, r store.Rejection) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failOn == "reject" {
 		return errBoom
+	}
+	// As DynamoDB would: the record's attributes, names included, within
+	// the item limit (a generous stand-in for the store's own overhead).
+	size := 200
+	for _, v := range []string{r.Key, r.EventID, r.TenantID, r.Reason, r.Field, r.Detail} {
+		size += 16 + len(v)
+	}
+	if size > maxItemBytes {
+		return fmt.Errorf("ValidationException: Item size has exceeded the maximum allowed size (%d bytes)", size)
 	}
 	s.rejections[r.Key] = r
 	return nil
@@ -142,6 +156,9 @@ func (q *fakeQueue) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatch
 	size := 0
 	for _, e := range in.Entries {
 		size += len(*e.MessageBody)
+		if err := sqsBodyCharacters(*e.MessageBody); err != nil {
+			return nil, err
+		}
 	}
 	if size > 256<<10 {
 		return nil, fmt.Errorf("AWS.SimpleQueueService.BatchRequestTooLong: %d bytes, over 262144", size)
@@ -163,6 +180,18 @@ func (q *fakeQueue) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatch
 		out.Successful = append(out.Successful, sqstypes.SendMessageBatchResultEntry{Id: e.Id})
 	}
 	return out, nil
+}
+
+// sqsBodyCharacters refuses, as SQS does, a message body with a character
+// outside #x9 | #xA | #xD | #x20-#xD7FF | #xE000-#xFFFD | #x10000-#x10FFFF.
+func sqsBodyCharacters(body string) error {
+	for i, r := range body {
+		ok := r == 0x9 || r == 0xA || r == 0xD || (r >= 0x20 && r <= 0xD7FF) || (r >= 0xE000 && r <= 0xFFFD) || (r >= 0x10000 && r <= 0x10FFFF)
+		if !ok || (r == utf8.RuneError && !utf8.ValidString(body[i:i+1])) {
+			return fmt.Errorf("InvalidMessageContents: invalid binary character %U at byte %d in the message body", r, i)
+		}
+	}
+	return nil
 }
 
 // count returns how many times each delivery id was sent.
@@ -486,6 +515,23 @@ func TestMalformedItemsAreRejectedAndNeverBlock(t *testing.T) {
 		{"sequence not integer", map[string]events.DynamoDBAttributeValue{outbox.AttrSequence: events.NewNumberAttribute("1.5")}, "x", outbox.ReasonWrongType, outbox.AttrSequence},
 		{"sequence a string", map[string]events.DynamoDBAttributeValue{outbox.AttrSequence: str("1")}, "x", outbox.ReasonWrongType, outbox.AttrSequence},
 		{"endpoint id a number", map[string]events.DynamoDBAttributeValue{outbox.AttrEndpointID: events.NewNumberAttribute("1")}, "x", outbox.ReasonWrongType, outbox.AttrEndpointID},
+		// Values that once stalled the stream: a rejection record that copied
+		// them grew past DynamoDB's item limit, SQS refused the message, or
+		// every attempt failed in the HTTP client.
+		{"time of 100 KiB of control characters", map[string]events.DynamoDBAttributeValue{outbox.AttrOccurredAt: str(strings.Repeat("\x01", 100<<10))}, "x", outbox.ReasonInvalidTime, outbox.AttrOccurredAt},
+		{"time of 100 KiB of multi-byte characters", map[string]events.DynamoDBAttributeValue{outbox.AttrOccurredAt: str(strings.Repeat("\u2603", 100<<10/3))}, "x", outbox.ReasonInvalidTime, outbox.AttrOccurredAt},
+		{"sequence of 100 KiB of digits", map[string]events.DynamoDBAttributeValue{outbox.AttrSequence: events.NewNumberAttribute(strings.Repeat("9", 100<<10))}, "x", outbox.ReasonWrongType, outbox.AttrSequence},
+		{"payload with U+FFFE", map[string]events.DynamoDBAttributeValue{outbox.AttrPayload: str("{\"a\":\"\ufffe\"}")}, "x", outbox.ReasonInvalidChars, outbox.AttrPayload},
+		{"payload with U+FFFF", map[string]events.DynamoDBAttributeValue{outbox.AttrPayload: str("{\"a\":\"x\uffff\"}")}, "x", outbox.ReasonInvalidChars, outbox.AttrPayload},
+		{"type with U+FFFE", map[string]events.DynamoDBAttributeValue{outbox.AttrType: str("order.\ufffe")}, "x", outbox.ReasonInvalidChars, outbox.AttrType},
+		{"id with U+FFFF", map[string]events.DynamoDBAttributeValue{outbox.AttrID: str("ev\uffff")}, "seq:900000000000000000000", outbox.ReasonInvalidChars, outbox.AttrID},
+		{"type with NUL", map[string]events.DynamoDBAttributeValue{outbox.AttrType: str("order\x00created")}, "x", outbox.ReasonInvalidChars, outbox.AttrType},
+		{"type with CR LF", map[string]events.DynamoDBAttributeValue{outbox.AttrType: str("order\r\nX-Injected: 1")}, "x", outbox.ReasonInvalidChars, outbox.AttrType},
+		{"type with DEL", map[string]events.DynamoDBAttributeValue{outbox.AttrType: str("order\x7f")}, "x", outbox.ReasonInvalidChars, outbox.AttrType},
+		{"id with NUL", map[string]events.DynamoDBAttributeValue{outbox.AttrID: str("ev\x00")}, "seq:900000000000000000000", outbox.ReasonInvalidChars, outbox.AttrID},
+		{"id with LF", map[string]events.DynamoDBAttributeValue{outbox.AttrID: str("ev\n1")}, "seq:900000000000000000000", outbox.ReasonInvalidChars, outbox.AttrID},
+		{"tenant with a tab", map[string]events.DynamoDBAttributeValue{outbox.AttrTenantID: str("t\t1")}, "x", outbox.ReasonInvalidChars, outbox.AttrTenantID},
+		{"endpoint id with CR", map[string]events.DynamoDBAttributeValue{outbox.AttrEndpointID: str("ep_1\r")}, "x", outbox.ReasonInvalidChars, outbox.AttrEndpointID},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -506,6 +552,10 @@ func TestMalformedItemsAreRejectedAndNeverBlock(t *testing.T) {
 			require.Equal(t, tc.reason, r.Reason)
 			require.Equal(t, tc.field, r.Field)
 			require.NotEmpty(t, r.Detail)
+			require.LessOrEqual(t, len(r.Detail), outbox.MaxDetailBytes, "the record is bounded whatever the item held")
+			for _, v := range []string{r.Key, r.EventID, r.TenantID} {
+				require.True(t, v == "" || outbox.ValidText(v), "%q is recorded as it is only when it is safe to show", v)
+			}
 			require.Len(t, q.sent, 1, "the item after the bad one is delivered")
 			require.Equal(t, "after", q.sent[0].EventID)
 		})

@@ -18,7 +18,7 @@
 //     counted from its receive, and the function calls
 //     ChangeMessageVisibility up to a queue visibility timeout after that
 //     receive, so the longest delay is 12 h less the queue's visibility
-//     timeout less a minute's margin (11h53m with the default 6 min).
+//     timeout less a minute's margin (11h57m with the default 2 min).
 //
 // # Schedule
 //

@@ -18,9 +18,9 @@ import (
 const MaxDelay = 12 * time.Hour
 
 // DefaultVisibilityTimeout is the queue visibility timeout assumed when
-// Policy.VisibilityTimeout is 0: 6 min, the stack's default (six times the
-// deliver function's 60 s timeout).
-const DefaultVisibilityTimeout = 6 * time.Minute
+// Policy.VisibilityTimeout is 0: 2 min, the stack's default (six times the
+// deliver function's 20 s timeout).
+const DefaultVisibilityTimeout = 2 * time.Minute
 
 // VisibilityMargin is kept back from the 12 h that SQS allows, on top of the
 // queue's visibility timeout, for SQS's own timekeeping: a message's
@@ -88,7 +88,7 @@ type Policy struct {
 	// long a received message stays in flight, and so the longest time
 	// between a receive and the ChangeMessageVisibility that schedules the
 	// retry. It shortens the longest delay (see LongestDelay). 0 means
-	// DefaultVisibilityTimeout (6 min). The CDK stack sets it from the
+	// DefaultVisibilityTimeout (2 min). The CDK stack sets it from the
 	// queue it creates.
 	VisibilityTimeout time.Duration
 }
@@ -146,7 +146,7 @@ func (p Policy) visibilityTimeout() time.Duration {
 
 // LongestDelay is the longest delay Decide returns: MaxDelay less the
 // queue's visibility timeout less VisibilityMargin, rounded down to whole
-// seconds (11h53m with the default 6 min visibility timeout); 0 if nothing
+// seconds (11h57m with the default 2 min visibility timeout); 0 if nothing
 // is left.
 //
 // SQS refuses a ChangeMessageVisibility that would keep a message hidden for

@@ -18,9 +18,9 @@ var (
 	rndZero = func() float64 { return 0 }                    // lowest draw
 	rndHigh = func() float64 { return math.Nextafter(1, 0) } // highest draw, ≈1
 
-	// longest is the default policy's longest delay: 12 h less the 6 min
+	// longest is the default policy's longest delay: 12 h less the 2 min
 	// queue visibility timeout less the 1 min margin.
-	longest = 11*time.Hour + 53*time.Minute
+	longest = 11*time.Hour + 57*time.Minute
 )
 
 func TestDefaults(t *testing.T) {
@@ -29,7 +29,7 @@ func TestDefaults(t *testing.T) {
 		30 * time.Minute, 2 * time.Hour, 8 * time.Hour, 12 * time.Hour}, DefaultSchedule)
 	require.Equal(t, 0.2, DefaultJitter)
 	require.Equal(t, 24*time.Hour, DefaultMaxAge)
-	require.Equal(t, 6*time.Minute, DefaultVisibilityTimeout)
+	require.Equal(t, 2*time.Minute, DefaultVisibilityTimeout)
 	require.Equal(t, time.Minute, VisibilityMargin)
 	require.Equal(t, longest, Policy{}.LongestDelay())
 	require.Equal(t, JitterProportional, Policy{}.Mode)
@@ -83,13 +83,13 @@ func TestDecideJitter(t *testing.T) {
 		{"default 30s high", Policy{}, 2, rndHigh, 36 * time.Second}, // 30s * ~1.2
 		{"default 2h low", Policy{}, 5, rndZero, 96 * time.Minute},   // 2h * 0.8
 		{"default 2h high", Policy{}, 5, rndHigh, 144 * time.Minute}, // 2h * ~1.2
-		{"default 12h high clamps", Policy{}, 7, rndHigh, longest},   // 14.4h -> 11h53m
+		{"default 12h high clamps", Policy{}, 7, rndHigh, longest},   // 14.4h -> 11h57m
 		{"default 12h low", Policy{}, 7, rndZero, 576 * time.Minute}, // 12h * 0.8
 		{"jitter 0.5 low", Policy{Schedule: custom, Jitter: 0.5}, 1, rndZero, 5 * time.Second},
 		{"jitter 0.5 high", Policy{Schedule: custom, Jitter: 0.5}, 1, rndHigh, 15 * time.Second},
 		{"jitter 1 low", Policy{Schedule: custom, Jitter: 1}, 2, rndZero, 0},
 		{"jitter 1 high", Policy{Schedule: custom, Jitter: 1}, 2, rndHigh, 200 * time.Second},
-		{"11h high clamps", Policy{Schedule: custom}, 3, rndHigh, longest}, // 13.2h -> 11h53m
+		{"11h high clamps", Policy{Schedule: custom}, 3, rndHigh, longest}, // 13.2h -> 11h57m
 		{"11h mid is kept", Policy{Schedule: custom}, 3, rndMid, 11 * time.Hour},
 		{"12h under a 90 min visibility", Policy{VisibilityTimeout: 90 * time.Minute}, 7, rndMid, 10*time.Hour + 29*time.Minute},
 		{"full low", Policy{Mode: JitterFull}, 3, rndZero, 0},
@@ -180,9 +180,9 @@ func TestDecideMaxAge(t *testing.T) {
 		want       Decision
 	}{
 		{"fits", Policy{}, 7, t0.Add(12 * time.Hour), 0, Decision{Retry: true, Delay: longest}},
-		// A 12 h wait from 12h5m would end past the cap; the longest delay
+		// A 12 h wait from 12h2m would end past the cap; the longest delay
 		// SQS accepts ends inside it: the clamp keeps the attempt.
-		{"the clamp brings the last attempt inside the cap", Policy{}, 7, t0.Add(12*time.Hour + 5*time.Minute), 0, Decision{Retry: true, Delay: longest}},
+		{"the clamp brings the last attempt inside the cap", Policy{}, 7, t0.Add(12*time.Hour + 2*time.Minute), 0, Decision{Retry: true, Delay: longest}},
 		{"a Retry-After of 13h on the last retry is clamped, not dropped", Policy{}, 7, t0.Add(12 * time.Hour), 13 * time.Hour, Decision{Retry: true, Delay: longest}},
 		{"the longest delay exactly at the cap", Policy{}, 7, t0.Add(24*time.Hour - longest), 0, Decision{Retry: true, Delay: longest}},
 		{"the longest delay a second past the cap", Policy{}, 7, t0.Add(24*time.Hour - longest + time.Second), 0, exceeded},
@@ -235,7 +235,7 @@ func TestLongestDelay(t *testing.T) {
 		visibility time.Duration
 		want       time.Duration
 	}{
-		{"default (6 min)", 0, 11*time.Hour + 53*time.Minute},
+		{"default (2 min)", 0, 11*time.Hour + 57*time.Minute},
 		{"6 min", 6 * time.Minute, 11*time.Hour + 53*time.Minute},
 		{"30 s", 30 * time.Second, 11*time.Hour + 58*time.Minute + 30*time.Second},
 		{"sub-second rounds the delay down", 1500 * time.Millisecond, 11*time.Hour + 58*time.Minute + 58*time.Second},

@@ -143,7 +143,7 @@ func TestDefaultScheduleReachesItsLastAttempt(t *testing.T) {
 
 	// With every step drawn at +20% the jittered schedule itself overruns
 	// the cap: 1.2 x (5s+30s+5m+30m+2h+8h) = 12h42m42s, and the last step's
-	// wait at that draw, clamped to 11h53m, still ends past 24 h. The clamp
+	// wait at that draw, clamped to 11h57m, still ends past 24 h. The clamp
 	// is not the cause: a 12 h wait, had SQS taken it, would end later.
 	t.Run("every step drawn at +20% overruns the cap by itself", func(t *testing.T) {
 		now := t0
@@ -190,7 +190,7 @@ func TestDefaultScheduleReachesItsLastAttempt(t *testing.T) {
 			d := min(time.Duration(float64(DefaultSchedule[attempt])*(0.8+0.4*r)), MaxDelay)
 			return d, !now.Add(d).After(t0.Add(DefaultMaxAge))
 		})
-		t.Logf("last attempt lost to jitter: %.2f%% (clamp at 11h53m), %.2f%% (former clamp at 12 h)", 100*now, 100*former)
+		t.Logf("last attempt lost to jitter: %.2f%% (clamp at 11h57m), %.2f%% (former clamp at 12 h)", 100*now, 100*former)
 		require.Greater(t, now, 0.0, "jitter can overrun the cap: a known limit, documented")
 		require.Less(t, now, former, "the shorter clamp loses fewer last attempts, never more")
 		require.Less(t, now, 0.05)

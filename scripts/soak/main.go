@@ -6,6 +6,12 @@
 // checks that every (event, endpoint) pair is accounted for, replays the dead
 // ones, and reports. Any lost pair fails the run, with its ids. It is bounded
 // in count (-events) and time (-timeout) and stops by itself.
+//
+// With -kill it is the kill test: it also sends SIGKILL to the local cloud's
+// running deliver and enqueue processes while events flow, and prints how
+// long each crash victim (a message a killed process held) waited before it
+// was tried again. Every receipt's signature is verified with the endpoint's
+// secret, and every pair must arrive under its own webhook-id.
 package main
 
 import (
@@ -13,12 +19,14 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,6 +36,7 @@ import (
 	"github.com/hookline/hookline/internal/api"
 	"github.com/hookline/hookline/internal/delivery"
 	"github.com/hookline/hookline/internal/harness"
+	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/outbox"
 )
@@ -39,6 +48,8 @@ func main() {
 	flag.Float64Var(&rate, "rate", 0, "events written per second, in transactions of up to 25 (0: all at once); a steady rate keeps the local cloud's queues short, as production traffic would")
 	timeout := flag.Duration("timeout", 10*time.Minute, "the whole run stops after this")
 	flag.DurationVar(&settle, "settle", 5*time.Minute, "how long a delivery may take to reach a terminal state before it counts as lost")
+	flag.DurationVar(&killEvery, "kill", 0, "the kill test: SIGKILL the local cloud's deliver and enqueue processes this often while events flow (0: never)")
+	flag.DurationVar(&killFor, "kill-for", 30*time.Second, "with -kill: how long the kills go on from the first write")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
@@ -52,6 +63,9 @@ func main() {
 type receipt struct {
 	webhookID, eventID string
 	ok                 bool
+	at                 time.Time
+	attempt            int  // X-Attempt
+	signed             bool // the signature verified with the endpoint's secret
 }
 
 // chaotic is a receiver that fails at random (or, when down, always) until
@@ -60,6 +74,7 @@ type chaotic struct {
 	srv      *httptest.Server
 	down     bool
 	healthy  atomic.Bool
+	verifier atomic.Pointer[signing.Verifier]
 	mu       sync.Mutex
 	receipts []receipt
 	faults   map[string]int
@@ -91,9 +106,16 @@ func (c *chaotic) serve(w http.ResponseWriter, r *http.Request) {
 			fault = "slow"
 		}
 	}
+	body, err := io.ReadAll(r.Body)
+	signed := false
+	if v := c.verifier.Load(); v != nil && err == nil {
+		signed = v.VerifyRequest(r.Header, body) == nil
+	}
+	attempt, _ := strconv.Atoi(r.Header.Get("X-Attempt"))
 	c.mu.Lock()
 	c.faults[fault]++
-	c.receipts = append(c.receipts, receipt{webhookID: r.Header.Get("webhook-id"), eventID: r.Header.Get("X-Event-Id"), ok: fault == "ok" || fault == "slow"})
+	c.receipts = append(c.receipts, receipt{webhookID: r.Header.Get("webhook-id"), eventID: r.Header.Get("X-Event-Id"), ok: fault == "ok" || fault == "slow",
+		at: time.Now(), attempt: attempt, signed: signed})
 	c.mu.Unlock()
 	switch fault {
 	case "5xx":
@@ -126,8 +148,9 @@ func (c *chaotic) serve(w http.ResponseWriter, r *http.Request) {
 type pair struct{ event, endpoint string }
 
 var (
-	settle time.Duration
-	rate   float64
+	settle             time.Duration
+	rate               float64
+	killEvery, killFor time.Duration
 )
 
 func run(ctx context.Context, nEvents, nEndpoints int, chaos time.Duration) error {
@@ -149,12 +172,25 @@ func run(ctx context.Context, nEvents, nEndpoints int, chaos time.Duration) erro
 		if err := client.Do(ctx, "POST", "/v1/endpoints", map[string]string{"url": c.srv.URL + "/hook"}, &ep); err != nil {
 			return err
 		}
+		v, err := signing.NewVerifier(ep.Secret)
+		if err != nil {
+			return fmt.Errorf("endpoint %s: %w", ep.ID, err)
+		}
+		c.verifier.Store(v)
 		receivers[ep.ID] = c
 	}
 	fmt.Printf("soak: %d events x %d endpoints, receivers chaotic for %s, tenant %s\n", nEvents, nEndpoints, chaos, tenant)
 
 	start := time.Now()
 	written := make(map[string]time.Time, nEvents)
+	var kills *killer
+	if killEvery > 0 {
+		kills = newKiller(map[string]string{out.DeliverFunctionName: "deliver", out.EnqueueFunctionName: "enqueue"}, killEvery)
+		killCtx, stop := context.WithTimeout(ctx, killFor)
+		defer stop()
+		go kills.run(killCtx)
+		fmt.Printf("kill: SIGKILL to the deliver and enqueue processes every %s for %s\n", killEvery, killFor)
+	}
 	// The receivers recover chaos after the first write, while events may
 	// still be being written (-rate).
 	go func() {
@@ -237,6 +273,7 @@ func run(ctx context.Context, nEvents, nEndpoints int, chaos time.Duration) erro
 	}
 
 	// Replay brings them home.
+	replayStart := time.Now()
 	for _, c := range receivers {
 		c.healthy.Store(true)
 	}
@@ -268,17 +305,22 @@ func run(ctx context.Context, nEvents, nEndpoints int, chaos time.Duration) erro
 
 	// Every pair delivered, and received with its own webhook-id.
 	got := map[string]int{}
-	mismatch := 0
+	mismatch, unsigned := 0, 0
+	var all []receipt
 	for ep, c := range receivers {
 		c.mu.Lock()
 		for _, r := range c.receipts {
 			if r.webhookID != delivery.ID(r.eventID, ep) {
 				mismatch++
 			}
-			if r.ok {
+			if !r.signed {
+				unsigned++
+			}
+			if r.ok && r.signed {
 				got[r.webhookID]++
 			}
 		}
+		all = append(all, c.receipts...)
 		c.mu.Unlock()
 	}
 	duplicates := 0
@@ -306,6 +348,15 @@ func run(ctx context.Context, nEvents, nEndpoints int, chaos time.Duration) erro
 	fmt.Printf("      receivers answered: %v; whole run %s\n", faults, time.Since(start).Round(time.Second))
 	if mismatch > 0 {
 		lost = append(lost, fmt.Sprintf("%d receipts carried a webhook-id that is not their delivery's", mismatch))
+	}
+	if unsigned > 0 {
+		lost = append(lost, fmt.Sprintf("%d receipts did not verify with the endpoint's secret", unsigned))
+	}
+	if kills != nil {
+		reportKills(kills, crashVictims(all, kills, replayStart))
+		if kills.counts()["deliver"] == 0 {
+			lost = append(lost, "the kill test killed no deliver process: it proved nothing")
+		}
 	}
 	if len(lost) > 0 {
 		sort.Strings(lost)
