@@ -530,7 +530,7 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		})
 	})
 
-	t.Run("stream mapping: outbox stream to enqueue, partial failures, parked on failure", func(t *testing.T) {
+	t.Run("stream mapping: outbox stream to enqueue, retried until the age cap, bisected, parked on failure", func(t *testing.T) {
 		dest := assertions.NewCapture(nil)
 		var id *string
 		check(t, func() {
@@ -541,13 +541,31 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		s.hasProperties(t, "AWS::Lambda::EventSourceMapping", *id, obj{
 			"EventSourceArn":             getAtt(s.outboxTable, "StreamArn"),
 			"FunctionName":               refTo(s.enqueueFn),
+			"BatchSize":                  100,
 			"FunctionResponseTypes":      assertions.Match_ArrayEquals(&arr{"ReportBatchItemFailures"}),
 			"BisectBatchOnFunctionError": true,
-			"MaximumRetryAttempts":       10,
-			"MaximumRecordAgeInSeconds":  86400,
-			"DestinationConfig":          obj{"OnFailure": obj{"Destination": dest}},
+			// -1: no limit on retries; the age cap alone ends them.
+			"MaximumRetryAttempts":      -1,
+			"MaximumRecordAgeInSeconds": 72000,
+			"DestinationConfig":         obj{"OnFailure": obj{"Destination": dest}},
 		})
 		require.Equal(t, getAtt(s.enqueueFails, "Arn"), roundTrip(t, dest.AsObject()))
+
+		// What Lambda accepts: MaximumRetryAttempts -1 to 10,000;
+		// MaximumRecordAgeInSeconds -1 or 60 to 604,800; BatchSize up to
+		// 10,000 for a DynamoDB stream. The age cap must also fall inside
+		// the stream's 24 h retention, or the parked batch can no longer be
+		// read back from the stream.
+		props := dig(t, s.resource(t, *id, "AWS::Lambda::EventSourceMapping"), "Properties").(obj)
+		retries := props["MaximumRetryAttempts"].(float64)
+		require.True(t, retries >= -1 && retries <= 10000, "MaximumRetryAttempts %v", retries)
+		age := props["MaximumRecordAgeInSeconds"].(float64)
+		require.True(t, age == -1 || (age >= 60 && age <= 604800), "MaximumRecordAgeInSeconds %v", age)
+		require.Positive(t, age, "with no age cap the batch is parked only after the stream trimmed it")
+		require.Less(t, time.Duration(age)*time.Second, StreamRetention, "the parked batch must still be in the stream")
+		require.Equal(t, 24*time.Hour, StreamRetention)
+		batch := props["BatchSize"].(float64)
+		require.True(t, batch >= 1 && batch <= 10000, "BatchSize %v", batch)
 	})
 
 	t.Run("SQS mapping: delivery queue to deliver, batch 10, partial failures, capped concurrency", func(t *testing.T) {
