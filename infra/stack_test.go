@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -18,6 +19,7 @@ import (
 	"github.com/hookline/hookline/internal/api"
 	"github.com/hookline/hookline/internal/retry"
 	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/internal/streamredrive"
 	"github.com/stretchr/testify/require"
 )
 
@@ -627,6 +629,53 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		s.resource(t, s.deliverFn, "AWS::Lambda::Function")
 		s.resource(t, s.dlqAlarm, "AWS::CloudWatch::Alarm")
 		require.Len(t, map[string]bool{s.deliveryQueue: true, s.deadLetter: true, s.enqueueFails: true}, 3)
+	})
+
+	t.Run("operator re-drive policy: exactly what the re-drive calls, attached to no function", func(t *testing.T) {
+		ref, ok := dig(t, s.json, "Outputs", "EnqueueRedrivePolicyARN", "Value", "Ref").(string)
+		require.True(t, ok)
+		policy := s.resource(t, ref, "AWS::IAM::ManagedPolicy")
+		props := dig(t, policy, "Properties").(obj)
+		for _, k := range []string{"Roles", "Users", "Groups"} {
+			require.NotContains(t, props, k, "an operator attaches the policy; the stack attaches it to nobody")
+		}
+		got := map[string]any{}
+		for _, raw := range dig(t, props, "PolicyDocument", "Statement").(arr) {
+			st := raw.(obj)
+			require.Equal(t, "Allow", st["Effect"])
+			var actions []string
+			switch a := st["Action"].(type) {
+			case string:
+				actions = []string{a}
+			case arr:
+				for _, x := range a {
+					actions = append(actions, x.(string))
+				}
+			}
+			slices.Sort(actions)
+			got[strings.Join(actions, " ")] = st["Resource"]
+		}
+		// The actions are the methods of the re-drive's ports, one for one
+		// (Lambda's Invoke is the action lambda:InvokeFunction).
+		port := func(service string, iface reflect.Type) string {
+			var actions []string
+			for i := range iface.NumMethod() {
+				action := service + ":" + iface.Method(i).Name
+				if action == "lambda:Invoke" {
+					action = "lambda:InvokeFunction"
+				}
+				actions = append(actions, action)
+			}
+			slices.Sort(actions)
+			return strings.Join(actions, " ")
+		}
+		want := map[string]any{
+			port("sqs", reflect.TypeFor[streamredrive.Queue]()):        getAtt(s.enqueueFails, "Arn"),
+			port("dynamodb", reflect.TypeFor[streamredrive.Streams]()): getAtt(s.outboxTable, "StreamArn"),
+			port("lambda", reflect.TypeFor[streamredrive.Invoker]()):   getAtt(s.enqueueFn, "Arn"),
+			port("dynamodb", reflect.TypeFor[streamredrive.Scanner]()): getAtt(s.outboxTable, "Arn"),
+		}
+		require.Equal(t, want, got)
 	})
 
 	t.Run("least privilege: only deliver may dead-letter", func(t *testing.T) {
