@@ -50,8 +50,9 @@ func (c *clock) Advance(d time.Duration) {
 
 // fakeQueue is the enqueue failure queue as SQS keeps it: ReceiveMessage
 // returns at most MaxNumberOfMessages (1 to 10) visible messages, hides
-// each for VisibilityTimeout (0 to 43,200 s) and gives it a new receipt
-// handle; DeleteMessage and ChangeMessageVisibility need the current one.
+// each for VisibilityTimeout (1 to 43,200 s; 0 is not sent by the SDK, so
+// the queue's default of 30 s applies) and gives it a new receipt handle;
+// DeleteMessage and ChangeMessageVisibility need the current one.
 type fakeQueue struct {
 	mu       sync.Mutex
 	now      func() time.Time
@@ -112,6 +113,10 @@ func (q *fakeQueue) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInpu
 	if in.WaitTimeSeconds < 0 || in.WaitTimeSeconds > 20 {
 		return nil, fmt.Errorf("InvalidParameterValue: WaitTimeSeconds %d", in.WaitTimeSeconds)
 	}
+	hide := in.VisibilityTimeout
+	if hide == 0 {
+		hide = 30 // the SDK does not send 0: the queue's default applies
+	}
 	now := q.now()
 	out := &sqs.ReceiveMessageOutput{}
 	for _, m := range q.msgs {
@@ -123,7 +128,7 @@ func (q *fakeQueue) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInpu
 		}
 		q.next++
 		m.receipt = "rh-" + strconv.Itoa(q.next)
-		m.visibleAt = now.Add(time.Duration(in.VisibilityTimeout) * time.Second)
+		m.visibleAt = now.Add(time.Duration(hide) * time.Second)
 		m.receives++
 		out.Messages = append(out.Messages, sqstypes.Message{MessageId: aws.String(m.id), Body: aws.String(m.body), ReceiptHandle: aws.String(m.receipt)})
 	}

@@ -215,7 +215,7 @@ func (r *Redriver) process(ctx context.Context, m sqstypes.Message) Result {
 	log := r.log().With("message_id", res.MessageID)
 	fail := func(o Outcome, err error) Result {
 		res.Outcome, res.Error = o, err.Error()
-		log.WarnContext(ctx, "parked batch kept", "outcome", string(o), "shard_id", res.Batch.ShardID,
+		log.WarnContext(ctx, "parked batch not re-driven from the stream", "outcome", string(o), "shard_id", res.Batch.ShardID,
 			"start_sequence_number", res.Batch.StartSequenceNumber, "end_sequence_number", res.Batch.EndSequenceNumber, "error", res.Error)
 		return res
 	}
@@ -314,6 +314,8 @@ func (r *Redriver) fallback(ctx context.Context, seen map[string]*held, order []
 			continue
 		}
 		h.result.Outcome = RedrivenFromOutbox
+		r.log().InfoContext(ctx, "parked batch re-driven from the outbox table", "message_id", h.result.MessageID,
+			"events_in_window", res.Found[i], "from", ws[i].from.UTC().Format(time.RFC3339), "to", ws[i].to.UTC().Format(time.RFC3339))
 		r.remove(ctx, h)
 	}
 }
