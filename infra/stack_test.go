@@ -568,6 +568,8 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		require.Equal(t, 24*time.Hour, StreamRetention)
 		batch := props["BatchSize"].(float64)
 		require.True(t, batch >= 1 && batch <= 10000, "BatchSize %v", batch)
+		// The re-drive invokes enqueue with at most a batch's records.
+		require.Equal(t, StreamBatchSize, streamredrive.MaxInvokeRecords)
 	})
 
 	t.Run("SQS mapping: delivery queue to deliver, batch 10, partial failures, capped concurrency", func(t *testing.T) {

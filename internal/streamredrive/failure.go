@@ -17,8 +17,8 @@ type FailureRecord struct {
 	RequestContext struct {
 		RequestID   string `json:"requestId"`
 		FunctionARN string `json:"functionArn"`
-		// Condition is why Lambda gave up: RetryAttemptsExhausted, or the
-		// record age limit (its name differs between services).
+		// Condition is why Lambda gave up, e.g. RetryAttemptsExhausted
+		// (the value AWS documents). The re-drive does not depend on it.
 		Condition              string `json:"condition"`
 		ApproximateInvokeCount int    `json:"approximateInvokeCount"`
 	} `json:"requestContext"`

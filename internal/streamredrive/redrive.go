@@ -143,7 +143,7 @@ func (r *Redriver) Run(ctx context.Context) (Report, error) {
 	if err := r.check(); err != nil {
 		return Report{}, err
 	}
-	var rep Report
+	rep := Report{Results: []Result{}}
 	seen := map[string]*held{}
 	var order []string
 	var runErr error

@@ -65,7 +65,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("enqueueredrive", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.Outputs, "outputs", "", "read the queue, function and table names from this `cdk deploy --outputs-file` file")
+	fs.StringVar(&o.Outputs, "outputs", "", "read the queue, function and table names from this file, written by cdk deploy --outputs-file")
 	fs.StringVar(&o.QueueURL, "queue-url", "", "the enqueue failure queue (stack output EnqueueFailureQueueURL)")
 	fs.StringVar(&o.Function, "function", "", "the enqueue function (stack output EnqueueFunctionName)")
 	fs.StringVar(&o.OutboxTable, "outbox-table", "", "the outbox table (stack output OutboxTableName), for -outbox-fallback")
@@ -122,6 +122,9 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) (int, error) {
 	o, err := parse(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0, nil
+	}
 	if err != nil {
 		return 2, err
 	}
