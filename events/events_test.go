@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/streamredrive"
 	"github.com/stretchr/testify/require"
 )
 
@@ -48,4 +49,27 @@ func TestSQSDeliverySample(t *testing.T) {
 		_, err := delivery.Decode(r.Body)
 		require.NoError(t, err, "the body is a delivery message")
 	}
+}
+
+// The failure record a DynamoDB stream mapping parks on its on-failure
+// queue; the sample locates the batch of dynamodb-outbox-insert.json.
+func TestDynamoDBStreamFailureSample(t *testing.T) {
+	var rec streamredrive.FailureRecord
+	strict(t, "dynamodb-stream-failure.json", &rec)
+	raw, err := os.ReadFile("dynamodb-stream-failure.json")
+	require.NoError(t, err)
+	parsed, err := streamredrive.ParseFailureRecord(string(raw))
+	require.NoError(t, err)
+	require.Equal(t, rec, parsed)
+
+	var batch events.DynamoDBEvent
+	strict(t, "dynamodb-outbox-insert.json", &batch)
+	first, last := batch.Records[0], batch.Records[len(batch.Records)-1]
+	b := parsed.Batch
+	require.Equal(t, first.EventSourceArn, b.StreamARN)
+	require.Equal(t, first.Change.SequenceNumber, b.StartSequenceNumber)
+	require.Equal(t, last.Change.SequenceNumber, b.EndSequenceNumber)
+	require.Equal(t, len(batch.Records), b.BatchSize)
+	require.True(t, b.FirstArrival.Equal(first.Change.ApproximateCreationDateTime.Time))
+	require.True(t, b.LastArrival.Equal(last.Change.ApproximateCreationDateTime.Time))
 }

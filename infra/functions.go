@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"time"
@@ -13,7 +14,50 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/hookline/hookline/internal/fault"
+	"github.com/hookline/hookline/internal/streamredrive"
 )
+
+// The enqueue function's stream mapping. No event waits for a person while
+// the system can still retry: the mapping retries a failing batch, bisecting
+// it, with no limit on the number of retries, until its oldest record is
+// StreamMaxRecordAge old; then it parks the batch's position (shard and
+// sequence numbers, never the records) on the enqueue failure queue, where
+// the operator's re-drive (scripts/enqueueredrive) reads the records back
+// from the stream.
+const (
+	// StreamBatchSize is the mapping's largest batch: 100 records.
+	StreamBatchSize = 100
+	// StreamRetryAttempts is the mapping's MaximumRetryAttempts: -1, no
+	// limit (Lambda accepts -1 to 10,000).
+	StreamRetryAttempts = -1
+	// StreamRetention is how long DynamoDB Streams keeps a record: 24 hours,
+	// fixed by the service. A record older than that may be trimmed at any
+	// moment and can no longer be read.
+	StreamRetention = streamredrive.StreamRetention
+	// StreamMaxRecordAge is the mapping's MaximumRecordAgeInSeconds: 20
+	// hours. Lambda accepts -1 (no limit) or 60 s to 7 days. It is not -1:
+	// with no age limit Lambda retries until the stream trims the records,
+	// and then the batch is beyond reading back. 20 hours of retries, then
+	// the parked batch stays readable in the stream for 4 more hours, the
+	// operator's window for re-driving it from the stream (after that, from
+	// the outbox table: docs/operations.md).
+	StreamMaxRecordAge = 20 * time.Hour
+)
+
+// streamMapping is the escape hatch to fn's one stream event source
+// mapping, for what CDK's props cannot say.
+func streamMapping(fn awslambda.Function) awslambda.CfnEventSourceMapping {
+	var found []awslambda.CfnEventSourceMapping
+	for _, child := range *fn.Node().Children() {
+		if m, ok := child.(awslambda.EventSourceMapping); ok {
+			found = append(found, m.Node().DefaultChild().(awslambda.CfnEventSourceMapping))
+		}
+	}
+	if len(found) != 1 {
+		panic(fmt.Sprintf("%s has %d event source mappings, want 1", *fn.Node().Path(), len(found)))
+	}
+	return found[0]
+}
 
 // PipelineFunctionsProps configures NewPipelineFunctions.
 type PipelineFunctionsProps struct {
@@ -62,13 +106,15 @@ func NewPipelineFunctions(scope constructs.Construct, id string, p PipelineFunct
 	p.Queues.Delivery.GrantSendMessages(enqueue)
 	enqueue.AddEventSource(awslambdaeventsources.NewDynamoEventSource(p.Tables.Outbox, &awslambdaeventsources.DynamoEventSourceProps{
 		StartingPosition:        awslambda.StartingPosition_TRIM_HORIZON,
-		BatchSize:               jsii.Number(100),
+		BatchSize:               jsii.Number(StreamBatchSize),
 		BisectBatchOnError:      jsii.Bool(true),
-		RetryAttempts:           jsii.Number(10),
-		MaxRecordAge:            awscdk.Duration_Hours(jsii.Number(24)),
+		MaxRecordAge:            awscdk.Duration_Seconds(jsii.Number(StreamMaxRecordAge.Seconds())),
 		ReportBatchItemFailures: jsii.Bool(true),
 		OnFailure:               awslambdaeventsources.NewSqsDlq(p.Queues.EnqueueFailures),
 	}))
+	// CDK accepts retryAttempts from 0 to 10,000 only; -1, no limit, which
+	// Lambda and CloudFormation accept, is set on the resource itself.
+	streamMapping(enqueue).SetMaximumRetryAttempts(jsii.Number(StreamRetryAttempts))
 
 	deliverEnv := map[string]string{
 		"HOOKLINE_DLQ_URL":            *p.Queues.DeadLetter.QueueUrl(),

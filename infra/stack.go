@@ -71,6 +71,10 @@ func NewHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 		SweepInterval: p.SweepInterval,
 	})
 
+	redrive := NewEnqueueRedrivePolicy(stack, "EnqueueRedrivePolicy", EnqueueRedrivePolicyProps{
+		Failures: queues.EnqueueFailures, Outbox: tables.Outbox, Enqueue: fns.Enqueue,
+	})
+
 	out := func(name, desc string, value *string) {
 		awscdk.NewCfnOutput(stack, jsii.String(name), &awscdk.CfnOutputProps{Value: value, Description: jsii.String(desc)})
 	}
@@ -81,6 +85,7 @@ func NewHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 	out("DeadLetterQueueARN", "ARN of the dead-letter queue (redrive target).", queues.DeadLetter.QueueArn())
 	out("EnqueueFailureQueueURL", "Stream batches the enqueue function could not process.", queues.EnqueueFailures.QueueUrl())
 	out("EnqueueFunctionName", "Fans outbox events out to endpoints.", fns.Enqueue.FunctionName())
+	out("EnqueueRedrivePolicyARN", "Attach to the operator who re-drives parked stream batches (make redrive-enqueue).", redrive.ManagedPolicyArn())
 	out("DeliverFunctionName", "POSTs deliveries to endpoints.", fns.Deliver.FunctionName())
 	out("DLQDepthAlarmName", "Fires when the DLQ holds too many messages.", queues.DepthAlarm.AlarmName())
 	out("ApiURL", "Base URL of the HTTP API.", httpAPI.API.ApiEndpoint())

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -18,6 +19,7 @@ import (
 	"github.com/hookline/hookline/internal/api"
 	"github.com/hookline/hookline/internal/retry"
 	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/internal/streamredrive"
 	"github.com/stretchr/testify/require"
 )
 
@@ -549,7 +551,7 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		})
 	})
 
-	t.Run("stream mapping: outbox stream to enqueue, partial failures, parked on failure", func(t *testing.T) {
+	t.Run("stream mapping: outbox stream to enqueue, retried until the age cap, bisected, parked on failure", func(t *testing.T) {
 		dest := assertions.NewCapture(nil)
 		var id *string
 		check(t, func() {
@@ -560,13 +562,33 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		s.hasProperties(t, "AWS::Lambda::EventSourceMapping", *id, obj{
 			"EventSourceArn":             getAtt(s.outboxTable, "StreamArn"),
 			"FunctionName":               refTo(s.enqueueFn),
+			"BatchSize":                  100,
 			"FunctionResponseTypes":      assertions.Match_ArrayEquals(&arr{"ReportBatchItemFailures"}),
 			"BisectBatchOnFunctionError": true,
-			"MaximumRetryAttempts":       10,
-			"MaximumRecordAgeInSeconds":  86400,
-			"DestinationConfig":          obj{"OnFailure": obj{"Destination": dest}},
+			// -1: no limit on retries; the age cap alone ends them.
+			"MaximumRetryAttempts":      -1,
+			"MaximumRecordAgeInSeconds": 72000,
+			"DestinationConfig":         obj{"OnFailure": obj{"Destination": dest}},
 		})
 		require.Equal(t, getAtt(s.enqueueFails, "Arn"), roundTrip(t, dest.AsObject()))
+
+		// What Lambda accepts: MaximumRetryAttempts -1 to 10,000;
+		// MaximumRecordAgeInSeconds -1 or 60 to 604,800; BatchSize up to
+		// 10,000 for a DynamoDB stream. The age cap must also fall inside
+		// the stream's 24 h retention, or the parked batch can no longer be
+		// read back from the stream.
+		props := dig(t, s.resource(t, *id, "AWS::Lambda::EventSourceMapping"), "Properties").(obj)
+		retries := props["MaximumRetryAttempts"].(float64)
+		require.True(t, retries >= -1 && retries <= 10000, "MaximumRetryAttempts %v", retries)
+		age := props["MaximumRecordAgeInSeconds"].(float64)
+		require.True(t, age == -1 || (age >= 60 && age <= 604800), "MaximumRecordAgeInSeconds %v", age)
+		require.Positive(t, age, "with no age cap the batch is parked only after the stream trimmed it")
+		require.Less(t, time.Duration(age)*time.Second, StreamRetention, "the parked batch must still be in the stream")
+		require.Equal(t, 24*time.Hour, StreamRetention)
+		batch := props["BatchSize"].(float64)
+		require.True(t, batch >= 1 && batch <= 10000, "BatchSize %v", batch)
+		// The re-drive invokes enqueue with at most a batch's records.
+		require.Equal(t, StreamBatchSize, streamredrive.MaxInvokeRecords)
 	})
 
 	t.Run("SQS mapping: delivery queue to deliver, batch 10, partial failures, capped concurrency", func(t *testing.T) {
@@ -628,6 +650,53 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		s.resource(t, s.deliverFn, "AWS::Lambda::Function")
 		s.resource(t, s.dlqAlarm, "AWS::CloudWatch::Alarm")
 		require.Len(t, map[string]bool{s.deliveryQueue: true, s.deadLetter: true, s.enqueueFails: true}, 3)
+	})
+
+	t.Run("operator re-drive policy: exactly what the re-drive calls, attached to no function", func(t *testing.T) {
+		ref, ok := dig(t, s.json, "Outputs", "EnqueueRedrivePolicyARN", "Value", "Ref").(string)
+		require.True(t, ok)
+		policy := s.resource(t, ref, "AWS::IAM::ManagedPolicy")
+		props := dig(t, policy, "Properties").(obj)
+		for _, k := range []string{"Roles", "Users", "Groups"} {
+			require.NotContains(t, props, k, "an operator attaches the policy; the stack attaches it to nobody")
+		}
+		got := map[string]any{}
+		for _, raw := range dig(t, props, "PolicyDocument", "Statement").(arr) {
+			st := raw.(obj)
+			require.Equal(t, "Allow", st["Effect"])
+			var actions []string
+			switch a := st["Action"].(type) {
+			case string:
+				actions = []string{a}
+			case arr:
+				for _, x := range a {
+					actions = append(actions, x.(string))
+				}
+			}
+			slices.Sort(actions)
+			got[strings.Join(actions, " ")] = st["Resource"]
+		}
+		// The actions are the methods of the re-drive's ports, one for one
+		// (Lambda's Invoke is the action lambda:InvokeFunction).
+		port := func(service string, iface reflect.Type) string {
+			var actions []string
+			for i := range iface.NumMethod() {
+				action := service + ":" + iface.Method(i).Name
+				if action == "lambda:Invoke" {
+					action = "lambda:InvokeFunction"
+				}
+				actions = append(actions, action)
+			}
+			slices.Sort(actions)
+			return strings.Join(actions, " ")
+		}
+		want := map[string]any{
+			port("sqs", reflect.TypeFor[streamredrive.Queue]()):        getAtt(s.enqueueFails, "Arn"),
+			port("dynamodb", reflect.TypeFor[streamredrive.Streams]()): getAtt(s.outboxTable, "StreamArn"),
+			port("lambda", reflect.TypeFor[streamredrive.Invoker]()):   getAtt(s.enqueueFn, "Arn"),
+			port("dynamodb", reflect.TypeFor[streamredrive.Scanner]()): getAtt(s.outboxTable, "Arn"),
+		}
+		require.Equal(t, want, got)
 	})
 
 	t.Run("least privilege: only deliver may dead-letter", func(t *testing.T) {

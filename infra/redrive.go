@@ -1,0 +1,43 @@
+package main
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// EnqueueRedrivePolicyProps configures NewEnqueueRedrivePolicy.
+type EnqueueRedrivePolicyProps struct {
+	// Failures is the enqueue mapping's on-failure queue.
+	Failures awssqs.Queue
+	// Outbox is the outbox table, its stream the mapping's source.
+	Outbox awsdynamodb.Table
+	// Enqueue is the enqueue function.
+	Enqueue awslambda.Function
+}
+
+// NewEnqueueRedrivePolicy creates the managed policy that an operator's
+// role or user needs to re-drive the parked stream batches
+// (scripts/enqueueredrive), and nothing more: receive, delete and release
+// the failure queue's messages, read the outbox stream, invoke the enqueue
+// function, and scan the outbox table (for the fallback). No function is
+// given any of this: the re-drive runs with a person's credentials.
+func NewEnqueueRedrivePolicy(scope constructs.Construct, id string, p EnqueueRedrivePolicyProps) awsiam.ManagedPolicy {
+	statement := func(resource *string, actions ...string) awsiam.PolicyStatement {
+		return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Effect: awsiam.Effect_ALLOW, Actions: jsii.Strings(actions...), Resources: &[]*string{resource},
+		})
+	}
+	return awsiam.NewManagedPolicy(scope, &id, &awsiam.ManagedPolicyProps{
+		Description: jsii.String("Re-drive the outbox stream batches parked on the hookline enqueue failure queue (docs/operations.md)."),
+		Statements: &[]awsiam.PolicyStatement{
+			statement(p.Failures.QueueArn(), "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility"),
+			statement(p.Outbox.TableStreamArn(), "dynamodb:GetShardIterator", "dynamodb:GetRecords"),
+			statement(p.Enqueue.FunctionArn(), "lambda:InvokeFunction"),
+			statement(p.Outbox.TableArn(), "dynamodb:Scan"),
+		},
+	})
+}
