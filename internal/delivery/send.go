@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -48,6 +49,34 @@ func Fits(entries []sqstypes.SendMessageBatchRequestEntry, e sqstypes.SendMessag
 		size += EntrySize(x)
 	}
 	return size <= MaxBatchBytes
+}
+
+// CheckBatch says what SQS answers to a SendMessageBatch request holding
+// entries, where it refuses it: no entries, more than MaxBatchEntries,
+// repeated entry ids, or more than MaxBatchBytes in all (EntrySize). The
+// fakes of SQS in tests call it, so that every sender is held to the same
+// rules as on AWS (the local cloud does not enforce them all).
+func CheckBatch(entries []sqstypes.SendMessageBatchRequestEntry) error {
+	if len(entries) == 0 {
+		return errors.New("AWS.SimpleQueueService.EmptyBatchRequest: no entries")
+	}
+	if len(entries) > MaxBatchEntries {
+		return fmt.Errorf("AWS.SimpleQueueService.TooManyEntriesInBatchRequest: %d entries, at most %d", len(entries), MaxBatchEntries)
+	}
+	ids := map[string]bool{}
+	size := 0
+	for _, e := range entries {
+		id := aws.ToString(e.Id)
+		if id == "" || ids[id] {
+			return fmt.Errorf("AWS.SimpleQueueService.BatchEntryIdsNotDistinct: entry id %q", id)
+		}
+		ids[id] = true
+		size += EntrySize(e)
+	}
+	if size > MaxBatchBytes {
+		return fmt.Errorf("AWS.SimpleQueueService.BatchRequestTooLong: %d bytes, at most %d", size, MaxBatchBytes)
+	}
+	return nil
 }
 
 // SendBatch sends entries (at most ten) to queueURL and fails if any of them
