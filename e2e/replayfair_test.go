@@ -109,6 +109,8 @@ func TestReplayFloodIsBoundedPerTenant(t *testing.T) {
 	require.LessOrEqual(t, len(jobsA), replay.DefaultMaxOpenJobs, "at most three of A's jobs at once")
 	require.Equal(t, flood-len(jobsA), refused)
 
+	t.Logf("A's flood of %d requests: %d accepted, %d refused with 429", flood, len(jobsA), refused)
+	askedB := time.Now()
 	status, _, job, err := postReplay(keyB, map[string]any{"delivery_ids": idsB})
 	require.NoError(t, err)
 	require.Equal(t, http.StatusAccepted, status, "B is not refused for A's flood: %v", job)
@@ -119,6 +121,7 @@ func TestReplayFloodIsBoundedPerTenant(t *testing.T) {
 		s, got = call(t, "GET", path, keyB, nil)
 		return s == http.StatusOK && got["status"] == replay.StatusCompleted
 	}, time.Minute, 500*time.Millisecond, "B's replay waits behind at most three of A's job steps: %v", got)
+	t.Logf("B's replay completed %s after it was asked for", time.Since(askedB).Round(100*time.Millisecond))
 	require.EqualValues(t, 3, got["replayed"])
 	rcvB.waitFor(t, 6, 30*time.Second)
 
@@ -217,6 +220,13 @@ func TestReplayJobStoreAgainstLocalCloud(t *testing.T) {
 		left, err := s.TenantJobs(ctx, tenantID)
 		require.NoError(t, err)
 		require.ElementsMatch(t, open[1:], left)
+		for _, id := range left {
+			require.NoError(t, s.ReleaseJob(ctx, tenantID, id))
+		}
+		left, err = s.TenantJobs(ctx, tenantID)
+		require.NoError(t, err)
+		require.Empty(t, left)
+		require.NoError(t, s.ReleaseJob(ctx, tenantID, open[1]), "released from an empty set: harmless")
 		require.NoError(t, s.CreateJob(ctx, &store.ReplayJob{JobID: tenantID + "_again", TenantID: tenantID, Kind: replay.KindFilter}, 3))
 		err = s.CreateJob(ctx, &store.ReplayJob{JobID: tenantID + "_again", TenantID: tenantID + "_other", Kind: replay.KindFilter}, 3)
 		require.ErrorIs(t, err, store.ErrConflict, "an existing id is a conflict, not a second job")

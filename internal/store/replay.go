@@ -386,9 +386,12 @@ func (s *Store) TenantJobs(ctx context.Context, tenantID string) ([]string, erro
 func (s *Store) ReleaseJob(ctx context.Context, tenantID, jobID string) error {
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &s.table, Key: jobSlotsKey(tenantID),
-		UpdateExpression:          aws.String("DELETE open_jobs :job"),
-		ConditionExpression:       aws.String("attribute_exists(pk)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":job": &types.AttributeValueMemberSS{Value: []string{jobID}}},
+		UpdateExpression:    aws.String("DELETE open_jobs :job"),
+		ConditionExpression: aws.String("contains(open_jobs, :id)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":job": &types.AttributeValueMemberSS{Value: []string{jobID}},
+			":id":  &types.AttributeValueMemberS{Value: jobID},
+		},
 	})
 	if err != nil && !isConditionFailed(err) {
 		return fmt.Errorf("release replay job %s of tenant %s: %w", jobID, tenantID, err)
