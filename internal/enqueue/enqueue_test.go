@@ -136,15 +136,8 @@ func (q *fakeQueue) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatch
 	if q.fail || q.requests == q.failAt {
 		return nil, errBoom
 	}
-	if len(in.Entries) > 10 {
-		return nil, fmt.Errorf("batch of %d entries: SQS takes at most 10", len(in.Entries))
-	}
-	size := 0
-	for _, e := range in.Entries {
-		size += len(*e.MessageBody)
-	}
-	if size > 256<<10 {
-		return nil, fmt.Errorf("AWS.SimpleQueueService.BatchRequestTooLong: %d bytes, over 262144", size)
+	if err := delivery.CheckBatch(in.Entries); err != nil {
+		return nil, err // what SQS refuses: over 10 entries or 256 KiB, repeated ids
 	}
 	q.batches++
 	out := &sqs.SendMessageBatchOutput{}
