@@ -522,7 +522,8 @@ type visChange struct {
 // fewer), each then hidden for the VisibilityTimeout and given a new
 // receipt handle, with the SentTimestamp attribute when asked for it.
 // DeleteMessage and ChangeMessageVisibility take a current receipt handle.
-// Requests SQS would reject (delays over 900 s, empty bodies, and batches
+// Requests SQS would reject (delays over 900 s, empty bodies or over 256
+// KiB, and batches
 // that delivery.CheckBatch refuses: over 10 entries or 256 KiB, repeated
 // ids) fail. It is safe for concurrent use.
 type fakeQueue struct {
@@ -610,6 +611,9 @@ func checkQueue(url *string) error {
 func checkSend(body *string, delay int32) error {
 	if body == nil || *body == "" {
 		return errors.New("InvalidParameterValue: the message body is empty")
+	}
+	if len(*body) > delivery.MaxBatchBytes {
+		return fmt.Errorf("InvalidParameterValue: a message of %d bytes is over SQS's 256 KiB", len(*body))
 	}
 	if delay < 0 || delay > 900 {
 		return fmt.Errorf("InvalidParameterValue: DelaySeconds %d is not in 0..900", delay)
