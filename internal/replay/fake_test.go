@@ -516,16 +516,15 @@ type visChange struct {
 }
 
 // fakeQueue is an in-memory replay.Queue: it records every message sent (to
-// the delivery and jobs queues) with its delay, and holds a dead-letter
+// the delivery, jobs and operations queues) with its delay, and holds a dead-letter
 // queue that ReceiveMessage reads as SQS does: only visible messages, at
 // most MaxNumberOfMessages (and at most perReceive, as SQS may return
 // fewer), each then hidden for the VisibilityTimeout and given a new
 // receipt handle, with the SentTimestamp attribute when asked for it.
 // DeleteMessage and ChangeMessageVisibility take a current receipt handle.
 // Requests SQS would reject (delays over 900 s, empty bodies or over 256
-// KiB, and batches
-// that delivery.CheckBatch refuses: over 10 entries or 256 KiB, repeated
-// ids) fail. It is safe for concurrent use.
+// KiB, and batches that delivery.CheckBatch refuses: over 10 entries or 256
+// KiB, repeated ids) fail. It is safe for concurrent use.
 type fakeQueue struct {
 	mu  sync.Mutex
 	now func() time.Time
