@@ -22,8 +22,9 @@ type HTTPAPIProps struct {
 	AllowHTTP bool
 	// AllowCIDRs are the SSRF guard's allowlist, for registration checks.
 	AllowCIDRs []string
-	// ReplayJobs receives the replay jobs the API starts.
-	ReplayJobs awssqs.IQueue
+	// ReplayJobs receives the tenants' replay jobs the API starts;
+	// ReplayOps the operator's redrive.
+	ReplayJobs, ReplayOps awssqs.IQueue
 }
 
 // HTTPAPI is the tenant and operator API.
@@ -51,8 +52,10 @@ func NewHTTPAPI(scope constructs.Construct, id string, p HTTPAPIProps) HTTPAPI {
 		"HOOKLINE_ALLOW_HTTP":              strconv.FormatBool(p.AllowHTTP),
 		"HOOKLINE_ALLOW_CIDRS":             strings.Join(p.AllowCIDRs, ","),
 		"HOOKLINE_REPLAY_QUEUE_URL":        *p.ReplayJobs.QueueUrl(),
+		"HOOKLINE_REPLAY_OPS_QUEUE_URL":    *p.ReplayOps.QueueUrl(),
 	})
 	p.ReplayJobs.GrantSendMessages(fn)
+	p.ReplayOps.GrantSendMessages(fn)
 	p.Functions.StateTable.GrantReadWriteData(fn)
 	secret.GrantRead(fn, nil)
 

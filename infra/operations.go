@@ -58,6 +58,10 @@ type Operations struct {
 // local clouds cannot deploy).
 var TenantDepthQuery = fmt.Sprintf(`SELECT MAX(%s) FROM SCHEMA("%s", %s)`, metrics.TenantDLQDepth, metrics.Namespace, metrics.DimensionTenant)
 
+// replayRecoverMinutes is how often replay jobs whose message was lost are
+// looked for (an index query) and sent again.
+const replayRecoverMinutes = 5
+
 // NewOperations creates the alarm topic (and the optional e-mail
 // subscription), the alarms that are not with their resources, wires every
 // alarm to the topic, schedules the per-tenant depth gauges and builds the
@@ -117,7 +121,7 @@ func NewOperations(scope constructs.Construct, id string, p OperationsProps) Ope
 	awsevents.NewRule(c, jsii.String("DepthGauges"), &awsevents.RuleProps{
 		Description: jsii.String("Publish every tenant's DLQ depth (TenantDLQDepth) each minute."),
 		Schedule:    awsevents.Schedule_Rate(minute),
-		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewSqsQueue(p.Replay.Jobs, &awseventstargets.SqsQueueProps{
+		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewSqsQueue(p.Replay.Ops, &awseventstargets.SqsQueueProps{
 			Message: awsevents.RuleTargetInput_FromObject(map[string]any{"gauges": true}),
 		})},
 	})
@@ -129,8 +133,18 @@ func NewOperations(scope constructs.Construct, id string, p OperationsProps) Ope
 	awsevents.NewRule(c, jsii.String("DLQSweep"), &awsevents.RuleProps{
 		Description: jsii.String("Reconcile the SQS DLQ with the index: drop stale copies, record missed deaths."),
 		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Seconds(jsii.Number(p.SweepInterval.Seconds()))),
-		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewSqsQueue(p.Replay.Jobs, &awseventstargets.SqsQueueProps{
+		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewSqsQueue(p.Replay.Ops, &awseventstargets.SqsQueueProps{
 			Message: awsevents.RuleTargetInput_FromObject(map[string]any{"sweep": true}),
+		})},
+	})
+
+	// And the replay jobs whose message was lost (a purged queue): a job
+	// not saved for an hour is sent again, so none stays queued for ever.
+	awsevents.NewRule(c, jsii.String("ReplayJobRecovery"), &awsevents.RuleProps{
+		Description: jsii.String("Send again the messages of replay jobs idle for an hour (their message was lost)."),
+		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(replayRecoverMinutes))),
+		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewSqsQueue(p.Replay.Ops, &awseventstargets.SqsQueueProps{
+			Message: awsevents.RuleTargetInput_FromObject(map[string]any{"recover": true}),
 		})},
 	})
 	return Operations{Topic: topic, Alarms: alarms, Dashboard: newDashboard(c, p, alarms)}

@@ -23,12 +23,17 @@ type ReplayProps struct {
 	StuckAlarmThreshold int
 }
 
-// Replay is the replay worker and its jobs queue.
+// Replay is the replay worker and its two queues.
 type Replay struct {
-	Jobs       awssqs.Queue
+	// Jobs carries tenants' replay jobs, a few per tenant at most (the API
+	// refuses more); Ops the operator's redrive and the scheduled sweeps,
+	// gauges and job recoveries, worked apart so that no tenant can hold
+	// them up.
+	Jobs, Ops  awssqs.Queue
 	JobsFailed awssqs.Queue
 	Function   awslambda.Function
-	// StuckAlarm fires when a job message keeps failing and is parked.
+	// StuckAlarm fires when a job's (or an operations) message keeps
+	// failing and is parked.
 	StuckAlarm awscloudwatch.Alarm
 }
 
@@ -36,9 +41,17 @@ type Replay struct {
 // paced sends plus their bookkeeping.
 const replayTimeout = 5 * time.Minute
 
-// NewReplay creates the jobs queue (with its own dead-letter queue: a job
-// whose steps keep failing is parked there, its deliveries still dead, never
-// lost) and the replay function on it, one job message at a time.
+// Concurrency of the replay function's two event source mappings: tenants'
+// jobs, and the operator's queue (2, the least a mapping takes).
+const (
+	replayJobsConcurrency = 5
+	replayOpsConcurrency  = 2
+)
+
+// NewReplay creates the jobs queue and the operations queue (both parked, when
+// a message keeps failing, in one dead-letter queue: the job's deliveries
+// still dead, never lost) and the replay function on both, one message at a
+// time.
 func NewReplay(scope constructs.Construct, id string, p ReplayProps) Replay {
 	c := constructs.NewConstruct(scope, &id)
 	failed := awssqs.NewQueue(c, jsii.String("JobsFailed"), &awssqs.QueueProps{
@@ -53,21 +66,35 @@ func NewReplay(scope constructs.Construct, id string, p ReplayProps) Replay {
 		EnforceSSL:        jsii.Bool(true),
 		DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: failed, MaxReceiveCount: jsii.Number(5)},
 	})
+	ops := awssqs.NewQueue(c, jsii.String("Ops"), &awssqs.QueueProps{
+		RetentionPeriod:   awscdk.Duration_Days(jsii.Number(14)),
+		VisibilityTimeout: awscdk.Duration_Seconds(jsii.Number(6 * replayTimeout.Seconds())),
+		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:        jsii.Bool(true),
+		DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: failed, MaxReceiveCount: jsii.Number(5)},
+	})
 	fn := p.Functions.new(c, "Replay", replayTimeout, map[string]string{
-		"HOOKLINE_DELIVERY_QUEUE_URL": *p.Queues.Delivery.QueueUrl(),
-		"HOOKLINE_DLQ_URL":            *p.Queues.DeadLetter.QueueUrl(),
-		"HOOKLINE_REPLAY_QUEUE_URL":   *jobs.QueueUrl(),
-		"HOOKLINE_REPLAY_RATE":        strconv.FormatFloat(p.Rate, 'f', -1, 64),
+		"HOOKLINE_DELIVERY_QUEUE_URL":   *p.Queues.Delivery.QueueUrl(),
+		"HOOKLINE_DLQ_URL":              *p.Queues.DeadLetter.QueueUrl(),
+		"HOOKLINE_REPLAY_QUEUE_URL":     *jobs.QueueUrl(),
+		"HOOKLINE_REPLAY_OPS_QUEUE_URL": *ops.QueueUrl(),
+		"HOOKLINE_REPLAY_RATE":          strconv.FormatFloat(p.Rate, 'f', -1, 64),
 	})
 	p.Functions.StateTable.GrantReadWriteData(fn)
 	p.Queues.Delivery.GrantSendMessages(fn)
 	p.Queues.DeadLetter.GrantConsumeMessages(fn)
 	jobs.GrantSendMessages(fn)
-	fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(jobs, &awslambdaeventsources.SqsEventSourceProps{
-		BatchSize:               jsii.Number(1),
-		ReportBatchItemFailures: jsii.Bool(true),
-		MaxConcurrency:          jsii.Number(5),
-	}))
+	ops.GrantSendMessages(fn)
+	for _, src := range []struct {
+		q awssqs.Queue
+		n int
+	}{{jobs, replayJobsConcurrency}, {ops, replayOpsConcurrency}} {
+		fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(src.q, &awslambdaeventsources.SqsEventSourceProps{
+			BatchSize:               jsii.Number(1),
+			ReportBatchItemFailures: jsii.Bool(true),
+			MaxConcurrency:          jsii.Number(float64(src.n)),
+		}))
+	}
 	stuck := awscloudwatch.NewAlarm(c, jsii.String("JobsFailedDepth"), &awscloudwatch.AlarmProps{
 		AlarmDescription: jsii.String("A replay job keeps failing and was parked; its deliveries are still dead. See docs/operations.md."),
 		Metric: failed.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
@@ -78,5 +105,5 @@ func NewReplay(scope constructs.Construct, id string, p ReplayProps) Replay {
 		EvaluationPeriods:  jsii.Number(1),
 		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
 	})
-	return Replay{Jobs: jobs, JobsFailed: failed, Function: fn, StuckAlarm: stuck}
+	return Replay{Jobs: jobs, Ops: ops, JobsFailed: failed, Function: fn, StuckAlarm: stuck}
 }

@@ -57,7 +57,7 @@ func NewHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 		Functions:  defaults,
 		AllowHTTP:  p.AllowHTTP,
 		AllowCIDRs: p.AllowCIDRs,
-		ReplayJobs: replay.Jobs,
+		ReplayJobs: replay.Jobs, ReplayOps: replay.Ops,
 	})
 
 	ops := NewOperations(stack, "Operations", OperationsProps{
@@ -92,7 +92,8 @@ func NewHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 	out("ApiID", "Id of the HTTP API.", httpAPI.API.ApiId())
 	out("ApiFunctionName", "Serves the HTTP API.", httpAPI.Function.FunctionName())
 	out("OperatorKeySecretARN", "Secrets Manager secret holding the operator key.", httpAPI.OperatorKey.SecretArn())
-	out("ReplayJobsQueueURL", "Replay jobs waiting for the replay worker.", replay.Jobs.QueueUrl())
+	out("ReplayJobsQueueURL", "Tenants' replay jobs waiting for the replay worker.", replay.Jobs.QueueUrl())
+	out("ReplayOpsQueueURL", "The operator's redrive and the scheduled sweeps, gauges and job recoveries, for the replay worker.", replay.Ops.QueueUrl())
 	out("ReplayFunctionName", "Runs replays and redrives.", replay.Function.FunctionName())
 	out("AlarmTopicARN", "Every alarm notifies this SNS topic: subscribe the on-call here.", ops.Topic.TopicArn())
 	out("DashboardName", "The CloudWatch dashboard.", ops.Dashboard.DashboardName())

@@ -41,7 +41,7 @@ type synthesized struct {
 	outboxTable, stateTable                 string
 	deliveryQueue, deadLetter, enqueueFails string
 	enqueueFn, deliverFn, apiFn, replayFn   string
-	replayJobs                              string
+	replayJobs, replayOps                   string
 	dlqAlarm                                string
 	operatorKey                             string
 }
@@ -83,6 +83,7 @@ func synth(t *testing.T, props HooklineStackProps) *synthesized {
 	s.operatorKey = ref("OperatorKeySecretARN")
 	s.replayFn = ref("ReplayFunctionName")
 	s.replayJobs = ref("ReplayJobsQueueURL")
+	s.replayOps = ref("ReplayOpsQueueURL")
 	return s
 }
 
@@ -392,36 +393,52 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		})
 	})
 
-	t.Run("replay: jobs queue with its own DLQ, worker grants, the API starts jobs", func(t *testing.T) {
+	t.Run("replay: jobs and operations queues with a DLQ, worker grants, the API starts jobs", func(t *testing.T) {
 		arn := func(id string) obj { return obj{"Fn::GetAtt": arr{id, "Arn"}} }
-		s.hasProperties(t, "AWS::SQS::Queue", s.replayJobs, obj{
-			"RedrivePolicy":     assertions.Match_ObjectLike(&obj{"maxReceiveCount": 5}),
-			"VisibilityTimeout": 1800,
-		})
+		for _, q := range []string{s.replayJobs, s.replayOps} {
+			s.hasProperties(t, "AWS::SQS::Queue", q, obj{
+				"RedrivePolicy":     assertions.Match_ObjectLike(&obj{"maxReceiveCount": 5}),
+				"VisibilityTimeout": 1800,
+			})
+		}
 		s.hasProperties(t, "AWS::Lambda::Function", s.replayFn, obj{
 			"Timeout": 300,
 			"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{
-				"HOOKLINE_REPLAY_QUEUE_URL":   refTo(s.replayJobs),
-				"HOOKLINE_DELIVERY_QUEUE_URL": refTo(s.deliveryQueue),
-				"HOOKLINE_DLQ_URL":            refTo(s.deadLetter),
-				"HOOKLINE_REPLAY_RATE":        "10",
+				"HOOKLINE_REPLAY_QUEUE_URL":     refTo(s.replayJobs),
+				"HOOKLINE_REPLAY_OPS_QUEUE_URL": refTo(s.replayOps),
+				"HOOKLINE_DELIVERY_QUEUE_URL":   refTo(s.deliveryQueue),
+				"HOOKLINE_DLQ_URL":              refTo(s.deadLetter),
+				"HOOKLINE_REPLAY_RATE":          "10",
 			})},
 		})
-		check(t, func() {
-			s.tpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), obj{
-				"FunctionName":          refTo(s.replayFn),
-				"EventSourceArn":        arn(s.replayJobs),
-				"BatchSize":             1,
-				"FunctionResponseTypes": arr{"ReportBatchItemFailures"},
+		// Tenants' jobs and the operator's queue each have their own
+		// mapping, so no tenant's jobs hold up a redrive, a sweep or a gauge.
+		for q, n := range map[string]int{s.replayJobs: 5, s.replayOps: 2} {
+			check(t, func() {
+				s.tpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), obj{
+					"FunctionName":          refTo(s.replayFn),
+					"EventSourceArn":        arn(q),
+					"BatchSize":             1,
+					"FunctionResponseTypes": arr{"ReportBatchItemFailures"},
+					"ScalingConfig":         obj{"MaximumConcurrency": n},
+				})
 			})
+		}
+		s.hasProperties(t, "AWS::Lambda::Function", s.apiFn, obj{
+			"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{
+				"HOOKLINE_REPLAY_QUEUE_URL":     refTo(s.replayJobs),
+				"HOOKLINE_REPLAY_OPS_QUEUE_URL": refTo(s.replayOps),
+			})},
 		})
 		replay := s.rolePolicy(t, s.replayFn)
 		require.True(t, allows(replay, "sqs:SendMessage", arn(s.deliveryQueue)), "the worker sends replayed messages")
 		require.True(t, allows(replay, "sqs:ReceiveMessage", arn(s.deadLetter)), "the worker reads the DLQ (sweep, redrive)")
 		require.True(t, allows(replay, "sqs:DeleteMessage", arn(s.deadLetter)))
 		require.True(t, allows(replay, "sqs:SendMessage", arn(s.replayJobs)), "the worker schedules its next step")
+		require.True(t, allows(replay, "sqs:SendMessage", arn(s.replayOps)), "and sweeps, and a redrive's next step")
 		apiFn := s.rolePolicy(t, s.apiFn)
 		require.True(t, allows(apiFn, "sqs:SendMessage", arn(s.replayJobs)), "the API starts jobs")
+		require.True(t, allows(apiFn, "sqs:SendMessage", arn(s.replayOps)), "and the redrive")
 		require.False(t, mentions(apiFn, arn(s.deliveryQueue)), "the API never sends deliveries itself")
 		require.False(t, mentions(s.rolePolicy(t, s.enqueueFn), arn(s.replayJobs)))
 	})
@@ -484,16 +501,23 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		}
 	})
 
-	t.Run("operations: depth gauges scheduled every minute onto the jobs queue; dashboard", func(t *testing.T) {
-		check(t, func() {
-			s.tpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), obj{
-				"ScheduleExpression": "rate(1 minute)",
-				"Targets": assertions.Match_ArrayWith(&arr{assertions.Match_ObjectLike(&obj{
-					"Arn":   obj{"Fn::GetAtt": arr{s.replayJobs, "Arn"}},
-					"Input": `{"gauges":true}`,
-				})}),
+	t.Run("operations: gauges, sweeps and job recovery scheduled onto the operations queue; dashboard", func(t *testing.T) {
+		for input, rate := range map[string]string{`{"gauges":true}`: "rate(1 minute)", `{"sweep":true}`: "rate(5 minutes)", `{"recover":true}`: "rate(5 minutes)"} {
+			check(t, func() {
+				s.tpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), obj{
+					"ScheduleExpression": rate,
+					"Targets": assertions.Match_ArrayWith(&arr{assertions.Match_ObjectLike(&obj{
+						"Arn":   obj{"Fn::GetAtt": arr{s.replayOps, "Arn"}},
+						"Input": input,
+					})}),
+				})
 			})
-		})
+		}
+		var rules *map[string]*map[string]any
+		check(t, func() { rules = s.tpl.FindResources(jsii.String("AWS::Events::Rule"), nil) })
+		for id, r := range *rules {
+			require.NotContains(t, fmt.Sprint(roundTrip(t, r)["Properties"]), s.replayJobs, "rule %s must not queue behind tenants' jobs", id)
+		}
 		check(t, func() { s.tpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Dashboard"), jsii.Number(1)) })
 	})
 
@@ -604,7 +628,8 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 			"FunctionResponseTypes": assertions.Match_ArrayEquals(&arr{"ReportBatchItemFailures"}),
 			"ScalingConfig":         obj{"MaximumConcurrency": w.maxConcurrency},
 		})
-		check(t, func() { s.tpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(3)) })
+		// The stream to enqueue, the delivery queue to deliver, and the two replay queues.
+		check(t, func() { s.tpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(4)) })
 	})
 
 	t.Run("deliver reserved concurrency", func(t *testing.T) {

@@ -102,9 +102,9 @@ func Truncate(s string, n int) string {
 	return s[:cut] + more
 }
 
-// sqsAllowed reports whether SQS accepts r in a message body: #x9, #xA,
+// SQSAllowed reports whether SQS accepts r in a message body: #x9, #xA,
 // #xD, #x20 to #xD7FF, #xE000 to #xFFFD and #x10000 to #x10FFFF.
-func sqsAllowed(r rune) bool {
+func SQSAllowed(r rune) bool {
 	switch {
 	case r == 0x9, r == 0xA, r == 0xD:
 		return true
@@ -121,14 +121,14 @@ func firstInvalidChar(s string, header bool) (r rune, at int, ok bool) {
 	for i := 0; i < len(s); {
 		b := s[i]
 		if b < utf8.RuneSelf {
-			if (header && (b < 0x20 || b == 0x7F)) || !sqsAllowed(rune(b)) {
+			if (header && (b < 0x20 || b == 0x7F)) || !SQSAllowed(rune(b)) {
 				return rune(b), i, true
 			}
 			i++
 			continue
 		}
 		c, size := utf8.DecodeRuneInString(s[i:])
-		if !sqsAllowed(c) {
+		if !SQSAllowed(c) {
 			return c, i, true
 		}
 		i += size

@@ -38,9 +38,12 @@ type Config struct {
 	// URLs (HOOKLINE_ALLOW_HTTP=true, HOOKLINE_ALLOW_CIDRS) is the
 	// registration check of endpoint URLs. Default: https, public hosts only.
 	URLs netguard.URLPolicy
-	// ReplayQueueURL (HOOKLINE_REPLAY_QUEUE_URL) receives replay jobs.
-	// Empty: the replay routes answer 503.
+	// ReplayQueueURL (HOOKLINE_REPLAY_QUEUE_URL) receives tenants' replay
+	// jobs. Empty: the replay routes answer 503.
 	ReplayQueueURL string
+	// ReplayOpsQueueURL (HOOKLINE_REPLAY_OPS_QUEUE_URL) receives the
+	// operator's redrive, away from tenants' jobs. Empty: ReplayQueueURL.
+	ReplayOpsQueueURL string
 	// LogLevel (HOOKLINE_LOG_LEVEL): DEBUG, INFO (default), WARN or ERROR.
 	LogLevel string
 }
@@ -51,6 +54,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		OperatorKey:          getenv("HOOKLINE_OPERATOR_KEY"),
 		OperatorKeySecretARN: getenv("HOOKLINE_OPERATOR_KEY_SECRET_ARN"),
 		ReplayQueueURL:       getenv("HOOKLINE_REPLAY_QUEUE_URL"),
+		ReplayOpsQueueURL:    getenv("HOOKLINE_REPLAY_OPS_QUEUE_URL"),
 		LogLevel:             getenv("HOOKLINE_LOG_LEVEL"),
 	}
 	if c.StateTable == "" {
@@ -97,7 +101,7 @@ func run() error {
 		srv.OperatorKeyFunc = secretString(secretsmanager.NewFromConfig(awsCfg), cfg.OperatorKeySecretARN)
 	}
 	if cfg.ReplayQueueURL != "" {
-		srv.Replays = &replay.Worker{Store: st, Queue: sqs.NewFromConfig(awsCfg), JobsQueueURL: cfg.ReplayQueueURL, Log: log}
+		srv.Replays = &replay.Worker{Store: st, Queue: sqs.NewFromConfig(awsCfg), JobsQueueURL: cfg.ReplayQueueURL, OpsQueueURL: cfg.ReplayOpsQueueURL, Log: log}
 	}
 	lambda.Start(apigw.Handler(srv.Handler()))
 	return nil

@@ -1,7 +1,7 @@
-// Command replay is the Lambda function on the replay jobs queue: it runs
-// tenants' replays and the operator's redrive in paced, checkpointed steps,
-// and sweeps the dead-letter queue after each job. Wiring only; the logic is
-// in internal/replay.
+// Command replay is the Lambda function on the replay queues (tenants' jobs;
+// the operator's redrive, sweeps, gauges and job recovery): it runs replays
+// and redrives in paced, checkpointed steps, and sweeps the dead-letter
+// queue. Wiring only; the logic is in internal/replay.
 package main
 
 import (
@@ -26,6 +26,9 @@ type Config struct {
 	// (HOOKLINE_DELIVERY_QUEUE_URL), DLQURL (HOOKLINE_DLQ_URL) and
 	// JobsQueueURL (HOOKLINE_REPLAY_QUEUE_URL) are required.
 	StateTable, DeliveryQueueURL, DLQURL, JobsQueueURL string
+	// OpsQueueURL (HOOKLINE_REPLAY_OPS_QUEUE_URL) carries the redrive and
+	// the sweeps, gauges and job recoveries. Empty: JobsQueueURL.
+	OpsQueueURL string
 	// Rate (HOOKLINE_REPLAY_RATE) is the sends per second of one job. Default 10.
 	Rate float64
 	// LogLevel (HOOKLINE_LOG_LEVEL): DEBUG, INFO (default), WARN or ERROR.
@@ -35,7 +38,7 @@ type Config struct {
 func loadConfig(getenv func(string) string) (Config, error) {
 	c := Config{
 		StateTable: getenv("HOOKLINE_STATE_TABLE"), DeliveryQueueURL: getenv("HOOKLINE_DELIVERY_QUEUE_URL"),
-		DLQURL: getenv("HOOKLINE_DLQ_URL"), JobsQueueURL: getenv("HOOKLINE_REPLAY_QUEUE_URL"),
+		DLQURL: getenv("HOOKLINE_DLQ_URL"), JobsQueueURL: getenv("HOOKLINE_REPLAY_QUEUE_URL"), OpsQueueURL: getenv("HOOKLINE_REPLAY_OPS_QUEUE_URL"),
 		Rate: 10, LogLevel: getenv("HOOKLINE_LOG_LEVEL"),
 	}
 	for _, v := range []struct{ name, value string }{
@@ -73,7 +76,7 @@ func run() error {
 		Depths:           st,
 		Metrics:          metrics.New(os.Stdout),
 		Queue:            sqs.NewFromConfig(aws),
-		DeliveryQueueURL: cfg.DeliveryQueueURL, DLQURL: cfg.DLQURL, JobsQueueURL: cfg.JobsQueueURL,
+		DeliveryQueueURL: cfg.DeliveryQueueURL, DLQURL: cfg.DLQURL, JobsQueueURL: cfg.JobsQueueURL, OpsQueueURL: cfg.OpsQueueURL,
 		Rate: cfg.Rate, Rand: rand.Float64, Log: log,
 	}
 	lambda.Start(w.Handle)

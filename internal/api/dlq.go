@@ -10,10 +10,16 @@ import (
 	"github.com/hookline/hookline/internal/store"
 )
 
-// ReplayStarter records a replay job and sets it running.
+// ReplayStarter records a replay job and sets it running, or refuses it
+// with store.ErrTooManyJobs when the tenant has as many jobs open as it may.
 type ReplayStarter interface {
 	Start(ctx context.Context, j *store.ReplayJob) error
 }
+
+// ReplayRetryAfter is the Retry-After of a replay refused because the tenant
+// has too many jobs open: about the time a job of a few hundred deliveries
+// takes at the default pace.
+const ReplayRetryAfter = 30 * time.Second
 
 // DeadLetterView is a dead delivery as the DLQ listing shows it.
 type DeadLetterView struct {
@@ -170,7 +176,13 @@ func (s *Server) startJob(w http.ResponseWriter, r *http.Request, job store.Repl
 		return s.internal(r, err)
 	}
 	job.JobID = id
-	if err := s.Replays.Start(r.Context(), &job); err != nil {
+	err = s.Replays.Start(r.Context(), &job)
+	if errors.Is(err, store.ErrTooManyJobs) {
+		w.Header().Set("Retry-After", strconv.Itoa(int(ReplayRetryAfter.Seconds())))
+		return problem(http.StatusTooManyRequests,
+			"this tenant has as many replay jobs queued or running as it may; retry when one completes (GET /v1/replays/{job_id} follows them)")
+	}
+	if err != nil {
 		return s.internal(r, err)
 	}
 	path := "/v1/replays/"

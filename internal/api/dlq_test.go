@@ -114,6 +114,40 @@ func TestDLQReplayStartsAJob(t *testing.T) {
 	}
 }
 
+// A tenant with as many replay jobs open as it may gets 429, a problem
+// document and Retry-After; another tenant and the operator do not.
+func TestDLQReplayRefusedAtTheBound(t *testing.T) {
+	e := newEnv(t)
+	keyA := e.newTenant("tenant-a")
+	keyB := e.newTenant("tenant-b")
+	e.store.full = map[string]bool{"tenant-a": true}
+	for name, body := range map[string]any{
+		"by filter": map[string]any{"event_type": "order.created"},
+		"by ids":    map[string]any{"delivery_ids": []string{"dl_1"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rec := e.do("POST", "/v1/dlq/replay", keyA, body)
+			p := requireProblem(t, rec, http.StatusTooManyRequests)
+			require.Contains(t, p.Detail, "replay jobs queued or running")
+			require.Equal(t, "30", rec.Header().Get("Retry-After"))
+		})
+	}
+	require.Empty(t, e.store.jobs)
+	t.Run("documented", func(t *testing.T) {
+		doc := loadOpenAPI(t)
+		op := asMap(asMap(asMap(doc["paths"])["/v1/dlq/replay"])["post"])
+		r, err := resolve(doc, asMap(op["responses"])["429"])
+		require.NoError(t, err)
+		require.NotNil(t, r, "POST /v1/dlq/replay documents its 429")
+		require.Contains(t, asMap(r["headers"]), "Retry-After")
+		require.Contains(t, asMap(r["content"]), "application/problem+json")
+	})
+	rec := e.do("POST", "/v1/dlq/replay", keyB, map[string]any{"event_type": "order.created"})
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	rec = e.do("POST", "/v1/admin/dlq/redrive", operatorKey, nil)
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+}
+
 func TestOperatorRedrive(t *testing.T) {
 	e := newEnv(t)
 	rec := e.do("POST", "/v1/admin/dlq/redrive", operatorKey, nil)

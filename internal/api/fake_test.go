@@ -38,6 +38,8 @@ type fakeStore struct {
 	failWith error
 	// conflictOnRotate makes RotateSecret lose a race (ErrConflict).
 	conflictOnRotate bool
+	// full names the tenants whose replays fakeReplays refuses.
+	full map[string]bool
 }
 
 var _ api.Store = (*fakeStore)(nil)
@@ -511,12 +513,16 @@ func (f *fakeStore) Job(_ context.Context, id string) (store.ReplayJob, error) {
 	return j, nil
 }
 
-// fakeReplays records started jobs in the fake store.
+// fakeReplays records started jobs in the fake store, and refuses a
+// tenant's with store.ErrTooManyJobs while the store's full says so.
 type fakeReplays struct{ f *fakeStore }
 
 func (r fakeReplays) Start(_ context.Context, j *store.ReplayJob) error {
 	r.f.mu.Lock()
 	defer r.f.mu.Unlock()
+	if r.f.full[j.TenantID] {
+		return fmt.Errorf("tenant %s: %w", j.TenantID, store.ErrTooManyJobs)
+	}
 	j.CreatedAt, j.UpdatedAt = r.f.clock(), r.f.clock()
 	r.f.jobs[j.JobID] = *j
 	return nil

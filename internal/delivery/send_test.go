@@ -62,3 +62,43 @@ func TestFits(t *testing.T) {
 	require.Equal(t, 56<<10+1+6+1, EntrySize(withAttr), "attributes count: name, type, value")
 	require.False(t, Fits(batch, withAttr))
 }
+
+func TestCheckBatch(t *testing.T) {
+	entry := func(id string, n int) sqstypes.SendMessageBatchRequestEntry {
+		return sqstypes.SendMessageBatchRequestEntry{Id: aws.String(id), MessageBody: aws.String(strings.Repeat("a", n))}
+	}
+	ten := make([]sqstypes.SendMessageBatchRequestEntry, 0, 11)
+	for i := range 11 {
+		ten = append(ten, entry(string(rune('a'+i)), 1))
+	}
+	withAttr := entry("b", 128<<10)
+	withAttr.MessageAttributes = map[string]sqstypes.MessageAttributeValue{"k": {DataType: aws.String("String"), StringValue: aws.String("v")}}
+	cases := []struct {
+		name    string
+		entries []sqstypes.SendMessageBatchRequestEntry
+		refused string // "" when SQS takes it
+	}{
+		{"one entry", ten[:1], ""},
+		{"ten entries", ten[:10], ""},
+		{"exactly 256 KiB", []sqstypes.SendMessageBatchRequestEntry{entry("a", 128<<10), entry("b", 128<<10)}, ""},
+		{"none", nil, "EmptyBatchRequest"},
+		{"eleven entries", ten, "TooManyEntriesInBatchRequest"},
+		{"repeated id", []sqstypes.SendMessageBatchRequestEntry{entry("a", 1), entry("a", 1)}, "BatchEntryIdsNotDistinct"},
+		{"one byte over 256 KiB", []sqstypes.SendMessageBatchRequestEntry{entry("a", 128<<10), entry("b", 128<<10+1)}, "BatchRequestTooLong"},
+		{"over by its attributes", []sqstypes.SendMessageBatchRequestEntry{entry("a", 128<<10), withAttr}, "BatchRequestTooLong"},
+		{"U+FFFE in a body", []sqstypes.SendMessageBatchRequestEntry{{Id: aws.String("a"), MessageBody: aws.String("{\"x\":\"\ufffe\"}")}}, "InvalidMessageContents"},
+		{"NUL in a body", []sqstypes.SendMessageBatchRequestEntry{{Id: aws.String("a"), MessageBody: aws.String("a\x00")}}, "InvalidMessageContents"},
+		{"invalid UTF-8 in a body", []sqstypes.SendMessageBatchRequestEntry{{Id: aws.String("a"), MessageBody: aws.String("a\xff")}}, "InvalidMessageContents"},
+		{"tab, LF, CR, astral characters", []sqstypes.SendMessageBatchRequestEntry{{Id: aws.String("a"), MessageBody: aws.String("\t\n\r\U0001F600\u2603")}}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := CheckBatch(c.entries)
+			if c.refused == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, c.refused)
+		})
+	}
+}

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
@@ -150,18 +149,8 @@ func (q *fakeQueue) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatch
 	if q.fail || q.requests == q.failAt {
 		return nil, errBoom
 	}
-	if len(in.Entries) > 10 {
-		return nil, fmt.Errorf("batch of %d entries: SQS takes at most 10", len(in.Entries))
-	}
-	size := 0
-	for _, e := range in.Entries {
-		size += len(*e.MessageBody)
-		if err := sqsBodyCharacters(*e.MessageBody); err != nil {
-			return nil, err
-		}
-	}
-	if size > 256<<10 {
-		return nil, fmt.Errorf("AWS.SimpleQueueService.BatchRequestTooLong: %d bytes, over 262144", size)
+	if err := delivery.CheckBatch(in.Entries); err != nil {
+		return nil, err // what SQS refuses: over 10 entries or 256 KiB, repeated ids
 	}
 	q.batches++
 	out := &sqs.SendMessageBatchOutput{}
@@ -180,18 +169,6 @@ func (q *fakeQueue) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatch
 		out.Successful = append(out.Successful, sqstypes.SendMessageBatchResultEntry{Id: e.Id})
 	}
 	return out, nil
-}
-
-// sqsBodyCharacters refuses, as SQS does, a message body with a character
-// outside #x9 | #xA | #xD | #x20-#xD7FF | #xE000-#xFFFD | #x10000-#x10FFFF.
-func sqsBodyCharacters(body string) error {
-	for i, r := range body {
-		ok := r == 0x9 || r == 0xA || r == 0xD || (r >= 0x20 && r <= 0xD7FF) || (r >= 0xE000 && r <= 0xFFFD) || (r >= 0x10000 && r <= 0x10FFFF)
-		if !ok || (r == utf8.RuneError && !utf8.ValidString(body[i:i+1])) {
-			return fmt.Errorf("InvalidMessageContents: invalid binary character %U at byte %d in the message body", r, i)
-		}
-	}
-	return nil
 }
 
 // count returns how many times each delivery id was sent.

@@ -84,7 +84,11 @@ func (f *faults) hit(method string) (before, after error) {
 // as a DynamoDB Query stopped by its Limit does); ClaimForReplay's condition
 // and its sentinels ErrNotFound (missing, or another tenant's), ErrNotDead
 // and ErrReplayInFlight; ReleaseReplay's conditional release; SaveJob's
-// optimistic version (ErrConflict). Values are deep-copied in and out, as a
+// optimistic version (ErrConflict); CreateJob's all-or-nothing write of a
+// job and its place among its tenant's open jobs (ErrTooManyJobs at the
+// limit), ReleaseJob's idempotent release, IdleJobs' index of jobs not
+// completed (CompletedAt unset) by the time they were last saved, and
+// ClaimSweep's one claim per gap. Values are deep-copied in and out, as a
 // round trip through DynamoDB would. It is safe for concurrent use.
 type fakeStore struct {
 	mu  sync.Mutex
@@ -94,6 +98,8 @@ type fakeStore struct {
 	deadIndex  map[string]string // delivery id -> gsi1sk ("<dead_at>#<id>")
 	endpoints  map[string]store.Endpoint
 	jobs       map[string]store.ReplayJob
+	openJobs   map[string]map[string]bool // tenant -> ids of its open jobs
+	sweptAt    *time.Time
 
 	faults faults
 	// beforeClaim, when set, runs (without the lock) at the start of every
@@ -110,6 +116,7 @@ func newFakeStore(now func() time.Time) *fakeStore {
 		deadIndex:  map[string]string{},
 		endpoints:  map[string]store.Endpoint{},
 		jobs:       map[string]store.ReplayJob{},
+		openJobs:   map[string]map[string]bool{},
 	}
 }
 
@@ -215,6 +222,91 @@ func (f *fakeStore) SaveJob(_ context.Context, j *store.ReplayJob) error {
 		return after
 	}
 	return nil
+}
+
+func (f *fakeStore) CreateJob(ctx context.Context, j *store.ReplayJob, limit int) error {
+	if j.Version != 0 {
+		return fmt.Errorf("create replay job %s: version %d: %w", j.JobID, j.Version, store.ErrConflict)
+	}
+	if j.TenantID == "" || limit <= 0 {
+		return f.SaveJob(ctx, j)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err, _ := f.faults.hit("CreateJob"); err != nil {
+		return err
+	}
+	if _, exists := f.jobs[j.JobID]; exists {
+		return fmt.Errorf("replay job %s: %w", j.JobID, store.ErrConflict)
+	}
+	if len(f.openJobs[j.TenantID]) >= limit {
+		return fmt.Errorf("tenant %s: %d replay jobs open: %w", j.TenantID, limit, store.ErrTooManyJobs)
+	}
+	j.Version = 1
+	j.UpdatedAt = f.now().UTC()
+	j.CreatedAt = j.UpdatedAt
+	f.jobs[j.JobID] = cloneJob(*j)
+	if f.openJobs[j.TenantID] == nil {
+		f.openJobs[j.TenantID] = map[string]bool{}
+	}
+	f.openJobs[j.TenantID][j.JobID] = true
+	return nil
+}
+
+func (f *fakeStore) TenantJobs(_ context.Context, tenantID string) ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err, _ := f.faults.hit("TenantJobs"); err != nil {
+		return nil, err
+	}
+	return slices.Sorted(maps.Keys(f.openJobs[tenantID])), nil
+}
+
+func (f *fakeStore) ReleaseJob(_ context.Context, tenantID, jobID string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err, _ := f.faults.hit("ReleaseJob"); err != nil {
+		return err
+	}
+	delete(f.openJobs[tenantID], jobID)
+	return nil
+}
+
+func (f *fakeStore) IdleJobs(_ context.Context, before time.Time, limit int) ([]store.ReplayJob, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err, _ := f.faults.hit("IdleJobs"); err != nil {
+		return nil, err
+	}
+	var out []store.ReplayJob
+	for _, j := range f.jobs {
+		if j.CompletedAt == nil && j.UpdatedAt.Before(before) {
+			out = append(out, cloneJob(j))
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].UpdatedAt.Before(out[b].UpdatedAt) })
+	return out[:min(len(out), limit)], nil
+}
+
+func (f *fakeStore) ClaimSweep(_ context.Context, gap time.Duration) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err, _ := f.faults.hit("ClaimSweep"); err != nil {
+		return false, err
+	}
+	now := f.now().UTC()
+	if f.sweptAt != nil && f.sweptAt.After(now.Add(-gap)) {
+		return false, nil
+	}
+	f.sweptAt = &now
+	return true, nil
+}
+
+// open returns the ids of a tenant's open jobs, as CreateJob counts them.
+func (f *fakeStore) open(tenantID string) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Sorted(maps.Keys(f.openJobs[tenantID]))
 }
 
 func (f *fakeStore) Delivery(_ context.Context, id string) (store.Delivery, error) {
@@ -396,6 +488,7 @@ const (
 	deliveryURL = "https://sqs.test/1/delivery"
 	dlqURL      = "https://sqs.test/1/delivery-dlq"
 	jobsURL     = "https://sqs.test/1/replay-jobs"
+	opsURL      = "https://sqs.test/1/replay-ops"
 )
 
 // sentMsg is one message a test's worker sent.
@@ -425,16 +518,17 @@ type visChange struct {
 }
 
 // fakeQueue is an in-memory replay.Queue: it records every message sent (to
-// the delivery and jobs queues) with its delay, and holds a dead-letter
+// the delivery, jobs and operations queues) with its delay, and holds a dead-letter
 // queue that ReceiveMessage reads as SQS does: only visible messages, at
 // most MaxNumberOfMessages (and at most perReceive, as SQS may return
 // fewer), each then hidden for the VisibilityTimeout and given a new
 // receipt handle, with the SentTimestamp attribute when asked for it.
 // DeleteMessage and ChangeMessageVisibility take a current receipt handle.
-// Requests SQS would reject (delays over 900 s, batches over 10 entries or
-// with repeated ids, empty bodies, visibility timeouts outside 0..43200 s or
-// ending more than 12 h after the message's receive) fail. It is safe for
-// concurrent use.
+// Requests SQS would reject (delays over 900 s, empty bodies or over 256
+// KiB, visibility timeouts outside 0..43200 s or ending more than 12 h after
+// the message's receive, and batches that delivery.CheckBatch refuses: over
+// 10 entries or 256 KiB, repeated ids, characters SQS refuses) fail. It is
+// safe for concurrent use.
 type fakeQueue struct {
 	mu  sync.Mutex
 	now func() time.Time
@@ -484,13 +578,13 @@ func (q *fakeQueue) dlqState(id string) (dlqMsg, bool) {
 	return dlqMsg{}, false
 }
 
-// sentTo returns the messages sent to a queue, in order.
-func (q *fakeQueue) sentTo(url string) []sentMsg {
+// sentTo returns the messages sent to any of the queues urls, in order.
+func (q *fakeQueue) sentTo(urls ...string) []sentMsg {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	var out []sentMsg
 	for _, m := range q.sends {
-		if m.Queue == url {
+		if slices.Contains(urls, m.Queue) {
 			out = append(out, m)
 		}
 	}
@@ -511,7 +605,7 @@ func (q *fakeQueue) replayed() map[string]int {
 }
 
 func checkQueue(url *string) error {
-	if url == nil || (*url != deliveryURL && *url != dlqURL && *url != jobsURL) {
+	if url == nil || (*url != deliveryURL && *url != dlqURL && *url != jobsURL && *url != opsURL) {
 		return errors.New("AWS.SimpleQueueService.NonExistentQueue")
 	}
 	return nil
@@ -520,6 +614,9 @@ func checkQueue(url *string) error {
 func checkSend(body *string, delay int32) error {
 	if body == nil || *body == "" {
 		return errors.New("InvalidParameterValue: the message body is empty")
+	}
+	if len(*body) > delivery.MaxBatchBytes {
+		return fmt.Errorf("InvalidParameterValue: a message of %d bytes is over SQS's 256 KiB", len(*body))
 	}
 	if delay < 0 || delay > 900 {
 		return fmt.Errorf("InvalidParameterValue: DelaySeconds %d is not in 0..900", delay)
@@ -558,15 +655,10 @@ func (q *fakeQueue) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatch
 	if err := checkQueue(in.QueueUrl); err != nil {
 		return nil, err
 	}
-	if len(in.Entries) == 0 || len(in.Entries) > 10 {
-		return nil, fmt.Errorf("AWS.SimpleQueueService.TooManyEntriesInBatchRequest: %d entries", len(in.Entries))
+	if err := delivery.CheckBatch(in.Entries); err != nil {
+		return nil, err
 	}
-	ids := map[string]bool{}
 	for _, e := range in.Entries {
-		if e.Id == nil || ids[*e.Id] {
-			return nil, errors.New("AWS.SimpleQueueService.BatchEntryIdsNotDistinct")
-		}
-		ids[*e.Id] = true
 		if err := checkSend(e.MessageBody, e.DelaySeconds); err != nil {
 			return nil, err
 		}

@@ -17,8 +17,14 @@ import (
 
 // receiveDLQ receives up to 10 messages from the DLQ, hidden for hide.
 func (w *Worker) receiveDLQ(ctx context.Context, hide time.Duration) ([]sqstypes.Message, error) {
+	return w.receiveDLQUpTo(ctx, 10, hide)
+}
+
+// receiveDLQUpTo receives up to n (1 to 10) messages from the DLQ, hidden
+// for hide.
+func (w *Worker) receiveDLQUpTo(ctx context.Context, n int, hide time.Duration) ([]sqstypes.Message, error) {
 	out, err := w.Queue.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
-		QueueUrl: &w.DLQURL, MaxNumberOfMessages: 10, VisibilityTimeout: int32(hide.Seconds()), WaitTimeSeconds: 1,
+		QueueUrl: &w.DLQURL, MaxNumberOfMessages: int32(min(10, max(1, n))), VisibilityTimeout: int32(hide.Seconds()), WaitTimeSeconds: 1,
 		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameSentTimestamp},
 	})
 	if err != nil {
@@ -43,8 +49,9 @@ func (w *Worker) deleteDLQ(ctx context.Context, m sqstypes.Message) error {
 	return nil
 }
 
-// redriveStep moves up to a step's worth of messages from the DLQ back to the
-// delivery queue, paced. Each message is sent before it is deleted, so a stop
+// redriveStep moves up to a step's worth of messages (StepSends) from the
+// DLQ back to the delivery queue, paced: it never receives more than it may
+// still send, so a step sends at most its step size. Each message is sent before it is deleted, so a stop
 // anywhere leaves it in the DLQ or in flight (at worst both: a duplicate,
 // never a loss). A delivery that is dead is claimed first, so a concurrent
 // tenant replay does not send it twice; a message whose delivery was
@@ -68,7 +75,7 @@ func (w *Worker) redriveStep(ctx context.Context, j *store.ReplayJob) error {
 		}
 	}()
 	for sent < budget && empty < 2 {
-		msgs, err := w.receiveDLQ(ctx, 10*time.Minute)
+		msgs, err := w.receiveDLQUpTo(ctx, budget-sent, 10*time.Minute)
 		if err != nil {
 			return err
 		}
@@ -100,7 +107,7 @@ func (w *Worker) redriveStep(ctx context.Context, j *store.ReplayJob) error {
 	if handled == 0 || empty >= 2 {
 		return w.complete(ctx, j)
 	}
-	return w.Enqueue(ctx, Message{JobID: j.JobID}, time.Duration(float64(sent)/w.rate()*float64(time.Second)))
+	return w.enqueueJob(ctx, j, time.Duration(float64(sent)/w.rate()*float64(time.Second)))
 }
 
 // redriveOne handles one DLQ message and reports whether it was sent back.

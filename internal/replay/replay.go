@@ -36,6 +36,14 @@ const (
 type Store interface {
 	Job(ctx context.Context, id string) (store.ReplayJob, error)
 	SaveJob(ctx context.Context, j *store.ReplayJob) error
+	// CreateJob, TenantJobs and ReleaseJob bound each tenant's open jobs
+	// (store.ErrTooManyJobs); IdleJobs finds jobs whose message was lost;
+	// ClaimSweep lets one DLQ sweep run per gap.
+	CreateJob(ctx context.Context, j *store.ReplayJob, limit int) error
+	TenantJobs(ctx context.Context, tenantID string) ([]string, error)
+	ReleaseJob(ctx context.Context, tenantID, jobID string) error
+	IdleJobs(ctx context.Context, before time.Time, limit int) ([]store.ReplayJob, error)
+	ClaimSweep(ctx context.Context, gap time.Duration) (bool, error)
 	ListDead(ctx context.Context, tenantID string, f store.DeadFilter, limit int, cursor string) ([]store.Delivery, string, error)
 	ClaimForReplay(ctx context.Context, id, tenantID, job string, stale time.Duration) (store.Delivery, error)
 	ReleaseReplay(ctx context.Context, id, job string) error
@@ -61,8 +69,31 @@ type Worker struct {
 	Store Store
 	Queue Queue
 	// DeliveryQueueURL receives replayed messages; DLQURL is swept and, for
-	// a redrive, drained; JobsQueueURL carries the job messages.
+	// a redrive, drained; JobsQueueURL carries the messages of tenants'
+	// jobs.
 	DeliveryQueueURL, DLQURL, JobsQueueURL string
+	// OpsQueueURL carries the operator's redrive and the sweeps, gauges and
+	// job recoveries: a queue of its own, worked with its own concurrency,
+	// so that no tenant's jobs can hold them up. Empty: JobsQueueURL.
+	OpsQueueURL string
+	// MaxOpenJobs bounds each tenant's jobs queued or running at once;
+	// Start refuses one more with store.ErrTooManyJobs. With it the jobs
+	// queue holds at most MaxOpenJobs job messages per tenant, and since a
+	// job gives its worker up after every step, another tenant's job waits
+	// for at most that many steps of each other tenant. Default
+	// DefaultMaxOpenJobs.
+	MaxOpenJobs int
+	// SweepGap is the least time between two sweeps of the DLQ: the sweeps
+	// asked for after jobs (and by the schedule) within it are dropped.
+	// Default 60 s, so that the sweep a job asks for 90 s after it
+	// completes either runs or was preceded by one that began after the job
+	// completed.
+	SweepGap time.Duration
+	// JobIdle is how long a job may go unsaved before Recover takes its
+	// message for lost and sends it again: longer than a step's delay (at
+	// most 15 min) and the jobs queue's visibility timeout (30 min)
+	// together. Default 1 h.
+	JobIdle time.Duration
 	// Rate is the sends per second a job paces itself to. Default 10.
 	Rate float64
 	// StepSends bounds the sends of one step. Default: 60 s worth at Rate,
@@ -83,11 +114,18 @@ type Worker struct {
 	}
 }
 
-// Message is the body of a message on the jobs queue.
+// DefaultMaxOpenJobs is a Worker's MaxOpenJobs when not set.
+const DefaultMaxOpenJobs = 3
+
+// Message is the body of a message on the jobs and operations queues.
 type Message struct {
 	JobID string `json:"job_id,omitempty"`
-	// Sweep asks for a sweep of the DLQ instead of a job step.
+	// Sweep asks for a sweep of the DLQ instead of a job step (dropped if
+	// another ran within SweepGap).
 	Sweep bool `json:"sweep,omitempty"`
+	// Recover asks for the jobs idle longer than JobIdle to be sent again
+	// (sent every few minutes by a schedule).
+	Recover bool `json:"recover,omitempty"`
 	// Gauges asks for the per-tenant DLQ depth gauges (sent every minute by
 	// a schedule).
 	Gauges bool `json:"gauges,omitempty"`
@@ -116,6 +154,34 @@ func (w *Worker) stale() time.Duration {
 	return 15 * time.Minute
 }
 
+func (w *Worker) maxOpenJobs() int {
+	if w.MaxOpenJobs > 0 {
+		return w.MaxOpenJobs
+	}
+	return DefaultMaxOpenJobs
+}
+
+func (w *Worker) sweepGap() time.Duration {
+	if w.SweepGap > 0 {
+		return w.SweepGap
+	}
+	return time.Minute
+}
+
+func (w *Worker) jobIdle() time.Duration {
+	if w.JobIdle > 0 {
+		return w.JobIdle
+	}
+	return time.Hour
+}
+
+func (w *Worker) opsQueueURL() string {
+	if w.OpsQueueURL != "" {
+		return w.OpsQueueURL
+	}
+	return w.JobsQueueURL
+}
+
 func (w *Worker) now() time.Time {
 	if w.Now != nil {
 		return w.Now()
@@ -135,7 +201,9 @@ func (w *Worker) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEven
 			w.Log.ErrorContext(ctx, "malformed job message dropped", "message_id", m.MessageId)
 			continue
 		case msg.Sweep:
-			_, _, err = w.Sweep(ctx)
+			err = w.coalescedSweep(ctx)
+		case msg.Recover:
+			_, err = w.Recover(ctx)
 		case msg.Gauges:
 			err = w.PublishDepths(ctx, msg.TenantID)
 		default:
@@ -149,13 +217,34 @@ func (w *Worker) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEven
 	return resp, nil
 }
 
-// Enqueue sends a job's message (after delay) to the jobs queue.
+// Enqueue sends a message (after delay): a job's to the jobs queue, any
+// other (sweep, gauges, recovery) to the operations queue. A redrive's
+// messages go to the operations queue through enqueueJob.
 func (w *Worker) Enqueue(ctx context.Context, msg Message, delay time.Duration) error {
+	url := w.JobsQueueURL
+	if msg.JobID == "" {
+		url = w.opsQueueURL()
+	}
+	return w.send(ctx, url, msg, delay)
+}
+
+// enqueueJob sends a job's message (after delay): a tenant's to the jobs
+// queue, the operator's redrive to the operations queue, where no tenant's
+// jobs are ahead of it.
+func (w *Worker) enqueueJob(ctx context.Context, j *store.ReplayJob, delay time.Duration) error {
+	url := w.JobsQueueURL
+	if j.Kind == KindRedrive {
+		url = w.opsQueueURL()
+	}
+	return w.send(ctx, url, Message{JobID: j.JobID}, delay)
+}
+
+func (w *Worker) send(ctx context.Context, url string, msg Message, delay time.Duration) error {
 	body, _ := json.Marshal(msg)
 	secs := int32(min(900, max(0, int(delay.Seconds()))))
-	_, err := w.Queue.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &w.JobsQueueURL, MessageBody: aws.String(string(body)), DelaySeconds: secs})
+	_, err := w.Queue.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String(string(body)), DelaySeconds: secs})
 	if err != nil {
-		return fmt.Errorf("enqueue replay job message: %w", err)
+		return fmt.Errorf("enqueue replay message: %w", err)
 	}
 	return nil
 }
@@ -173,7 +262,9 @@ func (w *Worker) Step(ctx context.Context, jobID string) error {
 		return err
 	}
 	if j.Status == StatusCompleted {
-		return nil
+		// Its place may not have been given back (the release failed
+		// after the completion was saved): give it back now.
+		return w.release(ctx, &j)
 	}
 	if j.Kind == KindRedrive {
 		return w.redriveStep(ctx, &j)
@@ -207,8 +298,9 @@ func (w *Worker) Step(ctx context.Context, jobID string) error {
 	if err := w.Store.SaveJob(ctx, &j); err != nil {
 		return err
 	}
-	// The next step starts when this one's paced sends are due.
-	return w.Enqueue(ctx, Message{JobID: j.JobID}, span)
+	// The next step starts when this one's paced sends are due; meanwhile
+	// the worker is free for other jobs.
+	return w.enqueueJob(ctx, &j, span)
 }
 
 // select_ picks the ids of the next step and advances the cursor; done is
@@ -321,13 +413,17 @@ func (w *Worker) replayIDs(ctx context.Context, j *store.ReplayJob, ids []string
 		if err != nil {
 			body = d.Message // deliver parks a malformed message dead again, with its reason
 		}
-		batch = append(batch, sqstypes.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(len(batch))), MessageBody: aws.String(body), DelaySeconds: delay})
-		claimed = append(claimed, id)
-		if len(batch) == 10 {
+		e := sqstypes.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(len(batch))), MessageBody: aws.String(body), DelaySeconds: delay}
+		if !delivery.Fits(batch, e) {
+			// Ten entries, or SQS's 256 KiB for the request: send what
+			// is gathered first.
 			if err := flush(); err != nil {
 				return 0, err
 			}
+			e.Id = aws.String("0")
 		}
+		batch = append(batch, e)
+		claimed = append(claimed, id)
 	}
 	if err := flush(); err != nil {
 		return 0, err
@@ -387,9 +483,13 @@ func (w *Worker) complete(ctx context.Context, j *store.ReplayJob) error {
 	}
 	w.Log.InfoContext(ctx, "replay job completed", "job_id", j.JobID, "tenant_id", j.TenantID, "kind", j.Kind,
 		"matched", j.Matched, "replayed", j.Replayed, "failed", j.Failed, "steps", j.Steps)
+	if err := w.release(ctx, j); err != nil {
+		return err
+	}
 	// Bring the SQS DLQ in line once the replayed messages are in flight,
 	// and once more a little later: a sweep only sees the messages nobody
 	// else (another sweep, a redrive, a reader) holds hidden at that moment.
+	// However many jobs complete, the sweeps run at most once per SweepGap.
 	if err := w.Enqueue(ctx, Message{Sweep: true}, 5*time.Second); err != nil {
 		return err
 	}
@@ -408,11 +508,115 @@ func isStale(d store.Delivery, sent time.Time) bool {
 }
 
 // Start records a new job and sets it running: the API's side of a replay.
+// A tenant with MaxOpenJobs jobs queued or running gets
+// store.ErrTooManyJobs and nothing is recorded. A replay by filter without
+// an upper bound on the time of death is bounded to the deaths before it
+// started: deliveries that die while it runs (its own, dying again,
+// included) are not its to replay.
 func (w *Worker) Start(ctx context.Context, j *store.ReplayJob) error {
-	if err := w.Store.SaveJob(ctx, j); err != nil {
+	if j.Kind == KindFilter && j.Filter.Until.IsZero() {
+		j.Filter.Until = w.now().UTC()
+	}
+	err := w.Store.CreateJob(ctx, j, w.maxOpenJobs())
+	if errors.Is(err, store.ErrTooManyJobs) {
+		// The places may be held by jobs that completed but could not give
+		// theirs back, or expired: give those back, and try once more.
+		freed, ferr := w.releaseFinished(ctx, j.TenantID)
+		if ferr != nil {
+			return ferr
+		}
+		if freed {
+			err = w.Store.CreateJob(ctx, j, w.maxOpenJobs())
+		}
+	}
+	if err != nil {
 		return err
 	}
-	return w.Enqueue(ctx, Message{JobID: j.JobID}, 0)
+	return w.enqueueJob(ctx, j, 0)
+}
+
+// release gives back the place a completed tenant's job held.
+func (w *Worker) release(ctx context.Context, j *store.ReplayJob) error {
+	if j.TenantID == "" {
+		return nil
+	}
+	return w.Store.ReleaseJob(ctx, j.TenantID, j.JobID)
+}
+
+// releaseFinished gives back the places of a tenant's jobs that are
+// completed or gone, and reports whether it freed any.
+func (w *Worker) releaseFinished(ctx context.Context, tenantID string) (bool, error) {
+	ids, err := w.Store.TenantJobs(ctx, tenantID)
+	if err != nil {
+		return false, err
+	}
+	freed := false
+	for _, id := range ids {
+		j, err := w.Store.Job(ctx, id)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+		case err != nil:
+			return false, err
+		case j.Status != StatusCompleted:
+			continue
+		}
+		if err := w.Store.ReleaseJob(ctx, tenantID, id); err != nil {
+			return false, err
+		}
+		freed = true
+	}
+	return freed, nil
+}
+
+// coalescedSweep sweeps the DLQ unless another sweep began within SweepGap.
+func (w *Worker) coalescedSweep(ctx context.Context) error {
+	ok, err := w.Store.ClaimSweep(ctx, w.sweepGap())
+	if err != nil {
+		return err
+	}
+	if !ok {
+		w.Log.DebugContext(ctx, "DLQ sweep skipped: another began within the gap")
+		return nil
+	}
+	_, _, err = w.Sweep(ctx)
+	return err
+}
+
+// maxRecoveries bounds the jobs one Recover sends again.
+const maxRecoveries = 100
+
+// Recover sends again the message of every job not completed and not saved
+// for longer than JobIdle: its message was lost (a purged queue, a message
+// that expired), else a step would have saved it. The job is saved first,
+// which makes one recovery win against another and leaves it alone for
+// another JobIdle; a job that resumes from a recovered message and from its
+// original one at once is safe, as any redelivered job message is. It
+// returns how many it sent again.
+func (w *Worker) Recover(ctx context.Context) (int, error) {
+	idle, err := w.Store.IdleJobs(ctx, w.now().Add(-w.jobIdle()), maxRecoveries)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, j := range idle {
+		if j.Status == StatusCompleted || j.CompletedAt != nil {
+			continue // the index lags a completion
+		}
+		err := w.Store.SaveJob(ctx, &j)
+		if errors.Is(err, store.ErrConflict) {
+			continue // saved since it was listed: it is alive
+		}
+		if err != nil {
+			return n, err
+		}
+		if err := w.enqueueJob(ctx, &j, 0); err != nil {
+			return n, err
+		}
+		n++
+		w.Log.WarnContext(ctx, "replay job idle too long: its message was lost, sent again", "job_id", j.JobID, "tenant_id", j.TenantID,
+			"kind", j.Kind, "status", j.Status)
+	}
+	return n, nil
 }
 
 // PublishDepths publishes every tenant's DLQ depth (or only tenant's, when

@@ -45,7 +45,7 @@ func newEnv(t *testing.T) *env {
 	q := newFakeQueue(clk.Now)
 	w := &replay.Worker{
 		Store: st, Queue: q,
-		DeliveryQueueURL: deliveryURL, DLQURL: dlqURL, JobsQueueURL: jobsURL,
+		DeliveryQueueURL: deliveryURL, DLQURL: dlqURL, JobsQueueURL: jobsURL, OpsQueueURL: opsURL,
 		Rate: 10, Now: clk.Now, Log: slog.New(slog.DiscardHandler),
 	}
 	e := &env{clk: clk, st: st, q: q, w: w, t0: clk.Now()}
@@ -109,11 +109,12 @@ func (e *env) run(t *testing.T, w *replay.Worker, id string) int {
 	return 0
 }
 
-// jobMessages decodes the messages sent to the jobs queue.
+// jobMessages decodes the messages sent to the jobs and operations queues,
+// in the order sent.
 func (e *env) jobMessages(t *testing.T) []replay.Message {
 	t.Helper()
 	var out []replay.Message
-	for _, m := range e.q.sentTo(jobsURL) {
+	for _, m := range e.q.sentTo(jobsURL, opsURL) {
 		var msg replay.Message
 		require.NoError(t, json.Unmarshal([]byte(m.Body), &msg))
 		out = append(out, msg)
@@ -237,10 +238,12 @@ func TestReplayByIDs(t *testing.T) {
 	})
 	t.Run("job message, then a sweep once complete", func(t *testing.T) {
 		require.Equal(t, []replay.Message{{JobID: job}, {Sweep: true}, {Sweep: true}}, e.jobMessages(t))
-		msgs := e.q.sentTo(jobsURL)
-		require.Equal(t, int32(0), msgs[0].Delay)
-		require.Equal(t, int32(5), msgs[1].Delay)
-		require.Equal(t, int32(90), msgs[2].Delay, "and a second sweep later")
+		require.Len(t, e.q.sentTo(jobsURL), 1, "the job's message on the jobs queue")
+		require.Equal(t, int32(0), e.q.sentTo(jobsURL)[0].Delay)
+		sweeps := e.q.sentTo(opsURL)
+		require.Len(t, sweeps, 2, "the sweeps on the operations queue")
+		require.Equal(t, int32(5), sweeps[0].Delay)
+		require.Equal(t, int32(90), sweeps[1].Delay, "and a second sweep later")
 	})
 	t.Run("a completed job's message is a no-op", func(t *testing.T) {
 		n := len(e.q.sends)
@@ -510,7 +513,7 @@ func TestReplayConcurrentJobs(t *testing.T) {
 	t.Run("goroutines", func(t *testing.T) {
 		for round := range 10 {
 			e := newEnv(t)
-			e.w.StepSends = 7
+			e.w.StepSends, e.w.MaxOpenJobs = 7, 4
 			ids := e.deadN("dl_", 40)
 			e.st.beforeClaim = func(string, string) { runtime.Gosched() }
 			var jobs []string
@@ -556,8 +559,8 @@ func TestReplayCrashAndResume(t *testing.T) {
 		failEntry   func(call int, body string) bool
 		exactlyOnce bool
 	}{
-		{name: "checkpoint save fails", storeFaults: []fault{{method: "SaveJob", call: 2}}, exactlyOnce: true},
-		{name: "checkpoint saved, its response lost", storeFaults: []fault{{method: "SaveJob", call: 2, after: true}}, exactlyOnce: true},
+		{name: "checkpoint save fails", storeFaults: []fault{{method: "SaveJob", call: 1}}, exactlyOnce: true},
+		{name: "checkpoint saved, its response lost", storeFaults: []fault{{method: "SaveJob", call: 1, after: true}}, exactlyOnce: true},
 		{name: "stop after the checkpoint, before any claim", storeFaults: []fault{{method: "ClaimForReplay", call: 1}}, exactlyOnce: true},
 		{name: "claim fails midway", storeFaults: []fault{{method: "ClaimForReplay", call: 12}}, exactlyOnce: true},
 		{name: "the batch read fails", storeFaults: []fault{{method: "Load", call: 1}}, exactlyOnce: true},
@@ -571,10 +574,10 @@ func TestReplayCrashAndResume(t *testing.T) {
 		}},
 		{name: "release fails", storeFaults: []fault{{method: "ReleaseReplay", call: 3}}},
 		{name: "release lost", storeFaults: []fault{{method: "ReleaseReplay", call: 3, after: true}}},
-		{name: "completion save fails", storeFaults: []fault{{method: "SaveJob", call: 3}}, exactlyOnce: true},
+		{name: "completion save fails", storeFaults: []fault{{method: "SaveJob", call: 2}}, exactlyOnce: true},
 		{name: "filter: second send batch fails", kind: replay.KindFilter, queueFaults: []fault{{method: "SendMessageBatch", call: 2}}, exactlyOnce: true},
 		{name: "filter: release fails", kind: replay.KindFilter, storeFaults: []fault{{method: "ReleaseReplay", call: 12}}},
-		{name: "filter: completion save fails", kind: replay.KindFilter, storeFaults: []fault{{method: "SaveJob", call: 3}}, exactlyOnce: true},
+		{name: "filter: completion save fails", kind: replay.KindFilter, storeFaults: []fault{{method: "SaveJob", call: 2}}, exactlyOnce: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -776,7 +779,7 @@ func TestRedriveInSteps(t *testing.T) {
 		require.NoError(t, e.w.Step(context.Background(), job))
 		steps++
 		require.LessOrEqual(t, steps, 10)
-		msgs := e.q.sentTo(jobsURL)
+		msgs := e.q.sentTo(opsURL)
 		if last := msgs[len(msgs)-1]; last.Body == `{"job_id":"rj_redrive"}` {
 			require.Equal(t, int32(2), last.Delay, "the next step waits for this one's 2 sends at 1/s")
 			e.clk.Advance(time.Duration(last.Delay) * time.Second)

@@ -26,6 +26,7 @@ type Outputs struct {
 	ApiFunctionName        string
 	OperatorKeySecretARN   string
 	ReplayJobsQueueURL     string
+	ReplayOpsQueueURL      string
 	ReplayFunctionName     string
 	AlarmTopicARN          string
 	TenantDLQAlarmName     string
@@ -67,6 +68,7 @@ func Load(path string) (Outputs, error) {
 		ApiFunctionName:        m["ApiFunctionName"],
 		OperatorKeySecretARN:   m["OperatorKeySecretARN"],
 		ReplayJobsQueueURL:     m["ReplayJobsQueueURL"],
+		ReplayOpsQueueURL:      m["ReplayOpsQueueURL"],
 		ReplayFunctionName:     m["ReplayFunctionName"],
 		AlarmTopicARN:          m["AlarmTopicARN"],
 		TenantDLQAlarmName:     m["TenantDLQAlarmName"],

@@ -126,6 +126,39 @@ func (f *fakeDB) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dy
 	return out, nil
 }
 
+// TransactWriteItems applies a transaction's puts (with the conditions
+// PutItem knows) all or none, and records its updates, as UpdateItem does.
+func (f *fakeDB) TransactWriteItems(_ context.Context, in *dynamodb.TransactWriteItemsInput, _ ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls["TransactWriteItems"]++
+	for _, op := range in.TransactItems {
+		if op.Put == nil {
+			continue
+		}
+		switch c := aws.ToString(op.Put.ConditionExpression); c {
+		case "":
+		case "attribute_not_exists(pk)":
+			if _, ok := f.items[itemKey(op.Put.Item)]; ok {
+				return nil, &types.TransactionCanceledException{Message: aws.String("Transaction cancelled")}
+			}
+		default:
+			return nil, fmt.Errorf("fakeDB: condition %q not supported", c)
+		}
+	}
+	for _, op := range in.TransactItems {
+		switch {
+		case op.Put != nil:
+			f.items[itemKey(op.Put.Item)] = op.Put.Item
+		case op.Update != nil:
+			f.updates = append(f.updates, &dynamodb.UpdateItemInput{TableName: op.Update.TableName, Key: op.Update.Key,
+				UpdateExpression: op.Update.UpdateExpression, ConditionExpression: op.Update.ConditionExpression,
+				ExpressionAttributeNames: op.Update.ExpressionAttributeNames, ExpressionAttributeValues: op.Update.ExpressionAttributeValues})
+		}
+	}
+	return &dynamodb.TransactWriteItemsOutput{}, nil
+}
+
 func (f *fakeDB) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
