@@ -21,6 +21,9 @@ type ReplayProps struct {
 	Rate float64
 	// StuckAlarmThreshold: the alarm fires above this many parked job messages.
 	StuckAlarmThreshold int
+	// ReservedConcurrency, when positive, reserves (and caps) the worker's
+	// concurrency; it must exceed ReplayMaxConcurrency.
+	ReservedConcurrency int
 }
 
 // Replay is the replay worker and its jobs queue.
@@ -35,6 +38,10 @@ type Replay struct {
 // replayTimeout is the replay function's timeout: a step is at most 600
 // paced sends plus their bookkeeping.
 const replayTimeout = 5 * time.Minute
+
+// ReplayMaxConcurrency caps the jobs queue's event source mapping: at most
+// this many job steps (replays, redrives, sweeps, gauges) run at once.
+const ReplayMaxConcurrency = 5
 
 // NewReplay creates the jobs queue (with its own dead-letter queue: a job
 // whose steps keep failing is parked there, its deliveries still dead, never
@@ -66,8 +73,9 @@ func NewReplay(scope constructs.Construct, id string, p ReplayProps) Replay {
 	fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(jobs, &awslambdaeventsources.SqsEventSourceProps{
 		BatchSize:               jsii.Number(1),
 		ReportBatchItemFailures: jsii.Bool(true),
-		MaxConcurrency:          jsii.Number(5),
+		MaxConcurrency:          jsii.Number(ReplayMaxConcurrency),
 	}))
+	reserveConcurrency(fn, p.ReservedConcurrency)
 	stuck := awscloudwatch.NewAlarm(c, jsii.String("JobsFailedDepth"), &awscloudwatch.AlarmProps{
 		AlarmDescription: jsii.String("A replay job keeps failing and was parked; its deliveries are still dead. See docs/operations.md."),
 		Metric: failed.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
