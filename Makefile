@@ -10,7 +10,7 @@ FUNCTIONS := enqueue deliver api replay
 LDFLAGS  := -s -w -X github.com/hookline/hookline/internal/dispatch.Version=$(VERSION)
 GOARCH_OF = $(if $(filter x86_64,$(1)),amd64,arm64)
 
-.PHONY: help build build-local tools test test-unit test-e2e demo deploy deploy-local local-up local-down lint bench bench-offline bench-replay soak redrive-enqueue clean
+.PHONY: help build build-local tools test test-unit test-e2e demo deploy deploy-local local-up local-down lint cfn-lint bench bench-offline bench-replay soak redrive-enqueue clean
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -66,6 +66,9 @@ lint: tools ## go vet and gofmt
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./e2e/...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
+
+cfn-lint: tools ## Synthesize the template (arm64, default props) and check it with cfn-lint (pinned, in .venv)
+	@scripts/cfn-lint.sh
 
 bench: deploy-local ## Performance suite, one table: each figure against a baseline measured in the same run (docs/performance.md)
 	@source scripts/env.sh && $(GO) run ./scripts/bench -cloud

@@ -18,6 +18,7 @@ require (
 	github.com/aws/constructs-go/constructs/v10 v10.8.1
 	github.com/aws/jsii-runtime-go v1.142.0
 	github.com/aws/smithy-go v1.28.9
+	github.com/cdklabs/cdk-nag-go/cdknag/v2 v2.38.2
 	github.com/stretchr/testify v1.12.1
 	go.yaml.in/yaml/v3 v3.0.5
 )

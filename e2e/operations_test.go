@@ -54,7 +54,7 @@ func TestAlarmActionsNotifyTheTopic(t *testing.T) {
 		}
 	}
 	require.Contains(t, ours, env.out.TenantDLQAlarmName, "the per-tenant DLQ alarm is wired to the topic")
-	require.GreaterOrEqual(t, len(ours), 15, "every alarm of the stack is wired to the topic: %v", ours)
+	require.GreaterOrEqual(t, len(ours), 16, "every alarm of the stack is wired to the topic: %v", ours)
 	for _, name := range ours {
 		_, err := cw.SetAlarmState(ctx, &cloudwatch.SetAlarmStateInput{AlarmName: aws.String(name), StateValue: cwtypes.StateValueAlarm, StateReason: aws.String("e2e")})
 		require.NoError(t, err)

@@ -1,13 +1,16 @@
 package main
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
@@ -25,19 +28,59 @@ type HTTPAPIProps struct {
 	// ReplayJobs receives the tenants' replay jobs the API starts;
 	// ReplayOps the operator's redrive.
 	ReplayJobs, ReplayOps awssqs.IQueue
+	// RateLimit and BurstLimit throttle the stage (every route): requests
+	// per second, and the most taken at once above it. Required.
+	RateLimit  float64
+	BurstLimit int
+	// ReservedConcurrency, when positive, reserves and caps the function's
+	// concurrency.
+	ReservedConcurrency int
 }
 
 // HTTPAPI is the tenant and operator API.
 type HTTPAPI struct {
 	API      awsapigatewayv2.HttpApi
 	Function awslambda.Function
+	// AccessLogs holds the stage's access log, one JSON line per request.
+	AccessLogs awslogs.LogGroup
 	// OperatorKey holds the operator key, generated at deploy time.
 	OperatorKey awssecretsmanager.Secret
 }
 
+// AccessLogFormat is the HTTP API's access log line: JSON, one per request,
+// from API Gateway's $context variables. It names the route by its template
+// (routeKey), not the path, and holds no header: neither the Authorization
+// header nor any credential a future path (a portal link) might carry can
+// reach the log.
+var AccessLogFormat = mustJSON(map[string]string{
+	"requestId":          "$context.requestId",
+	"ip":                 "$context.identity.sourceIp",
+	"userAgent":          "$context.identity.userAgent",
+	"requestTime":        "$context.requestTime",
+	"httpMethod":         "$context.httpMethod",
+	"routeKey":           "$context.routeKey",
+	"status":             "$context.status",
+	"protocol":           "$context.protocol",
+	"responseLength":     "$context.responseLength",
+	"responseLatency":    "$context.responseLatency",
+	"integrationStatus":  "$context.integrationStatus",
+	"integrationLatency": "$context.integrationLatency",
+	"integrationError":   "$context.integrationErrorMessage",
+	"error":              "$context.error.message",
+})
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
 // NewHTTPAPI creates the HTTP API (payload 2.0) with one route per entry of
 // api.Routes(), all served by one function, and the operator key as a
-// generated Secrets Manager secret only that function can read.
+// generated Secrets Manager secret only that function can read. Its stage
+// is throttled (RateLimit, BurstLimit) and writes a JSON access log.
 func NewHTTPAPI(scope constructs.Construct, id string, p HTTPAPIProps) HTTPAPI {
 	c := constructs.NewConstruct(scope, &id)
 	secret := awssecretsmanager.NewSecret(c, jsii.String("OperatorKey"), &awssecretsmanager.SecretProps{
@@ -54,6 +97,7 @@ func NewHTTPAPI(scope constructs.Construct, id string, p HTTPAPIProps) HTTPAPI {
 		"HOOKLINE_REPLAY_QUEUE_URL":        *p.ReplayJobs.QueueUrl(),
 		"HOOKLINE_REPLAY_OPS_QUEUE_URL":    *p.ReplayOps.QueueUrl(),
 	})
+	reserveConcurrency(fn, p.ReservedConcurrency)
 	p.ReplayJobs.GrantSendMessages(fn)
 	p.ReplayOps.GrantSendMessages(fn)
 	p.Functions.StateTable.GrantReadWriteData(fn)
@@ -71,5 +115,29 @@ func NewHTTPAPI(scope constructs.Construct, id string, p HTTPAPIProps) HTTPAPI {
 			Integration: integration,
 		})
 	}
-	return HTTPAPI{API: httpAPI, Function: fn, OperatorKey: secret}
+
+	// The default stage ($default) is the one CDK creates with the API: its
+	// throttling and access log are set on it, not on a new stage, so an
+	// upgraded stack keeps its stage (a new one with the same name would
+	// fail to create while the old one exists).
+	accessLogs := awslogs.NewLogGroup(c, jsii.String("AccessLogs"), &awslogs.LogGroupProps{
+		Retention:     logRetention,
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	})
+	stage := httpAPI.DefaultStage().Node().DefaultChild().(awsapigatewayv2.CfnStage)
+	stage.SetDefaultRouteSettings(&awsapigatewayv2.CfnStage_RouteSettingsProperty{
+		ThrottlingRateLimit:  jsii.Number(p.RateLimit),
+		ThrottlingBurstLimit: jsii.Number(float64(p.BurstLimit)),
+	})
+	stage.SetAccessLogSettings(&awsapigatewayv2.CfnStage_AccessLogSettingsProperty{
+		// The log group's ARN without the ":*" that LogGroupArn carries.
+		DestinationArn: awscdk.Stack_Of(c).FormatArn(&awscdk.ArnComponents{
+			Service:      jsii.String("logs"),
+			Resource:     jsii.String("log-group"),
+			ResourceName: accessLogs.LogGroupName(),
+			ArnFormat:    awscdk.ArnFormat_COLON_RESOURCE_NAME,
+		}),
+		Format: jsii.String(AccessLogFormat),
+	})
+	return HTTPAPI{API: httpAPI, Function: fn, OperatorKey: secret, AccessLogs: accessLogs}
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -43,10 +45,51 @@ type HooklineStackProps struct {
 	// DeliverMaxConcurrency caps concurrent deliver invocations on the SQS
 	// event source mapping (AWS minimum 2). Default 10.
 	DeliverMaxConcurrency int
-	// DeliverReservedConcurrency reserves concurrency for the deliver function.
-	// It must exceed DeliverMaxConcurrency so throttling never burns attempts.
-	// Default 0: unreserved (new AWS accounts may not have room to reserve).
+	// DeliverReservedConcurrency reserves concurrency for the deliver
+	// function, out of the account's pool. It must exceed
+	// DeliverMaxConcurrency: SQS counts every receive towards the queue's
+	// maxReceiveCount, also one whose invocation Lambda throttles, so a
+	// throttled deliver would burn a delivery's attempts; with the mapping
+	// capped below the reservation, and the reservation out of reach of any
+	// other function (an API flood, a replay), deliver is never throttled.
+	// Default DeliverMaxConcurrency+1 (11): the mapping never runs more than
+	// its cap, and the one spare leaves room for an operator's manual invoke.
+	// Negative: reserve nothing, for an account whose concurrency limit
+	// cannot spare it (see the note on the account's pool below); throttles
+	// may then burn attempts, and the DeliverThrottles alarm pages on the
+	// first.
+	//
+	// The account's pool: every reservation below is taken from the
+	// account's concurrency limit, and AWS refuses one that leaves fewer than
+	// 100 executions unreserved. The defaults reserve 11 + 20 + 8 = 39, so an
+	// account needs a limit of at least 139 (established accounts have 1,000;
+	// new accounts may start at 10). Below that, ask AWS for a higher limit
+	// (Service Quotas, "Concurrent executions"), or deploy with all three
+	// reservations negative (`-c deliverReservedConcurrency=none
+	// -c apiReservedConcurrency=none -c replayReservedConcurrency=none`).
 	DeliverReservedConcurrency int
+	// APIReservedConcurrency reserves, and so caps, the api function's
+	// concurrency: however many requests get past the stage's throttling,
+	// and however slow they are, the API cannot run more than this many at
+	// once, so it cannot take the account's pool from the delivery path.
+	// Requests over the cap get an error (5xx) and the ApiThrottles alarm
+	// fires. Default 20 (at the default rate of 50 requests a second, room
+	// for requests taking 400 ms on average). Negative: no cap.
+	APIReservedConcurrency int
+	// ReplayReservedConcurrency reserves, and caps, the replay worker's
+	// concurrency. It must exceed its two mappings' maximum concurrency
+	// together (ReplayMaxConcurrency, 5 job steps and 2 operations): a
+	// throttled job step would burn one of its five tries before the job is
+	// parked. Default ReplayMaxConcurrency+1 (8). Negative: none.
+	ReplayReservedConcurrency int
+	// APIRateLimit is the HTTP API's steady-state request rate, per second,
+	// over all routes of its stage; API Gateway answers 429 above it.
+	// Default 50; at most 10,000 (the account's regional default).
+	APIRateLimit float64
+	// APIBurstLimit is the most requests the HTTP API's stage takes at once
+	// above APIRateLimit. Default 100; at most 5,000 (the account's regional
+	// default).
+	APIBurstLimit int
 	// AllowCIDRs lets the deliver function reach addresses the SSRF guard
 	// refuses otherwise (loopback, private ranges, ...). Default none. The
 	// local cloud sets 127.0.0.0/8 so tests can reach receivers on loopback.
@@ -174,8 +217,32 @@ func (p HooklineStackProps) withDefaults() (HooklineStackProps, error) {
 	if p.DeliverMaxConcurrency < 2 || p.DeliverMaxConcurrency > 1000 {
 		return p, fmt.Errorf("deliver max concurrency %d: SQS event sources take 2 to 1000", p.DeliverMaxConcurrency)
 	}
-	if p.DeliverReservedConcurrency != 0 && p.DeliverReservedConcurrency <= p.DeliverMaxConcurrency {
+	if p.DeliverReservedConcurrency == 0 {
+		p.DeliverReservedConcurrency = p.DeliverMaxConcurrency + 1
+	}
+	if p.DeliverReservedConcurrency > 0 && p.DeliverReservedConcurrency <= p.DeliverMaxConcurrency {
 		return p, fmt.Errorf("deliver reserved concurrency %d must exceed max concurrency %d, or throttles burn attempts", p.DeliverReservedConcurrency, p.DeliverMaxConcurrency)
+	}
+	if p.ReplayReservedConcurrency == 0 {
+		p.ReplayReservedConcurrency = ReplayMaxConcurrency + 1
+	}
+	if p.ReplayReservedConcurrency > 0 && p.ReplayReservedConcurrency <= ReplayMaxConcurrency {
+		return p, fmt.Errorf("replay reserved concurrency %d must exceed its mappings' max concurrency %d, or throttles burn a job's tries", p.ReplayReservedConcurrency, ReplayMaxConcurrency)
+	}
+	if p.APIReservedConcurrency == 0 {
+		p.APIReservedConcurrency = 20
+	}
+	if p.APIRateLimit == 0 {
+		p.APIRateLimit = 50
+	}
+	if p.APIRateLimit < 0 || p.APIRateLimit > 10000 {
+		return p, fmt.Errorf("API rate limit %g: want more than 0 and at most 10000 requests per second", p.APIRateLimit)
+	}
+	if p.APIBurstLimit == 0 {
+		p.APIBurstLimit = 100
+	}
+	if p.APIBurstLimit < 0 || p.APIBurstLimit > 5000 {
+		return p, fmt.Errorf("API burst limit %d: want 1 to 5000 requests", p.APIBurstLimit)
 	}
 	if p.ReplayRate == 0 {
 		p.ReplayRate = 10
@@ -211,4 +278,23 @@ func (p HooklineStackProps) withDefaults() (HooklineStackProps, error) {
 		p.LogLevel = "INFO"
 	}
 	return p, nil
+}
+
+// functionNames are hookline's functions, each deployed from
+// AssetDir/<name>/bootstrap.
+var functionNames = []string{"enqueue", "deliver", "api", "replay"}
+
+// checkAssets returns an error naming the first function whose bootstrap is
+// not in dir, and how to build it: one sentence, where CDK would fail later
+// with a stack trace from inside its asset staging.
+func checkAssets(dir, arch string) error {
+	for _, fn := range functionNames {
+		path := filepath.Join(dir, fn, "bootstrap")
+		info, err := os.Stat(path)
+		if err == nil && info.Mode().IsRegular() {
+			continue
+		}
+		return fmt.Errorf("%s is missing: run `make build ARCH=%s` first (or pass -c assetDir=DIR)", path, arch)
+	}
+	return nil
 }

@@ -71,7 +71,8 @@ type PipelineFunctionsProps struct {
 	DeliverTimeout time.Duration
 	// DeliverMaxConcurrency caps the SQS event source mapping.
 	DeliverMaxConcurrency int
-	// DeliverReservedConcurrency, when non-zero, reserves concurrency.
+	// DeliverReservedConcurrency, when positive, reserves concurrency for
+	// deliver; it must exceed DeliverMaxConcurrency (HooklineStackProps).
 	DeliverReservedConcurrency int
 	// LogLevel of both functions.
 	LogLevel string
@@ -124,9 +125,7 @@ func NewPipelineFunctions(scope constructs.Construct, id string, p PipelineFunct
 		deliverEnv[k] = v
 	}
 	deliver := newFn("Deliver", p.DeliverTimeout, deliverEnv)
-	if p.DeliverReservedConcurrency > 0 {
-		deliver.Node().DefaultChild().(awslambda.CfnFunction).SetReservedConcurrentExecutions(jsii.Number(float64(p.DeliverReservedConcurrency)))
-	}
+	reserveConcurrency(deliver, p.DeliverReservedConcurrency)
 	p.Tables.State.GrantReadWriteData(deliver)
 	p.Queues.DeadLetter.GrantSendMessages(deliver)
 	deliver.AddEventSource(awslambdaeventsources.NewSqsEventSource(p.Queues.Delivery, &awslambdaeventsources.SqsEventSourceProps{
@@ -160,7 +159,7 @@ func (d functionDefaults) new(scope constructs.Construct, name string, timeout t
 		vars[k] = jsii.String(v)
 	}
 	logs := awslogs.NewLogGroup(scope, jsii.String(name+"Logs"), &awslogs.LogGroupProps{
-		Retention:     awslogs.RetentionDays_ONE_MONTH,
+		Retention:     logRetention,
 		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 	})
 	return awslambda.NewFunction(scope, jsii.String(name), &awslambda.FunctionProps{
@@ -173,4 +172,16 @@ func (d functionDefaults) new(scope constructs.Construct, name string, timeout t
 		Environment:  &vars,
 		LogGroup:     logs,
 	})
+}
+
+// logRetention is how long every hookline log group (the functions', the
+// API's access log) keeps its lines.
+const logRetention = awslogs.RetentionDays_ONE_MONTH
+
+// reserveConcurrency reserves n concurrent executions for fn out of the
+// account's pool, which also caps fn at n; n <= 0 reserves nothing.
+func reserveConcurrency(fn awslambda.Function, n int) {
+	if n > 0 {
+		fn.Node().DefaultChild().(awslambda.CfnFunction).SetReservedConcurrentExecutions(jsii.Number(float64(n)))
+	}
 }

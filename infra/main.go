@@ -16,6 +16,10 @@
 //	tenantDLQAlarm  per-tenant DLQ depth alarm threshold (default 100)
 //	deliverTimeout  the deliver function's timeout, e.g. "20s" (default request timeout + 5s)
 //	sweepInterval   how often the DLQ is reconciled with the index (default 5m)
+//	apiRateLimit    the HTTP API's requests per second (default 50)
+//	apiBurstLimit   the most requests the HTTP API takes at once above the rate (default 100)
+//	deliverReservedConcurrency, apiReservedConcurrency, replayReservedConcurrency
+//	                a number, or "none" for an account that cannot spare it (defaults 11, 20, 6)
 //	faults          soak tests only: "deliver_crash:0.01,enqueue_fail:0.05"
 //	stackName       default "Hookline"
 package main
@@ -152,6 +156,37 @@ func propsFromContext(ctx func(string) string) (*HooklineStackProps, string, err
 			return nil, "", fmt.Errorf("context tenantDLQAlarm: %q is not a positive whole number", s)
 		}
 		p.TenantDLQAlarmThreshold = n
+	}
+	for key, field := range map[string]*int{
+		"deliverReservedConcurrency": &p.DeliverReservedConcurrency,
+		"apiReservedConcurrency":     &p.APIReservedConcurrency,
+		"replayReservedConcurrency":  &p.ReplayReservedConcurrency,
+	} {
+		switch s := ctx(key); s {
+		case "":
+		case "none":
+			*field = -1
+		default:
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 1 {
+				return nil, "", fmt.Errorf("context %s: %q is neither a positive whole number nor none", key, s)
+			}
+			*field = n
+		}
+	}
+	if s := ctx("apiRateLimit"); s != "" {
+		r, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, "", fmt.Errorf("context apiRateLimit: %q is not a number", s)
+		}
+		p.APIRateLimit = r
+	}
+	if s := ctx("apiBurstLimit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return nil, "", fmt.Errorf("context apiBurstLimit: %q is not a whole number", s)
+		}
+		p.APIBurstLimit = n
 	}
 	name := ctx("stackName")
 	if name == "" {

@@ -51,6 +51,16 @@ type Operations struct {
 	Dashboard awscloudwatch.Dashboard
 }
 
+// GaugeMissingAfter is how long one of our gauges may publish nothing
+// before its GaugeMissing alarm fires: long enough for a gauge step that
+// waits on the jobs queue behind replay steps (each shorter than the replay
+// function's 5-minute timeout), short enough that a broken publisher is
+// known within the quarter hour.
+const GaugeMissingAfter = 10 * time.Minute
+
+// gaugeMissingPeriods are the periods GaugeMissingAfter is evaluated in.
+const gaugeMissingPeriods = 2
+
 // TenantDepthQuery is the Metrics Insights query of the deepest tenant's DLQ,
 // for the dashboard (where the tenant is named). The alarm watches
 // MaxTenantDLQDepth, the same figure published by the gauge step: one metric,
@@ -68,7 +78,11 @@ const replayRecoverMinutes = 5
 // dashboard.
 func NewOperations(scope constructs.Construct, id string, p OperationsProps) Operations {
 	c := constructs.NewConstruct(scope, &id)
-	topic := awssns.NewTopic(c, jsii.String("Alarms"), &awssns.TopicProps{DisplayName: jsii.String("hookline alarms")})
+	topic := awssns.NewTopic(c, jsii.String("Alarms"), &awssns.TopicProps{
+		DisplayName: jsii.String("hookline alarms"),
+		// Publishers (CloudWatch alarms) must use TLS.
+		EnforceSSL: jsii.Bool(true),
+	})
 	if p.AlarmEmail != "" {
 		topic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(p.AlarmEmail), nil))
 	}
@@ -79,20 +93,43 @@ func NewOperations(scope constructs.Construct, id string, p OperationsProps) Ope
 		"EnqueueFailures": p.Queues.EnqueueFailureAlarm,
 		"ReplayJobsStuck": p.Replay.StuckAlarm,
 	}
-	add := func(name, desc string, m awscloudwatch.IMetric, threshold float64, periods int) {
+	alarm := func(name, desc string, m awscloudwatch.IMetric, threshold float64, periods int, cmp awscloudwatch.ComparisonOperator, missing awscloudwatch.TreatMissingData) {
 		alarms[name] = awscloudwatch.NewAlarm(c, jsii.String(name), &awscloudwatch.AlarmProps{
 			AlarmDescription:   jsii.String(desc + " See docs/operations.md#" + name + "."),
 			Metric:             m,
 			Threshold:          jsii.Number(threshold),
-			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+			ComparisonOperator: cmp,
 			EvaluationPeriods:  jsii.Number(float64(periods)),
-			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+			TreatMissingData:   missing,
 		})
 	}
-	add("TenantDLQDepth", "A tenant's dead-letter queue holds more deliveries than the threshold.",
-		awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(metrics.MaxTenantDLQ),
-			Period: minute, Statistic: jsii.String("Maximum")}),
-		float64(p.Alarms.TenantDLQDepth), 1)
+	// add alarms on a figure above the threshold. No data reads as OK: the
+	// metric is AWS's, or a count of ours (no value: nothing happened).
+	add := func(name, desc string, m awscloudwatch.IMetric, threshold float64, periods int) {
+		alarm(name, desc, m, threshold, periods, awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, awscloudwatch.TreatMissingData_NOT_BREACHING)
+	}
+	// gauge alarms on one of our gauges (metrics.Catalog) above the
+	// threshold. A gauge is published on a schedule whatever happens, so no
+	// data means its publisher stopped, which must not read as OK: the
+	// alarm keeps its state through missing data (an ALARM stays ALARM),
+	// and a companion, <name>GaugeMissing, fires after GaugeMissingAfter
+	// without a single value.
+	gauge := func(name, desc, metric string, threshold float64) {
+		if !metrics.Catalog[metric].Gauge {
+			panic("operations: " + metric + " is not a gauge in metrics.Catalog")
+		}
+		of := func(stat string, period awscdk.Duration) awscloudwatch.IMetric {
+			return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(metric),
+				Period: period, Statistic: jsii.String(stat)})
+		}
+		alarm(name, desc, of("Maximum", minute), threshold, 1,
+			awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, awscloudwatch.TreatMissingData_IGNORE)
+		alarm(name+"GaugeMissing", "The "+metric+" gauge, published every minute, has stopped: "+name+" cannot fire.",
+			of("SampleCount", awscdk.Duration_Minutes(jsii.Number(GaugeMissingAfter.Minutes()/gaugeMissingPeriods))), 1, gaugeMissingPeriods,
+			awscloudwatch.ComparisonOperator_LESS_THAN_THRESHOLD, awscloudwatch.TreatMissingData_BREACHING)
+	}
+	gauge("TenantDLQDepth", "A tenant's dead-letter queue holds more deliveries than the threshold.",
+		metrics.MaxTenantDLQ, float64(p.Alarms.TenantDLQDepth))
 	add("OldestDeliveryAge", "Deliveries wait on the delivery queue longer than expected: deliver is failing or throttled.",
 		p.Queues.Delivery.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Maximum")}),
 		p.Alarms.OldestMessageAge.Seconds(), 5)

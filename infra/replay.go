@@ -21,6 +21,9 @@ type ReplayProps struct {
 	Rate float64
 	// StuckAlarmThreshold: the alarm fires above this many parked job messages.
 	StuckAlarmThreshold int
+	// ReservedConcurrency, when positive, reserves (and caps) the worker's
+	// concurrency; it must exceed ReplayMaxConcurrency.
+	ReservedConcurrency int
 }
 
 // Replay is the replay worker and its two queues.
@@ -47,6 +50,11 @@ const (
 	replayJobsConcurrency = 5
 	replayOpsConcurrency  = 2
 )
+
+// ReplayMaxConcurrency is the most replay invocations its two mappings run
+// at once (5 job steps and 2 operations): the replay function's reserved
+// concurrency must exceed it.
+const ReplayMaxConcurrency = replayJobsConcurrency + replayOpsConcurrency
 
 // NewReplay creates the jobs queue and the operations queue (both parked, when
 // a message keeps failing, in one dead-letter queue: the job's deliveries
@@ -95,6 +103,7 @@ func NewReplay(scope constructs.Construct, id string, p ReplayProps) Replay {
 			MaxConcurrency:          jsii.Number(float64(src.n)),
 		}))
 	}
+	reserveConcurrency(fn, p.ReservedConcurrency)
 	stuck := awscloudwatch.NewAlarm(c, jsii.String("JobsFailedDepth"), &awscloudwatch.AlarmProps{
 		AlarmDescription: jsii.String("A replay job keeps failing and was parked; its deliveries are still dead. See docs/operations.md."),
 		Metric: failed.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{

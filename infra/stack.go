@@ -17,17 +17,27 @@ import (
 // delivery queue with its dead-letter queue and alarm, and the enqueue and
 // deliver functions with their event source mappings.
 func NewHooklineStack(scope constructs.Construct, id string, props *HooklineStackProps) (awscdk.Stack, error) {
+	stack, _, err := newHooklineStack(scope, id, props)
+	return stack, err
+}
+
+// newHooklineStack is NewHooklineStack, also returning the cdk-nag findings
+// it accepts (for the test that runs cdk-nag).
+func newHooklineStack(scope constructs.Construct, id string, props *HooklineStackProps) (awscdk.Stack, []nagSuppression, error) {
 	if props == nil {
 		props = &HooklineStackProps{}
 	}
 	p, err := props.withDefaults()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, c := range p.AllowCIDRs {
 		if _, err := netip.ParsePrefix(c); err != nil {
-			return nil, fmt.Errorf("allow CIDR %q: %w", c, err)
+			return nil, nil, fmt.Errorf("allow CIDR %q: %w", c, err)
 		}
+	}
+	if err := checkAssets(p.AssetDir, p.Architecture); err != nil {
+		return nil, nil, err
 	}
 	stack := awscdk.NewStack(scope, &id, &p.StackProps)
 
@@ -52,17 +62,25 @@ func NewHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 	})
 
 	defaults := functionDefaults{Architecture: p.Architecture, AssetDir: p.AssetDir, LogLevel: p.LogLevel, StateTable: tables.State}
-	replay := NewReplay(stack, "Replay", ReplayProps{Functions: defaults, Queues: queues, Rate: p.ReplayRate, StuckAlarmThreshold: p.StuckReplayThreshold})
+	replay := NewReplay(stack, "Replay", ReplayProps{
+		Functions: defaults, Queues: queues, Rate: p.ReplayRate, StuckAlarmThreshold: p.StuckReplayThreshold,
+		ReservedConcurrency: p.ReplayReservedConcurrency,
+	})
 	httpAPI := NewHTTPAPI(stack, "Api", HTTPAPIProps{
-		Functions:  defaults,
-		AllowHTTP:  p.AllowHTTP,
-		AllowCIDRs: p.AllowCIDRs,
-		ReplayJobs: replay.Jobs, ReplayOps: replay.Ops,
+		Functions:           defaults,
+		AllowHTTP:           p.AllowHTTP,
+		AllowCIDRs:          p.AllowCIDRs,
+		ReplayJobs:          replay.Jobs,
+		ReplayOps:           replay.Ops,
+		RateLimit:           p.APIRateLimit,
+		BurstLimit:          p.APIBurstLimit,
+		ReservedConcurrency: p.APIReservedConcurrency,
 	})
 
+	functions := map[string]awslambda.Function{"Enqueue": fns.Enqueue, "Deliver": fns.Deliver, "Api": httpAPI.Function, "Replay": replay.Function}
 	ops := NewOperations(stack, "Operations", OperationsProps{
 		Queues: queues, Replay: replay, Enqueue: fns.Enqueue,
-		Functions: map[string]awslambda.Function{"Enqueue": fns.Enqueue, "Deliver": fns.Deliver, "Api": httpAPI.Function, "Replay": replay.Function},
+		Functions: functions,
 		Alarms: AlarmThresholds{
 			TenantDLQDepth: p.TenantDLQAlarmThreshold, OldestMessageAge: p.OldestMessageAgeThreshold, IteratorAge: p.IteratorAgeThreshold,
 			RejectedItems: p.RejectedItemsThreshold, FunctionErrors: p.FunctionErrorsThreshold, Throttles: p.ThrottlesThreshold,
@@ -74,6 +92,12 @@ func NewHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 	redrive := NewEnqueueRedrivePolicy(stack, "EnqueueRedrivePolicy", EnqueueRedrivePolicyProps{
 		Failures: queues.EnqueueFailures, Outbox: tables.Outbox, Enqueue: fns.Enqueue,
 	})
+
+	accepted := nagSuppressions(stack, nagTargets{
+		API: httpAPI, EnqueueFailures: queues.EnqueueFailures, StateTable: tables.State,
+		Enqueue: fns.Enqueue, Functions: functions,
+	})
+	suppressNagFindings(accepted)
 
 	out := func(name, desc string, value *string) {
 		awscdk.NewCfnOutput(stack, jsii.String(name), &awscdk.CfnOutputProps{Value: value, Description: jsii.String(desc)})
@@ -91,6 +115,7 @@ func NewHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 	out("ApiURL", "Base URL of the HTTP API.", httpAPI.API.ApiEndpoint())
 	out("ApiID", "Id of the HTTP API.", httpAPI.API.ApiId())
 	out("ApiFunctionName", "Serves the HTTP API.", httpAPI.Function.FunctionName())
+	out("ApiAccessLogGroupName", "The HTTP API's access log: one JSON line per request.", httpAPI.AccessLogs.LogGroupName())
 	out("OperatorKeySecretARN", "Secrets Manager secret holding the operator key.", httpAPI.OperatorKey.SecretArn())
 	out("ReplayJobsQueueURL", "Tenants' replay jobs waiting for the replay worker.", replay.Jobs.QueueUrl())
 	out("ReplayOpsQueueURL", "The operator's redrive and the scheduled sweeps, gauges and job recoveries, for the replay worker.", replay.Ops.QueueUrl())
@@ -99,7 +124,7 @@ func NewHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 	out("DashboardName", "The CloudWatch dashboard.", ops.Dashboard.DashboardName())
 	out("TenantDLQAlarmName", "Fires when any tenant's DLQ depth exceeds the threshold.", ops.Alarms["TenantDLQDepth"].AlarmName())
 	out("MaxReceiveCount", "Attempts per delivery before SQS moves it to the DLQ.", jsii.String(strconv.Itoa(p.Retry.Attempts())))
-	return stack, nil
+	return stack, accepted, nil
 }
 
 // deliverEnv is the deliver function's configuration: the retry policy from

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/hookline/hookline/internal/api"
+	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/retry"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/internal/streamredrive"
@@ -46,18 +47,40 @@ type synthesized struct {
 	operatorKey                             string
 }
 
-// synth builds the stack with props (AssetDir set to a temp dir holding two
-// distinguishable bootstraps) and returns its template.
-func synth(t *testing.T, props HooklineStackProps) *synthesized {
+// fakeAssets is an asset directory holding a distinguishable bootstrap for
+// each function ("enqueue binary", ...).
+func fakeAssets(t *testing.T) string {
 	t.Helper()
 	assets := t.TempDir()
-	for _, fn := range []string{"enqueue", "deliver", "api", "replay"} {
+	for _, fn := range functionNames {
 		require.NoError(t, os.MkdirAll(filepath.Join(assets, fn), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(assets, fn, "bootstrap"), []byte(fn+" binary"), 0o755))
 	}
-	props.AssetDir = assets
-	outdir := t.TempDir()
-	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(outdir)})
+	return assets
+}
+
+// newApp is a CDK app with the context of the project's cdk.json (its
+// feature flags), as `cdk synth` and `cdk deploy` run it, writing its cloud
+// assembly to a temp dir.
+func newApp(t *testing.T) awscdk.App {
+	t.Helper()
+	b, err := os.ReadFile("../cdk.json")
+	require.NoError(t, err)
+	var cfg struct {
+		Context map[string]any `json:"context"`
+	}
+	require.NoError(t, json.Unmarshal(b, &cfg))
+	require.NotEmpty(t, cfg.Context, "cdk.json carries the feature flags")
+	return awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir()), Context: &cfg.Context})
+}
+
+// synth builds the stack with props (AssetDir set to fakeAssets) in an app
+// with cdk.json's context, and returns its template.
+func synth(t *testing.T, props HooklineStackProps) *synthesized {
+	t.Helper()
+	props.AssetDir = fakeAssets(t)
+	app := newApp(t)
+	outdir := *app.Outdir()
 	stack, err := NewHooklineStack(app, "HooklineTest", &props)
 	require.NoError(t, err)
 	tpl := assertions.Template_FromStack(stack, nil)
@@ -243,7 +266,11 @@ type want struct {
 	arch                 string
 	deliverTimeout       time.Duration
 	maxConcurrency       int
-	reserved             int // 0: no ReservedConcurrentExecutions
+	reserved             int // deliver's ReservedConcurrentExecutions; 0: none
+	apiReserved          int // 0: none
+	replayReserved       int // 0: none
+	apiRate              float64
+	apiBurst             int
 	alarmThreshold       int
 	allowCIDRs           string
 	tenantThreshold      int
@@ -447,9 +474,10 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		topic := dig(t, s.json, "Outputs", "AlarmTopicARN", "Value", "Ref").(string)
 		var alarms *map[string]*map[string]any
 		check(t, func() { alarms = s.tpl.FindResources(jsii.String("AWS::CloudWatch::Alarm"), nil) })
-		// DLQ, enqueue failures, replay jobs stuck, per-tenant DLQ, oldest
-		// delivery, iterator age, rejected items, errors and throttles of 4 functions.
-		require.Len(t, *alarms, 3+4+2*4)
+		// DLQ, enqueue failures, replay jobs stuck, per-tenant DLQ and its
+		// gauge missing, oldest delivery, iterator age, rejected items,
+		// errors and throttles of 4 functions.
+		require.Len(t, *alarms, 3+5+2*4)
 		for id, a := range *alarms {
 			props := roundTrip(t, a)["Properties"].(obj)
 			require.Contains(t, fmt.Sprint(props["AlarmActions"]), topic, "alarm %s notifies the topic", id)
@@ -469,6 +497,47 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 			"Period":             60,
 		})
 		require.True(t, strings.Contains(fmt.Sprint(s.json["Resources"]), "SELECT MAX(TenantDLQDepth) FROM SCHEMA("), "the dashboard graphs the deepest tenant by name")
+	})
+
+	t.Run("operations: an alarm on one of our gauges never reads missing data as OK, and a companion fires when the gauge stops", func(t *testing.T) {
+		var alarms *map[string]*map[string]any
+		check(t, func() { alarms = s.tpl.FindResources(jsii.String("AWS::CloudWatch::Alarm"), nil) })
+		gauges := 0
+		for id, a := range *alarms {
+			props := roundTrip(t, a)["Properties"].(obj)
+			if props["Namespace"] != metrics.Namespace || props["Statistic"] == "SampleCount" {
+				continue
+			}
+			name, _ := props["MetricName"].(string)
+			spec, ok := metrics.Catalog[name]
+			require.True(t, ok, "alarm %s watches %s, which is not in metrics.Catalog", id, name)
+			if !spec.Gauge {
+				// A count: no value means nothing happened.
+				require.Equal(t, "notBreaching", props["TreatMissingData"], "alarm %s on the count %s", id, name)
+				continue
+			}
+			gauges++
+			require.NotEqual(t, "notBreaching", props["TreatMissingData"], "alarm %s on the gauge %s reads missing data as OK", id, name)
+			require.NotContains(t, []any{nil, "missing"}, props["TreatMissingData"], "alarm %s on the gauge %s leaves ALARM when the gauge stops", id, name)
+			companions := 0
+			for _, b := range *alarms {
+				cp := roundTrip(t, b)["Properties"].(obj)
+				if cp["Namespace"] == metrics.Namespace && cp["MetricName"] == name && cp["Statistic"] == "SampleCount" {
+					companions++
+					require.Equal(t, "breaching", cp["TreatMissingData"], "the companion of %s fires on missing data", id)
+					require.Equal(t, "LessThanThreshold", cp["ComparisonOperator"])
+					require.EqualValues(t, 1, cp["Threshold"], "fewer than one value: none")
+					require.Nil(t, cp["Dimensions"], "the companion watches the gauge %s as published, without dimensions", name)
+					period, periods := cp["Period"].(float64), cp["EvaluationPeriods"].(float64)
+					require.Equal(t, GaugeMissingAfter, time.Duration(period*periods)*time.Second)
+					require.Greater(t, GaugeMissingAfter, 5*time.Minute, "longer than a replay step the gauge step may wait behind")
+				}
+			}
+			require.Equal(t, 1, companions, "the gauge %s has one companion alarm", name)
+		}
+		require.Equal(t, 1, gauges, "the per-tenant DLQ alarm is the one alarm on a gauge of ours")
+		tenant := dig(t, s.json, "Outputs", "TenantDLQAlarmName", "Value", "Ref").(string)
+		s.hasProperties(t, "AWS::CloudWatch::Alarm", tenant, obj{"TreatMissingData": "ignore"})
 	})
 
 	t.Run("operations: queue age, iterator age, rejected items, function errors and throttles", func(t *testing.T) {
@@ -632,12 +701,58 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		check(t, func() { s.tpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(4)) })
 	})
 
-	t.Run("deliver reserved concurrency", func(t *testing.T) {
-		var reserved any = assertions.Match_Absent()
-		if w.reserved != 0 {
-			reserved = w.reserved
+	t.Run("reserved concurrency: deliver, api and replay", func(t *testing.T) {
+		for fn, n := range map[string]int{s.deliverFn: w.reserved, s.apiFn: w.apiReserved, s.replayFn: w.replayReserved} {
+			var reserved any = assertions.Match_Absent()
+			if n != 0 {
+				reserved = n
+			}
+			s.hasProperties(t, "AWS::Lambda::Function", fn, obj{"ReservedConcurrentExecutions": reserved})
 		}
-		s.hasProperties(t, "AWS::Lambda::Function", s.deliverFn, obj{"ReservedConcurrentExecutions": reserved})
+		// Enqueue's concurrency is bounded by the outbox stream's shards.
+		s.hasProperties(t, "AWS::Lambda::Function", s.enqueueFn, obj{"ReservedConcurrentExecutions": assertions.Match_Absent()})
+	})
+
+	t.Run("a throttled invocation never burns an SQS receive: every SQS mapping's function reserves more than the mapping's cap", func(t *testing.T) {
+		if w.reserved == 0 {
+			t.Skip("this configuration reserves nothing, by choice")
+		}
+		sqsMappingsReserveAboveCap(t, s, 3)
+	})
+
+	t.Run("HTTP API stage: throttled, JSON access log with a retention, no Authorization header", func(t *testing.T) {
+		group := dig(t, s.json, "Outputs", "ApiAccessLogGroupName", "Value", "Ref").(string)
+		s.hasProperties(t, "AWS::Logs::LogGroup", group, obj{"RetentionInDays": 30})
+		var stages *map[string]*map[string]any
+		check(t, func() { stages = s.tpl.FindResources(jsii.String("AWS::ApiGatewayV2::Stage"), nil) })
+		require.Len(t, *stages, 1, "one stage, $default")
+		for id := range *stages {
+			s.hasProperties(t, "AWS::ApiGatewayV2::Stage", id, obj{
+				"StageName":  "$default",
+				"AutoDeploy": true,
+				"DefaultRouteSettings": obj{
+					"ThrottlingRateLimit":  w.apiRate,
+					"ThrottlingBurstLimit": w.apiBurst,
+				},
+			})
+			settings := dig(t, s.resource(t, id, "AWS::ApiGatewayV2::Stage"), "Properties", "AccessLogSettings").(obj)
+			// The destination is the access log group, by its ARN without ":*".
+			require.Contains(t, fmt.Sprint(settings["DestinationArn"]), ":log-group:")
+			require.Contains(t, fmt.Sprint(settings["DestinationArn"]), "Ref:"+group)
+			require.NotContains(t, fmt.Sprint(settings["DestinationArn"]), ":*")
+			format, ok := settings["Format"].(string)
+			require.True(t, ok)
+			var line map[string]string
+			require.NoError(t, json.Unmarshal([]byte(format), &line), "the access log line is JSON")
+			for _, field := range []string{"requestId", "ip", "requestTime", "httpMethod", "routeKey", "status", "protocol", "responseLength", "integrationError"} {
+				require.Contains(t, line, field)
+				require.True(t, strings.HasPrefix(line[field], "$context."), "%s is a $context variable", field)
+			}
+			require.Equal(t, "$context.requestId", line["requestId"], "API Gateway requires the request id in the format")
+			require.NotContains(t, strings.ToLower(format), "authorization", "the access log never holds the Authorization header")
+			require.NotContains(t, format, "$context.path", "nor a path, which a credential could be part of")
+			require.NotContains(t, format, "$request.", "nor any request header or parameter")
+		}
 	})
 
 	t.Run("alarms: DLQ depth and enqueue failures", func(t *testing.T) {
@@ -748,6 +863,36 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 	})
 }
 
+// sqsMappingsReserveAboveCap asserts that each of the template's SQS event
+// source mappings (want of them) has a MaximumConcurrency, and that its
+// function reserves more concurrency than its mappings' caps together: Lambda
+// never throttles an invocation of a mapping, so no receive, which SQS counts
+// towards the queue's maxReceiveCount, is spent on a throttle.
+func sqsMappingsReserveAboveCap(t *testing.T, s *synthesized, want int) {
+	t.Helper()
+	var mappings *map[string]*map[string]any
+	check(t, func() { mappings = s.tpl.FindResources(jsii.String("AWS::Lambda::EventSourceMapping"), nil) })
+	n := 0
+	caps := map[string]float64{}
+	for id, m := range *mappings {
+		props := roundTrip(t, m)["Properties"].(obj)
+		source, ok := props["EventSourceArn"].(obj)["Fn::GetAtt"].(arr)
+		if !ok || dig(t, s.json, "Resources", source[0].(string), "Type") != "AWS::SQS::Queue" {
+			continue
+		}
+		n++
+		limit, ok := dig(t, props, "ScalingConfig", "MaximumConcurrency").(float64)
+		require.True(t, ok, "mapping %s has a MaximumConcurrency", id)
+		caps[dig(t, props, "FunctionName", "Ref").(string)] += limit
+	}
+	for fn, limit := range caps {
+		reserved, ok := dig(t, s.resource(t, fn, "AWS::Lambda::Function"), "Properties").(obj)["ReservedConcurrentExecutions"].(float64)
+		require.True(t, ok, "function %s of an SQS mapping reserves concurrency", fn)
+		require.Greater(t, reserved, limit, "function %s reserves more than its mappings' caps together", fn)
+	}
+	require.Equal(t, want, n, "SQS event source mappings")
+}
+
 func TestStackDefaults(t *testing.T) {
 	start := time.Now()
 	s := synth(t, HooklineStackProps{})
@@ -758,6 +903,11 @@ func TestStackDefaults(t *testing.T) {
 		arch:            "arm64",
 		deliverTimeout:  20 * time.Second,
 		maxConcurrency:  10,
+		reserved:        11,
+		apiReserved:     20,
+		replayReserved:  ReplayMaxConcurrency + 1,
+		apiRate:         50,
+		apiBurst:        100,
 		alarmThreshold:  100,
 		allowCIDRs:      "",
 		tenantThreshold: 100,
@@ -773,6 +923,10 @@ func TestStackCustom(t *testing.T) {
 		DeliverTimeout:             90 * time.Second,
 		DeliverMaxConcurrency:      5,
 		DeliverReservedConcurrency: 20,
+		APIReservedConcurrency:     3,
+		ReplayReservedConcurrency:  9,
+		APIRateLimit:               2.5,
+		APIBurstLimit:              7,
 		AllowCIDRs:                 []string{"127.0.0.0/8", "10.0.0.0/8"},
 		DLQAlarmThreshold:          7,
 		TenantDLQAlarmThreshold:    250,
@@ -785,10 +939,57 @@ func TestStackCustom(t *testing.T) {
 		deliverTimeout:       90 * time.Second,
 		maxConcurrency:       5,
 		reserved:             20,
+		apiReserved:          3,
+		replayReserved:       9,
+		apiRate:              2.5,
+		apiBurst:             7,
 		alarmThreshold:       7,
 		allowCIDRs:           "127.0.0.0/8,10.0.0.0/8",
 		tenantThreshold:      250,
 		enqueueFailThreshold: 3,
+	})
+}
+
+// TestStackNoReservations is the deployment for an account whose
+// concurrency limit cannot spare a reservation: nothing reserved, by choice,
+// and the mappings still capped.
+func TestStackNoReservations(t *testing.T) {
+	s := synth(t, HooklineStackProps{DeliverReservedConcurrency: -1, APIReservedConcurrency: -1, ReplayReservedConcurrency: -1})
+	for _, fn := range []string{s.enqueueFn, s.deliverFn, s.apiFn, s.replayFn} {
+		s.hasProperties(t, "AWS::Lambda::Function", fn, obj{"ReservedConcurrentExecutions": assertions.Match_Absent()})
+	}
+	check(t, func() {
+		s.tpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), obj{
+			"FunctionName": refTo(s.deliverFn), "ScalingConfig": obj{"MaximumConcurrency": 10},
+		})
+	})
+}
+
+func TestMissingBinaries(t *testing.T) {
+	partial := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(partial, "enqueue"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(partial, "enqueue", "bootstrap"), []byte("x"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(partial, "deliver", "bootstrap"), 0o755)) // a folder is no binary
+
+	t.Run("checkAssets names the first missing bootstrap and how to build it", func(t *testing.T) {
+		require.NoError(t, checkAssets(fakeAssets(t), "arm64"))
+		empty := t.TempDir()
+		err := checkAssets(empty, "arm64")
+		require.EqualError(t, err, filepath.Join(empty, "enqueue", "bootstrap")+" is missing: run `make build ARCH=arm64` first (or pass -c assetDir=DIR)")
+		err = checkAssets(partial, "x86_64")
+		require.EqualError(t, err, filepath.Join(partial, "deliver", "bootstrap")+" is missing: run `make build ARCH=x86_64` first (or pass -c assetDir=DIR)")
+		require.NotContains(t, err.Error(), "\n", "one sentence")
+	})
+	t.Run("the stack refuses before staging any asset", func(t *testing.T) {
+		_, err := NewHooklineStack(newApp(t), "NoBinaries", &HooklineStackProps{AssetDir: partial})
+		require.ErrorContains(t, err, "deliver/bootstrap is missing: run `make build ARCH=arm64` first")
+	})
+	t.Run("cdk synth without built binaries: the app's run ends with that sentence", func(t *testing.T) {
+		// The app as `cdk synth` runs it, with the default architecture and
+		// asset folder, from a checkout where `make build` has not run.
+		t.Chdir(t.TempDir())
+		err := run()
+		require.EqualError(t, err, "dist/arm64/enqueue/bootstrap is missing: run `make build ARCH=arm64` first (or pass -c assetDir=DIR)")
 	})
 }
 
@@ -812,7 +1013,11 @@ func TestPropsValidation(t *testing.T) {
 		require.Equal(t, 15*time.Second, p.RequestTimeout)
 		require.Equal(t, 20*time.Second, p.DeliverTimeout)
 		require.Equal(t, 10, p.DeliverMaxConcurrency)
-		require.Equal(t, 0, p.DeliverReservedConcurrency)
+		require.Equal(t, 11, p.DeliverReservedConcurrency)
+		require.Equal(t, 20, p.APIReservedConcurrency)
+		require.Equal(t, 8, p.ReplayReservedConcurrency)
+		require.Equal(t, 50.0, p.APIRateLimit)
+		require.Equal(t, 100, p.APIBurstLimit)
 		require.Equal(t, 100, p.DLQAlarmThreshold)
 		require.Equal(t, "INFO", p.LogLevel)
 		require.Equal(t, 8, p.Retry.Attempts())
@@ -832,6 +1037,18 @@ func TestPropsValidation(t *testing.T) {
 		refused(t, HooklineStackProps{DeliverReservedConcurrency: 10}, "reserved concurrency 10 must exceed max concurrency 10")
 		refused(t, HooklineStackProps{DeliverMaxConcurrency: 50, DeliverReservedConcurrency: 20}, "reserved concurrency")
 		accepted(t, HooklineStackProps{DeliverReservedConcurrency: 11})
+		require.Equal(t, 51, accepted(t, HooklineStackProps{DeliverMaxConcurrency: 50}).DeliverReservedConcurrency, "the default follows the cap")
+		require.Equal(t, -1, accepted(t, HooklineStackProps{DeliverReservedConcurrency: -1}).DeliverReservedConcurrency, "negative: none, by choice")
+		refused(t, HooklineStackProps{ReplayReservedConcurrency: ReplayMaxConcurrency}, "replay reserved concurrency 7 must exceed its mappings' max concurrency 7")
+		accepted(t, HooklineStackProps{ReplayReservedConcurrency: ReplayMaxConcurrency + 1, APIReservedConcurrency: 1})
+	})
+	t.Run("API throttling within API Gateway's account limits", func(t *testing.T) {
+		refused(t, HooklineStackProps{APIRateLimit: -1}, "API rate limit -1")
+		refused(t, HooklineStackProps{APIRateLimit: 10001}, "API rate limit 10001")
+		refused(t, HooklineStackProps{APIBurstLimit: -5}, "API burst limit -5")
+		refused(t, HooklineStackProps{APIBurstLimit: 5001}, "API burst limit 5001")
+		p := accepted(t, HooklineStackProps{APIRateLimit: 0.5, APIBurstLimit: 5000})
+		require.Equal(t, 0.5, p.APIRateLimit)
 	})
 	t.Run("max concurrency outside 2..1000 refused", func(t *testing.T) {
 		refused(t, HooklineStackProps{DeliverMaxConcurrency: 1}, "max concurrency 1")
@@ -918,6 +1135,25 @@ func TestPropsFromContext(t *testing.T) {
 		}
 		_, _, err := from(map[string]string{"retrySchedule": "0s,13h"})
 		require.ErrorContains(t, err, "12h")
+	})
+	t.Run("reserved concurrency and API throttling from context", func(t *testing.T) {
+		p, _, err := from(map[string]string{
+			"deliverReservedConcurrency": "30", "apiReservedConcurrency": "none", "replayReservedConcurrency": "8",
+			"apiRateLimit": "25.5", "apiBurstLimit": "40",
+		})
+		require.NoError(t, err)
+		require.Equal(t, 30, p.DeliverReservedConcurrency)
+		require.Equal(t, -1, p.APIReservedConcurrency)
+		require.Equal(t, 8, p.ReplayReservedConcurrency)
+		require.Equal(t, 25.5, p.APIRateLimit)
+		require.Equal(t, 40, p.APIBurstLimit)
+		for key, bad := range map[string]string{
+			"deliverReservedConcurrency": "0", "apiReservedConcurrency": "lots", "replayReservedConcurrency": "-2",
+			"apiRateLimit": "fast", "apiBurstLimit": "1.5",
+		} {
+			_, _, err := from(map[string]string{key: bad})
+			require.ErrorContains(t, err, "context "+key, "%s=%s", key, bad)
+		}
 	})
 	t.Run("invalid maxAge names the context key", func(t *testing.T) {
 		_, _, err := from(map[string]string{"maxAge": "a day"})

@@ -19,6 +19,7 @@ export CDK_DEFAULT_REGION=$AWS_REGION
 # Pinned tool versions: bump them here, nowhere else.
 MINISTACK_VERSION=1.5.33
 CBOR2_VERSION=6.3.0
+CFN_LINT_VERSION=1.58.0
 VENV="$HOOKLINE_ROOT/.venv"
 STATE_DIR="$HOOKLINE_ROOT/.local"
 mkdir -p "$STATE_DIR"

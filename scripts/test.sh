@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# `make test`: lint, unit and CDK template tests, then the end-to-end tests
-# against the stack deployed in the local cloud. Starts the local cloud if it
-# is not running and stops it afterwards if this script started it.
+# `make test`: lint, unit and CDK template tests (cdk-nag among them), cfn-lint
+# on the synthesized template, then the end-to-end tests against the stack
+# deployed in the local cloud. Starts the local cloud if it is not running and
+# stops it afterwards if this script started it.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$HOOKLINE_ROOT"
@@ -12,6 +13,7 @@ trap cleanup EXIT
 
 make --no-print-directory lint
 go test -count=1 ./...
+scripts/cfn-lint.sh
 
 if [ -n "${HOOKLINE_OWN_CLOUD:-}" ] && ! curl -fsS -m 2 "$AWS_ENDPOINT_URL/_localstack/health" >/dev/null 2>&1; then
   started=1

@@ -47,24 +47,30 @@ const (
 	unitMilliseconds = "Milliseconds"
 )
 
-// Spec documents one metric: its unit and the dimension sets it is
-// published under (an empty set is the stack-wide total).
+// Spec documents one metric: its unit, the dimension sets it is published
+// under (an empty set is the stack-wide total), and whether it is a gauge.
 type Spec struct {
 	Unit       string
 	Dimensions [][]string
+	// Gauge: the metric is a level published on a schedule whatever
+	// happens, so no value means its publisher stopped, not zero; an alarm
+	// on it must not read missing data as OK. A metric that is not a gauge
+	// is published per occurrence (a count, a latency): no value means
+	// nothing happened.
+	Gauge bool
 }
 
 // Catalog lists every metric hookline publishes.
 var Catalog = map[string]Spec{
-	Delivered:      {unitCount, [][]string{{}}},
-	AttemptFailed:  {unitCount, [][]string{{}}},
-	RetryScheduled: {unitCount, [][]string{{}}},
-	AttemptLatency: {unitMilliseconds, [][]string{{}}},
-	DeadLettered:   {unitCount, [][]string{{}, {DimensionReason}, {DimensionTenant}}},
-	RejectedItems:  {unitCount, [][]string{{}, {DimensionReason}}},
-	Replayed:       {unitCount, [][]string{{}, {DimensionTenant}}},
-	TenantDLQDepth: {unitCount, [][]string{{DimensionTenant}}},
-	MaxTenantDLQ:   {unitCount, [][]string{{}}},
+	Delivered:      {unitCount, [][]string{{}}, false},
+	AttemptFailed:  {unitCount, [][]string{{}}, false},
+	RetryScheduled: {unitCount, [][]string{{}}, false},
+	AttemptLatency: {unitMilliseconds, [][]string{{}}, false},
+	DeadLettered:   {unitCount, [][]string{{}, {DimensionReason}, {DimensionTenant}}, false},
+	RejectedItems:  {unitCount, [][]string{{}, {DimensionReason}}, false},
+	Replayed:       {unitCount, [][]string{{}, {DimensionTenant}}, false},
+	TenantDLQDepth: {unitCount, [][]string{{DimensionTenant}}, true},
+	MaxTenantDLQ:   {unitCount, [][]string{{}}, true},
 }
 
 // Writer prints EMF lines. Safe for concurrent use.
