@@ -141,7 +141,7 @@ const formType = "application/x-www-form-urlencoded"
 //
 // Accepting JSON under a form type opens no cross-site request path: a
 // browser cannot add the Authorization header every route needs without a
-// CORS preflight, which the API does not answer.
+// CORS preflight, which the API never grants (it sends no CORS headers).
 func bodyIsJSON(contentType string, body *bufio.Reader) *Problem {
 	if contentType == "" {
 		return nil
