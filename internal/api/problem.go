@@ -141,7 +141,9 @@ const formType = "application/x-www-form-urlencoded"
 //
 // Accepting JSON under a form type opens no cross-site request path: a
 // browser cannot add the Authorization header every route needs without a
-// CORS preflight, which the API never grants (it sends no CORS headers).
+// CORS preflight, which the API never grants (it sends no CORS headers). A
+// route authenticated by a cookie would change that (an HTML form can post
+// a body that reads as JSON): such a route must refuse the form type.
 func bodyIsJSON(contentType string, body *bufio.Reader) *Problem {
 	if contentType == "" {
 		return nil
