@@ -24,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/harness"
 	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/stackoutputs"
 	"github.com/hookline/hookline/internal/store"
@@ -71,7 +72,7 @@ func setup() error {
 	env.out = out
 	env.cfg = cfg
 	env.endpointURL = os.Getenv("AWS_ENDPOINT_URL")
-	env.ddb = dynamodb.NewFromConfig(cfg)
+	env.ddb = harness.DynamoDB(cfg)
 	env.sqs = sqs.NewFromConfig(cfg)
 	env.lambda = lambda.NewFromConfig(cfg)
 	env.store = store.New(env.ddb, out.StateTableName)

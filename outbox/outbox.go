@@ -24,6 +24,21 @@ const (
 	AttrExpiresAt  = "expires_at"  // N, optional TTL (unix seconds)
 )
 
+// DefaultRetention is how long after OccurredAt an outbox item is kept when
+// the event sets neither ExpiresAt nor NoExpiry: Item writes expires_at =
+// OccurredAt + DefaultRetention, and DynamoDB's TTL deletes the item some
+// time after that (usually within days), so the outbox does not grow forever.
+//
+// Delivery never reads the outbox item again: enqueue takes the event from
+// the stream record, which the stream keeps 24 h, and each delivery carries
+// its own copy of the event. The item is still read by hand in one case: a
+// stream batch that enqueue could not process for 24 h is parked in the
+// enqueue failure queue, which keeps it 14 days, and the runbook re-inserts
+// those events from the outbox (docs/operations.md, EnqueueFailures). 16
+// days covers that for every event written within a day of OccurredAt;
+// later ones are past the default age cap (24 h) and go dead at once anyway.
+const DefaultRetention = 16 * 24 * time.Hour
+
 // Limits on an outbox item. An item over them is rejected, not truncated.
 const (
 	// MaxPayloadBytes bounds the payload so that a delivery message (payload
@@ -50,8 +65,12 @@ type Event struct {
 	EndpointID string
 	// Sequence, when set, is passed to receivers as an ordering hint.
 	Sequence *int64
-	// ExpiresAt, when set, lets DynamoDB's TTL remove the outbox item. Zero: kept.
+	// ExpiresAt is the outbox item's expires_at: DynamoDB's TTL deletes the
+	// item some time after it. Zero: OccurredAt + DefaultRetention.
 	ExpiresAt time.Time
+	// NoExpiry, when true, writes no expires_at: the item is kept until
+	// someone deletes it. ExpiresAt must then be zero. Default false.
+	NoExpiry bool
 }
 
 // Rejection reasons, as recorded for an invalid outbox item.
@@ -202,10 +221,18 @@ func ParseOccurredAt(s string) (time.Time, error) {
 	return t, nil
 }
 
-// Item returns the DynamoDB item for e, after validating it.
+// ErrExpiryConflict is returned by Item and TransactPut for an event that
+// sets both ExpiresAt and NoExpiry.
+var ErrExpiryConflict = errors.New("outbox event sets both ExpiresAt and NoExpiry")
+
+// Item returns the DynamoDB item for e, after validating it. Its expires_at
+// is ExpiresAt, else OccurredAt + DefaultRetention, and absent with NoExpiry.
 func (e Event) Item() (map[string]types.AttributeValue, error) {
 	if err := e.Validate(); err != nil {
 		return nil, err
+	}
+	if e.NoExpiry && !e.ExpiresAt.IsZero() {
+		return nil, ErrExpiryConflict
 	}
 	item := map[string]types.AttributeValue{
 		AttrID:         &types.AttributeValueMemberS{Value: e.ID},
@@ -220,8 +247,12 @@ func (e Event) Item() (map[string]types.AttributeValue, error) {
 	if e.Sequence != nil {
 		item[AttrSequence] = &types.AttributeValueMemberN{Value: strconv.FormatInt(*e.Sequence, 10)}
 	}
-	if !e.ExpiresAt.IsZero() {
-		item[AttrExpiresAt] = &types.AttributeValueMemberN{Value: strconv.FormatInt(e.ExpiresAt.Unix(), 10)}
+	if !e.NoExpiry {
+		expires := e.ExpiresAt
+		if expires.IsZero() {
+			expires = e.OccurredAt.Add(DefaultRetention)
+		}
+		item[AttrExpiresAt] = &types.AttributeValueMemberN{Value: strconv.FormatInt(expires.Unix(), 10)}
 	}
 	return item, nil
 }

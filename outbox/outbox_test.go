@@ -2,6 +2,7 @@ package outbox
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -93,6 +94,44 @@ func TestTransactPut(t *testing.T) {
 	e.Payload = json.RawMessage("nope")
 	_, err = TransactPut("outbox", e)
 	require.Error(t, err, "an invalid event is refused before it is written")
+}
+
+// Every item expires unless the producer says otherwise: by default
+// DefaultRetention after the event occurred, else when ExpiresAt says, and
+// never with NoExpiry.
+func TestItemExpiry(t *testing.T) {
+	occurred := time.Date(2026, 11, 30, 1, 0, 0, 0, time.FixedZone("CET", 3600))
+	cases := []struct {
+		name    string
+		mut     func(*Event)
+		expires string // unix seconds; "" means no expires_at attribute
+		err     error
+	}{
+		{"default: 16 days after it occurred", func(*Event) {}, strconv.FormatInt(occurred.Add(16*24*time.Hour).Unix(), 10), nil},
+		{"explicit", func(e *Event) { e.ExpiresAt = time.Unix(1800000000, 0) }, "1800000000", nil},
+		{"explicit, before it occurred", func(e *Event) { e.ExpiresAt = occurred.Add(-time.Hour) }, strconv.FormatInt(occurred.Unix()-3600, 10), nil},
+		{"never", func(e *Event) { e.NoExpiry = true }, "", nil},
+		{"never and a time", func(e *Event) { e.NoExpiry, e.ExpiresAt = true, time.Unix(1800000000, 0) }, "", ErrExpiryConflict},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := valid()
+			e.OccurredAt = occurred
+			tc.mut(&e)
+			put, err := TransactPut("outbox", e)
+			if tc.err != nil {
+				require.ErrorIs(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			got, ok := put.Put.Item[AttrExpiresAt]
+			if tc.expires == "" {
+				require.False(t, ok, "no expires_at: %v", got)
+				return
+			}
+			require.Equal(t, tc.expires, got.(*types.AttributeValueMemberN).Value)
+		})
+	}
 }
 
 func TestParseOccurredAt(t *testing.T) {

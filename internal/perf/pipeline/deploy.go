@@ -19,6 +19,7 @@ import (
 	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/hookline/hookline/internal/harness"
 	"github.com/hookline/hookline/outbox"
 )
 
@@ -39,7 +40,7 @@ func DeployFloor(ctx context.Context, cfg aws.Config, name, bootstrap, target st
 	if err != nil {
 		return nil, err
 	}
-	db, q, fn := dynamodb.NewFromConfig(cfg), sqs.NewFromConfig(cfg), lambda.NewFromConfig(cfg)
+	db, q, fn := harness.DynamoDB(cfg), sqs.NewFromConfig(cfg), lambda.NewFromConfig(cfg)
 	f := &Floor{Table: name, db: db}
 	defer func() {
 		if err != nil {
