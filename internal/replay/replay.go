@@ -39,7 +39,7 @@ type Store interface {
 	ListDead(ctx context.Context, tenantID string, f store.DeadFilter, limit int, cursor string) ([]store.Delivery, string, error)
 	ClaimForReplay(ctx context.Context, id, tenantID, job string, stale time.Duration) (store.Delivery, error)
 	ReleaseReplay(ctx context.Context, id, job string) error
-	RecordAttempt(ctx context.Context, d store.Delivery, a store.Attempt, o store.Outcome) error
+	RecordAttemptIfUnchanged(ctx context.Context, d store.Delivery, a store.Attempt, o store.Outcome) error
 	Delivery(ctx context.Context, id string) (store.Delivery, error)
 	Load(ctx context.Context, deliveryIDs []string, endpoints []store.EndpointRef) (store.Snapshot, error)
 	Endpoint(ctx context.Context, tenantID, endpointID string) (store.Endpoint, error)
@@ -296,10 +296,6 @@ func (w *Worker) replayIDs(ctx context.Context, j *store.ReplayJob, ids []string
 			continue
 		}
 		d, err = w.Store.ClaimForReplay(ctx, id, j.TenantID, j.JobID, w.stale())
-		if errors.Is(err, store.ErrDepthNotCounted) {
-			w.Log.WarnContext(ctx, "tenant DLQ depth not counted", "delivery_id", id, "error", err.Error())
-			err = nil
-		}
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			skip(j, id, "not_found")

@@ -1113,3 +1113,69 @@ func sameButReplayed(t *testing.T, sent, orig string) bool {
 	a.ReplayedAt = nil
 	return reflect.DeepEqual(a, b)
 }
+
+// The sweep reads a delivery, finds no record, and records its death from
+// its DLQ message. A record made between that read and that write (a copy
+// of the delivery attempted at that moment) is not overwritten: the sweep
+// reads it again and acts on it as it is.
+func TestSweepActsOnARecordMadeWhileItLooked(t *testing.T) {
+	at := time.Date(2026, 12, 1, 11, 30, 0, 0, time.UTC)
+	cases := []struct {
+		name      string
+		meanwhile store.Delivery
+		deleted   bool
+		check     func(t *testing.T, d store.Delivery, indexed bool)
+	}{
+		{"delivered meanwhile: the message is a stale copy, deleted",
+			store.Delivery{DeliveryID: "m3", TenantID: tenantA, EndpointID: "ep_1", State: delivery.StateDelivered, Attempts: 1, DeliveredAt: &at,
+				AttemptLog: []store.Attempt{{Number: 1, At: at, Status: 200}}},
+			true, func(t *testing.T, d store.Delivery, indexed bool) {
+				require.Equal(t, delivery.StateDelivered, d.State)
+				require.Len(t, d.AttemptLog, 1, "nothing recorded over it")
+				require.False(t, indexed)
+			}},
+		{"pending meanwhile: its death recorded on it, its attempt kept",
+			store.Delivery{DeliveryID: "m3", TenantID: tenantA, EndpointID: "ep_1", State: delivery.StatePending, Attempts: 1,
+				AttemptLog: []store.Attempt{{Number: 1, At: at, Status: 503}}},
+			false, func(t *testing.T, d store.Delivery, indexed bool) {
+				require.Equal(t, delivery.StateDead, d.State)
+				require.True(t, indexed)
+				require.Equal(t, 2, d.Attempts)
+				require.Equal(t, 503, d.AttemptLog[0].Status, "the attempt made meanwhile is kept")
+				require.Equal(t, "death_not_recorded", d.AttemptLog[1].Error)
+			}},
+		{"dead meanwhile: left as it is",
+			store.Delivery{DeliveryID: "m3", TenantID: tenantA, EndpointID: "ep_1", State: delivery.StateDead, Attempts: 2, DeadAt: &at,
+				DeadReason: "rejected_400", Message: "{}", AttemptLog: []store.Attempt{{Number: 2, At: at, Status: 400}}},
+			false, func(t *testing.T, d store.Delivery, indexed bool) {
+				require.Equal(t, "rejected_400", d.DeadReason)
+				require.Equal(t, 2, d.Attempts, "not recorded dead a second time")
+				require.True(t, indexed)
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			msg := e.q.addDLQ(body("m3", tenantA, "ep_1", "order.created"), e.t0.Add(-time.Hour))
+			made := false
+			e.st.beforeRecord = func(string) {
+				if !made {
+					made = true
+					e.st.put(c.meanwhile)
+				}
+			}
+			deleted, kept, err := e.w.Sweep(context.Background())
+			require.NoError(t, err)
+			require.True(t, made, "the record was made between the sweep's read and its write")
+			if c.deleted {
+				require.Equal(t, [2]int{1, 0}, [2]int{deleted, kept})
+			} else {
+				require.Equal(t, [2]int{0, 1}, [2]int{deleted, kept})
+			}
+			_, there := e.q.dlqState(msg)
+			require.Equal(t, !c.deleted, there)
+			d, indexed := e.st.get("m3")
+			c.check(t, d, indexed)
+		})
+	}
+}

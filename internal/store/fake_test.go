@@ -52,6 +52,10 @@ type fakeDB struct {
 	beforeWrite func(op string, keys []map[string]types.AttributeValue)
 }
 
+// errTransactionConflict, returned by a fault, makes the fake answer as
+// DynamoDB does when a write meets another transaction on the same item.
+var errTransactionConflict = errors.New("transaction conflict")
+
 func newFakeDB() *fakeDB {
 	return &fakeDB{items: map[string]map[string]types.AttributeValue{}, pageSize: 2, calls: map[string]int{}}
 }
@@ -223,6 +227,9 @@ func (f *fakeDB) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ .
 	f.updates = append(f.updates, in)
 	if f.fault != nil {
 		if err := f.fault("UpdateItem", in.Key); err != nil {
+			if errors.Is(err, errTransactionConflict) {
+				return nil, &types.TransactionConflictException{Message: aws.String(err.Error())}
+			}
 			return nil, err
 		}
 	}
@@ -321,7 +328,11 @@ func (f *fakeDB) TransactWriteItems(_ context.Context, in *dynamodb.TransactWrit
 		reasons[i] = types.CancellationReason{Code: aws.String("None")}
 		if f.fault != nil {
 			if err := f.fault("TransactWriteItems", keys[i]); err != nil {
-				reasons[i] = types.CancellationReason{Code: aws.String("ThrottlingError"), Message: aws.String(err.Error())}
+				code := "ThrottlingError"
+				if errors.Is(err, errTransactionConflict) {
+					code = "TransactionConflict"
+				}
+				reasons[i] = types.CancellationReason{Code: aws.String(code), Message: aws.String(err.Error())}
 				cancelled = true
 				continue
 			}
