@@ -15,7 +15,7 @@
 //	alarmEmail      subscribe this address to the alarm topic (default none)
 //	tenantDLQAlarm  per-tenant DLQ depth alarm threshold (default 100)
 //	deliverTimeout  the deliver function's timeout, e.g. "60s" (default 60s)
-//	sweepInterval   how often the DLQ is reconciled with the index (default 5m)
+//	sweepInterval   how often the DLQ and the tenant DLQ depths are reconciled with the index (default 5m)
 //	faults          soak tests only: "deliver_crash:0.01,enqueue_fail:0.05"
 //	stackName       default "Hookline"
 package main

@@ -473,6 +473,17 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 				})}),
 			})
 		})
+		// The scheduled sweep also reconciles the tenant DLQ depth counters
+		// (the sweeps after a replay do not).
+		check(t, func() {
+			s.tpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), obj{
+				"ScheduleExpression": "rate(5 minutes)",
+				"Targets": assertions.Match_ArrayWith(&arr{assertions.Match_ObjectLike(&obj{
+					"Arn":   obj{"Fn::GetAtt": arr{s.replayJobs, "Arn"}},
+					"Input": `{"reconcile":true,"sweep":true}`,
+				})}),
+			})
+		})
 		check(t, func() { s.tpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Dashboard"), jsii.Number(1)) })
 	})
 

@@ -242,6 +242,10 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg delivery
 		// replaces it.
 		if err := h.Store.MarkDeadBeforeLastAttempt(ctx, d, retry.ReasonAttemptsExhausted, m.Body, now); err != nil {
 			log.WarnContext(ctx, "cannot record the death before the last attempt; attempting anyway", "error", err.Error())
+		} else if d.State == "" || d.State == delivery.StatePending {
+			// As it now is, so that the outcome's write (conditional on the
+			// record as read) does not miss once first.
+			d.State = delivery.StateDead
 		}
 	}
 	sendCtx, cancel, ok := h.attemptContext(ctx)

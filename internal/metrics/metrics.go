@@ -32,19 +32,22 @@ const Namespace = "Hookline"
 
 // Metric names.
 const (
-	Delivered        = "Delivered"
-	AttemptFailed    = "AttemptFailed"
-	RetryScheduled   = "RetryScheduled"
-	AttemptLatency   = "AttemptLatency"
-	DeadLettered     = "DeadLettered"
-	RejectedItems    = "RejectedOutboxItems"
-	Replayed         = "Replayed"
-	TenantDLQDepth   = "TenantDLQDepth"
-	MaxTenantDLQ     = "MaxTenantDLQDepth"
-	DimensionTenant  = "TenantId"
-	DimensionReason  = "Reason"
-	unitCount        = "Count"
-	unitMilliseconds = "Milliseconds"
+	Delivered      = "Delivered"
+	AttemptFailed  = "AttemptFailed"
+	RetryScheduled = "RetryScheduled"
+	AttemptLatency = "AttemptLatency"
+	DeadLettered   = "DeadLettered"
+	RejectedItems  = "RejectedOutboxItems"
+	Replayed       = "Replayed"
+	TenantDLQDepth = "TenantDLQDepth"
+	MaxTenantDLQ   = "MaxTenantDLQDepth"
+	// DLQDepthCorrections counts tenant DLQ depth counters the
+	// reconciliation found off and corrected.
+	DLQDepthCorrections = "DLQDepthCorrections"
+	DimensionTenant     = "TenantId"
+	DimensionReason     = "Reason"
+	unitCount           = "Count"
+	unitMilliseconds    = "Milliseconds"
 )
 
 // Spec documents one metric: its unit and the dimension sets it is
@@ -56,15 +59,16 @@ type Spec struct {
 
 // Catalog lists every metric hookline publishes.
 var Catalog = map[string]Spec{
-	Delivered:      {unitCount, [][]string{{}}},
-	AttemptFailed:  {unitCount, [][]string{{}}},
-	RetryScheduled: {unitCount, [][]string{{}}},
-	AttemptLatency: {unitMilliseconds, [][]string{{}}},
-	DeadLettered:   {unitCount, [][]string{{}, {DimensionReason}, {DimensionTenant}}},
-	RejectedItems:  {unitCount, [][]string{{}, {DimensionReason}}},
-	Replayed:       {unitCount, [][]string{{}, {DimensionTenant}}},
-	TenantDLQDepth: {unitCount, [][]string{{DimensionTenant}}},
-	MaxTenantDLQ:   {unitCount, [][]string{{}}},
+	Delivered:           {unitCount, [][]string{{}}},
+	AttemptFailed:       {unitCount, [][]string{{}}},
+	RetryScheduled:      {unitCount, [][]string{{}}},
+	AttemptLatency:      {unitMilliseconds, [][]string{{}}},
+	DeadLettered:        {unitCount, [][]string{{}, {DimensionReason}, {DimensionTenant}}},
+	RejectedItems:       {unitCount, [][]string{{}, {DimensionReason}}},
+	Replayed:            {unitCount, [][]string{{}, {DimensionTenant}}},
+	TenantDLQDepth:      {unitCount, [][]string{{DimensionTenant}}},
+	MaxTenantDLQ:        {unitCount, [][]string{{}}},
+	DLQDepthCorrections: {unitCount, [][]string{{}, {DimensionTenant}}},
 }
 
 // Writer prints EMF lines. Safe for concurrent use.

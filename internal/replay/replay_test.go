@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -1178,4 +1179,102 @@ func TestSweepActsOnARecordMadeWhileItLooked(t *testing.T) {
 			c.check(t, d, indexed)
 		})
 	}
+}
+
+// reconciler is a fake store.ReconcileDLQDepth: what it finds per tenant,
+// and the tenants it was asked about.
+type reconciler struct {
+	mu     sync.Mutex
+	checks map[string]store.DepthCheck
+	fail   map[string]bool
+	asked  []string
+}
+
+func (r *reconciler) ReconcileDLQDepth(_ context.Context, tenant string) (store.DepthCheck, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.asked = append(r.asked, tenant)
+	if r.fail[tenant] {
+		return store.DepthCheck{TenantID: tenant}, errors.New("throttled")
+	}
+	c := r.checks[tenant]
+	c.TenantID = tenant
+	return c, nil
+}
+
+// corrections reads the DLQDepthCorrections values of EMF lines: per
+// tenant, and stack-wide ("").
+func corrections(t *testing.T, out string) map[string][]float64 {
+	t.Helper()
+	got := map[string][]float64{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if line == "" {
+			continue
+		}
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m))
+		v, ok := m[metrics.DLQDepthCorrections].(float64)
+		if !ok {
+			continue
+		}
+		tenant, _ := m[metrics.DimensionTenant].(string)
+		got[tenant] = append(got[tenant], v)
+	}
+	return got
+}
+
+// The sweep's schedule also reconciles every tenant's DLQ depth counter
+// with the dead index; each correction is published (DLQDepthCorrections,
+// per tenant and in total: a correction means a counter had drifted), and
+// a run with none publishes 0. The sweeps that follow a replay do not
+// reconcile.
+func TestScheduledSweepReconcilesDepthsAndPublishesCorrections(t *testing.T) {
+	run := func(t *testing.T, e *env, body string) []string {
+		t.Helper()
+		resp, err := e.w.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m", Body: body}}})
+		require.NoError(t, err)
+		var failed []string
+		for _, f := range resp.BatchItemFailures {
+			failed = append(failed, f.ItemIdentifier)
+		}
+		return failed
+	}
+	setup := func(r *reconciler) (*env, *bytes.Buffer) {
+		e := newEnv(t)
+		var buf bytes.Buffer
+		e.w.Metrics = metrics.New(&buf)
+		e.w.Depths = depthsFunc(func(context.Context) (map[string]int, error) { return map[string]int{"a": 3, "b": 1, "c": 0}, nil })
+		e.w.Reconciler = r
+		return e, &buf
+	}
+	t.Run("corrections are published", func(t *testing.T) {
+		r := &reconciler{checks: map[string]store.DepthCheck{
+			"a": {Counter: 3, Indexed: 2, Corrected: true},
+			"b": {Counter: 1, Indexed: 1},
+			"c": {Deferred: true},
+		}}
+		e, buf := setup(r)
+		require.Empty(t, run(t, e, `{"sweep":true,"reconcile":true}`))
+		require.ElementsMatch(t, []string{"a", "b", "c"}, r.asked, "every tenant with a counter")
+		require.Equal(t, map[string][]float64{"a": {1}}, corrections(t, buf.String()), "one correction, of tenant a (the stack-wide figure is in the same document)")
+	})
+	t.Run("none: a zero, so the figure has a value each run", func(t *testing.T) {
+		e, buf := setup(&reconciler{})
+		require.Empty(t, run(t, e, `{"sweep":true,"reconcile":true}`))
+		require.Equal(t, map[string][]float64{"": {0}}, corrections(t, buf.String()))
+	})
+	t.Run("a sweep after a replay does not reconcile", func(t *testing.T) {
+		r := &reconciler{}
+		e, buf := setup(r)
+		require.Empty(t, run(t, e, `{"sweep":true}`))
+		require.Empty(t, r.asked)
+		require.Empty(t, corrections(t, buf.String()))
+	})
+	t.Run("a tenant that fails does not stop the others; the message is retried", func(t *testing.T) {
+		r := &reconciler{fail: map[string]bool{"a": true}, checks: map[string]store.DepthCheck{"b": {Counter: 1, Indexed: 0, Corrected: true}}}
+		e, buf := setup(r)
+		require.Equal(t, []string{"m"}, run(t, e, `{"sweep":true,"reconcile":true}`))
+		require.ElementsMatch(t, []string{"a", "b", "c"}, r.asked)
+		require.Equal(t, map[string][]float64{"b": {1}}, corrections(t, buf.String()), "what was corrected is published")
+	})
 }
