@@ -17,6 +17,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
@@ -143,4 +145,56 @@ func publishedDepth(t *testing.T, tenantID string) int {
 	}
 	t.Fatalf("no TenantDLQDepth line for %s in the replay function's output:\n%s", tenantID, logs)
 	return -1
+}
+
+// A tenant DLQ depth counter left off by an earlier version (which moved it
+// in a write of its own) is corrected by the scheduled sweep's
+// reconciliation, run by the deployed replay function, which publishes the
+// correction (DLQDepthCorrections, EMF).
+func TestDepthReconciliationCorrectsADriftedCounter(t *testing.T) {
+	t.Parallel()
+	tenantID, key := apiTenant(t, "reconcile")
+	rcv, _ := failingUntilUp(t, http.StatusBadRequest)
+	ep, _ := apiEndpoint(t, key, rcv.URL+"/x")
+	deadEvents(t, tenantID, ep, 2, "order.created")
+	require.Equal(t, 2, statsDepth(t, tenantID))
+
+	// As a crash between the two writes left it: one death too many.
+	_, err := env.ddb.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
+		TableName: &env.out.StateTableName,
+		Key: map[string]types.AttributeValue{
+			"pk": &types.AttributeValueMemberS{Value: "TENANT#" + tenantID},
+			"sk": &types.AttributeValueMemberS{Value: "DLQDEPTH"},
+		},
+		UpdateExpression:          aws.String("SET #depth = :d REMOVE moves, moved_at"),
+		ExpressionAttributeNames:  map[string]string{"#depth": "depth"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":d": &types.AttributeValueMemberN{Value: "3"}},
+	})
+	require.NoError(t, err)
+	require.Equal(t, 3, statsDepth(t, tenantID))
+
+	// What the DLQSweep schedule sends to the jobs queue.
+	ev, err := json.Marshal(events.SQSEvent{Records: []events.SQSMessage{{MessageId: "sweep-1", Body: `{"sweep":true,"reconcile":true}`}}})
+	require.NoError(t, err)
+	out, err := env.lambda.Invoke(context.Background(), &lambda.InvokeInput{FunctionName: &env.out.ReplayFunctionName, Payload: ev, LogType: lambdatypes.LogTypeTail})
+	require.NoError(t, err)
+	require.Nil(t, out.FunctionError, "%s", out.Payload)
+	require.JSONEq(t, `{"batchItemFailures":[]}`, string(out.Payload))
+	logs, err := base64.StdEncoding.DecodeString(aws.ToString(out.LogResult))
+	require.NoError(t, err)
+	published := false
+	for _, line := range strings.Split(string(logs), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) != nil || m[metrics.DimensionTenant] != tenantID {
+			continue
+		}
+		if v, ok := m[metrics.DLQDepthCorrections].(float64); ok {
+			require.Contains(t, m, "_aws", "an EMF line")
+			require.Equal(t, 1.0, v)
+			published = true
+		}
+	}
+	require.True(t, published, "no DLQDepthCorrections line for %s in the replay function's output:\n%s", tenantID, logs)
+	require.Equal(t, 2, statsDepth(t, tenantID), "corrected to the dead index's count")
+	require.Equal(t, 2, publishedDepth(t, tenantID))
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -371,4 +372,128 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 		require.Equal(t, delivery.StateDelivered, got.State)
 		require.Equal(t, 1, depth())
 	})
+
+	t.Run("two copies attempted at once: both attempts are logged and counted", func(t *testing.T) {
+		tenant := tenantID + "_dup"
+		for i := range 10 {
+			ev := fmt.Sprintf("evt_dup_%d_%s", i, tenant)
+			d := store.Delivery{DeliveryID: delivery.ID(ev, "ep"), TenantID: tenant, EndpointID: "ep", EventID: ev, EventType: "a.b"}
+			require.NoError(t, s.RecordAttempt(ctx, d, store.Attempt{Number: 1, At: time.Now().UTC(), Status: 503}, store.Outcome{State: delivery.StatePending}))
+			stale := current(t, d) // both copies read it before either writes
+			var wg sync.WaitGroup
+			errs := make([]error, 2)
+			for w := range 2 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs[w] = s.RecordAttempt(ctx, stale, store.Attempt{Number: 2 + w, At: time.Now().UTC(), Status: 503}, store.Outcome{State: delivery.StatePending})
+				}()
+			}
+			wg.Wait()
+			require.NoError(t, errors.Join(errs...))
+			got, err := s.Delivery(ctx, d.DeliveryID)
+			require.NoError(t, err)
+			require.Equal(t, 3, got.Attempts, "delivery %d", i)
+			var ns []int
+			for _, a := range got.AttemptLog {
+				ns = append(ns, a.Number)
+			}
+			require.ElementsMatch(t, []int{1, 2, 3}, ns, "delivery %d: no entry lost", i)
+		}
+	})
+
+	t.Run("a write on a record that changed since it was read moves nothing, the count included", func(t *testing.T) {
+		tenant := tenantID + "_cond"
+		depth := func() int {
+			t.Helper()
+			all, err := s.DLQDepths(ctx)
+			require.NoError(t, err)
+			return all[tenant]
+		}
+		ev := "evt_cond_" + tenant
+		d := store.Delivery{DeliveryID: delivery.ID(ev, "ep"), TenantID: tenant, EndpointID: "ep", EventID: ev, EventType: "a.b"}
+		// The sweep read it as missing; an attempt made the record meanwhile.
+		require.NoError(t, s.RecordAttempt(ctx, d, store.Attempt{Number: 1, At: time.Now().UTC(), Status: 503}, store.Outcome{State: delivery.StatePending}))
+		before, err := s.Delivery(ctx, d.DeliveryID)
+		require.NoError(t, err)
+		death := store.Outcome{State: delivery.StateDead, DeadReason: "attempts_exhausted", Message: `{"m":1}`}
+		err = s.RecordAttemptIfUnchanged(ctx, d, store.Attempt{Number: 1, At: time.Now().UTC(), Error: "death_not_recorded"}, death)
+		require.ErrorIs(t, err, store.ErrConflict, "attribute_not_exists(pk) refused it")
+		after, err := s.Delivery(ctx, d.DeliveryID)
+		require.NoError(t, err)
+		require.Equal(t, before, after, "the record made meanwhile is as it was")
+		require.Zero(t, depth(), "the cancelled transaction counted nothing")
+
+		// On the record as it is, the death is recorded and counted once.
+		require.NoError(t, s.RecordAttemptIfUnchanged(ctx, after, store.Attempt{Number: 2, At: time.Now().UTC(), Error: "death_not_recorded"}, death))
+		got, err := s.Delivery(ctx, d.DeliveryID)
+		require.NoError(t, err)
+		require.Equal(t, delivery.StateDead, got.State)
+		require.Len(t, got.AttemptLog, 2)
+		require.Equal(t, 1, depth())
+	})
+
+	t.Run("a replay's claim gives the record its retention again", func(t *testing.T) {
+		tenant := tenantID + "_exp"
+		ev := "evt_exp_" + tenant
+		d := store.Delivery{DeliveryID: delivery.ID(ev, "ep"), TenantID: tenant, EndpointID: "ep", EventID: ev, EventType: "a.b"}
+		require.NoError(t, s.RecordAttempt(ctx, d, store.Attempt{Number: 1, At: time.Now().UTC(), Status: 400}, store.Outcome{State: delivery.StateDead, DeadReason: "rejected_400", Message: "{}"}))
+		// Claimed ten days after its death.
+		later := store.New(env.ddb, env.out.StateTableName)
+		claimedAt := time.Now().Add(10 * 24 * time.Hour)
+		later.Now = func() time.Time { return claimedAt }
+		_, err := later.ClaimForReplay(ctx, d.DeliveryID, tenant, "job_exp", time.Hour)
+		require.NoError(t, err)
+		item, err := env.ddb.GetItem(ctx, &dynamodb.GetItemInput{
+			TableName: &env.out.StateTableName, ConsistentRead: aws.Bool(true),
+			Key: map[string]types.AttributeValue{
+				"pk": &types.AttributeValueMemberS{Value: "DELIVERY#" + d.DeliveryID},
+				"sk": &types.AttributeValueMemberS{Value: "DELIVERY"},
+			},
+		})
+		require.NoError(t, err)
+		require.Equal(t, &types.AttributeValueMemberN{Value: strconv.FormatInt(claimedAt.Add(store.DefaultRetention).Unix(), 10)}, item.Item["expires_at"])
+	})
+
+	t.Run("a counter left off by an earlier version is corrected by the reconciliation", func(t *testing.T) {
+		tenant := tenantID + "_rec"
+		for i := range 2 {
+			ev := fmt.Sprintf("evt_rec_%d_%s", i, tenant)
+			d := store.Delivery{DeliveryID: delivery.ID(ev, "ep"), TenantID: tenant, EndpointID: "ep", EventID: ev, EventType: "a.b"}
+			require.NoError(t, s.RecordAttempt(ctx, d, store.Attempt{Number: 1, At: time.Now().UTC(), Status: 400}, store.Outcome{State: delivery.StateDead, DeadReason: "rejected_400", Message: "{}"}))
+		}
+		// As the old crash left it: a death counted whose delivery's write
+		// was lost, moved in a write of its own.
+		_, err := env.ddb.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: &env.out.StateTableName,
+			Key: map[string]types.AttributeValue{
+				"pk": &types.AttributeValueMemberS{Value: "TENANT#" + tenant},
+				"sk": &types.AttributeValueMemberS{Value: "DLQDEPTH"},
+			},
+			UpdateExpression:          aws.String("SET #depth = :d REMOVE moves, moved_at"),
+			ExpressionAttributeNames:  map[string]string{"#depth": "depth"},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":d": &types.AttributeValueMemberN{Value: "3"}},
+		})
+		require.NoError(t, err)
+		// The index is eventually consistent: poll until it counts both.
+		var check store.DepthCheck
+		require.Eventually(t, func() bool {
+			var err error
+			check, err = s.ReconcileDLQDepth(ctx, tenant)
+			return err == nil && check.Corrected
+		}, 10*time.Second, 200*time.Millisecond)
+		require.Equal(t, store.DepthCheck{TenantID: tenant, Counter: 3, Indexed: 2, Corrected: true}, check)
+		all, err := s.DLQDepths(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 2, all[tenant])
+
+		// A counter that just moved is left for the next run.
+		ev := "evt_rec_moved_" + tenant
+		d := store.Delivery{DeliveryID: delivery.ID(ev, "ep"), TenantID: tenant, EndpointID: "ep", EventID: ev, EventType: "a.b"}
+		require.NoError(t, s.RecordAttempt(ctx, d, store.Attempt{Number: 1, At: time.Now().UTC(), Status: 400}, store.Outcome{State: delivery.StateDead, DeadReason: "rejected_400", Message: "{}"}))
+		check, err = s.ReconcileDLQDepth(ctx, tenant)
+		require.NoError(t, err)
+		require.Equal(t, store.DepthCheck{TenantID: tenant, Counter: 3, Deferred: true}, check)
+	})
+
 }

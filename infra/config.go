@@ -128,8 +128,9 @@ type HooklineStackProps struct {
 	// or throttles of any function in 5 minutes alarm. Default 0 (any).
 	FunctionErrorsThreshold, ThrottlesThreshold int
 	// SweepInterval is how often the DLQ is reconciled with the index (stale
-	// copies deleted, missed deaths recorded), besides after each replay.
-	// Default 5 min; whole minutes.
+	// copies deleted, missed deaths recorded), besides after each replay,
+	// and the tenant DLQ depth counters with the index. Default 5 min;
+	// whole minutes.
 	SweepInterval time.Duration
 	// AlarmEmail, when set, subscribes this address to the alarm topic.
 	// Default: none (subscribe your pager to the AlarmTopicARN output).

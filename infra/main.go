@@ -15,11 +15,11 @@
 //	alarmEmail      subscribe this address to the alarm topic (default none)
 //	tenantDLQAlarm  per-tenant DLQ depth alarm threshold (default 100)
 //	deliverTimeout  the deliver function's timeout, e.g. "20s" (default request timeout + 5s)
-//	sweepInterval   how often the DLQ is reconciled with the index (default 5m)
+//	sweepInterval   how often the DLQ and the tenant DLQ depths are reconciled with the index (default 5m)
 //	apiRateLimit    the HTTP API's requests per second (default 50)
 //	apiBurstLimit   the most requests the HTTP API takes at once above the rate (default 100)
 //	deliverReservedConcurrency, apiReservedConcurrency, replayReservedConcurrency
-//	                a number, or "none" for an account that cannot spare it (defaults 11, 20, 6)
+//	                a number, or "none" for an account that cannot spare it (defaults 11, 20, 8)
 //	faults          soak tests only: "deliver_crash:0.01,enqueue_fail:0.05"
 //	stackName       default "Hookline"
 package main

@@ -166,12 +166,13 @@ func NewOperations(scope constructs.Construct, id string, p OperationsProps) Ope
 	// And a sweep of the SQS DLQ on a schedule, besides those after each
 	// replay: its depth keeps agreeing with the index, and a death the
 	// deliver function could not record (it stopped during the last attempt)
-	// is recorded from the message SQS moved there.
+	// is recorded from the message SQS moved there. The scheduled one also
+	// reconciles every tenant's DLQ depth counter with the dead index.
 	awsevents.NewRule(c, jsii.String("DLQSweep"), &awsevents.RuleProps{
-		Description: jsii.String("Reconcile the SQS DLQ with the index: drop stale copies, record missed deaths."),
+		Description: jsii.String("Reconcile the SQS DLQ with the index (drop stale copies, record missed deaths) and the tenant DLQ depth counters with it."),
 		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Seconds(jsii.Number(p.SweepInterval.Seconds()))),
 		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewSqsQueue(p.Replay.Ops, &awseventstargets.SqsQueueProps{
-			Message: awsevents.RuleTargetInput_FromObject(map[string]any{"sweep": true}),
+			Message: awsevents.RuleTargetInput_FromObject(map[string]any{"sweep": true, "reconcile": true}),
 		})},
 	})
 

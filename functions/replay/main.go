@@ -74,6 +74,7 @@ func run() error {
 	w := &replay.Worker{
 		Store:            st,
 		Depths:           st,
+		Reconciler:       st,
 		Metrics:          metrics.New(os.Stdout),
 		Queue:            sqs.NewFromConfig(aws),
 		DeliveryQueueURL: cfg.DeliveryQueueURL, DLQURL: cfg.DLQURL, JobsQueueURL: cfg.JobsQueueURL, OpsQueueURL: cfg.OpsQueueURL,

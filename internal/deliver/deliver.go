@@ -252,6 +252,10 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg delivery
 		// replaces it.
 		if err := h.Store.MarkDeadBeforeLastAttempt(ctx, d, retry.ReasonAttemptsExhausted, m.Body, now); err != nil {
 			log.WarnContext(ctx, "cannot record the death before the last attempt; attempting anyway", "error", err.Error())
+		} else if d.State == "" || d.State == delivery.StatePending {
+			// As it now is, so that the outcome's write (conditional on the
+			// record as read) does not miss once first.
+			d.State = delivery.StateDead
 		}
 	}
 	sendCtx, cancel, ok := h.attemptContext(ctx)
@@ -289,10 +293,10 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg delivery
 		// message goes either way. The record is tried a few times: before a
 		// last attempt it already says dead, and left so it would keep a
 		// delivered webhook listed (and replayable) as dead.
-		err := h.record(ctx, log, d, a, store.Outcome{State: delivery.StateDelivered})
+		err := h.record(ctx, d, a, store.Outcome{State: delivery.StateDelivered})
 		for try := 1; err != nil && try < 3 && ctx.Err() == nil; try++ {
 			time.Sleep(time.Duration(try) * 100 * time.Millisecond)
-			err = h.record(ctx, log, d, a, store.Outcome{State: delivery.StateDelivered})
+			err = h.record(ctx, d, a, store.Outcome{State: delivery.StateDelivered})
 		}
 		if err != nil {
 			log.ErrorContext(ctx, "delivered, but the record could not be updated", "record_error", err.Error())
@@ -311,7 +315,7 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg delivery
 	dec := h.Policy.Decide(attempt, msg.AgeFrom(), h.now(), res.RetryAfter, h.Rand)
 	switch {
 	case dec.Retry:
-		if err := h.record(ctx, log, d, a, store.Outcome{State: delivery.StatePending}); err != nil {
+		if err := h.record(ctx, d, a, store.Outcome{State: delivery.StatePending}); err != nil {
 			log.ErrorContext(ctx, "cannot record attempt", "record_error", err.Error())
 		}
 		h.setVisibility(ctx, log, m, dec.Delay)
@@ -321,7 +325,7 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg delivery
 	case dec.Reason == retry.ReasonAttemptsExhausted:
 		// The last attempt: SQS's redrive policy moves the message to the
 		// DLQ when it is next received, which visibility 0 makes at once.
-		if err := h.record(ctx, log, d, a, store.Outcome{State: delivery.StateDead, DeadReason: dec.Reason, Message: m.Body}); err != nil {
+		if err := h.record(ctx, d, a, store.Outcome{State: delivery.StateDead, DeadReason: dec.Reason, Message: m.Body}); err != nil {
 			log.ErrorContext(ctx, "cannot record attempt", "record_error", err.Error())
 		}
 		h.setVisibility(ctx, log, m, 0)
@@ -336,7 +340,7 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg delivery
 // dead marks the delivery dead and parks its message in the DLQ. It reports
 // false (keep the message) if the DLQ send fails, so nothing is lost.
 func (h *Handler) dead(ctx context.Context, log *slog.Logger, mb *metrics.Batch, m events.SQSMessage, d store.Delivery, a store.Attempt, reason string) bool {
-	if err := h.record(ctx, log, d, a, store.Outcome{State: delivery.StateDead, DeadReason: reason, Message: m.Body}); err != nil {
+	if err := h.record(ctx, d, a, store.Outcome{State: delivery.StateDead, DeadReason: reason, Message: m.Body}); err != nil {
 		log.ErrorContext(ctx, "cannot mark delivery dead; will retry", "record_error", err.Error())
 		return false
 	}
@@ -418,13 +422,8 @@ func (h *Handler) endpointHealth(ctx context.Context, log *slog.Logger, ep store
 	}
 }
 
-// record writes an attempt; a DLQ depth that could not be counted is logged,
-// not failed on: the delivery's own record is right.
-func (h *Handler) record(ctx context.Context, log *slog.Logger, d store.Delivery, a store.Attempt, o store.Outcome) error {
-	err := h.Store.RecordAttempt(ctx, d, a, o)
-	if errors.Is(err, store.ErrDepthNotCounted) {
-		log.WarnContext(ctx, "tenant DLQ depth not counted", "error", err.Error())
-		return nil
-	}
-	return err
+// record writes an attempt: with its tenant's DLQ depth, in one
+// transaction, when the attempt moves the delivery into or out of dead.
+func (h *Handler) record(ctx context.Context, d store.Delivery, a store.Attempt, o store.Outcome) error {
+	return h.Store.RecordAttempt(ctx, d, a, o)
 }

@@ -48,7 +48,7 @@ type fakeStore struct {
 	failLoad   bool                      // Load fails; single reads still work unless failRead
 	loads      int                       // Load calls
 	singles    int                       // Delivery and Endpoint calls
-	failDepth  bool                      // RecordAttempt answers ErrDepthNotCounted on deaths
+	failDead   bool                      // RecordAttempt fails on deaths (the death and its DLQ depth are one transaction)
 	recorded   map[string]store.Delivery // the delivery each RecordAttempt was given
 	marked     map[string]string         // MarkDeadBeforeLastAttempt: delivery id -> message
 }
@@ -113,8 +113,8 @@ func (s *fakeStore) RecordAttempt(_ context.Context, d store.Delivery, a store.A
 	s.outcomes[d.DeliveryID] = append(s.outcomes[d.DeliveryID], o)
 	s.attempts[d.DeliveryID] = append(s.attempts[d.DeliveryID], a)
 	s.recorded[d.DeliveryID] = d
-	if s.failDepth && o.State == delivery.StateDead {
-		return fmt.Errorf("%w: throttled", store.ErrDepthNotCounted)
+	if s.failDead && o.State == delivery.StateDead {
+		return fmt.Errorf("record attempt: %w", errBoom)
 	}
 	return nil
 }
@@ -695,12 +695,15 @@ func TestMetricsAreOneDocumentPerBatch(t *testing.T) {
 	}, count)
 }
 
-func TestUncountedDepthDoesNotFailTheDelivery(t *testing.T) {
+// A death is recorded with its tenant's DLQ depth in one transaction: when
+// that write fails, neither happened, and the message comes back to be
+// tried again rather than parked in the DLQ unrecorded and uncounted.
+func TestADeathThatCannotBeRecordedIsNotParked(t *testing.T) {
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(400) })
-	f.store.failDepth = true
+	f.store.failDead = true
 	m := message(t, "d1", "1", f.now)
-	require.Empty(t, f.run(t, m), "the delivery is dead and parked; the depth counter is only logged")
-	require.Len(t, f.queue.dlq, 1)
+	require.Equal(t, []string{m.MessageId}, f.run(t, m), "the message comes back")
+	require.Empty(t, f.queue.dlq, "nothing parked that the record does not list")
 }
 
 // Every delivery log line carries the ids, and none carries a secret or the

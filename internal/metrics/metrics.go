@@ -32,19 +32,22 @@ const Namespace = "Hookline"
 
 // Metric names.
 const (
-	Delivered        = "Delivered"
-	AttemptFailed    = "AttemptFailed"
-	RetryScheduled   = "RetryScheduled"
-	AttemptLatency   = "AttemptLatency"
-	DeadLettered     = "DeadLettered"
-	RejectedItems    = "RejectedOutboxItems"
-	Replayed         = "Replayed"
-	TenantDLQDepth   = "TenantDLQDepth"
-	MaxTenantDLQ     = "MaxTenantDLQDepth"
-	DimensionTenant  = "TenantId"
-	DimensionReason  = "Reason"
-	unitCount        = "Count"
-	unitMilliseconds = "Milliseconds"
+	Delivered      = "Delivered"
+	AttemptFailed  = "AttemptFailed"
+	RetryScheduled = "RetryScheduled"
+	AttemptLatency = "AttemptLatency"
+	DeadLettered   = "DeadLettered"
+	RejectedItems  = "RejectedOutboxItems"
+	Replayed       = "Replayed"
+	TenantDLQDepth = "TenantDLQDepth"
+	MaxTenantDLQ   = "MaxTenantDLQDepth"
+	// DLQDepthCorrections counts tenant DLQ depth counters the
+	// reconciliation found off and corrected.
+	DLQDepthCorrections = "DLQDepthCorrections"
+	DimensionTenant     = "TenantId"
+	DimensionReason     = "Reason"
+	unitCount           = "Count"
+	unitMilliseconds    = "Milliseconds"
 )
 
 // Spec documents one metric: its unit, the dimension sets it is published
@@ -62,15 +65,16 @@ type Spec struct {
 
 // Catalog lists every metric hookline publishes.
 var Catalog = map[string]Spec{
-	Delivered:      {unitCount, [][]string{{}}, false},
-	AttemptFailed:  {unitCount, [][]string{{}}, false},
-	RetryScheduled: {unitCount, [][]string{{}}, false},
-	AttemptLatency: {unitMilliseconds, [][]string{{}}, false},
-	DeadLettered:   {unitCount, [][]string{{}, {DimensionReason}, {DimensionTenant}}, false},
-	RejectedItems:  {unitCount, [][]string{{}, {DimensionReason}}, false},
-	Replayed:       {unitCount, [][]string{{}, {DimensionTenant}}, false},
-	TenantDLQDepth: {unitCount, [][]string{{DimensionTenant}}, true},
-	MaxTenantDLQ:   {unitCount, [][]string{{}}, true},
+	Delivered:           {unitCount, [][]string{{}}, false},
+	AttemptFailed:       {unitCount, [][]string{{}}, false},
+	RetryScheduled:      {unitCount, [][]string{{}}, false},
+	AttemptLatency:      {unitMilliseconds, [][]string{{}}, false},
+	DeadLettered:        {unitCount, [][]string{{}, {DimensionReason}, {DimensionTenant}}, false},
+	RejectedItems:       {unitCount, [][]string{{}, {DimensionReason}}, false},
+	Replayed:            {unitCount, [][]string{{}, {DimensionTenant}}, false},
+	TenantDLQDepth:      {unitCount, [][]string{{DimensionTenant}}, true},
+	MaxTenantDLQ:        {unitCount, [][]string{{}}, true},
+	DLQDepthCorrections: {unitCount, [][]string{{}, {DimensionTenant}}, false},
 }
 
 // Writer prints EMF lines. Safe for concurrent use.

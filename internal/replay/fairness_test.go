@@ -264,11 +264,12 @@ func TestRecoverSendsLostJobsAgain(t *testing.T) {
 
 	e.clk.Advance(2 * time.Minute)
 	require.Equal(t, 2, recover(), "the two lost jobs are sent again")
-	msgs := e.q.sends[sent:]
-	require.Equal(t, jobsURL, msgs[0].Queue)
-	require.JSONEq(t, `{"job_id":"rj_lost"}`, msgs[0].Body)
-	require.Equal(t, opsURL, msgs[1].Queue, "a redrive on the operations queue")
-	require.JSONEq(t, `{"job_id":"rj_redrive_lost"}`, msgs[1].Body)
+	byQueue := map[string]string{}
+	for _, m := range e.q.sends[sent:] {
+		byQueue[m.Queue] = m.Body
+	}
+	require.JSONEq(t, `{"job_id":"rj_lost"}`, byQueue[jobsURL], "a tenant's job on the jobs queue")
+	require.JSONEq(t, `{"job_id":"rj_redrive_lost"}`, byQueue[opsURL], "a redrive on the operations queue")
 	sent = len(e.q.sends)
 	require.Zero(t, recover(), "sent again once, not at every tick")
 

@@ -105,6 +105,9 @@ type fakeStore struct {
 	// beforeClaim, when set, runs (without the lock) at the start of every
 	// ClaimForReplay: a test interleaves other work there.
 	beforeClaim func(id, job string)
+	// beforeRecord, when set, runs (without the lock) at the start of every
+	// RecordAttemptIfUnchanged: a test makes or changes the record there.
+	beforeRecord func(id string)
 }
 
 var _ replay.Store = (*fakeStore)(nil)
@@ -446,14 +449,29 @@ func (f *fakeStore) hook() func(id, job string) {
 	return f.beforeClaim
 }
 
-// RecordAttempt, as the sweep uses it: a dead outcome marks the delivery
-// dead, with its message, in the dead index.
-func (f *fakeStore) RecordAttempt(_ context.Context, d store.Delivery, a store.Attempt, o store.Outcome) error {
+// RecordAttemptIfUnchanged, as the sweep uses it: on the record as d was
+// read (none when d has no state; else in d's state after d's attempts), a
+// dead outcome marks the delivery dead, with its message, in the dead index;
+// on any other record, nothing is written and the error wraps
+// store.ErrConflict. A delivered delivery is left alone.
+func (f *fakeStore) RecordAttemptIfUnchanged(_ context.Context, d store.Delivery, a store.Attempt, o store.Outcome) error {
+	f.mu.Lock()
+	hook := f.beforeRecord
+	f.mu.Unlock()
+	if hook != nil {
+		hook(d.DeliveryID)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err, _ := f.faults.hit("RecordAttemptIfUnchanged"); err != nil {
+		return err
+	}
 	cur, ok := f.deliveries[d.DeliveryID]
+	if ok != (d.State != "") || (ok && (cur.State != d.State || cur.Attempts != d.Attempts)) {
+		return fmt.Errorf("record attempt of delivery %s: it changed since it was read: %w", d.DeliveryID, store.ErrConflict)
+	}
 	if !ok {
-		cur = d // as the store does: an attempt on a missing record writes it
+		cur = cloneDelivery(d) // the first attempt writes the record
 	}
 	if cur.State == delivery.StateDelivered {
 		return nil

@@ -136,10 +136,6 @@ func (w *Worker) redriveOne(ctx context.Context, j *store.ReplayJob, m sqstypes.
 	// before it stopped, which the store allows) before it is sent.
 	if d.State == delivery.StateDead || d.ReplayJob != "" {
 		_, err := w.Store.ClaimForReplay(ctx, msg.DeliveryID, "", j.JobID, w.stale())
-		if errors.Is(err, store.ErrDepthNotCounted) {
-			w.Log.WarnContext(ctx, "tenant DLQ depth not counted", "delivery_id", msg.DeliveryID, "error", err.Error())
-			err = nil
-		}
 		switch {
 		case errors.Is(err, store.ErrReplayInFlight), errors.Is(err, store.ErrNotDead):
 			// A tenant's replay has it: that replay sends it; this copy goes.
@@ -172,7 +168,10 @@ func (w *Worker) redriveOne(ctx context.Context, j *store.ReplayJob, m sqstypes.
 // Sweep deletes from the DLQ the messages whose deliveries were delivered or
 // replayed after the message was sent, records the death of a delivery whose
 // message is here while its record still says pending or does not exist
-// (its last attempt was cut off before it was recorded), and leaves every other message as it was. It looks at each message once (each is hidden while the sweep runs,
+// (its last attempt was cut off before it was recorded), and leaves every
+// other message as it was. A death is recorded on the record as the sweep
+// read it only: one made or changed meanwhile is read again and acted on as
+// it is. It looks at each message once (each is hidden while the sweep runs,
 // then made visible again) and returns how many it deleted and kept.
 func (w *Worker) Sweep(ctx context.Context) (deleted, kept int, err error) {
 	// Each message is hidden for two seconds only, so that a sweep never
@@ -199,15 +198,15 @@ func (w *Worker) Sweep(ctx context.Context) (deleted, kept int, err error) {
 			d, gerr := w.Store.Delivery(ctx, msg.DeliveryID)
 			if errors.Is(gerr, store.ErrNotFound) {
 				// No record at all: every attempt stopped before it could
-				// write one. The message is all there is; record it dead.
-				d, gerr = store.Delivery{DeliveryID: msg.DeliveryID, TenantID: msg.TenantID, EndpointID: msg.EndpointID,
-					EventID: msg.EventID, EventType: msg.EventType, State: delivery.StatePending}, nil
+				// write one. The message is all there is; record it dead,
+				// from the message, if there still is no record then.
+				d, gerr = unrecorded(msg), nil
 			}
 			if gerr == nil && missedDeath(d, sentAt(m)) {
 				// SQS moved it here after its last attempt, but the attempt
 				// was never recorded (the function stopped first): record the
 				// death, so the tenant sees and can replay it.
-				w.recordMissedDeath(ctx, d, aws.ToString(m.Body))
+				d, gerr = w.recordMissedDeath(ctx, d, msg, aws.ToString(m.Body), sentAt(m))
 			}
 			if gerr != nil || !isStale(d, sentAt(m)) || w.deleteDLQ(ctx, m) != nil {
 				kept++
@@ -225,19 +224,46 @@ func (w *Worker) Sweep(ctx context.Context) (deleted, kept int, err error) {
 	return deleted, kept, nil
 }
 
-// missedDeath reports whether a DLQ message's delivery is pending with no
-// claim and no replay since the message was sent: nothing will ever move it,
-// unless its death is recorded.
-func missedDeath(d store.Delivery, sent time.Time) bool {
-	return d.State == delivery.StatePending && d.ReplayJob == "" && (d.ReplayedAt == nil || d.ReplayedAt.Before(sent))
+// unrecorded is a delivery that has no record, as its message describes it:
+// its ids, and no state.
+func unrecorded(msg delivery.Message) store.Delivery {
+	return store.Delivery{DeliveryID: msg.DeliveryID, TenantID: msg.TenantID, EndpointID: msg.EndpointID, EventID: msg.EventID, EventType: msg.EventType}
 }
 
-func (w *Worker) recordMissedDeath(ctx context.Context, d store.Delivery, body string) {
-	a := store.Attempt{Number: d.Attempts + 1, At: w.now().UTC(), Error: "death_not_recorded"}
-	err := w.Store.RecordAttempt(ctx, d, a, store.Outcome{State: delivery.StateDead, DeadReason: "attempts_exhausted", Message: body})
-	if err != nil && !errors.Is(err, store.ErrDepthNotCounted) {
-		w.Log.ErrorContext(ctx, "cannot record a missed death", "delivery_id", d.DeliveryID, "error", err.Error())
-		return
+// missedDeath reports whether a DLQ message's delivery has no record, or is
+// pending with no claim and no replay since the message was sent: nothing
+// will ever move it, unless its death is recorded.
+func missedDeath(d store.Delivery, sent time.Time) bool {
+	return (d.State == "" || d.State == delivery.StatePending) && d.ReplayJob == "" && (d.ReplayedAt == nil || d.ReplayedAt.Before(sent))
+}
+
+// recordMissedDeath records the death of d, read as a missed one, on the
+// record as it was read only (none, if it had none): a record made or
+// changed since (a copy of the delivery attempted at that moment) is not
+// overwritten but read again, and its death recorded only if it still is a
+// missed one. It returns the record as it now is.
+func (w *Worker) recordMissedDeath(ctx context.Context, d store.Delivery, msg delivery.Message, body string, sent time.Time) (store.Delivery, error) {
+	for try := 0; try < 3; try++ {
+		a := store.Attempt{Number: d.Attempts + 1, At: w.now().UTC(), Error: "death_not_recorded"}
+		err := w.Store.RecordAttemptIfUnchanged(ctx, d, a, store.Outcome{State: delivery.StateDead, DeadReason: "attempts_exhausted", Message: body})
+		if err == nil {
+			w.Log.WarnContext(ctx, "recorded a death its attempt did not", "delivery_id", d.DeliveryID, "tenant_id", d.TenantID)
+			d.State = delivery.StateDead
+			return d, nil
+		}
+		if !errors.Is(err, store.ErrConflict) {
+			w.Log.ErrorContext(ctx, "cannot record a missed death", "delivery_id", d.DeliveryID, "error", err.Error())
+			return d, err
+		}
+		d, err = w.Store.Delivery(ctx, d.DeliveryID)
+		if errors.Is(err, store.ErrNotFound) {
+			d, err = unrecorded(msg), nil
+		}
+		if err != nil || !missedDeath(d, sent) {
+			return d, err
+		}
 	}
-	w.Log.WarnContext(ctx, "recorded a death its attempt did not", "delivery_id", d.DeliveryID, "tenant_id", d.TenantID)
+	err := fmt.Errorf("record the death of delivery %s: %w", d.DeliveryID, store.ErrConflict)
+	w.Log.ErrorContext(ctx, "cannot record a missed death", "delivery_id", d.DeliveryID, "error", err.Error())
+	return d, err
 }

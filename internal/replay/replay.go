@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -47,7 +49,7 @@ type Store interface {
 	ListDead(ctx context.Context, tenantID string, f store.DeadFilter, limit int, cursor string) ([]store.Delivery, string, error)
 	ClaimForReplay(ctx context.Context, id, tenantID, job string, stale time.Duration) (store.Delivery, error)
 	ReleaseReplay(ctx context.Context, id, job string) error
-	RecordAttempt(ctx context.Context, d store.Delivery, a store.Attempt, o store.Outcome) error
+	RecordAttemptIfUnchanged(ctx context.Context, d store.Delivery, a store.Attempt, o store.Outcome) error
 	Delivery(ctx context.Context, id string) (store.Delivery, error)
 	Load(ctx context.Context, deliveryIDs []string, endpoints []store.EndpointRef) (store.Snapshot, error)
 	Endpoint(ctx context.Context, tenantID, endpointID string) (store.Endpoint, error)
@@ -106,11 +108,19 @@ type Worker struct {
 	Now  func() time.Time
 	Rand func() float64
 	Log  *slog.Logger
-	// Metrics receives Replayed and the TenantDLQDepth gauges (EMF). Nil: none.
+	// Metrics receives Replayed, the TenantDLQDepth gauges and
+	// DLQDepthCorrections (EMF). Nil: none.
 	Metrics *metrics.Writer
-	// Depths reads every tenant's DLQ depth, for the gauges. Nil: no gauges.
+	// Depths reads every tenant's DLQ depth, for the gauges and the
+	// reconciliation. Nil: neither.
 	Depths interface {
 		DLQDepths(ctx context.Context) (map[string]int, error)
+	}
+	// Reconciler recounts a tenant's DLQ depth from the dead index and
+	// corrects its counter (store.ReconcileDLQDepth). Nil: no
+	// reconciliation.
+	Reconciler interface {
+		ReconcileDLQDepth(ctx context.Context, tenantID string) (store.DepthCheck, error)
 	}
 }
 
@@ -131,6 +141,9 @@ type Message struct {
 	Gauges bool `json:"gauges,omitempty"`
 	// TenantID, with Gauges, publishes that tenant's gauge only.
 	TenantID string `json:"tenant_id,omitempty"`
+	// Reconcile, with Sweep, also reconciles every tenant's DLQ depth
+	// counter with the dead index (sent by the sweep's schedule).
+	Reconcile bool `json:"reconcile,omitempty"`
 }
 
 func (w *Worker) rate() float64 {
@@ -202,6 +215,11 @@ func (w *Worker) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEven
 			continue
 		case msg.Sweep:
 			err = w.coalescedSweep(ctx)
+			if msg.Reconcile {
+				// The counters are reconciled even when the sweep itself
+				// is coalesced away.
+				err = errors.Join(err, w.ReconcileDepths(ctx))
+			}
 		case msg.Recover:
 			_, err = w.Recover(ctx)
 		case msg.Gauges:
@@ -388,10 +406,6 @@ func (w *Worker) replayIDs(ctx context.Context, j *store.ReplayJob, ids []string
 			continue
 		}
 		d, err = w.Store.ClaimForReplay(ctx, id, j.TenantID, j.JobID, w.stale())
-		if errors.Is(err, store.ErrDepthNotCounted) {
-			w.Log.WarnContext(ctx, "tenant DLQ depth not counted", "delivery_id", id, "error", err.Error())
-			err = nil
-		}
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			skip(j, id, "not_found")
@@ -643,4 +657,39 @@ func (w *Worker) PublishDepths(ctx context.Context, tenant string) error {
 		w.Metrics.Put(metrics.MaxTenantDLQ, float64(deepest), nil)
 	}
 	return nil
+}
+
+// ReconcileDepths reconciles every tenant's DLQ depth counter with the dead
+// index (store.ReconcileDLQDepth), for counters left off by earlier
+// versions, which moved the counter in a write of its own. Each correction
+// is logged and published as DLQDepthCorrections, 1 per corrected tenant
+// (TenantId) and so their total stack-wide; a run that corrects nothing
+// publishes 0. A tenant that fails does not stop the others; the error
+// names them.
+func (w *Worker) ReconcileDepths(ctx context.Context) error {
+	if w.Depths == nil || w.Reconciler == nil {
+		return nil
+	}
+	depths, err := w.Depths.DLQDepths(ctx)
+	if err != nil {
+		return err
+	}
+	corrected := 0
+	var errs []error
+	for _, t := range slices.Sorted(maps.Keys(depths)) {
+		c, err := w.Reconciler.ReconcileDLQDepth(ctx, t)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if c.Corrected {
+			corrected++
+			w.Log.WarnContext(ctx, "tenant DLQ depth corrected", "tenant_id", t, "counter", c.Counter, "indexed", c.Indexed)
+			w.Metrics.Put(metrics.DLQDepthCorrections, 1, map[string]string{metrics.DimensionTenant: t})
+		}
+	}
+	if corrected == 0 {
+		w.Metrics.Put(metrics.DLQDepthCorrections, 0, nil)
+	}
+	return errors.Join(errs...)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -1133,4 +1134,168 @@ func TestSlowPacingStaysWithinSQSDelayLimit(t *testing.T) {
 	}
 	require.Equal(t, []replay.Message{{JobID: job}, {JobID: job}}, e.jobMessages(t), "the start, and the next step")
 	require.Equal(t, int32(900), e.q.sentTo(jobsURL)[1].Delay, "the next step, due in 1201 s, is sent at the limit")
+}
+
+// The sweep reads a delivery, finds no record, and records its death from
+// its DLQ message. A record made between that read and that write (a copy
+// of the delivery attempted at that moment) is not overwritten: the sweep
+// reads it again and acts on it as it is.
+func TestSweepActsOnARecordMadeWhileItLooked(t *testing.T) {
+	at := time.Date(2026, 12, 1, 11, 30, 0, 0, time.UTC)
+	cases := []struct {
+		name      string
+		meanwhile store.Delivery
+		deleted   bool
+		check     func(t *testing.T, d store.Delivery, indexed bool)
+	}{
+		{"delivered meanwhile: the message is a stale copy, deleted",
+			store.Delivery{DeliveryID: "m3", TenantID: tenantA, EndpointID: "ep_1", State: delivery.StateDelivered, Attempts: 1, DeliveredAt: &at,
+				AttemptLog: []store.Attempt{{Number: 1, At: at, Status: 200}}},
+			true, func(t *testing.T, d store.Delivery, indexed bool) {
+				require.Equal(t, delivery.StateDelivered, d.State)
+				require.Len(t, d.AttemptLog, 1, "nothing recorded over it")
+				require.False(t, indexed)
+			}},
+		{"pending meanwhile: its death recorded on it, its attempt kept",
+			store.Delivery{DeliveryID: "m3", TenantID: tenantA, EndpointID: "ep_1", State: delivery.StatePending, Attempts: 1,
+				AttemptLog: []store.Attempt{{Number: 1, At: at, Status: 503}}},
+			false, func(t *testing.T, d store.Delivery, indexed bool) {
+				require.Equal(t, delivery.StateDead, d.State)
+				require.True(t, indexed)
+				require.Equal(t, 2, d.Attempts)
+				require.Equal(t, 503, d.AttemptLog[0].Status, "the attempt made meanwhile is kept")
+				require.Equal(t, "death_not_recorded", d.AttemptLog[1].Error)
+			}},
+		{"dead meanwhile: left as it is",
+			store.Delivery{DeliveryID: "m3", TenantID: tenantA, EndpointID: "ep_1", State: delivery.StateDead, Attempts: 2, DeadAt: &at,
+				DeadReason: "rejected_400", Message: "{}", AttemptLog: []store.Attempt{{Number: 2, At: at, Status: 400}}},
+			false, func(t *testing.T, d store.Delivery, indexed bool) {
+				require.Equal(t, "rejected_400", d.DeadReason)
+				require.Equal(t, 2, d.Attempts, "not recorded dead a second time")
+				require.True(t, indexed)
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			msg := e.q.addDLQ(body("m3", tenantA, "ep_1", "order.created"), e.t0.Add(-time.Hour))
+			made := false
+			e.st.beforeRecord = func(string) {
+				if !made {
+					made = true
+					e.st.put(c.meanwhile)
+				}
+			}
+			deleted, kept, err := e.w.Sweep(context.Background())
+			require.NoError(t, err)
+			require.True(t, made, "the record was made between the sweep's read and its write")
+			if c.deleted {
+				require.Equal(t, [2]int{1, 0}, [2]int{deleted, kept})
+			} else {
+				require.Equal(t, [2]int{0, 1}, [2]int{deleted, kept})
+			}
+			_, there := e.q.dlqState(msg)
+			require.Equal(t, !c.deleted, there)
+			d, indexed := e.st.get("m3")
+			c.check(t, d, indexed)
+		})
+	}
+}
+
+// reconciler is a fake store.ReconcileDLQDepth: what it finds per tenant,
+// and the tenants it was asked about.
+type reconciler struct {
+	mu     sync.Mutex
+	checks map[string]store.DepthCheck
+	fail   map[string]bool
+	asked  []string
+}
+
+func (r *reconciler) ReconcileDLQDepth(_ context.Context, tenant string) (store.DepthCheck, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.asked = append(r.asked, tenant)
+	if r.fail[tenant] {
+		return store.DepthCheck{TenantID: tenant}, errors.New("throttled")
+	}
+	c := r.checks[tenant]
+	c.TenantID = tenant
+	return c, nil
+}
+
+// corrections reads the DLQDepthCorrections values of EMF lines: per
+// tenant, and stack-wide ("").
+func corrections(t *testing.T, out string) map[string][]float64 {
+	t.Helper()
+	got := map[string][]float64{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if line == "" {
+			continue
+		}
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m))
+		v, ok := m[metrics.DLQDepthCorrections].(float64)
+		if !ok {
+			continue
+		}
+		tenant, _ := m[metrics.DimensionTenant].(string)
+		got[tenant] = append(got[tenant], v)
+	}
+	return got
+}
+
+// The sweep's schedule also reconciles every tenant's DLQ depth counter
+// with the dead index; each correction is published (DLQDepthCorrections,
+// per tenant and in total: a correction means a counter had drifted), and
+// a run with none publishes 0. The sweeps that follow a replay do not
+// reconcile.
+func TestScheduledSweepReconcilesDepthsAndPublishesCorrections(t *testing.T) {
+	run := func(t *testing.T, e *env, body string) []string {
+		t.Helper()
+		resp, err := e.w.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m", Body: body}}})
+		require.NoError(t, err)
+		var failed []string
+		for _, f := range resp.BatchItemFailures {
+			failed = append(failed, f.ItemIdentifier)
+		}
+		return failed
+	}
+	setup := func(r *reconciler) (*env, *bytes.Buffer) {
+		e := newEnv(t)
+		var buf bytes.Buffer
+		e.w.Metrics = metrics.New(&buf)
+		e.w.Depths = depthsFunc(func(context.Context) (map[string]int, error) { return map[string]int{"a": 3, "b": 1, "c": 0}, nil })
+		e.w.Reconciler = r
+		return e, &buf
+	}
+	t.Run("corrections are published", func(t *testing.T) {
+		r := &reconciler{checks: map[string]store.DepthCheck{
+			"a": {Counter: 3, Indexed: 2, Corrected: true},
+			"b": {Counter: 1, Indexed: 1},
+			"c": {Deferred: true},
+		}}
+		e, buf := setup(r)
+		require.Empty(t, run(t, e, `{"sweep":true,"reconcile":true}`))
+		require.ElementsMatch(t, []string{"a", "b", "c"}, r.asked, "every tenant with a counter")
+		require.Equal(t, map[string][]float64{"a": {1}}, corrections(t, buf.String()), "one correction, of tenant a (the stack-wide figure is in the same document)")
+	})
+	t.Run("none: a zero, so the figure has a value each run", func(t *testing.T) {
+		e, buf := setup(&reconciler{})
+		require.Empty(t, run(t, e, `{"sweep":true,"reconcile":true}`))
+		require.Equal(t, map[string][]float64{"": {0}}, corrections(t, buf.String()))
+	})
+	t.Run("a sweep after a replay does not reconcile", func(t *testing.T) {
+		r := &reconciler{}
+		e, buf := setup(r)
+		require.Empty(t, run(t, e, `{"sweep":true}`))
+		require.Empty(t, r.asked)
+		require.Empty(t, corrections(t, buf.String()))
+	})
+	t.Run("a tenant that fails does not stop the others; the message is retried", func(t *testing.T) {
+		r := &reconciler{fail: map[string]bool{"a": true}, checks: map[string]store.DepthCheck{"b": {Counter: 1, Indexed: 0, Corrected: true}}}
+		e, buf := setup(r)
+		require.Equal(t, []string{"m"}, run(t, e, `{"sweep":true,"reconcile":true}`))
+		require.ElementsMatch(t, []string{"a", "b", "c"}, r.asked)
+		require.Equal(t, map[string][]float64{"b": {1}}, corrections(t, buf.String()), "what was corrected is published")
+	})
 }

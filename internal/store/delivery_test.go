@@ -15,7 +15,7 @@ import (
 )
 
 // No call creates a delivery on its own: its first attempt does. The
-// update an attempt writes is an upsert that sets, where absent, every
+// update an attempt writes sets, where absent, every
 // attribute of a complete record (the ids, the creation time and the
 // expiry), so the first attempt's record is complete and a later attempt
 // keeps them.
@@ -57,20 +57,15 @@ func TestFirstAttemptCreatesACompleteRecord(t *testing.T) {
 	require.NotContains(t, expr, "enqueued_at", "enqueue writes no record, and no attempt claims it did")
 	require.NotContains(t, expr, "gsi2", "there is no event index to write")
 	require.Contains(t, expr, "ADD attempts :one")
-	require.Equal(t, "attribute_not_exists(#state) OR #state <> :delivered", aws.ToString(up.ConditionExpression), "an upsert: no condition on existence")
+	require.Equal(t, "attribute_not_exists(pk)", aws.ToString(up.ConditionExpression),
+		"read as missing, written only if still missing: a record made meanwhile is read again")
 
-	// What the record reads as: the record is the attempt's values and
-	// the creation attributes (the fake does not apply updates: the
-	// local cloud's does, in e2e/store_test.go).
-	item := map[string]types.AttributeValue{}
-	for name := range want {
-		item[name] = up.ExpressionAttributeValues[":c_"+name]
-	}
-	item["state"] = up.ExpressionAttributeValues[":state"]
-	var got Delivery
-	require.NoError(t, attributevalue.UnmarshalMap(item, &got))
+	// What the record reads as: the attempt's values and the creation
+	// attributes.
+	got := read(t, s, d)
 	require.Equal(t, Delivery{DeliveryID: d.DeliveryID, TenantID: "t1", EndpointID: "ep_1", EventID: "evt_1", EventType: "order.created",
-		State: delivery.StateDelivered, CreatedAt: s.Now()}, got)
+		State: delivery.StateDelivered, CreatedAt: s.Now(), DeliveredAt: &a.At, Attempts: 1, LastStatus: 200, AttemptLog: []Attempt{a}}, got)
+	require.Equal(t, want["expires_at"], stored(db, deliveryKey(d.DeliveryID))["expires_at"])
 
 	t.Run("no empty id", func(t *testing.T) {
 		db := newFakeDB()

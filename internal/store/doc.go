@@ -23,10 +23,17 @@
 // by the DLQ while dead). Times in keys are fixed-width RFC 3339, so they
 // sort as strings.
 //
-// A delivery's record is created by its first attempt: RecordAttempt is an
-// upsert that writes the ids, creation time and expiry where absent, so the
-// record is complete and there is one per delivery (its key is the
-// delivery id), however many times its message was sent. enqueue writes no
+// A delivery's record is created by its first attempt: RecordAttempt
+// writes the ids, creation time and expiry where absent, so the record is
+// complete and there is one per delivery (its key is the delivery id),
+// however many times its message was sent. Every attempt's write is
+// conditional on the record as the caller read it (absent, or the same
+// state after the same number of attempts); on a conflict RecordAttempt
+// reads it again and applies the attempt to it, so concurrent duplicate
+// attempts are all logged, and RecordAttemptIfUnchanged reports the
+// conflict (ErrConflict) to a caller whose decision rested on what it read.
+// Every move of a delivery into or out of dead and the move of its tenant's
+// DLQ depth counter are one transaction (see depth.go). enqueue writes no
 // record: a delivery that exists is one that was attempted, and enqueue
 // sends only for deliveries that do not exist (LoadWith, eventually
 // consistent). A delivery sent and not yet attempted exists nowhere but in

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -12,12 +13,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// fakeDB is an in-memory state table with just what the store's unit tests
-// need: items by pk/sk, conditional puts on attribute_not_exists(pk), batch
-// reads, and queries of a partition by sort key prefix (a tenant's
-// endpoints), in sort key order, a page of pageSize items at a time.
-// Updates are recorded, not applied: the store's update expressions are
-// checked against the local cloud (e2e), not re-implemented here.
+// fakeDB is an in-memory state table that behaves as DynamoDB does for what
+// the store asks of it: items by pk/sk; condition, update and filter
+// expressions evaluated (fakeexpr_test.go), with DynamoDB's validation
+// rules; UpdateItem's return values and ReturnValuesOnConditionCheckFailure;
+// TransactWriteItems, atomic (every condition checked before anything is
+// written; a failed member, condition or injected fault, cancels them all),
+// at most 100 members and one per item; batch reads; queries of a
+// partition by sort key prefix, in sort key order, and of the gsi1 index
+// (sparse, eventually consistent: with lagIndex set, it shows the table as
+// it was at the last propagate), a page of pageSize items at a time.
 type fakeDB struct {
 	mu       sync.Mutex
 	items    map[string]map[string]types.AttributeValue
@@ -27,8 +32,29 @@ type fakeDB struct {
 	// consistent says, for each BatchGetItem, whether it read strongly
 	// consistent.
 	consistent []bool
-	updates    []*dynamodb.UpdateItemInput
+	// updates lists every update asked for, alone or in a transaction,
+	// applied or refused.
+	updates []*dynamodb.UpdateItemInput
+	// transactions lists every TransactWriteItems asked for.
+	transactions []*dynamodb.TransactWriteItemsInput
+
+	// lagIndex makes gsi1 show indexed, the table as it was at the last
+	// propagate: the index is eventually consistent.
+	lagIndex bool
+	indexed  map[string]map[string]types.AttributeValue
+	// fault, when set, is asked about every item a write (op: PutItem,
+	// UpdateItem, DeleteItem, or TransactWriteItems for each member) is
+	// about to change; an error fails that write, before anything is
+	// written (a transaction is cancelled whole).
+	fault func(op string, key map[string]types.AttributeValue) error
+	// beforeWrite, when set, runs (without the lock) at the start of every
+	// write, with the keys it writes: a test interleaves other work there.
+	beforeWrite func(op string, keys []map[string]types.AttributeValue)
 }
+
+// errTransactionConflict, returned by a fault, makes the fake answer as
+// DynamoDB does when a write meets another transaction on the same item.
+var errTransactionConflict = errors.New("transaction conflict")
 
 func newFakeDB() *fakeDB {
 	return &fakeDB{items: map[string]map[string]types.AttributeValue{}, pageSize: 2, calls: map[string]int{}}
@@ -46,11 +72,34 @@ func itemKey(item map[string]types.AttributeValue) string {
 	return str(item, "pk") + "\x00" + str(item, "sk")
 }
 
+func keyOf(item map[string]types.AttributeValue) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{"pk": item["pk"], "sk": item["sk"]}
+}
+
+// propagate brings the lagging index up to date with the table.
+func (f *fakeDB) propagate() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.indexed = map[string]map[string]types.AttributeValue{}
+	for k, v := range f.items {
+		f.indexed[k] = cloneItem(v)
+	}
+}
+
+func (f *fakeDB) hook(op string, keys ...map[string]types.AttributeValue) {
+	f.mu.Lock()
+	h := f.beforeWrite
+	f.mu.Unlock()
+	if h != nil {
+		h(op, keys)
+	}
+}
+
 func (f *fakeDB) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls["GetItem"]++
-	return &dynamodb.GetItemOutput{Item: f.items[itemKey(in.Key)]}, nil
+	return &dynamodb.GetItemOutput{Item: cloneItem(f.items[itemKey(in.Key)])}, nil
 }
 
 func (f *fakeDB) BatchGetItem(_ context.Context, in *dynamodb.BatchGetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
@@ -66,51 +115,296 @@ func (f *fakeDB) BatchGetItem(_ context.Context, in *dynamodb.BatchGetItemInput,
 		f.batchMax = max(f.batchMax, len(ka.Keys))
 		for _, k := range ka.Keys {
 			if item, ok := f.items[itemKey(k)]; ok {
-				out.Responses[table] = append(out.Responses[table], item)
+				out.Responses[table] = append(out.Responses[table], cloneItem(item))
 			}
 		}
 	}
 	return out, nil
 }
 
+// condition checks a write's condition on old (nil: no item). A condition
+// that fails is a ConditionalCheckFailedException, carrying the item when
+// asked for.
+func condition(expr *string, env *exprEnv, old map[string]types.AttributeValue, returnOld types.ReturnValuesOnConditionCheckFailure) error {
+	if expr == nil {
+		return nil
+	}
+	c, err := parseCondition(*expr, env)
+	if err != nil {
+		return err
+	}
+	ok, err := c(old)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		ccf := &types.ConditionalCheckFailedException{Message: aws.String("The conditional request failed")}
+		if returnOld == types.ReturnValuesOnConditionCheckFailureAllOld {
+			ccf.Item = cloneItem(old)
+		}
+		return ccf
+	}
+	return nil
+}
+
+// put works out a PutItem: the item it writes.
+func (f *fakeDB) put(in *dynamodb.PutItemInput) (map[string]types.AttributeValue, error) {
+	env, err := newExprEnv(in.ExpressionAttributeNames, in.ExpressionAttributeValues)
+	if err != nil {
+		return nil, err
+	}
+	old := f.items[itemKey(in.Item)]
+	if err := condition(in.ConditionExpression, env, old, in.ReturnValuesOnConditionCheckFailure); err != nil {
+		return nil, err
+	}
+	if err := env.checkUnused(); err != nil {
+		return nil, err
+	}
+	if itemSize(in.Item) > maxItemBytes {
+		return nil, errValidation("Item size has exceeded the maximum allowed size")
+	}
+	return cloneItem(in.Item), nil
+}
+
 func (f *fakeDB) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	f.hook("PutItem", keyOf(in.Item))
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls["PutItem"]++
-	k := itemKey(in.Item)
-	switch c := aws.ToString(in.ConditionExpression); c {
-	case "":
-	case "attribute_not_exists(pk)":
-		if _, ok := f.items[k]; ok {
-			return nil, &types.ConditionalCheckFailedException{Message: aws.String("The conditional request failed")}
+	if f.fault != nil {
+		if err := f.fault("PutItem", keyOf(in.Item)); err != nil {
+			return nil, err
 		}
-	default:
-		return nil, fmt.Errorf("fakeDB: condition %q not supported", c)
 	}
-	f.items[k] = in.Item
+	item, err := f.put(in)
+	if err != nil {
+		return nil, err
+	}
+	f.items[itemKey(item)] = item
 	return &dynamodb.PutItemOutput{}, nil
 }
 
+// updateItem works out an update: the item it leaves (the old one if the
+// update is refused) and its return values.
+func (f *fakeDB) update(key map[string]types.AttributeValue, expr, cond *string, names map[string]string, values map[string]types.AttributeValue,
+	returnOld types.ReturnValuesOnConditionCheckFailure) (old, item map[string]types.AttributeValue, u *update, err error) {
+	env, err := newExprEnv(names, values)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if expr == nil {
+		return nil, nil, nil, errValidation("fakeDB: an update without an update expression")
+	}
+	u, err = parseUpdate(*expr, env)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	old = f.items[itemKey(key)]
+	if err := condition(cond, env, old, returnOld); err != nil {
+		return old, old, u, err
+	}
+	if err := env.checkUnused(); err != nil {
+		return old, old, u, err
+	}
+	item, err = u.apply(old)
+	if err != nil {
+		return old, old, u, err
+	}
+	for n, v := range key {
+		item[n] = v
+	}
+	if itemSize(item) > maxItemBytes {
+		return old, old, u, errValidation("Item size to update has exceeded the maximum allowed size")
+	}
+	return old, item, u, nil
+}
+
 func (f *fakeDB) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	f.hook("UpdateItem", in.Key)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls["UpdateItem"]++
 	f.updates = append(f.updates, in)
-	return &dynamodb.UpdateItemOutput{}, nil
+	if f.fault != nil {
+		if err := f.fault("UpdateItem", in.Key); err != nil {
+			if errors.Is(err, errTransactionConflict) {
+				return nil, &types.TransactionConflictException{Message: aws.String(err.Error())}
+			}
+			return nil, err
+		}
+	}
+	old, item, u, err := f.update(in.Key, in.UpdateExpression, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, in.ReturnValuesOnConditionCheckFailure)
+	if err != nil {
+		return nil, err
+	}
+	f.items[itemKey(in.Key)] = item
+	out := &dynamodb.UpdateItemOutput{}
+	pick := func(from map[string]types.AttributeValue) map[string]types.AttributeValue {
+		m := map[string]types.AttributeValue{}
+		for _, n := range u.updatedNames() {
+			if v, ok := from[n]; ok {
+				m[n] = cloneAV(v)
+			}
+		}
+		return m
+	}
+	switch in.ReturnValues {
+	case types.ReturnValueAllOld:
+		out.Attributes = cloneItem(old)
+	case types.ReturnValueAllNew:
+		out.Attributes = cloneItem(item)
+	case types.ReturnValueUpdatedOld:
+		out.Attributes = pick(old)
+	case types.ReturnValueUpdatedNew:
+		out.Attributes = pick(item)
+	}
+	return out, nil
+}
+
+func (f *fakeDB) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
+	f.hook("DeleteItem", in.Key)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls["DeleteItem"]++
+	if f.fault != nil {
+		if err := f.fault("DeleteItem", in.Key); err != nil {
+			return nil, err
+		}
+	}
+	env, err := newExprEnv(in.ExpressionAttributeNames, in.ExpressionAttributeValues)
+	if err != nil {
+		return nil, err
+	}
+	if err := condition(in.ConditionExpression, env, f.items[itemKey(in.Key)], in.ReturnValuesOnConditionCheckFailure); err != nil {
+		return nil, err
+	}
+	if err := env.checkUnused(); err != nil {
+		return nil, err
+	}
+	delete(f.items, itemKey(in.Key))
+	return &dynamodb.DeleteItemOutput{}, nil
+}
+
+// maxTransactItems is DynamoDB's limit on the members of a transaction.
+const maxTransactItems = 100
+
+func (f *fakeDB) TransactWriteItems(_ context.Context, in *dynamodb.TransactWriteItemsInput, _ ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	var keys []map[string]types.AttributeValue
+	for _, m := range in.TransactItems {
+		switch {
+		case m.Update != nil:
+			keys = append(keys, m.Update.Key)
+		case m.Put != nil:
+			keys = append(keys, keyOf(m.Put.Item))
+		case m.Delete != nil:
+			keys = append(keys, m.Delete.Key)
+		case m.ConditionCheck != nil:
+			keys = append(keys, m.ConditionCheck.Key)
+		default:
+			return nil, errValidation("a transaction member with no action")
+		}
+	}
+	f.hook("TransactWriteItems", keys...)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls["TransactWriteItems"]++
+	f.transactions = append(f.transactions, in)
+	if n := len(in.TransactItems); n == 0 || n > maxTransactItems {
+		return nil, errValidation("transactItems has %d members: 1 to %d", n, maxTransactItems)
+	}
+	seen := map[string]bool{}
+	for _, k := range keys {
+		if seen[itemKey(k)] {
+			return nil, errValidation("Transaction request cannot include multiple operations on one item")
+		}
+		seen[itemKey(k)] = true
+	}
+	// Every member is worked out on the table as it is, before any is
+	// written: all or nothing.
+	reasons := make([]types.CancellationReason, len(in.TransactItems))
+	results := make([]map[string]types.AttributeValue, len(in.TransactItems))
+	cancelled := false
+	for i, m := range in.TransactItems {
+		reasons[i] = types.CancellationReason{Code: aws.String("None")}
+		if f.fault != nil {
+			if err := f.fault("TransactWriteItems", keys[i]); err != nil {
+				code := "ThrottlingError"
+				if errors.Is(err, errTransactionConflict) {
+					code = "TransactionConflict"
+				}
+				reasons[i] = types.CancellationReason{Code: aws.String(code), Message: aws.String(err.Error())}
+				cancelled = true
+				continue
+			}
+		}
+		var err error
+		switch {
+		case m.Update != nil:
+			u := m.Update
+			f.updates = append(f.updates, &dynamodb.UpdateItemInput{TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression,
+				ConditionExpression: u.ConditionExpression, ExpressionAttributeNames: u.ExpressionAttributeNames, ExpressionAttributeValues: u.ExpressionAttributeValues})
+			_, results[i], _, err = f.update(u.Key, u.UpdateExpression, u.ConditionExpression, u.ExpressionAttributeNames, u.ExpressionAttributeValues, u.ReturnValuesOnConditionCheckFailure)
+		case m.Put != nil:
+			p := m.Put
+			results[i], err = f.put(&dynamodb.PutItemInput{TableName: p.TableName, Item: p.Item, ConditionExpression: p.ConditionExpression,
+				ExpressionAttributeNames: p.ExpressionAttributeNames, ExpressionAttributeValues: p.ExpressionAttributeValues, ReturnValuesOnConditionCheckFailure: p.ReturnValuesOnConditionCheckFailure})
+		case m.Delete != nil:
+			d := m.Delete
+			var env *exprEnv
+			if env, err = newExprEnv(d.ExpressionAttributeNames, d.ExpressionAttributeValues); err == nil {
+				if err = condition(d.ConditionExpression, env, f.items[itemKey(d.Key)], d.ReturnValuesOnConditionCheckFailure); err == nil {
+					err = env.checkUnused()
+				}
+			}
+		case m.ConditionCheck != nil:
+			c := m.ConditionCheck
+			var env *exprEnv
+			if env, err = newExprEnv(c.ExpressionAttributeNames, c.ExpressionAttributeValues); err == nil {
+				if err = condition(c.ConditionExpression, env, f.items[itemKey(c.Key)], c.ReturnValuesOnConditionCheckFailure); err == nil {
+					err = env.checkUnused()
+				}
+			}
+			results[i] = f.items[itemKey(c.Key)]
+		}
+		var ccf *types.ConditionalCheckFailedException
+		switch {
+		case errors.As(err, &ccf):
+			reasons[i] = types.CancellationReason{Code: aws.String("ConditionalCheckFailed"), Message: ccf.Message, Item: ccf.Item}
+			cancelled = true
+		case err != nil:
+			return nil, err // a malformed request fails whole
+		}
+	}
+	if cancelled {
+		return nil, &types.TransactionCanceledException{Message: aws.String("Transaction cancelled"), CancellationReasons: reasons}
+	}
+	for i, m := range in.TransactItems {
+		switch {
+		case m.Delete != nil:
+			delete(f.items, itemKey(keys[i]))
+		case m.ConditionCheck != nil:
+		default:
+			f.items[itemKey(keys[i])] = results[i]
+		}
+	}
+	return &dynamodb.TransactWriteItemsOutput{}, nil
 }
 
 func (f *fakeDB) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls["Query"]++
-	if in.IndexName != nil || aws.ToString(in.KeyConditionExpression) != "pk = :pk AND begins_with(sk, :sk)" {
+	if in.IndexName != nil {
+		return f.queryIndex(in)
+	}
+	if aws.ToString(in.KeyConditionExpression) != "pk = :pk AND begins_with(sk, :sk)" {
 		return nil, fmt.Errorf("fakeDB: only a partition's items by sort key prefix can be queried")
 	}
 	pk, prefix := str(in.ExpressionAttributeValues, ":pk"), str(in.ExpressionAttributeValues, ":sk")
 	var items []map[string]types.AttributeValue
 	for _, item := range f.items {
 		if str(item, "pk") == pk && strings.HasPrefix(str(item, "sk"), prefix) {
-			items = append(items, item)
+			items = append(items, cloneItem(item))
 		}
 	}
 	sort.Slice(items, func(i, j int) bool { return str(items[i], "sk") < str(items[j], "sk") })
@@ -126,43 +420,82 @@ func (f *fakeDB) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dy
 	return out, nil
 }
 
-// TransactWriteItems applies a transaction's puts (with the conditions
-// PutItem knows) all or none, and records its updates, as UpdateItem does.
-func (f *fakeDB) TransactWriteItems(_ context.Context, in *dynamodb.TransactWriteItemsInput, _ ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.calls["TransactWriteItems"]++
-	for _, op := range in.TransactItems {
-		if op.Put == nil {
-			continue
+// queryIndex reads gsi1: the items that have its keys, in gsi1sk order
+// (then table key order), matching the key condition; Limit items are read
+// at most (pageSize at most per page), the filter applied after.
+func (f *fakeDB) queryIndex(in *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) {
+	if aws.ToString(in.IndexName) != IndexTenant {
+		return nil, errValidation("The table does not have the specified index: %s", aws.ToString(in.IndexName))
+	}
+	if aws.ToBool(in.ConsistentRead) {
+		return nil, errValidation("Consistent reads are not supported on global secondary indexes")
+	}
+	env, err := newExprEnv(in.ExpressionAttributeNames, in.ExpressionAttributeValues)
+	if err != nil {
+		return nil, err
+	}
+	kc, err := parseCondition(aws.ToString(in.KeyConditionExpression), env)
+	if err != nil {
+		return nil, err
+	}
+	filter := func(map[string]types.AttributeValue) (bool, error) { return true, nil }
+	if in.FilterExpression != nil {
+		if filter, err = parseCondition(*in.FilterExpression, env); err != nil {
+			return nil, err
 		}
-		switch c := aws.ToString(op.Put.ConditionExpression); c {
-		case "":
-		case "attribute_not_exists(pk)":
-			if _, ok := f.items[itemKey(op.Put.Item)]; ok {
-				return nil, &types.TransactionCanceledException{Message: aws.String("Transaction cancelled")}
+	}
+	if err := env.checkUnused(); err != nil {
+		return nil, err
+	}
+	source := f.items
+	if f.lagIndex {
+		source = f.indexed
+	}
+	order := func(it map[string]types.AttributeValue) string {
+		return str(it, "gsi1sk") + "\x00" + str(it, "pk") + "\x00" + str(it, "sk")
+	}
+	var items []map[string]types.AttributeValue
+	for _, item := range source {
+		if item["gsi1pk"] == nil || item["gsi1sk"] == nil {
+			continue // a sparse index: only items with its keys
+		}
+		ok, err := kc(item)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			items = append(items, cloneItem(item))
+		}
+	}
+	sort.Slice(items, func(i, j int) bool { return order(items[i]) < order(items[j]) })
+	start := 0
+	if in.ExclusiveStartKey != nil {
+		after := order(in.ExclusiveStartKey)
+		start = sort.Search(len(items), func(i int) bool { return order(items[i]) > after })
+	}
+	n := f.pageSize
+	if in.Limit != nil {
+		n = min(n, int(*in.Limit))
+	}
+	end := min(len(items), start+n)
+	out := &dynamodb.QueryOutput{ScannedCount: int32(end - start)}
+	for _, item := range items[start:end] {
+		ok, err := filter(item)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out.Count++
+			if in.Select != types.SelectCount {
+				out.Items = append(out.Items, item)
 			}
-		default:
-			return nil, fmt.Errorf("fakeDB: condition %q not supported", c)
 		}
 	}
-	for _, op := range in.TransactItems {
-		switch {
-		case op.Put != nil:
-			f.items[itemKey(op.Put.Item)] = op.Put.Item
-		case op.Update != nil:
-			f.updates = append(f.updates, &dynamodb.UpdateItemInput{TableName: op.Update.TableName, Key: op.Update.Key,
-				UpdateExpression: op.Update.UpdateExpression, ConditionExpression: op.Update.ConditionExpression,
-				ExpressionAttributeNames: op.Update.ExpressionAttributeNames, ExpressionAttributeValues: op.Update.ExpressionAttributeValues})
-		}
+	// A page stopped by the Limit carries a key, even at the end, as
+	// DynamoDB's does.
+	if end < len(items) || (in.Limit != nil && end > start && end-start == int(*in.Limit)) {
+		last := items[end-1]
+		out.LastEvaluatedKey = map[string]types.AttributeValue{"pk": last["pk"], "sk": last["sk"], "gsi1pk": last["gsi1pk"], "gsi1sk": last["gsi1sk"]}
 	}
-	return &dynamodb.TransactWriteItemsOutput{}, nil
-}
-
-func (f *fakeDB) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.calls["DeleteItem"]++
-	delete(f.items, itemKey(in.Key))
-	return &dynamodb.DeleteItemOutput{}, nil
+	return out, nil
 }

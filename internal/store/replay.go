@@ -138,71 +138,75 @@ var (
 )
 
 // ClaimForReplay moves a dead delivery back to pending for job, records
-// replayed_at, takes it out of the dead-letter index, and returns it with its
-// message. tenantID, when not empty, must own the delivery (else ErrNotFound,
-// as for a missing one). A delivery another job claimed less than stale ago
-// is ErrReplayInFlight; one that is not dead, ErrNotDead. A delivery this job
-// claimed and has not released is returned again, so a job that stopped
-// halfway resumes where it was; one whose claim is older than stale (its job
-// stopped and was never resumed: the claim is pending, its message unsent)
-// can be claimed by another job, such as the operator's redrive, which finds
-// its message still in the DLQ. Only one claimant wins: two replays of the
-// same delivery send it once.
+// replayed_at, takes it out of the dead-letter index, gives its record
+// Retention again from now (so that it cannot expire while the replay is in
+// flight), and returns it with its message. tenantID, when not empty, must
+// own the delivery (else ErrNotFound, as for a missing one). A delivery
+// another job claimed less than stale ago is ErrReplayInFlight; one that is
+// not dead, ErrNotDead. A delivery this job claimed and has not released is
+// returned again, so a job that stopped halfway resumes where it was; one
+// whose claim is older than stale (its job stopped and was never resumed:
+// the claim is pending, its message unsent) can be claimed by another job,
+// such as the operator's redrive, which finds its message still in the DLQ.
+// Only one claimant wins: two replays of the same delivery send it once.
+// The delivery is read first (its tenant names the DLQ depth counter, and
+// its state says whether the claim takes it out of the dead), and the claim
+// is conditional on it being as read: a dead delivery's claim and its
+// tenant's DLQ depth move in one transaction.
 func (s *Store) ClaimForReplay(ctx context.Context, id, tenantID, job string, stale time.Duration) (Delivery, error) {
-	now := s.Now().UTC()
-	// Claimable: dead and unclaimed; claimed by a job that stopped long ago
-	// (dead, or pending and never sent); or claimed by this very job and not
-	// delivered since.
-	cond := "(#state = :dead AND attribute_not_exists(replay_job)) OR (#state <> :delivered AND replay_claimed_at < :stale) OR (replay_job = :job AND #state <> :delivered)"
-	values := map[string]types.AttributeValue{
-		":dead":      &types.AttributeValueMemberS{Value: string(delivery.StateDead)},
-		":pending":   &types.AttributeValueMemberS{Value: string(delivery.StatePending)},
-		":delivered": &types.AttributeValueMemberS{Value: string(delivery.StateDelivered)},
-		":job":       &types.AttributeValueMemberS{Value: job},
-		":now":       timeValue(now),
-		":stale":     timeValue(now.Add(-stale)),
-	}
-	if tenantID != "" {
-		cond = "tenant_id = :tenant AND (" + cond + ")"
-		values[":tenant"] = &types.AttributeValueMemberS{Value: tenantID}
-	}
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &s.table, Key: deliveryKey(id),
-		UpdateExpression:                    aws.String("SET #state = :pending, replay_job = :job, replay_claimed_at = :now, replayed_at = :now REMOVE gsi1pk, gsi1sk"),
-		ConditionExpression:                 aws.String("attribute_exists(pk) AND " + cond),
-		ExpressionAttributeNames:            map[string]string{"#state": "state"},
-		ExpressionAttributeValues:           values,
-		ReturnValues:                        types.ReturnValueAllOld,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
-		var old Delivery
-		if ccf.Item == nil || attributevalue.UnmarshalMap(ccf.Item, &old) != nil || (tenantID != "" && old.TenantID != tenantID) {
+	for try := 0; try < maxChangedTries; try++ {
+		now := s.Now().UTC()
+		d, err := s.Delivery(ctx, id)
+		if errors.Is(err, ErrNotFound) || (err == nil && tenantID != "" && d.TenantID != tenantID) {
 			return Delivery{}, fmt.Errorf("delivery %s: %w", id, ErrNotFound)
 		}
-		if old.State == delivery.StateDead || old.ReplayJob != "" {
-			return old, fmt.Errorf("delivery %s: %w", id, ErrReplayInFlight)
+		if err != nil {
+			return Delivery{}, fmt.Errorf("claim delivery %s for replay: %w", id, err)
 		}
-		return old, fmt.Errorf("delivery %s is %s: %w", id, old.State, ErrNotDead)
-	}
-	if err != nil {
-		return Delivery{}, fmt.Errorf("claim delivery %s for replay: %w", id, err)
-	}
-	var d Delivery
-	if err := attributevalue.UnmarshalMap(out.Attributes, &d); err != nil {
-		return Delivery{}, fmt.Errorf("decode delivery %s: %w", id, err)
-	}
-	wasDead := d.State == delivery.StateDead
-	// What the update wrote, on the item as it was.
-	d.State, d.ReplayJob, d.ReplayClaimedAt, d.ReplayedAt = delivery.StatePending, job, &now, &now
-	if wasDead {
-		// It leaves the dead index: one less in its tenant's DLQ depth.
-		if _, err := s.AdjustDLQDepth(ctx, d.TenantID, -1); err != nil {
-			return d, fmt.Errorf("%w: %w", ErrDepthNotCounted, err)
+		staleClaim := d.ReplayClaimedAt != nil && d.ReplayClaimedAt.Before(now.Add(-stale))
+		claimable := (d.State == delivery.StateDead && d.ReplayJob == "") ||
+			(d.State != delivery.StateDelivered && staleClaim) ||
+			(d.ReplayJob == job && d.State != delivery.StateDelivered)
+		if !claimable {
+			if d.State == delivery.StateDead || d.ReplayJob != "" {
+				return d, fmt.Errorf("delivery %s: %w", id, ErrReplayInFlight)
+			}
+			return d, fmt.Errorf("delivery %s is %s: %w", id, d.State, ErrNotDead)
 		}
+		names := map[string]string{"#state": "state"}
+		values := map[string]types.AttributeValue{
+			":dead":      &types.AttributeValueMemberS{Value: string(delivery.StateDead)},
+			":pending":   &types.AttributeValueMemberS{Value: string(delivery.StatePending)},
+			":delivered": &types.AttributeValueMemberS{Value: string(delivery.StateDelivered)},
+			":job":       &types.AttributeValueMemberS{Value: job},
+			":now":       timeValue(now),
+			":stale":     timeValue(now.Add(-stale)),
+			":expires":   &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(s.Retention).Unix(), 10)},
+		}
+		// Claimable (dead and unclaimed; claimed by a job that stopped long
+		// ago; or claimed by this very job and not delivered since), and as
+		// read.
+		cond := "((#state = :dead AND attribute_not_exists(replay_job)) OR (#state <> :delivered AND replay_claimed_at < :stale) OR (replay_job = :job AND #state <> :delivered))" +
+			" AND " + expected(d, names, values)
+		err = s.transition(ctx, &types.Update{
+			TableName: &s.table, Key: deliveryKey(id),
+			UpdateExpression:          aws.String("SET #state = :pending, replay_job = :job, replay_claimed_at = :now, replayed_at = :now, expires_at = :expires REMOVE gsi1pk, gsi1sk"),
+			ConditionExpression:       aws.String(cond),
+			ExpressionAttributeNames:  names,
+			ExpressionAttributeValues: values,
+		}, d.TenantID, depthDelta(d.State, delivery.StatePending), now)
+		var changed *changedError
+		if errors.As(err, &changed) {
+			continue // claimed, attempted or killed meanwhile: read it again
+		}
+		if err != nil {
+			return Delivery{}, fmt.Errorf("claim delivery %s for replay: %w", id, err)
+		}
+		// What the update wrote, on the item as it was.
+		d.State, d.ReplayJob, d.ReplayClaimedAt, d.ReplayedAt = delivery.StatePending, job, &now, &now
+		return d, nil
 	}
-	return d, nil
+	return Delivery{}, fmt.Errorf("claim delivery %s for replay: changed by others %d times in a row: %w", id, maxChangedTries, ErrConflict)
 }
 
 // ReleaseReplay records that job has sent the delivery's message: the claim

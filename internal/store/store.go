@@ -42,6 +42,10 @@ type Store struct {
 	// DLQ keeps a message (14 days from its send, at most), so a dead
 	// delivery's record, its listing and its replay outlive its message.
 	Retention time.Duration
+	// DepthSettle is how long a tenant's DLQ depth counter must have stood
+	// still before ReconcileDLQDepth trusts the dead index (eventually
+	// consistent) over it. Default one minute.
+	DepthSettle time.Duration
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
 }
@@ -51,7 +55,7 @@ const DefaultRetention = 15 * 24 * time.Hour
 
 // New returns a store on table.
 func New(db DynamoDB, table string) *Store {
-	return &Store{db: db, table: table, Retention: DefaultRetention, Now: time.Now}
+	return &Store{db: db, table: table, Retention: DefaultRetention, DepthSettle: DefaultDepthSettle, Now: time.Now}
 }
 
 // Endpoint is a tenant's webhook receiver.
@@ -275,41 +279,127 @@ type Outcome struct {
 const MaxAttemptLog = 20
 
 // RecordAttempt adds an attempt to a delivery and moves it to the outcome's
-// state; a delivery that newly dies adds one to its tenant's DLQ depth. d is
-// the delivery as read before the attempt: its log, with the new attempt, is
-// written back trimmed to the newest MaxAttemptLog entries, and the attempt
-// counter counts every attempt, replays included. A delivered delivery never
-// moves back. The first attempt of a delivery creates its record (enqueue
-// writes none), written whole: d's ids, its creation time and its expiry,
-// each only where absent, so a later attempt keeps them. A delivery that
-// dies gets a new expiry, Retention after its death: its message then
+// state. d is the delivery as read before the attempt (its ids alone, with
+// no state, when it had no record). The write is conditional on the record
+// being as d says (see RecordAttemptIfUnchanged); when it is not (another
+// copy of the delivery recorded an attempt meanwhile, a replay claimed it,
+// or its death was recorded before this last attempt), the record is read
+// again and the attempt applied to it as it is, so that concurrent
+// duplicate attempts lose no log entry and each is counted. A delivered
+// delivery never moves back: an attempt on one changes nothing. After a few
+// conflicts in a row, the error wraps ErrConflict.
+//
+// The attempt's log entry is appended, the log kept to the newest
+// MaxAttemptLog entries, and the attempt counter counts every attempt,
+// replays included. The first attempt of a delivery creates its record
+// (enqueue writes none), written whole: d's ids, its creation time and its
+// expiry, each only where absent, so a later attempt keeps them. A delivery
+// that dies gets a new expiry, Retention after its death: its message then
 // enters the DLQ, which keeps it 14 days, and the record (the tenant's DLQ
-// listing, the replay's copy of the message) must outlive it.
+// listing, the replay's copy of the message) must outlive it. A move into
+// or out of dead moves the tenant's DLQ depth in the same transaction.
 func (s *Store) RecordAttempt(ctx context.Context, d Delivery, a Attempt, o Outcome) error {
-	old, err := s.recordAttempt(ctx, d, a, o)
-	if err != nil {
-		return err
+	cur := d
+	for try := 0; try < maxChangedTries; try++ {
+		err := s.recordAttempt(ctx, cur, a, o)
+		var changed *changedError
+		if !errors.As(err, &changed) {
+			return err
+		}
+		if cur, err = s.reread(ctx, d, changed.item); err != nil {
+			return err
+		}
 	}
-	// The count moves with every transition into or out of dead: newly dead,
-	// or dead no longer (recorded dead before a last attempt that then
-	// succeeded, or another copy of the delivery, a replay's or a resent
-	// one's, moving on).
-	delta := 0
-	if o.State == delivery.StateDead {
-		delta++
+	return fmt.Errorf("record attempt %d of delivery %s: changed by others %d times in a row: %w", a.Number, d.DeliveryID, maxChangedTries, ErrConflict)
+}
+
+// RecordAttemptIfUnchanged is RecordAttempt for a caller whose outcome
+// depends on the record as it read it: the attempt is recorded only if the
+// record is still as d says, that is absent when d has no state (d's ids
+// alone: the delivery had no record), else in d's state after d's number of
+// attempts. Otherwise nothing is written and the error wraps ErrConflict:
+// the caller reads the delivery again and decides anew. (A delivered d
+// changes nothing, as for RecordAttempt.)
+func (s *Store) RecordAttemptIfUnchanged(ctx context.Context, d Delivery, a Attempt, o Outcome) error {
+	err := s.recordAttempt(ctx, d, a, o)
+	var changed *changedError
+	if errors.As(err, &changed) {
+		return fmt.Errorf("record attempt %d of delivery %s: it changed since it was read: %w", a.Number, d.DeliveryID, ErrConflict)
 	}
-	if old == delivery.StateDead {
-		delta--
+	return err
+}
+
+// maxChangedTries bounds how often a write conditional on a record as read
+// is tried again on the record as it has become.
+const maxChangedTries = 5
+
+// changedError says that a delivery's record was not as the write expected:
+// item is the record as it is (nil if there is none, or none was returned).
+type changedError struct {
+	item map[string]types.AttributeValue
+}
+
+func (e *changedError) Error() string { return "the delivery's record changed since it was read" }
+
+// reread returns a delivery's record as a failed condition returned it, or
+// as read now; the ids of d alone (no state) if it has none.
+func (s *Store) reread(ctx context.Context, d Delivery, item map[string]types.AttributeValue) (Delivery, error) {
+	var cur Delivery
+	if item == nil {
+		var err error
+		cur, err = s.Delivery(ctx, d.DeliveryID)
+		if errors.Is(err, ErrNotFound) {
+			return Delivery{DeliveryID: d.DeliveryID, TenantID: d.TenantID, EndpointID: d.EndpointID, EventID: d.EventID, EventType: d.EventType}, nil
+		}
+		if err != nil {
+			return Delivery{}, err
+		}
+	} else if err := attributevalue.UnmarshalMap(item, &cur); err != nil {
+		return Delivery{}, fmt.Errorf("decode delivery %s: %w", d.DeliveryID, err)
 	}
-	if delta == 0 {
-		return nil
+	// A record written by an earlier version may lack an id.
+	for _, f := range []struct {
+		got  *string
+		want string
+	}{
+		{&cur.DeliveryID, d.DeliveryID}, {&cur.TenantID, d.TenantID}, {&cur.EndpointID, d.EndpointID}, {&cur.EventID, d.EventID}, {&cur.EventType, d.EventType},
+	} {
+		if *f.got == "" {
+			*f.got = f.want
+		}
 	}
-	// Not in the same write: a crash between the two leaves the count one
-	// off until the next reconciliation (see docs/operations.md).
-	if _, err := s.AdjustDLQDepth(ctx, d.TenantID, delta); err != nil {
-		return fmt.Errorf("%w: %w", ErrDepthNotCounted, err)
+	return cur, nil
+}
+
+// expected returns the condition that a delivery's record is still as cur
+// was read: absent when cur has no state, else in cur's state after cur's
+// number of attempts. The attempt counter versions the attempt log: only an
+// attempt changes the log, and every attempt adds one to the counter. The
+// state fixes what the write does to the tenant's DLQ depth.
+func expected(cur Delivery, names map[string]string, values map[string]types.AttributeValue) string {
+	if cur.State == "" {
+		return "attribute_not_exists(pk)"
 	}
-	return nil
+	names["#state"] = "state"
+	values[":was"] = &types.AttributeValueMemberS{Value: string(cur.State)}
+	if cur.Attempts == 0 {
+		return "#state = :was AND attribute_not_exists(attempts)"
+	}
+	values[":was_attempts"] = &types.AttributeValueMemberN{Value: strconv.Itoa(cur.Attempts)}
+	return "#state = :was AND attempts = :was_attempts"
+}
+
+// depthDelta is what a move from one state to another does to the tenant's
+// DLQ depth.
+func depthDelta(from, to delivery.State) int {
+	n := 0
+	if to == delivery.StateDead {
+		n++
+	}
+	if from == delivery.StateDead {
+		n--
+	}
+	return n
 }
 
 // MarkDeadBeforeLastAttempt records a pending (or not yet recorded)
@@ -319,7 +409,8 @@ func (s *Store) RecordAttempt(ctx context.Context, d Delivery, a Attempt, o Outc
 // says what happened, so the tenant sees the delivery and can replay it. The
 // attempt's own RecordAttempt then writes the real outcome: dead again
 // (counted once), or delivered (the count taken back). A delivery already
-// delivered or dead is left alone.
+// delivered or dead is left alone. The death and its count are one
+// transaction.
 func (s *Store) MarkDeadBeforeLastAttempt(ctx context.Context, d Delivery, reason, message string, at time.Time) error {
 	now := s.Now().UTC()
 	values := map[string]types.AttributeValue{
@@ -339,52 +430,50 @@ func (s *Store) MarkDeadBeforeLastAttempt(ctx context.Context, d Delivery, reaso
 		set += fmt.Sprintf(", %s = if_not_exists(%s, :c_%s)", n, n, n)
 		values[":c_"+n] = created[n]
 	}
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	err := s.transition(ctx, &types.Update{
 		TableName:                 &s.table,
 		Key:                       deliveryKey(d.DeliveryID),
 		UpdateExpression:          aws.String(set),
 		ConditionExpression:       aws.String("attribute_not_exists(#state) OR #state = :pending"),
 		ExpressionAttributeNames:  map[string]string{"#state": "state"},
 		ExpressionAttributeValues: values,
-	})
-	if isConditionFailed(err) {
-		return nil
+	}, d.TenantID, 1, now)
+	var changed *changedError
+	if errors.As(err, &changed) {
+		return nil // delivered or dead already
 	}
 	if err != nil {
 		return fmt.Errorf("record delivery %s dead before its last attempt: %w", d.DeliveryID, err)
 	}
-	if _, err := s.AdjustDLQDepth(ctx, d.TenantID, 1); err != nil {
-		return fmt.Errorf("%w: %w", ErrDepthNotCounted, err)
-	}
 	return nil
 }
 
-// recordAttempt writes the attempt and returns the state the delivery had
-// before it ("" if it had no record; the outcome's own state when the write
-// was refused because the delivery was already delivered, so that nothing is
-// counted).
-func (s *Store) recordAttempt(ctx context.Context, d Delivery, a Attempt, o Outcome) (delivery.State, error) {
-	log := append(append([]Attempt(nil), d.AttemptLog...), a)
+// recordAttempt writes the attempt on the record as cur says it is, or
+// returns a *changedError when it is not.
+func (s *Store) recordAttempt(ctx context.Context, cur Delivery, a Attempt, o Outcome) error {
+	if cur.State == delivery.StateDelivered {
+		return nil // a late duplicate attempt changes nothing, the count included
+	}
+	log := append(append([]Attempt(nil), cur.AttemptLog...), a)
 	if len(log) > MaxAttemptLog {
 		log = log[len(log)-MaxAttemptLog:]
 	}
 	logAV, err := attributevalue.Marshal(log)
 	if err != nil {
-		return "", fmt.Errorf("marshal attempt log: %w", err)
+		return fmt.Errorf("marshal attempt log: %w", err)
 	}
 	names := map[string]string{"#state": "state"}
 	values := map[string]types.AttributeValue{
-		":state":     &types.AttributeValueMemberS{Value: string(o.State)},
-		":one":       &types.AttributeValueMemberN{Value: "1"},
-		":log":       logAV,
-		":delivered": &types.AttributeValueMemberS{Value: string(delivery.StateDelivered)},
-		":status":    &types.AttributeValueMemberN{Value: strconv.Itoa(a.Status)},
-		":error":     &types.AttributeValueMemberS{Value: a.Error},
+		":state":  &types.AttributeValueMemberS{Value: string(o.State)},
+		":one":    &types.AttributeValueMemberN{Value: "1"},
+		":log":    logAV,
+		":status": &types.AttributeValueMemberN{Value: strconv.Itoa(a.Status)},
+		":error":  &types.AttributeValueMemberS{Value: a.Error},
 	}
 	set := "SET #state = :state, last_status = :status, last_error = :error, attempt_log = :log"
 	// The first attempt creates the record: an upsert, one write.
 	now := s.Now().UTC()
-	created := s.creationAttributes(d, now)
+	created := s.creationAttributes(cur, now)
 	if o.State == delivery.StateDead {
 		delete(created, "expires_at") // set below, from the death
 	}
@@ -414,29 +503,23 @@ func (s *Store) recordAttempt(ctx context.Context, d Delivery, a Attempt, o Outc
 			values[":message"] = &types.AttributeValueMemberS{Value: o.Message}
 		}
 		values[":reason"] = &types.AttributeValueMemberS{Value: o.DeadReason}
-		values[":gpk"] = &types.AttributeValueMemberS{Value: "TENANT#" + d.TenantID + "#DEAD"}
-		values[":gsk"] = &types.AttributeValueMemberS{Value: sortableTime(a.At) + "#" + d.DeliveryID}
+		values[":gpk"] = &types.AttributeValueMemberS{Value: "TENANT#" + cur.TenantID + "#DEAD"}
+		values[":gsk"] = &types.AttributeValueMemberS{Value: sortableTime(a.At) + "#" + cur.DeliveryID}
 	}
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	cond := expected(cur, names, values)
+	err = s.transition(ctx, &types.Update{
 		TableName:                 &s.table,
-		Key:                       deliveryKey(d.DeliveryID),
-		ReturnValues:              types.ReturnValueUpdatedOld,
+		Key:                       deliveryKey(cur.DeliveryID),
 		UpdateExpression:          aws.String(set + tail),
-		ConditionExpression:       aws.String("attribute_not_exists(#state) OR #state <> :delivered"),
+		ConditionExpression:       aws.String(cond),
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
-	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
-		return o.State, nil // already delivered: a late duplicate attempt changes nothing, the count included
+	}, cur.TenantID, depthDelta(cur.State, o.State), now)
+	var changed *changedError
+	if err != nil && !errors.As(err, &changed) {
+		return fmt.Errorf("record attempt %d of delivery %s: %w", a.Number, cur.DeliveryID, err)
 	}
-	if err != nil {
-		return "", fmt.Errorf("record attempt %d of delivery %s: %w", a.Number, d.DeliveryID, err)
-	}
-	if old, ok := out.Attributes["state"].(*types.AttributeValueMemberS); ok {
-		return delivery.State(old.Value), nil
-	}
-	return "", nil
+	return err
 }
 
 // Rejection records an outbox item that cannot be delivered.

@@ -1,0 +1,87 @@
+package store
+
+import (
+	"context"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stretchr/testify/require"
+)
+
+// The fake refuses what DynamoDB refuses, so that a store test cannot pass
+// on a request the service would reject (the local cloud forgives some).
+func TestFakeDBEnforcesDynamoDBsRules(t *testing.T) {
+	ctx := context.Background()
+	n := func(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	k := key("A", "B")
+	cases := []struct {
+		name string
+		in   *dynamodb.UpdateItemInput
+	}{
+		{"a value given and not used", &dynamodb.UpdateItemInput{Key: k, UpdateExpression: aws.String("SET a = :a"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":a": n("1"), ":b": n("2")}}},
+		{"a value used and not given", &dynamodb.UpdateItemInput{Key: k, UpdateExpression: aws.String("SET a = :a")}},
+		{"an empty value map", &dynamodb.UpdateItemInput{Key: k, UpdateExpression: aws.String("REMOVE a"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{}}},
+		{"a reserved word", &dynamodb.UpdateItemInput{Key: k, UpdateExpression: aws.String("SET state = :a"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":a": s("x")}}},
+		{"overlapping paths", &dynamodb.UpdateItemInput{Key: k, UpdateExpression: aws.String("SET a = :a REMOVE a"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":a": n("1")}}},
+		{"a key attribute", &dynamodb.UpdateItemInput{Key: k, UpdateExpression: aws.String("SET pk = :a"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":a": s("x")}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			db := newFakeDB()
+			_, err := db.UpdateItem(ctx, c.in)
+			require.ErrorContains(t, err, "ValidationException")
+			require.Empty(t, db.items, "nothing written")
+		})
+	}
+
+	t.Run("a transaction is all or nothing", func(t *testing.T) {
+		db := newFakeDB()
+		upd := func(k map[string]types.AttributeValue, cond string) types.TransactWriteItem {
+			u := &types.Update{Key: k, UpdateExpression: aws.String("ADD v :one"), ExpressionAttributeValues: map[string]types.AttributeValue{":one": n("1")},
+				ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}
+			if cond != "" {
+				u.ConditionExpression = aws.String(cond)
+			}
+			return types.TransactWriteItem{Update: u}
+		}
+		_, err := db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+			upd(key("A", "1"), ""), upd(key("A", "2"), "attribute_exists(pk)"),
+		}})
+		var tce *types.TransactionCanceledException
+		require.ErrorAs(t, err, &tce)
+		require.Equal(t, []string{"None", "ConditionalCheckFailed"}, []string{aws.ToString(tce.CancellationReasons[0].Code), aws.ToString(tce.CancellationReasons[1].Code)})
+		require.Empty(t, db.items, "the first member is not written either")
+
+		_, err = db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+			upd(key("A", "1"), ""), upd(key("A", "1"), ""),
+		}})
+		require.ErrorContains(t, err, "multiple operations on one item")
+		many := make([]types.TransactWriteItem, maxTransactItems+1)
+		for i := range many {
+			many[i] = upd(key("A", string(rune('a'+i%26))+string(rune('a'+i/26))), "")
+		}
+		_, err = db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: many})
+		require.ErrorContains(t, err, "ValidationException")
+		require.Empty(t, db.items)
+
+		_, err = db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+			upd(key("A", "1"), ""), upd(key("A", "2"), "attribute_not_exists(pk)"),
+		}})
+		require.NoError(t, err)
+		require.Len(t, db.items, 2)
+	})
+
+	t.Run("a consistent read of the index is refused", func(t *testing.T) {
+		_, err := newFakeDB().Query(ctx, &dynamodb.QueryInput{IndexName: aws.String(IndexTenant), ConsistentRead: aws.Bool(true),
+			KeyConditionExpression: aws.String("gsi1pk = :g"), ExpressionAttributeValues: map[string]types.AttributeValue{":g": s("x")}})
+		require.ErrorContains(t, err, "ValidationException")
+	})
+}

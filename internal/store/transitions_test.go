@@ -1,0 +1,448 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/hookline/hookline/internal/delivery"
+	"github.com/stretchr/testify/require"
+)
+
+// stored reads an item of the fake table as it is.
+func stored(db *fakeDB, k map[string]types.AttributeValue) map[string]types.AttributeValue {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	return cloneItem(db.items[itemKey(k)])
+}
+
+func depthKey(tenant string) map[string]types.AttributeValue {
+	return key("TENANT#"+tenant, depthIndexKey)
+}
+
+// counter reads a tenant's DLQ depth counter straight from the fake table.
+func counter(t *testing.T, db *fakeDB, tenant string) int {
+	t.Helper()
+	item := stored(db, depthKey(tenant))
+	if item == nil {
+		return 0
+	}
+	n, err := strconv.Atoi(item["depth"].(*types.AttributeValueMemberN).Value)
+	require.NoError(t, err)
+	return n
+}
+
+// indexedDead counts a tenant's deliveries in the dead index of the table.
+func indexedDead(db *fakeDB, tenant string) int {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	n := 0
+	for _, item := range db.items {
+		if str(item, "gsi1pk") == "TENANT#"+tenant+"#DEAD" {
+			n++
+		}
+	}
+	return n
+}
+
+func newDelivery(tenant, event string) Delivery {
+	return Delivery{DeliveryID: delivery.ID(event, "ep_1"), TenantID: tenant, EndpointID: "ep_1", EventID: event, EventType: "order.created"}
+}
+
+// read returns a delivery as deliver reads it: the record, or the ids alone
+// when there is none.
+func read(t *testing.T, s *Store, d Delivery) Delivery {
+	t.Helper()
+	cur, err := s.Delivery(context.Background(), d.DeliveryID)
+	if errors.Is(err, ErrNotFound) {
+		return d
+	}
+	require.NoError(t, err)
+	return cur
+}
+
+var errThrottled = errors.New("throttled")
+
+// Every move of a delivery into or out of dead moves its tenant's DLQ depth
+// in the same write: a failure of either write (here the counter's,
+// injected) leaves both as they were, so the counter can never drift from
+// the dead index. Done again without the failure, the move counts once.
+func TestDeadTransitionsMoveTheCounterInTheSameWrite(t *testing.T) {
+	ctx := context.Background()
+	dead := Outcome{State: delivery.StateDead, DeadReason: "rejected_400", Message: `{"m":1}`}
+	at := func(s *Store) Attempt { return Attempt{Number: 2, At: s.Now(), Status: 400, Error: "http_400"} }
+	cases := []struct {
+		name  string
+		setup func(t *testing.T, s *Store, d Delivery)
+		move  func(s *Store, d Delivery) error
+		depth int // the tenant's depth after the move
+	}{
+		{"a first attempt kills it", nil,
+			func(s *Store, d Delivery) error { return s.RecordAttempt(ctx, d, at(s), dead) }, 1},
+		{"an attempt kills a pending delivery", pending,
+			func(s *Store, d Delivery) error { return s.RecordAttempt(ctx, d, at(s), dead) }, 1},
+		{"recorded dead before its last attempt", pending,
+			func(s *Store, d Delivery) error {
+				return s.MarkDeadBeforeLastAttempt(ctx, d, "attempts_exhausted", `{"m":1}`, s.Now())
+			}, 1},
+		{"a success after a death", killed,
+			func(s *Store, d Delivery) error {
+				return s.RecordAttempt(ctx, d, Attempt{Number: 3, At: s.Now(), Status: 200}, Outcome{State: delivery.StateDelivered})
+			}, 0},
+		{"another copy retried after a death", killed,
+			func(s *Store, d Delivery) error {
+				return s.RecordAttempt(ctx, d, Attempt{Number: 3, At: s.Now(), Status: 503}, Outcome{State: delivery.StatePending})
+			}, 0},
+		{"a replay claims it", killed,
+			func(s *Store, d Delivery) error {
+				_, err := s.ClaimForReplay(ctx, d.DeliveryID, d.TenantID, "rj_1", time.Minute)
+				return err
+			}, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			db := newFakeDB()
+			s := newTestStore(db)
+			d := newDelivery("t1", "evt_1")
+			if c.setup != nil {
+				c.setup(t, s, d)
+			}
+			before, depthBefore := stored(db, deliveryKey(d.DeliveryID)), stored(db, depthKey("t1"))
+			d = read(t, s, d)
+
+			db.fault = func(_ string, k map[string]types.AttributeValue) error {
+				if itemKey(k) == itemKey(depthKey("t1")) {
+					return errThrottled
+				}
+				return nil
+			}
+			require.Error(t, c.move(s, d), "the counter's write failed: so did the move")
+			require.Equal(t, before, stored(db, deliveryKey(d.DeliveryID)), "the delivery is as it was")
+			require.Equal(t, depthBefore, stored(db, depthKey("t1")), "and so is the counter")
+
+			db.fault = nil
+			require.NoError(t, c.move(s, d))
+			require.Equal(t, c.depth, counter(t, db, "t1"))
+			require.Equal(t, c.depth, indexedDead(db, "t1"), "the counter is the dead index's count")
+		})
+	}
+}
+
+func pending(t *testing.T, s *Store, d Delivery) {
+	t.Helper()
+	require.NoError(t, s.RecordAttempt(context.Background(), d, Attempt{Number: 1, At: s.Now(), Status: 503, Error: "http_503"}, Outcome{State: delivery.StatePending}))
+}
+
+func killed(t *testing.T, s *Store, d Delivery) {
+	t.Helper()
+	pending(t, s, d)
+	require.NoError(t, s.RecordAttempt(context.Background(), read(t, s, d), Attempt{Number: 2, At: s.Now(), Status: 400, Error: "http_400"},
+		Outcome{State: delivery.StateDead, DeadReason: "rejected_400", Message: `{"m":1}`}))
+	require.Equal(t, 1, counter(t, s.db.(*fakeDB), d.TenantID))
+}
+
+// Two copies of a delivery attempted at once (SQS delivers at least once)
+// both read the record before either records its attempt: both attempts
+// are kept in the log and counted, whichever writes first.
+func TestConcurrentDuplicateAttemptsAreAllLogged(t *testing.T) {
+	ctx := context.Background()
+	t.Run("the second writes between the first's read and its write", func(t *testing.T) {
+		db := newFakeDB()
+		s := newTestStore(db)
+		d := newDelivery("t1", "evt_1")
+		pending(t, s, d)
+		stale := read(t, s, d)
+		interleaved := false
+		db.beforeWrite = func(_ string, keys []map[string]types.AttributeValue) {
+			if !interleaved {
+				interleaved = true
+				require.NoError(t, s.RecordAttempt(ctx, stale, Attempt{Number: 3, At: s.Now(), Status: 503}, Outcome{State: delivery.StatePending}))
+			}
+		}
+		require.NoError(t, s.RecordAttempt(ctx, stale, Attempt{Number: 2, At: s.Now(), Status: 503}, Outcome{State: delivery.StatePending}))
+		got := read(t, s, d)
+		require.Equal(t, 3, got.Attempts)
+		require.ElementsMatch(t, []int{1, 2, 3}, numbers(got.AttemptLog), "no entry lost")
+	})
+	t.Run("two writers at once", func(t *testing.T) {
+		db := newFakeDB()
+		s := newTestStore(db)
+		for i := range 50 {
+			d := newDelivery("t1", fmt.Sprintf("evt_%d", i))
+			pending(t, s, d)
+			stale := read(t, s, d)
+			var wg sync.WaitGroup
+			errs := make([]error, 2)
+			for w := range 2 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs[w] = s.RecordAttempt(ctx, stale, Attempt{Number: 2 + w, At: s.Now(), Status: 503}, Outcome{State: delivery.StatePending})
+				}()
+			}
+			wg.Wait()
+			require.NoError(t, errors.Join(errs...))
+			got := read(t, s, d)
+			require.Equal(t, 3, got.Attempts, "delivery %d", i)
+			require.ElementsMatch(t, []int{1, 2, 3}, numbers(got.AttemptLog), "delivery %d", i)
+		}
+	})
+	t.Run("at the cap, the newest are kept", func(t *testing.T) {
+		db := newFakeDB()
+		s := newTestStore(db)
+		d := newDelivery("t1", "evt_cap")
+		for i := 1; i <= MaxAttemptLog; i++ {
+			require.NoError(t, s.RecordAttempt(ctx, read(t, s, d), Attempt{Number: i, At: s.Now(), Status: 503}, Outcome{State: delivery.StatePending}))
+		}
+		stale := read(t, s, d)
+		interleaved := false
+		db.beforeWrite = func(string, []map[string]types.AttributeValue) {
+			if !interleaved {
+				interleaved = true
+				require.NoError(t, s.RecordAttempt(ctx, stale, Attempt{Number: MaxAttemptLog + 2, At: s.Now(), Status: 503}, Outcome{State: delivery.StatePending}))
+			}
+		}
+		require.NoError(t, s.RecordAttempt(ctx, stale, Attempt{Number: MaxAttemptLog + 1, At: s.Now(), Status: 503}, Outcome{State: delivery.StatePending}))
+		got := read(t, s, d)
+		require.Equal(t, MaxAttemptLog+2, got.Attempts)
+		require.Len(t, got.AttemptLog, MaxAttemptLog)
+		require.Subset(t, numbers(got.AttemptLog), []int{MaxAttemptLog + 1, MaxAttemptLog + 2})
+		require.NotContains(t, numbers(got.AttemptLog), 1, "the oldest two went")
+		require.NotContains(t, numbers(got.AttemptLog), 2)
+	})
+	t.Run("a duplicate that kills it while the other delivers it", func(t *testing.T) {
+		db := newFakeDB()
+		s := newTestStore(db)
+		d := newDelivery("t1", "evt_race")
+		pending(t, s, d)
+		stale := read(t, s, d)
+		interleaved := false
+		db.beforeWrite = func(string, []map[string]types.AttributeValue) {
+			if !interleaved {
+				interleaved = true
+				require.NoError(t, s.RecordAttempt(ctx, stale, Attempt{Number: 2, At: s.Now(), Status: 200}, Outcome{State: delivery.StateDelivered}))
+			}
+		}
+		require.NoError(t, s.RecordAttempt(ctx, stale, Attempt{Number: 3, At: s.Now(), Status: 400}, Outcome{State: delivery.StateDead, DeadReason: "rejected_400", Message: "{}"}))
+		got := read(t, s, d)
+		require.Equal(t, delivery.StateDelivered, got.State, "delivered never moves back")
+		require.Zero(t, counter(t, db, "t1"))
+		require.Zero(t, indexedDead(db, "t1"))
+	})
+}
+
+func numbers(log []Attempt) []int {
+	out := make([]int, len(log))
+	for i, a := range log {
+		out[i] = a.Number
+	}
+	return out
+}
+
+// A replay's claim gives the record Retention again from the claim: a
+// delivery replayed near the end of its record's life does not expire in
+// flight (its retries, its listing, its next death).
+func TestClaimForReplayExtendsTheExpiry(t *testing.T) {
+	ctx := context.Background()
+	db := newFakeDB()
+	s := newTestStore(db)
+	d := newDelivery("t1", "evt_1")
+	killed(t, s, d)
+	died := s.Now()
+	require.Equal(t, strconv.FormatInt(died.Add(s.Retention).Unix(), 10), stored(db, deliveryKey(d.DeliveryID))["expires_at"].(*types.AttributeValueMemberN).Value)
+
+	later := died.Add(14 * 24 * time.Hour)
+	s.Now = func() time.Time { return later }
+	_, err := s.ClaimForReplay(ctx, d.DeliveryID, "t1", "rj_1", time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, strconv.FormatInt(later.Add(s.Retention).Unix(), 10), stored(db, deliveryKey(d.DeliveryID))["expires_at"].(*types.AttributeValueMemberN).Value)
+}
+
+// What the sweep needs when it records a death from a DLQ message: the
+// write happens only on the record as the sweep read it. A record read as
+// missing, and made meanwhile (a copy of the delivery attempted at that
+// moment), is not overwritten: the sweep is told, and reads it again.
+func TestRecordAttemptIfUnchangedWritesOnlyOnTheRecordAsRead(t *testing.T) {
+	ctx := context.Background()
+	death := Outcome{State: delivery.StateDead, DeadReason: "attempts_exhausted", Message: `{"m":1}`}
+	cases := []struct {
+		name      string
+		setup     func(t *testing.T, s *Store, d Delivery)
+		meanwhile func(t *testing.T, s *Store, d Delivery)
+		written   bool
+	}{
+		{"read as missing, still missing", nil, nil, true},
+		{"read as missing, created meanwhile", nil, pending, false},
+		{"read as missing, delivered meanwhile", nil, func(t *testing.T, s *Store, d Delivery) {
+			require.NoError(t, s.RecordAttempt(ctx, d, Attempt{Number: 1, At: s.Now(), Status: 200}, Outcome{State: delivery.StateDelivered}))
+		}, false},
+		{"read as pending, unchanged", pending, nil, true},
+		{"read as pending, attempted meanwhile", pending, func(t *testing.T, s *Store, d Delivery) {
+			require.NoError(t, s.RecordAttempt(ctx, read(t, s, d), Attempt{Number: 2, At: s.Now(), Status: 503}, Outcome{State: delivery.StatePending}))
+		}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			db := newFakeDB()
+			s := newTestStore(db)
+			d := newDelivery("t1", "evt_1")
+			if c.setup != nil {
+				c.setup(t, s, d)
+			}
+			seen := read(t, s, d)
+			if c.meanwhile != nil {
+				c.meanwhile(t, s, d)
+			}
+			before := stored(db, deliveryKey(d.DeliveryID))
+			err := s.RecordAttemptIfUnchanged(ctx, seen, Attempt{Number: seen.Attempts + 1, At: s.Now(), Error: "death_not_recorded"}, death)
+			if !c.written {
+				require.ErrorIs(t, err, ErrConflict)
+				require.Equal(t, before, stored(db, deliveryKey(d.DeliveryID)), "the record made meanwhile is left as it is")
+				require.Zero(t, counter(t, db, "t1"))
+				return
+			}
+			require.NoError(t, err)
+			got := read(t, s, d)
+			require.Equal(t, delivery.StateDead, got.State)
+			require.Equal(t, 1, counter(t, db, "t1"))
+			require.Equal(t, "death_not_recorded", got.AttemptLog[len(got.AttemptLog)-1].Error)
+		})
+	}
+}
+
+// A burst of deaths of one tenant contends on its counter: a transaction
+// cancelled for colliding with another is tried again, and counts once.
+func TestATransactionThatCollidesIsTriedAgain(t *testing.T) {
+	db := newFakeDB()
+	s := newTestStore(db)
+	d := newDelivery("t1", "evt_1")
+	collisions := 0
+	db.fault = func(op string, k map[string]types.AttributeValue) error {
+		if op == "TransactWriteItems" && itemKey(k) == itemKey(depthKey("t1")) && collisions < 3 {
+			collisions++
+			return errTransactionConflict
+		}
+		return nil
+	}
+	require.NoError(t, s.RecordAttempt(context.Background(), d, Attempt{Number: 1, At: s.Now(), Status: 400}, Outcome{State: delivery.StateDead, DeadReason: "rejected_400"}))
+	require.Equal(t, 3, collisions)
+	require.Equal(t, 1, counter(t, db, "t1"))
+	require.Equal(t, 1, read(t, s, d).Attempts)
+
+	db.fault = func(op string, k map[string]types.AttributeValue) error {
+		if itemKey(k) == itemKey(depthKey("t1")) {
+			return errTransactionConflict
+		}
+		return nil
+	}
+	d2 := newDelivery("t1", "evt_2")
+	err := s.RecordAttempt(context.Background(), d2, Attempt{Number: 1, At: s.Now(), Status: 400}, Outcome{State: delivery.StateDead, DeadReason: "rejected_400"})
+	var tce *types.TransactionCanceledException
+	require.ErrorAs(t, err, &tce, "a collision that does not clear is an error, not a loop")
+	require.Nil(t, stored(db, deliveryKey(d2.DeliveryID)))
+}
+
+// setCounter writes a tenant's counter as an earlier version left it: a
+// depth, moved in a write of its own (no moves, no moved_at).
+func setCounter(db *fakeDB, tenant string, depth int) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	db.items[itemKey(depthKey(tenant))] = withKey(map[string]types.AttributeValue{
+		"depth":     &types.AttributeValueMemberN{Value: strconv.Itoa(depth)},
+		"tenant_id": &types.AttributeValueMemberS{Value: tenant},
+		"gsi1pk":    &types.AttributeValueMemberS{Value: depthIndexKey},
+		"gsi1sk":    &types.AttributeValueMemberS{Value: tenant},
+	}, depthKey(tenant))
+}
+
+// Counters written by earlier versions, which moved the counter in a
+// second write, may be off for good (a crash between the two writes). The
+// reconciliation recounts the dead index and corrects them; it trusts the
+// index, which is eventually consistent, only once the counter has stood
+// still, and never overwrites a move made while it counted.
+func TestReconcileDLQDepth(t *testing.T) {
+	ctx := context.Background()
+	kill := func(t *testing.T, s *Store, event string) {
+		t.Helper()
+		require.NoError(t, s.RecordAttempt(ctx, newDelivery("t1", event), Attempt{Number: 1, At: s.Now(), Status: 400}, Outcome{State: delivery.StateDead, DeadReason: "rejected_400"}))
+	}
+	t.Run("a counter left off by the old crash is corrected", func(t *testing.T) {
+		db := newFakeDB()
+		s := newTestStore(db)
+		kill(t, s, "evt_1")
+		kill(t, s, "evt_2")
+		setCounter(db, "t1", 3) // a death counted, its delivery's write lost
+		check, err := s.ReconcileDLQDepth(ctx, "t1")
+		require.NoError(t, err)
+		require.Equal(t, DepthCheck{TenantID: "t1", Counter: 3, Indexed: 2, Corrected: true}, check)
+		require.Equal(t, 2, counter(t, db, "t1"))
+
+		check, err = s.ReconcileDLQDepth(ctx, "t1")
+		require.NoError(t, err)
+		require.Equal(t, DepthCheck{TenantID: "t1", Counter: 2, Indexed: 2}, check, "right now: nothing to do")
+	})
+	t.Run("a death never counted, not even a counter", func(t *testing.T) {
+		db := newFakeDB()
+		s := newTestStore(db)
+		kill(t, s, "evt_1")
+		db.mu.Lock()
+		delete(db.items, itemKey(depthKey("t1")))
+		db.mu.Unlock()
+		check, err := s.ReconcileDLQDepth(ctx, "t1")
+		require.NoError(t, err)
+		require.True(t, check.Corrected)
+		require.Equal(t, 1, counter(t, db, "t1"))
+		depths, err := s.DLQDepths(ctx)
+		require.NoError(t, err)
+		require.Equal(t, map[string]int{"t1": 1}, depths, "listed again")
+	})
+	t.Run("an index that has not caught up with a move is not trusted", func(t *testing.T) {
+		db := newFakeDB()
+		s := newTestStore(db)
+		db.lagIndex = true
+		db.propagate()
+		kill(t, s, "evt_1") // counted at once; not yet in the index
+		check, err := s.ReconcileDLQDepth(ctx, "t1")
+		require.NoError(t, err)
+		require.Equal(t, DepthCheck{TenantID: "t1", Counter: 1, Deferred: true}, check)
+		require.Equal(t, 1, counter(t, db, "t1"))
+
+		// A minute later the index shows it.
+		later := s.Now().Add(s.DepthSettle)
+		s.Now = func() time.Time { return later }
+		db.propagate()
+		check, err = s.ReconcileDLQDepth(ctx, "t1")
+		require.NoError(t, err)
+		require.Equal(t, DepthCheck{TenantID: "t1", Counter: 1, Indexed: 1}, check)
+	})
+	t.Run("a move while it counts is not overwritten", func(t *testing.T) {
+		db := newFakeDB()
+		s := newTestStore(db)
+		kill(t, s, "evt_1")
+		setCounter(db, "t1", 5)
+		moved := false
+		db.beforeWrite = func(_ string, keys []map[string]types.AttributeValue) {
+			if !moved && itemKey(keys[0]) == itemKey(depthKey("t1")) {
+				moved = true
+				kill(t, s, "evt_2") // between the count and the correction
+			}
+		}
+		check, err := s.ReconcileDLQDepth(ctx, "t1")
+		require.NoError(t, err)
+		require.True(t, check.Deferred)
+		require.False(t, check.Corrected)
+		require.Equal(t, 6, counter(t, db, "t1"), "the move stands; the next reconciliation corrects")
+
+		later := s.Now().Add(s.DepthSettle)
+		s.Now = func() time.Time { return later }
+		check, err = s.ReconcileDLQDepth(ctx, "t1")
+		require.NoError(t, err)
+		require.True(t, check.Corrected)
+		require.Equal(t, 2, counter(t, db, "t1"))
+	})
+}
