@@ -59,10 +59,15 @@ func NewReplay(scope constructs.Construct, id string, p ReplayProps) Replay {
 		"HOOKLINE_REPLAY_QUEUE_URL":   *jobs.QueueUrl(),
 		"HOOKLINE_REPLAY_RATE":        strconv.FormatFloat(p.Rate, 'f', -1, 64),
 	})
-	p.Functions.StateTable.GrantReadWriteData(fn)
-	p.Queues.Delivery.GrantSendMessages(fn)
-	p.Queues.DeadLetter.GrantConsumeMessages(fn)
-	jobs.GrantSendMessages(fn)
+	// Job (GetItem), SaveJob (PutItem), claims, releases and recorded
+	// deaths (UpdateItem), Load (BatchGetItem), Delivery and Endpoint
+	// (GetItem); ListDead and DLQDepths query the index, nothing the table.
+	grantTableItems(fn, p.Functions.StateTable, "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:UpdateItem")
+	grantIndexQuery(fn, p.Functions.StateTable)
+	p.Queues.Delivery.Grant(fn, jsii.String("sqs:SendMessage"))
+	// The sweep and the redrive: receive, delete, make visible again.
+	p.Queues.DeadLetter.Grant(fn, jsii.String("sqs:ReceiveMessage"), jsii.String("sqs:DeleteMessage"), jsii.String("sqs:ChangeMessageVisibility"))
+	jobs.Grant(fn, jsii.String("sqs:SendMessage"))
 	fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(jobs, &awslambdaeventsources.SqsEventSourceProps{
 		BatchSize:               jsii.Number(1),
 		ReportBatchItemFailures: jsii.Bool(true),

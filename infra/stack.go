@@ -32,6 +32,7 @@ func NewHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 	stack := awscdk.NewStack(scope, &id, &p.StackProps)
 
 	tables := NewTables(stack, "Tables")
+	secretsKey := NewSecretsKey(stack, "SigningSecretsKey")
 	queues := NewDeliveryQueues(stack, "Queues", DeliveryQueuesProps{
 		MaxReceiveCount:       p.Retry.Attempts(),
 		VisibilityTimeout:     6 * p.DeliverTimeout,
@@ -41,6 +42,7 @@ func NewHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 	fns := NewPipelineFunctions(stack, "Pipeline", PipelineFunctionsProps{
 		Tables:                     tables,
 		Queues:                     queues,
+		SecretsKey:                 secretsKey,
 		Architecture:               p.Architecture,
 		AssetDir:                   p.AssetDir,
 		DeliverTimeout:             p.DeliverTimeout,
@@ -58,6 +60,7 @@ func NewHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 		AllowHTTP:  p.AllowHTTP,
 		AllowCIDRs: p.AllowCIDRs,
 		ReplayJobs: replay.Jobs,
+		SecretsKey: secretsKey,
 	})
 
 	ops := NewOperations(stack, "Operations", OperationsProps{
@@ -87,6 +90,7 @@ func NewHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 	out("ApiID", "Id of the HTTP API.", httpAPI.API.ApiId())
 	out("ApiFunctionName", "Serves the HTTP API.", httpAPI.Function.FunctionName())
 	out("OperatorKeySecretARN", "Secrets Manager secret holding the operator key.", httpAPI.OperatorKey.SecretArn())
+	out("SecretsKeyARN", "KMS key sealing the endpoints' signing secrets (make seal-secrets).", secretsKey.KeyArn())
 	out("ReplayJobsQueueURL", "Replay jobs waiting for the replay worker.", replay.Jobs.QueueUrl())
 	out("ReplayFunctionName", "Runs replays and redrives.", replay.Function.FunctionName())
 	out("AlarmTopicARN", "Every alarm notifies this SNS topic: subscribe the on-call here.", ops.Topic.TopicArn())
