@@ -25,6 +25,7 @@ type Outputs struct {
 	ApiID                  string
 	ApiFunctionName        string
 	OperatorKeySecretARN   string
+	SecretsKeyARN          string
 	ReplayJobsQueueURL     string
 	ReplayFunctionName     string
 	AlarmTopicARN          string
@@ -66,6 +67,7 @@ func Load(path string) (Outputs, error) {
 		ApiID:                  m["ApiID"],
 		ApiFunctionName:        m["ApiFunctionName"],
 		OperatorKeySecretARN:   m["OperatorKeySecretARN"],
+		SecretsKeyARN:          m["SecretsKeyARN"],
 		ReplayJobsQueueURL:     m["ReplayJobsQueueURL"],
 		ReplayFunctionName:     m["ReplayFunctionName"],
 		AlarmTopicARN:          m["AlarmTopicARN"],
