@@ -15,8 +15,9 @@ import (
 // calls, on the resources it calls them on, and nothing else. table.Grant
 // and the grantReadWriteData family are not used on the state table: they
 // cover every index (table/index/*) and, for the latter, Scan,
-// BatchWriteItem and the rest. The actions each function calls are listed
-// in infra/grants_test.go beside the store methods that call them.
+// BatchWriteItem and the rest. The DynamoDB actions of every store method
+// are listed in store.Calls (held to the code by the store's tests), and
+// TestLeastPrivilege holds each role to the methods its handler can call.
 
 // grantTableItems lets fn call actions on the state table's items (not on
 // its index).
