@@ -57,7 +57,7 @@ func run() error {
 	rep, err := store.SealPlaintextSecrets(ctx, dynamodb.NewFromConfig(cfg), *table, func(ctx context.Context, ref store.EndpointRef, plaintext string) (string, error) {
 		return sealer.Seal(ctx, sealing.Ref{TenantID: ref.TenantID, EndpointID: ref.EndpointID}, plaintext)
 	})
-	fmt.Printf("sealsecrets: %d endpoints sealed, %d changed while sealing (run again)\n", rep.Sealed, rep.Changed)
+	fmt.Printf("sealsecrets: %d endpoints sealed, %d changed while sealing\n", rep.Sealed, rep.Changed)
 	if err != nil {
 		return err
 	}
