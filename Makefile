@@ -10,7 +10,7 @@ FUNCTIONS := enqueue deliver api replay
 LDFLAGS  := -s -w -X github.com/hookline/hookline/internal/dispatch.Version=$(VERSION)
 GOARCH_OF = $(if $(filter x86_64,$(1)),amd64,arm64)
 
-.PHONY: help build build-local tools test test-unit test-e2e demo deploy deploy-local local-up local-down lint cfn-lint bench bench-offline bench-replay soak redrive-enqueue clean
+.PHONY: help build build-local tools test test-unit test-e2e demo deploy deploy-local local-up local-down lint cfn-lint bench bench-offline bench-replay soak redrive-enqueue seal-secrets clean
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -39,6 +39,9 @@ local-up: ## Start the local cloud (pinned ministack in .venv) on 127.0.0.1:4566
 
 local-down: ## Stop the local cloud started by local-up
 	@scripts/local-down.sh
+
+seal-secrets: ## Encrypt signing secrets stored in plaintext (endpoints from before they were sealed); local cloud, or pass ARGS="-table ... -key ..." for AWS
+	@if [ -n "$(ARGS)" ]; then $(GO) run ./scripts/sealsecrets $(ARGS); else source scripts/env.sh && $(GO) run ./scripts/sealsecrets; fi
 
 deploy-local: local-up build-local tools ## Deploy the CDK app into the local cloud (outputs in .local/outputs.json)
 	@scripts/deploy-local.sh

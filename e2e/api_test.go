@@ -272,11 +272,20 @@ func TestAPISecretRotation(t *testing.T) {
 	tenantID, key := apiTenant(t, "rotate")
 	rcv := newReceiver(t, status(200))
 	ep, oldSecret := apiEndpoint(t, key, rcv.URL+"/hook")
+	requireNoPlaintextSecret(t, endpointItem(t, tenantID, ep), oldSecret)
 	status, body := call(t, "POST", "/v1/endpoints/"+ep+"/rotate-secret", key, map[string]any{"grace_seconds": 4})
 	require.Equal(t, http.StatusOK, status, "%v", body)
 	newSecret := body["secret"].(string)
 	require.NotEqual(t, oldSecret, newSecret)
 	require.NotNil(t, body["previous_secret_until"])
+	// At rest, both secrets are sealed: the state table holds no plaintext.
+	item := endpointItem(t, tenantID, ep)
+	requireNoPlaintextSecret(t, item, oldSecret, newSecret)
+	require.Contains(t, item, "sealed_retiring_secret")
+	// And no route reads a secret back.
+	status, body = call(t, "GET", "/v1/endpoints/"+ep, key, nil)
+	require.Equal(t, http.StatusOK, status)
+	require.NotContains(t, fmt.Sprint(body), "whsec_")
 
 	oldV, err := signing.NewVerifier(oldSecret)
 	require.NoError(t, err)

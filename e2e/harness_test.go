@@ -21,10 +21,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/delivery"
 	"github.com/hookline/hookline/internal/harness"
+	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/stackoutputs"
 	"github.com/hookline/hookline/internal/store"
@@ -41,6 +43,10 @@ var env struct {
 	sqs         *sqs.Client
 	lambda      *lambda.Client
 	store       *store.Store
+	kms         *kms.Client
+	// sealer seals signing secrets under the stack's key, as the api
+	// function does.
+	sealer *sealing.Sealer
 }
 
 func TestMain(m *testing.M) {
@@ -76,6 +82,11 @@ func setup() error {
 	env.sqs = sqs.NewFromConfig(cfg)
 	env.lambda = lambda.NewFromConfig(cfg)
 	env.store = store.New(env.ddb, out.StateTableName)
+	if out.SecretsKeyARN == "" {
+		return fmt.Errorf("the stack has no SecretsKeyARN output: redeploy it (make deploy-local)")
+	}
+	env.kms = kms.NewFromConfig(cfg)
+	env.sealer = &sealing.Sealer{KMS: env.kms, KeyID: out.SecretsKeyARN}
 	_, err = env.ddb.DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: &out.OutboxTableName})
 	return err
 }
@@ -142,16 +153,22 @@ func (r *receiver) waitFor(t *testing.T, n int, timeout time.Duration) []receive
 type tenant struct {
 	ID       string
 	Endpoint store.Endpoint
+	// Secret is the endpoint's signing secret, stored sealed.
+	Secret string
 }
 
+// newTenant writes a tenant's endpoint as the api function does: its
+// signing secret sealed under the stack's key.
 func newTenant(t *testing.T, url string) tenant {
 	t.Helper()
 	secret, err := signing.NewSecret(rand.Reader)
 	require.NoError(t, err)
 	id := fmt.Sprintf("t_%s_%d", strings.ToLower(strings.ReplaceAll(t.Name(), "/", "_")), time.Now().UnixNano())
-	ep := store.Endpoint{TenantID: id, EndpointID: "ep_1", URL: url, Secrets: []string{secret}}
+	sealed, err := env.sealer.Seal(context.Background(), sealing.Ref{TenantID: id, EndpointID: "ep_1"}, secret)
+	require.NoError(t, err)
+	ep := store.Endpoint{TenantID: id, EndpointID: "ep_1", URL: url, SealedSecrets: []string{sealed}}
 	require.NoError(t, env.store.PutEndpoint(context.Background(), ep))
-	return tenant{ID: id, Endpoint: ep}
+	return tenant{ID: id, Endpoint: ep, Secret: secret}
 }
 
 // write puts an event into the outbox with TransactWriteItems, as a producer does.

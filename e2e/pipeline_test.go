@@ -37,7 +37,7 @@ func TestDeliversSignedWebhook(t *testing.T) {
 	got := rcv.waitFor(t, 1, 30*time.Second)[0]
 	id := delivery.ID(ev.ID, tn.Endpoint.EndpointID)
 
-	v, err := signing.NewVerifier(tn.Endpoint.Secrets...)
+	v, err := signing.NewVerifier(tn.Secret)
 	require.NoError(t, err)
 	require.NoError(t, v.VerifyRequest(got.Header, got.Body), "the signature must verify with the endpoint's secret")
 

@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
@@ -16,6 +18,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/hookline/hookline/internal/api"
+	"github.com/hookline/hookline/internal/sealing"
 )
 
 // HTTPAPIProps configures NewHTTPAPI.
@@ -35,6 +38,9 @@ type HTTPAPIProps struct {
 	// ReservedConcurrency, when positive, reserves and caps the function's
 	// concurrency.
 	ReservedConcurrency int
+	// SecretsKey seals new signing secrets: the API may encrypt with it,
+	// never decrypt.
+	SecretsKey awskms.IKey
 }
 
 // HTTPAPI is the tenant and operator API.
@@ -96,12 +102,21 @@ func NewHTTPAPI(scope constructs.Construct, id string, p HTTPAPIProps) HTTPAPI {
 		"HOOKLINE_ALLOW_CIDRS":             strings.Join(p.AllowCIDRs, ","),
 		"HOOKLINE_REPLAY_QUEUE_URL":        *p.ReplayJobs.QueueUrl(),
 		"HOOKLINE_REPLAY_OPS_QUEUE_URL":    *p.ReplayOps.QueueUrl(),
+		sealing.EnvKeyARN:                  *p.SecretsKey.KeyArn(),
 	})
 	reserveConcurrency(fn, p.ReservedConcurrency)
-	p.ReplayJobs.GrantSendMessages(fn)
-	p.ReplayOps.GrantSendMessages(fn)
-	p.Functions.StateTable.GrantReadWriteData(fn)
-	secret.GrantRead(fn, nil)
+	p.ReplayJobs.Grant(fn, jsii.String("sqs:SendMessage"))
+	p.ReplayOps.Grant(fn, jsii.String("sqs:SendMessage"))
+	// Reads (GetItem, BatchGetItem for an event's deliveries, Query for
+	// endpoints), writes (PutItem, UpdateItem, DeleteItem for an endpoint),
+	// and Query on the index (DLQ listing, key revocation, DLQ depths).
+	grantTableItems(fn, p.Functions.StateTable, "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query",
+		"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
+	grantIndexQuery(fn, p.Functions.StateTable)
+	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee: fn, Actions: jsii.Strings("secretsmanager:GetSecretValue"), ResourceArns: jsii.Strings(*secret.SecretArn()),
+	})
+	grantSecrets(fn, p.SecretsKey, "kms:Encrypt")
 
 	httpAPI := awsapigatewayv2.NewHttpApi(c, jsii.String("Http"), &awsapigatewayv2.HttpApiProps{
 		Description: jsii.String("hookline tenant and operator API"),

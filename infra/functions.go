@@ -8,12 +8,15 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/hookline/hookline/internal/fault"
+	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/streamredrive"
 )
 
@@ -63,6 +66,9 @@ func streamMapping(fn awslambda.Function) awslambda.CfnEventSourceMapping {
 type PipelineFunctionsProps struct {
 	Tables Tables
 	Queues DeliveryQueues
+	// SecretsKey seals the endpoints' signing secrets; deliver may decrypt
+	// with it.
+	SecretsKey awskms.IKey
 	// Architecture is "arm64" or "x86_64".
 	Architecture string
 	// AssetDir holds enqueue/bootstrap and deliver/bootstrap.
@@ -103,8 +109,10 @@ func NewPipelineFunctions(scope constructs.Construct, id string, p PipelineFunct
 		enqueueEnv[fault.Env] = p.Faults
 	}
 	enqueue := newFn("Enqueue", 60*time.Second, enqueueEnv)
-	p.Tables.State.GrantReadWriteData(enqueue)
-	p.Queues.Delivery.GrantSendMessages(enqueue)
+	// Endpoints (Query), LoadWith (BatchGetItem), Tenant (GetItem),
+	// PutRejection (PutItem); SendMessageBatch is sqs:SendMessage.
+	grantTableItems(enqueue, p.Tables.State, "dynamodb:Query", "dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:PutItem")
+	p.Queues.Delivery.Grant(enqueue, jsii.String("sqs:SendMessage"))
 	enqueue.AddEventSource(awslambdaeventsources.NewDynamoEventSource(p.Tables.Outbox, &awslambdaeventsources.DynamoEventSourceProps{
 		StartingPosition:        awslambda.StartingPosition_TRIM_HORIZON,
 		BatchSize:               jsii.Number(StreamBatchSize),
@@ -120,14 +128,20 @@ func NewPipelineFunctions(scope constructs.Construct, id string, p PipelineFunct
 	deliverEnv := map[string]string{
 		"HOOKLINE_DLQ_URL":            *p.Queues.DeadLetter.QueueUrl(),
 		"HOOKLINE_DELIVERY_QUEUE_URL": *p.Queues.Delivery.QueueUrl(),
+		sealing.EnvKeyARN:             *p.SecretsKey.KeyArn(),
 	}
 	for k, v := range p.DeliverEnv {
 		deliverEnv[k] = v
 	}
 	deliver := newFn("Deliver", p.DeliverTimeout, deliverEnv)
 	reserveConcurrency(deliver, p.DeliverReservedConcurrency)
-	p.Tables.State.GrantReadWriteData(deliver)
-	p.Queues.DeadLetter.GrantSendMessages(deliver)
+	// Load (BatchGetItem), Delivery and Endpoint (GetItem), every write an
+	// UpdateItem; the DLQ send; the signing secrets opened. The mapping
+	// below grants the delivery queue's consumption, ChangeMessageVisibility
+	// included.
+	grantTableItems(deliver, p.Tables.State, "dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:UpdateItem")
+	p.Queues.DeadLetter.Grant(deliver, jsii.String("sqs:SendMessage"))
+	grantSecrets(deliver, p.SecretsKey, "kms:Decrypt")
 	deliver.AddEventSource(awslambdaeventsources.NewSqsEventSource(p.Queues.Delivery, &awslambdaeventsources.SqsEventSourceProps{
 		BatchSize:               jsii.Number(DeliverBatchSize),
 		ReportBatchItemFailures: jsii.Bool(true),
@@ -162,7 +176,15 @@ func (d functionDefaults) new(scope constructs.Construct, name string, timeout t
 		Retention:     logRetention,
 		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 	})
+	// A role of its own instead of AWSLambdaBasicExecutionRole, which lets
+	// a function write to any log group: this one writes to its own only.
+	role := awsiam.NewRole(scope, jsii.String(name+"Role"), &awsiam.RoleProps{
+		AssumedBy:   awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
+		Description: jsii.String("hookline " + strings.ToLower(name) + " function: only what it calls"),
+	})
+	logs.Grant(role, jsii.String("logs:CreateLogStream"), jsii.String("logs:PutLogEvents"))
 	return awslambda.NewFunction(scope, jsii.String(name), &awslambda.FunctionProps{
+		Role:         role,
 		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
 		Architecture: arch,
 		Handler:      jsii.String("bootstrap"),

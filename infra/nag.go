@@ -35,13 +35,8 @@ type nagTargets struct {
 	Functions map[string]awslambda.Function
 }
 
-// basicExecutionRole is how cdk-nag names the managed policy CDK attaches
-// to every function's role.
-const basicExecutionRole = "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"
-
 // nagSuppressions lists the accepted findings of the stack.
 func nagSuppressions(stack awscdk.Stack, t nagTargets) []nagSuppression {
-	stateID := *stack.GetLogicalId(t.StateTable.Node().DefaultChild().(awsdynamodb.CfnTable))
 	list := []nagSuppression{
 		{
 			Rule: "AwsSolutions-APIG4", On: t.API.API,
@@ -59,21 +54,6 @@ func nagSuppressions(stack awscdk.Stack, t nagTargets) []nagSuppression {
 			Reason: "This queue is itself a dead-letter queue: the outbox stream mapping's on-failure destination, which cdk-nag does " +
 				"not recognize as one (it knows SQS redrive targets only). It is watched by the EnqueueFailures alarm.",
 		},
-	}
-	for _, name := range sortedKeys(t.Functions) {
-		role := t.Functions[name].Role()
-		list = append(list,
-			nagSuppression{
-				Rule: "AwsSolutions-IAM4", On: role, AppliesTo: []string{basicExecutionRole},
-				Reason: "AWSLambdaBasicExecutionRole only lets the function write its own logs (logs:CreateLogStream, logs:PutLogEvents); " +
-					"to be replaced by a grant on the function's log group in the least-privilege rewrite of the grants (issue 12).",
-			},
-			nagSuppression{
-				Rule: "AwsSolutions-IAM5", On: role, AppliesTo: []string{"Resource::<" + stateID + ".Arn>/index/*"},
-				Reason: "The state table grant covers its indexes (gsi1, the per-tenant listing); to be narrowed to the index the " +
-					"function queries in the least-privilege rewrite of the grants (issue 12).",
-			},
-		)
 	}
 	list = append(list, nagSuppression{
 		Rule: "AwsSolutions-IAM5", On: t.Enqueue.Role(), AppliesTo: []string{"Resource::*"},

@@ -88,11 +88,16 @@ func NewReplay(scope constructs.Construct, id string, p ReplayProps) Replay {
 		"HOOKLINE_REPLAY_OPS_QUEUE_URL": *ops.QueueUrl(),
 		"HOOKLINE_REPLAY_RATE":          strconv.FormatFloat(p.Rate, 'f', -1, 64),
 	})
-	p.Functions.StateTable.GrantReadWriteData(fn)
-	p.Queues.Delivery.GrantSendMessages(fn)
-	p.Queues.DeadLetter.GrantConsumeMessages(fn)
-	jobs.GrantSendMessages(fn)
-	ops.GrantSendMessages(fn)
+	// Job (GetItem), SaveJob (PutItem), claims, releases and recorded
+	// deaths (UpdateItem), Load (BatchGetItem), Delivery and Endpoint
+	// (GetItem); ListDead and DLQDepths query the index, nothing the table.
+	grantTableItems(fn, p.Functions.StateTable, "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:UpdateItem")
+	grantIndexQuery(fn, p.Functions.StateTable)
+	p.Queues.Delivery.Grant(fn, jsii.String("sqs:SendMessage"))
+	// The sweep and the redrive: receive, delete, make visible again.
+	p.Queues.DeadLetter.Grant(fn, jsii.String("sqs:ReceiveMessage"), jsii.String("sqs:DeleteMessage"), jsii.String("sqs:ChangeMessageVisibility"))
+	jobs.Grant(fn, jsii.String("sqs:SendMessage"))
+	ops.Grant(fn, jsii.String("sqs:SendMessage"))
 	for _, src := range []struct {
 		q awssqs.Queue
 		n int

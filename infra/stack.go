@@ -42,6 +42,7 @@ func newHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 	stack := awscdk.NewStack(scope, &id, &p.StackProps)
 
 	tables := NewTables(stack, "Tables")
+	secretsKey := NewSecretsKey(stack, "SigningSecretsKey")
 	queues := NewDeliveryQueues(stack, "Queues", DeliveryQueuesProps{
 		MaxReceiveCount:       p.Retry.Attempts(),
 		VisibilityTimeout:     p.Retry.VisibilityTimeout, // six times DeliverTimeout
@@ -51,6 +52,7 @@ func newHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 	fns := NewPipelineFunctions(stack, "Pipeline", PipelineFunctionsProps{
 		Tables:                     tables,
 		Queues:                     queues,
+		SecretsKey:                 secretsKey,
 		Architecture:               p.Architecture,
 		AssetDir:                   p.AssetDir,
 		DeliverTimeout:             p.DeliverTimeout,
@@ -75,6 +77,7 @@ func newHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 		RateLimit:           p.APIRateLimit,
 		BurstLimit:          p.APIBurstLimit,
 		ReservedConcurrency: p.APIReservedConcurrency,
+		SecretsKey:          secretsKey,
 	})
 
 	functions := map[string]awslambda.Function{"Enqueue": fns.Enqueue, "Deliver": fns.Deliver, "Api": httpAPI.Function, "Replay": replay.Function}
@@ -117,6 +120,7 @@ func newHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 	out("ApiFunctionName", "Serves the HTTP API.", httpAPI.Function.FunctionName())
 	out("ApiAccessLogGroupName", "The HTTP API's access log: one JSON line per request.", httpAPI.AccessLogs.LogGroupName())
 	out("OperatorKeySecretARN", "Secrets Manager secret holding the operator key.", httpAPI.OperatorKey.SecretArn())
+	out("SecretsKeyARN", "KMS key sealing the endpoints' signing secrets (make seal-secrets).", secretsKey.KeyArn())
 	out("ReplayJobsQueueURL", "Tenants' replay jobs waiting for the replay worker.", replay.Jobs.QueueUrl())
 	out("ReplayOpsQueueURL", "The operator's redrive and the scheduled sweeps, gauges and job recoveries, for the replay worker.", replay.Ops.QueueUrl())
 	out("ReplayFunctionName", "Runs replays and redrives.", replay.Function.FunctionName())

@@ -184,9 +184,10 @@ func refTo(id string) obj        { return obj{"Ref": id} }
 
 // statement is one IAM policy statement, Action and Resource as lists.
 type statement struct {
-	Effect   string
-	Actions  []string
-	Resource []any
+	Effect    string
+	Actions   []string
+	Resource  []any
+	Condition any
 }
 
 // rolePolicy returns the statements of the inline policies attached to the
@@ -208,6 +209,7 @@ func (s *synthesized) rolePolicy(t *testing.T, fnID string) []statement {
 			st := raw.(obj)
 			var s statement
 			s.Effect, _ = st["Effect"].(string)
+			s.Condition = st["Condition"]
 			switch a := st["Action"].(type) {
 			case string:
 				s.Actions = []string{a}

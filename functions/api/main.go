@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/api"
@@ -20,6 +21,7 @@ import (
 	"github.com/hookline/hookline/internal/boot"
 	"github.com/hookline/hookline/internal/netguard"
 	"github.com/hookline/hookline/internal/replay"
+	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/store"
 )
 
@@ -38,6 +40,10 @@ type Config struct {
 	// URLs (HOOKLINE_ALLOW_HTTP=true, HOOKLINE_ALLOW_CIDRS) is the
 	// registration check of endpoint URLs. Default: https, public hosts only.
 	URLs netguard.URLPolicy
+	// SecretsKeyARN (HOOKLINE_SECRETS_KEY_ARN) is the KMS key new signing
+	// secrets are sealed with before they are stored (the function may
+	// encrypt with it, never decrypt). Required.
+	SecretsKeyARN string
 	// ReplayQueueURL (HOOKLINE_REPLAY_QUEUE_URL) receives tenants' replay
 	// jobs. Empty: the replay routes answer 503.
 	ReplayQueueURL string
@@ -53,12 +59,16 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		StateTable:           getenv("HOOKLINE_STATE_TABLE"),
 		OperatorKey:          getenv("HOOKLINE_OPERATOR_KEY"),
 		OperatorKeySecretARN: getenv("HOOKLINE_OPERATOR_KEY_SECRET_ARN"),
+		SecretsKeyARN:        getenv(sealing.EnvKeyARN),
 		ReplayQueueURL:       getenv("HOOKLINE_REPLAY_QUEUE_URL"),
 		ReplayOpsQueueURL:    getenv("HOOKLINE_REPLAY_OPS_QUEUE_URL"),
 		LogLevel:             getenv("HOOKLINE_LOG_LEVEL"),
 	}
 	if c.StateTable == "" {
 		return c, fmt.Errorf("HOOKLINE_STATE_TABLE is required")
+	}
+	if c.SecretsKeyARN == "" {
+		return c, fmt.Errorf("%s is required", sealing.EnvKeyARN)
 	}
 	if c.OperatorKey == "" && c.OperatorKeySecretARN == "" {
 		return c, fmt.Errorf("HOOKLINE_OPERATOR_KEY or HOOKLINE_OPERATOR_KEY_SECRET_ARN is required")
@@ -92,6 +102,7 @@ func run() error {
 	st := store.New(dynamodb.NewFromConfig(awsCfg), cfg.StateTable)
 	srv := &api.Server{
 		Store:       st,
+		Sealer:      &sealing.Sealer{KMS: kms.NewFromConfig(awsCfg), KeyID: cfg.SecretsKeyARN},
 		OperatorKey: cfg.OperatorKey,
 		URLs:        cfg.URLs,
 		Rand:        rand.Reader,

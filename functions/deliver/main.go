@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/boot"
 	"github.com/hookline/hookline/internal/deliver"
@@ -21,6 +22,7 @@ import (
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/netguard"
 	"github.com/hookline/hookline/internal/retry"
+	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/store"
 )
 
@@ -32,6 +34,10 @@ type Config struct {
 	QueueURL string
 	// DLQURL (HOOKLINE_DLQ_URL) receives permanent failures. Required.
 	DLQURL string
+	// SecretsKeyARN (HOOKLINE_SECRETS_KEY_ARN) is the KMS key the endpoints'
+	// signing secrets are sealed with; only ciphertexts of this key are
+	// opened. Required.
+	SecretsKeyARN string
 	// Retry is the retry policy (HOOKLINE_RETRY_*, HOOKLINE_MAX_AGE; see
 	// package retry). Default: the documented schedule. Its
 	// VisibilityTimeout (HOOKLINE_QUEUE_VISIBILITY_TIMEOUT, default 2 min)
@@ -63,12 +69,13 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		StateTable:     getenv("HOOKLINE_STATE_TABLE"),
 		QueueURL:       getenv("HOOKLINE_DELIVERY_QUEUE_URL"),
 		DLQURL:         getenv("HOOKLINE_DLQ_URL"),
+		SecretsKeyARN:  getenv(sealing.EnvKeyARN),
 		RequestTimeout: 15 * time.Second,
 		DisableAfter:   50,
 		Faults:         faults,
 		LogLevel:       getenv("HOOKLINE_LOG_LEVEL"),
 	}
-	for name, v := range map[string]string{"HOOKLINE_STATE_TABLE": c.StateTable, "HOOKLINE_DELIVERY_QUEUE_URL": c.QueueURL, "HOOKLINE_DLQ_URL": c.DLQURL} {
+	for name, v := range map[string]string{"HOOKLINE_STATE_TABLE": c.StateTable, "HOOKLINE_DELIVERY_QUEUE_URL": c.QueueURL, "HOOKLINE_DLQ_URL": c.DLQURL, sealing.EnvKeyARN: c.SecretsKeyARN} {
 		if v == "" {
 			return c, fmt.Errorf("%s is required", name)
 		}
@@ -109,6 +116,8 @@ func run() error {
 		Sender: &dispatch.Client{HTTP: dispatch.NewHTTPClient(dispatch.ClientOptions{
 			Guard: &cfg.Guard, RequestTimeout: cfg.RequestTimeout,
 		})},
+		// Built once: what it opens is kept across warm invocations.
+		Secrets:      &sealing.Opener{KMS: kms.NewFromConfig(aws), KeyID: cfg.SecretsKeyARN},
 		QueueURL:     cfg.QueueURL,
 		DLQURL:       cfg.DLQURL,
 		Policy:       cfg.Retry,

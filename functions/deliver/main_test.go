@@ -10,6 +10,7 @@ import (
 func TestLoadConfig(t *testing.T) {
 	base := map[string]string{
 		"HOOKLINE_STATE_TABLE": "state", "HOOKLINE_DELIVERY_QUEUE_URL": "https://q", "HOOKLINE_DLQ_URL": "https://dlq",
+		"HOOKLINE_SECRETS_KEY_ARN": "arn:aws:kms:us-east-1:000000000000:key/k",
 	}
 	with := func(k, v string) func(string) string {
 		return func(name string) string {
@@ -25,6 +26,7 @@ func TestLoadConfig(t *testing.T) {
 	require.Equal(t, 50, c.DisableAfter)
 	require.Equal(t, 8, c.Retry.Attempts())
 	require.Empty(t, c.Guard.Allow)
+	require.Equal(t, "arn:aws:kms:us-east-1:000000000000:key/k", c.SecretsKeyARN)
 
 	require.Equal(t, 11*time.Hour+57*time.Minute, c.Retry.LongestDelay(), "the default 2 min queue visibility timeout")
 
@@ -39,6 +41,7 @@ func TestLoadConfig(t *testing.T) {
 	for name, tc := range map[string]struct{ key, value, want string }{
 		"no table":             {"HOOKLINE_STATE_TABLE", "", "HOOKLINE_STATE_TABLE is required"},
 		"no dlq":               {"HOOKLINE_DLQ_URL", "", "HOOKLINE_DLQ_URL is required"},
+		"no key":               {"HOOKLINE_SECRETS_KEY_ARN", "", "HOOKLINE_SECRETS_KEY_ARN is required"},
 		"bad timeout":          {"HOOKLINE_REQUEST_TIMEOUT", "soon", "HOOKLINE_REQUEST_TIMEOUT"},
 		"zero timeout":         {"HOOKLINE_REQUEST_TIMEOUT", "0s", "positive"},
 		"bad schedule":         {"HOOKLINE_RETRY_SCHEDULE", "0s,24h", "exceeds 12h"},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hookline/hookline/internal/apikey"
 	"github.com/hookline/hookline/internal/netguard"
+	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/store"
 )
 
@@ -28,7 +29,7 @@ type Store interface {
 	ListEndpoints(ctx context.Context, tenantID string, limit int, cursor string) ([]store.Endpoint, string, error)
 	UpdateEndpoint(ctx context.Context, tenantID, endpointID string, c store.EndpointChange) (store.Endpoint, error)
 	DeleteEndpoint(ctx context.Context, tenantID, endpointID string) error
-	RotateSecret(ctx context.Context, tenantID, endpointID, secret string, grace time.Duration) (store.Endpoint, error)
+	RotateSecret(ctx context.Context, tenantID, endpointID string, r store.Rotation) (store.Endpoint, error)
 	SetEndpointEnabled(ctx context.Context, tenantID, endpointID string, enabled bool) (store.Endpoint, error)
 
 	Delivery(ctx context.Context, id string) (store.Delivery, error)
@@ -37,6 +38,13 @@ type Store interface {
 	ListDead(ctx context.Context, tenantID string, f store.DeadFilter, limit int, cursor string) ([]store.Delivery, string, error)
 	Job(ctx context.Context, id string) (store.ReplayJob, error)
 	DLQDepths(ctx context.Context) (map[string]int, error)
+}
+
+// Sealer seals the signing secrets the API creates (package sealing). The
+// API can seal a secret, never open one: a secret is shown once, in the
+// answer that created it.
+type Sealer interface {
+	Seal(ctx context.Context, ref sealing.Ref, secret string) (string, error)
 }
 
 // Server holds the API's dependencies. Build it with a literal; Handler
@@ -64,6 +72,9 @@ type Server struct {
 		key string
 		at  time.Time
 	}
+	// Sealer seals new signing secrets before they are stored. Nil: creating
+	// an endpoint or rotating its secret answers 500.
+	Sealer Sealer
 	// URLs checks endpoint URLs at registration (https only by default).
 	URLs netguard.URLPolicy
 	// Replays starts replay jobs. Nil: the replay routes answer 503.

@@ -25,6 +25,8 @@ import (
 	"github.com/hookline/hookline/internal/apikey"
 	"github.com/hookline/hookline/internal/delivery"
 	"github.com/hookline/hookline/internal/netguard"
+	"github.com/hookline/hookline/internal/sealing"
+	"github.com/hookline/hookline/internal/sealing/sealingtest"
 	"github.com/hookline/hookline/internal/store"
 )
 
@@ -75,6 +77,7 @@ type env struct {
 	tb    testing.TB
 	clock *clock
 	store *fakeStore
+	kms   *sealingtest.KMS
 	srv   *api.Server
 	h     http.Handler
 	logs  *lockedBuffer
@@ -85,8 +88,10 @@ func newEnv(tb testing.TB) *env {
 	c := &clock{t: t0}
 	fs := newFakeStore(c.Now)
 	logs := &lockedBuffer{}
+	kms := sealingtest.New()
 	srv := &api.Server{
 		Store:       fs,
+		Sealer:      &sealing.Sealer{KMS: kms, KeyID: sealingtest.KeyARN},
 		OperatorKey: operatorKey,
 		URLs:        netguard.URLPolicy{},
 		Rand:        rand.Reader,
@@ -94,7 +99,34 @@ func newEnv(tb testing.TB) *env {
 		Log:         slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Replays:     fakeReplays{fs},
 	}
-	return &env{tb: tb, clock: c, store: fs, srv: srv, h: srv.Handler(), logs: logs}
+	return &env{tb: tb, clock: c, store: fs, kms: kms, srv: srv, h: srv.Handler(), logs: logs}
+}
+
+// secrets opens the signing secrets stored for an endpoint, as the deliver
+// function does: the current ones, then the retiring one ("" if none). The
+// endpoint must hold no plaintext secret, and no sealed one may contain its
+// plaintext.
+func (e *env) secrets(tenantID, endpointID string) (current []string, retiring string) {
+	e.tb.Helper()
+	stored, ok := e.store.endpoint(tenantID, endpointID)
+	require.True(e.tb, ok, "endpoint %s of %s", endpointID, tenantID)
+	require.Empty(e.tb, stored.Secrets, "no plaintext secret is stored")
+	require.Empty(e.tb, stored.RetiringSecret, "no plaintext secret is stored")
+	o := &sealing.Opener{KMS: e.kms, KeyID: sealingtest.KeyARN}
+	ref := sealing.Ref{TenantID: tenantID, EndpointID: endpointID}
+	open := func(sealed string) string {
+		plain, err := o.Open(context.Background(), ref, sealed)
+		require.NoError(e.tb, err)
+		require.NotContains(e.tb, sealed, plain)
+		return plain
+	}
+	for _, s := range stored.SealedSecrets {
+		current = append(current, open(s))
+	}
+	if stored.SealedRetiringSecret != "" {
+		retiring = open(stored.SealedRetiringSecret)
+	}
+	return current, retiring
 }
 
 // do sends a request. key "" sends no Authorization header; body nil sends
@@ -550,7 +582,8 @@ func TestCreateEndpoint(t *testing.T) {
 
 	stored, ok := e.store.endpoint("acme", v.ID)
 	require.True(t, ok)
-	require.Equal(t, []string{v.Secret}, stored.Secrets, "the secret returned is the one stored")
+	current, _ := e.secrets("acme", v.ID)
+	require.Equal(t, []string{v.Secret}, current, "the secret returned is the one stored, sealed")
 	require.Equal(t, "acme", stored.TenantID)
 
 	// The secret is never shown again.
@@ -802,7 +835,7 @@ func TestPatchEndpoint(t *testing.T) {
 			require.Equal(t, want, e.getEndpoint(key, created.ID), "GET agrees with the PATCH answer")
 
 			after, _ := e.store.endpoint("acme", created.ID)
-			require.Equal(t, before.Secrets, after.Secrets, "PATCH never changes the secret")
+			require.Equal(t, before.SealedSecrets, after.SealedSecrets, "PATCH never changes the secret")
 			require.Equal(t, before.Disabled, after.Disabled)
 		})
 	}
@@ -901,9 +934,9 @@ func TestRotateSecret(t *testing.T) {
 				require.NotNil(t, got.PreviousSecretUntil)
 				require.Equal(t, now.Add(tc.grace), *got.PreviousSecretUntil)
 			}
-			after, _ := e.store.endpoint("acme", v.ID)
-			require.Equal(t, []string{got.Secret}, after.Secrets)
-			require.Equal(t, v.Secret, after.RetiringSecret)
+			current, retiring := e.secrets("acme", v.ID)
+			require.Equal(t, []string{got.Secret}, current)
+			require.Equal(t, v.Secret, retiring, "the old secret retires, sealed")
 
 			again := e.getEndpoint(key, v.ID)
 			require.Empty(t, again.Secret, "the new secret is not shown again")
@@ -936,6 +969,50 @@ func TestRotateSecret(t *testing.T) {
 	})
 }
 
+// An endpoint written before secrets were sealed holds its secret in
+// plaintext: a rotation seals the new secret and the old one, and leaves no
+// plaintext behind.
+func TestRotatePlaintextSecret(t *testing.T) {
+	e := newEnv(t)
+	key := e.newTenant("acme")
+	v := e.createEndpoint(key, nil)
+	const old = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwAAAAAAAAAAA="
+	stored, _ := e.store.endpoint("acme", v.ID)
+	stored.SealedSecrets, stored.Secrets = nil, []string{old}
+	e.store.setEndpoint(stored)
+
+	rec := e.do("POST", "/v1/endpoints/"+v.ID+"/rotate-secret", key, nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	got := decodeJSON[api.EndpointView](t, rec)
+	require.NotContains(t, rec.Body.String(), old, "the old secret is not shown")
+	current, retiring := e.secrets("acme", v.ID)
+	require.Equal(t, []string{got.Secret}, current)
+	require.Equal(t, old, retiring, "the plaintext secret retires sealed")
+}
+
+// When KMS cannot seal, nothing is stored and nothing about the secret is
+// shown or logged.
+func TestSealFailureStoresNothing(t *testing.T) {
+	e := newEnv(t)
+	key := e.newTenant("acme")
+	v := e.createEndpoint(key, nil)
+	before, _ := e.store.endpoint("acme", v.ID)
+	e.kms.Fail = errors.New("KMSInternalException: try again")
+
+	rec := e.do("POST", "/v1/endpoints", key, validEndpoint())
+	requireProblem(t, rec, http.StatusInternalServerError)
+	rec = e.do("POST", "/v1/endpoints/"+v.ID+"/rotate-secret", key, nil)
+	requireProblem(t, rec, http.StatusInternalServerError)
+	require.NotContains(t, rec.Body.String(), "whsec_")
+
+	list := decodeJSON[struct{ Data []api.EndpointView }](t, e.do("GET", "/v1/endpoints", key, nil))
+	require.Len(t, list.Data, 1, "no endpoint was created")
+	after, _ := e.store.endpoint("acme", v.ID)
+	require.Equal(t, before, after, "the rotation changed nothing")
+	require.Contains(t, e.logs.String(), "KMSInternalException", "the cause is logged for the operator")
+	require.NotContains(t, e.logs.String(), "whsec_")
+}
+
 func TestDisableEnable(t *testing.T) {
 	e := newEnv(t)
 	key := e.newTenant("acme")
@@ -964,7 +1041,8 @@ func TestDisableEnable(t *testing.T) {
 	require.Empty(t, got.DisabledReason)
 	stored, _ = e.store.endpoint("acme", v.ID)
 	require.Zero(t, stored.ConsecutiveFailures)
-	require.Equal(t, []string{v.Secret}, stored.Secrets)
+	current, _ := e.secrets("acme", v.ID)
+	require.Equal(t, []string{v.Secret}, current)
 
 	for _, action := range []string{"enable", "disable"} {
 		requireProblem(t, e.do("POST", "/v1/endpoints/ep_nope/"+action, key, nil), http.StatusNotFound)
@@ -1045,7 +1123,8 @@ func TestTenantIsolation(t *testing.T) {
 			delivAfter, _ := e.store.delivery("dl_a1")
 			require.Equal(t, delivBefore, delivAfter)
 			require.Equal(t, viewBefore, e.getEndpoint(keyA, epA.ID))
-			require.Equal(t, []string{epA.Secret}, storedAfter.Secrets)
+			current, _ := e.secrets("tenant-a", epA.ID)
+			require.Equal(t, []string{epA.Secret}, current)
 
 			// Control: the same request with A's key does reach A's data.
 			own := send(keyA, realID)
@@ -1320,12 +1399,14 @@ func TestZeroConfigServer(t *testing.T) {
 	k, err := apikey.New(rand.Reader)
 	require.NoError(t, err)
 	fs.addKey("acme", k.ID, k.Hash)
-	h := (&api.Server{Store: fs}).Handler() // no Log, Rand, Now or operator key
+	h := (&api.Server{Store: fs}).Handler() // no Log, Rand, Now, Sealer or operator key
 	for _, tc := range []struct {
 		method, target, body string
 		status               int
 	}{
-		{"POST", "/v1/endpoints", `{"url":"https://hooks.example.com/x"}`, http.StatusCreated},
+		// Without a Sealer a secret is never stored: in plaintext it would
+		// be readable by whoever reads the table.
+		{"POST", "/v1/endpoints", `{"url":"https://hooks.example.com/x"}`, http.StatusInternalServerError},
 		{"GET", "/v1/endpoints", "", http.StatusOK},
 		{"GET", "/v1/endpoints/ep_nope", "", http.StatusNotFound},
 		{"POST", "/v1/admin/tenants", `{}`, http.StatusUnauthorized},
@@ -1400,6 +1481,16 @@ func TestLogsNeverHoldKeysOrSecrets(t *testing.T) {
 	}
 	require.NotContains(t, logs, "whsec_")
 	require.NotContains(t, logs, operatorKey)
+	// Nor their ciphertexts.
+	list := decodeJSON[struct{ Data []api.EndpointView }](t, e.do("GET", "/v1/endpoints", key, nil))
+	require.NotEmpty(t, list.Data)
+	for _, v := range list.Data {
+		stored, _ := e.store.endpoint("acme", v.ID)
+		for _, sealed := range append(stored.SealedSecrets, stored.SealedRetiringSecret) {
+			require.NotEmpty(t, sealed)
+			require.NotContains(t, logs, sealed)
+		}
+	}
 	// Key ids are what identifies a caller in the logs.
 	require.Contains(t, logs, `"key_id":"`+keyIDs[0]+`"`)
 	require.Contains(t, logs, `"tenant_id":"acme"`)
@@ -1475,8 +1566,7 @@ func FuzzPatchEndpointBody(f *testing.F) {
 		default:
 			t.Fatalf("status %d for body %q: %s", rec.Code, body, rec.Body.String())
 		}
-		stored, ok := e.store.endpoint("acme", ep.ID)
-		require.True(t, ok)
-		require.Equal(t, []string{ep.Secret}, stored.Secrets, "PATCH never touches the secret")
+		current, _ := e.secrets("acme", ep.ID)
+		require.Equal(t, []string{ep.Secret}, current, "PATCH never touches the secret")
 	})
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base32"
 	"errors"
@@ -12,12 +13,14 @@ import (
 	"time"
 
 	"github.com/hookline/hookline/internal/dispatch"
+	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/store"
 )
 
 // EndpointView is an endpoint as the API shows it. Secret is set only in the
-// answers to create and rotate-secret.
+// answers to create and rotate-secret: it is stored sealed, and the API
+// cannot open it again.
 type EndpointView struct {
 	ID             string            `json:"id"`
 	URL            string            `json:"url"`
@@ -140,7 +143,11 @@ func (s *Server) createEndpoint(w http.ResponseWriter, r *http.Request, tenant s
 	if err != nil {
 		return s.internal(r, err)
 	}
-	e := store.Endpoint{TenantID: tenant, EndpointID: id, URL: *in.URL, Secrets: []string{secret}}
+	sealed, err := s.seal(r.Context(), sealing.Ref{TenantID: tenant, EndpointID: id}, secret)
+	if err != nil {
+		return s.internal(r, err)
+	}
+	e := store.Endpoint{TenantID: tenant, EndpointID: id, URL: *in.URL, SealedSecrets: []string{sealed}}
 	if in.Description != nil {
 		e.Description = *in.Description
 	}
@@ -238,6 +245,14 @@ func (s *Server) deleteEndpoint(w http.ResponseWriter, r *http.Request, tenant s
 	return nil
 }
 
+// seal seals a signing secret for an endpoint before it is stored.
+func (s *Server) seal(ctx context.Context, ref sealing.Ref, secret string) (string, error) {
+	if s.Sealer == nil {
+		return "", errors.New("no sealer: signing secrets cannot be stored")
+	}
+	return s.Sealer.Seal(ctx, ref, secret)
+}
+
 // DefaultGrace is how long a rotated-out secret keeps signing.
 const DefaultGrace = 24 * time.Hour
 
@@ -262,7 +277,15 @@ func (s *Server) rotateSecret(w http.ResponseWriter, r *http.Request, tenant str
 	if err != nil {
 		return s.internal(r, err)
 	}
-	e, err := s.Store.RotateSecret(r.Context(), tenant, id, secret, grace)
+	ref := sealing.Ref{TenantID: tenant, EndpointID: id}
+	sealed, err := s.seal(r.Context(), ref, secret)
+	if err != nil {
+		return s.internal(r, err)
+	}
+	e, err := s.Store.RotateSecret(r.Context(), tenant, id, store.Rotation{
+		Sealed: sealed, Grace: grace,
+		Seal: func(ctx context.Context, plaintext string) (string, error) { return s.seal(ctx, ref, plaintext) },
+	})
 	if errors.Is(err, store.ErrConflict) {
 		return problem(http.StatusConflict, "the endpoint changed during the rotation; try again")
 	}

@@ -96,6 +96,7 @@ func copyTime(t *time.Time) *time.Time {
 
 func copyEndpoint(e store.Endpoint) store.Endpoint {
 	e.Secrets = slices.Clone(e.Secrets)
+	e.SealedSecrets = slices.Clone(e.SealedSecrets)
 	e.EventTypes = slices.Clone(e.EventTypes)
 	e.Headers = maps.Clone(e.Headers)
 	e.RetiringUntil = copyTime(e.RetiringUntil)
@@ -301,25 +302,36 @@ func (f *fakeStore) DeleteEndpoint(_ context.Context, tenantID, endpointID strin
 	return nil
 }
 
-func (f *fakeStore) RotateSecret(_ context.Context, tenantID, endpointID, secret string, grace time.Duration) (store.Endpoint, error) {
+func (f *fakeStore) RotateSecret(ctx context.Context, tenantID, endpointID string, r store.Rotation) (store.Endpoint, error) {
 	if err := f.enter("RotateSecret"); err != nil {
 		return store.Endpoint{}, err
 	}
-	defer f.mu.Unlock()
 	e, err := f.lookup(tenantID, endpointID)
+	if err == nil && f.conflictOnRotate {
+		err = fmt.Errorf("endpoint %s changed during rotation, try again: %w", endpointID, store.ErrConflict)
+	}
+	f.mu.Unlock()
 	if err != nil {
 		return store.Endpoint{}, err
 	}
-	if f.conflictOnRotate {
-		return store.Endpoint{}, fmt.Errorf("endpoint %s changed during rotation, try again: %w", endpointID, store.ErrConflict)
+	// As the store does: the current secret retires sealed; a plaintext one
+	// (written before secrets were sealed) is sealed first, and removed.
+	retiring := ""
+	switch {
+	case len(e.SealedSecrets) > 0:
+		retiring = e.SealedSecrets[0]
+	case len(e.Secrets) > 0:
+		if retiring, err = r.Seal(ctx, e.Secrets[0]); err != nil {
+			return store.Endpoint{}, err
+		}
 	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	now := f.clock()
-	until := now.Add(grace)
-	e.RetiringSecret = ""
-	if len(e.Secrets) > 0 {
-		e.RetiringSecret = e.Secrets[0]
-	}
-	e.Secrets = []string{secret}
+	until := now.Add(r.Grace)
+	e.SealedRetiringSecret = retiring
+	e.SealedSecrets = []string{r.Sealed}
+	e.Secrets, e.RetiringSecret = nil, ""
 	e.RetiringUntil = &until
 	e.UpdatedAt = &now
 	f.endpoints[tenantID][endpointID] = copyEndpoint(e)

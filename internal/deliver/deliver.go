@@ -18,6 +18,7 @@ import (
 	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/retry"
+	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/store"
 )
@@ -52,6 +53,13 @@ type Queue interface {
 
 var _ Queue = (*sqs.Client)(nil)
 
+// SecretOpener opens an endpoint's sealed signing secrets: a
+// sealing.Opener, which keeps what it opened across a warm function's
+// invocations, so KMS is asked once per secret, not once per delivery.
+type SecretOpener interface {
+	Open(ctx context.Context, ref sealing.Ref, sealed string) (string, error)
+}
+
 // Sender makes one attempt.
 type Sender interface {
 	Send(ctx context.Context, r dispatch.Request) dispatch.Result
@@ -62,6 +70,10 @@ type Handler struct {
 	Store  Store
 	Queue  Queue
 	Sender Sender
+	// Secrets opens the endpoints' sealed signing secrets. Nil: only
+	// plaintext secrets (of endpoints written before secrets were sealed)
+	// sign, and a delivery to an endpoint with sealed ones is retried.
+	Secrets SecretOpener
 	// QueueURL is the delivery queue (for ChangeMessageVisibility).
 	QueueURL string
 	// DLQURL is the dead-letter queue permanent failures are sent to.
@@ -158,6 +170,30 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	return resp, nil
 }
 
+// signingSecrets returns the secrets that sign a request to ep at now:
+// sealed ones opened (h.Secrets keeps them), plaintext ones as they are.
+// Its errors name the endpoint, never a secret.
+func (h *Handler) signingSecrets(ctx context.Context, ep store.Endpoint, now time.Time) ([]string, error) {
+	stored := ep.SigningSecrets(now)
+	out := make([]string, 0, len(stored))
+	ref := sealing.Ref{TenantID: ep.TenantID, EndpointID: ep.EndpointID}
+	for _, s := range stored {
+		if s.Sealed == "" {
+			out = append(out, s.Plain)
+			continue
+		}
+		if h.Secrets == nil {
+			return nil, fmt.Errorf("endpoint %s has a sealed secret and nothing opens it", ep.EndpointID)
+		}
+		plain, err := h.Secrets.Open(ctx, ref, s.Sealed)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, plain)
+	}
+	return out, nil
+}
+
 func (h *Handler) now() time.Time {
 	if h.Now != nil {
 		return h.Now()
@@ -234,7 +270,18 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg delivery
 	case ep.Disabled:
 		return h.dead(ctx, log, mb, m, d, store.Attempt{Number: attempt, At: now, Error: "not_attempted"}, ReasonEndpointDisabled)
 	}
-	signer, err := signing.NewSigner(ep.SigningSecrets(now)...)
+	secrets, err := h.signingSecrets(ctx, ep, now)
+	switch {
+	case errors.Is(err, sealing.ErrInvalid):
+		log.ErrorContext(ctx, "endpoint secret cannot be opened", "error", err.Error())
+		return h.dead(ctx, log, mb, m, d, store.Attempt{Number: attempt, At: now, Error: "not_attempted"}, ReasonInvalidSecret)
+	case err != nil:
+		// KMS throttled or unreachable, say: the message comes back after
+		// the queue's visibility timeout.
+		log.ErrorContext(ctx, "cannot open the endpoint's signing secret; will retry", "error", err.Error())
+		return false
+	}
+	signer, err := signing.NewSigner(secrets...)
 	if err != nil {
 		log.ErrorContext(ctx, "endpoint secret unusable", "error", err.Error())
 		return h.dead(ctx, log, mb, m, d, store.Attempt{Number: attempt, At: now, Error: "not_attempted"}, ReasonInvalidSecret)

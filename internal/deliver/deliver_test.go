@@ -28,6 +28,8 @@ import (
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/netguard"
 	"github.com/hookline/hookline/internal/retry"
+	"github.com/hookline/hookline/internal/sealing"
+	"github.com/hookline/hookline/internal/sealing/sealingtest"
 	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/stretchr/testify/require"
@@ -281,8 +283,11 @@ type fixture struct {
 	h     *Handler
 	store *fakeStore
 	queue *fakeQueue
-	hits  atomic.Int32
-	now   time.Time
+	kms   *sealingtest.KMS
+	// secret is the plaintext of t1/ep_1's signing secret, stored sealed.
+	secret string
+	hits   atomic.Int32
+	now    time.Time
 	// held is how long before now the messages run were received. Default
 	// queueVisibility, the latest a ChangeMessageVisibility can still find
 	// a message in flight: the hardest case for SQS's 12 h rule.
@@ -290,6 +295,14 @@ type fixture struct {
 	// refusalsExpected turns off the check, at the end of the test, that
 	// the fake SQS refused nothing.
 	refusalsExpected bool
+}
+
+// seal seals secret for an endpoint, as the api function does.
+func (f *fixture) seal(t *testing.T, tenantID, endpointID, secret string) string {
+	t.Helper()
+	sealed, err := (&sealing.Sealer{KMS: f.kms, KeyID: sealingtest.KeyARN}).Seal(context.Background(), sealing.Ref{TenantID: tenantID, EndpointID: endpointID}, secret)
+	require.NoError(t, err)
+	return sealed
 }
 
 func newFixture(t *testing.T, answer http.HandlerFunc) *fixture {
@@ -302,7 +315,8 @@ func newFixture(t *testing.T, answer http.HandlerFunc) *fixture {
 	t.Cleanup(srv.Close)
 	secret, err := signing.NewSecret(rand.Reader)
 	require.NoError(t, err)
-	f.store = newFakeStore(store.Endpoint{TenantID: "t1", EndpointID: "ep_1", URL: srv.URL, Secrets: []string{secret}})
+	f.kms, f.secret = sealingtest.New(), secret
+	f.store = newFakeStore(store.Endpoint{TenantID: "t1", EndpointID: "ep_1", URL: srv.URL, SealedSecrets: []string{f.seal(t, "t1", "ep_1", secret)}})
 	f.queue = newFakeQueue(func() time.Time { return f.now }, queueVisibility)
 	t.Cleanup(func() {
 		if r := f.queue.refusals(); len(r) > 0 && !f.refusalsExpected {
@@ -314,6 +328,7 @@ func newFixture(t *testing.T, answer http.HandlerFunc) *fixture {
 		Store:    f.store,
 		Queue:    f.queue,
 		Sender:   &dispatch.Client{HTTP: dispatch.NewHTTPClient(dispatch.ClientOptions{Guard: guard, RequestTimeout: 2 * time.Second})},
+		Secrets:  &sealing.Opener{KMS: f.kms, KeyID: sealingtest.KeyARN},
 		QueueURL: "https://sqs.example/q",
 		DLQURL:   "https://sqs.example/dlq",
 		Policy:   retry.Policy{Schedule: []time.Duration{0, 10 * time.Second, 60 * time.Second}, Mode: retry.JitterNone, VisibilityTimeout: queueVisibility},
@@ -453,11 +468,32 @@ func TestNotAttempted(t *testing.T) {
 		{"missing endpoint goes dead", func(_ *testing.T, f *fixture, _ *events.SQSMessage) {
 			delete(f.store.endpoints, "t1/ep_1")
 		}, false, ReasonEndpointNotFound},
-		{"unusable secret goes dead", func(_ *testing.T, f *fixture, _ *events.SQSMessage) {
+		{"unusable secret goes dead", func(t *testing.T, f *fixture, _ *events.SQSMessage) {
 			e := f.store.endpoints["t1/ep_1"]
-			e.Secrets = []string{"not-a-secret"}
+			e.SealedSecrets = []string{f.seal(t, "t1", "ep_1", "not-a-secret")}
 			f.store.endpoints["t1/ep_1"] = e
 		}, false, ReasonInvalidSecret},
+		{"unusable plaintext secret goes dead", func(_ *testing.T, f *fixture, _ *events.SQSMessage) {
+			e := f.store.endpoints["t1/ep_1"]
+			e.SealedSecrets, e.Secrets = nil, []string{"not-a-secret"}
+			f.store.endpoints["t1/ep_1"] = e
+		}, false, ReasonInvalidSecret},
+		{"a ciphertext sealed for another endpoint goes dead", func(t *testing.T, f *fixture, _ *events.SQSMessage) {
+			e := f.store.endpoints["t1/ep_1"]
+			e.SealedSecrets = []string{f.seal(t, "t1", "ep_2", f.secret)}
+			f.store.endpoints["t1/ep_1"] = e
+		}, false, ReasonInvalidSecret},
+		{"a ciphertext that is not base64 goes dead", func(_ *testing.T, f *fixture, _ *events.SQSMessage) {
+			e := f.store.endpoints["t1/ep_1"]
+			e.SealedSecrets = []string{f.secret}
+			f.store.endpoints["t1/ep_1"] = e
+		}, false, ReasonInvalidSecret},
+		{"KMS unavailable is retried", func(_ *testing.T, f *fixture, _ *events.SQSMessage) {
+			f.kms.Fail = errors.New("KMSInternalException: try again")
+		}, true, ""},
+		{"a sealed secret and nothing to open it is retried", func(_ *testing.T, f *fixture, _ *events.SQSMessage) {
+			f.h.Secrets = nil
+		}, true, ""},
 		{"event past the age cap goes dead", func(t *testing.T, f *fixture, m *events.SQSMessage) {
 			*m = message(t, "d1", "1", f.now.Add(-25*time.Hour))
 		}, false, retry.ReasonMaxAgeExceeded},
@@ -506,7 +542,8 @@ func TestBatchThroughLambdaDecoding(t *testing.T) {
 		w.WriteHeader(204)
 	})
 	f.now = time.Date(2026, 11, 30, 1, 5, 0, 0, time.UTC)
-	f.store.endpoints["tenant_sample/ep_1"] = store.Endpoint{TenantID: "tenant_sample", EndpointID: "ep_1", URL: f.store.endpoints["t1/ep_1"].URL, Secrets: f.store.endpoints["t1/ep_1"].Secrets}
+	f.store.endpoints["tenant_sample/ep_1"] = store.Endpoint{TenantID: "tenant_sample", EndpointID: "ep_1", URL: f.store.endpoints["t1/ep_1"].URL,
+		SealedSecrets: []string{f.seal(t, "tenant_sample", "ep_1", f.secret)}}
 	raw, err := os.ReadFile("../../events/sqs-delivery.json")
 	require.NoError(t, err)
 	out, err := lambda.NewHandler(f.h.Handle).Invoke(context.Background(), raw)
@@ -715,7 +752,7 @@ func TestLogLinesCarryIDsNeverSecrets(t *testing.T) {
 		f.h.Log = slog.New(slog.NewJSONHandler(&buf, nil))
 		m := message(t, "d1", "1", f.now)
 		f.run(t, m)
-		secret := f.store.endpoints["t1/ep_1"].Secrets[0]
+		secret, sealed := f.secret, f.store.endpoints["t1/ep_1"].SealedSecrets[0]
 		lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 		require.NotEmpty(t, lines)
 		for _, line := range lines {
@@ -726,6 +763,7 @@ func TestLogLinesCarryIDsNeverSecrets(t *testing.T) {
 			}
 			require.NotContains(t, line, secret)
 			require.NotContains(t, line, strings.TrimPrefix(secret, "whsec_"))
+			require.NotContains(t, line, sealed, "nor its ciphertext")
 			require.NotContains(t, line, `"n":1`, "no payload in the logs")
 		}
 	}
@@ -835,4 +873,86 @@ func TestReplayedMessageAgeCountsFromTheReplay(t *testing.T) {
 	f2.run(t, m2)
 	require.Zero(t, f2.hits.Load())
 	require.Equal(t, []string{retry.ReasonMaxAgeExceeded}, f2.queue.dlqReason)
+}
+
+// Sealed secrets are opened and sign; so do the plaintext secrets of
+// endpoints written before secrets were sealed, and a mix of the two while
+// a rotation that sealed them is in its grace period.
+func TestSignsWithStoredSecrets(t *testing.T) {
+	newSecret := func(t *testing.T) string {
+		s, err := signing.NewSecret(rand.Reader)
+		require.NoError(t, err)
+		return s
+	}
+	for name, tc := range map[string]func(t *testing.T, f *fixture, cur, old string) store.Endpoint{
+		"sealed": func(t *testing.T, f *fixture, cur, _ string) store.Endpoint {
+			return store.Endpoint{SealedSecrets: []string{f.seal(t, "t1", "ep_1", cur)}}
+		},
+		"sealed, rotating": func(t *testing.T, f *fixture, cur, old string) store.Endpoint {
+			return store.Endpoint{SealedSecrets: []string{f.seal(t, "t1", "ep_1", cur)}, SealedRetiringSecret: f.seal(t, "t1", "ep_1", old)}
+		},
+		"plaintext, written before secrets were sealed": func(_ *testing.T, _ *fixture, cur, _ string) store.Endpoint {
+			return store.Endpoint{Secrets: []string{cur}}
+		},
+		"plaintext, rotating": func(_ *testing.T, _ *fixture, cur, old string) store.Endpoint {
+			return store.Endpoint{Secrets: []string{cur}, RetiringSecret: old}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var got http.Header
+			var body []byte
+			f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
+				got = r.Header.Clone()
+				body, _ = io.ReadAll(r.Body)
+				w.WriteHeader(200)
+			})
+			cur, old := newSecret(t), newSecret(t)
+			e := tc(t, f, cur, old)
+			until := f.now.Add(time.Hour)
+			e.TenantID, e.EndpointID, e.URL, e.RetiringUntil = "t1", "ep_1", f.store.endpoints["t1/ep_1"].URL, &until
+			f.store.endpoints["t1/ep_1"] = e
+			require.Empty(t, f.run(t, message(t, "d1", "1", f.now)))
+			require.Equal(t, []store.Outcome{{State: delivery.StateDelivered}}, f.store.outcomes["d1"])
+			secrets := []string{cur}
+			if e.SealedRetiringSecret != "" || e.RetiringSecret != "" {
+				secrets = append(secrets, old)
+			}
+			require.Len(t, strings.Fields(got.Get("webhook-signature")), len(secrets))
+			for _, s := range secrets {
+				v, err := signing.NewVerifier(s)
+				require.NoError(t, err)
+				require.NoError(t, v.VerifyRequest(got, body))
+			}
+		})
+	}
+}
+
+// A warm function asks KMS once per secret: not per message of a batch,
+// and not again in the next invocation.
+func TestSecretsAreOpenedOncePerWarmFunction(t *testing.T) {
+	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
+	batch := func(prefix string) []events.SQSMessage {
+		var msgs []events.SQSMessage
+		for i := range 10 {
+			msgs = append(msgs, message(t, fmt.Sprintf("%s%d", prefix, i), "1", f.now))
+		}
+		return msgs
+	}
+	decrypts := func() int { _, d := f.kms.Calls(); return d }
+	require.Empty(t, f.run(t, batch("a")...))
+	require.Equal(t, 1, decrypts(), "ten deliveries to one endpoint, one Decrypt")
+	require.Empty(t, f.run(t, batch("b")...))
+	require.Equal(t, 1, decrypts(), "the next invocation of the warm function asks nothing")
+	require.EqualValues(t, 20, f.hits.Load())
+
+	// A rotation makes a new ciphertext: it is opened once, and the old
+	// secret, now retiring, is still known.
+	e := f.store.endpoints["t1/ep_1"]
+	cur, err := signing.NewSecret(rand.Reader)
+	require.NoError(t, err)
+	until := f.now.Add(time.Hour)
+	e.SealedSecrets, e.SealedRetiringSecret, e.RetiringUntil = []string{f.seal(t, "t1", "ep_1", cur)}, e.SealedSecrets[0], &until
+	f.store.endpoints["t1/ep_1"] = e
+	require.Empty(t, f.run(t, batch("c")...))
+	require.Equal(t, 2, decrypts())
 }

@@ -23,4 +23,11 @@
 // message whose delivery is already delivered is dropped without a request,
 // and every attempt carries the same idempotency key, the delivery id. The
 // response's batchItemFailures is never nil.
+//
+// An endpoint's signing secrets are stored sealed (package sealing) and
+// opened here, through a SecretOpener that keeps them across warm
+// invocations; a plaintext secret of an endpoint written before secrets
+// were sealed signs as it is. A secret that cannot be opened for its
+// endpoint makes the delivery dead (invalid_secret); KMS failing or
+// throttled returns the message to the queue untried.
 package deliver

@@ -25,6 +25,7 @@ type Outputs struct {
 	ApiID                  string
 	ApiFunctionName        string
 	OperatorKeySecretARN   string
+	SecretsKeyARN          string
 	ReplayJobsQueueURL     string
 	ReplayOpsQueueURL      string
 	ReplayFunctionName     string
@@ -67,6 +68,7 @@ func Load(path string) (Outputs, error) {
 		ApiID:                  m["ApiID"],
 		ApiFunctionName:        m["ApiFunctionName"],
 		OperatorKeySecretARN:   m["OperatorKeySecretARN"],
+		SecretsKeyARN:          m["SecretsKeyARN"],
 		ReplayJobsQueueURL:     m["ReplayJobsQueueURL"],
 		ReplayOpsQueueURL:      m["ReplayOpsQueueURL"],
 		ReplayFunctionName:     m["ReplayFunctionName"],

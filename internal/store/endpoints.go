@@ -157,38 +157,67 @@ func (s *Store) DeleteEndpoint(ctx context.Context, tenantID, endpointID string)
 	return nil
 }
 
-// RotateSecret makes newSecret the endpoint's signing secret; the current
-// one keeps signing beside it for grace. The write is conditional on the
-// secrets read, so two rotations at once cannot lose a secret.
-func (s *Store) RotateSecret(ctx context.Context, tenantID, endpointID, newSecret string, grace time.Duration) (Endpoint, error) {
+// Rotation is a new signing secret for RotateSecret.
+type Rotation struct {
+	// Sealed is the new secret, sealed for the endpoint (package sealing).
+	Sealed string
+	// Grace is how long the current secret keeps signing beside it.
+	Grace time.Duration
+	// Seal seals the current secret when the endpoint holds it in
+	// plaintext (written before secrets were sealed), so that it retires
+	// sealed and no plaintext stays behind. Required for such an endpoint.
+	Seal func(ctx context.Context, plaintext string) (string, error)
+}
+
+// RotateSecret makes r.Sealed the endpoint's signing secret; the current
+// one keeps signing beside it for r.Grace, sealed. A plaintext secret of an
+// endpoint written before secrets were sealed is sealed (r.Seal) and
+// removed. The write is conditional on the secrets read, so two rotations
+// at once cannot lose a secret.
+func (s *Store) RotateSecret(ctx context.Context, tenantID, endpointID string, r Rotation) (Endpoint, error) {
 	cur, err := s.Endpoint(ctx, tenantID, endpointID)
 	if err != nil {
 		return Endpoint{}, err
 	}
-	old, err := attributevalue.Marshal(cur.Secrets)
-	if err != nil {
-		return Endpoint{}, err
-	}
-	next, err := attributevalue.Marshal([]string{newSecret})
+	next, err := attributevalue.Marshal([]string{r.Sealed})
 	if err != nil {
 		return Endpoint{}, err
 	}
 	now := s.Now().UTC()
-	retiring := ""
-	if len(cur.Secrets) > 0 {
-		retiring = cur.Secrets[0]
+	values := map[string]types.AttributeValue{":next": next, ":until": timeValue(now.Add(r.Grace)), ":now": timeValue(now)}
+	retiring, cond := "", "attribute_not_exists(sealed_secrets)"
+	switch {
+	case len(cur.SealedSecrets) > 0:
+		retiring, cond = cur.SealedSecrets[0], "sealed_secrets = :old"
+		if values[":old"], err = attributevalue.Marshal(cur.SealedSecrets); err != nil {
+			return Endpoint{}, err
+		}
+	case len(cur.Secrets) > 0:
+		if r.Seal == nil {
+			return Endpoint{}, fmt.Errorf("rotate secret of endpoint %s: its secret is in plaintext and nothing seals it", endpointID)
+		}
+		if retiring, err = r.Seal(ctx, cur.Secrets[0]); err != nil {
+			return Endpoint{}, fmt.Errorf("rotate secret of endpoint %s: %w", endpointID, err)
+		}
+		cond += " AND secrets = :old"
+		if values[":old"], err = attributevalue.Marshal(cur.Secrets); err != nil {
+			return Endpoint{}, err
+		}
+	}
+	set := "SET sealed_secrets = :next, retiring_until = :until, updated_at = :now"
+	remove := " REMOVE secrets, retiring_secret"
+	if retiring != "" {
+		set += ", sealed_retiring_secret = :retiring"
+		values[":retiring"] = &types.AttributeValueMemberS{Value: retiring}
+	} else {
+		remove += ", sealed_retiring_secret"
 	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &s.table, Key: endpointKey(tenantID, endpointID),
-		UpdateExpression:    aws.String("SET secrets = :next, retiring_secret = :retiring, retiring_until = :until, updated_at = :now"),
-		ConditionExpression: aws.String("attribute_exists(pk) AND secrets = :old"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":next": next, ":old": old,
-			":retiring": &types.AttributeValueMemberS{Value: retiring},
-			":until":    timeValue(now.Add(grace)),
-			":now":      timeValue(now),
-		},
-		ReturnValues: types.ReturnValueAllNew,
+		UpdateExpression:          aws.String(set + remove),
+		ConditionExpression:       aws.String("attribute_exists(pk) AND " + cond),
+		ExpressionAttributeValues: values,
+		ReturnValues:              types.ReturnValueAllNew,
 	})
 	if isConditionFailed(err) {
 		return Endpoint{}, fmt.Errorf("endpoint %s changed during rotation, try again: %w", endpointID, ErrConflict)

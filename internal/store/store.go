@@ -63,8 +63,15 @@ type Endpoint struct {
 	TenantID   string `dynamodbav:"tenant_id"`
 	EndpointID string `dynamodbav:"endpoint_id"`
 	URL        string `dynamodbav:"url"`
-	// Secrets sign each request, newest first; more than one while rotating.
-	Secrets []string `dynamodbav:"secrets"`
+	// SealedSecrets sign each request, newest first: each is a signing
+	// secret encrypted under the stack's KMS key for this endpoint
+	// (package sealing). Only the deliver function can open them.
+	SealedSecrets []string `dynamodbav:"sealed_secrets,omitempty"`
+	// Secrets are signing secrets in plaintext, as endpoints written before
+	// secrets were sealed hold them: they sign only when SealedSecrets is
+	// empty. A rotation, or `make seal-secrets` (SealPlaintextSecrets),
+	// replaces them with sealed ones. Nothing writes them any more.
+	Secrets []string `dynamodbav:"secrets,omitempty"`
 	// Disabled endpoints get no deliveries.
 	Disabled bool `dynamodbav:"disabled"`
 	// EventTypes filters events; empty means every type.
@@ -76,8 +83,11 @@ type Endpoint struct {
 	// Headers are sent with every request to the endpoint; they never
 	// replace hookline's own headers.
 	Headers map[string]string `dynamodbav:"headers,omitempty"`
-	// RetiringSecret is the secret a rotation replaced; it keeps signing,
-	// beside the new one, until RetiringUntil.
+	// SealedRetiringSecret is the secret a rotation replaced, sealed; it
+	// keeps signing, beside the new one, until RetiringUntil.
+	SealedRetiringSecret string `dynamodbav:"sealed_retiring_secret,omitempty"`
+	// RetiringSecret is a replaced secret in plaintext (written before
+	// secrets were sealed); it signs only when SealedRetiringSecret is empty.
 	RetiringSecret string     `dynamodbav:"retiring_secret,omitempty"`
 	RetiringUntil  *time.Time `dynamodbav:"retiring_until,omitempty"`
 	UpdatedAt      *time.Time `dynamodbav:"updated_at,omitempty"`
@@ -103,13 +113,38 @@ func (e Endpoint) Accepts(eventType string) bool {
 	return false
 }
 
-// SigningSecrets returns the secrets that sign a request at now: the current
-// ones, then the retiring one while its grace period lasts.
-func (e Endpoint) SigningSecrets(now time.Time) []string {
-	if e.RetiringSecret == "" || e.RetiringUntil == nil || !now.Before(*e.RetiringUntil) {
-		return e.Secrets
+// StoredSecret is one signing secret as the state table holds it: Sealed
+// (encrypted for its endpoint, package sealing) or, on an endpoint written
+// before secrets were sealed, Plain.
+type StoredSecret struct {
+	Sealed string
+	Plain  string
+}
+
+// SigningSecrets returns the secrets that sign a request at now, as stored:
+// the current ones, then the retiring one while its grace period lasts. A
+// sealed form wins over a plaintext one.
+func (e Endpoint) SigningSecrets(now time.Time) []StoredSecret {
+	var out []StoredSecret
+	if len(e.SealedSecrets) > 0 {
+		for _, s := range e.SealedSecrets {
+			out = append(out, StoredSecret{Sealed: s})
+		}
+	} else {
+		for _, s := range e.Secrets {
+			out = append(out, StoredSecret{Plain: s})
+		}
 	}
-	return append(append([]string(nil), e.Secrets...), e.RetiringSecret)
+	if e.RetiringUntil == nil || !now.Before(*e.RetiringUntil) {
+		return out
+	}
+	switch {
+	case e.SealedRetiringSecret != "":
+		out = append(out, StoredSecret{Sealed: e.SealedRetiringSecret})
+	case e.RetiringSecret != "":
+		out = append(out, StoredSecret{Plain: e.RetiringSecret})
+	}
+	return out
 }
 
 func endpointKey(tenantID, endpointID string) map[string]types.AttributeValue {

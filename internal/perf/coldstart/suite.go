@@ -23,6 +23,7 @@ var functions = []Target{
 		"HOOKLINE_STATE_TABLE=t",
 		"HOOKLINE_DELIVERY_QUEUE_URL=http://127.0.0.1:1/delivery",
 		"HOOKLINE_DLQ_URL=http://127.0.0.1:1/dlq",
+		"HOOKLINE_SECRETS_KEY_ARN=arn:aws:kms:us-east-1:000000000000:key/secrets",
 		"HOOKLINE_REQUEST_TIMEOUT=15s",
 		"HOOKLINE_DISABLE_AFTER=50",
 		"HOOKLINE_LOG_LEVEL=INFO",
@@ -30,6 +31,7 @@ var functions = []Target{
 	{Name: "api", Env: []string{
 		"HOOKLINE_STATE_TABLE=t",
 		"HOOKLINE_OPERATOR_KEY_SECRET_ARN=arn:aws:secretsmanager:us-east-1:000000000000:secret:operator",
+		"HOOKLINE_SECRETS_KEY_ARN=arn:aws:kms:us-east-1:000000000000:key/secrets",
 		"HOOKLINE_ALLOW_HTTP=false",
 		"HOOKLINE_REPLAY_QUEUE_URL=http://127.0.0.1:1/replay",
 		"HOOKLINE_LOG_LEVEL=INFO",

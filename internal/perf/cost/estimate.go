@@ -62,6 +62,8 @@ type Inputs struct {
 	DynamoDBWrites []Op
 	// DynamoDBReads lists the read request units per delivery.
 	DynamoDBReads []Op
+	// KMS lists the KMS requests per delivery.
+	KMS []Op
 
 	// StoredBytesPerDelivery is the table and index storage one delivery
 	// record occupies, 100 bytes of overhead per item and per index entry
@@ -92,7 +94,7 @@ type Inputs struct {
 
 // OpCost is what one kind of request costs per million deliveries.
 type OpCost struct {
-	// Service is "SQS", "DynamoDB writes" or "DynamoDB reads".
+	// Service is "SQS", "DynamoDB writes", "DynamoDB reads" or "KMS".
 	Service string
 	// Name is the Op's name.
 	Name string
@@ -116,6 +118,8 @@ type Breakdown struct {
 	// DynamoDBWrites and DynamoDBReads are the state table's request units.
 	DynamoDBWrites float64
 	DynamoDBReads  float64
+	// KMS is the requests that open endpoints' signing secrets.
+	KMS float64
 	// DynamoDBStorage is the state table's storage and backups.
 	DynamoDBStorage float64
 	// Logs is CloudWatch Logs ingestion.
@@ -137,6 +141,7 @@ type Breakdown struct {
 //	Lambda duration  = N × invocations × ⌈ms⌉/1000 × MB/1024 × price per GB-s   (each function)
 //	SQS              = N × Σ(calls × requests per call) × price per 1M / 1M
 //	DynamoDB         = N × Σ(calls × units per call) × price per 1M / 1M          (writes, reads)
+//	KMS              = N × Σ(calls × requests per call) × price per 1M / 1M
 //	storage          = N × bytes/GiB × months × price per GB-month                (table+indexes; PITR on table)
 //	logs, transfer   = N × bytes/GiB × price per GB
 //
@@ -166,19 +171,21 @@ func Estimate(p Prices, in Inputs) Breakdown {
 	b.SQS = ops("SQS", in.SQS, p.SQSRequests)
 	b.DynamoDBWrites = ops("DynamoDB writes", in.DynamoDBWrites, p.DynamoDBWrites)
 	b.DynamoDBReads = ops("DynamoDB reads", in.DynamoDBReads, p.DynamoDBReads)
+	b.KMS = ops("KMS", in.KMS, p.KMSRequests)
 	b.DynamoDBStorage = n*in.StoredBytesPerDelivery/gib*in.StoredMonths*p.DynamoDBStorage.USD +
 		n*in.BackedUpBytesPerDelivery/gib*in.StoredMonths*p.DynamoDBBackup.USD
 	b.Logs = n * in.LogBytesPerDelivery / gib * p.LogsIngestion.USD
 	b.DataTransfer = n * in.EgressBytesPerDelivery / gib * p.DataTransferOut.USD
 	b.Total = b.LambdaRequests + b.LambdaEnqueue + b.LambdaDeliver + b.SQS +
-		b.DynamoDBWrites + b.DynamoDBReads + b.DynamoDBStorage + b.Logs + b.DataTransfer
+		b.DynamoDBWrites + b.DynamoDBReads + b.KMS + b.DynamoDBStorage + b.Logs + b.DataTransfer
 	b.ProducerOutbox = perMillion(in.ProducerOutboxWRU, p.DynamoDBWrites)
 	slices.SortStableFunc(b.Ops, func(x, y OpCost) int { return cmp.Compare(y.USD, x.USD) })
 	return b
 }
 
 // Table renders the breakdown as a markdown table, services then the
-// request kinds behind SQS and DynamoDB, in dollars per million deliveries.
+// request kinds behind SQS, DynamoDB and KMS, in dollars per million
+// deliveries.
 func (b Breakdown) Table() string {
 	var s strings.Builder
 	row := func(name string, usd float64) {
@@ -195,6 +202,7 @@ func (b Breakdown) Table() string {
 	row("SQS requests", b.SQS)
 	row("DynamoDB writes", b.DynamoDBWrites)
 	row("DynamoDB reads", b.DynamoDBReads)
+	row("KMS requests", b.KMS)
 	row("DynamoDB storage and PITR", b.DynamoDBStorage)
 	row("CloudWatch Logs ingestion", b.Logs)
 	row("Data transfer out", b.DataTransfer)

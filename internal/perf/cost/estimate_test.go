@@ -2,6 +2,7 @@ package cost
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -19,6 +20,7 @@ var roundPrices = Prices{
 	DynamoDBBackup:    Price{USD: 0.20},
 	LogsIngestion:     Price{USD: 0.50},
 	DataTransferOut:   Price{USD: 0.10},
+	KMSRequests:       Price{USD: 3},
 }
 
 // gbPerMillion is the per-delivery byte count that makes 1 GB (2^30 bytes)
@@ -33,6 +35,7 @@ func TestEstimateByHand(t *testing.T) {
 		SQS:                      []Op{{Name: "send", PerDelivery: 1, Units: 1}, {Name: "big", PerDelivery: 0.5, Units: 2}},
 		DynamoDBWrites:           []Op{{Name: "put", PerDelivery: 1, Units: 2}, {Name: "update", PerDelivery: 2, Units: 1.5}},
 		DynamoDBReads:            []Op{{Name: "get", PerDelivery: 4, Units: 0.5}},
+		KMS:                      []Op{{Name: "decrypt", PerDelivery: 0.1, Units: 1}},
 		StoredBytesPerDelivery:   gbPerMillion,
 		BackedUpBytesPerDelivery: gbPerMillion / 2,
 		StoredMonths:             2,
@@ -55,24 +58,26 @@ func TestEstimateByHand(t *testing.T) {
 	// Writes: 1×2 + 2×1.5 = 5 WRU × $1 = $5. Reads: 4×0.5 = 2 RRU × $0.5 = $1.
 	require.InDelta(t, 5.0, b.DynamoDBWrites, 1e-9)
 	require.InDelta(t, 1.0, b.DynamoDBReads, 1e-9)
+	// KMS: 0.1 Decrypt per delivery × $3 per million = $0.30.
+	require.InDelta(t, 0.30, b.KMS, 1e-9)
 	// Storage: 1 GB × 2 months × $0.25 = $0.50; PITR: 0.5 GB × 2 × $0.20 =
 	// $0.20; together $0.70.
 	require.InDelta(t, 0.70, b.DynamoDBStorage, 1e-9)
 	// Logs: 2 GB × $0.50 = $1. Transfer: 1 GB × $0.10 = $0.10.
 	require.InDelta(t, 1.0, b.Logs, 1e-9)
 	require.InDelta(t, 0.10, b.DataTransfer, 1e-9)
-	// Total: 0.06 + 0.015 + 0.20 + 0.80 + 5 + 1 + 0.70 + 1 + 0.10 = 8.875.
-	require.InDelta(t, 8.875, b.Total, 1e-9)
+	// Total: 0.06 + 0.015 + 0.20 + 0.80 + 5 + 1 + 0.30 + 0.70 + 1 + 0.10 = 9.175.
+	require.InDelta(t, 9.175, b.Total, 1e-9)
 	// The producer's 2 WRU × $1 = $2, outside the total.
 	require.InDelta(t, 2.0, b.ProducerOutbox, 1e-9)
 
 	// Ops, most expensive first: update $3, put $2, get $1, then the two
-	// $0.40 SQS kinds in their input order.
+	// $0.40 SQS kinds in their input order, then decrypt $0.30.
 	var names []string
 	for _, op := range b.Ops {
 		names = append(names, op.Name)
 	}
-	require.Equal(t, []string{"update", "put", "get", "send", "big"}, names)
+	require.Equal(t, []string{"update", "put", "get", "send", "big", "decrypt"}, names)
 	require.InDelta(t, 3.0, b.Ops[0].USD, 1e-9)
 	require.InDelta(t, 3.0, b.Ops[0].Units, 1e-9)
 }
@@ -127,6 +132,9 @@ func TestInitialByHand(t *testing.T) {
 	require.InDelta(t, 0.71875, b.DynamoDBWrites, 1e-9)
 	require.InDelta(t, 0.3875, b.DynamoDBReads, 1e-9)
 	require.InDelta(t, 0.144, b.SQS, 1e-9)
+	// One Decrypt per 100 deliveries (the secret kept in the warm
+	// function) × $3 per million = $0.03.
+	require.InDelta(t, 0.03, b.KMS, 1e-9)
 	// 577 × 10⁶ / 2³⁰ GB × 0.5 month × ($0.25 + $0.20).
 	require.InDelta(t, 577e6/(1<<30)*0.5*0.45, b.DynamoDBStorage, 1e-9)
 	// Deliver: 105,000 invocations × 0.120 s × 0.25 GB = 3,150 GB-s ×
@@ -198,6 +206,7 @@ func TestDefaultPricesAreSourced(t *testing.T) {
 		"DynamoDBReads": Default.DynamoDBReads, "DynamoDBStorage": Default.DynamoDBStorage,
 		"DynamoDBBackup": Default.DynamoDBBackup, "LogsIngestion": Default.LogsIngestion,
 		"DataTransferOut": Default.DataTransferOut, "CustomMetric": Default.CustomMetric,
+		"KMSRequests": Default.KMSRequests, "KMSKey": Default.KMSKey,
 	} {
 		require.Positive(t, p.USD, name)
 		require.NotEmpty(t, p.Unit, name)
@@ -205,7 +214,7 @@ func TestDefaultPricesAreSourced(t *testing.T) {
 	}
 	// The units Estimate assumes.
 	require.Equal(t, "GB-second", Default.LambdaArmGBSecond.Unit)
-	for _, p := range []Price{Default.LambdaRequests, Default.SQSRequests} {
+	for _, p := range []Price{Default.LambdaRequests, Default.SQSRequests, Default.KMSRequests} {
 		require.Equal(t, "1M requests", p.Unit)
 	}
 	require.True(t, strings.HasPrefix(Default.DynamoDBWrites.Unit, "1M "))
@@ -227,10 +236,16 @@ func TestInitialMeetsTheTarget(t *testing.T) {
 // inputs by putting back, change by change, what each one took away.
 func TestHowItGotHere(t *testing.T) {
 	total := func(in Inputs) float64 { return Estimate(Default, in).Total }
-	require.InDelta(t, 1.776, total(Initial()), 5e-4, "records kept 15 days")
+	require.InDelta(t, 1.806, total(Initial()), 5e-4, "signing secrets sealed")
+
+	// Before: no KMS request (the secrets were stored in plaintext).
+	in := Initial()
+	in.KMS = nil
+	require.InDelta(t, 1.776, total(in), 5e-4, "records kept 15 days")
 
 	// Before: kept 30 days, a month.
 	a := InitialAssumptions
+	a.DeliveriesPerDecrypt = math.Inf(1)
 	a.StoredMonths = 1
 	require.InDelta(t, 1.897, total(a.Inputs()), 5e-4, "enqueue writes no record; its existence read eventually consistent")
 
@@ -239,7 +254,7 @@ func TestHowItGotHere(t *testing.T) {
 	withEnqueuedAt := sampleDelivered()
 	withEnqueuedAt.EnqueuedAt = &withEnqueuedAt.CreatedAt
 	a.StoredBytesPerRecord = float64(ItemSize(deliveryItem(t, withEnqueuedAt)) + 100)
-	in := a.Inputs()
+	in = a.Inputs()
 	in.DynamoDBWrites = append(in.DynamoDBWrites, Op{Name: "enqueue CreateDelivery PutItem (enqueued_at included)", PerDelivery: 1, Units: 1})
 	for i, op := range in.DynamoDBReads {
 		if strings.HasPrefix(op.Name, "enqueue LoadWith") {
@@ -249,11 +264,30 @@ func TestHowItGotHere(t *testing.T) {
 	require.InDelta(t, 2.602, total(in), 5e-4, "gsi2 dropped")
 }
 
+// The KMS requests depend on how many deliveries one opened secret serves:
+// the target holds down to about 14 deliveries per Decrypt (an endpoint's
+// deliveries an hour per deliver instance); below that the Decrypts of
+// sparse endpoints pass it.
+func TestDecryptsPerDeliverySensitivity(t *testing.T) {
+	for _, tc := range []struct {
+		perDecrypt, total float64
+	}{
+		{100, 1.806}, {15, 1.976}, {10, 2.076}, {1, 4.776},
+	} {
+		t.Run(fmt.Sprint(tc.perDecrypt), func(t *testing.T) {
+			a := InitialAssumptions
+			a.DeliveriesPerDecrypt = tc.perDecrypt
+			require.InDelta(t, tc.total, Estimate(Default, a.Inputs()).Total, 5e-4)
+		})
+	}
+}
+
 // The estimate, per million deliveries to one endpoint with 5% retried
-// once, at Default prices, for the calls the code makes today: $1.78, at
-// most $2 (the target). The first estimate, before gsi2 became keys only
-// and then went, enqueue stopped writing deliveries, sends and metrics
-// were batched and records were kept 15 days, was $5.799; see README.md.
+// once, at Default prices, for the calls the code makes today: $1.81, at
+// most $2 (the target); $0.03 of it opens the sealed signing secrets. The
+// first estimate, before gsi2 became keys only and then went, enqueue
+// stopped writing deliveries, sends and metrics were batched and records
+// were kept 15 days, was $5.799; see README.md.
 func ExampleEstimate() {
 	fmt.Print(Estimate(Default, Initial()).Table())
 	// Output:
@@ -264,24 +298,26 @@ func ExampleEstimate() {
 	// | Lambda duration, deliver | 0.042 | 2% |
 	// | SQS requests | 0.144 | 8% |
 	// | DynamoDB writes | 0.719 | 40% |
-	// | DynamoDB reads | 0.388 | 22% |
+	// | DynamoDB reads | 0.388 | 21% |
+	// | KMS requests | 0.030 | 2% |
 	// | DynamoDB storage and PITR | 0.121 | 7% |
-	// | CloudWatch Logs ingestion | 0.224 | 13% |
+	// | CloudWatch Logs ingestion | 0.224 | 12% |
 	// | Data transfer out | 0.088 | 5% |
-	// | **hookline total** | **1.776** | 100% |
+	// | **hookline total** | **1.806** | 100% |
 	// | producer's outbox write (not in total) | 1.250 | |
 	//
 	// | request kind | units per delivery | USD | share |
 	// |---|---:|---:|---:|
-	// | DynamoDB writes: deliver RecordAttempt UpdateItem (the first creates the record) | 1.050 | 0.656 | 37% |
+	// | DynamoDB writes: deliver RecordAttempt UpdateItem (the first creates the record) | 1.050 | 0.656 | 36% |
 	// | DynamoDB reads: deliver Load BatchGetItem: the delivery (consistent) | 1.050 | 0.131 | 7% |
 	// | DynamoDB reads: deliver Load BatchGetItem: the endpoint (consistent, at most one per message) | 1.050 | 0.131 | 7% |
-	// | DynamoDB reads: enqueue LoadWith BatchGetItem: does the delivery exist (eventual) | 0.500 | 0.062 | 4% |
-	// | DynamoDB reads: enqueue Endpoints Query (eventual, at most one per record) | 0.500 | 0.062 | 4% |
+	// | DynamoDB reads: enqueue LoadWith BatchGetItem: does the delivery exist (eventual) | 0.500 | 0.062 | 3% |
+	// | DynamoDB reads: enqueue Endpoints Query (eventual, at most one per record) | 0.500 | 0.062 | 3% |
 	// | SQS: event source ReceiveMessage (one per batch) | 0.105 | 0.042 | 2% |
 	// | SQS: event source DeleteMessageBatch (one per batch) | 0.105 | 0.042 | 2% |
 	// | SQS: enqueue SendMessageBatch (ten messages a request, across records) | 0.100 | 0.040 | 2% |
 	// | DynamoDB writes: deliver RecordEndpointFailure UpdateItem | 0.050 | 0.031 | 2% |
 	// | DynamoDB writes: deliver ResetEndpointFailures UpdateItem | 0.050 | 0.031 | 2% |
+	// | KMS: deliver Decrypt of the endpoint's signing secret (kept an hour in the warm function) | 0.010 | 0.030 | 2% |
 	// | SQS: deliver ChangeMessageVisibility (retry) | 0.050 | 0.020 | 1% |
 }

@@ -79,6 +79,18 @@ type Assumptions struct {
 	// lines in the text format, about 250 bytes (not measured here).
 	PlatformLogBytes float64
 
+	// DeliveriesPerDecrypt is how many deliveries one KMS Decrypt of an
+	// endpoint's signing secret serves. deliver keeps an opened secret in
+	// memory for an hour (sealing.DefaultMaxAge) in each warm instance, so
+	// this is about an endpoint's deliveries per hour divided by the
+	// deliver instances that serve it (and halved during a rotation's
+	// grace period, when two secrets sign). 100 assumed: a million
+	// deliveries a month to one endpoint are about 1,400 an hour; an
+	// endpoint that receives one delivery an hour gets 1, a Decrypt per
+	// delivery. To be measured: CloudTrail's Decrypt events of the key ÷
+	// deliveries.
+	DeliveriesPerDecrypt float64
+
 	// EgressBytesPerAttempt is one POST on a reused connection: about 500
 	// bytes of headers, a 205-byte body for a small event, and TCP/TLS
 	// framing: 1,000 assumed.
@@ -114,6 +126,7 @@ var InitialAssumptions = Assumptions{
 	DeliveredLogBytes:           407,
 	RetryLogBytes:               450,
 	PlatformLogBytes:            250,
+	DeliveriesPerDecrypt:        100,
 	EgressBytesPerAttempt:       1000,
 	MessageBytes:                360,
 }
@@ -138,6 +151,8 @@ func Initial() Inputs { return InitialAssumptions.Inputs() }
 //	                             pending or delivered delivery)
 //	  on a failed attempt:       UpdateItem endpoint failure count; ChangeMessageVisibility
 //	  on the success after one:  UpdateItem endpoint failure count reset
+//	deliver, per secret opened:  KMS Decrypt, once per DeliveriesPerDecrypt deliveries (the
+//	                             opened secret is kept in the warm function)
 //
 // When a call is added or removed, change it here: the counts are data.
 func (a Assumptions) Inputs() Inputs {
@@ -188,6 +203,9 @@ func (a Assumptions) Inputs() Inputs {
 			{Name: "deliver Load BatchGetItem: the delivery (consistent)", PerDelivery: attempts, Units: 1},
 			{Name: "deliver Load BatchGetItem: the endpoint (consistent, at most one per message)", PerDelivery: attempts, Units: 1},
 			{Name: "enqueue Endpoints Query (eventual, at most one per record)", PerDelivery: 1, Units: 0.5},
+		},
+		KMS: []Op{
+			{Name: "deliver Decrypt of the endpoint's signing secret (kept an hour in the warm function)", PerDelivery: 1 / a.DeliveriesPerDecrypt, Units: 1},
 		},
 		StoredBytesPerDelivery:   a.StoredBytesPerRecord * (1 + a.DeliveryIndexCopies),
 		BackedUpBytesPerDelivery: backedUp,

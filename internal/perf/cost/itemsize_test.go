@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"encoding/base64"
 	"strconv"
 	"strings"
 	"testing"
@@ -119,4 +120,29 @@ func TestDeliveryRecordSizes(t *testing.T) {
 	}
 	require.Equal(t, 2.0, WriteUnits(long), "a record whose log keeps a 1 KB excerpt")
 	require.Equal(t, a.StoredBytesPerRecord, float64(delivered+100), "billed storage: the delivered record plus 100 bytes")
+}
+
+// TestEndpointRecordReadUnits ties the read units of an endpoint (1 RRU
+// in deliver's consistent batch read, 0.5 in enqueue's eventual query) to
+// the record the api function writes, its signing secrets sealed: a KMS
+// ciphertext of a 50-byte secret, taken here as 400 bytes (AWS does not
+// document the size; its header, nonce and tag are well under 350 bytes),
+// kept as base64, two of them while a secret rotates.
+func TestEndpointRecordReadUnits(t *testing.T) {
+	at := time.Date(2026, 11, 30, 4, 9, 26, 573147393, time.UTC)
+	sealed := base64.StdEncoding.EncodeToString(make([]byte, 400))
+	e := store.Endpoint{
+		TenantID: "ten_01JD8Z3Q4X5Y6Z7A8B9C0D1E2F", EndpointID: "ep_01JD8Z3Q4X5Y6Z7A8B9C0D1E2F",
+		URL: "https://hooks.example.com/webhooks/hookline/" + strings.Repeat("x", 56), Description: strings.Repeat("d", 100),
+		EventTypes: []string{"order.*", "payment.succeeded", "payment.failed"}, Headers: map[string]string{"X-Env": "production"},
+		SealedSecrets: []string{sealed}, SealedRetiringSecret: sealed, RetiringUntil: &at, UpdatedAt: &at, CreatedAt: at,
+	}
+	item, err := attributevalue.MarshalMap(e)
+	require.NoError(t, err)
+	item["pk"] = &types.AttributeValueMemberS{Value: "TENANT#" + e.TenantID}
+	item["sk"] = &types.AttributeValueMemberS{Value: "ENDPOINT#" + e.EndpointID}
+	size := ItemSize(item)
+	t.Logf("endpoint, its secret rotating: %d bytes", size)
+	require.Equal(t, 1.0, ReadUnits(size, true), "deliver's consistent read of the endpoint")
+	require.Equal(t, 0.5, ReadUnits(size, false), "enqueue's eventual query of a one-endpoint tenant")
 }

@@ -46,6 +46,13 @@ type Prices struct {
 	// DataTransferOut: USD per GB sent from the region to the internet,
 	// first tier.
 	DataTransferOut Price
+	// KMSRequests: USD per 1M requests to AWS KMS with a symmetric key
+	// (Encrypt, Decrypt).
+	KMSRequests Price
+	// KMSKey: USD per customer-managed key per month. Not used by
+	// Estimate: the signing secrets' key is billed per month, not per
+	// delivery.
+	KMSKey Price
 	// CustomMetric: USD per custom metric per month, first tier. Not used
 	// by Estimate: a metric is billed per month it exists, not per delivery.
 	CustomMetric Price
@@ -118,6 +125,19 @@ var Default = Prices{
 		Unit:   "GB",
 		Source: "https://wring.co/blog/aws-data-transfer-pricing-guide",
 		Note:   "to the internet, first 10 TB a month after 100 GB free; Lambda's outbound traffic is billed at these rates",
+	},
+	KMSRequests: Price{
+		USD:    3,
+		Unit:   "1M requests",
+		Source: "https://www.wring.co/blog/aws-kms-pricing-guide",
+		Note: "$0.03 per 10,000 symmetric requests after 20,000 free a month (account-wide); " +
+			"the rules (free tier, what a request is) on https://aws.amazon.com/kms/pricing/",
+	},
+	KMSKey: Price{
+		USD:    1,
+		Unit:   "key-month",
+		Source: "https://aws.amazon.com/kms/pricing/",
+		Note:   "each customer-managed key; with automatic rotation, each newly generated backing key adds $1 a month (the page's wording)",
 	},
 	CustomMetric: Price{
 		USD:    0.30,

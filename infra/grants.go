@@ -1,0 +1,68 @@
+package main
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/hookline/hookline/internal/sealing"
+)
+
+// Least privilege: each function is granted the API actions its code
+// calls, on the resources it calls them on, and nothing else. table.Grant
+// and the grantReadWriteData family are not used on the state table: they
+// cover every index (table/index/*) and, for the latter, Scan,
+// BatchWriteItem and the rest. The DynamoDB actions of every store method
+// are listed in store.Calls (held to the code by the store's tests), and
+// TestLeastPrivilege holds each role to the methods its handler can call.
+
+// grantTableItems lets fn call actions on the state table's items (not on
+// its index).
+func grantTableItems(fn awslambda.Function, table awsdynamodb.Table, actions ...string) {
+	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee:      fn,
+		Actions:      jsii.Strings(actions...),
+		ResourceArns: jsii.Strings(*table.TableArn()),
+	})
+}
+
+// grantIndexQuery lets fn Query the state table's per-tenant index, and
+// only that index.
+func grantIndexQuery(fn awslambda.Function, table awsdynamodb.Table) {
+	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee:      fn,
+		Actions:      jsii.Strings("dynamodb:Query"),
+		ResourceArns: jsii.Strings(*table.TableArn() + "/index/" + StateIndexName),
+	})
+}
+
+// grantSecrets lets fn call actions (kms:Encrypt for the api function,
+// kms:Decrypt for deliver) with the signing secrets' key, only for
+// ciphertexts whose encryption context names the signing-secret purpose.
+func grantSecrets(fn awslambda.Function, key awskms.IKey, actions ...string) {
+	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee:      fn,
+		Actions:      jsii.Strings(actions...),
+		ResourceArns: jsii.Strings(*key.KeyArn()),
+		Conditions: &map[string]*map[string]any{
+			"StringEquals": {"kms:EncryptionContext:" + sealing.ContextPurpose: sealing.Purpose},
+		},
+	})
+}
+
+// NewSecretsKey creates the customer-managed KMS key the endpoints'
+// signing secrets are sealed with (package sealing): symmetric, rotated
+// yearly by KMS, and retained when the stack is deleted, like the state
+// table whose secrets it alone opens (deleting it would make every
+// endpoint's secret unreadable). Its policy is CDK's default, which lets
+// the account's IAM policies grant its use; the functions' grants do.
+func NewSecretsKey(scope constructs.Construct, id string) awskms.Key {
+	return awskms.NewKey(scope, &id, &awskms.KeyProps{
+		Description:       jsii.String("hookline: seals endpoint signing secrets in the state table"),
+		EnableKeyRotation: jsii.Bool(true),
+		RemovalPolicy:     awscdk.RemovalPolicy_RETAIN,
+	})
+}

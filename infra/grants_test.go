@@ -1,0 +1,263 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/hookline/hookline/internal/api"
+	"github.com/hookline/hookline/internal/deliver"
+	"github.com/hookline/hookline/internal/enqueue"
+	"github.com/hookline/hookline/internal/replay"
+	"github.com/hookline/hookline/internal/sealing"
+	"github.com/hookline/hookline/internal/store"
+	"github.com/stretchr/testify/require"
+)
+
+// methods are the method names of the interface *T.
+func methods[T any]() []string {
+	typ := reflect.TypeFor[T]()
+	var out []string
+	for i := range typ.NumMethod() {
+		out = append(out, typ.Method(i).Name)
+	}
+	return out
+}
+
+// storeMethods are the Store methods each function calls: the methods of
+// the store interface its package declares (what the handler can reach).
+// The api function also runs replay.Worker.Start, which saves the job.
+var storeMethods = map[string][]string{
+	"deliver": methods[deliver.Store](),
+	"enqueue": methods[enqueue.Store](),
+	"replay":  append(methods[replay.Store](), "DLQDepths"), // Worker.Depths
+	"api":     append(methods[api.Store](), "SaveJob"),
+}
+
+// grantSet is a role's permissions as a set: for each resource (and
+// condition), the sorted actions allowed on it.
+type grantSet map[string][]string
+
+func grantKey(resource, condition any) string {
+	b, _ := json.Marshal(struct{ Resource, Condition any }{resource, condition})
+	return string(b)
+}
+
+func (g grantSet) add(resource, condition any, actions ...string) {
+	k := grantKey(resource, condition)
+	for _, a := range actions {
+		if !slices.Contains(g[k], a) {
+			g[k] = append(g[k], a)
+		}
+	}
+	slices.Sort(g[k])
+}
+
+// grantsOf is what a function's role allows, from its inline policies.
+func (s *synthesized) grantsOf(t *testing.T, fnID string) grantSet {
+	t.Helper()
+	g := grantSet{}
+	for _, st := range s.rolePolicy(t, fnID) {
+		require.Equal(t, "Allow", st.Effect)
+		for _, r := range st.Resource {
+			g.add(roundTripAny(t, r), roundTripAny(t, st.Condition), st.Actions...)
+		}
+	}
+	return g
+}
+
+func roundTripAny(t *testing.T, v any) any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	var out any
+	require.NoError(t, json.Unmarshal(b, &out))
+	return out
+}
+
+// stateGrants are the state table grants the methods need, from
+// store.Calls: item actions on the table, Query on the index where a method
+// queries it.
+func stateGrants(t *testing.T, g grantSet, s *synthesized, names []string) {
+	t.Helper()
+	table := getAtt(s.stateTable, "Arn")
+	index := obj{"Fn::Join": arr{"", arr{table, "/index/" + store.IndexTenant}}}
+	for _, m := range names {
+		calls, ok := store.Calls[m]
+		require.True(t, ok, "store.Calls does not list %s", m)
+		for _, c := range calls {
+			if c.Index {
+				g.add(index, nil, "dynamodb:"+c.Action)
+			} else {
+				g.add(table, nil, "dynamodb:"+c.Action)
+			}
+		}
+	}
+}
+
+// Each function's role allows exactly what its code calls: the state
+// table's actions follow from the store methods it calls (store.Calls,
+// which the store's tests hold to the code); the queue, stream, secret and
+// key grants are listed here. An action added to a role, or a resource,
+// fails this test, and so does one the code needs and the role lacks.
+func TestLeastPrivilege(t *testing.T) {
+	s := synth(t, HooklineStackProps{})
+	keyOut := dig(t, s.json, "Outputs", "SecretsKeyARN", "Value", "Fn::GetAtt").(arr)
+	key := getAtt(keyOut[0].(string), "Arn")
+	purpose := obj{"StringEquals": obj{"kms:EncryptionContext:purpose": sealing.Purpose}}
+	arn := func(id string) obj { return getAtt(id, "Arn") }
+	// What an SQS event source mapping needs of its queue (CDK's
+	// grantConsumeMessages; deliver and replay also call
+	// ChangeMessageVisibility themselves).
+	consume := []string{"sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ReceiveMessage"}
+
+	want := map[string]func(g grantSet){
+		"deliver": func(g grantSet) {
+			g.add(arn(s.deliveryQueue), nil, consume...)
+			g.add(arn(s.deadLetter), nil, "sqs:SendMessage") // permanent failures
+			g.add(key, purpose, "kms:Decrypt")               // signing secrets opened
+		},
+		"enqueue": func(g grantSet) {
+			g.add(arn(s.deliveryQueue), nil, "sqs:SendMessage") // SendMessageBatch
+			// The stream mapping (CDK's grantStreamRead) and its on-failure
+			// destination (CDK's grantSendMessages).
+			g.add("*", nil, "dynamodb:ListStreams")
+			g.add(getAtt(s.outboxTable, "StreamArn"), nil, "dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator")
+			g.add(arn(s.enqueueFails), nil, "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:SendMessage")
+		},
+		"api": func(g grantSet) {
+			g.add(arn(s.replayJobs), nil, "sqs:SendMessage")                  // replay jobs started
+			g.add(arn(s.replayOps), nil, "sqs:SendMessage")                   // the operator's redrive
+			g.add(refTo(s.operatorKey), nil, "secretsmanager:GetSecretValue") // the operator key
+			g.add(key, purpose, "kms:Encrypt")                                // secrets sealed, never opened
+		},
+		"replay": func(g grantSet) {
+			g.add(arn(s.deliveryQueue), nil, "sqs:SendMessage")
+			g.add(arn(s.deadLetter), nil, "sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:ReceiveMessage") // sweep, redrive
+			g.add(arn(s.replayJobs), nil, consume...)
+			g.add(arn(s.replayJobs), nil, "sqs:SendMessage") // the next step
+			g.add(arn(s.replayOps), nil, consume...)
+			g.add(arn(s.replayOps), nil, "sqs:SendMessage") // a redrive's next step, recovered jobs
+		},
+	}
+	fns := map[string]string{"deliver": s.deliverFn, "enqueue": s.enqueueFn, "api": s.apiFn, "replay": s.replayFn}
+	for _, name := range slices.Sorted(maps.Keys(fns)) {
+		t.Run(name+": exactly what it calls", func(t *testing.T) {
+			expected := grantSet{}
+			stateGrants(t, expected, s, storeMethods[name])
+			want[name](expected)
+			// Its own log group, and no other (no AWSLambdaBasicExecutionRole).
+			logGroup := dig(t, s.resource(t, fns[name], "AWS::Lambda::Function"), "Properties", "LoggingConfig", "LogGroup", "Ref").(string)
+			expected.add(arn(logGroup), nil, "logs:CreateLogStream", "logs:PutLogEvents") // its streams (<group ARN>:*)
+			expected.add(obj{"Fn::Join": arr{"", arr{"arn:", obj{"Ref": "AWS::Partition"}, ":logs:", obj{"Ref": "AWS::Region"}, ":",
+				obj{"Ref": "AWS::AccountId"}, ":log-group:", obj{"Ref": logGroup}}}}, nil, "logs:CreateLogStream", "logs:PutLogEvents") // the group
+			got := s.grantsOf(t, fns[name])
+			require.Equal(t, expected, got)
+			t.Logf("%s role:\n%s", name, got)
+		})
+	}
+
+	t.Run("deliver's state table actions", func(t *testing.T) {
+		// Spelled out, so that the figure in the report is checked too.
+		g := s.grantsOf(t, s.deliverFn)
+		require.Equal(t, []string{"dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:UpdateItem"}, g[grantKey(getAtt(s.stateTable, "Arn"), nil)])
+	})
+
+	t.Run("no function role has a managed policy", func(t *testing.T) {
+		for name, fn := range fns {
+			role := dig(t, s.resource(t, fn, "AWS::Lambda::Function"), "Properties", "Role", "Fn::GetAtt").(arr)[0].(string)
+			_, has := dig(t, s.resource(t, role, "AWS::IAM::Role"), "Properties").(obj)["ManagedPolicyArns"]
+			require.False(t, has, "%s's role %s", name, role)
+		}
+	})
+
+	t.Run("no role may Scan, write in batches, or use a wildcard action", func(t *testing.T) {
+		var policies *map[string]*map[string]any
+		check(t, func() { policies = s.tpl.FindResources(jsii.String("AWS::IAM::Policy"), nil) })
+		require.NotEmpty(t, *policies)
+		for id, p := range *policies {
+			for _, raw := range dig(t, roundTrip(t, p), "Properties", "PolicyDocument", "Statement").(arr) {
+				doc, _ := json.Marshal(raw.(obj)["Action"])
+				for _, banned := range []string{"dynamodb:Scan", "dynamodb:BatchWriteItem", "dynamodb:PartiQL", ":*\"", "\"*\""} {
+					require.NotContains(t, string(doc), banned, "policy %s", id)
+				}
+			}
+		}
+	})
+
+	t.Run("only deliver may decrypt, only the api function encrypt", func(t *testing.T) {
+		var policies *map[string]*map[string]any
+		check(t, func() { policies = s.tpl.FindResources(jsii.String("AWS::IAM::Policy"), nil) })
+		deliverRole := dig(t, s.resource(t, s.deliverFn, "AWS::Lambda::Function"), "Properties", "Role", "Fn::GetAtt").(arr)[0].(string)
+		apiRole := dig(t, s.resource(t, s.apiFn, "AWS::Lambda::Function"), "Properties", "Role", "Fn::GetAtt").(arr)[0].(string)
+		for id, p := range *policies {
+			doc := roundTrip(t, p)
+			roles := fmt.Sprint(dig(t, doc, "Properties", "Roles"))
+			var actions []string
+			for _, raw := range dig(t, doc, "Properties", "PolicyDocument", "Statement").(arr) {
+				switch a := raw.(obj)["Action"].(type) {
+				case string:
+					actions = append(actions, a)
+				case arr:
+					for _, x := range a {
+						actions = append(actions, x.(string))
+					}
+				}
+			}
+			if slices.Contains(actions, "kms:Decrypt") {
+				require.Equal(t, fmt.Sprint(arr{refTo(deliverRole)}), roles, "policy %s lets another role decrypt", id)
+			}
+			if slices.Contains(actions, "kms:Encrypt") {
+				require.Equal(t, fmt.Sprint(arr{refTo(apiRole)}), roles, "policy %s lets another role encrypt", id)
+			}
+			for _, a := range actions {
+				if strings.HasPrefix(a, "kms:") {
+					require.Contains(t, []string{"kms:Decrypt", "kms:Encrypt"}, a, "policy %s", id)
+				}
+			}
+		}
+	})
+
+	t.Run("roles carry no managed policy but the basic execution role", func(t *testing.T) {
+		for name, fn := range fns {
+			role := dig(t, s.resource(t, fn, "AWS::Lambda::Function"), "Properties", "Role", "Fn::GetAtt").(arr)[0].(string)
+			managed, _ := dig(t, s.resource(t, role, "AWS::IAM::Role"), "Properties").(obj)["ManagedPolicyArns"].(arr)
+			for _, m := range managed {
+				require.Contains(t, fmt.Sprint(m), ":iam::aws:policy/service-role/AWSLambdaBasicExecutionRole", "%s role", name)
+			}
+		}
+	})
+
+	t.Run("the signing secrets' key: rotated, retained, named to the functions that use it", func(t *testing.T) {
+		id := keyOut[0].(string)
+		r := s.resource(t, id, "AWS::KMS::Key")
+		require.Equal(t, "Retain", r["DeletionPolicy"])
+		require.Equal(t, "Retain", r["UpdateReplacePolicy"])
+		s.hasProperties(t, "AWS::KMS::Key", id, obj{"EnableKeyRotation": true, "KeySpec": assertions.Match_Absent()})
+		for _, fn := range []string{s.apiFn, s.deliverFn} {
+			s.hasProperties(t, "AWS::Lambda::Function", fn, obj{
+				"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{sealing.EnvKeyARN: key})},
+			})
+		}
+		for _, fn := range []string{s.enqueueFn, s.replayFn} {
+			s.hasProperties(t, "AWS::Lambda::Function", fn, obj{
+				"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{sealing.EnvKeyARN: assertions.Match_Absent()})},
+			})
+		}
+	})
+}
+
+// String renders a grant set one resource a line, for the test log.
+func (g grantSet) String() string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(g)) {
+		fmt.Fprintf(&b, "  %s: %s\n", k, strings.Join(g[k], ", "))
+	}
+	return b.String()
+}

@@ -1,0 +1,72 @@
+package store
+
+// Call is one DynamoDB API action a Store method may make.
+type Call struct {
+	// Action is the DynamoDB API action, as IAM names it after
+	// "dynamodb:": GetItem, BatchGetItem, PutItem, UpdateItem, DeleteItem,
+	// Query.
+	Action string
+	// Index is true for a Query of the per-tenant index (IndexTenant),
+	// false for an action on the table.
+	Index bool
+}
+
+var (
+	getItem    = Call{Action: "GetItem"}
+	batchGet   = Call{Action: "BatchGetItem"}
+	putItem    = Call{Action: "PutItem"}
+	updateItem = Call{Action: "UpdateItem"}
+	deleteItem = Call{Action: "DeleteItem"}
+	query      = Call{Action: "Query"}
+	queryIndex = Call{Action: "Query", Index: true}
+)
+
+// Calls lists, for every exported Store method, each DynamoDB action it may
+// make, on whichever path. A function's IAM grants follow from the methods
+// it calls: the stack's template tests hold each function's role to the
+// union of its methods' calls, and the store's tests hold this list to the
+// code (a method that starts calling something else fails them). A
+// TransactWriteItems is listed as the actions of its items, which is how IAM
+// authorizes it. No method calls Scan or BatchWriteItem;
+// SealPlaintextSecrets, the operator's migration, is not a Store method and
+// scans.
+var Calls = map[string][]Call{
+	"DLQDepths":                 {queryIndex},
+	"ReconcileDLQDepth":         {getItem, queryIndex, updateItem},
+	"RecordAttemptIfUnchanged":  {updateItem},
+	"CreateJob":                 {putItem, updateItem},
+	"TenantJobs":                {getItem},
+	"ReleaseJob":                {updateItem},
+	"IdleJobs":                  {queryIndex},
+	"ClaimSweep":                {updateItem},
+	"CreateEndpoint":            {putItem},
+	"ListEndpoints":             {query},
+	"UpdateEndpoint":            {updateItem},
+	"DeleteEndpoint":            {deleteItem},
+	"RotateSecret":              {getItem, updateItem},
+	"SetEndpointEnabled":        {updateItem},
+	"DeliveriesOfEvent":         {query, batchGet},
+	"Load":                      {batchGet},
+	"LoadWith":                  {batchGet},
+	"ListDead":                  {queryIndex},
+	"ClaimForReplay":            {getItem, updateItem},
+	"ReleaseReplay":             {updateItem},
+	"SaveJob":                   {putItem},
+	"Job":                       {getItem},
+	"PutEndpoint":               {putItem},
+	"Endpoint":                  {getItem},
+	"Endpoints":                 {query},
+	"Delivery":                  {getItem},
+	"RecordAttempt":             {updateItem},
+	"MarkDeadBeforeLastAttempt": {updateItem},
+	"PutRejection":              {putItem},
+	"Rejection":                 {getItem},
+	"DisableEndpoint":           {updateItem},
+	"RecordEndpointFailure":     {updateItem},
+	"ResetEndpointFailures":     {updateItem},
+	"CreateTenant":              {putItem},
+	"Tenant":                    {getItem},
+	"PutAPIKey":                 {getItem, putItem},
+	"TenantForKey":              {getItem},
+	"RevokeAPIKey":              {queryIndex, updateItem},
+}

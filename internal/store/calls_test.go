@@ -1,0 +1,210 @@
+package store
+
+import (
+	"context"
+	"maps"
+	"reflect"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/hookline/hookline/internal/delivery"
+	"github.com/stretchr/testify/require"
+)
+
+// recorder answers every call as generously as it can (an item found, a
+// query page of one item, an update returning a dead delivery), so that a
+// method takes its longest path, and records each call.
+type recorder struct {
+	mu    sync.Mutex
+	calls []Call
+}
+
+func (r *recorder) record(action string, index *string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := Call{Action: action, Index: index != nil}
+	if !slices.Contains(r.calls, c) {
+		r.calls = append(r.calls, c)
+	}
+}
+
+// found is an item that decodes as a tenant, an endpoint (with a plaintext
+// secret), an API key, a dead delivery or a replay job.
+func found(k map[string]types.AttributeValue) map[string]types.AttributeValue {
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	item := map[string]types.AttributeValue{
+		"tenant_id": s("t"), "endpoint_id": s("e"), "key_id": s("k"), "hash": s("h"), "delivery_id": s("d"),
+		"state": s(string(delivery.StateDead)), "job_id": s("j"), "kind": s("ids"), "status": s("queued"),
+		"secrets": &types.AttributeValueMemberL{Value: []types.AttributeValue{s("whsec_x")}},
+		"depth":   &types.AttributeValueMemberN{Value: "1"},
+	}
+	for n, v := range k {
+		item[n] = v
+	}
+	return item
+}
+
+func (r *recorder) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	r.record("GetItem", nil)
+	return &dynamodb.GetItemOutput{Item: found(in.Key)}, nil
+}
+
+func (r *recorder) BatchGetItem(_ context.Context, in *dynamodb.BatchGetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+	r.record("BatchGetItem", nil)
+	return &dynamodb.BatchGetItemOutput{}, nil
+}
+
+func (r *recorder) PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	r.record("PutItem", nil)
+	return &dynamodb.PutItemOutput{}, nil
+}
+
+func (r *recorder) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	r.record("UpdateItem", nil)
+	return &dynamodb.UpdateItemOutput{Attributes: found(in.Key)}, nil
+}
+
+func (r *recorder) DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
+	r.record("DeleteItem", nil)
+	return &dynamodb.DeleteItemOutput{}, nil
+}
+
+func (r *recorder) TransactWriteItems(_ context.Context, in *dynamodb.TransactWriteItemsInput, _ ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	// IAM authorizes a transaction by the action of each of its items.
+	for _, op := range in.TransactItems {
+		switch {
+		case op.Put != nil:
+			r.record("PutItem", nil)
+		case op.Update != nil:
+			r.record("UpdateItem", nil)
+		case op.Delete != nil:
+			r.record("DeleteItem", nil)
+		case op.ConditionCheck != nil:
+			r.record("ConditionCheckItem", nil)
+		}
+	}
+	return &dynamodb.TransactWriteItemsOutput{}, nil
+}
+
+func (r *recorder) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	r.record("Query", in.IndexName)
+	// Count says two where one item comes: a count query (the depth
+	// reconciliation) then finds the counter (1) off, its longest path.
+	return &dynamodb.QueryOutput{Items: []map[string]types.AttributeValue{found(key("TENANT#t", "ENDPOINT#e"))}, Count: 2, ScannedCount: 2}, nil
+}
+
+// TestCallsListsWhatEachMethodCalls holds Calls to the code: each method,
+// run against the recorder, makes exactly the calls Calls lists, and every
+// exported method is listed.
+func TestCallsListsWhatEachMethodCalls(t *testing.T) {
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	dead := Outcome{State: delivery.StateDead, DeadReason: "x", Message: "{}"}
+	run := map[string]func(ctx context.Context, s *Store) error{
+		"DLQDepths":         func(ctx context.Context, s *Store) error { _, err := s.DLQDepths(ctx); return err },
+		"ReconcileDLQDepth": func(ctx context.Context, s *Store) error { _, err := s.ReconcileDLQDepth(ctx, "t"); return err },
+		"RecordAttemptIfUnchanged": func(ctx context.Context, s *Store) error {
+			return s.RecordAttemptIfUnchanged(ctx, Delivery{DeliveryID: "d", TenantID: "t"}, Attempt{Number: 1, At: now}, dead)
+		},
+		"CreateJob": func(ctx context.Context, s *Store) error {
+			return s.CreateJob(ctx, &ReplayJob{JobID: "j", TenantID: "t", Kind: "ids"}, 3)
+		},
+		"TenantJobs": func(ctx context.Context, s *Store) error { _, err := s.TenantJobs(ctx, "t"); return err },
+		"ReleaseJob": func(ctx context.Context, s *Store) error { return s.ReleaseJob(ctx, "t", "j") },
+		"IdleJobs":   func(ctx context.Context, s *Store) error { _, err := s.IdleJobs(ctx, now, 10); return err },
+		"ClaimSweep": func(ctx context.Context, s *Store) error { _, err := s.ClaimSweep(ctx, time.Minute); return err },
+		"CreateEndpoint": func(ctx context.Context, s *Store) error {
+			_, err := s.CreateEndpoint(ctx, Endpoint{TenantID: "t", EndpointID: "e"})
+			return err
+		},
+		"ListEndpoints": func(ctx context.Context, s *Store) error { _, _, err := s.ListEndpoints(ctx, "t", 10, ""); return err },
+		"UpdateEndpoint": func(ctx context.Context, s *Store) error {
+			d := "d"
+			_, err := s.UpdateEndpoint(ctx, "t", "e", EndpointChange{Description: &d})
+			return err
+		},
+		"DeleteEndpoint": func(ctx context.Context, s *Store) error { return s.DeleteEndpoint(ctx, "t", "e") },
+		"SetEndpointEnabled": func(ctx context.Context, s *Store) error {
+			_, err := s.SetEndpointEnabled(ctx, "t", "e", true)
+			return err
+		},
+		"RotateSecret": func(ctx context.Context, s *Store) error {
+			_, err := s.RotateSecret(ctx, "t", "e", Rotation{Sealed: "S", Grace: time.Hour, Seal: func(context.Context, string) (string, error) { return "S0", nil }})
+			return err
+		},
+		"DeliveriesOfEvent": func(ctx context.Context, s *Store) error { _, err := s.DeliveriesOfEvent(ctx, "t", "ev"); return err },
+		"Load": func(ctx context.Context, s *Store) error {
+			_, err := s.Load(ctx, []string{"d"}, []EndpointRef{{"t", "e"}})
+			return err
+		},
+		"LoadWith": func(ctx context.Context, s *Store) error {
+			_, err := s.LoadWith(ctx, LoadOptions{Eventual: true}, []string{"d"}, nil)
+			return err
+		},
+		"ListDead": func(ctx context.Context, s *Store) error {
+			_, _, err := s.ListDead(ctx, "t", DeadFilter{}, 10, "")
+			return err
+		},
+		"ClaimForReplay": func(ctx context.Context, s *Store) error {
+			_, err := s.ClaimForReplay(ctx, "d", "t", "j", time.Minute)
+			return err
+		},
+		"ReleaseReplay": func(ctx context.Context, s *Store) error { return s.ReleaseReplay(ctx, "d", "j") },
+		"SaveJob":       func(ctx context.Context, s *Store) error { return s.SaveJob(ctx, &ReplayJob{JobID: "j", Kind: "ids"}) },
+		"Job":           func(ctx context.Context, s *Store) error { _, err := s.Job(ctx, "j"); return err },
+		"PutEndpoint": func(ctx context.Context, s *Store) error {
+			return s.PutEndpoint(ctx, Endpoint{TenantID: "t", EndpointID: "e"})
+		},
+		"Endpoint":  func(ctx context.Context, s *Store) error { _, err := s.Endpoint(ctx, "t", "e"); return err },
+		"Endpoints": func(ctx context.Context, s *Store) error { _, err := s.Endpoints(ctx, "t"); return err },
+		"Delivery":  func(ctx context.Context, s *Store) error { _, err := s.Delivery(ctx, "d"); return err },
+		"RecordAttempt": func(ctx context.Context, s *Store) error {
+			return s.RecordAttempt(ctx, Delivery{DeliveryID: "d", TenantID: "t"}, Attempt{Number: 1, At: now}, dead)
+		},
+		"MarkDeadBeforeLastAttempt": func(ctx context.Context, s *Store) error {
+			return s.MarkDeadBeforeLastAttempt(ctx, Delivery{DeliveryID: "d", TenantID: "t"}, "x", "{}", now)
+		},
+		"PutRejection": func(ctx context.Context, s *Store) error {
+			return s.PutRejection(ctx, Rejection{Key: "k", TenantID: "t"})
+		},
+		"Rejection":       func(ctx context.Context, s *Store) error { _, err := s.Rejection(ctx, "k"); return err },
+		"DisableEndpoint": func(ctx context.Context, s *Store) error { return s.DisableEndpoint(ctx, "t", "e", "r") },
+		"RecordEndpointFailure": func(ctx context.Context, s *Store) error {
+			_, err := s.RecordEndpointFailure(ctx, "t", "e", 1)
+			return err
+		},
+		"ResetEndpointFailures": func(ctx context.Context, s *Store) error { return s.ResetEndpointFailures(ctx, "t", "e") },
+		"CreateTenant": func(ctx context.Context, s *Store) error {
+			_, err := s.CreateTenant(ctx, Tenant{TenantID: "t"})
+			return err
+		},
+		"Tenant": func(ctx context.Context, s *Store) error { _, err := s.Tenant(ctx, "t"); return err },
+		"PutAPIKey": func(ctx context.Context, s *Store) error {
+			_, err := s.PutAPIKey(ctx, APIKey{KeyID: "k", TenantID: "t", Hash: "h"})
+			return err
+		},
+		"TenantForKey": func(ctx context.Context, s *Store) error { _, err := s.TenantForKey(ctx, "h"); return err },
+		"RevokeAPIKey": func(ctx context.Context, s *Store) error { return s.RevokeAPIKey(ctx, "t", "k") },
+	}
+
+	var methods []string
+	typ := reflect.TypeOf(&Store{})
+	for i := range typ.NumMethod() {
+		methods = append(methods, typ.Method(i).Name)
+	}
+	require.ElementsMatch(t, methods, slices.Collect(maps.Keys(Calls)), "every exported Store method is in Calls, and nothing else")
+	require.ElementsMatch(t, methods, slices.Collect(maps.Keys(run)), "every exported Store method is run here")
+
+	for name, f := range run {
+		t.Run(name, func(t *testing.T) {
+			r := &recorder{}
+			s := New(r, "state")
+			s.Now = func() time.Time { return now }
+			require.NoError(t, f(context.Background(), s))
+			require.ElementsMatch(t, Calls[name], r.calls)
+		})
+	}
+}
