@@ -15,7 +15,10 @@ import (
 // fakeDB is an in-memory state table with just what the store's unit tests
 // need: items by pk/sk, conditional puts on attribute_not_exists(pk), batch
 // reads, and queries of a partition by sort key prefix (a tenant's
-// endpoints), in sort key order, a page of pageSize items at a time.
+// endpoints), in sort key order, a page of pageSize items at a time; and
+// queries of the tenant index by a sort key range (a tenant's dead
+// deliveries), with DynamoDB's ValidationExceptions for a range whose upper
+// bound is below its lower one and for a start key outside the range.
 // Updates are recorded, not applied: the store's update expressions are
 // checked against the local cloud (e2e), not re-implemented here.
 type fakeDB struct {
@@ -103,7 +106,10 @@ func (f *fakeDB) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dy
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls["Query"]++
-	if in.IndexName != nil || aws.ToString(in.KeyConditionExpression) != "pk = :pk AND begins_with(sk, :sk)" {
+	if in.IndexName != nil {
+		return f.queryIndex(in)
+	}
+	if aws.ToString(in.KeyConditionExpression) != "pk = :pk AND begins_with(sk, :sk)" {
 		return nil, fmt.Errorf("fakeDB: only a partition's items by sort key prefix can be queried")
 	}
 	pk, prefix := str(in.ExpressionAttributeValues, ":pk"), str(in.ExpressionAttributeValues, ":sk")
@@ -132,4 +138,66 @@ func (f *fakeDB) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _ .
 	f.calls["DeleteItem"]++
 	delete(f.items, itemKey(in.Key))
 	return &dynamodb.DeleteItemOutput{}, nil
+}
+
+// queryIndex answers "gsi1pk = :pk AND gsi1sk BETWEEN :lo AND :hi" on the
+// tenant index as DynamoDB does: in (gsi1sk, pk) order, Limit items read
+// (pageSize without one), the filter (equalities joined by AND) applied to
+// those, and a ValidationException for what DynamoDB refuses.
+func (f *fakeDB) queryIndex(in *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) {
+	if aws.ToString(in.IndexName) != IndexTenant || aws.ToString(in.KeyConditionExpression) != "gsi1pk = :pk AND gsi1sk BETWEEN :lo AND :hi" {
+		return nil, fmt.Errorf("fakeDB: only the tenant index by a sort key range can be queried")
+	}
+	pk := str(in.ExpressionAttributeValues, ":pk")
+	lo, hi := str(in.ExpressionAttributeValues, ":lo"), str(in.ExpressionAttributeValues, ":hi")
+	if lo > hi {
+		return nil, fmt.Errorf("ValidationException: Invalid KeyConditionExpression: The BETWEEN operator requires upper bound to be greater than or equal to lower bound; lowerBound: %s, upperBound: %s", lo, hi)
+	}
+	var items []map[string]types.AttributeValue
+	for _, item := range f.items {
+		if sk := str(item, "gsi1sk"); str(item, "gsi1pk") == pk && sk >= lo && sk <= hi {
+			items = append(items, item)
+		}
+	}
+	less := func(a, b map[string]types.AttributeValue) bool {
+		return str(a, "gsi1sk") < str(b, "gsi1sk") || str(a, "gsi1sk") == str(b, "gsi1sk") && str(a, "pk") < str(b, "pk")
+	}
+	sort.Slice(items, func(i, j int) bool { return less(items[i], items[j]) })
+	start := 0
+	if esk := in.ExclusiveStartKey; esk != nil {
+		if sk := str(esk, "gsi1sk"); str(esk, "gsi1pk") != pk || sk < lo || sk > hi {
+			return nil, fmt.Errorf("ValidationException: The provided starting key is outside query boundaries based on provided conditions")
+		}
+		start = sort.Search(len(items), func(i int) bool { return less(esk, items[i]) })
+	}
+	n := f.pageSize
+	if in.Limit != nil {
+		n = int(*in.Limit)
+	}
+	end := min(len(items), start+n)
+	out := &dynamodb.QueryOutput{ScannedCount: int32(end - start)}
+	for _, item := range items[start:end] {
+		if matches(item, aws.ToString(in.FilterExpression), in.ExpressionAttributeValues) {
+			out.Items = append(out.Items, item)
+		}
+	}
+	if end < len(items) {
+		last := items[end-1]
+		out.LastEvaluatedKey = map[string]types.AttributeValue{"pk": last["pk"], "sk": last["sk"], "gsi1pk": last["gsi1pk"], "gsi1sk": last["gsi1sk"]}
+	}
+	return out, nil
+}
+
+// matches evaluates a filter of "attribute = :value" terms joined by AND.
+func matches(item map[string]types.AttributeValue, filter string, values map[string]types.AttributeValue) bool {
+	if filter == "" {
+		return true
+	}
+	for term := range strings.SplitSeq(filter, " AND ") {
+		name, value, ok := strings.Cut(term, " = ")
+		if !ok || str(item, name) != str(values, value) {
+			return false
+		}
+	}
+	return true
 }
