@@ -127,6 +127,7 @@ func (e *env) do(method, target, key string, body any, hdr ...string) *httptest.
 	}
 	rec := httptest.NewRecorder()
 	e.h.ServeHTTP(rec, req)
+	requireDocumented(e.tb, req, rec)
 	return rec
 }
 
