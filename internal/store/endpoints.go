@@ -88,13 +88,17 @@ type EndpointChange struct {
 func (s *Store) UpdateEndpoint(ctx context.Context, tenantID, endpointID string, c EndpointChange) (Endpoint, error) {
 	set := "SET updated_at = :now"
 	values := map[string]types.AttributeValue{":now": timeValue(s.Now())}
+	// Every attribute by an alias: url is a reserved word in DynamoDB
+	// expressions.
+	names := map[string]string{}
 	remove := ""
 	add := func(attr string, v any, empty bool) error {
+		names["#"+attr] = attr
 		if empty {
 			if remove == "" {
-				remove = " REMOVE " + attr
+				remove = " REMOVE #" + attr
 			} else {
-				remove += ", " + attr
+				remove += ", #" + attr
 			}
 			return nil
 		}
@@ -102,7 +106,7 @@ func (s *Store) UpdateEndpoint(ctx context.Context, tenantID, endpointID string,
 		if err != nil {
 			return err
 		}
-		set += ", " + attr + " = :" + attr
+		set += ", #" + attr + " = :" + attr
 		values[":"+attr] = av
 		return nil
 	}
@@ -126,6 +130,7 @@ func (s *Store) UpdateEndpoint(ctx context.Context, tenantID, endpointID string,
 		TableName: &s.table, Key: endpointKey(tenantID, endpointID),
 		UpdateExpression:          aws.String(set + remove),
 		ConditionExpression:       aws.String("attribute_exists(pk)"),
+		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
 		ReturnValues:              types.ReturnValueAllNew,
 	})

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -94,10 +95,37 @@ func (f *fakeDB) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func
 	return &dynamodb.PutItemOutput{}, nil
 }
 
+// reservedNames are the words among this store's attribute names that
+// DynamoDB reserves (of the 573 in the developer guide's "Reserved words in
+// DynamoDB"): an expression must name them by an alias (#url), or DynamoDB
+// refuses it with a ValidationException.
+var reservedNames = map[string]bool{
+	"at": true, "cursor": true, "error": true, "filter": true, "hash": true, "key": true, "name": true,
+	"state": true, "status": true, "until": true, "url": true,
+}
+
+var exprIdentRE = regexp.MustCompile(`[#:]?[A-Za-z_][A-Za-z0-9_]*`)
+
+// checkReserved refuses an expression naming a reserved word bare, as
+// DynamoDB does.
+func checkReserved(exprs ...*string) error {
+	for _, e := range exprs {
+		for _, word := range exprIdentRE.FindAllString(aws.ToString(e), -1) {
+			if reservedNames[strings.ToLower(word)] {
+				return fmt.Errorf("ValidationException: Invalid UpdateExpression: Attribute name is a reserved keyword; reserved keyword: %s", word)
+			}
+		}
+	}
+	return nil
+}
+
 func (f *fakeDB) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls["UpdateItem"]++
+	if err := checkReserved(in.UpdateExpression, in.ConditionExpression); err != nil {
+		return nil, err
+	}
 	f.updates = append(f.updates, in)
 	return &dynamodb.UpdateItemOutput{}, nil
 }
