@@ -126,6 +126,9 @@ func (s *Store) UpdateEndpoint(ctx context.Context, tenantID, endpointID string,
 	if err != nil {
 		return Endpoint{}, fmt.Errorf("marshal endpoint change: %w", err)
 	}
+	if len(names) == 0 {
+		names = nil // DynamoDB refuses an empty map
+	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &s.table, Key: endpointKey(tenantID, endpointID),
 		UpdateExpression:          aws.String(set + remove),

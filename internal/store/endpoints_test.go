@@ -20,11 +20,12 @@ func TestUpdateEndpointNamesEveryAttributeByAnAlias(t *testing.T) {
 		"set all":   {URL: &url, Description: &desc, EventTypes: &types, Headers: &headers},
 		"clear all": {Description: &empty, EventTypes: &[]string{}, Headers: &map[string]string{}},
 		"url only":  {URL: &url},
+		"nothing":   {}, // DynamoDB refuses an empty ExpressionAttributeNames
 	} {
 		_, err := s.UpdateEndpoint(context.Background(), "t1", "ep_1", c)
 		require.NoError(t, err, name)
 	}
-	require.Len(t, db.updates, 3)
+	require.Len(t, db.updates, 4)
 	for _, up := range db.updates {
 		for alias, attr := range up.ExpressionAttributeNames {
 			require.Contains(t, aws.ToString(up.UpdateExpression), alias, attr)

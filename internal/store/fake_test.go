@@ -126,6 +126,12 @@ func (f *fakeDB) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ .
 	if err := checkReserved(in.UpdateExpression, in.ConditionExpression); err != nil {
 		return nil, err
 	}
+	if in.ExpressionAttributeNames != nil && len(in.ExpressionAttributeNames) == 0 {
+		return nil, fmt.Errorf("ValidationException: ExpressionAttributeNames must not be empty")
+	}
+	if in.ExpressionAttributeValues != nil && len(in.ExpressionAttributeValues) == 0 {
+		return nil, fmt.Errorf("ValidationException: ExpressionAttributeValues must not be empty")
+	}
 	f.updates = append(f.updates, in)
 	return &dynamodb.UpdateItemOutput{}, nil
 }
