@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -22,11 +23,8 @@ func (s *Store) CreateEndpoint(ctx context.Context, e Endpoint) (Endpoint, error
 	if err != nil {
 		return e, fmt.Errorf("marshal endpoint %s: %w", e.EndpointID, err)
 	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: &s.table, Item: withKey(item, endpointKey(e.TenantID, e.EndpointID)),
-		ConditionExpression: aws.String("attribute_not_exists(pk)"),
-	})
-	if isConditionFailed(err) {
+	err = s.putNew(ctx, withKey(item, endpointKey(e.TenantID, e.EndpointID)))
+	if errors.Is(err, ErrExists) {
 		return e, fmt.Errorf("endpoint %s: %w", e.EndpointID, ErrExists)
 	}
 	if err != nil {

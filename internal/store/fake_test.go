@@ -85,8 +85,12 @@ func (f *fakeDB) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func
 	switch c := aws.ToString(in.ConditionExpression); c {
 	case "":
 	case "attribute_not_exists(pk)":
-		if _, ok := f.items[k]; ok {
-			return nil, &types.ConditionalCheckFailedException{Message: aws.String("The conditional request failed")}
+		if old, ok := f.items[k]; ok {
+			ccf := &types.ConditionalCheckFailedException{Message: aws.String("The conditional request failed")}
+			if in.ReturnValuesOnConditionCheckFailure == types.ReturnValuesOnConditionCheckFailureAllOld {
+				ccf.Item = old
+			}
+			return nil, ccf
 		}
 	default:
 		return nil, fmt.Errorf("fakeDB: condition %q not supported", c)
