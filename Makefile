@@ -10,7 +10,7 @@ FUNCTIONS := enqueue deliver api replay
 LDFLAGS  := -s -w -X github.com/hookline/hookline/internal/dispatch.Version=$(VERSION)
 GOARCH_OF = $(if $(filter x86_64,$(1)),amd64,arm64)
 
-.PHONY: help build build-local tools test test-unit test-e2e demo deploy deploy-local local-up local-down lint bench bench-offline bench-replay soak clean
+.PHONY: help build build-local tools test test-unit test-e2e test-api demo deploy deploy-local local-up local-down lint bench bench-offline bench-replay soak clean
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -46,6 +46,9 @@ deploy-local: local-up build-local tools ## Deploy the CDK app into the local cl
 deploy: tools ## Deploy to AWS with cdk deploy (arm64; pass CDK_ARGS="-c key=value ...")
 	@$(MAKE) --no-print-directory build ARCH=arm64
 	node_modules/.bin/cdk deploy Hookline -c architecture=arm64 $(CDK_ARGS)
+
+test-api: deploy-local ## The API against docs/openapi.yaml on the local cloud, with schemathesis (bounded; log in .local/schemathesis.log)
+	@scripts/schemathesis.sh
 
 demo: deploy-local ## Run the whole pipeline locally: deliver, retry, dead-letter, with a summary
 	@source scripts/env.sh && $(GO) run ./scripts/demo
