@@ -10,7 +10,7 @@ FUNCTIONS := enqueue deliver api replay
 LDFLAGS  := -s -w -X github.com/hookline/hookline/internal/dispatch.Version=$(VERSION)
 GOARCH_OF = $(if $(filter x86_64,$(1)),amd64,arm64)
 
-.PHONY: help build build-local tools test test-unit test-e2e demo deploy deploy-local local-up local-down lint cfn-lint bench bench-offline bench-replay soak redrive-enqueue seal-secrets clean
+.PHONY: help build build-local tools test test-unit test-e2e test-api demo deploy deploy-local local-up local-down lint cfn-lint bench bench-offline bench-replay soak redrive-enqueue seal-secrets clean
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -52,6 +52,9 @@ deploy: tools ## Deploy to AWS with cdk deploy (arm64; pass CDK_ARGS="-c key=val
 
 redrive-enqueue: ## Re-drive the stream batches parked on the enqueue failure queue, with your AWS credentials (ARGS="-outputs FILE" or "-queue-url URL -function NAME"; docs/operations.md)
 	$(GO) run ./scripts/enqueueredrive $(ARGS)
+
+test-api: deploy-local ## The API against docs/openapi.yaml on the local cloud, with schemathesis (bounded; log in .local/schemathesis.log)
+	@scripts/schemathesis.sh
 
 demo: deploy-local ## Run the whole pipeline locally: deliver, retry, dead-letter, with a summary
 	@source scripts/env.sh && $(GO) run ./scripts/demo

@@ -84,9 +84,10 @@ func mustJSON(v any) string {
 }
 
 // NewHTTPAPI creates the HTTP API (payload 2.0) with one route per entry of
-// api.Routes(), all served by one function, and the operator key as a
-// generated Secrets Manager secret only that function can read. Its stage
-// is throttled (RateLimit, BurstLimit) and writes a JSON access log.
+// api.Routes() and the catch-all $default route, all served by one
+// function, and the operator key as a generated Secrets Manager secret only
+// that function can read. Its stage is throttled (RateLimit, BurstLimit)
+// and writes a JSON access log.
 func NewHTTPAPI(scope constructs.Construct, id string, p HTTPAPIProps) HTTPAPI {
 	c := constructs.NewConstruct(scope, &id)
 	secret := awssecretsmanager.NewSecret(c, jsii.String("OperatorKey"), &awssecretsmanager.SecretProps{
@@ -118,11 +119,16 @@ func NewHTTPAPI(scope constructs.Construct, id string, p HTTPAPIProps) HTTPAPI {
 	})
 	grantSecrets(fn, p.SecretsKey, "kms:Encrypt")
 
-	httpAPI := awsapigatewayv2.NewHttpApi(c, jsii.String("Http"), &awsapigatewayv2.HttpApiProps{
-		Description: jsii.String("hookline tenant and operator API"),
-	})
 	integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("Lambda"), fn,
 		&awsapigatewayv2integrations.HttpLambdaIntegrationProps{PayloadFormatVersion: awsapigatewayv2.PayloadFormatVersion_VERSION_2_0()})
+	httpAPI := awsapigatewayv2.NewHttpApi(c, jsii.String("Http"), &awsapigatewayv2.HttpApiProps{
+		Description: jsii.String("hookline tenant and operator API"),
+		// The catch-all route ($default) sends what no route matches to the
+		// function too: it answers a wrong method 405 with Allow and an
+		// unknown or unclean path 404, as problem documents, where API
+		// Gateway itself would answer 404 {"message":"Not Found"} to both.
+		DefaultIntegration: integration,
+	})
 	for _, rt := range api.Routes() {
 		httpAPI.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
 			Path:        jsii.String(rt.Path),

@@ -20,6 +20,8 @@ export CDK_DEFAULT_REGION=$AWS_REGION
 MINISTACK_VERSION=1.5.33
 CBOR2_VERSION=6.3.0
 CFN_LINT_VERSION=1.58.0
+# API fuzzing against docs/openapi.yaml (scripts/schemathesis.sh).
+SCHEMATHESIS_VERSION=4.32.5
 VENV="$HOOKLINE_ROOT/.venv"
 STATE_DIR="$HOOKLINE_ROOT/.local"
 mkdir -p "$STATE_DIR"

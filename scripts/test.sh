@@ -20,6 +20,9 @@ if [ -n "${HOOKLINE_OWN_CLOUD:-}" ] && ! curl -fsS -m 2 "$AWS_ENDPOINT_URL/_loca
 fi
 make --no-print-directory deploy-local
 go test -count=1 -tags e2e -timeout 20m -v ./e2e/... 2>&1 | tee "$STATE_DIR/e2e.log"
+# The API against its OpenAPI document: no server error, no undocumented
+# status, no schema-violating request accepted, no answer off its schema.
+scripts/schemathesis.sh
 
 # The kill test: SIGKILL to the running deliver and enqueue processes while
 # events flow to receivers that fail at random (one of them down, so its

@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -151,17 +153,77 @@ func Routes() []Route {
 	}
 }
 
-// Handler returns the router with every route, authentication, and 404/405
-// answers as problem documents.
+// Handler returns the router with every route and authentication. What no
+// route takes is answered with a problem document: a path that is not one of
+// the routes' (or not in its clean form: "//v1/endpoints", "/v1/./endpoints",
+// "/v1/endpoints/") 404, never a redirect; a method the path does not take
+// 405, with Allow naming those it does.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
+	var paths []string
+	methods := map[string][]string{}
 	for _, rt := range Routes() {
 		mux.Handle(rt.Method+" "+rt.Path, s.route(rt))
+		if methods[rt.Path] == nil {
+			paths = append(paths, rt.Path)
+		}
+		methods[rt.Path] = append(methods[rt.Path], rt.Method)
+	}
+	for _, p := range paths {
+		// Any other method of a route's path; a pattern without a method
+		// is less specific than the routes', so it only gets the rest.
+		allow := allowHeader(methods[p])
+		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+			writeProblem(w, notAllowed(r.Method, p, allow))
+		})
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeProblem(w, problem(http.StatusNotFound, "no route %s %s", r.Method, r.URL.Path))
+		writeProblem(w, noRoute(r))
 	})
-	return s.recoverer(mux)
+	return s.recoverer(cleanPathsOnly(mux))
+}
+
+// methodsOf lists the methods of the routes at path.
+func methodsOf(path string) []string {
+	var ms []string
+	for _, rt := range Routes() {
+		if rt.Path == path {
+			ms = append(ms, rt.Method)
+		}
+	}
+	return ms
+}
+
+// allowHeader is the Allow value for a path's methods, sorted.
+func allowHeader(methods []string) string {
+	ms := slices.Clone(methods)
+	slices.Sort(ms)
+	return strings.Join(slices.Compact(ms), ", ")
+}
+
+// notAllowed answers a method that path does not take: 405 with Allow.
+func notAllowed(method, path, allow string) *Problem {
+	p := problem(http.StatusMethodNotAllowed, "%s is not a method of %s: it takes %s", method, path, allow)
+	p.allow = allow
+	return p
+}
+
+func noRoute(r *http.Request) *Problem {
+	return problem(http.StatusNotFound, "no route %s %s", r.Method, r.URL.Path)
+}
+
+// cleanPathsOnly answers 404 to a path that is not in its clean form (see
+// path.Clean: no empty, "." or ".." segment, no trailing slash), where
+// http.ServeMux would redirect to the clean path: a client of this API gets
+// a problem document it can read, never a redirect to follow with its key.
+func cleanPathsOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; p == "" || path.Clean(p) != p {
+			writeProblem(w, problem(http.StatusNotFound, "no route %s %s: a path has no empty, . or .. segment and no trailing slash", r.Method, p))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func (s *Server) now() time.Time {
@@ -174,6 +236,12 @@ func (s *Server) now() time.Time {
 // route authenticates a request and runs the route's handler.
 func (s *Server) route(rt Route) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.Method != rt.Method {
+			// HEAD, which http.ServeMux gives to a GET pattern: the API
+			// takes only the methods it documents.
+			writeProblem(rw, notAllowed(r.Method, rt.Path, allowHeader(methodsOf(rt.Path))))
+			return
+		}
 		start := s.now()
 		w := &statusWriter{ResponseWriter: rw, status: http.StatusOK}
 		token, ok := bearer(r)

@@ -159,6 +159,7 @@ func (e *env) do(method, target, key string, body any, hdr ...string) *httptest.
 	}
 	rec := httptest.NewRecorder()
 	e.h.ServeHTTP(rec, req)
+	requireDocumented(e.tb, req, rec)
 	return rec
 }
 
@@ -637,7 +638,9 @@ func TestCreateEndpointValidation(t *testing.T) {
 		detail string   // a substring of the detail
 	}{
 		{name: "missing url", body: `{"description":"x"}`, status: 400, fields: []string{"url"}, detail: "url is required"},
-		{name: "null body", body: `null`, status: 400, fields: []string{"url"}},
+		{name: "null body", body: `null`, status: 400, detail: "JSON object"},
+		{name: "null header value", body: `{` + url + `,"headers":{"X-A":null}}`, status: 400, fields: []string{"headers.X-A"}},
+		{name: "null among event types", body: `{` + url + `,"event_types":["a",null]}`, status: 400, fields: []string{"event_types[1]"}},
 		{name: "http", body: `{"url":"http://hooks.example.com/x"}`, status: 400, fields: []string{"url"}, detail: "https"},
 		{name: "user info", body: `{"url":"https://user:pw@hooks.example.com/x"}`, status: 400, fields: []string{"url"}, detail: "user info"},
 		{name: "metadata address", body: `{"url":"https://169.254.169.254/latest/meta-data"}`, status: 400, fields: []string{"url"}},
@@ -667,6 +670,11 @@ func TestCreateEndpointValidation(t *testing.T) {
 		{name: "CRLF in header value", body: `{` + url + `,"headers":{"X-Ok":"a\r\nX-Injected: 1"}}`, status: 400, fields: []string{"headers.X-Ok"}},
 		{name: "LF in header value", body: `{` + url + `,"headers":{"X-Ok":"a\nb"}}`, status: 400, fields: []string{"headers.X-Ok"}},
 		{name: "NUL in header value", body: `{` + url + `,"headers":{"X-Ok":"a\u0000b"}}`, status: 400, fields: []string{"headers.X-Ok"}},
+		{name: "control character in header value", body: `{` + url + `,"headers":{"X-Ok":"a\u0001b"}}`, status: 400, fields: []string{"headers.X-Ok"}, detail: "control character"},
+		{name: "DEL in header value", body: `{` + url + `,"headers":{"X-Ok":"a\u007f"}}`, status: 400, fields: []string{"headers.X-Ok"}},
+		{name: "escape in header value", body: `{` + url + `,"headers":{"X-Ok":"\u001b[31m"}}`, status: 400, fields: []string{"headers.X-Ok"}},
+		{name: "control character in header name", body: `{` + url + `,"headers":{"X-\u0001":"x"}}`, status: 400, fields: []string{"headers.X-\x01"}},
+		{name: "same header twice", body: `{` + url + `,"headers":{"X-Ok":"a","x-ok":"b"}}`, status: 400, fields: []string{"headers.x-ok"}, detail: "case-insensitive"},
 		{name: "bad header name", body: `{` + url + `,"headers":{"Bad Name":"x"}}`, status: 400, fields: []string{"headers.Bad Name"}},
 		{name: "empty header name", body: `{` + url + `,"headers":{"":"x"}}`, status: 400, fields: []string{"headers."}},
 		{name: "header value too long", body: `{` + url + `,"headers":{"X-Ok":"` + strings.Repeat("v", 1025) + `"}}`, status: 400, fields: []string{"headers.X-Ok"}},
@@ -857,6 +865,29 @@ func TestPatchEndpoint(t *testing.T) {
 		}
 		after, _ := e.store.endpoint("acme", created.ID)
 		require.Equal(t, before, after)
+	})
+	// net/http's client refuses to send a header with a control character
+	// (tab aside): such a header would fail every delivery to the endpoint.
+	t.Run("control characters in a custom header are 400 naming it", func(t *testing.T) {
+		created := e.createEndpoint(key, nil)
+		before, _ := e.store.endpoint("acme", created.ID)
+		for body, field := range map[string]string{
+			`{"headers":{"X-A":"a\u0001b"}}`:          "headers.X-A",
+			`{"headers":{"X-A":"\u007f"}}`:            "headers.X-A",
+			`{"headers":{"X-A":"a\u001fb"}}`:          "headers.X-A",
+			`{"headers":{"X-A":"a\rb"}}`:              "headers.X-A",
+			`{"headers":{"X-\u0001":"v"}}`:            "headers.X-\x01",
+			`{"headers":{"X-A\u007f":"v"}}`:           "headers.X-A\x7f",
+			`{"headers":{"X-Ok":"v","X-B":"\u0000"}}`: "headers.X-B",
+		} {
+			p := requireProblem(t, e.do("PATCH", "/v1/endpoints/"+created.ID, key, body), http.StatusBadRequest)
+			require.Equal(t, []string{field}, fields(p), body)
+			require.Contains(t, p.Detail, field, "the detail names the header")
+		}
+		after, _ := e.store.endpoint("acme", created.ID)
+		require.Equal(t, before, after)
+		rec := e.do("PATCH", "/v1/endpoints/"+created.ID, key, `{"headers":{"X-A":"tab\tis fine, and so is é"}}`)
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	})
 	t.Run("unknown endpoint", func(t *testing.T) {
 		p := requireProblem(t, e.do("PATCH", "/v1/endpoints/ep_nope", key, `{"description":"x"}`), http.StatusNotFound)
@@ -1220,35 +1251,92 @@ func TestGetDelivery(t *testing.T) {
 
 // --- routing, hostile input, failures ---------------------------------------
 
+// A path no route has is 404; a method a route's path does not take is 405
+// with Allow naming the methods it does, whatever the key (routing comes
+// before authentication: the routes are public in the OpenAPI document).
 func TestUnknownRoutesAndMethods(t *testing.T) {
 	e := newEnv(t)
 	key := e.newTenant("acme")
-	tests := []struct{ method, target string }{
-		{"GET", "/"},
-		{"GET", "/v2/endpoints"},
-		{"GET", "/v1"},
-		{"GET", "/v1/endpoint"},
-		{"GET", "/v1/endpoints/ep_1/secret"},
-		{"GET", "/v1/admin/tenants"},
-		{"GET", "/v1/deliveries"},
-		{"PUT", "/v1/endpoints"},
-		{"DELETE", "/v1/endpoints"},
-		{"PUT", "/v1/endpoints/ep_1"},
-		{"GET", "/v1/endpoints/ep_1/rotate-secret"},
-		{"POST", "/v1/deliveries/dl_1"},
-		{"OPTIONS", "/v1/endpoints"},
-		{"PATCH", "/v1/admin/tenants/acme/keys/k"},
-		{"BREW", "/v1/endpoints"},
+	tests := []struct {
+		method, target string
+		status         int
+		allow          string
+	}{
+		{"GET", "/", 404, ""},
+		{"GET", "/v2/endpoints", 404, ""},
+		{"GET", "/v1", 404, ""},
+		{"GET", "/v1/endpoint", 404, ""},
+		{"GET", "/v1/endpoints/ep_1/secret", 404, ""},
+		{"GET", "/v1/deliveries", 404, ""},
+		{"GET", "/v1/admin/tenants", 405, "POST"},
+		{"PUT", "/v1/endpoints", 405, "GET, POST"},
+		{"DELETE", "/v1/endpoints", 405, "GET, POST"},
+		{"HEAD", "/v1/endpoints", 405, "GET, POST"},
+		{"PUT", "/v1/endpoints/ep_1", 405, "DELETE, GET, PATCH"},
+		{"POST", "/v1/endpoints/ep_1", 405, "DELETE, GET, PATCH"},
+		{"GET", "/v1/endpoints/ep_1/rotate-secret", 405, "POST"},
+		{"POST", "/v1/deliveries/dl_1", 405, "GET"},
+		{"HEAD", "/v1/deliveries/dl_1", 405, "GET"},
+		{"OPTIONS", "/v1/endpoints", 405, "GET, POST"},
+		{"POST", "/v1/dlq", 405, "GET"},
+		{"GET", "/v1/dlq/replay", 405, "POST"},
+		{"PATCH", "/v1/admin/tenants/acme/keys/k", 405, "DELETE"},
+		{"GET", "/v1/admin/dlq/redrive", 405, "POST"},
+		{"DELETE", "/v1/admin/stats", 405, "GET"},
+		{"BREW", "/v1/endpoints", 405, "GET, POST"},
 	}
 	for _, tc := range tests {
 		for _, k := range []string{"", key, operatorKey} {
 			t.Run(tc.method+" "+tc.target+" key="+fmt.Sprint(k != ""), func(t *testing.T) {
 				rec := e.do(tc.method, tc.target, k, nil)
-				require.Contains(t, []int{http.StatusNotFound, http.StatusMethodNotAllowed}, rec.Code, rec.Body.String())
+				require.Equal(t, tc.status, rec.Code, rec.Body.String())
+				require.Equal(t, tc.allow, rec.Header().Get("Allow"))
+				if tc.method == "HEAD" {
+					return // no body to check
+				}
+				p := checkProblem(t, rec)
+				if tc.status == http.StatusMethodNotAllowed {
+					require.Contains(t, p.Detail, tc.allow, "the detail names the methods too")
+				}
+			})
+		}
+	}
+}
+
+// An unclean path (an empty, . or .. segment, a trailing slash) is 404, where
+// http.ServeMux would redirect (301, or 307 with a body) to the clean one: a
+// client must not be sent on with its key to another URL, and API Gateway
+// would not route it either.
+func TestUncleanPathsAre404(t *testing.T) {
+	e := newEnv(t)
+	key := e.newTenant("acme")
+	ep := e.createEndpoint(key, nil)
+	for _, tc := range []struct{ method, target string }{
+		{"GET", "//v1/endpoints"},
+		{"GET", "/v1//endpoints"},
+		{"GET", "/v1/endpoints/"},
+		{"GET", "/v1/./endpoints"},
+		{"GET", "/v1/endpoints/."},
+		{"GET", "/v1/x/../endpoints"},
+		{"GET", "/v1/endpoints/" + ep.ID + "/"},
+		{"GET", "/v1/endpoints/%2e%2e/endpoints"},
+		{"POST", "/v1/endpoints/"},
+		{"POST", "/v1//dlq/replay"},
+		{"DELETE", "/v1/endpoints//" + ep.ID},
+		{"GET", "/v1/endpoints/../admin/stats"},
+		{"GET", "/v1/dlq/?since=2026-01-01T00:00:00Z"},
+	} {
+		for _, k := range []string{key, operatorKey} {
+			t.Run(tc.method+" "+tc.target, func(t *testing.T) {
+				rec := e.do(tc.method, tc.target, k, nil)
+				require.Equal(t, http.StatusNotFound, rec.Code, rec.Body.String())
+				require.Empty(t, rec.Header().Get("Location"), "no redirect")
 				checkProblem(t, rec)
 			})
 		}
 	}
+	_, ok := e.store.endpoint("acme", ep.ID)
+	require.True(t, ok, "nothing was deleted")
 }
 
 func TestHostileInputsNever5xx(t *testing.T) {
@@ -1313,8 +1401,6 @@ func TestHostileInputsNever5xx(t *testing.T) {
 		{"POST", "/v1/admin/tenants/%00/keys", operatorKey, nil, nil},
 		{"DELETE", "/v1/admin/tenants/" + long + "/keys/" + long, operatorKey, nil, nil},
 		{"DELETE", "/v1/admin/tenants/acme/keys/%ff", operatorKey, nil, nil},
-		// ServeMux redirects unclean paths (307 to the cleaned path): not a
-		// problem document, but not an error either.
 		{"GET", "/v1//endpoints", key, nil, nil},
 		{"GET", "/v1/endpoints/../admin/tenants", key, nil, nil},
 	}

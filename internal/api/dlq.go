@@ -63,8 +63,11 @@ func jobView(j store.ReplayJob) ReplayJobView {
 }
 
 // filterFrom reads a dead-letter filter; field names are those of the query
-// string and of the replay body alike.
-func filterFrom(endpoint, eventType, since, until string) (store.DeadFilter, []FieldError) {
+// string and of the replay body alike, and the listing and a replay by
+// filter check it by the same rules, so a replay job is never accepted with
+// a filter the listing would refuse. now is the server's clock: a since
+// after it can match nothing, and is refused as the client's mistake.
+func filterFrom(endpoint, eventType, since, until string, now time.Time) (store.DeadFilter, []FieldError) {
 	f := store.DeadFilter{EndpointID: endpoint, EventType: eventType}
 	var errs []FieldError
 	parse := func(field, v string) time.Time {
@@ -72,12 +75,20 @@ func filterFrom(endpoint, eventType, since, until string) (store.DeadFilter, []F
 			return time.Time{}
 		}
 		t, err := time.Parse(time.RFC3339Nano, v)
-		if err != nil {
+		switch {
+		case err != nil:
 			errs = append(errs, FieldError{Field: field, Message: "must be an RFC 3339 time, like 2026-11-30T01:00:00Z"})
+		case !store.KeyTime(t):
+			errs = append(errs, FieldError{Field: field, Message: "must be from 0000-01-01T00:00:00Z to 9999-12-31T23:59:59Z (in UTC)"})
+		default:
+			return t
 		}
-		return t
+		return time.Time{}
 	}
 	f.Since, f.Until = parse("since", since), parse("until", until)
+	if f.Since.After(now) {
+		errs = append(errs, FieldError{Field: "since", Message: "is in the future (the server's time is " + now.UTC().Format(time.RFC3339) + "): no delivery died then"})
+	}
 	if !f.Since.IsZero() && !f.Until.IsZero() && f.Until.Before(f.Since) {
 		errs = append(errs, FieldError{Field: "until", Message: "is before since"})
 	}
@@ -90,26 +101,73 @@ func filterFrom(endpoint, eventType, since, until string) (store.DeadFilter, []F
 	return f, errs
 }
 
-func (s *Server) listDLQ(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
+// queryParams reads the query parameters of a route: each at most once and,
+// when present, not empty (an empty value is a client's bug, not a request
+// for the default). The values of the absent ones are "".
+func queryParams(r *http.Request, names ...string) (map[string]string, []FieldError) {
 	q := r.URL.Query()
-	f, errs := filterFrom(q.Get("endpoint_id"), q.Get("event_type"), q.Get("since"), q.Get("until"))
-	limit := 50
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			errs = append(errs, FieldError{Field: "limit", Message: "must be a whole number from 1 to 100"})
+	out := make(map[string]string, len(names))
+	var errs []FieldError
+	for _, name := range names {
+		vs, ok := q[name]
+		switch {
+		case !ok:
+		case len(vs) > 1:
+			errs = append(errs, FieldError{Field: name, Message: "is given more than once"})
+		case vs[0] == "":
+			errs = append(errs, FieldError{Field: name, Message: "is empty: give a value or leave the parameter out"})
+		default:
+			out[name] = vs[0]
 		}
-		limit = n
 	}
-	if len(q.Get("cursor")) > 1024 {
+	return out, errs
+}
+
+// limitParam reads the limit parameter: default 50, from 1 to 100.
+func limitParam(v string) (int, *FieldError) {
+	if v == "" {
+		return 50, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 100 {
+		return 0, &FieldError{Field: "limit", Message: "must be a whole number from 1 to 100"}
+	}
+	return n, nil
+}
+
+// cursorError is the field error of a cursor the store refused, nil for
+// another error.
+func cursorError(err error) *FieldError {
+	switch {
+	case errors.Is(err, store.ErrCursorMismatch):
+		return &FieldError{Field: "cursor", Message: "does not belong to this query: send it with the same filters as the request that returned it"}
+	case errors.Is(err, store.ErrBadCursor):
+		return &FieldError{Field: "cursor", Message: "is not a cursor this API returned"}
+	}
+	return nil
+}
+
+func (s *Server) listDLQ(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
+	q, errs := queryParams(r, "endpoint_id", "event_type", "since", "until", "limit", "cursor")
+	f, ferrs := filterFrom(q["endpoint_id"], q["event_type"], q["since"], q["until"], s.now())
+	errs = append(errs, ferrs...)
+	limit, lerr := limitParam(q["limit"])
+	if lerr != nil {
+		errs = append(errs, *lerr)
+	}
+	if len(q["cursor"]) > 1024 {
 		errs = append(errs, FieldError{Field: "cursor", Message: "is not a cursor this API returned"})
 	}
 	if len(errs) > 0 {
 		return invalid(errs...)
 	}
-	ds, next, err := s.Store.ListDead(r.Context(), tenant, f, limit, q.Get("cursor"))
-	if errors.Is(err, store.ErrBadCursor) {
-		return invalid(FieldError{Field: "cursor", Message: "is not a cursor this API returned"})
+	ds, next, err := s.Store.ListDead(r.Context(), tenant, f, limit, q["cursor"])
+	if ce := cursorError(err); ce != nil {
+		return invalid(*ce)
+	}
+	if errors.Is(err, store.ErrBadFilter) {
+		// filterFrom refuses every filter the store does: not reached.
+		return problem(http.StatusBadRequest, "the filter cannot be queried: %s", err.Error())
 	}
 	if err != nil {
 		return s.internal(r, err)
@@ -132,15 +190,27 @@ const MaxReplayIDs = 1000
 func (s *Server) replayDLQ(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
 	var in struct {
 		DeliveryIDs []string `json:"delivery_ids"`
-		EndpointID  string   `json:"endpoint_id"`
-		EventType   string   `json:"event_type"`
-		Since       string   `json:"since"`
-		Until       string   `json:"until"`
+		EndpointID  *string  `json:"endpoint_id"`
+		EventType   *string  `json:"event_type"`
+		Since       *string  `json:"since"`
+		Until       *string  `json:"until"`
 	}
 	if p := decode(w, r, &in); p != nil {
 		return p
 	}
-	f, errs := filterFrom(in.EndpointID, in.EventType, in.Since, in.Until)
+	var errs []FieldError
+	str := func(field string, v *string) string {
+		if v == nil {
+			return ""
+		}
+		if *v == "" {
+			errs = append(errs, FieldError{Field: field, Message: "is empty: give a value or leave the field out"})
+		}
+		return *v
+	}
+	endpoint, eventType, since, until := str("endpoint_id", in.EndpointID), str("event_type", in.EventType), str("since", in.Since), str("until", in.Until)
+	f, ferrs := filterFrom(endpoint, eventType, since, until, s.now())
+	errs = append(errs, ferrs...)
 	job := store.ReplayJob{TenantID: tenant, Kind: "filter", Filter: f, Status: "queued"}
 	if in.DeliveryIDs != nil {
 		job.Kind, job.IDs = "ids", in.DeliveryIDs

@@ -3,6 +3,7 @@ package api_test
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,6 +23,7 @@ func TestDLQList(t *testing.T) {
 	keyA := e.newTenant("tenant-a")
 	keyB := e.newTenant("tenant-b")
 	t0 := time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC)
+	e.clock.Advance(t0.Add(time.Hour).Sub(e.clock.Now())) // the server's time: an hour after the first death
 	for i := 0; i < 5; i++ {
 		typ := "order.created"
 		if i%2 == 1 {
@@ -44,7 +46,11 @@ func TestDLQList(t *testing.T) {
 		var ids []string
 		cursor := ""
 		for pages := 0; pages < 10; pages++ {
-			p := list(keyA, "?limit=2&cursor="+cursor)
+			q := "?limit=2"
+			if cursor != "" {
+				q += "&cursor=" + cursor
+			}
+			p := list(keyA, q)
 			for _, d := range p.Data {
 				ids = append(ids, d.ID)
 				require.Equal(t, "attempts_exhausted", d.DeadReason)
@@ -68,9 +74,34 @@ func TestDLQList(t *testing.T) {
 		for q, field := range map[string]string{
 			"?since=yesterday": "since", "?until=2026-01-01T00:00:00Z&since=2026-02-01T00:00:00Z": "until",
 			"?limit=0": "limit", "?limit=many": "limit", "?cursor=!!!": "cursor",
+			// Times the store's keys cannot hold, or a since after the
+			// server's clock (which can match nothing): DynamoDB refuses a
+			// key range whose upper bound is below its lower one.
+			"?since=9000-01-01T00:00:00Z":      "since",
+			"?since=2026-12-01T00:00:00Z":      "since",
+			"?until=9999-12-31T23:59:59-01:00": "until",
+			"?until=0000-01-01T00:00:00+01:00": "until",
+			// Empty or repeated parameters are refused, not read as absent.
+			"?until=": "until", "?since=": "since", "?limit=": "limit", "?cursor=": "cursor",
+			"?endpoint_id=": "endpoint_id", "?event_type=": "event_type", "?limit=1&limit=2": "limit",
 		} {
 			p := requireProblem(t, e.do("GET", "/v1/dlq"+q, keyA, nil), http.StatusBadRequest)
 			require.Equal(t, field, p.Errors[0].Field, q)
+			require.Contains(t, p.Detail, field, "the detail names the fault")
+		}
+	})
+	t.Run("far times the store can hold are accepted", func(t *testing.T) {
+		require.Len(t, list(keyA, "?until=9999-12-31T23:59:59Z").Data, 5)
+		require.Len(t, list(keyA, "?since=0000-01-01T00:00:00Z&until=2026-11-30T01:01:00Z").Data, 2)
+	})
+	t.Run("a cursor of another query is 400", func(t *testing.T) {
+		cursor := list(keyA, "?limit=2").NextCursor
+		require.NotEmpty(t, cursor)
+		require.Len(t, list(keyA, "?limit=2&cursor="+cursor).Data, 2, "the cursor works with its own query")
+		for _, q := range []string{"&since=" + t0.Add(4*time.Minute).Format(time.RFC3339), "&event_type=order.created", "&until=" + t0.Format(time.RFC3339)} {
+			p := requireProblem(t, e.do("GET", "/v1/dlq?limit=2&cursor="+cursor+q, keyA, nil), http.StatusBadRequest)
+			require.Equal(t, []string{"cursor"}, fields(p), q)
+			require.Contains(t, p.Detail, "does not belong to this query", q)
 		}
 	})
 }
@@ -80,7 +111,7 @@ func TestDLQReplayStartsAJob(t *testing.T) {
 	keyA := e.newTenant("tenant-a")
 	keyB := e.newTenant("tenant-b")
 
-	rec := e.do("POST", "/v1/dlq/replay", keyA, map[string]any{"event_type": "order.created", "since": "2026-11-30T00:00:00Z"})
+	rec := e.do("POST", "/v1/dlq/replay", keyA, map[string]any{"event_type": "order.created", "since": "2026-03-01T00:00:00Z"})
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 	job := decodeJSON[api.ReplayJobView](t, rec)
 	require.Equal(t, "filter", job.Kind)
@@ -108,6 +139,18 @@ func TestDLQReplayStartsAJob(t *testing.T) {
 		"bad time":        {map[string]any{"since": "last week"}, "since"},
 		"unknown field":   {map[string]any{"tenant_id": "tenant-b"}, "tenant_id"},
 		"ids not strings": {map[string]any{"delivery_ids": []int{1}}, "delivery_ids"},
+		"null ids":        {`{"delivery_ids":null}`, "delivery_ids"},
+		"null id":         {`{"delivery_ids":["a",null]}`, "delivery_ids[1]"},
+		// The filter is checked exactly as the listing checks it: a job
+		// accepted with a filter the listing refuses would fail every step.
+		"since in the future":   {map[string]any{"since": "9000-01-01T00:00:00Z"}, "since"},
+		"since past year 9999":  {map[string]any{"since": "2026-01-01T00:00:00Z", "until": "9999-12-31T23:59:59-01:00"}, "until"},
+		"since before year 0":   {map[string]any{"since": "0000-01-01T00:00:00+01:00"}, "since"},
+		"until before since":    {map[string]any{"since": "2026-03-02T00:00:00Z", "until": "2026-03-01T00:00:00Z"}, "until"},
+		"empty since":           {map[string]any{"since": ""}, "since"},
+		"empty event type":      {map[string]any{"event_type": ""}, "event_type"},
+		"long endpoint id":      {map[string]any{"endpoint_id": strings.Repeat("e", 257)}, "endpoint_id"},
+		"null in a filter list": {`{"event_type":"a","since":null,"until":[null]}`, "until[0]"},
 	} {
 		p := requireProblem(t, e.do("POST", "/v1/dlq/replay", keyA, tc.body), http.StatusBadRequest)
 		require.Equal(t, tc.field, p.Errors[0].Field, name)

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -92,16 +94,25 @@ func (s *Server) validate(in endpointInput, create bool) *Problem {
 		if len(*in.Headers) > 20 {
 			add("headers", "has %d entries, at most 20", len(*in.Headers))
 		}
-		for name, value := range *in.Headers {
+		names := slices.Sorted(maps.Keys(*in.Headers)) // the errors in a stable order
+		seen := map[string]string{}
+		for _, name := range names {
+			value := (*in.Headers)[name]
 			field := "headers." + name
+			canonical := http.CanonicalHeaderKey(name)
 			switch {
 			case !validHeaderName(name) || len(name) > 128:
-				add(field, "is not a valid header name")
+				add(field, "is not a valid header name: 1 to 128 letters, digits or !#$%%&'*+-.^_`|~")
 			case dispatch.Reserved(name):
 				add(field, "is set by hookline and cannot be replaced")
-			case len(value) > 1024 || strings.ContainsAny(value, "\r\n\x00"):
-				add(field, "must be at most 1024 bytes without line breaks")
+			case seen[canonical] != "":
+				add(field, "is the same header as %s (names are case-insensitive)", seen[canonical])
+			case len(value) > 1024:
+				add(field, "is %d bytes, at most 1024", len(value))
+			case !validHeaderValue(value):
+				add(field, "has a control character (only tab is allowed): not a valid header value")
 			}
+			seen[canonical] = name
 		}
 	}
 	if len(errs) > 0 {
@@ -169,21 +180,21 @@ func (s *Server) createEndpoint(w http.ResponseWriter, r *http.Request, tenant s
 }
 
 func (s *Server) listEndpoints(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
-	limit := 50
-	if v := r.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			return invalid(FieldError{Field: "limit", Message: "must be a whole number from 1 to 100"})
-		}
-		limit = n
+	q, errs := queryParams(r, "limit", "cursor")
+	limit, lerr := limitParam(q["limit"])
+	if lerr != nil {
+		errs = append(errs, *lerr)
 	}
-	cursor := r.URL.Query().Get("cursor")
+	cursor := q["cursor"]
 	if len(cursor) > 2*maxIDBytes { // no cursor this API returns is that long
-		return invalid(FieldError{Field: "cursor", Message: "is not a cursor this API returned"})
+		errs = append(errs, FieldError{Field: "cursor", Message: "is not a cursor this API returned"})
+	}
+	if len(errs) > 0 {
+		return invalid(errs...)
 	}
 	es, next, err := s.Store.ListEndpoints(r.Context(), tenant, limit, cursor)
-	if errors.Is(err, store.ErrBadCursor) {
-		return invalid(FieldError{Field: "cursor", Message: "is not a cursor this API returned"})
+	if ce := cursorError(err); ce != nil {
+		return invalid(*ce)
 	}
 	if err != nil {
 		return s.internal(r, err)

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -470,13 +471,29 @@ func (f *fakeStore) setConflictOnRotate(v bool) {
 
 var errTableDown = errors.New("dynamodb: table unreachable (fake)")
 
+// deadQuery names the query a filter makes, for the fake's cursors.
+func deadQuery(flt store.DeadFilter) string {
+	return fmt.Sprint(flt.EndpointID, "\x00", flt.EventType, "\x00", flt.Since.UnixNano(), "\x00", flt.Until.UnixNano())
+}
+
 // ListDead lists a tenant's dead deliveries, oldest death first, filtered;
-// the cursor is the last delivery id returned.
+// the cursor is the last delivery id returned and the query it belongs to.
+// Like the store, it refuses a filter whose times its keys cannot hold or
+// whose until is before its since (ErrBadFilter), and a cursor of another
+// query (ErrCursorMismatch).
 func (f *fakeStore) ListDead(_ context.Context, tenantID string, flt store.DeadFilter, limit int, cursor string) ([]store.Delivery, string, error) {
 	if err := f.enter("ListDead"); err != nil {
 		return nil, "", err
 	}
 	defer f.mu.Unlock()
+	for _, t := range []time.Time{flt.Since, flt.Until} {
+		if !t.IsZero() && !store.KeyTime(t) {
+			return nil, "", fmt.Errorf("time %s: %w", t, store.ErrBadFilter)
+		}
+	}
+	if !flt.Since.IsZero() && !flt.Until.IsZero() && flt.Until.Before(flt.Since) {
+		return nil, "", fmt.Errorf("until before since: %w", store.ErrBadFilter)
+	}
 	var all []store.Delivery
 	for _, d := range f.deliveries {
 		if d.TenantID != tenantID || d.State != "dead" || d.DeadAt == nil {
@@ -497,9 +514,16 @@ func (f *fakeStore) ListDead(_ context.Context, tenantID string, flt store.DeadF
 		if err != nil {
 			return nil, "", fmt.Errorf("cursor: %w", store.ErrBadCursor)
 		}
+		id, query, ok := strings.Cut(string(raw), "|")
+		if !ok {
+			return nil, "", fmt.Errorf("cursor: %w", store.ErrBadCursor)
+		}
+		if query != deadQuery(flt) {
+			return nil, "", fmt.Errorf("cursor: %w", store.ErrCursorMismatch)
+		}
 		start = len(all)
 		for i, d := range all {
-			if d.DeliveryID == string(raw) {
+			if d.DeliveryID == id {
 				start = i + 1
 			}
 		}
@@ -507,7 +531,7 @@ func (f *fakeStore) ListDead(_ context.Context, tenantID string, flt store.DeadF
 	end := min(len(all), start+limit)
 	next := ""
 	if end < len(all) {
-		next = base64.RawURLEncoding.EncodeToString([]byte(all[end-1].DeliveryID))
+		next = base64.RawURLEncoding.EncodeToString([]byte(all[end-1].DeliveryID + "|" + deadQuery(flt)))
 	}
 	return slices.Clone(all[start:end]), next, nil
 }

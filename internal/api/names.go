@@ -34,6 +34,13 @@ func validHeaderName(s string) bool {
 	})
 }
 
+// validHeaderValue reports whether s can be sent as an HTTP field value:
+// no control character but horizontal tab (RFC 9110, section 5.5; the
+// rule net/http's client enforces before it sends a request).
+func validHeaderValue(s string) bool {
+	return allBytes(s, func(c byte) bool { return c == '\t' || c >= 0x20 && c != 0x7f })
+}
+
 // isWordByte reports whether c is an ASCII letter, digit, _ or -.
 func isWordByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'

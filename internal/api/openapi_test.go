@@ -2,13 +2,20 @@ package api_test
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"path"
 	"reflect"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"go.yaml.in/yaml/v3"
 
@@ -289,3 +296,166 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		}
 	}
 }
+
+// documentedResponses maps each operation ("METHOD /path") to its
+// documented statuses and, for each, the media type of its body ("" for
+// none), read once from docs/openapi.yaml.
+var documentedResponses = sync.OnceValues(func() (map[string]map[string]string, error) {
+	b, err := os.ReadFile(openAPIPath)
+	if err != nil {
+		return nil, err
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, err
+	}
+	out := map[string]map[string]string{}
+	for path, item := range asMap(doc["paths"]) {
+		for _, m := range httpMethods {
+			op := asMap(asMap(item)[m])
+			if op == nil {
+				continue
+			}
+			statuses := map[string]string{}
+			for code, r := range asMap(op["responses"]) {
+				resp, err := resolve(doc, r)
+				if err != nil {
+					return nil, err
+				}
+				statuses[code] = ""
+				for mt := range asMap(resp["content"]) {
+					statuses[code] = mt
+				}
+			}
+			out[strings.ToUpper(m)+" "+path] = statuses
+		}
+	}
+	return out, nil
+})
+
+// routePatterns finds the route of a request as the API's router does.
+var routePatterns = sync.OnceValue(func() *http.ServeMux {
+	mux := http.NewServeMux()
+	for _, rt := range api.Routes() {
+		mux.HandleFunc(rt.Method+" "+rt.Path, func(http.ResponseWriter, *http.Request) {})
+	}
+	return mux
+})
+
+// requireDocumented fails tb if the answer rec to req is not one that
+// docs/openapi.yaml documents: a status the operation does not list, or a
+// body of another media type. Outside the operations, only 404 (no such
+// path, or an unclean one) and 405 with Allow are answered. env.do calls
+// it on every request of these tests, so every status they see is held to
+// the document.
+func requireDocumented(tb testing.TB, req *http.Request, rec *httptest.ResponseRecorder) {
+	tb.Helper()
+	ops, err := documentedResponses()
+	require.NoError(tb, err)
+	mt, _, _ := strings.Cut(rec.Header().Get("Content-Type"), ";")
+	if rec.Code == http.StatusMethodNotAllowed {
+		require.NotEmpty(tb, rec.Header().Get("Allow"), "405 names the allowed methods")
+		require.Equal(tb, "application/problem+json", mt)
+		return
+	}
+	op := ""
+	if p := req.URL.Path; path.Clean(p) == p {
+		_, pattern := routePatterns().Handler(req)
+		if pattern != "" && strings.HasPrefix(pattern, req.Method+" ") {
+			op = pattern
+		}
+	}
+	if op == "" {
+		require.Equal(tb, http.StatusNotFound, rec.Code, "%s %s is no operation: 404 or 405 only", req.Method, req.URL.Path)
+		require.Equal(tb, "application/problem+json", mt)
+		return
+	}
+	statuses, ok := ops[op]
+	require.True(tb, ok, "operation %s is not in %s", op, openAPIPath)
+	want, ok := statuses[strconv.Itoa(rec.Code)]
+	require.True(tb, ok, "%s answered %d, which %s does not document for it (%s %.200s): %.300s",
+		op, rec.Code, openAPIPath, req.Method, req.URL, rec.Body.String())
+	require.Equal(tb, want, mt, "%s %d: the media type documented", op, rec.Code)
+}
+
+// Every operation documents what every route answers: 400 (a path or query
+// the API Gateway adapter cannot parse), 401 and 500; 404 with a path
+// parameter (an id over 256 bytes, or none such); 413 and 415 with a body;
+// 503 on the admin routes (the operator key unreadable) and on replay.
+func TestOpenAPIDocumentsEveryStatusOfEveryRoute(t *testing.T) {
+	ops, err := documentedResponses()
+	require.NoError(t, err)
+	doc := loadOpenAPI(t)
+	bodies := map[string]bool{}
+	for _, o := range operations(t, doc) {
+		if o.op["requestBody"] != nil {
+			bodies[o.key] = true
+		}
+	}
+	for _, rt := range api.Routes() {
+		key := rt.Method + " " + rt.Path
+		want := []string{"400", "401", "500"}
+		if strings.Contains(rt.Path, "{") {
+			want = append(want, "404")
+		}
+		if bodies[key] {
+			want = append(want, "413", "415")
+		}
+		if rt.Operator || rt.Path == "/v1/dlq/replay" {
+			want = append(want, "503")
+		}
+		for _, code := range want {
+			_, ok := ops[key][code]
+			require.True(t, ok, "%s: %s not documented", key, code)
+		}
+	}
+}
+
+// The check itself: an undocumented status fails it.
+func TestRequireDocumentedRefusesAnUndocumentedStatus(t *testing.T) {
+	for _, tc := range []struct {
+		method, target string
+		status         int
+		ok             bool
+	}{
+		{"GET", "/v1/endpoints", http.StatusOK, true},
+		{"GET", "/v1/endpoints", http.StatusTeapot, false},
+		{"GET", "/v1/endpoints", http.StatusNotFound, false}, // no path parameter: never 404
+		{"GET", "/v1/endpoints/ep_1", http.StatusNotFound, true},
+		{"POST", "/v1/endpoints/ep_1/enable", http.StatusUnsupportedMediaType, false},
+		{"GET", "/v1/nothing", http.StatusNotFound, true},
+		{"GET", "/v1/nothing", http.StatusBadRequest, false},
+		{"GET", "/v1/endpoints/", http.StatusOK, false},
+	} {
+		t.Run(fmt.Sprint(tc.method, " ", tc.target, " ", tc.status), func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			rec.Header().Set("Content-Type", "application/problem+json")
+			if tc.status == http.StatusOK {
+				rec.Header().Set("Content-Type", "application/json")
+			}
+			rec.WriteHeader(tc.status)
+			ft := &fakeT{}
+			func() {
+				defer func() {
+					if v := recover(); v != nil && v != "FailNow" {
+						panic(v)
+					}
+				}()
+				requireDocumented(ft, httptest.NewRequest(tc.method, tc.target, nil), rec)
+			}()
+			require.Equal(t, !tc.ok, ft.failed, "failed")
+		})
+	}
+}
+
+// fakeT records a failure instead of failing the test. Only the methods
+// require calls are implemented; any other would panic on the nil TB.
+type fakeT struct {
+	testing.TB
+	failed bool
+}
+
+func (f *fakeT) Helper()               {}
+func (f *fakeT) Errorf(string, ...any) { f.failed = true }
+func (f *fakeT) FailNow()              { f.failed = true; panic("FailNow") }
+func (f *fakeT) Name() string          { return "fakeT" }

@@ -2,12 +2,15 @@ package api
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
+	"strconv"
 	"strings"
 )
 
@@ -24,6 +27,8 @@ type Problem struct {
 	Status int          `json:"status"`
 	Detail string       `json:"detail"`
 	Errors []FieldError `json:"errors,omitempty"`
+	// allow is the Allow header of a 405.
+	allow string
 }
 
 func (p *Problem) Error() string { return p.Detail }
@@ -49,6 +54,9 @@ func fieldList(errs []FieldError) string {
 func writeProblem(w http.ResponseWriter, p *Problem) {
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.Header().Set("Cache-Control", "no-store")
+	if p.allow != "" {
+		w.Header().Set("Allow", p.allow)
+	}
 	w.WriteHeader(p.Status)
 	_ = json.NewEncoder(w).Encode(p)
 }
@@ -84,8 +92,13 @@ func decode(w http.ResponseWriter, r *http.Request, v any) *Problem {
 	}
 	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
+	var raw json.RawMessage
+	err := dec.Decode(&raw)
+	if err == nil {
+		err = decodeObject(raw, v)
+	}
 	var syntax *json.SyntaxError
+	var null *nullError
 	var typ *json.UnmarshalTypeError
 	var tooBig *http.MaxBytesError
 	switch {
@@ -96,6 +109,10 @@ func decode(w http.ResponseWriter, r *http.Request, v any) *Problem {
 		return problem(http.StatusRequestEntityTooLarge, "the request body is over %d bytes", MaxBodyBytes)
 	case errors.As(err, &syntax):
 		return problem(http.StatusBadRequest, "the request body is not valid JSON (at byte %d)", syntax.Offset)
+	case errors.Is(err, errNotObject):
+		return problem(http.StatusBadRequest, "the request body must be a JSON object")
+	case errors.As(err, &null):
+		return invalid(FieldError{Field: null.field, Message: "is null: leave the field out instead"})
 	case errors.As(err, &typ):
 		field := typ.Field
 		if field == "" {
@@ -183,6 +200,105 @@ func firstNonSpace(b *bufio.Reader) (byte, error) {
 			continue
 		}
 		return c, b.UnreadByte()
+	}
+}
+
+var errNotObject = errors.New("not a JSON object")
+
+// nullError names a null in a request body where none is taken.
+type nullError struct{ field string }
+
+func (e *nullError) Error() string { return e.field + " is null" }
+
+// decodeObject decodes raw, a syntactically valid JSON value, into v, a
+// pointer to a struct: raw must be an object without unknown fields, and
+// without null but as the value of a field v holds as a pointer, where null
+// means the field is left out (Go would read any other null as the zero
+// value, which the request's schema does not allow).
+func decodeObject(raw json.RawMessage, v any) error {
+	if len(raw) == 0 || raw[0] != '{' {
+		return errNotObject
+	}
+	if field := findNull(raw, optionalFields(v)); field != "" {
+		return &nullError{field: field}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+// optionalFields lists the JSON names of the pointer fields of the struct v
+// points to.
+func optionalFields(v any) map[string]bool {
+	out := map[string]bool{}
+	t := reflect.TypeOf(v)
+	if t == nil || t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return out
+	}
+	for f := range t.Elem().Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Type.Kind() == reflect.Pointer && name != "" && name != "-" {
+			out[name] = true
+		}
+	}
+	return out
+}
+
+// findNull names the first null in raw (a valid JSON object) that is not
+// the value of one of its optional fields, as a field path like
+// headers.X-Name or delivery_ids[2]; "" if there is none.
+func findNull(raw json.RawMessage, optional map[string]bool) string {
+	if !bytes.Contains(raw, []byte("null")) {
+		return ""
+	}
+	type level struct {
+		path   string
+		object bool
+		key    string // an object's current key
+		index  int    // an array's next index
+		want   bool   // an object awaits a key (true) or a value
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var stack []*level
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		if len(stack) == 0 { // the opening brace
+			stack = append(stack, &level{object: true, want: true})
+			continue
+		}
+		top := stack[len(stack)-1]
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			if stack = stack[:len(stack)-1]; len(stack) == 0 {
+				return ""
+			}
+			continue
+		}
+		if top.object && top.want {
+			top.key, top.want = tok.(string), false
+			continue
+		}
+		var path string
+		if top.object {
+			path, top.want = top.key, true
+			if top.path != "" {
+				path = top.path + "." + path
+			}
+		} else {
+			path = top.path + "[" + strconv.Itoa(top.index) + "]"
+			top.index++
+		}
+		switch tok := tok.(type) {
+		case nil:
+			if len(stack) > 1 || !optional[top.key] {
+				return path
+			}
+		case json.Delim:
+			stack = append(stack, &level{path: path, object: tok == '{', want: tok == '{'})
+		}
 	}
 }
 

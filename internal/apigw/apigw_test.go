@@ -210,6 +210,16 @@ func TestHandlerRequest(t *testing.T) {
 			},
 		},
 		{
+			// Not cleaned: the API answers an unclean path 404 itself,
+			// where http.ServeMux would redirect.
+			name: "unclean path is kept as it came",
+			edit: func(ev *events.APIGatewayV2HTTPRequest) { ev.RawPath = "//v1/./endpoints/" },
+			check: func(t *testing.T, s seen) {
+				require.Equal(t, "//v1/./endpoints/", s.Path)
+				require.Equal(t, "//v1/./endpoints/", s.EscapedPath)
+			},
+		},
+		{
 			name: "path falls back to requestContext.http.path",
 			edit: func(ev *events.APIGatewayV2HTTPRequest) {
 				ev.RawPath = ""

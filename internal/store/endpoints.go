@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -22,11 +23,8 @@ func (s *Store) CreateEndpoint(ctx context.Context, e Endpoint) (Endpoint, error
 	if err != nil {
 		return e, fmt.Errorf("marshal endpoint %s: %w", e.EndpointID, err)
 	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: &s.table, Item: withKey(item, endpointKey(e.TenantID, e.EndpointID)),
-		ConditionExpression: aws.String("attribute_not_exists(pk)"),
-	})
-	if isConditionFailed(err) {
+	err = s.putNew(ctx, withKey(item, endpointKey(e.TenantID, e.EndpointID)))
+	if errors.Is(err, ErrExists) {
 		return e, fmt.Errorf("endpoint %s: %w", e.EndpointID, ErrExists)
 	}
 	if err != nil {
@@ -88,13 +86,17 @@ type EndpointChange struct {
 func (s *Store) UpdateEndpoint(ctx context.Context, tenantID, endpointID string, c EndpointChange) (Endpoint, error) {
 	set := "SET updated_at = :now"
 	values := map[string]types.AttributeValue{":now": timeValue(s.Now())}
+	// Every attribute by an alias: url is a reserved word in DynamoDB
+	// expressions.
+	names := map[string]string{}
 	remove := ""
 	add := func(attr string, v any, empty bool) error {
+		names["#"+attr] = attr
 		if empty {
 			if remove == "" {
-				remove = " REMOVE " + attr
+				remove = " REMOVE #" + attr
 			} else {
-				remove += ", " + attr
+				remove += ", #" + attr
 			}
 			return nil
 		}
@@ -102,7 +104,7 @@ func (s *Store) UpdateEndpoint(ctx context.Context, tenantID, endpointID string,
 		if err != nil {
 			return err
 		}
-		set += ", " + attr + " = :" + attr
+		set += ", #" + attr + " = :" + attr
 		values[":"+attr] = av
 		return nil
 	}
@@ -122,10 +124,14 @@ func (s *Store) UpdateEndpoint(ctx context.Context, tenantID, endpointID string,
 	if err != nil {
 		return Endpoint{}, fmt.Errorf("marshal endpoint change: %w", err)
 	}
+	if len(names) == 0 {
+		names = nil // DynamoDB refuses an empty map
+	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &s.table, Key: endpointKey(tenantID, endpointID),
 		UpdateExpression:          aws.String(set + remove),
 		ConditionExpression:       aws.String("attribute_exists(pk)"),
+		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
 		ReturnValues:              types.ReturnValueAllNew,
 	})

@@ -224,6 +224,12 @@ func (f *fakeDB) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ .
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls["UpdateItem"]++
+	if in.ExpressionAttributeNames != nil && len(in.ExpressionAttributeNames) == 0 {
+		return nil, fmt.Errorf("ValidationException: ExpressionAttributeNames must not be empty")
+	}
+	if in.ExpressionAttributeValues != nil && len(in.ExpressionAttributeValues) == 0 {
+		return nil, fmt.Errorf("ValidationException: ExpressionAttributeValues must not be empty")
+	}
 	f.updates = append(f.updates, in)
 	if f.fault != nil {
 		if err := f.fault("UpdateItem", in.Key); err != nil {
@@ -470,6 +476,9 @@ func (f *fakeDB) queryIndex(in *dynamodb.QueryInput) (*dynamodb.QueryOutput, err
 	sort.Slice(items, func(i, j int) bool { return order(items[i]) < order(items[j]) })
 	start := 0
 	if in.ExclusiveStartKey != nil {
+		if ok, err := kc(in.ExclusiveStartKey); err != nil || !ok {
+			return nil, errValidation("The provided starting key is outside query boundaries based on provided conditions")
+		}
 		after := order(in.ExclusiveStartKey)
 		start = sort.Search(len(items), func(i int) bool { return order(items[i]) > after })
 	}
@@ -498,4 +507,18 @@ func (f *fakeDB) queryIndex(in *dynamodb.QueryInput) (*dynamodb.QueryOutput, err
 		out.LastEvaluatedKey = map[string]types.AttributeValue{"pk": last["pk"], "sk": last["sk"], "gsi1pk": last["gsi1pk"], "gsi1sk": last["gsi1sk"]}
 	}
 	return out, nil
+}
+
+// matches evaluates a filter of "attribute = :value" terms joined by AND.
+func matches(item map[string]types.AttributeValue, filter string, values map[string]types.AttributeValue) bool {
+	if filter == "" {
+		return true
+	}
+	for term := range strings.SplitSeq(filter, " AND ") {
+		name, value, ok := strings.Cut(term, " = ")
+		if !ok || str(item, name) != str(values, value) {
+			return false
+		}
+	}
+	return true
 }

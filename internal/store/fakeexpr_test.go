@@ -484,6 +484,13 @@ func (p *parser) primary() (condFn, error) {
 		if err != nil {
 			return nil, err
 		}
+		// DynamoDB refuses a BETWEEN of two values whose upper bound is
+		// below its lower one, before it reads anything.
+		if a, err := lo(nil); err == nil && a != nil {
+			if b, err := hi(nil); err == nil && b != nil && compare(a, ">", b) {
+				return nil, errValidation("Invalid KeyConditionExpression: The BETWEEN operator requires upper bound to be greater than or equal to lower bound")
+			}
+		}
 		return func(it map[string]av) (bool, error) {
 			x, err1 := l(it)
 			a, err2 := lo(it)

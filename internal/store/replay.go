@@ -2,11 +2,13 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -34,14 +36,17 @@ const maxScanPerPage = 1000
 // dead-letter index, so its cost follows the page (and, with an endpoint or
 // type filter, the tenant's dead deliveries in the time range), never the
 // size of the DLQ or of other tenants' dead deliveries.
+//
+// A filter whose times the index cannot hold (see KeyTime) or whose Until is
+// before its Since is ErrBadFilter; a cursor this store did not make is
+// ErrBadCursor, and one made for another query (another filter, or a
+// position outside this filter's time range) ErrCursorMismatch. DynamoDB
+// refuses such a query (ValidationException); this store never sends it.
 func (s *Store) ListDead(ctx context.Context, tenantID string, f DeadFilter, limit int, cursor string) ([]Delivery, string, error) {
 	pk := "TENANT#" + tenantID + "#DEAD"
-	lo, hi := "0", "9"
-	if !f.Since.IsZero() {
-		lo = sortableTime(f.Since)
-	}
-	if !f.Until.IsZero() {
-		hi = sortableTime(f.Until) + "#~"
+	lo, hi, err := deadKeyRange(f)
+	if err != nil {
+		return nil, "", err
 	}
 	in := &dynamodb.QueryInput{
 		TableName: &s.table, IndexName: aws.String(IndexTenant),
@@ -70,14 +75,16 @@ func (s *Store) ListDead(ctx context.Context, tenantID string, f DeadFilter, lim
 	if filter != "" {
 		in.FilterExpression = aws.String(filter)
 	}
+	query := f.fingerprint()
 	if cursor != "" {
-		raw, err := base64.RawURLEncoding.DecodeString(cursor)
-		if err != nil || len(raw) == 0 {
-			return nil, "", fmt.Errorf("cursor: %w", ErrBadCursor)
+		c, err := decodeDeadCursor(cursor)
+		if err != nil {
+			return nil, "", err
 		}
-		var c struct{ ID, SK string }
-		if json.Unmarshal(raw, &c) != nil || c.ID == "" || c.SK == "" {
-			return nil, "", fmt.Errorf("cursor: %w", ErrBadCursor)
+		// The start key must fall inside the key condition, or DynamoDB
+		// refuses the query: a cursor of another query is refused here.
+		if (c.Q != "" && c.Q != query) || c.SK < lo || c.SK > hi {
+			return nil, "", fmt.Errorf("cursor: %w", ErrCursorMismatch)
 		}
 		// Rebuilt with this tenant's partition: a cursor cannot reach another.
 		in.ExclusiveStartKey = map[string]types.AttributeValue{
@@ -104,7 +111,7 @@ func (s *Store) ListDead(ctx context.Context, tenantID string, f DeadFilter, lim
 		for _, d := range ds {
 			if len(out) == limit {
 				// Stop inside this page: the cursor is the last one returned.
-				return out, deadCursor(out[len(out)-1]), nil
+				return out, deadCursor(out[len(out)-1], query), nil
 			}
 			out = append(out, d)
 		}
@@ -114,20 +121,105 @@ func (s *Store) ListDead(ctx context.Context, tenantID string, f DeadFilter, lim
 		if len(out) == limit || scanned >= maxScanPerPage {
 			sk := page.LastEvaluatedKey["gsi1sk"].(*types.AttributeValueMemberS).Value
 			id := page.LastEvaluatedKey["pk"].(*types.AttributeValueMemberS).Value[len("DELIVERY#"):]
-			raw, _ := json.Marshal(struct{ ID, SK string }{id, sk})
-			return out, base64.RawURLEncoding.EncodeToString(raw), nil
+			return out, encodeDeadCursor(deadCursorKey{ID: id, SK: sk, Q: query}), nil
 		}
 		in.ExclusiveStartKey = page.LastEvaluatedKey
 	}
 }
 
-func deadCursor(d Delivery) string {
+// ErrBadFilter is returned for a dead-letter filter the index cannot be
+// queried with.
+var ErrBadFilter = errors.New("dead-letter filter is not valid")
+
+// ErrCursorMismatch is returned for a pagination cursor this store made for
+// another query.
+var ErrCursorMismatch = errors.New("pagination cursor belongs to another query")
+
+// The times a sort key can hold: sortableFormat compares as strings in time
+// order only with a four-digit year.
+var (
+	minKeyTime = time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC)
+	maxKeyTime = time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC)
+)
+
+// KeyTime reports whether t can bound a query of the store's time-ordered
+// indexes: from 0000-01-01T00:00:00Z to 9999-12-31T23:59:59.999999999Z, in
+// UTC (RFC 3339 allows 9999-12-31T23:59:59-01:00, which is in year 10000).
+func KeyTime(t time.Time) bool {
+	return !t.Before(minKeyTime) && !t.After(maxKeyTime)
+}
+
+// deadKeyRange is the sort key range of the dead-letter index that f
+// selects: every key is a time in sortableFormat, "#", a delivery id.
+func deadKeyRange(f DeadFilter) (lo, hi string, err error) {
+	lo, hi = "0", "~" // below and above every digit a key starts with
+	if !f.Since.IsZero() {
+		if !KeyTime(f.Since) {
+			return "", "", fmt.Errorf("since %s: %w", f.Since.Format(time.RFC3339Nano), ErrBadFilter)
+		}
+		lo = sortableTime(f.Since)
+	}
+	if !f.Until.IsZero() {
+		if !KeyTime(f.Until) {
+			return "", "", fmt.Errorf("until %s: %w", f.Until.Format(time.RFC3339Nano), ErrBadFilter)
+		}
+		hi = sortableTime(f.Until) + "#~"
+	}
+	if lo > hi {
+		return "", "", fmt.Errorf("until is before since: %w", ErrBadFilter)
+	}
+	return lo, hi, nil
+}
+
+// fingerprint names the query f makes, for its cursors.
+func (f DeadFilter) fingerprint() string {
+	key := func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return sortableTime(t)
+	}
+	sum := sha256.Sum256([]byte(strings.Join([]string{f.EndpointID, f.EventType, key(f.Since), key(f.Until)}, "\x00")))
+	return base64.RawURLEncoding.EncodeToString(sum[:9])
+}
+
+// deadCursorKey is a dead-letter listing's cursor: the position (the index
+// key of the last delivery returned) and the query it belongs to. Q is
+// empty in the cursors made before it was added; they are checked by
+// position only.
+type deadCursorKey struct {
+	ID, SK string
+	Q      string `json:",omitempty"`
+}
+
+func encodeDeadCursor(c deadCursorKey) string {
+	raw, _ := json.Marshal(c)
+	return base64.RawURLEncoding.EncodeToString(raw)
+}
+
+// decodeDeadCursor reads a cursor and checks that its position is a key of
+// the dead-letter index: a time in sortableFormat, "#", the delivery id.
+func decodeDeadCursor(cursor string) (deadCursorKey, error) {
+	var c deadCursorKey
+	raw, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil || len(raw) == 0 || json.Unmarshal(raw, &c) != nil || c.ID == "" || len(c.ID) > 256 {
+		return c, fmt.Errorf("cursor: %w", ErrBadCursor)
+	}
+	at, id, ok := strings.Cut(c.SK, "#")
+	t, err := time.Parse(sortableFormat, at)
+	if !ok || err != nil || sortableTime(t) != at || id != c.ID {
+		return c, fmt.Errorf("cursor: %w", ErrBadCursor)
+	}
+	return c, nil
+}
+
+// deadCursor is the cursor after d, in the listing of query.
+func deadCursor(d Delivery, query string) string {
 	sk := ""
 	if d.DeadAt != nil {
 		sk = sortableTime(*d.DeadAt) + "#" + d.DeliveryID
 	}
-	raw, _ := json.Marshal(struct{ ID, SK string }{d.DeliveryID, sk})
-	return base64.RawURLEncoding.EncodeToString(raw)
+	return encodeDeadCursor(deadCursorKey{ID: d.DeliveryID, SK: sk, Q: query})
 }
 
 // Reasons a delivery is not claimed for replay.

@@ -31,17 +31,37 @@ func (s *Store) CreateTenant(ctx context.Context, t Tenant) (Tenant, error) {
 	if err != nil {
 		return t, fmt.Errorf("marshal tenant %s: %w", t.TenantID, err)
 	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: &s.table, Item: withKey(item, tenantKey(t.TenantID)),
-		ConditionExpression: aws.String("attribute_not_exists(pk)"),
-	})
-	if isConditionFailed(err) {
+	err = s.putNew(ctx, withKey(item, tenantKey(t.TenantID)))
+	if errors.Is(err, ErrExists) {
 		return t, fmt.Errorf("tenant %s: %w", t.TenantID, ErrExists)
 	}
 	if err != nil {
 		return t, fmt.Errorf("create tenant %s: %w", t.TenantID, err)
 	}
 	return t, nil
+}
+
+// putNew writes item (which has a created_at) unless an item with its key
+// exists: then ErrExists. The SDK retries a put whose answer it did not get
+// (a timeout, a damaged response), and the retry then finds the item the
+// first attempt wrote: an item with the same created_at, this put's clock
+// to the nanosecond, is that write, not another's, and putNew succeeds.
+func (s *Store) putNew(ctx context.Context, item map[string]types.AttributeValue) error {
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: &s.table, Item: item,
+		ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		mine, _ := item["created_at"].(*types.AttributeValueMemberS)
+		theirs, _ := ccf.Item["created_at"].(*types.AttributeValueMemberS)
+		if mine != nil && theirs != nil && mine.Value == theirs.Value {
+			return nil
+		}
+		return ErrExists
+	}
+	return err
 }
 
 // Tenant reads a tenant, or ErrNotFound.
