@@ -157,7 +157,7 @@ func TestParkedStreamBatchesAreRedriven(t *testing.T) {
 // (at least once), always with the same webhook-id.
 func requireDelivered(t *testing.T, rcv *receiver, tn tenant, evs []outbox.Event) {
 	t.Helper()
-	v, err := signing.NewVerifier(tn.Endpoint.Secrets...)
+	v, err := signing.NewVerifier(tn.Secret)
 	require.NoError(t, err)
 	want := map[string]string{}
 	for _, ev := range evs {
