@@ -120,6 +120,7 @@ func TestParkedStreamBatchesAreRedriven(t *testing.T) {
 	secret, err := signing.NewSecret(rand.Reader)
 	require.NoError(t, err)
 	tnB.Endpoint = store.Endpoint{TenantID: tnB.ID, EndpointID: "ep_1", URL: rcvB.URL, Secrets: []string{secret}}
+	tnB.Secret = secret // a plaintext secret of an endpoint written before sealing: it still signs
 	require.NoError(t, env.store.PutEndpoint(ctx, tnB.Endpoint))
 
 	var gone streamredrive.FailureRecord
