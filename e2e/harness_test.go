@@ -25,6 +25,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/harness"
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/signing"
@@ -152,7 +153,7 @@ func (r *receiver) waitFor(t *testing.T, n int, timeout time.Duration) []receive
 // tenant is a fresh tenant with one endpoint pointing at a receiver.
 type tenant struct {
 	ID       string
-	Endpoint store.Endpoint
+	Endpoint domain.Endpoint
 	// Secret is the endpoint's signing secret, stored sealed.
 	Secret string
 }
@@ -166,7 +167,7 @@ func newTenant(t *testing.T, url string) tenant {
 	id := fmt.Sprintf("t_%s_%d", strings.ToLower(strings.ReplaceAll(t.Name(), "/", "_")), time.Now().UnixNano())
 	sealed, err := env.sealer.Seal(context.Background(), sealing.Ref{TenantID: id, EndpointID: "ep_1"}, secret)
 	require.NoError(t, err)
-	ep := store.Endpoint{TenantID: id, EndpointID: "ep_1", URL: url, SealedSecrets: []string{sealed}}
+	ep := domain.Endpoint{TenantID: id, EndpointID: "ep_1", URL: url, SealedSecrets: []string{sealed}}
 	require.NoError(t, env.store.PutEndpoint(context.Background(), ep))
 	return tenant{ID: id, Endpoint: ep, Secret: secret}
 }
@@ -187,9 +188,9 @@ func event(tn tenant, id, typ string, payload string) outbox.Event {
 }
 
 // waitDelivery polls the delivery record until cond holds.
-func waitDelivery(t *testing.T, id string, timeout time.Duration, cond func(store.Delivery) bool) store.Delivery {
+func waitDelivery(t *testing.T, id string, timeout time.Duration, cond func(domain.Delivery) bool) domain.Delivery {
 	t.Helper()
-	var last store.Delivery
+	var last domain.Delivery
 	var lastErr error
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/logging"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/stretchr/testify/require"
@@ -34,7 +35,7 @@ func deliverLogBytes(t *testing.T, n, status int, attempt string) int {
 	var msgs []events.SQSMessage
 	for i := range n {
 		event := fmt.Sprintf("evt_01JQ7Z8N4K2M5P6R7S8T9V0%05d", i)
-		id := delivery.ID(event, ep)
+		id := domain.DeliveryID(event, ep)
 		body, err := json.Marshal(delivery.Message{
 			DeliveryID: id, TenantID: tenant, EndpointID: ep, EventID: event, EventType: "order.created",
 			OccurredAt: f.now.Add(-time.Second), Payload: json.RawMessage(`{"n":1}`),

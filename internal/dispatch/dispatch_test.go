@@ -170,7 +170,7 @@ func TestSendStatusClasses(t *testing.T) {
 			require.Equal(t, tc.outcome, res.Outcome, "outcome %s", res.Outcome)
 			require.Equal(t, tc.status, res.Status)
 			require.Equal(t, tc.errCode, res.Error)
-			require.Equal(t, tc.reason, res.Reason)
+			require.Equal(t, tc.reason, string(res.Reason))
 			require.Equal(t, tc.disableEndpoint, res.DisableEndpoint)
 			require.Zero(t, res.RetryAfter)
 			require.Positive(t, res.Latency)
@@ -199,7 +199,7 @@ func TestSendRedirectsNotFollowed(t *testing.T) {
 			require.Equal(t, dispatch.Dead, res.Outcome)
 			require.Equal(t, status, res.Status)
 			require.Equal(t, "http_"+strconv.Itoa(status), res.Error)
-			require.Equal(t, fmt.Sprintf("redirect_%d_not_followed", status), res.Reason)
+			require.Equal(t, fmt.Sprintf("redirect_%d_not_followed", status), string(res.Reason))
 			require.False(t, res.DisableEndpoint)
 			require.EqualValues(t, 1, srv.hits.Load())
 			require.Zero(t, target.hits.Load(), "the redirect target was requested")
@@ -273,7 +273,7 @@ func TestClassify(t *testing.T) {
 			res := dispatch.Classify(tc.status, "3", fixedNow)
 			require.Equal(t, tc.outcome, res.Outcome)
 			require.Equal(t, tc.status, res.Status)
-			require.Equal(t, tc.reason, res.Reason)
+			require.Equal(t, tc.reason, string(res.Reason))
 			require.Zero(t, res.RetryAfter)
 			if tc.outcome == dispatch.Delivered {
 				require.Empty(t, res.Error)
@@ -520,7 +520,7 @@ func TestSendInvalidURL(t *testing.T) {
 	res := send(t, newClient(t), "http://bad host/\x7f", signer)
 	require.Equal(t, dispatch.Dead, res.Outcome)
 	require.Equal(t, "invalid_url", res.Error)
-	require.Equal(t, "invalid_url", res.Reason)
+	require.Equal(t, "invalid_url", string(res.Reason))
 }
 
 func TestSendHugeBody(t *testing.T) {
@@ -716,7 +716,7 @@ func TestSendSSRFGuard(t *testing.T) {
 				res := send(t, client, u.url, signer)
 				require.Equal(t, dispatch.Dead, res.Outcome)
 				require.Equal(t, "forbidden_address", res.Error)
-				require.Equal(t, "forbidden_address", res.Reason)
+				require.Equal(t, "forbidden_address", string(res.Reason))
 				require.Zero(t, res.Status)
 			})
 		}
