@@ -24,9 +24,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/hookline/hookline/internal/delivery"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/harness"
+	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/stackoutputs"
@@ -206,7 +206,7 @@ func waitDelivery(t *testing.T, id string, timeout time.Duration, cond func(doma
 
 // waitInDLQ waits until the dead-letter queue holds the message of a delivery.
 // Messages of other tests it sees are left to reappear after one second.
-func waitInDLQ(t *testing.T, deliveryID string, timeout time.Duration) delivery.Message {
+func waitInDLQ(t *testing.T, deliveryID string, timeout time.Duration) message.Message {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
@@ -216,12 +216,12 @@ func waitInDLQ(t *testing.T, deliveryID string, timeout time.Duration) delivery.
 		})
 		require.NoError(t, err)
 		for _, m := range out.Messages {
-			msg, err := delivery.Decode(aws.ToString(m.Body))
+			msg, err := message.Decode(aws.ToString(m.Body))
 			if err == nil && msg.DeliveryID == deliveryID {
 				return msg
 			}
 		}
 	}
 	t.Fatalf("delivery %s did not reach the DLQ in %s", deliveryID, timeout)
-	return delivery.Message{}
+	return message.Message{}
 }

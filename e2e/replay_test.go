@@ -15,8 +15,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/hookline/hookline/internal/delivery"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/replay"
 	"github.com/stretchr/testify/require"
 )
@@ -106,7 +106,7 @@ func dlqMessages(t *testing.T) map[string]int {
 				continue
 			}
 			ids[*m.MessageId], fresh = true, true
-			if msg, err := delivery.Decode(*m.Body); err == nil {
+			if msg, err := message.Decode(*m.Body); err == nil {
 				seen[msg.DeliveryID]++
 			}
 		}

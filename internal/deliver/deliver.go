@@ -13,10 +13,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/hookline/hookline/internal/delivery"
 	"github.com/hookline/hookline/internal/dispatch"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/fault"
+	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/retry"
 	"github.com/hookline/hookline/internal/sealing"
@@ -124,12 +124,12 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	)
 	// One read for the whole batch's records (deliveries and their
 	// endpoints) instead of two per message.
-	msgs := make([]delivery.Message, len(ev.Records))
+	msgs := make([]message.Message, len(ev.Records))
 	errs := make([]error, len(ev.Records))
 	var ids []string
 	var refs []store.EndpointRef
 	for i, m := range ev.Records {
-		msgs[i], errs[i] = delivery.Decode(m.Body)
+		msgs[i], errs[i] = message.Decode(m.Body)
 		if errs[i] == nil {
 			ids = append(ids, msgs[i].DeliveryID)
 			refs = append(refs, store.EndpointRef{TenantID: msgs[i].TenantID, EndpointID: msgs[i].EndpointID})
@@ -225,7 +225,7 @@ func (h *Handler) endpoint(ctx context.Context, snap *store.Snapshot, tenantID, 
 // delete it) or must come back (false). snap holds the batch's records, or
 // is nil when they could not be read at once; mb gathers the batch's
 // metrics.
-func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg delivery.Message, decodeErr error, snap *store.Snapshot, mb *metrics.Batch) bool {
+func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg message.Message, decodeErr error, snap *store.Snapshot, mb *metrics.Batch) bool {
 	attempt, _ := strconv.Atoi(m.Attributes["ApproximateReceiveCount"])
 	if attempt < 1 {
 		attempt = 1

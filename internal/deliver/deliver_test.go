@@ -23,9 +23,9 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/hookline/hookline/internal/delivery"
 	"github.com/hookline/hookline/internal/dispatch"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/netguard"
 	"github.com/hookline/hookline/internal/retry"
@@ -339,9 +339,9 @@ func newFixture(t *testing.T, answer http.HandlerFunc) *fixture {
 	return f
 }
 
-func message(t *testing.T, id string, receiveCount string, occurred time.Time) events.SQSMessage {
+func sqsMessage(t *testing.T, id string, receiveCount string, occurred time.Time) events.SQSMessage {
 	t.Helper()
-	body, err := json.Marshal(delivery.Message{
+	body, err := json.Marshal(message.Message{
 		DeliveryID: id, TenantID: "t1", EndpointID: "ep_1", EventID: "evt_" + id, EventType: "order.created",
 		OccurredAt: occurred, Payload: json.RawMessage(`{"n":1}`),
 	})
@@ -408,7 +408,7 @@ func TestOutcomes(t *testing.T) {
 				}
 				w.WriteHeader(tc.status)
 			})
-			m := message(t, "d1", tc.attempt, f.now.Add(-time.Minute))
+			m := sqsMessage(t, "d1", tc.attempt, f.now.Add(-time.Minute))
 			failed := f.run(t, m)
 			require.Equal(t, tc.want.failed, len(failed) == 1, "failed: %v", failed)
 			v, set := f.queue.visibility[m.ReceiptHandle]
@@ -443,7 +443,7 @@ func TestOutcomes(t *testing.T) {
 func TestMessageBeforeItsRecordIsDeliveredAndRecorded(t *testing.T) {
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
 	require.Empty(t, f.store.deliveries)
-	failed := f.run(t, message(t, "d_new", "1", f.now.Add(-time.Second)))
+	failed := f.run(t, sqsMessage(t, "d_new", "1", f.now.Add(-time.Second)))
 	require.Empty(t, failed)
 	require.Equal(t, int32(1), f.hits.Load())
 	require.Equal(t, []domain.Outcome{{State: domain.StateDelivered}}, f.store.outcomes["d_new"])
@@ -496,7 +496,7 @@ func TestNotAttempted(t *testing.T) {
 			f.h.Secrets = nil
 		}, true, ""},
 		{"event past the age cap goes dead", func(t *testing.T, f *fixture, m *events.SQSMessage) {
-			*m = message(t, "d1", "1", f.now.Add(-25*time.Hour))
+			*m = sqsMessage(t, "d1", "1", f.now.Add(-25*time.Hour))
 		}, false, domain.ReasonMaxAgeExceeded},
 		{"malformed message goes to the DLQ", func(_ *testing.T, _ *fixture, m *events.SQSMessage) {
 			m.Body = `{"delivery_id":`
@@ -508,7 +508,7 @@ func TestNotAttempted(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
-			m := message(t, "d1", "1", f.now.Add(-time.Minute))
+			m := sqsMessage(t, "d1", "1", f.now.Add(-time.Minute))
 			tc.setup(t, f, &m)
 			failed := f.run(t, m)
 			require.Equal(t, tc.failed, len(failed) == 1)
@@ -529,7 +529,7 @@ func TestNotAttempted(t *testing.T) {
 func TestDLQUnavailableKeepsTheMessage(t *testing.T) {
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(400) })
 	f.queue.failDLQ = true
-	m := message(t, "d1", "1", f.now.Add(-time.Minute))
+	m := sqsMessage(t, "d1", "1", f.now.Add(-time.Minute))
 	require.Equal(t, []string{m.MessageId}, f.run(t, m), "a dead message the DLQ cannot take stays on the queue")
 }
 
@@ -571,7 +571,7 @@ func TestBatchIsSentConcurrently(t *testing.T) {
 	f.h.Concurrency = 4
 	var msgs []events.SQSMessage
 	for _, id := range []string{"a", "b", "c", "d", "e", "f"} {
-		msgs = append(msgs, message(t, id, "1", f.now))
+		msgs = append(msgs, sqsMessage(t, id, "1", f.now))
 	}
 	done := make(chan []string)
 	go func() { done <- f.run(t, msgs...) }()
@@ -586,24 +586,24 @@ func TestEndpointHealth(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) })
 		f.h.DisableAfter = 3
 		for i := 0; i < 3; i++ {
-			f.run(t, message(t, "d"+strconv.Itoa(i), "1", f.now))
+			f.run(t, sqsMessage(t, "d"+strconv.Itoa(i), "1", f.now))
 		}
 		require.Equal(t, 3, f.store.failures["t1/ep_1"])
 		require.Equal(t, domain.DisabledConsecutiveFailures, f.store.disabled["t1/ep_1"])
 	})
 	t.Run("a success resets a non-zero count, and only then", func(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
-		f.run(t, message(t, "d1", "1", f.now))
+		f.run(t, sqsMessage(t, "d1", "1", f.now))
 		require.Zero(t, f.store.resets, "no write when the count is already zero")
 		e := f.store.endpoints["t1/ep_1"]
 		e.ConsecutiveFailures = 7
 		f.store.endpoints["t1/ep_1"] = e
-		f.run(t, message(t, "d2", "1", f.now))
+		f.run(t, sqsMessage(t, "d2", "1", f.now))
 		require.Equal(t, 1, f.store.resets)
 	})
 	t.Run("a permanent rejection counts as a failure", func(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(422) })
-		f.run(t, message(t, "d1", "1", f.now))
+		f.run(t, sqsMessage(t, "d1", "1", f.now))
 		require.Equal(t, 1, f.store.failures["t1/ep_1"])
 	})
 }
@@ -613,7 +613,7 @@ func TestDeadlineIsRespected(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		m := message(t, "d1", "1", f.now)
+		m := sqsMessage(t, "d1", "1", f.now)
 		require.Len(t, f.runCtx(ctx, t, m), 1, "the message comes back")
 		require.Zero(t, f.hits.Load(), "not attempted")
 		require.Equal(t, int32(0), f.queue.visibility[m.ReceiptHandle], "visible again at once")
@@ -625,7 +625,7 @@ func TestDeadlineIsRespected(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		m := message(t, "d1", "3", f.now)
+		m := sqsMessage(t, "d1", "3", f.now)
 		require.Len(t, f.runCtx(ctx, t, m), 1)
 		require.Zero(t, f.hits.Load(), "not attempted")
 		require.True(t, f.store.isMarked("d1"), "recorded dead, with its message, before it went back")
@@ -642,7 +642,7 @@ func TestDeadlineIsRespected(t *testing.T) {
 		f.h.Reserve = 500 * time.Millisecond
 		ctx, cancel := context.WithTimeout(context.Background(), 1600*time.Millisecond)
 		defer cancel()
-		m := message(t, "d1", "1", f.now)
+		m := sqsMessage(t, "d1", "1", f.now)
 		require.Len(t, f.runCtx(ctx, t, m), 1)
 		require.Equal(t, "timeout", f.store.attempts["d1"][0].Error)
 		require.Equal(t, int32(10), f.queue.visibility[m.ReceiptHandle], "retried on the schedule")
@@ -666,7 +666,7 @@ func TestMetricsPerOutcome(t *testing.T) {
 			f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(tc.status) })
 			var buf bytes.Buffer
 			f.h.Metrics = metrics.New(&buf)
-			f.run(t, message(t, "d1", "1", f.now))
+			f.run(t, sqsMessage(t, "d1", "1", f.now))
 			require.ElementsMatch(t, tc.want, emfMetrics(t, buf.String()))
 		})
 	}
@@ -716,9 +716,9 @@ func TestMetricsAreOneDocumentPerBatch(t *testing.T) {
 	f.h.Metrics = metrics.New(&buf)
 	var msgs []events.SQSMessage
 	for i := range 9 {
-		msgs = append(msgs, message(t, fmt.Sprintf("d%d", i), "1", f.now))
+		msgs = append(msgs, sqsMessage(t, fmt.Sprintf("d%d", i), "1", f.now))
 	}
-	msgs = append(msgs, message(t, "bad", "1", f.now))
+	msgs = append(msgs, sqsMessage(t, "bad", "1", f.now))
 	f.run(t, msgs...)
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	require.Len(t, lines, 2, "the stack-wide metrics, and the tenant's dead letter")
@@ -739,7 +739,7 @@ func TestMetricsAreOneDocumentPerBatch(t *testing.T) {
 func TestADeathThatCannotBeRecordedIsNotParked(t *testing.T) {
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(400) })
 	f.store.failDead = true
-	m := message(t, "d1", "1", f.now)
+	m := sqsMessage(t, "d1", "1", f.now)
 	require.Equal(t, []string{m.MessageId}, f.run(t, m), "the message comes back")
 	require.Empty(t, f.queue.dlq, "nothing parked that the record does not list")
 }
@@ -751,7 +751,7 @@ func TestLogLinesCarryIDsNeverSecrets(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(status) })
 		var buf bytes.Buffer
 		f.h.Log = slog.New(slog.NewJSONHandler(&buf, nil))
-		m := message(t, "d1", "1", f.now)
+		m := sqsMessage(t, "d1", "1", f.now)
 		f.run(t, m)
 		secret, sealed := f.secret, f.store.endpoints["t1/ep_1"].SealedSecrets[0]
 		lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
@@ -774,7 +774,7 @@ func TestBatchRecordsAreReadAtOnce(t *testing.T) {
 	t.Run("one read for the batch, none per message", func(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
 		f.store.deliveries["b"] = domain.Delivery{DeliveryID: "b", TenantID: "t1", EndpointID: "ep_1", State: domain.StateDelivered}
-		msgs := []events.SQSMessage{message(t, "a", "1", f.now), message(t, "b", "1", f.now), message(t, "c", "2", f.now)}
+		msgs := []events.SQSMessage{sqsMessage(t, "a", "1", f.now), sqsMessage(t, "b", "1", f.now), sqsMessage(t, "c", "2", f.now)}
 		require.Empty(t, f.run(t, msgs...))
 		require.Equal(t, 1, f.store.loads)
 		require.Equal(t, 0, f.store.singles)
@@ -785,14 +785,14 @@ func TestBatchRecordsAreReadAtOnce(t *testing.T) {
 	t.Run("an endpoint missing from the batch read is not found", func(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
 		delete(f.store.endpoints, "t1/ep_1")
-		require.Empty(t, f.run(t, message(t, "a", "1", f.now)))
+		require.Empty(t, f.run(t, sqsMessage(t, "a", "1", f.now)))
 		require.Equal(t, []domain.DeadReason{domain.ReasonEndpointNotFound}, f.queue.dlqReason)
 		require.Equal(t, 0, f.store.singles)
 	})
 	t.Run("a failed batch read falls back to reading each message's records", func(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
 		f.store.failLoad = true
-		require.Empty(t, f.run(t, message(t, "a", "1", f.now), message(t, "b", "1", f.now)))
+		require.Empty(t, f.run(t, sqsMessage(t, "a", "1", f.now), sqsMessage(t, "b", "1", f.now)))
 		require.Equal(t, 4, f.store.singles, "a delivery and an endpoint read per message")
 		require.EqualValues(t, 2, f.hits.Load())
 	})
@@ -829,7 +829,7 @@ func TestLastAttemptRecordsTheDeathFirst(t *testing.T) {
 				markedAtPOST.Store(f.store.isMarked("d1"))
 				w.WriteHeader(tc.status)
 			})
-			m := message(t, "d1", tc.attempt, f.now.Add(-time.Minute))
+			m := sqsMessage(t, "d1", tc.attempt, f.now.Add(-time.Minute))
 			f.run(t, m)
 			require.Equal(t, tc.marked, markedAtPOST.Load(), "recorded before the POST")
 			if tc.marked {
@@ -846,7 +846,7 @@ func TestLastAttemptRecordsTheDeathFirst(t *testing.T) {
 			markedAtFault = f.store.isMarked("d1")
 			return nil
 		}
-		f.run(t, message(t, "d1", "3", f.now.Add(-time.Minute)))
+		f.run(t, sqsMessage(t, "d1", "3", f.now.Add(-time.Minute)))
 		require.True(t, markedAtFault, "the fault point (where the soak's process exits) comes after the advance record")
 	})
 }
@@ -856,8 +856,8 @@ func TestLastAttemptRecordsTheDeathFirst(t *testing.T) {
 // schedule), where the same message not replayed goes dead untried.
 func TestReplayedMessageAgeCountsFromTheReplay(t *testing.T) {
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) })
-	m := message(t, "d1", "1", f.now.Add(-72*time.Hour))
-	body, err := delivery.Replayed(m.Body, f.now.Add(-time.Minute))
+	m := sqsMessage(t, "d1", "1", f.now.Add(-72*time.Hour))
+	body, err := message.Replayed(m.Body, f.now.Add(-time.Minute))
 	require.NoError(t, err)
 	m.Body = body
 	require.Len(t, f.run(t, m), 1, "retried, not dead")
@@ -868,8 +868,8 @@ func TestReplayedMessageAgeCountsFromTheReplay(t *testing.T) {
 	// Replayed, then left long enough to pass the age cap from the replay:
 	// dead untried, as any message.
 	f2 := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
-	m2 := message(t, "d2", "1", f2.now.Add(-72*time.Hour))
-	m2.Body, err = delivery.Replayed(m2.Body, f2.now.Add(-25*time.Hour))
+	m2 := sqsMessage(t, "d2", "1", f2.now.Add(-72*time.Hour))
+	m2.Body, err = message.Replayed(m2.Body, f2.now.Add(-25*time.Hour))
 	require.NoError(t, err)
 	f2.run(t, m2)
 	require.Zero(t, f2.hits.Load())
@@ -912,7 +912,7 @@ func TestSignsWithStoredSecrets(t *testing.T) {
 			until := f.now.Add(time.Hour)
 			e.TenantID, e.EndpointID, e.URL, e.RetiringUntil = "t1", "ep_1", f.store.endpoints["t1/ep_1"].URL, &until
 			f.store.endpoints["t1/ep_1"] = e
-			require.Empty(t, f.run(t, message(t, "d1", "1", f.now)))
+			require.Empty(t, f.run(t, sqsMessage(t, "d1", "1", f.now)))
 			require.Equal(t, []domain.Outcome{{State: domain.StateDelivered}}, f.store.outcomes["d1"])
 			secrets := []string{cur}
 			if e.SealedRetiringSecret != "" || e.RetiringSecret != "" {
@@ -935,7 +935,7 @@ func TestSecretsAreOpenedOncePerWarmFunction(t *testing.T) {
 	batch := func(prefix string) []events.SQSMessage {
 		var msgs []events.SQSMessage
 		for i := range 10 {
-			msgs = append(msgs, message(t, fmt.Sprintf("%s%d", prefix, i), "1", f.now))
+			msgs = append(msgs, sqsMessage(t, fmt.Sprintf("%s%d", prefix, i), "1", f.now))
 		}
 		return msgs
 	}

@@ -89,7 +89,7 @@ func TestPolicyUnderstatingTheQueueVisibilityIsRefused(t *testing.T) {
 	})
 	f.refusalsExpected = true
 	f.h.Policy.VisibilityTimeout = time.Minute // the queue's is 6 min
-	m := message(t, "d1", "1", f.now.Add(-time.Minute))
+	m := sqsMessage(t, "d1", "1", f.now.Add(-time.Minute))
 	require.Equal(t, []string{m.MessageId}, f.run(t, m), "still comes back, after the queue's visibility timeout")
 	require.Len(t, f.queue.refusals(), 1)
 	require.Contains(t, f.queue.refusals()[0], "past 12 h from the receive")
@@ -147,7 +147,7 @@ func TestRequestedVisibilityAlwaysFitsSQS(t *testing.T) {
 				retryAfter.Store(ra)
 				f.held = h
 				f.h.Rand = func() float64 { return draw }
-				m := message(t, id, strconv.Itoa(attempt), f.now.Add(-age))
+				m := sqsMessage(t, id, strconv.Itoa(attempt), f.now.Add(-age))
 				f.run(t, m)
 				require.Empty(t, f.queue.refusals(), desc)
 				v, set := f.queue.visibilityOf(m.ReceiptHandle)

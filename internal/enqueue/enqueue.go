@@ -11,9 +11,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/hookline/hookline/internal/delivery"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/fault"
+	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/outbox"
@@ -150,7 +150,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 			if err != nil {
 				return fail(f.seq, f.seq, err)
 			}
-			if !delivery.Fits(b.entries, e) {
+			if !message.Fits(b.entries, e) {
 				if err := h.sendBatch(ctx, &b, inv); err != nil {
 					return fail(b.out[0].f.seq, b.out[len(b.out)-1].f.seq, err)
 				}
@@ -251,7 +251,7 @@ type outgoing struct {
 // entry encodes the delivery's message.
 func (o outgoing) entry() (sqstypes.SendMessageBatchRequestEntry, error) {
 	ev := &o.f.ev
-	body, err := delivery.Encode(delivery.Message{
+	body, err := message.Encode(message.Message{
 		DeliveryID: o.id, TenantID: ev.TenantID, EndpointID: o.endpointID, EventID: ev.ID,
 		EventType: ev.Type, OccurredAt: ev.OccurredAt, Sequence: ev.Sequence, Payload: ev.Payload,
 	})
@@ -270,7 +270,7 @@ type batch struct {
 
 // sendBatch sends one SendMessageBatch request and empties b.
 func (h *Handler) sendBatch(ctx context.Context, b *batch, inv *invocation) error {
-	if err := delivery.SendBatch(ctx, h.Queue, h.QueueURL, b.entries); err != nil {
+	if err := message.SendBatch(ctx, h.Queue, h.QueueURL, b.entries); err != nil {
 		return err
 	}
 	if inv.failAfterSend {

@@ -17,9 +17,9 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/hookline/hookline/internal/delivery"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/fault"
+	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/outbox"
 	"github.com/stretchr/testify/require"
@@ -89,7 +89,7 @@ func (s *fakeStore) LoadWith(_ context.Context, opts store.LoadOptions, ids []st
 
 // attempted records an attempt of m as deliver's RecordAttempt does: the
 // first one creates the record, with the outcome's state.
-func (s *fakeStore) attempted(m delivery.Message, state domain.DeliveryState) {
+func (s *fakeStore) attempted(m message.Message, state domain.DeliveryState) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if d, ok := s.deliveries[m.DeliveryID]; ok {
@@ -103,7 +103,7 @@ func (s *fakeStore) attempted(m delivery.Message, state domain.DeliveryState) {
 }
 
 // delivered is attempted with a 2xx.
-func (s *fakeStore) delivered(m delivery.Message) { s.attempted(m, domain.StateDelivered) }
+func (s *fakeStore) delivered(m message.Message) { s.attempted(m, domain.StateDelivered) }
 
 // maxItemBytes is DynamoDB's item size limit (400 KB, attribute names
 // included).
@@ -131,7 +131,7 @@ func (s *fakeStore) PutRejection(_ context.Context, r domain.Rejection) error {
 // fakeQueue records sent messages.
 type fakeQueue struct {
 	mu      sync.Mutex
-	sent    []delivery.Message
+	sent    []message.Message
 	batches int
 	fail    bool
 	// failAt, if set, is the number of the one request (1 for the first)
@@ -140,7 +140,7 @@ type fakeQueue struct {
 	requests int
 	// onSend, if set, sees each message accepted, as a consumer of the
 	// queue would.
-	onSend func(delivery.Message)
+	onSend func(message.Message)
 }
 
 func (q *fakeQueue) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
@@ -150,13 +150,13 @@ func (q *fakeQueue) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatch
 	if q.fail || q.requests == q.failAt {
 		return nil, errBoom
 	}
-	if err := delivery.CheckBatch(in.Entries); err != nil {
+	if err := message.CheckBatch(in.Entries); err != nil {
 		return nil, err // what SQS refuses: over 10 entries or 256 KiB, repeated ids
 	}
 	q.batches++
 	out := &sqs.SendMessageBatchOutput{}
 	for _, e := range in.Entries {
-		m, err := delivery.Decode(*e.MessageBody)
+		m, err := message.Decode(*e.MessageBody)
 		if err != nil {
 			return nil, err
 		}
@@ -299,7 +299,7 @@ func TestBatchProcessedAgainBeforeAnyAttemptResendsWithTheSameIDs(t *testing.T) 
 	ev := streamEvent(image("e1", "t1", nil), image("e2", "t1", nil))
 	_, err := h.Handle(context.Background(), ev)
 	require.NoError(t, err)
-	first := append([]delivery.Message(nil), q.sent...)
+	first := append([]message.Message(nil), q.sent...)
 	require.Len(t, first, 4)
 
 	_, err = h.Handle(context.Background(), ev)

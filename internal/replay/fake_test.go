@@ -15,8 +15,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/hookline/hookline/internal/delivery"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/store"
 )
@@ -545,7 +545,7 @@ type visChange struct {
 // DeleteMessage and ChangeMessageVisibility take a current receipt handle.
 // Requests SQS would reject (delays over 900 s, empty bodies or over 256
 // KiB, visibility timeouts outside 0..43200 s or ending more than 12 h after
-// the message's receive, and batches that delivery.CheckBatch refuses: over
+// the message's receive, and batches that message.CheckBatch refuses: over
 // 10 entries or 256 KiB, repeated ids, characters SQS refuses) fail. It is
 // safe for concurrent use.
 type fakeQueue struct {
@@ -614,7 +614,7 @@ func (q *fakeQueue) sentTo(urls ...string) []sentMsg {
 func (q *fakeQueue) replayed() map[string]int {
 	n := map[string]int{}
 	for _, m := range q.sentTo(deliveryURL) {
-		msg, err := delivery.Decode(m.Body)
+		msg, err := message.Decode(m.Body)
 		if err != nil {
 			panic("a replayed message does not decode: " + err.Error())
 		}
@@ -634,7 +634,7 @@ func checkSend(body *string, delay int32) error {
 	if body == nil || *body == "" {
 		return errors.New("InvalidParameterValue: the message body is empty")
 	}
-	if len(*body) > delivery.MaxBatchBytes {
+	if len(*body) > message.MaxBatchBytes {
 		return fmt.Errorf("InvalidParameterValue: a message of %d bytes is over SQS's 256 KiB", len(*body))
 	}
 	if delay < 0 || delay > 900 {
@@ -674,7 +674,7 @@ func (q *fakeQueue) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatch
 	if err := checkQueue(in.QueueUrl); err != nil {
 		return nil, err
 	}
-	if err := delivery.CheckBatch(in.Entries); err != nil {
+	if err := message.CheckBatch(in.Entries); err != nil {
 		return nil, err
 	}
 	for _, e := range in.Entries {

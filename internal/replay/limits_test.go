@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookline/hookline/internal/delivery"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/message"
 	"github.com/stretchr/testify/require"
 )
 
@@ -17,12 +17,12 @@ import (
 // payload of n bytes.
 func (e *env) deadWithPayload(id string, n int, at time.Time) {
 	d := e.dead(id, tenantA, "ep_1", "order.created", at)
-	m, err := delivery.Decode(d.Message)
+	m, err := message.Decode(d.Message)
 	if err != nil {
 		panic(err)
 	}
 	m.Payload = json.RawMessage(`"` + strings.Repeat("x", n-2) + `"`)
-	b, err := delivery.Encode(m)
+	b, err := message.Encode(m)
 	if err != nil {
 		panic(err)
 	}

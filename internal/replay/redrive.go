@@ -10,8 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/hookline/hookline/internal/delivery"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/store"
 )
@@ -114,7 +114,7 @@ func (w *Worker) redriveStep(ctx context.Context, j *domain.ReplayJob) error {
 // redriveOne handles one DLQ message and reports whether it was sent back.
 func (w *Worker) redriveOne(ctx context.Context, j *domain.ReplayJob, m sqstypes.Message, n int) (bool, error) {
 	body := aws.ToString(m.Body)
-	msg, err := delivery.Decode(body)
+	msg, err := message.Decode(body)
 	if err != nil {
 		// Cannot be delivered as it is: left in the DLQ for a human.
 		j.Failed++
@@ -150,7 +150,7 @@ func (w *Worker) redriveOne(ctx context.Context, j *domain.ReplayJob, m sqstypes
 	// Dead (now claimed), or pending with no replay since: its death was not
 	// recorded, and this message is its only copy. Either way, send it back,
 	// its age counted from now.
-	if again, err := delivery.Replayed(body, w.now()); err == nil {
+	if again, err := message.Replayed(body, w.now()); err == nil {
 		body = again
 	}
 	if _, err := w.Queue.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &w.DeliveryQueueURL, MessageBody: &body, DelaySeconds: w.delay(n)}); err != nil {
@@ -191,7 +191,7 @@ func (w *Worker) Sweep(ctx context.Context) (deleted, kept int, err error) {
 				continue
 			}
 			seen[aws.ToString(m.MessageId)], fresh = true, true
-			msg, derr := delivery.Decode(aws.ToString(m.Body))
+			msg, derr := message.Decode(aws.ToString(m.Body))
 			if derr != nil {
 				kept++
 				continue
@@ -227,7 +227,7 @@ func (w *Worker) Sweep(ctx context.Context) (deleted, kept int, err error) {
 
 // unrecorded is a delivery that has no record, as its message describes it:
 // its ids, and no state.
-func unrecorded(msg delivery.Message) domain.Delivery {
+func unrecorded(msg message.Message) domain.Delivery {
 	return domain.Delivery{DeliveryID: msg.DeliveryID, TenantID: msg.TenantID, EndpointID: msg.EndpointID, EventID: msg.EventID, EventType: msg.EventType}
 }
 
@@ -243,7 +243,7 @@ func missedDeath(d domain.Delivery, sent time.Time) bool {
 // changed since (a copy of the delivery attempted at that moment) is not
 // overwritten but read again, and its death recorded only if it still is a
 // missed one. It returns the record as it now is.
-func (w *Worker) recordMissedDeath(ctx context.Context, d domain.Delivery, msg delivery.Message, body string, sent time.Time) (domain.Delivery, error) {
+func (w *Worker) recordMissedDeath(ctx context.Context, d domain.Delivery, msg message.Message, body string, sent time.Time) (domain.Delivery, error) {
 	for try := 0; try < 3; try++ {
 		a := domain.Attempt{Number: d.Attempts + 1, At: w.now().UTC(), Error: "death_not_recorded"}
 		err := w.Store.RecordAttemptIfUnchanged(ctx, d, a, domain.Outcome{State: domain.StateDead, DeadReason: domain.ReasonAttemptsExhausted, Message: body})

@@ -15,8 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/hookline/hookline/internal/delivery"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/store"
 )
@@ -355,7 +355,7 @@ func (w *Worker) replayIDs(ctx context.Context, j *domain.ReplayJob, ids []strin
 	disabled := map[string]bool{}
 	sent := 0
 	flush := func() error {
-		if err := delivery.SendBatch(ctx, w.Queue, w.DeliveryQueueURL, batch); err != nil {
+		if err := message.SendBatch(ctx, w.Queue, w.DeliveryQueueURL, batch); err != nil {
 			return err
 		}
 		for _, id := range claimed {
@@ -410,12 +410,12 @@ func (w *Worker) replayIDs(ctx context.Context, j *domain.ReplayJob, ids []strin
 		sent++
 		// Its age counts from the replay: an event older than the retry
 		// policy's maximum age is still attempted.
-		body, err := delivery.Replayed(d.Message, w.now())
+		body, err := message.Replayed(d.Message, w.now())
 		if err != nil {
 			body = d.Message // deliver parks a malformed message dead again, with its reason
 		}
 		e := sqstypes.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(len(batch))), MessageBody: aws.String(body), DelaySeconds: delay}
-		if !delivery.Fits(batch, e) {
+		if !message.Fits(batch, e) {
 			// Ten entries, or SQS's 256 KiB for the request: send what
 			// is gathered first.
 			if err := flush(); err != nil {

@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/hookline/hookline/internal/delivery"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/store"
@@ -64,7 +64,7 @@ func newEnv(t *testing.T) *env {
 
 // body is the delivery message of a delivery, as the delivery queue carries it.
 func body(id, tenant, endpoint, typ string) string {
-	b, _ := json.Marshal(delivery.Message{DeliveryID: id, TenantID: tenant, EndpointID: endpoint, EventID: "evt_" + id,
+	b, _ := json.Marshal(message.Message{DeliveryID: id, TenantID: tenant, EndpointID: endpoint, EventID: "evt_" + id,
 		EventType: typ, OccurredAt: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC), Payload: json.RawMessage(`{"order":"` + id + `"}`)})
 	return string(b)
 }
@@ -220,7 +220,7 @@ func TestReplayByIDs(t *testing.T) {
 		for i, id := range []string{"dl_a1", "dl_a2", "dl_a3"} {
 			require.True(t, sameButReplayed(t, msgs[i].Body, before[id].Message), "same message, so the same delivery id and idempotency key; its age counts from the replay")
 			require.True(t, msgs[i].Batch)
-			m, err := delivery.Decode(msgs[i].Body)
+			m, err := message.Decode(msgs[i].Body)
 			require.NoError(t, err)
 			require.Equal(t, id, m.DeliveryID)
 		}
@@ -303,7 +303,7 @@ func TestReplayByFilter(t *testing.T) {
 			e.run(t, e.w, job)
 			var got []string
 			for _, m := range e.q.sentTo(deliveryURL) {
-				d, err := delivery.Decode(m.Body)
+				d, err := message.Decode(m.Body)
 				require.NoError(t, err)
 				got = append(got, d.DeliveryID)
 			}
@@ -375,7 +375,7 @@ func TestReplayByFilterPaging(t *testing.T) {
 	require.Equal(t, 8, j.Replayed)
 	var got []string
 	for _, m := range e.q.sentTo(deliveryURL) {
-		d, _ := delivery.Decode(m.Body)
+		d, _ := message.Decode(m.Body)
 		got = append(got, d.DeliveryID)
 	}
 	require.Equal(t, want, got, "each once, oldest death first")
@@ -571,7 +571,7 @@ func TestReplayCrashAndResume(t *testing.T) {
 		{name: "second send batch fails", queueFaults: []fault{{method: "SendMessageBatch", call: 2}}, exactlyOnce: true},
 		{name: "first send batch sent, its response lost", queueFaults: []fault{{method: "SendMessageBatch", call: 1, after: true}}},
 		{name: "a batch entry fails", failEntry: func(call int, b string) bool {
-			m, err := delivery.Decode(b)
+			m, err := message.Decode(b)
 			return call == 1 && err == nil && m.DeliveryID == "dl_004"
 		}},
 		{name: "release fails", storeFaults: []fault{{method: "ReleaseReplay", call: 3}}},
@@ -1108,9 +1108,9 @@ func TestSweepRecordsADeathWithNoRecord(t *testing.T) {
 // replayed (its age counted from the replay).
 func sameButReplayed(t *testing.T, sent, orig string) bool {
 	t.Helper()
-	a, err := delivery.Decode(sent)
+	a, err := message.Decode(sent)
 	require.NoError(t, err)
-	b, err := delivery.Decode(orig)
+	b, err := message.Decode(orig)
 	require.NoError(t, err)
 	if a.ReplayedAt == nil {
 		return false
