@@ -14,9 +14,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookline/hookline/internal/dispatch"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/sealing"
+	"github.com/hookline/hookline/internal/sender"
 	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/store"
 )
@@ -104,7 +104,7 @@ func (s *Server) validate(in endpointInput, create bool) *Problem {
 			switch {
 			case !validHeaderName(name) || len(name) > 128:
 				add(field, "is not a valid header name: 1 to 128 letters, digits or !#$%%&'*+-.^_`|~")
-			case dispatch.Reserved(name):
+			case sender.Reserved(name):
 				add(field, "is set by hookline and cannot be replaced")
 			case seen[canonical] != "":
 				add(field, "is the same header as %s (names are case-insensitive)", seen[canonical])

@@ -13,13 +13,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/hookline/hookline/internal/dispatch"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/retry"
 	"github.com/hookline/hookline/internal/sealing"
+	"github.com/hookline/hookline/internal/sender"
 	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/store"
 )
@@ -55,7 +55,7 @@ type SecretOpener interface {
 
 // Sender makes one attempt.
 type Sender interface {
-	Send(ctx context.Context, r dispatch.Request) dispatch.Result
+	Send(ctx context.Context, r sender.Request) sender.Result
 }
 
 // Handler processes delivery queue batches.
@@ -307,7 +307,7 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg message.
 		return false
 	}
 	defer cancel()
-	res := h.Sender.Send(sendCtx, dispatch.Request{
+	res := h.Sender.Send(sendCtx, sender.Request{
 		URL: ep.URL, DeliveryID: msg.DeliveryID, EventID: msg.EventID, EventType: msg.EventType,
 		Attempt: attempt, Body: body, Signer: signer, Headers: ep.Headers,
 	})
@@ -316,7 +316,7 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg message.
 	}
 	a := domain.Attempt{Number: attempt, At: now, Status: res.Status, Error: res.Error, LatencyMS: res.Latency.Milliseconds(), Excerpt: res.Excerpt}
 	mb.Put(metrics.AttemptLatency, float64(res.Latency.Microseconds())/1000, nil)
-	if res.Outcome == dispatch.Delivered {
+	if res.Outcome == sender.Delivered {
 		mb.Put(metrics.Delivered, 1, nil)
 	} else {
 		mb.Put(metrics.AttemptFailed, 1, nil)
@@ -326,9 +326,9 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg message.
 	}
 	log = log.With("outcome", res.Outcome.String(), "status", res.Status, "latency_ms", a.LatencyMS)
 
-	h.endpointHealth(ctx, log, ep, res.Outcome == dispatch.Delivered)
+	h.endpointHealth(ctx, log, ep, res.Outcome == sender.Delivered)
 	switch res.Outcome {
-	case dispatch.Delivered:
+	case sender.Delivered:
 		// The receiver has it; sending again would only duplicate it, so the
 		// message goes either way. The record is tried a few times: before a
 		// last attempt it already says dead, and left so it would keep a
@@ -343,7 +343,7 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg message.
 		}
 		log.InfoContext(ctx, "delivered")
 		return true
-	case dispatch.Dead:
+	case sender.Dead:
 		if res.DisableEndpoint {
 			if err := h.Store.DisableEndpoint(ctx, msg.TenantID, msg.EndpointID, domain.DisabledEndpointGone); err != nil {
 				log.ErrorContext(ctx, "cannot disable endpoint", "disable_error", err.Error())

@@ -23,7 +23,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/hookline/hookline/internal/dispatch"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
@@ -31,6 +30,7 @@ import (
 	"github.com/hookline/hookline/internal/retry"
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/sealing/sealingtest"
+	"github.com/hookline/hookline/internal/sender"
 	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/stretchr/testify/require"
@@ -328,7 +328,7 @@ func newFixture(t *testing.T, answer http.HandlerFunc) *fixture {
 	f.h = &Handler{
 		Store:    f.store,
 		Queue:    f.queue,
-		Sender:   &dispatch.Client{HTTP: dispatch.NewHTTPClient(dispatch.ClientOptions{Guard: guard, RequestTimeout: 2 * time.Second})},
+		Sender:   &sender.Client{HTTP: sender.NewHTTPClient(sender.ClientOptions{Guard: guard, RequestTimeout: 2 * time.Second})},
 		Secrets:  &sealing.Opener{KMS: f.kms, KeyID: sealingtest.KeyARN},
 		QueueURL: "https://sqs.example/q",
 		DLQURL:   "https://sqs.example/dlq",

@@ -1,4 +1,4 @@
-package dispatch
+package sender
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ import (
 )
 
 // Version names this build of hookline in the User-Agent header. The
-// Makefile sets it with -ldflags "-X .../dispatch.Version=...".
+// Makefile sets it with -ldflags "-X .../sender.Version=...".
 var Version = "dev"
 
 // userAgent names hookline and its version.
