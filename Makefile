@@ -7,7 +7,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 HOSTARCH := $(shell [ "$$(go env GOARCH)" = amd64 ] && echo x86_64 || echo arm64)
 ARCH     ?= arm64
 FUNCTIONS := enqueue deliver api replay
-LDFLAGS  := -s -w -X github.com/hookline/hookline/internal/dispatch.Version=$(VERSION)
+LDFLAGS  := -s -w -X github.com/hookline/hookline/internal/sender.Version=$(VERSION)
 GOARCH_OF = $(if $(filter x86_64,$(1)),amd64,arm64)
 
 .PHONY: help build build-local tools test test-unit test-e2e test-api demo deploy deploy-local local-up local-down lint cfn-lint bench bench-offline bench-replay soak redrive-enqueue seal-secrets clean

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/signing"
 	"github.com/stretchr/testify/require"
 )
@@ -144,7 +144,7 @@ func TestAPIFanOutToMatchingEndpoints(t *testing.T) {
 	require.Equal(t, want, endpoints)
 	_ = epPayments
 
-	id := delivery.ID(events["order.created"], epOrders)
+	id := domain.DeliveryID(events["order.created"], epOrders)
 	var status int
 	var got map[string]any
 	require.Eventually(t, func() bool {

@@ -23,10 +23,9 @@ import (
 	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/signing"
-	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/internal/streamredrive"
 	"github.com/hookline/hookline/outbox"
 	"github.com/stretchr/testify/require"
@@ -119,7 +118,7 @@ func TestParkedStreamBatchesAreRedriven(t *testing.T) {
 	}
 	secret, err := signing.NewSecret(rand.Reader)
 	require.NoError(t, err)
-	tnB.Endpoint = store.Endpoint{TenantID: tnB.ID, EndpointID: "ep_1", URL: rcvB.URL, Secrets: []string{secret}}
+	tnB.Endpoint = domain.Endpoint{TenantID: tnB.ID, EndpointID: "ep_1", URL: rcvB.URL, Secrets: []string{secret}}
 	tnB.Secret = secret // a plaintext secret of an endpoint written before sealing: it still signs
 	require.NoError(t, env.store.PutEndpoint(ctx, tnB.Endpoint))
 
@@ -162,7 +161,7 @@ func requireDelivered(t *testing.T, rcv *receiver, tn tenant, evs []outbox.Event
 	require.NoError(t, err)
 	want := map[string]string{}
 	for _, ev := range evs {
-		want[ev.ID] = delivery.ID(ev.ID, tn.Endpoint.EndpointID)
+		want[ev.ID] = domain.DeliveryID(ev.ID, tn.Endpoint.EndpointID)
 	}
 	got := map[string]bool{}
 	require.Eventually(t, func() bool {
@@ -178,7 +177,7 @@ func requireDelivered(t *testing.T, rcv *receiver, tn tenant, evs []outbox.Event
 		require.Equal(t, want[id], r.Header.Get("webhook-id"))
 	}
 	for _, ev := range evs {
-		waitDelivery(t, want[ev.ID], 15*time.Second, func(d store.Delivery) bool { return d.State == delivery.StateDelivered })
+		waitDelivery(t, want[ev.ID], 15*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })
 	}
 }
 

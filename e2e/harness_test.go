@@ -24,8 +24,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/harness"
+	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/stackoutputs"
@@ -152,7 +153,7 @@ func (r *receiver) waitFor(t *testing.T, n int, timeout time.Duration) []receive
 // tenant is a fresh tenant with one endpoint pointing at a receiver.
 type tenant struct {
 	ID       string
-	Endpoint store.Endpoint
+	Endpoint domain.Endpoint
 	// Secret is the endpoint's signing secret, stored sealed.
 	Secret string
 }
@@ -166,7 +167,7 @@ func newTenant(t *testing.T, url string) tenant {
 	id := fmt.Sprintf("t_%s_%d", strings.ToLower(strings.ReplaceAll(t.Name(), "/", "_")), time.Now().UnixNano())
 	sealed, err := env.sealer.Seal(context.Background(), sealing.Ref{TenantID: id, EndpointID: "ep_1"}, secret)
 	require.NoError(t, err)
-	ep := store.Endpoint{TenantID: id, EndpointID: "ep_1", URL: url, SealedSecrets: []string{sealed}}
+	ep := domain.Endpoint{TenantID: id, EndpointID: "ep_1", URL: url, SealedSecrets: []string{sealed}}
 	require.NoError(t, env.store.PutEndpoint(context.Background(), ep))
 	return tenant{ID: id, Endpoint: ep, Secret: secret}
 }
@@ -187,9 +188,9 @@ func event(tn tenant, id, typ string, payload string) outbox.Event {
 }
 
 // waitDelivery polls the delivery record until cond holds.
-func waitDelivery(t *testing.T, id string, timeout time.Duration, cond func(store.Delivery) bool) store.Delivery {
+func waitDelivery(t *testing.T, id string, timeout time.Duration, cond func(domain.Delivery) bool) domain.Delivery {
 	t.Helper()
-	var last store.Delivery
+	var last domain.Delivery
 	var lastErr error
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
@@ -205,7 +206,7 @@ func waitDelivery(t *testing.T, id string, timeout time.Duration, cond func(stor
 
 // waitInDLQ waits until the dead-letter queue holds the message of a delivery.
 // Messages of other tests it sees are left to reappear after one second.
-func waitInDLQ(t *testing.T, deliveryID string, timeout time.Duration) delivery.Message {
+func waitInDLQ(t *testing.T, deliveryID string, timeout time.Duration) message.Message {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
@@ -215,12 +216,12 @@ func waitInDLQ(t *testing.T, deliveryID string, timeout time.Duration) delivery.
 		})
 		require.NoError(t, err)
 		for _, m := range out.Messages {
-			msg, err := delivery.Decode(aws.ToString(m.Body))
+			msg, err := message.Decode(aws.ToString(m.Body))
 			if err == nil && msg.DeliveryID == deliveryID {
 				return msg
 			}
 		}
 	}
 	t.Fatalf("delivery %s did not reach the DLQ in %s", deliveryID, timeout)
-	return delivery.Message{}
+	return message.Message{}
 }

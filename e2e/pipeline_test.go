@@ -15,8 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/hookline/hookline/internal/delivery"
-	"github.com/hookline/hookline/internal/enqueue"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/outbox"
@@ -35,7 +34,7 @@ func TestDeliversSignedWebhook(t *testing.T) {
 	write(t, ev)
 
 	got := rcv.waitFor(t, 1, 30*time.Second)[0]
-	id := delivery.ID(ev.ID, tn.Endpoint.EndpointID)
+	id := domain.DeliveryID(ev.ID, tn.Endpoint.EndpointID)
 
 	v, err := signing.NewVerifier(tn.Secret)
 	require.NoError(t, err)
@@ -68,7 +67,7 @@ func TestDeliversSignedWebhook(t *testing.T) {
 	require.NotNil(t, body.Sequence)
 	require.Equal(t, seq, *body.Sequence)
 
-	d := waitDelivery(t, id, 15*time.Second, func(d store.Delivery) bool { return d.State == delivery.StateDelivered })
+	d := waitDelivery(t, id, 15*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })
 	require.Equal(t, 1, d.Attempts)
 	require.Equal(t, http.StatusNoContent, d.LastStatus)
 	require.Len(t, d.AttemptLog, 1)
@@ -83,7 +82,7 @@ func TestRetriesWithBackoffThenDeadLetters(t *testing.T) {
 	tn := newTenant(t, rcv.URL)
 	ev := event(tn, "evt_500_"+tn.ID, "order.created", `{"order":7}`)
 	write(t, ev)
-	id := delivery.ID(ev.ID, tn.Endpoint.EndpointID)
+	id := domain.DeliveryID(ev.ID, tn.Endpoint.EndpointID)
 	attempts := env.out.MaxReceiveCount
 	require.GreaterOrEqual(t, attempts, 3, "the local schedule must allow a few retries")
 
@@ -104,8 +103,8 @@ func TestRetriesWithBackoffThenDeadLetters(t *testing.T) {
 	// The record says dead from just before the last attempt (so that a
 	// process stopping during it leaves the death recorded); the last
 	// attempt's own outcome follows.
-	d := waitDelivery(t, id, 30*time.Second, func(d store.Delivery) bool { return d.State == delivery.StateDead && d.Attempts == attempts })
-	require.Equal(t, "attempts_exhausted", d.DeadReason)
+	d := waitDelivery(t, id, 30*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDead && d.Attempts == attempts })
+	require.Equal(t, "attempts_exhausted", string(d.DeadReason))
 	require.Equal(t, "http_500", d.LastError)
 	require.Len(t, d.AttemptLog, attempts, "every attempt is logged")
 	for i, a := range d.AttemptLog {
@@ -126,11 +125,11 @@ func TestPermanentFailureGoesDeadAtOnce(t *testing.T) {
 	tn := newTenant(t, rcv.URL)
 	ev := event(tn, "evt_400_"+tn.ID, "order.created", `{"order":8}`)
 	write(t, ev)
-	id := delivery.ID(ev.ID, tn.Endpoint.EndpointID)
+	id := domain.DeliveryID(ev.ID, tn.Endpoint.EndpointID)
 
 	rcv.waitFor(t, 1, 30*time.Second)
-	d := waitDelivery(t, id, 15*time.Second, func(d store.Delivery) bool { return d.State == delivery.StateDead })
-	require.Equal(t, "rejected_400", d.DeadReason)
+	d := waitDelivery(t, id, 15*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDead })
+	require.Equal(t, "rejected_400", string(d.DeadReason))
 	require.Equal(t, 1, d.Attempts)
 	waitInDLQ(t, id, 30*time.Second)
 	time.Sleep(3 * time.Second)
@@ -145,9 +144,9 @@ func TestSameStreamRecordTwiceYieldsOneDelivery(t *testing.T) {
 	tn := newTenant(t, rcv.URL)
 	ev := event(tn, "evt_dup_"+tn.ID, "invoice.paid", `{"invoice":"in_1"}`)
 	write(t, ev)
-	id := delivery.ID(ev.ID, tn.Endpoint.EndpointID)
+	id := domain.DeliveryID(ev.ID, tn.Endpoint.EndpointID)
 	rcv.waitFor(t, 1, 30*time.Second)
-	waitDelivery(t, id, 15*time.Second, func(d store.Delivery) bool { return d.State == delivery.StateDelivered })
+	waitDelivery(t, id, 15*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })
 	// enqueue reads which deliveries exist eventually consistent: wait
 	// until such a read sees this one (at once in the local cloud; within
 	// about a second on AWS). A read that missed it would send the message
@@ -224,11 +223,11 @@ func TestMalformedItemIsRejectedAndStreamFlows(t *testing.T) {
 	}
 	rcv.waitFor(t, len(good), 45*time.Second)
 	for _, ev := range good {
-		waitDelivery(t, delivery.ID(ev.ID, tn.Endpoint.EndpointID), 15*time.Second, func(d store.Delivery) bool { return d.State == delivery.StateDelivered })
+		waitDelivery(t, domain.DeliveryID(ev.ID, tn.Endpoint.EndpointID), 15*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })
 	}
-	for key, reason := range map[string]string{
+	for key, reason := range map[string]domain.RejectReason{
 		"evt_bad_" + tn.ID: outbox.ReasonInvalidJSON, "evt_badtype_" + tn.ID: outbox.ReasonWrongType,
-		"evt_missing_" + tn.ID: outbox.ReasonMissingField, "evt_nobody_" + tn.ID: enqueue.ReasonUnknownTenant,
+		"evt_missing_" + tn.ID: outbox.ReasonMissingField, "evt_nobody_" + tn.ID: domain.RejectUnknownTenant,
 		"evt_large_" + tn.ID: outbox.ReasonTooLarge,
 	} {
 		r, err := env.store.Rejection(context.Background(), key)

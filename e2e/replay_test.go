@@ -15,9 +15,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/replay"
-	"github.com/hookline/hookline/internal/store"
 	"github.com/stretchr/testify/require"
 )
 
@@ -46,10 +46,10 @@ func deadEvents(t *testing.T, tenantID, endpointID string, n int, typ string) []
 	for i := 0; i < n; i++ {
 		ev := event(tenant{ID: tenantID}, fmt.Sprintf("evt_%s_%d_%s", typ, i, tenantID), typ, fmt.Sprintf(`{"i":%d}`, i))
 		write(t, ev)
-		ids = append(ids, delivery.ID(ev.ID, endpointID))
+		ids = append(ids, domain.DeliveryID(ev.ID, endpointID))
 	}
 	for _, id := range ids {
-		waitDelivery(t, id, 90*time.Second, func(d store.Delivery) bool { return d.State == delivery.StateDead })
+		waitDelivery(t, id, 90*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDead })
 	}
 	return ids
 }
@@ -60,7 +60,7 @@ func waitJob(t *testing.T, key, path string) map[string]any {
 	require.Eventually(t, func() bool {
 		var status int
 		status, job = call(t, "GET", path, key, nil)
-		return status == http.StatusOK && job["status"] == replay.StatusCompleted
+		return status == http.StatusOK && job["status"] == domain.StatusCompleted
 	}, 120*time.Second, 500*time.Millisecond, "replay job %s did not complete: %v", path, job)
 	return job
 }
@@ -106,7 +106,7 @@ func dlqMessages(t *testing.T) map[string]int {
 				continue
 			}
 			ids[*m.MessageId], fresh = true, true
-			if msg, err := delivery.Decode(*m.Body); err == nil {
+			if msg, err := message.Decode(*m.Body); err == nil {
 				seen[msg.DeliveryID]++
 			}
 		}
@@ -174,7 +174,7 @@ func TestReplayByFilterIsTenantScoped(t *testing.T) {
 	sort.Strings(arrived)
 	require.Equal(t, idsA, arrived, "each of A's deliveries arrives once")
 	for _, id := range idsA {
-		d := waitDelivery(t, id, 30*time.Second, func(d store.Delivery) bool { return d.State == delivery.StateDelivered })
+		d := waitDelivery(t, id, 30*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })
 		require.NotNil(t, d.ReplayedAt)
 	}
 	require.Empty(t, listDead(t, keyA, ""))
@@ -282,8 +282,8 @@ func TestInterruptedReplayResumes(t *testing.T) {
 
 	// The fault: a worker checkpointed a step over all six, claimed three and
 	// sent one of them, then died.
-	job := &store.ReplayJob{JobID: fmt.Sprintf("rj_crash_%d", time.Now().UnixNano()), TenantID: tenantID, Kind: replay.KindIDs,
-		IDs: ids, Status: replay.StatusRunning, Cursor: strconv.Itoa(len(ids)), Pending: ids}
+	job := &domain.ReplayJob{JobID: fmt.Sprintf("rj_crash_%d", time.Now().UnixNano()), TenantID: tenantID, Kind: domain.KindIDs,
+		IDs: ids, Status: domain.StatusRunning, Cursor: strconv.Itoa(len(ids)), Pending: ids}
 	require.NoError(t, env.store.SaveJob(ctx, job))
 	for _, id := range ids[:3] {
 		d, err := env.store.ClaimForReplay(ctx, id, tenantID, job.JobID, 15*time.Minute)
@@ -309,7 +309,7 @@ func TestInterruptedReplayResumes(t *testing.T) {
 	for _, id := range ids {
 		require.GreaterOrEqual(t, counts[id], 1, "delivery %s lost by the interrupted job", id)
 		require.LessOrEqual(t, counts[id], 1, "delivery %s sent twice", id)
-		waitDelivery(t, id, 20*time.Second, func(d store.Delivery) bool { return d.State == delivery.StateDelivered })
+		waitDelivery(t, id, 20*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })
 	}
 }
 
@@ -334,7 +334,7 @@ func TestOperatorRedriveEmptiesTheDLQ(t *testing.T) {
 	done := waitJob(t, op, "/v1/admin/replays/"+job["id"].(string))
 	require.GreaterOrEqual(t, done["replayed"].(float64), float64(len(ids)), "%v", done)
 	for _, id := range ids {
-		d := waitDelivery(t, id, 60*time.Second, func(d store.Delivery) bool { return d.State == delivery.StateDelivered })
+		d := waitDelivery(t, id, 60*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })
 		require.NotNil(t, d.ReplayedAt)
 	}
 	created, err := time.Parse(time.RFC3339Nano, done["created_at"].(string))

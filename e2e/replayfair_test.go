@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/stretchr/testify/require"
@@ -119,7 +119,7 @@ func TestReplayFloodIsBoundedPerTenant(t *testing.T) {
 	require.Eventually(t, func() bool {
 		var s int
 		s, got = call(t, "GET", path, keyB, nil)
-		return s == http.StatusOK && got["status"] == replay.StatusCompleted
+		return s == http.StatusOK && got["status"] == domain.StatusCompleted
 	}, time.Minute, 500*time.Millisecond, "B's replay waits behind at most three of A's job steps: %v", got)
 	t.Logf("B's replay completed %s after it was asked for", time.Since(askedB).Round(100*time.Millisecond))
 	require.EqualValues(t, 3, got["replayed"])
@@ -155,8 +155,8 @@ func TestLostReplayJobIsRecovered(t *testing.T) {
 	// Recorded two hours ago, as the API records a job, and its message lost.
 	past := store.New(env.ddb, env.out.StateTableName)
 	past.Now = func() time.Time { return time.Now().Add(-2 * time.Hour) }
-	job := &store.ReplayJob{JobID: fmt.Sprintf("rj_lost_%d", time.Now().UnixNano()), TenantID: tenantID, Kind: replay.KindIDs,
-		IDs: ids, Status: replay.StatusQueued}
+	job := &domain.ReplayJob{JobID: fmt.Sprintf("rj_lost_%d", time.Now().UnixNano()), TenantID: tenantID, Kind: domain.KindIDs,
+		IDs: ids, Status: domain.StatusQueued}
 	require.NoError(t, past.CreateJob(ctx, job, replay.DefaultMaxOpenJobs))
 	open, err := env.store.TenantJobs(ctx, tenantID)
 	require.NoError(t, err)
@@ -168,7 +168,7 @@ func TestLostReplayJobIsRecovered(t *testing.T) {
 	done := waitJob(t, key, "/v1/replays/"+job.JobID)
 	require.EqualValues(t, 3, done["replayed"], "%v", done)
 	for _, id := range ids {
-		waitDelivery(t, id, 30*time.Second, func(d store.Delivery) bool { return d.State == delivery.StateDelivered })
+		waitDelivery(t, id, 30*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })
 	}
 	open, err = env.store.TenantJobs(ctx, tenantID)
 	require.NoError(t, err)
@@ -189,7 +189,7 @@ func TestReplayJobStoreAgainstLocalCloud(t *testing.T) {
 		errs := make([]error, 10)
 		for i := range errs {
 			wg.Go(func() {
-				errs[i] = s.CreateJob(ctx, &store.ReplayJob{JobID: fmt.Sprintf("%s_%d", tenantID, i), TenantID: tenantID, Kind: replay.KindFilter, Status: replay.StatusQueued}, 3)
+				errs[i] = s.CreateJob(ctx, &domain.ReplayJob{JobID: fmt.Sprintf("%s_%d", tenantID, i), TenantID: tenantID, Kind: domain.KindFilter, Status: domain.StatusQueued}, 3)
 			})
 		}
 		wg.Wait()
@@ -227,20 +227,20 @@ func TestReplayJobStoreAgainstLocalCloud(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, left)
 		require.NoError(t, s.ReleaseJob(ctx, tenantID, open[1]), "released from an empty set: harmless")
-		require.NoError(t, s.CreateJob(ctx, &store.ReplayJob{JobID: tenantID + "_again", TenantID: tenantID, Kind: replay.KindFilter}, 3))
-		err = s.CreateJob(ctx, &store.ReplayJob{JobID: tenantID + "_again", TenantID: tenantID + "_other", Kind: replay.KindFilter}, 3)
+		require.NoError(t, s.CreateJob(ctx, &domain.ReplayJob{JobID: tenantID + "_again", TenantID: tenantID, Kind: domain.KindFilter}, 3))
+		err = s.CreateJob(ctx, &domain.ReplayJob{JobID: tenantID + "_again", TenantID: tenantID + "_other", Kind: domain.KindFilter}, 3)
 		require.ErrorIs(t, err, store.ErrConflict, "an existing id is a conflict, not a second job")
 	})
 
 	t.Run("idle open jobs are listed; completed ones are not", func(t *testing.T) {
 		past := store.New(env.ddb, env.out.StateTableName)
 		past.Now = func() time.Time { return time.Now().Add(-3 * time.Hour) }
-		idle := &store.ReplayJob{JobID: tenantID + "_idle", TenantID: tenantID, Kind: replay.KindFilter, Status: replay.StatusRunning}
+		idle := &domain.ReplayJob{JobID: tenantID + "_idle", TenantID: tenantID, Kind: domain.KindFilter, Status: domain.StatusRunning}
 		require.NoError(t, past.SaveJob(ctx, idle))
-		finished := &store.ReplayJob{JobID: tenantID + "_finished", TenantID: tenantID, Kind: replay.KindFilter, Status: replay.StatusCompleted}
+		finished := &domain.ReplayJob{JobID: tenantID + "_finished", TenantID: tenantID, Kind: domain.KindFilter, Status: domain.StatusCompleted}
 		finished.CompletedAt = ptrTime(time.Now().Add(-3 * time.Hour))
 		require.NoError(t, past.SaveJob(ctx, finished))
-		fresh := &store.ReplayJob{JobID: tenantID + "_fresh", TenantID: tenantID, Kind: replay.KindFilter, Status: replay.StatusRunning}
+		fresh := &domain.ReplayJob{JobID: tenantID + "_fresh", TenantID: tenantID, Kind: domain.KindFilter, Status: domain.StatusRunning}
 		require.NoError(t, s.SaveJob(ctx, fresh))
 		var ids []string
 		require.Eventually(t, func() bool {

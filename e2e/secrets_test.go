@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/store"
@@ -90,7 +90,7 @@ func TestSealedSecretsInTheStore(t *testing.T) {
 		first, second := newSecret(t), newSecret(t)
 		s1, err := seal(ctx, ref, first)
 		require.NoError(t, err)
-		_, err = env.store.CreateEndpoint(ctx, store.Endpoint{TenantID: ref.TenantID, EndpointID: ref.EndpointID, URL: "https://example.com", SealedSecrets: []string{s1}})
+		_, err = env.store.CreateEndpoint(ctx, domain.Endpoint{TenantID: ref.TenantID, EndpointID: ref.EndpointID, URL: "https://example.com", SealedSecrets: []string{s1}})
 		require.NoError(t, err)
 		requireNoPlaintextSecret(t, endpointItem(t, ref.TenantID, ref.EndpointID), first)
 
@@ -113,7 +113,7 @@ func TestSealedSecretsInTheStore(t *testing.T) {
 		ref := sealing.Ref{TenantID: tenantID, EndpointID: "ep_legacy_rot"}
 		old, older, next := newSecret(t), newSecret(t), newSecret(t)
 		until := time.Now().Add(time.Hour)
-		require.NoError(t, env.store.PutEndpoint(ctx, store.Endpoint{TenantID: ref.TenantID, EndpointID: ref.EndpointID, URL: "https://example.com",
+		require.NoError(t, env.store.PutEndpoint(ctx, domain.Endpoint{TenantID: ref.TenantID, EndpointID: ref.EndpointID, URL: "https://example.com",
 			Secrets: []string{old}, RetiringSecret: older, RetiringUntil: &until}))
 		require.Contains(t, endpointItem(t, ref.TenantID, ref.EndpointID), "secrets", "written as before secrets were sealed")
 
@@ -136,7 +136,7 @@ func TestSealedSecretsInTheStore(t *testing.T) {
 		var eps []legacy
 		for i := range 3 {
 			l := legacy{ref: sealing.Ref{TenantID: tenantID, EndpointID: fmt.Sprintf("ep_mig_%d", i)}, cur: newSecret(t)}
-			e := store.Endpoint{TenantID: l.ref.TenantID, EndpointID: l.ref.EndpointID, URL: "https://example.com", Secrets: []string{l.cur}}
+			e := domain.Endpoint{TenantID: l.ref.TenantID, EndpointID: l.ref.EndpointID, URL: "https://example.com", Secrets: []string{l.cur}}
 			if i == 1 { // rotated before secrets were sealed: a retiring one too
 				l.retiring = newSecret(t)
 				until := time.Now().Add(time.Hour)
@@ -182,7 +182,7 @@ func TestPlaintextSecretSignsBeforeAndAfterTheMigration(t *testing.T) {
 	rcv := newReceiver(t, status(http.StatusOK))
 	secret := newSecret(t)
 	id := fmt.Sprintf("t_legacy_%d", time.Now().UnixNano())
-	ep := store.Endpoint{TenantID: id, EndpointID: "ep_1", URL: rcv.URL, Secrets: []string{secret}}
+	ep := domain.Endpoint{TenantID: id, EndpointID: "ep_1", URL: rcv.URL, Secrets: []string{secret}}
 	require.NoError(t, env.store.PutEndpoint(context.Background(), ep))
 	tn := tenant{ID: id, Endpoint: ep, Secret: secret}
 	v, err := signing.NewVerifier(secret)
@@ -217,7 +217,7 @@ func TestSwappedCiphertextDoesNotSign(t *testing.T) {
 
 	ev := event(tn, "evt_swapped_"+tn.ID, "order.created", `{}`)
 	write(t, ev)
-	d := waitDelivery(t, delivery.ID(ev.ID, ep.EndpointID), 30*time.Second, func(d store.Delivery) bool { return d.State == delivery.StateDead })
-	require.Equal(t, "invalid_secret", d.DeadReason)
+	d := waitDelivery(t, domain.DeliveryID(ev.ID, ep.EndpointID), 30*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDead })
+	require.Equal(t, "invalid_secret", string(d.DeadReason))
 	require.Empty(t, rcv.requests(), "nothing was sent")
 }

@@ -8,8 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookline/hookline/internal/delivery"
-	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/stretchr/testify/require"
 )
 
@@ -33,7 +32,7 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 	gap := got[1].At.Sub(got[0].At)
 	t.Logf("Retry-After %s; second attempt came %s later", asked, gap)
 	require.GreaterOrEqual(t, gap, asked, "retried sooner than Retry-After asked")
-	d := waitDelivery(t, delivery.ID(ev.ID, tn.Endpoint.EndpointID), 15*time.Second, func(d store.Delivery) bool { return d.State == delivery.StateDelivered })
+	d := waitDelivery(t, domain.DeliveryID(ev.ID, tn.Endpoint.EndpointID), 15*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })
 	require.Equal(t, 2, d.Attempts)
 	require.Equal(t, "http_429", d.AttemptLog[0].Error)
 }
@@ -48,17 +47,17 @@ func TestGoneDisablesTheEndpoint(t *testing.T) {
 	ev := event(tn, "evt_410_"+tn.ID, "order.created", `{"n":1}`)
 	write(t, ev)
 	rcv.waitFor(t, 1, 30*time.Second)
-	d := waitDelivery(t, delivery.ID(ev.ID, tn.Endpoint.EndpointID), 15*time.Second, func(d store.Delivery) bool { return d.State == delivery.StateDead })
-	require.Equal(t, "endpoint_gone", d.DeadReason)
+	d := waitDelivery(t, domain.DeliveryID(ev.ID, tn.Endpoint.EndpointID), 15*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDead })
+	require.Equal(t, "endpoint_gone", string(d.DeadReason))
 	ep, err := env.store.Endpoint(context.Background(), tn.ID, tn.Endpoint.EndpointID)
 	require.NoError(t, err)
 	require.True(t, ep.Disabled)
-	require.Equal(t, "endpoint_gone", ep.DisabledReason)
+	require.Equal(t, "endpoint_gone", string(ep.DisabledReason))
 
 	next := event(tn, "evt_410_next_"+tn.ID, "order.created", `{"n":2}`)
 	write(t, next)
-	d = waitDelivery(t, delivery.ID(next.ID, tn.Endpoint.EndpointID), 20*time.Second, func(d store.Delivery) bool { return d.State == delivery.StateDead })
-	require.Equal(t, "endpoint_disabled", d.DeadReason)
+	d = waitDelivery(t, domain.DeliveryID(next.ID, tn.Endpoint.EndpointID), 20*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDead })
+	require.Equal(t, "endpoint_disabled", string(d.DeadReason))
 	require.Len(t, rcv.requests(), 1, "nothing is sent to a disabled endpoint")
 }
 
@@ -75,7 +74,7 @@ func TestTimeoutIsRetried(t *testing.T) {
 	ev := event(tn, "evt_timeout_"+tn.ID, "order.created", `{"n":1}`)
 	write(t, ev)
 	rcv.waitFor(t, 2, 60*time.Second)
-	d := waitDelivery(t, delivery.ID(ev.ID, tn.Endpoint.EndpointID), 20*time.Second, func(d store.Delivery) bool { return d.State == delivery.StateDelivered })
+	d := waitDelivery(t, domain.DeliveryID(ev.ID, tn.Endpoint.EndpointID), 20*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })
 	require.Equal(t, 2, d.Attempts)
 	require.Equal(t, "timeout", d.AttemptLog[0].Error)
 	require.Equal(t, 200, d.AttemptLog[1].Status)
@@ -89,9 +88,9 @@ func TestEventPastTheAgeCapGoesDead(t *testing.T) {
 	ev := event(tn, "evt_old_"+tn.ID, "order.created", `{"n":1}`)
 	ev.OccurredAt = time.Now().Add(-2 * time.Hour).UTC()
 	write(t, ev)
-	id := delivery.ID(ev.ID, tn.Endpoint.EndpointID)
-	d := waitDelivery(t, id, 30*time.Second, func(d store.Delivery) bool { return d.State == delivery.StateDead })
-	require.Equal(t, "max_age_exceeded", d.DeadReason)
+	id := domain.DeliveryID(ev.ID, tn.Endpoint.EndpointID)
+	d := waitDelivery(t, id, 30*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDead })
+	require.Equal(t, "max_age_exceeded", string(d.DeadReason))
 	waitInDLQ(t, id, 30*time.Second)
 	require.Empty(t, rcv.requests(), "an event past the age cap is not sent")
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/stretchr/testify/require"
 )
@@ -28,7 +28,7 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 
 	// current reads a delivery as deliver does: one that does not exist
 	// yet (no attempt recorded) is the message's ids.
-	current := func(t *testing.T, d store.Delivery) store.Delivery {
+	current := func(t *testing.T, d domain.Delivery) domain.Delivery {
 		t.Helper()
 		cur, err := s.Delivery(ctx, d.DeliveryID)
 		if errors.Is(err, store.ErrNotFound) {
@@ -42,14 +42,14 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 		// The event id is new each run: the listing derives the delivery
 		// ids from the event's and endpoints' ids.
 		evTenant, evID := tenantID+"_ev", "evt_s1_"+tenantID
-		require.NoError(t, s.PutEndpoint(ctx, store.Endpoint{TenantID: evTenant, EndpointID: "ep", URL: "https://example.com/ep", Secrets: []string{"whsec_x"}}))
-		d := store.Delivery{DeliveryID: delivery.ID(evID, "ep"), TenantID: evTenant, EndpointID: "ep", EventID: evID, EventType: "a.b"}
+		require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: evTenant, EndpointID: "ep", URL: "https://example.com/ep", Secrets: []string{"whsec_x"}}))
+		d := domain.Delivery{DeliveryID: domain.DeliveryID(evID, "ep"), TenantID: evTenant, EndpointID: "ep", EventID: evID, EventType: "a.b"}
 		_, err := s.Delivery(ctx, d.DeliveryID)
 		require.ErrorIs(t, err, store.ErrNotFound, "nothing before the first attempt")
-		require.NoError(t, s.RecordAttempt(ctx, current(t, d), store.Attempt{Number: 1, At: time.Now().UTC(), Status: 503, Error: "http_503"}, store.Outcome{State: delivery.StatePending}))
+		require.NoError(t, s.RecordAttempt(ctx, current(t, d), domain.Attempt{Number: 1, At: time.Now().UTC(), Status: 503, Error: "http_503"}, domain.Outcome{State: domain.StatePending}))
 		first, err := s.Delivery(ctx, d.DeliveryID)
 		require.NoError(t, err)
-		require.Equal(t, delivery.StatePending, first.State)
+		require.Equal(t, domain.StatePending, first.State)
 		require.Equal(t, 1, first.Attempts)
 		require.Equal(t, d.DeliveryID, first.DeliveryID)
 		require.Equal(t, evTenant, first.TenantID)
@@ -76,10 +76,10 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 		// that a rewrite of the creation attributes would show.
 		later := store.New(env.ddb, env.out.StateTableName)
 		later.Now = func() time.Time { return time.Now().Add(time.Hour) }
-		require.NoError(t, later.RecordAttempt(ctx, current(t, d), store.Attempt{Number: 2, At: later.Now().UTC(), Status: 200}, store.Outcome{State: delivery.StateDelivered}))
+		require.NoError(t, later.RecordAttempt(ctx, current(t, d), domain.Attempt{Number: 2, At: later.Now().UTC(), Status: 200}, domain.Outcome{State: domain.StateDelivered}))
 		got, err := s.Delivery(ctx, d.DeliveryID)
 		require.NoError(t, err)
-		require.Equal(t, delivery.StateDelivered, got.State)
+		require.Equal(t, domain.StateDelivered, got.State)
 		require.Equal(t, 2, got.Attempts)
 		require.Equal(t, first.CreatedAt, got.CreatedAt, "the creation time is the first attempt's")
 		item2 := raw()
@@ -89,13 +89,13 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 		}
 		// A delivery of the same event to an endpoint that no longer
 		// exists: readable by id, not listed under its event.
-		gone := store.Delivery{DeliveryID: delivery.ID(evID, "ep_deleted"), TenantID: evTenant, EndpointID: "ep_deleted", EventID: evID, EventType: "a.b"}
-		require.NoError(t, s.RecordAttempt(ctx, gone, store.Attempt{Number: 1, At: time.Now().UTC(), Status: 200}, store.Outcome{State: delivery.StateDelivered}))
+		gone := domain.Delivery{DeliveryID: domain.DeliveryID(evID, "ep_deleted"), TenantID: evTenant, EndpointID: "ep_deleted", EventID: evID, EventType: "a.b"}
+		require.NoError(t, s.RecordAttempt(ctx, gone, domain.Attempt{Number: 1, At: time.Now().UTC(), Status: 200}, domain.Outcome{State: domain.StateDelivered}))
 		_, err = s.Delivery(ctx, gone.DeliveryID)
 		require.NoError(t, err)
 		// The endpoints query is eventually consistent, the deliveries'
 		// read strongly: poll until the new endpoint is seen.
-		var listed []store.Delivery
+		var listed []domain.Delivery
 		require.Eventually(t, func() bool {
 			ds, err := s.DeliveriesOfEvent(ctx, evTenant, evID)
 			if err != nil || len(ds) == 0 {
@@ -109,19 +109,19 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 	})
 
 	t.Run("attempts append, dead is indexed per tenant, delivered never regresses", func(t *testing.T) {
-		d := store.Delivery{DeliveryID: delivery.ID("evt_s2", tenantID), TenantID: tenantID, EndpointID: "ep", EventID: "evt_s2", EventType: "a.b"}
+		d := domain.Delivery{DeliveryID: domain.DeliveryID("evt_s2", tenantID), TenantID: tenantID, EndpointID: "ep", EventID: "evt_s2", EventType: "a.b"}
 		now := time.Now().UTC()
 		// As deliver does: read the delivery, attempt, record.
-		record := func(a store.Attempt, o store.Outcome) {
+		record := func(a domain.Attempt, o domain.Outcome) {
 			t.Helper()
 			require.NoError(t, s.RecordAttempt(ctx, current(t, d), a, o))
 		}
-		record(store.Attempt{Number: 1, At: now, Status: 500, Error: "http_500", LatencyMS: 12}, store.Outcome{State: delivery.StatePending})
-		record(store.Attempt{Number: 2, At: now, Status: 400, Error: "http_400"}, store.Outcome{State: delivery.StateDead, DeadReason: "rejected_400"})
+		record(domain.Attempt{Number: 1, At: now, Status: 500, Error: "http_500", LatencyMS: 12}, domain.Outcome{State: domain.StatePending})
+		record(domain.Attempt{Number: 2, At: now, Status: 400, Error: "http_400"}, domain.Outcome{State: domain.StateDead, DeadReason: "rejected_400"})
 		got, err := s.Delivery(ctx, d.DeliveryID)
 		require.NoError(t, err)
-		require.Equal(t, delivery.StateDead, got.State)
-		require.Equal(t, "rejected_400", got.DeadReason)
+		require.Equal(t, domain.StateDead, got.State)
+		require.Equal(t, "rejected_400", string(got.DeadReason))
 		require.Equal(t, 2, got.Attempts)
 		require.Len(t, got.AttemptLog, 2)
 		require.Equal(t, 500, got.AttemptLog[0].Status)
@@ -149,18 +149,18 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 		require.NoError(t, err)
 		require.GreaterOrEqual(t, expires, time.Now().Add(store.DefaultRetention-time.Minute).Unix())
 
-		record(store.Attempt{Number: 3, At: now, Status: 200}, store.Outcome{State: delivery.StateDelivered})
-		record(store.Attempt{Number: 4, At: now, Status: 500}, store.Outcome{State: delivery.StatePending})
+		record(domain.Attempt{Number: 3, At: now, Status: 200}, domain.Outcome{State: domain.StateDelivered})
+		record(domain.Attempt{Number: 4, At: now, Status: 500}, domain.Outcome{State: domain.StatePending})
 		got, err = s.Delivery(ctx, d.DeliveryID)
 		require.NoError(t, err)
-		require.Equal(t, delivery.StateDelivered, got.State, "a late attempt cannot undo a delivery")
+		require.Equal(t, domain.StateDelivered, got.State, "a late attempt cannot undo a delivery")
 		require.Equal(t, 3, got.Attempts)
 	})
 
 	t.Run("the attempt log keeps the newest entries", func(t *testing.T) {
-		d := store.Delivery{DeliveryID: delivery.ID("evt_s3", tenantID), TenantID: tenantID, EndpointID: "ep", EventID: "evt_s3", EventType: "a.b"}
+		d := domain.Delivery{DeliveryID: domain.DeliveryID("evt_s3", tenantID), TenantID: tenantID, EndpointID: "ep", EventID: "evt_s3", EventType: "a.b"}
 		for i := 1; i <= store.MaxAttemptLog+5; i++ {
-			require.NoError(t, s.RecordAttempt(ctx, current(t, d), store.Attempt{Number: i, At: time.Now().UTC(), Status: 503}, store.Outcome{State: delivery.StatePending}))
+			require.NoError(t, s.RecordAttempt(ctx, current(t, d), domain.Attempt{Number: i, At: time.Now().UTC(), Status: 503}, domain.Outcome{State: domain.StatePending}))
 		}
 		got, err := s.Delivery(ctx, d.DeliveryID)
 		require.NoError(t, err)
@@ -171,7 +171,7 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 	})
 
 	t.Run("endpoint failures count up, reset, and disable at the threshold", func(t *testing.T) {
-		require.NoError(t, s.PutEndpoint(ctx, store.Endpoint{TenantID: tenantID + "_health", EndpointID: "ep_health", URL: "https://example.com", Secrets: []string{"whsec_x"}}))
+		require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: tenantID + "_health", EndpointID: "ep_health", URL: "https://example.com", Secrets: []string{"whsec_x"}}))
 		for i := 1; i <= 2; i++ {
 			disabled, err := s.RecordEndpointFailure(ctx, tenantID+"_health", "ep_health", 3)
 			require.NoError(t, err)
@@ -194,16 +194,16 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 		ep, err = s.Endpoint(ctx, tenantID+"_health", "ep_health")
 		require.NoError(t, err)
 		require.True(t, ep.Disabled)
-		require.Equal(t, store.ReasonConsecutiveFailures, ep.DisabledReason)
+		require.Equal(t, domain.DisabledConsecutiveFailures, ep.DisabledReason)
 		_, err = s.RecordEndpointFailure(ctx, tenantID, "ep_gone_missing", 3)
 		require.Error(t, err, "counting must not create an endpoint")
 	})
 
 	t.Run("endpoints list per tenant; disable needs an existing endpoint", func(t *testing.T) {
 		for _, id := range []string{"ep_a", "ep_b"} {
-			require.NoError(t, s.PutEndpoint(ctx, store.Endpoint{TenantID: tenantID, EndpointID: id, URL: "https://example.com/" + id, Secrets: []string{"whsec_x"}}))
+			require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: tenantID, EndpointID: id, URL: "https://example.com/" + id, Secrets: []string{"whsec_x"}}))
 		}
-		require.NoError(t, s.PutEndpoint(ctx, store.Endpoint{TenantID: tenantID + "_other", EndpointID: "ep_c", URL: "https://example.com", Secrets: []string{"whsec_x"}}))
+		require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: tenantID + "_other", EndpointID: "ep_c", URL: "https://example.com", Secrets: []string{"whsec_x"}}))
 		eps, err := s.Endpoints(ctx, tenantID)
 		require.NoError(t, err)
 		require.Len(t, eps, 2)
@@ -211,16 +211,16 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 		ep, err := s.Endpoint(ctx, tenantID, "ep_a")
 		require.NoError(t, err)
 		require.True(t, ep.Disabled)
-		require.Equal(t, "endpoint_gone", ep.DisabledReason)
+		require.Equal(t, "endpoint_gone", string(ep.DisabledReason))
 		require.Error(t, s.DisableEndpoint(ctx, tenantID, "ep_missing", "x"), "disabling must not create an endpoint")
 		_, err = s.Endpoint(ctx, tenantID, "ep_missing")
 		require.ErrorIs(t, err, store.ErrNotFound)
 	})
 
 	t.Run("replay claims: one winner, resumable, stale claims taken over", func(t *testing.T) {
-		mk := func(n string) store.Delivery {
-			d := store.Delivery{DeliveryID: delivery.ID("evt_claim_"+n, tenantID), TenantID: tenantID, EndpointID: "ep", EventID: "evt_claim_" + n, EventType: "a.b"}
-			require.NoError(t, s.RecordAttempt(ctx, current(t, d), store.Attempt{Number: 1, At: time.Now().UTC(), Status: 400}, store.Outcome{State: delivery.StateDead, DeadReason: "rejected_400", Message: `{"m":"` + n + `"}`}))
+		mk := func(n string) domain.Delivery {
+			d := domain.Delivery{DeliveryID: domain.DeliveryID("evt_claim_"+n, tenantID), TenantID: tenantID, EndpointID: "ep", EventID: "evt_claim_" + n, EventType: "a.b"}
+			require.NoError(t, s.RecordAttempt(ctx, current(t, d), domain.Attempt{Number: 1, At: time.Now().UTC(), Status: 400}, domain.Outcome{State: domain.StateDead, DeadReason: "rejected_400", Message: `{"m":"` + n + `"}`}))
 			return d
 		}
 		d := mk("1")
@@ -228,7 +228,7 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 		require.ErrorIs(t, err, store.ErrNotFound, "another tenant's delivery is as good as missing")
 		got, err := s.ClaimForReplay(ctx, d.DeliveryID, tenantID, "job_a", time.Hour)
 		require.NoError(t, err)
-		require.Equal(t, delivery.StatePending, got.State)
+		require.Equal(t, domain.StatePending, got.State)
 		require.Equal(t, `{"m":"1"}`, got.Message, "the claim returns the message to send")
 		require.NotNil(t, got.ReplayedAt)
 		_, err = s.ClaimForReplay(ctx, d.DeliveryID, tenantID, "job_b", time.Hour)
@@ -255,24 +255,24 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 
 	t.Run("rejections are readable by key", func(t *testing.T) {
 		key := "evt_rej_" + tenantID
-		require.NoError(t, s.PutRejection(ctx, store.Rejection{Key: key, EventID: key, TenantID: tenantID, Reason: "invalid_json", Field: "payload", Detail: "is not JSON"}))
+		require.NoError(t, s.PutRejection(ctx, domain.Rejection{Key: key, EventID: key, TenantID: tenantID, Reason: "invalid_json", Field: "payload", Detail: "is not JSON"}))
 		r, err := s.Rejection(ctx, key)
 		require.NoError(t, err)
-		require.Equal(t, "invalid_json", r.Reason)
+		require.Equal(t, "invalid_json", string(r.Reason))
 		_, err = s.Rejection(ctx, "nope_"+key)
 		require.ErrorIs(t, err, store.ErrNotFound)
 	})
 
 	t.Run("a batch read finds what exists, in chunks of 100 keys; consistent or not", func(t *testing.T) {
 		tenant := tenantID + "_load"
-		require.NoError(t, s.PutEndpoint(ctx, store.Endpoint{TenantID: tenant, EndpointID: "ep_l", URL: "https://example.com/l", Secrets: []string{"whsec_x"}}))
+		require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep_l", URL: "https://example.com/l", Secrets: []string{"whsec_x"}}))
 		var ids []string
 		for i := 0; i < 120; i++ {
-			id := delivery.ID(fmt.Sprintf("evt_load_%d", i), tenant)
+			id := domain.DeliveryID(fmt.Sprintf("evt_load_%d", i), tenant)
 			ids = append(ids, id)
 			if i%2 == 0 { // every other one exists: attempted once
-				d := store.Delivery{DeliveryID: id, TenantID: tenant, EndpointID: "ep_l", EventID: fmt.Sprintf("evt_load_%d", i), EventType: "a.b"}
-				require.NoError(t, s.RecordAttempt(ctx, d, store.Attempt{Number: 1, At: time.Now().UTC(), Status: 503}, store.Outcome{State: delivery.StatePending}))
+				d := domain.Delivery{DeliveryID: id, TenantID: tenant, EndpointID: "ep_l", EventID: fmt.Sprintf("evt_load_%d", i), EventType: "a.b"}
+				require.NoError(t, s.RecordAttempt(ctx, d, domain.Attempt{Number: 1, At: time.Now().UTC(), Status: 503}, domain.Outcome{State: domain.StatePending}))
 			}
 		}
 		refs := []store.EndpointRef{{TenantID: tenant, EndpointID: "ep_l"}, {TenantID: tenant, EndpointID: "ep_l"}, {TenantID: tenant, EndpointID: "ep_gone"}}
@@ -283,7 +283,7 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 			d, ok := snap.Deliveries[id]
 			require.Equal(t, i%2 == 0, ok, "delivery %d", i)
 			if ok {
-				require.Equal(t, delivery.StatePending, d.State)
+				require.Equal(t, domain.StatePending, d.State)
 				require.Equal(t, "ep_l", d.EndpointID)
 			}
 		}
@@ -308,7 +308,7 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 		}
 		listed := func(id string) bool {
 			t.Helper()
-			ds, _, err := s.ListDead(ctx, tenant, store.DeadFilter{}, 100, "")
+			ds, _, err := s.ListDead(ctx, tenant, domain.DeadFilter{}, 100, "")
 			require.NoError(t, err)
 			for _, d := range ds {
 				if d.DeliveryID == id {
@@ -318,9 +318,9 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 			return false
 		}
 		now := time.Now().UTC()
-		mk := func(n int) store.Delivery {
+		mk := func(n int) domain.Delivery {
 			ev := fmt.Sprintf("evt_last_%d_%s", n, tenant)
-			return store.Delivery{DeliveryID: delivery.ID(ev, "ep"), TenantID: tenant, EndpointID: "ep", EventID: ev, EventType: "a.b"}
+			return domain.Delivery{DeliveryID: domain.DeliveryID(ev, "ep"), TenantID: tenant, EndpointID: "ep", EventID: ev, EventType: "a.b"}
 		}
 
 		// No record yet: the advance death writes a complete, listed one.
@@ -328,29 +328,29 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 		require.NoError(t, s.MarkDeadBeforeLastAttempt(ctx, d1, "attempts_exhausted", `{"m":1}`, now))
 		got, err := s.Delivery(ctx, d1.DeliveryID)
 		require.NoError(t, err)
-		require.Equal(t, delivery.StateDead, got.State)
+		require.Equal(t, domain.StateDead, got.State)
 		require.Equal(t, `{"m":1}`, got.Message)
-		require.Equal(t, "attempts_exhausted", got.DeadReason)
+		require.Equal(t, "attempts_exhausted", string(got.DeadReason))
 		require.Equal(t, tenant, got.TenantID)
 		require.True(t, listed(d1.DeliveryID))
 		require.Equal(t, 1, depth())
 		// The last attempt fails: dead still, counted once.
-		require.NoError(t, s.RecordAttempt(ctx, got, store.Attempt{Number: 4, At: now, Status: 500, Error: "http_500"}, store.Outcome{State: delivery.StateDead, DeadReason: "attempts_exhausted", Message: `{"m":1}`}))
+		require.NoError(t, s.RecordAttempt(ctx, got, domain.Attempt{Number: 4, At: now, Status: 500, Error: "http_500"}, domain.Outcome{State: domain.StateDead, DeadReason: "attempts_exhausted", Message: `{"m":1}`}))
 		require.Equal(t, 1, depth(), "not counted twice")
 
 		// A pending delivery whose last attempt succeeds: the advance death
 		// is undone, listing and count included.
 		d2 := mk(2)
-		require.NoError(t, s.RecordAttempt(ctx, d2, store.Attempt{Number: 1, At: now, Status: 503}, store.Outcome{State: delivery.StatePending}))
+		require.NoError(t, s.RecordAttempt(ctx, d2, domain.Attempt{Number: 1, At: now, Status: 503}, domain.Outcome{State: domain.StatePending}))
 		require.NoError(t, s.MarkDeadBeforeLastAttempt(ctx, d2, "attempts_exhausted", `{"m":2}`, now))
 		require.Equal(t, 2, depth())
 		require.True(t, listed(d2.DeliveryID))
 		cur, err := s.Delivery(ctx, d2.DeliveryID)
 		require.NoError(t, err)
-		require.NoError(t, s.RecordAttempt(ctx, cur, store.Attempt{Number: 2, At: now, Status: 200}, store.Outcome{State: delivery.StateDelivered}))
+		require.NoError(t, s.RecordAttempt(ctx, cur, domain.Attempt{Number: 2, At: now, Status: 200}, domain.Outcome{State: domain.StateDelivered}))
 		got, err = s.Delivery(ctx, d2.DeliveryID)
 		require.NoError(t, err)
-		require.Equal(t, delivery.StateDelivered, got.State)
+		require.Equal(t, domain.StateDelivered, got.State)
 		require.Empty(t, got.Message, "the stored message goes with the death")
 		require.Empty(t, got.DeadReason)
 		require.False(t, listed(d2.DeliveryID))
@@ -361,7 +361,7 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 		d3 := mk(3)
 		require.NoError(t, s.MarkDeadBeforeLastAttempt(ctx, d3, "attempts_exhausted", `{"m":3}`, now))
 		require.Equal(t, 2, depth())
-		require.NoError(t, s.RecordAttempt(ctx, d3, store.Attempt{Number: 1, At: now, Status: 503}, store.Outcome{State: delivery.StatePending}))
+		require.NoError(t, s.RecordAttempt(ctx, d3, domain.Attempt{Number: 1, At: now, Status: 503}, domain.Outcome{State: domain.StatePending}))
 		require.False(t, listed(d3.DeliveryID))
 		require.Equal(t, 1, depth())
 
@@ -369,7 +369,7 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 		require.NoError(t, s.MarkDeadBeforeLastAttempt(ctx, d2, "attempts_exhausted", `{"m":2}`, now))
 		got, err = s.Delivery(ctx, d2.DeliveryID)
 		require.NoError(t, err)
-		require.Equal(t, delivery.StateDelivered, got.State)
+		require.Equal(t, domain.StateDelivered, got.State)
 		require.Equal(t, 1, depth())
 	})
 
@@ -377,8 +377,8 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 		tenant := tenantID + "_dup"
 		for i := range 10 {
 			ev := fmt.Sprintf("evt_dup_%d_%s", i, tenant)
-			d := store.Delivery{DeliveryID: delivery.ID(ev, "ep"), TenantID: tenant, EndpointID: "ep", EventID: ev, EventType: "a.b"}
-			require.NoError(t, s.RecordAttempt(ctx, d, store.Attempt{Number: 1, At: time.Now().UTC(), Status: 503}, store.Outcome{State: delivery.StatePending}))
+			d := domain.Delivery{DeliveryID: domain.DeliveryID(ev, "ep"), TenantID: tenant, EndpointID: "ep", EventID: ev, EventType: "a.b"}
+			require.NoError(t, s.RecordAttempt(ctx, d, domain.Attempt{Number: 1, At: time.Now().UTC(), Status: 503}, domain.Outcome{State: domain.StatePending}))
 			stale := current(t, d) // both copies read it before either writes
 			var wg sync.WaitGroup
 			errs := make([]error, 2)
@@ -386,7 +386,7 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					errs[w] = s.RecordAttempt(ctx, stale, store.Attempt{Number: 2 + w, At: time.Now().UTC(), Status: 503}, store.Outcome{State: delivery.StatePending})
+					errs[w] = s.RecordAttempt(ctx, stale, domain.Attempt{Number: 2 + w, At: time.Now().UTC(), Status: 503}, domain.Outcome{State: domain.StatePending})
 				}()
 			}
 			wg.Wait()
@@ -411,13 +411,13 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 			return all[tenant]
 		}
 		ev := "evt_cond_" + tenant
-		d := store.Delivery{DeliveryID: delivery.ID(ev, "ep"), TenantID: tenant, EndpointID: "ep", EventID: ev, EventType: "a.b"}
+		d := domain.Delivery{DeliveryID: domain.DeliveryID(ev, "ep"), TenantID: tenant, EndpointID: "ep", EventID: ev, EventType: "a.b"}
 		// The sweep read it as missing; an attempt made the record meanwhile.
-		require.NoError(t, s.RecordAttempt(ctx, d, store.Attempt{Number: 1, At: time.Now().UTC(), Status: 503}, store.Outcome{State: delivery.StatePending}))
+		require.NoError(t, s.RecordAttempt(ctx, d, domain.Attempt{Number: 1, At: time.Now().UTC(), Status: 503}, domain.Outcome{State: domain.StatePending}))
 		before, err := s.Delivery(ctx, d.DeliveryID)
 		require.NoError(t, err)
-		death := store.Outcome{State: delivery.StateDead, DeadReason: "attempts_exhausted", Message: `{"m":1}`}
-		err = s.RecordAttemptIfUnchanged(ctx, d, store.Attempt{Number: 1, At: time.Now().UTC(), Error: "death_not_recorded"}, death)
+		death := domain.Outcome{State: domain.StateDead, DeadReason: "attempts_exhausted", Message: `{"m":1}`}
+		err = s.RecordAttemptIfUnchanged(ctx, d, domain.Attempt{Number: 1, At: time.Now().UTC(), Error: "death_not_recorded"}, death)
 		require.ErrorIs(t, err, store.ErrConflict, "attribute_not_exists(pk) refused it")
 		after, err := s.Delivery(ctx, d.DeliveryID)
 		require.NoError(t, err)
@@ -425,10 +425,10 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 		require.Zero(t, depth(), "the cancelled transaction counted nothing")
 
 		// On the record as it is, the death is recorded and counted once.
-		require.NoError(t, s.RecordAttemptIfUnchanged(ctx, after, store.Attempt{Number: 2, At: time.Now().UTC(), Error: "death_not_recorded"}, death))
+		require.NoError(t, s.RecordAttemptIfUnchanged(ctx, after, domain.Attempt{Number: 2, At: time.Now().UTC(), Error: "death_not_recorded"}, death))
 		got, err := s.Delivery(ctx, d.DeliveryID)
 		require.NoError(t, err)
-		require.Equal(t, delivery.StateDead, got.State)
+		require.Equal(t, domain.StateDead, got.State)
 		require.Len(t, got.AttemptLog, 2)
 		require.Equal(t, 1, depth())
 	})
@@ -436,8 +436,8 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 	t.Run("a replay's claim gives the record its retention again", func(t *testing.T) {
 		tenant := tenantID + "_exp"
 		ev := "evt_exp_" + tenant
-		d := store.Delivery{DeliveryID: delivery.ID(ev, "ep"), TenantID: tenant, EndpointID: "ep", EventID: ev, EventType: "a.b"}
-		require.NoError(t, s.RecordAttempt(ctx, d, store.Attempt{Number: 1, At: time.Now().UTC(), Status: 400}, store.Outcome{State: delivery.StateDead, DeadReason: "rejected_400", Message: "{}"}))
+		d := domain.Delivery{DeliveryID: domain.DeliveryID(ev, "ep"), TenantID: tenant, EndpointID: "ep", EventID: ev, EventType: "a.b"}
+		require.NoError(t, s.RecordAttempt(ctx, d, domain.Attempt{Number: 1, At: time.Now().UTC(), Status: 400}, domain.Outcome{State: domain.StateDead, DeadReason: "rejected_400", Message: "{}"}))
 		// Claimed ten days after its death.
 		later := store.New(env.ddb, env.out.StateTableName)
 		claimedAt := time.Now().Add(10 * 24 * time.Hour)
@@ -459,8 +459,8 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 		tenant := tenantID + "_rec"
 		for i := range 2 {
 			ev := fmt.Sprintf("evt_rec_%d_%s", i, tenant)
-			d := store.Delivery{DeliveryID: delivery.ID(ev, "ep"), TenantID: tenant, EndpointID: "ep", EventID: ev, EventType: "a.b"}
-			require.NoError(t, s.RecordAttempt(ctx, d, store.Attempt{Number: 1, At: time.Now().UTC(), Status: 400}, store.Outcome{State: delivery.StateDead, DeadReason: "rejected_400", Message: "{}"}))
+			d := domain.Delivery{DeliveryID: domain.DeliveryID(ev, "ep"), TenantID: tenant, EndpointID: "ep", EventID: ev, EventType: "a.b"}
+			require.NoError(t, s.RecordAttempt(ctx, d, domain.Attempt{Number: 1, At: time.Now().UTC(), Status: 400}, domain.Outcome{State: domain.StateDead, DeadReason: "rejected_400", Message: "{}"}))
 		}
 		// As the old crash left it: a death counted whose delivery's write
 		// was lost, moved in a write of its own.
@@ -489,8 +489,8 @@ func TestStoreAgainstLocalCloud(t *testing.T) {
 
 		// A counter that just moved is left for the next run.
 		ev := "evt_rec_moved_" + tenant
-		d := store.Delivery{DeliveryID: delivery.ID(ev, "ep"), TenantID: tenant, EndpointID: "ep", EventID: ev, EventType: "a.b"}
-		require.NoError(t, s.RecordAttempt(ctx, d, store.Attempt{Number: 1, At: time.Now().UTC(), Status: 400}, store.Outcome{State: delivery.StateDead, DeadReason: "rejected_400", Message: "{}"}))
+		d := domain.Delivery{DeliveryID: domain.DeliveryID(ev, "ep"), TenantID: tenant, EndpointID: "ep", EventID: ev, EventType: "a.b"}
+		require.NoError(t, s.RecordAttempt(ctx, d, domain.Attempt{Number: 1, At: time.Now().UTC(), Status: 400}, domain.Outcome{State: domain.StateDead, DeadReason: "rejected_400", Message: "{}"}))
 		check, err = s.ReconcileDLQDepth(ctx, tenant)
 		require.NoError(t, err)
 		require.Equal(t, store.DepthCheck{TenantID: tenant, Counter: 3, Deferred: true}, check)

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/streamredrive"
 	"github.com/stretchr/testify/require"
 )
@@ -46,7 +46,7 @@ func TestSQSDeliverySample(t *testing.T) {
 	for _, r := range ev.Records {
 		require.Equal(t, "aws:sqs", r.EventSource)
 		require.NotEmpty(t, r.Attributes["ApproximateReceiveCount"], "deliver reads the attempt from it")
-		_, err := delivery.Decode(r.Body)
+		_, err := message.Decode(r.Body)
 		require.NoError(t, err, "the body is a delivery message")
 	}
 }

@@ -1,6 +1,6 @@
 // Command deliver is the Lambda function on the delivery queue: it POSTs each
 // delivery, signed, and retries, dead-letters or completes it by the outcome.
-// Wiring only; the logic is in internal/deliver and internal/dispatch.
+// Wiring only; the logic is in internal/deliver and internal/sender.
 package main
 
 import (
@@ -17,12 +17,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/boot"
 	"github.com/hookline/hookline/internal/deliver"
-	"github.com/hookline/hookline/internal/dispatch"
 	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/netguard"
 	"github.com/hookline/hookline/internal/retry"
 	"github.com/hookline/hookline/internal/sealing"
+	"github.com/hookline/hookline/internal/sender"
 	"github.com/hookline/hookline/internal/store"
 )
 
@@ -113,7 +113,7 @@ func run() error {
 	h := &deliver.Handler{
 		Store: store.New(dynamodb.NewFromConfig(aws), cfg.StateTable),
 		Queue: sqs.NewFromConfig(aws),
-		Sender: &dispatch.Client{HTTP: dispatch.NewHTTPClient(dispatch.ClientOptions{
+		Sender: &sender.Client{HTTP: sender.NewHTTPClient(sender.ClientOptions{
 			Guard: &cfg.Guard, RequestTimeout: cfg.RequestTimeout,
 		})},
 		// Built once: what it opens is kept across warm invocations.

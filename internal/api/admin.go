@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hookline/hookline/internal/apikey"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/store"
 )
 
@@ -45,7 +46,7 @@ func (s *Server) createTenant(w http.ResponseWriter, r *http.Request, _ string) 
 			return s.internal(r, err)
 		}
 	}
-	t, err := s.Store.CreateTenant(r.Context(), store.Tenant{TenantID: id, Name: in.Name})
+	t, err := s.Store.CreateTenant(r.Context(), domain.Tenant{TenantID: id, Name: in.Name})
 	if errors.Is(err, store.ErrExists) {
 		return problem(http.StatusConflict, "tenant %q already exists", id)
 	}
@@ -66,7 +67,7 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request, _ string) *Pr
 	if err != nil {
 		return s.internal(r, err)
 	}
-	stored, err := s.Store.PutAPIKey(r.Context(), store.APIKey{KeyID: k.ID, TenantID: tenant, Hash: k.Hash})
+	stored, err := s.Store.PutAPIKey(r.Context(), domain.APIKey{KeyID: k.ID, TenantID: tenant, Hash: k.Hash})
 	if err != nil {
 		return s.found(r, "tenant "+strconv.Quote(tenant), err)
 	}

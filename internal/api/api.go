@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hookline/hookline/internal/apikey"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/netguard"
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/store"
@@ -22,23 +23,23 @@ import (
 // Store is what the API needs of the state table.
 type Store interface {
 	TenantForKey(ctx context.Context, hash string) (string, error)
-	CreateTenant(ctx context.Context, t store.Tenant) (store.Tenant, error)
-	PutAPIKey(ctx context.Context, k store.APIKey) (store.APIKey, error)
+	CreateTenant(ctx context.Context, t domain.Tenant) (domain.Tenant, error)
+	PutAPIKey(ctx context.Context, k domain.APIKey) (domain.APIKey, error)
 	RevokeAPIKey(ctx context.Context, tenantID, keyID string) error
 
-	CreateEndpoint(ctx context.Context, e store.Endpoint) (store.Endpoint, error)
-	Endpoint(ctx context.Context, tenantID, endpointID string) (store.Endpoint, error)
-	ListEndpoints(ctx context.Context, tenantID string, limit int, cursor string) ([]store.Endpoint, string, error)
-	UpdateEndpoint(ctx context.Context, tenantID, endpointID string, c store.EndpointChange) (store.Endpoint, error)
+	CreateEndpoint(ctx context.Context, e domain.Endpoint) (domain.Endpoint, error)
+	Endpoint(ctx context.Context, tenantID, endpointID string) (domain.Endpoint, error)
+	ListEndpoints(ctx context.Context, tenantID string, limit int, cursor string) ([]domain.Endpoint, string, error)
+	UpdateEndpoint(ctx context.Context, tenantID, endpointID string, c store.EndpointChange) (domain.Endpoint, error)
 	DeleteEndpoint(ctx context.Context, tenantID, endpointID string) error
-	RotateSecret(ctx context.Context, tenantID, endpointID string, r store.Rotation) (store.Endpoint, error)
-	SetEndpointEnabled(ctx context.Context, tenantID, endpointID string, enabled bool) (store.Endpoint, error)
+	RotateSecret(ctx context.Context, tenantID, endpointID string, r store.Rotation) (domain.Endpoint, error)
+	SetEndpointEnabled(ctx context.Context, tenantID, endpointID string, enabled bool) (domain.Endpoint, error)
 
-	Delivery(ctx context.Context, id string) (store.Delivery, error)
-	DeliveriesOfEvent(ctx context.Context, tenantID, eventID string) ([]store.Delivery, error)
+	Delivery(ctx context.Context, id string) (domain.Delivery, error)
+	DeliveriesOfEvent(ctx context.Context, tenantID, eventID string) ([]domain.Delivery, error)
 
-	ListDead(ctx context.Context, tenantID string, f store.DeadFilter, limit int, cursor string) ([]store.Delivery, string, error)
-	Job(ctx context.Context, id string) (store.ReplayJob, error)
+	ListDead(ctx context.Context, tenantID string, f domain.DeadFilter, limit int, cursor string) ([]domain.Delivery, string, error)
+	Job(ctx context.Context, id string) (domain.ReplayJob, error)
 	DLQDepths(ctx context.Context) (map[string]int, error)
 }
 

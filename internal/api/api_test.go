@@ -23,11 +23,10 @@ import (
 
 	"github.com/hookline/hookline/internal/api"
 	"github.com/hookline/hookline/internal/apikey"
-	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/netguard"
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/sealing/sealingtest"
-	"github.com/hookline/hookline/internal/store"
 )
 
 const operatorKey = "op-test-operator-key-7f3a9c2e5b1d"
@@ -530,7 +529,7 @@ func TestAPIKeys(t *testing.T) {
 
 	stored := e.store.apiKeys()
 	require.Len(t, stored, 1)
-	require.Equal(t, store.APIKey{KeyID: kv.KeyID, TenantID: "acme", Hash: apikey.Hash(kv.Key), CreatedAt: t0}, stored[0],
+	require.Equal(t, domain.APIKey{KeyID: kv.KeyID, TenantID: "acme", Hash: apikey.Hash(kv.Key), CreatedAt: t0}, stored[0],
 		"only the hash is stored")
 
 	require.Equal(t, http.StatusOK, e.do("GET", "/v1/endpoints", kv.Key, nil).Code, "the new key authenticates")
@@ -1054,7 +1053,7 @@ func TestDisableEnable(t *testing.T) {
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	got := decodeJSON[api.EndpointView](t, rec)
 	require.True(t, got.Disabled)
-	require.Equal(t, "disabled_by_tenant", got.DisabledReason)
+	require.Equal(t, "disabled_by_tenant", string(got.DisabledReason))
 	require.Equal(t, got, e.getEndpoint(key, v.ID))
 
 	// The endpoint also gathered failures; enabling clears them.
@@ -1116,10 +1115,10 @@ func TestTenantIsolation(t *testing.T) {
 			if c.disabledFirst {
 				require.Equal(t, http.StatusOK, e.do("POST", "/v1/endpoints/"+epA.ID+"/disable", keyA, nil).Code)
 			}
-			e.store.putDelivery(store.Delivery{
+			e.store.putDelivery(domain.Delivery{
 				DeliveryID: "dl_a1", TenantID: "tenant-a", EndpointID: epA.ID, EventID: "evt_a", EventType: "order.created",
-				State: delivery.StatePending, CreatedAt: t0, Attempts: 1,
-				AttemptLog: []store.Attempt{{Number: 1, At: t0, Status: 500, LatencyMS: 12, Excerpt: "tenant-a private response"}},
+				State: domain.StatePending, CreatedAt: t0, Attempts: 1,
+				AttemptLog: []domain.Attempt{{Number: 1, At: t0, Status: 500, LatencyMS: 12, Excerpt: "tenant-a private response"}},
 			})
 			storedBefore, _ := e.store.endpoint("tenant-a", epA.ID)
 			delivBefore, _ := e.store.delivery("dl_a1")
@@ -1168,7 +1167,7 @@ func TestTenantIsolation(t *testing.T) {
 		e := newEnv(t)
 		keyA, keyB := e.newTenant("tenant-a"), e.newTenant("tenant-b")
 		epA := e.createEndpoint(keyA, nil)
-		e.store.putDelivery(store.Delivery{DeliveryID: "dl_a1", TenantID: "tenant-a", EndpointID: epA.ID, EventID: "evt_shared", EventType: "order.created", State: delivery.StatePending, CreatedAt: t0})
+		e.store.putDelivery(domain.Delivery{DeliveryID: "dl_a1", TenantID: "tenant-a", EndpointID: epA.ID, EventID: "evt_shared", EventType: "order.created", State: domain.StatePending, CreatedAt: t0})
 		rec := e.do("GET", "/v1/events/evt_shared/deliveries", keyB, nil)
 		require.Equal(t, http.StatusOK, rec.Code)
 		require.JSONEq(t, `{"data":[]}`, rec.Body.String())
@@ -1197,11 +1196,11 @@ func TestGetDelivery(t *testing.T) {
 	e := newEnv(t)
 	key := e.newTenant("acme")
 	at1, at2 := t0.Add(time.Second), t0.Add(time.Minute)
-	e.store.putDelivery(store.Delivery{
+	e.store.putDelivery(domain.Delivery{
 		DeliveryID: "dl_1", TenantID: "acme", EndpointID: "ep_1", EventID: "evt_1", EventType: "order.created",
-		State: delivery.StateDead, CreatedAt: t0, Attempts: 2, LastStatus: 503, LastError: "HTTP 503",
+		State: domain.StateDead, CreatedAt: t0, Attempts: 2, LastStatus: 503, LastError: "HTTP 503",
 		DeadAt: &at2, DeadReason: "max_attempts",
-		AttemptLog: []store.Attempt{
+		AttemptLog: []domain.Attempt{
 			{Number: 1, At: at1, Error: "connection refused", LatencyMS: 3},
 			{Number: 2, At: at2, Status: 503, LatencyMS: 120, Excerpt: "try later"},
 		},
@@ -1221,7 +1220,7 @@ func TestGetDelivery(t *testing.T) {
 	require.Len(t, v.AttemptLog, 2)
 
 	t.Run("no attempts yet", func(t *testing.T) {
-		e.store.putDelivery(store.Delivery{DeliveryID: "dl_2", TenantID: "acme", EndpointID: "ep_1", EventID: "evt_1", EventType: "order.created", State: delivery.StatePending, CreatedAt: t0})
+		e.store.putDelivery(domain.Delivery{DeliveryID: "dl_2", TenantID: "acme", EndpointID: "ep_1", EventID: "evt_1", EventType: "order.created", State: domain.StatePending, CreatedAt: t0})
 		rec := e.do("GET", "/v1/deliveries/dl_2", key, nil)
 		require.Equal(t, http.StatusOK, rec.Code)
 		m := rawJSON(t, rec)

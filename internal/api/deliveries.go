@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/store"
 )
 
@@ -21,23 +21,23 @@ type AttemptView struct {
 
 // DeliveryView is a delivery as the API shows it.
 type DeliveryView struct {
-	ID          string         `json:"id"`
-	EventID     string         `json:"event_id"`
-	EventType   string         `json:"event_type"`
-	EndpointID  string         `json:"endpoint_id"`
-	State       delivery.State `json:"state"`
-	Attempts    int            `json:"attempts"`
-	LastStatus  int            `json:"last_status,omitempty"`
-	LastError   string         `json:"last_error,omitempty"`
-	DeadReason  string         `json:"dead_reason,omitempty"`
-	CreatedAt   time.Time      `json:"created_at"`
-	DeliveredAt *time.Time     `json:"delivered_at,omitempty"`
-	DeadAt      *time.Time     `json:"dead_at,omitempty"`
-	ReplayedAt  *time.Time     `json:"replayed_at,omitempty"`
-	AttemptLog  []AttemptView  `json:"attempt_log"`
+	ID          string               `json:"id"`
+	EventID     string               `json:"event_id"`
+	EventType   string               `json:"event_type"`
+	EndpointID  string               `json:"endpoint_id"`
+	State       domain.DeliveryState `json:"state"`
+	Attempts    int                  `json:"attempts"`
+	LastStatus  int                  `json:"last_status,omitempty"`
+	LastError   string               `json:"last_error,omitempty"`
+	DeadReason  domain.DeadReason    `json:"dead_reason,omitempty"`
+	CreatedAt   time.Time            `json:"created_at"`
+	DeliveredAt *time.Time           `json:"delivered_at,omitempty"`
+	DeadAt      *time.Time           `json:"dead_at,omitempty"`
+	ReplayedAt  *time.Time           `json:"replayed_at,omitempty"`
+	AttemptLog  []AttemptView        `json:"attempt_log"`
 }
 
-func deliveryView(d store.Delivery) DeliveryView {
+func deliveryView(d domain.Delivery) DeliveryView {
 	v := DeliveryView{
 		ID: d.DeliveryID, EventID: d.EventID, EventType: d.EventType, EndpointID: d.EndpointID, State: d.State,
 		Attempts: d.Attempts, LastStatus: d.LastStatus, LastError: d.LastError, DeadReason: d.DeadReason,

@@ -7,13 +7,14 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/store"
 )
 
 // ReplayStarter records a replay job and sets it running, or refuses it
 // with store.ErrTooManyJobs when the tenant has as many jobs open as it may.
 type ReplayStarter interface {
-	Start(ctx context.Context, j *store.ReplayJob) error
+	Start(ctx context.Context, j *domain.ReplayJob) error
 }
 
 // ReplayRetryAfter is the Retry-After of a replay refused because the tenant
@@ -23,23 +24,23 @@ const ReplayRetryAfter = 30 * time.Second
 
 // DeadLetterView is a dead delivery as the DLQ listing shows it.
 type DeadLetterView struct {
-	ID         string     `json:"id"`
-	EventID    string     `json:"event_id"`
-	EventType  string     `json:"event_type"`
-	EndpointID string     `json:"endpoint_id"`
-	DeadReason string     `json:"dead_reason"`
-	Attempts   int        `json:"attempts"`
-	LastStatus int        `json:"last_status,omitempty"`
-	LastError  string     `json:"last_error,omitempty"`
-	DeadAt     *time.Time `json:"dead_at"`
-	ReplayedAt *time.Time `json:"replayed_at,omitempty"`
+	ID         string            `json:"id"`
+	EventID    string            `json:"event_id"`
+	EventType  string            `json:"event_type"`
+	EndpointID string            `json:"endpoint_id"`
+	DeadReason domain.DeadReason `json:"dead_reason"`
+	Attempts   int               `json:"attempts"`
+	LastStatus int               `json:"last_status,omitempty"`
+	LastError  string            `json:"last_error,omitempty"`
+	DeadAt     *time.Time        `json:"dead_at"`
+	ReplayedAt *time.Time        `json:"replayed_at,omitempty"`
 }
 
 // ReplayJobView is a replay job as the API shows it.
 type ReplayJobView struct {
 	ID          string            `json:"id"`
-	Kind        string            `json:"kind"`
-	Status      string            `json:"status"`
+	Kind        domain.JobKind    `json:"kind"`
+	Status      domain.JobStatus  `json:"status"`
 	Matched     int               `json:"matched"`
 	Replayed    int               `json:"replayed"`
 	Skipped     map[string]int    `json:"skipped"`
@@ -50,7 +51,7 @@ type ReplayJobView struct {
 	CompletedAt *time.Time        `json:"completed_at,omitempty"`
 }
 
-func jobView(j store.ReplayJob) ReplayJobView {
+func jobView(j domain.ReplayJob) ReplayJobView {
 	v := ReplayJobView{ID: j.JobID, Kind: j.Kind, Status: j.Status, Matched: j.Matched, Replayed: j.Replayed,
 		Skipped: j.Skipped, SkippedIDs: j.SkippedIDs, Failed: j.Failed, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt, CompletedAt: j.CompletedAt}
 	if v.Skipped == nil {
@@ -67,8 +68,8 @@ func jobView(j store.ReplayJob) ReplayJobView {
 // filter check it by the same rules, so a replay job is never accepted with
 // a filter the listing would refuse. now is the server's clock: a since
 // after it can match nothing, and is refused as the client's mistake.
-func filterFrom(endpoint, eventType, since, until string, now time.Time) (store.DeadFilter, []FieldError) {
-	f := store.DeadFilter{EndpointID: endpoint, EventType: eventType}
+func filterFrom(endpoint, eventType, since, until string, now time.Time) (domain.DeadFilter, []FieldError) {
+	f := domain.DeadFilter{EndpointID: endpoint, EventType: eventType}
 	var errs []FieldError
 	parse := func(field, v string) time.Time {
 		if v == "" {
@@ -211,10 +212,10 @@ func (s *Server) replayDLQ(w http.ResponseWriter, r *http.Request, tenant string
 	endpoint, eventType, since, until := str("endpoint_id", in.EndpointID), str("event_type", in.EventType), str("since", in.Since), str("until", in.Until)
 	f, ferrs := filterFrom(endpoint, eventType, since, until, s.now())
 	errs = append(errs, ferrs...)
-	job := store.ReplayJob{TenantID: tenant, Kind: "filter", Filter: f, Status: "queued"}
+	job := domain.ReplayJob{TenantID: tenant, Kind: domain.KindFilter, Filter: f, Status: domain.StatusQueued}
 	if in.DeliveryIDs != nil {
-		job.Kind, job.IDs = "ids", in.DeliveryIDs
-		if f != (store.DeadFilter{}) {
+		job.Kind, job.IDs = domain.KindIDs, in.DeliveryIDs
+		if f != (domain.DeadFilter{}) {
 			errs = append(errs, FieldError{Field: "delivery_ids", Message: "cannot be combined with a filter: replay by ids or by filter"})
 		}
 		if len(in.DeliveryIDs) == 0 || len(in.DeliveryIDs) > MaxReplayIDs {
@@ -237,7 +238,7 @@ func (s *Server) replayDLQ(w http.ResponseWriter, r *http.Request, tenant string
 	return s.startJob(w, r, job)
 }
 
-func (s *Server) startJob(w http.ResponseWriter, r *http.Request, job store.ReplayJob) *Problem {
+func (s *Server) startJob(w http.ResponseWriter, r *http.Request, job domain.ReplayJob) *Problem {
 	if s.Replays == nil {
 		return problem(http.StatusServiceUnavailable, "replay is not configured on this deployment")
 	}
@@ -278,7 +279,7 @@ func (s *Server) getReplay(w http.ResponseWriter, r *http.Request, tenant string
 }
 
 func (s *Server) redriveDLQ(w http.ResponseWriter, r *http.Request, _ string) *Problem {
-	return s.startJob(w, r, store.ReplayJob{Kind: "redrive", Status: "queued"})
+	return s.startJob(w, r, domain.ReplayJob{Kind: domain.KindRedrive, Status: domain.StatusQueued})
 }
 
 func (s *Server) getAdminReplay(w http.ResponseWriter, r *http.Request, _ string) *Problem {

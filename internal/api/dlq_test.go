@@ -8,14 +8,13 @@ import (
 	"time"
 
 	"github.com/hookline/hookline/internal/api"
-	"github.com/hookline/hookline/internal/delivery"
-	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/stretchr/testify/require"
 )
 
-func dead(tenant, id, endpoint, typ string, at time.Time) store.Delivery {
-	return store.Delivery{DeliveryID: id, TenantID: tenant, EndpointID: endpoint, EventID: "evt_" + id, EventType: typ,
-		State: delivery.StateDead, DeadAt: &at, DeadReason: "attempts_exhausted", Attempts: 8, LastStatus: 503, LastError: "http_503", CreatedAt: at}
+func dead(tenant, id, endpoint, typ string, at time.Time) domain.Delivery {
+	return domain.Delivery{DeliveryID: id, TenantID: tenant, EndpointID: endpoint, EventID: "evt_" + id, EventType: typ,
+		State: domain.StateDead, DeadAt: &at, DeadReason: "attempts_exhausted", Attempts: 8, LastStatus: 503, LastError: "http_503", CreatedAt: at}
 }
 
 func TestDLQList(t *testing.T) {
@@ -53,7 +52,7 @@ func TestDLQList(t *testing.T) {
 			p := list(keyA, q)
 			for _, d := range p.Data {
 				ids = append(ids, d.ID)
-				require.Equal(t, "attempts_exhausted", d.DeadReason)
+				require.Equal(t, "attempts_exhausted", string(d.DeadReason))
 				require.Equal(t, 8, d.Attempts)
 				require.NotNil(t, d.DeadAt)
 			}
@@ -114,8 +113,8 @@ func TestDLQReplayStartsAJob(t *testing.T) {
 	rec := e.do("POST", "/v1/dlq/replay", keyA, map[string]any{"event_type": "order.created", "since": "2026-03-01T00:00:00Z"})
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 	job := decodeJSON[api.ReplayJobView](t, rec)
-	require.Equal(t, "filter", job.Kind)
-	require.Equal(t, "queued", job.Status)
+	require.Equal(t, "filter", string(job.Kind))
+	require.Equal(t, "queued", string(job.Status))
 	require.Equal(t, "/v1/replays/"+job.ID, rec.Header().Get("Location"))
 	stored := e.store.jobs[job.ID]
 	require.Equal(t, "tenant-a", stored.TenantID, "the job belongs to the key's tenant")
@@ -196,7 +195,7 @@ func TestOperatorRedrive(t *testing.T) {
 	rec := e.do("POST", "/v1/admin/dlq/redrive", operatorKey, nil)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 	job := decodeJSON[api.ReplayJobView](t, rec)
-	require.Equal(t, "redrive", job.Kind)
+	require.Equal(t, "redrive", string(job.Kind))
 	require.Empty(t, e.store.jobs[job.ID].TenantID, "a redrive spans every tenant")
 	rec = e.do("GET", "/v1/admin/replays/"+job.ID, operatorKey, nil)
 	require.Equal(t, http.StatusOK, rec.Code)

@@ -14,8 +14,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookline/hookline/internal/dispatch"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/sealing"
+	"github.com/hookline/hookline/internal/sender"
 	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/store"
 )
@@ -24,21 +25,21 @@ import (
 // answers to create and rotate-secret: it is stored sealed, and the API
 // cannot open it again.
 type EndpointView struct {
-	ID             string            `json:"id"`
-	URL            string            `json:"url"`
-	Description    string            `json:"description"`
-	EventTypes     []string          `json:"event_types"`
-	Headers        map[string]string `json:"headers"`
-	Disabled       bool              `json:"disabled"`
-	DisabledReason string            `json:"disabled_reason,omitempty"`
-	CreatedAt      time.Time         `json:"created_at"`
-	UpdatedAt      *time.Time        `json:"updated_at,omitempty"`
-	Secret         string            `json:"secret,omitempty"`
+	ID             string               `json:"id"`
+	URL            string               `json:"url"`
+	Description    string               `json:"description"`
+	EventTypes     []string             `json:"event_types"`
+	Headers        map[string]string    `json:"headers"`
+	Disabled       bool                 `json:"disabled"`
+	DisabledReason domain.DisableReason `json:"disabled_reason,omitempty"`
+	CreatedAt      time.Time            `json:"created_at"`
+	UpdatedAt      *time.Time           `json:"updated_at,omitempty"`
+	Secret         string               `json:"secret,omitempty"`
 	// SecretRotatedUntil is when the previous secret stops signing.
 	PreviousSecretUntil *time.Time `json:"previous_secret_until,omitempty"`
 }
 
-func (s *Server) view(e store.Endpoint) EndpointView {
+func (s *Server) view(e domain.Endpoint) EndpointView {
 	v := EndpointView{
 		ID: e.EndpointID, URL: e.URL, Description: e.Description, EventTypes: e.EventTypes, Headers: e.Headers,
 		Disabled: e.Disabled, DisabledReason: e.DisabledReason, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt,
@@ -103,7 +104,7 @@ func (s *Server) validate(in endpointInput, create bool) *Problem {
 			switch {
 			case !validHeaderName(name) || len(name) > 128:
 				add(field, "is not a valid header name: 1 to 128 letters, digits or !#$%%&'*+-.^_`|~")
-			case dispatch.Reserved(name):
+			case sender.Reserved(name):
 				add(field, "is set by hookline and cannot be replaced")
 			case seen[canonical] != "":
 				add(field, "is the same header as %s (names are case-insensitive)", seen[canonical])
@@ -158,7 +159,7 @@ func (s *Server) createEndpoint(w http.ResponseWriter, r *http.Request, tenant s
 	if err != nil {
 		return s.internal(r, err)
 	}
-	e := store.Endpoint{TenantID: tenant, EndpointID: id, URL: *in.URL, SealedSecrets: []string{sealed}}
+	e := domain.Endpoint{TenantID: tenant, EndpointID: id, URL: *in.URL, SealedSecrets: []string{sealed}}
 	if in.Description != nil {
 		e.Description = *in.Description
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hookline/hookline/internal/api"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/store"
 )
 
@@ -27,11 +28,11 @@ type fakeStore struct {
 	mu  sync.Mutex
 	now func() time.Time
 
-	tenants    map[string]store.Tenant
-	keys       map[string]store.APIKey              // by hash
-	endpoints  map[string]map[string]store.Endpoint // tenant -> endpoint id -> endpoint
-	deliveries map[string]store.Delivery            // by delivery id
-	jobs       map[string]store.ReplayJob           // by job id
+	tenants    map[string]domain.Tenant
+	keys       map[string]domain.APIKey              // by hash
+	endpoints  map[string]map[string]domain.Endpoint // tenant -> endpoint id -> endpoint
+	deliveries map[string]domain.Delivery            // by delivery id
+	jobs       map[string]domain.ReplayJob           // by job id
 
 	// panicIn makes the named method (or every method, "*") panic.
 	panicIn string
@@ -51,11 +52,11 @@ const panicText = "fake store exploded: s3cr3t-panic-detail"
 func newFakeStore(now func() time.Time) *fakeStore {
 	return &fakeStore{
 		now:        now,
-		tenants:    map[string]store.Tenant{},
-		keys:       map[string]store.APIKey{},
-		endpoints:  map[string]map[string]store.Endpoint{},
-		deliveries: map[string]store.Delivery{},
-		jobs:       map[string]store.ReplayJob{},
+		tenants:    map[string]domain.Tenant{},
+		keys:       map[string]domain.APIKey{},
+		endpoints:  map[string]map[string]domain.Endpoint{},
+		deliveries: map[string]domain.Delivery{},
+		jobs:       map[string]domain.ReplayJob{},
 	}
 }
 
@@ -95,7 +96,7 @@ func copyTime(t *time.Time) *time.Time {
 	return &c
 }
 
-func copyEndpoint(e store.Endpoint) store.Endpoint {
+func copyEndpoint(e domain.Endpoint) domain.Endpoint {
 	e.Secrets = slices.Clone(e.Secrets)
 	e.SealedSecrets = slices.Clone(e.SealedSecrets)
 	e.EventTypes = slices.Clone(e.EventTypes)
@@ -105,7 +106,7 @@ func copyEndpoint(e store.Endpoint) store.Endpoint {
 	return e
 }
 
-func copyDelivery(d store.Delivery) store.Delivery {
+func copyDelivery(d domain.Delivery) domain.Delivery {
 	d.EnqueuedAt = copyTime(d.EnqueuedAt)
 	d.DeliveredAt = copyTime(d.DeliveredAt)
 	d.DeadAt = copyTime(d.DeadAt)
@@ -129,7 +130,7 @@ func (f *fakeStore) TenantForKey(_ context.Context, hash string) (string, error)
 	return k.TenantID, nil
 }
 
-func (f *fakeStore) CreateTenant(_ context.Context, t store.Tenant) (store.Tenant, error) {
+func (f *fakeStore) CreateTenant(_ context.Context, t domain.Tenant) (domain.Tenant, error) {
 	if err := f.enter("CreateTenant"); err != nil {
 		return t, err
 	}
@@ -142,7 +143,7 @@ func (f *fakeStore) CreateTenant(_ context.Context, t store.Tenant) (store.Tenan
 	return t, nil
 }
 
-func (f *fakeStore) PutAPIKey(_ context.Context, k store.APIKey) (store.APIKey, error) {
+func (f *fakeStore) PutAPIKey(_ context.Context, k domain.APIKey) (domain.APIKey, error) {
 	if err := f.enter("PutAPIKey"); err != nil {
 		return k, err
 	}
@@ -185,7 +186,7 @@ func (f *fakeStore) RevokeAPIKey(_ context.Context, tenantID, keyID string) erro
 	return fmt.Errorf("API key %s of tenant %s: %w", keyID, tenantID, store.ErrNotFound)
 }
 
-func (f *fakeStore) CreateEndpoint(_ context.Context, e store.Endpoint) (store.Endpoint, error) {
+func (f *fakeStore) CreateEndpoint(_ context.Context, e domain.Endpoint) (domain.Endpoint, error) {
 	if err := f.enter("CreateEndpoint"); err != nil {
 		return e, err
 	}
@@ -196,33 +197,33 @@ func (f *fakeStore) CreateEndpoint(_ context.Context, e store.Endpoint) (store.E
 		return e, fmt.Errorf("endpoint %s: %w", e.EndpointID, store.ErrExists)
 	}
 	if f.endpoints[e.TenantID] == nil {
-		f.endpoints[e.TenantID] = map[string]store.Endpoint{}
+		f.endpoints[e.TenantID] = map[string]domain.Endpoint{}
 	}
 	f.endpoints[e.TenantID][e.EndpointID] = copyEndpoint(e)
 	return e, nil
 }
 
 // lookup returns a tenant's endpoint; the caller holds the lock.
-func (f *fakeStore) lookup(tenantID, endpointID string) (store.Endpoint, error) {
+func (f *fakeStore) lookup(tenantID, endpointID string) (domain.Endpoint, error) {
 	if err := checkKey("TENANT#"+tenantID, "ENDPOINT#"+endpointID); err != nil {
-		return store.Endpoint{}, fmt.Errorf("get endpoint: %w", err)
+		return domain.Endpoint{}, fmt.Errorf("get endpoint: %w", err)
 	}
 	e, ok := f.endpoints[tenantID][endpointID]
 	if !ok {
-		return store.Endpoint{}, fmt.Errorf("endpoint %s: %w", endpointID, store.ErrNotFound)
+		return domain.Endpoint{}, fmt.Errorf("endpoint %s: %w", endpointID, store.ErrNotFound)
 	}
 	return copyEndpoint(e), nil
 }
 
-func (f *fakeStore) Endpoint(_ context.Context, tenantID, endpointID string) (store.Endpoint, error) {
+func (f *fakeStore) Endpoint(_ context.Context, tenantID, endpointID string) (domain.Endpoint, error) {
 	if err := f.enter("Endpoint"); err != nil {
-		return store.Endpoint{}, err
+		return domain.Endpoint{}, err
 	}
 	defer f.mu.Unlock()
 	return f.lookup(tenantID, endpointID)
 }
 
-func (f *fakeStore) ListEndpoints(_ context.Context, tenantID string, limit int, cursor string) ([]store.Endpoint, string, error) {
+func (f *fakeStore) ListEndpoints(_ context.Context, tenantID string, limit int, cursor string) ([]domain.Endpoint, string, error) {
 	if err := f.enter("ListEndpoints"); err != nil {
 		return nil, "", err
 	}
@@ -239,7 +240,7 @@ func (f *fakeStore) ListEndpoints(_ context.Context, tenantID string, limit int,
 		}
 	}
 	ids := slices.Sorted(maps.Keys(f.endpoints[tenantID]))
-	var es []store.Endpoint
+	var es []domain.Endpoint
 	for _, id := range ids {
 		if cursor != "" && id <= after {
 			continue
@@ -258,14 +259,14 @@ func (f *fakeStore) ListEndpoints(_ context.Context, tenantID string, limit int,
 	return es, next, nil
 }
 
-func (f *fakeStore) UpdateEndpoint(_ context.Context, tenantID, endpointID string, c store.EndpointChange) (store.Endpoint, error) {
+func (f *fakeStore) UpdateEndpoint(_ context.Context, tenantID, endpointID string, c store.EndpointChange) (domain.Endpoint, error) {
 	if err := f.enter("UpdateEndpoint"); err != nil {
-		return store.Endpoint{}, err
+		return domain.Endpoint{}, err
 	}
 	defer f.mu.Unlock()
 	e, err := f.lookup(tenantID, endpointID)
 	if err != nil {
-		return store.Endpoint{}, err
+		return domain.Endpoint{}, err
 	}
 	now := f.clock()
 	e.UpdatedAt = &now
@@ -303,9 +304,9 @@ func (f *fakeStore) DeleteEndpoint(_ context.Context, tenantID, endpointID strin
 	return nil
 }
 
-func (f *fakeStore) RotateSecret(ctx context.Context, tenantID, endpointID string, r store.Rotation) (store.Endpoint, error) {
+func (f *fakeStore) RotateSecret(ctx context.Context, tenantID, endpointID string, r store.Rotation) (domain.Endpoint, error) {
 	if err := f.enter("RotateSecret"); err != nil {
-		return store.Endpoint{}, err
+		return domain.Endpoint{}, err
 	}
 	e, err := f.lookup(tenantID, endpointID)
 	if err == nil && f.conflictOnRotate {
@@ -313,7 +314,7 @@ func (f *fakeStore) RotateSecret(ctx context.Context, tenantID, endpointID strin
 	}
 	f.mu.Unlock()
 	if err != nil {
-		return store.Endpoint{}, err
+		return domain.Endpoint{}, err
 	}
 	// As the store does: the current secret retires sealed; a plaintext one
 	// (written before secrets were sealed) is sealed first, and removed.
@@ -323,7 +324,7 @@ func (f *fakeStore) RotateSecret(ctx context.Context, tenantID, endpointID strin
 		retiring = e.SealedSecrets[0]
 	case len(e.Secrets) > 0:
 		if retiring, err = r.Seal(ctx, e.Secrets[0]); err != nil {
-			return store.Endpoint{}, err
+			return domain.Endpoint{}, err
 		}
 	}
 	f.mu.Lock()
@@ -339,14 +340,14 @@ func (f *fakeStore) RotateSecret(ctx context.Context, tenantID, endpointID strin
 	return e, nil
 }
 
-func (f *fakeStore) SetEndpointEnabled(_ context.Context, tenantID, endpointID string, enabled bool) (store.Endpoint, error) {
+func (f *fakeStore) SetEndpointEnabled(_ context.Context, tenantID, endpointID string, enabled bool) (domain.Endpoint, error) {
 	if err := f.enter("SetEndpointEnabled"); err != nil {
-		return store.Endpoint{}, err
+		return domain.Endpoint{}, err
 	}
 	defer f.mu.Unlock()
 	e, err := f.lookup(tenantID, endpointID)
 	if err != nil {
-		return store.Endpoint{}, err
+		return domain.Endpoint{}, err
 	}
 	now := f.clock()
 	e.UpdatedAt = &now
@@ -359,22 +360,22 @@ func (f *fakeStore) SetEndpointEnabled(_ context.Context, tenantID, endpointID s
 	return e, nil
 }
 
-func (f *fakeStore) Delivery(_ context.Context, id string) (store.Delivery, error) {
+func (f *fakeStore) Delivery(_ context.Context, id string) (domain.Delivery, error) {
 	if err := f.enter("Delivery"); err != nil {
-		return store.Delivery{}, err
+		return domain.Delivery{}, err
 	}
 	defer f.mu.Unlock()
 	if err := checkKey("DELIVERY#"+id, "DELIVERY"); err != nil {
-		return store.Delivery{}, fmt.Errorf("get delivery: %w", err)
+		return domain.Delivery{}, fmt.Errorf("get delivery: %w", err)
 	}
 	d, ok := f.deliveries[id]
 	if !ok {
-		return store.Delivery{}, fmt.Errorf("delivery %s: %w", id, store.ErrNotFound)
+		return domain.Delivery{}, fmt.Errorf("delivery %s: %w", id, store.ErrNotFound)
 	}
 	return copyDelivery(d), nil
 }
 
-func (f *fakeStore) DeliveriesOfEvent(_ context.Context, tenantID, eventID string) ([]store.Delivery, error) {
+func (f *fakeStore) DeliveriesOfEvent(_ context.Context, tenantID, eventID string) ([]domain.Delivery, error) {
 	if err := f.enter("DeliveriesOfEvent"); err != nil {
 		return nil, err
 	}
@@ -382,7 +383,7 @@ func (f *fakeStore) DeliveriesOfEvent(_ context.Context, tenantID, eventID strin
 	if err := checkKey("TENANT#"+tenantID+"#EVENT#"+eventID, ""); err != nil {
 		return nil, fmt.Errorf("list deliveries of event: %w", err)
 	}
-	var out []store.Delivery
+	var out []domain.Delivery
 	for _, d := range f.deliveries {
 		if d.TenantID == tenantID && d.EventID == eventID {
 			out = append(out, copyDelivery(d))
@@ -400,31 +401,31 @@ func (f *fakeStore) DeliveriesOfEvent(_ context.Context, tenantID, eventID strin
 
 // Test helpers: direct access, bypassing the failure modes.
 
-func (f *fakeStore) putDelivery(d store.Delivery) {
+func (f *fakeStore) putDelivery(d domain.Delivery) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.deliveries[d.DeliveryID] = copyDelivery(d)
 }
 
-func (f *fakeStore) delivery(id string) (store.Delivery, bool) {
+func (f *fakeStore) delivery(id string) (domain.Delivery, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	d, ok := f.deliveries[id]
 	return copyDelivery(d), ok
 }
 
-func (f *fakeStore) endpoint(tenantID, endpointID string) (store.Endpoint, bool) {
+func (f *fakeStore) endpoint(tenantID, endpointID string) (domain.Endpoint, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	e, ok := f.endpoints[tenantID][endpointID]
 	return copyEndpoint(e), ok
 }
 
-func (f *fakeStore) setEndpoint(e store.Endpoint) {
+func (f *fakeStore) setEndpoint(e domain.Endpoint) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.endpoints[e.TenantID] == nil {
-		f.endpoints[e.TenantID] = map[string]store.Endpoint{}
+		f.endpoints[e.TenantID] = map[string]domain.Endpoint{}
 	}
 	f.endpoints[e.TenantID][e.EndpointID] = copyEndpoint(e)
 }
@@ -435,7 +436,7 @@ func (f *fakeStore) endpointCount(tenantID string) int {
 	return len(f.endpoints[tenantID])
 }
 
-func (f *fakeStore) apiKeys() []store.APIKey {
+func (f *fakeStore) apiKeys() []domain.APIKey {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Collect(maps.Values(f.keys))
@@ -446,9 +447,9 @@ func (f *fakeStore) addKey(tenantID, keyID, hash string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, ok := f.tenants[tenantID]; !ok {
-		f.tenants[tenantID] = store.Tenant{TenantID: tenantID, CreatedAt: f.clock()}
+		f.tenants[tenantID] = domain.Tenant{TenantID: tenantID, CreatedAt: f.clock()}
 	}
-	f.keys[hash] = store.APIKey{KeyID: keyID, TenantID: tenantID, Hash: hash, CreatedAt: f.clock()}
+	f.keys[hash] = domain.APIKey{KeyID: keyID, TenantID: tenantID, Hash: hash, CreatedAt: f.clock()}
 }
 
 func (f *fakeStore) setPanic(method string) {
@@ -472,7 +473,7 @@ func (f *fakeStore) setConflictOnRotate(v bool) {
 var errTableDown = errors.New("dynamodb: table unreachable (fake)")
 
 // deadQuery names the query a filter makes, for the fake's cursors.
-func deadQuery(flt store.DeadFilter) string {
+func deadQuery(flt domain.DeadFilter) string {
 	return fmt.Sprint(flt.EndpointID, "\x00", flt.EventType, "\x00", flt.Since.UnixNano(), "\x00", flt.Until.UnixNano())
 }
 
@@ -481,7 +482,7 @@ func deadQuery(flt store.DeadFilter) string {
 // Like the store, it refuses a filter whose times its keys cannot hold or
 // whose until is before its since (ErrBadFilter), and a cursor of another
 // query (ErrCursorMismatch).
-func (f *fakeStore) ListDead(_ context.Context, tenantID string, flt store.DeadFilter, limit int, cursor string) ([]store.Delivery, string, error) {
+func (f *fakeStore) ListDead(_ context.Context, tenantID string, flt domain.DeadFilter, limit int, cursor string) ([]domain.Delivery, string, error) {
 	if err := f.enter("ListDead"); err != nil {
 		return nil, "", err
 	}
@@ -494,7 +495,7 @@ func (f *fakeStore) ListDead(_ context.Context, tenantID string, flt store.DeadF
 	if !flt.Since.IsZero() && !flt.Until.IsZero() && flt.Until.Before(flt.Since) {
 		return nil, "", fmt.Errorf("until before since: %w", store.ErrBadFilter)
 	}
-	var all []store.Delivery
+	var all []domain.Delivery
 	for _, d := range f.deliveries {
 		if d.TenantID != tenantID || d.State != "dead" || d.DeadAt == nil {
 			continue
@@ -537,14 +538,14 @@ func (f *fakeStore) ListDead(_ context.Context, tenantID string, flt store.DeadF
 }
 
 // Job reads a replay job recorded by fakeReplays.
-func (f *fakeStore) Job(_ context.Context, id string) (store.ReplayJob, error) {
+func (f *fakeStore) Job(_ context.Context, id string) (domain.ReplayJob, error) {
 	if err := f.enter("Job"); err != nil {
-		return store.ReplayJob{}, err
+		return domain.ReplayJob{}, err
 	}
 	defer f.mu.Unlock()
 	j, ok := f.jobs[id]
 	if !ok {
-		return store.ReplayJob{}, fmt.Errorf("replay job %s: %w", id, store.ErrNotFound)
+		return domain.ReplayJob{}, fmt.Errorf("replay job %s: %w", id, store.ErrNotFound)
 	}
 	return j, nil
 }
@@ -553,7 +554,7 @@ func (f *fakeStore) Job(_ context.Context, id string) (store.ReplayJob, error) {
 // tenant's with store.ErrTooManyJobs while the store's full says so.
 type fakeReplays struct{ f *fakeStore }
 
-func (r fakeReplays) Start(_ context.Context, j *store.ReplayJob) error {
+func (r fakeReplays) Start(_ context.Context, j *domain.ReplayJob) error {
 	r.f.mu.Lock()
 	defer r.f.mu.Unlock()
 	if r.f.full[j.TenantID] {

@@ -13,22 +13,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/hookline/hookline/internal/delivery"
-	"github.com/hookline/hookline/internal/dispatch"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/fault"
+	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/retry"
 	"github.com/hookline/hookline/internal/sealing"
+	"github.com/hookline/hookline/internal/sender"
 	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/store"
-)
-
-// Dead-letter reasons decided here (dispatch decides those of a response).
-const (
-	ReasonMalformedMessage = "malformed_message"
-	ReasonEndpointNotFound = "endpoint_not_found"
-	ReasonEndpointDisabled = "endpoint_disabled"
-	ReasonInvalidSecret    = "invalid_secret"
 )
 
 // Store is what deliver needs of the state table.
@@ -36,11 +29,11 @@ type Store interface {
 	// Load reads a whole batch's deliveries and endpoints at once; Delivery
 	// and Endpoint read one, when Load failed.
 	Load(ctx context.Context, deliveryIDs []string, endpoints []store.EndpointRef) (store.Snapshot, error)
-	Delivery(ctx context.Context, id string) (store.Delivery, error)
-	Endpoint(ctx context.Context, tenantID, endpointID string) (store.Endpoint, error)
-	RecordAttempt(ctx context.Context, d store.Delivery, a store.Attempt, o store.Outcome) error
-	MarkDeadBeforeLastAttempt(ctx context.Context, d store.Delivery, reason, message string, at time.Time) error
-	DisableEndpoint(ctx context.Context, tenantID, endpointID, reason string) error
+	Delivery(ctx context.Context, id string) (domain.Delivery, error)
+	Endpoint(ctx context.Context, tenantID, endpointID string) (domain.Endpoint, error)
+	RecordAttempt(ctx context.Context, d domain.Delivery, a domain.Attempt, o domain.Outcome) error
+	MarkDeadBeforeLastAttempt(ctx context.Context, d domain.Delivery, reason domain.DeadReason, message string, at time.Time) error
+	DisableEndpoint(ctx context.Context, tenantID, endpointID string, reason domain.DisableReason) error
 	RecordEndpointFailure(ctx context.Context, tenantID, endpointID string, threshold int) (disabled bool, err error)
 	ResetEndpointFailures(ctx context.Context, tenantID, endpointID string) error
 }
@@ -62,7 +55,7 @@ type SecretOpener interface {
 
 // Sender makes one attempt.
 type Sender interface {
-	Send(ctx context.Context, r dispatch.Request) dispatch.Result
+	Send(ctx context.Context, r sender.Request) sender.Result
 }
 
 // Handler processes delivery queue batches.
@@ -131,12 +124,12 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	)
 	// One read for the whole batch's records (deliveries and their
 	// endpoints) instead of two per message.
-	msgs := make([]delivery.Message, len(ev.Records))
+	msgs := make([]message.Message, len(ev.Records))
 	errs := make([]error, len(ev.Records))
 	var ids []string
 	var refs []store.EndpointRef
 	for i, m := range ev.Records {
-		msgs[i], errs[i] = delivery.Decode(m.Body)
+		msgs[i], errs[i] = message.Decode(m.Body)
 		if errs[i] == nil {
 			ids = append(ids, msgs[i].DeliveryID)
 			refs = append(refs, store.EndpointRef{TenantID: msgs[i].TenantID, EndpointID: msgs[i].EndpointID})
@@ -173,7 +166,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 // signingSecrets returns the secrets that sign a request to ep at now:
 // sealed ones opened (h.Secrets keeps them), plaintext ones as they are.
 // Its errors name the endpoint, never a secret.
-func (h *Handler) signingSecrets(ctx context.Context, ep store.Endpoint, now time.Time) ([]string, error) {
+func (h *Handler) signingSecrets(ctx context.Context, ep domain.Endpoint, now time.Time) ([]string, error) {
 	stored := ep.SigningSecrets(now)
 	out := make([]string, 0, len(stored))
 	ref := sealing.Ref{TenantID: ep.TenantID, EndpointID: ep.EndpointID}
@@ -203,7 +196,7 @@ func (h *Handler) now() time.Time {
 
 // delivery reads a delivery from the batch's snapshot, or on its own when
 // there is none.
-func (h *Handler) delivery(ctx context.Context, snap *store.Snapshot, id string) (store.Delivery, error) {
+func (h *Handler) delivery(ctx context.Context, snap *store.Snapshot, id string) (domain.Delivery, error) {
 	if snap == nil {
 		return h.Store.Delivery(ctx, id)
 	}
@@ -216,7 +209,7 @@ func (h *Handler) delivery(ctx context.Context, snap *store.Snapshot, id string)
 
 // endpoint reads an endpoint from the batch's snapshot, or on its own when
 // there is none.
-func (h *Handler) endpoint(ctx context.Context, snap *store.Snapshot, tenantID, endpointID string) (store.Endpoint, error) {
+func (h *Handler) endpoint(ctx context.Context, snap *store.Snapshot, tenantID, endpointID string) (domain.Endpoint, error) {
 	if snap == nil {
 		return h.Store.Endpoint(ctx, tenantID, endpointID)
 	}
@@ -232,7 +225,7 @@ func (h *Handler) endpoint(ctx context.Context, snap *store.Snapshot, tenantID, 
 // delete it) or must come back (false). snap holds the batch's records, or
 // is nil when they could not be read at once; mb gathers the batch's
 // metrics.
-func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg delivery.Message, decodeErr error, snap *store.Snapshot, mb *metrics.Batch) bool {
+func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg message.Message, decodeErr error, snap *store.Snapshot, mb *metrics.Batch) bool {
 	attempt, _ := strconv.Atoi(m.Attributes["ApproximateReceiveCount"])
 	if attempt < 1 {
 		attempt = 1
@@ -240,41 +233,41 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg delivery
 	log := h.Log.With("message_id", m.MessageId, "attempt", attempt)
 	if decodeErr != nil {
 		log.ErrorContext(ctx, "malformed delivery message sent to the DLQ", "error", decodeErr.Error())
-		return h.toDLQ(ctx, log, mb, m.Body, "", ReasonMalformedMessage)
+		return h.toDLQ(ctx, log, mb, m.Body, "", domain.ReasonMalformedMessage)
 	}
 	log = log.With("delivery_id", msg.DeliveryID, "tenant_id", msg.TenantID, "endpoint_id", msg.EndpointID, "event_id", msg.EventID)
 
 	d, err := h.delivery(ctx, snap, msg.DeliveryID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		d = store.Delivery{DeliveryID: msg.DeliveryID, TenantID: msg.TenantID, EndpointID: msg.EndpointID, EventID: msg.EventID, EventType: msg.EventType}
+		d = domain.Delivery{DeliveryID: msg.DeliveryID, TenantID: msg.TenantID, EndpointID: msg.EndpointID, EventID: msg.EventID, EventType: msg.EventType}
 	case err != nil:
 		log.ErrorContext(ctx, "cannot read delivery; will retry", "error", err.Error())
 		return false
-	case d.State == delivery.StateDelivered:
+	case d.State == domain.StateDelivered:
 		log.InfoContext(ctx, "already delivered; duplicate message dropped")
 		return true
 	}
 
 	now := h.now()
 	if h.Policy.Expired(msg.AgeFrom(), now) {
-		return h.dead(ctx, log, mb, m, d, store.Attempt{Number: attempt, At: now, Error: "not_attempted"}, retry.ReasonMaxAgeExceeded)
+		return h.dead(ctx, log, mb, m, d, domain.Attempt{Number: attempt, At: now, Error: "not_attempted"}, domain.ReasonMaxAgeExceeded)
 	}
 	ep, err := h.endpoint(ctx, snap, msg.TenantID, msg.EndpointID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return h.dead(ctx, log, mb, m, d, store.Attempt{Number: attempt, At: now, Error: "not_attempted"}, ReasonEndpointNotFound)
+		return h.dead(ctx, log, mb, m, d, domain.Attempt{Number: attempt, At: now, Error: "not_attempted"}, domain.ReasonEndpointNotFound)
 	case err != nil:
 		log.ErrorContext(ctx, "cannot read endpoint; will retry", "error", err.Error())
 		return false
 	case ep.Disabled:
-		return h.dead(ctx, log, mb, m, d, store.Attempt{Number: attempt, At: now, Error: "not_attempted"}, ReasonEndpointDisabled)
+		return h.dead(ctx, log, mb, m, d, domain.Attempt{Number: attempt, At: now, Error: "not_attempted"}, domain.ReasonEndpointDisabled)
 	}
 	secrets, err := h.signingSecrets(ctx, ep, now)
 	switch {
 	case errors.Is(err, sealing.ErrInvalid):
 		log.ErrorContext(ctx, "endpoint secret cannot be opened", "error", err.Error())
-		return h.dead(ctx, log, mb, m, d, store.Attempt{Number: attempt, At: now, Error: "not_attempted"}, ReasonInvalidSecret)
+		return h.dead(ctx, log, mb, m, d, domain.Attempt{Number: attempt, At: now, Error: "not_attempted"}, domain.ReasonInvalidSecret)
 	case err != nil:
 		// KMS throttled or unreachable, say: the message comes back after
 		// the queue's visibility timeout.
@@ -284,11 +277,11 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg delivery
 	signer, err := signing.NewSigner(secrets...)
 	if err != nil {
 		log.ErrorContext(ctx, "endpoint secret unusable", "error", err.Error())
-		return h.dead(ctx, log, mb, m, d, store.Attempt{Number: attempt, At: now, Error: "not_attempted"}, ReasonInvalidSecret)
+		return h.dead(ctx, log, mb, m, d, domain.Attempt{Number: attempt, At: now, Error: "not_attempted"}, domain.ReasonInvalidSecret)
 	}
 	body, err := msg.RequestBody()
 	if err != nil {
-		return h.dead(ctx, log, mb, m, d, store.Attempt{Number: attempt, At: now, Error: "not_attempted"}, ReasonMalformedMessage)
+		return h.dead(ctx, log, mb, m, d, domain.Attempt{Number: attempt, At: now, Error: "not_attempted"}, domain.ReasonMalformedMessage)
 	}
 
 	if attempt >= h.Policy.Attempts() {
@@ -297,12 +290,12 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg delivery
 		// SQS moves the message to the DLQ without this function seeing it
 		// again. Record the death first, so it is never missed; the outcome
 		// replaces it.
-		if err := h.Store.MarkDeadBeforeLastAttempt(ctx, d, retry.ReasonAttemptsExhausted, m.Body, now); err != nil {
+		if err := h.Store.MarkDeadBeforeLastAttempt(ctx, d, domain.ReasonAttemptsExhausted, m.Body, now); err != nil {
 			log.WarnContext(ctx, "cannot record the death before the last attempt; attempting anyway", "error", err.Error())
-		} else if d.State == "" || d.State == delivery.StatePending {
+		} else if d.State == "" || d.State == domain.StatePending {
 			// As it now is, so that the outcome's write (conditional on the
 			// record as read) does not miss once first.
-			d.State = delivery.StateDead
+			d.State = domain.StateDead
 		}
 	}
 	sendCtx, cancel, ok := h.attemptContext(ctx)
@@ -314,16 +307,16 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg delivery
 		return false
 	}
 	defer cancel()
-	res := h.Sender.Send(sendCtx, dispatch.Request{
+	res := h.Sender.Send(sendCtx, sender.Request{
 		URL: ep.URL, DeliveryID: msg.DeliveryID, EventID: msg.EventID, EventType: msg.EventType,
 		Attempt: attempt, Body: body, Signer: signer, Headers: ep.Headers,
 	})
 	if h.Fault != nil {
 		_ = h.Fault(fault.DeliverCrash)
 	}
-	a := store.Attempt{Number: attempt, At: now, Status: res.Status, Error: res.Error, LatencyMS: res.Latency.Milliseconds(), Excerpt: res.Excerpt}
+	a := domain.Attempt{Number: attempt, At: now, Status: res.Status, Error: res.Error, LatencyMS: res.Latency.Milliseconds(), Excerpt: res.Excerpt}
 	mb.Put(metrics.AttemptLatency, float64(res.Latency.Microseconds())/1000, nil)
-	if res.Outcome == dispatch.Delivered {
+	if res.Outcome == sender.Delivered {
 		mb.Put(metrics.Delivered, 1, nil)
 	} else {
 		mb.Put(metrics.AttemptFailed, 1, nil)
@@ -333,26 +326,26 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg delivery
 	}
 	log = log.With("outcome", res.Outcome.String(), "status", res.Status, "latency_ms", a.LatencyMS)
 
-	h.endpointHealth(ctx, log, ep, res.Outcome == dispatch.Delivered)
+	h.endpointHealth(ctx, log, ep, res.Outcome == sender.Delivered)
 	switch res.Outcome {
-	case dispatch.Delivered:
+	case sender.Delivered:
 		// The receiver has it; sending again would only duplicate it, so the
 		// message goes either way. The record is tried a few times: before a
 		// last attempt it already says dead, and left so it would keep a
 		// delivered webhook listed (and replayable) as dead.
-		err := h.record(ctx, d, a, store.Outcome{State: delivery.StateDelivered})
+		err := h.record(ctx, d, a, domain.Outcome{State: domain.StateDelivered})
 		for try := 1; err != nil && try < 3 && ctx.Err() == nil; try++ {
 			time.Sleep(time.Duration(try) * 100 * time.Millisecond)
-			err = h.record(ctx, d, a, store.Outcome{State: delivery.StateDelivered})
+			err = h.record(ctx, d, a, domain.Outcome{State: domain.StateDelivered})
 		}
 		if err != nil {
 			log.ErrorContext(ctx, "delivered, but the record could not be updated", "record_error", err.Error())
 		}
 		log.InfoContext(ctx, "delivered")
 		return true
-	case dispatch.Dead:
+	case sender.Dead:
 		if res.DisableEndpoint {
-			if err := h.Store.DisableEndpoint(ctx, msg.TenantID, msg.EndpointID, res.Reason); err != nil {
+			if err := h.Store.DisableEndpoint(ctx, msg.TenantID, msg.EndpointID, domain.DisabledEndpointGone); err != nil {
 				log.ErrorContext(ctx, "cannot disable endpoint", "disable_error", err.Error())
 			}
 		}
@@ -362,21 +355,21 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg delivery
 	dec := h.Policy.Decide(attempt, msg.AgeFrom(), h.now(), res.RetryAfter, h.Rand)
 	switch {
 	case dec.Retry:
-		if err := h.record(ctx, d, a, store.Outcome{State: delivery.StatePending}); err != nil {
+		if err := h.record(ctx, d, a, domain.Outcome{State: domain.StatePending}); err != nil {
 			log.ErrorContext(ctx, "cannot record attempt", "record_error", err.Error())
 		}
 		h.setVisibility(ctx, log, m, dec.Delay)
 		mb.Put(metrics.RetryScheduled, 1, nil)
 		log.InfoContext(ctx, "retry scheduled", "delay_s", int(dec.Delay.Seconds()))
 		return false
-	case dec.Reason == retry.ReasonAttemptsExhausted:
+	case dec.Reason == domain.ReasonAttemptsExhausted:
 		// The last attempt: SQS's redrive policy moves the message to the
 		// DLQ when it is next received, which visibility 0 makes at once.
-		if err := h.record(ctx, d, a, store.Outcome{State: delivery.StateDead, DeadReason: dec.Reason, Message: m.Body}); err != nil {
+		if err := h.record(ctx, d, a, domain.Outcome{State: domain.StateDead, DeadReason: dec.Reason, Message: m.Body}); err != nil {
 			log.ErrorContext(ctx, "cannot record attempt", "record_error", err.Error())
 		}
 		h.setVisibility(ctx, log, m, 0)
-		mb.Put(metrics.DeadLettered, 1, map[string]string{metrics.DimensionTenant: d.TenantID, metrics.DimensionReason: dec.Reason})
+		mb.Put(metrics.DeadLettered, 1, map[string]string{metrics.DimensionTenant: d.TenantID, metrics.DimensionReason: string(dec.Reason)})
 		log.WarnContext(ctx, "attempts exhausted; SQS moves the message to the DLQ")
 		return false
 	default:
@@ -386,17 +379,17 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg delivery
 
 // dead marks the delivery dead and parks its message in the DLQ. It reports
 // false (keep the message) if the DLQ send fails, so nothing is lost.
-func (h *Handler) dead(ctx context.Context, log *slog.Logger, mb *metrics.Batch, m events.SQSMessage, d store.Delivery, a store.Attempt, reason string) bool {
-	if err := h.record(ctx, d, a, store.Outcome{State: delivery.StateDead, DeadReason: reason, Message: m.Body}); err != nil {
+func (h *Handler) dead(ctx context.Context, log *slog.Logger, mb *metrics.Batch, m events.SQSMessage, d domain.Delivery, a domain.Attempt, reason domain.DeadReason) bool {
+	if err := h.record(ctx, d, a, domain.Outcome{State: domain.StateDead, DeadReason: reason, Message: m.Body}); err != nil {
 		log.ErrorContext(ctx, "cannot mark delivery dead; will retry", "record_error", err.Error())
 		return false
 	}
 	return h.toDLQ(ctx, log, mb, m.Body, d.TenantID, reason)
 }
 
-func (h *Handler) toDLQ(ctx context.Context, log *slog.Logger, mb *metrics.Batch, body, tenantID, reason string) bool {
+func (h *Handler) toDLQ(ctx context.Context, log *slog.Logger, mb *metrics.Batch, body, tenantID string, reason domain.DeadReason) bool {
 	attrs := map[string]sqstypes.MessageAttributeValue{
-		"dead_reason": {DataType: aws.String("String"), StringValue: aws.String(reason)},
+		"dead_reason": {DataType: aws.String("String"), StringValue: aws.String(string(reason))},
 	}
 	if tenantID != "" {
 		attrs["tenant_id"] = sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(tenantID)}
@@ -406,7 +399,7 @@ func (h *Handler) toDLQ(ctx context.Context, log *slog.Logger, mb *metrics.Batch
 		return false
 	}
 	log.WarnContext(ctx, "dead-lettered", "dead_reason", reason)
-	mb.Put(metrics.DeadLettered, 1, map[string]string{metrics.DimensionTenant: tenantID, metrics.DimensionReason: reason})
+	mb.Put(metrics.DeadLettered, 1, map[string]string{metrics.DimensionTenant: tenantID, metrics.DimensionReason: string(reason)})
 	return true
 }
 
@@ -446,7 +439,7 @@ func (h *Handler) attemptContext(ctx context.Context) (context.Context, context.
 // endpointHealth keeps the endpoint's consecutive failure count: reset on
 // success (only when it is not already zero), counted on failure, and the
 // endpoint disabled when the count reaches DisableAfter.
-func (h *Handler) endpointHealth(ctx context.Context, log *slog.Logger, ep store.Endpoint, ok bool) {
+func (h *Handler) endpointHealth(ctx context.Context, log *slog.Logger, ep domain.Endpoint, ok bool) {
 	if ok {
 		if ep.ConsecutiveFailures > 0 {
 			if err := h.Store.ResetEndpointFailures(ctx, ep.TenantID, ep.EndpointID); err != nil {
@@ -471,6 +464,6 @@ func (h *Handler) endpointHealth(ctx context.Context, log *slog.Logger, ep store
 
 // record writes an attempt: with its tenant's DLQ depth, in one
 // transaction, when the attempt moves the delivery into or out of dead.
-func (h *Handler) record(ctx context.Context, d store.Delivery, a store.Attempt, o store.Outcome) error {
+func (h *Handler) record(ctx context.Context, d domain.Delivery, a domain.Attempt, o domain.Outcome) error {
 	return h.Store.RecordAttempt(ctx, d, a, o)
 }

@@ -23,13 +23,14 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/hookline/hookline/internal/delivery"
-	"github.com/hookline/hookline/internal/dispatch"
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/netguard"
 	"github.com/hookline/hookline/internal/retry"
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/sealing/sealingtest"
+	"github.com/hookline/hookline/internal/sender"
 	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/stretchr/testify/require"
@@ -39,24 +40,24 @@ var errBoom = errors.New("boom: service unavailable")
 
 type fakeStore struct {
 	mu         sync.Mutex
-	deliveries map[string]store.Delivery
-	endpoints  map[string]store.Endpoint
-	outcomes   map[string][]store.Outcome
-	attempts   map[string][]store.Attempt
-	disabled   map[string]string
+	deliveries map[string]domain.Delivery
+	endpoints  map[string]domain.Endpoint
+	outcomes   map[string][]domain.Outcome
+	attempts   map[string][]domain.Attempt
+	disabled   map[string]domain.DisableReason
 	failures   map[string]int
 	resets     int
 	failRead   bool
-	failLoad   bool                      // Load fails; single reads still work unless failRead
-	loads      int                       // Load calls
-	singles    int                       // Delivery and Endpoint calls
-	failDead   bool                      // RecordAttempt fails on deaths (the death and its DLQ depth are one transaction)
-	recorded   map[string]store.Delivery // the delivery each RecordAttempt was given
-	marked     map[string]string         // MarkDeadBeforeLastAttempt: delivery id -> message
+	failLoad   bool                       // Load fails; single reads still work unless failRead
+	loads      int                        // Load calls
+	singles    int                        // Delivery and Endpoint calls
+	failDead   bool                       // RecordAttempt fails on deaths (the death and its DLQ depth are one transaction)
+	recorded   map[string]domain.Delivery // the delivery each RecordAttempt was given
+	marked     map[string]string          // MarkDeadBeforeLastAttempt: delivery id -> message
 }
 
-func newFakeStore(eps ...store.Endpoint) *fakeStore {
-	s := &fakeStore{deliveries: map[string]store.Delivery{}, endpoints: map[string]store.Endpoint{}, outcomes: map[string][]store.Outcome{}, attempts: map[string][]store.Attempt{}, disabled: map[string]string{}, failures: map[string]int{}, recorded: map[string]store.Delivery{}}
+func newFakeStore(eps ...domain.Endpoint) *fakeStore {
+	s := &fakeStore{deliveries: map[string]domain.Delivery{}, endpoints: map[string]domain.Endpoint{}, outcomes: map[string][]domain.Outcome{}, attempts: map[string][]domain.Attempt{}, disabled: map[string]domain.DisableReason{}, failures: map[string]int{}, recorded: map[string]domain.Delivery{}}
 	for _, e := range eps {
 		s.endpoints[e.TenantID+"/"+e.EndpointID] = e
 	}
@@ -70,7 +71,7 @@ func (s *fakeStore) Load(_ context.Context, ids []string, refs []store.EndpointR
 	if s.failRead || s.failLoad {
 		return store.Snapshot{}, errBoom
 	}
-	snap := store.Snapshot{Deliveries: map[string]store.Delivery{}, Endpoints: map[store.EndpointRef]store.Endpoint{}}
+	snap := store.Snapshot{Deliveries: map[string]domain.Delivery{}, Endpoints: map[store.EndpointRef]domain.Endpoint{}}
 	for _, id := range ids {
 		if d, ok := s.deliveries[id]; ok {
 			snap.Deliveries[id] = d
@@ -84,12 +85,12 @@ func (s *fakeStore) Load(_ context.Context, ids []string, refs []store.EndpointR
 	return snap, nil
 }
 
-func (s *fakeStore) Delivery(_ context.Context, id string) (store.Delivery, error) {
+func (s *fakeStore) Delivery(_ context.Context, id string) (domain.Delivery, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.singles++
 	if s.failRead {
-		return store.Delivery{}, errBoom
+		return domain.Delivery{}, errBoom
 	}
 	d, ok := s.deliveries[id]
 	if !ok {
@@ -98,7 +99,7 @@ func (s *fakeStore) Delivery(_ context.Context, id string) (store.Delivery, erro
 	return d, nil
 }
 
-func (s *fakeStore) Endpoint(_ context.Context, tenant, id string) (store.Endpoint, error) {
+func (s *fakeStore) Endpoint(_ context.Context, tenant, id string) (domain.Endpoint, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.singles++
@@ -109,19 +110,19 @@ func (s *fakeStore) Endpoint(_ context.Context, tenant, id string) (store.Endpoi
 	return e, nil
 }
 
-func (s *fakeStore) RecordAttempt(_ context.Context, d store.Delivery, a store.Attempt, o store.Outcome) error {
+func (s *fakeStore) RecordAttempt(_ context.Context, d domain.Delivery, a domain.Attempt, o domain.Outcome) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.outcomes[d.DeliveryID] = append(s.outcomes[d.DeliveryID], o)
 	s.attempts[d.DeliveryID] = append(s.attempts[d.DeliveryID], a)
 	s.recorded[d.DeliveryID] = d
-	if s.failDead && o.State == delivery.StateDead {
+	if s.failDead && o.State == domain.StateDead {
 		return fmt.Errorf("record attempt: %w", errBoom)
 	}
 	return nil
 }
 
-func (s *fakeStore) MarkDeadBeforeLastAttempt(_ context.Context, d store.Delivery, _, message string, _ time.Time) error {
+func (s *fakeStore) MarkDeadBeforeLastAttempt(_ context.Context, d domain.Delivery, _ domain.DeadReason, message string, _ time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.marked == nil {
@@ -138,7 +139,7 @@ func (s *fakeStore) isMarked(id string) bool {
 	return ok
 }
 
-func (s *fakeStore) DisableEndpoint(_ context.Context, tenant, id, reason string) error {
+func (s *fakeStore) DisableEndpoint(_ context.Context, tenant, id string, reason domain.DisableReason) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.disabled[tenant+"/"+id] = reason
@@ -152,7 +153,7 @@ func (s *fakeStore) RecordEndpointFailure(_ context.Context, tenant, id string, 
 	s.failures[k]++
 	if threshold > 0 && s.failures[k] >= threshold {
 		if _, already := s.disabled[k]; !already {
-			s.disabled[k] = store.ReasonConsecutiveFailures
+			s.disabled[k] = domain.DisabledConsecutiveFailures
 			return true, nil
 		}
 	}
@@ -194,7 +195,7 @@ type fakeQueue struct {
 	visibility        map[string]int32     // receipt handle -> last visibility set
 	refused           []string             // the errors of refused requests
 	dlq               []string
-	dlqReason         []string
+	dlqReason         []domain.DeadReason
 	failDLQ           bool
 }
 
@@ -274,7 +275,7 @@ func (q *fakeQueue) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ .
 		return nil, errors.New("sent to the wrong queue: " + *in.QueueUrl)
 	}
 	q.dlq = append(q.dlq, *in.MessageBody)
-	q.dlqReason = append(q.dlqReason, *in.MessageAttributes["dead_reason"].StringValue)
+	q.dlqReason = append(q.dlqReason, domain.DeadReason(*in.MessageAttributes["dead_reason"].StringValue))
 	return &sqs.SendMessageOutput{}, nil
 }
 
@@ -316,7 +317,7 @@ func newFixture(t *testing.T, answer http.HandlerFunc) *fixture {
 	secret, err := signing.NewSecret(rand.Reader)
 	require.NoError(t, err)
 	f.kms, f.secret = sealingtest.New(), secret
-	f.store = newFakeStore(store.Endpoint{TenantID: "t1", EndpointID: "ep_1", URL: srv.URL, SealedSecrets: []string{f.seal(t, "t1", "ep_1", secret)}})
+	f.store = newFakeStore(domain.Endpoint{TenantID: "t1", EndpointID: "ep_1", URL: srv.URL, SealedSecrets: []string{f.seal(t, "t1", "ep_1", secret)}})
 	f.queue = newFakeQueue(func() time.Time { return f.now }, queueVisibility)
 	t.Cleanup(func() {
 		if r := f.queue.refusals(); len(r) > 0 && !f.refusalsExpected {
@@ -327,7 +328,7 @@ func newFixture(t *testing.T, answer http.HandlerFunc) *fixture {
 	f.h = &Handler{
 		Store:    f.store,
 		Queue:    f.queue,
-		Sender:   &dispatch.Client{HTTP: dispatch.NewHTTPClient(dispatch.ClientOptions{Guard: guard, RequestTimeout: 2 * time.Second})},
+		Sender:   &sender.Client{HTTP: sender.NewHTTPClient(sender.ClientOptions{Guard: guard, RequestTimeout: 2 * time.Second})},
 		Secrets:  &sealing.Opener{KMS: f.kms, KeyID: sealingtest.KeyARN},
 		QueueURL: "https://sqs.example/q",
 		DLQURL:   "https://sqs.example/dlq",
@@ -338,9 +339,9 @@ func newFixture(t *testing.T, answer http.HandlerFunc) *fixture {
 	return f
 }
 
-func message(t *testing.T, id string, receiveCount string, occurred time.Time) events.SQSMessage {
+func sqsMessage(t *testing.T, id string, receiveCount string, occurred time.Time) events.SQSMessage {
 	t.Helper()
-	body, err := json.Marshal(delivery.Message{
+	body, err := json.Marshal(message.Message{
 		DeliveryID: id, TenantID: "t1", EndpointID: "ep_1", EventID: "evt_" + id, EventType: "order.created",
 		OccurredAt: occurred, Payload: json.RawMessage(`{"n":1}`),
 	})
@@ -372,8 +373,8 @@ func TestOutcomes(t *testing.T) {
 	type want struct {
 		failed     bool  // reported as a batch item failure (comes back)
 		visibility int32 // visibility set, -1 for none
-		state      delivery.State
-		reason     string
+		state      domain.DeliveryState
+		reason     domain.DeadReason
 		dlq        bool // explicit DLQ send
 		hits       int32
 		disabled   bool
@@ -385,19 +386,19 @@ func TestOutcomes(t *testing.T) {
 		attempt string
 		want    want
 	}{
-		{"2xx delivered", 200, nil, "1", want{false, -1, delivery.StateDelivered, "", false, 1, false}},
-		{"500 on the first attempt retries after the second step", 500, nil, "1", want{true, 10, delivery.StatePending, "", false, 1, false}},
-		{"500 on the second attempt retries after the third step", 503, nil, "2", want{true, 60, delivery.StatePending, "", false, 1, false}},
-		{"500 on the last attempt hands over to the redrive policy", 500, nil, "3", want{true, 0, delivery.StateDead, retry.ReasonAttemptsExhausted, false, 1, false}},
-		{"429 with Retry-After waits as asked", 429, map[string]string{"Retry-After": "120"}, "1", want{true, 120, delivery.StatePending, "", false, 1, false}},
+		{"2xx delivered", 200, nil, "1", want{false, -1, domain.StateDelivered, "", false, 1, false}},
+		{"500 on the first attempt retries after the second step", 500, nil, "1", want{true, 10, domain.StatePending, "", false, 1, false}},
+		{"500 on the second attempt retries after the third step", 503, nil, "2", want{true, 60, domain.StatePending, "", false, 1, false}},
+		{"500 on the last attempt hands over to the redrive policy", 500, nil, "3", want{true, 0, domain.StateDead, domain.ReasonAttemptsExhausted, false, 1, false}},
+		{"429 with Retry-After waits as asked", 429, map[string]string{"Retry-After": "120"}, "1", want{true, 120, domain.StatePending, "", false, 1, false}},
 		// 12 h less the queue's 6 min visibility timeout less a minute: the
 		// longest SQS accepts when the call comes as late as it can.
-		{"429 with a 13 h Retry-After waits the longest SQS allows", 429, map[string]string{"Retry-After": "46800"}, "1", want{true, 42780, delivery.StatePending, "", false, 1, false}},
-		{"503 with a 12 h Retry-After waits the longest SQS allows", 503, map[string]string{"Retry-After": "43200"}, "2", want{true, 42780, delivery.StatePending, "", false, 1, false}},
-		{"408 retries", 408, nil, "1", want{true, 10, delivery.StatePending, "", false, 1, false}},
-		{"400 is dead at once", 400, nil, "1", want{false, -1, delivery.StateDead, "rejected_400", true, 1, false}},
-		{"302 is dead at once", 302, map[string]string{"Location": "https://example.com"}, "1", want{false, -1, delivery.StateDead, "redirect_302_not_followed", true, 1, false}},
-		{"410 disables the endpoint", 410, nil, "1", want{false, -1, delivery.StateDead, "endpoint_gone", true, 1, true}},
+		{"429 with a 13 h Retry-After waits the longest SQS allows", 429, map[string]string{"Retry-After": "46800"}, "1", want{true, 42780, domain.StatePending, "", false, 1, false}},
+		{"503 with a 12 h Retry-After waits the longest SQS allows", 503, map[string]string{"Retry-After": "43200"}, "2", want{true, 42780, domain.StatePending, "", false, 1, false}},
+		{"408 retries", 408, nil, "1", want{true, 10, domain.StatePending, "", false, 1, false}},
+		{"400 is dead at once", 400, nil, "1", want{false, -1, domain.StateDead, "rejected_400", true, 1, false}},
+		{"302 is dead at once", 302, map[string]string{"Location": "https://example.com"}, "1", want{false, -1, domain.StateDead, "redirect_302_not_followed", true, 1, false}},
+		{"410 disables the endpoint", 410, nil, "1", want{false, -1, domain.StateDead, "endpoint_gone", true, 1, true}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -407,7 +408,7 @@ func TestOutcomes(t *testing.T) {
 				}
 				w.WriteHeader(tc.status)
 			})
-			m := message(t, "d1", tc.attempt, f.now.Add(-time.Minute))
+			m := sqsMessage(t, "d1", tc.attempt, f.now.Add(-time.Minute))
 			failed := f.run(t, m)
 			require.Equal(t, tc.want.failed, len(failed) == 1, "failed: %v", failed)
 			v, set := f.queue.visibility[m.ReceiptHandle]
@@ -442,11 +443,11 @@ func TestOutcomes(t *testing.T) {
 func TestMessageBeforeItsRecordIsDeliveredAndRecorded(t *testing.T) {
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
 	require.Empty(t, f.store.deliveries)
-	failed := f.run(t, message(t, "d_new", "1", f.now.Add(-time.Second)))
+	failed := f.run(t, sqsMessage(t, "d_new", "1", f.now.Add(-time.Second)))
 	require.Empty(t, failed)
 	require.Equal(t, int32(1), f.hits.Load())
-	require.Equal(t, []store.Outcome{{State: delivery.StateDelivered}}, f.store.outcomes["d_new"])
-	require.Equal(t, store.Delivery{DeliveryID: "d_new", TenantID: "t1", EndpointID: "ep_1", EventID: "evt_d_new", EventType: "order.created"},
+	require.Equal(t, []domain.Outcome{{State: domain.StateDelivered}}, f.store.outcomes["d_new"])
+	require.Equal(t, domain.Delivery{DeliveryID: "d_new", TenantID: "t1", EndpointID: "ep_1", EventID: "evt_d_new", EventType: "order.created"},
 		f.store.recorded["d_new"])
 }
 
@@ -455,39 +456,39 @@ func TestNotAttempted(t *testing.T) {
 		name   string
 		setup  func(t *testing.T, f *fixture, m *events.SQSMessage)
 		failed bool
-		reason string // dead reason, "" when not dead
+		reason domain.DeadReason // dead reason, "" when not dead
 	}{
 		{"already delivered is dropped", func(_ *testing.T, f *fixture, _ *events.SQSMessage) {
-			f.store.deliveries["d1"] = store.Delivery{DeliveryID: "d1", State: delivery.StateDelivered}
+			f.store.deliveries["d1"] = domain.Delivery{DeliveryID: "d1", State: domain.StateDelivered}
 		}, false, ""},
 		{"disabled endpoint goes dead", func(_ *testing.T, f *fixture, _ *events.SQSMessage) {
 			e := f.store.endpoints["t1/ep_1"]
 			e.Disabled = true
 			f.store.endpoints["t1/ep_1"] = e
-		}, false, ReasonEndpointDisabled},
+		}, false, domain.ReasonEndpointDisabled},
 		{"missing endpoint goes dead", func(_ *testing.T, f *fixture, _ *events.SQSMessage) {
 			delete(f.store.endpoints, "t1/ep_1")
-		}, false, ReasonEndpointNotFound},
+		}, false, domain.ReasonEndpointNotFound},
 		{"unusable secret goes dead", func(t *testing.T, f *fixture, _ *events.SQSMessage) {
 			e := f.store.endpoints["t1/ep_1"]
 			e.SealedSecrets = []string{f.seal(t, "t1", "ep_1", "not-a-secret")}
 			f.store.endpoints["t1/ep_1"] = e
-		}, false, ReasonInvalidSecret},
+		}, false, domain.ReasonInvalidSecret},
 		{"unusable plaintext secret goes dead", func(_ *testing.T, f *fixture, _ *events.SQSMessage) {
 			e := f.store.endpoints["t1/ep_1"]
 			e.SealedSecrets, e.Secrets = nil, []string{"not-a-secret"}
 			f.store.endpoints["t1/ep_1"] = e
-		}, false, ReasonInvalidSecret},
+		}, false, domain.ReasonInvalidSecret},
 		{"a ciphertext sealed for another endpoint goes dead", func(t *testing.T, f *fixture, _ *events.SQSMessage) {
 			e := f.store.endpoints["t1/ep_1"]
 			e.SealedSecrets = []string{f.seal(t, "t1", "ep_2", f.secret)}
 			f.store.endpoints["t1/ep_1"] = e
-		}, false, ReasonInvalidSecret},
+		}, false, domain.ReasonInvalidSecret},
 		{"a ciphertext that is not base64 goes dead", func(_ *testing.T, f *fixture, _ *events.SQSMessage) {
 			e := f.store.endpoints["t1/ep_1"]
 			e.SealedSecrets = []string{f.secret}
 			f.store.endpoints["t1/ep_1"] = e
-		}, false, ReasonInvalidSecret},
+		}, false, domain.ReasonInvalidSecret},
 		{"KMS unavailable is retried", func(_ *testing.T, f *fixture, _ *events.SQSMessage) {
 			f.kms.Fail = errors.New("KMSInternalException: try again")
 		}, true, ""},
@@ -495,11 +496,11 @@ func TestNotAttempted(t *testing.T) {
 			f.h.Secrets = nil
 		}, true, ""},
 		{"event past the age cap goes dead", func(t *testing.T, f *fixture, m *events.SQSMessage) {
-			*m = message(t, "d1", "1", f.now.Add(-25*time.Hour))
-		}, false, retry.ReasonMaxAgeExceeded},
+			*m = sqsMessage(t, "d1", "1", f.now.Add(-25*time.Hour))
+		}, false, domain.ReasonMaxAgeExceeded},
 		{"malformed message goes to the DLQ", func(_ *testing.T, _ *fixture, m *events.SQSMessage) {
 			m.Body = `{"delivery_id":`
-		}, false, ReasonMalformedMessage},
+		}, false, domain.ReasonMalformedMessage},
 		{"unreadable state is retried", func(_ *testing.T, f *fixture, _ *events.SQSMessage) {
 			f.store.failRead = true
 		}, true, ""},
@@ -507,7 +508,7 @@ func TestNotAttempted(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
-			m := message(t, "d1", "1", f.now.Add(-time.Minute))
+			m := sqsMessage(t, "d1", "1", f.now.Add(-time.Minute))
 			tc.setup(t, f, &m)
 			failed := f.run(t, m)
 			require.Equal(t, tc.failed, len(failed) == 1)
@@ -518,7 +519,7 @@ func TestNotAttempted(t *testing.T) {
 			}
 			require.Len(t, f.queue.dlq, 1)
 			require.Equal(t, tc.reason, f.queue.dlqReason[0])
-			if tc.reason != ReasonMalformedMessage {
+			if tc.reason != domain.ReasonMalformedMessage {
 				require.Equal(t, tc.reason, f.store.outcomes["d1"][0].DeadReason)
 			}
 		})
@@ -528,7 +529,7 @@ func TestNotAttempted(t *testing.T) {
 func TestDLQUnavailableKeepsTheMessage(t *testing.T) {
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(400) })
 	f.queue.failDLQ = true
-	m := message(t, "d1", "1", f.now.Add(-time.Minute))
+	m := sqsMessage(t, "d1", "1", f.now.Add(-time.Minute))
 	require.Equal(t, []string{m.MessageId}, f.run(t, m), "a dead message the DLQ cannot take stays on the queue")
 }
 
@@ -542,7 +543,7 @@ func TestBatchThroughLambdaDecoding(t *testing.T) {
 		w.WriteHeader(204)
 	})
 	f.now = time.Date(2026, 11, 30, 1, 5, 0, 0, time.UTC)
-	f.store.endpoints["tenant_sample/ep_1"] = store.Endpoint{TenantID: "tenant_sample", EndpointID: "ep_1", URL: f.store.endpoints["t1/ep_1"].URL,
+	f.store.endpoints["tenant_sample/ep_1"] = domain.Endpoint{TenantID: "tenant_sample", EndpointID: "ep_1", URL: f.store.endpoints["t1/ep_1"].URL,
 		SealedSecrets: []string{f.seal(t, "tenant_sample", "ep_1", f.secret)}}
 	raw, err := os.ReadFile("../../events/sqs-delivery.json")
 	require.NoError(t, err)
@@ -570,7 +571,7 @@ func TestBatchIsSentConcurrently(t *testing.T) {
 	f.h.Concurrency = 4
 	var msgs []events.SQSMessage
 	for _, id := range []string{"a", "b", "c", "d", "e", "f"} {
-		msgs = append(msgs, message(t, id, "1", f.now))
+		msgs = append(msgs, sqsMessage(t, id, "1", f.now))
 	}
 	done := make(chan []string)
 	go func() { done <- f.run(t, msgs...) }()
@@ -585,24 +586,24 @@ func TestEndpointHealth(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) })
 		f.h.DisableAfter = 3
 		for i := 0; i < 3; i++ {
-			f.run(t, message(t, "d"+strconv.Itoa(i), "1", f.now))
+			f.run(t, sqsMessage(t, "d"+strconv.Itoa(i), "1", f.now))
 		}
 		require.Equal(t, 3, f.store.failures["t1/ep_1"])
-		require.Equal(t, store.ReasonConsecutiveFailures, f.store.disabled["t1/ep_1"])
+		require.Equal(t, domain.DisabledConsecutiveFailures, f.store.disabled["t1/ep_1"])
 	})
 	t.Run("a success resets a non-zero count, and only then", func(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
-		f.run(t, message(t, "d1", "1", f.now))
+		f.run(t, sqsMessage(t, "d1", "1", f.now))
 		require.Zero(t, f.store.resets, "no write when the count is already zero")
 		e := f.store.endpoints["t1/ep_1"]
 		e.ConsecutiveFailures = 7
 		f.store.endpoints["t1/ep_1"] = e
-		f.run(t, message(t, "d2", "1", f.now))
+		f.run(t, sqsMessage(t, "d2", "1", f.now))
 		require.Equal(t, 1, f.store.resets)
 	})
 	t.Run("a permanent rejection counts as a failure", func(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(422) })
-		f.run(t, message(t, "d1", "1", f.now))
+		f.run(t, sqsMessage(t, "d1", "1", f.now))
 		require.Equal(t, 1, f.store.failures["t1/ep_1"])
 	})
 }
@@ -612,7 +613,7 @@ func TestDeadlineIsRespected(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		m := message(t, "d1", "1", f.now)
+		m := sqsMessage(t, "d1", "1", f.now)
 		require.Len(t, f.runCtx(ctx, t, m), 1, "the message comes back")
 		require.Zero(t, f.hits.Load(), "not attempted")
 		require.Equal(t, int32(0), f.queue.visibility[m.ReceiptHandle], "visible again at once")
@@ -624,7 +625,7 @@ func TestDeadlineIsRespected(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		m := message(t, "d1", "3", f.now)
+		m := sqsMessage(t, "d1", "3", f.now)
 		require.Len(t, f.runCtx(ctx, t, m), 1)
 		require.Zero(t, f.hits.Load(), "not attempted")
 		require.True(t, f.store.isMarked("d1"), "recorded dead, with its message, before it went back")
@@ -641,7 +642,7 @@ func TestDeadlineIsRespected(t *testing.T) {
 		f.h.Reserve = 500 * time.Millisecond
 		ctx, cancel := context.WithTimeout(context.Background(), 1600*time.Millisecond)
 		defer cancel()
-		m := message(t, "d1", "1", f.now)
+		m := sqsMessage(t, "d1", "1", f.now)
 		require.Len(t, f.runCtx(ctx, t, m), 1)
 		require.Equal(t, "timeout", f.store.attempts["d1"][0].Error)
 		require.Equal(t, int32(10), f.queue.visibility[m.ReceiptHandle], "retried on the schedule")
@@ -665,7 +666,7 @@ func TestMetricsPerOutcome(t *testing.T) {
 			f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(tc.status) })
 			var buf bytes.Buffer
 			f.h.Metrics = metrics.New(&buf)
-			f.run(t, message(t, "d1", "1", f.now))
+			f.run(t, sqsMessage(t, "d1", "1", f.now))
 			require.ElementsMatch(t, tc.want, emfMetrics(t, buf.String()))
 		})
 	}
@@ -715,9 +716,9 @@ func TestMetricsAreOneDocumentPerBatch(t *testing.T) {
 	f.h.Metrics = metrics.New(&buf)
 	var msgs []events.SQSMessage
 	for i := range 9 {
-		msgs = append(msgs, message(t, fmt.Sprintf("d%d", i), "1", f.now))
+		msgs = append(msgs, sqsMessage(t, fmt.Sprintf("d%d", i), "1", f.now))
 	}
-	msgs = append(msgs, message(t, "bad", "1", f.now))
+	msgs = append(msgs, sqsMessage(t, "bad", "1", f.now))
 	f.run(t, msgs...)
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	require.Len(t, lines, 2, "the stack-wide metrics, and the tenant's dead letter")
@@ -738,7 +739,7 @@ func TestMetricsAreOneDocumentPerBatch(t *testing.T) {
 func TestADeathThatCannotBeRecordedIsNotParked(t *testing.T) {
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(400) })
 	f.store.failDead = true
-	m := message(t, "d1", "1", f.now)
+	m := sqsMessage(t, "d1", "1", f.now)
 	require.Equal(t, []string{m.MessageId}, f.run(t, m), "the message comes back")
 	require.Empty(t, f.queue.dlq, "nothing parked that the record does not list")
 }
@@ -750,7 +751,7 @@ func TestLogLinesCarryIDsNeverSecrets(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(status) })
 		var buf bytes.Buffer
 		f.h.Log = slog.New(slog.NewJSONHandler(&buf, nil))
-		m := message(t, "d1", "1", f.now)
+		m := sqsMessage(t, "d1", "1", f.now)
 		f.run(t, m)
 		secret, sealed := f.secret, f.store.endpoints["t1/ep_1"].SealedSecrets[0]
 		lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
@@ -772,8 +773,8 @@ func TestLogLinesCarryIDsNeverSecrets(t *testing.T) {
 func TestBatchRecordsAreReadAtOnce(t *testing.T) {
 	t.Run("one read for the batch, none per message", func(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
-		f.store.deliveries["b"] = store.Delivery{DeliveryID: "b", TenantID: "t1", EndpointID: "ep_1", State: delivery.StateDelivered}
-		msgs := []events.SQSMessage{message(t, "a", "1", f.now), message(t, "b", "1", f.now), message(t, "c", "2", f.now)}
+		f.store.deliveries["b"] = domain.Delivery{DeliveryID: "b", TenantID: "t1", EndpointID: "ep_1", State: domain.StateDelivered}
+		msgs := []events.SQSMessage{sqsMessage(t, "a", "1", f.now), sqsMessage(t, "b", "1", f.now), sqsMessage(t, "c", "2", f.now)}
 		require.Empty(t, f.run(t, msgs...))
 		require.Equal(t, 1, f.store.loads)
 		require.Equal(t, 0, f.store.singles)
@@ -784,14 +785,14 @@ func TestBatchRecordsAreReadAtOnce(t *testing.T) {
 	t.Run("an endpoint missing from the batch read is not found", func(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
 		delete(f.store.endpoints, "t1/ep_1")
-		require.Empty(t, f.run(t, message(t, "a", "1", f.now)))
-		require.Equal(t, []string{ReasonEndpointNotFound}, f.queue.dlqReason)
+		require.Empty(t, f.run(t, sqsMessage(t, "a", "1", f.now)))
+		require.Equal(t, []domain.DeadReason{domain.ReasonEndpointNotFound}, f.queue.dlqReason)
 		require.Equal(t, 0, f.store.singles)
 	})
 	t.Run("a failed batch read falls back to reading each message's records", func(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
 		f.store.failLoad = true
-		require.Empty(t, f.run(t, message(t, "a", "1", f.now), message(t, "b", "1", f.now)))
+		require.Empty(t, f.run(t, sqsMessage(t, "a", "1", f.now), sqsMessage(t, "b", "1", f.now)))
 		require.Equal(t, 4, f.store.singles, "a delivery and an endpoint read per message")
 		require.EqualValues(t, 2, f.hits.Load())
 	})
@@ -799,7 +800,7 @@ func TestBatchRecordsAreReadAtOnce(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
 		require.Empty(t, f.run(t, events.SQSMessage{MessageId: "m", ReceiptHandle: "rh", Body: "{not json"}))
 		require.Equal(t, 0, f.store.loads+f.store.singles)
-		require.Equal(t, []string{ReasonMalformedMessage}, f.queue.dlqReason)
+		require.Equal(t, []domain.DeadReason{domain.ReasonMalformedMessage}, f.queue.dlqReason)
 	})
 }
 
@@ -813,12 +814,12 @@ func TestLastAttemptRecordsTheDeathFirst(t *testing.T) {
 		status  int
 		attempt string
 		marked  bool
-		final   delivery.State
+		final   domain.DeliveryState
 	}{
-		{"last attempt fails: dead, as recorded in advance", 500, "3", true, delivery.StateDead},
-		{"last attempt succeeds: delivered replaces the advance death", 200, "3", true, delivery.StateDelivered},
-		{"a receive past the last (no redrive policy) is treated alike", 500, "4", true, delivery.StateDead},
-		{"an earlier attempt records nothing in advance", 500, "2", false, delivery.StatePending},
+		{"last attempt fails: dead, as recorded in advance", 500, "3", true, domain.StateDead},
+		{"last attempt succeeds: delivered replaces the advance death", 200, "3", true, domain.StateDelivered},
+		{"a receive past the last (no redrive policy) is treated alike", 500, "4", true, domain.StateDead},
+		{"an earlier attempt records nothing in advance", 500, "2", false, domain.StatePending},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -828,7 +829,7 @@ func TestLastAttemptRecordsTheDeathFirst(t *testing.T) {
 				markedAtPOST.Store(f.store.isMarked("d1"))
 				w.WriteHeader(tc.status)
 			})
-			m := message(t, "d1", tc.attempt, f.now.Add(-time.Minute))
+			m := sqsMessage(t, "d1", tc.attempt, f.now.Add(-time.Minute))
 			f.run(t, m)
 			require.Equal(t, tc.marked, markedAtPOST.Load(), "recorded before the POST")
 			if tc.marked {
@@ -845,7 +846,7 @@ func TestLastAttemptRecordsTheDeathFirst(t *testing.T) {
 			markedAtFault = f.store.isMarked("d1")
 			return nil
 		}
-		f.run(t, message(t, "d1", "3", f.now.Add(-time.Minute)))
+		f.run(t, sqsMessage(t, "d1", "3", f.now.Add(-time.Minute)))
 		require.True(t, markedAtFault, "the fault point (where the soak's process exits) comes after the advance record")
 	})
 }
@@ -855,8 +856,8 @@ func TestLastAttemptRecordsTheDeathFirst(t *testing.T) {
 // schedule), where the same message not replayed goes dead untried.
 func TestReplayedMessageAgeCountsFromTheReplay(t *testing.T) {
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) })
-	m := message(t, "d1", "1", f.now.Add(-72*time.Hour))
-	body, err := delivery.Replayed(m.Body, f.now.Add(-time.Minute))
+	m := sqsMessage(t, "d1", "1", f.now.Add(-72*time.Hour))
+	body, err := message.Replayed(m.Body, f.now.Add(-time.Minute))
 	require.NoError(t, err)
 	m.Body = body
 	require.Len(t, f.run(t, m), 1, "retried, not dead")
@@ -867,12 +868,12 @@ func TestReplayedMessageAgeCountsFromTheReplay(t *testing.T) {
 	// Replayed, then left long enough to pass the age cap from the replay:
 	// dead untried, as any message.
 	f2 := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
-	m2 := message(t, "d2", "1", f2.now.Add(-72*time.Hour))
-	m2.Body, err = delivery.Replayed(m2.Body, f2.now.Add(-25*time.Hour))
+	m2 := sqsMessage(t, "d2", "1", f2.now.Add(-72*time.Hour))
+	m2.Body, err = message.Replayed(m2.Body, f2.now.Add(-25*time.Hour))
 	require.NoError(t, err)
 	f2.run(t, m2)
 	require.Zero(t, f2.hits.Load())
-	require.Equal(t, []string{retry.ReasonMaxAgeExceeded}, f2.queue.dlqReason)
+	require.Equal(t, []domain.DeadReason{domain.ReasonMaxAgeExceeded}, f2.queue.dlqReason)
 }
 
 // Sealed secrets are opened and sign; so do the plaintext secrets of
@@ -884,18 +885,18 @@ func TestSignsWithStoredSecrets(t *testing.T) {
 		require.NoError(t, err)
 		return s
 	}
-	for name, tc := range map[string]func(t *testing.T, f *fixture, cur, old string) store.Endpoint{
-		"sealed": func(t *testing.T, f *fixture, cur, _ string) store.Endpoint {
-			return store.Endpoint{SealedSecrets: []string{f.seal(t, "t1", "ep_1", cur)}}
+	for name, tc := range map[string]func(t *testing.T, f *fixture, cur, old string) domain.Endpoint{
+		"sealed": func(t *testing.T, f *fixture, cur, _ string) domain.Endpoint {
+			return domain.Endpoint{SealedSecrets: []string{f.seal(t, "t1", "ep_1", cur)}}
 		},
-		"sealed, rotating": func(t *testing.T, f *fixture, cur, old string) store.Endpoint {
-			return store.Endpoint{SealedSecrets: []string{f.seal(t, "t1", "ep_1", cur)}, SealedRetiringSecret: f.seal(t, "t1", "ep_1", old)}
+		"sealed, rotating": func(t *testing.T, f *fixture, cur, old string) domain.Endpoint {
+			return domain.Endpoint{SealedSecrets: []string{f.seal(t, "t1", "ep_1", cur)}, SealedRetiringSecret: f.seal(t, "t1", "ep_1", old)}
 		},
-		"plaintext, written before secrets were sealed": func(_ *testing.T, _ *fixture, cur, _ string) store.Endpoint {
-			return store.Endpoint{Secrets: []string{cur}}
+		"plaintext, written before secrets were sealed": func(_ *testing.T, _ *fixture, cur, _ string) domain.Endpoint {
+			return domain.Endpoint{Secrets: []string{cur}}
 		},
-		"plaintext, rotating": func(_ *testing.T, _ *fixture, cur, old string) store.Endpoint {
-			return store.Endpoint{Secrets: []string{cur}, RetiringSecret: old}
+		"plaintext, rotating": func(_ *testing.T, _ *fixture, cur, old string) domain.Endpoint {
+			return domain.Endpoint{Secrets: []string{cur}, RetiringSecret: old}
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -911,8 +912,8 @@ func TestSignsWithStoredSecrets(t *testing.T) {
 			until := f.now.Add(time.Hour)
 			e.TenantID, e.EndpointID, e.URL, e.RetiringUntil = "t1", "ep_1", f.store.endpoints["t1/ep_1"].URL, &until
 			f.store.endpoints["t1/ep_1"] = e
-			require.Empty(t, f.run(t, message(t, "d1", "1", f.now)))
-			require.Equal(t, []store.Outcome{{State: delivery.StateDelivered}}, f.store.outcomes["d1"])
+			require.Empty(t, f.run(t, sqsMessage(t, "d1", "1", f.now)))
+			require.Equal(t, []domain.Outcome{{State: domain.StateDelivered}}, f.store.outcomes["d1"])
 			secrets := []string{cur}
 			if e.SealedRetiringSecret != "" || e.RetiringSecret != "" {
 				secrets = append(secrets, old)
@@ -934,7 +935,7 @@ func TestSecretsAreOpenedOncePerWarmFunction(t *testing.T) {
 	batch := func(prefix string) []events.SQSMessage {
 		var msgs []events.SQSMessage
 		for i := range 10 {
-			msgs = append(msgs, message(t, fmt.Sprintf("%s%d", prefix, i), "1", f.now))
+			msgs = append(msgs, sqsMessage(t, fmt.Sprintf("%s%d", prefix, i), "1", f.now))
 		}
 		return msgs
 	}

@@ -9,8 +9,9 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/logging"
+	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/stretchr/testify/require"
 )
@@ -34,8 +35,8 @@ func deliverLogBytes(t *testing.T, n, status int, attempt string) int {
 	var msgs []events.SQSMessage
 	for i := range n {
 		event := fmt.Sprintf("evt_01JQ7Z8N4K2M5P6R7S8T9V0%05d", i)
-		id := delivery.ID(event, ep)
-		body, err := json.Marshal(delivery.Message{
+		id := domain.DeliveryID(event, ep)
+		body, err := json.Marshal(message.Message{
 			DeliveryID: id, TenantID: tenant, EndpointID: ep, EventID: event, EventType: "order.created",
 			OccurredAt: f.now.Add(-time.Second), Payload: json.RawMessage(`{"n":1}`),
 		})
@@ -47,7 +48,7 @@ func deliverLogBytes(t *testing.T, n, status int, attempt string) int {
 	}
 	f.run(t, msgs...)
 	for _, m := range msgs {
-		var msg delivery.Message
+		var msg message.Message
 		require.NoError(t, json.Unmarshal([]byte(m.Body), &msg))
 		require.Len(t, f.store.outcomes[msg.DeliveryID], 1)
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/retry"
 	"github.com/stretchr/testify/require"
 )
@@ -89,7 +89,7 @@ func TestPolicyUnderstatingTheQueueVisibilityIsRefused(t *testing.T) {
 	})
 	f.refusalsExpected = true
 	f.h.Policy.VisibilityTimeout = time.Minute // the queue's is 6 min
-	m := message(t, "d1", "1", f.now.Add(-time.Minute))
+	m := sqsMessage(t, "d1", "1", f.now.Add(-time.Minute))
 	require.Equal(t, []string{m.MessageId}, f.run(t, m), "still comes back, after the queue's visibility timeout")
 	require.Len(t, f.queue.refusals(), 1)
 	require.Contains(t, f.queue.refusals()[0], "past 12 h from the receive")
@@ -147,7 +147,7 @@ func TestRequestedVisibilityAlwaysFitsSQS(t *testing.T) {
 				retryAfter.Store(ra)
 				f.held = h
 				f.h.Rand = func() float64 { return draw }
-				m := message(t, id, strconv.Itoa(attempt), f.now.Add(-age))
+				m := sqsMessage(t, id, strconv.Itoa(attempt), f.now.Add(-age))
 				f.run(t, m)
 				require.Empty(t, f.queue.refusals(), desc)
 				v, set := f.queue.visibilityOf(m.ReceiptHandle)
@@ -157,14 +157,14 @@ func TestRequestedVisibilityAlwaysFitsSQS(t *testing.T) {
 				case attempt >= f.h.Policy.Attempts():
 					require.True(t, set, desc)
 					require.Zero(t, v, "the last attempt hands over to the redrive policy: %s", desc)
-				case outs[0].State == delivery.StatePending:
+				case outs[0].State == domain.StatePending:
 					require.True(t, set, "a retry is scheduled: %s", desc)
 					require.LessOrEqual(t, time.Duration(v)*time.Second, longest, desc)
 					if secs, err := strconv.ParseFloat(ra, 64); err == nil && secs >= longest.Seconds() {
 						require.Equal(t, int32(longest/time.Second), v, "a Retry-After of 12 h or more waits the longest delay: %s", desc)
 					}
 				default:
-					require.Equal(t, retry.ReasonMaxAgeExceeded, outs[0].DeadReason, desc)
+					require.Equal(t, domain.ReasonMaxAgeExceeded, outs[0].DeadReason, desc)
 					require.False(t, set, desc)
 				}
 			}

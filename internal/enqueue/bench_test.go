@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/perf/ratio"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/outbox"
@@ -144,9 +145,9 @@ func benchPayload() json.RawMessage {
 
 // benchStore is a Store for the benchmark: the tenant exists with fixed
 // endpoints, no delivery exists.
-type benchStore struct{ endpoints []store.Endpoint }
+type benchStore struct{ endpoints []domain.Endpoint }
 
-func (s *benchStore) Endpoints(context.Context, string) ([]store.Endpoint, error) {
+func (s *benchStore) Endpoints(context.Context, string) ([]domain.Endpoint, error) {
 	return s.endpoints, nil
 }
 
@@ -154,12 +155,12 @@ func (s *benchStore) LoadWith(context.Context, store.LoadOptions, []string, []st
 	return store.Snapshot{}, nil
 }
 
-func (s *benchStore) PutRejection(_ context.Context, r store.Rejection) error {
+func (s *benchStore) PutRejection(_ context.Context, r domain.Rejection) error {
 	return fmt.Errorf("unexpected rejection: %s %s", r.Reason, r.Detail)
 }
 
-func (s *benchStore) Tenant(_ context.Context, id string) (store.Tenant, error) {
-	return store.Tenant{TenantID: id}, nil
+func (s *benchStore) Tenant(_ context.Context, id string) (domain.Tenant, error) {
+	return domain.Tenant{TenantID: id}, nil
 }
 
 // benchQueue accepts every message and keeps none of them, only a count.

@@ -11,28 +11,22 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/fault"
+	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/outbox"
 )
 
-// Reasons an event is rejected besides the outbox.Reason* validation codes.
-const (
-	ReasonNoEndpoint      = "no_endpoint"
-	ReasonUnknownTenant   = "unknown_tenant"
-	ReasonUnknownEndpoint = "unknown_endpoint"
-)
-
 // Store is what enqueue needs of the state table.
 type Store interface {
-	Endpoints(ctx context.Context, tenantID string) ([]store.Endpoint, error)
+	Endpoints(ctx context.Context, tenantID string) ([]domain.Endpoint, error)
 	// LoadWith reads which of the deliveries exist; enqueue reads them
 	// eventually consistent.
 	LoadWith(ctx context.Context, opts store.LoadOptions, deliveryIDs []string, endpoints []store.EndpointRef) (store.Snapshot, error)
-	PutRejection(ctx context.Context, r store.Rejection) error
-	Tenant(ctx context.Context, id string) (store.Tenant, error)
+	PutRejection(ctx context.Context, r domain.Rejection) error
+	Tenant(ctx context.Context, id string) (domain.Tenant, error)
 }
 
 // Sender sends messages to the delivery queue.
@@ -62,7 +56,7 @@ type Handler struct {
 // deliveries planned so far, the soak fault drawn for it, and its metrics,
 // printed once at its end.
 type invocation struct {
-	endpoints     map[string][]store.Endpoint
+	endpoints     map[string][]domain.Endpoint
 	planned       map[string]bool
 	failAfterSend bool
 	metrics       *metrics.Batch
@@ -73,7 +67,7 @@ type invocation struct {
 type fanOut struct {
 	seq     string
 	ev      outbox.Event
-	targets []store.Endpoint
+	targets []domain.Endpoint
 }
 
 // Handle processes a stream batch in three passes. First, in order, it
@@ -106,7 +100,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 	// The soak's fault, if any, is drawn once per invocation: it then fails
 	// after the first request that sent messages, before the next.
 	inv := &invocation{
-		endpoints:     map[string][]store.Endpoint{},
+		endpoints:     map[string][]domain.Endpoint{},
 		planned:       map[string]bool{},
 		failAfterSend: h.Fault != nil && h.Fault(fault.EnqueueFail) != nil,
 		metrics:       h.Metrics.Batch(),
@@ -131,7 +125,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 		if len(f.targets) > 0 {
 			fanOuts = append(fanOuts, f)
 			for _, ep := range f.targets {
-				ids = append(ids, delivery.ID(f.ev.ID, ep.EndpointID))
+				ids = append(ids, domain.DeliveryID(f.ev.ID, ep.EndpointID))
 			}
 		}
 	}
@@ -147,7 +141,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 	for i := range fanOuts {
 		f := &fanOuts[i]
 		for _, ep := range f.targets {
-			id := delivery.ID(f.ev.ID, ep.EndpointID)
+			id := domain.DeliveryID(f.ev.ID, ep.EndpointID)
 			if d, ok := existing.Deliveries[id]; ok && sent(d) {
 				continue // attempted: sent by an earlier run of this record
 			}
@@ -156,7 +150,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 			if err != nil {
 				return fail(f.seq, f.seq, err)
 			}
-			if !delivery.Fits(b.entries, e) {
+			if !message.Fits(b.entries, e) {
 				if err := h.sendBatch(ctx, &b, inv); err != nil {
 					return fail(b.out[0].f.seq, b.out[len(b.out)-1].f.seq, err)
 				}
@@ -184,7 +178,7 @@ func (h *Handler) plan(ctx context.Context, rec events.DynamoDBEventRecord, inv 
 	ev, err := decodeImage(rec.Change.NewImage)
 	var verr *outbox.ValidationError
 	if errors.As(err, &verr) {
-		return f, h.reject(ctx, inv, rec, ev, verr.Reason, verr.Field, verr.Detail)
+		return f, h.reject(ctx, inv, rec, ev, domain.RejectReason(verr.Reason), verr.Field, verr.Detail)
 	}
 	if err != nil {
 		return f, err
@@ -199,7 +193,7 @@ func (h *Handler) plan(ctx context.Context, rec events.DynamoDBEventRecord, inv 
 		}
 		inv.endpoints[ev.TenantID] = endpoints
 	}
-	var targets []store.Endpoint
+	var targets []domain.Endpoint
 	for _, ep := range endpoints {
 		if ev.EndpointID != "" {
 			if ep.EndpointID == ev.EndpointID {
@@ -217,19 +211,19 @@ func (h *Handler) plan(ctx context.Context, rec events.DynamoDBEventRecord, inv 
 	if len(targets) == 0 && len(endpoints) == 0 {
 		// Only on this rare path is the tenant itself looked up.
 		if _, err := h.Store.Tenant(ctx, ev.TenantID); errors.Is(err, store.ErrNotFound) {
-			return f, h.reject(ctx, inv, rec, ev, ReasonUnknownTenant, outbox.AttrTenantID, "no tenant "+strconv.Quote(ev.TenantID))
+			return f, h.reject(ctx, inv, rec, ev, domain.RejectUnknownTenant, outbox.AttrTenantID, "no tenant "+strconv.Quote(ev.TenantID))
 		} else if err != nil {
 			return f, err
 		}
 	}
 	if len(targets) == 0 {
 		if ev.EndpointID != "" {
-			return f, h.reject(ctx, inv, rec, ev, ReasonUnknownEndpoint, outbox.AttrEndpointID, "the tenant has no endpoint "+strconv.Quote(ev.EndpointID))
+			return f, h.reject(ctx, inv, rec, ev, domain.RejectUnknownEndpoint, outbox.AttrEndpointID, "the tenant has no endpoint "+strconv.Quote(ev.EndpointID))
 		}
-		return f, h.reject(ctx, inv, rec, ev, ReasonNoEndpoint, outbox.AttrTenantID, "no endpoint of the tenant subscribes to "+strconv.Quote(ev.Type))
+		return f, h.reject(ctx, inv, rec, ev, domain.RejectNoEndpoint, outbox.AttrTenantID, "no endpoint of the tenant subscribes to "+strconv.Quote(ev.Type))
 	}
 	for _, ep := range targets {
-		id := delivery.ID(ev.ID, ep.EndpointID)
+		id := domain.DeliveryID(ev.ID, ep.EndpointID)
 		if !inv.planned[id] {
 			inv.planned[id] = true
 			f.targets = append(f.targets, ep)
@@ -243,8 +237,8 @@ func (h *Handler) plan(ctx context.Context, rec events.DynamoDBEventRecord, inv 
 // replayed). Earlier versions wrote records in enqueue: one with
 // enqueued_at was sent; one without it and never attempted was created
 // before its message was sent, and its message may never have been.
-func sent(d store.Delivery) bool {
-	return d.EnqueuedAt != nil || d.Attempts > 0 || d.State != delivery.StatePending
+func sent(d domain.Delivery) bool {
+	return d.EnqueuedAt != nil || d.Attempts > 0 || d.State != domain.StatePending
 }
 
 // outgoing is a delivery whose message is to be sent.
@@ -257,7 +251,7 @@ type outgoing struct {
 // entry encodes the delivery's message.
 func (o outgoing) entry() (sqstypes.SendMessageBatchRequestEntry, error) {
 	ev := &o.f.ev
-	body, err := delivery.Encode(delivery.Message{
+	body, err := message.Encode(message.Message{
 		DeliveryID: o.id, TenantID: ev.TenantID, EndpointID: o.endpointID, EventID: ev.ID,
 		EventType: ev.Type, OccurredAt: ev.OccurredAt, Sequence: ev.Sequence, Payload: ev.Payload,
 	})
@@ -276,7 +270,7 @@ type batch struct {
 
 // sendBatch sends one SendMessageBatch request and empties b.
 func (h *Handler) sendBatch(ctx context.Context, b *batch, inv *invocation) error {
-	if err := delivery.SendBatch(ctx, h.Queue, h.QueueURL, b.entries); err != nil {
+	if err := message.SendBatch(ctx, h.Queue, h.QueueURL, b.entries); err != nil {
 		return err
 	}
 	if inv.failAfterSend {
@@ -293,7 +287,7 @@ func (h *Handler) sendBatch(ctx context.Context, b *batch, inv *invocation) erro
 	return nil
 }
 
-func (h *Handler) reject(ctx context.Context, inv *invocation, rec events.DynamoDBEventRecord, ev outbox.Event, reason, field, detail string) error {
+func (h *Handler) reject(ctx context.Context, inv *invocation, rec events.DynamoDBEventRecord, ev outbox.Event, reason domain.RejectReason, field, detail string) error {
 	// An id or tenant that is itself the problem cannot key the record.
 	key, tenant := safeText(ev.ID), safeText(ev.TenantID)
 	if key == "" {
@@ -301,11 +295,11 @@ func (h *Handler) reject(ctx context.Context, inv *invocation, rec events.Dynamo
 	}
 	ev.TenantID = tenant
 	h.Log.WarnContext(ctx, "outbox item rejected", "key", key, "tenant_id", tenant, "reason", reason, "field", field)
-	inv.metrics.Put(metrics.RejectedItems, 1, map[string]string{metrics.DimensionReason: reason})
+	inv.metrics.Put(metrics.RejectedItems, 1, map[string]string{metrics.DimensionReason: string(reason)})
 	// Every field is bounded, so the record stays far below DynamoDB's 400 KB
 	// item limit whatever the item held: ids of at most MaxIDBytes, a field
 	// name of the contract, a detail of at most MaxDetailBytes.
-	return h.Store.PutRejection(ctx, store.Rejection{
+	return h.Store.PutRejection(ctx, domain.Rejection{
 		Key: key, EventID: safeText(ev.ID), TenantID: tenant, Reason: reason,
 		Field: outbox.Truncate(field, outbox.MaxIDBytes), Detail: outbox.Truncate(detail, outbox.MaxDetailBytes),
 	})

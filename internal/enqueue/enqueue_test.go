@@ -17,8 +17,9 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/fault"
+	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/outbox"
 	"github.com/stretchr/testify/require"
@@ -28,9 +29,9 @@ import (
 // deliveries here are the records deliver's attempts wrote (attempted).
 type fakeStore struct {
 	mu         sync.Mutex
-	endpoints  map[string][]store.Endpoint
-	deliveries map[string]*store.Delivery
-	rejections map[string]store.Rejection
+	endpoints  map[string][]domain.Endpoint
+	deliveries map[string]*domain.Delivery
+	rejections map[string]domain.Rejection
 	tenants    map[string]bool
 	failOn     string              // "endpoints", "load", "reject"
 	queries    map[string]int      // Endpoints calls per tenant
@@ -38,15 +39,15 @@ type fakeStore struct {
 	loadOpts   []store.LoadOptions // the options of each LoadWith call
 }
 
-func (s *fakeStore) Tenant(_ context.Context, id string) (store.Tenant, error) {
+func (s *fakeStore) Tenant(_ context.Context, id string) (domain.Tenant, error) {
 	if !s.tenants[id] {
-		return store.Tenant{}, store.ErrNotFound
+		return domain.Tenant{}, store.ErrNotFound
 	}
-	return store.Tenant{TenantID: id}, nil
+	return domain.Tenant{TenantID: id}, nil
 }
 
-func newFakeStore(eps ...store.Endpoint) *fakeStore {
-	s := &fakeStore{endpoints: map[string][]store.Endpoint{}, deliveries: map[string]*store.Delivery{}, rejections: map[string]store.Rejection{}, tenants: map[string]bool{}}
+func newFakeStore(eps ...domain.Endpoint) *fakeStore {
+	s := &fakeStore{endpoints: map[string][]domain.Endpoint{}, deliveries: map[string]*domain.Delivery{}, rejections: map[string]domain.Rejection{}, tenants: map[string]bool{}}
 	for _, e := range eps {
 		s.tenants[e.TenantID] = true
 		s.endpoints[e.TenantID] = append(s.endpoints[e.TenantID], e)
@@ -56,7 +57,7 @@ func newFakeStore(eps ...store.Endpoint) *fakeStore {
 
 var errBoom = errors.New("boom: service unavailable")
 
-func (s *fakeStore) Endpoints(_ context.Context, tenant string) ([]store.Endpoint, error) {
+func (s *fakeStore) Endpoints(_ context.Context, tenant string) ([]domain.Endpoint, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.queries == nil {
@@ -77,7 +78,7 @@ func (s *fakeStore) LoadWith(_ context.Context, opts store.LoadOptions, ids []st
 	if s.failOn == "load" {
 		return store.Snapshot{}, errBoom
 	}
-	snap := store.Snapshot{Deliveries: map[string]store.Delivery{}, Endpoints: map[store.EndpointRef]store.Endpoint{}}
+	snap := store.Snapshot{Deliveries: map[string]domain.Delivery{}, Endpoints: map[store.EndpointRef]domain.Endpoint{}}
 	for _, id := range ids {
 		if d, ok := s.deliveries[id]; ok {
 			snap.Deliveries[id] = *d
@@ -88,27 +89,27 @@ func (s *fakeStore) LoadWith(_ context.Context, opts store.LoadOptions, ids []st
 
 // attempted records an attempt of m as deliver's RecordAttempt does: the
 // first one creates the record, with the outcome's state.
-func (s *fakeStore) attempted(m delivery.Message, state delivery.State) {
+func (s *fakeStore) attempted(m message.Message, state domain.DeliveryState) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if d, ok := s.deliveries[m.DeliveryID]; ok {
 		d.State, d.Attempts = state, d.Attempts+1
 		return
 	}
-	s.deliveries[m.DeliveryID] = &store.Delivery{
+	s.deliveries[m.DeliveryID] = &domain.Delivery{
 		DeliveryID: m.DeliveryID, TenantID: m.TenantID, EndpointID: m.EndpointID, EventID: m.EventID, EventType: m.EventType,
 		State: state, CreatedAt: time.Now(), Attempts: 1,
 	}
 }
 
 // delivered is attempted with a 2xx.
-func (s *fakeStore) delivered(m delivery.Message) { s.attempted(m, delivery.StateDelivered) }
+func (s *fakeStore) delivered(m message.Message) { s.attempted(m, domain.StateDelivered) }
 
 // maxItemBytes is DynamoDB's item size limit (400 KB, attribute names
 // included).
 const maxItemBytes = 400 * 1024
 
-func (s *fakeStore) PutRejection(_ context.Context, r store.Rejection) error {
+func (s *fakeStore) PutRejection(_ context.Context, r domain.Rejection) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failOn == "reject" {
@@ -117,7 +118,7 @@ func (s *fakeStore) PutRejection(_ context.Context, r store.Rejection) error {
 	// As DynamoDB would: the record's attributes, names included, within
 	// the item limit (a generous stand-in for the store's own overhead).
 	size := 200
-	for _, v := range []string{r.Key, r.EventID, r.TenantID, r.Reason, r.Field, r.Detail} {
+	for _, v := range []string{r.Key, r.EventID, r.TenantID, string(r.Reason), r.Field, r.Detail} {
 		size += 16 + len(v)
 	}
 	if size > maxItemBytes {
@@ -130,7 +131,7 @@ func (s *fakeStore) PutRejection(_ context.Context, r store.Rejection) error {
 // fakeQueue records sent messages.
 type fakeQueue struct {
 	mu      sync.Mutex
-	sent    []delivery.Message
+	sent    []message.Message
 	batches int
 	fail    bool
 	// failAt, if set, is the number of the one request (1 for the first)
@@ -139,7 +140,7 @@ type fakeQueue struct {
 	requests int
 	// onSend, if set, sees each message accepted, as a consumer of the
 	// queue would.
-	onSend func(delivery.Message)
+	onSend func(message.Message)
 }
 
 func (q *fakeQueue) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
@@ -149,13 +150,13 @@ func (q *fakeQueue) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatch
 	if q.fail || q.requests == q.failAt {
 		return nil, errBoom
 	}
-	if err := delivery.CheckBatch(in.Entries); err != nil {
+	if err := message.CheckBatch(in.Entries); err != nil {
 		return nil, err // what SQS refuses: over 10 entries or 256 KiB, repeated ids
 	}
 	q.batches++
 	out := &sqs.SendMessageBatchOutput{}
 	for _, e := range in.Entries {
-		m, err := delivery.Decode(*e.MessageBody)
+		m, err := message.Decode(*e.MessageBody)
 		if err != nil {
 			return nil, err
 		}
@@ -184,8 +185,8 @@ func newHandler(s *fakeStore, q *fakeQueue) *Handler {
 	return &Handler{Store: s, Queue: q, QueueURL: "https://sqs.example/q", Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
 }
 
-func endpoint(tenant, id string, types ...string) store.Endpoint {
-	return store.Endpoint{TenantID: tenant, EndpointID: id, URL: "https://example.com/" + id, Secrets: []string{"whsec_x"}, EventTypes: types}
+func endpoint(tenant, id string, types ...string) domain.Endpoint {
+	return domain.Endpoint{TenantID: tenant, EndpointID: id, URL: "https://example.com/" + id, Secrets: []string{"whsec_x"}, EventTypes: types}
 }
 
 // invoke pushes raw event JSON through the same decoding Lambda uses.
@@ -218,7 +219,7 @@ func TestSampleEventFansOutAndRejects(t *testing.T) {
 		endpoint("tenant_sample", "ep_all"),
 		endpoint("tenant_sample", "ep_payments", "payment.*"),
 		endpoint("tenant_sample", "ep_orders", "order.created"),
-		func() store.Endpoint { e := endpoint("tenant_sample", "ep_off"); e.Disabled = true; return e }(),
+		func() domain.Endpoint { e := endpoint("tenant_sample", "ep_off"); e.Disabled = true; return e }(),
 		endpoint("other_tenant", "ep_other"),
 	)
 	q := &fakeQueue{}
@@ -229,7 +230,7 @@ func TestSampleEventFansOutAndRejects(t *testing.T) {
 	for _, m := range q.sent {
 		require.Equal(t, "evt_sample_1", m.EventID)
 		require.Equal(t, "tenant_sample", m.TenantID)
-		require.Equal(t, delivery.ID(m.EventID, m.EndpointID), m.DeliveryID)
+		require.Equal(t, domain.DeliveryID(m.EventID, m.EndpointID), m.DeliveryID)
 		require.JSONEq(t, `{"amount":1250,"currency":"eur"}`, string(m.Payload))
 		require.NotNil(t, m.Sequence)
 		require.EqualValues(t, 7, *m.Sequence)
@@ -241,7 +242,7 @@ func TestSampleEventFansOutAndRejects(t *testing.T) {
 
 	r, ok := s.rejections["evt_sample_bad"]
 	require.True(t, ok, "the malformed item is recorded")
-	require.Equal(t, outbox.ReasonInvalidJSON, r.Reason)
+	require.Equal(t, outbox.ReasonInvalidJSON, string(r.Reason))
 	require.Equal(t, outbox.AttrPayload, r.Field)
 	require.Equal(t, "tenant_sample", r.TenantID)
 	require.Len(t, s.rejections, 1, "the REMOVE record is not an event")
@@ -265,9 +266,9 @@ func TestBatchProcessedAgainAfterItsDeliveriesWereAttemptedSendsNothing(t *testi
 		case "ep_ok":
 			s.delivered(m)
 		case "ep_retrying":
-			s.attempted(m, delivery.StatePending) // failed once, to be retried
+			s.attempted(m, domain.StatePending) // failed once, to be retried
 		case "ep_dead":
-			s.attempted(m, delivery.StateDead)
+			s.attempted(m, domain.StateDead)
 		}
 	}
 
@@ -298,7 +299,7 @@ func TestBatchProcessedAgainBeforeAnyAttemptResendsWithTheSameIDs(t *testing.T) 
 	ev := streamEvent(image("e1", "t1", nil), image("e2", "t1", nil))
 	_, err := h.Handle(context.Background(), ev)
 	require.NoError(t, err)
-	first := append([]delivery.Message(nil), q.sent...)
+	first := append([]message.Message(nil), q.sent...)
 	require.Len(t, first, 4)
 
 	_, err = h.Handle(context.Background(), ev)
@@ -322,7 +323,7 @@ func TestBatchProcessedAgainBeforeAnyAttemptResendsWithTheSameIDs(t *testing.T) 
 // attempted, the messages of the requests before the failure included:
 // nothing is lost.
 func TestFailedSendIsRetriedWithoutLoss(t *testing.T) {
-	var eps []store.Endpoint
+	var eps []domain.Endpoint
 	for i := range 25 {
 		eps = append(eps, endpoint("t1", fmt.Sprintf("ep_%02d", i)))
 	}
@@ -352,10 +353,10 @@ func TestFailedSendIsRetriedWithoutLoss(t *testing.T) {
 func TestUnmarkedDeliveryOfTheEarlierProtocolIsSent(t *testing.T) {
 	s := newFakeStore(endpoint("t1", "ep_1"), endpoint("t1", "ep_2"))
 	now := time.Now()
-	unmarked := delivery.ID("e1", "ep_1")
-	s.deliveries[unmarked] = &store.Delivery{DeliveryID: unmarked, TenantID: "t1", EndpointID: "ep_1", EventID: "e1", State: delivery.StatePending, CreatedAt: now}
-	marked := delivery.ID("e1", "ep_2")
-	s.deliveries[marked] = &store.Delivery{DeliveryID: marked, TenantID: "t1", EndpointID: "ep_2", EventID: "e1", State: delivery.StatePending, CreatedAt: now, EnqueuedAt: &now}
+	unmarked := domain.DeliveryID("e1", "ep_1")
+	s.deliveries[unmarked] = &domain.Delivery{DeliveryID: unmarked, TenantID: "t1", EndpointID: "ep_1", EventID: "e1", State: domain.StatePending, CreatedAt: now}
+	marked := domain.DeliveryID("e1", "ep_2")
+	s.deliveries[marked] = &domain.Delivery{DeliveryID: marked, TenantID: "t1", EndpointID: "ep_2", EventID: "e1", State: domain.StatePending, CreatedAt: now, EnqueuedAt: &now}
 	q := &fakeQueue{}
 	_, err := newHandler(s, q).Handle(context.Background(), streamEvent(image("e1", "t1", nil)))
 	require.NoError(t, err)
@@ -384,7 +385,7 @@ func TestInfrastructureFailuresFailTheInvocation(t *testing.T) {
 }
 
 func TestEndpointTargeting(t *testing.T) {
-	eps := []store.Endpoint{endpoint("t1", "ep_a"), endpoint("t1", "ep_b")}
+	eps := []domain.Endpoint{endpoint("t1", "ep_a"), endpoint("t1", "ep_b")}
 	t.Run("named endpoint only", func(t *testing.T) {
 		s, q := newFakeStore(eps...), &fakeQueue{}
 		resp, err := newHandler(s, q).Handle(context.Background(), streamEvent(image("e1", "t1", map[string]events.DynamoDBAttributeValue{
@@ -402,14 +403,14 @@ func TestEndpointTargeting(t *testing.T) {
 		})))
 		require.NoError(t, err)
 		require.Empty(t, q.sent)
-		require.Equal(t, ReasonUnknownEndpoint, s.rejections["e2"].Reason)
+		require.Equal(t, domain.RejectUnknownEndpoint, s.rejections["e2"].Reason)
 	})
 	t.Run("unknown tenant is rejected", func(t *testing.T) {
 		s, q := newFakeStore(eps...), &fakeQueue{}
 		_, err := newHandler(s, q).Handle(context.Background(), streamEvent(image("e3", "nobody", nil)))
 		require.NoError(t, err)
 		require.Empty(t, q.sent)
-		require.Equal(t, ReasonUnknownTenant, s.rejections["e3"].Reason)
+		require.Equal(t, domain.RejectUnknownTenant, s.rejections["e3"].Reason)
 		require.Equal(t, "nobody", s.rejections["e3"].TenantID)
 	})
 	t.Run("tenant without endpoints is recorded as such", func(t *testing.T) {
@@ -418,17 +419,17 @@ func TestEndpointTargeting(t *testing.T) {
 		_, err := newHandler(s, q).Handle(context.Background(), streamEvent(image("e5", "lonely", nil)))
 		require.NoError(t, err)
 		require.Empty(t, q.sent)
-		require.Equal(t, ReasonNoEndpoint, s.rejections["e5"].Reason)
+		require.Equal(t, domain.RejectNoEndpoint, s.rejections["e5"].Reason)
 	})
 	t.Run("no endpoint subscribes to the type", func(t *testing.T) {
 		s, q := newFakeStore(endpoint("t3", "ep_pay", "payment.*")), &fakeQueue{}
 		_, err := newHandler(s, q).Handle(context.Background(), streamEvent(image("e6", "t3", nil)))
 		require.NoError(t, err)
 		require.Empty(t, q.sent)
-		require.Equal(t, ReasonNoEndpoint, s.rejections["e6"].Reason)
+		require.Equal(t, domain.RejectNoEndpoint, s.rejections["e6"].Reason)
 	})
 	t.Run("fan-out past ten endpoints uses several batches", func(t *testing.T) {
-		var many []store.Endpoint
+		var many []domain.Endpoint
 		for i := 0; i < 23; i++ {
 			many = append(many, endpoint("t2", fmt.Sprintf("ep_%02d", i)))
 		}
@@ -526,7 +527,7 @@ func TestMalformedItemsAreRejectedAndNeverBlock(t *testing.T) {
 			require.Empty(t, resp.BatchItemFailures, "a bad item never fails the batch")
 			r, ok := s.rejections[tc.key]
 			require.True(t, ok, "rejection recorded under %q; have %v", tc.key, s.rejections)
-			require.Equal(t, tc.reason, r.Reason)
+			require.Equal(t, tc.reason, string(r.Reason))
 			require.Equal(t, tc.field, r.Field)
 			require.NotEmpty(t, r.Detail)
 			require.LessOrEqual(t, len(r.Detail), outbox.MaxDetailBytes, "the record is bounded whatever the item held")
@@ -568,7 +569,7 @@ func FuzzDecodeImage(f *testing.F) {
 // delivery id (the receiver's idempotency key); what deliver attempted in
 // the meantime is not.
 func TestFailureAfterPartialSendIsRetriedWithoutLoss(t *testing.T) {
-	var eps []store.Endpoint
+	var eps []domain.Endpoint
 	for i := 0; i < 15; i++ {
 		eps = append(eps, endpoint("t1", fmt.Sprintf("ep_%02d", i)))
 	}
@@ -685,7 +686,7 @@ func TestRequestsAreSplitBeforeTheyPass256KiB(t *testing.T) {
 // retry loses nothing, and sends again that request's messages, none of
 // them attempted yet.
 func TestFaultAfterARequestSpanningRecords(t *testing.T) {
-	var eps []store.Endpoint
+	var eps []domain.Endpoint
 	for i := range 4 {
 		eps = append(eps, endpoint("t1", fmt.Sprintf("ep_%d", i)))
 	}

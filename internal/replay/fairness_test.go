@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/stretchr/testify/require"
@@ -96,7 +97,7 @@ func TestTenantFloodDoesNotStarveAnother(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 500 {
 		wg.Go(func() {
-			j := store.ReplayJob{JobID: fmt.Sprintf("rj_a%03d", i), TenantID: tenantA, Kind: replay.KindFilter, Status: replay.StatusQueued}
+			j := domain.ReplayJob{JobID: fmt.Sprintf("rj_a%03d", i), TenantID: tenantA, Kind: domain.KindFilter, Status: domain.StatusQueued}
 			err := e.w.Start(context.Background(), &j)
 			switch {
 			case err == nil:
@@ -118,10 +119,10 @@ func TestTenantFloodDoesNotStarveAnother(t *testing.T) {
 	require.Equal(t, 500-replay.DefaultMaxOpenJobs, count(&refused), "the rest refused")
 	require.Len(t, e.st.open(tenantA), replay.DefaultMaxOpenJobs)
 
-	jobB := store.ReplayJob{JobID: "rj_b", TenantID: tenantB, Kind: replay.KindIDs, IDs: idsB, Status: replay.StatusQueued}
+	jobB := domain.ReplayJob{JobID: "rj_b", TenantID: tenantB, Kind: domain.KindIDs, IDs: idsB, Status: domain.StatusQueued}
 	require.NoError(t, e.w.Start(context.Background(), &jobB), "B is not refused for A's jobs")
 
-	redrive := store.ReplayJob{JobID: "rj_redrive", Kind: replay.KindRedrive, Status: replay.StatusQueued}
+	redrive := domain.ReplayJob{JobID: "rj_redrive", Kind: domain.KindRedrive, Status: domain.StatusQueued}
 	require.NoError(t, e.w.Start(context.Background(), &redrive), "the operator is not refused for any tenant's jobs")
 	for _, m := range newJobsQueue(e, opsURL).pending() {
 		require.Equal(t, "rj_redrive", m.JobID, "the operations queue holds no tenant's job")
@@ -129,7 +130,7 @@ func TestTenantFloodDoesNotStarveAnother(t *testing.T) {
 
 	q := newJobsQueue(e, jobsURL)
 	stepsOfA, stepsOfABeforeB, startedB := 0, 0, false
-	for e.st.job(jobB.JobID).Status != replay.StatusCompleted {
+	for e.st.job(jobB.JobID).Status != domain.StatusCompleted {
 		queuedA := 0
 		for _, m := range q.pending() {
 			if m.JobID != jobB.JobID {
@@ -155,7 +156,7 @@ func TestTenantFloodDoesNotStarveAnother(t *testing.T) {
 		require.Equal(t, 1, sent[id], "B's delivery %s", id)
 	}
 	for _, id := range e.st.open(tenantA) {
-		require.NotEqual(t, replay.StatusCompleted, e.st.job(id).Status)
+		require.NotEqual(t, domain.StatusCompleted, e.st.job(id).Status)
 	}
 }
 
@@ -164,7 +165,7 @@ func TestTenantFloodDoesNotStarveAnother(t *testing.T) {
 // given back by its redelivered message or by the tenant's next start.
 func TestOpenJobsBound(t *testing.T) {
 	start := func(e *env, id, tenant string) error {
-		j := store.ReplayJob{JobID: id, TenantID: tenant, Kind: replay.KindIDs, IDs: []string{"dl_" + id}, Status: replay.StatusQueued}
+		j := domain.ReplayJob{JobID: id, TenantID: tenant, Kind: domain.KindIDs, IDs: []string{"dl_" + id}, Status: domain.StatusQueued}
 		return e.w.Start(context.Background(), &j)
 	}
 	t.Run("refused at the bound, per tenant", func(t *testing.T) {
@@ -192,7 +193,7 @@ func TestOpenJobsBound(t *testing.T) {
 		require.NoError(t, start(e, "rj_1", tenantA))
 		e.st.fail(fault{method: "ReleaseJob", call: 1})
 		require.Error(t, e.w.Step(context.Background(), "rj_1"))
-		require.Equal(t, replay.StatusCompleted, e.st.job("rj_1").Status)
+		require.Equal(t, domain.StatusCompleted, e.st.job("rj_1").Status)
 		require.Equal(t, []string{"rj_1"}, e.st.open(tenantA))
 		require.NoError(t, e.w.Step(context.Background(), "rj_1"))
 		require.Empty(t, e.st.open(tenantA))
@@ -216,7 +217,7 @@ func TestOpenJobsBound(t *testing.T) {
 func TestSweepsCoalesce(t *testing.T) {
 	e := newEnv(t)
 	e.w.SweepGap = time.Minute
-	e.st.put(store.Delivery{DeliveryID: "s1", TenantID: tenantA, State: "delivered"})
+	e.st.put(domain.Delivery{DeliveryID: "s1", TenantID: tenantA, State: "delivered"})
 	e.q.addDLQ(body("s1", tenantA, "ep_1", "order.created"), e.t0.Add(-time.Hour))
 	sweep := func() {
 		resp, err := e.w.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m", Body: `{"sweep":true}`}}})
@@ -245,11 +246,11 @@ func TestSweepsCoalesce(t *testing.T) {
 func TestRecoverSendsLostJobsAgain(t *testing.T) {
 	e := newEnv(t)
 	ids := e.deadN("dl_", 4)
-	lost := e.start(t, store.ReplayJob{JobID: "rj_lost", TenantID: tenantA, Kind: replay.KindIDs, IDs: ids})
-	redrive := e.start(t, store.ReplayJob{JobID: "rj_redrive_lost", Kind: replay.KindRedrive})
-	done := e.start(t, store.ReplayJob{JobID: "rj_done", TenantID: tenantB, Kind: replay.KindIDs, IDs: []string{"none"}})
+	lost := e.start(t, domain.ReplayJob{JobID: "rj_lost", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
+	redrive := e.start(t, domain.ReplayJob{JobID: "rj_redrive_lost", Kind: domain.KindRedrive})
+	done := e.start(t, domain.ReplayJob{JobID: "rj_done", TenantID: tenantB, Kind: domain.KindIDs, IDs: []string{"none"}})
 	e.run(t, e.w, done)
-	alive := e.start(t, store.ReplayJob{JobID: "rj_alive", TenantID: tenantB, Kind: replay.KindIDs, IDs: []string{"none"}})
+	alive := e.start(t, domain.ReplayJob{JobID: "rj_alive", TenantID: tenantB, Kind: domain.KindIDs, IDs: []string{"none"}})
 	sent := len(e.q.sends)
 
 	recover := func() int {

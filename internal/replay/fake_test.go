@@ -15,7 +15,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/store"
 )
@@ -94,10 +95,10 @@ type fakeStore struct {
 	mu  sync.Mutex
 	now func() time.Time
 
-	deliveries map[string]store.Delivery
+	deliveries map[string]domain.Delivery
 	deadIndex  map[string]string // delivery id -> gsi1sk ("<dead_at>#<id>")
-	endpoints  map[string]store.Endpoint
-	jobs       map[string]store.ReplayJob
+	endpoints  map[string]domain.Endpoint
+	jobs       map[string]domain.ReplayJob
 	openJobs   map[string]map[string]bool // tenant -> ids of its open jobs
 	sweptAt    *time.Time
 
@@ -115,10 +116,10 @@ var _ replay.Store = (*fakeStore)(nil)
 func newFakeStore(now func() time.Time) *fakeStore {
 	return &fakeStore{
 		now:        now,
-		deliveries: map[string]store.Delivery{},
+		deliveries: map[string]domain.Delivery{},
 		deadIndex:  map[string]string{},
-		endpoints:  map[string]store.Endpoint{},
-		jobs:       map[string]store.ReplayJob{},
+		endpoints:  map[string]domain.Endpoint{},
+		jobs:       map[string]domain.ReplayJob{},
 		openJobs:   map[string]map[string]bool{},
 	}
 }
@@ -132,45 +133,45 @@ func cloneTime(t *time.Time) *time.Time {
 	return timePtr(*t)
 }
 
-func cloneDelivery(d store.Delivery) store.Delivery {
+func cloneDelivery(d domain.Delivery) domain.Delivery {
 	d.EnqueuedAt, d.DeliveredAt, d.DeadAt = cloneTime(d.EnqueuedAt), cloneTime(d.DeliveredAt), cloneTime(d.DeadAt)
 	d.ReplayedAt, d.ReplayClaimedAt = cloneTime(d.ReplayedAt), cloneTime(d.ReplayClaimedAt)
 	d.AttemptLog = slices.Clone(d.AttemptLog)
 	return d
 }
 
-func cloneJob(j store.ReplayJob) store.ReplayJob {
+func cloneJob(j domain.ReplayJob) domain.ReplayJob {
 	j.IDs, j.Pending = slices.Clone(j.IDs), slices.Clone(j.Pending)
 	j.Skipped, j.SkippedIDs = maps.Clone(j.Skipped), maps.Clone(j.SkippedIDs)
 	j.CompletedAt = cloneTime(j.CompletedAt)
 	return j
 }
 
-func deadSK(d store.Delivery) string {
+func deadSK(d domain.Delivery) string {
 	return d.DeadAt.UTC().Format(time.RFC3339Nano) + "#" + d.DeliveryID
 }
 
 // put writes a delivery as the delivery worker would have left it: a dead
 // one (with its dead_at) is in the dead-letter index.
-func (f *fakeStore) put(d store.Delivery) {
+func (f *fakeStore) put(d domain.Delivery) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.deliveries[d.DeliveryID] = cloneDelivery(d)
 	delete(f.deadIndex, d.DeliveryID)
-	if d.State == delivery.StateDead && d.DeadAt != nil {
+	if d.State == domain.StateDead && d.DeadAt != nil {
 		f.deadIndex[d.DeliveryID] = deadSK(d)
 	}
 }
 
 // get reads a delivery as stored, and whether it is in the dead index.
-func (f *fakeStore) get(id string) (store.Delivery, bool) {
+func (f *fakeStore) get(id string) (domain.Delivery, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	_, indexed := f.deadIndex[id]
 	return cloneDelivery(f.deliveries[id]), indexed
 }
 
-func (f *fakeStore) putEndpoint(e store.Endpoint) {
+func (f *fakeStore) putEndpoint(e domain.Endpoint) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.endpoints[e.TenantID+"/"+e.EndpointID] = e
@@ -182,26 +183,26 @@ func (f *fakeStore) fail(rules ...fault) {
 	f.faults.rules = append(f.faults.rules, rules...)
 }
 
-func (f *fakeStore) job(id string) store.ReplayJob {
+func (f *fakeStore) job(id string) domain.ReplayJob {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return cloneJob(f.jobs[id])
 }
 
-func (f *fakeStore) Job(_ context.Context, id string) (store.ReplayJob, error) {
+func (f *fakeStore) Job(_ context.Context, id string) (domain.ReplayJob, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err, _ := f.faults.hit("Job"); err != nil {
-		return store.ReplayJob{}, err
+		return domain.ReplayJob{}, err
 	}
 	j, ok := f.jobs[id]
 	if !ok {
-		return store.ReplayJob{}, fmt.Errorf("replay job %s: %w", id, store.ErrNotFound)
+		return domain.ReplayJob{}, fmt.Errorf("replay job %s: %w", id, store.ErrNotFound)
 	}
 	return cloneJob(j), nil
 }
 
-func (f *fakeStore) SaveJob(_ context.Context, j *store.ReplayJob) error {
+func (f *fakeStore) SaveJob(_ context.Context, j *domain.ReplayJob) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	before, after := f.faults.hit("SaveJob")
@@ -227,7 +228,7 @@ func (f *fakeStore) SaveJob(_ context.Context, j *store.ReplayJob) error {
 	return nil
 }
 
-func (f *fakeStore) CreateJob(ctx context.Context, j *store.ReplayJob, limit int) error {
+func (f *fakeStore) CreateJob(ctx context.Context, j *domain.ReplayJob, limit int) error {
 	if j.Version != 0 {
 		return fmt.Errorf("create replay job %s: version %d: %w", j.JobID, j.Version, store.ErrConflict)
 	}
@@ -275,13 +276,13 @@ func (f *fakeStore) ReleaseJob(_ context.Context, tenantID, jobID string) error 
 	return nil
 }
 
-func (f *fakeStore) IdleJobs(_ context.Context, before time.Time, limit int) ([]store.ReplayJob, error) {
+func (f *fakeStore) IdleJobs(_ context.Context, before time.Time, limit int) ([]domain.ReplayJob, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err, _ := f.faults.hit("IdleJobs"); err != nil {
 		return nil, err
 	}
-	var out []store.ReplayJob
+	var out []domain.ReplayJob
 	for _, j := range f.jobs {
 		if j.CompletedAt == nil && j.UpdatedAt.Before(before) {
 			out = append(out, cloneJob(j))
@@ -312,15 +313,15 @@ func (f *fakeStore) open(tenantID string) []string {
 	return slices.Sorted(maps.Keys(f.openJobs[tenantID]))
 }
 
-func (f *fakeStore) Delivery(_ context.Context, id string) (store.Delivery, error) {
+func (f *fakeStore) Delivery(_ context.Context, id string) (domain.Delivery, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err, _ := f.faults.hit("Delivery"); err != nil {
-		return store.Delivery{}, err
+		return domain.Delivery{}, err
 	}
 	d, ok := f.deliveries[id]
 	if !ok {
-		return store.Delivery{}, fmt.Errorf("delivery %s: %w", id, store.ErrNotFound)
+		return domain.Delivery{}, fmt.Errorf("delivery %s: %w", id, store.ErrNotFound)
 	}
 	return cloneDelivery(d), nil
 }
@@ -334,7 +335,7 @@ func (f *fakeStore) Load(_ context.Context, ids []string, refs []store.EndpointR
 	if len(ids) > 100 || len(refs) > 0 {
 		return store.Snapshot{}, fmt.Errorf("the worker reads deliveries only, at most 100 at once; got %d and %d endpoints", len(ids), len(refs))
 	}
-	snap := store.Snapshot{Deliveries: map[string]store.Delivery{}, Endpoints: map[store.EndpointRef]store.Endpoint{}}
+	snap := store.Snapshot{Deliveries: map[string]domain.Delivery{}, Endpoints: map[store.EndpointRef]domain.Endpoint{}}
 	for _, id := range ids {
 		if d, ok := f.deliveries[id]; ok {
 			snap.Deliveries[id] = cloneDelivery(d)
@@ -343,22 +344,22 @@ func (f *fakeStore) Load(_ context.Context, ids []string, refs []store.EndpointR
 	return snap, nil
 }
 
-func (f *fakeStore) Endpoint(_ context.Context, tenantID, endpointID string) (store.Endpoint, error) {
+func (f *fakeStore) Endpoint(_ context.Context, tenantID, endpointID string) (domain.Endpoint, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err, _ := f.faults.hit("Endpoint"); err != nil {
-		return store.Endpoint{}, err
+		return domain.Endpoint{}, err
 	}
 	e, ok := f.endpoints[tenantID+"/"+endpointID]
 	if !ok {
-		return store.Endpoint{}, fmt.Errorf("endpoint %s of tenant %s: %w", endpointID, tenantID, store.ErrNotFound)
+		return domain.Endpoint{}, fmt.Errorf("endpoint %s of tenant %s: %w", endpointID, tenantID, store.ErrNotFound)
 	}
 	return e, nil
 }
 
 type deadCursor struct{ ID, SK string }
 
-func (f *fakeStore) ListDead(_ context.Context, tenantID string, flt store.DeadFilter, limit int, cursor string) ([]store.Delivery, string, error) {
+func (f *fakeStore) ListDead(_ context.Context, tenantID string, flt domain.DeadFilter, limit int, cursor string) ([]domain.Delivery, string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err, _ := f.faults.hit("ListDead"); err != nil {
@@ -397,7 +398,7 @@ func (f *fakeStore) ListDead(_ context.Context, tenantID string, flt store.DeadF
 		byKey[sk] = id
 	}
 	sort.Strings(sks)
-	var out []store.Delivery
+	var out []domain.Delivery
 	for _, sk := range sks {
 		out = append(out, cloneDelivery(f.deliveries[byKey[sk]]))
 		if len(out) == limit {
@@ -408,7 +409,7 @@ func (f *fakeStore) ListDead(_ context.Context, tenantID string, flt store.DeadF
 	return out, "", nil
 }
 
-func (f *fakeStore) ClaimForReplay(_ context.Context, id, tenantID, job string, stale time.Duration) (store.Delivery, error) {
+func (f *fakeStore) ClaimForReplay(_ context.Context, id, tenantID, job string, stale time.Duration) (domain.Delivery, error) {
 	if hook := f.hook(); hook != nil {
 		hook(id, job)
 	}
@@ -416,29 +417,29 @@ func (f *fakeStore) ClaimForReplay(_ context.Context, id, tenantID, job string, 
 	defer f.mu.Unlock()
 	before, after := f.faults.hit("ClaimForReplay")
 	if before != nil {
-		return store.Delivery{}, before
+		return domain.Delivery{}, before
 	}
 	now := f.now().UTC()
 	d, ok := f.deliveries[id]
 	if !ok || (tenantID != "" && d.TenantID != tenantID) {
-		return store.Delivery{}, fmt.Errorf("delivery %s: %w", id, store.ErrNotFound)
+		return domain.Delivery{}, fmt.Errorf("delivery %s: %w", id, store.ErrNotFound)
 	}
 	staleClaim := d.ReplayClaimedAt != nil && d.ReplayClaimedAt.Before(now.Add(-stale))
-	ok = (d.State == delivery.StateDead && d.ReplayJob == "") ||
-		(d.State != delivery.StateDelivered && staleClaim) ||
-		(d.ReplayJob == job && d.State != delivery.StateDelivered)
+	ok = (d.State == domain.StateDead && d.ReplayJob == "") ||
+		(d.State != domain.StateDelivered && staleClaim) ||
+		(d.ReplayJob == job && d.State != domain.StateDelivered)
 	if !ok {
-		if d.State == delivery.StateDead || d.ReplayJob != "" {
+		if d.State == domain.StateDead || d.ReplayJob != "" {
 			return cloneDelivery(d), fmt.Errorf("delivery %s: %w", id, store.ErrReplayInFlight)
 		}
 		return cloneDelivery(d), fmt.Errorf("delivery %s is %s: %w", id, d.State, store.ErrNotDead)
 	}
-	d.State, d.ReplayJob = delivery.StatePending, job
+	d.State, d.ReplayJob = domain.StatePending, job
 	d.ReplayClaimedAt, d.ReplayedAt = timePtr(now), timePtr(now)
 	f.deliveries[id] = d
 	delete(f.deadIndex, id)
 	if after != nil {
-		return store.Delivery{}, after
+		return domain.Delivery{}, after
 	}
 	return cloneDelivery(d), nil
 }
@@ -454,7 +455,7 @@ func (f *fakeStore) hook() func(id, job string) {
 // dead outcome marks the delivery dead, with its message, in the dead index;
 // on any other record, nothing is written and the error wraps
 // store.ErrConflict. A delivered delivery is left alone.
-func (f *fakeStore) RecordAttemptIfUnchanged(_ context.Context, d store.Delivery, a store.Attempt, o store.Outcome) error {
+func (f *fakeStore) RecordAttemptIfUnchanged(_ context.Context, d domain.Delivery, a domain.Attempt, o domain.Outcome) error {
 	f.mu.Lock()
 	hook := f.beforeRecord
 	f.mu.Unlock()
@@ -473,12 +474,12 @@ func (f *fakeStore) RecordAttemptIfUnchanged(_ context.Context, d store.Delivery
 	if !ok {
 		cur = cloneDelivery(d) // the first attempt writes the record
 	}
-	if cur.State == delivery.StateDelivered {
+	if cur.State == domain.StateDelivered {
 		return nil
 	}
 	cur.State, cur.Attempts = o.State, cur.Attempts+1
 	cur.AttemptLog = append(cur.AttemptLog, a)
-	if o.State == delivery.StateDead {
+	if o.State == domain.StateDead {
 		cur.DeadReason, cur.Message, cur.DeadAt = o.DeadReason, o.Message, timePtr(a.At)
 		f.deadIndex[cur.DeliveryID] = deadSK(cur)
 	}
@@ -544,7 +545,7 @@ type visChange struct {
 // DeleteMessage and ChangeMessageVisibility take a current receipt handle.
 // Requests SQS would reject (delays over 900 s, empty bodies or over 256
 // KiB, visibility timeouts outside 0..43200 s or ending more than 12 h after
-// the message's receive, and batches that delivery.CheckBatch refuses: over
+// the message's receive, and batches that message.CheckBatch refuses: over
 // 10 entries or 256 KiB, repeated ids, characters SQS refuses) fail. It is
 // safe for concurrent use.
 type fakeQueue struct {
@@ -613,7 +614,7 @@ func (q *fakeQueue) sentTo(urls ...string) []sentMsg {
 func (q *fakeQueue) replayed() map[string]int {
 	n := map[string]int{}
 	for _, m := range q.sentTo(deliveryURL) {
-		msg, err := delivery.Decode(m.Body)
+		msg, err := message.Decode(m.Body)
 		if err != nil {
 			panic("a replayed message does not decode: " + err.Error())
 		}
@@ -633,7 +634,7 @@ func checkSend(body *string, delay int32) error {
 	if body == nil || *body == "" {
 		return errors.New("InvalidParameterValue: the message body is empty")
 	}
-	if len(*body) > delivery.MaxBatchBytes {
+	if len(*body) > message.MaxBatchBytes {
 		return fmt.Errorf("InvalidParameterValue: a message of %d bytes is over SQS's 256 KiB", len(*body))
 	}
 	if delay < 0 || delay > 900 {
@@ -673,7 +674,7 @@ func (q *fakeQueue) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatch
 	if err := checkQueue(in.QueueUrl); err != nil {
 		return nil, err
 	}
-	if err := delivery.CheckBatch(in.Entries); err != nil {
+	if err := message.CheckBatch(in.Entries); err != nil {
 		return nil, err
 	}
 	for _, e := range in.Entries {

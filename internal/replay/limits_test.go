@@ -8,9 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookline/hookline/internal/delivery"
-	"github.com/hookline/hookline/internal/replay"
-	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/message"
 	"github.com/stretchr/testify/require"
 )
 
@@ -18,12 +17,12 @@ import (
 // payload of n bytes.
 func (e *env) deadWithPayload(id string, n int, at time.Time) {
 	d := e.dead(id, tenantA, "ep_1", "order.created", at)
-	m, err := delivery.Decode(d.Message)
+	m, err := message.Decode(d.Message)
 	if err != nil {
 		panic(err)
 	}
 	m.Payload = json.RawMessage(`"` + strings.Repeat("x", n-2) + `"`)
-	b, err := delivery.Encode(m)
+	b, err := message.Encode(m)
 	if err != nil {
 		panic(err)
 	}
@@ -54,7 +53,7 @@ func TestReplayBatchesSplitByBytes(t *testing.T) {
 				e.deadWithPayload(id, n, e.t0.Add(-time.Hour+time.Duration(i)*time.Minute))
 				ids = append(ids, id)
 			}
-			job := e.start(t, store.ReplayJob{JobID: "rj_big", TenantID: tenantA, Kind: replay.KindIDs, IDs: ids})
+			job := e.start(t, domain.ReplayJob{JobID: "rj_big", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
 			require.Equal(t, 1, e.run(t, e.w, job), "the fake SQS refuses a batch over 256 KiB, which fails the step")
 			requireOnce(t, e, ids, job)
 			require.Equal(t, c.requests, e.q.faults.calls["SendMessageBatch"])
@@ -75,10 +74,10 @@ func TestRedriveStepSendsAtMostItsStepSize(t *testing.T) {
 		e.q.addDLQ(body(id, tenantA, "ep_1", "order.created"), old)
 		ids = append(ids, id)
 	}
-	job := e.start(t, store.ReplayJob{JobID: "rj_redrive", Kind: replay.KindRedrive})
+	job := e.start(t, domain.ReplayJob{JobID: "rj_redrive", Kind: domain.KindRedrive})
 	e.clk.Advance(time.Second)
 	var perStep []int
-	for steps := 0; e.st.job(job).Status != replay.StatusCompleted; steps++ {
+	for steps := 0; e.st.job(job).Status != domain.StatusCompleted; steps++ {
 		require.Less(t, steps, 10)
 		before := len(e.q.sentTo(deliveryURL))
 		require.NoError(t, e.w.Step(context.Background(), job))
@@ -101,7 +100,7 @@ func TestFilterReplayWithoutUntilIsBoundedToDeathsAtStart(t *testing.T) {
 	e.w.StepSends = 1
 	ids := e.deadN("dl_", 3)
 	e.clk.Advance(time.Second)
-	j := store.ReplayJob{JobID: "rj_open", TenantID: tenantA, Kind: replay.KindFilter, Status: replay.StatusQueued}
+	j := domain.ReplayJob{JobID: "rj_open", TenantID: tenantA, Kind: domain.KindFilter, Status: domain.StatusQueued}
 	require.NoError(t, e.w.Start(context.Background(), &j))
 	started := e.clk.Now()
 	require.Equal(t, started, e.st.job(j.JobID).Filter.Until, "the upper bound is recorded with the job")
@@ -120,7 +119,7 @@ func TestFilterReplayWithoutUntilIsBoundedToDeathsAtStart(t *testing.T) {
 	require.Equal(t, map[string]int{"dl_000": 1, "dl_001": 1, "dl_002": 1}, e.q.replayed())
 	for _, id := range []string{"dl_later", "dl_000"} {
 		d, indexed := e.st.get(id)
-		require.Equal(t, delivery.StateDead, d.State, "%s died after the job started: not this job's", id)
+		require.Equal(t, domain.StateDead, d.State, "%s died after the job started: not this job's", id)
 		require.True(t, indexed)
 	}
 	require.Equal(t, 3, e.st.job(j.JobID).Replayed)
@@ -128,7 +127,7 @@ func TestFilterReplayWithoutUntilIsBoundedToDeathsAtStart(t *testing.T) {
 
 	t.Run("an until given is kept", func(t *testing.T) {
 		until := e.t0.Add(-90 * time.Minute)
-		j := store.ReplayJob{JobID: "rj_until", TenantID: tenantB, Kind: replay.KindFilter, Filter: store.DeadFilter{Until: until}}
+		j := domain.ReplayJob{JobID: "rj_until", TenantID: tenantB, Kind: domain.KindFilter, Filter: domain.DeadFilter{Until: until}}
 		require.NoError(t, e.w.Start(context.Background(), &j))
 		require.Equal(t, until, e.st.job(j.JobID).Filter.Until)
 	})

@@ -10,7 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/store"
 )
@@ -56,9 +57,9 @@ func (w *Worker) deleteDLQ(ctx context.Context, m sqstypes.Message) error {
 // never a loss). A delivery that is dead is claimed first, so a concurrent
 // tenant replay does not send it twice; a message whose delivery was
 // delivered or replayed since is a stale copy and is only deleted.
-func (w *Worker) redriveStep(ctx context.Context, j *store.ReplayJob) error {
-	if j.Status != StatusRunning {
-		j.Status = StatusRunning
+func (w *Worker) redriveStep(ctx context.Context, j *domain.ReplayJob) error {
+	if j.Status != domain.StatusRunning {
+		j.Status = domain.StatusRunning
 		if err := w.Store.SaveJob(ctx, j); err != nil {
 			return err
 		}
@@ -111,9 +112,9 @@ func (w *Worker) redriveStep(ctx context.Context, j *store.ReplayJob) error {
 }
 
 // redriveOne handles one DLQ message and reports whether it was sent back.
-func (w *Worker) redriveOne(ctx context.Context, j *store.ReplayJob, m sqstypes.Message, n int) (bool, error) {
+func (w *Worker) redriveOne(ctx context.Context, j *domain.ReplayJob, m sqstypes.Message, n int) (bool, error) {
 	body := aws.ToString(m.Body)
-	msg, err := delivery.Decode(body)
+	msg, err := message.Decode(body)
 	if err != nil {
 		// Cannot be delivered as it is: left in the DLQ for a human.
 		j.Failed++
@@ -123,7 +124,7 @@ func (w *Worker) redriveOne(ctx context.Context, j *store.ReplayJob, m sqstypes.
 	d, err := w.Store.Delivery(ctx, msg.DeliveryID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		d = store.Delivery{DeliveryID: msg.DeliveryID, State: delivery.StatePending}
+		d = domain.Delivery{DeliveryID: msg.DeliveryID, State: domain.StatePending}
 	case err != nil:
 		return false, err
 	}
@@ -134,7 +135,7 @@ func (w *Worker) redriveOne(ctx context.Context, j *store.ReplayJob, m sqstypes.
 	claimed := false
 	// Dead, or claimed and not released: claimed (again, if by this job
 	// before it stopped, which the store allows) before it is sent.
-	if d.State == delivery.StateDead || d.ReplayJob != "" {
+	if d.State == domain.StateDead || d.ReplayJob != "" {
 		_, err := w.Store.ClaimForReplay(ctx, msg.DeliveryID, "", j.JobID, w.stale())
 		switch {
 		case errors.Is(err, store.ErrReplayInFlight), errors.Is(err, store.ErrNotDead):
@@ -149,7 +150,7 @@ func (w *Worker) redriveOne(ctx context.Context, j *store.ReplayJob, m sqstypes.
 	// Dead (now claimed), or pending with no replay since: its death was not
 	// recorded, and this message is its only copy. Either way, send it back,
 	// its age counted from now.
-	if again, err := delivery.Replayed(body, w.now()); err == nil {
+	if again, err := message.Replayed(body, w.now()); err == nil {
 		body = again
 	}
 	if _, err := w.Queue.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &w.DeliveryQueueURL, MessageBody: &body, DelaySeconds: w.delay(n)}); err != nil {
@@ -190,7 +191,7 @@ func (w *Worker) Sweep(ctx context.Context) (deleted, kept int, err error) {
 				continue
 			}
 			seen[aws.ToString(m.MessageId)], fresh = true, true
-			msg, derr := delivery.Decode(aws.ToString(m.Body))
+			msg, derr := message.Decode(aws.ToString(m.Body))
 			if derr != nil {
 				kept++
 				continue
@@ -226,15 +227,15 @@ func (w *Worker) Sweep(ctx context.Context) (deleted, kept int, err error) {
 
 // unrecorded is a delivery that has no record, as its message describes it:
 // its ids, and no state.
-func unrecorded(msg delivery.Message) store.Delivery {
-	return store.Delivery{DeliveryID: msg.DeliveryID, TenantID: msg.TenantID, EndpointID: msg.EndpointID, EventID: msg.EventID, EventType: msg.EventType}
+func unrecorded(msg message.Message) domain.Delivery {
+	return domain.Delivery{DeliveryID: msg.DeliveryID, TenantID: msg.TenantID, EndpointID: msg.EndpointID, EventID: msg.EventID, EventType: msg.EventType}
 }
 
 // missedDeath reports whether a DLQ message's delivery has no record, or is
 // pending with no claim and no replay since the message was sent: nothing
 // will ever move it, unless its death is recorded.
-func missedDeath(d store.Delivery, sent time.Time) bool {
-	return (d.State == "" || d.State == delivery.StatePending) && d.ReplayJob == "" && (d.ReplayedAt == nil || d.ReplayedAt.Before(sent))
+func missedDeath(d domain.Delivery, sent time.Time) bool {
+	return (d.State == "" || d.State == domain.StatePending) && d.ReplayJob == "" && (d.ReplayedAt == nil || d.ReplayedAt.Before(sent))
 }
 
 // recordMissedDeath records the death of d, read as a missed one, on the
@@ -242,13 +243,13 @@ func missedDeath(d store.Delivery, sent time.Time) bool {
 // changed since (a copy of the delivery attempted at that moment) is not
 // overwritten but read again, and its death recorded only if it still is a
 // missed one. It returns the record as it now is.
-func (w *Worker) recordMissedDeath(ctx context.Context, d store.Delivery, msg delivery.Message, body string, sent time.Time) (store.Delivery, error) {
+func (w *Worker) recordMissedDeath(ctx context.Context, d domain.Delivery, msg message.Message, body string, sent time.Time) (domain.Delivery, error) {
 	for try := 0; try < 3; try++ {
-		a := store.Attempt{Number: d.Attempts + 1, At: w.now().UTC(), Error: "death_not_recorded"}
-		err := w.Store.RecordAttemptIfUnchanged(ctx, d, a, store.Outcome{State: delivery.StateDead, DeadReason: "attempts_exhausted", Message: body})
+		a := domain.Attempt{Number: d.Attempts + 1, At: w.now().UTC(), Error: "death_not_recorded"}
+		err := w.Store.RecordAttemptIfUnchanged(ctx, d, a, domain.Outcome{State: domain.StateDead, DeadReason: domain.ReasonAttemptsExhausted, Message: body})
 		if err == nil {
 			w.Log.WarnContext(ctx, "recorded a death its attempt did not", "delivery_id", d.DeliveryID, "tenant_id", d.TenantID)
-			d.State = delivery.StateDead
+			d.State = domain.StateDead
 			return d, nil
 		}
 		if !errors.Is(err, store.ErrConflict) {

@@ -15,44 +15,31 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/store"
 )
 
-// Job kinds.
-const (
-	KindIDs     = "ids"
-	KindFilter  = "filter"
-	KindRedrive = "redrive"
-)
-
-// Job statuses.
-const (
-	StatusQueued    = "queued"
-	StatusRunning   = "running"
-	StatusCompleted = "completed"
-)
-
 // Store is what the worker needs of the state table.
 type Store interface {
-	Job(ctx context.Context, id string) (store.ReplayJob, error)
-	SaveJob(ctx context.Context, j *store.ReplayJob) error
+	Job(ctx context.Context, id string) (domain.ReplayJob, error)
+	SaveJob(ctx context.Context, j *domain.ReplayJob) error
 	// CreateJob, TenantJobs and ReleaseJob bound each tenant's open jobs
 	// (store.ErrTooManyJobs); IdleJobs finds jobs whose message was lost;
 	// ClaimSweep lets one DLQ sweep run per gap.
-	CreateJob(ctx context.Context, j *store.ReplayJob, limit int) error
+	CreateJob(ctx context.Context, j *domain.ReplayJob, limit int) error
 	TenantJobs(ctx context.Context, tenantID string) ([]string, error)
 	ReleaseJob(ctx context.Context, tenantID, jobID string) error
-	IdleJobs(ctx context.Context, before time.Time, limit int) ([]store.ReplayJob, error)
+	IdleJobs(ctx context.Context, before time.Time, limit int) ([]domain.ReplayJob, error)
 	ClaimSweep(ctx context.Context, gap time.Duration) (bool, error)
-	ListDead(ctx context.Context, tenantID string, f store.DeadFilter, limit int, cursor string) ([]store.Delivery, string, error)
-	ClaimForReplay(ctx context.Context, id, tenantID, job string, stale time.Duration) (store.Delivery, error)
+	ListDead(ctx context.Context, tenantID string, f domain.DeadFilter, limit int, cursor string) ([]domain.Delivery, string, error)
+	ClaimForReplay(ctx context.Context, id, tenantID, job string, stale time.Duration) (domain.Delivery, error)
 	ReleaseReplay(ctx context.Context, id, job string) error
-	RecordAttemptIfUnchanged(ctx context.Context, d store.Delivery, a store.Attempt, o store.Outcome) error
-	Delivery(ctx context.Context, id string) (store.Delivery, error)
+	RecordAttemptIfUnchanged(ctx context.Context, d domain.Delivery, a domain.Attempt, o domain.Outcome) error
+	Delivery(ctx context.Context, id string) (domain.Delivery, error)
 	Load(ctx context.Context, deliveryIDs []string, endpoints []store.EndpointRef) (store.Snapshot, error)
-	Endpoint(ctx context.Context, tenantID, endpointID string) (store.Endpoint, error)
+	Endpoint(ctx context.Context, tenantID, endpointID string) (domain.Endpoint, error)
 }
 
 // Queue is what the worker needs of SQS.
@@ -249,9 +236,9 @@ func (w *Worker) Enqueue(ctx context.Context, msg Message, delay time.Duration) 
 // enqueueJob sends a job's message (after delay): a tenant's to the jobs
 // queue, the operator's redrive to the operations queue, where no tenant's
 // jobs are ahead of it.
-func (w *Worker) enqueueJob(ctx context.Context, j *store.ReplayJob, delay time.Duration) error {
+func (w *Worker) enqueueJob(ctx context.Context, j *domain.ReplayJob, delay time.Duration) error {
 	url := w.JobsQueueURL
-	if j.Kind == KindRedrive {
+	if j.Kind == domain.KindRedrive {
 		url = w.opsQueueURL()
 	}
 	return w.send(ctx, url, Message{JobID: j.JobID}, delay)
@@ -279,25 +266,25 @@ func (w *Worker) Step(ctx context.Context, jobID string) error {
 	if err != nil {
 		return err
 	}
-	if j.Status == StatusCompleted {
+	if j.Status == domain.StatusCompleted {
 		// Its place may not have been given back (the release failed
 		// after the completion was saved): give it back now.
 		return w.release(ctx, &j)
 	}
-	if j.Kind == KindRedrive {
+	if j.Kind == domain.KindRedrive {
 		return w.redriveStep(ctx, &j)
 	}
 	ids := j.Pending
 	// A resumed step is the last if its checkpoint says so: a filter's last
 	// page leaves no cursor (a job by ids is checked below).
-	done := len(ids) > 0 && j.Kind == KindFilter && j.Cursor == ""
+	done := len(ids) > 0 && j.Kind == domain.KindFilter && j.Cursor == ""
 	if len(ids) == 0 {
 		if ids, done, err = w.select_(ctx, &j); err != nil {
 			return err
 		}
 		// Checkpoint before touching any delivery: a stop from here on is
 		// resumed from Pending.
-		j.Pending, j.Status = ids, StatusRunning
+		j.Pending, j.Status = ids, domain.StatusRunning
 		if done && len(ids) == 0 {
 			return w.complete(ctx, &j)
 		}
@@ -310,7 +297,7 @@ func (w *Worker) Step(ctx context.Context, jobID string) error {
 		return err
 	}
 	j.Pending, j.Steps = nil, j.Steps+1
-	if done || (j.Kind == KindIDs && j.Cursor == strconv.Itoa(len(j.IDs))) {
+	if done || (j.Kind == domain.KindIDs && j.Cursor == strconv.Itoa(len(j.IDs))) {
 		return w.complete(ctx, &j)
 	}
 	if err := w.Store.SaveJob(ctx, &j); err != nil {
@@ -323,15 +310,15 @@ func (w *Worker) Step(ctx context.Context, jobID string) error {
 
 // select_ picks the ids of the next step and advances the cursor; done is
 // true when nothing follows them.
-func (w *Worker) select_(ctx context.Context, j *store.ReplayJob) ([]string, bool, error) {
+func (w *Worker) select_(ctx context.Context, j *domain.ReplayJob) ([]string, bool, error) {
 	n := w.stepSends()
 	switch j.Kind {
-	case KindIDs:
+	case domain.KindIDs:
 		from, _ := strconv.Atoi(j.Cursor)
 		to := min(len(j.IDs), from+n)
 		j.Cursor = strconv.Itoa(to)
 		return j.IDs[from:to], to == len(j.IDs), nil
-	case KindFilter:
+	case domain.KindFilter:
 		ds, next, err := w.Store.ListDead(ctx, j.TenantID, j.Filter, n, j.Cursor)
 		if err != nil {
 			return nil, false, err
@@ -347,7 +334,7 @@ func (w *Worker) select_(ctx context.Context, j *store.ReplayJob) ([]string, boo
 }
 
 // skip counts a delivery left alone.
-func skip(j *store.ReplayJob, id, reason string) {
+func skip(j *domain.ReplayJob, id, reason string) {
 	if j.Skipped == nil {
 		j.Skipped = map[string]int{}
 	}
@@ -362,13 +349,13 @@ func skip(j *store.ReplayJob, id, reason string) {
 
 // replayIDs claims and sends each delivery, paced, and returns how long the
 // paced sends take to come due.
-func (w *Worker) replayIDs(ctx context.Context, j *store.ReplayJob, ids []string) (time.Duration, error) {
+func (w *Worker) replayIDs(ctx context.Context, j *domain.ReplayJob, ids []string) (time.Duration, error) {
 	var batch []sqstypes.SendMessageBatchRequestEntry
 	var claimed []string
 	disabled := map[string]bool{}
 	sent := 0
 	flush := func() error {
-		if err := delivery.SendBatch(ctx, w.Queue, w.DeliveryQueueURL, batch); err != nil {
+		if err := message.SendBatch(ctx, w.Queue, w.DeliveryQueueURL, batch); err != nil {
 			return err
 		}
 		for _, id := range claimed {
@@ -423,12 +410,12 @@ func (w *Worker) replayIDs(ctx context.Context, j *store.ReplayJob, ids []string
 		sent++
 		// Its age counts from the replay: an event older than the retry
 		// policy's maximum age is still attempted.
-		body, err := delivery.Replayed(d.Message, w.now())
+		body, err := message.Replayed(d.Message, w.now())
 		if err != nil {
 			body = d.Message // deliver parks a malformed message dead again, with its reason
 		}
 		e := sqstypes.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(len(batch))), MessageBody: aws.String(body), DelaySeconds: delay}
-		if !delivery.Fits(batch, e) {
+		if !message.Fits(batch, e) {
 			// Ten entries, or SQS's 256 KiB for the request: send what
 			// is gathered first.
 			if err := flush(); err != nil {
@@ -458,7 +445,7 @@ func (w *Worker) delay(n int) int32 {
 // check looks at a delivery (as read before it is claimed; found false if
 // it does not exist) and says why it is to be skipped ("" to replay it;
 // "replayed" if this job already sent it).
-func (w *Worker) check(ctx context.Context, j *store.ReplayJob, d store.Delivery, found bool, disabled map[string]bool) (string, error) {
+func (w *Worker) check(ctx context.Context, j *domain.ReplayJob, d domain.Delivery, found bool, disabled map[string]bool) (string, error) {
 	switch {
 	case !found:
 		return "not_found", nil
@@ -468,7 +455,7 @@ func (w *Worker) check(ctx context.Context, j *store.ReplayJob, d store.Delivery
 		return "", nil // claimed by this job before it stopped: finish it
 	case d.ReplayedBy == j.JobID && d.ReplayJob == "":
 		return "replayed", nil // sent by this job before it stopped and resumed
-	case d.State != delivery.StateDead:
+	case d.State != domain.StateDead:
 		return "not_dead", nil
 	case d.Message == "":
 		return "no_message", nil
@@ -489,9 +476,9 @@ func (w *Worker) check(ctx context.Context, j *store.ReplayJob, d store.Delivery
 	return "", nil
 }
 
-func (w *Worker) complete(ctx context.Context, j *store.ReplayJob) error {
+func (w *Worker) complete(ctx context.Context, j *domain.ReplayJob) error {
 	now := w.now().UTC()
-	j.Status, j.CompletedAt, j.Pending = StatusCompleted, &now, nil
+	j.Status, j.CompletedAt, j.Pending = domain.StatusCompleted, &now, nil
 	if err := w.Store.SaveJob(ctx, j); err != nil {
 		return err
 	}
@@ -512,8 +499,8 @@ func (w *Worker) complete(ctx context.Context, j *store.ReplayJob) error {
 
 // isStale reports whether a DLQ message is an old copy of a delivery that was
 // delivered, or replayed after the message was sent.
-func isStale(d store.Delivery, sent time.Time) bool {
-	if d.State == delivery.StateDelivered {
+func isStale(d domain.Delivery, sent time.Time) bool {
+	if d.State == domain.StateDelivered {
 		return true
 	}
 	// replayed_at is set when a replay claims the delivery, before it sends
@@ -527,8 +514,8 @@ func isStale(d store.Delivery, sent time.Time) bool {
 // an upper bound on the time of death is bounded to the deaths before it
 // started: deliveries that die while it runs (its own, dying again,
 // included) are not its to replay.
-func (w *Worker) Start(ctx context.Context, j *store.ReplayJob) error {
-	if j.Kind == KindFilter && j.Filter.Until.IsZero() {
+func (w *Worker) Start(ctx context.Context, j *domain.ReplayJob) error {
+	if j.Kind == domain.KindFilter && j.Filter.Until.IsZero() {
 		j.Filter.Until = w.now().UTC()
 	}
 	err := w.Store.CreateJob(ctx, j, w.maxOpenJobs())
@@ -550,7 +537,7 @@ func (w *Worker) Start(ctx context.Context, j *store.ReplayJob) error {
 }
 
 // release gives back the place a completed tenant's job held.
-func (w *Worker) release(ctx context.Context, j *store.ReplayJob) error {
+func (w *Worker) release(ctx context.Context, j *domain.ReplayJob) error {
 	if j.TenantID == "" {
 		return nil
 	}
@@ -571,7 +558,7 @@ func (w *Worker) releaseFinished(ctx context.Context, tenantID string) (bool, er
 		case errors.Is(err, store.ErrNotFound):
 		case err != nil:
 			return false, err
-		case j.Status != StatusCompleted:
+		case j.Status != domain.StatusCompleted:
 			continue
 		}
 		if err := w.Store.ReleaseJob(ctx, tenantID, id); err != nil {
@@ -613,7 +600,7 @@ func (w *Worker) Recover(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, j := range idle {
-		if j.Status == StatusCompleted || j.CompletedAt != nil {
+		if j.Status == domain.StatusCompleted || j.CompletedAt != nil {
 			continue // the index lags a completion
 		}
 		err := w.Store.SaveJob(ctx, &j)

@@ -18,7 +18,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/store"
@@ -50,7 +51,7 @@ func newEnv(t *testing.T) *env {
 		Rate: 10, Now: clk.Now, Log: slog.New(slog.DiscardHandler),
 	}
 	e := &env{clk: clk, st: st, q: q, w: w, t0: clk.Now()}
-	for _, ep := range []store.Endpoint{
+	for _, ep := range []domain.Endpoint{
 		{TenantID: tenantA, EndpointID: "ep_1"},
 		{TenantID: tenantA, EndpointID: "ep_2"},
 		{TenantID: tenantA, EndpointID: "ep_off", Disabled: true, DisabledReason: "consecutive_failures"},
@@ -63,15 +64,15 @@ func newEnv(t *testing.T) *env {
 
 // body is the delivery message of a delivery, as the delivery queue carries it.
 func body(id, tenant, endpoint, typ string) string {
-	b, _ := json.Marshal(delivery.Message{DeliveryID: id, TenantID: tenant, EndpointID: endpoint, EventID: "evt_" + id,
+	b, _ := json.Marshal(message.Message{DeliveryID: id, TenantID: tenant, EndpointID: endpoint, EventID: "evt_" + id,
 		EventType: typ, OccurredAt: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC), Payload: json.RawMessage(`{"order":"` + id + `"}`)})
 	return string(b)
 }
 
 // dead stores a dead delivery, with its message, that died at.
-func (e *env) dead(id, tenant, endpoint, typ string, at time.Time) store.Delivery {
-	d := store.Delivery{DeliveryID: id, TenantID: tenant, EndpointID: endpoint, EventID: "evt_" + id, EventType: typ,
-		State: delivery.StateDead, CreatedAt: at.Add(-time.Hour), DeadAt: timePtr(at), DeadReason: "attempts_exhausted",
+func (e *env) dead(id, tenant, endpoint, typ string, at time.Time) domain.Delivery {
+	d := domain.Delivery{DeliveryID: id, TenantID: tenant, EndpointID: endpoint, EventID: "evt_" + id, EventType: typ,
+		State: domain.StateDead, CreatedAt: at.Add(-time.Hour), DeadAt: timePtr(at), DeadReason: "attempts_exhausted",
 		Attempts: 8, LastStatus: 503, Message: body(id, tenant, endpoint, typ)}
 	e.st.put(d)
 	return d
@@ -89,9 +90,9 @@ func (e *env) deadN(prefix string, n int) []string {
 }
 
 // start records a job through Worker.Start and returns its id.
-func (e *env) start(t *testing.T, j store.ReplayJob) string {
+func (e *env) start(t *testing.T, j domain.ReplayJob) string {
 	t.Helper()
-	j.Status = replay.StatusQueued
+	j.Status = domain.StatusQueued
 	require.NoError(t, e.w.Start(context.Background(), &j))
 	require.Equal(t, 1, j.Version)
 	return j.JobID
@@ -102,7 +103,7 @@ func (e *env) run(t *testing.T, w *replay.Worker, id string) int {
 	t.Helper()
 	for n := 1; n <= 100; n++ {
 		require.NoError(t, w.Step(context.Background(), id))
-		if e.st.job(id).Status == replay.StatusCompleted {
+		if e.st.job(id).Status == domain.StatusCompleted {
 			return n
 		}
 	}
@@ -133,7 +134,7 @@ func (e *env) requireNoLoss(t *testing.T, ids []string) {
 		d, indexed := e.st.get(id)
 		require.Empty(t, d.ReplayJob, "delivery %s is left claimed", id)
 		if sent[id] == 0 {
-			require.Equal(t, delivery.StateDead, d.State, "delivery %s was neither sent nor left dead", id)
+			require.Equal(t, domain.StateDead, d.State, "delivery %s was neither sent nor left dead", id)
 			require.True(t, indexed, "dead delivery %s is not in the dead-letter index", id)
 		}
 	}
@@ -158,10 +159,10 @@ func TestReplayByIDs(t *testing.T) {
 		{"another tenant's", "dl_b1", func(id string) { e.dead(id, tenantB, "ep_1", "order.created", at) }, "not_found"},
 		{"missing", "dl_missing", func(string) {}, "not_found"},
 		{"pending", "dl_p1", func(id string) {
-			e.st.put(store.Delivery{DeliveryID: id, TenantID: tenantA, EndpointID: "ep_1", EventType: "order.created", State: delivery.StatePending, Message: "{}"})
+			e.st.put(domain.Delivery{DeliveryID: id, TenantID: tenantA, EndpointID: "ep_1", EventType: "order.created", State: domain.StatePending, Message: "{}"})
 		}, "not_dead"},
 		{"delivered", "dl_p2", func(id string) {
-			e.st.put(store.Delivery{DeliveryID: id, TenantID: tenantA, EndpointID: "ep_1", EventType: "order.created", State: delivery.StateDelivered, DeliveredAt: timePtr(at)})
+			e.st.put(domain.Delivery{DeliveryID: id, TenantID: tenantA, EndpointID: "ep_1", EventType: "order.created", State: domain.StateDelivered, DeliveredAt: timePtr(at)})
 		}, "not_dead"},
 		{"endpoint disabled", "dl_off", func(id string) { e.dead(id, tenantA, "ep_off", "order.created", at) }, "endpoint_disabled"},
 		{"endpoint deleted", "dl_gone", func(id string) { e.dead(id, tenantA, "ep_gone", "order.created", at) }, "endpoint_disabled"},
@@ -182,14 +183,14 @@ func TestReplayByIDs(t *testing.T) {
 		}, ""},
 	}
 	var ids []string
-	before := map[string]store.Delivery{}
+	before := map[string]domain.Delivery{}
 	for _, r := range rows {
 		r.setup(r.id)
 		ids = append(ids, r.id)
 		before[r.id], _ = e.st.get(r.id)
 	}
 	e.clk.Advance(time.Second)
-	job := e.start(t, store.ReplayJob{JobID: "rj_ids", TenantID: tenantA, Kind: replay.KindIDs, IDs: ids})
+	job := e.start(t, domain.ReplayJob{JobID: "rj_ids", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
 	require.Equal(t, 1, e.run(t, e.w, job))
 
 	sent := e.q.replayed()
@@ -198,7 +199,7 @@ func TestReplayByIDs(t *testing.T) {
 			d, indexed := e.st.get(r.id)
 			if r.reason == "" {
 				require.Equal(t, 1, sent[r.id])
-				require.Equal(t, delivery.StatePending, d.State)
+				require.Equal(t, domain.StatePending, d.State)
 				require.False(t, indexed, "a replayed delivery leaves the dead-letter index")
 				require.Equal(t, job, d.ReplayedBy)
 				require.Empty(t, d.ReplayJob, "the claim is released")
@@ -219,14 +220,14 @@ func TestReplayByIDs(t *testing.T) {
 		for i, id := range []string{"dl_a1", "dl_a2", "dl_a3"} {
 			require.True(t, sameButReplayed(t, msgs[i].Body, before[id].Message), "same message, so the same delivery id and idempotency key; its age counts from the replay")
 			require.True(t, msgs[i].Batch)
-			m, err := delivery.Decode(msgs[i].Body)
+			m, err := message.Decode(msgs[i].Body)
 			require.NoError(t, err)
 			require.Equal(t, id, m.DeliveryID)
 		}
 	})
 	t.Run("job counts and completion", func(t *testing.T) {
 		j := e.st.job(job)
-		require.Equal(t, replay.StatusCompleted, j.Status)
+		require.Equal(t, domain.StatusCompleted, j.Status)
 		require.Equal(t, e.clk.Now(), *j.CompletedAt)
 		require.Nil(t, j.Pending)
 		require.Equal(t, len(rows), j.Matched)
@@ -257,7 +258,7 @@ func TestReplayByIDsInSteps(t *testing.T) {
 	e := newEnv(t)
 	ids := e.deadN("dl_", 5)
 	e.w.StepSends, e.w.Rate = 2, 1
-	job := e.start(t, store.ReplayJob{JobID: "rj_steps", TenantID: tenantA, Kind: replay.KindIDs, IDs: ids})
+	job := e.start(t, domain.ReplayJob{JobID: "rj_steps", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
 	require.Equal(t, 3, e.run(t, e.w, job))
 	require.Equal(t, map[string]int{"dl_000": 1, "dl_001": 1, "dl_002": 1, "dl_003": 1, "dl_004": 1}, e.q.replayed())
 	require.Equal(t, []replay.Message{{JobID: job}, {JobID: job}, {JobID: job}, {Sweep: true}, {Sweep: true}}, e.jobMessages(t))
@@ -278,54 +279,54 @@ func TestReplayByFilter(t *testing.T) {
 		e.dead("f3", tenantA, "ep_2", "order.created", t0.Add(-30*time.Minute))
 		e.dead("f4", tenantA, "ep_1", "order.created", t0.Add(-20*time.Minute))
 		e.dead("f5", tenantA, "ep_1", "order.created", t0.Add(-10*time.Minute))
-		e.st.put(store.Delivery{DeliveryID: "p1", TenantID: tenantA, EndpointID: "ep_1", EventType: "order.created", State: delivery.StatePending, Message: "{}"})
+		e.st.put(domain.Delivery{DeliveryID: "p1", TenantID: tenantA, EndpointID: "ep_1", EventType: "order.created", State: domain.StatePending, Message: "{}"})
 		e.dead("o1", tenantB, "ep_1", "order.created", t0.Add(-45*time.Minute))
 	}
 	cases := []struct {
 		name   string
-		filter store.DeadFilter
+		filter domain.DeadFilter
 		want   []string // in the order sent: oldest death first
 	}{
-		{"everything of the tenant", store.DeadFilter{}, []string{"f1", "f2", "f3", "f4", "f5"}},
-		{"endpoint", store.DeadFilter{EndpointID: "ep_1"}, []string{"f1", "f2", "f4", "f5"}},
-		{"event type", store.DeadFilter{EventType: "order.created"}, []string{"f1", "f3", "f4", "f5"}},
-		{"endpoint and type", store.DeadFilter{EndpointID: "ep_1", EventType: "order.created"}, []string{"f1", "f4", "f5"}},
-		{"time range", store.DeadFilter{Since: t0.Add(-35 * time.Minute), Until: t0.Add(-15 * time.Minute)}, []string{"f3", "f4"}},
-		{"until is inclusive", store.DeadFilter{Until: t0.Add(-30 * time.Minute)}, []string{"f1", "f2", "f3"}},
-		{"nothing matches", store.DeadFilter{EventType: "refund.issued"}, nil},
+		{"everything of the tenant", domain.DeadFilter{}, []string{"f1", "f2", "f3", "f4", "f5"}},
+		{"endpoint", domain.DeadFilter{EndpointID: "ep_1"}, []string{"f1", "f2", "f4", "f5"}},
+		{"event type", domain.DeadFilter{EventType: "order.created"}, []string{"f1", "f3", "f4", "f5"}},
+		{"endpoint and type", domain.DeadFilter{EndpointID: "ep_1", EventType: "order.created"}, []string{"f1", "f4", "f5"}},
+		{"time range", domain.DeadFilter{Since: t0.Add(-35 * time.Minute), Until: t0.Add(-15 * time.Minute)}, []string{"f3", "f4"}},
+		{"until is inclusive", domain.DeadFilter{Until: t0.Add(-30 * time.Minute)}, []string{"f1", "f2", "f3"}},
+		{"nothing matches", domain.DeadFilter{EventType: "refund.issued"}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
 			fixture(e)
-			job := e.start(t, store.ReplayJob{JobID: "rj_f", TenantID: tenantA, Kind: replay.KindFilter, Filter: c.filter})
+			job := e.start(t, domain.ReplayJob{JobID: "rj_f", TenantID: tenantA, Kind: domain.KindFilter, Filter: c.filter})
 			e.run(t, e.w, job)
 			var got []string
 			for _, m := range e.q.sentTo(deliveryURL) {
-				d, err := delivery.Decode(m.Body)
+				d, err := message.Decode(m.Body)
 				require.NoError(t, err)
 				got = append(got, d.DeliveryID)
 			}
 			require.Equal(t, c.want, got)
 			j := e.st.job(job)
-			require.Equal(t, replay.StatusCompleted, j.Status)
+			require.Equal(t, domain.StatusCompleted, j.Status)
 			require.Equal(t, len(c.want), j.Matched)
 			require.Equal(t, len(c.want), j.Replayed)
 			require.Empty(t, j.Skipped)
 			for _, id := range []string{"f1", "f2", "f3", "f4", "f5"} {
 				d, indexed := e.st.get(id)
 				if slices.Contains(c.want, id) {
-					require.Equal(t, delivery.StatePending, d.State)
+					require.Equal(t, domain.StatePending, d.State)
 					require.Equal(t, job, d.ReplayedBy)
 				} else {
-					require.Equal(t, delivery.StateDead, d.State)
+					require.Equal(t, domain.StateDead, d.State)
 					require.True(t, indexed)
 				}
 			}
 			p1, _ := e.st.get("p1")
-			require.Equal(t, delivery.StatePending, p1.State)
+			require.Equal(t, domain.StatePending, p1.State)
 			o1, _ := e.st.get("o1")
-			require.Equal(t, delivery.StateDead, o1.State, "another tenant's dead delivery is untouched")
+			require.Equal(t, domain.StateDead, o1.State, "another tenant's dead delivery is untouched")
 			require.Nil(t, o1.ReplayedAt)
 		})
 	}
@@ -346,13 +347,13 @@ func TestReplayByFilterPaging(t *testing.T) {
 		e.dead(id, tenantA, ep, "order.created", e.t0.Add(-time.Hour+time.Duration(i)*time.Minute))
 	}
 	require.Len(t, want, 8)
-	job := e.start(t, store.ReplayJob{JobID: "rj_page", TenantID: tenantA, Kind: replay.KindFilter, Filter: store.DeadFilter{EndpointID: "ep_1"}})
+	job := e.start(t, domain.ReplayJob{JobID: "rj_page", TenantID: tenantA, Kind: domain.KindFilter, Filter: domain.DeadFilter{EndpointID: "ep_1"}})
 
 	cursors := map[string]bool{}
 	for step, wantSent := range []int{3, 6} {
 		require.NoError(t, e.w.Step(context.Background(), job))
 		j := e.st.job(job)
-		require.Equal(t, replay.StatusRunning, j.Status)
+		require.Equal(t, domain.StatusRunning, j.Status)
 		require.Nil(t, j.Pending, "nothing pending between steps")
 		require.NotEmpty(t, j.Cursor)
 		require.False(t, cursors[j.Cursor], "the cursor advances")
@@ -368,13 +369,13 @@ func TestReplayByFilterPaging(t *testing.T) {
 	}
 	require.NoError(t, e.w.Step(context.Background(), job))
 	j := e.st.job(job)
-	require.Equal(t, replay.StatusCompleted, j.Status, "the last page completes the job")
+	require.Equal(t, domain.StatusCompleted, j.Status, "the last page completes the job")
 	require.Equal(t, 3, j.Steps)
 	require.Equal(t, 8, j.Matched)
 	require.Equal(t, 8, j.Replayed)
 	var got []string
 	for _, m := range e.q.sentTo(deliveryURL) {
-		d, _ := delivery.Decode(m.Body)
+		d, _ := message.Decode(m.Body)
 		got = append(got, d.DeliveryID)
 	}
 	require.Equal(t, want, got, "each once, oldest death first")
@@ -388,7 +389,7 @@ func TestReplayByFilterPaging(t *testing.T) {
 				e := newEnv(t)
 				e.w.StepSends = c.perStep
 				ids := e.deadN("dl_", c.matching)
-				job := e.start(t, store.ReplayJob{JobID: "rj_n", TenantID: tenantA, Kind: replay.KindFilter})
+				job := e.start(t, domain.ReplayJob{JobID: "rj_n", TenantID: tenantA, Kind: domain.KindFilter})
 				require.Equal(t, c.calls, e.run(t, e.w, job))
 				sent := e.q.replayed()
 				require.Len(t, sent, c.matching)
@@ -416,7 +417,7 @@ func TestReplayPacing(t *testing.T) {
 			e := newEnv(t)
 			e.w.Rate, e.w.StepSends, e.w.Rand = 5, 20, c.rand
 			ids := e.deadN("dl_", 25)
-			job := e.start(t, store.ReplayJob{JobID: "rj_pace", TenantID: tenantA, Kind: replay.KindIDs, IDs: ids})
+			job := e.start(t, domain.ReplayJob{JobID: "rj_pace", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
 			require.NoError(t, e.w.Step(context.Background(), job))
 			sends := e.q.sentTo(deliveryURL)
 			require.Len(t, sends, 20)
@@ -447,7 +448,7 @@ func TestReplayPacing(t *testing.T) {
 				due = append(due, m.At.Add(time.Duration(m.Delay)*time.Second))
 			}
 			require.True(t, slices.IsSortedFunc(due, func(a, b time.Time) int { return a.Compare(b) }), "the second step's sends come due after the first's")
-			require.Equal(t, replay.StatusCompleted, e.st.job(job).Status)
+			require.Equal(t, domain.StatusCompleted, e.st.job(job).Status)
 		})
 	}
 }
@@ -464,7 +465,7 @@ func requireOnce(t *testing.T, e *env, ids []string, jobs ...string) {
 	replayed := 0
 	for _, job := range jobs {
 		j := e.st.job(job)
-		require.Equal(t, replay.StatusCompleted, j.Status)
+		require.Equal(t, domain.StatusCompleted, j.Status)
 		require.Equal(t, j.Matched, j.Replayed+j.Skipped["not_dead"]+j.Skipped["replay_in_progress"], "job %s: %+v", job, j.Skipped)
 		replayed += j.Replayed
 	}
@@ -479,8 +480,8 @@ func TestReplayConcurrentJobs(t *testing.T) {
 		ids := e.deadN("dl_", 12)
 		reversed := slices.Clone(ids)
 		slices.Reverse(reversed)
-		a := e.start(t, store.ReplayJob{JobID: "rj_a", TenantID: tenantA, Kind: replay.KindIDs, IDs: ids})
-		b := e.start(t, store.ReplayJob{JobID: "rj_b", TenantID: tenantA, Kind: replay.KindIDs, IDs: reversed})
+		a := e.start(t, domain.ReplayJob{JobID: "rj_a", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
+		b := e.start(t, domain.ReplayJob{JobID: "rj_b", TenantID: tenantA, Kind: domain.KindIDs, IDs: reversed})
 		for range 10 {
 			for _, job := range []string{a, b} {
 				require.NoError(t, e.w.Step(context.Background(), job))
@@ -493,8 +494,8 @@ func TestReplayConcurrentJobs(t *testing.T) {
 		e := newEnv(t)
 		e.w.StepSends = 5
 		ids := e.deadN("dl_", 12)
-		a := e.start(t, store.ReplayJob{JobID: "rj_a", TenantID: tenantA, Kind: replay.KindIDs, IDs: ids})
-		b := e.start(t, store.ReplayJob{JobID: "rj_b", TenantID: tenantA, Kind: replay.KindFilter})
+		a := e.start(t, domain.ReplayJob{JobID: "rj_a", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
+		b := e.start(t, domain.ReplayJob{JobID: "rj_b", TenantID: tenantA, Kind: domain.KindFilter})
 		var once sync.Once
 		claims := 0
 		e.st.beforeClaim = func(_, job string) {
@@ -523,7 +524,7 @@ func TestReplayConcurrentJobs(t *testing.T) {
 				if k%2 == 1 {
 					slices.Reverse(order)
 				}
-				jobs = append(jobs, e.start(t, store.ReplayJob{JobID: fmt.Sprintf("rj_%d_%d", round, k), TenantID: tenantA, Kind: replay.KindIDs, IDs: order}))
+				jobs = append(jobs, e.start(t, domain.ReplayJob{JobID: fmt.Sprintf("rj_%d_%d", round, k), TenantID: tenantA, Kind: domain.KindIDs, IDs: order}))
 			}
 			var wg sync.WaitGroup
 			errs := make(chan error, len(jobs))
@@ -534,7 +535,7 @@ func TestReplayConcurrentJobs(t *testing.T) {
 							errs <- err
 							return
 						}
-						if e.st.job(job).Status == replay.StatusCompleted {
+						if e.st.job(job).Status == domain.StatusCompleted {
 							return
 						}
 					}
@@ -554,7 +555,7 @@ func TestReplayConcurrentJobs(t *testing.T) {
 func TestReplayCrashAndResume(t *testing.T) {
 	cases := []struct {
 		name        string
-		kind        string
+		kind        domain.JobKind
 		storeFaults []fault
 		queueFaults []fault
 		failEntry   func(call int, body string) bool
@@ -565,20 +566,20 @@ func TestReplayCrashAndResume(t *testing.T) {
 		{name: "stop after the checkpoint, before any claim", storeFaults: []fault{{method: "ClaimForReplay", call: 1}}, exactlyOnce: true},
 		{name: "claim fails midway", storeFaults: []fault{{method: "ClaimForReplay", call: 12}}, exactlyOnce: true},
 		{name: "the batch read fails", storeFaults: []fault{{method: "Load", call: 1}}, exactlyOnce: true},
-		{name: "filter: the batch read fails", kind: replay.KindFilter, storeFaults: []fault{{method: "Load", call: 1}}, exactlyOnce: true},
+		{name: "filter: the batch read fails", kind: domain.KindFilter, storeFaults: []fault{{method: "Load", call: 1}}, exactlyOnce: true},
 		{name: "claimed, the claim's response lost", storeFaults: []fault{{method: "ClaimForReplay", call: 5, after: true}}, exactlyOnce: true},
 		{name: "second send batch fails", queueFaults: []fault{{method: "SendMessageBatch", call: 2}}, exactlyOnce: true},
 		{name: "first send batch sent, its response lost", queueFaults: []fault{{method: "SendMessageBatch", call: 1, after: true}}},
 		{name: "a batch entry fails", failEntry: func(call int, b string) bool {
-			m, err := delivery.Decode(b)
+			m, err := message.Decode(b)
 			return call == 1 && err == nil && m.DeliveryID == "dl_004"
 		}},
 		{name: "release fails", storeFaults: []fault{{method: "ReleaseReplay", call: 3}}},
 		{name: "release lost", storeFaults: []fault{{method: "ReleaseReplay", call: 3, after: true}}},
 		{name: "completion save fails", storeFaults: []fault{{method: "SaveJob", call: 2}}, exactlyOnce: true},
-		{name: "filter: second send batch fails", kind: replay.KindFilter, queueFaults: []fault{{method: "SendMessageBatch", call: 2}}, exactlyOnce: true},
-		{name: "filter: release fails", kind: replay.KindFilter, storeFaults: []fault{{method: "ReleaseReplay", call: 12}}},
-		{name: "filter: completion save fails", kind: replay.KindFilter, storeFaults: []fault{{method: "SaveJob", call: 2}}, exactlyOnce: true},
+		{name: "filter: second send batch fails", kind: domain.KindFilter, queueFaults: []fault{{method: "SendMessageBatch", call: 2}}, exactlyOnce: true},
+		{name: "filter: release fails", kind: domain.KindFilter, storeFaults: []fault{{method: "ReleaseReplay", call: 12}}},
+		{name: "filter: completion save fails", kind: domain.KindFilter, storeFaults: []fault{{method: "SaveJob", call: 2}}, exactlyOnce: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -586,9 +587,9 @@ func TestReplayCrashAndResume(t *testing.T) {
 			ids := e.deadN("dl_", 15)
 			e.dead("dl_off", tenantA, "ep_off", "order.created", e.t0.Add(-time.Minute))
 			all := append(slices.Clone(ids), "dl_off")
-			j := store.ReplayJob{JobID: "rj_crash", TenantID: tenantA, Kind: replay.KindIDs, IDs: all}
-			if c.kind == replay.KindFilter {
-				j = store.ReplayJob{JobID: "rj_crash", TenantID: tenantA, Kind: replay.KindFilter}
+			j := domain.ReplayJob{JobID: "rj_crash", TenantID: tenantA, Kind: domain.KindIDs, IDs: all}
+			if c.kind == domain.KindFilter {
+				j = domain.ReplayJob{JobID: "rj_crash", TenantID: tenantA, Kind: domain.KindFilter}
 			}
 			job := e.start(t, j)
 			e.st.fail(c.storeFaults...)
@@ -596,12 +597,12 @@ func TestReplayCrashAndResume(t *testing.T) {
 			e.q.failEntry = c.failEntry
 
 			require.Error(t, e.w.Step(context.Background(), job), "the step stops")
-			require.NotEqual(t, replay.StatusCompleted, e.st.job(job).Status)
+			require.NotEqual(t, domain.StatusCompleted, e.st.job(job).Status)
 			e.clk.Advance(30 * time.Minute) // SQS redelivers the job message
 			require.NoError(t, e.w.Step(context.Background(), job), "the redelivered step resumes")
 
 			got := e.st.job(job)
-			require.Equal(t, replay.StatusCompleted, got.Status, "the resumed step finishes the job")
+			require.Equal(t, domain.StatusCompleted, got.Status, "the resumed step finishes the job")
 			require.Nil(t, got.Pending)
 			require.Equal(t, 16, got.Matched, "each delivery counted once")
 			require.Equal(t, 15, got.Replayed)
@@ -615,7 +616,7 @@ func TestReplayCrashAndResume(t *testing.T) {
 					require.Equal(t, 1, sent[id], "delivery %s", id)
 				}
 				d, _ := e.st.get(id)
-				require.Equal(t, delivery.StatePending, d.State)
+				require.Equal(t, domain.StatePending, d.State)
 				require.Equal(t, job, d.ReplayedBy)
 			}
 			require.Zero(t, sent["dl_off"])
@@ -628,7 +629,7 @@ func TestReplayCrashAndResume(t *testing.T) {
 		// What the resume has to fix: the state a stop leaves.
 		e := newEnv(t)
 		ids := e.deadN("dl_", 3)
-		job := e.start(t, store.ReplayJob{JobID: "rj_stop", TenantID: tenantA, Kind: replay.KindIDs, IDs: ids})
+		job := e.start(t, domain.ReplayJob{JobID: "rj_stop", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
 		e.q.fail(fault{method: "SendMessageBatch", call: 1})
 		require.Error(t, e.w.Step(context.Background(), job))
 		require.Empty(t, e.q.replayed())
@@ -677,14 +678,14 @@ func TestRedrive(t *testing.T) {
 		e.st.put(d)
 	})
 	add("delivered since", "s1", false, false, "stale_copy", func() {
-		e.st.put(store.Delivery{DeliveryID: "s1", TenantID: tenantA, EndpointID: "ep_1", State: delivery.StateDelivered, DeliveredAt: timePtr(old.Add(time.Minute))})
+		e.st.put(domain.Delivery{DeliveryID: "s1", TenantID: tenantA, EndpointID: "ep_1", State: domain.StateDelivered, DeliveredAt: timePtr(old.Add(time.Minute))})
 	})
 	add("replayed since", "s2", false, false, "stale_copy", func() {
-		e.st.put(store.Delivery{DeliveryID: "s2", TenantID: tenantA, EndpointID: "ep_1", State: delivery.StatePending,
+		e.st.put(domain.Delivery{DeliveryID: "s2", TenantID: tenantA, EndpointID: "ep_1", State: domain.StatePending,
 			ReplayedAt: timePtr(old.Add(time.Minute)), ReplayedBy: "rj_old"})
 	})
 	add("pending, its death not recorded", "p1", true, false, "", func() {
-		e.st.put(store.Delivery{DeliveryID: "p1", TenantID: tenantA, EndpointID: "ep_1", State: delivery.StatePending})
+		e.st.put(domain.Delivery{DeliveryID: "p1", TenantID: tenantA, EndpointID: "ep_1", State: domain.StatePending})
 	})
 	add("no record", "u1", true, false, "", nil)
 	add("dead, claimed by a running replay", "c1", false, false, "replay_in_progress", func() {
@@ -694,7 +695,7 @@ func TestRedrive(t *testing.T) {
 	})
 	add("malformed", "", false, true, "malformed_message", nil)
 
-	job := e.start(t, store.ReplayJob{JobID: "rj_redrive", Kind: replay.KindRedrive})
+	job := e.start(t, domain.ReplayJob{JobID: "rj_redrive", Kind: domain.KindRedrive})
 	e.clk.Advance(time.Second)
 	e.dead("l1", tenantA, "ep_1", "order.created", e.clk.Now())
 	later := e.q.addDLQ(body("l1", tenantA, "ep_1", "order.created"), e.clk.Now())
@@ -719,7 +720,7 @@ func TestRedrive(t *testing.T) {
 				require.False(t, indexed)
 				require.Empty(t, d.ReplayJob, "no claim left")
 				if r.id == "r1" || r.id == "r2" {
-					require.Equal(t, delivery.StatePending, d.State)
+					require.Equal(t, domain.StatePending, d.State)
 					require.Equal(t, job, d.ReplayedBy, "claimed and released")
 					require.Equal(t, e.clk.Now(), *d.ReplayedAt)
 				}
@@ -741,12 +742,12 @@ func TestRedrive(t *testing.T) {
 		require.Contains(t, e.q.visibility, visChange{MessageID: later, Timeout: 0})
 		require.Zero(t, sent["l1"])
 		d, indexed := e.st.get("l1")
-		require.Equal(t, delivery.StateDead, d.State)
+		require.Equal(t, domain.StateDead, d.State)
 		require.True(t, indexed)
 	})
 	t.Run("job", func(t *testing.T) {
 		j := e.st.job(job)
-		require.Equal(t, replay.StatusCompleted, j.Status)
+		require.Equal(t, domain.StatusCompleted, j.Status)
 		require.Equal(t, len(rows), j.Matched)
 		require.Equal(t, 4, j.Replayed)
 		require.Equal(t, 1, j.Failed)
@@ -770,13 +771,13 @@ func TestRedriveInSteps(t *testing.T) {
 		e.q.addDLQ(body(id, tenantA, "ep_1", "order.created"), old)
 		ids = append(ids, id)
 	}
-	job := e.start(t, store.ReplayJob{JobID: "rj_redrive", Kind: replay.KindRedrive})
+	job := e.start(t, domain.ReplayJob{JobID: "rj_redrive", Kind: domain.KindRedrive})
 	e.clk.Advance(time.Second)
 	e.dead("late", tenantA, "ep_1", "order.created", e.clk.Now())
 	late := e.q.addDLQ(body("late", tenantA, "ep_1", "order.created"), e.clk.Now())
 
 	steps := 0
-	for e.st.job(job).Status != replay.StatusCompleted {
+	for e.st.job(job).Status != domain.StatusCompleted {
 		require.NoError(t, e.w.Step(context.Background(), job))
 		steps++
 		require.LessOrEqual(t, steps, 10)
@@ -807,8 +808,8 @@ func TestRedriveAndTenantReplay(t *testing.T) {
 			for _, id := range ids {
 				e.q.addDLQ(body(id, tenantA, "ep_1", "order.created"), e.t0.Add(-time.Hour))
 			}
-			tenant := e.start(t, store.ReplayJob{JobID: "rj_t", TenantID: tenantA, Kind: replay.KindFilter})
-			redrive := e.start(t, store.ReplayJob{JobID: "rj_r", Kind: replay.KindRedrive})
+			tenant := e.start(t, domain.ReplayJob{JobID: "rj_t", TenantID: tenantA, Kind: domain.KindFilter})
+			redrive := e.start(t, domain.ReplayJob{JobID: "rj_r", Kind: domain.KindRedrive})
 			e.clk.Advance(time.Second)
 			jobs := []string{tenant, redrive}
 			if first == "redrive" {
@@ -854,7 +855,7 @@ func TestRedriveCrashAndResume(t *testing.T) {
 				e.q.addDLQ(body(id, tenantA, "ep_1", "order.created"), old)
 				ids = append(ids, id)
 			}
-			job := e.start(t, store.ReplayJob{JobID: "rj_redrive", Kind: replay.KindRedrive})
+			job := e.start(t, domain.ReplayJob{JobID: "rj_redrive", Kind: domain.KindRedrive})
 			e.clk.Advance(time.Second)
 			e.st.fail(c.storeFaults...)
 			e.q.fail(c.queueFaults...)
@@ -875,12 +876,12 @@ func TestRedriveCrashAndResume(t *testing.T) {
 					require.Equal(t, 1, sent[id], "delivery %s", id)
 				}
 				d, _ := e.st.get(id)
-				require.Equal(t, delivery.StatePending, d.State)
+				require.Equal(t, domain.StatePending, d.State)
 				require.Empty(t, d.ReplayJob, "delivery %s is left claimed", id)
 				require.Equal(t, job, d.ReplayedBy)
 			}
 			require.Empty(t, e.q.dlq)
-			require.Equal(t, replay.StatusCompleted, e.st.job(job).Status)
+			require.Equal(t, domain.StatusCompleted, e.st.job(job).Status)
 		})
 	}
 }
@@ -895,10 +896,10 @@ func TestSweep(t *testing.T) {
 		stale bool
 	}{
 		{"delivered", "s1", func(id string) {
-			e.st.put(store.Delivery{DeliveryID: id, TenantID: tenantA, State: delivery.StateDelivered, DeliveredAt: timePtr(sentAt.Add(time.Minute))})
+			e.st.put(domain.Delivery{DeliveryID: id, TenantID: tenantA, State: domain.StateDelivered, DeliveredAt: timePtr(sentAt.Add(time.Minute))})
 		}, true},
 		{"replayed after the message was sent", "s2", func(id string) {
-			e.st.put(store.Delivery{DeliveryID: id, TenantID: tenantA, State: delivery.StatePending, ReplayedAt: timePtr(sentAt.Add(time.Minute)), ReplayedBy: "rj_1"})
+			e.st.put(domain.Delivery{DeliveryID: id, TenantID: tenantA, State: domain.StatePending, ReplayedAt: timePtr(sentAt.Add(time.Minute)), ReplayedBy: "rj_1"})
 		}, true},
 		{"replayed, died again, still dead", "s3", func(id string) {
 			d := e.dead(id, tenantA, "ep_1", "order.created", sentAt.Add(2*time.Minute))
@@ -912,7 +913,7 @@ func TestSweep(t *testing.T) {
 		}, false},
 		{"dead, never replayed", "k2", func(id string) { e.dead(id, tenantA, "ep_1", "order.created", sentAt) }, false},
 		{"claimed, not yet sent", "k3", func(id string) {
-			e.st.put(store.Delivery{DeliveryID: id, TenantID: tenantA, State: delivery.StatePending, ReplayJob: "rj_2",
+			e.st.put(domain.Delivery{DeliveryID: id, TenantID: tenantA, State: domain.StatePending, ReplayJob: "rj_2",
 				ReplayClaimedAt: timePtr(sentAt.Add(time.Minute)), ReplayedAt: timePtr(sentAt.Add(time.Minute))})
 		}, false},
 		{"no record", "k4", func(string) {}, false},
@@ -967,24 +968,24 @@ func TestHandle(t *testing.T) {
 		{name: "job step runs", records: []events.SQSMessage{record("m1", `{"job_id":"rj_1"}`)}, failed: []string{},
 			setup: func(t *testing.T, e *env) {
 				e.dead("dl_1", tenantA, "ep_1", "order.created", e.t0.Add(-time.Hour))
-				require.NoError(t, e.w.Start(context.Background(), &store.ReplayJob{JobID: "rj_1", TenantID: tenantA, Kind: replay.KindIDs, IDs: []string{"dl_1"}}))
+				require.NoError(t, e.w.Start(context.Background(), &domain.ReplayJob{JobID: "rj_1", TenantID: tenantA, Kind: domain.KindIDs, IDs: []string{"dl_1"}}))
 			},
 			check: func(t *testing.T, e *env) {
 				require.Equal(t, map[string]int{"dl_1": 1}, e.q.replayed())
-				require.Equal(t, replay.StatusCompleted, e.st.job("rj_1").Status)
+				require.Equal(t, domain.StatusCompleted, e.st.job("rj_1").Status)
 			}},
 		{name: "failing step is a batch item failure", records: []events.SQSMessage{record("m1", `{"job_id":"rj_1"}`)}, failed: []string{"m1"},
 			setup: func(t *testing.T, e *env) {
-				require.NoError(t, e.w.Start(context.Background(), &store.ReplayJob{JobID: "rj_1", TenantID: tenantA, Kind: replay.KindIDs, IDs: []string{"dl_1"}}))
+				require.NoError(t, e.w.Start(context.Background(), &domain.ReplayJob{JobID: "rj_1", TenantID: tenantA, Kind: domain.KindIDs, IDs: []string{"dl_1"}}))
 				e.st.fail(fault{method: "Job", call: 1})
 			}},
 		{name: "unknown job kind is a failure", records: []events.SQSMessage{record("m1", `{"job_id":"rj_1"}`)}, failed: []string{"m1"},
 			setup: func(t *testing.T, e *env) {
-				require.NoError(t, e.w.Start(context.Background(), &store.ReplayJob{JobID: "rj_1", TenantID: tenantA, Kind: "everything"}))
+				require.NoError(t, e.w.Start(context.Background(), &domain.ReplayJob{JobID: "rj_1", TenantID: tenantA, Kind: "everything"}))
 			}},
 		{name: "sweep runs", records: []events.SQSMessage{record("m1", `{"sweep":true}`)}, failed: []string{},
 			setup: func(t *testing.T, e *env) {
-				e.st.put(store.Delivery{DeliveryID: "dl_1", TenantID: tenantA, State: delivery.StateDelivered})
+				e.st.put(domain.Delivery{DeliveryID: "dl_1", TenantID: tenantA, State: domain.StateDelivered})
 				e.q.addDLQ(body("dl_1", tenantA, "ep_1", "order.created"), e.t0.Add(-time.Hour))
 			},
 			check: func(t *testing.T, e *env) { require.Empty(t, e.q.dlq) }},
@@ -993,10 +994,10 @@ func TestHandle(t *testing.T) {
 		{name: "only the failing records of a batch", failed: []string{"m3"},
 			records: []events.SQSMessage{record("m1", `{"job_id":"rj_1"}`), record("m2", "]["), record("m3", `{"job_id":"rj_2"}`), record("m4", `{"sweep":true}`)},
 			setup: func(t *testing.T, e *env) {
-				require.NoError(t, e.w.Start(context.Background(), &store.ReplayJob{JobID: "rj_1", TenantID: tenantA, Kind: replay.KindIDs, IDs: []string{"dl_x"}}))
-				require.NoError(t, e.w.Start(context.Background(), &store.ReplayJob{JobID: "rj_2", TenantID: tenantA, Kind: "bogus"}))
+				require.NoError(t, e.w.Start(context.Background(), &domain.ReplayJob{JobID: "rj_1", TenantID: tenantA, Kind: domain.KindIDs, IDs: []string{"dl_x"}}))
+				require.NoError(t, e.w.Start(context.Background(), &domain.ReplayJob{JobID: "rj_2", TenantID: tenantA, Kind: "bogus"}))
 			},
-			check: func(t *testing.T, e *env) { require.Equal(t, replay.StatusCompleted, e.st.job("rj_1").Status) }},
+			check: func(t *testing.T, e *env) { require.Equal(t, domain.StatusCompleted, e.st.job("rj_1").Status) }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -1023,7 +1024,7 @@ func TestHandleRedeliveryResumes(t *testing.T) {
 	// The job message comes back after a failed step, as SQS redelivers it.
 	e := newEnv(t)
 	ids := e.deadN("dl_", 12)
-	job := e.start(t, store.ReplayJob{JobID: "rj_h", TenantID: tenantA, Kind: replay.KindIDs, IDs: ids})
+	job := e.start(t, domain.ReplayJob{JobID: "rj_h", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
 	e.q.fail(fault{method: "SendMessageBatch", call: 2})
 	msg := events.SQSMessage{MessageId: "m1", Body: e.q.sentTo(jobsURL)[0].Body}
 	resp, err := e.w.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{msg}})
@@ -1070,16 +1071,16 @@ func TestPublishDepthsEmitsGauges(t *testing.T) {
 func TestSweepRecordsAMissedDeath(t *testing.T) {
 	e := newEnv(t)
 	sentAt := e.t0.Add(-time.Hour)
-	e.st.put(store.Delivery{DeliveryID: "m1", TenantID: tenantA, EndpointID: "ep_1", State: delivery.StatePending, Attempts: 3})
+	e.st.put(domain.Delivery{DeliveryID: "m1", TenantID: tenantA, EndpointID: "ep_1", State: domain.StatePending, Attempts: 3})
 	e.q.addDLQ(body("m1", tenantA, "ep_1", "order.created"), sentAt)
 	deleted, kept, err := e.w.Sweep(context.Background())
 	require.NoError(t, err)
 	require.Zero(t, deleted)
 	require.Equal(t, 1, kept, "its only copy stays in the DLQ")
 	d, indexed := e.st.get("m1")
-	require.Equal(t, delivery.StateDead, d.State)
+	require.Equal(t, domain.StateDead, d.State)
 	require.True(t, indexed, "listed in the tenant's DLQ")
-	require.Equal(t, "attempts_exhausted", d.DeadReason)
+	require.Equal(t, "attempts_exhausted", string(d.DeadReason))
 	require.Equal(t, body("m1", tenantA, "ep_1", "order.created"), d.Message, "replayable")
 	require.Equal(t, "death_not_recorded", d.AttemptLog[len(d.AttemptLog)-1].Error)
 }
@@ -1097,7 +1098,7 @@ func TestSweepRecordsADeathWithNoRecord(t *testing.T) {
 	require.Equal(t, 1, kept, "its only copy stays in the DLQ")
 	d, indexed := e.st.get("m2")
 	require.True(t, indexed, "listed in the tenant's DLQ")
-	require.Equal(t, delivery.StateDead, d.State)
+	require.Equal(t, domain.StateDead, d.State)
 	require.Equal(t, tenantA, d.TenantID)
 	require.Equal(t, "ep_1", d.EndpointID)
 	require.Equal(t, body("m2", tenantA, "ep_1", "order.created"), d.Message, "replayable")
@@ -1107,9 +1108,9 @@ func TestSweepRecordsADeathWithNoRecord(t *testing.T) {
 // replayed (its age counted from the replay).
 func sameButReplayed(t *testing.T, sent, orig string) bool {
 	t.Helper()
-	a, err := delivery.Decode(sent)
+	a, err := message.Decode(sent)
 	require.NoError(t, err)
-	b, err := delivery.Decode(orig)
+	b, err := message.Decode(orig)
 	require.NoError(t, err)
 	if a.ReplayedAt == nil {
 		return false
@@ -1125,7 +1126,7 @@ func TestSlowPacingStaysWithinSQSDelayLimit(t *testing.T) {
 	e := newEnv(t)
 	ids := e.deadN("dl_", 13)          // one more than a step sends
 	e.w.StepSends, e.w.Rate = 12, 0.01 // one send every 100 s
-	job := e.start(t, store.ReplayJob{JobID: "rj_slow", TenantID: tenantA, Kind: replay.KindIDs, IDs: ids})
+	job := e.start(t, domain.ReplayJob{JobID: "rj_slow", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
 	require.NoError(t, e.w.Step(context.Background(), job))
 	sent := e.q.sentTo(deliveryURL)
 	require.Len(t, sent, 12)
@@ -1144,33 +1145,33 @@ func TestSweepActsOnARecordMadeWhileItLooked(t *testing.T) {
 	at := time.Date(2026, 12, 1, 11, 30, 0, 0, time.UTC)
 	cases := []struct {
 		name      string
-		meanwhile store.Delivery
+		meanwhile domain.Delivery
 		deleted   bool
-		check     func(t *testing.T, d store.Delivery, indexed bool)
+		check     func(t *testing.T, d domain.Delivery, indexed bool)
 	}{
 		{"delivered meanwhile: the message is a stale copy, deleted",
-			store.Delivery{DeliveryID: "m3", TenantID: tenantA, EndpointID: "ep_1", State: delivery.StateDelivered, Attempts: 1, DeliveredAt: &at,
-				AttemptLog: []store.Attempt{{Number: 1, At: at, Status: 200}}},
-			true, func(t *testing.T, d store.Delivery, indexed bool) {
-				require.Equal(t, delivery.StateDelivered, d.State)
+			domain.Delivery{DeliveryID: "m3", TenantID: tenantA, EndpointID: "ep_1", State: domain.StateDelivered, Attempts: 1, DeliveredAt: &at,
+				AttemptLog: []domain.Attempt{{Number: 1, At: at, Status: 200}}},
+			true, func(t *testing.T, d domain.Delivery, indexed bool) {
+				require.Equal(t, domain.StateDelivered, d.State)
 				require.Len(t, d.AttemptLog, 1, "nothing recorded over it")
 				require.False(t, indexed)
 			}},
 		{"pending meanwhile: its death recorded on it, its attempt kept",
-			store.Delivery{DeliveryID: "m3", TenantID: tenantA, EndpointID: "ep_1", State: delivery.StatePending, Attempts: 1,
-				AttemptLog: []store.Attempt{{Number: 1, At: at, Status: 503}}},
-			false, func(t *testing.T, d store.Delivery, indexed bool) {
-				require.Equal(t, delivery.StateDead, d.State)
+			domain.Delivery{DeliveryID: "m3", TenantID: tenantA, EndpointID: "ep_1", State: domain.StatePending, Attempts: 1,
+				AttemptLog: []domain.Attempt{{Number: 1, At: at, Status: 503}}},
+			false, func(t *testing.T, d domain.Delivery, indexed bool) {
+				require.Equal(t, domain.StateDead, d.State)
 				require.True(t, indexed)
 				require.Equal(t, 2, d.Attempts)
 				require.Equal(t, 503, d.AttemptLog[0].Status, "the attempt made meanwhile is kept")
 				require.Equal(t, "death_not_recorded", d.AttemptLog[1].Error)
 			}},
 		{"dead meanwhile: left as it is",
-			store.Delivery{DeliveryID: "m3", TenantID: tenantA, EndpointID: "ep_1", State: delivery.StateDead, Attempts: 2, DeadAt: &at,
-				DeadReason: "rejected_400", Message: "{}", AttemptLog: []store.Attempt{{Number: 2, At: at, Status: 400}}},
-			false, func(t *testing.T, d store.Delivery, indexed bool) {
-				require.Equal(t, "rejected_400", d.DeadReason)
+			domain.Delivery{DeliveryID: "m3", TenantID: tenantA, EndpointID: "ep_1", State: domain.StateDead, Attempts: 2, DeadAt: &at,
+				DeadReason: "rejected_400", Message: "{}", AttemptLog: []domain.Attempt{{Number: 2, At: at, Status: 400}}},
+			false, func(t *testing.T, d domain.Delivery, indexed bool) {
+				require.Equal(t, "rejected_400", string(d.DeadReason))
 				require.Equal(t, 2, d.Attempts, "not recorded dead a second time")
 				require.True(t, indexed)
 			}},

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hookline/hookline/internal/domain"
 )
 
 // MaxDelay is the longest an SQS message can be hidden (the maximum
@@ -100,17 +102,12 @@ type Decision struct {
 	// Delay is the visibility timeout to set when Retry is true: whole
 	// seconds in [0, LongestDelay()]. It is 0 when Retry is false.
 	Delay time.Duration
-	// Reason is empty when Retry is true, otherwise "attempts_exhausted"
-	// or "max_age_exceeded".
-	Reason string
+	// Reason is empty when Retry is true, otherwise
+	// domain.ReasonAttemptsExhausted or domain.ReasonMaxAgeExceeded.
+	Reason domain.DeadReason
 }
 
 const (
-	// ReasonAttemptsExhausted: the schedule's last attempt failed.
-	ReasonAttemptsExhausted = "attempts_exhausted"
-	// ReasonMaxAgeExceeded: the next attempt would start past the age cap.
-	ReasonMaxAgeExceeded = "max_age_exceeded"
-
 	// maxReceiveCount is the largest maxReceiveCount SQS accepts in a
 	// redrive policy.
 	maxReceiveCount = 1000
@@ -291,7 +288,7 @@ func (p Policy) Decide(attempt int, occurred, now time.Time, retryAfter time.Dur
 		attempt = 1
 	}
 	if attempt >= len(sched) {
-		return Decision{Reason: ReasonAttemptsExhausted}
+		return Decision{Reason: domain.ReasonAttemptsExhausted}
 	}
 
 	base := float64(max(sched[attempt], 0))
@@ -312,7 +309,7 @@ func (p Policy) Decide(attempt int, occurred, now time.Time, retryAfter time.Dur
 
 	deadline := occurred.Add(p.maxAge())
 	if now.Add(d).After(deadline) {
-		return Decision{Reason: ReasonMaxAgeExceeded}
+		return Decision{Reason: domain.ReasonMaxAgeExceeded}
 	}
 	return Decision{Retry: true, Delay: d}
 }

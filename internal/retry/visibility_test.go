@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/stretchr/testify/require"
 )
 
@@ -137,7 +138,7 @@ func TestDefaultScheduleReachesItsLastAttempt(t *testing.T) {
 			}
 			require.False(t, p.Expired(t0, now), "the last receive, %s after the event, is inside the age cap", now.Sub(t0))
 			now = now.Add(perAttempt)
-			require.Equal(t, ReasonAttemptsExhausted, p.Decide(p.Attempts(), t0, now, 0, rndMid).Reason)
+			require.Equal(t, domain.ReasonAttemptsExhausted, p.Decide(p.Attempts(), t0, now, 0, rndMid).Reason)
 		})
 	}
 
@@ -155,7 +156,7 @@ func TestDefaultScheduleReachesItsLastAttempt(t *testing.T) {
 		}
 		now = now.Add(perAttempt)
 		require.Greater(t, now.Add(longest).Sub(t0), DefaultMaxAge)
-		require.Equal(t, Decision{Reason: ReasonMaxAgeExceeded}, Policy{}.Decide(7, t0, now, 0, rndHigh))
+		require.Equal(t, Decision{Reason: domain.ReasonMaxAgeExceeded}, Policy{}.Decide(7, t0, now, 0, rndHigh))
 	})
 
 	// How often proportional jitter alone costs an always-failing delivery

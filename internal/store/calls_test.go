@@ -11,7 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/stretchr/testify/require"
 )
 
@@ -38,7 +38,7 @@ func found(k map[string]types.AttributeValue) map[string]types.AttributeValue {
 	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 	item := map[string]types.AttributeValue{
 		"tenant_id": s("t"), "endpoint_id": s("e"), "key_id": s("k"), "hash": s("h"), "delivery_id": s("d"),
-		"state": s(string(delivery.StateDead)), "job_id": s("j"), "kind": s("ids"), "status": s("queued"),
+		"state": s(string(domain.StateDead)), "job_id": s("j"), "kind": s("ids"), "status": s("queued"),
 		"secrets": &types.AttributeValueMemberL{Value: []types.AttributeValue{s("whsec_x")}},
 		"depth":   &types.AttributeValueMemberN{Value: "1"},
 	}
@@ -102,22 +102,22 @@ func (r *recorder) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*
 // exported method is listed.
 func TestCallsListsWhatEachMethodCalls(t *testing.T) {
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	dead := Outcome{State: delivery.StateDead, DeadReason: "x", Message: "{}"}
+	dead := domain.Outcome{State: domain.StateDead, DeadReason: "x", Message: "{}"}
 	run := map[string]func(ctx context.Context, s *Store) error{
 		"DLQDepths":         func(ctx context.Context, s *Store) error { _, err := s.DLQDepths(ctx); return err },
 		"ReconcileDLQDepth": func(ctx context.Context, s *Store) error { _, err := s.ReconcileDLQDepth(ctx, "t"); return err },
 		"RecordAttemptIfUnchanged": func(ctx context.Context, s *Store) error {
-			return s.RecordAttemptIfUnchanged(ctx, Delivery{DeliveryID: "d", TenantID: "t"}, Attempt{Number: 1, At: now}, dead)
+			return s.RecordAttemptIfUnchanged(ctx, domain.Delivery{DeliveryID: "d", TenantID: "t"}, domain.Attempt{Number: 1, At: now}, dead)
 		},
 		"CreateJob": func(ctx context.Context, s *Store) error {
-			return s.CreateJob(ctx, &ReplayJob{JobID: "j", TenantID: "t", Kind: "ids"}, 3)
+			return s.CreateJob(ctx, &domain.ReplayJob{JobID: "j", TenantID: "t", Kind: "ids"}, 3)
 		},
 		"TenantJobs": func(ctx context.Context, s *Store) error { _, err := s.TenantJobs(ctx, "t"); return err },
 		"ReleaseJob": func(ctx context.Context, s *Store) error { return s.ReleaseJob(ctx, "t", "j") },
 		"IdleJobs":   func(ctx context.Context, s *Store) error { _, err := s.IdleJobs(ctx, now, 10); return err },
 		"ClaimSweep": func(ctx context.Context, s *Store) error { _, err := s.ClaimSweep(ctx, time.Minute); return err },
 		"CreateEndpoint": func(ctx context.Context, s *Store) error {
-			_, err := s.CreateEndpoint(ctx, Endpoint{TenantID: "t", EndpointID: "e"})
+			_, err := s.CreateEndpoint(ctx, domain.Endpoint{TenantID: "t", EndpointID: "e"})
 			return err
 		},
 		"ListEndpoints": func(ctx context.Context, s *Store) error { _, _, err := s.ListEndpoints(ctx, "t", 10, ""); return err },
@@ -145,7 +145,7 @@ func TestCallsListsWhatEachMethodCalls(t *testing.T) {
 			return err
 		},
 		"ListDead": func(ctx context.Context, s *Store) error {
-			_, _, err := s.ListDead(ctx, "t", DeadFilter{}, 10, "")
+			_, _, err := s.ListDead(ctx, "t", domain.DeadFilter{}, 10, "")
 			return err
 		},
 		"ClaimForReplay": func(ctx context.Context, s *Store) error {
@@ -153,22 +153,24 @@ func TestCallsListsWhatEachMethodCalls(t *testing.T) {
 			return err
 		},
 		"ReleaseReplay": func(ctx context.Context, s *Store) error { return s.ReleaseReplay(ctx, "d", "j") },
-		"SaveJob":       func(ctx context.Context, s *Store) error { return s.SaveJob(ctx, &ReplayJob{JobID: "j", Kind: "ids"}) },
-		"Job":           func(ctx context.Context, s *Store) error { _, err := s.Job(ctx, "j"); return err },
+		"SaveJob": func(ctx context.Context, s *Store) error {
+			return s.SaveJob(ctx, &domain.ReplayJob{JobID: "j", Kind: "ids"})
+		},
+		"Job": func(ctx context.Context, s *Store) error { _, err := s.Job(ctx, "j"); return err },
 		"PutEndpoint": func(ctx context.Context, s *Store) error {
-			return s.PutEndpoint(ctx, Endpoint{TenantID: "t", EndpointID: "e"})
+			return s.PutEndpoint(ctx, domain.Endpoint{TenantID: "t", EndpointID: "e"})
 		},
 		"Endpoint":  func(ctx context.Context, s *Store) error { _, err := s.Endpoint(ctx, "t", "e"); return err },
 		"Endpoints": func(ctx context.Context, s *Store) error { _, err := s.Endpoints(ctx, "t"); return err },
 		"Delivery":  func(ctx context.Context, s *Store) error { _, err := s.Delivery(ctx, "d"); return err },
 		"RecordAttempt": func(ctx context.Context, s *Store) error {
-			return s.RecordAttempt(ctx, Delivery{DeliveryID: "d", TenantID: "t"}, Attempt{Number: 1, At: now}, dead)
+			return s.RecordAttempt(ctx, domain.Delivery{DeliveryID: "d", TenantID: "t"}, domain.Attempt{Number: 1, At: now}, dead)
 		},
 		"MarkDeadBeforeLastAttempt": func(ctx context.Context, s *Store) error {
-			return s.MarkDeadBeforeLastAttempt(ctx, Delivery{DeliveryID: "d", TenantID: "t"}, "x", "{}", now)
+			return s.MarkDeadBeforeLastAttempt(ctx, domain.Delivery{DeliveryID: "d", TenantID: "t"}, "x", "{}", now)
 		},
 		"PutRejection": func(ctx context.Context, s *Store) error {
-			return s.PutRejection(ctx, Rejection{Key: "k", TenantID: "t"})
+			return s.PutRejection(ctx, domain.Rejection{Key: "k", TenantID: "t"})
 		},
 		"Rejection":       func(ctx context.Context, s *Store) error { _, err := s.Rejection(ctx, "k"); return err },
 		"DisableEndpoint": func(ctx context.Context, s *Store) error { return s.DisableEndpoint(ctx, "t", "e", "r") },
@@ -178,12 +180,12 @@ func TestCallsListsWhatEachMethodCalls(t *testing.T) {
 		},
 		"ResetEndpointFailures": func(ctx context.Context, s *Store) error { return s.ResetEndpointFailures(ctx, "t", "e") },
 		"CreateTenant": func(ctx context.Context, s *Store) error {
-			_, err := s.CreateTenant(ctx, Tenant{TenantID: "t"})
+			_, err := s.CreateTenant(ctx, domain.Tenant{TenantID: "t"})
 			return err
 		},
 		"Tenant": func(ctx context.Context, s *Store) error { _, err := s.Tenant(ctx, "t"); return err },
 		"PutAPIKey": func(ctx context.Context, s *Store) error {
-			_, err := s.PutAPIKey(ctx, APIKey{KeyID: "k", TenantID: "t", Hash: "h"})
+			_, err := s.PutAPIKey(ctx, domain.APIKey{KeyID: "k", TenantID: "t", Hash: "h"})
 			return err
 		},
 		"TenantForKey": func(ctx context.Context, s *Store) error { _, err := s.TenantForKey(ctx, "h"); return err },

@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/stretchr/testify/require"
 )
 
@@ -23,9 +23,9 @@ func TestFirstAttemptCreatesACompleteRecord(t *testing.T) {
 	ctx := context.Background()
 	db := newFakeDB()
 	s := newTestStore(db)
-	d := Delivery{DeliveryID: delivery.ID("evt_1", "ep_1"), TenantID: "t1", EndpointID: "ep_1", EventID: "evt_1", EventType: "order.created"}
-	a := Attempt{Number: 1, At: s.Now(), Status: 200, LatencyMS: 12}
-	require.NoError(t, s.RecordAttempt(ctx, d, a, Outcome{State: delivery.StateDelivered}))
+	d := domain.Delivery{DeliveryID: domain.DeliveryID("evt_1", "ep_1"), TenantID: "t1", EndpointID: "ep_1", EventID: "evt_1", EventType: "order.created"}
+	a := domain.Attempt{Number: 1, At: s.Now(), Status: 200, LatencyMS: 12}
+	require.NoError(t, s.RecordAttempt(ctx, d, a, domain.Outcome{State: domain.StateDelivered}))
 	require.Len(t, db.updates, 1)
 	up := db.updates[0]
 	require.Equal(t, deliveryKey(d.DeliveryID), up.Key)
@@ -63,14 +63,14 @@ func TestFirstAttemptCreatesACompleteRecord(t *testing.T) {
 	// What the record reads as: the attempt's values and the creation
 	// attributes.
 	got := read(t, s, d)
-	require.Equal(t, Delivery{DeliveryID: d.DeliveryID, TenantID: "t1", EndpointID: "ep_1", EventID: "evt_1", EventType: "order.created",
-		State: delivery.StateDelivered, CreatedAt: s.Now(), DeliveredAt: &a.At, Attempts: 1, LastStatus: 200, AttemptLog: []Attempt{a}}, got)
+	require.Equal(t, domain.Delivery{DeliveryID: d.DeliveryID, TenantID: "t1", EndpointID: "ep_1", EventID: "evt_1", EventType: "order.created",
+		State: domain.StateDelivered, CreatedAt: s.Now(), DeliveredAt: &a.At, Attempts: 1, LastStatus: 200, AttemptLog: []domain.Attempt{a}}, got)
 	require.Equal(t, want["expires_at"], stored(db, deliveryKey(d.DeliveryID))["expires_at"])
 
 	t.Run("no empty id", func(t *testing.T) {
 		db := newFakeDB()
 		s := newTestStore(db)
-		require.NoError(t, s.RecordAttempt(ctx, Delivery{DeliveryID: "d_only"}, a, Outcome{State: delivery.StatePending}))
+		require.NoError(t, s.RecordAttempt(ctx, domain.Delivery{DeliveryID: "d_only"}, a, domain.Outcome{State: domain.StatePending}))
 		expr := aws.ToString(db.updates[0].UpdateExpression)
 		require.False(t, strings.Contains(expr, "tenant_id"), "an empty id is not written: %s", expr)
 		require.Contains(t, expr, "delivery_id = if_not_exists(delivery_id, :c_delivery_id)")
@@ -84,7 +84,7 @@ func TestLoadIsConsistentUnlessAskedOtherwise(t *testing.T) {
 	db := newFakeDB()
 	s := newTestStore(db)
 	putDelivery(t, db, "t1", "evt_1", "ep_1")
-	id := delivery.ID("evt_1", "ep_1")
+	id := domain.DeliveryID("evt_1", "ep_1")
 
 	snap, err := s.Load(ctx, []string{id, "msg_none"}, nil)
 	require.NoError(t, err)
@@ -105,7 +105,7 @@ func TestLoadKeysADeliveryWithoutItsIDAttributeByItsKey(t *testing.T) {
 	s := newTestStore(db)
 	k := deliveryKey("msg_old")
 	db.items[itemKey(k)] = withKey(map[string]types.AttributeValue{
-		"state": &types.AttributeValueMemberS{Value: string(delivery.StateDelivered)},
+		"state": &types.AttributeValueMemberS{Value: string(domain.StateDelivered)},
 	}, k)
 	snap, err := s.Load(context.Background(), []string{"msg_old", "msg_none"}, nil)
 	require.NoError(t, err)
@@ -124,18 +124,18 @@ func TestRetentionCountsFromCreationAndAgainFromDeath(t *testing.T) {
 	expiry := func(t time.Time) types.AttributeValue {
 		return &types.AttributeValueMemberN{Value: fmt.Sprint(t.Add(15 * 24 * time.Hour).Unix())}
 	}
-	d := Delivery{DeliveryID: delivery.ID("evt_1", "ep_1"), TenantID: "t1", EndpointID: "ep_1", EventID: "evt_1", EventType: "order.created"}
-	for _, o := range []Outcome{{State: delivery.StatePending}, {State: delivery.StateDelivered}, {State: delivery.StateDead, DeadReason: "rejected_400", Message: "{}"}} {
+	d := domain.Delivery{DeliveryID: domain.DeliveryID("evt_1", "ep_1"), TenantID: "t1", EndpointID: "ep_1", EventID: "evt_1", EventType: "order.created"}
+	for _, o := range []domain.Outcome{{State: domain.StatePending}, {State: domain.StateDelivered}, {State: domain.StateDead, DeadReason: "rejected_400", Message: "{}"}} {
 		t.Run(string(o.State), func(t *testing.T) {
 			db := newFakeDB()
 			s := newTestStore(db)
 			died := s.Now().Add(20 * time.Hour)
 			s.Now = func() time.Time { return died }
-			require.NoError(t, s.RecordAttempt(ctx, d, Attempt{Number: 3, At: died, Status: 400}, o))
+			require.NoError(t, s.RecordAttempt(ctx, d, domain.Attempt{Number: 3, At: died, Status: 400}, o))
 			up := db.updates[0]
 			expr := aws.ToString(up.UpdateExpression)
 			require.Equal(t, 1, strings.Count(expr, "expires_at ="), "one path per attribute: DynamoDB refuses overlapping paths")
-			if o.State == delivery.StateDead {
+			if o.State == domain.StateDead {
 				require.Contains(t, expr, "expires_at = :expires", "a death sets the expiry, existing or not")
 				require.Equal(t, expiry(died), up.ExpressionAttributeValues[":expires"])
 				return
@@ -147,7 +147,7 @@ func TestRetentionCountsFromCreationAndAgainFromDeath(t *testing.T) {
 	t.Run("rejection", func(t *testing.T) {
 		db := newFakeDB()
 		s := newTestStore(db)
-		require.NoError(t, s.PutRejection(ctx, Rejection{Key: "evt_bad", Reason: "invalid_json", Detail: "x"}))
+		require.NoError(t, s.PutRejection(ctx, domain.Rejection{Key: "evt_bad", Reason: "invalid_json", Detail: "x"}))
 		item := db.items[itemKey(key("REJECTED#evt_bad", "REJECTED"))]
 		require.Equal(t, expiry(s.Now()), item["expires_at"])
 	})

@@ -1,4 +1,8 @@
-// Package store keeps hookline's state in one DynamoDB table.
+// Package store keeps hookline's state in one DynamoDB table. It persists
+// the records of package domain (endpoints, deliveries, rejections, tenants,
+// API keys, replay jobs) under the keys below, and owns nothing of their
+// meaning: only their mapping to items, the queries, and the conditional
+// writes that keep them consistent.
 //
 // Keys (pk / sk):
 //

@@ -13,11 +13,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/domain"
 )
 
 // CreateEndpoint writes a new endpoint, or ErrExists.
-func (s *Store) CreateEndpoint(ctx context.Context, e Endpoint) (Endpoint, error) {
+func (s *Store) CreateEndpoint(ctx context.Context, e domain.Endpoint) (domain.Endpoint, error) {
 	e.CreatedAt = s.Now().UTC()
 	item, err := attributevalue.MarshalMap(e)
 	if err != nil {
@@ -36,7 +36,7 @@ func (s *Store) CreateEndpoint(ctx context.Context, e Endpoint) (Endpoint, error
 // ListEndpoints returns a page of a tenant's endpoints in id order, at most
 // limit, after the cursor a previous page returned ("" for the first). The
 // cursor holds an endpoint id only, so it cannot reach another tenant.
-func (s *Store) ListEndpoints(ctx context.Context, tenantID string, limit int, cursor string) ([]Endpoint, string, error) {
+func (s *Store) ListEndpoints(ctx context.Context, tenantID string, limit int, cursor string) ([]domain.Endpoint, string, error) {
 	in := &dynamodb.QueryInput{
 		TableName:              &s.table,
 		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :sk)"),
@@ -57,7 +57,7 @@ func (s *Store) ListEndpoints(ctx context.Context, tenantID string, limit int, c
 	if err != nil {
 		return nil, "", fmt.Errorf("list endpoints of tenant %s: %w", tenantID, err)
 	}
-	var es []Endpoint
+	var es []domain.Endpoint
 	if err := attributevalue.UnmarshalListOfMaps(out.Items, &es); err != nil {
 		return nil, "", fmt.Errorf("decode endpoints: %w", err)
 	}
@@ -83,7 +83,7 @@ type EndpointChange struct {
 // UpdateEndpoint applies a change to an existing endpoint and returns it, or
 // ErrNotFound. Only the named fields are written, so a concurrent failure
 // count or rotation is not lost.
-func (s *Store) UpdateEndpoint(ctx context.Context, tenantID, endpointID string, c EndpointChange) (Endpoint, error) {
+func (s *Store) UpdateEndpoint(ctx context.Context, tenantID, endpointID string, c EndpointChange) (domain.Endpoint, error) {
 	set := "SET updated_at = :now"
 	values := map[string]types.AttributeValue{":now": timeValue(s.Now())}
 	// Every attribute by an alias: url is a reserved word in DynamoDB
@@ -122,7 +122,7 @@ func (s *Store) UpdateEndpoint(ctx context.Context, tenantID, endpointID string,
 		err = add("headers", *c.Headers, len(*c.Headers) == 0)
 	}
 	if err != nil {
-		return Endpoint{}, fmt.Errorf("marshal endpoint change: %w", err)
+		return domain.Endpoint{}, fmt.Errorf("marshal endpoint change: %w", err)
 	}
 	if len(names) == 0 {
 		names = nil // DynamoDB refuses an empty map
@@ -136,14 +136,14 @@ func (s *Store) UpdateEndpoint(ctx context.Context, tenantID, endpointID string,
 		ReturnValues:              types.ReturnValueAllNew,
 	})
 	if isConditionFailed(err) {
-		return Endpoint{}, fmt.Errorf("endpoint %s: %w", endpointID, ErrNotFound)
+		return domain.Endpoint{}, fmt.Errorf("endpoint %s: %w", endpointID, ErrNotFound)
 	}
 	if err != nil {
-		return Endpoint{}, fmt.Errorf("update endpoint %s: %w", endpointID, err)
+		return domain.Endpoint{}, fmt.Errorf("update endpoint %s: %w", endpointID, err)
 	}
-	var e Endpoint
+	var e domain.Endpoint
 	if err := attributevalue.UnmarshalMap(out.Attributes, &e); err != nil {
-		return Endpoint{}, fmt.Errorf("decode endpoint %s: %w", endpointID, err)
+		return domain.Endpoint{}, fmt.Errorf("decode endpoint %s: %w", endpointID, err)
 	}
 	return e, nil
 }
@@ -180,14 +180,14 @@ type Rotation struct {
 // endpoint written before secrets were sealed is sealed (r.Seal) and
 // removed. The write is conditional on the secrets read, so two rotations
 // at once cannot lose a secret.
-func (s *Store) RotateSecret(ctx context.Context, tenantID, endpointID string, r Rotation) (Endpoint, error) {
+func (s *Store) RotateSecret(ctx context.Context, tenantID, endpointID string, r Rotation) (domain.Endpoint, error) {
 	cur, err := s.Endpoint(ctx, tenantID, endpointID)
 	if err != nil {
-		return Endpoint{}, err
+		return domain.Endpoint{}, err
 	}
 	next, err := attributevalue.Marshal([]string{r.Sealed})
 	if err != nil {
-		return Endpoint{}, err
+		return domain.Endpoint{}, err
 	}
 	now := s.Now().UTC()
 	values := map[string]types.AttributeValue{":next": next, ":until": timeValue(now.Add(r.Grace)), ":now": timeValue(now)}
@@ -196,18 +196,18 @@ func (s *Store) RotateSecret(ctx context.Context, tenantID, endpointID string, r
 	case len(cur.SealedSecrets) > 0:
 		retiring, cond = cur.SealedSecrets[0], "sealed_secrets = :old"
 		if values[":old"], err = attributevalue.Marshal(cur.SealedSecrets); err != nil {
-			return Endpoint{}, err
+			return domain.Endpoint{}, err
 		}
 	case len(cur.Secrets) > 0:
 		if r.Seal == nil {
-			return Endpoint{}, fmt.Errorf("rotate secret of endpoint %s: its secret is in plaintext and nothing seals it", endpointID)
+			return domain.Endpoint{}, fmt.Errorf("rotate secret of endpoint %s: its secret is in plaintext and nothing seals it", endpointID)
 		}
 		if retiring, err = r.Seal(ctx, cur.Secrets[0]); err != nil {
-			return Endpoint{}, fmt.Errorf("rotate secret of endpoint %s: %w", endpointID, err)
+			return domain.Endpoint{}, fmt.Errorf("rotate secret of endpoint %s: %w", endpointID, err)
 		}
 		cond += " AND secrets = :old"
 		if values[":old"], err = attributevalue.Marshal(cur.Secrets); err != nil {
-			return Endpoint{}, err
+			return domain.Endpoint{}, err
 		}
 	}
 	set := "SET sealed_secrets = :next, retiring_until = :until, updated_at = :now"
@@ -226,14 +226,14 @@ func (s *Store) RotateSecret(ctx context.Context, tenantID, endpointID string, r
 		ReturnValues:              types.ReturnValueAllNew,
 	})
 	if isConditionFailed(err) {
-		return Endpoint{}, fmt.Errorf("endpoint %s changed during rotation, try again: %w", endpointID, ErrConflict)
+		return domain.Endpoint{}, fmt.Errorf("endpoint %s changed during rotation, try again: %w", endpointID, ErrConflict)
 	}
 	if err != nil {
-		return Endpoint{}, fmt.Errorf("rotate secret of endpoint %s: %w", endpointID, err)
+		return domain.Endpoint{}, fmt.Errorf("rotate secret of endpoint %s: %w", endpointID, err)
 	}
-	var e Endpoint
+	var e domain.Endpoint
 	if err := attributevalue.UnmarshalMap(out.Attributes, &e); err != nil {
-		return Endpoint{}, fmt.Errorf("decode endpoint %s: %w", endpointID, err)
+		return domain.Endpoint{}, fmt.Errorf("decode endpoint %s: %w", endpointID, err)
 	}
 	return e, nil
 }
@@ -243,7 +243,7 @@ var ErrConflict = fmt.Errorf("conflicting change")
 
 // SetEndpointEnabled enables (clearing the failure count and the disabled
 // reason) or disables an endpoint, or answers ErrNotFound.
-func (s *Store) SetEndpointEnabled(ctx context.Context, tenantID, endpointID string, enabled bool) (Endpoint, error) {
+func (s *Store) SetEndpointEnabled(ctx context.Context, tenantID, endpointID string, enabled bool) (domain.Endpoint, error) {
 	expr := "SET disabled = :d, consecutive_failures = :zero, updated_at = :now REMOVE disabled_reason"
 	values := map[string]types.AttributeValue{
 		":d": &types.AttributeValueMemberBOOL{Value: false}, ":zero": &types.AttributeValueMemberN{Value: "0"}, ":now": timeValue(s.Now()),
@@ -251,7 +251,7 @@ func (s *Store) SetEndpointEnabled(ctx context.Context, tenantID, endpointID str
 	if !enabled {
 		expr = "SET disabled = :d, disabled_reason = :r, updated_at = :now"
 		values = map[string]types.AttributeValue{
-			":d": &types.AttributeValueMemberBOOL{Value: true}, ":r": &types.AttributeValueMemberS{Value: "disabled_by_tenant"}, ":now": timeValue(s.Now()),
+			":d": &types.AttributeValueMemberBOOL{Value: true}, ":r": &types.AttributeValueMemberS{Value: string(domain.DisabledByTenant)}, ":now": timeValue(s.Now()),
 		}
 	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
@@ -260,14 +260,14 @@ func (s *Store) SetEndpointEnabled(ctx context.Context, tenantID, endpointID str
 		ExpressionAttributeValues: values, ReturnValues: types.ReturnValueAllNew,
 	})
 	if isConditionFailed(err) {
-		return Endpoint{}, fmt.Errorf("endpoint %s: %w", endpointID, ErrNotFound)
+		return domain.Endpoint{}, fmt.Errorf("endpoint %s: %w", endpointID, ErrNotFound)
 	}
 	if err != nil {
-		return Endpoint{}, fmt.Errorf("set endpoint %s enabled=%t: %w", endpointID, enabled, err)
+		return domain.Endpoint{}, fmt.Errorf("set endpoint %s enabled=%t: %w", endpointID, enabled, err)
 	}
-	var e Endpoint
+	var e domain.Endpoint
 	if err := attributevalue.UnmarshalMap(out.Attributes, &e); err != nil {
-		return Endpoint{}, fmt.Errorf("decode endpoint %s: %w", endpointID, err)
+		return domain.Endpoint{}, fmt.Errorf("decode endpoint %s: %w", endpointID, err)
 	}
 	return e, nil
 }
@@ -275,7 +275,7 @@ func (s *Store) SetEndpointEnabled(ctx context.Context, tenantID, endpointID str
 // DeliveriesOfEvent lists the deliveries of one of a tenant's events to the
 // tenant's endpoints, in endpoint id order. No index lists them: a
 // delivery's id derives from its event's and its endpoint's
-// (delivery.ID), so the ids are computed from the tenant's endpoints (one
+// (domain.DeliveryID), so the ids are computed from the tenant's endpoints (one
 // Query, Endpoints) and read from the table with Load (strongly
 // consistent, one BatchGetItem per 100). Those that exist are returned.
 //
@@ -283,7 +283,7 @@ func (s *Store) SetEndpointEnabled(ctx context.Context, tenantID, endpointID str
 // still readable by its id (Delivery), and while it is dead it is still in
 // the tenant's DLQ listing (ListDead). A delivery is listed once its
 // record exists.
-func (s *Store) DeliveriesOfEvent(ctx context.Context, tenantID, eventID string) ([]Delivery, error) {
+func (s *Store) DeliveriesOfEvent(ctx context.Context, tenantID, eventID string) ([]domain.Delivery, error) {
 	eps, err := s.Endpoints(ctx, tenantID)
 	if err != nil {
 		return nil, fmt.Errorf("list deliveries of event %s: %w", eventID, err)
@@ -291,16 +291,16 @@ func (s *Store) DeliveriesOfEvent(ctx context.Context, tenantID, eventID string)
 	if len(eps) == 0 {
 		return nil, nil
 	}
-	slices.SortFunc(eps, func(a, b Endpoint) int { return strings.Compare(a.EndpointID, b.EndpointID) })
+	slices.SortFunc(eps, func(a, b domain.Endpoint) int { return strings.Compare(a.EndpointID, b.EndpointID) })
 	ids := make([]string, len(eps))
 	for i, ep := range eps {
-		ids[i] = delivery.ID(eventID, ep.EndpointID)
+		ids[i] = domain.DeliveryID(eventID, ep.EndpointID)
 	}
 	snap, err := s.Load(ctx, ids, nil)
 	if err != nil {
 		return nil, fmt.Errorf("read deliveries of event %s: %w", eventID, err)
 	}
-	var out []Delivery
+	var out []domain.Delivery
 	for _, id := range ids {
 		// The tenant is checked as the API checks a delivery read by id:
 		// a delivery id does not derive from its tenant's.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/stretchr/testify/require"
 )
 
@@ -16,7 +17,7 @@ import (
 func TestUpdateEndpointNamesEveryAttributeByAnAlias(t *testing.T) {
 	db := newFakeDB()
 	s := newTestStore(db)
-	require.NoError(t, s.PutEndpoint(context.Background(), Endpoint{TenantID: "t1", EndpointID: "ep_1", URL: "https://hooks.example.com/in"}))
+	require.NoError(t, s.PutEndpoint(context.Background(), domain.Endpoint{TenantID: "t1", EndpointID: "ep_1", URL: "https://hooks.example.com/in"}))
 	url, desc, empty := "https://hooks.example.com/new", "d", ""
 	types, headers := []string{"a.b"}, map[string]string{"X-A": "1"}
 	for name, c := range map[string]EndpointChange{
@@ -56,16 +57,16 @@ func TestCreateIsNotRefusedByItsOwnRetry(t *testing.T) {
 	now := time.Date(2026, 11, 30, 1, 2, 3, 4, time.UTC)
 	s.Now = func() time.Time { return now }
 
-	_, err := s.CreateEndpoint(ctx, Endpoint{TenantID: "t1", EndpointID: "ep_1", URL: "https://a.example.com/", Secrets: []string{"whsec_a"}})
+	_, err := s.CreateEndpoint(ctx, domain.Endpoint{TenantID: "t1", EndpointID: "ep_1", URL: "https://a.example.com/", Secrets: []string{"whsec_a"}})
 	require.NoError(t, err)
-	_, err = s.CreateTenant(ctx, Tenant{TenantID: "t1", Name: "one"})
+	_, err = s.CreateTenant(ctx, domain.Tenant{TenantID: "t1", Name: "one"})
 	require.NoError(t, err)
 	require.Equal(t, 4, db.calls["PutItem"], "each put was sent twice")
 
 	now = now.Add(time.Nanosecond) // another create, of the same keys
-	_, err = s.CreateEndpoint(ctx, Endpoint{TenantID: "t1", EndpointID: "ep_1", URL: "https://b.example.com/", Secrets: []string{"whsec_b"}})
+	_, err = s.CreateEndpoint(ctx, domain.Endpoint{TenantID: "t1", EndpointID: "ep_1", URL: "https://b.example.com/", Secrets: []string{"whsec_b"}})
 	require.ErrorIs(t, err, ErrExists)
-	_, err = s.CreateTenant(ctx, Tenant{TenantID: "t1", Name: "two"})
+	_, err = s.CreateTenant(ctx, domain.Tenant{TenantID: "t1", Name: "two"})
 	require.ErrorIs(t, err, ErrExists)
 	e, err := s.Endpoint(ctx, "t1", "ep_1")
 	require.NoError(t, err)

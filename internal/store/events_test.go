@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/stretchr/testify/require"
 )
 
@@ -19,9 +19,9 @@ func newTestStore(db *fakeDB) *Store {
 
 // putDelivery writes a delivery record of an event to an endpoint straight
 // into the fake table.
-func putDelivery(t *testing.T, db *fakeDB, tenant, event, endpoint string) Delivery {
+func putDelivery(t *testing.T, db *fakeDB, tenant, event, endpoint string) domain.Delivery {
 	t.Helper()
-	d := Delivery{DeliveryID: delivery.ID(event, endpoint), TenantID: tenant, EndpointID: endpoint, EventID: event, EventType: "order.created", State: delivery.StatePending}
+	d := domain.Delivery{DeliveryID: domain.DeliveryID(event, endpoint), TenantID: tenant, EndpointID: endpoint, EventID: event, EventType: "order.created", State: domain.StatePending}
 	item, err := attributevalue.MarshalMap(d)
 	require.NoError(t, err)
 	db.items[itemKey(deliveryKey(d.DeliveryID))] = withKey(item, deliveryKey(d.DeliveryID))
@@ -30,7 +30,7 @@ func putDelivery(t *testing.T, db *fakeDB, tenant, event, endpoint string) Deliv
 
 func putEndpoint(t *testing.T, s *Store, tenant, endpoint string) {
 	t.Helper()
-	require.NoError(t, s.PutEndpoint(context.Background(), Endpoint{TenantID: tenant, EndpointID: endpoint, URL: "https://example.com/" + endpoint, Secrets: []string{"whsec_x"}}))
+	require.NoError(t, s.PutEndpoint(context.Background(), domain.Endpoint{TenantID: tenant, EndpointID: endpoint, URL: "https://example.com/" + endpoint, Secrets: []string{"whsec_x"}}))
 }
 
 // No index lists an event's deliveries: DeliveriesOfEvent computes their
@@ -62,9 +62,9 @@ func TestDeliveriesOfEventComputesTheIDsFromTheTenantsEndpoints(t *testing.T) {
 	for _, d := range ds {
 		require.Equal(t, "t1", d.TenantID)
 		require.Equal(t, "evt_1", d.EventID)
-		require.Equal(t, delivery.ID("evt_1", d.EndpointID), d.DeliveryID)
+		require.Equal(t, domain.DeliveryID("evt_1", d.EndpointID), d.DeliveryID)
 		require.Equal(t, "order.created", d.EventType)
-		require.Equal(t, delivery.StatePending, d.State)
+		require.Equal(t, domain.StatePending, d.State)
 		eps = append(eps, d.EndpointID)
 	}
 	require.Equal(t, []string{"ep_a", "ep_b", "ep_c", "ep_d"}, eps,
@@ -72,7 +72,7 @@ func TestDeliveriesOfEventComputesTheIDsFromTheTenantsEndpoints(t *testing.T) {
 	require.Equal(t, 3, db.calls["Query"], "every page of the tenant's endpoints is read (5 endpoints, 2 a page)")
 	require.Equal(t, 1, db.calls["BatchGetItem"], "the deliveries in one batch read")
 
-	gone, err := s.Delivery(ctx, delivery.ID("evt_1", "ep_gone"))
+	gone, err := s.Delivery(ctx, domain.DeliveryID("evt_1", "ep_gone"))
 	require.NoError(t, err, "a delivery to a deleted endpoint is still read by its id")
 	require.Equal(t, "ep_gone", gone.EndpointID)
 

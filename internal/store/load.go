@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/hookline/hookline/internal/domain"
 )
 
 // EndpointRef names an endpoint.
@@ -18,8 +19,8 @@ type EndpointRef struct{ TenantID, EndpointID string }
 // Snapshot is what Load read: every delivery and endpoint asked for that
 // exists. One that is absent from its map does not exist.
 type Snapshot struct {
-	Deliveries map[string]Delivery
-	Endpoints  map[EndpointRef]Endpoint
+	Deliveries map[string]domain.Delivery
+	Endpoints  map[EndpointRef]domain.Endpoint
 }
 
 // maxBatchGet is BatchGetItem's limit of keys per request.
@@ -45,7 +46,7 @@ func (s *Store) Load(ctx context.Context, deliveryIDs []string, endpoints []Endp
 
 // LoadWith is Load with options: LoadOptions{} reads as Load does.
 func (s *Store) LoadWith(ctx context.Context, opts LoadOptions, deliveryIDs []string, endpoints []EndpointRef) (Snapshot, error) {
-	snap := Snapshot{Deliveries: map[string]Delivery{}, Endpoints: map[EndpointRef]Endpoint{}}
+	snap := Snapshot{Deliveries: map[string]domain.Delivery{}, Endpoints: map[EndpointRef]domain.Endpoint{}}
 	var keys []map[string]types.AttributeValue
 	seen := map[string]bool{}
 	add := func(k map[string]types.AttributeValue) {
@@ -81,7 +82,7 @@ func (snap Snapshot) add(item map[string]types.AttributeValue) error {
 		return fmt.Errorf("batch get: item without a sort key")
 	}
 	if sk.Value == "DELIVERY" {
-		var d Delivery
+		var d domain.Delivery
 		if err := attributevalue.UnmarshalMap(item, &d); err != nil {
 			return fmt.Errorf("decode delivery: %w", err)
 		}
@@ -95,7 +96,7 @@ func (snap Snapshot) add(item map[string]types.AttributeValue) error {
 		snap.Deliveries[d.DeliveryID] = d
 		return nil
 	}
-	var e Endpoint
+	var e domain.Endpoint
 	if err := attributevalue.UnmarshalMap(item, &e); err != nil {
 		return fmt.Errorf("decode endpoint: %w", err)
 	}

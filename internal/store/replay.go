@@ -15,16 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/domain"
 )
-
-// DeadFilter selects a tenant's dead deliveries. Zero fields select all.
-type DeadFilter struct {
-	EndpointID string    `json:"endpoint_id,omitempty" dynamodbav:"endpoint_id,omitempty"`
-	EventType  string    `json:"event_type,omitempty" dynamodbav:"event_type,omitempty"`
-	Since      time.Time `json:"since,omitzero" dynamodbav:"since,omitempty"`
-	Until      time.Time `json:"until,omitzero" dynamodbav:"until,omitempty"`
-}
 
 // maxScanPerPage bounds the index items one ListDead call reads when a
 // filter on endpoint or type skips most of them; the page is then short and
@@ -42,7 +34,7 @@ const maxScanPerPage = 1000
 // ErrBadCursor, and one made for another query (another filter, or a
 // position outside this filter's time range) ErrCursorMismatch. DynamoDB
 // refuses such a query (ValidationException); this store never sends it.
-func (s *Store) ListDead(ctx context.Context, tenantID string, f DeadFilter, limit int, cursor string) ([]Delivery, string, error) {
+func (s *Store) ListDead(ctx context.Context, tenantID string, f domain.DeadFilter, limit int, cursor string) ([]domain.Delivery, string, error) {
 	pk := "TENANT#" + tenantID + "#DEAD"
 	lo, hi, err := deadKeyRange(f)
 	if err != nil {
@@ -75,7 +67,7 @@ func (s *Store) ListDead(ctx context.Context, tenantID string, f DeadFilter, lim
 	if filter != "" {
 		in.FilterExpression = aws.String(filter)
 	}
-	query := f.fingerprint()
+	query := fingerprint(f)
 	if cursor != "" {
 		c, err := decodeDeadCursor(cursor)
 		if err != nil {
@@ -92,7 +84,7 @@ func (s *Store) ListDead(ctx context.Context, tenantID string, f DeadFilter, lim
 			"pk": &types.AttributeValueMemberS{Value: "DELIVERY#" + c.ID}, "sk": &types.AttributeValueMemberS{Value: "DELIVERY"},
 		}
 	}
-	var out []Delivery
+	var out []domain.Delivery
 	scanned := 0
 	for {
 		in.Limit = aws.Int32(int32(limit - len(out)))
@@ -104,7 +96,7 @@ func (s *Store) ListDead(ctx context.Context, tenantID string, f DeadFilter, lim
 			return nil, "", fmt.Errorf("list dead deliveries of tenant %s: %w", tenantID, err)
 		}
 		scanned += int(page.ScannedCount)
-		var ds []Delivery
+		var ds []domain.Delivery
 		if err := attributevalue.UnmarshalListOfMaps(page.Items, &ds); err != nil {
 			return nil, "", fmt.Errorf("decode dead deliveries: %w", err)
 		}
@@ -151,7 +143,7 @@ func KeyTime(t time.Time) bool {
 
 // deadKeyRange is the sort key range of the dead-letter index that f
 // selects: every key is a time in sortableFormat, "#", a delivery id.
-func deadKeyRange(f DeadFilter) (lo, hi string, err error) {
+func deadKeyRange(f domain.DeadFilter) (lo, hi string, err error) {
 	lo, hi = "0", "~" // below and above every digit a key starts with
 	if !f.Since.IsZero() {
 		if !KeyTime(f.Since) {
@@ -172,7 +164,7 @@ func deadKeyRange(f DeadFilter) (lo, hi string, err error) {
 }
 
 // fingerprint names the query f makes, for its cursors.
-func (f DeadFilter) fingerprint() string {
+func fingerprint(f domain.DeadFilter) string {
 	key := func(t time.Time) string {
 		if t.IsZero() {
 			return ""
@@ -214,7 +206,7 @@ func decodeDeadCursor(cursor string) (deadCursorKey, error) {
 }
 
 // deadCursor is the cursor after d, in the listing of query.
-func deadCursor(d Delivery, query string) string {
+func deadCursor(d domain.Delivery, query string) string {
 	sk := ""
 	if d.DeadAt != nil {
 		sk = sortableTime(*d.DeadAt) + "#" + d.DeliveryID
@@ -245,31 +237,31 @@ var (
 // its state says whether the claim takes it out of the dead), and the claim
 // is conditional on it being as read: a dead delivery's claim and its
 // tenant's DLQ depth move in one transaction.
-func (s *Store) ClaimForReplay(ctx context.Context, id, tenantID, job string, stale time.Duration) (Delivery, error) {
+func (s *Store) ClaimForReplay(ctx context.Context, id, tenantID, job string, stale time.Duration) (domain.Delivery, error) {
 	for try := 0; try < maxChangedTries; try++ {
 		now := s.Now().UTC()
 		d, err := s.Delivery(ctx, id)
 		if errors.Is(err, ErrNotFound) || (err == nil && tenantID != "" && d.TenantID != tenantID) {
-			return Delivery{}, fmt.Errorf("delivery %s: %w", id, ErrNotFound)
+			return domain.Delivery{}, fmt.Errorf("delivery %s: %w", id, ErrNotFound)
 		}
 		if err != nil {
-			return Delivery{}, fmt.Errorf("claim delivery %s for replay: %w", id, err)
+			return domain.Delivery{}, fmt.Errorf("claim delivery %s for replay: %w", id, err)
 		}
 		staleClaim := d.ReplayClaimedAt != nil && d.ReplayClaimedAt.Before(now.Add(-stale))
-		claimable := (d.State == delivery.StateDead && d.ReplayJob == "") ||
-			(d.State != delivery.StateDelivered && staleClaim) ||
-			(d.ReplayJob == job && d.State != delivery.StateDelivered)
+		claimable := (d.State == domain.StateDead && d.ReplayJob == "") ||
+			(d.State != domain.StateDelivered && staleClaim) ||
+			(d.ReplayJob == job && d.State != domain.StateDelivered)
 		if !claimable {
-			if d.State == delivery.StateDead || d.ReplayJob != "" {
+			if d.State == domain.StateDead || d.ReplayJob != "" {
 				return d, fmt.Errorf("delivery %s: %w", id, ErrReplayInFlight)
 			}
 			return d, fmt.Errorf("delivery %s is %s: %w", id, d.State, ErrNotDead)
 		}
 		names := map[string]string{"#state": "state"}
 		values := map[string]types.AttributeValue{
-			":dead":      &types.AttributeValueMemberS{Value: string(delivery.StateDead)},
-			":pending":   &types.AttributeValueMemberS{Value: string(delivery.StatePending)},
-			":delivered": &types.AttributeValueMemberS{Value: string(delivery.StateDelivered)},
+			":dead":      &types.AttributeValueMemberS{Value: string(domain.StateDead)},
+			":pending":   &types.AttributeValueMemberS{Value: string(domain.StatePending)},
+			":delivered": &types.AttributeValueMemberS{Value: string(domain.StateDelivered)},
 			":job":       &types.AttributeValueMemberS{Value: job},
 			":now":       timeValue(now),
 			":stale":     timeValue(now.Add(-stale)),
@@ -286,19 +278,19 @@ func (s *Store) ClaimForReplay(ctx context.Context, id, tenantID, job string, st
 			ConditionExpression:       aws.String(cond),
 			ExpressionAttributeNames:  names,
 			ExpressionAttributeValues: values,
-		}, d.TenantID, depthDelta(d.State, delivery.StatePending), now)
+		}, d.TenantID, depthDelta(d.State, domain.StatePending), now)
 		var changed *changedError
 		if errors.As(err, &changed) {
 			continue // claimed, attempted or killed meanwhile: read it again
 		}
 		if err != nil {
-			return Delivery{}, fmt.Errorf("claim delivery %s for replay: %w", id, err)
+			return domain.Delivery{}, fmt.Errorf("claim delivery %s for replay: %w", id, err)
 		}
 		// What the update wrote, on the item as it was.
-		d.State, d.ReplayJob, d.ReplayClaimedAt, d.ReplayedAt = delivery.StatePending, job, &now, &now
+		d.State, d.ReplayJob, d.ReplayClaimedAt, d.ReplayedAt = domain.StatePending, job, &now, &now
 		return d, nil
 	}
-	return Delivery{}, fmt.Errorf("claim delivery %s for replay: changed by others %d times in a row: %w", id, maxChangedTries, ErrConflict)
+	return domain.Delivery{}, fmt.Errorf("claim delivery %s for replay: changed by others %d times in a row: %w", id, maxChangedTries, ErrConflict)
 }
 
 // ReleaseReplay records that job has sent the delivery's message: the claim
@@ -315,37 +307,6 @@ func (s *Store) ReleaseReplay(ctx context.Context, id, job string) error {
 		return fmt.Errorf("release replay of delivery %s: %w", id, err)
 	}
 	return nil
-}
-
-// ReplayJob is a replay of dead deliveries, run in steps by the replay
-// worker, its progress checkpointed here after every step.
-type ReplayJob struct {
-	JobID string `json:"id" dynamodbav:"job_id"`
-	// TenantID owns the job; empty for an operator's redrive of the whole DLQ.
-	TenantID string `json:"-" dynamodbav:"tenant_id,omitempty"`
-	// Kind is "ids", "filter" or "redrive".
-	Kind   string     `json:"kind" dynamodbav:"kind"`
-	IDs    []string   `json:"delivery_ids,omitempty" dynamodbav:"ids,omitempty"`
-	Filter DeadFilter `json:"filter,omitzero" dynamodbav:"filter"`
-	// Status: queued, running, completed.
-	Status   string `json:"status" dynamodbav:"status"`
-	Matched  int    `json:"matched" dynamodbav:"matched"`
-	Replayed int    `json:"replayed" dynamodbav:"replayed"`
-	Failed   int    `json:"failed" dynamodbav:"failed"`
-	// Skipped counts deliveries left alone, by reason; SkippedIDs names the
-	// first of them.
-	Skipped    map[string]int    `json:"skipped" dynamodbav:"skipped"`
-	SkippedIDs map[string]string `json:"skipped_ids,omitempty" dynamodbav:"skipped_ids,omitempty"`
-	// Cursor is where the next step starts; Pending the ids of the step in
-	// progress, processed again if the worker stopped inside it.
-	Cursor  string   `json:"-" dynamodbav:"cursor,omitempty"`
-	Pending []string `json:"-" dynamodbav:"pending,omitempty"`
-	// Steps counts the steps run; Version guards against two workers.
-	Steps       int        `json:"steps" dynamodbav:"steps"`
-	Version     int        `json:"-" dynamodbav:"version"`
-	CreatedAt   time.Time  `json:"created_at" dynamodbav:"created_at"`
-	UpdatedAt   time.Time  `json:"updated_at" dynamodbav:"updated_at"`
-	CompletedAt *time.Time `json:"completed_at,omitempty" dynamodbav:"completed_at,omitempty"`
 }
 
 func jobKey(id string) map[string]types.AttributeValue { return key("REPLAYJOB#"+id, "REPLAYJOB") }
@@ -369,7 +330,7 @@ var ErrTooManyJobs = errors.New("too many replay jobs open")
 // (and CreatedAt for a new job) and marshals it, with its TTL and, until it
 // is completed (CompletedAt set), its entry in the open jobs' index. It
 // returns the version it had; the caller restores it if the write fails.
-func (s *Store) jobItem(j *ReplayJob) (map[string]types.AttributeValue, int, error) {
+func (s *Store) jobItem(j *domain.ReplayJob) (map[string]types.AttributeValue, int, error) {
 	prev := j.Version
 	j.Version++
 	j.UpdatedAt = s.Now().UTC()
@@ -391,7 +352,7 @@ func (s *Store) jobItem(j *ReplayJob) (map[string]types.AttributeValue, int, err
 
 // SaveJob writes a job: a new one (Version 0) only if it does not exist, an
 // existing one only if nobody saved it since it was read (ErrConflict).
-func (s *Store) SaveJob(ctx context.Context, j *ReplayJob) error {
+func (s *Store) SaveJob(ctx context.Context, j *domain.ReplayJob) error {
 	item, prev, err := s.jobItem(j)
 	if err != nil {
 		return err
@@ -420,7 +381,7 @@ func (s *Store) SaveJob(ctx context.Context, j *ReplayJob) error {
 // limit places for open jobs, in the same transaction: with limit jobs of
 // the tenant open, nothing is written and the answer is ErrTooManyJobs,
 // however many requests arrive at once. ReleaseJob gives the place back.
-func (s *Store) CreateJob(ctx context.Context, j *ReplayJob, limit int) error {
+func (s *Store) CreateJob(ctx context.Context, j *domain.ReplayJob, limit int) error {
 	if j.Version != 0 {
 		return fmt.Errorf("create replay job %s: version %d: %w", j.JobID, j.Version, ErrConflict)
 	}
@@ -499,7 +460,7 @@ func (s *Store) ReleaseJob(ctx context.Context, tenantID, jobID string) error {
 // before, least recently saved first, from the open jobs' index (eventually
 // consistent: a job saved a moment ago may still be listed; its Version
 // tells).
-func (s *Store) IdleJobs(ctx context.Context, before time.Time, limit int) ([]ReplayJob, error) {
+func (s *Store) IdleJobs(ctx context.Context, before time.Time, limit int) ([]domain.ReplayJob, error) {
 	in := &dynamodb.QueryInput{
 		TableName: &s.table, IndexName: aws.String(IndexTenant),
 		KeyConditionExpression: aws.String("gsi1pk = :p AND gsi1sk < :before"),
@@ -508,14 +469,14 @@ func (s *Store) IdleJobs(ctx context.Context, before time.Time, limit int) ([]Re
 			":before": &types.AttributeValueMemberS{Value: sortableTime(before)},
 		},
 	}
-	var out []ReplayJob
+	var out []domain.ReplayJob
 	for len(out) < limit {
 		in.Limit = aws.Int32(int32(limit - len(out)))
 		page, err := s.db.Query(ctx, in)
 		if err != nil {
 			return nil, fmt.Errorf("list idle replay jobs: %w", err)
 		}
-		var js []ReplayJob
+		var js []domain.ReplayJob
 		if err := attributevalue.UnmarshalListOfMaps(page.Items, &js); err != nil {
 			return nil, fmt.Errorf("decode idle replay jobs: %w", err)
 		}
@@ -551,7 +512,7 @@ func (s *Store) ClaimSweep(ctx context.Context, gap time.Duration) (bool, error)
 }
 
 // Job reads a replay job, or ErrNotFound.
-func (s *Store) Job(ctx context.Context, id string) (ReplayJob, error) {
-	var j ReplayJob
+func (s *Store) Job(ctx context.Context, id string) (domain.ReplayJob, error) {
+	var j domain.ReplayJob
 	return j, s.get(ctx, jobKey(id), &j, "replay job "+id)
 }

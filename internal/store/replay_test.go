@@ -9,7 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/stretchr/testify/require"
 )
 
@@ -17,7 +17,7 @@ import (
 // RecordAttempt indexes one: in its tenant's dead-letter partition, by time.
 func putDead(t *testing.T, db *fakeDB, tenant, id, endpoint, typ string, at time.Time) {
 	t.Helper()
-	d := Delivery{DeliveryID: id, TenantID: tenant, EndpointID: endpoint, EventID: "evt_" + id, EventType: typ, State: delivery.StateDead, DeadAt: &at}
+	d := domain.Delivery{DeliveryID: id, TenantID: tenant, EndpointID: endpoint, EventID: "evt_" + id, EventType: typ, State: domain.StateDead, DeadAt: &at}
 	item, err := attributevalue.MarshalMap(d)
 	require.NoError(t, err)
 	item["gsi1pk"] = &types.AttributeValueMemberS{Value: "TENANT#" + tenant + "#DEAD"}
@@ -26,7 +26,7 @@ func putDead(t *testing.T, db *fakeDB, tenant, id, endpoint, typ string, at time
 }
 
 // listAll pages through ListDead, limit at a time.
-func listAll(t *testing.T, s *Store, tenant string, f DeadFilter, limit int) []string {
+func listAll(t *testing.T, s *Store, tenant string, f domain.DeadFilter, limit int) []string {
 	t.Helper()
 	var ids []string
 	cursor := ""
@@ -64,20 +64,20 @@ func TestListDeadNeverSendsAQueryDynamoDBRefuses(t *testing.T) {
 	all := []string{"msg_0", "msg_1", "msg_2", "msg_3", "msg_4", "msg_5"}
 
 	t.Run("pages hold every dead delivery once, in time order", func(t *testing.T) {
-		require.Equal(t, all, listAll(t, s, "t1", DeadFilter{}, 2))
-		require.Equal(t, []string{"msg_1", "msg_3", "msg_5"}, listAll(t, s, "t1", DeadFilter{EventType: "payment.failed"}, 1))
-		require.Equal(t, []string{"msg_2", "msg_3"}, listAll(t, s, "t1", DeadFilter{Since: t0.Add(2 * time.Minute), Until: t0.Add(3 * time.Minute)}, 1))
+		require.Equal(t, all, listAll(t, s, "t1", domain.DeadFilter{}, 2))
+		require.Equal(t, []string{"msg_1", "msg_3", "msg_5"}, listAll(t, s, "t1", domain.DeadFilter{EventType: "payment.failed"}, 1))
+		require.Equal(t, []string{"msg_2", "msg_3"}, listAll(t, s, "t1", domain.DeadFilter{Since: t0.Add(2 * time.Minute), Until: t0.Add(3 * time.Minute)}, 1))
 	})
 	t.Run("times far apart, within what the keys hold", func(t *testing.T) {
 		far := time.Date(9000, 1, 1, 0, 0, 0, 0, time.UTC)
-		ds, _, err := s.ListDead(ctx, "t1", DeadFilter{Since: far}, 10, "")
+		ds, _, err := s.ListDead(ctx, "t1", domain.DeadFilter{Since: far}, 10, "")
 		require.NoError(t, err, "a since past the old upper bound (\"9\") is an empty range, not an invalid one")
 		require.Empty(t, ds)
 		last := time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC)
-		require.Equal(t, all, listAll(t, s, "t1", DeadFilter{Since: time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC), Until: last}, 4))
+		require.Equal(t, all, listAll(t, s, "t1", domain.DeadFilter{Since: time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC), Until: last}, 4))
 	})
 	t.Run("a filter the keys cannot hold is ErrBadFilter", func(t *testing.T) {
-		for name, f := range map[string]DeadFilter{
+		for name, f := range map[string]domain.DeadFilter{
 			"until before since":  {Since: t0.Add(time.Minute), Until: t0},
 			"since in year 10000": {Since: time.Date(9999, 12, 31, 23, 59, 59, 0, time.FixedZone("", -3600))},
 			"until in year -1":    {Until: time.Date(0, 1, 1, 0, 0, 0, 0, time.FixedZone("", 3600))},
@@ -87,31 +87,31 @@ func TestListDeadNeverSendsAQueryDynamoDBRefuses(t *testing.T) {
 		}
 	})
 	t.Run("a cursor of another query is ErrCursorMismatch", func(t *testing.T) {
-		_, cursor, err := s.ListDead(ctx, "t1", DeadFilter{}, 2, "")
+		_, cursor, err := s.ListDead(ctx, "t1", domain.DeadFilter{}, 2, "")
 		require.NoError(t, err)
 		require.NotEmpty(t, cursor)
-		_, filtered, err := s.ListDead(ctx, "t1", DeadFilter{EventType: "order.created"}, 1, "")
+		_, filtered, err := s.ListDead(ctx, "t1", domain.DeadFilter{EventType: "order.created"}, 1, "")
 		require.NoError(t, err)
 		require.NotEmpty(t, filtered)
 		for name, tc := range map[string]struct {
-			f      DeadFilter
+			f      domain.DeadFilter
 			cursor string
 		}{
 			// The cursor's position (msg_1, a minute in) is below this range.
-			"reused with a later since": {DeadFilter{Since: t0.Add(3 * time.Minute)}, cursor},
+			"reused with a later since": {domain.DeadFilter{Since: t0.Add(3 * time.Minute)}, cursor},
 			// Above this one.
-			"reused with an earlier until": {DeadFilter{Until: t0}, cursor},
+			"reused with an earlier until": {domain.DeadFilter{Until: t0}, cursor},
 			// Inside the range, but made for another filter.
-			"reused with another filter": {DeadFilter{EventType: "payment.failed"}, cursor},
-			"another filter's":           {DeadFilter{}, filtered},
+			"reused with another filter": {domain.DeadFilter{EventType: "payment.failed"}, cursor},
+			"another filter's":           {domain.DeadFilter{}, filtered},
 			// A cursor without its query (as made before it had one) is
 			// still checked against the range.
-			"no query, outside the range": {DeadFilter{Since: t0.Add(3 * time.Minute)}, deadCursorFor("msg_1", t0.Add(time.Minute), "")},
+			"no query, outside the range": {domain.DeadFilter{Since: t0.Add(3 * time.Minute)}, deadCursorFor("msg_1", t0.Add(time.Minute), "")},
 		} {
 			_, _, err := s.ListDead(ctx, "t1", tc.f, 2, tc.cursor)
 			require.ErrorIs(t, err, ErrCursorMismatch, name)
 		}
-		ds, _, err := s.ListDead(ctx, "t1", DeadFilter{}, 10, deadCursorFor("msg_1", t0.Add(time.Minute), ""))
+		ds, _, err := s.ListDead(ctx, "t1", domain.DeadFilter{}, 10, deadCursorFor("msg_1", t0.Add(time.Minute), ""))
 		require.NoError(t, err, "a cursor without its query, inside the range")
 		require.Len(t, ds, 4)
 	})
@@ -126,13 +126,13 @@ func TestListDeadNeverSendsAQueryDynamoDBRefuses(t *testing.T) {
 			"another id":          enc(`{"ID":"msg_1","SK":"2026-11-30T01:01:00.000000000Z#msg_2"}`),
 			"a short time":        enc(`{"ID":"msg_1","SK":"2026-11-30T01:01:00Z#msg_1"}`),
 		} {
-			_, _, err := s.ListDead(ctx, "t1", DeadFilter{}, 2, cursor)
+			_, _, err := s.ListDead(ctx, "t1", domain.DeadFilter{}, 2, cursor)
 			require.ErrorIs(t, err, ErrBadCursor, name)
 			require.NotErrorIs(t, err, ErrCursorMismatch, name)
 		}
 	})
 	t.Run("a cursor cannot reach another tenant", func(t *testing.T) {
-		ds, _, err := s.ListDead(ctx, "t2", DeadFilter{}, 10, deadCursorFor("msg_0", t0.Add(-time.Minute), ""))
+		ds, _, err := s.ListDead(ctx, "t2", domain.DeadFilter{}, 10, deadCursorFor("msg_0", t0.Add(-time.Minute), ""))
 		require.NoError(t, err)
 		require.Len(t, ds, 1)
 		require.Equal(t, "msg_other", ds[0].DeliveryID)

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/hookline/hookline/internal/domain"
 )
 
 // MigrationDB is what SealPlaintextSecrets needs of DynamoDB. It scans the
@@ -55,7 +56,7 @@ func SealPlaintextSecrets(ctx context.Context, db MigrationDB, table string, sea
 			return rep, fmt.Errorf("scan for plaintext secrets: %w", err)
 		}
 		for _, item := range page.Items {
-			var e Endpoint
+			var e domain.Endpoint
 			if err := attributevalue.UnmarshalMap(item, &e); err != nil {
 				return rep, fmt.Errorf("decode endpoint: %w", err)
 			}
@@ -75,7 +76,7 @@ func SealPlaintextSecrets(ctx context.Context, db MigrationDB, table string, sea
 
 // sealEndpoint seals one endpoint's plaintext secrets; changed is true when
 // the endpoint changed since it was read.
-func sealEndpoint(ctx context.Context, db MigrationDB, table string, e Endpoint, seal SealFunc) (changed bool, err error) {
+func sealEndpoint(ctx context.Context, db MigrationDB, table string, e domain.Endpoint, seal SealFunc) (changed bool, err error) {
 	ref := EndpointRef{TenantID: e.TenantID, EndpointID: e.EndpointID}
 	var set, conds []string
 	remove := []string{"secrets", "retiring_secret"}

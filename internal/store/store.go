@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/domain"
 )
 
 // ErrNotFound is returned when an item does not exist.
@@ -58,95 +58,6 @@ func New(db DynamoDB, table string) *Store {
 	return &Store{db: db, table: table, Retention: DefaultRetention, DepthSettle: DefaultDepthSettle, Now: time.Now}
 }
 
-// Endpoint is a tenant's webhook receiver.
-type Endpoint struct {
-	TenantID   string `dynamodbav:"tenant_id"`
-	EndpointID string `dynamodbav:"endpoint_id"`
-	URL        string `dynamodbav:"url"`
-	// SealedSecrets sign each request, newest first: each is a signing
-	// secret encrypted under the stack's KMS key for this endpoint
-	// (package sealing). Only the deliver function can open them.
-	SealedSecrets []string `dynamodbav:"sealed_secrets,omitempty"`
-	// Secrets are signing secrets in plaintext, as endpoints written before
-	// secrets were sealed hold them: they sign only when SealedSecrets is
-	// empty. A rotation, or `make seal-secrets` (SealPlaintextSecrets),
-	// replaces them with sealed ones. Nothing writes them any more.
-	Secrets []string `dynamodbav:"secrets,omitempty"`
-	// Disabled endpoints get no deliveries.
-	Disabled bool `dynamodbav:"disabled"`
-	// EventTypes filters events; empty means every type.
-	EventTypes []string `dynamodbav:"event_types,omitempty"`
-	// DisabledReason says why an endpoint was disabled.
-	DisabledReason string `dynamodbav:"disabled_reason,omitempty"`
-	// Description is the tenant's note on the endpoint.
-	Description string `dynamodbav:"description,omitempty"`
-	// Headers are sent with every request to the endpoint; they never
-	// replace hookline's own headers.
-	Headers map[string]string `dynamodbav:"headers,omitempty"`
-	// SealedRetiringSecret is the secret a rotation replaced, sealed; it
-	// keeps signing, beside the new one, until RetiringUntil.
-	SealedRetiringSecret string `dynamodbav:"sealed_retiring_secret,omitempty"`
-	// RetiringSecret is a replaced secret in plaintext (written before
-	// secrets were sealed); it signs only when SealedRetiringSecret is empty.
-	RetiringSecret string     `dynamodbav:"retiring_secret,omitempty"`
-	RetiringUntil  *time.Time `dynamodbav:"retiring_until,omitempty"`
-	UpdatedAt      *time.Time `dynamodbav:"updated_at,omitempty"`
-	// ConsecutiveFailures counts failed attempts since the last success.
-	ConsecutiveFailures int       `dynamodbav:"consecutive_failures"`
-	CreatedAt           time.Time `dynamodbav:"created_at"`
-}
-
-// Accepts reports whether the endpoint subscribes to eventType: every type
-// when EventTypes is empty, else an exact name or a "prefix.*" wildcard.
-func (e Endpoint) Accepts(eventType string) bool {
-	if len(e.EventTypes) == 0 {
-		return true
-	}
-	for _, f := range e.EventTypes {
-		if f == eventType || f == "*" {
-			return true
-		}
-		if n := len(f); n >= 2 && f[n-2:] == ".*" && len(eventType) > n-1 && eventType[:n-1] == f[:n-1] {
-			return true
-		}
-	}
-	return false
-}
-
-// StoredSecret is one signing secret as the state table holds it: Sealed
-// (encrypted for its endpoint, package sealing) or, on an endpoint written
-// before secrets were sealed, Plain.
-type StoredSecret struct {
-	Sealed string
-	Plain  string
-}
-
-// SigningSecrets returns the secrets that sign a request at now, as stored:
-// the current ones, then the retiring one while its grace period lasts. A
-// sealed form wins over a plaintext one.
-func (e Endpoint) SigningSecrets(now time.Time) []StoredSecret {
-	var out []StoredSecret
-	if len(e.SealedSecrets) > 0 {
-		for _, s := range e.SealedSecrets {
-			out = append(out, StoredSecret{Sealed: s})
-		}
-	} else {
-		for _, s := range e.Secrets {
-			out = append(out, StoredSecret{Plain: s})
-		}
-	}
-	if e.RetiringUntil == nil || !now.Before(*e.RetiringUntil) {
-		return out
-	}
-	switch {
-	case e.SealedRetiringSecret != "":
-		out = append(out, StoredSecret{Sealed: e.SealedRetiringSecret})
-	case e.RetiringSecret != "":
-		out = append(out, StoredSecret{Plain: e.RetiringSecret})
-	}
-	return out
-}
-
 func endpointKey(tenantID, endpointID string) map[string]types.AttributeValue {
 	return key("TENANT#"+tenantID, "ENDPOINT#"+endpointID)
 }
@@ -170,7 +81,7 @@ func withKey(item map[string]types.AttributeValue, k map[string]types.AttributeV
 }
 
 // PutEndpoint creates or replaces an endpoint.
-func (s *Store) PutEndpoint(ctx context.Context, e Endpoint) error {
+func (s *Store) PutEndpoint(ctx context.Context, e domain.Endpoint) error {
 	if e.CreatedAt.IsZero() {
 		e.CreatedAt = s.Now().UTC()
 	}
@@ -186,24 +97,24 @@ func (s *Store) PutEndpoint(ctx context.Context, e Endpoint) error {
 }
 
 // Endpoint reads one endpoint of a tenant, or ErrNotFound.
-func (s *Store) Endpoint(ctx context.Context, tenantID, endpointID string) (Endpoint, error) {
+func (s *Store) Endpoint(ctx context.Context, tenantID, endpointID string) (domain.Endpoint, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: endpointKey(tenantID, endpointID)})
 	if err != nil {
-		return Endpoint{}, fmt.Errorf("get endpoint %s: %w", endpointID, err)
+		return domain.Endpoint{}, fmt.Errorf("get endpoint %s: %w", endpointID, err)
 	}
 	if out.Item == nil {
-		return Endpoint{}, fmt.Errorf("endpoint %s of tenant %s: %w", endpointID, tenantID, ErrNotFound)
+		return domain.Endpoint{}, fmt.Errorf("endpoint %s of tenant %s: %w", endpointID, tenantID, ErrNotFound)
 	}
-	var e Endpoint
+	var e domain.Endpoint
 	if err := attributevalue.UnmarshalMap(out.Item, &e); err != nil {
-		return Endpoint{}, fmt.Errorf("decode endpoint %s: %w", endpointID, err)
+		return domain.Endpoint{}, fmt.Errorf("decode endpoint %s: %w", endpointID, err)
 	}
 	return e, nil
 }
 
 // Endpoints lists every endpoint of a tenant.
-func (s *Store) Endpoints(ctx context.Context, tenantID string) ([]Endpoint, error) {
-	var out []Endpoint
+func (s *Store) Endpoints(ctx context.Context, tenantID string) ([]domain.Endpoint, error) {
+	var out []domain.Endpoint
 	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
 		TableName:              &s.table,
 		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :sk)"),
@@ -217,7 +128,7 @@ func (s *Store) Endpoints(ctx context.Context, tenantID string) ([]Endpoint, err
 		if err != nil {
 			return nil, fmt.Errorf("list endpoints of tenant %s: %w", tenantID, err)
 		}
-		var es []Endpoint
+		var es []domain.Endpoint
 		if err := attributevalue.UnmarshalListOfMaps(page.Items, &es); err != nil {
 			return nil, fmt.Errorf("decode endpoints of tenant %s: %w", tenantID, err)
 		}
@@ -226,54 +137,12 @@ func (s *Store) Endpoints(ctx context.Context, tenantID string) ([]Endpoint, err
 	return out, nil
 }
 
-// Attempt is one entry of a delivery's attempt log.
-type Attempt struct {
-	Number    int       `dynamodbav:"n"`
-	At        time.Time `dynamodbav:"at"`
-	Status    int       `dynamodbav:"status,omitempty"`
-	Error     string    `dynamodbav:"error,omitempty"`
-	LatencyMS int64     `dynamodbav:"latency_ms"`
-	Excerpt   string    `dynamodbav:"excerpt,omitempty"`
-}
-
-// Delivery is the record of one event bound for one endpoint.
-type Delivery struct {
-	DeliveryID string         `dynamodbav:"delivery_id"`
-	TenantID   string         `dynamodbav:"tenant_id"`
-	EndpointID string         `dynamodbav:"endpoint_id"`
-	EventID    string         `dynamodbav:"event_id"`
-	EventType  string         `dynamodbav:"event_type"`
-	State      delivery.State `dynamodbav:"state"`
-	// CreatedAt is when the record was written: when the delivery's first
-	// attempt was recorded (RecordAttempt creates the record).
-	CreatedAt time.Time `dynamodbav:"created_at"`
-	// EnqueuedAt is set only on records written by earlier versions, in
-	// which enqueue recorded each delivery it sent.
-	EnqueuedAt  *time.Time `dynamodbav:"enqueued_at,omitempty"`
-	DeliveredAt *time.Time `dynamodbav:"delivered_at,omitempty"`
-	DeadAt      *time.Time `dynamodbav:"dead_at,omitempty"`
-	DeadReason  string     `dynamodbav:"dead_reason,omitempty"`
-	ReplayedAt  *time.Time `dynamodbav:"replayed_at,omitempty"`
-	Attempts    int        `dynamodbav:"attempts"`
-	LastStatus  int        `dynamodbav:"last_status,omitempty"`
-	LastError   string     `dynamodbav:"last_error,omitempty"`
-	AttemptLog  []Attempt  `dynamodbav:"attempt_log,omitempty"`
-	// Message is the SQS message body, kept while the delivery is dead.
-	Message string `dynamodbav:"message,omitempty"`
-	// ReplayJob is the replay job that has claimed this delivery and not yet
-	// confirmed sending it; ReplayClaimedAt is when it claimed it.
-	ReplayJob       string     `dynamodbav:"replay_job,omitempty"`
-	ReplayClaimedAt *time.Time `dynamodbav:"replay_claimed_at,omitempty"`
-	// ReplayedBy is the last replay job that sent this delivery again.
-	ReplayedBy string `dynamodbav:"replayed_by,omitempty"`
-}
-
 // creationAttributes are the attributes of a delivery record that only its
 // creation sets: its ids, its creation time and its expiry. No call
 // creates a delivery on its own: its first attempt does (RecordAttempt
 // writes them, each only where absent), so the record a delivery's first
 // attempt writes is complete. An id that is empty is left out.
-func (s *Store) creationAttributes(d Delivery, now time.Time) map[string]types.AttributeValue {
+func (s *Store) creationAttributes(d domain.Delivery, now time.Time) map[string]types.AttributeValue {
 	at, _ := attributevalue.Marshal(now) // as MarshalMap writes CreatedAt
 	attrs := map[string]types.AttributeValue{
 		"created_at": at,
@@ -293,21 +162,10 @@ func (s *Store) creationAttributes(d Delivery, now time.Time) map[string]types.A
 }
 
 // Delivery reads one delivery, or ErrNotFound.
-func (s *Store) Delivery(ctx context.Context, id string) (Delivery, error) {
-	var d Delivery
+func (s *Store) Delivery(ctx context.Context, id string) (domain.Delivery, error) {
+	var d domain.Delivery
 	err := s.get(ctx, deliveryKey(id), &d, "delivery "+id)
 	return d, err
-}
-
-// Outcome is what an attempt did to a delivery.
-type Outcome struct {
-	// State after the attempt: pending (will retry), delivered or dead.
-	State delivery.State
-	// DeadReason says why a dead delivery was given up on.
-	DeadReason string
-	// Message is the delivery's SQS message body, kept on a dead delivery so
-	// that a replay needs nothing but the index.
-	Message string
 }
 
 // MaxAttemptLog is how many attempts a delivery's log keeps: the newest.
@@ -333,7 +191,7 @@ const MaxAttemptLog = 20
 // enters the DLQ, which keeps it 14 days, and the record (the tenant's DLQ
 // listing, the replay's copy of the message) must outlive it. A move into
 // or out of dead moves the tenant's DLQ depth in the same transaction.
-func (s *Store) RecordAttempt(ctx context.Context, d Delivery, a Attempt, o Outcome) error {
+func (s *Store) RecordAttempt(ctx context.Context, d domain.Delivery, a domain.Attempt, o domain.Outcome) error {
 	cur := d
 	for try := 0; try < maxChangedTries; try++ {
 		err := s.recordAttempt(ctx, cur, a, o)
@@ -355,7 +213,7 @@ func (s *Store) RecordAttempt(ctx context.Context, d Delivery, a Attempt, o Outc
 // attempts. Otherwise nothing is written and the error wraps ErrConflict:
 // the caller reads the delivery again and decides anew. (A delivered d
 // changes nothing, as for RecordAttempt.)
-func (s *Store) RecordAttemptIfUnchanged(ctx context.Context, d Delivery, a Attempt, o Outcome) error {
+func (s *Store) RecordAttemptIfUnchanged(ctx context.Context, d domain.Delivery, a domain.Attempt, o domain.Outcome) error {
 	err := s.recordAttempt(ctx, d, a, o)
 	var changed *changedError
 	if errors.As(err, &changed) {
@@ -378,19 +236,19 @@ func (e *changedError) Error() string { return "the delivery's record changed si
 
 // reread returns a delivery's record as a failed condition returned it, or
 // as read now; the ids of d alone (no state) if it has none.
-func (s *Store) reread(ctx context.Context, d Delivery, item map[string]types.AttributeValue) (Delivery, error) {
-	var cur Delivery
+func (s *Store) reread(ctx context.Context, d domain.Delivery, item map[string]types.AttributeValue) (domain.Delivery, error) {
+	var cur domain.Delivery
 	if item == nil {
 		var err error
 		cur, err = s.Delivery(ctx, d.DeliveryID)
 		if errors.Is(err, ErrNotFound) {
-			return Delivery{DeliveryID: d.DeliveryID, TenantID: d.TenantID, EndpointID: d.EndpointID, EventID: d.EventID, EventType: d.EventType}, nil
+			return domain.Delivery{DeliveryID: d.DeliveryID, TenantID: d.TenantID, EndpointID: d.EndpointID, EventID: d.EventID, EventType: d.EventType}, nil
 		}
 		if err != nil {
-			return Delivery{}, err
+			return domain.Delivery{}, err
 		}
 	} else if err := attributevalue.UnmarshalMap(item, &cur); err != nil {
-		return Delivery{}, fmt.Errorf("decode delivery %s: %w", d.DeliveryID, err)
+		return domain.Delivery{}, fmt.Errorf("decode delivery %s: %w", d.DeliveryID, err)
 	}
 	// A record written by an earlier version may lack an id.
 	for _, f := range []struct {
@@ -411,7 +269,7 @@ func (s *Store) reread(ctx context.Context, d Delivery, item map[string]types.At
 // number of attempts. The attempt counter versions the attempt log: only an
 // attempt changes the log, and every attempt adds one to the counter. The
 // state fixes what the write does to the tenant's DLQ depth.
-func expected(cur Delivery, names map[string]string, values map[string]types.AttributeValue) string {
+func expected(cur domain.Delivery, names map[string]string, values map[string]types.AttributeValue) string {
 	if cur.State == "" {
 		return "attribute_not_exists(pk)"
 	}
@@ -426,12 +284,12 @@ func expected(cur Delivery, names map[string]string, values map[string]types.Att
 
 // depthDelta is what a move from one state to another does to the tenant's
 // DLQ depth.
-func depthDelta(from, to delivery.State) int {
+func depthDelta(from, to domain.DeliveryState) int {
 	n := 0
-	if to == delivery.StateDead {
+	if to == domain.StateDead {
 		n++
 	}
-	if from == delivery.StateDead {
+	if from == domain.StateDead {
 		n--
 	}
 	return n
@@ -446,13 +304,13 @@ func depthDelta(from, to delivery.State) int {
 // (counted once), or delivered (the count taken back). A delivery already
 // delivered or dead is left alone. The death and its count are one
 // transaction.
-func (s *Store) MarkDeadBeforeLastAttempt(ctx context.Context, d Delivery, reason, message string, at time.Time) error {
+func (s *Store) MarkDeadBeforeLastAttempt(ctx context.Context, d domain.Delivery, reason domain.DeadReason, message string, at time.Time) error {
 	now := s.Now().UTC()
 	values := map[string]types.AttributeValue{
-		":dead":    &types.AttributeValueMemberS{Value: string(delivery.StateDead)},
-		":pending": &types.AttributeValueMemberS{Value: string(delivery.StatePending)},
+		":dead":    &types.AttributeValueMemberS{Value: string(domain.StateDead)},
+		":pending": &types.AttributeValueMemberS{Value: string(domain.StatePending)},
 		":now":     timeValue(at),
-		":reason":  &types.AttributeValueMemberS{Value: reason},
+		":reason":  &types.AttributeValueMemberS{Value: string(reason)},
 		":message": &types.AttributeValueMemberS{Value: message},
 		":gpk":     &types.AttributeValueMemberS{Value: "TENANT#" + d.TenantID + "#DEAD"},
 		":gsk":     &types.AttributeValueMemberS{Value: sortableTime(at) + "#" + d.DeliveryID},
@@ -485,11 +343,11 @@ func (s *Store) MarkDeadBeforeLastAttempt(ctx context.Context, d Delivery, reaso
 
 // recordAttempt writes the attempt on the record as cur says it is, or
 // returns a *changedError when it is not.
-func (s *Store) recordAttempt(ctx context.Context, cur Delivery, a Attempt, o Outcome) error {
-	if cur.State == delivery.StateDelivered {
+func (s *Store) recordAttempt(ctx context.Context, cur domain.Delivery, a domain.Attempt, o domain.Outcome) error {
+	if cur.State == domain.StateDelivered {
 		return nil // a late duplicate attempt changes nothing, the count included
 	}
-	log := append(append([]Attempt(nil), cur.AttemptLog...), a)
+	log := append(append([]domain.Attempt(nil), cur.AttemptLog...), a)
 	if len(log) > MaxAttemptLog {
 		log = log[len(log)-MaxAttemptLog:]
 	}
@@ -509,7 +367,7 @@ func (s *Store) recordAttempt(ctx context.Context, cur Delivery, a Attempt, o Ou
 	// The first attempt creates the record: an upsert, one write.
 	now := s.Now().UTC()
 	created := s.creationAttributes(cur, now)
-	if o.State == delivery.StateDead {
+	if o.State == domain.StateDead {
 		delete(created, "expires_at") // set below, from the death
 	}
 	for _, n := range slices.Sorted(maps.Keys(created)) {
@@ -518,18 +376,18 @@ func (s *Store) recordAttempt(ctx context.Context, cur Delivery, a Attempt, o Ou
 	}
 	tail := " ADD attempts :one"
 	switch o.State {
-	case delivery.StateDelivered:
+	case domain.StateDelivered:
 		set += ", delivered_at = :now"
 		values[":now"] = timeValue(a.At)
 		// Out of the dead index; the stored message and the death's reason
 		// went with it (a death recorded before a last attempt that then
 		// succeeded, or a replayed delivery).
 		tail += " REMOVE gsi1pk, gsi1sk, message, dead_reason, dead_at"
-	case delivery.StatePending:
+	case domain.StatePending:
 		// A retry: not dead, so not listed as dead (another copy of the
 		// delivery may have been recorded dead meanwhile).
 		tail += " REMOVE gsi1pk, gsi1sk"
-	case delivery.StateDead:
+	case domain.StateDead:
 		set += ", dead_at = :now, dead_reason = :reason, gsi1pk = :gpk, gsi1sk = :gsk, expires_at = :expires"
 		values[":now"] = timeValue(a.At)
 		values[":expires"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(s.Retention).Unix(), 10)}
@@ -537,7 +395,7 @@ func (s *Store) recordAttempt(ctx context.Context, cur Delivery, a Attempt, o Ou
 			set += ", message = :message"
 			values[":message"] = &types.AttributeValueMemberS{Value: o.Message}
 		}
-		values[":reason"] = &types.AttributeValueMemberS{Value: o.DeadReason}
+		values[":reason"] = &types.AttributeValueMemberS{Value: string(o.DeadReason)}
 		values[":gpk"] = &types.AttributeValueMemberS{Value: "TENANT#" + cur.TenantID + "#DEAD"}
 		values[":gsk"] = &types.AttributeValueMemberS{Value: sortableTime(a.At) + "#" + cur.DeliveryID}
 	}
@@ -557,22 +415,9 @@ func (s *Store) recordAttempt(ctx context.Context, cur Delivery, a Attempt, o Ou
 	return err
 }
 
-// Rejection records an outbox item that cannot be delivered.
-type Rejection struct {
-	// Key identifies the item: its event id, or its stream sequence number
-	// when it has no usable id.
-	Key        string    `dynamodbav:"key"`
-	EventID    string    `dynamodbav:"event_id,omitempty"`
-	TenantID   string    `dynamodbav:"tenant_id,omitempty"`
-	Reason     string    `dynamodbav:"reason"`
-	Field      string    `dynamodbav:"field,omitempty"`
-	Detail     string    `dynamodbav:"detail"`
-	RejectedAt time.Time `dynamodbav:"rejected_at"`
-}
-
 // PutRejection records a rejected outbox item (idempotently: the same item
 // rejected twice is one record).
-func (s *Store) PutRejection(ctx context.Context, r Rejection) error {
+func (s *Store) PutRejection(ctx context.Context, r domain.Rejection) error {
 	now := s.Now().UTC()
 	r.RejectedAt = now
 	item, err := attributevalue.MarshalMap(r)
@@ -592,8 +437,8 @@ func (s *Store) PutRejection(ctx context.Context, r Rejection) error {
 }
 
 // Rejection reads a rejection record by its key, or ErrNotFound.
-func (s *Store) Rejection(ctx context.Context, k string) (Rejection, error) {
-	var r Rejection
+func (s *Store) Rejection(ctx context.Context, k string) (domain.Rejection, error) {
+	var r domain.Rejection
 	err := s.get(ctx, key("REJECTED#"+k, "REJECTED"), &r, "rejection "+k)
 	return r, err
 }
@@ -611,7 +456,7 @@ func timeValue(t time.Time) types.AttributeValue {
 
 // DisableEndpoint turns an endpoint off, with the reason, so no further
 // deliveries are sent to it until it is enabled again.
-func (s *Store) DisableEndpoint(ctx context.Context, tenantID, endpointID, reason string) error {
+func (s *Store) DisableEndpoint(ctx context.Context, tenantID, endpointID string, reason domain.DisableReason) error {
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:           &s.table,
 		Key:                 endpointKey(tenantID, endpointID),
@@ -619,7 +464,7 @@ func (s *Store) DisableEndpoint(ctx context.Context, tenantID, endpointID, reaso
 		ConditionExpression: aws.String("attribute_exists(pk)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":t": &types.AttributeValueMemberBOOL{Value: true},
-			":r": &types.AttributeValueMemberS{Value: reason},
+			":r": &types.AttributeValueMemberS{Value: string(reason)},
 		},
 	})
 	if err != nil {
@@ -627,10 +472,6 @@ func (s *Store) DisableEndpoint(ctx context.Context, tenantID, endpointID, reaso
 	}
 	return nil
 }
-
-// ReasonConsecutiveFailures is the disabled reason of an endpoint that failed
-// too many attempts in a row.
-const ReasonConsecutiveFailures = "consecutive_failures"
 
 // RecordEndpointFailure counts a failed attempt against an endpoint and
 // disables it when the count reaches threshold (0: never). It reports whether
@@ -662,7 +503,7 @@ func (s *Store) RecordEndpointFailure(ctx context.Context, tenantID, endpointID 
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":t": &types.AttributeValueMemberBOOL{Value: true},
 			":f": &types.AttributeValueMemberBOOL{Value: false},
-			":r": &types.AttributeValueMemberS{Value: ReasonConsecutiveFailures},
+			":r": &types.AttributeValueMemberS{Value: string(domain.DisabledConsecutiveFailures)},
 		},
 	})
 	var ccf *types.ConditionalCheckFailedException

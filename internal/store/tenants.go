@@ -4,28 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/hookline/hookline/internal/domain"
 )
 
 // ErrExists is returned when creating something that already exists.
 var ErrExists = errors.New("already exists")
 
-// Tenant owns endpoints, deliveries and API keys.
-type Tenant struct {
-	TenantID  string    `dynamodbav:"tenant_id"`
-	Name      string    `dynamodbav:"name"`
-	CreatedAt time.Time `dynamodbav:"created_at"`
-}
-
 func tenantKey(id string) map[string]types.AttributeValue { return key("TENANT#"+id, "TENANT") }
 
 // CreateTenant writes a new tenant, or ErrExists.
-func (s *Store) CreateTenant(ctx context.Context, t Tenant) (Tenant, error) {
+func (s *Store) CreateTenant(ctx context.Context, t domain.Tenant) (domain.Tenant, error) {
 	t.CreatedAt = s.Now().UTC()
 	item, err := attributevalue.MarshalMap(t)
 	if err != nil {
@@ -65,24 +58,15 @@ func (s *Store) putNew(ctx context.Context, item map[string]types.AttributeValue
 }
 
 // Tenant reads a tenant, or ErrNotFound.
-func (s *Store) Tenant(ctx context.Context, id string) (Tenant, error) {
-	var t Tenant
+func (s *Store) Tenant(ctx context.Context, id string) (domain.Tenant, error) {
+	var t domain.Tenant
 	return t, s.get(ctx, tenantKey(id), &t, "tenant "+id)
-}
-
-// APIKey is the stored form of a tenant's API key: its hash, never the key.
-type APIKey struct {
-	KeyID     string     `dynamodbav:"key_id"`
-	TenantID  string     `dynamodbav:"tenant_id"`
-	Hash      string     `dynamodbav:"hash"`
-	CreatedAt time.Time  `dynamodbav:"created_at"`
-	RevokedAt *time.Time `dynamodbav:"revoked_at,omitempty"`
 }
 
 func apiKeyKey(hash string) map[string]types.AttributeValue { return key("APIKEY#"+hash, "APIKEY") }
 
 // PutAPIKey stores a new key of an existing tenant (ErrNotFound otherwise).
-func (s *Store) PutAPIKey(ctx context.Context, k APIKey) (APIKey, error) {
+func (s *Store) PutAPIKey(ctx context.Context, k domain.APIKey) (domain.APIKey, error) {
 	if _, err := s.Tenant(ctx, k.TenantID); err != nil {
 		return k, err
 	}
@@ -105,7 +89,7 @@ func (s *Store) PutAPIKey(ctx context.Context, k APIKey) (APIKey, error) {
 
 // TenantForKey returns the tenant of an unrevoked key hash, or ErrNotFound.
 func (s *Store) TenantForKey(ctx context.Context, hash string) (string, error) {
-	var k APIKey
+	var k domain.APIKey
 	if err := s.get(ctx, apiKeyKey(hash), &k, "API key"); err != nil {
 		return "", err
 	}
@@ -131,7 +115,7 @@ func (s *Store) RevokeAPIKey(ctx context.Context, tenantID, keyID string) error 
 	if len(out.Items) == 0 {
 		return fmt.Errorf("API key %s of tenant %s: %w", keyID, tenantID, ErrNotFound)
 	}
-	var k APIKey
+	var k domain.APIKey
 	if err := attributevalue.UnmarshalMap(out.Items[0], &k); err != nil {
 		return fmt.Errorf("decode API key %s: %w", keyID, err)
 	}

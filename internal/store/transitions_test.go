@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/stretchr/testify/require"
 )
 
@@ -50,13 +50,13 @@ func indexedDead(db *fakeDB, tenant string) int {
 	return n
 }
 
-func newDelivery(tenant, event string) Delivery {
-	return Delivery{DeliveryID: delivery.ID(event, "ep_1"), TenantID: tenant, EndpointID: "ep_1", EventID: event, EventType: "order.created"}
+func newDelivery(tenant, event string) domain.Delivery {
+	return domain.Delivery{DeliveryID: domain.DeliveryID(event, "ep_1"), TenantID: tenant, EndpointID: "ep_1", EventID: event, EventType: "order.created"}
 }
 
 // read returns a delivery as deliver reads it: the record, or the ids alone
 // when there is none.
-func read(t *testing.T, s *Store, d Delivery) Delivery {
+func read(t *testing.T, s *Store, d domain.Delivery) domain.Delivery {
 	t.Helper()
 	cur, err := s.Delivery(context.Background(), d.DeliveryID)
 	if errors.Is(err, ErrNotFound) {
@@ -74,32 +74,34 @@ var errThrottled = errors.New("throttled")
 // the dead index. Done again without the failure, the move counts once.
 func TestDeadTransitionsMoveTheCounterInTheSameWrite(t *testing.T) {
 	ctx := context.Background()
-	dead := Outcome{State: delivery.StateDead, DeadReason: "rejected_400", Message: `{"m":1}`}
-	at := func(s *Store) Attempt { return Attempt{Number: 2, At: s.Now(), Status: 400, Error: "http_400"} }
+	dead := domain.Outcome{State: domain.StateDead, DeadReason: "rejected_400", Message: `{"m":1}`}
+	at := func(s *Store) domain.Attempt {
+		return domain.Attempt{Number: 2, At: s.Now(), Status: 400, Error: "http_400"}
+	}
 	cases := []struct {
 		name  string
-		setup func(t *testing.T, s *Store, d Delivery)
-		move  func(s *Store, d Delivery) error
+		setup func(t *testing.T, s *Store, d domain.Delivery)
+		move  func(s *Store, d domain.Delivery) error
 		depth int // the tenant's depth after the move
 	}{
 		{"a first attempt kills it", nil,
-			func(s *Store, d Delivery) error { return s.RecordAttempt(ctx, d, at(s), dead) }, 1},
+			func(s *Store, d domain.Delivery) error { return s.RecordAttempt(ctx, d, at(s), dead) }, 1},
 		{"an attempt kills a pending delivery", pending,
-			func(s *Store, d Delivery) error { return s.RecordAttempt(ctx, d, at(s), dead) }, 1},
+			func(s *Store, d domain.Delivery) error { return s.RecordAttempt(ctx, d, at(s), dead) }, 1},
 		{"recorded dead before its last attempt", pending,
-			func(s *Store, d Delivery) error {
+			func(s *Store, d domain.Delivery) error {
 				return s.MarkDeadBeforeLastAttempt(ctx, d, "attempts_exhausted", `{"m":1}`, s.Now())
 			}, 1},
 		{"a success after a death", killed,
-			func(s *Store, d Delivery) error {
-				return s.RecordAttempt(ctx, d, Attempt{Number: 3, At: s.Now(), Status: 200}, Outcome{State: delivery.StateDelivered})
+			func(s *Store, d domain.Delivery) error {
+				return s.RecordAttempt(ctx, d, domain.Attempt{Number: 3, At: s.Now(), Status: 200}, domain.Outcome{State: domain.StateDelivered})
 			}, 0},
 		{"another copy retried after a death", killed,
-			func(s *Store, d Delivery) error {
-				return s.RecordAttempt(ctx, d, Attempt{Number: 3, At: s.Now(), Status: 503}, Outcome{State: delivery.StatePending})
+			func(s *Store, d domain.Delivery) error {
+				return s.RecordAttempt(ctx, d, domain.Attempt{Number: 3, At: s.Now(), Status: 503}, domain.Outcome{State: domain.StatePending})
 			}, 0},
 		{"a replay claims it", killed,
-			func(s *Store, d Delivery) error {
+			func(s *Store, d domain.Delivery) error {
 				_, err := s.ClaimForReplay(ctx, d.DeliveryID, d.TenantID, "rj_1", time.Minute)
 				return err
 			}, 0},
@@ -133,16 +135,16 @@ func TestDeadTransitionsMoveTheCounterInTheSameWrite(t *testing.T) {
 	}
 }
 
-func pending(t *testing.T, s *Store, d Delivery) {
+func pending(t *testing.T, s *Store, d domain.Delivery) {
 	t.Helper()
-	require.NoError(t, s.RecordAttempt(context.Background(), d, Attempt{Number: 1, At: s.Now(), Status: 503, Error: "http_503"}, Outcome{State: delivery.StatePending}))
+	require.NoError(t, s.RecordAttempt(context.Background(), d, domain.Attempt{Number: 1, At: s.Now(), Status: 503, Error: "http_503"}, domain.Outcome{State: domain.StatePending}))
 }
 
-func killed(t *testing.T, s *Store, d Delivery) {
+func killed(t *testing.T, s *Store, d domain.Delivery) {
 	t.Helper()
 	pending(t, s, d)
-	require.NoError(t, s.RecordAttempt(context.Background(), read(t, s, d), Attempt{Number: 2, At: s.Now(), Status: 400, Error: "http_400"},
-		Outcome{State: delivery.StateDead, DeadReason: "rejected_400", Message: `{"m":1}`}))
+	require.NoError(t, s.RecordAttempt(context.Background(), read(t, s, d), domain.Attempt{Number: 2, At: s.Now(), Status: 400, Error: "http_400"},
+		domain.Outcome{State: domain.StateDead, DeadReason: "rejected_400", Message: `{"m":1}`}))
 	require.Equal(t, 1, counter(t, s.db.(*fakeDB), d.TenantID))
 }
 
@@ -161,10 +163,10 @@ func TestConcurrentDuplicateAttemptsAreAllLogged(t *testing.T) {
 		db.beforeWrite = func(_ string, keys []map[string]types.AttributeValue) {
 			if !interleaved {
 				interleaved = true
-				require.NoError(t, s.RecordAttempt(ctx, stale, Attempt{Number: 3, At: s.Now(), Status: 503}, Outcome{State: delivery.StatePending}))
+				require.NoError(t, s.RecordAttempt(ctx, stale, domain.Attempt{Number: 3, At: s.Now(), Status: 503}, domain.Outcome{State: domain.StatePending}))
 			}
 		}
-		require.NoError(t, s.RecordAttempt(ctx, stale, Attempt{Number: 2, At: s.Now(), Status: 503}, Outcome{State: delivery.StatePending}))
+		require.NoError(t, s.RecordAttempt(ctx, stale, domain.Attempt{Number: 2, At: s.Now(), Status: 503}, domain.Outcome{State: domain.StatePending}))
 		got := read(t, s, d)
 		require.Equal(t, 3, got.Attempts)
 		require.ElementsMatch(t, []int{1, 2, 3}, numbers(got.AttemptLog), "no entry lost")
@@ -182,7 +184,7 @@ func TestConcurrentDuplicateAttemptsAreAllLogged(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					errs[w] = s.RecordAttempt(ctx, stale, Attempt{Number: 2 + w, At: s.Now(), Status: 503}, Outcome{State: delivery.StatePending})
+					errs[w] = s.RecordAttempt(ctx, stale, domain.Attempt{Number: 2 + w, At: s.Now(), Status: 503}, domain.Outcome{State: domain.StatePending})
 				}()
 			}
 			wg.Wait()
@@ -197,17 +199,17 @@ func TestConcurrentDuplicateAttemptsAreAllLogged(t *testing.T) {
 		s := newTestStore(db)
 		d := newDelivery("t1", "evt_cap")
 		for i := 1; i <= MaxAttemptLog; i++ {
-			require.NoError(t, s.RecordAttempt(ctx, read(t, s, d), Attempt{Number: i, At: s.Now(), Status: 503}, Outcome{State: delivery.StatePending}))
+			require.NoError(t, s.RecordAttempt(ctx, read(t, s, d), domain.Attempt{Number: i, At: s.Now(), Status: 503}, domain.Outcome{State: domain.StatePending}))
 		}
 		stale := read(t, s, d)
 		interleaved := false
 		db.beforeWrite = func(string, []map[string]types.AttributeValue) {
 			if !interleaved {
 				interleaved = true
-				require.NoError(t, s.RecordAttempt(ctx, stale, Attempt{Number: MaxAttemptLog + 2, At: s.Now(), Status: 503}, Outcome{State: delivery.StatePending}))
+				require.NoError(t, s.RecordAttempt(ctx, stale, domain.Attempt{Number: MaxAttemptLog + 2, At: s.Now(), Status: 503}, domain.Outcome{State: domain.StatePending}))
 			}
 		}
-		require.NoError(t, s.RecordAttempt(ctx, stale, Attempt{Number: MaxAttemptLog + 1, At: s.Now(), Status: 503}, Outcome{State: delivery.StatePending}))
+		require.NoError(t, s.RecordAttempt(ctx, stale, domain.Attempt{Number: MaxAttemptLog + 1, At: s.Now(), Status: 503}, domain.Outcome{State: domain.StatePending}))
 		got := read(t, s, d)
 		require.Equal(t, MaxAttemptLog+2, got.Attempts)
 		require.Len(t, got.AttemptLog, MaxAttemptLog)
@@ -225,18 +227,18 @@ func TestConcurrentDuplicateAttemptsAreAllLogged(t *testing.T) {
 		db.beforeWrite = func(string, []map[string]types.AttributeValue) {
 			if !interleaved {
 				interleaved = true
-				require.NoError(t, s.RecordAttempt(ctx, stale, Attempt{Number: 2, At: s.Now(), Status: 200}, Outcome{State: delivery.StateDelivered}))
+				require.NoError(t, s.RecordAttempt(ctx, stale, domain.Attempt{Number: 2, At: s.Now(), Status: 200}, domain.Outcome{State: domain.StateDelivered}))
 			}
 		}
-		require.NoError(t, s.RecordAttempt(ctx, stale, Attempt{Number: 3, At: s.Now(), Status: 400}, Outcome{State: delivery.StateDead, DeadReason: "rejected_400", Message: "{}"}))
+		require.NoError(t, s.RecordAttempt(ctx, stale, domain.Attempt{Number: 3, At: s.Now(), Status: 400}, domain.Outcome{State: domain.StateDead, DeadReason: "rejected_400", Message: "{}"}))
 		got := read(t, s, d)
-		require.Equal(t, delivery.StateDelivered, got.State, "delivered never moves back")
+		require.Equal(t, domain.StateDelivered, got.State, "delivered never moves back")
 		require.Zero(t, counter(t, db, "t1"))
 		require.Zero(t, indexedDead(db, "t1"))
 	})
 }
 
-func numbers(log []Attempt) []int {
+func numbers(log []domain.Attempt) []int {
 	out := make([]int, len(log))
 	for i, a := range log {
 		out[i] = a.Number
@@ -269,21 +271,21 @@ func TestClaimForReplayExtendsTheExpiry(t *testing.T) {
 // moment), is not overwritten: the sweep is told, and reads it again.
 func TestRecordAttemptIfUnchangedWritesOnlyOnTheRecordAsRead(t *testing.T) {
 	ctx := context.Background()
-	death := Outcome{State: delivery.StateDead, DeadReason: "attempts_exhausted", Message: `{"m":1}`}
+	death := domain.Outcome{State: domain.StateDead, DeadReason: "attempts_exhausted", Message: `{"m":1}`}
 	cases := []struct {
 		name      string
-		setup     func(t *testing.T, s *Store, d Delivery)
-		meanwhile func(t *testing.T, s *Store, d Delivery)
+		setup     func(t *testing.T, s *Store, d domain.Delivery)
+		meanwhile func(t *testing.T, s *Store, d domain.Delivery)
 		written   bool
 	}{
 		{"read as missing, still missing", nil, nil, true},
 		{"read as missing, created meanwhile", nil, pending, false},
-		{"read as missing, delivered meanwhile", nil, func(t *testing.T, s *Store, d Delivery) {
-			require.NoError(t, s.RecordAttempt(ctx, d, Attempt{Number: 1, At: s.Now(), Status: 200}, Outcome{State: delivery.StateDelivered}))
+		{"read as missing, delivered meanwhile", nil, func(t *testing.T, s *Store, d domain.Delivery) {
+			require.NoError(t, s.RecordAttempt(ctx, d, domain.Attempt{Number: 1, At: s.Now(), Status: 200}, domain.Outcome{State: domain.StateDelivered}))
 		}, false},
 		{"read as pending, unchanged", pending, nil, true},
-		{"read as pending, attempted meanwhile", pending, func(t *testing.T, s *Store, d Delivery) {
-			require.NoError(t, s.RecordAttempt(ctx, read(t, s, d), Attempt{Number: 2, At: s.Now(), Status: 503}, Outcome{State: delivery.StatePending}))
+		{"read as pending, attempted meanwhile", pending, func(t *testing.T, s *Store, d domain.Delivery) {
+			require.NoError(t, s.RecordAttempt(ctx, read(t, s, d), domain.Attempt{Number: 2, At: s.Now(), Status: 503}, domain.Outcome{State: domain.StatePending}))
 		}, false},
 	}
 	for _, c := range cases {
@@ -299,7 +301,7 @@ func TestRecordAttemptIfUnchangedWritesOnlyOnTheRecordAsRead(t *testing.T) {
 				c.meanwhile(t, s, d)
 			}
 			before := stored(db, deliveryKey(d.DeliveryID))
-			err := s.RecordAttemptIfUnchanged(ctx, seen, Attempt{Number: seen.Attempts + 1, At: s.Now(), Error: "death_not_recorded"}, death)
+			err := s.RecordAttemptIfUnchanged(ctx, seen, domain.Attempt{Number: seen.Attempts + 1, At: s.Now(), Error: "death_not_recorded"}, death)
 			if !c.written {
 				require.ErrorIs(t, err, ErrConflict)
 				require.Equal(t, before, stored(db, deliveryKey(d.DeliveryID)), "the record made meanwhile is left as it is")
@@ -308,7 +310,7 @@ func TestRecordAttemptIfUnchangedWritesOnlyOnTheRecordAsRead(t *testing.T) {
 			}
 			require.NoError(t, err)
 			got := read(t, s, d)
-			require.Equal(t, delivery.StateDead, got.State)
+			require.Equal(t, domain.StateDead, got.State)
 			require.Equal(t, 1, counter(t, db, "t1"))
 			require.Equal(t, "death_not_recorded", got.AttemptLog[len(got.AttemptLog)-1].Error)
 		})
@@ -329,7 +331,7 @@ func TestATransactionThatCollidesIsTriedAgain(t *testing.T) {
 		}
 		return nil
 	}
-	require.NoError(t, s.RecordAttempt(context.Background(), d, Attempt{Number: 1, At: s.Now(), Status: 400}, Outcome{State: delivery.StateDead, DeadReason: "rejected_400"}))
+	require.NoError(t, s.RecordAttempt(context.Background(), d, domain.Attempt{Number: 1, At: s.Now(), Status: 400}, domain.Outcome{State: domain.StateDead, DeadReason: "rejected_400"}))
 	require.Equal(t, 3, collisions)
 	require.Equal(t, 1, counter(t, db, "t1"))
 	require.Equal(t, 1, read(t, s, d).Attempts)
@@ -341,7 +343,7 @@ func TestATransactionThatCollidesIsTriedAgain(t *testing.T) {
 		return nil
 	}
 	d2 := newDelivery("t1", "evt_2")
-	err := s.RecordAttempt(context.Background(), d2, Attempt{Number: 1, At: s.Now(), Status: 400}, Outcome{State: delivery.StateDead, DeadReason: "rejected_400"})
+	err := s.RecordAttempt(context.Background(), d2, domain.Attempt{Number: 1, At: s.Now(), Status: 400}, domain.Outcome{State: domain.StateDead, DeadReason: "rejected_400"})
 	var tce *types.TransactionCanceledException
 	require.ErrorAs(t, err, &tce, "a collision that does not clear is an error, not a loop")
 	require.Nil(t, stored(db, deliveryKey(d2.DeliveryID)))
@@ -369,7 +371,7 @@ func TestReconcileDLQDepth(t *testing.T) {
 	ctx := context.Background()
 	kill := func(t *testing.T, s *Store, event string) {
 		t.Helper()
-		require.NoError(t, s.RecordAttempt(ctx, newDelivery("t1", event), Attempt{Number: 1, At: s.Now(), Status: 400}, Outcome{State: delivery.StateDead, DeadReason: "rejected_400"}))
+		require.NoError(t, s.RecordAttempt(ctx, newDelivery("t1", event), domain.Attempt{Number: 1, At: s.Now(), Status: 400}, domain.Outcome{State: domain.StateDead, DeadReason: "rejected_400"}))
 	}
 	t.Run("a counter left off by the old crash is corrected", func(t *testing.T) {
 		db := newFakeDB()

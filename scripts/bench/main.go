@@ -54,7 +54,7 @@ func main() {
 		os.Exit(1)
 	}
 
-	m, err := goBench("./internal/dispatch", "SendVsBarePost")
+	m, err := goBench("./internal/sender", "SendVsBarePost")
 	if err != nil {
 		fail("deliver path", err)
 	}

@@ -27,7 +27,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/api"
 	"github.com/hookline/hookline/internal/apiclient"
-	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/harness"
 	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/store"
@@ -156,24 +156,24 @@ func run(ctx context.Context) error {
 	var pairs []pair
 	for _, ev := range events {
 		for id, types := range endpointTypes {
-			if (store.Endpoint{EventTypes: types}).Accepts(ev.Type) {
+			if (domain.Endpoint{EventTypes: types}).Accepts(ev.Type) {
 				pairs = append(pairs, pair{ev.ID, id})
 			}
 		}
 	}
 	fmt.Printf("waiting for %d deliveries to reach a final state (retry schedule: %d attempts)\n", len(pairs), out.MaxReceiveCount)
-	final := map[pair]store.Delivery{}
+	final := map[pair]domain.Delivery{}
 	deadline := time.Now().Add(90 * time.Second)
 	for len(final) < len(pairs) && time.Now().Before(deadline) {
 		for _, p := range pairs {
 			if _, done := final[p]; done {
 				continue
 			}
-			d, err := st.Delivery(ctx, delivery.ID(p.event, p.endpoint))
+			d, err := st.Delivery(ctx, domain.DeliveryID(p.event, p.endpoint))
 			// Dead from just before the last attempt (so that a stop during it
 			// leaves the death recorded): final once that attempt is recorded.
-			lastInFlight := d.State == delivery.StateDead && d.DeadReason == "attempts_exhausted" && d.Attempts < out.MaxReceiveCount
-			if err == nil && d.State != delivery.StatePending && !lastInFlight {
+			lastInFlight := d.State == domain.StateDead && d.DeadReason == domain.ReasonAttemptsExhausted && d.Attempts < out.MaxReceiveCount
+			if err == nil && d.State != domain.StatePending && !lastInFlight {
 				final[p] = d
 				fmt.Printf("  %-9s %-11s -> %-9s after %d attempt(s)\n", d.State, strings.TrimPrefix(p.event, tenant+"_"), byEndpoint[p.endpoint].name, d.Attempts)
 			} else if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -201,9 +201,9 @@ func run(ctx context.Context) error {
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%s\t%s\n", strings.TrimPrefix(p.event, tenant+"_"), byEndpoint[p.endpoint].name, d.State, d.Attempts, last, d.DeadReason)
 		switch {
-		case d.State == delivery.StateDelivered:
+		case d.State == domain.StateDelivered:
 			delivered++
-		case d.State == delivery.StateDead:
+		case d.State == domain.StateDead:
 			dead++
 		}
 		if d.Attempts > 1 {
@@ -270,25 +270,25 @@ func replayLedger(ctx context.Context, client *apiclient.Client, st *store.Store
 	}
 	fmt.Printf("  POST /v1/dlq/replay {\"endpoint_id\":%q} -> job %s (%s)\n", ledger, job.ID, job.Status)
 	deadline := time.Now().Add(60 * time.Second)
-	for job.Status != "completed" && time.Now().Before(deadline) {
+	for job.Status != domain.StatusCompleted && time.Now().Before(deadline) {
 		time.Sleep(500 * time.Millisecond)
 		if err := client.Do(ctx, "GET", "/v1/replays/"+job.ID, nil, &job); err != nil {
 			return false, err
 		}
 	}
 	fmt.Printf("  job %s: matched %d, replayed %d, skipped %v\n", job.Status, job.Matched, job.Replayed, job.Skipped)
-	ok := job.Status == "completed"
+	ok := job.Status == domain.StatusCompleted
 	for _, d := range dead.Data {
-		var got store.Delivery
+		var got domain.Delivery
 		for time.Now().Before(deadline) {
-			if got, _ = st.Delivery(ctx, d.ID); got.State == delivery.StateDelivered {
+			if got, _ = st.Delivery(ctx, d.ID); got.State == domain.StateDelivered {
 				break
 			}
 			time.Sleep(300 * time.Millisecond)
 		}
 		fmt.Printf("  %s (webhook-id %s): %s after %d attempts in all, replayed at %s\n", d.EventID, d.ID, got.State, got.Attempts,
 			got.ReplayedAt.Format(time.TimeOnly))
-		ok = ok && got.State == delivery.StateDelivered
+		ok = ok && got.State == domain.StateDelivered
 	}
 	return ok, nil
 }

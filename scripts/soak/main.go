@@ -34,7 +34,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/api"
-	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/harness"
 	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/store"
@@ -239,7 +239,7 @@ func run(ctx context.Context, nEvents, nEndpoints int, chaos time.Duration) erro
 	final, stuck := waitTerminal(ctx, st, pairs, settle, nil)
 	var lost []string
 	for _, p := range stuck {
-		lost = append(lost, fmt.Sprintf("%s (event %s, endpoint %s) never reached a terminal state", delivery.ID(p.event, p.endpoint), p.event, p.endpoint))
+		lost = append(lost, fmt.Sprintf("%s (event %s, endpoint %s) never reached a terminal state", domain.DeliveryID(p.event, p.endpoint), p.event, p.endpoint))
 	}
 	var dead []pair
 	longest := time.Duration(0)
@@ -247,7 +247,7 @@ func run(ctx context.Context, nEvents, nEndpoints int, chaos time.Duration) erro
 	for p, d := range final {
 		attempts += d.Attempts
 		end := d.DeliveredAt
-		if d.State == delivery.StateDead {
+		if d.State == domain.StateDead {
 			dead = append(dead, p)
 			end = d.DeadAt
 		}
@@ -267,8 +267,8 @@ func run(ctx context.Context, nEvents, nEndpoints int, chaos time.Duration) erro
 		listed[d.ID] = true
 	}
 	for _, p := range dead {
-		if !listed[delivery.ID(p.event, p.endpoint)] {
-			lost = append(lost, "dead but not listed: "+delivery.ID(p.event, p.endpoint))
+		if !listed[domain.DeliveryID(p.event, p.endpoint)] {
+			lost = append(lost, "dead but not listed: "+domain.DeliveryID(p.event, p.endpoint))
 		}
 	}
 
@@ -287,7 +287,7 @@ func run(ctx context.Context, nEvents, nEndpoints int, chaos time.Duration) erro
 		if err := client.Do(ctx, "POST", "/v1/dlq/replay", map[string]string{"event_type": "soak.event"}, &job); err != nil {
 			return err
 		}
-		for job.Status != "completed" {
+		for job.Status != domain.StatusCompleted {
 			if ctx.Err() != nil {
 				return fmt.Errorf("replay job %s did not complete: %w", job.ID, ctx.Err())
 			}
@@ -297,7 +297,7 @@ func run(ctx context.Context, nEvents, nEndpoints int, chaos time.Duration) erro
 			}
 		}
 		replayed = job.Replayed
-		again, _ := waitTerminal(ctx, st, dead, settle, func(d store.Delivery) bool { return d.State == delivery.StateDelivered })
+		again, _ := waitTerminal(ctx, st, dead, settle, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })
 		for p, d := range again {
 			final[p] = d
 		}
@@ -310,7 +310,7 @@ func run(ctx context.Context, nEvents, nEndpoints int, chaos time.Duration) erro
 	for ep, c := range receivers {
 		c.mu.Lock()
 		for _, r := range c.receipts {
-			if r.webhookID != delivery.ID(r.eventID, ep) {
+			if r.webhookID != domain.DeliveryID(r.eventID, ep) {
 				mismatch++
 			}
 			if !r.signed {
@@ -325,11 +325,11 @@ func run(ctx context.Context, nEvents, nEndpoints int, chaos time.Duration) erro
 	}
 	duplicates := 0
 	for _, p := range pairs {
-		id := delivery.ID(p.event, p.endpoint)
+		id := domain.DeliveryID(p.event, p.endpoint)
 		switch {
 		case final[p].State == "":
 			// counted as stuck above
-		case final[p].State != delivery.StateDelivered:
+		case final[p].State != domain.StateDelivered:
 			lost = append(lost, fmt.Sprintf("%s (event %s, endpoint %s) ended %s", id, p.event, p.endpoint, final[p].State))
 		case got[id] == 0:
 			lost = append(lost, fmt.Sprintf("%s (event %s, endpoint %s) recorded delivered, never received", id, p.event, p.endpoint))
@@ -371,14 +371,14 @@ func run(ctx context.Context, nEvents, nEndpoints int, chaos time.Duration) erro
 // waitTerminal polls the deliveries until each is terminal (delivered or
 // dead), or until done says so, reading in parallel; it returns the pairs
 // still not there when settle has passed: lost.
-func waitTerminal(ctx context.Context, st *store.Store, pairs []pair, settle time.Duration, done func(store.Delivery) bool) (map[pair]store.Delivery, []pair) {
+func waitTerminal(ctx context.Context, st *store.Store, pairs []pair, settle time.Duration, done func(domain.Delivery) bool) (map[pair]domain.Delivery, []pair) {
 	deadline := time.Now().Add(settle)
 	if done == nil {
-		done = func(d store.Delivery) bool {
-			return d.State == delivery.StateDelivered || d.State == delivery.StateDead
+		done = func(d domain.Delivery) bool {
+			return d.State == domain.StateDelivered || d.State == domain.StateDead
 		}
 	}
-	final := map[pair]store.Delivery{}
+	final := map[pair]domain.Delivery{}
 	var mu sync.Mutex
 	left := pairs
 	for len(left) > 0 {
@@ -396,7 +396,7 @@ func waitTerminal(ctx context.Context, st *store.Store, pairs []pair, settle tim
 				defer func() { <-sem; wg.Done() }()
 				ids := make([]string, len(chunk))
 				for i, p := range chunk {
-					ids[i] = delivery.ID(p.event, p.endpoint)
+					ids[i] = domain.DeliveryID(p.event, p.endpoint)
 				}
 				snap, err := st.Load(ctx, ids, nil)
 				mu.Lock()

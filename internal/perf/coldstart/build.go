@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-// Version is the value Build gives dispatch.Version, which `make build` sets
+// Version is the value Build gives sender.Version, which `make build` sets
 // from `git describe`: only the bytes of this string differ from a release
 // build.
 const Version = "coldstart"
@@ -20,13 +20,13 @@ const Version = "coldstart"
 // in its order: the lambda.norpc tag, -trimpath and LDFLAGS.
 var buildArgs = []string{
 	"-tags", "lambda.norpc", "-trimpath",
-	"-ldflags", "-s -w -X github.com/hookline/hookline/internal/dispatch.Version=" + Version,
+	"-ldflags", "-s -w -X github.com/hookline/hookline/internal/sender.Version=" + Version,
 }
 
 // Build builds the main package in the directory pkgDir into
 // dir/bootstrap-<base name of pkgDir> with the flags of `make build`
 // (CGO_ENABLED=0, GOOS=linux, -tags lambda.norpc, -trimpath,
-// -ldflags "-s -w -X ...dispatch.Version=..."), for the architecture of
+// -ldflags "-s -w -X ...sender.Version=..."), for the architecture of
 // this machine, as `make build-local` does. It returns the binary's path
 // and size in bytes. The go command is the one on PATH, like the Makefile's
 // default $(GO).

@@ -9,7 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/hookline/hookline/internal/delivery"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/stretchr/testify/require"
 )
@@ -59,7 +59,7 @@ func TestRequestUnits(t *testing.T) {
 // record and there is no event index: the first attempt's write creates
 // the record, and no index holds a pending or delivered delivery. Ids are
 // as long as real ones.
-func deliveryItem(t *testing.T, d store.Delivery) map[string]types.AttributeValue {
+func deliveryItem(t *testing.T, d domain.Delivery) map[string]types.AttributeValue {
 	t.Helper()
 	item, err := attributevalue.MarshalMap(d)
 	require.NoError(t, err)
@@ -74,21 +74,21 @@ func deliveryItem(t *testing.T, d store.Delivery) map[string]types.AttributeValu
 
 // sampleDelivery is a delivery with ids as long as real ones, before its
 // first attempt.
-func sampleDelivery() store.Delivery {
+func sampleDelivery() domain.Delivery {
 	at := time.Date(2026, 11, 30, 4, 9, 26, 573147393, time.UTC)
 	const tenant, endpoint, event = "ten_01JD8Z3Q4X5Y6Z7A8B9C0D1E2F", "ep_01JD8Z3Q4X5Y6Z7A8B9C0D1E2F", "evt_01JD8Z3Q4X5Y6Z7A8B9C0D1E2F"
-	return store.Delivery{
-		DeliveryID: delivery.ID(event, endpoint), TenantID: tenant, EndpointID: endpoint, EventID: event,
+	return domain.Delivery{
+		DeliveryID: domain.DeliveryID(event, endpoint), TenantID: tenant, EndpointID: endpoint, EventID: event,
 		EventType: "payment.succeeded", CreatedAt: at,
 	}
 }
 
 // sampleDelivered is sampleDelivery delivered at its first attempt.
-func sampleDelivered() store.Delivery {
+func sampleDelivered() domain.Delivery {
 	d := sampleDelivery()
 	at := d.CreatedAt
-	d.State, d.DeliveredAt, d.Attempts, d.LastStatus = delivery.StateDelivered, &at, 1, 200
-	d.AttemptLog = []store.Attempt{{Number: 1, At: at, Status: 200, LatencyMS: 87, Excerpt: `{"ok":true}`}}
+	d.State, d.DeliveredAt, d.Attempts, d.LastStatus = domain.StateDelivered, &at, 1, 200
+	d.AttemptLog = []domain.Attempt{{Number: 1, At: at, Status: 200, LatencyMS: 87, Excerpt: `{"ok":true}`}}
 	return d
 }
 
@@ -104,13 +104,13 @@ func TestDeliveryRecordSizes(t *testing.T) {
 
 	// ... or failed, to be retried.
 	failed := d
-	failed.State, failed.Attempts, failed.LastStatus, failed.LastError = delivery.StatePending, 1, 503, "http_503"
-	failed.AttemptLog = []store.Attempt{{Number: 1, At: at, Status: 503, Error: "http_503", LatencyMS: 120, Excerpt: "Service Unavailable"}}
+	failed.State, failed.Attempts, failed.LastStatus, failed.LastError = domain.StatePending, 1, 503, "http_503"
+	failed.AttemptLog = []domain.Attempt{{Number: 1, At: at, Status: 503, Error: "http_503", LatencyMS: 120, Excerpt: "Service Unavailable"}}
 	retrying := ItemSize(deliveryItem(t, failed))
 
 	// A failed attempt whose answer's first 1 KB is kept in the log.
 	longError := failed
-	longError.AttemptLog = []store.Attempt{{Number: 1, At: at, Status: 503, Error: "http_503", LatencyMS: 120, Excerpt: strings.Repeat("x", 1024)}}
+	longError.AttemptLog = []domain.Attempt{{Number: 1, At: at, Status: 503, Error: "http_503", LatencyMS: 120, Excerpt: strings.Repeat("x", 1024)}}
 	long := ItemSize(deliveryItem(t, longError))
 
 	t.Logf("delivered at the first attempt %d bytes, retrying %d, after a 1 KB error body %d", delivered, retrying, long)
@@ -131,7 +131,7 @@ func TestDeliveryRecordSizes(t *testing.T) {
 func TestEndpointRecordReadUnits(t *testing.T) {
 	at := time.Date(2026, 11, 30, 4, 9, 26, 573147393, time.UTC)
 	sealed := base64.StdEncoding.EncodeToString(make([]byte, 400))
-	e := store.Endpoint{
+	e := domain.Endpoint{
 		TenantID: "ten_01JD8Z3Q4X5Y6Z7A8B9C0D1E2F", EndpointID: "ep_01JD8Z3Q4X5Y6Z7A8B9C0D1E2F",
 		URL: "https://hooks.example.com/webhooks/hookline/" + strings.Repeat("x", 56), Description: strings.Repeat("d", 100),
 		EventTypes: []string{"order.*", "payment.succeeded", "payment.failed"}, Headers: map[string]string{"X-Env": "production"},

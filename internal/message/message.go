@@ -1,38 +1,12 @@
-package delivery
+package message
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/base32"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 )
-
-// State of a delivery.
-type State string
-
-// The states a delivery moves through: pending until an attempt succeeds
-// (delivered) or it is given up on (dead). A replay makes a dead delivery
-// pending again.
-const (
-	StatePending   State = "pending"
-	StateDelivered State = "delivered"
-	StateDead      State = "dead"
-)
-
-var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
-
-// ID returns the delivery id of eventID bound for endpointID: "msg_" and 26
-// base32 characters of SHA-256 over both ids (130 bits).
-func ID(eventID, endpointID string) string {
-	h := sha256.New()
-	h.Write([]byte(eventID))
-	h.Write([]byte{0})
-	h.Write([]byte(endpointID))
-	return "msg_" + idEncoding.EncodeToString(h.Sum(nil))[:26]
-}
 
 // Message is the body of a delivery message on the delivery queue and the DLQ.
 type Message struct {

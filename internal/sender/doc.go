@@ -1,4 +1,4 @@
-// Package dispatch sends one delivery attempt: it POSTs the signed body to
+// Package sender sends one delivery attempt: it POSTs the signed body to
 // the endpoint and classifies what came back as delivered, retry (with any
 // Retry-After the receiver asked for) or dead (with the reason).
 //
@@ -10,4 +10,4 @@
 // webhook-signature); webhook-id is the delivery id, which is also sent as
 // Idempotency-Key and X-Idempotency-Key and stays the same on every attempt
 // and replay.
-package dispatch
+package sender

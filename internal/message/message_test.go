@@ -1,23 +1,13 @@
-package delivery
+package message
 
 import (
 	"encoding/json"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 )
-
-func TestIDIsDeterministicAndDistinct(t *testing.T) {
-	a := ID("evt_1", "ep_1")
-	require.Equal(t, a, ID("evt_1", "ep_1"), "the same pair always names the same delivery")
-	require.Regexp(t, regexp.MustCompile(`^msg_[a-z2-7]{26}$`), a)
-	require.NotEqual(t, a, ID("evt_1", "ep_2"))
-	require.NotEqual(t, a, ID("evt_2", "ep_1"))
-	require.NotEqual(t, ID("ab", "c"), ID("a", "bc"), "the separator keeps the two ids apart")
-}
 
 func TestDecodeAndBody(t *testing.T) {
 	seq := int64(3)

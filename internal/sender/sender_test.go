@@ -1,4 +1,4 @@
-package dispatch_test
+package sender_test
 
 import (
 	"bytes"
@@ -21,9 +21,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/hookline/hookline/internal/dispatch"
 	"github.com/hookline/hookline/internal/netguard"
 	"github.com/hookline/hookline/internal/perf/ratio"
+	"github.com/hookline/hookline/internal/sender"
 	"github.com/hookline/hookline/internal/signing"
 )
 
@@ -49,25 +49,25 @@ func newSecret(t testing.TB) (string, *signing.Signer) {
 
 // newClient returns a client allowed to reach loopback, with short timeouts
 // and the fixed clock.
-func newClient(t testing.TB) *dispatch.Client {
+func newClient(t testing.TB) *sender.Client {
 	return newClientWith(t, loopbackGuard, requestTimeout)
 }
 
-func newClientWith(t testing.TB, g *netguard.Guard, timeout time.Duration) *dispatch.Client {
+func newClientWith(t testing.TB, g *netguard.Guard, timeout time.Duration) *sender.Client {
 	t.Helper()
-	hc := dispatch.NewHTTPClient(dispatch.ClientOptions{
+	hc := sender.NewHTTPClient(sender.ClientOptions{
 		Guard:          g,
 		RequestTimeout: timeout,
 		ConnectTimeout: connectTimeout,
 	})
 	t.Cleanup(hc.CloseIdleConnections)
-	return &dispatch.Client{HTTP: hc, Now: func() time.Time { return fixedNow }}
+	return &sender.Client{HTTP: hc, Now: func() time.Time { return fixedNow }}
 }
 
 var testBody = []byte("{\"id\":\"evt_2a\",\"type\":\"invoice.paid\",\"data\":{\"amount\":4200,\"note\":\"caf\u00e9 \u2603\\n\"}}\n")
 
-func newRequest(url string, signer *signing.Signer) dispatch.Request {
-	return dispatch.Request{
+func newRequest(url string, signer *signing.Signer) sender.Request {
+	return sender.Request{
 		URL:        url,
 		DeliveryID: "dlv_01HZX3K8Q4W5",
 		EventID:    "evt_2a",
@@ -121,7 +121,7 @@ func newHangServer(t testing.TB, prelude func(http.ResponseWriter)) *server {
 	return s
 }
 
-func send(t testing.TB, c *dispatch.Client, url string, signer *signing.Signer) dispatch.Result {
+func send(t testing.TB, c *sender.Client, url string, signer *signing.Signer) sender.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -131,29 +131,29 @@ func send(t testing.TB, c *dispatch.Client, url string, signer *signing.Signer) 
 func TestSendStatusClasses(t *testing.T) {
 	tests := []struct {
 		status          int
-		outcome         dispatch.Outcome
+		outcome         sender.Outcome
 		errCode         string
 		reason          string
 		disableEndpoint bool
 	}{
-		{200, dispatch.Delivered, "", "", false},
-		{201, dispatch.Delivered, "", "", false},
-		{202, dispatch.Delivered, "", "", false},
-		{204, dispatch.Delivered, "", "", false},
-		{408, dispatch.Retry, "http_408", "", false},
-		{429, dispatch.Retry, "http_429", "", false},
-		{500, dispatch.Retry, "http_500", "", false},
-		{502, dispatch.Retry, "http_502", "", false},
-		{503, dispatch.Retry, "http_503", "", false},
-		{504, dispatch.Retry, "http_504", "", false},
-		{410, dispatch.Dead, "http_410", "endpoint_gone", true},
-		{400, dispatch.Dead, "http_400", "rejected_400", false},
-		{401, dispatch.Dead, "http_401", "rejected_401", false},
-		{403, dispatch.Dead, "http_403", "rejected_403", false},
-		{404, dispatch.Dead, "http_404", "rejected_404", false},
-		{405, dispatch.Dead, "http_405", "rejected_405", false},
-		{413, dispatch.Dead, "http_413", "rejected_413", false},
-		{422, dispatch.Dead, "http_422", "rejected_422", false},
+		{200, sender.Delivered, "", "", false},
+		{201, sender.Delivered, "", "", false},
+		{202, sender.Delivered, "", "", false},
+		{204, sender.Delivered, "", "", false},
+		{408, sender.Retry, "http_408", "", false},
+		{429, sender.Retry, "http_429", "", false},
+		{500, sender.Retry, "http_500", "", false},
+		{502, sender.Retry, "http_502", "", false},
+		{503, sender.Retry, "http_503", "", false},
+		{504, sender.Retry, "http_504", "", false},
+		{410, sender.Dead, "http_410", "endpoint_gone", true},
+		{400, sender.Dead, "http_400", "rejected_400", false},
+		{401, sender.Dead, "http_401", "rejected_401", false},
+		{403, sender.Dead, "http_403", "rejected_403", false},
+		{404, sender.Dead, "http_404", "rejected_404", false},
+		{405, sender.Dead, "http_405", "rejected_405", false},
+		{413, sender.Dead, "http_413", "rejected_413", false},
+		{422, sender.Dead, "http_422", "rejected_422", false},
 	}
 	_, signer := newSecret(t)
 	client := newClient(t)
@@ -170,7 +170,7 @@ func TestSendStatusClasses(t *testing.T) {
 			require.Equal(t, tc.outcome, res.Outcome, "outcome %s", res.Outcome)
 			require.Equal(t, tc.status, res.Status)
 			require.Equal(t, tc.errCode, res.Error)
-			require.Equal(t, tc.reason, res.Reason)
+			require.Equal(t, tc.reason, string(res.Reason))
 			require.Equal(t, tc.disableEndpoint, res.DisableEndpoint)
 			require.Zero(t, res.RetryAfter)
 			require.Positive(t, res.Latency)
@@ -196,10 +196,10 @@ func TestSendRedirectsNotFollowed(t *testing.T) {
 				http.Redirect(w, r, target.URL+"/elsewhere", status)
 			})
 			res := send(t, client, srv.URL, signer)
-			require.Equal(t, dispatch.Dead, res.Outcome)
+			require.Equal(t, sender.Dead, res.Outcome)
 			require.Equal(t, status, res.Status)
 			require.Equal(t, "http_"+strconv.Itoa(status), res.Error)
-			require.Equal(t, fmt.Sprintf("redirect_%d_not_followed", status), res.Reason)
+			require.Equal(t, fmt.Sprintf("redirect_%d_not_followed", status), string(res.Reason))
 			require.False(t, res.DisableEndpoint)
 			require.EqualValues(t, 1, srv.hits.Load())
 			require.Zero(t, target.hits.Load(), "the redirect target was requested")
@@ -243,7 +243,7 @@ func TestSendRetryAfter(t *testing.T) {
 				w.WriteHeader(tc.status)
 			})
 			res := send(t, client, srv.URL, signer)
-			require.Equal(t, dispatch.Retry, res.Outcome)
+			require.Equal(t, sender.Retry, res.Outcome)
 			require.Equal(t, tc.status, res.Status)
 			// The HTTP date is measured against the injected clock, so even
 			// the date cases are exact; allow a second of slack anyway.
@@ -255,27 +255,27 @@ func TestSendRetryAfter(t *testing.T) {
 func TestClassify(t *testing.T) {
 	tests := []struct {
 		status  int
-		outcome dispatch.Outcome
+		outcome sender.Outcome
 		reason  string
 	}{
-		{200, dispatch.Delivered, ""},
-		{299, dispatch.Delivered, ""},
-		{300, dispatch.Dead, "redirect_300_not_followed"},
-		{304, dispatch.Dead, "redirect_304_not_followed"},
-		{399, dispatch.Dead, "redirect_399_not_followed"},
-		{418, dispatch.Dead, "rejected_418"},
-		{499, dispatch.Dead, "rejected_499"},
-		{501, dispatch.Retry, ""},
-		{599, dispatch.Retry, ""},
+		{200, sender.Delivered, ""},
+		{299, sender.Delivered, ""},
+		{300, sender.Dead, "redirect_300_not_followed"},
+		{304, sender.Dead, "redirect_304_not_followed"},
+		{399, sender.Dead, "redirect_399_not_followed"},
+		{418, sender.Dead, "rejected_418"},
+		{499, sender.Dead, "rejected_499"},
+		{501, sender.Retry, ""},
+		{599, sender.Retry, ""},
 	}
 	for _, tc := range tests {
 		t.Run(strconv.Itoa(tc.status), func(t *testing.T) {
-			res := dispatch.Classify(tc.status, "3", fixedNow)
+			res := sender.Classify(tc.status, "3", fixedNow)
 			require.Equal(t, tc.outcome, res.Outcome)
 			require.Equal(t, tc.status, res.Status)
-			require.Equal(t, tc.reason, res.Reason)
+			require.Equal(t, tc.reason, string(res.Reason))
 			require.Zero(t, res.RetryAfter)
-			if tc.outcome == dispatch.Delivered {
+			if tc.outcome == sender.Delivered {
 				require.Empty(t, res.Error)
 			} else {
 				require.Equal(t, "http_"+strconv.Itoa(tc.status), res.Error)
@@ -285,9 +285,9 @@ func TestClassify(t *testing.T) {
 }
 
 func TestOutcomeString(t *testing.T) {
-	require.Equal(t, "retry", dispatch.Retry.String())
-	require.Equal(t, "delivered", dispatch.Delivered.String())
-	require.Equal(t, "dead", dispatch.Dead.String())
+	require.Equal(t, "retry", sender.Retry.String())
+	require.Equal(t, "delivered", sender.Delivered.String())
+	require.Equal(t, "dead", sender.Dead.String())
 }
 
 func TestSendTimeouts(t *testing.T) {
@@ -300,7 +300,7 @@ func TestSendTimeouts(t *testing.T) {
 			io.WriteString(w, "ok")
 		})
 		res := send(t, client, srv.URL, signer)
-		require.Equal(t, dispatch.Delivered, res.Outcome, "error %q", res.Error)
+		require.Equal(t, sender.Delivered, res.Outcome, "error %q", res.Error)
 		require.Equal(t, 200, res.Status)
 		require.Equal(t, "ok", res.Excerpt)
 		require.GreaterOrEqual(t, res.Latency, requestTimeout/5)
@@ -311,7 +311,7 @@ func TestSendTimeouts(t *testing.T) {
 		start := time.Now()
 		res := send(t, client, srv.URL, signer)
 		elapsed := time.Since(start)
-		require.Equal(t, dispatch.Retry, res.Outcome)
+		require.Equal(t, sender.Retry, res.Outcome)
 		require.Equal(t, "timeout", res.Error)
 		require.Zero(t, res.Status)
 		require.Empty(t, res.Reason)
@@ -325,7 +325,7 @@ func TestSendTimeouts(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout/5)
 		defer cancel()
 		res := client.Send(ctx, newRequest(srv.URL, signer))
-		require.Equal(t, dispatch.Retry, res.Outcome)
+		require.Equal(t, sender.Retry, res.Outcome)
 		require.Equal(t, "timeout", res.Error)
 		require.Less(t, res.Latency, requestTimeout)
 	})
@@ -339,7 +339,7 @@ func TestSendTimeouts(t *testing.T) {
 			w.(http.Flusher).Flush()
 		})
 		res := send(t, client, srv.URL, signer)
-		require.Equal(t, dispatch.Delivered, res.Outcome)
+		require.Equal(t, sender.Delivered, res.Outcome)
 		require.Equal(t, 200, res.Status)
 		require.Empty(t, res.Error)
 		require.Equal(t, "partial [body read failed]", res.Excerpt)
@@ -353,7 +353,7 @@ func TestSendCanceledContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	res := newClient(t).Send(ctx, newRequest(srv.URL, signer))
-	require.Equal(t, dispatch.Retry, res.Outcome)
+	require.Equal(t, sender.Retry, res.Outcome)
 	require.Equal(t, "network", res.Error)
 	require.Zero(t, srv.hits.Load())
 }
@@ -366,7 +366,7 @@ func TestSendConnectionRefused(t *testing.T) {
 	require.NoError(t, l.Close())
 
 	res := send(t, newClient(t), "http://"+addr+"/hook", signer)
-	require.Equal(t, dispatch.Retry, res.Outcome)
+	require.Equal(t, sender.Retry, res.Outcome)
 	require.Equal(t, "connection_refused", res.Error)
 	require.Zero(t, res.Status)
 	require.Empty(t, res.Reason)
@@ -396,22 +396,22 @@ func TestSendBrokenConnections(t *testing.T) {
 		name    string
 		raw     string
 		reset   bool
-		outcome dispatch.Outcome
+		outcome sender.Outcome
 		errCode string
 		excerpt string
 	}{
-		{"reset mid headers", "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n", true, dispatch.Retry, "connection_reset", ""},
-		{"reset before any answer", "", true, dispatch.Retry, "connection_reset", ""},
-		{"reset mid body", "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort", true, dispatch.Delivered, "", "short [body read failed]"},
-		{"closed before any answer", "", false, dispatch.Retry, "connection_reset", ""},
-		{"closed mid headers", "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n", false, dispatch.Retry, "connection_reset", ""},
+		{"reset mid headers", "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n", true, sender.Retry, "connection_reset", ""},
+		{"reset before any answer", "", true, sender.Retry, "connection_reset", ""},
+		{"reset mid body", "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort", true, sender.Delivered, "", "short [body read failed]"},
+		{"closed before any answer", "", false, sender.Retry, "connection_reset", ""},
+		{"closed mid headers", "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n", false, sender.Retry, "connection_reset", ""},
 		// bufio hands textproto the partial line without the error behind it,
 		// so a cut inside a header line reads as a malformed header.
-		{"closed mid header line", "HTTP/1.1 200 OK\r\nContent-Ty", false, dispatch.Retry, "network", ""},
-		{"malformed status line", "SMTP ready\r\n\r\n", false, dispatch.Retry, "network", ""},
-		{"2xx closed mid body", "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort", false, dispatch.Delivered, "", "short [body read failed]"},
-		{"2xx closed mid long body", "HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n\r\n" + strings.Repeat("z", 2000), false, dispatch.Delivered, "", strings.Repeat("z", dispatch.ExcerptBytes) + " [body read failed]"},
-		{"5xx closed mid body", "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 100\r\n\r\nshort", false, dispatch.Retry, "http_503", "short"},
+		{"closed mid header line", "HTTP/1.1 200 OK\r\nContent-Ty", false, sender.Retry, "network", ""},
+		{"malformed status line", "SMTP ready\r\n\r\n", false, sender.Retry, "network", ""},
+		{"2xx closed mid body", "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort", false, sender.Delivered, "", "short [body read failed]"},
+		{"2xx closed mid long body", "HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n\r\n" + strings.Repeat("z", 2000), false, sender.Delivered, "", strings.Repeat("z", sender.ExcerptBytes) + " [body read failed]"},
+		{"5xx closed mid body", "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 100\r\n\r\nshort", false, sender.Retry, "http_503", "short"},
 	}
 	_, signer := newSecret(t)
 	client := newClient(t)
@@ -435,7 +435,7 @@ func TestSendBrokenConnections(t *testing.T) {
 // headers gets a failed, retryable attempt; the client stops reading at
 // MaxResponseHeaderBytes instead of Go's 10 MiB default.
 func TestSendHugeResponseHeaders(t *testing.T) {
-	for _, size := range []int{dispatch.MaxResponseHeaderBytes + 1024, 4 << 20} {
+	for _, size := range []int{sender.MaxResponseHeaderBytes + 1024, 4 << 20} {
 		t.Run(fmt.Sprintf("%d bytes", size), func(t *testing.T) {
 			var b strings.Builder
 			b.WriteString("HTTP/1.1 200 OK\r\n")
@@ -447,24 +447,24 @@ func TestSendHugeResponseHeaders(t *testing.T) {
 			_, signer := newSecret(t)
 			srv := newServer(t, hijack(t, b.String(), false))
 			res := send(t, newClient(t), srv.URL, signer)
-			require.Equal(t, dispatch.Retry, res.Outcome)
+			require.Equal(t, sender.Retry, res.Outcome)
 			require.Equal(t, "response_headers_too_large", res.Error)
 			require.Zero(t, res.Status)
 		})
 	}
 	t.Run("just under the cap is delivered", func(t *testing.T) {
 		_, signer := newSecret(t)
-		raw := "HTTP/1.1 200 OK\r\nX-Filler: " + strings.Repeat("h", dispatch.MaxResponseHeaderBytes/2) + "\r\nContent-Length: 2\r\n\r\nok"
+		raw := "HTTP/1.1 200 OK\r\nX-Filler: " + strings.Repeat("h", sender.MaxResponseHeaderBytes/2) + "\r\nContent-Length: 2\r\n\r\nok"
 		srv := newServer(t, hijack(t, raw, false))
 		res := send(t, newClient(t), srv.URL, signer)
-		require.Equal(t, dispatch.Delivered, res.Outcome, res.Error)
+		require.Equal(t, sender.Delivered, res.Outcome, res.Error)
 	})
 }
 
 func TestSendDNSFailure(t *testing.T) {
 	_, signer := newSecret(t)
 	res := send(t, newClient(t), "http://hookline-test.invalid/hook", signer)
-	require.Equal(t, dispatch.Retry, res.Outcome)
+	require.Equal(t, sender.Retry, res.Outcome)
 	require.Equal(t, "dns", res.Error)
 }
 
@@ -480,7 +480,7 @@ func TestSendTLSFailure(t *testing.T) {
 		srv.StartTLS()
 		defer srv.Close()
 		res := send(t, client, srv.URL, signer)
-		require.Equal(t, dispatch.Retry, res.Outcome)
+		require.Equal(t, sender.Retry, res.Outcome)
 		require.Equal(t, "tls", res.Error)
 	})
 
@@ -499,7 +499,7 @@ func TestSendTLSFailure(t *testing.T) {
 			}
 		}()
 		res := send(t, client, "https://"+l.Addr().String()+"/hook", signer)
-		require.Equal(t, dispatch.Retry, res.Outcome)
+		require.Equal(t, sender.Retry, res.Outcome)
 		require.Equal(t, "tls", res.Error)
 	})
 
@@ -509,7 +509,7 @@ func TestSendTLSFailure(t *testing.T) {
 	t.Run("https to a plain http server", func(t *testing.T) {
 		srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {})
 		res := send(t, client, strings.Replace(srv.URL, "http://", "https://", 1), signer)
-		require.Equal(t, dispatch.Retry, res.Outcome)
+		require.Equal(t, sender.Retry, res.Outcome)
 		require.Equal(t, "tls", res.Error)
 		require.Zero(t, srv.hits.Load())
 	})
@@ -518,9 +518,9 @@ func TestSendTLSFailure(t *testing.T) {
 func TestSendInvalidURL(t *testing.T) {
 	_, signer := newSecret(t)
 	res := send(t, newClient(t), "http://bad host/\x7f", signer)
-	require.Equal(t, dispatch.Dead, res.Outcome)
+	require.Equal(t, sender.Dead, res.Outcome)
 	require.Equal(t, "invalid_url", res.Error)
-	require.Equal(t, "invalid_url", res.Reason)
+	require.Equal(t, "invalid_url", string(res.Reason))
 }
 
 func TestSendHugeBody(t *testing.T) {
@@ -545,10 +545,10 @@ func TestSendHugeBody(t *testing.T) {
 	start := time.Now()
 	res := send(t, newClient(t), srv.URL, signer)
 	elapsed := time.Since(start)
-	require.Equal(t, dispatch.Delivered, res.Outcome)
+	require.Equal(t, sender.Delivered, res.Outcome)
 	require.Equal(t, 200, res.Status)
-	require.Len(t, res.Excerpt, dispatch.ExcerptBytes)
-	require.Equal(t, strings.Repeat("x", dispatch.ExcerptBytes), res.Excerpt, "a capped body is not marked as a failed read")
+	require.Len(t, res.Excerpt, sender.ExcerptBytes)
+	require.Equal(t, strings.Repeat("x", sender.ExcerptBytes), res.Excerpt, "a capped body is not marked as a failed read")
 	require.Less(t, elapsed, 10*requestTimeout)
 
 	select {
@@ -567,11 +567,11 @@ func TestSendExcerpt(t *testing.T) {
 	}{
 		{"short body kept", `{"ok":true}`, `{"ok":true}`},
 		{"empty", "", ""},
-		{"exactly the cap", strings.Repeat("a", dispatch.ExcerptBytes), strings.Repeat("a", dispatch.ExcerptBytes)},
-		{"one over the cap", strings.Repeat("a", dispatch.ExcerptBytes+1), strings.Repeat("a", dispatch.ExcerptBytes)},
+		{"exactly the cap", strings.Repeat("a", sender.ExcerptBytes), strings.Repeat("a", sender.ExcerptBytes)},
+		{"one over the cap", strings.Repeat("a", sender.ExcerptBytes+1), strings.Repeat("a", sender.ExcerptBytes)},
 		{"invalid utf-8 dropped", "ok \xff\xfe done", "ok  done"},
 		{"valid utf-8 kept", "caf\u00e9 \u2603", "caf\u00e9 \u2603"},
-		{"rune split by the cap dropped", strings.Repeat("a", dispatch.ExcerptBytes-1) + "\u00e9tc", strings.Repeat("a", dispatch.ExcerptBytes-1)},
+		{"rune split by the cap dropped", strings.Repeat("a", sender.ExcerptBytes-1) + "\u00e9tc", strings.Repeat("a", sender.ExcerptBytes-1)},
 		{"truncated utf-8 at the end", "abc\xe2\x98", "abc"},
 	}
 	_, signer := newSecret(t)
@@ -583,10 +583,10 @@ func TestSendExcerpt(t *testing.T) {
 				io.WriteString(w, tc.body)
 			})
 			res := send(t, client, srv.URL, signer)
-			require.Equal(t, dispatch.Delivered, res.Outcome)
+			require.Equal(t, sender.Delivered, res.Outcome)
 			require.Equal(t, tc.want, res.Excerpt)
 			require.True(t, utf8.ValidString(res.Excerpt))
-			require.LessOrEqual(t, len(res.Excerpt), dispatch.ExcerptBytes)
+			require.LessOrEqual(t, len(res.Excerpt), sender.ExcerptBytes)
 		})
 	}
 
@@ -596,7 +596,7 @@ func TestSendExcerpt(t *testing.T) {
 			io.WriteString(w, "bad \xffpayload")
 		})
 		res := send(t, client, srv.URL, signer)
-		require.Equal(t, dispatch.Dead, res.Outcome)
+		require.Equal(t, sender.Dead, res.Outcome)
 		require.Equal(t, "bad payload", res.Excerpt)
 	})
 }
@@ -625,14 +625,14 @@ func TestSendRequest(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	res := newClient(t).Send(ctx, req)
-	require.Equal(t, dispatch.Delivered, res.Outcome, "error %q", res.Error)
+	require.Equal(t, sender.Delivered, res.Outcome, "error %q", res.Error)
 	c := <-got
 
 	require.Equal(t, http.MethodPost, c.method)
 	require.Equal(t, "/hooks/in?tenant=t1&x=%2F", c.requestURI)
 	require.Equal(t, "application/json", c.header.Get("Content-Type"))
 	require.True(t, strings.HasPrefix(c.header.Get("User-Agent"), "hookline/"), "User-Agent %q", c.header.Get("User-Agent"))
-	require.Equal(t, "hookline/"+dispatch.Version, c.header.Get("User-Agent"))
+	require.Equal(t, "hookline/"+sender.Version, c.header.Get("User-Agent"))
 	for _, name := range []string{signing.HeaderID, "Idempotency-Key", "X-Idempotency-Key"} {
 		require.Equal(t, []string{req.DeliveryID}, c.header.Values(name), name)
 	}
@@ -677,7 +677,7 @@ func TestSendDefaultClock(t *testing.T) {
 	before := time.Now().Unix()
 	res := send(t, client, srv.URL, signer)
 	after := time.Now().Unix()
-	require.Equal(t, dispatch.Delivered, res.Outcome)
+	require.Equal(t, sender.Delivered, res.Outcome)
 	h := <-got
 	ts, err := strconv.ParseInt(h.Get(signing.HeaderTimestamp), 10, 64)
 	require.NoError(t, err)
@@ -714,9 +714,9 @@ func TestSendSSRFGuard(t *testing.T) {
 		for _, u := range urls {
 			t.Run(g.name+"/"+u.name, func(t *testing.T) {
 				res := send(t, client, u.url, signer)
-				require.Equal(t, dispatch.Dead, res.Outcome)
+				require.Equal(t, sender.Dead, res.Outcome)
 				require.Equal(t, "forbidden_address", res.Error)
-				require.Equal(t, "forbidden_address", res.Reason)
+				require.Equal(t, "forbidden_address", string(res.Reason))
 				require.Zero(t, res.Status)
 			})
 		}
@@ -747,8 +747,8 @@ func TestSendKeepAlive(t *testing.T) {
 			client := newClient(t)
 			for range 2 {
 				res := send(t, client, srv.URL, signer)
-				require.Equal(t, dispatch.Delivered, res.Outcome, "error %q", res.Error)
-				require.Len(t, res.Excerpt, min(tc.bodySize, dispatch.ExcerptBytes))
+				require.Equal(t, sender.Delivered, res.Outcome, "error %q", res.Error)
+				require.Len(t, res.Excerpt, min(tc.bodySize, sender.ExcerptBytes))
 			}
 			require.EqualValues(t, 2, srv.hits.Load())
 			require.Equal(t, tc.wantNew, srv.newConns.Load())
@@ -775,7 +775,7 @@ func TestSendConcurrent(t *testing.T) {
 	client := newClient(t)
 	const n = 32
 	var wg sync.WaitGroup
-	results := make([]dispatch.Result, n)
+	results := make([]sender.Result, n)
 	for i := range n {
 		wg.Go(func() {
 			req := newRequest(srv.URL, signer)
@@ -788,7 +788,7 @@ func TestSendConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 	for i, res := range results {
-		require.Equal(t, dispatch.Delivered, res.Outcome, "send %d: %+v", i, res)
+		require.Equal(t, sender.Delivered, res.Outcome, "send %d: %+v", i, res)
 		require.Equal(t, fmt.Sprintf("dlv_%03d", i), res.Excerpt)
 	}
 	require.EqualValues(t, n, srv.hits.Load())
@@ -832,7 +832,7 @@ func sendOp(b *testing.B, url string) func() {
 	req := newRequest(url, signer)
 	ctx := context.Background()
 	return func() {
-		if res := client.Send(ctx, req); res.Outcome != dispatch.Delivered {
+		if res := client.Send(ctx, req); res.Outcome != sender.Delivered {
 			b.Fatalf("%+v", res)
 		}
 	}

@@ -1,4 +1,4 @@
-package dispatch
+package sender
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -17,13 +16,14 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/netguard"
 	"github.com/hookline/hookline/internal/retry"
 	"github.com/hookline/hookline/internal/signing"
 )
 
 // Version names this build of hookline in the User-Agent header. The
-// Makefile sets it with -ldflags "-X .../dispatch.Version=...".
+// Makefile sets it with -ldflags "-X .../sender.Version=...".
 var Version = "dev"
 
 // userAgent names hookline and its version.
@@ -76,7 +76,7 @@ type Result struct {
 	// "http_<status>" for a non-2xx answer. Empty when delivered.
 	Error string
 	// Reason, for Dead, is the dead-letter reason.
-	Reason string
+	Reason domain.DeadReason
 	// RetryAfter is the receiver's Retry-After on 429 and 503, else 0.
 	RetryAfter time.Duration
 	// DisableEndpoint is set on 410 Gone: the receiver asked to stop.
@@ -175,7 +175,7 @@ func (c *Client) Send(ctx context.Context, r Request) Result {
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL, bytes.NewReader(r.Body))
 	if err != nil {
-		return Result{Outcome: Dead, Error: "invalid_url", Reason: "invalid_url"}
+		return Result{Outcome: Dead, Error: "invalid_url", Reason: domain.ReasonInvalidURL}
 	}
 	// One backing array for every header value: one allocation, not ten.
 	v := [...]string{
@@ -291,11 +291,11 @@ func Classify(status int, retryAfter string, now time.Time) Result {
 			}
 		}
 	case status == http.StatusGone:
-		res.Outcome, res.Reason, res.DisableEndpoint = Dead, "endpoint_gone", true
+		res.Outcome, res.Reason, res.DisableEndpoint = Dead, domain.ReasonEndpointGone, true
 	case status >= 300 && status < 400:
-		res.Outcome, res.Reason = Dead, fmt.Sprintf("redirect_%d_not_followed", status)
+		res.Outcome, res.Reason = Dead, domain.RedirectNotFollowed(status)
 	default:
-		res.Outcome, res.Reason = Dead, fmt.Sprintf("rejected_%d", status)
+		res.Outcome, res.Reason = Dead, domain.Rejected(status)
 	}
 	return res
 }
@@ -312,7 +312,7 @@ func classifyError(err error) Result {
 	var recordErr tls.RecordHeaderError
 	switch {
 	case errors.Is(err, netguard.ErrForbidden):
-		res.Outcome, res.Error, res.Reason = Dead, "forbidden_address", "forbidden_address"
+		res.Outcome, res.Error, res.Reason = Dead, "forbidden_address", domain.ReasonForbiddenAddress
 	case errors.As(err, &dnsErr):
 		res.Error = "dns"
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():

@@ -1,0 +1,17 @@
+package domain
+
+import (
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestDeliveryIDIsDeterministicAndDistinct(t *testing.T) {
+	a := DeliveryID("evt_1", "ep_1")
+	require.Equal(t, a, DeliveryID("evt_1", "ep_1"), "the same pair always names the same delivery")
+	require.Regexp(t, regexp.MustCompile(`^msg_[a-z2-7]{26}$`), a)
+	require.NotEqual(t, a, DeliveryID("evt_1", "ep_2"))
+	require.NotEqual(t, a, DeliveryID("evt_2", "ep_1"))
+	require.NotEqual(t, DeliveryID("ab", "c"), DeliveryID("a", "bc"), "the separator keeps the two ids apart")
+}

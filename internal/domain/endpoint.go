@@ -1,0 +1,92 @@
+package domain
+
+import "time"
+
+// Endpoint is a tenant's webhook receiver.
+type Endpoint struct {
+	TenantID   string `dynamodbav:"tenant_id"`
+	EndpointID string `dynamodbav:"endpoint_id"`
+	URL        string `dynamodbav:"url"`
+	// SealedSecrets sign each request, newest first: each is a signing
+	// secret encrypted under the stack's KMS key for this endpoint
+	// (package sealing). Only the deliver function can open them.
+	SealedSecrets []string `dynamodbav:"sealed_secrets,omitempty"`
+	// Secrets are signing secrets in plaintext, as endpoints written before
+	// secrets were sealed hold them: they sign only when SealedSecrets is
+	// empty. A rotation, or `make seal-secrets` (store.SealPlaintextSecrets),
+	// replaces them with sealed ones. Nothing writes them any more.
+	Secrets []string `dynamodbav:"secrets,omitempty"`
+	// Disabled endpoints get no deliveries.
+	Disabled bool `dynamodbav:"disabled"`
+	// EventTypes filters events; empty means every type.
+	EventTypes []string `dynamodbav:"event_types,omitempty"`
+	// DisabledReason says why an endpoint was disabled.
+	DisabledReason DisableReason `dynamodbav:"disabled_reason,omitempty"`
+	// Description is the tenant's note on the endpoint.
+	Description string `dynamodbav:"description,omitempty"`
+	// Headers are sent with every request to the endpoint; they never
+	// replace hookline's own headers.
+	Headers map[string]string `dynamodbav:"headers,omitempty"`
+	// SealedRetiringSecret is the secret a rotation replaced, sealed; it
+	// keeps signing, beside the new one, until RetiringUntil.
+	SealedRetiringSecret string `dynamodbav:"sealed_retiring_secret,omitempty"`
+	// RetiringSecret is a replaced secret in plaintext (written before
+	// secrets were sealed); it signs only when SealedRetiringSecret is empty.
+	RetiringSecret string     `dynamodbav:"retiring_secret,omitempty"`
+	RetiringUntil  *time.Time `dynamodbav:"retiring_until,omitempty"`
+	UpdatedAt      *time.Time `dynamodbav:"updated_at,omitempty"`
+	// ConsecutiveFailures counts failed attempts since the last success.
+	ConsecutiveFailures int       `dynamodbav:"consecutive_failures"`
+	CreatedAt           time.Time `dynamodbav:"created_at"`
+}
+
+// Accepts reports whether the endpoint subscribes to eventType: every type
+// when EventTypes is empty, else an exact name or a "prefix.*" wildcard.
+func (e Endpoint) Accepts(eventType string) bool {
+	if len(e.EventTypes) == 0 {
+		return true
+	}
+	for _, f := range e.EventTypes {
+		if f == eventType || f == "*" {
+			return true
+		}
+		if n := len(f); n >= 2 && f[n-2:] == ".*" && len(eventType) > n-1 && eventType[:n-1] == f[:n-1] {
+			return true
+		}
+	}
+	return false
+}
+
+// StoredSecret is one signing secret as the state table holds it: Sealed
+// (encrypted for its endpoint, package sealing) or, on an endpoint written
+// before secrets were sealed, Plain.
+type StoredSecret struct {
+	Sealed string
+	Plain  string
+}
+
+// SigningSecrets returns the secrets that sign a request at now, as stored:
+// the current ones, then the retiring one while its grace period lasts. A
+// sealed form wins over a plaintext one.
+func (e Endpoint) SigningSecrets(now time.Time) []StoredSecret {
+	var out []StoredSecret
+	if len(e.SealedSecrets) > 0 {
+		for _, s := range e.SealedSecrets {
+			out = append(out, StoredSecret{Sealed: s})
+		}
+	} else {
+		for _, s := range e.Secrets {
+			out = append(out, StoredSecret{Plain: s})
+		}
+	}
+	if e.RetiringUntil == nil || !now.Before(*e.RetiringUntil) {
+		return out
+	}
+	switch {
+	case e.SealedRetiringSecret != "":
+		out = append(out, StoredSecret{Sealed: e.SealedRetiringSecret})
+	case e.RetiringSecret != "":
+		out = append(out, StoredSecret{Plain: e.RetiringSecret})
+	}
+	return out
+}

@@ -1,0 +1,68 @@
+package domain
+
+import "time"
+
+// DeadFilter selects a tenant's dead deliveries. Zero fields select all.
+type DeadFilter struct {
+	EndpointID string    `json:"endpoint_id,omitempty" dynamodbav:"endpoint_id,omitempty"`
+	EventType  string    `json:"event_type,omitempty" dynamodbav:"event_type,omitempty"`
+	Since      time.Time `json:"since,omitzero" dynamodbav:"since,omitempty"`
+	Until      time.Time `json:"until,omitzero" dynamodbav:"until,omitempty"`
+}
+
+// ReplayJob is a replay of dead deliveries, run in steps by the replay
+// worker, its progress checkpointed here after every step.
+type ReplayJob struct {
+	JobID string `json:"id" dynamodbav:"job_id"`
+	// TenantID owns the job; empty for an operator's redrive of the whole DLQ.
+	TenantID string `json:"-" dynamodbav:"tenant_id,omitempty"`
+	// Kind is what the job replays: ids, a filter, or the whole DLQ.
+	Kind   JobKind    `json:"kind" dynamodbav:"kind"`
+	IDs    []string   `json:"delivery_ids,omitempty" dynamodbav:"ids,omitempty"`
+	Filter DeadFilter `json:"filter,omitzero" dynamodbav:"filter"`
+	// Status is queued, running or completed.
+	Status   JobStatus `json:"status" dynamodbav:"status"`
+	Matched  int       `json:"matched" dynamodbav:"matched"`
+	Replayed int       `json:"replayed" dynamodbav:"replayed"`
+	Failed   int       `json:"failed" dynamodbav:"failed"`
+	// Skipped counts deliveries left alone, by reason; SkippedIDs names the
+	// first of them.
+	Skipped    map[string]int    `json:"skipped" dynamodbav:"skipped"`
+	SkippedIDs map[string]string `json:"skipped_ids,omitempty" dynamodbav:"skipped_ids,omitempty"`
+	// Cursor is where the next step starts; Pending the ids of the step in
+	// progress, processed again if the worker stopped inside it.
+	Cursor  string   `json:"-" dynamodbav:"cursor,omitempty"`
+	Pending []string `json:"-" dynamodbav:"pending,omitempty"`
+	// Steps counts the steps run; Version guards against two workers.
+	Steps       int        `json:"steps" dynamodbav:"steps"`
+	Version     int        `json:"-" dynamodbav:"version"`
+	CreatedAt   time.Time  `json:"created_at" dynamodbav:"created_at"`
+	UpdatedAt   time.Time  `json:"updated_at" dynamodbav:"updated_at"`
+	CompletedAt *time.Time `json:"completed_at,omitempty" dynamodbav:"completed_at,omitempty"`
+}
+
+// JobKind is what a replay job replays.
+type JobKind string
+
+// Job kinds.
+const (
+	// KindIDs replays the tenant's dead deliveries named by id.
+	KindIDs JobKind = "ids"
+	// KindFilter replays the tenant's dead deliveries its DeadFilter selects.
+	KindFilter JobKind = "filter"
+	// KindRedrive is the operator's redrive of the whole dead-letter queue.
+	KindRedrive JobKind = "redrive"
+)
+
+// JobStatus is where a replay job is.
+type JobStatus string
+
+// Job statuses.
+const (
+	// StatusQueued: created, no step run yet.
+	StatusQueued JobStatus = "queued"
+	// StatusRunning: a step has run and more remain.
+	StatusRunning JobStatus = "running"
+	// StatusCompleted: done; nothing more is replayed.
+	StatusCompleted JobStatus = "completed"
+)
