@@ -137,6 +137,13 @@ func NewHTTPAPI(scope constructs.Construct, id string, p HTTPAPIProps) HTTPAPI {
 		})
 	}
 
+	accessLogs := configureStage(c, httpAPI, p)
+	return HTTPAPI{API: httpAPI, Function: fn, OperatorKey: secret, AccessLogs: accessLogs}
+}
+
+// configureStage sets the throttling (p.RateLimit, p.BurstLimit) and the
+// JSON access log of the API's default stage, and returns the log's group.
+func configureStage(c constructs.Construct, httpAPI awsapigatewayv2.HttpApi, p HTTPAPIProps) awslogs.LogGroup {
 	// The default stage ($default) is the one CDK creates with the API: its
 	// throttling and access log are set on it, not on a new stage, so an
 	// upgraded stack keeps its stage (a new one with the same name would
@@ -160,5 +167,5 @@ func NewHTTPAPI(scope constructs.Construct, id string, p HTTPAPIProps) HTTPAPI {
 		}),
 		Format: jsii.String(AccessLogFormat),
 	})
-	return HTTPAPI{API: httpAPI, Function: fn, OperatorKey: secret, AccessLogs: accessLogs}
+	return accessLogs
 }

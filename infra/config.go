@@ -175,20 +175,39 @@ const MaxEventAge = 13 * 24 * time.Hour
 // withDefaults returns a copy of p with every zero field set to its default,
 // or an error naming the field that cannot be deployed.
 func (p HooklineStackProps) withDefaults() (HooklineStackProps, error) {
+	for _, set := range []func(*HooklineStackProps) error{
+		(*HooklineStackProps).setPlatformDefaults, (*HooklineStackProps).setDeliveryDefaults,
+		(*HooklineStackProps).setConcurrencyDefaults, (*HooklineStackProps).setOperationDefaults,
+	} {
+		if err := set(&p); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+// setPlatformDefaults sets the architecture and the asset directory.
+func (p *HooklineStackProps) setPlatformDefaults() error {
 	if p.Architecture == "" {
 		p.Architecture = "arm64"
 	}
 	if p.Architecture != "arm64" && p.Architecture != "x86_64" {
-		return p, fmt.Errorf("architecture %q: want arm64 or x86_64", p.Architecture)
+		return fmt.Errorf("architecture %q: want arm64 or x86_64", p.Architecture)
 	}
 	if p.AssetDir == "" {
 		p.AssetDir = "dist/" + p.Architecture
 	}
+	return nil
+}
+
+// setDeliveryDefaults checks the retry policy and sets the request, deliver and
+// visibility timeouts.
+func (p *HooklineStackProps) setDeliveryDefaults() error {
 	if err := p.Retry.Validate(); err != nil {
-		return p, fmt.Errorf("retry policy: %w", err)
+		return fmt.Errorf("retry policy: %w", err)
 	}
 	if p.Retry.MaxAge > MaxEventAge {
-		return p, fmt.Errorf("retry max age %s exceeds %s: the delivery queue keeps messages 14 days, and an older one would expire silently instead of reaching the DLQ", p.Retry.MaxAge, MaxEventAge)
+		return fmt.Errorf("retry max age %s exceeds %s: the delivery queue keeps messages 14 days, and an older one would expire silently instead of reaching the DLQ", p.Retry.MaxAge, MaxEventAge)
 	}
 	if p.RequestTimeout == 0 {
 		p.RequestTimeout = 15 * time.Second
@@ -197,10 +216,10 @@ func (p HooklineStackProps) withDefaults() (HooklineStackProps, error) {
 		p.DeliverTimeout = DeliverTimeoutFor(p.RequestTimeout)
 	}
 	if need := DeliverTimeoutFor(p.RequestTimeout); p.DeliverTimeout < need {
-		return p, fmt.Errorf("deliver timeout %s must be at least %s: one round of attempts (request timeout %s) and 5s to read and record them", p.DeliverTimeout, need, p.RequestTimeout)
+		return fmt.Errorf("deliver timeout %s must be at least %s: one round of attempts (request timeout %s) and 5s to read and record them", p.DeliverTimeout, need, p.RequestTimeout)
 	}
 	if p.DeliverTimeout > 15*time.Minute {
-		return p, errors.New("deliver timeout exceeds the Lambda maximum of 15m")
+		return errors.New("deliver timeout exceeds the Lambda maximum of 15m")
 	}
 	// The delivery queue's visibility timeout travels in the retry policy to
 	// the deliver function: SQS hides a message at most 12 h from its
@@ -210,25 +229,30 @@ func (p HooklineStackProps) withDefaults() (HooklineStackProps, error) {
 	if vt := 6 * p.DeliverTimeout; p.Retry.VisibilityTimeout == 0 {
 		p.Retry.VisibilityTimeout = vt
 	} else if p.Retry.VisibilityTimeout != vt {
-		return p, fmt.Errorf("retry visibility timeout %s: the stack sets it to the delivery queue's, six times the deliver timeout (%s); leave it zero", p.Retry.VisibilityTimeout, vt)
+		return fmt.Errorf("retry visibility timeout %s: the stack sets it to the delivery queue's, six times the deliver timeout (%s); leave it zero", p.Retry.VisibilityTimeout, vt)
 	}
+	return nil
+}
+
+// setConcurrencyDefaults sets the functions' concurrency and the API's throttling.
+func (p *HooklineStackProps) setConcurrencyDefaults() error {
 	if p.DeliverMaxConcurrency == 0 {
 		p.DeliverMaxConcurrency = 10
 	}
 	if p.DeliverMaxConcurrency < 2 || p.DeliverMaxConcurrency > 1000 {
-		return p, fmt.Errorf("deliver max concurrency %d: SQS event sources take 2 to 1000", p.DeliverMaxConcurrency)
+		return fmt.Errorf("deliver max concurrency %d: SQS event sources take 2 to 1000", p.DeliverMaxConcurrency)
 	}
 	if p.DeliverReservedConcurrency == 0 {
 		p.DeliverReservedConcurrency = p.DeliverMaxConcurrency + 1
 	}
 	if p.DeliverReservedConcurrency > 0 && p.DeliverReservedConcurrency <= p.DeliverMaxConcurrency {
-		return p, fmt.Errorf("deliver reserved concurrency %d must exceed max concurrency %d, or throttles burn attempts", p.DeliverReservedConcurrency, p.DeliverMaxConcurrency)
+		return fmt.Errorf("deliver reserved concurrency %d must exceed max concurrency %d, or throttles burn attempts", p.DeliverReservedConcurrency, p.DeliverMaxConcurrency)
 	}
 	if p.ReplayReservedConcurrency == 0 {
 		p.ReplayReservedConcurrency = ReplayMaxConcurrency + 1
 	}
 	if p.ReplayReservedConcurrency > 0 && p.ReplayReservedConcurrency <= ReplayMaxConcurrency {
-		return p, fmt.Errorf("replay reserved concurrency %d must exceed its mappings' max concurrency %d, or throttles burn a job's tries", p.ReplayReservedConcurrency, ReplayMaxConcurrency)
+		return fmt.Errorf("replay reserved concurrency %d must exceed its mappings' max concurrency %d, or throttles burn a job's tries", p.ReplayReservedConcurrency, ReplayMaxConcurrency)
 	}
 	if p.APIReservedConcurrency == 0 {
 		p.APIReservedConcurrency = 20
@@ -237,19 +261,25 @@ func (p HooklineStackProps) withDefaults() (HooklineStackProps, error) {
 		p.APIRateLimit = 50
 	}
 	if p.APIRateLimit < 0 || p.APIRateLimit > 10000 {
-		return p, fmt.Errorf("API rate limit %g: want more than 0 and at most 10000 requests per second", p.APIRateLimit)
+		return fmt.Errorf("API rate limit %g: want more than 0 and at most 10000 requests per second", p.APIRateLimit)
 	}
 	if p.APIBurstLimit == 0 {
 		p.APIBurstLimit = 100
 	}
 	if p.APIBurstLimit < 0 || p.APIBurstLimit > 5000 {
-		return p, fmt.Errorf("API burst limit %d: want 1 to 5000 requests", p.APIBurstLimit)
+		return fmt.Errorf("API burst limit %d: want 1 to 5000 requests", p.APIBurstLimit)
 	}
+	return nil
+}
+
+// setOperationDefaults sets the replay rate, the disable threshold, the sweep,
+// the alarms' thresholds, the faults and the log level.
+func (p *HooklineStackProps) setOperationDefaults() error {
 	if p.ReplayRate == 0 {
 		p.ReplayRate = 10
 	}
 	if p.ReplayRate < 0 || p.ReplayRate > 1000 {
-		return p, fmt.Errorf("replay rate %g: want 0 to 1000 sends per second", p.ReplayRate)
+		return fmt.Errorf("replay rate %g: want 0 to 1000 sends per second", p.ReplayRate)
 	}
 	if p.DisableAfter == 0 {
 		p.DisableAfter = 50
@@ -261,7 +291,7 @@ func (p HooklineStackProps) withDefaults() (HooklineStackProps, error) {
 		p.SweepInterval = 5 * time.Minute
 	}
 	if p.SweepInterval < time.Minute || p.SweepInterval%time.Minute != 0 {
-		return p, fmt.Errorf("sweep interval %s: want whole minutes, at least 1m", p.SweepInterval)
+		return fmt.Errorf("sweep interval %s: want whole minutes, at least 1m", p.SweepInterval)
 	}
 	if p.TenantDLQAlarmThreshold == 0 {
 		p.TenantDLQAlarmThreshold = 100
@@ -273,12 +303,12 @@ func (p HooklineStackProps) withDefaults() (HooklineStackProps, error) {
 		p.IteratorAgeThreshold = 5 * time.Minute
 	}
 	if _, err := fault.Parse(p.Faults); err != nil {
-		return p, err
+		return err
 	}
 	if p.LogLevel == "" {
 		p.LogLevel = "INFO"
 	}
-	return p, nil
+	return nil
 }
 
 // functionNames are hookline's functions, each deployed from

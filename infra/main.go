@@ -78,10 +78,26 @@ func propsFromContext(ctx func(string) string) (*HooklineStackProps, string, err
 			p.Architecture = "x86_64"
 		}
 	}
+	for _, read := range []func(func(string) string, *HooklineStackProps) error{
+		retryFromContext, deliveryFromContext, operationsFromContext, capacityFromContext,
+	} {
+		if err := read(ctx, p); err != nil {
+			return nil, "", err
+		}
+	}
+	name := ctx("stackName")
+	if name == "" {
+		name = "Hookline"
+	}
+	return p, name, nil
+}
+
+// retryFromContext reads the retry policy: retrySchedule, retryJitter, maxAge.
+func retryFromContext(ctx func(string) string, p *HooklineStackProps) error {
 	if s := ctx("retrySchedule"); s != "" {
 		steps, err := retry.ParseSchedule(s)
 		if err != nil {
-			return nil, "", fmt.Errorf("context retrySchedule: %w", err)
+			return fmt.Errorf("context retrySchedule: %w", err)
 		}
 		p.Retry.Schedule = steps
 	}
@@ -90,35 +106,41 @@ func propsFromContext(ctx func(string) string) (*HooklineStackProps, string, err
 		env[retry.EnvJitterMode] = s
 		policy, err := retry.FromEnv(func(k string) string { return env[k] })
 		if err != nil {
-			return nil, "", fmt.Errorf("context retryJitter: %w", err)
+			return fmt.Errorf("context retryJitter: %w", err)
 		}
 		p.Retry.Mode = policy.Mode
 	}
 	if s := ctx("maxAge"); s != "" {
 		d, err := time.ParseDuration(s)
 		if err != nil {
-			return nil, "", fmt.Errorf("context maxAge: %w", err)
+			return fmt.Errorf("context maxAge: %w", err)
 		}
 		p.Retry.MaxAge = d
 	}
+	return nil
+}
+
+// deliveryFromContext reads how deliveries and replays are made: requestTimeout,
+// replayRate, disableAfter, allowCIDRs, allowHTTP.
+func deliveryFromContext(ctx func(string) string, p *HooklineStackProps) error {
 	if s := ctx("requestTimeout"); s != "" {
 		d, err := time.ParseDuration(s)
 		if err != nil {
-			return nil, "", fmt.Errorf("context requestTimeout: %w", err)
+			return fmt.Errorf("context requestTimeout: %w", err)
 		}
 		p.RequestTimeout = d
 	}
 	if s := ctx("replayRate"); s != "" {
 		r, err := strconv.ParseFloat(s, 64)
 		if err != nil {
-			return nil, "", fmt.Errorf("context replayRate: %q is not a number", s)
+			return fmt.Errorf("context replayRate: %q is not a number", s)
 		}
 		p.ReplayRate = r
 	}
 	if s := ctx("disableAfter"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil {
-			return nil, "", fmt.Errorf("context disableAfter: %q is not a whole number", s)
+			return fmt.Errorf("context disableAfter: %q is not a whole number", s)
 		}
 		p.DisableAfter = n
 	}
@@ -132,31 +154,43 @@ func propsFromContext(ctx func(string) string) (*HooklineStackProps, string, err
 	case "true":
 		p.AllowHTTP = true
 	default:
-		return nil, "", fmt.Errorf("context allowHTTP: %q is not true or false", s)
+		return fmt.Errorf("context allowHTTP: %q is not true or false", s)
 	}
+	return nil
+}
+
+// operationsFromContext reads the operator's settings: alarmEmail, faults,
+// sweepInterval, deliverTimeout, tenantDLQAlarm.
+func operationsFromContext(ctx func(string) string, p *HooklineStackProps) error {
 	p.AlarmEmail = ctx("alarmEmail")
 	p.Faults = ctx("faults")
 	if s := ctx("sweepInterval"); s != "" {
 		d, err := time.ParseDuration(s)
 		if err != nil {
-			return nil, "", fmt.Errorf("context sweepInterval: %w", err)
+			return fmt.Errorf("context sweepInterval: %w", err)
 		}
 		p.SweepInterval = d
 	}
 	if s := ctx("deliverTimeout"); s != "" {
 		d, err := time.ParseDuration(s)
 		if err != nil {
-			return nil, "", fmt.Errorf("context deliverTimeout: %w", err)
+			return fmt.Errorf("context deliverTimeout: %w", err)
 		}
 		p.DeliverTimeout = d
 	}
 	if s := ctx("tenantDLQAlarm"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 {
-			return nil, "", fmt.Errorf("context tenantDLQAlarm: %q is not a positive whole number", s)
+			return fmt.Errorf("context tenantDLQAlarm: %q is not a positive whole number", s)
 		}
 		p.TenantDLQAlarmThreshold = n
 	}
+	return nil
+}
+
+// capacityFromContext reads the functions' reserved concurrency and the API's
+// throttling: *ReservedConcurrency, apiRateLimit, apiBurstLimit.
+func capacityFromContext(ctx func(string) string, p *HooklineStackProps) error {
 	for key, field := range map[string]*int{
 		"deliverReservedConcurrency": &p.DeliverReservedConcurrency,
 		"apiReservedConcurrency":     &p.APIReservedConcurrency,
@@ -169,7 +203,7 @@ func propsFromContext(ctx func(string) string) (*HooklineStackProps, string, err
 		default:
 			n, err := strconv.Atoi(s)
 			if err != nil || n < 1 {
-				return nil, "", fmt.Errorf("context %s: %q is neither a positive whole number nor none", key, s)
+				return fmt.Errorf("context %s: %q is neither a positive whole number nor none", key, s)
 			}
 			*field = n
 		}
@@ -177,20 +211,16 @@ func propsFromContext(ctx func(string) string) (*HooklineStackProps, string, err
 	if s := ctx("apiRateLimit"); s != "" {
 		r, err := strconv.ParseFloat(s, 64)
 		if err != nil {
-			return nil, "", fmt.Errorf("context apiRateLimit: %q is not a number", s)
+			return fmt.Errorf("context apiRateLimit: %q is not a number", s)
 		}
 		p.APIRateLimit = r
 	}
 	if s := ctx("apiBurstLimit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil {
-			return nil, "", fmt.Errorf("context apiBurstLimit: %q is not a whole number", s)
+			return fmt.Errorf("context apiBurstLimit: %q is not a whole number", s)
 		}
 		p.APIBurstLimit = n
 	}
-	name := ctx("stackName")
-	if name == "" {
-		name = "Hookline"
-	}
-	return p, name, nil
+	return nil
 }

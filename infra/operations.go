@@ -86,73 +86,97 @@ func NewOperations(scope constructs.Construct, id string, p OperationsProps) Ope
 	if p.AlarmEmail != "" {
 		topic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(p.AlarmEmail), nil))
 	}
-	minute := awscdk.Duration_Minutes(jsii.Number(1))
-	five := awscdk.Duration_Minutes(jsii.Number(5))
-	alarms := map[string]awscloudwatch.Alarm{
-		"DLQDepth":        p.Queues.DepthAlarm,
-		"EnqueueFailures": p.Queues.EnqueueFailureAlarm,
-		"ReplayJobsStuck": p.Replay.StuckAlarm,
-	}
-	alarm := func(name, desc string, m awscloudwatch.IMetric, threshold float64, periods int, cmp awscloudwatch.ComparisonOperator, missing awscloudwatch.TreatMissingData) {
-		alarms[name] = awscloudwatch.NewAlarm(c, jsii.String(name), &awscloudwatch.AlarmProps{
-			AlarmDescription:   jsii.String(desc + " See docs/operations.md#" + name + "."),
-			Metric:             m,
-			Threshold:          jsii.Number(threshold),
-			ComparisonOperator: cmp,
-			EvaluationPeriods:  jsii.Number(float64(periods)),
-			TreatMissingData:   missing,
-		})
-	}
-	// add alarms on a figure above the threshold. No data reads as OK: the
-	// metric is AWS's, or a count of ours (no value: nothing happened).
-	add := func(name, desc string, m awscloudwatch.IMetric, threshold float64, periods int) {
-		alarm(name, desc, m, threshold, periods, awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, awscloudwatch.TreatMissingData_NOT_BREACHING)
-	}
-	// gauge alarms on one of our gauges (metrics.Catalog) above the
-	// threshold. A gauge is published on a schedule whatever happens, so no
-	// data means its publisher stopped, which must not read as OK: the
-	// alarm keeps its state through missing data (an ALARM stays ALARM),
-	// and a companion, <name>GaugeMissing, fires after GaugeMissingAfter
-	// without a single value.
-	gauge := func(name, desc, metric string, threshold float64) {
-		if !metrics.Catalog[metric].Gauge {
-			panic("operations: " + metric + " is not a gauge in metrics.Catalog")
-		}
-		of := func(stat string, period awscdk.Duration) awscloudwatch.IMetric {
-			return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(metric),
-				Period: period, Statistic: jsii.String(stat)})
-		}
-		alarm(name, desc, of("Maximum", minute), threshold, 1,
-			awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, awscloudwatch.TreatMissingData_IGNORE)
-		alarm(name+"GaugeMissing", "The "+metric+" gauge, published every minute, has stopped: "+name+" cannot fire.",
-			of("SampleCount", awscdk.Duration_Minutes(jsii.Number(GaugeMissingAfter.Minutes()/gaugeMissingPeriods))), 1, gaugeMissingPeriods,
-			awscloudwatch.ComparisonOperator_LESS_THAN_THRESHOLD, awscloudwatch.TreatMissingData_BREACHING)
-	}
-	gauge("TenantDLQDepth", "A tenant's dead-letter queue holds more deliveries than the threshold.",
-		metrics.MaxTenantDLQ, float64(p.Alarms.TenantDLQDepth))
-	add("OldestDeliveryAge", "Deliveries wait on the delivery queue longer than expected: deliver is failing or throttled.",
-		p.Queues.Delivery.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Maximum")}),
-		p.Alarms.OldestMessageAge.Seconds(), 5)
-	add("StreamIteratorAge", "The enqueue function is behind on the outbox stream: events are written but not yet fanned out.",
-		p.Enqueue.Metric(jsii.String("IteratorAge"), &awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Maximum")}),
-		float64(p.Alarms.IteratorAge.Milliseconds()), 5)
-	add("RejectedOutboxItems", "Producers are writing outbox items hookline rejects (missing fields, bad JSON, unknown tenant).",
-		awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(metrics.RejectedItems),
-			Period: five, Statistic: jsii.String("Sum")}),
-		float64(p.Alarms.RejectedItems), 1)
-	for _, name := range sortedKeys(p.Functions) {
-		fn := p.Functions[name]
-		add(name+"Errors", "The "+name+" function fails (an invocation error, not a failed delivery).",
-			fn.MetricErrors(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}), float64(p.Alarms.FunctionErrors), 1)
-		add(name+"Throttles", "The "+name+" function is throttled: raise its concurrency or the account's.",
-			fn.MetricThrottles(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}), float64(p.Alarms.Throttles), 1)
-	}
+	alarms := newAlarms(c, p)
 	action := awscloudwatchactions.NewSnsAction(topic)
 	for _, name := range sortedKeys(alarms) {
 		alarms[name].AddAlarmAction(action)
 		alarms[name].AddOkAction(action)
 	}
+	newSchedules(c, p)
+	return Operations{Topic: topic, Alarms: alarms, Dashboard: newDashboard(c, p, alarms)}
+}
 
+// newAlarms creates the alarms that are not with their resources and
+// returns them with those that are (the queues' and replay's), by name.
+func newAlarms(c constructs.Construct, p OperationsProps) map[string]awscloudwatch.Alarm {
+	minute := awscdk.Duration_Minutes(jsii.Number(1))
+	five := awscdk.Duration_Minutes(jsii.Number(5))
+	b := alarmBuilder{c: c, alarms: map[string]awscloudwatch.Alarm{
+		"DLQDepth":        p.Queues.DepthAlarm,
+		"EnqueueFailures": p.Queues.EnqueueFailureAlarm,
+		"ReplayJobsStuck": p.Replay.StuckAlarm,
+	}}
+	b.gauge("TenantDLQDepth", "A tenant's dead-letter queue holds more deliveries than the threshold.",
+		metrics.MaxTenantDLQ, float64(p.Alarms.TenantDLQDepth))
+	b.add("OldestDeliveryAge", "Deliveries wait on the delivery queue longer than expected: deliver is failing or throttled.",
+		p.Queues.Delivery.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Maximum")}),
+		p.Alarms.OldestMessageAge.Seconds(), 5)
+	b.add("StreamIteratorAge", "The enqueue function is behind on the outbox stream: events are written but not yet fanned out.",
+		p.Enqueue.Metric(jsii.String("IteratorAge"), &awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Maximum")}),
+		float64(p.Alarms.IteratorAge.Milliseconds()), 5)
+	b.add("RejectedOutboxItems", "Producers are writing outbox items hookline rejects (missing fields, bad JSON, unknown tenant).",
+		awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(metrics.RejectedItems),
+			Period: five, Statistic: jsii.String("Sum")}),
+		float64(p.Alarms.RejectedItems), 1)
+	for _, name := range sortedKeys(p.Functions) {
+		fn := p.Functions[name]
+		b.add(name+"Errors", "The "+name+" function fails (an invocation error, not a failed delivery).",
+			fn.MetricErrors(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}), float64(p.Alarms.FunctionErrors), 1)
+		b.add(name+"Throttles", "The "+name+" function is throttled: raise its concurrency or the account's.",
+			fn.MetricThrottles(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}), float64(p.Alarms.Throttles), 1)
+	}
+	return b.alarms
+}
+
+// alarmBuilder creates alarms in c and keeps them by name.
+type alarmBuilder struct {
+	c      constructs.Construct
+	alarms map[string]awscloudwatch.Alarm
+}
+
+// alarm creates one alarm.
+func (b alarmBuilder) alarm(name, desc string, m awscloudwatch.IMetric, threshold float64, periods int, cmp awscloudwatch.ComparisonOperator, missing awscloudwatch.TreatMissingData) {
+	b.alarms[name] = awscloudwatch.NewAlarm(b.c, jsii.String(name), &awscloudwatch.AlarmProps{
+		AlarmDescription:   jsii.String(desc + " See docs/operations.md#" + name + "."),
+		Metric:             m,
+		Threshold:          jsii.Number(threshold),
+		ComparisonOperator: cmp,
+		EvaluationPeriods:  jsii.Number(float64(periods)),
+		TreatMissingData:   missing,
+	})
+}
+
+// add alarms on a figure above the threshold. No data reads as OK: the
+// metric is AWS's, or a count of ours (no value: nothing happened).
+func (b alarmBuilder) add(name, desc string, m awscloudwatch.IMetric, threshold float64, periods int) {
+	b.alarm(name, desc, m, threshold, periods, awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, awscloudwatch.TreatMissingData_NOT_BREACHING)
+}
+
+// gauge alarms on one of our gauges (metrics.Catalog) above the threshold.
+// A gauge is published on a schedule whatever happens, so no data means its
+// publisher stopped, which must not read as OK: the alarm keeps its state
+// through missing data (an ALARM stays ALARM), and a companion,
+// <name>GaugeMissing, fires after GaugeMissingAfter without a single value.
+func (b alarmBuilder) gauge(name, desc, metric string, threshold float64) {
+	if !metrics.Catalog[metric].Gauge {
+		panic("operations: " + metric + " is not a gauge in metrics.Catalog")
+	}
+	of := func(stat string, period awscdk.Duration) awscloudwatch.IMetric {
+		return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(metric),
+			Period: period, Statistic: jsii.String(stat)})
+	}
+	b.alarm(name, desc, of("Maximum", awscdk.Duration_Minutes(jsii.Number(1))), threshold, 1,
+		awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, awscloudwatch.TreatMissingData_IGNORE)
+	b.alarm(name+"GaugeMissing", "The "+metric+" gauge, published every minute, has stopped: "+name+" cannot fire.",
+		of("SampleCount", awscdk.Duration_Minutes(jsii.Number(GaugeMissingAfter.Minutes()/gaugeMissingPeriods))), 1, gaugeMissingPeriods,
+		awscloudwatch.ComparisonOperator_LESS_THAN_THRESHOLD, awscloudwatch.TreatMissingData_BREACHING)
+}
+
+// newSchedules creates the rules that send the replay function its
+// scheduled work: the depth gauges, the DLQ sweep and the recovery of lost
+// replay jobs.
+func newSchedules(c constructs.Construct, p OperationsProps) {
+	minute := awscdk.Duration_Minutes(jsii.Number(1))
 	// The per-tenant depth gauges, published every minute by the replay
 	// function, so a tenant whose depth does not move still has a value.
 	awsevents.NewRule(c, jsii.String("DepthGauges"), &awsevents.RuleProps{
@@ -185,7 +209,6 @@ func NewOperations(scope constructs.Construct, id string, p OperationsProps) Ope
 			Message: awsevents.RuleTargetInput_FromObject(map[string]any{"recover": true}),
 		})},
 	})
-	return Operations{Topic: topic, Alarms: alarms, Dashboard: newDashboard(c, p, alarms)}
 }
 
 func newDashboard(c constructs.Construct, p OperationsProps, alarms map[string]awscloudwatch.Alarm) awscloudwatch.Dashboard {

@@ -67,20 +67,7 @@ func NewReplay(scope constructs.Construct, id string, p ReplayProps) Replay {
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
 	})
-	jobs := awssqs.NewQueue(c, jsii.String("Jobs"), &awssqs.QueueProps{
-		RetentionPeriod:   awscdk.Duration_Days(jsii.Number(14)),
-		VisibilityTimeout: awscdk.Duration_Seconds(jsii.Number(6 * replayTimeout.Seconds())),
-		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
-		EnforceSSL:        jsii.Bool(true),
-		DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: failed, MaxReceiveCount: jsii.Number(5)},
-	})
-	ops := awssqs.NewQueue(c, jsii.String("Ops"), &awssqs.QueueProps{
-		RetentionPeriod:   awscdk.Duration_Days(jsii.Number(14)),
-		VisibilityTimeout: awscdk.Duration_Seconds(jsii.Number(6 * replayTimeout.Seconds())),
-		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
-		EnforceSSL:        jsii.Bool(true),
-		DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: failed, MaxReceiveCount: jsii.Number(5)},
-	})
+	jobs, ops := newReplayQueue(c, "Jobs", failed), newReplayQueue(c, "Ops", failed)
 	fn := p.Functions.new(c, "Replay", replayTimeout, map[string]string{
 		"HOOKLINE_DELIVERY_QUEUE_URL":   *p.Queues.Delivery.QueueUrl(),
 		"HOOKLINE_DLQ_URL":              *p.Queues.DeadLetter.QueueUrl(),
@@ -120,4 +107,16 @@ func NewReplay(scope constructs.Construct, id string, p ReplayProps) Replay {
 		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
 	})
 	return Replay{Jobs: jobs, Ops: ops, JobsFailed: failed, Function: fn, StuckAlarm: stuck}
+}
+
+// newReplayQueue creates one of the replay function's queues, parked in
+// failed after five receives.
+func newReplayQueue(c constructs.Construct, name string, failed awssqs.Queue) awssqs.Queue {
+	return awssqs.NewQueue(c, jsii.String(name), &awssqs.QueueProps{
+		RetentionPeriod:   awscdk.Duration_Days(jsii.Number(14)),
+		VisibilityTimeout: awscdk.Duration_Seconds(jsii.Number(6 * replayTimeout.Seconds())),
+		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:        jsii.Bool(true),
+		DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: failed, MaxReceiveCount: jsii.Number(5)},
+	})
 }

@@ -91,29 +91,10 @@ func Request(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (*http.Requ
 	if !isToken(method) {
 		return nil, &requestError{detail: detailBadMethod}
 	}
-
-	path := ev.RawPath
-	if path == "" {
-		path = ev.RequestContext.HTTP.Path
-	}
-	if path == "" {
-		path = "/"
-	}
-	if path[0] != '/' || strings.ContainsRune(path, '?') {
-		return nil, &requestError{detail: detailBadURL}
-	}
-	requestURI := path
-	if ev.RawQueryString != "" {
-		if _, err := url.QueryUnescape(ev.RawQueryString); err != nil {
-			return nil, &requestError{detail: detailBadURL, err: err}
-		}
-		requestURI += "?" + ev.RawQueryString
-	}
-	u, err := url.ParseRequestURI(requestURI)
+	u, requestURI, err := requestURL(ev)
 	if err != nil {
-		return nil, &requestError{detail: detailBadURL, err: err}
+		return nil, err
 	}
-
 	body := []byte(ev.Body)
 	if ev.IsBase64Encoded {
 		body, err = base64.StdEncoding.DecodeString(ev.Body)
@@ -121,20 +102,7 @@ func Request(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (*http.Requ
 			return nil, &requestError{detail: detailBadBase64, err: err}
 		}
 	}
-
-	header := make(http.Header, len(ev.Headers)+1)
-	for name, value := range ev.Headers {
-		header.Set(name, value)
-	}
-	if len(ev.Cookies) > 0 {
-		header.Set("Cookie", strings.Join(ev.Cookies, "; "))
-	}
-	host := header.Get("Host")
-	if host == "" {
-		host = ev.RequestContext.DomainName
-	}
-	header.Del("Host")
-
+	header, host := requestHeader(ev)
 	proto := ev.RequestContext.HTTP.Protocol
 	major, minor, ok := http.ParseHTTPVersion(proto)
 	if !ok {
@@ -158,6 +126,52 @@ func Request(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (*http.Requ
 		req.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	return req.WithContext(ctx), nil
+}
+
+// requestURL is the event's URL and request URI: its raw path (or, without
+// one, its context's path, or "/") and its raw query string.
+func requestURL(ev events.APIGatewayV2HTTPRequest) (*url.URL, string, error) {
+	path := ev.RawPath
+	if path == "" {
+		path = ev.RequestContext.HTTP.Path
+	}
+	if path == "" {
+		path = "/"
+	}
+	if path[0] != '/' || strings.ContainsRune(path, '?') {
+		return nil, "", &requestError{detail: detailBadURL}
+	}
+	requestURI := path
+	if ev.RawQueryString != "" {
+		if _, err := url.QueryUnescape(ev.RawQueryString); err != nil {
+			return nil, "", &requestError{detail: detailBadURL, err: err}
+		}
+		requestURI += "?" + ev.RawQueryString
+	}
+	u, err := url.ParseRequestURI(requestURI)
+	if err != nil {
+		return nil, "", &requestError{detail: detailBadURL, err: err}
+	}
+	return u, requestURI, nil
+}
+
+// requestHeader is the event's header, its cookies joined into one Cookie
+// header, and the host (the Host header's, else the context's domain name),
+// which the header no longer holds.
+func requestHeader(ev events.APIGatewayV2HTTPRequest) (http.Header, string) {
+	header := make(http.Header, len(ev.Headers)+1)
+	for name, value := range ev.Headers {
+		header.Set(name, value)
+	}
+	if len(ev.Cookies) > 0 {
+		header.Set("Cookie", strings.Join(ev.Cookies, "; "))
+	}
+	host := header.Get("Host")
+	if host == "" {
+		host = ev.RequestContext.DomainName
+	}
+	header.Del("Host")
+	return header, host
 }
 
 // isToken reports whether s is a non-empty RFC 9110 token.

@@ -2,10 +2,8 @@ package deliver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"sync"
 	"time"
 
@@ -14,13 +12,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/domain"
-	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/retry"
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/sender"
-	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/store"
 )
 
@@ -220,173 +216,6 @@ func (h *Handler) endpoint(ctx context.Context, snap *store.Snapshot, tenantID, 
 	return e, nil
 }
 
-// process makes one attempt for m (msg is its decoded body, or decodeErr
-// says why it has none) and reports whether the message is done with (true:
-// delete it) or must come back (false). snap holds the batch's records, or
-// is nil when they could not be read at once; mb gathers the batch's
-// metrics.
-func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg message.Message, decodeErr error, snap *store.Snapshot, mb *metrics.Batch) bool {
-	attempt, _ := strconv.Atoi(m.Attributes["ApproximateReceiveCount"])
-	if attempt < 1 {
-		attempt = 1
-	}
-	log := h.Log.With("message_id", m.MessageId, "attempt", attempt)
-	if decodeErr != nil {
-		log.ErrorContext(ctx, "malformed delivery message sent to the DLQ", "error", decodeErr.Error())
-		return h.toDLQ(ctx, log, mb, m.Body, "", domain.ReasonMalformedMessage)
-	}
-	log = log.With("delivery_id", msg.DeliveryID, "tenant_id", msg.TenantID, "endpoint_id", msg.EndpointID, "event_id", msg.EventID)
-
-	d, err := h.delivery(ctx, snap, msg.DeliveryID)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		d = domain.Delivery{DeliveryID: msg.DeliveryID, TenantID: msg.TenantID, EndpointID: msg.EndpointID, EventID: msg.EventID, EventType: msg.EventType}
-	case err != nil:
-		log.ErrorContext(ctx, "cannot read delivery; will retry", "error", err.Error())
-		return false
-	case d.State == domain.StateDelivered:
-		log.InfoContext(ctx, "already delivered; duplicate message dropped")
-		return true
-	}
-
-	now := h.now()
-	if h.Policy.Expired(msg.AgeFrom(), now) {
-		return h.dead(ctx, log, mb, m, d, domain.Attempt{Number: attempt, At: now, Error: "not_attempted"}, domain.ReasonMaxAgeExceeded)
-	}
-	ep, err := h.endpoint(ctx, snap, msg.TenantID, msg.EndpointID)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return h.dead(ctx, log, mb, m, d, domain.Attempt{Number: attempt, At: now, Error: "not_attempted"}, domain.ReasonEndpointNotFound)
-	case err != nil:
-		log.ErrorContext(ctx, "cannot read endpoint; will retry", "error", err.Error())
-		return false
-	case ep.Disabled:
-		return h.dead(ctx, log, mb, m, d, domain.Attempt{Number: attempt, At: now, Error: "not_attempted"}, domain.ReasonEndpointDisabled)
-	}
-	secrets, err := h.signingSecrets(ctx, ep, now)
-	switch {
-	case errors.Is(err, sealing.ErrInvalid):
-		log.ErrorContext(ctx, "endpoint secret cannot be opened", "error", err.Error())
-		return h.dead(ctx, log, mb, m, d, domain.Attempt{Number: attempt, At: now, Error: "not_attempted"}, domain.ReasonInvalidSecret)
-	case err != nil:
-		// KMS throttled or unreachable, say: the message comes back after
-		// the queue's visibility timeout.
-		log.ErrorContext(ctx, "cannot open the endpoint's signing secret; will retry", "error", err.Error())
-		return false
-	}
-	signer, err := signing.NewSigner(secrets...)
-	if err != nil {
-		log.ErrorContext(ctx, "endpoint secret unusable", "error", err.Error())
-		return h.dead(ctx, log, mb, m, d, domain.Attempt{Number: attempt, At: now, Error: "not_attempted"}, domain.ReasonInvalidSecret)
-	}
-	body, err := msg.RequestBody()
-	if err != nil {
-		return h.dead(ctx, log, mb, m, d, domain.Attempt{Number: attempt, At: now, Error: "not_attempted"}, domain.ReasonMalformedMessage)
-	}
-
-	if attempt >= h.Policy.Attempts() {
-		// The last receive: should this process stop before the outcome is
-		// recorded (or return the message untried for want of time, below),
-		// SQS moves the message to the DLQ without this function seeing it
-		// again. Record the death first, so it is never missed; the outcome
-		// replaces it.
-		if err := h.Store.MarkDeadBeforeLastAttempt(ctx, d, domain.ReasonAttemptsExhausted, m.Body, now); err != nil {
-			log.WarnContext(ctx, "cannot record the death before the last attempt; attempting anyway", "error", err.Error())
-		} else if d.State == "" || d.State == domain.StatePending {
-			// As it now is, so that the outcome's write (conditional on the
-			// record as read) does not miss once first.
-			d.State = domain.StateDead
-		}
-	}
-	sendCtx, cancel, ok := h.attemptContext(ctx)
-	if !ok {
-		// Too close to the invocation's deadline to attempt and record it:
-		// back to the queue at once, untried (it costs one receive).
-		log.WarnContext(ctx, "no time left in this invocation; message returned untried")
-		h.setVisibility(ctx, log, m, 0)
-		return false
-	}
-	defer cancel()
-	res := h.Sender.Send(sendCtx, sender.Request{
-		URL: ep.URL, DeliveryID: msg.DeliveryID, EventID: msg.EventID, EventType: msg.EventType,
-		Attempt: attempt, Body: body, Signer: signer, Headers: ep.Headers,
-	})
-	if h.Fault != nil {
-		_ = h.Fault(fault.DeliverCrash)
-	}
-	a := domain.Attempt{Number: attempt, At: now, Status: res.Status, Error: res.Error, LatencyMS: res.Latency.Milliseconds(), Excerpt: res.Excerpt}
-	mb.Put(metrics.AttemptLatency, float64(res.Latency.Microseconds())/1000, nil)
-	if res.Outcome == sender.Delivered {
-		mb.Put(metrics.Delivered, 1, nil)
-	} else {
-		mb.Put(metrics.AttemptFailed, 1, nil)
-	}
-	if res.Error != "" {
-		log = log.With("error", res.Error) // none on a 2xx: not printed empty on every delivery
-	}
-	log = log.With("outcome", res.Outcome.String(), "status", res.Status, "latency_ms", a.LatencyMS)
-
-	h.endpointHealth(ctx, log, ep, res.Outcome == sender.Delivered)
-	switch res.Outcome {
-	case sender.Delivered:
-		// The receiver has it; sending again would only duplicate it, so the
-		// message goes either way. The record is tried a few times: before a
-		// last attempt it already says dead, and left so it would keep a
-		// delivered webhook listed (and replayable) as dead.
-		err := h.record(ctx, d, a, domain.Outcome{State: domain.StateDelivered})
-		for try := 1; err != nil && try < 3 && ctx.Err() == nil; try++ {
-			time.Sleep(time.Duration(try) * 100 * time.Millisecond)
-			err = h.record(ctx, d, a, domain.Outcome{State: domain.StateDelivered})
-		}
-		if err != nil {
-			log.ErrorContext(ctx, "delivered, but the record could not be updated", "record_error", err.Error())
-		}
-		log.InfoContext(ctx, "delivered")
-		return true
-	case sender.Dead:
-		if res.DisableEndpoint {
-			if err := h.Store.DisableEndpoint(ctx, msg.TenantID, msg.EndpointID, domain.DisabledEndpointGone); err != nil {
-				log.ErrorContext(ctx, "cannot disable endpoint", "disable_error", err.Error())
-			}
-		}
-		return h.dead(ctx, log, mb, m, d, a, res.Reason)
-	}
-
-	dec := h.Policy.Decide(attempt, msg.AgeFrom(), h.now(), res.RetryAfter, h.Rand)
-	switch {
-	case dec.Retry:
-		if err := h.record(ctx, d, a, domain.Outcome{State: domain.StatePending}); err != nil {
-			log.ErrorContext(ctx, "cannot record attempt", "record_error", err.Error())
-		}
-		h.setVisibility(ctx, log, m, dec.Delay)
-		mb.Put(metrics.RetryScheduled, 1, nil)
-		log.InfoContext(ctx, "retry scheduled", "delay_s", int(dec.Delay.Seconds()))
-		return false
-	case dec.Reason == domain.ReasonAttemptsExhausted:
-		// The last attempt: SQS's redrive policy moves the message to the
-		// DLQ when it is next received, which visibility 0 makes at once.
-		if err := h.record(ctx, d, a, domain.Outcome{State: domain.StateDead, DeadReason: dec.Reason, Message: m.Body}); err != nil {
-			log.ErrorContext(ctx, "cannot record attempt", "record_error", err.Error())
-		}
-		h.setVisibility(ctx, log, m, 0)
-		mb.Put(metrics.DeadLettered, 1, map[string]string{metrics.DimensionTenant: d.TenantID, metrics.DimensionReason: string(dec.Reason)})
-		log.WarnContext(ctx, "attempts exhausted; SQS moves the message to the DLQ")
-		return false
-	default:
-		return h.dead(ctx, log, mb, m, d, a, dec.Reason)
-	}
-}
-
-// dead marks the delivery dead and parks its message in the DLQ. It reports
-// false (keep the message) if the DLQ send fails, so nothing is lost.
-func (h *Handler) dead(ctx context.Context, log *slog.Logger, mb *metrics.Batch, m events.SQSMessage, d domain.Delivery, a domain.Attempt, reason domain.DeadReason) bool {
-	if err := h.record(ctx, d, a, domain.Outcome{State: domain.StateDead, DeadReason: reason, Message: m.Body}); err != nil {
-		log.ErrorContext(ctx, "cannot mark delivery dead; will retry", "record_error", err.Error())
-		return false
-	}
-	return h.toDLQ(ctx, log, mb, m.Body, d.TenantID, reason)
-}
-
 func (h *Handler) toDLQ(ctx context.Context, log *slog.Logger, mb *metrics.Batch, body, tenantID string, reason domain.DeadReason) bool {
 	attrs := map[string]sqstypes.MessageAttributeValue{
 		"dead_reason": {DataType: aws.String("String"), StringValue: aws.String(string(reason))},
@@ -434,32 +263,6 @@ func (h *Handler) attemptContext(ctx context.Context) (context.Context, context.
 	}
 	c, cancel := context.WithTimeout(ctx, left)
 	return c, cancel, true
-}
-
-// endpointHealth keeps the endpoint's consecutive failure count: reset on
-// success (only when it is not already zero), counted on failure, and the
-// endpoint disabled when the count reaches DisableAfter.
-func (h *Handler) endpointHealth(ctx context.Context, log *slog.Logger, ep domain.Endpoint, ok bool) {
-	if ok {
-		if ep.ConsecutiveFailures > 0 {
-			if err := h.Store.ResetEndpointFailures(ctx, ep.TenantID, ep.EndpointID); err != nil {
-				log.ErrorContext(ctx, "cannot reset endpoint failures", "health_error", err.Error())
-			}
-		}
-		return
-	}
-	threshold := h.DisableAfter
-	if threshold == 0 {
-		threshold = 50
-	}
-	disabled, err := h.Store.RecordEndpointFailure(ctx, ep.TenantID, ep.EndpointID, max(threshold, 0))
-	if err != nil {
-		log.ErrorContext(ctx, "cannot count endpoint failure", "health_error", err.Error())
-		return
-	}
-	if disabled {
-		log.WarnContext(ctx, "endpoint disabled after consecutive failures", "threshold", threshold)
-	}
 }
 
 // record writes an attempt: with its tenant's DLQ depth, in one

@@ -30,4 +30,18 @@
 // were sealed signs as it is. A secret that cannot be opened for its
 // endpoint makes the delivery dead (invalid_secret); KMS failing or
 // throttled returns the message to the queue untried.
+//
+// # Decide, then apply
+//
+// A message's fate is decided by one pure function, Decide: from what was
+// read (an Input: the attempt number, the message, the delivery and
+// endpoint records, the Hitch that stopped the preparation if one did, the
+// request's sender.Result if one was sent), the retry policy and the clock,
+// it returns a typed Decision (Send, Delivered, Retry with a delay, Dead
+// with a reason, Exhausted, Duplicate, Leave, ReturnUntried, ...) with what
+// goes with it (record the death before the last attempt, disable the
+// endpoint, count or reset its failures). The handler reads top-down:
+// prepare the attempt, step by step, until Decide rules it out; on the last
+// receive record the death first; send; decide; apply, the one function
+// that performs the I/O the decision names.
 package deliver

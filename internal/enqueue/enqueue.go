@@ -105,22 +105,40 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 		failAfterSend: h.Fault != nil && h.Fault(fault.EnqueueFail) != nil,
 		metrics:       h.Metrics.Batch(),
 	}
+	if f := h.enqueue(ctx, ev, inv); f != nil {
+		h.Log.ErrorContext(ctx, "enqueue failed; the stream will retry the batch",
+			"sequence_number", f.first, "last_sequence_number", f.last, "error", f.err.Error())
+		return resp, f.error()
+	}
 	// Metrics only of an invocation that succeeds: a failed one is retried
 	// whole, and would count its rejections again.
-	fail := func(first, last string, err error) (events.DynamoDBEventResponse, error) {
-		h.Log.ErrorContext(ctx, "enqueue failed; the stream will retry the batch",
-			"sequence_number", first, "last_sequence_number", last, "error", err.Error())
-		if first == last {
-			return resp, fmt.Errorf("record %s: %w", first, err)
-		}
-		return resp, fmt.Errorf("records %s to %s: %w", first, last, err)
+	inv.metrics.Flush()
+	return resp, nil
+}
+
+// failure is why an invocation failed, and the records (by sequence number)
+// it failed at.
+type failure struct {
+	first, last string
+	err         error
+}
+
+func (f *failure) error() error {
+	if f.first == f.last {
+		return fmt.Errorf("record %s: %w", f.first, f.err)
 	}
+	return fmt.Errorf("records %s to %s: %w", f.first, f.last, f.err)
+}
+
+// enqueue runs Handle's three passes: plan each record, read which of the
+// deliveries exist, send the others.
+func (h *Handler) enqueue(ctx context.Context, ev events.DynamoDBEvent, inv *invocation) *failure {
 	var fanOuts []fanOut
 	var ids []string
 	for _, rec := range ev.Records {
 		f, err := h.plan(ctx, rec, inv)
 		if err != nil {
-			return fail(rec.Change.SequenceNumber, rec.Change.SequenceNumber, err)
+			return &failure{rec.Change.SequenceNumber, rec.Change.SequenceNumber, err}
 		}
 		if len(f.targets) > 0 {
 			fanOuts = append(fanOuts, f)
@@ -130,13 +148,18 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 		}
 	}
 	if len(ids) == 0 {
-		inv.metrics.Flush()
-		return resp, nil
+		return nil
 	}
 	existing, err := h.Store.LoadWith(ctx, store.LoadOptions{Eventual: true}, ids, nil)
 	if err != nil {
-		return fail(fanOuts[0].seq, fanOuts[len(fanOuts)-1].seq, fmt.Errorf("read the batch's %d deliveries: %w", len(ids), err))
+		return &failure{fanOuts[0].seq, fanOuts[len(fanOuts)-1].seq, fmt.Errorf("read the batch's %d deliveries: %w", len(ids), err)}
 	}
+	return h.sendUnsent(ctx, fanOuts, existing, inv)
+}
+
+// sendUnsent sends the messages of the deliveries that existing does not
+// show sent, in stream order, in as few requests as SQS's limits allow.
+func (h *Handler) sendUnsent(ctx context.Context, fanOuts []fanOut, existing store.Snapshot, inv *invocation) *failure {
 	var b batch
 	for i := range fanOuts {
 		f := &fanOuts[i]
@@ -148,11 +171,11 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 			o := outgoing{f: f, endpointID: ep.EndpointID, id: id}
 			e, err := o.entry()
 			if err != nil {
-				return fail(f.seq, f.seq, err)
+				return &failure{f.seq, f.seq, err}
 			}
 			if !message.Fits(b.entries, e) {
 				if err := h.sendBatch(ctx, &b, inv); err != nil {
-					return fail(b.out[0].f.seq, b.out[len(b.out)-1].f.seq, err)
+					return &failure{b.out[0].f.seq, b.out[len(b.out)-1].f.seq, err}
 				}
 			}
 			b.entries, b.out = append(b.entries, e), append(b.out, o)
@@ -160,11 +183,10 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 	}
 	if len(b.out) > 0 {
 		if err := h.sendBatch(ctx, &b, inv); err != nil {
-			return fail(b.out[0].f.seq, b.out[len(b.out)-1].f.seq, err)
+			return &failure{b.out[0].f.seq, b.out[len(b.out)-1].f.seq, err}
 		}
 	}
-	inv.metrics.Flush()
-	return resp, nil
+	return nil
 }
 
 // plan decodes a record and finds the endpoints its event goes to, or
@@ -193,21 +215,7 @@ func (h *Handler) plan(ctx context.Context, rec events.DynamoDBEventRecord, inv 
 		}
 		inv.endpoints[ev.TenantID] = endpoints
 	}
-	var targets []domain.Endpoint
-	for _, ep := range endpoints {
-		if ev.EndpointID != "" {
-			if ep.EndpointID == ev.EndpointID {
-				targets = append(targets, ep)
-			}
-			continue
-		}
-		// A disabled endpoint still gets its delivery: deliver parks it dead
-		// (endpoint_disabled), listed in the tenant's DLQ and replayable once
-		// the endpoint is enabled again, instead of the event missing it.
-		if ep.Accepts(ev.Type) {
-			targets = append(targets, ep)
-		}
-	}
+	targets := targetsOf(ev, endpoints)
 	if len(targets) == 0 && len(endpoints) == 0 {
 		// Only on this rare path is the tenant itself looked up.
 		if _, err := h.Store.Tenant(ctx, ev.TenantID); errors.Is(err, store.ErrNotFound) {
@@ -230,6 +238,27 @@ func (h *Handler) plan(ctx context.Context, rec events.DynamoDBEventRecord, inv 
 		}
 	}
 	return f, nil
+}
+
+// targetsOf is the endpoints, of a tenant's, that event ev goes to: the one
+// it names, or every one that subscribes to its type.
+func targetsOf(ev outbox.Event, endpoints []domain.Endpoint) []domain.Endpoint {
+	var targets []domain.Endpoint
+	for _, ep := range endpoints {
+		if ev.EndpointID != "" {
+			if ep.EndpointID == ev.EndpointID {
+				targets = append(targets, ep)
+			}
+			continue
+		}
+		// A disabled endpoint still gets its delivery: deliver parks it dead
+		// (endpoint_disabled), listed in the tenant's DLQ and replayable once
+		// the endpoint is enabled again, instead of the event missing it.
+		if ep.Accepts(ev.Type) {
+			targets = append(targets, ep)
+		}
+	}
+	return targets
 }
 
 // sent reports whether a delivery that exists has had its message sent: a

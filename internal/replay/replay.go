@@ -350,24 +350,8 @@ func skip(j *domain.ReplayJob, id, reason string) {
 // replayIDs claims and sends each delivery, paced, and returns how long the
 // paced sends take to come due.
 func (w *Worker) replayIDs(ctx context.Context, j *domain.ReplayJob, ids []string) (time.Duration, error) {
-	var batch []sqstypes.SendMessageBatchRequestEntry
-	var claimed []string
+	out := &replaySends{w: w, j: j}
 	disabled := map[string]bool{}
-	sent := 0
-	flush := func() error {
-		if err := message.SendBatch(ctx, w.Queue, w.DeliveryQueueURL, batch); err != nil {
-			return err
-		}
-		for _, id := range claimed {
-			if err := w.Store.ReleaseReplay(ctx, id, j.JobID); err != nil {
-				return err
-			}
-			j.Replayed++
-		}
-		w.Metrics.Put(metrics.Replayed, float64(len(claimed)), map[string]string{metrics.DimensionTenant: j.TenantID})
-		batch, claimed = batch[:0], claimed[:0]
-		return nil
-	}
 	var snap store.Snapshot
 	for i, id := range ids {
 		if i%100 == 0 {
@@ -379,57 +363,107 @@ func (w *Worker) replayIDs(ctx context.Context, j *domain.ReplayJob, ids []strin
 			}
 		}
 		j.Matched++
-		d, found := snap.Deliveries[id]
-		reason, err := w.check(ctx, j, d, found, disabled)
+		d, claimed, err := w.claim(ctx, j, id, snap, disabled)
 		if err != nil {
 			return 0, err
 		}
-		if reason == "replayed" {
-			j.Replayed++ // sent by this job before it stopped and resumed
+		if !claimed {
 			continue
 		}
-		if reason != "" {
-			skip(j, id, reason)
-			continue
-		}
-		d, err = w.Store.ClaimForReplay(ctx, id, j.TenantID, j.JobID, w.stale())
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			skip(j, id, "not_found")
-			continue
-		case errors.Is(err, store.ErrNotDead):
-			skip(j, id, "not_dead")
-			continue
-		case errors.Is(err, store.ErrReplayInFlight):
-			skip(j, id, "replay_in_progress")
-			continue
-		case err != nil:
+		if err := out.add(ctx, id, d); err != nil {
 			return 0, err
 		}
-		delay := w.delay(sent)
-		sent++
-		// Its age counts from the replay: an event older than the retry
-		// policy's maximum age is still attempted.
-		body, err := message.Replayed(d.Message, w.now())
-		if err != nil {
-			body = d.Message // deliver parks a malformed message dead again, with its reason
-		}
-		e := sqstypes.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(len(batch))), MessageBody: aws.String(body), DelaySeconds: delay}
-		if !message.Fits(batch, e) {
-			// Ten entries, or SQS's 256 KiB for the request: send what
-			// is gathered first.
-			if err := flush(); err != nil {
-				return 0, err
-			}
-			e.Id = aws.String("0")
-		}
-		batch = append(batch, e)
-		claimed = append(claimed, id)
 	}
-	if err := flush(); err != nil {
+	if err := out.flush(ctx); err != nil {
 		return 0, err
 	}
-	return time.Duration(float64(sent)/w.rate()*float64(time.Second)) + time.Second, nil
+	return time.Duration(float64(out.sent)/w.rate()*float64(time.Second)) + time.Second, nil
+}
+
+// claim checks delivery id (as snap read it) and claims it for job j. It
+// reports false, and counts why, for a delivery left alone: skipped, or
+// replayed by this job before it stopped and resumed.
+func (w *Worker) claim(ctx context.Context, j *domain.ReplayJob, id string, snap store.Snapshot, disabled map[string]bool) (domain.Delivery, bool, error) {
+	d, found := snap.Deliveries[id]
+	reason, err := w.check(ctx, j, d, found, disabled)
+	if err != nil {
+		return d, false, err
+	}
+	if reason == "replayed" {
+		j.Replayed++ // sent by this job before it stopped and resumed
+		return d, false, nil
+	}
+	if reason != "" {
+		skip(j, id, reason)
+		return d, false, nil
+	}
+	d, err = w.Store.ClaimForReplay(ctx, id, j.TenantID, j.JobID, w.stale())
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		skip(j, id, "not_found")
+		return d, false, nil
+	case errors.Is(err, store.ErrNotDead):
+		skip(j, id, "not_dead")
+		return d, false, nil
+	case errors.Is(err, store.ErrReplayInFlight):
+		skip(j, id, "replay_in_progress")
+		return d, false, nil
+	case err != nil:
+		return d, false, err
+	}
+	return d, true, nil
+}
+
+// replaySends gathers a replay step's claimed deliveries into paced SQS
+// batches.
+type replaySends struct {
+	w       *Worker
+	j       *domain.ReplayJob
+	batch   []sqstypes.SendMessageBatchRequestEntry
+	claimed []string // the deliveries in batch
+	sent    int      // how many this step has paced so far
+}
+
+// add paces claimed delivery d's fresh message into the batch, sending the
+// batch first when it is full.
+func (r *replaySends) add(ctx context.Context, id string, d domain.Delivery) error {
+	delay := r.w.delay(r.sent)
+	r.sent++
+	// Its age counts from the replay: an event older than the retry
+	// policy's maximum age is still attempted.
+	body, err := message.Replayed(d.Message, r.w.now())
+	if err != nil {
+		body = d.Message // deliver parks a malformed message dead again, with its reason
+	}
+	e := sqstypes.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(len(r.batch))), MessageBody: aws.String(body), DelaySeconds: delay}
+	if !message.Fits(r.batch, e) {
+		// Ten entries, or SQS's 256 KiB for the request: send what is
+		// gathered first.
+		if err := r.flush(ctx); err != nil {
+			return err
+		}
+		e.Id = aws.String("0")
+	}
+	r.batch = append(r.batch, e)
+	r.claimed = append(r.claimed, id)
+	return nil
+}
+
+// flush sends the batch and releases its deliveries' claims, counting them
+// replayed.
+func (r *replaySends) flush(ctx context.Context) error {
+	if err := message.SendBatch(ctx, r.w.Queue, r.w.DeliveryQueueURL, r.batch); err != nil {
+		return err
+	}
+	for _, id := range r.claimed {
+		if err := r.w.Store.ReleaseReplay(ctx, id, r.j.JobID); err != nil {
+			return err
+		}
+		r.j.Replayed++
+	}
+	r.w.Metrics.Put(metrics.Replayed, float64(len(r.claimed)), map[string]string{metrics.DimensionTenant: r.j.TenantID})
+	r.batch, r.claimed = r.batch[:0], r.claimed[:0]
+	return nil
 }
 
 // delay paces the n-th send of a step: n/Rate seconds, jittered by up to a

@@ -177,28 +177,7 @@ func (c *Client) Send(ctx context.Context, r Request) Result {
 	if err != nil {
 		return Result{Outcome: Dead, Error: "invalid_url", Reason: domain.ReasonInvalidURL}
 	}
-	// One backing array for every header value: one allocation, not ten.
-	v := [...]string{
-		"application/json", userAgent, r.DeliveryID, strconv.FormatInt(ts.Unix(), 10),
-		r.Signer.Sign(r.DeliveryID, ts, r.Body), strconv.Itoa(r.Attempt), r.EventID, r.EventType,
-	}
-	vals := v[:]
-	h := req.Header
-	for name, value := range r.Headers {
-		if !Reserved(name) {
-			h.Set(name, value)
-		}
-	}
-	h["Content-Type"] = vals[0:1:1]
-	h["User-Agent"] = vals[1:2:2]
-	h[signing.HeaderID] = vals[2:3:3]
-	h[signing.HeaderTimestamp] = vals[3:4:4]
-	h[signing.HeaderSignature] = vals[4:5:5]
-	h["Idempotency-Key"] = vals[2:3:3]
-	h["X-Idempotency-Key"] = vals[2:3:3]
-	h["X-Attempt"] = vals[5:6:6]
-	h["X-Event-Id"] = vals[6:7:7]
-	h["X-Event-Type"] = vals[7:8:8]
+	setHeaders(req.Header, r, ts)
 
 	start := time.Now()
 	// The transport, not http.Client.Do: a webhook is never redirected, so
@@ -224,6 +203,32 @@ func (c *Client) Send(ctx context.Context, r Request) Result {
 		res.Excerpt += " [body read failed]"
 	}
 	return res
+}
+
+// setHeaders sets the attempt's headers on h: the receiver's own first,
+// those not Reserved, then the ones hookline owns, signed at ts.
+func setHeaders(h http.Header, r Request, ts time.Time) {
+	// One backing array for every header value: one allocation, not ten.
+	v := [...]string{
+		"application/json", userAgent, r.DeliveryID, strconv.FormatInt(ts.Unix(), 10),
+		r.Signer.Sign(r.DeliveryID, ts, r.Body), strconv.Itoa(r.Attempt), r.EventID, r.EventType,
+	}
+	vals := v[:]
+	for name, value := range r.Headers {
+		if !Reserved(name) {
+			h.Set(name, value)
+		}
+	}
+	h["Content-Type"] = vals[0:1:1]
+	h["User-Agent"] = vals[1:2:2]
+	h[signing.HeaderID] = vals[2:3:3]
+	h[signing.HeaderTimestamp] = vals[3:4:4]
+	h[signing.HeaderSignature] = vals[4:5:5]
+	h["Idempotency-Key"] = vals[2:3:3]
+	h["X-Idempotency-Key"] = vals[2:3:3]
+	h["X-Attempt"] = vals[5:6:6]
+	h["X-Event-Id"] = vals[6:7:7]
+	h["X-Event-Type"] = vals[7:8:8]
 }
 
 var errBodyTooLarge = errors.New("response body larger than the read cap")

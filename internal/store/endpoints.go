@@ -84,11 +84,39 @@ type EndpointChange struct {
 // ErrNotFound. Only the named fields are written, so a concurrent failure
 // count or rotation is not lost.
 func (s *Store) UpdateEndpoint(ctx context.Context, tenantID, endpointID string, c EndpointChange) (domain.Endpoint, error) {
+	update, names, values, err := changeExpression(c, s.Now())
+	if err != nil {
+		return domain.Endpoint{}, err
+	}
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.table, Key: endpointKey(tenantID, endpointID),
+		UpdateExpression:          aws.String(update),
+		ConditionExpression:       aws.String("attribute_exists(pk)"),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
+		ReturnValues:              types.ReturnValueAllNew,
+	})
+	if isConditionFailed(err) {
+		return domain.Endpoint{}, fmt.Errorf("endpoint %s: %w", endpointID, ErrNotFound)
+	}
+	if err != nil {
+		return domain.Endpoint{}, fmt.Errorf("update endpoint %s: %w", endpointID, err)
+	}
+	var e domain.Endpoint
+	if err := attributevalue.UnmarshalMap(out.Attributes, &e); err != nil {
+		return domain.Endpoint{}, fmt.Errorf("decode endpoint %s: %w", endpointID, err)
+	}
+	return e, nil
+}
+
+// changeExpression is the update expression, with its names and values, that
+// writes c's named fields (an empty one is removed) and updated_at (now).
+func changeExpression(c EndpointChange, now time.Time) (update string, names map[string]string, values map[string]types.AttributeValue, err error) {
 	set := "SET updated_at = :now"
-	values := map[string]types.AttributeValue{":now": timeValue(s.Now())}
+	values = map[string]types.AttributeValue{":now": timeValue(now)}
 	// Every attribute by an alias: url is a reserved word in DynamoDB
 	// expressions.
-	names := map[string]string{}
+	names = map[string]string{}
 	remove := ""
 	add := func(attr string, v any, empty bool) error {
 		names["#"+attr] = attr
@@ -108,7 +136,6 @@ func (s *Store) UpdateEndpoint(ctx context.Context, tenantID, endpointID string,
 		values[":"+attr] = av
 		return nil
 	}
-	var err error
 	if c.URL != nil {
 		err = add("url", *c.URL, false)
 	}
@@ -122,30 +149,12 @@ func (s *Store) UpdateEndpoint(ctx context.Context, tenantID, endpointID string,
 		err = add("headers", *c.Headers, len(*c.Headers) == 0)
 	}
 	if err != nil {
-		return domain.Endpoint{}, fmt.Errorf("marshal endpoint change: %w", err)
+		return "", nil, nil, fmt.Errorf("marshal endpoint change: %w", err)
 	}
 	if len(names) == 0 {
 		names = nil // DynamoDB refuses an empty map
 	}
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &s.table, Key: endpointKey(tenantID, endpointID),
-		UpdateExpression:          aws.String(set + remove),
-		ConditionExpression:       aws.String("attribute_exists(pk)"),
-		ExpressionAttributeNames:  names,
-		ExpressionAttributeValues: values,
-		ReturnValues:              types.ReturnValueAllNew,
-	})
-	if isConditionFailed(err) {
-		return domain.Endpoint{}, fmt.Errorf("endpoint %s: %w", endpointID, ErrNotFound)
-	}
-	if err != nil {
-		return domain.Endpoint{}, fmt.Errorf("update endpoint %s: %w", endpointID, err)
-	}
-	var e domain.Endpoint
-	if err := attributevalue.UnmarshalMap(out.Attributes, &e); err != nil {
-		return domain.Endpoint{}, fmt.Errorf("decode endpoint %s: %w", endpointID, err)
-	}
-	return e, nil
+	return set + remove, names, values, nil
 }
 
 // DeleteEndpoint removes an endpoint, or answers ErrNotFound.

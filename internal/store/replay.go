@@ -40,6 +40,19 @@ func (s *Store) ListDead(ctx context.Context, tenantID string, f domain.DeadFilt
 	if err != nil {
 		return nil, "", err
 	}
+	in := s.deadQuery(pk, f, lo, hi)
+	query := fingerprint(f)
+	if cursor != "" {
+		if in.ExclusiveStartKey, err = deadStartKey(pk, cursor, query, lo, hi); err != nil {
+			return nil, "", err
+		}
+	}
+	return s.queryDead(ctx, tenantID, in, limit, query)
+}
+
+// deadQuery is the query of partition pk of the dead-letter index between
+// sort keys lo and hi, filtered on f's endpoint and event type.
+func (s *Store) deadQuery(pk string, f domain.DeadFilter, lo, hi string) *dynamodb.QueryInput {
 	in := &dynamodb.QueryInput{
 		TableName: &s.table, IndexName: aws.String(IndexTenant),
 		KeyConditionExpression: aws.String("gsi1pk = :pk AND gsi1sk BETWEEN :lo AND :hi"),
@@ -49,46 +62,49 @@ func (s *Store) ListDead(ctx context.Context, tenantID string, f domain.DeadFilt
 			":hi": &types.AttributeValueMemberS{Value: hi},
 		},
 	}
-	filter := ""
-	and := func(cond string) {
-		if filter != "" {
-			filter += " AND "
-		}
-		filter += cond
-	}
+	var conds []string
 	if f.EndpointID != "" {
-		and("endpoint_id = :ep")
+		conds = append(conds, "endpoint_id = :ep")
 		in.ExpressionAttributeValues[":ep"] = &types.AttributeValueMemberS{Value: f.EndpointID}
 	}
 	if f.EventType != "" {
-		and("event_type = :type")
+		conds = append(conds, "event_type = :type")
 		in.ExpressionAttributeValues[":type"] = &types.AttributeValueMemberS{Value: f.EventType}
 	}
-	if filter != "" {
-		in.FilterExpression = aws.String(filter)
+	if len(conds) > 0 {
+		in.FilterExpression = aws.String(strings.Join(conds, " AND "))
 	}
-	query := fingerprint(f)
-	if cursor != "" {
-		c, err := decodeDeadCursor(cursor)
-		if err != nil {
-			return nil, "", err
-		}
-		// The start key must fall inside the key condition, or DynamoDB
-		// refuses the query: a cursor of another query is refused here.
-		if (c.Q != "" && c.Q != query) || c.SK < lo || c.SK > hi {
-			return nil, "", fmt.Errorf("cursor: %w", ErrCursorMismatch)
-		}
-		// Rebuilt with this tenant's partition: a cursor cannot reach another.
-		in.ExclusiveStartKey = map[string]types.AttributeValue{
-			"gsi1pk": &types.AttributeValueMemberS{Value: pk}, "gsi1sk": &types.AttributeValueMemberS{Value: c.SK},
-			"pk": &types.AttributeValueMemberS{Value: "DELIVERY#" + c.ID}, "sk": &types.AttributeValueMemberS{Value: "DELIVERY"},
-		}
+	return in
+}
+
+// deadStartKey is the start key a cursor of query names in partition pk. The
+// start key must fall inside the key condition (lo to hi), or DynamoDB
+// refuses the query: a cursor of another query is refused here.
+func deadStartKey(pk, cursor, query, lo, hi string) (map[string]types.AttributeValue, error) {
+	c, err := decodeDeadCursor(cursor)
+	if err != nil {
+		return nil, err
 	}
+	if (c.Q != "" && c.Q != query) || c.SK < lo || c.SK > hi {
+		return nil, fmt.Errorf("cursor: %w", ErrCursorMismatch)
+	}
+	// Rebuilt with this tenant's partition: a cursor cannot reach another.
+	return map[string]types.AttributeValue{
+		"gsi1pk": &types.AttributeValueMemberS{Value: pk}, "gsi1sk": &types.AttributeValueMemberS{Value: c.SK},
+		"pk": &types.AttributeValueMemberS{Value: "DELIVERY#" + c.ID}, "sk": &types.AttributeValueMemberS{Value: "DELIVERY"},
+	}, nil
+}
+
+// queryDead runs a dead-letter query page by page until it has limit
+// deliveries, the index ends, or it has read maxScanPerPage items (with a
+// filter), and returns them with the cursor of the rest.
+func (s *Store) queryDead(ctx context.Context, tenantID string, in *dynamodb.QueryInput, limit int, query string) ([]domain.Delivery, string, error) {
+	filtered := in.FilterExpression != nil
 	var out []domain.Delivery
 	scanned := 0
 	for {
 		in.Limit = aws.Int32(int32(limit - len(out)))
-		if filter != "" {
+		if filtered {
 			in.Limit = aws.Int32(int32(min(maxScanPerPage-scanned, max(limit*4, 50))))
 		}
 		page, err := s.db.Query(ctx, in)
@@ -111,12 +127,18 @@ func (s *Store) ListDead(ctx context.Context, tenantID string, f domain.DeadFilt
 			return out, "", nil
 		}
 		if len(out) == limit || scanned >= maxScanPerPage {
-			sk := page.LastEvaluatedKey["gsi1sk"].(*types.AttributeValueMemberS).Value
-			id := page.LastEvaluatedKey["pk"].(*types.AttributeValueMemberS).Value[len("DELIVERY#"):]
-			return out, encodeDeadCursor(deadCursorKey{ID: id, SK: sk, Q: query}), nil
+			return out, pageCursor(page.LastEvaluatedKey, query), nil
 		}
 		in.ExclusiveStartKey = page.LastEvaluatedKey
 	}
+}
+
+// pageCursor is the cursor that resumes a query of query after the index's
+// last evaluated key.
+func pageCursor(last map[string]types.AttributeValue, query string) string {
+	sk := last["gsi1sk"].(*types.AttributeValueMemberS).Value
+	id := last["pk"].(*types.AttributeValueMemberS).Value[len("DELIVERY#"):]
+	return encodeDeadCursor(deadCursorKey{ID: id, SK: sk, Q: query})
 }
 
 // ErrBadFilter is returned for a dead-letter filter the index cannot be

@@ -347,13 +347,9 @@ func (s *Store) recordAttempt(ctx context.Context, cur domain.Delivery, a domain
 	if cur.State == domain.StateDelivered {
 		return nil // a late duplicate attempt changes nothing, the count included
 	}
-	log := append(append([]domain.Attempt(nil), cur.AttemptLog...), a)
-	if len(log) > MaxAttemptLog {
-		log = log[len(log)-MaxAttemptLog:]
-	}
-	logAV, err := attributevalue.Marshal(log)
+	logAV, err := attemptLogValue(cur.AttemptLog, a)
 	if err != nil {
-		return fmt.Errorf("marshal attempt log: %w", err)
+		return err
 	}
 	names := map[string]string{"#state": "state"}
 	values := map[string]types.AttributeValue{
@@ -363,18 +359,60 @@ func (s *Store) recordAttempt(ctx context.Context, cur domain.Delivery, a domain
 		":status": &types.AttributeValueMemberN{Value: strconv.Itoa(a.Status)},
 		":error":  &types.AttributeValueMemberS{Value: a.Error},
 	}
-	set := "SET #state = :state, last_status = :status, last_error = :error, attempt_log = :log"
-	// The first attempt creates the record: an upsert, one write.
 	now := s.Now().UTC()
+	set := "SET #state = :state, last_status = :status, last_error = :error, attempt_log = :log" +
+		s.setIfCreated(cur, o, now, values)
+	outcomeSet, tail := s.outcomeUpdate(cur, a, o, now, values)
+	cond := expected(cur, names, values)
+	err = s.transition(ctx, &types.Update{
+		TableName:                 &s.table,
+		Key:                       deliveryKey(cur.DeliveryID),
+		UpdateExpression:          aws.String(set + outcomeSet + tail),
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
+	}, cur.TenantID, depthDelta(cur.State, o.State), now)
+	var changed *changedError
+	if err != nil && !errors.As(err, &changed) {
+		return fmt.Errorf("record attempt %d of delivery %s: %w", a.Number, cur.DeliveryID, err)
+	}
+	return err
+}
+
+// attemptLogValue is the attempt log with a appended, its oldest entries
+// dropped past MaxAttemptLog, as an attribute value.
+func attemptLogValue(prev []domain.Attempt, a domain.Attempt) (types.AttributeValue, error) {
+	log := append(append([]domain.Attempt(nil), prev...), a)
+	if len(log) > MaxAttemptLog {
+		log = log[len(log)-MaxAttemptLog:]
+	}
+	logAV, err := attributevalue.Marshal(log)
+	if err != nil {
+		return nil, fmt.Errorf("marshal attempt log: %w", err)
+	}
+	return logAV, nil
+}
+
+// setIfCreated is the update's SET clauses that write the record's creation
+// attributes where they are missing: the first attempt creates the record,
+// an upsert, one write. Their values go into values.
+func (s *Store) setIfCreated(cur domain.Delivery, o domain.Outcome, now time.Time, values map[string]types.AttributeValue) string {
 	created := s.creationAttributes(cur, now)
 	if o.State == domain.StateDead {
-		delete(created, "expires_at") // set below, from the death
+		delete(created, "expires_at") // set by outcomeUpdate, from the death
 	}
+	set := ""
 	for _, n := range slices.Sorted(maps.Keys(created)) {
 		set += fmt.Sprintf(", %s = if_not_exists(%s, :c_%s)", n, n, n)
 		values[":c_"+n] = created[n]
 	}
-	tail := " ADD attempts :one"
+	return set
+}
+
+// outcomeUpdate is the update's further SET clauses and its ADD and REMOVE
+// tail for the outcome o of attempt a. Their values go into values.
+func (s *Store) outcomeUpdate(cur domain.Delivery, a domain.Attempt, o domain.Outcome, now time.Time, values map[string]types.AttributeValue) (set, tail string) {
+	tail = " ADD attempts :one"
 	switch o.State {
 	case domain.StateDelivered:
 		set += ", delivered_at = :now"
@@ -399,20 +437,7 @@ func (s *Store) recordAttempt(ctx context.Context, cur domain.Delivery, a domain
 		values[":gpk"] = &types.AttributeValueMemberS{Value: "TENANT#" + cur.TenantID + "#DEAD"}
 		values[":gsk"] = &types.AttributeValueMemberS{Value: sortableTime(a.At) + "#" + cur.DeliveryID}
 	}
-	cond := expected(cur, names, values)
-	err = s.transition(ctx, &types.Update{
-		TableName:                 &s.table,
-		Key:                       deliveryKey(cur.DeliveryID),
-		UpdateExpression:          aws.String(set + tail),
-		ConditionExpression:       aws.String(cond),
-		ExpressionAttributeNames:  names,
-		ExpressionAttributeValues: values,
-	}, cur.TenantID, depthDelta(cur.State, o.State), now)
-	var changed *changedError
-	if err != nil && !errors.As(err, &changed) {
-		return fmt.Errorf("record attempt %d of delivery %s: %w", a.Number, cur.DeliveryID, err)
-	}
-	return err
+	return set, tail
 }
 
 // PutRejection records a rejected outbox item (idempotently: the same item

@@ -144,54 +144,86 @@ func (r *Redriver) Run(ctx context.Context) (Report, error) {
 		return Report{}, err
 	}
 	rep := Report{Results: []Result{}}
-	seen := map[string]*held{}
-	var order []string
-	var runErr error
+	hs := &holding{seen: map[string]*held{}}
+	runErr := r.receiveAll(ctx, hs)
+	if runErr == nil && r.OutboxFallback {
+		r.fallback(ctx, hs.seen, hs.order, &rep)
+	}
+	r.release(ctx, hs, &rep)
+	return rep, runErr
+}
+
+// holding is the messages a run holds, by id and in the order first
+// received.
+type holding struct {
+	seen  map[string]*held
+	order []string
+}
+
+// receiveAll receives the queue's messages until it answers none (or only
+// messages already held, maxStaleReceives times in a row), processing each
+// new one as it comes and deleting those re-driven.
+func (r *Redriver) receiveAll(ctx context.Context, hs *holding) error {
 	stale := 0
-	for runErr == nil && stale < maxStaleReceives {
+	for stale < maxStaleReceives {
 		out, err := r.Queue.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 			QueueUrl: aws.String(r.QueueURL), MaxNumberOfMessages: 10, WaitTimeSeconds: 1,
 			VisibilityTimeout: int32(r.visibility().Seconds()),
 		})
 		if err != nil {
-			runErr = fmt.Errorf("receive from %s: %w", r.QueueURL, err)
-			break
+			return fmt.Errorf("receive from %s: %w", r.QueueURL, err)
 		}
 		if len(out.Messages) == 0 {
-			break
+			return nil
 		}
-		stale++
-		for _, m := range out.Messages {
-			id := aws.ToString(m.MessageId)
-			if h, ok := seen[id]; ok {
-				// Back after the visibility ran out: keep the newest
-				// receipt; the receive hid it again.
-				h.receipt = aws.ToString(m.ReceiptHandle)
-				continue
-			}
+		fresh, err := r.take(ctx, hs, out.Messages)
+		if err != nil {
+			return err
+		}
+		if fresh {
 			stale = 0
-			res := r.process(ctx, m)
-			h := &held{receipt: aws.ToString(m.ReceiptHandle), result: &res}
-			seen[id] = h
-			order = append(order, id)
-			if res.Outcome == Redriven {
-				r.remove(ctx, h)
-			}
-			if ctx.Err() != nil {
-				runErr = ctx.Err()
-				break
-			}
+		} else {
+			stale++
 		}
 	}
-	if runErr == nil && r.OutboxFallback {
-		r.fallback(ctx, seen, order, &rep)
+	return nil
+}
+
+// take processes the received messages not held yet, holds them, and
+// deletes those re-driven; fresh reports whether there was one. It stops
+// when ctx is done.
+func (r *Redriver) take(ctx context.Context, hs *holding, msgs []sqstypes.Message) (fresh bool, err error) {
+	for _, m := range msgs {
+		id := aws.ToString(m.MessageId)
+		if h, ok := hs.seen[id]; ok {
+			// Back after the visibility ran out: keep the newest
+			// receipt; the receive hid it again.
+			h.receipt = aws.ToString(m.ReceiptHandle)
+			continue
+		}
+		fresh = true
+		res := r.process(ctx, m)
+		h := &held{receipt: aws.ToString(m.ReceiptHandle), result: &res}
+		hs.seen[id] = h
+		hs.order = append(hs.order, id)
+		if res.Outcome == Redriven {
+			r.remove(ctx, h)
+		}
+		if ctx.Err() != nil {
+			return fresh, ctx.Err()
+		}
 	}
-	// Release what is kept, even when ctx is done: the next run should
-	// not wait out the visibility timeout.
+	return fresh, nil
+}
+
+// release reports each held message's result and makes those kept visible
+// again, even when ctx is done: the next run should not wait out the
+// visibility timeout.
+func (r *Redriver) release(ctx context.Context, hs *holding, rep *Report) {
 	release, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	for _, id := range order {
-		h := seen[id]
+	for _, id := range hs.order {
+		h := hs.seen[id]
 		res := *h.result
 		rep.Results = append(rep.Results, res)
 		rep.Retries += res.Retries
@@ -206,7 +238,6 @@ func (r *Redriver) Run(ctx context.Context) (Report, error) {
 			r.log().WarnContext(ctx, "could not make a kept message visible again; it will be after the visibility timeout", "message_id", id, "error", err.Error())
 		}
 	}
-	return rep, runErr
 }
 
 // process re-drives one message from the stream and says how it went.

@@ -1,0 +1,155 @@
+package deliver
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/metrics"
+	"github.com/hookline/hookline/internal/sender"
+)
+
+// apply performs what dec names for the attempt: the store's writes, the
+// message's visibility or its DLQ send, the metrics and the log line. It
+// reports whether the message is done with (true: delete it) or must come
+// back (false).
+func (h *Handler) apply(ctx context.Context, at *attempt, dec Decision) bool {
+	if at.in.Result != nil {
+		h.observe(at)
+	}
+	h.applyEndpointHealth(ctx, at, dec)
+	switch dec.Kind {
+	case Delivered:
+		return h.recordDelivered(ctx, at)
+	case Retry:
+		return h.retryLater(ctx, at, dec.Delay)
+	case Exhausted:
+		return h.handOverToRedrive(ctx, at, dec.Reason)
+	case Dead:
+		return h.deadLetter(ctx, at, dec.Reason)
+	case DeadUnrecorded:
+		return h.toDLQ(ctx, at.log, at.mb, at.m.Body, "", dec.Reason)
+	case Duplicate:
+		at.log.InfoContext(ctx, "already delivered; duplicate message dropped")
+		return true
+	case ReturnUntried:
+		// Too close to the invocation's deadline to attempt and record it:
+		// back to the queue at once, untried (it costs one receive).
+		at.log.WarnContext(ctx, "no time left in this invocation; message returned untried")
+		h.setVisibility(ctx, at.log, at.m, 0)
+		return false
+	default: // Leave, logged where the read failed
+		return false
+	}
+}
+
+// observe puts a sent attempt's metrics and adds its result to the
+// attempt's log lines.
+func (h *Handler) observe(at *attempt) {
+	res := at.in.Result
+	at.mb.Put(metrics.AttemptLatency, float64(res.Latency.Microseconds())/1000, nil)
+	if res.Outcome == sender.Delivered {
+		at.mb.Put(metrics.Delivered, 1, nil)
+	} else {
+		at.mb.Put(metrics.AttemptFailed, 1, nil)
+	}
+	if res.Error != "" {
+		at.log = at.log.With("error", res.Error) // none on a 2xx: not printed empty on every delivery
+	}
+	at.log = at.log.With("outcome", res.Outcome.String(), "status", res.Status, "latency_ms", res.Latency.Milliseconds())
+}
+
+// applyEndpointHealth keeps the endpoint's consecutive failure count (reset
+// or counted, the endpoint disabled when the count reaches DisableAfter) and
+// disables the endpoint when the decision says so.
+func (h *Handler) applyEndpointHealth(ctx context.Context, at *attempt, dec Decision) {
+	ep := at.in.Endpoint
+	if dec.ResetFailures {
+		if err := h.Store.ResetEndpointFailures(ctx, ep.TenantID, ep.EndpointID); err != nil {
+			at.log.ErrorContext(ctx, "cannot reset endpoint failures", "health_error", err.Error())
+		}
+	}
+	if dec.CountFailure {
+		h.countFailure(ctx, at.log, ep)
+	}
+	if dec.DisableEndpoint != "" {
+		msg := at.in.Message
+		if err := h.Store.DisableEndpoint(ctx, msg.TenantID, msg.EndpointID, dec.DisableEndpoint); err != nil {
+			at.log.ErrorContext(ctx, "cannot disable endpoint", "disable_error", err.Error())
+		}
+	}
+}
+
+// countFailure counts a failed attempt against ep; the store disables it
+// when the count reaches DisableAfter (default 50, negative never).
+func (h *Handler) countFailure(ctx context.Context, log *slog.Logger, ep domain.Endpoint) {
+	threshold := h.DisableAfter
+	if threshold == 0 {
+		threshold = 50
+	}
+	disabled, err := h.Store.RecordEndpointFailure(ctx, ep.TenantID, ep.EndpointID, max(threshold, 0))
+	if err != nil {
+		log.ErrorContext(ctx, "cannot count endpoint failure", "health_error", err.Error())
+		return
+	}
+	if disabled {
+		log.WarnContext(ctx, "endpoint disabled after consecutive failures", "threshold", threshold)
+	}
+}
+
+// recordDelivered records the delivery delivered. The receiver has it;
+// sending again would only duplicate it, so the message goes either way.
+// The record is tried a few times: before a last attempt it already says
+// dead, and left so it would keep a delivered webhook listed (and
+// replayable) as dead.
+func (h *Handler) recordDelivered(ctx context.Context, at *attempt) bool {
+	a := at.record()
+	err := h.record(ctx, at.in.Delivery, a, domain.Outcome{State: domain.StateDelivered})
+	for try := 1; err != nil && try < 3 && ctx.Err() == nil; try++ {
+		time.Sleep(time.Duration(try) * 100 * time.Millisecond)
+		err = h.record(ctx, at.in.Delivery, a, domain.Outcome{State: domain.StateDelivered})
+	}
+	if err != nil {
+		at.log.ErrorContext(ctx, "delivered, but the record could not be updated", "record_error", err.Error())
+	}
+	at.log.InfoContext(ctx, "delivered")
+	return true
+}
+
+// retryLater records the attempt, the delivery still pending, and hides the
+// message for delay.
+func (h *Handler) retryLater(ctx context.Context, at *attempt, delay time.Duration) bool {
+	if err := h.record(ctx, at.in.Delivery, at.record(), domain.Outcome{State: domain.StatePending}); err != nil {
+		at.log.ErrorContext(ctx, "cannot record attempt", "record_error", err.Error())
+	}
+	h.setVisibility(ctx, at.log, at.m, delay)
+	at.mb.Put(metrics.RetryScheduled, 1, nil)
+	at.log.InfoContext(ctx, "retry scheduled", "delay_s", int(delay.Seconds()))
+	return false
+}
+
+// handOverToRedrive records the last attempt, the delivery dead, and makes
+// the message visible at once: SQS's redrive policy moves it to the DLQ
+// when it is next received.
+func (h *Handler) handOverToRedrive(ctx context.Context, at *attempt, reason domain.DeadReason) bool {
+	d := at.in.Delivery
+	if err := h.record(ctx, d, at.record(), domain.Outcome{State: domain.StateDead, DeadReason: reason, Message: at.m.Body}); err != nil {
+		at.log.ErrorContext(ctx, "cannot record attempt", "record_error", err.Error())
+	}
+	h.setVisibility(ctx, at.log, at.m, 0)
+	at.mb.Put(metrics.DeadLettered, 1, map[string]string{metrics.DimensionTenant: d.TenantID, metrics.DimensionReason: string(reason)})
+	at.log.WarnContext(ctx, "attempts exhausted; SQS moves the message to the DLQ")
+	return false
+}
+
+// deadLetter marks the delivery dead and parks its message in the DLQ. It
+// reports false (keep the message) if either fails, so nothing is lost.
+func (h *Handler) deadLetter(ctx context.Context, at *attempt, reason domain.DeadReason) bool {
+	d := at.in.Delivery
+	if err := h.record(ctx, d, at.record(), domain.Outcome{State: domain.StateDead, DeadReason: reason, Message: at.m.Body}); err != nil {
+		at.log.ErrorContext(ctx, "cannot mark delivery dead; will retry", "record_error", err.Error())
+		return false
+	}
+	return h.toDLQ(ctx, at.log, at.mb, at.m.Body, d.TenantID, reason)
+}

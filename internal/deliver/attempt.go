@@ -1,0 +1,201 @@
+package deliver
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/fault"
+	"github.com/hookline/hookline/internal/message"
+	"github.com/hookline/hookline/internal/metrics"
+	"github.com/hookline/hookline/internal/sealing"
+	"github.com/hookline/hookline/internal/sender"
+	"github.com/hookline/hookline/internal/signing"
+	"github.com/hookline/hookline/internal/store"
+)
+
+// attempt is one message on its way through process: what Decide reads,
+// and what the request and the apply need besides.
+type attempt struct {
+	m    events.SQSMessage
+	in   Input
+	snap *store.Snapshot // the batch's records; nil when they could not be read at once
+	log  *slog.Logger
+	mb   *metrics.Batch // the batch's metrics
+	// signer and body make the request, once prepared.
+	signer *signing.Signer
+	body   []byte
+}
+
+// process makes one attempt for m (msg is its decoded body, or decodeErr
+// says why it has none) and reports whether the message is done with (true:
+// delete it) or must come back (false). snap holds the batch's records, or
+// is nil when they could not be read at once; mb gathers the batch's
+// metrics.
+//
+// It reads top-down: prepare (stopping as soon as Decide rules the attempt
+// out), record the death first on the last receive, send, decide, apply.
+func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg message.Message, decodeErr error, snap *store.Snapshot, mb *metrics.Batch) bool {
+	at := h.begin(ctx, m, msg, decodeErr, snap, mb)
+	dec := h.prepare(ctx, at)
+	if dec.Kind != Send {
+		return h.apply(ctx, at, dec)
+	}
+	if dec.MarkDeadFirst {
+		h.markDeadFirst(ctx, at)
+	}
+	res, ok := h.send(ctx, at)
+	if !ok {
+		at.in.Hitch = HitchNoTimeLeft
+	}
+	at.in.Result = res
+	return h.apply(ctx, at, h.decide(at.in))
+}
+
+// decide is Decide with the handler's policy, clock and jitter.
+func (h *Handler) decide(in Input) Decision {
+	return Decide(in, h.Policy, h.now(), h.Rand)
+}
+
+// begin sets out an attempt for m: its number (the receive count), its
+// start, and a logger with the message's ids.
+func (h *Handler) begin(ctx context.Context, m events.SQSMessage, msg message.Message, decodeErr error, snap *store.Snapshot, mb *metrics.Batch) *attempt {
+	n, _ := strconv.Atoi(m.Attributes["ApproximateReceiveCount"])
+	at := &attempt{m: m, snap: snap, mb: mb, in: Input{Attempt: max(n, 1), Message: msg, Started: h.now()}}
+	at.log = h.Log.With("message_id", m.MessageId, "attempt", at.in.Attempt)
+	if decodeErr != nil {
+		at.log.ErrorContext(ctx, "malformed delivery message sent to the DLQ", "error", decodeErr.Error())
+		at.in.Hitch = HitchUndecodable
+		return at
+	}
+	at.log = at.log.With("delivery_id", msg.DeliveryID, "tenant_id", msg.TenantID, "endpoint_id", msg.EndpointID, "event_id", msg.EventID)
+	return at
+}
+
+// prepare reads the attempt's records and builds its request, one step at
+// a time, and stops at the first step after which Decide rules the attempt
+// out, so that nothing is read or opened in vain. It returns Decide's
+// answer: Send when the request is ready.
+func (h *Handler) prepare(ctx context.Context, at *attempt) Decision {
+	steps := []func(context.Context, *attempt){h.readDelivery, h.readEndpoint, h.openSigner, buildBody}
+	dec := Decision{Kind: Send}
+	for _, step := range steps {
+		if at.in.Hitch == HitchNone {
+			step(ctx, at)
+		}
+		if dec = decideBefore(at.in, h.Policy); dec.Kind != Send {
+			return dec
+		}
+	}
+	return dec
+}
+
+// readDelivery reads the delivery's record; a delivery with none yet is
+// attempted from the message's own content.
+func (h *Handler) readDelivery(ctx context.Context, at *attempt) {
+	msg := at.in.Message
+	d, err := h.delivery(ctx, at.snap, msg.DeliveryID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		d = domain.Delivery{DeliveryID: msg.DeliveryID, TenantID: msg.TenantID, EndpointID: msg.EndpointID, EventID: msg.EventID, EventType: msg.EventType}
+	case err != nil:
+		at.log.ErrorContext(ctx, "cannot read delivery; will retry", "error", err.Error())
+		at.in.Hitch = HitchDeliveryUnreadable
+	}
+	at.in.Delivery = d
+}
+
+// readEndpoint reads the endpoint's record.
+func (h *Handler) readEndpoint(ctx context.Context, at *attempt) {
+	ep, err := h.endpoint(ctx, at.snap, at.in.Message.TenantID, at.in.Message.EndpointID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		at.in.Hitch = HitchEndpointMissing
+	case err != nil:
+		at.log.ErrorContext(ctx, "cannot read endpoint; will retry", "error", err.Error())
+		at.in.Hitch = HitchEndpointUnreadable
+	}
+	at.in.Endpoint = ep
+}
+
+// openSigner opens the endpoint's signing secrets and makes the signer.
+func (h *Handler) openSigner(ctx context.Context, at *attempt) {
+	secrets, err := h.signingSecrets(ctx, at.in.Endpoint, at.in.Started)
+	switch {
+	case errors.Is(err, sealing.ErrInvalid):
+		at.log.ErrorContext(ctx, "endpoint secret cannot be opened", "error", err.Error())
+		at.in.Hitch = HitchSecretInvalid
+		return
+	case err != nil:
+		// KMS throttled or unreachable, say: the message comes back after
+		// the queue's visibility timeout.
+		at.log.ErrorContext(ctx, "cannot open the endpoint's signing secret; will retry", "error", err.Error())
+		at.in.Hitch = HitchSecretUnavailable
+		return
+	}
+	signer, err := signing.NewSigner(secrets...)
+	if err != nil {
+		at.log.ErrorContext(ctx, "endpoint secret unusable", "error", err.Error())
+		at.in.Hitch = HitchSecretInvalid
+		return
+	}
+	at.signer = signer
+}
+
+// buildBody builds the request body from the message.
+func buildBody(_ context.Context, at *attempt) {
+	body, err := at.in.Message.RequestBody()
+	if err != nil {
+		at.in.Hitch = HitchBodyMalformed
+		return
+	}
+	at.body = body
+}
+
+// markDeadFirst records the delivery dead before its last attempt: should
+// this process stop before the outcome is recorded (or return the message
+// untried for want of time), SQS moves the message to the DLQ without this
+// function seeing it again. Recorded first, the death is never missed; the
+// outcome replaces it.
+func (h *Handler) markDeadFirst(ctx context.Context, at *attempt) {
+	d := &at.in.Delivery
+	if err := h.Store.MarkDeadBeforeLastAttempt(ctx, *d, domain.ReasonAttemptsExhausted, at.m.Body, at.in.Started); err != nil {
+		at.log.WarnContext(ctx, "cannot record the death before the last attempt; attempting anyway", "error", err.Error())
+	} else if d.State == "" || d.State == domain.StatePending {
+		// As it now is, so that the outcome's write (conditional on the
+		// record as read) does not miss once first.
+		d.State = domain.StateDead
+	}
+}
+
+// send makes the attempt's request within the invocation's deadline. ok is
+// false, and nothing sent, when too little time is left to attempt and
+// record it.
+func (h *Handler) send(ctx context.Context, at *attempt) (res *sender.Result, ok bool) {
+	sendCtx, cancel, ok := h.attemptContext(ctx)
+	if !ok {
+		return nil, false
+	}
+	defer cancel()
+	msg, ep := at.in.Message, at.in.Endpoint
+	r := h.Sender.Send(sendCtx, sender.Request{
+		URL: ep.URL, DeliveryID: msg.DeliveryID, EventID: msg.EventID, EventType: msg.EventType,
+		Attempt: at.in.Attempt, Body: at.body, Signer: at.signer, Headers: ep.Headers,
+	})
+	if h.Fault != nil {
+		_ = h.Fault(fault.DeliverCrash)
+	}
+	return &r, true
+}
+
+// record is the attempt as the store logs it.
+func (at *attempt) record() domain.Attempt {
+	res := at.in.Result
+	if res == nil {
+		return domain.Attempt{Number: at.in.Attempt, At: at.in.Started, Error: "not_attempted"}
+	}
+	return domain.Attempt{Number: at.in.Attempt, At: at.in.Started, Status: res.Status, Error: res.Error, LatencyMS: res.Latency.Milliseconds(), Excerpt: res.Excerpt}
+}

@@ -1,0 +1,200 @@
+package deliver
+
+import (
+	"time"
+
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/message"
+	"github.com/hookline/hookline/internal/retry"
+	"github.com/hookline/hookline/internal/sender"
+)
+
+// Hitch is what reading an attempt's records and preparing its request ran
+// into: the first thing that stopped the preparation, or HitchNone.
+type Hitch int
+
+const (
+	// HitchNone: nothing stood in the way (so far).
+	HitchNone Hitch = iota
+	// HitchUndecodable: the SQS message is not a delivery message.
+	HitchUndecodable
+	// HitchDeliveryUnreadable: the delivery's record could not be read.
+	HitchDeliveryUnreadable
+	// HitchEndpointMissing: the endpoint does not exist.
+	HitchEndpointMissing
+	// HitchEndpointUnreadable: the endpoint's record could not be read.
+	HitchEndpointUnreadable
+	// HitchSecretInvalid: no signing secret of the endpoint can sign (one
+	// cannot be opened for it, or opened it is not a secret).
+	HitchSecretInvalid
+	// HitchSecretUnavailable: a sealed secret could not be opened for now
+	// (KMS throttled or unreachable, or nothing to open it with).
+	HitchSecretUnavailable
+	// HitchBodyMalformed: the request body cannot be built from the message.
+	HitchBodyMalformed
+	// HitchNoTimeLeft: too little of the invocation is left to attempt and
+	// record it.
+	HitchNoTimeLeft
+)
+
+// Input is everything Decide reads about one message's attempt.
+type Input struct {
+	// Attempt is the attempt number, the message's ApproximateReceiveCount
+	// (at least 1).
+	Attempt int
+	// Message is the decoded message; zero with HitchUndecodable.
+	Message message.Message
+	// Started is when the attempt began: the age cap is checked at it, and
+	// the attempt is recorded at it.
+	Started time.Time
+	// Hitch is what stopped the preparation, HitchNone when nothing did.
+	Hitch Hitch
+	// Delivery is the delivery's record, or one built from the message when
+	// it has none yet.
+	Delivery domain.Delivery
+	// Endpoint is the endpoint's record, zero until it is read.
+	Endpoint domain.Endpoint
+	// Result is what the request did; nil when none was sent (yet).
+	Result *sender.Result
+}
+
+// Kind names what happens to a message.
+type Kind int
+
+const (
+	// Send: nothing rules the attempt out; send the request. Decide's answer
+	// while Input.Result is nil and no hitch or record stands in the way.
+	Send Kind = iota
+	// Delivered: record the delivery delivered and delete the message.
+	Delivered
+	// Retry: record the attempt (pending), hide the message for
+	// Decision.Delay and let it come back.
+	Retry
+	// Dead: record the delivery dead with Decision.Reason, send the message
+	// to the DLQ and delete it.
+	Dead
+	// Exhausted: the last attempt failed. Record the delivery dead and make
+	// the message visible at once: SQS's redrive policy moves it to the DLQ.
+	Exhausted
+	// DeadUnrecorded: send the message to the DLQ as it is; it names no
+	// delivery to record (malformed).
+	DeadUnrecorded
+	// Duplicate: the delivery is already delivered; delete the message,
+	// write nothing.
+	Duplicate
+	// Leave: something could not be read for now; leave the message as it
+	// is, to come back after the queue's visibility timeout.
+	Leave
+	// ReturnUntried: no time left; make the message visible at once, untried.
+	ReturnUntried
+)
+
+var kindNames = [...]string{
+	Send: "send", Delivered: "delivered", Retry: "retry", Dead: "dead", Exhausted: "exhausted",
+	DeadUnrecorded: "dead_unrecorded", Duplicate: "duplicate", Leave: "leave", ReturnUntried: "return_untried",
+}
+
+func (k Kind) String() string {
+	if k >= 0 && int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "unknown"
+}
+
+// Decision is what Decide chose: a kind and what goes with it.
+type Decision struct {
+	Kind Kind
+	// Delay, for Retry, is how long the message hides: whole seconds within
+	// retry.Policy.LongestDelay.
+	Delay time.Duration
+	// Reason, for Dead, Exhausted and DeadUnrecorded, says why.
+	Reason domain.DeadReason
+	// MarkDeadFirst, for Send, asks for the delivery to be recorded dead
+	// (attempts_exhausted) before the request: this is the last receive, and
+	// should the outcome not be recorded, SQS moves the message to the DLQ
+	// unseen.
+	MarkDeadFirst bool
+	// DisableEndpoint, when not empty, disables the endpoint for this reason.
+	DisableEndpoint domain.DisableReason
+	// CountFailure counts a failed attempt against the endpoint (which the
+	// store disables at the threshold of consecutive failures).
+	CountFailure bool
+	// ResetFailures clears the endpoint's count of consecutive failures.
+	ResetFailures bool
+}
+
+// Decide chooses what happens to a message, from what was read and what the
+// attempt did, with no I/O. p is the retry policy; now is the clock when the
+// request's result is in (a retry's delay counts from it; before a request
+// it is not read); rnd draws the retry delay's jitter in [0, 1) (nil: none).
+//
+// Before a request (in.Result nil) it rules the attempt out, in this order,
+// for: an undecodable message, an unreadable delivery, a delivery already
+// delivered, an event past the age cap at in.Started, a missing or
+// unreadable endpoint, a disabled one, an invalid or unavailable secret, a
+// malformed body and no time left; else it answers Send. After a request it
+// classifies the result.
+func Decide(in Input, p retry.Policy, now time.Time, rnd func() float64) Decision {
+	if in.Result == nil {
+		return decideBefore(in, p)
+	}
+	return decideResult(in, p, now, rnd)
+}
+
+// decideBefore decides a message whose request is not sent (yet).
+func decideBefore(in Input, p retry.Policy) Decision {
+	switch {
+	case in.Hitch == HitchUndecodable:
+		return Decision{Kind: DeadUnrecorded, Reason: domain.ReasonMalformedMessage}
+	case in.Hitch == HitchDeliveryUnreadable:
+		return Decision{Kind: Leave}
+	case in.Delivery.State == domain.StateDelivered:
+		return Decision{Kind: Duplicate}
+	case p.Expired(in.Message.AgeFrom(), in.Started):
+		return deadUntried(domain.ReasonMaxAgeExceeded)
+	case in.Hitch == HitchEndpointMissing:
+		return deadUntried(domain.ReasonEndpointNotFound)
+	case in.Hitch == HitchEndpointUnreadable:
+		return Decision{Kind: Leave}
+	case in.Endpoint.Disabled:
+		return deadUntried(domain.ReasonEndpointDisabled)
+	case in.Hitch == HitchSecretInvalid:
+		return deadUntried(domain.ReasonInvalidSecret)
+	case in.Hitch == HitchSecretUnavailable:
+		return Decision{Kind: Leave}
+	case in.Hitch == HitchBodyMalformed:
+		return deadUntried(domain.ReasonMalformedMessage)
+	case in.Hitch == HitchNoTimeLeft:
+		return Decision{Kind: ReturnUntried}
+	}
+	return Decision{Kind: Send, MarkDeadFirst: in.Attempt >= p.Attempts()}
+}
+
+// decideResult decides a message whose request was sent.
+func decideResult(in Input, p retry.Policy, now time.Time, rnd func() float64) Decision {
+	res := in.Result
+	switch res.Outcome {
+	case sender.Delivered:
+		return Decision{Kind: Delivered, ResetFailures: in.Endpoint.ConsecutiveFailures > 0}
+	case sender.Dead:
+		d := Decision{Kind: Dead, Reason: res.Reason, CountFailure: true}
+		if res.DisableEndpoint {
+			d.DisableEndpoint = domain.DisabledEndpointGone
+		}
+		return d
+	}
+	r := p.Decide(in.Attempt, in.Message.AgeFrom(), now, res.RetryAfter, rnd)
+	switch {
+	case r.Retry:
+		return Decision{Kind: Retry, Delay: r.Delay, CountFailure: true}
+	case r.Reason == domain.ReasonAttemptsExhausted:
+		return Decision{Kind: Exhausted, Reason: r.Reason, CountFailure: true}
+	default:
+		return Decision{Kind: Dead, Reason: r.Reason, CountFailure: true}
+	}
+}
+
+// deadUntried is the decision to give a delivery up, untried, for reason.
+func deadUntried(reason domain.DeadReason) Decision {
+	return Decision{Kind: Dead, Reason: reason}
+}
