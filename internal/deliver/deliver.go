@@ -14,7 +14,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/domain"
-	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/retry"
@@ -95,9 +94,6 @@ type Handler struct {
 	// Metrics receives the delivery metrics (EMF), gathered per batch and
 	// printed at its end. Nil: none.
 	Metrics *metrics.Writer
-	// Fault, for the soak test only, may end the process after an
-	// attempt's POST (package fault). Nil: never.
-	Fault func(point string) error
 }
 
 // DefaultConcurrency is Handler.Concurrency's default: as many attempts in
@@ -311,9 +307,6 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg message.
 		URL: ep.URL, DeliveryID: msg.DeliveryID, EventID: msg.EventID, EventType: msg.EventType,
 		Attempt: attempt, Body: body, Signer: signer, Headers: ep.Headers,
 	})
-	if h.Fault != nil {
-		_ = h.Fault(fault.DeliverCrash)
-	}
 	a := domain.Attempt{Number: attempt, At: now, Status: res.Status, Error: res.Error, LatencyMS: res.Latency.Milliseconds(), Excerpt: res.Excerpt}
 	mb.Put(metrics.AttemptLatency, float64(res.Latency.Microseconds())/1000, nil)
 	if res.Outcome == sender.Delivered {
