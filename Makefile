@@ -57,7 +57,7 @@ test-api: deploy-local ## The API against docs/openapi.yaml on the local cloud, 
 	@scripts/schemathesis.sh
 
 demo: deploy-local ## Run the whole pipeline locally: deliver, retry, dead-letter, with a summary
-	@source scripts/env.sh && $(GO) run ./scripts/demo
+	@source scripts/env.sh && $(GO) run ./tooling/cmd/demo
 
 test: ## Everything: unit and template tests, then end-to-end tests on the local cloud
 	@scripts/test.sh
@@ -77,20 +77,20 @@ cfn-lint: tools ## Synthesize the template (arm64, default props) and check it w
 	@scripts/cfn-lint.sh
 
 bench: deploy-local ## Performance suite, one table: each figure against a baseline measured in the same run (docs/performance.md)
-	@source scripts/env.sh && $(GO) run ./scripts/bench -cloud
+	@source scripts/env.sh && $(GO) run ./tooling/cmd/bench -cloud
 
 bench-offline: ## The part of the performance suite that needs no local cloud (deliver and enqueue paths, cold start and size)
-	$(GO) run ./scripts/bench
+	$(GO) run ./tooling/cmd/bench
 
 soak: local-up build-local tools ## Full chaos soak on the local cloud: 20,000 events x 2 endpoints, faults injected, nothing may be lost
 	@HOOKLINE_LOCAL_FAULTS=deliver_crash:0.01,enqueue_fail:0.05 HOOKLINE_LOCAL_DELIVER_TIMEOUT=10s HOOKLINE_LOCAL_REPLAY_RATE=200 scripts/deploy-local.sh
-	@source scripts/env.sh && $(GO) run ./scripts/soak -events $${SOAK_EVENTS:-20000} -rate $${SOAK_RATE:-15} -endpoints 2 -chaos 2m -settle 30m -timeout 80m
+	@source scripts/env.sh && $(GO) run ./tooling/cmd/soak -events $${SOAK_EVENTS:-20000} -rate $${SOAK_RATE:-15} -endpoints 2 -chaos 2m -settle 30m -timeout 80m
 	@scripts/deploy-local.sh >/dev/null && echo "soak: stack redeployed without faults"
 
 bench-replay: deploy-local ## Replay on the local cloud: 1,000 dead deliveries, and a tenant's replay at two DLQ sizes
-	@source scripts/env.sh && $(GO) run ./scripts/replaybench -n 1000
-	@source scripts/env.sh && $(GO) run ./scripts/replaybench -n 100 -background 0
-	@source scripts/env.sh && $(GO) run ./scripts/replaybench -n 100 -background 2000
+	@source scripts/env.sh && $(GO) run ./tooling/cmd/replaybench -n 1000
+	@source scripts/env.sh && $(GO) run ./tooling/cmd/replaybench -n 100 -background 0
+	@source scripts/env.sh && $(GO) run ./tooling/cmd/replaybench -n 100 -background 2000
 
 clean: ## Remove build outputs (dist/, cdk.out/)
 	rm -rf dist cdk.out

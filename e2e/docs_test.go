@@ -20,7 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hookline/hookline/internal/docexamples"
+	"github.com/hookline/hookline/tooling/docexamples"
 )
 
 // docExampleTenant is the tenant the README's HTTP API example creates.

@@ -157,7 +157,13 @@ func TestParkedStreamBatchesAreRedriven(t *testing.T) {
 // (at least once), always with the same webhook-id.
 func requireDelivered(t *testing.T, rcv *receiver, tn tenant, evs []outbox.Event) {
 	t.Helper()
-	v, err := signing.NewVerifier(tn.Secret)
+	// newTenant's endpoint holds its secret sealed (tn.Secret is the plain
+	// one); an endpoint written here in plaintext holds it in Secrets.
+	secrets := tn.Endpoint.Secrets
+	if tn.Secret != "" {
+		secrets = append([]string{tn.Secret}, secrets...)
+	}
+	v, err := signing.NewVerifier(secrets...)
 	require.NoError(t, err)
 	want := map[string]string{}
 	for _, ev := range evs {

@@ -25,13 +25,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/domain"
-	"github.com/hookline/hookline/internal/harness"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/stackoutputs"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/outbox"
+	"github.com/hookline/hookline/tooling/harness"
 	"github.com/stretchr/testify/require"
 )
 

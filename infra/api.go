@@ -2,8 +2,7 @@ package main
 
 import (
 	"encoding/json"
-	"strconv"
-	"strings"
+	"net/netip"
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -18,7 +17,8 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/hookline/hookline/internal/api"
-	"github.com/hookline/hookline/internal/sealing"
+	"github.com/hookline/hookline/internal/fnenv"
+	"github.com/hookline/hookline/internal/netguard"
 )
 
 // HTTPAPIProps configures NewHTTPAPI.
@@ -27,7 +27,7 @@ type HTTPAPIProps struct {
 	// AllowHTTP lets tenants register plain http endpoint URLs.
 	AllowHTTP bool
 	// AllowCIDRs are the SSRF guard's allowlist, for registration checks.
-	AllowCIDRs []string
+	AllowCIDRs []netip.Prefix
 	// ReplayJobs receives the tenants' replay jobs the API starts;
 	// ReplayOps the operator's redrive.
 	ReplayJobs, ReplayOps awssqs.IQueue
@@ -97,14 +97,14 @@ func NewHTTPAPI(scope constructs.Construct, id string, p HTTPAPIProps) HTTPAPI {
 			ExcludePunctuation: jsii.Bool(true),
 		},
 	})
-	fn := p.Functions.new(c, "Api", 15*time.Second, map[string]string{
-		"HOOKLINE_OPERATOR_KEY_SECRET_ARN": *secret.SecretArn(),
-		"HOOKLINE_ALLOW_HTTP":              strconv.FormatBool(p.AllowHTTP),
-		"HOOKLINE_ALLOW_CIDRS":             strings.Join(p.AllowCIDRs, ","),
-		"HOOKLINE_REPLAY_QUEUE_URL":        *p.ReplayJobs.QueueUrl(),
-		"HOOKLINE_REPLAY_OPS_QUEUE_URL":    *p.ReplayOps.QueueUrl(),
-		sealing.EnvKeyARN:                  *p.SecretsKey.KeyArn(),
-	})
+	fn := p.Functions.new(c, "Api", 15*time.Second, fnenv.APIEnv{
+		Common:               p.Functions.common(),
+		OperatorKeySecretARN: *secret.SecretArn(),
+		URLs:                 netguard.URLPolicy{AllowHTTP: p.AllowHTTP, Guard: netguard.Guard{Allow: p.AllowCIDRs}},
+		ReplayQueueURL:       *p.ReplayJobs.QueueUrl(),
+		ReplayOpsQueueURL:    *p.ReplayOps.QueueUrl(),
+		SecretsKeyARN:        *p.SecretsKey.KeyArn(),
+	}.Vars())
 	reserveConcurrency(fn, p.ReservedConcurrency)
 	p.ReplayJobs.Grant(fn, jsii.String("sqs:SendMessage"))
 	p.ReplayOps.Grant(fn, jsii.String("sqs:SendMessage"))

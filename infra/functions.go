@@ -16,7 +16,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/hookline/hookline/internal/fault"
-	"github.com/hookline/hookline/internal/sealing"
+	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/hookline/hookline/internal/streamredrive"
 )
 
@@ -82,10 +82,13 @@ type PipelineFunctionsProps struct {
 	DeliverReservedConcurrency int
 	// LogLevel of both functions.
 	LogLevel string
-	// DeliverEnv is added to the deliver function's environment.
-	DeliverEnv map[string]string
-	// Faults, when set, is the soak test's fault injection (both functions).
-	Faults string
+	// Deliver is the deliver function's settings (retry policy, timeout,
+	// allowlist, endpoint disabling, faults); its queues, key, table and
+	// log level are filled in here.
+	Deliver fnenv.DeliverEnv
+	// Faults, when set, is the soak test's fault injection into enqueue
+	// (deliver's are in Deliver).
+	Faults fault.Rates
 }
 
 // PipelineFunctions are the enqueue and deliver functions.
@@ -104,11 +107,9 @@ func NewPipelineFunctions(scope constructs.Construct, id string, p PipelineFunct
 		return fns.new(c, name, timeout, env)
 	}
 
-	enqueueEnv := map[string]string{"HOOKLINE_DELIVERY_QUEUE_URL": *p.Queues.Delivery.QueueUrl()}
-	if p.Faults != "" {
-		enqueueEnv[fault.Env] = p.Faults
-	}
-	enqueue := newFn("Enqueue", 60*time.Second, enqueueEnv)
+	enqueue := newFn("Enqueue", 60*time.Second, fnenv.EnqueueEnv{
+		Common: fns.common(), QueueURL: *p.Queues.Delivery.QueueUrl(), Faults: p.Faults,
+	}.Vars())
 	// Endpoints (Query), LoadWith (BatchGetItem), Tenant (GetItem),
 	// PutRejection (PutItem); SendMessageBatch is sqs:SendMessage.
 	grantTableItems(enqueue, p.Tables.State, "dynamodb:Query", "dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:PutItem")
@@ -125,15 +126,12 @@ func NewPipelineFunctions(scope constructs.Construct, id string, p PipelineFunct
 	// Lambda and CloudFormation accept, is set on the resource itself.
 	streamMapping(enqueue).SetMaximumRetryAttempts(jsii.Number(StreamRetryAttempts))
 
-	deliverEnv := map[string]string{
-		"HOOKLINE_DLQ_URL":            *p.Queues.DeadLetter.QueueUrl(),
-		"HOOKLINE_DELIVERY_QUEUE_URL": *p.Queues.Delivery.QueueUrl(),
-		sealing.EnvKeyARN:             *p.SecretsKey.KeyArn(),
-	}
-	for k, v := range p.DeliverEnv {
-		deliverEnv[k] = v
-	}
-	deliver := newFn("Deliver", p.DeliverTimeout, deliverEnv)
+	deliverEnv := p.Deliver
+	deliverEnv.Common = fns.common()
+	deliverEnv.QueueURL = *p.Queues.Delivery.QueueUrl()
+	deliverEnv.DLQURL = *p.Queues.DeadLetter.QueueUrl()
+	deliverEnv.SecretsKeyARN = *p.SecretsKey.KeyArn()
+	deliver := newFn("Deliver", p.DeliverTimeout, deliverEnv.Vars())
 	reserveConcurrency(deliver, p.DeliverReservedConcurrency)
 	// Load (BatchGetItem), Delivery and Endpoint (GetItem), every write an
 	// UpdateItem; the DLQ send; the signing secrets opened. The mapping
@@ -159,16 +157,20 @@ type functionDefaults struct {
 	StateTable   awsdynamodb.Table
 }
 
-// new creates a provided.al2023 function from AssetDir/<name in lower case>.
+// common is what every function's environment holds: the state table and
+// the log level.
+func (d functionDefaults) common() fnenv.Common {
+	return fnenv.Common{StateTable: *d.StateTable.TableName(), LogLevel: d.LogLevel}
+}
+
+// new creates a provided.al2023 function from AssetDir/<name in lower case>
+// with the environment env, the Vars of its fnenv contract.
 func (d functionDefaults) new(scope constructs.Construct, name string, timeout time.Duration, env map[string]string) awslambda.Function {
 	arch := awslambda.Architecture_ARM_64()
 	if d.Architecture == "x86_64" {
 		arch = awslambda.Architecture_X86_64()
 	}
-	vars := map[string]*string{
-		"HOOKLINE_STATE_TABLE": d.StateTable.TableName(),
-		"HOOKLINE_LOG_LEVEL":   jsii.String(d.LogLevel),
-	}
+	vars := map[string]*string{}
 	for k, v := range env {
 		vars[k] = jsii.String(v)
 	}

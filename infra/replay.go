@@ -1,7 +1,6 @@
 package main
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -11,6 +10,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/hookline/hookline/internal/fnenv"
 )
 
 // ReplayProps configures NewReplay.
@@ -68,13 +68,14 @@ func NewReplay(scope constructs.Construct, id string, p ReplayProps) Replay {
 		EnforceSSL:      jsii.Bool(true),
 	})
 	jobs, ops := newReplayQueue(c, "Jobs", failed), newReplayQueue(c, "Ops", failed)
-	fn := p.Functions.new(c, "Replay", replayTimeout, map[string]string{
-		"HOOKLINE_DELIVERY_QUEUE_URL":   *p.Queues.Delivery.QueueUrl(),
-		"HOOKLINE_DLQ_URL":              *p.Queues.DeadLetter.QueueUrl(),
-		"HOOKLINE_REPLAY_QUEUE_URL":     *jobs.QueueUrl(),
-		"HOOKLINE_REPLAY_OPS_QUEUE_URL": *ops.QueueUrl(),
-		"HOOKLINE_REPLAY_RATE":          strconv.FormatFloat(p.Rate, 'f', -1, 64),
-	})
+	fn := p.Functions.new(c, "Replay", replayTimeout, fnenv.ReplayEnv{
+		Common:           p.Functions.common(),
+		DeliveryQueueURL: *p.Queues.Delivery.QueueUrl(),
+		DLQURL:           *p.Queues.DeadLetter.QueueUrl(),
+		JobsQueueURL:     *jobs.QueueUrl(),
+		OpsQueueURL:      *ops.QueueUrl(),
+		Rate:             p.Rate,
+	}.Vars())
 	// Job (GetItem), SaveJob (PutItem), claims, releases and recorded
 	// deaths (UpdateItem), Load (BatchGetItem), Delivery and Endpoint
 	// (GetItem); ListDead and DLQDepths query the index, nothing the table.

@@ -13,6 +13,8 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/hookline/hookline/internal/fault"
+	"github.com/hookline/hookline/internal/fnenv"
+	"github.com/hookline/hookline/internal/netguard"
 )
 
 // NewHooklineStack builds the whole pipeline: outbox and state tables, the
@@ -30,6 +32,10 @@ func newHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 	if err != nil {
 		return nil, nil, err
 	}
+	deliver, err := deliverEnv(p)
+	if err != nil {
+		return nil, nil, err
+	}
 	stack := awscdk.NewStack(scope, &id, &p.StackProps)
 
 	tables := NewTables(stack, "Tables")
@@ -40,7 +46,7 @@ func newHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 		AlarmThreshold:        p.DLQAlarmThreshold,
 		FailureAlarmThreshold: p.EnqueueFailuresThreshold,
 	})
-	fns := NewPipelineFunctions(stack, "Pipeline", pipelineFunctionsProps(p, tables, queues, secretsKey))
+	fns := NewPipelineFunctions(stack, "Pipeline", pipelineFunctionsProps(p, tables, queues, secretsKey, deliver))
 
 	defaults := functionDefaults{Architecture: p.Architecture, AssetDir: p.AssetDir, LogLevel: p.LogLevel, StateTable: tables.State}
 	replay := NewReplay(stack, "Replay", ReplayProps{
@@ -50,7 +56,7 @@ func newHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 	httpAPI := NewHTTPAPI(stack, "Api", HTTPAPIProps{
 		Functions:           defaults,
 		AllowHTTP:           p.AllowHTTP,
-		AllowCIDRs:          p.AllowCIDRs,
+		AllowCIDRs:          deliver.Guard.Allow,
 		ReplayJobs:          replay.Jobs,
 		ReplayOps:           replay.Ops,
 		RateLimit:           p.APIRateLimit,
@@ -99,7 +105,7 @@ func checkedProps(props *HooklineStackProps) (HooklineStackProps, error) {
 }
 
 // pipelineFunctionsProps are the enqueue and deliver functions' props.
-func pipelineFunctionsProps(p HooklineStackProps, tables Tables, queues DeliveryQueues, secretsKey awskms.Key) PipelineFunctionsProps {
+func pipelineFunctionsProps(p HooklineStackProps, tables Tables, queues DeliveryQueues, secretsKey awskms.Key, deliver fnenv.DeliverEnv) PipelineFunctionsProps {
 	return PipelineFunctionsProps{
 		Tables:                     tables,
 		Queues:                     queues,
@@ -110,8 +116,8 @@ func pipelineFunctionsProps(p HooklineStackProps, tables Tables, queues Delivery
 		DeliverMaxConcurrency:      p.DeliverMaxConcurrency,
 		DeliverReservedConcurrency: p.DeliverReservedConcurrency,
 		LogLevel:                   p.LogLevel,
-		DeliverEnv:                 deliverEnv(p),
-		Faults:                     p.Faults,
+		Deliver:                    deliver,
+		Faults:                     deliver.Faults,
 	}
 }
 
@@ -175,15 +181,20 @@ func addOutputs(stack awscdk.Stack, parts stackParts) {
 }
 
 // deliverEnv is the deliver function's configuration: the retry policy from
-// the same value that set the queue's maxReceiveCount, timeouts and the SSRF
-// allowlist.
-func deliverEnv(p HooklineStackProps) map[string]string {
-	env := p.Retry.Env()
-	env["HOOKLINE_REQUEST_TIMEOUT"] = p.RequestTimeout.String()
-	env["HOOKLINE_ALLOW_CIDRS"] = strings.Join(p.AllowCIDRs, ",")
-	env["HOOKLINE_DISABLE_AFTER"] = strconv.Itoa(p.DisableAfter)
-	if p.Faults != "" {
-		env[fault.Env] = p.Faults
+// the same value that set the queue's maxReceiveCount, timeouts, the SSRF
+// allowlist (the api function's too) and the soak's faults (enqueue's too).
+// NewPipelineFunctions fills in the rest.
+func deliverEnv(p HooklineStackProps) (fnenv.DeliverEnv, error) {
+	allow, err := netguard.ParsePrefixes(strings.Join(p.AllowCIDRs, ","))
+	if err != nil {
+		return fnenv.DeliverEnv{}, fmt.Errorf("allow CIDRs: %w", err)
 	}
-	return env
+	faults, err := fault.Parse(p.Faults)
+	if err != nil {
+		return fnenv.DeliverEnv{}, err
+	}
+	return fnenv.DeliverEnv{
+		Retry: p.Retry, RequestTimeout: p.RequestTimeout, DisableAfter: p.DisableAfter,
+		Guard: netguard.Guard{Allow: allow}, Faults: faults,
+	}, nil
 }

@@ -1191,6 +1191,7 @@ func TestFaultsOnlyWhenAsked(t *testing.T) {
 	require.Equal(t, "Hookline", name)
 	require.Equal(t, "deliver_crash:0.01", props.Faults)
 	require.Equal(t, 20*time.Second, props.DeliverTimeout)
-	env := deliverEnv(HooklineStackProps{})
-	require.NotContains(t, env, "HOOKLINE_FAULTS", "no fault configuration unless asked")
+	env, err := deliverEnv(HooklineStackProps{})
+	require.NoError(t, err)
+	require.NotContains(t, env.Vars(), "HOOKLINE_FAULTS", "no fault configuration unless asked")
 }

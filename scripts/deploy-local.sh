@@ -40,5 +40,5 @@ echo "deploy-local: cdk deploy (retry schedule $SCHEDULE)"
 # Workaround: some local clouds drop the RedrivePolicy of a queue created by
 # CloudFormation. Set it again through the SQS API from the stack outputs;
 # on a cloud that kept it, this rewrites the same value.
-go run ./scripts/localfix -outputs "$STATE_DIR/outputs.json"
+go run ./tooling/cmd/localfix -outputs "$STATE_DIR/outputs.json"
 echo "deploy-local: done; outputs in .local/outputs.json"

@@ -21,7 +21,7 @@ if [ ! -x "$VENV/bin/schemathesis" ] || [ "$(cat "$VENV/.schemathesis" 2>/dev/nu
 fi
 
 # A fresh tenant, its key and the operator key, kept in this environment only.
-targets=$(go run ./scripts/apitarget)
+targets=$(go run ./tooling/cmd/apitarget)
 eval "$targets"
 export HOOKLINE_API_URL HOOKLINE_TENANT_KEY HOOKLINE_OPERATOR_KEY
 

@@ -28,7 +28,7 @@ scripts/schemathesis.sh
 # events flow to receivers that fail at random (one of them down, so its
 # deliveries die and are replayed); every pair must arrive, signed, under one
 # webhook-id, and each crash victim's wait until its retry is printed.
-go run ./scripts/soak -events 200 -endpoints 2 -chaos 15s -rate 10 -kill 3s -kill-for 25s -timeout 8m
+go run ./tooling/cmd/soak -events 200 -endpoints 2 -chaos 15s -rate 10 -kill 3s -kill-for 25s -timeout 8m
 
 # A small soak: the same stack redeployed with faults injected into the
 # functions (a deliver process that exits mid-batch, an enqueue that fails
@@ -36,7 +36,7 @@ go run ./scripts/soak -events 200 -endpoints 2 -chaos 15s -rate 10 -kill 3s -kil
 # nothing is lost. `make soak` runs the full size.
 echo "soak: redeploying with injected faults"
 HOOKLINE_LOCAL_FAULTS=deliver_crash:0.01,enqueue_fail:0.05 HOOKLINE_LOCAL_DELIVER_TIMEOUT=10s scripts/deploy-local.sh
-go run ./scripts/soak -events 300 -endpoints 2 -chaos 20s -timeout 8m
+go run ./tooling/cmd/soak -events 300 -endpoints 2 -chaos 20s -timeout 8m
 if [ -z "$started" ]; then
   echo "soak: redeploying without faults (the local cloud stays up)"
   scripts/deploy-local.sh

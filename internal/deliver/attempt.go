@@ -8,7 +8,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/hookline/hookline/internal/domain"
-	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/sealing"
@@ -185,9 +184,6 @@ func (h *Handler) send(ctx context.Context, at *attempt) (res *sender.Result, ok
 		URL: ep.URL, DeliveryID: msg.DeliveryID, EventID: msg.EventID, EventType: msg.EventType,
 		Attempt: at.in.Attempt, Body: at.body, Signer: at.signer, Headers: ep.Headers,
 	})
-	if h.Fault != nil {
-		_ = h.Fault(fault.DeliverCrash)
-	}
 	return &r, true
 }
 

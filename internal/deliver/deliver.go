@@ -91,9 +91,6 @@ type Handler struct {
 	// Metrics receives the delivery metrics (EMF), gathered per batch and
 	// printed at its end. Nil: none.
 	Metrics *metrics.Writer
-	// Fault, for the soak test only, may end the process after an
-	// attempt's POST (package fault). Nil: never.
-	Fault func(point string) error
 }
 
 // DefaultConcurrency is Handler.Concurrency's default: as many attempts in

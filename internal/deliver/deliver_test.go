@@ -24,6 +24,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/netguard"
@@ -842,10 +843,9 @@ func TestLastAttemptRecordsTheDeathFirst(t *testing.T) {
 	t.Run("a process that stops after the last POST leaves the death recorded", func(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(500) })
 		var markedAtFault bool
-		f.h.Fault = func(string) error {
+		f.h.Sender = &fault.CrashAfterSend{Next: f.h.Sender, Rate: 1, Exit: func(int) {
 			markedAtFault = f.store.isMarked("d1")
-			return nil
-		}
+		}}
 		f.run(t, sqsMessage(t, "d1", "3", f.now.Add(-time.Minute)))
 		require.True(t, markedAtFault, "the fault point (where the soak's process exits) comes after the advance record")
 	})

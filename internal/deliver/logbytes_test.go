@@ -60,7 +60,7 @@ func deliverLogBytes(t *testing.T, n, status int, attempt string) int {
 
 // TestLogBytesPerDelivery measures what deliver writes to stdout per
 // delivery delivered on its first attempt, and per retried attempt (the
-// input "log bytes per delivery" of internal/perf/cost, with enqueue's
+// input "log bytes per delivery" of tooling/perf/cost, with enqueue's
 // share measured in its own package), and holds them to a budget: one INFO
 // line per attempt, and the metrics of the whole batch in one EMF document.
 // Before the batch's metrics were gathered (one EMF line per message and

@@ -14,9 +14,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/domain"
-	"github.com/hookline/hookline/internal/perf/ratio"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/outbox"
+	"github.com/hookline/hookline/tooling/perf/ratio"
 )
 
 // BenchmarkEnqueueVsDecode measures the enqueue path for one stream record

@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/domain"
-	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/store"
@@ -45,21 +44,15 @@ type Handler struct {
 	// Metrics receives RejectedOutboxItems (EMF), one document per
 	// invocation. Nil: none.
 	Metrics *metrics.Writer
-	// Fault, for the soak test only, may fail the invocation after its
-	// first SendMessageBatch request, before the next (package fault).
-	// Nil: never.
-	Fault func(point string) error
 }
 
 // invocation is the state of one Handle call: the endpoints of each tenant
 // seen in the batch (read once per batch, not once per record), the
-// deliveries planned so far, the soak fault drawn for it, and its metrics,
-// printed once at its end.
+// deliveries planned so far, and its metrics, printed once at its end.
 type invocation struct {
-	endpoints     map[string][]domain.Endpoint
-	planned       map[string]bool
-	failAfterSend bool
-	metrics       *metrics.Batch
+	endpoints map[string][]domain.Endpoint
+	planned   map[string]bool
+	metrics   *metrics.Batch
 }
 
 // fanOut is one event's deliveries: a stream record and the endpoints it
@@ -97,13 +90,10 @@ type fanOut struct {
 // rejected. The slice is never nil.
 func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	resp := events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{}}
-	// The soak's fault, if any, is drawn once per invocation: it then fails
-	// after the first request that sent messages, before the next.
 	inv := &invocation{
-		endpoints:     map[string][]domain.Endpoint{},
-		planned:       map[string]bool{},
-		failAfterSend: h.Fault != nil && h.Fault(fault.EnqueueFail) != nil,
-		metrics:       h.Metrics.Batch(),
+		endpoints: map[string][]domain.Endpoint{},
+		planned:   map[string]bool{},
+		metrics:   h.Metrics.Batch(),
 	}
 	if f := h.enqueue(ctx, ev, inv); f != nil {
 		h.Log.ErrorContext(ctx, "enqueue failed; the stream will retry the batch",
@@ -174,7 +164,7 @@ func (h *Handler) sendUnsent(ctx context.Context, fanOuts []fanOut, existing sto
 				return &failure{f.seq, f.seq, err}
 			}
 			if !message.Fits(b.entries, e) {
-				if err := h.sendBatch(ctx, &b, inv); err != nil {
+				if err := h.sendBatch(ctx, &b); err != nil {
 					return &failure{b.out[0].f.seq, b.out[len(b.out)-1].f.seq, err}
 				}
 			}
@@ -182,7 +172,7 @@ func (h *Handler) sendUnsent(ctx context.Context, fanOuts []fanOut, existing sto
 		}
 	}
 	if len(b.out) > 0 {
-		if err := h.sendBatch(ctx, &b, inv); err != nil {
+		if err := h.sendBatch(ctx, &b); err != nil {
 			return &failure{b.out[0].f.seq, b.out[len(b.out)-1].f.seq, err}
 		}
 	}
@@ -298,15 +288,9 @@ type batch struct {
 }
 
 // sendBatch sends one SendMessageBatch request and empties b.
-func (h *Handler) sendBatch(ctx context.Context, b *batch, inv *invocation) error {
+func (h *Handler) sendBatch(ctx context.Context, b *batch) error {
 	if err := message.SendBatch(ctx, h.Queue, h.QueueURL, b.entries); err != nil {
 		return err
-	}
-	if inv.failAfterSend {
-		// Sent: the retry sends again those deliver has not attempted yet,
-		// with the same ids; nothing is lost.
-		inv.failAfterSend = false
-		return fmt.Errorf("%w at %s", fault.Injected, fault.EnqueueFail)
 	}
 	for _, o := range b.out {
 		// DEBUG: deliver logs each attempt at INFO, with these ids.

@@ -575,17 +575,10 @@ func TestFailureAfterPartialSendIsRetriedWithoutLoss(t *testing.T) {
 	}
 	s, q := newFakeStore(eps...), &fakeQueue{}
 	h := newHandler(s, q)
-	fired := false
-	h.Fault = func(point string) error {
-		require.Equal(t, fault.EnqueueFail, point)
-		if fired {
-			return nil
-		}
-		fired = true
-		return fault.Injected
-	}
+	f := &fault.FailAfterSend{Next: q, Rate: 1}
+	h.Queue = f
 	ev := streamEvent(image("e1", "t1", nil))
-	_, err := h.Handle(context.Background(), ev)
+	_, err := fault.EachInvocation(f, h.Handle)(context.Background(), ev)
 	require.ErrorIs(t, err, fault.Injected, "the invocation fails after a send")
 	require.Len(t, q.sent, 10, "the first request went out before the fault, the second did not")
 
@@ -692,16 +685,10 @@ func TestFaultAfterARequestSpanningRecords(t *testing.T) {
 	}
 	s, q := newFakeStore(eps...), &fakeQueue{}
 	h := newHandler(s, q)
-	fired := false
-	h.Fault = func(string) error {
-		if fired {
-			return nil
-		}
-		fired = true
-		return fault.Injected
-	}
+	f := &fault.FailAfterSend{Next: q, Rate: 1}
+	h.Queue = f
 	ev := streamEvent(image("e1", "t1", nil), image("e2", "t1", nil), image("e3", "t1", nil))
-	_, err := h.Handle(context.Background(), ev)
+	_, err := fault.EachInvocation(f, h.Handle)(context.Background(), ev)
 	require.ErrorIs(t, err, fault.Injected)
 	require.ErrorContains(t, err, "records 900000000000000000000 to 900000000000000000002", "the request held messages of the first three records")
 	require.Len(t, q.sent, 10)

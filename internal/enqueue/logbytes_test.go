@@ -43,7 +43,7 @@ func enqueueLogBytes(t *testing.T, n int, level string) int {
 
 // TestLogBytesPerDelivery measures what enqueue writes to stdout per
 // delivery of a one-endpoint event (the input "log bytes per delivery" of
-// internal/perf/cost, with deliver's share measured in its own package),
+// tooling/perf/cost, with deliver's share measured in its own package),
 // and holds it to a budget: deliver logs each attempt with the same ids,
 // so a successful fan-out logs nothing per delivery at INFO (it took a
 // 269-byte "delivery created" line before).

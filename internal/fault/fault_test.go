@@ -1,24 +1,143 @@
 package fault
 
 import (
-	"errors"
+	"context"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/hookline/hookline/internal/sender"
 	"github.com/stretchr/testify/require"
 )
 
-func TestParseAndPoint(t *testing.T) {
+func TestParse(t *testing.T) {
 	r, err := Parse("")
 	require.NoError(t, err)
-	for i := 0; i < 1000; i++ {
-		require.NoError(t, r.Point(EnqueueFail), "off by default")
-	}
+	require.Empty(t, r, "off by default")
 	r, err = Parse(" enqueue_fail:1 , deliver_crash:0 ")
 	require.NoError(t, err)
-	require.True(t, errors.Is(r.Point(EnqueueFail), Injected))
-	require.NoError(t, r.Point(DeliverCrash), "rate 0 never fires")
+	require.Equal(t, Rates{EnqueueFail: 1, DeliverCrash: 0}, r)
 	for _, bad := range []string{"enqueue_fail", "enqueue_fail:2", "enqueue_fail:x", "disk_full:0.1"} {
-		_, err := Parse(bad)
-		require.Error(t, err, bad)
+		t.Run(bad, func(t *testing.T) {
+			_, err := Parse(bad)
+			require.Error(t, err)
+		})
 	}
+}
+
+func TestRatesStringRoundTrips(t *testing.T) {
+	for _, s := range []string{"", "deliver_crash:0.01", "deliver_crash:0.01,enqueue_fail:0.05"} {
+		t.Run(s, func(t *testing.T) {
+			r, err := Parse(s)
+			require.NoError(t, err)
+			require.Equal(t, s, r.String())
+		})
+	}
+	r, err := Parse("enqueue_fail:0.5, deliver_crash:1")
+	require.NoError(t, err)
+	require.Equal(t, "deliver_crash:1,enqueue_fail:0.5", r.String(), "points in name order")
+}
+
+// sendFunc is a Sender.
+type sendFunc func(context.Context, sender.Request) sender.Result
+
+func (f sendFunc) Send(ctx context.Context, r sender.Request) sender.Result { return f(ctx, r) }
+
+// The crash comes after the POST, with the rate's probability; the result
+// passes through when the process lives on.
+func TestCrashAfterSend(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		rate  float64
+		draw  float64
+		crash bool
+	}{
+		{"rate zero never crashes", 0, 0, false},
+		{"a draw below the rate crashes", 0.01, 0.005, true},
+		{"a draw at or above the rate does not", 0.01, 0.01, false},
+		{"rate one always crashes", 1, 0.999, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var events []string
+			c := &CrashAfterSend{
+				Next: sendFunc(func(context.Context, sender.Request) sender.Result {
+					events = append(events, "post")
+					return sender.Result{Outcome: sender.Delivered, Status: 204}
+				}),
+				Rate: tc.rate,
+				Rand: func() float64 { return tc.draw },
+				Exit: func(code int) { events = append(events, "exit"); require.Equal(t, 3, code) },
+			}
+			res := c.Send(context.Background(), sender.Request{})
+			require.Equal(t, 204, res.Status)
+			want := []string{"post"}
+			if tc.crash {
+				want = append(want, "exit")
+			}
+			require.Equal(t, want, events)
+		})
+	}
+}
+
+// batchFunc is a BatchSender.
+type batchFunc func(context.Context, *sqs.SendMessageBatchInput) (*sqs.SendMessageBatchOutput, error)
+
+func (f batchFunc) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
+	return f(ctx, in)
+}
+
+// Armed by a draw below the rate, the first request is sent and then
+// failed; the next ones pass until the next invocation's draw.
+func TestFailAfterSend(t *testing.T) {
+	sent := 0
+	draws := []float64{0.01, 0.5, 0.04}
+	f := &FailAfterSend{
+		Next: batchFunc(func(context.Context, *sqs.SendMessageBatchInput) (*sqs.SendMessageBatchOutput, error) {
+			sent++
+			return &sqs.SendMessageBatchOutput{}, nil
+		}),
+		Rate: 0.05,
+		Rand: func() float64 { d := draws[0]; draws = draws[1:]; return d },
+	}
+	send := func() error {
+		_, err := f.SendMessageBatch(context.Background(), &sqs.SendMessageBatchInput{})
+		return err
+	}
+	require.NoError(t, send(), "not armed before a draw")
+
+	f.Draw() // 0.01 < 0.05: armed
+	require.ErrorIs(t, send(), Injected)
+	require.Equal(t, 2, sent, "the failed request was sent")
+	require.NoError(t, send(), "once per invocation")
+
+	f.Draw() // 0.5: not armed
+	require.NoError(t, send())
+
+	invocations := 0
+	handle := EachInvocation(f, func(context.Context, string) (int, error) { invocations++; return 0, send() })
+	_, err := handle(context.Background(), "ev") // 0.04: armed
+	require.ErrorIs(t, err, Injected)
+	require.Equal(t, 1, invocations)
+	require.Equal(t, 5, sent)
+}
+
+// A request that fails is the queue's error, not the fault's, and leaves
+// the fault armed for the next request.
+func TestFailAfterSendPassesErrors(t *testing.T) {
+	fail := true
+	f := &FailAfterSend{
+		Next: batchFunc(func(context.Context, *sqs.SendMessageBatchInput) (*sqs.SendMessageBatchOutput, error) {
+			if fail {
+				return nil, context.DeadlineExceeded
+			}
+			return &sqs.SendMessageBatchOutput{}, nil
+		}),
+		Rate: 1,
+	}
+	f.Draw()
+	_, err := f.SendMessageBatch(context.Background(), &sqs.SendMessageBatchInput{})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.NotErrorIs(t, err, Injected)
+	fail = false
+	_, err = f.SendMessageBatch(context.Background(), &sqs.SendMessageBatchInput{})
+	require.ErrorIs(t, err, Injected)
 }

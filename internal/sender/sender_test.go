@@ -22,9 +22,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookline/hookline/internal/netguard"
-	"github.com/hookline/hookline/internal/perf/ratio"
 	"github.com/hookline/hookline/internal/sender"
 	"github.com/hookline/hookline/internal/signing"
+	"github.com/hookline/hookline/tooling/perf/ratio"
 )
 
 const (

@@ -22,9 +22,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/api"
-	"github.com/hookline/hookline/internal/apiclient"
-	"github.com/hookline/hookline/internal/harness"
 	"github.com/hookline/hookline/outbox"
+	"github.com/hookline/hookline/tooling/apiclient"
+	"github.com/hookline/hookline/tooling/harness"
 )
 
 func main() {

@@ -35,10 +35,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/api"
 	"github.com/hookline/hookline/internal/domain"
-	"github.com/hookline/hookline/internal/harness"
 	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/outbox"
+	"github.com/hookline/hookline/tooling/harness"
 )
 
 func main() {

@@ -14,8 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/hookline/hookline/internal/api"
-	"github.com/hookline/hookline/internal/apiclient"
 	"github.com/hookline/hookline/internal/stackoutputs"
+	"github.com/hookline/hookline/tooling/apiclient"
 )
 
 // Env is a deployed stack and the clients to drive it.

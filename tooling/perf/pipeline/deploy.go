@@ -19,8 +19,8 @@ import (
 	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/hookline/hookline/internal/harness"
 	"github.com/hookline/hookline/outbox"
+	"github.com/hookline/hookline/tooling/harness"
 )
 
 // Floor is the do-nothing pipeline deployed beside the stack: a table with a

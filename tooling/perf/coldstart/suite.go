@@ -47,7 +47,7 @@ var functions = []Target{
 }
 
 // HelloDir is the hello-world function's directory in the repository.
-const HelloDir = "internal/perf/coldstart/hello"
+const HelloDir = "tooling/perf/coldstart/hello"
 
 // Row compares one function with the hello-world function.
 type Row struct {

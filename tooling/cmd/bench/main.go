@@ -31,10 +31,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/hookline/hookline/internal/api"
-	"github.com/hookline/hookline/internal/harness"
-	"github.com/hookline/hookline/internal/perf/coldstart"
-	"github.com/hookline/hookline/internal/perf/cost"
-	"github.com/hookline/hookline/internal/perf/pipeline"
+	"github.com/hookline/hookline/tooling/harness"
+	"github.com/hookline/hookline/tooling/perf/coldstart"
+	"github.com/hookline/hookline/tooling/perf/cost"
+	"github.com/hookline/hookline/tooling/perf/pipeline"
 )
 
 type row struct {
@@ -162,7 +162,7 @@ func endToEnd(ctx context.Context, latencyN, burstN int) ([]row, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	bin, _, err := coldstart.Build(ctx, dir, "./internal/perf/pipeline/floor")
+	bin, _, err := coldstart.Build(ctx, dir, "./tooling/perf/pipeline/floor")
 	if err != nil {
 		return nil, err
 	}

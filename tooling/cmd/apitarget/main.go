@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/hookline/hookline/internal/api"
-	"github.com/hookline/hookline/internal/harness"
+	"github.com/hookline/hookline/tooling/harness"
 )
 
 func main() {

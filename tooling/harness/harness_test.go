@@ -80,7 +80,7 @@ var operatorCommands = map[string]bool{
 // prints the checksum warning against the local cloud. The functions and the
 // operator's commands are not tools: they keep the SDK's check.
 func TestToolsBuildDynamoDBClientsHere(t *testing.T) {
-	for _, dir := range []string{"../../scripts", "../../e2e", "../perf", "."} {
+	for _, dir := range []string{"../cmd", "../../scripts", "../../e2e", "../perf", "."} {
 		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") && dir == "." {
 				return err

@@ -26,12 +26,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/api"
-	"github.com/hookline/hookline/internal/apiclient"
 	"github.com/hookline/hookline/internal/domain"
-	"github.com/hookline/hookline/internal/harness"
 	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/outbox"
+	"github.com/hookline/hookline/tooling/apiclient"
+	"github.com/hookline/hookline/tooling/harness"
 )
 
 func main() {

@@ -2,7 +2,7 @@
 // functions with a hello-world Go Lambda built the same way (issue 8: at
 // most 2x in both). It builds them into a temporary directory, starts each
 // -runs times against a local stub of the Lambda Runtime API, interleaved,
-// and prints a table. See package internal/perf/coldstart.
+// and prints a table. See package tooling/perf/coldstart.
 package main
 
 import (
@@ -16,7 +16,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/hookline/hookline/internal/perf/coldstart"
+	"github.com/hookline/hookline/tooling/perf/coldstart"
 )
 
 // target is the issue's limit, in multiples of the hello world.

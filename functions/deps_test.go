@@ -1,0 +1,139 @@
+// Package functions_test holds what is true of every function binary at once:
+// the product links no tooling.
+package functions_test
+
+import (
+	"bufio"
+	"bytes"
+	"os/exec"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// module is this repository's module path.
+const module = "github.com/hookline/hookline"
+
+// functions are the Lambda binaries `make build` ships.
+var functions = []string{"api", "deliver", "enqueue", "replay"}
+
+// forbidden are the import paths no product binary may link, with the
+// packages under them: the
+// tooling tree, the repository's other programs and tests, the CDK app and the
+// CDK's Go runtime (jsii starts a Node.js process).
+var forbidden = []string{
+	module + "/tooling",
+	module + "/e2e",
+	module + "/infra",
+	module + "/scripts",
+	"github.com/aws/aws-cdk-go",
+	"github.com/aws/jsii-runtime-go",
+	"github.com/aws/constructs-go",
+	"github.com/cdklabs",
+}
+
+// listing maps a package to every package it links, as `go list -deps` sees it.
+type listing map[string][]string
+
+// forbiddenLinks returns, for each package of l, the forbidden packages it
+// links, sorted; packages that link none are left out.
+func forbiddenLinks(l listing) map[string][]string {
+	bad := map[string][]string{}
+	for pkg, deps := range l {
+		for _, d := range deps {
+			for _, f := range forbidden {
+				if d == f || strings.HasPrefix(d, f+"/") {
+					bad[pkg] = append(bad[pkg], d)
+					break
+				}
+			}
+		}
+		sort.Strings(bad[pkg])
+	}
+	for pkg, deps := range bad {
+		if len(deps) == 0 {
+			delete(bad, pkg)
+		}
+	}
+	return bad
+}
+
+// goList runs `go list` on patterns with the tags of `make build` and returns
+// each main package with its dependencies.
+func goList(t *testing.T, patterns ...string) listing {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	require.NoError(t, err, "the go command is needed to list what the functions link")
+	args := append([]string{"list", "-tags", "lambda.norpc", "-f", `{{if eq .Name "main"}}{{.ImportPath}} {{join .Deps " "}}{{end}}`}, patterns...)
+	cmd := exec.Command(goBin, args...)
+	cmd.Env = append(cmd.Environ(), "GOOS=linux", "CGO_ENABLED=0")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "go list: %s", stderr.String())
+	l := listing{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) > 0 {
+			l[f[0]] = f[1:]
+		}
+	}
+	require.NoError(t, sc.Err())
+	return l
+}
+
+// No function binary links tooling, the other programs, the e2e tests, infra
+// or the CDK: the product is built from functions/, internal/ and outbox/.
+func TestFunctionsLinkNoTooling(t *testing.T) {
+	l := goList(t, "./...")
+	for _, fn := range functions {
+		deps, ok := l[module+"/functions/"+fn]
+		require.True(t, ok, "go list did not list function %s", fn)
+		require.Contains(t, deps, module+"/internal/boot", "function %s: the listing lacks what every function links", fn)
+	}
+	require.Empty(t, forbiddenLinks(l), "function binaries link tooling or the CDK")
+}
+
+// The operator's commands under scripts/ run against production: like the
+// functions, they link no tooling.
+func TestOperatorCommandsLinkNoTooling(t *testing.T) {
+	l := goList(t, "../scripts/...")
+	require.Contains(t, l, module+"/scripts/enqueueredrive")
+	require.Contains(t, l, module+"/scripts/sealsecrets")
+	for pkg, deps := range l {
+		var bad []string
+		for _, d := range deps {
+			if strings.HasPrefix(d, module+"/tooling/") || strings.HasPrefix(d, module+"/e2e") {
+				bad = append(bad, d)
+			}
+		}
+		require.Empty(t, bad, "operator command %s links tooling", pkg)
+	}
+}
+
+// forbiddenLinks names each binary with what it must not link, and nothing
+// else, so that the two tests above can fail.
+func TestForbiddenLinks(t *testing.T) {
+	tests := []struct {
+		name string
+		l    listing
+		want map[string][]string
+	}{
+		{"product only", listing{"f/a": {"fmt", module + "/internal/deliver", module + "/outbox"}}, map[string][]string{}},
+		{"tooling", listing{"f/a": {module + "/tooling/harness", "fmt"}}, map[string][]string{"f/a": {module + "/tooling/harness"}}},
+		{"cdk and jsii", listing{"f/a": {"github.com/aws/jsii-runtime-go/internal/kernel", "github.com/aws/aws-cdk-go/awscdk/v2"}},
+			map[string][]string{"f/a": {"github.com/aws/aws-cdk-go/awscdk/v2", "github.com/aws/jsii-runtime-go/internal/kernel"}}},
+		{"scripts, e2e, infra", listing{"f/a": {module + "/scripts/sealsecrets", module + "/e2e", module + "/infra"}, "f/b": {"os"}},
+			map[string][]string{"f/a": {module + "/e2e", module + "/infra", module + "/scripts/sealsecrets"}}},
+		{"a name that only starts alike", listing{"f/a": {module + "/internal/toolingx", module + "/infrastructure"}}, map[string][]string{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, forbiddenLinks(tc.l))
+		})
+	}
+}

@@ -1,0 +1,335 @@
+// Package fnenv is the environment contract between the stack and the
+// functions: one struct per function, which infra renders with Vars into the
+// function's environment and the function's main reads back with Load. The
+// variable names are written here only (the retry policy's in package retry,
+// the fault rates' in package fault, the sealing key's in package sealing, and
+// referenced from here), so renaming a field or a variable fails to compile,
+// or fails the round-trip test, on both sides at once.
+//
+// Load validates what it reads with the errors the functions have always
+// given: "HOOKLINE_STATE_TABLE is required", "HOOKLINE_REQUEST_TIMEOUT: "soon"
+// is not a positive duration".
+package fnenv
+
+import (
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hookline/hookline/internal/fault"
+	"github.com/hookline/hookline/internal/netguard"
+	"github.com/hookline/hookline/internal/retry"
+	"github.com/hookline/hookline/internal/sealing"
+)
+
+// The environment variables, each written once.
+const (
+	varStateTable           = "HOOKLINE_STATE_TABLE"
+	varLogLevel             = "HOOKLINE_LOG_LEVEL"
+	varDeliveryQueueURL     = "HOOKLINE_DELIVERY_QUEUE_URL"
+	varDLQURL               = "HOOKLINE_DLQ_URL"
+	varReplayQueueURL       = "HOOKLINE_REPLAY_QUEUE_URL"
+	varReplayOpsQueueURL    = "HOOKLINE_REPLAY_OPS_QUEUE_URL"
+	varReplayRate           = "HOOKLINE_REPLAY_RATE"
+	varRequestTimeout       = "HOOKLINE_REQUEST_TIMEOUT"
+	varDisableAfter         = "HOOKLINE_DISABLE_AFTER"
+	varAllowCIDRs           = "HOOKLINE_ALLOW_CIDRS"
+	varAllowHTTP            = "HOOKLINE_ALLOW_HTTP"
+	varOperatorKey          = "HOOKLINE_OPERATOR_KEY"
+	varOperatorKeySecretARN = "HOOKLINE_OPERATOR_KEY_SECRET_ARN"
+	varSecretsKeyARN        = sealing.EnvKeyARN
+	varFaults               = fault.Env
+)
+
+// Defaults of the fields that have one.
+const (
+	// DefaultRequestTimeout bounds one delivery attempt.
+	DefaultRequestTimeout = 15 * time.Second
+	// DefaultDisableAfter consecutive failed attempts disable an endpoint.
+	DefaultDisableAfter = 50
+	// DefaultReplayRate is the sends per second of one replay job.
+	DefaultReplayRate = 10.0
+)
+
+// Common is what every function reads.
+type Common struct {
+	// StateTable (HOOKLINE_STATE_TABLE) holds tenants, keys, endpoints and
+	// deliveries. Required.
+	StateTable string
+	// LogLevel (HOOKLINE_LOG_LEVEL): DEBUG, INFO (default), WARN or ERROR.
+	LogLevel string
+}
+
+func (c Common) vars() map[string]string {
+	return map[string]string{varStateTable: c.StateTable, varLogLevel: c.LogLevel}
+}
+
+func loadCommon(getenv func(string) string) Common {
+	return Common{StateTable: getenv(varStateTable), LogLevel: getenv(varLogLevel)}
+}
+
+// EnqueueEnv is the enqueue function's environment.
+type EnqueueEnv struct {
+	Common
+	// QueueURL (HOOKLINE_DELIVERY_QUEUE_URL) receives delivery messages. Required.
+	QueueURL string
+	// Faults (HOOKLINE_FAULTS) injects failures, for the soak test only.
+	// Default: none (and the variable is not set).
+	Faults fault.Rates
+}
+
+// Vars renders e as the function's environment.
+func (e EnqueueEnv) Vars() map[string]string {
+	v := e.Common.vars()
+	v[varDeliveryQueueURL] = e.QueueURL
+	setFaults(v, e.Faults)
+	return v
+}
+
+// LoadEnqueue reads and validates the enqueue function's environment.
+func LoadEnqueue(getenv func(string) string) (EnqueueEnv, error) {
+	faults, err := fault.Parse(getenv(varFaults))
+	if err != nil {
+		return EnqueueEnv{}, err
+	}
+	e := EnqueueEnv{Common: loadCommon(getenv), QueueURL: getenv(varDeliveryQueueURL), Faults: faults}
+	return e, required(varStateTable, e.StateTable, varDeliveryQueueURL, e.QueueURL)
+}
+
+// DeliverEnv is the deliver function's environment.
+type DeliverEnv struct {
+	Common
+	// QueueURL (HOOKLINE_DELIVERY_QUEUE_URL) is the queue the function consumes. Required.
+	QueueURL string
+	// DLQURL (HOOKLINE_DLQ_URL) receives permanent failures. Required.
+	DLQURL string
+	// SecretsKeyARN (HOOKLINE_SECRETS_KEY_ARN) is the KMS key the endpoints'
+	// signing secrets are sealed with; only ciphertexts of this key are
+	// opened. Required.
+	SecretsKeyARN string
+	// Retry is the retry policy (HOOKLINE_RETRY_*, HOOKLINE_MAX_AGE; see
+	// package retry). Default: the documented schedule. Its
+	// VisibilityTimeout (HOOKLINE_QUEUE_VISIBILITY_TIMEOUT, default 2 min)
+	// must be the delivery queue's: the longest retry delay, 12 h less it
+	// less a minute, is what SQS accepts from a message received that long
+	// ago. The stack sets it.
+	Retry retry.Policy
+	// RequestTimeout (HOOKLINE_REQUEST_TIMEOUT) bounds one attempt.
+	// Default DefaultRequestTimeout (15s).
+	RequestTimeout time.Duration
+	// Guard (HOOKLINE_ALLOW_CIDRS, comma-separated CIDRs) lets deliveries
+	// reach otherwise refused addresses. Default: none.
+	Guard netguard.Guard
+	// DisableAfter (HOOKLINE_DISABLE_AFTER) consecutive failed attempts
+	// disable an endpoint. Default DefaultDisableAfter (50); negative: never.
+	DisableAfter int
+	// Faults (HOOKLINE_FAULTS) injects failures, for the soak test only.
+	// Default: none (and the variable is not set).
+	Faults fault.Rates
+}
+
+// Vars renders e as the function's environment, the retry policy with its
+// defaults filled in.
+func (e DeliverEnv) Vars() map[string]string {
+	v := e.Common.vars()
+	for k, s := range e.Retry.Env() {
+		v[k] = s
+	}
+	v[varDeliveryQueueURL] = e.QueueURL
+	v[varDLQURL] = e.DLQURL
+	v[varSecretsKeyARN] = e.SecretsKeyARN
+	v[varRequestTimeout] = e.RequestTimeout.String()
+	v[varAllowCIDRs] = prefixes(e.Guard.Allow)
+	v[varDisableAfter] = strconv.Itoa(e.DisableAfter)
+	setFaults(v, e.Faults)
+	return v
+}
+
+// LoadDeliver reads and validates the deliver function's environment.
+func LoadDeliver(getenv func(string) string) (DeliverEnv, error) {
+	faults, err := fault.Parse(getenv(varFaults))
+	if err != nil {
+		return DeliverEnv{}, err
+	}
+	e := DeliverEnv{
+		Common:         loadCommon(getenv),
+		QueueURL:       getenv(varDeliveryQueueURL),
+		DLQURL:         getenv(varDLQURL),
+		SecretsKeyARN:  getenv(varSecretsKeyARN),
+		RequestTimeout: DefaultRequestTimeout,
+		DisableAfter:   DefaultDisableAfter,
+		Faults:         faults,
+	}
+	if err := required(varStateTable, e.StateTable, varDeliveryQueueURL, e.QueueURL, varDLQURL, e.DLQURL, varSecretsKeyARN, e.SecretsKeyARN); err != nil {
+		return e, err
+	}
+	if e.Retry, err = retry.FromEnv(getenv); err != nil {
+		return e, err
+	}
+	if s := getenv(varRequestTimeout); s != "" {
+		if e.RequestTimeout, err = time.ParseDuration(s); err != nil || e.RequestTimeout <= 0 {
+			return e, fmt.Errorf("%s: %q is not a positive duration", varRequestTimeout, s)
+		}
+	}
+	if s := getenv(varDisableAfter); s != "" {
+		if e.DisableAfter, err = strconv.Atoi(s); err != nil || e.DisableAfter == 0 {
+			return e, fmt.Errorf("%s: %q is not a non-zero whole number", varDisableAfter, s)
+		}
+	}
+	if e.Guard.Allow, err = netguard.ParsePrefixes(getenv(varAllowCIDRs)); err != nil {
+		return e, fmt.Errorf("%s: %w", varAllowCIDRs, err)
+	}
+	return e, nil
+}
+
+// APIEnv is the api function's environment.
+type APIEnv struct {
+	Common
+	// OperatorKey (HOOKLINE_OPERATOR_KEY) reaches the admin routes; or
+	// OperatorKeySecretARN (HOOKLINE_OPERATOR_KEY_SECRET_ARN) names the
+	// Secrets Manager secret holding it, read by the first admin request
+	// (not at start: a cold start makes no network call) and read again
+	// when it is a minute old (api.DefaultOperatorKeyTTL), so a rotation
+	// takes effect within a minute. One is required; OperatorKey wins. The
+	// stack sets the secret only; Vars leaves an empty OperatorKey unset.
+	OperatorKey          string
+	OperatorKeySecretARN string
+	// URLs (HOOKLINE_ALLOW_HTTP=true, HOOKLINE_ALLOW_CIDRS) is the
+	// registration check of endpoint URLs. Default: https, public hosts only.
+	URLs netguard.URLPolicy
+	// SecretsKeyARN (HOOKLINE_SECRETS_KEY_ARN) is the KMS key new signing
+	// secrets are sealed with before they are stored (the function may
+	// encrypt with it, never decrypt). Required.
+	SecretsKeyARN string
+	// ReplayQueueURL (HOOKLINE_REPLAY_QUEUE_URL) receives tenants' replay
+	// jobs. Empty: the replay routes answer 503.
+	ReplayQueueURL string
+	// ReplayOpsQueueURL (HOOKLINE_REPLAY_OPS_QUEUE_URL) receives the
+	// operator's redrive, away from tenants' jobs. Empty: ReplayQueueURL.
+	ReplayOpsQueueURL string
+}
+
+// Vars renders e as the function's environment.
+func (e APIEnv) Vars() map[string]string {
+	v := e.Common.vars()
+	if e.OperatorKey != "" {
+		v[varOperatorKey] = e.OperatorKey
+	}
+	v[varOperatorKeySecretARN] = e.OperatorKeySecretARN
+	v[varAllowHTTP] = strconv.FormatBool(e.URLs.AllowHTTP)
+	v[varAllowCIDRs] = prefixes(e.URLs.Guard.Allow)
+	v[varSecretsKeyARN] = e.SecretsKeyARN
+	v[varReplayQueueURL] = e.ReplayQueueURL
+	v[varReplayOpsQueueURL] = e.ReplayOpsQueueURL
+	return v
+}
+
+// LoadAPI reads and validates the api function's environment.
+func LoadAPI(getenv func(string) string) (APIEnv, error) {
+	e := APIEnv{
+		Common:               loadCommon(getenv),
+		OperatorKey:          getenv(varOperatorKey),
+		OperatorKeySecretARN: getenv(varOperatorKeySecretARN),
+		SecretsKeyARN:        getenv(varSecretsKeyARN),
+		ReplayQueueURL:       getenv(varReplayQueueURL),
+		ReplayOpsQueueURL:    getenv(varReplayOpsQueueURL),
+	}
+	if err := required(varStateTable, e.StateTable, varSecretsKeyARN, e.SecretsKeyARN); err != nil {
+		return e, err
+	}
+	if e.OperatorKey == "" && e.OperatorKeySecretARN == "" {
+		return e, fmt.Errorf("%s or %s is required", varOperatorKey, varOperatorKeySecretARN)
+	}
+	if s := getenv(varAllowHTTP); s != "" {
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return e, fmt.Errorf("%s: %q is not true or false", varAllowHTTP, s)
+		}
+		e.URLs.AllowHTTP = b
+	}
+	allow, err := netguard.ParsePrefixes(getenv(varAllowCIDRs))
+	if err != nil {
+		return e, fmt.Errorf("%s: %w", varAllowCIDRs, err)
+	}
+	e.URLs.Guard.Allow = allow
+	return e, nil
+}
+
+// ReplayEnv is the replay function's environment.
+type ReplayEnv struct {
+	Common
+	// DeliveryQueueURL (HOOKLINE_DELIVERY_QUEUE_URL), DLQURL
+	// (HOOKLINE_DLQ_URL) and JobsQueueURL (HOOKLINE_REPLAY_QUEUE_URL) are
+	// required.
+	DeliveryQueueURL, DLQURL, JobsQueueURL string
+	// OpsQueueURL (HOOKLINE_REPLAY_OPS_QUEUE_URL) carries the redrive and
+	// the sweeps, gauges and job recoveries. Empty: JobsQueueURL.
+	OpsQueueURL string
+	// Rate (HOOKLINE_REPLAY_RATE) is the sends per second of one job.
+	// Default DefaultReplayRate (10).
+	Rate float64
+}
+
+// Vars renders e as the function's environment.
+func (e ReplayEnv) Vars() map[string]string {
+	v := e.Common.vars()
+	v[varDeliveryQueueURL] = e.DeliveryQueueURL
+	v[varDLQURL] = e.DLQURL
+	v[varReplayQueueURL] = e.JobsQueueURL
+	v[varReplayOpsQueueURL] = e.OpsQueueURL
+	v[varReplayRate] = strconv.FormatFloat(e.Rate, 'f', -1, 64)
+	return v
+}
+
+// LoadReplay reads and validates the replay function's environment.
+func LoadReplay(getenv func(string) string) (ReplayEnv, error) {
+	e := ReplayEnv{
+		Common:           loadCommon(getenv),
+		DeliveryQueueURL: getenv(varDeliveryQueueURL),
+		DLQURL:           getenv(varDLQURL),
+		JobsQueueURL:     getenv(varReplayQueueURL),
+		OpsQueueURL:      getenv(varReplayOpsQueueURL),
+		Rate:             DefaultReplayRate,
+	}
+	if err := required(varStateTable, e.StateTable, varDeliveryQueueURL, e.DeliveryQueueURL, varDLQURL, e.DLQURL, varReplayQueueURL, e.JobsQueueURL); err != nil {
+		return e, err
+	}
+	if s := getenv(varReplayRate); s != "" {
+		r, err := strconv.ParseFloat(s, 64)
+		if err != nil || r <= 0 || r > 1000 {
+			return e, fmt.Errorf("%s: %q is not a rate from 0 to 1000 per second", varReplayRate, s)
+		}
+		e.Rate = r
+	}
+	return e, nil
+}
+
+// required answers "NAME is required" for the first empty value of the
+// name, value pairs.
+func required(pairs ...string) error {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if pairs[i+1] == "" {
+			return fmt.Errorf("%s is required", pairs[i])
+		}
+	}
+	return nil
+}
+
+// setFaults sets HOOKLINE_FAULTS when any rate is configured: a function
+// deployed without faults has no such variable.
+func setFaults(v map[string]string, r fault.Rates) {
+	if len(r) > 0 {
+		v[varFaults] = r.String()
+	}
+}
+
+// prefixes renders an allowlist as HOOKLINE_ALLOW_CIDRS spells it.
+func prefixes(ps []netip.Prefix) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = p.String()
+	}
+	return strings.Join(s, ",")
+}

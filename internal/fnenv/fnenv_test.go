@@ -1,0 +1,220 @@
+package fnenv
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/hookline/hookline/internal/fault"
+	"github.com/hookline/hookline/internal/netguard"
+	"github.com/hookline/hookline/internal/retry"
+	"github.com/stretchr/testify/require"
+)
+
+// What functions/api read and refused before the contract, it reads and
+// refuses the same, with the same errors.
+func TestLoadAPI(t *testing.T) {
+	env := map[string]string{"HOOKLINE_STATE_TABLE": "state", "HOOKLINE_OPERATOR_KEY_SECRET_ARN": "arn:secret", "HOOKLINE_SECRETS_KEY_ARN": "arn:key"}
+	get := func(over map[string]string) func(string) string {
+		return func(k string) string {
+			if v, ok := over[k]; ok {
+				return v
+			}
+			return env[k]
+		}
+	}
+	c, err := LoadAPI(get(nil))
+	require.NoError(t, err)
+	require.False(t, c.URLs.AllowHTTP, "https only by default")
+	require.Empty(t, c.URLs.Guard.Allow)
+	require.Equal(t, "arn:key", c.SecretsKeyARN)
+
+	c, err = LoadAPI(get(map[string]string{"HOOKLINE_ALLOW_HTTP": "true", "HOOKLINE_ALLOW_CIDRS": "127.0.0.0/8"}))
+	require.NoError(t, err)
+	require.True(t, c.URLs.AllowHTTP)
+	require.Len(t, c.URLs.Guard.Allow, 1)
+
+	for name, tc := range map[string]struct {
+		over map[string]string
+		want string
+	}{
+		"no table":        {map[string]string{"HOOKLINE_STATE_TABLE": ""}, "HOOKLINE_STATE_TABLE"},
+		"no operator key": {map[string]string{"HOOKLINE_OPERATOR_KEY_SECRET_ARN": ""}, "HOOKLINE_OPERATOR_KEY"},
+		"no secrets key":  {map[string]string{"HOOKLINE_SECRETS_KEY_ARN": ""}, "HOOKLINE_SECRETS_KEY_ARN is required"},
+		"bad allow http":  {map[string]string{"HOOKLINE_ALLOW_HTTP": "sometimes"}, "HOOKLINE_ALLOW_HTTP"},
+		"bad cidrs":       {map[string]string{"HOOKLINE_ALLOW_CIDRS": "nope"}, "HOOKLINE_ALLOW_CIDRS"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := LoadAPI(get(tc.over))
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+}
+
+// What functions/deliver read and refused before the contract, it reads and
+// refuses the same, with the same errors.
+func TestLoadDeliver(t *testing.T) {
+	base := map[string]string{
+		"HOOKLINE_STATE_TABLE": "state", "HOOKLINE_DELIVERY_QUEUE_URL": "https://q", "HOOKLINE_DLQ_URL": "https://dlq",
+		"HOOKLINE_SECRETS_KEY_ARN": "arn:aws:kms:us-east-1:000000000000:key/k",
+	}
+	with := func(k, v string) func(string) string {
+		return func(name string) string {
+			if name == k {
+				return v
+			}
+			return base[name]
+		}
+	}
+	c, err := LoadDeliver(with("", ""))
+	require.NoError(t, err)
+	require.Equal(t, 15*time.Second, c.RequestTimeout)
+	require.Equal(t, 50, c.DisableAfter)
+	require.Equal(t, 8, c.Retry.Attempts())
+	require.Empty(t, c.Guard.Allow)
+	require.Equal(t, "arn:aws:kms:us-east-1:000000000000:key/k", c.SecretsKeyARN)
+
+	require.Equal(t, 11*time.Hour+57*time.Minute, c.Retry.LongestDelay(), "the default 2 min queue visibility timeout")
+
+	c, err = LoadDeliver(with("HOOKLINE_QUEUE_VISIBILITY_TIMEOUT", "90m"))
+	require.NoError(t, err)
+	require.Equal(t, 10*time.Hour+29*time.Minute, c.Retry.LongestDelay(), "the queue's visibility timeout shortens the longest delay")
+
+	c, err = LoadDeliver(with("HOOKLINE_ALLOW_CIDRS", "127.0.0.0/8, ::1/128"))
+	require.NoError(t, err)
+	require.Len(t, c.Guard.Allow, 2)
+
+	for name, tc := range map[string]struct{ key, value, want string }{
+		"no table":             {"HOOKLINE_STATE_TABLE", "", "HOOKLINE_STATE_TABLE is required"},
+		"no dlq":               {"HOOKLINE_DLQ_URL", "", "HOOKLINE_DLQ_URL is required"},
+		"no key":               {"HOOKLINE_SECRETS_KEY_ARN", "", "HOOKLINE_SECRETS_KEY_ARN is required"},
+		"bad timeout":          {"HOOKLINE_REQUEST_TIMEOUT", "soon", "HOOKLINE_REQUEST_TIMEOUT"},
+		"zero timeout":         {"HOOKLINE_REQUEST_TIMEOUT", "0s", "positive"},
+		"bad schedule":         {"HOOKLINE_RETRY_SCHEDULE", "0s,24h", "exceeds 12h"},
+		"bad queue visibility": {"HOOKLINE_QUEUE_VISIBILITY_TIMEOUT", "12h", "leaves no delay"},
+		"bad cidr":             {"HOOKLINE_ALLOW_CIDRS", "127.0.0.1", "HOOKLINE_ALLOW_CIDRS"},
+		"bad disable":          {"HOOKLINE_DISABLE_AFTER", "many", "HOOKLINE_DISABLE_AFTER"},
+		"zero disable":         {"HOOKLINE_DISABLE_AFTER", "0", "non-zero"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := LoadDeliver(with(tc.key, tc.value))
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+}
+
+// What functions/enqueue read and refused before the contract, it reads and
+// refuses the same, with the same errors.
+func TestLoadEnqueue(t *testing.T) {
+	env := map[string]string{"HOOKLINE_STATE_TABLE": "state", "HOOKLINE_DELIVERY_QUEUE_URL": "https://q"}
+	c, err := LoadEnqueue(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	require.Equal(t, "state", c.StateTable)
+	require.Equal(t, "https://q", c.QueueURL)
+	for _, missing := range []string{"HOOKLINE_STATE_TABLE", "HOOKLINE_DELIVERY_QUEUE_URL"} {
+		_, err := LoadEnqueue(func(k string) string {
+			if k == missing {
+				return ""
+			}
+			return env[k]
+		})
+		require.ErrorContains(t, err, missing+" is required")
+	}
+}
+
+// What functions/replay read and refused before the contract, it reads and
+// refuses the same, with the same errors.
+func TestLoadReplay(t *testing.T) {
+	env := map[string]string{"HOOKLINE_STATE_TABLE": "s", "HOOKLINE_DELIVERY_QUEUE_URL": "q", "HOOKLINE_DLQ_URL": "d", "HOOKLINE_REPLAY_QUEUE_URL": "j"}
+	get := func(k, v string) func(string) string {
+		return func(name string) string {
+			if name == k {
+				return v
+			}
+			return env[name]
+		}
+	}
+	c, err := LoadReplay(get("", ""))
+	require.NoError(t, err)
+	require.EqualValues(t, 10, c.Rate)
+	require.Empty(t, c.OpsQueueURL)
+	c, err = LoadReplay(get("HOOKLINE_REPLAY_OPS_QUEUE_URL", "o"))
+	require.NoError(t, err)
+	require.Equal(t, "o", c.OpsQueueURL)
+	c, err = LoadReplay(get("HOOKLINE_REPLAY_RATE", "2.5"))
+	require.NoError(t, err)
+	require.EqualValues(t, 2.5, c.Rate)
+	for _, tc := range []struct{ k, v, want string }{
+		{"HOOKLINE_REPLAY_QUEUE_URL", "", "HOOKLINE_REPLAY_QUEUE_URL is required"},
+		{"HOOKLINE_DLQ_URL", "", "HOOKLINE_DLQ_URL is required"},
+		{"HOOKLINE_REPLAY_RATE", "fast", "HOOKLINE_REPLAY_RATE"},
+		{"HOOKLINE_REPLAY_RATE", "0", "HOOKLINE_REPLAY_RATE"},
+	} {
+		_, err := LoadReplay(get(tc.k, tc.v))
+		require.ErrorContains(t, err, tc.want)
+	}
+}
+
+// lookup reads vars as the environment.
+func lookup(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
+}
+
+// What infra sets with Vars, the function reads back with Load: the same
+// struct, every field. A variable renamed on one side only fails here.
+func TestVarsRoundTrip(t *testing.T) {
+	common := Common{StateTable: "state", LogLevel: "DEBUG"}
+	allow := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+	policy := retry.Policy{Schedule: []time.Duration{0, time.Second, 4 * time.Second}, Jitter: 0.1, Mode: retry.JitterFull, MaxAge: time.Hour, VisibilityTimeout: time.Minute}
+	wantPolicy, err := retry.FromEnv(lookup(policy.Env()))
+	require.NoError(t, err)
+
+	t.Run("enqueue", func(t *testing.T) {
+		for _, e := range []EnqueueEnv{
+			{Common: common, QueueURL: "https://q", Faults: fault.Rates{}},
+			{Common: common, QueueURL: "https://q", Faults: fault.Rates{fault.EnqueueFail: 0.05}},
+		} {
+			got, err := LoadEnqueue(lookup(e.Vars()))
+			require.NoError(t, err)
+			require.Equal(t, e, got)
+		}
+	})
+	t.Run("deliver", func(t *testing.T) {
+		e := DeliverEnv{
+			Common: common, QueueURL: "https://q", DLQURL: "https://dlq", SecretsKeyARN: "arn:key",
+			Retry: policy, RequestTimeout: 7 * time.Second, Guard: netguard.Guard{Allow: allow}, DisableAfter: -1,
+			Faults: fault.Rates{fault.DeliverCrash: 0.01, fault.EnqueueFail: 0.05},
+		}
+		got, err := LoadDeliver(lookup(e.Vars()))
+		require.NoError(t, err)
+		want := e
+		want.Retry = wantPolicy
+		require.Equal(t, want, got)
+	})
+	t.Run("api", func(t *testing.T) {
+		for _, e := range []APIEnv{
+			{Common: common, OperatorKeySecretARN: "arn:secret", SecretsKeyARN: "arn:key", URLs: netguard.URLPolicy{AllowHTTP: true, Guard: netguard.Guard{Allow: allow}},
+				ReplayQueueURL: "https://jobs", ReplayOpsQueueURL: "https://ops"},
+			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key"},
+		} {
+			got, err := LoadAPI(lookup(e.Vars()))
+			require.NoError(t, err)
+			require.Equal(t, e, got)
+		}
+	})
+	t.Run("replay", func(t *testing.T) {
+		e := ReplayEnv{Common: common, DeliveryQueueURL: "q", DLQURL: "d", JobsQueueURL: "j", OpsQueueURL: "o", Rate: 2.5}
+		got, err := LoadReplay(lookup(e.Vars()))
+		require.NoError(t, err)
+		require.Equal(t, e, got)
+	})
+}
+
+// A deployment without faults sets no HOOKLINE_FAULTS, nor an operator key
+// in plain text when the secret names it.
+func TestVarsLeaveOutWhatIsNotAsked(t *testing.T) {
+	require.NotContains(t, DeliverEnv{}.Vars(), "HOOKLINE_FAULTS")
+	require.NotContains(t, EnqueueEnv{Faults: fault.Rates{}}.Vars(), "HOOKLINE_FAULTS")
+	require.Equal(t, "enqueue_fail:0.05", EnqueueEnv{Faults: fault.Rates{fault.EnqueueFail: 0.05}}.Vars()["HOOKLINE_FAULTS"])
+	require.NotContains(t, APIEnv{OperatorKeySecretARN: "arn:secret"}.Vars(), "HOOKLINE_OPERATOR_KEY")
+}
