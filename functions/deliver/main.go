@@ -110,8 +110,9 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	st := store.New(dynamodb.NewFromConfig(aws), cfg.StateTable)
 	h := &deliver.Handler{
-		Store: store.New(dynamodb.NewFromConfig(aws), cfg.StateTable),
+		Store: deliver.Store{Snapshots: st, Attempts: st, EndpointHealth: st},
 		Queue: sqs.NewFromConfig(aws),
 		Sender: &sender.Client{HTTP: sender.NewHTTPClient(sender.ClientOptions{
 			Guard: &cfg.Guard, RequestTimeout: cfg.RequestTimeout,

@@ -49,6 +49,9 @@ func (s *Store) InDeadIndex(id string) bool {
 
 // Delivery reads one delivery, or store.ErrNotFound.
 func (s *Store) Delivery(_ context.Context, id string) (domain.Delivery, error) {
+	if err := checkKey("DELIVERY#"+id, "DELIVERY"); err != nil {
+		return domain.Delivery{}, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d, ok := s.deliveries[id]
@@ -454,4 +457,16 @@ func (s *Store) ReconcileDLQDepth(_ context.Context, tenantID string) (store.Dep
 	}
 	c.depth, check.Corrected = check.Indexed, true
 	return check, nil
+}
+
+// Deliveries returns every delivery record, by id: for a test's
+// assertions, not a store method.
+func (s *Store) Deliveries() map[string]domain.Delivery {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]domain.Delivery{}
+	for id, d := range s.deliveries {
+		out[id] = copyOf(d)
+	}
+	return out
 }

@@ -14,6 +14,9 @@ import (
 
 // Job reads a replay job, or store.ErrNotFound.
 func (s *Store) Job(_ context.Context, id string) (domain.ReplayJob, error) {
+	if err := checkKey("REPLAYJOB#"+id, "REPLAYJOB"); err != nil {
+		return domain.ReplayJob{}, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	j, ok := s.jobs[id]

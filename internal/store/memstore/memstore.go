@@ -91,12 +91,26 @@ func stamp(t time.Time) *time.Time {
 	return &t
 }
 
+// checkKey refuses, as DynamoDB does (a ValidationException, which the real
+// store passes on wrapped by no sentinel), a key over its limits: 2048
+// bytes for a partition key, 1024 for a sort key. The local cloud may not
+// refuse it; AWS does.
+func checkKey(pk, sk string) error {
+	if len(pk) > 2048 || len(sk) > 1024 {
+		return fmt.Errorf("ValidationException: One or more parameter values were invalid: key size exceeded (partition key %d bytes, sort key %d)", len(pk), len(sk))
+	}
+	return nil
+}
+
 // Tenants and API keys.
 
 // CreateTenant writes a new tenant, or store.ErrExists. One that exists with
 // the same creation time (this clock's, to the nanosecond) is taken for this
 // very write, retried after its answer was lost, as the real store does.
 func (s *Store) CreateTenant(_ context.Context, t domain.Tenant) (domain.Tenant, error) {
+	if err := checkKey("TENANT#"+t.TenantID, "TENANT"); err != nil {
+		return t, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t.CreatedAt = s.now()
@@ -112,6 +126,9 @@ func (s *Store) CreateTenant(_ context.Context, t domain.Tenant) (domain.Tenant,
 
 // Tenant reads a tenant, or store.ErrNotFound.
 func (s *Store) Tenant(_ context.Context, id string) (domain.Tenant, error) {
+	if err := checkKey("TENANT#"+id, "TENANT"); err != nil {
+		return domain.Tenant{}, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t, ok := s.tenants[id]
@@ -124,6 +141,9 @@ func (s *Store) Tenant(_ context.Context, id string) (domain.Tenant, error) {
 // PutAPIKey stores a new key of an existing tenant (store.ErrNotFound
 // otherwise); a hash already stored is refused (store.ErrExists).
 func (s *Store) PutAPIKey(_ context.Context, k domain.APIKey) (domain.APIKey, error) {
+	if err := checkKey("TENANT#"+k.TenantID, "TENANT"); err != nil {
+		return k, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.tenants[k.TenantID]; !ok {
@@ -140,6 +160,9 @@ func (s *Store) PutAPIKey(_ context.Context, k domain.APIKey) (domain.APIKey, er
 // TenantForKey returns the tenant of an unrevoked key hash, or
 // store.ErrNotFound.
 func (s *Store) TenantForKey(_ context.Context, hash string) (string, error) {
+	if err := checkKey("APIKEY#"+hash, "APIKEY"); err != nil {
+		return "", err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k, ok := s.keys[hash]
@@ -155,6 +178,9 @@ func (s *Store) TenantForKey(_ context.Context, hash string) (string, error) {
 // RevokeAPIKey revokes a tenant's key by its id (the first revocation's
 // time stays), or answers store.ErrNotFound.
 func (s *Store) RevokeAPIKey(_ context.Context, tenantID, keyID string) error {
+	if err := checkKey("TENANT#"+tenantID+"#KEYS", keyID); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for hash, k := range s.keys {
@@ -186,6 +212,9 @@ func (s *Store) PutEndpoint(_ context.Context, e domain.Endpoint) error {
 // CreateEndpoint writes a new endpoint, or store.ErrExists (one with the
 // same creation time is this write retried, as for CreateTenant).
 func (s *Store) CreateEndpoint(_ context.Context, e domain.Endpoint) (domain.Endpoint, error) {
+	if err := checkKey("TENANT#"+e.TenantID, "ENDPOINT#"+e.EndpointID); err != nil {
+		return e, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e.CreatedAt = s.now()
@@ -202,6 +231,9 @@ func (s *Store) CreateEndpoint(_ context.Context, e domain.Endpoint) (domain.End
 
 // Endpoint reads one endpoint of a tenant, or store.ErrNotFound.
 func (s *Store) Endpoint(_ context.Context, tenantID, endpointID string) (domain.Endpoint, error) {
+	if err := checkKey("TENANT#"+tenantID, "ENDPOINT#"+endpointID); err != nil {
+		return domain.Endpoint{}, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.endpoints[endpointKey{tenantID, endpointID}]
@@ -247,6 +279,9 @@ func (s *Store) ListEndpoints(_ context.Context, tenantID string, limit int, cur
 			return nil, "", fmt.Errorf("cursor: %w", store.ErrBadCursor)
 		}
 		after = string(raw)
+		if err := checkKey("TENANT#"+tenantID, "ENDPOINT#"+after); err != nil {
+			return nil, "", err
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -267,6 +302,9 @@ func (s *Store) ListEndpoints(_ context.Context, tenantID string, limit int, cur
 // store.ErrNotFound. An empty description, event type list or header map
 // removes it.
 func (s *Store) UpdateEndpoint(_ context.Context, tenantID, endpointID string, c store.EndpointChange) (domain.Endpoint, error) {
+	if err := checkKey("TENANT#"+tenantID, "ENDPOINT#"+endpointID); err != nil {
+		return domain.Endpoint{}, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := endpointKey{tenantID, endpointID}
@@ -294,6 +332,9 @@ func (s *Store) UpdateEndpoint(_ context.Context, tenantID, endpointID string, c
 
 // DeleteEndpoint removes an endpoint, or answers store.ErrNotFound.
 func (s *Store) DeleteEndpoint(_ context.Context, tenantID, endpointID string) error {
+	if err := checkKey("TENANT#"+tenantID, "ENDPOINT#"+endpointID); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := endpointKey{tenantID, endpointID}
@@ -346,6 +387,9 @@ func (s *Store) RotateSecret(ctx context.Context, tenantID, endpointID string, r
 // reason) or disables (by the tenant) an endpoint, or answers
 // store.ErrNotFound.
 func (s *Store) SetEndpointEnabled(_ context.Context, tenantID, endpointID string, enabled bool) (domain.Endpoint, error) {
+	if err := checkKey("TENANT#"+tenantID, "ENDPOINT#"+endpointID); err != nil {
+		return domain.Endpoint{}, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := endpointKey{tenantID, endpointID}
@@ -366,6 +410,9 @@ func (s *Store) SetEndpointEnabled(_ context.Context, tenantID, endpointID strin
 // DisableEndpoint turns an existing endpoint off with the reason; a missing
 // one is an error (nothing is created).
 func (s *Store) DisableEndpoint(_ context.Context, tenantID, endpointID string, reason domain.DisableReason) error {
+	if err := checkKey("TENANT#"+tenantID, "ENDPOINT#"+endpointID); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := endpointKey{tenantID, endpointID}
@@ -382,6 +429,9 @@ func (s *Store) DisableEndpoint(_ context.Context, tenantID, endpointID string, 
 // and disables it when the count reaches threshold (0: never); it reports
 // whether this call disabled it.
 func (s *Store) RecordEndpointFailure(_ context.Context, tenantID, endpointID string, threshold int) (bool, error) {
+	if err := checkKey("TENANT#"+tenantID, "ENDPOINT#"+endpointID); err != nil {
+		return false, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := endpointKey{tenantID, endpointID}
@@ -400,6 +450,9 @@ func (s *Store) RecordEndpointFailure(_ context.Context, tenantID, endpointID st
 
 // ResetEndpointFailures sets an existing endpoint's failure count to zero.
 func (s *Store) ResetEndpointFailures(_ context.Context, tenantID, endpointID string) error {
+	if err := checkKey("TENANT#"+tenantID, "ENDPOINT#"+endpointID); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := endpointKey{tenantID, endpointID}
@@ -433,4 +486,28 @@ func (s *Store) Rejection(_ context.Context, k string) (domain.Rejection, error)
 		return domain.Rejection{}, fmt.Errorf("rejection %s: %w", k, store.ErrNotFound)
 	}
 	return copyOf(r), nil
+}
+
+// Rejections returns every rejection recorded, by key: for a test's
+// assertions, not a store method.
+func (s *Store) Rejections() map[string]domain.Rejection {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]domain.Rejection{}
+	for k, r := range s.rejections {
+		out[k] = copyOf(r)
+	}
+	return out
+}
+
+// APIKeys returns every API key stored: for a test's assertions, not a
+// store method.
+func (s *Store) APIKeys() []domain.APIKey {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []domain.APIKey
+	for _, k := range s.keys {
+		out = append(out, copyOf(k))
+	}
+	return out
 }
