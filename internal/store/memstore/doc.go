@@ -19,7 +19,13 @@
 //     store's range bounds, filters and paging (a page stopped by its limit
 //     carries a cursor, which is refused under another filter), and the
 //     tenant's DLQ depth counter moving in the same write as the delivery;
-//   - replay claims, job versions, job slots, the sweep's claim per gap.
+//   - replay claims, job versions, job slots, the sweep's claim per gap;
+//   - DynamoDB's key size limits (2048 bytes of partition key, 1024 of
+//     sort key), which the local cloud may not enforce.
+//
+// Beside the store's methods it has a few for tests only, named as such:
+// PutDelivery (a record as an attempt would have left it), InDeadIndex,
+// Deliveries, Rejections and APIKeys.
 //
 // Values are copied in and out through the DynamoDB attribute encoding, so
 // a caller sees what a round trip through the table gives (an empty list
