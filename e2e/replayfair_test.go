@@ -119,7 +119,7 @@ func TestReplayFloodIsBoundedPerTenant(t *testing.T) {
 	require.Eventually(t, func() bool {
 		var s int
 		s, got = call(t, "GET", path, keyB, nil)
-		return s == http.StatusOK && got["status"] == domain.StatusCompleted
+		return s == http.StatusOK && got["status"] == string(domain.StatusCompleted)
 	}, time.Minute, 500*time.Millisecond, "B's replay waits behind at most three of A's job steps: %v", got)
 	t.Logf("B's replay completed %s after it was asked for", time.Since(askedB).Round(100*time.Millisecond))
 	require.EqualValues(t, 3, got["replayed"])

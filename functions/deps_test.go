@@ -28,6 +28,8 @@ var forbidden = []string{
 	module + "/e2e",
 	module + "/infra",
 	module + "/scripts",
+	module + "/internal/store/memstore",
+	module + "/internal/store/storetest",
 	"github.com/aws/aws-cdk-go",
 	"github.com/aws/jsii-runtime-go",
 	"github.com/aws/constructs-go",

@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// methods are the method names of the interface *T.
+// methods are the method names of the interface T.
 func methods[T any]() []string {
 	typ := reflect.TypeFor[T]()
 	var out []string
@@ -30,14 +30,53 @@ func methods[T any]() []string {
 	return out
 }
 
-// storeMethods are the Store methods each function calls: the methods of
-// the store interface its package declares (what the handler can reach).
-// The api function also runs replay.Worker.Start, which saves the job.
-var storeMethods = map[string][]string{
-	"deliver": methods[deliver.Store](),
-	"enqueue": methods[enqueue.Store](),
-	"replay":  append(methods[replay.Store](), "DLQDepths"), // Worker.Depths
-	"api":     append(methods[api.Store](), "SaveJob"),
+// portMethods are the store methods a handler of type typ can reach: the
+// methods of every store port it holds, that is of each interface-typed
+// field, its struct-typed fields' included (a handler's Store is a struct
+// of small ports), whose methods are store methods. An interface that
+// mixes store methods with others fails the test: a store method would
+// hide in it.
+func portMethods(t *testing.T, typ reflect.Type) []string {
+	t.Helper()
+	var out []string
+	var walk func(typ reflect.Type, path string)
+	walk = func(typ reflect.Type, path string) {
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			switch f.Type.Kind() {
+			case reflect.Struct:
+				walk(f.Type, path+"."+f.Name)
+			case reflect.Interface:
+				var ours, others []string
+				for m := range f.Type.NumMethod() {
+					name := f.Type.Method(m).Name
+					if _, ok := store.Calls[name]; ok {
+						ours = append(ours, name)
+					} else {
+						others = append(others, name)
+					}
+				}
+				require.True(t, len(ours) == 0 || len(others) == 0, "%s.%s mixes store methods %v with others %v", path, f.Name, ours, others)
+				out = append(out, ours...)
+			}
+		}
+	}
+	walk(typ, typ.String())
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// storeMethods are the store methods each function calls: those of the
+// store ports its handler holds (what the handler can reach). The api
+// function also runs replay.Worker.Start, whose worker it gives the Jobs
+// and JobSlots ports (functions/api).
+func storeMethods(t *testing.T) map[string][]string {
+	return map[string][]string{
+		"deliver": portMethods(t, reflect.TypeFor[deliver.Handler]()),
+		"enqueue": portMethods(t, reflect.TypeFor[enqueue.Handler]()),
+		"replay":  portMethods(t, reflect.TypeFor[replay.Worker]()),
+		"api":     append(portMethods(t, reflect.TypeFor[api.Server]()), append(methods[replay.Jobs](), methods[replay.JobSlots]()...)...),
+	}
 }
 
 // grantSet is a role's permissions as a set: for each resource (and
@@ -147,6 +186,15 @@ func TestLeastPrivilege(t *testing.T) {
 		},
 	}
 	fns := map[string]string{"deliver": s.deliverFn, "enqueue": s.enqueueFn, "api": s.apiFn, "replay": s.replayFn}
+	storeMethods := storeMethods(t)
+	t.Run("each function's store ports are seen", func(t *testing.T) {
+		// Spelled out, so that a port the walk misses fails here.
+		require.Equal(t, []string{"Delivery", "DisableEndpoint", "Endpoint", "Load", "MarkDeadBeforeLastAttempt", "RecordAttempt", "RecordEndpointFailure", "ResetEndpointFailures"}, storeMethods["deliver"])
+		require.Equal(t, []string{"Endpoints", "LoadWith", "PutRejection", "Tenant"}, storeMethods["enqueue"])
+		require.Contains(t, storeMethods["replay"], "DLQDepths", "Worker.Depths")
+		require.Contains(t, storeMethods["replay"], "ReconcileDLQDepth", "Worker.Reconciler")
+		require.Contains(t, storeMethods["api"], "SaveJob", "replay.Worker.Start")
+	})
 	for _, name := range slices.Sorted(maps.Keys(fns)) {
 		t.Run(name+": exactly what it calls", func(t *testing.T) {
 			expected := grantSet{}

@@ -38,7 +38,7 @@ func run() error {
 	}
 	st := store.New(dynamodb.NewFromConfig(awsCfg), cfg.StateTable)
 	srv := &api.Server{
-		Store:       st,
+		Store:       api.Store{Tenants: st, Endpoints: st, EndpointChanges: st, Deliveries: st, DeadLetters: st, Jobs: st},
 		Sealer:      &sealing.Sealer{KMS: kms.NewFromConfig(awsCfg), KeyID: cfg.SecretsKeyARN},
 		OperatorKey: cfg.OperatorKey,
 		URLs:        cfg.URLs,
@@ -49,7 +49,7 @@ func run() error {
 		srv.OperatorKeyFunc = secretString(secretsmanager.NewFromConfig(awsCfg), cfg.OperatorKeySecretARN)
 	}
 	if cfg.ReplayQueueURL != "" {
-		srv.Replays = &replay.Worker{Store: st, Queue: sqs.NewFromConfig(awsCfg), JobsQueueURL: cfg.ReplayQueueURL, OpsQueueURL: cfg.ReplayOpsQueueURL, Log: log}
+		srv.Replays = &replay.Worker{Store: replay.Store{Jobs: st, JobSlots: st}, Queue: sqs.NewFromConfig(awsCfg), JobsQueueURL: cfg.ReplayQueueURL, OpsQueueURL: cfg.ReplayOpsQueueURL, Log: log}
 	}
 	lambda.Start(apigw.Handler(srv.Handler()))
 	return nil

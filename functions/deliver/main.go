@@ -41,8 +41,9 @@ func run() error {
 		// The soak only: the process may exit after a POST.
 		send = &fault.CrashAfterSend{Next: send, Rate: rate}
 	}
+	st := store.New(dynamodb.NewFromConfig(aws), cfg.StateTable)
 	h := &deliver.Handler{
-		Store:  store.New(dynamodb.NewFromConfig(aws), cfg.StateTable),
+		Store:  deliver.Store{Snapshots: st, Attempts: st, EndpointHealth: st},
 		Queue:  sqs.NewFromConfig(aws),
 		Sender: send,
 		// Built once: what it opens is kept across warm invocations.

@@ -30,8 +30,9 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	st := store.New(dynamodb.NewFromConfig(aws), cfg.StateTable)
 	h := &enqueue.Handler{
-		Store:    store.New(dynamodb.NewFromConfig(aws), cfg.StateTable),
+		Store:    enqueue.Store{Subscribers: st, Existing: st, Rejections: st},
 		Queue:    sqs.NewFromConfig(aws),
 		QueueURL: cfg.QueueURL,
 		Log:      log,

@@ -33,7 +33,7 @@ func run() error {
 	}
 	st := store.New(dynamodb.NewFromConfig(aws), cfg.StateTable)
 	w := &replay.Worker{
-		Store:            st,
+		Store:            replay.Store{Jobs: st, JobSlots: st, Sweeps: st, DeadLetters: st, Claims: st, Deliveries: st},
 		Depths:           st,
 		Reconciler:       st,
 		Metrics:          metrics.New(os.Stdout),

@@ -20,28 +20,62 @@ import (
 	"github.com/hookline/hookline/internal/store"
 )
 
-// Store is what the API needs of the state table.
-type Store interface {
+// Store is what the API needs of the state table: one small port per use,
+// each declared here, each a *store.Store in production (the wiring passes
+// the same store to every field) and a memstore.Store in the tests.
+type Store struct {
+	Tenants
+	Endpoints
+	EndpointChanges
+	Deliveries
+	DeadLetters
+	Jobs
+}
+
+// Tenants are the tenants and their API keys: the operator creates them,
+// every tenant request is authenticated by a key's hash.
+type Tenants interface {
 	TenantForKey(ctx context.Context, hash string) (string, error)
 	CreateTenant(ctx context.Context, t domain.Tenant) (domain.Tenant, error)
 	PutAPIKey(ctx context.Context, k domain.APIKey) (domain.APIKey, error)
 	RevokeAPIKey(ctx context.Context, tenantID, keyID string) error
+}
 
+// Endpoints creates, reads, lists and deletes a tenant's endpoints.
+type Endpoints interface {
 	CreateEndpoint(ctx context.Context, e domain.Endpoint) (domain.Endpoint, error)
 	Endpoint(ctx context.Context, tenantID, endpointID string) (domain.Endpoint, error)
 	ListEndpoints(ctx context.Context, tenantID string, limit int, cursor string) ([]domain.Endpoint, string, error)
-	UpdateEndpoint(ctx context.Context, tenantID, endpointID string, c store.EndpointChange) (domain.Endpoint, error)
 	DeleteEndpoint(ctx context.Context, tenantID, endpointID string) error
+}
+
+// EndpointChanges changes an existing endpoint: its fields, its signing
+// secret, whether it is enabled. Each is one conditional write (a field
+// change never loses a concurrent failure count or rotation).
+type EndpointChanges interface {
+	UpdateEndpoint(ctx context.Context, tenantID, endpointID string, c store.EndpointChange) (domain.Endpoint, error)
 	RotateSecret(ctx context.Context, tenantID, endpointID string, r store.Rotation) (domain.Endpoint, error)
 	SetEndpointEnabled(ctx context.Context, tenantID, endpointID string, enabled bool) (domain.Endpoint, error)
+}
 
+// Deliveries reads deliveries: one by id, or an event's.
+type Deliveries interface {
 	Delivery(ctx context.Context, id string) (domain.Delivery, error)
 	DeliveriesOfEvent(ctx context.Context, tenantID, eventID string) ([]domain.Delivery, error)
+}
 
+// DeadLetters lists a tenant's dead deliveries and counts every tenant's.
+type DeadLetters interface {
 	ListDead(ctx context.Context, tenantID string, f domain.DeadFilter, limit int, cursor string) ([]domain.Delivery, string, error)
-	Job(ctx context.Context, id string) (domain.ReplayJob, error)
 	DLQDepths(ctx context.Context) (map[string]int, error)
 }
+
+// Jobs reads replay jobs (Replays starts them).
+type Jobs interface {
+	Job(ctx context.Context, id string) (domain.ReplayJob, error)
+}
+
+var _ = Store{Tenants: (*store.Store)(nil), Endpoints: (*store.Store)(nil), EndpointChanges: (*store.Store)(nil), Deliveries: (*store.Store)(nil), DeadLetters: (*store.Store)(nil), Jobs: (*store.Store)(nil)}
 
 // Sealer seals the signing secrets the API creates (package sealing). The
 // API can seal a secret, never open one: a secret is shown once, in the

@@ -27,6 +27,7 @@ import (
 	"github.com/hookline/hookline/internal/netguard"
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/sealing/sealingtest"
+	"github.com/hookline/hookline/internal/store"
 )
 
 const operatorKey = "op-test-operator-key-7f3a9c2e5b1d"
@@ -75,7 +76,7 @@ func (b *lockedBuffer) String() string {
 type env struct {
 	tb    testing.TB
 	clock *clock
-	store *fakeStore
+	store *testStore
 	kms   *sealingtest.KMS
 	srv   *api.Server
 	h     http.Handler
@@ -89,7 +90,7 @@ func newEnv(tb testing.TB) *env {
 	logs := &lockedBuffer{}
 	kms := sealingtest.New()
 	srv := &api.Server{
-		Store:       fs,
+		Store:       fs.ports(),
 		Sealer:      &sealing.Sealer{KMS: kms, KeyID: sealingtest.KeyARN},
 		OperatorKey: operatorKey,
 		URLs:        netguard.URLPolicy{},
@@ -370,9 +371,8 @@ func TestNoOperatorKeyMeansNoAdminAccess(t *testing.T) {
 	// Nothing was created or revoked.
 	rec := e.do("GET", "/v1/endpoints", tenantKey, nil)
 	require.Equal(t, http.StatusOK, rec.Code)
-	e.store.mu.Lock()
-	defer e.store.mu.Unlock()
-	require.Len(t, e.store.tenants, 1)
+	_, err := e.store.Tenant(context.Background(), "new")
+	require.ErrorIs(t, err, store.ErrNotFound, "no tenant was created")
 }
 
 // TestOperatorKeyFetchedOnFirstUse: OperatorKeyFunc is called by the first
@@ -506,11 +506,14 @@ func TestCreateTenant(t *testing.T) {
 		require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
 	})
 	t.Run("duplicate", func(t *testing.T) {
+		// A second later: a create at the existing tenant's very instant is
+		// taken by the store for its own write, retried.
+		e.clock.Advance(time.Second)
 		p := requireProblem(t, e.do("POST", "/v1/admin/tenants", operatorKey, map[string]any{"tenant_id": "acme-1_x", "name": "Other"}), http.StatusConflict)
 		require.Contains(t, p.Detail, `"acme-1_x"`)
-		e.store.mu.Lock()
-		defer e.store.mu.Unlock()
-		require.Equal(t, "Acme", e.store.tenants["acme-1_x"].Name, "the existing tenant is untouched")
+		existing, err := e.store.Tenant(context.Background(), "acme-1_x")
+		require.NoError(t, err)
+		require.Equal(t, "Acme", existing.Name, "the existing tenant is untouched")
 	})
 }
 
@@ -1167,7 +1170,7 @@ func TestTenantIsolation(t *testing.T) {
 		e := newEnv(t)
 		keyA, keyB := e.newTenant("tenant-a"), e.newTenant("tenant-b")
 		epA := e.createEndpoint(keyA, nil)
-		e.store.putDelivery(domain.Delivery{DeliveryID: "dl_a1", TenantID: "tenant-a", EndpointID: epA.ID, EventID: "evt_shared", EventType: "order.created", State: domain.StatePending, CreatedAt: t0})
+		e.store.putDelivery(domain.Delivery{DeliveryID: domain.DeliveryID("evt_shared", epA.ID), TenantID: "tenant-a", EndpointID: epA.ID, EventID: "evt_shared", EventType: "order.created", State: domain.StatePending, CreatedAt: t0})
 		rec := e.do("GET", "/v1/events/evt_shared/deliveries", keyB, nil)
 		require.Equal(t, http.StatusOK, rec.Code)
 		require.JSONEq(t, `{"data":[]}`, rec.Body.String())
@@ -1234,6 +1237,15 @@ func TestGetDelivery(t *testing.T) {
 		require.Equal(t, `delivery "dl_nope" not found`, p.Detail)
 	})
 	t.Run("deliveries of an event", func(t *testing.T) {
+		// The store lists an event's deliveries to the tenant's endpoints:
+		// a delivery's id derives from its event's and its endpoint's.
+		var want []string
+		for _, ep := range []string{"ep_1", "ep_2"} {
+			e.store.setEndpoint(domain.Endpoint{TenantID: "acme", EndpointID: ep, URL: "https://example.com/" + ep})
+			id := domain.DeliveryID("evt_1", ep)
+			e.store.putDelivery(domain.Delivery{DeliveryID: id, TenantID: "acme", EndpointID: ep, EventID: "evt_1", EventType: "order.created", State: domain.StatePending, CreatedAt: t0})
+			want = append(want, id)
+		}
 		rec := e.do("GET", "/v1/events/evt_1/deliveries", key, nil)
 		require.Equal(t, http.StatusOK, rec.Code)
 		var out struct {
@@ -1241,7 +1253,7 @@ func TestGetDelivery(t *testing.T) {
 		}
 		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out))
 		require.Len(t, out.Data, 2)
-		require.ElementsMatch(t, []string{"dl_1", "dl_2"}, []string{out.Data[0].ID, out.Data[1].ID})
+		require.ElementsMatch(t, want, []string{out.Data[0].ID, out.Data[1].ID})
 		rec = e.do("GET", "/v1/events/evt_none/deliveries", key, nil)
 		require.Equal(t, http.StatusOK, rec.Code)
 		require.JSONEq(t, `{"data":[]}`, rec.Body.String())
@@ -1484,7 +1496,7 @@ func TestZeroConfigServer(t *testing.T) {
 	k, err := apikey.New(rand.Reader)
 	require.NoError(t, err)
 	fs.addKey("acme", k.ID, k.Hash)
-	h := (&api.Server{Store: fs}).Handler() // no Log, Rand, Now, Sealer or operator key
+	h := (&api.Server{Store: fs.ports()}).Handler() // no Log, Rand, Now, Sealer or operator key
 	for _, tc := range []struct {
 		method, target, body string
 		status               int

@@ -116,7 +116,7 @@ func TestDLQReplayStartsAJob(t *testing.T) {
 	require.Equal(t, "filter", string(job.Kind))
 	require.Equal(t, "queued", string(job.Status))
 	require.Equal(t, "/v1/replays/"+job.ID, rec.Header().Get("Location"))
-	stored := e.store.jobs[job.ID]
+	stored := e.store.job(job.ID)
 	require.Equal(t, "tenant-a", stored.TenantID, "the job belongs to the key's tenant")
 	require.Equal(t, "order.created", stored.Filter.EventType)
 
@@ -126,7 +126,7 @@ func TestDLQReplayStartsAJob(t *testing.T) {
 
 	rec = e.do("POST", "/v1/dlq/replay", keyA, map[string]any{"delivery_ids": []string{"dl_1", "dl_2"}})
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	require.Equal(t, []string{"dl_1", "dl_2"}, e.store.jobs[decodeJSON[api.ReplayJobView](t, rec).ID].IDs)
+	require.Equal(t, []string{"dl_1", "dl_2"}, e.store.job(decodeJSON[api.ReplayJobView](t, rec).ID).IDs)
 
 	for name, tc := range map[string]struct {
 		body  any
@@ -174,7 +174,7 @@ func TestDLQReplayRefusedAtTheBound(t *testing.T) {
 			require.Equal(t, "30", rec.Header().Get("Retry-After"))
 		})
 	}
-	require.Empty(t, e.store.jobs)
+	require.Empty(t, e.store.started)
 	t.Run("documented", func(t *testing.T) {
 		doc := loadOpenAPI(t)
 		op := asMap(asMap(asMap(doc["paths"])["/v1/dlq/replay"])["post"])
@@ -196,7 +196,7 @@ func TestOperatorRedrive(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 	job := decodeJSON[api.ReplayJobView](t, rec)
 	require.Equal(t, "redrive", string(job.Kind))
-	require.Empty(t, e.store.jobs[job.ID].TenantID, "a redrive spans every tenant")
+	require.Empty(t, e.store.job(job.ID).TenantID, "a redrive spans every tenant")
 	rec = e.do("GET", "/v1/admin/replays/"+job.ID, operatorKey, nil)
 	require.Equal(t, http.StatusOK, rec.Code)
 	requireProblem(t, e.do("GET", "/v1/admin/replays/rj_missing", operatorKey, nil), http.StatusNotFound)

@@ -38,6 +38,10 @@ var tooling = []string{
 	"internal/apiclient",
 	"internal/stackoutputs",
 	"internal/docexamples",
+	// The store's in-memory fake and its conformance suite serve tests
+	// only: no binary links them (functions/deps_test.go).
+	"internal/store/memstore",
+	"internal/store/storetest",
 }
 
 // skipped are directories that hold no source of this module: tool

@@ -20,19 +20,39 @@ import (
 	"github.com/hookline/hookline/internal/store"
 )
 
-// Store is what deliver needs of the state table.
-type Store interface {
-	// Load reads a whole batch's deliveries and endpoints at once; Delivery
-	// and Endpoint read one, when Load failed.
+// Store is what deliver needs of the state table: one small port per use,
+// each declared here, each a *store.Store in production (the wiring passes
+// the same store to every field) and a memstore.Store in the tests.
+type Store struct {
+	Snapshots
+	Attempts
+	EndpointHealth
+}
+
+// Snapshots reads what a batch's attempts need: Load reads a whole batch's
+// deliveries and endpoints at once; Delivery and Endpoint read one, when
+// Load failed.
+type Snapshots interface {
 	Load(ctx context.Context, deliveryIDs []string, endpoints []store.EndpointRef) (store.Snapshot, error)
 	Delivery(ctx context.Context, id string) (domain.Delivery, error)
 	Endpoint(ctx context.Context, tenantID, endpointID string) (domain.Endpoint, error)
+}
+
+// Attempts records what an attempt did to its delivery, and a death before
+// a last attempt is made.
+type Attempts interface {
 	RecordAttempt(ctx context.Context, d domain.Delivery, a domain.Attempt, o domain.Outcome) error
 	MarkDeadBeforeLastAttempt(ctx context.Context, d domain.Delivery, reason domain.DeadReason, message string, at time.Time) error
+}
+
+// EndpointHealth counts an endpoint's consecutive failures and disables it.
+type EndpointHealth interface {
 	DisableEndpoint(ctx context.Context, tenantID, endpointID string, reason domain.DisableReason) error
 	RecordEndpointFailure(ctx context.Context, tenantID, endpointID string, threshold int) (disabled bool, err error)
 	ResetEndpointFailures(ctx context.Context, tenantID, endpointID string) error
 }
+
+var _ = Store{Snapshots: (*store.Store)(nil), Attempts: (*store.Store)(nil), EndpointHealth: (*store.Store)(nil)}
 
 // Queue is what deliver needs of SQS.
 type Queue interface {

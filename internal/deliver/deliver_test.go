@@ -34,139 +34,125 @@ import (
 	"github.com/hookline/hookline/internal/sender"
 	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/internal/store/memstore"
 	"github.com/stretchr/testify/require"
 )
 
 var errBoom = errors.New("boom: service unavailable")
 
-type fakeStore struct {
-	mu         sync.Mutex
-	deliveries map[string]domain.Delivery
-	endpoints  map[string]domain.Endpoint
-	outcomes   map[string][]domain.Outcome
-	attempts   map[string][]domain.Attempt
-	disabled   map[string]domain.DisableReason
-	failures   map[string]int
-	resets     int
-	failRead   bool
-	failLoad   bool                       // Load fails; single reads still work unless failRead
-	loads      int                        // Load calls
-	singles    int                        // Delivery and Endpoint calls
-	failDead   bool                       // RecordAttempt fails on deaths (the death and its DLQ depth are one transaction)
-	recorded   map[string]domain.Delivery // the delivery each RecordAttempt was given
-	marked     map[string]string          // MarkDeadBeforeLastAttempt: delivery id -> message
+// testStore is the in-memory store (memstore) with what these tests add:
+// a record of every attempt, death and read the handler asked for, and the
+// failures they inject.
+type testStore struct {
+	*memstore.Store
+	mu       sync.Mutex
+	outcomes map[string][]domain.Outcome
+	attempts map[string][]domain.Attempt
+	recorded map[string]domain.Delivery // the delivery each RecordAttempt was given
+	marked   map[string]string          // MarkDeadBeforeLastAttempt: delivery id -> message
+	resets   int                        // ResetEndpointFailures calls
+	loads    int                        // Load calls
+	singles  int                        // Delivery and Endpoint calls
+	failRead bool                       // Load and Delivery fail
+	failLoad bool                       // Load fails; single reads still work unless failRead
+	failDead bool                       // RecordAttempt fails on deaths (the death and its DLQ depth are one transaction), writing nothing
 }
 
-func newFakeStore(eps ...domain.Endpoint) *fakeStore {
-	s := &fakeStore{deliveries: map[string]domain.Delivery{}, endpoints: map[string]domain.Endpoint{}, outcomes: map[string][]domain.Outcome{}, attempts: map[string][]domain.Attempt{}, disabled: map[string]domain.DisableReason{}, failures: map[string]int{}, recorded: map[string]domain.Delivery{}}
+func newFakeStore(eps ...domain.Endpoint) *testStore {
+	s := &testStore{Store: memstore.New(), outcomes: map[string][]domain.Outcome{}, attempts: map[string][]domain.Attempt{}, recorded: map[string]domain.Delivery{}, marked: map[string]string{}}
 	for _, e := range eps {
-		s.endpoints[e.TenantID+"/"+e.EndpointID] = e
+		s.setEndpoint(e)
 	}
 	return s
 }
 
-func (s *fakeStore) Load(_ context.Context, ids []string, refs []store.EndpointRef) (store.Snapshot, error) {
+// ports is the handler's Store, every port this store.
+func (s *testStore) ports() Store {
+	return Store{Snapshots: s, Attempts: s, EndpointHealth: s}
+}
+
+// endpoint reads an endpoint by "tenant/endpoint" (the zero endpoint if
+// there is none).
+func (s *testStore) endpoint(key string) domain.Endpoint {
+	tenant, id, _ := strings.Cut(key, "/")
+	e, _ := s.Store.Endpoint(context.Background(), tenant, id)
+	return e
+}
+
+func (s *testStore) setEndpoint(e domain.Endpoint) {
+	if err := s.PutEndpoint(context.Background(), e); err != nil {
+		panic(err)
+	}
+}
+
+func (s *testStore) deleteEndpoint(key string) {
+	tenant, id, _ := strings.Cut(key, "/")
+	if err := s.DeleteEndpoint(context.Background(), tenant, id); err != nil {
+		panic(err)
+	}
+}
+
+func (s *testStore) Load(ctx context.Context, ids []string, refs []store.EndpointRef) (store.Snapshot, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.loads++
-	if s.failRead || s.failLoad {
+	fail := s.failRead || s.failLoad
+	s.mu.Unlock()
+	if fail {
 		return store.Snapshot{}, errBoom
 	}
-	snap := store.Snapshot{Deliveries: map[string]domain.Delivery{}, Endpoints: map[store.EndpointRef]domain.Endpoint{}}
-	for _, id := range ids {
-		if d, ok := s.deliveries[id]; ok {
-			snap.Deliveries[id] = d
-		}
-	}
-	for _, r := range refs {
-		if e, ok := s.endpoints[r.TenantID+"/"+r.EndpointID]; ok {
-			snap.Endpoints[r] = e
-		}
-	}
-	return snap, nil
+	return s.Store.Load(ctx, ids, refs)
 }
 
-func (s *fakeStore) Delivery(_ context.Context, id string) (domain.Delivery, error) {
+func (s *testStore) Delivery(ctx context.Context, id string) (domain.Delivery, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.singles++
-	if s.failRead {
+	fail := s.failRead
+	s.mu.Unlock()
+	if fail {
 		return domain.Delivery{}, errBoom
 	}
-	d, ok := s.deliveries[id]
-	if !ok {
-		return d, store.ErrNotFound
-	}
-	return d, nil
+	return s.Store.Delivery(ctx, id)
 }
 
-func (s *fakeStore) Endpoint(_ context.Context, tenant, id string) (domain.Endpoint, error) {
+func (s *testStore) Endpoint(ctx context.Context, tenant, id string) (domain.Endpoint, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.singles++
-	e, ok := s.endpoints[tenant+"/"+id]
-	if !ok {
-		return e, store.ErrNotFound
-	}
-	return e, nil
+	s.mu.Unlock()
+	return s.Store.Endpoint(ctx, tenant, id)
 }
 
-func (s *fakeStore) RecordAttempt(_ context.Context, d domain.Delivery, a domain.Attempt, o domain.Outcome) error {
+func (s *testStore) RecordAttempt(ctx context.Context, d domain.Delivery, a domain.Attempt, o domain.Outcome) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.outcomes[d.DeliveryID] = append(s.outcomes[d.DeliveryID], o)
 	s.attempts[d.DeliveryID] = append(s.attempts[d.DeliveryID], a)
 	s.recorded[d.DeliveryID] = d
-	if s.failDead && o.State == domain.StateDead {
+	fail := s.failDead && o.State == domain.StateDead
+	s.mu.Unlock()
+	if fail {
 		return fmt.Errorf("record attempt: %w", errBoom)
 	}
-	return nil
+	return s.Store.RecordAttempt(ctx, d, a, o)
 }
 
-func (s *fakeStore) MarkDeadBeforeLastAttempt(_ context.Context, d domain.Delivery, _ domain.DeadReason, message string, _ time.Time) error {
+func (s *testStore) MarkDeadBeforeLastAttempt(ctx context.Context, d domain.Delivery, reason domain.DeadReason, message string, at time.Time) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.marked == nil {
-		s.marked = map[string]string{}
-	}
 	s.marked[d.DeliveryID] = message
-	return nil
+	s.mu.Unlock()
+	return s.Store.MarkDeadBeforeLastAttempt(ctx, d, reason, message, at)
 }
 
-func (s *fakeStore) isMarked(id string) bool {
+func (s *testStore) isMarked(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, ok := s.marked[id]
 	return ok
 }
 
-func (s *fakeStore) DisableEndpoint(_ context.Context, tenant, id string, reason domain.DisableReason) error {
+func (s *testStore) ResetEndpointFailures(ctx context.Context, tenant, id string) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.disabled[tenant+"/"+id] = reason
-	return nil
-}
-
-func (s *fakeStore) RecordEndpointFailure(_ context.Context, tenant, id string, threshold int) (bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	k := tenant + "/" + id
-	s.failures[k]++
-	if threshold > 0 && s.failures[k] >= threshold {
-		if _, already := s.disabled[k]; !already {
-			s.disabled[k] = domain.DisabledConsecutiveFailures
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-func (s *fakeStore) ResetEndpointFailures(_ context.Context, tenant, id string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.failures[tenant+"/"+id] = 0
 	s.resets++
-	return nil
+	s.mu.Unlock()
+	return s.Store.ResetEndpointFailures(ctx, tenant, id)
 }
 
 // queueVisibility is the delivery queue's visibility timeout in these
@@ -283,7 +269,7 @@ func (q *fakeQueue) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ .
 // fixture is a handler wired to fakes and a real loopback receiver.
 type fixture struct {
 	h     *Handler
-	store *fakeStore
+	store *testStore
 	queue *fakeQueue
 	kms   *sealingtest.KMS
 	// secret is the plaintext of t1/ep_1's signing secret, stored sealed.
@@ -327,7 +313,7 @@ func newFixture(t *testing.T, answer http.HandlerFunc) *fixture {
 	})
 	guard := &netguard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
 	f.h = &Handler{
-		Store:    f.store,
+		Store:    f.store.ports(),
 		Queue:    f.queue,
 		Sender:   &sender.Client{HTTP: sender.NewHTTPClient(sender.ClientOptions{Guard: guard, RequestTimeout: 2 * time.Second})},
 		Secrets:  &sealing.Opener{KMS: f.kms, KeyID: sealingtest.KeyARN},
@@ -432,7 +418,7 @@ func TestOutcomes(t *testing.T) {
 				require.Equal(t, tc.want.reason, f.queue.dlqReason[0])
 			}
 			require.Equal(t, tc.want.hits, f.hits.Load())
-			_, disabled := f.store.disabled["t1/ep_1"]
+			disabled := f.store.endpoint("t1/ep_1").Disabled
 			require.Equal(t, tc.want.disabled, disabled)
 		})
 	}
@@ -443,7 +429,7 @@ func TestOutcomes(t *testing.T) {
 // message carries, from which the store writes the whole record.
 func TestMessageBeforeItsRecordIsDeliveredAndRecorded(t *testing.T) {
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
-	require.Empty(t, f.store.deliveries)
+	require.Empty(t, f.store.Deliveries())
 	failed := f.run(t, sqsMessage(t, "d_new", "1", f.now.Add(-time.Second)))
 	require.Empty(t, failed)
 	require.Equal(t, int32(1), f.hits.Load())
@@ -460,35 +446,35 @@ func TestNotAttempted(t *testing.T) {
 		reason domain.DeadReason // dead reason, "" when not dead
 	}{
 		{"already delivered is dropped", func(_ *testing.T, f *fixture, _ *events.SQSMessage) {
-			f.store.deliveries["d1"] = domain.Delivery{DeliveryID: "d1", State: domain.StateDelivered}
+			f.store.PutDelivery(domain.Delivery{DeliveryID: "d1", State: domain.StateDelivered})
 		}, false, ""},
 		{"disabled endpoint goes dead", func(_ *testing.T, f *fixture, _ *events.SQSMessage) {
-			e := f.store.endpoints["t1/ep_1"]
+			e := f.store.endpoint("t1/ep_1")
 			e.Disabled = true
-			f.store.endpoints["t1/ep_1"] = e
+			f.store.setEndpoint(e)
 		}, false, domain.ReasonEndpointDisabled},
 		{"missing endpoint goes dead", func(_ *testing.T, f *fixture, _ *events.SQSMessage) {
-			delete(f.store.endpoints, "t1/ep_1")
+			f.store.deleteEndpoint("t1/ep_1")
 		}, false, domain.ReasonEndpointNotFound},
 		{"unusable secret goes dead", func(t *testing.T, f *fixture, _ *events.SQSMessage) {
-			e := f.store.endpoints["t1/ep_1"]
+			e := f.store.endpoint("t1/ep_1")
 			e.SealedSecrets = []string{f.seal(t, "t1", "ep_1", "not-a-secret")}
-			f.store.endpoints["t1/ep_1"] = e
+			f.store.setEndpoint(e)
 		}, false, domain.ReasonInvalidSecret},
 		{"unusable plaintext secret goes dead", func(_ *testing.T, f *fixture, _ *events.SQSMessage) {
-			e := f.store.endpoints["t1/ep_1"]
+			e := f.store.endpoint("t1/ep_1")
 			e.SealedSecrets, e.Secrets = nil, []string{"not-a-secret"}
-			f.store.endpoints["t1/ep_1"] = e
+			f.store.setEndpoint(e)
 		}, false, domain.ReasonInvalidSecret},
 		{"a ciphertext sealed for another endpoint goes dead", func(t *testing.T, f *fixture, _ *events.SQSMessage) {
-			e := f.store.endpoints["t1/ep_1"]
+			e := f.store.endpoint("t1/ep_1")
 			e.SealedSecrets = []string{f.seal(t, "t1", "ep_2", f.secret)}
-			f.store.endpoints["t1/ep_1"] = e
+			f.store.setEndpoint(e)
 		}, false, domain.ReasonInvalidSecret},
 		{"a ciphertext that is not base64 goes dead", func(_ *testing.T, f *fixture, _ *events.SQSMessage) {
-			e := f.store.endpoints["t1/ep_1"]
+			e := f.store.endpoint("t1/ep_1")
 			e.SealedSecrets = []string{f.secret}
-			f.store.endpoints["t1/ep_1"] = e
+			f.store.setEndpoint(e)
 		}, false, domain.ReasonInvalidSecret},
 		{"KMS unavailable is retried", func(_ *testing.T, f *fixture, _ *events.SQSMessage) {
 			f.kms.Fail = errors.New("KMSInternalException: try again")
@@ -544,8 +530,8 @@ func TestBatchThroughLambdaDecoding(t *testing.T) {
 		w.WriteHeader(204)
 	})
 	f.now = time.Date(2026, 11, 30, 1, 5, 0, 0, time.UTC)
-	f.store.endpoints["tenant_sample/ep_1"] = domain.Endpoint{TenantID: "tenant_sample", EndpointID: "ep_1", URL: f.store.endpoints["t1/ep_1"].URL,
-		SealedSecrets: []string{f.seal(t, "tenant_sample", "ep_1", f.secret)}}
+	f.store.setEndpoint(domain.Endpoint{TenantID: "tenant_sample", EndpointID: "ep_1", URL: f.store.endpoint("t1/ep_1").URL,
+		SealedSecrets: []string{f.seal(t, "tenant_sample", "ep_1", f.secret)}})
 	raw, err := os.ReadFile("../../events/sqs-delivery.json")
 	require.NoError(t, err)
 	out, err := lambda.NewHandler(f.h.Handle).Invoke(context.Background(), raw)
@@ -589,23 +575,23 @@ func TestEndpointHealth(t *testing.T) {
 		for i := 0; i < 3; i++ {
 			f.run(t, sqsMessage(t, "d"+strconv.Itoa(i), "1", f.now))
 		}
-		require.Equal(t, 3, f.store.failures["t1/ep_1"])
-		require.Equal(t, domain.DisabledConsecutiveFailures, f.store.disabled["t1/ep_1"])
+		require.Equal(t, 3, f.store.endpoint("t1/ep_1").ConsecutiveFailures)
+		require.Equal(t, domain.DisabledConsecutiveFailures, f.store.endpoint("t1/ep_1").DisabledReason)
 	})
 	t.Run("a success resets a non-zero count, and only then", func(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
 		f.run(t, sqsMessage(t, "d1", "1", f.now))
 		require.Zero(t, f.store.resets, "no write when the count is already zero")
-		e := f.store.endpoints["t1/ep_1"]
+		e := f.store.endpoint("t1/ep_1")
 		e.ConsecutiveFailures = 7
-		f.store.endpoints["t1/ep_1"] = e
+		f.store.setEndpoint(e)
 		f.run(t, sqsMessage(t, "d2", "1", f.now))
 		require.Equal(t, 1, f.store.resets)
 	})
 	t.Run("a permanent rejection counts as a failure", func(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(422) })
 		f.run(t, sqsMessage(t, "d1", "1", f.now))
-		require.Equal(t, 1, f.store.failures["t1/ep_1"])
+		require.Equal(t, 1, f.store.endpoint("t1/ep_1").ConsecutiveFailures)
 	})
 }
 
@@ -754,7 +740,7 @@ func TestLogLinesCarryIDsNeverSecrets(t *testing.T) {
 		f.h.Log = slog.New(slog.NewJSONHandler(&buf, nil))
 		m := sqsMessage(t, "d1", "1", f.now)
 		f.run(t, m)
-		secret, sealed := f.secret, f.store.endpoints["t1/ep_1"].SealedSecrets[0]
+		secret, sealed := f.secret, f.store.endpoint("t1/ep_1").SealedSecrets[0]
 		lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 		require.NotEmpty(t, lines)
 		for _, line := range lines {
@@ -774,7 +760,7 @@ func TestLogLinesCarryIDsNeverSecrets(t *testing.T) {
 func TestBatchRecordsAreReadAtOnce(t *testing.T) {
 	t.Run("one read for the batch, none per message", func(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
-		f.store.deliveries["b"] = domain.Delivery{DeliveryID: "b", TenantID: "t1", EndpointID: "ep_1", State: domain.StateDelivered}
+		f.store.PutDelivery(domain.Delivery{DeliveryID: "b", TenantID: "t1", EndpointID: "ep_1", State: domain.StateDelivered})
 		msgs := []events.SQSMessage{sqsMessage(t, "a", "1", f.now), sqsMessage(t, "b", "1", f.now), sqsMessage(t, "c", "2", f.now)}
 		require.Empty(t, f.run(t, msgs...))
 		require.Equal(t, 1, f.store.loads)
@@ -785,7 +771,7 @@ func TestBatchRecordsAreReadAtOnce(t *testing.T) {
 	})
 	t.Run("an endpoint missing from the batch read is not found", func(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
-		delete(f.store.endpoints, "t1/ep_1")
+		f.store.deleteEndpoint("t1/ep_1")
 		require.Empty(t, f.run(t, sqsMessage(t, "a", "1", f.now)))
 		require.Equal(t, []domain.DeadReason{domain.ReasonEndpointNotFound}, f.queue.dlqReason)
 		require.Equal(t, 0, f.store.singles)
@@ -910,8 +896,8 @@ func TestSignsWithStoredSecrets(t *testing.T) {
 			cur, old := newSecret(t), newSecret(t)
 			e := tc(t, f, cur, old)
 			until := f.now.Add(time.Hour)
-			e.TenantID, e.EndpointID, e.URL, e.RetiringUntil = "t1", "ep_1", f.store.endpoints["t1/ep_1"].URL, &until
-			f.store.endpoints["t1/ep_1"] = e
+			e.TenantID, e.EndpointID, e.URL, e.RetiringUntil = "t1", "ep_1", f.store.endpoint("t1/ep_1").URL, &until
+			f.store.setEndpoint(e)
 			require.Empty(t, f.run(t, sqsMessage(t, "d1", "1", f.now)))
 			require.Equal(t, []domain.Outcome{{State: domain.StateDelivered}}, f.store.outcomes["d1"])
 			secrets := []string{cur}
@@ -948,12 +934,12 @@ func TestSecretsAreOpenedOncePerWarmFunction(t *testing.T) {
 
 	// A rotation makes a new ciphertext: it is opened once, and the old
 	// secret, now retiring, is still known.
-	e := f.store.endpoints["t1/ep_1"]
+	e := f.store.endpoint("t1/ep_1")
 	cur, err := signing.NewSecret(rand.Reader)
 	require.NoError(t, err)
 	until := f.now.Add(time.Hour)
 	e.SealedSecrets, e.SealedRetiringSecret, e.RetiringUntil = []string{f.seal(t, "t1", "ep_1", cur)}, e.SealedSecrets[0], &until
-	f.store.endpoints["t1/ep_1"] = e
+	f.store.setEndpoint(e)
 	require.Empty(t, f.run(t, batch("c")...))
 	require.Equal(t, 2, decrypts())
 }

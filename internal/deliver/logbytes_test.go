@@ -24,10 +24,10 @@ func deliverLogBytes(t *testing.T, n, status int, attempt string) int {
 	t.Helper()
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(status) })
 	const tenant, ep = "tenant_01JQ7Z8N4K2M5P6R7S8T9V0W", "ep_01JQ7Z8N4K2M5P6R7S8T9V0W1X2Y"
-	e := f.store.endpoints["t1/ep_1"]
+	e := f.store.endpoint("t1/ep_1")
 	e.TenantID, e.EndpointID = tenant, ep
 	e.SealedSecrets = []string{f.seal(t, tenant, ep, f.secret)} // a secret is sealed for its endpoint
-	f.store.endpoints[tenant+"/"+ep] = e
+	f.store.setEndpoint(e)
 	var out bytes.Buffer
 	log, err := logging.New(&out, "")
 	require.NoError(t, err)

@@ -18,15 +18,33 @@ import (
 	"github.com/hookline/hookline/outbox"
 )
 
-// Store is what enqueue needs of the state table.
-type Store interface {
-	Endpoints(ctx context.Context, tenantID string) ([]domain.Endpoint, error)
-	// LoadWith reads which of the deliveries exist; enqueue reads them
-	// eventually consistent.
-	LoadWith(ctx context.Context, opts store.LoadOptions, deliveryIDs []string, endpoints []store.EndpointRef) (store.Snapshot, error)
-	PutRejection(ctx context.Context, r domain.Rejection) error
-	Tenant(ctx context.Context, id string) (domain.Tenant, error)
+// Store is what enqueue needs of the state table: one small port per use,
+// each declared here, each a *store.Store in production (the wiring passes
+// the same store to every field) and a memstore.Store in the tests.
+type Store struct {
+	Subscribers
+	Existing
+	Rejections
 }
+
+// Subscribers are a tenant and its endpoints, to fan an event out to.
+type Subscribers interface {
+	Tenant(ctx context.Context, id string) (domain.Tenant, error)
+	Endpoints(ctx context.Context, tenantID string) ([]domain.Endpoint, error)
+}
+
+// Existing reads which of the deliveries exist; enqueue reads them
+// eventually consistent.
+type Existing interface {
+	LoadWith(ctx context.Context, opts store.LoadOptions, deliveryIDs []string, endpoints []store.EndpointRef) (store.Snapshot, error)
+}
+
+// Rejections records the outbox items that cannot be delivered.
+type Rejections interface {
+	PutRejection(ctx context.Context, r domain.Rejection) error
+}
+
+var _ = Store{Subscribers: (*store.Store)(nil), Existing: (*store.Store)(nil), Rejections: (*store.Store)(nil)}
 
 // Sender sends messages to the delivery queue.
 type Sender interface {

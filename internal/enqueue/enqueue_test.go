@@ -21,98 +21,108 @@ import (
 	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/internal/store/memstore"
 	"github.com/hookline/hookline/outbox"
 	"github.com/stretchr/testify/require"
 )
 
-// fakeStore is an in-memory Store. enqueue writes no delivery: the
-// deliveries here are the records deliver's attempts wrote (attempted).
-type fakeStore struct {
-	mu         sync.Mutex
-	endpoints  map[string][]domain.Endpoint
-	deliveries map[string]*domain.Delivery
-	rejections map[string]domain.Rejection
-	tenants    map[string]bool
-	failOn     string              // "endpoints", "load", "reject"
-	queries    map[string]int      // Endpoints calls per tenant
-	loads      [][]string          // the ids of each LoadWith call
-	loadOpts   []store.LoadOptions // the options of each LoadWith call
+// testStore is the in-memory store (memstore) with what these tests add:
+// the calls they count, the failures they inject, and DynamoDB's item size
+// limit on a rejection. enqueue writes no delivery: the deliveries here are
+// the records deliver's attempts wrote (attempted).
+type testStore struct {
+	*memstore.Store
+	mu       sync.Mutex
+	failOn   string              // "endpoints", "load", "reject"
+	queries  map[string]int      // Endpoints calls per tenant
+	loads    [][]string          // the ids of each LoadWith call
+	loadOpts []store.LoadOptions // the options of each LoadWith call
 }
 
-func (s *fakeStore) Tenant(_ context.Context, id string) (domain.Tenant, error) {
-	if !s.tenants[id] {
-		return domain.Tenant{}, store.ErrNotFound
-	}
-	return domain.Tenant{TenantID: id}, nil
-}
-
-func newFakeStore(eps ...domain.Endpoint) *fakeStore {
-	s := &fakeStore{endpoints: map[string][]domain.Endpoint{}, deliveries: map[string]*domain.Delivery{}, rejections: map[string]domain.Rejection{}, tenants: map[string]bool{}}
+// newFakeStore is a store holding eps and their tenants.
+func newFakeStore(eps ...domain.Endpoint) *testStore {
+	s := &testStore{Store: memstore.New(), queries: map[string]int{}}
 	for _, e := range eps {
-		s.tenants[e.TenantID] = true
-		s.endpoints[e.TenantID] = append(s.endpoints[e.TenantID], e)
+		s.addTenant(e.TenantID)
+		s.addEndpoint(e)
 	}
 	return s
 }
 
-var errBoom = errors.New("boom: service unavailable")
-
-func (s *fakeStore) Endpoints(_ context.Context, tenant string) ([]domain.Endpoint, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.queries == nil {
-		s.queries = map[string]int{}
-	}
-	s.queries[tenant]++
-	if s.failOn == "endpoints" {
-		return nil, errBoom
-	}
-	return s.endpoints[tenant], nil
-}
-
-func (s *fakeStore) LoadWith(_ context.Context, opts store.LoadOptions, ids []string, refs []store.EndpointRef) (store.Snapshot, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.loads = append(s.loads, append([]string(nil), ids...))
-	s.loadOpts = append(s.loadOpts, opts)
-	if s.failOn == "load" {
-		return store.Snapshot{}, errBoom
-	}
-	snap := store.Snapshot{Deliveries: map[string]domain.Delivery{}, Endpoints: map[store.EndpointRef]domain.Endpoint{}}
-	for _, id := range ids {
-		if d, ok := s.deliveries[id]; ok {
-			snap.Deliveries[id] = *d
-		}
-	}
-	return snap, nil
-}
-
-// attempted records an attempt of m as deliver's RecordAttempt does: the
-// first one creates the record, with the outcome's state.
-func (s *fakeStore) attempted(m message.Message, state domain.DeliveryState) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if d, ok := s.deliveries[m.DeliveryID]; ok {
-		d.State, d.Attempts = state, d.Attempts+1
+func (s *testStore) addTenant(id string) {
+	if _, err := s.Tenant(context.Background(), id); err == nil {
 		return
 	}
-	s.deliveries[m.DeliveryID] = &domain.Delivery{
-		DeliveryID: m.DeliveryID, TenantID: m.TenantID, EndpointID: m.EndpointID, EventID: m.EventID, EventType: m.EventType,
-		State: state, CreatedAt: time.Now(), Attempts: 1,
+	if _, err := s.CreateTenant(context.Background(), domain.Tenant{TenantID: id}); err != nil {
+		panic(err)
+	}
+}
+
+func (s *testStore) addEndpoint(e domain.Endpoint) {
+	if err := s.PutEndpoint(context.Background(), e); err != nil {
+		panic(err)
+	}
+}
+
+// ports is the handler's Store, every port this store.
+func (s *testStore) ports() Store {
+	return Store{Subscribers: s, Existing: s, Rejections: s}
+}
+
+var errBoom = errors.New("boom: service unavailable")
+
+func (s *testStore) Endpoints(ctx context.Context, tenant string) ([]domain.Endpoint, error) {
+	s.mu.Lock()
+	s.queries[tenant]++
+	fail := s.failOn == "endpoints"
+	s.mu.Unlock()
+	if fail {
+		return nil, errBoom
+	}
+	return s.Store.Endpoints(ctx, tenant)
+}
+
+func (s *testStore) LoadWith(ctx context.Context, opts store.LoadOptions, ids []string, refs []store.EndpointRef) (store.Snapshot, error) {
+	s.mu.Lock()
+	s.loads = append(s.loads, append([]string(nil), ids...))
+	s.loadOpts = append(s.loadOpts, opts)
+	fail := s.failOn == "load"
+	s.mu.Unlock()
+	if fail {
+		return store.Snapshot{}, errBoom
+	}
+	return s.Store.LoadWith(ctx, opts, ids, refs)
+}
+
+// attempted records an attempt of m as deliver does: the first one creates
+// the record, with the outcome's state.
+func (s *testStore) attempted(m message.Message, state domain.DeliveryState) {
+	ctx := context.Background()
+	d := domain.Delivery{DeliveryID: m.DeliveryID, TenantID: m.TenantID, EndpointID: m.EndpointID, EventID: m.EventID, EventType: m.EventType}
+	if cur, err := s.Delivery(ctx, m.DeliveryID); err == nil {
+		d = cur
+	}
+	o := domain.Outcome{State: state}
+	if state == domain.StateDead {
+		o.DeadReason = domain.Rejected(400)
+	}
+	if err := s.RecordAttempt(ctx, d, domain.Attempt{Number: d.Attempts + 1, At: time.Now()}, o); err != nil {
+		panic(err)
 	}
 }
 
 // delivered is attempted with a 2xx.
-func (s *fakeStore) delivered(m message.Message) { s.attempted(m, domain.StateDelivered) }
+func (s *testStore) delivered(m message.Message) { s.attempted(m, domain.StateDelivered) }
 
 // maxItemBytes is DynamoDB's item size limit (400 KB, attribute names
 // included).
 const maxItemBytes = 400 * 1024
 
-func (s *fakeStore) PutRejection(_ context.Context, r domain.Rejection) error {
+func (s *testStore) PutRejection(ctx context.Context, r domain.Rejection) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.failOn == "reject" {
+	fail := s.failOn == "reject"
+	s.mu.Unlock()
+	if fail {
 		return errBoom
 	}
 	// As DynamoDB would: the record's attributes, names included, within
@@ -124,8 +134,7 @@ func (s *fakeStore) PutRejection(_ context.Context, r domain.Rejection) error {
 	if size > maxItemBytes {
 		return fmt.Errorf("ValidationException: Item size has exceeded the maximum allowed size (%d bytes)", size)
 	}
-	s.rejections[r.Key] = r
-	return nil
+	return s.Store.PutRejection(ctx, r)
 }
 
 // fakeQueue records sent messages.
@@ -181,8 +190,8 @@ func (q *fakeQueue) count() map[string]int {
 	return n
 }
 
-func newHandler(s *fakeStore, q *fakeQueue) *Handler {
-	return &Handler{Store: s, Queue: q, QueueURL: "https://sqs.example/q", Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+func newHandler(s *testStore, q *fakeQueue) *Handler {
+	return &Handler{Store: s.ports(), Queue: q, QueueURL: "https://sqs.example/q", Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
 }
 
 func endpoint(tenant, id string, types ...string) domain.Endpoint {
@@ -238,14 +247,14 @@ func TestSampleEventFansOutAndRejects(t *testing.T) {
 	}
 	require.ElementsMatch(t, []string{"ep_all", "ep_payments", "ep_off"}, got,
 		"endpoints whose filter matches; a disabled one too (deliver parks it dead, replayable once enabled)")
-	require.Empty(t, s.deliveries, "enqueue writes no delivery record: the first attempt does")
+	require.Empty(t, s.Deliveries(), "enqueue writes no delivery record: the first attempt does")
 
-	r, ok := s.rejections["evt_sample_bad"]
+	r, ok := s.Rejections()["evt_sample_bad"]
 	require.True(t, ok, "the malformed item is recorded")
 	require.Equal(t, outbox.ReasonInvalidJSON, string(r.Reason))
 	require.Equal(t, outbox.AttrPayload, r.Field)
 	require.Equal(t, "tenant_sample", r.TenantID)
-	require.Len(t, s.rejections, 1, "the REMOVE record is not an event")
+	require.Len(t, s.Rejections(), 1, "the REMOVE record is not an event")
 }
 
 // A batch processed again after deliver attempted its deliveries sends
@@ -260,7 +269,7 @@ func TestBatchProcessedAgainAfterItsDeliveriesWereAttemptedSendsNothing(t *testi
 	_, err := h.Handle(context.Background(), ev)
 	require.NoError(t, err)
 	require.Len(t, q.sent, 6)
-	require.Empty(t, s.deliveries, "enqueue writes no record")
+	require.Empty(t, s.Deliveries(), "enqueue writes no record")
 	for _, m := range q.sent {
 		switch m.EndpointID {
 		case "ep_ok":
@@ -354,9 +363,9 @@ func TestUnmarkedDeliveryOfTheEarlierProtocolIsSent(t *testing.T) {
 	s := newFakeStore(endpoint("t1", "ep_1"), endpoint("t1", "ep_2"))
 	now := time.Now()
 	unmarked := domain.DeliveryID("e1", "ep_1")
-	s.deliveries[unmarked] = &domain.Delivery{DeliveryID: unmarked, TenantID: "t1", EndpointID: "ep_1", EventID: "e1", State: domain.StatePending, CreatedAt: now}
+	s.PutDelivery(domain.Delivery{DeliveryID: unmarked, TenantID: "t1", EndpointID: "ep_1", EventID: "e1", State: domain.StatePending, CreatedAt: now})
 	marked := domain.DeliveryID("e1", "ep_2")
-	s.deliveries[marked] = &domain.Delivery{DeliveryID: marked, TenantID: "t1", EndpointID: "ep_2", EventID: "e1", State: domain.StatePending, CreatedAt: now, EnqueuedAt: &now}
+	s.PutDelivery(domain.Delivery{DeliveryID: marked, TenantID: "t1", EndpointID: "ep_2", EventID: "e1", State: domain.StatePending, CreatedAt: now, EnqueuedAt: &now})
 	q := &fakeQueue{}
 	_, err := newHandler(s, q).Handle(context.Background(), streamEvent(image("e1", "t1", nil)))
 	require.NoError(t, err)
@@ -403,30 +412,30 @@ func TestEndpointTargeting(t *testing.T) {
 		})))
 		require.NoError(t, err)
 		require.Empty(t, q.sent)
-		require.Equal(t, domain.RejectUnknownEndpoint, s.rejections["e2"].Reason)
+		require.Equal(t, domain.RejectUnknownEndpoint, s.Rejections()["e2"].Reason)
 	})
 	t.Run("unknown tenant is rejected", func(t *testing.T) {
 		s, q := newFakeStore(eps...), &fakeQueue{}
 		_, err := newHandler(s, q).Handle(context.Background(), streamEvent(image("e3", "nobody", nil)))
 		require.NoError(t, err)
 		require.Empty(t, q.sent)
-		require.Equal(t, domain.RejectUnknownTenant, s.rejections["e3"].Reason)
-		require.Equal(t, "nobody", s.rejections["e3"].TenantID)
+		require.Equal(t, domain.RejectUnknownTenant, s.Rejections()["e3"].Reason)
+		require.Equal(t, "nobody", s.Rejections()["e3"].TenantID)
 	})
 	t.Run("tenant without endpoints is recorded as such", func(t *testing.T) {
 		s, q := newFakeStore(eps...), &fakeQueue{}
-		s.tenants["lonely"] = true
+		s.addTenant("lonely")
 		_, err := newHandler(s, q).Handle(context.Background(), streamEvent(image("e5", "lonely", nil)))
 		require.NoError(t, err)
 		require.Empty(t, q.sent)
-		require.Equal(t, domain.RejectNoEndpoint, s.rejections["e5"].Reason)
+		require.Equal(t, domain.RejectNoEndpoint, s.Rejections()["e5"].Reason)
 	})
 	t.Run("no endpoint subscribes to the type", func(t *testing.T) {
 		s, q := newFakeStore(endpoint("t3", "ep_pay", "payment.*")), &fakeQueue{}
 		_, err := newHandler(s, q).Handle(context.Background(), streamEvent(image("e6", "t3", nil)))
 		require.NoError(t, err)
 		require.Empty(t, q.sent)
-		require.Equal(t, domain.RejectNoEndpoint, s.rejections["e6"].Reason)
+		require.Equal(t, domain.RejectNoEndpoint, s.Rejections()["e6"].Reason)
 	})
 	t.Run("fan-out past ten endpoints uses several batches", func(t *testing.T) {
 		var many []domain.Endpoint
@@ -525,8 +534,8 @@ func TestMalformedItemsAreRejectedAndNeverBlock(t *testing.T) {
 			resp, err := newHandler(s, q).Handle(context.Background(), streamEvent(bad, image("after", "t1", nil)))
 			require.NoError(t, err)
 			require.Empty(t, resp.BatchItemFailures, "a bad item never fails the batch")
-			r, ok := s.rejections[tc.key]
-			require.True(t, ok, "rejection recorded under %q; have %v", tc.key, s.rejections)
+			r, ok := s.Rejections()[tc.key]
+			require.True(t, ok, "rejection recorded under %q; have %v", tc.key, s.Rejections())
 			require.Equal(t, tc.reason, string(r.Reason))
 			require.Equal(t, tc.field, r.Field)
 			require.NotEmpty(t, r.Detail)
@@ -631,7 +640,7 @@ func TestEndpointsAreReadOncePerTenantPerBatch(t *testing.T) {
 
 	// The next batch reads again: a change to a tenant's endpoints applies
 	// from the next batch on.
-	s.endpoints["t1"] = append(s.endpoints["t1"], endpoint("t1", "ep_new"))
+	s.addEndpoint(endpoint("t1", "ep_new"))
 	_, err = h.Handle(context.Background(), streamEvent(image("e6", "t1", nil)))
 	require.NoError(t, err)
 	require.Equal(t, 2, s.queries["t1"])

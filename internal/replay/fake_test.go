@@ -2,13 +2,9 @@ package replay_test
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -19,6 +15,7 @@ import (
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/internal/store/memstore"
 )
 
 // clock is a fixed clock that moves only when a test advances it.
@@ -77,31 +74,14 @@ func (f *faults) hit(method string) (before, after error) {
 	return nil, nil
 }
 
-// fakeStore is an in-memory replay.Store with the real store's semantics:
-// deliveries by id carrying their tenant; a sparse dead-letter index (a
-// delivery enters it when it dies and leaves it when it is claimed for
-// replay), read oldest death first by ListDead with the store's range
-// bounds, filters and opaque cursor (a full page always carries a cursor,
-// as a DynamoDB Query stopped by its Limit does); ClaimForReplay's condition
-// and its sentinels ErrNotFound (missing, or another tenant's), ErrNotDead
-// and ErrReplayInFlight; ReleaseReplay's conditional release; SaveJob's
-// optimistic version (ErrConflict); CreateJob's all-or-nothing write of a
-// job and its place among its tenant's open jobs (ErrTooManyJobs at the
-// limit), ReleaseJob's idempotent release, IdleJobs' index of jobs not
-// completed (CompletedAt unset) by the time they were last saved, and
-// ClaimSweep's one claim per gap. Values are deep-copied in and out, as a
-// round trip through DynamoDB would. It is safe for concurrent use.
-type fakeStore struct {
-	mu  sync.Mutex
-	now func() time.Time
-
-	deliveries map[string]domain.Delivery
-	deadIndex  map[string]string // delivery id -> gsi1sk ("<dead_at>#<id>")
-	endpoints  map[string]domain.Endpoint
-	jobs       map[string]domain.ReplayJob
-	openJobs   map[string]map[string]bool // tenant -> ids of its open jobs
-	sweptAt    *time.Time
-
+// testStore is the in-memory store (memstore) with what these tests add:
+// faults injected by method and call (before the call takes effect, or
+// after: a write whose answer was lost), hooks that interleave other work
+// before a claim or a recorded death, and a check that the worker reads
+// deliveries only, at most 100 at once.
+type testStore struct {
+	*memstore.Store
+	mu     sync.Mutex
 	faults faults
 	// beforeClaim, when set, runs (without the lock) at the start of every
 	// ClaimForReplay: a test interleaves other work there.
@@ -111,395 +91,171 @@ type fakeStore struct {
 	beforeRecord func(id string)
 }
 
-var _ replay.Store = (*fakeStore)(nil)
+func newFakeStore(now func() time.Time) *testStore {
+	s := &testStore{Store: memstore.New()}
+	s.Store.Now = now
+	return s
+}
 
-func newFakeStore(now func() time.Time) *fakeStore {
-	return &fakeStore{
-		now:        now,
-		deliveries: map[string]domain.Delivery{},
-		deadIndex:  map[string]string{},
-		endpoints:  map[string]domain.Endpoint{},
-		jobs:       map[string]domain.ReplayJob{},
-		openJobs:   map[string]map[string]bool{},
-	}
+// ports is the worker's Store, every port this store.
+func (s *testStore) ports() replay.Store {
+	return replay.Store{Jobs: s, JobSlots: s, Sweeps: s, DeadLetters: s, Claims: s, Deliveries: s}
 }
 
 func timePtr(t time.Time) *time.Time { return &t }
 
-func cloneTime(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
+// put writes a delivery as the delivery worker would have left it: a dead
+// one (with its dead_at) is in the dead-letter index.
+func (s *testStore) put(d domain.Delivery) { s.PutDelivery(d) }
+
+// get reads a delivery as stored, and whether it is in the dead index.
+func (s *testStore) get(id string) (domain.Delivery, bool) {
+	d, _ := s.Store.Delivery(context.Background(), id)
+	return d, s.InDeadIndex(id)
+}
+
+func (s *testStore) putEndpoint(e domain.Endpoint) {
+	if err := s.PutEndpoint(context.Background(), e); err != nil {
+		panic(err)
 	}
-	return timePtr(*t)
 }
 
-func cloneDelivery(d domain.Delivery) domain.Delivery {
-	d.EnqueuedAt, d.DeliveredAt, d.DeadAt = cloneTime(d.EnqueuedAt), cloneTime(d.DeliveredAt), cloneTime(d.DeadAt)
-	d.ReplayedAt, d.ReplayClaimedAt = cloneTime(d.ReplayedAt), cloneTime(d.ReplayClaimedAt)
-	d.AttemptLog = slices.Clone(d.AttemptLog)
-	return d
+func (s *testStore) fail(rules ...fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults.rules = append(s.faults.rules, rules...)
 }
 
-func cloneJob(j domain.ReplayJob) domain.ReplayJob {
-	j.IDs, j.Pending = slices.Clone(j.IDs), slices.Clone(j.Pending)
-	j.Skipped, j.SkippedIDs = maps.Clone(j.Skipped), maps.Clone(j.SkippedIDs)
-	j.CompletedAt = cloneTime(j.CompletedAt)
+// job reads a job as stored (the zero job if there is none).
+func (s *testStore) job(id string) domain.ReplayJob {
+	j, _ := s.Store.Job(context.Background(), id)
 	return j
 }
 
-func deadSK(d domain.Delivery) string {
-	return d.DeadAt.UTC().Format(time.RFC3339Nano) + "#" + d.DeliveryID
-}
-
-// put writes a delivery as the delivery worker would have left it: a dead
-// one (with its dead_at) is in the dead-letter index.
-func (f *fakeStore) put(d domain.Delivery) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.deliveries[d.DeliveryID] = cloneDelivery(d)
-	delete(f.deadIndex, d.DeliveryID)
-	if d.State == domain.StateDead && d.DeadAt != nil {
-		f.deadIndex[d.DeliveryID] = deadSK(d)
-	}
-}
-
-// get reads a delivery as stored, and whether it is in the dead index.
-func (f *fakeStore) get(id string) (domain.Delivery, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	_, indexed := f.deadIndex[id]
-	return cloneDelivery(f.deliveries[id]), indexed
-}
-
-func (f *fakeStore) putEndpoint(e domain.Endpoint) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.endpoints[e.TenantID+"/"+e.EndpointID] = e
-}
-
-func (f *fakeStore) fail(rules ...fault) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.faults.rules = append(f.faults.rules, rules...)
-}
-
-func (f *fakeStore) job(id string) domain.ReplayJob {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return cloneJob(f.jobs[id])
-}
-
-func (f *fakeStore) Job(_ context.Context, id string) (domain.ReplayJob, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err, _ := f.faults.hit("Job"); err != nil {
-		return domain.ReplayJob{}, err
-	}
-	j, ok := f.jobs[id]
-	if !ok {
-		return domain.ReplayJob{}, fmt.Errorf("replay job %s: %w", id, store.ErrNotFound)
-	}
-	return cloneJob(j), nil
-}
-
-func (f *fakeStore) SaveJob(_ context.Context, j *domain.ReplayJob) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	before, after := f.faults.hit("SaveJob")
-	if before != nil {
-		return before
-	}
-	prev := j.Version
-	j.Version++
-	j.UpdatedAt = f.now().UTC()
-	if prev == 0 {
-		j.CreatedAt = j.UpdatedAt
-	}
-	old, exists := f.jobs[j.JobID]
-	if (prev == 0 && exists) || (prev != 0 && (!exists || old.Version != prev)) {
-		j.Version = prev
-		return fmt.Errorf("replay job %s: %w", j.JobID, store.ErrConflict)
-	}
-	f.jobs[j.JobID] = cloneJob(*j)
-	if after != nil {
-		j.Version = prev // as the real store does on any error
-		return after
-	}
-	return nil
-}
-
-func (f *fakeStore) CreateJob(ctx context.Context, j *domain.ReplayJob, limit int) error {
-	if j.Version != 0 {
-		return fmt.Errorf("create replay job %s: version %d: %w", j.JobID, j.Version, store.ErrConflict)
-	}
-	if j.TenantID == "" || limit <= 0 {
-		return f.SaveJob(ctx, j)
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err, _ := f.faults.hit("CreateJob"); err != nil {
-		return err
-	}
-	if _, exists := f.jobs[j.JobID]; exists {
-		return fmt.Errorf("replay job %s: %w", j.JobID, store.ErrConflict)
-	}
-	if len(f.openJobs[j.TenantID]) >= limit {
-		return fmt.Errorf("tenant %s: %d replay jobs open: %w", j.TenantID, limit, store.ErrTooManyJobs)
-	}
-	j.Version = 1
-	j.UpdatedAt = f.now().UTC()
-	j.CreatedAt = j.UpdatedAt
-	f.jobs[j.JobID] = cloneJob(*j)
-	if f.openJobs[j.TenantID] == nil {
-		f.openJobs[j.TenantID] = map[string]bool{}
-	}
-	f.openJobs[j.TenantID][j.JobID] = true
-	return nil
-}
-
-func (f *fakeStore) TenantJobs(_ context.Context, tenantID string) ([]string, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err, _ := f.faults.hit("TenantJobs"); err != nil {
-		return nil, err
-	}
-	return slices.Sorted(maps.Keys(f.openJobs[tenantID])), nil
-}
-
-func (f *fakeStore) ReleaseJob(_ context.Context, tenantID, jobID string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err, _ := f.faults.hit("ReleaseJob"); err != nil {
-		return err
-	}
-	delete(f.openJobs[tenantID], jobID)
-	return nil
-}
-
-func (f *fakeStore) IdleJobs(_ context.Context, before time.Time, limit int) ([]domain.ReplayJob, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err, _ := f.faults.hit("IdleJobs"); err != nil {
-		return nil, err
-	}
-	var out []domain.ReplayJob
-	for _, j := range f.jobs {
-		if j.CompletedAt == nil && j.UpdatedAt.Before(before) {
-			out = append(out, cloneJob(j))
-		}
-	}
-	sort.Slice(out, func(a, b int) bool { return out[a].UpdatedAt.Before(out[b].UpdatedAt) })
-	return out[:min(len(out), limit)], nil
-}
-
-func (f *fakeStore) ClaimSweep(_ context.Context, gap time.Duration) (bool, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err, _ := f.faults.hit("ClaimSweep"); err != nil {
-		return false, err
-	}
-	now := f.now().UTC()
-	if f.sweptAt != nil && f.sweptAt.After(now.Add(-gap)) {
-		return false, nil
-	}
-	f.sweptAt = &now
-	return true, nil
-}
-
 // open returns the ids of a tenant's open jobs, as CreateJob counts them.
-func (f *fakeStore) open(tenantID string) []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Sorted(maps.Keys(f.openJobs[tenantID]))
+func (s *testStore) open(tenantID string) []string {
+	ids, _ := s.Store.TenantJobs(context.Background(), tenantID)
+	return ids
 }
 
-func (f *fakeStore) Delivery(_ context.Context, id string) (domain.Delivery, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err, _ := f.faults.hit("Delivery"); err != nil {
-		return domain.Delivery{}, err
-	}
-	d, ok := f.deliveries[id]
-	if !ok {
-		return domain.Delivery{}, fmt.Errorf("delivery %s: %w", id, store.ErrNotFound)
-	}
-	return cloneDelivery(d), nil
+// hit counts a call of method and returns the faults it triggers.
+func (s *testStore) hit(method string) (before, after error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.faults.hit(method)
 }
 
-func (f *fakeStore) Load(_ context.Context, ids []string, refs []store.EndpointRef) (store.Snapshot, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err, _ := f.faults.hit("Load"); err != nil {
-		return store.Snapshot{}, err
+// faulty runs call as method, with the faults the tests injected: one
+// before fails the call, one after fails it once it took effect.
+func faulty[T any](s *testStore, method string, call func() (T, error)) (T, error) {
+	var zero T
+	before, after := s.hit(method)
+	if before != nil {
+		return zero, before
 	}
-	if len(ids) > 100 || len(refs) > 0 {
-		return store.Snapshot{}, fmt.Errorf("the worker reads deliveries only, at most 100 at once; got %d and %d endpoints", len(ids), len(refs))
+	v, err := call()
+	if err == nil && after != nil {
+		return zero, after
 	}
-	snap := store.Snapshot{Deliveries: map[string]domain.Delivery{}, Endpoints: map[store.EndpointRef]domain.Endpoint{}}
-	for _, id := range ids {
-		if d, ok := f.deliveries[id]; ok {
-			snap.Deliveries[id] = cloneDelivery(d)
-		}
-	}
-	return snap, nil
+	return v, err
 }
 
-func (f *fakeStore) Endpoint(_ context.Context, tenantID, endpointID string) (domain.Endpoint, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err, _ := f.faults.hit("Endpoint"); err != nil {
-		return domain.Endpoint{}, err
-	}
-	e, ok := f.endpoints[tenantID+"/"+endpointID]
-	if !ok {
-		return domain.Endpoint{}, fmt.Errorf("endpoint %s of tenant %s: %w", endpointID, tenantID, store.ErrNotFound)
-	}
-	return e, nil
+func (s *testStore) Job(ctx context.Context, id string) (domain.ReplayJob, error) {
+	return faulty(s, "Job", func() (domain.ReplayJob, error) { return s.Store.Job(ctx, id) })
 }
 
-type deadCursor struct{ ID, SK string }
-
-func (f *fakeStore) ListDead(_ context.Context, tenantID string, flt domain.DeadFilter, limit int, cursor string) ([]domain.Delivery, string, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err, _ := f.faults.hit("ListDead"); err != nil {
-		return nil, "", err
+func (s *testStore) SaveJob(ctx context.Context, j *domain.ReplayJob) error {
+	prev := j.Version
+	_, err := faulty(s, "SaveJob", func() (struct{}, error) { return struct{}{}, s.Store.SaveJob(ctx, j) })
+	if err != nil {
+		j.Version = prev // as the real store does on any error
 	}
-	if limit < 1 {
-		return nil, "", fmt.Errorf("list dead deliveries: limit %d: ValidationException", limit)
-	}
-	lo, hi := "0", "9"
-	if !flt.Since.IsZero() {
-		lo = flt.Since.UTC().Format(time.RFC3339Nano)
-	}
-	if !flt.Until.IsZero() {
-		hi = flt.Until.UTC().Format(time.RFC3339Nano) + "#~"
-	}
-	after := ""
-	if cursor != "" {
-		raw, err := base64.RawURLEncoding.DecodeString(cursor)
-		var c deadCursor
-		if err != nil || json.Unmarshal(raw, &c) != nil || c.ID == "" || c.SK == "" {
-			return nil, "", fmt.Errorf("cursor: %w", store.ErrBadCursor)
-		}
-		after = c.SK
-	}
-	var sks []string
-	byKey := map[string]string{}
-	for id, sk := range f.deadIndex {
-		d := f.deliveries[id]
-		if d.TenantID != tenantID || sk < lo || sk > hi || (after != "" && sk <= after) {
-			continue
-		}
-		if (flt.EndpointID != "" && d.EndpointID != flt.EndpointID) || (flt.EventType != "" && d.EventType != flt.EventType) {
-			continue
-		}
-		sks = append(sks, sk)
-		byKey[sk] = id
-	}
-	sort.Strings(sks)
-	var out []domain.Delivery
-	for _, sk := range sks {
-		out = append(out, cloneDelivery(f.deliveries[byKey[sk]]))
-		if len(out) == limit {
-			raw, _ := json.Marshal(deadCursor{ID: byKey[sk], SK: sk})
-			return out, base64.RawURLEncoding.EncodeToString(raw), nil
-		}
-	}
-	return out, "", nil
+	return err
 }
 
-func (f *fakeStore) ClaimForReplay(_ context.Context, id, tenantID, job string, stale time.Duration) (domain.Delivery, error) {
-	if hook := f.hook(); hook != nil {
+func (s *testStore) CreateJob(ctx context.Context, j *domain.ReplayJob, limit int) error {
+	if j.Version == 0 && (j.TenantID == "" || limit <= 0) {
+		return s.SaveJob(ctx, j) // as the store does: no slot to take
+	}
+	_, err := faulty(s, "CreateJob", func() (struct{}, error) { return struct{}{}, s.Store.CreateJob(ctx, j, limit) })
+	if err != nil {
+		j.Version = 0
+	}
+	return err
+}
+
+func (s *testStore) TenantJobs(ctx context.Context, tenantID string) ([]string, error) {
+	return faulty(s, "TenantJobs", func() ([]string, error) { return s.Store.TenantJobs(ctx, tenantID) })
+}
+
+func (s *testStore) ReleaseJob(ctx context.Context, tenantID, jobID string) error {
+	_, err := faulty(s, "ReleaseJob", func() (struct{}, error) { return struct{}{}, s.Store.ReleaseJob(ctx, tenantID, jobID) })
+	return err
+}
+
+func (s *testStore) IdleJobs(ctx context.Context, before time.Time, limit int) ([]domain.ReplayJob, error) {
+	return faulty(s, "IdleJobs", func() ([]domain.ReplayJob, error) { return s.Store.IdleJobs(ctx, before, limit) })
+}
+
+func (s *testStore) ClaimSweep(ctx context.Context, gap time.Duration) (bool, error) {
+	return faulty(s, "ClaimSweep", func() (bool, error) { return s.Store.ClaimSweep(ctx, gap) })
+}
+
+func (s *testStore) Delivery(ctx context.Context, id string) (domain.Delivery, error) {
+	return faulty(s, "Delivery", func() (domain.Delivery, error) { return s.Store.Delivery(ctx, id) })
+}
+
+func (s *testStore) Load(ctx context.Context, ids []string, refs []store.EndpointRef) (store.Snapshot, error) {
+	return faulty(s, "Load", func() (store.Snapshot, error) {
+		if len(ids) > 100 || len(refs) > 0 {
+			return store.Snapshot{}, fmt.Errorf("the worker reads deliveries only, at most 100 at once; got %d and %d endpoints", len(ids), len(refs))
+		}
+		return s.Store.Load(ctx, ids, refs)
+	})
+}
+
+func (s *testStore) Endpoint(ctx context.Context, tenantID, endpointID string) (domain.Endpoint, error) {
+	return faulty(s, "Endpoint", func() (domain.Endpoint, error) { return s.Store.Endpoint(ctx, tenantID, endpointID) })
+}
+
+func (s *testStore) ListDead(ctx context.Context, tenantID string, f domain.DeadFilter, limit int, cursor string) ([]domain.Delivery, string, error) {
+	type page struct {
+		ds   []domain.Delivery
+		next string
+	}
+	p, err := faulty(s, "ListDead", func() (page, error) {
+		ds, next, err := s.Store.ListDead(ctx, tenantID, f, limit, cursor)
+		return page{ds, next}, err
+	})
+	return p.ds, p.next, err
+}
+
+func (s *testStore) ClaimForReplay(ctx context.Context, id, tenantID, job string, stale time.Duration) (domain.Delivery, error) {
+	s.mu.Lock()
+	hook := s.beforeClaim
+	s.mu.Unlock()
+	if hook != nil {
 		hook(id, job)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	before, after := f.faults.hit("ClaimForReplay")
-	if before != nil {
-		return domain.Delivery{}, before
-	}
-	now := f.now().UTC()
-	d, ok := f.deliveries[id]
-	if !ok || (tenantID != "" && d.TenantID != tenantID) {
-		return domain.Delivery{}, fmt.Errorf("delivery %s: %w", id, store.ErrNotFound)
-	}
-	staleClaim := d.ReplayClaimedAt != nil && d.ReplayClaimedAt.Before(now.Add(-stale))
-	ok = (d.State == domain.StateDead && d.ReplayJob == "") ||
-		(d.State != domain.StateDelivered && staleClaim) ||
-		(d.ReplayJob == job && d.State != domain.StateDelivered)
-	if !ok {
-		if d.State == domain.StateDead || d.ReplayJob != "" {
-			return cloneDelivery(d), fmt.Errorf("delivery %s: %w", id, store.ErrReplayInFlight)
-		}
-		return cloneDelivery(d), fmt.Errorf("delivery %s is %s: %w", id, d.State, store.ErrNotDead)
-	}
-	d.State, d.ReplayJob = domain.StatePending, job
-	d.ReplayClaimedAt, d.ReplayedAt = timePtr(now), timePtr(now)
-	f.deliveries[id] = d
-	delete(f.deadIndex, id)
-	if after != nil {
-		return domain.Delivery{}, after
-	}
-	return cloneDelivery(d), nil
+	return faulty(s, "ClaimForReplay", func() (domain.Delivery, error) { return s.Store.ClaimForReplay(ctx, id, tenantID, job, stale) })
 }
 
-func (f *fakeStore) hook() func(id, job string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.beforeClaim
+func (s *testStore) ReleaseReplay(ctx context.Context, id, job string) error {
+	_, err := faulty(s, "ReleaseReplay", func() (struct{}, error) { return struct{}{}, s.Store.ReleaseReplay(ctx, id, job) })
+	return err
 }
 
-// RecordAttemptIfUnchanged, as the sweep uses it: on the record as d was
-// read (none when d has no state; else in d's state after d's attempts), a
-// dead outcome marks the delivery dead, with its message, in the dead index;
-// on any other record, nothing is written and the error wraps
-// store.ErrConflict. A delivered delivery is left alone.
-func (f *fakeStore) RecordAttemptIfUnchanged(_ context.Context, d domain.Delivery, a domain.Attempt, o domain.Outcome) error {
-	f.mu.Lock()
-	hook := f.beforeRecord
-	f.mu.Unlock()
+func (s *testStore) RecordAttemptIfUnchanged(ctx context.Context, d domain.Delivery, a domain.Attempt, o domain.Outcome) error {
+	s.mu.Lock()
+	hook := s.beforeRecord
+	s.mu.Unlock()
 	if hook != nil {
 		hook(d.DeliveryID)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err, _ := f.faults.hit("RecordAttemptIfUnchanged"); err != nil {
-		return err
-	}
-	cur, ok := f.deliveries[d.DeliveryID]
-	if ok != (d.State != "") || (ok && (cur.State != d.State || cur.Attempts != d.Attempts)) {
-		return fmt.Errorf("record attempt of delivery %s: it changed since it was read: %w", d.DeliveryID, store.ErrConflict)
-	}
-	if !ok {
-		cur = cloneDelivery(d) // the first attempt writes the record
-	}
-	if cur.State == domain.StateDelivered {
-		return nil
-	}
-	cur.State, cur.Attempts = o.State, cur.Attempts+1
-	cur.AttemptLog = append(cur.AttemptLog, a)
-	if o.State == domain.StateDead {
-		cur.DeadReason, cur.Message, cur.DeadAt = o.DeadReason, o.Message, timePtr(a.At)
-		f.deadIndex[cur.DeliveryID] = deadSK(cur)
-	}
-	f.deliveries[cur.DeliveryID] = cur
-	return nil
-}
-
-func (f *fakeStore) ReleaseReplay(_ context.Context, id, job string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	before, after := f.faults.hit("ReleaseReplay")
-	if before != nil {
-		return before
-	}
-	d, ok := f.deliveries[id]
-	if ok && d.ReplayJob == job { // else the condition fails, which is no error
-		d.ReplayedBy, d.ReplayJob, d.ReplayClaimedAt = job, "", nil
-		f.deliveries[id] = d
-	}
-	return after
+	_, err := faulty(s, "RecordAttemptIfUnchanged", func() (struct{}, error) {
+		return struct{}{}, s.Store.RecordAttemptIfUnchanged(ctx, d, a, o)
+	})
+	return err
 }
 
 // Queue URLs of the tests.

@@ -21,26 +21,77 @@ import (
 	"github.com/hookline/hookline/internal/store"
 )
 
-// Store is what the worker needs of the state table.
-type Store interface {
+// Store is what the worker needs of the state table: one small port per
+// use, each declared here, each a *store.Store in production (the wiring
+// passes the same store to every field) and a memstore.Store in the tests.
+// The API's Start needs JobSlots and Jobs only.
+type Store struct {
+	Jobs
+	JobSlots
+	Sweeps
+	DeadLetters
+	Claims
+	Deliveries
+}
+
+// Jobs reads and checkpoints replay jobs, and finds those whose message was
+// lost. SaveJob is conditional on the version read (store.ErrConflict).
+type Jobs interface {
 	Job(ctx context.Context, id string) (domain.ReplayJob, error)
 	SaveJob(ctx context.Context, j *domain.ReplayJob) error
-	// CreateJob, TenantJobs and ReleaseJob bound each tenant's open jobs
-	// (store.ErrTooManyJobs); IdleJobs finds jobs whose message was lost;
-	// ClaimSweep lets one DLQ sweep run per gap.
+	IdleJobs(ctx context.Context, before time.Time, limit int) ([]domain.ReplayJob, error)
+}
+
+// JobSlots bound each tenant's open jobs: CreateJob records a job and takes
+// a place in one write (store.ErrTooManyJobs), ReleaseJob gives it back.
+type JobSlots interface {
 	CreateJob(ctx context.Context, j *domain.ReplayJob, limit int) error
 	TenantJobs(ctx context.Context, tenantID string) ([]string, error)
 	ReleaseJob(ctx context.Context, tenantID, jobID string) error
-	IdleJobs(ctx context.Context, before time.Time, limit int) ([]domain.ReplayJob, error)
+}
+
+// Sweeps lets one DLQ sweep run per gap.
+type Sweeps interface {
 	ClaimSweep(ctx context.Context, gap time.Duration) (bool, error)
+}
+
+// DeadLetters lists a tenant's dead deliveries, for a replay by filter.
+type DeadLetters interface {
 	ListDead(ctx context.Context, tenantID string, f domain.DeadFilter, limit int, cursor string) ([]domain.Delivery, string, error)
+}
+
+// Claims takes a dead delivery for a job and lets it go once its message is
+// sent; RecordAttemptIfUnchanged records the death of a delivery the sweep
+// found without a record, on the record as read.
+type Claims interface {
 	ClaimForReplay(ctx context.Context, id, tenantID, job string, stale time.Duration) (domain.Delivery, error)
 	ReleaseReplay(ctx context.Context, id, job string) error
 	RecordAttemptIfUnchanged(ctx context.Context, d domain.Delivery, a domain.Attempt, o domain.Outcome) error
+}
+
+// Deliveries reads deliveries (one, or a batch) and endpoints.
+type Deliveries interface {
 	Delivery(ctx context.Context, id string) (domain.Delivery, error)
 	Load(ctx context.Context, deliveryIDs []string, endpoints []store.EndpointRef) (store.Snapshot, error)
 	Endpoint(ctx context.Context, tenantID, endpointID string) (domain.Endpoint, error)
 }
+
+// Depths reads every tenant's DLQ depth counter.
+type Depths interface {
+	DLQDepths(ctx context.Context) (map[string]int, error)
+}
+
+// Reconciler recounts a tenant's DLQ depth from the dead index and corrects
+// its counter.
+type Reconciler interface {
+	ReconcileDLQDepth(ctx context.Context, tenantID string) (store.DepthCheck, error)
+}
+
+var (
+	_            = Store{Jobs: (*store.Store)(nil), JobSlots: (*store.Store)(nil), Sweeps: (*store.Store)(nil), DeadLetters: (*store.Store)(nil), Claims: (*store.Store)(nil), Deliveries: (*store.Store)(nil)}
+	_ Depths     = (*store.Store)(nil)
+	_ Reconciler = (*store.Store)(nil)
+)
 
 // Queue is what the worker needs of SQS.
 type Queue interface {
@@ -100,15 +151,11 @@ type Worker struct {
 	Metrics *metrics.Writer
 	// Depths reads every tenant's DLQ depth, for the gauges and the
 	// reconciliation. Nil: neither.
-	Depths interface {
-		DLQDepths(ctx context.Context) (map[string]int, error)
-	}
+	Depths Depths
 	// Reconciler recounts a tenant's DLQ depth from the dead index and
 	// corrects its counter (store.ReconcileDLQDepth). Nil: no
 	// reconciliation.
-	Reconciler interface {
-		ReconcileDLQDepth(ctx context.Context, tenantID string) (store.DepthCheck, error)
-	}
+	Reconciler Reconciler
 }
 
 // DefaultMaxOpenJobs is a Worker's MaxOpenJobs when not set.

@@ -34,7 +34,7 @@ const (
 // env is a worker on the fakes, at a fixed time.
 type env struct {
 	clk *clock
-	st  *fakeStore
+	st  *testStore
 	q   *fakeQueue
 	w   *replay.Worker
 	t0  time.Time
@@ -46,7 +46,7 @@ func newEnv(t *testing.T) *env {
 	st := newFakeStore(clk.Now)
 	q := newFakeQueue(clk.Now)
 	w := &replay.Worker{
-		Store: st, Queue: q,
+		Store: st.ports(), Queue: q,
 		DeliveryQueueURL: deliveryURL, DLQURL: dlqURL, JobsQueueURL: jobsURL, OpsQueueURL: opsURL,
 		Rate: 10, Now: clk.Now, Log: slog.New(slog.DiscardHandler),
 	}

@@ -1012,8 +1012,28 @@ func (u *update) apply(old map[string]av) (map[string]av, error) {
 			return nil, errValidation("ADD supports numbers and sets only")
 		}
 	}
-	if len(u.deletes) > 0 {
-		return nil, errValidation("fakeDB: DELETE is not supported")
+	// DELETE takes elements out of a set; a set left empty is removed, as
+	// DynamoDB stores no empty set.
+	var emptied []docPath
+	for _, d := range u.deletes {
+		del, ok := d.val.(*types.AttributeValueMemberSS)
+		if !ok {
+			return nil, errValidation("fakeDB: DELETE supports string sets only")
+		}
+		cur := getPath(old, d.path)
+		if cur == nil {
+			continue
+		}
+		set, ok := cur.(*types.AttributeValueMemberSS)
+		if !ok {
+			return nil, errValidation("An operand in the update expression has an incorrect data type")
+		}
+		left := slices.DeleteFunc(slices.Clone(set.Value), func(e string) bool { return slices.Contains(del.Value, e) })
+		if len(left) == 0 {
+			emptied = append(emptied, d.path)
+		} else {
+			writes = append(writes, write{d.path, &types.AttributeValueMemberSS{Value: left}})
+		}
 	}
 	item := cloneItem(old)
 	if item == nil {
@@ -1030,7 +1050,7 @@ func (u *update) apply(old map[string]av) (map[string]av, error) {
 		a, b := rm[i][len(rm[i])-1], rm[j][len(rm[j])-1]
 		return a.isIdx && b.isIdx && a.index > b.index
 	})
-	for _, r := range rm {
+	for _, r := range append(rm, emptied...) {
 		removePath(item, r)
 	}
 	return item, nil

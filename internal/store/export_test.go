@@ -1,0 +1,5 @@
+package store
+
+// NewFakeDB is the fake table of these tests, for the conformance suite
+// (package storetest), which runs in package store_test.
+func NewFakeDB() DynamoDB { return newFakeDB() }

@@ -1,0 +1,69 @@
+// Package storetest is the store's conformance suite: one set of
+// assertions, run against the in-memory store (package memstore) by its
+// unit tests and against the real store on the local cloud's table by the
+// e2e tests, so that the fake the consumers' tests use behaves as the table
+// does. A behaviour either one gains is added here, and both must pass.
+//
+// The suite writes under fresh tenant, event and job ids each run, so it
+// can share a table with other tests; the clock it gives the store stays
+// within minutes of the wall clock (records expire by TTL on a real
+// table).
+package storetest
+
+import (
+	"context"
+	"time"
+
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/store"
+)
+
+// Store is every store method a consumer's port names: what the suite
+// holds both implementations to.
+type Store interface {
+	CreateTenant(ctx context.Context, t domain.Tenant) (domain.Tenant, error)
+	Tenant(ctx context.Context, id string) (domain.Tenant, error)
+	PutAPIKey(ctx context.Context, k domain.APIKey) (domain.APIKey, error)
+	TenantForKey(ctx context.Context, hash string) (string, error)
+	RevokeAPIKey(ctx context.Context, tenantID, keyID string) error
+
+	PutEndpoint(ctx context.Context, e domain.Endpoint) error
+	CreateEndpoint(ctx context.Context, e domain.Endpoint) (domain.Endpoint, error)
+	Endpoint(ctx context.Context, tenantID, endpointID string) (domain.Endpoint, error)
+	Endpoints(ctx context.Context, tenantID string) ([]domain.Endpoint, error)
+	ListEndpoints(ctx context.Context, tenantID string, limit int, cursor string) ([]domain.Endpoint, string, error)
+	UpdateEndpoint(ctx context.Context, tenantID, endpointID string, c store.EndpointChange) (domain.Endpoint, error)
+	DeleteEndpoint(ctx context.Context, tenantID, endpointID string) error
+	RotateSecret(ctx context.Context, tenantID, endpointID string, r store.Rotation) (domain.Endpoint, error)
+	SetEndpointEnabled(ctx context.Context, tenantID, endpointID string, enabled bool) (domain.Endpoint, error)
+	DisableEndpoint(ctx context.Context, tenantID, endpointID string, reason domain.DisableReason) error
+	RecordEndpointFailure(ctx context.Context, tenantID, endpointID string, threshold int) (bool, error)
+	ResetEndpointFailures(ctx context.Context, tenantID, endpointID string) error
+
+	Delivery(ctx context.Context, id string) (domain.Delivery, error)
+	DeliveriesOfEvent(ctx context.Context, tenantID, eventID string) ([]domain.Delivery, error)
+	Load(ctx context.Context, deliveryIDs []string, endpoints []store.EndpointRef) (store.Snapshot, error)
+	LoadWith(ctx context.Context, opts store.LoadOptions, deliveryIDs []string, endpoints []store.EndpointRef) (store.Snapshot, error)
+	RecordAttempt(ctx context.Context, d domain.Delivery, a domain.Attempt, o domain.Outcome) error
+	RecordAttemptIfUnchanged(ctx context.Context, d domain.Delivery, a domain.Attempt, o domain.Outcome) error
+	MarkDeadBeforeLastAttempt(ctx context.Context, d domain.Delivery, reason domain.DeadReason, message string, at time.Time) error
+
+	PutRejection(ctx context.Context, r domain.Rejection) error
+	Rejection(ctx context.Context, key string) (domain.Rejection, error)
+
+	ListDead(ctx context.Context, tenantID string, f domain.DeadFilter, limit int, cursor string) ([]domain.Delivery, string, error)
+	ClaimForReplay(ctx context.Context, id, tenantID, job string, stale time.Duration) (domain.Delivery, error)
+	ReleaseReplay(ctx context.Context, id, job string) error
+	DLQDepths(ctx context.Context) (map[string]int, error)
+	ReconcileDLQDepth(ctx context.Context, tenantID string) (store.DepthCheck, error)
+
+	Job(ctx context.Context, id string) (domain.ReplayJob, error)
+	SaveJob(ctx context.Context, j *domain.ReplayJob) error
+	CreateJob(ctx context.Context, j *domain.ReplayJob, limit int) error
+	TenantJobs(ctx context.Context, tenantID string) ([]string, error)
+	ReleaseJob(ctx context.Context, tenantID, jobID string) error
+	IdleJobs(ctx context.Context, before time.Time, limit int) ([]domain.ReplayJob, error)
+	ClaimSweep(ctx context.Context, gap time.Duration) (bool, error)
+}
+
+var _ Store = (*store.Store)(nil)

@@ -1,0 +1,957 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/store"
+	"github.com/stretchr/testify/require"
+)
+
+// Clock is the suite's clock: the wall clock when the subtest began,
+// moved only by Advance.
+type Clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+// Advance moves the clock on by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// NewStore returns the store under test, reading time from now.
+type NewStore func(t *testing.T, now func() time.Time) Store
+
+// suite is one subtest's store, clock and fresh ids.
+type suite struct {
+	s     Store
+	clock *Clock
+	// run makes the subtest's ids unique to this run.
+	run string
+}
+
+func (u *suite) id(name string) string { return name + "_" + u.run }
+
+// delivery is a delivery of event ev (made unique) of tenant to endpoint.
+func (u *suite) delivery(tenant, endpoint, ev string) domain.Delivery {
+	ev = u.id(ev)
+	return domain.Delivery{DeliveryID: domain.DeliveryID(ev, endpoint), TenantID: tenant, EndpointID: endpoint, EventID: ev, EventType: "a.b"}
+}
+
+// current reads a delivery as deliver does: one with no record yet is the
+// message's ids.
+func (u *suite) current(t *testing.T, d domain.Delivery) domain.Delivery {
+	t.Helper()
+	cur, err := u.s.Delivery(context.Background(), d.DeliveryID)
+	if errors.Is(err, store.ErrNotFound) {
+		return d
+	}
+	require.NoError(t, err)
+	return cur
+}
+
+func (u *suite) depth(t *testing.T, tenant string) int {
+	t.Helper()
+	all, err := u.s.DLQDepths(context.Background())
+	require.NoError(t, err)
+	return all[tenant]
+}
+
+// dead lists every dead delivery of tenant that f selects, page by page of
+// limit, and the number of pages read.
+func (u *suite) dead(t *testing.T, tenant string, f domain.DeadFilter, limit int) ([]string, int) {
+	t.Helper()
+	var ids []string
+	cursor, pages := "", 0
+	for {
+		ds, next, err := u.s.ListDead(context.Background(), tenant, f, limit, cursor)
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(ds), limit)
+		pages++
+		for _, d := range ds {
+			require.Equal(t, tenant, d.TenantID)
+			require.Equal(t, domain.StateDead, d.State)
+			ids = append(ids, d.DeliveryID)
+		}
+		if next == "" {
+			return ids, pages
+		}
+		require.Less(t, pages, 100, "the cursors run in a circle")
+		cursor = next
+	}
+}
+
+// Run runs the suite against the stores newStore makes, one per subtest.
+func Run(t *testing.T, newStore NewStore) {
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			clock := &Clock{t: time.Now().UTC()}
+			u := &suite{s: newStore(t, clock.Now), clock: clock, run: fmt.Sprintf("%x", time.Now().UnixNano())}
+			c.run(t, u)
+		})
+	}
+}
+
+type testCase struct {
+	name string
+	run  func(t *testing.T, u *suite)
+}
+
+var cases = []testCase{
+	{"tenants and keys: created once, a key finds its tenant until revoked", tenantsAndKeys},
+	{"endpoints: created once, read, changed field by field, deleted", endpointLifecycle},
+	{"endpoints list per tenant in id order, page by page", endpointPages},
+	{"a rotation retires the current secret sealed, and loses no concurrent one", rotation},
+	{"enabling clears the failure count; disabling names the tenant", enabling},
+	{"endpoint failures count up, reset, and disable at the threshold", endpointHealth},
+	{"the first attempt writes the whole record; later attempts keep its creation attributes", firstAttempt},
+	{"attempts append, dead is listed per tenant and counted, delivered never regresses", attempts},
+	{"the attempt log keeps the newest entries", attemptLog},
+	{"a batch read finds what exists; consistent or not", batchRead},
+	{"a death recorded before the last attempt is listed, counted once, and undone by a success", deathBeforeLastAttempt},
+	{"two copies attempted at once: both attempts are logged and counted", concurrentAttempts},
+	{"a write on a record that changed since it was read moves nothing, the count included", unchangedOnly},
+	{"replay claims: one winner, resumable, stale claims taken over, the count moved", claims},
+	{"the dead listing: oldest first, filtered, paged, cursors bound to their query", deadListing},
+	{"the reconciliation agrees with a counter that every move kept, once it settled", reconcile},
+	{"rejections are readable by key", rejections},
+	{"replay jobs: versions, slots per tenant, idle ones found", jobs},
+	{"the DLQ sweep is claimed once per gap", sweep},
+}
+
+func tenantsAndKeys(t *testing.T, u *suite) {
+	ctx, s := context.Background(), u.s
+	tenant := u.id("t_keys")
+	made, err := s.CreateTenant(ctx, domain.Tenant{TenantID: tenant, Name: "Acme"})
+	require.NoError(t, err)
+	require.Equal(t, u.clock.Now(), made.CreatedAt)
+	u.clock.Advance(time.Second)
+	_, err = s.CreateTenant(ctx, domain.Tenant{TenantID: tenant, Name: "Other"})
+	require.ErrorIs(t, err, store.ErrExists)
+	got, err := s.Tenant(ctx, tenant)
+	require.NoError(t, err)
+	require.Equal(t, "Acme", got.Name, "the second create changed nothing")
+	require.True(t, made.CreatedAt.Equal(got.CreatedAt))
+	_, err = s.Tenant(ctx, u.id("t_nobody"))
+	require.ErrorIs(t, err, store.ErrNotFound)
+
+	_, err = s.PutAPIKey(ctx, domain.APIKey{KeyID: "k0", TenantID: u.id("t_nobody"), Hash: u.id("h0")})
+	require.ErrorIs(t, err, store.ErrNotFound, "a key needs its tenant")
+	_, err = s.TenantForKey(ctx, u.id("h0"))
+	require.ErrorIs(t, err, store.ErrNotFound)
+	for _, k := range []string{"k1", "k2"} {
+		_, err := s.PutAPIKey(ctx, domain.APIKey{KeyID: k, TenantID: tenant, Hash: u.id("h_" + k)})
+		require.NoError(t, err)
+	}
+	_, err = s.PutAPIKey(ctx, domain.APIKey{KeyID: "k3", TenantID: tenant, Hash: u.id("h_k1")})
+	require.Error(t, err, "a hash is stored once")
+	owner, err := s.TenantForKey(ctx, u.id("h_k1"))
+	require.NoError(t, err)
+	require.Equal(t, tenant, owner)
+
+	require.ErrorIs(t, s.RevokeAPIKey(ctx, u.id("t_other"), "k1"), store.ErrNotFound, "another tenant's key is as good as missing")
+	require.ErrorIs(t, s.RevokeAPIKey(ctx, tenant, "k_missing"), store.ErrNotFound)
+	require.NoError(t, s.RevokeAPIKey(ctx, tenant, "k1"))
+	require.NoError(t, s.RevokeAPIKey(ctx, tenant, "k1"), "revoking twice is harmless")
+	_, err = s.TenantForKey(ctx, u.id("h_k1"))
+	require.ErrorIs(t, err, store.ErrNotFound, "a revoked key finds nothing")
+	owner, err = s.TenantForKey(ctx, u.id("h_k2"))
+	require.NoError(t, err)
+	require.Equal(t, tenant, owner, "the other key still works")
+}
+
+func endpointLifecycle(t *testing.T, u *suite) {
+	ctx, s := context.Background(), u.s
+	tenant := u.id("t_ep")
+	e := domain.Endpoint{TenantID: tenant, EndpointID: "ep_1", URL: "https://example.com/1", SealedSecrets: []string{"sealed_1"}, EventTypes: []string{"a.*"}}
+	made, err := s.CreateEndpoint(ctx, e)
+	require.NoError(t, err)
+	require.Equal(t, u.clock.Now(), made.CreatedAt)
+	_, err = s.CreateEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep_1", URL: "https://example.com/1", SealedSecrets: []string{"sealed_1"}})
+	require.NoError(t, err, "a create at the existing one's instant is its own retry (the SDK's, after a lost answer)")
+	u.clock.Advance(time.Second)
+	_, err = s.CreateEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep_1", URL: "https://example.com/other"})
+	require.ErrorIs(t, err, store.ErrExists)
+	got, err := s.Endpoint(ctx, tenant, "ep_1")
+	require.NoError(t, err)
+	require.Equal(t, "https://example.com/1", got.URL)
+	require.Equal(t, []string{"sealed_1"}, got.SealedSecrets)
+	require.Equal(t, []string{"a.*"}, got.EventTypes)
+	require.False(t, got.Disabled)
+	_, err = s.Endpoint(ctx, u.id("t_other"), "ep_1")
+	require.ErrorIs(t, err, store.ErrNotFound, "endpoints are per tenant")
+
+	u.clock.Advance(time.Minute)
+	url, desc, types, headers := "https://example.com/2", "the second", []string{"b.c"}, map[string]string{"X-A": "1"}
+	changed, err := s.UpdateEndpoint(ctx, tenant, "ep_1", store.EndpointChange{URL: &url, Description: &desc, EventTypes: &types, Headers: &headers})
+	require.NoError(t, err)
+	require.Equal(t, url, changed.URL)
+	require.Equal(t, desc, changed.Description)
+	require.Equal(t, types, changed.EventTypes)
+	require.Equal(t, headers, changed.Headers)
+	require.NotNil(t, changed.UpdatedAt)
+	require.True(t, u.clock.Now().Equal(*changed.UpdatedAt))
+	require.Equal(t, []string{"sealed_1"}, changed.SealedSecrets, "what the change does not name stays")
+	got, err = s.Endpoint(ctx, tenant, "ep_1")
+	require.NoError(t, err)
+	require.Equal(t, changed, got)
+
+	empty, none, noHeaders := "", []string{}, map[string]string{}
+	changed, err = s.UpdateEndpoint(ctx, tenant, "ep_1", store.EndpointChange{Description: &empty, EventTypes: &none, Headers: &noHeaders})
+	require.NoError(t, err)
+	require.Empty(t, changed.Description, "emptied fields are removed")
+	require.Empty(t, changed.EventTypes)
+	require.Empty(t, changed.Headers)
+	require.Equal(t, url, changed.URL)
+	_, err = s.UpdateEndpoint(ctx, tenant, "ep_1", store.EndpointChange{})
+	require.NoError(t, err, "a change of nothing is a change")
+	_, err = s.UpdateEndpoint(ctx, tenant, "ep_missing", store.EndpointChange{URL: &url})
+	require.ErrorIs(t, err, store.ErrNotFound)
+	_, err = s.Endpoint(ctx, tenant, "ep_missing")
+	require.ErrorIs(t, err, store.ErrNotFound, "an update creates nothing")
+
+	require.NoError(t, s.DeleteEndpoint(ctx, tenant, "ep_1"))
+	require.ErrorIs(t, s.DeleteEndpoint(ctx, tenant, "ep_1"), store.ErrNotFound)
+	_, err = s.Endpoint(ctx, tenant, "ep_1")
+	require.ErrorIs(t, err, store.ErrNotFound)
+}
+
+func endpointPages(t *testing.T, u *suite) {
+	ctx, s := context.Background(), u.s
+	tenant, other := u.id("t_pages"), u.id("t_pages_other")
+	want := []string{"ep_a", "ep_b", "ep_c", "ep_d", "ep_e"}
+	for _, id := range []string{"ep_c", "ep_a", "ep_e", "ep_b", "ep_d"} {
+		_, err := s.CreateEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: id, URL: "https://example.com/" + id})
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: other, EndpointID: "ep_x", URL: "https://example.com/x"}))
+
+	all, err := s.Endpoints(ctx, tenant)
+	require.NoError(t, err)
+	var ids []string
+	for _, e := range all {
+		ids = append(ids, e.EndpointID)
+	}
+	require.Equal(t, want, ids)
+
+	ids, cursor := nil, ""
+	for pages := 1; ; pages++ {
+		es, next, err := s.ListEndpoints(ctx, tenant, 2, cursor)
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(es), 2)
+		for _, e := range es {
+			require.Equal(t, tenant, e.TenantID)
+			ids = append(ids, e.EndpointID)
+		}
+		if next == "" {
+			break
+		}
+		require.Less(t, pages, 10)
+		cursor = next
+	}
+	require.Equal(t, want, ids, "every endpoint once, in id order")
+	// A page may be short of its limit (DynamoDB stops a query at 1 MB)
+	// and still carry a cursor; one that carries none is the last.
+	es, _, err := s.ListEndpoints(ctx, tenant, 10, "")
+	require.NoError(t, err)
+	require.NotEmpty(t, es)
+	require.Equal(t, want[:len(es)], func() []string {
+		var ids []string
+		for _, e := range es {
+			ids = append(ids, e.EndpointID)
+		}
+		return ids
+	}())
+	_, _, err = s.ListEndpoints(ctx, tenant, 2, "not base64!")
+	require.ErrorIs(t, err, store.ErrBadCursor)
+}
+
+func rotation(t *testing.T, u *suite) {
+	ctx, s := context.Background(), u.s
+	tenant := u.id("t_rot")
+	_, err := s.CreateEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep_s", URL: "https://example.com/s", SealedSecrets: []string{"sealed_1"}})
+	require.NoError(t, err)
+	got, err := s.RotateSecret(ctx, tenant, "ep_s", store.Rotation{Sealed: "sealed_2", Grace: time.Hour})
+	require.NoError(t, err)
+	require.Equal(t, []string{"sealed_2"}, got.SealedSecrets)
+	require.Equal(t, "sealed_1", got.SealedRetiringSecret)
+	require.NotNil(t, got.RetiringUntil)
+	require.True(t, u.clock.Now().Add(time.Hour).Equal(*got.RetiringUntil))
+	read, err := s.Endpoint(ctx, tenant, "ep_s")
+	require.NoError(t, err)
+	require.Equal(t, got, read)
+
+	// An endpoint written before secrets were sealed.
+	require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep_p", URL: "https://example.com/p", Secrets: []string{"whsec_plain"}}))
+	_, err = s.RotateSecret(ctx, tenant, "ep_p", store.Rotation{Sealed: "sealed_new"})
+	require.Error(t, err, "a plaintext secret retires sealed or not at all")
+	seal := func(_ context.Context, plain string) (string, error) { return "sealed(" + plain + ")", nil }
+	got, err = s.RotateSecret(ctx, tenant, "ep_p", store.Rotation{Sealed: "sealed_new", Grace: time.Minute, Seal: seal})
+	require.NoError(t, err)
+	require.Equal(t, []string{"sealed_new"}, got.SealedSecrets)
+	require.Equal(t, "sealed(whsec_plain)", got.SealedRetiringSecret)
+	require.Empty(t, got.Secrets, "no plaintext stays behind")
+	require.Empty(t, got.RetiringSecret)
+
+	// A rotation that another overtakes while it seals loses, and the
+	// winner's secret stays.
+	require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep_race", URL: "https://example.com/r", Secrets: []string{"whsec_old"}}))
+	overtaken := func(ctx context.Context, plain string) (string, error) {
+		_, err := s.RotateSecret(ctx, tenant, "ep_race", store.Rotation{Sealed: "sealed_winner", Seal: seal})
+		require.NoError(t, err)
+		return seal(ctx, plain)
+	}
+	_, err = s.RotateSecret(ctx, tenant, "ep_race", store.Rotation{Sealed: "sealed_loser", Seal: overtaken})
+	require.ErrorIs(t, err, store.ErrConflict)
+	read, err = s.Endpoint(ctx, tenant, "ep_race")
+	require.NoError(t, err)
+	require.Equal(t, []string{"sealed_winner"}, read.SealedSecrets)
+
+	_, err = s.RotateSecret(ctx, tenant, "ep_missing", store.Rotation{Sealed: "x"})
+	require.ErrorIs(t, err, store.ErrNotFound)
+}
+
+func enabling(t *testing.T, u *suite) {
+	ctx, s := context.Background(), u.s
+	tenant := u.id("t_enable")
+	require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep", URL: "https://example.com"}))
+	got, err := s.SetEndpointEnabled(ctx, tenant, "ep", false)
+	require.NoError(t, err)
+	require.True(t, got.Disabled)
+	require.Equal(t, domain.DisabledByTenant, got.DisabledReason)
+	for range 2 {
+		_, err := s.RecordEndpointFailure(ctx, tenant, "ep", 0)
+		require.NoError(t, err)
+	}
+	got, err = s.SetEndpointEnabled(ctx, tenant, "ep", true)
+	require.NoError(t, err)
+	require.False(t, got.Disabled)
+	require.Empty(t, got.DisabledReason)
+	require.Zero(t, got.ConsecutiveFailures)
+	read, err := s.Endpoint(ctx, tenant, "ep")
+	require.NoError(t, err)
+	require.Equal(t, got, read)
+	_, err = s.SetEndpointEnabled(ctx, tenant, "ep_missing", true)
+	require.ErrorIs(t, err, store.ErrNotFound)
+}
+
+func endpointHealth(t *testing.T, u *suite) {
+	ctx, s := context.Background(), u.s
+	tenant := u.id("t_health")
+	require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep_health", URL: "https://example.com", SealedSecrets: []string{"x"}}))
+	for range 2 {
+		disabled, err := s.RecordEndpointFailure(ctx, tenant, "ep_health", 3)
+		require.NoError(t, err)
+		require.False(t, disabled)
+	}
+	ep, err := s.Endpoint(ctx, tenant, "ep_health")
+	require.NoError(t, err)
+	require.Equal(t, 2, ep.ConsecutiveFailures)
+	require.NoError(t, s.ResetEndpointFailures(ctx, tenant, "ep_health"))
+	ep, err = s.Endpoint(ctx, tenant, "ep_health")
+	require.NoError(t, err)
+	require.Zero(t, ep.ConsecutiveFailures)
+	disabledAt := 0
+	for i := 1; i <= 4; i++ {
+		disabled, err := s.RecordEndpointFailure(ctx, tenant, "ep_health", 3)
+		require.NoError(t, err)
+		if disabled {
+			require.Zero(t, disabledAt, "disabled once, not again")
+			disabledAt = i
+		}
+	}
+	require.Equal(t, 3, disabledAt)
+	ep, err = s.Endpoint(ctx, tenant, "ep_health")
+	require.NoError(t, err)
+	require.True(t, ep.Disabled)
+	require.Equal(t, domain.DisabledConsecutiveFailures, ep.DisabledReason)
+
+	require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep_gone", URL: "https://example.com"}))
+	require.NoError(t, s.DisableEndpoint(ctx, tenant, "ep_gone", domain.DisabledEndpointGone))
+	ep, err = s.Endpoint(ctx, tenant, "ep_gone")
+	require.NoError(t, err)
+	require.True(t, ep.Disabled)
+	require.Equal(t, domain.DisabledEndpointGone, ep.DisabledReason)
+
+	for name, call := range map[string]func() error{
+		"RecordEndpointFailure": func() error { _, err := s.RecordEndpointFailure(ctx, tenant, "ep_missing", 3); return err },
+		"ResetEndpointFailures": func() error { return s.ResetEndpointFailures(ctx, tenant, "ep_missing") },
+		"DisableEndpoint":       func() error { return s.DisableEndpoint(ctx, tenant, "ep_missing", domain.DisabledEndpointGone) },
+	} {
+		require.Error(t, call(), "%s of a missing endpoint", name)
+		_, err = s.Endpoint(ctx, tenant, "ep_missing")
+		require.ErrorIs(t, err, store.ErrNotFound, "%s must not create an endpoint", name)
+	}
+}
+
+func firstAttempt(t *testing.T, u *suite) {
+	ctx, s := context.Background(), u.s
+	tenant := u.id("t_first")
+	require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep", URL: "https://example.com/ep"}))
+	d := u.delivery(tenant, "ep", "evt_first")
+	_, err := s.Delivery(ctx, d.DeliveryID)
+	require.ErrorIs(t, err, store.ErrNotFound, "nothing before the first attempt")
+	require.NoError(t, s.RecordAttempt(ctx, u.current(t, d), domain.Attempt{Number: 1, At: u.clock.Now(), Status: 503, Error: "http_503"}, domain.Outcome{State: domain.StatePending}))
+	first, err := s.Delivery(ctx, d.DeliveryID)
+	require.NoError(t, err)
+	require.Equal(t, domain.StatePending, first.State)
+	require.Equal(t, 1, first.Attempts)
+	require.Equal(t, 503, first.LastStatus)
+	require.Equal(t, "http_503", first.LastError)
+	require.Equal(t, []string{d.DeliveryID, tenant, "ep", d.EventID, "a.b"}, []string{first.DeliveryID, first.TenantID, first.EndpointID, first.EventID, first.EventType})
+	require.True(t, u.clock.Now().Equal(first.CreatedAt))
+	require.Nil(t, first.EnqueuedAt, "enqueue records nothing, and no attempt claims it did")
+
+	u.clock.Advance(time.Hour) // a rewrite of the creation attributes would show
+	require.NoError(t, s.RecordAttempt(ctx, u.current(t, d), domain.Attempt{Number: 2, At: u.clock.Now(), Status: 200}, domain.Outcome{State: domain.StateDelivered}))
+	got, err := s.Delivery(ctx, d.DeliveryID)
+	require.NoError(t, err)
+	require.Equal(t, domain.StateDelivered, got.State)
+	require.Equal(t, 2, got.Attempts)
+	require.True(t, first.CreatedAt.Equal(got.CreatedAt), "the creation time is the first attempt's")
+	require.NotNil(t, got.DeliveredAt)
+	require.True(t, u.clock.Now().Equal(*got.DeliveredAt))
+
+	// A delivery of the same event to an endpoint that does not exist:
+	// readable by id, not listed under its event.
+	gone := d
+	gone.EndpointID, gone.DeliveryID = "ep_deleted", domain.DeliveryID(d.EventID, "ep_deleted")
+	require.NoError(t, s.RecordAttempt(ctx, gone, domain.Attempt{Number: 1, At: u.clock.Now(), Status: 200}, domain.Outcome{State: domain.StateDelivered}))
+	_, err = s.Delivery(ctx, gone.DeliveryID)
+	require.NoError(t, err)
+	var listed []domain.Delivery
+	require.Eventually(t, func() bool { // the endpoints' query is eventually consistent
+		listed, err = s.DeliveriesOfEvent(ctx, tenant, d.EventID)
+		return err == nil && len(listed) > 0
+	}, 10*time.Second, 100*time.Millisecond)
+	require.Len(t, listed, 1, "the delivery to the missing endpoint is not listed")
+	require.Equal(t, d.DeliveryID, listed[0].DeliveryID)
+	listed, err = s.DeliveriesOfEvent(ctx, u.id("t_other"), d.EventID)
+	require.NoError(t, err)
+	require.Empty(t, listed, "another tenant lists nothing of it")
+}
+
+func attempts(t *testing.T, u *suite) {
+	ctx, s := context.Background(), u.s
+	tenant := u.id("t_att")
+	d := u.delivery(tenant, "ep", "evt_att")
+	now := u.clock.Now()
+	record := func(a domain.Attempt, o domain.Outcome) {
+		t.Helper()
+		require.NoError(t, s.RecordAttempt(ctx, u.current(t, d), a, o))
+	}
+	record(domain.Attempt{Number: 1, At: now, Status: 500, Error: "http_500", LatencyMS: 12}, domain.Outcome{State: domain.StatePending})
+	require.Zero(t, u.depth(t, tenant))
+	record(domain.Attempt{Number: 2, At: now, Status: 400, Error: "http_400"}, domain.Outcome{State: domain.StateDead, DeadReason: domain.Rejected(400), Message: `{"m":1}`})
+	got, err := s.Delivery(ctx, d.DeliveryID)
+	require.NoError(t, err)
+	require.Equal(t, domain.StateDead, got.State)
+	require.Equal(t, domain.Rejected(400), got.DeadReason)
+	require.Equal(t, `{"m":1}`, got.Message)
+	require.NotNil(t, got.DeadAt)
+	require.True(t, now.Equal(*got.DeadAt))
+	require.Equal(t, 2, got.Attempts)
+	require.Len(t, got.AttemptLog, 2)
+	require.Equal(t, 500, got.AttemptLog[0].Status)
+	require.Equal(t, int64(12), got.AttemptLog[0].LatencyMS)
+	require.Equal(t, 1, u.depth(t, tenant))
+	var listed []string
+	require.Eventually(t, func() bool { // the index is eventually consistent
+		listed, _ = u.dead(t, tenant, domain.DeadFilter{}, 10)
+		return len(listed) > 0
+	}, 10*time.Second, 100*time.Millisecond)
+	require.Equal(t, []string{d.DeliveryID}, listed)
+	other, _ := u.dead(t, u.id("t_other"), domain.DeadFilter{}, 10)
+	require.Empty(t, other, "listed under its tenant only")
+
+	record(domain.Attempt{Number: 3, At: now, Status: 200}, domain.Outcome{State: domain.StateDelivered})
+	require.Zero(t, u.depth(t, tenant), "out of dead, out of the count")
+	got, err = s.Delivery(ctx, d.DeliveryID)
+	require.NoError(t, err)
+	require.Empty(t, got.Message, "the stored message goes with the death")
+	require.Empty(t, got.DeadReason)
+	require.Nil(t, got.DeadAt)
+	record(domain.Attempt{Number: 4, At: now, Status: 500}, domain.Outcome{State: domain.StatePending})
+	require.NoError(t, s.RecordAttempt(ctx, d, domain.Attempt{Number: 5, At: now, Status: 400}, domain.Outcome{State: domain.StateDead, DeadReason: domain.Rejected(400)}))
+	got, err = s.Delivery(ctx, d.DeliveryID)
+	require.NoError(t, err)
+	require.Equal(t, domain.StateDelivered, got.State, "a late attempt cannot undo a delivery")
+	require.Equal(t, 3, got.Attempts)
+	listed, _ = u.dead(t, tenant, domain.DeadFilter{}, 10)
+	require.Empty(t, listed)
+	require.Zero(t, u.depth(t, tenant))
+}
+
+func attemptLog(t *testing.T, u *suite) {
+	ctx, s := context.Background(), u.s
+	d := u.delivery(u.id("t_log"), "ep", "evt_log")
+	for i := 1; i <= store.MaxAttemptLog+5; i++ {
+		require.NoError(t, s.RecordAttempt(ctx, u.current(t, d), domain.Attempt{Number: i, At: u.clock.Now(), Status: 503}, domain.Outcome{State: domain.StatePending}))
+	}
+	got, err := s.Delivery(ctx, d.DeliveryID)
+	require.NoError(t, err)
+	require.Equal(t, store.MaxAttemptLog+5, got.Attempts, "every attempt is counted")
+	require.Len(t, got.AttemptLog, store.MaxAttemptLog)
+	require.Equal(t, 6, got.AttemptLog[0].Number, "the oldest entries are dropped")
+	require.Equal(t, store.MaxAttemptLog+5, got.AttemptLog[store.MaxAttemptLog-1].Number)
+}
+
+func batchRead(t *testing.T, u *suite) {
+	ctx, s := context.Background(), u.s
+	tenant := u.id("t_load")
+	require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep_l", URL: "https://example.com/l"}))
+	var ids []string
+	for i := range 120 { // over BatchGetItem's 100 keys
+		d := u.delivery(tenant, "ep_l", fmt.Sprintf("evt_load_%d", i))
+		ids = append(ids, d.DeliveryID)
+		if i%2 == 0 { // every other one exists
+			require.NoError(t, s.RecordAttempt(ctx, d, domain.Attempt{Number: 1, At: u.clock.Now(), Status: 503}, domain.Outcome{State: domain.StatePending}))
+		}
+	}
+	refs := []store.EndpointRef{{TenantID: tenant, EndpointID: "ep_l"}, {TenantID: tenant, EndpointID: "ep_l"}, {TenantID: tenant, EndpointID: "ep_gone"}}
+	snap, err := s.Load(ctx, append(ids, ids[0]), refs)
+	require.NoError(t, err)
+	require.Len(t, snap.Deliveries, 60)
+	for i, id := range ids {
+		d, ok := snap.Deliveries[id]
+		require.Equal(t, i%2 == 0, ok, "delivery %d", i)
+		if ok {
+			require.Equal(t, domain.StatePending, d.State)
+			require.Equal(t, id, d.DeliveryID)
+		}
+	}
+	require.Len(t, snap.Endpoints, 1)
+	require.Equal(t, "https://example.com/l", snap.Endpoints[store.EndpointRef{TenantID: tenant, EndpointID: "ep_l"}].URL)
+	require.Eventually(t, func() bool { // eventually consistent reads
+		snap, err := s.LoadWith(ctx, store.LoadOptions{Eventual: true}, ids, refs)
+		return err == nil && len(snap.Deliveries) == 60 && len(snap.Endpoints) == 1
+	}, 10*time.Second, 100*time.Millisecond)
+	snap, err = s.Load(ctx, nil, nil)
+	require.NoError(t, err)
+	require.Empty(t, snap.Deliveries)
+	require.Empty(t, snap.Endpoints)
+}
+
+func deathBeforeLastAttempt(t *testing.T, u *suite) {
+	ctx, s := context.Background(), u.s
+	tenant := u.id("t_last")
+	listed := func(id string) bool {
+		t.Helper()
+		ids, _ := u.dead(t, tenant, domain.DeadFilter{}, 100)
+		return slices.Contains(ids, id)
+	}
+	now := u.clock.Now()
+
+	// No record yet: the advance death writes a complete, listed one.
+	d1 := u.delivery(tenant, "ep", "evt_last_1")
+	require.NoError(t, s.MarkDeadBeforeLastAttempt(ctx, d1, domain.ReasonAttemptsExhausted, `{"m":1}`, now))
+	got, err := s.Delivery(ctx, d1.DeliveryID)
+	require.NoError(t, err)
+	require.Equal(t, domain.StateDead, got.State)
+	require.Equal(t, `{"m":1}`, got.Message)
+	require.Equal(t, domain.ReasonAttemptsExhausted, got.DeadReason)
+	require.Equal(t, tenant, got.TenantID)
+	require.Equal(t, d1.EventID, got.EventID)
+	require.False(t, got.CreatedAt.IsZero())
+	require.True(t, listed(d1.DeliveryID))
+	require.Equal(t, 1, u.depth(t, tenant))
+	// The last attempt fails: dead still, counted once.
+	require.NoError(t, s.RecordAttempt(ctx, got, domain.Attempt{Number: 4, At: now, Status: 500, Error: "http_500"}, domain.Outcome{State: domain.StateDead, DeadReason: domain.ReasonAttemptsExhausted, Message: `{"m":1}`}))
+	require.Equal(t, 1, u.depth(t, tenant), "not counted twice")
+
+	// A pending delivery whose last attempt succeeds: the advance death is
+	// undone, listing and count included.
+	d2 := u.delivery(tenant, "ep", "evt_last_2")
+	require.NoError(t, s.RecordAttempt(ctx, d2, domain.Attempt{Number: 1, At: now, Status: 503}, domain.Outcome{State: domain.StatePending}))
+	require.NoError(t, s.MarkDeadBeforeLastAttempt(ctx, d2, domain.ReasonAttemptsExhausted, `{"m":2}`, now))
+	require.Equal(t, 2, u.depth(t, tenant))
+	require.True(t, listed(d2.DeliveryID))
+	require.NoError(t, s.RecordAttempt(ctx, u.current(t, d2), domain.Attempt{Number: 2, At: now, Status: 200}, domain.Outcome{State: domain.StateDelivered}))
+	got, err = s.Delivery(ctx, d2.DeliveryID)
+	require.NoError(t, err)
+	require.Equal(t, domain.StateDelivered, got.State)
+	require.Empty(t, got.Message)
+	require.Empty(t, got.DeadReason)
+	require.False(t, listed(d2.DeliveryID))
+	require.Equal(t, 1, u.depth(t, tenant))
+
+	// A dead delivery that another copy of it retries leaves the index and
+	// the count.
+	d3 := u.delivery(tenant, "ep", "evt_last_3")
+	require.NoError(t, s.MarkDeadBeforeLastAttempt(ctx, d3, domain.ReasonAttemptsExhausted, `{"m":3}`, now))
+	require.Equal(t, 2, u.depth(t, tenant))
+	require.NoError(t, s.RecordAttempt(ctx, d3, domain.Attempt{Number: 1, At: now, Status: 503}, domain.Outcome{State: domain.StatePending}))
+	require.False(t, listed(d3.DeliveryID))
+	require.Equal(t, 1, u.depth(t, tenant))
+
+	// A delivered one, and a dead one, are left alone.
+	require.NoError(t, s.MarkDeadBeforeLastAttempt(ctx, d2, domain.ReasonAttemptsExhausted, `{"m":2}`, now))
+	got, err = s.Delivery(ctx, d2.DeliveryID)
+	require.NoError(t, err)
+	require.Equal(t, domain.StateDelivered, got.State)
+	require.NoError(t, s.MarkDeadBeforeLastAttempt(ctx, d1, domain.ReasonAttemptsExhausted, `{"m":"again"}`, now))
+	got, err = s.Delivery(ctx, d1.DeliveryID)
+	require.NoError(t, err)
+	require.Equal(t, `{"m":1}`, got.Message)
+	require.Equal(t, 1, u.depth(t, tenant))
+}
+
+func concurrentAttempts(t *testing.T, u *suite) {
+	ctx, s := context.Background(), u.s
+	tenant := u.id("t_dup")
+	for i := range 5 {
+		d := u.delivery(tenant, "ep", fmt.Sprintf("evt_dup_%d", i))
+		require.NoError(t, s.RecordAttempt(ctx, d, domain.Attempt{Number: 1, At: u.clock.Now(), Status: 503}, domain.Outcome{State: domain.StatePending}))
+		stale := u.current(t, d) // both copies read it before either writes
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for w := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[w] = s.RecordAttempt(ctx, stale, domain.Attempt{Number: 2 + w, At: u.clock.Now(), Status: 503}, domain.Outcome{State: domain.StatePending})
+			}()
+		}
+		wg.Wait()
+		require.NoError(t, errors.Join(errs...))
+		got, err := s.Delivery(ctx, d.DeliveryID)
+		require.NoError(t, err)
+		require.Equal(t, 3, got.Attempts, "delivery %d", i)
+		var ns []int
+		for _, a := range got.AttemptLog {
+			ns = append(ns, a.Number)
+		}
+		require.ElementsMatch(t, []int{1, 2, 3}, ns, "delivery %d: no entry lost", i)
+	}
+}
+
+func unchangedOnly(t *testing.T, u *suite) {
+	ctx, s := context.Background(), u.s
+	tenant := u.id("t_cond")
+	d := u.delivery(tenant, "ep", "evt_cond")
+	// The sweep read it as missing; an attempt made the record meanwhile.
+	require.NoError(t, s.RecordAttempt(ctx, d, domain.Attempt{Number: 1, At: u.clock.Now(), Status: 503}, domain.Outcome{State: domain.StatePending}))
+	before, err := s.Delivery(ctx, d.DeliveryID)
+	require.NoError(t, err)
+	death := domain.Outcome{State: domain.StateDead, DeadReason: domain.ReasonAttemptsExhausted, Message: `{"m":1}`}
+	err = s.RecordAttemptIfUnchanged(ctx, d, domain.Attempt{Number: 1, At: u.clock.Now(), Error: "death_not_recorded"}, death)
+	require.ErrorIs(t, err, store.ErrConflict)
+	after, err := s.Delivery(ctx, d.DeliveryID)
+	require.NoError(t, err)
+	require.Equal(t, before, after, "the record made meanwhile is as it was")
+	require.Zero(t, u.depth(t, tenant), "nothing counted")
+	// A record read before another attempt: refused too.
+	require.NoError(t, s.RecordAttempt(ctx, after, domain.Attempt{Number: 2, At: u.clock.Now(), Status: 503}, domain.Outcome{State: domain.StatePending}))
+	require.ErrorIs(t, s.RecordAttemptIfUnchanged(ctx, after, domain.Attempt{Number: 3, At: u.clock.Now()}, death), store.ErrConflict)
+
+	// On the record as it is, the death is recorded and counted once.
+	cur := u.current(t, d)
+	require.NoError(t, s.RecordAttemptIfUnchanged(ctx, cur, domain.Attempt{Number: 3, At: u.clock.Now(), Error: "death_not_recorded"}, death))
+	got, err := s.Delivery(ctx, d.DeliveryID)
+	require.NoError(t, err)
+	require.Equal(t, domain.StateDead, got.State)
+	require.Len(t, got.AttemptLog, 3)
+	require.Equal(t, 1, u.depth(t, tenant))
+	// A delivery with no record, read as such: written.
+	e := u.delivery(tenant, "ep", "evt_cond_new")
+	require.NoError(t, s.RecordAttemptIfUnchanged(ctx, e, domain.Attempt{Number: 1, At: u.clock.Now()}, death))
+	require.Equal(t, 2, u.depth(t, tenant))
+}
+
+func claims(t *testing.T, u *suite) {
+	ctx, s := context.Background(), u.s
+	tenant := u.id("t_claim")
+	mk := func(n string) domain.Delivery {
+		d := u.delivery(tenant, "ep", "evt_claim_"+n)
+		require.NoError(t, s.RecordAttempt(ctx, d, domain.Attempt{Number: 1, At: u.clock.Now(), Status: 400}, domain.Outcome{State: domain.StateDead, DeadReason: domain.Rejected(400), Message: `{"m":"` + n + `"}`}))
+		return d
+	}
+	d := mk("1")
+	require.Equal(t, 1, u.depth(t, tenant))
+	_, err := s.ClaimForReplay(ctx, d.DeliveryID, u.id("t_other"), "job_x", time.Hour)
+	require.ErrorIs(t, err, store.ErrNotFound, "another tenant's delivery is as good as missing")
+	_, err = s.ClaimForReplay(ctx, u.id("dlv_missing"), tenant, "job_x", time.Hour)
+	require.ErrorIs(t, err, store.ErrNotFound)
+	got, err := s.ClaimForReplay(ctx, d.DeliveryID, tenant, "job_a", time.Hour)
+	require.NoError(t, err)
+	require.Equal(t, domain.StatePending, got.State)
+	require.Equal(t, `{"m":"1"}`, got.Message, "the claim returns the message to send")
+	require.Equal(t, "job_a", got.ReplayJob)
+	require.NotNil(t, got.ReplayedAt)
+	require.True(t, u.clock.Now().Equal(*got.ReplayedAt))
+	require.Zero(t, u.depth(t, tenant), "a claimed delivery is no longer dead")
+	ids, _ := u.dead(t, tenant, domain.DeadFilter{}, 10)
+	require.Empty(t, ids, "nor listed")
+	_, err = s.ClaimForReplay(ctx, d.DeliveryID, tenant, "job_b", time.Hour)
+	require.ErrorIs(t, err, store.ErrReplayInFlight, "a second job loses")
+	_, err = s.ClaimForReplay(ctx, d.DeliveryID, tenant, "job_a", time.Hour)
+	require.NoError(t, err, "the same job resumes its claim")
+	require.NoError(t, s.ReleaseReplay(ctx, d.DeliveryID, "job_b"), "another job's release is a no-op")
+	read, err := s.Delivery(ctx, d.DeliveryID)
+	require.NoError(t, err)
+	require.Equal(t, "job_a", read.ReplayJob)
+	require.NoError(t, s.ReleaseReplay(ctx, d.DeliveryID, "job_a"))
+	_, err = s.ClaimForReplay(ctx, d.DeliveryID, tenant, "job_a", time.Hour)
+	require.ErrorIs(t, err, store.ErrNotDead, "released and pending: nothing to replay")
+	read, err = s.Delivery(ctx, d.DeliveryID)
+	require.NoError(t, err)
+	require.Equal(t, "job_a", read.ReplayedBy)
+	require.Empty(t, read.ReplayJob)
+	require.Nil(t, read.ReplayClaimedAt)
+
+	// A job that claimed and stopped: its claim goes stale and another
+	// (the operator's redrive, tenant "") takes it over.
+	e := mk("2")
+	_, err = s.ClaimForReplay(ctx, e.DeliveryID, "", "job_dead", time.Hour)
+	require.NoError(t, err)
+	_, err = s.ClaimForReplay(ctx, e.DeliveryID, "", "job_redrive", time.Hour)
+	require.ErrorIs(t, err, store.ErrReplayInFlight, "not stale yet")
+	u.clock.Advance(time.Hour + time.Second)
+	got, err = s.ClaimForReplay(ctx, e.DeliveryID, "", "job_redrive", time.Hour)
+	require.NoError(t, err, "a stale claim on a never-sent delivery is taken over")
+	require.Equal(t, "job_redrive", got.ReplayJob)
+	require.Zero(t, u.depth(t, tenant), "counted out once")
+
+	// A delivered delivery is never claimed.
+	f := mk("3")
+	require.NoError(t, s.RecordAttempt(ctx, u.current(t, f), domain.Attempt{Number: 2, At: u.clock.Now(), Status: 200}, domain.Outcome{State: domain.StateDelivered}))
+	_, err = s.ClaimForReplay(ctx, f.DeliveryID, tenant, "job_c", time.Hour)
+	require.ErrorIs(t, err, store.ErrNotDead)
+}
+
+func deadListing(t *testing.T, u *suite) {
+	ctx, s := context.Background(), u.s
+	tenant := u.id("t_dlq")
+	base := u.clock.Now().Truncate(time.Second)
+	var all []string
+	byEndpoint, byType := map[string][]string{}, map[string][]string{}
+	for i := range 7 { // deaths a minute apart, written out of order
+		n := (i * 3) % 7
+		ep, typ := []string{"ep_a", "ep_b"}[n%2], []string{"x.created", "x.deleted", "y.z"}[n%3]
+		d := u.delivery(tenant, ep, fmt.Sprintf("evt_dlq_%d", n))
+		d.EventType = typ
+		require.NoError(t, s.RecordAttempt(ctx, d, domain.Attempt{Number: 1, At: base.Add(time.Duration(n) * time.Minute), Status: 400}, domain.Outcome{State: domain.StateDead, DeadReason: domain.Rejected(400), Message: "{}"}))
+	}
+	for n := range 7 {
+		d := u.delivery(tenant, []string{"ep_a", "ep_b"}[n%2], fmt.Sprintf("evt_dlq_%d", n))
+		all = append(all, d.DeliveryID)
+		byEndpoint[d.EndpointID] = append(byEndpoint[d.EndpointID], d.DeliveryID)
+		byType[[]string{"x.created", "x.deleted", "y.z"}[n%3]] = append(byType[[]string{"x.created", "x.deleted", "y.z"}[n%3]], d.DeliveryID)
+	}
+	require.Eventually(t, func() bool { // the index is eventually consistent
+		ids, _ := u.dead(t, tenant, domain.DeadFilter{}, 100)
+		return len(ids) == 7
+	}, 10*time.Second, 100*time.Millisecond)
+
+	for _, tc := range []struct {
+		name string
+		f    domain.DeadFilter
+		want []string
+	}{
+		{"all", domain.DeadFilter{}, all},
+		{"one endpoint", domain.DeadFilter{EndpointID: "ep_b"}, byEndpoint["ep_b"]},
+		{"one type", domain.DeadFilter{EventType: "x.deleted"}, byType["x.deleted"]},
+		{"endpoint and type", domain.DeadFilter{EndpointID: "ep_a", EventType: "x.created"}, []string{all[0], all[6]}},
+		{"since, inclusive", domain.DeadFilter{Since: base.Add(5 * time.Minute)}, all[5:]},
+		{"until, inclusive", domain.DeadFilter{Until: base.Add(2 * time.Minute)}, all[:3]},
+		{"a range", domain.DeadFilter{Since: base.Add(time.Minute), Until: base.Add(3 * time.Minute)}, all[1:4]},
+		{"a range with nothing in it", domain.DeadFilter{Since: base.Add(time.Hour)}, nil},
+		{"another endpoint", domain.DeadFilter{EndpointID: "ep_none"}, nil},
+	} {
+		for _, limit := range []int{1, 2, 100} {
+			ids, pages := u.dead(t, tenant, tc.f, limit)
+			require.Equal(t, tc.want, ids, "%s, %d a page: oldest death first, each once", tc.name, limit)
+			require.GreaterOrEqual(t, pages, (len(tc.want)+limit-1)/limit, tc.name)
+		}
+	}
+	ids, _ := u.dead(t, u.id("t_other"), domain.DeadFilter{}, 100)
+	require.Empty(t, ids, "another tenant's listing is its own")
+
+	// A cursor is bound to its query and to what this store makes.
+	_, cursor, err := s.ListDead(ctx, tenant, domain.DeadFilter{}, 2, "")
+	require.NoError(t, err)
+	require.NotEmpty(t, cursor)
+	_, _, err = s.ListDead(ctx, tenant, domain.DeadFilter{EndpointID: "ep_a"}, 2, cursor)
+	require.ErrorIs(t, err, store.ErrCursorMismatch, "a cursor under another filter")
+	_, _, err = s.ListDead(ctx, tenant, domain.DeadFilter{Since: base.Add(6 * time.Minute)}, 2, cursor)
+	require.ErrorIs(t, err, store.ErrCursorMismatch, "a cursor outside the range")
+	for _, bad := range []string{"!!", "e30", "bm90IGpzb24"} {
+		_, _, err = s.ListDead(ctx, tenant, domain.DeadFilter{}, 2, bad)
+		require.ErrorIs(t, err, store.ErrBadCursor, "cursor %q", bad)
+	}
+	page, _, err := s.ListDead(ctx, u.id("t_other"), domain.DeadFilter{}, 10, cursor)
+	require.NoError(t, err, "a cursor is a position, not a tenant")
+	require.Empty(t, page, "and cannot reach another tenant's deliveries")
+
+	for name, f := range map[string]domain.DeadFilter{
+		"until before since": {Since: base.Add(time.Hour), Until: base},
+		"a year past 9999":   {Since: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
+		"a year before 0":    {Until: time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC)},
+	} {
+		_, _, err := s.ListDead(ctx, tenant, f, 10, "")
+		require.ErrorIs(t, err, store.ErrBadFilter, name)
+	}
+}
+
+func reconcile(t *testing.T, u *suite) {
+	ctx, s := context.Background(), u.s
+	tenant := u.id("t_rec")
+	check, err := s.ReconcileDLQDepth(ctx, tenant)
+	require.NoError(t, err)
+	require.Equal(t, store.DepthCheck{TenantID: tenant}, check, "no counter, nothing dead: nothing to do")
+	for i := range 2 {
+		d := u.delivery(tenant, "ep", fmt.Sprintf("evt_rec_%d", i))
+		require.NoError(t, s.RecordAttempt(ctx, d, domain.Attempt{Number: 1, At: u.clock.Now(), Status: 400}, domain.Outcome{State: domain.StateDead, DeadReason: domain.Rejected(400), Message: "{}"}))
+	}
+	check, err = s.ReconcileDLQDepth(ctx, tenant)
+	require.NoError(t, err)
+	require.Equal(t, store.DepthCheck{TenantID: tenant, Counter: 2, Deferred: true}, check, "a counter that just moved is left for the next run")
+	u.clock.Advance(store.DefaultDepthSettle + time.Second)
+	require.Eventually(t, func() bool { // the index is eventually consistent
+		check, err = s.ReconcileDLQDepth(ctx, tenant)
+		return err == nil && check.Indexed == 2
+	}, 10*time.Second, 100*time.Millisecond)
+	require.Equal(t, store.DepthCheck{TenantID: tenant, Counter: 2, Indexed: 2}, check, "every move kept the counter: nothing corrected")
+	require.Equal(t, 2, u.depth(t, tenant))
+}
+
+func rejections(t *testing.T, u *suite) {
+	ctx, s := context.Background(), u.s
+	tenant, key := u.id("t_rej"), u.id("evt_rej")
+	r := domain.Rejection{Key: key, EventID: key, TenantID: tenant, Reason: domain.RejectUnknownTenant, Field: "payload", Detail: "is not JSON"}
+	require.NoError(t, s.PutRejection(ctx, r))
+	got, err := s.Rejection(ctx, key)
+	require.NoError(t, err)
+	r.RejectedAt = u.clock.Now()
+	require.True(t, r.RejectedAt.Equal(got.RejectedAt))
+	got.RejectedAt = r.RejectedAt
+	require.Equal(t, r, got)
+	u.clock.Advance(time.Second)
+	require.NoError(t, s.PutRejection(ctx, r), "the same item rejected twice is one record")
+	_, err = s.Rejection(ctx, "nope_"+key)
+	require.ErrorIs(t, err, store.ErrNotFound)
+}
+
+func jobs(t *testing.T, u *suite) {
+	ctx, s := context.Background(), u.s
+	tenant := u.id("t_jobs")
+	saved := u.clock.Now()
+
+	// A job saved, read, saved again; a stale copy loses.
+	j := &domain.ReplayJob{JobID: u.id("job_1"), TenantID: tenant, Kind: domain.KindIDs, IDs: []string{"d1", "d2"}, Status: domain.StatusQueued}
+	require.NoError(t, s.SaveJob(ctx, j))
+	require.Equal(t, 1, j.Version)
+	require.True(t, saved.Equal(j.CreatedAt))
+	stale := *j
+	u.clock.Advance(time.Second)
+	j.Status, j.Replayed, j.Skipped = domain.StatusRunning, 1, map[string]int{"not_dead": 1}
+	require.NoError(t, s.SaveJob(ctx, j))
+	require.Equal(t, 2, j.Version)
+	got, err := s.Job(ctx, j.JobID)
+	require.NoError(t, err)
+	require.Equal(t, domain.StatusRunning, got.Status)
+	require.Equal(t, []string{"d1", "d2"}, got.IDs)
+	require.Equal(t, map[string]int{"not_dead": 1}, got.Skipped)
+	require.Equal(t, 2, got.Version)
+	require.True(t, saved.Equal(got.CreatedAt), "created once")
+	require.True(t, u.clock.Now().Equal(got.UpdatedAt))
+	require.ErrorIs(t, s.SaveJob(ctx, &stale), store.ErrConflict, "saved by another since it was read")
+	require.Equal(t, 1, stale.Version, "a refused save leaves the version as it was")
+	dup := &domain.ReplayJob{JobID: j.JobID, TenantID: tenant, Kind: domain.KindIDs}
+	require.ErrorIs(t, s.SaveJob(ctx, dup), store.ErrConflict, "a new job with an existing id")
+	_, err = s.Job(ctx, u.id("job_missing"))
+	require.ErrorIs(t, err, store.ErrNotFound)
+
+	// Slots: at most limit of a tenant's jobs open at once.
+	open := func() []string {
+		t.Helper()
+		ids, err := s.TenantJobs(ctx, tenant)
+		require.NoError(t, err)
+		slices.Sort(ids)
+		return ids
+	}
+	require.Empty(t, open())
+	a, b, c := &domain.ReplayJob{JobID: u.id("job_a"), TenantID: tenant, Kind: domain.KindFilter}, &domain.ReplayJob{JobID: u.id("job_b"), TenantID: tenant, Kind: domain.KindFilter}, &domain.ReplayJob{JobID: u.id("job_c"), TenantID: tenant, Kind: domain.KindFilter}
+	require.NoError(t, s.CreateJob(ctx, a, 2))
+	require.Equal(t, 1, a.Version)
+	require.NoError(t, s.CreateJob(ctx, b, 2))
+	require.ErrorIs(t, s.CreateJob(ctx, c, 2), store.ErrTooManyJobs)
+	require.Zero(t, c.Version)
+	_, err = s.Job(ctx, c.JobID)
+	require.ErrorIs(t, err, store.ErrNotFound, "a refused job is not written")
+	require.Equal(t, []string{a.JobID, b.JobID}, open())
+	other := &domain.ReplayJob{JobID: u.id("job_other"), TenantID: u.id("t_jobs_other"), Kind: domain.KindFilter}
+	require.NoError(t, s.CreateJob(ctx, other, 2), "slots are per tenant")
+	require.NoError(t, s.ReleaseJob(ctx, tenant, a.JobID))
+	require.NoError(t, s.ReleaseJob(ctx, tenant, a.JobID), "releasing twice is harmless")
+	require.Equal(t, []string{b.JobID}, open())
+	require.NoError(t, s.CreateJob(ctx, c, 2))
+	again := &domain.ReplayJob{JobID: a.JobID, TenantID: tenant, Kind: domain.KindFilter}
+	require.NoError(t, s.ReleaseJob(ctx, tenant, c.JobID))
+	require.ErrorIs(t, s.CreateJob(ctx, again, 2), store.ErrConflict, "an existing id")
+	require.Equal(t, []string{b.JobID}, open(), "and its slot is not taken")
+	require.ErrorIs(t, s.CreateJob(ctx, a, 2), store.ErrConflict, "a job already saved")
+	redrive := &domain.ReplayJob{JobID: u.id("job_redrive"), Kind: domain.KindRedrive}
+	require.NoError(t, s.CreateJob(ctx, redrive, 2), "the operator's job takes no tenant's slot")
+
+	// Idle: not completed and not saved since.
+	idle := func(before time.Time) []string {
+		t.Helper()
+		js, err := s.IdleJobs(ctx, before, 1000)
+		require.NoError(t, err)
+		var ids []string
+		for _, j := range js {
+			require.Nil(t, j.CompletedAt)
+			require.True(t, j.UpdatedAt.Before(before))
+			if j.TenantID == tenant {
+				ids = append(ids, j.JobID)
+			}
+		}
+		return ids
+	}
+	// Every open job was last saved at t1.
+	t1 := u.clock.Now()
+	require.Empty(t, idle(t1), "saved at before is not before it")
+	require.Equal(t, []string{j.JobID, a.JobID, b.JobID, c.JobID}, idle(t1.Add(time.Second)), "saved before it, the tenant's released ones too")
+	u.clock.Advance(time.Second)
+	require.NoError(t, s.SaveJob(ctx, b))
+	require.Equal(t, []string{j.JobID, a.JobID, c.JobID}, idle(u.clock.Now()), "a job saved since is not idle")
+	require.Equal(t, []string{j.JobID, a.JobID, c.JobID, b.JobID}, idle(u.clock.Now().Add(time.Second)), "least recently saved first")
+	js, err := s.IdleJobs(ctx, u.clock.Now().Add(time.Second), 1)
+	require.NoError(t, err)
+	require.Len(t, js, 1, "at most limit")
+	done := u.clock.Now()
+	j.Status, j.CompletedAt = domain.StatusCompleted, &done
+	require.NoError(t, s.SaveJob(ctx, j))
+	require.NotContains(t, idle(u.clock.Now().Add(time.Second)), j.JobID, "a completed job is never idle")
+}
+
+func sweep(t *testing.T, u *suite) {
+	ctx, s := context.Background(), u.s
+	ok, err := s.ClaimSweep(ctx, 0)
+	require.NoError(t, err)
+	require.True(t, ok, "no gap: always")
+	ok, err = s.ClaimSweep(ctx, time.Hour)
+	require.NoError(t, err)
+	require.False(t, ok, "swept within the gap")
+	u.clock.Advance(time.Second)
+	ok, err = s.ClaimSweep(ctx, time.Second)
+	require.NoError(t, err)
+	require.True(t, ok, "a gap since the last")
+}
