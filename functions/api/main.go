@@ -8,9 +8,8 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"os"
+	"log/slog"
 
-	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
@@ -25,17 +24,10 @@ import (
 	"github.com/hookline/hookline/internal/store"
 )
 
-func main() { boot.Main("api", run) }
+func main() { boot.Serve("api", fnenv.LoadAPI, build) }
 
-func run() error {
-	cfg, err := fnenv.LoadAPI(os.Getenv)
-	if err != nil {
-		return err
-	}
-	log, awsCfg, err := boot.Start(context.Background(), cfg.LogLevel)
-	if err != nil {
-		return err
-	}
+// build wires the api function's handler from its environment.
+func build(cfg fnenv.APIEnv, log *slog.Logger, awsCfg aws.Config) (any, error) {
 	st := store.New(dynamodb.NewFromConfig(awsCfg), cfg.StateTable)
 	srv := &api.Server{
 		Store:       api.Store{Tenants: st, Endpoints: st, EndpointChanges: st, Deliveries: st, DeadLetters: st, Jobs: st},
@@ -51,8 +43,7 @@ func run() error {
 	if cfg.ReplayQueueURL != "" {
 		srv.Replays = &replay.Worker{Store: replay.Store{Jobs: st, JobSlots: st}, Queue: sqs.NewFromConfig(awsCfg), JobsQueueURL: cfg.ReplayQueueURL, OpsQueueURL: cfg.ReplayOpsQueueURL, Log: log}
 	}
-	lambda.Start(apigw.Handler(srv.Handler()))
-	return nil
+	return apigw.Handler(srv.Handler()), nil
 }
 
 // secretReader is what the api function needs of Secrets Manager.

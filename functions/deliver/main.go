@@ -5,11 +5,11 @@
 package main
 
 import (
-	"context"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 
-	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -23,17 +23,10 @@ import (
 	"github.com/hookline/hookline/internal/store"
 )
 
-func main() { boot.Main("deliver", run) }
+func main() { boot.Serve("deliver", fnenv.LoadDeliver, build) }
 
-func run() error {
-	cfg, err := fnenv.LoadDeliver(os.Getenv)
-	if err != nil {
-		return err
-	}
-	log, aws, err := boot.Start(context.Background(), cfg.LogLevel)
-	if err != nil {
-		return err
-	}
+// build wires the deliver function's handler from its environment.
+func build(cfg fnenv.DeliverEnv, log *slog.Logger, aws aws.Config) (any, error) {
 	var send deliver.Sender = &sender.Client{HTTP: sender.NewHTTPClient(sender.ClientOptions{
 		Guard: &cfg.Guard, RequestTimeout: cfg.RequestTimeout,
 	})}
@@ -56,6 +49,5 @@ func run() error {
 		Log:          log,
 		Metrics:      metrics.New(os.Stdout),
 	}
-	lambda.Start(h.Handle)
-	return nil
+	return h.Handle, nil
 }

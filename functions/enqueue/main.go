@@ -5,10 +5,10 @@
 package main
 
 import (
-	"context"
+	"log/slog"
 	"os"
 
-	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/boot"
@@ -19,17 +19,10 @@ import (
 	"github.com/hookline/hookline/internal/store"
 )
 
-func main() { boot.Main("enqueue", run) }
+func main() { boot.Serve("enqueue", fnenv.LoadEnqueue, build) }
 
-func run() error {
-	cfg, err := fnenv.LoadEnqueue(os.Getenv)
-	if err != nil {
-		return err
-	}
-	log, aws, err := boot.Start(context.Background(), cfg.LogLevel)
-	if err != nil {
-		return err
-	}
+// build wires the enqueue function's handler from its environment.
+func build(cfg fnenv.EnqueueEnv, log *slog.Logger, aws aws.Config) (any, error) {
 	st := store.New(dynamodb.NewFromConfig(aws), cfg.StateTable)
 	h := &enqueue.Handler{
 		Store:    enqueue.Store{Subscribers: st, Existing: st, Rejections: st},
@@ -44,6 +37,5 @@ func run() error {
 		f := &fault.FailAfterSend{Next: h.Queue, Rate: rate}
 		h.Queue, handle = f, fault.EachInvocation(f, h.Handle)
 	}
-	lambda.Start(handle)
-	return nil
+	return handle, nil
 }

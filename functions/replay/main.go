@@ -6,11 +6,11 @@
 package main
 
 import (
-	"context"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 
-	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/boot"
@@ -20,17 +20,10 @@ import (
 	"github.com/hookline/hookline/internal/store"
 )
 
-func main() { boot.Main("replay", run) }
+func main() { boot.Serve("replay", fnenv.LoadReplay, build) }
 
-func run() error {
-	cfg, err := fnenv.LoadReplay(os.Getenv)
-	if err != nil {
-		return err
-	}
-	log, aws, err := boot.Start(context.Background(), cfg.LogLevel)
-	if err != nil {
-		return err
-	}
+// build wires the replay function's handler from its environment.
+func build(cfg fnenv.ReplayEnv, log *slog.Logger, aws aws.Config) (any, error) {
 	st := store.New(dynamodb.NewFromConfig(aws), cfg.StateTable)
 	w := &replay.Worker{
 		Store:            replay.Store{Jobs: st, JobSlots: st, Sweeps: st, DeadLetters: st, Claims: st, Deliveries: st},
@@ -41,6 +34,5 @@ func run() error {
 		DeliveryQueueURL: cfg.DeliveryQueueURL, DLQURL: cfg.DLQURL, JobsQueueURL: cfg.JobsQueueURL, OpsQueueURL: cfg.OpsQueueURL,
 		Rate: cfg.Rate, Rand: rand.Float64, Log: log,
 	}
-	lambda.Start(w.Handle)
-	return nil
+	return w.Handle, nil
 }

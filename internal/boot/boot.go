@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	smithylog "github.com/aws/smithy-go/logging"
 	"github.com/hookline/hookline/internal/logging"
@@ -108,6 +109,33 @@ func (l sdkLogger) Logf(class smithylog.Classification, format string, v ...any)
 		level = slog.LevelDebug
 	}
 	l.log.Log(context.Background(), level, "aws sdk: "+fmt.Sprintf(format, v...))
+}
+
+// Env is what Serve needs of a function's environment: its log level.
+type Env interface{ Level() string }
+
+// Serve is every function's main: it reads the function's environment with
+// load, starts its logger and AWS configuration (Start), has build wire the
+// handler once (clients built here are reused by warm invocations), and
+// serves it with lambda.Start. A failure before serving is logged and ends
+// the process (Main).
+func Serve[C Env](name string, load func(getenv func(string) string) (C, error), build func(cfg C, log *slog.Logger, aws aws.Config) (any, error)) {
+	Main(name, func() error {
+		cfg, err := load(os.Getenv)
+		if err != nil {
+			return err
+		}
+		log, awsCfg, err := Start(context.Background(), cfg.Level())
+		if err != nil {
+			return err
+		}
+		handler, err := build(cfg, log, awsCfg)
+		if err != nil {
+			return err
+		}
+		lambda.Start(handler)
+		return nil
+	})
 }
 
 // Main runs run and, if it fails, logs why the function cannot start and

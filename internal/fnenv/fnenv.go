@@ -62,6 +62,9 @@ type Common struct {
 	LogLevel string
 }
 
+// Level is the function's log level (boot.Env).
+func (c Common) Level() string { return c.LogLevel }
+
 func (c Common) vars() map[string]string {
 	return map[string]string{varStateTable: c.StateTable, varLogLevel: c.LogLevel}
 }
