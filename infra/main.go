@@ -110,39 +110,20 @@ func retryFromContext(ctx func(string) string, p *HooklineStackProps) error {
 		}
 		p.Retry.Mode = policy.Mode
 	}
-	if s := ctx("maxAge"); s != "" {
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			return fmt.Errorf("context maxAge: %w", err)
-		}
-		p.Retry.MaxAge = d
-	}
-	return nil
+	return durationContext(ctx, "maxAge", &p.Retry.MaxAge)
 }
 
 // deliveryFromContext reads how deliveries and replays are made: requestTimeout,
 // replayRate, disableAfter, allowCIDRs, allowHTTP.
 func deliveryFromContext(ctx func(string) string, p *HooklineStackProps) error {
-	if s := ctx("requestTimeout"); s != "" {
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			return fmt.Errorf("context requestTimeout: %w", err)
-		}
-		p.RequestTimeout = d
+	if err := durationContext(ctx, "requestTimeout", &p.RequestTimeout); err != nil {
+		return err
 	}
-	if s := ctx("replayRate"); s != "" {
-		r, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return fmt.Errorf("context replayRate: %q is not a number", s)
-		}
-		p.ReplayRate = r
+	if err := floatContext(ctx, "replayRate", &p.ReplayRate); err != nil {
+		return err
 	}
-	if s := ctx("disableAfter"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return fmt.Errorf("context disableAfter: %q is not a whole number", s)
-		}
-		p.DisableAfter = n
+	if err := intContext(ctx, "disableAfter", &p.DisableAfter); err != nil {
+		return err
 	}
 	if s := ctx("allowCIDRs"); s != "" {
 		for _, c := range strings.Split(s, ",") {
@@ -164,19 +145,11 @@ func deliveryFromContext(ctx func(string) string, p *HooklineStackProps) error {
 func operationsFromContext(ctx func(string) string, p *HooklineStackProps) error {
 	p.AlarmEmail = ctx("alarmEmail")
 	p.Faults = ctx("faults")
-	if s := ctx("sweepInterval"); s != "" {
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			return fmt.Errorf("context sweepInterval: %w", err)
-		}
-		p.SweepInterval = d
+	if err := durationContext(ctx, "sweepInterval", &p.SweepInterval); err != nil {
+		return err
 	}
-	if s := ctx("deliverTimeout"); s != "" {
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			return fmt.Errorf("context deliverTimeout: %w", err)
-		}
-		p.DeliverTimeout = d
+	if err := durationContext(ctx, "deliverTimeout", &p.DeliverTimeout); err != nil {
+		return err
 	}
 	if s := ctx("tenantDLQAlarm"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -208,19 +181,50 @@ func capacityFromContext(ctx func(string) string, p *HooklineStackProps) error {
 			*field = n
 		}
 	}
-	if s := ctx("apiRateLimit"); s != "" {
+	if err := floatContext(ctx, "apiRateLimit", &p.APIRateLimit); err != nil {
+		return err
+	}
+	if err := intContext(ctx, "apiBurstLimit", &p.APIBurstLimit); err != nil {
+		return err
+	}
+	return nil
+}
+
+// durationContext sets *field from the context value key, a Go duration
+// ("15s"), when it is given.
+func durationContext(ctx func(string) string, key string, field *time.Duration) error {
+	if s := ctx(key); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("context %s: %w", key, err)
+		}
+		*field = d
+	}
+	return nil
+}
+
+// floatContext sets *field from the context value key, a number, when it is
+// given.
+func floatContext(ctx func(string) string, key string, field *float64) error {
+	if s := ctx(key); s != "" {
 		r, err := strconv.ParseFloat(s, 64)
 		if err != nil {
-			return fmt.Errorf("context apiRateLimit: %q is not a number", s)
+			return fmt.Errorf("context %s: %q is not a number", key, s)
 		}
-		p.APIRateLimit = r
+		*field = r
 	}
-	if s := ctx("apiBurstLimit"); s != "" {
+	return nil
+}
+
+// intContext sets *field from the context value key, a whole number, when it
+// is given.
+func intContext(ctx func(string) string, key string, field *int) error {
+	if s := ctx(key); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil {
-			return fmt.Errorf("context apiBurstLimit: %q is not a whole number", s)
+			return fmt.Errorf("context %s: %q is not a whole number", key, s)
 		}
-		p.APIBurstLimit = n
+		*field = n
 	}
 	return nil
 }
