@@ -70,21 +70,19 @@ func NewDeliveryQueues(scope constructs.Construct, id string, p DeliveryQueuesPr
 			Statistic: jsii.String("Maximum"),
 		})
 	}
-	depth := awscloudwatch.NewAlarm(c, jsii.String("DeadLetterDepth"), &awscloudwatch.AlarmProps{
-		AlarmDescription:   jsii.String("Deliveries are piling up in the hookline dead-letter queue. See docs/operations.md."),
-		Metric:             visible(dlq),
-		Threshold:          jsii.Number(float64(p.AlarmThreshold)),
-		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
-		EvaluationPeriods:  jsii.Number(1),
-		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-	})
-	failed := awscloudwatch.NewAlarm(c, jsii.String("EnqueueFailureDepth"), &awscloudwatch.AlarmProps{
-		AlarmDescription:   jsii.String("Outbox stream batches failed enqueue and were parked. Events in them are not yet delivered."),
-		Metric:             visible(failures),
-		Threshold:          jsii.Number(float64(p.FailureAlarmThreshold)),
-		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
-		EvaluationPeriods:  jsii.Number(1),
-		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-	})
+	// depthAlarm fires when q has held more than threshold visible messages
+	// for a minute.
+	depthAlarm := func(id, desc string, q awssqs.Queue, threshold int) awscloudwatch.Alarm {
+		return awscloudwatch.NewAlarm(c, jsii.String(id), &awscloudwatch.AlarmProps{
+			AlarmDescription:   jsii.String(desc),
+			Metric:             visible(q),
+			Threshold:          jsii.Number(float64(threshold)),
+			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+			EvaluationPeriods:  jsii.Number(1),
+			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+		})
+	}
+	depth := depthAlarm("DeadLetterDepth", "Deliveries are piling up in the hookline dead-letter queue. See docs/operations.md.", dlq, p.AlarmThreshold)
+	failed := depthAlarm("EnqueueFailureDepth", "Outbox stream batches failed enqueue and were parked. Events in them are not yet delivered.", failures, p.FailureAlarmThreshold)
 	return DeliveryQueues{Delivery: delivery, DeadLetter: dlq, EnqueueFailures: failures, DepthAlarm: depth, EnqueueFailureAlarm: failed}
 }
