@@ -88,19 +88,26 @@ func (s *Store) UpdateEndpoint(ctx context.Context, tenantID, endpointID string,
 	if err != nil {
 		return domain.Endpoint{}, err
 	}
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &s.table, Key: endpointKey(tenantID, endpointID),
+	return s.updateEndpointItem(ctx, tenantID, endpointID, &dynamodb.UpdateItemInput{
 		UpdateExpression:          aws.String(update),
 		ConditionExpression:       aws.String("attribute_exists(pk)"),
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
-		ReturnValues:              types.ReturnValueAllNew,
-	})
+	}, fmt.Errorf("endpoint %s: %w", endpointID, ErrNotFound), fmt.Sprintf("update endpoint %s", endpointID))
+}
+
+// updateEndpointItem runs in, an update of one endpoint (its table, key and
+// ReturnValues set here), and returns the endpoint as written. A failed
+// condition answers onConditionFailed; another error is wrapped with action.
+func (s *Store) updateEndpointItem(ctx context.Context, tenantID, endpointID string, in *dynamodb.UpdateItemInput, onConditionFailed error, action string) (domain.Endpoint, error) {
+	in.TableName, in.Key = &s.table, endpointKey(tenantID, endpointID)
+	in.ReturnValues = types.ReturnValueAllNew
+	out, err := s.db.UpdateItem(ctx, in)
 	if isConditionFailed(err) {
-		return domain.Endpoint{}, fmt.Errorf("endpoint %s: %w", endpointID, ErrNotFound)
+		return domain.Endpoint{}, onConditionFailed
 	}
 	if err != nil {
-		return domain.Endpoint{}, fmt.Errorf("update endpoint %s: %w", endpointID, err)
+		return domain.Endpoint{}, fmt.Errorf("%s: %w", action, err)
 	}
 	var e domain.Endpoint
 	if err := attributevalue.UnmarshalMap(out.Attributes, &e); err != nil {
@@ -227,24 +234,12 @@ func (s *Store) RotateSecret(ctx context.Context, tenantID, endpointID string, r
 	} else {
 		remove += ", sealed_retiring_secret"
 	}
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &s.table, Key: endpointKey(tenantID, endpointID),
+	return s.updateEndpointItem(ctx, tenantID, endpointID, &dynamodb.UpdateItemInput{
 		UpdateExpression:          aws.String(set + remove),
 		ConditionExpression:       aws.String("attribute_exists(pk) AND " + cond),
 		ExpressionAttributeValues: values,
-		ReturnValues:              types.ReturnValueAllNew,
-	})
-	if isConditionFailed(err) {
-		return domain.Endpoint{}, fmt.Errorf("endpoint %s changed during rotation, try again: %w", endpointID, ErrConflict)
-	}
-	if err != nil {
-		return domain.Endpoint{}, fmt.Errorf("rotate secret of endpoint %s: %w", endpointID, err)
-	}
-	var e domain.Endpoint
-	if err := attributevalue.UnmarshalMap(out.Attributes, &e); err != nil {
-		return domain.Endpoint{}, fmt.Errorf("decode endpoint %s: %w", endpointID, err)
-	}
-	return e, nil
+	}, fmt.Errorf("endpoint %s changed during rotation, try again: %w", endpointID, ErrConflict),
+		fmt.Sprintf("rotate secret of endpoint %s", endpointID))
 }
 
 // ErrConflict is returned when a concurrent change won.
@@ -263,22 +258,10 @@ func (s *Store) SetEndpointEnabled(ctx context.Context, tenantID, endpointID str
 			":d": &types.AttributeValueMemberBOOL{Value: true}, ":r": &types.AttributeValueMemberS{Value: string(domain.DisabledByTenant)}, ":now": timeValue(s.Now()),
 		}
 	}
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &s.table, Key: endpointKey(tenantID, endpointID),
+	return s.updateEndpointItem(ctx, tenantID, endpointID, &dynamodb.UpdateItemInput{
 		UpdateExpression: aws.String(expr), ConditionExpression: aws.String("attribute_exists(pk)"),
-		ExpressionAttributeValues: values, ReturnValues: types.ReturnValueAllNew,
-	})
-	if isConditionFailed(err) {
-		return domain.Endpoint{}, fmt.Errorf("endpoint %s: %w", endpointID, ErrNotFound)
-	}
-	if err != nil {
-		return domain.Endpoint{}, fmt.Errorf("set endpoint %s enabled=%t: %w", endpointID, enabled, err)
-	}
-	var e domain.Endpoint
-	if err := attributevalue.UnmarshalMap(out.Attributes, &e); err != nil {
-		return domain.Endpoint{}, fmt.Errorf("decode endpoint %s: %w", endpointID, err)
-	}
-	return e, nil
+		ExpressionAttributeValues: values,
+	}, fmt.Errorf("endpoint %s: %w", endpointID, ErrNotFound), fmt.Sprintf("set endpoint %s enabled=%t", endpointID, enabled))
 }
 
 // DeliveriesOfEvent lists the deliveries of one of a tenant's events to the
