@@ -482,20 +482,33 @@ func timeValue(t time.Time) types.AttributeValue {
 // DisableEndpoint turns an endpoint off, with the reason, so no further
 // deliveries are sent to it until it is enabled again.
 func (s *Store) DisableEndpoint(ctx context.Context, tenantID, endpointID string, reason domain.DisableReason) error {
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:           &s.table,
-		Key:                 endpointKey(tenantID, endpointID),
-		UpdateExpression:    aws.String("SET disabled = :t, disabled_reason = :r"),
-		ConditionExpression: aws.String("attribute_exists(pk)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":t": &types.AttributeValueMemberBOOL{Value: true},
-			":r": &types.AttributeValueMemberS{Value: string(reason)},
-		},
-	})
-	if err != nil {
+	if err := s.setDisabled(ctx, tenantID, endpointID, reason, false); err != nil {
 		return fmt.Errorf("disable endpoint %s: %w", endpointID, err)
 	}
 	return nil
+}
+
+// setDisabled marks an existing endpoint disabled for reason; onlyIfEnabled
+// makes the write conditional on its being enabled, so that a failed
+// condition tells the caller someone else disabled it first.
+func (s *Store) setDisabled(ctx context.Context, tenantID, endpointID string, reason domain.DisableReason, onlyIfEnabled bool) error {
+	cond := "attribute_exists(pk)"
+	values := map[string]types.AttributeValue{
+		":t": &types.AttributeValueMemberBOOL{Value: true},
+		":r": &types.AttributeValueMemberS{Value: string(reason)},
+	}
+	if onlyIfEnabled {
+		cond += " AND disabled = :f"
+		values[":f"] = &types.AttributeValueMemberBOOL{Value: false}
+	}
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 &s.table,
+		Key:                       endpointKey(tenantID, endpointID),
+		UpdateExpression:          aws.String("SET disabled = :t, disabled_reason = :r"),
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeValues: values,
+	})
+	return err
 }
 
 // RecordEndpointFailure counts a failed attempt against an endpoint and
@@ -520,19 +533,8 @@ func (s *Store) RecordEndpointFailure(ctx context.Context, tenantID, endpointID 
 	if threshold <= 0 || n < threshold {
 		return false, nil
 	}
-	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:           &s.table,
-		Key:                 endpointKey(tenantID, endpointID),
-		UpdateExpression:    aws.String("SET disabled = :t, disabled_reason = :r"),
-		ConditionExpression: aws.String("attribute_exists(pk) AND disabled = :f"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":t": &types.AttributeValueMemberBOOL{Value: true},
-			":f": &types.AttributeValueMemberBOOL{Value: false},
-			":r": &types.AttributeValueMemberS{Value: string(domain.DisabledConsecutiveFailures)},
-		},
-	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
+	err = s.setDisabled(ctx, tenantID, endpointID, domain.DisabledConsecutiveFailures, true)
+	if isConditionFailed(err) {
 		return false, nil // already disabled
 	}
 	if err != nil {
