@@ -90,19 +90,18 @@ func (s *Store) UpdateEndpoint(ctx context.Context, tenantID, endpointID string,
 	}
 	return s.updateEndpointItem(ctx, tenantID, endpointID, &dynamodb.UpdateItemInput{
 		UpdateExpression:          aws.String(update),
-		ConditionExpression:       aws.String("attribute_exists(pk)"),
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
 	}, fmt.Errorf("endpoint %s: %w", endpointID, ErrNotFound), fmt.Sprintf("update endpoint %s", endpointID))
 }
 
-// updateEndpointItem runs in, an update of one endpoint (its table, key and
-// ReturnValues set here), and returns the endpoint as written. A failed
+// updateEndpointItem runs in, an update of one existing endpoint
+// (updateExistingEndpoint; ReturnValues set here), and returns the endpoint
+// as written. A failed
 // condition answers onConditionFailed; another error is wrapped with action.
 func (s *Store) updateEndpointItem(ctx context.Context, tenantID, endpointID string, in *dynamodb.UpdateItemInput, onConditionFailed error, action string) (domain.Endpoint, error) {
-	in.TableName, in.Key = &s.table, endpointKey(tenantID, endpointID)
 	in.ReturnValues = types.ReturnValueAllNew
-	out, err := s.db.UpdateItem(ctx, in)
+	out, err := s.updateExistingEndpoint(ctx, tenantID, endpointID, in)
 	if isConditionFailed(err) {
 		return domain.Endpoint{}, onConditionFailed
 	}
@@ -236,7 +235,7 @@ func (s *Store) RotateSecret(ctx context.Context, tenantID, endpointID string, r
 	}
 	return s.updateEndpointItem(ctx, tenantID, endpointID, &dynamodb.UpdateItemInput{
 		UpdateExpression:          aws.String(set + remove),
-		ConditionExpression:       aws.String("attribute_exists(pk) AND " + cond),
+		ConditionExpression:       aws.String(cond),
 		ExpressionAttributeValues: values,
 	}, fmt.Errorf("endpoint %s changed during rotation, try again: %w", endpointID, ErrConflict),
 		fmt.Sprintf("rotate secret of endpoint %s", endpointID))
@@ -259,7 +258,7 @@ func (s *Store) SetEndpointEnabled(ctx context.Context, tenantID, endpointID str
 		}
 	}
 	return s.updateEndpointItem(ctx, tenantID, endpointID, &dynamodb.UpdateItemInput{
-		UpdateExpression: aws.String(expr), ConditionExpression: aws.String("attribute_exists(pk)"),
+		UpdateExpression:          aws.String(expr),
 		ExpressionAttributeValues: values,
 	}, fmt.Errorf("endpoint %s: %w", endpointID, ErrNotFound), fmt.Sprintf("set endpoint %s enabled=%t", endpointID, enabled))
 }

@@ -492,34 +492,39 @@ func (s *Store) DisableEndpoint(ctx context.Context, tenantID, endpointID string
 // makes the write conditional on its being enabled, so that a failed
 // condition tells the caller someone else disabled it first.
 func (s *Store) setDisabled(ctx context.Context, tenantID, endpointID string, reason domain.DisableReason, onlyIfEnabled bool) error {
-	cond := "attribute_exists(pk)"
-	values := map[string]types.AttributeValue{
-		":t": &types.AttributeValueMemberBOOL{Value: true},
-		":r": &types.AttributeValueMemberS{Value: string(reason)},
+	in := &dynamodb.UpdateItemInput{
+		UpdateExpression: aws.String("SET disabled = :t, disabled_reason = :r"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":t": &types.AttributeValueMemberBOOL{Value: true},
+			":r": &types.AttributeValueMemberS{Value: string(reason)},
+		},
 	}
 	if onlyIfEnabled {
-		cond += " AND disabled = :f"
-		values[":f"] = &types.AttributeValueMemberBOOL{Value: false}
+		in.ConditionExpression = aws.String("disabled = :f")
+		in.ExpressionAttributeValues[":f"] = &types.AttributeValueMemberBOOL{Value: false}
 	}
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 &s.table,
-		Key:                       endpointKey(tenantID, endpointID),
-		UpdateExpression:          aws.String("SET disabled = :t, disabled_reason = :r"),
-		ConditionExpression:       aws.String(cond),
-		ExpressionAttributeValues: values,
-	})
+	_, err := s.updateExistingEndpoint(ctx, tenantID, endpointID, in)
 	return err
+}
+
+// updateExistingEndpoint runs in against an endpoint's item (table and key
+// set here) only if the item exists, so that an update never creates a
+// partial endpoint: in's ConditionExpression, if any, must hold as well.
+func (s *Store) updateExistingEndpoint(ctx context.Context, tenantID, endpointID string, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+	cond := "attribute_exists(pk)"
+	if in.ConditionExpression != nil {
+		cond += " AND " + *in.ConditionExpression
+	}
+	in.TableName, in.Key, in.ConditionExpression = &s.table, endpointKey(tenantID, endpointID), aws.String(cond)
+	return s.db.UpdateItem(ctx, in)
 }
 
 // RecordEndpointFailure counts a failed attempt against an endpoint and
 // disables it when the count reaches threshold (0: never). It reports whether
 // this call disabled it.
 func (s *Store) RecordEndpointFailure(ctx context.Context, tenantID, endpointID string, threshold int) (bool, error) {
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 &s.table,
-		Key:                       endpointKey(tenantID, endpointID),
+	out, err := s.updateExistingEndpoint(ctx, tenantID, endpointID, &dynamodb.UpdateItemInput{
 		UpdateExpression:          aws.String("ADD consecutive_failures :one"),
-		ConditionExpression:       aws.String("attribute_exists(pk)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":one": &types.AttributeValueMemberN{Value: "1"}},
 		ReturnValues:              types.ReturnValueUpdatedNew,
 	})
@@ -546,11 +551,8 @@ func (s *Store) RecordEndpointFailure(ctx context.Context, tenantID, endpointID 
 // ResetEndpointFailures sets an endpoint's consecutive failure count to zero
 // after a success.
 func (s *Store) ResetEndpointFailures(ctx context.Context, tenantID, endpointID string) error {
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 &s.table,
-		Key:                       endpointKey(tenantID, endpointID),
+	_, err := s.updateExistingEndpoint(ctx, tenantID, endpointID, &dynamodb.UpdateItemInput{
 		UpdateExpression:          aws.String("SET consecutive_failures = :zero"),
-		ConditionExpression:       aws.String("attribute_exists(pk)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":zero": &types.AttributeValueMemberN{Value: "0"}},
 	})
 	if err != nil {
