@@ -173,10 +173,7 @@ func (s *Server) listDLQ(w http.ResponseWriter, r *http.Request, tenant string) 
 	if err != nil {
 		return s.internal(r, err)
 	}
-	out := struct {
-		Data       []DeadLetterView `json:"data"`
-		NextCursor string           `json:"next_cursor,omitempty"`
-	}{Data: make([]DeadLetterView, 0, len(ds)), NextCursor: next}
+	out := page[DeadLetterView]{Data: make([]DeadLetterView, 0, len(ds)), NextCursor: next}
 	for _, d := range ds {
 		out.Data = append(out.Data, DeadLetterView{ID: d.DeliveryID, EventID: d.EventID, EventType: d.EventType, EndpointID: d.EndpointID,
 			DeadReason: d.DeadReason, Attempts: d.Attempts, LastStatus: d.LastStatus, LastError: d.LastError, DeadAt: d.DeadAt, ReplayedAt: d.ReplayedAt})

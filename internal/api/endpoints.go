@@ -200,10 +200,7 @@ func (s *Server) listEndpoints(w http.ResponseWriter, r *http.Request, tenant st
 	if err != nil {
 		return s.internal(r, err)
 	}
-	out := struct {
-		Data       []EndpointView `json:"data"`
-		NextCursor string         `json:"next_cursor,omitempty"`
-	}{Data: make([]EndpointView, 0, len(es)), NextCursor: next}
+	out := page[EndpointView]{Data: make([]EndpointView, 0, len(es)), NextCursor: next}
 	for _, e := range es {
 		out.Data = append(out.Data, s.view(e))
 	}
@@ -219,14 +216,20 @@ func (s *Server) found(r *http.Request, what string, err error) *Problem {
 	return s.internal(r, err)
 }
 
-func (s *Server) getEndpoint(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
-	id := r.PathValue("endpoint_id")
-	e, err := s.Store.Endpoint(r.Context(), tenant, id)
+// writeEndpoint answers with endpoint id, e, as a store call returned it, or
+// maps the call's error err (a missing endpoint is 404).
+func (s *Server) writeEndpoint(w http.ResponseWriter, r *http.Request, id string, e domain.Endpoint, err error) *Problem {
 	if err != nil {
 		return s.found(r, "endpoint "+strconv.Quote(id), err)
 	}
 	writeJSON(w, http.StatusOK, s.view(e))
 	return nil
+}
+
+func (s *Server) getEndpoint(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
+	id := r.PathValue("endpoint_id")
+	e, err := s.Store.Endpoint(r.Context(), tenant, id)
+	return s.writeEndpoint(w, r, id, e, err)
 }
 
 func (s *Server) updateEndpoint(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
@@ -241,11 +244,7 @@ func (s *Server) updateEndpoint(w http.ResponseWriter, r *http.Request, tenant s
 	e, err := s.Store.UpdateEndpoint(r.Context(), tenant, id, store.EndpointChange{
 		URL: in.URL, Description: in.Description, EventTypes: in.EventTypes, Headers: in.Headers,
 	})
-	if err != nil {
-		return s.found(r, "endpoint "+strconv.Quote(id), err)
-	}
-	writeJSON(w, http.StatusOK, s.view(e))
-	return nil
+	return s.writeEndpoint(w, r, id, e, err)
 }
 
 func (s *Server) deleteEndpoint(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
@@ -321,9 +320,5 @@ func (s *Server) disableEndpoint(w http.ResponseWriter, r *http.Request, tenant 
 func (s *Server) setEnabled(w http.ResponseWriter, r *http.Request, tenant string, enabled bool) *Problem {
 	id := r.PathValue("endpoint_id")
 	e, err := s.Store.SetEndpointEnabled(r.Context(), tenant, id, enabled)
-	if err != nil {
-		return s.found(r, "endpoint "+strconv.Quote(id), err)
-	}
-	writeJSON(w, http.StatusOK, s.view(e))
-	return nil
+	return s.writeEndpoint(w, r, id, e, err)
 }

@@ -316,3 +316,10 @@ func jsonKind(k string) string {
 		return "a number"
 	}
 }
+
+// page is the body of a list: one page of items (never null) and the cursor
+// that reads the next, left out on the last page.
+type page[T any] struct {
+	Data       []T    `json:"data"`
+	NextCursor string `json:"next_cursor,omitempty"`
+}
