@@ -14,6 +14,7 @@ import (
 	"github.com/hookline/hookline/internal/api"
 	"github.com/hookline/hookline/internal/deliver"
 	"github.com/hookline/hookline/internal/enqueue"
+	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/store"
@@ -290,12 +291,12 @@ func TestLeastPrivilege(t *testing.T) {
 		s.hasProperties(t, "AWS::KMS::Key", id, obj{"EnableKeyRotation": true, "KeySpec": assertions.Match_Absent()})
 		for _, fn := range []string{s.apiFn, s.deliverFn} {
 			s.hasProperties(t, "AWS::Lambda::Function", fn, obj{
-				"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{sealing.EnvKeyARN: key})},
+				"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{fnenv.VarSecretsKeyARN: key})},
 			})
 		}
 		for _, fn := range []string{s.enqueueFn, s.replayFn} {
 			s.hasProperties(t, "AWS::Lambda::Function", fn, obj{
-				"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{sealing.EnvKeyARN: assertions.Match_Absent()})},
+				"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{fnenv.VarSecretsKeyARN: assertions.Match_Absent()})},
 			})
 		}
 	})

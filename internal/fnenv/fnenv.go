@@ -21,7 +21,6 @@ import (
 	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/netguard"
 	"github.com/hookline/hookline/internal/retry"
-	"github.com/hookline/hookline/internal/sealing"
 )
 
 // The environment variables, each written once.
@@ -39,9 +38,16 @@ const (
 	varAllowHTTP            = "HOOKLINE_ALLOW_HTTP"
 	varOperatorKey          = "HOOKLINE_OPERATOR_KEY"
 	varOperatorKeySecretARN = "HOOKLINE_OPERATOR_KEY_SECRET_ARN"
-	varSecretsKeyARN        = sealing.EnvKeyARN
+	varSecretsKeyARN        = VarSecretsKeyARN
 	varFaults               = fault.Env
 )
+
+// VarSecretsKeyARN names the KMS key (its ARN) the signing secrets are
+// sealed with: the api function seals under it, the deliver function opens
+// only what it sealed. Only those two functions get it, and the template
+// tests check that. (Named here, not in package sealing, so that the
+// functions that do not seal link no KMS client.)
+const VarSecretsKeyARN = "HOOKLINE_SECRETS_KEY_ARN"
 
 // Defaults of the fields that have one.
 const (

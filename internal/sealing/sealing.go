@@ -25,11 +25,6 @@ const (
 	Purpose = "hookline-endpoint-signing-secret"
 )
 
-// EnvKeyARN is the environment variable, set by the stack, that names the
-// KMS key (its ARN) the signing secrets are sealed with: the api function
-// seals under it, the deliver function opens only what it sealed.
-const EnvKeyARN = "HOOKLINE_SECRETS_KEY_ARN"
-
 // ErrInvalid wraps a sealed secret that can never be opened for the
 // endpoint it was read from: not base64, or refused by KMS as a ciphertext
 // of another endpoint (its encryption context differs) or of another key.
