@@ -33,11 +33,7 @@ var tooling = []string{
 	"e2e",
 	"scripts",
 	"tooling",
-	"internal/perf",
-	"internal/harness",
-	"internal/apiclient",
 	"internal/stackoutputs",
-	"internal/docexamples",
 	// The store's in-memory fake and its conformance suite serve tests
 	// only: no binary links them (functions/deps_test.go).
 	"internal/store/memstore",
