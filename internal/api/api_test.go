@@ -28,6 +28,7 @@ import (
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/sealing/sealingtest"
 	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/internal/store/storetest"
 )
 
 const operatorKey = "op-test-operator-key-7f3a9c2e5b1d"
@@ -37,24 +38,6 @@ var (
 	secretRE = regexp.MustCompile(`^whsec_[A-Za-z0-9+/]+=*$`)
 	t0       = time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
 )
-
-// clock is a settable clock shared by the server and the fake store.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 type lockedBuffer struct {
 	mu sync.Mutex
@@ -75,7 +58,7 @@ func (b *lockedBuffer) String() string {
 
 type env struct {
 	tb    testing.TB
-	clock *clock
+	clock *storetest.Clock
 	store *testStore
 	kms   *sealingtest.KMS
 	srv   *api.Server
@@ -85,7 +68,7 @@ type env struct {
 
 func newEnv(tb testing.TB) *env {
 	tb.Helper()
-	c := &clock{t: t0}
+	c := storetest.NewClock(t0)
 	fs := newFakeStore(c.Now)
 	logs := &lockedBuffer{}
 	kms := sealingtest.New()

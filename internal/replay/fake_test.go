@@ -16,26 +16,12 @@ import (
 	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/internal/store/memstore"
+	"github.com/hookline/hookline/internal/store/storetest"
 )
 
-// clock is a fixed clock that moves only when a test advances it.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+// newClock is the tests' clock, which moves only when a test advances it.
+func newClock() *storetest.Clock {
+	return storetest.NewClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
 }
 
 // errInjected is the infrastructure failure the fakes inject.

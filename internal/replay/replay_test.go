@@ -23,6 +23,7 @@ import (
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/internal/store/storetest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -33,7 +34,7 @@ const (
 
 // env is a worker on the fakes, at a fixed time.
 type env struct {
-	clk *clock
+	clk *storetest.Clock
 	st  *testStore
 	q   *fakeQueue
 	w   *replay.Worker

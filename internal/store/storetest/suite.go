@@ -21,6 +21,9 @@ type Clock struct {
 	t  time.Time
 }
 
+// NewClock returns a Clock at t, for the consumers' unit tests too.
+func NewClock(t time.Time) *Clock { return &Clock{t: t} }
+
 // Now returns the clock's time.
 func (c *Clock) Now() time.Time {
 	c.mu.Lock()
