@@ -1,0 +1,102 @@
+package domain
+
+import (
+	"strings"
+	"time"
+)
+
+// Operational events: what hookline itself tells a tenant (through its own
+// pipeline, to the tenant's endpoints subscribed to these types) and the
+// operator (on the stack's EventBridge bus) about the tenant's endpoints
+// and deliveries. Their types are reserved: a producer's outbox item of one
+// of them is rejected, so every event of these types in
+// the outbox was written by hookline (package opevent).
+const (
+	// OpEndpointDisabled: an endpoint was disabled (after consecutive
+	// failures, or on 410 Gone). Payload: OpEndpointEvent.
+	OpEndpointDisabled = "endpoint.disabled"
+	// OpEndpointFailing: an early warning; an endpoint's run of consecutive
+	// failed attempts reached the failing threshold, well below the disable
+	// threshold. Payload: OpEndpointEvent.
+	OpEndpointFailing = "endpoint.failing"
+	// OpEndpointRecovered: an endpoint that was failing or disabled
+	// answered a delivery with success again. Payload: OpEndpointEvent.
+	OpEndpointRecovered = "endpoint.recovered"
+	// OpDeliveryDead: deliveries to an endpoint died; one summary per
+	// endpoint per coalescing window. Payload: OpDeliveryDeadEvent.
+	OpDeliveryDead = "delivery.dead"
+)
+
+// OpEventTypes lists the operational event types.
+var OpEventTypes = []string{OpEndpointDisabled, OpEndpointFailing, OpEndpointRecovered, OpDeliveryDead}
+
+// IsOperational reports whether eventType is one of hookline's reserved
+// operational event types.
+func IsOperational(eventType string) bool {
+	for _, t := range OpEventTypes {
+		if t == eventType {
+			return true
+		}
+	}
+	return false
+}
+
+// SubscribesExplicitly reports whether e asks for eventType by name or by a
+// "prefix.*" filter, not merely by having no filter or "*": operational
+// events go only to endpoints that name them, so a receiver built for the
+// tenant's business events never gets them unasked.
+func (e Endpoint) SubscribesExplicitly(eventType string) bool {
+	for _, f := range e.EventTypes {
+		if f == eventType {
+			return true
+		}
+		if n := len(f); n >= 2 && f != "*" && strings.HasSuffix(f, ".*") && strings.HasPrefix(eventType, f[:n-1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// OpEndpointEvent is the payload (data) of endpoint.disabled,
+// endpoint.failing and endpoint.recovered.
+type OpEndpointEvent struct {
+	TenantID   string `json:"tenant_id"`
+	EndpointID string `json:"endpoint_id"`
+	URL        string `json:"url"`
+	// ConsecutiveFailures is the endpoint's run of failed attempts when the
+	// event was raised (0 on recovered).
+	ConsecutiveFailures int `json:"consecutive_failures"`
+	// Reason is why it was disabled (endpoint.disabled only).
+	Reason DisableReason `json:"reason,omitempty"`
+	// LastStatus and LastError describe the attempt that raised the event.
+	LastStatus int       `json:"last_status,omitempty"`
+	LastError  string    `json:"last_error,omitempty"`
+	At         time.Time `json:"at"`
+}
+
+// OpDeliveryDeadEvent is the payload (data) of delivery.dead: the deaths of
+// one endpoint's deliveries within one coalescing window.
+type OpDeliveryDeadEvent struct {
+	TenantID    string    `json:"tenant_id"`
+	EndpointID  string    `json:"endpoint_id"`
+	WindowStart time.Time `json:"window_start"`
+	WindowEnd   time.Time `json:"window_end"`
+	// Count is how many deliveries died in the window.
+	Count int `json:"count"`
+	// Deaths are the first deaths of the window (at most OpDeadSample).
+	Deaths []OpDeath `json:"deaths"`
+	// Reasons counts the window's deaths by reason.
+	Reasons map[DeadReason]int `json:"reasons"`
+}
+
+// OpDeath is one dead delivery named in a delivery.dead summary.
+type OpDeath struct {
+	DeliveryID string     `json:"delivery_id"`
+	EventID    string     `json:"event_id"`
+	EventType  string     `json:"event_type"`
+	Reason     DeadReason `json:"reason"`
+	Attempts   int        `json:"attempts"`
+}
+
+// OpDeadSample is how many deaths a delivery.dead summary names.
+const OpDeadSample = 10
