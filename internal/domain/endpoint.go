@@ -22,6 +22,9 @@ type Endpoint struct {
 	EventTypes []string `dynamodbav:"event_types,omitempty"`
 	// DisabledReason says why an endpoint was disabled.
 	DisabledReason DisableReason `dynamodbav:"disabled_reason,omitempty"`
+	// DisabledAt is when the endpoint was last disabled; nil while it has
+	// not been since it was created or enabled.
+	DisabledAt *time.Time `dynamodbav:"disabled_at,omitempty"`
 	// Description is the tenant's note on the endpoint.
 	Description string `dynamodbav:"description,omitempty"`
 	// Headers are sent with every request to the endpoint; they never
