@@ -135,6 +135,13 @@ type HooklineStackProps struct {
 	// AlarmEmail, when set, subscribes this address to the alarm topic.
 	// Default: none (subscribe your pager to the AlarmTopicARN output).
 	AlarmEmail string
+	// OperatorEventsToAlarms adds a rule on the operator's event bus
+	// (OperatorEventBusName output) sending every operational event
+	// (endpoint.disabled, endpoint.failing, endpoint.recovered,
+	// delivery.dead) to the alarm topic, whose policy then lets EventBridge
+	// publish to it. Default false: the bus has no rule, and the operator
+	// adds their own (docs/operations.md).
+	OperatorEventsToAlarms bool
 	// Faults injects failures into deliver and enqueue, for the soak test
 	// only: "deliver_crash:0.01,enqueue_fail:0.05" (package fault). Default
 	// none; never set it on a production deployment.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
@@ -66,6 +67,8 @@ func streamMapping(fn awslambda.Function) awslambda.CfnEventSourceMapping {
 type PipelineFunctionsProps struct {
 	Tables Tables
 	Queues DeliveryQueues
+	// OperatorBus receives the operational events enqueue puts on it.
+	OperatorBus awsevents.IEventBus
 	// SecretsKey seals the endpoints' signing secrets; deliver may decrypt
 	// with it.
 	SecretsKey awskms.IKey
@@ -108,12 +111,14 @@ func NewPipelineFunctions(scope constructs.Construct, id string, p PipelineFunct
 	}
 
 	enqueue := newFn("Enqueue", 60*time.Second, fnenv.EnqueueEnv{
-		Common: fns.common(), QueueURL: *p.Queues.Delivery.QueueUrl(), Faults: p.Faults,
+		Common: fns.common(), QueueURL: *p.Queues.Delivery.QueueUrl(), EventBus: *p.OperatorBus.EventBusName(), Faults: p.Faults,
 	}.Vars())
 	// Endpoints (Query), LoadWith (BatchGetItem), Tenant (GetItem),
-	// PutRejection (PutItem); SendMessageBatch is sqs:SendMessage.
+	// PutRejection (PutItem); SendMessageBatch is sqs:SendMessage; the
+	// operational events put on the operator's bus.
 	grantTableItems(enqueue, p.Tables.State, "dynamodb:Query", "dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:PutItem")
 	p.Queues.Delivery.Grant(enqueue, jsii.String("sqs:SendMessage"))
+	grantPutEvents(enqueue, p.OperatorBus)
 	enqueue.AddEventSource(awslambdaeventsources.NewDynamoEventSource(p.Tables.Outbox, &awslambdaeventsources.DynamoEventSourceProps{
 		StartingPosition:        awslambda.StartingPosition_TRIM_HORIZON,
 		BatchSize:               jsii.Number(StreamBatchSize),

@@ -165,6 +165,7 @@ func TestLeastPrivilege(t *testing.T) {
 		},
 		"enqueue": func(g grantSet) {
 			g.add(arn(s.deliveryQueue), nil, "sqs:SendMessage") // SendMessageBatch
+			g.add(arn(s.operatorBus), nil, "events:PutEvents")  // operational events, to the operator's bus only
 			// The stream mapping (CDK's grantStreamRead) and its on-failure
 			// destination (CDK's grantSendMessages).
 			g.add("*", nil, "dynamodb:ListStreams")

@@ -13,6 +13,7 @@
 //	allowCIDRs      comma-separated CIDRs the SSRF guard lets through (default none)
 //	allowHTTP       "true" lets tenants register http:// endpoint URLs (default https only)
 //	alarmEmail      subscribe this address to the alarm topic (default none)
+//	operatorEventsToAlarms  "true" sends the operational events on the operator's bus to the alarm topic (default false)
 //	tenantDLQAlarm  per-tenant DLQ depth alarm threshold (default 100)
 //	deliverTimeout  the deliver function's timeout, e.g. "20s" (default request timeout + 5s)
 //	sweepInterval   how often the DLQ and the tenant DLQ depths are reconciled with the index (default 5m)
@@ -140,11 +141,19 @@ func deliveryFromContext(ctx func(string) string, p *HooklineStackProps) error {
 	return nil
 }
 
-// operationsFromContext reads the operator's settings: alarmEmail, faults,
+// operationsFromContext reads the operator's settings: alarmEmail,
+// operatorEventsToAlarms, faults,
 // sweepInterval, deliverTimeout, tenantDLQAlarm.
 func operationsFromContext(ctx func(string) string, p *HooklineStackProps) error {
 	p.AlarmEmail = ctx("alarmEmail")
 	p.Faults = ctx("faults")
+	switch s := ctx("operatorEventsToAlarms"); s {
+	case "", "false":
+	case "true":
+		p.OperatorEventsToAlarms = true
+	default:
+		return fmt.Errorf("context operatorEventsToAlarms: %q is not true or false", s)
+	}
 	if err := durationContext(ctx, "sweepInterval", &p.SweepInterval); err != nil {
 		return err
 	}

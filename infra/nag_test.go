@@ -22,8 +22,9 @@ import (
 func TestNagAwsSolutions(t *testing.T) {
 	app := newApp(t)
 	stack, accepted, err := newHooklineStack(app, "HooklineNag", &HooklineStackProps{
-		AssetDir:   fakeAssets(t),
-		AlarmEmail: "oncall@example.com",
+		AssetDir:               fakeAssets(t),
+		AlarmEmail:             "oncall@example.com",
+		OperatorEventsToAlarms: true, // every resource, the opt-in ones too
 	})
 	require.NoError(t, err)
 	awscdk.Aspects_Of(app).Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
@@ -46,7 +47,8 @@ func newHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 		AlarmThreshold:        p.DLQAlarmThreshold,
 		FailureAlarmThreshold: p.EnqueueFailuresThreshold,
 	})
-	fns := NewPipelineFunctions(stack, "Pipeline", pipelineFunctionsProps(p, tables, queues, secretsKey, deliver))
+	bus := NewOperatorBus(stack, "OperatorEvents")
+	fns := NewPipelineFunctions(stack, "Pipeline", pipelineFunctionsProps(p, tables, queues, secretsKey, bus.Bus, deliver))
 
 	defaults := functionDefaults{Architecture: p.Architecture, AssetDir: p.AssetDir, LogLevel: p.LogLevel, StateTable: tables.State}
 	replay := NewReplay(stack, "Replay", ReplayProps{
@@ -67,6 +69,7 @@ func newHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 
 	functions := map[string]awslambda.Function{"Enqueue": fns.Enqueue, "Deliver": fns.Deliver, "Api": httpAPI.Function, "Replay": replay.Function}
 	ops := NewOperations(stack, "Operations", operationsProps(p, queues, replay, fns.Enqueue, functions))
+	bus.routeToAlarms(p.OperatorEventsToAlarms, ops.Topic)
 
 	redrive := NewEnqueueRedrivePolicy(stack, "EnqueueRedrivePolicy", EnqueueRedrivePolicyProps{
 		Failures: queues.EnqueueFailures, Outbox: tables.Outbox, Enqueue: fns.Enqueue,
@@ -80,7 +83,7 @@ func newHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 
 	addOutputs(stack, stackParts{
 		tables: tables, queues: queues, fns: fns, redrive: redrive, httpAPI: httpAPI,
-		secretsKey: secretsKey, replay: replay, ops: ops, attempts: p.Retry.Attempts(),
+		secretsKey: secretsKey, replay: replay, ops: ops, bus: bus, attempts: p.Retry.Attempts(),
 	})
 	return stack, accepted, nil
 }
@@ -105,10 +108,11 @@ func checkedProps(props *HooklineStackProps) (HooklineStackProps, error) {
 }
 
 // pipelineFunctionsProps are the enqueue and deliver functions' props.
-func pipelineFunctionsProps(p HooklineStackProps, tables Tables, queues DeliveryQueues, secretsKey awskms.Key, deliver fnenv.DeliverEnv) PipelineFunctionsProps {
+func pipelineFunctionsProps(p HooklineStackProps, tables Tables, queues DeliveryQueues, secretsKey awskms.Key, bus awsevents.IEventBus, deliver fnenv.DeliverEnv) PipelineFunctionsProps {
 	return PipelineFunctionsProps{
 		Tables:                     tables,
 		Queues:                     queues,
+		OperatorBus:                bus,
 		SecretsKey:                 secretsKey,
 		Architecture:               p.Architecture,
 		AssetDir:                   p.AssetDir,
@@ -146,6 +150,7 @@ type stackParts struct {
 	secretsKey awskms.Key
 	replay     Replay
 	ops        Operations
+	bus        OperatorBus
 	attempts   int // the retry policy's, the queue's maxReceiveCount
 }
 
@@ -175,6 +180,8 @@ func addOutputs(stack awscdk.Stack, parts stackParts) {
 	out("ReplayOpsQueueURL", "The operator's redrive and the scheduled sweeps, gauges and job recoveries, for the replay worker.", parts.replay.Ops.QueueUrl())
 	out("ReplayFunctionName", "Runs replays and redrives.", parts.replay.Function.FunctionName())
 	out("AlarmTopicARN", "Every alarm notifies this SNS topic: subscribe the on-call here.", parts.ops.Topic.TopicArn())
+	out("OperatorEventBusName", "hookline's operational events (endpoint.disabled, ...): add your rules to this EventBridge bus.", parts.bus.Bus.EventBusName())
+	out("OperatorEventBusARN", "ARN of the operational events' bus.", parts.bus.Bus.EventBusArn())
 	out("DashboardName", "The CloudWatch dashboard.", parts.ops.Dashboard.DashboardName())
 	out("TenantDLQAlarmName", "Fires when any tenant's DLQ depth exceeds the threshold.", parts.ops.Alarms["TenantDLQDepth"].AlarmName())
 	out("MaxReceiveCount", "Attempts per delivery before SQS moves it to the DLQ.", jsii.String(strconv.Itoa(parts.attempts)))

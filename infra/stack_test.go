@@ -45,6 +45,7 @@ type synthesized struct {
 	replayJobs, replayOps                   string
 	dlqAlarm                                string
 	operatorKey                             string
+	operatorBus                             string
 }
 
 // fakeAssets is an asset directory holding a distinguishable bootstrap for
@@ -104,6 +105,7 @@ func synth(t *testing.T, props HooklineStackProps) *synthesized {
 	s.dlqAlarm = ref("DLQDepthAlarmName")
 	s.apiFn = ref("ApiFunctionName")
 	s.operatorKey = ref("OperatorKeySecretARN")
+	s.operatorBus = ref("OperatorEventBusName")
 	s.replayFn = ref("ReplayFunctionName")
 	s.replayJobs = ref("ReplayJobsQueueURL")
 	s.replayOps = ref("ReplayOpsQueueURL")
@@ -1167,6 +1169,16 @@ func TestPropsFromContext(t *testing.T) {
 			_, _, err := from(map[string]string{key: bad})
 			require.ErrorContains(t, err, "context "+key, "%s=%s", key, bad)
 		}
+	})
+	t.Run("operatorEventsToAlarms: off unless true", func(t *testing.T) {
+		p, _, err := from(nil)
+		require.NoError(t, err)
+		require.False(t, p.OperatorEventsToAlarms)
+		p, _, err = from(map[string]string{"operatorEventsToAlarms": "true"})
+		require.NoError(t, err)
+		require.True(t, p.OperatorEventsToAlarms)
+		_, _, err = from(map[string]string{"operatorEventsToAlarms": "yes"})
+		require.ErrorContains(t, err, "context operatorEventsToAlarms")
 	})
 	t.Run("invalid maxAge names the context key", func(t *testing.T) {
 		_, _, err := from(map[string]string{"maxAge": "a day"})

@@ -1,6 +1,7 @@
 // Command enqueue is the Lambda function on the outbox table's stream: it
 // fans each new outbox event out to the tenant's endpoints as messages on the
-// delivery queue. Wiring only; the logic is in internal/enqueue, the
+// delivery queue, and puts hookline's operational events on the operator's
+// EventBridge bus. Wiring only; the logic is in internal/enqueue, the
 // environment it reads in internal/fnenv (EnqueueEnv).
 package main
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/boot"
 	"github.com/hookline/hookline/internal/enqueue"
@@ -28,6 +30,8 @@ func build(cfg fnenv.EnqueueEnv, log *slog.Logger, aws aws.Config) (any, error) 
 		Store:    enqueue.Store{Subscribers: st, Existing: st, Rejections: st},
 		Queue:    sqs.NewFromConfig(aws),
 		QueueURL: cfg.QueueURL,
+		Bus:      eventbridge.NewFromConfig(aws),
+		BusName:  cfg.EventBus,
 		Log:      log,
 		Metrics:  metrics.New(os.Stdout),
 	}

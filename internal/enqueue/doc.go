@@ -20,6 +20,15 @@
 // message whose delivery is already delivered. Delivery is at least once:
 // a message may be sent twice, none is lost.
 //
+// Operational events (domain.IsOperational: endpoint.disabled, ...), which
+// hookline itself writes into the outbox, are also put on the operator's
+// EventBridge bus (source EventSource, detail-type the event type, detail an
+// OperatorDetail), whatever their fan-out, in as few PutEvents requests as
+// its limits allow (ten entries, 256 KiB), before the batch's messages are
+// sent. A request or an entry that fails fails the invocation like a failed
+// send, and the retry puts the batch's operational events again: at least
+// once, deduplicated by the detail's id.
+//
 // A malformed item, or one for a tenant with no endpoint, is recorded as
 // rejected with its reason and skipped: it never fails the batch, so it never
 // blocks the stream. Only an infrastructure failure (DynamoDB or SQS

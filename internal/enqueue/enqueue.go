@@ -58,7 +58,12 @@ type Handler struct {
 	Store    Store
 	Queue    Sender
 	QueueURL string
-	Log      *slog.Logger
+	// Bus receives the batch's operational events (domain.IsOperational),
+	// put on the bus named BusName, for the operator. Nil: none are put
+	// anywhere (the production wiring always sets it).
+	Bus     Bus
+	BusName string
+	Log     *slog.Logger
 	// Metrics receives RejectedOutboxItems (EMF), one document per
 	// invocation. Nil: none.
 	Metrics *metrics.Writer
@@ -71,6 +76,10 @@ type invocation struct {
 	endpoints map[string][]domain.Endpoint
 	planned   map[string]bool
 	metrics   *metrics.Batch
+	// forwards are the operational events for the operator's bus, once
+	// each (forwarded holds their ids).
+	forwards  []forward
+	forwarded map[string]bool
 }
 
 // fanOut is one event's deliveries: a stream record and the endpoints it
@@ -111,6 +120,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 	inv := &invocation{
 		endpoints: map[string][]domain.Endpoint{},
 		planned:   map[string]bool{},
+		forwarded: map[string]bool{},
 		metrics:   h.Metrics.Batch(),
 	}
 	if f := h.enqueue(ctx, ev, inv); f != nil {
@@ -139,7 +149,8 @@ func (f *failure) error() error {
 }
 
 // enqueue runs Handle's three passes: plan each record, read which of the
-// deliveries exist, send the others.
+// deliveries exist, send the others. Between the first and the second, the
+// batch's operational events go to the operator's bus (forwardAll).
 func (h *Handler) enqueue(ctx context.Context, ev events.DynamoDBEvent, inv *invocation) *failure {
 	var fanOuts []fanOut
 	var ids []string
@@ -154,6 +165,9 @@ func (h *Handler) enqueue(ctx context.Context, ev events.DynamoDBEvent, inv *inv
 				ids = append(ids, domain.DeliveryID(f.ev.ID, ep.EndpointID))
 			}
 		}
+	}
+	if f := h.forwardAll(ctx, inv.forwards); f != nil {
+		return f
 	}
 	if len(ids) == 0 {
 		return nil
@@ -214,6 +228,12 @@ func (h *Handler) plan(ctx context.Context, rec events.DynamoDBEventRecord, inv 
 		return f, err
 	}
 	f.ev = ev
+	if h.Bus != nil && forwards(ev) {
+		// Whatever its fan-out below (even none), the operator hears of it.
+		if err := inv.forward(h.BusName, f.seq, ev); err != nil {
+			return f, err
+		}
+	}
 	endpoints, seen := inv.endpoints[ev.TenantID]
 	if !seen {
 		// Read once per tenant per batch: an endpoint created or changed

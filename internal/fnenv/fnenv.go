@@ -28,6 +28,7 @@ const (
 	varStateTable           = "HOOKLINE_STATE_TABLE"
 	varLogLevel             = "HOOKLINE_LOG_LEVEL"
 	varDeliveryQueueURL     = "HOOKLINE_DELIVERY_QUEUE_URL"
+	varEventBus             = "HOOKLINE_EVENT_BUS"
 	varDLQURL               = "HOOKLINE_DLQ_URL"
 	varReplayQueueURL       = "HOOKLINE_REPLAY_QUEUE_URL"
 	varReplayOpsQueueURL    = "HOOKLINE_REPLAY_OPS_QUEUE_URL"
@@ -84,6 +85,11 @@ type EnqueueEnv struct {
 	Common
 	// QueueURL (HOOKLINE_DELIVERY_QUEUE_URL) receives delivery messages. Required.
 	QueueURL string
+	// EventBus (HOOKLINE_EVENT_BUS) is the name (or ARN) of the operator's
+	// EventBridge bus, which receives hookline's operational events.
+	// Required: the stack always has the bus, and a function that could not
+	// tell the operator would drop those events silently.
+	EventBus string
 	// Faults (HOOKLINE_FAULTS) injects failures, for the soak test only.
 	// Default: none (and the variable is not set).
 	Faults fault.Rates
@@ -93,6 +99,7 @@ type EnqueueEnv struct {
 func (e EnqueueEnv) Vars() map[string]string {
 	v := e.Common.vars()
 	v[varDeliveryQueueURL] = e.QueueURL
+	v[varEventBus] = e.EventBus
 	setFaults(v, e.Faults)
 	return v
 }
@@ -103,8 +110,8 @@ func LoadEnqueue(getenv func(string) string) (EnqueueEnv, error) {
 	if err != nil {
 		return EnqueueEnv{}, err
 	}
-	e := EnqueueEnv{Common: loadCommon(getenv), QueueURL: getenv(varDeliveryQueueURL), Faults: faults}
-	return e, required(varStateTable, e.StateTable, varDeliveryQueueURL, e.QueueURL)
+	e := EnqueueEnv{Common: loadCommon(getenv), QueueURL: getenv(varDeliveryQueueURL), EventBus: getenv(varEventBus), Faults: faults}
+	return e, required(varStateTable, e.StateTable, varDeliveryQueueURL, e.QueueURL, varEventBus, e.EventBus)
 }
 
 // DeliverEnv is the deliver function's environment.

@@ -106,12 +106,13 @@ func TestLoadDeliver(t *testing.T) {
 // What functions/enqueue read and refused before the contract, it reads and
 // refuses the same, with the same errors.
 func TestLoadEnqueue(t *testing.T) {
-	env := map[string]string{"HOOKLINE_STATE_TABLE": "state", "HOOKLINE_DELIVERY_QUEUE_URL": "https://q"}
+	env := map[string]string{"HOOKLINE_STATE_TABLE": "state", "HOOKLINE_DELIVERY_QUEUE_URL": "https://q", "HOOKLINE_EVENT_BUS": "ops-bus"}
 	c, err := LoadEnqueue(func(k string) string { return env[k] })
 	require.NoError(t, err)
 	require.Equal(t, "state", c.StateTable)
 	require.Equal(t, "https://q", c.QueueURL)
-	for _, missing := range []string{"HOOKLINE_STATE_TABLE", "HOOKLINE_DELIVERY_QUEUE_URL"} {
+	require.Equal(t, "ops-bus", c.EventBus)
+	for _, missing := range []string{"HOOKLINE_STATE_TABLE", "HOOKLINE_DELIVERY_QUEUE_URL", "HOOKLINE_EVENT_BUS"} {
 		_, err := LoadEnqueue(func(k string) string {
 			if k == missing {
 				return ""
@@ -171,8 +172,8 @@ func TestVarsRoundTrip(t *testing.T) {
 
 	t.Run("enqueue", func(t *testing.T) {
 		for _, e := range []EnqueueEnv{
-			{Common: common, QueueURL: "https://q", Faults: fault.Rates{}},
-			{Common: common, QueueURL: "https://q", Faults: fault.Rates{fault.EnqueueFail: 0.05}},
+			{Common: common, QueueURL: "https://q", EventBus: "ops-bus", Faults: fault.Rates{}},
+			{Common: common, QueueURL: "https://q", EventBus: "arn:aws:events:us-east-1:000000000000:event-bus/ops", Faults: fault.Rates{fault.EnqueueFail: 0.05}},
 		} {
 			got, err := LoadEnqueue(lookup(e.Vars()))
 			require.NoError(t, err)

@@ -31,7 +31,11 @@ type Outputs struct {
 	ReplayFunctionName     string
 	AlarmTopicARN          string
 	TenantDLQAlarmName     string
-	MaxReceiveCount        int
+	// OperatorEventBusName and OperatorEventBusARN are the EventBridge bus
+	// of hookline's operational events.
+	OperatorEventBusName string
+	OperatorEventBusARN  string
+	MaxReceiveCount      int
 }
 
 // Load reads the outputs of the stack named "Hookline" (or the only stack)
@@ -74,6 +78,8 @@ func Load(path string) (Outputs, error) {
 		ReplayFunctionName:     m["ReplayFunctionName"],
 		AlarmTopicARN:          m["AlarmTopicARN"],
 		TenantDLQAlarmName:     m["TenantDLQAlarmName"],
+		OperatorEventBusName:   m["OperatorEventBusName"],
+		OperatorEventBusARN:    m["OperatorEventBusARN"],
 	}
 	if o.MaxReceiveCount, err = strconv.Atoi(m["MaxReceiveCount"]); err != nil {
 		return o, fmt.Errorf("%s: MaxReceiveCount %q: %w", path, m["MaxReceiveCount"], err)
