@@ -36,7 +36,7 @@ func build(cfg fnenv.DeliverEnv, log *slog.Logger, aws aws.Config) (any, error) 
 	}
 	st := store.New(dynamodb.NewFromConfig(aws), cfg.StateTable)
 	h := &deliver.Handler{
-		Store:  deliver.Store{Snapshots: st, Attempts: st, EndpointHealth: st},
+		Store:  deliver.Store{Snapshots: st, Attempts: st, EndpointHealth: st, Counters: st},
 		Queue:  sqs.NewFromConfig(aws),
 		Sender: send,
 		// Built once: what it opens is kept across warm invocations.

@@ -30,6 +30,7 @@ type Store struct {
 	Deliveries
 	DeadLetters
 	Jobs
+	Stats
 }
 
 // Tenants are the tenants and their API keys: the operator creates them,
@@ -75,7 +76,7 @@ type Jobs interface {
 	Job(ctx context.Context, id string) (domain.ReplayJob, error)
 }
 
-var _ = Store{Tenants: (*store.Store)(nil), Endpoints: (*store.Store)(nil), EndpointChanges: (*store.Store)(nil), Deliveries: (*store.Store)(nil), DeadLetters: (*store.Store)(nil), Jobs: (*store.Store)(nil)}
+var _ = Store{Tenants: (*store.Store)(nil), Endpoints: (*store.Store)(nil), EndpointChanges: (*store.Store)(nil), Deliveries: (*store.Store)(nil), DeadLetters: (*store.Store)(nil), Jobs: (*store.Store)(nil), Stats: (*store.Store)(nil)}
 
 // Sealer seals the signing secrets the API creates (package sealing). The
 // API can seal a secret, never open one: a secret is shown once, in the
@@ -169,6 +170,7 @@ func Routes() []Route {
 		{Method: "POST", Path: "/v1/endpoints", handle: (*Server).createEndpoint},
 		{Method: "GET", Path: "/v1/endpoints", handle: (*Server).listEndpoints},
 		{Method: "GET", Path: "/v1/endpoints/{endpoint_id}", handle: (*Server).getEndpoint},
+		{Method: "GET", Path: "/v1/endpoints/{endpoint_id}/stats", handle: (*Server).getEndpointStats},
 		{Method: "PATCH", Path: "/v1/endpoints/{endpoint_id}", handle: (*Server).updateEndpoint},
 		{Method: "DELETE", Path: "/v1/endpoints/{endpoint_id}", handle: (*Server).deleteEndpoint},
 		{Method: "POST", Path: "/v1/endpoints/{endpoint_id}/rotate-secret", handle: (*Server).rotateSecret},

@@ -180,7 +180,17 @@ func (e *env) createEndpoint(key string, body any) api.EndpointView {
 	return decodeJSON[api.EndpointView](e.tb, rec)
 }
 
+// getEndpoint reads an endpoint as the other answers show it: without the
+// health only GET shows (its test is TestEndpointHealth).
 func (e *env) getEndpoint(key, id string) api.EndpointView {
+	e.tb.Helper()
+	v := e.getEndpointWithHealth(key, id)
+	require.NotNil(e.tb, v.Health, "GET shows the endpoint's health")
+	v.Health = nil
+	return v
+}
+
+func (e *env) getEndpointWithHealth(key, id string) api.EndpointView {
 	e.tb.Helper()
 	rec := e.do("GET", "/v1/endpoints/"+id, key, nil)
 	require.Equal(e.tb, http.StatusOK, rec.Code, rec.Body.String())
@@ -784,6 +794,8 @@ func TestGetEndpoint(t *testing.T) {
 	want := created
 	want.Secret = ""
 	require.Equal(t, want, got)
+	// A new endpoint's health: nothing attempted, nothing failed.
+	require.Equal(t, &api.HealthView{}, e.getEndpointWithHealth(key, created.ID).Health)
 
 	p := requireProblem(t, e.do("GET", "/v1/endpoints/ep_nonexistent", key, nil), http.StatusNotFound)
 	require.Equal(t, `endpoint "ep_nonexistent" not found`, p.Detail)
@@ -1083,6 +1095,7 @@ func TestTenantIsolation(t *testing.T) {
 		"POST /v1/endpoints/{endpoint_id}/enable":        {disabledFirst: true},
 		"POST /v1/endpoints/{endpoint_id}/disable":       {},
 		"GET /v1/deliveries/{delivery_id}":               {},
+		"GET /v1/endpoints/{endpoint_id}/stats":          {},
 	}
 	covered := 0
 	for _, rt := range api.Routes() {

@@ -37,6 +37,10 @@ type EndpointView struct {
 	Secret         string               `json:"secret,omitempty"`
 	// SecretRotatedUntil is when the previous secret stops signing.
 	PreviousSecretUntil *time.Time `json:"previous_secret_until,omitempty"`
+	// Health is set in the answer to GET /v1/endpoints/{id} only: the
+	// other answers (the list's included) leave it out, as it costs a
+	// read of the endpoint's counters.
+	Health *HealthView `json:"health,omitempty"`
 }
 
 func (s *Server) view(e domain.Endpoint) EndpointView {
@@ -229,7 +233,15 @@ func (s *Server) writeEndpoint(w http.ResponseWriter, r *http.Request, id string
 func (s *Server) getEndpoint(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
 	id := r.PathValue("endpoint_id")
 	e, err := s.Store.Endpoint(r.Context(), tenant, id)
-	return s.writeEndpoint(w, r, id, e, err)
+	if err != nil {
+		return s.found(r, "endpoint "+strconv.Quote(id), err)
+	}
+	v := s.view(e)
+	if v.Health, err = s.health(r.Context(), e); err != nil {
+		return s.internal(r, err)
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
 }
 
 func (s *Server) updateEndpoint(w http.ResponseWriter, r *http.Request, tenant string) *Problem {

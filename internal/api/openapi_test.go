@@ -235,6 +235,13 @@ func jsonNames(typ reflect.Type) (names, always []string) {
 		if tag == "-" {
 			continue
 		}
+		if f.Anonymous && tag == "" && f.Type.Kind() == reflect.Struct {
+			// An embedded struct's fields are the outer object's, as
+			// encoding/json writes them.
+			n, a := jsonNames(f.Type)
+			names, always = append(names, n...), append(always, a...)
+			continue
+		}
 		name, opts, _ := strings.Cut(tag, ",")
 		if name == "" {
 			name = f.Name
@@ -253,15 +260,22 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 	doc := loadOpenAPI(t)
 	schemas := asMap(asMap(doc["components"])["schemas"])
 	for schema, v := range map[string]any{
-		"EndpointView":   api.EndpointView{},
-		"DeliveryView":   api.DeliveryView{},
-		"AttemptView":    api.AttemptView{},
-		"KeyView":        api.KeyView{},
-		"DeadLetterView": api.DeadLetterView{},
-		"ReplayJobView":  api.ReplayJobView{},
-		"StatsView":      api.StatsView{},
-		"Problem":        api.Problem{},
-		"FieldError":     api.FieldError{},
+		"EndpointView":      api.EndpointView{},
+		"DeliveryView":      api.DeliveryView{},
+		"AttemptView":       api.AttemptView{},
+		"KeyView":           api.KeyView{},
+		"DeadLetterView":    api.DeadLetterView{},
+		"ReplayJobView":     api.ReplayJobView{},
+		"StatsView":         api.StatsView{},
+		"EndpointStatsView": api.EndpointStatsView{},
+		"StatsBucketView":   api.StatsBucketView{},
+		"CountsView":        api.CountsView{},
+		"FailureCountsView": api.FailureCountsView{},
+		"LatencyView":       api.LatencyView{},
+		"HealthView":        api.HealthView{},
+		"LastFailureView":   api.LastFailureView{},
+		"Problem":           api.Problem{},
+		"FieldError":        api.FieldError{},
 	} {
 		s, err := resolve(doc, schemas[schema])
 		if err != nil || s == nil {

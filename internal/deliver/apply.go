@@ -44,10 +44,11 @@ func (h *Handler) apply(ctx context.Context, at *attempt, dec Decision) bool {
 	}
 }
 
-// observe puts a sent attempt's metrics and adds its result to the
-// attempt's log lines.
+// observe puts a sent attempt's metrics, counts it for its endpoint and
+// adds its result to the attempt's log lines.
 func (h *Handler) observe(at *attempt) {
 	res := at.in.Result
+	at.stats.add(at.in.Message.TenantID, at.in.Message.EndpointID, at.in.Started, *res)
 	at.mb.Put(metrics.AttemptLatency, float64(res.Latency.Microseconds())/1000, nil)
 	if res.Outcome == sender.Delivered {
 		at.mb.Put(metrics.Delivered, 1, nil)

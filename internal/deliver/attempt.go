@@ -19,26 +19,31 @@ import (
 // attempt is one message on its way through process: what Decide reads,
 // and what the request and the apply need besides.
 type attempt struct {
-	m    events.SQSMessage
-	in   Input
-	snap *store.Snapshot // the batch's records; nil when they could not be read at once
-	log  *slog.Logger
-	mb   *metrics.Batch // the batch's metrics
+	m  events.SQSMessage
+	in Input
+	batch
+	log *slog.Logger
 	// signer and body make the request, once prepared.
 	signer *signing.Signer
 	body   []byte
 }
 
+// batch is what the attempts of a batch share.
+type batch struct {
+	snap  *store.Snapshot // the batch's records; nil when they could not be read at once
+	mb    *metrics.Batch  // the batch's metrics
+	stats *batchStats     // the batch's attempt counters, per endpoint
+}
+
 // process makes one attempt for m (msg is its decoded body, or decodeErr
 // says why it has none) and reports whether the message is done with (true:
-// delete it) or must come back (false). snap holds the batch's records, or
-// is nil when they could not be read at once; mb gathers the batch's
-// metrics.
+// delete it) or must come back (false). b is what the batch's attempts
+// share.
 //
 // It reads top-down: prepare (stopping as soon as Decide rules the attempt
 // out), record the death first on the last receive, send, decide, apply.
-func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg message.Message, decodeErr error, snap *store.Snapshot, mb *metrics.Batch) bool {
-	at := h.begin(ctx, m, msg, decodeErr, snap, mb)
+func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg message.Message, decodeErr error, b batch) bool {
+	at := h.begin(ctx, m, msg, decodeErr, b)
 	dec := h.prepare(ctx, at)
 	if dec.Kind != Send {
 		return h.apply(ctx, at, dec)
@@ -61,9 +66,9 @@ func (h *Handler) decide(in Input) Decision {
 
 // begin sets out an attempt for m: its number (the receive count), its
 // start, and a logger with the message's ids.
-func (h *Handler) begin(ctx context.Context, m events.SQSMessage, msg message.Message, decodeErr error, snap *store.Snapshot, mb *metrics.Batch) *attempt {
+func (h *Handler) begin(ctx context.Context, m events.SQSMessage, msg message.Message, decodeErr error, b batch) *attempt {
 	n, _ := strconv.Atoi(m.Attributes["ApproximateReceiveCount"])
-	at := &attempt{m: m, snap: snap, mb: mb, in: Input{Attempt: max(n, 1), Message: msg, Started: h.now()}}
+	at := &attempt{m: m, batch: b, in: Input{Attempt: max(n, 1), Message: msg, Started: h.now()}}
 	at.log = h.Log.With("message_id", m.MessageId, "attempt", at.in.Attempt)
 	if decodeErr != nil {
 		at.log.ErrorContext(ctx, "malformed delivery message sent to the DLQ", "error", decodeErr.Error())

@@ -27,6 +27,9 @@ type Store struct {
 	Snapshots
 	Attempts
 	EndpointHealth
+	// Counters keeps the endpoints' hourly attempt counters. Nil: none
+	// are kept.
+	Counters
 }
 
 // Snapshots reads what a batch's attempts need: Load reads a whole batch's
@@ -52,7 +55,7 @@ type EndpointHealth interface {
 	ResetEndpointFailures(ctx context.Context, tenantID, endpointID string) error
 }
 
-var _ = Store{Snapshots: (*store.Store)(nil), Attempts: (*store.Store)(nil), EndpointHealth: (*store.Store)(nil)}
+var _ = Store{Snapshots: (*store.Store)(nil), Attempts: (*store.Store)(nil), EndpointHealth: (*store.Store)(nil), Counters: (*store.Store)(nil)}
 
 // Queue is what deliver needs of SQS.
 type Queue interface {
@@ -152,6 +155,9 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	// line per message and metric.
 	mb := h.Metrics.Batch()
 	defer mb.Flush()
+	// The endpoints' attempt counters, likewise: one write per endpoint
+	// (and hour) at the end, not one per attempt.
+	stats := &batchStats{}
 	var snap *store.Snapshot
 	if len(ids) > 0 {
 		if s, err := h.Store.Load(ctx, ids, refs); err != nil {
@@ -165,7 +171,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if !h.process(ctx, m, msgs[i], errs[i], snap, mb) {
+			if !h.process(ctx, m, msgs[i], errs[i], batch{snap: snap, mb: mb, stats: stats}) {
 				mu.Lock()
 				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
 				mu.Unlock()
@@ -173,6 +179,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		}()
 	}
 	wg.Wait()
+	h.flushStats(ctx, stats, mb)
 	return resp, nil
 }
 

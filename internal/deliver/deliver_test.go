@@ -68,7 +68,7 @@ func newFakeStore(eps ...domain.Endpoint) *testStore {
 
 // ports is the handler's Store, every port this store.
 func (s *testStore) ports() Store {
-	return Store{Snapshots: s, Attempts: s, EndpointHealth: s}
+	return Store{Snapshots: s, Attempts: s, EndpointHealth: s, Counters: s}
 }
 
 // endpoint reads an endpoint by "tenant/endpoint" (the zero endpoint if

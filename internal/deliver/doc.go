@@ -31,6 +31,19 @@
 // endpoint makes the delivery dead (invalid_secret); KMS failing or
 // throttled returns the message to the queue untried.
 //
+// # Endpoint counters
+//
+// Every sent attempt (and every attempt the SSRF guard refused) is counted
+// for its endpoint: its class (Classify: delivered, timeout, network,
+// http_4xx, http_429, http_5xx, http_other, refused) and its latency, in
+// the hour it began. The counts are gathered over the batch and written at
+// its end, once per endpoint and hour (Counters, store.AddEndpointStats),
+// all endpoints' writes at once, within the invocation's deadline less
+// StatsWriteReserve: a batch of ten to one endpoint is one write, not ten.
+// A write that fails is logged and counted (metrics.StatsWriteFailed) and
+// loses those counts; the batch's messages were all handled before it, and
+// nothing of their handling depends on it.
+//
 // # Decide, then apply
 //
 // A message's fate is decided by one pure function, Decide: from what was

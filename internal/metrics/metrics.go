@@ -44,10 +44,14 @@ const (
 	// DLQDepthCorrections counts tenant DLQ depth counters the
 	// reconciliation found off and corrected.
 	DLQDepthCorrections = "DLQDepthCorrections"
-	DimensionTenant     = "TenantId"
-	DimensionReason     = "Reason"
-	unitCount           = "Count"
-	unitMilliseconds    = "Milliseconds"
+	// StatsWriteFailed counts endpoint attempt counter writes that failed
+	// (the deliver function's one write per endpoint and hour per batch);
+	// the counters of those attempts are lost, nothing else.
+	StatsWriteFailed = "StatsWriteFailed"
+	DimensionTenant  = "TenantId"
+	DimensionReason  = "Reason"
+	unitCount        = "Count"
+	unitMilliseconds = "Milliseconds"
 )
 
 // Spec documents one metric: its unit, the dimension sets it is published
@@ -75,6 +79,7 @@ var Catalog = map[string]Spec{
 	TenantDLQDepth:      {unitCount, [][]string{{DimensionTenant}}, true},
 	MaxTenantDLQ:        {unitCount, [][]string{{}}, true},
 	DLQDepthCorrections: {unitCount, [][]string{{}, {DimensionTenant}}, false},
+	StatsWriteFailed:    {unitCount, [][]string{{}}, false},
 }
 
 // Writer prints EMF lines. Safe for concurrent use.

@@ -69,4 +69,7 @@ var Calls = map[string][]Call{
 	"PutAPIKey":                 {getItem, putItem},
 	"TenantForKey":              {getItem},
 	"RevokeAPIKey":              {queryIndex, updateItem},
+	"AddEndpointStats":          {updateItem},
+	"EndpointStats":             {query},
+	"LastAttempts":              {query},
 }

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -94,7 +95,11 @@ func (r *recorder) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*
 	r.record("Query", in.IndexName)
 	// Count says two where one item comes: a count query (the depth
 	// reconciliation) then finds the counter (1) off, its longest path.
-	return &dynamodb.QueryOutput{Items: []map[string]types.AttributeValue{found(key("TENANT#t", "ENDPOINT#e"))}, Count: 2, ScannedCount: 2}, nil
+	k := key("TENANT#t", "ENDPOINT#e")
+	if pk, ok := in.ExpressionAttributeValues[":pk"].(*types.AttributeValueMemberS); ok && strings.HasPrefix(pk.Value, "STATS#") {
+		k = key(pk.Value, "2026-12-01T00:00:00Z") // an hour bucket
+	}
+	return &dynamodb.QueryOutput{Items: []map[string]types.AttributeValue{found(k)}, Count: 2, ScannedCount: 2}, nil
 }
 
 // TestCallsListsWhatEachMethodCalls holds Calls to the code: each method,
@@ -190,6 +195,14 @@ func TestCallsListsWhatEachMethodCalls(t *testing.T) {
 		},
 		"TenantForKey": func(ctx context.Context, s *Store) error { _, err := s.TenantForKey(ctx, "h"); return err },
 		"RevokeAPIKey": func(ctx context.Context, s *Store) error { return s.RevokeAPIKey(ctx, "t", "k") },
+		"AddEndpointStats": func(ctx context.Context, s *Store) error {
+			return s.AddEndpointStats(ctx, "t", "e", now, domain.AttemptStats{Attempts: 1, Delivered: 1})
+		},
+		"EndpointStats": func(ctx context.Context, s *Store) error {
+			_, err := s.EndpointStats(ctx, "t", "e", now.Add(-time.Hour), now)
+			return err
+		},
+		"LastAttempts": func(ctx context.Context, s *Store) error { _, _, err := s.LastAttempts(ctx, "t", "e"); return err },
 	}
 
 	var methods []string

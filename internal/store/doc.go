@@ -13,6 +13,7 @@
 //	delivery           DELIVERY#<delivery id> / DELIVERY
 //	rejected item      REJECTED#<event id or seq:<stream sequence>> / REJECTED
 //	replay job         REPLAYJOB#<job id> / REPLAYJOB
+//	endpoint counters  STATS#<tenant>#<endpoint> / <hour start, 2006-01-02T15:00:00Z>
 //
 // Sparse index gsi1 (gsi1pk / gsi1sk) lists, per tenant: dead deliveries
 // (TENANT#<t>#DEAD, <dead_at>#<id>), rejected items (TENANT#<t>#REJECTED),
@@ -45,4 +46,13 @@
 // same delivery id (webhook-id). A delivered delivery never moves back; a
 // dead one keeps its message, so a replay needs nothing but this table, and
 // leaves the dead index only through a conditional claim (ClaimForReplay).
+//
+// An endpoint's attempt counters are an item per hour in a partition of
+// their own (so no endpoint or tenant query reads them), written by one
+// UpdateItem per deliver batch (AddEndpointStats: ADD attempts, delivered,
+// f_<class> per failure class and l00..l27 per latency histogram bucket;
+// SET last_ok_at, last_fail_at, last_fail_status, last_fail_error and
+// expires_at, StatsRetention (35 days) after the hour). The item stays
+// under 1 KB, one write unit. EndpointStats and LastAttempts Query the
+// partition; nothing scans.
 package store

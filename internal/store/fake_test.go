@@ -403,27 +403,54 @@ func (f *fakeDB) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dy
 	if in.IndexName != nil {
 		return f.queryIndex(in)
 	}
-	if aws.ToString(in.KeyConditionExpression) != "pk = :pk AND begins_with(sk, :sk)" {
-		return nil, fmt.Errorf("fakeDB: only a partition's items by sort key prefix can be queried")
+	match, err := tableKeyCondition(in)
+	if err != nil {
+		return nil, err
 	}
-	pk, prefix := str(in.ExpressionAttributeValues, ":pk"), str(in.ExpressionAttributeValues, ":sk")
+	pk := str(in.ExpressionAttributeValues, ":pk")
 	var items []map[string]types.AttributeValue
 	for _, item := range f.items {
-		if str(item, "pk") == pk && strings.HasPrefix(str(item, "sk"), prefix) {
+		if str(item, "pk") == pk && match(str(item, "sk")) {
 			items = append(items, cloneItem(item))
 		}
 	}
-	sort.Slice(items, func(i, j int) bool { return str(items[i], "sk") < str(items[j], "sk") })
+	forward := in.ScanIndexForward == nil || *in.ScanIndexForward
+	sort.Slice(items, func(i, j int) bool { return (str(items[i], "sk") < str(items[j], "sk")) == forward })
 	start := 0
 	if in.ExclusiveStartKey != nil {
-		start = sort.Search(len(items), func(i int) bool { return str(items[i], "sk") > str(in.ExclusiveStartKey, "sk") })
+		after := str(in.ExclusiveStartKey, "sk")
+		start = sort.Search(len(items), func(i int) bool { return (str(items[i], "sk") > after) == forward && str(items[i], "sk") != after })
 	}
-	end := min(len(items), start+f.pageSize)
+	size := f.pageSize
+	if in.Limit != nil {
+		size = min(size, int(*in.Limit))
+	}
+	end := min(len(items), start+size)
 	out := &dynamodb.QueryOutput{Items: items[start:end]}
 	if end < len(items) {
 		out.LastEvaluatedKey = map[string]types.AttributeValue{"pk": items[end-1]["pk"], "sk": items[end-1]["sk"]}
 	}
 	return out, nil
+}
+
+// tableKeyCondition is the sort key test of the key conditions the store
+// uses on the table: a partition whole, by sort key prefix, or a sort key
+// range (BETWEEN, both ends included).
+func tableKeyCondition(in *dynamodb.QueryInput) (func(sk string) bool, error) {
+	v := func(name string) string { return str(in.ExpressionAttributeValues, name) }
+	switch aws.ToString(in.KeyConditionExpression) {
+	case "pk = :pk":
+		return func(string) bool { return true }, nil
+	case "pk = :pk AND begins_with(sk, :sk)":
+		return func(sk string) bool { return strings.HasPrefix(sk, v(":sk")) }, nil
+	case "pk = :pk AND sk BETWEEN :from AND :to":
+		from, to := v(":from"), v(":to")
+		if from > to {
+			return nil, fmt.Errorf("ValidationException: BETWEEN %s AND %s: the upper bound must not be below the lower", from, to)
+		}
+		return func(sk string) bool { return sk >= from && sk <= to }, nil
+	}
+	return nil, fmt.Errorf("fakeDB: no such key condition: %s", aws.ToString(in.KeyConditionExpression))
 }
 
 // queryIndex reads gsi1: the items that have its keys, in gsi1sk order

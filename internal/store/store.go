@@ -46,6 +46,10 @@ type Store struct {
 	// still before ReconcileDLQDepth trusts the dead index (eventually
 	// consistent) over it. Default one minute.
 	DepthSettle time.Duration
+	// StatsRetention is how long an endpoint's hour bucket of attempt
+	// counters lives (TTL), counted from its hour's start. Default
+	// DefaultStatsRetention (35 days).
+	StatsRetention time.Duration
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
 }
@@ -55,7 +59,7 @@ const DefaultRetention = 15 * 24 * time.Hour
 
 // New returns a store on table.
 func New(db DynamoDB, table string) *Store {
-	return &Store{db: db, table: table, Retention: DefaultRetention, DepthSettle: DefaultDepthSettle, Now: time.Now}
+	return &Store{db: db, table: table, Retention: DefaultRetention, DepthSettle: DefaultDepthSettle, StatsRetention: DefaultStatsRetention, Now: time.Now}
 }
 
 func endpointKey(tenantID, endpointID string) map[string]types.AttributeValue {

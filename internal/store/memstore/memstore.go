@@ -35,6 +35,7 @@ type Store struct {
 	slots      map[string]map[string]bool // tenant -> ids of its open jobs
 	depths     map[string]*counter
 	sweptAt    *time.Time
+	stats      map[statsKey]domain.StatsBucket
 }
 
 type endpointKey struct{ tenant, endpoint string }

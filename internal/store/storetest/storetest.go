@@ -64,6 +64,10 @@ type Store interface {
 	ReleaseJob(ctx context.Context, tenantID, jobID string) error
 	IdleJobs(ctx context.Context, before time.Time, limit int) ([]domain.ReplayJob, error)
 	ClaimSweep(ctx context.Context, gap time.Duration) (bool, error)
+
+	AddEndpointStats(ctx context.Context, tenantID, endpointID string, hour time.Time, st domain.AttemptStats) error
+	EndpointStats(ctx context.Context, tenantID, endpointID string, since, until time.Time) ([]domain.StatsBucket, error)
+	LastAttempts(ctx context.Context, tenantID, endpointID string) (*time.Time, *domain.AttemptFailure, error)
 }
 
 var _ Store = (*store.Store)(nil)

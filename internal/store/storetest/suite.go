@@ -136,6 +136,7 @@ var cases = []testCase{
 	{"rejections are readable by key", rejections},
 	{"replay jobs: versions, slots per tenant, idle ones found", jobs},
 	{"the DLQ sweep is claimed once per gap", sweep},
+	{"endpoint stats add up per hour, read by range, keep the newest success and failure", endpointStats},
 }
 
 func tenantsAndKeys(t *testing.T, u *suite) {

@@ -113,8 +113,8 @@ func TestInitialByHand(t *testing.T) {
 	require.InDelta(t, 0.36, sum(in.SQS), 1e-9)
 	// Writes: no create (enqueue writes none), 1.05 attempts × 1 (the
 	// first creates the record; no index write), 0.05 failure count, 0.05
-	// reset = 1.15 WRU.
-	require.InDelta(t, 1.15, sum(in.DynamoDBWrites), 1e-9)
+	// reset, 1.05/10 endpoint counter writes (one per batch) = 1.255 WRU.
+	require.InDelta(t, 1.255, sum(in.DynamoDBWrites), 1e-9)
 	// Reads: enqueue's existence check 0.5 (eventual) + deliver's delivery
 	// 1.05 and endpoint 1.05 (consistent) + the endpoints query 0.5 = 3.1
 	// RRU.
@@ -128,8 +128,8 @@ func TestInitialByHand(t *testing.T) {
 	require.InDelta(t, 0.5, in.StoredMonths, 1e-9)
 
 	b := Estimate(Default, in)
-	// 1.15 × $0.625 = $0.71875; 3.1 × $0.125 = $0.3875; 0.36 × $0.40 = $0.144.
-	require.InDelta(t, 0.71875, b.DynamoDBWrites, 1e-9)
+	// 1.255 × $0.625 = $0.784375; 3.1 × $0.125 = $0.3875; 0.36 × $0.40 = $0.144.
+	require.InDelta(t, 0.784375, b.DynamoDBWrites, 1e-9)
 	require.InDelta(t, 0.3875, b.DynamoDBReads, 1e-9)
 	require.InDelta(t, 0.144, b.SQS, 1e-9)
 	// One Decrypt per 100 deliveries (the secret kept in the warm
@@ -236,15 +236,20 @@ func TestInitialMeetsTheTarget(t *testing.T) {
 // inputs by putting back, change by change, what each one took away.
 func TestHowItGotHere(t *testing.T) {
 	total := func(in Inputs) float64 { return Estimate(Default, in).Total }
-	require.InDelta(t, 1.806, total(Initial()), 5e-4, "signing secrets sealed")
+	require.InDelta(t, 1.872, total(Initial()), 5e-4, "endpoint counters: one write per endpoint per batch")
+
+	// Before: no endpoint counters.
+	noCounters := InitialAssumptions
+	noCounters.EndpointsPerBatch = 0
+	require.InDelta(t, 1.806, total(noCounters.Inputs()), 5e-4, "signing secrets sealed")
 
 	// Before: no KMS request (the secrets were stored in plaintext).
-	in := Initial()
+	in := noCounters.Inputs()
 	in.KMS = nil
 	require.InDelta(t, 1.776, total(in), 5e-4, "records kept 15 days")
 
 	// Before: kept 30 days, a month.
-	a := InitialAssumptions
+	a := noCounters
 	a.DeliveriesPerDecrypt = math.Inf(1)
 	a.StoredMonths = 1
 	require.InDelta(t, 1.897, total(a.Inputs()), 5e-4, "enqueue writes no record; its existence read eventually consistent")
@@ -265,14 +270,14 @@ func TestHowItGotHere(t *testing.T) {
 }
 
 // The KMS requests depend on how many deliveries one opened secret serves:
-// the target holds down to about 14 deliveries per Decrypt (an endpoint's
+// the target holds down to about 19 deliveries per Decrypt (an endpoint's
 // deliveries an hour per deliver instance); below that the Decrypts of
 // sparse endpoints pass it.
 func TestDecryptsPerDeliverySensitivity(t *testing.T) {
 	for _, tc := range []struct {
 		perDecrypt, total float64
 	}{
-		{100, 1.806}, {15, 1.976}, {10, 2.076}, {1, 4.776},
+		{100, 1.872}, {15, 2.042}, {10, 2.142}, {1, 4.842},
 	} {
 		t.Run(fmt.Sprint(tc.perDecrypt), func(t *testing.T) {
 			a := InitialAssumptions
@@ -283,8 +288,9 @@ func TestDecryptsPerDeliverySensitivity(t *testing.T) {
 }
 
 // The estimate, per million deliveries to one endpoint with 5% retried
-// once, at Default prices, for the calls the code makes today: $1.81, at
-// most $2 (the target); $0.03 of it opens the sealed signing secrets. The
+// once, at Default prices, for the calls the code makes today: $1.87, at
+// most $2 (the target); $0.03 of it opens the sealed signing secrets and
+// $0.07 writes the endpoints' hourly counters. The
 // first estimate, before gsi2 became keys only and then went, enqueue
 // stopped writing deliveries, sends and metrics were batched and records
 // were kept 15 days, was $5.799; see README.md.
@@ -297,20 +303,21 @@ func ExampleEstimate() {
 	// | Lambda duration, enqueue | 0.010 | 1% |
 	// | Lambda duration, deliver | 0.042 | 2% |
 	// | SQS requests | 0.144 | 8% |
-	// | DynamoDB writes | 0.719 | 40% |
+	// | DynamoDB writes | 0.784 | 42% |
 	// | DynamoDB reads | 0.388 | 21% |
 	// | KMS requests | 0.030 | 2% |
-	// | DynamoDB storage and PITR | 0.121 | 7% |
+	// | DynamoDB storage and PITR | 0.121 | 6% |
 	// | CloudWatch Logs ingestion | 0.224 | 12% |
 	// | Data transfer out | 0.088 | 5% |
-	// | **hookline total** | **1.806** | 100% |
+	// | **hookline total** | **1.872** | 100% |
 	// | producer's outbox write (not in total) | 1.250 | |
 	//
 	// | request kind | units per delivery | USD | share |
 	// |---|---:|---:|---:|
-	// | DynamoDB writes: deliver RecordAttempt UpdateItem (the first creates the record) | 1.050 | 0.656 | 36% |
+	// | DynamoDB writes: deliver RecordAttempt UpdateItem (the first creates the record) | 1.050 | 0.656 | 35% |
 	// | DynamoDB reads: deliver Load BatchGetItem: the delivery (consistent) | 1.050 | 0.131 | 7% |
 	// | DynamoDB reads: deliver Load BatchGetItem: the endpoint (consistent, at most one per message) | 1.050 | 0.131 | 7% |
+	// | DynamoDB writes: deliver AddEndpointStats UpdateItem (once per endpoint per batch) | 0.105 | 0.066 | 4% |
 	// | DynamoDB reads: enqueue LoadWith BatchGetItem: does the delivery exist (eventual) | 0.500 | 0.062 | 3% |
 	// | DynamoDB reads: enqueue Endpoints Query (eventual, at most one per record) | 0.500 | 0.062 | 3% |
 	// | SQS: event source ReceiveMessage (one per batch) | 0.105 | 0.042 | 2% |

@@ -45,6 +45,15 @@ type Assumptions struct {
 	// 1 KB (1,470 bytes with a 1 KB excerpt): 2 then, 1 with short error
 	// bodies.
 	DeliveryWRUAfterFailure float64
+	// StatsWRU is the WRUs of one write of an endpoint's hour of attempt
+	// counters (store.AddEndpointStats): 1, since the item stays under
+	// 1 KB at its largest (store's TestStatsItemIsOneWriteUnit: 728
+	// bytes with a 64-byte tenant id and every counter in the millions).
+	StatsWRU float64
+	// EndpointsPerBatch is how many endpoints' counters one deliver batch
+	// writes (one write per endpoint and hour it attempted): 1 in the
+	// one-endpoint workload.
+	EndpointsPerBatch float64
 	// ResetsPerFailure is how many endpoint failure-count resets follow
 	// one failed attempt: a success resets the count only when the
 	// endpoint it read had failures, so about 1 (more when concurrent
@@ -119,6 +128,8 @@ var InitialAssumptions = Assumptions{
 	DeliveryWRU:                 1,
 	DeliveryWRUAfterFailure:     1,
 	ResetsPerFailure:            1,
+	StatsWRU:                    1,
+	EndpointsPerBatch:           1,
 	StoredBytesPerRecord:        577,
 	StoredMonths:                0.5,
 	PITR:                        true,
@@ -151,6 +162,8 @@ func Initial() Inputs { return InitialAssumptions.Inputs() }
 //	                             pending or delivered delivery)
 //	  on a failed attempt:       UpdateItem endpoint failure count; ChangeMessageVisibility
 //	  on the success after one:  UpdateItem endpoint failure count reset
+//	deliver, per batch:          UpdateItem AddEndpointStats, the endpoint's hour of
+//	                             attempt counters, once per endpoint (and hour) attempted
 //	deliver, per secret opened:  KMS Decrypt, once per DeliveriesPerDecrypt deliveries (the
 //	                             opened secret is kept in the warm function)
 //
@@ -197,6 +210,7 @@ func (a Assumptions) Inputs() Inputs {
 			{Name: "deliver RecordAttempt UpdateItem (the first creates the record)", PerDelivery: attempts, Units: recordAttempt},
 			{Name: "deliver RecordEndpointFailure UpdateItem", PerDelivery: r, Units: 1},
 			{Name: "deliver ResetEndpointFailures UpdateItem", PerDelivery: r * a.ResetsPerFailure, Units: 1},
+			{Name: "deliver AddEndpointStats UpdateItem (once per endpoint per batch)", PerDelivery: batches * a.EndpointsPerBatch, Units: a.StatsWRU},
 		},
 		DynamoDBReads: []Op{
 			{Name: "enqueue LoadWith BatchGetItem: does the delivery exist (eventual)", PerDelivery: 1, Units: 0.5},

@@ -1,0 +1,103 @@
+package deliver
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/metrics"
+	"github.com/hookline/hookline/internal/sender"
+)
+
+// Counters keeps the endpoints' hourly attempt counters: one write per
+// endpoint and hour per batch (store.Store.AddEndpointStats).
+type Counters interface {
+	AddEndpointStats(ctx context.Context, tenantID, endpointID string, hour time.Time, st domain.AttemptStats) error
+}
+
+// Classify is the class of a sent attempt's result, as an endpoint's
+// counters keep it: delivered; refused (the SSRF guard kept the request
+// from leaving); timeout or network (no answer); or the answer's class.
+func Classify(res sender.Result) domain.AttemptClass {
+	switch {
+	case res.Outcome == sender.Delivered:
+		return domain.ClassDelivered
+	case res.Error == "forbidden_address":
+		return domain.ClassRefused
+	case res.Status == 0 && res.Error == "timeout":
+		return domain.ClassTimeout
+	case res.Status == 0:
+		return domain.ClassNetwork
+	case res.Status == 429:
+		return domain.ClassHTTP429
+	case res.Status >= 500:
+		return domain.ClassHTTP5xx
+	case res.Status >= 400:
+		return domain.ClassHTTP4xx
+	}
+	return domain.ClassHTTPOther
+}
+
+// statsKey is one write of a batch's counters: an endpoint's hour.
+type statsKey struct {
+	tenant, endpoint string
+	hour             time.Time
+}
+
+// batchStats gathers a batch's attempts per endpoint and hour, to be
+// written once at the batch's end. Safe for concurrent use.
+type batchStats struct {
+	mu sync.Mutex
+	by map[statsKey]*domain.AttemptStats
+}
+
+// add counts one sent attempt, made at, of the endpoint's.
+func (b *batchStats) add(tenantID, endpointID string, at time.Time, res sender.Result) {
+	if b == nil {
+		return
+	}
+	k := statsKey{tenantID, endpointID, domain.StatsHour(at)}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.by == nil {
+		b.by = map[statsKey]*domain.AttemptStats{}
+	}
+	st := b.by[k]
+	if st == nil {
+		st = &domain.AttemptStats{}
+		b.by[k] = st
+	}
+	st.Count(Classify(res), res.Latency, at.UTC(), res.Status, res.Error)
+}
+
+// StatsWriteReserve is how long before the invocation's deadline the
+// counters' writes give up: they must never make the invocation time out.
+const StatsWriteReserve = 500 * time.Millisecond
+
+// flushStats writes the batch's counters, one write per endpoint and hour,
+// all at once, within the invocation's deadline less StatsWriteReserve. A
+// write that fails is logged and counted (metrics.StatsWriteFailed); it
+// changes nothing of the batch's messages, all handled by now.
+func (h *Handler) flushStats(ctx context.Context, b *batchStats, mb *metrics.Batch) {
+	if h.Store.Counters == nil || len(b.by) == 0 {
+		return
+	}
+	if deadline, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline.Add(-StatsWriteReserve))
+		defer cancel()
+	}
+	var wg sync.WaitGroup
+	for k, st := range b.by {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := h.Store.AddEndpointStats(ctx, k.tenant, k.endpoint, k.hour, *st); err != nil {
+				h.Log.WarnContext(ctx, "cannot write the endpoint's attempt counters", "tenant_id", k.tenant, "endpoint_id", k.endpoint, "stats_error", err.Error())
+				mb.Put(metrics.StatsWriteFailed, 1, nil)
+			}
+		}()
+	}
+	wg.Wait()
+}

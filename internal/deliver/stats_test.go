@@ -1,0 +1,165 @@
+package deliver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/message"
+	"github.com/hookline/hookline/internal/metrics"
+	"github.com/hookline/hookline/internal/sender"
+	"github.com/stretchr/testify/require"
+)
+
+func TestClassify(t *testing.T) {
+	for _, tc := range []struct {
+		res  sender.Result
+		want domain.AttemptClass
+	}{
+		{sender.Result{Outcome: sender.Delivered, Status: 204}, domain.ClassDelivered},
+		{sender.Result{Outcome: sender.Retry, Error: "timeout"}, domain.ClassTimeout},
+		{sender.Result{Outcome: sender.Retry, Error: "dns"}, domain.ClassNetwork},
+		{sender.Result{Outcome: sender.Retry, Error: "connection_refused"}, domain.ClassNetwork},
+		{sender.Result{Outcome: sender.Retry, Error: "tls"}, domain.ClassNetwork},
+		{sender.Result{Outcome: sender.Dead, Error: "forbidden_address", Reason: domain.ReasonForbiddenAddress}, domain.ClassRefused},
+		{sender.Classify(429, "", time.Time{}), domain.ClassHTTP429},
+		{sender.Classify(408, "", time.Time{}), domain.ClassHTTP4xx},
+		{sender.Classify(410, "", time.Time{}), domain.ClassHTTP4xx},
+		{sender.Classify(500, "", time.Time{}), domain.ClassHTTP5xx},
+		{sender.Classify(503, "", time.Time{}), domain.ClassHTTP5xx},
+		{sender.Classify(302, "", time.Time{}), domain.ClassHTTPOther},
+	} {
+		t.Run(fmt.Sprintf("%d %s", tc.res.Status, tc.res.Error), func(t *testing.T) {
+			require.Equal(t, tc.want, Classify(tc.res))
+		})
+	}
+}
+
+// countingCounters counts the counter writes per endpoint, and can fail
+// them.
+type countingCounters struct {
+	mu     sync.Mutex
+	writes map[string]int
+	got    map[string]domain.AttemptStats
+	fail   bool
+}
+
+func (c *countingCounters) AddEndpointStats(_ context.Context, tenantID, endpointID string, _ time.Time, st domain.AttemptStats) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fail {
+		return errBoom
+	}
+	if c.writes == nil {
+		c.writes, c.got = map[string]int{}, map[string]domain.AttemptStats{}
+	}
+	k := tenantID + "/" + endpointID
+	c.writes[k]++
+	c.got[k] = st
+	return nil
+}
+
+// messageTo is a delivery message of t1's to endpoint.
+func messageTo(t *testing.T, id, endpoint string, occurred time.Time) events.SQSMessage {
+	t.Helper()
+	body, err := json.Marshal(message.Message{
+		DeliveryID: id, TenantID: "t1", EndpointID: endpoint, EventID: "evt_" + id, EventType: "order.created",
+		OccurredAt: occurred, Payload: json.RawMessage(`{"n":1}`),
+	})
+	require.NoError(t, err)
+	return events.SQSMessage{MessageId: "m_" + id, ReceiptHandle: "rh_" + id, Body: string(body), Attributes: map[string]string{"ApproximateReceiveCount": "1"}}
+}
+
+// twoEndpoints is a fixture whose ep_1 answers 200 and whose ep_2 (on a
+// second receiver) answers 503, with the counters counted.
+func twoEndpoints(t *testing.T) (*fixture, *countingCounters) {
+	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) }))
+	t.Cleanup(failing.Close)
+	f.store.setEndpoint(domain.Endpoint{TenantID: "t1", EndpointID: "ep_2", URL: failing.URL, SealedSecrets: []string{f.seal(t, "t1", "ep_2", f.secret)}})
+	c := &countingCounters{}
+	f.h.Store.Counters = c
+	return f, c
+}
+
+// A batch's attempts are counted per endpoint and written once per
+// endpoint at the batch's end: ten attempts, two endpoints, two writes.
+func TestCountersAreOneWritePerEndpointPerBatch(t *testing.T) {
+	f, c := twoEndpoints(t)
+	var msgs []events.SQSMessage
+	for i := range 10 {
+		ep := "ep_1"
+		if i%3 == 0 {
+			ep = "ep_2"
+		}
+		msgs = append(msgs, messageTo(t, fmt.Sprintf("d%d", i), ep, f.now))
+	}
+	failed := f.run(t, msgs...)
+	require.Len(t, failed, 4, "ep_2's four 503s come back")
+	require.Equal(t, map[string]int{"t1/ep_1": 1, "t1/ep_2": 1}, c.writes)
+
+	ok, bad := c.got["t1/ep_1"], c.got["t1/ep_2"]
+	require.Equal(t, int64(6), ok.Attempts)
+	require.Equal(t, int64(6), ok.Delivered)
+	require.Empty(t, ok.Failures)
+	require.True(t, ok.LastSuccessAt.Equal(f.now))
+	require.Nil(t, ok.LastFailure)
+	require.Equal(t, int64(4), bad.Attempts)
+	require.Zero(t, bad.Delivered)
+	require.Equal(t, map[domain.AttemptClass]int64{domain.ClassHTTP5xx: 4}, bad.Failures)
+	require.Equal(t, 503, bad.LastFailure.Status)
+	require.Equal(t, "http_503", bad.LastFailure.Error)
+	var latencies int64
+	for _, n := range bad.Latency {
+		latencies += n
+	}
+	require.Equal(t, int64(4), latencies, "every attempt's latency is in the histogram")
+
+	// The next batch writes again: once per batch, not once per handler.
+	f.run(t, messageTo(t, "d10", "ep_1", f.now))
+	require.Equal(t, 2, c.writes["t1/ep_1"])
+}
+
+// A counter write that fails is logged and counted; the batch's messages
+// are handled exactly as they are without counters.
+func TestCounterWriteFailureChangesNoMessage(t *testing.T) {
+	f, c := twoEndpoints(t)
+	c.fail = true
+	var out, log bytes.Buffer
+	f.h.Metrics = metrics.New(&out)
+	f.h.Log = slog.New(slog.NewJSONHandler(&log, nil))
+	failed := f.run(t, messageTo(t, "d1", "ep_1", f.now), messageTo(t, "d2", "ep_2", f.now))
+	require.Equal(t, []string{"m_d2"}, failed)
+	require.Equal(t, domain.StateDelivered, f.store.outcomes["d1"][0].State)
+	require.Equal(t, domain.StatePending, f.store.outcomes["d2"][0].State)
+	got := emfMetrics(t, out.String())
+	n := 0
+	for _, m := range got {
+		if m == metrics.StatsWriteFailed {
+			n++
+		}
+	}
+	require.Equal(t, 2, n, "one failed write per endpoint: %v", got)
+	require.Equal(t, 2, strings.Count(log.String(), "cannot write the endpoint's attempt counters"))
+}
+
+// An attempt the SSRF guard refuses is counted in its own class.
+func TestRefusedAttemptsAreCountedApart(t *testing.T) {
+	f, c := twoEndpoints(t)
+	f.store.setEndpoint(domain.Endpoint{TenantID: "t1", EndpointID: "ep_3", URL: "http://10.0.0.1/hook", SealedSecrets: []string{f.seal(t, "t1", "ep_3", f.secret)}})
+	f.run(t, messageTo(t, "d1", "ep_3", f.now))
+	st := c.got["t1/ep_3"]
+	require.Equal(t, int64(1), st.Attempts)
+	require.Equal(t, map[domain.AttemptClass]int64{domain.ClassRefused: 1}, st.Failures)
+	require.Equal(t, "forbidden_address", st.LastFailure.Error)
+}

@@ -1,0 +1,231 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/hookline/hookline/internal/domain"
+)
+
+// DefaultStatsRetention is a new Store's StatsRetention: 35 days, so that
+// 30 days of hours are always there to read.
+const DefaultStatsRetention = 35 * 24 * time.Hour
+
+// hourFormat is an hour bucket's sort key: fixed-width RFC 3339, UTC.
+const hourFormat = "2006-01-02T15:04:05Z"
+
+// Stats item attributes (short names keep the item well under 1 KB, one
+// write unit): counters, the latency histogram's buckets l00..l27 and the
+// newest success and failure.
+const (
+	attrAttempts   = "attempts"
+	attrDelivered  = "delivered"
+	failurePrefix  = "f_"
+	latencyPrefix  = "l"
+	attrLastOK     = "last_ok_at"
+	attrLastFail   = "last_fail_at"
+	attrLastStatus = "last_fail_status"
+	attrLastError  = "last_fail_error"
+)
+
+func statsPK(tenantID, endpointID string) string { return "STATS#" + tenantID + "#" + endpointID }
+
+func latencyAttr(i int) string { return fmt.Sprintf("%s%02d", latencyPrefix, i) }
+
+// AddEndpointStats adds a batch's attempt counters to an endpoint's bucket
+// of the hour that starts at hour: one UpdateItem, which creates the
+// bucket if it is not there (ADD of each counter; the histogram's buckets
+// with a count only). The newest success and failure of st are SET,
+// replacing the bucket's (the last writer's win: concurrent batches are
+// seconds apart). The bucket expires StatsRetention after its hour.
+func (s *Store) AddEndpointStats(ctx context.Context, tenantID, endpointID string, hour time.Time, st domain.AttemptStats) error {
+	hour = domain.StatsHour(hour)
+	vals := map[string]types.AttributeValue{}
+	n := func(v int64) types.AttributeValue {
+		return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+	}
+	var add []string
+	addIf := func(attr string, v int64) {
+		if v != 0 {
+			ph := fmt.Sprintf(":a%d", len(add))
+			add = append(add, attr+" "+ph)
+			vals[ph] = n(v)
+		}
+	}
+	addIf(attrAttempts, st.Attempts)
+	addIf(attrDelivered, st.Delivered)
+	for _, c := range domain.FailureClasses {
+		addIf(failurePrefix+string(c), st.Failures[c])
+	}
+	for i, v := range st.Latency {
+		addIf(latencyAttr(i), v)
+	}
+	set := []string{"expires_at = :exp"}
+	vals[":exp"] = n(hour.Add(s.statsRetention()).Unix())
+	set = append(set, lastSets(st, vals)...)
+	expr := "SET " + strings.Join(set, ", ")
+	if len(add) > 0 {
+		expr += " ADD " + strings.Join(add, ", ")
+	}
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.table, Key: key(statsPK(tenantID, endpointID), hour.Format(hourFormat)),
+		UpdateExpression: &expr, ExpressionAttributeValues: vals,
+	})
+	if err != nil {
+		return fmt.Errorf("add stats of endpoint %s: %w", endpointID, err)
+	}
+	return nil
+}
+
+// lastSets are the SET clauses of st's newest success and failure.
+func lastSets(st domain.AttemptStats, vals map[string]types.AttributeValue) []string {
+	var set []string
+	if st.LastSuccessAt != nil {
+		set = append(set, attrLastOK+" = :ok")
+		vals[":ok"] = &types.AttributeValueMemberS{Value: sortableTime(*st.LastSuccessAt)}
+	}
+	if f := st.LastFailure; f != nil {
+		set = append(set, attrLastFail+" = :fat", attrLastStatus+" = :fst", attrLastError+" = :fer")
+		vals[":fat"] = &types.AttributeValueMemberS{Value: sortableTime(f.At)}
+		vals[":fst"] = &types.AttributeValueMemberN{Value: strconv.Itoa(f.Status)}
+		vals[":fer"] = &types.AttributeValueMemberS{Value: f.Error}
+	}
+	return set
+}
+
+func (s *Store) statsRetention() time.Duration {
+	if s.StatsRetention > 0 {
+		return s.StatsRetention
+	}
+	return DefaultStatsRetention
+}
+
+// EndpointStats reads an endpoint's hour buckets whose hour starts in
+// [since, until), oldest first: a Query of its stats partition. An hour
+// without attempts has no bucket.
+func (s *Store) EndpointStats(ctx context.Context, tenantID, endpointID string, since, until time.Time) ([]domain.StatsBucket, error) {
+	var out []domain.StatsBucket
+	if !since.Before(until) {
+		return out, nil // BETWEEN refuses an upper bound below its lower
+	}
+	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		TableName:              &s.table,
+		KeyConditionExpression: aws.String("pk = :pk AND sk BETWEEN :from AND :to"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk":   &types.AttributeValueMemberS{Value: statsPK(tenantID, endpointID)},
+			":from": &types.AttributeValueMemberS{Value: since.UTC().Format(hourFormat)},
+			// Keys are whole seconds and BETWEEN includes its ends: the
+			// last second before until.
+			":to": &types.AttributeValueMemberS{Value: until.UTC().Add(-time.Nanosecond).Format(hourFormat)},
+		},
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("query stats of endpoint %s: %w", endpointID, err)
+		}
+		for _, item := range page.Items {
+			b, err := decodeStats(item)
+			if err != nil {
+				return nil, fmt.Errorf("decode stats of endpoint %s: %w", endpointID, err)
+			}
+			if !b.Start.Before(since) && b.Start.Before(until) {
+				out = append(out, b)
+			}
+		}
+	}
+	return out, nil
+}
+
+// LastAttempts finds an endpoint's newest success and newest failure in its
+// kept buckets (StatsRetention): a Query of its stats partition, newest
+// first, 24 buckets a page, that stops as soon as both are found. Either is
+// nil when no kept bucket has one.
+func (s *Store) LastAttempts(ctx context.Context, tenantID, endpointID string) (*time.Time, *domain.AttemptFailure, error) {
+	var last domain.AttemptStats
+	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		TableName:              &s.table,
+		KeyConditionExpression: aws.String("pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": &types.AttributeValueMemberS{Value: statsPK(tenantID, endpointID)},
+		},
+		ScanIndexForward: aws.Bool(false),
+		Limit:            aws.Int32(24),
+	})
+	for p.HasMorePages() && (last.LastSuccessAt == nil || last.LastFailure == nil) {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, nil, fmt.Errorf("query stats of endpoint %s: %w", endpointID, err)
+		}
+		for _, item := range page.Items {
+			b, err := decodeStats(item)
+			if err != nil {
+				return nil, nil, fmt.Errorf("decode stats of endpoint %s: %w", endpointID, err)
+			}
+			last.Merge(domain.AttemptStats{LastSuccessAt: b.LastSuccessAt, LastFailure: b.LastFailure})
+		}
+	}
+	return last.LastSuccessAt, last.LastFailure, nil
+}
+
+// decodeStats reads an hour bucket's item.
+func decodeStats(item map[string]types.AttributeValue) (domain.StatsBucket, error) {
+	var b domain.StatsBucket
+	sk, _ := item["sk"].(*types.AttributeValueMemberS)
+	if sk == nil {
+		return b, fmt.Errorf("stats item without a sort key")
+	}
+	start, err := time.Parse(hourFormat, sk.Value)
+	if err != nil {
+		return b, fmt.Errorf("stats item %q: %w", sk.Value, err)
+	}
+	b.Start = start
+	num := func(attr string) int64 {
+		v, _ := item[attr].(*types.AttributeValueMemberN)
+		if v == nil {
+			return 0
+		}
+		n, _ := strconv.ParseInt(v.Value, 10, 64)
+		return n
+	}
+	b.Attempts, b.Delivered = num(attrAttempts), num(attrDelivered)
+	for _, c := range domain.FailureClasses {
+		if v := num(failurePrefix + string(c)); v != 0 {
+			if b.Failures == nil {
+				b.Failures = map[domain.AttemptClass]int64{}
+			}
+			b.Failures[c] = v
+		}
+	}
+	for i := range b.Latency {
+		b.Latency[i] = num(latencyAttr(i))
+	}
+	b.LastSuccessAt = timeAttr(item, attrLastOK)
+	if at := timeAttr(item, attrLastFail); at != nil {
+		f := &domain.AttemptFailure{At: *at, Status: int(num(attrLastStatus))}
+		if e, ok := item[attrLastError].(*types.AttributeValueMemberS); ok {
+			f.Error = e.Value
+		}
+		b.LastFailure = f
+	}
+	return b, nil
+}
+
+// timeAttr is a time attribute of item, nil when absent or unreadable.
+func timeAttr(item map[string]types.AttributeValue, attr string) *time.Time {
+	v, ok := item[attr].(*types.AttributeValueMemberS)
+	if !ok {
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v.Value)
+	if err != nil {
+		return nil
+	}
+	return &t
+}
