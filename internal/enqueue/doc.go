@@ -20,6 +20,14 @@
 // message whose delivery is already delivered. Delivery is at least once:
 // a message may be sent twice, none is lost.
 //
+// Operational events (domain.OpEventTypes, written by hookline through
+// package opevent) are outbox items like any other, but for three rules:
+// an item of such a type is accepted only with hookline's marker
+// (opevent.AttrOrigin), so a producer's is rejected (reserved_type); it goes
+// only to the tenant's enabled endpoints that name its type
+// (domain.Endpoint.SubscribesExplicitly), never to one with no filter or a
+// disabled one; and when none does, it is dropped, not rejected.
+//
 // A malformed item, or one for a tenant with no endpoint, is recorded as
 // rejected with its reason and skipped: it never fails the batch, so it never
 // blocks the stream. Only an infrastructure failure (DynamoDB or SQS
