@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/opevent"
 )
@@ -44,37 +42,20 @@ func (h *Handler) deadWindow() time.Duration {
 }
 
 // noteDeath adds the attempt's dead delivery to its endpoint's
-// delivery.dead window; the death that opens the window sends the
-// window's notice to the operations queue, delayed until the window ends.
-// The death of an operational event's delivery is not noted: it would
-// raise an operational event about an operational event.
+// delivery.dead window (opevent.NoteDeath: the death that opens the window
+// sends the window's notice, delayed until it ends; the death of an
+// operational event's delivery is not noted). A failure is logged: the
+// delivery is dead and parked all the same.
 func (h *Handler) noteDeath(ctx context.Context, at *attempt, reason domain.DeadReason) {
 	msg := at.in.Message
-	if h.OpsQueueURL == "" || h.Store.DeadWindows == nil || domain.IsOperational(msg.EventType) {
+	if h.OpsQueueURL == "" || h.Store.DeadWindows == nil {
 		return
 	}
-	now := h.now()
-	start, end := opevent.Window(now, h.deadWindow())
-	d := domain.OpDeath{DeliveryID: msg.DeliveryID, EventID: msg.EventID, EventType: msg.EventType, Reason: reason, Attempts: at.in.Delivery.Attempts + 1}
-	if at.in.Result == nil {
-		d.Attempts = at.in.Delivery.Attempts
+	d := domain.OpDeath{DeliveryID: msg.DeliveryID, EventID: msg.EventID, EventType: msg.EventType, Reason: reason, Attempts: at.in.Delivery.Attempts}
+	if at.in.Result != nil {
+		d.Attempts++
 	}
-	n, err := h.Store.AddDeath(ctx, msg.TenantID, msg.EndpointID, start, end, d)
-	if err != nil {
+	if err := opevent.NoteDeath(ctx, h.Store.DeadWindows, h.Queue, h.OpsQueueURL, h.deadWindow(), h.now(), msg.TenantID, msg.EndpointID, d); err != nil {
 		at.log.ErrorContext(ctx, "cannot note the death for delivery.dead", "op_error", err.Error())
-		return
-	}
-	if n != 1 {
-		return // the window's notice is on its way
-	}
-	body, err := opevent.NoticeBody(opevent.DeadNotice{TenantID: msg.TenantID, EndpointID: msg.EndpointID, WindowStart: start, WindowEnd: end})
-	if err == nil {
-		_, err = h.Queue.SendMessage(ctx, &sqs.SendMessageInput{
-			QueueUrl: aws.String(h.OpsQueueURL), MessageBody: aws.String(body),
-			DelaySeconds: int32(opevent.NoticeDelay(now, end) / time.Second),
-		})
-	}
-	if err != nil {
-		at.log.ErrorContext(ctx, "cannot send the delivery.dead notice", "op_error", err.Error())
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/outbox"
 )
@@ -174,4 +175,44 @@ func DeadSummary(n DeadNotice, w domain.OpDeliveryDeadEvent) (Event, bool) {
 		ID:       ID(domain.OpDeliveryDead, n.TenantID, n.EndpointID, Episode(n.WindowStart)),
 		TenantID: n.TenantID, Type: domain.OpDeliveryDead, Payload: w, At: n.WindowEnd,
 	}, true
+}
+
+// DeathWindows adds a dead delivery to its endpoint's coalescing window and
+// returns the window's count (store.Store.AddDeath).
+type DeathWindows interface {
+	AddDeath(ctx context.Context, tenantID, endpointID string, start, end time.Time, d domain.OpDeath) (int, error)
+}
+
+// NoticeSender sends a DeadNotice to the operations queue.
+type NoticeSender interface {
+	SendMessage(ctx context.Context, in *sqs.SendMessageInput, opts ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
+}
+
+// NoteDeath adds the death d of one of a tenant's endpoint's deliveries,
+// at now, to the endpoint's window of length window (at most
+// MaxNoticeDelay); the death that opens the window sends the window's
+// DeadNotice to queueURL, delayed until the window ends. The death of an
+// operational event's delivery is not noted: it would raise an
+// operational event about an operational event.
+func NoteDeath(ctx context.Context, w DeathWindows, q NoticeSender, queueURL string, window time.Duration, now time.Time, tenantID, endpointID string, d domain.OpDeath) error {
+	if domain.IsOperational(d.EventType) {
+		return nil
+	}
+	start, end := Window(now, min(window, MaxNoticeDelay))
+	n, err := w.AddDeath(ctx, tenantID, endpointID, start, end, d)
+	if err != nil || n != 1 {
+		return err // n > 1: the window's notice is on its way
+	}
+	body, err := NoticeBody(DeadNotice{TenantID: tenantID, EndpointID: endpointID, WindowStart: start, WindowEnd: end})
+	if err != nil {
+		return err
+	}
+	_, err = q.SendMessage(ctx, &sqs.SendMessageInput{
+		QueueUrl: aws.String(queueURL), MessageBody: aws.String(body),
+		DelaySeconds: int32(NoticeDelay(now, end) / time.Second),
+	})
+	if err != nil {
+		return fmt.Errorf("send the delivery.dead notice of endpoint %s: %w", endpointID, err)
+	}
+	return nil
 }
