@@ -13,6 +13,7 @@
 //	delivery           DELIVERY#<delivery id> / DELIVERY
 //	rejected item      REJECTED#<event id or seq:<stream sequence>> / REJECTED
 //	replay job         REPLAYJOB#<job id> / REPLAYJOB
+//	dead window        DEADWINDOW#<tenant>#<endpoint>#<window start> / DEADWINDOW
 //
 // Sparse index gsi1 (gsi1pk / gsi1sk) lists, per tenant: dead deliveries
 // (TENANT#<t>#DEAD, <dead_at>#<id>), rejected items (TENANT#<t>#REJECTED),
@@ -45,4 +46,12 @@
 // same delivery id (webhook-id). A delivered delivery never moves back; a
 // dead one keeps its message, so a replay needs nothing but this table, and
 // leaves the dead index only through a conditional claim (ClaimForReplay).
+//
+// An endpoint's health transitions are decided by its item's writes, so
+// each is reported once: RecordEndpointFailure marks failing_since only
+// where it is absent, DisableEndpoint reports whether the endpoint was
+// enabled (UPDATED_OLD), and ResetEndpointFailures returns the failing_since
+// it removed. A dead window (delivery.dead coalescing) is counted with ADD,
+// keeps its first domain.OpDeadSample deaths, and expires a day after it
+// ends.
 package store
