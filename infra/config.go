@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/hookline/hookline/internal/deliver"
 	"github.com/hookline/hookline/internal/fault"
+	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/hookline/hookline/internal/retry"
 )
 
@@ -103,6 +104,18 @@ type HooklineStackProps struct {
 	// DisableAfter disables an endpoint after this many consecutive failed
 	// attempts. Default 50; negative: never.
 	DisableAfter int
+	// FailingAfter raises endpoint.failing, the operational event that
+	// warns a tenant early, when an endpoint's run of consecutive failed
+	// attempts reaches it. Default 10; negative: never. It must be below a
+	// positive DisableAfter.
+	FailingAfter int
+	// DeadNoticeWindow coalesces delivery.dead: the deaths of one
+	// endpoint's deliveries within one window (aligned on the Unix epoch)
+	// raise one summary, sent when the window ends. Default 5 min; at
+	// least 1 s and at most 15 min (the window's notice waits in SQS, whose
+	// delays stop at 900 s). 10,000 deaths in an hour at the default are at
+	// most 12 notifications.
+	DeadNoticeWindow time.Duration
 	// DLQAlarmThreshold: the DLQ depth alarm fires when more messages than
 	// this are visible in the dead-letter queue. Default 100.
 	DLQAlarmThreshold int
@@ -288,8 +301,8 @@ func (p *HooklineStackProps) setOperationDefaults() error {
 	if p.ReplayRate < 0 || p.ReplayRate > 1000 {
 		return fmt.Errorf("replay rate %g: want 0 to 1000 sends per second", p.ReplayRate)
 	}
-	if p.DisableAfter == 0 {
-		p.DisableAfter = 50
+	if err := p.setHealthDefaults(); err != nil {
+		return err
 	}
 	if p.DLQAlarmThreshold == 0 {
 		p.DLQAlarmThreshold = 100
@@ -314,6 +327,27 @@ func (p *HooklineStackProps) setOperationDefaults() error {
 	}
 	if p.LogLevel == "" {
 		p.LogLevel = "INFO"
+	}
+	return nil
+}
+
+// setHealthDefaults sets the disable and failing thresholds and the
+// delivery.dead window, and refuses what cannot work.
+func (p *HooklineStackProps) setHealthDefaults() error {
+	if p.DisableAfter == 0 {
+		p.DisableAfter = 50
+	}
+	if p.FailingAfter == 0 {
+		p.FailingAfter = 10
+	}
+	if p.FailingAfter > 0 && p.DisableAfter > 0 && p.FailingAfter >= p.DisableAfter {
+		return fmt.Errorf("failing threshold %d must be below the disable threshold %d: endpoint.failing warns before the endpoint is disabled", p.FailingAfter, p.DisableAfter)
+	}
+	if p.DeadNoticeWindow == 0 {
+		p.DeadNoticeWindow = fnenv.DefaultDeadNoticeWindow
+	}
+	if p.DeadNoticeWindow < time.Second || p.DeadNoticeWindow > fnenv.MaxDeadNoticeWindow {
+		return fmt.Errorf("dead notice window %s: want 1s to %s (SQS delays a message at most 900 s)", p.DeadNoticeWindow, fnenv.MaxDeadNoticeWindow)
 	}
 	return nil
 }

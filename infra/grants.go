@@ -6,8 +6,10 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/hookline/hookline/internal/sealing"
 )
 
@@ -27,6 +29,27 @@ func grantTableItems(fn awslambda.Function, table awsdynamodb.Table, actions ...
 		Actions:      jsii.Strings(actions...),
 		ResourceArns: jsii.Strings(*table.TableArn()),
 	})
+}
+
+// grantOutboxPut lets fn write operational events into the outbox table
+// (PutItem, and nothing else: not its stream, not a read).
+func grantOutboxPut(fn awslambda.Function, outbox awsdynamodb.ITable) {
+	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee:      fn,
+		Actions:      jsii.Strings("dynamodb:PutItem"),
+		ResourceArns: jsii.Strings(*outbox.TableArn()),
+	})
+}
+
+// grantNotices lets the deliver function raise operational events: write
+// them into the outbox, and send the delivery.dead windows' notices to the
+// replay worker's operations queue, whose address it is given here (the
+// queue is made after the function).
+func grantNotices(deliver awslambda.Function, outbox awsdynamodb.ITable, ops awssqs.IQueue) {
+	grantOutboxPut(deliver, outbox)
+	ops.Grant(deliver, jsii.String("sqs:SendMessage"))
+	deliver.AddEnvironment(jsii.String(fnenv.VarOutboxTable), outbox.TableName(), nil)
+	deliver.AddEnvironment(jsii.String(fnenv.VarReplayOpsQueueURL), ops.QueueUrl(), nil)
 }
 
 // grantIndexQuery lets fn Query the state table's per-tenant index, and

@@ -160,8 +160,10 @@ func TestLeastPrivilege(t *testing.T) {
 	want := map[string]func(g grantSet){
 		"deliver": func(g grantSet) {
 			g.add(arn(s.deliveryQueue), nil, consume...)
-			g.add(arn(s.deadLetter), nil, "sqs:SendMessage") // permanent failures
-			g.add(key, purpose, "kms:Decrypt")               // signing secrets opened
+			g.add(arn(s.deadLetter), nil, "sqs:SendMessage")   // permanent failures
+			g.add(key, purpose, "kms:Decrypt")                 // signing secrets opened
+			g.add(arn(s.outboxTable), nil, "dynamodb:PutItem") // operational events
+			g.add(arn(s.replayOps), nil, "sqs:SendMessage")    // delivery.dead windows' notices
 		},
 		"enqueue": func(g grantSet) {
 			g.add(arn(s.deliveryQueue), nil, "sqs:SendMessage") // SendMessageBatch
@@ -184,14 +186,16 @@ func TestLeastPrivilege(t *testing.T) {
 			g.add(arn(s.replayJobs), nil, consume...)
 			g.add(arn(s.replayJobs), nil, "sqs:SendMessage") // the next step
 			g.add(arn(s.replayOps), nil, consume...)
-			g.add(arn(s.replayOps), nil, "sqs:SendMessage") // a redrive's next step, recovered jobs
+			g.add(arn(s.replayOps), nil, "sqs:SendMessage")    // a redrive's next step, recovered jobs
+			g.add(arn(s.outboxTable), nil, "dynamodb:PutItem") // delivery.dead summaries
 		},
 	}
 	fns := map[string]string{"deliver": s.deliverFn, "enqueue": s.enqueueFn, "api": s.apiFn, "replay": s.replayFn}
 	storeMethods := storeMethods(t)
 	t.Run("each function's store ports are seen", func(t *testing.T) {
 		// Spelled out, so that a port the walk misses fails here.
-		require.Equal(t, []string{"AddEndpointStats", "Delivery", "DisableEndpoint", "Endpoint", "Load", "MarkDeadBeforeLastAttempt", "RecordAttempt", "RecordEndpointFailure", "ResetEndpointFailures"}, storeMethods["deliver"])
+		require.Equal(t, []string{"AddDeath", "AddEndpointStats", "Delivery", "DisableEndpoint", "Endpoint", "Load", "MarkDeadBeforeLastAttempt", "RecordAttempt", "RecordEndpointFailure", "ResetEndpointFailures"}, storeMethods["deliver"])
+		require.Contains(t, storeMethods["replay"], "DeadWindow", "Store.DeadWindows")
 		require.Equal(t, []string{"Endpoints", "LoadWith", "PutRejection", "Tenant"}, storeMethods["enqueue"])
 		require.Contains(t, storeMethods["replay"], "DLQDepths", "Worker.Depths")
 		require.Contains(t, storeMethods["replay"], "ReconcileDLQDepth", "Worker.Reconciler")

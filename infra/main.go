@@ -115,7 +115,8 @@ func retryFromContext(ctx func(string) string, p *HooklineStackProps) error {
 }
 
 // deliveryFromContext reads how deliveries and replays are made: requestTimeout,
-// replayRate, disableAfter, allowCIDRs, allowHTTP.
+// replayRate, disableAfter, failingAfter, deadNoticeWindow, allowCIDRs,
+// allowHTTP.
 func deliveryFromContext(ctx func(string) string, p *HooklineStackProps) error {
 	if err := durationContext(ctx, "requestTimeout", &p.RequestTimeout); err != nil {
 		return err
@@ -124,6 +125,12 @@ func deliveryFromContext(ctx func(string) string, p *HooklineStackProps) error {
 		return err
 	}
 	if err := intContext(ctx, "disableAfter", &p.DisableAfter); err != nil {
+		return err
+	}
+	if err := intContext(ctx, "failingAfter", &p.FailingAfter); err != nil {
+		return err
+	}
+	if err := durationContext(ctx, "deadNoticeWindow", &p.DeadNoticeWindow); err != nil {
 		return err
 	}
 	if s := ctx("allowCIDRs"); s != "" {

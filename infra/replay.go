@@ -5,6 +5,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
@@ -24,6 +25,10 @@ type ReplayProps struct {
 	// ReservedConcurrency, when positive, reserves (and caps) the worker's
 	// concurrency; it must exceed ReplayMaxConcurrency.
 	ReservedConcurrency int
+	// Outbox receives the delivery.dead summaries the worker writes.
+	Outbox awsdynamodb.ITable
+	// DeadNoticeWindow is delivery.dead's coalescing window (deliver's).
+	DeadNoticeWindow time.Duration
 }
 
 // Replay is the replay worker and its two queues.
@@ -75,7 +80,11 @@ func NewReplay(scope constructs.Construct, id string, p ReplayProps) Replay {
 		JobsQueueURL:     *jobs.QueueUrl(),
 		OpsQueueURL:      *ops.QueueUrl(),
 		Rate:             p.Rate,
+		OutboxTable:      *p.Outbox.TableName(),
+		DeadNoticeWindow: p.DeadNoticeWindow,
 	}.Vars())
+	// delivery.dead summaries written to the outbox (PutItem only).
+	grantOutboxPut(fn, p.Outbox)
 	// Job (GetItem), SaveJob (PutItem), claims, releases and recorded
 	// deaths (UpdateItem), Load (BatchGetItem), Delivery and Endpoint
 	// (GetItem); ListDead and DLQDepths query the index, nothing the table.

@@ -53,8 +53,9 @@ func newHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 	defaults := functionDefaults{Architecture: p.Architecture, AssetDir: p.AssetDir, LogLevel: p.LogLevel, StateTable: tables.State}
 	replay := NewReplay(stack, "Replay", ReplayProps{
 		Functions: defaults, Queues: queues, Rate: p.ReplayRate, StuckAlarmThreshold: p.StuckReplayThreshold,
-		ReservedConcurrency: p.ReplayReservedConcurrency,
+		ReservedConcurrency: p.ReplayReservedConcurrency, Outbox: tables.Outbox, DeadNoticeWindow: p.DeadNoticeWindow,
 	})
+	grantNotices(fns.Deliver, tables.Outbox, replay.Ops)
 	httpAPI := NewHTTPAPI(stack, "Api", HTTPAPIProps{
 		Functions:           defaults,
 		AllowHTTP:           p.AllowHTTP,
@@ -201,7 +202,8 @@ func deliverEnv(p HooklineStackProps) (fnenv.DeliverEnv, error) {
 		return fnenv.DeliverEnv{}, err
 	}
 	return fnenv.DeliverEnv{
-		Retry: p.Retry, RequestTimeout: p.RequestTimeout, DisableAfter: p.DisableAfter,
-		Guard: netguard.Guard{Allow: allow}, Faults: faults,
+		Retry: p.Retry, RequestTimeout: p.RequestTimeout, DisableAfter: p.DisableAfter, FailingAfter: p.FailingAfter,
+		Notices: fnenv.Notices{DeadNoticeWindow: p.DeadNoticeWindow},
+		Guard:   netguard.Guard{Allow: allow}, Faults: faults,
 	}, nil
 }

@@ -451,6 +451,19 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 				"HOOKLINE_DELIVERY_QUEUE_URL":   refTo(s.deliveryQueue),
 				"HOOKLINE_DLQ_URL":              refTo(s.deadLetter),
 				"HOOKLINE_REPLAY_RATE":          "10",
+				"HOOKLINE_OUTBOX_TABLE":         refTo(s.outboxTable),
+				"HOOKLINE_DEAD_NOTICE_WINDOW":   "5m0s",
+			})},
+		})
+		// deliver raises operational events: into the outbox, and the
+		// delivery.dead windows' notices to the operations queue.
+		s.hasProperties(t, "AWS::Lambda::Function", s.deliverFn, obj{
+			"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{
+				"HOOKLINE_OUTBOX_TABLE":         refTo(s.outboxTable),
+				"HOOKLINE_REPLAY_OPS_QUEUE_URL": refTo(s.replayOps),
+				"HOOKLINE_FAILING_AFTER":        "10",
+				"HOOKLINE_DISABLE_AFTER":        "50",
+				"HOOKLINE_DEAD_NOTICE_WINDOW":   "5m0s",
 			})},
 		})
 		// Tenants' jobs and the operator's queue each have their own
@@ -1090,6 +1103,18 @@ func TestPropsValidation(t *testing.T) {
 		require.LessOrEqual(t, 6*p.DeliverTimeout, 2*time.Minute)
 		require.GreaterOrEqual(t, p.DeliverTimeout, p.RequestTimeout+5*time.Second)
 	})
+	t.Run("operational events' thresholds", func(t *testing.T) {
+		p := accepted(t, HooklineStackProps{})
+		require.Equal(t, 50, p.DisableAfter)
+		require.Equal(t, 10, p.FailingAfter)
+		require.Equal(t, 5*time.Minute, p.DeadNoticeWindow)
+		refused(t, HooklineStackProps{FailingAfter: 50}, "failing threshold 50 must be below the disable threshold 50")
+		refused(t, HooklineStackProps{FailingAfter: 7, DisableAfter: 6}, "must be below")
+		refused(t, HooklineStackProps{DeadNoticeWindow: 16 * time.Minute}, "SQS delays a message at most 900 s")
+		refused(t, HooklineStackProps{DeadNoticeWindow: time.Millisecond}, "dead notice window")
+		accepted(t, HooklineStackProps{FailingAfter: 60, DisableAfter: -1})
+		accepted(t, HooklineStackProps{FailingAfter: -1, DisableAfter: 3, DeadNoticeWindow: 15 * time.Minute})
+	})
 	t.Run("bad AllowCIDRs refused", func(t *testing.T) {
 		for _, c := range []string{"127.0.0.1", "10.0.0.0/33", "localhost", ""} {
 			app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
@@ -1111,6 +1136,14 @@ func TestPropsFromContext(t *testing.T) {
 		require.Empty(t, p.Architecture)
 		require.Nil(t, p.Retry.Schedule)
 		require.Nil(t, p.AllowCIDRs)
+	})
+	t.Run("failingAfter, disableAfter and deadNoticeWindow from context", func(t *testing.T) {
+		p, _, err := from(map[string]string{"failingAfter": "3", "disableAfter": "6", "deadNoticeWindow": "5s"})
+		require.NoError(t, err)
+		require.Equal(t, 3, p.FailingAfter)
+		require.Equal(t, 5*time.Second, p.DeadNoticeWindow)
+		_, _, err = from(map[string]string{"deadNoticeWindow": "soon"})
+		require.ErrorContains(t, err, "context deadNoticeWindow")
 	})
 	t.Run("host maps to the machine architecture", func(t *testing.T) {
 		p, _, err := from(map[string]string{"architecture": "host"})

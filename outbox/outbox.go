@@ -85,7 +85,26 @@ const (
 	// message, or (in an id or type) a control character, which HTTP
 	// refuses in the headers that carry it.
 	ReasonInvalidChars = "invalid_characters"
+	// ReasonReservedType: the type is one of hookline's own operational
+	// event types (ReservedTypes), which only hookline writes.
+	ReasonReservedType = "reserved_type"
 )
+
+// ReservedTypes are the event types hookline itself emits (operational
+// events: an endpoint disabled, failing or recovered, deliveries dead). A
+// producer may not write them: Validate refuses them, and hookline rejects
+// an outbox item of one of them that it did not write.
+var ReservedTypes = []string{"endpoint.disabled", "endpoint.failing", "endpoint.recovered", "delivery.dead"}
+
+// IsReservedType reports whether t is one of ReservedTypes.
+func IsReservedType(t string) bool {
+	for _, r := range ReservedTypes {
+		if r == t {
+			return true
+		}
+	}
+	return false
+}
 
 // MaxDetailBytes bounds a ValidationError's Detail: it may quote the value
 // at fault, and a rejection record that copied a 100 KiB value could itself
@@ -156,8 +175,20 @@ func firstInvalidChar(s string, header bool) (r rune, at int, ok bool) {
 }
 
 // Validate reports the first problem that stops e from being delivered, as a
-// *ValidationError, or nil.
+// *ValidationError, or nil. A reserved type (ReservedTypes) is checked
+// last: its error, ReasonReservedType, means every other check passed.
 func (e Event) Validate() error {
+	if err := e.validateFields(); err != nil {
+		return err
+	}
+	if IsReservedType(e.Type) {
+		return invalid(ReasonReservedType, AttrType, "%q is reserved for hookline's operational events", e.Type)
+	}
+	return nil
+}
+
+// validateFields is Validate without the reserved type check.
+func (e Event) validateFields() error {
 	for _, f := range []struct{ name, value string }{
 		{AttrID, e.ID}, {AttrTenantID, e.TenantID}, {AttrType, e.Type},
 	} {

@@ -39,6 +39,9 @@ func TestValidate(t *testing.T) {
 		{"U+FFFE in the tenant", func(e *Event) { e.TenantID = "t\ufffe" }, ReasonInvalidChars, AttrTenantID},
 		{"U+FFFF in the payload", func(e *Event) { e.Payload = json.RawMessage("\"\uffff\"") }, ReasonInvalidChars, AttrPayload},
 		{"escaped U+FFFF in the payload is fine", func(e *Event) { e.Payload = json.RawMessage(`"\uffff"`) }, "", ""},
+		{"reserved type", func(e *Event) { e.Type = "delivery.dead" }, ReasonReservedType, AttrType},
+		{"reserved type checked last", func(e *Event) { e.Type = "endpoint.failing"; e.Payload = nil }, ReasonMissingField, AttrPayload},
+		{"a type beside a reserved one is fine", func(e *Event) { e.Type = "endpoint.created" }, "", ""},
 		{"multi-byte and astral characters are fine", func(e *Event) { e.Type = "caf\u00e9.\U0001F600"; e.Payload = json.RawMessage("\"\u2603\U0001F600\"") }, "", ""},
 	}
 	for _, tc := range cases {
@@ -94,6 +97,12 @@ func TestTransactPut(t *testing.T) {
 	e.Payload = json.RawMessage("nope")
 	_, err = TransactPut("outbox", e)
 	require.Error(t, err, "an invalid event is refused before it is written")
+	e = valid()
+	e.Type = "endpoint.disabled"
+	_, err = TransactPut("outbox", e)
+	var verr *ValidationError
+	require.ErrorAs(t, err, &verr, "a producer cannot write hookline's operational events")
+	require.Equal(t, ReasonReservedType, verr.Reason)
 }
 
 // Every item expires unless the producer says otherwise: by default

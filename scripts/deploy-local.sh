@@ -6,7 +6,9 @@
 #
 # Local settings: binaries for the host architecture, a short retry schedule
 # so retries and dead-lettering happen in seconds, and loopback allowed by the
-# SSRF guard so receivers on 127.0.0.1 can be reached and registered (http).
+# SSRF guard so receivers on 127.0.0.1 can be reached and registered (http),
+# and a 5 s delivery.dead window so the operational events' tests see their
+# summaries in seconds.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$HOOKLINE_ROOT"
@@ -16,7 +18,8 @@ MAX_AGE=${HOOKLINE_LOCAL_MAX_AGE:-1h}
 CDK=(node_modules/.bin/cdk)
 CTX=(-c architecture=host -c "retrySchedule=$SCHEDULE" -c "maxAge=$MAX_AGE" -c allowCIDRs=127.0.0.0/8 -c allowHTTP=true
   -c "requestTimeout=${HOOKLINE_LOCAL_REQUEST_TIMEOUT:-3s}" -c "disableAfter=${HOOKLINE_LOCAL_DISABLE_AFTER:-50}"
-  -c "replayRate=${HOOKLINE_LOCAL_REPLAY_RATE:-10}" -c sweepInterval=1m)
+  -c "replayRate=${HOOKLINE_LOCAL_REPLAY_RATE:-10}" -c sweepInterval=1m
+  -c "failingAfter=${HOOKLINE_LOCAL_FAILING_AFTER:-10}" -c "deadNoticeWindow=${HOOKLINE_LOCAL_DEAD_NOTICE_WINDOW:-5s}")
 # The deliver function's timeout is derived from the request timeout (3s + 5s)
 # unless set: its queue's visibility, six times that, is how long a crashed
 # batch waits before it is tried again.

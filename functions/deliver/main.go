@@ -18,6 +18,7 @@ import (
 	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/hookline/hookline/internal/metrics"
+	"github.com/hookline/hookline/internal/opevent"
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/sender"
 	"github.com/hookline/hookline/internal/store"
@@ -34,9 +35,10 @@ func build(cfg fnenv.DeliverEnv, log *slog.Logger, aws aws.Config) (any, error) 
 		// The soak only: the process may exit after a POST.
 		send = &fault.CrashAfterSend{Next: send, Rate: rate}
 	}
-	st := store.New(dynamodb.NewFromConfig(aws), cfg.StateTable)
+	db := dynamodb.NewFromConfig(aws)
+	st := store.New(db, cfg.StateTable)
 	h := &deliver.Handler{
-		Store:  deliver.Store{Snapshots: st, Attempts: st, EndpointHealth: st, Counters: st},
+		Store:  deliver.Store{Snapshots: st, Attempts: st, EndpointHealth: st, Counters: st, DeadWindows: st},
 		Queue:  sqs.NewFromConfig(aws),
 		Sender: send,
 		// Built once: what it opens is kept across warm invocations.
@@ -45,9 +47,15 @@ func build(cfg fnenv.DeliverEnv, log *slog.Logger, aws aws.Config) (any, error) 
 		DLQURL:       cfg.DLQURL,
 		Policy:       cfg.Retry,
 		DisableAfter: cfg.DisableAfter,
+		FailingAfter: cfg.FailingAfter,
+		OpsQueueURL:  cfg.Notices.OpsQueueURL,
+		DeadWindow:   cfg.Notices.DeadNoticeWindow,
 		Rand:         rand.Float64,
 		Log:          log,
 		Metrics:      metrics.New(os.Stdout),
+	}
+	if cfg.Notices.OutboxTable != "" {
+		h.Notices = &opevent.Writer{DB: db, Table: cfg.Notices.OutboxTable}
 	}
 	return h.Handle, nil
 }

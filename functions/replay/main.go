@@ -16,6 +16,7 @@ import (
 	"github.com/hookline/hookline/internal/boot"
 	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/hookline/hookline/internal/metrics"
+	"github.com/hookline/hookline/internal/opevent"
 	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/store"
 )
@@ -24,15 +25,20 @@ func main() { boot.Serve("replay", fnenv.LoadReplay, build) }
 
 // build wires the replay function's handler from its environment.
 func build(cfg fnenv.ReplayEnv, log *slog.Logger, aws aws.Config) (any, error) {
-	st := store.New(dynamodb.NewFromConfig(aws), cfg.StateTable)
+	db := dynamodb.NewFromConfig(aws)
+	st := store.New(db, cfg.StateTable)
 	w := &replay.Worker{
-		Store:            replay.Store{Jobs: st, JobSlots: st, Sweeps: st, DeadLetters: st, Claims: st, Deliveries: st},
+		Store:            replay.Store{Jobs: st, JobSlots: st, Sweeps: st, DeadLetters: st, Claims: st, Deliveries: st, DeadWindows: st},
 		Depths:           st,
 		Reconciler:       st,
 		Metrics:          metrics.New(os.Stdout),
 		Queue:            sqs.NewFromConfig(aws),
 		DeliveryQueueURL: cfg.DeliveryQueueURL, DLQURL: cfg.DLQURL, JobsQueueURL: cfg.JobsQueueURL, OpsQueueURL: cfg.OpsQueueURL,
 		Rate: cfg.Rate, Rand: rand.Float64, Log: log,
+		DeadWindow: cfg.DeadNoticeWindow,
+	}
+	if cfg.OutboxTable != "" {
+		w.Notices = &opevent.Writer{DB: db, Table: cfg.OutboxTable}
 	}
 	return w.Handle, nil
 }

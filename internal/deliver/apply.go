@@ -2,12 +2,13 @@ package deliver
 
 import (
 	"context"
-	"log/slog"
 	"time"
 
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/metrics"
+	"github.com/hookline/hookline/internal/opevent"
 	"github.com/hookline/hookline/internal/sender"
+	"github.com/hookline/hookline/internal/store"
 )
 
 // apply performs what dec names for the attempt: the store's writes, the
@@ -62,40 +63,58 @@ func (h *Handler) observe(at *attempt) {
 }
 
 // applyEndpointHealth keeps the endpoint's consecutive failure count (reset
-// or counted, the endpoint disabled when the count reaches DisableAfter) and
-// disables the endpoint when the decision says so.
+// or counted, the endpoint marked failing and disabled at the thresholds)
+// and disables the endpoint when the decision says so, raising the
+// operational event of each transition the store reports.
 func (h *Handler) applyEndpointHealth(ctx context.Context, at *attempt, dec Decision) {
 	ep := at.in.Endpoint
 	if dec.ResetFailures {
-		if err := h.Store.ResetEndpointFailures(ctx, ep.TenantID, ep.EndpointID); err != nil {
+		since, err := h.Store.ResetEndpointFailures(ctx, ep.TenantID, ep.EndpointID)
+		if err != nil {
 			at.log.ErrorContext(ctx, "cannot reset endpoint failures", "health_error", err.Error())
+		} else if since != nil {
+			h.raiseEndpoint(ctx, at, domain.OpEndpointRecovered, opevent.Episode(*since), "", 0)
 		}
 	}
 	if dec.CountFailure {
-		h.countFailure(ctx, at.log, ep)
+		h.countFailure(ctx, at)
 	}
 	if dec.DisableEndpoint != "" {
 		msg := at.in.Message
-		if err := h.Store.DisableEndpoint(ctx, msg.TenantID, msg.EndpointID, dec.DisableEndpoint); err != nil {
+		disabled, err := h.Store.DisableEndpoint(ctx, msg.TenantID, msg.EndpointID, dec.DisableEndpoint)
+		if err != nil {
 			at.log.ErrorContext(ctx, "cannot disable endpoint", "disable_error", err.Error())
+		} else if disabled {
+			h.raiseEndpoint(ctx, at, domain.OpEndpointDisabled, opevent.Episode(at.in.Started), dec.DisableEndpoint, ep.ConsecutiveFailures+1)
 		}
 	}
 }
 
-// countFailure counts a failed attempt against ep; the store disables it
-// when the count reaches DisableAfter (default 50, negative never).
-func (h *Handler) countFailure(ctx context.Context, log *slog.Logger, ep domain.Endpoint) {
-	threshold := h.DisableAfter
-	if threshold == 0 {
-		threshold = 50
+// countFailure counts a failed attempt against the attempt's endpoint; the
+// store marks it failing at FailingAfter (default 10) and disables it at
+// DisableAfter (default 50), negative never.
+func (h *Handler) countFailure(ctx context.Context, at *attempt) {
+	ep := at.in.Endpoint
+	th := store.HealthThresholds{FailingAfter: h.FailingAfter, DisableAfter: h.DisableAfter}
+	if th.DisableAfter == 0 {
+		th.DisableAfter = 50
 	}
-	disabled, err := h.Store.RecordEndpointFailure(ctx, ep.TenantID, ep.EndpointID, max(threshold, 0))
+	if th.FailingAfter == 0 {
+		th.FailingAfter = DefaultFailingAfter
+	}
+	th.FailingAfter, th.DisableAfter = max(th.FailingAfter, 0), max(th.DisableAfter, 0)
+	fx, err := h.Store.RecordEndpointFailure(ctx, ep.TenantID, ep.EndpointID, th)
 	if err != nil {
-		log.ErrorContext(ctx, "cannot count endpoint failure", "health_error", err.Error())
+		at.log.ErrorContext(ctx, "cannot count endpoint failure", "health_error", err.Error())
 		return
 	}
-	if disabled {
-		log.WarnContext(ctx, "endpoint disabled after consecutive failures", "threshold", threshold)
+	if fx.Failing {
+		at.log.WarnContext(ctx, "endpoint failing", "failures", fx.Failures)
+		h.raiseEndpoint(ctx, at, domain.OpEndpointFailing, opevent.Episode(fx.FailingSince), "", fx.Failures)
+	}
+	if fx.Disabled {
+		at.log.WarnContext(ctx, "endpoint disabled after consecutive failures", "threshold", th.DisableAfter)
+		h.raiseEndpoint(ctx, at, domain.OpEndpointDisabled, opevent.Episode(fx.DisabledAt), domain.DisabledConsecutiveFailures, fx.Failures)
 	}
 }
 
@@ -141,6 +160,7 @@ func (h *Handler) handOverToRedrive(ctx context.Context, at *attempt, reason dom
 	h.setVisibility(ctx, at.log, at.m, 0)
 	at.mb.Put(metrics.DeadLettered, 1, map[string]string{metrics.DimensionTenant: d.TenantID, metrics.DimensionReason: string(reason)})
 	at.log.WarnContext(ctx, "attempts exhausted; SQS moves the message to the DLQ")
+	h.noteDeath(ctx, at, reason)
 	return false
 }
 
@@ -152,5 +172,9 @@ func (h *Handler) deadLetter(ctx context.Context, at *attempt, reason domain.Dea
 		at.log.ErrorContext(ctx, "cannot mark delivery dead; will retry", "record_error", err.Error())
 		return false
 	}
-	return h.toDLQ(ctx, at.log, at.mb, at.m.Body, d.TenantID, reason)
+	if !h.toDLQ(ctx, at.log, at.mb, at.m.Body, d.TenantID, reason) {
+		return false
+	}
+	h.noteDeath(ctx, at, reason)
+	return true
 }

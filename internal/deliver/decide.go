@@ -119,7 +119,10 @@ type Decision struct {
 	// CountFailure counts a failed attempt against the endpoint (which the
 	// store disables at the threshold of consecutive failures).
 	CountFailure bool
-	// ResetFailures clears the endpoint's count of consecutive failures.
+	// ResetFailures clears the endpoint's count of consecutive failures and
+	// its failing mark (a recovery when it had one). Only when the endpoint
+	// as read has either, so a success of a healthy endpoint writes nothing
+	// to it.
 	ResetFailures bool
 }
 
@@ -175,7 +178,7 @@ func decideResult(in Input, p retry.Policy, now time.Time, rnd func() float64) D
 	res := in.Result
 	switch res.Outcome {
 	case sender.Delivered:
-		return Decision{Kind: Delivered, ResetFailures: in.Endpoint.ConsecutiveFailures > 0}
+		return Decision{Kind: Delivered, ResetFailures: in.Endpoint.ConsecutiveFailures > 0 || in.Endpoint.FailingSince != nil}
 	case sender.Dead:
 		d := Decision{Kind: Dead, Reason: res.Reason, CountFailure: true}
 		if res.DisableEndpoint {

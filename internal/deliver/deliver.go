@@ -14,6 +14,7 @@ import (
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
+	"github.com/hookline/hookline/internal/opevent"
 	"github.com/hookline/hookline/internal/retry"
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/sender"
@@ -30,6 +31,7 @@ type Store struct {
 	// Counters keeps the endpoints' hourly attempt counters. Nil: none
 	// are kept.
 	Counters
+	DeadWindows
 }
 
 // Snapshots reads what a batch's attempts need: Load reads a whole batch's
@@ -48,14 +50,29 @@ type Attempts interface {
 	MarkDeadBeforeLastAttempt(ctx context.Context, d domain.Delivery, reason domain.DeadReason, message string, at time.Time) error
 }
 
-// EndpointHealth counts an endpoint's consecutive failures and disables it.
+// EndpointHealth counts an endpoint's consecutive failures, marks it
+// failing, disables it, and clears the count and the mark on a success;
+// each reports the transition it made, once per episode.
 type EndpointHealth interface {
-	DisableEndpoint(ctx context.Context, tenantID, endpointID string, reason domain.DisableReason) error
-	RecordEndpointFailure(ctx context.Context, tenantID, endpointID string, threshold int) (disabled bool, err error)
-	ResetEndpointFailures(ctx context.Context, tenantID, endpointID string) error
+	DisableEndpoint(ctx context.Context, tenantID, endpointID string, reason domain.DisableReason) (bool, error)
+	RecordEndpointFailure(ctx context.Context, tenantID, endpointID string, th store.HealthThresholds) (store.FailureEffect, error)
+	ResetEndpointFailures(ctx context.Context, tenantID, endpointID string) (recovered *time.Time, err error)
 }
 
-var _ = Store{Snapshots: (*store.Store)(nil), Attempts: (*store.Store)(nil), EndpointHealth: (*store.Store)(nil), Counters: (*store.Store)(nil)}
+// DeadWindows adds a dead delivery to its endpoint's delivery.dead
+// coalescing window.
+type DeadWindows interface {
+	AddDeath(ctx context.Context, tenantID, endpointID string, start, end time.Time, d domain.OpDeath) (int, error)
+}
+
+var _ = Store{Snapshots: (*store.Store)(nil), Attempts: (*store.Store)(nil), EndpointHealth: (*store.Store)(nil), Counters: (*store.Store)(nil), DeadWindows: (*store.Store)(nil)}
+
+// Notices writes operational events into the outbox (an *opevent.Writer).
+type Notices interface {
+	Emit(ctx context.Context, ev opevent.Event) error
+}
+
+var _ Notices = (*opevent.Writer)(nil)
 
 // Queue is what deliver needs of SQS.
 type Queue interface {
@@ -105,6 +122,23 @@ type Handler struct {
 	// DisableAfter disables an endpoint after this many consecutive failed
 	// attempts. Default 50; negative: never.
 	DisableAfter int
+	// FailingAfter marks an endpoint failing (endpoint.failing) after this
+	// many consecutive failed attempts; below DisableAfter. Default
+	// DefaultFailingAfter (10); negative: never.
+	FailingAfter int
+	// Notices writes the operational events (endpoint.failing,
+	// endpoint.disabled, endpoint.recovered; delivery.dead through the
+	// replay worker). Nil: none are raised (the endpoints' health is kept
+	// all the same).
+	Notices Notices
+	// OpsQueueURL is the replay worker's operations queue: the death that
+	// opens a delivery.dead window sends its opevent.DeadNotice there,
+	// delayed until the window ends. Empty: deaths raise no delivery.dead.
+	OpsQueueURL string
+	// DeadWindow is delivery.dead's coalescing window: an endpoint's deaths
+	// within one raise one summary. Default DefaultDeadWindow (5 min); at
+	// most opevent.MaxNoticeDelay (15 min).
+	DeadWindow time.Duration
 	// Reserve is the time kept back from the Lambda deadline for recording
 	// an attempt's outcome. An attempt gets at most the time left before
 	// the deadline less Reserve; with less than a second of it, the message
@@ -120,6 +154,12 @@ type Handler struct {
 // flight as an SQS batch holds (10), so a whole batch is one round of
 // attempts and the function's timeout need cover only one request timeout.
 const DefaultConcurrency = 10
+
+// DefaultFailingAfter is Handler.FailingAfter's default.
+const DefaultFailingAfter = 10
+
+// DefaultDeadWindow is Handler.DeadWindow's default.
+const DefaultDeadWindow = 5 * time.Minute
 
 // ReasonNoTimeLeft is the attempt error of a message returned to the queue
 // untried because the invocation was about to time out.

@@ -68,7 +68,7 @@ func newFakeStore(eps ...domain.Endpoint) *testStore {
 
 // ports is the handler's Store, every port this store.
 func (s *testStore) ports() Store {
-	return Store{Snapshots: s, Attempts: s, EndpointHealth: s, Counters: s}
+	return Store{Snapshots: s, Attempts: s, EndpointHealth: s, Counters: s, DeadWindows: s}
 }
 
 // endpoint reads an endpoint by "tenant/endpoint" (the zero endpoint if
@@ -148,7 +148,7 @@ func (s *testStore) isMarked(id string) bool {
 	return ok
 }
 
-func (s *testStore) ResetEndpointFailures(ctx context.Context, tenant, id string) error {
+func (s *testStore) ResetEndpointFailures(ctx context.Context, tenant, id string) (*time.Time, error) {
 	s.mu.Lock()
 	s.resets++
 	s.mu.Unlock()
@@ -184,6 +184,10 @@ type fakeQueue struct {
 	dlq               []string
 	dlqReason         []domain.DeadReason
 	failDLQ           bool
+	// ops are the messages sent to the replay worker's operations queue
+	// (https://sqs.example/ops), with their delays.
+	ops      []string
+	opsDelay []int32
 }
 
 func newFakeQueue(now func() time.Time, visibilityTimeout time.Duration) *fakeQueue {
@@ -257,6 +261,10 @@ func (q *fakeQueue) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ .
 	}
 	if in.DelaySeconds < 0 || in.DelaySeconds > 900 {
 		return nil, q.refuse("InvalidParameterValue: DelaySeconds %d is not in 0..900", in.DelaySeconds)
+	}
+	if *in.QueueUrl == "https://sqs.example/ops" {
+		q.ops, q.opsDelay = append(q.ops, *in.MessageBody), append(q.opsDelay, in.DelaySeconds)
+		return &sqs.SendMessageOutput{}, nil
 	}
 	if *in.QueueUrl != "https://sqs.example/dlq" {
 		return nil, errors.New("sent to the wrong queue: " + *in.QueueUrl)

@@ -44,6 +44,22 @@
 // loses those counts; the batch's messages were all handled before it, and
 // nothing of their handling depends on it.
 //
+// # Operational events
+//
+// The endpoint's health raises the tenant's operational events (package
+// opevent), each once per episode, as the store's conditional writes
+// report the transitions: endpoint.failing when the run of consecutive
+// failures reaches FailingAfter (failing_since is set), endpoint.disabled
+// when it reaches DisableAfter or on a 410, endpoint.recovered on the first
+// success of an endpoint marked failing (the mark survives an enable). A
+// success of a healthy endpoint writes nothing to it: the reset is asked
+// for only when the endpoint as read has failures or the mark. Every death
+// (dead at once, dead untried, attempts exhausted) is added to its
+// endpoint's delivery.dead window; the death of an operational event's
+// delivery is not, so no operational event is raised about one.
+// A transition whose event cannot be written is logged and its notice lost;
+// the transition itself stands.
+//
 // # Decide, then apply
 //
 // A message's fate is decided by one pure function, Decide: from what was

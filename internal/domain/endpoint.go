@@ -25,6 +25,12 @@ type Endpoint struct {
 	// DisabledAt is when the endpoint was last disabled; nil while it has
 	// not been since it was created or enabled.
 	DisabledAt *time.Time `dynamodbav:"disabled_at,omitempty"`
+	// FailingSince marks an endpoint in a failure episode: set when its run
+	// of consecutive failures reaches the failing threshold (or when it is
+	// disabled by deliveries), cleared by its next success, which raises
+	// endpoint.recovered. Enabling the endpoint keeps it, so the first
+	// success after an enable is a recovery. Nil: not failing.
+	FailingSince *time.Time `dynamodbav:"failing_since,omitempty"`
 	// Description is the tenant's note on the endpoint.
 	Description string `dynamodbav:"description,omitempty"`
 	// Headers are sent with every request to the endpoint; they never

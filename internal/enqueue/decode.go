@@ -2,9 +2,11 @@ package enqueue
 
 import (
 	"encoding/json"
+	"errors"
 	"strconv"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/hookline/hookline/internal/opevent"
 	"github.com/hookline/hookline/outbox"
 )
 
@@ -66,5 +68,23 @@ func decodeImage(img map[string]events.DynamoDBAttributeValue) (outbox.Event, er
 	if e.OccurredAt, err = outbox.ParseOccurredAt(occurred); err != nil {
 		return e, err
 	}
-	return e, e.Validate()
+	return e, validate(e, img)
+}
+
+// validate is outbox.Event.Validate, but an item of a reserved
+// (operational) type passes when hookline wrote it: it carries
+// opevent.AttrOrigin. A producer's item of such a type is rejected
+// (reserved_type), so every operational event accepted here is hookline's,
+// and only those go on (to the tenant's endpoints, and to the operator's
+// bus).
+func validate(e outbox.Event, img map[string]events.DynamoDBAttributeValue) error {
+	err := e.Validate()
+	var verr *outbox.ValidationError
+	if !errors.As(err, &verr) || verr.Reason != outbox.ReasonReservedType {
+		return err
+	}
+	if v, ok := img[opevent.AttrOrigin]; ok && v.DataType() == events.DataTypeString && v.String() == opevent.Origin {
+		return nil
+	}
+	return err
 }

@@ -20,8 +20,15 @@
 // message whose delivery is already delivered. Delivery is at least once:
 // a message may be sent twice, none is lost.
 //
-// Operational events (domain.IsOperational: endpoint.disabled, ...), which
-// hookline itself writes into the outbox, are also put on the operator's
+// Operational events (domain.OpEventTypes, written by hookline through
+// package opevent) are outbox items like any other, but for three rules:
+// an item of such a type is accepted only with hookline's marker
+// (opevent.AttrOrigin), so a producer's is rejected (reserved_type); it goes
+// only to the tenant's enabled endpoints that name its type
+// (domain.Endpoint.SubscribesExplicitly), never to one with no filter or a
+// disabled one; and when none does, it is dropped, not rejected.
+//
+// Accepted operational events are also put on the operator's
 // EventBridge bus (source EventSource, detail-type the event type, detail an
 // OperatorDetail), whatever their fan-out, in as few PutEvents requests as
 // its limits allow (ten entries, 256 KiB), before the batch's messages are

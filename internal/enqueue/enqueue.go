@@ -244,6 +244,12 @@ func (h *Handler) plan(ctx context.Context, rec events.DynamoDBEventRecord, inv 
 		inv.endpoints[ev.TenantID] = endpoints
 	}
 	targets := targetsOf(ev, endpoints)
+	if domain.IsOperational(ev.Type) {
+		// hookline's own: to whichever endpoints ask for it, and none is
+		// nothing to do, not a producer's fault to record.
+		inv.keep(&f, targets)
+		return f, nil
+	}
 	if len(targets) == 0 && len(endpoints) == 0 {
 		// Only on this rare path is the tenant itself looked up.
 		if _, err := h.Store.Tenant(ctx, ev.TenantID); errors.Is(err, store.ErrNotFound) {
@@ -258,20 +264,38 @@ func (h *Handler) plan(ctx context.Context, rec events.DynamoDBEventRecord, inv 
 		}
 		return f, h.reject(ctx, inv, rec, ev, domain.RejectNoEndpoint, outbox.AttrTenantID, "no endpoint of the tenant subscribes to "+strconv.Quote(ev.Type))
 	}
+	inv.keep(&f, targets)
+	return f, nil
+}
+
+// keep adds to f the targets not already planned in this invocation (the
+// same event twice in a batch).
+func (inv *invocation) keep(f *fanOut, targets []domain.Endpoint) {
 	for _, ep := range targets {
-		id := domain.DeliveryID(ev.ID, ep.EndpointID)
+		id := domain.DeliveryID(f.ev.ID, ep.EndpointID)
 		if !inv.planned[id] {
 			inv.planned[id] = true
 			f.targets = append(f.targets, ep)
 		}
 	}
-	return f, nil
 }
 
 // targetsOf is the endpoints, of a tenant's, that event ev goes to: the one
-// it names, or every one that subscribes to its type.
+// it names, or every one that subscribes to its type. An operational event
+// goes only to the enabled endpoints that name its type
+// (domain.Endpoint.SubscribesExplicitly): never to one with no filter, and
+// never to a disabled one, which would park it dead (the endpoint it
+// describes, say, which a delivery could not reach anyway).
 func targetsOf(ev outbox.Event, endpoints []domain.Endpoint) []domain.Endpoint {
 	var targets []domain.Endpoint
+	if domain.IsOperational(ev.Type) {
+		for _, ep := range endpoints {
+			if !ep.Disabled && ep.SubscribesExplicitly(ev.Type) {
+				targets = append(targets, ep)
+			}
+		}
+		return targets
+	}
 	for _, ep := range endpoints {
 		if ev.EndpointID != "" {
 			if ep.EndpointID == ev.EndpointID {

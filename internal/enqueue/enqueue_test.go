@@ -15,11 +15,13 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
+	dynamotypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/message"
+	"github.com/hookline/hookline/internal/opevent"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/internal/store/memstore"
 	"github.com/hookline/hookline/outbox"
@@ -519,6 +521,9 @@ func TestMalformedItemsAreRejectedAndNeverBlock(t *testing.T) {
 		{"id with LF", map[string]events.DynamoDBAttributeValue{outbox.AttrID: str("ev\n1")}, "seq:900000000000000000000", outbox.ReasonInvalidChars, outbox.AttrID},
 		{"tenant with a tab", map[string]events.DynamoDBAttributeValue{outbox.AttrTenantID: str("t\t1")}, "x", outbox.ReasonInvalidChars, outbox.AttrTenantID},
 		{"endpoint id with CR", map[string]events.DynamoDBAttributeValue{outbox.AttrEndpointID: str("ep_1\r")}, "x", outbox.ReasonInvalidChars, outbox.AttrEndpointID},
+		{"reserved type written by a producer", map[string]events.DynamoDBAttributeValue{outbox.AttrType: str("endpoint.disabled")}, "x", outbox.ReasonReservedType, outbox.AttrType},
+		{"reserved type with a forged marker of the wrong type", map[string]events.DynamoDBAttributeValue{outbox.AttrType: str("delivery.dead"), opevent.AttrOrigin: events.NewBooleanAttribute(true)}, "x", outbox.ReasonReservedType, outbox.AttrType},
+		{"reserved type with another origin", map[string]events.DynamoDBAttributeValue{outbox.AttrType: str("delivery.dead"), opevent.AttrOrigin: str("producer")}, "x", outbox.ReasonReservedType, outbox.AttrType},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -710,4 +715,51 @@ func TestFaultAfterARequestSpanningRecords(t *testing.T) {
 		require.Equal(t, 2, counts[m.DeliveryID], "sent before the fault, not attempted: sent again")
 	}
 	require.Len(t, q.sent, 10+12)
+}
+
+// opImage is the stream image of an operational event as hookline writes
+// it (opevent.Item).
+func opImage(t *testing.T, id, tenant, eventType string) map[string]events.DynamoDBAttributeValue {
+	t.Helper()
+	item, err := opevent.Item(opevent.Event{ID: id, TenantID: tenant, Type: eventType, Payload: domain.OpEndpointEvent{TenantID: tenant}, At: time.Now()})
+	require.NoError(t, err)
+	img := map[string]events.DynamoDBAttributeValue{}
+	for k, v := range item {
+		switch v := v.(type) {
+		case *dynamotypes.AttributeValueMemberS:
+			img[k] = events.NewStringAttribute(v.Value)
+		case *dynamotypes.AttributeValueMemberN:
+			img[k] = events.NewNumberAttribute(v.Value)
+		}
+	}
+	return img
+}
+
+// hookline's own operational events go only to the enabled endpoints of
+// their tenant that name their type; none is nothing to do, not a
+// rejection.
+func TestOperationalEventsGoOnlyToEndpointsThatAskForThem(t *testing.T) {
+	s := newFakeStore(
+		endpoint("t1", "ep_all"),
+		endpoint("t1", "ep_star", "*"),
+		endpoint("t1", "ep_ops", "endpoint.*", "delivery.dead"),
+		endpoint("t1", "ep_dead", "delivery.dead"),
+		func() domain.Endpoint { e := endpoint("t1", "ep_off", "endpoint.*"); e.Disabled = true; return e }(),
+		endpoint("t2", "ep_other", "endpoint.*"),
+		endpoint("t3", "ep_business", "order.*"),
+	)
+	q := &fakeQueue{}
+	resp, err := newHandler(s, q).Handle(context.Background(), streamEvent(
+		opImage(t, "op1", "t1", domain.OpEndpointFailing),
+		opImage(t, "op2", "t1", domain.OpDeliveryDead),
+		opImage(t, "op3", "t3", domain.OpEndpointDisabled),
+	))
+	require.NoError(t, err)
+	require.Empty(t, resp.BatchItemFailures)
+	got := map[string][]string{}
+	for _, m := range q.sent {
+		got[m.EventID] = append(got[m.EventID], m.EndpointID)
+	}
+	require.Equal(t, map[string][]string{"op1": {"ep_ops"}, "op2": {"ep_dead", "ep_ops"}}, got)
+	require.Empty(t, s.Rejections(), "no subscriber is not a producer's fault")
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/opevent"
 	"github.com/hookline/hookline/outbox"
 	"github.com/stretchr/testify/require"
 )
@@ -98,15 +99,15 @@ func newBusHandler(s *testStore, q *fakeQueue, b *fakeBus) *Handler {
 
 // opImage is an outbox item of an operational event with the payload p, as
 // hookline's emitter writes it.
-func opImage(t *testing.T, id, tenant, typ string, p any) map[string]events.DynamoDBAttributeValue {
+func busImage(t *testing.T, id, tenant, typ string, p any) map[string]events.DynamoDBAttributeValue {
 	t.Helper()
 	raw, err := json.Marshal(p)
 	require.NoError(t, err)
 	return image(id, tenant, map[string]events.DynamoDBAttributeValue{
 		outbox.AttrType:    events.NewStringAttribute(typ),
 		outbox.AttrPayload: events.NewStringAttribute(string(raw)),
-		// The emitter's marker (issue 15); validation will require it.
-		"hookline_origin": events.NewStringAttribute("hookline"),
+		// The emitter's marker: enqueue accepts a reserved type only with it.
+		opevent.AttrOrigin: events.NewStringAttribute(opevent.Origin),
 	})
 }
 
@@ -127,9 +128,9 @@ func TestOperationalEventsReachTheOperatorsBus(t *testing.T) {
 		Reasons: map[domain.DeadReason]int{"rejected_400": 1}}
 	ev := streamEvent(
 		image("e0", "t1", nil),
-		opImage(t, "op1", "t1", domain.OpEndpointDisabled, disabledPayload("t1", "ep_biz")),
-		opImage(t, "op2", "t1", domain.OpDeliveryDead, dead),
-		opImage(t, "op3", "t2", domain.OpEndpointFailing, disabledPayload("t2", "ep_x")),
+		busImage(t, "op1", "t1", domain.OpEndpointDisabled, disabledPayload("t1", "ep_biz")),
+		busImage(t, "op2", "t1", domain.OpDeliveryDead, dead),
+		busImage(t, "op3", "t2", domain.OpEndpointFailing, disabledPayload("t2", "ep_x")),
 	)
 	_, err := newBusHandler(s, q, b).Handle(context.Background(), ev)
 	require.NoError(t, err)
@@ -174,7 +175,7 @@ func TestOperationalEventsAreBatchedWithinPutEventsLimits(t *testing.T) {
 		s.addTenant("t1")
 		var imgs []map[string]events.DynamoDBAttributeValue
 		for i := range 25 {
-			imgs = append(imgs, opImage(t, fmt.Sprintf("op%02d", i), "t1", domain.OpEndpointFailing, disabledPayload("t1", "ep")))
+			imgs = append(imgs, busImage(t, fmt.Sprintf("op%02d", i), "t1", domain.OpEndpointFailing, disabledPayload("t1", "ep")))
 		}
 		_, err := newBusHandler(s, q, b).Handle(context.Background(), streamEvent(imgs...))
 		require.NoError(t, err)
@@ -190,9 +191,9 @@ func TestOperationalEventsAreBatchedWithinPutEventsLimits(t *testing.T) {
 		big := struct{ Pad string }{strings.Repeat("a", 100<<10)}
 		var imgs []map[string]events.DynamoDBAttributeValue
 		for i := range 5 {
-			imgs = append(imgs, opImage(t, fmt.Sprintf("op%d", i), "t1", domain.OpDeliveryDead, big))
+			imgs = append(imgs, busImage(t, fmt.Sprintf("op%d", i), "t1", domain.OpDeliveryDead, big))
 		}
-		imgs = append(imgs, opImage(t, "small", "t1", domain.OpDeliveryDead, struct{}{}))
+		imgs = append(imgs, busImage(t, "small", "t1", domain.OpDeliveryDead, struct{}{}))
 		_, err := newBusHandler(s, q, b).Handle(context.Background(), streamEvent(imgs...))
 		require.NoError(t, err, "the fake refuses a request over 256 KiB, as EventBridge does")
 		require.Equal(t, [][]string{{"op0", "op1"}, {"op2", "op3"}, {"op4", "small"}}, b.requests)
@@ -220,9 +221,9 @@ func TestFailedPutsAreRetriedWithoutLoss(t *testing.T) {
 	imgs := func(t *testing.T) events.DynamoDBEvent {
 		return streamEvent(
 			image("e0", "t1", nil),
-			opImage(t, "op1", "t1", domain.OpEndpointDisabled, disabledPayload("t1", "ep_a")),
-			opImage(t, "op2", "t1", domain.OpEndpointRecovered, disabledPayload("t1", "ep_a")),
-			opImage(t, "op3", "t1", domain.OpEndpointFailing, disabledPayload("t1", "ep_a")),
+			busImage(t, "op1", "t1", domain.OpEndpointDisabled, disabledPayload("t1", "ep_a")),
+			busImage(t, "op2", "t1", domain.OpEndpointRecovered, disabledPayload("t1", "ep_a")),
+			busImage(t, "op3", "t1", domain.OpEndpointFailing, disabledPayload("t1", "ep_a")),
 		)
 	}
 	t.Run("the request fails", func(t *testing.T) {
@@ -277,9 +278,9 @@ func TestFailedPutsAreRetriedWithoutLoss(t *testing.T) {
 func TestOnlyAcceptedOperationalEventsArePutOnce(t *testing.T) {
 	s, q, b := newFakeStore(), &fakeQueue{}, &fakeBus{}
 	s.addTenant("t1")
-	bad := opImage(t, "op_bad", "t1", domain.OpEndpointDisabled, disabledPayload("t1", "ep"))
+	bad := busImage(t, "op_bad", "t1", domain.OpEndpointDisabled, disabledPayload("t1", "ep"))
 	bad[outbox.AttrPayload] = events.NewStringAttribute(`{"broken"`)
-	good := opImage(t, "op_ok", "t1", domain.OpEndpointDisabled, disabledPayload("t1", "ep"))
+	good := busImage(t, "op_ok", "t1", domain.OpEndpointDisabled, disabledPayload("t1", "ep"))
 	_, err := newBusHandler(s, q, b).Handle(context.Background(), streamEvent(bad, good, good))
 	require.NoError(t, err)
 	require.Equal(t, map[string]int{"op_ok": 1}, b.count(t))

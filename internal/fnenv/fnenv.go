@@ -31,16 +31,28 @@ const (
 	varEventBus             = "HOOKLINE_EVENT_BUS"
 	varDLQURL               = "HOOKLINE_DLQ_URL"
 	varReplayQueueURL       = "HOOKLINE_REPLAY_QUEUE_URL"
-	varReplayOpsQueueURL    = "HOOKLINE_REPLAY_OPS_QUEUE_URL"
+	varReplayOpsQueueURL    = VarReplayOpsQueueURL
 	varReplayRate           = "HOOKLINE_REPLAY_RATE"
 	varRequestTimeout       = "HOOKLINE_REQUEST_TIMEOUT"
 	varDisableAfter         = "HOOKLINE_DISABLE_AFTER"
+	varFailingAfter         = "HOOKLINE_FAILING_AFTER"
+	varDeadNoticeWindow     = "HOOKLINE_DEAD_NOTICE_WINDOW"
+	varOutboxTable          = VarOutboxTable
 	varAllowCIDRs           = "HOOKLINE_ALLOW_CIDRS"
 	varAllowHTTP            = "HOOKLINE_ALLOW_HTTP"
 	varOperatorKey          = "HOOKLINE_OPERATOR_KEY"
 	varOperatorKeySecretARN = "HOOKLINE_OPERATOR_KEY_SECRET_ARN"
 	varSecretsKeyARN        = VarSecretsKeyARN
 	varFaults               = fault.Env
+)
+
+// VarOutboxTable (the outbox table's name) and VarReplayOpsQueueURL (the
+// replay worker's operations queue) are set on the deliver function after
+// it is made, when the stack has the queue (DeliverEnv.Notices): the only
+// variables infra names outside Vars.
+const (
+	VarOutboxTable       = "HOOKLINE_OUTBOX_TABLE"
+	VarReplayOpsQueueURL = "HOOKLINE_REPLAY_OPS_QUEUE_URL"
 )
 
 // VarSecretsKeyARN names the KMS key (its ARN) the signing secrets are
@@ -58,7 +70,50 @@ const (
 	DefaultDisableAfter = 50
 	// DefaultReplayRate is the sends per second of one replay job.
 	DefaultReplayRate = 10.0
+	// DefaultFailingAfter consecutive failed attempts mark an endpoint
+	// failing (endpoint.failing).
+	DefaultFailingAfter = 10
+	// DefaultDeadNoticeWindow is delivery.dead's coalescing window.
+	DefaultDeadNoticeWindow = 5 * time.Minute
+	// MaxDeadNoticeWindow is the longest coalescing window: SQS delays a
+	// window's notice at most 900 s.
+	MaxDeadNoticeWindow = 15 * time.Minute
 )
+
+// Notices is how a function raises operational events: where it writes
+// them and how it coalesces delivery.dead.
+type Notices struct {
+	// OutboxTable (HOOKLINE_OUTBOX_TABLE) receives the operational events.
+	// Empty: none are raised.
+	OutboxTable string
+	// OpsQueueURL (HOOKLINE_REPLAY_OPS_QUEUE_URL) receives the notices of
+	// delivery.dead windows. Empty: deaths raise no delivery.dead.
+	OpsQueueURL string
+	// DeadNoticeWindow (HOOKLINE_DEAD_NOTICE_WINDOW) is delivery.dead's
+	// coalescing window: one summary per endpoint per window. Default
+	// DefaultDeadNoticeWindow (5m); at most MaxDeadNoticeWindow (15m).
+	DeadNoticeWindow time.Duration
+}
+
+func (n Notices) vars(v map[string]string) {
+	v[varOutboxTable] = n.OutboxTable
+	v[varReplayOpsQueueURL] = n.OpsQueueURL
+	if n.DeadNoticeWindow != 0 {
+		v[varDeadNoticeWindow] = n.DeadNoticeWindow.String()
+	}
+}
+
+func loadNotices(getenv func(string) string) (Notices, error) {
+	n := Notices{OutboxTable: getenv(varOutboxTable), OpsQueueURL: getenv(varReplayOpsQueueURL), DeadNoticeWindow: DefaultDeadNoticeWindow}
+	if s := getenv(varDeadNoticeWindow); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 || d > MaxDeadNoticeWindow {
+			return n, fmt.Errorf("%s: %q is not a duration above 0 and at most %s", varDeadNoticeWindow, s, MaxDeadNoticeWindow)
+		}
+		n.DeadNoticeWindow = d
+	}
+	return n, nil
+}
 
 // Common is what every function reads.
 type Common struct {
@@ -141,6 +196,14 @@ type DeliverEnv struct {
 	// DisableAfter (HOOKLINE_DISABLE_AFTER) consecutive failed attempts
 	// disable an endpoint. Default DefaultDisableAfter (50); negative: never.
 	DisableAfter int
+	// FailingAfter (HOOKLINE_FAILING_AFTER) consecutive failed attempts
+	// mark an endpoint failing (endpoint.failing). Default
+	// DefaultFailingAfter (10); negative: never; must be below a positive
+	// DisableAfter.
+	FailingAfter int
+	// Notices is where operational events go (HOOKLINE_OUTBOX_TABLE,
+	// HOOKLINE_REPLAY_OPS_QUEUE_URL, HOOKLINE_DEAD_NOTICE_WINDOW).
+	Notices Notices
 	// Faults (HOOKLINE_FAULTS) injects failures, for the soak test only.
 	// Default: none (and the variable is not set).
 	Faults fault.Rates
@@ -159,6 +222,10 @@ func (e DeliverEnv) Vars() map[string]string {
 	v[varRequestTimeout] = e.RequestTimeout.String()
 	v[varAllowCIDRs] = prefixes(e.Guard.Allow)
 	v[varDisableAfter] = strconv.Itoa(e.DisableAfter)
+	if e.FailingAfter != 0 {
+		v[varFailingAfter] = strconv.Itoa(e.FailingAfter)
+	}
+	e.Notices.vars(v)
 	setFaults(v, e.Faults)
 	return v
 }
@@ -176,6 +243,7 @@ func LoadDeliver(getenv func(string) string) (DeliverEnv, error) {
 		SecretsKeyARN:  getenv(varSecretsKeyARN),
 		RequestTimeout: DefaultRequestTimeout,
 		DisableAfter:   DefaultDisableAfter,
+		FailingAfter:   DefaultFailingAfter,
 		Faults:         faults,
 	}
 	if err := required(varStateTable, e.StateTable, varDeliveryQueueURL, e.QueueURL, varDLQURL, e.DLQURL, varSecretsKeyARN, e.SecretsKeyARN); err != nil {
@@ -197,7 +265,26 @@ func LoadDeliver(getenv func(string) string) (DeliverEnv, error) {
 	if e.Guard.Allow, err = netguard.ParsePrefixes(getenv(varAllowCIDRs)); err != nil {
 		return e, fmt.Errorf("%s: %w", varAllowCIDRs, err)
 	}
-	return e, nil
+	if err := e.loadHealth(getenv); err != nil {
+		return e, err
+	}
+	e.Notices, err = loadNotices(getenv)
+	return e, err
+}
+
+// loadHealth reads the failing threshold, below the disable threshold.
+func (e *DeliverEnv) loadHealth(getenv func(string) string) error {
+	if s := getenv(varFailingAfter); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n == 0 {
+			return fmt.Errorf("%s: %q is not a non-zero whole number", varFailingAfter, s)
+		}
+		e.FailingAfter = n
+	}
+	if e.FailingAfter > 0 && e.DisableAfter > 0 && e.FailingAfter >= e.DisableAfter {
+		return fmt.Errorf("%s %d must be below %s %d", varFailingAfter, e.FailingAfter, varDisableAfter, e.DisableAfter)
+	}
+	return nil
 }
 
 // APIEnv is the api function's environment.
@@ -286,6 +373,13 @@ type ReplayEnv struct {
 	// Rate (HOOKLINE_REPLAY_RATE) is the sends per second of one job.
 	// Default DefaultReplayRate (10).
 	Rate float64
+	// OutboxTable (HOOKLINE_OUTBOX_TABLE) receives the delivery.dead
+	// summaries. Empty: the notices are dropped.
+	OutboxTable string
+	// DeadNoticeWindow (HOOKLINE_DEAD_NOTICE_WINDOW) is delivery.dead's
+	// coalescing window, deliver's, for the missed deaths the sweep
+	// records. Default DefaultDeadNoticeWindow (5m).
+	DeadNoticeWindow time.Duration
 }
 
 // Vars renders e as the function's environment.
@@ -296,6 +390,10 @@ func (e ReplayEnv) Vars() map[string]string {
 	v[varReplayQueueURL] = e.JobsQueueURL
 	v[varReplayOpsQueueURL] = e.OpsQueueURL
 	v[varReplayRate] = strconv.FormatFloat(e.Rate, 'f', -1, 64)
+	v[varOutboxTable] = e.OutboxTable
+	if e.DeadNoticeWindow != 0 {
+		v[varDeadNoticeWindow] = e.DeadNoticeWindow.String()
+	}
 	return v
 }
 
@@ -319,7 +417,9 @@ func LoadReplay(getenv func(string) string) (ReplayEnv, error) {
 		}
 		e.Rate = r
 	}
-	return e, nil
+	n, err := loadNotices(getenv)
+	e.OutboxTable, e.DeadNoticeWindow = n.OutboxTable, n.DeadNoticeWindow
+	return e, err
 }
 
 // required answers "NAME is required" for the first empty value of the

@@ -70,6 +70,9 @@ func TestLoadDeliver(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 15*time.Second, c.RequestTimeout)
 	require.Equal(t, 50, c.DisableAfter)
+	require.Equal(t, 10, c.FailingAfter)
+	require.Equal(t, 5*time.Minute, c.Notices.DeadNoticeWindow)
+	require.Empty(t, c.Notices.OutboxTable, "no outbox table: no operational events")
 	require.Equal(t, 8, c.Retry.Attempts())
 	require.Empty(t, c.Guard.Allow)
 	require.Equal(t, "arn:aws:kms:us-east-1:000000000000:key/k", c.SecretsKeyARN)
@@ -95,6 +98,10 @@ func TestLoadDeliver(t *testing.T) {
 		"bad cidr":             {"HOOKLINE_ALLOW_CIDRS", "127.0.0.1", "HOOKLINE_ALLOW_CIDRS"},
 		"bad disable":          {"HOOKLINE_DISABLE_AFTER", "many", "HOOKLINE_DISABLE_AFTER"},
 		"zero disable":         {"HOOKLINE_DISABLE_AFTER", "0", "non-zero"},
+		"bad failing":          {"HOOKLINE_FAILING_AFTER", "soon", "HOOKLINE_FAILING_AFTER"},
+		"failing not below":    {"HOOKLINE_FAILING_AFTER", "50", "must be below HOOKLINE_DISABLE_AFTER 50"},
+		"window too long":      {"HOOKLINE_DEAD_NOTICE_WINDOW", "16m", "at most 15m"},
+		"window zero":          {"HOOKLINE_DEAD_NOTICE_WINDOW", "0s", "HOOKLINE_DEAD_NOTICE_WINDOW"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := LoadDeliver(with(tc.key, tc.value))
@@ -183,8 +190,9 @@ func TestVarsRoundTrip(t *testing.T) {
 	t.Run("deliver", func(t *testing.T) {
 		e := DeliverEnv{
 			Common: common, QueueURL: "https://q", DLQURL: "https://dlq", SecretsKeyARN: "arn:key",
-			Retry: policy, RequestTimeout: 7 * time.Second, Guard: netguard.Guard{Allow: allow}, DisableAfter: -1,
-			Faults: fault.Rates{fault.DeliverCrash: 0.01, fault.EnqueueFail: 0.05},
+			Retry: policy, RequestTimeout: 7 * time.Second, Guard: netguard.Guard{Allow: allow}, DisableAfter: -1, FailingAfter: 3,
+			Notices: Notices{OutboxTable: "outbox", OpsQueueURL: "https://ops", DeadNoticeWindow: 5 * time.Second},
+			Faults:  fault.Rates{fault.DeliverCrash: 0.01, fault.EnqueueFail: 0.05},
 		}
 		got, err := LoadDeliver(lookup(e.Vars()))
 		require.NoError(t, err)
@@ -204,7 +212,7 @@ func TestVarsRoundTrip(t *testing.T) {
 		}
 	})
 	t.Run("replay", func(t *testing.T) {
-		e := ReplayEnv{Common: common, DeliveryQueueURL: "q", DLQURL: "d", JobsQueueURL: "j", OpsQueueURL: "o", Rate: 2.5}
+		e := ReplayEnv{Common: common, DeliveryQueueURL: "q", DLQURL: "d", JobsQueueURL: "j", OpsQueueURL: "o", Rate: 2.5, OutboxTable: "outbox", DeadNoticeWindow: 15 * time.Minute}
 		got, err := LoadReplay(lookup(e.Vars()))
 		require.NoError(t, err)
 		require.Equal(t, e, got)

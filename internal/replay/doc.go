@@ -19,4 +19,9 @@
 //   - After a job, a sweep deletes from the SQS dead-letter queue the
 //     messages whose deliveries were replayed or delivered since, so the
 //     DLQ's depth, and its alarm, count what is really still dead.
+//   - A delivery.dead notice (opevent.DeadNotice, sent by deliver, delayed
+//     until its window ends) on the operations queue writes one
+//     delivery.dead summary of the window into the outbox; a notice handled
+//     twice writes it once (its id derives from the window). A death the
+//     sweep records (its attempt did not) is added to its window too.
 package replay

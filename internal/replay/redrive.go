@@ -249,6 +249,7 @@ func (w *Worker) recordMissedDeath(ctx context.Context, d domain.Delivery, msg m
 		err := w.Store.RecordAttemptIfUnchanged(ctx, d, a, domain.Outcome{State: domain.StateDead, DeadReason: domain.ReasonAttemptsExhausted, Message: body})
 		if err == nil {
 			w.Log.WarnContext(ctx, "recorded a death its attempt did not", "delivery_id", d.DeliveryID, "tenant_id", d.TenantID)
+			w.noteMissedDeath(ctx, d)
 			d.State = domain.StateDead
 			return d, nil
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
+	"github.com/hookline/hookline/internal/opevent"
 	"github.com/hookline/hookline/internal/store"
 )
 
@@ -32,7 +33,22 @@ type Store struct {
 	DeadLetters
 	Claims
 	Deliveries
+	DeadWindows
 }
+
+// DeadWindows are the endpoints' delivery.dead coalescing windows: the
+// sweep adds a missed death to one, a notice reads one to sum it up.
+type DeadWindows interface {
+	AddDeath(ctx context.Context, tenantID, endpointID string, start, end time.Time, d domain.OpDeath) (int, error)
+	DeadWindow(ctx context.Context, tenantID, endpointID string, start time.Time) (domain.OpDeliveryDeadEvent, error)
+}
+
+// Notices writes operational events into the outbox (an *opevent.Writer).
+type Notices interface {
+	Emit(ctx context.Context, ev opevent.Event) error
+}
+
+var _ Notices = (*opevent.Writer)(nil)
 
 // Jobs reads and checkpoints replay jobs, and finds those whose message was
 // lost. SaveJob is conditional on the version read (store.ErrConflict).
@@ -88,7 +104,7 @@ type Reconciler interface {
 }
 
 var (
-	_            = Store{Jobs: (*store.Store)(nil), JobSlots: (*store.Store)(nil), Sweeps: (*store.Store)(nil), DeadLetters: (*store.Store)(nil), Claims: (*store.Store)(nil), Deliveries: (*store.Store)(nil)}
+	_            = Store{Jobs: (*store.Store)(nil), JobSlots: (*store.Store)(nil), Sweeps: (*store.Store)(nil), DeadLetters: (*store.Store)(nil), Claims: (*store.Store)(nil), Deliveries: (*store.Store)(nil), DeadWindows: (*store.Store)(nil)}
 	_ Depths     = (*store.Store)(nil)
 	_ Reconciler = (*store.Store)(nil)
 )
@@ -156,6 +172,14 @@ type Worker struct {
 	// corrects its counter (store.ReconcileDLQDepth). Nil: no
 	// reconciliation.
 	Reconciler Reconciler
+	// Notices writes the delivery.dead summaries of the windows whose
+	// notices come in on the operations queue. Nil: the notices are
+	// dropped, and the sweep's missed deaths not noted.
+	Notices Notices
+	// DeadWindow is delivery.dead's coalescing window, as deliver's
+	// (Handler.DeadWindow), for the missed deaths the sweep records.
+	// Default 5 min.
+	DeadWindow time.Duration
 }
 
 // DefaultMaxOpenJobs is a Worker's MaxOpenJobs when not set.
@@ -178,6 +202,10 @@ type Message struct {
 	// Reconcile, with Sweep, also reconciles every tenant's DLQ depth
 	// counter with the dead index (sent by the sweep's schedule).
 	Reconcile bool `json:"reconcile,omitempty"`
+	// DeadNotice asks for the delivery.dead summary of an endpoint's
+	// coalescing window, which has ended (sent by deliver, delayed, when a
+	// death opens the window: opevent.NoticeBody).
+	DeadNotice *opevent.DeadNotice `json:"dead_notice,omitempty"`
 }
 
 func (w *Worker) rate() float64 {
@@ -258,6 +286,8 @@ func (w *Worker) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEven
 			_, err = w.Recover(ctx)
 		case msg.Gauges:
 			err = w.PublishDepths(ctx, msg.TenantID)
+		case msg.DeadNotice != nil:
+			err = w.SummarizeDeaths(ctx, *msg.DeadNotice)
 		default:
 			err = w.Step(ctx, msg.JobID)
 		}

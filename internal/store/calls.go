@@ -64,6 +64,8 @@ var Calls = map[string][]Call{
 	"DisableEndpoint":           {updateItem},
 	"RecordEndpointFailure":     {updateItem},
 	"ResetEndpointFailures":     {updateItem},
+	"AddDeath":                  {updateItem},
+	"DeadWindow":                {getItem},
 	"CreateTenant":              {putItem},
 	"Tenant":                    {getItem},
 	"PutAPIKey":                 {getItem, putItem},

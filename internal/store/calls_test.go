@@ -178,12 +178,20 @@ func TestCallsListsWhatEachMethodCalls(t *testing.T) {
 			return s.PutRejection(ctx, domain.Rejection{Key: "k", TenantID: "t"})
 		},
 		"Rejection":       func(ctx context.Context, s *Store) error { _, err := s.Rejection(ctx, "k"); return err },
-		"DisableEndpoint": func(ctx context.Context, s *Store) error { return s.DisableEndpoint(ctx, "t", "e", "r") },
+		"DisableEndpoint": func(ctx context.Context, s *Store) error { _, err := s.DisableEndpoint(ctx, "t", "e", "r"); return err },
 		"RecordEndpointFailure": func(ctx context.Context, s *Store) error {
-			_, err := s.RecordEndpointFailure(ctx, "t", "e", 1)
+			_, err := s.RecordEndpointFailure(ctx, "t", "e", HealthThresholds{FailingAfter: 1, DisableAfter: 2})
 			return err
 		},
-		"ResetEndpointFailures": func(ctx context.Context, s *Store) error { return s.ResetEndpointFailures(ctx, "t", "e") },
+		"ResetEndpointFailures": func(ctx context.Context, s *Store) error {
+			_, err := s.ResetEndpointFailures(ctx, "t", "e")
+			return err
+		},
+		"AddDeath": func(ctx context.Context, s *Store) error {
+			_, err := s.AddDeath(ctx, "t", "e", now, now.Add(time.Minute), domain.OpDeath{DeliveryID: "d", Reason: "x"})
+			return err
+		},
+		"DeadWindow": func(ctx context.Context, s *Store) error { _, err := s.DeadWindow(ctx, "t", "e", now); return err },
 		"CreateTenant": func(ctx context.Context, s *Store) error {
 			_, err := s.CreateTenant(ctx, domain.Tenant{TenantID: "t"})
 			return err

@@ -14,6 +14,7 @@
 //	rejected item      REJECTED#<event id or seq:<stream sequence>> / REJECTED
 //	replay job         REPLAYJOB#<job id> / REPLAYJOB
 //	endpoint counters  STATS#<tenant>#<endpoint> / <hour start, 2006-01-02T15:00:00Z>
+//	dead window        DEADWINDOW#<tenant>#<endpoint>#<window start> / DEADWINDOW
 //
 // Sparse index gsi1 (gsi1pk / gsi1sk) lists, per tenant: dead deliveries
 // (TENANT#<t>#DEAD, <dead_at>#<id>), rejected items (TENANT#<t>#REJECTED),
@@ -55,4 +56,12 @@
 // expires_at, StatsRetention (35 days) after the hour). The item stays
 // under 1 KB, one write unit. EndpointStats and LastAttempts Query the
 // partition; nothing scans.
+//
+// An endpoint's health transitions are decided by its item's writes, so
+// each is reported once: RecordEndpointFailure marks failing_since only
+// where it is absent, DisableEndpoint reports whether the endpoint was
+// enabled (UPDATED_OLD), and ResetEndpointFailures returns the failing_since
+// it removed. A dead window (delivery.dead coalescing) is counted with ADD,
+// keeps its first domain.OpDeadSample deaths, and expires a day after it
+// ends.
 package store

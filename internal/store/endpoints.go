@@ -244,15 +244,16 @@ func (s *Store) RotateSecret(ctx context.Context, tenantID, endpointID string, r
 // ErrConflict is returned when a concurrent change won.
 var ErrConflict = fmt.Errorf("conflicting change")
 
-// SetEndpointEnabled enables (clearing the failure count and the disabled
-// reason) or disables an endpoint, or answers ErrNotFound.
+// SetEndpointEnabled enables (clearing the failure count, the disabled
+// reason and time, but not the failing mark: the next success is a
+// recovery) or disables an endpoint (at now), or answers ErrNotFound.
 func (s *Store) SetEndpointEnabled(ctx context.Context, tenantID, endpointID string, enabled bool) (domain.Endpoint, error) {
-	expr := "SET disabled = :d, consecutive_failures = :zero, updated_at = :now REMOVE disabled_reason"
+	expr := "SET disabled = :d, consecutive_failures = :zero, updated_at = :now REMOVE disabled_reason, disabled_at"
 	values := map[string]types.AttributeValue{
 		":d": &types.AttributeValueMemberBOOL{Value: false}, ":zero": &types.AttributeValueMemberN{Value: "0"}, ":now": timeValue(s.Now()),
 	}
 	if !enabled {
-		expr = "SET disabled = :d, disabled_reason = :r, updated_at = :now"
+		expr = "SET disabled = :d, disabled_reason = :r, updated_at = :now, disabled_at = :now"
 		values = map[string]types.AttributeValue{
 			":d": &types.AttributeValueMemberBOOL{Value: true}, ":r": &types.AttributeValueMemberS{Value: string(domain.DisabledByTenant)}, ":now": timeValue(s.Now()),
 		}

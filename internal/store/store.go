@@ -484,31 +484,38 @@ func timeValue(t time.Time) types.AttributeValue {
 }
 
 // DisableEndpoint turns an endpoint off, with the reason, so no further
-// deliveries are sent to it until it is enabled again.
-func (s *Store) DisableEndpoint(ctx context.Context, tenantID, endpointID string, reason domain.DisableReason) error {
-	if err := s.setDisabled(ctx, tenantID, endpointID, reason, false); err != nil {
-		return fmt.Errorf("disable endpoint %s: %w", endpointID, err)
+// deliveries are sent to it until it is enabled again. It reports whether
+// this call disabled it (false: it was disabled already, and keeps its
+// reason and time). It sets disabled_at, and failing_since when not set, so
+// the first success after the endpoint is enabled again is a recovery.
+func (s *Store) DisableEndpoint(ctx context.Context, tenantID, endpointID string, reason domain.DisableReason) (bool, error) {
+	disabled, err := s.setDisabled(ctx, tenantID, endpointID, reason)
+	if err != nil {
+		return false, fmt.Errorf("disable endpoint %s: %w", endpointID, err)
 	}
-	return nil
+	return disabled, nil
 }
 
-// setDisabled marks an existing endpoint disabled for reason; onlyIfEnabled
-// makes the write conditional on its being enabled, so that a failed
-// condition tells the caller someone else disabled it first.
-func (s *Store) setDisabled(ctx context.Context, tenantID, endpointID string, reason domain.DisableReason, onlyIfEnabled bool) error {
-	in := &dynamodb.UpdateItemInput{
-		UpdateExpression: aws.String("SET disabled = :t, disabled_reason = :r"),
+// setDisabled marks an existing endpoint disabled for reason at now, and
+// failing since now unless it already was, and reports whether this call
+// disabled it. An endpoint disabled already keeps its reason and time (an
+// enable removes both).
+func (s *Store) setDisabled(ctx context.Context, tenantID, endpointID string, reason domain.DisableReason) (bool, error) {
+	out, err := s.updateExistingEndpoint(ctx, tenantID, endpointID, &dynamodb.UpdateItemInput{
+		UpdateExpression: aws.String("SET disabled = :t, disabled_reason = if_not_exists(disabled_reason, :r), " +
+			"disabled_at = if_not_exists(disabled_at, :now), failing_since = if_not_exists(failing_since, :now)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":t": &types.AttributeValueMemberBOOL{Value: true},
-			":r": &types.AttributeValueMemberS{Value: string(reason)},
+			":t":   &types.AttributeValueMemberBOOL{Value: true},
+			":r":   &types.AttributeValueMemberS{Value: string(reason)},
+			":now": timeValue(s.Now()),
 		},
+		ReturnValues: types.ReturnValueUpdatedOld,
+	})
+	if err != nil {
+		return false, err
 	}
-	if onlyIfEnabled {
-		in.ConditionExpression = aws.String("disabled = :f")
-		in.ExpressionAttributeValues[":f"] = &types.AttributeValueMemberBOOL{Value: false}
-	}
-	_, err := s.updateExistingEndpoint(ctx, tenantID, endpointID, in)
-	return err
+	was, _ := out.Attributes["disabled"].(*types.AttributeValueMemberBOOL)
+	return was == nil || !was.Value, nil
 }
 
 // updateExistingEndpoint runs in against an endpoint's item (table and key
@@ -523,44 +530,93 @@ func (s *Store) updateExistingEndpoint(ctx context.Context, tenantID, endpointID
 	return s.db.UpdateItem(ctx, in)
 }
 
-// RecordEndpointFailure counts a failed attempt against an endpoint and
-// disables it when the count reaches threshold (0: never). It reports whether
-// this call disabled it.
-func (s *Store) RecordEndpointFailure(ctx context.Context, tenantID, endpointID string, threshold int) (bool, error) {
+// HealthThresholds are the consecutive failed attempts at which an
+// endpoint is marked failing and disabled; 0 (or less): never.
+type HealthThresholds struct {
+	FailingAfter, DisableAfter int
+}
+
+// FailureEffect is what counting a failed attempt did to its endpoint.
+type FailureEffect struct {
+	// Failures is the endpoint's run of consecutive failures, this one
+	// included.
+	Failures int
+	// Failing is true when this call marked the endpoint failing (the run
+	// reached FailingAfter and it was not marked): FailingSince is the
+	// mark.
+	Failing      bool
+	FailingSince time.Time
+	// Disabled is true when this call disabled the endpoint (the run
+	// reached DisableAfter and it was enabled): DisabledAt is when.
+	Disabled   bool
+	DisabledAt time.Time
+}
+
+// RecordEndpointFailure counts a failed attempt against an endpoint, marks
+// it failing (failing_since, conditionally: once per episode) when the
+// count reaches th.FailingAfter, and disables it when the count reaches
+// th.DisableAfter. A count below both thresholds is one write.
+func (s *Store) RecordEndpointFailure(ctx context.Context, tenantID, endpointID string, th HealthThresholds) (FailureEffect, error) {
+	var fx FailureEffect
 	out, err := s.updateExistingEndpoint(ctx, tenantID, endpointID, &dynamodb.UpdateItemInput{
 		UpdateExpression:          aws.String("ADD consecutive_failures :one"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":one": &types.AttributeValueMemberN{Value: "1"}},
-		ReturnValues:              types.ReturnValueUpdatedNew,
+		ReturnValues:              types.ReturnValueAllNew,
 	})
 	if err != nil {
-		return false, fmt.Errorf("count failure of endpoint %s: %w", endpointID, err)
+		return fx, fmt.Errorf("count failure of endpoint %s: %w", endpointID, err)
 	}
-	var n int
 	if v, ok := out.Attributes["consecutive_failures"].(*types.AttributeValueMemberN); ok {
-		n, _ = strconv.Atoi(v.Value)
+		fx.Failures, _ = strconv.Atoi(v.Value)
 	}
-	if threshold <= 0 || n < threshold {
-		return false, nil
+	_, marked := out.Attributes["failing_since"]
+	if th.FailingAfter > 0 && fx.Failures >= th.FailingAfter && !marked {
+		now := s.Now()
+		_, err = s.updateExistingEndpoint(ctx, tenantID, endpointID, &dynamodb.UpdateItemInput{
+			UpdateExpression:          aws.String("SET failing_since = :now"),
+			ConditionExpression:       aws.String("attribute_not_exists(failing_since)"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":now": timeValue(now)},
+		})
+		switch {
+		case err == nil:
+			fx.Failing, fx.FailingSince = true, now.UTC()
+		case !isConditionFailed(err): // failed: marked by another attempt
+			return fx, fmt.Errorf("mark endpoint %s failing: %w", endpointID, err)
+		}
 	}
-	err = s.setDisabled(ctx, tenantID, endpointID, domain.DisabledConsecutiveFailures, true)
-	if isConditionFailed(err) {
-		return false, nil // already disabled
+	if th.DisableAfter <= 0 || fx.Failures < th.DisableAfter {
+		return fx, nil
 	}
+	now := s.Now()
+	disabled, err := s.setDisabled(ctx, tenantID, endpointID, domain.DisabledConsecutiveFailures)
 	if err != nil {
-		return false, fmt.Errorf("disable endpoint %s: %w", endpointID, err)
+		return fx, fmt.Errorf("disable endpoint %s: %w", endpointID, err)
 	}
-	return true, nil
+	if disabled {
+		fx.Disabled, fx.DisabledAt = true, now.UTC()
+	}
+	return fx, nil
 }
 
-// ResetEndpointFailures sets an endpoint's consecutive failure count to zero
-// after a success.
-func (s *Store) ResetEndpointFailures(ctx context.Context, tenantID, endpointID string) error {
-	_, err := s.updateExistingEndpoint(ctx, tenantID, endpointID, &dynamodb.UpdateItemInput{
-		UpdateExpression:          aws.String("SET consecutive_failures = :zero"),
+// ResetEndpointFailures sets an endpoint's consecutive failure count to
+// zero after a success and clears its failing mark. recovered is the mark
+// this call cleared (the episode's start), nil when there was none: of
+// concurrent successes, one recovers the endpoint.
+func (s *Store) ResetEndpointFailures(ctx context.Context, tenantID, endpointID string) (recovered *time.Time, err error) {
+	out, err := s.updateExistingEndpoint(ctx, tenantID, endpointID, &dynamodb.UpdateItemInput{
+		UpdateExpression:          aws.String("SET consecutive_failures = :zero REMOVE failing_since"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":zero": &types.AttributeValueMemberN{Value: "0"}},
+		ReturnValues:              types.ReturnValueUpdatedOld,
 	})
 	if err != nil {
-		return fmt.Errorf("reset failures of endpoint %s: %w", endpointID, err)
+		return nil, fmt.Errorf("reset failures of endpoint %s: %w", endpointID, err)
 	}
-	return nil
+	if v, ok := out.Attributes["failing_since"].(*types.AttributeValueMemberS); ok {
+		t, perr := time.Parse(sortableFormat, v.Value)
+		if perr != nil {
+			return nil, fmt.Errorf("endpoint %s: failing_since %q: %w", endpointID, v.Value, perr)
+		}
+		return &t, nil
+	}
+	return nil, nil
 }

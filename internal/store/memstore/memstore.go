@@ -30,6 +30,7 @@ type Store struct {
 	endpoints  map[endpointKey]domain.Endpoint
 	deliveries map[string]domain.Delivery
 	dead       map[string]deadEntry // delivery id -> its place in the dead index
+	windows    map[string]*domain.OpDeliveryDeadEvent
 	rejections map[string]domain.Rejection
 	jobs       map[string]domain.ReplayJob
 	slots      map[string]map[string]bool // tenant -> ids of its open jobs
@@ -54,7 +55,7 @@ func New() *Store {
 		endpoints: map[endpointKey]domain.Endpoint{}, deliveries: map[string]domain.Delivery{},
 		dead: map[string]deadEntry{}, rejections: map[string]domain.Rejection{},
 		jobs: map[string]domain.ReplayJob{}, slots: map[string]map[string]bool{},
-		depths: map[string]*counter{},
+		depths: map[string]*counter{}, windows: map[string]*domain.OpDeliveryDeadEvent{},
 	}
 }
 
@@ -400,36 +401,18 @@ func (s *Store) SetEndpointEnabled(_ context.Context, tenantID, endpointID strin
 	}
 	e.UpdatedAt = stamp(s.now())
 	if enabled {
-		e.Disabled, e.ConsecutiveFailures, e.DisabledReason = false, 0, ""
+		e.Disabled, e.ConsecutiveFailures, e.DisabledReason, e.DisabledAt = false, 0, "", nil
 	} else {
-		e.Disabled, e.DisabledReason = true, domain.DisabledByTenant
+		e.Disabled, e.DisabledReason, e.DisabledAt = true, domain.DisabledByTenant, stamp(s.now())
 	}
 	s.endpoints[k] = e
 	return copyOf(e), nil
 }
 
-// DisableEndpoint turns an existing endpoint off with the reason; a missing
-// one is an error (nothing is created).
-func (s *Store) DisableEndpoint(_ context.Context, tenantID, endpointID string, reason domain.DisableReason) error {
-	if err := checkKey("TENANT#"+tenantID, "ENDPOINT#"+endpointID); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	k := endpointKey{tenantID, endpointID}
-	e, ok := s.endpoints[k]
-	if !ok {
-		return fmt.Errorf("disable endpoint %s: %w", endpointID, store.ErrNotFound)
-	}
-	e.Disabled, e.DisabledReason = true, reason
-	s.endpoints[k] = e
-	return nil
-}
-
-// RecordEndpointFailure counts a failed attempt against an existing endpoint
-// and disables it when the count reaches threshold (0: never); it reports
-// whether this call disabled it.
-func (s *Store) RecordEndpointFailure(_ context.Context, tenantID, endpointID string, threshold int) (bool, error) {
+// DisableEndpoint turns an existing, enabled endpoint off with the reason
+// (disabled_at now, failing since now unless it was) and reports whether
+// this call disabled it; a missing one is an error (nothing is created).
+func (s *Store) DisableEndpoint(_ context.Context, tenantID, endpointID string, reason domain.DisableReason) (bool, error) {
 	if err := checkKey("TENANT#"+tenantID, "ENDPOINT#"+endpointID); err != nil {
 		return false, err
 	}
@@ -438,32 +421,103 @@ func (s *Store) RecordEndpointFailure(_ context.Context, tenantID, endpointID st
 	k := endpointKey{tenantID, endpointID}
 	e, ok := s.endpoints[k]
 	if !ok {
-		return false, fmt.Errorf("count failure of endpoint %s: %w", endpointID, store.ErrNotFound)
+		return false, fmt.Errorf("disable endpoint %s: %w", endpointID, store.ErrNotFound)
 	}
-	e.ConsecutiveFailures++
-	disabled := threshold > 0 && e.ConsecutiveFailures >= threshold && !e.Disabled
-	if disabled {
-		e.Disabled, e.DisabledReason = true, domain.DisabledConsecutiveFailures
+	if e.Disabled {
+		return false, nil
 	}
-	s.endpoints[k] = e
-	return disabled, nil
+	s.endpoints[k] = s.disabled(e, reason)
+	return true, nil
 }
 
-// ResetEndpointFailures sets an existing endpoint's failure count to zero.
-func (s *Store) ResetEndpointFailures(_ context.Context, tenantID, endpointID string) error {
+// disabled is e disabled for reason now.
+func (s *Store) disabled(e domain.Endpoint, reason domain.DisableReason) domain.Endpoint {
+	e.Disabled, e.DisabledReason, e.DisabledAt = true, reason, stamp(s.now())
+	if e.FailingSince == nil {
+		e.FailingSince = stamp(s.now())
+	}
+	return e
+}
+
+// RecordEndpointFailure counts a failed attempt against an existing
+// endpoint, marks it failing at th.FailingAfter (once per episode) and
+// disables it at th.DisableAfter (0: never), as store.Store does.
+func (s *Store) RecordEndpointFailure(_ context.Context, tenantID, endpointID string, th store.HealthThresholds) (store.FailureEffect, error) {
+	var fx store.FailureEffect
 	if err := checkKey("TENANT#"+tenantID, "ENDPOINT#"+endpointID); err != nil {
-		return err
+		return fx, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := endpointKey{tenantID, endpointID}
 	e, ok := s.endpoints[k]
 	if !ok {
-		return fmt.Errorf("reset failures of endpoint %s: %w", endpointID, store.ErrNotFound)
+		return fx, fmt.Errorf("count failure of endpoint %s: %w", endpointID, store.ErrNotFound)
 	}
-	e.ConsecutiveFailures = 0
+	e.ConsecutiveFailures++
+	fx.Failures = e.ConsecutiveFailures
+	if th.FailingAfter > 0 && fx.Failures >= th.FailingAfter && e.FailingSince == nil {
+		e.FailingSince = stamp(s.now())
+		fx.Failing, fx.FailingSince = true, *e.FailingSince
+	}
+	if th.DisableAfter > 0 && fx.Failures >= th.DisableAfter && !e.Disabled {
+		e = s.disabled(e, domain.DisabledConsecutiveFailures)
+		fx.Disabled, fx.DisabledAt = true, *e.DisabledAt
+	}
 	s.endpoints[k] = e
-	return nil
+	return fx, nil
+}
+
+// ResetEndpointFailures sets an existing endpoint's failure count to zero
+// and clears its failing mark, which it returns (nil: none).
+func (s *Store) ResetEndpointFailures(_ context.Context, tenantID, endpointID string) (*time.Time, error) {
+	if err := checkKey("TENANT#"+tenantID, "ENDPOINT#"+endpointID); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := endpointKey{tenantID, endpointID}
+	e, ok := s.endpoints[k]
+	if !ok {
+		return nil, fmt.Errorf("reset failures of endpoint %s: %w", endpointID, store.ErrNotFound)
+	}
+	since := e.FailingSince
+	e.ConsecutiveFailures, e.FailingSince = 0, nil
+	s.endpoints[k] = e
+	return since, nil
+}
+
+// AddDeath adds a dead delivery to its endpoint's coalescing window and
+// returns the window's count, as store.Store does.
+func (s *Store) AddDeath(_ context.Context, tenantID, endpointID string, start, _ time.Time, d domain.OpDeath) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := tenantID + "\x00" + endpointID + "\x00" + start.UTC().Format(time.RFC3339Nano)
+	w := s.windows[k]
+	if w == nil {
+		w = &domain.OpDeliveryDeadEvent{Reasons: map[domain.DeadReason]int{}}
+		s.windows[k] = w
+	}
+	w.Count++
+	w.Reasons[d.Reason]++
+	if len(w.Deaths) < domain.OpDeadSample {
+		w.Deaths = append(w.Deaths, d)
+	}
+	return w.Count, nil
+}
+
+// DeadWindow reads an endpoint's coalescing window, or store.ErrNotFound.
+func (s *Store) DeadWindow(_ context.Context, tenantID, endpointID string, start time.Time) (domain.OpDeliveryDeadEvent, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := s.windows[tenantID+"\x00"+endpointID+"\x00"+start.UTC().Format(time.RFC3339Nano)]
+	if w == nil {
+		return domain.OpDeliveryDeadEvent{}, fmt.Errorf("dead window of endpoint %s: %w", endpointID, store.ErrNotFound)
+	}
+	out := *w
+	out.Reasons = maps.Clone(w.Reasons)
+	out.Deaths = append([]domain.OpDeath(nil), w.Deaths...)
+	return out, nil
 }
 
 // Rejections.

@@ -36,9 +36,11 @@ type Store interface {
 	DeleteEndpoint(ctx context.Context, tenantID, endpointID string) error
 	RotateSecret(ctx context.Context, tenantID, endpointID string, r store.Rotation) (domain.Endpoint, error)
 	SetEndpointEnabled(ctx context.Context, tenantID, endpointID string, enabled bool) (domain.Endpoint, error)
-	DisableEndpoint(ctx context.Context, tenantID, endpointID string, reason domain.DisableReason) error
-	RecordEndpointFailure(ctx context.Context, tenantID, endpointID string, threshold int) (bool, error)
-	ResetEndpointFailures(ctx context.Context, tenantID, endpointID string) error
+	DisableEndpoint(ctx context.Context, tenantID, endpointID string, reason domain.DisableReason) (bool, error)
+	RecordEndpointFailure(ctx context.Context, tenantID, endpointID string, th store.HealthThresholds) (store.FailureEffect, error)
+	ResetEndpointFailures(ctx context.Context, tenantID, endpointID string) (*time.Time, error)
+	AddDeath(ctx context.Context, tenantID, endpointID string, start, end time.Time, d domain.OpDeath) (int, error)
+	DeadWindow(ctx context.Context, tenantID, endpointID string, start time.Time) (domain.OpDeliveryDeadEvent, error)
 
 	Delivery(ctx context.Context, id string) (domain.Delivery, error)
 	DeliveriesOfEvent(ctx context.Context, tenantID, eventID string) ([]domain.Delivery, error)

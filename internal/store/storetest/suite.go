@@ -122,7 +122,8 @@ var cases = []testCase{
 	{"endpoints list per tenant in id order, page by page", endpointPages},
 	{"a rotation retires the current secret sealed, and loses no concurrent one", rotation},
 	{"enabling clears the failure count; disabling names the tenant", enabling},
-	{"endpoint failures count up, reset, and disable at the threshold", endpointHealth},
+	{"endpoint failures count up, mark failing and disable once each, and recover once", endpointHealth},
+	{"deaths add up in their window, the first few kept whole", deadWindows},
 	{"the first attempt writes the whole record; later attempts keep its creation attributes", firstAttempt},
 	{"attempts append, dead is listed per tenant and counted, delivered never regresses", attempts},
 	{"the attempt log keeps the newest entries", attemptLog},
@@ -339,14 +340,17 @@ func enabling(t *testing.T, u *suite) {
 	require.NoError(t, err)
 	require.True(t, got.Disabled)
 	require.Equal(t, domain.DisabledByTenant, got.DisabledReason)
+	require.NotNil(t, got.DisabledAt, "a disable records when")
 	for range 2 {
-		_, err := s.RecordEndpointFailure(ctx, tenant, "ep", 0)
+		_, err := s.RecordEndpointFailure(ctx, tenant, "ep", store.HealthThresholds{FailingAfter: 2})
 		require.NoError(t, err)
 	}
 	got, err = s.SetEndpointEnabled(ctx, tenant, "ep", true)
 	require.NoError(t, err)
 	require.False(t, got.Disabled)
 	require.Empty(t, got.DisabledReason)
+	require.Nil(t, got.DisabledAt, "an enable clears when it was disabled")
+	require.NotNil(t, got.FailingSince, "an enable keeps the failing mark: the next success is a recovery")
 	require.Zero(t, got.ConsecutiveFailures)
 	read, err := s.Endpoint(ctx, tenant, "ep")
 	require.NoError(t, err)
@@ -358,50 +362,111 @@ func enabling(t *testing.T, u *suite) {
 func endpointHealth(t *testing.T, u *suite) {
 	ctx, s := context.Background(), u.s
 	tenant := u.id("t_health")
+	th := store.HealthThresholds{FailingAfter: 2, DisableAfter: 3}
 	require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep_health", URL: "https://example.com", SealedSecrets: []string{"x"}}))
-	for range 2 {
-		disabled, err := s.RecordEndpointFailure(ctx, tenant, "ep_health", 3)
-		require.NoError(t, err)
-		require.False(t, disabled)
-	}
+	fx, err := s.RecordEndpointFailure(ctx, tenant, "ep_health", th)
+	require.NoError(t, err)
+	require.Equal(t, store.FailureEffect{Failures: 1}, fx)
+	since, err := s.ResetEndpointFailures(ctx, tenant, "ep_health")
+	require.NoError(t, err)
+	require.Nil(t, since, "no failing mark, no recovery")
 	ep, err := s.Endpoint(ctx, tenant, "ep_health")
 	require.NoError(t, err)
-	require.Equal(t, 2, ep.ConsecutiveFailures)
-	require.NoError(t, s.ResetEndpointFailures(ctx, tenant, "ep_health"))
-	ep, err = s.Endpoint(ctx, tenant, "ep_health")
-	require.NoError(t, err)
 	require.Zero(t, ep.ConsecutiveFailures)
-	disabledAt := 0
+
+	var failingAt, disabledAt int
+	var mark time.Time
 	for i := 1; i <= 4; i++ {
-		disabled, err := s.RecordEndpointFailure(ctx, tenant, "ep_health", 3)
+		u.clock.Advance(time.Second)
+		fx, err := s.RecordEndpointFailure(ctx, tenant, "ep_health", th)
 		require.NoError(t, err)
-		if disabled {
+		require.Equal(t, i, fx.Failures)
+		if fx.Failing {
+			require.Zero(t, failingAt, "marked failing once, not again")
+			failingAt, mark = i, fx.FailingSince
+		}
+		if fx.Disabled {
 			require.Zero(t, disabledAt, "disabled once, not again")
 			disabledAt = i
+			require.False(t, fx.DisabledAt.IsZero())
 		}
 	}
+	require.Equal(t, 2, failingAt)
 	require.Equal(t, 3, disabledAt)
 	ep, err = s.Endpoint(ctx, tenant, "ep_health")
 	require.NoError(t, err)
 	require.True(t, ep.Disabled)
 	require.Equal(t, domain.DisabledConsecutiveFailures, ep.DisabledReason)
+	require.NotNil(t, ep.DisabledAt)
+	require.NotNil(t, ep.FailingSince)
+	require.True(t, mark.Equal(*ep.FailingSince), "the mark is the episode's start: %s, %s", mark, *ep.FailingSince)
+
+	_, err = s.SetEndpointEnabled(ctx, tenant, "ep_health", true)
+	require.NoError(t, err)
+	since, err = s.ResetEndpointFailures(ctx, tenant, "ep_health")
+	require.NoError(t, err)
+	require.NotNil(t, since, "the first success after an enable recovers the endpoint")
+	require.True(t, mark.Equal(*since))
+	since, err = s.ResetEndpointFailures(ctx, tenant, "ep_health")
+	require.NoError(t, err)
+	require.Nil(t, since, "recovered once")
 
 	require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep_gone", URL: "https://example.com"}))
-	require.NoError(t, s.DisableEndpoint(ctx, tenant, "ep_gone", domain.DisabledEndpointGone))
+	disabled, err := s.DisableEndpoint(ctx, tenant, "ep_gone", domain.DisabledEndpointGone)
+	require.NoError(t, err)
+	require.True(t, disabled)
+	disabled, err = s.DisableEndpoint(ctx, tenant, "ep_gone", domain.DisabledEndpointGone)
+	require.NoError(t, err)
+	require.False(t, disabled, "disabled once")
 	ep, err = s.Endpoint(ctx, tenant, "ep_gone")
 	require.NoError(t, err)
 	require.True(t, ep.Disabled)
 	require.Equal(t, domain.DisabledEndpointGone, ep.DisabledReason)
+	require.NotNil(t, ep.DisabledAt)
+	require.NotNil(t, ep.FailingSince, "a disabled endpoint is failing until a success")
 
 	for name, call := range map[string]func() error{
-		"RecordEndpointFailure": func() error { _, err := s.RecordEndpointFailure(ctx, tenant, "ep_missing", 3); return err },
-		"ResetEndpointFailures": func() error { return s.ResetEndpointFailures(ctx, tenant, "ep_missing") },
-		"DisableEndpoint":       func() error { return s.DisableEndpoint(ctx, tenant, "ep_missing", domain.DisabledEndpointGone) },
+		"RecordEndpointFailure": func() error { _, err := s.RecordEndpointFailure(ctx, tenant, "ep_missing", th); return err },
+		"ResetEndpointFailures": func() error { _, err := s.ResetEndpointFailures(ctx, tenant, "ep_missing"); return err },
+		"DisableEndpoint": func() error {
+			_, err := s.DisableEndpoint(ctx, tenant, "ep_missing", domain.DisabledEndpointGone)
+			return err
+		},
 	} {
 		require.Error(t, call(), "%s of a missing endpoint", name)
 		_, err = s.Endpoint(ctx, tenant, "ep_missing")
 		require.ErrorIs(t, err, store.ErrNotFound, "%s must not create an endpoint", name)
 	}
+}
+
+func deadWindows(t *testing.T, u *suite) {
+	ctx, s := context.Background(), u.s
+	tenant := u.id("t_window")
+	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	end := start.Add(5 * time.Minute)
+	_, err := s.DeadWindow(ctx, tenant, "ep", start)
+	require.ErrorIs(t, err, store.ErrNotFound)
+	total := domain.OpDeadSample + 5
+	for i := 1; i <= total; i++ {
+		reason := domain.ReasonAttemptsExhausted
+		if i%3 == 0 {
+			reason = domain.ReasonEndpointDisabled
+		}
+		n, err := s.AddDeath(ctx, tenant, "ep", start, end, domain.OpDeath{DeliveryID: fmt.Sprintf("d%02d", i), EventID: "e", EventType: "order.paid", Reason: reason, Attempts: 4})
+		require.NoError(t, err)
+		require.Equal(t, i, n, "the count says which death opened the window")
+	}
+	n, err := s.AddDeath(ctx, tenant, "ep", end, end.Add(5*time.Minute), domain.OpDeath{DeliveryID: "next", Reason: domain.ReasonAttemptsExhausted})
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "the next window is another")
+	w, err := s.DeadWindow(ctx, tenant, "ep", start)
+	require.NoError(t, err)
+	require.Equal(t, total, w.Count)
+	require.Equal(t, map[domain.DeadReason]int{domain.ReasonAttemptsExhausted: total - total/3, domain.ReasonEndpointDisabled: total / 3}, w.Reasons)
+	require.Len(t, w.Deaths, domain.OpDeadSample, "the first deaths are kept, the rest counted")
+	require.Equal(t, "d01", w.Deaths[0].DeliveryID)
+	require.Equal(t, fmt.Sprintf("d%02d", domain.OpDeadSample), w.Deaths[domain.OpDeadSample-1].DeliveryID)
+	require.Equal(t, 4, w.Deaths[0].Attempts)
 }
 
 func firstAttempt(t *testing.T, u *suite) {

@@ -1,0 +1,110 @@
+package opevent
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/outbox"
+	"github.com/stretchr/testify/require"
+)
+
+func TestReservedTypesAreTheOperationalTypes(t *testing.T) {
+	require.Equal(t, domain.OpEventTypes, outbox.ReservedTypes, "the producer package refuses exactly hookline's types")
+}
+
+func TestIDsDeriveFromWhatTheEventIsAbout(t *testing.T) {
+	a := ID(domain.OpEndpointFailing, "t1", "ep_1", "1")
+	require.Equal(t, a, ID(domain.OpEndpointFailing, "t1", "ep_1", "1"), "a retried emission has the same id")
+	require.NotEqual(t, a, ID(domain.OpEndpointFailing, "t1", "ep_1", "2"), "another episode, another event")
+	require.NotEqual(t, a, ID(domain.OpEndpointRecovered, "t1", "ep_1", "1"))
+	require.NotEqual(t, ID(domain.OpDeliveryDead, "t1", "ep_12"), ID(domain.OpDeliveryDead, "t1e", "p_12"), "parts do not run together")
+	require.True(t, outbox.ValidText(a))
+}
+
+func TestItemCarriesTheMarkerAndPassesEveryOtherCheck(t *testing.T) {
+	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	item, err := Item(Event{ID: "hl_x", TenantID: "t1", Type: domain.OpEndpointDisabled, Payload: domain.OpEndpointEvent{TenantID: "t1"}, At: at})
+	require.NoError(t, err)
+	require.Equal(t, Origin, item[AttrOrigin].(*types.AttributeValueMemberS).Value)
+	require.Equal(t, domain.OpEndpointDisabled, item[outbox.AttrType].(*types.AttributeValueMemberS).Value)
+	require.NotEmpty(t, item[outbox.AttrExpiresAt])
+	_, err = Item(Event{ID: "hl_x", TenantID: "t1", Type: "order.created", Payload: 1, At: at})
+	require.Error(t, err, "only operational types")
+	_, err = Item(Event{ID: "", TenantID: "t1", Type: domain.OpDeliveryDead, Payload: 1, At: at})
+	require.Error(t, err, "an item that fails another check is refused")
+}
+
+type putter struct {
+	items []map[string]types.AttributeValue
+	err   error
+}
+
+func (p *putter) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	if *in.ConditionExpression != "attribute_not_exists(#id)" {
+		return nil, errors.New("unconditional put")
+	}
+	if p.err != nil {
+		return nil, p.err
+	}
+	p.items = append(p.items, in.Item)
+	return &dynamodb.PutItemOutput{}, nil
+}
+
+func TestEmitWritesOnceAndTakesAnExistingEventAsWritten(t *testing.T) {
+	p := &putter{}
+	w := &Writer{DB: p, Table: "outbox"}
+	ev := Event{ID: "hl_1", TenantID: "t1", Type: domain.OpEndpointFailing, Payload: domain.OpEndpointEvent{}, At: time.Now()}
+	require.NoError(t, w.Emit(context.Background(), ev))
+	require.Len(t, p.items, 1)
+	p.err = &types.ConditionalCheckFailedException{}
+	require.NoError(t, w.Emit(context.Background(), ev), "already written by an earlier try")
+	p.err = errors.New("throttled")
+	require.Error(t, w.Emit(context.Background(), ev))
+}
+
+func TestNoticeDelayStaysWithinSQSLimit(t *testing.T) {
+	start, end := Window(time.Date(2026, 11, 30, 12, 7, 30, 0, time.UTC), 5*time.Minute)
+	require.Equal(t, time.Date(2026, 11, 30, 12, 5, 0, 0, time.UTC), start)
+	require.Equal(t, start.Add(5*time.Minute), end)
+	require.Equal(t, 2*time.Minute+30*time.Second+NoticeGrace, NoticeDelay(time.Date(2026, 11, 30, 12, 7, 30, 0, time.UTC), end))
+	_, end = Window(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), MaxNoticeDelay)
+	require.Equal(t, MaxNoticeDelay, NoticeDelay(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), end), "clamped to 900 s")
+	require.Equal(t, time.Duration(0), NoticeDelay(end.Add(time.Minute), end))
+}
+
+type windows struct{ n map[time.Time]int }
+
+func (w *windows) AddDeath(_ context.Context, _, _ string, start, _ time.Time, _ domain.OpDeath) (int, error) {
+	w.n[start]++
+	return w.n[start], nil
+}
+
+type sent struct{ delays []int32 }
+
+func (s *sent) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
+	if in.DelaySeconds < 0 || in.DelaySeconds > 900 {
+		return nil, errors.New("InvalidParameterValue: DelaySeconds must be 0..900")
+	}
+	s.delays = append(s.delays, in.DelaySeconds)
+	return &sqs.SendMessageOutput{}, nil
+}
+
+// 10,000 deaths over an hour on one endpoint: at most 12 notices at the
+// default 5-minute window.
+func TestAStormIsBounded(t *testing.T) {
+	w, q := &windows{n: map[time.Time]int{}}, &sent{}
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	for i := range 10000 {
+		now := t0.Add(time.Duration(i) * time.Hour / 10000)
+		require.NoError(t, NoteDeath(context.Background(), w, q, "ops", 5*time.Minute, now, "t1", "ep_1", domain.OpDeath{EventType: "order.created"}))
+	}
+	require.Len(t, q.delays, 12)
+	require.NoError(t, NoteDeath(context.Background(), w, q, "ops", 5*time.Minute, t0, "t1", "ep_1", domain.OpDeath{EventType: domain.OpDeliveryDead}))
+	require.Len(t, q.delays, 12, "an operational event's death is not noted")
+}
