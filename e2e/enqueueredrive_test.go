@@ -92,7 +92,10 @@ func TestParkedStreamBatchesAreRedriven(t *testing.T) {
 		require.Equal(t, streamredrive.Redriven, res.Outcome, res.Error)
 		records += res.Records
 	}
-	require.Equal(t, len(evsA), records)
+	// The parked batches hold tenant A's events and whatever else was
+	// written to the outbox meanwhile: hookline's own operational events
+	// (the delivery.dead summaries of earlier tests' deaths) among them.
+	require.GreaterOrEqual(t, records, len(evsA))
 	requireDelivered(t, rcvA, tnA, evsA)
 	require.Zero(t, queueDepth(t, env.out.EnqueueFailureQueueURL), "every re-driven message is deleted")
 
