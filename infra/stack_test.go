@@ -282,10 +282,24 @@ type want struct {
 }
 
 func stackChecks(t *testing.T, s *synthesized, w want) {
-	t.Run("outbox table: id key, NEW_IMAGE stream, TTL, on-demand, PITR", func(t *testing.T) {
+	t.Run("outbox table: id key, NEW_IMAGE stream, TTL, on-demand, PITR, the message log's index", func(t *testing.T) {
 		s.hasProperties(t, "AWS::DynamoDB::Table", s.outboxTable, obj{
-			"KeySchema":            assertions.Match_ArrayEquals(&arr{obj{"AttributeName": "id", "KeyType": "HASH"}}),
-			"AttributeDefinitions": assertions.Match_ArrayEquals(&arr{obj{"AttributeName": "id", "AttributeType": "S"}}),
+			"KeySchema": assertions.Match_ArrayEquals(&arr{obj{"AttributeName": "id", "KeyType": "HASH"}}),
+			"AttributeDefinitions": assertions.Match_ArrayEquals(&arr{
+				obj{"AttributeName": "id", "AttributeType": "S"},
+				obj{"AttributeName": "tenant_id", "AttributeType": "S"},
+				obj{"AttributeName": "log_sk", "AttributeType": "S"},
+			}),
+			// A tenant's events newest first, without their payloads: a
+			// small index item (one write unit) per event.
+			"GlobalSecondaryIndexes": assertions.Match_ArrayEquals(&arr{obj{
+				"IndexName": "by_tenant",
+				"KeySchema": assertions.Match_ArrayEquals(&arr{
+					obj{"AttributeName": "tenant_id", "KeyType": "HASH"},
+					obj{"AttributeName": "log_sk", "KeyType": "RANGE"},
+				}),
+				"Projection": obj{"ProjectionType": "INCLUDE", "NonKeyAttributes": assertions.Match_ArrayEquals(&arr{"type", "occurred_at", "endpoint_id"})},
+			}}),
 			"StreamSpecification":  obj{"StreamViewType": "NEW_IMAGE"},
 			"TimeToLiveSpecification": obj{
 				"AttributeName": "expires_at",

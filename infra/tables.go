@@ -5,6 +5,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/hookline/hookline/internal/store"
+	outboxpkg "github.com/hookline/hookline/outbox"
 )
 
 // Tables are hookline's two DynamoDB tables.
@@ -38,6 +39,15 @@ func NewTables(scope constructs.Construct, id string) Tables {
 		Stream:                           awsdynamodb.StreamViewType_NEW_IMAGE,
 		TimeToLiveAttribute:              jsii.String("expires_at"),
 		PointInTimeRecoverySpecification: pitr,
+	})
+	// The message log: a tenant's events, newest first, without their
+	// payloads (read from the item itself).
+	outbox.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
+		IndexName:        jsii.String(outboxpkg.IndexByTenant),
+		PartitionKey:     str(outboxpkg.AttrTenantID),
+		SortKey:          str(outboxpkg.AttrLogKey),
+		ProjectionType:   awsdynamodb.ProjectionType_INCLUDE,
+		NonKeyAttributes: jsii.Strings(outboxpkg.AttrType, outboxpkg.AttrOccurredAt, outboxpkg.AttrEndpointID),
 	})
 	state := awsdynamodb.NewTable(c, jsii.String("State"), &awsdynamodb.TableProps{
 		PartitionKey:                     str("pk"),
