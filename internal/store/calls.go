@@ -46,6 +46,7 @@ var Calls = map[string][]Call{
 	"RotateSecret":              {getItem, updateItem},
 	"SetEndpointEnabled":        {updateItem},
 	"DeliveriesOfEvent":         {query, batchGet},
+	"DeliveriesOfEvents":        {query, batchGet},
 	"Load":                      {batchGet},
 	"LoadWith":                  {batchGet},
 	"ListDead":                  {queryIndex},

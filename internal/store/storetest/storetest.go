@@ -44,6 +44,7 @@ type Store interface {
 
 	Delivery(ctx context.Context, id string) (domain.Delivery, error)
 	DeliveriesOfEvent(ctx context.Context, tenantID, eventID string) ([]domain.Delivery, error)
+	DeliveriesOfEvents(ctx context.Context, tenantID string, eventIDs []string) (map[string][]domain.Delivery, error)
 	Load(ctx context.Context, deliveryIDs []string, endpoints []store.EndpointRef) (store.Snapshot, error)
 	LoadWith(ctx context.Context, opts store.LoadOptions, deliveryIDs []string, endpoints []store.EndpointRef) (store.Snapshot, error)
 	RecordAttempt(ctx context.Context, d domain.Delivery, a domain.Attempt, o domain.Outcome) error

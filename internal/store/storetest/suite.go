@@ -514,6 +514,17 @@ func firstAttempt(t *testing.T, u *suite) {
 	listed, err = s.DeliveriesOfEvent(ctx, u.id("t_other"), d.EventID)
 	require.NoError(t, err)
 	require.Empty(t, listed, "another tenant lists nothing of it")
+
+	// Several events at once: each event's deliveries under its id, none
+	// for an event without any, none for another tenant.
+	byEvent, err := s.DeliveriesOfEvents(ctx, tenant, []string{d.EventID, "evt_none"})
+	require.NoError(t, err)
+	require.Len(t, byEvent, 1)
+	require.Len(t, byEvent[d.EventID], 1)
+	require.Equal(t, d.DeliveryID, byEvent[d.EventID][0].DeliveryID)
+	byEvent, err = s.DeliveriesOfEvents(ctx, u.id("t_other"), []string{d.EventID})
+	require.NoError(t, err)
+	require.Empty(t, byEvent, "another tenant lists nothing of it")
 }
 
 func attempts(t *testing.T, u *suite) {
