@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
@@ -41,6 +42,12 @@ type HTTPAPIProps struct {
 	// SecretsKey seals new signing secrets: the API may encrypt with it,
 	// never decrypt.
 	SecretsKey awskms.IKey
+	// Outbox is read for the message log: Query on its by_tenant index and
+	// GetItem on the table, nothing else.
+	Outbox awsdynamodb.ITable
+	// PayloadRetention is how long an event's payload is served. Required
+	// (HooklineStackProps.PayloadRetention, 15 days by default).
+	PayloadRetention time.Duration
 }
 
 // HTTPAPI is the tenant and operator API.
@@ -104,7 +111,10 @@ func NewHTTPAPI(scope constructs.Construct, id string, p HTTPAPIProps) HTTPAPI {
 		ReplayQueueURL:       *p.ReplayJobs.QueueUrl(),
 		ReplayOpsQueueURL:    *p.ReplayOps.QueueUrl(),
 		SecretsKeyARN:        *p.SecretsKey.KeyArn(),
+		OutboxTable:          *p.Outbox.TableName(),
+		PayloadRetention:     p.PayloadRetention,
 	}.Vars())
+	grantEventLogRead(fn, p.Outbox)
 	reserveConcurrency(fn, p.ReservedConcurrency)
 	p.ReplayJobs.Grant(fn, jsii.String("sqs:SendMessage"))
 	p.ReplayOps.Grant(fn, jsii.String("sqs:SendMessage"))

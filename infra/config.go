@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/hookline/hookline/outbox"
 	"os"
 	"path/filepath"
 	"time"
@@ -116,6 +117,13 @@ type HooklineStackProps struct {
 	// delays stop at 900 s). 10,000 deaths in an hour at the default are at
 	// most 12 notifications.
 	DeadNoticeWindow time.Duration
+	// PayloadRetention is how long after its occurred_at the API serves an
+	// event's payload (GET /v1/events/{event_id}); an older event is
+	// answered without it. Default 15 days; at least 1 h and at most
+	// outbox.DefaultRetention (16 days), the outbox items' expiry that
+	// outbox.Event.Item and hookline's own writers set: past it the item
+	// itself is gone.
+	PayloadRetention time.Duration
 	// DLQAlarmThreshold: the DLQ depth alarm fires when more messages than
 	// this are visible in the dead-letter queue. Default 100.
 	DLQAlarmThreshold int
@@ -348,6 +356,18 @@ func (p *HooklineStackProps) setHealthDefaults() error {
 	}
 	if p.DeadNoticeWindow < time.Second || p.DeadNoticeWindow > fnenv.MaxDeadNoticeWindow {
 		return fmt.Errorf("dead notice window %s: want 1s to %s (SQS delays a message at most 900 s)", p.DeadNoticeWindow, fnenv.MaxDeadNoticeWindow)
+	}
+	return p.setRetentionDefaults()
+}
+
+// setRetentionDefaults sets the payload retention and refuses one the
+// outbox cannot keep.
+func (p *HooklineStackProps) setRetentionDefaults() error {
+	if p.PayloadRetention == 0 {
+		p.PayloadRetention = fnenv.DefaultPayloadRetention
+	}
+	if p.PayloadRetention < time.Hour || p.PayloadRetention > outbox.DefaultRetention {
+		return fmt.Errorf("payload retention %s: want 1h to %s (the outbox items expire %s after they occurred)", p.PayloadRetention, outbox.DefaultRetention, outbox.DefaultRetention)
 	}
 	return nil
 }

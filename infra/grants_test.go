@@ -18,6 +18,7 @@ import (
 	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/store"
+	outboxpkg "github.com/hookline/hookline/outbox"
 	"github.com/stretchr/testify/require"
 )
 
@@ -179,6 +180,10 @@ func TestLeastPrivilege(t *testing.T) {
 			g.add(arn(s.replayOps), nil, "sqs:SendMessage")                   // the operator's redrive
 			g.add(refTo(s.operatorKey), nil, "secretsmanager:GetSecretValue") // the operator key
 			g.add(key, purpose, "kms:Encrypt")                                // secrets sealed, never opened
+			// The message log: Query on the outbox's by_tenant index only,
+			// GetItem of one event on the table.
+			g.add(obj{"Fn::Join": arr{"", arr{arn(s.outboxTable), "/index/" + outboxpkg.IndexByTenant}}}, nil, "dynamodb:Query")
+			g.add(arn(s.outboxTable), nil, "dynamodb:GetItem")
 		},
 		"replay": func(g grantSet) {
 			g.add(arn(s.deliveryQueue), nil, "sqs:SendMessage")

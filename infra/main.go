@@ -133,6 +133,9 @@ func deliveryFromContext(ctx func(string) string, p *HooklineStackProps) error {
 	if err := durationContext(ctx, "deadNoticeWindow", &p.DeadNoticeWindow); err != nil {
 		return err
 	}
+	if err := durationContext(ctx, "payloadRetention", &p.PayloadRetention); err != nil {
+		return err
+	}
 	if s := ctx("allowCIDRs"); s != "" {
 		for _, c := range strings.Split(s, ",") {
 			p.AllowCIDRs = append(p.AllowCIDRs, strings.TrimSpace(c))

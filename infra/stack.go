@@ -66,8 +66,8 @@ func newHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 		BurstLimit:          p.APIBurstLimit,
 		ReservedConcurrency: p.APIReservedConcurrency,
 		SecretsKey:          secretsKey,
+		Outbox:              tables.Outbox, PayloadRetention: p.PayloadRetention, // the message log
 	})
-
 	functions := map[string]awslambda.Function{"Enqueue": fns.Enqueue, "Deliver": fns.Deliver, "Api": httpAPI.Function, "Replay": replay.Function}
 	ops := NewOperations(stack, "Operations", operationsProps(p, queues, replay, fns.Enqueue, functions))
 	bus.routeToAlarms(p.OperatorEventsToAlarms, ops.Topic)

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/hookline/hookline/internal/api"
+	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/retry"
 	"github.com/hookline/hookline/internal/store"
@@ -300,7 +301,7 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 				}),
 				"Projection": obj{"ProjectionType": "INCLUDE", "NonKeyAttributes": assertions.Match_ArrayEquals(&arr{"type", "occurred_at", "endpoint_id"})},
 			}}),
-			"StreamSpecification":  obj{"StreamViewType": "NEW_IMAGE"},
+			"StreamSpecification": obj{"StreamViewType": "NEW_IMAGE"},
 			"TimeToLiveSpecification": obj{
 				"AttributeName": "expires_at",
 				"Enabled":       true,
@@ -493,6 +494,14 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 				})
 			})
 		}
+		// The api function reads the message log from the outbox table and
+		// serves payloads for the payload retention.
+		s.hasProperties(t, "AWS::Lambda::Function", s.apiFn, obj{
+			"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{
+				"HOOKLINE_OUTBOX_TABLE":      refTo(s.outboxTable),
+				"HOOKLINE_PAYLOAD_RETENTION": "360h0m0s",
+			})},
+		})
 		s.hasProperties(t, "AWS::Lambda::Function", s.apiFn, obj{
 			"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{
 				"HOOKLINE_REPLAY_QUEUE_URL":     refTo(s.replayJobs),
@@ -1129,6 +1138,13 @@ func TestPropsValidation(t *testing.T) {
 		accepted(t, HooklineStackProps{FailingAfter: 60, DisableAfter: -1})
 		accepted(t, HooklineStackProps{FailingAfter: -1, DisableAfter: 3, DeadNoticeWindow: 15 * time.Minute})
 	})
+	t.Run("payload retention", func(t *testing.T) {
+		require.Equal(t, 15*24*time.Hour, accepted(t, HooklineStackProps{}).PayloadRetention)
+		require.Equal(t, api.DefaultPayloadRetention, fnenv.DefaultPayloadRetention, "one default, written twice")
+		require.Equal(t, 16*24*time.Hour, accepted(t, HooklineStackProps{PayloadRetention: 16 * 24 * time.Hour}).PayloadRetention)
+		refused(t, HooklineStackProps{PayloadRetention: 17 * 24 * time.Hour}, "the outbox items expire 384h0m0s after they occurred")
+		refused(t, HooklineStackProps{PayloadRetention: time.Minute}, "payload retention 1m0s: want 1h")
+	})
 	t.Run("bad AllowCIDRs refused", func(t *testing.T) {
 		for _, c := range []string{"127.0.0.1", "10.0.0.0/33", "localhost", ""} {
 			app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
@@ -1158,6 +1174,9 @@ func TestPropsFromContext(t *testing.T) {
 		require.Equal(t, 5*time.Second, p.DeadNoticeWindow)
 		_, _, err = from(map[string]string{"deadNoticeWindow": "soon"})
 		require.ErrorContains(t, err, "context deadNoticeWindow")
+		p, _, err = from(map[string]string{"payloadRetention": "72h"})
+		require.NoError(t, err)
+		require.Equal(t, 72*time.Hour, p.PayloadRetention)
 	})
 	t.Run("host maps to the machine architecture", func(t *testing.T) {
 		p, _, err := from(map[string]string{"architecture": "host"})

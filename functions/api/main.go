@@ -18,6 +18,7 @@ import (
 	"github.com/hookline/hookline/internal/api"
 	"github.com/hookline/hookline/internal/apigw"
 	"github.com/hookline/hookline/internal/boot"
+	"github.com/hookline/hookline/internal/eventlog"
 	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/sealing"
@@ -36,6 +37,11 @@ func build(cfg fnenv.APIEnv, log *slog.Logger, awsCfg aws.Config) (any, error) {
 		URLs:        cfg.URLs,
 		Rand:        rand.Reader,
 		Log:         log,
+
+		PayloadRetention: cfg.PayloadRetention,
+	}
+	if cfg.OutboxTable != "" {
+		srv.Events = &eventlog.Reader{DB: dynamodb.NewFromConfig(awsCfg), Table: cfg.OutboxTable}
 	}
 	if cfg.OperatorKey == "" {
 		srv.OperatorKeyFunc = secretString(secretsmanager.NewFromConfig(awsCfg), cfg.OperatorKeySecretARN)

@@ -28,6 +28,7 @@ import (
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/sealing/sealingtest"
 	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/internal/store/memstore"
 	"github.com/hookline/hookline/internal/store/storetest"
 )
 
@@ -81,6 +82,7 @@ func newEnv(tb testing.TB) *env {
 		Now:         c.Now,
 		Log:         slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Replays:     fakeReplays{fs},
+		Events:      &memstore.EventLog{},
 	}
 	return &env{tb: tb, clock: c, store: fs, kms: kms, srv: srv, h: srv.Handler(), logs: logs}
 }
@@ -1162,6 +1164,19 @@ func TestTenantIsolation(t *testing.T) {
 	}
 	require.Equal(t, len(table), covered, "the isolation table lists a route that no longer exists")
 
+	t.Run("GET /v1/events/{event_id}", func(t *testing.T) {
+		e := newEnv(t)
+		keyA, keyB := e.newTenant("tenant-a"), e.newTenant("tenant-b")
+		e.srv.Events.(*memstore.EventLog).Put(domain.Event{ID: "evt_a", TenantID: "tenant-a", Type: "order.created", OccurredAt: t0, Payload: []byte(`{"private":true}`)})
+		cross, missing := e.do("GET", "/v1/events/evt_a", keyB, nil), e.do("GET", "/v1/events/evt_z", keyB, nil)
+		requireProblem(t, cross, http.StatusNotFound)
+		requireProblem(t, missing, http.StatusNotFound)
+		require.Equal(t, strings.ReplaceAll(missing.Body.String(), "evt_z", "{id}"), strings.ReplaceAll(cross.Body.String(), "evt_a", "{id}"),
+			"another tenant's event answers exactly as a missing one")
+		require.NotContains(t, cross.Body.String(), "private")
+		require.Equal(t, http.StatusOK, e.do("GET", "/v1/events/evt_a", keyA, nil).Code)
+		require.JSONEq(t, `{"data":[]}`, e.do("GET", "/v1/events", keyB, nil).Body.String())
+	})
 	t.Run("GET /v1/events/{event_id}/deliveries", func(t *testing.T) {
 		e := newEnv(t)
 		keyA, keyB := e.newTenant("tenant-a"), e.newTenant("tenant-b")

@@ -38,6 +38,7 @@ const (
 	varFailingAfter         = "HOOKLINE_FAILING_AFTER"
 	varDeadNoticeWindow     = "HOOKLINE_DEAD_NOTICE_WINDOW"
 	varOutboxTable          = VarOutboxTable
+	varPayloadRetention     = "HOOKLINE_PAYLOAD_RETENTION"
 	varAllowCIDRs           = "HOOKLINE_ALLOW_CIDRS"
 	varAllowHTTP            = "HOOKLINE_ALLOW_HTTP"
 	varOperatorKey          = "HOOKLINE_OPERATOR_KEY"
@@ -78,6 +79,9 @@ const (
 	// MaxDeadNoticeWindow is the longest coalescing window: SQS delays a
 	// window's notice at most 900 s.
 	MaxDeadNoticeWindow = 15 * time.Minute
+	// DefaultPayloadRetention is how long after its occurred_at an event's
+	// payload is served by the API (api.DefaultPayloadRetention).
+	DefaultPayloadRetention = 15 * 24 * time.Hour
 )
 
 // Notices is how a function raises operational events: where it writes
@@ -312,6 +316,14 @@ type APIEnv struct {
 	// ReplayOpsQueueURL (HOOKLINE_REPLAY_OPS_QUEUE_URL) receives the
 	// operator's redrive, away from tenants' jobs. Empty: ReplayQueueURL.
 	ReplayOpsQueueURL string
+	// OutboxTable (HOOKLINE_OUTBOX_TABLE) is read for the message log (a
+	// Query of its by_tenant index, GetItem of an event). Empty: the event
+	// routes answer 503.
+	OutboxTable string
+	// PayloadRetention (HOOKLINE_PAYLOAD_RETENTION) is how long after its
+	// occurred_at an event's payload is served. Default
+	// DefaultPayloadRetention (15 days).
+	PayloadRetention time.Duration
 }
 
 // Vars renders e as the function's environment.
@@ -326,6 +338,10 @@ func (e APIEnv) Vars() map[string]string {
 	v[varSecretsKeyARN] = e.SecretsKeyARN
 	v[varReplayQueueURL] = e.ReplayQueueURL
 	v[varReplayOpsQueueURL] = e.ReplayOpsQueueURL
+	v[varOutboxTable] = e.OutboxTable
+	if e.PayloadRetention != 0 {
+		v[varPayloadRetention] = e.PayloadRetention.String()
+	}
 	return v
 }
 
@@ -338,6 +354,15 @@ func LoadAPI(getenv func(string) string) (APIEnv, error) {
 		SecretsKeyARN:        getenv(varSecretsKeyARN),
 		ReplayQueueURL:       getenv(varReplayQueueURL),
 		ReplayOpsQueueURL:    getenv(varReplayOpsQueueURL),
+		OutboxTable:          getenv(varOutboxTable),
+		PayloadRetention:     DefaultPayloadRetention,
+	}
+	if s := getenv(varPayloadRetention); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return e, fmt.Errorf("%s: %q is not a duration above 0", varPayloadRetention, s)
+		}
+		e.PayloadRetention = d
 	}
 	if err := required(varStateTable, e.StateTable, varSecretsKeyARN, e.SecretsKeyARN); err != nil {
 		return e, err
