@@ -43,7 +43,8 @@ type HTTPAPIProps struct {
 	// never decrypt.
 	SecretsKey awskms.IKey
 	// Outbox is read for the message log: Query on its by_tenant index and
-	// GetItem on the table, nothing else.
+	// GetItem on the table, nothing else. Nil: the message log is off, and
+	// the event routes answer 503.
 	Outbox awsdynamodb.ITable
 	// PayloadRetention is how long an event's payload is served. Required
 	// (HooklineStackProps.PayloadRetention, 15 days by default).
@@ -82,6 +83,14 @@ var AccessLogFormat = mustJSON(map[string]string{
 	"error":              "$context.error.message",
 })
 
+// eventLogTable is the name of the message log's table, "" without one.
+func eventLogTable(t awsdynamodb.ITable) string {
+	if t == nil {
+		return ""
+	}
+	return *t.TableName()
+}
+
 func mustJSON(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -111,10 +120,12 @@ func NewHTTPAPI(scope constructs.Construct, id string, p HTTPAPIProps) HTTPAPI {
 		ReplayQueueURL:       *p.ReplayJobs.QueueUrl(),
 		ReplayOpsQueueURL:    *p.ReplayOps.QueueUrl(),
 		SecretsKeyARN:        *p.SecretsKey.KeyArn(),
-		OutboxTable:          *p.Outbox.TableName(),
+		OutboxTable:          eventLogTable(p.Outbox),
 		PayloadRetention:     p.PayloadRetention,
 	}.Vars())
-	grantEventLogRead(fn, p.Outbox)
+	if p.Outbox != nil {
+		grantEventLogRead(fn, p.Outbox)
+	}
 	reserveConcurrency(fn, p.ReservedConcurrency)
 	p.ReplayJobs.Grant(fn, jsii.String("sqs:SendMessage"))
 	p.ReplayOps.Grant(fn, jsii.String("sqs:SendMessage"))

@@ -320,3 +320,18 @@ func (g grantSet) String() string {
 	}
 	return b.String()
 }
+
+// With the message log off the outbox has no index, and the api function
+// neither reads the outbox nor is told its name (the event routes answer
+// 503): every grant it keeps is the log-on role's less the log's two.
+func TestMessageLogOff(t *testing.T) {
+	on, off := synth(t, HooklineStackProps{}), synth(t, HooklineStackProps{DisableMessageLog: true})
+	outbox := off.resource(t, off.outboxTable, "AWS::DynamoDB::Table")["Properties"].(obj)
+	require.NotContains(t, outbox, "GlobalSecondaryIndexes")
+	vars := dig(t, off.resource(t, off.apiFn, "AWS::Lambda::Function"), "Properties", "Environment", "Variables").(obj)
+	require.Equal(t, "", vars["HOOKLINE_OUTBOX_TABLE"])
+	want := on.grantsOf(t, on.apiFn)
+	delete(want, grantKey(obj{"Fn::Join": arr{"", arr{getAtt(on.outboxTable, "Arn"), "/index/" + outboxpkg.IndexByTenant}}}, nil))
+	delete(want, grantKey(getAtt(on.outboxTable, "Arn"), nil))
+	require.Equal(t, roundTripAny(t, want), roundTripAny(t, off.grantsOf(t, off.apiFn)))
+}

@@ -39,7 +39,7 @@ func newHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 	}
 	stack := awscdk.NewStack(scope, &id, &p.StackProps)
 
-	tables := NewTables(stack, "Tables")
+	tables := NewTables(stack, "Tables", !p.DisableMessageLog)
 	secretsKey := NewSecretsKey(stack, "SigningSecretsKey")
 	queues := NewDeliveryQueues(stack, "Queues", DeliveryQueuesProps{
 		MaxReceiveCount:       p.Retry.Attempts(),
@@ -66,7 +66,7 @@ func newHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 		BurstLimit:          p.APIBurstLimit,
 		ReservedConcurrency: p.APIReservedConcurrency,
 		SecretsKey:          secretsKey,
-		Outbox:              tables.Outbox, PayloadRetention: p.PayloadRetention, // the message log
+		Outbox:              tables.EventLog(), PayloadRetention: p.PayloadRetention, // the message log
 	})
 	functions := map[string]awslambda.Function{"Enqueue": fns.Enqueue, "Deliver": fns.Deliver, "Api": httpAPI.Function, "Replay": replay.Function}
 	ops := NewOperations(stack, "Operations", operationsProps(p, queues, replay, fns.Enqueue, functions))
