@@ -59,6 +59,7 @@ var Calls = map[string][]Call{
 	"Endpoints":                 {query},
 	"Delivery":                  {getItem},
 	"RecordAttempt":             {updateItem},
+	"RecordResendAttempt":       {updateItem},
 	"MarkDeadBeforeLastAttempt": {updateItem},
 	"PutRejection":              {putItem},
 	"Rejection":                 {getItem},

@@ -187,6 +187,27 @@ func (s *Store) RecordAttempt(_ context.Context, d domain.Delivery, a domain.Att
 	return nil
 }
 
+// RecordResendAttempt logs attempt a of a resend of the delivered delivery
+// d, marked Resend, changing nothing else; store.ErrNotFound when the
+// delivery is not delivered (or missing).
+func (s *Store) RecordResendAttempt(_ context.Context, d domain.Delivery, a domain.Attempt) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec, ok := s.deliveries[d.DeliveryID]
+	if !ok || rec.State != domain.StateDelivered {
+		return fmt.Errorf("log resend attempt of delivery %s: %w", d.DeliveryID, store.ErrNotFound)
+	}
+	a.Resend = true
+	log := append(slices.Clone(rec.AttemptLog), a)
+	if len(log) > store.MaxAttemptLog {
+		log = log[len(log)-store.MaxAttemptLog:]
+	}
+	rec.AttemptLog = log
+	rec.Resends++
+	s.deliveries[d.DeliveryID] = rec
+	return nil
+}
+
 // RecordAttemptIfUnchanged records the attempt only on the record as d
 // says it is; otherwise nothing is written and the error wraps
 // store.ErrConflict. A delivered d changes nothing.
