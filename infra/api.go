@@ -46,6 +46,9 @@ type HTTPAPIProps struct {
 	// GetItem on the table, nothing else. Nil: the message log is off, and
 	// the event routes answer 503.
 	Outbox awsdynamodb.ITable
+	// DeliveryQueue receives the resends of delivered deliveries (rebuilt
+	// from the outbox): granted SendMessage only with the message log on.
+	DeliveryQueue awssqs.IQueue
 	// PayloadRetention is how long an event's payload is served. Required
 	// (HooklineStackProps.PayloadRetention, 15 days by default).
 	PayloadRetention time.Duration
@@ -91,6 +94,15 @@ func eventLogTable(t awsdynamodb.ITable) string {
 	return *t.TableName()
 }
 
+// resendQueueURL is the delivery queue's URL for the api function's resends
+// of delivered deliveries, "" when the message log is off (they need it).
+func resendQueueURL(p HTTPAPIProps) string {
+	if p.Outbox == nil || p.DeliveryQueue == nil {
+		return ""
+	}
+	return *p.DeliveryQueue.QueueUrl()
+}
+
 func mustJSON(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -121,10 +133,12 @@ func NewHTTPAPI(scope constructs.Construct, id string, p HTTPAPIProps) HTTPAPI {
 		ReplayOpsQueueURL:    *p.ReplayOps.QueueUrl(),
 		SecretsKeyARN:        *p.SecretsKey.KeyArn(),
 		OutboxTable:          eventLogTable(p.Outbox),
+		DeliveryQueueURL:     resendQueueURL(p),
 		PayloadRetention:     p.PayloadRetention,
 	}.Vars())
 	if p.Outbox != nil {
 		grantEventLogRead(fn, p.Outbox)
+		p.DeliveryQueue.Grant(fn, jsii.String("sqs:SendMessage")) // resends of delivered deliveries
 	}
 	reserveConcurrency(fn, p.ReservedConcurrency)
 	p.ReplayJobs.Grant(fn, jsii.String("sqs:SendMessage"))

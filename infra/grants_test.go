@@ -184,6 +184,7 @@ func TestLeastPrivilege(t *testing.T) {
 			// GetItem of one event on the table.
 			g.add(obj{"Fn::Join": arr{"", arr{arn(s.outboxTable), "/index/" + outboxpkg.IndexByTenant}}}, nil, "dynamodb:Query")
 			g.add(arn(s.outboxTable), nil, "dynamodb:GetItem")
+			g.add(arn(s.deliveryQueue), nil, "sqs:SendMessage") // resends of delivered deliveries
 		},
 		"replay": func(g grantSet) {
 			g.add(arn(s.deliveryQueue), nil, "sqs:SendMessage")
@@ -333,5 +334,7 @@ func TestMessageLogOff(t *testing.T) {
 	want := on.grantsOf(t, on.apiFn)
 	delete(want, grantKey(obj{"Fn::Join": arr{"", arr{getAtt(on.outboxTable, "Arn"), "/index/" + outboxpkg.IndexByTenant}}}, nil))
 	delete(want, grantKey(getAtt(on.outboxTable, "Arn"), nil))
+	delete(want, grantKey(getAtt(on.deliveryQueue, "Arn"), nil))
+	require.Equal(t, "", vars["HOOKLINE_DELIVERY_QUEUE_URL"])
 	require.Equal(t, roundTripAny(t, want), roundTripAny(t, off.grantsOf(t, off.apiFn)))
 }

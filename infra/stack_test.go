@@ -498,8 +498,9 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		// serves payloads for the payload retention.
 		s.hasProperties(t, "AWS::Lambda::Function", s.apiFn, obj{
 			"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{
-				"HOOKLINE_OUTBOX_TABLE":      refTo(s.outboxTable),
-				"HOOKLINE_PAYLOAD_RETENTION": "360h0m0s",
+				"HOOKLINE_OUTBOX_TABLE":       refTo(s.outboxTable),
+				"HOOKLINE_PAYLOAD_RETENTION":  "360h0m0s",
+				"HOOKLINE_DELIVERY_QUEUE_URL": refTo(s.deliveryQueue),
 			})},
 		})
 		s.hasProperties(t, "AWS::Lambda::Function", s.apiFn, obj{
@@ -517,7 +518,11 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		apiFn := s.rolePolicy(t, s.apiFn)
 		require.True(t, allows(apiFn, "sqs:SendMessage", arn(s.replayJobs)), "the API starts jobs")
 		require.True(t, allows(apiFn, "sqs:SendMessage", arn(s.replayOps)), "and the redrive")
-		require.False(t, mentions(apiFn, arn(s.deliveryQueue)), "the API never sends deliveries itself")
+		// The API sends one kind of delivery message itself: the resend of a
+		// delivered delivery (POST /v1/deliveries/{id}/resend), SendMessage
+		// only; a dead one's resend is a replay job.
+		require.True(t, allows(apiFn, "sqs:SendMessage", arn(s.deliveryQueue)), "resends of delivered deliveries")
+		require.False(t, allows(apiFn, "sqs:ReceiveMessage", arn(s.deliveryQueue)))
 		require.False(t, mentions(s.rolePolicy(t, s.enqueueFn), arn(s.replayJobs)))
 	})
 

@@ -123,6 +123,10 @@ type Server struct {
 	// is served: GET /v1/events/{event_id} answers an older event without
 	// its payload. Default DefaultPayloadRetention (15 days).
 	PayloadRetention time.Duration
+	// DeliveryQueue and DeliveryQueueURL receive the resends of delivered
+	// deliveries. Nil: such a resend answers 503.
+	DeliveryQueue    DeliveryQueue
+	DeliveryQueueURL string
 	// Replays starts replay jobs. Nil: the replay routes answer 503.
 	Replays ReplayStarter
 	// Rand is the randomness for ids, keys and secrets (crypto/rand.Reader).
@@ -186,6 +190,7 @@ func Routes() []Route {
 		{Method: "POST", Path: "/v1/endpoints/{endpoint_id}/disable", handle: (*Server).disableEndpoint},
 		{Method: "GET", Path: "/v1/deliveries/{delivery_id}", handle: (*Server).getDelivery},
 		{Method: "GET", Path: "/v1/events/{event_id}/deliveries", handle: (*Server).eventDeliveries},
+		{Method: "POST", Path: "/v1/deliveries/{delivery_id}/resend", handle: (*Server).resendDelivery},
 		{Method: "GET", Path: "/v1/events", handle: (*Server).listEvents},
 		{Method: "GET", Path: "/v1/events/{event_id}", handle: (*Server).getEvent},
 		{Method: "GET", Path: "/v1/dlq", handle: (*Server).listDLQ},

@@ -324,6 +324,9 @@ type APIEnv struct {
 	// occurred_at an event's payload is served. Default
 	// DefaultPayloadRetention (15 days).
 	PayloadRetention time.Duration
+	// DeliveryQueueURL (HOOKLINE_DELIVERY_QUEUE_URL) receives the resends
+	// of delivered deliveries. Empty: such a resend answers 503.
+	DeliveryQueueURL string
 }
 
 // Vars renders e as the function's environment.
@@ -339,6 +342,7 @@ func (e APIEnv) Vars() map[string]string {
 	v[varReplayQueueURL] = e.ReplayQueueURL
 	v[varReplayOpsQueueURL] = e.ReplayOpsQueueURL
 	v[varOutboxTable] = e.OutboxTable
+	v[varDeliveryQueueURL] = e.DeliveryQueueURL
 	if e.PayloadRetention != 0 {
 		v[varPayloadRetention] = e.PayloadRetention.String()
 	}
@@ -355,6 +359,7 @@ func LoadAPI(getenv func(string) string) (APIEnv, error) {
 		ReplayQueueURL:       getenv(varReplayQueueURL),
 		ReplayOpsQueueURL:    getenv(varReplayOpsQueueURL),
 		OutboxTable:          getenv(varOutboxTable),
+		DeliveryQueueURL:     getenv(varDeliveryQueueURL),
 		PayloadRetention:     DefaultPayloadRetention,
 	}
 	if s := getenv(varPayloadRetention); s != "" {
