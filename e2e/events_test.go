@@ -106,3 +106,51 @@ func TestMessageLog(t *testing.T) {
 	status, _ = call(t, "GET", "/v1/events?cursor=garbage", keyA, nil)
 	require.Equal(t, http.StatusBadRequest, status)
 }
+
+// A resend of a delivered delivery reaches the receiver again with the same
+// webhook-id and shows in the attempt log, the delivery still delivered; a
+// resend to a disabled endpoint is refused with 409.
+func TestResendDelivered(t *testing.T) {
+	t.Parallel()
+	tenantID, key := apiTenant(t, "resender")
+	rcv := newReceiver(t, status(200))
+	epID, _ := apiEndpoint(t, key, rcv.URL+"/resend")
+	evID := fmt.Sprintf("evt_resend_%d", time.Now().UnixNano())
+	write(t, event(tenant{ID: tenantID}, evID, "order.created", `{"r":1}`))
+	first := rcv.waitFor(t, 1, 60*time.Second)[0]
+	deliveryID := first.Header.Get("webhook-id")
+	require.NotEmpty(t, deliveryID)
+	require.Eventually(t, func() bool {
+		status, body := call(t, "GET", "/v1/deliveries/"+deliveryID, key, nil)
+		return status == http.StatusOK && body["state"] == "delivered"
+	}, 30*time.Second, 300*time.Millisecond)
+
+	status, body := call(t, "POST", "/v1/deliveries/"+deliveryID+"/resend", key, nil)
+	require.Equal(t, http.StatusAccepted, status, "%v", body)
+	require.Equal(t, deliveryID, body["delivery_id"])
+	again := rcv.waitFor(t, 2, 60*time.Second)[1]
+	require.Equal(t, deliveryID, again.Header.Get("webhook-id"), "the same webhook-id")
+	require.JSONEq(t, string(first.Body), string(again.Body), "the same body")
+
+	var log []any
+	require.Eventually(t, func() bool {
+		var d map[string]any
+		_, d = call(t, "GET", "/v1/deliveries/"+deliveryID, key, nil)
+		log, _ = d["attempt_log"].([]any)
+		return d["state"] == "delivered" && len(log) == 2
+	}, 30*time.Second, 300*time.Millisecond, "the resend's attempt is logged, the delivery still delivered")
+	require.Nil(t, log[0].(map[string]any)["resend"])
+	require.Equal(t, true, log[1].(map[string]any)["resend"])
+	require.Equal(t, float64(200), log[1].(map[string]any)["status"])
+
+	status, _ = call(t, "POST", "/v1/endpoints/"+epID+"/disable", key, nil)
+	require.Equal(t, http.StatusOK, status)
+	status, body = call(t, "POST", "/v1/deliveries/"+deliveryID+"/resend", key, nil)
+	require.Equal(t, http.StatusConflict, status, "%v", body)
+	require.Contains(t, body["detail"], "disabled")
+	_, otherKey := apiTenant(t, "other")
+	status, _ = call(t, "POST", "/v1/deliveries/"+deliveryID+"/resend", otherKey, nil)
+	require.Equal(t, http.StatusNotFound, status)
+	time.Sleep(2 * time.Second)
+	require.Len(t, rcv.requests(), 2, "nothing more sent")
+}
