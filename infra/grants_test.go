@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
@@ -320,6 +321,29 @@ func (g grantSet) String() string {
 		fmt.Fprintf(&b, "  %s: %s\n", k, strings.Join(g[k], ", "))
 	}
 	return b.String()
+}
+
+// The retention props reach the template: the DLQ's MessageRetentionPeriod
+// (at most SQS's 14 days, which setRetentionDefaults holds it to) and every
+// function's records' retention.
+func TestRetentionInTheTemplate(t *testing.T) {
+	for _, tc := range []struct {
+		props          HooklineStackProps
+		dlqSeconds     float64
+		deliveryVarEnv string
+	}{
+		{HooklineStackProps{}, 14 * 24 * 3600, "360h0m0s"},
+		{HooklineStackProps{DLQRetention: 3 * 24 * time.Hour, DeliveryRetention: 30 * 24 * time.Hour}, 3 * 24 * 3600, "720h0m0s"},
+	} {
+		s := synth(t, tc.props)
+		dlq := s.resource(t, s.deadLetter, "AWS::SQS::Queue")["Properties"].(obj)
+		require.Equal(t, tc.dlqSeconds, dlq["MessageRetentionPeriod"])
+		require.LessOrEqual(t, dlq["MessageRetentionPeriod"].(float64), float64(14*24*3600), "SQS keeps a message at most 14 days")
+		for _, fn := range []string{s.enqueueFn, s.deliverFn, s.apiFn, s.replayFn} {
+			vars := dig(t, s.resource(t, fn, "AWS::Lambda::Function"), "Properties", "Environment", "Variables").(obj)
+			require.Equal(t, tc.deliveryVarEnv, vars["HOOKLINE_DELIVERY_RETENTION"], fn)
+		}
+	}
 }
 
 // With the message log off the outbox has no index, and the api function

@@ -136,6 +136,12 @@ func deliveryFromContext(ctx func(string) string, p *HooklineStackProps) error {
 	if err := durationContext(ctx, "payloadRetention", &p.PayloadRetention); err != nil {
 		return err
 	}
+	if err := durationContext(ctx, "deliveryRetention", &p.DeliveryRetention); err != nil {
+		return err
+	}
+	if err := durationContext(ctx, "dlqRetention", &p.DLQRetention); err != nil {
+		return err
+	}
 	if s := ctx("messageLog"); s != "" {
 		on, err := strconv.ParseBool(s)
 		if err != nil {

@@ -42,7 +42,7 @@ func newHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 	tables := NewTables(stack, "Tables", !p.DisableMessageLog)
 	secretsKey := NewSecretsKey(stack, "SigningSecretsKey")
 	queues := NewDeliveryQueues(stack, "Queues", DeliveryQueuesProps{
-		MaxReceiveCount:       p.Retry.Attempts(),
+		MaxReceiveCount: p.Retry.Attempts(), DLQRetention: p.DLQRetention,
 		VisibilityTimeout:     p.Retry.VisibilityTimeout, // six times DeliverTimeout
 		AlarmThreshold:        p.DLQAlarmThreshold,
 		FailureAlarmThreshold: p.EnqueueFailuresThreshold,
@@ -50,7 +50,7 @@ func newHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 	bus := NewOperatorBus(stack, "OperatorEvents")
 	fns := NewPipelineFunctions(stack, "Pipeline", pipelineFunctionsProps(p, tables, queues, secretsKey, bus.Bus, deliver))
 
-	defaults := functionDefaults{Architecture: p.Architecture, AssetDir: p.AssetDir, LogLevel: p.LogLevel, StateTable: tables.State}
+	defaults := functionDefaults{Architecture: p.Architecture, AssetDir: p.AssetDir, LogLevel: p.LogLevel, StateTable: tables.State, DeliveryRetention: p.DeliveryRetention}
 	replay := NewReplay(stack, "Replay", ReplayProps{
 		Functions: defaults, Queues: queues, Rate: p.ReplayRate, StuckAlarmThreshold: p.StuckReplayThreshold,
 		ReservedConcurrency: p.ReplayReservedConcurrency, Outbox: tables.Outbox, DeadNoticeWindow: p.DeadNoticeWindow,
@@ -121,6 +121,7 @@ func pipelineFunctionsProps(p HooklineStackProps, tables Tables, queues Delivery
 		DeliverMaxConcurrency:      p.DeliverMaxConcurrency,
 		DeliverReservedConcurrency: p.DeliverReservedConcurrency,
 		LogLevel:                   p.LogLevel,
+		DeliveryRetention:          p.DeliveryRetention,
 		Deliver:                    deliver,
 		Faults:                     deliver.Faults,
 	}

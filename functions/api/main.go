@@ -30,6 +30,7 @@ func main() { boot.Serve("api", fnenv.LoadAPI, build) }
 // build wires the api function's handler from its environment.
 func build(cfg fnenv.APIEnv, log *slog.Logger, awsCfg aws.Config) (any, error) {
 	st := store.New(dynamodb.NewFromConfig(awsCfg), cfg.StateTable)
+	st.Retention = cfg.Retention()
 	srv := &api.Server{
 		Store:       api.Store{Tenants: st, Endpoints: st, EndpointChanges: st, Deliveries: st, DeadLetters: st, Jobs: st, Stats: st},
 		Sealer:      &sealing.Sealer{KMS: kms.NewFromConfig(awsCfg), KeyID: cfg.SecretsKeyARN},

@@ -29,6 +29,10 @@ func TestLoadAPI(t *testing.T) {
 	require.Empty(t, c.URLs.Guard.Allow)
 	require.Equal(t, "arn:key", c.SecretsKeyARN)
 	require.Equal(t, 15*24*time.Hour, c.PayloadRetention)
+	require.Equal(t, 15*24*time.Hour, c.Retention(), "the records' default retention")
+	c, err = LoadAPI(get(map[string]string{"HOOKLINE_DELIVERY_RETENTION": "720h"}))
+	require.NoError(t, err)
+	require.Equal(t, 720*time.Hour, c.Retention())
 	require.Empty(t, c.OutboxTable, "no outbox table: the event routes answer 503")
 
 	c, err = LoadAPI(get(map[string]string{"HOOKLINE_ALLOW_HTTP": "true", "HOOKLINE_ALLOW_CIDRS": "127.0.0.0/8"}))
@@ -46,6 +50,8 @@ func TestLoadAPI(t *testing.T) {
 		"bad allow http":  {map[string]string{"HOOKLINE_ALLOW_HTTP": "sometimes"}, "HOOKLINE_ALLOW_HTTP"},
 		"bad cidrs":       {map[string]string{"HOOKLINE_ALLOW_CIDRS": "nope"}, "HOOKLINE_ALLOW_CIDRS"},
 		"bad retention":   {map[string]string{"HOOKLINE_PAYLOAD_RETENTION": "-1h"}, "HOOKLINE_PAYLOAD_RETENTION"},
+		"short records":   {map[string]string{"HOOKLINE_DELIVERY_RETENTION": "1h"}, "HOOKLINE_DELIVERY_RETENTION"},
+		"bad records":     {map[string]string{"HOOKLINE_DELIVERY_RETENTION": "long"}, "HOOKLINE_DELIVERY_RETENTION"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := LoadAPI(get(tc.over))
