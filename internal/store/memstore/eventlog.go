@@ -23,8 +23,8 @@ type EventLog struct {
 	events map[string]domain.Event
 }
 
-// Put writes e as an outbox item with its log key would be (replacing one
-// of the same id).
+// Put writes e as the outbox item of a producer that set its log key would
+// (replacing one of the same id).
 func (l *EventLog) Put(e domain.Event) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
