@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/stretchr/testify/require"
 )
 
@@ -153,4 +154,28 @@ func TestResendDelivered(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, status)
 	time.Sleep(2 * time.Second)
 	require.Len(t, rcv.requests(), 2, "nothing more sent")
+}
+
+// A resend of a dead delivery is a replay of it alone: it reaches the
+// receiver with the same webhook-id, the delivery ends delivered with
+// replayed_at, and the answer names the replay job.
+func TestResendDead(t *testing.T) {
+	t.Parallel()
+	tenantID, key := apiTenant(t, "resenddead")
+	rcv, up := failingUntilUp(t, http.StatusBadRequest) // a 400 is dead at once
+	epID, _ := apiEndpoint(t, key, rcv.URL+"/dead")
+	id := deadEvents(t, tenantID, epID, 1, "order.dead")[0]
+	up.Store(true)
+
+	status, body := call(t, "POST", "/v1/deliveries/"+id+"/resend", key, nil)
+	require.Equal(t, http.StatusAccepted, status, "%v", body)
+	require.Equal(t, "dead", body["state"])
+	jobID, _ := body["replay_job_id"].(string)
+	require.NotEmpty(t, jobID)
+	job := waitJob(t, key, "/v1/replays/"+jobID)
+	require.Equal(t, float64(1), job["replayed"])
+	got := rcv.waitFor(t, 2, 60*time.Second)
+	require.Equal(t, id, got[1].Header.Get("webhook-id"))
+	d := waitDelivery(t, id, 60*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })
+	require.NotNil(t, d.ReplayedAt)
 }
