@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
@@ -41,6 +42,16 @@ type HTTPAPIProps struct {
 	// SecretsKey seals new signing secrets: the API may encrypt with it,
 	// never decrypt.
 	SecretsKey awskms.IKey
+	// Outbox is read for the message log: Query on its by_tenant index and
+	// GetItem on the table, nothing else. Nil: the message log is off, and
+	// the event routes answer 503.
+	Outbox awsdynamodb.ITable
+	// DeliveryQueue receives the resends of delivered deliveries (rebuilt
+	// from the outbox): granted SendMessage only with the message log on.
+	DeliveryQueue awssqs.IQueue
+	// PayloadRetention is how long an event's payload is served. Required
+	// (HooklineStackProps.PayloadRetention, 15 days by default).
+	PayloadRetention time.Duration
 }
 
 // HTTPAPI is the tenant and operator API.
@@ -75,6 +86,23 @@ var AccessLogFormat = mustJSON(map[string]string{
 	"error":              "$context.error.message",
 })
 
+// eventLogTable is the name of the message log's table, "" without one.
+func eventLogTable(t awsdynamodb.ITable) string {
+	if t == nil {
+		return ""
+	}
+	return *t.TableName()
+}
+
+// resendQueueURL is the delivery queue's URL for the api function's resends
+// of delivered deliveries, "" when the message log is off (they need it).
+func resendQueueURL(p HTTPAPIProps) string {
+	if p.Outbox == nil || p.DeliveryQueue == nil {
+		return ""
+	}
+	return *p.DeliveryQueue.QueueUrl()
+}
+
 func mustJSON(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -104,7 +132,14 @@ func NewHTTPAPI(scope constructs.Construct, id string, p HTTPAPIProps) HTTPAPI {
 		ReplayQueueURL:       *p.ReplayJobs.QueueUrl(),
 		ReplayOpsQueueURL:    *p.ReplayOps.QueueUrl(),
 		SecretsKeyARN:        *p.SecretsKey.KeyArn(),
+		OutboxTable:          eventLogTable(p.Outbox),
+		DeliveryQueueURL:     resendQueueURL(p),
+		PayloadRetention:     p.PayloadRetention,
 	}.Vars())
+	if p.Outbox != nil {
+		grantEventLogRead(fn, p.Outbox)
+		p.DeliveryQueue.Grant(fn, jsii.String("sqs:SendMessage")) // resends of delivered deliveries
+	}
 	reserveConcurrency(fn, p.ReservedConcurrency)
 	p.ReplayJobs.Grant(fn, jsii.String("sqs:SendMessage"))
 	p.ReplayOps.Grant(fn, jsii.String("sqs:SendMessage"))

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/hookline/hookline/outbox"
 	"os"
 	"path/filepath"
 	"time"
@@ -116,6 +117,30 @@ type HooklineStackProps struct {
 	// delays stop at 900 s). 10,000 deaths in an hour at the default are at
 	// most 12 notifications.
 	DeadNoticeWindow time.Duration
+	// PayloadRetention is how long after its occurred_at the API serves an
+	// event's payload (GET /v1/events/{event_id}); an older event is
+	// answered without it. Default 15 days; at least 1 h and at most
+	// outbox.DefaultRetention (16 days), the outbox items' expiry that
+	// outbox.Event.Item and hookline's own writers set: past it the item
+	// itself is gone.
+	PayloadRetention time.Duration
+	// DeliveryRetention is how long delivery records (with their attempt
+	// logs), rejected outbox items and replay jobs are kept: DynamoDB's TTL
+	// deletes them after it (a dead delivery's counts from its death, so it
+	// outlives its DLQ message). Default 15 days; at least DLQRetention + 1
+	// day (refused otherwise: a dead delivery's record must outlive its
+	// message in the DLQ, which a replay or the sweep looks it up by).
+	DeliveryRetention time.Duration
+	// DLQRetention is how long the dead-letter queue keeps a message (its
+	// MessageRetentionPeriod). Default 14 days, the SQS maximum (more is
+	// refused); at least 1 minute, the SQS minimum.
+	DLQRetention time.Duration
+	// DisableMessageLog turns the message log off: the outbox table gets no
+	// by_tenant index (saving its write, one unit per event: about $0.63 per
+	// million deliveries to one endpoint, docs/performance.md), the api
+	// function no outbox grant, and GET /v1/events and
+	// GET /v1/events/{event_id} answer 503. Default false: the log is on.
+	DisableMessageLog bool
 	// DLQAlarmThreshold: the DLQ depth alarm fires when more messages than
 	// this are visible in the dead-letter queue. Default 100.
 	DLQAlarmThreshold int
@@ -349,8 +374,36 @@ func (p *HooklineStackProps) setHealthDefaults() error {
 	if p.DeadNoticeWindow < time.Second || p.DeadNoticeWindow > fnenv.MaxDeadNoticeWindow {
 		return fmt.Errorf("dead notice window %s: want 1s to %s (SQS delays a message at most 900 s)", p.DeadNoticeWindow, fnenv.MaxDeadNoticeWindow)
 	}
+	return p.setRetentionDefaults()
+}
+
+// setRetentionDefaults sets the payload retention and refuses one the
+// outbox cannot keep.
+func (p *HooklineStackProps) setRetentionDefaults() error {
+	if p.PayloadRetention == 0 {
+		p.PayloadRetention = fnenv.DefaultPayloadRetention
+	}
+	if p.PayloadRetention < time.Hour || p.PayloadRetention > outbox.DefaultRetention {
+		return fmt.Errorf("payload retention %s: want 1h to %s (the outbox items expire %s after they occurred)", p.PayloadRetention, outbox.DefaultRetention, outbox.DefaultRetention)
+	}
+	if p.DLQRetention == 0 {
+		p.DLQRetention = MaxDLQRetention
+	}
+	if p.DLQRetention < time.Minute || p.DLQRetention > MaxDLQRetention {
+		return fmt.Errorf("DLQ retention %s: want 1m to %s (SQS keeps a message at most 14 days)", p.DLQRetention, MaxDLQRetention)
+	}
+	if p.DeliveryRetention == 0 {
+		p.DeliveryRetention = fnenv.DefaultDeliveryRetention
+	}
+	if p.DeliveryRetention < p.DLQRetention+24*time.Hour {
+		return fmt.Errorf("delivery retention %s: want at least the DLQ retention %s + 1 day: a dead delivery's record must outlive its DLQ message", p.DeliveryRetention, p.DLQRetention)
+	}
 	return nil
 }
+
+// MaxDLQRetention is the longest an SQS queue keeps a message: 14 days,
+// the dead-letter queue's default retention.
+const MaxDLQRetention = 14 * 24 * time.Hour
 
 // functionNames are hookline's functions, each deployed from
 // AssetDir/<name>/bootstrap.

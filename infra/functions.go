@@ -85,6 +85,9 @@ type PipelineFunctionsProps struct {
 	DeliverReservedConcurrency int
 	// LogLevel of both functions.
 	LogLevel string
+	// DeliveryRetention is how long the records both functions write are
+	// kept. Zero: fnenv.DefaultDeliveryRetention (15 days).
+	DeliveryRetention time.Duration
 	// Deliver is the deliver function's settings (retry policy, timeout,
 	// allowlist, endpoint disabling, faults); its queues, key, table and
 	// log level are filled in here.
@@ -105,7 +108,7 @@ type PipelineFunctions struct {
 // each does.
 func NewPipelineFunctions(scope constructs.Construct, id string, p PipelineFunctionsProps) PipelineFunctions {
 	c := constructs.NewConstruct(scope, &id)
-	fns := functionDefaults{Architecture: p.Architecture, AssetDir: p.AssetDir, LogLevel: p.LogLevel, StateTable: p.Tables.State}
+	fns := functionDefaults{Architecture: p.Architecture, AssetDir: p.AssetDir, LogLevel: p.LogLevel, StateTable: p.Tables.State, DeliveryRetention: p.DeliveryRetention}
 	newFn := func(name string, timeout time.Duration, env map[string]string) awslambda.Function {
 		return fns.new(c, name, timeout, env)
 	}
@@ -160,12 +163,15 @@ type functionDefaults struct {
 	AssetDir     string
 	LogLevel     string
 	StateTable   awsdynamodb.Table
+	// DeliveryRetention is the records' retention every function's store
+	// writes (HooklineStackProps.DeliveryRetention); zero: the default.
+	DeliveryRetention time.Duration
 }
 
 // common is what every function's environment holds: the state table and
 // the log level.
 func (d functionDefaults) common() fnenv.Common {
-	return fnenv.Common{StateTable: *d.StateTable.TableName(), LogLevel: d.LogLevel}
+	return fnenv.Common{StateTable: *d.StateTable.TableName(), LogLevel: d.LogLevel, DeliveryRetention: d.DeliveryRetention}
 }
 
 // new creates a provided.al2023 function from AssetDir/<name in lower case>

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/hookline/hookline/internal/sealing"
+	outboxpkg "github.com/hookline/hookline/outbox"
 )
 
 // Least privilege: each function is granted the API actions its code
@@ -28,6 +29,19 @@ func grantTableItems(fn awslambda.Function, table awsdynamodb.Table, actions ...
 		Grantee:      fn,
 		Actions:      jsii.Strings(actions...),
 		ResourceArns: jsii.Strings(*table.TableArn()),
+	})
+}
+
+// grantEventLogRead lets fn read the message log: Query on the outbox
+// table's by_tenant index (not the table, not another index) and GetItem on
+// the table (one event with its payload). No Scan, no write, no stream.
+func grantEventLogRead(fn awslambda.Function, outbox awsdynamodb.ITable) {
+	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee: fn, Actions: jsii.Strings("dynamodb:Query"),
+		ResourceArns: jsii.Strings(*outbox.TableArn() + "/index/" + outboxpkg.IndexByTenant),
+	})
+	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee: fn, Actions: jsii.Strings("dynamodb:GetItem"), ResourceArns: jsii.Strings(*outbox.TableArn()),
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
@@ -18,6 +19,7 @@ import (
 	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/store"
+	outboxpkg "github.com/hookline/hookline/outbox"
 	"github.com/stretchr/testify/require"
 )
 
@@ -179,6 +181,11 @@ func TestLeastPrivilege(t *testing.T) {
 			g.add(arn(s.replayOps), nil, "sqs:SendMessage")                   // the operator's redrive
 			g.add(refTo(s.operatorKey), nil, "secretsmanager:GetSecretValue") // the operator key
 			g.add(key, purpose, "kms:Encrypt")                                // secrets sealed, never opened
+			// The message log: Query on the outbox's by_tenant index only,
+			// GetItem of one event on the table.
+			g.add(obj{"Fn::Join": arr{"", arr{arn(s.outboxTable), "/index/" + outboxpkg.IndexByTenant}}}, nil, "dynamodb:Query")
+			g.add(arn(s.outboxTable), nil, "dynamodb:GetItem")
+			g.add(arn(s.deliveryQueue), nil, "sqs:SendMessage") // resends of delivered deliveries
 		},
 		"replay": func(g grantSet) {
 			g.add(arn(s.deliveryQueue), nil, "sqs:SendMessage")
@@ -194,7 +201,7 @@ func TestLeastPrivilege(t *testing.T) {
 	storeMethods := storeMethods(t)
 	t.Run("each function's store ports are seen", func(t *testing.T) {
 		// Spelled out, so that a port the walk misses fails here.
-		require.Equal(t, []string{"AddDeath", "AddEndpointStats", "Delivery", "DisableEndpoint", "Endpoint", "Load", "MarkDeadBeforeLastAttempt", "RecordAttempt", "RecordEndpointFailure", "ResetEndpointFailures"}, storeMethods["deliver"])
+		require.Equal(t, []string{"AddDeath", "AddEndpointStats", "Delivery", "DisableEndpoint", "Endpoint", "Load", "MarkDeadBeforeLastAttempt", "RecordAttempt", "RecordEndpointFailure", "RecordResendAttempt", "ResetEndpointFailures"}, storeMethods["deliver"])
 		require.Contains(t, storeMethods["replay"], "DeadWindow", "Store.DeadWindows")
 		require.Equal(t, []string{"Endpoints", "LoadWith", "PutRejection", "Tenant"}, storeMethods["enqueue"])
 		require.Contains(t, storeMethods["replay"], "DLQDepths", "Worker.Depths")
@@ -314,4 +321,44 @@ func (g grantSet) String() string {
 		fmt.Fprintf(&b, "  %s: %s\n", k, strings.Join(g[k], ", "))
 	}
 	return b.String()
+}
+
+// The retention props reach the template: the DLQ's MessageRetentionPeriod
+// (at most SQS's 14 days, which setRetentionDefaults holds it to) and every
+// function's records' retention.
+func TestRetentionInTheTemplate(t *testing.T) {
+	for _, tc := range []struct {
+		props          HooklineStackProps
+		dlqSeconds     float64
+		deliveryVarEnv string
+	}{
+		{HooklineStackProps{}, 14 * 24 * 3600, "360h0m0s"},
+		{HooklineStackProps{DLQRetention: 3 * 24 * time.Hour, DeliveryRetention: 30 * 24 * time.Hour}, 3 * 24 * 3600, "720h0m0s"},
+	} {
+		s := synth(t, tc.props)
+		dlq := s.resource(t, s.deadLetter, "AWS::SQS::Queue")["Properties"].(obj)
+		require.Equal(t, tc.dlqSeconds, dlq["MessageRetentionPeriod"])
+		require.LessOrEqual(t, dlq["MessageRetentionPeriod"].(float64), float64(14*24*3600), "SQS keeps a message at most 14 days")
+		for _, fn := range []string{s.enqueueFn, s.deliverFn, s.apiFn, s.replayFn} {
+			vars := dig(t, s.resource(t, fn, "AWS::Lambda::Function"), "Properties", "Environment", "Variables").(obj)
+			require.Equal(t, tc.deliveryVarEnv, vars["HOOKLINE_DELIVERY_RETENTION"], fn)
+		}
+	}
+}
+
+// With the message log off the outbox has no index, and the api function
+// neither reads the outbox nor is told its name (the event routes answer
+// 503): every grant it keeps is the log-on role's less the log's two.
+func TestMessageLogOff(t *testing.T) {
+	on, off := synth(t, HooklineStackProps{}), synth(t, HooklineStackProps{DisableMessageLog: true})
+	outbox := off.resource(t, off.outboxTable, "AWS::DynamoDB::Table")["Properties"].(obj)
+	require.NotContains(t, outbox, "GlobalSecondaryIndexes")
+	vars := dig(t, off.resource(t, off.apiFn, "AWS::Lambda::Function"), "Properties", "Environment", "Variables").(obj)
+	require.Equal(t, "", vars["HOOKLINE_OUTBOX_TABLE"])
+	want := on.grantsOf(t, on.apiFn)
+	delete(want, grantKey(obj{"Fn::Join": arr{"", arr{getAtt(on.outboxTable, "Arn"), "/index/" + outboxpkg.IndexByTenant}}}, nil))
+	delete(want, grantKey(getAtt(on.outboxTable, "Arn"), nil))
+	delete(want, grantKey(getAtt(on.deliveryQueue, "Arn"), nil))
+	require.Equal(t, "", vars["HOOKLINE_DELIVERY_QUEUE_URL"])
+	require.Equal(t, roundTripAny(t, want), roundTripAny(t, off.grantsOf(t, off.apiFn)))
 }

@@ -133,6 +133,22 @@ func deliveryFromContext(ctx func(string) string, p *HooklineStackProps) error {
 	if err := durationContext(ctx, "deadNoticeWindow", &p.DeadNoticeWindow); err != nil {
 		return err
 	}
+	if err := durationContext(ctx, "payloadRetention", &p.PayloadRetention); err != nil {
+		return err
+	}
+	if err := durationContext(ctx, "deliveryRetention", &p.DeliveryRetention); err != nil {
+		return err
+	}
+	if err := durationContext(ctx, "dlqRetention", &p.DLQRetention); err != nil {
+		return err
+	}
+	if s := ctx("messageLog"); s != "" {
+		on, err := strconv.ParseBool(s)
+		if err != nil {
+			return fmt.Errorf("context messageLog: %q is not true or false", s)
+		}
+		p.DisableMessageLog = !on
+	}
 	if s := ctx("allowCIDRs"); s != "" {
 		for _, c := range strings.Split(s, ",") {
 			p.AllowCIDRs = append(p.AllowCIDRs, strings.TrimSpace(c))

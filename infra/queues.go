@@ -15,6 +15,9 @@ type DeliveryQueuesProps struct {
 	// MaxReceiveCount is the number of attempts before SQS moves a message
 	// to the DLQ: the retry schedule's length. Required.
 	MaxReceiveCount int
+	// DLQRetention is the dead-letter queue's message retention. Zero: 14
+	// days, the SQS maximum.
+	DLQRetention time.Duration
 	// VisibilityTimeout of the delivery queue: six times the deliver
 	// function's timeout. Required.
 	VisibilityTimeout time.Duration
@@ -44,8 +47,12 @@ type DeliveryQueues struct {
 func NewDeliveryQueues(scope constructs.Construct, id string, p DeliveryQueuesProps) DeliveryQueues {
 	c := constructs.NewConstruct(scope, &id)
 	retention := awscdk.Duration_Days(jsii.Number(14))
+	dlqRetention := retention
+	if p.DLQRetention > 0 {
+		dlqRetention = awscdk.Duration_Seconds(jsii.Number(p.DLQRetention.Seconds()))
+	}
 	dlq := awssqs.NewQueue(c, jsii.String("DeadLetter"), &awssqs.QueueProps{
-		RetentionPeriod: retention,
+		RetentionPeriod: dlqRetention,
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
 	})

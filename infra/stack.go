@@ -39,10 +39,10 @@ func newHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 	}
 	stack := awscdk.NewStack(scope, &id, &p.StackProps)
 
-	tables := NewTables(stack, "Tables")
+	tables := NewTables(stack, "Tables", !p.DisableMessageLog)
 	secretsKey := NewSecretsKey(stack, "SigningSecretsKey")
 	queues := NewDeliveryQueues(stack, "Queues", DeliveryQueuesProps{
-		MaxReceiveCount:       p.Retry.Attempts(),
+		MaxReceiveCount: p.Retry.Attempts(), DLQRetention: p.DLQRetention,
 		VisibilityTimeout:     p.Retry.VisibilityTimeout, // six times DeliverTimeout
 		AlarmThreshold:        p.DLQAlarmThreshold,
 		FailureAlarmThreshold: p.EnqueueFailuresThreshold,
@@ -50,7 +50,7 @@ func newHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 	bus := NewOperatorBus(stack, "OperatorEvents")
 	fns := NewPipelineFunctions(stack, "Pipeline", pipelineFunctionsProps(p, tables, queues, secretsKey, bus.Bus, deliver))
 
-	defaults := functionDefaults{Architecture: p.Architecture, AssetDir: p.AssetDir, LogLevel: p.LogLevel, StateTable: tables.State}
+	defaults := functionDefaults{Architecture: p.Architecture, AssetDir: p.AssetDir, LogLevel: p.LogLevel, StateTable: tables.State, DeliveryRetention: p.DeliveryRetention}
 	replay := NewReplay(stack, "Replay", ReplayProps{
 		Functions: defaults, Queues: queues, Rate: p.ReplayRate, StuckAlarmThreshold: p.StuckReplayThreshold,
 		ReservedConcurrency: p.ReplayReservedConcurrency, Outbox: tables.Outbox, DeadNoticeWindow: p.DeadNoticeWindow,
@@ -66,8 +66,8 @@ func newHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 		BurstLimit:          p.APIBurstLimit,
 		ReservedConcurrency: p.APIReservedConcurrency,
 		SecretsKey:          secretsKey,
+		Outbox:              tables.EventLog(), DeliveryQueue: queues.Delivery, PayloadRetention: p.PayloadRetention, // the message log, resends
 	})
-
 	functions := map[string]awslambda.Function{"Enqueue": fns.Enqueue, "Deliver": fns.Deliver, "Api": httpAPI.Function, "Replay": replay.Function}
 	ops := NewOperations(stack, "Operations", operationsProps(p, queues, replay, fns.Enqueue, functions))
 	bus.routeToAlarms(p.OperatorEventsToAlarms, ops.Topic)
@@ -121,6 +121,7 @@ func pipelineFunctionsProps(p HooklineStackProps, tables Tables, queues Delivery
 		DeliverMaxConcurrency:      p.DeliverMaxConcurrency,
 		DeliverReservedConcurrency: p.DeliverReservedConcurrency,
 		LogLevel:                   p.LogLevel,
+		DeliveryRetention:          p.DeliveryRetention,
 		Deliver:                    deliver,
 		Faults:                     deliver.Faults,
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/hookline/hookline/internal/api"
+	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/retry"
 	"github.com/hookline/hookline/internal/store"
@@ -282,11 +283,25 @@ type want struct {
 }
 
 func stackChecks(t *testing.T, s *synthesized, w want) {
-	t.Run("outbox table: id key, NEW_IMAGE stream, TTL, on-demand, PITR", func(t *testing.T) {
+	t.Run("outbox table: id key, NEW_IMAGE stream, TTL, on-demand, PITR, the message log's index", func(t *testing.T) {
 		s.hasProperties(t, "AWS::DynamoDB::Table", s.outboxTable, obj{
-			"KeySchema":            assertions.Match_ArrayEquals(&arr{obj{"AttributeName": "id", "KeyType": "HASH"}}),
-			"AttributeDefinitions": assertions.Match_ArrayEquals(&arr{obj{"AttributeName": "id", "AttributeType": "S"}}),
-			"StreamSpecification":  obj{"StreamViewType": "NEW_IMAGE"},
+			"KeySchema": assertions.Match_ArrayEquals(&arr{obj{"AttributeName": "id", "KeyType": "HASH"}}),
+			"AttributeDefinitions": assertions.Match_ArrayEquals(&arr{
+				obj{"AttributeName": "id", "AttributeType": "S"},
+				obj{"AttributeName": "tenant_id", "AttributeType": "S"},
+				obj{"AttributeName": "log_sk", "AttributeType": "S"},
+			}),
+			// A tenant's events newest first, without their payloads: a
+			// small index item (one write unit) per event.
+			"GlobalSecondaryIndexes": assertions.Match_ArrayEquals(&arr{obj{
+				"IndexName": "by_tenant",
+				"KeySchema": assertions.Match_ArrayEquals(&arr{
+					obj{"AttributeName": "tenant_id", "KeyType": "HASH"},
+					obj{"AttributeName": "log_sk", "KeyType": "RANGE"},
+				}),
+				"Projection": obj{"ProjectionType": "INCLUDE", "NonKeyAttributes": assertions.Match_ArrayEquals(&arr{"type", "occurred_at", "endpoint_id"})},
+			}}),
+			"StreamSpecification": obj{"StreamViewType": "NEW_IMAGE"},
 			"TimeToLiveSpecification": obj{
 				"AttributeName": "expires_at",
 				"Enabled":       true,
@@ -479,6 +494,15 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 				})
 			})
 		}
+		// The api function reads the message log from the outbox table and
+		// serves payloads for the payload retention.
+		s.hasProperties(t, "AWS::Lambda::Function", s.apiFn, obj{
+			"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{
+				"HOOKLINE_OUTBOX_TABLE":       refTo(s.outboxTable),
+				"HOOKLINE_PAYLOAD_RETENTION":  "360h0m0s",
+				"HOOKLINE_DELIVERY_QUEUE_URL": refTo(s.deliveryQueue),
+			})},
+		})
 		s.hasProperties(t, "AWS::Lambda::Function", s.apiFn, obj{
 			"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{
 				"HOOKLINE_REPLAY_QUEUE_URL":     refTo(s.replayJobs),
@@ -494,7 +518,11 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		apiFn := s.rolePolicy(t, s.apiFn)
 		require.True(t, allows(apiFn, "sqs:SendMessage", arn(s.replayJobs)), "the API starts jobs")
 		require.True(t, allows(apiFn, "sqs:SendMessage", arn(s.replayOps)), "and the redrive")
-		require.False(t, mentions(apiFn, arn(s.deliveryQueue)), "the API never sends deliveries itself")
+		// The API sends one kind of delivery message itself: the resend of a
+		// delivered delivery (POST /v1/deliveries/{id}/resend), SendMessage
+		// only; a dead one's resend is a replay job.
+		require.True(t, allows(apiFn, "sqs:SendMessage", arn(s.deliveryQueue)), "resends of delivered deliveries")
+		require.False(t, allows(apiFn, "sqs:ReceiveMessage", arn(s.deliveryQueue)))
 		require.False(t, mentions(s.rolePolicy(t, s.enqueueFn), arn(s.replayJobs)))
 	})
 
@@ -1115,6 +1143,24 @@ func TestPropsValidation(t *testing.T) {
 		accepted(t, HooklineStackProps{FailingAfter: 60, DisableAfter: -1})
 		accepted(t, HooklineStackProps{FailingAfter: -1, DisableAfter: 3, DeadNoticeWindow: 15 * time.Minute})
 	})
+	t.Run("delivery and DLQ retention", func(t *testing.T) {
+		p := accepted(t, HooklineStackProps{})
+		require.Equal(t, 15*24*time.Hour, p.DeliveryRetention)
+		require.Equal(t, 14*24*time.Hour, p.DLQRetention)
+		require.Equal(t, store.DefaultRetention, fnenv.DefaultDeliveryRetention, "one default, written twice")
+		refused(t, HooklineStackProps{DLQRetention: 15 * 24 * time.Hour}, "SQS keeps a message at most 14 days")
+		refused(t, HooklineStackProps{DLQRetention: time.Second}, "DLQ retention 1s")
+		refused(t, HooklineStackProps{DeliveryRetention: 14 * 24 * time.Hour}, "a dead delivery's record must outlive its DLQ message")
+		refused(t, HooklineStackProps{DLQRetention: 7 * 24 * time.Hour, DeliveryRetention: 7*24*time.Hour + time.Hour}, "at least the DLQ retention 168h0m0s + 1 day")
+		accepted(t, HooklineStackProps{DLQRetention: 7 * 24 * time.Hour, DeliveryRetention: 8 * 24 * time.Hour})
+	})
+	t.Run("payload retention", func(t *testing.T) {
+		require.Equal(t, 15*24*time.Hour, accepted(t, HooklineStackProps{}).PayloadRetention)
+		require.Equal(t, api.DefaultPayloadRetention, fnenv.DefaultPayloadRetention, "one default, written twice")
+		require.Equal(t, 16*24*time.Hour, accepted(t, HooklineStackProps{PayloadRetention: 16 * 24 * time.Hour}).PayloadRetention)
+		refused(t, HooklineStackProps{PayloadRetention: 17 * 24 * time.Hour}, "the outbox items expire 384h0m0s after they occurred")
+		refused(t, HooklineStackProps{PayloadRetention: time.Minute}, "payload retention 1m0s: want 1h")
+	})
 	t.Run("bad AllowCIDRs refused", func(t *testing.T) {
 		for _, c := range []string{"127.0.0.1", "10.0.0.0/33", "localhost", ""} {
 			app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
@@ -1144,6 +1190,21 @@ func TestPropsFromContext(t *testing.T) {
 		require.Equal(t, 5*time.Second, p.DeadNoticeWindow)
 		_, _, err = from(map[string]string{"deadNoticeWindow": "soon"})
 		require.ErrorContains(t, err, "context deadNoticeWindow")
+		p, _, err = from(map[string]string{"payloadRetention": "72h"})
+		require.NoError(t, err)
+		require.Equal(t, 72*time.Hour, p.PayloadRetention)
+		p, _, err = from(map[string]string{"deliveryRetention": "720h", "dlqRetention": "168h"})
+		require.NoError(t, err)
+		require.Equal(t, 720*time.Hour, p.DeliveryRetention)
+		require.Equal(t, 168*time.Hour, p.DLQRetention)
+		p, _, err = from(map[string]string{"messageLog": "false"})
+		require.NoError(t, err)
+		require.True(t, p.DisableMessageLog)
+		p, _, err = from(nil)
+		require.NoError(t, err)
+		require.False(t, p.DisableMessageLog, "the message log is on by default")
+		_, _, err = from(map[string]string{"messageLog": "maybe"})
+		require.ErrorContains(t, err, "context messageLog")
 	})
 	t.Run("host maps to the machine architecture", func(t *testing.T) {
 		p, _, err := from(map[string]string{"architecture": "host"})

@@ -5,6 +5,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/hookline/hookline/internal/store"
+	outboxpkg "github.com/hookline/hookline/outbox"
 )
 
 // Tables are hookline's two DynamoDB tables.
@@ -19,6 +20,18 @@ type Tables struct {
 	// derive from the event's and the tenant's endpoints' ids
 	// (store.DeliveriesOfEvent).
 	State awsdynamodb.Table
+	// MessageLog is whether the outbox has the message log's index
+	// (outbox.IndexByTenant): HooklineStackProps.DisableMessageLog unset.
+	MessageLog bool
+}
+
+// EventLog is the outbox table when it carries the message log's index,
+// nil when the message log is off: the api function reads it then.
+func (t Tables) EventLog() awsdynamodb.ITable {
+	if !t.MessageLog {
+		return nil
+	}
+	return t.Outbox
 }
 
 // StateIndexName is the state table's per-tenant listing index.
@@ -26,7 +39,9 @@ const StateIndexName = store.IndexTenant
 
 // NewTables creates the outbox and state tables, on-demand, with point-in-time
 // recovery, retained when the stack is deleted (they hold customers' events).
-func NewTables(scope constructs.Construct, id string) Tables {
+// messageLog adds the outbox's by_tenant index, the message log: one index
+// write per event (tooling/perf/cost).
+func NewTables(scope constructs.Construct, id string, messageLog bool) Tables {
 	c := constructs.NewConstruct(scope, &id)
 	str := func(name string) *awsdynamodb.Attribute {
 		return &awsdynamodb.Attribute{Name: jsii.String(name), Type: awsdynamodb.AttributeType_STRING}
@@ -39,6 +54,17 @@ func NewTables(scope constructs.Construct, id string) Tables {
 		TimeToLiveAttribute:              jsii.String("expires_at"),
 		PointInTimeRecoverySpecification: pitr,
 	})
+	// The message log: a tenant's events, newest first, without their
+	// payloads (read from the item itself).
+	if messageLog {
+		outbox.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
+			IndexName:        jsii.String(outboxpkg.IndexByTenant),
+			PartitionKey:     str(outboxpkg.AttrTenantID),
+			SortKey:          str(outboxpkg.AttrLogKey),
+			ProjectionType:   awsdynamodb.ProjectionType_INCLUDE,
+			NonKeyAttributes: jsii.Strings(outboxpkg.AttrType, outboxpkg.AttrOccurredAt, outboxpkg.AttrEndpointID),
+		})
+	}
 	state := awsdynamodb.NewTable(c, jsii.String("State"), &awsdynamodb.TableProps{
 		PartitionKey:                     str("pk"),
 		SortKey:                          str("sk"),
@@ -51,5 +77,5 @@ func NewTables(scope constructs.Construct, id string) Tables {
 		PartitionKey: str("gsi1pk"),
 		SortKey:      str("gsi1sk"),
 	})
-	return Tables{Outbox: outbox, State: state}
+	return Tables{Outbox: outbox, State: state, MessageLog: messageLog}
 }

@@ -22,7 +22,24 @@ const (
 	AttrEndpointID = "endpoint_id" // S, optional: deliver to this endpoint only
 	AttrSequence   = "sequence"    // N, optional ordering hint
 	AttrExpiresAt  = "expires_at"  // N, optional TTL (unix seconds)
+	// AttrLogKey (S) is the message log's sort key, LogKey(OccurredAt, ID):
+	// Item writes it, and the outbox table's index IndexByTenant lists a
+	// tenant's events by it, newest first. An item without it (one a
+	// producer writes by hand) is delivered as any other but is not listed
+	// in the message log.
+	AttrLogKey = "log_sk"
 )
+
+// IndexByTenant is the outbox table's index of a tenant's events: partition
+// key tenant_id, sort key log_sk (AttrLogKey); it projects the id, type,
+// occurred_at and endpoint_id, not the payload.
+const IndexByTenant = "by_tenant"
+
+// LogKey is an event's message log sort key: its occurred_at in UTC at a
+// fixed width (nanoseconds), "#", its id; so keys sort by time as strings.
+func LogKey(occurredAt time.Time, id string) string {
+	return occurredAt.UTC().Format("2006-01-02T15:04:05.000000000Z") + "#" + id
+}
 
 // DefaultRetention is how long after OccurredAt an outbox item is kept when
 // the event sets neither ExpiresAt nor NoExpiry: Item writes expires_at =
@@ -271,6 +288,7 @@ func (e Event) Item() (map[string]types.AttributeValue, error) {
 		AttrType:       &types.AttributeValueMemberS{Value: e.Type},
 		AttrPayload:    &types.AttributeValueMemberS{Value: string(e.Payload)},
 		AttrOccurredAt: &types.AttributeValueMemberS{Value: e.OccurredAt.UTC().Format(time.RFC3339Nano)},
+		AttrLogKey:     &types.AttributeValueMemberS{Value: LogKey(e.OccurredAt, e.ID)},
 	}
 	if e.EndpointID != "" {
 		item[AttrEndpointID] = &types.AttributeValueMemberS{Value: e.EndpointID}

@@ -152,3 +152,23 @@ func TestParseOccurredAt(t *testing.T) {
 	require.ErrorAs(t, err, &verr)
 	require.Equal(t, ReasonInvalidTime, verr.Reason)
 }
+
+func TestItemCarriesTheMessageLogKey(t *testing.T) {
+	e := valid()
+	item, err := e.Item()
+	require.NoError(t, err)
+	require.Equal(t, &types.AttributeValueMemberS{Value: LogKey(e.OccurredAt, e.ID)}, item[AttrLogKey])
+	// Keys sort as their times, whatever offset or precision the producer
+	// gave: the message log reads them newest first.
+	base := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	times := []time.Time{
+		base.Add(-time.Hour).In(time.FixedZone("x", 5*3600)),
+		base,
+		base.Add(time.Nanosecond),
+		base.Add(999 * time.Millisecond).In(time.FixedZone("y", -7*3600)),
+		base.Add(time.Second),
+	}
+	for i := 1; i < len(times); i++ {
+		require.Less(t, LogKey(times[i-1], "z"), LogKey(times[i], "a"), "key %d", i)
+	}
+}

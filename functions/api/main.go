@@ -18,6 +18,7 @@ import (
 	"github.com/hookline/hookline/internal/api"
 	"github.com/hookline/hookline/internal/apigw"
 	"github.com/hookline/hookline/internal/boot"
+	"github.com/hookline/hookline/internal/eventlog"
 	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/sealing"
@@ -29,6 +30,7 @@ func main() { boot.Serve("api", fnenv.LoadAPI, build) }
 // build wires the api function's handler from its environment.
 func build(cfg fnenv.APIEnv, log *slog.Logger, awsCfg aws.Config) (any, error) {
 	st := store.New(dynamodb.NewFromConfig(awsCfg), cfg.StateTable)
+	st.Retention = cfg.Retention()
 	srv := &api.Server{
 		Store:       api.Store{Tenants: st, Endpoints: st, EndpointChanges: st, Deliveries: st, DeadLetters: st, Jobs: st, Stats: st},
 		Sealer:      &sealing.Sealer{KMS: kms.NewFromConfig(awsCfg), KeyID: cfg.SecretsKeyARN},
@@ -36,6 +38,14 @@ func build(cfg fnenv.APIEnv, log *slog.Logger, awsCfg aws.Config) (any, error) {
 		URLs:        cfg.URLs,
 		Rand:        rand.Reader,
 		Log:         log,
+
+		PayloadRetention: cfg.PayloadRetention,
+	}
+	if cfg.OutboxTable != "" {
+		srv.Events = &eventlog.Reader{DB: dynamodb.NewFromConfig(awsCfg), Table: cfg.OutboxTable}
+	}
+	if cfg.DeliveryQueueURL != "" {
+		srv.DeliveryQueue, srv.DeliveryQueueURL = sqs.NewFromConfig(awsCfg), cfg.DeliveryQueueURL
 	}
 	if cfg.OperatorKey == "" {
 		srv.OperatorKeyFunc = secretString(secretsmanager.NewFromConfig(awsCfg), cfg.OperatorKeySecretARN)

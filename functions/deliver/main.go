@@ -37,6 +37,7 @@ func build(cfg fnenv.DeliverEnv, log *slog.Logger, aws aws.Config) (any, error) 
 	}
 	db := dynamodb.NewFromConfig(aws)
 	st := store.New(db, cfg.StateTable)
+	st.Retention = cfg.Retention()
 	h := &deliver.Handler{
 		Store:  deliver.Store{Snapshots: st, Attempts: st, EndpointHealth: st, Counters: st, DeadWindows: st},
 		Queue:  sqs.NewFromConfig(aws),

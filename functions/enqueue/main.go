@@ -26,6 +26,7 @@ func main() { boot.Serve("enqueue", fnenv.LoadEnqueue, build) }
 // build wires the enqueue function's handler from its environment.
 func build(cfg fnenv.EnqueueEnv, log *slog.Logger, aws aws.Config) (any, error) {
 	st := store.New(dynamodb.NewFromConfig(aws), cfg.StateTable)
+	st.Retention = cfg.Retention()
 	h := &enqueue.Handler{
 		Store:    enqueue.Store{Subscribers: st, Existing: st, Rejections: st},
 		Queue:    sqs.NewFromConfig(aws),

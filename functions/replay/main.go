@@ -27,6 +27,7 @@ func main() { boot.Serve("replay", fnenv.LoadReplay, build) }
 func build(cfg fnenv.ReplayEnv, log *slog.Logger, aws aws.Config) (any, error) {
 	db := dynamodb.NewFromConfig(aws)
 	st := store.New(db, cfg.StateTable)
+	st.Retention = cfg.Retention()
 	w := &replay.Worker{
 		Store:            replay.Store{Jobs: st, JobSlots: st, Sweeps: st, DeadLetters: st, Claims: st, Deliveries: st, DeadWindows: st},
 		Depths:           st,

@@ -63,6 +63,7 @@ type EndpointChanges interface {
 type Deliveries interface {
 	Delivery(ctx context.Context, id string) (domain.Delivery, error)
 	DeliveriesOfEvent(ctx context.Context, tenantID, eventID string) ([]domain.Delivery, error)
+	DeliveriesOfEvents(ctx context.Context, tenantID string, eventIDs []string) (map[string][]domain.Delivery, error)
 }
 
 // DeadLetters lists a tenant's dead deliveries and counts every tenant's.
@@ -115,6 +116,17 @@ type Server struct {
 	Sealer Sealer
 	// URLs checks endpoint URLs at registration (https only by default).
 	URLs netguard.URLPolicy
+	// Events reads the message log (the outbox table). Nil: the event
+	// routes answer 503.
+	Events EventLog
+	// PayloadRetention is how long after its occurred_at an event's payload
+	// is served: GET /v1/events/{event_id} answers an older event without
+	// its payload. Default DefaultPayloadRetention (15 days).
+	PayloadRetention time.Duration
+	// DeliveryQueue and DeliveryQueueURL receive the resends of delivered
+	// deliveries. Nil: such a resend answers 503.
+	DeliveryQueue    DeliveryQueue
+	DeliveryQueueURL string
 	// Replays starts replay jobs. Nil: the replay routes answer 503.
 	Replays ReplayStarter
 	// Rand is the randomness for ids, keys and secrets (crypto/rand.Reader).
@@ -178,6 +190,9 @@ func Routes() []Route {
 		{Method: "POST", Path: "/v1/endpoints/{endpoint_id}/disable", handle: (*Server).disableEndpoint},
 		{Method: "GET", Path: "/v1/deliveries/{delivery_id}", handle: (*Server).getDelivery},
 		{Method: "GET", Path: "/v1/events/{event_id}/deliveries", handle: (*Server).eventDeliveries},
+		{Method: "POST", Path: "/v1/deliveries/{delivery_id}/resend", handle: (*Server).resendDelivery},
+		{Method: "GET", Path: "/v1/events", handle: (*Server).listEvents},
+		{Method: "GET", Path: "/v1/events/{event_id}", handle: (*Server).getEvent},
 		{Method: "GET", Path: "/v1/dlq", handle: (*Server).listDLQ},
 		{Method: "POST", Path: "/v1/dlq/replay", handle: (*Server).replayDLQ},
 		{Method: "GET", Path: "/v1/replays/{job_id}", handle: (*Server).getReplay},

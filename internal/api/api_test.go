@@ -28,6 +28,7 @@ import (
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/sealing/sealingtest"
 	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/internal/store/memstore"
 	"github.com/hookline/hookline/internal/store/storetest"
 )
 
@@ -81,6 +82,7 @@ func newEnv(tb testing.TB) *env {
 		Now:         c.Now,
 		Log:         slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Replays:     fakeReplays{fs},
+		Events:      &memstore.EventLog{},
 	}
 	return &env{tb: tb, clock: c, store: fs, kms: kms, srv: srv, h: srv.Handler(), logs: logs}
 }
@@ -1085,6 +1087,8 @@ func TestTenantIsolation(t *testing.T) {
 		// disabledFirst starts A's endpoint disabled, so that a successful
 		// enable by B would show.
 		disabledFirst bool
+		// own is the status A gets for its own resource; 0: a success.
+		own int
 	}
 	// Every tenant route that takes an endpoint or delivery id.
 	table := map[string]tc{
@@ -1096,6 +1100,8 @@ func TestTenantIsolation(t *testing.T) {
 		"POST /v1/endpoints/{endpoint_id}/disable":       {},
 		"GET /v1/deliveries/{delivery_id}":               {},
 		"GET /v1/endpoints/{endpoint_id}/stats":          {},
+		// A's delivery is pending: A is told so (409), B that it does not exist.
+		"POST /v1/deliveries/{delivery_id}/resend": {own: http.StatusConflict},
 	}
 	covered := 0
 	for _, rt := range api.Routes() {
@@ -1157,11 +1163,28 @@ func TestTenantIsolation(t *testing.T) {
 
 			// Control: the same request with A's key does reach A's data.
 			own := send(keyA, realID)
-			require.Less(t, own.Code, 300, own.Body.String())
+			if c.own != 0 {
+				require.Equal(t, c.own, own.Code, own.Body.String())
+			} else {
+				require.Less(t, own.Code, 300, own.Body.String())
+			}
 		})
 	}
 	require.Equal(t, len(table), covered, "the isolation table lists a route that no longer exists")
 
+	t.Run("GET /v1/events/{event_id}", func(t *testing.T) {
+		e := newEnv(t)
+		keyA, keyB := e.newTenant("tenant-a"), e.newTenant("tenant-b")
+		e.srv.Events.(*memstore.EventLog).Put(domain.Event{ID: "evt_a", TenantID: "tenant-a", Type: "order.created", OccurredAt: t0, Payload: []byte(`{"private":true}`)})
+		cross, missing := e.do("GET", "/v1/events/evt_a", keyB, nil), e.do("GET", "/v1/events/evt_z", keyB, nil)
+		requireProblem(t, cross, http.StatusNotFound)
+		requireProblem(t, missing, http.StatusNotFound)
+		require.Equal(t, strings.ReplaceAll(missing.Body.String(), "evt_z", "{id}"), strings.ReplaceAll(cross.Body.String(), "evt_a", "{id}"),
+			"another tenant's event answers exactly as a missing one")
+		require.NotContains(t, cross.Body.String(), "private")
+		require.Equal(t, http.StatusOK, e.do("GET", "/v1/events/evt_a", keyA, nil).Code)
+		require.JSONEq(t, `{"data":[]}`, e.do("GET", "/v1/events", keyB, nil).Body.String())
+	})
 	t.Run("GET /v1/events/{event_id}/deliveries", func(t *testing.T) {
 		e := newEnv(t)
 		keyA, keyB := e.newTenant("tenant-a"), e.newTenant("tenant-b")

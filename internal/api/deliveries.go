@@ -17,6 +17,8 @@ type AttemptView struct {
 	Error     string    `json:"error,omitempty"`
 	LatencyMS int64     `json:"latency_ms"`
 	Response  string    `json:"response,omitempty"`
+	// Resend marks an attempt of a resend of the delivery once delivered.
+	Resend bool `json:"resend,omitempty"`
 }
 
 // DeliveryView is a delivery as the API shows it.
@@ -45,7 +47,7 @@ func deliveryView(d domain.Delivery) DeliveryView {
 		AttemptLog: make([]AttemptView, 0, len(d.AttemptLog)),
 	}
 	for _, a := range d.AttemptLog {
-		v.AttemptLog = append(v.AttemptLog, AttemptView{Number: a.Number, At: a.At, Status: a.Status, Error: a.Error, LatencyMS: a.LatencyMS, Response: a.Excerpt})
+		v.AttemptLog = append(v.AttemptLog, AttemptView{Number: a.Number, At: a.At, Status: a.Status, Error: a.Error, LatencyMS: a.LatencyMS, Response: a.Excerpt, Resend: a.Resend})
 	}
 	return v
 }

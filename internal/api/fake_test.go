@@ -137,6 +137,12 @@ func (f *testStore) Delivery(ctx context.Context, id string) (domain.Delivery, e
 	return guarded(f, "Delivery", func() (domain.Delivery, error) { return f.Store.Delivery(ctx, id) })
 }
 
+func (f *testStore) DeliveriesOfEvents(ctx context.Context, tenantID string, eventIDs []string) (map[string][]domain.Delivery, error) {
+	return guarded(f, "DeliveriesOfEvents", func() (map[string][]domain.Delivery, error) {
+		return f.Store.DeliveriesOfEvents(ctx, tenantID, eventIDs)
+	})
+}
+
 func (f *testStore) DeliveriesOfEvent(ctx context.Context, tenantID, eventID string) ([]domain.Delivery, error) {
 	return guarded(f, "DeliveriesOfEvent", func() ([]domain.Delivery, error) { return f.Store.DeliveriesOfEvent(ctx, tenantID, eventID) })
 }

@@ -20,6 +20,9 @@ func (h *Handler) apply(ctx context.Context, at *attempt, dec Decision) bool {
 		h.observe(at)
 	}
 	h.applyEndpointHealth(ctx, at, dec)
+	if isResend(at.in) && dec.Kind != Send {
+		return h.applyResend(ctx, at, dec)
+	}
 	switch dec.Kind {
 	case Delivered:
 		return h.recordDelivered(ctx, at)
@@ -42,6 +45,36 @@ func (h *Handler) apply(ctx context.Context, at *attempt, dec Decision) bool {
 		return false
 	default: // Leave, logged where the read failed
 		return false
+	}
+}
+
+// applyResend performs dec for an attempt of a resend of a delivered
+// delivery: the attempt is logged as the resend's, the delivery stays
+// delivered. A retry hides the message as for any delivery; a resend that
+// is given up on (dead, exhausted) is dropped, logged, and not
+// dead-lettered: the delivery it repeats was delivered.
+func (h *Handler) applyResend(ctx context.Context, at *attempt, dec Decision) bool {
+	if dec.Kind == Leave || dec.Kind == ReturnUntried {
+		if dec.Kind == ReturnUntried {
+			h.setVisibility(ctx, at.log, at.m, 0)
+		}
+		return false
+	}
+	if err := h.Store.RecordResendAttempt(ctx, at.in.Delivery, at.record()); err != nil {
+		at.log.ErrorContext(ctx, "cannot log the resend's attempt", "record_error", err.Error())
+	}
+	switch dec.Kind {
+	case Delivered:
+		at.log.InfoContext(ctx, "resend delivered")
+		return true
+	case Retry:
+		h.setVisibility(ctx, at.log, at.m, dec.Delay)
+		at.mb.Put(metrics.RetryScheduled, 1, nil)
+		at.log.InfoContext(ctx, "resend retry scheduled", "delay_s", int(dec.Delay.Seconds()))
+		return false
+	default:
+		at.log.WarnContext(ctx, "resend given up; the delivery stays delivered", "reason", string(dec.Reason))
+		return true
 	}
 }
 

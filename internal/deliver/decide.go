@@ -133,7 +133,7 @@ type Decision struct {
 //
 // Before a request (in.Result nil) it rules the attempt out, in this order,
 // for: an undecodable message, an unreadable delivery, a delivery already
-// delivered, an event past the age cap at in.Started, a missing or
+// delivered (unless the message is a resend), an event past the age cap at in.Started, a missing or
 // unreadable endpoint, a disabled one, an invalid or unavailable secret, a
 // malformed body and no time left; else it answers Send. After a request it
 // classifies the result.
@@ -151,7 +151,7 @@ func decideBefore(in Input, p retry.Policy) Decision {
 		return Decision{Kind: DeadUnrecorded, Reason: domain.ReasonMalformedMessage}
 	case in.Hitch == HitchDeliveryUnreadable:
 		return Decision{Kind: Leave}
-	case in.Delivery.State == domain.StateDelivered:
+	case in.Delivery.State == domain.StateDelivered && !in.Message.Resend:
 		return Decision{Kind: Duplicate}
 	case p.Expired(in.Message.AgeFrom(), in.Started):
 		return deadUntried(domain.ReasonMaxAgeExceeded)
@@ -170,7 +170,15 @@ func decideBefore(in Input, p retry.Policy) Decision {
 	case in.Hitch == HitchNoTimeLeft:
 		return Decision{Kind: ReturnUntried}
 	}
-	return Decision{Kind: Send, MarkDeadFirst: in.Attempt >= p.Attempts()}
+	// A resend of a delivered delivery never marks it dead: it stays
+	// delivered whatever the resend does.
+	return Decision{Kind: Send, MarkDeadFirst: in.Attempt >= p.Attempts() && !isResend(in)}
+}
+
+// isResend reports whether in is an attempt of a resend of a delivered
+// delivery: its outcome is logged, never recorded as the delivery's state.
+func isResend(in Input) bool {
+	return in.Message.Resend && in.Delivery.State == domain.StateDelivered
 }
 
 // decideResult decides a message whose request was sent.

@@ -22,6 +22,8 @@ func TestDecideBeforeTheRequest(t *testing.T) {
 	replayed := old
 	replayed.ReplayedAt = ptr(t0.Add(-time.Hour))
 	delivered := domain.Delivery{DeliveryID: "d1", State: domain.StateDelivered}
+	resend := fresh
+	resend.Resend, resend.ReplayedAt = true, ptr(t0)
 	disabled := domain.Endpoint{EndpointID: "ep_1", Disabled: true}
 	for _, tc := range []struct {
 		name string
@@ -32,6 +34,9 @@ func TestDecideBeforeTheRequest(t *testing.T) {
 		{"an unreadable delivery is left for later", Input{Message: old, Hitch: HitchDeliveryUnreadable}, Decision{Kind: Leave}},
 		{"a delivered delivery is a duplicate", Input{Message: fresh, Delivery: delivered}, Decision{Kind: Duplicate}},
 		{"a delivered delivery is a duplicate, however old", Input{Message: old, Delivery: delivered}, Decision{Kind: Duplicate}},
+		{"a resend of a delivered delivery is sent", Input{Message: resend, Delivery: delivered}, Decision{Kind: Send}},
+		{"a resend on the last receive does not mark the delivery dead", Input{Attempt: 3, Message: resend, Delivery: delivered}, Decision{Kind: Send}},
+		{"a resend to a disabled endpoint is given up", Input{Message: resend, Delivery: delivered, Endpoint: disabled}, Decision{Kind: Dead, Reason: domain.ReasonEndpointDisabled}},
 		{"an event past the age cap is dead untried", Input{Message: old}, Decision{Kind: Dead, Reason: domain.ReasonMaxAgeExceeded}},
 		{"the age cap comes before the endpoint", Input{Message: old, Hitch: HitchEndpointMissing}, Decision{Kind: Dead, Reason: domain.ReasonMaxAgeExceeded}},
 		{"a replayed event's age counts from the replay", Input{Message: replayed}, Decision{Kind: Send}},

@@ -47,6 +47,7 @@ type Snapshots interface {
 // a last attempt is made.
 type Attempts interface {
 	RecordAttempt(ctx context.Context, d domain.Delivery, a domain.Attempt, o domain.Outcome) error
+	RecordResendAttempt(ctx context.Context, d domain.Delivery, a domain.Attempt) error
 	MarkDeadBeforeLastAttempt(ctx context.Context, d domain.Delivery, reason domain.DeadReason, message string, at time.Time) error
 }
 

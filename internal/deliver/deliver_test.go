@@ -848,6 +848,55 @@ func TestLastAttemptRecordsTheDeathFirst(t *testing.T) {
 // A replayed message's age counts from its replay: an event older than the
 // retry policy's maximum age, replayed, is attempted (and retried on the
 // schedule), where the same message not replayed goes dead untried.
+// A resend of a delivered delivery is attempted with the same webhook-id,
+// its attempts logged as the resend's; the delivery stays delivered, and a
+// resend that fails for good is dropped, not dead-lettered.
+func TestResendOfADeliveredDelivery(t *testing.T) {
+	codes := []int{503, 200}
+	var ids []string
+	f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
+		ids = append(ids, r.Header.Get("webhook-id"))
+		w.WriteHeader(codes[0])
+		codes = codes[1:]
+	})
+	m := sqsMessage(t, "d1", "1", f.now.Add(-72*time.Hour)) // past the age cap: a resend's age counts from the resend
+	require.NoError(t, f.store.Store.RecordAttempt(context.Background(), domain.Delivery{DeliveryID: "d1", TenantID: "t1", EndpointID: "ep_1", EventID: "evt_d1", EventType: "order.created"},
+		domain.Attempt{Number: 1, At: f.now.Add(-72 * time.Hour), Status: 200}, domain.Outcome{State: domain.StateDelivered}))
+	dup := f.run(t, m)
+	require.Empty(t, dup)
+	require.Zero(t, f.hits.Load(), "without the mark: a duplicate, dropped")
+
+	msg, err := message.Decode(m.Body)
+	require.NoError(t, err)
+	msg.Resend, msg.ReplayedAt = true, ptr(f.now)
+	body, err := message.Encode(msg)
+	require.NoError(t, err)
+	m.Body = string(body)
+	require.Len(t, f.run(t, m), 1, "503: the resend is retried")
+	require.Equal(t, int32(10), f.queue.visibility[m.ReceiptHandle])
+	m.Attributes["ApproximateReceiveCount"] = "2"
+	require.Empty(t, f.run(t, m), "200: done")
+	require.Equal(t, []string{"d1", "d1"}, ids, "the same webhook-id")
+	require.Empty(t, f.store.outcomes["d1"], "no outcome recorded on the delivery")
+	got, err := f.store.Store.Delivery(context.Background(), "d1")
+	require.NoError(t, err)
+	require.Equal(t, domain.StateDelivered, got.State)
+	require.Equal(t, 1, got.Attempts)
+	require.Len(t, got.AttemptLog, 3)
+	require.True(t, got.AttemptLog[1].Resend && got.AttemptLog[1].Status == 503)
+	require.True(t, got.AttemptLog[2].Resend && got.AttemptLog[2].Status == 200)
+
+	// A resend that fails for good (a 400): logged, dropped, no DLQ.
+	codes = []int{400}
+	m.Attributes["ApproximateReceiveCount"] = "1"
+	require.Empty(t, f.run(t, m))
+	require.Empty(t, f.queue.dlq)
+	got, err = f.store.Store.Delivery(context.Background(), "d1")
+	require.NoError(t, err)
+	require.Equal(t, domain.StateDelivered, got.State)
+	require.Equal(t, 3, got.Resends)
+}
+
 func TestReplayedMessageAgeCountsFromTheReplay(t *testing.T) {
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) })
 	m := sqsMessage(t, "d1", "1", f.now.Add(-72*time.Hour))

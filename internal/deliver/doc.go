@@ -20,9 +20,12 @@
 // A delivery's record is created by its first attempt (enqueue writes none):
 // a message whose delivery has no record is attempted from its own content,
 // and the attempt writes the whole record. Delivery is at least once: a
-// message whose delivery is already delivered is dropped without a request,
-// and every attempt carries the same idempotency key, the delivery id. The
-// response's batchItemFailures is never nil.
+// message whose delivery is already delivered is dropped without a request
+// (unless it is a resend's, message.Message.Resend: then it is attempted,
+// its attempts logged as the resend's and the delivery left delivered; a
+// resend given up is dropped, never dead-lettered), and every attempt
+// carries the same idempotency key, the delivery id. The response's
+// batchItemFailures is never nil.
 //
 // An endpoint's signing secrets are stored sealed (package sealing) and
 // opened here, through a SecretOpener that keeps them across warm

@@ -40,6 +40,10 @@ type Attempt struct {
 	Error     string    `dynamodbav:"error,omitempty"`
 	LatencyMS int64     `dynamodbav:"latency_ms"`
 	Excerpt   string    `dynamodbav:"excerpt,omitempty"`
+	// Resend marks an attempt of a resend of a delivered delivery
+	// (POST /v1/deliveries/{id}/resend): logged, the delivery still
+	// delivered.
+	Resend bool `dynamodbav:"resend,omitempty"`
 }
 
 // Delivery is the record of one event bound for one endpoint.
@@ -64,6 +68,10 @@ type Delivery struct {
 	LastStatus  int        `dynamodbav:"last_status,omitempty"`
 	LastError   string     `dynamodbav:"last_error,omitempty"`
 	AttemptLog  []Attempt  `dynamodbav:"attempt_log,omitempty"`
+	// Resends counts the attempts of resends of this delivery once
+	// delivered (each also in AttemptLog, marked Resend); Attempts does not
+	// count them.
+	Resends int `dynamodbav:"resends,omitempty"`
 	// Message is the SQS message body, kept while the delivery is dead.
 	Message string `dynamodbav:"message,omitempty"`
 	// ReplayJob is the replay job that has claimed this delivery and not yet

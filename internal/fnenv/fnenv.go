@@ -38,6 +38,8 @@ const (
 	varFailingAfter         = "HOOKLINE_FAILING_AFTER"
 	varDeadNoticeWindow     = "HOOKLINE_DEAD_NOTICE_WINDOW"
 	varOutboxTable          = VarOutboxTable
+	varPayloadRetention     = "HOOKLINE_PAYLOAD_RETENTION"
+	varDeliveryRetention    = "HOOKLINE_DELIVERY_RETENTION"
 	varAllowCIDRs           = "HOOKLINE_ALLOW_CIDRS"
 	varAllowHTTP            = "HOOKLINE_ALLOW_HTTP"
 	varOperatorKey          = "HOOKLINE_OPERATOR_KEY"
@@ -78,6 +80,12 @@ const (
 	// MaxDeadNoticeWindow is the longest coalescing window: SQS delays a
 	// window's notice at most 900 s.
 	MaxDeadNoticeWindow = 15 * time.Minute
+	// DefaultDeliveryRetention is how long a delivery record is kept
+	// (store.DefaultRetention).
+	DefaultDeliveryRetention = 15 * 24 * time.Hour
+	// DefaultPayloadRetention is how long after its occurred_at an event's
+	// payload is served by the API (api.DefaultPayloadRetention).
+	DefaultPayloadRetention = 15 * 24 * time.Hour
 )
 
 // Notices is how a function raises operational events: where it writes
@@ -122,17 +130,57 @@ type Common struct {
 	StateTable string
 	// LogLevel (HOOKLINE_LOG_LEVEL): DEBUG, INFO (default), WARN or ERROR.
 	LogLevel string
+	// DeliveryRetention (HOOKLINE_DELIVERY_RETENTION) is how long delivery,
+	// rejection and replay job records are kept (store.Store.Retention; a
+	// dead delivery's from its death). Default DefaultDeliveryRetention
+	// (15 days). Zero in a Common built by hand: the default.
+	DeliveryRetention time.Duration
+	// retentionErr is why HOOKLINE_DELIVERY_RETENTION was refused.
+	retentionErr error
+}
+
+// Retention is the records' retention to give the function's store.
+func (c Common) Retention() time.Duration {
+	if c.DeliveryRetention > 0 {
+		return c.DeliveryRetention
+	}
+	return DefaultDeliveryRetention
+}
+
+// check reports what loadCommon refused.
+func (c Common) check() error { return c.retentionErr }
+
+// firstErr is the first of errs that is not nil.
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Level is the function's log level (boot.Env).
 func (c Common) Level() string { return c.LogLevel }
 
 func (c Common) vars() map[string]string {
-	return map[string]string{varStateTable: c.StateTable, varLogLevel: c.LogLevel}
+	v := map[string]string{varStateTable: c.StateTable, varLogLevel: c.LogLevel}
+	if c.DeliveryRetention != 0 {
+		v[varDeliveryRetention] = c.DeliveryRetention.String()
+	}
+	return v
 }
 
 func loadCommon(getenv func(string) string) Common {
-	return Common{StateTable: getenv(varStateTable), LogLevel: getenv(varLogLevel)}
+	c := Common{StateTable: getenv(varStateTable), LogLevel: getenv(varLogLevel)}
+	if s := getenv(varDeliveryRetention); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 24*time.Hour {
+			c.retentionErr = fmt.Errorf("%s: %q is not a duration of at least 24h", varDeliveryRetention, s)
+		}
+		c.DeliveryRetention = d
+	}
+	return c
 }
 
 // EnqueueEnv is the enqueue function's environment.
@@ -166,7 +214,7 @@ func LoadEnqueue(getenv func(string) string) (EnqueueEnv, error) {
 		return EnqueueEnv{}, err
 	}
 	e := EnqueueEnv{Common: loadCommon(getenv), QueueURL: getenv(varDeliveryQueueURL), EventBus: getenv(varEventBus), Faults: faults}
-	return e, required(varStateTable, e.StateTable, varDeliveryQueueURL, e.QueueURL, varEventBus, e.EventBus)
+	return e, firstErr(e.Common.check(), required(varStateTable, e.StateTable, varDeliveryQueueURL, e.QueueURL, varEventBus, e.EventBus))
 }
 
 // DeliverEnv is the deliver function's environment.
@@ -246,7 +294,7 @@ func LoadDeliver(getenv func(string) string) (DeliverEnv, error) {
 		FailingAfter:   DefaultFailingAfter,
 		Faults:         faults,
 	}
-	if err := required(varStateTable, e.StateTable, varDeliveryQueueURL, e.QueueURL, varDLQURL, e.DLQURL, varSecretsKeyARN, e.SecretsKeyARN); err != nil {
+	if err := firstErr(e.Common.check(), required(varStateTable, e.StateTable, varDeliveryQueueURL, e.QueueURL, varDLQURL, e.DLQURL, varSecretsKeyARN, e.SecretsKeyARN)); err != nil {
 		return e, err
 	}
 	if e.Retry, err = retry.FromEnv(getenv); err != nil {
@@ -312,6 +360,17 @@ type APIEnv struct {
 	// ReplayOpsQueueURL (HOOKLINE_REPLAY_OPS_QUEUE_URL) receives the
 	// operator's redrive, away from tenants' jobs. Empty: ReplayQueueURL.
 	ReplayOpsQueueURL string
+	// OutboxTable (HOOKLINE_OUTBOX_TABLE) is read for the message log (a
+	// Query of its by_tenant index, GetItem of an event). Empty: the event
+	// routes answer 503.
+	OutboxTable string
+	// PayloadRetention (HOOKLINE_PAYLOAD_RETENTION) is how long after its
+	// occurred_at an event's payload is served. Default
+	// DefaultPayloadRetention (15 days).
+	PayloadRetention time.Duration
+	// DeliveryQueueURL (HOOKLINE_DELIVERY_QUEUE_URL) receives the resends
+	// of delivered deliveries. Empty: such a resend answers 503.
+	DeliveryQueueURL string
 }
 
 // Vars renders e as the function's environment.
@@ -326,6 +385,11 @@ func (e APIEnv) Vars() map[string]string {
 	v[varSecretsKeyARN] = e.SecretsKeyARN
 	v[varReplayQueueURL] = e.ReplayQueueURL
 	v[varReplayOpsQueueURL] = e.ReplayOpsQueueURL
+	v[varOutboxTable] = e.OutboxTable
+	v[varDeliveryQueueURL] = e.DeliveryQueueURL
+	if e.PayloadRetention != 0 {
+		v[varPayloadRetention] = e.PayloadRetention.String()
+	}
 	return v
 }
 
@@ -338,8 +402,18 @@ func LoadAPI(getenv func(string) string) (APIEnv, error) {
 		SecretsKeyARN:        getenv(varSecretsKeyARN),
 		ReplayQueueURL:       getenv(varReplayQueueURL),
 		ReplayOpsQueueURL:    getenv(varReplayOpsQueueURL),
+		OutboxTable:          getenv(varOutboxTable),
+		DeliveryQueueURL:     getenv(varDeliveryQueueURL),
+		PayloadRetention:     DefaultPayloadRetention,
 	}
-	if err := required(varStateTable, e.StateTable, varSecretsKeyARN, e.SecretsKeyARN); err != nil {
+	if s := getenv(varPayloadRetention); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return e, fmt.Errorf("%s: %q is not a duration above 0", varPayloadRetention, s)
+		}
+		e.PayloadRetention = d
+	}
+	if err := firstErr(e.Common.check(), required(varStateTable, e.StateTable, varSecretsKeyARN, e.SecretsKeyARN)); err != nil {
 		return e, err
 	}
 	if e.OperatorKey == "" && e.OperatorKeySecretARN == "" {
@@ -407,7 +481,7 @@ func LoadReplay(getenv func(string) string) (ReplayEnv, error) {
 		OpsQueueURL:      getenv(varReplayOpsQueueURL),
 		Rate:             DefaultReplayRate,
 	}
-	if err := required(varStateTable, e.StateTable, varDeliveryQueueURL, e.DeliveryQueueURL, varDLQURL, e.DLQURL, varReplayQueueURL, e.JobsQueueURL); err != nil {
+	if err := firstErr(e.Common.check(), required(varStateTable, e.StateTable, varDeliveryQueueURL, e.DeliveryQueueURL, varDLQURL, e.DLQURL, varReplayQueueURL, e.JobsQueueURL)); err != nil {
 		return e, err
 	}
 	if s := getenv(varReplayRate); s != "" {

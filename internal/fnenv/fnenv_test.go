@@ -28,6 +28,12 @@ func TestLoadAPI(t *testing.T) {
 	require.False(t, c.URLs.AllowHTTP, "https only by default")
 	require.Empty(t, c.URLs.Guard.Allow)
 	require.Equal(t, "arn:key", c.SecretsKeyARN)
+	require.Equal(t, 15*24*time.Hour, c.PayloadRetention)
+	require.Equal(t, 15*24*time.Hour, c.Retention(), "the records' default retention")
+	c, err = LoadAPI(get(map[string]string{"HOOKLINE_DELIVERY_RETENTION": "720h"}))
+	require.NoError(t, err)
+	require.Equal(t, 720*time.Hour, c.Retention())
+	require.Empty(t, c.OutboxTable, "no outbox table: the event routes answer 503")
 
 	c, err = LoadAPI(get(map[string]string{"HOOKLINE_ALLOW_HTTP": "true", "HOOKLINE_ALLOW_CIDRS": "127.0.0.0/8"}))
 	require.NoError(t, err)
@@ -43,6 +49,9 @@ func TestLoadAPI(t *testing.T) {
 		"no secrets key":  {map[string]string{"HOOKLINE_SECRETS_KEY_ARN": ""}, "HOOKLINE_SECRETS_KEY_ARN is required"},
 		"bad allow http":  {map[string]string{"HOOKLINE_ALLOW_HTTP": "sometimes"}, "HOOKLINE_ALLOW_HTTP"},
 		"bad cidrs":       {map[string]string{"HOOKLINE_ALLOW_CIDRS": "nope"}, "HOOKLINE_ALLOW_CIDRS"},
+		"bad retention":   {map[string]string{"HOOKLINE_PAYLOAD_RETENTION": "-1h"}, "HOOKLINE_PAYLOAD_RETENTION"},
+		"short records":   {map[string]string{"HOOKLINE_DELIVERY_RETENTION": "1h"}, "HOOKLINE_DELIVERY_RETENTION"},
+		"bad records":     {map[string]string{"HOOKLINE_DELIVERY_RETENTION": "long"}, "HOOKLINE_DELIVERY_RETENTION"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := LoadAPI(get(tc.over))
@@ -203,8 +212,8 @@ func TestVarsRoundTrip(t *testing.T) {
 	t.Run("api", func(t *testing.T) {
 		for _, e := range []APIEnv{
 			{Common: common, OperatorKeySecretARN: "arn:secret", SecretsKeyARN: "arn:key", URLs: netguard.URLPolicy{AllowHTTP: true, Guard: netguard.Guard{Allow: allow}},
-				ReplayQueueURL: "https://jobs", ReplayOpsQueueURL: "https://ops"},
-			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key"},
+				ReplayQueueURL: "https://jobs", ReplayOpsQueueURL: "https://ops", OutboxTable: "outbox", PayloadRetention: 72 * time.Hour, DeliveryQueueURL: "https://delivery"},
+			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", PayloadRetention: DefaultPayloadRetention},
 		} {
 			got, err := LoadAPI(lookup(e.Vars()))
 			require.NoError(t, err)

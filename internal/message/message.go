@@ -23,6 +23,12 @@ type Message struct {
 	// not from the event, so that an event older than the maximum age can
 	// still be replayed. Receivers never see it.
 	ReplayedAt *time.Time `json:"replayed_at,omitempty"`
+	// Resend marks a message the API sent to deliver a delivered delivery
+	// again (POST /v1/deliveries/{id}/resend): deliver attempts it although
+	// the delivery is delivered, logs its attempts as the resend's
+	// (store.RecordResendAttempt) and leaves the delivery delivered. Its
+	// ReplayedAt is the resend's time. Receivers never see it.
+	Resend bool `json:"resend,omitempty"`
 }
 
 // AgeFrom is the time the message's age counts from: its replay, if any,

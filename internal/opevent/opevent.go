@@ -113,6 +113,7 @@ func Item(ev Event) (map[string]types.AttributeValue, error) {
 		outbox.AttrPayload:    &types.AttributeValueMemberS{Value: string(payload)},
 		outbox.AttrOccurredAt: &types.AttributeValueMemberS{Value: ev.At.UTC().Format(time.RFC3339Nano)},
 		outbox.AttrExpiresAt:  &types.AttributeValueMemberN{Value: strconv.FormatInt(ev.At.Add(outbox.DefaultRetention).Unix(), 10)},
+		outbox.AttrLogKey:     &types.AttributeValueMemberS{Value: outbox.LogKey(ev.At, ev.ID)},
 		AttrOrigin:            &types.AttributeValueMemberS{Value: Origin},
 	}, nil
 }

@@ -141,6 +141,13 @@ func TestCallsListsWhatEachMethodCalls(t *testing.T) {
 			return err
 		},
 		"DeliveriesOfEvent": func(ctx context.Context, s *Store) error { _, err := s.DeliveriesOfEvent(ctx, "t", "ev"); return err },
+		"RecordResendAttempt": func(ctx context.Context, s *Store) error {
+			return s.RecordResendAttempt(ctx, domain.Delivery{DeliveryID: "d", State: domain.StateDelivered}, domain.Attempt{Number: 1})
+		},
+		"DeliveriesOfEvents": func(ctx context.Context, s *Store) error {
+			_, err := s.DeliveriesOfEvents(ctx, "t", []string{"ev1", "ev2"})
+			return err
+		},
 		"Load": func(ctx context.Context, s *Store) error {
 			_, err := s.Load(ctx, []string{"d"}, []EndpointRef{{"t", "e"}})
 			return err

@@ -38,6 +38,10 @@
 // reads it again and applies the attempt to it, so concurrent duplicate
 // attempts are all logged, and RecordAttemptIfUnchanged reports the
 // conflict (ErrConflict) to a caller whose decision rested on what it read.
+// A delivered record changes by one write only: RecordResendAttempt, which
+// appends a resend's attempt (marked resend) to its attempt log and counts
+// it in resends, conditional on the record being delivered with the
+// resends as read; state, attempts and last status stay the delivery's.
 // Every move of a delivery into or out of dead and the move of its tenant's
 // DLQ depth counter are one transaction (see depth.go). enqueue writes no
 // record: a delivery that exists is one that was attempted, and enqueue

@@ -276,28 +276,42 @@ func (s *Store) SetEndpointEnabled(ctx context.Context, tenantID, endpointID str
 // the tenant's DLQ listing (ListDead). A delivery is listed once its
 // record exists.
 func (s *Store) DeliveriesOfEvent(ctx context.Context, tenantID, eventID string) ([]domain.Delivery, error) {
+	m, err := s.DeliveriesOfEvents(ctx, tenantID, []string{eventID})
+	return m[eventID], err
+}
+
+// DeliveriesOfEvents is DeliveriesOfEvent for several events at once, by
+// event id (an event without deliveries has no entry): one Query of the
+// tenant's endpoints and one BatchGetItem per 100 of events x endpoints,
+// which is what bounds a page of the message log.
+func (s *Store) DeliveriesOfEvents(ctx context.Context, tenantID string, eventIDs []string) (map[string][]domain.Delivery, error) {
+	out := map[string][]domain.Delivery{}
+	if len(eventIDs) == 0 {
+		return out, nil
+	}
 	eps, err := s.Endpoints(ctx, tenantID)
 	if err != nil {
-		return nil, fmt.Errorf("list deliveries of event %s: %w", eventID, err)
+		return nil, fmt.Errorf("list deliveries of %d events: %w", len(eventIDs), err)
 	}
 	if len(eps) == 0 {
-		return nil, nil
+		return out, nil
 	}
 	slices.SortFunc(eps, func(a, b domain.Endpoint) int { return strings.Compare(a.EndpointID, b.EndpointID) })
-	ids := make([]string, len(eps))
-	for i, ep := range eps {
-		ids[i] = domain.DeliveryID(eventID, ep.EndpointID)
+	ids := make([]string, 0, len(eps)*len(eventIDs))
+	for _, ev := range eventIDs {
+		for _, ep := range eps {
+			ids = append(ids, domain.DeliveryID(ev, ep.EndpointID))
+		}
 	}
 	snap, err := s.Load(ctx, ids, nil)
 	if err != nil {
-		return nil, fmt.Errorf("read deliveries of event %s: %w", eventID, err)
+		return nil, fmt.Errorf("read deliveries of %d events: %w", len(eventIDs), err)
 	}
-	var out []domain.Delivery
 	for _, id := range ids {
 		// The tenant is checked as the API checks a delivery read by id:
 		// a delivery id does not derive from its tenant's.
 		if d, ok := snap.Deliveries[id]; ok && d.TenantID == tenantID {
-			out = append(out, d)
+			out[d.EventID] = append(out[d.EventID], d)
 		}
 	}
 	return out, nil

@@ -226,6 +226,56 @@ func (s *Store) RecordAttemptIfUnchanged(ctx context.Context, d domain.Delivery,
 	return err
 }
 
+// RecordResendAttempt logs attempt a of a resend of the delivered delivery
+// d (a.Resend set): the attempt log gains the entry, and nothing else
+// changes but the count of resend attempts (the state stays delivered, the
+// attempt count and last status are the delivery's own). One UpdateItem conditional on the record being
+// delivered with as many resend attempts as read (Resends, which it
+// counts); a record that changed is taken as the failed condition returns
+// it and the entry appended to it. A record that is not delivered
+// (or gone) is ErrNotFound: a resend logs only on a delivered delivery.
+func (s *Store) RecordResendAttempt(ctx context.Context, d domain.Delivery, a domain.Attempt) error {
+	a.Resend = true
+	cur := d
+	for try := 0; try < maxChangedTries; try++ {
+		if cur.State != domain.StateDelivered {
+			return fmt.Errorf("log resend attempt of delivery %s (%s): %w", d.DeliveryID, cur.State, ErrNotFound)
+		}
+		logAV, err := attemptLogValue(cur.AttemptLog, a)
+		if err != nil {
+			return err
+		}
+		values := map[string]types.AttributeValue{
+			":log": logAV, ":one": &types.AttributeValueMemberN{Value: "1"}, ":delivered": &types.AttributeValueMemberS{Value: string(domain.StateDelivered)},
+		}
+		cond := "#state = :delivered AND attribute_not_exists(resends)"
+		if cur.Resends > 0 {
+			cond = "#state = :delivered AND resends = :was"
+			values[":was"] = &types.AttributeValueMemberN{Value: strconv.Itoa(cur.Resends)}
+		}
+		_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: &s.table, Key: deliveryKey(d.DeliveryID),
+			UpdateExpression:          aws.String("SET attempt_log = :log ADD resends :one"),
+			ConditionExpression:       aws.String(cond),
+			ExpressionAttributeNames:  map[string]string{"#state": "state"},
+			ExpressionAttributeValues: values,
+			// The record as it is, when it is not as read.
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		})
+		var ccf *types.ConditionalCheckFailedException
+		if !errors.As(err, &ccf) {
+			if err != nil {
+				return fmt.Errorf("log resend attempt of delivery %s: %w", d.DeliveryID, err)
+			}
+			return nil
+		}
+		if cur, err = s.reread(ctx, d, ccf.Item); err != nil {
+			return fmt.Errorf("log resend attempt of delivery %s: %w", d.DeliveryID, err)
+		}
+	}
+	return fmt.Errorf("log resend attempt of delivery %s: changed by others %d times in a row: %w", d.DeliveryID, maxChangedTries, ErrConflict)
+}
+
 // maxChangedTries bounds how often a write conditional on a record as read
 // is tried again on the record as it has become.
 const maxChangedTries = 5

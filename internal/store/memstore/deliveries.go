@@ -87,13 +87,22 @@ func (s *Store) LoadWith(_ context.Context, _ store.LoadOptions, deliveryIDs []s
 // DeliveriesOfEvent lists the deliveries of a tenant's event to the
 // tenant's endpoints, in endpoint id order (one to an endpoint deleted
 // since is not listed).
-func (s *Store) DeliveriesOfEvent(_ context.Context, tenantID, eventID string) ([]domain.Delivery, error) {
+func (s *Store) DeliveriesOfEvent(ctx context.Context, tenantID, eventID string) ([]domain.Delivery, error) {
+	m, err := s.DeliveriesOfEvents(ctx, tenantID, []string{eventID})
+	return m[eventID], err
+}
+
+// DeliveriesOfEvents is DeliveriesOfEvent for several events, by event id
+// (an event without deliveries has no entry).
+func (s *Store) DeliveriesOfEvents(_ context.Context, tenantID string, eventIDs []string) (map[string][]domain.Delivery, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []domain.Delivery
-	for _, e := range s.sortedEndpoints(tenantID) {
-		if d, ok := s.deliveries[domain.DeliveryID(eventID, e.EndpointID)]; ok && d.TenantID == tenantID {
-			out = append(out, copyOf(d))
+	out := map[string][]domain.Delivery{}
+	for _, ev := range eventIDs {
+		for _, e := range s.sortedEndpoints(tenantID) {
+			if d, ok := s.deliveries[domain.DeliveryID(ev, e.EndpointID)]; ok && d.TenantID == tenantID {
+				out[ev] = append(out[ev], copyOf(d))
+			}
 		}
 	}
 	return out, nil
@@ -175,6 +184,27 @@ func (s *Store) RecordAttempt(_ context.Context, d domain.Delivery, a domain.Att
 		}
 	}
 	s.record(cur, a, o)
+	return nil
+}
+
+// RecordResendAttempt logs attempt a of a resend of the delivered delivery
+// d, marked Resend, changing nothing else; store.ErrNotFound when the
+// delivery is not delivered (or missing).
+func (s *Store) RecordResendAttempt(_ context.Context, d domain.Delivery, a domain.Attempt) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec, ok := s.deliveries[d.DeliveryID]
+	if !ok || rec.State != domain.StateDelivered {
+		return fmt.Errorf("log resend attempt of delivery %s: %w", d.DeliveryID, store.ErrNotFound)
+	}
+	a.Resend = true
+	log := append(slices.Clone(rec.AttemptLog), a)
+	if len(log) > store.MaxAttemptLog {
+		log = log[len(log)-store.MaxAttemptLog:]
+	}
+	rec.AttemptLog = log
+	rec.Resends++
+	s.deliveries[d.DeliveryID] = rec
 	return nil
 }
 

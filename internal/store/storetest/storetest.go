@@ -44,9 +44,11 @@ type Store interface {
 
 	Delivery(ctx context.Context, id string) (domain.Delivery, error)
 	DeliveriesOfEvent(ctx context.Context, tenantID, eventID string) ([]domain.Delivery, error)
+	DeliveriesOfEvents(ctx context.Context, tenantID string, eventIDs []string) (map[string][]domain.Delivery, error)
 	Load(ctx context.Context, deliveryIDs []string, endpoints []store.EndpointRef) (store.Snapshot, error)
 	LoadWith(ctx context.Context, opts store.LoadOptions, deliveryIDs []string, endpoints []store.EndpointRef) (store.Snapshot, error)
 	RecordAttempt(ctx context.Context, d domain.Delivery, a domain.Attempt, o domain.Outcome) error
+	RecordResendAttempt(ctx context.Context, d domain.Delivery, a domain.Attempt) error
 	RecordAttemptIfUnchanged(ctx context.Context, d domain.Delivery, a domain.Attempt, o domain.Outcome) error
 	MarkDeadBeforeLastAttempt(ctx context.Context, d domain.Delivery, reason domain.DeadReason, message string, at time.Time) error
 

@@ -138,6 +138,35 @@ var cases = []testCase{
 	{"replay jobs: versions, slots per tenant, idle ones found", jobs},
 	{"the DLQ sweep is claimed once per gap", sweep},
 	{"endpoint stats add up per hour, read by range, keep the newest success and failure", endpointStats},
+	{"a resend's attempts are logged on a delivered delivery, which stays delivered", resendAttempts},
+}
+
+func resendAttempts(t *testing.T, u *suite) {
+	ctx, s := context.Background(), u.s
+	tenant := u.id("t_resend")
+	d := u.delivery(tenant, "ep", "evt_resend")
+	now := u.clock.Now()
+	require.ErrorIs(t, s.RecordResendAttempt(ctx, d, domain.Attempt{Number: 1, At: now, Status: 200}), store.ErrNotFound, "no record")
+	require.NoError(t, s.RecordAttempt(ctx, d, domain.Attempt{Number: 1, At: now, Status: 500}, domain.Outcome{State: domain.StatePending}))
+	require.ErrorIs(t, s.RecordResendAttempt(ctx, u.current(t, d), domain.Attempt{Number: 1, At: now, Status: 200}), store.ErrNotFound, "pending: not a resend's")
+	require.NoError(t, s.RecordAttempt(ctx, u.current(t, d), domain.Attempt{Number: 2, At: now, Status: 200}, domain.Outcome{State: domain.StateDelivered}))
+
+	read := u.current(t, d)
+	u.clock.Advance(time.Minute)
+	require.NoError(t, s.RecordResendAttempt(ctx, read, domain.Attempt{Number: 1, At: u.clock.Now(), Status: 503, Error: "http_503"}))
+	// A second one from the same stale read: appended to the record as it is.
+	require.NoError(t, s.RecordResendAttempt(ctx, read, domain.Attempt{Number: 2, At: u.clock.Now(), Status: 200}))
+	got := u.current(t, d)
+	require.Equal(t, domain.StateDelivered, got.State)
+	require.Equal(t, 2, got.Attempts, "a resend's attempts are not the delivery's")
+	require.Equal(t, 200, got.LastStatus)
+	require.Equal(t, 2, got.Resends)
+	require.Len(t, got.AttemptLog, 4)
+	require.False(t, got.AttemptLog[1].Resend)
+	require.True(t, got.AttemptLog[2].Resend)
+	require.Equal(t, 503, got.AttemptLog[2].Status)
+	require.True(t, got.AttemptLog[3].Resend)
+	require.Equal(t, 200, got.AttemptLog[3].Status)
 }
 
 func tenantsAndKeys(t *testing.T, u *suite) {
@@ -514,6 +543,17 @@ func firstAttempt(t *testing.T, u *suite) {
 	listed, err = s.DeliveriesOfEvent(ctx, u.id("t_other"), d.EventID)
 	require.NoError(t, err)
 	require.Empty(t, listed, "another tenant lists nothing of it")
+
+	// Several events at once: each event's deliveries under its id, none
+	// for an event without any, none for another tenant.
+	byEvent, err := s.DeliveriesOfEvents(ctx, tenant, []string{d.EventID, "evt_none"})
+	require.NoError(t, err)
+	require.Len(t, byEvent, 1)
+	require.Len(t, byEvent[d.EventID], 1)
+	require.Equal(t, d.DeliveryID, byEvent[d.EventID][0].DeliveryID)
+	byEvent, err = s.DeliveriesOfEvents(ctx, u.id("t_other"), []string{d.EventID})
+	require.NoError(t, err)
+	require.Empty(t, byEvent, "another tenant lists nothing of it")
 }
 
 func attempts(t *testing.T, u *suite) {

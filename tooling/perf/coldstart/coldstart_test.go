@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/stretchr/testify/require"
 )
 
@@ -204,4 +205,27 @@ func buildHello(t *testing.T) string {
 	bin, _, err := Build(context.Background(), t.TempDir(), "hello")
 	require.NoError(t, err)
 	return bin
+}
+
+// Each function's environment in the suite passes its fnenv loader, so a
+// variable a function newly requires fails here, not in the middle of
+// make bench.
+func TestSuiteEnvironmentsLoad(t *testing.T) {
+	loaders := map[string]func(func(string) string) error{
+		"enqueue": func(g func(string) string) error { _, err := fnenv.LoadEnqueue(g); return err },
+		"deliver": func(g func(string) string) error { _, err := fnenv.LoadDeliver(g); return err },
+		"api":     func(g func(string) string) error { _, err := fnenv.LoadAPI(g); return err },
+		"replay":  func(g func(string) string) error { _, err := fnenv.LoadReplay(g); return err },
+	}
+	require.Len(t, functions, len(loaders))
+	for _, f := range functions {
+		env := map[string]string{}
+		for _, kv := range f.Env {
+			k, v, _ := strings.Cut(kv, "=")
+			env[k] = v
+		}
+		load, ok := loaders[f.Name]
+		require.True(t, ok, f.Name)
+		require.NoError(t, load(func(k string) string { return env[k] }), f.Name)
+	}
 }

@@ -17,6 +17,7 @@ var functions = []Target{
 	{Name: "enqueue", Env: []string{
 		"HOOKLINE_STATE_TABLE=t",
 		"HOOKLINE_DELIVERY_QUEUE_URL=http://127.0.0.1:1/delivery",
+		"HOOKLINE_EVENT_BUS=hookline-operator",
 		"HOOKLINE_LOG_LEVEL=INFO",
 	}},
 	{Name: "deliver", Env: []string{

@@ -54,6 +54,16 @@ type Assumptions struct {
 	// writes (one write per endpoint and hour it attempted): 1 in the
 	// one-endpoint workload.
 	EndpointsPerBatch float64
+	// LogIndexWRU is the WRUs of the message log's index entry that each
+	// event's outbox item writes (the outbox's by_tenant index: tenant_id,
+	// log_sk, id, type, occurred_at, endpoint_id, under 1 KB): 1, once per
+	// event, so once per delivery in the one-endpoint workload. 0 with the
+	// message log off (HooklineStackProps.DisableMessageLog).
+	LogIndexWRU float64
+	// LogIndexBytes is that index entry's billed size: about 150 bytes of
+	// attributes plus 100 of overhead, kept as long as the outbox item
+	// (16 days, about StoredMonths). Indexes are not backed up by PITR.
+	LogIndexBytes float64
 	// ResetsPerFailure is how many endpoint failure-count resets follow
 	// one failed attempt: a success resets the count only when the
 	// endpoint it read had failures, so about 1 (more when concurrent
@@ -128,6 +138,8 @@ var InitialAssumptions = Assumptions{
 	DeliveryWRU:                 1,
 	DeliveryWRUAfterFailure:     1,
 	ResetsPerFailure:            1,
+	LogIndexWRU:                 1,
+	LogIndexBytes:               250,
 	StatsWRU:                    1,
 	EndpointsPerBatch:           1,
 	StoredBytesPerRecord:        577,
@@ -164,6 +176,8 @@ func Initial() Inputs { return InitialAssumptions.Inputs() }
 //	  on the success after one:  UpdateItem endpoint failure count reset
 //	deliver, per batch:          UpdateItem AddEndpointStats, the endpoint's hour of
 //	                             attempt counters, once per endpoint (and hour) attempted
+//	outbox, per event:           the by_tenant index entry of the message log (the
+//	                             producer's put writes it; hookline's cost, as its index)
 //	deliver, per secret opened:  KMS Decrypt, once per DeliveriesPerDecrypt deliveries (the
 //	                             opened secret is kept in the warm function)
 //
@@ -211,6 +225,7 @@ func (a Assumptions) Inputs() Inputs {
 			{Name: "deliver RecordEndpointFailure UpdateItem", PerDelivery: r, Units: 1},
 			{Name: "deliver ResetEndpointFailures UpdateItem", PerDelivery: r * a.ResetsPerFailure, Units: 1},
 			{Name: "deliver AddEndpointStats UpdateItem (once per endpoint per batch)", PerDelivery: batches * a.EndpointsPerBatch, Units: a.StatsWRU},
+			{Name: "outbox by_tenant index entry (the message log, once per event)", PerDelivery: 1, Units: a.LogIndexWRU},
 		},
 		DynamoDBReads: []Op{
 			{Name: "enqueue LoadWith BatchGetItem: does the delivery exist (eventual)", PerDelivery: 1, Units: 0.5},
@@ -221,7 +236,7 @@ func (a Assumptions) Inputs() Inputs {
 		KMS: []Op{
 			{Name: "deliver Decrypt of the endpoint's signing secret (kept an hour in the warm function)", PerDelivery: 1 / a.DeliveriesPerDecrypt, Units: 1},
 		},
-		StoredBytesPerDelivery:   a.StoredBytesPerRecord * (1 + a.DeliveryIndexCopies),
+		StoredBytesPerDelivery:   a.StoredBytesPerRecord*(1+a.DeliveryIndexCopies) + a.LogIndexBytes*math.Min(1, a.LogIndexWRU),
 		BackedUpBytesPerDelivery: backedUp,
 		StoredMonths:             a.StoredMonths,
 		LogBytesPerDelivery: a.EnqueueLogBytes + a.DeliveredLogBytes + r*a.RetryLogBytes +

@@ -1,0 +1,160 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/store"
+)
+
+// EventLog reads a tenant's message log: the events the outbox table holds
+// (package eventlog in production, memstore.EventLog in the tests).
+// ListEvents lists newest first without payloads; Event reads one with its
+// payload, store.ErrNotFound when it is missing or another tenant's.
+type EventLog interface {
+	ListEvents(ctx context.Context, tenantID string, f domain.EventFilter, limit int, cursor string) ([]domain.Event, string, error)
+	Event(ctx context.Context, tenantID, id string) (domain.Event, error)
+}
+
+// DefaultPayloadRetention is how long after its occurred_at an event's
+// payload is served (Server.PayloadRetention): 15 days, a day less than the
+// outbox items' physical expiry (outbox.DefaultRetention, 16 days), so that
+// what is served does not depend on when DynamoDB's TTL gets to an item.
+const DefaultPayloadRetention = 15 * 24 * time.Hour
+
+// EventDeliveryView is one delivery of an event, as the message log shows
+// it: read the delivery itself for its attempt log.
+type EventDeliveryView struct {
+	ID         string               `json:"id"`
+	EndpointID string               `json:"endpoint_id"`
+	State      domain.DeliveryState `json:"state"`
+	Attempts   int                  `json:"attempts"`
+}
+
+// EventView is an event as the API shows it. Payload is only in the answer
+// for one event, and only while the event is within the payload retention.
+type EventView struct {
+	ID         string              `json:"id"`
+	Type       string              `json:"type"`
+	OccurredAt time.Time           `json:"occurred_at"`
+	EndpointID string              `json:"endpoint_id,omitempty"`
+	Sequence   *int64              `json:"sequence,omitempty"`
+	Payload    json.RawMessage     `json:"payload,omitempty"`
+	Deliveries []EventDeliveryView `json:"deliveries"`
+}
+
+func eventView(e domain.Event, ds []domain.Delivery) EventView {
+	v := EventView{ID: e.ID, Type: e.Type, OccurredAt: e.OccurredAt, EndpointID: e.EndpointID, Sequence: e.Sequence, Payload: e.Payload,
+		Deliveries: make([]EventDeliveryView, 0, len(ds))}
+	for _, d := range ds {
+		v.Deliveries = append(v.Deliveries, EventDeliveryView{ID: d.DeliveryID, EndpointID: d.EndpointID, State: d.State, Attempts: d.Attempts})
+	}
+	return v
+}
+
+func (s *Server) payloadRetention() time.Duration {
+	if s.PayloadRetention > 0 {
+		return s.PayloadRetention
+	}
+	return DefaultPayloadRetention
+}
+
+// payloadExpired reports whether the payload of an event that occurred at
+// is past the retention at now.
+func (s *Server) payloadExpired(at time.Time) bool {
+	return s.now().Sub(at) > s.payloadRetention()
+}
+
+// eventFilter reads the message log's filter from the query string.
+func eventFilter(q map[string]string) (domain.EventFilter, []FieldError) {
+	f := domain.EventFilter{Type: q["type"]}
+	var errs []FieldError
+	parse := func(field string) time.Time {
+		v := q[field]
+		if v == "" {
+			return time.Time{}
+		}
+		t, err := time.Parse(time.RFC3339Nano, v)
+		switch {
+		case err != nil:
+			errs = append(errs, FieldError{Field: field, Message: "must be an RFC 3339 time, like 2026-11-30T01:00:00Z"})
+		case !store.KeyTime(t):
+			errs = append(errs, FieldError{Field: field, Message: "must be from 0000-01-01T00:00:00Z to 9999-12-31T23:59:59Z (in UTC)"})
+		default:
+			return t
+		}
+		return time.Time{}
+	}
+	f.Since, f.Until = parse("since"), parse("until")
+	if !f.Since.IsZero() && !f.Until.IsZero() && f.Until.Before(f.Since) {
+		errs = append(errs, FieldError{Field: "until", Message: "is before since"})
+	}
+	if len(f.Type) > 256 {
+		errs = append(errs, FieldError{Field: "type", Message: "is over 256 bytes"})
+	}
+	if len(q["cursor"]) > 1024 {
+		errs = append(errs, FieldError{Field: "cursor", Message: "is not a cursor this API returned"})
+	}
+	return f, errs
+}
+
+func (s *Server) listEvents(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
+	if s.Events == nil {
+		return problem(http.StatusServiceUnavailable, "the message log is not configured in this deployment")
+	}
+	q, errs := queryParams(r, "type", "since", "until", "limit", "cursor")
+	f, ferrs := eventFilter(q)
+	errs = append(errs, ferrs...)
+	limit, lerr := limitParam(q["limit"])
+	if lerr != nil {
+		errs = append(errs, *lerr)
+	}
+	if len(errs) > 0 {
+		return invalid(errs...)
+	}
+	es, next, err := s.Events.ListEvents(r.Context(), tenant, f, limit, q["cursor"])
+	if ce := cursorError(err); ce != nil {
+		return invalid(*ce)
+	}
+	if err != nil {
+		return s.internal(r, err)
+	}
+	ids := make([]string, len(es))
+	for i, e := range es {
+		ids[i] = e.ID
+	}
+	ds, err := s.Store.DeliveriesOfEvents(r.Context(), tenant, ids)
+	if err != nil {
+		return s.internal(r, err)
+	}
+	out := page[EventView]{Data: make([]EventView, 0, len(es)), NextCursor: next}
+	for _, e := range es {
+		out.Data = append(out.Data, eventView(e, ds[e.ID]))
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) getEvent(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
+	if s.Events == nil {
+		return problem(http.StatusServiceUnavailable, "the message log is not configured in this deployment")
+	}
+	id := r.PathValue("event_id")
+	e, err := s.Events.Event(r.Context(), tenant, id)
+	if err != nil {
+		return s.found(r, "event "+strconv.Quote(id), err)
+	}
+	if s.payloadExpired(e.OccurredAt) {
+		e.Payload = nil // kept by the table a while longer, no longer served
+	}
+	ds, err := s.Store.DeliveriesOfEvent(r.Context(), tenant, id)
+	if err != nil {
+		return s.internal(r, err)
+	}
+	writeJSON(w, http.StatusOK, eventView(e, ds))
+	return nil
+}

@@ -1,0 +1,130 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/hookline/hookline/internal/api"
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/message"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeDeliveryQueue records the messages the API sends to the delivery
+// queue, and refuses one over SQS's 256 KiB.
+type fakeDeliveryQueue struct {
+	mu   sync.Mutex
+	sent []string
+}
+
+func (q *fakeDeliveryQueue) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(aws.ToString(in.MessageBody)) > 256<<10 || aws.ToString(in.QueueUrl) == "" {
+		return nil, errTableDown
+	}
+	q.sent = append(q.sent, aws.ToString(in.MessageBody))
+	return &sqs.SendMessageOutput{}, nil
+}
+
+func resendEnv(t *testing.T) (*env, *fakeDeliveryQueue, string, api.EndpointView) {
+	e := newEnv(t)
+	q := &fakeDeliveryQueue{}
+	e.srv.DeliveryQueue, e.srv.DeliveryQueueURL = q, "https://sqs.example/delivery"
+	e.h = e.srv.Handler()
+	key := e.newTenant("acme")
+	ep := e.createEndpoint(key, nil)
+	return e, q, key, ep
+}
+
+func (e *env) putDeliveryOf(ep api.EndpointView, event string, state domain.DeliveryState) string {
+	id := domain.DeliveryID(event, ep.ID)
+	e.store.putDelivery(domain.Delivery{DeliveryID: id, TenantID: "acme", EndpointID: ep.ID, EventID: event, EventType: "order.created",
+		State: state, CreatedAt: t0, Attempts: 1, Message: `{"delivery_id":"` + id + `"}`})
+	return id
+}
+
+func TestResendADeliveredDelivery(t *testing.T) {
+	e, q, key, ep := resendEnv(t)
+	seq := int64(3)
+	e.eventLog().Put(domain.Event{ID: "evt_1", TenantID: "acme", Type: "order.created", OccurredAt: t0.Add(-time.Hour), Sequence: &seq, Payload: json.RawMessage(`{"order":1}`)})
+	id := e.putDeliveryOf(ep, "evt_1", domain.StateDelivered)
+
+	rec := e.do("POST", "/v1/deliveries/"+id+"/resend", key, nil)
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	require.JSONEq(t, `{"delivery_id":"`+id+`","state":"delivered"}`, rec.Body.String())
+	require.Len(t, q.sent, 1)
+	m, err := message.Decode(q.sent[0])
+	require.NoError(t, err)
+	require.Equal(t, id, m.DeliveryID, "the same webhook-id")
+	require.True(t, m.Resend, "marked, so deliver attempts it although delivered")
+	require.Equal(t, t0, *m.ReplayedAt, "its age counts from the resend")
+	require.JSONEq(t, `{"order":1}`, string(m.Payload))
+	require.Equal(t, &seq, m.Sequence)
+	require.Equal(t, "order.created", m.EventType)
+	d, _ := e.store.delivery(id)
+	require.Equal(t, domain.StateDelivered, d.State, "the record is unchanged")
+
+	// Past the payload retention, or gone: 410.
+	e.clock.Advance(api.DefaultPayloadRetention)
+	requireProblem(t, e.do("POST", "/v1/deliveries/"+id+"/resend", key, nil), http.StatusGone)
+	gone := e.putDeliveryOf(ep, "evt_gone", domain.StateDelivered)
+	requireProblem(t, e.do("POST", "/v1/deliveries/"+gone+"/resend", key, nil), http.StatusGone)
+	require.Len(t, q.sent, 1, "nothing more sent")
+}
+
+func TestResendADeadDeliveryIsAReplayOfIt(t *testing.T) {
+	e, q, key, ep := resendEnv(t)
+	id := e.putDeliveryOf(ep, "evt_dead", domain.StateDead)
+	rec := e.do("POST", "/v1/deliveries/"+id+"/resend", key, nil)
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	v := rawJSON(t, rec)
+	require.Equal(t, "dead", v["state"])
+	jobID := v["replay_job_id"].(string)
+	require.Equal(t, []string{jobID}, e.store.started)
+	job, err := e.store.Job(context.Background(), jobID)
+	require.NoError(t, err)
+	require.Equal(t, domain.KindIDs, job.Kind)
+	require.Equal(t, []string{id}, job.IDs)
+	require.Equal(t, "acme", job.TenantID)
+	require.Empty(t, q.sent, "the replay worker sends it, with the claim and the DLQ depth")
+
+	e.store.full = map[string]bool{"acme": true}
+	rec = e.do("POST", "/v1/deliveries/"+id+"/resend", key, nil)
+	requireProblem(t, rec, http.StatusTooManyRequests)
+	require.Equal(t, "30", rec.Header().Get("Retry-After"))
+}
+
+func TestResendRefused(t *testing.T) {
+	e, q, key, ep := resendEnv(t)
+	e.eventLog().Put(domain.Event{ID: "evt_1", TenantID: "acme", Type: "order.created", OccurredAt: t0, Payload: json.RawMessage(`{}`)})
+	pending := e.putDeliveryOf(ep, "evt_p", domain.StatePending)
+	p := requireProblem(t, e.do("POST", "/v1/deliveries/"+pending+"/resend", key, nil), http.StatusConflict)
+	require.Contains(t, p.Detail, "pending")
+
+	delivered := e.putDeliveryOf(ep, "evt_1", domain.StateDelivered)
+	require.Equal(t, http.StatusOK, e.do("POST", "/v1/endpoints/"+ep.ID+"/disable", key, nil).Code)
+	p = requireProblem(t, e.do("POST", "/v1/deliveries/"+delivered+"/resend", key, nil), http.StatusConflict)
+	require.Contains(t, p.Detail, "disabled")
+	require.Contains(t, p.Detail, "/enable")
+
+	require.Equal(t, http.StatusNoContent, e.do("DELETE", "/v1/endpoints/"+ep.ID, key, nil).Code)
+	p = requireProblem(t, e.do("POST", "/v1/deliveries/"+delivered+"/resend", key, nil), http.StatusConflict)
+	require.Contains(t, p.Detail, "no longer exists")
+	requireProblem(t, e.do("POST", "/v1/deliveries/msg_nope/resend", key, nil), http.StatusNotFound)
+	require.Empty(t, q.sent)
+
+	// Without a delivery queue (or a message log) a delivered delivery's
+	// resend cannot be made: 503.
+	e2 := newEnv(t)
+	key2 := e2.newTenant("acme")
+	ep2 := e2.createEndpoint(key2, nil)
+	id2 := e2.putDeliveryOf(ep2, "evt_1", domain.StateDelivered)
+	requireProblem(t, e2.do("POST", "/v1/deliveries/"+id2+"/resend", key2, nil), http.StatusServiceUnavailable)
+}

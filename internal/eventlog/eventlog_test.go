@@ -1,0 +1,194 @@
+package eventlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/outbox"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeDB is the outbox table and its by_tenant index, for the queries the
+// reader makes: a tenant's partition, newest first, bounds on log_sk, a
+// type filter applied after Limit (as DynamoDB does), ExclusiveStartKey.
+type fakeDB struct {
+	items   []map[string]types.AttributeValue
+	queries []*dynamodb.QueryInput
+}
+
+func (f *fakeDB) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	f.queries = append(f.queries, in)
+	if aws.ToString(in.IndexName) != outbox.IndexByTenant || aws.ToBool(in.ScanIndexForward) {
+		return nil, errors.New("only the by_tenant index, newest first")
+	}
+	tenant := in.ExpressionAttributeValues[":t"].(*types.AttributeValueMemberS).Value
+	bound := func(name string) string {
+		if v, ok := in.ExpressionAttributeValues[name]; ok {
+			return v.(*types.AttributeValueMemberS).Value
+		}
+		return ""
+	}
+	lo, hi, typ := bound(":lo"), bound(":hi"), bound(":ty")
+	var part []map[string]types.AttributeValue
+	for _, it := range f.items {
+		k := LogKey(it)
+		if str(it, outbox.AttrTenantID) == tenant && k != "" && (lo == "" || k >= lo) && (hi == "" || k <= hi) {
+			part = append(part, it)
+		}
+	}
+	slices.SortFunc(part, func(a, b map[string]types.AttributeValue) int { return -cmpStr(LogKey(a), LogKey(b)) })
+	if in.ExclusiveStartKey != nil {
+		after := LogKey(in.ExclusiveStartKey)
+		for len(part) > 0 && LogKey(part[0]) >= after {
+			part = part[1:]
+		}
+	}
+	out := &dynamodb.QueryOutput{}
+	n := min(len(part), int(aws.ToInt32(in.Limit)))
+	for _, it := range part[:n] {
+		if typ == "" || str(it, outbox.AttrType) == typ {
+			projected := map[string]types.AttributeValue{} // INCLUDE type, occurred_at, endpoint_id
+			for _, a := range []string{outbox.AttrID, outbox.AttrTenantID, outbox.AttrLogKey, outbox.AttrType, outbox.AttrOccurredAt, outbox.AttrEndpointID} {
+				if v, ok := it[a]; ok {
+					projected[a] = v
+				}
+			}
+			out.Items = append(out.Items, projected)
+		}
+	}
+	if n < len(part) {
+		last := part[n-1]
+		out.LastEvaluatedKey = map[string]types.AttributeValue{outbox.AttrID: last[outbox.AttrID], outbox.AttrTenantID: last[outbox.AttrTenantID], outbox.AttrLogKey: last[outbox.AttrLogKey]}
+	}
+	return out, nil
+}
+
+func cmpStr(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func (f *fakeDB) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	id := in.Key[outbox.AttrID].(*types.AttributeValueMemberS).Value
+	for _, it := range f.items {
+		if str(it, outbox.AttrID) == id {
+			return &dynamodb.GetItemOutput{Item: it}, nil
+		}
+	}
+	return &dynamodb.GetItemOutput{}, nil
+}
+
+var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+func put(t *testing.T, f *fakeDB, e outbox.Event) {
+	t.Helper()
+	item, err := e.Item()
+	require.NoError(t, err)
+	f.items = append(f.items, item)
+}
+
+func newLog(t *testing.T) (*fakeDB, *Reader) {
+	f := &fakeDB{}
+	for i := range 30 {
+		typ := "a"
+		if i%3 == 0 {
+			typ = "b"
+		}
+		put(t, f, outbox.Event{ID: fmt.Sprintf("evt_%02d", i), TenantID: "acme", Type: typ, Payload: []byte(`{"i":1}`), OccurredAt: t0.Add(time.Duration(i) * time.Second), Sequence: aws.Int64(int64(i))})
+	}
+	put(t, f, outbox.Event{ID: "evt_other", TenantID: "other", Type: "a", Payload: []byte(`{}`), OccurredAt: t0})
+	return f, &Reader{DB: f, Table: "outbox"}
+}
+
+func listAll(t *testing.T, r *Reader, tenant string, flt domain.EventFilter, limit int) ([]string, int) {
+	t.Helper()
+	var ids []string
+	cursor, pages := "", 0
+	for {
+		es, next, err := r.ListEvents(context.Background(), tenant, flt, limit, cursor)
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(es), limit)
+		for _, e := range es {
+			require.Equal(t, tenant, e.TenantID)
+			require.Nil(t, e.Payload)
+			ids = append(ids, e.ID)
+		}
+		pages++
+		if cursor = next; cursor == "" {
+			return ids, pages
+		}
+		require.Less(t, pages, 100)
+	}
+}
+
+func TestListEventsNewestFirstAcrossPages(t *testing.T) {
+	_, r := newLog(t)
+	ids, _ := listAll(t, r, "acme", domain.EventFilter{}, 7)
+	require.Len(t, ids, 30)
+	require.Equal(t, "evt_29", ids[0])
+	require.True(t, slices.IsSortedFunc(ids, func(a, b string) int { return cmpStr(b, a) }), "newest first")
+
+	typed, _ := listAll(t, r, "acme", domain.EventFilter{Type: "b"}, 4)
+	require.Equal(t, []string{"evt_27", "evt_24", "evt_21", "evt_18", "evt_15", "evt_12", "evt_09", "evt_06", "evt_03", "evt_00"}, typed)
+
+	ranged, _ := listAll(t, r, "acme", domain.EventFilter{Since: t0.Add(5 * time.Second), Until: t0.Add(8 * time.Second)}, 50)
+	require.Equal(t, []string{"evt_08", "evt_07", "evt_06", "evt_05"}, ranged, "both bounds inclusive")
+
+	other, _ := listAll(t, r, "other", domain.EventFilter{}, 50)
+	require.Equal(t, []string{"evt_other"}, other)
+}
+
+func TestListEventsCursors(t *testing.T) {
+	_, r := newLog(t)
+	ctx := context.Background()
+	_, next, err := r.ListEvents(ctx, "acme", domain.EventFilter{}, 2, "")
+	require.NoError(t, err)
+	_, _, err = r.ListEvents(ctx, "acme", domain.EventFilter{Type: "b"}, 2, next)
+	require.ErrorIs(t, err, store.ErrCursorMismatch)
+	for _, bad := range []string{"x", "e30", encodeCursor("short", fingerprint(domain.EventFilter{}))} {
+		_, _, err = r.ListEvents(ctx, "acme", domain.EventFilter{}, 2, bad)
+		require.ErrorIs(t, err, store.ErrBadCursor, bad)
+	}
+}
+
+func TestListEventsBoundsItsReads(t *testing.T) {
+	f, r := newLog(t)
+	for i := range 2000 { // a type the filter drops, thousands of times
+		put(t, f, outbox.Event{ID: fmt.Sprintf("evt_z%04d", i), TenantID: "acme", Type: "noise", Payload: []byte(`{}`), OccurredAt: t0.Add(time.Hour)})
+	}
+	f.queries = nil
+	es, next, err := r.ListEvents(context.Background(), "acme", domain.EventFilter{Type: "b"}, 5, "")
+	require.NoError(t, err)
+	require.Empty(t, es)
+	require.NotEmpty(t, next, "a short page that is not the end says so")
+	require.Len(t, f.queries, maxQueries)
+	ids, _ := listAll(t, r, "acme", domain.EventFilter{Type: "b"}, 5)
+	require.Len(t, ids, 10, "the cursor walks past the noise")
+}
+
+func TestEventIsTheTenantsOnly(t *testing.T) {
+	_, r := newLog(t)
+	e, err := r.Event(context.Background(), "acme", "evt_07")
+	require.NoError(t, err)
+	require.JSONEq(t, `{"i":1}`, string(e.Payload))
+	require.Equal(t, int64(7), *e.Sequence)
+	require.True(t, t0.Add(7*time.Second).Equal(e.OccurredAt))
+	_, err = r.Event(context.Background(), "other", "evt_07")
+	require.ErrorIs(t, err, store.ErrNotFound)
+	_, err = r.Event(context.Background(), "acme", "evt_missing")
+	require.ErrorIs(t, err, store.ErrNotFound)
+}

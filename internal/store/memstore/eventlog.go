@@ -1,0 +1,90 @@
+package memstore
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/outbox"
+)
+
+// EventLog is the in-memory message log: the outbox table's events as
+// package eventlog reads them (listing by the by_tenant index, newest
+// first, without payload or sequence; one event by id with both). The
+// zero value is empty and ready.
+type EventLog struct {
+	mu     sync.Mutex
+	events map[string]domain.Event
+}
+
+// Put writes e as the outbox item of a producer that set its log key would
+// (replacing one of the same id).
+func (l *EventLog) Put(e domain.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.events == nil {
+		l.events = map[string]domain.Event{}
+	}
+	l.events[e.ID] = e
+}
+
+// Event reads tenantID's event id, store.ErrNotFound when it is missing or
+// another tenant's.
+func (l *EventLog) Event(_ context.Context, tenantID, id string) (domain.Event, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e, ok := l.events[id]
+	if !ok || e.TenantID != tenantID {
+		return domain.Event{}, fmt.Errorf("event %s: %w", id, store.ErrNotFound)
+	}
+	return e, nil
+}
+
+// ListEvents lists tenantID's events that f selects, newest first, as
+// eventlog.Reader.ListEvents does (its cursors are this fake's own).
+func (l *EventLog) ListEvents(_ context.Context, tenantID string, f domain.EventFilter, limit int, cursor string) ([]domain.Event, string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fp := f.Type + "|" + f.Since.UTC().Format(time.RFC3339Nano) + "|" + f.Until.UTC().Format(time.RFC3339Nano)
+	after := ""
+	if cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(cursor)
+		parts := strings.SplitN(string(b), "\n", 2)
+		if err != nil || len(parts) != 2 {
+			return nil, "", fmt.Errorf("cursor: %w", store.ErrBadCursor)
+		}
+		if parts[0] != fp {
+			return nil, "", fmt.Errorf("cursor: %w", store.ErrCursorMismatch)
+		}
+		after = parts[1]
+	}
+	var keys []string
+	byKey := map[string]domain.Event{}
+	for _, e := range l.events {
+		k := outbox.LogKey(e.OccurredAt, e.ID)
+		if e.TenantID != tenantID || (f.Type != "" && e.Type != f.Type) || (!f.Since.IsZero() && e.OccurredAt.Before(f.Since)) ||
+			(!f.Until.IsZero() && e.OccurredAt.After(f.Until)) || (after != "" && k >= after) {
+			continue
+		}
+		keys = append(keys, k)
+		byKey[k] = e
+	}
+	slices.Sort(keys)
+	slices.Reverse(keys)
+	var out []domain.Event
+	for _, k := range keys {
+		e := byKey[k]
+		e.Payload, e.Sequence = nil, nil // the index projects neither
+		out = append(out, e)
+		if len(out) == limit {
+			return out, base64.RawURLEncoding.EncodeToString([]byte(fp + "\n" + k)), nil
+		}
+	}
+	return out, "", nil
+}
