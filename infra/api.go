@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
@@ -41,6 +42,10 @@ type HTTPAPIProps struct {
 	// SecretsKey seals new signing secrets: the API may encrypt with it,
 	// never decrypt.
 	SecretsKey awskms.IKey
+	// Outbox receives the events published through the API and the test
+	// events (PutItem; GetItem to answer a repeated publish). Nil: those
+	// routes answer 503.
+	Outbox awsdynamodb.ITable
 }
 
 // HTTPAPI is the tenant and operator API.
@@ -106,6 +111,12 @@ func NewHTTPAPI(scope constructs.Construct, id string, p HTTPAPIProps) HTTPAPI {
 		SecretsKeyARN:        *p.SecretsKey.KeyArn(),
 	}.Vars())
 	reserveConcurrency(fn, p.ReservedConcurrency)
+	if p.Outbox != nil {
+		fn.AddEnvironment(jsii.String(fnenv.VarOutboxTable), p.Outbox.TableName(), nil)
+		awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+			Grantee: fn, Actions: jsii.Strings("dynamodb:PutItem", "dynamodb:GetItem"), ResourceArns: jsii.Strings(*p.Outbox.TableArn()),
+		})
+	}
 	p.ReplayJobs.Grant(fn, jsii.String("sqs:SendMessage"))
 	p.ReplayOps.Grant(fn, jsii.String("sqs:SendMessage"))
 	// Reads (GetItem, BatchGetItem for an event's deliveries, Query for

@@ -37,6 +37,9 @@ func build(cfg fnenv.APIEnv, log *slog.Logger, awsCfg aws.Config) (any, error) {
 		Rand:        rand.Reader,
 		Log:         log,
 	}
+	if cfg.OutboxTable != "" {
+		srv.Outbox, srv.OutboxTable = dynamodb.NewFromConfig(awsCfg), cfg.OutboxTable
+	}
 	if cfg.OperatorKey == "" {
 		srv.OperatorKeyFunc = secretString(secretsmanager.NewFromConfig(awsCfg), cfg.OperatorKeySecretARN)
 	}

@@ -81,6 +81,8 @@ func newEnv(tb testing.TB) *env {
 		Now:         c.Now,
 		Log:         slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Replays:     fakeReplays{fs},
+		Outbox:      newFakeOutbox(),
+		OutboxTable: fakeOutboxTable,
 	}
 	return &env{tb: tb, clock: c, store: fs, kms: kms, srv: srv, h: srv.Handler(), logs: logs}
 }
@@ -1096,6 +1098,7 @@ func TestTenantIsolation(t *testing.T) {
 		"POST /v1/endpoints/{endpoint_id}/disable":       {},
 		"GET /v1/deliveries/{delivery_id}":               {},
 		"GET /v1/endpoints/{endpoint_id}/stats":          {},
+		"POST /v1/endpoints/{endpoint_id}/test":          {},
 	}
 	covered := 0
 	for _, rt := range api.Routes() {
@@ -1408,6 +1411,15 @@ func TestHostileInputsNever5xx(t *testing.T) {
 		{"POST", "/v1/admin/tenants/%00/keys", operatorKey, nil, nil},
 		{"DELETE", "/v1/admin/tenants/" + long + "/keys/" + long, operatorKey, nil, nil},
 		{"DELETE", "/v1/admin/tenants/acme/keys/%ff", operatorKey, nil, nil},
+		{"POST", "/v1/endpoints/" + long + "/test", key, nil, nil},
+		{"POST", "/v1/events", key, deep, nil},
+		{"POST", "/v1/events", key, `{"type":"x","payload":` + deep + `}`, nil},
+		{"POST", "/v1/events", key, `{"type":"x","payload":{}}`, []string{"Idempotency-Key", long}},
+		{"POST", "/v1/events", key, `{"type":"x","payload":{},"id":"` + long + `"}`, nil},
+		{"POST", "/v1/events", key, `{"type":"x","payload":{},"endpoint_id":"` + long + `"}`, nil},
+		{"POST", "/v1/events", key, `{"type":"x","payload":{},"sequence":1e400}`, nil},
+		{"POST", "/v1/events", key, `{"type":"x","payload":"\ud800"}`, nil},
+		{"POST", "/v1/events", key, "{\"type\":\"x\",\"payload\":\"\xff\"}", nil},
 		{"GET", "/v1//endpoints", key, nil, nil},
 		{"GET", "/v1/endpoints/../admin/tenants", key, nil, nil},
 	}

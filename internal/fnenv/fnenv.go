@@ -312,6 +312,10 @@ type APIEnv struct {
 	// ReplayOpsQueueURL (HOOKLINE_REPLAY_OPS_QUEUE_URL) receives the
 	// operator's redrive, away from tenants' jobs. Empty: ReplayQueueURL.
 	ReplayOpsQueueURL string
+	// OutboxTable (HOOKLINE_OUTBOX_TABLE) receives the events published
+	// through the API (POST /v1/events) and the test events (POST
+	// /v1/endpoints/{id}/test). Empty: those routes answer 503.
+	OutboxTable string
 }
 
 // Vars renders e as the function's environment.
@@ -326,6 +330,7 @@ func (e APIEnv) Vars() map[string]string {
 	v[varSecretsKeyARN] = e.SecretsKeyARN
 	v[varReplayQueueURL] = e.ReplayQueueURL
 	v[varReplayOpsQueueURL] = e.ReplayOpsQueueURL
+	v[varOutboxTable] = e.OutboxTable
 	return v
 }
 
@@ -338,6 +343,7 @@ func LoadAPI(getenv func(string) string) (APIEnv, error) {
 		SecretsKeyARN:        getenv(varSecretsKeyARN),
 		ReplayQueueURL:       getenv(varReplayQueueURL),
 		ReplayOpsQueueURL:    getenv(varReplayOpsQueueURL),
+		OutboxTable:          getenv(varOutboxTable),
 	}
 	if err := required(varStateTable, e.StateTable, varSecretsKeyARN, e.SecretsKeyARN); err != nil {
 		return e, err

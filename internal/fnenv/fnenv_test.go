@@ -203,7 +203,7 @@ func TestVarsRoundTrip(t *testing.T) {
 	t.Run("api", func(t *testing.T) {
 		for _, e := range []APIEnv{
 			{Common: common, OperatorKeySecretARN: "arn:secret", SecretsKeyARN: "arn:key", URLs: netguard.URLPolicy{AllowHTTP: true, Guard: netguard.Guard{Allow: allow}},
-				ReplayQueueURL: "https://jobs", ReplayOpsQueueURL: "https://ops"},
+				ReplayQueueURL: "https://jobs", ReplayOpsQueueURL: "https://ops", OutboxTable: "outbox"},
 			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key"},
 		} {
 			got, err := LoadAPI(lookup(e.Vars()))
