@@ -17,6 +17,7 @@ var functions = []Target{
 	{Name: "enqueue", Env: []string{
 		"HOOKLINE_STATE_TABLE=t",
 		"HOOKLINE_DELIVERY_QUEUE_URL=http://127.0.0.1:1/delivery",
+		"HOOKLINE_EVENT_BUS=hookline-operator-events",
 		"HOOKLINE_LOG_LEVEL=INFO",
 	}},
 	{Name: "deliver", Env: []string{
@@ -34,6 +35,7 @@ var functions = []Target{
 		"HOOKLINE_SECRETS_KEY_ARN=arn:aws:kms:us-east-1:000000000000:key/secrets",
 		"HOOKLINE_ALLOW_HTTP=false",
 		"HOOKLINE_REPLAY_QUEUE_URL=http://127.0.0.1:1/replay",
+		"HOOKLINE_OUTBOX_TABLE=o",
 		"HOOKLINE_LOG_LEVEL=INFO",
 	}},
 	{Name: "replay", Env: []string{
