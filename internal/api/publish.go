@@ -112,15 +112,16 @@ func (s *Server) publishEvent(r *http.Request, tenant string, in publishInput) (
 		ev.OccurredAt = t
 	}
 	key := r.Header.Get("Idempotency-Key")
+	if len(key) > MaxIdempotencyKeyBytes || !outbox.ValidText(key) {
+		// Checked even when the body gives an id, which wins over it.
+		return ev, invalid(FieldError{Field: "Idempotency-Key", Message: "must be at most " + strconv.Itoa(MaxIdempotencyKeyBytes) + " bytes of text without control characters"})
+	}
 	switch {
 	case in.ID != nil && strings.HasPrefix(*in.ID, ReservedIDPrefix):
 		return ev, invalid(FieldError{Field: outbox.AttrID, Message: "starts with " + ReservedIDPrefix + ", which is reserved for the ids hookline makes"})
 	case in.ID != nil:
 		ev.ID = *in.ID
 	case key != "":
-		if len(key) > MaxIdempotencyKeyBytes || !outbox.ValidText(key) {
-			return ev, invalid(FieldError{Field: "Idempotency-Key", Message: "must be at most " + strconv.Itoa(MaxIdempotencyKeyBytes) + " bytes of text without control characters"})
-		}
 		ev.ID = KeyedEventID(tenant, key)
 	default:
 		id, err := s.newID("evt_")

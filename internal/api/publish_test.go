@@ -219,6 +219,7 @@ func TestPublishValidation(t *testing.T) {
 		{"payload too large", `{"type":"a","payload":` + big + `}`, nil, 413, "payload", outbox.ReasonTooLarge},
 		{"reserved id prefix", `{"id":"hl_x","type":"a","payload":{}}`, nil, 400, "id", ""},
 		{"bad Idempotency-Key", `{"type":"a","payload":{}}`, []string{"Idempotency-Key", "a\x01b"}, 400, "Idempotency-Key", ""},
+		{"Idempotency-Key too long beside an id", `{"id":"evt_k","type":"a","payload":{}}`, []string{"Idempotency-Key", strings.Repeat("k", 256)}, 400, "Idempotency-Key", ""},
 		{"unknown field", `{"type":"a","payload":{},"data":{}}`, nil, 400, "data", ""},
 		{"sequence not an integer", `{"type":"a","payload":{},"sequence":1.5}`, nil, 400, "sequence", ""},
 		{"no such endpoint", `{"type":"a","payload":{},"endpoint_id":"ep_nope"}`, nil, 422, "endpoint_id", ""},
