@@ -65,8 +65,7 @@ func newHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 		RateLimit:           p.APIRateLimit,
 		BurstLimit:          p.APIBurstLimit,
 		ReservedConcurrency: p.APIReservedConcurrency,
-		SecretsKey:          secretsKey,
-		Outbox:              tables.Outbox,
+		SecretsKey:          secretsKey, Outbox: tables.Outbox,
 	})
 
 	functions := map[string]awslambda.Function{"Enqueue": fns.Enqueue, "Deliver": fns.Deliver, "Api": httpAPI.Function, "Replay": replay.Function}

@@ -89,16 +89,13 @@ func decode(w http.ResponseWriter, r *http.Request, v any) *Problem {
 // json.RawMessage is taken as it is, nulls inside it included.
 func decodeLimit(w http.ResponseWriter, r *http.Request, v any, limit int64) *Problem {
 	body := bufio.NewReader(http.MaxBytesReader(w, r.Body, limit))
-	if p := bodyIsJSON(r.Header.Get("Content-Type"), body); p != nil {
+	if p := bodyIsJSON(r.Header.Get("Content-Type"), body, limit); p != nil {
 		if p.Status == http.StatusUnsupportedMediaType {
 			accept := "Accept-Post"
 			if r.Method == http.MethodPatch {
 				accept = "Accept-Patch"
 			}
 			w.Header().Set(accept, "application/json")
-		}
-		if p.Status == http.StatusRequestEntityTooLarge {
-			p.Detail = fmt.Sprintf("the request body is over %d bytes", limit)
 		}
 		return p
 	}
@@ -173,7 +170,7 @@ const formType = "application/x-www-form-urlencoded"
 // CORS preflight, which the API never grants (it sends no CORS headers). A
 // route authenticated by a cookie would change that (an HTML form can post
 // a body that reads as JSON): such a route must refuse the form type.
-func bodyIsJSON(contentType string, body *bufio.Reader) *Problem {
+func bodyIsJSON(contentType string, body *bufio.Reader, limit int64) *Problem {
 	if contentType == "" {
 		return nil
 	}
@@ -187,7 +184,7 @@ func bodyIsJSON(contentType string, body *bufio.Reader) *Problem {
 	case mt == formType:
 		switch first, err := firstNonSpace(body); {
 		case errors.As(err, new(*http.MaxBytesError)):
-			return problem(http.StatusRequestEntityTooLarge, "the request body is over %d bytes", MaxBodyBytes)
+			return problem(http.StatusRequestEntityTooLarge, "the request body is over %d bytes", limit)
 		case errors.Is(err, io.EOF), err == nil && (first == '{' || first == '['):
 			return nil
 		case err != nil:
@@ -282,11 +279,9 @@ func findNull(raw json.RawMessage, optional, opaque map[string]bool) string {
 	var stack []*level
 	for {
 		if len(stack) == 1 && !stack[0].want && opaque[stack[0].key] {
-			var skip json.RawMessage // an opaque field's value, whole
-			if dec.Decode(&skip) != nil {
+			if stack[0].want = dec.Decode(new(json.RawMessage)) == nil; !stack[0].want { // skip the value, whole
 				return ""
 			}
-			stack[0].want = true
 			continue
 		}
 		tok, err := dec.Token()
