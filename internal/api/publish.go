@@ -102,7 +102,9 @@ func (s *Server) publishEvent(r *http.Request, tenant string, in publishInput) (
 		ev.Type = *in.Type
 	}
 	if in.EndpointID != nil {
-		ev.EndpointID = *in.EndpointID
+		if ev.EndpointID = *in.EndpointID; ev.EndpointID == "" {
+			return ev, invalid(FieldError{Field: outbox.AttrEndpointID, Message: "is empty: leave it out to deliver to every subscribed endpoint"})
+		}
 	}
 	if in.OccurredAt != nil {
 		t, err := outbox.ParseOccurredAt(*in.OccurredAt)

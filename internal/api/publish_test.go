@@ -222,6 +222,7 @@ func TestPublishValidation(t *testing.T) {
 		{"Idempotency-Key too long beside an id", `{"id":"evt_k","type":"a","payload":{}}`, []string{"Idempotency-Key", strings.Repeat("k", 256)}, 400, "Idempotency-Key", ""},
 		{"unknown field", `{"type":"a","payload":{},"data":{}}`, nil, 400, "data", ""},
 		{"sequence not an integer", `{"type":"a","payload":{},"sequence":1.5}`, nil, 400, "sequence", ""},
+		{"empty endpoint id", `{"type":"a","payload":{},"endpoint_id":""}`, nil, 400, "endpoint_id", ""},
 		{"no such endpoint", `{"type":"a","payload":{},"endpoint_id":"ep_nope"}`, nil, 422, "endpoint_id", ""},
 		{"another tenant's endpoint", `{"type":"a","payload":{},"endpoint_id":"` + epB.ID + `"}`, nil, 422, "endpoint_id", ""},
 	}
