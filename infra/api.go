@@ -42,10 +42,14 @@ type HTTPAPIProps struct {
 	// SecretsKey seals new signing secrets: the API may encrypt with it,
 	// never decrypt.
 	SecretsKey awskms.IKey
-	// Outbox is read for the message log: Query on its by_tenant index and
-	// GetItem on the table, nothing else. Nil: the message log is off, and
-	// the event routes answer 503.
+	// Outbox receives the events published through the API and the test
+	// events (PutItem; GetItem to answer a repeated publish). Nil: those
+	// routes, and the message log's, answer 503.
 	Outbox awsdynamodb.ITable
+	// MessageLog reads the message log from Outbox: Query on its by_tenant
+	// index and GetItem of an event. False: the message log is off (the
+	// index does not exist), and the event log routes answer 503.
+	MessageLog bool
 	// DeliveryQueue receives the resends of delivered deliveries (rebuilt
 	// from the outbox): granted SendMessage only with the message log on.
 	DeliveryQueue awssqs.IQueue
@@ -86,7 +90,7 @@ var AccessLogFormat = mustJSON(map[string]string{
 	"error":              "$context.error.message",
 })
 
-// eventLogTable is the name of the message log's table, "" without one.
+// eventLogTable is the outbox table's name, "" without one.
 func eventLogTable(t awsdynamodb.ITable) string {
 	if t == nil {
 		return ""
@@ -94,10 +98,22 @@ func eventLogTable(t awsdynamodb.ITable) string {
 	return *t.TableName()
 }
 
+// grantAPIOutbox lets the api function write events into the outbox (and
+// read one back), read the message log when it is on, and send the resends
+// of delivered deliveries, which need the log.
+func grantAPIOutbox(fn awslambda.Function, p HTTPAPIProps) {
+	if p.Outbox != nil {
+		grantOutbox(fn, p.Outbox, p.MessageLog)
+	}
+	if resendQueueURL(p) != "" {
+		p.DeliveryQueue.Grant(fn, jsii.String("sqs:SendMessage"))
+	}
+}
+
 // resendQueueURL is the delivery queue's URL for the api function's resends
 // of delivered deliveries, "" when the message log is off (they need it).
 func resendQueueURL(p HTTPAPIProps) string {
-	if p.Outbox == nil || p.DeliveryQueue == nil {
+	if p.Outbox == nil || !p.MessageLog || p.DeliveryQueue == nil {
 		return ""
 	}
 	return *p.DeliveryQueue.QueueUrl()
@@ -133,13 +149,11 @@ func NewHTTPAPI(scope constructs.Construct, id string, p HTTPAPIProps) HTTPAPI {
 		ReplayOpsQueueURL:    *p.ReplayOps.QueueUrl(),
 		SecretsKeyARN:        *p.SecretsKey.KeyArn(),
 		OutboxTable:          eventLogTable(p.Outbox),
+		MessageLog:           p.Outbox != nil && p.MessageLog,
 		DeliveryQueueURL:     resendQueueURL(p),
 		PayloadRetention:     p.PayloadRetention,
 	}.Vars())
-	if p.Outbox != nil {
-		grantEventLogRead(fn, p.Outbox)
-		p.DeliveryQueue.Grant(fn, jsii.String("sqs:SendMessage")) // resends of delivered deliveries
-	}
+	grantAPIOutbox(fn, p)
 	reserveConcurrency(fn, p.ReservedConcurrency)
 	p.ReplayJobs.Grant(fn, jsii.String("sqs:SendMessage"))
 	p.ReplayOps.Grant(fn, jsii.String("sqs:SendMessage"))

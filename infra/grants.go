@@ -35,13 +35,17 @@ func grantTableItems(fn awslambda.Function, table awsdynamodb.Table, actions ...
 // grantEventLogRead lets fn read the message log: Query on the outbox
 // table's by_tenant index (not the table, not another index) and GetItem on
 // the table (one event with its payload). No Scan, no write, no stream.
-func grantEventLogRead(fn awslambda.Function, outbox awsdynamodb.ITable) {
+func grantOutbox(fn awslambda.Function, outbox awsdynamodb.ITable, messageLog bool) {
+	if messageLog {
+		awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+			Grantee: fn, Actions: jsii.Strings("dynamodb:Query"),
+			ResourceArns: jsii.Strings(*outbox.TableArn() + "/index/" + outboxpkg.IndexByTenant),
+		})
+	}
+	// PutItem: published and test events; GetItem: a publish repeated, and
+	// an event of the message log.
 	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
-		Grantee: fn, Actions: jsii.Strings("dynamodb:Query"),
-		ResourceArns: jsii.Strings(*outbox.TableArn() + "/index/" + outboxpkg.IndexByTenant),
-	})
-	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
-		Grantee: fn, Actions: jsii.Strings("dynamodb:GetItem"), ResourceArns: jsii.Strings(*outbox.TableArn()),
+		Grantee: fn, Actions: jsii.Strings("dynamodb:PutItem", "dynamodb:GetItem"), ResourceArns: jsii.Strings(*outbox.TableArn()),
 	})
 }
 

@@ -181,10 +181,11 @@ func TestLeastPrivilege(t *testing.T) {
 			g.add(arn(s.replayOps), nil, "sqs:SendMessage")                   // the operator's redrive
 			g.add(refTo(s.operatorKey), nil, "secretsmanager:GetSecretValue") // the operator key
 			g.add(key, purpose, "kms:Encrypt")                                // secrets sealed, never opened
-			// The message log: Query on the outbox's by_tenant index only,
-			// GetItem of one event on the table.
+			// The message log: Query on the outbox's by_tenant index only.
 			g.add(obj{"Fn::Join": arr{"", arr{arn(s.outboxTable), "/index/" + outboxpkg.IndexByTenant}}}, nil, "dynamodb:Query")
-			g.add(arn(s.outboxTable), nil, "dynamodb:GetItem")
+			// Published and test events; GetItem: a publish repeated, an
+			// event of the message log.
+			g.add(arn(s.outboxTable), nil, "dynamodb:GetItem", "dynamodb:PutItem")
 			g.add(arn(s.deliveryQueue), nil, "sqs:SendMessage") // resends of delivered deliveries
 		},
 		"replay": func(g grantSet) {
@@ -347,17 +348,20 @@ func TestRetentionInTheTemplate(t *testing.T) {
 }
 
 // With the message log off the outbox has no index, and the api function
-// neither reads the outbox nor is told its name (the event routes answer
-// 503): every grant it keeps is the log-on role's less the log's two.
+// is not told the log is there (the event log routes answer 503): every
+// grant it keeps is the log-on role's less the index Query and the resends'
+// queue; it still publishes into the outbox.
 func TestMessageLogOff(t *testing.T) {
 	on, off := synth(t, HooklineStackProps{}), synth(t, HooklineStackProps{DisableMessageLog: true})
 	outbox := off.resource(t, off.outboxTable, "AWS::DynamoDB::Table")["Properties"].(obj)
 	require.NotContains(t, outbox, "GlobalSecondaryIndexes")
 	vars := dig(t, off.resource(t, off.apiFn, "AWS::Lambda::Function"), "Properties", "Environment", "Variables").(obj)
-	require.Equal(t, "", vars["HOOKLINE_OUTBOX_TABLE"])
+	require.Equal(t, obj{"Ref": off.outboxTable}, vars["HOOKLINE_OUTBOX_TABLE"])
+	require.NotContains(t, vars, "HOOKLINE_MESSAGE_LOG")
+	onVars := dig(t, on.resource(t, on.apiFn, "AWS::Lambda::Function"), "Properties", "Environment", "Variables").(obj)
+	require.Equal(t, "on", onVars["HOOKLINE_MESSAGE_LOG"])
 	want := on.grantsOf(t, on.apiFn)
 	delete(want, grantKey(obj{"Fn::Join": arr{"", arr{getAtt(on.outboxTable, "Arn"), "/index/" + outboxpkg.IndexByTenant}}}, nil))
-	delete(want, grantKey(getAtt(on.outboxTable, "Arn"), nil))
 	delete(want, grantKey(getAtt(on.deliveryQueue, "Arn"), nil))
 	require.Equal(t, "", vars["HOOKLINE_DELIVERY_QUEUE_URL"])
 	require.Equal(t, roundTripAny(t, want), roundTripAny(t, off.grantsOf(t, off.apiFn)))

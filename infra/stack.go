@@ -66,7 +66,7 @@ func newHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 		BurstLimit:          p.APIBurstLimit,
 		ReservedConcurrency: p.APIReservedConcurrency,
 		SecretsKey:          secretsKey,
-		Outbox:              tables.EventLog(), DeliveryQueue: queues.Delivery, PayloadRetention: p.PayloadRetention, // the message log, resends
+		Outbox:              tables.Outbox, MessageLog: tables.MessageLog, DeliveryQueue: queues.Delivery, PayloadRetention: p.PayloadRetention, // publish, the message log, resends
 	})
 	functions := map[string]awslambda.Function{"Enqueue": fns.Enqueue, "Deliver": fns.Deliver, "Api": httpAPI.Function, "Replay": replay.Function}
 	ops := NewOperations(stack, "Operations", operationsProps(p, queues, replay, fns.Enqueue, functions))

@@ -108,10 +108,11 @@ const (
 )
 
 // ReservedTypes are the event types hookline itself emits (operational
-// events: an endpoint disabled, failing or recovered, deliveries dead). A
+// events: an endpoint disabled, failing or recovered, deliveries dead; and
+// hookline.test, the test event a tenant asks for through the API). A
 // producer may not write them: Validate refuses them, and hookline rejects
 // an outbox item of one of them that it did not write.
-var ReservedTypes = []string{"endpoint.disabled", "endpoint.failing", "endpoint.recovered", "delivery.dead"}
+var ReservedTypes = []string{"endpoint.disabled", "endpoint.failing", "endpoint.recovered", "delivery.dead", "hookline.test"}
 
 // IsReservedType reports whether t is one of ReservedTypes.
 func IsReservedType(t string) bool {
@@ -199,7 +200,7 @@ func (e Event) Validate() error {
 		return err
 	}
 	if IsReservedType(e.Type) {
-		return invalid(ReasonReservedType, AttrType, "%q is reserved for hookline's operational events", e.Type)
+		return invalid(ReasonReservedType, AttrType, "%q is reserved for the events hookline itself sends", e.Type)
 	}
 	return nil
 }

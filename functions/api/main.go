@@ -41,11 +41,14 @@ func build(cfg fnenv.APIEnv, log *slog.Logger, awsCfg aws.Config) (any, error) {
 
 		PayloadRetention: cfg.PayloadRetention,
 	}
-	if cfg.OutboxTable != "" {
+	if cfg.OutboxTable != "" && cfg.MessageLog {
 		srv.Events = &eventlog.Reader{DB: dynamodb.NewFromConfig(awsCfg), Table: cfg.OutboxTable}
 	}
 	if cfg.DeliveryQueueURL != "" {
 		srv.DeliveryQueue, srv.DeliveryQueueURL = sqs.NewFromConfig(awsCfg), cfg.DeliveryQueueURL
+	}
+	if cfg.OutboxTable != "" {
+		srv.Outbox, srv.OutboxTable = dynamodb.NewFromConfig(awsCfg), cfg.OutboxTable
 	}
 	if cfg.OperatorKey == "" {
 		srv.OperatorKeyFunc = secretString(secretsmanager.NewFromConfig(awsCfg), cfg.OperatorKeySecretARN)

@@ -129,6 +129,11 @@ type Server struct {
 	DeliveryQueueURL string
 	// Replays starts replay jobs. Nil: the replay routes answer 503.
 	Replays ReplayStarter
+	// Outbox is the outbox table, named OutboxTable, that POST /v1/events
+	// and POST /v1/endpoints/{id}/test write events into. Nil: those routes
+	// answer 503.
+	Outbox      Outbox
+	OutboxTable string
 	// Rand is the randomness for ids, keys and secrets (crypto/rand.Reader).
 	Rand io.Reader
 	// Now is the clock. Default time.Now.
@@ -188,6 +193,8 @@ func Routes() []Route {
 		{Method: "POST", Path: "/v1/endpoints/{endpoint_id}/rotate-secret", handle: (*Server).rotateSecret},
 		{Method: "POST", Path: "/v1/endpoints/{endpoint_id}/enable", handle: (*Server).enableEndpoint},
 		{Method: "POST", Path: "/v1/endpoints/{endpoint_id}/disable", handle: (*Server).disableEndpoint},
+		{Method: "POST", Path: "/v1/endpoints/{endpoint_id}/test", handle: (*Server).testEndpoint},
+		{Method: "POST", Path: "/v1/events", handle: (*Server).publish},
 		{Method: "GET", Path: "/v1/deliveries/{delivery_id}", handle: (*Server).getDelivery},
 		{Method: "GET", Path: "/v1/events/{event_id}/deliveries", handle: (*Server).eventDeliveries},
 		{Method: "POST", Path: "/v1/deliveries/{delivery_id}/resend", handle: (*Server).resendDelivery},

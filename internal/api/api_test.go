@@ -83,6 +83,8 @@ func newEnv(tb testing.TB) *env {
 		Log:         slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Replays:     fakeReplays{fs},
 		Events:      &memstore.EventLog{},
+		Outbox:      newFakeOutbox(),
+		OutboxTable: fakeOutboxTable,
 	}
 	return &env{tb: tb, clock: c, store: fs, kms: kms, srv: srv, h: srv.Handler(), logs: logs}
 }
@@ -1102,6 +1104,7 @@ func TestTenantIsolation(t *testing.T) {
 		"GET /v1/endpoints/{endpoint_id}/stats":          {},
 		// A's delivery is pending: A is told so (409), B that it does not exist.
 		"POST /v1/deliveries/{delivery_id}/resend": {own: http.StatusConflict},
+		"POST /v1/endpoints/{endpoint_id}/test":    {},
 	}
 	covered := 0
 	for _, rt := range api.Routes() {
@@ -1431,6 +1434,15 @@ func TestHostileInputsNever5xx(t *testing.T) {
 		{"POST", "/v1/admin/tenants/%00/keys", operatorKey, nil, nil},
 		{"DELETE", "/v1/admin/tenants/" + long + "/keys/" + long, operatorKey, nil, nil},
 		{"DELETE", "/v1/admin/tenants/acme/keys/%ff", operatorKey, nil, nil},
+		{"POST", "/v1/endpoints/" + long + "/test", key, nil, nil},
+		{"POST", "/v1/events", key, deep, nil},
+		{"POST", "/v1/events", key, `{"type":"x","payload":` + deep + `}`, nil},
+		{"POST", "/v1/events", key, `{"type":"x","payload":{}}`, []string{"Idempotency-Key", long}},
+		{"POST", "/v1/events", key, `{"type":"x","payload":{},"id":"` + long + `"}`, nil},
+		{"POST", "/v1/events", key, `{"type":"x","payload":{},"endpoint_id":"` + long + `"}`, nil},
+		{"POST", "/v1/events", key, `{"type":"x","payload":{},"sequence":1e400}`, nil},
+		{"POST", "/v1/events", key, `{"type":"x","payload":"\ud800"}`, nil},
+		{"POST", "/v1/events", key, "{\"type\":\"x\",\"payload\":\"\xff\"}", nil},
 		{"GET", "/v1//endpoints", key, nil, nil},
 		{"GET", "/v1/endpoints/../admin/tenants", key, nil, nil},
 	}

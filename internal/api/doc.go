@@ -8,5 +8,6 @@
 // as a missing one does. Operator routes (/v1/admin/...) take the operator
 // key only. Errors are application/problem+json with a detail that says what
 // to fix and, for invalid input, the fields at fault; malformed input gets a
-// 4xx, never a 5xx. Request bodies are capped at 64 KiB.
+// 4xx, never a 5xx. Request bodies are capped at 64 KiB, but POST /v1/events's
+// at MaxPublishBodyBytes (an outbox payload and room around it).
 package api

@@ -276,6 +276,8 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"LastFailureView":   api.LastFailureView{},
 		"Problem":           api.Problem{},
 		"FieldError":        api.FieldError{},
+		"PublishedEvent":    api.PublishedEventView{},
+		"TestEventView":     api.TestEventView{},
 	} {
 		s, err := resolve(doc, schemas[schema])
 		if err != nil || s == nil {

@@ -18,6 +18,9 @@ import (
 type FieldError struct {
 	Field   string `json:"field"`
 	Message string `json:"message"`
+	// Reason is the outbox's reason code (outbox.Reason*) when the field
+	// fails the outbox contract's validation (POST /v1/events); else empty.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Problem is an RFC 9457 problem document.
@@ -79,8 +82,14 @@ const MaxBodyBytes = 64 << 10
 // sends (see bodyIsJSON). Any other type is a 415 naming it, with an
 // Accept-Post (Accept-Patch for PATCH) header saying application/json.
 func decode(w http.ResponseWriter, r *http.Request, v any) *Problem {
-	body := bufio.NewReader(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
-	if p := bodyIsJSON(r.Header.Get("Content-Type"), body); p != nil {
+	return decodeLimit(w, r, v, MaxBodyBytes)
+}
+
+// decodeLimit is decode with a cap of limit bytes. A field of v of type
+// json.RawMessage is taken as it is, nulls inside it included.
+func decodeLimit(w http.ResponseWriter, r *http.Request, v any, limit int64) *Problem {
+	body := bufio.NewReader(http.MaxBytesReader(w, r.Body, limit))
+	if p := bodyIsJSON(r.Header.Get("Content-Type"), body, limit); p != nil {
 		if p.Status == http.StatusUnsupportedMediaType {
 			accept := "Accept-Post"
 			if r.Method == http.MethodPatch {
@@ -106,7 +115,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any) *Problem {
 	case errors.Is(err, io.EOF):
 		return problem(http.StatusBadRequest, "the request body is empty: send a JSON object")
 	case errors.As(err, &tooBig):
-		return problem(http.StatusRequestEntityTooLarge, "the request body is over %d bytes", MaxBodyBytes)
+		return problem(http.StatusRequestEntityTooLarge, "the request body is over %d bytes", limit)
 	case errors.As(err, &syntax):
 		return problem(http.StatusBadRequest, "the request body is not valid JSON (at byte %d)", syntax.Offset)
 	case errors.Is(err, errNotObject):
@@ -130,7 +139,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any) *Problem {
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		if errors.As(err, &tooBig) { // only white space after the object, but too much of it
-			return problem(http.StatusRequestEntityTooLarge, "the request body is over %d bytes", MaxBodyBytes)
+			return problem(http.StatusRequestEntityTooLarge, "the request body is over %d bytes", limit)
 		}
 		return problem(http.StatusBadRequest, "the request body has data after the JSON object")
 	}
@@ -161,7 +170,7 @@ const formType = "application/x-www-form-urlencoded"
 // CORS preflight, which the API never grants (it sends no CORS headers). A
 // route authenticated by a cookie would change that (an HTML form can post
 // a body that reads as JSON): such a route must refuse the form type.
-func bodyIsJSON(contentType string, body *bufio.Reader) *Problem {
+func bodyIsJSON(contentType string, body *bufio.Reader, limit int64) *Problem {
 	if contentType == "" {
 		return nil
 	}
@@ -175,7 +184,7 @@ func bodyIsJSON(contentType string, body *bufio.Reader) *Problem {
 	case mt == formType:
 		switch first, err := firstNonSpace(body); {
 		case errors.As(err, new(*http.MaxBytesError)):
-			return problem(http.StatusRequestEntityTooLarge, "the request body is over %d bytes", MaxBodyBytes)
+			return problem(http.StatusRequestEntityTooLarge, "the request body is over %d bytes", limit)
 		case errors.Is(err, io.EOF), err == nil && (first == '{' || first == '['):
 			return nil
 		case err != nil:
@@ -219,7 +228,8 @@ func decodeObject(raw json.RawMessage, v any) error {
 	if len(raw) == 0 || raw[0] != '{' {
 		return errNotObject
 	}
-	if field := findNull(raw, optionalFields(v)); field != "" {
+	optional, opaque := optionalFields(v)
+	if field := findNull(raw, optional, opaque); field != "" {
 		return &nullError{field: field}
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -228,26 +238,32 @@ func decodeObject(raw json.RawMessage, v any) error {
 }
 
 // optionalFields lists the JSON names of the pointer fields of the struct v
-// points to.
-func optionalFields(v any) map[string]bool {
-	out := map[string]bool{}
+// points to, and of its json.RawMessage fields (opaque: any JSON value,
+// null included).
+func optionalFields(v any) (optional, opaque map[string]bool) {
+	optional, opaque = map[string]bool{}, map[string]bool{}
 	t := reflect.TypeOf(v)
 	if t == nil || t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
-		return out
+		return optional, opaque
 	}
 	for f := range t.Elem().Fields() {
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if f.Type.Kind() == reflect.Pointer && name != "" && name != "-" {
-			out[name] = true
+		switch {
+		case name == "" || name == "-":
+		case f.Type == reflect.TypeFor[json.RawMessage]():
+			opaque[name] = true
+		case f.Type.Kind() == reflect.Pointer:
+			optional[name] = true
 		}
 	}
-	return out
+	return optional, opaque
 }
 
 // findNull names the first null in raw (a valid JSON object) that is not
-// the value of one of its optional fields, as a field path like
-// headers.X-Name or delivery_ids[2]; "" if there is none.
-func findNull(raw json.RawMessage, optional map[string]bool) string {
+// the value of one of its optional fields, nor within one of its opaque
+// fields, as a field path like headers.X-Name or delivery_ids[2]; "" if
+// there is none.
+func findNull(raw json.RawMessage, optional, opaque map[string]bool) string {
 	if !bytes.Contains(raw, []byte("null")) {
 		return ""
 	}
@@ -262,6 +278,12 @@ func findNull(raw json.RawMessage, optional map[string]bool) string {
 	dec.UseNumber()
 	var stack []*level
 	for {
+		if len(stack) == 1 && !stack[0].want && opaque[stack[0].key] {
+			if stack[0].want = dec.Decode(new(json.RawMessage)) == nil; !stack[0].want { // skip the value, whole
+				return ""
+			}
+			continue
+		}
 		tok, err := dec.Token()
 		if err != nil {
 			return ""

@@ -100,3 +100,24 @@ type OpDeath struct {
 
 // OpDeadSample is how many deaths a delivery.dead summary names.
 const OpDeadSample = 10
+
+// TestEventType is the type of the test event a tenant sends to one of its
+// endpoints (POST /v1/endpoints/{id}/test). It is reserved as the
+// operational types are (only hookline writes it, with the origin marker),
+// but it is not one of them: it goes to the endpoint it names only, whatever
+// that endpoint's event_types, and never to the operator's bus
+// (IsOperational is false for it).
+const TestEventType = "hookline.test"
+
+// TestEvent is the payload (data) of a hookline.test event.
+type TestEvent struct {
+	TenantID   string `json:"tenant_id"`
+	EndpointID string `json:"endpoint_id"`
+	// Message says what the event is, for a human reading a receiver's log.
+	Message string `json:"message"`
+	// RequestedAt is when the test was asked for.
+	RequestedAt time.Time `json:"requested_at"`
+}
+
+// TestEventMessage is TestEvent's Message.
+const TestEventMessage = "This is a test event sent by hookline at your request. It needs no action."

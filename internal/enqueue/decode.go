@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/opevent"
 	"github.com/hookline/hookline/outbox"
 )
@@ -76,15 +77,21 @@ func decodeImage(img map[string]events.DynamoDBAttributeValue) (outbox.Event, er
 // opevent.AttrOrigin. A producer's item of such a type is rejected
 // (reserved_type), so every operational event accepted here is hookline's,
 // and only those go on (to the tenant's endpoints, and to the operator's
-// bus).
+// bus). A hookline.test event (domain.TestEventType) must name its
+// endpoint: it goes to that endpoint only (targetsOf, whatever the
+// endpoint's event_types) and never to the bus.
 func validate(e outbox.Event, img map[string]events.DynamoDBAttributeValue) error {
 	err := e.Validate()
 	var verr *outbox.ValidationError
 	if !errors.As(err, &verr) || verr.Reason != outbox.ReasonReservedType {
 		return err
 	}
-	if v, ok := img[opevent.AttrOrigin]; ok && v.DataType() == events.DataTypeString && v.String() == opevent.Origin {
-		return nil
+	if v, ok := img[opevent.AttrOrigin]; !ok || v.DataType() != events.DataTypeString || v.String() != opevent.Origin {
+		return err
 	}
-	return err
+	if e.Type == domain.TestEventType && e.EndpointID == "" {
+		// A test event goes to the endpoint it names, and to no other.
+		return &outbox.ValidationError{Reason: outbox.ReasonMissingField, Field: outbox.AttrEndpointID, Detail: "is required in a " + domain.TestEventType + " event"}
+	}
+	return nil
 }

@@ -763,3 +763,55 @@ func TestOperationalEventsGoOnlyToEndpointsThatAskForThem(t *testing.T) {
 	require.Equal(t, map[string][]string{"op1": {"ep_ops"}, "op2": {"ep_dead", "ep_ops"}}, got)
 	require.Empty(t, s.Rejections(), "no subscriber is not a producer's fault")
 }
+
+// testImage is the stream image of a hookline.test event as the API writes
+// it (opevent.TestItem).
+func testImage(t *testing.T, id, tenant, endpointID string) map[string]events.DynamoDBAttributeValue {
+	t.Helper()
+	item, err := opevent.TestItem(id, tenant, endpointID, time.Now())
+	require.NoError(t, err)
+	img := map[string]events.DynamoDBAttributeValue{}
+	for k, v := range item {
+		switch v := v.(type) {
+		case *dynamotypes.AttributeValueMemberS:
+			img[k] = events.NewStringAttribute(v.Value)
+		case *dynamotypes.AttributeValueMemberN:
+			img[k] = events.NewNumberAttribute(v.Value)
+		}
+	}
+	return img
+}
+
+// A test event goes to the endpoint it names only, even one whose
+// event_types do not list it, and never to the operator's bus; without
+// hookline's marker, or without an endpoint, it is rejected.
+func TestTestEventGoesToItsEndpointOnly(t *testing.T) {
+	s := newFakeStore(
+		endpoint("t1", "ep_orders", "order.*"),
+		endpoint("t1", "ep_all"),
+		endpoint("t1", "ep_tests", "hookline.*"),
+	)
+	q, b := &fakeQueue{}, &fakeBus{}
+	forged := image("forged", "t1", map[string]events.DynamoDBAttributeValue{
+		outbox.AttrType: events.NewStringAttribute(domain.TestEventType), outbox.AttrEndpointID: events.NewStringAttribute("ep_all"),
+	})
+	unaddressed := testImage(t, "unaddressed", "t1", "ep_all")
+	delete(unaddressed, outbox.AttrEndpointID)
+	resp, err := newBusHandler(s, q, b).Handle(context.Background(), streamEvent(testImage(t, "test1", "t1", "ep_orders"), forged, unaddressed))
+	require.NoError(t, err)
+	require.Empty(t, resp.BatchItemFailures)
+	require.Len(t, q.sent, 1)
+	m := q.sent[0]
+	require.Equal(t, "ep_orders", m.EndpointID)
+	require.Equal(t, domain.DeliveryID("test1", "ep_orders"), m.DeliveryID)
+	require.Equal(t, domain.TestEventType, m.EventType)
+	var data domain.TestEvent
+	require.NoError(t, json.Unmarshal(m.Payload, &data))
+	require.Equal(t, "ep_orders", data.EndpointID)
+	require.Equal(t, domain.TestEventMessage, data.Message)
+	require.Empty(t, b.put, "the operator's bus is for operational events, not tests")
+	rej := s.Rejections()
+	require.Equal(t, outbox.ReasonReservedType, string(rej["forged"].Reason), "a producer's test event is refused")
+	require.Equal(t, outbox.ReasonMissingField, string(rej["unaddressed"].Reason))
+	require.Equal(t, outbox.AttrEndpointID, rej["unaddressed"].Field)
+}

@@ -39,6 +39,7 @@ const (
 	varDeadNoticeWindow     = "HOOKLINE_DEAD_NOTICE_WINDOW"
 	varOutboxTable          = VarOutboxTable
 	varPayloadRetention     = "HOOKLINE_PAYLOAD_RETENTION"
+	varMessageLog           = "HOOKLINE_MESSAGE_LOG"
 	varDeliveryRetention    = "HOOKLINE_DELIVERY_RETENTION"
 	varAllowCIDRs           = "HOOKLINE_ALLOW_CIDRS"
 	varAllowHTTP            = "HOOKLINE_ALLOW_HTTP"
@@ -360,10 +361,15 @@ type APIEnv struct {
 	// ReplayOpsQueueURL (HOOKLINE_REPLAY_OPS_QUEUE_URL) receives the
 	// operator's redrive, away from tenants' jobs. Empty: ReplayQueueURL.
 	ReplayOpsQueueURL string
-	// OutboxTable (HOOKLINE_OUTBOX_TABLE) is read for the message log (a
-	// Query of its by_tenant index, GetItem of an event). Empty: the event
+	// OutboxTable (HOOKLINE_OUTBOX_TABLE) receives the events published
+	// through the API (POST /v1/events) and the test events (POST
+	// /v1/endpoints/{id}/test), and holds the message log. Empty: those
 	// routes answer 503.
 	OutboxTable string
+	// MessageLog (HOOKLINE_MESSAGE_LOG, "on") says the outbox table has the
+	// message log's index (a Query of by_tenant lists events, a GetItem
+	// reads one). Default off: the event log routes answer 503.
+	MessageLog bool
 	// PayloadRetention (HOOKLINE_PAYLOAD_RETENTION) is how long after its
 	// occurred_at an event's payload is served. Default
 	// DefaultPayloadRetention (15 days).
@@ -387,6 +393,9 @@ func (e APIEnv) Vars() map[string]string {
 	v[varReplayOpsQueueURL] = e.ReplayOpsQueueURL
 	v[varOutboxTable] = e.OutboxTable
 	v[varDeliveryQueueURL] = e.DeliveryQueueURL
+	if e.MessageLog {
+		v[varMessageLog] = "on"
+	}
 	if e.PayloadRetention != 0 {
 		v[varPayloadRetention] = e.PayloadRetention.String()
 	}
@@ -404,6 +413,7 @@ func LoadAPI(getenv func(string) string) (APIEnv, error) {
 		ReplayOpsQueueURL:    getenv(varReplayOpsQueueURL),
 		OutboxTable:          getenv(varOutboxTable),
 		DeliveryQueueURL:     getenv(varDeliveryQueueURL),
+		MessageLog:           getenv(varMessageLog) == "on",
 		PayloadRetention:     DefaultPayloadRetention,
 	}
 	if s := getenv(varPayloadRetention); s != "" {

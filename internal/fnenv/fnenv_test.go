@@ -212,7 +212,8 @@ func TestVarsRoundTrip(t *testing.T) {
 	t.Run("api", func(t *testing.T) {
 		for _, e := range []APIEnv{
 			{Common: common, OperatorKeySecretARN: "arn:secret", SecretsKeyARN: "arn:key", URLs: netguard.URLPolicy{AllowHTTP: true, Guard: netguard.Guard{Allow: allow}},
-				ReplayQueueURL: "https://jobs", ReplayOpsQueueURL: "https://ops", OutboxTable: "outbox", PayloadRetention: 72 * time.Hour, DeliveryQueueURL: "https://delivery"},
+				ReplayQueueURL: "https://jobs", ReplayOpsQueueURL: "https://ops", OutboxTable: "outbox", MessageLog: true, PayloadRetention: 72 * time.Hour, DeliveryQueueURL: "https://delivery"},
+			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", OutboxTable: "outbox", PayloadRetention: DefaultPayloadRetention},
 			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", PayloadRetention: DefaultPayloadRetention},
 		} {
 			got, err := LoadAPI(lookup(e.Vars()))

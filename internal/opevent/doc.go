@@ -17,6 +17,11 @@
 //     enabled: never to an endpoint without a filter, never to a disabled
 //     one (so never to the disabled endpoint it describes).
 //
+// TestItem builds the other event hookline writes into the outbox with the
+// marker: hookline.test (domain.TestEventType), the test event of POST
+// /v1/endpoints/{id}/test, addressed to one endpoint (endpoint_id), which
+// enqueue sends to that endpoint only and never to the operator's bus.
+//
 // delivery.dead is coalesced per endpoint per window (Window): each death
 // of a delivery of a non-operational event is added to the window's record
 // in the state table; the death that opens the window sends a DeadNotice,

@@ -97,16 +97,34 @@ func Item(ev Event) (map[string]types.AttributeValue, error) {
 	if !domain.IsOperational(ev.Type) {
 		return nil, fmt.Errorf("%q is not an operational event type", ev.Type)
 	}
+	return item(ev, "")
+}
+
+// TestItem is the outbox item of a hookline.test event (domain.TestEvent)
+// with the given id, for the tenant's endpoint endpointID only, asked for
+// at: as Item, with endpoint_id set, so enqueue sends it to that endpoint
+// alone, whatever its event_types.
+func TestItem(id, tenantID, endpointID string, at time.Time) (map[string]types.AttributeValue, error) {
+	if endpointID == "" {
+		return nil, errors.New("a test event names its endpoint")
+	}
+	payload := domain.TestEvent{TenantID: tenantID, EndpointID: endpointID, Message: domain.TestEventMessage, RequestedAt: at.UTC()}
+	return item(Event{ID: id, TenantID: tenantID, Type: domain.TestEventType, Payload: payload, At: at}, endpointID)
+}
+
+// item builds a reserved-type event's outbox item, with endpoint_id when
+// endpointID is set.
+func item(ev Event, endpointID string) (map[string]types.AttributeValue, error) {
 	payload, err := json.Marshal(ev.Payload)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s payload: %w", ev.Type, err)
 	}
-	oe := outbox.Event{ID: ev.ID, TenantID: ev.TenantID, Type: ev.Type, Payload: payload, OccurredAt: ev.At}
+	oe := outbox.Event{ID: ev.ID, TenantID: ev.TenantID, Type: ev.Type, Payload: payload, OccurredAt: ev.At, EndpointID: endpointID}
 	var verr *outbox.ValidationError
 	if err := oe.Validate(); !errors.As(err, &verr) || verr.Reason != outbox.ReasonReservedType {
-		return nil, fmt.Errorf("operational event %s: %v", ev.ID, err)
+		return nil, fmt.Errorf("%s event %s: %v", ev.Type, ev.ID, err)
 	}
-	return map[string]types.AttributeValue{
+	it := map[string]types.AttributeValue{
 		outbox.AttrID:         &types.AttributeValueMemberS{Value: ev.ID},
 		outbox.AttrTenantID:   &types.AttributeValueMemberS{Value: ev.TenantID},
 		outbox.AttrType:       &types.AttributeValueMemberS{Value: ev.Type},
@@ -115,7 +133,11 @@ func Item(ev Event) (map[string]types.AttributeValue, error) {
 		outbox.AttrExpiresAt:  &types.AttributeValueMemberN{Value: strconv.FormatInt(ev.At.Add(outbox.DefaultRetention).Unix(), 10)},
 		outbox.AttrLogKey:     &types.AttributeValueMemberS{Value: outbox.LogKey(ev.At, ev.ID)},
 		AttrOrigin:            &types.AttributeValueMemberS{Value: Origin},
-	}, nil
+	}
+	if endpointID != "" {
+		it[outbox.AttrEndpointID] = &types.AttributeValueMemberS{Value: endpointID}
+	}
+	return it, nil
 }
 
 // Window is the coalescing window of delivery.dead that at falls in: the

@@ -3,6 +3,7 @@ package opevent
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -14,8 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestReservedTypesAreTheOperationalTypes(t *testing.T) {
-	require.Equal(t, domain.OpEventTypes, outbox.ReservedTypes, "the producer package refuses exactly hookline's types")
+func TestReservedTypesAreTheOperationalTypesAndTheTestEvent(t *testing.T) {
+	require.Equal(t, append(slices.Clone(domain.OpEventTypes), domain.TestEventType), outbox.ReservedTypes, "the producer package refuses exactly hookline's types")
+	require.False(t, domain.IsOperational(domain.TestEventType), "the test event is not the operator's: it stays off the bus")
 }
 
 func TestIDsDeriveFromWhatTheEventIsAbout(t *testing.T) {
@@ -107,4 +109,18 @@ func TestAStormIsBounded(t *testing.T) {
 	require.Len(t, q.delays, 12)
 	require.NoError(t, NoteDeath(context.Background(), w, q, "ops", 5*time.Minute, t0, "t1", "ep_1", domain.OpDeath{EventType: domain.OpDeliveryDead}))
 	require.Len(t, q.delays, 12, "an operational event's death is not noted")
+}
+
+func TestTestItemNamesItsEndpointAndCarriesTheMarker(t *testing.T) {
+	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	item, err := TestItem("hl_test_1", "t1", "ep_1", at)
+	require.NoError(t, err)
+	s := func(k string) string { return item[k].(*types.AttributeValueMemberS).Value }
+	require.Equal(t, Origin, s(AttrOrigin))
+	require.Equal(t, domain.TestEventType, s(outbox.AttrType))
+	require.Equal(t, "ep_1", s(outbox.AttrEndpointID))
+	require.Equal(t, outbox.LogKey(at, "hl_test_1"), s(outbox.AttrLogKey), "listed in the message log")
+	require.JSONEq(t, `{"tenant_id":"t1","endpoint_id":"ep_1","message":"`+domain.TestEventMessage+`","requested_at":"2026-11-30T12:00:00Z"}`, s(outbox.AttrPayload))
+	_, err = TestItem("hl_test_1", "t1", "", at)
+	require.Error(t, err, "a test event names its endpoint")
 }

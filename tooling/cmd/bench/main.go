@@ -11,8 +11,10 @@
 //     (package coldstart);
 //   - with -cloud (make bench: the stack deployed in the local cloud):
 //     outbox write to POST received against the local cloud's floor (do-
-//     nothing functions on the same two hops), a burst's throughput, and the
-//     cost per million deliveries from what the burst's logs say.
+//     nothing functions on the same two hops), a burst's throughput, the
+//     cost per million deliveries from what the burst's logs say, and
+//     POST /v1/events's throughput against the API floor (an HTTP API route
+//     whose function does nothing), at the same concurrency.
 package main
 
 import (
@@ -46,6 +48,8 @@ func main() {
 	runs := flag.Int("starts", 20, "cold starts per binary")
 	latencyN := flag.Int("latency", 200, "events for the latency percentiles (each side)")
 	burstN := flag.Int("burst", 2000, "events in the burst (each side)")
+	publishN := flag.Int("publish", 400, "requests per side for the publish throughput")
+	publishC := flag.Int("publish-concurrency", 8, "requests at a time for the publish throughput (each side)")
 	flag.Parse()
 	ctx := context.Background()
 	var rows []row
@@ -94,6 +98,15 @@ func main() {
 			fail("end to end", err)
 		}
 		rows = append(rows, more...)
+		e, err := harness.Load(ctx)
+		if err != nil {
+			fail("publish throughput", err)
+		}
+		pub, err := publishThroughput(ctx, e, *publishN, *publishC)
+		if err != nil {
+			fail("publish throughput", err)
+		}
+		rows = append(rows, pub...)
 	}
 
 	fmt.Printf("\nhookline performance, %s (ratios: hookline / baseline, measured in the same run)\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))

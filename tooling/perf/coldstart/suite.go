@@ -35,6 +35,7 @@ var functions = []Target{
 		"HOOKLINE_SECRETS_KEY_ARN=arn:aws:kms:us-east-1:000000000000:key/secrets",
 		"HOOKLINE_ALLOW_HTTP=false",
 		"HOOKLINE_REPLAY_QUEUE_URL=http://127.0.0.1:1/replay",
+		"HOOKLINE_OUTBOX_TABLE=o",
 		"HOOKLINE_LOG_LEVEL=INFO",
 	}},
 	{Name: "replay", Env: []string{

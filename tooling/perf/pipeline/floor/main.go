@@ -3,7 +3,8 @@
 // stream handler that sends one SQS message per inserted item, and an SQS
 // handler that POSTs each message's body to a receiver) with none of
 // hookline's work. FLOOR_MODE picks the hop: "stream" (FLOOR_QUEUE_URL) or
-// "sqs" (FLOOR_TARGET).
+// "sqs" (FLOOR_TARGET); or "api", the API floor's handler (an HTTP API
+// route answering 202 and doing nothing else).
 package main
 
 import (
@@ -73,8 +74,13 @@ func run() error {
 			wg.Wait()
 			return events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}, nil
 		})
+	case "api":
+		// The API floor: an HTTP API route's handler that does nothing.
+		lambda.Start(func(ctx context.Context, _ events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+			return events.APIGatewayV2HTTPResponse{StatusCode: http.StatusAccepted, Headers: map[string]string{"Content-Type": "application/json"}, Body: "{}"}, nil
+		})
 	default:
-		return fmt.Errorf("FLOOR_MODE %q: want stream or sqs", mode)
+		return fmt.Errorf("FLOOR_MODE %q: want stream, sqs or api", mode)
 	}
 	return nil
 }

@@ -1,0 +1,286 @@
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/opevent"
+	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/outbox"
+)
+
+// Outbox is the outbox table, for the events the API writes (POST
+// /v1/events, POST /v1/endpoints/{id}/test): PutItem, and GetItem to answer
+// a publish repeated. A *dynamodb.Client in production.
+type Outbox interface {
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+}
+
+var _ Outbox = (*dynamodb.Client)(nil)
+
+// MaxPublishBodyBytes caps the body of POST /v1/events: the outbox's
+// payload limit (outbox.MaxPayloadBytes) and room for the other fields and
+// white space. A bigger body answers 413, as does a payload over
+// outbox.MaxPayloadBytes in a body under the cap.
+const MaxPublishBodyBytes = outbox.MaxPayloadBytes + 16<<10
+
+// MaxIdempotencyKeyBytes bounds the Idempotency-Key header.
+const MaxIdempotencyKeyBytes = 255
+
+// ReservedIDPrefix starts the ids of the events hookline makes (test
+// events, the ids derived from an Idempotency-Key, operational events): a
+// publish may not choose such an id.
+const ReservedIDPrefix = "hl_"
+
+// ReplayedHeader is set to "true" on the answer to a publish that repeats
+// one already written: the same status and body as the first answer.
+const ReplayedHeader = "Idempotent-Replayed"
+
+// publishInput is the body of POST /v1/events.
+type publishInput struct {
+	ID         *string         `json:"id"`
+	Type       *string         `json:"type"`
+	Payload    json.RawMessage `json:"payload"`
+	OccurredAt *string         `json:"occurred_at"`
+	EndpointID *string         `json:"endpoint_id"`
+	Sequence   *int64          `json:"sequence"`
+}
+
+// publish writes an event into the outbox, once per id: the id given, or
+// derived from the Idempotency-Key header, or a new one.
+func (s *Server) publish(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
+	if s.Outbox == nil {
+		return problem(http.StatusServiceUnavailable, "publishing is not configured in this deployment")
+	}
+	var in publishInput
+	if p := decodeLimit(w, r, &in, MaxPublishBodyBytes); p != nil {
+		return p
+	}
+	ev, p := s.publishEvent(r, tenant, in)
+	if p != nil {
+		return p
+	}
+	item, err := ev.Item()
+	if err != nil {
+		return outboxProblem(err)
+	}
+	if ev.EndpointID != "" {
+		if _, err := s.Store.Endpoint(r.Context(), tenant, ev.EndpointID); errors.Is(err, store.ErrNotFound) {
+			return unprocessable(FieldError{Field: outbox.AttrEndpointID, Message: "names no endpoint of yours: " + strconv.Quote(ev.EndpointID)})
+		} else if err != nil {
+			return s.internal(r, err)
+		}
+	}
+	written, err := s.putEvent(r.Context(), item)
+	if err != nil {
+		return s.internal(r, err)
+	}
+	if !written {
+		return s.publishedBefore(w, r, in, ev)
+	}
+	writeJSON(w, http.StatusAccepted, publishedView(ev))
+	return nil
+}
+
+// publishEvent is the event in, with its id and time resolved, or the
+// problem with in's id, time or Idempotency-Key.
+func (s *Server) publishEvent(r *http.Request, tenant string, in publishInput) (outbox.Event, *Problem) {
+	ev := outbox.Event{TenantID: tenant, Payload: in.Payload, OccurredAt: s.now().UTC(), Sequence: in.Sequence}
+	if in.Type != nil {
+		ev.Type = *in.Type
+	}
+	if in.EndpointID != nil {
+		if ev.EndpointID = *in.EndpointID; ev.EndpointID == "" {
+			return ev, invalid(FieldError{Field: outbox.AttrEndpointID, Message: "is empty: leave it out to deliver to every subscribed endpoint"})
+		}
+	}
+	if in.OccurredAt != nil {
+		t, err := outbox.ParseOccurredAt(*in.OccurredAt)
+		if err != nil {
+			return ev, outboxProblem(err)
+		}
+		ev.OccurredAt = t
+	}
+	key := r.Header.Get("Idempotency-Key")
+	if len(key) > MaxIdempotencyKeyBytes || !outbox.ValidText(key) {
+		// Checked even when the body gives an id, which wins over it.
+		return ev, invalid(FieldError{Field: "Idempotency-Key", Message: "must be at most " + strconv.Itoa(MaxIdempotencyKeyBytes) + " bytes of text without control characters"})
+	}
+	switch {
+	case in.ID != nil && strings.HasPrefix(*in.ID, ReservedIDPrefix):
+		return ev, invalid(FieldError{Field: outbox.AttrID, Message: "starts with " + ReservedIDPrefix + ", which is reserved for the ids hookline makes"})
+	case in.ID != nil:
+		ev.ID = *in.ID
+	case key != "":
+		ev.ID = KeyedEventID(tenant, key)
+	default:
+		id, err := s.newID("evt_")
+		if err != nil {
+			return ev, s.internal(r, err)
+		}
+		ev.ID = id
+	}
+	return ev, nil
+}
+
+// KeyedEventID is the id of the event a tenant publishes with an
+// Idempotency-Key and no id: the same tenant and key, the same id; another
+// tenant's same key, another id.
+func KeyedEventID(tenantID, key string) string {
+	h := sha256.Sum256([]byte(tenantID + "\x00" + key))
+	return ReservedIDPrefix + "key_" + hex.EncodeToString(h[:16])
+}
+
+// putEvent writes item unless an event with its id exists: written is
+// false then.
+func (s *Server) putEvent(ctx context.Context, item map[string]types.AttributeValue) (written bool, err error) {
+	_, err = s.Outbox.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                aws.String(s.OutboxTable),
+		Item:                     item,
+		ConditionExpression:      aws.String("attribute_not_exists(#id)"),
+		ExpressionAttributeNames: map[string]string{"#id": outbox.AttrID},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// publishedBefore answers a publish whose event id exists: the first
+// answer again if the event there is this request's (same tenant, same
+// fields), else 409. Another tenant's event answers as a different body
+// does, and nothing of it is shown.
+func (s *Server) publishedBefore(w http.ResponseWriter, r *http.Request, in publishInput, ev outbox.Event) *Problem {
+	out, err := s.Outbox.GetItem(r.Context(), &dynamodb.GetItemInput{
+		TableName:      aws.String(s.OutboxTable),
+		Key:            map[string]types.AttributeValue{outbox.AttrID: &types.AttributeValueMemberS{Value: ev.ID}},
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return s.internal(r, err)
+	}
+	first, same := samePublish(out.Item, in, ev)
+	if !same {
+		return problem(http.StatusConflict, "an event with the id %q exists, and this request is not the one that wrote it: "+
+			"publish a different event under another id (or Idempotency-Key)", ev.ID)
+	}
+	w.Header().Set(ReplayedHeader, "true")
+	writeJSON(w, http.StatusAccepted, publishedView(first))
+	return nil
+}
+
+// samePublish reads the stored item and reports whether the request in
+// (ev resolved from it) is the one that wrote it: the same tenant, type,
+// payload, endpoint and sequence, and the same time if in gives one.
+func samePublish(item map[string]types.AttributeValue, in publishInput, ev outbox.Event) (outbox.Event, bool) {
+	str := func(k string) string {
+		v, _ := item[k].(*types.AttributeValueMemberS)
+		if v == nil {
+			return ""
+		}
+		return v.Value
+	}
+	stored := outbox.Event{ID: str(outbox.AttrID), TenantID: str(outbox.AttrTenantID), Type: str(outbox.AttrType),
+		Payload: json.RawMessage(str(outbox.AttrPayload)), EndpointID: str(outbox.AttrEndpointID)}
+	at, err := time.Parse(time.RFC3339Nano, str(outbox.AttrOccurredAt))
+	if err != nil || item[opevent.AttrOrigin] != nil {
+		return stored, false
+	}
+	stored.OccurredAt = at
+	if n, ok := item[outbox.AttrSequence].(*types.AttributeValueMemberN); ok {
+		seq, err := strconv.ParseInt(n.Value, 10, 64)
+		if err != nil {
+			return stored, false
+		}
+		stored.Sequence = &seq
+	}
+	same := stored.TenantID == ev.TenantID && stored.Type == ev.Type && string(stored.Payload) == string(ev.Payload) &&
+		stored.EndpointID == ev.EndpointID && equalSeq(stored.Sequence, ev.Sequence) &&
+		(in.OccurredAt == nil || stored.OccurredAt.Equal(ev.OccurredAt))
+	return stored, same
+}
+
+func equalSeq(a, b *int64) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+}
+
+// publishedView is the answer to a publish: the event, without its payload.
+func publishedView(ev outbox.Event) PublishedEventView {
+	return PublishedEventView{ID: ev.ID, Type: ev.Type, OccurredAt: ev.OccurredAt.UTC(), EndpointID: ev.EndpointID, Sequence: ev.Sequence}
+}
+
+// outboxProblem answers an event that fails the outbox contract
+// (*outbox.ValidationError): 400 naming the field and the reason code, 413
+// for a payload over outbox.MaxPayloadBytes.
+func outboxProblem(err error) *Problem {
+	var verr *outbox.ValidationError
+	if !errors.As(err, &verr) {
+		return invalid(FieldError{Field: "body", Message: err.Error()})
+	}
+	p := invalid(FieldError{Field: verr.Field, Message: verr.Detail, Reason: verr.Reason})
+	if verr.Reason == outbox.ReasonTooLarge && verr.Field == outbox.AttrPayload {
+		p.Status, p.Title = http.StatusRequestEntityTooLarge, http.StatusText(http.StatusRequestEntityTooLarge)
+	}
+	return p
+}
+
+// unprocessable is a 422 naming the fields at fault: well-formed, but
+// naming what does not exist.
+func unprocessable(errs ...FieldError) *Problem {
+	p := invalid(errs...)
+	p.Status, p.Title = http.StatusUnprocessableEntity, http.StatusText(http.StatusUnprocessableEntity)
+	return p
+}
+
+// TestEventView answers POST /v1/endpoints/{id}/test: the test event and
+// the id of its delivery to the endpoint (GET /v1/deliveries/{id}).
+type TestEventView struct {
+	PublishedEventView
+	DeliveryID string `json:"delivery_id"`
+}
+
+// testEndpoint sends a hookline.test event to one endpoint of the tenant,
+// through the outbox like any event.
+func (s *Server) testEndpoint(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
+	if s.Outbox == nil {
+		return problem(http.StatusServiceUnavailable, "test events are not configured in this deployment")
+	}
+	epID := r.PathValue("endpoint_id")
+	ep, err := s.Store.Endpoint(r.Context(), tenant, epID)
+	if err != nil {
+		return s.found(r, "endpoint "+strconv.Quote(epID), err)
+	}
+	if ep.Disabled {
+		return problem(http.StatusConflict, "endpoint %q is disabled: enable it (POST /v1/endpoints/%s/enable), then test it", epID, epID)
+	}
+	id, err := s.newID(ReservedIDPrefix + "test_")
+	if err != nil {
+		return s.internal(r, err)
+	}
+	at := s.now().UTC()
+	item, err := opevent.TestItem(id, tenant, epID, at)
+	if err != nil {
+		return s.internal(r, err)
+	}
+	if written, err := s.putEvent(r.Context(), item); err != nil || !written {
+		return s.internal(r, errors.Join(err, errors.New("test event id "+id+" taken")))
+	}
+	writeJSON(w, http.StatusAccepted, TestEventView{
+		PublishedEventView: PublishedEventView{ID: id, Type: domain.TestEventType, OccurredAt: at, EndpointID: epID},
+		DeliveryID:         domain.DeliveryID(id, epID),
+	})
+	return nil
+}
