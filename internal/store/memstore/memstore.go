@@ -327,6 +327,9 @@ func (s *Store) UpdateEndpoint(_ context.Context, tenantID, endpointID string, c
 	if c.Headers != nil {
 		e.Headers = maps.Clone(*c.Headers)
 	}
+	if c.RateLimit != nil {
+		e.RateLimit = *c.RateLimit
+	}
 	e = copyOf(e)
 	s.endpoints[k] = e
 	return copyOf(e), nil
