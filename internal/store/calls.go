@@ -72,6 +72,7 @@ var Calls = map[string][]Call{
 	"TenantForKey":              {getItem},
 	"RevokeAPIKey":              {queryIndex, updateItem},
 	"AddEndpointStats":          {updateItem},
+	"TakeSlots":                 {updateItem},
 	"EndpointStats":             {query},
 	"LastAttempts":              {query},
 }

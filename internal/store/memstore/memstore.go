@@ -37,6 +37,7 @@ type Store struct {
 	depths     map[string]*counter
 	sweptAt    *time.Time
 	stats      map[statsKey]domain.StatsBucket
+	rates      map[string]int // rate window ("tenant\x00endpoint\x00second") -> slots taken
 }
 
 type endpointKey struct{ tenant, endpoint string }
