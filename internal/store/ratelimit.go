@@ -60,7 +60,9 @@ func (s *Store) TakeSlots(ctx context.Context, tenantID, endpointID string, wind
 // takeSlots is one attempt at taking want slots; when the condition fails
 // it reports the window's count as it found it.
 func (s *Store) takeSlots(ctx context.Context, tenantID, endpointID string, window time.Time, want, limit int) (got Slots, taken int, err error) {
-	n := func(v int64) types.AttributeValue { return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)} }
+	n := func(v int64) types.AttributeValue {
+		return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           &s.table,
 		Key:                                 key("RATE#"+tenantID+"#"+endpointID, window.Format(hourFormat)),
