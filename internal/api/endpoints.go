@@ -89,12 +89,8 @@ func (s *Server) validate(in endpointInput, create bool) *Problem {
 	if in.Description != nil && len(*in.Description) > 512 {
 		add("description", "is %d bytes, at most 512", len(*in.Description))
 	}
-	if in.RateLimit != nil {
-		switch n := *in.RateLimit; {
-		case n == 0 && !create: // removes the limit
-		case n < 1 || n > domain.MaxRateLimit:
-			add("rate_limit", "is %d, must be a whole number of requests per second from 1 to %d (0 on update removes the limit)", n, domain.MaxRateLimit)
-		}
+	if msg := rateLimitProblem(in.RateLimit, create); msg != "" {
+		add("rate_limit", "%s", msg)
 	}
 	if in.EventTypes != nil {
 		if len(*in.EventTypes) > 50 {
@@ -135,6 +131,15 @@ func (s *Server) validate(in endpointInput, create bool) *Problem {
 		return invalid(errs...)
 	}
 	return nil
+}
+
+// rateLimitProblem says what is wrong with a rate_limit (nil: absent), or
+// nothing: 1 to domain.MaxRateLimit, or 0 on update (which removes it).
+func rateLimitProblem(n *int, create bool) string {
+	if n == nil || (*n == 0 && !create) || (*n >= 1 && *n <= domain.MaxRateLimit) {
+		return ""
+	}
+	return fmt.Sprintf("is %d, must be a whole number of requests per second from 1 to %d (0 on update removes the limit)", *n, domain.MaxRateLimit)
 }
 
 var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)

@@ -23,6 +23,12 @@ type Message struct {
 	// not from the event, so that an event older than the maximum age can
 	// still be replayed. Receivers never see it.
 	ReplayedAt *time.Time `json:"replayed_at,omitempty"`
+	// Attempts is the number of attempts made before this message was
+	// sent: set on a message deliver sends again to wait for its
+	// endpoint's rate limit (its receive count starts again at 0, so the
+	// attempt number is Attempts plus the receive count). 0 on every other
+	// message. Receivers never see it.
+	Attempts int `json:"attempts,omitempty"`
 }
 
 // AgeFrom is the time the message's age counts from: its replay, if any,
@@ -34,7 +40,8 @@ func (m Message) AgeFrom() time.Time {
 	return m.OccurredAt
 }
 
-// Replayed returns body, a delivery message, marked as sent again at at.
+// Replayed returns body, a delivery message, marked as sent again at at,
+// with a fresh schedule (no attempts carried).
 func Replayed(body string, at time.Time) (string, error) {
 	m, err := Decode(body)
 	if err != nil {
@@ -42,6 +49,7 @@ func Replayed(body string, at time.Time) (string, error) {
 	}
 	at = at.UTC()
 	m.ReplayedAt = &at
+	m.Attempts = 0 // a fresh schedule
 	out, err := Encode(m)
 	if err != nil {
 		return "", fmt.Errorf("encode replayed message %s: %w", m.DeliveryID, err)
