@@ -212,7 +212,7 @@ func TestRateLimitWaitBurnsNoAttempt(t *testing.T) {
 	ep := rateEndpoint
 	ep.RateLimit = 1
 	f := newRateFixture(ep)
-	start := time.Date(2026, 11, 30, 12, 0, 0, 500e6, time.UTC)
+	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	_, err := f.store.TakeSlots(context.Background(), "t1", "ep_1", start, 1, 1) // the window is full
 	require.NoError(t, err)
 

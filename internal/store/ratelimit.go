@@ -30,22 +30,27 @@ type Slots struct {
 }
 
 // TakeSlots takes up to n of the request slots of an endpoint limited to
-// limit requests per second, in the one-second window that starts at
-// window (truncated to the second): as many as are left, at most n. It is
-// one conditional UpdateItem (ADD taken, on the condition that it stays
-// within limit) whatever n; when fewer than n are left, the failed
+// limit requests per second, in the one-second window that holds at: as
+// many as are left, at most n. Slot i of a window is due i/limit seconds
+// into it; the first taker of a window starts at the first slot not yet
+// past at (so slots already past are not sent at once, in a burst). It is
+// one conditional UpdateItem (taken raised, on the condition that it
+// stays within limit) whatever n; when fewer than n are left, the failed
 // condition returns the count and a second UpdateItem takes what is left,
 // unless another caller took it first (then none are granted: the caller
 // tries the next window). Concurrent callers never take more than limit
 // slots of one window between them.
-func (s *Store) TakeSlots(ctx context.Context, tenantID, endpointID string, window time.Time, n, limit int) (Slots, error) {
-	window = window.UTC().Truncate(time.Second)
-	if n <= 0 || limit <= 0 {
+func (s *Store) TakeSlots(ctx context.Context, tenantID, endpointID string, at time.Time, n, limit int) (Slots, error) {
+	window := at.UTC().Truncate(time.Second)
+	past := PastSlots(at, limit)
+	if n <= 0 || limit <= 0 || past >= limit {
 		return Slots{}, nil
 	}
-	want := min(n, limit)
+	// Never more than the slots not past: a window that has more left
+	// than that is one whose first taker came before at.
+	want := min(n, limit-past)
 	for range 2 {
-		got, taken, err := s.takeSlots(ctx, tenantID, endpointID, window, want, limit)
+		got, taken, err := s.takeSlots(ctx, tenantID, endpointID, window, past, want, limit)
 		if err != nil {
 			return Slots{}, err
 		}
@@ -59,17 +64,17 @@ func (s *Store) TakeSlots(ctx context.Context, tenantID, endpointID string, wind
 
 // takeSlots is one attempt at taking want slots; when the condition fails
 // it reports the window's count as it found it.
-func (s *Store) takeSlots(ctx context.Context, tenantID, endpointID string, window time.Time, want, limit int) (got Slots, taken int, err error) {
+func (s *Store) takeSlots(ctx context.Context, tenantID, endpointID string, window time.Time, past, want, limit int) (got Slots, taken int, err error) {
 	n := func(v int64) types.AttributeValue {
 		return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
 	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           &s.table,
 		Key:                                 key("RATE#"+tenantID+"#"+endpointID, window.Format(hourFormat)),
-		UpdateExpression:                    aws.String("ADD #taken :n SET expires_at = :exp"),
+		UpdateExpression:                    aws.String("SET #taken = if_not_exists(#taken, :past) + :n, expires_at = :exp"),
 		ConditionExpression:                 aws.String("attribute_not_exists(#taken) OR #taken <= :room"),
 		ExpressionAttributeNames:            map[string]string{"#taken": attrTaken},
-		ExpressionAttributeValues:           map[string]types.AttributeValue{":n": n(int64(want)), ":room": n(int64(limit - want)), ":exp": n(window.Add(RateWindowTTL).Unix())},
+		ExpressionAttributeValues:           map[string]types.AttributeValue{":past": n(int64(past)), ":n": n(int64(want)), ":room": n(int64(limit - want)), ":exp": n(window.Add(RateWindowTTL).Unix())},
 		ReturnValues:                        types.ReturnValueUpdatedNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
@@ -91,4 +96,11 @@ func numberAttr(item map[string]types.AttributeValue, name string) int {
 		return n
 	}
 	return 0
+}
+
+// PastSlots is how many of a window's slots (limit per second, slot i due
+// i/limit seconds into the second) are due before at.
+func PastSlots(at time.Time, limit int) int {
+	frac := at.Sub(at.Truncate(time.Second))
+	return int((frac*time.Duration(limit) + time.Second - 1) / time.Second)
 }

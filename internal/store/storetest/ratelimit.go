@@ -10,7 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// rateSlots: a window's slots are taken in order, a take larger than
+// rateSlots: a window's slots are taken in order from the first not past
+// when the window is first taken, a take larger than
 // what is left gets what is left, a full window grants none, concurrent
 // takers never pass the limit between them, and the next window and
 // another endpoint start afresh.
@@ -19,18 +20,24 @@ func rateSlots(t *testing.T, u *suite) {
 	tenant := u.id("t_rate")
 	w := u.clock.Now().Truncate(time.Second)
 
-	got, err := s.TakeSlots(ctx, tenant, "ep_a", w.Add(300*time.Millisecond), 4, 10)
+	got, err := s.TakeSlots(ctx, tenant, "ep_a", w.Add(250*time.Millisecond), 4, 10)
 	require.NoError(t, err)
-	require.Equal(t, store.Slots{First: 0, Granted: 4}, got)
-	got, err = s.TakeSlots(ctx, tenant, "ep_a", w, 4, 10)
+	require.Equal(t, store.Slots{First: 3, Granted: 4}, got, "the window's first taker starts at the first slot not past (0.3 s)")
+	got, err = s.TakeSlots(ctx, tenant, "ep_a", w.Add(100*time.Millisecond), 2, 10)
 	require.NoError(t, err)
-	require.Equal(t, store.Slots{First: 4, Granted: 4}, got, "the same second, whatever its fraction")
+	require.Equal(t, store.Slots{First: 7, Granted: 2}, got, "the same second, in order")
 	got, err = s.TakeSlots(ctx, tenant, "ep_a", w, 5, 10)
 	require.NoError(t, err)
-	require.Equal(t, store.Slots{First: 8, Granted: 2}, got, "what is left")
+	require.Equal(t, store.Slots{First: 9, Granted: 1}, got, "what is left")
 	got, err = s.TakeSlots(ctx, tenant, "ep_a", w, 1, 10)
 	require.NoError(t, err)
 	require.Zero(t, got.Granted, "a full window grants none")
+	got, err = s.TakeSlots(ctx, tenant, "ep_d", w.Add(950*time.Millisecond), 3, 10)
+	require.NoError(t, err)
+	require.Zero(t, got.Granted, "every slot of the second is past")
+	got, err = s.TakeSlots(ctx, tenant, "ep_e", w.Add(500*time.Millisecond), 9, 10)
+	require.NoError(t, err)
+	require.Equal(t, store.Slots{First: 5, Granted: 5}, got, "at most the slots not past")
 
 	got, err = s.TakeSlots(ctx, tenant, "ep_a", w.Add(time.Second), 20, 10)
 	require.NoError(t, err)
