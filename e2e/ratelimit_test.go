@@ -77,11 +77,11 @@ func TestRateLimitHoldsEndToEnd(t *testing.T) {
 		n, limit, span.Round(time.Millisecond), overall, aligned, sliding)
 	require.LessOrEqual(t, aligned, limit+1, "requests begun in one second (the limiter's window), one of tolerance for send-to-arrival time")
 	require.LessOrEqual(t, overall, float64(limit)*1.05, "the overall rate")
-	require.LessOrEqual(t, sliding, limit+limit/2, "any one-second window")
+	require.LessOrEqual(t, sliding, limit+2, "any one-second window: two of tolerance for send-to-arrival time")
 
 	// Waiting was no failed attempt: every delivery delivered at its first.
 	d, err := env.store.Delivery(context.Background(), domain.DeliveryID(fmt.Sprintf("evt_rl_%d_%s", n-1, tn.ID), "ep_1"))
 	require.NoError(t, err)
 	require.Equal(t, domain.StateDelivered, d.State)
-	require.Len(t, d.Attempts, 1)
+	require.Equal(t, 1, d.Attempts)
 }
