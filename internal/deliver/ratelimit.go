@@ -128,7 +128,7 @@ func (h *Handler) takeSlot(ctx context.Context, at *attempt, g *gate, limit int)
 		}
 		h.sleepUntil(ctx, next)
 	}
-	at.deferDelay = h.deferDelay(g.want, limit)
+	at.deferDelay = h.deferDelay(g.want, limit, at.in.Message.Deferrals)
 	g.want--
 	return time.Time{}, false
 }
@@ -156,29 +156,33 @@ func (h *Handler) mayWait(ctx context.Context, started, now, until time.Time) bo
 }
 
 // deferDelay is how long a message turned away by its endpoint's rate
-// limit waits before it comes back: a second, plus the time the batch's
+// limit waits before it comes back: a second plus the time the batch's
 // backlog (messages still waiting for the endpoint) takes at the limit,
-// plus as much again drawn at random so that deferred messages do not all
-// come back at once; in whole seconds, at most MaxDeferDelay.
-func (h *Handler) deferDelay(backlog, limit int) time.Duration {
-	spread := math.Ceil(float64(max(backlog, 1)) / float64(limit))
+// doubled for each time the message was turned away before (deferrals,
+// up to 2^8: the backlog beyond the batch is unknown, and this finds it
+// in a few re-sends), plus up to as much again drawn at random so that
+// deferred messages do not all come back at once; in whole seconds, at
+// most MaxDeferDelay.
+func (h *Handler) deferDelay(backlog, limit, deferrals int) time.Duration {
+	base := (1 + math.Ceil(float64(max(backlog, 1))/float64(limit))) * math.Pow(2, float64(min(max(deferrals, 0), 8)))
 	r := 0.0
 	if h.Rand != nil {
 		r = h.Rand()
 	}
-	secs := 1 + spread + math.Floor(r*(spread+1))
+	secs := math.Floor(base * (1 + r))
 	return min(time.Duration(secs)*time.Second, MaxDeferDelay)
 }
 
 // deferForRate sends the attempt's message again, delayed by its
 // deferDelay and carrying the attempts made before this receive (which
-// made none), and reports the original done (deleted): the new message's
+// made none) and one more deferral, and reports the original done (deleted): the new message's
 // receive count starts again, so waiting burns neither an attempt nor a
 // receive. A message that cannot be sent again is left, to come back
 // after the queue's visibility timeout.
 func (h *Handler) deferForRate(ctx context.Context, at *attempt) bool {
 	msg := at.in.Message
 	msg.Attempts = at.in.Attempt - 1
+	msg.Deferrals++
 	body, err := message.Encode(msg)
 	if err == nil {
 		secs := int32(min(at.deferDelay, MaxDeferDelay) / time.Second)

@@ -188,6 +188,7 @@ func TestRateLimitHoldsAcrossConcurrentHandlers(t *testing.T) {
 		deferred += len(back)
 		for i, m := range back {
 			require.Equal(t, 1, m.Attempts, "a message received twice carries the one attempt made")
+			require.Equal(t, 1, m.Deferrals)
 			require.GreaterOrEqual(t, delays[i], int32(1))
 			require.LessOrEqual(t, delays[i], int32(900))
 		}
@@ -230,6 +231,7 @@ func TestRateLimitWaitBurnsNoAttempt(t *testing.T) {
 	back, delays := requeued(t, q)
 	require.Len(t, back, 1)
 	require.Equal(t, 2, back[0].Attempts, "the two attempts made before this receive")
+	require.Equal(t, 1, back[0].Deferrals)
 	require.Equal(t, int32(3), delays[0], "1 s + the backlog at the limit (1 s) + the jitter (up to 1 s)")
 	require.Empty(t, q.dlq)
 
@@ -309,9 +311,12 @@ func TestUnlimitedEndpointTakesNoSlots(t *testing.T) {
 // the backlog (the fake queue refuses more, as SQS does).
 func TestDeferDelayBound(t *testing.T) {
 	h := &Handler{Rand: func() float64 { return 0.999 }}
-	require.Equal(t, MaxDeferDelay, h.deferDelay(1_000_000, 1))
-	require.Equal(t, 2*time.Second, (&Handler{}).deferDelay(1, 10))
-	require.Equal(t, 3*time.Second, h.deferDelay(1, 10))
+	require.Equal(t, MaxDeferDelay, h.deferDelay(1_000_000, 1, 0))
+	require.Equal(t, MaxDeferDelay, h.deferDelay(1, 10, 1000))
+	require.Equal(t, 2*time.Second, (&Handler{}).deferDelay(1, 10, 0))
+	require.Equal(t, 3*time.Second, h.deferDelay(1, 10, 0))
+	require.Equal(t, 8*time.Second, (&Handler{}).deferDelay(10, 10, 2), "doubled for each deferral before")
+	require.Equal(t, 15*time.Second, h.deferDelay(10, 10, 2), "and up to as much again at random")
 	q := newFakeQueue(time.Now, queueVisibility)
 	body, _ := json.Marshal(message.Message{DeliveryID: "d"})
 	_, err := q.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String("https://sqs.example/q"), MessageBody: aws.String(string(body)), DelaySeconds: 901})

@@ -29,6 +29,11 @@ type Message struct {
 	// attempt number is Attempts plus the receive count). 0 on every other
 	// message. Receivers never see it.
 	Attempts int `json:"attempts,omitempty"`
+	// Deferrals counts the times deliver sent the message again to wait
+	// for its endpoint's rate limit: each wait is longer than the last, so
+	// a long backlog costs a few re-sends, not one every few seconds. 0 on
+	// every other message. Receivers never see it.
+	Deferrals int `json:"deferrals,omitempty"`
 }
 
 // AgeFrom is the time the message's age counts from: its replay, if any,
@@ -49,7 +54,7 @@ func Replayed(body string, at time.Time) (string, error) {
 	}
 	at = at.UTC()
 	m.ReplayedAt = &at
-	m.Attempts = 0 // a fresh schedule
+	m.Attempts, m.Deferrals = 0, 0 // a fresh schedule
 	out, err := Encode(m)
 	if err != nil {
 		return "", fmt.Errorf("encode replayed message %s: %w", m.DeliveryID, err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/stretchr/testify/require"
 )
@@ -72,4 +73,26 @@ func rateSlots(t *testing.T, u *suite) {
 	wg.Wait()
 	require.LessOrEqual(t, total, 10, "never more than the limit between concurrent takers")
 	require.GreaterOrEqual(t, total, 9, "and a full window's worth, or nearly, is taken")
+}
+
+// rateLimitField: an endpoint's rate limit is stored on create, changed
+// by an update, and removed by an update to 0.
+func rateLimitField(t *testing.T, u *suite) {
+	ctx, s := context.Background(), u.s
+	tenant := u.id("t_rlf")
+	e, err := s.CreateEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep_1", URL: "https://example.com/x", RateLimit: 10})
+	require.NoError(t, err)
+	require.Equal(t, 10, e.RateLimit)
+	three, zero := 3, 0
+	e, err = s.UpdateEndpoint(ctx, tenant, "ep_1", store.EndpointChange{RateLimit: &three})
+	require.NoError(t, err)
+	require.Equal(t, 3, e.RateLimit)
+	got, err := s.Endpoint(ctx, tenant, "ep_1")
+	require.NoError(t, err)
+	require.Equal(t, 3, got.RateLimit)
+	_, err = s.UpdateEndpoint(ctx, tenant, "ep_1", store.EndpointChange{RateLimit: &zero})
+	require.NoError(t, err)
+	got, err = s.Endpoint(ctx, tenant, "ep_1")
+	require.NoError(t, err)
+	require.Zero(t, got.RateLimit)
 }
