@@ -156,20 +156,21 @@ func (h *Handler) mayWait(ctx context.Context, started, now, until time.Time) bo
 }
 
 // deferDelay is how long a message turned away by its endpoint's rate
-// limit waits before it comes back: a second plus the time the batch's
-// backlog (messages still waiting for the endpoint) takes at the limit,
-// doubled for each time the message was turned away before (deferrals,
-// up to 2^8: the backlog beyond the batch is unknown, and this finds it
-// in a few re-sends), plus up to as much again drawn at random so that
-// deferred messages do not all come back at once; in whole seconds, at
-// most MaxDeferDelay.
+// limit waits before it comes back: a second, plus a time drawn at random
+// ("full jitter") up to the time the batch's backlog (messages still
+// waiting for the endpoint) takes at the limit, plus a second, doubled
+// for each time the message was turned away before (deferrals, up to
+// 2^8). The doubling finds a backlog longer than the batch (which no
+// invocation sees) in a few re-sends; the full jitter spreads the
+// messages over the whole span, so the endpoint's seconds stay used
+// while they wait. Whole seconds, at most MaxDeferDelay.
 func (h *Handler) deferDelay(backlog, limit, deferrals int) time.Duration {
-	base := (1 + math.Ceil(float64(max(backlog, 1))/float64(limit))) * math.Pow(2, float64(min(max(deferrals, 0), 8)))
+	span := (1 + math.Ceil(float64(max(backlog, 1))/float64(limit))) * math.Pow(2, float64(min(max(deferrals, 0), 8)))
 	r := 0.0
 	if h.Rand != nil {
 		r = h.Rand()
 	}
-	secs := math.Floor(base * (1 + r))
+	secs := 1 + math.Floor(span*r)
 	return min(time.Duration(secs)*time.Second, MaxDeferDelay)
 }
 

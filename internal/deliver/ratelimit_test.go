@@ -232,7 +232,7 @@ func TestRateLimitWaitBurnsNoAttempt(t *testing.T) {
 	require.Len(t, back, 1)
 	require.Equal(t, 2, back[0].Attempts, "the two attempts made before this receive")
 	require.Equal(t, 1, back[0].Deferrals)
-	require.Equal(t, int32(3), delays[0], "1 s + the backlog at the limit (1 s) + the jitter (up to 1 s)")
+	require.Equal(t, int32(2), delays[0], "1 s + up to (1 s + the backlog at the limit, 1 s)")
 	require.Empty(t, q.dlq)
 
 	// It comes back as a new message: receive count 1, attempt 3.
@@ -312,11 +312,11 @@ func TestUnlimitedEndpointTakesNoSlots(t *testing.T) {
 func TestDeferDelayBound(t *testing.T) {
 	h := &Handler{Rand: func() float64 { return 0.999 }}
 	require.Equal(t, MaxDeferDelay, h.deferDelay(1_000_000, 1, 0))
-	require.Equal(t, MaxDeferDelay, h.deferDelay(1, 10, 1000))
-	require.Equal(t, 2*time.Second, (&Handler{}).deferDelay(1, 10, 0))
-	require.Equal(t, 3*time.Second, h.deferDelay(1, 10, 0))
-	require.Equal(t, 8*time.Second, (&Handler{}).deferDelay(10, 10, 2), "doubled for each deferral before")
-	require.Equal(t, 15*time.Second, h.deferDelay(10, 10, 2), "and up to as much again at random")
+	require.Equal(t, MaxDeferDelay, h.deferDelay(100, 10, 1000))
+	require.Equal(t, time.Second, (&Handler{}).deferDelay(1, 10, 0), "a second at least")
+	require.Equal(t, 2*time.Second, h.deferDelay(1, 10, 0), "1 s + up to (1 s + the backlog at the limit)")
+	require.Equal(t, 8*time.Second, h.deferDelay(10, 10, 2), "1 s + up to that doubled for each deferral before")
+	require.Equal(t, 4*time.Second, (&Handler{Rand: func() float64 { return 0.4 }}).deferDelay(10, 10, 2))
 	q := newFakeQueue(time.Now, queueVisibility)
 	body, _ := json.Marshal(message.Message{DeliveryID: "d"})
 	_, err := q.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String("https://sqs.example/q"), MessageBody: aws.String(string(body)), DelaySeconds: 901})
