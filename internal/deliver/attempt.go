@@ -50,7 +50,7 @@ type batch struct {
 func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg message.Message, decodeErr error, b batch) bool {
 	at := h.begin(ctx, m, msg, decodeErr, b)
 	dec := h.prepare(ctx, at)
-	if dec.Kind == Send && at.in.Endpoint.RateLimit > 0 {
+	if dec.Kind == Send && at.in.Endpoint.RateLimit > 0 && h.Store.Limiter != nil {
 		dec = h.waitForSlot(ctx, at, dec)
 	}
 	if dec.Kind != Send {

@@ -33,7 +33,8 @@ type Store struct {
 	Counters
 	DeadWindows
 	// Limiter takes rate-limited endpoints' request slots; asked only for
-	// an endpoint with a rate limit.
+	// an endpoint with a rate limit. Nil: no rate limit is kept (the
+	// production wiring always sets it).
 	Limiter
 }
 
