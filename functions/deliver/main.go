@@ -39,21 +39,22 @@ func build(cfg fnenv.DeliverEnv, log *slog.Logger, aws aws.Config) (any, error) 
 	st := store.New(db, cfg.StateTable)
 	st.Retention = cfg.Retention()
 	h := &deliver.Handler{
-		Store:  deliver.Store{Snapshots: st, Attempts: st, EndpointHealth: st, Counters: st, DeadWindows: st},
+		Store:  deliver.Store{Snapshots: st, Attempts: st, EndpointHealth: st, Counters: st, DeadWindows: st, Limiter: st},
 		Queue:  sqs.NewFromConfig(aws),
 		Sender: send,
 		// Built once: what it opens is kept across warm invocations.
-		Secrets:      &sealing.Opener{KMS: kms.NewFromConfig(aws), KeyID: cfg.SecretsKeyARN},
-		QueueURL:     cfg.QueueURL,
-		DLQURL:       cfg.DLQURL,
-		Policy:       cfg.Retry,
-		DisableAfter: cfg.DisableAfter,
-		FailingAfter: cfg.FailingAfter,
-		OpsQueueURL:  cfg.Notices.OpsQueueURL,
-		DeadWindow:   cfg.Notices.DeadNoticeWindow,
-		Rand:         rand.Float64,
-		Log:          log,
-		Metrics:      metrics.New(os.Stdout),
+		Secrets:        &sealing.Opener{KMS: kms.NewFromConfig(aws), KeyID: cfg.SecretsKeyARN},
+		QueueURL:       cfg.QueueURL,
+		DLQURL:         cfg.DLQURL,
+		Policy:         cfg.Retry,
+		DisableAfter:   cfg.DisableAfter,
+		FailingAfter:   cfg.FailingAfter,
+		OpsQueueURL:    cfg.Notices.OpsQueueURL,
+		DeadWindow:     cfg.Notices.DeadNoticeWindow,
+		RequestTimeout: cfg.RequestTimeout,
+		Rand:           rand.Float64,
+		Log:            log,
+		Metrics:        metrics.New(os.Stdout),
 	}
 	if cfg.Notices.OutboxTable != "" {
 		h.Notices = &opevent.Writer{DB: db, Table: cfg.Notices.OutboxTable}

@@ -661,6 +661,11 @@ func TestCreateEndpointValidation(t *testing.T) {
 		{name: "null event type", body: `{` + url + `,"event_types":[null]}`, status: 400, fields: []string{"event_types[0]"}},
 		{name: "inner wildcard", body: `{` + url + `,"event_types":["a.*.b","a..b","*.a"]}`, status: 400, fields: []string{"event_types[0]", "event_types[1]", "event_types[2]"}},
 		{name: "event type too long", body: `{` + url + `,"event_types":["` + strings.Repeat("a", 129) + `"]}`, status: 400, fields: []string{"event_types[0]"}},
+		{name: "rate limit zero", body: `{` + url + `,"rate_limit":0}`, status: 400, fields: []string{"rate_limit"}, detail: "from 1 to 1000"},
+		{name: "rate limit negative", body: `{` + url + `,"rate_limit":-5}`, status: 400, fields: []string{"rate_limit"}},
+		{name: "rate limit too high", body: `{` + url + `,"rate_limit":1001}`, status: 400, fields: []string{"rate_limit"}},
+		{name: "rate limit fraction", body: `{` + url + `,"rate_limit":1.5}`, status: 400, fields: []string{"rate_limit"}},
+		{name: "rate limit string", body: `{` + url + `,"rate_limit":"10"}`, status: 400, fields: []string{"rate_limit"}},
 		{name: "too many event types", body: `{` + url + `,"event_types":[` + many(51, func(i int) string { return fmt.Sprintf(`"t%d"`, i) }) + `]}`, status: 400, fields: []string{"event_types"}},
 		{name: "event types wrong type", body: `{` + url + `,"event_types":"order.created"}`, status: 400, fields: []string{"event_types"}},
 		{name: "reserved header", body: `{` + url + `,"headers":{"webhook-signature":"v1,x"}}`, status: 400, fields: []string{"headers.webhook-signature"}},
@@ -820,6 +825,8 @@ func TestPatchEndpoint(t *testing.T) {
 		{"clear event types", `{"event_types":[]}`, func(v *api.EndpointView) { v.EventTypes = []string{} }},
 		{"headers replace", `{"headers":{"X-New":"1"}}`, func(v *api.EndpointView) { v.Headers = map[string]string{"X-New": "1"} }},
 		{"clear headers", `{"headers":{}}`, func(v *api.EndpointView) { v.Headers = map[string]string{} }},
+		{"rate limit", `{"rate_limit":25}`, func(v *api.EndpointView) { v.RateLimit = 25 }},
+		{"rate limit 0 on an unlimited endpoint", `{"rate_limit":0}`, func(*api.EndpointView) {}},
 		{"nulls change nothing", `{"url":null,"description":null,"event_types":null,"headers":null}`, func(*api.EndpointView) {}},
 		{"empty object", `{}`, func(*api.EndpointView) {}},
 		{"several", `{"description":"d2","url":"https://z.example.com/"}`, func(v *api.EndpointView) {
@@ -856,6 +863,8 @@ func TestPatchEndpoint(t *testing.T) {
 			`{"description":"changed","secret":"whsec_aGVsbG8="}`,
 			`{"description":"changed","disabled":true}`,
 			`{"headers":{"Webhook-Id":"x"},"description":"changed"}`,
+			`{"description":"changed","rate_limit":-1}`,
+			`{"description":"changed","rate_limit":5000}`,
 			`{"description":5}`,
 			``,
 			`{"description":"changed"} trailing`,
@@ -889,6 +898,24 @@ func TestPatchEndpoint(t *testing.T) {
 		require.Equal(t, before, after)
 		rec := e.do("PATCH", "/v1/endpoints/"+created.ID, key, `{"headers":{"X-A":"tab\tis fine, and so is é"}}`)
 		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	})
+	t.Run("rate limit set, shown, changed and removed", func(t *testing.T) {
+		rec := e.do("POST", "/v1/endpoints", key, `{"url":"https://hooks.example.com/rl","rate_limit":10}`)
+		require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+		v := decodeJSON[api.EndpointView](t, rec)
+		require.Equal(t, 10, v.RateLimit)
+		require.Equal(t, float64(10), rawJSON(t, e.do("GET", "/v1/endpoints/"+v.ID, key, nil))["rate_limit"])
+		stored, _ := e.store.endpoint("acme", v.ID)
+		require.Equal(t, 10, stored.RateLimit)
+		require.Equal(t, 3, decodeJSON[api.EndpointView](t, e.do("PATCH", "/v1/endpoints/"+v.ID, key, `{"rate_limit":3}`)).RateLimit)
+		require.Equal(t, 3, e.getEndpoint(key, v.ID).RateLimit, "null leaves it")
+		e.do("PATCH", "/v1/endpoints/"+v.ID, key, `{"rate_limit":null}`)
+		require.Equal(t, 3, e.getEndpoint(key, v.ID).RateLimit, "null leaves it")
+		rec = e.do("PATCH", "/v1/endpoints/"+v.ID, key, `{"rate_limit":0}`)
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		require.NotContains(t, rawJSON(t, rec), "rate_limit", "0 removes the limit; an unlimited endpoint shows none")
+		stored, _ = e.store.endpoint("acme", v.ID)
+		require.Zero(t, stored.RateLimit)
 	})
 	t.Run("unknown endpoint", func(t *testing.T) {
 		p := requireProblem(t, e.do("PATCH", "/v1/endpoints/ep_nope", key, `{"description":"x"}`), http.StatusNotFound)

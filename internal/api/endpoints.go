@@ -25,11 +25,14 @@ import (
 // answers to create and rotate-secret: it is stored sealed, and the API
 // cannot open it again.
 type EndpointView struct {
-	ID             string               `json:"id"`
-	URL            string               `json:"url"`
-	Description    string               `json:"description"`
-	EventTypes     []string             `json:"event_types"`
-	Headers        map[string]string    `json:"headers"`
+	ID          string            `json:"id"`
+	URL         string            `json:"url"`
+	Description string            `json:"description"`
+	EventTypes  []string          `json:"event_types"`
+	Headers     map[string]string `json:"headers"`
+	// RateLimit is the most requests per second hookline sends the
+	// endpoint; absent: no limit.
+	RateLimit      int                  `json:"rate_limit,omitempty"`
 	Disabled       bool                 `json:"disabled"`
 	DisabledReason domain.DisableReason `json:"disabled_reason,omitempty"`
 	CreatedAt      time.Time            `json:"created_at"`
@@ -46,7 +49,7 @@ type EndpointView struct {
 func (s *Server) view(e domain.Endpoint) EndpointView {
 	v := EndpointView{
 		ID: e.EndpointID, URL: e.URL, Description: e.Description, EventTypes: e.EventTypes, Headers: e.Headers,
-		Disabled: e.Disabled, DisabledReason: e.DisabledReason, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt,
+		RateLimit: e.RateLimit, Disabled: e.Disabled, DisabledReason: e.DisabledReason, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt,
 	}
 	if v.EventTypes == nil {
 		v.EventTypes = []string{}
@@ -66,6 +69,7 @@ type endpointInput struct {
 	Description *string            `json:"description"`
 	EventTypes  *[]string          `json:"event_types"`
 	Headers     *map[string]string `json:"headers"`
+	RateLimit   *int               `json:"rate_limit"`
 }
 
 // validate checks the fields present; create requires url.
@@ -84,6 +88,9 @@ func (s *Server) validate(in endpointInput, create bool) *Problem {
 	}
 	if in.Description != nil && len(*in.Description) > 512 {
 		add("description", "is %d bytes, at most 512", len(*in.Description))
+	}
+	if msg := rateLimitProblem(in.RateLimit, create); msg != "" {
+		add("rate_limit", "%s", msg)
 	}
 	if in.EventTypes != nil {
 		if len(*in.EventTypes) > 50 {
@@ -124,6 +131,15 @@ func (s *Server) validate(in endpointInput, create bool) *Problem {
 		return invalid(errs...)
 	}
 	return nil
+}
+
+// rateLimitProblem says what is wrong with a rate_limit (nil: absent), or
+// nothing: 1 to domain.MaxRateLimit, or 0 on update (which removes it).
+func rateLimitProblem(n *int, create bool) string {
+	if n == nil || (*n == 0 && !create) || (*n >= 1 && *n <= domain.MaxRateLimit) {
+		return ""
+	}
+	return fmt.Sprintf("is %d, must be a whole number of requests per second from 1 to %d (0 on update removes the limit)", *n, domain.MaxRateLimit)
 }
 
 var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
@@ -172,6 +188,9 @@ func (s *Server) createEndpoint(w http.ResponseWriter, r *http.Request, tenant s
 	}
 	if in.Headers != nil {
 		e.Headers = *in.Headers
+	}
+	if in.RateLimit != nil {
+		e.RateLimit = *in.RateLimit
 	}
 	e, err = s.Store.CreateEndpoint(r.Context(), e)
 	if err != nil {
@@ -255,6 +274,7 @@ func (s *Server) updateEndpoint(w http.ResponseWriter, r *http.Request, tenant s
 	}
 	e, err := s.Store.UpdateEndpoint(r.Context(), tenant, id, store.EndpointChange{
 		URL: in.URL, Description: in.Description, EventTypes: in.EventTypes, Headers: in.Headers,
+		RateLimit: in.RateLimit,
 	})
 	return s.writeEndpoint(w, r, id, e, err)
 }

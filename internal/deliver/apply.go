@@ -43,6 +43,8 @@ func (h *Handler) apply(ctx context.Context, at *attempt, dec Decision) bool {
 		at.log.WarnContext(ctx, "no time left in this invocation; message returned untried")
 		h.setVisibility(ctx, at.log, at.m, 0)
 		return false
+	case Defer:
+		return h.deferForRate(ctx, at)
 	default: // Leave, logged where the read failed
 		return false
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"strconv"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/hookline/hookline/internal/domain"
@@ -26,6 +27,9 @@ type attempt struct {
 	// signer and body make the request, once prepared.
 	signer *signing.Signer
 	body   []byte
+	// deferDelay is how long a message turned away by its endpoint's rate
+	// limit waits before it comes back.
+	deferDelay time.Duration
 }
 
 // batch is what the attempts of a batch share.
@@ -33,6 +37,7 @@ type batch struct {
 	snap  *store.Snapshot // the batch's records; nil when they could not be read at once
 	mb    *metrics.Batch  // the batch's metrics
 	stats *batchStats     // the batch's attempt counters, per endpoint
+	gates *rateGates      // the batch's rate-limited endpoints' slots
 }
 
 // process makes one attempt for m (msg is its decoded body, or decodeErr
@@ -45,6 +50,9 @@ type batch struct {
 func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg message.Message, decodeErr error, b batch) bool {
 	at := h.begin(ctx, m, msg, decodeErr, b)
 	dec := h.prepare(ctx, at)
+	if dec.Kind == Send && at.in.Endpoint.RateLimit > 0 && h.Store.Limiter != nil {
+		dec = h.waitForSlot(ctx, at, dec)
+	}
 	if dec.Kind != Send {
 		return h.apply(ctx, at, dec)
 	}
@@ -68,7 +76,9 @@ func (h *Handler) decide(in Input) Decision {
 // start, and a logger with the message's ids.
 func (h *Handler) begin(ctx context.Context, m events.SQSMessage, msg message.Message, decodeErr error, b batch) *attempt {
 	n, _ := strconv.Atoi(m.Attributes["ApproximateReceiveCount"])
-	at := &attempt{m: m, batch: b, in: Input{Attempt: max(n, 1), Message: msg, Started: h.now()}}
+	// A message sent again to wait for a rate limit carries the attempts
+	// made before it (none otherwise, nor when it is undecodable).
+	at := &attempt{m: m, batch: b, in: Input{Attempt: max(n, 1) + max(msg.Attempts, 0), Message: msg, Started: h.now()}}
 	at.log = h.Log.With("message_id", m.MessageId, "attempt", at.in.Attempt)
 	if decodeErr != nil {
 		at.log.ErrorContext(ctx, "malformed delivery message sent to the DLQ", "error", decodeErr.Error())

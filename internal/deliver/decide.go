@@ -35,12 +35,17 @@ const (
 	// HitchNoTimeLeft: too little of the invocation is left to attempt and
 	// record it.
 	HitchNoTimeLeft
+	// HitchRateLimited: the endpoint's rate limit has no request slot for
+	// the attempt within the wait this invocation can afford.
+	HitchRateLimited
 )
 
 // Input is everything Decide reads about one message's attempt.
 type Input struct {
-	// Attempt is the attempt number, the message's ApproximateReceiveCount
-	// (at least 1).
+	// Attempt is the attempt number: the attempts the message carries
+	// (message.Message.Attempts, set when it was sent again to wait for
+	// its endpoint's rate limit) plus its ApproximateReceiveCount (at
+	// least 1).
 	Attempt int
 	// Message is the decoded message; zero with HitchUndecodable.
 	Message message.Message
@@ -87,11 +92,17 @@ const (
 	Leave
 	// ReturnUntried: no time left; make the message visible at once, untried.
 	ReturnUntried
+	// Defer: the endpoint's rate limit has no slot for the attempt now.
+	// Send the message again as a new one, delayed, carrying the attempts
+	// made (so waiting costs neither an attempt nor a receive), and delete
+	// this one.
+	Defer
 )
 
 var kindNames = [...]string{
 	Send: "send", Delivered: "delivered", Retry: "retry", Dead: "dead", Exhausted: "exhausted",
 	DeadUnrecorded: "dead_unrecorded", Duplicate: "duplicate", Leave: "leave", ReturnUntried: "return_untried",
+	Defer: "defer",
 }
 
 func (k Kind) String() string {
@@ -112,7 +123,8 @@ type Decision struct {
 	// MarkDeadFirst, for Send, asks for the delivery to be recorded dead
 	// (attempts_exhausted) before the request: this is the last receive, and
 	// should the outcome not be recorded, SQS moves the message to the DLQ
-	// unseen.
+	// unseen. Never for a message that carries attempts: SQS's redrive
+	// cannot see them, so its exhaustion is dead-lettered here.
 	MarkDeadFirst bool
 	// DisableEndpoint, when not empty, disables the endpoint for this reason.
 	DisableEndpoint domain.DisableReason
@@ -135,8 +147,15 @@ type Decision struct {
 // for: an undecodable message, an unreadable delivery, a delivery already
 // delivered (unless the message is a resend), an event past the age cap at in.Started, a missing or
 // unreadable endpoint, a disabled one, an invalid or unavailable secret, a
-// malformed body and no time left; else it answers Send. After a request it
-// classifies the result.
+// malformed body, no time left and no rate slot (Defer); else it answers
+// Send. After a request it classifies the result.
+//
+// A message that carries attempts (sent again to wait for a rate limit)
+// has a receive count below its attempt number, so SQS's redrive, which
+// counts receives, would not move it to the DLQ in time: its last failed
+// attempt is Dead (attempts_exhausted), dead-lettered explicitly, not
+// Exhausted; and it is never attempted past the schedule (should a last
+// attempt's outcome be lost, it comes back and goes dead untried).
 func Decide(in Input, p retry.Policy, now time.Time, rnd func() float64) Decision {
 	if in.Result == nil {
 		return decideBefore(in, p)
@@ -155,6 +174,8 @@ func decideBefore(in Input, p retry.Policy) Decision {
 		return Decision{Kind: Duplicate}
 	case p.Expired(in.Message.AgeFrom(), in.Started):
 		return deadUntried(domain.ReasonMaxAgeExceeded)
+	case in.Message.Attempts > 0 && in.Attempt > p.Attempts():
+		return deadUntried(domain.ReasonAttemptsExhausted)
 	case in.Hitch == HitchEndpointMissing:
 		return deadUntried(domain.ReasonEndpointNotFound)
 	case in.Hitch == HitchEndpointUnreadable:
@@ -169,10 +190,13 @@ func decideBefore(in Input, p retry.Policy) Decision {
 		return deadUntried(domain.ReasonMalformedMessage)
 	case in.Hitch == HitchNoTimeLeft:
 		return Decision{Kind: ReturnUntried}
+	case in.Hitch == HitchRateLimited:
+		return Decision{Kind: Defer}
 	}
 	// A resend of a delivered delivery never marks it dead: it stays
-	// delivered whatever the resend does.
-	return Decision{Kind: Send, MarkDeadFirst: in.Attempt >= p.Attempts() && !isResend(in)}
+	// delivered whatever the resend does. Nor does a message that carries
+	// attempts: its last failed attempt is dead-lettered explicitly.
+	return Decision{Kind: Send, MarkDeadFirst: in.Attempt >= p.Attempts() && !isResend(in) && in.Message.Attempts == 0}
 }
 
 // isResend reports whether in is an attempt of a resend of a delivered
@@ -198,7 +222,7 @@ func decideResult(in Input, p retry.Policy, now time.Time, rnd func() float64) D
 	switch {
 	case r.Retry:
 		return Decision{Kind: Retry, Delay: r.Delay, CountFailure: true}
-	case r.Reason == domain.ReasonAttemptsExhausted:
+	case r.Reason == domain.ReasonAttemptsExhausted && in.Message.Attempts == 0:
 		return Decision{Kind: Exhausted, Reason: r.Reason, CountFailure: true}
 	default:
 		return Decision{Kind: Dead, Reason: r.Reason, CountFailure: true}

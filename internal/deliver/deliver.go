@@ -32,6 +32,10 @@ type Store struct {
 	// are kept.
 	Counters
 	DeadWindows
+	// Limiter takes rate-limited endpoints' request slots; asked only for
+	// an endpoint with a rate limit. Nil: no rate limit is kept (the
+	// production wiring always sets it).
+	Limiter
 }
 
 // Snapshots reads what a batch's attempts need: Load reads a whole batch's
@@ -66,7 +70,7 @@ type DeadWindows interface {
 	AddDeath(ctx context.Context, tenantID, endpointID string, start, end time.Time, d domain.OpDeath) (int, error)
 }
 
-var _ = Store{Snapshots: (*store.Store)(nil), Attempts: (*store.Store)(nil), EndpointHealth: (*store.Store)(nil), Counters: (*store.Store)(nil), DeadWindows: (*store.Store)(nil)}
+var _ = Store{Snapshots: (*store.Store)(nil), Attempts: (*store.Store)(nil), EndpointHealth: (*store.Store)(nil), Counters: (*store.Store)(nil), DeadWindows: (*store.Store)(nil), Limiter: (*store.Store)(nil)}
 
 // Notices writes operational events into the outbox (an *opevent.Writer).
 type Notices interface {
@@ -145,7 +149,19 @@ type Handler struct {
 	// the deadline less Reserve; with less than a second of it, the message
 	// is returned to the queue untried. Default 3 s.
 	Reserve time.Duration
-	Log     *slog.Logger
+	// RateWait is the longest an attempt to a rate-limited endpoint waits
+	// in the invocation for a request slot; one that would wait longer
+	// is sent again as a new message, delayed. Default DefaultRateWait
+	// (2 s).
+	RateWait time.Duration
+	// RequestTimeout is the sender's request timeout: a wait for a rate
+	// slot leaves at least this and Reserve before the invocation's
+	// deadline. Default DefaultRequestTimeout (15 s).
+	RequestTimeout time.Duration
+	// SleepUntil waits until a time on the handler's clock, or until ctx
+	// is done. Default: a timer on the wall clock.
+	SleepUntil func(ctx context.Context, t time.Time)
+	Log        *slog.Logger
 	// Metrics receives the delivery metrics (EMF), gathered per batch and
 	// printed at its end. Nil: none.
 	Metrics *metrics.Writer
@@ -199,6 +215,9 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	// The endpoints' attempt counters, likewise: one write per endpoint
 	// (and hour) at the end, not one per attempt.
 	stats := &batchStats{}
+	// Rate-limited endpoints' request slots, taken for the batch's
+	// messages to each at once.
+	gates := &rateGates{msgs: msgs}
 	var snap *store.Snapshot
 	if len(ids) > 0 {
 		if s, err := h.Store.Load(ctx, ids, refs); err != nil {
@@ -212,7 +231,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if !h.process(ctx, m, msgs[i], errs[i], batch{snap: snap, mb: mb, stats: stats}) {
+			if !h.process(ctx, m, msgs[i], errs[i], batch{snap: snap, mb: mb, stats: stats, gates: gates}) {
 				mu.Lock()
 				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
 				mu.Unlock()
@@ -318,16 +337,20 @@ func (h *Handler) attemptContext(ctx context.Context) (context.Context, context.
 	if !has {
 		return ctx, func() {}, true
 	}
-	reserve := h.Reserve
-	if reserve <= 0 {
-		reserve = 3 * time.Second
-	}
-	left := time.Until(deadline) - reserve
+	left := time.Until(deadline) - h.reserve()
 	if left < time.Second {
 		return nil, nil, false
 	}
 	c, cancel := context.WithTimeout(ctx, left)
 	return c, cancel, true
+}
+
+// reserve is Reserve or its default, 3 s.
+func (h *Handler) reserve() time.Duration {
+	if h.Reserve <= 0 {
+		return 3 * time.Second
+	}
+	return h.Reserve
 }
 
 // record writes an attempt: with its tenant's DLQ depth, in one

@@ -188,6 +188,10 @@ type fakeQueue struct {
 	// (https://sqs.example/ops), with their delays.
 	ops      []string
 	opsDelay []int32
+	// requeued are the messages sent back to the delivery queue
+	// (https://sqs.example/q) to wait for a rate limit, with their delays.
+	requeued     []string
+	requeueDelay []int32
 }
 
 func newFakeQueue(now func() time.Time, visibilityTimeout time.Duration) *fakeQueue {
@@ -264,6 +268,10 @@ func (q *fakeQueue) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ .
 	}
 	if *in.QueueUrl == "https://sqs.example/ops" {
 		q.ops, q.opsDelay = append(q.ops, *in.MessageBody), append(q.opsDelay, in.DelaySeconds)
+		return &sqs.SendMessageOutput{}, nil
+	}
+	if *in.QueueUrl == "https://sqs.example/q" {
+		q.requeued, q.requeueDelay = append(q.requeued, *in.MessageBody), append(q.requeueDelay, in.DelaySeconds)
 		return &sqs.SendMessageOutput{}, nil
 	}
 	if *in.QueueUrl != "https://sqs.example/dlq" {

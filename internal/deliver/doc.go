@@ -63,6 +63,24 @@
 // A transition whose event cannot be written is logged and its notice lost;
 // the transition itself stands.
 //
+// # Rate limits
+//
+// An endpoint with a rate limit (domain.Endpoint.RateLimit, requests per
+// second) gets at most that many requests begun in any second of the
+// deliver function's clock, across all invocations: a prepared attempt
+// takes a request slot from the Limiter (store.TakeSlots), which the
+// batch takes for all its messages to the endpoint at once (one write per
+// endpoint, batch and window), and is sent when its slot is due (slots
+// are paced across the second). With no slot left it waits for the next
+// second while its wait stays within RateWait and leaves RequestTimeout
+// and Reserve before the deadline; beyond, the message is sent again as
+// a new one, delayed (at most MaxDeferDelay, 900 s), carrying the attempts
+// made (message.Message.Attempts), and this one deleted (Defer): waiting
+// costs no attempt and no receive. The attempt number is the carried
+// attempts plus the receive count; a message carrying attempts is
+// dead-lettered explicitly when they run out (SQS's redrive counts
+// receives only). Endpoints without a limit take no slot.
+//
 // # Decide, then apply
 //
 // A message's fate is decided by one pure function, Decide: from what was

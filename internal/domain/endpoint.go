@@ -44,6 +44,10 @@ type Endpoint struct {
 	RetiringSecret string     `dynamodbav:"retiring_secret,omitempty"`
 	RetiringUntil  *time.Time `dynamodbav:"retiring_until,omitempty"`
 	UpdatedAt      *time.Time `dynamodbav:"updated_at,omitempty"`
+	// RateLimit is the most requests per second hookline sends the
+	// endpoint, across every deliver invocation, replays and resends
+	// included. 0 (the default): no limit.
+	RateLimit int `dynamodbav:"rate_limit,omitempty"`
 	// ConsecutiveFailures counts failed attempts since the last success.
 	ConsecutiveFailures int       `dynamodbav:"consecutive_failures"`
 	CreatedAt           time.Time `dynamodbav:"created_at"`
@@ -99,3 +103,6 @@ func (e Endpoint) SigningSecrets(now time.Time) []StoredSecret {
 	}
 	return out
 }
+
+// MaxRateLimit is the highest Endpoint.RateLimit: 1000 requests per second.
+const MaxRateLimit = 1000

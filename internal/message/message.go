@@ -29,6 +29,17 @@ type Message struct {
 	// (store.RecordResendAttempt) and leaves the delivery delivered. Its
 	// ReplayedAt is the resend's time. Receivers never see it.
 	Resend bool `json:"resend,omitempty"`
+	// Attempts is the number of attempts made before this message was
+	// sent: set on a message deliver sends again to wait for its
+	// endpoint's rate limit (its receive count starts again at 0, so the
+	// attempt number is Attempts plus the receive count). 0 on every other
+	// message. Receivers never see it.
+	Attempts int `json:"attempts,omitempty"`
+	// Deferrals counts the times deliver sent the message again to wait
+	// for its endpoint's rate limit: each wait is longer than the last, so
+	// a long backlog costs a few re-sends, not one every few seconds. 0 on
+	// every other message. Receivers never see it.
+	Deferrals int `json:"deferrals,omitempty"`
 }
 
 // AgeFrom is the time the message's age counts from: its replay, if any,
@@ -40,7 +51,8 @@ func (m Message) AgeFrom() time.Time {
 	return m.OccurredAt
 }
 
-// Replayed returns body, a delivery message, marked as sent again at at.
+// Replayed returns body, a delivery message, marked as sent again at at,
+// with a fresh schedule (no attempts carried).
 func Replayed(body string, at time.Time) (string, error) {
 	m, err := Decode(body)
 	if err != nil {
@@ -48,6 +60,7 @@ func Replayed(body string, at time.Time) (string, error) {
 	}
 	at = at.UTC()
 	m.ReplayedAt = &at
+	m.Attempts, m.Deferrals = 0, 0 // a fresh schedule
 	out, err := Encode(m)
 	if err != nil {
 		return "", fmt.Errorf("encode replayed message %s: %w", m.DeliveryID, err)

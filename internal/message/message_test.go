@@ -79,3 +79,18 @@ func TestPayloadIsNotEscaped(t *testing.T) {
 	require.NoError(t, err)
 	require.Less(t, len(enc), MaxBatchBytes)
 }
+
+// A replay starts a fresh schedule: the attempts and deferrals a message
+// carried (sent again to wait for a rate limit) are dropped.
+func TestReplayedCarriesNoAttempts(t *testing.T) {
+	body, err := Encode(Message{DeliveryID: "d", TenantID: "t", EndpointID: "e", EventID: "ev", EventType: "a.b", Payload: json.RawMessage(`{}`), Attempts: 3, Deferrals: 2})
+	require.NoError(t, err)
+	require.Contains(t, string(body), `"attempts":3`)
+	again, err := Replayed(string(body), time.Now())
+	require.NoError(t, err)
+	m, err := Decode(again)
+	require.NoError(t, err)
+	require.Zero(t, m.Attempts)
+	require.Zero(t, m.Deferrals)
+	require.NotContains(t, again, "attempts")
+}

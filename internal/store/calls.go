@@ -74,6 +74,7 @@ var Calls = map[string][]Call{
 	"TenantForKey":              {getItem},
 	"RevokeAPIKey":              {queryIndex, updateItem},
 	"AddEndpointStats":          {updateItem},
+	"TakeSlots":                 {updateItem},
 	"EndpointStats":             {query},
 	"LastAttempts":              {query},
 }

@@ -210,6 +210,10 @@ func TestCallsListsWhatEachMethodCalls(t *testing.T) {
 		},
 		"TenantForKey": func(ctx context.Context, s *Store) error { _, err := s.TenantForKey(ctx, "h"); return err },
 		"RevokeAPIKey": func(ctx context.Context, s *Store) error { return s.RevokeAPIKey(ctx, "t", "k") },
+		"TakeSlots": func(ctx context.Context, s *Store) error {
+			_, err := s.TakeSlots(ctx, "t", "e", now, 3, 10)
+			return err
+		},
 		"AddEndpointStats": func(ctx context.Context, s *Store) error {
 			return s.AddEndpointStats(ctx, "t", "e", now, domain.AttemptStats{Attempts: 1, Delivered: 1})
 		},

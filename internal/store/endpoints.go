@@ -78,6 +78,9 @@ type EndpointChange struct {
 	Description *string
 	EventTypes  *[]string
 	Headers     *map[string]string
+	// RateLimit sets the endpoint's requests per second; 0 removes the
+	// limit.
+	RateLimit *int
 }
 
 // UpdateEndpoint applies a change to an existing endpoint and returns it, or
@@ -153,6 +156,9 @@ func changeExpression(c EndpointChange, now time.Time) (update string, names map
 	}
 	if err == nil && c.Headers != nil {
 		err = add("headers", *c.Headers, len(*c.Headers) == 0)
+	}
+	if err == nil && c.RateLimit != nil {
+		err = add("rate_limit", *c.RateLimit, *c.RateLimit == 0)
 	}
 	if err != nil {
 		return "", nil, nil, fmt.Errorf("marshal endpoint change: %w", err)

@@ -37,6 +37,7 @@ type Store struct {
 	depths     map[string]*counter
 	sweptAt    *time.Time
 	stats      map[statsKey]domain.StatsBucket
+	rates      map[string]int // rate window ("tenant\x00endpoint\x00second") -> slots taken
 }
 
 type endpointKey struct{ tenant, endpoint string }
@@ -326,6 +327,9 @@ func (s *Store) UpdateEndpoint(_ context.Context, tenantID, endpointID string, c
 	}
 	if c.Headers != nil {
 		e.Headers = maps.Clone(*c.Headers)
+	}
+	if c.RateLimit != nil {
+		e.RateLimit = *c.RateLimit
 	}
 	e = copyOf(e)
 	s.endpoints[k] = e

@@ -41,6 +41,7 @@ type Store interface {
 	ResetEndpointFailures(ctx context.Context, tenantID, endpointID string) (*time.Time, error)
 	AddDeath(ctx context.Context, tenantID, endpointID string, start, end time.Time, d domain.OpDeath) (int, error)
 	DeadWindow(ctx context.Context, tenantID, endpointID string, start time.Time) (domain.OpDeliveryDeadEvent, error)
+	TakeSlots(ctx context.Context, tenantID, endpointID string, window time.Time, n, limit int) (store.Slots, error)
 
 	Delivery(ctx context.Context, id string) (domain.Delivery, error)
 	DeliveriesOfEvent(ctx context.Context, tenantID, eventID string) ([]domain.Delivery, error)

@@ -139,6 +139,8 @@ var cases = []testCase{
 	{"the DLQ sweep is claimed once per gap", sweep},
 	{"endpoint stats add up per hour, read by range, keep the newest success and failure", endpointStats},
 	{"a resend's attempts are logged on a delivered delivery, which stays delivered", resendAttempts},
+	{"rate limit: stored on create, changed by an update, removed by an update to 0", rateLimitField},
+	{"rate slots: a window grants at most its limit between concurrent takers, windows and endpoints apart", rateSlots},
 }
 
 func resendAttempts(t *testing.T, u *suite) {

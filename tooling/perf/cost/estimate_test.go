@@ -352,3 +352,43 @@ func ExampleEstimate() {
 	// | KMS: deliver Decrypt of the endpoint's signing secret (kept an hour in the warm function) | 0.010 | 0.030 | 1% |
 	// | SQS: deliver ChangeMessageVisibility (retry) | 0.050 | 0.020 | 1% |
 }
+
+// A rate-limited endpoint adds the limiter's writes (one per batch and
+// window, 1.2 with the second writes) and the pacing's wait to the deliver
+// function's duration; deliveries sent back to wait add a SendMessage and
+// another pass through a batch each. An unlimited endpoint adds nothing.
+func TestRateLimitedByHand(t *testing.T) {
+	sum := func(ops []Op) float64 {
+		s := 0.0
+		for _, op := range ops {
+			s += op.PerDelivery * op.Units
+		}
+		return s
+	}
+	base := Initial()
+	require.Equal(t, base, InitialAssumptions.RateLimited(0).RateLimitedOff().Inputs(), "no limit, no limiter cost")
+	for _, op := range base.DynamoDBWrites {
+		require.NotContains(t, op.Name, "TakeSlots")
+	}
+
+	lim := InitialAssumptions.RateLimited(0).Inputs()
+	// 1.05 attempts in batches of ten, 1.2 limiter writes a batch: 0.126 WRU.
+	require.InDelta(t, sum(base.DynamoDBWrites)+0.126, sum(lim.DynamoDBWrites), 1e-9)
+	require.InDelta(t, sum(base.SQS), sum(lim.SQS), 1e-9)
+	require.InDelta(t, sum(base.DynamoDBReads), sum(lim.DynamoDBReads), 1e-9)
+	b, bl := Estimate(Default, base), Estimate(Default, lim)
+	require.InDelta(t, 0.126*0.625, bl.DynamoDBWrites-b.DynamoDBWrites, 1e-9)
+	// Deliver: 105,000 invocations × (0.020 + 0.900 + 0.100) s × 0.25 GB.
+	require.InDelta(t, 105000*1.020*0.25*0.0000133334, bl.LambdaDeliver, 1e-9)
+
+	def := InitialAssumptions.RateLimited(0.1).Inputs()
+	// 1.15 passes: receives and deletes 0.115 each, reads 1.15 + 1.15 +
+	// 1, one SendMessage per deferral (0.1), limiter writes 0.115 × 1.2 and
+	// the endpoint counters' write of the extra batches (0.01).
+	require.InDelta(t, sum(base.SQS)+0.01+0.01+0.1, sum(def.SQS), 1e-9)
+	require.InDelta(t, sum(base.DynamoDBReads)+0.2, sum(def.DynamoDBReads), 1e-9)
+	require.InDelta(t, sum(base.DynamoDBWrites)+0.115*1.2+0.01, sum(def.DynamoDBWrites), 1e-9)
+	require.InDelta(t, base.EgressBytesPerDelivery, def.EgressBytesPerDelivery, 1e-9, "a deferral sends nothing")
+	t.Logf("per million deliveries: unlimited $%.2f, rate-limited $%.2f (of which limiter writes $%.3f, pacing wait $%.3f), rate-limited with 10%% deferred $%.2f",
+		b.Total, bl.Total, bl.DynamoDBWrites-b.DynamoDBWrites, bl.LambdaDeliver-b.LambdaDeliver, Estimate(Default, def).Total)
+}

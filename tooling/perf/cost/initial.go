@@ -114,6 +114,24 @@ type Assumptions struct {
 	// bytes of headers, a 205-byte body for a small event, and TCP/TLS
 	// framing: 1,000 assumed.
 	EgressBytesPerAttempt float64
+	// RateLimitWritesPerBatch is, for an endpoint with a rate limit, how
+	// many limiter writes (store.TakeSlots UpdateItems, 1 WRU each, a
+	// failed condition billed the same) one deliver batch makes: 1 when
+	// the batch's slots are taken at once in one window, more when it
+	// waits for the next window or a partial grant takes a second write.
+	// 0 for an endpoint without a limit (no limiter read or write).
+	RateLimitWritesPerBatch float64
+	// RateWaitMS is how long a deliver invocation of a rate-limited
+	// endpoint waits for its slots, on average (billed as duration): a
+	// batch of ten to a 10/s endpoint is paced over the second, its last
+	// request 0.9 s after its first. 0 without a limit.
+	RateWaitMS float64
+	// DeferredFraction is the share of deliveries a rate limit sends back
+	// to the queue, delayed, because their slot is further off than the
+	// invocation can wait: each is one more SendMessage, one more pass
+	// through a batch (receive, delete, the batch's reads and limiter
+	// write) and no attempt. 0 without a limit.
+	DeferredFraction float64
 	// MessageBytes is one delivery message on the queue: the payload plus
 	// about 270 bytes of ids, 360 for the small event measured. SQS bills
 	// every started 64 KB of a call's payload as a request, so a batch of
@@ -154,6 +172,25 @@ var InitialAssumptions = Assumptions{
 	MessageBytes:                360,
 }
 
+// RateLimited is a's workload to one endpoint with a rate limit under a
+// steady backlog: one limiter write per batch and window (RateLimitWritesPerBatch
+// 1.2: a fifth of the batches take a second write, for a partial grant or
+// the next window), the batch paced over RateWaitMS 900 ms, and
+// deferred of the deliveries sent back to wait.
+func (a Assumptions) RateLimited(deferred float64) Assumptions {
+	a.RateLimitWritesPerBatch = 1.2
+	a.RateWaitMS = 900
+	a.DeferredFraction = deferred
+	return a
+}
+
+// RateLimitedOff is a without a rate limit: no limiter writes, no wait,
+// nothing deferred.
+func (a Assumptions) RateLimitedOff() Assumptions {
+	a.RateLimitWritesPerBatch, a.RateWaitMS, a.DeferredFraction = 0, 0, 0
+	return a
+}
+
 // Initial is the estimate's inputs before measurement.
 func Initial() Inputs { return InitialAssumptions.Inputs() }
 
@@ -180,12 +217,19 @@ func Initial() Inputs { return InitialAssumptions.Inputs() }
 //	                             producer's put writes it; hookline's cost, as its index)
 //	deliver, per secret opened:  KMS Decrypt, once per DeliveriesPerDecrypt deliveries (the
 //	                             opened secret is kept in the warm function)
+//	rate-limited endpoint only:  UpdateItem TakeSlots, RateLimitWritesPerBatch per batch;
+//	                             RateWaitMS more duration per batch; a deferred delivery
+//	                             (DeferredFraction) is a SendMessage and one more pass
+//	                             through a batch (receive, delete, reads), no attempt
 //
 // When a call is added or removed, change it here: the counts are data.
 func (a Assumptions) Inputs() Inputs {
 	r := a.RetriedFraction
 	attempts := 1 + r
-	batches := attempts / a.DeliverBatchSize
+	// A pass is a message through a deliver batch: an attempt, or a
+	// deferral to wait for the rate limit.
+	passes := attempts + a.DeferredFraction
+	batches := passes / a.DeliverBatchSize
 	// One-endpoint events: a SendMessageBatch carries the messages of up to
 	// ten records of an invocation.
 	perSend := math.Max(1, math.Min(10, a.RecordsPerEnqueueInvocation))
@@ -202,7 +246,7 @@ func (a Assumptions) Inputs() Inputs {
 	if a.PITR {
 		backedUp = a.StoredBytesPerRecord
 	}
-	return Inputs{
+	in := Inputs{
 		Enqueue: Function{
 			InvocationsPerDelivery: 1 / a.RecordsPerEnqueueInvocation,
 			DurationMS:             a.EnqueueDurationMS,
@@ -210,7 +254,7 @@ func (a Assumptions) Inputs() Inputs {
 		},
 		Deliver: Function{
 			InvocationsPerDelivery: batches,
-			DurationMS:             a.DeliverOwnMS,
+			DurationMS:             a.DeliverOwnMS + a.RateWaitMS,
 			MemoryMB:               a.DeliverMemoryMB,
 		},
 		ReceiverLatencyMS: a.ReceiverLatencyMS,
@@ -229,8 +273,8 @@ func (a Assumptions) Inputs() Inputs {
 		},
 		DynamoDBReads: []Op{
 			{Name: "enqueue LoadWith BatchGetItem: does the delivery exist (eventual)", PerDelivery: 1, Units: 0.5},
-			{Name: "deliver Load BatchGetItem: the delivery (consistent)", PerDelivery: attempts, Units: 1},
-			{Name: "deliver Load BatchGetItem: the endpoint (consistent, at most one per message)", PerDelivery: attempts, Units: 1},
+			{Name: "deliver Load BatchGetItem: the delivery (consistent)", PerDelivery: passes, Units: 1},
+			{Name: "deliver Load BatchGetItem: the endpoint (consistent, at most one per message)", PerDelivery: passes, Units: 1},
 			{Name: "enqueue Endpoints Query (eventual, at most one per record)", PerDelivery: 1, Units: 0.5},
 		},
 		KMS: []Op{
@@ -244,4 +288,11 @@ func (a Assumptions) Inputs() Inputs {
 		EgressBytesPerDelivery: a.EgressBytesPerAttempt * attempts,
 		ProducerOutboxWRU:      2,
 	}
+	if a.RateLimitWritesPerBatch > 0 {
+		in.DynamoDBWrites = append(in.DynamoDBWrites, Op{Name: "deliver TakeSlots UpdateItem (rate-limited endpoint: once per batch and window)", PerDelivery: batches * a.RateLimitWritesPerBatch, Units: 1})
+	}
+	if a.DeferredFraction > 0 {
+		in.SQS = append(in.SQS, Op{Name: "deliver SendMessage (sent back to wait for the rate limit)", PerDelivery: a.DeferredFraction, Units: chunks(a.MessageBytes)})
+	}
+	return in
 }

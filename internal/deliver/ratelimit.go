@@ -1,0 +1,217 @@
+package deliver
+
+import (
+	"context"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/hookline/hookline/internal/message"
+	"github.com/hookline/hookline/internal/store"
+)
+
+// Limiter takes a rate-limited endpoint's request slots, per one-second
+// window, shared by every invocation (store.TakeSlots).
+type Limiter interface {
+	TakeSlots(ctx context.Context, tenantID, endpointID string, window time.Time, n, limit int) (store.Slots, error)
+}
+
+var _ Limiter = (*store.Store)(nil)
+
+// DefaultRateWait is Handler.RateWait's default.
+const DefaultRateWait = 2 * time.Second
+
+// DefaultRequestTimeout is Handler.RequestTimeout's default, the sender's.
+const DefaultRequestTimeout = 15 * time.Second
+
+// MaxDeferDelay is the longest a message sent again to wait for its
+// endpoint's rate limit is delayed: SQS's most DelaySeconds, 900 s.
+const MaxDeferDelay = 900 * time.Second
+
+// rateGates are a batch's gates, one per rate-limited endpoint, made when
+// its first attempt asks for a slot: a batch of unlimited endpoints makes
+// none.
+type rateGates struct {
+	msgs []message.Message // the batch's messages (zero where undecodable)
+	mu   sync.Mutex
+	by   map[store.EndpointRef]*gate
+}
+
+// gate hands a batch's attempts to one endpoint their request slots: it
+// takes them from the Limiter for all the batch's messages to the
+// endpoint at once (one write per window, not one per message), and hands
+// them out one by one.
+type gate struct {
+	mu    sync.Mutex
+	ref   store.EndpointRef
+	want  int         // the batch's messages to the endpoint not yet given a slot or turned away
+	slots []time.Time // slots taken and not handed out yet: when each may be sent
+	shut  bool        // no slot within the wait: later askers are turned away at once
+}
+
+func (gs *rateGates) gate(ref store.EndpointRef) *gate {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	if g := gs.by[ref]; g != nil {
+		return g
+	}
+	g := &gate{ref: ref}
+	for _, m := range gs.msgs {
+		if m.TenantID == ref.TenantID && m.EndpointID == ref.EndpointID {
+			g.want++
+		}
+	}
+	if gs.by == nil {
+		gs.by = map[store.EndpointRef]*gate{}
+	}
+	gs.by[ref] = g
+	return g
+}
+
+// waitForSlot holds a prepared attempt to a rate-limited endpoint until it
+// has a request slot and the slot's time has come, and answers Send; or,
+// when no slot comes within the wait the invocation can afford
+// (waitable), sets HitchRateLimited and answers Defer, with the delay to
+// send the message again after.
+func (h *Handler) waitForSlot(ctx context.Context, at *attempt, dec Decision) Decision {
+	msg := at.in.Message
+	g := at.gates.gate(store.EndpointRef{TenantID: msg.TenantID, EndpointID: msg.EndpointID})
+	limit := at.in.Endpoint.RateLimit
+	for {
+		sendAt, ok := h.takeSlot(ctx, at, g, limit)
+		if !ok {
+			at.in.Hitch = HitchRateLimited
+			return decideBefore(at.in, h.Policy)
+		}
+		h.sleepUntil(ctx, sendAt)
+		// The slot counts in its own second only: a holder woken late
+		// (past it) takes another.
+		if now := h.now(); now.Before(sendAt.Truncate(time.Second).Add(time.Second)) {
+			at.in.Started = now
+			return dec
+		}
+	}
+}
+
+// takeSlot hands the attempt a slot of g, taking the batch's from the
+// Limiter when none is left, waiting for the next window while the
+// invocation can afford it. ok is false when no slot comes in time; the
+// attempt's deferDelay is then set.
+func (h *Handler) takeSlot(ctx context.Context, at *attempt, g *gate, limit int) (sendAt time.Time, ok bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for !g.shut {
+		if len(g.slots) > 0 {
+			sendAt, g.slots = g.slots[0], g.slots[1:]
+			g.want--
+			return sendAt, true
+		}
+		now := h.now()
+		got, err := h.Store.TakeSlots(ctx, g.ref.TenantID, g.ref.EndpointID, now, max(g.want, 1), limit)
+		if err != nil {
+			at.log.WarnContext(ctx, "cannot take a rate slot; message sent again delayed", "error", err.Error())
+			break
+		}
+		window := now.Truncate(time.Second)
+		for i := range got.Granted {
+			g.slots = append(g.slots, window.Add(time.Duration(got.First+i)*time.Second/time.Duration(limit)))
+		}
+		if got.Granted > 0 {
+			continue
+		}
+		next := window.Add(time.Second)
+		if !h.mayWait(ctx, at.in.Started, now, next) {
+			g.shut = true
+			break
+		}
+		h.sleepUntil(ctx, next)
+	}
+	at.deferDelay = h.deferDelay(g.want, limit, at.in.Message.Deferrals)
+	g.want--
+	return time.Time{}, false
+}
+
+// mayWait reports whether an attempt that began at started may wait from
+// now until until: at most RateWait from its start, and leaving it Reserve
+// and RequestTimeout before the invocation's deadline.
+func (h *Handler) mayWait(ctx context.Context, started, now, until time.Time) bool {
+	wait := h.RateWait
+	if wait == 0 {
+		wait = DefaultRateWait
+	}
+	if until.Sub(started) > wait {
+		return false
+	}
+	deadline, has := ctx.Deadline()
+	if !has {
+		return true
+	}
+	timeout := h.RequestTimeout
+	if timeout <= 0 {
+		timeout = DefaultRequestTimeout
+	}
+	return time.Until(deadline)-until.Sub(now) >= h.reserve()+timeout
+}
+
+// deferDelay is how long a message turned away by its endpoint's rate
+// limit waits before it comes back: a second, plus a time drawn at random
+// ("full jitter") up to the time the batch's backlog (messages still
+// waiting for the endpoint) takes at the limit, plus a second, doubled
+// for each time the message was turned away before (deferrals, up to
+// 2^8). The doubling finds a backlog longer than the batch (which no
+// invocation sees) in a few re-sends; the full jitter spreads the
+// messages over the whole span, so the endpoint's seconds stay used
+// while they wait. Whole seconds, at most MaxDeferDelay.
+func (h *Handler) deferDelay(backlog, limit, deferrals int) time.Duration {
+	span := (1 + math.Ceil(float64(max(backlog, 1))/float64(limit))) * math.Pow(2, float64(min(max(deferrals, 0), 8)))
+	r := 0.0
+	if h.Rand != nil {
+		r = h.Rand()
+	}
+	secs := 1 + math.Floor(span*r)
+	return min(time.Duration(secs)*time.Second, MaxDeferDelay)
+}
+
+// deferForRate sends the attempt's message again, delayed by its
+// deferDelay and carrying the attempts made before this receive (which
+// made none) and one more deferral, and reports the original done (deleted): the new message's
+// receive count starts again, so waiting burns neither an attempt nor a
+// receive. A message that cannot be sent again is left, to come back
+// after the queue's visibility timeout.
+func (h *Handler) deferForRate(ctx context.Context, at *attempt) bool {
+	msg := at.in.Message
+	msg.Attempts = at.in.Attempt - 1
+	msg.Deferrals++
+	body, err := message.Encode(msg)
+	if err == nil {
+		secs := int32(min(at.deferDelay, MaxDeferDelay) / time.Second)
+		_, err = h.Queue.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &h.QueueURL, MessageBody: aws.String(string(body)), DelaySeconds: secs})
+	}
+	if err != nil {
+		at.log.ErrorContext(ctx, "rate limited, and cannot send the message again; it comes back after the visibility timeout", "error", err.Error())
+		return false
+	}
+	at.log.InfoContext(ctx, "rate limited; message sent again delayed", "delay_s", int(at.deferDelay.Seconds()))
+	return true
+}
+
+// sleepUntil waits until t on the handler's clock (SleepUntil), or until
+// ctx is done.
+func (h *Handler) sleepUntil(ctx context.Context, t time.Time) {
+	if h.SleepUntil != nil {
+		h.SleepUntil(ctx, t)
+		return
+	}
+	d := time.Until(t)
+	if d <= 0 {
+		return
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+	case <-timer.C:
+	}
+}
