@@ -11,6 +11,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/hookline/hookline/internal/sealing"
+	outboxpkg "github.com/hookline/hookline/outbox"
 )
 
 // Least privilege: each function is granted the API actions its code
@@ -37,6 +38,22 @@ func grantOutboxPut(fn awslambda.Function, outbox awsdynamodb.ITable) {
 	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
 		Grantee:      fn,
 		Actions:      jsii.Strings("dynamodb:PutItem"),
+		ResourceArns: jsii.Strings(*outbox.TableArn()),
+	})
+}
+
+// grantOutboxErase lets fn (the replay worker, for a tenant's erasure)
+// Query the outbox table's by_tenant index, and only that index, and
+// delete outbox items.
+func grantOutboxErase(fn awslambda.Function, outbox awsdynamodb.ITable) {
+	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee:      fn,
+		Actions:      jsii.Strings("dynamodb:Query"),
+		ResourceArns: jsii.Strings(*outbox.TableArn() + "/index/" + outboxpkg.IndexByTenant),
+	})
+	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee:      fn,
+		Actions:      jsii.Strings("dynamodb:DeleteItem"),
 		ResourceArns: jsii.Strings(*outbox.TableArn()),
 	})
 }

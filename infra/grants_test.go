@@ -18,6 +18,7 @@ import (
 	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/store"
+	outboxpkg "github.com/hookline/hookline/outbox"
 	"github.com/stretchr/testify/require"
 )
 
@@ -186,8 +187,9 @@ func TestLeastPrivilege(t *testing.T) {
 			g.add(arn(s.replayJobs), nil, consume...)
 			g.add(arn(s.replayJobs), nil, "sqs:SendMessage") // the next step
 			g.add(arn(s.replayOps), nil, consume...)
-			g.add(arn(s.replayOps), nil, "sqs:SendMessage")    // a redrive's next step, recovered jobs
-			g.add(arn(s.outboxTable), nil, "dynamodb:PutItem") // delivery.dead summaries
+			g.add(arn(s.replayOps), nil, "sqs:SendMessage")                                                                      // a redrive's next step, recovered jobs
+			g.add(arn(s.outboxTable), nil, "dynamodb:PutItem", "dynamodb:DeleteItem")                                            // delivery.dead summaries; an erased tenant's items
+			g.add(obj{"Fn::Join": arr{"", arr{arn(s.outboxTable), "/index/" + outboxpkg.IndexByTenant}}}, nil, "dynamodb:Query") // an erased tenant's items, by_tenant only
 		},
 	}
 	fns := map[string]string{"deliver": s.deliverFn, "enqueue": s.enqueueFn, "api": s.apiFn, "replay": s.replayFn}
@@ -196,7 +198,8 @@ func TestLeastPrivilege(t *testing.T) {
 		// Spelled out, so that a port the walk misses fails here.
 		require.Equal(t, []string{"AddDeath", "AddEndpointStats", "Delivery", "DisableEndpoint", "Endpoint", "Load", "MarkDeadBeforeLastAttempt", "RecordAttempt", "RecordEndpointFailure", "ResetEndpointFailures"}, storeMethods["deliver"])
 		require.Contains(t, storeMethods["replay"], "DeadWindow", "Store.DeadWindows")
-		require.Equal(t, []string{"Endpoints", "LoadWith", "PutRejection", "Tenant"}, storeMethods["enqueue"])
+		require.Equal(t, []string{"LoadWith", "PutRejection", "Tenant", "TenantEndpoints"}, storeMethods["enqueue"])
+		require.Contains(t, storeMethods["replay"], "EraseTenantItems", "Worker.Erasures")
 		require.Contains(t, storeMethods["replay"], "DLQDepths", "Worker.Depths")
 		require.Contains(t, storeMethods["replay"], "ReconcileDLQDepth", "Worker.Reconciler")
 		require.Contains(t, storeMethods["api"], "SaveJob", "replay.Worker.Start")

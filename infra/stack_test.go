@@ -300,7 +300,7 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 				}),
 				"Projection": obj{"ProjectionType": "INCLUDE", "NonKeyAttributes": assertions.Match_ArrayEquals(&arr{"type", "occurred_at", "endpoint_id"})},
 			}}),
-			"StreamSpecification":  obj{"StreamViewType": "NEW_IMAGE"},
+			"StreamSpecification": obj{"StreamViewType": "NEW_IMAGE"},
 			"TimeToLiveSpecification": obj{
 				"AttributeName": "expires_at",
 				"Enabled":       true,

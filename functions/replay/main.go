@@ -29,6 +29,7 @@ func build(cfg fnenv.ReplayEnv, log *slog.Logger, aws aws.Config) (any, error) {
 	st := store.New(db, cfg.StateTable)
 	w := &replay.Worker{
 		Store:            replay.Store{Jobs: st, JobSlots: st, Sweeps: st, DeadLetters: st, Claims: st, Deliveries: st, DeadWindows: st},
+		Erasures:         st,
 		Depths:           st,
 		Reconciler:       st,
 		Metrics:          metrics.New(os.Stdout),
@@ -39,6 +40,7 @@ func build(cfg fnenv.ReplayEnv, log *slog.Logger, aws aws.Config) (any, error) {
 	}
 	if cfg.OutboxTable != "" {
 		w.Notices = &opevent.Writer{DB: db, Table: cfg.OutboxTable}
+		w.Outbox = &replay.OutboxTable{DB: db, Table: cfg.OutboxTable}
 	}
 	return w.Handle, nil
 }

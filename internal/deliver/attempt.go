@@ -98,9 +98,16 @@ func (h *Handler) prepare(ctx context.Context, at *attempt) Decision {
 }
 
 // readDelivery reads the delivery's record; a delivery with none yet is
-// attempted from the message's own content.
+// attempted from the message's own content. A message of a tenant being
+// erased (its tombstone was read with the batch's records) is ruled out
+// first. Without the batch's snapshot (its read failed) it is attempted as
+// any other: the endpoint it names is gone once the erasure reaches it.
 func (h *Handler) readDelivery(ctx context.Context, at *attempt) {
 	msg := at.in.Message
+	if at.snap != nil && at.snap.Erased[msg.TenantID] {
+		at.in.Hitch = HitchTenantErased
+		return
+	}
 	d, err := h.delivery(ctx, at.snap, msg.DeliveryID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):

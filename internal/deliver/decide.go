@@ -35,6 +35,9 @@ const (
 	// HitchNoTimeLeft: too little of the invocation is left to attempt and
 	// record it.
 	HitchNoTimeLeft
+	// HitchTenantErased: the message's tenant is being erased (it has a
+	// tombstone).
+	HitchTenantErased
 )
 
 // Input is everything Decide reads about one message's attempt.
@@ -87,11 +90,14 @@ const (
 	Leave
 	// ReturnUntried: no time left; make the message visible at once, untried.
 	ReturnUntried
+	// Dropped: the tenant is being erased; delete the message, write
+	// nothing, send nothing to the DLQ.
+	Dropped
 )
 
 var kindNames = [...]string{
 	Send: "send", Delivered: "delivered", Retry: "retry", Dead: "dead", Exhausted: "exhausted",
-	DeadUnrecorded: "dead_unrecorded", Duplicate: "duplicate", Leave: "leave", ReturnUntried: "return_untried",
+	DeadUnrecorded: "dead_unrecorded", Duplicate: "duplicate", Leave: "leave", ReturnUntried: "return_untried", Dropped: "dropped",
 }
 
 func (k Kind) String() string {
@@ -132,7 +138,7 @@ type Decision struct {
 // it is not read); rnd draws the retry delay's jitter in [0, 1) (nil: none).
 //
 // Before a request (in.Result nil) it rules the attempt out, in this order,
-// for: an undecodable message, an unreadable delivery, a delivery already
+// for: an undecodable message, a tenant being erased, an unreadable delivery, a delivery already
 // delivered, an event past the age cap at in.Started, a missing or
 // unreadable endpoint, a disabled one, an invalid or unavailable secret, a
 // malformed body and no time left; else it answers Send. After a request it
@@ -149,6 +155,8 @@ func decideBefore(in Input, p retry.Policy) Decision {
 	switch {
 	case in.Hitch == HitchUndecodable:
 		return Decision{Kind: DeadUnrecorded, Reason: domain.ReasonMalformedMessage}
+	case in.Hitch == HitchTenantErased:
+		return Decision{Kind: Dropped}
 	case in.Hitch == HitchDeliveryUnreadable:
 		return Decision{Kind: Leave}
 	case in.Delivery.State == domain.StateDelivered:

@@ -374,7 +374,8 @@ type ReplayEnv struct {
 	// Default DefaultReplayRate (10).
 	Rate float64
 	// OutboxTable (HOOKLINE_OUTBOX_TABLE) receives the delivery.dead
-	// summaries. Empty: the notices are dropped.
+	// summaries, and a tenant's erasure deletes the tenant's items from it.
+	// Empty: the notices are dropped, and an erasure's steps fail.
 	OutboxTable string
 	// DeadNoticeWindow (HOOKLINE_DEAD_NOTICE_WINDOW) is delivery.dead's
 	// coalescing window, deliver's, for the missed deaths the sweep

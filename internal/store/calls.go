@@ -74,4 +74,11 @@ var Calls = map[string][]Call{
 	"AddEndpointStats":          {updateItem},
 	"EndpointStats":             {query},
 	"LastAttempts":              {query},
+	"Tombstone":                 {getItem, putItem, queryIndex, updateItem},
+	"TenantEndpoints":           {query},
+	"EraseIndexed":              {queryIndex, deleteItem},
+	"EraseOpenJobs":             {getItem, deleteItem},
+	"EraseDeliveries":           {batchGet, deleteItem},
+	"EraseStats":                {query, deleteItem},
+	"EraseTenantItems":          {query, deleteItem},
 }

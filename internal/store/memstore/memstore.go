@@ -37,6 +37,7 @@ type Store struct {
 	depths     map[string]*counter
 	sweptAt    *time.Time
 	stats      map[statsKey]domain.StatsBucket
+	tombstones map[string]bool // tenants being erased
 }
 
 type endpointKey struct{ tenant, endpoint string }

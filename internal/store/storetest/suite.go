@@ -138,6 +138,7 @@ var cases = []testCase{
 	{"replay jobs: versions, slots per tenant, idle ones found", jobs},
 	{"the DLQ sweep is claimed once per gap", sweep},
 	{"endpoint stats add up per hour, read by range, keep the newest success and failure", endpointStats},
+	{"a tenant's erasure: tombstone first, then every kind of its items, and nothing of another's", erasure},
 }
 
 func tenantsAndKeys(t *testing.T, u *suite) {
