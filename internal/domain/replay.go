@@ -85,6 +85,12 @@ const (
 // that asking again finds the job under way.
 func ErasureJobID(tenantID string) string { return "erase_" + tenantID }
 
+// NewErasureJob is the erase job of a tenant, queued: an operator's job
+// (no TenantID, so no tenant sees it or counts it among its replays).
+func NewErasureJob(tenantID string) ReplayJob {
+	return ReplayJob{JobID: ErasureJobID(tenantID), Kind: KindErase, Status: StatusQueued, Erasure: &Erasure{TenantID: tenantID, Erased: map[string]int{}}}
+}
+
 // JobKind is what a replay job replays.
 type JobKind string
 

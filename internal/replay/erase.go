@@ -2,13 +2,13 @@ package replay
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/store"
@@ -170,19 +170,27 @@ func (w *Worker) eraseEvents(ctx context.Context, e *domain.Erasure) (map[string
 }
 
 // eraseDLQ deletes the tenant's messages from the DLQ, which holds every
-// tenant's: each message received is deleted if it is the tenant's, made
-// visible again at once if not. It reports done when three receives in a
-// row bring nothing it has not seen (or deleted nothing within the step's
-// time: not done, the next step goes on).
+// tenant's: each message received is deleted if it is the tenant's, and
+// held (hidden) if not until the pass ends, then made visible again at once
+// (visibility 0), so that the pass sees the messages behind it. The DLQ has
+// no redrive: a receive costs its messages nothing. It reports done when
+// three receives in a row bring nothing it has not seen; a pass that runs
+// out of time is not done, and the next step goes on.
 func (w *Worker) eraseDLQ(ctx context.Context, tenantID string) (int, bool, error) {
 	seen := map[string]bool{}
+	var held []sqstypes.Message
+	defer func() {
+		for _, m := range held {
+			_, _ = w.Queue.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &w.DLQURL, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0})
+		}
+	}()
 	deleted := 0
 	deadline := w.now().Add(eraseStepTime / 2)
 	for quiet := 0; quiet < 3; {
 		if !w.now().Before(deadline) {
 			return deleted, false, nil
 		}
-		msgs, err := w.receiveDLQ(ctx, 30*time.Second)
+		msgs, err := w.receiveDLQ(ctx, eraseStepTime)
 		if err != nil {
 			return deleted, false, err
 		}
@@ -192,16 +200,14 @@ func (w *Worker) eraseDLQ(ctx context.Context, tenantID string) (int, bool, erro
 			fresh = fresh || !seen[id]
 			seen[id] = true
 			msg, derr := message.Decode(aws.ToString(m.Body))
-			if derr == nil && msg.TenantID == tenantID {
-				if err := w.deleteDLQ(ctx, m); err != nil {
-					return deleted, false, err
-				}
-				deleted++
+			if derr != nil || msg.TenantID != tenantID {
+				held = append(held, m)
 				continue
 			}
-			if _, err := w.Queue.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &w.DLQURL, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0}); err != nil {
-				return deleted, false, fmt.Errorf("release a DLQ message: %w", err)
+			if err := w.deleteDLQ(ctx, m); err != nil {
+				return deleted, false, err
 			}
+			deleted++
 		}
 		if fresh {
 			quiet = 0
@@ -210,28 +216,4 @@ func (w *Worker) eraseDLQ(ctx context.Context, tenantID string) (int, bool, erro
 		}
 	}
 	return deleted, true, nil
-}
-
-// StartErasure marks a tenant as being erased (store.ErrNotFound if it does
-// not exist) and starts its erase job, or returns the job already under way
-// (or completed). The job's id is the tenant's (domain.ErasureJobID).
-func (w *Worker) StartErasure(ctx context.Context, t Tombstoner, tenantID string) (domain.ReplayJob, error) {
-	id := domain.ErasureJobID(tenantID)
-	if j, err := w.Store.Job(ctx, id); err == nil || !errors.Is(err, store.ErrNotFound) {
-		return j, err
-	}
-	if err := t.Tombstone(ctx, tenantID); err != nil {
-		return domain.ReplayJob{}, err
-	}
-	j := domain.ReplayJob{JobID: id, Kind: domain.KindErase, Status: domain.StatusQueued, Erasure: &domain.Erasure{TenantID: tenantID, Erased: map[string]int{}}}
-	err := w.Start(ctx, &j)
-	if errors.Is(err, store.ErrConflict) {
-		return w.Store.Job(ctx, id) // another request started it
-	}
-	return j, err
-}
-
-// Tombstoner marks a tenant as being erased (store.Store.Tombstone).
-type Tombstoner interface {
-	Tombstone(ctx context.Context, tenantID string) error
 }
