@@ -66,7 +66,7 @@ var Calls = map[string][]Call{
 	"ResetEndpointFailures":     {updateItem},
 	"AddDeath":                  {updateItem},
 	"DeadWindow":                {getItem},
-	"CreateTenant":              {putItem},
+	"CreateTenant":              {getItem, putItem},
 	"Tenant":                    {getItem},
 	"PutAPIKey":                 {getItem, putItem},
 	"TenantForKey":              {getItem},

@@ -52,6 +52,9 @@ func found(k map[string]types.AttributeValue) map[string]types.AttributeValue {
 
 func (r *recorder) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
 	r.record("GetItem", nil)
+	if sk, _ := in.Key["sk"].(*types.AttributeValueMemberS); sk != nil && sk.Value == "ERASED" {
+		return &dynamodb.GetItemOutput{}, nil // no tombstone: CreateTenant goes on to write
+	}
 	return &dynamodb.GetItemOutput{Item: found(in.Key)}, nil
 }
 

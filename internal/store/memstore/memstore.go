@@ -117,6 +117,9 @@ func (s *Store) CreateTenant(_ context.Context, t domain.Tenant) (domain.Tenant,
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t.CreatedAt = s.now()
+	if s.tombstones[t.TenantID] {
+		return t, fmt.Errorf("tenant %s is being erased: %w", t.TenantID, store.ErrExists)
+	}
 	if old, ok := s.tenants[t.TenantID]; ok {
 		if old.CreatedAt.Equal(t.CreatedAt) {
 			return t, nil // its own write, retried

@@ -139,6 +139,8 @@ func erasure(t *testing.T, u *suite) {
 	snap, err = s.Load(ctx, nil, []store.EndpointRef{{TenantID: gone.tenant, EndpointID: "ep_a"}})
 	require.NoError(t, err)
 	require.True(t, snap.Erased[gone.tenant], "the tombstone stays, until its TTL")
+	_, err = s.CreateTenant(ctx, domain.Tenant{TenantID: gone.tenant})
+	require.ErrorIs(t, err, store.ErrExists, "its id is not taken again while the tombstone lasts")
 }
 
 // requireGone checks that nothing of the tenant can be read.
