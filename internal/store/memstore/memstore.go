@@ -152,7 +152,7 @@ func (s *Store) PutAPIKey(_ context.Context, k domain.APIKey) (domain.APIKey, er
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.tenants[k.TenantID]; !ok {
+	if _, ok := s.tenants[k.TenantID]; !ok || s.tombstones[k.TenantID] {
 		return k, fmt.Errorf("tenant %s: %w", k.TenantID, store.ErrNotFound)
 	}
 	k.CreatedAt = s.now()

@@ -72,6 +72,8 @@ func erasure(t *testing.T, u *suite) {
 	require.NoError(t, s.Tombstone(ctx, gone.tenant), "twice is harmless")
 	_, err := s.TenantForKey(ctx, gone.keyHash)
 	require.ErrorIs(t, err, store.ErrNotFound, "its keys stop authenticating at once")
+	_, err = s.PutAPIKey(ctx, domain.APIKey{KeyID: "k_late", TenantID: gone.tenant, Hash: u.id("h_late")})
+	require.ErrorIs(t, err, store.ErrNotFound, "no new key while it is erased")
 	eps, erased, err := s.TenantEndpoints(ctx, gone.tenant)
 	require.NoError(t, err)
 	require.True(t, erased)
