@@ -99,12 +99,17 @@ func (h *Handler) prepare(ctx context.Context, at *attempt) Decision {
 
 // readDelivery reads the delivery's record; a delivery with none yet is
 // attempted from the message's own content. A message of a tenant being
-// erased (its tombstone was read with the batch's records) is ruled out
-// first. Without the batch's snapshot (its read failed) it is attempted as
-// any other: the endpoint it names is gone once the erasure reaches it.
+// erased (its tombstone read with the batch's records, or on its own
+// without them) is ruled out first.
 func (h *Handler) readDelivery(ctx context.Context, at *attempt) {
 	msg := at.in.Message
-	if at.snap != nil && at.snap.Erased[msg.TenantID] {
+	erased, err := h.erased(ctx, at.snap, msg.TenantID)
+	if err != nil {
+		at.log.ErrorContext(ctx, "cannot read the tenant's tombstone; will retry", "error", err.Error())
+		at.in.Hitch = HitchDeliveryUnreadable
+		return
+	}
+	if erased {
 		at.in.Hitch = HitchTenantErased
 		return
 	}

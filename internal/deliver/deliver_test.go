@@ -964,6 +964,7 @@ func TestErasedTenantDropped(t *testing.T) {
 		{"endpoint still there", "1", func(*fixture) {}},
 		{"endpoint erased", "1", func(f *fixture) { f.store.deleteEndpoint("t1/ep_1") }},
 		{"last receive", "8", func(*fixture) {}},
+		{"the batch's read failed: read on its own", "1", func(f *fixture) { f.store.failLoad = true }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })

@@ -60,9 +60,11 @@ type Erasure struct {
 
 // ErasePhases are the phases of an erasure, in order: deliveries first
 // (found through the tenant's outbox items and endpoints, while both are
-// still there), the tenant's item last.
+// still there); the DLQ's messages before the dead deliveries (a sweep that
+// finds a message of the tenant there may record its death again); the
+// tenant's item last.
 var ErasePhases = []string{
-	EraseAPIKeys, EraseDeliveries, EraseDeadDeliveries, EraseDLQ, EraseRejections,
+	EraseAPIKeys, EraseDeliveries, EraseDLQ, EraseDeadDeliveries, EraseRejections,
 	EraseReplayJobs, EraseDeadWindows, EraseStats, EraseTenant,
 }
 

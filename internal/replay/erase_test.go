@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/opevent"
 	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/stretchr/testify/require"
@@ -143,7 +144,9 @@ func TestEraseTenant(t *testing.T) {
 	require.Equal(t, domain.KindErase, j.Kind)
 	_, err = e.st.TenantForKey(ctx, "h_"+tenantA)
 	require.ErrorIs(t, err, store.ErrNotFound, "its key stops authenticating at once")
-	require.True(t, e.st.Erased(tenantA))
+	erased, err := e.st.Erased(ctx, tenantA)
+	require.NoError(t, err)
+	require.True(t, erased)
 	require.Len(t, e.q.sentTo(opsURL), 1, "the job runs on the operations queue")
 	again, err := startErasure(ctx, e, tenantA)
 	require.NoError(t, err)
@@ -213,4 +216,28 @@ func TestEraseTenant(t *testing.T) {
 	require.Len(t, e.q.dlq, 1, "only B's DLQ message is left")
 	require.Contains(t, e.q.dlq[0].Body, tenantB)
 	require.False(t, e.q.dlq[0].VisibleAt.After(e.clk.Now()), "released at once")
+}
+
+// A delivery.dead notice of a tenant being erased writes no summary: it
+// would land in the outbox after the erasure went through it.
+func TestDeadNoticeOfErasedTenantWritesNothing(t *testing.T) {
+	e := newEnv(t)
+	out := &outboxNotices{events: map[string]opevent.Event{}}
+	e.w.Notices = out
+	ctx := context.Background()
+	start, end := opevent.Window(e.t0, 5*time.Minute)
+	for _, tenant := range []string{tenantA, tenantB} {
+		_, err := e.st.CreateTenant(ctx, domain.Tenant{TenantID: tenant})
+		require.NoError(t, err)
+		_, err = e.st.AddDeath(ctx, tenant, "ep_1", start, end, domain.OpDeath{DeliveryID: "d_" + tenant, Reason: domain.ReasonAttemptsExhausted})
+		require.NoError(t, err)
+	}
+	require.NoError(t, e.st.Tombstone(ctx, tenantA))
+	for _, tenant := range []string{tenantA, tenantB} {
+		require.NoError(t, e.w.SummarizeDeaths(ctx, opevent.DeadNotice{TenantID: tenant, EndpointID: "ep_1", WindowStart: start, WindowEnd: end}))
+	}
+	require.Len(t, out.events, 1, "the other tenant's summary only")
+	for _, ev := range out.events {
+		require.Equal(t, tenantB, ev.TenantID)
+	}
 }

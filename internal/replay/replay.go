@@ -37,8 +37,10 @@ type Store struct {
 }
 
 // DeadWindows are the endpoints' delivery.dead coalescing windows: the
-// sweep adds a missed death to one, a notice reads one to sum it up.
+// sweep adds a missed death to one, a notice reads one to sum it up (unless
+// its tenant is being erased).
 type DeadWindows interface {
+	Erased(ctx context.Context, tenantID string) (bool, error)
 	AddDeath(ctx context.Context, tenantID, endpointID string, start, end time.Time, d domain.OpDeath) (int, error)
 	DeadWindow(ctx context.Context, tenantID, endpointID string, start time.Time) (domain.OpDeliveryDeadEvent, error)
 }

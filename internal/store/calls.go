@@ -75,6 +75,7 @@ var Calls = map[string][]Call{
 	"EndpointStats":             {query},
 	"LastAttempts":              {query},
 	"Tombstone":                 {getItem, putItem, queryIndex, updateItem},
+	"Erased":                    {getItem},
 	"TenantEndpoints":           {query},
 	"EraseIndexed":              {queryIndex, deleteItem},
 	"EraseOpenJobs":             {getItem, deleteItem},

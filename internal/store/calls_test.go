@@ -223,6 +223,7 @@ func TestCallsListsWhatEachMethodCalls(t *testing.T) {
 		},
 		"LastAttempts": func(ctx context.Context, s *Store) error { _, _, err := s.LastAttempts(ctx, "t", "e"); return err },
 		"Tombstone":    func(ctx context.Context, s *Store) error { return s.Tombstone(ctx, "t") },
+		"Erased":       func(ctx context.Context, s *Store) error { _, err := s.Erased(ctx, "t"); return err },
 		"TenantEndpoints": func(ctx context.Context, s *Store) error {
 			_, _, err := s.TenantEndpoints(ctx, "t")
 			return err

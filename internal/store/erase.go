@@ -59,6 +59,15 @@ func (s *Store) Tombstone(ctx context.Context, tenantID string) error {
 	return nil
 }
 
+// Erased reports whether a tenant is being erased (has a tombstone).
+func (s *Store) Erased(ctx context.Context, tenantID string) (bool, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: key("TENANT#"+tenantID, tombstoneSK), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return false, fmt.Errorf("read the tombstone of tenant %s: %w", tenantID, err)
+	}
+	return out.Item != nil, nil
+}
+
 // TenantEndpoints lists a tenant's endpoints, as Endpoints does, in the
 // same single query, and reports whether the tenant is being erased (then
 // its endpoints are left out: nothing is to be sent to them).

@@ -30,12 +30,11 @@ func (s *Store) Tombstone(_ context.Context, tenantID string) error {
 	return nil
 }
 
-// Erased reports whether a tenant has a tombstone: for a test's
-// assertions, not a store method.
-func (s *Store) Erased(tenantID string) bool {
+// Erased reports whether a tenant is being erased (has a tombstone).
+func (s *Store) Erased(_ context.Context, tenantID string) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.tombstones[tenantID]
+	return s.tombstones[tenantID], nil
 }
 
 // TenantEndpoints lists a tenant's endpoints, or none and true when it is

@@ -68,9 +68,17 @@ func erasure(t *testing.T, u *suite) {
 	gone, kept := seedTenant(t, u, "t_gone"), seedTenant(t, u, "t_kept")
 
 	require.ErrorIs(t, s.Tombstone(ctx, u.id("t_nobody")), store.ErrNotFound)
+	before, err := s.Erased(ctx, gone.tenant)
+	require.NoError(t, err)
+	require.False(t, before)
 	require.NoError(t, s.Tombstone(ctx, gone.tenant))
+	for tenant, want := range map[string]bool{gone.tenant: true, kept.tenant: false} {
+		erased, err := s.Erased(ctx, tenant)
+		require.NoError(t, err)
+		require.Equal(t, want, erased, tenant)
+	}
 	require.NoError(t, s.Tombstone(ctx, gone.tenant), "twice is harmless")
-	_, err := s.TenantForKey(ctx, gone.keyHash)
+	_, err = s.TenantForKey(ctx, gone.keyHash)
 	require.ErrorIs(t, err, store.ErrNotFound, "its keys stop authenticating at once")
 	_, err = s.PutAPIKey(ctx, domain.APIKey{KeyID: "k_late", TenantID: gone.tenant, Hash: u.id("h_late")})
 	require.ErrorIs(t, err, store.ErrNotFound, "no new key while it is erased")

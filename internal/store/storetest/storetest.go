@@ -72,6 +72,7 @@ type Store interface {
 	LastAttempts(ctx context.Context, tenantID, endpointID string) (*time.Time, *domain.AttemptFailure, error)
 
 	Tombstone(ctx context.Context, tenantID string) error
+	Erased(ctx context.Context, tenantID string) (bool, error)
 	TenantEndpoints(ctx context.Context, tenantID string) ([]domain.Endpoint, bool, error)
 	EraseIndexed(ctx context.Context, tenantID, kind string, limit int) (int, bool, error)
 	EraseOpenJobs(ctx context.Context, tenantID string) (int, error)
