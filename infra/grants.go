@@ -59,6 +59,24 @@ func grantOutboxPut(fn awslambda.Function, outbox awsdynamodb.ITable) {
 	})
 }
 
+// grantOutboxErase lets fn (the replay worker, for a tenant's erasure)
+// Query the outbox table's by_tenant index, and only that index, and
+// delete outbox items.
+func grantOutboxErase(fn awslambda.Function, outbox awsdynamodb.ITable, indexed bool) {
+	if indexed {
+		awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+			Grantee:      fn,
+			Actions:      jsii.Strings("dynamodb:Query"),
+			ResourceArns: jsii.Strings(*outbox.TableArn() + "/index/" + outboxpkg.IndexByTenant),
+		})
+	}
+	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee:      fn,
+		Actions:      jsii.Strings("dynamodb:DeleteItem"),
+		ResourceArns: jsii.Strings(*outbox.TableArn()),
+	})
+}
+
 // grantNotices lets the deliver function raise operational events: write
 // them into the outbox, and send the delivery.dead windows' notices to the
 // replay worker's operations queue, whose address it is given here (the

@@ -194,17 +194,19 @@ func TestLeastPrivilege(t *testing.T) {
 			g.add(arn(s.replayJobs), nil, consume...)
 			g.add(arn(s.replayJobs), nil, "sqs:SendMessage") // the next step
 			g.add(arn(s.replayOps), nil, consume...)
-			g.add(arn(s.replayOps), nil, "sqs:SendMessage")    // a redrive's next step, recovered jobs
-			g.add(arn(s.outboxTable), nil, "dynamodb:PutItem") // delivery.dead summaries
+			g.add(arn(s.replayOps), nil, "sqs:SendMessage")                                                                      // a redrive's next step, recovered jobs
+			g.add(arn(s.outboxTable), nil, "dynamodb:PutItem", "dynamodb:DeleteItem")                                            // delivery.dead summaries; an erased tenant's items
+			g.add(obj{"Fn::Join": arr{"", arr{arn(s.outboxTable), "/index/" + outboxpkg.IndexByTenant}}}, nil, "dynamodb:Query") // an erased tenant's items, by_tenant only
 		},
 	}
 	fns := map[string]string{"deliver": s.deliverFn, "enqueue": s.enqueueFn, "api": s.apiFn, "replay": s.replayFn}
 	storeMethods := storeMethods(t)
 	t.Run("each function's store ports are seen", func(t *testing.T) {
 		// Spelled out, so that a port the walk misses fails here.
-		require.Equal(t, []string{"AddDeath", "AddEndpointStats", "Delivery", "DisableEndpoint", "Endpoint", "Load", "MarkDeadBeforeLastAttempt", "RecordAttempt", "RecordEndpointFailure", "RecordResendAttempt", "ResetEndpointFailures", "TakeSlots"}, storeMethods["deliver"])
+		require.Equal(t, []string{"AddDeath", "AddEndpointStats", "Delivery", "DisableEndpoint", "Endpoint", "Erased", "Load", "MarkDeadBeforeLastAttempt", "RecordAttempt", "RecordEndpointFailure", "RecordResendAttempt", "ResetEndpointFailures", "TakeSlots"}, storeMethods["deliver"])
 		require.Contains(t, storeMethods["replay"], "DeadWindow", "Store.DeadWindows")
-		require.Equal(t, []string{"Endpoints", "LoadWith", "PutRejection", "Tenant"}, storeMethods["enqueue"])
+		require.Equal(t, []string{"LoadWith", "PutRejection", "Tenant", "TenantEndpoints"}, storeMethods["enqueue"])
+		require.Contains(t, storeMethods["replay"], "EraseTenantItems", "Worker.Erasures")
 		require.Contains(t, storeMethods["replay"], "DLQDepths", "Worker.Depths")
 		require.Contains(t, storeMethods["replay"], "ReconcileDLQDepth", "Worker.Reconciler")
 		require.Contains(t, storeMethods["api"], "SaveJob", "replay.Worker.Start")
@@ -365,4 +367,12 @@ func TestMessageLogOff(t *testing.T) {
 	delete(want, grantKey(getAtt(on.deliveryQueue, "Arn"), nil))
 	require.Equal(t, "", vars["HOOKLINE_DELIVERY_QUEUE_URL"])
 	require.Equal(t, roundTripAny(t, want), roundTripAny(t, off.grantsOf(t, off.apiFn)))
+
+	// The erasure cannot find the tenant's outbox items without the index:
+	// the replay worker loses its Query on it, and is told so.
+	wantReplay := on.grantsOf(t, on.replayFn)
+	delete(wantReplay, grantKey(obj{"Fn::Join": arr{"", arr{getAtt(on.outboxTable, "Arn"), "/index/" + outboxpkg.IndexByTenant}}}, nil))
+	require.Equal(t, roundTripAny(t, wantReplay), roundTripAny(t, off.grantsOf(t, off.replayFn)))
+	replayVars := dig(t, off.resource(t, off.replayFn, "AWS::Lambda::Function"), "Properties", "Environment", "Variables").(obj)
+	require.NotContains(t, replayVars, "HOOKLINE_MESSAGE_LOG")
 }

@@ -27,6 +27,9 @@ type ReplayProps struct {
 	ReservedConcurrency int
 	// Outbox receives the delivery.dead summaries the worker writes.
 	Outbox awsdynamodb.ITable
+	// MessageLog says Outbox has the by_tenant index: an erasure queries it
+	// for the tenant's items (granted only then).
+	MessageLog bool
 	// DeadNoticeWindow is delivery.dead's coalescing window (deliver's).
 	DeadNoticeWindow time.Duration
 }
@@ -81,14 +84,21 @@ func NewReplay(scope constructs.Construct, id string, p ReplayProps) Replay {
 		OpsQueueURL:      *ops.QueueUrl(),
 		Rate:             p.Rate,
 		OutboxTable:      *p.Outbox.TableName(),
+		MessageLog:       p.MessageLog,
 		DeadNoticeWindow: p.DeadNoticeWindow,
 	}.Vars())
 	// delivery.dead summaries written to the outbox (PutItem only).
 	grantOutboxPut(fn, p.Outbox)
+	// A tenant's erasure: its outbox items found through the by_tenant
+	// index and deleted.
+	grantOutboxErase(fn, p.Outbox, p.MessageLog)
 	// Job (GetItem), SaveJob (PutItem), claims, releases and recorded
 	// deaths (UpdateItem), Load (BatchGetItem), Delivery and Endpoint
-	// (GetItem); ListDead and DLQDepths query the index, nothing the table.
-	grantTableItems(fn, p.Functions.StateTable, "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:UpdateItem")
+	// (GetItem); ListDead and DLQDepths query the index. A tenant's erasure
+	// queries its partitions (Query: endpoints, counters) and deletes its
+	// items (DeleteItem).
+	grantTableItems(fn, p.Functions.StateTable, "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
+		"dynamodb:Query", "dynamodb:DeleteItem")
 	grantIndexQuery(fn, p.Functions.StateTable)
 	p.Queues.Delivery.Grant(fn, jsii.String("sqs:SendMessage"))
 	// The sweep and the redrive: receive, delete, make visible again.

@@ -53,7 +53,7 @@ func newHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 	defaults := functionDefaults{Architecture: p.Architecture, AssetDir: p.AssetDir, LogLevel: p.LogLevel, StateTable: tables.State, DeliveryRetention: p.DeliveryRetention}
 	replay := NewReplay(stack, "Replay", ReplayProps{
 		Functions: defaults, Queues: queues, Rate: p.ReplayRate, StuckAlarmThreshold: p.StuckReplayThreshold,
-		ReservedConcurrency: p.ReplayReservedConcurrency, Outbox: tables.Outbox, DeadNoticeWindow: p.DeadNoticeWindow,
+		ReservedConcurrency: p.ReplayReservedConcurrency, Outbox: tables.Outbox, MessageLog: tables.MessageLog, DeadNoticeWindow: p.DeadNoticeWindow,
 	})
 	grantNotices(fns.Deliver, tables.Outbox, replay.Ops)
 	httpAPI := NewHTTPAPI(stack, "Api", HTTPAPIProps{

@@ -30,6 +30,7 @@ func build(cfg fnenv.ReplayEnv, log *slog.Logger, aws aws.Config) (any, error) {
 	st.Retention = cfg.Retention()
 	w := &replay.Worker{
 		Store:            replay.Store{Jobs: st, JobSlots: st, Sweeps: st, DeadLetters: st, Claims: st, Deliveries: st, DeadWindows: st},
+		Erasures:         st,
 		Depths:           st,
 		Reconciler:       st,
 		Metrics:          metrics.New(os.Stdout),
@@ -40,6 +41,7 @@ func build(cfg fnenv.ReplayEnv, log *slog.Logger, aws aws.Config) (any, error) {
 	}
 	if cfg.OutboxTable != "" {
 		w.Notices = &opevent.Writer{DB: db, Table: cfg.OutboxTable}
+		w.Outbox = &replay.OutboxTable{DB: db, Table: cfg.OutboxTable, NoIndex: !cfg.MessageLog}
 	}
 	return w.Handle, nil
 }

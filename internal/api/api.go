@@ -31,6 +31,7 @@ type Store struct {
 	DeadLetters
 	Jobs
 	Stats
+	Erasures
 }
 
 // Tenants are the tenants and their API keys: the operator creates them,
@@ -77,7 +78,7 @@ type Jobs interface {
 	Job(ctx context.Context, id string) (domain.ReplayJob, error)
 }
 
-var _ = Store{Tenants: (*store.Store)(nil), Endpoints: (*store.Store)(nil), EndpointChanges: (*store.Store)(nil), Deliveries: (*store.Store)(nil), DeadLetters: (*store.Store)(nil), Jobs: (*store.Store)(nil), Stats: (*store.Store)(nil)}
+var _ = Store{Tenants: (*store.Store)(nil), Endpoints: (*store.Store)(nil), EndpointChanges: (*store.Store)(nil), Deliveries: (*store.Store)(nil), DeadLetters: (*store.Store)(nil), Jobs: (*store.Store)(nil), Stats: (*store.Store)(nil), Erasures: (*store.Store)(nil)}
 
 // Sealer seals the signing secrets the API creates (package sealing). The
 // API can seal a secret, never open one: a secret is shown once, in the
@@ -206,6 +207,8 @@ func Routes() []Route {
 		{Method: "POST", Path: "/v1/admin/tenants", Operator: true, handle: (*Server).createTenant},
 		{Method: "POST", Path: "/v1/admin/tenants/{tenant_id}/keys", Operator: true, handle: (*Server).createKey},
 		{Method: "DELETE", Path: "/v1/admin/tenants/{tenant_id}/keys/{key_id}", Operator: true, handle: (*Server).revokeKey},
+		{Method: "DELETE", Path: "/v1/admin/tenants/{tenant_id}", Operator: true, handle: (*Server).eraseTenant},
+		{Method: "GET", Path: "/v1/admin/tenants/{tenant_id}/erasure", Operator: true, handle: (*Server).getErasure},
 		{Method: "POST", Path: "/v1/admin/dlq/redrive", Operator: true, handle: (*Server).redriveDLQ},
 		{Method: "GET", Path: "/v1/admin/replays/{job_id}", Operator: true, handle: (*Server).getAdminReplay},
 		{Method: "GET", Path: "/v1/admin/stats", Operator: true, handle: (*Server).stats},

@@ -49,11 +49,14 @@ type ReplayJobView struct {
 	CreatedAt   time.Time         `json:"created_at"`
 	UpdatedAt   time.Time         `json:"updated_at"`
 	CompletedAt *time.Time        `json:"completed_at,omitempty"`
+	// Erasure is an erase job's progress: the tenant, the phase under way
+	// (none once completed), and the items deleted by kind.
+	Erasure *domain.Erasure `json:"erasure,omitempty"`
 }
 
 func jobView(j domain.ReplayJob) ReplayJobView {
 	v := ReplayJobView{ID: j.JobID, Kind: j.Kind, Status: j.Status, Matched: j.Matched, Replayed: j.Replayed,
-		Skipped: j.Skipped, SkippedIDs: j.SkippedIDs, Failed: j.Failed, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt, CompletedAt: j.CompletedAt}
+		Skipped: j.Skipped, SkippedIDs: j.SkippedIDs, Failed: j.Failed, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt, CompletedAt: j.CompletedAt, Erasure: j.Erasure}
 	if v.Skipped == nil {
 		v.Skipped = map[string]int{}
 	}

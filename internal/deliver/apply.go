@@ -34,6 +34,9 @@ func (h *Handler) apply(ctx context.Context, at *attempt, dec Decision) bool {
 		return h.deadLetter(ctx, at, dec.Reason)
 	case DeadUnrecorded:
 		return h.toDLQ(ctx, at.log, at.mb, at.m.Body, "", dec.Reason)
+	case Dropped:
+		at.log.InfoContext(ctx, "tenant being erased; message dropped")
+		return true
 	case Duplicate:
 		at.log.InfoContext(ctx, "already delivered; duplicate message dropped")
 		return true

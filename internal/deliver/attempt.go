@@ -108,9 +108,21 @@ func (h *Handler) prepare(ctx context.Context, at *attempt) Decision {
 }
 
 // readDelivery reads the delivery's record; a delivery with none yet is
-// attempted from the message's own content.
+// attempted from the message's own content. A message of a tenant being
+// erased (its tombstone read with the batch's records, or on its own
+// without them) is ruled out first.
 func (h *Handler) readDelivery(ctx context.Context, at *attempt) {
 	msg := at.in.Message
+	erased, err := h.erased(ctx, at.snap, msg.TenantID)
+	if err != nil {
+		at.log.ErrorContext(ctx, "cannot read the tenant's tombstone; will retry", "error", err.Error())
+		at.in.Hitch = HitchDeliveryUnreadable
+		return
+	}
+	if erased {
+		at.in.Hitch = HitchTenantErased
+		return
+	}
 	d, err := h.delivery(ctx, at.snap, msg.DeliveryID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):

@@ -38,6 +38,9 @@ const (
 	// HitchRateLimited: the endpoint's rate limit has no request slot for
 	// the attempt within the wait this invocation can afford.
 	HitchRateLimited
+	// HitchTenantErased: the message's tenant is being erased (it has a
+	// tombstone).
+	HitchTenantErased
 )
 
 // Input is everything Decide reads about one message's attempt.
@@ -97,12 +100,15 @@ const (
 	// made (so waiting costs neither an attempt nor a receive), and delete
 	// this one.
 	Defer
+	// Dropped: the tenant is being erased; delete the message, write
+	// nothing, send nothing to the DLQ.
+	Dropped
 )
 
 var kindNames = [...]string{
 	Send: "send", Delivered: "delivered", Retry: "retry", Dead: "dead", Exhausted: "exhausted",
 	DeadUnrecorded: "dead_unrecorded", Duplicate: "duplicate", Leave: "leave", ReturnUntried: "return_untried",
-	Defer: "defer",
+	Defer: "defer", Dropped: "dropped",
 }
 
 func (k Kind) String() string {
@@ -144,8 +150,9 @@ type Decision struct {
 // it is not read); rnd draws the retry delay's jitter in [0, 1) (nil: none).
 //
 // Before a request (in.Result nil) it rules the attempt out, in this order,
-// for: an undecodable message, an unreadable delivery, a delivery already
-// delivered (unless the message is a resend), an event past the age cap at in.Started, a missing or
+// for: an undecodable message, a tenant being erased, an unreadable
+// delivery, a delivery already delivered (unless the message is a resend),
+// an event past the age cap at in.Started, a missing or
 // unreadable endpoint, a disabled one, an invalid or unavailable secret, a
 // malformed body, no time left and no rate slot (Defer); else it answers
 // Send. After a request it classifies the result.
@@ -168,6 +175,8 @@ func decideBefore(in Input, p retry.Policy) Decision {
 	switch {
 	case in.Hitch == HitchUndecodable:
 		return Decision{Kind: DeadUnrecorded, Reason: domain.ReasonMalformedMessage}
+	case in.Hitch == HitchTenantErased:
+		return Decision{Kind: Dropped}
 	case in.Hitch == HitchDeliveryUnreadable:
 		return Decision{Kind: Leave}
 	case in.Delivery.State == domain.StateDelivered && !in.Message.Resend:

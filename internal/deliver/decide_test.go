@@ -46,6 +46,7 @@ func TestDecideBeforeTheRequest(t *testing.T) {
 		{"an invalid secret is dead", Input{Message: fresh, Hitch: HitchSecretInvalid}, Decision{Kind: Dead, Reason: domain.ReasonInvalidSecret}},
 		{"an unavailable secret is left for later", Input{Message: fresh, Hitch: HitchSecretUnavailable}, Decision{Kind: Leave}},
 		{"a body that cannot be built is dead", Input{Message: fresh, Hitch: HitchBodyMalformed}, Decision{Kind: Dead, Reason: domain.ReasonMalformedMessage}},
+		{"a tenant being erased: dropped", Input{Attempt: 9, Message: fresh, Hitch: HitchTenantErased}, Decision{Kind: Dropped}},
 		{"no time left returns the message untried", Input{Message: fresh, Hitch: HitchNoTimeLeft}, Decision{Kind: ReturnUntried}},
 		{"no time left on the last receive returns it untried too", Input{Attempt: 3, Message: fresh, Hitch: HitchNoTimeLeft}, Decision{Kind: ReturnUntried}},
 		{"ready on the first receive: send", Input{Attempt: 1, Message: fresh}, Decision{Kind: Send}},

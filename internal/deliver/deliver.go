@@ -39,12 +39,13 @@ type Store struct {
 }
 
 // Snapshots reads what a batch's attempts need: Load reads a whole batch's
-// deliveries and endpoints at once; Delivery and Endpoint read one, when
-// Load failed.
+// deliveries, endpoints and tenants' tombstones at once; Delivery, Endpoint
+// and Erased read one, when Load failed.
 type Snapshots interface {
 	Load(ctx context.Context, deliveryIDs []string, endpoints []store.EndpointRef) (store.Snapshot, error)
 	Delivery(ctx context.Context, id string) (domain.Delivery, error)
 	Endpoint(ctx context.Context, tenantID, endpointID string) (domain.Endpoint, error)
+	Erased(ctx context.Context, tenantID string) (bool, error)
 }
 
 // Attempts records what an attempt did to its delivery, and a death before
@@ -285,6 +286,15 @@ func (h *Handler) delivery(ctx context.Context, snap *store.Snapshot, id string)
 		return d, fmt.Errorf("delivery %s: %w", id, store.ErrNotFound)
 	}
 	return d, nil
+}
+
+// erased reads whether a tenant is being erased from the batch's snapshot,
+// or on its own when there is none.
+func (h *Handler) erased(ctx context.Context, snap *store.Snapshot, tenantID string) (bool, error) {
+	if snap == nil {
+		return h.Store.Erased(ctx, tenantID)
+	}
+	return snap.Erased[tenantID], nil
 }
 
 // endpoint reads an endpoint from the batch's snapshot, or on its own when

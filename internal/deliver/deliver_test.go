@@ -1008,3 +1008,35 @@ func TestSecretsAreOpenedOncePerWarmFunction(t *testing.T) {
 	require.Empty(t, f.run(t, batch("c")...))
 	require.Equal(t, 2, decrypts())
 }
+
+// A message of a tenant being erased (tombstoned) is dropped: no request,
+// no record, nothing to the DLQ, the message deleted; also once the
+// erasure has deleted its endpoint, and on its last receive.
+func TestErasedTenantDropped(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		receive string
+		setup   func(f *fixture)
+	}{
+		{"endpoint still there", "1", func(*fixture) {}},
+		{"endpoint erased", "1", func(f *fixture) { f.store.deleteEndpoint("t1/ep_1") }},
+		{"last receive", "8", func(*fixture) {}},
+		{"the batch's read failed: read on its own", "1", func(f *fixture) { f.store.failLoad = true }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
+			ctx := context.Background()
+			_, err := f.store.CreateTenant(ctx, domain.Tenant{TenantID: "t1"})
+			require.NoError(t, err)
+			require.NoError(t, f.store.Tombstone(ctx, "t1"))
+			tc.setup(f)
+			failed := f.run(t, sqsMessage(t, "d1", tc.receive, f.now.Add(-time.Minute)))
+			require.Empty(t, failed, "the message is deleted")
+			require.Zero(t, f.hits.Load(), "no request is sent")
+			require.Empty(t, f.queue.dlq, "nothing goes to the DLQ")
+			require.Empty(t, f.store.outcomes, "nothing is recorded")
+			require.Empty(t, f.store.marked, "no death is recorded first")
+			require.Empty(t, f.store.Deliveries())
+		})
+	}
+}

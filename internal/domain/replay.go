@@ -39,6 +39,58 @@ type ReplayJob struct {
 	CreatedAt   time.Time  `json:"created_at" dynamodbav:"created_at"`
 	UpdatedAt   time.Time  `json:"updated_at" dynamodbav:"updated_at"`
 	CompletedAt *time.Time `json:"completed_at,omitempty" dynamodbav:"completed_at,omitempty"`
+	// Erasure is an erase job's progress (KindErase only).
+	Erasure *Erasure `json:"erasure,omitempty" dynamodbav:"erasure,omitempty"`
+}
+
+// Erasure is the progress of the erasure of a tenant's data (a KindErase
+// job): the phase it is in, and how many items of each kind it deleted.
+type Erasure struct {
+	// TenantID is the tenant erased.
+	TenantID string `json:"tenant_id" dynamodbav:"tenant_id"`
+	// Phase is the kind being erased now (one of ErasePhases); empty once
+	// the job completed.
+	Phase string `json:"phase,omitempty" dynamodbav:"phase,omitempty"`
+	// Endpoints are the ids of the tenant's endpoints, read when the job
+	// began: the ids of its deliveries derive from them.
+	Endpoints []string `json:"-" dynamodbav:"endpoints,omitempty"`
+	// Erased counts the items deleted, by kind.
+	Erased map[string]int `json:"erased" dynamodbav:"erased"`
+}
+
+// ErasePhases are the phases of an erasure, in order: deliveries first
+// (found through the tenant's outbox items and endpoints, while both are
+// still there); the DLQ's messages before the dead deliveries (a sweep that
+// finds a message of the tenant there may record its death again); the
+// tenant's item last.
+var ErasePhases = []string{
+	EraseAPIKeys, EraseDeliveries, EraseDLQ, EraseDeadDeliveries, EraseRejections,
+	EraseReplayJobs, EraseDeadWindows, EraseStats, EraseTenant,
+}
+
+// The kinds an erasure deletes (the keys of Erasure.Erased).
+const (
+	EraseAPIKeys        = "api_keys"
+	EraseDeliveries     = "deliveries"
+	EraseOutboxItems    = "outbox_items"
+	EraseDeadDeliveries = "dead_deliveries"
+	EraseDLQ            = "dlq_messages"
+	EraseRejections     = "rejections"
+	EraseReplayJobs     = "replay_jobs"
+	EraseDeadWindows    = "dead_windows"
+	EraseStats          = "stats"
+	EraseTenant         = "tenant"
+	EraseEndpoints      = "endpoints"
+)
+
+// ErasureJobID is the id of the erase job of a tenant: one per tenant, so
+// that asking again finds the job under way.
+func ErasureJobID(tenantID string) string { return "erase_" + tenantID }
+
+// NewErasureJob is the erase job of a tenant, queued: an operator's job
+// (no TenantID, so no tenant sees it or counts it among its replays).
+func NewErasureJob(tenantID string) ReplayJob {
+	return ReplayJob{JobID: ErasureJobID(tenantID), Kind: KindErase, Status: StatusQueued, Erasure: &Erasure{TenantID: tenantID, Erased: map[string]int{}}}
 }
 
 // JobKind is what a replay job replays.
@@ -52,6 +104,8 @@ const (
 	KindFilter JobKind = "filter"
 	// KindRedrive is the operator's redrive of the whole dead-letter queue.
 	KindRedrive JobKind = "redrive"
+	// KindErase is the operator's erasure of a tenant's data (Erasure).
+	KindErase JobKind = "erase"
 )
 
 // JobStatus is where a replay job is.

@@ -148,8 +148,8 @@ func benchPayload() json.RawMessage {
 // measures the handler and not a fake (the tests use memstore).
 type benchStore struct{ endpoints []domain.Endpoint }
 
-func (s *benchStore) Endpoints(context.Context, string) ([]domain.Endpoint, error) {
-	return s.endpoints, nil
+func (s *benchStore) TenantEndpoints(context.Context, string) ([]domain.Endpoint, bool, error) {
+	return s.endpoints, false, nil
 }
 
 func (s *benchStore) LoadWith(context.Context, store.LoadOptions, []string, []store.EndpointRef) (store.Snapshot, error) {

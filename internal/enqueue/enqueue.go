@@ -27,10 +27,11 @@ type Store struct {
 	Rejections
 }
 
-// Subscribers are a tenant and its endpoints, to fan an event out to.
+// Subscribers are a tenant and its endpoints, to fan an event out to;
+// TenantEndpoints also says whether the tenant is being erased.
 type Subscribers interface {
 	Tenant(ctx context.Context, id string) (domain.Tenant, error)
-	Endpoints(ctx context.Context, tenantID string) ([]domain.Endpoint, error)
+	TenantEndpoints(ctx context.Context, tenantID string) ([]domain.Endpoint, bool, error)
 }
 
 // Existing reads which of the deliveries exist; enqueue reads them
@@ -74,6 +75,7 @@ type Handler struct {
 // deliveries planned so far, and its metrics, printed once at its end.
 type invocation struct {
 	endpoints map[string][]domain.Endpoint
+	erased    map[string]bool // the batch's tenants being erased
 	planned   map[string]bool
 	metrics   *metrics.Batch
 	// forwards are the operational events for the operator's bus, once
@@ -119,6 +121,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 	resp := events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{}}
 	inv := &invocation{
 		endpoints: map[string][]domain.Endpoint{},
+		erased:    map[string]bool{},
 		planned:   map[string]bool{},
 		forwarded: map[string]bool{},
 		metrics:   h.Metrics.Batch(),
@@ -228,20 +231,21 @@ func (h *Handler) plan(ctx context.Context, rec events.DynamoDBEventRecord, inv 
 		return f, err
 	}
 	f.ev = ev
+	endpoints, erased, err := h.subscribers(ctx, inv, ev.TenantID)
+	if err != nil {
+		return f, err
+	}
+	if erased {
+		// The tenant is being erased: its item is dropped, unrecorded and
+		// unforwarded (the erasure deletes it from the outbox).
+		h.Log.InfoContext(ctx, "outbox item of a tenant being erased dropped", "sequence_number", f.seq, "tenant_id", ev.TenantID)
+		return fanOut{seq: f.seq}, nil
+	}
 	if h.Bus != nil && forwards(ev) {
 		// Whatever its fan-out below (even none), the operator hears of it.
 		if err := inv.forward(h.BusName, f.seq, ev); err != nil {
 			return f, err
 		}
-	}
-	endpoints, seen := inv.endpoints[ev.TenantID]
-	if !seen {
-		// Read once per tenant per batch: an endpoint created or changed
-		// while the batch runs applies from the next batch, a second later.
-		if endpoints, err = h.Store.Endpoints(ctx, ev.TenantID); err != nil {
-			return f, err
-		}
-		inv.endpoints[ev.TenantID] = endpoints
 	}
 	targets := targetsOf(ev, endpoints)
 	if domain.IsOperational(ev.Type) {
@@ -266,6 +270,21 @@ func (h *Handler) plan(ctx context.Context, rec events.DynamoDBEventRecord, inv 
 	}
 	inv.keep(&f, targets)
 	return f, nil
+}
+
+// subscribers returns a tenant's endpoints, or erased when it is being
+// erased, read once per tenant per batch: an endpoint created or changed
+// while the batch runs applies from the next batch, a second later.
+func (h *Handler) subscribers(ctx context.Context, inv *invocation, tenantID string) ([]domain.Endpoint, bool, error) {
+	if endpoints, seen := inv.endpoints[tenantID]; seen {
+		return endpoints, inv.erased[tenantID], nil
+	}
+	endpoints, erased, err := h.Store.TenantEndpoints(ctx, tenantID)
+	if err != nil {
+		return nil, false, err
+	}
+	inv.endpoints[tenantID], inv.erased[tenantID] = endpoints, erased
+	return endpoints, erased, nil
 }
 
 // keep adds to f the targets not already planned in this invocation (the

@@ -73,15 +73,15 @@ func (s *testStore) ports() Store {
 
 var errBoom = errors.New("boom: service unavailable")
 
-func (s *testStore) Endpoints(ctx context.Context, tenant string) ([]domain.Endpoint, error) {
+func (s *testStore) TenantEndpoints(ctx context.Context, tenant string) ([]domain.Endpoint, bool, error) {
 	s.mu.Lock()
 	s.queries[tenant]++
 	fail := s.failOn == "endpoints"
 	s.mu.Unlock()
 	if fail {
-		return nil, errBoom
+		return nil, false, errBoom
 	}
-	return s.Store.Endpoints(ctx, tenant)
+	return s.Store.TenantEndpoints(ctx, tenant)
 }
 
 func (s *testStore) LoadWith(ctx context.Context, opts store.LoadOptions, ids []string, refs []store.EndpointRef) (store.Snapshot, error) {
@@ -814,4 +814,29 @@ func TestTestEventGoesToItsEndpointOnly(t *testing.T) {
 	require.Equal(t, outbox.ReasonReservedType, string(rej["forged"].Reason), "a producer's test event is refused")
 	require.Equal(t, outbox.ReasonMissingField, string(rej["unaddressed"].Reason))
 	require.Equal(t, outbox.AttrEndpointID, rej["unaddressed"].Field)
+}
+
+// A tenant being erased (tombstoned) has its new outbox items dropped:
+// nothing sent, nothing rejected, with its endpoints still there or gone,
+// while another tenant's items in the same batch go out.
+func TestErasedTenantItemsDropped(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range []string{"endpoints still there", "endpoints erased"} {
+		t.Run(name, func(t *testing.T) {
+			s, q := newFakeStore(endpoint("gone", "ep_g"), endpoint("kept", "ep_k")), &fakeQueue{}
+			s.addTenant("gone")
+			s.addTenant("kept")
+			require.NoError(t, s.Tombstone(ctx, "gone"))
+			if name == "endpoints erased" {
+				require.NoError(t, s.DeleteEndpoint(ctx, "gone", "ep_g"))
+			}
+			named := image("e2", "gone", map[string]events.DynamoDBAttributeValue{outbox.AttrEndpointID: events.NewStringAttribute("ep_zzz")})
+			resp, err := newHandler(s, q).Handle(ctx, streamEvent(image("e1", "gone", nil), named, image("e3", "kept", nil)))
+			require.NoError(t, err)
+			require.Empty(t, resp.BatchItemFailures)
+			require.Len(t, q.sent, 1, "only the other tenant's item is sent")
+			require.Equal(t, "ep_k", q.sent[0].EndpointID)
+			require.Empty(t, s.Rejections(), "nothing of the erased tenant is recorded")
+		})
+	}
 }

@@ -458,8 +458,13 @@ type ReplayEnv struct {
 	// Default DefaultReplayRate (10).
 	Rate float64
 	// OutboxTable (HOOKLINE_OUTBOX_TABLE) receives the delivery.dead
-	// summaries. Empty: the notices are dropped.
+	// summaries, and a tenant's erasure deletes the tenant's items from it.
+	// Empty: the notices are dropped, and an erasure's steps fail.
 	OutboxTable string
+	// MessageLog (HOOKLINE_MESSAGE_LOG, "on") says the outbox table has the
+	// by_tenant index, through which an erasure finds the tenant's outbox
+	// items. Default off: they are left to expire by their TTL.
+	MessageLog bool
 	// DeadNoticeWindow (HOOKLINE_DEAD_NOTICE_WINDOW) is delivery.dead's
 	// coalescing window, deliver's, for the missed deaths the sweep
 	// records. Default DefaultDeadNoticeWindow (5m).
@@ -475,6 +480,9 @@ func (e ReplayEnv) Vars() map[string]string {
 	v[varReplayOpsQueueURL] = e.OpsQueueURL
 	v[varReplayRate] = strconv.FormatFloat(e.Rate, 'f', -1, 64)
 	v[varOutboxTable] = e.OutboxTable
+	if e.MessageLog {
+		v[varMessageLog] = "on"
+	}
 	if e.DeadNoticeWindow != 0 {
 		v[varDeadNoticeWindow] = e.DeadNoticeWindow.String()
 	}
@@ -490,6 +498,7 @@ func LoadReplay(getenv func(string) string) (ReplayEnv, error) {
 		JobsQueueURL:     getenv(varReplayQueueURL),
 		OpsQueueURL:      getenv(varReplayOpsQueueURL),
 		Rate:             DefaultReplayRate,
+		MessageLog:       getenv(varMessageLog) == "on",
 	}
 	if err := firstErr(e.Common.check(), required(varStateTable, e.StateTable, varDeliveryQueueURL, e.DeliveryQueueURL, varDLQURL, e.DLQURL, varReplayQueueURL, e.JobsQueueURL)); err != nil {
 		return e, err

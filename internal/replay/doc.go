@@ -1,5 +1,8 @@
 // Package replay brings dead deliveries back: a tenant's replay by ids or by
-// filter, and the operator's redrive of the whole dead-letter queue. Jobs run
+// filter, and the operator's redrive of the whole dead-letter queue. It also
+// runs the operator's erasure of a tenant (erase.go), a job of its own kind
+// on the operations queue, in phases (domain.ErasePhases), each page's
+// deletions idempotent and checkpointed. Jobs run
 // in steps on the replay worker, driven by messages on the jobs queue; each
 // step checkpoints its progress in the job record before it touches a
 // delivery, so a worker that stops anywhere (timeout, crash) is resumed by

@@ -32,6 +32,16 @@ func (w *Worker) SummarizeDeaths(ctx context.Context, n opevent.DeadNotice) erro
 	if !ok {
 		return nil
 	}
+	// A tenant being erased gets no summary: written after the erasure
+	// went through its outbox items, it would outlive it.
+	erased, err := w.Store.Erased(ctx, n.TenantID)
+	if err != nil {
+		return err
+	}
+	if erased {
+		w.Log.InfoContext(ctx, "delivery.dead notice of a tenant being erased dropped", "tenant_id", n.TenantID, "endpoint_id", n.EndpointID)
+		return nil
+	}
 	if err := w.Notices.Emit(ctx, ev); err != nil {
 		return err
 	}

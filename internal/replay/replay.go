@@ -37,8 +37,10 @@ type Store struct {
 }
 
 // DeadWindows are the endpoints' delivery.dead coalescing windows: the
-// sweep adds a missed death to one, a notice reads one to sum it up.
+// sweep adds a missed death to one, a notice reads one to sum it up (unless
+// its tenant is being erased).
 type DeadWindows interface {
+	Erased(ctx context.Context, tenantID string) (bool, error)
 	AddDeath(ctx context.Context, tenantID, endpointID string, start, end time.Time, d domain.OpDeath) (int, error)
 	DeadWindow(ctx context.Context, tenantID, endpointID string, start time.Time) (domain.OpDeliveryDeadEvent, error)
 }
@@ -176,6 +178,12 @@ type Worker struct {
 	// notices come in on the operations queue. Nil: the notices are
 	// dropped, and the sweep's missed deaths not noted.
 	Notices Notices
+	// Erasures deletes the items of the tenants erased (erase jobs). Nil:
+	// an erase job's step fails.
+	Erasures Erasures
+	// Outbox lists and deletes the outbox items of the tenants erased. Nil:
+	// an erase job's step fails.
+	Outbox Outbox
 	// DeadWindow is delivery.dead's coalescing window, as deliver's
 	// (Handler.DeadWindow), for the missed deaths the sweep records.
 	// Default 5 min.
@@ -315,7 +323,7 @@ func (w *Worker) Enqueue(ctx context.Context, msg Message, delay time.Duration) 
 // jobs are ahead of it.
 func (w *Worker) enqueueJob(ctx context.Context, j *domain.ReplayJob, delay time.Duration) error {
 	url := w.JobsQueueURL
-	if j.Kind == domain.KindRedrive {
+	if j.Kind == domain.KindRedrive || j.Kind == domain.KindErase {
 		url = w.opsQueueURL()
 	}
 	return w.send(ctx, url, Message{JobID: j.JobID}, delay)
@@ -350,6 +358,9 @@ func (w *Worker) Step(ctx context.Context, jobID string) error {
 	}
 	if j.Kind == domain.KindRedrive {
 		return w.redriveStep(ctx, &j)
+	}
+	if j.Kind == domain.KindErase {
+		return w.eraseStep(ctx, &j)
 	}
 	ids := j.Pending
 	// A resumed step is the last if its checkpoint says so: a filter's last

@@ -40,8 +40,9 @@ func found(k map[string]types.AttributeValue) map[string]types.AttributeValue {
 	item := map[string]types.AttributeValue{
 		"tenant_id": s("t"), "endpoint_id": s("e"), "key_id": s("k"), "hash": s("h"), "delivery_id": s("d"),
 		"state": s(string(domain.StateDead)), "job_id": s("j"), "kind": s("ids"), "status": s("queued"),
-		"secrets": &types.AttributeValueMemberL{Value: []types.AttributeValue{s("whsec_x")}},
-		"depth":   &types.AttributeValueMemberN{Value: "1"},
+		"secrets":   &types.AttributeValueMemberL{Value: []types.AttributeValue{s("whsec_x")}},
+		"depth":     &types.AttributeValueMemberN{Value: "1"},
+		"open_jobs": &types.AttributeValueMemberSS{Value: []string{"j"}},
 	}
 	for n, v := range k {
 		item[n] = v
@@ -51,12 +52,22 @@ func found(k map[string]types.AttributeValue) map[string]types.AttributeValue {
 
 func (r *recorder) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
 	r.record("GetItem", nil)
+	if sk, _ := in.Key["sk"].(*types.AttributeValueMemberS); sk != nil && sk.Value == "ERASED" {
+		return &dynamodb.GetItemOutput{}, nil // no tombstone: CreateTenant goes on to write
+	}
 	return &dynamodb.GetItemOutput{Item: found(in.Key)}, nil
 }
 
 func (r *recorder) BatchGetItem(_ context.Context, in *dynamodb.BatchGetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
 	r.record("BatchGetItem", nil)
-	return &dynamodb.BatchGetItemOutput{}, nil
+	// Every key found: a delivery of tenant t, say.
+	out := &dynamodb.BatchGetItemOutput{Responses: map[string][]map[string]types.AttributeValue{}}
+	for table, ka := range in.RequestItems {
+		for _, k := range ka.Keys {
+			out.Responses[table] = append(out.Responses[table], found(k))
+		}
+	}
+	return out, nil
 }
 
 func (r *recorder) PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
@@ -222,6 +233,26 @@ func TestCallsListsWhatEachMethodCalls(t *testing.T) {
 			return err
 		},
 		"LastAttempts": func(ctx context.Context, s *Store) error { _, _, err := s.LastAttempts(ctx, "t", "e"); return err },
+		"Tombstone":    func(ctx context.Context, s *Store) error { return s.Tombstone(ctx, "t") },
+		"Erased":       func(ctx context.Context, s *Store) error { _, err := s.Erased(ctx, "t"); return err },
+		"TenantEndpoints": func(ctx context.Context, s *Store) error {
+			_, _, err := s.TenantEndpoints(ctx, "t")
+			return err
+		},
+		"EraseIndexed": func(ctx context.Context, s *Store) error {
+			_, _, err := s.EraseIndexed(ctx, "t", domain.EraseRejections, 10)
+			return err
+		},
+		"EraseOpenJobs": func(ctx context.Context, s *Store) error { _, err := s.EraseOpenJobs(ctx, "t"); return err },
+		"EraseDeliveries": func(ctx context.Context, s *Store) error {
+			_, err := s.EraseDeliveries(ctx, "t", []string{"d"})
+			return err
+		},
+		"EraseStats": func(ctx context.Context, s *Store) error { _, _, err := s.EraseStats(ctx, "t", "e", 10); return err },
+		"EraseTenantItems": func(ctx context.Context, s *Store) error {
+			_, _, err := s.EraseTenantItems(ctx, "t", 10)
+			return err
+		},
 	}
 
 	var methods []string

@@ -39,7 +39,7 @@ func (s *Store) AddDeath(ctx context.Context, tenantID, endpointID string, start
 	k := deadWindowKey(tenantID, endpointID, start)
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &s.table, Key: k,
-		UpdateExpression:         aws.String("ADD #count :one, #reason :one SET tenant_id = :t, endpoint_id = :e, window_end = :end, expires_at = :exp"),
+		UpdateExpression:         aws.String("ADD #count :one, #reason :one SET tenant_id = :t, endpoint_id = :e, window_end = :end, expires_at = :exp, gsi1pk = :g, gsi1sk = :gs"),
 		ExpressionAttributeNames: map[string]string{"#count": "count", "#reason": reasonAttrPrefix + string(d.Reason)},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":one": &types.AttributeValueMemberN{Value: "1"},
@@ -47,6 +47,9 @@ func (s *Store) AddDeath(ctx context.Context, tenantID, endpointID string, start
 			":e":   &types.AttributeValueMemberS{Value: endpointID},
 			":end": timeValue(end),
 			":exp": &types.AttributeValueMemberN{Value: strconv.FormatInt(end.Add(deadWindowTTL).Unix(), 10)},
+			// Listed per tenant, for its erasure.
+			":g":  &types.AttributeValueMemberS{Value: "TENANT#" + tenantID + "#DEADWINDOWS"},
+			":gs": &types.AttributeValueMemberS{Value: endpointID + "#" + sortableTime(start)},
 		},
 		ReturnValues: types.ReturnValueUpdatedNew,
 	})

@@ -7,6 +7,7 @@
 // Keys (pk / sk):
 //
 //	tenant             TENANT#<tenant> / TENANT
+//	tenant tombstone   TENANT#<tenant> / ERASED (a tenant being erased; TTL)
 //	endpoint           TENANT#<tenant> / ENDPOINT#<endpoint>
 //	tenant DLQ depth   TENANT#<tenant> / DLQDEPTH
 //	API key            APIKEY#<sha256 of the key> / APIKEY
@@ -18,8 +19,13 @@
 //
 // Sparse index gsi1 (gsi1pk / gsi1sk) lists, per tenant: dead deliveries
 // (TENANT#<t>#DEAD, <dead_at>#<id>), rejected items (TENANT#<t>#REJECTED),
-// API keys (TENANT#<t>#KEYS, <key id>); and every tenant's DLQ depth counter
-// (DLQDEPTH, <tenant>). gsi1 projects all attributes: the DLQ listing reads
+// API keys (TENANT#<t>#KEYS, <key id>), completed replay jobs
+// (TENANT#<t>#JOBS, <job id>), dead windows (TENANT#<t>#DEADWINDOWS,
+// <endpoint>#<window start>); and every tenant's DLQ depth counter
+// (DLQDEPTH, <tenant>). With these, every item of a tenant is found without a
+// scan, for its erasure (erase.go): the others are in the tenant's partition,
+// its endpoints' STATS partitions, or derive from its outbox items
+// (deliveries). gsi1 projects all attributes: the DLQ listing reads
 // whole dead deliveries from it. It is the only index: a pending or
 // delivered delivery is in none, so writing one writes nothing else.
 // DeliveriesOfEvent needs no index, as a delivery's id derives from its

@@ -21,6 +21,9 @@ type EndpointRef struct{ TenantID, EndpointID string }
 type Snapshot struct {
 	Deliveries map[string]domain.Delivery
 	Endpoints  map[EndpointRef]domain.Endpoint
+	// Erased holds the tenants (of the endpoints asked for) that are being
+	// erased (Tombstone): their messages are to be dropped.
+	Erased map[string]bool
 }
 
 // maxBatchGet is BatchGetItem's limit of keys per request.
@@ -46,7 +49,7 @@ func (s *Store) Load(ctx context.Context, deliveryIDs []string, endpoints []Endp
 
 // LoadWith is Load with options: LoadOptions{} reads as Load does.
 func (s *Store) LoadWith(ctx context.Context, opts LoadOptions, deliveryIDs []string, endpoints []EndpointRef) (Snapshot, error) {
-	snap := Snapshot{Deliveries: map[string]domain.Delivery{}, Endpoints: map[EndpointRef]domain.Endpoint{}}
+	snap := Snapshot{Deliveries: map[string]domain.Delivery{}, Endpoints: map[EndpointRef]domain.Endpoint{}, Erased: map[string]bool{}}
 	var keys []map[string]types.AttributeValue
 	seen := map[string]bool{}
 	add := func(k map[string]types.AttributeValue) {
@@ -61,6 +64,8 @@ func (s *Store) LoadWith(ctx context.Context, opts LoadOptions, deliveryIDs []st
 	}
 	for _, e := range endpoints {
 		add(endpointKey(e.TenantID, e.EndpointID))
+		// The tenant's tombstone, in the same request.
+		add(key("TENANT#"+e.TenantID, tombstoneSK))
 	}
 	for start := 0; start < len(keys); start += maxBatchGet {
 		items, err := s.batchGet(ctx, keys[start:min(len(keys), start+maxBatchGet)], !opts.Eventual)
@@ -80,6 +85,13 @@ func (snap Snapshot) add(item map[string]types.AttributeValue) error {
 	sk, _ := item["sk"].(*types.AttributeValueMemberS)
 	if sk == nil {
 		return fmt.Errorf("batch get: item without a sort key")
+	}
+	if sk.Value == tombstoneSK {
+		t, _ := item["tenant_id"].(*types.AttributeValueMemberS)
+		if t != nil {
+			snap.Erased[t.Value] = true
+		}
+		return nil
 	}
 	if sk.Value == "DELIVERY" {
 		var d domain.Delivery

@@ -368,6 +368,10 @@ func (s *Store) jobItem(j *domain.ReplayJob) (map[string]types.AttributeValue, i
 	if j.CompletedAt == nil {
 		item["gsi1pk"] = &types.AttributeValueMemberS{Value: openJobsPartition}
 		item["gsi1sk"] = &types.AttributeValueMemberS{Value: sortableTime(j.UpdatedAt) + "#" + j.JobID}
+	} else if j.TenantID != "" {
+		// A tenant's completed job, listed for its tenant's erasure.
+		item["gsi1pk"] = &types.AttributeValueMemberS{Value: "TENANT#" + j.TenantID + "#JOBS"}
+		item["gsi1sk"] = &types.AttributeValueMemberS{Value: j.JobID}
 	}
 	return withKey(item, jobKey(j.JobID)), prev, nil
 }

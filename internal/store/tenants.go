@@ -17,8 +17,17 @@ var ErrExists = errors.New("already exists")
 
 func tenantKey(id string) map[string]types.AttributeValue { return key("TENANT#"+id, "TENANT") }
 
-// CreateTenant writes a new tenant, or ErrExists.
+// CreateTenant writes a new tenant, or ErrExists: also for the id of a
+// tenant erased, while its tombstone lasts (TombstoneTTL), which would drop
+// the new tenant's events.
 func (s *Store) CreateTenant(ctx context.Context, t domain.Tenant) (domain.Tenant, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: key("TENANT#"+t.TenantID, tombstoneSK), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return t, fmt.Errorf("create tenant %s: %w", t.TenantID, err)
+	}
+	if out.Item != nil {
+		return t, fmt.Errorf("tenant %s is being erased: %w", t.TenantID, ErrExists)
+	}
 	t.CreatedAt = s.Now().UTC()
 	item, err := attributevalue.MarshalMap(t)
 	if err != nil {
@@ -65,10 +74,19 @@ func (s *Store) Tenant(ctx context.Context, id string) (domain.Tenant, error) {
 
 func apiKeyKey(hash string) map[string]types.AttributeValue { return key("APIKEY#"+hash, "APIKEY") }
 
-// PutAPIKey stores a new key of an existing tenant (ErrNotFound otherwise).
+// PutAPIKey stores a new key of an existing tenant (ErrNotFound otherwise,
+// also for a tenant being erased: a key made while the erasure runs would
+// outlive it).
 func (s *Store) PutAPIKey(ctx context.Context, k domain.APIKey) (domain.APIKey, error) {
 	if _, err := s.Tenant(ctx, k.TenantID); err != nil {
 		return k, err
+	}
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: key("TENANT#"+k.TenantID, tombstoneSK), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return k, fmt.Errorf("put API key %s: %w", k.KeyID, err)
+	}
+	if out.Item != nil {
+		return k, fmt.Errorf("tenant %s is being erased: %w", k.TenantID, ErrNotFound)
 	}
 	k.CreatedAt = s.Now().UTC()
 	item, err := attributevalue.MarshalMap(k)

@@ -70,7 +70,7 @@ func (s *Store) Load(ctx context.Context, deliveryIDs []string, endpoints []stor
 func (s *Store) LoadWith(_ context.Context, _ store.LoadOptions, deliveryIDs []string, endpoints []store.EndpointRef) (store.Snapshot, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	snap := store.Snapshot{Deliveries: map[string]domain.Delivery{}, Endpoints: map[store.EndpointRef]domain.Endpoint{}}
+	snap := store.Snapshot{Deliveries: map[string]domain.Delivery{}, Endpoints: map[store.EndpointRef]domain.Endpoint{}, Erased: map[string]bool{}}
 	for _, id := range deliveryIDs {
 		if d, ok := s.deliveries[id]; ok {
 			snap.Deliveries[id] = copyOf(d)
@@ -79,6 +79,9 @@ func (s *Store) LoadWith(_ context.Context, _ store.LoadOptions, deliveryIDs []s
 	for _, r := range endpoints {
 		if e, ok := s.endpoints[endpointKey{r.TenantID, r.EndpointID}]; ok {
 			snap.Endpoints[r] = copyOf(e)
+		}
+		if s.tombstones[r.TenantID] {
+			snap.Erased[r.TenantID] = true
 		}
 	}
 	return snap, nil

@@ -37,7 +37,8 @@ type Store struct {
 	depths     map[string]*counter
 	sweptAt    *time.Time
 	stats      map[statsKey]domain.StatsBucket
-	rates      map[string]int // rate window ("tenant\x00endpoint\x00second") -> slots taken
+	rates      map[string]int  // rate window ("tenant\x00endpoint\x00second") -> slots taken
+	tombstones map[string]bool // tenants being erased
 }
 
 type endpointKey struct{ tenant, endpoint string }
@@ -117,6 +118,9 @@ func (s *Store) CreateTenant(_ context.Context, t domain.Tenant) (domain.Tenant,
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t.CreatedAt = s.now()
+	if s.tombstones[t.TenantID] {
+		return t, fmt.Errorf("tenant %s is being erased: %w", t.TenantID, store.ErrExists)
+	}
 	if old, ok := s.tenants[t.TenantID]; ok {
 		if old.CreatedAt.Equal(t.CreatedAt) {
 			return t, nil // its own write, retried
@@ -149,7 +153,7 @@ func (s *Store) PutAPIKey(_ context.Context, k domain.APIKey) (domain.APIKey, er
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.tenants[k.TenantID]; !ok {
+	if _, ok := s.tenants[k.TenantID]; !ok || s.tombstones[k.TenantID] {
 		return k, fmt.Errorf("tenant %s: %w", k.TenantID, store.ErrNotFound)
 	}
 	k.CreatedAt = s.now()

@@ -73,6 +73,15 @@ type Store interface {
 	AddEndpointStats(ctx context.Context, tenantID, endpointID string, hour time.Time, st domain.AttemptStats) error
 	EndpointStats(ctx context.Context, tenantID, endpointID string, since, until time.Time) ([]domain.StatsBucket, error)
 	LastAttempts(ctx context.Context, tenantID, endpointID string) (*time.Time, *domain.AttemptFailure, error)
+
+	Tombstone(ctx context.Context, tenantID string) error
+	Erased(ctx context.Context, tenantID string) (bool, error)
+	TenantEndpoints(ctx context.Context, tenantID string) ([]domain.Endpoint, bool, error)
+	EraseIndexed(ctx context.Context, tenantID, kind string, limit int) (int, bool, error)
+	EraseOpenJobs(ctx context.Context, tenantID string) (int, error)
+	EraseDeliveries(ctx context.Context, tenantID string, ids []string) (int, error)
+	EraseStats(ctx context.Context, tenantID, endpointID string, limit int) (int, bool, error)
+	EraseTenantItems(ctx context.Context, tenantID string, limit int) (map[string]int, bool, error)
 }
 
 var _ Store = (*store.Store)(nil)

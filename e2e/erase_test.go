@@ -1,0 +1,196 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/message"
+	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/outbox"
+	"github.com/stretchr/testify/require"
+)
+
+// erasable is one tenant of the erasure test, as the API made it: a key,
+// an endpoint that answers 200 and one that answers 400 (dead at once),
+// a delivered and a dead delivery.
+type erasable struct {
+	id, key         string
+	okEp, deadEp    string
+	delivered, dead string
+}
+
+func seedErasable(t *testing.T, name string) erasable {
+	t.Helper()
+	e := erasable{}
+	e.id, e.key = apiTenant(t, name)
+	ok, bad := newReceiver(t, status(http.StatusOK)), newReceiver(t, status(http.StatusBadRequest))
+	e.okEp, _ = apiEndpoint(t, e.key, ok.URL+"/ok")
+	e.deadEp, _ = apiEndpoint(t, e.key, bad.URL+"/bad", "order.*")
+	okEv := event(tenant{ID: e.id}, "evt_ok_"+e.id, "order.created", `{"n":1}`)
+	okEv.EndpointID = e.okEp
+	deadEv := event(tenant{ID: e.id}, "evt_dead_"+e.id, "order.created", `{"n":2}`)
+	deadEv.EndpointID = e.deadEp
+	write(t, okEv)
+	write(t, deadEv)
+	e.delivered, e.dead = domain.DeliveryID(okEv.ID, e.okEp), domain.DeliveryID(deadEv.ID, e.deadEp)
+	return e
+}
+
+// indexed counts the items of a gsi1 partition of the state table.
+func indexed(t *testing.T, pk string) int {
+	t.Helper()
+	out, err := env.ddb.Query(context.Background(), &dynamodb.QueryInput{
+		TableName: &env.out.StateTableName, IndexName: aws.String(store.IndexTenant),
+		KeyConditionExpression:    aws.String("gsi1pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}},
+	})
+	require.NoError(t, err)
+	return len(out.Items)
+}
+
+// partition counts the items of a state table partition.
+func partition(t *testing.T, pk string) int {
+	t.Helper()
+	out, err := env.ddb.Query(context.Background(), &dynamodb.QueryInput{
+		TableName: &env.out.StateTableName, ConsistentRead: aws.Bool(true),
+		KeyConditionExpression:    aws.String("pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}},
+	})
+	require.NoError(t, err)
+	return len(out.Items)
+}
+
+// outboxTypes are the types of a tenant's outbox items, through by_tenant.
+func outboxTypes(t *testing.T, tenantID string) []string {
+	t.Helper()
+	out, err := env.ddb.Query(context.Background(), &dynamodb.QueryInput{
+		TableName: &env.out.OutboxTableName, IndexName: aws.String(outbox.IndexByTenant),
+		KeyConditionExpression:    aws.String("tenant_id = :t"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberS{Value: tenantID}},
+	})
+	require.NoError(t, err)
+	var typs []string
+	for _, item := range out.Items {
+		typs = append(typs, item["type"].(*types.AttributeValueMemberS).Value)
+	}
+	return typs
+}
+
+// dlqTenants counts the DLQ's messages by tenant: each receive hides what
+// it got for a few seconds, so the loop sees the whole queue once.
+func dlqTenants(t *testing.T) map[string]int {
+	t.Helper()
+	seen, byTenant := map[string]bool{}, map[string]int{}
+	for quiet := 0; quiet < 3; {
+		out, err := env.sqs.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
+			QueueUrl: &env.out.DeadLetterQueueURL, MaxNumberOfMessages: 10, VisibilityTimeout: 5, WaitTimeSeconds: 1,
+		})
+		require.NoError(t, err)
+		fresh := false
+		for _, m := range out.Messages {
+			if seen[aws.ToString(m.MessageId)] {
+				continue
+			}
+			seen[aws.ToString(m.MessageId)], fresh = true, true
+			if msg, err := message.Decode(aws.ToString(m.Body)); err == nil {
+				byTenant[msg.TenantID]++
+			}
+		}
+		if fresh {
+			quiet = 0
+		} else {
+			quiet++
+		}
+	}
+	return byTenant
+}
+
+// Two tenants with endpoints, deliveries delivered and dead, DLQ messages,
+// counters, dead windows and delivery.dead events; erasing one through the
+// API stops its key at once, and the job leaves nothing of it in the state
+// table (every key kind), the outbox table, the DLQ or the API, and all of
+// the other's.
+func TestEraseTenant(t *testing.T) {
+	ctx := context.Background()
+	op, err := operatorKey()
+	require.NoError(t, err)
+	gone, kept := seedErasable(t, "erase_gone"), seedErasable(t, "erase_kept")
+	for _, e := range []erasable{gone, kept} {
+		waitDelivery(t, e.delivered, 60*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })
+		waitDelivery(t, e.dead, 60*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDead })
+		waitInDLQ(t, e.dead, 60*time.Second)
+	}
+	// The deaths' delivery.dead summaries (the local deploy's window is 5 s)
+	// are in each tenant's outbox before the erasure.
+	for _, e := range []erasable{gone, kept} {
+		require.Eventually(t, func() bool {
+			for _, typ := range outboxTypes(t, e.id) {
+				if typ == domain.OpDeliveryDead {
+					return true
+				}
+			}
+			return false
+		}, 60*time.Second, time.Second, "the delivery.dead summary of %s", e.id)
+		require.Equal(t, 1, indexed(t, "TENANT#"+e.id+"#DEADWINDOWS"))
+		require.NotZero(t, partition(t, "STATS#"+e.id+"#"+e.okEp))
+	}
+	_, stats := call(t, "GET", "/v1/admin/stats", op, nil)
+	require.Contains(t, stats["dlq_depth_by_tenant"], gone.id)
+
+	st, job := call(t, "DELETE", "/v1/admin/tenants/"+gone.id, op, nil)
+	require.Equal(t, http.StatusAccepted, st, "%v", job)
+	require.Equal(t, string(domain.KindErase), job["kind"])
+	st, body := call(t, "GET", "/v1/endpoints", gone.key, nil)
+	require.Equal(t, http.StatusUnauthorized, st, "its key stops at once: %v", body)
+	done := waitJob(t, op, "/v1/admin/tenants/"+gone.id+"/erasure")
+	t.Logf("erased: %v", done["erasure"])
+	erased := done["erasure"].(map[string]any)["erased"].(map[string]any)
+	require.EqualValues(t, 1, erased[domain.EraseDLQ], "%v", erased)
+	require.EqualValues(t, 2, erased[domain.EraseEndpoints], "%v", erased)
+
+	// Nothing of the erased tenant is left: every key kind.
+	_, err = env.store.Tenant(ctx, gone.id)
+	require.ErrorIs(t, err, store.ErrNotFound)
+	for _, id := range []string{gone.delivered, gone.dead} {
+		_, err := env.store.Delivery(ctx, id)
+		require.ErrorIs(t, err, store.ErrNotFound, id)
+	}
+	for _, kind := range []string{"KEYS", "DEAD", "REJECTED", "JOBS", "DEADWINDOWS"} {
+		require.Zero(t, indexed(t, "TENANT#"+gone.id+"#"+kind), kind)
+	}
+	require.Equal(t, 1, partition(t, "TENANT#"+gone.id), "the tombstone alone (it expires by TTL)")
+	for _, ep := range []string{gone.okEp, gone.deadEp} {
+		require.Zero(t, partition(t, "STATS#"+gone.id+"#"+ep))
+	}
+	require.Empty(t, outboxTypes(t, gone.id))
+	depths := dlqTenants(t)
+	require.Zero(t, depths[gone.id], "the DLQ holds nothing of it")
+	require.Equal(t, 1, depths[kept.id], "the other tenant's DLQ message is still there")
+	_, stats = call(t, "GET", "/v1/admin/stats", op, nil)
+	require.NotContains(t, stats["dlq_depth_by_tenant"], gone.id, "the operator's listing no longer shows it")
+	require.Contains(t, stats["dlq_depth_by_tenant"], kept.id)
+	st, _ = call(t, "POST", "/v1/admin/tenants/"+gone.id+"/keys", op, nil)
+	require.Equal(t, http.StatusNotFound, st)
+
+	// The other tenant is untouched.
+	for _, id := range []string{kept.delivered, kept.dead} {
+		st, body := call(t, "GET", "/v1/deliveries/"+id, kept.key, nil)
+		require.Equal(t, http.StatusOK, st, "%v", body)
+	}
+	require.Equal(t, 1, indexed(t, "TENANT#"+kept.id+"#KEYS"))
+	require.Equal(t, 1, indexed(t, "TENANT#"+kept.id+"#DEAD"))
+	require.Equal(t, 1, indexed(t, "TENANT#"+kept.id+"#DEADWINDOWS"))
+	require.NotZero(t, partition(t, "STATS#"+kept.id+"#"+kept.okEp))
+	require.Len(t, outboxTypes(t, kept.id), 3, "its two events and its delivery.dead")
+	st, body = call(t, "GET", "/v1/endpoints/"+kept.okEp, kept.key, nil)
+	require.Equal(t, http.StatusOK, st, "%v", body)
+}

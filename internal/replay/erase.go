@@ -1,0 +1,219 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/message"
+	"github.com/hookline/hookline/internal/store"
+)
+
+// Erasures deletes a tenant's items from the state table, kind by kind
+// (store.Store's Erase methods), and lists its endpoints when the erasure
+// begins.
+type Erasures interface {
+	Endpoints(ctx context.Context, tenantID string) ([]domain.Endpoint, error)
+	EraseIndexed(ctx context.Context, tenantID, kind string, limit int) (int, bool, error)
+	EraseOpenJobs(ctx context.Context, tenantID string) (int, error)
+	EraseDeliveries(ctx context.Context, tenantID string, ids []string) (int, error)
+	EraseStats(ctx context.Context, tenantID, endpointID string, limit int) (int, bool, error)
+	EraseTenantItems(ctx context.Context, tenantID string, limit int) (map[string]int, bool, error)
+}
+
+var _ Erasures = (*store.Store)(nil)
+
+// OutboxEvent is an outbox item as the erasure sees it: its id, and the
+// endpoint it names (empty: every endpoint of its tenant).
+type OutboxEvent struct{ ID, EndpointID string }
+
+// Outbox lists and deletes a tenant's outbox items (an *OutboxTable).
+type Outbox interface {
+	TenantEvents(ctx context.Context, tenantID string, limit int) ([]OutboxEvent, error)
+	DeleteEvent(ctx context.Context, id string) (bool, error)
+}
+
+// erasePage is how many items an erasure deletes between two checkpoints.
+const erasePage = 100
+
+// eraseStepTime bounds the time one step of an erasure works before it
+// checkpoints and gives its worker up.
+const eraseStepTime = 2 * time.Minute
+
+// eraseStep runs one step of a tenant's erasure: phase after phase
+// (domain.ErasePhases), a page at a time, each page's deletions counted and
+// checkpointed before the next; every deletion is idempotent, so a step
+// stopped anywhere is resumed by the job's message and does the rest.
+func (w *Worker) eraseStep(ctx context.Context, j *domain.ReplayJob) error {
+	e := j.Erasure
+	if e == nil || e.TenantID == "" {
+		return fmt.Errorf("erase job %s: no tenant", j.JobID)
+	}
+	if w.Erasures == nil || w.Outbox == nil {
+		return fmt.Errorf("erase job %s: the worker has no Erasures or Outbox", j.JobID)
+	}
+	if e.Erased == nil {
+		e.Erased = map[string]int{}
+	}
+	if j.Status != domain.StatusRunning {
+		// The endpoints are read once, before any is deleted: the ids of
+		// the tenant's deliveries derive from them.
+		eps, err := w.Erasures.Endpoints(ctx, e.TenantID)
+		if err != nil {
+			return err
+		}
+		e.Endpoints = e.Endpoints[:0]
+		for _, ep := range eps {
+			e.Endpoints = append(e.Endpoints, ep.EndpointID)
+		}
+		j.Status, e.Phase = domain.StatusRunning, domain.ErasePhases[0]
+		if err := w.Store.SaveJob(ctx, j); err != nil {
+			return err
+		}
+	}
+	deadline := w.now().Add(eraseStepTime)
+	for w.now().Before(deadline) {
+		counts, done, err := w.erasePhase(ctx, e)
+		if err != nil {
+			return err
+		}
+		for k, n := range counts {
+			e.Erased[k] += n
+		}
+		if done {
+			i := slices.Index(domain.ErasePhases, e.Phase)
+			if i < 0 || i == len(domain.ErasePhases)-1 {
+				e.Phase = ""
+				return w.complete(ctx, j)
+			}
+			e.Phase = domain.ErasePhases[i+1]
+		}
+		j.Steps++
+		if err := w.Store.SaveJob(ctx, j); err != nil {
+			return err
+		}
+	}
+	return w.enqueueJob(ctx, j, 0)
+}
+
+// erasePhase deletes a page of the items of e's phase, and reports done
+// when none are left.
+func (w *Worker) erasePhase(ctx context.Context, e *domain.Erasure) (map[string]int, bool, error) {
+	switch e.Phase {
+	case domain.EraseDeliveries:
+		return w.eraseEvents(ctx, e)
+	case domain.EraseDLQ:
+		n, done, err := w.eraseDLQ(ctx, e.TenantID)
+		return map[string]int{domain.EraseDLQ: n}, done, err
+	case domain.EraseReplayJobs:
+		open, err := w.Erasures.EraseOpenJobs(ctx, e.TenantID)
+		if err != nil {
+			return nil, false, err
+		}
+		n, done, err := w.Erasures.EraseIndexed(ctx, e.TenantID, e.Phase, erasePage)
+		return map[string]int{e.Phase: open + n}, done, err
+	case domain.EraseStats:
+		total := 0
+		for _, ep := range e.Endpoints {
+			n, done, err := w.Erasures.EraseStats(ctx, e.TenantID, ep, erasePage)
+			total += n
+			if err != nil || !done {
+				return map[string]int{e.Phase: total}, false, err
+			}
+		}
+		return map[string]int{e.Phase: total}, true, nil
+	case domain.EraseTenant:
+		return w.Erasures.EraseTenantItems(ctx, e.TenantID, erasePage)
+	}
+	n, done, err := w.Erasures.EraseIndexed(ctx, e.TenantID, e.Phase, erasePage)
+	return map[string]int{e.Phase: n}, done, err
+}
+
+// eraseEvents deletes a page of the tenant's outbox items, each after the
+// deliveries of its event (their ids derive from the event's and the
+// endpoints'), so that a stop between the two leaves the item to find them
+// by again.
+func (w *Worker) eraseEvents(ctx context.Context, e *domain.Erasure) (map[string]int, bool, error) {
+	evs, err := w.Outbox.TenantEvents(ctx, e.TenantID, erasePage)
+	if err != nil {
+		return nil, false, err
+	}
+	counts := map[string]int{}
+	for _, ev := range evs {
+		eps := e.Endpoints
+		if ev.EndpointID != "" {
+			eps = []string{ev.EndpointID}
+		}
+		ids := make([]string, len(eps))
+		for i, ep := range eps {
+			ids[i] = domain.DeliveryID(ev.ID, ep)
+		}
+		n, err := w.Erasures.EraseDeliveries(ctx, e.TenantID, ids)
+		counts[domain.EraseDeliveries] += n
+		if err != nil {
+			return counts, false, err
+		}
+		deleted, err := w.Outbox.DeleteEvent(ctx, ev.ID)
+		if err != nil {
+			return counts, false, err
+		}
+		if deleted {
+			counts[domain.EraseOutboxItems]++
+		}
+	}
+	return counts, len(evs) == 0, nil
+}
+
+// eraseDLQ deletes the tenant's messages from the DLQ, which holds every
+// tenant's: each message received is deleted if it is the tenant's, and
+// held (hidden) if not until the pass ends, then made visible again at once
+// (visibility 0), so that the pass sees the messages behind it. The DLQ has
+// no redrive: a receive costs its messages nothing. It reports done when
+// three receives in a row bring nothing it has not seen; a pass that runs
+// out of time is not done, and the next step goes on.
+func (w *Worker) eraseDLQ(ctx context.Context, tenantID string) (int, bool, error) {
+	seen := map[string]bool{}
+	var held []sqstypes.Message
+	defer func() {
+		for _, m := range held {
+			_, _ = w.Queue.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &w.DLQURL, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0})
+		}
+	}()
+	deleted := 0
+	deadline := w.now().Add(eraseStepTime / 2)
+	for quiet := 0; quiet < 3; {
+		if !w.now().Before(deadline) {
+			return deleted, false, nil
+		}
+		msgs, err := w.receiveDLQ(ctx, eraseStepTime)
+		if err != nil {
+			return deleted, false, err
+		}
+		fresh := false
+		for _, m := range msgs {
+			id := aws.ToString(m.MessageId)
+			fresh = fresh || !seen[id]
+			seen[id] = true
+			msg, derr := message.Decode(aws.ToString(m.Body))
+			if derr != nil || msg.TenantID != tenantID {
+				held = append(held, m)
+				continue
+			}
+			if err := w.deleteDLQ(ctx, m); err != nil {
+				return deleted, false, err
+			}
+			deleted++
+		}
+		if fresh {
+			quiet = 0
+		} else {
+			quiet++
+		}
+	}
+	return deleted, true, nil
+}

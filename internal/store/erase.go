@@ -1,0 +1,284 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/hookline/hookline/internal/domain"
+)
+
+// A tenant being erased has a tombstone (TENANT#<tenant> / ERASED, with an
+// expires_at): its keys no longer authenticate, enqueue drops its new
+// outbox items (TenantEndpoints), and deliver drops its messages (Load's
+// Snapshot.Erased). The erasure deletes every other item of the tenant and
+// leaves the tombstone to its TTL, so that stragglers are dropped.
+const tombstoneSK = "ERASED"
+
+// TombstoneTTL is how long a tenant's tombstone outlives the start of its
+// erasure: longer than any message of the tenant can stay in flight (the
+// delivery queue keeps a message 14 days at most).
+const TombstoneTTL = 15 * 24 * time.Hour
+
+// Tombstone marks a tenant as being erased (ErrNotFound if it does not
+// exist) and revokes every API key of it, so that they stop authenticating
+// now, before the erasure deletes them. Marking twice is harmless.
+func (s *Store) Tombstone(ctx context.Context, tenantID string) error {
+	if _, err := s.Tenant(ctx, tenantID); err != nil {
+		return err
+	}
+	now := s.Now().UTC()
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: withKey(map[string]types.AttributeValue{
+		"tenant_id":  &types.AttributeValueMemberS{Value: tenantID},
+		"erased_at":  timeValue(now),
+		"expires_at": &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(TombstoneTTL).Unix(), 10)},
+	}, key("TENANT#"+tenantID, tombstoneSK))})
+	if err != nil {
+		return fmt.Errorf("tombstone tenant %s: %w", tenantID, err)
+	}
+	keys, err := s.indexKeys(ctx, "TENANT#"+tenantID+"#KEYS", 0)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: &s.table, Key: k,
+			UpdateExpression:          aws.String("SET revoked_at = if_not_exists(revoked_at, :now)"),
+			ConditionExpression:       aws.String("attribute_exists(pk)"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":now": timeValue(now)},
+		})
+		if err != nil && !isConditionFailed(err) {
+			return fmt.Errorf("revoke a key of tenant %s: %w", tenantID, err)
+		}
+	}
+	return nil
+}
+
+// Erased reports whether a tenant is being erased (has a tombstone).
+func (s *Store) Erased(ctx context.Context, tenantID string) (bool, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: key("TENANT#"+tenantID, tombstoneSK), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return false, fmt.Errorf("read the tombstone of tenant %s: %w", tenantID, err)
+	}
+	return out.Item != nil, nil
+}
+
+// TenantEndpoints lists a tenant's endpoints, as Endpoints does, in the
+// same single query, and reports whether the tenant is being erased (then
+// its endpoints are left out: nothing is to be sent to them).
+func (s *Store) TenantEndpoints(ctx context.Context, tenantID string) ([]domain.Endpoint, bool, error) {
+	var out []domain.Endpoint
+	erased := false
+	// ENDPOINT#... sorts before ERASED: one range holds both.
+	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		TableName:              &s.table,
+		KeyConditionExpression: aws.String("pk = :pk AND sk BETWEEN :from AND :to"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk":   &types.AttributeValueMemberS{Value: "TENANT#" + tenantID},
+			":from": &types.AttributeValueMemberS{Value: "ENDPOINT#"},
+			":to":   &types.AttributeValueMemberS{Value: tombstoneSK},
+		},
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, false, fmt.Errorf("list endpoints of tenant %s: %w", tenantID, err)
+		}
+		for _, item := range page.Items {
+			if sk, _ := item["sk"].(*types.AttributeValueMemberS); sk != nil && sk.Value == tombstoneSK {
+				erased = true
+				continue
+			}
+			var e domain.Endpoint
+			if err := attributevalue.UnmarshalMap(item, &e); err != nil {
+				return nil, false, fmt.Errorf("decode endpoints of tenant %s: %w", tenantID, err)
+			}
+			out = append(out, e)
+		}
+	}
+	if erased {
+		return nil, true, nil
+	}
+	return out, false, nil
+}
+
+// indexPartition is the gsi1 partition of a tenant's items of an erasable
+// kind: api_keys, dead_deliveries, rejections, replay_jobs (completed ones;
+// open ones are in the tenant's REPLAYJOBS item) and dead_windows.
+func indexPartition(tenantID, kind string) (string, error) {
+	suffix, ok := map[string]string{
+		domain.EraseAPIKeys: "KEYS", domain.EraseDeadDeliveries: "DEAD", domain.EraseRejections: "REJECTED",
+		domain.EraseReplayJobs: "JOBS", domain.EraseDeadWindows: "DEADWINDOWS",
+	}[kind]
+	if !ok {
+		return "", fmt.Errorf("no index of a tenant's %q", kind)
+	}
+	return "TENANT#" + tenantID + "#" + suffix, nil
+}
+
+// indexKeys returns the table keys of up to limit items (0: all) of gsi1
+// partition pk.
+func (s *Store) indexKeys(ctx context.Context, pk string, limit int) ([]map[string]types.AttributeValue, error) {
+	in := &dynamodb.QueryInput{
+		TableName: &s.table, IndexName: aws.String(IndexTenant),
+		KeyConditionExpression:    aws.String("gsi1pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}},
+		ProjectionExpression:      aws.String("pk, sk"),
+	}
+	var out []map[string]types.AttributeValue
+	for {
+		if limit > 0 {
+			in.Limit = aws.Int32(int32(limit - len(out)))
+		}
+		page, err := s.db.Query(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", pk, err)
+		}
+		for _, item := range page.Items {
+			out = append(out, map[string]types.AttributeValue{"pk": item["pk"], "sk": item["sk"]})
+		}
+		if page.LastEvaluatedKey == nil || (limit > 0 && len(out) >= limit) {
+			return out, nil
+		}
+		in.ExclusiveStartKey = page.LastEvaluatedKey
+	}
+}
+
+// deleteKeys deletes the items of keys that exist and counts them.
+func (s *Store) deleteKeys(ctx context.Context, keys []map[string]types.AttributeValue) (int, error) {
+	n := 0
+	for _, k := range keys {
+		_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.table, Key: k, ConditionExpression: aws.String("attribute_exists(pk)")})
+		if isConditionFailed(err) {
+			continue // deleted already (the index lags)
+		}
+		if err != nil {
+			return n, fmt.Errorf("erase an item: %w", err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+// EraseIndexed deletes up to limit of a tenant's items of kind (one listed
+// by indexPartition) and reports how many it deleted, and done when it
+// found none left. The index is eventually consistent: an item written a
+// moment before may be found by a later call only.
+func (s *Store) EraseIndexed(ctx context.Context, tenantID, kind string, limit int) (int, bool, error) {
+	pk, err := indexPartition(tenantID, kind)
+	if err != nil {
+		return 0, false, err
+	}
+	keys, err := s.indexKeys(ctx, pk, max(1, limit))
+	if err != nil {
+		return 0, false, err
+	}
+	n, err := s.deleteKeys(ctx, keys)
+	return n, err == nil && len(keys) == 0, err
+}
+
+// EraseOpenJobs deletes the records of a tenant's open replay jobs (those
+// its REPLAYJOBS item names) and returns how many it deleted.
+func (s *Store) EraseOpenJobs(ctx context.Context, tenantID string) (int, error) {
+	ids, err := s.TenantJobs(ctx, tenantID)
+	if err != nil {
+		return 0, err
+	}
+	keys := make([]map[string]types.AttributeValue, len(ids))
+	for i, id := range ids {
+		keys[i] = jobKey(id)
+	}
+	return s.deleteKeys(ctx, keys)
+}
+
+// EraseDeliveries deletes those of the deliveries ids that exist and are
+// the tenant's, and returns how many it deleted.
+func (s *Store) EraseDeliveries(ctx context.Context, tenantID string, ids []string) (int, error) {
+	n := 0
+	for start := 0; start < len(ids); start += maxBatchGet {
+		snap, err := s.Load(ctx, ids[start:min(len(ids), start+maxBatchGet)], nil)
+		if err != nil {
+			return n, err
+		}
+		var keys []map[string]types.AttributeValue
+		for id, d := range snap.Deliveries {
+			if d.TenantID == tenantID {
+				keys = append(keys, deliveryKey(id))
+			}
+		}
+		m, err := s.deleteKeys(ctx, keys)
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// partitionKeys returns the keys of up to limit items of table partition pk.
+func (s *Store) partitionKeys(ctx context.Context, pk string, limit int) ([]map[string]types.AttributeValue, error) {
+	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName: &s.table, ConsistentRead: aws.Bool(true),
+		KeyConditionExpression:    aws.String("pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}},
+		ProjectionExpression:      aws.String("pk, sk"),
+		Limit:                     aws.Int32(int32(max(1, limit))),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", pk, err)
+	}
+	return out.Items, nil
+}
+
+// EraseStats deletes up to limit hour buckets of an endpoint's counters and
+// reports how many it deleted, and done when none was left.
+func (s *Store) EraseStats(ctx context.Context, tenantID, endpointID string, limit int) (int, bool, error) {
+	keys, err := s.partitionKeys(ctx, statsPK(tenantID, endpointID), limit)
+	if err != nil {
+		return 0, false, err
+	}
+	n, err := s.deleteKeys(ctx, keys)
+	return n, err == nil && len(keys) == 0, err
+}
+
+// EraseTenantItems deletes up to limit items of the tenant's partition:
+// its endpoints, DLQ depth counter and open jobs' item first, the tenant's
+// own item once nothing else is left, and never the tombstone. It returns
+// how many it deleted by kind (endpoints, tenant), and done when only the
+// tombstone is left.
+func (s *Store) EraseTenantItems(ctx context.Context, tenantID string, limit int) (map[string]int, bool, error) {
+	keys, err := s.partitionKeys(ctx, "TENANT#"+tenantID, limit+2)
+	if err != nil {
+		return nil, false, err
+	}
+	var endpoints, others, last []map[string]types.AttributeValue
+	for _, k := range keys {
+		switch sk := k["sk"].(*types.AttributeValueMemberS).Value; {
+		case sk == tombstoneSK:
+		case sk == "TENANT":
+			last = append(last, k)
+		case len(sk) > len("ENDPOINT#") && sk[:len("ENDPOINT#")] == "ENDPOINT#":
+			endpoints = append(endpoints, k)
+		default:
+			others = append(others, k)
+		}
+	}
+	counts := map[string]int{}
+	if counts[domain.EraseEndpoints], err = s.deleteKeys(ctx, endpoints); err != nil {
+		return counts, false, err
+	}
+	if counts[domain.EraseTenant], err = s.deleteKeys(ctx, others); err != nil {
+		return counts, false, err
+	}
+	if len(endpoints)+len(others) > 0 {
+		return counts, false, nil
+	}
+	n, err := s.deleteKeys(ctx, last)
+	counts[domain.EraseTenant] += n
+	return counts, err == nil && len(last) == 0, err
+}
