@@ -16,6 +16,7 @@
 //	replay job         REPLAYJOB#<job id> / REPLAYJOB
 //	endpoint counters  STATS#<tenant>#<endpoint> / <hour start, 2006-01-02T15:00:00Z>
 //	dead window        DEADWINDOW#<tenant>#<endpoint>#<window start> / DEADWINDOW
+//	rate window        RATE#<tenant>#<endpoint> / <second, 2006-01-02T15:04:05Z> (slots taken; TTL an hour)
 //
 // Sparse index gsi1 (gsi1pk / gsi1sk) lists, per tenant: dead deliveries
 // (TENANT#<t>#DEAD, <dead_at>#<id>), rejected items (TENANT#<t>#REJECTED),
