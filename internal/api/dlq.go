@@ -74,22 +74,7 @@ func jobView(j domain.ReplayJob) ReplayJobView {
 func filterFrom(endpoint, eventType, since, until string, now time.Time) (domain.DeadFilter, []FieldError) {
 	f := domain.DeadFilter{EndpointID: endpoint, EventType: eventType}
 	var errs []FieldError
-	parse := func(field, v string) time.Time {
-		if v == "" {
-			return time.Time{}
-		}
-		t, err := time.Parse(time.RFC3339Nano, v)
-		switch {
-		case err != nil:
-			errs = append(errs, FieldError{Field: field, Message: "must be an RFC 3339 time, like 2026-11-30T01:00:00Z"})
-		case !store.KeyTime(t):
-			errs = append(errs, FieldError{Field: field, Message: "must be from 0000-01-01T00:00:00Z to 9999-12-31T23:59:59Z (in UTC)"})
-		default:
-			return t
-		}
-		return time.Time{}
-	}
-	f.Since, f.Until = parse("since", since), parse("until", until)
+	f.Since, f.Until = timeParam("since", since, &errs), timeParam("until", until, &errs)
 	if f.Since.After(now) {
 		errs = append(errs, FieldError{Field: "since", Message: "is in the future (the server's time is " + now.UTC().Format(time.RFC3339) + "): no delivery died then"})
 	}

@@ -2,13 +2,11 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/hookline/hookline/internal/domain"
-	"github.com/hookline/hookline/internal/store"
 )
 
 // EventLog reads a tenant's message log: the events the outbox table holds
@@ -35,21 +33,18 @@ type EventDeliveryView struct {
 	Attempts   int                  `json:"attempts"`
 }
 
-// EventView is an event as the API shows it. Payload is only in the answer
+// EventView is an event as the message log shows it: the event resource
+// (PublishedEventView) with its deliveries. Payload is only in the answer
 // for one event, and only while the event is within the payload retention.
 type EventView struct {
-	ID         string              `json:"id"`
-	Type       string              `json:"type"`
-	OccurredAt time.Time           `json:"occurred_at"`
-	EndpointID string              `json:"endpoint_id,omitempty"`
-	Sequence   *int64              `json:"sequence,omitempty"`
-	Payload    json.RawMessage     `json:"payload,omitempty"`
+	PublishedEventView
 	Deliveries []EventDeliveryView `json:"deliveries"`
 }
 
 func eventView(e domain.Event, ds []domain.Delivery) EventView {
-	v := EventView{ID: e.ID, Type: e.Type, OccurredAt: e.OccurredAt, EndpointID: e.EndpointID, Sequence: e.Sequence, Payload: e.Payload,
-		Deliveries: make([]EventDeliveryView, 0, len(ds))}
+	v := EventView{
+		PublishedEventView: PublishedEventView{ID: e.ID, Type: e.Type, OccurredAt: e.OccurredAt, EndpointID: e.EndpointID, Sequence: e.Sequence, Payload: e.Payload},
+		Deliveries:         make([]EventDeliveryView, 0, len(ds))}
 	for _, d := range ds {
 		v.Deliveries = append(v.Deliveries, EventDeliveryView{ID: d.DeliveryID, EndpointID: d.EndpointID, State: d.State, Attempts: d.Attempts})
 	}
@@ -73,23 +68,7 @@ func (s *Server) payloadExpired(at time.Time) bool {
 func eventFilter(q map[string]string) (domain.EventFilter, []FieldError) {
 	f := domain.EventFilter{Type: q["type"]}
 	var errs []FieldError
-	parse := func(field string) time.Time {
-		v := q[field]
-		if v == "" {
-			return time.Time{}
-		}
-		t, err := time.Parse(time.RFC3339Nano, v)
-		switch {
-		case err != nil:
-			errs = append(errs, FieldError{Field: field, Message: "must be an RFC 3339 time, like 2026-11-30T01:00:00Z"})
-		case !store.KeyTime(t):
-			errs = append(errs, FieldError{Field: field, Message: "must be from 0000-01-01T00:00:00Z to 9999-12-31T23:59:59Z (in UTC)"})
-		default:
-			return t
-		}
-		return time.Time{}
-	}
-	f.Since, f.Until = parse("since"), parse("until")
+	f.Since, f.Until = timeParam("since", q["since"], &errs), timeParam("until", q["until"], &errs)
 	if !f.Since.IsZero() && !f.Until.IsZero() && f.Until.Before(f.Since) {
 		errs = append(errs, FieldError{Field: "until", Message: "is before since"})
 	}

@@ -5,10 +5,10 @@ import (
 	"time"
 )
 
-// PublishedEventView is an event as POST /v1/events answers it (the event
-// resource without its deliveries): the same
-// names as the outbox item's. Payload is set only where a route documents
-// it.
+// PublishedEventView is the event resource, as POST /v1/events answers it
+// and as the message log shows it beside the deliveries (EventView): the
+// same names as the outbox item's. Payload is set only where a route
+// documents it.
 type PublishedEventView struct {
 	ID         string          `json:"id"`
 	Type       string          `json:"type"`

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/hookline/hookline/internal/domain"
-	"github.com/hookline/hookline/internal/store"
 )
 
 // Stats reads an endpoint's hourly attempt counters (kept 35 days) and its
@@ -132,17 +131,7 @@ func ptr[T any](v T) *T { return &v }
 func statsRange(r *http.Request, now time.Time) (since, until time.Time, p *Problem) {
 	q, errs := queryParams(r, "since", "until")
 	parse := func(field string, def time.Time) time.Time {
-		v, ok := q[field]
-		if !ok {
-			return def
-		}
-		t, err := time.Parse(time.RFC3339Nano, v)
-		switch {
-		case err != nil:
-			errs = append(errs, FieldError{Field: field, Message: "must be an RFC 3339 time, like 2026-11-30T01:00:00Z"})
-		case !store.KeyTime(t):
-			errs = append(errs, FieldError{Field: field, Message: "must be from 0000-01-01T00:00:00Z to 9999-12-31T23:59:59Z (in UTC)"})
-		default:
+		if t := timeParam(field, q[field], &errs); !t.IsZero() {
 			return t.UTC()
 		}
 		return def

@@ -146,17 +146,7 @@ func KeyedEventID(tenantID, key string) string {
 // putEvent writes item unless an event with its id exists: written is
 // false then.
 func (s *Server) putEvent(ctx context.Context, item map[string]types.AttributeValue) (written bool, err error) {
-	_, err = s.Outbox.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                aws.String(s.OutboxTable),
-		Item:                     item,
-		ConditionExpression:      aws.String("attribute_not_exists(#id)"),
-		ExpressionAttributeNames: map[string]string{"#id": outbox.AttrID},
-	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
-		return false, nil
-	}
-	return err == nil, err
+	return opevent.PutNew(ctx, s.Outbox, s.OutboxTable, item)
 }
 
 // publishedBefore answers a publish whose event id exists: the first

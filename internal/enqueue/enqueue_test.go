@@ -717,12 +717,9 @@ func TestFaultAfterARequestSpanningRecords(t *testing.T) {
 	require.Len(t, q.sent, 10+12)
 }
 
-// opImage is the stream image of an operational event as hookline writes
-// it (opevent.Item).
-func opImage(t *testing.T, id, tenant, eventType string) map[string]events.DynamoDBAttributeValue {
-	t.Helper()
-	item, err := opevent.Item(opevent.Event{ID: id, TenantID: tenant, Type: eventType, Payload: domain.OpEndpointEvent{TenantID: tenant}, At: time.Now()})
-	require.NoError(t, err)
+// streamImage is item as a stream record's image holds it (its strings
+// and numbers: hookline's writers write nothing else).
+func streamImage(item map[string]dynamotypes.AttributeValue) map[string]events.DynamoDBAttributeValue {
 	img := map[string]events.DynamoDBAttributeValue{}
 	for k, v := range item {
 		switch v := v.(type) {
@@ -733,6 +730,15 @@ func opImage(t *testing.T, id, tenant, eventType string) map[string]events.Dynam
 		}
 	}
 	return img
+}
+
+// opImage is the stream image of an operational event as hookline writes
+// it (opevent.Item).
+func opImage(t *testing.T, id, tenant, eventType string) map[string]events.DynamoDBAttributeValue {
+	t.Helper()
+	item, err := opevent.Item(opevent.Event{ID: id, TenantID: tenant, Type: eventType, Payload: domain.OpEndpointEvent{TenantID: tenant}, At: time.Now()})
+	require.NoError(t, err)
+	return streamImage(item)
 }
 
 // hookline's own operational events go only to the enabled endpoints of
@@ -770,16 +776,7 @@ func testImage(t *testing.T, id, tenant, endpointID string) map[string]events.Dy
 	t.Helper()
 	item, err := opevent.TestItem(id, tenant, endpointID, time.Now())
 	require.NoError(t, err)
-	img := map[string]events.DynamoDBAttributeValue{}
-	for k, v := range item {
-		switch v := v.(type) {
-		case *dynamotypes.AttributeValueMemberS:
-			img[k] = events.NewStringAttribute(v.Value)
-		case *dynamotypes.AttributeValueMemberN:
-			img[k] = events.NewNumberAttribute(v.Value)
-		}
-	}
-	return img
+	return streamImage(item)
 }
 
 // A test event goes to the endpoint it names only, even one whose

@@ -74,20 +74,27 @@ func (w *Writer) Emit(ctx context.Context, ev Event) error {
 	if err != nil {
 		return err
 	}
-	_, err = w.DB.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                aws.String(w.Table),
+	// Not written: written by an earlier try.
+	if _, err := PutNew(ctx, w.DB, w.Table, item); err != nil {
+		return fmt.Errorf("write %s event %s: %w", ev.Type, ev.ID, err)
+	}
+	return nil
+}
+
+// PutNew writes an outbox item unless an event with its id is there
+// already (attribute_not_exists(id)): written is false then, and err nil.
+func PutNew(ctx context.Context, db PutItemAPI, table string, item map[string]types.AttributeValue) (written bool, err error) {
+	_, err = db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                aws.String(table),
 		Item:                     item,
 		ConditionExpression:      aws.String("attribute_not_exists(#id)"),
 		ExpressionAttributeNames: map[string]string{"#id": outbox.AttrID},
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
-		return nil // written by an earlier try
+		return false, nil
 	}
-	if err != nil {
-		return fmt.Errorf("write %s event %s: %w", ev.Type, ev.ID, err)
-	}
-	return nil
+	return err == nil, err
 }
 
 // Item is ev's outbox item: the producer contract's attributes (valid by
