@@ -1,0 +1,2 @@
+"use strict";
+// Placeholder: the console's script lands with the console itself.
