@@ -313,17 +313,17 @@ function route() {
 
 const endpoints = { editing: null, pager: null, byId: new Map() };
 
-function healthText(hv) {
+// healthNode shows an endpoint's health as one line a figure.
+function healthNode(hv) {
   if (!hv) return 'unavailable';
-  const parts = [
-    'success ' + pct(hv.success_rate_24h) + ' of ' + txt(hv.attempts_24h),
-    'p95 ' + ms(hv.p95_latency_ms_24h),
-    txt(hv.consecutive_failures) + ' consecutive failures',
-  ];
+  const box = el('div', { class: 'health' },
+    el('div', { text: 'success ' + pct(hv.success_rate_24h) + ' of ' + txt(hv.attempts_24h) + ' attempts' }),
+    el('div', { text: 'p95 ' + ms(hv.p95_latency_ms_24h) }),
+    el('div', { class: hv.consecutive_failures ? 'bad' : '', text: txt(hv.consecutive_failures) + ' consecutive failures' }));
   if (hv.last_failure) {
-    parts.push('last failure ' + time(hv.last_failure.at) + ' ' + txt(hv.last_failure.error));
+    box.append(el('div', { class: 'sub', text: 'last failure ' + time(hv.last_failure.at) + ': ' + txt(hv.last_failure.error) }));
   }
-  return parts.join('; ');
+  return box;
 }
 
 function statusNode(ep, hv) {
@@ -382,7 +382,8 @@ async function fillHealth(id) {
       continue;
     }
     endpoints.byId.set(id, ep);
-    health.textContent = healthText(ep.health);
+    clear(health);
+    health.append(healthNode(ep.health));
     const status = tr.querySelector('[data-test="endpoint-status"]');
     clear(status);
     status.append(statusNode(ep, ep.health));
@@ -726,7 +727,7 @@ function renderAttempts(log) {
     body.append(el('tr', { 'data-test': 'attempt-row' },
       cell(String(a.attempt) + (a.resend ? ' (resend)' : ''), '#'), cell(time(a.at), 'At'), cell(status, 'Status'),
       cell(ms(a.latency_ms), 'Latency'), cell(txt(a.error), 'Error'),
-      cell(el('pre', { class: 'excerpt', text: a.response || '' }), 'Response excerpt')));
+      cell(a.response ? el('pre', { class: 'excerpt', text: a.response }) : dash, 'Response excerpt')));
   }
 }
 
