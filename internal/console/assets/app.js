@@ -14,7 +14,7 @@ const BASE = (() => {
 })();
 
 // The session: never written to any storage.
-const session = { cred: null, kind: null, label: '' };
+const session = { cred: null, kind: null, label: '', epoch: 0 };
 let polls = [];
 
 // ---------- DOM helpers (text only) ----------
@@ -75,6 +75,7 @@ class APIError extends Error {
 
 async function api(method, path, body) {
   if (!session.cred) throw new APIError(401, 'not signed in');
+  const epoch = session.epoch;
   const opts = {
     method,
     headers: { Authorization: 'Bearer ' + session.cred, Accept: 'application/json' },
@@ -92,6 +93,8 @@ async function api(method, path, body) {
     throw new APIError(0, 'The API could not be reached (' + e.message + ').');
   }
   const raw = await res.text();
+  // An answer that comes after the session ended (or changed) is dropped.
+  if (session.epoch !== epoch) throw new APIError(401, 'the session ended');
   let data = null;
   if (raw) {
     try {
@@ -226,6 +229,7 @@ class Pager {
 // ---------- session ----------
 
 function signIn(cred, kind, label) {
+  session.epoch++;
   session.cred = cred;
   session.kind = kind;
   session.label = label;
@@ -241,6 +245,7 @@ function signIn(cred, kind, label) {
 }
 
 function endSession(message) {
+  session.epoch++;
   session.cred = null;
   session.kind = null;
   session.label = '';
@@ -687,14 +692,21 @@ async function loadDelivery() {
   renderFacts(d);
   renderAttempts(d.attempt_log || []);
   const [ev, ep] = await Promise.all([
-    api('GET', '/v1/events/' + enc(d.event_id)).catch((e) => ({ problem: e })),
-    api('GET', '/v1/endpoints/' + enc(d.endpoint_id)).catch((e) => ({ problem: e })),
+    api('GET', '/v1/events/' + enc(d.event_id)).catch(problemOf),
+    api('GET', '/v1/endpoints/' + enc(d.endpoint_id)).catch(problemOf),
   ]);
   renderHeaders(d, ep);
   const pre = $('payload');
   if (ev.problem) pre.textContent = 'The payload cannot be shown: ' + ev.problem.message;
   else if (!('payload' in ev)) pre.textContent = 'The payload is past the retention period and is no longer kept.';
   else pre.textContent = JSON.stringify(ev.payload, null, 2);
+}
+
+// problemOf turns a failed read into something to show in its place; a
+// 401 still ends the whole action.
+function problemOf(e) {
+  if (e instanceof APIError && e.status === 401) throw e;
+  return { problem: e };
 }
 
 function renderFacts(d) {
@@ -869,6 +881,12 @@ function wire() {
     signIn(cred, op ? 'operator' : 'tenant', 'API key');
   });
   $('signout').addEventListener('click', () => endSession('You signed out.'));
+  // The link of the view already shown reloads it (no hashchange comes).
+  for (const a of $('nav').querySelectorAll('a')) {
+    a.addEventListener('click', () => {
+      if (location.hash === '#' + a.dataset.view) route();
+    });
+  }
 
   endpoints.pager = new Pager('endpoints', loadEndpoints);
   $('endpoint-create').addEventListener('click', () => {
