@@ -809,11 +809,13 @@ async function loadTenants(cursor) {
       id: t.tenant_id || t.id, name: t.name, depth: t.dlq_depth,
     }));
     next = page && page.next_cursor;
+    operator.fallback = false;
     $('tenants-note').textContent = 'Deepest first.';
   } catch (e) {
     if (!(e instanceof APIError) || (e.status !== 404 && e.status !== 405)) throw e;
     // Older stacks: the dead-letter stats list only tenants with dead deliveries.
     const st = await api('GET', '/v1/admin/stats');
+    operator.fallback = true;
     list = Object.entries(st.dlq_depth_by_tenant || {}).map(([id, depth]) => ({ id, depth }));
     list.sort((a, b) => b.depth - a.depth);
     $('tenants-note').textContent = 'Tenants with dead deliveries, deepest first; total ' + txt(st.dlq_depth_total) + '.';
@@ -824,7 +826,10 @@ async function loadTenants(cursor) {
       cell(txt(t.id), 'Tenant'), cell(txt(t.name), 'Name'),
       el('td', { 'data-label': 'DLQ depth', 'data-test': 'dlq-depth', text: txt(t.depth) })));
   }
-  if (!list.length) body.append(el('tr', {}, el('td', { colspan: 3, text: 'No tenants.' })));
+  if (!list.length) {
+    const none = operator.fallback ? 'No tenant has dead deliveries.' : 'No tenants.';
+    body.append(el('tr', {}, el('td', { colspan: 3, text: none })));
+  }
   return next;
 }
 
