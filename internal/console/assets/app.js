@@ -810,7 +810,7 @@ async function loadTenants(cursor) {
     }));
     next = page && page.next_cursor;
     operator.fallback = false;
-    $('tenants-note').textContent = 'Deepest first.';
+    $('tenants-note').textContent = 'Tenants that have had a dead delivery, deepest first.';
   } catch (e) {
     if (!(e instanceof APIError) || (e.status !== 404 && e.status !== 405)) throw e;
     // Older stacks: the dead-letter stats list only tenants with dead deliveries.
@@ -823,12 +823,12 @@ async function loadTenants(cursor) {
   clear(body);
   for (const t of list) {
     body.append(el('tr', { 'data-test': 'tenant-row', 'data-id': t.id },
-      cell(txt(t.id), 'Tenant'), cell(txt(t.name), 'Name'),
+      cell(el('div', {}, txt(t.id), t.name ? el('div', { class: 'sub', text: t.name }) : null), 'Tenant'),
       el('td', { 'data-label': 'DLQ depth', 'data-test': 'dlq-depth', text: txt(t.depth) })));
   }
   if (!list.length) {
-    const none = operator.fallback ? 'No tenant has dead deliveries.' : 'No tenants.';
-    body.append(el('tr', {}, el('td', { colspan: 3, text: none })));
+    const none = operator.fallback ? 'No tenant has dead deliveries.' : 'No tenant has had a dead delivery.';
+    body.append(el('tr', {}, el('td', { colspan: 2, text: none })));
   }
   return next;
 }
