@@ -78,8 +78,9 @@ type HTTPAPI struct {
 // AccessLogFormat is the HTTP API's access log line: JSON, one per request,
 // from API Gateway's $context variables. It names the route by its template
 // (routeKey), not the path, and holds no header: neither the Authorization
-// header nor any credential a future path (a portal link) might carry can
-// reach the log.
+// header (an API key, the operator key, a portal link's token) nor anything
+// a path might carry can reach the log. A portal link carries its token in
+// the URL's fragment, which browsers never send.
 var AccessLogFormat = mustJSON(map[string]string{
 	"requestId":          "$context.requestId",
 	"ip":                 "$context.identity.sourceIp",
