@@ -238,11 +238,14 @@ func Routes() []Route {
 	}
 }
 
-// Handler returns the router with every route and authentication. What no
-// route takes is answered with a problem document: a path that is not one of
-// the routes' (or not in its clean form: "//v1/endpoints", "/v1/./endpoints",
-// "/v1/endpoints/") 404, never a redirect; a method the path does not take
-// 405, with Allow naming those it does.
+// Handler returns the router with every route and authentication, and the
+// console's pages (ConsoleRoutes). What no route takes is answered with a
+// problem document: a path that is not one of the routes' (or not in its
+// clean form: "//v1/endpoints", "/v1/./endpoints", "/v1/endpoints/") 404,
+// never a redirect; a method the path does not take 405, with Allow naming
+// those it does. The console's directories (/console/, /console-hello/) are
+// the only paths with a trailing slash it serves, and GET /console the only
+// redirect (to the console's page).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	s.consoleHandler(mux)
