@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -56,6 +57,12 @@ type HTTPAPIProps struct {
 	// PayloadRetention is how long an event's payload is served. Required
 	// (HooklineStackProps.PayloadRetention, 15 days by default).
 	PayloadRetention time.Duration
+	// ConsoleFrameAncestors may frame the console (HooklineStackProps's).
+	// Nil: 'none'.
+	ConsoleFrameAncestors []string
+	// PortalMinTTL is the shortest life of a portal link. Required
+	// (HooklineStackProps.PortalMinTTL, 60 s by default).
+	PortalMinTTL time.Duration
 }
 
 // HTTPAPI is the tenant and operator API.
@@ -71,8 +78,9 @@ type HTTPAPI struct {
 // AccessLogFormat is the HTTP API's access log line: JSON, one per request,
 // from API Gateway's $context variables. It names the route by its template
 // (routeKey), not the path, and holds no header: neither the Authorization
-// header nor any credential a future path (a portal link) might carry can
-// reach the log.
+// header (an API key, the operator key, a portal link's token) nor anything
+// a path might carry can reach the log. A portal link carries its token in
+// the URL's fragment, which browsers never send.
 var AccessLogFormat = mustJSON(map[string]string{
 	"requestId":          "$context.requestId",
 	"ip":                 "$context.identity.sourceIp",
@@ -152,6 +160,10 @@ func NewHTTPAPI(scope constructs.Construct, id string, p HTTPAPIProps) HTTPAPI {
 		MessageLog:           p.Outbox != nil && p.MessageLog,
 		DeliveryQueueURL:     resendQueueURL(p),
 		PayloadRetention:     p.PayloadRetention,
+
+		ConsoleFrameAncestors: p.ConsoleFrameAncestors,
+		PortalMinTTL:          p.PortalMinTTL,
+		AlarmNamePrefix:       alarmNamePrefix(),
 	}.Vars())
 	grantAPIOutbox(fn, p)
 	reserveConcurrency(fn, p.ReservedConcurrency)
@@ -167,6 +179,7 @@ func NewHTTPAPI(scope constructs.Construct, id string, p HTTPAPIProps) HTTPAPI {
 		Grantee: fn, Actions: jsii.Strings("secretsmanager:GetSecretValue"), ResourceArns: jsii.Strings(*secret.SecretArn()),
 	})
 	grantSecrets(fn, p.SecretsKey, "kms:Encrypt")
+	grantAlarmsRead(c, fn)
 
 	integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("Lambda"), fn,
 		&awsapigatewayv2integrations.HttpLambdaIntegrationProps{PayloadFormatVersion: awsapigatewayv2.PayloadFormatVersion_VERSION_2_0()})
@@ -178,16 +191,47 @@ func NewHTTPAPI(scope constructs.Construct, id string, p HTTPAPIProps) HTTPAPI {
 		// Gateway itself would answer 404 {"message":"Not Found"} to both.
 		DefaultIntegration: integration,
 	})
-	for _, rt := range api.Routes() {
-		httpAPI.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
-			Path:        jsii.String(rt.Path),
-			Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod(rt.Method)},
-			Integration: integration,
-		})
-	}
+	addRoutes(httpAPI, integration)
 
 	accessLogs := configureStage(c, httpAPI, p)
 	return HTTPAPI{API: httpAPI, Function: fn, OperatorKey: secret, AccessLogs: accessLogs}
+}
+
+// alarmNamePrefix starts the name of every alarm of the stack: CloudFormation
+// names an alarm that has no name "<stack name>-<logical id>-<suffix>", and
+// hookline names none. GET /v1/admin/alarms lists those in ALARM.
+func alarmNamePrefix() string {
+	return *awscdk.Fn_Join(jsii.String(""), &[]*string{awscdk.Aws_STACK_NAME(), jsii.String("-")})
+}
+
+// grantAlarmsRead lets the api function describe the stack's alarms, and no
+// other: DescribeAlarms takes the alarms' ARNs as its resource.
+func grantAlarmsRead(c constructs.Construct, fn awslambda.Function) {
+	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee: fn, Actions: jsii.Strings("cloudwatch:DescribeAlarms"),
+		ResourceArns: jsii.Strings(*awscdk.Stack_Of(c).FormatArn(&awscdk.ArnComponents{
+			Service: jsii.String("cloudwatch"), Resource: jsii.String("alarm"),
+			ResourceName: jsii.String(alarmNamePrefix() + "*"), ArnFormat: awscdk.ArnFormat_COLON_RESOURCE_NAME,
+		})),
+	})
+}
+
+// addRoutes adds a route per api.Routes() entry and per console page
+// (api.ConsoleRoutes(); the console's directory, /console/, comes by
+// $default), each to integration.
+func addRoutes(httpAPI awsapigatewayv2.HttpApi, integration awsapigatewayv2.HttpRouteIntegration) {
+	routeKeys := make([]string, 0, len(api.Routes())+len(api.ConsoleRoutes()))
+	for _, rt := range api.Routes() {
+		routeKeys = append(routeKeys, rt.Method+" "+rt.Path)
+	}
+	for _, key := range append(routeKeys, api.ConsoleRoutes()...) {
+		method, path, _ := strings.Cut(key, " ")
+		httpAPI.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
+			Path:        jsii.String(path),
+			Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod(method)},
+			Integration: integration,
+		})
+	}
 }
 
 // configureStage sets the throttling (p.RateLimit, p.BurstLimit) and the

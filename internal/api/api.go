@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"path"
@@ -32,6 +33,7 @@ type Store struct {
 	Jobs
 	Stats
 	Erasures
+	PortalLinks
 }
 
 // Tenants are the tenants and their API keys: the operator creates them,
@@ -78,7 +80,7 @@ type Jobs interface {
 	Job(ctx context.Context, id string) (domain.ReplayJob, error)
 }
 
-var _ = Store{Tenants: (*store.Store)(nil), Endpoints: (*store.Store)(nil), EndpointChanges: (*store.Store)(nil), Deliveries: (*store.Store)(nil), DeadLetters: (*store.Store)(nil), Jobs: (*store.Store)(nil), Stats: (*store.Store)(nil), Erasures: (*store.Store)(nil)}
+var _ = Store{Tenants: (*store.Store)(nil), Endpoints: (*store.Store)(nil), EndpointChanges: (*store.Store)(nil), Deliveries: (*store.Store)(nil), DeadLetters: (*store.Store)(nil), Jobs: (*store.Store)(nil), Stats: (*store.Store)(nil), Erasures: (*store.Store)(nil), PortalLinks: (*store.Store)(nil)}
 
 // Sealer seals the signing secrets the API creates (package sealing). The
 // API can seal a secret, never open one: a secret is shown once, in the
@@ -142,6 +144,23 @@ type Server struct {
 	// Log gets one line per request and the causes of 500s. Default
 	// slog.Default().
 	Log *slog.Logger
+	// Console is the console's files, served at /console/ (index.html,
+	// app.js, app.css). Default console.Assets(), the embedded console.
+	Console fs.FS
+	// ConsoleHello is the page-weight baseline served at /console-hello/.
+	// Default console.HelloAssets().
+	ConsoleHello fs.FS
+	// Alarms reads the stack's alarms, those whose names start with
+	// AlarmNamePrefix, for GET /v1/admin/alarms. Nil or no prefix: that
+	// route answers 503 "alarms cannot be read here".
+	Alarms          Alarms
+	AlarmNamePrefix string
+	// PortalMinTTL is the shortest life of a portal link (ttl_seconds).
+	// Default 1 min; the local cloud's deployment lowers it.
+	PortalMinTTL time.Duration
+	// FrameAncestors may frame the console: the CSP's frame-ancestors
+	// sources, checked by fnenv.ParseFrameAncestors. Default nil: 'none'.
+	FrameAncestors []string
 }
 
 func (s *Server) log() *slog.Logger {
@@ -207,21 +226,29 @@ func Routes() []Route {
 		{Method: "POST", Path: "/v1/admin/tenants", Operator: true, handle: (*Server).createTenant},
 		{Method: "POST", Path: "/v1/admin/tenants/{tenant_id}/keys", Operator: true, handle: (*Server).createKey},
 		{Method: "DELETE", Path: "/v1/admin/tenants/{tenant_id}/keys/{key_id}", Operator: true, handle: (*Server).revokeKey},
+		{Method: "POST", Path: "/v1/admin/tenants/{tenant_id}/portal-links", Operator: true, handle: (*Server).createPortalLink},
+		{Method: "DELETE", Path: "/v1/admin/tenants/{tenant_id}/portal-links/{link_id}", Operator: true, handle: (*Server).revokePortalLink},
 		{Method: "DELETE", Path: "/v1/admin/tenants/{tenant_id}", Operator: true, handle: (*Server).eraseTenant},
 		{Method: "GET", Path: "/v1/admin/tenants/{tenant_id}/erasure", Operator: true, handle: (*Server).getErasure},
 		{Method: "POST", Path: "/v1/admin/dlq/redrive", Operator: true, handle: (*Server).redriveDLQ},
 		{Method: "GET", Path: "/v1/admin/replays/{job_id}", Operator: true, handle: (*Server).getAdminReplay},
 		{Method: "GET", Path: "/v1/admin/stats", Operator: true, handle: (*Server).stats},
+		{Method: "GET", Path: "/v1/admin/tenants", Operator: true, handle: (*Server).listTenants},
+		{Method: "GET", Path: "/v1/admin/alarms", Operator: true, handle: (*Server).listAlarms},
 	}
 }
 
-// Handler returns the router with every route and authentication. What no
-// route takes is answered with a problem document: a path that is not one of
-// the routes' (or not in its clean form: "//v1/endpoints", "/v1/./endpoints",
-// "/v1/endpoints/") 404, never a redirect; a method the path does not take
-// 405, with Allow naming those it does.
+// Handler returns the router with every route and authentication, and the
+// console's pages (ConsoleRoutes). What no route takes is answered with a
+// problem document: a path that is not one of the routes' (or not in its
+// clean form: "//v1/endpoints", "/v1/./endpoints", "/v1/endpoints/") 404,
+// never a redirect; a method the path does not take 405, with Allow naming
+// those it does. The console's directories (/console/, /console-hello/) are
+// the only paths with a trailing slash it serves, and GET /console the only
+// redirect (to the console's page).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
+	s.consoleHandler(mux)
 	var paths []string
 	methods := map[string][]string{}
 	for _, rt := range Routes() {
@@ -280,7 +307,7 @@ func noRoute(r *http.Request) *Problem {
 // a problem document it can read, never a redirect to follow with its key.
 func cleanPathsOnly(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p := r.URL.Path; p == "" || path.Clean(p) != p {
+		if p := r.URL.Path; (p == "" || path.Clean(p) != p) && !slices.Contains(consolePaths, p) {
 			writeProblem(w, problem(http.StatusNotFound, "no route %s %s: a path has no empty, . or .. segment and no trailing slash", r.Method, p))
 			return
 		}
@@ -306,33 +333,7 @@ func (s *Server) route(rt Route) http.Handler {
 		}
 		start := s.now()
 		w := &statusWriter{ResponseWriter: rw, status: http.StatusOK}
-		token, ok := bearer(r)
-		var tenant string
-		var p *Problem
-		switch {
-		case !ok:
-			p = problem(http.StatusUnauthorized, "send your API key as Authorization: Bearer <key>")
-		case rt.Operator:
-			key, err := s.operatorKey(r.Context())
-			switch {
-			case err != nil:
-				// The cause, never the key: OperatorKeyFunc's errors do not carry it.
-				s.log().ErrorContext(r.Context(), "operator key unavailable", "error", err.Error(), "path", r.URL.Path)
-				p = problem(http.StatusServiceUnavailable, "the operator key is unavailable; try again")
-			case !apikey.Equal(token, key):
-				p = problem(http.StatusUnauthorized, "this route needs the operator key")
-			}
-		default:
-			t, err := s.Store.TenantForKey(r.Context(), apikey.Hash(token))
-			switch {
-			case errors.Is(err, store.ErrNotFound):
-				p = problem(http.StatusUnauthorized, "the API key is not valid (unknown or revoked)")
-			case err != nil:
-				p = s.internal(r, err)
-			default:
-				tenant = t
-			}
-		}
+		tenant, keyID, p := s.authenticate(r, rt)
 		if p == nil {
 			p = tooLongID(rt, r)
 		}
@@ -347,8 +348,42 @@ func (s *Server) route(rt Route) http.Handler {
 		}
 		// Never the key, never a body: ids and the outcome only.
 		s.log().InfoContext(r.Context(), "api request", "method", r.Method, "route", rt.Path, "tenant_id", tenant,
-			"key_id", apikey.ID(token), "status", w.status, "latency_ms", s.now().Sub(start).Milliseconds())
+			"key_id", keyID, "status", w.status, "latency_ms", s.now().Sub(start).Milliseconds())
 	})
+}
+
+// authenticate finds who sends r: the tenant of its key or portal token on
+// a tenant route (none on an operator route), the id to log of the
+// credential (a key id or a portal link id, never the credential), or the
+// problem that refuses it. A portal token is a tenant credential: an
+// operator route refuses it like any key that is not the operator's.
+func (s *Server) authenticate(r *http.Request, rt Route) (tenant, credentialID string, p *Problem) {
+	token, ok := bearer(r)
+	switch {
+	case !ok:
+		return "", "", problem(http.StatusUnauthorized, "send your API key as Authorization: Bearer <key>")
+	case rt.Operator:
+		key, err := s.operatorKey(r.Context())
+		switch {
+		case err != nil:
+			// The cause, never the key: OperatorKeyFunc's errors do not carry it.
+			s.log().ErrorContext(r.Context(), "operator key unavailable", "error", err.Error(), "path", r.URL.Path)
+			return "", "", problem(http.StatusServiceUnavailable, "the operator key is unavailable; try again")
+		case !apikey.Equal(token, key):
+			return "", apikey.ID(token), problem(http.StatusUnauthorized, "this route needs the operator key")
+		}
+		return "", "", nil
+	case apikey.IsPortalToken(token):
+		return s.portalTenant(r, token)
+	}
+	t, err := s.Store.TenantForKey(r.Context(), apikey.Hash(token))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return "", apikey.ID(token), problem(http.StatusUnauthorized, "the API key is not valid (unknown or revoked)")
+	case err != nil:
+		return "", apikey.ID(token), s.internal(r, err)
+	}
+	return t, apikey.ID(token), nil
 }
 
 // DefaultOperatorKeyTTL is how long the api function keeps the operator
