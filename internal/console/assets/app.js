@@ -1,0 +1,929 @@
+// hookline console. Plain ES2020 module, no framework, no build step.
+// Rules (held by console_test.go): API data is rendered as text only, never
+// parsed as HTML; no URL from data goes into a link or a source; credentials
+// live in memory only.
+'use strict';
+
+const $ = (id) => document.getElementById(id);
+
+// The API lives on this origin, under the path before /console/.
+const BASE = (() => {
+  const p = location.pathname;
+  const i = p.indexOf('/console/');
+  return i >= 0 ? p.slice(0, i) : p.replace(/\/console$/, '');
+})();
+
+// The session: never written to any storage.
+const session = { cred: null, kind: null, label: '' };
+let polls = [];
+
+// ---------- DOM helpers (text only) ----------
+
+const ATTRS = new Set(['id', 'for', 'type', 'scope', 'role', 'title', 'colspan', 'tabindex', 'aria-label', 'class']);
+
+// el builds an element; children are nodes or strings (made text nodes).
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'text') e.textContent = String(v);
+    else if (k === 'disabled' || k === 'checked') e[k] = Boolean(v);
+    else if (ATTRS.has(k) || k.startsWith('data-')) e.setAttribute(k, String(v));
+    else throw new Error('attribute not allowed: ' + k);
+  }
+  for (const c of children) {
+    if (c !== undefined && c !== null) e.append(c);
+  }
+  return e;
+}
+
+function clear(node) {
+  while (node.firstChild) node.removeChild(node.firstChild);
+}
+
+function show(node, on) {
+  node.hidden = !on;
+}
+
+const dash = '—';
+const txt = (v) => (v === undefined || v === null || v === '' ? dash : String(v));
+const time = (s) => (s ? String(s).replace('T', ' ').replace(/\.\d+/, '') : dash);
+const pct = (r) => (typeof r === 'number' ? (r * 100).toFixed(1) + '%' : dash);
+const ms = (v) => (typeof v === 'number' ? Math.round(v) + ' ms' : dash);
+
+function button(label, test, onClick, extra) {
+  const b = el('button', Object.assign({ type: 'button', 'data-test': test, text: label }, extra || {}));
+  b.addEventListener('click', () => onClick(b));
+  return b;
+}
+
+function cell(content, label) {
+  // data-label names the column when a table stacks on a phone.
+  return el('td', { 'data-label': label }, content);
+}
+
+// ---------- API ----------
+
+class APIError extends Error {
+  constructor(status, detail, errors) {
+    super(detail);
+    this.status = status;
+    this.detail = detail;
+    this.errors = errors || [];
+  }
+}
+
+async function api(method, path, body) {
+  if (!session.cred) throw new APIError(401, 'not signed in');
+  const opts = {
+    method,
+    headers: { Authorization: 'Bearer ' + session.cred, Accept: 'application/json' },
+    credentials: 'omit',
+    cache: 'no-store',
+  };
+  if (body !== undefined) {
+    opts.headers['Content-Type'] = 'application/json';
+    opts.body = JSON.stringify(body);
+  }
+  let res;
+  try {
+    res = await fetch(BASE + path, opts);
+  } catch (e) {
+    throw new APIError(0, 'The API could not be reached (' + e.message + ').');
+  }
+  const raw = await res.text();
+  let data = null;
+  if (raw) {
+    try {
+      data = JSON.parse(raw);
+    } catch (_) {
+      data = null;
+    }
+  }
+  if (!res.ok) {
+    const detail = data && typeof data.detail === 'string' && data.detail
+      ? data.detail : 'HTTP ' + res.status + (res.statusText ? ' ' + res.statusText : '');
+    const errs = data && Array.isArray(data.errors) ? data.errors : [];
+    const err = new APIError(res.status, detail, errs);
+    if (res.status === 401) endSession(detail);
+    throw err;
+  }
+  return data;
+}
+
+const enc = encodeURIComponent;
+
+function query(params) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (v !== undefined && v !== null && v !== '') q.set(k, v);
+  }
+  const s = q.toString();
+  return s ? '?' + s : '';
+}
+
+// ---------- errors and busy ----------
+
+function clearError() {
+  const box = $('error');
+  clear(box);
+  show(box, false);
+}
+
+function showError(e) {
+  if (e instanceof APIError && e.status === 401) return; // the session message says it
+  const box = $('error');
+  clear(box);
+  const detail = e instanceof APIError ? e.detail : String(e && e.message ? e.message : e);
+  box.append(el('p', { text: detail }));
+  if (e instanceof APIError && e.errors.length) {
+    const ul = el('ul');
+    for (const fe of e.errors) {
+      const field = fe && fe.field ? String(fe.field) + ': ' : '';
+      ul.append(el('li', { text: field + (fe && fe.message ? String(fe.message) : '') }));
+    }
+    box.append(ul);
+  }
+  show(box, true);
+}
+
+// act runs fn with the error box cleared and the button disabled meanwhile.
+async function act(btn, fn) {
+  clearError();
+  if (btn) btn.disabled = true;
+  $('busy').textContent = 'Working…';
+  try {
+    await fn();
+  } catch (e) {
+    showError(e);
+  } finally {
+    if (btn) btn.disabled = false;
+    $('busy').textContent = '';
+  }
+}
+
+// ---------- paging ----------
+
+// Pager walks a cursor-paged listing; load(cursor) renders a page and
+// answers its next_cursor.
+class Pager {
+  constructor(prefix, load) {
+    this.prev = $(prefix + '-prev');
+    this.next = $(prefix + '-next');
+    this.info = $(prefix + '-page');
+    this.load = load;
+    this.busy = false;
+    this.stack = [];
+    this.cursor = null;
+    this.nextCursor = null;
+    this.update();
+    this.prev.addEventListener('click', () => act(null, () => this.step(-1)));
+    this.next.addEventListener('click', () => act(null, () => this.step(1)));
+  }
+
+  async first() {
+    this.stack = [];
+    await this.go(null);
+  }
+
+  async reload() {
+    await this.go(this.cursor);
+  }
+
+  async go(cursor) {
+    this.busy = true;
+    this.update();
+    try {
+      const next = await this.load(cursor);
+      this.cursor = cursor;
+      this.nextCursor = next || null;
+    } finally {
+      this.busy = false;
+      this.update();
+    }
+  }
+
+  async step(dir) {
+    if (this.busy) return;
+    if (dir > 0 && this.nextCursor) {
+      const here = this.cursor;
+      await this.go(this.nextCursor);
+      this.stack.push(here);
+    } else if (dir < 0 && this.stack.length) {
+      await this.go(this.stack[this.stack.length - 1]);
+      this.stack.pop();
+    }
+    this.update();
+  }
+
+  update() {
+    this.prev.disabled = this.busy || this.stack.length === 0;
+    this.next.disabled = this.busy || !this.nextCursor;
+    this.info.textContent = 'Page ' + (this.stack.length + 1);
+  }
+}
+
+// ---------- session ----------
+
+function signIn(cred, kind, label) {
+  session.cred = cred;
+  session.kind = kind;
+  session.label = label;
+  show($('session-message'), false);
+  clearError();
+  $('who').textContent = kind === 'operator' ? 'Operator' : 'Tenant (' + label + ')';
+  show($('signout'), true);
+  show($('nav'), true);
+  for (const a of $('nav').querySelectorAll('a')) show(a, a.dataset.for === kind);
+  const want = kind === 'operator' ? '#operator' : '#endpoints';
+  if (location.hash === want) route();
+  else location.hash = want;
+}
+
+function endSession(message) {
+  session.cred = null;
+  session.kind = null;
+  session.label = '';
+  for (const p of polls) clearTimeout(p.timer);
+  polls = [];
+  wipe();
+  show($('nav'), false);
+  show($('signout'), false);
+  $('who').textContent = '';
+  const m = $('session-message');
+  m.textContent = message;
+  show(m, true);
+  clearError();
+  showView('signin');
+}
+
+// wipe removes every tenant's data from the page.
+function wipe() {
+  for (const id of ['endpoints-body', 'dlq-body', 'attempts-body', 'headers-body', 'delivery-facts',
+    'lookup-results', 'tenants-body', 'alarms', 'job', 'redrive-job', 'payload', 'secret',
+    'secret-endpoint', 'test-delivery', 'test-endpoint', 'delivery-id', 'replay-count', 'tenants-note']) {
+    clear($(id));
+  }
+  for (const id of ['secret-panel', 'test-panel', 'replay-panel', 'job', 'redrive-job', 'endpoint-form']) {
+    show($(id), false);
+  }
+  for (const f of ['signin', 'dlq-filters', 'lookup-form', 'endpoint-form']) $(f).reset();
+  dlq.selected.clear();
+  delivery.id = null;
+}
+
+// ---------- views ----------
+
+const VIEWS = ['signin', 'endpoints', 'dlq', 'delivery', 'lookup', 'operator'];
+const TENANT_VIEWS = new Set(['endpoints', 'dlq', 'delivery', 'lookup']);
+
+function showView(name) {
+  for (const v of VIEWS) show($('view-' + v), v === name);
+  for (const a of $('nav').querySelectorAll('a')) {
+    if (a.dataset.view === name) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+}
+
+function route() {
+  if (!session.cred) {
+    showView('signin');
+    return;
+  }
+  let name = location.hash.replace(/^#/, '');
+  const allowed = session.kind === 'operator' ? name === 'operator' : TENANT_VIEWS.has(name);
+  if (!allowed) {
+    if (VIEWS.includes(name) || name === '') name = session.kind === 'operator' ? 'operator' : 'endpoints';
+    else return; // an in-page anchor such as #main
+  }
+  if (name === 'delivery' && !delivery.id) name = 'dlq';
+  clearError();
+  showView(name);
+  const loaders = {
+    endpoints: () => endpoints.pager.first(),
+    dlq: () => dlq.pager.first(),
+    delivery: () => loadDelivery(),
+    lookup: async () => $('lookup-event').focus(),
+    operator: () => loadOperator(),
+  };
+  act(null, loaders[name]);
+}
+
+// ---------- endpoints ----------
+
+const endpoints = { editing: null, pager: null };
+
+function healthText(hv) {
+  if (!hv) return 'unavailable';
+  const parts = [
+    'success ' + pct(hv.success_rate_24h) + ' of ' + txt(hv.attempts_24h),
+    'p95 ' + ms(hv.p95_latency_ms_24h),
+    txt(hv.consecutive_failures) + ' consecutive failures',
+  ];
+  if (hv.last_failure) {
+    parts.push('last failure ' + time(hv.last_failure.at) + ' ' + txt(hv.last_failure.error));
+  }
+  return parts.join('; ');
+}
+
+function statusNode(ep, hv) {
+  if (!ep.disabled) return el('span', { class: 'ok', text: 'enabled' });
+  const why = ep.disabled_reason || (hv && hv.disabled_reason) || 'by request';
+  const at = hv && hv.disabled_at ? ' at ' + time(hv.disabled_at) : '';
+  return el('span', { class: 'bad', text: 'disabled (' + why + ')' + at });
+}
+
+async function loadEndpoints(cursor) {
+  const page = await api('GET', '/v1/endpoints' + query({ limit: 20, cursor }));
+  const body = $('endpoints-body');
+  clear(body);
+  const list = Array.isArray(page && page.data) ? page.data : [];
+  show($('endpoints-empty'), list.length === 0);
+  for (const ep of list) body.append(endpointRow(ep));
+  // Health is only in the single-endpoint answer: fetch it per row.
+  for (const ep of list) fillHealth(ep.id);
+  return page && page.next_cursor;
+}
+
+function endpointRow(ep, hv) {
+  const health = el('td', { 'data-label': 'Health (24 h)', 'data-test': 'endpoint-health' }, hv ? healthText(hv) : 'loading…');
+  const status = el('td', { 'data-label': 'Status', 'data-test': 'endpoint-status' }, statusNode(ep, hv));
+  const who = el('div', {},
+    el('div', { class: 'url', 'data-test': 'endpoint-url-text', text: ep.url }),
+    el('div', { class: 'sub', text: ep.id }),
+    ep.description ? el('div', { class: 'sub', text: ep.description }) : null);
+  const types = Array.isArray(ep.event_types) && ep.event_types.length ? ep.event_types.join(', ') : 'all';
+  const actions = el('div', { class: 'row-actions' },
+    button('Edit', 'endpoint-edit', () => editEndpoint(ep)),
+    button(ep.disabled ? 'Enable' : 'Disable', 'endpoint-toggle', (b) => act(b, () => toggleEndpoint(ep))),
+    button('Rotate secret', 'endpoint-rotate', (b) => act(b, () => rotateSecret(ep))),
+    button('Send test', 'endpoint-test', (b) => act(b, () => sendTest(ep)), { disabled: ep.disabled }));
+  return el('tr', { 'data-test': 'endpoint-row', 'data-id': ep.id },
+    cell(who, 'Endpoint'), cell(types, 'Event types'), status, health, cell(actions, 'Actions'));
+}
+
+async function fillHealth(id) {
+  let ep;
+  try {
+    ep = await api('GET', '/v1/endpoints/' + enc(id));
+  } catch (_) {
+    ep = null;
+  }
+  for (const tr of $('endpoints-body').querySelectorAll('tr')) {
+    if (tr.dataset.id !== id) continue;
+    if (ep) tr.replaceWith(endpointRow(ep, ep.health || null));
+    else tr.querySelector('[data-test="endpoint-health"]').textContent = 'unavailable';
+  }
+}
+
+function parseTypes(s) {
+  return s.split(/[,\s]+/).map((t) => t.trim()).filter(Boolean);
+}
+
+function parseHeaders(s) {
+  const out = {};
+  for (const line of s.split('\n')) {
+    if (!line.trim()) continue;
+    const i = line.indexOf(':');
+    if (i <= 0) throw new Error('A header line needs "Name: value": ' + line);
+    out[line.slice(0, i).trim()] = line.slice(i + 1).trim();
+  }
+  return out;
+}
+
+function openForm(ep) {
+  endpoints.editing = ep ? ep.id : null;
+  $('endpoint-form-h').textContent = ep ? 'Edit endpoint ' + ep.id : 'New endpoint';
+  $('endpoint-url').value = ep ? ep.url : '';
+  $('endpoint-event-types').value = ep && ep.event_types ? ep.event_types.join(', ') : '';
+  $('endpoint-description').value = ep && ep.description ? ep.description : '';
+  $('endpoint-headers').value = ep && ep.headers
+    ? Object.entries(ep.headers).map(([k, v]) => k + ': ' + v).join('\n') : '';
+  show($('endpoint-form'), true);
+  $('endpoint-url').focus();
+}
+
+function editEndpoint(ep) {
+  clearError();
+  openForm(ep);
+}
+
+async function saveEndpoint() {
+  const url = $('endpoint-url').value.trim();
+  const types = parseTypes($('endpoint-event-types').value);
+  const description = $('endpoint-description').value;
+  const headers = parseHeaders($('endpoint-headers').value);
+  if (endpoints.editing) {
+    await api('PATCH', '/v1/endpoints/' + enc(endpoints.editing),
+      { url, description, event_types: types, headers });
+  } else {
+    const body = { url };
+    if (types.length) body.event_types = types;
+    if (description) body.description = description;
+    if (Object.keys(headers).length) body.headers = headers;
+    const ep = await api('POST', '/v1/endpoints', body);
+    showSecret(ep);
+  }
+  show($('endpoint-form'), false);
+  endpoints.editing = null;
+  await endpoints.pager.reload();
+}
+
+async function toggleEndpoint(ep) {
+  await api('POST', '/v1/endpoints/' + enc(ep.id) + (ep.disabled ? '/enable' : '/disable'));
+  await endpoints.pager.reload();
+}
+
+async function rotateSecret(ep) {
+  const res = await api('POST', '/v1/endpoints/' + enc(ep.id) + '/rotate-secret');
+  showSecret(res);
+}
+
+function showSecret(ep) {
+  $('secret-endpoint').textContent = ep.id;
+  $('secret').textContent = ep.secret || '';
+  $('secret-note').textContent = ep.previous_secret_until
+    ? 'The previous secret keeps signing beside it until ' + time(ep.previous_secret_until) + ' (UTC).' : '';
+  show($('secret-panel'), true);
+  $('secret').focus();
+}
+
+async function copySecret() {
+  const code = $('secret');
+  const note = $('secret-note');
+  try {
+    await navigator.clipboard.writeText(code.textContent);
+    note.textContent = 'Copied to the clipboard.';
+  } catch (_) {
+    const r = document.createRange();
+    r.selectNodeContents(code);
+    const sel = window.getSelection();
+    sel.removeAllRanges();
+    sel.addRange(r);
+    note.textContent = 'Selected: press Ctrl+C (⌘C) to copy.';
+  }
+}
+
+async function sendTest(ep) {
+  const res = await api('POST', '/v1/endpoints/' + enc(ep.id) + '/test');
+  $('test-endpoint').textContent = ep.id;
+  $('test-delivery').textContent = res.delivery_id;
+  show($('test-panel'), true);
+}
+
+// ---------- dead letters ----------
+
+const dlq = { selected: new Set(), filter: {}, pager: null, pending: null };
+
+function parseTime(s, field) {
+  const v = s.trim();
+  if (!v) return undefined;
+  const d = new Date(v.includes('T') || /[zZ]|[+-]\d\d:?\d\d$/.test(v) ? v : v.replace(' ', 'T'));
+  if (Number.isNaN(d.getTime())) throw new Error(field + ': not a time (use RFC 3339, e.g. 2026-01-31T14:00:00Z)');
+  return d.toISOString();
+}
+
+function readFilter() {
+  return {
+    endpoint_id: $('filter-endpoint').value.trim() || undefined,
+    event_type: $('filter-type').value.trim() || undefined,
+    since: parseTime($('filter-since').value, 'Dead since'),
+    until: parseTime($('filter-until').value, 'Dead until'),
+  };
+}
+
+async function loadDLQ(cursor) {
+  const page = await api('GET', '/v1/dlq' + query(Object.assign({ limit: 25, cursor }, dlq.filter)));
+  const body = $('dlq-body');
+  clear(body);
+  const list = Array.isArray(page && page.data) ? page.data : [];
+  show($('dlq-empty'), list.length === 0);
+  list.forEach((d, i) => body.append(dlqRow(d, i)));
+  $('dlq-select-page').checked = false;
+  updateSelection();
+  return page && page.next_cursor;
+}
+
+function dlqRow(d, i) {
+  const cb = el('input', { type: 'checkbox', id: 'dlq-cb-' + i, 'data-test': 'dlq-select', checked: dlq.selected.has(d.id) });
+  cb.addEventListener('change', () => {
+    if (cb.checked) dlq.selected.add(d.id);
+    else dlq.selected.delete(d.id);
+    updateSelection();
+  });
+  const pick = el('td', { 'data-label': 'Select' }, cb, el('label', { for: 'dlq-cb-' + i, class: 'sr', text: 'Select ' + d.id }));
+  const open = button(d.id, 'dlq-open', () => openDelivery(d.id), { class: 'link' });
+  const last = txt(d.last_status) + (d.last_error ? ' (' + d.last_error + ')' : '');
+  const dead = time(d.dead_at) + (d.replayed_at ? '; replayed ' + time(d.replayed_at) : '');
+  return el('tr', { 'data-test': 'dlq-row', 'data-id': d.id },
+    pick, cell(open, 'Delivery'), cell(txt(d.event_type), 'Event type'), cell(txt(d.endpoint_id), 'Endpoint'),
+    cell(txt(d.dead_reason), 'Reason'), cell(txt(d.attempts), 'Attempts'), cell(last, 'Last status'),
+    cell(dead, 'Dead at'));
+}
+
+function updateSelection() {
+  const n = dlq.selected.size;
+  const b = $('replay-selected');
+  b.textContent = n ? 'Replay selected (' + n + ')' : 'Replay selected';
+  b.disabled = n === 0;
+}
+
+function selectPage(on) {
+  for (const cb of $('dlq-body').querySelectorAll('input[type="checkbox"]')) {
+    cb.checked = on;
+    const id = cb.closest('tr').dataset.id;
+    if (on) dlq.selected.add(id);
+    else dlq.selected.delete(id);
+  }
+  updateSelection();
+}
+
+function askReplaySelected() {
+  const ids = Array.from(dlq.selected);
+  if (ids.length > 1000) throw new Error('At most 1000 deliveries can be replayed by id at once; select fewer.');
+  dlq.pending = { delivery_ids: ids };
+  $('replay-what').textContent = 'Selected dead deliveries to replay';
+  $('replay-count').textContent = String(ids.length);
+  $('replay-how').textContent = 'Each keeps its delivery id (the receiver\'s idempotency key) and gets a fresh retry schedule; '
+    + 'any that is no longer dead, or whose endpoint is disabled, is skipped with the reason.';
+  show($('replay-panel'), true);
+  $('replay-confirm').focus();
+}
+
+// countMatching pages the listing with the applied filter, up to a cap.
+const COUNT_CAP = 2000;
+
+async function countMatching(filter) {
+  let n = 0;
+  let cursor;
+  do {
+    const page = await api('GET', '/v1/dlq' + query(Object.assign({ limit: 100, cursor }, filter)));
+    n += page && Array.isArray(page.data) ? page.data.length : 0;
+    cursor = page && page.next_cursor;
+  } while (cursor && n < COUNT_CAP);
+  return { n, more: Boolean(cursor) };
+}
+
+async function askReplayAll() {
+  // The filter as it stands in the form: apply it, then count.
+  dlq.filter = readFilter();
+  await dlq.pager.first();
+  const filter = Object.assign({}, dlq.filter);
+  const { n, more } = await countMatching(filter);
+  dlq.pending = filter;
+  const parts = [];
+  if (filter.endpoint_id) parts.push('endpoint ' + filter.endpoint_id);
+  if (filter.event_type) parts.push('type ' + filter.event_type);
+  if (filter.since) parts.push('since ' + filter.since);
+  if (filter.until) parts.push('until ' + filter.until);
+  $('replay-what').textContent = 'Dead deliveries matching ' + (parts.length ? parts.join(', ') : 'no filter (all of them)');
+  $('replay-count').textContent = more ? 'more than ' + COUNT_CAP : String(n);
+  $('replay-how').textContent = 'Counted just now by reading the dead-letter listing. The job replays the deliveries '
+    + 'matching when it starts (deaths after that are not replayed), so its own count ("matched") may differ a little.';
+  show($('replay-panel'), true);
+  $('replay-confirm').focus();
+}
+
+async function confirmReplay() {
+  const body = dlq.pending;
+  if (!body) return;
+  const job = await api('POST', '/v1/dlq/replay', body);
+  dlq.pending = null;
+  show($('replay-panel'), false);
+  if (body.delivery_ids) {
+    dlq.selected.clear();
+    updateSelection();
+  }
+  watchJob($('job'), '/v1/replays/', job, () => dlq.pager.reload());
+}
+
+// ---------- jobs ----------
+
+function renderJob(box, job, problem) {
+  clear(box);
+  const status = problem ? 'failed' : String(job.status || 'queued');
+  box.setAttribute('data-status', status);
+  box.setAttribute('data-id', job.id || '');
+  box.append(el('p', {},
+    el('strong', { text: 'Job ' + txt(job.id) + ': ' }),
+    el('span', { 'data-test': 'job-status', text: status })));
+  const skipped = job.skipped && typeof job.skipped === 'object'
+    ? Object.entries(job.skipped).map(([k, v]) => k + ' ' + v).join(', ') : '';
+  box.append(el('p', {
+    text: 'matched ' + txt(job.matched) + ', replayed ' + txt(job.replayed) + ', failed ' + txt(job.failed)
+      + ', skipped ' + (skipped || '0'),
+  }));
+  if (job.skipped_ids && typeof job.skipped_ids === 'object' && Object.keys(job.skipped_ids).length) {
+    const ul = el('ul', { class: 'sub' });
+    for (const [id, why] of Object.entries(job.skipped_ids).slice(0, 20)) ul.append(el('li', { text: id + ': ' + why }));
+    box.append(ul);
+  }
+  if (problem) box.append(el('p', { class: 'bad', text: problem }));
+  show(box, true);
+}
+
+// watchJob shows a job and polls it every second until it completes.
+function watchJob(box, path, job, done) {
+  for (const p of polls) if (p.box === box) clearTimeout(p.timer);
+  polls = polls.filter((p) => p.box !== box);
+  const poll = { box, timer: 0 };
+  polls.push(poll);
+  let failures = 0;
+  const tick = async (j) => {
+    renderJob(box, j);
+    if (j.status === 'completed') {
+      polls = polls.filter((p) => p !== poll);
+      if (done) act(null, done);
+      return;
+    }
+    poll.timer = setTimeout(async () => {
+      try {
+        const next = await api('GET', path + enc(job.id));
+        failures = 0;
+        if (polls.includes(poll)) tick(next);
+      } catch (e) {
+        if (!polls.includes(poll)) return;
+        if (++failures >= 5 || (e instanceof APIError && e.status >= 400 && e.status < 500)) {
+          renderJob(box, j, e.message);
+          polls = polls.filter((p) => p !== poll);
+        } else {
+          tick(j);
+        }
+      }
+    }, 1000);
+  };
+  tick(job);
+}
+
+// ---------- delivery detail ----------
+
+const delivery = { id: null };
+
+function openDelivery(id) {
+  delivery.id = id;
+  if (location.hash === '#delivery') route();
+  else location.hash = '#delivery';
+}
+
+async function loadDelivery() {
+  const id = delivery.id;
+  $('delivery-id').textContent = id;
+  for (const n of ['delivery-facts', 'attempts-body', 'headers-body', 'payload']) clear($(n));
+  const d = await api('GET', '/v1/deliveries/' + enc(id));
+  renderFacts(d);
+  renderAttempts(d.attempt_log || []);
+  const [ev, ep] = await Promise.all([
+    api('GET', '/v1/events/' + enc(d.event_id)).catch((e) => ({ problem: e })),
+    api('GET', '/v1/endpoints/' + enc(d.endpoint_id)).catch((e) => ({ problem: e })),
+  ]);
+  renderHeaders(d, ep);
+  const pre = $('payload');
+  if (ev.problem) pre.textContent = 'The payload cannot be shown: ' + ev.problem.message;
+  else if (!('payload' in ev)) pre.textContent = 'The payload is past the retention period and is no longer kept.';
+  else pre.textContent = JSON.stringify(ev.payload, null, 2);
+}
+
+function renderFacts(d) {
+  const dl = $('delivery-facts');
+  const fact = (k, v, test) => {
+    dl.append(el('dt', { text: k }), el('dd', test ? { 'data-test': test, text: txt(v) } : { text: txt(v) }));
+  };
+  fact('State', d.state, 'delivery-state');
+  fact('Event', d.event_id, 'delivery-event');
+  fact('Event type', d.event_type);
+  fact('Endpoint', d.endpoint_id);
+  fact('Attempts', d.attempts);
+  fact('Last status', d.last_status);
+  if (d.last_error) fact('Last error', d.last_error);
+  if (d.dead_reason) fact('Dead reason', d.dead_reason);
+  fact('Created (UTC)', time(d.created_at));
+  if (d.delivered_at) fact('Delivered (UTC)', time(d.delivered_at));
+  if (d.dead_at) fact('Dead (UTC)', time(d.dead_at));
+  if (d.replayed_at) fact('Replayed (UTC)', time(d.replayed_at));
+}
+
+function renderAttempts(log) {
+  const body = $('attempts-body');
+  if (!log.length) {
+    body.append(el('tr', {}, el('td', { colspan: 6, text: 'No attempt recorded yet.' })));
+    return;
+  }
+  for (const a of log) {
+    const status = a.status === undefined ? 'no response' : String(a.status);
+    body.append(el('tr', { 'data-test': 'attempt-row' },
+      cell(String(a.attempt) + (a.resend ? ' (resend)' : ''), '#'), cell(time(a.at), 'At'), cell(status, 'Status'),
+      cell(ms(a.latency_ms), 'Latency'), cell(txt(a.error), 'Error'),
+      cell(el('pre', { class: 'excerpt', text: a.response || '' }), 'Response excerpt')));
+  }
+}
+
+function renderHeaders(d, ep) {
+  const body = $('headers-body');
+  const log = d.attempt_log || [];
+  const last = log.length ? log[log.length - 1] : null;
+  const ts = last && last.at ? String(Math.floor(new Date(last.at).getTime() / 1000)) : '(per attempt)';
+  const rows = [
+    ['Content-Type', 'application/json'],
+    ['User-Agent', 'hookline/(version)'],
+    ['webhook-id', d.id],
+    ['webhook-timestamp', ts + (last ? ' (approx., from attempt ' + last.attempt + "'s start)" : '')],
+    ['webhook-signature', 'v1,… (elided)'],
+    ['Idempotency-Key', d.id],
+    ['X-Idempotency-Key', d.id],
+    ['X-Event-Id', d.event_id],
+    ['X-Event-Type', d.event_type],
+    ['X-Attempt', last ? String(last.attempt) : '(per attempt)'],
+  ];
+  for (const [k, v] of rows) body.append(el('tr', {}, cell(k, 'Header'), cell(txt(v), 'Value')));
+  if (ep.problem) {
+    body.append(el('tr', {}, el('td', { colspan: 2, text: 'The endpoint\'s custom headers cannot be shown: ' + ep.problem.message })));
+    return;
+  }
+  for (const [k, v] of Object.entries(ep.headers || {})) {
+    body.append(el('tr', { class: 'custom' }, cell(k + ' (endpoint header, current)', 'Header'), cell(String(v), 'Value')));
+  }
+}
+
+// ---------- lookup ----------
+
+async function lookup() {
+  const id = $('lookup-event').value.trim();
+  const out = $('lookup-results');
+  clear(out);
+  if (!id) throw new Error('Enter an event id.');
+  const res = await api('GET', '/v1/events/' + enc(id) + '/deliveries');
+  const list = Array.isArray(res && res.data) ? res.data : [];
+  if (!list.length) {
+    out.append(el('p', { class: 'hint', text: 'No delivery of event ' + id + ' is recorded (yet): a delivery shows once its first attempt is.' }));
+    return;
+  }
+  const body = el('tbody');
+  for (const d of list) {
+    body.append(el('tr', { 'data-test': 'lookup-row', 'data-id': d.id },
+      cell(button(d.id, 'lookup-open', () => openDelivery(d.id), { class: 'link' }), 'Delivery'),
+      cell(txt(d.endpoint_id), 'Endpoint'), cell(txt(d.state), 'State'), cell(txt(d.attempts), 'Attempts'),
+      cell(txt(d.last_status), 'Last status'), cell(time(d.delivered_at || d.dead_at), 'Delivered / dead at')));
+  }
+  const head = el('tr', {}, ...['Delivery', 'Endpoint', 'State', 'Attempts', 'Last status', 'Delivered / dead at (UTC)']
+    .map((h) => el('th', { scope: 'col', text: h })));
+  out.append(el('div', { class: 'scroll' }, el('table', { class: 'stack' }, el('thead', {}, head), body)));
+}
+
+// ---------- operator ----------
+
+const operator = { pager: null, fallback: false };
+
+async function loadTenants(cursor) {
+  const body = $('tenants-body');
+  let list;
+  let next;
+  try {
+    const page = await api('GET', '/v1/admin/tenants' + query({ limit: 50, cursor }));
+    list = (Array.isArray(page) ? page : (page && page.data) || []).map((t) => ({
+      id: t.tenant_id || t.id, name: t.name, depth: t.dlq_depth,
+    }));
+    next = page && page.next_cursor;
+    $('tenants-note').textContent = 'Deepest first.';
+  } catch (e) {
+    if (!(e instanceof APIError) || (e.status !== 404 && e.status !== 405)) throw e;
+    // Older stacks: the dead-letter stats list only tenants with dead deliveries.
+    const st = await api('GET', '/v1/admin/stats');
+    list = Object.entries(st.dlq_depth_by_tenant || {}).map(([id, depth]) => ({ id, depth }));
+    list.sort((a, b) => b.depth - a.depth);
+    $('tenants-note').textContent = 'Tenants with dead deliveries, deepest first; total ' + txt(st.dlq_depth_total) + '.';
+  }
+  clear(body);
+  for (const t of list) {
+    body.append(el('tr', { 'data-test': 'tenant-row', 'data-id': t.id },
+      cell(txt(t.id), 'Tenant'), cell(txt(t.name), 'Name'),
+      el('td', { 'data-label': 'DLQ depth', 'data-test': 'dlq-depth', text: txt(t.depth) })));
+  }
+  if (!list.length) body.append(el('tr', {}, el('td', { colspan: 3, text: 'No tenants.' })));
+  return next;
+}
+
+async function loadAlarms() {
+  const box = $('alarms');
+  clear(box);
+  let res;
+  try {
+    res = await api('GET', '/v1/admin/alarms');
+  } catch (e) {
+    if (e instanceof APIError && e.status === 401) throw e;
+    box.append(el('p', { class: 'bad', 'data-test': 'alarms-error', text: e.message }));
+    return;
+  }
+  const list = Array.isArray(res) ? res : (res && (res.data || res.alarms)) || [];
+  if (!list.length) {
+    box.append(el('p', { class: 'ok', text: 'No alarm is in ALARM.' }));
+    return;
+  }
+  const ul = el('ul', { class: 'alarms' });
+  for (const a of list) {
+    ul.append(el('li', { 'data-test': 'alarm' },
+      el('strong', { text: txt(a.name) }), ' ', el('span', { class: 'sub', text: time(a.updated_at) }),
+      el('div', { text: txt(a.reason) })));
+  }
+  box.append(ul);
+}
+
+async function loadOperator() {
+  await Promise.all([operator.pager.first(), loadAlarms()]);
+}
+
+async function redrive() {
+  const job = await api('POST', '/v1/admin/dlq/redrive');
+  watchJob($('redrive-job'), '/v1/admin/replays/', job, () => operator.pager.reload());
+}
+
+// ---------- wiring ----------
+
+function wire() {
+  const form = $('signin');
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const active = document.activeElement;
+    const op = active === $('operator-key') || (e.submitter && e.submitter.id === 'signin-operator');
+    const input = op ? $('operator-key') : $('api-key');
+    const cred = input.value.trim();
+    if (!cred) {
+      showError(new Error(op ? 'Enter the operator key.' : 'Enter an API key.'));
+      input.focus();
+      return;
+    }
+    form.reset();
+    signIn(cred, op ? 'operator' : 'tenant', 'API key');
+  });
+  $('signout').addEventListener('click', () => endSession('You signed out.'));
+  window.addEventListener('hashchange', route);
+
+  endpoints.pager = new Pager('endpoints', loadEndpoints);
+  $('endpoint-create').addEventListener('click', () => {
+    clearError();
+    openForm(null);
+  });
+  $('endpoints-refresh').addEventListener('click', (e) => act(e.currentTarget, () => endpoints.pager.reload()));
+  $('endpoint-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    act($('endpoint-save'), saveEndpoint);
+  });
+  $('endpoint-cancel').addEventListener('click', () => {
+    show($('endpoint-form'), false);
+    endpoints.editing = null;
+  });
+  $('secret-copy').addEventListener('click', copySecret);
+  $('secret-dismiss').addEventListener('click', () => {
+    clear($('secret'));
+    show($('secret-panel'), false);
+  });
+  $('test-open').addEventListener('click', () => openDelivery($('test-delivery').textContent));
+
+  dlq.pager = new Pager('dlq', loadDLQ);
+  $('dlq-filters').addEventListener('submit', (e) => {
+    e.preventDefault();
+    act($('filter-apply'), async () => {
+      dlq.filter = readFilter();
+      dlq.selected.clear();
+      show($('replay-panel'), false);
+      await dlq.pager.first();
+    });
+  });
+  $('dlq-select-page').addEventListener('change', (e) => selectPage(e.currentTarget.checked));
+  $('replay-selected').addEventListener('click', (e) => act(e.currentTarget, async () => askReplaySelected()));
+  $('replay-all').addEventListener('click', (e) => act(e.currentTarget, askReplayAll));
+  $('replay-confirm').addEventListener('click', (e) => act(e.currentTarget, confirmReplay));
+  $('replay-cancel').addEventListener('click', () => {
+    dlq.pending = null;
+    show($('replay-panel'), false);
+  });
+
+  $('delivery-refresh').addEventListener('click', (e) => act(e.currentTarget, loadDelivery));
+  $('delivery-back').addEventListener('click', () => history.back());
+  $('lookup-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    act($('lookup-go'), lookup);
+  });
+
+  operator.pager = new Pager('tenants', loadTenants);
+  $('redrive').addEventListener('click', (e) => act(e.currentTarget, redrive));
+}
+
+function start() {
+  wire();
+  const m = /^#portal=(.+)$/.exec(location.hash);
+  if (m) {
+    // Take the token out of the address bar and the history entry at once.
+    history.replaceState(null, '', location.pathname + location.search);
+    let token = m[1];
+    try {
+      token = decodeURIComponent(token);
+    } catch (_) {
+      // keep it as it came
+    }
+    signIn(token, 'tenant', 'portal link');
+    return;
+  }
+  route();
+}
+
+start();

@@ -1,0 +1,51 @@
+// Package console holds the web console's static assets: one HTML page, one
+// script (an ES2020 module) and one style sheet under assets/, embedded in
+// the binary that serves them (the api function, at /console/). There is no
+// framework, no npm and no build step: the files are served as written.
+//
+// # Safety
+//
+// The page runs under a CSP with no inline script and no inline style
+// (default-src 'none'; script-src 'self'; style-src 'self'; connect-src
+// 'self'). Everything read from the API is rendered as text (textContent,
+// text nodes, or a small allowlist of attributes set with setAttribute);
+// nothing is parsed as HTML and no URL from the API is ever put in an href
+// or a src. Credentials (an API key, a portal link's token or the operator
+// key) live in the page's memory only, never in localStorage,
+// sessionStorage or a cookie: a reload signs the user out. A portal link
+// carries its token in the URL fragment (#portal=<token>); the page reads it
+// on load and removes it from the address bar and history with
+// history.replaceState. A 401 from the API ends the session and shows the
+// problem's detail in the session message. The tests of this package hold
+// app.js to these rules by searching it for the forbidden sinks.
+//
+// # API base
+//
+// The page calls the API on its own origin, under the path before
+// "/console/" in its own location: "" on AWS (https://{id}.execute-api...
+// /console/) and "/_aws/execute-api/{apiId}" on the local cloud.
+//
+// # Page weight
+//
+// The budget is [BudgetGzipBytes] (40 KB) for index.html, app.js and
+// app.css, each gzipped (best compression) as a client that accepts gzip
+// would fetch them, summed. TestPageWeight fails above it. [HelloAssets] is
+// a hello-world page served the same way, the baseline `make bench`
+// compares the console against.
+//
+// # DOM contract
+//
+// Views and actions carry stable data-test attributes that the browser
+// tests (e2e/console_*) rely on; the list is in I17's contract and in
+// index.html. Beyond it: the endpoints list pages with
+// endpoints-prev-page / endpoints-next-page and the tenants list with
+// tenants-prev-page / tenants-next-page (prev-page / next-page are the
+// dead letters'); both replay buttons (replay-selected, replay-all) open
+// the same confirmation showing replay-count, and replay-confirm starts the
+// job (replay-cancel drops it); the operator's redrive starts at once. A test
+// event's delivery id is shown in test-delivery (with test-open to open
+// it); the delivery's state is in delivery-state, delivery-refresh reloads
+// it; lookup rows are lookup-row (data-id = delivery id); alarms-error holds
+// the detail when the alarms cannot be read; secret-dismiss clears a shown
+// secret; signout signs out.
+package console
