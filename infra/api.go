@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -56,6 +57,16 @@ type HTTPAPIProps struct {
 	// PayloadRetention is how long an event's payload is served. Required
 	// (HooklineStackProps.PayloadRetention, 15 days by default).
 	PayloadRetention time.Duration
+	// ConsoleFrameAncestors may frame the console (HooklineStackProps's).
+	// Nil: 'none'.
+	ConsoleFrameAncestors []string
+	// PortalMinTTL is the shortest life of a portal link. Required
+	// (HooklineStackProps.PortalMinTTL, 60 s by default).
+	PortalMinTTL time.Duration
+	// AlarmNamePrefix starts the names of the stack's alarms, which GET
+	// /v1/admin/alarms lists (DescribeAlarms is granted on those names
+	// only). Empty: the route answers 503.
+	AlarmNamePrefix string
 }
 
 // HTTPAPI is the tenant and operator API.
@@ -152,6 +163,10 @@ func NewHTTPAPI(scope constructs.Construct, id string, p HTTPAPIProps) HTTPAPI {
 		MessageLog:           p.Outbox != nil && p.MessageLog,
 		DeliveryQueueURL:     resendQueueURL(p),
 		PayloadRetention:     p.PayloadRetention,
+
+		ConsoleFrameAncestors: p.ConsoleFrameAncestors,
+		PortalMinTTL:          p.PortalMinTTL,
+		AlarmNamePrefix:       p.AlarmNamePrefix,
 	}.Vars())
 	grantAPIOutbox(fn, p)
 	reserveConcurrency(fn, p.ReservedConcurrency)
@@ -178,10 +193,17 @@ func NewHTTPAPI(scope constructs.Construct, id string, p HTTPAPIProps) HTTPAPI {
 		// Gateway itself would answer 404 {"message":"Not Found"} to both.
 		DefaultIntegration: integration,
 	})
+	routeKeys := make([]string, 0, len(api.Routes())+len(api.ConsoleRoutes()))
 	for _, rt := range api.Routes() {
+		routeKeys = append(routeKeys, rt.Method+" "+rt.Path)
+	}
+	// The console's pages (its directory, /console/, comes by $default).
+	routeKeys = append(routeKeys, api.ConsoleRoutes()...)
+	for _, key := range routeKeys {
+		method, path, _ := strings.Cut(key, " ")
 		httpAPI.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
-			Path:        jsii.String(rt.Path),
-			Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod(rt.Method)},
+			Path:        jsii.String(path),
+			Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod(method)},
 			Integration: integration,
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/hookline/hookline/outbox"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -186,6 +187,16 @@ type HooklineStackProps struct {
 	Faults string
 	// LogLevel of the functions' JSON logs: DEBUG, INFO (default), WARN, ERROR.
 	LogLevel string
+	// ConsoleFrameAncestors are the pages that may show the console in a
+	// frame (a SaaS embedding it for its customers): the console's CSP
+	// frame-ancestors, each 'self' or an origin such as
+	// "https://app.example.com" (fnenv.ParseFrameAncestors; anything else
+	// is refused). Default none: 'none', no page may frame it.
+	ConsoleFrameAncestors []string
+	// PortalMinTTL is the shortest life a portal link may be minted with.
+	// Default 60 s; at least 1 s (the local cloud's deployment sets 1 s so
+	// that the end-to-end tests see a link expire).
+	PortalMinTTL time.Duration
 }
 
 // DeliverBatchSize is the deliver function's SQS batch size: the most
@@ -380,6 +391,15 @@ func (p *HooklineStackProps) setHealthDefaults() error {
 // setRetentionDefaults sets the payload retention and refuses one the
 // outbox cannot keep.
 func (p *HooklineStackProps) setRetentionDefaults() error {
+	if _, err := fnenv.ParseFrameAncestors(strings.Join(p.ConsoleFrameAncestors, " ")); err != nil {
+		return fmt.Errorf("console frame ancestors: %w", err)
+	}
+	if p.PortalMinTTL == 0 {
+		p.PortalMinTTL = fnenv.DefaultPortalMinTTL
+	}
+	if p.PortalMinTTL < time.Second || p.PortalMinTTL > fnenv.DefaultPortalMinTTL {
+		return fmt.Errorf("portal min TTL %s: want 1s to %s", p.PortalMinTTL, fnenv.DefaultPortalMinTTL)
+	}
 	if p.PayloadRetention == 0 {
 		p.PayloadRetention = fnenv.DefaultPayloadRetention
 	}

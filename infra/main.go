@@ -35,6 +35,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/hookline/hookline/internal/retry"
 )
 
@@ -116,7 +117,7 @@ func retryFromContext(ctx func(string) string, p *HooklineStackProps) error {
 
 // deliveryFromContext reads how deliveries and replays are made: requestTimeout,
 // replayRate, disableAfter, failingAfter, deadNoticeWindow, allowCIDRs,
-// allowHTTP.
+// allowHTTP, and the console's consoleFrameAncestors and portalMinTTL.
 func deliveryFromContext(ctx func(string) string, p *HooklineStackProps) error {
 	if err := durationContext(ctx, "requestTimeout", &p.RequestTimeout); err != nil {
 		return err
@@ -134,6 +135,16 @@ func deliveryFromContext(ctx func(string) string, p *HooklineStackProps) error {
 		return err
 	}
 	if err := durationContext(ctx, "payloadRetention", &p.PayloadRetention); err != nil {
+		return err
+	}
+	if s := ctx("consoleFrameAncestors"); s != "" {
+		fa, err := fnenv.ParseFrameAncestors(s)
+		if err != nil {
+			return fmt.Errorf("context consoleFrameAncestors: %w", err)
+		}
+		p.ConsoleFrameAncestors = fa
+	}
+	if err := durationContext(ctx, "portalMinTTL", &p.PortalMinTTL); err != nil {
 		return err
 	}
 	if err := durationContext(ctx, "deliveryRetention", &p.DeliveryRetention); err != nil {

@@ -419,12 +419,17 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		require.Equal(t, "api binary", s.stagedBootstrap(t, s.apiFn))
 	})
 
-	t.Run("HTTP API: one route per api.Routes() entry and $default, all to the api function, payload 2.0", func(t *testing.T) {
+	t.Run("HTTP API: one route per api.Routes() and api.ConsoleRoutes() entry and $default, all to the api function, payload 2.0", func(t *testing.T) {
 		routes := api.Routes()
 		check(t, func() { s.tpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Api"), jsii.Number(1)) })
 		check(t, func() {
-			s.tpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Route"), jsii.Number(float64(len(routes)+1)))
+			s.tpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Route"), jsii.Number(float64(len(routes)+len(api.ConsoleRoutes())+1)))
 		})
+		for _, key := range api.ConsoleRoutes() {
+			check(t, func() {
+				s.tpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Route"), obj{"RouteKey": key})
+			})
+		}
 		// A wrong method or an unknown path reaches the function, which
 		// answers 405 or 404 as problem documents (API Gateway would answer
 		// 404 {"message":"Not Found"} to both), and no route is left

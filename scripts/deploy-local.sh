@@ -19,7 +19,8 @@ CDK=(node_modules/.bin/cdk)
 CTX=(-c architecture=host -c "retrySchedule=$SCHEDULE" -c "maxAge=$MAX_AGE" -c allowCIDRs=127.0.0.0/8 -c allowHTTP=true
   -c "requestTimeout=${HOOKLINE_LOCAL_REQUEST_TIMEOUT:-3s}" -c "disableAfter=${HOOKLINE_LOCAL_DISABLE_AFTER:-50}"
   -c "replayRate=${HOOKLINE_LOCAL_REPLAY_RATE:-10}" -c sweepInterval=1m
-  -c "failingAfter=${HOOKLINE_LOCAL_FAILING_AFTER:-10}" -c "deadNoticeWindow=${HOOKLINE_LOCAL_DEAD_NOTICE_WINDOW:-5s}")
+  -c "failingAfter=${HOOKLINE_LOCAL_FAILING_AFTER:-10}" -c "deadNoticeWindow=${HOOKLINE_LOCAL_DEAD_NOTICE_WINDOW:-5s}"
+  -c portalMinTTL=1s)
 # The deliver function's timeout is derived from the request timeout (3s + 5s)
 # unless set: its queue's visibility, six times that, is how long a crashed
 # batch waits before it is tried again.

@@ -40,6 +40,7 @@ func build(cfg fnenv.APIEnv, log *slog.Logger, awsCfg aws.Config) (any, error) {
 		Log:         log,
 
 		PayloadRetention: cfg.PayloadRetention,
+		FrameAncestors:   cfg.ConsoleFrameAncestors,
 	}
 	if cfg.OutboxTable != "" && cfg.MessageLog {
 		srv.Events = &eventlog.Reader{DB: dynamodb.NewFromConfig(awsCfg), Table: cfg.OutboxTable}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"path"
@@ -142,6 +143,15 @@ type Server struct {
 	// Log gets one line per request and the causes of 500s. Default
 	// slog.Default().
 	Log *slog.Logger
+	// Console is the console's files, served at /console/ (index.html,
+	// app.js, app.css). Default console.Assets(), the embedded console.
+	Console fs.FS
+	// ConsoleHello is the page-weight baseline served at /console-hello/.
+	// Default console.HelloAssets().
+	ConsoleHello fs.FS
+	// FrameAncestors may frame the console: the CSP's frame-ancestors
+	// sources, checked by fnenv.ParseFrameAncestors. Default nil: 'none'.
+	FrameAncestors []string
 }
 
 func (s *Server) log() *slog.Logger {
@@ -222,6 +232,7 @@ func Routes() []Route {
 // 405, with Allow naming those it does.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
+	s.consoleHandler(mux)
 	var paths []string
 	methods := map[string][]string{}
 	for _, rt := range Routes() {
@@ -280,7 +291,7 @@ func noRoute(r *http.Request) *Problem {
 // a problem document it can read, never a redirect to follow with its key.
 func cleanPathsOnly(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p := r.URL.Path; p == "" || path.Clean(p) != p {
+		if p := r.URL.Path; (p == "" || path.Clean(p) != p) && !slices.Contains(consolePaths, p) {
 			writeProblem(w, problem(http.StatusNotFound, "no route %s %s: a path has no empty, . or .. segment and no trailing slash", r.Method, p))
 			return
 		}

@@ -47,6 +47,9 @@ const (
 	varOperatorKeySecretARN = "HOOKLINE_OPERATOR_KEY_SECRET_ARN"
 	varSecretsKeyARN        = VarSecretsKeyARN
 	varFaults               = fault.Env
+	varFrameAncestors       = "HOOKLINE_CONSOLE_FRAME_ANCESTORS"
+	varAlarmNamePrefix      = "HOOKLINE_ALARM_NAME_PREFIX"
+	varPortalMinTTL         = "HOOKLINE_PORTAL_MIN_TTL"
 )
 
 // VarOutboxTable (the outbox table's name) and VarReplayOpsQueueURL (the
@@ -377,6 +380,18 @@ type APIEnv struct {
 	// DeliveryQueueURL (HOOKLINE_DELIVERY_QUEUE_URL) receives the resends
 	// of delivered deliveries. Empty: such a resend answers 503.
 	DeliveryQueueURL string
+	// ConsoleFrameAncestors (HOOKLINE_CONSOLE_FRAME_ANCESTORS, sources
+	// separated by spaces) may embed the console in a frame: the CSP's
+	// frame-ancestors, checked by ParseFrameAncestors. Default none ('none').
+	ConsoleFrameAncestors []string
+	// AlarmNamePrefix (HOOKLINE_ALARM_NAME_PREFIX) starts the name of every
+	// alarm of the stack: GET /v1/admin/alarms lists those in ALARM. Empty:
+	// that route answers 503.
+	AlarmNamePrefix string
+	// PortalMinTTL (HOOKLINE_PORTAL_MIN_TTL) is the shortest life a portal
+	// link may be minted with. Default 60 s; the local cloud's deployment
+	// lowers it (to 1 s) so that the end-to-end tests see a link expire.
+	PortalMinTTL time.Duration
 }
 
 // Vars renders e as the function's environment.
@@ -399,6 +414,15 @@ func (e APIEnv) Vars() map[string]string {
 	if e.PayloadRetention != 0 {
 		v[varPayloadRetention] = e.PayloadRetention.String()
 	}
+	if len(e.ConsoleFrameAncestors) > 0 {
+		v[varFrameAncestors] = strings.Join(e.ConsoleFrameAncestors, " ")
+	}
+	if e.AlarmNamePrefix != "" {
+		v[varAlarmNamePrefix] = e.AlarmNamePrefix
+	}
+	if e.PortalMinTTL != 0 {
+		v[varPortalMinTTL] = e.PortalMinTTL.String()
+	}
 	return v
 }
 
@@ -415,6 +439,20 @@ func LoadAPI(getenv func(string) string) (APIEnv, error) {
 		DeliveryQueueURL:     getenv(varDeliveryQueueURL),
 		MessageLog:           getenv(varMessageLog) == "on",
 		PayloadRetention:     DefaultPayloadRetention,
+		AlarmNamePrefix:      getenv(varAlarmNamePrefix),
+		PortalMinTTL:         DefaultPortalMinTTL,
+	}
+	fa, err := ParseFrameAncestors(getenv(varFrameAncestors))
+	if err != nil {
+		return e, fmt.Errorf("%s: %w", varFrameAncestors, err)
+	}
+	e.ConsoleFrameAncestors = fa
+	if s := getenv(varPortalMinTTL); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < time.Second || d > DefaultPortalMinTTL {
+			return e, fmt.Errorf("%s: %q is not a duration from 1s to %s", varPortalMinTTL, s, DefaultPortalMinTTL)
+		}
+		e.PortalMinTTL = d
 	}
 	if s := getenv(varPayloadRetention); s != "" {
 		d, err := time.ParseDuration(s)
