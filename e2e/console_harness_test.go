@@ -266,7 +266,32 @@ func (b *browser) breaches() []string {
 	if set := evalIn[bool](b, `typeof window.`+pwnedGlobal+` !== "undefined"`); set {
 		out = append(out, "window."+pwnedGlobal+" is set: a planted script ran")
 	}
-	return out
+	// Parsed as HTML, a payload is an element even where the CSP keeps it
+	// from running.
+	return append(out, evalIn[[]string](b, plantedElements)...)
+}
+
+// plantedElements lists the elements and URLs the hostile payloads become
+// when a page parses them as HTML or puts them in a link.
+const plantedElements = `(() => {
+  const out = [];
+  if (document.querySelector('img[src="x"]')) out.push('a planted <img> element is in the page');
+  for (const s of document.querySelectorAll('script')) {
+    if (s.textContent.includes('__pwned')) out.push('a planted <script> element is in the page');
+  }
+  for (const e of document.querySelectorAll('[href], [src], [action], [formaction]')) {
+    for (const n of ['href', 'src', 'action', 'formaction']) {
+      const v = e.getAttribute(n);
+      if (v && v.trim().toLowerCase().startsWith('javascript:')) out.push('a javascript: URL in a ' + e.tagName + ' ' + n);
+    }
+  }
+  return out;
+})()`
+
+// bodyText is the page's whole visible text.
+func (b *browser) bodyText() string {
+	b.t.Helper()
+	return evalIn[string](b, `document.body.innerText`)
 }
 
 // assertSafe fails the test if the page ran any planted script.
@@ -284,10 +309,28 @@ func (b *browser) overflow() string {
 	sizes := evalIn[[]int](b, `[document.documentElement.scrollWidth, document.body.scrollWidth, window.innerWidth]`)
 	require.Len(b.t, sizes, 3)
 	if sizes[0] > sizes[2] || sizes[1] > sizes[2] {
-		return fmt.Sprintf("the page is %d px wide (body %d px) in a %d px window", sizes[0], sizes[1], sizes[2])
+		return fmt.Sprintf("the page is %d px wide (body %d px) in a %d px window; past its edge: %s",
+			sizes[0], sizes[1], sizes[2], evalIn[string](b, widestElements))
 	}
 	return ""
 }
+
+// widestElements names the outermost visible elements whose right edge is
+// past the window's, for a failure message.
+const widestElements = `(() => {
+  const out = [];
+  for (const e of document.body.querySelectorAll('*')) {
+    const r = e.getBoundingClientRect();
+    if (r.width === 0 || r.right <= window.innerWidth + 0.5) continue;
+    if (e.parentElement && e.parentElement.getBoundingClientRect().right > window.innerWidth + 0.5) continue;
+    const id = e.id ? '#' + e.id : '';
+    const test = e.dataset.test ? '[data-test="' + e.dataset.test + '"]' : '';
+    const cls = e.className && typeof e.className === 'string' ? '.' + e.className.trim().split(/\s+/).join('.') : '';
+    out.push(e.tagName.toLowerCase() + id + test + cls + ' (right edge ' + Math.round(r.right) + ' px)');
+    if (out.length === 5) break;
+  }
+  return out.join(', ') || '(none found)';
+})()`
 
 // noHorizontalOverflow fails if the page is wider than its window.
 func (b *browser) noHorizontalOverflow(where string) {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -126,6 +127,9 @@ func pageWeight(ctx context.Context, base string) ([]row, error) {
 		}
 		if err != nil && !errors.Is(err, errNotServed) {
 			return nil, err
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %v: weighing the files embedded in the api function instead\n", err)
 		}
 	}
 	if base == "" || err != nil {
