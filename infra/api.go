@@ -193,13 +193,21 @@ func NewHTTPAPI(scope constructs.Construct, id string, p HTTPAPIProps) HTTPAPI {
 		// Gateway itself would answer 404 {"message":"Not Found"} to both.
 		DefaultIntegration: integration,
 	})
+	addRoutes(httpAPI, integration)
+
+	accessLogs := configureStage(c, httpAPI, p)
+	return HTTPAPI{API: httpAPI, Function: fn, OperatorKey: secret, AccessLogs: accessLogs}
+}
+
+// addRoutes adds a route per api.Routes() entry and per console page
+// (api.ConsoleRoutes(); the console's directory, /console/, comes by
+// $default), each to integration.
+func addRoutes(httpAPI awsapigatewayv2.HttpApi, integration awsapigatewayv2.HttpRouteIntegration) {
 	routeKeys := make([]string, 0, len(api.Routes())+len(api.ConsoleRoutes()))
 	for _, rt := range api.Routes() {
 		routeKeys = append(routeKeys, rt.Method+" "+rt.Path)
 	}
-	// The console's pages (its directory, /console/, comes by $default).
-	routeKeys = append(routeKeys, api.ConsoleRoutes()...)
-	for _, key := range routeKeys {
+	for _, key := range append(routeKeys, api.ConsoleRoutes()...) {
 		method, path, _ := strings.Cut(key, " ")
 		httpAPI.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
 			Path:        jsii.String(path),
@@ -207,9 +215,6 @@ func NewHTTPAPI(scope constructs.Construct, id string, p HTTPAPIProps) HTTPAPI {
 			Integration: integration,
 		})
 	}
-
-	accessLogs := configureStage(c, httpAPI, p)
-	return HTTPAPI{API: httpAPI, Function: fn, OperatorKey: secret, AccessLogs: accessLogs}
 }
 
 // configureStage sets the throttling (p.RateLimit, p.BurstLimit) and the

@@ -67,8 +67,7 @@ func newHooklineStack(scope constructs.Construct, id string, props *HooklineStac
 		ReservedConcurrency: p.APIReservedConcurrency,
 		SecretsKey:          secretsKey,
 		Outbox:              tables.Outbox, MessageLog: tables.MessageLog, DeliveryQueue: queues.Delivery, PayloadRetention: p.PayloadRetention, // publish, the message log, resends
-		ConsoleFrameAncestors: p.ConsoleFrameAncestors, PortalMinTTL: p.PortalMinTTL,
-	})
+		ConsoleFrameAncestors: p.ConsoleFrameAncestors, PortalMinTTL: p.PortalMinTTL})
 	functions := map[string]awslambda.Function{"Enqueue": fns.Enqueue, "Deliver": fns.Deliver, "Api": httpAPI.Function, "Replay": replay.Function}
 	ops := NewOperations(stack, "Operations", operationsProps(p, queues, replay, fns.Enqueue, functions))
 	bus.routeToAlarms(p.OperatorEventsToAlarms, ops.Topic)

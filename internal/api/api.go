@@ -33,6 +33,7 @@ type Store struct {
 	Jobs
 	Stats
 	Erasures
+	PortalLinks
 }
 
 // Tenants are the tenants and their API keys: the operator creates them,
@@ -79,7 +80,7 @@ type Jobs interface {
 	Job(ctx context.Context, id string) (domain.ReplayJob, error)
 }
 
-var _ = Store{Tenants: (*store.Store)(nil), Endpoints: (*store.Store)(nil), EndpointChanges: (*store.Store)(nil), Deliveries: (*store.Store)(nil), DeadLetters: (*store.Store)(nil), Jobs: (*store.Store)(nil), Stats: (*store.Store)(nil), Erasures: (*store.Store)(nil)}
+var _ = Store{Tenants: (*store.Store)(nil), Endpoints: (*store.Store)(nil), EndpointChanges: (*store.Store)(nil), Deliveries: (*store.Store)(nil), DeadLetters: (*store.Store)(nil), Jobs: (*store.Store)(nil), Stats: (*store.Store)(nil), Erasures: (*store.Store)(nil), PortalLinks: (*store.Store)(nil)}
 
 // Sealer seals the signing secrets the API creates (package sealing). The
 // API can seal a secret, never open one: a secret is shown once, in the
@@ -149,6 +150,9 @@ type Server struct {
 	// ConsoleHello is the page-weight baseline served at /console-hello/.
 	// Default console.HelloAssets().
 	ConsoleHello fs.FS
+	// PortalMinTTL is the shortest life of a portal link (ttl_seconds).
+	// Default 1 min; the local cloud's deployment lowers it.
+	PortalMinTTL time.Duration
 	// FrameAncestors may frame the console: the CSP's frame-ancestors
 	// sources, checked by fnenv.ParseFrameAncestors. Default nil: 'none'.
 	FrameAncestors []string
@@ -217,6 +221,8 @@ func Routes() []Route {
 		{Method: "POST", Path: "/v1/admin/tenants", Operator: true, handle: (*Server).createTenant},
 		{Method: "POST", Path: "/v1/admin/tenants/{tenant_id}/keys", Operator: true, handle: (*Server).createKey},
 		{Method: "DELETE", Path: "/v1/admin/tenants/{tenant_id}/keys/{key_id}", Operator: true, handle: (*Server).revokeKey},
+		{Method: "POST", Path: "/v1/admin/tenants/{tenant_id}/portal-links", Operator: true, handle: (*Server).createPortalLink},
+		{Method: "DELETE", Path: "/v1/admin/tenants/{tenant_id}/portal-links/{link_id}", Operator: true, handle: (*Server).revokePortalLink},
 		{Method: "DELETE", Path: "/v1/admin/tenants/{tenant_id}", Operator: true, handle: (*Server).eraseTenant},
 		{Method: "GET", Path: "/v1/admin/tenants/{tenant_id}/erasure", Operator: true, handle: (*Server).getErasure},
 		{Method: "POST", Path: "/v1/admin/dlq/redrive", Operator: true, handle: (*Server).redriveDLQ},
@@ -317,33 +323,7 @@ func (s *Server) route(rt Route) http.Handler {
 		}
 		start := s.now()
 		w := &statusWriter{ResponseWriter: rw, status: http.StatusOK}
-		token, ok := bearer(r)
-		var tenant string
-		var p *Problem
-		switch {
-		case !ok:
-			p = problem(http.StatusUnauthorized, "send your API key as Authorization: Bearer <key>")
-		case rt.Operator:
-			key, err := s.operatorKey(r.Context())
-			switch {
-			case err != nil:
-				// The cause, never the key: OperatorKeyFunc's errors do not carry it.
-				s.log().ErrorContext(r.Context(), "operator key unavailable", "error", err.Error(), "path", r.URL.Path)
-				p = problem(http.StatusServiceUnavailable, "the operator key is unavailable; try again")
-			case !apikey.Equal(token, key):
-				p = problem(http.StatusUnauthorized, "this route needs the operator key")
-			}
-		default:
-			t, err := s.Store.TenantForKey(r.Context(), apikey.Hash(token))
-			switch {
-			case errors.Is(err, store.ErrNotFound):
-				p = problem(http.StatusUnauthorized, "the API key is not valid (unknown or revoked)")
-			case err != nil:
-				p = s.internal(r, err)
-			default:
-				tenant = t
-			}
-		}
+		tenant, keyID, p := s.authenticate(r, rt)
 		if p == nil {
 			p = tooLongID(rt, r)
 		}
@@ -358,8 +338,42 @@ func (s *Server) route(rt Route) http.Handler {
 		}
 		// Never the key, never a body: ids and the outcome only.
 		s.log().InfoContext(r.Context(), "api request", "method", r.Method, "route", rt.Path, "tenant_id", tenant,
-			"key_id", apikey.ID(token), "status", w.status, "latency_ms", s.now().Sub(start).Milliseconds())
+			"key_id", keyID, "status", w.status, "latency_ms", s.now().Sub(start).Milliseconds())
 	})
+}
+
+// authenticate finds who sends r: the tenant of its key or portal token on
+// a tenant route (none on an operator route), the id to log of the
+// credential (a key id or a portal link id, never the credential), or the
+// problem that refuses it. A portal token is a tenant credential: an
+// operator route refuses it like any key that is not the operator's.
+func (s *Server) authenticate(r *http.Request, rt Route) (tenant, credentialID string, p *Problem) {
+	token, ok := bearer(r)
+	switch {
+	case !ok:
+		return "", "", problem(http.StatusUnauthorized, "send your API key as Authorization: Bearer <key>")
+	case rt.Operator:
+		key, err := s.operatorKey(r.Context())
+		switch {
+		case err != nil:
+			// The cause, never the key: OperatorKeyFunc's errors do not carry it.
+			s.log().ErrorContext(r.Context(), "operator key unavailable", "error", err.Error(), "path", r.URL.Path)
+			return "", "", problem(http.StatusServiceUnavailable, "the operator key is unavailable; try again")
+		case !apikey.Equal(token, key):
+			return "", apikey.ID(token), problem(http.StatusUnauthorized, "this route needs the operator key")
+		}
+		return "", "", nil
+	case apikey.IsPortalToken(token):
+		return s.portalTenant(r, token)
+	}
+	t, err := s.Store.TenantForKey(r.Context(), apikey.Hash(token))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return "", apikey.ID(token), problem(http.StatusUnauthorized, "the API key is not valid (unknown or revoked)")
+	case err != nil:
+		return "", apikey.ID(token), s.internal(r, err)
+	}
+	return t, apikey.ID(token), nil
 }
 
 // DefaultOperatorKeyTTL is how long the api function keeps the operator

@@ -2,12 +2,18 @@
 // router, wrapped for API Gateway in functions/api and run as they are in
 // tests.
 //
-// Every tenant route authenticates with "Authorization: Bearer <key>"; the
-// tenant comes from the key, never from the URL or the body, and every read
+// Every tenant route authenticates with "Authorization: Bearer <key>", or
+// with a portal link's token (plt_..., minted by the operator for one
+// tenant, short-lived, revocable; expired and revoked tokens get a 401 that
+// says so); the tenant comes from the key, never from the URL or the body, and every read
 // and write is scoped to it, so another tenant's resource answers 404 exactly
 // as a missing one does. Operator routes (/v1/admin/...) take the operator
 // key only. Errors are application/problem+json with a detail that says what
 // to fix and, for invalid input, the fields at fault; malformed input gets a
 // 4xx, never a 5xx. Request bodies are capped at 64 KiB, but POST /v1/events's
 // at MaxPublishBodyBytes (an outbox payload and room around it).
+//
+// The console's pages (ConsoleRoutes) are served beside the API from the
+// same router: static files with a strict Content-Security-Policy, no
+// credential needed to load them.
 package api

@@ -43,7 +43,7 @@ func newFakeStore(now func() time.Time) *testStore {
 
 // ports is the server's Store, every port this store.
 func (f *testStore) ports() api.Store {
-	return api.Store{Tenants: f, Endpoints: f, EndpointChanges: f, Deliveries: f, DeadLetters: f, Jobs: f, Stats: f, Erasures: f}
+	return api.Store{Tenants: f, Endpoints: f, EndpointChanges: f, Deliveries: f, DeadLetters: f, Jobs: f, Stats: f, Erasures: f, PortalLinks: f}
 }
 
 // enter applies the configured failure modes to a call of method.

@@ -125,7 +125,16 @@ func Request(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (*http.Requ
 	if len(body) > 0 {
 		req.Body = io.NopCloser(bytes.NewReader(body))
 	}
-	return req.WithContext(ctx), nil
+	return req.WithContext(context.WithValue(ctx, eventContextKey{}, ev.RequestContext)), nil
+}
+
+type eventContextKey struct{}
+
+// EventContext is the requestContext of the event a request made by Request
+// came from (its API id, domain name, stage), and whether there is one.
+func EventContext(ctx context.Context) (events.APIGatewayV2HTTPRequestContext, bool) {
+	rc, ok := ctx.Value(eventContextKey{}).(events.APIGatewayV2HTTPRequestContext)
+	return rc, ok
 }
 
 // requestURL is the event's URL and request URI: its raw path (or, without

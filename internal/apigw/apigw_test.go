@@ -705,3 +705,19 @@ func FuzzRequest(f *testing.F) {
 		require.Equal(t, string(want), string(echoed))
 	})
 }
+
+func TestEventContextRidesOnTheRequest(t *testing.T) {
+	ev := events.APIGatewayV2HTTPRequest{RawPath: "/v1/x"}
+	ev.RequestContext.HTTP.Method = "GET"
+	ev.RequestContext.APIID = "abc123"
+	ev.RequestContext.DomainName = "abc123.execute-api.localhost"
+	ev.RequestContext.Stage = "$default"
+	req, err := apigw.Request(context.Background(), ev)
+	require.NoError(t, err)
+	rc, ok := apigw.EventContext(req.Context())
+	require.True(t, ok)
+	require.Equal(t, "abc123", rc.APIID)
+	require.Equal(t, "abc123.execute-api.localhost", rc.DomainName)
+	_, ok = apigw.EventContext(context.Background())
+	require.False(t, ok)
+}

@@ -20,7 +20,8 @@
 //   - the body is body, base64-decoded when isBase64Encoded is true, and
 //     ContentLength is its length;
 //   - RemoteAddr is requestContext.http.sourceIp, verbatim (no port);
-//   - the request's context is the Lambda invocation's context.
+//   - the request's context is the Lambda invocation's context, carrying
+//     the event's requestContext ([EventContext]).
 //
 // A request that cannot be represented (an invalid method, a path that does
 // not start with "/" or holds a bad percent-escape or a control character, a

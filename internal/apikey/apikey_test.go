@@ -29,3 +29,17 @@ func TestIDAndEqual(t *testing.T) {
 	require.False(t, Equal("op-key", "op-kez"))
 	require.False(t, Equal("", ""), "an unset operator key matches nothing")
 }
+
+func TestNewPortalToken(t *testing.T) {
+	plain, hash, err := NewPortalToken(rand.Reader)
+	require.NoError(t, err)
+	require.Regexp(t, `^plt_[A-Za-z0-9_-]{43}$`, plain)
+	require.True(t, IsPortalToken(plain))
+	require.Equal(t, Hash(plain), hash)
+	require.Empty(t, ID(plain), "a portal token has no key id to log")
+	k, err := New(rand.Reader)
+	require.NoError(t, err)
+	require.False(t, IsPortalToken(k.Plain))
+	_, _, err = NewPortalToken(bytes.NewReader(nil))
+	require.Error(t, err)
+}

@@ -64,13 +64,14 @@ type Erasure struct {
 // finds a message of the tenant there may record its death again); the
 // tenant's item last.
 var ErasePhases = []string{
-	EraseAPIKeys, EraseDeliveries, EraseDLQ, EraseDeadDeliveries, EraseRejections,
+	EraseAPIKeys, ErasePortalLinks, EraseDeliveries, EraseDLQ, EraseDeadDeliveries, EraseRejections,
 	EraseReplayJobs, EraseDeadWindows, EraseStats, EraseTenant,
 }
 
 // The kinds an erasure deletes (the keys of Erasure.Erased).
 const (
 	EraseAPIKeys        = "api_keys"
+	ErasePortalLinks    = "portal_links"
 	EraseDeliveries     = "deliveries"
 	EraseOutboxItems    = "outbox_items"
 	EraseDeadDeliveries = "dead_deliveries"

@@ -17,3 +17,17 @@ type APIKey struct {
 	CreatedAt time.Time  `dynamodbav:"created_at"`
 	RevokedAt *time.Time `dynamodbav:"revoked_at,omitempty"`
 }
+
+// PortalLink is a short-lived credential of one tenant that the operator
+// mints for the console (a sign-in link to embed in a SaaS's own pages).
+// Like an API key, it is stored only as the hash of its token.
+type PortalLink struct {
+	LinkID   string `dynamodbav:"link_id"`
+	TenantID string `dynamodbav:"tenant_id"`
+	Hash     string `dynamodbav:"hash"`
+	// ExpiresAt is when the token stops authenticating (checked on every
+	// use; the item itself is deleted by the table's TTL later).
+	ExpiresAt time.Time  `dynamodbav:"valid_until"`
+	CreatedAt time.Time  `dynamodbav:"created_at"`
+	RevokedAt *time.Time `dynamodbav:"revoked_at,omitempty"`
+}

@@ -81,6 +81,8 @@ func seedErasure(t *testing.T, e *env, o *fakeOutbox, tenant string) {
 	require.NoError(t, err)
 	_, err = s.PutAPIKey(ctx, domain.APIKey{KeyID: "k", TenantID: tenant, Hash: "h_" + tenant})
 	require.NoError(t, err)
+	_, err = s.PutPortalLink(ctx, domain.PortalLink{LinkID: "pl", TenantID: tenant, Hash: "hl_" + tenant, ExpiresAt: time.Now().Add(time.Hour)})
+	require.NoError(t, err)
 	eps, err := s.Endpoints(ctx, tenant)
 	require.NoError(t, err)
 	ok := domain.Attempt{Number: 1, At: e.t0, Status: 200}
@@ -144,6 +146,9 @@ func TestEraseTenant(t *testing.T) {
 	require.Equal(t, domain.KindErase, j.Kind)
 	_, err = e.st.TenantForKey(ctx, "h_"+tenantA)
 	require.ErrorIs(t, err, store.ErrNotFound, "its key stops authenticating at once")
+	link, err := e.st.PortalLink(ctx, "hl_"+tenantA)
+	require.NoError(t, err)
+	require.NotNil(t, link.RevokedAt, "its portal link too")
 	erased, err := e.st.Erased(ctx, tenantA)
 	require.NoError(t, err)
 	require.True(t, erased)
@@ -163,7 +168,7 @@ func TestEraseTenant(t *testing.T) {
 	got := e.st.job(j.JobID)
 	require.Equal(t, domain.StatusCompleted, got.Status)
 	require.Equal(t, map[string]int{
-		domain.EraseAPIKeys: 1, domain.EraseDeliveries: 1, domain.EraseOutboxItems: 1, domain.EraseDeadDeliveries: 1,
+		domain.EraseAPIKeys: 1, domain.ErasePortalLinks: 1, domain.EraseDeliveries: 1, domain.EraseOutboxItems: 1, domain.EraseDeadDeliveries: 1,
 		domain.EraseDLQ: 1, domain.EraseRejections: 1, domain.EraseReplayJobs: 2, domain.EraseDeadWindows: 1,
 		domain.EraseStats: 1, domain.EraseEndpoints: 3, domain.EraseTenant: 3,
 	}, got.Erasure.Erased, "the counts are of the checkpointed pages: the first event's 3 deliveries and its item, deleted by the step that stopped, are not counted")

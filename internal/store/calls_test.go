@@ -221,6 +221,12 @@ func TestCallsListsWhatEachMethodCalls(t *testing.T) {
 		},
 		"TenantForKey": func(ctx context.Context, s *Store) error { _, err := s.TenantForKey(ctx, "h"); return err },
 		"RevokeAPIKey": func(ctx context.Context, s *Store) error { return s.RevokeAPIKey(ctx, "t", "k") },
+		"PutPortalLink": func(ctx context.Context, s *Store) error {
+			_, err := s.PutPortalLink(ctx, domain.PortalLink{LinkID: "pl", TenantID: "t", Hash: "h"})
+			return err
+		},
+		"PortalLink":       func(ctx context.Context, s *Store) error { _, err := s.PortalLink(ctx, "h"); return err },
+		"RevokePortalLink": func(ctx context.Context, s *Store) error { return s.RevokePortalLink(ctx, "t", "pl") },
 		"TakeSlots": func(ctx context.Context, s *Store) error {
 			_, err := s.TakeSlots(ctx, "t", "e", now, 3, 10)
 			return err

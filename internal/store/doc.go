@@ -11,6 +11,7 @@
 //	endpoint           TENANT#<tenant> / ENDPOINT#<endpoint>
 //	tenant DLQ depth   TENANT#<tenant> / DLQDEPTH
 //	API key            APIKEY#<sha256 of the key> / APIKEY
+//	portal link        PORTAL#<sha256 of the token> / PORTAL (TTL a day after it expires)
 //	delivery           DELIVERY#<delivery id> / DELIVERY
 //	rejected item      REJECTED#<event id or seq:<stream sequence>> / REJECTED
 //	replay job         REPLAYJOB#<job id> / REPLAYJOB
@@ -20,7 +21,8 @@
 //
 // Sparse index gsi1 (gsi1pk / gsi1sk) lists, per tenant: dead deliveries
 // (TENANT#<t>#DEAD, <dead_at>#<id>), rejected items (TENANT#<t>#REJECTED),
-// API keys (TENANT#<t>#KEYS, <key id>), completed replay jobs
+// API keys (TENANT#<t>#KEYS, <key id>), portal links (TENANT#<t>#PORTAL,
+// <link id>), completed replay jobs
 // (TENANT#<t>#JOBS, <job id>), dead windows (TENANT#<t>#DEADWINDOWS,
 // <endpoint>#<window start>); and every tenant's DLQ depth counter
 // (DLQDEPTH, <tenant>). With these, every item of a tenant is found without a

@@ -26,8 +26,9 @@ const tombstoneSK = "ERASED"
 const TombstoneTTL = 15 * 24 * time.Hour
 
 // Tombstone marks a tenant as being erased (ErrNotFound if it does not
-// exist) and revokes every API key of it, so that they stop authenticating
-// now, before the erasure deletes them. Marking twice is harmless.
+// exist) and revokes every API key and portal link of it, so that they stop
+// authenticating now, before the erasure deletes them. Marking twice is
+// harmless.
 func (s *Store) Tombstone(ctx context.Context, tenantID string) error {
 	if _, err := s.Tenant(ctx, tenantID); err != nil {
 		return err
@@ -45,7 +46,11 @@ func (s *Store) Tombstone(ctx context.Context, tenantID string) error {
 	if err != nil {
 		return err
 	}
-	for _, k := range keys {
+	links, err := s.indexKeys(ctx, portalPartition(tenantID), 0)
+	if err != nil {
+		return err
+	}
+	for _, k := range append(keys, links...) {
 		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName: &s.table, Key: k,
 			UpdateExpression:          aws.String("SET revoked_at = if_not_exists(revoked_at, :now)"),
@@ -108,11 +113,11 @@ func (s *Store) TenantEndpoints(ctx context.Context, tenantID string) ([]domain.
 }
 
 // indexPartition is the gsi1 partition of a tenant's items of an erasable
-// kind: api_keys, dead_deliveries, rejections, replay_jobs (completed ones;
+// kind: api_keys, portal_links, dead_deliveries, rejections, replay_jobs (completed ones;
 // open ones are in the tenant's REPLAYJOBS item) and dead_windows.
 func indexPartition(tenantID, kind string) (string, error) {
 	suffix, ok := map[string]string{
-		domain.EraseAPIKeys: "KEYS", domain.EraseDeadDeliveries: "DEAD", domain.EraseRejections: "REJECTED",
+		domain.EraseAPIKeys: "KEYS", domain.ErasePortalLinks: "PORTAL", domain.EraseDeadDeliveries: "DEAD", domain.EraseRejections: "REJECTED",
 		domain.EraseReplayJobs: "JOBS", domain.EraseDeadWindows: "DEADWINDOWS",
 	}[kind]
 	if !ok {

@@ -311,19 +311,19 @@ function route() {
 
 // ---------- endpoints ----------
 
-const endpoints = { editing: null, pager: null };
+const endpoints = { editing: null, pager: null, byId: new Map() };
 
-function healthText(hv) {
+// healthNode shows an endpoint's health as one line a figure.
+function healthNode(hv) {
   if (!hv) return 'unavailable';
-  const parts = [
-    'success ' + pct(hv.success_rate_24h) + ' of ' + txt(hv.attempts_24h),
-    'p95 ' + ms(hv.p95_latency_ms_24h),
-    txt(hv.consecutive_failures) + ' consecutive failures',
-  ];
+  const box = el('div', { class: 'health' },
+    el('div', { text: 'success ' + pct(hv.success_rate_24h) + ' of ' + txt(hv.attempts_24h) + ' attempts' }),
+    el('div', { text: 'p95 ' + ms(hv.p95_latency_ms_24h) }),
+    el('div', { class: hv.consecutive_failures ? 'bad' : '', text: txt(hv.consecutive_failures) + ' consecutive failures' }));
   if (hv.last_failure) {
-    parts.push('last failure ' + time(hv.last_failure.at) + ' ' + txt(hv.last_failure.error));
+    box.append(el('div', { class: 'sub', text: 'last failure ' + time(hv.last_failure.at) + ': ' + txt(hv.last_failure.error) }));
   }
-  return parts.join('; ');
+  return box;
 }
 
 function statusNode(ep, hv) {
@@ -337,6 +337,7 @@ async function loadEndpoints(cursor) {
   const page = await api('GET', '/v1/endpoints' + query({ limit: 20, cursor }));
   const body = $('endpoints-body');
   clear(body);
+  endpoints.byId.clear();
   const list = Array.isArray(page && page.data) ? page.data : [];
   show($('endpoints-empty'), list.length === 0);
   for (const ep of list) body.append(endpointRow(ep));
@@ -345,20 +346,24 @@ async function loadEndpoints(cursor) {
   return page && page.next_cursor;
 }
 
-function endpointRow(ep, hv) {
-  const health = el('td', { 'data-label': 'Health (24 h)', 'data-test': 'endpoint-health' }, hv ? healthText(hv) : 'loading…');
-  const status = el('td', { 'data-label': 'Status', 'data-test': 'endpoint-status' }, statusNode(ep, hv));
+// endpointRow builds a row; fillHealth later updates its cells in place (never
+// replacing the row, so a button found a moment ago stays in the page).
+function endpointRow(ep) {
+  endpoints.byId.set(ep.id, ep);
+  const cur = () => endpoints.byId.get(ep.id);
+  const health = el('td', { 'data-label': 'Health (24 h)', 'data-test': 'endpoint-health' }, 'loading…');
+  const status = el('td', { 'data-label': 'Status', 'data-test': 'endpoint-status' }, statusNode(ep));
   const who = el('div', {},
     el('div', { class: 'url', 'data-test': 'endpoint-url-text', text: ep.url }),
     el('div', { class: 'sub', text: ep.id }),
     ep.description ? el('div', { class: 'sub', text: ep.description }) : null);
   const types = Array.isArray(ep.event_types) && ep.event_types.length ? ep.event_types.join(', ') : 'all';
   const actions = el('div', { class: 'row-actions' },
-    button('Edit', 'endpoint-edit', () => editEndpoint(ep)),
-    button(ep.disabled ? 'Enable' : 'Disable', 'endpoint-toggle', (b) => act(b, () => toggleEndpoint(ep))),
-    button('Rotate secret', 'endpoint-rotate', (b) => act(b, () => rotateSecret(ep))),
-    button('Send test', 'endpoint-test', (b) => act(b, () => sendTest(ep)), { disabled: ep.disabled }));
-  return el('tr', { 'data-test': 'endpoint-row', 'data-id': ep.id },
+    button('Edit', 'endpoint-edit', () => editEndpoint(cur())),
+    button(ep.disabled ? 'Enable' : 'Disable', 'endpoint-toggle', (b) => act(b, () => toggleEndpoint(cur()))),
+    button('Rotate secret', 'endpoint-rotate', (b) => act(b, () => rotateSecret(cur()))),
+    button('Send test', 'endpoint-test', (b) => act(b, () => sendTest(cur()))));
+  return el('tr', { 'data-test': 'endpoint-row', 'data-id': ep.id, 'data-disabled': String(Boolean(ep.disabled)) },
     cell(who, 'Endpoint'), cell(types, 'Event types'), status, health, cell(actions, 'Actions'));
 }
 
@@ -371,8 +376,17 @@ async function fillHealth(id) {
   }
   for (const tr of $('endpoints-body').querySelectorAll('tr')) {
     if (tr.dataset.id !== id) continue;
-    if (ep) tr.replaceWith(endpointRow(ep, ep.health || null));
-    else tr.querySelector('[data-test="endpoint-health"]').textContent = 'unavailable';
+    const health = tr.querySelector('[data-test="endpoint-health"]');
+    if (!ep) {
+      health.textContent = 'unavailable';
+      continue;
+    }
+    endpoints.byId.set(id, ep);
+    clear(health);
+    health.append(healthNode(ep.health));
+    const status = tr.querySelector('[data-test="endpoint-status"]');
+    clear(status);
+    status.append(statusNode(ep, ep.health));
   }
 }
 
@@ -713,7 +727,7 @@ function renderAttempts(log) {
     body.append(el('tr', { 'data-test': 'attempt-row' },
       cell(String(a.attempt) + (a.resend ? ' (resend)' : ''), '#'), cell(time(a.at), 'At'), cell(status, 'Status'),
       cell(ms(a.latency_ms), 'Latency'), cell(txt(a.error), 'Error'),
-      cell(el('pre', { class: 'excerpt', text: a.response || '' }), 'Response excerpt')));
+      cell(a.response ? el('pre', { class: 'excerpt', text: a.response }) : dash, 'Response excerpt')));
   }
 }
 
@@ -855,7 +869,6 @@ function wire() {
     signIn(cred, op ? 'operator' : 'tenant', 'API key');
   });
   $('signout').addEventListener('click', () => endSession('You signed out.'));
-  window.addEventListener('hashchange', route);
 
   endpoints.pager = new Pager('endpoints', loadEndpoints);
   $('endpoint-create').addEventListener('click', () => {
@@ -908,22 +921,29 @@ function wire() {
   $('redrive').addEventListener('click', (e) => act(e.currentTarget, redrive));
 }
 
+// takePortal signs in with a portal link's token (#portal=<token>), taking
+// it out of the address bar and the history entry at once. It answers
+// whether there was one.
+function takePortal() {
+  const m = /^#portal=(.+)$/.exec(location.hash);
+  if (!m) return false;
+  history.replaceState(null, '', location.pathname + location.search);
+  let token = m[1];
+  try {
+    token = decodeURIComponent(token);
+  } catch (_) {
+    // keep it as it came
+  }
+  signIn(token, 'tenant', 'portal link');
+  return true;
+}
+
 function start() {
   wire();
-  const m = /^#portal=(.+)$/.exec(location.hash);
-  if (m) {
-    // Take the token out of the address bar and the history entry at once.
-    history.replaceState(null, '', location.pathname + location.search);
-    let token = m[1];
-    try {
-      token = decodeURIComponent(token);
-    } catch (_) {
-      // keep it as it came
-    }
-    signIn(token, 'tenant', 'portal link');
-    return;
-  }
-  route();
+  window.addEventListener('hashchange', () => {
+    if (!takePortal()) route();
+  });
+  if (!takePortal()) route();
 }
 
 start();

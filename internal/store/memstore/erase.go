@@ -27,6 +27,12 @@ func (s *Store) Tombstone(_ context.Context, tenantID string) error {
 			s.keys[hash] = k
 		}
 	}
+	for hash, l := range s.portal {
+		if l.TenantID == tenantID && l.RevokedAt == nil {
+			l.RevokedAt = stamp(s.now())
+			s.portal[hash] = l
+		}
+	}
 	return nil
 }
 
@@ -61,6 +67,12 @@ func (s *Store) EraseIndexed(_ context.Context, tenantID, kind string, limit int
 		for h, k := range s.keys {
 			if k.TenantID == tenantID && take() {
 				delete(s.keys, h)
+			}
+		}
+	case domain.ErasePortalLinks:
+		for h, l := range s.portal {
+			if l.TenantID == tenantID && take() {
+				delete(s.portal, h)
 			}
 		}
 	case domain.EraseDeadDeliveries:

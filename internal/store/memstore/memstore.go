@@ -26,7 +26,8 @@ type Store struct {
 
 	mu         sync.Mutex
 	tenants    map[string]domain.Tenant
-	keys       map[string]domain.APIKey // by hash
+	keys       map[string]domain.APIKey     // by hash
+	portal     map[string]domain.PortalLink // by hash
 	endpoints  map[endpointKey]domain.Endpoint
 	deliveries map[string]domain.Delivery
 	dead       map[string]deadEntry // delivery id -> its place in the dead index

@@ -13,6 +13,7 @@ import (
 // tenantData is what erasure writes of one tenant: every kind of item.
 type tenantData struct {
 	tenant, keyHash      string
+	linkHash             string
 	delivered, dead      domain.Delivery
 	completedJob, opened string
 	window               time.Time
@@ -25,10 +26,12 @@ type tenantData struct {
 // counters of both endpoints.
 func seedTenant(t *testing.T, u *suite, name string) tenantData {
 	ctx, s := context.Background(), u.s
-	d := tenantData{tenant: u.id(name), keyHash: u.id("h_" + name), rejection: u.id("rej_" + name)}
+	d := tenantData{tenant: u.id(name), keyHash: u.id("h_" + name), linkHash: u.id("hl_" + name), rejection: u.id("rej_" + name)}
 	_, err := s.CreateTenant(ctx, domain.Tenant{TenantID: d.tenant})
 	require.NoError(t, err)
 	_, err = s.PutAPIKey(ctx, domain.APIKey{KeyID: "k1", TenantID: d.tenant, Hash: d.keyHash})
+	require.NoError(t, err)
+	_, err = s.PutPortalLink(ctx, domain.PortalLink{LinkID: "pl_1", TenantID: d.tenant, Hash: d.linkHash, ExpiresAt: u.clock.Now().Add(time.Hour)})
 	require.NoError(t, err)
 	for _, ep := range []string{"ep_a", "ep_b"} {
 		_, err := s.CreateEndpoint(ctx, domain.Endpoint{TenantID: d.tenant, EndpointID: ep, URL: "https://example.com/" + ep, SealedSecrets: []string{"s"}})
@@ -80,6 +83,14 @@ func erasure(t *testing.T, u *suite) {
 	require.NoError(t, s.Tombstone(ctx, gone.tenant), "twice is harmless")
 	_, err = s.TenantForKey(ctx, gone.keyHash)
 	require.ErrorIs(t, err, store.ErrNotFound, "its keys stop authenticating at once")
+	link, err := s.PortalLink(ctx, gone.linkHash)
+	require.NoError(t, err)
+	require.NotNil(t, link.RevokedAt, "its portal links are revoked at once")
+	link, err = s.PortalLink(ctx, kept.linkHash)
+	require.NoError(t, err)
+	require.Nil(t, link.RevokedAt, "another tenant's are not")
+	_, err = s.PutPortalLink(ctx, domain.PortalLink{LinkID: "pl_late", TenantID: gone.tenant, Hash: u.id("hl_late"), ExpiresAt: u.clock.Now().Add(time.Hour)})
+	require.ErrorIs(t, err, store.ErrNotFound, "no new portal link while it is erased")
 	_, err = s.PutAPIKey(ctx, domain.APIKey{KeyID: "k_late", TenantID: gone.tenant, Hash: u.id("h_late")})
 	require.ErrorIs(t, err, store.ErrNotFound, "no new key while it is erased")
 	eps, erased, err := s.TenantEndpoints(ctx, gone.tenant)
@@ -99,7 +110,7 @@ func erasure(t *testing.T, u *suite) {
 	n, err := s.EraseDeliveries(ctx, gone.tenant, []string{gone.delivered.DeliveryID, kept.delivered.DeliveryID, "d_missing"})
 	require.NoError(t, err)
 	require.Equal(t, 1, n, "only the tenant's own delivery")
-	for _, kind := range []string{domain.EraseAPIKeys, domain.EraseDeadDeliveries, domain.EraseRejections, domain.EraseReplayJobs, domain.EraseDeadWindows} {
+	for _, kind := range []string{domain.EraseAPIKeys, domain.ErasePortalLinks, domain.EraseDeadDeliveries, domain.EraseRejections, domain.EraseReplayJobs, domain.EraseDeadWindows} {
 		for i := 0; ; i++ {
 			require.Less(t, i, 10, kind)
 			n, done, err := s.EraseIndexed(ctx, gone.tenant, kind, 1)
@@ -136,6 +147,7 @@ func erasure(t *testing.T, u *suite) {
 		}
 	}
 	require.Equal(t, 1, erasedN[domain.EraseAPIKeys])
+	require.Equal(t, 1, erasedN[domain.ErasePortalLinks])
 	require.Equal(t, 1, erasedN[domain.EraseDeadDeliveries])
 	require.Equal(t, 1, erasedN[domain.EraseRejections])
 	require.Equal(t, 1, erasedN[domain.EraseReplayJobs], "the completed job (the open one by EraseOpenJobs)")
@@ -159,6 +171,8 @@ func requireGone(t *testing.T, u *suite, d tenantData) {
 	_, err := s.Tenant(ctx, d.tenant)
 	require.ErrorIs(t, err, store.ErrNotFound)
 	_, err = s.TenantForKey(ctx, d.keyHash)
+	require.ErrorIs(t, err, store.ErrNotFound)
+	_, err = s.PortalLink(ctx, d.linkHash)
 	require.ErrorIs(t, err, store.ErrNotFound)
 	eps, err := s.Endpoints(ctx, d.tenant)
 	require.NoError(t, err)

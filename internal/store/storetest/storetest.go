@@ -26,6 +26,9 @@ type Store interface {
 	PutAPIKey(ctx context.Context, k domain.APIKey) (domain.APIKey, error)
 	TenantForKey(ctx context.Context, hash string) (string, error)
 	RevokeAPIKey(ctx context.Context, tenantID, keyID string) error
+	PutPortalLink(ctx context.Context, l domain.PortalLink) (domain.PortalLink, error)
+	PortalLink(ctx context.Context, hash string) (domain.PortalLink, error)
+	RevokePortalLink(ctx context.Context, tenantID, linkID string) error
 
 	PutEndpoint(ctx context.Context, e domain.Endpoint) error
 	CreateEndpoint(ctx context.Context, e domain.Endpoint) (domain.Endpoint, error)

@@ -1,0 +1,136 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hookline/hookline/internal/apigw"
+	"github.com/hookline/hookline/internal/apikey"
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/store"
+)
+
+// PortalLinks are the tenants' portal links: the operator mints and
+// revokes them, a tenant route authenticates a portal token by its hash.
+type PortalLinks interface {
+	PutPortalLink(ctx context.Context, l domain.PortalLink) (domain.PortalLink, error)
+	PortalLink(ctx context.Context, hash string) (domain.PortalLink, error)
+	RevokePortalLink(ctx context.Context, tenantID, linkID string) error
+}
+
+// Portal link lives: ttl_seconds defaults to DefaultPortalTTL and is at
+// most MaxPortalTTL (the least is Server.PortalMinTTL).
+const (
+	DefaultPortalTTL = 15 * time.Minute
+	MaxPortalTTL     = time.Hour
+)
+
+// The details of a portal token refused: the console shows them when it
+// ends the session.
+const (
+	detailPortalExpired = "the portal link has expired"
+	detailPortalRevoked = "the portal link was revoked"
+)
+
+// PortalLinkView answers the minting of a portal link: the only time its
+// token is shown. URL is the console's address with the token in its
+// fragment, which browsers never send to a server.
+type PortalLinkView struct {
+	ID        string    `json:"id"`
+	TenantID  string    `json:"tenant_id"`
+	ExpiresAt time.Time `json:"expires_at"`
+	Token     string    `json:"token"`
+	URL       string    `json:"url"`
+}
+
+func (s *Server) portalMinTTL() time.Duration {
+	if s.PortalMinTTL > 0 {
+		return s.PortalMinTTL
+	}
+	return time.Minute
+}
+
+func (s *Server) createPortalLink(w http.ResponseWriter, r *http.Request, _ string) *Problem {
+	tenant := r.PathValue("tenant_id")
+	var in struct {
+		TTLSeconds *int `json:"ttl_seconds"`
+	}
+	if r.ContentLength != 0 {
+		if p := decode(w, r, &in); p != nil {
+			return p
+		}
+	}
+	ttl, least := DefaultPortalTTL, s.portalMinTTL()
+	if in.TTLSeconds != nil {
+		ttl = time.Duration(*in.TTLSeconds) * time.Second
+		if ttl < least || ttl > MaxPortalTTL {
+			return invalid(FieldError{Field: "ttl_seconds", Message: "must be from " + strconv.Itoa(int(least/time.Second)) + " to " + strconv.Itoa(int(MaxPortalTTL/time.Second))})
+		}
+	}
+	id, err := s.newID("pl_")
+	if err != nil {
+		return s.internal(r, err)
+	}
+	plain, hash, err := apikey.NewPortalToken(s.random())
+	if err != nil {
+		return s.internal(r, err)
+	}
+	expires := s.now().UTC().Add(ttl).Truncate(time.Second)
+	if _, err := s.Store.PutPortalLink(r.Context(), domain.PortalLink{LinkID: id, TenantID: tenant, Hash: hash, ExpiresAt: expires}); err != nil {
+		return s.found(r, "tenant "+strconv.Quote(tenant), err)
+	}
+	writeJSON(w, http.StatusCreated, PortalLinkView{ID: id, TenantID: tenant, ExpiresAt: expires, Token: plain, URL: consoleURL(r) + "#portal=" + plain})
+	return nil
+}
+
+func (s *Server) revokePortalLink(w http.ResponseWriter, r *http.Request, _ string) *Problem {
+	tenant, id := r.PathValue("tenant_id"), r.PathValue("link_id")
+	if err := s.Store.RevokePortalLink(r.Context(), tenant, id); err != nil {
+		return s.found(r, "portal link "+strconv.Quote(id)+" of tenant "+strconv.Quote(tenant), err)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// portalTenant authenticates a portal token: its tenant and link id, or the
+// 401 that says why not (unknown, expired, revoked).
+func (s *Server) portalTenant(r *http.Request, token string) (tenant, linkID string, p *Problem) {
+	l, err := s.Store.PortalLink(r.Context(), apikey.Hash(token))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return "", "", problem(http.StatusUnauthorized, "the API key is not valid (unknown or revoked)")
+	case err != nil:
+		return "", "", s.internal(r, err)
+	case l.RevokedAt != nil:
+		return "", l.LinkID, problem(http.StatusUnauthorized, detailPortalRevoked)
+	case !s.now().Before(l.ExpiresAt):
+		return "", l.LinkID, problem(http.StatusUnauthorized, detailPortalExpired)
+	}
+	return l.TenantID, l.LinkID, nil
+}
+
+// consoleURL is the console's address as the client of r reaches this API:
+// its scheme (X-Forwarded-Proto, which API Gateway sets), its host, the
+// path before /v1/ (a stage's, if any) and /console/. On the local cloud,
+// which serves the API at /_aws/execute-api/{apiId}/ on its own host, the
+// event's domain name is not the host the client used: the URL gets that
+// prefix.
+func consoleURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if p := r.Header.Get("X-Forwarded-Proto"); p == "http" || p == "https" {
+		scheme = p
+	}
+	prefix, _, _ := strings.Cut(r.URL.Path, "/v1/")
+	if rc, ok := apigw.EventContext(r.Context()); ok && rc.APIID != "" && r.Host != rc.DomainName &&
+		strings.HasPrefix(rc.DomainName, rc.APIID+".execute-api.") {
+		prefix = "/_aws/execute-api/" + rc.APIID + prefix
+	}
+	return scheme + "://" + r.Host + prefix + "/console/"
+}
