@@ -163,7 +163,12 @@ func (b *browser) click(sel string) {
 // typ replaces the value of an input with text, typed as keys.
 func (b *browser) typ(sel, text string) {
 	b.t.Helper()
-	b.must("type into "+sel, chromedp.WaitVisible(chromedp.CSS(sel)), chromedp.Clear(chromedp.CSS(sel)), chromedp.SendKeys(chromedp.CSS(sel), text))
+	b.must("type into "+sel, chromedp.WaitVisible(chromedp.CSS(sel)))
+	evalIn[bool](b, fmt.Sprintf(`(() => { const e = document.querySelector(%q); e.value = ""; e.dispatchEvent(new Event("input", {bubbles: true})); return true; })()`, sel))
+	b.must("type into "+sel, chromedp.SendKeys(chromedp.CSS(sel), text))
+	if got := evalIn[string](b, fmt.Sprintf(`document.querySelector(%q).value`, sel)); got != text {
+		b.t.Fatalf("browser: typed %q into %s, which holds %q", text, sel, got)
+	}
 }
 
 // text is the text content of the first element the selector matches.

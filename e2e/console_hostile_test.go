@@ -121,6 +121,7 @@ func TestConsoleHostileDataRendersAsText(t *testing.T) {
 	b.assertSafe("lookup of an unknown hostile id")
 
 	// The operator sees the tenant's hostile name as text.
+	waitTenantDepth(t, tenantID, len(ids))
 	o := newBrowser(t, desktopWidth, desktopHeight)
 	signInOperator(t, o)
 	tenantRow := row("tenant-row", tenantID)
