@@ -63,10 +63,6 @@ type HTTPAPIProps struct {
 	// PortalMinTTL is the shortest life of a portal link. Required
 	// (HooklineStackProps.PortalMinTTL, 60 s by default).
 	PortalMinTTL time.Duration
-	// AlarmNamePrefix starts the names of the stack's alarms, which GET
-	// /v1/admin/alarms lists (DescribeAlarms is granted on those names
-	// only). Empty: the route answers 503.
-	AlarmNamePrefix string
 }
 
 // HTTPAPI is the tenant and operator API.
@@ -82,8 +78,9 @@ type HTTPAPI struct {
 // AccessLogFormat is the HTTP API's access log line: JSON, one per request,
 // from API Gateway's $context variables. It names the route by its template
 // (routeKey), not the path, and holds no header: neither the Authorization
-// header nor any credential a future path (a portal link) might carry can
-// reach the log.
+// header (an API key, the operator key, a portal link's token) nor anything
+// a path might carry can reach the log. A portal link carries its token in
+// the URL's fragment, which browsers never send.
 var AccessLogFormat = mustJSON(map[string]string{
 	"requestId":          "$context.requestId",
 	"ip":                 "$context.identity.sourceIp",
@@ -166,7 +163,7 @@ func NewHTTPAPI(scope constructs.Construct, id string, p HTTPAPIProps) HTTPAPI {
 
 		ConsoleFrameAncestors: p.ConsoleFrameAncestors,
 		PortalMinTTL:          p.PortalMinTTL,
-		AlarmNamePrefix:       p.AlarmNamePrefix,
+		AlarmNamePrefix:       alarmNamePrefix(),
 	}.Vars())
 	grantAPIOutbox(fn, p)
 	reserveConcurrency(fn, p.ReservedConcurrency)
@@ -182,6 +179,7 @@ func NewHTTPAPI(scope constructs.Construct, id string, p HTTPAPIProps) HTTPAPI {
 		Grantee: fn, Actions: jsii.Strings("secretsmanager:GetSecretValue"), ResourceArns: jsii.Strings(*secret.SecretArn()),
 	})
 	grantSecrets(fn, p.SecretsKey, "kms:Encrypt")
+	grantAlarmsRead(c, fn)
 
 	integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("Lambda"), fn,
 		&awsapigatewayv2integrations.HttpLambdaIntegrationProps{PayloadFormatVersion: awsapigatewayv2.PayloadFormatVersion_VERSION_2_0()})
@@ -197,6 +195,25 @@ func NewHTTPAPI(scope constructs.Construct, id string, p HTTPAPIProps) HTTPAPI {
 
 	accessLogs := configureStage(c, httpAPI, p)
 	return HTTPAPI{API: httpAPI, Function: fn, OperatorKey: secret, AccessLogs: accessLogs}
+}
+
+// alarmNamePrefix starts the name of every alarm of the stack: CloudFormation
+// names an alarm that has no name "<stack name>-<logical id>-<suffix>", and
+// hookline names none. GET /v1/admin/alarms lists those in ALARM.
+func alarmNamePrefix() string {
+	return *awscdk.Fn_Join(jsii.String(""), &[]*string{awscdk.Aws_STACK_NAME(), jsii.String("-")})
+}
+
+// grantAlarmsRead lets the api function describe the stack's alarms, and no
+// other: DescribeAlarms takes the alarms' ARNs as its resource.
+func grantAlarmsRead(c constructs.Construct, fn awslambda.Function) {
+	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee: fn, Actions: jsii.Strings("cloudwatch:DescribeAlarms"),
+		ResourceArns: jsii.Strings(*awscdk.Stack_Of(c).FormatArn(&awscdk.ArnComponents{
+			Service: jsii.String("cloudwatch"), Resource: jsii.String("alarm"),
+			ResourceName: jsii.String(alarmNamePrefix() + "*"), ArnFormat: awscdk.ArnFormat_COLON_RESOURCE_NAME,
+		})),
+	})
 }
 
 // addRoutes adds a route per api.Routes() entry and per console page

@@ -187,6 +187,10 @@ func TestLeastPrivilege(t *testing.T) {
 			// event of the message log.
 			g.add(arn(s.outboxTable), nil, "dynamodb:GetItem", "dynamodb:PutItem")
 			g.add(arn(s.deliveryQueue), nil, "sqs:SendMessage") // resends of delivered deliveries
+			// The operator console's alarms: the stack's own only, by name
+			// (CloudFormation names them "<stack>-<logical id>-<suffix>").
+			g.add(obj{"Fn::Join": arr{"", arr{"arn:", obj{"Ref": "AWS::Partition"}, ":cloudwatch:", obj{"Ref": "AWS::Region"}, ":",
+				obj{"Ref": "AWS::AccountId"}, ":alarm:", obj{"Ref": "AWS::StackName"}, "-*"}}}, nil, "cloudwatch:DescribeAlarms")
 		},
 		"replay": func(g grantSet) {
 			g.add(arn(s.deliveryQueue), nil, "sqs:SendMessage")

@@ -508,6 +508,17 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 				"HOOKLINE_DELIVERY_QUEUE_URL": refTo(s.deliveryQueue),
 			})},
 		})
+		// The console: the alarms it lists are the stack's (the same
+		// prefix its DescribeAlarms grant names), portal links live at
+		// least a minute, and no page may frame it unless told.
+		s.hasProperties(t, "AWS::Lambda::Function", s.apiFn, obj{
+			"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{
+				"HOOKLINE_ALARM_NAME_PREFIX": obj{"Fn::Join": arr{"", arr{obj{"Ref": "AWS::StackName"}, "-"}}},
+				"HOOKLINE_PORTAL_MIN_TTL":    "1m0s",
+			})},
+		})
+		apiVars := dig(t, s.resource(t, s.apiFn, "AWS::Lambda::Function"), "Properties", "Environment", "Variables").(obj)
+		require.NotContains(t, apiVars, "HOOKLINE_CONSOLE_FRAME_ANCESTORS", "'none' by default")
 		s.hasProperties(t, "AWS::Lambda::Function", s.apiFn, obj{
 			"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{
 				"HOOKLINE_REPLAY_QUEUE_URL":     refTo(s.replayJobs),
@@ -1166,6 +1177,16 @@ func TestPropsValidation(t *testing.T) {
 		refused(t, HooklineStackProps{PayloadRetention: 17 * 24 * time.Hour}, "the outbox items expire 384h0m0s after they occurred")
 		refused(t, HooklineStackProps{PayloadRetention: time.Minute}, "payload retention 1m0s: want 1h")
 	})
+	t.Run("console frame ancestors and portal link life", func(t *testing.T) {
+		p := accepted(t, HooklineStackProps{ConsoleFrameAncestors: []string{"'self'", "https://app.example.com"}})
+		require.Equal(t, []string{"'self'", "https://app.example.com"}, p.ConsoleFrameAncestors)
+		require.Equal(t, fnenv.DefaultPortalMinTTL, p.PortalMinTTL)
+		refused(t, HooklineStackProps{ConsoleFrameAncestors: []string{"https://app.example.com/embed"}}, "console frame ancestors")
+		refused(t, HooklineStackProps{ConsoleFrameAncestors: []string{"*"}}, "console frame ancestors")
+		require.Equal(t, time.Second, accepted(t, HooklineStackProps{PortalMinTTL: time.Second}).PortalMinTTL)
+		refused(t, HooklineStackProps{PortalMinTTL: 2 * time.Minute}, "portal min TTL 2m0s")
+		refused(t, HooklineStackProps{PortalMinTTL: time.Millisecond}, "portal min TTL 1ms")
+	})
 	t.Run("bad AllowCIDRs refused", func(t *testing.T) {
 		for _, c := range []string{"127.0.0.1", "10.0.0.0/33", "localhost", ""} {
 			app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
@@ -1210,6 +1231,12 @@ func TestPropsFromContext(t *testing.T) {
 		require.False(t, p.DisableMessageLog, "the message log is on by default")
 		_, _, err = from(map[string]string{"messageLog": "maybe"})
 		require.ErrorContains(t, err, "context messageLog")
+		p, _, err = from(map[string]string{"consoleFrameAncestors": "'self', https://app.example.com", "portalMinTTL": "1s"})
+		require.NoError(t, err)
+		require.Equal(t, []string{"'self'", "https://app.example.com"}, p.ConsoleFrameAncestors)
+		require.Equal(t, time.Second, p.PortalMinTTL)
+		_, _, err = from(map[string]string{"consoleFrameAncestors": "javascript:alert(1)"})
+		require.ErrorContains(t, err, "context consoleFrameAncestors")
 	})
 	t.Run("host maps to the machine architecture", func(t *testing.T) {
 		p, _, err := from(map[string]string{"architecture": "host"})

@@ -150,6 +150,11 @@ type Server struct {
 	// ConsoleHello is the page-weight baseline served at /console-hello/.
 	// Default console.HelloAssets().
 	ConsoleHello fs.FS
+	// Alarms reads the stack's alarms, those whose names start with
+	// AlarmNamePrefix, for GET /v1/admin/alarms. Nil or no prefix: that
+	// route answers 503 "alarms cannot be read here".
+	Alarms          Alarms
+	AlarmNamePrefix string
 	// PortalMinTTL is the shortest life of a portal link (ttl_seconds).
 	// Default 1 min; the local cloud's deployment lowers it.
 	PortalMinTTL time.Duration
@@ -228,6 +233,8 @@ func Routes() []Route {
 		{Method: "POST", Path: "/v1/admin/dlq/redrive", Operator: true, handle: (*Server).redriveDLQ},
 		{Method: "GET", Path: "/v1/admin/replays/{job_id}", Operator: true, handle: (*Server).getAdminReplay},
 		{Method: "GET", Path: "/v1/admin/stats", Operator: true, handle: (*Server).stats},
+		{Method: "GET", Path: "/v1/admin/tenants", Operator: true, handle: (*Server).listTenants},
+		{Method: "GET", Path: "/v1/admin/alarms", Operator: true, handle: (*Server).listAlarms},
 	}
 }
 

@@ -85,6 +85,8 @@ func newEnv(tb testing.TB) *env {
 		Events:      &memstore.EventLog{},
 		Outbox:      newFakeOutbox(),
 		OutboxTable: fakeOutboxTable,
+
+		Alarms: &fakeAlarms{}, AlarmNamePrefix: "Hookline-",
 	}
 	return &env{tb: tb, clock: c, store: fs, kms: kms, srv: srv, h: srv.Handler(), logs: logs}
 }
@@ -1328,7 +1330,7 @@ func TestUnknownRoutesAndMethods(t *testing.T) {
 		{"GET", "/v1/endpoint", 404, ""},
 		{"GET", "/v1/endpoints/ep_1/secret", 404, ""},
 		{"GET", "/v1/deliveries", 404, ""},
-		{"GET", "/v1/admin/tenants", 405, "POST"},
+		{"PUT", "/v1/admin/tenants", 405, "GET, POST"},
 		{"PUT", "/v1/endpoints", 405, "GET, POST"},
 		{"DELETE", "/v1/endpoints", 405, "GET, POST"},
 		{"HEAD", "/v1/endpoints", 405, "GET, POST"},

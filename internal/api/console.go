@@ -18,8 +18,15 @@ import (
 // itself, /console/, and the page-weight baseline, /console-hello/, end with
 // a slash, which no API Gateway route path can: they reach the function
 // through the catch-all $default route, as every other unknown path does.
+//
+// GET /console redirects to <base>/console/index.html, an absolute path
+// (basePath), not to console/: the local cloud (ministack 1.5.33) hands the
+// function "/console" for a request to /console/, so a redirect to the
+// directory would loop there. The page's relative links (app.js, app.css)
+// resolve under /console/ from either address. The hello page has no links
+// and is served at /console-hello and /console-hello/ alike.
 func ConsoleRoutes() []string {
-	return []string{"GET /console", "GET /console/{file}"}
+	return []string{"GET /console", "GET /console/{file}", "GET /console-hello"}
 }
 
 // consolePaths are the paths ending in "/" that the router takes as they are
@@ -112,14 +119,15 @@ func (s *Server) consoleHandler(mux *http.ServeMux) {
 	}
 	get := func(pattern string, serve http.HandlerFunc) { mux.HandleFunc("GET "+pattern, serve) }
 	get("/console", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Location", "console/")
+		w.Header().Set("Location", basePath(r, "/console")+"/console/index.html")
 		w.Header().Set("Cache-Control", "no-cache")
 		w.WriteHeader(http.StatusMovedPermanently)
 	})
 	get("/console/{$}", func(w http.ResponseWriter, r *http.Request) { app.serve(w, r, "") })
 	get("/console/{file}", func(w http.ResponseWriter, r *http.Request) { app.serve(w, r, r.PathValue("file")) })
 	get("/console-hello/{$}", func(w http.ResponseWriter, r *http.Request) { hello.serve(w, r, "") })
-	for _, p := range []string{"/console", "/console/{$}", "/console/{file}", "/console-hello/{$}"} {
+	get("/console-hello", func(w http.ResponseWriter, r *http.Request) { hello.serve(w, r, "") })
+	for _, p := range []string{"/console", "/console/{$}", "/console/{file}", "/console-hello/{$}", "/console-hello"} {
 		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
 			writeProblem(w, notAllowed(r.Method, r.URL.Path, "GET, HEAD"))
 		})

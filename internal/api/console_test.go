@@ -1,15 +1,18 @@
 package api_test
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"testing/fstest"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookline/hookline/internal/api"
+	"github.com/hookline/hookline/internal/apigw"
 )
 
 const wantCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors "
@@ -41,6 +44,7 @@ func TestConsoleServesItsFiles(t *testing.T) {
 		{"/console/app.js", "text/javascript; charset=utf-8", "'use strict';"},
 		{"/console/app.css", "text/css; charset=utf-8", "body{}"},
 		{"/console-hello/", "text/html; charset=utf-8", "<p>hello</p>"},
+		{"/console-hello", "text/html; charset=utf-8", "<p>hello</p>"},
 	} {
 		t.Run(tc.target, func(t *testing.T) {
 			rec := getConsole(h, "GET", tc.target)
@@ -56,11 +60,21 @@ func TestConsoleServesItsFiles(t *testing.T) {
 	}
 }
 
-func TestConsoleRedirectsToItsDirectory(t *testing.T) {
+func TestConsoleRedirectsToItsPage(t *testing.T) {
 	rec := getConsole(consoleServer(nil), "GET", "/console")
 	require.Equal(t, http.StatusMovedPermanently, rec.Code)
-	// Relative, so that it stays under a stage or the local cloud's prefix.
-	require.Equal(t, "console/", rec.Header().Get("Location"))
+	require.Equal(t, "/console/index.html", rec.Header().Get("Location"))
+
+	// On the local cloud, under its /_aws/execute-api/{apiId} prefix: a
+	// request to /console/ arrives as /console there, so the redirect is to
+	// the page itself, never to the directory (which would loop).
+	ev := events.APIGatewayV2HTTPRequest{RawPath: "/console", Headers: map[string]string{"host": "127.0.0.1:4566"}}
+	ev.RequestContext.HTTP.Method = "GET"
+	ev.RequestContext.APIID, ev.RequestContext.DomainName = "abc123", "abc123.execute-api.localhost"
+	resp, err := apigw.Handler(consoleServer(nil))(context.Background(), ev)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusMovedPermanently, resp.StatusCode)
+	require.Equal(t, "/_aws/execute-api/abc123/console/index.html", resp.Headers["Location"])
 }
 
 func TestConsoleFrameAncestors(t *testing.T) {
@@ -99,7 +113,7 @@ func TestConsoleRefusesWhatItDoesNotServe(t *testing.T) {
 
 func TestConsoleTakesGETOnly(t *testing.T) {
 	h := consoleServer(nil)
-	for _, target := range []string{"/console", "/console/", "/console/app.js", "/console-hello/"} {
+	for _, target := range []string{"/console", "/console/", "/console/app.js", "/console-hello/", "/console-hello"} {
 		rec := getConsole(h, "POST", target)
 		require.Equal(t, http.StatusMethodNotAllowed, rec.Code, target)
 		require.Equal(t, "GET, HEAD", rec.Header().Get("Allow"))

@@ -114,11 +114,8 @@ func (s *Server) portalTenant(r *http.Request, token string) (tenant, linkID str
 }
 
 // consoleURL is the console's address as the client of r reaches this API:
-// its scheme (X-Forwarded-Proto, which API Gateway sets), its host, the
-// path before /v1/ (a stage's, if any) and /console/. On the local cloud,
-// which serves the API at /_aws/execute-api/{apiId}/ on its own host, the
-// event's domain name is not the host the client used: the URL gets that
-// prefix.
+// its scheme (X-Forwarded-Proto, which API Gateway sets), its host, and
+// basePath.
 func consoleURL(r *http.Request) string {
 	scheme := "http"
 	if r.TLS != nil {
@@ -127,10 +124,19 @@ func consoleURL(r *http.Request) string {
 	if p := r.Header.Get("X-Forwarded-Proto"); p == "http" || p == "https" {
 		scheme = p
 	}
-	prefix, _, _ := strings.Cut(r.URL.Path, "/v1/")
+	return scheme + "://" + r.Host + basePath(r, "/v1/") + "/console/"
+}
+
+// basePath is the path under which the client of r reaches this API: the
+// part of r's path before marker (a stage's, if any; "" on the $default
+// stage), and on the local cloud, which serves the API at
+// /_aws/execute-api/{apiId}/ on its own host (the event's domain name is
+// then not the host the client used), that prefix before it.
+func basePath(r *http.Request, marker string) string {
+	prefix, _, _ := strings.Cut(r.URL.Path, marker)
 	if rc, ok := apigw.EventContext(r.Context()); ok && rc.APIID != "" && r.Host != rc.DomainName &&
 		strings.HasPrefix(rc.DomainName, rc.APIID+".execute-api.") {
 		prefix = "/_aws/execute-api/" + rc.APIID + prefix
 	}
-	return scheme + "://" + r.Host + prefix + "/console/"
+	return prefix
 }

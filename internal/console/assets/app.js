@@ -14,7 +14,7 @@ const BASE = (() => {
 })();
 
 // The session: never written to any storage.
-const session = { cred: null, kind: null, label: '' };
+const session = { cred: null, kind: null, label: '', epoch: 0 };
 let polls = [];
 
 // ---------- DOM helpers (text only) ----------
@@ -75,6 +75,7 @@ class APIError extends Error {
 
 async function api(method, path, body) {
   if (!session.cred) throw new APIError(401, 'not signed in');
+  const epoch = session.epoch;
   const opts = {
     method,
     headers: { Authorization: 'Bearer ' + session.cred, Accept: 'application/json' },
@@ -92,6 +93,8 @@ async function api(method, path, body) {
     throw new APIError(0, 'The API could not be reached (' + e.message + ').');
   }
   const raw = await res.text();
+  // An answer that comes after the session ended (or changed) is dropped.
+  if (session.epoch !== epoch) throw new APIError(401, 'the session ended');
   let data = null;
   if (raw) {
     try {
@@ -226,6 +229,7 @@ class Pager {
 // ---------- session ----------
 
 function signIn(cred, kind, label) {
+  session.epoch++;
   session.cred = cred;
   session.kind = kind;
   session.label = label;
@@ -241,6 +245,7 @@ function signIn(cred, kind, label) {
 }
 
 function endSession(message) {
+  session.epoch++;
   session.cred = null;
   session.kind = null;
   session.label = '';
@@ -687,14 +692,21 @@ async function loadDelivery() {
   renderFacts(d);
   renderAttempts(d.attempt_log || []);
   const [ev, ep] = await Promise.all([
-    api('GET', '/v1/events/' + enc(d.event_id)).catch((e) => ({ problem: e })),
-    api('GET', '/v1/endpoints/' + enc(d.endpoint_id)).catch((e) => ({ problem: e })),
+    api('GET', '/v1/events/' + enc(d.event_id)).catch(problemOf),
+    api('GET', '/v1/endpoints/' + enc(d.endpoint_id)).catch(problemOf),
   ]);
   renderHeaders(d, ep);
   const pre = $('payload');
   if (ev.problem) pre.textContent = 'The payload cannot be shown: ' + ev.problem.message;
   else if (!('payload' in ev)) pre.textContent = 'The payload is past the retention period and is no longer kept.';
   else pre.textContent = JSON.stringify(ev.payload, null, 2);
+}
+
+// problemOf turns a failed read into something to show in its place; a
+// 401 still ends the whole action.
+function problemOf(e) {
+  if (e instanceof APIError && e.status === 401) throw e;
+  return { problem: e };
 }
 
 function renderFacts(d) {
@@ -797,11 +809,13 @@ async function loadTenants(cursor) {
       id: t.tenant_id || t.id, name: t.name, depth: t.dlq_depth,
     }));
     next = page && page.next_cursor;
-    $('tenants-note').textContent = 'Deepest first.';
+    operator.fallback = false;
+    $('tenants-note').textContent = 'Tenants that have had a dead delivery, deepest first.';
   } catch (e) {
     if (!(e instanceof APIError) || (e.status !== 404 && e.status !== 405)) throw e;
     // Older stacks: the dead-letter stats list only tenants with dead deliveries.
     const st = await api('GET', '/v1/admin/stats');
+    operator.fallback = true;
     list = Object.entries(st.dlq_depth_by_tenant || {}).map(([id, depth]) => ({ id, depth }));
     list.sort((a, b) => b.depth - a.depth);
     $('tenants-note').textContent = 'Tenants with dead deliveries, deepest first; total ' + txt(st.dlq_depth_total) + '.';
@@ -809,10 +823,13 @@ async function loadTenants(cursor) {
   clear(body);
   for (const t of list) {
     body.append(el('tr', { 'data-test': 'tenant-row', 'data-id': t.id },
-      cell(txt(t.id), 'Tenant'), cell(txt(t.name), 'Name'),
+      cell(el('div', {}, txt(t.id), t.name ? el('div', { class: 'sub', text: t.name }) : null), 'Tenant'),
       el('td', { 'data-label': 'DLQ depth', 'data-test': 'dlq-depth', text: txt(t.depth) })));
   }
-  if (!list.length) body.append(el('tr', {}, el('td', { colspan: 3, text: 'No tenants.' })));
+  if (!list.length) {
+    const none = operator.fallback ? 'No tenant has dead deliveries.' : 'No tenant has had a dead delivery.';
+    body.append(el('tr', {}, el('td', { colspan: 2, text: none })));
+  }
   return next;
 }
 
@@ -869,6 +886,12 @@ function wire() {
     signIn(cred, op ? 'operator' : 'tenant', 'API key');
   });
   $('signout').addEventListener('click', () => endSession('You signed out.'));
+  // The link of the view already shown reloads it (no hashchange comes).
+  for (const a of $('nav').querySelectorAll('a')) {
+    a.addEventListener('click', () => {
+      if (location.hash === '#' + a.dataset.view) route();
+    });
+  }
 
   endpoints.pager = new Pager('endpoints', loadEndpoints);
   $('endpoint-create').addEventListener('click', () => {

@@ -232,6 +232,9 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := printConsole(ctx, e, tenant); err != nil {
+		return err
+	}
 	fmt.Println("\nThe local cloud is still running: `make local-down` stops it.")
 	if pending > 0 || hits != verified || !replayed {
 		return fmt.Errorf("%d deliveries never reached a final state, %d requests failed verification", pending, hits-verified)
@@ -291,4 +294,21 @@ func replayLedger(ctx context.Context, client *apiclient.Client, st *store.Store
 		ok = ok && got.State == domain.StateDelivered
 	}
 	return ok, nil
+}
+
+// printConsole prints the console's address, a portal link (a sign-in link
+// for the demo tenant, valid an hour) minted through the API, and how the
+// operator signs in.
+func printConsole(ctx context.Context, e *harness.Env, tenant string) error {
+	var link api.PortalLinkView
+	if err := e.Operator.Do(ctx, "POST", "/v1/admin/tenants/"+tenant+"/portal-links", map[string]int{"ttl_seconds": 3600}, &link); err != nil {
+		return fmt.Errorf("mint a portal link: %w", err)
+	}
+	fmt.Println("\nconsole")
+	fmt.Printf("  console:          %s/console/\n", e.BaseURL)
+	fmt.Printf("  tenant sign-in:   %s\n", link.URL)
+	fmt.Printf("                    (portal link %s for %s, valid until %s)\n", link.ID, tenant, link.ExpiresAt.Format(time.RFC3339))
+	fmt.Printf("  operator console: %s/console/ (sign in with the operator key: aws secretsmanager get-secret-value --secret-id %s --query SecretString --output text)\n",
+		e.BaseURL, e.Out.OperatorKeySecretARN)
+	return nil
 }

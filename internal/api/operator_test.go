@@ -1,0 +1,119 @@
+package api_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hookline/hookline/internal/api"
+	"github.com/hookline/hookline/internal/domain"
+)
+
+type tenantPage struct {
+	Data       []api.TenantDepthView `json:"data"`
+	NextCursor string                `json:"next_cursor"`
+}
+
+// deadFor records n dead deliveries of tenant, so its DLQ depth is n.
+func (e *env) deadFor(tenant string, n int) {
+	e.tb.Helper()
+	for i := range n {
+		d := domain.Delivery{DeliveryID: fmt.Sprintf("d_%s_%d", tenant, i), TenantID: tenant, EndpointID: "ep", EventID: fmt.Sprintf("ev_%s_%d", tenant, i), EventType: "a.b"}
+		require.NoError(e.tb, e.store.RecordAttempt(context.Background(), d, domain.Attempt{Number: 1, At: e.clock.Now(), Status: 410}, domain.Outcome{State: domain.StateDead, DeadReason: "gone", Message: "{}"}))
+	}
+}
+
+func TestAdminTenantsDeepestFirstPageByPage(t *testing.T) {
+	e := newEnv(t)
+	for tenant, n := range map[string]int{"a": 1, "b": 3, "c": 2, "d": 3, "e": 5} {
+		e.newTenant(tenant)
+		e.deadFor(tenant, n)
+	}
+	var got []api.TenantDepthView
+	cursor, pages := "", 0
+	for {
+		target := "/v1/admin/tenants?limit=2"
+		if cursor != "" {
+			target += "&cursor=" + cursor
+		}
+		rec := e.do("GET", target, operatorKey, nil)
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		p := decodeJSON[tenantPage](t, rec)
+		require.LessOrEqual(t, len(p.Data), 2)
+		got = append(got, p.Data...)
+		pages++
+		if cursor = p.NextCursor; cursor == "" {
+			break
+		}
+		require.Less(t, pages, 10)
+	}
+	require.Equal(t, []api.TenantDepthView{{TenantID: "e", DLQDepth: 5}, {TenantID: "b", DLQDepth: 3}, {TenantID: "d", DLQDepth: 3}, {TenantID: "c", DLQDepth: 2}, {TenantID: "a", DLQDepth: 1}}, got)
+	require.Equal(t, 3, pages)
+
+	for _, q := range []string{"limit=0", "limit=101", "cursor=%21%21", "cursor=e30"} {
+		rec := e.do("GET", "/v1/admin/tenants?"+q, operatorKey, nil)
+		require.Equal(t, http.StatusBadRequest, rec.Code, q)
+	}
+	key := e.newTenant("z")
+	require.Equal(t, http.StatusUnauthorized, e.do("GET", "/v1/admin/tenants", key, nil).Code, "a tenant key")
+}
+
+type fakeAlarms struct {
+	err   error
+	pages []*cloudwatch.DescribeAlarmsOutput
+	got   []*cloudwatch.DescribeAlarmsInput
+}
+
+func (f *fakeAlarms) DescribeAlarms(_ context.Context, in *cloudwatch.DescribeAlarmsInput, _ ...func(*cloudwatch.Options)) (*cloudwatch.DescribeAlarmsOutput, error) {
+	c := *in
+	f.got = append(f.got, &c)
+	if f.err != nil {
+		return nil, f.err
+	}
+	if len(f.pages) == 0 {
+		return &cloudwatch.DescribeAlarmsOutput{}, nil
+	}
+	out := f.pages[0]
+	f.pages = f.pages[1:]
+	return out, nil
+}
+
+func TestAdminAlarms(t *testing.T) {
+	e := newEnv(t)
+	rec := e.do("GET", "/v1/admin/alarms", operatorKey, nil)
+	require.Equal(t, http.StatusOK, rec.Code, "none in ALARM")
+	require.Equal(t, `{"data":[]}`+"\n", rec.Body.String())
+	e.srv.Alarms = nil
+	e.h = e.srv.Handler()
+	rec = e.do("GET", "/v1/admin/alarms", operatorKey, nil)
+	require.Equal(t, http.StatusServiceUnavailable, rec.Code, "no CloudWatch client")
+	require.Equal(t, "alarms cannot be read here", detailOf(t, rec))
+
+	at := time.Date(2026, 3, 14, 15, 0, 0, 0, time.UTC)
+	f := &fakeAlarms{pages: []*cloudwatch.DescribeAlarmsOutput{
+		{MetricAlarms: []cwtypes.MetricAlarm{{AlarmName: aws.String("Hookline-DLQDepth-1"), StateReason: aws.String("Threshold Crossed"), StateUpdatedTimestamp: &at}}, NextToken: aws.String("p2")},
+		{CompositeAlarms: []cwtypes.CompositeAlarm{{AlarmName: aws.String("Hookline-Any-2"), StateReason: aws.String("<img src=x onerror=alert(1)>"), StateUpdatedTimestamp: &at}}},
+	}}
+	e.srv.Alarms, e.srv.AlarmNamePrefix = f, "Hookline-"
+	e.h = e.srv.Handler()
+	rec = e.do("GET", "/v1/admin/alarms", operatorKey, nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, `{"data":[{"name":"Hookline-DLQDepth-1","reason":"Threshold Crossed","updated_at":"2026-03-14T15:00:00Z"},{"name":"Hookline-Any-2","reason":"\u003cimg src=x onerror=alert(1)\u003e","updated_at":"2026-03-14T15:00:00Z"}]}`+"\n", rec.Body.String())
+	require.Len(t, f.got, 2)
+	require.Equal(t, "Hookline-", aws.ToString(f.got[0].AlarmNamePrefix))
+	require.Equal(t, cwtypes.StateValueAlarm, f.got[0].StateValue)
+	require.Equal(t, "p2", aws.ToString(f.got[1].NextToken))
+
+	f.err = errors.New("UnknownOperationException")
+	rec = e.do("GET", "/v1/admin/alarms", operatorKey, nil)
+	require.Equal(t, http.StatusServiceUnavailable, rec.Code)
+	require.Equal(t, "alarms cannot be read here", detailOf(t, rec))
+}
