@@ -64,6 +64,9 @@ func TestConsoleReplayDeadDelivery(t *testing.T) {
 	b.wait(dt("job"))
 	b.waitAttr(dt("job"), "data-status", string(domain.StatusCompleted), 60*time.Second)
 	require.Contains(t, b.text(dt("job")), "replayed 1")
+	// The list reloads when the job is done: the row is gone, or marked replayed.
+	b.waitJS("the dead letters reloaded", stepTimeout,
+		`(sel) => { const e = document.querySelector(sel); return !e || e.textContent.includes("replayed"); }`, dead)
 	b.screenshot("replay-completed")
 
 	// Delivered: the lookup by event id finds it, and its detail shows the
@@ -117,6 +120,8 @@ func TestConsoleCreateEndpointAndRotateSecret(t *testing.T) {
 	epRow := row("endpoint-row", epID)
 	b.wait(epRow)
 	require.Contains(t, b.text(epRow), rcv.URL+"/hook")
+	b.waitJS("the endpoint's health", stepTimeout,
+		`(sel) => { const e = document.querySelector(sel); return !!e && !e.textContent.includes("loading"); }`, epRow)
 	b.screenshot("endpoints")
 
 	// Shown once: dismissed, it is gone from the page.
