@@ -39,7 +39,15 @@ func portalLink(t *testing.T, tenantID string, ttlSeconds int) (id, token string
 // and waits for the endpoints view; it returns the link's id.
 func signInByPortal(t *testing.T, b *browser, tenantID string) string {
 	t.Helper()
-	id, token := portalLink(t, tenantID, 900)
+	id, _ := signInByPortalTTL(t, b, tenantID, 900)
+	return id
+}
+
+// signInByPortalTTL is signInByPortal with a link of the given life; it
+// returns the link's id and token.
+func signInByPortalTTL(t *testing.T, b *browser, tenantID string, ttlSeconds int) (string, string) {
+	t.Helper()
+	id, token := portalLink(t, tenantID, ttlSeconds)
 	b.navigate(consoleURL() + "#portal=" + token)
 	b.wait(dt("endpoints"))
 	// The token leaves the address bar at once, and nothing is stored.
@@ -47,7 +55,7 @@ func signInByPortal(t *testing.T, b *browser, tenantID string) string {
 	require.NotContains(t, href, token, "the portal token stays in the address bar")
 	require.Equal(t, 0, evalIn[int](b, `localStorage.length + sessionStorage.length`), "the console stored something")
 	require.Empty(t, evalIn[string](b, `document.cookie`))
-	return id
+	return id, token
 }
 
 // signInKey signs in as a tenant with an API key typed into the form and
@@ -95,9 +103,7 @@ func waitTenantDepth(t *testing.T, tenantID string, n int) {
 func row(kind, id string) string { return fmt.Sprintf(`[data-test=%q][data-id=%q]`, kind, id) }
 
 // A revoked portal link ends the session at the next call with the API's
-// message; an unknown token never signs in. An expired one answers the same
-// way (the API's detail "the portal link has expired"): links live at least
-// a minute, so the test revokes instead of waiting.
+// message; an unknown token never signs in.
 func TestConsolePortalLinkRevokedEndsSession(t *testing.T) {
 	t.Parallel()
 	tenantID, _ := apiTenant(t, "consolerevoke")
@@ -121,6 +127,29 @@ func TestConsolePortalLinkRevokedEndsSession(t *testing.T) {
 	b.wait(dt("signin"))
 	require.NotEmpty(t, strings.TrimSpace(b.text(dt("session-message"))))
 	require.NotContains(t, b.text(dt("session-message")), "the portal link was revoked")
+}
+
+// An expired portal link ends the session at the next call with the API's
+// message. The local cloud's deployment lets a link live a few seconds
+// (portalMinTTL=1s; on AWS a minute at least).
+func TestConsolePortalLinkExpiredEndsSession(t *testing.T) {
+	t.Parallel()
+	tenantID, _ := apiTenant(t, "consoleexpire")
+	b := newBrowser(t, desktopWidth, desktopHeight)
+	_, token := signInByPortalTTL(t, b, tenantID, 5)
+	var body map[string]any
+	require.Eventually(t, func() bool {
+		var status int
+		status, body = call(t, "GET", "/v1/endpoints", token, nil)
+		return status == http.StatusUnauthorized
+	}, 30*time.Second, 250*time.Millisecond, "the link did not expire: %v", body)
+	require.Equal(t, "the portal link has expired", body["detail"])
+
+	b.click(dt("nav-dlq"))
+	b.waitText(dt("session-message"), "the portal link has expired")
+	b.wait(dt("signin"))
+	require.Zero(t, b.count(dt("endpoint-row")), "a signed-out page shows no tenant data")
+	b.assertSafe("expired link")
 }
 
 // The operator key signs in to the operator view, which lists the tenant
