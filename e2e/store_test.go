@@ -54,11 +54,32 @@ func TestStoreLayout(t *testing.T) {
 	expiry := func(t *testing.T, item map[string]types.AttributeValue) int64 {
 		t.Helper()
 		exp, ok := item["expires_at"].(*types.AttributeValueMemberN)
-		require.True(t, ok, "a delivery expires")
+		require.True(t, ok, "it expires")
 		n, err := strconv.ParseInt(exp.Value, 10, 64)
 		require.NoError(t, err)
 		return n
 	}
+
+	t.Run("a portal link: its hash in the key, its tenant's index partition, a TTL a day after its expiry", func(t *testing.T) {
+		_, err := s.CreateTenant(ctx, domain.Tenant{TenantID: tenantID})
+		require.NoError(t, err)
+		until := time.Now().Add(10 * time.Minute).UTC().Truncate(time.Second)
+		hash := "hash_" + tenantID
+		_, err = s.PutPortalLink(ctx, domain.PortalLink{LinkID: "pl_layout", TenantID: tenantID, Hash: hash, ExpiresAt: until})
+		require.NoError(t, err)
+		out, err := env.ddb.GetItem(ctx, &dynamodb.GetItemInput{
+			TableName: &env.out.StateTableName, ConsistentRead: aws.Bool(true),
+			Key: map[string]types.AttributeValue{
+				"pk": &types.AttributeValueMemberS{Value: "PORTAL#" + hash},
+				"sk": &types.AttributeValueMemberS{Value: "PORTAL"},
+			},
+		})
+		require.NoError(t, err)
+		require.NotNil(t, out.Item)
+		require.Equal(t, until.Add(store.PortalLinkKeep).Unix(), expiry(t, out.Item))
+		require.Equal(t, &types.AttributeValueMemberS{Value: "TENANT#" + tenantID + "#PORTAL"}, out.Item["gsi1pk"])
+		require.Equal(t, &types.AttributeValueMemberS{Value: "pl_layout"}, out.Item["gsi1sk"])
+	})
 
 	t.Run("the first attempt sets the expiry; a later one keeps it; delivered is in no index", func(t *testing.T) {
 		ev := "evt_layout_1_" + tenantID

@@ -264,7 +264,7 @@ function endSession(message) {
 
 // wipe removes every tenant's data from the page.
 function wipe() {
-  for (const id of ['endpoints-body', 'dlq-body', 'attempts-body', 'headers-body', 'delivery-facts',
+  for (const id of ['endpoints-body', 'dlq-body', 'endpoint-ids', 'attempts-body', 'headers-body', 'delivery-facts',
     'lookup-results', 'tenants-body', 'alarms', 'job', 'redrive-job', 'payload', 'secret',
     'secret-endpoint', 'test-delivery', 'test-endpoint', 'delivery-id', 'replay-count', 'tenants-note']) {
     clear($(id));
@@ -511,7 +511,23 @@ function readFilter() {
   };
 }
 
+// fillEndpointChoices offers the tenant's endpoints (a first page of them)
+// as suggestions for the endpoint filter, once a session.
+async function fillEndpointChoices() {
+  const list = $('endpoint-ids');
+  if (list.dataset.epoch === String(session.epoch)) return;
+  list.dataset.epoch = String(session.epoch);
+  clear(list);
+  const page = await api('GET', '/v1/endpoints' + query({ limit: 100 }));
+  for (const ep of (page && page.data) || []) {
+    const o = el('option', { text: ep.url });
+    o.value = ep.id;
+    list.append(o);
+  }
+}
+
 async function loadDLQ(cursor) {
+  fillEndpointChoices().catch(() => {});
   const page = await api('GET', '/v1/dlq' + query(Object.assign({ limit: 25, cursor }, dlq.filter)));
   const body = $('dlq-body');
   clear(body);
