@@ -97,6 +97,13 @@ func TestConsoleCreateEndpointAndRotateSecret(t *testing.T) {
 	signInKey(t, b, key)
 
 	b.click(dt("endpoint-create"))
+	// The API's refusal is shown with its problem detail.
+	b.typ(dt("endpoint-url"), "ftp://example.com/hook")
+	b.click(dt("endpoint-save"))
+	b.wait(dt("error"))
+	b.waitText(dt("error"), "url")
+	require.Zero(t, b.count(dt("endpoint-row")))
+
 	b.typ(dt("endpoint-url"), rcv.URL+"/hook")
 	b.typ(dt("endpoint-event-types"), "order.created, payment.*")
 	b.typ(dt("endpoint-description"), "made in the console")
