@@ -123,6 +123,8 @@ func TestPortalLinkMinting(t *testing.T) {
 		require.Equal(t, http.StatusBadRequest, rec.Code, "%v: %s", body, rec.Body.String())
 	}
 	require.Equal(t, t0.Add(time.Hour), e.mintPortalLink("acme", map[string]any{"ttl_seconds": 3600}).ExpiresAt)
+	require.Equal(t, t0.Add(api.DefaultPortalTTL), e.mintPortalLink("acme", `{"ttl_seconds":null}`).ExpiresAt, "null: the default")
+	require.Equal(t, t0.Add(api.DefaultPortalTTL), e.mintPortalLink("acme", `{}`).ExpiresAt)
 	rec := e.do("POST", "/v1/admin/tenants/nobody/portal-links", operatorKey, nil)
 	require.Equal(t, http.StatusNotFound, rec.Code)
 	rec = e.do("POST", "/v1/admin/tenants/acme/portal-links", key, nil)
