@@ -10,7 +10,7 @@ FUNCTIONS := enqueue deliver api replay
 LDFLAGS  := -s -w -X github.com/hookline/hookline/internal/sender.Version=$(VERSION)
 GOARCH_OF = $(if $(filter x86_64,$(1)),amd64,arm64)
 
-.PHONY: help build build-local tools test test-unit test-e2e test-api demo deploy deploy-local local-up local-down lint cfn-lint bench bench-offline bench-replay soak redrive-enqueue seal-secrets clean
+.PHONY: help build build-local tools test test-unit test-e2e test-api demo deploy deploy-local local-up local-down lint cfn-lint bench bench-offline bench-replay screenshots soak redrive-enqueue seal-secrets clean
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -67,6 +67,9 @@ test-unit: tools ## Unit and CDK template tests only (no local cloud)
 
 test-e2e: deploy-local ## End-to-end tests against the stack deployed in the local cloud
 	@source scripts/env.sh && $(GO) test -count=1 -tags e2e -timeout 15m -v ./e2e/...
+
+screenshots: deploy-local ## Rewrite the console's screenshots in docs/console/ from its browser tests (HOOKLINE_SCREENSHOTS=1)
+	@source scripts/env.sh && HOOKLINE_SCREENSHOTS=1 $(GO) test -count=1 -tags e2e -timeout 10m -run 'TestConsole' -v ./e2e/...
 
 lint: tools ## go vet and gofmt
 	$(GO) vet ./...

@@ -22,7 +22,8 @@ var functions = []string{"api", "deliver", "enqueue", "replay"}
 // forbidden are the import paths no product binary may link, with the
 // packages under them: the
 // tooling tree, the repository's other programs and tests, the CDK app and the
-// CDK's Go runtime (jsii starts a Node.js process).
+// CDK's Go runtime (jsii starts a Node.js process), and the browser driver of
+// the console's tests (chromedp).
 var forbidden = []string{
 	module + "/tooling",
 	module + "/e2e",
@@ -34,6 +35,7 @@ var forbidden = []string{
 	"github.com/aws/jsii-runtime-go",
 	"github.com/aws/constructs-go",
 	"github.com/cdklabs",
+	"github.com/chromedp",
 }
 
 // listing maps a package to every package it links, as `go list -deps` sees it.
@@ -131,6 +133,8 @@ func TestForbiddenLinks(t *testing.T) {
 			map[string][]string{"f/a": {"github.com/aws/aws-cdk-go/awscdk/v2", "github.com/aws/jsii-runtime-go/internal/kernel"}}},
 		{"scripts, e2e, infra", listing{"f/a": {module + "/scripts/sealsecrets", module + "/e2e", module + "/infra"}, "f/b": {"os"}},
 			map[string][]string{"f/a": {module + "/e2e", module + "/infra", module + "/scripts/sealsecrets"}}},
+		{"browser driver", listing{"f/a": {"github.com/chromedp/chromedp", "github.com/chromedp/cdproto/page"}},
+			map[string][]string{"f/a": {"github.com/chromedp/cdproto/page", "github.com/chromedp/chromedp"}}},
 		{"a name that only starts alike", listing{"f/a": {module + "/internal/toolingx", module + "/infrastructure"}}, map[string][]string{}},
 	}
 	for _, tc := range tests {

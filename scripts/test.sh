@@ -11,6 +11,18 @@ started=""
 cleanup() { if [ -n "$started" ]; then scripts/local-down.sh || true; fi; }
 trap cleanup EXIT
 
+# The console's browser tests (e2e/console_*_test.go) drive Debian's headless
+# Chromium; install it when it is missing (CI runs as root on Debian).
+if [ ! -x /usr/bin/chromium ]; then
+  echo "test: /usr/bin/chromium is missing; installing Debian's chromium for the console's browser tests (apt-get)"
+  if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; } >"$STATE_DIR/chromium-install.log" 2>&1; then
+    echo "test: installing chromium failed (log: $STATE_DIR/chromium-install.log); the console's browser tests need it" >&2
+    tail -20 "$STATE_DIR/chromium-install.log" >&2
+    exit 1
+  fi
+  echo "test: chromium installed: $(/usr/bin/chromium --version 2>/dev/null || echo unknown version)"
+fi
+
 make --no-print-directory lint
 go test -count=1 ./...
 scripts/cfn-lint.sh

@@ -14,7 +14,11 @@
 //     nothing functions on the same two hops), a burst's throughput, the
 //     cost per million deliveries from what the burst's logs say, and
 //     POST /v1/events's throughput against the API floor (an HTTP API route
-//     whose function does nothing), at the same concurrency.
+//     whose function does nothing), at the same concurrency;
+//   - the console's page weight (HTML+JS+CSS, gzip) against a hello-world
+//     page served the same way, and against console.BudgetGzipBytes: from
+//     the deployed API's /console/ and /console-hello/ with -cloud, else
+//     from the files embedded in the api function.
 package main
 
 import (
@@ -50,12 +54,22 @@ func main() {
 	burstN := flag.Int("burst", 2000, "events in the burst (each side)")
 	publishN := flag.Int("publish", 400, "requests per side for the publish throughput")
 	publishC := flag.Int("publish-concurrency", 8, "requests at a time for the publish throughput (each side)")
+	pageOnly := flag.Bool("page-weight", false, "measure only the console's page weight (quick; with -cloud, as the deployed API serves it)")
 	flag.Parse()
 	ctx := context.Background()
 	var rows []row
 	fail := func(what string, err error) {
 		fmt.Fprintf(os.Stderr, "bench: %s: %v\n", what, err)
 		os.Exit(1)
+	}
+
+	if *pageOnly {
+		rows, err := consoleWeight(ctx, *cloud)
+		if err != nil {
+			fail("console page weight", err)
+		}
+		printTable(rows)
+		return
 	}
 
 	m, err := goBench("./internal/sender", "SendVsBarePost")
@@ -92,6 +106,12 @@ func main() {
 			row{"cold start", r.Name + " start to first /next", ms(r.StartMedian), ms(r.HelloStartMedian) + " hello", x(r.StartX()), "≤ 2x"})
 	}
 
+	pw, err := consoleWeight(ctx, *cloud)
+	if err != nil {
+		fail("console page weight", err)
+	}
+	rows = append(rows, pw...)
+
 	if *cloud {
 		more, err := endToEnd(ctx, *latencyN, *burstN)
 		if err != nil {
@@ -109,6 +129,11 @@ func main() {
 		rows = append(rows, pub...)
 	}
 
+	printTable(rows)
+}
+
+// printTable prints the suite's one table.
+func printTable(rows []row) {
 	fmt.Printf("\nhookline performance, %s (ratios: hookline / baseline, measured in the same run)\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "area\tmeasure\thookline\tbaseline\tratio\ttarget")
