@@ -9,6 +9,16 @@ ARCH     ?= arm64
 FUNCTIONS := enqueue deliver api replay
 LDFLAGS  := -s -w -X github.com/hookline/hookline/internal/sender.Version=$(VERSION)
 GOARCH_OF = $(if $(filter x86_64,$(1)),amd64,arm64)
+# The workspace's modules (go.work): the root, infra/, outbox/, ... Every Go
+# verb below covers each of them; `./...` alone stops at a nested go.mod.
+ifeq ($(GOWORK),off)
+$(error GOWORK=off: the Makefile builds the workspace's modules together (go.work); unset GOWORK)
+endif
+MODULES  := $(shell $(GO) list -m -f '{{.Dir}}' | sed 's|^$(CURDIR)|.|')
+PKGS     := $(addsuffix /...,$(MODULES))
+# The oldest Go a producer importing the outbox module may use (outbox/go.mod's
+# go line): test-unit runs outbox's tests with it, at outbox's own requirements.
+OUTBOX_GO ?= go1.21.13
 
 .PHONY: help build build-local tools test test-unit test-e2e test-api demo deploy deploy-local local-up local-down lint cfn-lint bench bench-offline bench-replay screenshots soak redrive-enqueue seal-secrets clean
 
@@ -31,7 +41,8 @@ node_modules/.bin/cdk: package.json package-lock.json
 	@echo "module ignore_node_modules" > node_modules/go.mod  # keep `go ... ./...` out of node_modules
 	@touch $@
 
-tools: node_modules/.bin/cdk ## Install the pinned CDK CLI (npm) and Go modules
+tools: node_modules/.bin/cdk ## Install the pinned CDK CLI (npm) and Go modules (each module's own, and the workspace's)
+	@for m in $(MODULES); do (cd $$m && GOWORK=off $(GO) mod download) || exit 1; done
 	$(GO) mod download
 
 local-up: ## Start the local cloud (pinned ministack in .venv) on 127.0.0.1:4566; idempotent
@@ -62,8 +73,9 @@ demo: deploy-local ## Run the whole pipeline locally: deliver, retry, dead-lette
 test: ## Everything: unit and template tests, then end-to-end tests on the local cloud
 	@scripts/test.sh
 
-test-unit: tools ## Unit and CDK template tests only (no local cloud)
-	$(GO) test -count=1 ./...
+test-unit: tools ## Unit and CDK template tests only (no local cloud), every module; outbox also with its oldest Go and its own requirements
+	$(GO) test -count=1 $(PKGS)
+	cd outbox && GOWORK=off GOTOOLCHAIN=$(OUTBOX_GO) $(GO) test -count=1 ./...
 
 test-e2e: deploy-local ## End-to-end tests against the stack deployed in the local cloud
 	@source scripts/env.sh && $(GO) test -count=1 -tags e2e -timeout 15m -v ./e2e/...
@@ -71,10 +83,11 @@ test-e2e: deploy-local ## End-to-end tests against the stack deployed in the loc
 screenshots: deploy-local ## Rewrite the console's screenshots in docs/console/ from its browser tests (HOOKLINE_SCREENSHOTS=1)
 	@source scripts/env.sh && HOOKLINE_SCREENSHOTS=1 $(GO) test -count=1 -tags e2e -timeout 10m -run 'TestConsole' -v ./e2e/...
 
-lint: tools ## go vet and gofmt
-	$(GO) vet ./...
+lint: tools ## go vet and gofmt over every module; each module's go.mod tidy on its own
+	$(GO) vet $(PKGS)
 	$(GO) vet -tags e2e ./e2e/...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
+	@for m in $(MODULES); do (cd $$m && GOWORK=off $(GO) mod tidy -diff) || { echo "$$m/go.mod is not tidy on its own: cd $$m && GOWORK=off go mod tidy"; exit 1; }; done
 
 cfn-lint: tools ## Synthesize the template (arm64, default props) and check it with cfn-lint (pinned, in .venv)
 	@scripts/cfn-lint.sh

@@ -24,7 +24,7 @@ if [ ! -x /usr/bin/chromium ]; then
 fi
 
 make --no-print-directory lint
-go test -count=1 ./...
+make --no-print-directory test-unit
 scripts/cfn-lint.sh
 
 if [ -n "${HOOKLINE_OWN_CLOUD:-}" ] && ! curl -fsS -m 2 "$AWS_ENDPOINT_URL/_localstack/health" >/dev/null 2>&1; then
