@@ -219,6 +219,7 @@ func TestMalformedHeaders(t *testing.T) {
 		{name: "v2 with a v1 value", id: id, ts: tsStr, sig: "v2" + good[2:], want: verify.ErrNoMatchingSignature},
 		{name: "unpadded base64", id: id, ts: tsStr, sig: strings.TrimRight(good, "="), want: verify.ErrNoMatchingSignature},
 		{name: "url-safe base64", id: id, ts: tsStr, sig: strings.NewReplacer("+", "-", "/", "_").Replace(good), want: verify.ErrNoMatchingSignature},
+		{name: "non-canonical base64 (same bytes)", id: id, ts: tsStr, sig: nonCanonical(good), want: verify.ErrNoMatchingSignature},
 		{name: "truncated", id: id, ts: tsStr, sig: good[:len(good)-4], want: verify.ErrNoMatchingSignature},
 		{name: "extra comma part", id: id, ts: tsStr, sig: good + ",x", want: verify.ErrNoMatchingSignature},
 		{name: "uppercase version", id: id, ts: tsStr, sig: "V1" + good[2:], want: verify.ErrNoMatchingSignature},
@@ -387,6 +388,14 @@ func TestVerifyRequest(t *testing.T) {
 		_, err := newVerifier(t, secretA).VerifyRequest(nil)
 		wantErr(t, err, verify.ErrMissingHeaders)
 	})
+}
+
+// nonCanonical respells a "v1," entry with the unused low bits of its last
+// base64 digit set: lenient decoders read the same bytes from it.
+func nonCanonical(entry string) string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	i := len(entry) - 2 // the digit before the single "=" of a 32-byte value
+	return entry[:i] + string(alphabet[strings.IndexByte(alphabet, entry[i])|1]) + entry[i+1:]
 }
 
 type errReader struct{}
