@@ -22,6 +22,8 @@ require (
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/hookline/hookline/outbox v0.0.0-00010101000000-000000000000
+	github.com/hookline/hookline/verify v0.0.0-00010101000000-000000000000
+	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 	github.com/stretchr/testify v1.12.1
 	go.yaml.in/yaml/v3 v3.0.5
 )
@@ -42,8 +44,11 @@ require (
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 )
 
-// Inside the repository the workspace (go.work) resolves the outbox module;
-// this replacement lets `GOWORK=off` builds of this module work too. A
-// published module's replacements are ignored by its users: a release
-// requires the tagged version (docs/architecture.md, "Modules").
-replace github.com/hookline/hookline/outbox => ./outbox
+// Inside the repository the workspace (go.work) resolves the outbox and
+// verify modules; these replacements let `GOWORK=off` builds of this module
+// work too. A published module's replacements are ignored by its users: a
+// release requires the tagged versions (docs/architecture.md, "Modules").
+replace (
+	github.com/hookline/hookline/outbox => ./outbox
+	github.com/hookline/hookline/verify => ./verify
+)

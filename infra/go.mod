@@ -49,11 +49,12 @@ require (
 	golang.org/x/tools/godoc v0.1.0-deprecated // indirect
 )
 
-// Inside the repository the workspace (go.work) resolves the two modules
+// Inside the repository the workspace (go.work) resolves the modules
 // below; these replacements let `GOWORK=off` builds of this module work too.
 // A published module's replacements are ignored by its users: a release
 // requires the tagged versions (docs/architecture.md, "Modules").
 replace (
 	github.com/hookline/hookline => ../
 	github.com/hookline/hookline/outbox => ../outbox
+	github.com/hookline/hookline/verify => ../verify
 )

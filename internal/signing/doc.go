@@ -1,6 +1,11 @@
 // Package signing implements version 1 of the Standard Webhooks signature
 // scheme (https://www.standardwebhooks.com).
 //
+// Receivers outside this module use the public module
+// github.com/hookline/hookline/verify instead of this package's Verifier;
+// interop_test.go holds the Signer, this Verifier, the verify package and
+// the official Standard Webhooks Go library to one another.
+//
 // # Scheme
 //
 // A secret is the string "whsec_" followed by the standard (padded) base64

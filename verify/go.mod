@@ -1,0 +1,3 @@
+module github.com/hookline/hookline/verify
+
+go 1.21
