@@ -1,4 +1,4 @@
-package main
+package hookline
 
 import (
 	"time"
@@ -11,7 +11,7 @@ import (
 )
 
 // DeliveryQueuesProps configures NewDeliveryQueues.
-type DeliveryQueuesProps struct {
+type queuesProps struct {
 	// MaxReceiveCount is the number of attempts before SQS moves a message
 	// to the DLQ: the retry schedule's length. Required.
 	MaxReceiveCount int
@@ -30,7 +30,7 @@ type DeliveryQueuesProps struct {
 
 // DeliveryQueues are the delivery queue, its dead-letter queue, the enqueue
 // mapping's on-failure queue, and their alarms.
-type DeliveryQueues struct {
+type deliveryQueues struct {
 	Delivery        awssqs.Queue
 	DeadLetter      awssqs.Queue
 	EnqueueFailures awssqs.Queue
@@ -44,7 +44,7 @@ type DeliveryQueues struct {
 // SQS maximum. A message SQS redrives to the DLQ keeps its original enqueue
 // time, so it stays 14 days less its age (at most 24 h by default); one the
 // deliver function sends there gets the full 14 days.
-func NewDeliveryQueues(scope constructs.Construct, id string, p DeliveryQueuesProps) DeliveryQueues {
+func newDeliveryQueues(scope constructs.Construct, id string, p queuesProps) deliveryQueues {
 	c := constructs.NewConstruct(scope, &id)
 	retention := awscdk.Duration_Days(jsii.Number(14))
 	dlqRetention := retention
@@ -91,5 +91,5 @@ func NewDeliveryQueues(scope constructs.Construct, id string, p DeliveryQueuesPr
 	}
 	depth := depthAlarm("DeadLetterDepth", "Deliveries are piling up in the hookline dead-letter queue. See docs/operations.md.", dlq, p.AlarmThreshold)
 	failed := depthAlarm("EnqueueFailureDepth", "Outbox stream batches failed enqueue and were parked. Events in them are not yet delivered.", failures, p.FailureAlarmThreshold)
-	return DeliveryQueues{Delivery: delivery, DeadLetter: dlq, EnqueueFailures: failures, DepthAlarm: depth, EnqueueFailureAlarm: failed}
+	return deliveryQueues{Delivery: delivery, DeadLetter: dlq, EnqueueFailures: failures, DepthAlarm: depth, EnqueueFailureAlarm: failed}
 }
