@@ -187,6 +187,10 @@ func newAPI(scope constructs.Construct, id string, p apiProps) apiParts {
 	integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("Lambda"), fn,
 		&awsapigatewayv2integrations.HttpLambdaIntegrationProps{PayloadFormatVersion: awsapigatewayv2.PayloadFormatVersion_VERSION_2_0()})
 	httpAPI := awsapigatewayv2.NewHttpApi(c, jsii.String("Http"), &awsapigatewayv2.HttpApiProps{
+		// An HTTP API must have a name, which CDK would make its id
+		// ("Http"): one unique in the app, so that two instances' APIs
+		// can be told apart in the console.
+		ApiName:     awscdk.Names_UniqueResourceName(c, &awscdk.UniqueResourceNameOptions{MaxLength: jsii.Number(128)}),
 		Description: jsii.String("hookline tenant and operator API"),
 		// The catch-all route ($default) sends what no route matches to the
 		// function too: it answers a wrong method 405 with Allow and an
