@@ -58,7 +58,7 @@ type Assumptions struct {
 	// event's outbox item writes (the outbox's by_tenant index: tenant_id,
 	// log_sk, id, type, occurred_at, endpoint_id, under 1 KB): 1, once per
 	// event, so once per delivery in the one-endpoint workload. 0 with the
-	// message log off (HooklineStackProps.DisableMessageLog).
+	// message log off (hookline.Props.DisableMessageLog).
 	LogIndexWRU float64
 	// LogIndexBytes is that index entry's billed size: about 150 bytes of
 	// attributes plus 100 of overhead, kept as long as the outbox item
