@@ -104,15 +104,7 @@ func New(scope constructs.Construct, id string, p *Props) (*Hookline, error) {
 // newHookline is New, also returning the cdk-nag findings it accepts (for
 // the test that runs cdk-nag).
 func newHookline(scope constructs.Construct, id string, props *Props) (*Hookline, []nagSuppression, error) {
-	p, err := checkedProps(props)
-	if err != nil {
-		return nil, nil, err
-	}
-	deliver, err := deliverEnv(p)
-	if err != nil {
-		return nil, nil, err
-	}
-	code, err := functionCode(p.Code, p.Architecture)
+	p, deliver, code, err := prepare(props)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -163,6 +155,12 @@ func newHookline(scope constructs.Construct, id string, props *Props) (*Hookline
 	})
 	suppressNagFindings(accepted)
 
+	return assemble(c, tables, queues, replay, httpAPI, ops, bus, redrive, secretsKey, fns, p.Retry.Attempts()), accepted, nil
+}
+
+// assemble is the Hookline New returns, from the parts it built.
+func assemble(c constructs.Construct, tables tableSet, queues deliveryQueues, replay replayParts, httpAPI apiParts, ops operationsParts,
+	bus operatorBus, redrive awsiam.ManagedPolicy, secretsKey awskms.Key, fns pipelineFunctions, attempts int) *Hookline {
 	return &Hookline{
 		Construct:   c,
 		OutboxTable: tables.Outbox, StateTable: tables.State,
@@ -172,8 +170,24 @@ func newHookline(scope constructs.Construct, id string, props *Props) (*Hookline
 		SecretsKey: secretsKey, AlarmTopic: ops.Topic, Alarms: ops.Alarms, Dashboard: ops.Dashboard,
 		OperatorBus: bus.Bus, EnqueueRedrivePolicy: redrive,
 		Functions:       Functions{Enqueue: fns.Enqueue, Deliver: fns.Deliver, API: httpAPI.Function, Replay: replay.Function},
-		MaxReceiveCount: p.Retry.Attempts(),
-	}, accepted, nil
+		MaxReceiveCount: attempts,
+	}
+}
+
+// prepare is what New checks and derives before it creates anything: the
+// props with their defaults, the deliver function's settings and every
+// function's code.
+func prepare(props *Props) (Props, fnenv.DeliverEnv, map[string]awslambda.Code, error) {
+	p, err := checkedProps(props)
+	if err != nil {
+		return p, fnenv.DeliverEnv{}, nil, err
+	}
+	deliver, err := deliverEnv(p)
+	if err != nil {
+		return p, deliver, nil, err
+	}
+	code, err := functionCode(p.Code, p.Architecture)
+	return p, deliver, code, err
 }
 
 // functionCode asks code for every function's, before anything is
