@@ -13,6 +13,24 @@ import (
 	"github.com/hookline/hookline/internal/retry"
 )
 
+// RetryPolicy is the type of Props.Retry (package retry's Policy, named
+// here so that an app outside this module can spell it): Schedule, the
+// delays before each attempt (default 0s,5s,30s,5m,30m,2h,8h,12h), Jitter
+// (default ±20%), Mode (default JitterProportional) and MaxAge (default
+// 24 h). Leave VisibilityTimeout zero: New sets it.
+type RetryPolicy = retry.Policy
+
+// The jitter modes of RetryPolicy.Mode.
+const (
+	// JitterProportional (the default) scales each delay by a factor drawn
+	// uniformly from [1-Jitter, 1+Jitter].
+	JitterProportional = retry.JitterProportional
+	// JitterFull draws each delay uniformly from [0, d].
+	JitterFull = retry.JitterFull
+	// JitterNone uses the scheduled delays as they are.
+	JitterNone = retry.JitterNone
+)
+
 // Props configures one hookline instance. Every field states its default;
 // the zero value (or nil) deploys the documented defaults to AWS on arm64,
 // building the functions from source at synth time.
@@ -32,7 +50,7 @@ type Props struct {
 	// Its VisibilityTimeout is set by the stack to the delivery queue's (six
 	// times DeliverTimeout), which bounds the longest retry delay: leave it
 	// zero; any other value is refused.
-	Retry retry.Policy
+	Retry RetryPolicy
 	// RequestTimeout bounds one POST to an endpoint. Default 15 s.
 	RequestTimeout time.Duration
 	// DeliverTimeout is the deliver function's timeout. Default

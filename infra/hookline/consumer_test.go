@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/hookline/hookline/infra/hookline"
@@ -51,13 +52,16 @@ func TestConsumerApp(t *testing.T) {
 		Code: code, AllowHTTP: false, AlarmEmail: "oncall@example.com",
 		APIRateLimit: 5, APIBurstLimit: 10, DeliverReservedConcurrency: -1, APIReservedConcurrency: -1, ReplayReservedConcurrency: -1,
 	}
-	ordersProps.Retry.Schedule = []time.Duration{0, 10 * time.Second, time.Minute}
+	ordersProps.Retry = hookline.RetryPolicy{Schedule: []time.Duration{0, 10 * time.Second, time.Minute}, Mode: hookline.JitterNone}
 	orders, err := hookline.New(stack, "Orders", ordersProps)
 	require.NoError(t, err)
 	billing, err := hookline.New(stack, "Billing", &hookline.Props{Code: code, AllowHTTP: true, DisableMessageLog: true})
 	require.NoError(t, err)
 	grant := orders.GrantWriteOutbox(producer)
 	require.True(t, *grant.Success())
+	operator := awsiam.NewRole(stack, jsii.String("Operator"), &awsiam.RoleProps{AssumedBy: awsiam.NewAccountRootPrincipal()})
+	require.True(t, *billing.GrantOperatorKeyRead(operator).Success())
+	billing.GrantEnqueueRedrive(operator)
 
 	tpl := assertions.Template_FromStack(stack, nil)
 	var doc struct {
@@ -92,6 +96,21 @@ func TestConsumerApp(t *testing.T) {
 		require.NotEqual(t, outboxOf(orders), outboxOf(billing))
 	})
 
+	t.Run("the operator's role reads Billing's operator key and holds its re-drive policy", func(t *testing.T) {
+		secret := logicalID(billing.OperatorKey.Node().DefaultChild().(awscdk.CfnElement))
+		role := logicalID(operator.Node().DefaultChild().(awscdk.CfnElement))
+		check(t, func() {
+			tpl.HasResourceProperties(jsii.String("AWS::IAM::Policy"), obj{
+				"Roles": []any{obj{"Ref": role}},
+				"PolicyDocument": obj{"Statement": []any{obj{
+					"Action": []any{"secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"}, "Effect": "Allow", "Resource": obj{"Ref": secret},
+				}}},
+			})
+		})
+		policy := logicalID(billing.EnqueueRedrivePolicy.Node().DefaultChild().(awscdk.CfnElement))
+		require.Equal(t, []any{obj{"Ref": policy}}, doc.Resources[role].Properties["ManagedPolicyArns"])
+	})
+
 	t.Run("each instance's functions point at their own tables and queues", func(t *testing.T) {
 		for prefix, h := range map[string]*hookline.Hookline{"Orders": orders, "Billing": billing} {
 			fns := []awslambda.Function{h.Functions.Enqueue, h.Functions.Deliver, h.Functions.API, h.Functions.Replay}
@@ -115,6 +134,8 @@ func TestConsumerApp(t *testing.T) {
 		require.EqualValues(t, 3, queue.Properties["RedrivePolicy"].(obj)["maxReceiveCount"], "Orders' own retry schedule")
 		require.Equal(t, 3, orders.MaxReceiveCount)
 		require.Equal(t, 8, billing.MaxReceiveCount, "Billing's default schedule")
+		deliver := doc.Resources[logicalID(orders.Functions.Deliver.Node().DefaultChild().(awscdk.CfnElement))]
+		require.Equal(t, "none", deliver.Properties["Environment"].(obj)["Variables"].(obj)["HOOKLINE_RETRY_JITTER_MODE"], "Orders' own jitter")
 	})
 
 	t.Run("no physical name is set twice", func(t *testing.T) {
@@ -148,6 +169,17 @@ func TestConsumerApp(t *testing.T) {
 	t.Run("a subscription to each alarm topic only where asked", func(t *testing.T) {
 		tpl.ResourcePropertiesCountIs(jsii.String("AWS::SNS::Subscription"), obj{"Protocol": "email", "Endpoint": "oncall@example.com"}, jsii.Number(1))
 	})
+}
+
+// check runs a jsii assertion, which panics on failure, as a test failure.
+func check(t *testing.T, assert func()) {
+	t.Helper()
+	defer func() {
+		if r := recover(); r != nil {
+			t.Fatal(r)
+		}
+	}()
+	assert()
 }
 
 // referenced is the logical IDs a value refers to (Ref, Fn::GetAtt), at any

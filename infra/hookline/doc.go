@@ -25,7 +25,8 @@
 //
 // Every Props field documents its default; the zero value (or nil props)
 // deploys on arm64 with the documented retry schedule
-// (retry.DefaultSchedule: 8 attempts, ±20% jitter, a 24 h age cap), 15 s per POST, https endpoints only, the
+// (RetryPolicy: 8 attempts from 0s to 12h apart, ±20% jitter, a 24 h age
+// cap), 15 s per POST, https endpoints only, the
 // message log on, reserved concurrency 11 (deliver), 20 (api) and 8
 // (replay), an API throttled at 50 requests a second (burst 100), DLQ
 // alarms above 100 messages, and no alarm subscription. An invalid field
