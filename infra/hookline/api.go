@@ -23,7 +23,7 @@ import (
 	"github.com/hookline/hookline/internal/netguard"
 )
 
-// HTTPAPIProps configures NewHTTPAPI.
+// apiProps configures newAPI.
 type apiProps struct {
 	Functions functionDefaults
 	// AllowHTTP lets tenants register plain http endpoint URLs.
@@ -68,7 +68,7 @@ type apiProps struct {
 	AlarmNamePrefix string
 }
 
-// HTTPAPI is the tenant and operator API.
+// apiParts is the tenant and operator API.
 type apiParts struct {
 	API      awsapigatewayv2.HttpApi
 	Function awslambda.Function
@@ -78,7 +78,7 @@ type apiParts struct {
 	OperatorKey awssecretsmanager.Secret
 }
 
-// AccessLogFormat is the HTTP API's access log line: JSON, one per request,
+// accessLogFormat is the HTTP API's access log line: JSON, one per request,
 // from API Gateway's $context variables. It names the route by its template
 // (routeKey), not the path, and holds no header: neither the Authorization
 // header (an API key, the operator key, a portal link's token) nor anything
@@ -138,7 +138,7 @@ func mustJSON(v any) string {
 	return string(b)
 }
 
-// NewHTTPAPI creates the HTTP API (payload 2.0) with one route per entry of
+// newAPI creates the HTTP API (payload 2.0) with one route per entry of
 // api.Routes() and the catch-all $default route, all served by one
 // function, and the operator key as a generated Secrets Manager secret only
 // that function can read. Its stage is throttled (RateLimit, BurstLimit)

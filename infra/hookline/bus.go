@@ -11,7 +11,7 @@ import (
 	"github.com/hookline/hookline/internal/enqueue"
 )
 
-// OperatorBus is the EventBridge bus on which the operator receives
+// operatorBus is the EventBridge bus on which the operator receives
 // hookline's operational events (endpoint.disabled, endpoint.failing,
 // endpoint.recovered, delivery.dead), put there by the enqueue function
 // with source "hookline" and the event type as detail-type
@@ -23,8 +23,8 @@ type operatorBus struct {
 	AlarmRule awsevents.Rule
 }
 
-// NewOperatorBus creates the operator's bus, its physical name left to
-// CloudFormation. NewPipelineFunctions names it to the enqueue function and
+// newOperatorBus creates the operator's bus, its physical name left to
+// CloudFormation. newPipelineFunctions names it to the enqueue function and
 // lets it put events on it (grantPutEvents).
 func newOperatorBus(scope constructs.Construct, id string) operatorBus {
 	c := constructs.NewConstruct(scope, &id)
@@ -43,7 +43,7 @@ func grantPutEvents(fn awslambda.Function, bus awsevents.IEventBus) {
 	})
 }
 
-// OperatorEventPattern matches hookline's operational events on the bus.
+// operatorEventPattern matches hookline's operational events on the bus.
 func operatorEventPattern() *awsevents.EventPattern {
 	return &awsevents.EventPattern{
 		Source:     jsii.Strings(enqueue.EventSource),

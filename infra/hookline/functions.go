@@ -23,21 +23,21 @@ import (
 // The enqueue function's stream mapping. No event waits for a person while
 // the system can still retry: the mapping retries a failing batch, bisecting
 // it, with no limit on the number of retries, until its oldest record is
-// StreamMaxRecordAge old; then it parks the batch's position (shard and
+// streamMaxRecordAge old; then it parks the batch's position (shard and
 // sequence numbers, never the records) on the enqueue failure queue, where
 // the operator's re-drive (scripts/enqueueredrive) reads the records back
 // from the stream.
 const (
-	// StreamBatchSize is the mapping's largest batch: 100 records.
+	// streamBatchSize is the mapping's largest batch: 100 records.
 	streamBatchSize = 100
-	// StreamRetryAttempts is the mapping's MaximumRetryAttempts: -1, no
+	// streamRetryAttempts is the mapping's MaximumRetryAttempts: -1, no
 	// limit (Lambda accepts -1 to 10,000).
 	streamRetryAttempts = -1
 	// streamRetention is how long DynamoDB Streams keeps a record: 24 hours,
 	// fixed by the service. A record older than that may be trimmed at any
 	// moment and can no longer be read.
 	streamRetention = streamredrive.StreamRetention
-	// StreamMaxRecordAge is the mapping's MaximumRecordAgeInSeconds: 20
+	// streamMaxRecordAge is the mapping's MaximumRecordAgeInSeconds: 20
 	// hours. Lambda accepts -1 (no limit) or 60 s to 7 days. It is not -1:
 	// with no age limit Lambda retries until the stream trims the records,
 	// and then the batch is beyond reading back. 20 hours of retries, then
@@ -62,7 +62,7 @@ func streamMapping(fn awslambda.Function) awslambda.CfnEventSourceMapping {
 	return found[0]
 }
 
-// PipelineFunctionsProps configures NewPipelineFunctions.
+// pipelineProps configures newPipelineFunctions.
 type pipelineProps struct {
 	Tables tableSet
 	Queues deliveryQueues
@@ -96,13 +96,13 @@ type pipelineProps struct {
 	Faults fault.Rates
 }
 
-// PipelineFunctions are the enqueue and deliver functions.
+// pipelineFunctions are the enqueue and deliver functions.
 type pipelineFunctions struct {
 	Enqueue awslambda.Function
 	Deliver awslambda.Function
 }
 
-// NewPipelineFunctions creates the enqueue function on the outbox stream and
+// newPipelineFunctions creates the enqueue function on the outbox stream and
 // the deliver function on the delivery queue, with grants for exactly what
 // each does.
 func newPipelineFunctions(scope constructs.Construct, id string, p pipelineProps) pipelineFunctions {

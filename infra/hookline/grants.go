@@ -112,7 +112,7 @@ func grantSecrets(fn awslambda.Function, key awskms.IKey, actions ...string) {
 	})
 }
 
-// NewSecretsKey creates the customer-managed KMS key the endpoints'
+// newSecretsKey creates the customer-managed KMS key the endpoints'
 // signing secrets are sealed with (package sealing): symmetric, rotated
 // yearly by KMS, and retained when the stack is deleted, like the state
 // table whose secrets it alone opens (deleting it would make every

@@ -20,7 +20,7 @@ import (
 	"github.com/hookline/hookline/internal/metrics"
 )
 
-// OperationsProps configures NewOperations.
+// opsProps configures newOperations.
 type opsProps struct {
 	Queues    deliveryQueues
 	Replay    replayParts
@@ -33,7 +33,7 @@ type opsProps struct {
 	SweepInterval time.Duration
 }
 
-// AlarmThresholds are the thresholds of the alarms; see Props.
+// alarmThresholds are the thresholds of the alarms; see Props.
 type alarmThresholds struct {
 	TenantDLQDepth   int
 	OldestMessageAge time.Duration
@@ -43,7 +43,7 @@ type alarmThresholds struct {
 	Throttles        int
 }
 
-// Operations is what whoever runs hookline watches: the alarm topic, every
+// operationsParts is what whoever runs hookline watches: the alarm topic, every
 // alarm, and the dashboard.
 type operationsParts struct {
 	Topic     awssns.Topic
@@ -51,17 +51,17 @@ type operationsParts struct {
 	Dashboard awscloudwatch.Dashboard
 }
 
-// GaugeMissingAfter is how long one of our gauges may publish nothing
+// gaugeMissingAfter is how long one of our gauges may publish nothing
 // before its GaugeMissing alarm fires: long enough for a gauge step that
 // waits on the jobs queue behind replay steps (each shorter than the replay
 // function's 5-minute timeout), short enough that a broken publisher is
 // known within the quarter hour.
 const gaugeMissingAfter = 10 * time.Minute
 
-// gaugeMissingPeriods are the periods GaugeMissingAfter is evaluated in.
+// gaugeMissingPeriods are the periods gaugeMissingAfter is evaluated in.
 const gaugeMissingPeriods = 2
 
-// TenantDepthQuery is the Metrics Insights query of the deepest tenant's DLQ,
+// tenantDepthQuery is the Metrics Insights query of the deepest tenant's DLQ,
 // for the dashboard (where the tenant is named). The alarm watches
 // MaxTenantDLQDepth, the same figure published by the gauge step: one metric,
 // one alarm, whatever the number of tenants, and no metric math (which some
@@ -72,7 +72,7 @@ var tenantDepthQuery = fmt.Sprintf(`SELECT MAX(%s) FROM SCHEMA("%s", %s)`, metri
 // looked for (an index query) and sent again.
 const replayRecoverMinutes = 5
 
-// NewOperations creates the alarm topic (and the optional e-mail
+// newOperations creates the alarm topic (and the optional e-mail
 // subscription), the alarms that are not with their resources, wires every
 // alarm to the topic, schedules the per-tenant depth gauges and builds the
 // dashboard.
@@ -156,7 +156,7 @@ func (b alarmBuilder) add(name, desc string, m awscloudwatch.IMetric, threshold 
 // A gauge is published on a schedule whatever happens, so no data means its
 // publisher stopped, which must not read as OK: the alarm keeps its state
 // through missing data (an ALARM stays ALARM), and a companion,
-// <name>GaugeMissing, fires after GaugeMissingAfter without a single value.
+// <name>GaugeMissing, fires after gaugeMissingAfter without a single value.
 func (b alarmBuilder) gauge(name, desc, metric string, threshold float64) {
 	if !metrics.Catalog[metric].Gauge {
 		panic("operations: " + metric + " is not a gauge in metrics.Catalog")

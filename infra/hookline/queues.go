@@ -10,7 +10,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 )
 
-// DeliveryQueuesProps configures NewDeliveryQueues.
+// queuesProps configures newDeliveryQueues.
 type queuesProps struct {
 	// MaxReceiveCount is the number of attempts before SQS moves a message
 	// to the DLQ: the retry schedule's length. Required.
@@ -28,7 +28,7 @@ type queuesProps struct {
 	FailureAlarmThreshold int
 }
 
-// DeliveryQueues are the delivery queue, its dead-letter queue, the enqueue
+// deliveryQueues are the delivery queue, its dead-letter queue, the enqueue
 // mapping's on-failure queue, and their alarms.
 type deliveryQueues struct {
 	Delivery        awssqs.Queue
@@ -40,7 +40,7 @@ type deliveryQueues struct {
 	EnqueueFailureAlarm awscloudwatch.Alarm
 }
 
-// NewDeliveryQueues creates the queues, each keeping messages 14 days, the
+// newDeliveryQueues creates the queues, each keeping messages 14 days, the
 // SQS maximum. A message SQS redrives to the DLQ keeps its original enqueue
 // time, so it stays 14 days less its age (at most 24 h by default); one the
 // deliver function sends there gets the full 14 days.

@@ -9,7 +9,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 )
 
-// EnqueueRedrivePolicyProps configures NewEnqueueRedrivePolicy.
+// redriveProps configures newEnqueueRedrivePolicy.
 type redriveProps struct {
 	// Failures is the enqueue mapping's on-failure queue.
 	Failures awssqs.Queue
@@ -19,7 +19,7 @@ type redriveProps struct {
 	Enqueue awslambda.Function
 }
 
-// NewEnqueueRedrivePolicy creates the managed policy that an operator's
+// newEnqueueRedrivePolicy creates the managed policy that an operator's
 // role or user needs to re-drive the parked stream batches
 // (scripts/enqueueredrive), and nothing more: receive, delete and release
 // the failure queue's messages, read the outbox stream, invoke the enqueue

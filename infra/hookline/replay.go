@@ -14,7 +14,7 @@ import (
 	"github.com/hookline/hookline/internal/fnenv"
 )
 
-// ReplayProps configures newReplay.
+// replayProps configures newReplay.
 type replayProps struct {
 	Functions functionDefaults
 	Queues    deliveryQueues
@@ -34,7 +34,7 @@ type replayProps struct {
 	DeadNoticeWindow time.Duration
 }
 
-// Replay is the replay worker and its two queues.
+// replayParts is the replay worker and its two queues.
 type replayParts struct {
 	// Jobs carries tenants' replay jobs, a few per tenant at most (the API
 	// refuses more); Ops the operator's redrive and the scheduled sweeps,

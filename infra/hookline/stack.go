@@ -288,7 +288,7 @@ func operationsProps(p Props, queues deliveryQueues, replay replayParts, enqueue
 // deliverEnv is the deliver function's configuration: the retry policy from
 // the same value that set the queue's maxReceiveCount, timeouts, the SSRF
 // allowlist (the api function's too) and the soak's faults (enqueue's too).
-// NewPipelineFunctions fills in the rest.
+// newPipelineFunctions fills in the rest.
 func deliverEnv(p Props) (fnenv.DeliverEnv, error) {
 	allow, err := netguard.ParsePrefixes(strings.Join(p.AllowCIDRs, ","))
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	outboxpkg "github.com/hookline/hookline/outbox"
 )
 
-// Tables are hookline's two DynamoDB tables.
+// tableSet is hookline's two DynamoDB tables.
 type tableSet struct {
 	// Outbox receives producers' events; its NEW_IMAGE stream feeds enqueue.
 	// Key: id (S). TTL attribute: expires_at.
@@ -34,10 +34,10 @@ func (t tableSet) EventLog() awsdynamodb.ITable {
 	return t.Outbox
 }
 
-// StateIndexName is the state table's per-tenant listing index.
+// stateIndexName is the state table's per-tenant listing index.
 const stateIndexName = store.IndexTenant
 
-// NewTables creates the outbox and state tables, on-demand, with point-in-time
+// newTables creates the outbox and state tables, on-demand, with point-in-time
 // recovery, retained when the stack is deleted (they hold customers' events).
 // messageLog adds the outbox's by_tenant index, the message log: one index
 // write per event (tooling/perf/cost).
