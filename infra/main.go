@@ -1,9 +1,13 @@
-// Command infra is hookline's CDK app: `cdk deploy` runs it (see cdk.json).
+// Command infra is hookline's standalone CDK app: `cdk deploy` runs it (see
+// cdk.json). It is a thin user of the construct (package hookline): it reads
+// the context, builds one stack of its own holding one hookline instance,
+// and adds the outputs the scripts, the tooling and the tests read
+// (internal/stackoutputs).
 //
 // Context values (cdk deploy -c key=value) configure a deployment:
 //
 //	architecture    arm64 (default) | x86_64 | host (the machine's own, for a local cloud)
-//	assetDir        folder of built bootstraps (default dist/<architecture>)
+//	assetDir        folder of built bootstraps (default dist/<architecture>, from `make build`)
 //	retrySchedule   delays before each attempt, e.g. "0s,5s,30s,5m" (default the documented schedule)
 //	retryJitter     proportional (default, ±20%) | full | none
 //	maxAge          age cap of an event, e.g. "24h"
@@ -34,7 +38,9 @@ import (
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/hookline/hookline/infra/hookline"
 	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/hookline/hookline/internal/retry"
 )
@@ -58,29 +64,41 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	if _, err := NewHooklineStack(app, name, props); err != nil {
+	if err := newStack(app, name, props); err != nil {
 		return err
 	}
 	app.Synth(nil)
 	return nil
 }
 
-// propsFromContext turns CDK context values into stack props.
-func propsFromContext(ctx func(string) string) (*HooklineStackProps, string, error) {
-	p := &HooklineStackProps{
-		StackProps: awscdk.StackProps{
-			Description: jsii.String("hookline: reliable outbound webhooks"),
-		},
-		Architecture: ctx("architecture"),
-		AssetDir:     ctx("assetDir"),
+// newStack adds the stack name holding hookline, with its outputs, to app.
+// The instance's id is "Default", which CDK leaves out of logical IDs: the
+// resources keep the logical IDs they had when the stack built them itself,
+// so a deployed stack upgrades in place.
+func newStack(app awscdk.App, name string, props *hookline.Props) error {
+	stack := awscdk.NewStack(app, &name, &awscdk.StackProps{
+		Description: jsii.String("hookline: reliable outbound webhooks"),
+	})
+	h, err := hookline.New(stack, "Default", props)
+	if err != nil {
+		return err
 	}
+	addOutputs(stack, h)
+	return nil
+}
+
+// propsFromContext turns CDK context values into hookline's props and the
+// stack's name.
+func propsFromContext(ctx func(string) string) (*hookline.Props, string, error) {
+	p := &hookline.Props{Architecture: ctx("architecture")}
 	if p.Architecture == "host" {
 		p.Architecture = "arm64"
 		if runtime.GOARCH == "amd64" {
 			p.Architecture = "x86_64"
 		}
 	}
-	for _, read := range []func(func(string) string, *HooklineStackProps) error{
+	p.Code = assetDirCode{dir: ctx("assetDir")}
+	for _, read := range []func(func(string) string, *hookline.Props) error{
 		retryFromContext, deliveryFromContext, operationsFromContext, capacityFromContext,
 	} {
 		if err := read(ctx, p); err != nil {
@@ -94,8 +112,20 @@ func propsFromContext(ctx func(string) string) (*HooklineStackProps, string, err
 	return p, name, nil
 }
 
+// assetDirCode is hookline.CodeFromDir(dir) (empty: dist/<architecture>),
+// its error naming the context key that picks another folder.
+type assetDirCode struct{ dir string }
+
+func (c assetDirCode) FunctionCode(name, architecture string) (awslambda.Code, error) {
+	code, err := hookline.CodeFromDir(c.dir).FunctionCode(name, architecture)
+	if err != nil {
+		return nil, fmt.Errorf("%w (or pass -c assetDir=DIR)", err)
+	}
+	return code, nil
+}
+
 // retryFromContext reads the retry policy: retrySchedule, retryJitter, maxAge.
-func retryFromContext(ctx func(string) string, p *HooklineStackProps) error {
+func retryFromContext(ctx func(string) string, p *hookline.Props) error {
 	if s := ctx("retrySchedule"); s != "" {
 		steps, err := retry.ParseSchedule(s)
 		if err != nil {
@@ -118,7 +148,7 @@ func retryFromContext(ctx func(string) string, p *HooklineStackProps) error {
 // deliveryFromContext reads how deliveries and replays are made: requestTimeout,
 // replayRate, disableAfter, failingAfter, deadNoticeWindow, allowCIDRs,
 // allowHTTP, and the console's consoleFrameAncestors and portalMinTTL.
-func deliveryFromContext(ctx func(string) string, p *HooklineStackProps) error {
+func deliveryFromContext(ctx func(string) string, p *hookline.Props) error {
 	if err := durationContext(ctx, "requestTimeout", &p.RequestTimeout); err != nil {
 		return err
 	}
@@ -178,7 +208,7 @@ func deliveryFromContext(ctx func(string) string, p *HooklineStackProps) error {
 // operationsFromContext reads the operator's settings: alarmEmail,
 // operatorEventsToAlarms, faults,
 // sweepInterval, deliverTimeout, tenantDLQAlarm.
-func operationsFromContext(ctx func(string) string, p *HooklineStackProps) error {
+func operationsFromContext(ctx func(string) string, p *hookline.Props) error {
 	p.AlarmEmail = ctx("alarmEmail")
 	p.Faults = ctx("faults")
 	switch s := ctx("operatorEventsToAlarms"); s {
@@ -206,7 +236,7 @@ func operationsFromContext(ctx func(string) string, p *HooklineStackProps) error
 
 // capacityFromContext reads the functions' reserved concurrency and the API's
 // throttling: *ReservedConcurrency, apiRateLimit, apiBurstLimit.
-func capacityFromContext(ctx func(string) string, p *HooklineStackProps) error {
+func capacityFromContext(ctx func(string) string, p *hookline.Props) error {
 	for key, field := range map[string]*int{
 		"deliverReservedConcurrency": &p.DeliverReservedConcurrency,
 		"apiReservedConcurrency":     &p.APIReservedConcurrency,

@@ -114,7 +114,7 @@ func TestLoadKeysADeliveryWithoutItsIDAttributeByItsKey(t *testing.T) {
 }
 
 // Records live 15 days, a day longer than the DLQ keeps a message (14
-// days, infra/queues.go; infra's tests hold the two together). A delivery
+// days, infra/hookline/queues.go; infra's tests hold the two together). A delivery
 // that dies is given Retention again from its death, when its message
 // enters the DLQ: its record (its DLQ listing, the copy a replay sends)
 // outlives the message, however long the delivery took to die.

@@ -230,7 +230,7 @@ func TestTable(t *testing.T) {
 }
 
 // noMessageLog is the initial workload with the message log off
-// (HooklineStackProps.DisableMessageLog): no outbox index entry.
+// (hookline.Props.DisableMessageLog): no outbox index entry.
 func noMessageLog() Assumptions {
 	a := InitialAssumptions
 	a.LogIndexWRU, a.LogIndexBytes = 0, 0

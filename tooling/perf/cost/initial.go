@@ -14,7 +14,7 @@ type Assumptions struct {
 	// fewer). 10 assumed, to be measured.
 	RecordsPerEnqueueInvocation float64
 	// DeliverBatchSize is messages per deliver invocation: the event source
-	// mapping's batch size, 10 (infra/functions.go), when the queue is busy.
+	// mapping's batch size, 10 (infra/hookline/functions.go), when the queue is busy.
 	DeliverBatchSize float64
 
 	// EnqueueDurationMS per invocation: 30 assumed.
@@ -25,7 +25,7 @@ type Assumptions struct {
 	// ReceiverLatencyMS is the slowest receiver answer of a batch: 100
 	// assumed, which with DeliverOwnMS makes the 120 ms.
 	ReceiverLatencyMS float64
-	// EnqueueMemoryMB and DeliverMemoryMB: 256 each (infra/functions.go).
+	// EnqueueMemoryMB and DeliverMemoryMB: 256 each (infra/hookline/functions.go).
 	EnqueueMemoryMB, DeliverMemoryMB float64
 
 	// DeliveryIndexCopies is how many index entries each write of a
@@ -58,7 +58,7 @@ type Assumptions struct {
 	// event's outbox item writes (the outbox's by_tenant index: tenant_id,
 	// log_sk, id, type, occurred_at, endpoint_id, under 1 KB): 1, once per
 	// event, so once per delivery in the one-endpoint workload. 0 with the
-	// message log off (HooklineStackProps.DisableMessageLog).
+	// message log off (hookline.Props.DisableMessageLog).
 	LogIndexWRU float64
 	// LogIndexBytes is that index entry's billed size: about 150 bytes of
 	// attributes plus 100 of overhead, kept as long as the outbox item
@@ -77,7 +77,7 @@ type Assumptions struct {
 	// of a month, plus the lag before TTL deletes an expired item
 	// (typically days; not measured): 0.5.
 	StoredMonths float64
-	// PITR is whether point-in-time recovery is on: it is (infra/tables.go).
+	// PITR is whether point-in-time recovery is on: it is (infra/hookline/tables.go).
 	PITR bool
 
 	// EnqueueLogBytes per delivery: 0 at INFO, measured by

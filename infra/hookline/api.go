@@ -1,4 +1,4 @@
-package main
+package hookline
 
 import (
 	"encoding/json"
@@ -23,8 +23,8 @@ import (
 	"github.com/hookline/hookline/internal/netguard"
 )
 
-// HTTPAPIProps configures NewHTTPAPI.
-type HTTPAPIProps struct {
+// apiProps configures newAPI.
+type apiProps struct {
 	Functions functionDefaults
 	// AllowHTTP lets tenants register plain http endpoint URLs.
 	AllowHTTP bool
@@ -55,18 +55,21 @@ type HTTPAPIProps struct {
 	// from the outbox): granted SendMessage only with the message log on.
 	DeliveryQueue awssqs.IQueue
 	// PayloadRetention is how long an event's payload is served. Required
-	// (HooklineStackProps.PayloadRetention, 15 days by default).
+	// (Props.PayloadRetention, 15 days by default).
 	PayloadRetention time.Duration
-	// ConsoleFrameAncestors may frame the console (HooklineStackProps's).
+	// ConsoleFrameAncestors may frame the console (Props's).
 	// Nil: 'none'.
 	ConsoleFrameAncestors []string
 	// PortalMinTTL is the shortest life of a portal link. Required
-	// (HooklineStackProps.PortalMinTTL, 60 s by default).
+	// (Props.PortalMinTTL, 60 s by default).
 	PortalMinTTL time.Duration
+	// AlarmNamePrefix starts the names of the instance's alarms
+	// (alarmNamePrefix), which the function may describe. Required.
+	AlarmNamePrefix string
 }
 
-// HTTPAPI is the tenant and operator API.
-type HTTPAPI struct {
+// apiParts is the tenant and operator API.
+type apiParts struct {
 	API      awsapigatewayv2.HttpApi
 	Function awslambda.Function
 	// AccessLogs holds the stage's access log, one JSON line per request.
@@ -75,13 +78,13 @@ type HTTPAPI struct {
 	OperatorKey awssecretsmanager.Secret
 }
 
-// AccessLogFormat is the HTTP API's access log line: JSON, one per request,
+// accessLogFormat is the HTTP API's access log line: JSON, one per request,
 // from API Gateway's $context variables. It names the route by its template
 // (routeKey), not the path, and holds no header: neither the Authorization
 // header (an API key, the operator key, a portal link's token) nor anything
 // a path might carry can reach the log. A portal link carries its token in
 // the URL's fragment, which browsers never send.
-var AccessLogFormat = mustJSON(map[string]string{
+var accessLogFormat = mustJSON(map[string]string{
 	"requestId":          "$context.requestId",
 	"ip":                 "$context.identity.sourceIp",
 	"userAgent":          "$context.identity.userAgent",
@@ -109,7 +112,7 @@ func eventLogTable(t awsdynamodb.ITable) string {
 // grantAPIOutbox lets the api function write events into the outbox (and
 // read one back), read the message log when it is on, and send the resends
 // of delivered deliveries, which need the log.
-func grantAPIOutbox(fn awslambda.Function, p HTTPAPIProps) {
+func grantAPIOutbox(fn awslambda.Function, p apiProps) {
 	if p.Outbox != nil {
 		grantOutbox(fn, p.Outbox, p.MessageLog)
 	}
@@ -120,7 +123,7 @@ func grantAPIOutbox(fn awslambda.Function, p HTTPAPIProps) {
 
 // resendQueueURL is the delivery queue's URL for the api function's resends
 // of delivered deliveries, "" when the message log is off (they need it).
-func resendQueueURL(p HTTPAPIProps) string {
+func resendQueueURL(p apiProps) string {
 	if p.Outbox == nil || !p.MessageLog || p.DeliveryQueue == nil {
 		return ""
 	}
@@ -135,12 +138,12 @@ func mustJSON(v any) string {
 	return string(b)
 }
 
-// NewHTTPAPI creates the HTTP API (payload 2.0) with one route per entry of
+// newAPI creates the HTTP API (payload 2.0) with one route per entry of
 // api.Routes() and the catch-all $default route, all served by one
 // function, and the operator key as a generated Secrets Manager secret only
 // that function can read. Its stage is throttled (RateLimit, BurstLimit)
 // and writes a JSON access log.
-func NewHTTPAPI(scope constructs.Construct, id string, p HTTPAPIProps) HTTPAPI {
+func newAPI(scope constructs.Construct, id string, p apiProps) apiParts {
 	c := constructs.NewConstruct(scope, &id)
 	secret := awssecretsmanager.NewSecret(c, jsii.String("OperatorKey"), &awssecretsmanager.SecretProps{
 		Description: jsii.String("hookline operator key: reaches the /v1/admin routes"),
@@ -163,7 +166,7 @@ func NewHTTPAPI(scope constructs.Construct, id string, p HTTPAPIProps) HTTPAPI {
 
 		ConsoleFrameAncestors: p.ConsoleFrameAncestors,
 		PortalMinTTL:          p.PortalMinTTL,
-		AlarmNamePrefix:       alarmNamePrefix(),
+		AlarmNamePrefix:       p.AlarmNamePrefix,
 	}.Vars())
 	grantAPIOutbox(fn, p)
 	reserveConcurrency(fn, p.ReservedConcurrency)
@@ -179,11 +182,15 @@ func NewHTTPAPI(scope constructs.Construct, id string, p HTTPAPIProps) HTTPAPI {
 		Grantee: fn, Actions: jsii.Strings("secretsmanager:GetSecretValue"), ResourceArns: jsii.Strings(*secret.SecretArn()),
 	})
 	grantSecrets(fn, p.SecretsKey, "kms:Encrypt")
-	grantAlarmsRead(c, fn)
+	grantAlarmsRead(c, fn, p.AlarmNamePrefix)
 
 	integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("Lambda"), fn,
 		&awsapigatewayv2integrations.HttpLambdaIntegrationProps{PayloadFormatVersion: awsapigatewayv2.PayloadFormatVersion_VERSION_2_0()})
 	httpAPI := awsapigatewayv2.NewHttpApi(c, jsii.String("Http"), &awsapigatewayv2.HttpApiProps{
+		// An HTTP API must have a name, which CDK would make its id
+		// ("Http"): one unique in the app, so that two instances' APIs
+		// can be told apart in the console.
+		ApiName:     awscdk.Names_UniqueResourceName(c, &awscdk.UniqueResourceNameOptions{MaxLength: jsii.Number(128)}),
 		Description: jsii.String("hookline tenant and operator API"),
 		// The catch-all route ($default) sends what no route matches to the
 		// function too: it answers a wrong method 405 with Allow and an
@@ -194,24 +201,52 @@ func NewHTTPAPI(scope constructs.Construct, id string, p HTTPAPIProps) HTTPAPI {
 	addRoutes(httpAPI, integration)
 
 	accessLogs := configureStage(c, httpAPI, p)
-	return HTTPAPI{API: httpAPI, Function: fn, OperatorKey: secret, AccessLogs: accessLogs}
+	return apiParts{API: httpAPI, Function: fn, OperatorKey: secret, AccessLogs: accessLogs}
 }
 
-// alarmNamePrefix starts the name of every alarm of the stack: CloudFormation
-// names an alarm that has no name "<stack name>-<logical id>-<suffix>", and
-// hookline names none. GET /v1/admin/alarms lists those in ALARM.
-func alarmNamePrefix() string {
-	return *awscdk.Fn_Join(jsii.String(""), &[]*string{awscdk.Aws_STACK_NAME(), jsii.String("-")})
+// alarmNamePrefix starts the name of every alarm of the hookline instance
+// c: CloudFormation names an alarm that has no name "<stack name>-<logical
+// id>-<suffix>", hookline names none, and CDK's logical ID of a resource
+// begins with the ids of its path below the stack (alphanumerics only;
+// "Default" omitted). So the prefix is "<stack name>-" followed by the ids
+// between the stack and c: the instance's own alarms, and those of any
+// other construct whose path below the stack begins with the same letters
+// (an instance with id "Hooks" would also see those of a sibling "Hooks2":
+// give instances ids that do not begin with one another's). The project's
+// app places its instance with id "Default", whose prefix is the stack's.
+// GET /v1/admin/alarms lists those in ALARM.
+func alarmNamePrefix(c constructs.Construct) string {
+	return *awscdk.Fn_Join(jsii.String(""), &[]*string{awscdk.Aws_STACK_NAME(), jsii.String("-" + logicalIDPrefix(c))})
 }
 
-// grantAlarmsRead lets the api function describe the stack's alarms, and no
-// other: DescribeAlarms takes the alarms' ARNs as its resource.
-func grantAlarmsRead(c constructs.Construct, fn awslambda.Function) {
+// logicalIDPrefix is the start CDK gives the logical ID of every resource
+// under c: the ids of c's path below its stack, "Default" left out, each
+// with its non-alphanumeric characters removed.
+func logicalIDPrefix(c constructs.Construct) string {
+	stackPath := *awscdk.Stack_Of(c).Node().Path()
+	rel := strings.TrimPrefix(strings.TrimPrefix(*c.Node().Path(), stackPath), "/")
+	var b strings.Builder
+	for _, id := range strings.Split(rel, "/") {
+		if id == "Default" {
+			continue
+		}
+		for _, r := range id {
+			if r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+				b.WriteRune(r)
+			}
+		}
+	}
+	return b.String()
+}
+
+// grantAlarmsRead lets the api function describe the instance's alarms,
+// and no other: DescribeAlarms takes the alarms' ARNs as its resource.
+func grantAlarmsRead(c constructs.Construct, fn awslambda.Function, prefix string) {
 	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
 		Grantee: fn, Actions: jsii.Strings("cloudwatch:DescribeAlarms"),
 		ResourceArns: jsii.Strings(*awscdk.Stack_Of(c).FormatArn(&awscdk.ArnComponents{
 			Service: jsii.String("cloudwatch"), Resource: jsii.String("alarm"),
-			ResourceName: jsii.String(alarmNamePrefix() + "*"), ArnFormat: awscdk.ArnFormat_COLON_RESOURCE_NAME,
+			ResourceName: jsii.String(prefix + "*"), ArnFormat: awscdk.ArnFormat_COLON_RESOURCE_NAME,
 		})),
 	})
 }
@@ -236,7 +271,7 @@ func addRoutes(httpAPI awsapigatewayv2.HttpApi, integration awsapigatewayv2.Http
 
 // configureStage sets the throttling (p.RateLimit, p.BurstLimit) and the
 // JSON access log of the API's default stage, and returns the log's group.
-func configureStage(c constructs.Construct, httpAPI awsapigatewayv2.HttpApi, p HTTPAPIProps) awslogs.LogGroup {
+func configureStage(c constructs.Construct, httpAPI awsapigatewayv2.HttpApi, p apiProps) awslogs.LogGroup {
 	// The default stage ($default) is the one CDK creates with the API: its
 	// throttling and access log are set on it, not on a new stage, so an
 	// upgraded stack keeps its stage (a new one with the same name would
@@ -258,7 +293,7 @@ func configureStage(c constructs.Construct, httpAPI awsapigatewayv2.HttpApi, p H
 			ResourceName: accessLogs.LogGroupName(),
 			ArnFormat:    awscdk.ArnFormat_COLON_RESOURCE_NAME,
 		}),
-		Format: jsii.String(AccessLogFormat),
+		Format: jsii.String(accessLogFormat),
 	})
 	return accessLogs
 }

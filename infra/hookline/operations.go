@@ -1,4 +1,4 @@
-package main
+package hookline
 
 import (
 	"fmt"
@@ -20,21 +20,21 @@ import (
 	"github.com/hookline/hookline/internal/metrics"
 )
 
-// OperationsProps configures NewOperations.
-type OperationsProps struct {
-	Queues    DeliveryQueues
-	Replay    Replay
+// opsProps configures newOperations.
+type opsProps struct {
+	Queues    deliveryQueues
+	Replay    replayParts
 	Enqueue   awslambda.Function
 	Functions map[string]awslambda.Function
-	Alarms    AlarmThresholds
+	Alarms    alarmThresholds
 	// AlarmEmail, when set, subscribes this address to the alarm topic.
 	AlarmEmail string
 	// SweepInterval is how often the DLQ is swept besides after each replay.
 	SweepInterval time.Duration
 }
 
-// AlarmThresholds are the thresholds of the alarms; see HooklineStackProps.
-type AlarmThresholds struct {
+// alarmThresholds are the thresholds of the alarms; see Props.
+type alarmThresholds struct {
 	TenantDLQDepth   int
 	OldestMessageAge time.Duration
 	IteratorAge      time.Duration
@@ -43,40 +43,40 @@ type AlarmThresholds struct {
 	Throttles        int
 }
 
-// Operations is what whoever runs hookline watches: the alarm topic, every
+// operationsParts is what whoever runs hookline watches: the alarm topic, every
 // alarm, and the dashboard.
-type Operations struct {
+type operationsParts struct {
 	Topic     awssns.Topic
 	Alarms    map[string]awscloudwatch.Alarm
 	Dashboard awscloudwatch.Dashboard
 }
 
-// GaugeMissingAfter is how long one of our gauges may publish nothing
+// gaugeMissingAfter is how long one of our gauges may publish nothing
 // before its GaugeMissing alarm fires: long enough for a gauge step that
 // waits on the jobs queue behind replay steps (each shorter than the replay
 // function's 5-minute timeout), short enough that a broken publisher is
 // known within the quarter hour.
-const GaugeMissingAfter = 10 * time.Minute
+const gaugeMissingAfter = 10 * time.Minute
 
-// gaugeMissingPeriods are the periods GaugeMissingAfter is evaluated in.
+// gaugeMissingPeriods are the periods gaugeMissingAfter is evaluated in.
 const gaugeMissingPeriods = 2
 
-// TenantDepthQuery is the Metrics Insights query of the deepest tenant's DLQ,
+// tenantDepthQuery is the Metrics Insights query of the deepest tenant's DLQ,
 // for the dashboard (where the tenant is named). The alarm watches
 // MaxTenantDLQDepth, the same figure published by the gauge step: one metric,
 // one alarm, whatever the number of tenants, and no metric math (which some
 // local clouds cannot deploy).
-var TenantDepthQuery = fmt.Sprintf(`SELECT MAX(%s) FROM SCHEMA("%s", %s)`, metrics.TenantDLQDepth, metrics.Namespace, metrics.DimensionTenant)
+var tenantDepthQuery = fmt.Sprintf(`SELECT MAX(%s) FROM SCHEMA("%s", %s)`, metrics.TenantDLQDepth, metrics.Namespace, metrics.DimensionTenant)
 
 // replayRecoverMinutes is how often replay jobs whose message was lost are
 // looked for (an index query) and sent again.
 const replayRecoverMinutes = 5
 
-// NewOperations creates the alarm topic (and the optional e-mail
+// newOperations creates the alarm topic (and the optional e-mail
 // subscription), the alarms that are not with their resources, wires every
 // alarm to the topic, schedules the per-tenant depth gauges and builds the
 // dashboard.
-func NewOperations(scope constructs.Construct, id string, p OperationsProps) Operations {
+func newOperations(scope constructs.Construct, id string, p opsProps) operationsParts {
 	c := constructs.NewConstruct(scope, &id)
 	topic := awssns.NewTopic(c, jsii.String("Alarms"), &awssns.TopicProps{
 		DisplayName: jsii.String("hookline alarms"),
@@ -93,12 +93,12 @@ func NewOperations(scope constructs.Construct, id string, p OperationsProps) Ope
 		alarms[name].AddOkAction(action)
 	}
 	newSchedules(c, p)
-	return Operations{Topic: topic, Alarms: alarms, Dashboard: newDashboard(c, p, alarms)}
+	return operationsParts{Topic: topic, Alarms: alarms, Dashboard: newDashboard(c, p, alarms)}
 }
 
 // newAlarms creates the alarms that are not with their resources and
 // returns them with those that are (the queues' and replay's), by name.
-func newAlarms(c constructs.Construct, p OperationsProps) map[string]awscloudwatch.Alarm {
+func newAlarms(c constructs.Construct, p opsProps) map[string]awscloudwatch.Alarm {
 	minute := awscdk.Duration_Minutes(jsii.Number(1))
 	five := awscdk.Duration_Minutes(jsii.Number(5))
 	b := alarmBuilder{c: c, alarms: map[string]awscloudwatch.Alarm{
@@ -156,7 +156,7 @@ func (b alarmBuilder) add(name, desc string, m awscloudwatch.IMetric, threshold 
 // A gauge is published on a schedule whatever happens, so no data means its
 // publisher stopped, which must not read as OK: the alarm keeps its state
 // through missing data (an ALARM stays ALARM), and a companion,
-// <name>GaugeMissing, fires after GaugeMissingAfter without a single value.
+// <name>GaugeMissing, fires after gaugeMissingAfter without a single value.
 func (b alarmBuilder) gauge(name, desc, metric string, threshold float64) {
 	if !metrics.Catalog[metric].Gauge {
 		panic("operations: " + metric + " is not a gauge in metrics.Catalog")
@@ -168,14 +168,14 @@ func (b alarmBuilder) gauge(name, desc, metric string, threshold float64) {
 	b.alarm(name, desc, of("Maximum", awscdk.Duration_Minutes(jsii.Number(1))), threshold, 1,
 		awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, awscloudwatch.TreatMissingData_IGNORE)
 	b.alarm(name+"GaugeMissing", "The "+metric+" gauge, published every minute, has stopped: "+name+" cannot fire.",
-		of("SampleCount", awscdk.Duration_Minutes(jsii.Number(GaugeMissingAfter.Minutes()/gaugeMissingPeriods))), 1, gaugeMissingPeriods,
+		of("SampleCount", awscdk.Duration_Minutes(jsii.Number(gaugeMissingAfter.Minutes()/gaugeMissingPeriods))), 1, gaugeMissingPeriods,
 		awscloudwatch.ComparisonOperator_LESS_THAN_THRESHOLD, awscloudwatch.TreatMissingData_BREACHING)
 }
 
 // newSchedules creates the rules that send the replay function its
 // scheduled work: the depth gauges, the DLQ sweep and the recovery of lost
 // replay jobs.
-func newSchedules(c constructs.Construct, p OperationsProps) {
+func newSchedules(c constructs.Construct, p opsProps) {
 	minute := awscdk.Duration_Minutes(jsii.Number(1))
 	// The per-tenant depth gauges, published every minute by the replay
 	// function, so a tenant whose depth does not move still has a value.
@@ -211,7 +211,7 @@ func newSchedules(c constructs.Construct, p OperationsProps) {
 	})
 }
 
-func newDashboard(c constructs.Construct, p OperationsProps, alarms map[string]awscloudwatch.Alarm) awscloudwatch.Dashboard {
+func newDashboard(c constructs.Construct, p opsProps, alarms map[string]awscloudwatch.Alarm) awscloudwatch.Dashboard {
 	minute := awscdk.Duration_Minutes(jsii.Number(1))
 	hook := func(name, stat string) awscloudwatch.IMetric {
 		return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(name), Period: minute, Statistic: jsii.String(stat)})
@@ -232,7 +232,7 @@ func newDashboard(c constructs.Construct, p OperationsProps, alarms map[string]a
 	)
 	d.AddWidgets(
 		graph("DLQ depth", p.Queues.DeadLetter.MetricApproximateNumberOfMessagesVisible(nil)),
-		graph("Deepest tenant DLQ", awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{Expression: jsii.String(TenantDepthQuery), Period: minute})),
+		graph("Deepest tenant DLQ", awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{Expression: jsii.String(tenantDepthQuery), Period: minute})),
 		graph("Oldest delivery waiting (s)", p.Queues.Delivery.MetricApproximateAgeOfOldestMessage(nil)),
 	)
 	return d

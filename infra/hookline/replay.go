@@ -1,4 +1,4 @@
-package main
+package hookline
 
 import (
 	"time"
@@ -14,16 +14,16 @@ import (
 	"github.com/hookline/hookline/internal/fnenv"
 )
 
-// ReplayProps configures NewReplay.
-type ReplayProps struct {
+// replayProps configures newReplay.
+type replayProps struct {
 	Functions functionDefaults
-	Queues    DeliveryQueues
+	Queues    deliveryQueues
 	// Rate is the sends per second of one replay job.
 	Rate float64
 	// StuckAlarmThreshold: the alarm fires above this many parked job messages.
 	StuckAlarmThreshold int
 	// ReservedConcurrency, when positive, reserves (and caps) the worker's
-	// concurrency; it must exceed ReplayMaxConcurrency.
+	// concurrency; it must exceed replayMaxConcurrency.
 	ReservedConcurrency int
 	// Outbox receives the delivery.dead summaries the worker writes.
 	Outbox awsdynamodb.ITable
@@ -34,8 +34,8 @@ type ReplayProps struct {
 	DeadNoticeWindow time.Duration
 }
 
-// Replay is the replay worker and its two queues.
-type Replay struct {
+// replayParts is the replay worker and its two queues.
+type replayParts struct {
 	// Jobs carries tenants' replay jobs, a few per tenant at most (the API
 	// refuses more); Ops the operator's redrive and the scheduled sweeps,
 	// gauges and job recoveries, worked apart so that no tenant can hold
@@ -59,16 +59,16 @@ const (
 	replayOpsConcurrency  = 2
 )
 
-// ReplayMaxConcurrency is the most replay invocations its two mappings run
+// replayMaxConcurrency is the most replay invocations its two mappings run
 // at once (5 job steps and 2 operations): the replay function's reserved
 // concurrency must exceed it.
-const ReplayMaxConcurrency = replayJobsConcurrency + replayOpsConcurrency
+const replayMaxConcurrency = replayJobsConcurrency + replayOpsConcurrency
 
-// NewReplay creates the jobs queue and the operations queue (both parked, when
+// newReplay creates the jobs queue and the operations queue (both parked, when
 // a message keeps failing, in one dead-letter queue: the job's deliveries
 // still dead, never lost) and the replay function on both, one message at a
 // time.
-func NewReplay(scope constructs.Construct, id string, p ReplayProps) Replay {
+func newReplay(scope constructs.Construct, id string, p replayProps) replayParts {
 	c := constructs.NewConstruct(scope, &id)
 	failed := awssqs.NewQueue(c, jsii.String("JobsFailed"), &awssqs.QueueProps{
 		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
@@ -126,7 +126,7 @@ func NewReplay(scope constructs.Construct, id string, p ReplayProps) Replay {
 		EvaluationPeriods:  jsii.Number(1),
 		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
 	})
-	return Replay{Jobs: jobs, Ops: ops, JobsFailed: failed, Function: fn, StuckAlarm: stuck}
+	return replayParts{Jobs: jobs, Ops: ops, JobsFailed: failed, Function: fn, StuckAlarm: stuck}
 }
 
 // newReplayQueue creates one of the replay function's queues, parked in

@@ -1,4 +1,4 @@
-package main
+package hookline
 
 import (
 	"encoding/json"
@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -66,7 +65,7 @@ func fakeAssets(t *testing.T) string {
 // assembly to a temp dir.
 func newApp(t *testing.T) awscdk.App {
 	t.Helper()
-	b, err := os.ReadFile("../cdk.json")
+	b, err := os.ReadFile("../../cdk.json")
 	require.NoError(t, err)
 	var cfg struct {
 		Context map[string]any `json:"context"`
@@ -76,14 +75,52 @@ func newApp(t *testing.T) awscdk.App {
 	return awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir()), Context: &cfg.Context})
 }
 
-// synth builds the stack with props (AssetDir set to fakeAssets) in an app
+// newStack adds hookline with props to a stack of its own, as the
+// project's app does (id "Default": the logical IDs and the alarm name
+// prefix of a stack that holds hookline alone), with the outputs the
+// tests read (named as the app's).
+func newStack(app awscdk.App, id string, props *Props) (awscdk.Stack, *Hookline, []nagSuppression, error) {
+	stack := awscdk.NewStack(app, &id, nil)
+	h, accepted, err := newHookline(stack, "Default", props)
+	if err != nil {
+		return stack, nil, nil, err
+	}
+	out := func(name string, value *string) {
+		awscdk.NewCfnOutput(stack, jsii.String(name), &awscdk.CfnOutputProps{Value: value})
+	}
+	out("OutboxTableName", h.OutboxTable.TableName())
+	out("StateTableName", h.StateTable.TableName())
+	out("DeliveryQueueURL", h.DeliveryQueue.QueueUrl())
+	out("DeadLetterQueueURL", h.DeadLetterQueue.QueueUrl())
+	out("EnqueueFailureQueueURL", h.EnqueueFailureQueue.QueueUrl())
+	out("EnqueueFunctionName", h.Functions.Enqueue.FunctionName())
+	out("EnqueueRedrivePolicyARN", h.EnqueueRedrivePolicy.ManagedPolicyArn())
+	out("DeliverFunctionName", h.Functions.Deliver.FunctionName())
+	out("DLQDepthAlarmName", h.Alarms["DLQDepth"].AlarmName())
+	out("ApiFunctionName", h.Functions.API.FunctionName())
+	out("ApiAccessLogGroupName", h.APIAccessLogs.LogGroupName())
+	out("OperatorKeySecretARN", h.OperatorKey.SecretArn())
+	out("SecretsKeyARN", h.SecretsKey.KeyArn())
+	out("ReplayJobsQueueURL", h.ReplayJobsQueue.QueueUrl())
+	out("ReplayOpsQueueURL", h.ReplayOpsQueue.QueueUrl())
+	out("ReplayFunctionName", h.Functions.Replay.FunctionName())
+	out("AlarmTopicARN", h.AlarmTopic.TopicArn())
+	out("OperatorEventBusName", h.OperatorBus.EventBusName())
+	out("OperatorEventBusARN", h.OperatorBus.EventBusArn())
+	out("TenantDLQAlarmName", h.Alarms["TenantDLQDepth"].AlarmName())
+	out("DeadLetterQueueARN", h.DeadLetterQueue.QueueArn())
+	out("MaxReceiveCount", jsii.String(strconv.Itoa(h.MaxReceiveCount)))
+	return stack, h, accepted, nil
+}
+
+// synth builds the stack with props (Code set to fakeAssets) in an app
 // with cdk.json's context, and returns its template.
-func synth(t *testing.T, props HooklineStackProps) *synthesized {
+func synth(t *testing.T, props Props) *synthesized {
 	t.Helper()
-	props.AssetDir = fakeAssets(t)
+	props.Code = CodeFromDir(fakeAssets(t))
 	app := newApp(t)
 	outdir := *app.Outdir()
-	stack, err := NewHooklineStack(app, "HooklineTest", &props)
+	stack, _, _, err := newStack(app, "HooklineTest", &props)
 	require.NoError(t, err)
 	tpl := assertions.Template_FromStack(stack, nil)
 
@@ -329,7 +366,7 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 			}),
 			"GlobalSecondaryIndexes": assertions.Match_ArrayEquals(&arr{
 				assertions.Match_ObjectLike(&obj{
-					"IndexName": StateIndexName,
+					"IndexName": stateIndexName,
 					"KeySchema": assertions.Match_ArrayEquals(&arr{
 						obj{"AttributeName": "gsi1pk", "KeyType": "HASH"},
 						obj{"AttributeName": "gsi1sk", "KeyType": "RANGE"},
@@ -342,7 +379,7 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 			"BillingMode":                      "PAY_PER_REQUEST",
 			"PointInTimeRecoverySpecification": obj{"PointInTimeRecoveryEnabled": true},
 		})
-		require.Equal(t, "gsi1", StateIndexName)
+		require.Equal(t, "gsi1", stateIndexName)
 	})
 
 	t.Run("delivery queue: redrive to DLQ after one receive per schedule step", func(t *testing.T) {
@@ -413,7 +450,7 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		}
 	})
 
-	t.Run("functions: each deploys its own bootstrap from AssetDir", func(t *testing.T) {
+	t.Run("functions: each deploys its own bootstrap from Code", func(t *testing.T) {
 		require.Equal(t, "enqueue binary", s.stagedBootstrap(t, s.enqueueFn))
 		require.Equal(t, "deliver binary", s.stagedBootstrap(t, s.deliverFn))
 		require.Equal(t, "api binary", s.stagedBootstrap(t, s.apiFn))
@@ -601,8 +638,8 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 					require.EqualValues(t, 1, cp["Threshold"], "fewer than one value: none")
 					require.Nil(t, cp["Dimensions"], "the companion watches the gauge %s as published, without dimensions", name)
 					period, periods := cp["Period"].(float64), cp["EvaluationPeriods"].(float64)
-					require.Equal(t, GaugeMissingAfter, time.Duration(period*periods)*time.Second)
-					require.Greater(t, GaugeMissingAfter, 5*time.Minute, "longer than a replay step the gauge step may wait behind")
+					require.Equal(t, gaugeMissingAfter, time.Duration(period*periods)*time.Second)
+					require.Greater(t, gaugeMissingAfter, 5*time.Minute, "longer than a replay step the gauge step may wait behind")
 				}
 			}
 			require.Equal(t, 1, companions, "the gauge %s has one companion alarm", name)
@@ -748,12 +785,12 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		age := props["MaximumRecordAgeInSeconds"].(float64)
 		require.True(t, age == -1 || (age >= 60 && age <= 604800), "MaximumRecordAgeInSeconds %v", age)
 		require.Positive(t, age, "with no age cap the batch is parked only after the stream trimmed it")
-		require.Less(t, time.Duration(age)*time.Second, StreamRetention, "the parked batch must still be in the stream")
-		require.Equal(t, 24*time.Hour, StreamRetention)
+		require.Less(t, time.Duration(age)*time.Second, streamRetention, "the parked batch must still be in the stream")
+		require.Equal(t, 24*time.Hour, streamRetention)
 		batch := props["BatchSize"].(float64)
 		require.True(t, batch >= 1 && batch <= 10000, "BatchSize %v", batch)
 		// The re-drive invokes enqueue with at most a batch's records.
-		require.Equal(t, StreamBatchSize, streamredrive.MaxInvokeRecords)
+		require.Equal(t, streamBatchSize, streamredrive.MaxInvokeRecords)
 	})
 
 	t.Run("SQS mapping: delivery queue to deliver, batch 10, partial failures, capped concurrency", func(t *testing.T) {
@@ -847,8 +884,8 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		outputs := dig(t, s.json, "Outputs").(obj)
 		for _, name := range []string{
 			"OutboxTableName", "StateTableName", "DeliveryQueueURL", "DeadLetterQueueURL",
-			"DeadLetterQueueARN", "EnqueueFailureQueueURL", "EnqueueFunctionName",
-			"DeliverFunctionName", "DLQDepthAlarmName", "MaxReceiveCount",
+			"EnqueueFailureQueueURL", "EnqueueFunctionName",
+			"DeliverFunctionName", "DLQDepthAlarmName",
 		} {
 			require.Contains(t, outputs, name)
 		}
@@ -967,7 +1004,7 @@ func sqsMappingsReserveAboveCap(t *testing.T, s *synthesized, want int) {
 
 func TestStackDefaults(t *testing.T) {
 	start := time.Now()
-	s := synth(t, HooklineStackProps{})
+	s := synth(t, Props{})
 	t.Logf("synthesized default stack in %s", time.Since(start).Round(time.Millisecond))
 	require.Len(t, retry.DefaultSchedule, 8)
 	stackChecks(t, s, want{
@@ -977,7 +1014,7 @@ func TestStackDefaults(t *testing.T) {
 		maxConcurrency:  10,
 		reserved:        11,
 		apiReserved:     20,
-		replayReserved:  ReplayMaxConcurrency + 1,
+		replayReserved:  replayMaxConcurrency + 1,
 		apiRate:         50,
 		apiBurst:        100,
 		alarmThreshold:  100,
@@ -989,7 +1026,7 @@ func TestStackDefaults(t *testing.T) {
 func TestStackCustom(t *testing.T) {
 	schedule := []time.Duration{0, 10 * time.Second, time.Minute}
 	start := time.Now()
-	s := synth(t, HooklineStackProps{
+	s := synth(t, Props{
 		Architecture:               "x86_64",
 		Retry:                      retry.Policy{Schedule: schedule},
 		DeliverTimeout:             90 * time.Second,
@@ -1026,7 +1063,7 @@ func TestStackCustom(t *testing.T) {
 // concurrency limit cannot spare a reservation: nothing reserved, by choice,
 // and the mappings still capped.
 func TestStackNoReservations(t *testing.T) {
-	s := synth(t, HooklineStackProps{DeliverReservedConcurrency: -1, APIReservedConcurrency: -1, ReplayReservedConcurrency: -1})
+	s := synth(t, Props{DeliverReservedConcurrency: -1, APIReservedConcurrency: -1, ReplayReservedConcurrency: -1})
 	for _, fn := range []string{s.enqueueFn, s.deliverFn, s.apiFn, s.replayFn} {
 		s.hasProperties(t, "AWS::Lambda::Function", fn, obj{"ReservedConcurrentExecutions": assertions.Match_Absent()})
 	}
@@ -1043,35 +1080,46 @@ func TestMissingBinaries(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(partial, "enqueue", "bootstrap"), []byte("x"), 0o755))
 	require.NoError(t, os.MkdirAll(filepath.Join(partial, "deliver", "bootstrap"), 0o755)) // a folder is no binary
 
-	t.Run("checkAssets names the first missing bootstrap and how to build it", func(t *testing.T) {
-		require.NoError(t, checkAssets(fakeAssets(t), "arm64"))
+	t.Run("CodeFromDir names the first missing bootstrap and how to build it", func(t *testing.T) {
+		_, err := functionCode(CodeFromDir(fakeAssets(t)), "arm64")
+		require.NoError(t, err)
 		empty := t.TempDir()
-		err := checkAssets(empty, "arm64")
-		require.EqualError(t, err, filepath.Join(empty, "enqueue", "bootstrap")+" is missing: run `make build ARCH=arm64` first (or pass -c assetDir=DIR)")
-		err = checkAssets(partial, "x86_64")
-		require.EqualError(t, err, filepath.Join(partial, "deliver", "bootstrap")+" is missing: run `make build ARCH=x86_64` first (or pass -c assetDir=DIR)")
+		_, err = functionCode(CodeFromDir(empty), "arm64")
+		require.EqualError(t, err, filepath.Join(empty, "enqueue", "bootstrap")+" is missing: run `make build ARCH=arm64` first")
+		_, err = functionCode(CodeFromDir(partial), "x86_64")
+		require.EqualError(t, err, filepath.Join(partial, "deliver", "bootstrap")+" is missing: run `make build ARCH=x86_64` first")
 		require.NotContains(t, err.Error(), "\n", "one sentence")
-	})
-	t.Run("the stack refuses before staging any asset", func(t *testing.T) {
-		_, err := NewHooklineStack(newApp(t), "NoBinaries", &HooklineStackProps{AssetDir: partial})
-		require.ErrorContains(t, err, "deliver/bootstrap is missing: run `make build ARCH=arm64` first")
-	})
-	t.Run("cdk synth without built binaries: the app's run ends with that sentence", func(t *testing.T) {
-		// The app as `cdk synth` runs it, with the default architecture and
-		// asset folder, from a checkout where `make build` has not run.
 		t.Chdir(t.TempDir())
-		err := run()
-		require.EqualError(t, err, "dist/arm64/enqueue/bootstrap is missing: run `make build ARCH=arm64` first (or pass -c assetDir=DIR)")
+		_, err = functionCode(CodeFromDir(""), "x86_64")
+		require.EqualError(t, err, "dist/x86_64/enqueue/bootstrap is missing: run `make build ARCH=x86_64` first", "empty: dist/<architecture>")
+	})
+	t.Run("New refuses before creating anything", func(t *testing.T) {
+		app := newApp(t)
+		stack := awscdk.NewStack(app, jsii.String("NoBinaries"), nil)
+		_, err := New(stack, "Hookline", &Props{Code: CodeFromDir(partial)})
+		require.ErrorContains(t, err, "deliver/bootstrap is missing: run `make build ARCH=arm64` first")
+		require.Empty(t, *stack.Node().Children(), "no construct was added")
+	})
+	t.Run("BuildFromSource: a build that fails says which and why", func(t *testing.T) {
+		notAModule := t.TempDir()
+		_, err := BuildFromSource(notAModule).FunctionCode("enqueue", "arm64")
+		require.ErrorContains(t, err, "go build github.com/hookline/hookline/functions/enqueue for linux/arm64 in "+notAModule)
+		require.ErrorContains(t, err, "or set Props.Code")
+	})
+	t.Run("BuildFromSource: no go command", func(t *testing.T) {
+		t.Setenv("PATH", t.TempDir())
+		_, err := BuildFromSource(t.TempDir()).FunctionCode("api", "x86_64")
+		require.ErrorContains(t, err, "building the hookline api function from source needs the go command on PATH")
 	})
 }
 
 func TestPropsValidation(t *testing.T) {
-	refused := func(t *testing.T, p HooklineStackProps, wantErr string) {
+	refused := func(t *testing.T, p Props, wantErr string) {
 		t.Helper()
 		_, err := p.withDefaults()
 		require.ErrorContains(t, err, wantErr)
 	}
-	accepted := func(t *testing.T, p HooklineStackProps) HooklineStackProps {
+	accepted := func(t *testing.T, p Props) Props {
 		t.Helper()
 		got, err := p.withDefaults()
 		require.NoError(t, err)
@@ -1079,9 +1127,9 @@ func TestPropsValidation(t *testing.T) {
 	}
 
 	t.Run("zero value gets the documented defaults", func(t *testing.T) {
-		p := accepted(t, HooklineStackProps{})
+		p := accepted(t, Props{})
 		require.Equal(t, "arm64", p.Architecture)
-		require.Equal(t, "dist/arm64", p.AssetDir)
+		require.Equal(t, BuildFromSource(""), p.Code)
 		require.Equal(t, 15*time.Second, p.RequestTimeout)
 		require.Equal(t, 20*time.Second, p.DeliverTimeout)
 		require.Equal(t, 10, p.DeliverMaxConcurrency)
@@ -1095,241 +1143,118 @@ func TestPropsValidation(t *testing.T) {
 		require.Equal(t, 8, p.Retry.Attempts())
 	})
 	t.Run("the retry policy gets the queue's visibility timeout", func(t *testing.T) {
-		require.Equal(t, 2*time.Minute, accepted(t, HooklineStackProps{}).Retry.VisibilityTimeout)
-		require.Equal(t, 9*time.Minute, accepted(t, HooklineStackProps{DeliverTimeout: 90 * time.Second}).Retry.VisibilityTimeout)
-		again := accepted(t, accepted(t, HooklineStackProps{DeliverTimeout: 90 * time.Second}))
+		require.Equal(t, 2*time.Minute, accepted(t, Props{}).Retry.VisibilityTimeout)
+		require.Equal(t, 9*time.Minute, accepted(t, Props{DeliverTimeout: 90 * time.Second}).Retry.VisibilityTimeout)
+		again := accepted(t, accepted(t, Props{DeliverTimeout: 90 * time.Second}))
 		require.Equal(t, 9*time.Minute, again.Retry.VisibilityTimeout, "defaults applied twice agree")
-		refused(t, HooklineStackProps{Retry: retry.Policy{VisibilityTimeout: time.Minute}}, "retry visibility timeout 1m0s: the stack sets it")
+		refused(t, Props{Retry: retry.Policy{VisibilityTimeout: time.Minute}}, "retry visibility timeout 1m0s: the stack sets it")
 	})
 	t.Run("schedule step over 12h refused", func(t *testing.T) {
-		refused(t, HooklineStackProps{Retry: retry.Policy{Schedule: []time.Duration{0, 12*time.Hour + time.Second}}}, "12h")
-		accepted(t, HooklineStackProps{Retry: retry.Policy{Schedule: []time.Duration{0, 12 * time.Hour}}})
+		refused(t, Props{Retry: retry.Policy{Schedule: []time.Duration{0, 12*time.Hour + time.Second}}}, "12h")
+		accepted(t, Props{Retry: retry.Policy{Schedule: []time.Duration{0, 12 * time.Hour}}})
 	})
 	t.Run("reserved concurrency not above max concurrency refused", func(t *testing.T) {
-		refused(t, HooklineStackProps{DeliverReservedConcurrency: 10}, "reserved concurrency 10 must exceed max concurrency 10")
-		refused(t, HooklineStackProps{DeliverMaxConcurrency: 50, DeliverReservedConcurrency: 20}, "reserved concurrency")
-		accepted(t, HooklineStackProps{DeliverReservedConcurrency: 11})
-		require.Equal(t, 51, accepted(t, HooklineStackProps{DeliverMaxConcurrency: 50}).DeliverReservedConcurrency, "the default follows the cap")
-		require.Equal(t, -1, accepted(t, HooklineStackProps{DeliverReservedConcurrency: -1}).DeliverReservedConcurrency, "negative: none, by choice")
-		refused(t, HooklineStackProps{ReplayReservedConcurrency: ReplayMaxConcurrency}, "replay reserved concurrency 7 must exceed its mappings' max concurrency 7")
-		accepted(t, HooklineStackProps{ReplayReservedConcurrency: ReplayMaxConcurrency + 1, APIReservedConcurrency: 1})
+		refused(t, Props{DeliverReservedConcurrency: 10}, "reserved concurrency 10 must exceed max concurrency 10")
+		refused(t, Props{DeliverMaxConcurrency: 50, DeliverReservedConcurrency: 20}, "reserved concurrency")
+		accepted(t, Props{DeliverReservedConcurrency: 11})
+		require.Equal(t, 51, accepted(t, Props{DeliverMaxConcurrency: 50}).DeliverReservedConcurrency, "the default follows the cap")
+		require.Equal(t, -1, accepted(t, Props{DeliverReservedConcurrency: -1}).DeliverReservedConcurrency, "negative: none, by choice")
+		refused(t, Props{ReplayReservedConcurrency: replayMaxConcurrency}, "replay reserved concurrency 7 must exceed its mappings' max concurrency 7")
+		accepted(t, Props{ReplayReservedConcurrency: replayMaxConcurrency + 1, APIReservedConcurrency: 1})
 	})
 	t.Run("API throttling within API Gateway's account limits", func(t *testing.T) {
-		refused(t, HooklineStackProps{APIRateLimit: -1}, "API rate limit -1")
-		refused(t, HooklineStackProps{APIRateLimit: 10001}, "API rate limit 10001")
-		refused(t, HooklineStackProps{APIBurstLimit: -5}, "API burst limit -5")
-		refused(t, HooklineStackProps{APIBurstLimit: 5001}, "API burst limit 5001")
-		p := accepted(t, HooklineStackProps{APIRateLimit: 0.5, APIBurstLimit: 5000})
+		refused(t, Props{APIRateLimit: -1}, "API rate limit -1")
+		refused(t, Props{APIRateLimit: 10001}, "API rate limit 10001")
+		refused(t, Props{APIBurstLimit: -5}, "API burst limit -5")
+		refused(t, Props{APIBurstLimit: 5001}, "API burst limit 5001")
+		p := accepted(t, Props{APIRateLimit: 0.5, APIBurstLimit: 5000})
 		require.Equal(t, 0.5, p.APIRateLimit)
 	})
 	t.Run("max concurrency outside 2..1000 refused", func(t *testing.T) {
-		refused(t, HooklineStackProps{DeliverMaxConcurrency: 1}, "max concurrency 1")
-		refused(t, HooklineStackProps{DeliverMaxConcurrency: 1001}, "max concurrency 1001")
+		refused(t, Props{DeliverMaxConcurrency: 1}, "max concurrency 1")
+		refused(t, Props{DeliverMaxConcurrency: 1001}, "max concurrency 1001")
 	})
 	t.Run("bad architecture refused", func(t *testing.T) {
 		for _, a := range []string{"amd64", "aarch64", "host", "ARM64"} {
-			refused(t, HooklineStackProps{Architecture: a}, fmt.Sprintf("architecture %q", a))
+			refused(t, Props{Architecture: a}, fmt.Sprintf("architecture %q", a))
 		}
-		require.Equal(t, "dist/x86_64", accepted(t, HooklineStackProps{Architecture: "x86_64"}).AssetDir)
+		require.Equal(t, "x86_64", accepted(t, Props{Architecture: "x86_64"}).Architecture)
 	})
 	t.Run("deliver timeout covers one round of attempts and 5s", func(t *testing.T) {
-		refused(t, HooklineStackProps{DeliverTimeout: 19 * time.Second}, "deliver timeout 19s must be at least 20s: one round of attempts (request timeout 15s)")
-		refused(t, HooklineStackProps{RequestTimeout: 60 * time.Second, DeliverTimeout: time.Minute}, "deliver timeout 1m0s must be at least 1m5s")
-		require.Equal(t, 65*time.Second, accepted(t, HooklineStackProps{RequestTimeout: 60 * time.Second}).DeliverTimeout, "derived from the request timeout")
-		require.Equal(t, 8*time.Second, accepted(t, HooklineStackProps{RequestTimeout: 3 * time.Second}).DeliverTimeout, "the local cloud's")
-		accepted(t, HooklineStackProps{DeliverTimeout: 20 * time.Second})
-		refused(t, HooklineStackProps{DeliverTimeout: 16 * time.Minute}, "15m")
+		refused(t, Props{DeliverTimeout: 19 * time.Second}, "deliver timeout 19s must be at least 20s: one round of attempts (request timeout 15s)")
+		refused(t, Props{RequestTimeout: 60 * time.Second, DeliverTimeout: time.Minute}, "deliver timeout 1m0s must be at least 1m5s")
+		require.Equal(t, 65*time.Second, accepted(t, Props{RequestTimeout: 60 * time.Second}).DeliverTimeout, "derived from the request timeout")
+		require.Equal(t, 8*time.Second, accepted(t, Props{RequestTimeout: 3 * time.Second}).DeliverTimeout, "the local cloud's")
+		accepted(t, Props{DeliverTimeout: 20 * time.Second})
+		refused(t, Props{DeliverTimeout: 16 * time.Minute}, "15m")
 	})
 	t.Run("a crashed batch is retried within two minutes with the defaults", func(t *testing.T) {
-		p := accepted(t, HooklineStackProps{})
+		p := accepted(t, Props{})
 		// The queue's visibility timeout (6x the function's, stackChecks holds
 		// the template to it) is how long a crash victim waits.
 		require.LessOrEqual(t, 6*p.DeliverTimeout, 2*time.Minute)
 		require.GreaterOrEqual(t, p.DeliverTimeout, p.RequestTimeout+5*time.Second)
 	})
 	t.Run("operational events' thresholds", func(t *testing.T) {
-		p := accepted(t, HooklineStackProps{})
+		p := accepted(t, Props{})
 		require.Equal(t, 50, p.DisableAfter)
 		require.Equal(t, 10, p.FailingAfter)
 		require.Equal(t, 5*time.Minute, p.DeadNoticeWindow)
-		refused(t, HooklineStackProps{FailingAfter: 50}, "failing threshold 50 must be below the disable threshold 50")
-		refused(t, HooklineStackProps{FailingAfter: 7, DisableAfter: 6}, "must be below")
-		refused(t, HooklineStackProps{DeadNoticeWindow: 16 * time.Minute}, "SQS delays a message at most 900 s")
-		refused(t, HooklineStackProps{DeadNoticeWindow: time.Millisecond}, "dead notice window")
-		accepted(t, HooklineStackProps{FailingAfter: 60, DisableAfter: -1})
-		accepted(t, HooklineStackProps{FailingAfter: -1, DisableAfter: 3, DeadNoticeWindow: 15 * time.Minute})
+		refused(t, Props{FailingAfter: 50}, "failing threshold 50 must be below the disable threshold 50")
+		refused(t, Props{FailingAfter: 7, DisableAfter: 6}, "must be below")
+		refused(t, Props{DeadNoticeWindow: 16 * time.Minute}, "SQS delays a message at most 900 s")
+		refused(t, Props{DeadNoticeWindow: time.Millisecond}, "dead notice window")
+		accepted(t, Props{FailingAfter: 60, DisableAfter: -1})
+		accepted(t, Props{FailingAfter: -1, DisableAfter: 3, DeadNoticeWindow: 15 * time.Minute})
 	})
 	t.Run("delivery and DLQ retention", func(t *testing.T) {
-		p := accepted(t, HooklineStackProps{})
+		p := accepted(t, Props{})
 		require.Equal(t, 15*24*time.Hour, p.DeliveryRetention)
 		require.Equal(t, 14*24*time.Hour, p.DLQRetention)
 		require.Equal(t, store.DefaultRetention, fnenv.DefaultDeliveryRetention, "one default, written twice")
-		refused(t, HooklineStackProps{DLQRetention: 15 * 24 * time.Hour}, "SQS keeps a message at most 14 days")
-		refused(t, HooklineStackProps{DLQRetention: time.Second}, "DLQ retention 1s")
-		refused(t, HooklineStackProps{DeliveryRetention: 14 * 24 * time.Hour}, "a dead delivery's record must outlive its DLQ message")
-		refused(t, HooklineStackProps{DLQRetention: 7 * 24 * time.Hour, DeliveryRetention: 7*24*time.Hour + time.Hour}, "at least the DLQ retention 168h0m0s + 1 day")
-		accepted(t, HooklineStackProps{DLQRetention: 7 * 24 * time.Hour, DeliveryRetention: 8 * 24 * time.Hour})
+		refused(t, Props{DLQRetention: 15 * 24 * time.Hour}, "SQS keeps a message at most 14 days")
+		refused(t, Props{DLQRetention: time.Second}, "DLQ retention 1s")
+		refused(t, Props{DeliveryRetention: 14 * 24 * time.Hour}, "a dead delivery's record must outlive its DLQ message")
+		refused(t, Props{DLQRetention: 7 * 24 * time.Hour, DeliveryRetention: 7*24*time.Hour + time.Hour}, "at least the DLQ retention 168h0m0s + 1 day")
+		accepted(t, Props{DLQRetention: 7 * 24 * time.Hour, DeliveryRetention: 8 * 24 * time.Hour})
 	})
 	t.Run("payload retention", func(t *testing.T) {
-		require.Equal(t, 15*24*time.Hour, accepted(t, HooklineStackProps{}).PayloadRetention)
+		require.Equal(t, 15*24*time.Hour, accepted(t, Props{}).PayloadRetention)
 		require.Equal(t, api.DefaultPayloadRetention, fnenv.DefaultPayloadRetention, "one default, written twice")
-		require.Equal(t, 16*24*time.Hour, accepted(t, HooklineStackProps{PayloadRetention: 16 * 24 * time.Hour}).PayloadRetention)
-		refused(t, HooklineStackProps{PayloadRetention: 17 * 24 * time.Hour}, "the outbox items expire 384h0m0s after they occurred")
-		refused(t, HooklineStackProps{PayloadRetention: time.Minute}, "payload retention 1m0s: want 1h")
+		require.Equal(t, 16*24*time.Hour, accepted(t, Props{PayloadRetention: 16 * 24 * time.Hour}).PayloadRetention)
+		refused(t, Props{PayloadRetention: 17 * 24 * time.Hour}, "the outbox items expire 384h0m0s after they occurred")
+		refused(t, Props{PayloadRetention: time.Minute}, "payload retention 1m0s: want 1h")
 	})
 	t.Run("console frame ancestors and portal link life", func(t *testing.T) {
-		p := accepted(t, HooklineStackProps{ConsoleFrameAncestors: []string{"'self'", "https://app.example.com"}})
+		p := accepted(t, Props{ConsoleFrameAncestors: []string{"'self'", "https://app.example.com"}})
 		require.Equal(t, []string{"'self'", "https://app.example.com"}, p.ConsoleFrameAncestors)
 		require.Equal(t, fnenv.DefaultPortalMinTTL, p.PortalMinTTL)
-		refused(t, HooklineStackProps{ConsoleFrameAncestors: []string{"https://app.example.com/embed"}}, "console frame ancestors")
-		refused(t, HooklineStackProps{ConsoleFrameAncestors: []string{"*"}}, "console frame ancestors")
-		require.Equal(t, time.Second, accepted(t, HooklineStackProps{PortalMinTTL: time.Second}).PortalMinTTL)
-		refused(t, HooklineStackProps{PortalMinTTL: 2 * time.Minute}, "portal min TTL 2m0s")
-		refused(t, HooklineStackProps{PortalMinTTL: time.Millisecond}, "portal min TTL 1ms")
+		refused(t, Props{ConsoleFrameAncestors: []string{"https://app.example.com/embed"}}, "console frame ancestors")
+		refused(t, Props{ConsoleFrameAncestors: []string{"*"}}, "console frame ancestors")
+		require.Equal(t, time.Second, accepted(t, Props{PortalMinTTL: time.Second}).PortalMinTTL)
+		refused(t, Props{PortalMinTTL: 2 * time.Minute}, "portal min TTL 2m0s")
+		refused(t, Props{PortalMinTTL: time.Millisecond}, "portal min TTL 1ms")
 	})
 	t.Run("bad AllowCIDRs refused", func(t *testing.T) {
 		for _, c := range []string{"127.0.0.1", "10.0.0.0/33", "localhost", ""} {
 			app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
-			_, err := NewHooklineStack(app, "Bad", &HooklineStackProps{AllowCIDRs: []string{"127.0.0.0/8", c}})
+			_, err := New(awscdk.NewStack(app, jsii.String("Bad"), nil), "Default", &Props{Code: CodeFromDir(fakeAssets(t)), AllowCIDRs: []string{"127.0.0.0/8", c}})
 			require.ErrorContains(t, err, fmt.Sprintf("allow CIDR %q", c))
 		}
 	})
 }
 
-func TestPropsFromContext(t *testing.T) {
-	from := func(ctx map[string]string) (*HooklineStackProps, string, error) {
-		return propsFromContext(func(k string) string { return ctx[k] })
-	}
-
-	t.Run("empty context: defaults", func(t *testing.T) {
-		p, name, err := from(nil)
-		require.NoError(t, err)
-		require.Equal(t, "Hookline", name)
-		require.Empty(t, p.Architecture)
-		require.Nil(t, p.Retry.Schedule)
-		require.Nil(t, p.AllowCIDRs)
-	})
-	t.Run("failingAfter, disableAfter and deadNoticeWindow from context", func(t *testing.T) {
-		p, _, err := from(map[string]string{"failingAfter": "3", "disableAfter": "6", "deadNoticeWindow": "5s"})
-		require.NoError(t, err)
-		require.Equal(t, 3, p.FailingAfter)
-		require.Equal(t, 5*time.Second, p.DeadNoticeWindow)
-		_, _, err = from(map[string]string{"deadNoticeWindow": "soon"})
-		require.ErrorContains(t, err, "context deadNoticeWindow")
-		p, _, err = from(map[string]string{"payloadRetention": "72h"})
-		require.NoError(t, err)
-		require.Equal(t, 72*time.Hour, p.PayloadRetention)
-		p, _, err = from(map[string]string{"deliveryRetention": "720h", "dlqRetention": "168h"})
-		require.NoError(t, err)
-		require.Equal(t, 720*time.Hour, p.DeliveryRetention)
-		require.Equal(t, 168*time.Hour, p.DLQRetention)
-		p, _, err = from(map[string]string{"messageLog": "false"})
-		require.NoError(t, err)
-		require.True(t, p.DisableMessageLog)
-		p, _, err = from(nil)
-		require.NoError(t, err)
-		require.False(t, p.DisableMessageLog, "the message log is on by default")
-		_, _, err = from(map[string]string{"messageLog": "maybe"})
-		require.ErrorContains(t, err, "context messageLog")
-		p, _, err = from(map[string]string{"consoleFrameAncestors": "'self', https://app.example.com", "portalMinTTL": "1s"})
-		require.NoError(t, err)
-		require.Equal(t, []string{"'self'", "https://app.example.com"}, p.ConsoleFrameAncestors)
-		require.Equal(t, time.Second, p.PortalMinTTL)
-		_, _, err = from(map[string]string{"consoleFrameAncestors": "javascript:alert(1)"})
-		require.ErrorContains(t, err, "context consoleFrameAncestors")
-	})
-	t.Run("host maps to the machine architecture", func(t *testing.T) {
-		p, _, err := from(map[string]string{"architecture": "host"})
-		require.NoError(t, err)
-		wantArch := map[string]string{"amd64": "x86_64", "arm64": "arm64"}[runtime.GOARCH]
-		if wantArch == "" {
-			t.Skipf("no Lambda architecture for GOARCH %s", runtime.GOARCH)
-		}
-		require.Equal(t, wantArch, p.Architecture)
-	})
-	t.Run("explicit architecture passes through", func(t *testing.T) {
-		p, _, err := from(map[string]string{"architecture": "x86_64", "assetDir": "somewhere", "stackName": "Local"})
-		require.NoError(t, err)
-		require.Equal(t, "x86_64", p.Architecture)
-		require.Equal(t, "somewhere", p.AssetDir)
-	})
-	t.Run("retrySchedule, maxAge and allowCIDRs parsed", func(t *testing.T) {
-		p, name, err := from(map[string]string{
-			"retrySchedule": "0s, 5s,1m",
-			"maxAge":        "2h",
-			"allowCIDRs":    "127.0.0.0/8, 10.0.0.0/8",
-			"stackName":     "Local",
-		})
-		require.NoError(t, err)
-		require.Equal(t, "Local", name)
-		require.Equal(t, []time.Duration{0, 5 * time.Second, time.Minute}, p.Retry.Schedule)
-		require.Equal(t, 2*time.Hour, p.Retry.MaxAge)
-		require.Equal(t, []string{"127.0.0.0/8", "10.0.0.0/8"}, p.AllowCIDRs)
-		d, err := p.withDefaults()
-		require.NoError(t, err)
-		require.Equal(t, 3, d.Retry.Attempts())
-	})
-	t.Run("invalid retrySchedule names the context key", func(t *testing.T) {
-		for _, s := range []string{"0s,13h", "0s,soon", "0s,,5s"} {
-			_, _, err := from(map[string]string{"retrySchedule": s})
-			require.ErrorContains(t, err, "context retrySchedule")
-		}
-		_, _, err := from(map[string]string{"retrySchedule": "0s,13h"})
-		require.ErrorContains(t, err, "12h")
-	})
-	t.Run("reserved concurrency and API throttling from context", func(t *testing.T) {
-		p, _, err := from(map[string]string{
-			"deliverReservedConcurrency": "30", "apiReservedConcurrency": "none", "replayReservedConcurrency": "8",
-			"apiRateLimit": "25.5", "apiBurstLimit": "40",
-		})
-		require.NoError(t, err)
-		require.Equal(t, 30, p.DeliverReservedConcurrency)
-		require.Equal(t, -1, p.APIReservedConcurrency)
-		require.Equal(t, 8, p.ReplayReservedConcurrency)
-		require.Equal(t, 25.5, p.APIRateLimit)
-		require.Equal(t, 40, p.APIBurstLimit)
-		for key, bad := range map[string]string{
-			"deliverReservedConcurrency": "0", "apiReservedConcurrency": "lots", "replayReservedConcurrency": "-2",
-			"apiRateLimit": "fast", "apiBurstLimit": "1.5",
-		} {
-			_, _, err := from(map[string]string{key: bad})
-			require.ErrorContains(t, err, "context "+key, "%s=%s", key, bad)
-		}
-	})
-	t.Run("operatorEventsToAlarms: off unless true", func(t *testing.T) {
-		p, _, err := from(nil)
-		require.NoError(t, err)
-		require.False(t, p.OperatorEventsToAlarms)
-		p, _, err = from(map[string]string{"operatorEventsToAlarms": "true"})
-		require.NoError(t, err)
-		require.True(t, p.OperatorEventsToAlarms)
-		_, _, err = from(map[string]string{"operatorEventsToAlarms": "yes"})
-		require.ErrorContains(t, err, "context operatorEventsToAlarms")
-	})
-	t.Run("invalid maxAge names the context key", func(t *testing.T) {
-		_, _, err := from(map[string]string{"maxAge": "a day"})
-		require.ErrorContains(t, err, "context maxAge")
-	})
-}
-
 func TestMaxAgeBoundedByQueueRetention(t *testing.T) {
-	_, err := HooklineStackProps{Retry: retry.Policy{MaxAge: 14 * 24 * time.Hour}}.withDefaults()
+	_, err := Props{Retry: retry.Policy{MaxAge: 14 * 24 * time.Hour}}.withDefaults()
 	require.ErrorContains(t, err, "expire silently")
-	_, err = HooklineStackProps{Retry: retry.Policy{MaxAge: MaxEventAge}}.withDefaults()
+	_, err = Props{Retry: retry.Policy{MaxAge: MaxEventAge}}.withDefaults()
 	require.NoError(t, err)
 }
 
 func TestFaultsOnlyWhenAsked(t *testing.T) {
-	_, err := HooklineStackProps{Faults: "disk_full:1"}.withDefaults()
+	_, err := Props{Faults: "disk_full:1"}.withDefaults()
 	require.ErrorContains(t, err, "unknown fault point")
-	props, name, err := propsFromContext(func(k string) string {
-		return map[string]string{"faults": "deliver_crash:0.01", "deliverTimeout": "20s"}[k]
-	})
-	require.NoError(t, err)
-	require.Equal(t, "Hookline", name)
-	require.Equal(t, "deliver_crash:0.01", props.Faults)
-	require.Equal(t, 20*time.Second, props.DeliverTimeout)
-	env, err := deliverEnv(HooklineStackProps{})
+	env, err := deliverEnv(Props{})
 	require.NoError(t, err)
 	require.NotContains(t, env.Vars(), "HOOKLINE_FAULTS", "no fault configuration unless asked")
 }

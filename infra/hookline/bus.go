@@ -1,4 +1,4 @@
-package main
+package hookline
 
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
@@ -11,27 +11,27 @@ import (
 	"github.com/hookline/hookline/internal/enqueue"
 )
 
-// OperatorBus is the EventBridge bus on which the operator receives
+// operatorBus is the EventBridge bus on which the operator receives
 // hookline's operational events (endpoint.disabled, endpoint.failing,
 // endpoint.recovered, delivery.dead), put there by the enqueue function
 // with source "hookline" and the event type as detail-type
 // (docs/operations.md). The operator routes them with rules of their own.
-type OperatorBus struct {
+type operatorBus struct {
 	Bus awsevents.EventBus
 	// AlarmRule sends them to the alarm topic; nil unless
-	// HooklineStackProps.OperatorEventsToAlarms.
+	// Props.OperatorEventsToAlarms.
 	AlarmRule awsevents.Rule
 }
 
-// NewOperatorBus creates the operator's bus, its physical name left to
-// CloudFormation. NewPipelineFunctions names it to the enqueue function and
+// newOperatorBus creates the operator's bus, its physical name left to
+// CloudFormation. newPipelineFunctions names it to the enqueue function and
 // lets it put events on it (grantPutEvents).
-func NewOperatorBus(scope constructs.Construct, id string) OperatorBus {
+func newOperatorBus(scope constructs.Construct, id string) operatorBus {
 	c := constructs.NewConstruct(scope, &id)
 	bus := awsevents.NewEventBus(c, jsii.String("Bus"), &awsevents.EventBusProps{
 		Description: jsii.String("hookline: operational events (endpoint.disabled, endpoint.failing, endpoint.recovered, delivery.dead)"),
 	})
-	return OperatorBus{Bus: bus}
+	return operatorBus{Bus: bus}
 }
 
 // grantPutEvents lets fn put events on bus, and on no other bus.
@@ -43,28 +43,28 @@ func grantPutEvents(fn awslambda.Function, bus awsevents.IEventBus) {
 	})
 }
 
-// OperatorEventPattern matches hookline's operational events on the bus.
-func OperatorEventPattern() *awsevents.EventPattern {
+// operatorEventPattern matches hookline's operational events on the bus.
+func operatorEventPattern() *awsevents.EventPattern {
 	return &awsevents.EventPattern{
 		Source:     jsii.Strings(enqueue.EventSource),
 		DetailType: jsii.Strings(domain.OpEventTypes...),
 	}
 }
 
-// routeToAlarms, when enabled (HooklineStackProps.OperatorEventsToAlarms),
+// routeToAlarms, when enabled (Props.OperatorEventsToAlarms),
 // adds the opt-in rule sending every operational event on
 // the bus to the alarm topic, whose resource policy then lets EventBridge
 // publish to it (AWS requires it; the local cloud does not check it), for
 // this rule only (aws:SourceArn). CDK's SnsTopic target would grant every
 // rule of every account, so the target is set on the resource itself.
-func (b *OperatorBus) routeToAlarms(enabled bool, topic awssns.Topic) {
+func (b *operatorBus) routeToAlarms(enabled bool, topic awssns.Topic) {
 	if !enabled {
 		return
 	}
 	rule := awsevents.NewRule(b.Bus, jsii.String("ToAlarmTopic"), &awsevents.RuleProps{
 		Description:  jsii.String("hookline: operational events to the alarm topic (opt-in: operatorEventsToAlarms)"),
 		EventBus:     b.Bus,
-		EventPattern: OperatorEventPattern(),
+		EventPattern: operatorEventPattern(),
 	})
 	rule.Node().DefaultChild().(awsevents.CfnRule).SetTargets([]any{
 		&awsevents.CfnRule_TargetProperty{Id: jsii.String("AlarmTopic"), Arn: topic.TopicArn()},

@@ -1,4 +1,4 @@
-package main
+package hookline
 
 import (
 	"fmt"
@@ -16,13 +16,13 @@ import (
 
 // TestNagAwsSolutions runs cdk-nag's AwsSolutions rule pack on the stack as
 // it deploys (default props, with an alarm e-mail subscription): no finding
-// may be left unsuppressed, every suppression (infra/nag.go) gives its
+// may be left unsuppressed, every suppression (infra/hookline/nag.go) gives its
 // reason, and every suppression still suppresses something, so that one
 // made stale by a fix is removed rather than left to hide the next finding.
 func TestNagAwsSolutions(t *testing.T) {
 	app := newApp(t)
-	stack, accepted, err := newHooklineStack(app, "HooklineNag", &HooklineStackProps{
-		AssetDir:               fakeAssets(t),
+	stack, _, accepted, err := newStack(app, "HooklineNag", &Props{
+		Code:                   CodeFromDir(fakeAssets(t)),
 		AlarmEmail:             "oncall@example.com",
 		OperatorEventsToAlarms: true, // every resource, the opt-in ones too
 	})
@@ -44,7 +44,7 @@ func TestNagAwsSolutions(t *testing.T) {
 		}
 	}
 	sort.Strings(findings)
-	require.Empty(t, findings, "cdk-nag findings neither fixed nor suppressed with a reason in infra/nag.go")
+	require.Empty(t, findings, "cdk-nag findings neither fixed nor suppressed with a reason in infra/hookline/nag.go")
 
 	suppressed := ann.FindInfo(jsii.String("*"), rule)
 	t.Logf("%d findings suppressed, by %d suppressions", len(*suppressed), len(accepted))
@@ -65,7 +65,7 @@ func TestNagAwsSolutions(t *testing.T) {
 					used = true
 				}
 			}
-			require.True(t, used, "suppression of %s %s on %s suppresses nothing: remove it from infra/nag.go", s.Rule, applies, *s.On.Node().Path())
+			require.True(t, used, "suppression of %s %s on %s suppresses nothing: remove it from infra/hookline/nag.go", s.Rule, applies, *s.On.Node().Path())
 		}
 	}
 }

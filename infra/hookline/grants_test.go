@@ -1,4 +1,4 @@
-package main
+package hookline
 
 import (
 	"encoding/json"
@@ -149,7 +149,7 @@ func stateGrants(t *testing.T, g grantSet, s *synthesized, names []string) {
 // key grants are listed here. An action added to a role, or a resource,
 // fails this test, and so does one the code needs and the role lacks.
 func TestLeastPrivilege(t *testing.T) {
-	s := synth(t, HooklineStackProps{})
+	s := synth(t, Props{})
 	keyOut := dig(t, s.json, "Outputs", "SecretsKeyARN", "Value", "Fn::GetAtt").(arr)
 	key := getAtt(keyOut[0].(string), "Arn")
 	purpose := obj{"StringEquals": obj{"kms:EncryptionContext:purpose": sealing.Purpose}}
@@ -335,12 +335,12 @@ func (g grantSet) String() string {
 // function's records' retention.
 func TestRetentionInTheTemplate(t *testing.T) {
 	for _, tc := range []struct {
-		props          HooklineStackProps
+		props          Props
 		dlqSeconds     float64
 		deliveryVarEnv string
 	}{
-		{HooklineStackProps{}, 14 * 24 * 3600, "360h0m0s"},
-		{HooklineStackProps{DLQRetention: 3 * 24 * time.Hour, DeliveryRetention: 30 * 24 * time.Hour}, 3 * 24 * 3600, "720h0m0s"},
+		{Props{}, 14 * 24 * 3600, "360h0m0s"},
+		{Props{DLQRetention: 3 * 24 * time.Hour, DeliveryRetention: 30 * 24 * time.Hour}, 3 * 24 * 3600, "720h0m0s"},
 	} {
 		s := synth(t, tc.props)
 		dlq := s.resource(t, s.deadLetter, "AWS::SQS::Queue")["Properties"].(obj)
@@ -358,7 +358,7 @@ func TestRetentionInTheTemplate(t *testing.T) {
 // grant it keeps is the log-on role's less the index Query and the resends'
 // queue; it still publishes into the outbox.
 func TestMessageLogOff(t *testing.T) {
-	on, off := synth(t, HooklineStackProps{}), synth(t, HooklineStackProps{DisableMessageLog: true})
+	on, off := synth(t, Props{}), synth(t, Props{DisableMessageLog: true})
 	outbox := off.resource(t, off.outboxTable, "AWS::DynamoDB::Table")["Properties"].(obj)
 	require.NotContains(t, outbox, "GlobalSecondaryIndexes")
 	vars := dig(t, off.resource(t, off.apiFn, "AWS::Lambda::Function"), "Properties", "Environment", "Variables").(obj)

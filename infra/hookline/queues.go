@@ -1,4 +1,4 @@
-package main
+package hookline
 
 import (
 	"time"
@@ -10,8 +10,8 @@ import (
 	"github.com/aws/jsii-runtime-go"
 )
 
-// DeliveryQueuesProps configures NewDeliveryQueues.
-type DeliveryQueuesProps struct {
+// queuesProps configures newDeliveryQueues.
+type queuesProps struct {
 	// MaxReceiveCount is the number of attempts before SQS moves a message
 	// to the DLQ: the retry schedule's length. Required.
 	MaxReceiveCount int
@@ -28,9 +28,9 @@ type DeliveryQueuesProps struct {
 	FailureAlarmThreshold int
 }
 
-// DeliveryQueues are the delivery queue, its dead-letter queue, the enqueue
+// deliveryQueues are the delivery queue, its dead-letter queue, the enqueue
 // mapping's on-failure queue, and their alarms.
-type DeliveryQueues struct {
+type deliveryQueues struct {
 	Delivery        awssqs.Queue
 	DeadLetter      awssqs.Queue
 	EnqueueFailures awssqs.Queue
@@ -40,11 +40,11 @@ type DeliveryQueues struct {
 	EnqueueFailureAlarm awscloudwatch.Alarm
 }
 
-// NewDeliveryQueues creates the queues, each keeping messages 14 days, the
+// newDeliveryQueues creates the queues, each keeping messages 14 days, the
 // SQS maximum. A message SQS redrives to the DLQ keeps its original enqueue
 // time, so it stays 14 days less its age (at most 24 h by default); one the
 // deliver function sends there gets the full 14 days.
-func NewDeliveryQueues(scope constructs.Construct, id string, p DeliveryQueuesProps) DeliveryQueues {
+func newDeliveryQueues(scope constructs.Construct, id string, p queuesProps) deliveryQueues {
 	c := constructs.NewConstruct(scope, &id)
 	retention := awscdk.Duration_Days(jsii.Number(14))
 	dlqRetention := retention
@@ -91,5 +91,5 @@ func NewDeliveryQueues(scope constructs.Construct, id string, p DeliveryQueuesPr
 	}
 	depth := depthAlarm("DeadLetterDepth", "Deliveries are piling up in the hookline dead-letter queue. See docs/operations.md.", dlq, p.AlarmThreshold)
 	failed := depthAlarm("EnqueueFailureDepth", "Outbox stream batches failed enqueue and were parked. Events in them are not yet delivered.", failures, p.FailureAlarmThreshold)
-	return DeliveryQueues{Delivery: delivery, DeadLetter: dlq, EnqueueFailures: failures, DepthAlarm: depth, EnqueueFailureAlarm: failed}
+	return deliveryQueues{Delivery: delivery, DeadLetter: dlq, EnqueueFailures: failures, DepthAlarm: depth, EnqueueFailureAlarm: failed}
 }

@@ -1,8 +1,7 @@
-package main
+package hookline
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -24,28 +23,28 @@ import (
 // The enqueue function's stream mapping. No event waits for a person while
 // the system can still retry: the mapping retries a failing batch, bisecting
 // it, with no limit on the number of retries, until its oldest record is
-// StreamMaxRecordAge old; then it parks the batch's position (shard and
+// streamMaxRecordAge old; then it parks the batch's position (shard and
 // sequence numbers, never the records) on the enqueue failure queue, where
 // the operator's re-drive (scripts/enqueueredrive) reads the records back
 // from the stream.
 const (
-	// StreamBatchSize is the mapping's largest batch: 100 records.
-	StreamBatchSize = 100
-	// StreamRetryAttempts is the mapping's MaximumRetryAttempts: -1, no
+	// streamBatchSize is the mapping's largest batch: 100 records.
+	streamBatchSize = 100
+	// streamRetryAttempts is the mapping's MaximumRetryAttempts: -1, no
 	// limit (Lambda accepts -1 to 10,000).
-	StreamRetryAttempts = -1
-	// StreamRetention is how long DynamoDB Streams keeps a record: 24 hours,
+	streamRetryAttempts = -1
+	// streamRetention is how long DynamoDB Streams keeps a record: 24 hours,
 	// fixed by the service. A record older than that may be trimmed at any
 	// moment and can no longer be read.
-	StreamRetention = streamredrive.StreamRetention
-	// StreamMaxRecordAge is the mapping's MaximumRecordAgeInSeconds: 20
+	streamRetention = streamredrive.StreamRetention
+	// streamMaxRecordAge is the mapping's MaximumRecordAgeInSeconds: 20
 	// hours. Lambda accepts -1 (no limit) or 60 s to 7 days. It is not -1:
 	// with no age limit Lambda retries until the stream trims the records,
 	// and then the batch is beyond reading back. 20 hours of retries, then
 	// the parked batch stays readable in the stream for 4 more hours, the
 	// operator's window for re-driving it from the stream (after that, from
 	// the outbox table: docs/operations.md).
-	StreamMaxRecordAge = 20 * time.Hour
+	streamMaxRecordAge = 20 * time.Hour
 )
 
 // streamMapping is the escape hatch to fn's one stream event source
@@ -63,10 +62,10 @@ func streamMapping(fn awslambda.Function) awslambda.CfnEventSourceMapping {
 	return found[0]
 }
 
-// PipelineFunctionsProps configures NewPipelineFunctions.
-type PipelineFunctionsProps struct {
-	Tables Tables
-	Queues DeliveryQueues
+// pipelineProps configures newPipelineFunctions.
+type pipelineProps struct {
+	Tables tableSet
+	Queues deliveryQueues
 	// OperatorBus receives the operational events enqueue puts on it.
 	OperatorBus awsevents.IEventBus
 	// SecretsKey seals the endpoints' signing secrets; deliver may decrypt
@@ -74,14 +73,14 @@ type PipelineFunctionsProps struct {
 	SecretsKey awskms.IKey
 	// Architecture is "arm64" or "x86_64".
 	Architecture string
-	// AssetDir holds enqueue/bootstrap and deliver/bootstrap.
-	AssetDir string
+	// Code is each function's code, by its name in lower case.
+	Code map[string]awslambda.Code
 	// DeliverTimeout is the deliver function's timeout.
 	DeliverTimeout time.Duration
 	// DeliverMaxConcurrency caps the SQS event source mapping.
 	DeliverMaxConcurrency int
 	// DeliverReservedConcurrency, when positive, reserves concurrency for
-	// deliver; it must exceed DeliverMaxConcurrency (HooklineStackProps).
+	// deliver; it must exceed DeliverMaxConcurrency (Props).
 	DeliverReservedConcurrency int
 	// LogLevel of both functions.
 	LogLevel string
@@ -97,18 +96,18 @@ type PipelineFunctionsProps struct {
 	Faults fault.Rates
 }
 
-// PipelineFunctions are the enqueue and deliver functions.
-type PipelineFunctions struct {
+// pipelineFunctions are the enqueue and deliver functions.
+type pipelineFunctions struct {
 	Enqueue awslambda.Function
 	Deliver awslambda.Function
 }
 
-// NewPipelineFunctions creates the enqueue function on the outbox stream and
+// newPipelineFunctions creates the enqueue function on the outbox stream and
 // the deliver function on the delivery queue, with grants for exactly what
 // each does.
-func NewPipelineFunctions(scope constructs.Construct, id string, p PipelineFunctionsProps) PipelineFunctions {
+func newPipelineFunctions(scope constructs.Construct, id string, p pipelineProps) pipelineFunctions {
 	c := constructs.NewConstruct(scope, &id)
-	fns := functionDefaults{Architecture: p.Architecture, AssetDir: p.AssetDir, LogLevel: p.LogLevel, StateTable: p.Tables.State, DeliveryRetention: p.DeliveryRetention}
+	fns := functionDefaults{Architecture: p.Architecture, Code: p.Code, LogLevel: p.LogLevel, StateTable: p.Tables.State, DeliveryRetention: p.DeliveryRetention}
 	newFn := func(name string, timeout time.Duration, env map[string]string) awslambda.Function {
 		return fns.new(c, name, timeout, env)
 	}
@@ -124,15 +123,15 @@ func NewPipelineFunctions(scope constructs.Construct, id string, p PipelineFunct
 	grantPutEvents(enqueue, p.OperatorBus)
 	enqueue.AddEventSource(awslambdaeventsources.NewDynamoEventSource(p.Tables.Outbox, &awslambdaeventsources.DynamoEventSourceProps{
 		StartingPosition:        awslambda.StartingPosition_TRIM_HORIZON,
-		BatchSize:               jsii.Number(StreamBatchSize),
+		BatchSize:               jsii.Number(streamBatchSize),
 		BisectBatchOnError:      jsii.Bool(true),
-		MaxRecordAge:            awscdk.Duration_Seconds(jsii.Number(StreamMaxRecordAge.Seconds())),
+		MaxRecordAge:            awscdk.Duration_Seconds(jsii.Number(streamMaxRecordAge.Seconds())),
 		ReportBatchItemFailures: jsii.Bool(true),
 		OnFailure:               awslambdaeventsources.NewSqsDlq(p.Queues.EnqueueFailures),
 	}))
 	// CDK accepts retryAttempts from 0 to 10,000 only; -1, no limit, which
 	// Lambda and CloudFormation accept, is set on the resource itself.
-	streamMapping(enqueue).SetMaximumRetryAttempts(jsii.Number(StreamRetryAttempts))
+	streamMapping(enqueue).SetMaximumRetryAttempts(jsii.Number(streamRetryAttempts))
 
 	deliverEnv := p.Deliver
 	deliverEnv.Common = fns.common()
@@ -149,22 +148,23 @@ func NewPipelineFunctions(scope constructs.Construct, id string, p PipelineFunct
 	p.Queues.DeadLetter.Grant(deliver, jsii.String("sqs:SendMessage"))
 	grantSecrets(deliver, p.SecretsKey, "kms:Decrypt")
 	deliver.AddEventSource(awslambdaeventsources.NewSqsEventSource(p.Queues.Delivery, &awslambdaeventsources.SqsEventSourceProps{
-		BatchSize:               jsii.Number(DeliverBatchSize),
+		BatchSize:               jsii.Number(deliverBatchSize),
 		ReportBatchItemFailures: jsii.Bool(true),
 		MaxConcurrency:          jsii.Number(float64(p.DeliverMaxConcurrency)),
 	}))
-	return PipelineFunctions{Enqueue: enqueue, Deliver: deliver}
+	return pipelineFunctions{Enqueue: enqueue, Deliver: deliver}
 }
 
 // functionDefaults are what every hookline function shares: runtime,
 // architecture, memory, JSON logs with a retention, and the state table.
 type functionDefaults struct {
 	Architecture string
-	AssetDir     string
-	LogLevel     string
-	StateTable   awsdynamodb.Table
+	// Code is each function's code, by its name in lower case.
+	Code       map[string]awslambda.Code
+	LogLevel   string
+	StateTable awsdynamodb.Table
 	// DeliveryRetention is the records' retention every function's store
-	// writes (HooklineStackProps.DeliveryRetention); zero: the default.
+	// writes (Props.DeliveryRetention); zero: the default.
 	DeliveryRetention time.Duration
 }
 
@@ -174,7 +174,7 @@ func (d functionDefaults) common() fnenv.Common {
 	return fnenv.Common{StateTable: *d.StateTable.TableName(), LogLevel: d.LogLevel, DeliveryRetention: d.DeliveryRetention}
 }
 
-// new creates a provided.al2023 function from AssetDir/<name in lower case>
+// new creates a provided.al2023 function from Code[<name in lower case>]
 // with the environment env, the Vars of its fnenv contract.
 func (d functionDefaults) new(scope constructs.Construct, name string, timeout time.Duration, env map[string]string) awslambda.Function {
 	arch := awslambda.Architecture_ARM_64()
@@ -201,7 +201,7 @@ func (d functionDefaults) new(scope constructs.Construct, name string, timeout t
 		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
 		Architecture: arch,
 		Handler:      jsii.String("bootstrap"),
-		Code:         awslambda.Code_FromAsset(jsii.String(filepath.Join(d.AssetDir, strings.ToLower(name))), nil),
+		Code:         d.Code[strings.ToLower(name)],
 		MemorySize:   jsii.Number(256),
 		Timeout:      awscdk.Duration_Seconds(jsii.Number(timeout.Seconds())),
 		Environment:  &vars,

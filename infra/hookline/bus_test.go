@@ -1,4 +1,4 @@
-package main
+package hookline
 
 import (
 	"encoding/json"
@@ -30,7 +30,7 @@ func (s *synthesized) busRules(t *testing.T, bus string) map[string]obj {
 // exported, named to enqueue (and to no other function); no rule on it by
 // default.
 func TestOperatorBus(t *testing.T) {
-	s := synth(t, HooklineStackProps{})
+	s := synth(t, Props{})
 	bus := dig(t, s.json, "Outputs", "OperatorEventBusName", "Value", "Ref").(string)
 	s.resource(t, bus, "AWS::Events::EventBus")
 	check(t, func() { s.tpl.ResourceCountIs(jsii.String("AWS::Events::EventBus"), jsii.Number(1)) })
@@ -76,7 +76,7 @@ func (s *synthesized) eventsGrants(t *testing.T, topic string) []obj {
 // that rule only: AWS drops the rule's deliveries without it, the local
 // cloud does not check it.
 func TestOperatorEventsToAlarms(t *testing.T) {
-	s := synth(t, HooklineStackProps{OperatorEventsToAlarms: true})
+	s := synth(t, Props{OperatorEventsToAlarms: true})
 	bus := dig(t, s.json, "Outputs", "OperatorEventBusName", "Value", "Ref").(string)
 	topic := dig(t, s.json, "Outputs", "AlarmTopicARN", "Value", "Ref").(string)
 	rules := s.busRules(t, bus)

@@ -1,4 +1,4 @@
-package main
+package hookline
 
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
@@ -9,8 +9,8 @@ import (
 	"github.com/aws/jsii-runtime-go"
 )
 
-// EnqueueRedrivePolicyProps configures NewEnqueueRedrivePolicy.
-type EnqueueRedrivePolicyProps struct {
+// redriveProps configures newEnqueueRedrivePolicy.
+type redriveProps struct {
 	// Failures is the enqueue mapping's on-failure queue.
 	Failures awssqs.Queue
 	// Outbox is the outbox table, its stream the mapping's source.
@@ -19,13 +19,13 @@ type EnqueueRedrivePolicyProps struct {
 	Enqueue awslambda.Function
 }
 
-// NewEnqueueRedrivePolicy creates the managed policy that an operator's
+// newEnqueueRedrivePolicy creates the managed policy that an operator's
 // role or user needs to re-drive the parked stream batches
 // (scripts/enqueueredrive), and nothing more: receive, delete and release
 // the failure queue's messages, read the outbox stream, invoke the enqueue
 // function, and scan the outbox table (for the fallback). No function is
 // given any of this: the re-drive runs with a person's credentials.
-func NewEnqueueRedrivePolicy(scope constructs.Construct, id string, p EnqueueRedrivePolicyProps) awsiam.ManagedPolicy {
+func newEnqueueRedrivePolicy(scope constructs.Construct, id string, p redriveProps) awsiam.ManagedPolicy {
 	statement := func(resource *string, actions ...string) awsiam.PolicyStatement {
 		return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Effect: awsiam.Effect_ALLOW, Actions: jsii.Strings(actions...), Resources: &[]*string{resource},

@@ -1,32 +1,48 @@
-package main
+package hookline
 
 import (
 	"errors"
 	"fmt"
 	"github.com/hookline/hookline/outbox"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/hookline/hookline/internal/deliver"
 	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/hookline/hookline/internal/retry"
 )
 
-// HooklineStackProps configures one hookline deployment. Every field states
-// its default; the zero value deploys the documented defaults to AWS on arm64.
-type HooklineStackProps struct {
-	awscdk.StackProps
+// RetryPolicy is the type of Props.Retry (package retry's Policy, named
+// here so that an app outside this module can spell it): Schedule, the
+// delays before each attempt (default 0s,5s,30s,5m,30m,2h,8h,12h), Jitter
+// (default ±20%), Mode (default JitterProportional) and MaxAge (default
+// 24 h). Leave VisibilityTimeout zero: New sets it.
+type RetryPolicy = retry.Policy
 
+// The jitter modes of RetryPolicy.Mode.
+const (
+	// JitterProportional (the default) scales each delay by a factor drawn
+	// uniformly from [1-Jitter, 1+Jitter].
+	JitterProportional = retry.JitterProportional
+	// JitterFull draws each delay uniformly from [0, d].
+	JitterFull = retry.JitterFull
+	// JitterNone uses the scheduled delays as they are.
+	JitterNone = retry.JitterNone
+)
+
+// Props configures one hookline instance. Every field states its default;
+// the zero value (or nil) deploys the documented defaults to AWS on arm64,
+// building the functions from source at synth time.
+type Props struct {
 	// Architecture of the function binaries: "arm64" (default, for AWS) or
 	// "x86_64" (for a local cloud on an amd64 host).
 	Architecture string
-	// AssetDir holds one folder per function (enqueue/, deliver/), each with
-	// the `bootstrap` binary built by `make build`. Default "dist/<Architecture>".
-	AssetDir string
+	// Code supplies the functions' deployment packages. Default
+	// BuildFromSource(""): `go build` of each function at synth time, in
+	// the directory the CDK app runs in (needs the go command, no Docker).
+	// CodeFromDir uses binaries built beforehand (the project's `make build`).
+	Code Code
 
 	// Retry is the delivery retry policy. Its schedule sets both the deliver
 	// function's backoff and the delivery queue's maxReceiveCount, so the two
@@ -34,7 +50,7 @@ type HooklineStackProps struct {
 	// Its VisibilityTimeout is set by the stack to the delivery queue's (six
 	// times DeliverTimeout), which bounds the longest retry delay: leave it
 	// zero; any other value is refused.
-	Retry retry.Policy
+	Retry RetryPolicy
 	// RequestTimeout bounds one POST to an endpoint. Default 15 s.
 	RequestTimeout time.Duration
 	// DeliverTimeout is the deliver function's timeout. Default
@@ -81,9 +97,9 @@ type HooklineStackProps struct {
 	APIReservedConcurrency int
 	// ReplayReservedConcurrency reserves, and caps, the replay worker's
 	// concurrency. It must exceed its two mappings' maximum concurrency
-	// together (ReplayMaxConcurrency, 5 job steps and 2 operations): a
-	// throttled job step would burn one of its five tries before the job is
-	// parked. Default ReplayMaxConcurrency+1 (8). Negative: none.
+	// together (7: 5 job steps and 2 operations): a throttled job step
+	// would burn one of its five tries before the job is parked. Default 8.
+	// Negative: none.
 	ReplayReservedConcurrency int
 	// APIRateLimit is the HTTP API's steady-state request rate, per second,
 	// over all routes of its stage; API Gateway answers 429 above it.
@@ -172,10 +188,10 @@ type HooklineStackProps struct {
 	// whole minutes.
 	SweepInterval time.Duration
 	// AlarmEmail, when set, subscribes this address to the alarm topic.
-	// Default: none (subscribe your pager to the AlarmTopicARN output).
+	// Default: none (subscribe your pager to Hookline.AlarmTopic).
 	AlarmEmail string
 	// OperatorEventsToAlarms adds a rule on the operator's event bus
-	// (OperatorEventBusName output) sending every operational event
+	// (Hookline.OperatorBus) sending every operational event
 	// (endpoint.disabled, endpoint.failing, endpoint.recovered,
 	// delivery.dead) to the alarm topic, whose policy then lets EventBridge
 	// publish to it. Default false: the bus has no rule, and the operator
@@ -199,10 +215,10 @@ type HooklineStackProps struct {
 	PortalMinTTL time.Duration
 }
 
-// DeliverBatchSize is the deliver function's SQS batch size: the most
+// deliverBatchSize is the deliver function's SQS batch size: the most
 // messages one invocation holds, and so the most that wait out the
 // visibility timeout when its process crashes.
-const DeliverBatchSize = 10
+const deliverBatchSize = 10
 
 // deliverBookkeeping is the deliver function's time besides the attempts
 // themselves: reading the batch's records before them (about 2 s at worst)
@@ -212,7 +228,7 @@ const deliverBookkeeping = 5 * time.Second
 // DeliverTimeoutFor is the deliver function's timeout for a request timeout:
 // the arithmetic that keeps a crashed batch's wait short.
 //
-//	rounds      = ceil(DeliverBatchSize / deliver.DefaultConcurrency) = ceil(10/10) = 1
+//	rounds      = ceil(deliverBatchSize / deliver.DefaultConcurrency) = ceil(10/10) = 1
 //	timeout     = rounds × requestTimeout + 5 s bookkeeping          = 1 × 15 s + 5 s = 20 s
 //	visibility  = 6 × timeout                                         = 120 s
 //
@@ -220,7 +236,7 @@ const deliverBookkeeping = 5 * time.Second
 // visibility runs out: within 2 minutes of the receive with the defaults,
 // where a 60 s timeout made it 6 minutes.
 func DeliverTimeoutFor(requestTimeout time.Duration) time.Duration {
-	rounds := (DeliverBatchSize + deliver.DefaultConcurrency - 1) / deliver.DefaultConcurrency
+	rounds := (deliverBatchSize + deliver.DefaultConcurrency - 1) / deliver.DefaultConcurrency
 	return time.Duration(rounds)*requestTimeout + deliverBookkeeping
 }
 
@@ -230,10 +246,10 @@ const MaxEventAge = 13 * 24 * time.Hour
 
 // withDefaults returns a copy of p with every zero field set to its default,
 // or an error naming the field that cannot be deployed.
-func (p HooklineStackProps) withDefaults() (HooklineStackProps, error) {
-	for _, set := range []func(*HooklineStackProps) error{
-		(*HooklineStackProps).setPlatformDefaults, (*HooklineStackProps).setDeliveryDefaults,
-		(*HooklineStackProps).setConcurrencyDefaults, (*HooklineStackProps).setOperationDefaults,
+func (p Props) withDefaults() (Props, error) {
+	for _, set := range []func(*Props) error{
+		(*Props).setPlatformDefaults, (*Props).setDeliveryDefaults,
+		(*Props).setConcurrencyDefaults, (*Props).setOperationDefaults,
 	} {
 		if err := set(&p); err != nil {
 			return p, err
@@ -242,23 +258,23 @@ func (p HooklineStackProps) withDefaults() (HooklineStackProps, error) {
 	return p, nil
 }
 
-// setPlatformDefaults sets the architecture and the asset directory.
-func (p *HooklineStackProps) setPlatformDefaults() error {
+// setPlatformDefaults sets the architecture and the functions' code.
+func (p *Props) setPlatformDefaults() error {
 	if p.Architecture == "" {
 		p.Architecture = "arm64"
 	}
 	if p.Architecture != "arm64" && p.Architecture != "x86_64" {
 		return fmt.Errorf("architecture %q: want arm64 or x86_64", p.Architecture)
 	}
-	if p.AssetDir == "" {
-		p.AssetDir = "dist/" + p.Architecture
+	if p.Code == nil {
+		p.Code = BuildFromSource("")
 	}
 	return nil
 }
 
 // setDeliveryDefaults checks the retry policy and sets the request, deliver and
 // visibility timeouts.
-func (p *HooklineStackProps) setDeliveryDefaults() error {
+func (p *Props) setDeliveryDefaults() error {
 	if err := p.Retry.Validate(); err != nil {
 		return fmt.Errorf("retry policy: %w", err)
 	}
@@ -291,7 +307,7 @@ func (p *HooklineStackProps) setDeliveryDefaults() error {
 }
 
 // setConcurrencyDefaults sets the functions' concurrency and the API's throttling.
-func (p *HooklineStackProps) setConcurrencyDefaults() error {
+func (p *Props) setConcurrencyDefaults() error {
 	if p.DeliverMaxConcurrency == 0 {
 		p.DeliverMaxConcurrency = 10
 	}
@@ -305,10 +321,10 @@ func (p *HooklineStackProps) setConcurrencyDefaults() error {
 		return fmt.Errorf("deliver reserved concurrency %d must exceed max concurrency %d, or throttles burn attempts", p.DeliverReservedConcurrency, p.DeliverMaxConcurrency)
 	}
 	if p.ReplayReservedConcurrency == 0 {
-		p.ReplayReservedConcurrency = ReplayMaxConcurrency + 1
+		p.ReplayReservedConcurrency = replayMaxConcurrency + 1
 	}
-	if p.ReplayReservedConcurrency > 0 && p.ReplayReservedConcurrency <= ReplayMaxConcurrency {
-		return fmt.Errorf("replay reserved concurrency %d must exceed its mappings' max concurrency %d, or throttles burn a job's tries", p.ReplayReservedConcurrency, ReplayMaxConcurrency)
+	if p.ReplayReservedConcurrency > 0 && p.ReplayReservedConcurrency <= replayMaxConcurrency {
+		return fmt.Errorf("replay reserved concurrency %d must exceed its mappings' max concurrency %d, or throttles burn a job's tries", p.ReplayReservedConcurrency, replayMaxConcurrency)
 	}
 	if p.APIReservedConcurrency == 0 {
 		p.APIReservedConcurrency = 20
@@ -330,7 +346,7 @@ func (p *HooklineStackProps) setConcurrencyDefaults() error {
 
 // setOperationDefaults sets the replay rate, the disable threshold, the sweep,
 // the alarms' thresholds, the faults and the log level.
-func (p *HooklineStackProps) setOperationDefaults() error {
+func (p *Props) setOperationDefaults() error {
 	if p.ReplayRate == 0 {
 		p.ReplayRate = 10
 	}
@@ -369,7 +385,7 @@ func (p *HooklineStackProps) setOperationDefaults() error {
 
 // setHealthDefaults sets the disable and failing thresholds and the
 // delivery.dead window, and refuses what cannot work.
-func (p *HooklineStackProps) setHealthDefaults() error {
+func (p *Props) setHealthDefaults() error {
 	if p.DisableAfter == 0 {
 		p.DisableAfter = 50
 	}
@@ -390,7 +406,7 @@ func (p *HooklineStackProps) setHealthDefaults() error {
 
 // setRetentionDefaults sets the payload retention and refuses one the
 // outbox cannot keep.
-func (p *HooklineStackProps) setRetentionDefaults() error {
+func (p *Props) setRetentionDefaults() error {
 	if _, err := fnenv.ParseFrameAncestors(strings.Join(p.ConsoleFrameAncestors, " ")); err != nil {
 		return fmt.Errorf("console frame ancestors: %w", err)
 	}
@@ -425,21 +441,5 @@ func (p *HooklineStackProps) setRetentionDefaults() error {
 // the dead-letter queue's default retention.
 const MaxDLQRetention = 14 * 24 * time.Hour
 
-// functionNames are hookline's functions, each deployed from
-// AssetDir/<name>/bootstrap.
+// functionNames are hookline's functions, the names a Code is asked for.
 var functionNames = []string{"enqueue", "deliver", "api", "replay"}
-
-// checkAssets returns an error naming the first function whose bootstrap is
-// not in dir, and how to build it: one sentence, where CDK would fail later
-// with a stack trace from inside its asset staging.
-func checkAssets(dir, arch string) error {
-	for _, fn := range functionNames {
-		path := filepath.Join(dir, fn, "bootstrap")
-		info, err := os.Stat(path)
-		if err == nil && info.Mode().IsRegular() {
-			continue
-		}
-		return fmt.Errorf("%s is missing: run `make build ARCH=%s` first (or pass -c assetDir=DIR)", path, arch)
-	}
-	return nil
-}

@@ -1,4 +1,4 @@
-package main
+package hookline
 
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
@@ -8,8 +8,8 @@ import (
 	outboxpkg "github.com/hookline/hookline/outbox"
 )
 
-// Tables are hookline's two DynamoDB tables.
-type Tables struct {
+// tableSet is hookline's two DynamoDB tables.
+type tableSet struct {
 	// Outbox receives producers' events; its NEW_IMAGE stream feeds enqueue.
 	// Key: id (S). TTL attribute: expires_at.
 	Outbox awsdynamodb.Table
@@ -21,27 +21,27 @@ type Tables struct {
 	// (store.DeliveriesOfEvent).
 	State awsdynamodb.Table
 	// MessageLog is whether the outbox has the message log's index
-	// (outbox.IndexByTenant): HooklineStackProps.DisableMessageLog unset.
+	// (outbox.IndexByTenant): Props.DisableMessageLog unset.
 	MessageLog bool
 }
 
 // EventLog is the outbox table when it carries the message log's index,
 // nil when the message log is off: the api function reads it then.
-func (t Tables) EventLog() awsdynamodb.ITable {
+func (t tableSet) EventLog() awsdynamodb.ITable {
 	if !t.MessageLog {
 		return nil
 	}
 	return t.Outbox
 }
 
-// StateIndexName is the state table's per-tenant listing index.
-const StateIndexName = store.IndexTenant
+// stateIndexName is the state table's per-tenant listing index.
+const stateIndexName = store.IndexTenant
 
-// NewTables creates the outbox and state tables, on-demand, with point-in-time
+// newTables creates the outbox and state tables, on-demand, with point-in-time
 // recovery, retained when the stack is deleted (they hold customers' events).
 // messageLog adds the outbox's by_tenant index, the message log: one index
 // write per event (tooling/perf/cost).
-func NewTables(scope constructs.Construct, id string, messageLog bool) Tables {
+func newTables(scope constructs.Construct, id string, messageLog bool) tableSet {
 	c := constructs.NewConstruct(scope, &id)
 	str := func(name string) *awsdynamodb.Attribute {
 		return &awsdynamodb.Attribute{Name: jsii.String(name), Type: awsdynamodb.AttributeType_STRING}
@@ -73,9 +73,9 @@ func NewTables(scope constructs.Construct, id string, messageLog bool) Tables {
 		PointInTimeRecoverySpecification: pitr,
 	})
 	state.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
-		IndexName:    jsii.String(StateIndexName),
+		IndexName:    jsii.String(stateIndexName),
 		PartitionKey: str("gsi1pk"),
 		SortKey:      str("gsi1sk"),
 	})
-	return Tables{Outbox: outbox, State: state, MessageLog: messageLog}
+	return tableSet{Outbox: outbox, State: state, MessageLog: messageLog}
 }

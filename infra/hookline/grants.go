@@ -1,4 +1,4 @@
-package main
+package hookline
 
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -94,7 +94,7 @@ func grantIndexQuery(fn awslambda.Function, table awsdynamodb.Table) {
 	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
 		Grantee:      fn,
 		Actions:      jsii.Strings("dynamodb:Query"),
-		ResourceArns: jsii.Strings(*table.TableArn() + "/index/" + StateIndexName),
+		ResourceArns: jsii.Strings(*table.TableArn() + "/index/" + stateIndexName),
 	})
 }
 
@@ -112,13 +112,13 @@ func grantSecrets(fn awslambda.Function, key awskms.IKey, actions ...string) {
 	})
 }
 
-// NewSecretsKey creates the customer-managed KMS key the endpoints'
+// newSecretsKey creates the customer-managed KMS key the endpoints'
 // signing secrets are sealed with (package sealing): symmetric, rotated
 // yearly by KMS, and retained when the stack is deleted, like the state
 // table whose secrets it alone opens (deleting it would make every
 // endpoint's secret unreadable). Its policy is CDK's default, which lets
 // the account's IAM policies grant its use; the functions' grants do.
-func NewSecretsKey(scope constructs.Construct, id string) awskms.Key {
+func newSecretsKey(scope constructs.Construct, id string) awskms.Key {
 	return awskms.NewKey(scope, &id, &awskms.KeyProps{
 		Description:       jsii.String("hookline: seals endpoint signing secrets in the state table"),
 		EnableKeyRotation: jsii.Bool(true),

@@ -1,7 +1,6 @@
-package main
+package hookline
 
 import (
-	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/constructs-go/constructs/v10"
@@ -27,16 +26,19 @@ type nagSuppression struct {
 
 // nagTargets are the constructs that carry accepted findings.
 type nagTargets struct {
-	API             HTTPAPI
+	API             apiParts
 	EnqueueFailures constructs.IConstruct
 	StateTable      awsdynamodb.Table
 	Enqueue         awslambda.Function
 	// Functions are every hookline function, by name.
 	Functions map[string]awslambda.Function
+	// LogicalIDPrefix is the instance's (logicalIDPrefix), which its
+	// alarms' names start with after the stack's name.
+	LogicalIDPrefix string
 }
 
-// nagSuppressions lists the accepted findings of the stack.
-func nagSuppressions(stack awscdk.Stack, t nagTargets) []nagSuppression {
+// nagSuppressions lists the accepted findings of the instance.
+func nagSuppressions(t nagTargets) []nagSuppression {
 	list := []nagSuppression{
 		{
 			Rule: "AwsSolutions-APIG4", On: t.API.API,
@@ -62,8 +64,8 @@ func nagSuppressions(stack awscdk.Stack, t nagTargets) []nagSuppression {
 	})
 	list = append(list, nagSuppression{
 		Rule: "AwsSolutions-IAM5", On: t.API.Function.Role(),
-		AppliesTo: []string{"Resource::arn:<AWS::Partition>:cloudwatch:<AWS::Region>:<AWS::AccountId>:alarm:<AWS::StackName>-*"},
-		Reason: "cloudwatch:DescribeAlarms for the operator console's alarm list, on this stack's alarms only: CloudFormation names " +
+		AppliesTo: []string{"Resource::arn:<AWS::Partition>:cloudwatch:<AWS::Region>:<AWS::AccountId>:alarm:<AWS::StackName>-" + t.LogicalIDPrefix + "*"},
+		Reason: "cloudwatch:DescribeAlarms for the operator console's alarm list, on this instance's alarms only: CloudFormation names " +
 			"them <stack name>-<logical id>-<suffix>, a suffix known only after deployment, so the name pattern is the narrowest ARN.",
 	})
 	return list

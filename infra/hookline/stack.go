@@ -1,0 +1,306 @@
+package hookline
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/hookline/hookline/internal/fault"
+	"github.com/hookline/hookline/internal/fnenv"
+	"github.com/hookline/hookline/internal/netguard"
+)
+
+// Hookline is one hookline instance: what New built, for the app to wire
+// to its producers, give outputs, alarm on or grant to. Every resource's
+// physical name is left to CloudFormation, so several instances can live in
+// one stack or account.
+type Hookline struct {
+	// Construct is the scope holding every resource of the instance.
+	Construct constructs.Construct
+	// OutboxTable receives producers' events (outbox.TransactPut, in the
+	// producer's own TransactWriteItems); GrantWriteOutbox lets a producer
+	// write to it. Its NEW_IMAGE stream feeds the enqueue function.
+	OutboxTable awsdynamodb.Table
+	// StateTable holds tenants, API keys, endpoints, deliveries and
+	// rejected outbox items; only hookline's functions read or write it.
+	StateTable awsdynamodb.Table
+	// DeliveryQueue holds the deliveries waiting for the deliver function;
+	// DeadLetterQueue those that could not be made (the DLQ);
+	// EnqueueFailureQueue the outbox stream batches enqueue could not
+	// process (their positions, for the operator's re-drive).
+	DeliveryQueue, DeadLetterQueue, EnqueueFailureQueue awssqs.Queue
+	// ReplayJobsQueue holds tenants' replay jobs; ReplayOpsQueue the
+	// operator's redrives and the scheduled sweeps, for the replay worker.
+	ReplayJobsQueue, ReplayOpsQueue awssqs.Queue
+	// API is the tenant and operator HTTP API (and the console); URL its
+	// base URL (a token until deployment).
+	API awsapigatewayv2.HttpApi
+	URL *string
+	// APIAccessLogs is the API's access log group, one JSON line a request.
+	APIAccessLogs awslogs.LogGroup
+	// OperatorKey is the Secrets Manager secret holding the operator key
+	// (the /v1/admin routes), generated at deploy time;
+	// GrantOperatorKeyRead lets an operator's tooling read it.
+	OperatorKey awssecretsmanager.Secret
+	// SecretsKey is the KMS key sealing the endpoints' signing secrets.
+	SecretsKey awskms.Key
+	// AlarmTopic receives every alarm's state changes: subscribe the
+	// on-call (Props.AlarmEmail does it for one address).
+	AlarmTopic awssns.Topic
+	// Alarms are the instance's CloudWatch alarms by name (DLQDepth,
+	// TenantDLQDepth, EnqueueFailures, ..., <Function>Errors).
+	Alarms map[string]awscloudwatch.Alarm
+	// Dashboard is the instance's CloudWatch dashboard.
+	Dashboard awscloudwatch.Dashboard
+	// OperatorBus is the EventBridge bus carrying the operational events
+	// (endpoint.disabled, endpoint.failing, endpoint.recovered,
+	// delivery.dead): add your rules to it.
+	OperatorBus awsevents.EventBus
+	// EnqueueRedrivePolicy is a managed policy to attach to the operator
+	// who re-drives parked stream batches (docs/operations.md).
+	EnqueueRedrivePolicy awsiam.ManagedPolicy
+	// Functions are the four Lambda functions.
+	Functions Functions
+	// MaxReceiveCount is the delivery queue's maxReceiveCount: the retry
+	// schedule's number of attempts.
+	MaxReceiveCount int
+}
+
+// Functions are hookline's Lambda functions.
+type Functions struct {
+	// Enqueue fans outbox events out to endpoints (the outbox stream).
+	Enqueue awslambda.Function
+	// Deliver POSTs deliveries to endpoints (the delivery queue).
+	Deliver awslambda.Function
+	// API serves the HTTP API.
+	API awslambda.Function
+	// Replay runs replays, redrives and the scheduled sweeps.
+	Replay awslambda.Function
+}
+
+// New adds a hookline instance to scope (any construct of a stack: the
+// stack itself, or a construct of the app's), configured by p (nil: the
+// defaults). It returns an error, and creates nothing, when p cannot be
+// deployed (naming the field) or the functions' code cannot be had
+// (Props.Code). Outputs are the app's: New adds none.
+func New(scope constructs.Construct, id string, p *Props) (*Hookline, error) {
+	h, _, err := newHookline(scope, id, p)
+	return h, err
+}
+
+// newHookline is New, also returning the cdk-nag findings it accepts (for
+// the test that runs cdk-nag).
+func newHookline(scope constructs.Construct, id string, props *Props) (*Hookline, []nagSuppression, error) {
+	p, deliver, code, err := prepare(props)
+	if err != nil {
+		return nil, nil, err
+	}
+	c := constructs.NewConstruct(scope, &id)
+	alarmPrefix := alarmNamePrefix(c)
+
+	tables := newTables(c, "Tables", !p.DisableMessageLog)
+	secretsKey := newSecretsKey(c, "SigningSecretsKey")
+	queues := newDeliveryQueues(c, "Queues", queuesProps{
+		MaxReceiveCount: p.Retry.Attempts(), DLQRetention: p.DLQRetention,
+		VisibilityTimeout:     p.Retry.VisibilityTimeout, // six times DeliverTimeout
+		AlarmThreshold:        p.DLQAlarmThreshold,
+		FailureAlarmThreshold: p.EnqueueFailuresThreshold,
+	})
+	bus := newOperatorBus(c, "OperatorEvents")
+	fns := newPipelineFunctions(c, "Pipeline", pipelineFunctionsProps(p, code, tables, queues, secretsKey, bus.Bus, deliver))
+
+	defaults := functionDefaults{Architecture: p.Architecture, Code: code, LogLevel: p.LogLevel, StateTable: tables.State, DeliveryRetention: p.DeliveryRetention}
+	replay := newReplay(c, "Replay", replayProps{
+		Functions: defaults, Queues: queues, Rate: p.ReplayRate, StuckAlarmThreshold: p.StuckReplayThreshold,
+		ReservedConcurrency: p.ReplayReservedConcurrency, Outbox: tables.Outbox, MessageLog: tables.MessageLog, DeadNoticeWindow: p.DeadNoticeWindow,
+	})
+	grantNotices(fns.Deliver, tables.Outbox, replay.Ops)
+	httpAPI := newAPI(c, "Api", apiProps{
+		Functions:           defaults,
+		AllowHTTP:           p.AllowHTTP,
+		AllowCIDRs:          deliver.Guard.Allow,
+		ReplayJobs:          replay.Jobs,
+		ReplayOps:           replay.Ops,
+		RateLimit:           p.APIRateLimit,
+		BurstLimit:          p.APIBurstLimit,
+		ReservedConcurrency: p.APIReservedConcurrency,
+		SecretsKey:          secretsKey,
+		Outbox:              tables.Outbox, MessageLog: tables.MessageLog, DeliveryQueue: queues.Delivery, PayloadRetention: p.PayloadRetention, // publish, the message log, resends
+		ConsoleFrameAncestors: p.ConsoleFrameAncestors, PortalMinTTL: p.PortalMinTTL,
+		AlarmNamePrefix: alarmPrefix})
+	functions := map[string]awslambda.Function{"Enqueue": fns.Enqueue, "Deliver": fns.Deliver, "Api": httpAPI.Function, "Replay": replay.Function}
+	ops := newOperations(c, "Operations", operationsProps(p, queues, replay, fns.Enqueue, functions))
+	bus.routeToAlarms(p.OperatorEventsToAlarms, ops.Topic)
+
+	redrive := newEnqueueRedrivePolicy(c, "EnqueueRedrivePolicy", redriveProps{
+		Failures: queues.EnqueueFailures, Outbox: tables.Outbox, Enqueue: fns.Enqueue,
+	})
+
+	accepted := nagSuppressions(nagTargets{
+		API: httpAPI, EnqueueFailures: queues.EnqueueFailures, StateTable: tables.State,
+		Enqueue: fns.Enqueue, Functions: functions, LogicalIDPrefix: logicalIDPrefix(c),
+	})
+	suppressNagFindings(accepted)
+
+	return assemble(c, tables, queues, replay, httpAPI, ops, bus, redrive, secretsKey, fns, p.Retry.Attempts()), accepted, nil
+}
+
+// assemble is the Hookline New returns, from the parts it built.
+func assemble(c constructs.Construct, tables tableSet, queues deliveryQueues, replay replayParts, httpAPI apiParts, ops operationsParts,
+	bus operatorBus, redrive awsiam.ManagedPolicy, secretsKey awskms.Key, fns pipelineFunctions, attempts int) *Hookline {
+	return &Hookline{
+		Construct:   c,
+		OutboxTable: tables.Outbox, StateTable: tables.State,
+		DeliveryQueue: queues.Delivery, DeadLetterQueue: queues.DeadLetter, EnqueueFailureQueue: queues.EnqueueFailures,
+		ReplayJobsQueue: replay.Jobs, ReplayOpsQueue: replay.Ops,
+		API: httpAPI.API, URL: httpAPI.API.ApiEndpoint(), APIAccessLogs: httpAPI.AccessLogs, OperatorKey: httpAPI.OperatorKey,
+		SecretsKey: secretsKey, AlarmTopic: ops.Topic, Alarms: ops.Alarms, Dashboard: ops.Dashboard,
+		OperatorBus: bus.Bus, EnqueueRedrivePolicy: redrive,
+		Functions:       Functions{Enqueue: fns.Enqueue, Deliver: fns.Deliver, API: httpAPI.Function, Replay: replay.Function},
+		MaxReceiveCount: attempts,
+	}
+}
+
+// prepare is what New checks and derives before it creates anything: the
+// props with their defaults, the deliver function's settings and every
+// function's code.
+func prepare(props *Props) (Props, fnenv.DeliverEnv, map[string]awslambda.Code, error) {
+	p, err := checkedProps(props)
+	if err != nil {
+		return p, fnenv.DeliverEnv{}, nil, err
+	}
+	deliver, err := deliverEnv(p)
+	if err != nil {
+		return p, deliver, nil, err
+	}
+	code, err := functionCode(p.Code, p.Architecture)
+	return p, deliver, code, err
+}
+
+// functionCode asks code for every function's, before anything is
+// created: the first error names the function.
+func functionCode(code Code, architecture string) (map[string]awslambda.Code, error) {
+	out := make(map[string]awslambda.Code, len(functionNames))
+	for _, fn := range functionNames {
+		c, err := code.FunctionCode(fn, architecture)
+		if err != nil {
+			return nil, err
+		}
+		out[fn] = c
+	}
+	return out, nil
+}
+
+// GrantWriteOutbox lets grantee (a producer's function or role) write
+// events to the outbox table: dynamodb:PutItem on the table, and nothing
+// else (no read, no stream, no index). That is all a producer's
+// TransactWriteItems needs for its outbox.TransactPut: IAM has no
+// TransactWriteItems action, it authorizes each item's action on its
+// table (a Put as dynamodb:PutItem, its attribute_not_exists condition
+// included); the producer's own tables need their own grants.
+func (h *Hookline) GrantWriteOutbox(grantee awsiam.IGrantable) awsiam.Grant {
+	return awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee: grantee, Actions: jsii.Strings("dynamodb:PutItem"), ResourceArns: jsii.Strings(*h.OutboxTable.TableArn()),
+	})
+}
+
+// GrantOperatorKeyRead lets grantee (an operator's tooling: a script, a
+// CI role) read the operator key, with which it calls the /v1/admin
+// routes of the API: secretsmanager:GetSecretValue and DescribeSecret on
+// that one secret.
+func (h *Hookline) GrantOperatorKeyRead(grantee awsiam.IGrantable) awsiam.Grant {
+	return h.OperatorKey.GrantRead(grantee, nil)
+}
+
+// GrantEnqueueRedrive lets grantee re-drive the outbox stream batches
+// parked on the enqueue failure queue (docs/operations.md): it attaches
+// EnqueueRedrivePolicy to grantee's role. grantee must be an IAM role,
+// user or group.
+func (h *Hookline) GrantEnqueueRedrive(grantee awsiam.IIdentity) {
+	grantee.AddManagedPolicy(h.EnqueueRedrivePolicy)
+}
+
+// checkedProps is props (nil: the zero props) with its defaults, or an
+// error naming what cannot be deployed: a bad field, an allow CIDR that is
+// not one.
+func checkedProps(props *Props) (Props, error) {
+	if props == nil {
+		props = &Props{}
+	}
+	p, err := props.withDefaults()
+	if err != nil {
+		return p, err
+	}
+	for _, c := range p.AllowCIDRs {
+		if _, err := netip.ParsePrefix(c); err != nil {
+			return p, fmt.Errorf("allow CIDR %q: %w", c, err)
+		}
+	}
+	return p, nil
+}
+
+// pipelineFunctionsProps are the enqueue and deliver functions' props.
+func pipelineFunctionsProps(p Props, code map[string]awslambda.Code, tables tableSet, queues deliveryQueues, secretsKey awskms.Key, bus awsevents.IEventBus, deliver fnenv.DeliverEnv) pipelineProps {
+	return pipelineProps{
+		Tables:                     tables,
+		Queues:                     queues,
+		OperatorBus:                bus,
+		SecretsKey:                 secretsKey,
+		Architecture:               p.Architecture,
+		Code:                       code,
+		DeliverTimeout:             p.DeliverTimeout,
+		DeliverMaxConcurrency:      p.DeliverMaxConcurrency,
+		DeliverReservedConcurrency: p.DeliverReservedConcurrency,
+		LogLevel:                   p.LogLevel,
+		DeliveryRetention:          p.DeliveryRetention,
+		Deliver:                    deliver,
+		Faults:                     deliver.Faults,
+	}
+}
+
+// operationsProps are the alarms', schedules' and dashboard's props.
+func operationsProps(p Props, queues deliveryQueues, replay replayParts, enqueue awslambda.Function, functions map[string]awslambda.Function) opsProps {
+	return opsProps{
+		Queues: queues, Replay: replay, Enqueue: enqueue,
+		Functions: functions,
+		Alarms: alarmThresholds{
+			TenantDLQDepth: p.TenantDLQAlarmThreshold, OldestMessageAge: p.OldestMessageAgeThreshold, IteratorAge: p.IteratorAgeThreshold,
+			RejectedItems: p.RejectedItemsThreshold, FunctionErrors: p.FunctionErrorsThreshold, Throttles: p.ThrottlesThreshold,
+		},
+		AlarmEmail:    p.AlarmEmail,
+		SweepInterval: p.SweepInterval,
+	}
+}
+
+// deliverEnv is the deliver function's configuration: the retry policy from
+// the same value that set the queue's maxReceiveCount, timeouts, the SSRF
+// allowlist (the api function's too) and the soak's faults (enqueue's too).
+// newPipelineFunctions fills in the rest.
+func deliverEnv(p Props) (fnenv.DeliverEnv, error) {
+	allow, err := netguard.ParsePrefixes(strings.Join(p.AllowCIDRs, ","))
+	if err != nil {
+		return fnenv.DeliverEnv{}, fmt.Errorf("allow CIDRs: %w", err)
+	}
+	faults, err := fault.Parse(p.Faults)
+	if err != nil {
+		return fnenv.DeliverEnv{}, err
+	}
+	return fnenv.DeliverEnv{
+		Retry: p.Retry, RequestTimeout: p.RequestTimeout, DisableAfter: p.DisableAfter, FailingAfter: p.FailingAfter,
+		Notices: fnenv.Notices{DeadNoticeWindow: p.DeadNoticeWindow},
+		Guard:   netguard.Guard{Allow: allow}, Faults: faults,
+	}, nil
+}

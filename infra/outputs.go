@@ -1,0 +1,43 @@
+package main
+
+import (
+	"strconv"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/hookline/hookline/infra/hookline"
+)
+
+// addOutputs adds the stack's outputs: what producers, operators, the
+// scripts and the tests need to find (internal/stackoutputs reads them by
+// these names).
+func addOutputs(stack awscdk.Stack, h *hookline.Hookline) {
+	out := func(name, desc string, value *string) {
+		awscdk.NewCfnOutput(stack, jsii.String(name), &awscdk.CfnOutputProps{Value: value, Description: jsii.String(desc)})
+	}
+	out("OutboxTableName", "Producers write events here (TransactWriteItems).", h.OutboxTable.TableName())
+	out("StateTableName", "Endpoints, deliveries and rejected outbox items.", h.StateTable.TableName())
+	out("DeliveryQueueURL", "Messages waiting for the deliver function.", h.DeliveryQueue.QueueUrl())
+	out("DeadLetterQueueURL", "Deliveries that could not be made.", h.DeadLetterQueue.QueueUrl())
+	out("DeadLetterQueueARN", "ARN of the dead-letter queue (redrive target).", h.DeadLetterQueue.QueueArn())
+	out("EnqueueFailureQueueURL", "Stream batches the enqueue function could not process.", h.EnqueueFailureQueue.QueueUrl())
+	out("EnqueueFunctionName", "Fans outbox events out to endpoints.", h.Functions.Enqueue.FunctionName())
+	out("EnqueueRedrivePolicyARN", "Attach to the operator who re-drives parked stream batches (make redrive-enqueue).", h.EnqueueRedrivePolicy.ManagedPolicyArn())
+	out("DeliverFunctionName", "POSTs deliveries to endpoints.", h.Functions.Deliver.FunctionName())
+	out("DLQDepthAlarmName", "Fires when the DLQ holds too many messages.", h.Alarms["DLQDepth"].AlarmName())
+	out("ApiURL", "Base URL of the HTTP API.", h.URL)
+	out("ApiID", "Id of the HTTP API.", h.API.ApiId())
+	out("ApiFunctionName", "Serves the HTTP API.", h.Functions.API.FunctionName())
+	out("ApiAccessLogGroupName", "The HTTP API's access log: one JSON line per request.", h.APIAccessLogs.LogGroupName())
+	out("OperatorKeySecretARN", "Secrets Manager secret holding the operator key.", h.OperatorKey.SecretArn())
+	out("SecretsKeyARN", "KMS key sealing the endpoints' signing secrets (make seal-secrets).", h.SecretsKey.KeyArn())
+	out("ReplayJobsQueueURL", "Tenants' replay jobs waiting for the replay worker.", h.ReplayJobsQueue.QueueUrl())
+	out("ReplayOpsQueueURL", "The operator's redrive and the scheduled sweeps, gauges and job recoveries, for the replay worker.", h.ReplayOpsQueue.QueueUrl())
+	out("ReplayFunctionName", "Runs replays and redrives.", h.Functions.Replay.FunctionName())
+	out("AlarmTopicARN", "Every alarm notifies this SNS topic: subscribe the on-call here.", h.AlarmTopic.TopicArn())
+	out("OperatorEventBusName", "hookline's operational events (endpoint.disabled, ...): add your rules to this EventBridge bus.", h.OperatorBus.EventBusName())
+	out("OperatorEventBusARN", "ARN of the operational events' bus.", h.OperatorBus.EventBusArn())
+	out("DashboardName", "The CloudWatch dashboard.", h.Dashboard.DashboardName())
+	out("TenantDLQAlarmName", "Fires when any tenant's DLQ depth exceeds the threshold.", h.Alarms["TenantDLQDepth"].AlarmName())
+	out("MaxReceiveCount", "Attempts per delivery before SQS moves it to the DLQ.", jsii.String(strconv.Itoa(h.MaxReceiveCount)))
+}
