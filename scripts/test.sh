@@ -15,7 +15,10 @@ trap cleanup EXIT
 # Chromium; install it when it is missing (CI runs as root on Debian).
 if [ ! -x /usr/bin/chromium ]; then
   echo "test: /usr/bin/chromium is missing; installing Debian's chromium for the console's browser tests (apt-get)"
-  if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; } >"$STATE_DIR/chromium-install.log" 2>&1; then
+  # As root (CI), or through sudo where the user has it.
+  as_root=""
+  if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then as_root="sudo -n"; fi
+  if ! { $as_root apt-get update -qq && DEBIAN_FRONTEND=noninteractive $as_root apt-get install -y -qq --no-install-recommends chromium; } >"$STATE_DIR/chromium-install.log" 2>&1; then
     echo "test: installing chromium failed (log: $STATE_DIR/chromium-install.log); the console's browser tests need it" >&2
     tail -20 "$STATE_DIR/chromium-install.log" >&2
     exit 1
