@@ -2,9 +2,13 @@
 // scheme (https://www.standardwebhooks.com).
 //
 // Receivers outside this module use the public module
-// github.com/hookline/hookline/verify instead of this package's Verifier;
-// interop_test.go holds the Signer, this Verifier, the verify package and
-// the official Standard Webhooks Go library to one another.
+// github.com/hookline/hookline/verify instead of this package's Verifier.
+// This package's Verifier is a thin adapter over verify.Verifier (string
+// arguments instead of an http.Header, the same rules and the same sentinel
+// errors), so the repository's own tests and tools check exactly what
+// receivers run; only the Signer is implemented here. interop_test.go holds
+// the Signer, this Verifier, the verify package and the official Standard
+// Webhooks Go library to one another.
 //
 // # Scheme
 //
@@ -37,7 +41,9 @@
 //     "v1a,...") are ignored.
 //   - Every failure wraps one of the sentinel errors [ErrMissingHeader],
 //     [ErrInvalidHeader], [ErrTimestampTooOld], [ErrTimestampTooNew] or
-//     [ErrNoMatch], so callers can branch with [errors.Is].
+//     [ErrNoMatch], so callers can branch with [errors.Is]. They are the
+//     verify package's errors of the same meaning under this package's
+//     names (ErrNoMatch is verify.ErrNoMatchingSignature, and so on).
 //   - Error messages never contain secret or key material.
 //   - [Signer] and [Verifier] are safe for concurrent use once built. A
 //     Verifier's Tolerance and Now fields must not be changed while it is in

@@ -13,37 +13,41 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hookline/hookline/verify"
 )
 
 // SecretPrefix is the prefix that every Standard Webhooks secret starts with.
-const SecretPrefix = "whsec_"
+const SecretPrefix = verify.SecretPrefix
 
 // Names of the HTTP headers that carry a Standard Webhooks signature.
 const (
 	// HeaderID is the header holding the unique message identifier.
-	HeaderID = "webhook-id"
+	HeaderID = verify.HeaderID
 	// HeaderTimestamp is the header holding the Unix timestamp in seconds.
-	HeaderTimestamp = "webhook-timestamp"
+	HeaderTimestamp = verify.HeaderTimestamp
 	// HeaderSignature is the header holding the space-separated signatures.
-	HeaderSignature = "webhook-signature"
+	HeaderSignature = verify.HeaderSignature
 )
 
 // DefaultTolerance is the largest allowed gap between a message's timestamp
 // and the verifier's clock, used when Verifier.Tolerance is zero.
-const DefaultTolerance = 5 * time.Minute
+const DefaultTolerance = verify.DefaultTolerance
 
 // Sentinel errors returned (possibly wrapped) by Verify and VerifyRequest.
+// They are the verify package's errors of the same meaning, so errors.Is
+// matches either name.
 var (
 	// ErrNoMatch means no v1 signature in the header matched any key.
-	ErrNoMatch = errors.New("signing: no matching signature")
+	ErrNoMatch = verify.ErrNoMatchingSignature
 	// ErrTimestampTooOld means the timestamp is further in the past than the tolerance allows.
-	ErrTimestampTooOld = errors.New("signing: timestamp too old")
+	ErrTimestampTooOld = verify.ErrTimestampTooOld
 	// ErrTimestampTooNew means the timestamp is further in the future than the tolerance allows.
-	ErrTimestampTooNew = errors.New("signing: timestamp too new")
+	ErrTimestampTooNew = verify.ErrTimestampTooNew
 	// ErrMissingHeader means the id, timestamp or signature is empty or absent.
-	ErrMissingHeader = errors.New("signing: missing header")
+	ErrMissingHeader = verify.ErrMissingHeaders
 	// ErrInvalidHeader means a header is present but cannot be parsed.
-	ErrInvalidHeader = errors.New("signing: invalid header")
+	ErrInvalidHeader = verify.ErrInvalidHeaders
 )
 
 const (
@@ -59,10 +63,6 @@ const (
 	// unusually long id cannot pin memory.
 	maxPooledBuf = 256
 )
-
-// strictB64 rejects non-canonical encodings of a signature, so that every
-// signature has exactly one accepted spelling.
-var strictB64 = base64.StdEncoding.Strict()
 
 // NewSecret returns a new secret: SecretPrefix followed by the standard
 // base64 encoding of 32 bytes read from rand (normally crypto/rand.Reader).
@@ -102,21 +102,20 @@ func ParseSecret(s string) ([]byte, error) {
 	return key, nil
 }
 
-// keyring holds decoded keys plus a pool of per-call HMAC state. Signer and
-// Verifier share it.
+// keyring holds the Signer's decoded keys plus a pool of per-call HMAC
+// state.
 type keyring struct {
 	keys [][]byte
 	pool sync.Pool // of *macState
 }
 
-// macState is scratch space for one Sign or Verify call: one HMAC per key and
-// buffers that would otherwise escape to the heap.
+// macState is scratch space for one Sign call: one HMAC per key and buffers
+// that would otherwise escape to the heap.
 type macState struct {
 	macs []hash.Hash
 	buf  []byte // "{id}.{ts}."
 	sums [][sha256.Size]byte
 	enc  [sigLen]byte
-	dec  [sigLen]byte // large enough for base64 decoding of a sigLen input
 }
 
 func newKeyring(secrets []string) (*keyring, error) {
@@ -221,6 +220,11 @@ func (s *Signer) Sign(id string, ts time.Time, body []byte) string {
 // Verifier checks incoming webhook signatures. Create it with NewVerifier,
 // then optionally set Tolerance and Now before first use. It is safe for
 // concurrent use as long as those fields are not changed afterwards.
+//
+// It is a thin adapter over the public verify package's Verifier: the
+// parsing, the timestamp window and the signature comparison are
+// verify.Verifier.Verify's, so hookline's own tests check exactly what
+// receivers run.
 type Verifier struct {
 	// Tolerance is the largest allowed gap, in either direction, between
 	// the message timestamp and Now(). Zero or negative means
@@ -229,19 +233,31 @@ type Verifier struct {
 	// Now returns the current time. Nil means time.Now.
 	Now func() time.Time
 
-	ring *keyring
+	// pub holds the keys; its own Tolerance and Now are never set. Nil in
+	// a Verifier not made by NewVerifier, which then matches nothing.
+	pub *verify.Verifier
 }
 
 // NewVerifier returns a Verifier that accepts signatures made with any of the
 // given secrets. Passing several secrets supports rotation. At least one
-// secret is required and every secret must pass ParseSecret.
+// secret is required and every secret must pass ParseSecret; otherwise the
+// error wraps verify.ErrInvalidSecret and names the secret's position, never
+// its value.
 func NewVerifier(secrets ...string) (*Verifier, error) {
-	r, err := newKeyring(secrets)
+	pub, err := verify.New(secrets...)
 	if err != nil {
 		return nil, fmt.Errorf("signing: new verifier: %w", err)
 	}
-	return &Verifier{ring: r}, nil
+	return &Verifier{pub: pub}, nil
 }
+
+// Canonical forms of the header names, computed once so that Verify builds
+// its header without canonicalising on every call.
+var (
+	canonicalID        = http.CanonicalHeaderKey(HeaderID)
+	canonicalTimestamp = http.CanonicalHeaderKey(HeaderTimestamp)
+	canonicalSignature = http.CanonicalHeaderKey(HeaderSignature)
+)
 
 // Verify checks a webhook's id, timestamp header, signature header and raw
 // body.
@@ -251,114 +267,36 @@ func NewVerifier(secrets ...string) (*Verifier, error) {
 // time. Entries with other version tags are ignored. Otherwise the error
 // wraps:
 //   - ErrMissingHeader if id, timestamp or signatureHeader is empty;
-//   - ErrInvalidHeader if timestamp is not a non-negative decimal integer, or
-//     signatureHeader has no entry of the form "<version>,<signature>";
+//   - ErrInvalidHeader if timestamp is not a non-negative decimal integer of
+//     at most 19 digits that fits an int64, or signatureHeader has no entry
+//     of the form "<version>,<signature>";
 //   - ErrTimestampTooOld or ErrTimestampTooNew if the timestamp is outside the
 //     tolerance window;
 //   - ErrNoMatch if no v1 signature matches.
+//
+// The checks are those of verify.Verifier.Verify, in its order.
 func (v *Verifier) Verify(id, timestamp, signatureHeader string, body []byte) error {
-	switch {
-	case id == "":
-		return fmt.Errorf("%w: %s", ErrMissingHeader, HeaderID)
-	case timestamp == "":
-		return fmt.Errorf("%w: %s", ErrMissingHeader, HeaderTimestamp)
-	case strings.TrimSpace(signatureHeader) == "":
-		return fmt.Errorf("%w: %s", ErrMissingHeader, HeaderSignature)
-	}
-
-	sec, err := parseTimestamp(timestamp)
-	if err != nil {
-		return err
-	}
-	if err := v.checkTimestamp(sec); err != nil {
-		return err
-	}
-
-	if v == nil || v.ring == nil || len(v.ring.keys) == 0 {
-		return fmt.Errorf("%w: verifier has no keys", ErrNoMatch)
-	}
-	st := v.ring.get()
-	defer v.ring.put(st)
-	st.sum(id, []byte(timestamp), body)
-
-	wellFormed := false
-	for entry := range strings.FieldsSeq(signatureHeader) {
-		version, sig, ok := strings.Cut(entry, ",")
-		if !ok || version == "" || sig == "" {
-			continue // malformed entry: skip it; other entries may still match
-		}
-		wellFormed = true
-		if version != "v1" || len(sig) != sigLen {
-			continue
-		}
-		n, err := strictB64.Decode(st.dec[:], []byte(sig))
-		if err != nil || n != sha256.Size {
-			continue
-		}
-		for i := range st.sums {
-			if hmac.Equal(st.dec[:sha256.Size], st.sums[i][:]) {
-				return nil
-			}
-		}
-	}
-	if !wellFormed {
-		return fmt.Errorf("%w: %s has no \"<version>,<signature>\" entry", ErrInvalidHeader, HeaderSignature)
-	}
-	return ErrNoMatch
+	return v.VerifyRequest(http.Header{
+		canonicalID:        {id},
+		canonicalTimestamp: {timestamp},
+		canonicalSignature: {signatureHeader},
+	}, body)
 }
 
-// VerifyRequest calls Verify with the webhook-id, webhook-timestamp and
-// webhook-signature values from h. body must be the raw, unmodified request
-// body.
+// VerifyRequest checks the webhook-id, webhook-timestamp and
+// webhook-signature values of h (as h.Get returns them) against body, with
+// the same rules and errors as Verify. body must be the raw, unmodified
+// request body.
 func (v *Verifier) VerifyRequest(h http.Header, body []byte) error {
-	return v.Verify(h.Get(HeaderID), h.Get(HeaderTimestamp), h.Get(HeaderSignature), body)
-}
-
-// parseTimestamp parses a timestamp made only of ASCII digits: no sign, no
-// spaces, no fraction.
-func parseTimestamp(s string) (int64, error) {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, fmt.Errorf("%w: %s is not a non-negative decimal integer", ErrInvalidHeader, HeaderTimestamp)
-		}
+	if v == nil {
+		return (*verify.Verifier)(nil).Verify(h, body)
 	}
-	sec, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%w: %s is out of range", ErrInvalidHeader, HeaderTimestamp)
+	// A copy per call carries this Verifier's Tolerance and Now, so the
+	// shared verify.Verifier is never written and concurrent calls are safe.
+	var pub verify.Verifier
+	if v.pub != nil {
+		pub = *v.pub
 	}
-	return sec, nil
-}
-
-func (v *Verifier) checkTimestamp(sec int64) error {
-	tol := DefaultTolerance
-	now := time.Now
-	if v != nil {
-		if v.Tolerance > 0 {
-			tol = v.Tolerance
-		}
-		if v.Now != nil {
-			now = v.Now
-		}
-	}
-	nowT := now()
-	cur := nowT.Unix()
-	// First compare whole seconds in uint64 arithmetic, which cannot
-	// overflow for any int64 pair. That rejects far-away timestamps without
-	// building a time.Time that might overflow. Anything still close is
-	// then compared exactly.
-	tolSec := uint64(tol/time.Second) + 1
-	switch {
-	case sec < cur && uint64(cur)-uint64(sec) > tolSec:
-		return fmt.Errorf("%w: %s is %ds behind the clock (tolerance %s)", ErrTimestampTooOld, HeaderTimestamp, uint64(cur)-uint64(sec), tol)
-	case sec > cur && uint64(sec)-uint64(cur) > tolSec:
-		return fmt.Errorf("%w: %s is %ds ahead of the clock (tolerance %s)", ErrTimestampTooNew, HeaderTimestamp, uint64(sec)-uint64(cur), tol)
-	}
-	d := nowT.Sub(time.Unix(sec, 0))
-	switch {
-	case d > tol:
-		return fmt.Errorf("%w: %s is %s behind the clock (tolerance %s)", ErrTimestampTooOld, HeaderTimestamp, d, tol)
-	case -d > tol:
-		return fmt.Errorf("%w: %s is %s ahead of the clock (tolerance %s)", ErrTimestampTooNew, HeaderTimestamp, -d, tol)
-	}
-	return nil
+	pub.Tolerance, pub.Now = v.Tolerance, v.Now
+	return pub.Verify(h, body)
 }

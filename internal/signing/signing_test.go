@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookline/hookline/internal/signing"
+	"github.com/hookline/hookline/verify"
 )
 
 // fixedNow is the clock used by every test that checks timestamps.
@@ -190,7 +191,7 @@ func TestNewSignerAndVerifierErrors(t *testing.T) {
 		{name: "bad first", secrets: []string{bad, good}, wantErr: "secret 0"},
 		{name: "bad second", secrets: []string{good, bad}, wantErr: "secret 1"},
 		{name: "missing prefix", secrets: []string{strings.TrimPrefix(good, "whsec_")}, wantErr: "does not start with"},
-		{name: "empty", secrets: []string{""}, wantErr: "secret is empty"},
+		{name: "empty", secrets: []string{""}, wantErr: "empty"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -199,6 +200,7 @@ func TestNewSignerAndVerifierErrors(t *testing.T) {
 			require.Nil(t, s)
 			v, err := signing.NewVerifier(tc.secrets...)
 			require.ErrorContains(t, err, tc.wantErr)
+			require.ErrorIs(t, err, verify.ErrInvalidSecret, "NewVerifier reports the verify package's error")
 			require.Nil(t, v)
 			for _, sec := range tc.secrets {
 				assertNoLeak(t, err, sec)
@@ -309,6 +311,7 @@ func TestVerify(t *testing.T) {
 		{name: "fractional timestamp", verifier: []string{secA}, id: id, ts: tsNow + ".5", sig: sigA, body: body, wantErr: signing.ErrInvalidHeader},
 		{name: "millisecond timestamp", verifier: []string{secA}, id: id, ts: tsNow + "000", sig: sigA, body: body, wantErr: signing.ErrTimestampTooNew},
 		{name: "overflowing timestamp", verifier: []string{secA}, id: id, ts: "99999999999999999999", sig: sigA, body: body, wantErr: signing.ErrInvalidHeader},
+		{name: "zero-padded timestamp longer than 19 digits", verifier: []string{secA}, id: id, ts: "0000000000" + tsNow, sig: sigA, body: body, wantErr: signing.ErrInvalidHeader},
 
 		// Malformed or unusual signature headers.
 		{name: "no comma", verifier: []string{secA}, id: id, ts: tsNow, sig: "garbage", body: body, wantErr: signing.ErrInvalidHeader},
@@ -391,6 +394,13 @@ func TestVerifierDefaults(t *testing.T) {
 		var nilV *signing.Verifier
 		require.ErrorIs(t, nilV.Verify("msg", ts, "v1,x", body), signing.ErrNoMatch)
 		require.ErrorIs(t, (&signing.Verifier{}).Verify("msg", ts, "v1,x", body), signing.ErrNoMatch)
+		// A malformed signature header is reported as such even without keys
+		// (the verify package parses it before it looks at the keys).
+		require.ErrorIs(t, nilV.Verify("msg", ts, "garbage", body), signing.ErrInvalidHeader)
+		require.ErrorIs(t, (&signing.Verifier{}).Verify("msg", ts, "garbage", body), signing.ErrInvalidHeader)
+		// A zero Verifier still honours its Tolerance and Now.
+		zero := &signing.Verifier{Now: clock}
+		require.ErrorIs(t, zero.Verify("msg", strconv.FormatInt(fixedNow.Add(-time.Hour).Unix(), 10), "v1,x", body), signing.ErrTimestampTooOld)
 	})
 }
 
