@@ -310,6 +310,15 @@ func (s *Store) ListEndpoints(_ context.Context, tenantID string, limit int, cur
 // store.ErrNotFound. An empty description, event type list or header map
 // removes it.
 func (s *Store) UpdateEndpoint(_ context.Context, tenantID, endpointID string, c store.EndpointChange) (domain.Endpoint, error) {
+	return s.changeEndpoint(tenantID, endpointID, "endpoint", func(e *domain.Endpoint) {
+		s.applyChange(e, c)
+	})
+}
+
+// changeEndpoint applies change to an existing endpoint under the lock,
+// stores the result and returns a copy; a missing endpoint is
+// store.ErrNotFound, its error prefixed with what.
+func (s *Store) changeEndpoint(tenantID, endpointID, what string, change func(*domain.Endpoint)) (domain.Endpoint, error) {
 	if err := checkKey("TENANT#"+tenantID, "ENDPOINT#"+endpointID); err != nil {
 		return domain.Endpoint{}, err
 	}
@@ -318,8 +327,16 @@ func (s *Store) UpdateEndpoint(_ context.Context, tenantID, endpointID string, c
 	k := endpointKey{tenantID, endpointID}
 	e, ok := s.endpoints[k]
 	if !ok {
-		return domain.Endpoint{}, fmt.Errorf("endpoint %s: %w", endpointID, store.ErrNotFound)
+		return domain.Endpoint{}, fmt.Errorf("%s %s: %w", what, endpointID, store.ErrNotFound)
 	}
+	change(&e)
+	e = copyOf(e)
+	s.endpoints[k] = e
+	return copyOf(e), nil
+}
+
+// applyChange sets on e what c changes.
+func (s *Store) applyChange(e *domain.Endpoint, c store.EndpointChange) {
 	e.UpdatedAt = stamp(s.now())
 	if c.URL != nil {
 		e.URL = *c.URL
@@ -336,9 +353,6 @@ func (s *Store) UpdateEndpoint(_ context.Context, tenantID, endpointID string, c
 	if c.RateLimit != nil {
 		e.RateLimit = *c.RateLimit
 	}
-	e = copyOf(e)
-	s.endpoints[k] = e
-	return copyOf(e), nil
 }
 
 // DeleteEndpoint removes an endpoint, or answers store.ErrNotFound.
@@ -398,45 +412,27 @@ func (s *Store) RotateSecret(ctx context.Context, tenantID, endpointID string, r
 // reason) or disables (by the tenant) an endpoint, or answers
 // store.ErrNotFound.
 func (s *Store) SetEndpointEnabled(_ context.Context, tenantID, endpointID string, enabled bool) (domain.Endpoint, error) {
-	if err := checkKey("TENANT#"+tenantID, "ENDPOINT#"+endpointID); err != nil {
-		return domain.Endpoint{}, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	k := endpointKey{tenantID, endpointID}
-	e, ok := s.endpoints[k]
-	if !ok {
-		return domain.Endpoint{}, fmt.Errorf("endpoint %s: %w", endpointID, store.ErrNotFound)
-	}
-	e.UpdatedAt = stamp(s.now())
-	if enabled {
-		e.Disabled, e.ConsecutiveFailures, e.DisabledReason, e.DisabledAt = false, 0, "", nil
-	} else {
-		e.Disabled, e.DisabledReason, e.DisabledAt = true, domain.DisabledByTenant, stamp(s.now())
-	}
-	s.endpoints[k] = e
-	return copyOf(e), nil
+	return s.changeEndpoint(tenantID, endpointID, "endpoint", func(e *domain.Endpoint) {
+		e.UpdatedAt = stamp(s.now())
+		if enabled {
+			e.Disabled, e.ConsecutiveFailures, e.DisabledReason, e.DisabledAt = false, 0, "", nil
+		} else {
+			e.Disabled, e.DisabledReason, e.DisabledAt = true, domain.DisabledByTenant, stamp(s.now())
+		}
+	})
 }
 
 // DisableEndpoint turns an existing, enabled endpoint off with the reason
 // (disabled_at now, failing since now unless it was) and reports whether
 // this call disabled it; a missing one is an error (nothing is created).
 func (s *Store) DisableEndpoint(_ context.Context, tenantID, endpointID string, reason domain.DisableReason) (bool, error) {
-	if err := checkKey("TENANT#"+tenantID, "ENDPOINT#"+endpointID); err != nil {
-		return false, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	k := endpointKey{tenantID, endpointID}
-	e, ok := s.endpoints[k]
-	if !ok {
-		return false, fmt.Errorf("disable endpoint %s: %w", endpointID, store.ErrNotFound)
-	}
-	if e.Disabled {
-		return false, nil
-	}
-	s.endpoints[k] = s.disabled(e, reason)
-	return true, nil
+	disabledNow := false
+	_, err := s.changeEndpoint(tenantID, endpointID, "disable endpoint", func(e *domain.Endpoint) {
+		if !e.Disabled {
+			*e, disabledNow = s.disabled(*e, reason), true
+		}
+	})
+	return disabledNow, err
 }
 
 // disabled is e disabled for reason now.
@@ -453,47 +449,30 @@ func (s *Store) disabled(e domain.Endpoint, reason domain.DisableReason) domain.
 // disables it at th.DisableAfter (0: never), as store.Store does.
 func (s *Store) RecordEndpointFailure(_ context.Context, tenantID, endpointID string, th store.HealthThresholds) (store.FailureEffect, error) {
 	var fx store.FailureEffect
-	if err := checkKey("TENANT#"+tenantID, "ENDPOINT#"+endpointID); err != nil {
-		return fx, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	k := endpointKey{tenantID, endpointID}
-	e, ok := s.endpoints[k]
-	if !ok {
-		return fx, fmt.Errorf("count failure of endpoint %s: %w", endpointID, store.ErrNotFound)
-	}
-	e.ConsecutiveFailures++
-	fx.Failures = e.ConsecutiveFailures
-	if th.FailingAfter > 0 && fx.Failures >= th.FailingAfter && e.FailingSince == nil {
-		e.FailingSince = stamp(s.now())
-		fx.Failing, fx.FailingSince = true, *e.FailingSince
-	}
-	if th.DisableAfter > 0 && fx.Failures >= th.DisableAfter && !e.Disabled {
-		e = s.disabled(e, domain.DisabledConsecutiveFailures)
-		fx.Disabled, fx.DisabledAt = true, *e.DisabledAt
-	}
-	s.endpoints[k] = e
-	return fx, nil
+	_, err := s.changeEndpoint(tenantID, endpointID, "count failure of endpoint", func(e *domain.Endpoint) {
+		e.ConsecutiveFailures++
+		fx.Failures = e.ConsecutiveFailures
+		if th.FailingAfter > 0 && fx.Failures >= th.FailingAfter && e.FailingSince == nil {
+			e.FailingSince = stamp(s.now())
+			fx.Failing, fx.FailingSince = true, *e.FailingSince
+		}
+		if th.DisableAfter > 0 && fx.Failures >= th.DisableAfter && !e.Disabled {
+			*e = s.disabled(*e, domain.DisabledConsecutiveFailures)
+			fx.Disabled, fx.DisabledAt = true, *e.DisabledAt
+		}
+	})
+	return fx, err
 }
 
 // ResetEndpointFailures sets an existing endpoint's failure count to zero
 // and clears its failing mark, which it returns (nil: none).
 func (s *Store) ResetEndpointFailures(_ context.Context, tenantID, endpointID string) (*time.Time, error) {
-	if err := checkKey("TENANT#"+tenantID, "ENDPOINT#"+endpointID); err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	k := endpointKey{tenantID, endpointID}
-	e, ok := s.endpoints[k]
-	if !ok {
-		return nil, fmt.Errorf("reset failures of endpoint %s: %w", endpointID, store.ErrNotFound)
-	}
-	since := e.FailingSince
-	e.ConsecutiveFailures, e.FailingSince = 0, nil
-	s.endpoints[k] = e
-	return since, nil
+	var since *time.Time
+	_, err := s.changeEndpoint(tenantID, endpointID, "reset failures of endpoint", func(e *domain.Endpoint) {
+		since = e.FailingSince
+		e.ConsecutiveFailures, e.FailingSince = 0, nil
+	})
+	return since, err
 }
 
 // AddDeath adds a dead delivery to its endpoint's coalescing window and
