@@ -49,8 +49,19 @@ type Endpoint struct {
 	// included. 0 (the default): no limit.
 	RateLimit int `dynamodbav:"rate_limit,omitempty"`
 	// ConsecutiveFailures counts failed attempts since the last success.
-	ConsecutiveFailures int       `dynamodbav:"consecutive_failures"`
-	CreatedAt           time.Time `dynamodbav:"created_at"`
+	ConsecutiveFailures int `dynamodbav:"consecutive_failures"`
+	// FailuresSince is when the current run of consecutive failures began
+	// (its first failure); nil after a success. An endpoint is disabled for
+	// failures only when the run has lasted DisableAfterFor.
+	FailuresSince *time.Time `dynamodbav:"failures_since,omitempty"`
+	// BreakerUntil, while the endpoint is failing (FailingSince), is when
+	// its circuit breaker lets the next probe through (Breaker); nil while
+	// the breaker is closed.
+	BreakerUntil *time.Time `dynamodbav:"breaker_until,omitempty"`
+	// BreakerTrips counts the probes that failed in this episode: each
+	// doubles the breaker's open period (domain.Breaker.Open).
+	BreakerTrips int       `dynamodbav:"breaker_trips,omitempty"`
+	CreatedAt    time.Time `dynamodbav:"created_at"`
 }
 
 // Accepts reports whether the endpoint subscribes to eventType: every type

@@ -48,6 +48,16 @@ const (
 	// (the deliver function's one write per endpoint and hour per batch);
 	// the counters of those attempts are lost, nothing else.
 	StatsWriteFailed = "StatsWriteFailed"
+	// Deferred counts delivery messages the deliver function sent again,
+	// delayed, without spending an attempt, by reason (Reason): rate_limited,
+	// breaker_open, endpoint_busy, dependency (hookline's own DynamoDB or
+	// KMS failed), backoff (a retry delay longer than SQS can hide a
+	// message for, waited in hops).
+	Deferred = "Deferred"
+	// GateUnavailable counts batches whose endpoint gate could not be read
+	// or written: their requests went out without it (isolation, not
+	// delivery, is what fails).
+	GateUnavailable  = "GateUnavailable"
 	DimensionTenant  = "TenantId"
 	DimensionReason  = "Reason"
 	unitCount        = "Count"
@@ -80,6 +90,8 @@ var Catalog = map[string]Spec{
 	MaxTenantDLQ:        {unitCount, [][]string{{}}, true},
 	DLQDepthCorrections: {unitCount, [][]string{{}, {DimensionTenant}}, false},
 	StatsWriteFailed:    {unitCount, [][]string{{}}, false},
+	Deferred:            {unitCount, [][]string{{}, {DimensionReason}}, false},
+	GateUnavailable:     {unitCount, [][]string{{}}, false},
 }
 
 // Writer prints EMF lines. Safe for concurrent use.

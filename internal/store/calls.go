@@ -78,6 +78,8 @@ var Calls = map[string][]Call{
 	"RevokePortalLink":          {queryIndex, updateItem},
 	"AddEndpointStats":          {updateItem},
 	"TakeSlots":                 {updateItem},
+	"TakeGate":                  {updateItem},
+	"ReleaseGate":               {updateItem},
 	"EndpointStats":             {query},
 	"LastAttempts":              {query},
 	"Tombstone":                 {getItem, putItem, queryIndex, updateItem},

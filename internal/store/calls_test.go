@@ -227,6 +227,13 @@ func TestCallsListsWhatEachMethodCalls(t *testing.T) {
 		},
 		"PortalLink":       func(ctx context.Context, s *Store) error { _, err := s.PortalLink(ctx, "h"); return err },
 		"RevokePortalLink": func(ctx context.Context, s *Store) error { return s.RevokePortalLink(ctx, "t", "pl") },
+		"TakeGate": func(ctx context.Context, s *Store) error {
+			_, _, err := s.TakeGate(ctx, "t", "e", GateAsk{Slots: 3, Fast: 10, Start: 5, Now: now, Until: now.Add(time.Second)})
+			return err
+		},
+		"ReleaseGate": func(ctx context.Context, s *Store) error {
+			return s.ReleaseGate(ctx, "t", "e", Hold{Slot: 1, Until: now}, &now)
+		},
 		"TakeSlots": func(ctx context.Context, s *Store) error {
 			_, err := s.TakeSlots(ctx, "t", "e", now, 3, 10)
 			return err

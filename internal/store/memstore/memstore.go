@@ -38,8 +38,9 @@ type Store struct {
 	depths     map[string]*counter
 	sweptAt    *time.Time
 	stats      map[statsKey]domain.StatsBucket
-	rates      map[string]int  // rate window ("tenant\x00endpoint\x00second") -> slots taken
-	tombstones map[string]bool // tenants being erased
+	rates      map[string]int   // rate window ("tenant\x00endpoint\x00second") -> slots taken
+	gates      map[string]*gate // endpoint gate ("tenant\x00endpoint")
+	tombstones map[string]bool  // tenants being erased
 }
 
 type endpointKey struct{ tenant, endpoint string }
@@ -445,18 +446,24 @@ func (s *Store) disabled(e domain.Endpoint, reason domain.DisableReason) domain.
 }
 
 // RecordEndpointFailure counts a failed attempt against an existing
-// endpoint, marks it failing at th.FailingAfter (once per episode) and
-// disables it at th.DisableAfter (0: never), as store.Store does.
+// endpoint (starting its run's clock on the run's first), opens its
+// circuit breaker and marks it failing at th.FailingAfter (once per
+// episode), opens the breaker again for a doubled cooldown on a failed
+// probe (th.Probe), and disables it at th.DisableAfter once the run has
+// lasted th.DisableAfterFor, as store.Store does.
 func (s *Store) RecordEndpointFailure(_ context.Context, tenantID, endpointID string, th store.HealthThresholds) (store.FailureEffect, error) {
 	var fx store.FailureEffect
 	_, err := s.changeEndpoint(tenantID, endpointID, "count failure of endpoint", func(e *domain.Endpoint) {
+		now := s.now()
 		e.ConsecutiveFailures++
 		fx.Failures = e.ConsecutiveFailures
-		if th.FailingAfter > 0 && fx.Failures >= th.FailingAfter && e.FailingSince == nil {
-			e.FailingSince = stamp(s.now())
-			fx.Failing, fx.FailingSince = true, *e.FailingSince
+		if e.FailuresSince == nil {
+			e.FailuresSince = stamp(now)
 		}
-		if th.DisableAfter > 0 && fx.Failures >= th.DisableAfter && !e.Disabled {
+		if th.FailingAfter > 0 && fx.Failures >= th.FailingAfter {
+			tripBreaker(e, th, now, &fx)
+		}
+		if th.DisableAfter > 0 && fx.Failures >= th.DisableAfter && now.Sub(*e.FailuresSince) >= th.DisableAfterFor && !e.Disabled {
 			*e = s.disabled(*e, domain.DisabledConsecutiveFailures)
 			fx.Disabled, fx.DisabledAt = true, *e.DisabledAt
 		}
@@ -464,13 +471,34 @@ func (s *Store) RecordEndpointFailure(_ context.Context, tenantID, endpointID st
 	return fx, err
 }
 
-// ResetEndpointFailures sets an existing endpoint's failure count to zero
-// and clears its failing mark, which it returns (nil: none).
+// tripBreaker opens e's circuit breaker (marking it failing) when it is
+// closed, or again for the next cooldown after a failed probe.
+func tripBreaker(e *domain.Endpoint, th store.HealthThresholds, now time.Time, fx *store.FailureEffect) {
+	switch {
+	case e.BreakerUntil == nil:
+		e.BreakerUntil, e.BreakerTrips = stamp(now.Add(th.Breaker.Open(0))), 0
+		if e.FailingSince == nil {
+			e.FailingSince = stamp(now)
+			fx.Failing, fx.FailingSince = true, *e.FailingSince
+		}
+	case th.Probe:
+		e.BreakerTrips++
+		e.BreakerUntil = stamp(now.Add(th.Breaker.Open(e.BreakerTrips)))
+	default:
+		return
+	}
+	u := *e.BreakerUntil
+	fx.BreakerUntil = &u
+}
+
+// ResetEndpointFailures sets an existing endpoint's failure count to zero,
+// closes its breaker and clears its failing mark, which it returns (nil:
+// none).
 func (s *Store) ResetEndpointFailures(_ context.Context, tenantID, endpointID string) (*time.Time, error) {
 	var since *time.Time
 	_, err := s.changeEndpoint(tenantID, endpointID, "reset failures of endpoint", func(e *domain.Endpoint) {
 		since = e.FailingSince
-		e.ConsecutiveFailures, e.FailingSince = 0, nil
+		e.ConsecutiveFailures, e.FailingSince, e.FailuresSince, e.BreakerUntil, e.BreakerTrips = 0, nil, nil, nil, 0
 	})
 	return since, err
 }

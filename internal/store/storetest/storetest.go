@@ -45,6 +45,8 @@ type Store interface {
 	AddDeath(ctx context.Context, tenantID, endpointID string, start, end time.Time, d domain.OpDeath) (int, error)
 	DeadWindow(ctx context.Context, tenantID, endpointID string, start time.Time) (domain.OpDeliveryDeadEvent, error)
 	TakeSlots(ctx context.Context, tenantID, endpointID string, window time.Time, n, limit int) (store.Slots, error)
+	TakeGate(ctx context.Context, tenantID, endpointID string, a store.GateAsk) (store.Hold, bool, error)
+	ReleaseGate(ctx context.Context, tenantID, endpointID string, h store.Hold, fastUntil *time.Time) error
 
 	Delivery(ctx context.Context, id string) (domain.Delivery, error)
 	DeliveriesOfEvent(ctx context.Context, tenantID, eventID string) ([]domain.Delivery, error)

@@ -124,6 +124,9 @@ var cases = []testCase{
 	{"a rotation retires the current secret sealed, and loses no concurrent one", rotation},
 	{"enabling clears the failure count; disabling names the tenant", enabling},
 	{"endpoint failures count up, mark failing and disable once each, and recover once", endpointHealth},
+	{"the circuit breaker opens with the failing mark, doubles its cooldown per failed probe only, and closes on a success", breaker},
+	{"a run of failures disables only once it has lasted the time asked for", patientDisable},
+	{"gate slots: held by one caller at a time, free again when released or run out; the probe apart", gateSlots},
 	{"deaths add up in their window, the first few kept whole", deadWindows},
 	{"the first attempt writes the whole record; later attempts keep its creation attributes", firstAttempt},
 	{"attempts append, dead is listed per tenant and counted, delivered never regresses", attempts},
@@ -1067,4 +1070,152 @@ func sweep(t *testing.T, u *suite) {
 	ok, err = s.ClaimSweep(ctx, time.Second)
 	require.NoError(t, err)
 	require.True(t, ok, "a gap since the last")
+}
+
+func breaker(t *testing.T, u *suite) {
+	ctx, s := context.Background(), u.s
+	tenant := u.id("t_breaker")
+	pol := domain.Breaker{Cooldown: 10 * time.Second, MaxCooldown: 30 * time.Second}
+	th := store.HealthThresholds{FailingAfter: 2, DisableAfter: 100, Breaker: pol}
+	require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep", URL: "https://example.com"}))
+	fx, err := s.RecordEndpointFailure(ctx, tenant, "ep", th)
+	require.NoError(t, err)
+	require.Nil(t, fx.BreakerUntil, "below the threshold the breaker stays closed")
+	ep, err := s.Endpoint(ctx, tenant, "ep")
+	require.NoError(t, err)
+	require.NotNil(t, ep.FailuresSince, "the run's clock starts at its first failure")
+	require.Equal(t, domain.BreakerClosed, ep.Breaker(u.clock.Now()))
+
+	u.clock.Advance(time.Second)
+	fx, err = s.RecordEndpointFailure(ctx, tenant, "ep", th)
+	require.NoError(t, err)
+	require.True(t, fx.Failing, "the breaker opens with the failing mark")
+	require.NotNil(t, fx.BreakerUntil)
+	require.WithinDuration(t, u.clock.Now().Add(10*time.Second), *fx.BreakerUntil, time.Millisecond)
+	ep, err = s.Endpoint(ctx, tenant, "ep")
+	require.NoError(t, err)
+	require.Equal(t, domain.BreakerOpen, ep.Breaker(u.clock.Now()))
+	require.Equal(t, domain.BreakerHalfOpen, ep.Breaker(u.clock.Now().Add(10*time.Second)))
+
+	fx, err = s.RecordEndpointFailure(ctx, tenant, "ep", th)
+	require.NoError(t, err)
+	require.Nil(t, fx.BreakerUntil, "a failure that is not the probe's leaves the open breaker as it is")
+	require.False(t, fx.Failing, "marked once")
+
+	for i, want := range []time.Duration{20 * time.Second, 30 * time.Second, 30 * time.Second} {
+		u.clock.Advance(time.Minute)
+		fx, err = s.RecordEndpointFailure(ctx, tenant, "ep", store.HealthThresholds{FailingAfter: 2, DisableAfter: 100, Breaker: pol, Probe: true})
+		require.NoError(t, err)
+		require.NotNil(t, fx.BreakerUntil, "probe %d failed: opened again", i)
+		require.WithinDuration(t, u.clock.Now().Add(want), *fx.BreakerUntil, time.Millisecond, "probe %d", i)
+	}
+	ep, err = s.Endpoint(ctx, tenant, "ep")
+	require.NoError(t, err)
+	require.Equal(t, 3, ep.BreakerTrips)
+
+	since, err := s.ResetEndpointFailures(ctx, tenant, "ep")
+	require.NoError(t, err)
+	require.NotNil(t, since, "closing the breaker is the recovery")
+	ep, err = s.Endpoint(ctx, tenant, "ep")
+	require.NoError(t, err)
+	require.Equal(t, domain.BreakerClosed, ep.Breaker(u.clock.Now()))
+	require.Nil(t, ep.BreakerUntil)
+	require.Nil(t, ep.FailuresSince)
+	require.Zero(t, ep.BreakerTrips)
+}
+
+func patientDisable(t *testing.T, u *suite) {
+	ctx, s := context.Background(), u.s
+	tenant := u.id("t_patient")
+	th := store.HealthThresholds{FailingAfter: 2, DisableAfter: 3, DisableAfterFor: time.Hour}
+	require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep", URL: "https://example.com"}))
+	for i := 1; i <= 10; i++ {
+		u.clock.Advance(time.Minute)
+		fx, err := s.RecordEndpointFailure(ctx, tenant, "ep", th)
+		require.NoError(t, err)
+		require.False(t, fx.Disabled, "failure %d: the run is %d minutes old, not an hour", i, i-1)
+	}
+	u.clock.Advance(51 * time.Minute)
+	fx, err := s.RecordEndpointFailure(ctx, tenant, "ep", th)
+	require.NoError(t, err)
+	require.True(t, fx.Disabled, "past the count and the hour")
+	ep, err := s.Endpoint(ctx, tenant, "ep")
+	require.NoError(t, err)
+	require.True(t, ep.Disabled)
+	require.Equal(t, domain.DisabledConsecutiveFailures, ep.DisabledReason)
+
+	// A success starts the clock again.
+	require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep2", URL: "https://example.com"}))
+	for range 5 {
+		_, err := s.RecordEndpointFailure(ctx, tenant, "ep2", th)
+		require.NoError(t, err)
+	}
+	u.clock.Advance(2 * time.Hour)
+	_, err = s.ResetEndpointFailures(ctx, tenant, "ep2")
+	require.NoError(t, err)
+	for range 5 {
+		fx, err := s.RecordEndpointFailure(ctx, tenant, "ep2", th)
+		require.NoError(t, err)
+		require.False(t, fx.Disabled, "the new run began now")
+	}
+}
+
+func gateSlots(t *testing.T, u *suite) {
+	ctx, s := context.Background(), u.s
+	tenant := u.id("t_gate")
+	now := u.clock.Now()
+	until := now.Add(20 * time.Second)
+	ask := func(start int, at time.Time) store.GateAsk {
+		return store.GateAsk{Slots: 2, Fast: 4, Start: start, Now: at, Until: at.Add(20 * time.Second)}
+	}
+	take := func(endpoint string, a store.GateAsk) (store.Hold, bool) {
+		t.Helper()
+		h, ok, err := s.TakeGate(ctx, tenant, endpoint, a)
+		require.NoError(t, err)
+		return h, ok
+	}
+	var holds []store.Hold
+	for i := range 2 {
+		h, ok := take("ep", ask(3, now)) // slot 3 is a fast slot: not yet
+		require.True(t, ok, "slot %d of 2", i)
+		require.Less(t, h.Slot, 2, "an endpoint not shown fast gets the few slots")
+		holds = append(holds, h)
+	}
+	require.NotEqual(t, holds[0].Slot, holds[1].Slot)
+	_, ok := take("ep", ask(1, now))
+	require.False(t, ok, "both slots held")
+	_, ok = take("ep_other", ask(0, now))
+	require.True(t, ok, "another endpoint's gate is its own")
+
+	probe, ok := take("ep", store.GateAsk{Slots: 2, Probe: true, Now: now, Until: until})
+	require.True(t, ok, "the probe has a slot of its own")
+	require.Equal(t, store.ProbeSlot, probe.Slot)
+	_, ok = take("ep", store.GateAsk{Slots: 2, Probe: true, Now: now, Until: until})
+	require.False(t, ok, "one probe at a time")
+	require.NoError(t, s.ReleaseGate(ctx, tenant, "ep", probe, nil))
+
+	// A fast release opens the fast slots until the time it names.
+	fast := now.Add(5 * time.Second)
+	require.NoError(t, s.ReleaseGate(ctx, tenant, "ep", holds[1], &fast))
+	for range 3 {
+		_, ok := take("ep", ask(2, now))
+		require.True(t, ok, "shown fast: up to 4 slots")
+	}
+	_, ok = take("ep", ask(0, now))
+	require.False(t, ok, "4 held")
+
+	// Holds run out by themselves; an old holder's release leaves the slot
+	// a new holder took alone.
+	later := until.Add(time.Second)
+	stale, ok := take("ep", ask(holds[0].Slot, later))
+	require.True(t, ok, "a hold that ran out frees its slot")
+	require.Equal(t, holds[0].Slot, stale.Slot)
+	require.NoError(t, s.ReleaseGate(ctx, tenant, "ep", holds[0], nil), "the old holder's release")
+	other, ok := take("ep", ask(holds[0].Slot, later))
+	require.True(t, ok)
+	require.NotEqual(t, stale.Slot, other.Slot, "an old holder's release leaves the new holder's slot alone")
+	require.Less(t, other.Slot, 2, "no longer fast (fast_until passed, and a slow release clears it)")
+
+	_, _, err := s.TakeGate(ctx, tenant, "ep", store.GateAsk{Slots: 0, Now: now, Until: until})
+	require.Error(t, err, "a gate has at least one slot")
 }
