@@ -598,6 +598,12 @@ type HealthThresholds struct {
 	// (a request sent before the breaker opened) leaves an open breaker as
 	// it is.
 	Probe bool
+	// Retryable says the failure was one the retry schedule retries (a
+	// timeout, a network error, 408, 429, 5xx): only such failures open
+	// the breaker. A permanent failure (a 4xx rejection, dead at once)
+	// counts toward the run and the failing mark, never the breaker: an
+	// endpoint that answers at once holds no capacity.
+	Retryable bool
 }
 
 // FailureEffect is what counting a failed attempt did to its endpoint.
@@ -663,14 +669,20 @@ func (s *Store) RecordEndpointFailure(ctx context.Context, tenantID, endpointID 
 	return fx, nil
 }
 
-// tripBreaker opens the circuit breaker of ep (as the failure count left
-// it), marking it failing, when it is closed; or, for a failed probe,
-// opens it again for the next cooldown. Both are conditional on the
+// tripBreaker marks ep (as the failure count left it) failing, and for a
+// retryable failure opens its circuit breaker when it is closed, or, for a
+// failed probe, opens it again for the next cooldown. Both are conditional on the
 // breaker as read: of concurrent callers, one moves it.
 func (s *Store) tripBreaker(ctx context.Context, ep domain.Endpoint, th HealthThresholds, now time.Time, fx *FailureEffect) error {
 	in := &dynamodb.UpdateItemInput{}
 	var until time.Time
 	switch {
+	case !th.Retryable && ep.FailingSince == nil:
+		in.UpdateExpression = aws.String("SET failing_since = :now")
+		in.ConditionExpression = aws.String("attribute_not_exists(failing_since)")
+		in.ExpressionAttributeValues = map[string]types.AttributeValue{":now": timeValue(now)}
+	case !th.Retryable:
+		return nil
 	case ep.BreakerUntil == nil:
 		until = now.Add(th.Breaker.Open(0))
 		in.UpdateExpression = aws.String("SET breaker_until = :until, breaker_trips = :zero, failing_since = if_not_exists(failing_since, :now)")
@@ -691,8 +703,10 @@ func (s *Store) tripBreaker(ctx context.Context, ep domain.Endpoint, th HealthTh
 	case err != nil:
 		return fmt.Errorf("open the circuit breaker of endpoint %s: %w", ep.EndpointID, err)
 	}
-	u := until.UTC()
-	fx.BreakerUntil = &u
+	if th.Retryable {
+		u := until.UTC()
+		fx.BreakerUntil = &u
+	}
 	if ep.BreakerUntil == nil && ep.FailingSince == nil {
 		fx.Failing, fx.FailingSince = true, now.UTC()
 	}

@@ -471,10 +471,17 @@ func (s *Store) RecordEndpointFailure(_ context.Context, tenantID, endpointID st
 	return fx, err
 }
 
-// tripBreaker opens e's circuit breaker (marking it failing) when it is
-// closed, or again for the next cooldown after a failed probe.
+// tripBreaker marks e failing, and for a retryable failure opens its
+// circuit breaker when it is closed, or again for the next cooldown after a
+// failed probe.
 func tripBreaker(e *domain.Endpoint, th store.HealthThresholds, now time.Time, fx *store.FailureEffect) {
 	switch {
+	case !th.Retryable:
+		if e.FailingSince == nil {
+			e.FailingSince = stamp(now)
+			fx.Failing, fx.FailingSince = true, *e.FailingSince
+		}
+		return
 	case e.BreakerUntil == nil:
 		e.BreakerUntil, e.BreakerTrips = stamp(now.Add(th.Breaker.Open(0))), 0
 		if e.FailingSince == nil {

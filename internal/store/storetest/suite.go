@@ -1076,7 +1076,7 @@ func breaker(t *testing.T, u *suite) {
 	ctx, s := context.Background(), u.s
 	tenant := u.id("t_breaker")
 	pol := domain.Breaker{Cooldown: 10 * time.Second, MaxCooldown: 30 * time.Second}
-	th := store.HealthThresholds{FailingAfter: 2, DisableAfter: 100, Breaker: pol}
+	th := store.HealthThresholds{FailingAfter: 2, DisableAfter: 100, Breaker: pol, Retryable: true}
 	require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep", URL: "https://example.com"}))
 	fx, err := s.RecordEndpointFailure(ctx, tenant, "ep", th)
 	require.NoError(t, err)
@@ -1104,7 +1104,7 @@ func breaker(t *testing.T, u *suite) {
 
 	for i, want := range []time.Duration{20 * time.Second, 30 * time.Second, 30 * time.Second} {
 		u.clock.Advance(time.Minute)
-		fx, err = s.RecordEndpointFailure(ctx, tenant, "ep", store.HealthThresholds{FailingAfter: 2, DisableAfter: 100, Breaker: pol, Probe: true})
+		fx, err = s.RecordEndpointFailure(ctx, tenant, "ep", store.HealthThresholds{FailingAfter: 2, DisableAfter: 100, Breaker: pol, Probe: true, Retryable: true})
 		require.NoError(t, err)
 		require.NotNil(t, fx.BreakerUntil, "probe %d failed: opened again", i)
 		require.WithinDuration(t, u.clock.Now().Add(want), *fx.BreakerUntil, time.Millisecond, "probe %d", i)
@@ -1116,6 +1116,23 @@ func breaker(t *testing.T, u *suite) {
 	since, err := s.ResetEndpointFailures(ctx, tenant, "ep")
 	require.NoError(t, err)
 	require.NotNil(t, since, "closing the breaker is the recovery")
+
+	// Permanent failures mark the endpoint failing, never open the breaker.
+	for i := 1; i <= 3; i++ {
+		fx, err := s.RecordEndpointFailure(ctx, tenant, "ep", store.HealthThresholds{FailingAfter: 2, DisableAfter: 100, Breaker: pol})
+		require.NoError(t, err)
+		require.Nil(t, fx.BreakerUntil, "a rejection opens no breaker")
+		require.Equal(t, i == 2, fx.Failing, "marked failing at the threshold, once")
+	}
+	ep, err = s.Endpoint(ctx, tenant, "ep")
+	require.NoError(t, err)
+	require.Equal(t, domain.BreakerClosed, ep.Breaker(u.clock.Now()))
+	fx, err = s.RecordEndpointFailure(ctx, tenant, "ep", th)
+	require.NoError(t, err)
+	require.NotNil(t, fx.BreakerUntil, "a retryable failure past the threshold opens it")
+	require.False(t, fx.Failing, "already marked")
+	_, err = s.ResetEndpointFailures(ctx, tenant, "ep")
+	require.NoError(t, err)
 	ep, err = s.Endpoint(ctx, tenant, "ep")
 	require.NoError(t, err)
 	require.Equal(t, domain.BreakerClosed, ep.Breaker(u.clock.Now()))
