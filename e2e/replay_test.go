@@ -289,7 +289,7 @@ func TestInterruptedReplayResumes(t *testing.T) {
 		d, err := env.store.ClaimForReplay(ctx, id, tenantID, job.JobID, 15*time.Minute)
 		require.NoError(t, err)
 		if id == ids[0] {
-			_, err = env.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &env.out.DeliveryQueueURL, MessageBody: &d.Message})
+			_, err = env.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &env.out.DeliveryQueueURL, MessageBody: &d.Message, MessageGroupId: message.GroupID(tenantID)})
 			require.NoError(t, err)
 			require.NoError(t, env.store.ReleaseReplay(ctx, id, job.JobID))
 		}

@@ -110,7 +110,9 @@ func (s *Server) resendDelivered(w http.ResponseWriter, r *http.Request, d domai
 	if err != nil {
 		return s.internal(r, err)
 	}
-	if _, err := s.DeliveryQueue.SendMessage(r.Context(), &sqs.SendMessageInput{QueueUrl: aws.String(s.DeliveryQueueURL), MessageBody: aws.String(string(body))}); err != nil {
+	// In its tenant's message group (message.GroupID), as enqueue sent it.
+	in := &sqs.SendMessageInput{QueueUrl: aws.String(s.DeliveryQueueURL), MessageBody: aws.String(string(body)), MessageGroupId: message.GroupID(d.TenantID)}
+	if _, err := s.DeliveryQueue.SendMessage(r.Context(), in); err != nil {
 		return s.internal(r, err)
 	}
 	s.log().InfoContext(r.Context(), "resend sent", "delivery_id", d.DeliveryID, "tenant_id", d.TenantID, "endpoint_id", d.EndpointID, "at", now.Format(time.RFC3339))

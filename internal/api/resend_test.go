@@ -17,10 +17,12 @@ import (
 )
 
 // fakeDeliveryQueue records the messages the API sends to the delivery
-// queue, and refuses one over SQS's 256 KiB.
+// queue, and refuses one over SQS's 256 KiB or outside its tenant's
+// message group (message.CheckGroupID).
 type fakeDeliveryQueue struct {
-	mu   sync.Mutex
-	sent []string
+	mu     sync.Mutex
+	sent   []string
+	groups []string // the MessageGroupId of each of sent
 }
 
 func (q *fakeDeliveryQueue) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
@@ -29,7 +31,11 @@ func (q *fakeDeliveryQueue) SendMessage(_ context.Context, in *sqs.SendMessageIn
 	if len(aws.ToString(in.MessageBody)) > 256<<10 || aws.ToString(in.QueueUrl) == "" {
 		return nil, errTableDown
 	}
+	if err := message.CheckGroupID(aws.ToString(in.MessageBody), in.MessageGroupId); err != nil {
+		return nil, err
+	}
 	q.sent = append(q.sent, aws.ToString(in.MessageBody))
+	q.groups = append(q.groups, aws.ToString(in.MessageGroupId))
 	return &sqs.SendMessageOutput{}, nil
 }
 
@@ -68,6 +74,7 @@ func TestResendADeliveredDelivery(t *testing.T) {
 	require.JSONEq(t, `{"order":1}`, string(m.Payload))
 	require.Equal(t, &seq, m.Sequence)
 	require.Equal(t, "order.created", m.EventType)
+	require.Equal(t, []string{"acme"}, q.groups, "in its tenant's message group, not its endpoint's")
 	d, _ := e.store.delivery(id)
 	require.Equal(t, domain.StateDelivered, d.State, "the record is unchanged")
 
@@ -127,4 +134,31 @@ func TestResendRefused(t *testing.T) {
 	ep2 := e2.createEndpoint(key2, nil)
 	id2 := e2.putDeliveryOf(ep2, "evt_1", domain.StateDelivered)
 	requireProblem(t, e2.do("POST", "/v1/deliveries/"+id2+"/resend", key2, nil), http.StatusServiceUnavailable)
+}
+
+// A resend goes out in its tenant's message group (message.GroupID), not
+// its endpoint's, as enqueue sent the delivery first: the fake refuses a
+// message without it.
+func TestResendCarriesItsTenantsGroup(t *testing.T) {
+	e, q, key, ep := resendEnv(t)
+	key2 := e.newTenant("globex")
+	ep2 := e.createEndpoint(key2, nil)
+	for _, tenant := range []struct {
+		id  string
+		ep  api.EndpointView
+		key string
+	}{{"acme", ep, key}, {"globex", ep2, key2}} {
+		event := "evt_" + tenant.id
+		e.eventLog().Put(domain.Event{ID: event, TenantID: tenant.id, Type: "order.created", OccurredAt: t0.Add(-time.Hour), Payload: json.RawMessage(`{}`)})
+		id := domain.DeliveryID(event, tenant.ep.ID)
+		e.store.putDelivery(domain.Delivery{DeliveryID: id, TenantID: tenant.id, EndpointID: tenant.ep.ID, EventID: event, EventType: "order.created",
+			State: domain.StateDelivered, CreatedAt: t0, Attempts: 1})
+		rec := e.do("POST", "/v1/deliveries/"+id+"/resend", tenant.key, nil)
+		require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	}
+	require.Equal(t, []string{"acme", "globex"}, q.groups)
+
+	b := `{"delivery_id":"d","tenant_id":"acme","endpoint_id":"e","event_id":"v","payload":{}}`
+	_, err := q.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String("https://sqs.example/delivery"), MessageBody: &b})
+	require.ErrorContains(t, err, "MessageGroupId")
 }

@@ -3,6 +3,7 @@ package enqueue
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -170,6 +171,11 @@ type benchQueue struct{ sent int }
 var benchSent = &sqs.SendMessageBatchOutput{}
 
 func (q *benchQueue) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
+	for _, e := range in.Entries {
+		if e.MessageGroupId == nil { // cheap: the tests check the group is the tenant's
+			return nil, errors.New("delivery message sent without a MessageGroupId")
+		}
+	}
 	q.sent += len(in.Entries)
 	return benchSent, nil
 }

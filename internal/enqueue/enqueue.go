@@ -348,7 +348,8 @@ type outgoing struct {
 	id         string
 }
 
-// entry encodes the delivery's message.
+// entry encodes the delivery's message, in its tenant's message group
+// (message.GroupID).
 func (o outgoing) entry() (sqstypes.SendMessageBatchRequestEntry, error) {
 	ev := &o.f.ev
 	body, err := message.Encode(message.Message{
@@ -358,7 +359,7 @@ func (o outgoing) entry() (sqstypes.SendMessageBatchRequestEntry, error) {
 	if err != nil {
 		return sqstypes.SendMessageBatchRequestEntry{}, fmt.Errorf("encode delivery message %s: %w", o.id, err)
 	}
-	return sqstypes.SendMessageBatchRequestEntry{Id: aws.String(o.id), MessageBody: aws.String(string(body))}, nil
+	return sqstypes.SendMessageBatchRequestEntry{Id: aws.String(o.id), MessageBody: aws.String(string(body)), MessageGroupId: message.GroupID(ev.TenantID)}, nil
 }
 
 // batch is the messages of the next SendMessageBatch request, with their

@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	dynamotypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
@@ -139,10 +140,13 @@ func (s *testStore) PutRejection(ctx context.Context, r domain.Rejection) error 
 	return s.Store.PutRejection(ctx, r)
 }
 
-// fakeQueue records sent messages.
+// fakeQueue records sent messages, and refuses what SQS would
+// (message.CheckBatch) and a message not in its tenant's group
+// (message.CheckGroupID).
 type fakeQueue struct {
 	mu      sync.Mutex
 	sent    []message.Message
+	groups  []string // the MessageGroupId of each of sent
 	batches int
 	fail    bool
 	// failAt, if set, is the number of the one request (1 for the first)
@@ -174,6 +178,10 @@ func (q *fakeQueue) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatch
 		if *e.Id != m.DeliveryID {
 			return nil, fmt.Errorf("entry id %s is not the delivery id %s", *e.Id, m.DeliveryID)
 		}
+		if err := message.CheckGroupID(*e.MessageBody, e.MessageGroupId); err != nil {
+			return nil, err // every delivery message in its tenant's group
+		}
+		q.groups = append(q.groups, *e.MessageGroupId)
 		q.sent = append(q.sent, m)
 		if q.onSend != nil {
 			q.onSend(m)
@@ -836,4 +844,29 @@ func TestErasedTenantItemsDropped(t *testing.T) {
 			require.Empty(t, s.Rejections(), "nothing of the erased tenant is recorded")
 		})
 	}
+}
+
+// Every message goes out in its tenant's message group (message.GroupID),
+// not its endpoint's: the fake refuses one without it. A tenant id SQS
+// would refuse as a group id (a space, from an outbox item) goes out
+// hashed.
+func TestMessagesCarryTheirTenantsGroup(t *testing.T) {
+	s := newFakeStore(endpoint("t1", "ep_a"), endpoint("t1", "ep_b"), endpoint("t2", "ep_c"), endpoint("acme corp", "ep_d"))
+	q := &fakeQueue{}
+	_, err := newHandler(s, q).Handle(context.Background(), streamEvent(image("e1", "t1", nil), image("e2", "t2", nil), image("e3", "acme corp", nil)))
+	require.NoError(t, err)
+	require.Len(t, q.sent, 4)
+	groups := map[string]string{}
+	for i, m := range q.sent {
+		groups[m.EndpointID] = q.groups[i]
+	}
+	require.Equal(t, map[string]string{"ep_a": "t1", "ep_b": "t1", "ep_c": "t2", "ep_d": *message.GroupID("acme corp")}, groups)
+	require.NotEqual(t, "acme corp", groups["ep_d"])
+
+	// A sender that leaves the group out is refused, as the rule (not SQS)
+	// requires.
+	_, err = q.SendMessageBatch(context.Background(), &sqs.SendMessageBatchInput{Entries: []sqstypes.SendMessageBatchRequestEntry{
+		{Id: aws.String("d"), MessageBody: aws.String(`{"delivery_id":"d","tenant_id":"t1","endpoint_id":"ep_a","event_id":"v","payload":{}}`)},
+	}})
+	require.ErrorContains(t, err, "MessageGroupId")
 }

@@ -2,8 +2,9 @@
 // for one endpoint, named by domain.DeliveryID) from enqueue to deliver and,
 // when it dies, sits in the dead-letter queue as the durable copy of what to
 // replay: its format (Message, Decode, Encode, Replayed), the body POSTed to
-// the endpoint (Body), and the sending of messages in SQS batches within
-// SQS's limits (Fits, CheckBatch, SendBatch). A message's delivery id is the
+// the endpoint (Body), its MessageGroupId, the tenant's (GroupID,
+// CheckGroupID), and the sending of messages in SQS batches within SQS's
+// limits (Fits, CheckBatch, SendBatch). A message's delivery id is the
 // idempotency key (webhook-id) of every attempt and every replay: the same
 // event processed twice yields messages with the same id.
 package message

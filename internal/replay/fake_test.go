@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/domain"
@@ -259,6 +260,8 @@ type sentMsg struct {
 	Delay int32
 	At    time.Time
 	Batch bool
+	// Group is the message's MessageGroupId ("" without one).
+	Group string
 }
 
 // dlqMsg is a message in the fake DLQ.
@@ -288,8 +291,10 @@ type visChange struct {
 // Requests SQS would reject (delays over 900 s, empty bodies or over 256
 // KiB, visibility timeouts outside 0..43200 s or ending more than 12 h after
 // the message's receive, and batches that message.CheckBatch refuses: over
-// 10 entries or 256 KiB, repeated ids, characters SQS refuses) fail. It is
-// safe for concurrent use.
+// 10 entries or 256 KiB, repeated ids, characters SQS refuses) fail, and so
+// does a message sent to the delivery queue or the DLQ outside its
+// tenant's message group (message.CheckGroupID). It is safe for concurrent
+// use.
 type fakeQueue struct {
 	mu  sync.Mutex
 	now func() time.Time
@@ -372,6 +377,15 @@ func checkQueue(url *string) error {
 	return nil
 }
 
+// checkGroup refuses a message sent to the delivery queue or the DLQ
+// outside its tenant's message group (message.CheckGroupID).
+func checkGroup(url string, body *string, group *string) error {
+	if url != deliveryURL && url != dlqURL {
+		return nil
+	}
+	return message.CheckGroupID(aws.ToString(body), group)
+}
+
 func checkSend(body *string, delay int32) error {
 	if body == nil || *body == "" {
 		return errors.New("InvalidParameterValue: the message body is empty")
@@ -398,7 +412,10 @@ func (q *fakeQueue) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ .
 	if err := checkSend(in.MessageBody, in.DelaySeconds); err != nil {
 		return nil, err
 	}
-	q.sends = append(q.sends, sentMsg{Queue: *in.QueueUrl, Body: *in.MessageBody, Delay: in.DelaySeconds, At: q.now()})
+	if err := checkGroup(*in.QueueUrl, in.MessageBody, in.MessageGroupId); err != nil {
+		return nil, err
+	}
+	q.sends = append(q.sends, sentMsg{Queue: *in.QueueUrl, Body: *in.MessageBody, Delay: in.DelaySeconds, At: q.now(), Group: aws.ToString(in.MessageGroupId)})
 	if after != nil {
 		return nil, after
 	}
@@ -423,6 +440,9 @@ func (q *fakeQueue) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatch
 		if err := checkSend(e.MessageBody, e.DelaySeconds); err != nil {
 			return nil, err
 		}
+		if err := checkGroup(*in.QueueUrl, e.MessageBody, e.MessageGroupId); err != nil {
+			return nil, err
+		}
 	}
 	out := &sqs.SendMessageBatchOutput{}
 	call := q.faults.calls["SendMessageBatch"]
@@ -431,7 +451,7 @@ func (q *fakeQueue) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatch
 			out.Failed = append(out.Failed, sqstypes.BatchResultErrorEntry{Id: e.Id, Code: strPtr("InternalError"), Message: strPtr("injected entry failure"), SenderFault: false})
 			continue
 		}
-		q.sends = append(q.sends, sentMsg{Queue: *in.QueueUrl, Body: *e.MessageBody, Delay: e.DelaySeconds, At: q.now(), Batch: true})
+		q.sends = append(q.sends, sentMsg{Queue: *in.QueueUrl, Body: *e.MessageBody, Delay: e.DelaySeconds, At: q.now(), Batch: true, Group: aws.ToString(e.MessageGroupId)})
 		q.nextID++
 		out.Successful = append(out.Successful, sqstypes.SendMessageBatchResultEntry{Id: e.Id, MessageId: strPtr("m-" + strconv.Itoa(q.nextID))})
 	}

@@ -153,7 +153,9 @@ func (w *Worker) redriveOne(ctx context.Context, j *domain.ReplayJob, m sqstypes
 	if again, err := message.Replayed(body, w.now()); err == nil {
 		body = again
 	}
-	if _, err := w.Queue.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &w.DeliveryQueueURL, MessageBody: &body, DelaySeconds: w.delay(n)}); err != nil {
+	// In its tenant's message group (message.GroupID), as enqueue sent it.
+	in := &sqs.SendMessageInput{QueueUrl: &w.DeliveryQueueURL, MessageBody: &body, DelaySeconds: w.delay(n), MessageGroupId: message.GroupID(msg.TenantID)}
+	if _, err := w.Queue.SendMessage(ctx, in); err != nil {
 		return false, fmt.Errorf("redrive delivery %s: %w", msg.DeliveryID, err)
 	}
 	if claimed {

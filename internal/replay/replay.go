@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -523,7 +524,9 @@ func (r *replaySends) add(ctx context.Context, id string, d domain.Delivery) err
 	if err != nil {
 		body = d.Message // deliver parks a malformed message dead again, with its reason
 	}
-	e := sqstypes.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(len(r.batch))), MessageBody: aws.String(body), DelaySeconds: delay}
+	// In its tenant's message group (message.GroupID), as enqueue sent it.
+	e := sqstypes.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(len(r.batch))), MessageBody: aws.String(body), DelaySeconds: delay,
+		MessageGroupId: message.GroupID(cmp.Or(d.TenantID, r.j.TenantID))}
 	if !message.Fits(r.batch, e) {
 		// Ten entries, or SQS's 256 KiB for the request: send what is
 		// gathered first.

@@ -1,0 +1,89 @@
+package message
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+)
+
+// MaxGroupIDLen is SQS's limit on a MessageGroupId: 128 characters.
+const MaxGroupIDLen = 128
+
+// hashedGroupPrefix begins every group id GroupID hashes. A tenant id that
+// itself begins with it is hashed too, so a hashed group id is never
+// also a tenant id used as it is.
+const hashedGroupPrefix = "~sha256:"
+
+// GroupID is the MessageGroupId of a delivery message of tenant tenantID,
+// on the delivery queue and on the DLQ: every sender sets it, so that SQS
+// fair queues, which reorder a standard queue's messages by group, keep a
+// quiet tenant's dwell time low beside a noisy one. The group is the
+// tenant, not the endpoint: isolation between a tenant's own endpoints is
+// the per-endpoint in-flight cap's job, and a tenant with many endpoints
+// must not get a larger share of the queue than a tenant with one.
+//
+// A tenant id SQS accepts as a group id (1 to MaxGroupIDLen characters,
+// each an ASCII letter, digit or punctuation: every tenant id the API
+// creates, 1 to 64 letters, digits, _ or -) is the group id as it is. Any
+// other (longer, or with a space, a control or a non-ASCII character,
+// which an outbox item may carry) is hashed: hashedGroupPrefix and the hex
+// SHA-256 of the id, 72 characters, so that a send is never refused for
+// its group id. An empty tenant id gives nil: no group.
+func GroupID(tenantID string) *string {
+	if tenantID == "" {
+		return nil
+	}
+	if validGroupID(tenantID) && !strings.HasPrefix(tenantID, hashedGroupPrefix) {
+		return aws.String(tenantID)
+	}
+	sum := sha256.Sum256([]byte(tenantID))
+	return aws.String(hashedGroupPrefix + hex.EncodeToString(sum[:]))
+}
+
+// validGroupID reports whether SQS accepts s as a MessageGroupId: 1 to
+// MaxGroupIDLen characters, each an ASCII letter, digit or one of
+// !"#$%&'()*+,-./:;<=>?@[\]^_`{|}~ (together, every byte from 0x21 to
+// 0x7E).
+func validGroupID(s string) bool {
+	if len(s) == 0 || len(s) > MaxGroupIDLen {
+		return false
+	}
+	for i := range len(s) {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// CheckGroupID reports a message, with body body, sent to the delivery
+// queue or the DLQ with group id groupID, that breaks GroupID's rule: no
+// group id, one SQS refuses, or one that is not the group of the tenant
+// the body names. A body with no tenant id (malformed: deliver parks it
+// dead again) must still carry a group id SQS accepts. The fakes of SQS
+// in tests call it on every delivery message, so that every sender is held
+// to the rule (the local cloud stores the group id but does not reorder by
+// it).
+func CheckGroupID(body string, groupID *string) error {
+	if groupID == nil {
+		return errors.New("delivery message sent without a MessageGroupId (message.GroupID of its tenant)")
+	}
+	if !validGroupID(*groupID) {
+		return fmt.Errorf("InvalidParameterValue: MessageGroupId %q is not 1 to %d ASCII letters, digits or punctuation", *groupID, MaxGroupIDLen)
+	}
+	var m struct {
+		TenantID string `json:"tenant_id"`
+	}
+	if json.Unmarshal([]byte(body), &m) != nil || m.TenantID == "" {
+		return nil
+	}
+	if want := GroupID(m.TenantID); *groupID != *want {
+		return fmt.Errorf("delivery message of tenant %q sent with MessageGroupId %q, not its tenant's %q", m.TenantID, *groupID, *want)
+	}
+	return nil
+}
