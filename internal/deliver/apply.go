@@ -20,6 +20,9 @@ func (h *Handler) apply(ctx context.Context, at *attempt, dec Decision) bool {
 		h.observe(at)
 	}
 	h.applyEndpointHealth(ctx, at, dec)
+	if dec.Kind == Defer {
+		return h.deferMessage(ctx, at, dec.Wait)
+	}
 	if isResend(at.in) && dec.Kind != Send {
 		return h.applyResend(ctx, at, dec)
 	}
@@ -46,9 +49,7 @@ func (h *Handler) apply(ctx context.Context, at *attempt, dec Decision) bool {
 		at.log.WarnContext(ctx, "no time left in this invocation; message returned untried")
 		h.setVisibility(ctx, at.log, at.m, 0)
 		return false
-	case Defer:
-		return h.deferForRate(ctx, at)
-	default: // Leave, logged where the read failed
+	default: // Leave
 		return false
 	}
 }
@@ -73,10 +74,9 @@ func (h *Handler) applyResend(ctx context.Context, at *attempt, dec Decision) bo
 		at.log.InfoContext(ctx, "resend delivered")
 		return true
 	case Retry:
-		h.setVisibility(ctx, at.log, at.m, dec.Delay)
 		at.mb.Put(metrics.RetryScheduled, 1, nil)
 		at.log.InfoContext(ctx, "resend retry scheduled", "delay_s", int(dec.Delay.Seconds()))
-		return false
+		return h.waitOut(ctx, at, dec.Delay)
 	default:
 		at.log.WarnContext(ctx, "resend given up; the delivery stays delivered", "reason", string(dec.Reason))
 		return true
@@ -129,13 +129,21 @@ func (h *Handler) applyEndpointHealth(ctx context.Context, at *attempt, dec Deci
 }
 
 // countFailure counts a failed attempt against the attempt's endpoint; the
-// store marks it failing at FailingAfter (default 10) and disables it at
-// DisableAfter (default 50), negative never.
+// store marks it failing at FailingAfter (default 10), opening its circuit
+// breaker for a retryable failure (again, for longer, for a failed probe),
+// and disables it at DisableAfter (default 50; negative never) once the
+// run has lasted DisableAfterFor (default 5 days).
 func (h *Handler) countFailure(ctx context.Context, at *attempt) {
 	ep := at.in.Endpoint
-	th := store.HealthThresholds{FailingAfter: h.FailingAfter, DisableAfter: h.DisableAfter}
+	th := store.HealthThresholds{
+		FailingAfter: h.FailingAfter, DisableAfter: h.DisableAfter, DisableAfterFor: h.DisableAfterFor, Breaker: h.Breaker,
+		Probe: at.probe, Retryable: at.in.Result != nil && at.in.Result.Outcome != sender.Dead,
+	}
 	if th.DisableAfter == 0 {
-		th.DisableAfter = 50
+		th.DisableAfter = DefaultDisableAfter
+	}
+	if th.DisableAfterFor == 0 {
+		th.DisableAfterFor = domain.DefaultDisableAfterFor
 	}
 	if th.FailingAfter == 0 {
 		th.FailingAfter = DefaultFailingAfter
@@ -146,8 +154,15 @@ func (h *Handler) countFailure(ctx context.Context, at *attempt) {
 		at.log.ErrorContext(ctx, "cannot count endpoint failure", "health_error", err.Error())
 		return
 	}
-	if fx.Failing {
+	switch {
+	case fx.Failing && fx.BreakerUntil != nil:
+		at.log.WarnContext(ctx, "endpoint failing; circuit breaker open", "failures", fx.Failures, "probe_at", fx.BreakerUntil.Format(time.RFC3339))
+	case fx.Failing:
 		at.log.WarnContext(ctx, "endpoint failing", "failures", fx.Failures)
+	case fx.BreakerUntil != nil:
+		at.log.WarnContext(ctx, "circuit breaker open", "failures", fx.Failures, "probe_at", fx.BreakerUntil.Format(time.RFC3339))
+	}
+	if fx.Failing {
 		h.raiseEndpoint(ctx, at, domain.OpEndpointFailing, opevent.Episode(fx.FailingSince), "", fx.Failures)
 	}
 	if fx.Disabled {
@@ -181,9 +196,32 @@ func (h *Handler) retryLater(ctx context.Context, at *attempt, delay time.Durati
 	if err := h.record(ctx, at.in.Delivery, at.record(), domain.Outcome{State: domain.StatePending}); err != nil {
 		at.log.ErrorContext(ctx, "cannot record attempt", "record_error", err.Error())
 	}
-	h.setVisibility(ctx, at.log, at.m, delay)
 	at.mb.Put(metrics.RetryScheduled, 1, nil)
 	at.log.InfoContext(ctx, "retry scheduled", "delay_s", int(delay.Seconds()))
+	return h.waitOut(ctx, at, delay)
+}
+
+// waitOut makes the message come back after delay, the attempt made: up to
+// MaxDeferDelay it hides in its own visibility (and reports false: keep
+// it); beyond, it is sent again as a new message carrying the attempts
+// made and its due time (message.Message.NotBefore), delayed by
+// MaxDeferDelay, and reports true (delete this one), so that a long
+// backoff never counts in the queue's in-flight messages: each return
+// before the due time is a hop (Defer, WaitBackoff), without an attempt.
+// A message that cannot be sent again hides in its visibility, as before.
+func (h *Handler) waitOut(ctx context.Context, at *attempt, delay time.Duration) bool {
+	if delay <= MaxDeferDelay {
+		h.setVisibility(ctx, at.log, at.m, delay)
+		return false
+	}
+	msg := at.in.Message
+	msg.Attempts = at.in.Attempt
+	due := h.now().Add(delay).UTC().Truncate(time.Second)
+	msg.NotBefore = &due
+	if h.sendAgain(ctx, at, msg, MaxDeferDelay, WaitBackoff) {
+		return true
+	}
+	h.setVisibility(ctx, at.log, at.m, delay)
 	return false
 }
 

@@ -27,17 +27,25 @@ type attempt struct {
 	// signer and body make the request, once prepared.
 	signer *signing.Signer
 	body   []byte
-	// deferDelay is how long a message turned away by its endpoint's rate
-	// limit waits before it comes back.
+	// deferDelay is how long a deferred message waits before it comes
+	// back (set where the wait is found; a dependency's hitch and a hop
+	// compute theirs when deferred).
 	deferDelay time.Duration
+	// gate is the endpoint's gate that admitted the attempt (nil: none,
+	// or not admitted); probe says the attempt is the breaker's probe.
+	gate  *endpointGate
+	probe bool
+	// admitted says the gate let the attempt through: it is to leave it.
+	admitted bool
 }
 
 // batch is what the attempts of a batch share.
 type batch struct {
-	snap  *store.Snapshot // the batch's records; nil when they could not be read at once
-	mb    *metrics.Batch  // the batch's metrics
-	stats *batchStats     // the batch's attempt counters, per endpoint
-	gates *rateGates      // the batch's rate-limited endpoints' slots
+	snap   *store.Snapshot // the batch's records; nil when they could not be read at once
+	mb     *metrics.Batch  // the batch's metrics
+	stats  *batchStats     // the batch's attempt counters, per endpoint
+	gates  *rateGates      // the batch's rate-limited endpoints' slots
+	egates *endpointGates  // the batch's endpoint gates
 }
 
 // process makes one attempt for m (msg is its decoded body, or decodeErr
@@ -50,6 +58,7 @@ type batch struct {
 func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg message.Message, decodeErr error, b batch) bool {
 	at := h.begin(ctx, m, msg, decodeErr, b)
 	dec := h.prepare(ctx, at)
+	defer h.done(ctx, at)
 	if dec.Kind == Send && at.in.Endpoint.RateLimit > 0 && h.Store.Limiter != nil {
 		dec = h.waitForSlot(ctx, at, dec)
 	}
@@ -65,6 +74,17 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg message.
 	}
 	at.in.Result = res
 	return h.apply(ctx, at, h.decide(at.in))
+}
+
+// done gives the attempt's gate back, if it was admitted, saying whether
+// its request was slow (took SlowAfter or longer, or timed out).
+func (h *Handler) done(ctx context.Context, at *attempt) {
+	if !at.admitted {
+		return
+	}
+	res := at.in.Result
+	slow := res != nil && (res.Latency >= h.slowAfter() || res.Error == "timeout")
+	h.leave(ctx, at, slow)
 }
 
 // decide is Decide with the handler's policy, clock and jitter.
@@ -94,7 +114,7 @@ func (h *Handler) begin(ctx context.Context, m events.SQSMessage, msg message.Me
 // out, so that nothing is read or opened in vain. It returns Decide's
 // answer: Send when the request is ready.
 func (h *Handler) prepare(ctx context.Context, at *attempt) Decision {
-	steps := []func(context.Context, *attempt){h.readDelivery, h.readEndpoint, h.openSigner, buildBody}
+	steps := []func(context.Context, *attempt){h.readDelivery, h.readEndpoint, h.openSigner, buildBody, h.admit}
 	dec := Decision{Kind: Send}
 	for _, step := range steps {
 		if at.in.Hitch == HitchNone {

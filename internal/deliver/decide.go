@@ -41,6 +41,29 @@ const (
 	// HitchTenantErased: the message's tenant is being erased (it has a
 	// tombstone).
 	HitchTenantErased
+	// HitchBreakerOpen: the endpoint's circuit breaker is open, or half
+	// open with its one probe already out.
+	HitchBreakerOpen
+	// HitchEndpointBusy: the endpoint's gate has no slot: as many
+	// invocations as it may have are sending to it.
+	HitchEndpointBusy
+)
+
+// Wait names why a deferred message waits (Decision.Wait; the Deferred
+// metric's reason).
+type Wait string
+
+// Waits.
+const (
+	WaitRateLimited Wait = "rate_limited"
+	WaitBreakerOpen Wait = "breaker_open"
+	WaitBusy        Wait = "endpoint_busy"
+	// WaitDependency: hookline's own dependency (DynamoDB, KMS) failed
+	// before the attempt; it is tried again soon, no attempt spent.
+	WaitDependency Wait = "dependency"
+	// WaitBackoff: the retry delay runs past what SQS can delay a message
+	// for; it is waited out in hops of at most MaxDeferDelay.
+	WaitBackoff Wait = "backoff"
 )
 
 // Input is everything Decide reads about one message's attempt.
@@ -90,15 +113,17 @@ const (
 	// Duplicate: the delivery is already delivered; delete the message,
 	// write nothing.
 	Duplicate
-	// Leave: something could not be read for now; leave the message as it
-	// is, to come back after the queue's visibility timeout.
+	// Leave: leave the message as it is, to come back after the queue's
+	// visibility timeout (what happens when a Defer cannot send).
 	Leave
 	// ReturnUntried: no time left; make the message visible at once, untried.
 	ReturnUntried
-	// Defer: the endpoint's rate limit has no slot for the attempt now.
-	// Send the message again as a new one, delayed, carrying the attempts
-	// made (so waiting costs neither an attempt nor a receive), and delete
-	// this one.
+	// Defer: the attempt cannot be made now for a reason of the
+	// endpoint's (its rate limit, circuit breaker or gate) or of
+	// hookline's own (a dependency failed; a long backoff's hop), named by
+	// Decision.Wait. Send the message again as a new one, delayed,
+	// carrying the attempts made (so waiting costs neither an attempt nor
+	// a receive), and delete this one.
 	Defer
 	// Dropped: the tenant is being erased; delete the message, write
 	// nothing, send nothing to the DLQ.
@@ -126,6 +151,8 @@ type Decision struct {
 	Delay time.Duration
 	// Reason, for Dead, Exhausted and DeadUnrecorded, says why.
 	Reason domain.DeadReason
+	// Wait, for Defer, says what the message waits for.
+	Wait Wait
 	// MarkDeadFirst, for Send, asks for the delivery to be recorded dead
 	// (attempts_exhausted) before the request: this is the last receive, and
 	// should the outcome not be recorded, SQS moves the message to the DLQ
@@ -151,11 +178,15 @@ type Decision struct {
 //
 // Before a request (in.Result nil) it rules the attempt out, in this order,
 // for: an undecodable message, a tenant being erased, an unreadable
-// delivery, a delivery already delivered (unless the message is a resend),
-// an event past the age cap at in.Started, a missing or
-// unreadable endpoint, a disabled one, an invalid or unavailable secret, a
-// malformed body, no time left and no rate slot (Defer); else it answers
-// Send. After a request it classifies the result.
+// delivery (Defer: dependency), a delivery already delivered (unless the
+// message is a resend), an event past the age cap at in.Started, a retry
+// delay not yet run out (Defer: backoff, a hop), a missing or unreadable
+// endpoint (Defer: dependency), a disabled one, an invalid or unavailable
+// secret (Defer: dependency), a malformed body, no time left, an open
+// breaker, a busy endpoint and no rate slot (each Defer); else it answers
+// Send. After a request it classifies the result. Nothing that hookline
+// itself or the endpoint's protection stands in the way of spends an
+// attempt: every Defer carries the attempts made.
 //
 // A message that carries attempts (sent again to wait for a rate limit)
 // has a receive count below its attempt number, so SQS's redrive, which
@@ -178,29 +209,35 @@ func decideBefore(in Input, p retry.Policy) Decision {
 	case in.Hitch == HitchTenantErased:
 		return Decision{Kind: Dropped}
 	case in.Hitch == HitchDeliveryUnreadable:
-		return Decision{Kind: Leave}
+		return wait(WaitDependency)
 	case in.Delivery.State == domain.StateDelivered && !in.Message.Resend:
 		return Decision{Kind: Duplicate}
 	case p.Expired(in.Message.AgeFrom(), in.Started):
 		return deadUntried(domain.ReasonMaxAgeExceeded)
 	case in.Message.Attempts > 0 && in.Attempt > p.Attempts():
 		return deadUntried(domain.ReasonAttemptsExhausted)
+	case in.Message.NotBefore != nil && in.Started.Before(in.Message.NotBefore.Add(-HopSlack)):
+		return wait(WaitBackoff)
 	case in.Hitch == HitchEndpointMissing:
 		return deadUntried(domain.ReasonEndpointNotFound)
 	case in.Hitch == HitchEndpointUnreadable:
-		return Decision{Kind: Leave}
+		return wait(WaitDependency)
 	case in.Endpoint.Disabled:
 		return deadUntried(domain.ReasonEndpointDisabled)
 	case in.Hitch == HitchSecretInvalid:
 		return deadUntried(domain.ReasonInvalidSecret)
 	case in.Hitch == HitchSecretUnavailable:
-		return Decision{Kind: Leave}
+		return wait(WaitDependency)
 	case in.Hitch == HitchBodyMalformed:
 		return deadUntried(domain.ReasonMalformedMessage)
 	case in.Hitch == HitchNoTimeLeft:
 		return Decision{Kind: ReturnUntried}
+	case in.Hitch == HitchBreakerOpen:
+		return wait(WaitBreakerOpen)
+	case in.Hitch == HitchEndpointBusy:
+		return wait(WaitBusy)
 	case in.Hitch == HitchRateLimited:
-		return Decision{Kind: Defer}
+		return wait(WaitRateLimited)
 	}
 	// A resend of a delivered delivery never marks it dead: it stays
 	// delivered whatever the resend does. Nor does a message that carries
@@ -236,6 +273,16 @@ func decideResult(in Input, p retry.Policy, now time.Time, rnd func() float64) D
 	default:
 		return Decision{Kind: Dead, Reason: r.Reason, CountFailure: true}
 	}
+}
+
+// HopSlack is how early a hop's message may come back and be attempted:
+// SQS delays a message by whole seconds and a poll may be late, so a
+// message due within a second is not sent on another hop.
+const HopSlack = time.Second
+
+// wait is the decision to send a message again, delayed, for w.
+func wait(w Wait) Decision {
+	return Decision{Kind: Defer, Wait: w}
 }
 
 // deadUntried is the decision to give a delivery up, untried, for reason.

@@ -31,7 +31,7 @@ func TestDecideBeforeTheRequest(t *testing.T) {
 		want Decision
 	}{
 		{"an undecodable message goes to the DLQ unrecorded", Input{Hitch: HitchUndecodable}, Decision{Kind: DeadUnrecorded, Reason: domain.ReasonMalformedMessage}},
-		{"an unreadable delivery is left for later", Input{Message: old, Hitch: HitchDeliveryUnreadable}, Decision{Kind: Leave}},
+		{"an unreadable delivery waits, no attempt spent", Input{Message: old, Hitch: HitchDeliveryUnreadable}, Decision{Kind: Defer, Wait: WaitDependency}},
 		{"a delivered delivery is a duplicate", Input{Message: fresh, Delivery: delivered}, Decision{Kind: Duplicate}},
 		{"a delivered delivery is a duplicate, however old", Input{Message: old, Delivery: delivered}, Decision{Kind: Duplicate}},
 		{"a resend of a delivered delivery is sent", Input{Message: resend, Delivery: delivered}, Decision{Kind: Send}},
@@ -41,10 +41,18 @@ func TestDecideBeforeTheRequest(t *testing.T) {
 		{"the age cap comes before the endpoint", Input{Message: old, Hitch: HitchEndpointMissing}, Decision{Kind: Dead, Reason: domain.ReasonMaxAgeExceeded}},
 		{"a replayed event's age counts from the replay", Input{Message: replayed}, Decision{Kind: Send}},
 		{"a missing endpoint is dead", Input{Message: fresh, Hitch: HitchEndpointMissing}, Decision{Kind: Dead, Reason: domain.ReasonEndpointNotFound}},
-		{"an unreadable endpoint is left for later", Input{Message: fresh, Hitch: HitchEndpointUnreadable}, Decision{Kind: Leave}},
+		{"an unreadable endpoint waits, no attempt spent", Input{Message: fresh, Hitch: HitchEndpointUnreadable}, Decision{Kind: Defer, Wait: WaitDependency}},
 		{"a disabled endpoint is dead", Input{Message: fresh, Endpoint: disabled}, Decision{Kind: Dead, Reason: domain.ReasonEndpointDisabled}},
 		{"an invalid secret is dead", Input{Message: fresh, Hitch: HitchSecretInvalid}, Decision{Kind: Dead, Reason: domain.ReasonInvalidSecret}},
-		{"an unavailable secret is left for later", Input{Message: fresh, Hitch: HitchSecretUnavailable}, Decision{Kind: Leave}},
+		{"an unavailable secret waits, no attempt spent", Input{Message: fresh, Hitch: HitchSecretUnavailable}, Decision{Kind: Defer, Wait: WaitDependency}},
+		{"an open breaker: the message waits", Input{Message: fresh, Hitch: HitchBreakerOpen}, Decision{Kind: Defer, Wait: WaitBreakerOpen}},
+		{"a busy endpoint: the message waits", Input{Message: fresh, Hitch: HitchEndpointBusy}, Decision{Kind: Defer, Wait: WaitBusy}},
+		{"no rate slot: the message waits", Input{Message: fresh, Hitch: HitchRateLimited}, Decision{Kind: Defer, Wait: WaitRateLimited}},
+		{"a disabled endpoint is dead before its breaker is asked", Input{Message: fresh, Endpoint: disabled, Hitch: HitchBreakerOpen}, Decision{Kind: Dead, Reason: domain.ReasonEndpointDisabled}},
+		{"a retry not yet due hops", Input{Message: due(fresh, t0.Add(time.Hour))}, Decision{Kind: Defer, Wait: WaitBackoff}},
+		{"a retry due within a second is sent", Input{Message: due(fresh, t0.Add(HopSlack))}, Decision{Kind: Send}},
+		{"a retry that came back late is sent", Input{Message: due(fresh, t0.Add(-time.Hour))}, Decision{Kind: Send}},
+		{"the age cap comes before a hop", Input{Message: due(old, t0.Add(time.Hour))}, Decision{Kind: Dead, Reason: domain.ReasonMaxAgeExceeded}},
 		{"a body that cannot be built is dead", Input{Message: fresh, Hitch: HitchBodyMalformed}, Decision{Kind: Dead, Reason: domain.ReasonMalformedMessage}},
 		{"a tenant being erased: dropped", Input{Attempt: 9, Message: fresh, Hitch: HitchTenantErased}, Decision{Kind: Dropped}},
 		{"no time left returns the message untried", Input{Message: fresh, Hitch: HitchNoTimeLeft}, Decision{Kind: ReturnUntried}},
@@ -139,3 +147,9 @@ func TestKindsHaveNames(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// due is m waiting out a long retry delay until at.
+func due(m message.Message, at time.Time) message.Message {
+	m.NotBefore = &at
+	return m
+}

@@ -36,6 +36,10 @@ type Store struct {
 	// an endpoint with a rate limit. Nil: no rate limit is kept (the
 	// production wiring always sets it).
 	Limiter
+	// Gates holds the endpoints' gates and their breakers' probes. Nil: no
+	// endpoint is gated and no breaker holds deliveries back (the
+	// production wiring always sets it).
+	Gates
 }
 
 // Snapshots reads what a batch's attempts need: Load reads a whole batch's
@@ -71,7 +75,7 @@ type DeadWindows interface {
 	AddDeath(ctx context.Context, tenantID, endpointID string, start, end time.Time, d domain.OpDeath) (int, error)
 }
 
-var _ = Store{Snapshots: (*store.Store)(nil), Attempts: (*store.Store)(nil), EndpointHealth: (*store.Store)(nil), Counters: (*store.Store)(nil), DeadWindows: (*store.Store)(nil), Limiter: (*store.Store)(nil)}
+var _ = Store{Snapshots: (*store.Store)(nil), Attempts: (*store.Store)(nil), EndpointHealth: (*store.Store)(nil), Counters: (*store.Store)(nil), DeadWindows: (*store.Store)(nil), Limiter: (*store.Store)(nil), Gates: (*store.Store)(nil)}
 
 // Notices writes operational events into the outbox (an *opevent.Writer).
 type Notices interface {
@@ -126,8 +130,33 @@ type Handler struct {
 	// DefaultConcurrency (10).
 	Concurrency int
 	// DisableAfter disables an endpoint after this many consecutive failed
-	// attempts. Default 50; negative: never.
+	// attempts, once the run has also lasted DisableAfterFor. Default
+	// DefaultDisableAfter (50); negative: never.
 	DisableAfter int
+	// DisableAfterFor is how long a run of consecutive failures must have
+	// lasted, besides reaching DisableAfter, to disable the endpoint.
+	// Default domain.DefaultDisableAfterFor (5 days). A 410 disables at
+	// once whatever it says.
+	DisableAfterFor time.Duration
+	// Breaker is the endpoints' circuit breaker policy: it opens when an
+	// endpoint is marked failing (FailingAfter consecutive failures, the
+	// last a retryable one), and while it is open the endpoint's deliveries
+	// wait, sent again delayed with no attempt spent, but for one probe at
+	// a time. Zero value: the domain's defaults.
+	Breaker domain.Breaker
+	// EndpointConcurrency is the most invocations that may send to one
+	// endpoint at once while it has not shown itself fast (its requests
+	// within SlowAfter); the attempts of the others wait, sent again
+	// delayed, no attempt spent. Default domain.DefaultEndpointConcurrency
+	// (3).
+	EndpointConcurrency int
+	// FastConcurrency is the most while the endpoint answers fast: the
+	// deliver mapping's maximum concurrency, so that a fast endpoint may
+	// use the whole pool. Default: EndpointConcurrency.
+	FastConcurrency int
+	// SlowAfter is the request time from which an endpoint counts as slow.
+	// Default DefaultSlowAfter (1 s).
+	SlowAfter time.Duration
 	// FailingAfter marks an endpoint failing (endpoint.failing) after this
 	// many consecutive failed attempts; below DisableAfter. Default
 	// DefaultFailingAfter (10); negative: never.
@@ -176,6 +205,9 @@ const DefaultConcurrency = 10
 // DefaultFailingAfter is Handler.FailingAfter's default.
 const DefaultFailingAfter = 10
 
+// DefaultDisableAfter is Handler.DisableAfter's default.
+const DefaultDisableAfter = 50
+
 // DefaultDeadWindow is Handler.DeadWindow's default.
 const DefaultDeadWindow = 5 * time.Minute
 
@@ -219,6 +251,8 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	// Rate-limited endpoints' request slots, taken for the batch's
 	// messages to each at once.
 	gates := &rateGates{msgs: msgs}
+	// The endpoints' gates, one slot taken per endpoint for the batch.
+	egates := &endpointGates{}
 	var snap *store.Snapshot
 	if len(ids) > 0 {
 		if s, err := h.Store.Load(ctx, ids, refs); err != nil {
@@ -232,7 +266,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if !h.process(ctx, m, msgs[i], errs[i], batch{snap: snap, mb: mb, stats: stats, gates: gates}) {
+			if !h.process(ctx, m, msgs[i], errs[i], batch{snap: snap, mb: mb, stats: stats, gates: gates, egates: egates}) {
 				mu.Lock()
 				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
 				mu.Unlock()
@@ -317,7 +351,8 @@ func (h *Handler) toDLQ(ctx context.Context, log *slog.Logger, mb *metrics.Batch
 	if tenantID != "" {
 		attrs["tenant_id"] = sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(tenantID)}
 	}
-	if _, err := h.Queue.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &h.DLQURL, MessageBody: &body, MessageAttributes: attrs}); err != nil {
+	in := &sqs.SendMessageInput{QueueUrl: &h.DLQURL, MessageBody: &body, MessageAttributes: attrs, MessageGroupId: message.GroupID(tenantID)}
+	if _, err := h.Queue.SendMessage(ctx, in); err != nil {
 		log.ErrorContext(ctx, "cannot send to the DLQ; will retry", "dead_reason", reason, "error", err.Error())
 		return false
 	}

@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -189,23 +190,79 @@ type fakeQueue struct {
 	ops      []string
 	opsDelay []int32
 	// requeued are the messages sent back to the delivery queue
-	// (https://sqs.example/q) to wait for a rate limit, with their delays.
+	// (https://sqs.example/q) to wait, with their delays.
 	requeued     []string
 	requeueDelay []int32
+	failRequeue  bool // sends to the delivery queue fail
+	// deleted are the receipt handles whose messages the poller deleted
+	// (the handler reported them done); inFlightQuota is SQS's most
+	// in-flight messages of a standard queue (about 120,000): a receive
+	// past it gets nothing, so the fake refuses it.
+	deleted       map[string]bool
+	inFlightQuota int
 }
 
+// defaultInFlightQuota is a standard queue's in-flight quota.
+const defaultInFlightQuota = 120_000
+
 func newFakeQueue(now func() time.Time, visibilityTimeout time.Duration) *fakeQueue {
-	return &fakeQueue{now: now, visibilityTimeout: visibilityTimeout, received: map[string]time.Time{}, visibility: map[string]int32{}}
+	return &fakeQueue{now: now, visibilityTimeout: visibilityTimeout, received: map[string]time.Time{}, visibility: map[string]int32{}, deleted: map[string]bool{}, inFlightQuota: defaultInFlightQuota}
 }
 
 // receive records that the messages were received (handed to the poller
-// that invokes the handler) at at.
+// that invokes the handler) at at, refusing those past the in-flight
+// quota: SQS receives nothing then (and says nothing).
 func (q *fakeQueue) receive(at time.Time, msgs ...events.SQSMessage) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, m := range msgs {
+		if n := q.inFlightLocked(at); n >= q.inFlightQuota {
+			_ = q.refuse("OverLimit: %d messages in flight, the queue's quota is %d: %s not received", n, q.inFlightQuota, m.ReceiptHandle)
+			continue
+		}
 		q.received[m.ReceiptHandle] = at
+		delete(q.deleted, m.ReceiptHandle)
+		delete(q.visibility, m.ReceiptHandle)
 	}
+}
+
+// done records the poller's end of a batch: every message not reported as
+// a failure is deleted.
+func (q *fakeQueue) done(msgs []events.SQSMessage, failed []string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, m := range msgs {
+		if !slices.Contains(failed, m.MessageId) {
+			q.deleted[m.ReceiptHandle] = true
+		}
+	}
+}
+
+// inFlight is how many received messages are in flight at at: received,
+// not deleted, and hidden (by the visibility last set, from when it was
+// set, else by the queue's visibility timeout from the receive). A
+// message's visibility change is taken as made at the fake's now.
+func (q *fakeQueue) inFlight(at time.Time) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.inFlightLocked(at)
+}
+
+func (q *fakeQueue) inFlightLocked(at time.Time) int {
+	n := 0
+	for h, got := range q.received {
+		if q.deleted[h] {
+			continue
+		}
+		until := got.Add(q.visibilityTimeout)
+		if v, ok := q.visibility[h]; ok {
+			until = q.now().Add(time.Duration(v) * time.Second)
+		}
+		if at.Before(until) {
+			n++
+		}
+	}
+	return n
 }
 
 // refusals returns the errors of the requests refused so far.
@@ -270,12 +327,23 @@ func (q *fakeQueue) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ .
 		q.ops, q.opsDelay = append(q.ops, *in.MessageBody), append(q.opsDelay, in.DelaySeconds)
 		return &sqs.SendMessageOutput{}, nil
 	}
+	if *in.QueueUrl != "https://sqs.example/q" && *in.QueueUrl != "https://sqs.example/dlq" {
+		return nil, errors.New("sent to the wrong queue: " + *in.QueueUrl)
+	}
+	// Fair queues: every delivery message is in its tenant's group (one
+	// that is not a delivery message, dead-lettered as malformed, names no
+	// tenant: it may have none).
+	if _, derr := message.Decode(*in.MessageBody); derr == nil || in.MessageGroupId != nil {
+		if err := message.CheckGroupID(*in.MessageBody, in.MessageGroupId); err != nil {
+			return nil, q.refuse("InvalidParameterValue: %v", err)
+		}
+	}
 	if *in.QueueUrl == "https://sqs.example/q" {
+		if q.failRequeue {
+			return nil, errBoom
+		}
 		q.requeued, q.requeueDelay = append(q.requeued, *in.MessageBody), append(q.requeueDelay, in.DelaySeconds)
 		return &sqs.SendMessageOutput{}, nil
-	}
-	if *in.QueueUrl != "https://sqs.example/dlq" {
-		return nil, errors.New("sent to the wrong queue: " + *in.QueueUrl)
 	}
 	q.dlq = append(q.dlq, *in.MessageBody)
 	q.dlqReason = append(q.dlqReason, domain.DeadReason(*in.MessageAttributes["dead_reason"].StringValue))
@@ -321,6 +389,7 @@ func newFixture(t *testing.T, answer http.HandlerFunc) *fixture {
 	require.NoError(t, err)
 	f.kms, f.secret = sealingtest.New(), secret
 	f.store = newFakeStore(domain.Endpoint{TenantID: "t1", EndpointID: "ep_1", URL: srv.URL, SealedSecrets: []string{f.seal(t, "t1", "ep_1", secret)}})
+	f.store.Now = func() time.Time { return f.now } // the store's clock is the handler's
 	f.queue = newFakeQueue(func() time.Time { return f.now }, queueVisibility)
 	t.Cleanup(func() {
 		if r := f.queue.refusals(); len(r) > 0 && !f.refusalsExpected {
@@ -369,6 +438,7 @@ func (f *fixture) runCtx(ctx context.Context, t *testing.T, msgs ...events.SQSMe
 	for _, fi := range resp.BatchItemFailures {
 		failed = append(failed, fi.ItemIdentifier)
 	}
+	f.queue.done(msgs, failed)
 	return failed
 }
 
@@ -394,10 +464,10 @@ func TestOutcomes(t *testing.T) {
 		{"500 on the second attempt retries after the third step", 503, nil, "2", want{true, 60, domain.StatePending, "", false, 1, false}},
 		{"500 on the last attempt hands over to the redrive policy", 500, nil, "3", want{true, 0, domain.StateDead, domain.ReasonAttemptsExhausted, false, 1, false}},
 		{"429 with Retry-After waits as asked", 429, map[string]string{"Retry-After": "120"}, "1", want{true, 120, domain.StatePending, "", false, 1, false}},
-		// 12 h less the queue's 6 min visibility timeout less a minute: the
-		// longest SQS accepts when the call comes as late as it can.
-		{"429 with a 13 h Retry-After waits the longest SQS allows", 429, map[string]string{"Retry-After": "46800"}, "1", want{true, 42780, domain.StatePending, "", false, 1, false}},
-		{"503 with a 12 h Retry-After waits the longest SQS allows", 503, map[string]string{"Retry-After": "43200"}, "2", want{true, 42780, domain.StatePending, "", false, 1, false}},
+		// Past 15 minutes the message does not wait in flight: it is sent
+		// again (TestLongBackoffWaitsOutOfFlight), this one deleted.
+		{"429 with a 13 h Retry-After waits out of flight", 429, map[string]string{"Retry-After": "46800"}, "1", want{false, -1, domain.StatePending, "", false, 1, false}},
+		{"503 with a 12 h Retry-After waits out of flight", 503, map[string]string{"Retry-After": "43200"}, "2", want{false, -1, domain.StatePending, "", false, 1, false}},
 		{"408 retries", 408, nil, "1", want{true, 10, domain.StatePending, "", false, 1, false}},
 		{"400 is dead at once", 400, nil, "1", want{false, -1, domain.StateDead, "rejected_400", true, 1, false}},
 		{"302 is dead at once", 302, map[string]string{"Location": "https://example.com"}, "1", want{false, -1, domain.StateDead, "redirect_302_not_followed", true, 1, false}},
@@ -454,6 +524,10 @@ func TestMessageBeforeItsRecordIsDeliveredAndRecorded(t *testing.T) {
 		f.store.recorded["d_new"])
 }
 
+// hitched, as TestNotAttempted's reason, is a message sent again to wait
+// out a hitch of hookline's own.
+const hitched domain.DeadReason = "(hitched)"
+
 func TestNotAttempted(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -492,20 +566,23 @@ func TestNotAttempted(t *testing.T) {
 			e.SealedSecrets = []string{f.secret}
 			f.store.setEndpoint(e)
 		}, false, domain.ReasonInvalidSecret},
-		{"KMS unavailable is retried", func(_ *testing.T, f *fixture, _ *events.SQSMessage) {
+		{"KMS unavailable: sent again to wait, no attempt spent", func(_ *testing.T, f *fixture, _ *events.SQSMessage) {
 			f.kms.Fail = errors.New("KMSInternalException: try again")
-		}, true, ""},
-		{"a sealed secret and nothing to open it is retried", func(_ *testing.T, f *fixture, _ *events.SQSMessage) {
+		}, false, hitched},
+		{"a sealed secret and nothing to open it: sent again to wait", func(_ *testing.T, f *fixture, _ *events.SQSMessage) {
 			f.h.Secrets = nil
-		}, true, ""},
+		}, false, hitched},
 		{"event past the age cap goes dead", func(t *testing.T, f *fixture, m *events.SQSMessage) {
 			*m = sqsMessage(t, "d1", "1", f.now.Add(-25*time.Hour))
 		}, false, domain.ReasonMaxAgeExceeded},
 		{"malformed message goes to the DLQ", func(_ *testing.T, _ *fixture, m *events.SQSMessage) {
 			m.Body = `{"delivery_id":`
 		}, false, domain.ReasonMalformedMessage},
-		{"unreadable state is retried", func(_ *testing.T, f *fixture, _ *events.SQSMessage) {
+		{"unreadable state: sent again to wait, no attempt spent", func(_ *testing.T, f *fixture, _ *events.SQSMessage) {
 			f.store.failRead = true
+		}, false, hitched},
+		{"unreadable state and SQS failing: left to come back", func(_ *testing.T, f *fixture, _ *events.SQSMessage) {
+			f.store.failRead, f.queue.failRequeue = true, true
 		}, true, ""},
 	}
 	for _, tc := range cases {
@@ -516,6 +593,16 @@ func TestNotAttempted(t *testing.T) {
 			failed := f.run(t, m)
 			require.Equal(t, tc.failed, len(failed) == 1)
 			require.Zero(t, f.hits.Load(), "no request is sent")
+			if tc.reason == hitched {
+				require.Empty(t, f.queue.dlq)
+				require.Len(t, f.queue.requeued, 1, "sent again")
+				again, err := message.Decode(f.queue.requeued[0])
+				require.NoError(t, err)
+				require.Equal(t, 1, again.Hitches)
+				require.Zero(t, again.Attempts, "the receive was no attempt")
+				require.Equal(t, int32(5), f.queue.requeueDelay[0], "the first hitch waits 5 s")
+				return
+			}
 			if tc.reason == "" {
 				require.Empty(t, f.queue.dlq)
 				return
@@ -587,12 +674,24 @@ func TestBatchIsSentConcurrently(t *testing.T) {
 func TestEndpointHealth(t *testing.T) {
 	t.Run("failures are counted and the endpoint disabled at the threshold", func(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) })
-		f.h.DisableAfter = 3
+		f.h.DisableAfter, f.h.DisableAfterFor = 3, time.Hour
 		for i := 0; i < 3; i++ {
 			f.run(t, sqsMessage(t, "d"+strconv.Itoa(i), "1", f.now))
+			f.now = f.now.Add(31 * time.Minute)
 		}
 		require.Equal(t, 3, f.store.endpoint("t1/ep_1").ConsecutiveFailures)
 		require.Equal(t, domain.DisabledConsecutiveFailures, f.store.endpoint("t1/ep_1").DisabledReason)
+	})
+	t.Run("a run of failures shorter than DisableAfterFor does not disable", func(t *testing.T) {
+		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) })
+		f.h.DisableAfter = 3 // DisableAfterFor: the default, 5 days
+		for i := 0; i < 20; i++ {
+			f.run(t, sqsMessage(t, "d"+strconv.Itoa(i), "1", f.now))
+			f.now = f.now.Add(time.Hour)
+		}
+		ep := f.store.endpoint("t1/ep_1")
+		require.Equal(t, 20, ep.ConsecutiveFailures)
+		require.False(t, ep.Disabled, "20 failures in 20 hours is an outage, not a broken receiver")
 	})
 	t.Run("a success resets a non-zero count, and only then", func(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })

@@ -76,7 +76,7 @@ func TestEndpointTransitionsRaiseEachEventOnce(t *testing.T) {
 	status := 500
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(status) })
 	n := f.withNotices()
-	f.h.FailingAfter, f.h.DisableAfter = 2, 4
+	f.h.FailingAfter, f.h.DisableAfter, f.h.DisableAfterFor = 2, 4, 2*time.Second
 	for i := range 6 {
 		f.now = f.now.Add(time.Second)
 		f.run(t, sqsMessage(t, "d"+strconv.Itoa(i), "1", f.now))

@@ -6,8 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/store"
 )
@@ -26,8 +24,8 @@ const DefaultRateWait = 2 * time.Second
 // DefaultRequestTimeout is Handler.RequestTimeout's default, the sender's.
 const DefaultRequestTimeout = 15 * time.Second
 
-// MaxDeferDelay is the longest a message sent again to wait for its
-// endpoint's rate limit is delayed: SQS's most DelaySeconds, 900 s.
+// MaxDeferDelay is the longest a message sent again to wait is delayed:
+// SQS's most DelaySeconds, 900 s.
 const MaxDeferDelay = 900 * time.Second
 
 // rateGates are a batch's gates, one per rate-limited endpoint, made when
@@ -172,29 +170,6 @@ func (h *Handler) deferDelay(backlog, limit, deferrals int) time.Duration {
 	}
 	secs := 1 + math.Floor(span*r)
 	return min(time.Duration(secs)*time.Second, MaxDeferDelay)
-}
-
-// deferForRate sends the attempt's message again, delayed by its
-// deferDelay and carrying the attempts made before this receive (which
-// made none) and one more deferral, and reports the original done (deleted): the new message's
-// receive count starts again, so waiting burns neither an attempt nor a
-// receive. A message that cannot be sent again is left, to come back
-// after the queue's visibility timeout.
-func (h *Handler) deferForRate(ctx context.Context, at *attempt) bool {
-	msg := at.in.Message
-	msg.Attempts = at.in.Attempt - 1
-	msg.Deferrals++
-	body, err := message.Encode(msg)
-	if err == nil {
-		secs := int32(min(at.deferDelay, MaxDeferDelay) / time.Second)
-		_, err = h.Queue.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &h.QueueURL, MessageBody: aws.String(string(body)), DelaySeconds: secs})
-	}
-	if err != nil {
-		at.log.ErrorContext(ctx, "rate limited, and cannot send the message again; it comes back after the visibility timeout", "error", err.Error())
-		return false
-	}
-	at.log.InfoContext(ctx, "rate limited; message sent again delayed", "delay_s", int(at.deferDelay.Seconds()))
-	return true
 }
 
 // sleepUntil waits until t on the handler's clock (SleepUntil), or until

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/retry"
 	"github.com/stretchr/testify/require"
 )
@@ -81,13 +82,15 @@ func strPtr(s string) *string { return &s }
 // A policy that believes the queue's visibility timeout shorter than it is
 // asks for a visibility SQS refuses, and the fake catches it: the policy's
 // VisibilityTimeout must be the queue's (the stack sets both from one
-// value).
+// value). A long wait is hidden in flight only when it cannot be sent
+// again (SQS failing), so that is the path taken here.
 func TestPolicyUnderstatingTheQueueVisibilityIsRefused(t *testing.T) {
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Retry-After", "46800")
 		w.WriteHeader(429)
 	})
 	f.refusalsExpected = true
+	f.queue.failRequeue = true
 	f.h.Policy.VisibilityTimeout = time.Minute // the queue's is 6 min
 	m := sqsMessage(t, "d1", "1", f.now.Add(-time.Minute))
 	require.Equal(t, []string{m.MessageId}, f.run(t, m), "still comes back, after the queue's visibility timeout")
@@ -158,10 +161,20 @@ func TestRequestedVisibilityAlwaysFitsSQS(t *testing.T) {
 					require.True(t, set, desc)
 					require.Zero(t, v, "the last attempt hands over to the redrive policy: %s", desc)
 				case outs[0].State == domain.StatePending:
-					require.True(t, set, "a retry is scheduled: %s", desc)
-					require.LessOrEqual(t, time.Duration(v)*time.Second, longest, desc)
+					wait := time.Duration(v) * time.Second
+					if set {
+						require.LessOrEqual(t, wait, MaxDeferDelay, "only a wait of 15 min or less is hidden in flight: %s", desc)
+					} else {
+						next, err := message.Decode(f.queue.requeued[len(f.queue.requeued)-1])
+						require.NoError(t, err, desc)
+						require.Equal(t, id, next.DeliveryID, "a longer one is sent again: %s", desc)
+						require.NotNil(t, next.NotBefore, desc)
+						wait = next.NotBefore.Sub(f.now.Truncate(time.Second))
+						require.Greater(t, wait, MaxDeferDelay, desc)
+					}
+					require.LessOrEqual(t, wait, longest, desc)
 					if secs, err := strconv.ParseFloat(ra, 64); err == nil && secs >= longest.Seconds() {
-						require.Equal(t, int32(longest/time.Second), v, "a Retry-After of 12 h or more waits the longest delay: %s", desc)
+						require.Equal(t, longest, wait, "a Retry-After of 12 h or more waits the longest delay: %s", desc)
 					}
 				default:
 					require.Equal(t, domain.ReasonMaxAgeExceeded, outs[0].DeadReason, desc)
@@ -194,4 +207,92 @@ func TestRequestedVisibilityAlwaysFitsSQS(t *testing.T) {
 			t.Logf("%s: %d deliveries, every visibility accepted", mode, n)
 		})
 	}
+}
+
+// A retry delay longer than SQS can delay a message for is waited out of
+// flight: the message is sent again carrying the attempt made and its due
+// time, delayed by 15 minutes, and this one deleted; each return before
+// the due time is a hop that spends no attempt; once due, the next attempt
+// is made with the right number.
+func TestLongBackoffWaitsOutOfFlight(t *testing.T) {
+	var status atomic.Int32
+	status.Store(429)
+	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) {
+		if status.Load() == 429 {
+			w.Header().Set("Retry-After", "3600")
+		}
+		w.WriteHeader(int(status.Load()))
+	})
+	m := sqsMessage(t, "d1", "1", f.now.Add(-time.Minute))
+	require.Empty(t, f.run(t, m), "the message is done with: a new one waits")
+	_, set := f.queue.visibilityOf(m.ReceiptHandle)
+	require.False(t, set, "nothing is hidden for an hour")
+	require.Len(t, f.queue.requeued, 1)
+	require.Equal(t, int32(900), f.queue.requeueDelay[0])
+	next, err := message.Decode(f.queue.requeued[0])
+	require.NoError(t, err)
+	require.Equal(t, 1, next.Attempts, "the attempt made travels")
+	require.NotNil(t, next.NotBefore)
+	require.Equal(t, f.now.Add(time.Hour), *next.NotBefore)
+	require.Equal(t, 1, int(f.hits.Load()))
+
+	// Three hops of 15 minutes, no request.
+	for hop := 1; hop <= 3; hop++ {
+		f.now = f.now.Add(15 * time.Minute)
+		again := f.requeuedMessage(t, len(f.queue.requeued)-1, "d1_hop"+strconv.Itoa(hop))
+		require.Empty(t, f.run(t, again))
+		require.Equal(t, 1, int(f.hits.Load()), "hop %d: no request", hop)
+		last, err := message.Decode(f.queue.requeued[len(f.queue.requeued)-1])
+		require.NoError(t, err)
+		require.Equal(t, 1, last.Attempts, "hop %d spends no attempt", hop)
+		require.Equal(t, int32(900), f.queue.requeueDelay[len(f.queue.requeueDelay)-1])
+	}
+	// Due: the second attempt, numbered so.
+	f.now = f.now.Add(15 * time.Minute)
+	status.Store(200)
+	due := f.requeuedMessage(t, len(f.queue.requeued)-1, "d1_due")
+	n := len(f.queue.requeued)
+	require.Empty(t, f.run(t, due))
+	require.Equal(t, 2, int(f.hits.Load()))
+	require.Len(t, f.queue.requeued, n, "not sent again")
+	got, err := f.store.Store.Delivery(context.Background(), "d1")
+	require.NoError(t, err)
+	require.Equal(t, domain.StateDelivered, got.State)
+	require.Equal(t, 2, got.Attempts)
+}
+
+// A busy receiver that answers a fifth of its requests 429 with an hour's
+// Retry-After cannot fill the queue's in-flight quota: the fake SQS stops
+// receiving past it, as SQS does, and the waits are out of flight.
+func TestLongWaitsStayOutOfTheInFlightCount(t *testing.T) {
+	var n atomic.Int32
+	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) {
+		if n.Add(1)%5 == 0 {
+			w.Header().Set("Retry-After", "3600")
+			w.WriteHeader(429)
+			return
+		}
+		w.WriteHeader(200)
+	})
+	f.held = 0
+	f.queue.inFlightQuota = 20
+	f.h.DisableAfter = -1
+	for batch := range 50 {
+		var msgs []events.SQSMessage
+		for i := range 10 {
+			msgs = append(msgs, sqsMessage(t, fmt.Sprintf("d%d_%d", batch, i), "1", f.now))
+		}
+		f.run(t, msgs...)
+		f.now = f.now.Add(time.Second)
+		require.Less(t, f.queue.inFlight(f.now), 20, "batch %d: in flight only what is being worked on", batch)
+	}
+	require.Equal(t, 100, len(f.queue.requeued), "every 429 waits as a new, delayed message")
+	require.Empty(t, f.queue.refusals())
+}
+
+// requeuedMessage is the i-th message sent back to the delivery queue as
+// the poller would hand it over: its first receive.
+func (f *fixture) requeuedMessage(t *testing.T, i int, id string) events.SQSMessage {
+	t.Helper()
+	return events.SQSMessage{MessageId: "m_" + id, ReceiptHandle: "rh_" + id, Body: f.queue.requeued[i], Attributes: map[string]string{"ApproximateReceiveCount": "1"}}
 }

@@ -30,16 +30,30 @@ type Message struct {
 	// ReplayedAt is the resend's time. Receivers never see it.
 	Resend bool `json:"resend,omitempty"`
 	// Attempts is the number of attempts made before this message was
-	// sent: set on a message deliver sends again to wait for its
-	// endpoint's rate limit (its receive count starts again at 0, so the
-	// attempt number is Attempts plus the receive count). 0 on every other
+	// sent: set on a message deliver sends again rather than spend an
+	// attempt or a receive on a wait (its endpoint's rate limit, open
+	// circuit breaker or busy gate, a hitch of hookline's own, a long
+	// backoff): its receive count starts again at 0, so the attempt number
+	// is Attempts plus the receive count. 0 on every other
 	// message. Receivers never see it.
 	Attempts int `json:"attempts,omitempty"`
 	// Deferrals counts the times deliver sent the message again to wait
-	// for its endpoint's rate limit: each wait is longer than the last, so
+	// for its endpoint (rate limit, breaker, gate): each wait is longer
+	// than the last, so
 	// a long backlog costs a few re-sends, not one every few seconds. 0 on
 	// every other message. Receivers never see it.
 	Deferrals int `json:"deferrals,omitempty"`
+	// Hitches counts the times deliver sent the message again because
+	// hookline's own dependencies (DynamoDB, KMS) failed before the
+	// attempt: each wait doubles, from 5 s to 15 min. 0 on every other
+	// message. Receivers never see it.
+	Hitches int `json:"hitches,omitempty"`
+	// NotBefore, on a message waiting out a retry delay longer than SQS
+	// can delay or hide a message for (15 minutes), is when its next
+	// attempt is due: until then each receive sends it again, delayed
+	// (a hop), without an attempt. Nil on every other message. Receivers
+	// never see it.
+	NotBefore *time.Time `json:"not_before,omitempty"`
 }
 
 // AgeFrom is the time the message's age counts from: its replay, if any,
@@ -60,7 +74,7 @@ func Replayed(body string, at time.Time) (string, error) {
 	}
 	at = at.UTC()
 	m.ReplayedAt = &at
-	m.Attempts, m.Deferrals = 0, 0 // a fresh schedule
+	m.Attempts, m.Deferrals, m.Hitches, m.NotBefore = 0, 0, 0, nil // a fresh schedule
 	out, err := Encode(m)
 	if err != nil {
 		return "", fmt.Errorf("encode replayed message %s: %w", m.DeliveryID, err)
