@@ -806,7 +806,7 @@ func TestGetEndpoint(t *testing.T) {
 	want.Secret = ""
 	require.Equal(t, want, got)
 	// A new endpoint's health: nothing attempted, nothing failed.
-	require.Equal(t, &api.HealthView{}, e.getEndpointWithHealth(key, created.ID).Health)
+	require.Equal(t, &api.HealthView{Breaker: api.BreakerView{State: domain.BreakerClosed}}, e.getEndpointWithHealth(key, created.ID).Health)
 
 	p := requireProblem(t, e.do("GET", "/v1/endpoints/ep_nonexistent", key, nil), http.StatusNotFound)
 	require.Equal(t, `endpoint "ep_nonexistent" not found`, p.Detail)

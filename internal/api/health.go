@@ -90,6 +90,35 @@ type HealthView struct {
 	LastFailure         *LastFailureView      `json:"last_failure"`
 	DisabledAt          *time.Time            `json:"disabled_at"`
 	DisabledReason      *domain.DisableReason `json:"disabled_reason"`
+	// FailuresSince is when the current run of consecutive failures
+	// began; null after a success.
+	FailuresSince *time.Time `json:"failures_since"`
+	// Breaker is the endpoint's circuit breaker.
+	Breaker BreakerView `json:"breaker"`
+}
+
+// BreakerView is an endpoint's circuit breaker: closed (deliveries are
+// sent), open (they wait until next_probe_at) or half_open (one probe is
+// sent at a time; its success closes the breaker).
+type BreakerView struct {
+	State domain.BreakerState `json:"state"`
+	// OpenedAt is when the breaker opened (the failure episode began);
+	// null while closed.
+	OpenedAt *time.Time `json:"opened_at"`
+	// NextProbeAt is when the next probe may go; null while closed.
+	NextProbeAt *time.Time `json:"next_probe_at"`
+	// FailedProbes counts the probes that failed since it opened: each
+	// doubles the wait for the next.
+	FailedProbes int `json:"failed_probes"`
+}
+
+// breakerView shows e's breaker at now.
+func breakerView(e domain.Endpoint, now time.Time) BreakerView {
+	v := BreakerView{State: e.Breaker(now)}
+	if v.State != domain.BreakerClosed {
+		v.OpenedAt, v.NextProbeAt, v.FailedProbes = e.FailingSince, e.BreakerUntil, e.BreakerTrips
+	}
+	return v
 }
 
 // countsView shows counters.
@@ -199,6 +228,7 @@ func (s *Server) health(ctx context.Context, e domain.Endpoint) (*HealthView, er
 	v := &HealthView{
 		Attempts24h: day.Attempts, SuccessRate24h: c.SuccessRate, P95LatencyMS24h: c.LatencyMS.P95,
 		ConsecutiveFailures: e.ConsecutiveFailures, LastSuccessAt: day.LastSuccessAt,
+		FailuresSince: e.FailuresSince, Breaker: breakerView(e, now),
 	}
 	if f := day.LastFailure; f != nil {
 		v.LastFailure = &LastFailureView{At: f.At, Error: f.Error}

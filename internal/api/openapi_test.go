@@ -273,6 +273,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"FailureCountsView": api.FailureCountsView{},
 		"LatencyView":       api.LatencyView{},
 		"HealthView":        api.HealthView{},
+		"BreakerView":       api.BreakerView{},
 		"LastFailureView":   api.LastFailureView{},
 		"Problem":           api.Problem{},
 		"FieldError":        api.FieldError{},

@@ -328,6 +328,13 @@ function healthNode(hv) {
   if (hv.last_failure) {
     box.append(el('div', { class: 'sub', text: 'last failure ' + time(hv.last_failure.at) + ': ' + txt(hv.last_failure.error) }));
   }
+  const br = hv.breaker;
+  if (br && br.state !== 'closed') {
+    // Deliveries wait (no attempt spent) while the breaker is open.
+    const what = br.state === 'open' ? 'circuit open: deliveries wait, next probe ' + time(br.next_probe_at)
+      : 'circuit half open: probing';
+    box.append(el('div', { class: 'bad breaker', text: what + ' (' + txt(br.failed_probes) + ' failed probes)' }));
+  }
   return box;
 }
 
