@@ -20,7 +20,7 @@ PKGS     := $(addsuffix /...,$(MODULES))
 # go line): test-unit runs outbox's tests with it, at outbox's own requirements.
 OUTBOX_GO ?= go1.21.13
 
-.PHONY: help build build-local tools test test-unit test-e2e test-api demo deploy deploy-local local-up local-down lint cfn-lint bench bench-offline bench-replay screenshots soak redrive-enqueue seal-secrets clean
+.PHONY: help build build-local tools test test-unit test-e2e test-api demo deploy deploy-local local-up local-down lint cfn-lint bench bench-isolation bench-offline bench-replay screenshots soak redrive-enqueue seal-secrets clean
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -94,6 +94,9 @@ cfn-lint: tools ## Synthesize the template (arm64, default props) and check it w
 
 bench: deploy-local ## Performance suite, one table: each figure against a baseline measured in the same run (docs/performance.md)
 	@source scripts/env.sh && $(GO) run ./tooling/cmd/bench -cloud
+
+bench-isolation: deploy-local ## Only the isolation section of the suite: a quiet tenant's p50/p95 alone, beside a slow and beside a hanging endpoint (a few minutes)
+	@source scripts/env.sh && $(GO) run ./tooling/cmd/bench -cloud -isolation-only
 
 bench-offline: ## The part of the performance suite that needs no local cloud (deliver and enqueue paths, cold start and size)
 	$(GO) run ./tooling/cmd/bench

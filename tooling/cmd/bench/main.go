@@ -14,7 +14,10 @@
 //     nothing functions on the same two hops), a burst's throughput, the
 //     cost per million deliveries from what the burst's logs say, and
 //     POST /v1/events's throughput against the API floor (an HTTP API route
-//     whose function does nothing), at the same concurrency;
+//     whose function does nothing), at the same concurrency, and the
+//     isolation section: a quiet tenant's p50 and p95 beside a slow and
+//     beside a hanging endpoint against the same tenant alone (package
+//     isolation; -isolation-only runs it alone);
 //   - the console's page weight (HTML+JS+CSS, gzip) against a hello-world
 //     page served the same way, and against console.BudgetGzipBytes: from
 //     the deployed API's /console/ and /console-hello/ with -cloud, else
@@ -40,6 +43,7 @@ import (
 	"github.com/hookline/hookline/tooling/harness"
 	"github.com/hookline/hookline/tooling/perf/coldstart"
 	"github.com/hookline/hookline/tooling/perf/cost"
+	"github.com/hookline/hookline/tooling/perf/isolation"
 	"github.com/hookline/hookline/tooling/perf/pipeline"
 )
 
@@ -55,12 +59,28 @@ func main() {
 	publishN := flag.Int("publish", 400, "requests per side for the publish throughput")
 	publishC := flag.Int("publish-concurrency", 8, "requests at a time for the publish throughput (each side)")
 	pageOnly := flag.Bool("page-weight", false, "measure only the console's page weight (quick; with -cloud, as the deployed API serves it)")
+	isolationOnly := flag.Bool("isolation-only", false, "with -cloud, run only the isolation section (a quiet tenant alone, beside a slow and beside a hanging endpoint; a few minutes)")
+	isoEvents := flag.Int("isolation-events", isolation.QuietEventsDefault, "the quiet tenant's events in each isolation situation")
+	isoBacklog := flag.Int("isolation-backlog", isolation.BacklogDefault, "the noisy tenant's backlog in each isolation situation")
 	flag.Parse()
 	ctx := context.Background()
 	var rows []row
 	fail := func(what string, err error) {
 		fmt.Fprintf(os.Stderr, "bench: %s: %v\n", what, err)
 		os.Exit(1)
+	}
+
+	isoCfg := isolation.Config{QuietEvents: *isoEvents, Backlog: *isoBacklog}
+	if *isolationOnly {
+		if !*cloud {
+			fail("isolation", fmt.Errorf("-isolation-only needs -cloud (the stack deployed in the local cloud: make deploy-local)"))
+		}
+		rows, err := isolationRows(ctx, isoCfg)
+		if err != nil {
+			fail("isolation", err)
+		}
+		printTable(rows)
+		return
 	}
 
 	if *pageOnly {
@@ -127,6 +147,11 @@ func main() {
 			fail("publish throughput", err)
 		}
 		rows = append(rows, pub...)
+		iso, err := isolationRows(ctx, isoCfg)
+		if err != nil {
+			fail("isolation", err)
+		}
+		rows = append(rows, iso...)
 	}
 
 	printTable(rows)

@@ -1,0 +1,350 @@
+package isolation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/hookline/hookline/internal/api"
+	"github.com/hookline/hookline/tooling/apiclient"
+	"github.com/hookline/hookline/tooling/harness"
+	"github.com/hookline/hookline/tooling/perf/pipeline"
+)
+
+// Defaults of Config.
+const (
+	QuietEventsDefault   = 40
+	QuietIntervalDefault = 250 * time.Millisecond // 4 events a second
+	BacklogDefault       = 300
+	SlowDelayDefault     = 2500 * time.Millisecond
+	HangDefault          = 5 * time.Second
+	QuietWaitDefault     = 3 * time.Minute
+	DrainWaitDefault     = 3 * time.Minute
+	CleanupWaitDefault   = time.Minute
+)
+
+// Config is the workload. Every zero field takes its default.
+type Config struct {
+	// QuietEvents is how many events the quiet tenant writes in each
+	// situation. Default 40.
+	QuietEvents int
+	// QuietInterval is the time between two of its writes. Default 250 ms
+	// (4 a second), so that they arrive while a backlog drains.
+	QuietInterval time.Duration
+	// Backlog is how many events the noisy tenant writes at once, just
+	// before the quiet tenant's first. Default 300.
+	Backlog int
+	// SlowDelay is how long the slow endpoint takes to answer 200: just
+	// under the local request timeout (3 s, scripts/deploy-local.sh).
+	// Default 2.5 s.
+	SlowDelay time.Duration
+	// Hang is how long the hanging endpoint holds a request unless the
+	// client goes first: past the request timeout. Default 5 s.
+	Hang time.Duration
+	// QuietWait bounds the wait for the quiet tenant's events after its last
+	// write; those not received by then are counted missing. Default 3 min.
+	QuietWait time.Duration
+	// DrainWait bounds the wait, from the backlog's write, for every
+	// delivery of the backlog to be delivered or dead. Default 3 min.
+	DrainWait time.Duration
+	// CleanupWait bounds the wait for a backlog cut short (its endpoint
+	// deleted at DrainWait) to go dead. Default 1 min.
+	CleanupWait time.Duration
+	// Log receives progress lines. Default io.Discard.
+	Log io.Writer
+}
+
+func (c Config) withDefaults() Config {
+	or := func(v, d time.Duration) time.Duration {
+		if v <= 0 {
+			return d
+		}
+		return v
+	}
+	if c.QuietEvents <= 0 {
+		c.QuietEvents = QuietEventsDefault
+	}
+	if c.Backlog <= 0 {
+		c.Backlog = BacklogDefault
+	}
+	c.QuietInterval = or(c.QuietInterval, QuietIntervalDefault)
+	c.SlowDelay = or(c.SlowDelay, SlowDelayDefault)
+	c.Hang = or(c.Hang, HangDefault)
+	c.QuietWait = or(c.QuietWait, QuietWaitDefault)
+	c.DrainWait = or(c.DrainWait, DrainWaitDefault)
+	c.CleanupWait = or(c.CleanupWait, CleanupWaitDefault)
+	if c.Log == nil {
+		c.Log = io.Discard
+	}
+	return c
+}
+
+// Situation names what the quiet tenant runs beside.
+type Situation string
+
+// The situations, in the order Run measures them.
+const (
+	Alone   Situation = "alone"
+	Slow    Situation = "slow"
+	Hanging Situation = "hanging"
+)
+
+// Drain is what became of the noisy tenant's backlog.
+type Drain struct {
+	// Events is the backlog's size.
+	Events int
+	// Delivered is how many of its events its receiver answered 200 while
+	// hookline waited; Dead how many are in its DLQ listing.
+	Delivered, Dead int
+	// Drained is true when every event was delivered or dead within
+	// Config.DrainWait; Elapsed is the time from the backlog's write until
+	// then, or until the wait gave up.
+	Drained bool
+	Elapsed time.Duration
+	// Requests is how many requests its receiver got, MaxInFlight the most
+	// it held at once.
+	Requests, MaxInFlight int
+	// Disabled is whether the endpoint was disabled when the drain ended.
+	Disabled bool
+}
+
+// Result is one situation's figures.
+type Result struct {
+	Situation Situation
+	// Quiet is the quiet tenant's outbox-write-to-POST-received latencies.
+	Quiet Sample
+	// Noisy is the noisy tenant's backlog; zero when alone.
+	Noisy Drain
+}
+
+// Run measures each situation in turn on the deployed stack e: alone, slow,
+// hanging.
+func Run(ctx context.Context, e *harness.Env, cfg Config) ([]Result, error) {
+	cfg = cfg.withDefaults()
+	quiet, err := pipeline.NewReceiver()
+	if err != nil {
+		return nil, err
+	}
+	defer quiet.Close()
+	if err := warm(ctx, e, quiet); err != nil {
+		return nil, fmt.Errorf("warm-up: %w", err)
+	}
+	var out []Result
+	for _, s := range []Situation{Alone, Slow, Hanging} {
+		fmt.Fprintf(cfg.Log, "isolation: %s: %d quiet events, one every %s", s, cfg.QuietEvents, cfg.QuietInterval)
+		if s != Alone {
+			fmt.Fprintf(cfg.Log, ", beside a backlog of %d", cfg.Backlog)
+		}
+		fmt.Fprintln(cfg.Log)
+		r, err := situation(ctx, e, cfg, quiet, s)
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", s, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// warm sends one event through the pipeline, so that no situation pays for
+// functions starting or mappings waking up.
+func warm(ctx context.Context, e *harness.Env, rcv *pipeline.Receiver) error {
+	tenant, _, client, err := e.Tenant(ctx, "isowarm", "isolation warm-up")
+	if err != nil {
+		return err
+	}
+	if _, err := endpoint(ctx, client, rcv.URL+"/warm"); err != nil {
+		return err
+	}
+	id := tenant + "_warm"
+	if err := (pipeline.Outbox{DB: e.DB, Table: e.Out.OutboxTableName, TenantID: tenant}).Write(ctx, []string{id}); err != nil {
+		return err
+	}
+	_, err = rcv.WaitAll(ctx, []string{id}, 90*time.Second)
+	return err
+}
+
+func endpoint(ctx context.Context, c *apiclient.Client, url string) (string, error) {
+	var ep api.EndpointView
+	if err := c.Do(ctx, "POST", "/v1/endpoints", map[string]string{"url": url}, &ep); err != nil {
+		return "", fmt.Errorf("create endpoint: %w", err)
+	}
+	return ep.ID, nil
+}
+
+// noisyTenant is the noisy side of a situation.
+type noisyTenant struct {
+	rcv        *Noisy
+	client     *apiclient.Client
+	endpointID string
+	ids        []string
+	writtenAt  time.Time
+}
+
+func situation(ctx context.Context, e *harness.Env, cfg Config, quiet *pipeline.Receiver, s Situation) (Result, error) {
+	res := Result{Situation: s}
+	quietTenant, _, quietClient, err := e.Tenant(ctx, "isoquiet", "isolation quiet "+string(s))
+	if err != nil {
+		return res, err
+	}
+	if _, err := endpoint(ctx, quietClient, quiet.URL+"/quiet"); err != nil {
+		return res, err
+	}
+
+	var noisy *noisyTenant
+	if s != Alone {
+		delay := cfg.SlowDelay
+		if s == Hanging {
+			delay = cfg.Hang
+		}
+		rcv, err := NewNoisy(delay)
+		if err != nil {
+			return res, err
+		}
+		defer rcv.Close()
+		tenant, _, client, err := e.Tenant(ctx, "isonoisy", "isolation noisy "+string(s))
+		if err != nil {
+			return res, err
+		}
+		epID, err := endpoint(ctx, client, rcv.URL+"/noisy")
+		if err != nil {
+			return res, err
+		}
+		noisy = &noisyTenant{rcv: rcv, client: client, endpointID: epID}
+		for i := range cfg.Backlog {
+			noisy.ids = append(noisy.ids, fmt.Sprintf("%s_backlog_%04d", tenant, i))
+		}
+		noisy.writtenAt = time.Now()
+		if err := (pipeline.Outbox{DB: e.DB, Table: e.Out.OutboxTableName, TenantID: tenant}).Write(ctx, noisy.ids); err != nil {
+			return res, fmt.Errorf("backlog: %w", err)
+		}
+	}
+
+	// The quiet tenant's events, paced, each timed from just before its write.
+	w := pipeline.Outbox{DB: e.DB, Table: e.Out.OutboxTableName, TenantID: quietTenant}
+	ids := make([]string, cfg.QuietEvents)
+	start := make(map[string]time.Time, cfg.QuietEvents)
+	t0 := time.Now()
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%s_quiet_%04d", quietTenant, i)
+		if err := sleepUntil(ctx, t0.Add(time.Duration(i)*cfg.QuietInterval)); err != nil {
+			return res, err
+		}
+		start[ids[i]] = time.Now()
+		if err := w.Write(ctx, ids[i:i+1]); err != nil {
+			return res, fmt.Errorf("quiet write: %w", err)
+		}
+	}
+	got, err := quiet.WaitAll(ctx, ids, cfg.QuietWait)
+	if err != nil && ctx.Err() != nil {
+		return res, err
+	}
+	for _, id := range ids {
+		if at, ok := got[id]; ok {
+			res.Quiet.Got = append(res.Quiet.Got, at.Sub(start[id]))
+		} else {
+			res.Quiet.Missing++
+		}
+	}
+	if res.Quiet.Missing > 0 {
+		fmt.Fprintf(cfg.Log, "isolation: %s: %d of %d quiet events not received %s after the last write\n", s, res.Quiet.Missing, len(ids), cfg.QuietWait)
+	}
+	if noisy == nil {
+		return res, nil
+	}
+	res.Noisy, err = noisy.drain(ctx, cfg, s)
+	return res, err
+}
+
+// drain waits until every event of the backlog is delivered or dead, up to
+// Config.DrainWait from its write; past that it deletes the endpoint, so
+// that what is left goes dead (endpoint_not_found) instead of weighing on
+// the next situation, and waits up to Config.CleanupWait for that.
+func (n *noisyTenant) drain(ctx context.Context, cfg Config, s Situation) (Drain, error) {
+	d := Drain{Events: len(n.ids)}
+	done := func() (bool, error) {
+		dead, err := harness.ListDead(ctx, n.client)
+		if err != nil {
+			return false, err
+		}
+		answered := n.rcv.Answered()
+		deadIDs := map[string]bool{}
+		for _, v := range dead {
+			deadIDs[v.EventID] = true
+		}
+		d.Delivered, d.Dead = 0, 0
+		left := 0
+		for _, id := range n.ids {
+			switch {
+			case answered[id]:
+				d.Delivered++
+			case deadIDs[id]:
+				d.Dead++
+			default:
+				left++
+			}
+		}
+		return left == 0, nil
+	}
+	wait := func(until time.Time) (bool, error) {
+		for {
+			ok, err := done()
+			if err != nil || ok {
+				return ok, err
+			}
+			if time.Now().After(until) {
+				return false, nil
+			}
+			if err := sleepUntil(ctx, time.Now().Add(3*time.Second)); err != nil {
+				return false, err
+			}
+		}
+	}
+	// The endpoint's state before any cleanup: whether hookline disabled it.
+	state := func() error {
+		var ep api.EndpointView
+		if err := n.client.Do(ctx, "GET", "/v1/endpoints/"+n.endpointID, nil, &ep); err != nil {
+			return err
+		}
+		d.Disabled = ep.Disabled
+		return nil
+	}
+	ok, err := wait(n.writtenAt.Add(cfg.DrainWait))
+	if err != nil {
+		return d, err
+	}
+	d.Drained, d.Elapsed = ok, time.Since(n.writtenAt)
+	d.Requests, d.MaxInFlight = n.rcv.Requests(), n.rcv.MaxInFlight()
+	if err := state(); err != nil {
+		return d, err
+	}
+	fmt.Fprintf(cfg.Log, "isolation: %s: backlog %d delivered, %d dead, drained %v after %s; %d requests, at most %d at once; endpoint disabled %v\n",
+		s, d.Delivered, d.Dead, d.Drained, d.Elapsed.Round(time.Second), d.Requests, d.MaxInFlight, d.Disabled)
+	if ok {
+		return d, nil
+	}
+	// Cut it short.
+	var notFound *api.Problem
+	if err := n.client.Do(ctx, "DELETE", "/v1/endpoints/"+n.endpointID, nil, nil); err != nil && !(errors.As(err, &notFound) && notFound.Status == 404) {
+		return d, fmt.Errorf("delete the noisy endpoint: %w", err)
+	}
+	before := d
+	cleaned, err := wait(time.Now().Add(cfg.CleanupWait))
+	if err != nil {
+		return before, err
+	}
+	fmt.Fprintf(cfg.Log, "isolation: %s: endpoint deleted; the rest gone dead within %s: %v (%d delivered, %d dead)\n", s, cfg.CleanupWait, cleaned, d.Delivered, d.Dead)
+	return before, nil
+}
+
+func sleepUntil(ctx context.Context, at time.Time) error {
+	t := time.NewTimer(time.Until(at))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
