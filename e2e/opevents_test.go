@@ -73,26 +73,23 @@ func deadCount(t *testing.T, evs []opEvent, endpointID string) (sum, notices int
 	return sum, notices
 }
 
-// A receiver that works, then fails until its endpoint is disabled, then
-// works again once the tenant enables it: a second endpoint of the tenant,
-// subscribed to the operational events, gets endpoint.failing,
-// endpoint.disabled, endpoint.recovered and the deaths' delivery.dead
-// summaries, each once and signed with its own secret. The failing
-// endpoint subscribes to them too: its own notices fail and count toward
-// its failures, yet raise nothing more (no loop), and it is never sent
-// endpoint.disabled about itself.
+// A receiver that works, then fails until its circuit breaker opens, then
+// answers 410 Gone to the breaker's probe so that its endpoint is
+// disabled, then works again once the tenant enables it: a second endpoint
+// of the tenant, subscribed to the operational events, gets
+// endpoint.failing, endpoint.disabled, endpoint.recovered and the deaths'
+// delivery.dead summaries, each once and signed with its own secret. The
+// failing endpoint subscribes to them too: its own notices fail and count
+// toward its failures, yet raise nothing more (no loop), and it is never
+// sent endpoint.disabled about itself. (A disable by a long run of failures
+// takes days by default; the unit tests and the store's conformance suite
+// hold it.)
 func TestOperationalEventsReachTheTenant(t *testing.T) {
 	t.Parallel()
 	tenantID, key := apiTenant(t, "opevents")
-	var up atomic.Bool
-	up.Store(true)
-	flaky := newReceiver(t, func(_ int, w http.ResponseWriter) {
-		if up.Load() {
-			w.WriteHeader(200)
-			return
-		}
-		w.WriteHeader(503)
-	})
+	var answer atomic.Int32
+	answer.Store(200)
+	flaky := newReceiver(t, func(_ int, w http.ResponseWriter) { w.WriteHeader(int(answer.Load())) })
 	ops := newReceiver(t, status(200))
 	flakyID, flakySecret := apiEndpoint(t, key, flaky.URL+"/flaky", "order.*", "endpoint.*", "delivery.dead")
 	opsID, opsSecret := apiEndpoint(t, key, ops.URL+"/ops", "endpoint.*", "delivery.dead")
@@ -100,13 +97,25 @@ func TestOperationalEventsReachTheTenant(t *testing.T) {
 	write(t, event(tenant{ID: tenantID}, "evt_ok_"+tenantID, "order.created", `{"n":0}`))
 	flaky.waitFor(t, 1, 30*time.Second)
 
-	// Degrade, then fail: 15 events of 4 attempts each pass the disable
-	// threshold (50; endpoint.failing at 10).
-	up.Store(false)
+	// Degrade, then fail: 15 events' attempts reach the failing threshold
+	// (10): the breaker opens and the rest wait.
+	answer.Store(503)
 	const failed = 15
 	for i := range failed {
 		write(t, event(tenant{ID: tenantID}, fmt.Sprintf("evt_fail_%d_%s", i, tenantID), "order.created", `{"n":1}`))
 	}
+	require.Eventually(t, func() bool {
+		return len(ofType(opEvents(t, ops, opsSecret), domain.OpEndpointFailing)) == 1
+	}, 60*time.Second, time.Second, "endpoint.failing when the breaker opens")
+	status, body := call(t, "GET", "/v1/endpoints/"+flakyID, key, nil)
+	require.Equal(t, http.StatusOK, status, "%v", body)
+	health, _ := body["health"].(map[string]any)
+	breaker, _ := health["breaker"].(map[string]any)
+	require.Contains(t, []any{"open", "half_open"}, breaker["state"], "the breaker shows in the endpoint's health: %v", health)
+
+	// Gone: the probe's 410 disables the endpoint, and every waiting
+	// delivery dies with it.
+	answer.Store(410)
 	require.Eventually(t, func() bool {
 		evs := opEvents(t, ops, opsSecret)
 		sum, _ := deadCount(t, evs, flakyID)
@@ -117,15 +126,15 @@ func TestOperationalEventsReachTheTenant(t *testing.T) {
 	var disabled domain.OpEndpointEvent
 	require.NoError(t, json.Unmarshal(ofType(evs, domain.OpEndpointDisabled)[0].Data, &disabled))
 	require.Equal(t, flakyID, disabled.EndpointID)
-	require.Equal(t, domain.DisabledConsecutiveFailures, disabled.Reason)
-	require.Equal(t, 503, disabled.LastStatus)
+	require.Equal(t, domain.DisabledEndpointGone, disabled.Reason)
+	require.Equal(t, 410, disabled.LastStatus)
 	for _, e := range opEvents(t, flaky, flakySecret) {
 		require.NotEqual(t, domain.OpEndpointDisabled, e.Type, "never sent to the disabled endpoint it describes")
 	}
 
 	// Recover: the tenant enables the endpoint, and a delivery succeeds.
-	up.Store(true)
-	status, body := call(t, "POST", "/v1/endpoints/"+flakyID+"/enable", key, nil)
+	answer.Store(200)
+	status, body = call(t, "POST", "/v1/endpoints/"+flakyID+"/enable", key, nil)
 	require.Equal(t, http.StatusOK, status, "%v", body)
 	write(t, event(tenant{ID: tenantID}, "evt_back_"+tenantID, "order.created", `{"n":2}`))
 	require.Eventually(t, func() bool {

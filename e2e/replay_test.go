@@ -33,11 +33,6 @@ func failingUntilUp(t *testing.T, code int) (*receiver, *atomic.Bool) {
 	}), up
 }
 
-// switchable answers 503 (down, retried) until up.
-func switchable(t *testing.T) (*receiver, *atomic.Bool) {
-	return failingUntilUp(t, http.StatusServiceUnavailable)
-}
-
 // deadEvents writes n events for a tenant created through the API and waits
 // until every delivery is dead; it returns the delivery ids.
 func deadEvents(t *testing.T, tenantID, endpointID string, n int, typ string) []string {
@@ -127,8 +122,11 @@ func TestReplayByFilterIsTenantScoped(t *testing.T) {
 	t.Parallel()
 	tenantA, keyA := apiTenant(t, "replay_a")
 	tenantB, keyB := apiTenant(t, "replay_b")
-	rcvA, upA := switchable(t)
-	rcvB, _ := switchable(t)
+	// 400: dead at once. (A receiver answering 503 to 20 deliveries would
+	// open its circuit breaker at the failing threshold, and the rest would
+	// wait for it rather than die.)
+	rcvA, upA := failingUntilUp(t, http.StatusBadRequest)
+	rcvB, _ := failingUntilUp(t, http.StatusBadRequest)
 	epA, _ := apiEndpoint(t, keyA, rcvA.URL+"/a")
 	epB, _ := apiEndpoint(t, keyB, rcvB.URL+"/b")
 	var idsA, idsB []string

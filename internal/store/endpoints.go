@@ -250,11 +250,12 @@ func (s *Store) RotateSecret(ctx context.Context, tenantID, endpointID string, r
 // ErrConflict is returned when a concurrent change won.
 var ErrConflict = fmt.Errorf("conflicting change")
 
-// SetEndpointEnabled enables (clearing the failure count, the disabled
-// reason and time, but not the failing mark: the next success is a
+// SetEndpointEnabled enables (clearing the failure count and its run's
+// start, the disabled reason and time, but not the failing mark nor the
+// breaker: the next delivery is the breaker's probe, and its success a
 // recovery) or disables an endpoint (at now), or answers ErrNotFound.
 func (s *Store) SetEndpointEnabled(ctx context.Context, tenantID, endpointID string, enabled bool) (domain.Endpoint, error) {
-	expr := "SET disabled = :d, consecutive_failures = :zero, updated_at = :now REMOVE disabled_reason, disabled_at"
+	expr := "SET disabled = :d, consecutive_failures = :zero, updated_at = :now REMOVE disabled_reason, disabled_at, failures_since"
 	values := map[string]types.AttributeValue{
 		":d": &types.AttributeValueMemberBOOL{Value: false}, ":zero": &types.AttributeValueMemberN{Value: "0"}, ":now": timeValue(s.Now()),
 	}

@@ -416,7 +416,7 @@ func (s *Store) SetEndpointEnabled(_ context.Context, tenantID, endpointID strin
 	return s.changeEndpoint(tenantID, endpointID, "endpoint", func(e *domain.Endpoint) {
 		e.UpdatedAt = stamp(s.now())
 		if enabled {
-			e.Disabled, e.ConsecutiveFailures, e.DisabledReason, e.DisabledAt = false, 0, "", nil
+			e.Disabled, e.ConsecutiveFailures, e.DisabledReason, e.DisabledAt, e.FailuresSince = false, 0, "", nil, nil
 		} else {
 			e.Disabled, e.DisabledReason, e.DisabledAt = true, domain.DisabledByTenant, stamp(s.now())
 		}
