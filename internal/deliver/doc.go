@@ -4,7 +4,8 @@
 //   - delivered: the delivery is marked delivered and the message deleted;
 //   - retry: the attempt is logged, the message hidden for the backoff delay
 //     (ChangeMessageVisibility) and reported as a batch item failure, so SQS
-//     delivers it again later. The delay never exceeds
+//     delivers it again later; a delay over MaxDeferDelay (15 min) is not
+//     waited in flight but out of it (see Waits). The delay never exceeds
 //     retry.Policy.LongestDelay (12 h less the queue's visibility timeout
 //     less a minute), which SQS accepts whenever the call is made: it
 //     refuses a visibility ending more than 12 h after the receive, and a
@@ -80,6 +81,47 @@
 // attempts plus the receive count; a message carrying attempts is
 // dead-lettered explicitly when they run out (SQS's redrive counts
 // receives only). Endpoints without a limit take no slot.
+//
+// # Isolation: the circuit breaker and the endpoint gate
+//
+// A receiver's trouble is its own. Each endpoint has a circuit breaker
+// (domain.Endpoint.Breaker): it opens when the endpoint is marked failing
+// (FailingAfter consecutive failed attempts, the last a retryable one:
+// a timeout, a network error, 408, 429, 5xx); while it is open the
+// endpoint's deliveries wait (below) until its probe time; once that has
+// passed (half open) one attempt at a time goes out as the probe, holding
+// the gate's probe slot; the probe's failure opens the breaker again for
+// twice as long (domain.Breaker: 10 s doubling to 10 min by default), its
+// success closes it, and endpoint.failing and endpoint.recovered follow the
+// breaker. Each endpoint also has a gate (store.TakeGate): at most
+// EndpointConcurrency invocations (3) send to it at once while it has not
+// shown itself fast, at most FastConcurrency (the mapping's maximum
+// concurrency) while its batches' requests all answer within SlowAfter
+// (1 s), each such batch keeping it fast for FastFor (5 s). A batch takes
+// one slot per endpoint for all its messages to it, and gives it back when
+// they are done (one write each); a holder that crashes frees its slot at
+// its invocation's deadline. A slow or hanging endpoint so holds at most
+// EndpointConcurrency of the pool's invocations, and a fast one may use all
+// of it. An endpoint is disabled for failures only when its run has
+// reached DisableAfter (50) and lasted DisableAfterFor (5 days): the
+// breaker, not the disable, protects the pool meanwhile.
+//
+// # Waits
+//
+// Waiting never spends an attempt or a receive: a message that cannot be
+// attempted now for a reason of its endpoint's (its rate limit, an open
+// breaker, a full gate) or of hookline's own (a DynamoDB or KMS read
+// failed: a hitch), or whose retry delay is longer than SQS can delay a
+// message for, is sent again as a new message, delayed (at most
+// MaxDeferDelay, SQS's 900 s), carrying the attempts made, and deleted
+// (Defer, with a Wait naming why; the metric Deferred counts them by
+// it). A long retry delay is waited out in hops: the message carries its
+// due time (message.Message.NotBefore) and each return before it is sent
+// again without an attempt, so a long backoff never counts in the queue's
+// in-flight messages (about 120,000 at most per queue). A hitch's wait
+// doubles from 5 s to 15 min (message.Message.Hitches), bounding how often
+// it is tried; the age cap ends every wait. Only a message that cannot be
+// sent again is left to come back after the visibility timeout.
 //
 // # Decide, then apply
 //
