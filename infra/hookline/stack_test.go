@@ -685,6 +685,14 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		}
 	})
 
+	t.Run("deliver alone may run its chains of sends to its own queue: RecursiveLoop Allow", func(t *testing.T) {
+		s.hasProperties(t, "AWS::Lambda::Function", s.deliverFn, obj{"RecursiveLoop": "Allow"})
+		for _, fn := range []string{s.enqueueFn, s.apiFn, s.replayFn} {
+			loop := dig(t, s.resource(t, fn, "AWS::Lambda::Function"), "Properties").(obj)["RecursiveLoop"]
+			require.Contains(t, []any{nil, "Terminate"}, loop, "function %s keeps Lambda's recursive-loop detection", fn)
+		}
+	})
+
 	t.Run("operations: gauges, sweeps and job recovery scheduled onto the operations queue; dashboard", func(t *testing.T) {
 		for input, rate := range map[string]string{`{"gauges":true}`: "rate(1 minute)", `{"reconcile":true,"sweep":true}`: "rate(5 minutes)", `{"recover":true}`: "rate(5 minutes)"} {
 			check(t, func() {
@@ -982,7 +990,9 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 
 		require.False(t, allows(enqueue, "sqs:SendMessage", dlqArn), "enqueue may send to the DLQ")
 		require.False(t, mentions(enqueue, s.deadLetter), "enqueue's policy names the DLQ: %+v", enqueue)
-		require.False(t, allows(deliver, "sqs:SendMessage", getAtt(s.deliveryQueue, "Arn")), "deliver may send to the delivery queue")
+		// deliver sends the messages that wait (rate limit, breaker, busy
+		// endpoint) to its own queue again, delayed.
+		require.True(t, allows(deliver, "sqs:SendMessage", getAtt(s.deliveryQueue, "Arn")), "deliver cannot send a waiting message again: %+v", deliver)
 
 		for name, stmts := range map[string][]statement{"deliver": deliver, "enqueue": enqueue} {
 			for _, st := range stmts {
