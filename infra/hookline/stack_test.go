@@ -590,9 +590,9 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		var alarms *map[string]*map[string]any
 		check(t, func() { alarms = s.tpl.FindResources(jsii.String("AWS::CloudWatch::Alarm"), nil) })
 		// DLQ, enqueue failures, replay jobs stuck, per-tenant DLQ and its
-		// gauge missing, oldest delivery, iterator age, rejected items,
-		// errors and throttles of 4 functions.
-		require.Len(t, *alarms, 3+5+2*4)
+		// gauge missing, oldest delivery, delivery in flight, iterator age,
+		// rejected items, errors and throttles of 4 functions.
+		require.Len(t, *alarms, 3+6+2*4)
 		for id, a := range *alarms {
 			props := roundTrip(t, a)["Properties"].(obj)
 			require.Contains(t, fmt.Sprint(props["AlarmActions"]), topic, "alarm %s notifies the topic", id)
@@ -683,6 +683,22 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 				})
 			}
 		}
+	})
+
+	t.Run("operations: the delivery queue's in-flight messages alarm well below SQS's ~120,000 per standard queue", func(t *testing.T) {
+		// Past the limit a receive gets nothing and no error; the local
+		// cloud has no AWS/SQS metrics, so the template holds the alarm.
+		check(t, func() {
+			s.tpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), obj{
+				"MetricName": "ApproximateNumberOfMessagesNotVisible", "Namespace": "AWS/SQS",
+				"Dimensions": arr{obj{"Name": "QueueName", "Value": getAtt(s.deliveryQueue, "QueueName")}},
+				"Statistic":  "Maximum", "Period": 300, "EvaluationPeriods": 1,
+				"Threshold": 60000, "ComparisonOperator": "GreaterThanThreshold",
+				"TreatMissingData": "notBreaching",
+			})
+		})
+		require.Equal(t, 60000, deliveryInFlightThreshold)
+		require.LessOrEqual(t, deliveryInFlightThreshold, 120000/2, "well below the in-flight limit")
 	})
 
 	t.Run("deliver alone may run its chains of sends to its own queue: RecursiveLoop Allow", func(t *testing.T) {
