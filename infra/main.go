@@ -14,12 +14,23 @@
 //	requestTimeout  bound on one POST, e.g. "15s"
 //	replayRate      sends per second of one replay job (default 10)
 //	disableAfter    consecutive failed attempts that disable an endpoint (default 50)
+//	disableAfterFor how long those failures must also have lasted, e.g. "120h" (default 5 days;
+//	                at least the retry schedule's span, the sum of its delays)
+//	breakerCooldown, breakerMaxCooldown
+//	                an endpoint's circuit breaker: its first open period and the longest, which
+//	                doubles per failed probe, e.g. "10s", "10m" (the defaults; at most 15m)
+//	endpointConcurrency
+//	                the most deliver invocations sending to one endpoint at once until it shows
+//	                itself fast (default 3; below deliverMaxConcurrency)
 //	allowCIDRs      comma-separated CIDRs the SSRF guard lets through (default none)
 //	allowHTTP       "true" lets tenants register http:// endpoint URLs (default https only)
 //	alarmEmail      subscribe this address to the alarm topic (default none)
 //	operatorEventsToAlarms  "true" sends the operational events on the operator's bus to the alarm topic (default false)
 //	tenantDLQAlarm  per-tenant DLQ depth alarm threshold (default 100)
 //	deliverTimeout  the deliver function's timeout, e.g. "20s" (default request timeout + 5s)
+//	deliverMaxConcurrency
+//	                the deliver mapping's maximum concurrency, the pool; a fast endpoint may have
+//	                all of it, up to 100 (default 10; 2 to 1000)
 //	sweepInterval   how often the DLQ and the tenant DLQ depths are reconciled with the index (default 5m)
 //	apiRateLimit    the HTTP API's requests per second (default 50)
 //	apiBurstLimit   the most requests the HTTP API takes at once above the rate (default 100)
@@ -147,8 +158,12 @@ func retryFromContext(ctx func(string) string, p *hookline.Props) error {
 
 // deliveryFromContext reads how deliveries and replays are made: requestTimeout,
 // replayRate, disableAfter, failingAfter, deadNoticeWindow, allowCIDRs,
-// allowHTTP, and the console's consoleFrameAncestors and portalMinTTL.
+// allowHTTP, the endpoints' isolation (isolationFromContext), and the
+// console's consoleFrameAncestors and portalMinTTL.
 func deliveryFromContext(ctx func(string) string, p *hookline.Props) error {
+	if err := isolationFromContext(ctx, p); err != nil {
+		return err
+	}
 	if err := durationContext(ctx, "requestTimeout", &p.RequestTimeout); err != nil {
 		return err
 	}
@@ -205,6 +220,22 @@ func deliveryFromContext(ctx func(string) string, p *hookline.Props) error {
 	return nil
 }
 
+// isolationFromContext reads what keeps a failing or slow endpoint from
+// hurting the others: disableAfterFor, breakerCooldown, breakerMaxCooldown
+// (durations) and endpointConcurrency.
+func isolationFromContext(ctx func(string) string, p *hookline.Props) error {
+	for key, field := range map[string]*time.Duration{
+		"disableAfterFor":    &p.DisableAfterFor,
+		"breakerCooldown":    &p.BreakerCooldown,
+		"breakerMaxCooldown": &p.BreakerMaxCooldown,
+	} {
+		if err := durationContext(ctx, key, field); err != nil {
+			return err
+		}
+	}
+	return intContext(ctx, "endpointConcurrency", &p.EndpointConcurrency)
+}
+
 // operationsFromContext reads the operator's settings: alarmEmail,
 // operatorEventsToAlarms, faults,
 // sweepInterval, deliverTimeout, tenantDLQAlarm.
@@ -234,9 +265,13 @@ func operationsFromContext(ctx func(string) string, p *hookline.Props) error {
 	return nil
 }
 
-// capacityFromContext reads the functions' reserved concurrency and the API's
-// throttling: *ReservedConcurrency, apiRateLimit, apiBurstLimit.
+// capacityFromContext reads the deliver mapping's maximum concurrency, the
+// functions' reserved concurrency and the API's throttling:
+// deliverMaxConcurrency, *ReservedConcurrency, apiRateLimit, apiBurstLimit.
 func capacityFromContext(ctx func(string) string, p *hookline.Props) error {
+	if err := intContext(ctx, "deliverMaxConcurrency", &p.DeliverMaxConcurrency); err != nil {
+		return err
+	}
 	for key, field := range map[string]*int{
 		"deliverReservedConcurrency": &p.DeliverReservedConcurrency,
 		"apiReservedConcurrency":     &p.APIReservedConcurrency,

@@ -8,7 +8,12 @@
 # so retries and dead-lettering happen in seconds, and loopback allowed by the
 # SSRF guard so receivers on 127.0.0.1 can be reached and registered (http),
 # and a 5 s delivery.dead window so the operational events' tests see their
-# summaries in seconds.
+# summaries in seconds. The endpoints' isolation is scaled to the short
+# schedule (0s,1s,4s,10s spans 15 s): the circuit breaker opens for 1 s,
+# doubling to at most 4 s, and a run of failures must last 30 s, besides
+# disableAfter attempts, before it disables an endpoint (override with
+# HOOKLINE_LOCAL_BREAKER_COOLDOWN, HOOKLINE_LOCAL_BREAKER_MAX_COOLDOWN,
+# HOOKLINE_LOCAL_DISABLE_AFTER_FOR).
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$HOOKLINE_ROOT"
@@ -20,7 +25,9 @@ CTX=(-c architecture=host -c "retrySchedule=$SCHEDULE" -c "maxAge=$MAX_AGE" -c a
   -c "requestTimeout=${HOOKLINE_LOCAL_REQUEST_TIMEOUT:-3s}" -c "disableAfter=${HOOKLINE_LOCAL_DISABLE_AFTER:-50}"
   -c "replayRate=${HOOKLINE_LOCAL_REPLAY_RATE:-10}" -c sweepInterval=1m
   -c "failingAfter=${HOOKLINE_LOCAL_FAILING_AFTER:-10}" -c "deadNoticeWindow=${HOOKLINE_LOCAL_DEAD_NOTICE_WINDOW:-5s}"
-  -c portalMinTTL=1s)
+  -c portalMinTTL=1s
+  -c "breakerCooldown=${HOOKLINE_LOCAL_BREAKER_COOLDOWN:-1s}" -c "breakerMaxCooldown=${HOOKLINE_LOCAL_BREAKER_MAX_COOLDOWN:-4s}"
+  -c "disableAfterFor=${HOOKLINE_LOCAL_DISABLE_AFTER_FOR:-30s}")
 # The deliver function's timeout is derived from the request timeout (3s + 5s)
 # unless set: its queue's visibility, six times that, is how long a crashed
 # batch waits before it is tried again.

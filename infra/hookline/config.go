@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hookline/hookline/internal/deliver"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/hookline/hookline/internal/retry"
@@ -127,6 +128,35 @@ type Props struct {
 	// attempts reaches it. Default 10; negative: never. It must be below a
 	// positive DisableAfter.
 	FailingAfter int
+	// DisableAfterFor is how long an endpoint's run of consecutive failed
+	// attempts must have lasted, besides reaching DisableAfter, before the
+	// endpoint is disabled (410 Gone disables at once, as before). Default
+	// 5 days (domain.DefaultDisableAfterFor). At least the retry
+	// schedule's whole span (RetryPolicy.Span, the sum of its delays:
+	// 22h35m35s by default), so that no outage the schedule rides out can
+	// disable an endpoint: the circuit breaker protects the pool meanwhile.
+	DisableAfterFor time.Duration
+	// BreakerCooldown is how long an endpoint's circuit breaker stays open
+	// once the endpoint is found failing (FailingAfter consecutive failed
+	// attempts): its deliveries wait, spending no attempt, until one is
+	// sent as a probe. Each failed probe doubles it, up to
+	// BreakerMaxCooldown. Default 10 s (domain.DefaultBreakerCooldown); at
+	// most 15 min.
+	BreakerCooldown time.Duration
+	// BreakerMaxCooldown bounds the breaker's open period. Default 10 min
+	// (domain.DefaultBreakerMaxCooldown), or BreakerCooldown when that is
+	// longer; at least BreakerCooldown and at most 15 min: a delivery
+	// waiting for the breaker is sent again delayed, and SQS delays a
+	// message at most 900 s.
+	BreakerMaxCooldown time.Duration
+	// EndpointConcurrency is the most deliver invocations sending to one
+	// endpoint at once while it has not shown itself fast; one that
+	// answers fast may have DeliverMaxConcurrency (at most 100) of them.
+	// Default 3 (domain.DefaultEndpointConcurrency), or
+	// DeliverMaxConcurrency-1 when that is smaller. At least 1 and below
+	// DeliverMaxConcurrency, so that one slow endpoint can never hold the
+	// whole pool; at most 100.
+	EndpointConcurrency int
 	// DeadNoticeWindow coalesces delivery.dead: the deaths of one
 	// endpoint's deliveries within one window (aligned on the Unix epoch)
 	// raise one summary, sent when the window ends. Default 5 min; at
@@ -249,7 +279,7 @@ const MaxEventAge = 13 * 24 * time.Hour
 func (p Props) withDefaults() (Props, error) {
 	for _, set := range []func(*Props) error{
 		(*Props).setPlatformDefaults, (*Props).setDeliveryDefaults,
-		(*Props).setConcurrencyDefaults, (*Props).setOperationDefaults,
+		(*Props).setConcurrencyDefaults, (*Props).setIsolationDefaults, (*Props).setOperationDefaults,
 	} {
 		if err := set(&p); err != nil {
 			return p, err
@@ -342,6 +372,44 @@ func (p *Props) setConcurrencyDefaults() error {
 		return fmt.Errorf("API burst limit %d: want 1 to 5000 requests", p.APIBurstLimit)
 	}
 	return nil
+}
+
+// setIsolationDefaults sets what keeps a failing or slow endpoint from
+// hurting the others: the patient disable, the circuit breaker and the
+// endpoint concurrency gate. It runs after the retry policy and the
+// deliver mapping's concurrency are set, which bound them.
+func (p *Props) setIsolationDefaults() error {
+	if p.DisableAfterFor == 0 {
+		p.DisableAfterFor = domain.DefaultDisableAfterFor
+	}
+	if span := p.Retry.Span(); p.DisableAfterFor < span {
+		return fmt.Errorf("DisableAfterFor %s must be at least the retry schedule's whole span %s (the sum of its delays): an outage the schedule rides out must never disable an endpoint", p.DisableAfterFor, span)
+	}
+	if p.BreakerCooldown < 0 || p.BreakerMaxCooldown < 0 {
+		return fmt.Errorf("breaker cooldown %s and max cooldown %s: want positive durations (zero: the defaults)", p.BreakerCooldown, p.BreakerMaxCooldown)
+	}
+	b := domain.Breaker{Cooldown: p.BreakerCooldown, MaxCooldown: p.BreakerMaxCooldown}.WithDefaults()
+	if p.BreakerMaxCooldown != 0 && p.BreakerMaxCooldown < b.Cooldown {
+		return fmt.Errorf("breaker max cooldown %s must be at least the breaker cooldown %s", p.BreakerMaxCooldown, b.Cooldown)
+	}
+	if b.MaxCooldown > fnenv.MaxBreakerCooldown {
+		return fmt.Errorf("breaker cooldown %s, max cooldown %s: want at most %s (a delivery waiting for the breaker is sent again delayed, and SQS delays a message at most 900 s)", b.Cooldown, b.MaxCooldown, fnenv.MaxBreakerCooldown)
+	}
+	p.BreakerCooldown, p.BreakerMaxCooldown = b.Cooldown, b.MaxCooldown
+	if p.EndpointConcurrency == 0 {
+		p.EndpointConcurrency = min(domain.DefaultEndpointConcurrency, p.DeliverMaxConcurrency-1)
+	}
+	if p.EndpointConcurrency < 1 || p.EndpointConcurrency >= p.DeliverMaxConcurrency || p.EndpointConcurrency > fnenv.MaxFastConcurrency {
+		return fmt.Errorf("endpoint concurrency %d: want at least 1, at most %d, and below the deliver max concurrency %d, so that one slow endpoint can never hold the whole pool", p.EndpointConcurrency, fnenv.MaxFastConcurrency, p.DeliverMaxConcurrency)
+	}
+	return nil
+}
+
+// fastConcurrency is the most deliver invocations that may send to an
+// endpoint that answers fast: the deliver mapping's maximum concurrency,
+// at most fnenv.MaxFastConcurrency.
+func (p Props) fastConcurrency() int {
+	return min(p.DeliverMaxConcurrency, fnenv.MaxFastConcurrency)
 }
 
 // setOperationDefaults sets the replay rate, the disable threshold, the sweep,

@@ -108,8 +108,8 @@ type pipelineFunctions struct {
 func newPipelineFunctions(scope constructs.Construct, id string, p pipelineProps) pipelineFunctions {
 	c := constructs.NewConstruct(scope, &id)
 	fns := functionDefaults{Architecture: p.Architecture, Code: p.Code, LogLevel: p.LogLevel, StateTable: p.Tables.State, DeliveryRetention: p.DeliveryRetention}
-	newFn := func(name string, timeout time.Duration, env map[string]string) awslambda.Function {
-		return fns.new(c, name, timeout, env)
+	newFn := func(name string, timeout time.Duration, env map[string]string, tune ...func(*awslambda.FunctionProps)) awslambda.Function {
+		return fns.new(c, name, timeout, env, tune...)
 	}
 
 	enqueue := newFn("Enqueue", 60*time.Second, fnenv.EnqueueEnv{
@@ -138,14 +138,16 @@ func newPipelineFunctions(scope constructs.Construct, id string, p pipelineProps
 	deliverEnv.QueueURL = *p.Queues.Delivery.QueueUrl()
 	deliverEnv.DLQURL = *p.Queues.DeadLetter.QueueUrl()
 	deliverEnv.SecretsKeyARN = *p.SecretsKey.KeyArn()
-	deliver := newFn("Deliver", p.DeliverTimeout, deliverEnv.Vars())
+	deliver := newFn("Deliver", p.DeliverTimeout, deliverEnv.Vars(), allowRecursiveLoop)
 	reserveConcurrency(deliver, p.DeliverReservedConcurrency)
 	// Load (BatchGetItem), Delivery and Endpoint (GetItem), every write an
-	// UpdateItem; the DLQ send; the signing secrets opened. The mapping
-	// below grants the delivery queue's consumption, ChangeMessageVisibility
-	// included.
+	// UpdateItem; the DLQ send; the sends to its own queue of the messages
+	// that wait (see allowRecursiveLoop); the signing secrets opened. The
+	// mapping below grants the delivery queue's consumption,
+	// ChangeMessageVisibility included.
 	grantTableItems(deliver, p.Tables.State, "dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:UpdateItem")
 	p.Queues.DeadLetter.Grant(deliver, jsii.String("sqs:SendMessage"))
+	p.Queues.Delivery.Grant(deliver, jsii.String("sqs:SendMessage"))
 	grantSecrets(deliver, p.SecretsKey, "kms:Decrypt")
 	deliver.AddEventSource(awslambdaeventsources.NewSqsEventSource(p.Queues.Delivery, &awslambdaeventsources.SqsEventSourceProps{
 		BatchSize:               jsii.Number(deliverBatchSize),
@@ -174,9 +176,27 @@ func (d functionDefaults) common() fnenv.Common {
 	return fnenv.Common{StateTable: *d.StateTable.TableName(), LogLevel: d.LogLevel, DeliveryRetention: d.DeliveryRetention}
 }
 
+// allowRecursiveLoop lets the deliver function's chains of sends to its own
+// queue run. The function sends to the delivery queue that invokes it: a
+// message waiting for its endpoint's rate limit, an open circuit breaker, a
+// busy endpoint (its concurrency gate full), a backoff hop longer than a
+// visibility change can take, or a hitch of hookline's own dependencies is
+// sent again, delayed, and the original deleted. Lambda's recursive-loop
+// detection (on by default, Terminate) sees such a chain through the
+// lineage the SDK carries, and stops it after about 16 invocations,
+// sending the event to the failure destination: a delivery that waited
+// 16 times would be lost. The chain is bounded without it: each re-send
+// carries the attempts made and a deferral count (message.Message.Attempts,
+// Deferrals), a message is never attempted past the schedule, and the age
+// cap (RetryPolicy.MaxAge, 24 h by default) ends every chain, as dead.
+func allowRecursiveLoop(fp *awslambda.FunctionProps) {
+	fp.RecursiveLoop = awslambda.RecursiveLoop_ALLOW
+}
+
 // new creates a provided.al2023 function from Code[<name in lower case>]
-// with the environment env, the Vars of its fnenv contract.
-func (d functionDefaults) new(scope constructs.Construct, name string, timeout time.Duration, env map[string]string) awslambda.Function {
+// with the environment env, the Vars of its fnenv contract; each of tune
+// then adjusts its props.
+func (d functionDefaults) new(scope constructs.Construct, name string, timeout time.Duration, env map[string]string, tune ...func(*awslambda.FunctionProps)) awslambda.Function {
 	arch := awslambda.Architecture_ARM_64()
 	if d.Architecture == "x86_64" {
 		arch = awslambda.Architecture_X86_64()
@@ -196,7 +216,7 @@ func (d functionDefaults) new(scope constructs.Construct, name string, timeout t
 		Description: jsii.String("hookline " + strings.ToLower(name) + " function: only what it calls"),
 	})
 	logs.Grant(role, jsii.String("logs:CreateLogStream"), jsii.String("logs:PutLogEvents"))
-	return awslambda.NewFunction(scope, jsii.String(name), &awslambda.FunctionProps{
+	props := &awslambda.FunctionProps{
 		Role:         role,
 		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
 		Architecture: arch,
@@ -206,7 +226,11 @@ func (d functionDefaults) new(scope constructs.Construct, name string, timeout t
 		Timeout:      awscdk.Duration_Seconds(jsii.Number(timeout.Seconds())),
 		Environment:  &vars,
 		LogGroup:     logs,
-	})
+	}
+	for _, t := range tune {
+		t(props)
+	}
+	return awslambda.NewFunction(scope, jsii.String(name), props)
 }
 
 // logRetention is how long every hookline log group (the functions', the

@@ -162,10 +162,11 @@ func TestLeastPrivilege(t *testing.T) {
 	want := map[string]func(g grantSet){
 		"deliver": func(g grantSet) {
 			g.add(arn(s.deliveryQueue), nil, consume...)
-			g.add(arn(s.deadLetter), nil, "sqs:SendMessage")   // permanent failures
-			g.add(key, purpose, "kms:Decrypt")                 // signing secrets opened
-			g.add(arn(s.outboxTable), nil, "dynamodb:PutItem") // operational events
-			g.add(arn(s.replayOps), nil, "sqs:SendMessage")    // delivery.dead windows' notices
+			g.add(arn(s.deadLetter), nil, "sqs:SendMessage")    // permanent failures
+			g.add(arn(s.deliveryQueue), nil, "sqs:SendMessage") // waiting messages sent again, delayed
+			g.add(key, purpose, "kms:Decrypt")                  // signing secrets opened
+			g.add(arn(s.outboxTable), nil, "dynamodb:PutItem")  // operational events
+			g.add(arn(s.replayOps), nil, "sqs:SendMessage")     // delivery.dead windows' notices
 		},
 		"enqueue": func(g grantSet) {
 			g.add(arn(s.deliveryQueue), nil, "sqs:SendMessage") // SendMessageBatch

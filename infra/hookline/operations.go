@@ -68,6 +68,13 @@ const gaugeMissingPeriods = 2
 // local clouds cannot deploy).
 var tenantDepthQuery = fmt.Sprintf(`SELECT MAX(%s) FROM SCHEMA("%s", %s)`, metrics.TenantDLQDepth, metrics.Namespace, metrics.DimensionTenant)
 
+// deliveryInFlightThreshold is the DeliveryInFlight alarm's threshold, in
+// messages: half of the about 120,000 in-flight messages SQS allows a
+// standard queue. A message hidden for its backoff counts as in flight, and
+// past the limit a receive gets nothing and no error, so the whole delivery
+// path stalls silently; half of it leaves time to act.
+const deliveryInFlightThreshold = 60000
+
 // replayRecoverMinutes is how often replay jobs whose message was lost are
 // looked for (an index query) and sent again.
 const replayRecoverMinutes = 5
@@ -111,6 +118,9 @@ func newAlarms(c constructs.Construct, p opsProps) map[string]awscloudwatch.Alar
 	b.add("OldestDeliveryAge", "Deliveries wait on the delivery queue longer than expected: deliver is failing or throttled.",
 		p.Queues.Delivery.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Maximum")}),
 		p.Alarms.OldestMessageAge.Seconds(), 5)
+	b.add("DeliveryInFlight", "The delivery queue's in-flight messages near SQS's limit of about 120,000 per standard queue, past which deliver receives nothing: long waits (backoffs) are piling up.",
+		p.Queues.Delivery.MetricApproximateNumberOfMessagesNotVisible(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Maximum")}),
+		deliveryInFlightThreshold, 1)
 	b.add("StreamIteratorAge", "The enqueue function is behind on the outbox stream: events are written but not yet fanned out.",
 		p.Enqueue.Metric(jsii.String("IteratorAge"), &awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Maximum")}),
 		float64(p.Alarms.IteratorAge.Milliseconds()), 5)

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/hookline/hookline/internal/netguard"
@@ -286,8 +287,10 @@ func operationsProps(p Props, queues deliveryQueues, replay replayParts, enqueue
 }
 
 // deliverEnv is the deliver function's configuration: the retry policy from
-// the same value that set the queue's maxReceiveCount, timeouts, the SSRF
-// allowlist (the api function's too) and the soak's faults (enqueue's too).
+// the same value that set the queue's maxReceiveCount, timeouts, the
+// endpoints' health and isolation (disable, breaker, concurrency gate), the
+// SSRF allowlist (the api function's too) and the soak's faults (enqueue's
+// too).
 // newPipelineFunctions fills in the rest.
 func deliverEnv(p Props) (fnenv.DeliverEnv, error) {
 	allow, err := netguard.ParsePrefixes(strings.Join(p.AllowCIDRs, ","))
@@ -300,6 +303,11 @@ func deliverEnv(p Props) (fnenv.DeliverEnv, error) {
 	}
 	return fnenv.DeliverEnv{
 		Retry: p.Retry, RequestTimeout: p.RequestTimeout, DisableAfter: p.DisableAfter, FailingAfter: p.FailingAfter,
+		DisableAfterFor: p.DisableAfterFor,
+		Breaker:         domain.Breaker{Cooldown: p.BreakerCooldown, MaxCooldown: p.BreakerMaxCooldown},
+		// The fast limit is the deliver mapping's MaximumConcurrency (the
+		// pool), EndpointConcurrency below it (setIsolationDefaults).
+		EndpointConcurrency: p.EndpointConcurrency, FastConcurrency: p.fastConcurrency(),
 		Notices: fnenv.Notices{DeadNoticeWindow: p.DeadNoticeWindow},
 		Guard:   netguard.Guard{Allow: allow}, Faults: faults,
 	}, nil

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/hookline/hookline/internal/api"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/retry"
@@ -317,6 +318,11 @@ type want struct {
 	allowCIDRs           string
 	tenantThreshold      int
 	enqueueFailThreshold int
+	// The deliver function's isolation: the patient disable, the circuit
+	// breaker, the endpoint concurrency gate (slow and fast limits).
+	disableAfterFor                   time.Duration
+	breaker                           domain.Breaker
+	endpointConcurrency, fastParallel int
 }
 
 func stackChecks(t *testing.T, s *synthesized, w want) {
@@ -584,9 +590,9 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		var alarms *map[string]*map[string]any
 		check(t, func() { alarms = s.tpl.FindResources(jsii.String("AWS::CloudWatch::Alarm"), nil) })
 		// DLQ, enqueue failures, replay jobs stuck, per-tenant DLQ and its
-		// gauge missing, oldest delivery, iterator age, rejected items,
-		// errors and throttles of 4 functions.
-		require.Len(t, *alarms, 3+5+2*4)
+		// gauge missing, oldest delivery, delivery in flight, iterator age,
+		// rejected items, errors and throttles of 4 functions.
+		require.Len(t, *alarms, 3+6+2*4)
 		for id, a := range *alarms {
 			props := roundTrip(t, a)["Properties"].(obj)
 			require.Contains(t, fmt.Sprint(props["AlarmActions"]), topic, "alarm %s notifies the topic", id)
@@ -679,6 +685,30 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		}
 	})
 
+	t.Run("operations: the delivery queue's in-flight messages alarm well below SQS's ~120,000 per standard queue", func(t *testing.T) {
+		// Past the limit a receive gets nothing and no error; the local
+		// cloud has no AWS/SQS metrics, so the template holds the alarm.
+		check(t, func() {
+			s.tpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), obj{
+				"MetricName": "ApproximateNumberOfMessagesNotVisible", "Namespace": "AWS/SQS",
+				"Dimensions": arr{obj{"Name": "QueueName", "Value": getAtt(s.deliveryQueue, "QueueName")}},
+				"Statistic":  "Maximum", "Period": 300, "EvaluationPeriods": 1,
+				"Threshold": 60000, "ComparisonOperator": "GreaterThanThreshold",
+				"TreatMissingData": "notBreaching",
+			})
+		})
+		require.Equal(t, 60000, deliveryInFlightThreshold)
+		require.LessOrEqual(t, deliveryInFlightThreshold, 120000/2, "well below the in-flight limit")
+	})
+
+	t.Run("deliver alone may run its chains of sends to its own queue: RecursiveLoop Allow", func(t *testing.T) {
+		s.hasProperties(t, "AWS::Lambda::Function", s.deliverFn, obj{"RecursiveLoop": "Allow"})
+		for _, fn := range []string{s.enqueueFn, s.apiFn, s.replayFn} {
+			loop := dig(t, s.resource(t, fn, "AWS::Lambda::Function"), "Properties").(obj)["RecursiveLoop"]
+			require.Contains(t, []any{nil, "Terminate"}, loop, "function %s keeps Lambda's recursive-loop detection", fn)
+		}
+	})
+
 	t.Run("operations: gauges, sweeps and job recovery scheduled onto the operations queue; dashboard", func(t *testing.T) {
 		for input, rate := range map[string]string{`{"gauges":true}`: "rate(1 minute)", `{"reconcile":true,"sweep":true}`: "rate(5 minutes)", `{"recover":true}`: "rate(5 minutes)"} {
 			check(t, func() {
@@ -716,7 +746,7 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		require.False(t, mentions(s.rolePolicy(t, s.apiFn), obj{"Fn::GetAtt": arr{s.deadLetter, "Arn"}}), "the api function has no business with the DLQ yet")
 	})
 
-	t.Run("deliver environment: retry schedule, queues, state table, allowlist", func(t *testing.T) {
+	t.Run("deliver environment: retry schedule, queues, state table, allowlist, isolation (breaker, disable, concurrency gate)", func(t *testing.T) {
 		s.hasProperties(t, "AWS::Lambda::Function", s.deliverFn, obj{
 			"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{
 				retry.EnvSchedule:             scheduleString(w.schedule),
@@ -741,6 +771,22 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		steps, err := retry.ParseSchedule(vars[retry.EnvSchedule])
 		require.NoError(t, err)
 		require.Equal(t, w.schedule, steps)
+		// The function accepts the whole environment (the references
+		// resolved to stand-ins) and reads the isolation settings back.
+		for k, v := range env {
+			if _, ok := v.(string); !ok {
+				vars[k] = "resolved-at-deploy"
+			}
+		}
+		cfg, err := fnenv.LoadDeliver(func(k string) string { return vars[k] })
+		require.NoError(t, err)
+		require.Equal(t, w.disableAfterFor, cfg.DisableAfterFor)
+		require.Equal(t, w.breaker, cfg.Breaker)
+		require.Equal(t, w.endpointConcurrency, cfg.EndpointConcurrency)
+		require.Equal(t, w.fastParallel, cfg.FastConcurrency)
+		require.Equal(t, w.maxConcurrency, cfg.FastConcurrency, "an endpoint answering fast may have the whole mapping's concurrency")
+		require.Less(t, cfg.EndpointConcurrency, w.maxConcurrency, "one slow endpoint never holds the whole pool")
+		require.GreaterOrEqual(t, cfg.DisableAfterFor, retry.Policy{Schedule: w.schedule}.Span(), "no outage the schedule rides out disables an endpoint")
 	})
 
 	t.Run("enqueue environment: delivery queue and state table", func(t *testing.T) {
@@ -960,7 +1006,9 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 
 		require.False(t, allows(enqueue, "sqs:SendMessage", dlqArn), "enqueue may send to the DLQ")
 		require.False(t, mentions(enqueue, s.deadLetter), "enqueue's policy names the DLQ: %+v", enqueue)
-		require.False(t, allows(deliver, "sqs:SendMessage", getAtt(s.deliveryQueue, "Arn")), "deliver may send to the delivery queue")
+		// deliver sends the messages that wait (rate limit, breaker, busy
+		// endpoint) to its own queue again, delayed.
+		require.True(t, allows(deliver, "sqs:SendMessage", getAtt(s.deliveryQueue, "Arn")), "deliver cannot send a waiting message again: %+v", deliver)
 
 		for name, stmts := range map[string][]statement{"deliver": deliver, "enqueue": enqueue} {
 			for _, st := range stmts {
@@ -1020,6 +1068,10 @@ func TestStackDefaults(t *testing.T) {
 		alarmThreshold:  100,
 		allowCIDRs:      "",
 		tenantThreshold: 100,
+		disableAfterFor: 5 * 24 * time.Hour,
+		breaker:         domain.Breaker{Cooldown: 10 * time.Second, MaxCooldown: 10 * time.Minute},
+		// 3 of the 10: a slow endpoint holds at most 30% of the pool.
+		endpointConcurrency: 3, fastParallel: 10,
 	})
 }
 
@@ -1040,6 +1092,10 @@ func TestStackCustom(t *testing.T) {
 		DLQAlarmThreshold:          7,
 		TenantDLQAlarmThreshold:    250,
 		EnqueueFailuresThreshold:   3,
+		DisableAfterFor:            2 * time.Minute,
+		BreakerCooldown:            time.Second,
+		BreakerMaxCooldown:         4 * time.Second,
+		EndpointConcurrency:        4,
 	})
 	t.Logf("synthesized custom stack in %s", time.Since(start).Round(time.Millisecond))
 	stackChecks(t, s, want{
@@ -1056,6 +1112,9 @@ func TestStackCustom(t *testing.T) {
 		allowCIDRs:           "127.0.0.0/8,10.0.0.0/8",
 		tenantThreshold:      250,
 		enqueueFailThreshold: 3,
+		disableAfterFor:      2 * time.Minute,
+		breaker:              domain.Breaker{Cooldown: time.Second, MaxCooldown: 4 * time.Second},
+		endpointConcurrency:  4, fastParallel: 5,
 	})
 }
 
@@ -1207,6 +1266,51 @@ func TestPropsValidation(t *testing.T) {
 		accepted(t, Props{FailingAfter: 60, DisableAfter: -1})
 		accepted(t, Props{FailingAfter: -1, DisableAfter: 3, DeadNoticeWindow: 15 * time.Minute})
 	})
+	t.Run("isolation: patient disable, circuit breaker, endpoint concurrency", func(t *testing.T) {
+		p := accepted(t, Props{})
+		require.Equal(t, domain.DefaultDisableAfterFor, p.DisableAfterFor)
+		require.Equal(t, 5*24*time.Hour, p.DisableAfterFor)
+		require.Equal(t, 10*time.Second, p.BreakerCooldown)
+		require.Equal(t, 10*time.Minute, p.BreakerMaxCooldown)
+		require.Equal(t, 3, p.EndpointConcurrency)
+		require.Equal(t, 10, p.fastConcurrency(), "the deliver mapping's max concurrency")
+
+		// The patient disable outlasts the schedule's whole span.
+		refused(t, Props{DisableAfterFor: 22 * time.Hour}, "DisableAfterFor 22h0m0s must be at least the retry schedule's whole span 22h35m35s (the sum of its delays): an outage the schedule rides out must never disable an endpoint")
+		accepted(t, Props{DisableAfterFor: 22*time.Hour + 35*time.Minute + 35*time.Second})
+		local := retry.Policy{Schedule: []time.Duration{0, time.Second, 4 * time.Second, 10 * time.Second}}
+		accepted(t, Props{Retry: local, DisableAfterFor: 30 * time.Second})
+		refused(t, Props{Retry: local, DisableAfterFor: 14 * time.Second}, "whole span 15s")
+		refused(t, Props{DisableAfterFor: -time.Hour}, "DisableAfterFor -1h0m0s")
+
+		// The breaker: open at most as long as SQS can delay a message.
+		p = accepted(t, Props{BreakerCooldown: time.Second, BreakerMaxCooldown: 4 * time.Second})
+		require.Equal(t, [2]time.Duration{time.Second, 4 * time.Second}, [2]time.Duration{p.BreakerCooldown, p.BreakerMaxCooldown})
+		p = accepted(t, Props{BreakerCooldown: 12 * time.Minute})
+		require.Equal(t, 12*time.Minute, p.BreakerMaxCooldown, "the default maximum follows a longer cooldown")
+		accepted(t, Props{BreakerMaxCooldown: 15 * time.Minute})
+		refused(t, Props{BreakerMaxCooldown: 16 * time.Minute}, "want at most 15m0s (a delivery waiting for the breaker is sent again delayed, and SQS delays a message at most 900 s)")
+		refused(t, Props{BreakerCooldown: 16 * time.Minute}, "breaker cooldown 16m0s")
+		refused(t, Props{BreakerCooldown: time.Minute, BreakerMaxCooldown: 30 * time.Second}, "breaker max cooldown 30s must be at least the breaker cooldown 1m0s")
+		refused(t, Props{BreakerMaxCooldown: 5 * time.Second}, "must be at least the breaker cooldown 10s")
+		refused(t, Props{BreakerCooldown: -time.Second}, "want positive durations")
+
+		// The concurrency gate: below the pool, so one slow endpoint
+		// never holds all of it.
+		refused(t, Props{EndpointConcurrency: 10}, "endpoint concurrency 10: want at least 1, at most 100, and below the deliver max concurrency 10")
+		refused(t, Props{EndpointConcurrency: -1}, "endpoint concurrency -1")
+		refused(t, Props{DeliverMaxConcurrency: 500, EndpointConcurrency: 101}, "at most 100")
+		require.Equal(t, 9, accepted(t, Props{EndpointConcurrency: 9}).EndpointConcurrency)
+		require.Equal(t, 1, accepted(t, Props{DeliverMaxConcurrency: 2}).EndpointConcurrency, "the default stays below a small pool")
+		p = accepted(t, Props{DeliverMaxConcurrency: 500, EndpointConcurrency: 100})
+		require.Equal(t, 100, p.fastConcurrency(), "the fast limit is at most 100")
+		env, err := deliverEnv(p)
+		require.NoError(t, err)
+		_, err = fnenv.LoadDeliver(lookupVars(env.Vars(), map[string]string{
+			"HOOKLINE_STATE_TABLE": "s", "HOOKLINE_DELIVERY_QUEUE_URL": "q", "HOOKLINE_DLQ_URL": "d", "HOOKLINE_SECRETS_KEY_ARN": "k",
+		}))
+		require.NoError(t, err, "what the props accept, the function accepts")
+	})
 	t.Run("delivery and DLQ retention", func(t *testing.T) {
 		p := accepted(t, Props{})
 		require.Equal(t, 15*24*time.Hour, p.DeliveryRetention)
@@ -1242,6 +1346,16 @@ func TestPropsValidation(t *testing.T) {
 			require.ErrorContains(t, err, fmt.Sprintf("allow CIDR %q", c))
 		}
 	})
+}
+
+// lookupVars reads vars, then more, as the environment.
+func lookupVars(vars, more map[string]string) func(string) string {
+	return func(k string) string {
+		if v, ok := vars[k]; ok && v != "" {
+			return v
+		}
+		return more[k]
+	}
 }
 
 func TestMaxAgeBoundedByQueueRetention(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/netguard"
 	"github.com/hookline/hookline/internal/retry"
@@ -50,6 +51,11 @@ const (
 	varFrameAncestors       = "HOOKLINE_CONSOLE_FRAME_ANCESTORS"
 	varAlarmNamePrefix      = "HOOKLINE_ALARM_NAME_PREFIX"
 	varPortalMinTTL         = "HOOKLINE_PORTAL_MIN_TTL"
+	varDisableAfterFor      = "HOOKLINE_DISABLE_AFTER_FOR"
+	varBreakerCooldown      = "HOOKLINE_BREAKER_COOLDOWN"
+	varBreakerMaxCooldown   = "HOOKLINE_BREAKER_MAX_COOLDOWN"
+	varEndpointConcurrency  = "HOOKLINE_ENDPOINT_CONCURRENCY"
+	varFastConcurrency      = "HOOKLINE_ENDPOINT_FAST_CONCURRENCY"
 )
 
 // VarOutboxTable (the outbox table's name) and VarReplayOpsQueueURL (the
@@ -90,6 +96,17 @@ const (
 	// DefaultPayloadRetention is how long after its occurred_at an event's
 	// payload is served by the API (api.DefaultPayloadRetention).
 	DefaultPayloadRetention = 15 * 24 * time.Hour
+	// MaxBreakerCooldown is the longest a circuit breaker may stay open
+	// (Breaker.MaxCooldown, and so Breaker.Cooldown): a delivery waiting
+	// for the breaker is sent again with an SQS DelaySeconds, at most 900 s.
+	MaxBreakerCooldown = 15 * time.Minute
+	// DefaultFastConcurrency is the most deliver invocations sending to an
+	// endpoint that answers fast: the deliver mapping's default maximum
+	// concurrency, 10.
+	DefaultFastConcurrency = 10
+	// MaxFastConcurrency bounds FastConcurrency: 100 invocations sending
+	// to one endpoint at once.
+	MaxFastConcurrency = 100
 )
 
 // Notices is how a function raises operational events: where it writes
@@ -253,6 +270,29 @@ type DeliverEnv struct {
 	// DefaultFailingAfter (10); negative: never; must be below a positive
 	// DisableAfter.
 	FailingAfter int
+	// DisableAfterFor (HOOKLINE_DISABLE_AFTER_FOR) is how long an
+	// endpoint's run of consecutive failures must have lasted, besides
+	// reaching DisableAfter attempts, before the endpoint is disabled.
+	// Default domain.DefaultDisableAfterFor (5 days); a positive duration.
+	DisableAfterFor time.Duration
+	// Breaker is the endpoints' circuit breaker (HOOKLINE_BREAKER_COOLDOWN,
+	// default domain.DefaultBreakerCooldown, 10s; HOOKLINE_BREAKER_MAX_COOLDOWN,
+	// default domain.DefaultBreakerMaxCooldown, 10m, or the cooldown when
+	// that is longer). Both positive, the maximum at least the cooldown and
+	// at most MaxBreakerCooldown (15m): a delivery waiting for the breaker
+	// is sent again delayed, and SQS delays a message at most 900 s.
+	Breaker domain.Breaker
+	// EndpointConcurrency (HOOKLINE_ENDPOINT_CONCURRENCY) is the most
+	// deliver invocations sending to one endpoint at once while it has not
+	// shown itself fast. Default domain.DefaultEndpointConcurrency (3); at
+	// least 1.
+	EndpointConcurrency int
+	// FastConcurrency (HOOKLINE_ENDPOINT_FAST_CONCURRENCY) is the most
+	// deliver invocations sending to one endpoint at once while it answers
+	// fast. Default DefaultFastConcurrency (10); at least
+	// EndpointConcurrency and at most MaxFastConcurrency (100). The stack
+	// sets it to the deliver mapping's maximum concurrency.
+	FastConcurrency int
 	// Notices is where operational events go (HOOKLINE_OUTBOX_TABLE,
 	// HOOKLINE_REPLAY_OPS_QUEUE_URL, HOOKLINE_DEAD_NOTICE_WINDOW).
 	Notices Notices
@@ -277,6 +317,7 @@ func (e DeliverEnv) Vars() map[string]string {
 	if e.FailingAfter != 0 {
 		v[varFailingAfter] = strconv.Itoa(e.FailingAfter)
 	}
+	e.isolationVars(v)
 	e.Notices.vars(v)
 	setFaults(v, e.Faults)
 	return v
@@ -289,14 +330,18 @@ func LoadDeliver(getenv func(string) string) (DeliverEnv, error) {
 		return DeliverEnv{}, err
 	}
 	e := DeliverEnv{
-		Common:         loadCommon(getenv),
-		QueueURL:       getenv(varDeliveryQueueURL),
-		DLQURL:         getenv(varDLQURL),
-		SecretsKeyARN:  getenv(varSecretsKeyARN),
-		RequestTimeout: DefaultRequestTimeout,
-		DisableAfter:   DefaultDisableAfter,
-		FailingAfter:   DefaultFailingAfter,
-		Faults:         faults,
+		Common:              loadCommon(getenv),
+		QueueURL:            getenv(varDeliveryQueueURL),
+		DLQURL:              getenv(varDLQURL),
+		SecretsKeyARN:       getenv(varSecretsKeyARN),
+		RequestTimeout:      DefaultRequestTimeout,
+		DisableAfter:        DefaultDisableAfter,
+		FailingAfter:        DefaultFailingAfter,
+		DisableAfterFor:     domain.DefaultDisableAfterFor,
+		Breaker:             domain.Breaker{}.WithDefaults(),
+		EndpointConcurrency: domain.DefaultEndpointConcurrency,
+		FastConcurrency:     DefaultFastConcurrency,
+		Faults:              faults,
 	}
 	if err := firstErr(e.Common.check(), required(varStateTable, e.StateTable, varDeliveryQueueURL, e.QueueURL, varDLQURL, e.DLQURL, varSecretsKeyARN, e.SecretsKeyARN)); err != nil {
 		return e, err
@@ -320,6 +365,9 @@ func LoadDeliver(getenv func(string) string) (DeliverEnv, error) {
 	if err := e.loadHealth(getenv); err != nil {
 		return e, err
 	}
+	if err := e.loadIsolation(getenv); err != nil {
+		return e, err
+	}
 	e.Notices, err = loadNotices(getenv)
 	return e, err
 }
@@ -335,6 +383,77 @@ func (e *DeliverEnv) loadHealth(getenv func(string) string) error {
 	}
 	if e.FailingAfter > 0 && e.DisableAfter > 0 && e.FailingAfter >= e.DisableAfter {
 		return fmt.Errorf("%s %d must be below %s %d", varFailingAfter, e.FailingAfter, varDisableAfter, e.DisableAfter)
+	}
+	return nil
+}
+
+// isolationVars renders the patient disable, the circuit breaker and the
+// endpoint concurrency gate, each only when set (zero: the default).
+func (e DeliverEnv) isolationVars(v map[string]string) {
+	if e.DisableAfterFor != 0 {
+		v[varDisableAfterFor] = e.DisableAfterFor.String()
+	}
+	if e.Breaker.Cooldown != 0 {
+		v[varBreakerCooldown] = e.Breaker.Cooldown.String()
+	}
+	if e.Breaker.MaxCooldown != 0 {
+		v[varBreakerMaxCooldown] = e.Breaker.MaxCooldown.String()
+	}
+	if e.EndpointConcurrency != 0 {
+		v[varEndpointConcurrency] = strconv.Itoa(e.EndpointConcurrency)
+	}
+	if e.FastConcurrency != 0 {
+		v[varFastConcurrency] = strconv.Itoa(e.FastConcurrency)
+	}
+}
+
+// loadIsolation reads the patient disable, the circuit breaker and the
+// endpoint concurrency gate over their defaults, and refuses what cannot
+// work: a breaker open longer than SQS can delay a message, a fast limit
+// below the slow one.
+func (e *DeliverEnv) loadIsolation(getenv func(string) string) error {
+	if s := getenv(varDisableAfterFor); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("%s: %q is not a positive duration", varDisableAfterFor, s)
+		}
+		e.DisableAfterFor = d
+	}
+	var b domain.Breaker
+	for _, f := range []struct {
+		name  string
+		field *time.Duration
+	}{{varBreakerCooldown, &b.Cooldown}, {varBreakerMaxCooldown, &b.MaxCooldown}} {
+		if s := getenv(f.name); s != "" {
+			d, err := time.ParseDuration(s)
+			if err != nil || d <= 0 || d > MaxBreakerCooldown {
+				return fmt.Errorf("%s: %q is not a duration above 0 and at most %s (SQS delays a message at most 900 s)", f.name, s, MaxBreakerCooldown)
+			}
+			*f.field = d
+		}
+	}
+	// An unset maximum follows a longer cooldown (domain.Breaker's
+	// defaults); a set one below the cooldown is refused.
+	if b.MaxCooldown != 0 && b.MaxCooldown < b.WithDefaults().Cooldown {
+		return fmt.Errorf("%s %s must be at least %s %s", varBreakerMaxCooldown, b.MaxCooldown, varBreakerCooldown, b.WithDefaults().Cooldown)
+	}
+	e.Breaker = b.WithDefaults()
+	if s := getenv(varEndpointConcurrency); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return fmt.Errorf("%s: %q is not a whole number of at least 1", varEndpointConcurrency, s)
+		}
+		e.EndpointConcurrency = n
+	}
+	if s := getenv(varFastConcurrency); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > MaxFastConcurrency {
+			return fmt.Errorf("%s: %q is not a whole number from 1 to %d", varFastConcurrency, s, MaxFastConcurrency)
+		}
+		e.FastConcurrency = n
+	}
+	if e.FastConcurrency < e.EndpointConcurrency {
+		return fmt.Errorf("%s %d must be at least %s %d", varFastConcurrency, e.FastConcurrency, varEndpointConcurrency, e.EndpointConcurrency)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/netguard"
 	"github.com/hookline/hookline/internal/retry"
@@ -85,6 +86,10 @@ func TestLoadDeliver(t *testing.T) {
 	require.Equal(t, 8, c.Retry.Attempts())
 	require.Empty(t, c.Guard.Allow)
 	require.Equal(t, "arn:aws:kms:us-east-1:000000000000:key/k", c.SecretsKeyARN)
+	require.Equal(t, domain.DefaultDisableAfterFor, c.DisableAfterFor)
+	require.Equal(t, domain.Breaker{Cooldown: domain.DefaultBreakerCooldown, MaxCooldown: domain.DefaultBreakerMaxCooldown}, c.Breaker)
+	require.Equal(t, domain.DefaultEndpointConcurrency, c.EndpointConcurrency)
+	require.Equal(t, 10, c.FastConcurrency)
 
 	require.Equal(t, 11*time.Hour+57*time.Minute, c.Retry.LongestDelay(), "the default 2 min queue visibility timeout")
 
@@ -96,21 +101,43 @@ func TestLoadDeliver(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, c.Guard.Allow, 2)
 
+	c, err = LoadDeliver(with("HOOKLINE_BREAKER_COOLDOWN", "12m"))
+	require.NoError(t, err)
+	require.Equal(t, domain.Breaker{Cooldown: 12 * time.Minute, MaxCooldown: 12 * time.Minute}, c.Breaker, "a cooldown above the default maximum raises the maximum, as domain.Breaker does")
+	c, err = LoadDeliver(with("HOOKLINE_BREAKER_MAX_COOLDOWN", "15m"))
+	require.NoError(t, err)
+	require.Equal(t, 15*time.Minute, c.Breaker.MaxCooldown, "the longest SQS delay")
+
 	for name, tc := range map[string]struct{ key, value, want string }{
-		"no table":             {"HOOKLINE_STATE_TABLE", "", "HOOKLINE_STATE_TABLE is required"},
-		"no dlq":               {"HOOKLINE_DLQ_URL", "", "HOOKLINE_DLQ_URL is required"},
-		"no key":               {"HOOKLINE_SECRETS_KEY_ARN", "", "HOOKLINE_SECRETS_KEY_ARN is required"},
-		"bad timeout":          {"HOOKLINE_REQUEST_TIMEOUT", "soon", "HOOKLINE_REQUEST_TIMEOUT"},
-		"zero timeout":         {"HOOKLINE_REQUEST_TIMEOUT", "0s", "positive"},
-		"bad schedule":         {"HOOKLINE_RETRY_SCHEDULE", "0s,24h", "exceeds 12h"},
-		"bad queue visibility": {"HOOKLINE_QUEUE_VISIBILITY_TIMEOUT", "12h", "leaves no delay"},
-		"bad cidr":             {"HOOKLINE_ALLOW_CIDRS", "127.0.0.1", "HOOKLINE_ALLOW_CIDRS"},
-		"bad disable":          {"HOOKLINE_DISABLE_AFTER", "many", "HOOKLINE_DISABLE_AFTER"},
-		"zero disable":         {"HOOKLINE_DISABLE_AFTER", "0", "non-zero"},
-		"bad failing":          {"HOOKLINE_FAILING_AFTER", "soon", "HOOKLINE_FAILING_AFTER"},
-		"failing not below":    {"HOOKLINE_FAILING_AFTER", "50", "must be below HOOKLINE_DISABLE_AFTER 50"},
-		"window too long":      {"HOOKLINE_DEAD_NOTICE_WINDOW", "16m", "at most 15m"},
-		"window zero":          {"HOOKLINE_DEAD_NOTICE_WINDOW", "0s", "HOOKLINE_DEAD_NOTICE_WINDOW"},
+		"no table":               {"HOOKLINE_STATE_TABLE", "", "HOOKLINE_STATE_TABLE is required"},
+		"no dlq":                 {"HOOKLINE_DLQ_URL", "", "HOOKLINE_DLQ_URL is required"},
+		"no key":                 {"HOOKLINE_SECRETS_KEY_ARN", "", "HOOKLINE_SECRETS_KEY_ARN is required"},
+		"bad timeout":            {"HOOKLINE_REQUEST_TIMEOUT", "soon", "HOOKLINE_REQUEST_TIMEOUT"},
+		"zero timeout":           {"HOOKLINE_REQUEST_TIMEOUT", "0s", "positive"},
+		"bad schedule":           {"HOOKLINE_RETRY_SCHEDULE", "0s,24h", "exceeds 12h"},
+		"bad queue visibility":   {"HOOKLINE_QUEUE_VISIBILITY_TIMEOUT", "12h", "leaves no delay"},
+		"bad cidr":               {"HOOKLINE_ALLOW_CIDRS", "127.0.0.1", "HOOKLINE_ALLOW_CIDRS"},
+		"bad disable":            {"HOOKLINE_DISABLE_AFTER", "many", "HOOKLINE_DISABLE_AFTER"},
+		"zero disable":           {"HOOKLINE_DISABLE_AFTER", "0", "non-zero"},
+		"bad failing":            {"HOOKLINE_FAILING_AFTER", "soon", "HOOKLINE_FAILING_AFTER"},
+		"failing not below":      {"HOOKLINE_FAILING_AFTER", "50", "must be below HOOKLINE_DISABLE_AFTER 50"},
+		"window too long":        {"HOOKLINE_DEAD_NOTICE_WINDOW", "16m", "at most 15m"},
+		"window zero":            {"HOOKLINE_DEAD_NOTICE_WINDOW", "0s", "HOOKLINE_DEAD_NOTICE_WINDOW"},
+		"bad disable for":        {"HOOKLINE_DISABLE_AFTER_FOR", "a week", `HOOKLINE_DISABLE_AFTER_FOR: "a week" is not a positive duration`},
+		"zero disable for":       {"HOOKLINE_DISABLE_AFTER_FOR", "0s", "HOOKLINE_DISABLE_AFTER_FOR"},
+		"negative disable for":   {"HOOKLINE_DISABLE_AFTER_FOR", "-1h", "positive"},
+		"bad cooldown":           {"HOOKLINE_BREAKER_COOLDOWN", "soon", "HOOKLINE_BREAKER_COOLDOWN"},
+		"zero cooldown":          {"HOOKLINE_BREAKER_COOLDOWN", "0s", "HOOKLINE_BREAKER_COOLDOWN"},
+		"cooldown too long":      {"HOOKLINE_BREAKER_COOLDOWN", "16m", "at most 15m0s (SQS delays a message at most 900 s)"},
+		"bad max cooldown":       {"HOOKLINE_BREAKER_MAX_COOLDOWN", "-1m", "HOOKLINE_BREAKER_MAX_COOLDOWN"},
+		"max cooldown too long":  {"HOOKLINE_BREAKER_MAX_COOLDOWN", "901s", `HOOKLINE_BREAKER_MAX_COOLDOWN: "901s" is not a duration above 0 and at most 15m0s`},
+		"max below cooldown":     {"HOOKLINE_BREAKER_MAX_COOLDOWN", "5s", "HOOKLINE_BREAKER_MAX_COOLDOWN 5s must be at least HOOKLINE_BREAKER_COOLDOWN 10s"},
+		"bad concurrency":        {"HOOKLINE_ENDPOINT_CONCURRENCY", "few", "HOOKLINE_ENDPOINT_CONCURRENCY"},
+		"zero concurrency":       {"HOOKLINE_ENDPOINT_CONCURRENCY", "0", "at least 1"},
+		"concurrency above fast": {"HOOKLINE_ENDPOINT_CONCURRENCY", "11", "HOOKLINE_ENDPOINT_FAST_CONCURRENCY 10 must be at least HOOKLINE_ENDPOINT_CONCURRENCY 11"},
+		"bad fast":               {"HOOKLINE_ENDPOINT_FAST_CONCURRENCY", "many", "HOOKLINE_ENDPOINT_FAST_CONCURRENCY"},
+		"fast too high":          {"HOOKLINE_ENDPOINT_FAST_CONCURRENCY", "101", "from 1 to 100"},
+		"fast below slow":        {"HOOKLINE_ENDPOINT_FAST_CONCURRENCY", "2", "HOOKLINE_ENDPOINT_FAST_CONCURRENCY 2 must be at least HOOKLINE_ENDPOINT_CONCURRENCY 3"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := LoadDeliver(with(tc.key, tc.value))
@@ -200,6 +227,8 @@ func TestVarsRoundTrip(t *testing.T) {
 		e := DeliverEnv{
 			Common: common, QueueURL: "https://q", DLQURL: "https://dlq", SecretsKeyARN: "arn:key",
 			Retry: policy, RequestTimeout: 7 * time.Second, Guard: netguard.Guard{Allow: allow}, DisableAfter: -1, FailingAfter: 3,
+			DisableAfterFor: 30 * time.Second, Breaker: domain.Breaker{Cooldown: time.Second, MaxCooldown: 4 * time.Second},
+			EndpointConcurrency: 2, FastConcurrency: 7,
 			Notices: Notices{OutboxTable: "outbox", OpsQueueURL: "https://ops", DeadNoticeWindow: 5 * time.Second},
 			Faults:  fault.Rates{fault.DeliverCrash: 0.01, fault.EnqueueFail: 0.05},
 		}
@@ -234,6 +263,9 @@ func TestVarsRoundTrip(t *testing.T) {
 // in plain text when the secret names it.
 func TestVarsLeaveOutWhatIsNotAsked(t *testing.T) {
 	require.NotContains(t, DeliverEnv{}.Vars(), "HOOKLINE_FAULTS")
+	for _, k := range []string{"HOOKLINE_DISABLE_AFTER_FOR", "HOOKLINE_BREAKER_COOLDOWN", "HOOKLINE_BREAKER_MAX_COOLDOWN", "HOOKLINE_ENDPOINT_CONCURRENCY", "HOOKLINE_ENDPOINT_FAST_CONCURRENCY"} {
+		require.NotContains(t, DeliverEnv{}.Vars(), k, "a zero field is left to the function's default")
+	}
 	require.NotContains(t, EnqueueEnv{Faults: fault.Rates{}}.Vars(), "HOOKLINE_FAULTS")
 	require.Equal(t, "enqueue_fail:0.05", EnqueueEnv{Faults: fault.Rates{fault.EnqueueFail: 0.05}}.Vars()["HOOKLINE_FAULTS"])
 	require.NotContains(t, APIEnv{OperatorKeySecretARN: "arn:secret"}.Vars(), "HOOKLINE_OPERATOR_KEY")

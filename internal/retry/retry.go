@@ -174,6 +174,19 @@ func (p Policy) Attempts() int {
 	return len(p.schedule())
 }
 
+// Span is the sum of the schedule's delays (22h35m35s for
+// DefaultSchedule): how long a run of failures that the schedule rides out,
+// every attempt failing, lasts at least, jitter aside. A patient disable
+// must wait at least this long, so that no outage the schedule rides out
+// disables an endpoint.
+func (p Policy) Span() time.Duration {
+	var d time.Duration
+	for _, step := range p.schedule() {
+		d += step
+	}
+	return d
+}
+
 // Validate reports whether the policy is usable: the schedule (after
 // defaulting) must be non-empty, have at most 1000 steps (the SQS limit on
 // maxReceiveCount), and every step must lie in [0, MaxDelay]; Jitter must lie

@@ -36,6 +36,8 @@ func TestDefaults(t *testing.T) {
 	require.NoError(t, Policy{}.Validate())
 	require.Equal(t, 8, Policy{}.Attempts())
 	require.Equal(t, 3, Policy{Schedule: []time.Duration{0, time.Second, time.Minute}}.Attempts())
+	require.Equal(t, 22*time.Hour+35*time.Minute+35*time.Second, Policy{}.Span(), "the default schedule's delays together")
+	require.Equal(t, 15*time.Second, Policy{Schedule: []time.Duration{0, time.Second, 4 * time.Second, 10 * time.Second}}.Span(), "the local cloud's")
 }
 
 func TestDecideSchedule(t *testing.T) {
