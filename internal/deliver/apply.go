@@ -218,7 +218,7 @@ func (h *Handler) waitOut(ctx context.Context, at *attempt, delay time.Duration)
 	msg.Attempts = at.in.Attempt
 	due := h.now().Add(delay).UTC().Truncate(time.Second)
 	msg.NotBefore = &due
-	if h.sendAgain(ctx, at, msg, MaxDeferDelay, WaitBackoff) {
+	if h.sendAgainOr(ctx, at, msg, MaxDeferDelay, WaitBackoff, delay) {
 		return true
 	}
 	h.setVisibility(ctx, at.log, at.m, delay)

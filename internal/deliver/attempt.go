@@ -46,6 +46,7 @@ type batch struct {
 	stats  *batchStats     // the batch's attempt counters, per endpoint
 	gates  *rateGates      // the batch's rate-limited endpoints' slots
 	egates *endpointGates  // the batch's endpoint gates
+	later  *laterSends     // the batch's messages to send again, at its end
 }
 
 // process makes one attempt for m (msg is its decoded body, or decodeErr

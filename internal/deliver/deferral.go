@@ -2,10 +2,13 @@ package deliver
 
 import (
 	"context"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
 )
@@ -35,23 +38,109 @@ func (h *Handler) deferMessage(ctx context.Context, at *attempt, w Wait) bool {
 	return h.sendAgain(ctx, at, msg, delay, w)
 }
 
-// sendAgain sends msg to the delivery queue, delayed by delay (whole
-// seconds, 1 to MaxDeferDelay), in its tenant's message group, and
-// reports whether it was sent.
+// sendAgain queues msg to be sent to the delivery queue at the batch's
+// end, delayed by delay (whole seconds, 1 to MaxDeferDelay), in its
+// tenant's message group, and reports true: the batch's deferrals go out
+// together (laterSends), ten to a request, and one that SQS does not take
+// comes back after the visibility timeout (or, for a long backoff, its
+// hidden delay) instead. Without a batch (a test calling one attempt),
+// it is sent at once.
 func (h *Handler) sendAgain(ctx context.Context, at *attempt, msg message.Message, delay time.Duration, w Wait) bool {
+	return h.sendAgainOr(ctx, at, msg, delay, w, 0)
+}
+
+// sendAgainOr is sendAgain with the delay to hide the received message
+// for should the send fail (0: the queue's visibility timeout).
+func (h *Handler) sendAgainOr(ctx context.Context, at *attempt, msg message.Message, delay time.Duration, w Wait, fallback time.Duration) bool {
 	delay = wholeSeconds(delay)
 	body, err := message.Encode(msg)
-	if err == nil {
-		_, err = h.Queue.SendMessage(ctx, &sqs.SendMessageInput{
-			QueueUrl: &h.QueueURL, MessageBody: aws.String(string(body)),
-			DelaySeconds: int32(delay / time.Second), MessageGroupId: message.GroupID(msg.TenantID),
-		})
-	}
 	if err != nil {
-		at.log.ErrorContext(ctx, "cannot send the message again to wait; it comes back after the visibility timeout", "wait", string(w), "error", err.Error())
+		at.log.ErrorContext(ctx, "cannot encode the message to send it again; it comes back after the visibility timeout", "wait", string(w), "error", err.Error())
 		return false
 	}
-	at.mb.Put(metrics.Deferred, 1, map[string]string{metrics.DimensionReason: string(w)})
-	at.log.InfoContext(ctx, "message sent again, delayed", "wait", string(w), "delay_s", int(delay.Seconds()))
+	at.later.add(laterSend{at: at, body: string(body), tenantID: msg.TenantID, delay: delay, wait: w, fallback: fallback})
 	return true
+}
+
+// laterSend is a message to send again at the batch's end.
+type laterSend struct {
+	at       *attempt
+	body     string
+	tenantID string
+	delay    time.Duration
+	wait     Wait
+	// fallback, for a long backoff's first hop, is the delay to hide the
+	// received message for should the send fail.
+	fallback time.Duration
+}
+
+// laterSends are a batch's messages to send again.
+type laterSends struct {
+	mu    sync.Mutex
+	sends []laterSend
+}
+
+func (l *laterSends) add(s laterSend) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sends = append(l.sends, s)
+}
+
+// sendLater sends the batch's deferred messages, ten (and 256 KiB) to a
+// SendMessageBatch request, and returns the SQS message ids of those not
+// sent, which come back (a long backoff's, hidden for its delay).
+func (h *Handler) sendLater(ctx context.Context, l *laterSends) []string {
+	var failed []string
+	var chunk []laterSend
+	var entries []sqstypes.SendMessageBatchRequestEntry
+	flush := func() {
+		if len(entries) == 0 {
+			return
+		}
+		failed = append(failed, h.sendChunk(ctx, chunk, entries)...)
+		chunk, entries = nil, nil
+	}
+	for i, s := range l.sends {
+		e := sqstypes.SendMessageBatchRequestEntry{
+			Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(s.body),
+			DelaySeconds: int32(s.delay / time.Second), MessageGroupId: message.GroupID(s.tenantID),
+		}
+		if !message.Fits(entries, e) {
+			flush()
+		}
+		chunk, entries = append(chunk, s), append(entries, e)
+	}
+	flush()
+	return failed
+}
+
+// sendChunk sends one request's entries and returns the message ids of
+// those SQS did not take.
+func (h *Handler) sendChunk(ctx context.Context, chunk []laterSend, entries []sqstypes.SendMessageBatchRequestEntry) []string {
+	out, err := h.Queue.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: &h.QueueURL, Entries: entries})
+	refused := map[string]string{}
+	if err != nil {
+		for _, e := range entries {
+			refused[aws.ToString(e.Id)] = err.Error()
+		}
+	} else {
+		for _, f := range out.Failed {
+			refused[aws.ToString(f.Id)] = aws.ToString(f.Code) + ": " + aws.ToString(f.Message)
+		}
+	}
+	var failed []string
+	for i, s := range chunk {
+		at := s.at
+		if why, ok := refused[aws.ToString(entries[i].Id)]; ok {
+			at.log.ErrorContext(ctx, "cannot send the message again to wait; it comes back", "wait", string(s.wait), "error", why)
+			if s.fallback > 0 {
+				h.setVisibility(ctx, at.log, at.m, s.fallback)
+			}
+			failed = append(failed, at.m.MessageId)
+			continue
+		}
+		at.mb.Put(metrics.Deferred, 1, map[string]string{metrics.DimensionReason: string(s.wait)})
+		at.log.InfoContext(ctx, "message sent again, delayed", "wait", string(s.wait), "delay_s", int(s.delay.Seconds()))
+	}
+	return failed
 }

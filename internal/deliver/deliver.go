@@ -88,6 +88,7 @@ var _ Notices = (*opevent.Writer)(nil)
 type Queue interface {
 	ChangeMessageVisibility(context.Context, *sqs.ChangeMessageVisibilityInput, ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error)
 	SendMessage(context.Context, *sqs.SendMessageInput, ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
+	message.BatchSender
 }
 
 var _ Queue = (*sqs.Client)(nil)
@@ -253,6 +254,8 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	gates := &rateGates{msgs: msgs}
 	// The endpoints' gates, one slot taken per endpoint for the batch.
 	egates := &endpointGates{}
+	// The messages sent again to wait, together at the end.
+	later := &laterSends{}
 	var snap *store.Snapshot
 	if len(ids) > 0 {
 		if s, err := h.Store.Load(ctx, ids, refs); err != nil {
@@ -266,7 +269,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if !h.process(ctx, m, msgs[i], errs[i], batch{snap: snap, mb: mb, stats: stats, gates: gates, egates: egates}) {
+			if !h.process(ctx, m, msgs[i], errs[i], batch{snap: snap, mb: mb, stats: stats, gates: gates, egates: egates, later: later}) {
 				mu.Lock()
 				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
 				mu.Unlock()
@@ -274,6 +277,9 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		}()
 	}
 	wg.Wait()
+	for _, id := range h.sendLater(ctx, later) {
+		resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: id})
+	}
 	h.flushStats(ctx, stats, mb)
 	return resp, nil
 }

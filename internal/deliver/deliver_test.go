@@ -23,7 +23,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/message"
@@ -348,6 +350,27 @@ func (q *fakeQueue) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ .
 	q.dlq = append(q.dlq, *in.MessageBody)
 	q.dlqReason = append(q.dlqReason, domain.DeadReason(*in.MessageAttributes["dead_reason"].StringValue))
 	return &sqs.SendMessageOutput{}, nil
+}
+
+// SendMessageBatch sends entries one by one through SendMessage's rules,
+// after SQS's batch rules (message.CheckBatch: at most ten, distinct ids,
+// 256 KiB), answering each refused entry as failed, as SQS does.
+func (q *fakeQueue) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
+	if err := message.CheckBatch(in.Entries); err != nil {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return nil, q.refuse("%v", err)
+	}
+	out := &sqs.SendMessageBatchOutput{}
+	for _, e := range in.Entries {
+		_, err := q.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: in.QueueUrl, MessageBody: e.MessageBody, DelaySeconds: e.DelaySeconds, MessageGroupId: e.MessageGroupId, MessageAttributes: e.MessageAttributes})
+		if err != nil {
+			out.Failed = append(out.Failed, sqstypes.BatchResultErrorEntry{Id: e.Id, Code: aws.String("InternalError"), Message: aws.String(err.Error()), SenderFault: true})
+			continue
+		}
+		out.Successful = append(out.Successful, sqstypes.SendMessageBatchResultEntry{Id: e.Id})
+	}
+	return out, nil
 }
 
 // fixture is a handler wired to fakes and a real loopback receiver.

@@ -77,7 +77,7 @@ func (h *Handler) admit(ctx context.Context, at *attempt) {
 	state := ep.Breaker(now)
 	if state == domain.BreakerOpen {
 		at.in.Hitch = HitchBreakerOpen
-		at.deferDelay = h.breakerDelay(ep, ep.BreakerUntil.Sub(now))
+		at.deferDelay = h.breakerDelay(ep, ep.BreakerUntil.Sub(now), at.in.Message.Deferrals)
 		return
 	}
 	at.gate = at.egates.gate(store.EndpointRef{TenantID: ep.TenantID, EndpointID: ep.EndpointID})
@@ -85,7 +85,7 @@ func (h *Handler) admit(ctx context.Context, at *attempt) {
 	switch {
 	case !admitted && state == domain.BreakerHalfOpen:
 		at.in.Hitch = HitchBreakerOpen
-		at.deferDelay = h.breakerDelay(ep, h.requestTimeout())
+		at.deferDelay = h.breakerDelay(ep, h.requestTimeout(), at.in.Message.Deferrals)
 	case !admitted:
 		at.in.Hitch = HitchEndpointBusy
 		at.deferDelay = h.busyDelay(at.in.Message.Deferrals)
@@ -174,19 +174,23 @@ func (h *Handler) holdUntil(ctx context.Context) time.Time {
 }
 
 // breakerDelay is how long a message waits for the endpoint's breaker:
-// until (at least a second), then a random part of half the current open
-// period (at most five minutes), so that the backlog does not all come
-// back at the probe's time; at most MaxDeferDelay.
-func (h *Handler) breakerDelay(ep domain.Endpoint, until time.Duration) time.Duration {
-	spread := min(h.Breaker.Open(ep.BreakerTrips)/2, 5*time.Minute)
+// until (at least a second), then a random part of the longer of the
+// current open period and 2^deferrals seconds (at most MaxDeferDelay in
+// all), so that the backlog neither comes back all at once at the probe's
+// time nor cycles through the queue at every probe: each wait of a
+// message is about twice its last, and the first success of a probe finds
+// the backlog coming back spread over its current waits.
+func (h *Handler) breakerDelay(ep domain.Endpoint, until time.Duration, deferrals int) time.Duration {
+	spread := max(h.Breaker.Open(ep.BreakerTrips), time.Duration(1<<min(max(deferrals, 0), 10))*time.Second)
 	return wholeSeconds(max(until, time.Second) + time.Duration(h.rand()*float64(spread)))
 }
 
 // busyDelay is how long a message waits for a slot of its endpoint's
-// gate: 1 s, plus a random part of 2^deferrals seconds (at most 64 s), so
-// a long backlog comes back a few times, spread out.
+// gate: a second, plus a random part of 2^(deferrals+2) seconds (4 s at
+// first, at most 256 s), so a long backlog comes back a few times, spread
+// out, rather than cycling through the queue.
 func (h *Handler) busyDelay(deferrals int) time.Duration {
-	span := time.Duration(1<<min(max(deferrals, 0), 6)) * time.Second
+	span := time.Duration(1<<min(max(deferrals, 0)+2, 8)) * time.Second
 	return wholeSeconds(time.Second + time.Duration(h.rand()*float64(span)))
 }
 

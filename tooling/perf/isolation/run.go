@@ -247,6 +247,15 @@ func situation(ctx context.Context, e *harness.Env, cfg Config, quiet *pipeline.
 			res.Quiet.Missing++
 		}
 	}
+	var slowest []string
+	for i, d := range res.Quiet.Got {
+		if d > 2*cfg.QuietInterval {
+			slowest = append(slowest, fmt.Sprintf("#%d %s", i, d.Round(time.Millisecond)))
+		}
+	}
+	if len(slowest) > 0 {
+		fmt.Fprintf(cfg.Log, "isolation: %s: quiet events slower than %s: %v\n", s, 2*cfg.QuietInterval, slowest)
+	}
 	if res.Quiet.Missing > 0 {
 		fmt.Fprintf(cfg.Log, "isolation: %s: %d of %d quiet events not received %s after the last write\n", s, res.Quiet.Missing, len(ids), cfg.QuietWait)
 	}
