@@ -229,6 +229,33 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		wg  sync.WaitGroup
 		sem = make(chan struct{}, limit)
 	)
+	msgs, errs, b := h.open(ctx, ev)
+	// The batch's metrics go out as one EMF document at the end, not one
+	// line per message and metric.
+	defer b.mb.Flush()
+	for i, m := range ev.Records {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if !h.process(ctx, m, msgs[i], errs[i], b) {
+				mu.Lock()
+				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	for _, id := range h.sendLater(ctx, b.later) {
+		resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: id})
+	}
+	h.flushStats(ctx, b.stats, b.mb)
+	return resp, nil
+}
+
+// open decodes a batch's messages (errs says why one has no message) and
+// sets out what its attempts share, their records read at once.
+func (h *Handler) open(ctx context.Context, ev events.SQSEvent) ([]message.Message, []error, batch) {
 	// One read for the whole batch's records (deliveries and their
 	// endpoints) instead of two per message.
 	msgs := make([]message.Message, len(ev.Records))
@@ -242,46 +269,27 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 			refs = append(refs, store.EndpointRef{TenantID: msgs[i].TenantID, EndpointID: msgs[i].EndpointID})
 		}
 	}
-	// The batch's metrics go out as one EMF document at the end, not one
-	// line per message and metric.
-	mb := h.Metrics.Batch()
-	defer mb.Flush()
-	// The endpoints' attempt counters, likewise: one write per endpoint
-	// (and hour) at the end, not one per attempt.
-	stats := &batchStats{}
-	// Rate-limited endpoints' request slots, taken for the batch's
-	// messages to each at once.
-	gates := &rateGates{msgs: msgs}
-	// The endpoints' gates, one slot taken per endpoint for the batch.
-	egates := &endpointGates{}
-	// The messages sent again to wait, together at the end.
-	later := &laterSends{}
-	var snap *store.Snapshot
+	b := batch{
+		mb: h.Metrics.Batch(),
+		// The endpoints' attempt counters, likewise: one write per
+		// endpoint (and hour) at the end, not one per attempt.
+		stats: &batchStats{},
+		// Rate-limited endpoints' request slots, taken for the batch's
+		// messages to each at once.
+		gates: &rateGates{msgs: msgs},
+		// The endpoints' gates, one slot taken per endpoint for the batch.
+		egates: &endpointGates{},
+		// The messages sent again to wait, together at the end.
+		later: &laterSends{},
+	}
 	if len(ids) > 0 {
 		if s, err := h.Store.Load(ctx, ids, refs); err != nil {
 			h.Log.WarnContext(ctx, "cannot read the batch's records at once; reading each", "error", err.Error())
 		} else {
-			snap = &s
+			b.snap = &s
 		}
 	}
-	for i, m := range ev.Records {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if !h.process(ctx, m, msgs[i], errs[i], batch{snap: snap, mb: mb, stats: stats, gates: gates, egates: egates, later: later}) {
-				mu.Lock()
-				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	for _, id := range h.sendLater(ctx, later) {
-		resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: id})
-	}
-	h.flushStats(ctx, stats, mb)
-	return resp, nil
+	return msgs, errs, b
 }
 
 // signingSecrets returns the secrets that sign a request to ep at now:

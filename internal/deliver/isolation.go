@@ -16,6 +16,7 @@ import (
 type Gates interface {
 	TakeGate(ctx context.Context, tenantID, endpointID string, a store.GateAsk) (store.Hold, bool, error)
 	ReleaseGate(ctx context.Context, tenantID, endpointID string, h store.Hold, fastUntil *time.Time) error
+	MarkGate(ctx context.Context, tenantID, endpointID string, fastUntil *time.Time) error
 }
 
 var _ Gates = (*store.Store)(nil)
@@ -42,13 +43,18 @@ type endpointGates struct {
 // admits one attempt), the others share it, and the last one done gives
 // it back, saying whether every request was fast.
 type endpointGate struct {
-	mu      sync.Mutex
-	hold    *store.Hold // held for the batch; nil: none (yet, or any more)
-	probe   bool        // the hold is the probe's: it admitted its one attempt
-	open    bool        // the gate could not be read or written: admit all
-	refused bool        // no slot: later attempts are refused at once
-	users   int         // attempts admitted and not done
-	slow    bool        // an admitted request was slow
+	mu    sync.Mutex
+	hold  *store.Hold // held for the batch; nil: none (yet, or any more)
+	probe bool        // the hold is the probe's: it admitted its one attempt
+	open  bool        // the gate could not be read or written: admit all
+	// fast says the batch's read showed the endpoint fast until fastUntil:
+	// its attempts go without a slot (the fast path), and the last one
+	// done keeps the mark fresh, or clears it if a request was slow.
+	fast      bool
+	fastUntil time.Time
+	refused   bool // no slot: later attempts are refused at once
+	users     int  // attempts admitted and not done
+	slow      bool // an admitted request was slow
 }
 
 func (gs *endpointGates) gate(ref store.EndpointRef) *endpointGate {
@@ -105,8 +111,16 @@ func (h *Handler) enter(ctx context.Context, at *attempt, probe bool) (admitted,
 	g := at.gate
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	ep := at.in.Endpoint
+	if at.snap != nil && !probe && !g.fast && g.hold == nil && !g.refused {
+		// Fast: every invocation may send to it (FastConcurrency is the
+		// pool), so no slot is taken and none given back.
+		if until, ok := at.snap.FastUntil[store.EndpointRef{TenantID: ep.TenantID, EndpointID: ep.EndpointID}]; ok && until.After(h.now()) {
+			g.fast, g.fastUntil = true, until
+		}
+	}
 	switch {
-	case g.open:
+	case g.open || g.fast:
 		g.users++
 		return true, false
 	case g.refused || g.probe:
@@ -115,7 +129,6 @@ func (h *Handler) enter(ctx context.Context, at *attempt, probe bool) (admitted,
 		g.users++
 		return true, false
 	}
-	ep := at.in.Endpoint
 	slots := h.endpointConcurrency()
 	ask := store.GateAsk{Slots: slots, Fast: max(h.FastConcurrency, slots), Probe: probe, Start: rand.IntN(max(h.FastConcurrency, slots)), Now: h.now(), Until: h.holdUntil(ctx)}
 	hold, ok, err := h.Store.TakeGate(ctx, ep.TenantID, ep.EndpointID, ask)
@@ -145,7 +158,15 @@ func (h *Handler) leave(ctx context.Context, at *attempt, slow bool) {
 	defer g.mu.Unlock()
 	g.users--
 	g.slow = g.slow || slow
-	if g.users > 0 || g.hold == nil {
+	if g.users > 0 {
+		return
+	}
+	ep := at.in.Endpoint
+	if g.fast {
+		h.markFast(ctx, at, g)
+		return
+	}
+	if g.hold == nil {
 		return
 	}
 	var fastUntil *time.Time
@@ -153,13 +174,35 @@ func (h *Handler) leave(ctx context.Context, at *attempt, slow bool) {
 		t := h.now().Add(FastFor)
 		fastUntil = &t
 	}
-	ep := at.in.Endpoint
 	if err := h.Store.ReleaseGate(ctx, ep.TenantID, ep.EndpointID, *g.hold, fastUntil); err != nil {
 		// Its hold runs out by itself at the invocation's deadline.
 		at.log.WarnContext(ctx, "cannot release the endpoint's gate", "error", err.Error())
 	}
 	if !g.probe {
 		g.hold = nil
+	}
+}
+
+// markFast keeps a fast-path batch's mark: cleared when a request was
+// slow (the next batches take slots again), renewed for FastFor when it
+// has less than half of that left, else left as it is (no write).
+func (h *Handler) markFast(ctx context.Context, at *attempt, g *endpointGate) {
+	now := h.now()
+	var until *time.Time
+	switch {
+	case g.slow:
+	case g.fastUntil.Sub(now) < FastFor/2:
+		t := now.Add(FastFor)
+		until, g.fastUntil = &t, t
+	default:
+		return
+	}
+	ep := at.in.Endpoint
+	if err := h.Store.MarkGate(ctx, ep.TenantID, ep.EndpointID, until); err != nil {
+		at.log.WarnContext(ctx, "cannot mark the endpoint's gate", "error", err.Error())
+	}
+	if g.slow {
+		g.fast = false
 	}
 }
 

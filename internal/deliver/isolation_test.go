@@ -202,3 +202,64 @@ func (failingGates) TakeGate(context.Context, string, string, store.GateAsk) (st
 func (failingGates) ReleaseGate(context.Context, string, string, store.Hold, *time.Time) error {
 	return errBoom
 }
+
+func (failingGates) MarkGate(context.Context, string, string, *time.Time) error { return errBoom }
+
+// countingGates counts the gate writes a handler makes.
+type countingGates struct {
+	Gates
+	takes, releases, marks atomic.Int32
+}
+
+func (c *countingGates) TakeGate(ctx context.Context, t, e string, a store.GateAsk) (store.Hold, bool, error) {
+	c.takes.Add(1)
+	return c.Gates.TakeGate(ctx, t, e, a)
+}
+
+func (c *countingGates) ReleaseGate(ctx context.Context, t, e string, h store.Hold, f *time.Time) error {
+	c.releases.Add(1)
+	return c.Gates.ReleaseGate(ctx, t, e, h, f)
+}
+
+func (c *countingGates) MarkGate(ctx context.Context, t, e string, f *time.Time) error {
+	c.marks.Add(1)
+	return c.Gates.MarkGate(ctx, t, e, f)
+}
+
+// An endpoint shown fast is sent to without a slot: the batch's read of
+// its gate says so, and no gate write is made but a renewal of the mark
+// when it runs low; a slow batch clears the mark, and the next batch takes
+// a slot again.
+func TestFastEndpointTakesNoSlot(t *testing.T) {
+	var slow atomic.Bool
+	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) {
+		if slow.Load() {
+			time.Sleep(60 * time.Millisecond)
+		}
+		w.WriteHeader(200)
+	})
+	gates := &countingGates{Gates: f.store}
+	ports := f.store.ports()
+	ports.Gates = gates
+	f.h.Store = ports
+	f.h.SlowAfter = 50 * time.Millisecond
+
+	f.run(t, batchOf(t, f, "first", 10)...)
+	require.EqualValues(t, 1, gates.takes.Load(), "not yet shown fast: a slot")
+	require.EqualValues(t, 1, gates.releases.Load(), "given back, marking it fast")
+	for i := range 5 {
+		f.run(t, batchOf(t, f, fmt.Sprintf("fast%d_", i), 10)...)
+	}
+	require.EqualValues(t, 1, gates.takes.Load(), "fast: no slot taken")
+	require.Zero(t, gates.marks.Load(), "the mark has time left: no write")
+	f.now = f.now.Add(3 * time.Second)
+	f.run(t, batchOf(t, f, "renew", 10)...)
+	require.EqualValues(t, 1, gates.marks.Load(), "renewed when less than half is left")
+
+	slow.Store(true)
+	f.run(t, batchOf(t, f, "slow", 10)...)
+	require.EqualValues(t, 2, gates.marks.Load(), "a slow batch clears the mark")
+	f.run(t, batchOf(t, f, "after", 10)...)
+	require.EqualValues(t, 2, gates.takes.Load(), "then slots again")
+	require.EqualValues(t, 90, f.hits.Load(), "every message of the nine batches sent")
+}

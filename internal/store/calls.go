@@ -80,6 +80,7 @@ var Calls = map[string][]Call{
 	"TakeSlots":                 {updateItem},
 	"TakeGate":                  {updateItem},
 	"ReleaseGate":               {updateItem},
+	"MarkGate":                  {updateItem},
 	"EndpointStats":             {query},
 	"LastAttempts":              {query},
 	"Tombstone":                 {getItem, putItem, queryIndex, updateItem},

@@ -231,6 +231,9 @@ func TestCallsListsWhatEachMethodCalls(t *testing.T) {
 			_, _, err := s.TakeGate(ctx, "t", "e", GateAsk{Slots: 3, Fast: 10, Start: 5, Now: now, Until: now.Add(time.Second)})
 			return err
 		},
+		"MarkGate": func(ctx context.Context, s *Store) error {
+			return s.MarkGate(ctx, "t", "e", &now)
+		},
 		"ReleaseGate": func(ctx context.Context, s *Store) error {
 			return s.ReleaseGate(ctx, "t", "e", Hold{Slot: 1, Until: now}, &now)
 		},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -59,6 +60,20 @@ type GateAsk struct {
 
 func gateKey(tenantID, endpointID string) map[string]types.AttributeValue {
 	return key("GATE#"+tenantID+"#"+endpointID, gateSK)
+}
+
+// gateRef is the endpoint a gate's partition key names. Tenant ids hold
+// no "#" (the API refuses them); endpoint ids are hookline's own.
+func gateRef(pk string) (EndpointRef, bool) {
+	rest, ok := strings.CutPrefix(pk, "GATE#")
+	if !ok {
+		return EndpointRef{}, false
+	}
+	i := strings.LastIndex(rest, "#")
+	if i < 0 {
+		return EndpointRef{}, false
+	}
+	return EndpointRef{TenantID: rest[:i], EndpointID: rest[i+1:]}, true
 }
 
 func slotAttr(slot int) string {
@@ -171,6 +186,21 @@ func (s *Store) ReleaseGate(ctx context.Context, tenantID, endpointID string, h 
 	}
 	if _, err := s.db.UpdateItem(ctx, in); err != nil && !isConditionFailed(err) {
 		return fmt.Errorf("release a gate slot of endpoint %s: %w", endpointID, err)
+	}
+	return nil
+}
+
+// MarkGate sets (or, nil, clears) until when an endpoint counts as fast,
+// for the invocations that send to it without a slot while it does (the
+// deliver function's fast path): one unconditional UpdateItem.
+func (s *Store) MarkGate(ctx context.Context, tenantID, endpointID string, fastUntil *time.Time) error {
+	in := &dynamodb.UpdateItemInput{TableName: &s.table, Key: gateKey(tenantID, endpointID), UpdateExpression: aws.String("REMOVE fast_until")}
+	if fastUntil != nil {
+		in.UpdateExpression = aws.String("SET fast_until = :fast, expires_at = :exp")
+		in.ExpressionAttributeValues = map[string]types.AttributeValue{":fast": millis(*fastUntil), ":exp": &types.AttributeValueMemberN{Value: strconv.FormatInt(fastUntil.Add(GateTTL).Unix(), 10)}}
+	}
+	if _, err := s.db.UpdateItem(ctx, in); err != nil {
+		return fmt.Errorf("mark the gate of endpoint %s: %w", endpointID, err)
 	}
 	return nil
 }

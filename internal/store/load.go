@@ -24,6 +24,9 @@ type Snapshot struct {
 	// Erased holds the tenants (of the endpoints asked for) that are being
 	// erased (Tombstone): their messages are to be dropped.
 	Erased map[string]bool
+	// FastUntil holds, for the endpoints asked for whose gate shows them
+	// fast, until when it does (GateAsk, ReleaseGate, MarkGate).
+	FastUntil map[EndpointRef]time.Time
 }
 
 // maxBatchGet is BatchGetItem's limit of keys per request.
@@ -49,7 +52,7 @@ func (s *Store) Load(ctx context.Context, deliveryIDs []string, endpoints []Endp
 
 // LoadWith is Load with options: LoadOptions{} reads as Load does.
 func (s *Store) LoadWith(ctx context.Context, opts LoadOptions, deliveryIDs []string, endpoints []EndpointRef) (Snapshot, error) {
-	snap := Snapshot{Deliveries: map[string]domain.Delivery{}, Endpoints: map[EndpointRef]domain.Endpoint{}, Erased: map[string]bool{}}
+	snap := Snapshot{Deliveries: map[string]domain.Delivery{}, Endpoints: map[EndpointRef]domain.Endpoint{}, Erased: map[string]bool{}, FastUntil: map[EndpointRef]time.Time{}}
 	var keys []map[string]types.AttributeValue
 	seen := map[string]bool{}
 	add := func(k map[string]types.AttributeValue) {
@@ -64,8 +67,10 @@ func (s *Store) LoadWith(ctx context.Context, opts LoadOptions, deliveryIDs []st
 	}
 	for _, e := range endpoints {
 		add(endpointKey(e.TenantID, e.EndpointID))
-		// The tenant's tombstone, in the same request.
+		// The tenant's tombstone and the endpoint's gate, in the same
+		// request.
 		add(key("TENANT#"+e.TenantID, tombstoneSK))
+		add(gateKey(e.TenantID, e.EndpointID))
 	}
 	for start := 0; start < len(keys); start += maxBatchGet {
 		items, err := s.batchGet(ctx, keys[start:min(len(keys), start+maxBatchGet)], !opts.Eventual)
@@ -90,6 +95,16 @@ func (snap Snapshot) add(item map[string]types.AttributeValue) error {
 		t, _ := item["tenant_id"].(*types.AttributeValueMemberS)
 		if t != nil {
 			snap.Erased[t.Value] = true
+		}
+		return nil
+	}
+	if sk.Value == gateSK {
+		pk, _ := item["pk"].(*types.AttributeValueMemberS)
+		fast := int64(numberAttr(item, "fast_until"))
+		if pk != nil && fast > 0 {
+			if ref, ok := gateRef(pk.Value); ok {
+				snap.FastUntil[ref] = time.UnixMilli(fast).UTC()
+			}
 		}
 		return nil
 	}

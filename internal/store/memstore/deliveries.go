@@ -70,7 +70,7 @@ func (s *Store) Load(ctx context.Context, deliveryIDs []string, endpoints []stor
 func (s *Store) LoadWith(_ context.Context, _ store.LoadOptions, deliveryIDs []string, endpoints []store.EndpointRef) (store.Snapshot, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	snap := store.Snapshot{Deliveries: map[string]domain.Delivery{}, Endpoints: map[store.EndpointRef]domain.Endpoint{}, Erased: map[string]bool{}}
+	snap := store.Snapshot{Deliveries: map[string]domain.Delivery{}, Endpoints: map[store.EndpointRef]domain.Endpoint{}, Erased: map[string]bool{}, FastUntil: map[store.EndpointRef]time.Time{}}
 	for _, id := range deliveryIDs {
 		if d, ok := s.deliveries[id]; ok {
 			snap.Deliveries[id] = copyOf(d)
@@ -82,6 +82,9 @@ func (s *Store) LoadWith(_ context.Context, _ store.LoadOptions, deliveryIDs []s
 		}
 		if s.tombstones[r.TenantID] {
 			snap.Erased[r.TenantID] = true
+		}
+		if g := s.gates[r.TenantID+"\x00"+r.EndpointID]; g != nil && !g.fastUntil.IsZero() {
+			snap.FastUntil[r] = g.fastUntil.Truncate(time.Millisecond)
 		}
 	}
 	return snap, nil

@@ -81,3 +81,15 @@ func (s *Store) gate(tenantID, endpointID string) *gate {
 	}
 	return s.gates[k]
 }
+
+// MarkGate sets (or, nil, clears) until when an endpoint counts as fast.
+func (s *Store) MarkGate(_ context.Context, tenantID, endpointID string, fastUntil *time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := s.gate(tenantID, endpointID)
+	g.fastUntil = time.Time{}
+	if fastUntil != nil {
+		g.fastUntil = *fastUntil
+	}
+	return nil
+}

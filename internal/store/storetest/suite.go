@@ -1235,4 +1235,21 @@ func gateSlots(t *testing.T, u *suite) {
 
 	_, _, err := s.TakeGate(ctx, tenant, "ep", store.GateAsk{Slots: 0, Now: now, Until: until})
 	require.Error(t, err, "a gate has at least one slot")
+
+	// The batch read shows until when an endpoint is fast; MarkGate moves it.
+	ref := store.EndpointRef{TenantID: tenant, EndpointID: "ep_fast"}
+	require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep_fast", URL: "https://example.com"}))
+	snap, err := s.Load(ctx, nil, []store.EndpointRef{ref})
+	require.NoError(t, err)
+	require.NotContains(t, snap.FastUntil, ref, "never shown fast")
+	fastUntil := now.Add(5 * time.Second)
+	require.NoError(t, s.MarkGate(ctx, tenant, "ep_fast", &fastUntil))
+	snap, err = s.Load(ctx, nil, []store.EndpointRef{ref})
+	require.NoError(t, err)
+	require.Equal(t, fastUntil.UnixMilli(), snap.FastUntil[ref].UnixMilli())
+	require.Contains(t, snap.Endpoints, ref, "the gate's item is not taken for the endpoint's")
+	require.NoError(t, s.MarkGate(ctx, tenant, "ep_fast", nil))
+	snap, err = s.Load(ctx, nil, []store.EndpointRef{ref})
+	require.NoError(t, err)
+	require.NotContains(t, snap.FastUntil, ref, "cleared")
 }

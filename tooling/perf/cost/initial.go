@@ -132,6 +132,13 @@ type Assumptions struct {
 	// through a batch (receive, delete, the batch's reads and limiter
 	// write) and no attempt. 0 without a limit.
 	DeferredFraction float64
+	// GateWritesPerBatch is, per endpoint a deliver batch sends to, its
+	// gate's writes (store.TakeGate and ReleaseGate UpdateItems, 1 WRU
+	// each, a failed condition billed the same): 0 for an endpoint shown
+	// fast (the fast path takes no slot; its mark is renewed once per
+	// 2.5 s, not per batch), as the one fast endpoint of this workload
+	// is; 2 for one that is slow, or new.
+	GateWritesPerBatch float64
 	// MessageBytes is one delivery message on the queue: the payload plus
 	// about 270 bytes of ids, 360 for the small event measured. SQS bills
 	// every started 64 KB of a call's payload as a request, so a batch of
@@ -170,6 +177,7 @@ var InitialAssumptions = Assumptions{
 	DeliveriesPerDecrypt:        100,
 	EgressBytesPerAttempt:       1000,
 	MessageBytes:                360,
+	GateWritesPerBatch:          0,
 }
 
 // RateLimited is a's workload to one endpoint with a rate limit under a
@@ -217,9 +225,13 @@ func Initial() Inputs { return InitialAssumptions.Inputs() }
 //	                             producer's put writes it; hookline's cost, as its index)
 //	deliver, per secret opened:  KMS Decrypt, once per DeliveriesPerDecrypt deliveries (the
 //	                             opened secret is kept in the warm function)
+//	deliver, per batch:          the endpoint's gate in the same BatchGetItem (consistent);
+//	                             UpdateItem TakeGate and ReleaseGate (GateWritesPerBatch per
+//	                             endpoint the batch sends to: none for a fast endpoint)
 //	rate-limited endpoint only:  UpdateItem TakeSlots, RateLimitWritesPerBatch per batch;
 //	                             RateWaitMS more duration per batch; a deferred delivery
-//	                             (DeferredFraction) is a SendMessage and one more pass
+//	                             (DeferredFraction) is a share of a SendMessageBatch (a
+//	                             batch's deferrals go out together) and one more pass
 //	                             through a batch (receive, delete, reads), no attempt
 //
 // When a call is added or removed, change it here: the counts are data.
@@ -275,6 +287,7 @@ func (a Assumptions) Inputs() Inputs {
 			{Name: "enqueue LoadWith BatchGetItem: does the delivery exist (eventual)", PerDelivery: 1, Units: 0.5},
 			{Name: "deliver Load BatchGetItem: the delivery (consistent)", PerDelivery: passes, Units: 1},
 			{Name: "deliver Load BatchGetItem: the endpoint (consistent, at most one per message)", PerDelivery: passes, Units: 1},
+			{Name: "deliver Load BatchGetItem: the endpoint's gate (consistent, one per endpoint per batch)", PerDelivery: batches * a.EndpointsPerBatch, Units: 1},
 			{Name: "enqueue Endpoints Query (eventual, at most one per record)", PerDelivery: 1, Units: 0.5},
 		},
 		KMS: []Op{
@@ -288,11 +301,14 @@ func (a Assumptions) Inputs() Inputs {
 		EgressBytesPerDelivery: a.EgressBytesPerAttempt * attempts,
 		ProducerOutboxWRU:      2,
 	}
+	if a.GateWritesPerBatch > 0 {
+		in.DynamoDBWrites = append(in.DynamoDBWrites, Op{Name: "deliver TakeGate and ReleaseGate UpdateItems (an endpoint not shown fast: once each per endpoint per batch)", PerDelivery: batches * a.EndpointsPerBatch * a.GateWritesPerBatch, Units: 1})
+	}
 	if a.RateLimitWritesPerBatch > 0 {
 		in.DynamoDBWrites = append(in.DynamoDBWrites, Op{Name: "deliver TakeSlots UpdateItem (rate-limited endpoint: once per batch and window)", PerDelivery: batches * a.RateLimitWritesPerBatch, Units: 1})
 	}
 	if a.DeferredFraction > 0 {
-		in.SQS = append(in.SQS, Op{Name: "deliver SendMessage (sent back to wait for the rate limit)", PerDelivery: a.DeferredFraction, Units: chunks(a.MessageBytes)})
+		in.SQS = append(in.SQS, Op{Name: "deliver SendMessageBatch (sent back to wait for the rate limit, a batch's together)", PerDelivery: a.DeferredFraction / a.DeliverBatchSize, Units: chunks(a.DeliverBatchSize * a.MessageBytes)})
 	}
 	return in
 }
