@@ -24,7 +24,7 @@ const hashedGroupPrefix = "~sha256:"
 // fair queues, which reorder a standard queue's messages by group, keep a
 // quiet tenant's dwell time low beside a noisy one. The group is the
 // tenant, not the endpoint: isolation between a tenant's own endpoints is
-// the per-endpoint in-flight cap's job, and a tenant with many endpoints
+// the per-endpoint gate's job (package deliver), and a tenant with many endpoints
 // must not get a larger share of the queue than a tenant with one.
 //
 // A tenant id SQS accepts as a group id (1 to MaxGroupIDLen characters,
