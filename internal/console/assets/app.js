@@ -333,7 +333,7 @@ function healthNode(hv) {
     // Deliveries wait (no attempt spent) while the breaker is open.
     const what = br.state === 'open' ? 'circuit open: deliveries wait, next probe ' + time(br.next_probe_at)
       : 'circuit half open: probing';
-    box.append(el('div', { class: 'bad breaker', text: what + ' (' + txt(br.failed_probes) + ' failed probes)' }));
+    box.append(el('div', { class: 'bad breaker', 'data-test': 'endpoint-breaker', text: what + ' (' + txt(br.failed_probes) + ' failed probes)' }));
   }
   return box;
 }
