@@ -245,21 +245,25 @@ func TestFastEndpointTakesNoSlot(t *testing.T) {
 	f.h.SlowAfter = 50 * time.Millisecond
 
 	f.run(t, batchOf(t, f, "first", 10)...)
-	require.EqualValues(t, 1, gates.takes.Load(), "not yet shown fast: a slot")
-	require.EqualValues(t, 1, gates.releases.Load(), "given back, marking it fast")
+	// Not yet shown fast: a slot (or a few, should the batch's attempts
+	// not overlap: each that finds the hold given back takes another).
+	first := gates.takes.Load()
+	require.GreaterOrEqual(t, first, int32(1), "not yet shown fast: a slot")
+	require.Equal(t, first, gates.releases.Load(), "each given back, marking it fast")
 	for i := range 5 {
 		f.run(t, batchOf(t, f, fmt.Sprintf("fast%d_", i), 10)...)
 	}
-	require.EqualValues(t, 1, gates.takes.Load(), "fast: no slot taken")
+	require.Equal(t, first, gates.takes.Load(), "fast: no slot taken")
 	require.Zero(t, gates.marks.Load(), "the mark has time left: no write")
 	f.now = f.now.Add(3 * time.Second)
 	f.run(t, batchOf(t, f, "renew", 10)...)
-	require.EqualValues(t, 1, gates.marks.Load(), "renewed when less than half is left")
+	require.EqualValues(t, 1, gates.marks.Load(), "renewed once when less than half is left")
 
 	slow.Store(true)
 	f.run(t, batchOf(t, f, "slow", 10)...)
-	require.EqualValues(t, 2, gates.marks.Load(), "a slow batch clears the mark")
+	require.GreaterOrEqual(t, gates.marks.Load(), int32(2), "a slow batch clears the mark")
+	before := gates.takes.Load()
 	f.run(t, batchOf(t, f, "after", 10)...)
-	require.EqualValues(t, 2, gates.takes.Load(), "then slots again")
+	require.Greater(t, gates.takes.Load(), before, "then slots again")
 	require.EqualValues(t, 90, f.hits.Load(), "every message of the nine batches sent")
 }
