@@ -23,8 +23,11 @@ type replayProps struct {
 	// StuckAlarmThreshold: the alarm fires above this many parked job messages.
 	StuckAlarmThreshold int
 	// ReservedConcurrency, when positive, reserves (and caps) the worker's
-	// concurrency; it must exceed replayMaxConcurrency.
+	// concurrency; it must exceed JobsConcurrency + OpsConcurrency.
 	ReservedConcurrency int
+	// JobsConcurrency and OpsConcurrency cap the jobs and the operations
+	// queues' mappings (Props.replayConcurrency).
+	JobsConcurrency, OpsConcurrency int
 	// Outbox receives the delivery.dead summaries the worker writes.
 	Outbox awsdynamodb.ITable
 	// MessageLog says Outbox has the by_tenant index: an erasure queries it
@@ -53,7 +56,8 @@ type replayParts struct {
 const replayTimeout = 5 * time.Minute
 
 // Concurrency of the replay function's two event source mappings: tenants'
-// jobs, and the operator's queue (2, the least a mapping takes).
+// jobs, and the operator's queue (2, the least a mapping takes); the
+// small-account profile runs both at 2 (Props.replayConcurrency).
 const (
 	replayJobsConcurrency = 5
 	replayOpsConcurrency  = 2
@@ -108,7 +112,7 @@ func newReplay(scope constructs.Construct, id string, p replayProps) replayParts
 	for _, src := range []struct {
 		q awssqs.Queue
 		n int
-	}{{jobs, replayJobsConcurrency}, {ops, replayOpsConcurrency}} {
+	}{{jobs, p.JobsConcurrency}, {ops, p.OpsConcurrency}} {
 		fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(src.q, &awslambdaeventsources.SqsEventSourceProps{
 			BatchSize:               jsii.Number(1),
 			ReportBatchItemFailures: jsii.Bool(true),

@@ -124,9 +124,10 @@ func newHookline(scope constructs.Construct, id string, props *Props) (*Hookline
 	fns := newPipelineFunctions(c, "Pipeline", pipelineFunctionsProps(p, code, tables, queues, secretsKey, bus.Bus, deliver))
 
 	defaults := functionDefaults{Architecture: p.Architecture, Code: code, LogLevel: p.LogLevel, StateTable: tables.State, DeliveryRetention: p.DeliveryRetention}
+	jobsConcurrency, opsConcurrency := p.replayConcurrency()
 	replay := newReplay(c, "Replay", replayProps{
 		Functions: defaults, Queues: queues, Rate: p.ReplayRate, StuckAlarmThreshold: p.StuckReplayThreshold,
-		ReservedConcurrency: p.ReplayReservedConcurrency, Outbox: tables.Outbox, MessageLog: tables.MessageLog, DeadNoticeWindow: p.DeadNoticeWindow,
+		ReservedConcurrency: p.ReplayReservedConcurrency, JobsConcurrency: jobsConcurrency, OpsConcurrency: opsConcurrency, Outbox: tables.Outbox, MessageLog: tables.MessageLog, DeadNoticeWindow: p.DeadNoticeWindow,
 	})
 	grantNotices(fns.Deliver, tables.Outbox, replay.Ops)
 	httpAPI := newAPI(c, "Api", apiProps{

@@ -352,8 +352,9 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 			"BillingMode":                      "PAY_PER_REQUEST",
 			"PointInTimeRecoverySpecification": obj{"PointInTimeRecoveryEnabled": true},
 		})
-		// Customers' events survive a stack deletion.
-		require.Equal(t, "Retain", s.resource(t, s.outboxTable, "AWS::DynamoDB::Table")["DeletionPolicy"])
+		// Customers' events survive a stack deletion and a replacement;
+		// a failed first create leaves nothing behind.
+		requireKeptData(t, s, s.outboxTable, "AWS::DynamoDB::Table")
 	})
 
 	t.Run("state table: pk/sk keys, one index (gsi1, all attributes), TTL", func(t *testing.T) {
@@ -386,6 +387,11 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 			"PointInTimeRecoverySpecification": obj{"PointInTimeRecoveryEnabled": true},
 		})
 		require.Equal(t, "gsi1", stateIndexName)
+		requireKeptData(t, s, s.stateTable, "AWS::DynamoDB::Table")
+	})
+
+	t.Run("tables and key: kept on delete and replacement, not after a failed first create (RETAIN_ON_UPDATE_OR_DELETE)", func(t *testing.T) {
+		requireKeptDataEverywhere(t, s)
 	})
 
 	t.Run("delivery queue: redrive to DLQ after one receive per schedule step", func(t *testing.T) {
