@@ -607,6 +607,10 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		}
 	})
 
+	t.Run("operations: the alarm topic's policy lets the instance's alarms publish, beside the TLS-only Deny", func(t *testing.T) {
+		requireAlarmsPublish(t, s)
+	})
+
 	t.Run("operations: one per-tenant DLQ alarm, on the deepest tenant", func(t *testing.T) {
 		tenant := dig(t, s.json, "Outputs", "TenantDLQAlarmName", "Value", "Ref").(string)
 		s.hasProperties(t, "AWS::CloudWatch::Alarm", tenant, obj{
