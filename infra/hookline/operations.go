@@ -79,6 +79,11 @@ var tenantDepthQuery = fmt.Sprintf(`SELECT MAX(%s) FROM SCHEMA("%s", %s)`, metri
 // path stalls silently; half of it leaves time to act.
 const deliveryInFlightThreshold = 60000
 
+// recursionDroppedMetric is the AWS/Lambda metric counting the
+// invocations Lambda's recursive-loop detection stopped, per function
+// (dimension FunctionName).
+const recursionDroppedMetric = "RecursiveInvocationsDropped"
+
 // replayRecoverMinutes is how often replay jobs whose message was lost are
 // looked for (an index query) and sent again.
 const replayRecoverMinutes = 5
@@ -166,6 +171,12 @@ func newAlarms(c constructs.Construct, p opsProps) map[string]awscloudwatch.Alar
 			fn.MetricErrors(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}), float64(p.Alarms.FunctionErrors), 1)
 		b.add(name+"Throttles", "The "+name+" function is throttled: raise its concurrency or the account's.",
 			fn.MetricThrottles(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}), float64(p.Alarms.Throttles), 1)
+		// Lambda's recursive-loop detection stopped a chain of the
+		// function's invocations: for deliver and replay, which opt out
+		// (allowRecursiveLoop, allowReplayLoop), the opt-out is gone; for
+		// enqueue and api, a loop hookline did not mean to make.
+		b.add(name+"RecursionDropped", "Lambda stopped a recursive loop of the "+name+" function and sent the event to its failure destination (RecursiveInvocationsDropped).",
+			fn.Metric(jsii.String(recursionDroppedMetric), &awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}), 0, 1)
 	}
 	return b.alarms
 }

@@ -597,8 +597,9 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		check(t, func() { alarms = s.tpl.FindResources(jsii.String("AWS::CloudWatch::Alarm"), nil) })
 		// DLQ, enqueue failures, replay jobs stuck, per-tenant DLQ and its
 		// gauge missing, oldest delivery, delivery in flight, iterator age,
-		// rejected items, errors and throttles of 4 functions.
-		require.Len(t, *alarms, 3+6+2*4)
+		// rejected items, errors, throttles and recursive loops dropped of
+		// 4 functions.
+		require.Len(t, *alarms, 3+6+3*4)
 		for id, a := range *alarms {
 			props := roundTrip(t, a)["Properties"].(obj)
 			require.Contains(t, fmt.Sprint(props["AlarmActions"]), topic, "alarm %s notifies the topic", id)
@@ -711,12 +712,8 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		require.LessOrEqual(t, deliveryInFlightThreshold, 120000/2, "well below the in-flight limit")
 	})
 
-	t.Run("deliver alone may run its chains of sends to its own queue: RecursiveLoop Allow", func(t *testing.T) {
-		s.hasProperties(t, "AWS::Lambda::Function", s.deliverFn, obj{"RecursiveLoop": "Allow"})
-		for _, fn := range []string{s.enqueueFn, s.apiFn, s.replayFn} {
-			loop := dig(t, s.resource(t, fn, "AWS::Lambda::Function"), "Properties").(obj)["RecursiveLoop"]
-			require.Contains(t, []any{nil, "Terminate"}, loop, "function %s keeps Lambda's recursive-loop detection", fn)
-		}
+	t.Run("deliver and replay, and they alone, run their chains of sends to their own queues (RecursiveLoop Allow); RecursiveInvocationsDropped alarms", func(t *testing.T) {
+		requireRecursionBounded(t, s)
 	})
 
 	t.Run("operations: gauges, sweeps and job recovery scheduled onto the operations queue; dashboard", func(t *testing.T) {
