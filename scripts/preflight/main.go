@@ -97,8 +97,8 @@ type Concurrency interface {
 }
 
 var (
-	_ Settings                                  = (*lambda.Client)(nil)
-	_ Concurrency                               = (*lambda.Client)(nil)
+	_ Settings                                   = (*lambda.Client)(nil)
+	_ Concurrency                                = (*lambda.Client)(nil)
 	_ cloudformation.ListStackResourcesAPIClient = (*cloudformation.Client)(nil)
 )
 
