@@ -57,7 +57,8 @@ seal-secrets: ## Encrypt signing secrets stored in plaintext (endpoints from bef
 deploy-local: local-up build-local tools ## Deploy the CDK app into the local cloud (outputs in .local/outputs.json)
 	@scripts/deploy-local.sh
 
-deploy: tools ## Deploy to AWS with cdk deploy (arm64; pass CDK_ARGS="-c key=value ...")
+deploy: tools ## Deploy to AWS with cdk deploy (arm64; pass CDK_ARGS="-c key=value ..."), once the account's Lambda concurrency is checked to hold the reservations (scripts/preflight)
+	@set -o pipefail; $(GO) run ./infra reservations -c architecture=arm64 $(CDK_ARGS) | $(GO) run ./scripts/preflight
 	@$(MAKE) --no-print-directory build ARCH=arm64
 	node_modules/.bin/cdk deploy Hookline -c architecture=arm64 $(CDK_ARGS)
 

@@ -36,12 +36,23 @@
 //	apiBurstLimit   the most requests the HTTP API takes at once above the rate (default 100)
 //	deliverReservedConcurrency, apiReservedConcurrency, replayReservedConcurrency
 //	                a number, or "none" for an account that cannot spare it (defaults 11, 20, 8)
+//	smallAccount    "true": the small-account profile (hookline.Props.SmallAccount): no reservation,
+//	                every SQS mapping capped at 2, for an account with a concurrency limit of 10
 //	faults          soak tests only: "deliver_crash:0.01,enqueue_fail:0.05"
 //	stackName       default "Hookline"
+//
+// `go run ./infra reservations -c key=value ...` synthesizes nothing: it
+// prints, as JSON, the stack's name and the concurrency its functions
+// reserve for those context values (and cdk.json's), which `make deploy`
+// hands to its preflight (scripts/preflight) before cdk deploy.
 package main
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"runtime"
 	"strconv"
@@ -58,6 +69,10 @@ import (
 
 func main() {
 	defer jsii.Close()
+	run := run
+	if len(os.Args) > 1 && os.Args[1] == "reservations" {
+		run = func() error { return printReservations(os.Stdout, os.Args[2:], "cdk.json", "cdk.context.json") }
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "hookline infra:", err)
 		os.Exit(1)
@@ -96,6 +111,75 @@ func newStack(app awscdk.App, name string, props *hookline.Props) error {
 	}
 	addOutputs(stack, h)
 	return nil
+}
+
+// Reservations is what the app's reservations command prints: the stack's
+// name and what its functions reserve (hookline.Reservations).
+type Reservations struct {
+	Stack        string         `json:"stack"`
+	Reservations map[string]int `json:"reservations"`
+}
+
+// printReservations writes to w the Reservations of the stack that the
+// context in args (`-c key=value`, `--context key=value`; anything else is
+// ignored, so a cdk command line can be passed whole) and in the context
+// files (cdk.json's "context", cdk.context.json; those missing are
+// skipped) would deploy. Later values win, as in cdk: the files, then args.
+func printReservations(w io.Writer, args []string, files ...string) error {
+	values := map[string]string{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(b, &doc); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		if ctx, ok := doc["context"].(map[string]any); ok && strings.HasSuffix(f, "cdk.json") {
+			doc = ctx
+		}
+		for k, v := range doc {
+			if s, ok := v.(string); ok {
+				values[k] = s
+			}
+		}
+	}
+	for k, v := range contextArgs(args) {
+		values[k] = v
+	}
+	props, name, err := propsFromContext(func(k string) string { return values[k] })
+	if err != nil {
+		return err
+	}
+	r, err := hookline.Reservations(props)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(w).Encode(Reservations{Stack: name, Reservations: r})
+}
+
+// contextArgs are the context values of a cdk command line: -c key=value,
+// --context key=value, --context=key=value.
+func contextArgs(args []string) map[string]string {
+	out := map[string]string{}
+	for i := 0; i < len(args); i++ {
+		kv, ok := "", false
+		switch a := args[i]; {
+		case (a == "-c" || a == "--context") && i+1 < len(args):
+			kv, ok = args[i+1], true
+			i++
+		case strings.HasPrefix(a, "--context="):
+			kv, ok = strings.TrimPrefix(a, "--context="), true
+		}
+		if k, v, found := strings.Cut(kv, "="); ok && found {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // propsFromContext turns CDK context values into hookline's props and the
@@ -266,11 +350,19 @@ func operationsFromContext(ctx func(string) string, p *hookline.Props) error {
 }
 
 // capacityFromContext reads the deliver mapping's maximum concurrency, the
-// functions' reserved concurrency and the API's throttling:
-// deliverMaxConcurrency, *ReservedConcurrency, apiRateLimit, apiBurstLimit.
+// small-account profile, the functions' reserved concurrency and the API's
+// throttling: deliverMaxConcurrency, smallAccount, *ReservedConcurrency,
+// apiRateLimit, apiBurstLimit.
 func capacityFromContext(ctx func(string) string, p *hookline.Props) error {
 	if err := intContext(ctx, "deliverMaxConcurrency", &p.DeliverMaxConcurrency); err != nil {
 		return err
+	}
+	switch s := ctx("smallAccount"); s {
+	case "", "false":
+	case "true":
+		p.SmallAccount = true
+	default:
+		return fmt.Errorf("context smallAccount: %q is not true or false", s)
 	}
 	for key, field := range map[string]*int{
 		"deliverReservedConcurrency": &p.DeliverReservedConcurrency,

@@ -203,6 +203,48 @@ func TestPropsFromContext(t *testing.T) {
 		_, _, err := from(map[string]string{"maxAge": "a day"})
 		require.ErrorContains(t, err, "context maxAge")
 	})
+	t.Run("smallAccount: off unless true", func(t *testing.T) {
+		p, _, err := from(map[string]string{"smallAccount": "true"})
+		require.NoError(t, err)
+		require.True(t, p.SmallAccount)
+		p, _, err = from(nil)
+		require.NoError(t, err)
+		require.False(t, p.SmallAccount)
+		_, _, err = from(map[string]string{"smallAccount": "yes"})
+		require.ErrorContains(t, err, "context smallAccount")
+	})
+}
+
+// TestReservationsCommand: `go run ./infra reservations` prints, for a cdk
+// command line's context values and the context files, what the stack
+// reserves, which make deploy's preflight checks against the account.
+func TestReservationsCommand(t *testing.T) {
+	dir := t.TempDir()
+	cdkJSON := filepath.Join(dir, "cdk.json")
+	require.NoError(t, os.WriteFile(cdkJSON, []byte(`{"app":"go run ./infra","context":{"@aws-cdk/core:flag":true,"apiReservedConcurrency":"30"}}`), 0o644))
+	missing := filepath.Join(dir, "cdk.context.json")
+	print := func(args ...string) (Reservations, error) {
+		var out strings.Builder
+		err := printReservations(&out, args, cdkJSON, missing)
+		var r Reservations
+		if err == nil {
+			require.NoError(t, json.Unmarshal([]byte(out.String()), &r))
+		}
+		return r, err
+	}
+	r, err := print("-c", "architecture=arm64", "--require-approval", "never")
+	require.NoError(t, err)
+	require.Equal(t, Reservations{Stack: "Hookline", Reservations: map[string]int{"deliver": 11, "api": 30, "replay": 8}}, r, "cdk.json's context counts")
+	r, err = print("-c", "apiReservedConcurrency=none", "--context=deliverMaxConcurrency=20", "--context", "stackName=Hooks")
+	require.NoError(t, err)
+	require.Equal(t, Reservations{Stack: "Hooks", Reservations: map[string]int{"deliver": 21, "replay": 8}}, r, "the command line wins")
+	r, err = print("-c", "smallAccount=true", "-c", "apiReservedConcurrency=none")
+	require.NoError(t, err)
+	require.Empty(t, r.Reservations)
+	_, err = print("-c", "smallAccount=true")
+	require.ErrorContains(t, err, "the small-account profile reserves none", "cdk.json's apiReservedConcurrency 30 with the profile")
+	_, err = print("-c", "deliverMaxConcurrency=1")
+	require.ErrorContains(t, err, "deliver max concurrency 1")
 }
 
 func TestFaultsFromContext(t *testing.T) {

@@ -97,6 +97,10 @@ func TestOperatorEventsToAlarms(t *testing.T) {
 		"Principal": obj{"Service": "events.amazonaws.com"}, "Resource": refTo(topic),
 		"Condition": obj{"ArnEquals": obj{"aws:SourceArn": getAtt(ruleID, "Arn")}},
 	}), roundTripAny(t, grants[0]), "for this rule only")
+	// Beside the alarms' own statement and the TLS-only Deny, in the one
+	// policy of the topic.
+	requireAlarmsPublish(t, s)
+	require.Len(t, s.alarmTopicStatements(t), 3)
 }
 
 func jsonOf(t *testing.T, v any) string {

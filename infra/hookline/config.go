@@ -63,7 +63,8 @@ type Props struct {
 	// default. A larger value must be at least DeliverTimeoutFor(RequestTimeout).
 	DeliverTimeout time.Duration
 	// DeliverMaxConcurrency caps concurrent deliver invocations on the SQS
-	// event source mapping (AWS minimum 2). Default 10.
+	// event source mapping (AWS minimum 2). Default 10; 2 in the
+	// small-account profile (SmallAccount).
 	DeliverMaxConcurrency int
 	// DeliverReservedConcurrency reserves concurrency for the deliver
 	// function, out of the account's pool. It must exceed
@@ -86,7 +87,10 @@ type Props struct {
 	// new accounts may start at 10). Below that, ask AWS for a higher limit
 	// (Service Quotas, "Concurrent executions"), or deploy with all three
 	// reservations negative (`-c deliverReservedConcurrency=none
-	// -c apiReservedConcurrency=none -c replayReservedConcurrency=none`).
+	// -c apiReservedConcurrency=none -c replayReservedConcurrency=none`),
+	// or with the small-account profile (SmallAccount), which also lowers
+	// the SQS mappings' caps. `make deploy` checks the account first
+	// (scripts/preflight, against Reservations).
 	DeliverReservedConcurrency int
 	// APIReservedConcurrency reserves, and so caps, the api function's
 	// concurrency: however many requests get past the stage's throttling,
@@ -102,6 +106,22 @@ type Props struct {
 	// would burn one of its five tries before the job is parked. Default 8.
 	// Negative: none.
 	ReplayReservedConcurrency int
+	// SmallAccount is the small-account profile, for an account whose
+	// Lambda concurrency limit cannot spare a reservation (AWS keeps 100
+	// executions unreserved; new accounts may have a limit of 10): no
+	// function reserves concurrency (a positive *ReservedConcurrency is
+	// refused), and every SQS event source mapping runs at most
+	// sqsMinConcurrency (2, the least SQS mappings take) unless
+	// DeliverMaxConcurrency says otherwise: deliver 2, the replay jobs 2,
+	// the replay operations 2. In a 10-execution account the SQS mappings
+	// then run at most 6 executions together, which leaves 4 for enqueue
+	// (one per active stream shard) and the API, so each mapping's cap
+	// stays below what its function can get and a throttle does not burn a
+	// receive (the Throttles alarms page if one does: nothing caps the
+	// API but its stage's throttling). Throughput: about deliver's cap ×
+	// batch 10 / (the receiver's latency + ~20 ms), some 160 deliveries a
+	// second to receivers answering in 100 ms. Default false.
+	SmallAccount bool
 	// APIRateLimit is the HTTP API's steady-state request rate, per second,
 	// over all routes of its stage; API Gateway answers 429 above it.
 	// Default 50; at most 10,000 (the account's regional default).
@@ -338,6 +358,11 @@ func (p *Props) setDeliveryDefaults() error {
 
 // setConcurrencyDefaults sets the functions' concurrency and the API's throttling.
 func (p *Props) setConcurrencyDefaults() error {
+	if p.SmallAccount {
+		if err := p.setSmallAccountDefaults(); err != nil {
+			return err
+		}
+	}
 	if p.DeliverMaxConcurrency == 0 {
 		p.DeliverMaxConcurrency = 10
 	}
@@ -372,6 +397,63 @@ func (p *Props) setConcurrencyDefaults() error {
 		return fmt.Errorf("API burst limit %d: want 1 to 5000 requests", p.APIBurstLimit)
 	}
 	return nil
+}
+
+// setSmallAccountDefaults applies the small-account profile
+// (Props.SmallAccount): no reservation, the deliver mapping at
+// sqsMinConcurrency unless set (the replay mappings' caps follow the
+// profile in replayConcurrency).
+func (p *Props) setSmallAccountDefaults() error {
+	for _, r := range []struct {
+		name string
+		n    int
+	}{{"deliver", p.DeliverReservedConcurrency}, {"api", p.APIReservedConcurrency}, {"replay", p.ReplayReservedConcurrency}} {
+		if r.n > 0 {
+			return fmt.Errorf("%s reserved concurrency %d: the small-account profile reserves none (AWS keeps 100 executions unreserved, more than a small account has)", r.name, r.n)
+		}
+	}
+	p.DeliverReservedConcurrency, p.APIReservedConcurrency, p.ReplayReservedConcurrency = -1, -1, -1
+	if p.DeliverMaxConcurrency == 0 {
+		p.DeliverMaxConcurrency = sqsMinConcurrency
+	}
+	return nil
+}
+
+// sqsMinConcurrency is the least MaximumConcurrency an SQS event source
+// mapping takes: 2.
+const sqsMinConcurrency = 2
+
+// replayConcurrency is the caps of the replay function's two mappings,
+// tenants' jobs and the operations: 5 and 2, or 2 and 2 in the
+// small-account profile.
+func (p Props) replayConcurrency() (jobs, ops int) {
+	if p.SmallAccount {
+		return sqsMinConcurrency, sqsMinConcurrency
+	}
+	return replayJobsConcurrency, replayOpsConcurrency
+}
+
+// Reservations is the concurrency an instance with props p (nil: the
+// defaults) reserves out of the account's Lambda pool, by function
+// ("deliver", "api", "replay"; a function that reserves none is absent),
+// as New deploys it; the error is New's for props it refuses. AWS refuses
+// reservations that leave the account fewer than 100 unreserved
+// executions: the project's `make deploy` checks the account against
+// them first (scripts/preflight, fed by the app's `reservations` command).
+func Reservations(p *Props) (map[string]int, error) {
+	q, err := checkedProps(p)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for name, n := range map[string]int{
+		"deliver": q.DeliverReservedConcurrency, "api": q.APIReservedConcurrency, "replay": q.ReplayReservedConcurrency,
+	} {
+		if n > 0 {
+			out[name] = n
+		}
+	}
+	return out, nil
 }
 
 // setIsolationDefaults sets what keeps a failing or slow endpoint from

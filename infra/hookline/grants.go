@@ -1,7 +1,6 @@
 package hookline
 
 import (
-	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
@@ -122,6 +121,6 @@ func newSecretsKey(scope constructs.Construct, id string) awskms.Key {
 	return awskms.NewKey(scope, &id, &awskms.KeyProps{
 		Description:       jsii.String("hookline: seals endpoint signing secrets in the state table"),
 		EnableKeyRotation: jsii.Bool(true),
-		RemovalPolicy:     awscdk.RemovalPolicy_RETAIN,
+		RemovalPolicy:     dataRemovalPolicy, // kept on delete and replacement, not after a failed first create
 	})
 }

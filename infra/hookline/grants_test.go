@@ -303,11 +303,9 @@ func TestLeastPrivilege(t *testing.T) {
 		}
 	})
 
-	t.Run("the signing secrets' key: rotated, retained, named to the functions that use it", func(t *testing.T) {
+	t.Run("the signing secrets' key: rotated, kept (RETAIN_ON_UPDATE_OR_DELETE), named to the functions that use it", func(t *testing.T) {
 		id := keyOut[0].(string)
-		r := s.resource(t, id, "AWS::KMS::Key")
-		require.Equal(t, "Retain", r["DeletionPolicy"])
-		require.Equal(t, "Retain", r["UpdateReplacePolicy"])
+		requireKeptData(t, s, id, "AWS::KMS::Key")
 		s.hasProperties(t, "AWS::KMS::Key", id, obj{"EnableKeyRotation": true, "KeySpec": assertions.Match_Absent()})
 		for _, fn := range []string{s.apiFn, s.deliverFn} {
 			s.hasProperties(t, "AWS::Lambda::Function", fn, obj{

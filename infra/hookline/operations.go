@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
@@ -31,6 +32,9 @@ type opsProps struct {
 	AlarmEmail string
 	// SweepInterval is how often the DLQ is swept besides after each replay.
 	SweepInterval time.Duration
+	// AlarmNamePrefix starts the name of every alarm of the instance
+	// (alarmNamePrefix): the alarm topic lets CloudWatch publish for those.
+	AlarmNamePrefix string
 }
 
 // alarmThresholds are the thresholds of the alarms; see Props.
@@ -75,6 +79,11 @@ var tenantDepthQuery = fmt.Sprintf(`SELECT MAX(%s) FROM SCHEMA("%s", %s)`, metri
 // path stalls silently; half of it leaves time to act.
 const deliveryInFlightThreshold = 60000
 
+// recursionDroppedMetric is the AWS/Lambda metric counting the
+// invocations Lambda's recursive-loop detection stopped, per function
+// (dimension FunctionName).
+const recursionDroppedMetric = "RecursiveInvocationsDropped"
+
 // replayRecoverMinutes is how often replay jobs whose message was lost are
 // looked for (an index query) and sent again.
 const replayRecoverMinutes = 5
@@ -90,6 +99,7 @@ func newOperations(scope constructs.Construct, id string, p opsProps) operations
 		// Publishers (CloudWatch alarms) must use TLS.
 		EnforceSSL: jsii.Bool(true),
 	})
+	allowAlarmsToPublish(c, topic, p.AlarmNamePrefix)
 	if p.AlarmEmail != "" {
 		topic.AddSubscription(awssnssubscriptions.NewEmailSubscription(jsii.String(p.AlarmEmail), nil))
 	}
@@ -101,6 +111,33 @@ func newOperations(scope constructs.Construct, id string, p opsProps) operations
 	}
 	newSchedules(c, p)
 	return operationsParts{Topic: topic, Alarms: alarms, Dashboard: newDashboard(c, p, alarms)}
+}
+
+// allowAlarmsToPublish lets the instance's CloudWatch alarms publish to
+// topic. EnforceSSL gives the topic an AWS::SNS::TopicPolicy, and such a
+// policy replaces the topic's default one, whose owner-account Allow is
+// what lets alarms publish to a topic with no policy of its own: without
+// this statement every alarm changes state and nobody is told (AWS drops
+// the publish; the local cloud checks no policy). The statement allows
+// sns:Publish to the CloudWatch service, for alarms of this account
+// (aws:SourceAccount) whose ARN names one of the instance's alarms
+// (aws:SourceArn like arn:...:cloudwatch:<region>:<account>:alarm:<prefix>*,
+// the names CloudFormation gives them: alarmNamePrefix).
+func allowAlarmsToPublish(c constructs.Construct, topic awssns.Topic, prefix string) {
+	stack := awscdk.Stack_Of(c)
+	topic.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:        jsii.String("AlarmsPublish"),
+		Actions:    jsii.Strings("sns:Publish"),
+		Principals: &[]awsiam.IPrincipal{awsiam.NewServicePrincipal(jsii.String("cloudwatch.amazonaws.com"), nil)},
+		Resources:  jsii.Strings(*topic.TopicArn()),
+		Conditions: &map[string]any{
+			"StringEquals": map[string]any{"aws:SourceAccount": stack.Account()},
+			"ArnLike": map[string]any{"aws:SourceArn": stack.FormatArn(&awscdk.ArnComponents{
+				Service: jsii.String("cloudwatch"), Resource: jsii.String("alarm"),
+				ResourceName: jsii.String(prefix + "*"), ArnFormat: awscdk.ArnFormat_COLON_RESOURCE_NAME,
+			})},
+		},
+	}))
 }
 
 // newAlarms creates the alarms that are not with their resources and
@@ -134,6 +171,12 @@ func newAlarms(c constructs.Construct, p opsProps) map[string]awscloudwatch.Alar
 			fn.MetricErrors(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}), float64(p.Alarms.FunctionErrors), 1)
 		b.add(name+"Throttles", "The "+name+" function is throttled: raise its concurrency or the account's.",
 			fn.MetricThrottles(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}), float64(p.Alarms.Throttles), 1)
+		// Lambda's recursive-loop detection stopped a chain of the
+		// function's invocations: for deliver and replay, which opt out
+		// (allowRecursiveLoop, allowReplayLoop), the opt-out is gone; for
+		// enqueue and api, a loop hookline did not mean to make.
+		b.add(name+"RecursionDropped", "Lambda stopped a recursive loop of the "+name+" function and sent the event to its failure destination (RecursiveInvocationsDropped).",
+			fn.Metric(jsii.String(recursionDroppedMetric), &awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}), 0, 1)
 	}
 	return b.alarms
 }

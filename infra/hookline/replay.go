@@ -23,8 +23,11 @@ type replayProps struct {
 	// StuckAlarmThreshold: the alarm fires above this many parked job messages.
 	StuckAlarmThreshold int
 	// ReservedConcurrency, when positive, reserves (and caps) the worker's
-	// concurrency; it must exceed replayMaxConcurrency.
+	// concurrency; it must exceed JobsConcurrency + OpsConcurrency.
 	ReservedConcurrency int
+	// JobsConcurrency and OpsConcurrency cap the jobs and the operations
+	// queues' mappings (Props.replayConcurrency).
+	JobsConcurrency, OpsConcurrency int
 	// Outbox receives the delivery.dead summaries the worker writes.
 	Outbox awsdynamodb.ITable
 	// MessageLog says Outbox has the by_tenant index: an erasure queries it
@@ -53,7 +56,8 @@ type replayParts struct {
 const replayTimeout = 5 * time.Minute
 
 // Concurrency of the replay function's two event source mappings: tenants'
-// jobs, and the operator's queue (2, the least a mapping takes).
+// jobs, and the operator's queue (2, the least a mapping takes); the
+// small-account profile runs both at 2 (Props.replayConcurrency).
 const (
 	replayJobsConcurrency = 5
 	replayOpsConcurrency  = 2
@@ -86,7 +90,7 @@ func newReplay(scope constructs.Construct, id string, p replayProps) replayParts
 		OutboxTable:      *p.Outbox.TableName(),
 		MessageLog:       p.MessageLog,
 		DeadNoticeWindow: p.DeadNoticeWindow,
-	}.Vars())
+	}.Vars(), allowReplayLoop)
 	// delivery.dead summaries written to the outbox (PutItem only).
 	grantOutboxPut(fn, p.Outbox)
 	// A tenant's erasure: its outbox items found through the by_tenant
@@ -108,7 +112,7 @@ func newReplay(scope constructs.Construct, id string, p replayProps) replayParts
 	for _, src := range []struct {
 		q awssqs.Queue
 		n int
-	}{{jobs, replayJobsConcurrency}, {ops, replayOpsConcurrency}} {
+	}{{jobs, p.JobsConcurrency}, {ops, p.OpsConcurrency}} {
 		fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(src.q, &awslambdaeventsources.SqsEventSourceProps{
 			BatchSize:               jsii.Number(1),
 			ReportBatchItemFailures: jsii.Bool(true),
@@ -127,6 +131,29 @@ func newReplay(scope constructs.Construct, id string, p replayProps) replayParts
 		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
 	})
 	return replayParts{Jobs: jobs, Ops: ops, JobsFailed: failed, Function: fn, StuckAlarm: stuck}
+}
+
+// allowReplayLoop lets the replay worker's chains of sends to its own
+// queues run. A job continues itself: each step ends by sending the job's
+// message to the queue it came from (the jobs queue, or the operations
+// queue for a redrive or an erasure), delayed by its paced sends, and a
+// completed job sends two sweeps to the operations queue. Lambda's
+// recursive-loop detection (Terminate by default) would stop such a chain
+// after about 16 invocations and send the message to the failure
+// destination: a replay, redrive or erasure of more than about 16 steps
+// (some 9,600 deliveries at 600 a step) would stall. The chain is bounded
+// without it, by what internal/replay's steps work through, a finite set
+// fixed when the job starts, each step advancing over it before it sends
+// the next: a job by ids walks its list (at most StepSends a step); a job
+// by filter pages the dead index up to its Until, set to the job's start
+// when not given (deaths after it are not its own); a redrive takes only
+// the DLQ messages sent before the job was created (later ones are left)
+// and completes on a step that finds none; an erasure deletes its
+// tenant's items phase by phase, a page at a time, until none is left.
+// A sweep sends nothing on, and a lost job's message is sent again only
+// by the schedule (ReplayJobRecovery), not by the worker itself.
+func allowReplayLoop(fp *awslambda.FunctionProps) {
+	fp.RecursiveLoop = awslambda.RecursiveLoop_ALLOW
 }
 
 // newReplayQueue creates one of the replay function's queues, parked in

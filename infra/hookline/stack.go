@@ -124,9 +124,10 @@ func newHookline(scope constructs.Construct, id string, props *Props) (*Hookline
 	fns := newPipelineFunctions(c, "Pipeline", pipelineFunctionsProps(p, code, tables, queues, secretsKey, bus.Bus, deliver))
 
 	defaults := functionDefaults{Architecture: p.Architecture, Code: code, LogLevel: p.LogLevel, StateTable: tables.State, DeliveryRetention: p.DeliveryRetention}
+	jobsConcurrency, opsConcurrency := p.replayConcurrency()
 	replay := newReplay(c, "Replay", replayProps{
 		Functions: defaults, Queues: queues, Rate: p.ReplayRate, StuckAlarmThreshold: p.StuckReplayThreshold,
-		ReservedConcurrency: p.ReplayReservedConcurrency, Outbox: tables.Outbox, MessageLog: tables.MessageLog, DeadNoticeWindow: p.DeadNoticeWindow,
+		ReservedConcurrency: p.ReplayReservedConcurrency, JobsConcurrency: jobsConcurrency, OpsConcurrency: opsConcurrency, Outbox: tables.Outbox, MessageLog: tables.MessageLog, DeadNoticeWindow: p.DeadNoticeWindow,
 	})
 	grantNotices(fns.Deliver, tables.Outbox, replay.Ops)
 	httpAPI := newAPI(c, "Api", apiProps{
@@ -143,7 +144,7 @@ func newHookline(scope constructs.Construct, id string, props *Props) (*Hookline
 		ConsoleFrameAncestors: p.ConsoleFrameAncestors, PortalMinTTL: p.PortalMinTTL,
 		AlarmNamePrefix: alarmPrefix})
 	functions := map[string]awslambda.Function{"Enqueue": fns.Enqueue, "Deliver": fns.Deliver, "Api": httpAPI.Function, "Replay": replay.Function}
-	ops := newOperations(c, "Operations", operationsProps(p, queues, replay, fns.Enqueue, functions))
+	ops := newOperations(c, "Operations", operationsProps(p, queues, replay, fns.Enqueue, functions, alarmPrefix))
 	bus.routeToAlarms(p.OperatorEventsToAlarms, ops.Topic)
 
 	redrive := newEnqueueRedrivePolicy(c, "EnqueueRedrivePolicy", redriveProps{
@@ -273,7 +274,7 @@ func pipelineFunctionsProps(p Props, code map[string]awslambda.Code, tables tabl
 }
 
 // operationsProps are the alarms', schedules' and dashboard's props.
-func operationsProps(p Props, queues deliveryQueues, replay replayParts, enqueue awslambda.Function, functions map[string]awslambda.Function) opsProps {
+func operationsProps(p Props, queues deliveryQueues, replay replayParts, enqueue awslambda.Function, functions map[string]awslambda.Function, alarmPrefix string) opsProps {
 	return opsProps{
 		Queues: queues, Replay: replay, Enqueue: enqueue,
 		Functions: functions,
@@ -281,8 +282,9 @@ func operationsProps(p Props, queues deliveryQueues, replay replayParts, enqueue
 			TenantDLQDepth: p.TenantDLQAlarmThreshold, OldestMessageAge: p.OldestMessageAgeThreshold, IteratorAge: p.IteratorAgeThreshold,
 			RejectedItems: p.RejectedItemsThreshold, FunctionErrors: p.FunctionErrorsThreshold, Throttles: p.ThrottlesThreshold,
 		},
-		AlarmEmail:    p.AlarmEmail,
-		SweepInterval: p.SweepInterval,
+		AlarmEmail:      p.AlarmEmail,
+		SweepInterval:   p.SweepInterval,
+		AlarmNamePrefix: alarmPrefix,
 	}
 }
 

@@ -352,8 +352,9 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 			"BillingMode":                      "PAY_PER_REQUEST",
 			"PointInTimeRecoverySpecification": obj{"PointInTimeRecoveryEnabled": true},
 		})
-		// Customers' events survive a stack deletion.
-		require.Equal(t, "Retain", s.resource(t, s.outboxTable, "AWS::DynamoDB::Table")["DeletionPolicy"])
+		// Customers' events survive a stack deletion and a replacement;
+		// a failed first create leaves nothing behind.
+		requireKeptData(t, s, s.outboxTable, "AWS::DynamoDB::Table")
 	})
 
 	t.Run("state table: pk/sk keys, one index (gsi1, all attributes), TTL", func(t *testing.T) {
@@ -386,6 +387,11 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 			"PointInTimeRecoverySpecification": obj{"PointInTimeRecoveryEnabled": true},
 		})
 		require.Equal(t, "gsi1", stateIndexName)
+		requireKeptData(t, s, s.stateTable, "AWS::DynamoDB::Table")
+	})
+
+	t.Run("tables and key: kept on delete and replacement, not after a failed first create (RETAIN_ON_UPDATE_OR_DELETE)", func(t *testing.T) {
+		requireKeptDataEverywhere(t, s)
 	})
 
 	t.Run("delivery queue: redrive to DLQ after one receive per schedule step", func(t *testing.T) {
@@ -591,14 +597,19 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		check(t, func() { alarms = s.tpl.FindResources(jsii.String("AWS::CloudWatch::Alarm"), nil) })
 		// DLQ, enqueue failures, replay jobs stuck, per-tenant DLQ and its
 		// gauge missing, oldest delivery, delivery in flight, iterator age,
-		// rejected items, errors and throttles of 4 functions.
-		require.Len(t, *alarms, 3+6+2*4)
+		// rejected items, errors, throttles and recursive loops dropped of
+		// 4 functions.
+		require.Len(t, *alarms, 3+6+3*4)
 		for id, a := range *alarms {
 			props := roundTrip(t, a)["Properties"].(obj)
 			require.Contains(t, fmt.Sprint(props["AlarmActions"]), topic, "alarm %s notifies the topic", id)
 			require.Contains(t, fmt.Sprint(props["OKActions"]), topic, "alarm %s tells when it is OK again", id)
 			require.NotEmpty(t, props["AlarmDescription"], "alarm %s says what to do", id)
 		}
+	})
+
+	t.Run("operations: the alarm topic's policy lets the instance's alarms publish, beside the TLS-only Deny", func(t *testing.T) {
+		requireAlarmsPublish(t, s)
 	})
 
 	t.Run("operations: one per-tenant DLQ alarm, on the deepest tenant", func(t *testing.T) {
@@ -701,12 +712,8 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		require.LessOrEqual(t, deliveryInFlightThreshold, 120000/2, "well below the in-flight limit")
 	})
 
-	t.Run("deliver alone may run its chains of sends to its own queue: RecursiveLoop Allow", func(t *testing.T) {
-		s.hasProperties(t, "AWS::Lambda::Function", s.deliverFn, obj{"RecursiveLoop": "Allow"})
-		for _, fn := range []string{s.enqueueFn, s.apiFn, s.replayFn} {
-			loop := dig(t, s.resource(t, fn, "AWS::Lambda::Function"), "Properties").(obj)["RecursiveLoop"]
-			require.Contains(t, []any{nil, "Terminate"}, loop, "function %s keeps Lambda's recursive-loop detection", fn)
-		}
+	t.Run("deliver and replay, and they alone, run their chains of sends to their own queues (RecursiveLoop Allow); RecursiveInvocationsDropped alarms", func(t *testing.T) {
+		requireRecursionBounded(t, s)
 	})
 
 	t.Run("operations: gauges, sweeps and job recovery scheduled onto the operations queue; dashboard", func(t *testing.T) {

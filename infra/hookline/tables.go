@@ -1,6 +1,7 @@
 package hookline
 
 import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -38,7 +39,9 @@ func (t tableSet) EventLog() awsdynamodb.ITable {
 const stateIndexName = store.IndexTenant
 
 // newTables creates the outbox and state tables, on-demand, with point-in-time
-// recovery, retained when the stack is deleted (they hold customers' events).
+// recovery, retained when the stack is deleted or a change replaces them
+// (they hold customers' events), and deleted when the stack's first
+// create fails and rolls back (they are empty then): dataRemovalPolicy.
 // messageLog adds the outbox's by_tenant index, the message log: one index
 // write per event (tooling/perf/cost).
 func newTables(scope constructs.Construct, id string, messageLog bool) tableSet {
@@ -53,6 +56,7 @@ func newTables(scope constructs.Construct, id string, messageLog bool) tableSet 
 		Stream:                           awsdynamodb.StreamViewType_NEW_IMAGE,
 		TimeToLiveAttribute:              jsii.String("expires_at"),
 		PointInTimeRecoverySpecification: pitr,
+		RemovalPolicy:                    dataRemovalPolicy,
 	})
 	// The message log: a tenant's events, newest first, without their
 	// payloads (read from the item itself).
@@ -71,6 +75,7 @@ func newTables(scope constructs.Construct, id string, messageLog bool) tableSet 
 		BillingMode:                      awsdynamodb.BillingMode_PAY_PER_REQUEST,
 		TimeToLiveAttribute:              jsii.String("expires_at"),
 		PointInTimeRecoverySpecification: pitr,
+		RemovalPolicy:                    dataRemovalPolicy,
 	})
 	state.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
 		IndexName:    jsii.String(stateIndexName),
@@ -79,3 +84,14 @@ func newTables(scope constructs.Construct, id string, messageLog bool) tableSet 
 	})
 	return tableSet{Outbox: outbox, State: state, MessageLog: messageLog}
 }
+
+// dataRemovalPolicy is the removal policy of the tables and of the signing
+// secrets' key: RETAIN_ON_UPDATE_OR_DELETE, which CDK renders
+// DeletionPolicy RetainExceptOnCreate and UpdateReplacePolicy Retain. A
+// stack deletion, or a change that replaces one, leaves it in the account
+// (customers' events, deliveries, the key that opens their signing
+// secrets); a first create that fails and rolls back deletes it (it holds
+// nothing yet; KMS schedules a key's deletion, after its waiting period),
+// where Retain would leave both tables and the key behind, for the next
+// deploy to start beside them.
+const dataRemovalPolicy = awscdk.RemovalPolicy_RETAIN_ON_UPDATE_OR_DELETE
