@@ -34,6 +34,14 @@
 //	sweepInterval   how often the DLQ and the tenant DLQ depths are reconciled with the index (default 5m)
 //	apiRateLimit    the HTTP API's requests per second (default 50)
 //	apiBurstLimit   the most requests the HTTP API takes at once above the rate (default 100)
+//	apiPublishRateLimit, apiPublishBurstLimit
+//	                POST /v1/events's own throttle, apart from the rest (defaults 100, 200)
+//	apiAdminRateLimit, apiAdminBurstLimit
+//	                each operator route's own throttle (defaults 10, 20)
+//	adminIAMAuth    "true" puts IAM (SigV4) authorization on the /v1/admin routes in place of
+//	                the operator key (default false: the operator key)
+//	keyAdmins       comma-separated ARNs of the IAM principals that administer the signing
+//	                secrets' key (default the account); include the deploy role
 //	deliverReservedConcurrency, apiReservedConcurrency, replayReservedConcurrency
 //	                a number, or "none" for an account that cannot spare it (defaults 11, 20, 8)
 //	smallAccount    "true": the small-account profile (hookline.Props.SmallAccount): no reservation,
@@ -194,7 +202,7 @@ func propsFromContext(ctx func(string) string) (*hookline.Props, string, error) 
 	}
 	p.Code = assetDirCode{dir: ctx("assetDir")}
 	for _, read := range []func(func(string) string, *hookline.Props) error{
-		retryFromContext, deliveryFromContext, operationsFromContext, capacityFromContext,
+		retryFromContext, deliveryFromContext, operationsFromContext, capacityFromContext, accessFromContext,
 	} {
 		if err := read(ctx, p); err != nil {
 			return nil, "", err
@@ -386,6 +394,36 @@ func capacityFromContext(ctx func(string) string, p *hookline.Props) error {
 	}
 	if err := intContext(ctx, "apiBurstLimit", &p.APIBurstLimit); err != nil {
 		return err
+	}
+	return nil
+}
+
+// accessFromContext reads who reaches what and how fast: adminIAMAuth,
+// keyAdmins, and the publish and operator routes' throttles
+// (apiPublishRateLimit, apiPublishBurstLimit, apiAdminRateLimit,
+// apiAdminBurstLimit).
+func accessFromContext(ctx func(string) string, p *hookline.Props) error {
+	switch s := ctx("adminIAMAuth"); s {
+	case "", "false":
+	case "true":
+		p.AdminIAMAuth = true
+	default:
+		return fmt.Errorf("context adminIAMAuth: %q is not true or false", s)
+	}
+	if s := ctx("keyAdmins"); s != "" {
+		for _, a := range strings.Split(s, ",") {
+			p.KeyAdmins = append(p.KeyAdmins, strings.TrimSpace(a))
+		}
+	}
+	for key, field := range map[string]*float64{"apiPublishRateLimit": &p.APIPublishRateLimit, "apiAdminRateLimit": &p.APIAdminRateLimit} {
+		if err := floatContext(ctx, key, field); err != nil {
+			return err
+		}
+	}
+	for key, field := range map[string]*int{"apiPublishBurstLimit": &p.APIPublishBurstLimit, "apiAdminBurstLimit": &p.APIAdminBurstLimit} {
+		if err := intContext(ctx, key, field); err != nil {
+			return err
+		}
 	}
 	return nil
 }

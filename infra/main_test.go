@@ -189,6 +189,29 @@ func TestPropsFromContext(t *testing.T) {
 			require.ErrorContains(t, err, "context "+key, "%s=%s", key, bad)
 		}
 	})
+	t.Run("adminIAMAuth, keyAdmins and the route throttles from context", func(t *testing.T) {
+		p, _, err := from(nil)
+		require.NoError(t, err)
+		require.False(t, p.AdminIAMAuth, "the operator key by default")
+		require.Nil(t, p.KeyAdmins, "the account by default")
+		p, _, err = from(map[string]string{
+			"adminIAMAuth": "true", "keyAdmins": "arn:aws:iam::111122223333:role/KeyAdmin, arn:aws:iam::111122223333:role/cdk-hnb659fds-cfn-exec-role-111122223333-eu-west-1",
+			"apiPublishRateLimit": "200", "apiPublishBurstLimit": "400", "apiAdminRateLimit": "2.5", "apiAdminBurstLimit": "5",
+		})
+		require.NoError(t, err)
+		require.True(t, p.AdminIAMAuth)
+		require.Equal(t, []string{"arn:aws:iam::111122223333:role/KeyAdmin", "arn:aws:iam::111122223333:role/cdk-hnb659fds-cfn-exec-role-111122223333-eu-west-1"}, p.KeyAdmins)
+		require.Equal(t, 200.0, p.APIPublishRateLimit)
+		require.Equal(t, 400, p.APIPublishBurstLimit)
+		require.Equal(t, 2.5, p.APIAdminRateLimit)
+		require.Equal(t, 5, p.APIAdminBurstLimit)
+		for key, bad := range map[string]string{
+			"adminIAMAuth": "yes", "apiPublishRateLimit": "fast", "apiPublishBurstLimit": "1.5", "apiAdminRateLimit": "slow", "apiAdminBurstLimit": "x",
+		} {
+			_, _, err := from(map[string]string{key: bad})
+			require.ErrorContains(t, err, "context "+key, "%s=%s", key, bad)
+		}
+	})
 	t.Run("operatorEventsToAlarms: off unless true", func(t *testing.T) {
 		p, _, err := from(nil)
 		require.NoError(t, err)

@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"log/slog"
+	"net/http"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
@@ -56,6 +57,9 @@ func build(cfg fnenv.APIEnv, log *slog.Logger, awsCfg aws.Config) (any, error) {
 	if cfg.OperatorKey == "" {
 		srv.OperatorKeyFunc = secretString(secretsmanager.NewFromConfig(awsCfg), cfg.OperatorKeySecretARN)
 	}
+	if cfg.OperatorIAM {
+		srv.OperatorCaller = iamCaller
+	}
 	if cfg.AlarmNamePrefix != "" {
 		srv.Alarms, srv.AlarmNamePrefix = cloudwatch.NewFromConfig(awsCfg), cfg.AlarmNamePrefix
 	}
@@ -63,6 +67,23 @@ func build(cfg fnenv.APIEnv, log *slog.Logger, awsCfg aws.Config) (any, error) {
 		srv.Replays = &replay.Worker{Store: replay.Store{Jobs: st, JobSlots: st}, Queue: sqs.NewFromConfig(awsCfg), JobsQueueURL: cfg.ReplayQueueURL, OpsQueueURL: cfg.ReplayOpsQueueURL, Log: log}
 	}
 	return apigw.Handler(srv.Handler()), nil
+}
+
+// iamCaller is api.Server's OperatorCaller when API Gateway authorizes the
+// operator routes by IAM: the caller's ARN from the identity API Gateway
+// verified (the payload 2.0 request context's authorizer.iam), which must
+// belong to the API's own account. A request without one (a route that is
+// not IAM-authorized) is not the operator's.
+func iamCaller(r *http.Request) (string, bool) {
+	rc, ok := apigw.EventContext(r.Context())
+	if !ok || rc.Authorizer == nil || rc.Authorizer.IAM == nil {
+		return "", false
+	}
+	id := rc.Authorizer.IAM
+	if id.UserARN == "" || id.AccountID == "" || id.AccountID != rc.AccountID {
+		return "", false
+	}
+	return id.UserARN, true
 }
 
 // secretReader is what the api function needs of Secrets Manager.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
@@ -18,7 +17,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
-	"github.com/hookline/hookline/internal/api"
 	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/hookline/hookline/internal/netguard"
 )
@@ -37,6 +35,13 @@ type apiProps struct {
 	// per second, and the most taken at once above it. Required.
 	RateLimit  float64
 	BurstLimit int
+	// PublishThrottle throttles POST /v1/events (the producers) and
+	// AdminThrottle each operator route, apart from RateLimit and
+	// BurstLimit. Required.
+	PublishThrottle, AdminThrottle throttle
+	// AdminIAM puts AWS_IAM authorization on the operator routes, in place
+	// of the operator key (Props.AdminIAMAuth).
+	AdminIAM bool
 	// ReservedConcurrency, when positive, reserves and caps the function's
 	// concurrency.
 	ReservedConcurrency int
@@ -140,9 +145,11 @@ func mustJSON(v any) string {
 
 // newAPI creates the HTTP API (payload 2.0) with one route per entry of
 // api.Routes() and the catch-all $default route, all served by one
-// function, and the operator key as a generated Secrets Manager secret only
-// that function can read. Its stage is throttled (RateLimit, BurstLimit)
-// and writes a JSON access log.
+// function through one Lambda permission, and the operator key as a
+// generated Secrets Manager secret only that function can read (with
+// AdminIAM, the operator routes take IAM authorization instead). Its stage
+// is throttled (RateLimit, BurstLimit; the publish and operator routes
+// apart) and writes a JSON access log.
 func newAPI(scope constructs.Construct, id string, p apiProps) apiParts {
 	c := constructs.NewConstruct(scope, &id)
 	secret := awssecretsmanager.NewSecret(c, jsii.String("OperatorKey"), &awssecretsmanager.SecretProps{
@@ -167,6 +174,7 @@ func newAPI(scope constructs.Construct, id string, p apiProps) apiParts {
 		ConsoleFrameAncestors: p.ConsoleFrameAncestors,
 		PortalMinTTL:          p.PortalMinTTL,
 		AlarmNamePrefix:       p.AlarmNamePrefix,
+		OperatorIAM:           p.AdminIAM,
 	}.Vars())
 	grantAPIOutbox(fn, p)
 	reserveConcurrency(fn, p.ReservedConcurrency)
@@ -184,8 +192,7 @@ func newAPI(scope constructs.Construct, id string, p apiProps) apiParts {
 	grantSecrets(fn, p.SecretsKey, "kms:Encrypt")
 	grantAlarmsRead(c, fn, p.AlarmNamePrefix)
 
-	integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String("Lambda"), fn,
-		&awsapigatewayv2integrations.HttpLambdaIntegrationProps{PayloadFormatVersion: awsapigatewayv2.PayloadFormatVersion_VERSION_2_0()})
+	integration := routesIntegration(c, fn)
 	httpAPI := awsapigatewayv2.NewHttpApi(c, jsii.String("Http"), &awsapigatewayv2.HttpApiProps{
 		// An HTTP API must have a name, which CDK would make its id
 		// ("Http"): one unique in the app, so that two instances' APIs
@@ -198,9 +205,10 @@ func newAPI(scope constructs.Construct, id string, p apiProps) apiParts {
 		// Gateway itself would answer 404 {"message":"Not Found"} to both.
 		DefaultIntegration: integration,
 	})
-	addRoutes(httpAPI, integration)
+	allowInvokeFromAPI(fn, httpAPI)
+	routes := addRoutes(httpAPI, integration, p.AdminIAM)
 
-	accessLogs := configureStage(c, httpAPI, p)
+	accessLogs := configureStage(c, httpAPI, routes, p)
 	return apiParts{API: httpAPI, Function: fn, OperatorKey: secret, AccessLogs: accessLogs}
 }
 
@@ -251,27 +259,10 @@ func grantAlarmsRead(c constructs.Construct, fn awslambda.Function, prefix strin
 	})
 }
 
-// addRoutes adds a route per api.Routes() entry and per console page
-// (api.ConsoleRoutes(); the console's directory, /console/, comes by
-// $default), each to integration.
-func addRoutes(httpAPI awsapigatewayv2.HttpApi, integration awsapigatewayv2.HttpRouteIntegration) {
-	routeKeys := make([]string, 0, len(api.Routes())+len(api.ConsoleRoutes()))
-	for _, rt := range api.Routes() {
-		routeKeys = append(routeKeys, rt.Method+" "+rt.Path)
-	}
-	for _, key := range append(routeKeys, api.ConsoleRoutes()...) {
-		method, path, _ := strings.Cut(key, " ")
-		httpAPI.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
-			Path:        jsii.String(path),
-			Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod(method)},
-			Integration: integration,
-		})
-	}
-}
-
-// configureStage sets the throttling (p.RateLimit, p.BurstLimit) and the
+// configureStage sets the throttling (p.RateLimit, p.BurstLimit by
+// default; the publish and operator routes' own, setRouteThrottles) and the
 // JSON access log of the API's default stage, and returns the log's group.
-func configureStage(c constructs.Construct, httpAPI awsapigatewayv2.HttpApi, p apiProps) awslogs.LogGroup {
+func configureStage(c constructs.Construct, httpAPI awsapigatewayv2.HttpApi, routes map[string]awsapigatewayv2.HttpRoute, p apiProps) awslogs.LogGroup {
 	// The default stage ($default) is the one CDK creates with the API: its
 	// throttling and access log are set on it, not on a new stage, so an
 	// upgraded stack keeps its stage (a new one with the same name would
@@ -285,6 +276,7 @@ func configureStage(c constructs.Construct, httpAPI awsapigatewayv2.HttpApi, p a
 		ThrottlingRateLimit:  jsii.Number(p.RateLimit),
 		ThrottlingBurstLimit: jsii.Number(float64(p.BurstLimit)),
 	})
+	setRouteThrottles(stage, routes, p.PublishThrottle, p.AdminThrottle)
 	stage.SetAccessLogSettings(&awsapigatewayv2.CfnStage_AccessLogSettingsProperty{
 		// The log group's ARN without the ":*" that LogGroupArn carries.
 		DestinationArn: awscdk.Stack_Of(c).FormatArn(&awscdk.ArnComponents{

@@ -130,6 +130,39 @@ type Props struct {
 	// above APIRateLimit. Default 100; at most 5,000 (the account's regional
 	// default).
 	APIBurstLimit int
+	// APIPublishRateLimit and APIPublishBurstLimit throttle the producers'
+	// route, POST /v1/events, on its own: a flood of other (or anonymous)
+	// requests, which share APIRateLimit, does not stop publishing. Defaults
+	// 100 and 200; the same bounds as APIRateLimit and APIBurstLimit.
+	APIPublishRateLimit  float64
+	APIPublishBurstLimit int
+	// APIAdminRateLimit and APIAdminBurstLimit throttle each operator route
+	// (/v1/admin/...) on its own, so that the operator can still act while
+	// the other routes are throttled. Defaults 10 and 20; the same bounds
+	// as APIRateLimit and APIBurstLimit.
+	APIAdminRateLimit  float64
+	APIAdminBurstLimit int
+	// AdminIAMAuth puts AWS_IAM authorization on the operator routes
+	// (/v1/admin/...): API Gateway answers 403 to a request that is not
+	// signed (SigV4) by a principal of this account allowed
+	// execute-api:Invoke on the route, and the api function takes a signed
+	// request as the operator's; the operator key no longer reaches them
+	// (nor the console's operator view, which sends it). Default false: the
+	// operator key, from anywhere (docs/operations.md, "Who reaches the
+	// operator routes").
+	AdminIAMAuth bool
+	// KeyAdmins are the IAM principals (ARNs of roles, users or the
+	// account, "arn:aws:iam::111122223333:role/KeyAdmin") that administer
+	// the signing secrets' key: every administrative action, no
+	// cryptographic one. Default: the account (its root principal), which
+	// lets the account's IAM policies grant them. Named admins replace the
+	// account: include the role CloudFormation deploys with (the CDK
+	// bootstrap's cfn-exec role), as KMS refuses a key policy that would
+	// not let its creator change it again, and every later deploy that
+	// changes the policy needs it. Only the deliver function may decrypt,
+	// whoever the admins are (docs/operations.md, "Signing secrets and
+	// their key").
+	KeyAdmins []string
 	// AllowCIDRs lets the deliver function reach addresses the SSRF guard
 	// refuses otherwise (loopback, private ranges, ...). Default none. The
 	// local cloud sets 127.0.0.0/8 so tests can reach receivers on loopback.
@@ -300,6 +333,7 @@ func (p Props) withDefaults() (Props, error) {
 	for _, set := range []func(*Props) error{
 		(*Props).setPlatformDefaults, (*Props).setDeliveryDefaults,
 		(*Props).setConcurrencyDefaults, (*Props).setIsolationDefaults, (*Props).setOperationDefaults,
+		func(p *Props) error { return checkKeyAdmins(p.KeyAdmins) },
 	} {
 		if err := set(&p); err != nil {
 			return p, err
@@ -395,6 +429,42 @@ func (p *Props) setConcurrencyDefaults() error {
 	}
 	if p.APIBurstLimit < 0 || p.APIBurstLimit > 5000 {
 		return fmt.Errorf("API burst limit %d: want 1 to 5000 requests", p.APIBurstLimit)
+	}
+	return p.setRouteThrottleDefaults()
+}
+
+// The route throttles' defaults (Props.APIPublishRateLimit, ...).
+const (
+	DefaultAPIPublishRateLimit  = 100
+	DefaultAPIPublishBurstLimit = 200
+	DefaultAPIAdminRateLimit    = 10
+	DefaultAPIAdminBurstLimit   = 20
+)
+
+// setRouteThrottleDefaults sets the publish and operator routes' throttles.
+func (p *Props) setRouteThrottleDefaults() error {
+	for _, t := range []struct {
+		name  string
+		rate  *float64
+		burst *int
+		r     float64
+		b     int
+	}{
+		{"API publish", &p.APIPublishRateLimit, &p.APIPublishBurstLimit, DefaultAPIPublishRateLimit, DefaultAPIPublishBurstLimit},
+		{"API admin", &p.APIAdminRateLimit, &p.APIAdminBurstLimit, DefaultAPIAdminRateLimit, DefaultAPIAdminBurstLimit},
+	} {
+		if *t.rate == 0 {
+			*t.rate = t.r
+		}
+		if *t.rate < 0 || *t.rate > 10000 {
+			return fmt.Errorf("%s rate limit %g: want more than 0 and at most 10000 requests per second", t.name, *t.rate)
+		}
+		if *t.burst == 0 {
+			*t.burst = t.b
+		}
+		if *t.burst < 0 || *t.burst > 5000 {
+			return fmt.Errorf("%s burst limit %d: want 1 to 5000 requests", t.name, *t.burst)
+		}
 	}
 	return nil
 }

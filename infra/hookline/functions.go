@@ -47,6 +47,19 @@ const (
 	streamMaxRecordAge = 20 * time.Hour
 )
 
+// insertsOnly is the stream mapping's filter: INSERT records only
+// (FilterCriteria {"eventName":["INSERT"]}). Every outbox item expires
+// (expires_at), and each expiry is a second stream record, a REMOVE, which
+// Lambda then drops before it invokes enqueue (and bills nothing for).
+// Enqueue still skips every record but an INSERT: the operator's re-drive
+// (scripts/enqueueredrive) reads parked batches back from the stream
+// unfiltered.
+func insertsOnly() *[]*map[string]any {
+	return &[]*map[string]any{awslambda.FilterCriteria_Filter(&map[string]any{
+		"eventName": awslambda.FilterRule_IsEqual(jsii.String("INSERT")),
+	})}
+}
+
 // streamMapping is the escape hatch to fn's one stream event source
 // mapping, for what CDK's props cannot say.
 func streamMapping(fn awslambda.Function) awslambda.CfnEventSourceMapping {
@@ -128,6 +141,7 @@ func newPipelineFunctions(scope constructs.Construct, id string, p pipelineProps
 		MaxRecordAge:            awscdk.Duration_Seconds(jsii.Number(streamMaxRecordAge.Seconds())),
 		ReportBatchItemFailures: jsii.Bool(true),
 		OnFailure:               awslambdaeventsources.NewSqsDlq(p.Queues.EnqueueFailures),
+		Filters:                 insertsOnly(),
 	}))
 	// CDK accepts retryAttempts from 0 to 10,000 only; -1, no limit, which
 	// Lambda and CloudFormation accept, is set on the resource itself.

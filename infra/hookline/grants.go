@@ -6,7 +6,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
-	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/hookline/hookline/internal/sealing"
@@ -108,19 +107,5 @@ func grantSecrets(fn awslambda.Function, key awskms.IKey, actions ...string) {
 		Conditions: &map[string]*map[string]any{
 			"StringEquals": {"kms:EncryptionContext:" + sealing.ContextPurpose: sealing.Purpose},
 		},
-	})
-}
-
-// newSecretsKey creates the customer-managed KMS key the endpoints'
-// signing secrets are sealed with (package sealing): symmetric, rotated
-// yearly by KMS, and retained when the stack is deleted, like the state
-// table whose secrets it alone opens (deleting it would make every
-// endpoint's secret unreadable). Its policy is CDK's default, which lets
-// the account's IAM policies grant its use; the functions' grants do.
-func newSecretsKey(scope constructs.Construct, id string) awskms.Key {
-	return awskms.NewKey(scope, &id, &awskms.KeyProps{
-		Description:       jsii.String("hookline: seals endpoint signing secrets in the state table"),
-		EnableKeyRotation: jsii.Bool(true),
-		RemovalPolicy:     dataRemovalPolicy, // kept on delete and replacement, not after a failed first create
 	})
 }

@@ -56,7 +56,11 @@ type Hookline struct {
 	// (the /v1/admin routes), generated at deploy time;
 	// GrantOperatorKeyRead lets an operator's tooling read it.
 	OperatorKey awssecretsmanager.Secret
-	// SecretsKey is the KMS key sealing the endpoints' signing secrets.
+	// SecretsKey is the KMS key sealing the endpoints' signing secrets. Its
+	// key policy names every principal that may use it (the deliver role
+	// decrypts, the api role encrypts) and its administrators
+	// (Props.KeyAdmins): the account's IAM policies cannot grant a
+	// cryptographic action on it, so its Grant methods have no effect.
 	SecretsKey awskms.Key
 	// AlarmTopic receives every alarm's state changes: subscribe the
 	// on-call (Props.AlarmEmail does it for one address).
@@ -113,7 +117,7 @@ func newHookline(scope constructs.Construct, id string, props *Props) (*Hookline
 	alarmPrefix := alarmNamePrefix(c)
 
 	tables := newTables(c, "Tables", !p.DisableMessageLog)
-	secretsKey := newSecretsKey(c, "SigningSecretsKey")
+	secretsKey := newSecretsKey(c, "SigningSecretsKey", p.KeyAdmins)
 	queues := newDeliveryQueues(c, "Queues", queuesProps{
 		MaxReceiveCount: p.Retry.Attempts(), DLQRetention: p.DLQRetention,
 		VisibilityTimeout:     p.Retry.VisibilityTimeout, // six times DeliverTimeout
@@ -138,11 +142,15 @@ func newHookline(scope constructs.Construct, id string, props *Props) (*Hookline
 		ReplayOps:           replay.Ops,
 		RateLimit:           p.APIRateLimit,
 		BurstLimit:          p.APIBurstLimit,
+		PublishThrottle:     throttle{Rate: p.APIPublishRateLimit, Burst: p.APIPublishBurstLimit},
+		AdminThrottle:       throttle{Rate: p.APIAdminRateLimit, Burst: p.APIAdminBurstLimit},
+		AdminIAM:            p.AdminIAMAuth,
 		ReservedConcurrency: p.APIReservedConcurrency,
 		SecretsKey:          secretsKey,
 		Outbox:              tables.Outbox, MessageLog: tables.MessageLog, DeliveryQueue: queues.Delivery, PayloadRetention: p.PayloadRetention, // publish, the message log, resends
 		ConsoleFrameAncestors: p.ConsoleFrameAncestors, PortalMinTTL: p.PortalMinTTL,
 		AlarmNamePrefix: alarmPrefix})
+	allowSecretsKeyUse(secretsKey, fns.Deliver, httpAPI.Function)
 	functions := map[string]awslambda.Function{"Enqueue": fns.Enqueue, "Deliver": fns.Deliver, "Api": httpAPI.Function, "Replay": replay.Function}
 	ops := newOperations(c, "Operations", operationsProps(p, queues, replay, fns.Enqueue, functions, alarmPrefix))
 	bus.routeToAlarms(p.OperatorEventsToAlarms, ops.Topic)

@@ -1080,6 +1080,7 @@ func TestStackDefaults(t *testing.T) {
 		// 3 of the 10: a slow endpoint holds at most 30% of the pool.
 		endpointConcurrency: 3, fastParallel: 10,
 	})
+	accessChecks(t, s, accessWant{publishRate: 100, publishBurst: 200, adminRate: 10, adminBurst: 20})
 }
 
 func TestStackCustom(t *testing.T) {
@@ -1103,6 +1104,10 @@ func TestStackCustom(t *testing.T) {
 		BreakerCooldown:            time.Second,
 		BreakerMaxCooldown:         4 * time.Second,
 		EndpointConcurrency:        4,
+		APIPublishRateLimit:        7.5,
+		APIPublishBurstLimit:       15,
+		APIAdminRateLimit:          0.5,
+		APIAdminBurstLimit:         1,
 	})
 	t.Logf("synthesized custom stack in %s", time.Since(start).Round(time.Millisecond))
 	stackChecks(t, s, want{
@@ -1123,6 +1128,7 @@ func TestStackCustom(t *testing.T) {
 		breaker:              domain.Breaker{Cooldown: time.Second, MaxCooldown: 4 * time.Second},
 		endpointConcurrency:  4, fastParallel: 5,
 	})
+	accessChecks(t, s, accessWant{publishRate: 7.5, publishBurst: 15, adminRate: 0.5, adminBurst: 1})
 }
 
 // TestStackNoReservations is the deployment for an account whose

@@ -108,6 +108,13 @@ type Server struct {
 	// OperatorKeyTTL is how long a key OperatorKeyFunc gave is kept.
 	// Default DefaultOperatorKeyTTL (1 min).
 	OperatorKeyTTL time.Duration
+	// OperatorCaller, when set, authenticates the operator routes in place
+	// of the operator key: it reports whether r is the operator's and
+	// names its caller for the log. The api function sets it when API
+	// Gateway authorizes those routes by IAM (fnenv.APIEnv.OperatorIAM):
+	// a request that reaches the function carries the identity API Gateway
+	// verified. Nil (the default): the operator key.
+	OperatorCaller func(r *http.Request) (callerID string, ok bool)
 	// fetched is the key OperatorKeyFunc gave, and when.
 	fetched struct {
 		mu  sync.Mutex
@@ -358,6 +365,13 @@ func (s *Server) route(rt Route) http.Handler {
 // problem that refuses it. A portal token is a tenant credential: an
 // operator route refuses it like any key that is not the operator's.
 func (s *Server) authenticate(r *http.Request, rt Route) (tenant, credentialID string, p *Problem) {
+	if rt.Operator && s.OperatorCaller != nil {
+		caller, ok := s.OperatorCaller(r)
+		if !ok {
+			return "", "", problem(http.StatusUnauthorized, "this route needs a request signed (SigV4) by an IAM principal allowed execute-api:Invoke on it")
+		}
+		return "", caller, nil
+	}
 	token, ok := bearer(r)
 	switch {
 	case !ok:

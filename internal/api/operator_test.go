@@ -117,3 +117,30 @@ func TestAdminAlarms(t *testing.T) {
 	require.Equal(t, http.StatusServiceUnavailable, rec.Code)
 	require.Equal(t, "alarms cannot be read here", detailOf(t, rec))
 }
+
+// With OperatorCaller set (IAM authorization on the operator routes), an
+// operator route takes the caller it names and refuses the operator key;
+// the tenant routes still take tenant keys.
+func TestOperatorCallerReplacesTheOperatorKey(t *testing.T) {
+	e := newEnv(t)
+	key := e.newTenant("t1")
+	e.srv.OperatorCaller = func(r *http.Request) (string, bool) {
+		if r.Header.Get("X-Test-Caller") == "" {
+			return "", false
+		}
+		return r.Header.Get("X-Test-Caller"), true
+	}
+	e.h = e.srv.Handler()
+
+	signed := e.do("GET", "/v1/admin/stats", "", nil, "X-Test-Caller", "arn:aws:iam::111122223333:role/Ops")
+	require.Equal(t, http.StatusOK, signed.Code, signed.Body.String())
+	require.Contains(t, e.logs.String(), `"key_id":"arn:aws:iam::111122223333:role/Ops"`, "the request log names the caller")
+
+	unsigned := e.do("GET", "/v1/admin/stats", operatorKey, nil)
+	require.Equal(t, http.StatusUnauthorized, unsigned.Code, "the operator key no longer reaches the operator routes")
+	require.Contains(t, unsigned.Body.String(), "SigV4")
+
+	require.Equal(t, http.StatusOK, e.do("GET", "/v1/endpoints", key, nil).Code, "tenant routes take tenant keys as before")
+	require.Equal(t, http.StatusUnauthorized, e.do("GET", "/v1/endpoints", "", nil, "X-Test-Caller", "arn:aws:iam::111122223333:role/Ops").Code,
+		"an IAM caller is no tenant")
+}

@@ -870,3 +870,29 @@ func TestMessagesCarryTheirTenantsGroup(t *testing.T) {
 	}})
 	require.ErrorContains(t, err, "MessageGroupId")
 }
+
+// Only an INSERT is an event. The stream mapping passes INSERT records
+// only (its FilterCriteria), but the operator's re-drive reads parked
+// batches back from the stream unfiltered: an update or a TTL removal of
+// an outbox item, even one whose image holds a valid event, sends nothing,
+// records nothing and fails nothing.
+func TestRecordsOtherThanInsertAreNotEvents(t *testing.T) {
+	for _, name := range []events.DynamoDBOperationType{events.DynamoDBOperationTypeModify, events.DynamoDBOperationTypeRemove} {
+		t.Run(string(name), func(t *testing.T) {
+			ev := decodeSample(t)
+			rec := ev.Records[0]
+			require.Equal(t, "INSERT", rec.EventName, "the sample's first record is a valid event")
+			rec.EventName = string(name)
+			ev.Records = []events.DynamoDBEventRecord{rec}
+			raw, err := json.Marshal(ev)
+			require.NoError(t, err)
+
+			s := newFakeStore(endpoint("tenant_sample", "ep_all"))
+			q := &fakeQueue{}
+			resp := invoke(t, newHandler(s, q), raw)
+			require.Empty(t, resp.BatchItemFailures)
+			require.Empty(t, q.sent, "no delivery for a %s record", name)
+			require.Empty(t, s.Rejections(), "a %s record is not rejected either", name)
+		})
+	}
+}

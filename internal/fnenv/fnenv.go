@@ -51,6 +51,7 @@ const (
 	varFrameAncestors       = "HOOKLINE_CONSOLE_FRAME_ANCESTORS"
 	varAlarmNamePrefix      = "HOOKLINE_ALARM_NAME_PREFIX"
 	varPortalMinTTL         = "HOOKLINE_PORTAL_MIN_TTL"
+	varOperatorIAM          = "HOOKLINE_OPERATOR_IAM"
 	varDisableAfterFor      = "HOOKLINE_DISABLE_AFTER_FOR"
 	varBreakerCooldown      = "HOOKLINE_BREAKER_COOLDOWN"
 	varBreakerMaxCooldown   = "HOOKLINE_BREAKER_MAX_COOLDOWN"
@@ -511,6 +512,12 @@ type APIEnv struct {
 	// link may be minted with. Default 60 s; the local cloud's deployment
 	// lowers it (to 1 s) so that the end-to-end tests see a link expire.
 	PortalMinTTL time.Duration
+	// OperatorIAM (HOOKLINE_OPERATOR_IAM, "on") says API Gateway
+	// authorizes the operator routes by IAM (AWS_IAM): the function takes
+	// a request to them that carries the IAM identity API Gateway verified
+	// as the operator's, and the operator key no longer reaches them.
+	// Default off: the operator key.
+	OperatorIAM bool
 }
 
 // Vars renders e as the function's environment.
@@ -542,6 +549,9 @@ func (e APIEnv) Vars() map[string]string {
 	if e.PortalMinTTL != 0 {
 		v[varPortalMinTTL] = e.PortalMinTTL.String()
 	}
+	if e.OperatorIAM {
+		v[varOperatorIAM] = "on"
+	}
 	return v
 }
 
@@ -560,6 +570,7 @@ func LoadAPI(getenv func(string) string) (APIEnv, error) {
 		PayloadRetention:     DefaultPayloadRetention,
 		AlarmNamePrefix:      getenv(varAlarmNamePrefix),
 		PortalMinTTL:         DefaultPortalMinTTL,
+		OperatorIAM:          getenv(varOperatorIAM) == "on",
 	}
 	fa, err := ParseFrameAncestors(getenv(varFrameAncestors))
 	if err != nil {

@@ -31,6 +31,7 @@ func TestLoadAPI(t *testing.T) {
 	require.Equal(t, "arn:key", c.SecretsKeyARN)
 	require.Equal(t, 15*24*time.Hour, c.PayloadRetention)
 	require.Equal(t, 15*24*time.Hour, c.Retention(), "the records' default retention")
+	require.False(t, c.OperatorIAM, "the operator key by default")
 	c, err = LoadAPI(get(map[string]string{"HOOKLINE_DELIVERY_RETENTION": "720h"}))
 	require.NoError(t, err)
 	require.Equal(t, 720*time.Hour, c.Retention())
@@ -242,7 +243,7 @@ func TestVarsRoundTrip(t *testing.T) {
 		for _, e := range []APIEnv{
 			{Common: common, OperatorKeySecretARN: "arn:secret", SecretsKeyARN: "arn:key", URLs: netguard.URLPolicy{AllowHTTP: true, Guard: netguard.Guard{Allow: allow}},
 				ReplayQueueURL: "https://jobs", ReplayOpsQueueURL: "https://ops", OutboxTable: "outbox", MessageLog: true, PayloadRetention: 72 * time.Hour, DeliveryQueueURL: "https://delivery",
-				ConsoleFrameAncestors: []string{"'self'", "https://app.example.com"}, AlarmNamePrefix: "Hookline-", PortalMinTTL: time.Second},
+				ConsoleFrameAncestors: []string{"'self'", "https://app.example.com"}, AlarmNamePrefix: "Hookline-", PortalMinTTL: time.Second, OperatorIAM: true},
 			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", OutboxTable: "outbox", PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL},
 			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL},
 		} {
