@@ -20,7 +20,7 @@ PKGS     := $(addsuffix /...,$(MODULES))
 # go line): test-unit runs outbox's tests with it, at outbox's own requirements.
 OUTBOX_GO ?= go1.21.13
 
-.PHONY: help build build-local tools test test-unit test-e2e test-api demo deploy deploy-local local-up local-down lint cfn-lint bench bench-isolation bench-offline bench-replay screenshots soak redrive-enqueue seal-secrets clean
+.PHONY: help build build-local tools test test-unit test-e2e test-api test-api-seeds demo deploy deploy-local local-up local-down lint cfn-lint bench bench-isolation bench-offline bench-replay screenshots soak redrive-enqueue seal-secrets clean
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -67,6 +67,9 @@ redrive-enqueue: ## Re-drive the stream batches parked on the enqueue failure qu
 
 test-api: deploy-local ## The API against docs/openapi.yaml on the local cloud, with schemathesis (bounded; log in .local/schemathesis.log)
 	@scripts/schemathesis.sh
+
+test-api-seeds: deploy-local ## schemathesis as test-api, over several fresh random seeds (printed) and more examples per operation (SCHEMATHESIS_SEEDS=3, SCHEMATHESIS_MAX_EXAMPLES=150; logs in .local/schemathesis-<seed>.log)
+	@scripts/schemathesis-seeds.sh
 
 demo: deploy-local ## Run the whole pipeline locally: deliver, retry, dead-letter, with a summary
 	@source scripts/env.sh && $(GO) run ./tooling/cmd/demo

@@ -58,10 +58,12 @@ func decodeWebhook(t *testing.T, r received) webhookBody {
 }
 
 // An event published over HTTP is delivered, signed, once, however often
-// the same request is sent; the same id with another body is 409.
+// the same request is sent, under its id in the tenant's namespace; the
+// same id with another body is 409; another tenant's same id is its own
+// event.
 func TestPublishDeliversSignedOnce(t *testing.T) {
 	t.Parallel()
-	_, key := apiTenant(t, "publisher")
+	tenant, key := apiTenant(t, "publisher")
 	rcv := newReceiver(t, status(200))
 	ep, secret := apiEndpoint(t, key, rcv.URL+"/hook", "order.*")
 
@@ -72,7 +74,7 @@ func TestPublishDeliversSignedOnce(t *testing.T) {
 	require.Empty(t, h1.Get("Idempotent-Replayed"))
 	var view map[string]any
 	require.NoError(t, json.Unmarshal(first, &view))
-	require.Equal(t, id, view["id"])
+	require.Equal(t, tenant+":"+id, view["id"], "the id given, in the tenant's namespace")
 	require.EqualValues(t, 3, view["sequence"])
 
 	code, h2, again := post(t, "/v1/events", key, body)
@@ -84,9 +86,9 @@ func TestPublishDeliversSignedOnce(t *testing.T) {
 	v, err := signing.NewVerifier(secret)
 	require.NoError(t, err)
 	require.NoError(t, v.VerifyRequest(got[0].Header, got[0].Body), "signed with the endpoint's secret")
-	require.Equal(t, domain.DeliveryID(id, ep), got[0].Header.Get("webhook-id"))
+	require.Equal(t, domain.DeliveryID(tenant+":"+id, ep), got[0].Header.Get("webhook-id"))
 	wb := decodeWebhook(t, got[0])
-	require.Equal(t, id, wb.ID)
+	require.Equal(t, tenant+":"+id, wb.ID)
 	require.JSONEq(t, `{"order":"o_1","lines":[1,2],"note":null}`, string(wb.Data), "the payload unchanged")
 
 	code, _, conflict := post(t, "/v1/events", key, strings.Replace(body, "o_1", "o_2", 1))
@@ -94,13 +96,16 @@ func TestPublishDeliversSignedOnce(t *testing.T) {
 	time.Sleep(3 * time.Second) // nothing more may arrive
 	require.Len(t, rcv.requests(), 1, "one event, one delivery")
 
-	// Another tenant publishing under the id: a conflict, showing nothing.
+	// Another tenant publishing under the id: a new event of its own,
+	// answered as one, showing nothing of the first (issue 23).
 	tenantB, keyB := apiTenant(t, "other")
-	code, _, cross := post(t, "/v1/events", keyB, body)
-	require.Equal(t, http.StatusConflict, code)
-	require.Equal(t, string(conflict), string(cross))
-	require.NotContains(t, string(cross), "o_1")
-	_ = tenantB
+	code, hb, cross := post(t, "/v1/events", keyB, body)
+	require.Equal(t, http.StatusAccepted, code, "%s", cross)
+	require.Empty(t, hb.Get("Idempotent-Replayed"))
+	var crossView map[string]any
+	require.NoError(t, json.Unmarshal(cross, &crossView))
+	require.Equal(t, tenantB+":"+id, crossView["id"])
+	require.NotContains(t, string(cross), tenant)
 }
 
 // Without an id, the Idempotency-Key header makes a publish idempotent.

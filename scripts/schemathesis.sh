@@ -5,7 +5,11 @@
 # no server error, no undocumented status or media type, no schema-violating
 # request accepted, no answer that does not match its schema, 405 with Allow
 # for a method a path does not take. Exits non-zero on any failure. Needs
-# `make deploy-local` first. SCHEMATHESIS_ARGS adds arguments (a --seed, say).
+# `make deploy-local` first. SCHEMATHESIS_ARGS adds arguments (a --seed, say,
+# or --max-examples N, which overrides the file's); SCHEMATHESIS_LOG names
+# the log (default .local/schemathesis.log); SCHEMATHESIS_TIMEOUT bounds the
+# run in seconds (default 900). scripts/schemathesis-seeds.sh runs it over
+# several fresh seeds (make test-api-seeds).
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$HOOKLINE_ROOT"
@@ -25,7 +29,7 @@ targets=$(go run ./tooling/cmd/apitarget)
 eval "$targets"
 export HOOKLINE_API_URL HOOKLINE_TENANT_KEY HOOKLINE_OPERATOR_KEY
 
-log="$STATE_DIR/schemathesis.log"
+log="${SCHEMATHESIS_LOG:-$STATE_DIR/schemathesis.log}"
 echo "schemathesis: $want against docs/openapi.yaml at $HOOKLINE_API_URL (log: $log)"
 status=0
 # The examples per operation bound a run to a minute or two on two cores;

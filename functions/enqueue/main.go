@@ -33,8 +33,11 @@ func build(cfg fnenv.EnqueueEnv, log *slog.Logger, aws aws.Config) (any, error) 
 		QueueURL: cfg.QueueURL,
 		Bus:      eventbridge.NewFromConfig(aws),
 		BusName:  cfg.EventBus,
-		Log:      log,
-		Metrics:  metrics.New(os.Stdout),
+		// The operational events the bus keeps refusing are parked there,
+		// through Queue, for make redrive-enqueue.
+		ParkQueueURL: cfg.FailureQueueURL,
+		Log:          log,
+		Metrics:      metrics.New(os.Stdout),
 	}
 	handle := h.Handle
 	if rate := cfg.Faults[fault.EnqueueFail]; rate > 0 {

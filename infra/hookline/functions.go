@@ -126,11 +126,15 @@ func newPipelineFunctions(scope constructs.Construct, id string, p pipelineProps
 	}
 
 	enqueue := newFn("Enqueue", 60*time.Second, fnenv.EnqueueEnv{
-		Common: fns.common(), QueueURL: *p.Queues.Delivery.QueueUrl(), EventBus: *p.OperatorBus.EventBusName(), Faults: p.Faults,
+		Common: fns.common(), QueueURL: *p.Queues.Delivery.QueueUrl(), EventBus: *p.OperatorBus.EventBusName(),
+		FailureQueueURL: *p.Queues.EnqueueFailures.QueueUrl(), Faults: p.Faults,
 	}.Vars())
 	// Endpoints (Query), LoadWith (BatchGetItem), Tenant (GetItem),
 	// PutRejection (PutItem); SendMessageBatch is sqs:SendMessage; the
-	// operational events put on the operator's bus.
+	// operational events put on the operator's bus. Those the bus kept
+	// refusing are parked on the enqueue failure queue: its sqs:SendMessage
+	// is the stream mapping's on-failure grant below (the role sends
+	// Lambda's failure records there too).
 	grantTableItems(enqueue, p.Tables.State, "dynamodb:Query", "dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:PutItem")
 	p.Queues.Delivery.Grant(enqueue, jsii.String("sqs:SendMessage"))
 	grantPutEvents(enqueue, p.OperatorBus)

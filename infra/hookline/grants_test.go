@@ -172,7 +172,8 @@ func TestLeastPrivilege(t *testing.T) {
 			g.add(arn(s.deliveryQueue), nil, "sqs:SendMessage") // SendMessageBatch
 			g.add(arn(s.operatorBus), nil, "events:PutEvents")  // operational events, to the operator's bus only
 			// The stream mapping (CDK's grantStreamRead) and its on-failure
-			// destination (CDK's grantSendMessages).
+			// destination (CDK's grantSendMessages), where enqueue also
+			// parks the operational events the bus kept refusing.
 			g.add("*", nil, "dynamodb:ListStreams")
 			g.add(getAtt(s.outboxTable, "StreamArn"), nil, "dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator")
 			g.add(arn(s.enqueueFails), nil, "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:SendMessage")

@@ -90,6 +90,6 @@ func newDeliveryQueues(scope constructs.Construct, id string, p queuesProps) del
 		})
 	}
 	depth := depthAlarm("DeadLetterDepth", "Deliveries are piling up in the hookline dead-letter queue. See docs/operations.md.", dlq, p.AlarmThreshold)
-	failed := depthAlarm("EnqueueFailureDepth", "Outbox stream batches failed enqueue and were parked. Events in them are not yet delivered.", failures, p.FailureAlarmThreshold)
+	failed := depthAlarm("EnqueueFailureDepth", "Outbox stream batches failed enqueue and were parked (events in them are not yet delivered), or operational events the operator's bus refused were (OperatorEventsParked).", failures, p.FailureAlarmThreshold)
 	return deliveryQueues{Delivery: delivery, DeadLetter: dlq, EnqueueFailures: failures, DepthAlarm: depth, EnqueueFailureAlarm: failed}
 }

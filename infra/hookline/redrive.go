@@ -2,6 +2,7 @@ package hookline
 
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
@@ -17,13 +18,17 @@ type redriveProps struct {
 	Outbox awsdynamodb.Table
 	// Enqueue is the enqueue function.
 	Enqueue awslambda.Function
+	// Bus is the operator's EventBridge bus: the operational events
+	// enqueue parked on the failure queue are put there again.
+	Bus awsevents.IEventBus
 }
 
 // newEnqueueRedrivePolicy creates the managed policy that an operator's
 // role or user needs to re-drive the parked stream batches
 // (scripts/enqueueredrive), and nothing more: receive, delete and release
 // the failure queue's messages, read the outbox stream, invoke the enqueue
-// function, and scan the outbox table (for the fallback). No function is
+// function, scan the outbox table (for the fallback), and put the parked
+// operational events on the operator's bus. No function is
 // given any of this: the re-drive runs with a person's credentials.
 func newEnqueueRedrivePolicy(scope constructs.Construct, id string, p redriveProps) awsiam.ManagedPolicy {
 	statement := func(resource *string, actions ...string) awsiam.PolicyStatement {
@@ -32,12 +37,13 @@ func newEnqueueRedrivePolicy(scope constructs.Construct, id string, p redrivePro
 		})
 	}
 	return awsiam.NewManagedPolicy(scope, &id, &awsiam.ManagedPolicyProps{
-		Description: jsii.String("Re-drive the outbox stream batches parked on the hookline enqueue failure queue (docs/operations.md)."),
+		Description: jsii.String("Re-drive the outbox stream batches and operational events parked on the hookline enqueue failure queue (docs/operations.md)."),
 		Statements: &[]awsiam.PolicyStatement{
 			statement(p.Failures.QueueArn(), "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility"),
 			statement(p.Outbox.TableStreamArn(), "dynamodb:GetShardIterator", "dynamodb:GetRecords"),
 			statement(p.Enqueue.FunctionArn(), "lambda:InvokeFunction"),
 			statement(p.Outbox.TableArn(), "dynamodb:Scan"),
+			statement(p.Bus.EventBusArn(), "events:PutEvents"),
 		},
 	})
 }

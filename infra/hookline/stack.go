@@ -156,7 +156,7 @@ func newHookline(scope constructs.Construct, id string, props *Props) (*Hookline
 	bus.routeToAlarms(p.OperatorEventsToAlarms, ops.Topic)
 
 	redrive := newEnqueueRedrivePolicy(c, "EnqueueRedrivePolicy", redriveProps{
-		Failures: queues.EnqueueFailures, Outbox: tables.Outbox, Enqueue: fns.Enqueue,
+		Failures: queues.EnqueueFailures, Outbox: tables.Outbox, Enqueue: fns.Enqueue, Bus: bus.Bus,
 	})
 
 	accepted := nagSuppressions(nagTargets{

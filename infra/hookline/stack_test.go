@@ -597,9 +597,9 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		check(t, func() { alarms = s.tpl.FindResources(jsii.String("AWS::CloudWatch::Alarm"), nil) })
 		// DLQ, enqueue failures, replay jobs stuck, per-tenant DLQ and its
 		// gauge missing, oldest delivery, delivery in flight, iterator age,
-		// rejected items, errors, throttles and recursive loops dropped of
-		// 4 functions.
-		require.Len(t, *alarms, 3+6+3*4)
+		// rejected items, parked operational events, errors, throttles and
+		// recursive loops dropped of 4 functions.
+		require.Len(t, *alarms, 3+7+3*4)
 		for id, a := range *alarms {
 			props := roundTrip(t, a)["Properties"].(obj)
 			require.Contains(t, fmt.Sprint(props["AlarmActions"]), topic, "alarm %s notifies the topic", id)
@@ -666,7 +666,7 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		s.hasProperties(t, "AWS::CloudWatch::Alarm", tenant, obj{"TreatMissingData": "ignore"})
 	})
 
-	t.Run("operations: queue age, iterator age, rejected items, function errors and throttles", func(t *testing.T) {
+	t.Run("operations: queue age, iterator age, rejected items, parked operational events, function errors and throttles", func(t *testing.T) {
 		check(t, func() {
 			s.tpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), obj{
 				"MetricName": "ApproximateAgeOfOldestMessage", "Namespace": "AWS/SQS", "Threshold": 900, "EvaluationPeriods": 5,
@@ -684,6 +684,17 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 				"MetricName": "RejectedOutboxItems", "Namespace": "Hookline", "Statistic": "Sum", "Threshold": 0,
 			})
 		})
+		// Any operational event parked (the operator's bus kept refusing
+		// it) alarms; enqueue knows where to park them.
+		check(t, func() {
+			s.tpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), obj{
+				"MetricName": metrics.OperatorEventsParked, "Namespace": "Hookline", "Statistic": "Sum", "Threshold": 0,
+				"Period": 300, "EvaluationPeriods": 1, "ComparisonOperator": "GreaterThanThreshold", "TreatMissingData": "notBreaching",
+			})
+		})
+		s.hasProperties(t, "AWS::Lambda::Function", s.enqueueFn, obj{"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{
+			"HOOKLINE_ENQUEUE_FAILURE_QUEUE_URL": refTo(s.enqueueFails),
+		})}})
 		for _, fn := range []string{s.enqueueFn, s.deliverFn, s.apiFn, s.replayFn} {
 			for _, m := range []string{"Errors", "Throttles"} {
 				check(t, func() {
@@ -997,6 +1008,7 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 			port("dynamodb", reflect.TypeFor[streamredrive.Streams]()): getAtt(s.outboxTable, "StreamArn"),
 			port("lambda", reflect.TypeFor[streamredrive.Invoker]()):   getAtt(s.enqueueFn, "Arn"),
 			port("dynamodb", reflect.TypeFor[streamredrive.Scanner]()): getAtt(s.outboxTable, "Arn"),
+			port("events", reflect.TypeFor[streamredrive.Bus]()):       getAtt(s.operatorBus, "Arn"),
 		}
 		require.Equal(t, want, got)
 	})

@@ -223,6 +223,9 @@ func (s *Server) replayDLQ(w http.ResponseWriter, r *http.Request, tenant string
 	return s.startJob(w, r, job)
 }
 
+// startJob starts job under a fresh id: 202 with the job, 429 when its
+// tenant has no place left, 409 when its record lost a race (nothing was
+// started; docs/openapi.yaml's JobStartConflict), never a 500 for either.
 func (s *Server) startJob(w http.ResponseWriter, r *http.Request, job domain.ReplayJob) *Problem {
 	if s.Replays == nil {
 		return problem(http.StatusServiceUnavailable, "replay is not configured on this deployment")
@@ -237,6 +240,13 @@ func (s *Server) startJob(w http.ResponseWriter, r *http.Request, job domain.Rep
 		w.Header().Set("Retry-After", strconv.Itoa(int(ReplayRetryAfter.Seconds())))
 		return problem(http.StatusTooManyRequests,
 			"this tenant has as many replay jobs queued or running as it may; retry when one completes (GET /v1/replays/{job_id} follows them)")
+	}
+	if errors.Is(err, store.ErrConflict) {
+		// The job's fresh id was written by another change at the same
+		// moment: nothing was started, and starting again is safe. A race
+		// lost, not a server fault.
+		s.log().WarnContext(r.Context(), "replay job start lost a race", "job_id", id, "kind", job.Kind, "error", err.Error())
+		return problem(http.StatusConflict, "another change to this job won while it was being started; nothing was started: send the request again")
 	}
 	if err != nil {
 		return s.internal(r, err)

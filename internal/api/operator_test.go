@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -66,6 +67,10 @@ func TestAdminTenantsDeepestFirstPageByPage(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, e.do("GET", "/v1/admin/tenants", key, nil).Code, "a tenant key")
 }
 
+// fakeAlarms is DescribeAlarms as AWS answers the api function, whose
+// grant names the instance's alarm ARNs and not "*": a request that asks
+// for composite alarms, or names no AlarmTypes (metric and composite
+// alike), is refused with AccessDenied.
 type fakeAlarms struct {
 	err   error
 	pages []*cloudwatch.DescribeAlarmsOutput
@@ -75,6 +80,9 @@ type fakeAlarms struct {
 func (f *fakeAlarms) DescribeAlarms(_ context.Context, in *cloudwatch.DescribeAlarmsInput, _ ...func(*cloudwatch.Options)) (*cloudwatch.DescribeAlarmsOutput, error) {
 	c := *in
 	f.got = append(f.got, &c)
+	if len(in.AlarmTypes) == 0 || slices.Contains(in.AlarmTypes, cwtypes.AlarmTypeCompositeAlarm) {
+		return nil, errors.New("AccessDenied: cloudwatch:DescribeAlarms on composite alarms needs a grant on resource *")
+	}
 	if f.err != nil {
 		return nil, f.err
 	}
@@ -100,7 +108,7 @@ func TestAdminAlarms(t *testing.T) {
 	at := time.Date(2026, 3, 14, 15, 0, 0, 0, time.UTC)
 	f := &fakeAlarms{pages: []*cloudwatch.DescribeAlarmsOutput{
 		{MetricAlarms: []cwtypes.MetricAlarm{{AlarmName: aws.String("Hookline-DLQDepth-1"), StateReason: aws.String("Threshold Crossed"), StateUpdatedTimestamp: &at}}, NextToken: aws.String("p2")},
-		{CompositeAlarms: []cwtypes.CompositeAlarm{{AlarmName: aws.String("Hookline-Any-2"), StateReason: aws.String("<img src=x onerror=alert(1)>"), StateUpdatedTimestamp: &at}}},
+		{MetricAlarms: []cwtypes.MetricAlarm{{AlarmName: aws.String("Hookline-Any-2"), StateReason: aws.String("<img src=x onerror=alert(1)>"), StateUpdatedTimestamp: &at}}},
 	}}
 	e.srv.Alarms, e.srv.AlarmNamePrefix = f, "Hookline-"
 	e.h = e.srv.Handler()
@@ -110,6 +118,9 @@ func TestAdminAlarms(t *testing.T) {
 	require.Len(t, f.got, 2)
 	require.Equal(t, "Hookline-", aws.ToString(f.got[0].AlarmNamePrefix))
 	require.Equal(t, cwtypes.StateValueAlarm, f.got[0].StateValue)
+	for _, in := range f.got {
+		require.Equal(t, []cwtypes.AlarmType{cwtypes.AlarmTypeMetricAlarm}, in.AlarmTypes, "metric alarms only: the grant is scoped to alarm ARNs")
+	}
 	require.Equal(t, "p2", aws.ToString(f.got[1].NextToken))
 
 	f.err = errors.New("UnknownOperationException")

@@ -122,7 +122,17 @@ func (s *Server) publishEvent(r *http.Request, tenant string, in publishInput) (
 	case in.ID != nil && strings.HasPrefix(*in.ID, ReservedIDPrefix):
 		return ev, invalid(FieldError{Field: outbox.AttrID, Message: "starts with " + ReservedIDPrefix + ", which is reserved for the ids hookline makes"})
 	case in.ID != nil:
+		// The id as given, checked as the outbox checks any (empty, control
+		// characters), then put in the tenant's namespace.
 		ev.ID = *in.ID
+		if err := ev.Validate(); err != nil {
+			return ev, outboxProblem(err)
+		}
+		ev.ID = TenantEventID(tenant, *in.ID)
+		if len(ev.ID) > outbox.MaxIDBytes {
+			return ev, invalid(FieldError{Field: outbox.AttrID, Reason: outbox.ReasonTooLarge,
+				Message: "must be at most " + strconv.Itoa(outbox.MaxIDBytes-len(tenant)-1) + " bytes: the event's id is " + strconv.Quote(tenant+":") + " and this id, at most " + strconv.Itoa(outbox.MaxIDBytes)})
+		}
 	case key != "":
 		ev.ID = KeyedEventID(tenant, key)
 	default:
@@ -134,6 +144,15 @@ func (s *Server) publishEvent(r *http.Request, tenant string, in publishInput) (
 	}
 	return ev, nil
 }
+
+// TenantEventID is the id of the event a tenant publishes with an id of
+// its choosing: that id in the tenant's namespace, "<tenant id>:<id>" (the
+// answer, the message log and the receivers all carry it). Tenant ids hold
+// no ":" (letters, digits, _ and -), so two tenants' ids never meet in the
+// outbox, whose put keeps its attribute_not_exists(id) condition: a publish
+// can only find its own tenant's event under its id, and no tenant can learn
+// whether an id exists elsewhere (issue 23).
+func TenantEventID(tenantID, id string) string { return tenantID + ":" + id }
 
 // KeyedEventID is the id of the event a tenant publishes with an
 // Idempotency-Key and no id: the same tenant and key, the same id; another
@@ -151,8 +170,10 @@ func (s *Server) putEvent(ctx context.Context, item map[string]types.AttributeVa
 
 // publishedBefore answers a publish whose event id exists: the first
 // answer again if the event there is this request's (same tenant, same
-// fields), else 409. Another tenant's event answers as a different body
-// does, and nothing of it is shown.
+// fields), else 409. The id is in the tenant's namespace (TenantEventID,
+// KeyedEventID) or a new random one, so the event found is the tenant's
+// own; one that is not (a producer writing the outbox directly under such
+// an id) answers as a different body does, and nothing of it is shown.
 func (s *Server) publishedBefore(w http.ResponseWriter, r *http.Request, in publishInput, ev outbox.Event) *Problem {
 	out, err := s.Outbox.GetItem(r.Context(), &dynamodb.GetItemInput{
 		TableName:      aws.String(s.OutboxTable),

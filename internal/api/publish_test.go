@@ -108,15 +108,17 @@ func TestPublishWritesTheEventIntoTheOutbox(t *testing.T) {
 	ep := e.createEndpoint(key, nil)
 	rec := e.do("POST", "/v1/events", key, `{"id":"evt_1","type":"order.created","payload":{"order":1, "note": null},"endpoint_id":"`+ep.ID+`","sequence":7}`)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	require.JSONEq(t, `{"id":"evt_1","type":"order.created","occurred_at":"2026-03-14T15:09:26Z","endpoint_id":"`+ep.ID+`","sequence":7}`, rec.Body.String())
+	require.JSONEq(t, `{"id":"acme:evt_1","type":"order.created","occurred_at":"2026-03-14T15:09:26Z","endpoint_id":"`+ep.ID+`","sequence":7}`, rec.Body.String(),
+		"the id given, in the tenant's namespace")
+	require.Equal(t, "acme:evt_1", api.TenantEventID("acme", "evt_1"))
 	require.Empty(t, rec.Header().Get(api.ReplayedHeader))
-	item, ok := e.outbox().get("evt_1")
+	item, ok := e.outbox().get("acme:evt_1")
 	require.True(t, ok)
 	require.Equal(t, map[string]string{
-		outbox.AttrID: "evt_1", outbox.AttrTenantID: "acme", outbox.AttrType: "order.created",
+		outbox.AttrID: "acme:evt_1", outbox.AttrTenantID: "acme", outbox.AttrType: "order.created",
 		outbox.AttrPayload: `{"order":1, "note": null}`, outbox.AttrOccurredAt: "2026-03-14T15:09:26Z",
 		outbox.AttrEndpointID: ep.ID, outbox.AttrSequence: "7",
-		outbox.AttrLogKey:    outbox.LogKey(t0, "evt_1"),
+		outbox.AttrLogKey:    outbox.LogKey(t0, "acme:evt_1"),
 		outbox.AttrExpiresAt: strconv.FormatInt(t0.Add(outbox.DefaultRetention).Unix(), 10),
 	}, item, "the payload as sent, the tenant from the key, listed in the message log, expiring")
 
@@ -146,7 +148,7 @@ func TestPublishIsIdempotent(t *testing.T) {
 
 	conflict := e.do("POST", "/v1/events", key, `{"id":"evt_same","type":"order.created","payload":{"n":2}}`)
 	pc := requireProblem(t, conflict, http.StatusConflict)
-	require.Contains(t, pc.Detail, "evt_same")
+	require.Contains(t, pc.Detail, "acme:evt_same")
 	for _, b := range []string{
 		`{"id":"evt_same","type":"order.updated","payload":{"n":1}}`,
 		`{"id":"evt_same","type":"order.created","payload":{"n":1},"sequence":1}`,
@@ -155,16 +157,49 @@ func TestPublishIsIdempotent(t *testing.T) {
 		requireProblem(t, e.do("POST", "/v1/events", key, b), http.StatusConflict)
 	}
 
-	// Another tenant's event under the id answers as any conflict, and
-	// shows nothing of it.
+	// Another tenant's publish under the same id is answered exactly as a
+	// new event is (issue 23: ids cannot be probed across tenants): ids are
+	// in each tenant's namespace, so it is one, written beside A's.
+	fresh := e.newTenant("other2")
 	cross := e.do("POST", "/v1/events", keyB, body)
-	requireProblem(t, cross, http.StatusConflict)
-	require.Equal(t, conflict.Body.String(), cross.Body.String())
-	require.Equal(t, conflict.Header(), cross.Header())
+	require.Equal(t, http.StatusAccepted, cross.Code, cross.Body.String())
+	never := e.do("POST", "/v1/events", fresh, body)
+	require.Equal(t, http.StatusAccepted, never.Code, never.Body.String())
+	require.Equal(t, strings.ReplaceAll(never.Body.String(), "other2:", "other:"), cross.Body.String(), "as an id no tenant used")
+	require.Equal(t, never.Header(), cross.Header())
 	require.NotContains(t, cross.Body.String(), "acme")
-	item, _ := e.outbox().get("evt_same")
+	require.JSONEq(t, `{"id":"other:evt_same","type":"order.created","occurred_at":"2026-03-14T15:09:29Z"}`, cross.Body.String())
+	item, _ := e.outbox().get("acme:evt_same")
 	require.Equal(t, "acme", item[outbox.AttrTenantID], "A's event is unchanged")
-	require.Equal(t, 1, e.outbox().puts)
+	item, _ = e.outbox().get("other:evt_same")
+	require.Equal(t, "other", item[outbox.AttrTenantID], "B's is its own")
+	require.Equal(t, 3, e.outbox().puts)
+
+	// A producer writing the outbox directly is not namespaced: an event
+	// it wrote under the id a tenant's publish takes answers as any
+	// conflict, showing nothing of it.
+	e.outbox().items["other:evt_direct"] = map[string]types.AttributeValue{
+		outbox.AttrID: &types.AttributeValueMemberS{Value: "other:evt_direct"}, outbox.AttrTenantID: &types.AttributeValueMemberS{Value: "acme"},
+		outbox.AttrType: &types.AttributeValueMemberS{Value: "order.created"}, outbox.AttrPayload: &types.AttributeValueMemberS{Value: `{"n":1}`},
+		outbox.AttrOccurredAt: &types.AttributeValueMemberS{Value: "2026-03-14T15:09:26Z"},
+	}
+	direct := e.do("POST", "/v1/events", keyB, `{"id":"evt_direct","type":"order.created","payload":{"n":1}}`)
+	p := requireProblem(t, direct, http.StatusConflict)
+	require.NotContains(t, direct.Body.String(), "acme")
+	require.Contains(t, p.Detail, "other:evt_direct")
+}
+
+// An id in a tenant's namespace is at most outbox.MaxIDBytes long: the id
+// given may take what the tenant id and the colon leave.
+func TestPublishIDFitsTheNamespace(t *testing.T) {
+	e := newEnv(t)
+	key := e.newTenant("acme")
+	room := outbox.MaxIDBytes - len("acme:")
+	ok := e.do("POST", "/v1/events", key, `{"id":"`+strings.Repeat("i", room)+`","type":"a","payload":{}}`)
+	require.Equal(t, http.StatusAccepted, ok.Code, ok.Body.String())
+	p := requireProblem(t, e.do("POST", "/v1/events", key, `{"id":"`+strings.Repeat("i", room+1)+`","type":"a","payload":{}}`), http.StatusBadRequest)
+	require.Equal(t, outbox.ReasonTooLarge, p.Errors[0].Reason)
+	require.Contains(t, p.Errors[0].Message, "at most 251 bytes")
 }
 
 func TestPublishWithIdempotencyKey(t *testing.T) {
@@ -189,7 +224,7 @@ func TestPublishWithIdempotencyKey(t *testing.T) {
 
 	// An id in the body wins over the key.
 	withID := decodeJSON[api.PublishedEventView](t, e.do("POST", "/v1/events", key, `{"id":"evt_mine","type":"a","payload":1}`, "Idempotency-Key", "k2"))
-	require.Equal(t, "evt_mine", withID.ID)
+	require.Equal(t, "acme:evt_mine", withID.ID)
 }
 
 func TestPublishValidation(t *testing.T) {

@@ -32,9 +32,15 @@
 // EventBridge bus (source EventSource, detail-type the event type, detail an
 // OperatorDetail), whatever their fan-out, in as few PutEvents requests as
 // its limits allow (ten entries, 256 KiB), before the batch's messages are
-// sent. A request or an entry that fails fails the invocation like a failed
-// send, and the retry puts the batch's operational events again: at least
-// once, deduplicated by the detail's id.
+// sent. The bus is optional and never holds up a delivery: the events a
+// request or an entry failed for are put again, alone, up to
+// DefaultPutTries (3) tries with a short backoff, and those that still
+// fail are parked on the enqueue failure queue as ParkedEvent messages
+// (counted, OperatorEventsParked; put on the bus again by make
+// redrive-enqueue), and the invocation goes on. Only when they cannot be
+// parked either does the invocation fail, and the stream's retry puts the
+// batch's operational events again: at least once, deduplicated by the
+// detail's id.
 //
 // A malformed item, or one for a tenant with no endpoint, is recorded as
 // rejected with its reason and skipped: it never fails the batch, so it never

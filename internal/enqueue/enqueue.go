@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -64,9 +65,23 @@ type Handler struct {
 	// anywhere (the production wiring always sets it).
 	Bus     Bus
 	BusName string
-	Log     *slog.Logger
-	// Metrics receives RejectedOutboxItems (EMF), one document per
-	// invocation. Nil: none.
+	// ParkQueueURL is the enqueue failure queue, where operational events
+	// the bus kept refusing are parked (through Queue), for make
+	// redrive-enqueue to put again. Empty: such events fail the invocation
+	// instead, and the stream retries the batch (the production wiring
+	// always sets it).
+	ParkQueueURL string
+	// PutTries is how many times an operational event is put before it is
+	// parked. Default DefaultPutTries (3).
+	PutTries int
+	// PutBackoff is the pause before the second try, doubled before each
+	// later one. Default DefaultPutBackoff (100 ms).
+	PutBackoff time.Duration
+	// Sleep pauses between tries. Default: a timer that honours ctx.
+	Sleep func(ctx context.Context, d time.Duration) error
+	Log   *slog.Logger
+	// Metrics receives RejectedOutboxItems and OperatorEventsParked (EMF),
+	// one document per invocation. Nil: none.
 	Metrics *metrics.Writer
 }
 
@@ -169,7 +184,7 @@ func (h *Handler) enqueue(ctx context.Context, ev events.DynamoDBEvent, inv *inv
 			}
 		}
 	}
-	if f := h.forwardAll(ctx, inv.forwards); f != nil {
+	if f := h.forwardAll(ctx, inv); f != nil {
 		return f
 	}
 	if len(ids) == 0 {

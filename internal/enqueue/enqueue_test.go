@@ -156,11 +156,30 @@ type fakeQueue struct {
 	// onSend, if set, sees each message accepted, as a consumer of the
 	// queue would.
 	onSend func(message.Message)
+	// parked are the bodies sent to the queue parkURL (the enqueue failure
+	// queue); parkFail fails those sends.
+	parkURL  string
+	parked   []string
+	parkFail bool
 }
 
 func (q *fakeQueue) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if q.parkURL != "" && aws.ToString(in.QueueUrl) == q.parkURL {
+		if q.parkFail {
+			return nil, errBoom
+		}
+		if err := message.CheckBatch(in.Entries); err != nil {
+			return nil, err
+		}
+		out := &sqs.SendMessageBatchOutput{}
+		for _, e := range in.Entries {
+			q.parked = append(q.parked, *e.MessageBody)
+			out.Successful = append(out.Successful, sqstypes.SendMessageBatchResultEntry{Id: e.Id})
+		}
+		return out, nil
+	}
 	q.requests++
 	if q.fail || q.requests == q.failAt {
 		return nil, errBoom

@@ -1,6 +1,7 @@
 package enqueue
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/opevent"
 	"github.com/hookline/hookline/outbox"
 	"github.com/stretchr/testify/require"
@@ -94,7 +96,24 @@ func (b *fakeBus) count(t *testing.T) map[string]int {
 func newBusHandler(s *testStore, q *fakeQueue, b *fakeBus) *Handler {
 	h := newHandler(s, q)
 	h.Bus, h.BusName = b, testBus
+	h.Sleep = func(context.Context, time.Duration) error { return nil }
 	return h
+}
+
+const testParkURL = "https://sqs.example/enqueue-failures"
+
+// newParkingHandler is newBusHandler with the enqueue failure queue set,
+// recording the pauses between tries.
+func newParkingHandler(s *testStore, q *fakeQueue, b *fakeBus, out *bytes.Buffer) (*Handler, *[]time.Duration) {
+	h := newBusHandler(s, q, b)
+	q.parkURL, h.ParkQueueURL = testParkURL, testParkURL
+	h.Metrics = metrics.New(out)
+	var pauses []time.Duration
+	h.Sleep = func(_ context.Context, d time.Duration) error {
+		pauses = append(pauses, d)
+		return nil
+	}
+	return h, &pauses
 }
 
 // opImage is an outbox item of an operational event with the payload p, as
@@ -213,10 +232,11 @@ func TestOperationalEventsAreBatchedWithinPutEventsLimits(t *testing.T) {
 	})
 }
 
-// A request that fails, or an entry EventBridge does not accept, fails the
-// invocation naming the records, before anything is sent to the delivery
-// queue; the stream's retry puts every operational event of the batch
-// again (the ones already put twice, with the same id), and loses none.
+// Without a failure queue to park on, a request that keeps failing, or an
+// entry EventBridge keeps refusing, fails the invocation naming the
+// records, before anything is sent to the delivery queue; the stream's
+// retry puts every operational event of the batch again (the ones already
+// put twice, with the same id), and loses none.
 func TestFailedPutsAreRetriedWithoutLoss(t *testing.T) {
 	imgs := func(t *testing.T) events.DynamoDBEvent {
 		return streamEvent(
@@ -285,4 +305,159 @@ func TestOnlyAcceptedOperationalEventsArePutOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, map[string]int{"op_ok": 1}, b.count(t))
 	require.Contains(t, s.Rejections(), "op_bad")
+}
+
+// parkBatch is a business event and three operational events of t1, whose
+// endpoint ep_a takes every type (and so none of the operational ones).
+func parkBatch(t *testing.T) events.DynamoDBEvent {
+	return streamEvent(
+		image("e0", "t1", nil),
+		busImage(t, "op1", "t1", domain.OpEndpointDisabled, disabledPayload("t1", "ep_a")),
+		busImage(t, "op2", "t1", domain.OpEndpointRecovered, disabledPayload("t1", "ep_a")),
+		busImage(t, "op3", "t1", domain.OpEndpointFailing, disabledPayload("t1", "ep_a")),
+	)
+}
+
+// parkedCount is the OperatorEventsParked value the invocation printed (0
+// for none).
+func parkedCount(t *testing.T, out *bytes.Buffer) float64 {
+	t.Helper()
+	n := 0.0
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		if line == "" {
+			continue
+		}
+		var doc map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &doc))
+		if v, ok := doc[metrics.OperatorEventsParked].(float64); ok {
+			n += v
+		}
+	}
+	return n
+}
+
+// A PutEvents that fails is tried again within the invocation, only for
+// the events not accepted, after 100 ms and then 200 ms; one that fails
+// three times parks its events on the enqueue failure queue, counted
+// (OperatorEventsParked), and the invocation goes on: the deliveries are
+// sent, the batch is not failed. A parked message is the entry, whole,
+// which ParseParked reads back into the same PutEvents entry.
+func TestFailingPutsAreRetriedThenParked(t *testing.T) {
+	t.Run("a throttle that passes within the tries", func(t *testing.T) {
+		var out bytes.Buffer
+		s, q, b := newFakeStore(endpoint("t1", "ep_a")), &fakeQueue{}, &fakeBus{}
+		calls := 0
+		b.failEntry = func(d OperatorDetail) string {
+			if d.ID == "op2" {
+				if calls++; calls < 3 {
+					return "ThrottlingException"
+				}
+			}
+			return ""
+		}
+		h, pauses := newParkingHandler(s, q, b, &out)
+		_, err := h.Handle(context.Background(), parkBatch(t))
+		require.NoError(t, err)
+		require.Equal(t, map[string]int{"op1": 1, "op2": 1, "op3": 1}, b.count(t), "only the refused entry is put again")
+		require.Equal(t, [][]string{{"op1", "op3"}, nil, {"op2"}}, b.requests)
+		require.Equal(t, []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}, *pauses)
+		require.Empty(t, q.parked)
+		require.Zero(t, parkedCount(t, &out))
+	})
+	for _, tc := range []struct {
+		name   string
+		bus    *fakeBus
+		parked []string
+		put    map[string]int
+	}{
+		{"the bus is gone (every request fails)", &fakeBus{fail: true}, []string{"op1", "op2", "op3"}, map[string]int{}},
+		{"an entry keeps failing", &fakeBus{failEntry: func(d OperatorDetail) string {
+			if d.ID == "op2" {
+				return "InternalFailure"
+			}
+			return ""
+		}}, []string{"op2"}, map[string]int{"op1": 1, "op3": 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			s, q := newFakeStore(endpoint("t1", "ep_a")), &fakeQueue{}
+			h, pauses := newParkingHandler(s, q, tc.bus, &out)
+			ev := parkBatch(t)
+			_, err := h.Handle(context.Background(), ev)
+			require.NoError(t, err, "the batch is not failed")
+			require.Equal(t, 1, q.count()[domain.DeliveryID("e0", "ep_a")], "deliveries proceed")
+			require.Equal(t, []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}, *pauses, "three tries")
+			require.Equal(t, tc.put, b2m(tc.bus.count(t)))
+			require.Len(t, q.parked, len(tc.parked))
+			require.Equal(t, float64(len(tc.parked)), parkedCount(t, &out))
+			for i, body := range q.parked {
+				p, ok, err := ParseParked(body)
+				require.NoError(t, err)
+				require.True(t, ok)
+				require.Equal(t, ParkedKind, p.Parked)
+				require.NotEmpty(t, p.Error)
+				var d OperatorDetail
+				require.NoError(t, json.Unmarshal(p.Detail, &d))
+				require.Equal(t, tc.parked[i], d.ID)
+				want, err := operatorEntry(testBus, outbox.Event{ID: d.ID, TenantID: d.TenantID, Type: d.Type, OccurredAt: d.OccurredAt, Payload: d.Data})
+				require.NoError(t, err)
+				require.Equal(t, want, p.Entry(), "the entry enqueue tried, whole")
+			}
+		})
+	}
+	t.Run("a detail with HTML characters is kept byte for byte", func(t *testing.T) {
+		var out bytes.Buffer
+		s, q := newFakeStore(), &fakeQueue{}
+		s.addTenant("t1")
+		h, _ := newParkingHandler(s, q, &fakeBus{fail: true}, &out)
+		img := busImage(t, "op<&>", "t1", domain.OpDeliveryDead, struct{}{})
+		img[outbox.AttrPayload] = events.NewStringAttribute(`{"note":"<b>&</b>"}`)
+		_, err := h.Handle(context.Background(), streamEvent(img))
+		require.NoError(t, err)
+		require.Len(t, q.parked, 1)
+		p, _, err := ParseParked(q.parked[0])
+		require.NoError(t, err)
+		require.Contains(t, string(p.Detail), `"<b>&</b>"`)
+		require.NoError(t, CheckPut([]ebtypes.PutEventsRequestEntry{p.Entry()}))
+	})
+	t.Run("when parking fails too, the batch fails and nothing is lost", func(t *testing.T) {
+		var out bytes.Buffer
+		s, q, b := newFakeStore(endpoint("t1", "ep_a")), &fakeQueue{parkFail: true}, &fakeBus{fail: true}
+		h, _ := newParkingHandler(s, q, b, &out)
+		ev := parkBatch(t)
+		_, err := h.Handle(context.Background(), ev)
+		require.ErrorIs(t, err, errBoom)
+		require.ErrorContains(t, err, "park 3 operational events")
+		require.Empty(t, q.sent, "nothing fanned out: the stream retries the batch")
+		require.Zero(t, parkedCount(t, &out))
+		q.parkFail, b.fail = false, false
+		_, err = h.Handle(context.Background(), ev)
+		require.NoError(t, err)
+		require.Equal(t, map[string]int{"op1": 1, "op2": 1, "op3": 1}, b.count(t))
+	})
+}
+
+// b2m is m, or an empty map for nil.
+func b2m(m map[string]int) map[string]int {
+	if m == nil {
+		return map[string]int{}
+	}
+	return m
+}
+
+// ParseParked tells a parked operational event from the other messages of
+// the enqueue failure queue (Lambda's stream failure records), and refuses
+// a parked message it cannot put again.
+func TestParseParked(t *testing.T) {
+	for _, body := range []string{`{"DDBStreamBatchInfo":{"shardId":"s"}}`, `not json`, `[]`, `{"hookline_parked":""}`} {
+		_, ok, err := ParseParked(body)
+		require.False(t, ok, body)
+		require.NoError(t, err, body)
+	}
+	for _, body := range []string{`{"hookline_parked":"other"}`, `{"hookline_parked":"operator_event","bus":"b","detail_type":"x"}`,
+		`{"hookline_parked":"operator_event","detail_type":"x","detail":{}}`, `{"hookline_parked":"operator_event","bus":"b","detail_type":"x","detail":[1]}`} {
+		_, ok, err := ParseParked(body)
+		require.True(t, ok, body)
+		require.Error(t, err, body)
+	}
 }

@@ -30,6 +30,7 @@ const (
 	varLogLevel             = "HOOKLINE_LOG_LEVEL"
 	varDeliveryQueueURL     = "HOOKLINE_DELIVERY_QUEUE_URL"
 	varEventBus             = "HOOKLINE_EVENT_BUS"
+	varEnqueueFailureQueue  = "HOOKLINE_ENQUEUE_FAILURE_QUEUE_URL"
 	varDLQURL               = "HOOKLINE_DLQ_URL"
 	varReplayQueueURL       = "HOOKLINE_REPLAY_QUEUE_URL"
 	varReplayOpsQueueURL    = VarReplayOpsQueueURL
@@ -215,6 +216,11 @@ type EnqueueEnv struct {
 	// Required: the stack always has the bus, and a function that could not
 	// tell the operator would drop those events silently.
 	EventBus string
+	// FailureQueueURL (HOOKLINE_ENQUEUE_FAILURE_QUEUE_URL) is the enqueue
+	// failure queue (the stream mapping's on-failure destination), where
+	// the operational events the bus keeps refusing are parked. Default:
+	// none, and such events fail the batch instead; the stack always sets it.
+	FailureQueueURL string
 	// Faults (HOOKLINE_FAULTS) injects failures, for the soak test only.
 	// Default: none (and the variable is not set).
 	Faults fault.Rates
@@ -225,6 +231,9 @@ func (e EnqueueEnv) Vars() map[string]string {
 	v := e.Common.vars()
 	v[varDeliveryQueueURL] = e.QueueURL
 	v[varEventBus] = e.EventBus
+	if e.FailureQueueURL != "" {
+		v[varEnqueueFailureQueue] = e.FailureQueueURL
+	}
 	setFaults(v, e.Faults)
 	return v
 }
@@ -235,7 +244,8 @@ func LoadEnqueue(getenv func(string) string) (EnqueueEnv, error) {
 	if err != nil {
 		return EnqueueEnv{}, err
 	}
-	e := EnqueueEnv{Common: loadCommon(getenv), QueueURL: getenv(varDeliveryQueueURL), EventBus: getenv(varEventBus), Faults: faults}
+	e := EnqueueEnv{Common: loadCommon(getenv), QueueURL: getenv(varDeliveryQueueURL), EventBus: getenv(varEventBus),
+		FailureQueueURL: getenv(varEnqueueFailureQueue), Faults: faults}
 	return e, firstErr(e.Common.check(), required(varStateTable, e.StateTable, varDeliveryQueueURL, e.QueueURL, varEventBus, e.EventBus))
 }
 

@@ -217,7 +217,7 @@ func TestVarsRoundTrip(t *testing.T) {
 	t.Run("enqueue", func(t *testing.T) {
 		for _, e := range []EnqueueEnv{
 			{Common: common, QueueURL: "https://q", EventBus: "ops-bus", Faults: fault.Rates{}},
-			{Common: common, QueueURL: "https://q", EventBus: "arn:aws:events:us-east-1:000000000000:event-bus/ops", Faults: fault.Rates{fault.EnqueueFail: 0.05}},
+			{Common: common, QueueURL: "https://q", EventBus: "arn:aws:events:us-east-1:000000000000:event-bus/ops", FailureQueueURL: "https://failures", Faults: fault.Rates{fault.EnqueueFail: 0.05}},
 		} {
 			got, err := LoadEnqueue(lookup(e.Vars()))
 			require.NoError(t, err)

@@ -57,11 +57,15 @@ const (
 	// GateUnavailable counts batches whose endpoint gate could not be read
 	// or written: their requests went out without it (isolation, not
 	// delivery, is what fails).
-	GateUnavailable  = "GateUnavailable"
-	DimensionTenant  = "TenantId"
-	DimensionReason  = "Reason"
-	unitCount        = "Count"
-	unitMilliseconds = "Milliseconds"
+	GateUnavailable = "GateUnavailable"
+	// OperatorEventsParked counts operational events enqueue could not put
+	// on the operator's EventBridge bus after its tries, and parked on the
+	// enqueue failure queue instead (make redrive-enqueue puts them again).
+	OperatorEventsParked = "OperatorEventsParked"
+	DimensionTenant      = "TenantId"
+	DimensionReason      = "Reason"
+	unitCount            = "Count"
+	unitMilliseconds     = "Milliseconds"
 )
 
 // Spec documents one metric: its unit, the dimension sets it is published
@@ -79,19 +83,20 @@ type Spec struct {
 
 // Catalog lists every metric hookline publishes.
 var Catalog = map[string]Spec{
-	Delivered:           {unitCount, [][]string{{}}, false},
-	AttemptFailed:       {unitCount, [][]string{{}}, false},
-	RetryScheduled:      {unitCount, [][]string{{}}, false},
-	AttemptLatency:      {unitMilliseconds, [][]string{{}}, false},
-	DeadLettered:        {unitCount, [][]string{{}, {DimensionReason}, {DimensionTenant}}, false},
-	RejectedItems:       {unitCount, [][]string{{}, {DimensionReason}}, false},
-	Replayed:            {unitCount, [][]string{{}, {DimensionTenant}}, false},
-	TenantDLQDepth:      {unitCount, [][]string{{DimensionTenant}}, true},
-	MaxTenantDLQ:        {unitCount, [][]string{{}}, true},
-	DLQDepthCorrections: {unitCount, [][]string{{}, {DimensionTenant}}, false},
-	StatsWriteFailed:    {unitCount, [][]string{{}}, false},
-	Deferred:            {unitCount, [][]string{{}, {DimensionReason}}, false},
-	GateUnavailable:     {unitCount, [][]string{{}}, false},
+	Delivered:            {unitCount, [][]string{{}}, false},
+	AttemptFailed:        {unitCount, [][]string{{}}, false},
+	RetryScheduled:       {unitCount, [][]string{{}}, false},
+	AttemptLatency:       {unitMilliseconds, [][]string{{}}, false},
+	DeadLettered:         {unitCount, [][]string{{}, {DimensionReason}, {DimensionTenant}}, false},
+	RejectedItems:        {unitCount, [][]string{{}, {DimensionReason}}, false},
+	Replayed:             {unitCount, [][]string{{}, {DimensionTenant}}, false},
+	TenantDLQDepth:       {unitCount, [][]string{{DimensionTenant}}, true},
+	MaxTenantDLQ:         {unitCount, [][]string{{}}, true},
+	DLQDepthCorrections:  {unitCount, [][]string{{}, {DimensionTenant}}, false},
+	StatsWriteFailed:     {unitCount, [][]string{{}}, false},
+	Deferred:             {unitCount, [][]string{{}, {DimensionReason}}, false},
+	GateUnavailable:      {unitCount, [][]string{{}}, false},
+	OperatorEventsParked: {unitCount, [][]string{{}}, false},
 }
 
 // Writer prints EMF lines. Safe for concurrent use.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -377,13 +378,19 @@ func (s *Store) jobItem(j *domain.ReplayJob) (map[string]types.AttributeValue, i
 }
 
 // SaveJob writes a job: a new one (Version 0) only if it does not exist, an
-// existing one only if nobody saved it since it was read (ErrConflict).
+// existing one only if nobody saved it since it was read (ErrConflict). A
+// write whose condition fails because the item is already this very write
+// (the SDK sent the put again after its first answer was lost: a timeout, a
+// response failing its checksum under load) succeeds: concurrent operator
+// redrives answered 500 ("replay job rj_...: conflicting change") on the
+// local cloud for want of this.
 func (s *Store) SaveJob(ctx context.Context, j *domain.ReplayJob) error {
 	item, prev, err := s.jobItem(j)
 	if err != nil {
 		return err
 	}
-	in := &dynamodb.PutItemInput{TableName: &s.table, Item: item}
+	in := &dynamodb.PutItemInput{TableName: &s.table, Item: item,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}
 	if prev == 0 {
 		in.ConditionExpression = aws.String("attribute_not_exists(pk)")
 	} else {
@@ -391,7 +398,11 @@ func (s *Store) SaveJob(ctx context.Context, j *domain.ReplayJob) error {
 		in.ExpressionAttributeValues = map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: strconv.Itoa(prev)}}
 	}
 	_, err = s.db.PutItem(ctx, in)
-	if isConditionFailed(err) {
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		if sameWrite(item, ccf.Item) {
+			return nil
+		}
 		j.Version = prev
 		return fmt.Errorf("replay job %s: %w", j.JobID, ErrConflict)
 	}
@@ -400,6 +411,14 @@ func (s *Store) SaveJob(ctx context.Context, j *domain.ReplayJob) error {
 		return fmt.Errorf("save replay job %s: %w", j.JobID, err)
 	}
 	return nil
+}
+
+// sameWrite reports whether the job item found, old, is the one mine
+// writes, attribute for attribute: a save's every write bumps the version
+// and stamps updated_at, so only a second send of the same write finds it
+// (or a write of exactly the same job, which leaves what this one would).
+func sameWrite(mine, old map[string]types.AttributeValue) bool {
+	return old != nil && reflect.DeepEqual(mine, old)
 }
 
 // CreateJob records a new job (Version 0; ErrConflict if its id exists). A

@@ -156,3 +156,35 @@ func TestKeyTime(t *testing.T) {
 	require.Less(t, "0", sortableTime(times[0]), "the lowest bound is below every key")
 	require.Less(t, sortableTime(times[len(times)-1])+"#msg_x", "~", "the highest bound is above every key")
 }
+
+// A job save that the SDK sent twice (its first answer lost after the
+// write) is not refused by the second, which finds the first's item:
+// concurrent operator redrives answered 500 for it ("replay job rj_...:
+// conflicting change"). A save that finds another's write is still refused.
+func TestJobSaveIsNotRefusedByItsOwnRetry(t *testing.T) {
+	ctx := context.Background()
+	db := newFakeDB()
+	s := New(retriedPuts{db}, "state")
+	now := time.Date(2026, 11, 30, 1, 2, 3, 4, time.UTC)
+	s.Now = func() time.Time { return now }
+
+	j := domain.ReplayJob{JobID: "rj_1", Kind: domain.KindRedrive, Status: domain.StatusQueued}
+	require.NoError(t, s.CreateJob(ctx, &j, 3), "an operator job: one conditional put, sent twice")
+	require.Equal(t, 1, j.Version)
+	now = now.Add(time.Second)
+	j.Status = domain.StatusRunning
+	require.NoError(t, s.SaveJob(ctx, &j), "an update, sent twice")
+	require.Equal(t, 2, j.Version)
+	require.Equal(t, 4, db.calls["PutItem"], "each put was sent twice")
+
+	now = now.Add(time.Nanosecond)
+	other := domain.ReplayJob{JobID: "rj_1", Kind: domain.KindRedrive, Status: domain.StatusQueued}
+	require.ErrorIs(t, s.CreateJob(ctx, &other, 3), ErrConflict, "another job of the same id")
+	stale := j
+	stale.Version = 1
+	require.ErrorIs(t, s.SaveJob(ctx, &stale), ErrConflict, "a save from a stale read")
+	got, err := s.Job(ctx, "rj_1")
+	require.NoError(t, err)
+	require.Equal(t, domain.StatusRunning, got.Status)
+	require.Equal(t, 2, got.Version)
+}

@@ -15,6 +15,12 @@
 // few times; a message whose batch still fails is kept, visible again for
 // the next run.
 //
+// The enqueue function also parks there the operational events the
+// operator's EventBridge bus kept refusing (enqueue.ParkedEvent). Such a
+// message is put on the bus it names, as enqueue would have put it, again
+// after a failure, and deleted once the bus took it (Resent); one the bus
+// still refuses is kept.
+//
 // Records older than the stream's 24 h retention can no longer be read.
 // Such a message is kept and reported as gone; with the outbox fallback
 // enabled, the events are read instead from the outbox table, by the time

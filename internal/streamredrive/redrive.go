@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/hookline/hookline/internal/enqueue"
 )
 
 // StreamRetention is how long DynamoDB Streams keeps a record: 24 hours,
@@ -39,6 +40,10 @@ type Redriver struct {
 	// Lambda and FunctionName: the enqueue function. Required.
 	Lambda       Invoker
 	FunctionName string
+	// Bus puts the parked operational events (enqueue.ParkedEvent: the
+	// operator's bus refused them) on the bus again. Nil: they are kept
+	// and reported failed.
+	Bus Bus
 
 	// OutboxFallback, when true, re-drives the batches no longer in the
 	// stream from the outbox table (Outbox, OutboxTable: required then).
@@ -93,6 +98,10 @@ const (
 	Failed Outcome = "failed"
 	// Invalid: the message is not a stream failure record; it is kept.
 	Invalid Outcome = "invalid"
+	// Resent: the message was an operational event enqueue parked (the
+	// operator's bus refused it), and it is now on the bus; the message is
+	// deleted.
+	Resent Outcome = "resent"
 )
 
 // Result is one message's outcome.
@@ -206,7 +215,7 @@ func (r *Redriver) take(ctx context.Context, hs *holding, msgs []sqstypes.Messag
 		h := &held{receipt: aws.ToString(m.ReceiptHandle), result: &res}
 		hs.seen[id] = h
 		hs.order = append(hs.order, id)
-		if res.Outcome == Redriven {
+		if res.Outcome == Redriven || res.Outcome == Resent {
 			r.remove(ctx, h)
 		}
 		if ctx.Err() != nil {
@@ -227,7 +236,7 @@ func (r *Redriver) release(ctx context.Context, hs *holding, rep *Report) {
 		res := *h.result
 		rep.Results = append(rep.Results, res)
 		rep.Retries += res.Retries
-		if res.Outcome == Redriven || res.Outcome == RedrivenFromOutbox {
+		if res.Outcome == Redriven || res.Outcome == RedrivenFromOutbox || res.Outcome == Resent {
 			rep.Deleted++
 			continue
 		}
@@ -240,7 +249,8 @@ func (r *Redriver) release(ctx context.Context, hs *holding, rep *Report) {
 	}
 }
 
-// process re-drives one message from the stream and says how it went.
+// process re-drives one message, from the stream (a failure record) or to
+// the operator's bus (a parked operational event), and says how it went.
 func (r *Redriver) process(ctx context.Context, m sqstypes.Message) Result {
 	res := Result{MessageID: aws.ToString(m.MessageId)}
 	log := r.log().With("message_id", res.MessageID)
@@ -249,6 +259,12 @@ func (r *Redriver) process(ctx context.Context, m sqstypes.Message) Result {
 		log.WarnContext(ctx, "parked batch not re-driven from the stream", "outcome", string(o), "shard_id", res.Batch.ShardID,
 			"start_sequence_number", res.Batch.StartSequenceNumber, "end_sequence_number", res.Batch.EndSequenceNumber, "error", res.Error)
 		return res
+	}
+	if p, parked, err := enqueue.ParseParked(aws.ToString(m.Body)); parked {
+		if err != nil {
+			return fail(Invalid, err)
+		}
+		return r.resend(ctx, res, p)
 	}
 	rec, err := ParseFailureRecord(aws.ToString(m.Body))
 	if err != nil {

@@ -2,7 +2,9 @@
 // enqueue function's stream mapping parked on the enqueue failure queue: it
 // reads each batch back from the stream by shard and sequence numbers,
 // invokes the enqueue function with it, and deletes the message once every
-// record is processed. An operator runs it with their own AWS credentials,
+// record is processed; an operational event enqueue parked there (the
+// operator's EventBridge bus kept refusing it) it puts on the bus again and
+// deletes. An operator runs it with their own AWS credentials,
 // once the cause of the failures is fixed (docs/operations.md, "EnqueueFailures"):
 //
 //	make redrive-enqueue ARGS="-queue-url URL -function NAME [-outbox-table NAME -outbox-fallback]"
@@ -28,6 +30,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/stackoutputs"
@@ -138,6 +141,7 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 		Queue: sqs.NewFromConfig(cfg), QueueURL: o.QueueURL,
 		Streams: dynamodbstreams.NewFromConfig(cfg),
 		Lambda:  lambda.NewFromConfig(cfg), FunctionName: o.Function,
+		Bus:            eventbridge.NewFromConfig(cfg), // parked operational events, to the bus each names
 		OutboxFallback: o.OutboxFallback, Outbox: dynamodb.NewFromConfig(cfg), OutboxTable: o.OutboxTable,
 		OutboxMargin: o.OutboxMargin, Region: cfg.Region,
 		Attempts: o.Attempts, Visibility: o.Visibility,
@@ -149,7 +153,7 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 	if err := enc.Encode(rep); err != nil {
 		return 1, err
 	}
-	fmt.Fprintf(stderr, "enqueueredrive: %d parked batches re-driven and deleted, %d kept\n", rep.Deleted, rep.Kept)
+	fmt.Fprintf(stderr, "enqueueredrive: %d parked messages re-driven (or, operational events, put on the bus again) and deleted, %d kept\n", rep.Deleted, rep.Kept)
 	gone := 0
 	for _, res := range rep.Results {
 		if res.Outcome == streamredrive.Gone {
