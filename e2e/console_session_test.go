@@ -5,11 +5,14 @@ package e2e
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/hookline/hookline/internal/domain"
 )
 
 // consoleURL is the console as the deployed API serves it on the local cloud.
@@ -17,14 +20,28 @@ func consoleURL() string {
 	return strings.TrimSuffix(env.endpointURL, "/") + "/_aws/execute-api/" + env.out.ApiID + "/console/"
 }
 
-// portalLink mints a portal link for a tenant with the operator key and
-// returns its id and token.
-func portalLink(t *testing.T, tenantID string, ttlSeconds int) (id, token string) {
+// portalLink mints a portal link for a tenant with the operator key, with
+// the write scopes given (none: read and replay only), and returns its id
+// and token.
+func portalLink(t *testing.T, tenantID string, ttlSeconds int, scopes ...domain.Scope) (id, token string) {
 	t.Helper()
 	op, err := operatorKey()
 	require.NoError(t, err)
-	status, body := call(t, "POST", "/v1/admin/tenants/"+tenantID+"/portal-links", op, map[string]any{"ttl_seconds": ttlSeconds})
+	if scopes == nil {
+		scopes = []domain.Scope{}
+	}
+	status, body := call(t, "POST", "/v1/admin/tenants/"+tenantID+"/portal-links", op, map[string]any{"ttl_seconds": ttlSeconds, "scopes": scopes})
 	require.Equal(t, http.StatusCreated, status, "%v", body)
+	var want []any
+	for _, sc := range domain.Scopes() {
+		if slices.Contains(scopes, sc) {
+			want = append(want, string(sc))
+		}
+	}
+	if want == nil {
+		want = []any{}
+	}
+	require.Equal(t, want, body["scopes"], "the link has the scopes asked for")
 	id, _ = body["id"].(string)
 	token, _ = body["token"].(string)
 	require.NotEmpty(t, id, "%v", body)
@@ -35,19 +52,21 @@ func portalLink(t *testing.T, tenantID string, ttlSeconds int) (id, token string
 	return id, token
 }
 
-// signInByPortal opens the console with a fresh portal link for the tenant
-// and waits for the endpoints view; it returns the link's id.
-func signInByPortal(t *testing.T, b *browser, tenantID string) string {
+// signInByPortal opens the console with a fresh portal link for the tenant,
+// with the write scopes given (none: read and replay, all the console's
+// replay flows need), and waits for the endpoints view; it returns the
+// link's id.
+func signInByPortal(t *testing.T, b *browser, tenantID string, scopes ...domain.Scope) string {
 	t.Helper()
-	id, _ := signInByPortalTTL(t, b, tenantID, 900)
+	id, _ := signInByPortalTTL(t, b, tenantID, 900, scopes...)
 	return id
 }
 
 // signInByPortalTTL is signInByPortal with a link of the given life; it
 // returns the link's id and token.
-func signInByPortalTTL(t *testing.T, b *browser, tenantID string, ttlSeconds int) (string, string) {
+func signInByPortalTTL(t *testing.T, b *browser, tenantID string, ttlSeconds int, scopes ...domain.Scope) (string, string) {
 	t.Helper()
-	id, token := portalLink(t, tenantID, ttlSeconds)
+	id, token := portalLink(t, tenantID, ttlSeconds, scopes...)
 	b.navigate(consoleURL() + "#portal=" + token)
 	b.wait(dt("endpoints"))
 	// The token leaves the address bar at once, and nothing is stored.
@@ -101,6 +120,39 @@ func waitTenantDepth(t *testing.T, tenantID string, n int) {
 
 // row is the selector of a table row of a data-test kind with a data-id.
 func row(kind, id string) string { return fmt.Sprintf(`[data-test=%q][data-id=%q]`, kind, id) }
+
+// A portal link's console offers only what the link may do: a link minted
+// without scopes renders no write button (its endpoint row says "read
+// only", New endpoint is hidden) and still replays; one with
+// endpoints:write and secrets:rotate renders them all.
+func TestConsolePortalLinkScopesHideWrites(t *testing.T) {
+	t.Parallel()
+	tenantID, key := apiTenant(t, "consolescopes")
+	epID, _ := apiEndpoint(t, key, "http://127.0.0.1:9/scopes")
+	epRow := row("endpoint-row", epID)
+	writes := []string{"endpoint-edit", "endpoint-toggle", "endpoint-rotate", "endpoint-test"}
+	createShown := `!document.querySelector('[data-test="endpoint-create"]').hidden`
+
+	b := newBrowser(t, desktopWidth, desktopHeight)
+	signInByPortal(t, b, tenantID)
+	b.wait(epRow + " " + dt("endpoint-read-only"))
+	for _, name := range writes {
+		require.Zero(t, b.count(epRow+" "+dt(name)), "a read-and-replay link renders no %s", name)
+	}
+	require.False(t, evalIn[bool](b, createShown), "a read-and-replay link has no New endpoint")
+	require.Contains(t, b.text("#who"), "read and replay only")
+	b.click(dt("nav-dlq"))
+	b.wait(dt("replay-all"))
+	b.screenshot("portal-read-only")
+
+	w := newBrowser(t, desktopWidth, desktopHeight)
+	signInByPortal(t, w, tenantID, domain.ScopeEndpointsWrite, domain.ScopeSecretsRotate)
+	for _, name := range writes {
+		w.wait(epRow + " " + dt(name))
+	}
+	require.Zero(t, w.count(epRow+" "+dt("endpoint-read-only")))
+	require.True(t, evalIn[bool](w, createShown), "endpoints:write brings New endpoint back")
+}
 
 // A revoked portal link ends the session at the next call with the API's
 // message; an unknown token never signs in.

@@ -204,24 +204,28 @@ type Route struct {
 	Method, Path string
 	// Operator routes take the operator key; the others a tenant key.
 	Operator bool
-	handle   func(s *Server, w http.ResponseWriter, r *http.Request, tenant string) *Problem
+	// Scope is what a portal link needs to take this tenant route (an API
+	// key holds every scope). Empty: any tenant credential (reads, replays
+	// and resends).
+	Scope  domain.Scope
+	handle func(s *Server, w http.ResponseWriter, r *http.Request, tenant string) *Problem
 }
 
 // Routes lists every route: the router, the OpenAPI document's test and the
 // CDK stack's API Gateway routes are all built from it.
 func Routes() []Route {
 	return []Route{
-		{Method: "POST", Path: "/v1/endpoints", handle: (*Server).createEndpoint},
+		{Method: "POST", Path: "/v1/endpoints", Scope: domain.ScopeEndpointsWrite, handle: (*Server).createEndpoint},
 		{Method: "GET", Path: "/v1/endpoints", handle: (*Server).listEndpoints},
 		{Method: "GET", Path: "/v1/endpoints/{endpoint_id}", handle: (*Server).getEndpoint},
 		{Method: "GET", Path: "/v1/endpoints/{endpoint_id}/stats", handle: (*Server).getEndpointStats},
-		{Method: "PATCH", Path: "/v1/endpoints/{endpoint_id}", handle: (*Server).updateEndpoint},
-		{Method: "DELETE", Path: "/v1/endpoints/{endpoint_id}", handle: (*Server).deleteEndpoint},
-		{Method: "POST", Path: "/v1/endpoints/{endpoint_id}/rotate-secret", handle: (*Server).rotateSecret},
-		{Method: "POST", Path: "/v1/endpoints/{endpoint_id}/enable", handle: (*Server).enableEndpoint},
-		{Method: "POST", Path: "/v1/endpoints/{endpoint_id}/disable", handle: (*Server).disableEndpoint},
-		{Method: "POST", Path: "/v1/endpoints/{endpoint_id}/test", handle: (*Server).testEndpoint},
-		{Method: "POST", Path: "/v1/events", handle: (*Server).publish},
+		{Method: "PATCH", Path: "/v1/endpoints/{endpoint_id}", Scope: domain.ScopeEndpointsWrite, handle: (*Server).updateEndpoint},
+		{Method: "DELETE", Path: "/v1/endpoints/{endpoint_id}", Scope: domain.ScopeEndpointsWrite, handle: (*Server).deleteEndpoint},
+		{Method: "POST", Path: "/v1/endpoints/{endpoint_id}/rotate-secret", Scope: domain.ScopeSecretsRotate, handle: (*Server).rotateSecret},
+		{Method: "POST", Path: "/v1/endpoints/{endpoint_id}/enable", Scope: domain.ScopeEndpointsWrite, handle: (*Server).enableEndpoint},
+		{Method: "POST", Path: "/v1/endpoints/{endpoint_id}/disable", Scope: domain.ScopeEndpointsWrite, handle: (*Server).disableEndpoint},
+		{Method: "POST", Path: "/v1/endpoints/{endpoint_id}/test", Scope: domain.ScopeEndpointsWrite, handle: (*Server).testEndpoint},
+		{Method: "POST", Path: "/v1/events", Scope: domain.ScopeEventsPublish, handle: (*Server).publish},
 		{Method: "GET", Path: "/v1/deliveries/{delivery_id}", handle: (*Server).getDelivery},
 		{Method: "GET", Path: "/v1/events/{event_id}/deliveries", handle: (*Server).eventDeliveries},
 		{Method: "POST", Path: "/v1/deliveries/{delivery_id}/resend", handle: (*Server).resendDelivery},
@@ -230,6 +234,7 @@ func Routes() []Route {
 		{Method: "GET", Path: "/v1/dlq", handle: (*Server).listDLQ},
 		{Method: "POST", Path: "/v1/dlq/replay", handle: (*Server).replayDLQ},
 		{Method: "GET", Path: "/v1/replays/{job_id}", handle: (*Server).getReplay},
+		{Method: "GET", Path: "/v1/session", handle: (*Server).getSession},
 		{Method: "POST", Path: "/v1/admin/tenants", Operator: true, handle: (*Server).createTenant},
 		{Method: "POST", Path: "/v1/admin/tenants/{tenant_id}/keys", Operator: true, handle: (*Server).createKey},
 		{Method: "DELETE", Path: "/v1/admin/tenants/{tenant_id}/keys/{key_id}", Operator: true, handle: (*Server).revokeKey},
@@ -340,7 +345,10 @@ func (s *Server) route(rt Route) http.Handler {
 		}
 		start := s.now()
 		w := &statusWriter{ResponseWriter: rw, status: http.StatusOK}
-		tenant, keyID, p := s.authenticate(r, rt)
+		tenant, keyID, link, p := s.authenticate(r, rt)
+		if link != nil {
+			r = r.WithContext(context.WithValue(r.Context(), portalLinkKey{}, link))
+		}
 		if p == nil {
 			p = tooLongID(rt, r)
 		}
@@ -361,43 +369,46 @@ func (s *Server) route(rt Route) http.Handler {
 
 // authenticate finds who sends r: the tenant of its key or portal token on
 // a tenant route (none on an operator route), the id to log of the
-// credential (a key id or a portal link id, never the credential), or the
-// problem that refuses it. A portal token is a tenant credential: an
-// operator route refuses it like any key that is not the operator's.
-func (s *Server) authenticate(r *http.Request, rt Route) (tenant, credentialID string, p *Problem) {
+// credential (a key id or a portal link id, never the credential), the
+// portal link when the credential is one, or the problem that refuses it.
+// A portal token is a tenant credential: an operator route refuses it like
+// any key that is not the operator's, and a tenant route whose Scope the
+// link lacks answers 403 naming that scope. With OperatorCaller set, an
+// operator route is reached by the IAM identity API Gateway verified.
+func (s *Server) authenticate(r *http.Request, rt Route) (tenant, credentialID string, link *domain.PortalLink, p *Problem) {
 	if rt.Operator && s.OperatorCaller != nil {
 		caller, ok := s.OperatorCaller(r)
 		if !ok {
-			return "", "", problem(http.StatusUnauthorized, "this route needs a request signed (SigV4) by an IAM principal allowed execute-api:Invoke on it")
+			return "", "", nil, problem(http.StatusUnauthorized, "this route needs a request signed (SigV4) by an IAM principal allowed execute-api:Invoke on it")
 		}
-		return "", caller, nil
+		return "", caller, nil, nil
 	}
 	token, ok := bearer(r)
 	switch {
 	case !ok:
-		return "", "", problem(http.StatusUnauthorized, "send your API key as Authorization: Bearer <key>")
+		return "", "", nil, problem(http.StatusUnauthorized, "send your API key as Authorization: Bearer <key>")
 	case rt.Operator:
 		key, err := s.operatorKey(r.Context())
 		switch {
 		case err != nil:
 			// The cause, never the key: OperatorKeyFunc's errors do not carry it.
 			s.log().ErrorContext(r.Context(), "operator key unavailable", "error", err.Error(), "path", r.URL.Path)
-			return "", "", problem(http.StatusServiceUnavailable, "the operator key is unavailable; try again")
+			return "", "", nil, problem(http.StatusServiceUnavailable, "the operator key is unavailable; try again")
 		case !apikey.Equal(token, key):
-			return "", apikey.ID(token), problem(http.StatusUnauthorized, "this route needs the operator key")
+			return "", apikey.ID(token), nil, problem(http.StatusUnauthorized, "this route needs the operator key")
 		}
-		return "", "", nil
+		return "", "", nil, nil
 	case apikey.IsPortalToken(token):
-		return s.portalTenant(r, token)
+		return s.portalTenant(r, token, rt.Scope)
 	}
 	t, err := s.Store.TenantForKey(r.Context(), apikey.Hash(token))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return "", apikey.ID(token), problem(http.StatusUnauthorized, "the API key is not valid (unknown or revoked)")
+		return "", apikey.ID(token), nil, problem(http.StatusUnauthorized, "the API key is not valid (unknown or revoked)")
 	case err != nil:
-		return "", apikey.ID(token), s.internal(r, err)
+		return "", apikey.ID(token), nil, s.internal(r, err)
 	}
-	return t, apikey.ID(token), nil
+	return t, apikey.ID(token), nil, nil
 }
 
 // DefaultOperatorKeyTTL is how long the api function keeps the operator

@@ -5,7 +5,11 @@
 // Every tenant route authenticates with "Authorization: Bearer <key>", or
 // with a portal link's token (plt_..., minted by the operator for one
 // tenant, short-lived, revocable; expired and revoked tokens get a 401 that
-// says so); the tenant comes from the key, never from the URL or the body, and every read
+// says so). A portal link reads and replays; each write route names the
+// scope a link needs for it (Route.Scope: endpoints:write, secrets:rotate,
+// events:publish, granted at minting), and a link without it gets 403
+// naming the scope; API keys hold every scope, and GET /v1/session tells a
+// credential its own. The tenant comes from the key, never from the URL or the body, and every read
 // and write is scoped to it, so another tenant's resource answers 404 exactly
 // as a missing one does. Operator routes (/v1/admin/...) take the operator
 // key only. Errors are application/problem+json with a detail that says what

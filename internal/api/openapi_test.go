@@ -20,6 +20,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/hookline/hookline/internal/api"
+	"github.com/hookline/hookline/internal/domain"
 )
 
 const openAPIPath = "../../docs/openapi.yaml"
@@ -279,6 +280,8 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"FieldError":        api.FieldError{},
 		"PublishedEvent":    api.PublishedEventView{},
 		"TestEventView":     api.TestEventView{},
+		"PortalLinkView":    api.PortalLinkView{},
+		"SessionView":       api.SessionView{},
 	} {
 		s, err := resolve(doc, schemas[schema])
 		if err != nil || s == nil {
@@ -398,7 +401,9 @@ func requireDocumented(tb testing.TB, req *http.Request, rec *httptest.ResponseR
 // Every operation documents what every route answers: 400 (a path or query
 // the API Gateway adapter cannot parse), 401 and 500; 404 with a path
 // parameter (an id over 256 bytes, or none such); 413 and 415 with a body;
-// 503 on the admin routes (the operator key unreadable) and on replay.
+// 503 on the admin routes (the operator key unreadable) and on replay; 403
+// on a route that needs a scope (a portal link without it), and on no
+// other.
 func TestOpenAPIDocumentsEveryStatusOfEveryRoute(t *testing.T) {
 	ops, err := documentedResponses()
 	require.NoError(t, err)
@@ -421,9 +426,15 @@ func TestOpenAPIDocumentsEveryStatusOfEveryRoute(t *testing.T) {
 		if rt.Operator || rt.Path == "/v1/dlq/replay" {
 			want = append(want, "503")
 		}
+		if rt.Scope != "" {
+			want = append(want, "403")
+		}
 		for _, code := range want {
 			_, ok := ops[key][code]
 			require.True(t, ok, "%s: %s not documented", key, code)
+		}
+		if _, ok := ops[key]["403"]; ok && rt.Scope == "" {
+			t.Errorf("%s: documents 403, but the route needs no scope", key)
 		}
 	}
 }
@@ -476,3 +487,28 @@ func (f *fakeT) Helper()               {}
 func (f *fakeT) Errorf(string, ...any) { f.failed = true }
 func (f *fakeT) FailNow()              { f.failed = true; panic("FailNow") }
 func (f *fakeT) Name() string          { return "fakeT" }
+
+// Every list of scopes in the document (the mint request, its answer, the
+// session, a 403's missing_scope) is exactly domain.Scopes(), in order.
+func TestOpenAPIScopesAreTheDomains(t *testing.T) {
+	doc := loadOpenAPI(t)
+	schemas := asMap(asMap(doc["components"])["schemas"])
+	var want []any
+	for _, sc := range domain.Scopes() {
+		want = append(want, string(sc))
+	}
+	for _, at := range []struct{ schema, prop string }{
+		{"PortalLinkCreate", "scopes"}, {"PortalLinkView", "scopes"}, {"SessionView", "scopes"}, {"Problem", "missing_scope"},
+	} {
+		prop := asMap(asMap(asMap(schemas[at.schema])["properties"])[at.prop])
+		require.NotNil(t, prop, "%s.%s", at.schema, at.prop)
+		if items := asMap(prop["items"]); items != nil {
+			prop = items
+		}
+		require.Equal(t, want, prop["enum"], "%s.%s", at.schema, at.prop)
+	}
+	desc, _ := asMap(asMap(asMap(doc["paths"])["/v1/admin/tenants/{tenant_id}/portal-links"])["post"])["description"].(string)
+	for _, sc := range domain.Scopes() {
+		require.Contains(t, desc, "`"+string(sc)+"`", "the mint operation says what %s allows", sc)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,8 +44,20 @@ type PortalLinkView struct {
 	ID        string    `json:"id"`
 	TenantID  string    `json:"tenant_id"`
 	ExpiresAt time.Time `json:"expires_at"`
-	Token     string    `json:"token"`
-	URL       string    `json:"url"`
+	// Scopes are the writes the link may make, beside reading, replaying
+	// and resending; [] for none.
+	Scopes []string `json:"scopes"`
+	Token  string   `json:"token"`
+	URL    string   `json:"url"`
+}
+
+// scopeNames renders scopes for an answer: [] rather than null for none.
+func scopeNames(scopes []domain.Scope) []string {
+	out := make([]string, 0, len(scopes))
+	for _, sc := range scopes {
+		out = append(out, string(sc))
+	}
+	return out
 }
 
 func (s *Server) portalMinTTL() time.Duration {
@@ -57,7 +70,8 @@ func (s *Server) portalMinTTL() time.Duration {
 func (s *Server) createPortalLink(w http.ResponseWriter, r *http.Request, _ string) *Problem {
 	tenant := r.PathValue("tenant_id")
 	var in struct {
-		TTLSeconds *int `json:"ttl_seconds"`
+		TTLSeconds *int      `json:"ttl_seconds"`
+		Scopes     *[]string `json:"scopes"`
 	}
 	if r.ContentLength != 0 {
 		if p := decode(w, r, &in); p != nil {
@@ -71,6 +85,14 @@ func (s *Server) createPortalLink(w http.ResponseWriter, r *http.Request, _ stri
 			return invalid(FieldError{Field: "ttl_seconds", Message: "must be from " + strconv.Itoa(int(least/time.Second)) + " to " + strconv.Itoa(int(MaxPortalTTL/time.Second))})
 		}
 	}
+	var asked []string
+	if in.Scopes != nil {
+		asked = *in.Scopes
+	}
+	scopes, err := domain.ParseScopes(asked)
+	if err != nil {
+		return invalid(FieldError{Field: "scopes", Message: err.Error()})
+	}
 	id, err := s.newID("pl_")
 	if err != nil {
 		return s.internal(r, err)
@@ -80,10 +102,11 @@ func (s *Server) createPortalLink(w http.ResponseWriter, r *http.Request, _ stri
 		return s.internal(r, err)
 	}
 	expires := s.now().UTC().Add(ttl).Truncate(time.Second)
-	if _, err := s.Store.PutPortalLink(r.Context(), domain.PortalLink{LinkID: id, TenantID: tenant, Hash: hash, ExpiresAt: expires}); err != nil {
+	if _, err := s.Store.PutPortalLink(r.Context(), domain.PortalLink{LinkID: id, TenantID: tenant, Hash: hash, ExpiresAt: expires, Scopes: scopes}); err != nil {
 		return s.found(r, "tenant "+strconv.Quote(tenant), err)
 	}
-	writeJSON(w, http.StatusCreated, PortalLinkView{ID: id, TenantID: tenant, ExpiresAt: expires, Token: plain, URL: consoleURL(r) + "#portal=" + plain})
+	writeJSON(w, http.StatusCreated, PortalLinkView{ID: id, TenantID: tenant, ExpiresAt: expires, Scopes: scopeNames(scopes),
+		Token: plain, URL: consoleURL(r) + "#portal=" + plain})
 	return nil
 }
 
@@ -96,21 +119,32 @@ func (s *Server) revokePortalLink(w http.ResponseWriter, r *http.Request, _ stri
 	return nil
 }
 
-// portalTenant authenticates a portal token: its tenant and link id, or the
-// 401 that says why not (unknown, expired, revoked).
-func (s *Server) portalTenant(r *http.Request, token string) (tenant, linkID string, p *Problem) {
+// portalTenant authenticates a portal token for a route that needs scope
+// ("" for none): its tenant, link id and link, or the 401 that says why
+// not (unknown, expired, revoked), or the 403 that names the scope the
+// link lacks.
+func (s *Server) portalTenant(r *http.Request, token string, scope domain.Scope) (tenant, linkID string, link *domain.PortalLink, p *Problem) {
 	l, err := s.Store.PortalLink(r.Context(), apikey.Hash(token))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return "", "", problem(http.StatusUnauthorized, "the API key is not valid (unknown or revoked)")
+		return "", "", nil, problem(http.StatusUnauthorized, "the API key is not valid (unknown or revoked)")
 	case err != nil:
-		return "", "", s.internal(r, err)
+		return "", "", nil, s.internal(r, err)
 	case l.RevokedAt != nil:
-		return "", l.LinkID, problem(http.StatusUnauthorized, detailPortalRevoked)
+		return "", l.LinkID, nil, problem(http.StatusUnauthorized, detailPortalRevoked)
 	case !s.now().Before(l.ExpiresAt):
-		return "", l.LinkID, problem(http.StatusUnauthorized, detailPortalExpired)
+		return "", l.LinkID, nil, problem(http.StatusUnauthorized, detailPortalExpired)
+	case scope != "" && !slices.Contains(l.Scopes, scope):
+		return l.TenantID, l.LinkID, &l, missingScope(scope)
 	}
-	return l.TenantID, l.LinkID, nil
+	return l.TenantID, l.LinkID, &l, nil
+}
+
+// missingScope is the 403 of a portal link without the scope a route needs.
+func missingScope(scope domain.Scope) *Problem {
+	p := problem(http.StatusForbidden, "this portal link may not do this: it lacks the scope %s (the operator grants it when minting the link)", scope)
+	p.MissingScope = string(scope)
+	return p
 }
 
 // consoleURL is the console's address as the client of r reaches this API:

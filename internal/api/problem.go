@@ -30,6 +30,9 @@ type Problem struct {
 	Status int          `json:"status"`
 	Detail string       `json:"detail"`
 	Errors []FieldError `json:"errors,omitempty"`
+	// MissingScope names the scope a portal link lacks for the route (a
+	// 403); else empty.
+	MissingScope string `json:"missing_scope,omitempty"`
 	// allow is the Allow header of a 405.
 	allow string
 }

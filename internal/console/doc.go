@@ -16,7 +16,10 @@
 // carries its token in the URL fragment (#portal=<token>); the page reads it
 // on load and removes it from the address bar and history with
 // history.replaceState. A 401 from the API ends the session and shows the
-// problem's detail in the session message. The tests of this package hold
+// problem's detail in the session message. On signing in, a tenant session
+// asks GET /v1/session for its scopes and renders only the buttons they
+// allow (a portal link minted without scopes reads and replays: no New
+// endpoint, Edit, Enable/Disable, Rotate secret or Send test). The tests of this package hold
 // app.js to these rules by searching it for the forbidden sinks.
 //
 // # API base

@@ -10,8 +10,9 @@
 //   - the typed reasons: why a delivery died (DeadReason), why an endpoint
 //     was disabled (DisableReason), why enqueue rejected an outbox item
 //     (RejectReason, beside the public outbox package's validation codes);
-//   - a tenant (Tenant), its API keys (APIKey) and its endpoints (Endpoint,
-//     with the signing secrets they hold, StoredSecret);
+//   - a tenant (Tenant), its API keys (APIKey), its portal links
+//     (PortalLink, with the write Scopes they carry) and its endpoints
+//     (Endpoint, with the signing secrets they hold, StoredSecret);
 //   - a rejected outbox item (Rejection);
 //   - a replay job (ReplayJob, its JobKind and JobStatus, and the
 //     DeadFilter a filter replay selects by).

@@ -20,11 +20,15 @@ type APIKey struct {
 
 // PortalLink is a short-lived credential of one tenant that the operator
 // mints for the console (a sign-in link to embed in a SaaS's own pages).
-// Like an API key, it is stored only as the hash of its token.
+// Like an API key, it is stored only as the hash of its token. It reads
+// and replays; it writes only what its Scopes allow.
 type PortalLink struct {
 	LinkID   string `dynamodbav:"link_id"`
 	TenantID string `dynamodbav:"tenant_id"`
 	Hash     string `dynamodbav:"hash"`
+	// Scopes are the writes the link may make (ParseScopes' order). Nil:
+	// read and replay only.
+	Scopes []Scope `dynamodbav:"scopes,omitempty"`
 	// ExpiresAt is when the token stops authenticating (checked on every
 	// use; the item itself is deleted by the table's TTL later).
 	ExpiresAt time.Time  `dynamodbav:"valid_until"`

@@ -23,7 +23,7 @@ func portalKey(hash string) map[string]types.AttributeValue { return key("PORTAL
 // portalPartition is the gsi1 partition of a tenant's portal links.
 func portalPartition(tenantID string) string { return "TENANT#" + tenantID + "#PORTAL" }
 
-// PutPortalLink stores a new portal link of an existing tenant (ErrNotFound
+// PutPortalLink stores a new portal link (its Scopes with it) of an existing tenant (ErrNotFound
 // otherwise, also for a tenant being erased), with its CreatedAt set, an
 // expires_at (TTL) PortalLinkKeep after its ExpiresAt, and its place in the
 // tenant's gsi1 partition (revocation by id, erasure).

@@ -13,8 +13,14 @@ const BASE = (() => {
   return i >= 0 ? p.slice(0, i) : p.replace(/\/console$/, '');
 })();
 
-// The session: never written to any storage.
-const session = { cred: null, kind: null, label: '', epoch: 0 };
+// The session: never written to any storage. scopes are the writes a
+// tenant credential may make (GET /v1/session); null until known.
+const session = { cred: null, kind: null, label: '', epoch: 0, scopes: null };
+
+// The scopes whose actions the console offers; a portal link without one
+// sees no button for it (the API would answer 403).
+const SCOPE_ENDPOINTS = 'endpoints:write';
+const SCOPE_SECRETS = 'secrets:rotate';
 let polls = [];
 
 // ---------- DOM helpers (text only) ----------
@@ -233,6 +239,8 @@ function signIn(cred, kind, label) {
   session.cred = cred;
   session.kind = kind;
   session.label = label;
+  session.scopes = null;
+  applyScopes();
   show($('session-message'), false);
   clearError();
   $('who').textContent = kind === 'operator' ? 'Operator' : 'Tenant (' + label + ')';
@@ -249,6 +257,8 @@ function endSession(message) {
   session.cred = null;
   session.kind = null;
   session.label = '';
+  session.scopes = null;
+  applyScopes();
   for (const p of polls) clearTimeout(p.timer);
   polls = [];
   wipe();
@@ -260,6 +270,38 @@ function endSession(message) {
   show(m, true);
   clearError();
   showView('signin');
+}
+
+// may answers whether the session may make the writes of scope.
+function may(scope) {
+  return session.kind === 'tenant' && session.scopes !== null && session.scopes.has(scope);
+}
+
+// whoami learns, once a sign-in, the tenant and the scopes of a tenant
+// credential, and offers only what they allow.
+async function whoami() {
+  if (session.kind !== 'tenant' || session.scopes !== null) return;
+  const epoch = session.epoch;
+  const s = await api('GET', '/v1/session');
+  if (epoch !== session.epoch) return;
+  session.scopes = new Set(s && Array.isArray(s.scopes) ? s.scopes : []);
+  let what = session.label;
+  if (s && s.credential === 'portal_link') {
+    what += session.scopes.size ? ': read, replay, ' + [...session.scopes].join(', ') : ': read and replay only';
+  }
+  $('who').textContent = 'Tenant ' + txt(s && s.tenant_id) + ' (' + what + ')';
+  applyScopes();
+}
+
+// applyScopes shows the page's own write controls only when the session may
+// use them (the rows' buttons are rendered, or not, by endpointRow).
+function applyScopes() {
+  const write = may(SCOPE_ENDPOINTS);
+  show($('endpoint-create'), write);
+  if (!write) {
+    show($('endpoint-form'), false);
+    endpoints.editing = null;
+  }
 }
 
 // wipe removes every tenant's data from the page.
@@ -311,7 +353,10 @@ function route() {
     lookup: async () => $('lookup-event').focus(),
     operator: () => loadOperator(),
   };
-  act(null, loaders[name]);
+  act(null, async () => {
+    await whoami();
+    await loaders[name]();
+  });
 }
 
 // ---------- endpoints ----------
@@ -370,11 +415,15 @@ function endpointRow(ep) {
     el('div', { class: 'sub', text: ep.id }),
     ep.description ? el('div', { class: 'sub', text: ep.description }) : null);
   const types = Array.isArray(ep.event_types) && ep.event_types.length ? ep.event_types.join(', ') : 'all';
+  // Only the actions the session's scopes allow are rendered.
+  const write = may(SCOPE_ENDPOINTS);
+  const rotate = may(SCOPE_SECRETS);
   const actions = el('div', { class: 'row-actions' },
-    button('Edit', 'endpoint-edit', () => editEndpoint(cur())),
-    button(ep.disabled ? 'Enable' : 'Disable', 'endpoint-toggle', (b) => act(b, () => toggleEndpoint(cur()))),
-    button('Rotate secret', 'endpoint-rotate', (b) => act(b, () => rotateSecret(cur()))),
-    button('Send test', 'endpoint-test', (b) => act(b, () => sendTest(cur()))));
+    write ? button('Edit', 'endpoint-edit', () => editEndpoint(cur())) : null,
+    write ? button(ep.disabled ? 'Enable' : 'Disable', 'endpoint-toggle', (b) => act(b, () => toggleEndpoint(cur()))) : null,
+    rotate ? button('Rotate secret', 'endpoint-rotate', (b) => act(b, () => rotateSecret(cur()))) : null,
+    write ? button('Send test', 'endpoint-test', (b) => act(b, () => sendTest(cur()))) : null,
+    write || rotate ? null : el('span', { class: 'sub', 'data-test': 'endpoint-read-only', text: 'read only' }));
   return el('tr', { 'data-test': 'endpoint-row', 'data-id': ep.id, 'data-disabled': String(Boolean(ep.disabled)) },
     cell(who, 'Endpoint'), cell(types, 'Event types'), status, health, cell(actions, 'Actions'));
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // portalLinks: a link is stored once, for an existing tenant, read back by
-// its hash whatever its state (the API tells expired and revoked apart), and
+// its hash with its scopes (none: read and replay) whatever its state (the API tells expired and revoked apart), and
 // revoked by its id by its own tenant only.
 func portalLinks(t *testing.T, u *suite) {
 	ctx, s := context.Background(), u.s
@@ -30,7 +30,8 @@ func portalLinks(t *testing.T, u *suite) {
 	require.Equal(t, u.clock.Now(), made.CreatedAt)
 	_, err = s.PutPortalLink(ctx, domain.PortalLink{LinkID: "pl_2", TenantID: tenant, Hash: u.id("hp1"), ExpiresAt: expires})
 	require.ErrorIs(t, err, store.ErrExists, "a hash is stored once")
-	_, err = s.PutPortalLink(ctx, domain.PortalLink{LinkID: "pl_2", TenantID: tenant, Hash: u.id("hp2"), ExpiresAt: expires})
+	_, err = s.PutPortalLink(ctx, domain.PortalLink{LinkID: "pl_2", TenantID: tenant, Hash: u.id("hp2"), ExpiresAt: expires,
+		Scopes: []domain.Scope{domain.ScopeEndpointsWrite, domain.ScopeEventsPublish}})
 	require.NoError(t, err)
 
 	got, err := s.PortalLink(ctx, u.id("hp1"))
@@ -39,6 +40,10 @@ func portalLinks(t *testing.T, u *suite) {
 	require.Equal(t, tenant, got.TenantID)
 	require.True(t, expires.Equal(got.ExpiresAt), "expiry %s, want %s", got.ExpiresAt, expires)
 	require.Nil(t, got.RevokedAt)
+	require.Empty(t, got.Scopes, "a link minted without scopes reads and replays only")
+	scoped, err := s.PortalLink(ctx, u.id("hp2"))
+	require.NoError(t, err)
+	require.Equal(t, []domain.Scope{domain.ScopeEndpointsWrite, domain.ScopeEventsPublish}, scoped.Scopes, "the scopes come back as stored, in order")
 
 	require.ErrorIs(t, s.RevokePortalLink(ctx, u.id("t_other"), "pl_1"), store.ErrNotFound, "another tenant's link is as good as missing")
 	require.ErrorIs(t, s.RevokePortalLink(ctx, tenant, "pl_missing"), store.ErrNotFound)

@@ -297,17 +297,19 @@ func replayLedger(ctx context.Context, client *apiclient.Client, st *store.Store
 }
 
 // printConsole prints the console's address, a portal link (a sign-in link
-// for the demo tenant, valid an hour) minted through the API, and how the
-// operator signs in.
+// for the demo tenant, valid an hour, with the scopes that let its console
+// manage endpoints and rotate secrets as well as read and replay) minted
+// through the API, and how the operator signs in.
 func printConsole(ctx context.Context, e *harness.Env, tenant string) error {
 	var link api.PortalLinkView
-	if err := e.Operator.Do(ctx, "POST", "/v1/admin/tenants/"+tenant+"/portal-links", map[string]int{"ttl_seconds": 3600}, &link); err != nil {
+	mint := map[string]any{"ttl_seconds": 3600, "scopes": []domain.Scope{domain.ScopeEndpointsWrite, domain.ScopeSecretsRotate}}
+	if err := e.Operator.Do(ctx, "POST", "/v1/admin/tenants/"+tenant+"/portal-links", mint, &link); err != nil {
 		return fmt.Errorf("mint a portal link: %w", err)
 	}
 	fmt.Println("\nconsole")
 	fmt.Printf("  console:          %s/console/\n", e.BaseURL)
 	fmt.Printf("  tenant sign-in:   %s\n", link.URL)
-	fmt.Printf("                    (portal link %s for %s, valid until %s)\n", link.ID, tenant, link.ExpiresAt.Format(time.RFC3339))
+	fmt.Printf("                    (portal link %s for %s, valid until %s, scopes %s)\n", link.ID, tenant, link.ExpiresAt.Format(time.RFC3339), strings.Join(link.Scopes, ", "))
 	fmt.Printf("  operator console: %s/console/ (sign in with the operator key: aws secretsmanager get-secret-value --secret-id %s --query SecretString --output text)\n",
 		e.BaseURL, e.Out.OperatorKeySecretARN)
 	return nil
