@@ -176,21 +176,7 @@ func newAPI(scope constructs.Construct, id string, p apiProps) apiParts {
 		AlarmNamePrefix:       p.AlarmNamePrefix,
 		OperatorIAM:           p.AdminIAM,
 	}.Vars())
-	grantAPIOutbox(fn, p)
-	reserveConcurrency(fn, p.ReservedConcurrency)
-	p.ReplayJobs.Grant(fn, jsii.String("sqs:SendMessage"))
-	p.ReplayOps.Grant(fn, jsii.String("sqs:SendMessage"))
-	// Reads (GetItem, BatchGetItem for an event's deliveries, Query for
-	// endpoints), writes (PutItem, UpdateItem, DeleteItem for an endpoint),
-	// and Query on the index (DLQ listing, key revocation, DLQ depths).
-	grantTableItems(fn, p.Functions.StateTable, "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query",
-		"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
-	grantIndexQuery(fn, p.Functions.StateTable)
-	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
-		Grantee: fn, Actions: jsii.Strings("secretsmanager:GetSecretValue"), ResourceArns: jsii.Strings(*secret.SecretArn()),
-	})
-	grantSecrets(fn, p.SecretsKey, "kms:Encrypt")
-	grantAlarmsRead(c, fn, p.AlarmNamePrefix)
+	grantAPI(c, fn, secret, p)
 
 	integration := routesIntegration(c, fn)
 	httpAPI := awsapigatewayv2.NewHttpApi(c, jsii.String("Http"), &awsapigatewayv2.HttpApiProps{
@@ -210,6 +196,26 @@ func newAPI(scope constructs.Construct, id string, p apiProps) apiParts {
 
 	accessLogs := configureStage(c, httpAPI, routes, p)
 	return apiParts{API: httpAPI, Function: fn, OperatorKey: secret, AccessLogs: accessLogs}
+}
+
+// grantAPI grants the api function what it calls, and reserves its
+// concurrency.
+func grantAPI(c constructs.Construct, fn awslambda.Function, secret awssecretsmanager.Secret, p apiProps) {
+	grantAPIOutbox(fn, p)
+	reserveConcurrency(fn, p.ReservedConcurrency)
+	p.ReplayJobs.Grant(fn, jsii.String("sqs:SendMessage"))
+	p.ReplayOps.Grant(fn, jsii.String("sqs:SendMessage"))
+	// Reads (GetItem, BatchGetItem for an event's deliveries, Query for
+	// endpoints), writes (PutItem, UpdateItem, DeleteItem for an endpoint),
+	// and Query on the index (DLQ listing, key revocation, DLQ depths).
+	grantTableItems(fn, p.Functions.StateTable, "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query",
+		"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
+	grantIndexQuery(fn, p.Functions.StateTable)
+	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee: fn, Actions: jsii.Strings("secretsmanager:GetSecretValue"), ResourceArns: jsii.Strings(*secret.SecretArn()),
+	})
+	grantSecrets(fn, p.SecretsKey, "kms:Encrypt")
+	grantAlarmsRead(c, fn, p.AlarmNamePrefix)
 }
 
 // alarmNamePrefix starts the name of every alarm of the hookline instance
