@@ -49,7 +49,7 @@ func (h *Handler) apply(ctx context.Context, at *attempt, dec Decision) bool {
 		at.log.WarnContext(ctx, "no time left in this invocation; message returned untried")
 		h.setVisibility(ctx, at.log, at.m, 0)
 		return false
-	default: // Leave
+	default:
 		return false
 	}
 }
@@ -60,10 +60,8 @@ func (h *Handler) apply(ctx context.Context, at *attempt, dec Decision) bool {
 // is given up on (dead, exhausted) is dropped, logged, and not
 // dead-lettered: the delivery it repeats was delivered.
 func (h *Handler) applyResend(ctx context.Context, at *attempt, dec Decision) bool {
-	if dec.Kind == Leave || dec.Kind == ReturnUntried {
-		if dec.Kind == ReturnUntried {
-			h.setVisibility(ctx, at.log, at.m, 0)
-		}
+	if dec.Kind == ReturnUntried {
+		h.setVisibility(ctx, at.log, at.m, 0)
 		return false
 	}
 	if err := h.Store.RecordResendAttempt(ctx, at.in.Delivery, at.record()); err != nil {

@@ -113,9 +113,6 @@ const (
 	// Duplicate: the delivery is already delivered; delete the message,
 	// write nothing.
 	Duplicate
-	// Leave: leave the message as it is, to come back after the queue's
-	// visibility timeout (what happens when a Defer cannot send).
-	Leave
 	// ReturnUntried: no time left; make the message visible at once, untried.
 	ReturnUntried
 	// Defer: the attempt cannot be made now for a reason of the
@@ -132,7 +129,7 @@ const (
 
 var kindNames = [...]string{
 	Send: "send", Delivered: "delivered", Retry: "retry", Dead: "dead", Exhausted: "exhausted",
-	DeadUnrecorded: "dead_unrecorded", Duplicate: "duplicate", Leave: "leave", ReturnUntried: "return_untried",
+	DeadUnrecorded: "dead_unrecorded", Duplicate: "duplicate", ReturnUntried: "return_untried",
 	Defer: "defer", Dropped: "dropped",
 }
 

@@ -130,7 +130,7 @@
 // endpoint records, the Hitch that stopped the preparation if one did, the
 // request's sender.Result if one was sent), the retry policy and the clock,
 // it returns a typed Decision (Send, Delivered, Retry with a delay, Dead
-// with a reason, Exhausted, Duplicate, Leave, ReturnUntried, ...) with what
+// with a reason, Exhausted, Duplicate, Defer, ReturnUntried, ...) with what
 // goes with it (record the death before the last attempt, disable the
 // endpoint, count or reset its failures). The handler reads top-down:
 // prepare the attempt, step by step, until Decide rules it out; on the last
