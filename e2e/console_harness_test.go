@@ -160,6 +160,20 @@ func (b *browser) click(sel string) {
 	b.must("click "+sel, chromedp.WaitVisible(chromedp.CSS(sel)), chromedp.Click(chromedp.CSS(sel)))
 }
 
+// callAPI opens the dead letters, so that the page calls the API, unless
+// the page has already signed out: one of its own calls (a refresh of the
+// endpoints' health) may have ended the session first. The check and the
+// click are one step in the page, so the sign-out cannot fall between them.
+func (b *browser) callAPI() {
+	b.t.Helper()
+	evalIn[bool](b, `(() => {
+		const nav = document.querySelector('[data-test="nav-dlq"]');
+		if (!nav || nav.offsetParent === null) return false;
+		nav.click();
+		return true;
+	})()`)
+}
+
 // typ replaces the value of an input with text, typed as keys.
 func (b *browser) typ(sel, text string) {
 	b.t.Helper()

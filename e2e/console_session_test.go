@@ -167,7 +167,7 @@ func TestConsolePortalLinkRevokedEndsSession(t *testing.T) {
 	status, body := call(t, "DELETE", "/v1/admin/tenants/"+tenantID+"/portal-links/"+linkID, op, nil)
 	require.Equal(t, http.StatusNoContent, status, "%v", body)
 
-	b.click(dt("nav-dlq"))
+	b.callAPI()
 	b.waitText(dt("session-message"), "the portal link was revoked")
 	b.wait(dt("signin"))
 	require.Zero(t, b.count(dt("dlq-row")), "a signed-out page shows no tenant data")
@@ -197,7 +197,7 @@ func TestConsolePortalLinkExpiredEndsSession(t *testing.T) {
 	}, 30*time.Second, 250*time.Millisecond, "the link did not expire: %v", body)
 	require.Equal(t, "the portal link has expired", body["detail"])
 
-	b.click(dt("nav-dlq"))
+	b.callAPI()
 	b.waitText(dt("session-message"), "the portal link has expired")
 	b.wait(dt("signin"))
 	require.Zero(t, b.count(dt("endpoint-row")), "a signed-out page shows no tenant data")

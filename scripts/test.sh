@@ -34,7 +34,17 @@ if [ -n "${HOOKLINE_OWN_CLOUD:-}" ] && ! curl -fsS -m 2 "$AWS_ENDPOINT_URL/_loca
   started=1
 fi
 make --no-print-directory deploy-local
-go test -count=1 -tags e2e -timeout 20m -v ./e2e/... 2>&1 | tee "$STATE_DIR/e2e.log"
+if ! go test -count=1 -tags e2e -timeout 20m -v ./e2e/... 2>&1 | tee "$STATE_DIR/e2e.log"; then
+  # The verbose log is long and a CI page may show only its ends: repeat
+  # what the tests themselves said (their file:line messages) and which
+  # failed, last, where it is seen.
+  echo "test: the end-to-end tests failed; what they said (whole log: $STATE_DIR/e2e.log):"
+  awk '/^=== (RUN|CONT|NAME|PAUSE)/ { keep = 0 }
+       /^[[:space:]]+[A-Za-z0-9_]+_test\.go:[0-9]+:/ { keep = 1 }
+       /^[[:space:]]*--- FAIL/ { print; keep = 0; next }
+       keep' "$STATE_DIR/e2e.log" | tail -150
+  exit 1
+fi
 # The API against its OpenAPI document: no server error, no undocumented
 # status, no schema-violating request accepted, no answer off its schema.
 scripts/schemathesis.sh
