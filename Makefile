@@ -16,6 +16,9 @@ $(error GOWORK=off: the Makefile builds the workspace's modules together (go.wor
 endif
 MODULES  := $(shell $(GO) list -m -f '{{.Dir}}' | sed 's|^$(CURDIR)|.|')
 PKGS     := $(addsuffix /...,$(MODULES))
+# Static analysis: staticcheck's default checks, pinned; `go run` fetches it
+# from the Go module proxy (no install step, not a module dependency).
+STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # The oldest Go a producer importing the outbox module may use (outbox/go.mod's
 # go line): test-unit runs outbox's tests with it, at outbox's own requirements.
 OUTBOX_GO ?= go1.21.13
@@ -87,9 +90,11 @@ test-e2e: deploy-local ## End-to-end tests against the stack deployed in the loc
 screenshots: deploy-local ## Rewrite the console's screenshots in docs/console/ from its browser tests (HOOKLINE_SCREENSHOTS=1)
 	@source scripts/env.sh && HOOKLINE_SCREENSHOTS=1 $(GO) test -count=1 -tags e2e -timeout 10m -run 'TestConsole' -v ./e2e/...
 
-lint: tools ## go vet and gofmt over every module; each module's go.mod tidy on its own
+lint: tools ## go vet, staticcheck (pinned) and gofmt over every module; each module's go.mod tidy on its own
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags e2e ./e2e/...
+	$(STATICCHECK) $(PKGS)
+	$(STATICCHECK) -tags e2e ./e2e/...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
 	@for m in $(MODULES); do (cd $$m && GOWORK=off $(GO) mod tidy -diff) || { echo "$$m/go.mod is not tidy on its own: cd $$m && GOWORK=off go mod tidy"; exit 1; }; done
 

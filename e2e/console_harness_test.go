@@ -148,12 +148,6 @@ func (b *browser) wait(sel string) {
 	b.must("wait for "+sel, chromedp.WaitVisible(chromedp.CSS(sel)))
 }
 
-// waitGone waits until nothing matches the selector.
-func (b *browser) waitGone(sel string) {
-	b.t.Helper()
-	b.must("wait for "+sel+" to go", chromedp.WaitNotPresent(chromedp.CSS(sel)))
-}
-
 // click clicks the first visible element the selector matches.
 func (b *browser) click(sel string) {
 	b.t.Helper()

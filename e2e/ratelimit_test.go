@@ -43,9 +43,9 @@ func TestRateLimitHoldsEndToEnd(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	got := rcv.waitFor(t, n, 4*time.Minute)
+	rcv.waitFor(t, n, 4*time.Minute)
 	time.Sleep(3 * time.Second) // none more should come
-	got = rcv.requests()
+	got := rcv.requests()
 	require.Len(t, got, n, "each delivered once")
 	ids := map[string]bool{}
 	for _, r := range got {

@@ -213,9 +213,9 @@ func TestReplayByIDs(t *testing.T) {
 	job = waitJob(t, key, "/v1/replays/"+job["id"].(string))
 	require.EqualValues(t, 2, job["replayed"])
 	require.EqualValues(t, 1, job["skipped"].(map[string]any)["not_found"])
-	got := rcv.waitFor(t, 6, 30*time.Second)
+	rcv.waitFor(t, 6, 30*time.Second)
 	time.Sleep(2 * time.Second)
-	got = rcv.requests()
+	got := rcv.requests()
 	require.Len(t, got, 6)
 	require.ElementsMatch(t, []string{ids[0], ids[2]}, []string{got[4].Header.Get("webhook-id"), got[5].Header.Get("webhook-id")})
 	others := []string{ids[1], ids[3]}

@@ -620,7 +620,7 @@ func TestFailureAfterPartialSendIsRetriedWithoutLoss(t *testing.T) {
 	h.Queue = f
 	ev := streamEvent(image("e1", "t1", nil))
 	_, err := fault.EachInvocation(f, h.Handle)(context.Background(), ev)
-	require.ErrorIs(t, err, fault.Injected, "the invocation fails after a send")
+	require.ErrorIs(t, err, fault.ErrInjected, "the invocation fails after a send")
 	require.Len(t, q.sent, 10, "the first request went out before the fault, the second did not")
 
 	// deliver attempts three of the ten before the retry.
@@ -730,7 +730,7 @@ func TestFaultAfterARequestSpanningRecords(t *testing.T) {
 	h.Queue = f
 	ev := streamEvent(image("e1", "t1", nil), image("e2", "t1", nil), image("e3", "t1", nil))
 	_, err := fault.EachInvocation(f, h.Handle)(context.Background(), ev)
-	require.ErrorIs(t, err, fault.Injected)
+	require.ErrorIs(t, err, fault.ErrInjected)
 	require.ErrorContains(t, err, "records 900000000000000000000 to 900000000000000000002", "the request held messages of the first three records")
 	require.Len(t, q.sent, 10)
 

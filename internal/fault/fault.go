@@ -21,8 +21,8 @@ import (
 	"github.com/hookline/hookline/internal/sender"
 )
 
-// Injected is returned by a point that fails.
-var Injected = errors.New("injected fault")
+// ErrInjected is returned by a point that fails.
+var ErrInjected = errors.New("injected fault")
 
 // Points a deployment can fail at.
 const (
@@ -139,13 +139,13 @@ type FailAfterSend struct {
 // Draw arms f with probability Rate: call it as an invocation starts.
 func (f *FailAfterSend) Draw() { f.armed.Store(draw(f.Rate, f.Rand)) }
 
-// SendMessageBatch sends with Next; armed, it then answers Injected.
+// SendMessageBatch sends with Next; armed, it then answers ErrInjected.
 func (f *FailAfterSend) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, opts ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
 	out, err := f.Next.SendMessageBatch(ctx, in, opts...)
 	if err != nil || !f.armed.CompareAndSwap(true, false) {
 		return out, err
 	}
-	return nil, fmt.Errorf("%w at %s", Injected, EnqueueFail)
+	return nil, fmt.Errorf("%w at %s", ErrInjected, EnqueueFail)
 }
 
 // EachInvocation returns handle with f drawn as each invocation starts: the

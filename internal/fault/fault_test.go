@@ -105,7 +105,7 @@ func TestFailAfterSend(t *testing.T) {
 	require.NoError(t, send(), "not armed before a draw")
 
 	f.Draw() // 0.01 < 0.05: armed
-	require.ErrorIs(t, send(), Injected)
+	require.ErrorIs(t, send(), ErrInjected)
 	require.Equal(t, 2, sent, "the failed request was sent")
 	require.NoError(t, send(), "once per invocation")
 
@@ -115,7 +115,7 @@ func TestFailAfterSend(t *testing.T) {
 	invocations := 0
 	handle := EachInvocation(f, func(context.Context, string) (int, error) { invocations++; return 0, send() })
 	_, err := handle(context.Background(), "ev") // 0.04: armed
-	require.ErrorIs(t, err, Injected)
+	require.ErrorIs(t, err, ErrInjected)
 	require.Equal(t, 1, invocations)
 	require.Equal(t, 5, sent)
 }
@@ -136,8 +136,8 @@ func TestFailAfterSendPassesErrors(t *testing.T) {
 	f.Draw()
 	_, err := f.SendMessageBatch(context.Background(), &sqs.SendMessageBatchInput{})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	require.NotErrorIs(t, err, Injected)
+	require.NotErrorIs(t, err, ErrInjected)
 	fail = false
 	_, err = f.SendMessageBatch(context.Background(), &sqs.SendMessageBatchInput{})
-	require.ErrorIs(t, err, Injected)
+	require.ErrorIs(t, err, ErrInjected)
 }

@@ -535,17 +535,3 @@ func (f *fakeDB) queryIndex(in *dynamodb.QueryInput) (*dynamodb.QueryOutput, err
 	}
 	return out, nil
 }
-
-// matches evaluates a filter of "attribute = :value" terms joined by AND.
-func matches(item map[string]types.AttributeValue, filter string, values map[string]types.AttributeValue) bool {
-	if filter == "" {
-		return true
-	}
-	for term := range strings.SplitSeq(filter, " AND ") {
-		name, value, ok := strings.Cut(term, " = ")
-		if !ok || str(item, name) != str(values, value) {
-			return false
-		}
-	}
-	return true
-}
