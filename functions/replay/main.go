@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/boot"
 	"github.com/hookline/hookline/internal/fnenv"
+	"github.com/hookline/hookline/internal/jobs"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/opevent"
 	"github.com/hookline/hookline/internal/replay"
@@ -29,15 +30,15 @@ func build(cfg fnenv.ReplayEnv, log *slog.Logger, aws aws.Config) (any, error) {
 	st := store.New(db, cfg.StateTable)
 	st.Retention = cfg.Retention()
 	w := &replay.Worker{
-		Store:            replay.Store{Jobs: st, JobSlots: st, Sweeps: st, DeadLetters: st, Claims: st, Deliveries: st, DeadWindows: st},
+		Store:            replay.Store{Records: st, Slots: st, Sweeps: st, DeadLetters: st, Claims: st, Deliveries: st, DeadWindows: st},
 		Erasures:         st,
 		Depths:           st,
 		Reconciler:       st,
 		Metrics:          metrics.New(os.Stdout),
 		Queue:            sqs.NewFromConfig(aws),
 		DeliveryQueueURL: cfg.DeliveryQueueURL, DLQURL: cfg.DLQURL, JobsQueueURL: cfg.JobsQueueURL, OpsQueueURL: cfg.OpsQueueURL,
-		Rate: cfg.Rate, Rand: rand.Float64, Log: log,
-		DeadWindow: cfg.DeadNoticeWindow,
+		Config: jobs.Config{Rate: cfg.Rate, DeadWindow: cfg.DeadNoticeWindow},
+		Rand:   rand.Float64, Log: log,
 	}
 	if cfg.OutboxTable != "" {
 		w.Notices = &opevent.Writer{DB: db, Table: cfg.OutboxTable}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/opevent"
@@ -56,12 +55,9 @@ func (w *Worker) noteMissedDeath(ctx context.Context, d domain.Delivery) {
 	if w.Notices == nil || w.Store.DeadWindows == nil {
 		return
 	}
-	window := w.DeadWindow
-	if window <= 0 {
-		window = 5 * time.Minute
-	}
+	window := w.cfg().DeadWindow
 	death := domain.OpDeath{DeliveryID: d.DeliveryID, EventID: d.EventID, EventType: d.EventType, Reason: domain.ReasonAttemptsExhausted, Attempts: d.Attempts}
-	if err := opevent.NoteDeath(ctx, w.Store.DeadWindows, w.Queue, w.opsQueueURL(), window, w.now(), d.TenantID, d.EndpointID, death); err != nil {
+	if err := opevent.NoteDeath(ctx, w.Store.DeadWindows, w.Queue, w.starter().OpsQueue(), window, w.now(), d.TenantID, d.EndpointID, death); err != nil {
 		w.Log.ErrorContext(ctx, "cannot note a missed death for delivery.dead", "delivery_id", d.DeliveryID, "error", err.Error())
 	}
 }

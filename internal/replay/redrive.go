@@ -64,7 +64,7 @@ func (w *Worker) redriveStep(ctx context.Context, j *domain.ReplayJob) error {
 			return err
 		}
 	}
-	budget := w.stepSends()
+	budget := w.cfg().StepSends
 	sent, handled, empty := 0, 0, 0
 	// Messages sent to the DLQ after the job began (deaths since, including
 	// of deliveries this job sent back) are not this job's: they are left,
@@ -108,7 +108,7 @@ func (w *Worker) redriveStep(ctx context.Context, j *domain.ReplayJob) error {
 	if handled == 0 || empty >= 2 {
 		return w.complete(ctx, j)
 	}
-	return w.enqueueJob(ctx, j, time.Duration(float64(sent)/w.rate()*float64(time.Second)))
+	return w.enqueueJob(ctx, j, time.Duration(float64(sent)/w.cfg().Rate*float64(time.Second)))
 }
 
 // redriveOne handles one DLQ message and reports whether it was sent back.
@@ -136,7 +136,7 @@ func (w *Worker) redriveOne(ctx context.Context, j *domain.ReplayJob, m sqstypes
 	// Dead, or claimed and not released: claimed (again, if by this job
 	// before it stopped, which the store allows) before it is sent.
 	if d.State == domain.StateDead || d.ReplayJob != "" {
-		_, err := w.Store.ClaimForReplay(ctx, msg.DeliveryID, "", j.JobID, w.stale())
+		_, err := w.Store.ClaimForReplay(ctx, msg.DeliveryID, "", j.JobID, w.cfg().Stale)
 		switch {
 		case errors.Is(err, store.ErrReplayInFlight), errors.Is(err, store.ErrNotDead):
 			// A tenant's replay has it: that replay sends it; this copy goes.

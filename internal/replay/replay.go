@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/jobs"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/opevent"
@@ -26,10 +27,9 @@ import (
 // Store is what the worker needs of the state table: one small port per
 // use, each declared here, each a *store.Store in production (the wiring
 // passes the same store to every field) and a memstore.Store in the tests.
-// The API's Start needs JobSlots and Jobs only.
 type Store struct {
-	Jobs
-	JobSlots
+	jobs.Records
+	jobs.Slots
 	Sweeps
 	DeadLetters
 	Claims
@@ -52,22 +52,6 @@ type Notices interface {
 }
 
 var _ Notices = (*opevent.Writer)(nil)
-
-// Jobs reads and checkpoints replay jobs, and finds those whose message was
-// lost. SaveJob is conditional on the version read (store.ErrConflict).
-type Jobs interface {
-	Job(ctx context.Context, id string) (domain.ReplayJob, error)
-	SaveJob(ctx context.Context, j *domain.ReplayJob) error
-	IdleJobs(ctx context.Context, before time.Time, limit int) ([]domain.ReplayJob, error)
-}
-
-// JobSlots bound each tenant's open jobs: CreateJob records a job and takes
-// a place in one write (store.ErrTooManyJobs), ReleaseJob gives it back.
-type JobSlots interface {
-	CreateJob(ctx context.Context, j *domain.ReplayJob, limit int) error
-	TenantJobs(ctx context.Context, tenantID string) ([]string, error)
-	ReleaseJob(ctx context.Context, tenantID, jobID string) error
-}
 
 // Sweeps lets one DLQ sweep run per gap.
 type Sweeps interface {
@@ -107,7 +91,7 @@ type Reconciler interface {
 }
 
 var (
-	_            = Store{Jobs: (*store.Store)(nil), JobSlots: (*store.Store)(nil), Sweeps: (*store.Store)(nil), DeadLetters: (*store.Store)(nil), Claims: (*store.Store)(nil), Deliveries: (*store.Store)(nil), DeadWindows: (*store.Store)(nil)}
+	_            = Store{Records: (*store.Store)(nil), Slots: (*store.Store)(nil), Sweeps: (*store.Store)(nil), DeadLetters: (*store.Store)(nil), Claims: (*store.Store)(nil), Deliveries: (*store.Store)(nil), DeadWindows: (*store.Store)(nil)}
 	_ Depths     = (*store.Store)(nil)
 	_ Reconciler = (*store.Store)(nil)
 )
@@ -135,32 +119,9 @@ type Worker struct {
 	// job recoveries: a queue of its own, worked with its own concurrency,
 	// so that no tenant's jobs can hold them up. Empty: JobsQueueURL.
 	OpsQueueURL string
-	// MaxOpenJobs bounds each tenant's jobs queued or running at once;
-	// Start refuses one more with store.ErrTooManyJobs. With it the jobs
-	// queue holds at most MaxOpenJobs job messages per tenant, and since a
-	// job gives its worker up after every step, another tenant's job waits
-	// for at most that many steps of each other tenant. Default
-	// DefaultMaxOpenJobs.
-	MaxOpenJobs int
-	// SweepGap is the least time between two sweeps of the DLQ: the sweeps
-	// asked for after jobs (and by the schedule) within it are dropped.
-	// Default 60 s, so that the sweep a job asks for 90 s after it
-	// completes either runs or was preceded by one that began after the job
-	// completed.
-	SweepGap time.Duration
-	// JobIdle is how long a job may go unsaved before Recover takes its
-	// message for lost and sends it again: longer than a step's delay (at
-	// most 15 min) and the jobs queue's visibility timeout (30 min)
-	// together. Default 1 h.
-	JobIdle time.Duration
-	// Rate is the sends per second a job paces itself to. Default 10.
-	Rate float64
-	// StepSends bounds the sends of one step. Default: 60 s worth at Rate,
-	// at most 600.
-	StepSends int
-	// Stale is how old another job's claim must be before it is taken over
-	// (that job stopped and was not resumed). Default 15 min.
-	Stale time.Duration
+	// Config is how jobs run: pacing, step sizes, slots, gaps (each field's
+	// default in jobs.Config).
+	jobs.Config
 	// Now is the clock; Rand draws jitter in [0, 1). Defaults: time.Now, none.
 	Now  func() time.Time
 	Rand func() float64
@@ -185,85 +146,6 @@ type Worker struct {
 	// Outbox lists and deletes the outbox items of the tenants erased. Nil:
 	// an erase job's step fails.
 	Outbox Outbox
-	// DeadWindow is delivery.dead's coalescing window, as deliver's
-	// (Handler.DeadWindow), for the missed deaths the sweep records.
-	// Default 5 min.
-	DeadWindow time.Duration
-}
-
-// DefaultMaxOpenJobs is a Worker's MaxOpenJobs when not set.
-const DefaultMaxOpenJobs = 3
-
-// Message is the body of a message on the jobs and operations queues.
-type Message struct {
-	JobID string `json:"job_id,omitempty"`
-	// Sweep asks for a sweep of the DLQ instead of a job step (dropped if
-	// another ran within SweepGap).
-	Sweep bool `json:"sweep,omitempty"`
-	// Recover asks for the jobs idle longer than JobIdle to be sent again
-	// (sent every few minutes by a schedule).
-	Recover bool `json:"recover,omitempty"`
-	// Gauges asks for the per-tenant DLQ depth gauges (sent every minute by
-	// a schedule).
-	Gauges bool `json:"gauges,omitempty"`
-	// TenantID, with Gauges, publishes that tenant's gauge only.
-	TenantID string `json:"tenant_id,omitempty"`
-	// Reconcile, with Sweep, also reconciles every tenant's DLQ depth
-	// counter with the dead index (sent by the sweep's schedule).
-	Reconcile bool `json:"reconcile,omitempty"`
-	// DeadNotice asks for the delivery.dead summary of an endpoint's
-	// coalescing window, which has ended (sent by deliver, delayed, when a
-	// death opens the window: opevent.NoticeBody).
-	DeadNotice *opevent.DeadNotice `json:"dead_notice,omitempty"`
-}
-
-func (w *Worker) rate() float64 {
-	if w.Rate > 0 {
-		return w.Rate
-	}
-	return 10
-}
-
-func (w *Worker) stepSends() int {
-	if w.StepSends > 0 {
-		return w.StepSends
-	}
-	return min(600, max(1, int(w.rate()*60)))
-}
-
-func (w *Worker) stale() time.Duration {
-	if w.Stale > 0 {
-		return w.Stale
-	}
-	return 15 * time.Minute
-}
-
-func (w *Worker) maxOpenJobs() int {
-	if w.MaxOpenJobs > 0 {
-		return w.MaxOpenJobs
-	}
-	return DefaultMaxOpenJobs
-}
-
-func (w *Worker) sweepGap() time.Duration {
-	if w.SweepGap > 0 {
-		return w.SweepGap
-	}
-	return time.Minute
-}
-
-func (w *Worker) jobIdle() time.Duration {
-	if w.JobIdle > 0 {
-		return w.JobIdle
-	}
-	return time.Hour
-}
-
-func (w *Worker) opsQueueURL() string {
-	if w.OpsQueueURL != "" {
-		return w.OpsQueueURL
-	}
-	return w.JobsQueueURL
 }
 
 func (w *Worker) now() time.Time {
@@ -273,71 +155,71 @@ func (w *Worker) now() time.Time {
 	return time.Now()
 }
 
-// Handle runs one step of each job named in the batch (or a sweep). A step
-// that fails is reported, so SQS redelivers its message and the job resumes.
+// cfg is the worker's Config with its defaults filled in.
+func (w *Worker) cfg() jobs.Config { return w.Config.WithDefaults() }
+
+// starter is the worker's side of the job records, slots and queues.
+func (w *Worker) starter() *jobs.Starter {
+	return &jobs.Starter{Store: w.Store, Queue: w.Queue, JobsQueueURL: w.JobsQueueURL, OpsQueueURL: w.OpsQueueURL, MaxOpenJobs: w.MaxOpenJobs, Now: w.Now}
+}
+
+// handler handles one message of its kind.
+type handler func(w *Worker, ctx context.Context, msg jobs.Message) error
+
+// routes is every kind of message the worker handles, and its handler: the
+// one table a new kind is added to.
+var routes = map[jobs.Kind]handler{
+	jobs.KindStep:  func(w *Worker, ctx context.Context, m jobs.Message) error { return w.Step(ctx, m.JobID) },
+	jobs.KindSweep: func(w *Worker, ctx context.Context, _ jobs.Message) error { return w.coalescedSweep(ctx) },
+	jobs.KindSweepReconcile: func(w *Worker, ctx context.Context, _ jobs.Message) error {
+		// The counters are reconciled even when the sweep itself is
+		// coalesced away.
+		return errors.Join(w.coalescedSweep(ctx), w.ReconcileDepths(ctx))
+	},
+	jobs.KindRecover: func(w *Worker, ctx context.Context, _ jobs.Message) error { _, err := w.Recover(ctx); return err },
+	jobs.KindGauges:  func(w *Worker, ctx context.Context, m jobs.Message) error { return w.PublishDepths(ctx, m.TenantID) },
+	jobs.KindDeadNotice: func(w *Worker, ctx context.Context, m jobs.Message) error {
+		if m.DeadNotice == nil {
+			w.Log.ErrorContext(ctx, "delivery.dead notice without its window dropped")
+			return nil
+		}
+		return w.SummarizeDeaths(ctx, *m.DeadNotice)
+	},
+}
+
+// Handle routes each message of the batch to its kind's handler (routes).
+// A handler that fails is reported, so SQS redelivers its message and the
+// job resumes; a message that cannot be decoded, or of no known kind, is
+// dropped.
 func (w *Worker) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
 	for _, m := range ev.Records {
-		var msg Message
+		var msg jobs.Message
 		err := json.Unmarshal([]byte(m.Body), &msg)
-		switch {
-		case err != nil:
-			w.Log.ErrorContext(ctx, "malformed job message dropped", "message_id", m.MessageId)
+		h, known := routes[msg.Kind]
+		if err != nil || !known {
+			w.Log.ErrorContext(ctx, "malformed job message dropped", "message_id", m.MessageId, "kind", string(msg.Kind))
 			continue
-		case msg.Sweep:
-			err = w.coalescedSweep(ctx)
-			if msg.Reconcile {
-				// The counters are reconciled even when the sweep itself
-				// is coalesced away.
-				err = errors.Join(err, w.ReconcileDepths(ctx))
-			}
-		case msg.Recover:
-			_, err = w.Recover(ctx)
-		case msg.Gauges:
-			err = w.PublishDepths(ctx, msg.TenantID)
-		case msg.DeadNotice != nil:
-			err = w.SummarizeDeaths(ctx, *msg.DeadNotice)
-		default:
-			err = w.Step(ctx, msg.JobID)
 		}
-		if err != nil {
-			w.Log.ErrorContext(ctx, "replay step failed; SQS will redeliver it", "job_id", msg.JobID, "error", err.Error())
+		if err := h(w, ctx, msg); err != nil {
+			w.Log.ErrorContext(ctx, "replay step failed; SQS will redeliver it", "job_id", msg.JobID, "kind", string(msg.Kind), "error", err.Error())
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
 		}
 	}
 	return resp, nil
 }
 
-// Enqueue sends a message (after delay): a job's to the jobs queue, any
-// other (sweep, gauges, recovery) to the operations queue. A redrive's
-// messages go to the operations queue through enqueueJob.
-func (w *Worker) Enqueue(ctx context.Context, msg Message, delay time.Duration) error {
-	url := w.JobsQueueURL
-	if msg.JobID == "" {
-		url = w.opsQueueURL()
-	}
-	return w.send(ctx, url, msg, delay)
+// Enqueue sends a message (after delay): a job's step to the jobs queue,
+// any other kind (sweep, gauges, recovery) to the operations queue
+// (jobs.Starter.Enqueue).
+func (w *Worker) Enqueue(ctx context.Context, msg jobs.Message, delay time.Duration) error {
+	return w.starter().Enqueue(ctx, msg, delay)
 }
 
 // enqueueJob sends a job's message (after delay): a tenant's to the jobs
-// queue, the operator's redrive to the operations queue, where no tenant's
-// jobs are ahead of it.
+// queue, the operator's to the operations queue (jobs.Starter.EnqueueJob).
 func (w *Worker) enqueueJob(ctx context.Context, j *domain.ReplayJob, delay time.Duration) error {
-	url := w.JobsQueueURL
-	if j.Kind == domain.KindRedrive || j.Kind == domain.KindErase {
-		url = w.opsQueueURL()
-	}
-	return w.send(ctx, url, Message{JobID: j.JobID}, delay)
-}
-
-func (w *Worker) send(ctx context.Context, url string, msg Message, delay time.Duration) error {
-	body, _ := json.Marshal(msg)
-	secs := int32(min(900, max(0, int(delay.Seconds()))))
-	_, err := w.Queue.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String(string(body)), DelaySeconds: secs})
-	if err != nil {
-		return fmt.Errorf("enqueue replay message: %w", err)
-	}
-	return nil
+	return w.starter().EnqueueJob(ctx, j, delay)
 }
 
 // Step runs one step of a job: it resumes the step a stopped worker left,
@@ -400,7 +282,7 @@ func (w *Worker) Step(ctx context.Context, jobID string) error {
 // select_ picks the ids of the next step and advances the cursor; done is
 // true when nothing follows them.
 func (w *Worker) select_(ctx context.Context, j *domain.ReplayJob) ([]string, bool, error) {
-	n := w.stepSends()
+	n := w.cfg().StepSends
 	switch j.Kind {
 	case domain.KindIDs:
 		from, _ := strconv.Atoi(j.Cursor)
@@ -466,7 +348,7 @@ func (w *Worker) replayIDs(ctx context.Context, j *domain.ReplayJob, ids []strin
 	if err := out.flush(ctx); err != nil {
 		return 0, err
 	}
-	return time.Duration(float64(out.sent)/w.rate()*float64(time.Second)) + time.Second, nil
+	return time.Duration(float64(out.sent)/w.cfg().Rate*float64(time.Second)) + time.Second, nil
 }
 
 // claim checks delivery id (as snap read it) and claims it for job j. It
@@ -486,7 +368,7 @@ func (w *Worker) claim(ctx context.Context, j *domain.ReplayJob, id string, snap
 		skip(j, id, reason)
 		return d, false, nil
 	}
-	d, err = w.Store.ClaimForReplay(ctx, id, j.TenantID, j.JobID, w.stale())
+	d, err = w.Store.ClaimForReplay(ctx, id, j.TenantID, j.JobID, w.cfg().Stale)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		skip(j, id, "not_found")
@@ -560,7 +442,7 @@ func (r *replaySends) flush(ctx context.Context) error {
 // delay paces the n-th send of a step: n/Rate seconds, jittered by up to a
 // second, within SQS's 900 s limit.
 func (w *Worker) delay(n int) int32 {
-	d := float64(n) / w.rate()
+	d := float64(n) / w.cfg().Rate
 	if w.Rand != nil {
 		d += w.Rand()
 	}
@@ -616,10 +498,10 @@ func (w *Worker) complete(ctx context.Context, j *domain.ReplayJob) error {
 	// and once more a little later: a sweep only sees the messages nobody
 	// else (another sweep, a redrive, a reader) holds hidden at that moment.
 	// However many jobs complete, the sweeps run at most once per SweepGap.
-	if err := w.Enqueue(ctx, Message{Sweep: true}, 5*time.Second); err != nil {
+	if err := w.Enqueue(ctx, jobs.Message{Kind: jobs.KindSweep}, 5*time.Second); err != nil {
 		return err
 	}
-	return w.Enqueue(ctx, Message{Sweep: true}, 90*time.Second)
+	return w.Enqueue(ctx, jobs.Message{Kind: jobs.KindSweep}, 90*time.Second)
 }
 
 // isStale reports whether a DLQ message is an old copy of a delivery that was
@@ -633,70 +515,19 @@ func isStale(d domain.Delivery, sent time.Time) bool {
 	return d.ReplayJob == "" && d.ReplayedAt != nil && sent.Before(*d.ReplayedAt)
 }
 
-// Start records a new job and sets it running: the API's side of a replay.
-// A tenant with MaxOpenJobs jobs queued or running gets
-// store.ErrTooManyJobs and nothing is recorded. A replay by filter without
-// an upper bound on the time of death is bounded to the deaths before it
-// started: deliveries that die while it runs (its own, dying again,
-// included) are not its to replay.
+// Start records a new job and sets it running (jobs.Starter.Start).
 func (w *Worker) Start(ctx context.Context, j *domain.ReplayJob) error {
-	if j.Kind == domain.KindFilter && j.Filter.Until.IsZero() {
-		j.Filter.Until = w.now().UTC()
-	}
-	err := w.Store.CreateJob(ctx, j, w.maxOpenJobs())
-	if errors.Is(err, store.ErrTooManyJobs) {
-		// The places may be held by jobs that completed but could not give
-		// theirs back, or expired: give those back, and try once more.
-		freed, ferr := w.releaseFinished(ctx, j.TenantID)
-		if ferr != nil {
-			return ferr
-		}
-		if freed {
-			err = w.Store.CreateJob(ctx, j, w.maxOpenJobs())
-		}
-	}
-	if err != nil {
-		return err
-	}
-	return w.enqueueJob(ctx, j, 0)
+	return w.starter().Start(ctx, j)
 }
 
 // release gives back the place a completed tenant's job held.
 func (w *Worker) release(ctx context.Context, j *domain.ReplayJob) error {
-	if j.TenantID == "" {
-		return nil
-	}
-	return w.Store.ReleaseJob(ctx, j.TenantID, j.JobID)
-}
-
-// releaseFinished gives back the places of a tenant's jobs that are
-// completed or gone, and reports whether it freed any.
-func (w *Worker) releaseFinished(ctx context.Context, tenantID string) (bool, error) {
-	ids, err := w.Store.TenantJobs(ctx, tenantID)
-	if err != nil {
-		return false, err
-	}
-	freed := false
-	for _, id := range ids {
-		j, err := w.Store.Job(ctx, id)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-		case err != nil:
-			return false, err
-		case j.Status != domain.StatusCompleted:
-			continue
-		}
-		if err := w.Store.ReleaseJob(ctx, tenantID, id); err != nil {
-			return false, err
-		}
-		freed = true
-	}
-	return freed, nil
+	return w.starter().Release(ctx, j)
 }
 
 // coalescedSweep sweeps the DLQ unless another sweep began within SweepGap.
 func (w *Worker) coalescedSweep(ctx context.Context) error {
-	ok, err := w.Store.ClaimSweep(ctx, w.sweepGap())
+	ok, err := w.Store.ClaimSweep(ctx, w.cfg().SweepGap)
 	if err != nil {
 		return err
 	}
@@ -719,7 +550,7 @@ const maxRecoveries = 100
 // original one at once is safe, as any redelivered job message is. It
 // returns how many it sent again.
 func (w *Worker) Recover(ctx context.Context) (int, error) {
-	idle, err := w.Store.IdleJobs(ctx, w.now().Add(-w.jobIdle()), maxRecoveries)
+	idle, err := w.Store.IdleJobs(ctx, w.now().Add(-w.cfg().JobIdle), maxRecoveries)
 	if err != nil {
 		return 0, err
 	}
