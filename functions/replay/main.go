@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/boot"
+	"github.com/hookline/hookline/internal/erasure"
 	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/hookline/hookline/internal/jobs"
 	"github.com/hookline/hookline/internal/metrics"
@@ -42,7 +43,7 @@ func build(cfg fnenv.ReplayEnv, log *slog.Logger, aws aws.Config) (any, error) {
 	}
 	if cfg.OutboxTable != "" {
 		w.Notices = &opevent.Writer{DB: db, Table: cfg.OutboxTable}
-		w.Outbox = &replay.OutboxTable{DB: db, Table: cfg.OutboxTable, NoIndex: !cfg.MessageLog}
+		w.Outbox = &erasure.OutboxTable{DB: db, Table: cfg.OutboxTable, NoIndex: !cfg.MessageLog}
 	}
 	return w.Handle, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/api"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/erasure"
 	"github.com/hookline/hookline/internal/replay"
 	"github.com/stretchr/testify/require"
 )
@@ -49,7 +50,7 @@ func (q *quietQueue) ChangeMessageVisibility(context.Context, *sqs.ChangeMessage
 // cover the outbox and the DLQ).
 type noOutbox struct{}
 
-func (noOutbox) TenantEvents(context.Context, string, int) ([]replay.OutboxEvent, error) {
+func (noOutbox) TenantEvents(context.Context, string, int) ([]erasure.OutboxEvent, error) {
 	return nil, nil
 }
 func (noOutbox) DeleteEvent(context.Context, string) (bool, error) { return false, nil }

@@ -4,51 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/hookline/hookline/internal/dlq"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/store"
 )
-
-// receiveDLQ receives up to 10 messages from the DLQ, hidden for hide.
-func (w *Worker) receiveDLQ(ctx context.Context, hide time.Duration) ([]sqstypes.Message, error) {
-	return w.receiveDLQUpTo(ctx, 10, hide)
-}
-
-// receiveDLQUpTo receives up to n (1 to 10) messages from the DLQ, hidden
-// for hide.
-func (w *Worker) receiveDLQUpTo(ctx context.Context, n int, hide time.Duration) ([]sqstypes.Message, error) {
-	out, err := w.Queue.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
-		QueueUrl: &w.DLQURL, MaxNumberOfMessages: int32(min(10, max(1, n))), VisibilityTimeout: int32(hide.Seconds()), WaitTimeSeconds: 1,
-		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameSentTimestamp},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("receive from the DLQ: %w", err)
-	}
-	return out.Messages, nil
-}
-
-func sentAt(m sqstypes.Message) time.Time {
-	ms, err := strconv.ParseInt(m.Attributes[string(sqstypes.MessageSystemAttributeNameSentTimestamp)], 10, 64)
-	if err != nil {
-		return time.Time{}
-	}
-	return time.UnixMilli(ms)
-}
-
-func (w *Worker) deleteDLQ(ctx context.Context, m sqstypes.Message) error {
-	_, err := w.Queue.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &w.DLQURL, ReceiptHandle: m.ReceiptHandle})
-	if err != nil {
-		return fmt.Errorf("delete from the DLQ: %w", err)
-	}
-	return nil
-}
 
 // redriveStep moves up to a step's worth of messages (StepSends) from the
 // DLQ back to the delivery queue, paced: it never receives more than it may
@@ -70,13 +36,9 @@ func (w *Worker) redriveStep(ctx context.Context, j *domain.ReplayJob) error {
 	// of deliveries this job sent back) are not this job's: they are left,
 	// hidden until the step ends so the step does not see them twice.
 	var later []sqstypes.Message
-	defer func() {
-		for _, m := range later {
-			_, _ = w.Queue.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &w.DLQURL, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0})
-		}
-	}()
+	defer func() { w.dlq().Show(ctx, later) }()
 	for sent < budget && empty < 2 {
-		msgs, err := w.receiveDLQUpTo(ctx, budget-sent, 10*time.Minute)
+		msgs, err := w.dlq().Receive(ctx, budget-sent, 10*time.Minute)
 		if err != nil {
 			return err
 		}
@@ -86,7 +48,7 @@ func (w *Worker) redriveStep(ctx context.Context, j *domain.ReplayJob) error {
 		}
 		empty = 0
 		for _, m := range msgs {
-			if sentAt(m).After(j.CreatedAt) {
+			if dlq.SentAt(m).After(j.CreatedAt) {
 				later = append(later, m)
 				continue
 			}
@@ -128,9 +90,9 @@ func (w *Worker) redriveOne(ctx context.Context, j *domain.ReplayJob, m sqstypes
 	case err != nil:
 		return false, err
 	}
-	if isStale(d, sentAt(m)) {
+	if isStale(d, dlq.SentAt(m)) {
 		skip(j, msg.DeliveryID, "stale_copy")
-		return false, w.deleteDLQ(ctx, m)
+		return false, w.dlq().Delete(ctx, m)
 	}
 	claimed := false
 	// Dead, or claimed and not released: claimed (again, if by this job
@@ -141,7 +103,7 @@ func (w *Worker) redriveOne(ctx context.Context, j *domain.ReplayJob, m sqstypes
 		case errors.Is(err, store.ErrReplayInFlight), errors.Is(err, store.ErrNotDead):
 			// A tenant's replay has it: that replay sends it; this copy goes.
 			skip(j, msg.DeliveryID, "replay_in_progress")
-			return false, w.deleteDLQ(ctx, m)
+			return false, w.dlq().Delete(ctx, m)
 		case err != nil:
 			return false, err
 		}
@@ -165,7 +127,7 @@ func (w *Worker) redriveOne(ctx context.Context, j *domain.ReplayJob, m sqstypes
 	}
 	j.Replayed++
 	w.Metrics.Put(metrics.Replayed, 1, map[string]string{metrics.DimensionTenant: msg.TenantID})
-	return true, w.deleteDLQ(ctx, m)
+	return true, w.dlq().Delete(ctx, m)
 }
 
 // Sweep deletes from the DLQ the messages whose deliveries were delivered or
@@ -183,7 +145,7 @@ func (w *Worker) Sweep(ctx context.Context) (deleted, kept int, err error) {
 	seen := map[string]bool{}
 	deadline := w.now().Add(2 * time.Minute)
 	for quiet := 0; quiet < 3 && w.now().Before(deadline); {
-		msgs, err := w.receiveDLQ(ctx, 2*time.Second)
+		msgs, err := w.dlq().Receive(ctx, 10, 2*time.Second)
 		if err != nil {
 			return deleted, kept, err
 		}
@@ -205,13 +167,13 @@ func (w *Worker) Sweep(ctx context.Context) (deleted, kept int, err error) {
 				// from the message, if there still is no record then.
 				d, gerr = unrecorded(msg), nil
 			}
-			if gerr == nil && missedDeath(d, sentAt(m)) {
+			if gerr == nil && missedDeath(d, dlq.SentAt(m)) {
 				// SQS moved it here after its last attempt, but the attempt
 				// was never recorded (the function stopped first): record the
 				// death, so the tenant sees and can replay it.
-				d, gerr = w.recordMissedDeath(ctx, d, msg, aws.ToString(m.Body), sentAt(m))
+				d, gerr = w.recordMissedDeath(ctx, d, msg, aws.ToString(m.Body), dlq.SentAt(m))
 			}
-			if gerr != nil || !isStale(d, sentAt(m)) || w.deleteDLQ(ctx, m) != nil {
+			if gerr != nil || !isStale(d, dlq.SentAt(m)) || w.dlq().Delete(ctx, m) != nil {
 				kept++
 				continue
 			}

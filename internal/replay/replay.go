@@ -16,7 +16,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/hookline/hookline/internal/dlq"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/erasure"
 	"github.com/hookline/hookline/internal/jobs"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
@@ -142,10 +144,10 @@ type Worker struct {
 	Notices Notices
 	// Erasures deletes the items of the tenants erased (erase jobs). Nil:
 	// an erase job's step fails.
-	Erasures Erasures
-	// Outbox lists and deletes the outbox items of the tenants erased. Nil:
-	// an erase job's step fails.
-	Outbox Outbox
+	Erasures erasure.Erasures
+	// Outbox lists and deletes the outbox items of the tenants erased (an
+	// *erasure.OutboxTable). Nil: an erase job's step fails.
+	Outbox erasure.Outbox
 }
 
 func (w *Worker) now() time.Time {
@@ -519,6 +521,23 @@ func isStale(d domain.Delivery, sent time.Time) bool {
 func (w *Worker) Start(ctx context.Context, j *domain.ReplayJob) error {
 	return w.starter().Start(ctx, j)
 }
+
+// eraseStep runs one step of a tenant's erasure (erasure.Eraser), then
+// completes the job or sends its next step.
+func (w *Worker) eraseStep(ctx context.Context, j *domain.ReplayJob) error {
+	e := erasure.Eraser{Store: w.Store, Erasures: w.Erasures, Outbox: w.Outbox, DLQ: w.dlq(), Now: w.Now}
+	done, err := e.Step(ctx, j)
+	if err != nil {
+		return err
+	}
+	if done {
+		return w.complete(ctx, j)
+	}
+	return w.enqueueJob(ctx, j, 0)
+}
+
+// dlq is the delivery DLQ.
+func (w *Worker) dlq() dlq.Queue { return dlq.Queue{SQS: w.Queue, URL: w.DLQURL} }
 
 // release gives back the place a completed tenant's job held.
 func (w *Worker) release(ctx context.Context, j *domain.ReplayJob) error {
