@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
-	"slices"
 	"strconv"
 	"time"
 
@@ -81,21 +79,8 @@ type Deliveries interface {
 	Endpoint(ctx context.Context, tenantID, endpointID string) (domain.Endpoint, error)
 }
 
-// Depths reads every tenant's DLQ depth counter.
-type Depths interface {
-	DLQDepths(ctx context.Context) (map[string]int, error)
-}
-
-// Reconciler recounts a tenant's DLQ depth from the dead index and corrects
-// its counter.
-type Reconciler interface {
-	ReconcileDLQDepth(ctx context.Context, tenantID string) (store.DepthCheck, error)
-}
-
 var (
-	_            = Store{Records: (*store.Store)(nil), Slots: (*store.Store)(nil), Sweeps: (*store.Store)(nil), DeadLetters: (*store.Store)(nil), Claims: (*store.Store)(nil), Deliveries: (*store.Store)(nil), DeadWindows: (*store.Store)(nil)}
-	_ Depths     = (*store.Store)(nil)
-	_ Reconciler = (*store.Store)(nil)
+	_ = Store{Records: (*store.Store)(nil), Slots: (*store.Store)(nil), Sweeps: (*store.Store)(nil), DeadLetters: (*store.Store)(nil), Claims: (*store.Store)(nil), Deliveries: (*store.Store)(nil), DeadWindows: (*store.Store)(nil)}
 )
 
 // Queue is what the worker needs of SQS.
@@ -133,11 +118,11 @@ type Worker struct {
 	Metrics *metrics.Writer
 	// Depths reads every tenant's DLQ depth, for the gauges and the
 	// reconciliation. Nil: neither.
-	Depths Depths
+	Depths dlq.Counters
 	// Reconciler recounts a tenant's DLQ depth from the dead index and
 	// corrects its counter (store.ReconcileDLQDepth). Nil: no
 	// reconciliation.
-	Reconciler Reconciler
+	Reconciler dlq.Reconciler
 	// Notices writes the delivery.dead summaries of the windows whose
 	// notices come in on the operations queue. Nil: the notices are
 	// dropped, and the sweep's missed deaths not noted.
@@ -595,63 +580,16 @@ func (w *Worker) Recover(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// PublishDepths publishes every tenant's DLQ depth (or only tenant's, when
-// not empty) as the TenantDLQDepth gauge, and the deepest of them as
-// MaxTenantDLQDepth, which the per-tenant alarm watches: a value each
-// minute, also when no depth changed.
+// PublishDepths publishes the DLQ depth gauges (dlq.Depths.Publish).
 func (w *Worker) PublishDepths(ctx context.Context, tenant string) error {
-	if w.Depths == nil {
-		return nil
-	}
-	depths, err := w.Depths.DLQDepths(ctx)
-	if err != nil {
-		return err
-	}
-	deepest := 0
-	for t, n := range depths {
-		if tenant == "" || t == tenant {
-			w.Metrics.Put(metrics.TenantDLQDepth, float64(max(n, 0)), map[string]string{metrics.DimensionTenant: t})
-		}
-		deepest = max(deepest, n)
-	}
-	if tenant == "" {
-		// One figure for the per-tenant alarm, however many tenants there are.
-		w.Metrics.Put(metrics.MaxTenantDLQ, float64(deepest), nil)
-	}
-	return nil
+	return w.depths().Publish(ctx, tenant)
 }
 
-// ReconcileDepths reconciles every tenant's DLQ depth counter with the dead
-// index (store.ReconcileDLQDepth), for counters left off by earlier
-// versions, which moved the counter in a write of its own. Each correction
-// is logged and published as DLQDepthCorrections, 1 per corrected tenant
-// (TenantId) and so their total stack-wide; a run that corrects nothing
-// publishes 0. A tenant that fails does not stop the others; the error
-// names them.
+// ReconcileDepths reconciles the DLQ depth counters (dlq.Depths.Reconcile).
 func (w *Worker) ReconcileDepths(ctx context.Context) error {
-	if w.Depths == nil || w.Reconciler == nil {
-		return nil
-	}
-	depths, err := w.Depths.DLQDepths(ctx)
-	if err != nil {
-		return err
-	}
-	corrected := 0
-	var errs []error
-	for _, t := range slices.Sorted(maps.Keys(depths)) {
-		c, err := w.Reconciler.ReconcileDLQDepth(ctx, t)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if c.Corrected {
-			corrected++
-			w.Log.WarnContext(ctx, "tenant DLQ depth corrected", "tenant_id", t, "counter", c.Counter, "indexed", c.Indexed)
-			w.Metrics.Put(metrics.DLQDepthCorrections, 1, map[string]string{metrics.DimensionTenant: t})
-		}
-	}
-	if corrected == 0 {
-		w.Metrics.Put(metrics.DLQDepthCorrections, 0, nil)
-	}
-	return errors.Join(errs...)
+	return w.depths().Reconcile(ctx)
+}
+
+func (w *Worker) depths() *dlq.Depths {
+	return &dlq.Depths{Counters: w.Depths, Reconciler: w.Reconciler, Metrics: w.Metrics, Log: w.Log}
 }
