@@ -90,7 +90,7 @@ func (w *Worker) redriveOne(ctx context.Context, j *domain.ReplayJob, m sqstypes
 	case err != nil:
 		return false, err
 	}
-	if isStale(d, dlq.SentAt(m)) {
+	if dlq.IsStale(d, dlq.SentAt(m)) {
 		skip(j, msg.DeliveryID, "stale_copy")
 		return false, w.dlq().Delete(ctx, m)
 	}
@@ -130,106 +130,17 @@ func (w *Worker) redriveOne(ctx context.Context, j *domain.ReplayJob, m sqstypes
 	return true, w.dlq().Delete(ctx, m)
 }
 
-// Sweep deletes from the DLQ the messages whose deliveries were delivered or
-// replayed after the message was sent, records the death of a delivery whose
-// message is here while its record still says pending or does not exist
-// (its last attempt was cut off before it was recorded), and leaves every
-// other message as it was. A death is recorded on the record as the sweep
-// read it only: one made or changed meanwhile is read again and acted on as
-// it is. It looks at each message once (each is hidden while the sweep runs,
-// then made visible again) and returns how many it deleted and kept.
+// Sweep sweeps the DLQ once (dlq.Sweeper.Sweep) and returns how many
+// messages it deleted and kept.
 func (w *Worker) Sweep(ctx context.Context) (deleted, kept int, err error) {
-	// Each message is hidden for two seconds only, so that a sweep never
-	// keeps messages from anyone else for long; the sweep stops when three
-	// receives in a row bring nothing it has not seen.
-	seen := map[string]bool{}
-	deadline := w.now().Add(2 * time.Minute)
-	for quiet := 0; quiet < 3 && w.now().Before(deadline); {
-		msgs, err := w.dlq().Receive(ctx, 10, 2*time.Second)
-		if err != nil {
-			return deleted, kept, err
-		}
-		fresh := false
-		for _, m := range msgs {
-			if seen[aws.ToString(m.MessageId)] {
-				continue
-			}
-			seen[aws.ToString(m.MessageId)], fresh = true, true
-			msg, derr := message.Decode(aws.ToString(m.Body))
-			if derr != nil {
-				kept++
-				continue
-			}
-			d, gerr := w.Store.Delivery(ctx, msg.DeliveryID)
-			if errors.Is(gerr, store.ErrNotFound) {
-				// No record at all: every attempt stopped before it could
-				// write one. The message is all there is; record it dead,
-				// from the message, if there still is no record then.
-				d, gerr = unrecorded(msg), nil
-			}
-			if gerr == nil && missedDeath(d, dlq.SentAt(m)) {
-				// SQS moved it here after its last attempt, but the attempt
-				// was never recorded (the function stopped first): record the
-				// death, so the tenant sees and can replay it.
-				d, gerr = w.recordMissedDeath(ctx, d, msg, aws.ToString(m.Body), dlq.SentAt(m))
-			}
-			if gerr != nil || !isStale(d, dlq.SentAt(m)) || w.dlq().Delete(ctx, m) != nil {
-				kept++
-				continue
-			}
-			deleted++
-		}
-		if fresh {
-			quiet = 0
-		} else {
-			quiet++
-		}
-	}
-	w.Log.InfoContext(ctx, "DLQ swept", "deleted", deleted, "kept", kept)
-	return deleted, kept, nil
+	return w.sweeper().Sweep(ctx)
 }
 
-// unrecorded is a delivery that has no record, as its message describes it:
-// its ids, and no state.
-func unrecorded(msg message.Message) domain.Delivery {
-	return domain.Delivery{DeliveryID: msg.DeliveryID, TenantID: msg.TenantID, EndpointID: msg.EndpointID, EventID: msg.EventID, EventType: msg.EventType}
+// coalescedSweep sweeps the DLQ unless another sweep began within SweepGap.
+func (w *Worker) coalescedSweep(ctx context.Context) error {
+	return w.sweeper().Coalesced(ctx, w.cfg().SweepGap)
 }
 
-// missedDeath reports whether a DLQ message's delivery has no record, or is
-// pending with no claim and no replay since the message was sent: nothing
-// will ever move it, unless its death is recorded.
-func missedDeath(d domain.Delivery, sent time.Time) bool {
-	return (d.State == "" || d.State == domain.StatePending) && d.ReplayJob == "" && (d.ReplayedAt == nil || d.ReplayedAt.Before(sent))
-}
-
-// recordMissedDeath records the death of d, read as a missed one, on the
-// record as it was read only (none, if it had none): a record made or
-// changed since (a copy of the delivery attempted at that moment) is not
-// overwritten but read again, and its death recorded only if it still is a
-// missed one. It returns the record as it now is.
-func (w *Worker) recordMissedDeath(ctx context.Context, d domain.Delivery, msg message.Message, body string, sent time.Time) (domain.Delivery, error) {
-	for try := 0; try < 3; try++ {
-		a := domain.Attempt{Number: d.Attempts + 1, At: w.now().UTC(), Error: "death_not_recorded"}
-		err := w.Store.RecordAttemptIfUnchanged(ctx, d, a, domain.Outcome{State: domain.StateDead, DeadReason: domain.ReasonAttemptsExhausted, Message: body})
-		if err == nil {
-			w.Log.WarnContext(ctx, "recorded a death its attempt did not", "delivery_id", d.DeliveryID, "tenant_id", d.TenantID)
-			w.noteMissedDeath(ctx, d)
-			d.State = domain.StateDead
-			return d, nil
-		}
-		if !errors.Is(err, store.ErrConflict) {
-			w.Log.ErrorContext(ctx, "cannot record a missed death", "delivery_id", d.DeliveryID, "error", err.Error())
-			return d, err
-		}
-		d, err = w.Store.Delivery(ctx, d.DeliveryID)
-		if errors.Is(err, store.ErrNotFound) {
-			d, err = unrecorded(msg), nil
-		}
-		if err != nil || !missedDeath(d, sent) {
-			return d, err
-		}
-	}
-	err := fmt.Errorf("record the death of delivery %s: %w", d.DeliveryID, store.ErrConflict)
-	w.Log.ErrorContext(ctx, "cannot record a missed death", "delivery_id", d.DeliveryID, "error", err.Error())
-	return d, err
+func (w *Worker) sweeper() *dlq.Sweeper {
+	return &dlq.Sweeper{Store: w.Store, DLQ: w.dlq(), Deaths: w.noteMissedDeath, Now: w.Now, Log: w.Log}
 }

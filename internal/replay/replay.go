@@ -491,17 +491,6 @@ func (w *Worker) complete(ctx context.Context, j *domain.ReplayJob) error {
 	return w.Enqueue(ctx, jobs.Message{Kind: jobs.KindSweep}, 90*time.Second)
 }
 
-// isStale reports whether a DLQ message is an old copy of a delivery that was
-// delivered, or replayed after the message was sent.
-func isStale(d domain.Delivery, sent time.Time) bool {
-	if d.State == domain.StateDelivered {
-		return true
-	}
-	// replayed_at is set when a replay claims the delivery, before it sends
-	// it: while the claim is not released, this copy may be the only one.
-	return d.ReplayJob == "" && d.ReplayedAt != nil && sent.Before(*d.ReplayedAt)
-}
-
 // Start records a new job and sets it running (jobs.Starter.Start).
 func (w *Worker) Start(ctx context.Context, j *domain.ReplayJob) error {
 	return w.starter().Start(ctx, j)
@@ -527,20 +516,6 @@ func (w *Worker) dlq() dlq.Queue { return dlq.Queue{SQS: w.Queue, URL: w.DLQURL}
 // release gives back the place a completed tenant's job held.
 func (w *Worker) release(ctx context.Context, j *domain.ReplayJob) error {
 	return w.starter().Release(ctx, j)
-}
-
-// coalescedSweep sweeps the DLQ unless another sweep began within SweepGap.
-func (w *Worker) coalescedSweep(ctx context.Context) error {
-	ok, err := w.Store.ClaimSweep(ctx, w.cfg().SweepGap)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		w.Log.DebugContext(ctx, "DLQ sweep skipped: another began within the gap")
-		return nil
-	}
-	_, _, err = w.Sweep(ctx)
-	return err
 }
 
 // maxRecoveries bounds the jobs one Recover sends again.
