@@ -1,8 +1,9 @@
 // Command replay is the Lambda function on the replay queues (tenants' jobs;
 // the operator's redrive, sweeps, gauges and job recovery): it runs replays
 // and redrives in paced, checkpointed steps, and sweeps the dead-letter
-// queue. Wiring only; the logic is in internal/replay, the environment it
-// reads in internal/fnenv (ReplayEnv).
+// queue. Wiring only; the runner and replays are in internal/replay, the
+// machinery in internal/jobs, the DLQ's jobs in internal/dlq, erasure in
+// internal/erasure, the environment it reads in internal/fnenv (ReplayEnv).
 package main
 
 import (
