@@ -291,20 +291,6 @@ func (w *Worker) select_(ctx context.Context, j *domain.ReplayJob) ([]string, bo
 	return nil, true, fmt.Errorf("replay job %s: unknown kind %q", j.JobID, j.Kind)
 }
 
-// skip counts a delivery left alone.
-func skip(j *domain.ReplayJob, id, reason string) {
-	if j.Skipped == nil {
-		j.Skipped = map[string]int{}
-	}
-	j.Skipped[reason]++
-	if j.SkippedIDs == nil {
-		j.SkippedIDs = map[string]string{}
-	}
-	if len(j.SkippedIDs) < 100 {
-		j.SkippedIDs[id] = reason
-	}
-}
-
 // replayIDs claims and sends each delivery, paced, and returns how long the
 // paced sends take to come due.
 func (w *Worker) replayIDs(ctx context.Context, j *domain.ReplayJob, ids []string) (time.Duration, error) {
@@ -352,19 +338,19 @@ func (w *Worker) claim(ctx context.Context, j *domain.ReplayJob, id string, snap
 		return d, false, nil
 	}
 	if reason != "" {
-		skip(j, id, reason)
+		jobs.Skip(j, id, reason)
 		return d, false, nil
 	}
 	d, err = w.Store.ClaimForReplay(ctx, id, j.TenantID, j.JobID, w.cfg().Stale)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		skip(j, id, "not_found")
+		jobs.Skip(j, id, "not_found")
 		return d, false, nil
 	case errors.Is(err, store.ErrNotDead):
-		skip(j, id, "not_dead")
+		jobs.Skip(j, id, "not_dead")
 		return d, false, nil
 	case errors.Is(err, store.ErrReplayInFlight):
-		skip(j, id, "replay_in_progress")
+		jobs.Skip(j, id, "replay_in_progress")
 		return d, false, nil
 	case err != nil:
 		return d, false, err
@@ -426,15 +412,8 @@ func (r *replaySends) flush(ctx context.Context) error {
 	return nil
 }
 
-// delay paces the n-th send of a step: n/Rate seconds, jittered by up to a
-// second, within SQS's 900 s limit.
-func (w *Worker) delay(n int) int32 {
-	d := float64(n) / w.cfg().Rate
-	if w.Rand != nil {
-		d += w.Rand()
-	}
-	return int32(min(900, d))
-}
+// delay paces the n-th send of a step (jobs.Config.Delay).
+func (w *Worker) delay(n int) int32 { return w.cfg().Delay(n, w.Rand) }
 
 // check looks at a delivery (as read before it is claimed; found false if
 // it does not exist) and says why it is to be skipped ("" to replay it;
