@@ -1,11 +1,10 @@
 // Package replay brings dead deliveries back: a tenant's replay by ids or by
-// filter, and (until it moves to internal/dlq) the operator's redrive of the
-// whole dead-letter queue. Its Worker is also, for now, the replay
-// function's runner: it routes each jobs.Message by its kind through one
+// filter. Its Worker is also, for now, the replay function's runner: it routes each jobs.Message by its kind through one
 // table (routes) to the job that handles it: a step of a replay, a redrive
-// or an erasure (internal/erasure), a sweep or the depth gauges and
+// (internal/dlq) or an erasure (internal/erasure), a sweep or the depth gauges and
 // reconciliation (internal/dlq), a delivery.dead summary
-// (opevent.DeadSummaries), a recovery of idle jobs. Jobs run
+// (opevent.DeadSummaries), a recovery of idle jobs
+// (jobs.Starter.Recover). Jobs run
 // in steps on the replay worker, driven by messages on the jobs queue; each
 // step checkpoints its progress in the job record before it touches a
 // delivery, so a worker that stops anywhere (timeout, crash) is resumed by

@@ -497,41 +497,10 @@ func (w *Worker) release(ctx context.Context, j *domain.ReplayJob) error {
 	return w.starter().Release(ctx, j)
 }
 
-// maxRecoveries bounds the jobs one Recover sends again.
-const maxRecoveries = 100
-
-// Recover sends again the message of every job not completed and not saved
-// for longer than JobIdle: its message was lost (a purged queue, a message
-// that expired), else a step would have saved it. The job is saved first,
-// which makes one recovery win against another and leaves it alone for
-// another JobIdle; a job that resumes from a recovered message and from its
-// original one at once is safe, as any redelivered job message is. It
-// returns how many it sent again.
+// Recover sends again the jobs idle longer than JobIdle
+// (jobs.Starter.Recover) and returns how many.
 func (w *Worker) Recover(ctx context.Context) (int, error) {
-	idle, err := w.Store.IdleJobs(ctx, w.now().Add(-w.cfg().JobIdle), maxRecoveries)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, j := range idle {
-		if j.Status == domain.StatusCompleted || j.CompletedAt != nil {
-			continue // the index lags a completion
-		}
-		err := w.Store.SaveJob(ctx, &j)
-		if errors.Is(err, store.ErrConflict) {
-			continue // saved since it was listed: it is alive
-		}
-		if err != nil {
-			return n, err
-		}
-		if err := w.enqueueJob(ctx, &j, 0); err != nil {
-			return n, err
-		}
-		n++
-		w.Log.WarnContext(ctx, "replay job idle too long: its message was lost, sent again", "job_id", j.JobID, "tenant_id", j.TenantID,
-			"kind", j.Kind, "status", j.Status)
-	}
-	return n, nil
+	return w.starter().Recover(ctx, w.cfg().JobIdle, w.Log)
 }
 
 // PublishDepths publishes the DLQ depth gauges (dlq.Depths.Publish).
