@@ -22,16 +22,33 @@ type Store interface {
 
 var _ Store = (*store.Store)(nil)
 
-// Erasures deletes a tenant's items from the state table, kind by kind
-// (store.Store's Erase methods), and lists its endpoints when the erasure
-// begins.
-type Erasures interface {
+// TenantEndpoints lists a tenant's endpoints, read once when its erasure
+// begins (the ids of its deliveries derive from them).
+type TenantEndpoints interface {
 	Endpoints(ctx context.Context, tenantID string) ([]domain.Endpoint, error)
+}
+
+// IndexedErasures deletes a page of a tenant's items found through its
+// indexes: of one kind, its open jobs, and the items under its own key.
+type IndexedErasures interface {
 	EraseIndexed(ctx context.Context, tenantID, kind string, limit int) (int, bool, error)
 	EraseOpenJobs(ctx context.Context, tenantID string) (int, error)
+	EraseTenantItems(ctx context.Context, tenantID string, limit int) (map[string]int, bool, error)
+}
+
+// DerivedErasures deletes the items whose keys derive from an event's or an
+// endpoint's: its deliveries and its stats.
+type DerivedErasures interface {
 	EraseDeliveries(ctx context.Context, tenantID string, ids []string) (int, error)
 	EraseStats(ctx context.Context, tenantID, endpointID string, limit int) (int, bool, error)
-	EraseTenantItems(ctx context.Context, tenantID string, limit int) (map[string]int, bool, error)
+}
+
+// Erasures is what an erasure deletes from the state table, kind by kind
+// (store.Store's Erase methods), composed of its ports.
+type Erasures interface {
+	TenantEndpoints
+	IndexedErasures
+	DerivedErasures
 }
 
 var _ Erasures = (*store.Store)(nil)
