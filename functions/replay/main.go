@@ -32,7 +32,7 @@ func build(cfg fnenv.ReplayEnv, log *slog.Logger, aws aws.Config) (any, error) {
 	st := store.New(db, cfg.StateTable)
 	st.Retention = cfg.Retention()
 	w := &replay.Worker{
-		Store:            replay.Store{Records: st, Slots: st, Sweeps: st, DeadLetters: st, Claims: st, Deliveries: st, DeadWindows: st},
+		Store:            st,
 		Erasures:         st,
 		Depths:           st,
 		Reconciler:       st,

@@ -27,7 +27,7 @@ import (
 func TestConcurrentJobStartsNeverAnswer500(t *testing.T) {
 	e := newEnv(t)
 	e.srv.Replays = &replay.Worker{
-		Store: replay.Store{Records: e.store, Slots: e.store, Deliveries: e.store}, Queue: &quietQueue{},
+		Store: e.store, Queue: &quietQueue{},
 		Erasures: e.store, Outbox: noOutbox{}, Now: e.clock.Now, Log: slog.New(slog.DiscardHandler),
 	}
 	e.h = e.srv.Handler()

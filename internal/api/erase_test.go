@@ -87,7 +87,7 @@ func TestEraseTenant(t *testing.T) {
 	requireProblem(t, e.do("GET", "/v1/admin/tenants/nobody/erasure", operatorKey, nil), http.StatusNotFound)
 
 	w := &replay.Worker{
-		Store: replay.Store{Records: e.store, Slots: e.store, Deliveries: e.store}, Queue: &quietQueue{},
+		Store: e.store, Queue: &quietQueue{},
 		Erasures: e.store, Outbox: noOutbox{}, Now: e.clock.Now, Log: slog.New(slog.DiscardHandler),
 	}
 	for i := 0; ; i++ {

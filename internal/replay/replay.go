@@ -24,10 +24,10 @@ import (
 	"github.com/hookline/hookline/internal/store"
 )
 
-// Store is what the worker needs of the state table: one small port per
-// use, each declared here, each a *store.Store in production (the wiring
-// passes the same store to every field) and a memstore.Store in the tests.
-type Store struct {
+// Store is what the worker needs of the state table, composed of one small
+// port per use: a *store.Store in production (the wiring passes the store
+// once) and a memstore.Store in the tests.
+type Store interface {
 	jobs.Records
 	jobs.Slots
 	Sweeps
@@ -79,9 +79,7 @@ type Deliveries interface {
 	Endpoint(ctx context.Context, tenantID, endpointID string) (domain.Endpoint, error)
 }
 
-var (
-	_ = Store{Records: (*store.Store)(nil), Slots: (*store.Store)(nil), Sweeps: (*store.Store)(nil), DeadLetters: (*store.Store)(nil), Claims: (*store.Store)(nil), Deliveries: (*store.Store)(nil), DeadWindows: (*store.Store)(nil)}
-)
+var _ Store = (*store.Store)(nil)
 
 // Queue is what the worker needs of SQS.
 type Queue interface {
