@@ -16,8 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/jobs"
 	"github.com/hookline/hookline/internal/message"
-	"github.com/hookline/hookline/internal/replay"
 	"github.com/stretchr/testify/require"
 )
 
@@ -291,8 +291,8 @@ func TestInterruptedReplayResumes(t *testing.T) {
 		}
 	}
 	// SQS brings the job message back.
-	w := &replay.Worker{Queue: env.sqs, JobsQueueURL: env.out.ReplayJobsQueueURL}
-	require.NoError(t, w.Enqueue(ctx, replay.Message{JobID: job.JobID}, 0))
+	s := &jobs.Starter{Queue: env.sqs, JobsQueueURL: env.out.ReplayJobsQueueURL}
+	require.NoError(t, s.Enqueue(ctx, jobs.Step(job.JobID), 0))
 
 	done := waitJob(t, key, "/v1/replays/"+job.JobID)
 	require.EqualValues(t, 6, done["replayed"], "%v", done)

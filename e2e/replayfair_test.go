@@ -17,7 +17,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/domain"
-	"github.com/hookline/hookline/internal/replay"
+	"github.com/hookline/hookline/internal/jobs"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/stretchr/testify/require"
 )
@@ -106,7 +106,7 @@ func TestReplayFloodIsBoundedPerTenant(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, jobsA)
-	require.LessOrEqual(t, len(jobsA), replay.DefaultMaxOpenJobs, "at most three of A's jobs at once")
+	require.LessOrEqual(t, len(jobsA), jobs.DefaultMaxOpenJobs, "at most three of A's jobs at once")
 	require.Equal(t, flood-len(jobsA), refused)
 
 	t.Logf("A's flood of %d requests: %d accepted, %d refused with 429", flood, len(jobsA), refused)
@@ -157,7 +157,7 @@ func TestLostReplayJobIsRecovered(t *testing.T) {
 	past.Now = func() time.Time { return time.Now().Add(-2 * time.Hour) }
 	job := &domain.ReplayJob{JobID: fmt.Sprintf("rj_lost_%d", time.Now().UnixNano()), TenantID: tenantID, Kind: domain.KindIDs,
 		IDs: ids, Status: domain.StatusQueued}
-	require.NoError(t, past.CreateJob(ctx, job, replay.DefaultMaxOpenJobs))
+	require.NoError(t, past.CreateJob(ctx, job, jobs.DefaultMaxOpenJobs))
 	open, err := env.store.TenantJobs(ctx, tenantID)
 	require.NoError(t, err)
 	require.Equal(t, []string{job.JobID}, open)

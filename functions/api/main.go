@@ -22,7 +22,7 @@ import (
 	"github.com/hookline/hookline/internal/boot"
 	"github.com/hookline/hookline/internal/eventlog"
 	"github.com/hookline/hookline/internal/fnenv"
-	"github.com/hookline/hookline/internal/replay"
+	"github.com/hookline/hookline/internal/jobs"
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/store"
 )
@@ -64,7 +64,7 @@ func build(cfg fnenv.APIEnv, log *slog.Logger, awsCfg aws.Config) (any, error) {
 		srv.Alarms, srv.AlarmNamePrefix = cloudwatch.NewFromConfig(awsCfg), cfg.AlarmNamePrefix
 	}
 	if cfg.ReplayQueueURL != "" {
-		srv.Replays = &replay.Worker{Store: replay.Store{Jobs: st, JobSlots: st}, Queue: sqs.NewFromConfig(awsCfg), JobsQueueURL: cfg.ReplayQueueURL, OpsQueueURL: cfg.ReplayOpsQueueURL, Log: log}
+		srv.Replays = &jobs.Starter{Store: st, Queue: sqs.NewFromConfig(awsCfg), JobsQueueURL: cfg.ReplayQueueURL, OpsQueueURL: cfg.ReplayOpsQueueURL}
 	}
 	return apigw.Handler(srv.Handler()), nil
 }

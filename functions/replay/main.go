@@ -1,8 +1,9 @@
 // Command replay is the Lambda function on the replay queues (tenants' jobs;
 // the operator's redrive, sweeps, gauges and job recovery): it runs replays
 // and redrives in paced, checkpointed steps, and sweeps the dead-letter
-// queue. Wiring only; the logic is in internal/replay, the environment it
-// reads in internal/fnenv (ReplayEnv).
+// queue. Wiring only; the runner and replays are in internal/replay, the
+// machinery in internal/jobs, the DLQ's jobs in internal/dlq, erasure in
+// internal/erasure, the environment it reads in internal/fnenv (ReplayEnv).
 package main
 
 import (
@@ -14,7 +15,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/boot"
+	"github.com/hookline/hookline/internal/erasure"
 	"github.com/hookline/hookline/internal/fnenv"
+	"github.com/hookline/hookline/internal/jobs"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/opevent"
 	"github.com/hookline/hookline/internal/replay"
@@ -29,19 +32,19 @@ func build(cfg fnenv.ReplayEnv, log *slog.Logger, aws aws.Config) (any, error) {
 	st := store.New(db, cfg.StateTable)
 	st.Retention = cfg.Retention()
 	w := &replay.Worker{
-		Store:            replay.Store{Jobs: st, JobSlots: st, Sweeps: st, DeadLetters: st, Claims: st, Deliveries: st, DeadWindows: st},
+		Store:            st,
 		Erasures:         st,
 		Depths:           st,
 		Reconciler:       st,
 		Metrics:          metrics.New(os.Stdout),
 		Queue:            sqs.NewFromConfig(aws),
 		DeliveryQueueURL: cfg.DeliveryQueueURL, DLQURL: cfg.DLQURL, JobsQueueURL: cfg.JobsQueueURL, OpsQueueURL: cfg.OpsQueueURL,
-		Rate: cfg.Rate, Rand: rand.Float64, Log: log,
-		DeadWindow: cfg.DeadNoticeWindow,
+		Config: jobs.Config{Rate: cfg.Rate, DeadWindow: cfg.DeadNoticeWindow},
+		Rand:   rand.Float64, Log: log,
 	}
 	if cfg.OutboxTable != "" {
 		w.Notices = &opevent.Writer{DB: db, Table: cfg.OutboxTable}
-		w.Outbox = &replay.OutboxTable{DB: db, Table: cfg.OutboxTable, NoIndex: !cfg.MessageLog}
+		w.Outbox = &erasure.OutboxTable{DB: db, Table: cfg.OutboxTable, NoIndex: !cfg.MessageLog}
 	}
 	return w.Handle, nil
 }

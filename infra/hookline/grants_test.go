@@ -16,6 +16,7 @@ import (
 	"github.com/hookline/hookline/internal/deliver"
 	"github.com/hookline/hookline/internal/enqueue"
 	"github.com/hookline/hookline/internal/fnenv"
+	"github.com/hookline/hookline/internal/jobs"
 	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/store"
@@ -71,14 +72,14 @@ func portMethods(t *testing.T, typ reflect.Type) []string {
 
 // storeMethods are the store methods each function calls: those of the
 // store ports its handler holds (what the handler can reach). The api
-// function also runs replay.Worker.Start, whose worker it gives the Jobs
-// and JobSlots ports (functions/api).
+// function also runs jobs.Starter.Start, whose starter it gives the
+// jobs.Records and jobs.Slots ports (functions/api).
 func storeMethods(t *testing.T) map[string][]string {
 	return map[string][]string{
 		"deliver": portMethods(t, reflect.TypeFor[deliver.Handler]()),
 		"enqueue": portMethods(t, reflect.TypeFor[enqueue.Handler]()),
 		"replay":  portMethods(t, reflect.TypeFor[replay.Worker]()),
-		"api":     append(portMethods(t, reflect.TypeFor[api.Server]()), append(methods[replay.Jobs](), methods[replay.JobSlots]()...)...),
+		"api":     append(portMethods(t, reflect.TypeFor[api.Server]()), append(methods[jobs.Records](), methods[jobs.Slots]()...)...),
 	}
 }
 
@@ -215,7 +216,7 @@ func TestLeastPrivilege(t *testing.T) {
 		require.Contains(t, storeMethods["replay"], "EraseTenantItems", "Worker.Erasures")
 		require.Contains(t, storeMethods["replay"], "DLQDepths", "Worker.Depths")
 		require.Contains(t, storeMethods["replay"], "ReconcileDLQDepth", "Worker.Reconciler")
-		require.Contains(t, storeMethods["api"], "SaveJob", "replay.Worker.Start")
+		require.Contains(t, storeMethods["api"], "SaveJob", "jobs.Starter.Start")
 	})
 	for _, name := range slices.Sorted(maps.Keys(fns)) {
 		t.Run(name+": exactly what it calls", func(t *testing.T) {

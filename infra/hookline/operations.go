@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/interfaces/interfacesawscloudwatch"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/hookline/hookline/internal/jobs"
 	"github.com/hookline/hookline/internal/metrics"
 )
 
@@ -233,7 +234,7 @@ func (b alarmBuilder) gauge(name, desc, metric string, threshold float64) {
 
 // newSchedules creates the rules that send the replay function its
 // scheduled work: the depth gauges, the DLQ sweep and the recovery of lost
-// replay jobs.
+// replay jobs, each a jobs.Message of its kind.
 func newSchedules(c constructs.Construct, p opsProps) {
 	minute := awscdk.Duration_Minutes(jsii.Number(1))
 	// The per-tenant depth gauges, published every minute by the replay
@@ -242,7 +243,7 @@ func newSchedules(c constructs.Construct, p opsProps) {
 		Description: jsii.String("Publish every tenant's DLQ depth (TenantDLQDepth) each minute."),
 		Schedule:    awsevents.Schedule_Rate(minute),
 		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewSqsQueue(p.Replay.Ops, &awseventstargets.SqsQueueProps{
-			Message: awsevents.RuleTargetInput_FromObject(map[string]any{"gauges": true}),
+			Message: awsevents.RuleTargetInput_FromObject(map[string]any{"kind": string(jobs.KindGauges)}),
 		})},
 	})
 
@@ -255,7 +256,7 @@ func newSchedules(c constructs.Construct, p opsProps) {
 		Description: jsii.String("Reconcile the SQS DLQ with the index (drop stale copies, record missed deaths) and the tenant DLQ depth counters with it."),
 		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Seconds(jsii.Number(p.SweepInterval.Seconds()))),
 		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewSqsQueue(p.Replay.Ops, &awseventstargets.SqsQueueProps{
-			Message: awsevents.RuleTargetInput_FromObject(map[string]any{"sweep": true, "reconcile": true}),
+			Message: awsevents.RuleTargetInput_FromObject(map[string]any{"kind": string(jobs.KindSweepReconcile)}),
 		})},
 	})
 
@@ -265,7 +266,7 @@ func newSchedules(c constructs.Construct, p opsProps) {
 		Description: jsii.String("Send again the messages of replay jobs idle for an hour (their message was lost)."),
 		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(replayRecoverMinutes))),
 		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewSqsQueue(p.Replay.Ops, &awseventstargets.SqsQueueProps{
-			Message: awsevents.RuleTargetInput_FromObject(map[string]any{"recover": true}),
+			Message: awsevents.RuleTargetInput_FromObject(map[string]any{"kind": string(jobs.KindRecover)}),
 		})},
 	})
 }

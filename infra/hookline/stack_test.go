@@ -728,7 +728,7 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 	})
 
 	t.Run("operations: gauges, sweeps and job recovery scheduled onto the operations queue; dashboard", func(t *testing.T) {
-		for input, rate := range map[string]string{`{"gauges":true}`: "rate(1 minute)", `{"reconcile":true,"sweep":true}`: "rate(5 minutes)", `{"recover":true}`: "rate(5 minutes)"} {
+		for input, rate := range map[string]string{`{"kind":"gauges"}`: "rate(1 minute)", `{"kind":"sweep_reconcile"}`: "rate(5 minutes)", `{"kind":"recover"}`: "rate(5 minutes)"} {
 			check(t, func() {
 				s.tpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), obj{
 					"ScheduleExpression": rate,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hookline/hookline/internal/api"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/jobs"
 	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/stretchr/testify/require"
@@ -26,7 +27,7 @@ import (
 func TestConcurrentJobStartsNeverAnswer500(t *testing.T) {
 	e := newEnv(t)
 	e.srv.Replays = &replay.Worker{
-		Store: replay.Store{Jobs: e.store, JobSlots: e.store, Deliveries: e.store}, Queue: &quietQueue{},
+		Store: e.store, Queue: &quietQueue{},
 		Erasures: e.store, Outbox: noOutbox{}, Now: e.clock.Now, Log: slog.New(slog.DiscardHandler),
 	}
 	e.h = e.srv.Handler()
@@ -63,7 +64,7 @@ func TestConcurrentJobStartsNeverAnswer500(t *testing.T) {
 	})
 	t.Run("tenant replay", func(t *testing.T) {
 		recs := starts(t, "POST", "/v1/dlq/replay", key, `{"event_type":"order.created"}`)
-		require.Equal(t, map[int]int{http.StatusAccepted: replay.DefaultMaxOpenJobs, http.StatusTooManyRequests: n - replay.DefaultMaxOpenJobs}, count(recs))
+		require.Equal(t, map[int]int{http.StatusAccepted: jobs.DefaultMaxOpenJobs, http.StatusTooManyRequests: n - jobs.DefaultMaxOpenJobs}, count(recs))
 		for _, r := range recs {
 			if r.Code == http.StatusTooManyRequests {
 				requireProblem(t, r, http.StatusTooManyRequests)

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/api"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/erasure"
 	"github.com/hookline/hookline/internal/replay"
 	"github.com/stretchr/testify/require"
 )
@@ -49,7 +50,7 @@ func (q *quietQueue) ChangeMessageVisibility(context.Context, *sqs.ChangeMessage
 // cover the outbox and the DLQ).
 type noOutbox struct{}
 
-func (noOutbox) TenantEvents(context.Context, string, int) ([]replay.OutboxEvent, error) {
+func (noOutbox) TenantEvents(context.Context, string, int) ([]erasure.OutboxEvent, error) {
 	return nil, nil
 }
 func (noOutbox) DeleteEvent(context.Context, string) (bool, error) { return false, nil }
@@ -86,7 +87,7 @@ func TestEraseTenant(t *testing.T) {
 	requireProblem(t, e.do("GET", "/v1/admin/tenants/nobody/erasure", operatorKey, nil), http.StatusNotFound)
 
 	w := &replay.Worker{
-		Store: replay.Store{Jobs: e.store, JobSlots: e.store, Deliveries: e.store}, Queue: &quietQueue{},
+		Store: e.store, Queue: &quietQueue{},
 		Erasures: e.store, Outbox: noOutbox{}, Now: e.clock.Now, Log: slog.New(slog.DiscardHandler),
 	}
 	for i := 0; ; i++ {

@@ -1,12 +1,14 @@
 // Package replay brings dead deliveries back: a tenant's replay by ids or by
-// filter, and the operator's redrive of the whole dead-letter queue. It also
-// runs the operator's erasure of a tenant (erase.go), a job of its own kind
-// on the operations queue, in phases (domain.ErasePhases), each page's
-// deletions idempotent and checkpointed. Jobs run
-// in steps on the replay worker, driven by messages on the jobs queue; each
-// step checkpoints its progress in the job record before it touches a
-// delivery, so a worker that stops anywhere (timeout, crash) is resumed by
-// SQS redelivering the job message, and picks up where it was.
+// filter. Its Worker is also, for now, the replay function's runner: it
+// routes each jobs.Message by its kind through one table (routes) to the
+// job that handles it: a step of a replay, a redrive (internal/dlq) or an
+// erasure (internal/erasure), a sweep or the depth gauges and
+// reconciliation (internal/dlq), a delivery.dead summary
+// (opevent.DeadSummaries), a recovery of idle jobs (jobs.Starter.Recover).
+// Jobs run in steps, driven by messages on the jobs queue; each step
+// checkpoints its progress in the job record before it touches a delivery,
+// so a worker that stops anywhere (timeout, crash) is resumed by SQS
+// redelivering the job message, and picks up where it was.
 //
 // Guarantees:
 //   - A replayed delivery keeps its id, which is its idempotency key

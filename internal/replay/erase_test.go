@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/erasure"
 	"github.com/hookline/hookline/internal/opevent"
-	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/stretchr/testify/require"
 )
@@ -20,25 +20,25 @@ import (
 // DeleteEvent fail after it deleted (its answer lost).
 type fakeOutbox struct {
 	mu         sync.Mutex
-	items      map[string]replay.OutboxEvent
+	items      map[string]erasure.OutboxEvent
 	tenants    map[string]string
 	failDelete bool
 }
 
 func newFakeOutbox() *fakeOutbox {
-	return &fakeOutbox{items: map[string]replay.OutboxEvent{}, tenants: map[string]string{}}
+	return &fakeOutbox{items: map[string]erasure.OutboxEvent{}, tenants: map[string]string{}}
 }
 
 func (o *fakeOutbox) put(id, tenant, endpoint string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.items[id], o.tenants[id] = replay.OutboxEvent{ID: id, EndpointID: endpoint}, tenant
+	o.items[id], o.tenants[id] = erasure.OutboxEvent{ID: id, EndpointID: endpoint}, tenant
 }
 
-func (o *fakeOutbox) TenantEvents(_ context.Context, tenantID string, limit int) ([]replay.OutboxEvent, error) {
+func (o *fakeOutbox) TenantEvents(_ context.Context, tenantID string, limit int) ([]erasure.OutboxEvent, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	var out []replay.OutboxEvent
+	var out []erasure.OutboxEvent
 	for id, ev := range o.items {
 		if o.tenants[id] == tenantID {
 			out = append(out, ev)

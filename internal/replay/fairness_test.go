@@ -12,7 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/hookline/hookline/internal/domain"
-	"github.com/hookline/hookline/internal/replay"
+	"github.com/hookline/hookline/internal/jobs"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/stretchr/testify/require"
 )
@@ -33,11 +33,11 @@ func newJobsQueue(e *env, url string) *jobsQueue {
 }
 
 // pending returns the messages sent and not yet handled.
-func (q *jobsQueue) pending() []replay.Message {
-	var out []replay.Message
+func (q *jobsQueue) pending() []jobs.Message {
+	var out []jobs.Message
 	for i, m := range q.e.q.sentTo(q.url) {
 		if !q.handled[i] {
-			var msg replay.Message
+			var msg jobs.Message
 			if err := json.Unmarshal([]byte(m.Body), &msg); err != nil {
 				panic(err)
 			}
@@ -48,7 +48,7 @@ func (q *jobsQueue) pending() []replay.Message {
 }
 
 // next handles the next message and returns it; false when none is left.
-func (q *jobsQueue) next(t *testing.T) (replay.Message, bool) {
+func (q *jobsQueue) next(t *testing.T) (jobs.Message, bool) {
 	t.Helper()
 	best, due := -1, time.Time{}
 	sent := q.e.q.sentTo(q.url)
@@ -59,7 +59,7 @@ func (q *jobsQueue) next(t *testing.T) (replay.Message, bool) {
 		}
 	}
 	if best < 0 {
-		return replay.Message{}, false
+		return jobs.Message{}, false
 	}
 	q.handled[best] = true
 	if wait := due.Sub(q.e.clk.Now()); wait > 0 {
@@ -68,7 +68,7 @@ func (q *jobsQueue) next(t *testing.T) (replay.Message, bool) {
 	resp, err := q.e.w.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: strconv.Itoa(best), Body: sent[best].Body}}})
 	require.NoError(t, err)
 	require.Empty(t, resp.BatchItemFailures)
-	var msg replay.Message
+	var msg jobs.Message
 	require.NoError(t, json.Unmarshal([]byte(sent[best].Body), &msg))
 	return msg, true
 }
@@ -115,9 +115,9 @@ func TestTenantFloodDoesNotStarveAnother(t *testing.T) {
 		m.Range(func(any, any) bool { n++; return true })
 		return n
 	}
-	require.Equal(t, replay.DefaultMaxOpenJobs, count(&accepted), "three of A's jobs queued")
-	require.Equal(t, 500-replay.DefaultMaxOpenJobs, count(&refused), "the rest refused")
-	require.Len(t, e.st.open(tenantA), replay.DefaultMaxOpenJobs)
+	require.Equal(t, jobs.DefaultMaxOpenJobs, count(&accepted), "three of A's jobs queued")
+	require.Equal(t, 500-jobs.DefaultMaxOpenJobs, count(&refused), "the rest refused")
+	require.Len(t, e.st.open(tenantA), jobs.DefaultMaxOpenJobs)
 
 	jobB := domain.ReplayJob{JobID: "rj_b", TenantID: tenantB, Kind: domain.KindIDs, IDs: idsB, Status: domain.StatusQueued}
 	require.NoError(t, e.w.Start(context.Background(), &jobB), "B is not refused for A's jobs")
@@ -137,7 +137,7 @@ func TestTenantFloodDoesNotStarveAnother(t *testing.T) {
 				queuedA++
 			}
 		}
-		require.LessOrEqual(t, queuedA, replay.DefaultMaxOpenJobs, "the jobs queue holds at most three of A's job messages")
+		require.LessOrEqual(t, queuedA, jobs.DefaultMaxOpenJobs, "the jobs queue holds at most three of A's job messages")
 		msg, ok := q.next(t)
 		require.True(t, ok, "B's job must complete")
 		if msg.JobID == jobB.JobID {
@@ -149,8 +149,8 @@ func TestTenantFloodDoesNotStarveAnother(t *testing.T) {
 			stepsOfABeforeB++
 		}
 	}
-	require.LessOrEqual(t, stepsOfABeforeB, replay.DefaultMaxOpenJobs, "B's job started after at most three steps of A's")
-	require.LessOrEqual(t, stepsOfA, replay.DefaultMaxOpenJobs, "and completed in its first step, before A's jobs took any more")
+	require.LessOrEqual(t, stepsOfABeforeB, jobs.DefaultMaxOpenJobs, "B's job started after at most three steps of A's")
+	require.LessOrEqual(t, stepsOfA, jobs.DefaultMaxOpenJobs, "and completed in its first step, before A's jobs took any more")
 	sent := e.q.replayed()
 	for _, id := range idsB {
 		require.Equal(t, 1, sent[id], "B's delivery %s", id)
@@ -269,8 +269,8 @@ func TestRecoverSendsLostJobsAgain(t *testing.T) {
 	for _, m := range e.q.sends[sent:] {
 		byQueue[m.Queue] = m.Body
 	}
-	require.JSONEq(t, `{"job_id":"rj_lost"}`, byQueue[jobsURL], "a tenant's job on the jobs queue")
-	require.JSONEq(t, `{"job_id":"rj_redrive_lost"}`, byQueue[opsURL], "a redrive on the operations queue")
+	require.JSONEq(t, `{"kind":"step","job_id":"rj_lost"}`, byQueue[jobsURL], "a tenant's job on the jobs queue")
+	require.JSONEq(t, `{"kind":"step","job_id":"rj_redrive_lost"}`, byQueue[opsURL], "a redrive on the operations queue")
 	sent = len(e.q.sends)
 	require.Zero(t, recover(), "sent again once, not at every tick")
 
@@ -282,7 +282,7 @@ func TestRecoverSendsLostJobsAgain(t *testing.T) {
 	e.clk.Advance(2 * time.Hour)
 	sent = len(e.q.sends)
 	require.Equal(t, 1, recover(), "only the live job, idle since, is sent again")
-	require.JSONEq(t, `{"job_id":"rj_alive"}`, e.q.sends[sent].Body)
+	require.JSONEq(t, `{"kind":"step","job_id":"rj_alive"}`, e.q.sends[sent].Body)
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -86,7 +86,7 @@ func newFakeStore(now func() time.Time) *testStore {
 
 // ports is the worker's Store, every port this store.
 func (s *testStore) ports() replay.Store {
-	return replay.Store{Jobs: s, JobSlots: s, Sweeps: s, DeadLetters: s, Claims: s, Deliveries: s, DeadWindows: s}
+	return s
 }
 
 func timePtr(t time.Time) *time.Time { return &t }

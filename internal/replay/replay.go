@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
-	"slices"
 	"strconv"
 	"time"
 
@@ -16,20 +14,22 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/hookline/hookline/internal/dlq"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/erasure"
+	"github.com/hookline/hookline/internal/jobs"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/opevent"
 	"github.com/hookline/hookline/internal/store"
 )
 
-// Store is what the worker needs of the state table: one small port per
-// use, each declared here, each a *store.Store in production (the wiring
-// passes the same store to every field) and a memstore.Store in the tests.
-// The API's Start needs JobSlots and Jobs only.
-type Store struct {
-	Jobs
-	JobSlots
+// Store is what the worker needs of the state table, composed of one small
+// port per use: a *store.Store in production (the wiring passes the store
+// once) and a memstore.Store in the tests.
+type Store interface {
+	jobs.Records
+	jobs.Slots
 	Sweeps
 	DeadLetters
 	Claims
@@ -52,22 +52,6 @@ type Notices interface {
 }
 
 var _ Notices = (*opevent.Writer)(nil)
-
-// Jobs reads and checkpoints replay jobs, and finds those whose message was
-// lost. SaveJob is conditional on the version read (store.ErrConflict).
-type Jobs interface {
-	Job(ctx context.Context, id string) (domain.ReplayJob, error)
-	SaveJob(ctx context.Context, j *domain.ReplayJob) error
-	IdleJobs(ctx context.Context, before time.Time, limit int) ([]domain.ReplayJob, error)
-}
-
-// JobSlots bound each tenant's open jobs: CreateJob records a job and takes
-// a place in one write (store.ErrTooManyJobs), ReleaseJob gives it back.
-type JobSlots interface {
-	CreateJob(ctx context.Context, j *domain.ReplayJob, limit int) error
-	TenantJobs(ctx context.Context, tenantID string) ([]string, error)
-	ReleaseJob(ctx context.Context, tenantID, jobID string) error
-}
 
 // Sweeps lets one DLQ sweep run per gap.
 type Sweeps interface {
@@ -95,22 +79,7 @@ type Deliveries interface {
 	Endpoint(ctx context.Context, tenantID, endpointID string) (domain.Endpoint, error)
 }
 
-// Depths reads every tenant's DLQ depth counter.
-type Depths interface {
-	DLQDepths(ctx context.Context) (map[string]int, error)
-}
-
-// Reconciler recounts a tenant's DLQ depth from the dead index and corrects
-// its counter.
-type Reconciler interface {
-	ReconcileDLQDepth(ctx context.Context, tenantID string) (store.DepthCheck, error)
-}
-
-var (
-	_            = Store{Jobs: (*store.Store)(nil), JobSlots: (*store.Store)(nil), Sweeps: (*store.Store)(nil), DeadLetters: (*store.Store)(nil), Claims: (*store.Store)(nil), Deliveries: (*store.Store)(nil), DeadWindows: (*store.Store)(nil)}
-	_ Depths     = (*store.Store)(nil)
-	_ Reconciler = (*store.Store)(nil)
-)
+var _ Store = (*store.Store)(nil)
 
 // Queue is what the worker needs of SQS.
 type Queue interface {
@@ -135,32 +104,9 @@ type Worker struct {
 	// job recoveries: a queue of its own, worked with its own concurrency,
 	// so that no tenant's jobs can hold them up. Empty: JobsQueueURL.
 	OpsQueueURL string
-	// MaxOpenJobs bounds each tenant's jobs queued or running at once;
-	// Start refuses one more with store.ErrTooManyJobs. With it the jobs
-	// queue holds at most MaxOpenJobs job messages per tenant, and since a
-	// job gives its worker up after every step, another tenant's job waits
-	// for at most that many steps of each other tenant. Default
-	// DefaultMaxOpenJobs.
-	MaxOpenJobs int
-	// SweepGap is the least time between two sweeps of the DLQ: the sweeps
-	// asked for after jobs (and by the schedule) within it are dropped.
-	// Default 60 s, so that the sweep a job asks for 90 s after it
-	// completes either runs or was preceded by one that began after the job
-	// completed.
-	SweepGap time.Duration
-	// JobIdle is how long a job may go unsaved before Recover takes its
-	// message for lost and sends it again: longer than a step's delay (at
-	// most 15 min) and the jobs queue's visibility timeout (30 min)
-	// together. Default 1 h.
-	JobIdle time.Duration
-	// Rate is the sends per second a job paces itself to. Default 10.
-	Rate float64
-	// StepSends bounds the sends of one step. Default: 60 s worth at Rate,
-	// at most 600.
-	StepSends int
-	// Stale is how old another job's claim must be before it is taken over
-	// (that job stopped and was not resumed). Default 15 min.
-	Stale time.Duration
+	// Config is how jobs run: pacing, step sizes, slots, gaps (each field's
+	// default in jobs.Config).
+	jobs.Config
 	// Now is the clock; Rand draws jitter in [0, 1). Defaults: time.Now, none.
 	Now  func() time.Time
 	Rand func() float64
@@ -170,100 +116,21 @@ type Worker struct {
 	Metrics *metrics.Writer
 	// Depths reads every tenant's DLQ depth, for the gauges and the
 	// reconciliation. Nil: neither.
-	Depths Depths
+	Depths dlq.Counters
 	// Reconciler recounts a tenant's DLQ depth from the dead index and
 	// corrects its counter (store.ReconcileDLQDepth). Nil: no
 	// reconciliation.
-	Reconciler Reconciler
+	Reconciler dlq.Reconciler
 	// Notices writes the delivery.dead summaries of the windows whose
 	// notices come in on the operations queue. Nil: the notices are
 	// dropped, and the sweep's missed deaths not noted.
 	Notices Notices
 	// Erasures deletes the items of the tenants erased (erase jobs). Nil:
 	// an erase job's step fails.
-	Erasures Erasures
-	// Outbox lists and deletes the outbox items of the tenants erased. Nil:
-	// an erase job's step fails.
-	Outbox Outbox
-	// DeadWindow is delivery.dead's coalescing window, as deliver's
-	// (Handler.DeadWindow), for the missed deaths the sweep records.
-	// Default 5 min.
-	DeadWindow time.Duration
-}
-
-// DefaultMaxOpenJobs is a Worker's MaxOpenJobs when not set.
-const DefaultMaxOpenJobs = 3
-
-// Message is the body of a message on the jobs and operations queues.
-type Message struct {
-	JobID string `json:"job_id,omitempty"`
-	// Sweep asks for a sweep of the DLQ instead of a job step (dropped if
-	// another ran within SweepGap).
-	Sweep bool `json:"sweep,omitempty"`
-	// Recover asks for the jobs idle longer than JobIdle to be sent again
-	// (sent every few minutes by a schedule).
-	Recover bool `json:"recover,omitempty"`
-	// Gauges asks for the per-tenant DLQ depth gauges (sent every minute by
-	// a schedule).
-	Gauges bool `json:"gauges,omitempty"`
-	// TenantID, with Gauges, publishes that tenant's gauge only.
-	TenantID string `json:"tenant_id,omitempty"`
-	// Reconcile, with Sweep, also reconciles every tenant's DLQ depth
-	// counter with the dead index (sent by the sweep's schedule).
-	Reconcile bool `json:"reconcile,omitempty"`
-	// DeadNotice asks for the delivery.dead summary of an endpoint's
-	// coalescing window, which has ended (sent by deliver, delayed, when a
-	// death opens the window: opevent.NoticeBody).
-	DeadNotice *opevent.DeadNotice `json:"dead_notice,omitempty"`
-}
-
-func (w *Worker) rate() float64 {
-	if w.Rate > 0 {
-		return w.Rate
-	}
-	return 10
-}
-
-func (w *Worker) stepSends() int {
-	if w.StepSends > 0 {
-		return w.StepSends
-	}
-	return min(600, max(1, int(w.rate()*60)))
-}
-
-func (w *Worker) stale() time.Duration {
-	if w.Stale > 0 {
-		return w.Stale
-	}
-	return 15 * time.Minute
-}
-
-func (w *Worker) maxOpenJobs() int {
-	if w.MaxOpenJobs > 0 {
-		return w.MaxOpenJobs
-	}
-	return DefaultMaxOpenJobs
-}
-
-func (w *Worker) sweepGap() time.Duration {
-	if w.SweepGap > 0 {
-		return w.SweepGap
-	}
-	return time.Minute
-}
-
-func (w *Worker) jobIdle() time.Duration {
-	if w.JobIdle > 0 {
-		return w.JobIdle
-	}
-	return time.Hour
-}
-
-func (w *Worker) opsQueueURL() string {
-	if w.OpsQueueURL != "" {
-		return w.OpsQueueURL
-	}
-	return w.JobsQueueURL
+	Erasures erasure.Erasures
+	// Outbox lists and deletes the outbox items of the tenants erased (an
+	// *erasure.OutboxTable). Nil: an erase job's step fails.
+	Outbox erasure.Outbox
 }
 
 func (w *Worker) now() time.Time {
@@ -273,71 +140,71 @@ func (w *Worker) now() time.Time {
 	return time.Now()
 }
 
-// Handle runs one step of each job named in the batch (or a sweep). A step
-// that fails is reported, so SQS redelivers its message and the job resumes.
+// cfg is the worker's Config with its defaults filled in.
+func (w *Worker) cfg() jobs.Config { return w.Config.WithDefaults() }
+
+// starter is the worker's side of the job records, slots and queues.
+func (w *Worker) starter() *jobs.Starter {
+	return &jobs.Starter{Store: w.Store, Queue: w.Queue, JobsQueueURL: w.JobsQueueURL, OpsQueueURL: w.OpsQueueURL, MaxOpenJobs: w.MaxOpenJobs, Now: w.Now}
+}
+
+// handler handles one message of its kind.
+type handler func(w *Worker, ctx context.Context, msg jobs.Message) error
+
+// routes is every kind of message the worker handles, and its handler: the
+// one table a new kind is added to.
+var routes = map[jobs.Kind]handler{
+	jobs.KindStep:  func(w *Worker, ctx context.Context, m jobs.Message) error { return w.Step(ctx, m.JobID) },
+	jobs.KindSweep: func(w *Worker, ctx context.Context, _ jobs.Message) error { return w.coalescedSweep(ctx) },
+	jobs.KindSweepReconcile: func(w *Worker, ctx context.Context, _ jobs.Message) error {
+		// The counters are reconciled even when the sweep itself is
+		// coalesced away.
+		return errors.Join(w.coalescedSweep(ctx), w.ReconcileDepths(ctx))
+	},
+	jobs.KindRecover: func(w *Worker, ctx context.Context, _ jobs.Message) error { _, err := w.Recover(ctx); return err },
+	jobs.KindGauges:  func(w *Worker, ctx context.Context, m jobs.Message) error { return w.PublishDepths(ctx, m.TenantID) },
+	jobs.KindDeadNotice: func(w *Worker, ctx context.Context, m jobs.Message) error {
+		if m.DeadNotice == nil {
+			w.Log.ErrorContext(ctx, "delivery.dead notice without its window dropped")
+			return nil
+		}
+		return w.SummarizeDeaths(ctx, *m.DeadNotice)
+	},
+}
+
+// Handle routes each message of the batch to its kind's handler (routes).
+// A handler that fails is reported, so SQS redelivers its message and the
+// job resumes; a message that cannot be decoded, or of no known kind, is
+// dropped.
 func (w *Worker) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
 	for _, m := range ev.Records {
-		var msg Message
+		var msg jobs.Message
 		err := json.Unmarshal([]byte(m.Body), &msg)
-		switch {
-		case err != nil:
-			w.Log.ErrorContext(ctx, "malformed job message dropped", "message_id", m.MessageId)
+		h, known := routes[msg.Kind]
+		if err != nil || !known {
+			w.Log.ErrorContext(ctx, "malformed job message dropped", "message_id", m.MessageId, "kind", string(msg.Kind))
 			continue
-		case msg.Sweep:
-			err = w.coalescedSweep(ctx)
-			if msg.Reconcile {
-				// The counters are reconciled even when the sweep itself
-				// is coalesced away.
-				err = errors.Join(err, w.ReconcileDepths(ctx))
-			}
-		case msg.Recover:
-			_, err = w.Recover(ctx)
-		case msg.Gauges:
-			err = w.PublishDepths(ctx, msg.TenantID)
-		case msg.DeadNotice != nil:
-			err = w.SummarizeDeaths(ctx, *msg.DeadNotice)
-		default:
-			err = w.Step(ctx, msg.JobID)
 		}
-		if err != nil {
-			w.Log.ErrorContext(ctx, "replay step failed; SQS will redeliver it", "job_id", msg.JobID, "error", err.Error())
+		if err := h(w, ctx, msg); err != nil {
+			w.Log.ErrorContext(ctx, "replay step failed; SQS will redeliver it", "job_id", msg.JobID, "kind", string(msg.Kind), "error", err.Error())
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
 		}
 	}
 	return resp, nil
 }
 
-// Enqueue sends a message (after delay): a job's to the jobs queue, any
-// other (sweep, gauges, recovery) to the operations queue. A redrive's
-// messages go to the operations queue through enqueueJob.
-func (w *Worker) Enqueue(ctx context.Context, msg Message, delay time.Duration) error {
-	url := w.JobsQueueURL
-	if msg.JobID == "" {
-		url = w.opsQueueURL()
-	}
-	return w.send(ctx, url, msg, delay)
+// Enqueue sends a message (after delay): a job's step to the jobs queue,
+// any other kind (sweep, gauges, recovery) to the operations queue
+// (jobs.Starter.Enqueue).
+func (w *Worker) Enqueue(ctx context.Context, msg jobs.Message, delay time.Duration) error {
+	return w.starter().Enqueue(ctx, msg, delay)
 }
 
 // enqueueJob sends a job's message (after delay): a tenant's to the jobs
-// queue, the operator's redrive to the operations queue, where no tenant's
-// jobs are ahead of it.
+// queue, the operator's to the operations queue (jobs.Starter.EnqueueJob).
 func (w *Worker) enqueueJob(ctx context.Context, j *domain.ReplayJob, delay time.Duration) error {
-	url := w.JobsQueueURL
-	if j.Kind == domain.KindRedrive || j.Kind == domain.KindErase {
-		url = w.opsQueueURL()
-	}
-	return w.send(ctx, url, Message{JobID: j.JobID}, delay)
-}
-
-func (w *Worker) send(ctx context.Context, url string, msg Message, delay time.Duration) error {
-	body, _ := json.Marshal(msg)
-	secs := int32(min(900, max(0, int(delay.Seconds()))))
-	_, err := w.Queue.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String(string(body)), DelaySeconds: secs})
-	if err != nil {
-		return fmt.Errorf("enqueue replay message: %w", err)
-	}
-	return nil
+	return w.starter().EnqueueJob(ctx, j, delay)
 }
 
 // Step runs one step of a job: it resumes the step a stopped worker left,
@@ -400,7 +267,7 @@ func (w *Worker) Step(ctx context.Context, jobID string) error {
 // select_ picks the ids of the next step and advances the cursor; done is
 // true when nothing follows them.
 func (w *Worker) select_(ctx context.Context, j *domain.ReplayJob) ([]string, bool, error) {
-	n := w.stepSends()
+	n := w.cfg().StepSends
 	switch j.Kind {
 	case domain.KindIDs:
 		from, _ := strconv.Atoi(j.Cursor)
@@ -420,20 +287,6 @@ func (w *Worker) select_(ctx context.Context, j *domain.ReplayJob) ([]string, bo
 		return ids, next == "", nil
 	}
 	return nil, true, fmt.Errorf("replay job %s: unknown kind %q", j.JobID, j.Kind)
-}
-
-// skip counts a delivery left alone.
-func skip(j *domain.ReplayJob, id, reason string) {
-	if j.Skipped == nil {
-		j.Skipped = map[string]int{}
-	}
-	j.Skipped[reason]++
-	if j.SkippedIDs == nil {
-		j.SkippedIDs = map[string]string{}
-	}
-	if len(j.SkippedIDs) < 100 {
-		j.SkippedIDs[id] = reason
-	}
 }
 
 // replayIDs claims and sends each delivery, paced, and returns how long the
@@ -466,7 +319,7 @@ func (w *Worker) replayIDs(ctx context.Context, j *domain.ReplayJob, ids []strin
 	if err := out.flush(ctx); err != nil {
 		return 0, err
 	}
-	return time.Duration(float64(out.sent)/w.rate()*float64(time.Second)) + time.Second, nil
+	return time.Duration(float64(out.sent)/w.cfg().Rate*float64(time.Second)) + time.Second, nil
 }
 
 // claim checks delivery id (as snap read it) and claims it for job j. It
@@ -483,19 +336,19 @@ func (w *Worker) claim(ctx context.Context, j *domain.ReplayJob, id string, snap
 		return d, false, nil
 	}
 	if reason != "" {
-		skip(j, id, reason)
+		jobs.Skip(j, id, reason)
 		return d, false, nil
 	}
-	d, err = w.Store.ClaimForReplay(ctx, id, j.TenantID, j.JobID, w.stale())
+	d, err = w.Store.ClaimForReplay(ctx, id, j.TenantID, j.JobID, w.cfg().Stale)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		skip(j, id, "not_found")
+		jobs.Skip(j, id, "not_found")
 		return d, false, nil
 	case errors.Is(err, store.ErrNotDead):
-		skip(j, id, "not_dead")
+		jobs.Skip(j, id, "not_dead")
 		return d, false, nil
 	case errors.Is(err, store.ErrReplayInFlight):
-		skip(j, id, "replay_in_progress")
+		jobs.Skip(j, id, "replay_in_progress")
 		return d, false, nil
 	case err != nil:
 		return d, false, err
@@ -557,15 +410,8 @@ func (r *replaySends) flush(ctx context.Context) error {
 	return nil
 }
 
-// delay paces the n-th send of a step: n/Rate seconds, jittered by up to a
-// second, within SQS's 900 s limit.
-func (w *Worker) delay(n int) int32 {
-	d := float64(n) / w.rate()
-	if w.Rand != nil {
-		d += w.Rand()
-	}
-	return int32(min(900, d))
-}
+// delay paces the n-th send of a step (jobs.Config.Delay).
+func (w *Worker) delay(n int) int32 { return w.cfg().Delay(n, w.Rand) }
 
 // check looks at a delivery (as read before it is claimed; found false if
 // it does not exist) and says why it is to be skipped ("" to replay it;
@@ -616,192 +462,55 @@ func (w *Worker) complete(ctx context.Context, j *domain.ReplayJob) error {
 	// and once more a little later: a sweep only sees the messages nobody
 	// else (another sweep, a redrive, a reader) holds hidden at that moment.
 	// However many jobs complete, the sweeps run at most once per SweepGap.
-	if err := w.Enqueue(ctx, Message{Sweep: true}, 5*time.Second); err != nil {
+	if err := w.Enqueue(ctx, jobs.Message{Kind: jobs.KindSweep}, 5*time.Second); err != nil {
 		return err
 	}
-	return w.Enqueue(ctx, Message{Sweep: true}, 90*time.Second)
+	return w.Enqueue(ctx, jobs.Message{Kind: jobs.KindSweep}, 90*time.Second)
 }
 
-// isStale reports whether a DLQ message is an old copy of a delivery that was
-// delivered, or replayed after the message was sent.
-func isStale(d domain.Delivery, sent time.Time) bool {
-	if d.State == domain.StateDelivered {
-		return true
-	}
-	// replayed_at is set when a replay claims the delivery, before it sends
-	// it: while the claim is not released, this copy may be the only one.
-	return d.ReplayJob == "" && d.ReplayedAt != nil && sent.Before(*d.ReplayedAt)
-}
-
-// Start records a new job and sets it running: the API's side of a replay.
-// A tenant with MaxOpenJobs jobs queued or running gets
-// store.ErrTooManyJobs and nothing is recorded. A replay by filter without
-// an upper bound on the time of death is bounded to the deaths before it
-// started: deliveries that die while it runs (its own, dying again,
-// included) are not its to replay.
+// Start records a new job and sets it running (jobs.Starter.Start).
 func (w *Worker) Start(ctx context.Context, j *domain.ReplayJob) error {
-	if j.Kind == domain.KindFilter && j.Filter.Until.IsZero() {
-		j.Filter.Until = w.now().UTC()
-	}
-	err := w.Store.CreateJob(ctx, j, w.maxOpenJobs())
-	if errors.Is(err, store.ErrTooManyJobs) {
-		// The places may be held by jobs that completed but could not give
-		// theirs back, or expired: give those back, and try once more.
-		freed, ferr := w.releaseFinished(ctx, j.TenantID)
-		if ferr != nil {
-			return ferr
-		}
-		if freed {
-			err = w.Store.CreateJob(ctx, j, w.maxOpenJobs())
-		}
-	}
+	return w.starter().Start(ctx, j)
+}
+
+// eraseStep runs one step of a tenant's erasure (erasure.Eraser), then
+// completes the job or sends its next step.
+func (w *Worker) eraseStep(ctx context.Context, j *domain.ReplayJob) error {
+	e := erasure.Eraser{Store: w.Store, Erasures: w.Erasures, Outbox: w.Outbox, DLQ: w.dlq(), Now: w.Now}
+	done, err := e.Step(ctx, j)
 	if err != nil {
 		return err
+	}
+	if done {
+		return w.complete(ctx, j)
 	}
 	return w.enqueueJob(ctx, j, 0)
 }
 
+// dlq is the delivery DLQ.
+func (w *Worker) dlq() dlq.Queue { return dlq.Queue{SQS: w.Queue, URL: w.DLQURL} }
+
 // release gives back the place a completed tenant's job held.
 func (w *Worker) release(ctx context.Context, j *domain.ReplayJob) error {
-	if j.TenantID == "" {
-		return nil
-	}
-	return w.Store.ReleaseJob(ctx, j.TenantID, j.JobID)
+	return w.starter().Release(ctx, j)
 }
 
-// releaseFinished gives back the places of a tenant's jobs that are
-// completed or gone, and reports whether it freed any.
-func (w *Worker) releaseFinished(ctx context.Context, tenantID string) (bool, error) {
-	ids, err := w.Store.TenantJobs(ctx, tenantID)
-	if err != nil {
-		return false, err
-	}
-	freed := false
-	for _, id := range ids {
-		j, err := w.Store.Job(ctx, id)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-		case err != nil:
-			return false, err
-		case j.Status != domain.StatusCompleted:
-			continue
-		}
-		if err := w.Store.ReleaseJob(ctx, tenantID, id); err != nil {
-			return false, err
-		}
-		freed = true
-	}
-	return freed, nil
-}
-
-// coalescedSweep sweeps the DLQ unless another sweep began within SweepGap.
-func (w *Worker) coalescedSweep(ctx context.Context) error {
-	ok, err := w.Store.ClaimSweep(ctx, w.sweepGap())
-	if err != nil {
-		return err
-	}
-	if !ok {
-		w.Log.DebugContext(ctx, "DLQ sweep skipped: another began within the gap")
-		return nil
-	}
-	_, _, err = w.Sweep(ctx)
-	return err
-}
-
-// maxRecoveries bounds the jobs one Recover sends again.
-const maxRecoveries = 100
-
-// Recover sends again the message of every job not completed and not saved
-// for longer than JobIdle: its message was lost (a purged queue, a message
-// that expired), else a step would have saved it. The job is saved first,
-// which makes one recovery win against another and leaves it alone for
-// another JobIdle; a job that resumes from a recovered message and from its
-// original one at once is safe, as any redelivered job message is. It
-// returns how many it sent again.
+// Recover sends again the jobs idle longer than JobIdle
+// (jobs.Starter.Recover) and returns how many.
 func (w *Worker) Recover(ctx context.Context) (int, error) {
-	idle, err := w.Store.IdleJobs(ctx, w.now().Add(-w.jobIdle()), maxRecoveries)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, j := range idle {
-		if j.Status == domain.StatusCompleted || j.CompletedAt != nil {
-			continue // the index lags a completion
-		}
-		err := w.Store.SaveJob(ctx, &j)
-		if errors.Is(err, store.ErrConflict) {
-			continue // saved since it was listed: it is alive
-		}
-		if err != nil {
-			return n, err
-		}
-		if err := w.enqueueJob(ctx, &j, 0); err != nil {
-			return n, err
-		}
-		n++
-		w.Log.WarnContext(ctx, "replay job idle too long: its message was lost, sent again", "job_id", j.JobID, "tenant_id", j.TenantID,
-			"kind", j.Kind, "status", j.Status)
-	}
-	return n, nil
+	return w.starter().Recover(ctx, w.cfg().JobIdle, w.Log)
 }
 
-// PublishDepths publishes every tenant's DLQ depth (or only tenant's, when
-// not empty) as the TenantDLQDepth gauge, and the deepest of them as
-// MaxTenantDLQDepth, which the per-tenant alarm watches: a value each
-// minute, also when no depth changed.
+// PublishDepths publishes the DLQ depth gauges (dlq.Depths.Publish).
 func (w *Worker) PublishDepths(ctx context.Context, tenant string) error {
-	if w.Depths == nil {
-		return nil
-	}
-	depths, err := w.Depths.DLQDepths(ctx)
-	if err != nil {
-		return err
-	}
-	deepest := 0
-	for t, n := range depths {
-		if tenant == "" || t == tenant {
-			w.Metrics.Put(metrics.TenantDLQDepth, float64(max(n, 0)), map[string]string{metrics.DimensionTenant: t})
-		}
-		deepest = max(deepest, n)
-	}
-	if tenant == "" {
-		// One figure for the per-tenant alarm, however many tenants there are.
-		w.Metrics.Put(metrics.MaxTenantDLQ, float64(deepest), nil)
-	}
-	return nil
+	return w.depths().Publish(ctx, tenant)
 }
 
-// ReconcileDepths reconciles every tenant's DLQ depth counter with the dead
-// index (store.ReconcileDLQDepth), for counters left off by earlier
-// versions, which moved the counter in a write of its own. Each correction
-// is logged and published as DLQDepthCorrections, 1 per corrected tenant
-// (TenantId) and so their total stack-wide; a run that corrects nothing
-// publishes 0. A tenant that fails does not stop the others; the error
-// names them.
+// ReconcileDepths reconciles the DLQ depth counters (dlq.Depths.Reconcile).
 func (w *Worker) ReconcileDepths(ctx context.Context) error {
-	if w.Depths == nil || w.Reconciler == nil {
-		return nil
-	}
-	depths, err := w.Depths.DLQDepths(ctx)
-	if err != nil {
-		return err
-	}
-	corrected := 0
-	var errs []error
-	for _, t := range slices.Sorted(maps.Keys(depths)) {
-		c, err := w.Reconciler.ReconcileDLQDepth(ctx, t)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if c.Corrected {
-			corrected++
-			w.Log.WarnContext(ctx, "tenant DLQ depth corrected", "tenant_id", t, "counter", c.Counter, "indexed", c.Indexed)
-			w.Metrics.Put(metrics.DLQDepthCorrections, 1, map[string]string{metrics.DimensionTenant: t})
-		}
-	}
-	if corrected == 0 {
-		w.Metrics.Put(metrics.DLQDepthCorrections, 0, nil)
-	}
-	return errors.Join(errs...)
+	return w.depths().Reconcile(ctx)
+}
+
+func (w *Worker) depths() *dlq.Depths {
+	return &dlq.Depths{Counters: w.Depths, Reconciler: w.Reconciler, Metrics: w.Metrics, Log: w.Log}
 }

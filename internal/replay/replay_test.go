@@ -19,6 +19,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/jobs"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/replay"
@@ -49,7 +50,7 @@ func newEnv(t *testing.T) *env {
 	w := &replay.Worker{
 		Store: st.ports(), Queue: q,
 		DeliveryQueueURL: deliveryURL, DLQURL: dlqURL, JobsQueueURL: jobsURL, OpsQueueURL: opsURL,
-		Rate: 10, Now: clk.Now, Log: slog.New(slog.DiscardHandler),
+		Config: jobs.Config{Rate: 10}, Now: clk.Now, Log: slog.New(slog.DiscardHandler),
 	}
 	e := &env{clk: clk, st: st, q: q, w: w, t0: clk.Now()}
 	for _, ep := range []domain.Endpoint{
@@ -114,11 +115,11 @@ func (e *env) run(t *testing.T, w *replay.Worker, id string) int {
 
 // jobMessages decodes the messages sent to the jobs and operations queues,
 // in the order sent.
-func (e *env) jobMessages(t *testing.T) []replay.Message {
+func (e *env) jobMessages(t *testing.T) []jobs.Message {
 	t.Helper()
-	var out []replay.Message
+	var out []jobs.Message
 	for _, m := range e.q.sentTo(jobsURL, opsURL) {
-		var msg replay.Message
+		var msg jobs.Message
 		require.NoError(t, json.Unmarshal([]byte(m.Body), &msg))
 		out = append(out, msg)
 	}
@@ -240,7 +241,7 @@ func TestReplayByIDs(t *testing.T) {
 		require.Equal(t, strconv.Itoa(len(ids)), j.Cursor)
 	})
 	t.Run("job message, then a sweep once complete", func(t *testing.T) {
-		require.Equal(t, []replay.Message{{JobID: job}, {Sweep: true}, {Sweep: true}}, e.jobMessages(t))
+		require.Equal(t, []jobs.Message{jobs.Step(job), {Kind: jobs.KindSweep}, {Kind: jobs.KindSweep}}, e.jobMessages(t))
 		require.Len(t, e.q.sentTo(jobsURL), 1, "the job's message on the jobs queue")
 		require.Equal(t, int32(0), e.q.sentTo(jobsURL)[0].Delay)
 		sweeps := e.q.sentTo(opsURL)
@@ -262,7 +263,7 @@ func TestReplayByIDsInSteps(t *testing.T) {
 	job := e.start(t, domain.ReplayJob{JobID: "rj_steps", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
 	require.Equal(t, 3, e.run(t, e.w, job))
 	require.Equal(t, map[string]int{"dl_000": 1, "dl_001": 1, "dl_002": 1, "dl_003": 1, "dl_004": 1}, e.q.replayed())
-	require.Equal(t, []replay.Message{{JobID: job}, {JobID: job}, {JobID: job}, {Sweep: true}, {Sweep: true}}, e.jobMessages(t))
+	require.Equal(t, []jobs.Message{jobs.Step(job), jobs.Step(job), jobs.Step(job), {Kind: jobs.KindSweep}, {Kind: jobs.KindSweep}}, e.jobMessages(t))
 	for _, m := range e.q.sentTo(jobsURL)[1:3] {
 		require.Equal(t, int32(3), m.Delay, "2 sends at 1/s, and a second")
 	}
@@ -364,7 +365,7 @@ func TestReplayByFilterPaging(t *testing.T) {
 		require.Len(t, e.q.sentTo(deliveryURL), wantSent)
 		msgs := e.q.sentTo(jobsURL)
 		last := msgs[len(msgs)-1]
-		require.Equal(t, `{"job_id":"rj_page"}`, last.Body, "a continuation is enqueued")
+		require.Equal(t, `{"kind":"step","job_id":"rj_page"}`, last.Body, "a continuation is enqueued")
 		require.Equal(t, int32(4), last.Delay, "it starts when this step's 3 sends at 1/s are due")
 		e.clk.Advance(time.Duration(last.Delay) * time.Second)
 	}
@@ -380,7 +381,7 @@ func TestReplayByFilterPaging(t *testing.T) {
 		got = append(got, d.DeliveryID)
 	}
 	require.Equal(t, want, got, "each once, oldest death first")
-	require.Equal(t, replay.Message{Sweep: true}, e.jobMessages(t)[len(e.jobMessages(t))-1])
+	require.Equal(t, jobs.Message{Kind: jobs.KindSweep}, e.jobMessages(t)[len(e.jobMessages(t))-1])
 
 	t.Run("step calls by page fill", func(t *testing.T) {
 		for _, c := range []struct{ matching, perStep, calls int }{
@@ -436,7 +437,7 @@ func TestReplayPacing(t *testing.T) {
 			require.LessOrEqual(t, delays[19], int32(4))
 
 			cont := e.q.sentTo(jobsURL)[1]
-			require.Equal(t, `{"job_id":"rj_pace"}`, cont.Body)
+			require.Equal(t, `{"kind":"step","job_id":"rj_pace"}`, cont.Body)
 			require.Equal(t, int32(5), cont.Delay, "the next step starts when this one's sends are due: 20 at 5/s, and a second")
 			require.GreaterOrEqual(t, cont.Delay, delays[19])
 
@@ -622,7 +623,7 @@ func TestReplayCrashAndResume(t *testing.T) {
 			}
 			require.Zero(t, sent["dl_off"])
 			e.requireNoLoss(t, all)
-			require.Equal(t, replay.Message{Sweep: true}, e.jobMessages(t)[len(e.jobMessages(t))-1])
+			require.Equal(t, jobs.Message{Kind: jobs.KindSweep}, e.jobMessages(t)[len(e.jobMessages(t))-1])
 		})
 	}
 
@@ -753,7 +754,7 @@ func TestRedrive(t *testing.T) {
 		require.Equal(t, 4, j.Replayed)
 		require.Equal(t, 1, j.Failed)
 		require.Equal(t, map[string]int{"stale_copy": 2, "replay_in_progress": 1, "malformed_message": 1}, j.Skipped)
-		require.Equal(t, []replay.Message{{JobID: job}, {Sweep: true}, {Sweep: true}}, e.jobMessages(t))
+		require.Equal(t, []jobs.Message{jobs.Step(job), {Kind: jobs.KindSweep}, {Kind: jobs.KindSweep}}, e.jobMessages(t))
 		for _, m := range e.q.sentTo(deliveryURL) {
 			require.False(t, m.Batch)
 		}
@@ -1134,7 +1135,7 @@ func TestSlowPacingStaysWithinSQSDelayLimit(t *testing.T) {
 	for n, m := range sent {
 		require.Equal(t, int32(min(900, 100*n)), m.Delay, "send %d", n)
 	}
-	require.Equal(t, []replay.Message{{JobID: job}, {JobID: job}}, e.jobMessages(t), "the start, and the next step")
+	require.Equal(t, []jobs.Message{jobs.Step(job), jobs.Step(job)}, e.jobMessages(t), "the start, and the next step")
 	require.Equal(t, int32(900), e.q.sentTo(jobsURL)[1].Delay, "the next step, due in 1201 s, is sent at the limit")
 }
 

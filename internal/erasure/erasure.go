@@ -1,4 +1,4 @@
-package replay
+package erasure
 
 import (
 	"context"
@@ -7,23 +7,48 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/hookline/hookline/internal/dlq"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/store"
 )
 
-// Erasures deletes a tenant's items from the state table, kind by kind
-// (store.Store's Erase methods), and lists its endpoints when the erasure
-// begins.
-type Erasures interface {
+// Store checkpoints an erasure's job record (conditional on the version
+// read: store.ErrConflict).
+type Store interface {
+	SaveJob(ctx context.Context, j *domain.ReplayJob) error
+}
+
+var _ Store = (*store.Store)(nil)
+
+// TenantEndpoints lists a tenant's endpoints, read once when its erasure
+// begins (the ids of its deliveries derive from them).
+type TenantEndpoints interface {
 	Endpoints(ctx context.Context, tenantID string) ([]domain.Endpoint, error)
+}
+
+// IndexedErasures deletes a page of a tenant's items found through its
+// indexes: of one kind, its open jobs, and the items under its own key.
+type IndexedErasures interface {
 	EraseIndexed(ctx context.Context, tenantID, kind string, limit int) (int, bool, error)
 	EraseOpenJobs(ctx context.Context, tenantID string) (int, error)
+	EraseTenantItems(ctx context.Context, tenantID string, limit int) (map[string]int, bool, error)
+}
+
+// DerivedErasures deletes the items whose keys derive from an event's or an
+// endpoint's: its deliveries and its stats.
+type DerivedErasures interface {
 	EraseDeliveries(ctx context.Context, tenantID string, ids []string) (int, error)
 	EraseStats(ctx context.Context, tenantID, endpointID string, limit int) (int, bool, error)
-	EraseTenantItems(ctx context.Context, tenantID string, limit int) (map[string]int, bool, error)
+}
+
+// Erasures is what an erasure deletes from the state table, kind by kind
+// (store.Store's Erase methods), composed of its ports.
+type Erasures interface {
+	TenantEndpoints
+	IndexedErasures
+	DerivedErasures
 }
 
 var _ Erasures = (*store.Store)(nil)
@@ -45,42 +70,53 @@ const erasePage = 100
 // checkpoints and gives its worker up.
 const eraseStepTime = 2 * time.Minute
 
-// eraseStep runs one step of a tenant's erasure: phase after phase
+// Eraser runs the steps of tenants' erasures.
+type Eraser struct {
+	Store Store
+	// Erasures deletes the tenant's state-table items, Outbox its outbox
+	// items. Nil: a step fails.
+	Erasures Erasures
+	Outbox   Outbox
+	// DLQ holds every tenant's dead messages; the tenant's are deleted.
+	DLQ dlq.Queue
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+}
+
+func (w *Eraser) now() time.Time {
+	if w.Now != nil {
+		return w.Now()
+	}
+	return time.Now()
+}
+
+// Step runs one step of a tenant's erasure: phase after phase
 // (domain.ErasePhases), a page at a time, each page's deletions counted and
 // checkpointed before the next; every deletion is idempotent, so a step
-// stopped anywhere is resumed by the job's message and does the rest.
-func (w *Worker) eraseStep(ctx context.Context, j *domain.ReplayJob) error {
+// stopped anywhere is resumed by the job's message and does the rest. It
+// reports done when the last phase is: the caller completes the job, or
+// else sends its next step.
+func (w *Eraser) Step(ctx context.Context, j *domain.ReplayJob) (done bool, err error) {
 	e := j.Erasure
 	if e == nil || e.TenantID == "" {
-		return fmt.Errorf("erase job %s: no tenant", j.JobID)
+		return false, fmt.Errorf("erase job %s: no tenant", j.JobID)
 	}
 	if w.Erasures == nil || w.Outbox == nil {
-		return fmt.Errorf("erase job %s: the worker has no Erasures or Outbox", j.JobID)
+		return false, fmt.Errorf("erase job %s: the worker has no Erasures or Outbox", j.JobID)
 	}
 	if e.Erased == nil {
 		e.Erased = map[string]int{}
 	}
 	if j.Status != domain.StatusRunning {
-		// The endpoints are read once, before any is deleted: the ids of
-		// the tenant's deliveries derive from them.
-		eps, err := w.Erasures.Endpoints(ctx, e.TenantID)
-		if err != nil {
-			return err
-		}
-		e.Endpoints = e.Endpoints[:0]
-		for _, ep := range eps {
-			e.Endpoints = append(e.Endpoints, ep.EndpointID)
-		}
-		j.Status, e.Phase = domain.StatusRunning, domain.ErasePhases[0]
-		if err := w.Store.SaveJob(ctx, j); err != nil {
-			return err
+		if err := w.begin(ctx, j); err != nil {
+			return false, err
 		}
 	}
 	deadline := w.now().Add(eraseStepTime)
 	for w.now().Before(deadline) {
 		counts, done, err := w.erasePhase(ctx, e)
 		if err != nil {
-			return err
+			return false, err
 		}
 		for k, n := range counts {
 			e.Erased[k] += n
@@ -89,21 +125,38 @@ func (w *Worker) eraseStep(ctx context.Context, j *domain.ReplayJob) error {
 			i := slices.Index(domain.ErasePhases, e.Phase)
 			if i < 0 || i == len(domain.ErasePhases)-1 {
 				e.Phase = ""
-				return w.complete(ctx, j)
+				return true, nil
 			}
 			e.Phase = domain.ErasePhases[i+1]
 		}
 		j.Steps++
 		if err := w.Store.SaveJob(ctx, j); err != nil {
-			return err
+			return false, err
 		}
 	}
-	return w.enqueueJob(ctx, j, 0)
+	return false, nil
+}
+
+// begin reads the tenant's endpoints, once, before any is deleted (the ids
+// of the tenant's deliveries derive from them), and checkpoints the first
+// phase.
+func (w *Eraser) begin(ctx context.Context, j *domain.ReplayJob) error {
+	e := j.Erasure
+	eps, err := w.Erasures.Endpoints(ctx, e.TenantID)
+	if err != nil {
+		return err
+	}
+	e.Endpoints = e.Endpoints[:0]
+	for _, ep := range eps {
+		e.Endpoints = append(e.Endpoints, ep.EndpointID)
+	}
+	j.Status, e.Phase = domain.StatusRunning, domain.ErasePhases[0]
+	return w.Store.SaveJob(ctx, j)
 }
 
 // erasePhase deletes a page of the items of e's phase, and reports done
 // when none are left.
-func (w *Worker) erasePhase(ctx context.Context, e *domain.Erasure) (map[string]int, bool, error) {
+func (w *Eraser) erasePhase(ctx context.Context, e *domain.Erasure) (map[string]int, bool, error) {
 	switch e.Phase {
 	case domain.EraseDeliveries:
 		return w.eraseEvents(ctx, e)
@@ -138,7 +191,7 @@ func (w *Worker) erasePhase(ctx context.Context, e *domain.Erasure) (map[string]
 // deliveries of its event (their ids derive from the event's and the
 // endpoints'), so that a stop between the two leaves the item to find them
 // by again.
-func (w *Worker) eraseEvents(ctx context.Context, e *domain.Erasure) (map[string]int, bool, error) {
+func (w *Eraser) eraseEvents(ctx context.Context, e *domain.Erasure) (map[string]int, bool, error) {
 	evs, err := w.Outbox.TenantEvents(ctx, e.TenantID, erasePage)
 	if err != nil {
 		return nil, false, err
@@ -176,21 +229,17 @@ func (w *Worker) eraseEvents(ctx context.Context, e *domain.Erasure) (map[string
 // no redrive: a receive costs its messages nothing. It reports done when
 // three receives in a row bring nothing it has not seen; a pass that runs
 // out of time is not done, and the next step goes on.
-func (w *Worker) eraseDLQ(ctx context.Context, tenantID string) (int, bool, error) {
+func (w *Eraser) eraseDLQ(ctx context.Context, tenantID string) (int, bool, error) {
 	seen := map[string]bool{}
 	var held []sqstypes.Message
-	defer func() {
-		for _, m := range held {
-			_, _ = w.Queue.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &w.DLQURL, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0})
-		}
-	}()
+	defer func() { w.DLQ.Show(ctx, held) }()
 	deleted := 0
 	deadline := w.now().Add(eraseStepTime / 2)
 	for quiet := 0; quiet < 3; {
 		if !w.now().Before(deadline) {
 			return deleted, false, nil
 		}
-		msgs, err := w.receiveDLQ(ctx, eraseStepTime)
+		msgs, err := w.DLQ.Receive(ctx, 10, eraseStepTime)
 		if err != nil {
 			return deleted, false, err
 		}
@@ -204,7 +253,7 @@ func (w *Worker) eraseDLQ(ctx context.Context, tenantID string) (int, bool, erro
 				held = append(held, m)
 				continue
 			}
-			if err := w.deleteDLQ(ctx, m); err != nil {
+			if err := w.DLQ.Delete(ctx, m); err != nil {
 				return deleted, false, err
 			}
 			deleted++

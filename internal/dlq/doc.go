@@ -1,0 +1,17 @@
+// Package dlq is the delivery dead-letter queue and the jobs that work on
+// it, run by the replay worker from the operations queue:
+//
+//   - Redriver: the operator's redrive of the whole DLQ (domain.KindRedrive),
+//     in paced steps. Each message is sent back before it is deleted, so a
+//     stop anywhere leaves it in the DLQ or in flight (at worst both: a
+//     duplicate, never a loss); a dead delivery is claimed first, so a
+//     tenant's concurrent replay does not send it twice.
+//   - Sweeper: the sweep, at most once per gap (store.ClaimSweep). It
+//     deletes the stale copies of deliveries delivered or replayed since,
+//     and records the deaths their attempts did not.
+//   - Depths: every tenant's DLQ depth as gauges, and the reconciliation of
+//     the depth counters with the dead index.
+//   - Queue: receiving, deleting and showing again the DLQ's messages, and
+//     when each was sent there (used by all of the above and by the
+//     erasure).
+package dlq

@@ -1,0 +1,171 @@
+package dlq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/jobs"
+	"github.com/hookline/hookline/internal/message"
+	"github.com/hookline/hookline/internal/metrics"
+	"github.com/hookline/hookline/internal/store"
+)
+
+// RedriveStore is what the redrive needs of the state table: its job's
+// checkpoints, the deliveries' records, and their claims.
+type RedriveStore interface {
+	SaveJob(ctx context.Context, j *domain.ReplayJob) error
+	Delivery(ctx context.Context, id string) (domain.Delivery, error)
+	ClaimForReplay(ctx context.Context, id, tenantID, job string, stale time.Duration) (domain.Delivery, error)
+	ReleaseReplay(ctx context.Context, id, job string) error
+}
+
+var _ RedriveStore = (*store.Store)(nil)
+
+// Sender sends a message back to the delivery queue (an *sqs.Client).
+type Sender interface {
+	SendMessage(context.Context, *sqs.SendMessageInput, ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
+}
+
+// Redriver runs the steps of the operator's redrive of the whole DLQ
+// (domain.KindRedrive), on the operations queue.
+type Redriver struct {
+	Store RedriveStore
+	DLQ   Queue
+	// Queue and DeliveryQueueURL receive the messages sent back.
+	Queue            Sender
+	DeliveryQueueURL string
+	// StepSends bounds a step's sends, Stale is how old another job's claim
+	// must be to be taken over (jobs.Config's, filled in).
+	StepSends int
+	Stale     time.Duration
+	// Delay paces the n-th send of a step (jobs.Config.Delay).
+	Delay func(n int) int32
+	// Metrics receives Replayed. Nil: none.
+	Metrics *metrics.Writer
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+}
+
+func (w *Redriver) now() time.Time {
+	if w.Now != nil {
+		return w.Now()
+	}
+	return time.Now()
+}
+
+// Step moves up to a step's worth of messages (StepSends) from the
+// DLQ back to the delivery queue, paced: it never receives more than it may
+// still send, so a step sends at most its step size. Each message is sent before it is deleted, so a stop
+// anywhere leaves it in the DLQ or in flight (at worst both: a duplicate,
+// never a loss). A delivery that is dead is claimed first, so a concurrent
+// tenant replay does not send it twice; a message whose delivery was
+// delivered or replayed since is a stale copy and is only deleted.
+func (w *Redriver) Step(ctx context.Context, j *domain.ReplayJob) (done bool, sent int, err error) {
+	if j.Status != domain.StatusRunning {
+		j.Status = domain.StatusRunning
+		if err := w.Store.SaveJob(ctx, j); err != nil {
+			return false, 0, err
+		}
+	}
+	budget := w.StepSends
+	handled, empty := 0, 0
+	// Messages sent to the DLQ after the job began (deaths since, including
+	// of deliveries this job sent back) are not this job's: they are left,
+	// hidden until the step ends so the step does not see them twice.
+	var later []sqstypes.Message
+	defer func() { w.DLQ.Show(ctx, later) }()
+	for sent < budget && empty < 2 {
+		msgs, err := w.DLQ.Receive(ctx, budget-sent, 10*time.Minute)
+		if err != nil {
+			return false, sent, err
+		}
+		if len(msgs) == 0 {
+			empty++
+			continue
+		}
+		empty = 0
+		for _, m := range msgs {
+			if SentAt(m).After(j.CreatedAt) {
+				later = append(later, m)
+				continue
+			}
+			handled++
+			j.Matched++
+			ok, err := w.redriveOne(ctx, j, m, sent)
+			if err != nil {
+				return false, sent, err
+			}
+			if ok {
+				sent++
+			}
+		}
+		j.Steps++
+		if err := w.Store.SaveJob(ctx, j); err != nil {
+			return false, sent, err
+		}
+	}
+	return handled == 0 || empty >= 2, sent, nil
+}
+
+// redriveOne handles one DLQ message and reports whether it was sent back.
+func (w *Redriver) redriveOne(ctx context.Context, j *domain.ReplayJob, m sqstypes.Message, n int) (bool, error) {
+	body := aws.ToString(m.Body)
+	msg, err := message.Decode(body)
+	if err != nil {
+		// Cannot be delivered as it is: left in the DLQ for a human.
+		j.Failed++
+		jobs.Skip(j, aws.ToString(m.MessageId), "malformed_message")
+		return false, nil
+	}
+	d, err := w.Store.Delivery(ctx, msg.DeliveryID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		d = domain.Delivery{DeliveryID: msg.DeliveryID, State: domain.StatePending}
+	case err != nil:
+		return false, err
+	}
+	if IsStale(d, SentAt(m)) {
+		jobs.Skip(j, msg.DeliveryID, "stale_copy")
+		return false, w.DLQ.Delete(ctx, m)
+	}
+	claimed := false
+	// Dead, or claimed and not released: claimed (again, if by this job
+	// before it stopped, which the store allows) before it is sent.
+	if d.State == domain.StateDead || d.ReplayJob != "" {
+		_, err := w.Store.ClaimForReplay(ctx, msg.DeliveryID, "", j.JobID, w.Stale)
+		switch {
+		case errors.Is(err, store.ErrReplayInFlight), errors.Is(err, store.ErrNotDead):
+			// A tenant's replay has it: that replay sends it; this copy goes.
+			jobs.Skip(j, msg.DeliveryID, "replay_in_progress")
+			return false, w.DLQ.Delete(ctx, m)
+		case err != nil:
+			return false, err
+		}
+		claimed = true
+	}
+	// Dead (now claimed), or pending with no replay since: its death was not
+	// recorded, and this message is its only copy. Either way, send it back,
+	// its age counted from now.
+	if again, err := message.Replayed(body, w.now()); err == nil {
+		body = again
+	}
+	// In its tenant's message group (message.GroupID), as enqueue sent it.
+	in := &sqs.SendMessageInput{QueueUrl: &w.DeliveryQueueURL, MessageBody: &body, DelaySeconds: w.Delay(n), MessageGroupId: message.GroupID(msg.TenantID)}
+	if _, err := w.Queue.SendMessage(ctx, in); err != nil {
+		return false, fmt.Errorf("redrive delivery %s: %w", msg.DeliveryID, err)
+	}
+	if claimed {
+		if err := w.Store.ReleaseReplay(ctx, msg.DeliveryID, j.JobID); err != nil {
+			return false, err
+		}
+	}
+	j.Replayed++
+	w.Metrics.Put(metrics.Replayed, 1, map[string]string{metrics.DimensionTenant: msg.TenantID})
+	return true, w.DLQ.Delete(ctx, m)
+}

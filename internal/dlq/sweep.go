@@ -1,0 +1,176 @@
+package dlq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/message"
+	"github.com/hookline/hookline/internal/store"
+)
+
+// SweepStore is what the sweep needs of the state table: one sweep per gap,
+// the deliveries' records, and the death of one recorded on the record as
+// read (store.ErrConflict otherwise).
+type SweepStore interface {
+	ClaimSweep(ctx context.Context, gap time.Duration) (bool, error)
+	Delivery(ctx context.Context, id string) (domain.Delivery, error)
+	RecordAttemptIfUnchanged(ctx context.Context, d domain.Delivery, a domain.Attempt, o domain.Outcome) error
+}
+
+var _ SweepStore = (*store.Store)(nil)
+
+// Sweeper brings the DLQ in line with the state table: the sweep and
+// sweep_reconcile jobs (the reconciliation is Depths').
+type Sweeper struct {
+	Store SweepStore
+	DLQ   Queue
+	// Deaths is told of each death the sweep records (its attempt did
+	// not), for delivery.dead. Nil: none.
+	Deaths func(ctx context.Context, d domain.Delivery)
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+	Log *slog.Logger
+}
+
+func (w *Sweeper) now() time.Time {
+	if w.Now != nil {
+		return w.Now()
+	}
+	return time.Now()
+}
+
+// Coalesced sweeps the DLQ unless another sweep began within gap.
+func (w *Sweeper) Coalesced(ctx context.Context, gap time.Duration) error {
+	ok, err := w.Store.ClaimSweep(ctx, gap)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		w.Log.DebugContext(ctx, "DLQ sweep skipped: another began within the gap")
+		return nil
+	}
+	_, _, err = w.Sweep(ctx)
+	return err
+}
+
+// Sweep deletes from the DLQ the messages whose deliveries were delivered or
+// replayed after the message was sent, records the death of a delivery whose
+// message is here while its record still says pending or does not exist
+// (its last attempt was cut off before it was recorded), and leaves every
+// other message as it was. A death is recorded on the record as the sweep
+// read it only: one made or changed meanwhile is read again and acted on as
+// it is. It looks at each message once (each is hidden while the sweep runs,
+// then made visible again) and returns how many it deleted and kept.
+func (w *Sweeper) Sweep(ctx context.Context) (deleted, kept int, err error) {
+	// Each message is hidden for two seconds only, so that a sweep never
+	// keeps messages from anyone else for long; the sweep stops when three
+	// receives in a row bring nothing it has not seen.
+	seen := map[string]bool{}
+	deadline := w.now().Add(2 * time.Minute)
+	for quiet := 0; quiet < 3 && w.now().Before(deadline); {
+		msgs, err := w.DLQ.Receive(ctx, 10, 2*time.Second)
+		if err != nil {
+			return deleted, kept, err
+		}
+		fresh := false
+		for _, m := range msgs {
+			if seen[aws.ToString(m.MessageId)] {
+				continue
+			}
+			seen[aws.ToString(m.MessageId)], fresh = true, true
+			msg, derr := message.Decode(aws.ToString(m.Body))
+			if derr != nil {
+				kept++
+				continue
+			}
+			d, gerr := w.Store.Delivery(ctx, msg.DeliveryID)
+			if errors.Is(gerr, store.ErrNotFound) {
+				// No record at all: every attempt stopped before it could
+				// write one. The message is all there is; record it dead,
+				// from the message, if there still is no record then.
+				d, gerr = unrecorded(msg), nil
+			}
+			if gerr == nil && missedDeath(d, SentAt(m)) {
+				// SQS moved it here after its last attempt, but the attempt
+				// was never recorded (the function stopped first): record the
+				// death, so the tenant sees and can replay it.
+				d, gerr = w.recordMissedDeath(ctx, d, msg, aws.ToString(m.Body), SentAt(m))
+			}
+			if gerr != nil || !IsStale(d, SentAt(m)) || w.DLQ.Delete(ctx, m) != nil {
+				kept++
+				continue
+			}
+			deleted++
+		}
+		if fresh {
+			quiet = 0
+		} else {
+			quiet++
+		}
+	}
+	w.Log.InfoContext(ctx, "DLQ swept", "deleted", deleted, "kept", kept)
+	return deleted, kept, nil
+}
+
+// unrecorded is a delivery that has no record, as its message describes it:
+// its ids, and no state.
+func unrecorded(msg message.Message) domain.Delivery {
+	return domain.Delivery{DeliveryID: msg.DeliveryID, TenantID: msg.TenantID, EndpointID: msg.EndpointID, EventID: msg.EventID, EventType: msg.EventType}
+}
+
+// missedDeath reports whether a DLQ message's delivery has no record, or is
+// pending with no claim and no replay since the message was sent: nothing
+// will ever move it, unless its death is recorded.
+func missedDeath(d domain.Delivery, sent time.Time) bool {
+	return (d.State == "" || d.State == domain.StatePending) && d.ReplayJob == "" && (d.ReplayedAt == nil || d.ReplayedAt.Before(sent))
+}
+
+// recordMissedDeath records the death of d, read as a missed one, on the
+// record as it was read only (none, if it had none): a record made or
+// changed since (a copy of the delivery attempted at that moment) is not
+// overwritten but read again, and its death recorded only if it still is a
+// missed one. It returns the record as it now is.
+func (w *Sweeper) recordMissedDeath(ctx context.Context, d domain.Delivery, msg message.Message, body string, sent time.Time) (domain.Delivery, error) {
+	for try := 0; try < 3; try++ {
+		a := domain.Attempt{Number: d.Attempts + 1, At: w.now().UTC(), Error: "death_not_recorded"}
+		err := w.Store.RecordAttemptIfUnchanged(ctx, d, a, domain.Outcome{State: domain.StateDead, DeadReason: domain.ReasonAttemptsExhausted, Message: body})
+		if err == nil {
+			w.Log.WarnContext(ctx, "recorded a death its attempt did not", "delivery_id", d.DeliveryID, "tenant_id", d.TenantID)
+			if w.Deaths != nil {
+				w.Deaths(ctx, d)
+			}
+			d.State = domain.StateDead
+			return d, nil
+		}
+		if !errors.Is(err, store.ErrConflict) {
+			w.Log.ErrorContext(ctx, "cannot record a missed death", "delivery_id", d.DeliveryID, "error", err.Error())
+			return d, err
+		}
+		d, err = w.Store.Delivery(ctx, d.DeliveryID)
+		if errors.Is(err, store.ErrNotFound) {
+			d, err = unrecorded(msg), nil
+		}
+		if err != nil || !missedDeath(d, sent) {
+			return d, err
+		}
+	}
+	err := fmt.Errorf("record the death of delivery %s: %w", d.DeliveryID, store.ErrConflict)
+	w.Log.ErrorContext(ctx, "cannot record a missed death", "delivery_id", d.DeliveryID, "error", err.Error())
+	return d, err
+}
+
+// IsStale reports whether a DLQ message is an old copy of a delivery that was
+// delivered, or replayed after the message was sent.
+func IsStale(d domain.Delivery, sent time.Time) bool {
+	if d.State == domain.StateDelivered {
+		return true
+	}
+	// replayed_at is set when a replay claims the delivery, before it sends
+	// it: while the claim is not released, this copy may be the only one.
+	return d.ReplayJob == "" && d.ReplayedAt != nil && sent.Before(*d.ReplayedAt)
+}

@@ -1,0 +1,9 @@
+// Package erasure erases a tenant: an operator's job (domain.KindErase) on
+// the operations queue, run in steps by the replay worker, phase after
+// phase (domain.ErasePhases), a page at a time. Every deletion is
+// idempotent and each page's counts are checkpointed in the job record
+// before the next, so a step stopped anywhere is resumed by the job's
+// message and does the rest. The outbox items are found through the outbox
+// table's by_tenant index (OutboxTable), each deleted after the deliveries
+// that derive from it.
+package erasure

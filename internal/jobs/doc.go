@@ -1,0 +1,20 @@
+// Package jobs is the background-job machinery the replay function runs:
+// the queue Message with its typed Kind, routed through one table
+// (Routes), and the Starter that records a job, takes its tenant's slot
+// and enqueues its first step (what the api function wires). A job's step
+// checkpoints its progress in the job record (domain.ReplayJob) before it
+// touches anything, so a worker that stops anywhere is resumed by SQS
+// redelivering the job message.
+//
+// Guarantees:
+//   - Every message names one Kind; a message in the format before kinds
+//     (a struct of booleans: sweep, recover, gauges, dead_notice, or a bare
+//     job_id) decodes to the kind it meant, so messages in flight during an
+//     upgrade, and schedule inputs, keep working.
+//   - A tenant has at most Config.MaxOpenJobs jobs queued or running:
+//     Start refuses one more with store.ErrTooManyJobs, after giving back
+//     the places of jobs that completed without giving theirs back.
+//   - A tenant's job runs on the jobs queue; the operator's (redrive,
+//     erase) and every other kind on the operations queue, where no
+//     tenant's jobs are ahead of them.
+package jobs
