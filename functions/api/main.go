@@ -34,7 +34,7 @@ func build(cfg fnenv.APIEnv, log *slog.Logger, awsCfg aws.Config) (any, error) {
 	st := store.New(dynamodb.NewFromConfig(awsCfg), cfg.StateTable)
 	st.Retention = cfg.Retention()
 	srv := &api.Server{
-		Store:       api.Store{Tenants: st, Endpoints: st, EndpointChanges: st, Deliveries: st, DeadLetters: st, Jobs: st, Stats: st, Erasures: st, PortalLinks: st},
+		Store:       st,
 		Sealer:      &sealing.Sealer{KMS: kms.NewFromConfig(awsCfg), KeyID: cfg.SecretsKeyARN},
 		OperatorKey: cfg.OperatorKey,
 		URLs:        cfg.URLs,

@@ -28,7 +28,7 @@ func build(cfg fnenv.EnqueueEnv, log *slog.Logger, aws aws.Config) (any, error) 
 	st := store.New(dynamodb.NewFromConfig(aws), cfg.StateTable)
 	st.Retention = cfg.Retention()
 	h := &enqueue.Handler{
-		Store:    enqueue.Store{Subscribers: st, Existing: st, Rejections: st},
+		Store:    st,
 		Queue:    sqs.NewFromConfig(aws),
 		QueueURL: cfg.QueueURL,
 		Bus:      eventbridge.NewFromConfig(aws),

@@ -21,10 +21,10 @@ import (
 	"github.com/hookline/hookline/internal/store"
 )
 
-// Store is what the API needs of the state table: one small port per use,
-// each declared here, each a *store.Store in production (the wiring passes
-// the same store to every field) and a memstore.Store in the tests.
-type Store struct {
+// Store is what the API needs of the state table: one interface composed
+// of the small ports below, each declared here; a *store.Store in
+// production (the wiring passes it once) and a memstore.Store in the tests.
+type Store interface {
 	Tenants
 	Endpoints
 	EndpointChanges
@@ -80,7 +80,7 @@ type Jobs interface {
 	Job(ctx context.Context, id string) (domain.ReplayJob, error)
 }
 
-var _ = Store{Tenants: (*store.Store)(nil), Endpoints: (*store.Store)(nil), EndpointChanges: (*store.Store)(nil), Deliveries: (*store.Store)(nil), DeadLetters: (*store.Store)(nil), Jobs: (*store.Store)(nil), Stats: (*store.Store)(nil), Erasures: (*store.Store)(nil), PortalLinks: (*store.Store)(nil)}
+var _ Store = (*store.Store)(nil)
 
 // Sealer seals the signing secrets the API creates (package sealing). The
 // API can seal a secret, never open one: a secret is shown once, in the

@@ -16,7 +16,6 @@ import (
 
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/sealing"
-	"github.com/hookline/hookline/internal/sender"
 	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/store"
 )
@@ -115,7 +114,7 @@ func (s *Server) validate(in endpointInput, create bool) *Problem {
 			switch {
 			case !validHeaderName(name) || len(name) > 128:
 				add(field, "is not a valid header name: 1 to 128 letters, digits or !#$%%&'*+-.^_`|~")
-			case sender.Reserved(name):
+			case domain.ReservedHeader(name):
 				add(field, "is set by hookline and cannot be replaced")
 			case seen[canonical] != "":
 				add(field, "is the same header as %s (names are case-insensitive)", seen[canonical])

@@ -41,9 +41,9 @@ func newFakeStore(now func() time.Time) *testStore {
 	return s
 }
 
-// ports is the server's Store, every port this store.
+// ports is the server's Store: this store.
 func (f *testStore) ports() api.Store {
-	return api.Store{Tenants: f, Endpoints: f, EndpointChanges: f, Deliveries: f, DeadLetters: f, Jobs: f, Stats: f, Erasures: f, PortalLinks: f}
+	return f
 }
 
 // enter applies the configured failure modes to a call of method.

@@ -46,7 +46,7 @@ func enqueueOp(b *testing.B, raw []byte, endpoints int) func() {
 		s.endpoints = append(s.endpoints, endpoint("tenant_bench", fmt.Sprintf("ep_%d", i)))
 	}
 	q := &benchQueue{}
-	h := &Handler{Store: Store{Subscribers: s, Existing: s, Rejections: s}, Queue: q, QueueURL: "https://sqs.example/q", Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+	h := &Handler{Store: s, Queue: q, QueueURL: "https://sqs.example/q", Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
 	ctx := context.Background()
 	return func() {
 		var ev events.DynamoDBEvent

@@ -19,14 +19,16 @@ import (
 	"github.com/hookline/hookline/outbox"
 )
 
-// Store is what enqueue needs of the state table: one small port per use,
-// each declared here, each a *store.Store in production (the wiring passes
-// the same store to every field) and a memstore.Store in the tests.
-type Store struct {
+// Store is what enqueue needs of the state table: one interface composed
+// of the small ports below, each declared here; a *store.Store in
+// production (the wiring passes it once) and a memstore.Store in the tests.
+type Store interface {
 	Subscribers
 	Existing
 	Rejections
 }
+
+var _ Store = (*store.Store)(nil)
 
 // Subscribers are a tenant and its endpoints, to fan an event out to;
 // TenantEndpoints also says whether the tenant is being erased.
@@ -45,8 +47,6 @@ type Existing interface {
 type Rejections interface {
 	PutRejection(ctx context.Context, r domain.Rejection) error
 }
-
-var _ = Store{Subscribers: (*store.Store)(nil), Existing: (*store.Store)(nil), Rejections: (*store.Store)(nil)}
 
 // Sender sends messages to the delivery queue.
 type Sender interface {

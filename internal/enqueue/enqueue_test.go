@@ -67,10 +67,7 @@ func (s *testStore) addEndpoint(e domain.Endpoint) {
 	}
 }
 
-// ports is the handler's Store, every port this store.
-func (s *testStore) ports() Store {
-	return Store{Subscribers: s, Existing: s, Rejections: s}
-}
+var _ Store = (*testStore)(nil)
 
 var errBoom = errors.New("boom: service unavailable")
 
@@ -220,7 +217,7 @@ func (q *fakeQueue) count() map[string]int {
 }
 
 func newHandler(s *testStore, q *fakeQueue) *Handler {
-	return &Handler{Store: s.ports(), Queue: q, QueueURL: "https://sqs.example/q", Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+	return &Handler{Store: s, Queue: q, QueueURL: "https://sqs.example/q", Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
 }
 
 func endpoint(tenant, id string, types ...string) domain.Endpoint {

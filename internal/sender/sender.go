@@ -101,18 +101,6 @@ type Request struct {
 	Headers map[string]string
 }
 
-// Reserved reports whether a header name is one hookline sets itself (or
-// that HTTP owns), so an endpoint's custom headers may not use it.
-func Reserved(name string) bool {
-	switch http.CanonicalHeaderKey(name) {
-	case "Content-Type", "Content-Length", "Host", "User-Agent", "Transfer-Encoding", "Connection",
-		"Idempotency-Key", "X-Idempotency-Key", "X-Event-Id", "X-Event-Type", "X-Attempt",
-		"Webhook-Id", "Webhook-Timestamp", "Webhook-Signature", "Te", "Trailer", "Upgrade":
-		return true
-	}
-	return false
-}
-
 // ClientOptions configure NewHTTPClient.
 type ClientOptions struct {
 	// Guard refuses internal addresses at dial time. Required.
@@ -206,7 +194,7 @@ func (c *Client) Send(ctx context.Context, r Request) Result {
 }
 
 // setHeaders sets the attempt's headers on h: the receiver's own first,
-// those not Reserved, then the ones hookline owns, signed at ts.
+// those not domain.ReservedHeader, then the ones hookline owns, signed at ts.
 func setHeaders(h http.Header, r Request, ts time.Time) {
 	// One backing array for every header value: one allocation, not ten.
 	v := [...]string{
@@ -215,7 +203,7 @@ func setHeaders(h http.Header, r Request, ts time.Time) {
 	}
 	vals := v[:]
 	for name, value := range r.Headers {
-		if !Reserved(name) {
+		if !domain.ReservedHeader(name) {
 			h.Set(name, value)
 		}
 	}
