@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/store/keys"
 )
 
 // CreateEndpoint writes a new endpoint, or ErrExists.
@@ -41,8 +42,8 @@ func (s *Store) ListEndpoints(ctx context.Context, tenantID string, limit int, c
 		TableName:              &s.table,
 		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :sk)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": &types.AttributeValueMemberS{Value: "TENANT#" + tenantID},
-			":sk": &types.AttributeValueMemberS{Value: "ENDPOINT#"},
+			":pk": &types.AttributeValueMemberS{Value: keys.Tenant(tenantID)},
+			":sk": &types.AttributeValueMemberS{Value: keys.EndpointPrefix},
 		},
 		Limit: aws.Int32(int32(limit)),
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/store/keys"
 )
 
 // maxScanPerPage bounds the index items one ListDead call reads when a
@@ -36,7 +37,7 @@ const maxScanPerPage = 1000
 // position outside this filter's time range) ErrCursorMismatch. DynamoDB
 // refuses such a query (ValidationException); this store never sends it.
 func (s *Store) ListDead(ctx context.Context, tenantID string, f domain.DeadFilter, limit int, cursor string) ([]domain.Delivery, string, error) {
-	pk := "TENANT#" + tenantID + "#DEAD"
+	pk := keys.TenantIndex(tenantID, "DEAD")
 	lo, hi, err := deadKeyRange(f)
 	if err != nil {
 		return nil, "", err
@@ -92,7 +93,7 @@ func deadStartKey(pk, cursor, query, lo, hi string) (map[string]types.AttributeV
 	// Rebuilt with this tenant's partition: a cursor cannot reach another.
 	return map[string]types.AttributeValue{
 		"gsi1pk": &types.AttributeValueMemberS{Value: pk}, "gsi1sk": &types.AttributeValueMemberS{Value: c.SK},
-		"pk": &types.AttributeValueMemberS{Value: "DELIVERY#" + c.ID}, "sk": &types.AttributeValueMemberS{Value: "DELIVERY"},
+		"pk": &types.AttributeValueMemberS{Value: keys.Delivery(c.ID)}, "sk": &types.AttributeValueMemberS{Value: "DELIVERY"},
 	}, nil
 }
 
@@ -138,7 +139,7 @@ func (s *Store) queryDead(ctx context.Context, tenantID string, in *dynamodb.Que
 // last evaluated key.
 func pageCursor(last map[string]types.AttributeValue, query string) string {
 	sk := last["gsi1sk"].(*types.AttributeValueMemberS).Value
-	id := last["pk"].(*types.AttributeValueMemberS).Value[len("DELIVERY#"):]
+	id := last["pk"].(*types.AttributeValueMemberS).Value[len(keys.DeliveryPrefix):]
 	return encodeDeadCursor(deadCursorKey{ID: id, SK: sk, Q: query})
 }
 
@@ -332,18 +333,18 @@ func (s *Store) ReleaseReplay(ctx context.Context, id, job string) error {
 	return nil
 }
 
-func jobKey(id string) map[string]types.AttributeValue { return key("REPLAYJOB#"+id, "REPLAYJOB") }
+func jobKey(id string) map[string]types.AttributeValue { return key(keys.ReplayJob(id), "REPLAYJOB") }
 
 // jobSlotsKey is the item holding a tenant's open replay jobs: the string set
 // open_jobs names each job not yet completed.
 func jobSlotsKey(tenantID string) map[string]types.AttributeValue {
-	return key("TENANT#"+tenantID, "REPLAYJOBS")
+	return key(keys.Tenant(tenantID), "REPLAYJOBS")
 }
 
 // openJobsPartition is the index partition of every job not completed
 // (gsi1sk = <updated_at>#<job id>), so that jobs whose message was lost are
 // found without a scan.
-const openJobsPartition = "REPLAYJOBS#OPEN"
+var openJobsPartition = keys.OpenJobs
 
 // ErrTooManyJobs is CreateJob's answer when the tenant has as many open
 // (queued or running) replay jobs as the limit allows.
@@ -371,7 +372,7 @@ func (s *Store) jobItem(j *domain.ReplayJob) (map[string]types.AttributeValue, i
 		item["gsi1sk"] = &types.AttributeValueMemberS{Value: sortableTime(j.UpdatedAt) + "#" + j.JobID}
 	} else if j.TenantID != "" {
 		// A tenant's completed job, listed for its tenant's erasure.
-		item["gsi1pk"] = &types.AttributeValueMemberS{Value: "TENANT#" + j.TenantID + "#JOBS"}
+		item["gsi1pk"] = &types.AttributeValueMemberS{Value: keys.TenantIndex(j.TenantID, "JOBS")}
 		item["gsi1sk"] = &types.AttributeValueMemberS{Value: j.JobID}
 	}
 	return withKey(item, jobKey(j.JobID)), prev, nil

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/store/keys"
 )
 
 // ErrNotFound is returned when an item does not exist.
@@ -63,11 +64,11 @@ func New(db DynamoDB, table string) *Store {
 }
 
 func endpointKey(tenantID, endpointID string) map[string]types.AttributeValue {
-	return key("TENANT#"+tenantID, "ENDPOINT#"+endpointID)
+	return key(keys.Tenant(tenantID), keys.Endpoint(endpointID))
 }
 
 func deliveryKey(id string) map[string]types.AttributeValue {
-	return key("DELIVERY#"+id, "DELIVERY")
+	return key(keys.Delivery(id), "DELIVERY")
 }
 
 func key(pk, sk string) map[string]types.AttributeValue {
@@ -123,8 +124,8 @@ func (s *Store) Endpoints(ctx context.Context, tenantID string) ([]domain.Endpoi
 		TableName:              &s.table,
 		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :sk)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": &types.AttributeValueMemberS{Value: "TENANT#" + tenantID},
-			":sk": &types.AttributeValueMemberS{Value: "ENDPOINT#"},
+			":pk": &types.AttributeValueMemberS{Value: keys.Tenant(tenantID)},
+			":sk": &types.AttributeValueMemberS{Value: keys.EndpointPrefix},
 		},
 	})
 	for p.HasMorePages() {
@@ -366,7 +367,7 @@ func (s *Store) MarkDeadBeforeLastAttempt(ctx context.Context, d domain.Delivery
 		":now":     timeValue(at),
 		":reason":  &types.AttributeValueMemberS{Value: string(reason)},
 		":message": &types.AttributeValueMemberS{Value: message},
-		":gpk":     &types.AttributeValueMemberS{Value: "TENANT#" + d.TenantID + "#DEAD"},
+		":gpk":     &types.AttributeValueMemberS{Value: keys.TenantIndex(d.TenantID, "DEAD")},
 		":gsk":     &types.AttributeValueMemberS{Value: sortableTime(at) + "#" + d.DeliveryID},
 		":expires": &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(s.Retention).Unix(), 10)},
 	}
@@ -488,7 +489,7 @@ func (s *Store) outcomeUpdate(cur domain.Delivery, a domain.Attempt, o domain.Ou
 			values[":message"] = &types.AttributeValueMemberS{Value: o.Message}
 		}
 		values[":reason"] = &types.AttributeValueMemberS{Value: string(o.DeadReason)}
-		values[":gpk"] = &types.AttributeValueMemberS{Value: "TENANT#" + cur.TenantID + "#DEAD"}
+		values[":gpk"] = &types.AttributeValueMemberS{Value: keys.TenantIndex(cur.TenantID, "DEAD")}
 		values[":gsk"] = &types.AttributeValueMemberS{Value: sortableTime(a.At) + "#" + cur.DeliveryID}
 	}
 	return set, tail
@@ -505,10 +506,10 @@ func (s *Store) PutRejection(ctx context.Context, r domain.Rejection) error {
 	}
 	item["expires_at"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(s.Retention).Unix(), 10)}
 	if r.TenantID != "" {
-		item["gsi1pk"] = &types.AttributeValueMemberS{Value: "TENANT#" + r.TenantID + "#REJECTED"}
+		item["gsi1pk"] = &types.AttributeValueMemberS{Value: keys.TenantIndex(r.TenantID, "REJECTED")}
 		item["gsi1sk"] = &types.AttributeValueMemberS{Value: sortableTime(now) + "#" + r.Key}
 	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: withKey(item, key("REJECTED#"+r.Key, "REJECTED"))})
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: withKey(item, key(keys.Rejected(r.Key), "REJECTED"))})
 	if err != nil {
 		return fmt.Errorf("put rejection %s: %w", r.Key, err)
 	}
@@ -518,7 +519,7 @@ func (s *Store) PutRejection(ctx context.Context, r domain.Rejection) error {
 // Rejection reads a rejection record by its key, or ErrNotFound.
 func (s *Store) Rejection(ctx context.Context, k string) (domain.Rejection, error) {
 	var r domain.Rejection
-	err := s.get(ctx, key("REJECTED#"+k, "REJECTED"), &r, "rejection "+k)
+	err := s.get(ctx, key(keys.Rejected(k), "REJECTED"), &r, "rejection "+k)
 	return r, err
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/internal/store/keys"
 )
 
 // deadEntry is a delivery's place in the dead index: its tenant's
@@ -49,7 +50,7 @@ func (s *Store) InDeadIndex(id string) bool {
 
 // Delivery reads one delivery, or store.ErrNotFound.
 func (s *Store) Delivery(_ context.Context, id string) (domain.Delivery, error) {
-	if err := checkKey("DELIVERY#"+id, "DELIVERY"); err != nil {
+	if err := checkKey(keys.Delivery(id), "DELIVERY"); err != nil {
 		return domain.Delivery{}, err
 	}
 	s.mu.Lock()
