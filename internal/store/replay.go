@@ -2,9 +2,6 @@ package store
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -38,12 +35,12 @@ const maxScanPerPage = 1000
 // refuses such a query (ValidationException); this store never sends it.
 func (s *Store) ListDead(ctx context.Context, tenantID string, f domain.DeadFilter, limit int, cursor string) ([]domain.Delivery, string, error) {
 	pk := keys.TenantIndex(tenantID, "DEAD")
-	lo, hi, err := deadKeyRange(f)
+	lo, hi, err := DeadKeyRange(f)
 	if err != nil {
 		return nil, "", err
 	}
 	in := s.deadQuery(pk, f, lo, hi)
-	query := fingerprint(f)
+	query := DeadFingerprint(f)
 	if cursor != "" {
 		if in.ExclusiveStartKey, err = deadStartKey(pk, cursor, query, lo, hi); err != nil {
 			return nil, "", err
@@ -83,7 +80,7 @@ func (s *Store) deadQuery(pk string, f domain.DeadFilter, lo, hi string) *dynamo
 // start key must fall inside the key condition (lo to hi), or DynamoDB
 // refuses the query: a cursor of another query is refused here.
 func deadStartKey(pk, cursor, query, lo, hi string) (map[string]types.AttributeValue, error) {
-	c, err := decodeDeadCursor(cursor)
+	c, err := DecodeDeadCursor(cursor)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +137,7 @@ func (s *Store) queryDead(ctx context.Context, tenantID string, in *dynamodb.Que
 func pageCursor(last map[string]types.AttributeValue, query string) string {
 	sk := last["gsi1sk"].(*types.AttributeValueMemberS).Value
 	id := last["pk"].(*types.AttributeValueMemberS).Value[len(keys.DeliveryPrefix):]
-	return encodeDeadCursor(deadCursorKey{ID: id, SK: sk, Q: query})
+	return EncodeDeadCursor(DeadCursor{ID: id, SK: sk, Q: query})
 }
 
 // ErrBadFilter is returned for a dead-letter filter the index cannot be
@@ -165,77 +162,13 @@ func KeyTime(t time.Time) bool {
 	return !t.Before(minKeyTime) && !t.After(maxKeyTime)
 }
 
-// deadKeyRange is the sort key range of the dead-letter index that f
-// selects: every key is a time in sortableFormat, "#", a delivery id.
-func deadKeyRange(f domain.DeadFilter) (lo, hi string, err error) {
-	lo, hi = "0", "~" // below and above every digit a key starts with
-	if !f.Since.IsZero() {
-		if !KeyTime(f.Since) {
-			return "", "", fmt.Errorf("since %s: %w", f.Since.Format(time.RFC3339Nano), ErrBadFilter)
-		}
-		lo = sortableTime(f.Since)
-	}
-	if !f.Until.IsZero() {
-		if !KeyTime(f.Until) {
-			return "", "", fmt.Errorf("until %s: %w", f.Until.Format(time.RFC3339Nano), ErrBadFilter)
-		}
-		hi = sortableTime(f.Until) + "#~"
-	}
-	if lo > hi {
-		return "", "", fmt.Errorf("until is before since: %w", ErrBadFilter)
-	}
-	return lo, hi, nil
-}
-
-// fingerprint names the query f makes, for its cursors.
-func fingerprint(f domain.DeadFilter) string {
-	key := func(t time.Time) string {
-		if t.IsZero() {
-			return ""
-		}
-		return sortableTime(t)
-	}
-	sum := sha256.Sum256([]byte(strings.Join([]string{f.EndpointID, f.EventType, key(f.Since), key(f.Until)}, "\x00")))
-	return base64.RawURLEncoding.EncodeToString(sum[:9])
-}
-
-// deadCursorKey is a dead-letter listing's cursor: the position (the index
-// key of the last delivery returned) and the query it belongs to. Q is
-// empty in the cursors made before it was added; they are checked by
-// position only.
-type deadCursorKey struct {
-	ID, SK string
-	Q      string `json:",omitempty"`
-}
-
-func encodeDeadCursor(c deadCursorKey) string {
-	raw, _ := json.Marshal(c)
-	return base64.RawURLEncoding.EncodeToString(raw)
-}
-
-// decodeDeadCursor reads a cursor and checks that its position is a key of
-// the dead-letter index: a time in sortableFormat, "#", the delivery id.
-func decodeDeadCursor(cursor string) (deadCursorKey, error) {
-	var c deadCursorKey
-	raw, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil || len(raw) == 0 || json.Unmarshal(raw, &c) != nil || c.ID == "" || len(c.ID) > 256 {
-		return c, fmt.Errorf("cursor: %w", ErrBadCursor)
-	}
-	at, id, ok := strings.Cut(c.SK, "#")
-	t, err := time.Parse(sortableFormat, at)
-	if !ok || err != nil || sortableTime(t) != at || id != c.ID {
-		return c, fmt.Errorf("cursor: %w", ErrBadCursor)
-	}
-	return c, nil
-}
-
 // deadCursor is the cursor after d, in the listing of query.
 func deadCursor(d domain.Delivery, query string) string {
 	sk := ""
 	if d.DeadAt != nil {
 		sk = sortableTime(*d.DeadAt) + "#" + d.DeliveryID
 	}
-	return encodeDeadCursor(deadCursorKey{ID: d.DeliveryID, SK: sk, Q: query})
+	return EncodeDeadCursor(DeadCursor{ID: d.DeliveryID, SK: sk, Q: query})
 }
 
 // Reasons a delivery is not claimed for replay.

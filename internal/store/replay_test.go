@@ -141,7 +141,7 @@ func TestListDeadNeverSendsAQueryDynamoDBRefuses(t *testing.T) {
 }
 
 func deadCursorFor(id string, at time.Time, query string) string {
-	return encodeDeadCursor(deadCursorKey{ID: id, SK: sortableTime(at) + "#" + id, Q: query})
+	return EncodeDeadCursor(DeadCursor{ID: id, SK: sortableTime(at) + "#" + id, Q: query})
 }
 
 func TestKeyTime(t *testing.T) {
