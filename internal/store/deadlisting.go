@@ -79,4 +79,3 @@ func DecodeDeadCursor(cursor string) (DeadCursor, error) {
 	}
 	return c, nil
 }
-
