@@ -26,10 +26,6 @@ const (
 	deadWindowTTL    = 24 * time.Hour
 )
 
-func deadWindowKey(tenantID, endpointID string, start time.Time) map[string]types.AttributeValue {
-	return key(keys.DeadWindow(tenantID, endpointID, sortableTime(start)), "DEADWINDOW")
-}
-
 // AddDeath adds a dead delivery to its endpoint's coalescing window (start
 // to end), creating the window's record with the first, and returns the
 // window's count of deaths, this one included: 1 means this death opened

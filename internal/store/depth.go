@@ -36,7 +36,7 @@ const DefaultDepthSettle = time.Minute
 func (s *Store) depthMove(tenantID string, delta int, now time.Time) *types.Update {
 	return &types.Update{
 		TableName:                &s.table,
-		Key:                      key(keys.Tenant(tenantID), depthIndexKey),
+		Key:                      depthCounterKey(tenantID),
 		UpdateExpression:         aws.String("ADD #depth :d, moves :one SET tenant_id = :t, gsi1pk = :g, gsi1sk = :t, moved_at = :now"),
 		ExpressionAttributeNames: map[string]string{"#depth": "depth"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
@@ -174,7 +174,7 @@ type depthCounter struct {
 func (s *Store) ReconcileDLQDepth(ctx context.Context, tenantID string) (DepthCheck, error) {
 	check := DepthCheck{TenantID: tenantID}
 	now := s.Now().UTC()
-	k := key(keys.Tenant(tenantID), depthIndexKey)
+	k := depthCounterKey(tenantID)
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: k, ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return check, fmt.Errorf("read DLQ depth of tenant %s: %w", tenantID, err)

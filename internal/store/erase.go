@@ -39,7 +39,7 @@ func (s *Store) Tombstone(ctx context.Context, tenantID string) error {
 		"tenant_id":  &types.AttributeValueMemberS{Value: tenantID},
 		"erased_at":  timeValue(now),
 		"expires_at": &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(TombstoneTTL).Unix(), 10)},
-	}, key(keys.Tenant(tenantID), tombstoneSK))})
+	}, tombstoneKey(tenantID))})
 	if err != nil {
 		return fmt.Errorf("tombstone tenant %s: %w", tenantID, err)
 	}
@@ -67,7 +67,7 @@ func (s *Store) Tombstone(ctx context.Context, tenantID string) error {
 
 // Erased reports whether a tenant is being erased (has a tombstone).
 func (s *Store) Erased(ctx context.Context, tenantID string) (bool, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: key(keys.Tenant(tenantID), tombstoneSK), ConsistentRead: aws.Bool(true)})
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: tombstoneKey(tenantID), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return false, fmt.Errorf("read the tombstone of tenant %s: %w", tenantID, err)
 	}

@@ -59,10 +59,6 @@ type GateAsk struct {
 	Now, Until time.Time
 }
 
-func gateKey(tenantID, endpointID string) map[string]types.AttributeValue {
-	return key(keys.Gate(tenantID, endpointID), gateSK)
-}
-
 // gateRef is the endpoint a gate's partition key names. Tenant ids hold
 // no "#" (the API refuses them); endpoint ids are hookline's own.
 func gateRef(pk string) (EndpointRef, bool) {

@@ -70,7 +70,7 @@ func (s *Store) LoadWith(ctx context.Context, opts LoadOptions, deliveryIDs []st
 		add(endpointKey(e.TenantID, e.EndpointID))
 		// The tenant's tombstone and the endpoint's gate, in the same
 		// request.
-		add(key(keys.Tenant(e.TenantID), tombstoneSK))
+		add(tombstoneKey(e.TenantID))
 		add(gateKey(e.TenantID, e.EndpointID))
 	}
 	for start := 0; start < len(ks); start += maxBatchGet {

@@ -11,18 +11,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
-	"github.com/hookline/hookline/internal/store/keys"
 )
 
 // PortalLinkKeep is how long a portal link's item outlives its expiry
 // before the table's TTL deletes it: for that long its token is answered
 // "expired" rather than "unknown".
 const PortalLinkKeep = 24 * time.Hour
-
-func portalKey(hash string) map[string]types.AttributeValue { return key(keys.Portal(hash), "PORTAL") }
-
-// portalPartition is the gsi1 partition of a tenant's portal links.
-func portalPartition(tenantID string) string { return keys.TenantIndex(tenantID, "PORTAL") }
 
 // PutPortalLink stores a new portal link (its Scopes with it) of an existing tenant (ErrNotFound
 // otherwise, also for a tenant being erased), with its CreatedAt set, an

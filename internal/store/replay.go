@@ -266,14 +266,6 @@ func (s *Store) ReleaseReplay(ctx context.Context, id, job string) error {
 	return nil
 }
 
-func jobKey(id string) map[string]types.AttributeValue { return key(keys.ReplayJob(id), "REPLAYJOB") }
-
-// jobSlotsKey is the item holding a tenant's open replay jobs: the string set
-// open_jobs names each job not yet completed.
-func jobSlotsKey(tenantID string) map[string]types.AttributeValue {
-	return key(keys.Tenant(tenantID), "REPLAYJOBS")
-}
-
 // openJobsPartition is the index partition of every job not completed
 // (gsi1sk = <updated_at>#<job id>), so that jobs whose message was lost are
 // found without a scan.

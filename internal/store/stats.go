@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
-	"github.com/hookline/hookline/internal/store/keys"
 )
 
 // DefaultStatsRetention is a new Store's StatsRetention: 35 days, so that
@@ -34,8 +33,6 @@ const (
 	attrLastStatus = "last_fail_status"
 	attrLastError  = "last_fail_error"
 )
-
-func statsPK(tenantID, endpointID string) string { return keys.Stats(tenantID, endpointID) }
 
 func latencyAttr(i int) string { return fmt.Sprintf("%s%02d", latencyPrefix, i) }
 

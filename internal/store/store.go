@@ -63,28 +63,6 @@ func New(db DynamoDB, table string) *Store {
 	return &Store{db: db, table: table, Retention: DefaultRetention, DepthSettle: DefaultDepthSettle, StatsRetention: DefaultStatsRetention, Now: time.Now}
 }
 
-func endpointKey(tenantID, endpointID string) map[string]types.AttributeValue {
-	return key(keys.Tenant(tenantID), keys.Endpoint(endpointID))
-}
-
-func deliveryKey(id string) map[string]types.AttributeValue {
-	return key(keys.Delivery(id), "DELIVERY")
-}
-
-func key(pk, sk string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{
-		"pk": &types.AttributeValueMemberS{Value: pk},
-		"sk": &types.AttributeValueMemberS{Value: sk},
-	}
-}
-
-func withKey(item map[string]types.AttributeValue, k map[string]types.AttributeValue) map[string]types.AttributeValue {
-	for n, v := range k {
-		item[n] = v
-	}
-	return item
-}
-
 // PutEndpoint creates or replaces an endpoint.
 func (s *Store) PutEndpoint(ctx context.Context, e domain.Endpoint) error {
 	if e.CreatedAt.IsZero() {

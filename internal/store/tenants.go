@@ -16,13 +16,11 @@ import (
 // ErrExists is returned when creating something that already exists.
 var ErrExists = errors.New("already exists")
 
-func tenantKey(id string) map[string]types.AttributeValue { return key(keys.Tenant(id), "TENANT") }
-
 // CreateTenant writes a new tenant, or ErrExists: also for the id of a
 // tenant erased, while its tombstone lasts (TombstoneTTL), which would drop
 // the new tenant's events.
 func (s *Store) CreateTenant(ctx context.Context, t domain.Tenant) (domain.Tenant, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: key(keys.Tenant(t.TenantID), tombstoneSK), ConsistentRead: aws.Bool(true)})
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: tombstoneKey(t.TenantID), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return t, fmt.Errorf("create tenant %s: %w", t.TenantID, err)
 	}
@@ -73,8 +71,6 @@ func (s *Store) Tenant(ctx context.Context, id string) (domain.Tenant, error) {
 	return t, s.get(ctx, tenantKey(id), &t, "tenant "+id)
 }
 
-func apiKeyKey(hash string) map[string]types.AttributeValue { return key(keys.APIKey(hash), "APIKEY") }
-
 // PutAPIKey stores a new key of an existing tenant (ErrNotFound otherwise,
 // also for a tenant being erased: a key made while the erasure runs would
 // outlive it).
@@ -82,7 +78,7 @@ func (s *Store) PutAPIKey(ctx context.Context, k domain.APIKey) (domain.APIKey, 
 	if _, err := s.Tenant(ctx, k.TenantID); err != nil {
 		return k, err
 	}
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: key(keys.Tenant(k.TenantID), tombstoneSK), ConsistentRead: aws.Bool(true)})
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: tombstoneKey(k.TenantID), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return k, fmt.Errorf("put API key %s: %w", k.KeyID, err)
 	}

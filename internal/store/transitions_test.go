@@ -23,7 +23,7 @@ func stored(db *fakeDB, k map[string]types.AttributeValue) map[string]types.Attr
 }
 
 func depthKey(tenant string) map[string]types.AttributeValue {
-	return key(keys.Tenant(tenant), depthIndexKey)
+	return depthCounterKey(tenant)
 }
 
 // counter reads a tenant's DLQ depth counter straight from the fake table.
