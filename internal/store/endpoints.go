@@ -381,3 +381,42 @@ func (s *Store) Endpoints(ctx context.Context, tenantID string) ([]domain.Endpoi
 	}
 	return out, nil
 }
+
+// TenantEndpoints lists a tenant's endpoints, as Endpoints does, in the
+// same single query, and reports whether the tenant is being erased (then
+// its endpoints are left out: nothing is to be sent to them).
+func (s *Store) TenantEndpoints(ctx context.Context, tenantID string) ([]domain.Endpoint, bool, error) {
+	var out []domain.Endpoint
+	erased := false
+	// ENDPOINT#... sorts before ERASED: one range holds both.
+	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		TableName:              &s.table,
+		KeyConditionExpression: aws.String("pk = :pk AND sk BETWEEN :from AND :to"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk":   &types.AttributeValueMemberS{Value: keys.Tenant(tenantID)},
+			":from": &types.AttributeValueMemberS{Value: keys.EndpointPrefix},
+			":to":   &types.AttributeValueMemberS{Value: tombstoneSK},
+		},
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, false, fmt.Errorf("list endpoints of tenant %s: %w", tenantID, err)
+		}
+		for _, item := range page.Items {
+			if sk, _ := item["sk"].(*types.AttributeValueMemberS); sk != nil && sk.Value == tombstoneSK {
+				erased = true
+				continue
+			}
+			var e domain.Endpoint
+			if err := attributevalue.UnmarshalMap(item, &e); err != nil {
+				return nil, false, fmt.Errorf("decode endpoints of tenant %s: %w", tenantID, err)
+			}
+			out = append(out, e)
+		}
+	}
+	if erased {
+		return nil, true, nil
+	}
+	return out, false, nil
+}
