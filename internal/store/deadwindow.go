@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/store/keys"
 )
 
 // A delivery.dead coalescing window's record (DEADWINDOW#<tenant>#<endpoint>#<start>
@@ -24,10 +25,6 @@ const (
 	reasonAttrPrefix = "reason_"
 	deadWindowTTL    = 24 * time.Hour
 )
-
-func deadWindowKey(tenantID, endpointID string, start time.Time) map[string]types.AttributeValue {
-	return key("DEADWINDOW#"+tenantID+"#"+endpointID+"#"+sortableTime(start), "DEADWINDOW")
-}
 
 // AddDeath adds a dead delivery to its endpoint's coalescing window (start
 // to end), creating the window's record with the first, and returns the
@@ -48,7 +45,7 @@ func (s *Store) AddDeath(ctx context.Context, tenantID, endpointID string, start
 			":end": timeValue(end),
 			":exp": &types.AttributeValueMemberN{Value: strconv.FormatInt(end.Add(deadWindowTTL).Unix(), 10)},
 			// Listed per tenant, for its erasure.
-			":g":  &types.AttributeValueMemberS{Value: "TENANT#" + tenantID + "#DEADWINDOWS"},
+			":g":  &types.AttributeValueMemberS{Value: keys.TenantIndex(tenantID, "DEADWINDOWS")},
 			":gs": &types.AttributeValueMemberS{Value: endpointID + "#" + sortableTime(start)},
 		},
 		ReturnValues: types.ReturnValueUpdatedNew,

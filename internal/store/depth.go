@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/hookline/hookline/internal/store/keys"
 )
 
 // Tenant DLQ depth counters: one item per tenant (pk TENANT#<t>, sk
@@ -35,7 +36,7 @@ const DefaultDepthSettle = time.Minute
 func (s *Store) depthMove(tenantID string, delta int, now time.Time) *types.Update {
 	return &types.Update{
 		TableName:                &s.table,
-		Key:                      key("TENANT#"+tenantID, depthIndexKey),
+		Key:                      depthCounterKey(tenantID),
 		UpdateExpression:         aws.String("ADD #depth :d, moves :one SET tenant_id = :t, gsi1pk = :g, gsi1sk = :t, moved_at = :now"),
 		ExpressionAttributeNames: map[string]string{"#depth": "depth"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
@@ -173,7 +174,7 @@ type depthCounter struct {
 func (s *Store) ReconcileDLQDepth(ctx context.Context, tenantID string) (DepthCheck, error) {
 	check := DepthCheck{TenantID: tenantID}
 	now := s.Now().UTC()
-	k := key("TENANT#"+tenantID, depthIndexKey)
+	k := depthCounterKey(tenantID)
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: k, ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return check, fmt.Errorf("read DLQ depth of tenant %s: %w", tenantID, err)
@@ -233,7 +234,7 @@ func (s *Store) countDead(ctx context.Context, tenantID string) (int, error) {
 	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
 		TableName: &s.table, IndexName: aws.String(IndexTenant), Select: types.SelectCount,
 		KeyConditionExpression:    aws.String("gsi1pk = :pk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "TENANT#" + tenantID + "#DEAD"}},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: keys.TenantIndex(tenantID, "DEAD")}},
 	})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/store/keys"
 )
 
 // CreateEndpoint writes a new endpoint, or ErrExists.
@@ -41,8 +42,8 @@ func (s *Store) ListEndpoints(ctx context.Context, tenantID string, limit int, c
 		TableName:              &s.table,
 		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :sk)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": &types.AttributeValueMemberS{Value: "TENANT#" + tenantID},
-			":sk": &types.AttributeValueMemberS{Value: "ENDPOINT#"},
+			":pk": &types.AttributeValueMemberS{Value: keys.Tenant(tenantID)},
+			":sk": &types.AttributeValueMemberS{Value: keys.EndpointPrefix},
 		},
 		Limit: aws.Int32(int32(limit)),
 	}
@@ -322,4 +323,100 @@ func (s *Store) DeliveriesOfEvents(ctx context.Context, tenantID string, eventID
 		}
 	}
 	return out, nil
+}
+
+// PutEndpoint creates or replaces an endpoint.
+func (s *Store) PutEndpoint(ctx context.Context, e domain.Endpoint) error {
+	if e.CreatedAt.IsZero() {
+		e.CreatedAt = s.Now().UTC()
+	}
+	item, err := attributevalue.MarshalMap(e)
+	if err != nil {
+		return fmt.Errorf("marshal endpoint %s: %w", e.EndpointID, err)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: withKey(item, endpointKey(e.TenantID, e.EndpointID))})
+	if err != nil {
+		return fmt.Errorf("put endpoint %s: %w", e.EndpointID, err)
+	}
+	return nil
+}
+
+// Endpoint reads one endpoint of a tenant, or ErrNotFound.
+func (s *Store) Endpoint(ctx context.Context, tenantID, endpointID string) (domain.Endpoint, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: endpointKey(tenantID, endpointID)})
+	if err != nil {
+		return domain.Endpoint{}, fmt.Errorf("get endpoint %s: %w", endpointID, err)
+	}
+	if out.Item == nil {
+		return domain.Endpoint{}, fmt.Errorf("endpoint %s of tenant %s: %w", endpointID, tenantID, ErrNotFound)
+	}
+	var e domain.Endpoint
+	if err := attributevalue.UnmarshalMap(out.Item, &e); err != nil {
+		return domain.Endpoint{}, fmt.Errorf("decode endpoint %s: %w", endpointID, err)
+	}
+	return e, nil
+}
+
+// Endpoints lists every endpoint of a tenant.
+func (s *Store) Endpoints(ctx context.Context, tenantID string) ([]domain.Endpoint, error) {
+	var out []domain.Endpoint
+	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		TableName:              &s.table,
+		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :sk)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": &types.AttributeValueMemberS{Value: keys.Tenant(tenantID)},
+			":sk": &types.AttributeValueMemberS{Value: keys.EndpointPrefix},
+		},
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list endpoints of tenant %s: %w", tenantID, err)
+		}
+		var es []domain.Endpoint
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &es); err != nil {
+			return nil, fmt.Errorf("decode endpoints of tenant %s: %w", tenantID, err)
+		}
+		out = append(out, es...)
+	}
+	return out, nil
+}
+
+// TenantEndpoints lists a tenant's endpoints, as Endpoints does, in the
+// same single query, and reports whether the tenant is being erased (then
+// its endpoints are left out: nothing is to be sent to them).
+func (s *Store) TenantEndpoints(ctx context.Context, tenantID string) ([]domain.Endpoint, bool, error) {
+	var out []domain.Endpoint
+	erased := false
+	// ENDPOINT#... sorts before ERASED: one range holds both.
+	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		TableName:              &s.table,
+		KeyConditionExpression: aws.String("pk = :pk AND sk BETWEEN :from AND :to"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk":   &types.AttributeValueMemberS{Value: keys.Tenant(tenantID)},
+			":from": &types.AttributeValueMemberS{Value: keys.EndpointPrefix},
+			":to":   &types.AttributeValueMemberS{Value: tombstoneSK},
+		},
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, false, fmt.Errorf("list endpoints of tenant %s: %w", tenantID, err)
+		}
+		for _, item := range page.Items {
+			if sk, _ := item["sk"].(*types.AttributeValueMemberS); sk != nil && sk.Value == tombstoneSK {
+				erased = true
+				continue
+			}
+			var e domain.Endpoint
+			if err := attributevalue.UnmarshalMap(item, &e); err != nil {
+				return nil, false, fmt.Errorf("decode endpoints of tenant %s: %w", tenantID, err)
+			}
+			out = append(out, e)
+		}
+	}
+	if erased {
+		return nil, true, nil
+	}
+	return out, false, nil
 }

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/store/keys"
 )
 
 // A tenant being erased has a tombstone (TENANT#<tenant> / ERASED, with an
@@ -38,11 +38,11 @@ func (s *Store) Tombstone(ctx context.Context, tenantID string) error {
 		"tenant_id":  &types.AttributeValueMemberS{Value: tenantID},
 		"erased_at":  timeValue(now),
 		"expires_at": &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(TombstoneTTL).Unix(), 10)},
-	}, key("TENANT#"+tenantID, tombstoneSK))})
+	}, tombstoneKey(tenantID))})
 	if err != nil {
 		return fmt.Errorf("tombstone tenant %s: %w", tenantID, err)
 	}
-	keys, err := s.indexKeys(ctx, "TENANT#"+tenantID+"#KEYS", 0)
+	apiKeys, err := s.indexKeys(ctx, keys.TenantIndex(tenantID, "KEYS"), 0)
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func (s *Store) Tombstone(ctx context.Context, tenantID string) error {
 	if err != nil {
 		return err
 	}
-	for _, k := range append(keys, links...) {
+	for _, k := range append(apiKeys, links...) {
 		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName: &s.table, Key: k,
 			UpdateExpression:          aws.String("SET revoked_at = if_not_exists(revoked_at, :now)"),
@@ -66,50 +66,11 @@ func (s *Store) Tombstone(ctx context.Context, tenantID string) error {
 
 // Erased reports whether a tenant is being erased (has a tombstone).
 func (s *Store) Erased(ctx context.Context, tenantID string) (bool, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: key("TENANT#"+tenantID, tombstoneSK), ConsistentRead: aws.Bool(true)})
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: tombstoneKey(tenantID), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return false, fmt.Errorf("read the tombstone of tenant %s: %w", tenantID, err)
 	}
 	return out.Item != nil, nil
-}
-
-// TenantEndpoints lists a tenant's endpoints, as Endpoints does, in the
-// same single query, and reports whether the tenant is being erased (then
-// its endpoints are left out: nothing is to be sent to them).
-func (s *Store) TenantEndpoints(ctx context.Context, tenantID string) ([]domain.Endpoint, bool, error) {
-	var out []domain.Endpoint
-	erased := false
-	// ENDPOINT#... sorts before ERASED: one range holds both.
-	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
-		TableName:              &s.table,
-		KeyConditionExpression: aws.String("pk = :pk AND sk BETWEEN :from AND :to"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk":   &types.AttributeValueMemberS{Value: "TENANT#" + tenantID},
-			":from": &types.AttributeValueMemberS{Value: "ENDPOINT#"},
-			":to":   &types.AttributeValueMemberS{Value: tombstoneSK},
-		},
-	})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, false, fmt.Errorf("list endpoints of tenant %s: %w", tenantID, err)
-		}
-		for _, item := range page.Items {
-			if sk, _ := item["sk"].(*types.AttributeValueMemberS); sk != nil && sk.Value == tombstoneSK {
-				erased = true
-				continue
-			}
-			var e domain.Endpoint
-			if err := attributevalue.UnmarshalMap(item, &e); err != nil {
-				return nil, false, fmt.Errorf("decode endpoints of tenant %s: %w", tenantID, err)
-			}
-			out = append(out, e)
-		}
-	}
-	if erased {
-		return nil, true, nil
-	}
-	return out, false, nil
 }
 
 // indexPartition is the gsi1 partition of a tenant's items of an erasable
@@ -123,7 +84,7 @@ func indexPartition(tenantID, kind string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("no index of a tenant's %q", kind)
 	}
-	return "TENANT#" + tenantID + "#" + suffix, nil
+	return keys.TenantIndex(tenantID, suffix), nil
 }
 
 // indexKeys returns the table keys of up to limit items (0: all) of gsi1
@@ -257,17 +218,17 @@ func (s *Store) EraseStats(ctx context.Context, tenantID, endpointID string, lim
 // how many it deleted by kind (endpoints, tenant), and done when only the
 // tombstone is left.
 func (s *Store) EraseTenantItems(ctx context.Context, tenantID string, limit int) (map[string]int, bool, error) {
-	keys, err := s.partitionKeys(ctx, "TENANT#"+tenantID, limit+2)
+	items, err := s.partitionKeys(ctx, keys.Tenant(tenantID), limit+2)
 	if err != nil {
 		return nil, false, err
 	}
 	var endpoints, others, last []map[string]types.AttributeValue
-	for _, k := range keys {
+	for _, k := range items {
 		switch sk := k["sk"].(*types.AttributeValueMemberS).Value; {
 		case sk == tombstoneSK:
 		case sk == "TENANT":
 			last = append(last, k)
-		case len(sk) > len("ENDPOINT#") && sk[:len("ENDPOINT#")] == "ENDPOINT#":
+		case len(sk) > len(keys.EndpointPrefix) && sk[:len(keys.EndpointPrefix)] == keys.EndpointPrefix:
 			endpoints = append(endpoints, k)
 		default:
 			others = append(others, k)

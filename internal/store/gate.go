@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/hookline/hookline/internal/store/keys"
 )
 
 // An endpoint's gate (GATE#<tenant>#<endpoint> / GATE) bounds how many
@@ -58,14 +59,10 @@ type GateAsk struct {
 	Now, Until time.Time
 }
 
-func gateKey(tenantID, endpointID string) map[string]types.AttributeValue {
-	return key("GATE#"+tenantID+"#"+endpointID, gateSK)
-}
-
 // gateRef is the endpoint a gate's partition key names. Tenant ids hold
 // no "#" (the API refuses them); endpoint ids are hookline's own.
 func gateRef(pk string) (EndpointRef, bool) {
-	rest, ok := strings.CutPrefix(pk, "GATE#")
+	rest, ok := strings.CutPrefix(pk, keys.GatePrefix)
 	if !ok {
 		return EndpointRef{}, false
 	}

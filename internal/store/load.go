@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/store/keys"
 )
 
 // EndpointRef names an endpoint.
@@ -53,13 +54,13 @@ func (s *Store) Load(ctx context.Context, deliveryIDs []string, endpoints []Endp
 // LoadWith is Load with options: LoadOptions{} reads as Load does.
 func (s *Store) LoadWith(ctx context.Context, opts LoadOptions, deliveryIDs []string, endpoints []EndpointRef) (Snapshot, error) {
 	snap := Snapshot{Deliveries: map[string]domain.Delivery{}, Endpoints: map[EndpointRef]domain.Endpoint{}, Erased: map[string]bool{}, FastUntil: map[EndpointRef]time.Time{}}
-	var keys []map[string]types.AttributeValue
+	var ks []map[string]types.AttributeValue
 	seen := map[string]bool{}
 	add := func(k map[string]types.AttributeValue) {
 		id := k["pk"].(*types.AttributeValueMemberS).Value + "\x00" + k["sk"].(*types.AttributeValueMemberS).Value
 		if !seen[id] {
 			seen[id] = true
-			keys = append(keys, k)
+			ks = append(ks, k)
 		}
 	}
 	for _, id := range deliveryIDs {
@@ -69,11 +70,11 @@ func (s *Store) LoadWith(ctx context.Context, opts LoadOptions, deliveryIDs []st
 		add(endpointKey(e.TenantID, e.EndpointID))
 		// The tenant's tombstone and the endpoint's gate, in the same
 		// request.
-		add(key("TENANT#"+e.TenantID, tombstoneSK))
+		add(tombstoneKey(e.TenantID))
 		add(gateKey(e.TenantID, e.EndpointID))
 	}
-	for start := 0; start < len(keys); start += maxBatchGet {
-		items, err := s.batchGet(ctx, keys[start:min(len(keys), start+maxBatchGet)], !opts.Eventual)
+	for start := 0; start < len(ks); start += maxBatchGet {
+		items, err := s.batchGet(ctx, ks[start:min(len(ks), start+maxBatchGet)], !opts.Eventual)
 		if err != nil {
 			return Snapshot{}, err
 		}
@@ -117,7 +118,7 @@ func (snap Snapshot) add(item map[string]types.AttributeValue) error {
 			// Written by an attempt before attempts wrote the id.
 			pk, _ := item["pk"].(*types.AttributeValueMemberS)
 			if pk != nil {
-				d.DeliveryID = strings.TrimPrefix(pk.Value, "DELIVERY#")
+				d.DeliveryID = strings.TrimPrefix(pk.Value, keys.DeliveryPrefix)
 			}
 		}
 		snap.Deliveries[d.DeliveryID] = d

@@ -18,11 +18,6 @@ import (
 // "expired" rather than "unknown".
 const PortalLinkKeep = 24 * time.Hour
 
-func portalKey(hash string) map[string]types.AttributeValue { return key("PORTAL#"+hash, "PORTAL") }
-
-// portalPartition is the gsi1 partition of a tenant's portal links.
-func portalPartition(tenantID string) string { return "TENANT#" + tenantID + "#PORTAL" }
-
 // PutPortalLink stores a new portal link (its Scopes with it) of an existing tenant (ErrNotFound
 // otherwise, also for a tenant being erased), with its CreatedAt set, an
 // expires_at (TTL) PortalLinkKeep after its ExpiresAt, and its place in the

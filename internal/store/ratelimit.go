@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/hookline/hookline/internal/store/keys"
 )
 
 // A rate-limited endpoint's window (RATE#<tenant>#<endpoint> / <second,
@@ -70,7 +71,7 @@ func (s *Store) takeSlots(ctx context.Context, tenantID, endpointID string, wind
 	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           &s.table,
-		Key:                                 key("RATE#"+tenantID+"#"+endpointID, window.Format(hourFormat)),
+		Key:                                 key(keys.Rate(tenantID, endpointID), window.Format(hourFormat)),
 		UpdateExpression:                    aws.String("SET #taken = if_not_exists(#taken, :past) + :n, expires_at = :exp"),
 		ConditionExpression:                 aws.String("attribute_not_exists(#taken) OR #taken <= :room"),
 		ExpressionAttributeNames:            map[string]string{"#taken": attrTaken},

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/store/keys"
 	"github.com/stretchr/testify/require"
 )
 
@@ -20,7 +21,7 @@ func putDead(t *testing.T, db *fakeDB, tenant, id, endpoint, typ string, at time
 	d := domain.Delivery{DeliveryID: id, TenantID: tenant, EndpointID: endpoint, EventID: "evt_" + id, EventType: typ, State: domain.StateDead, DeadAt: &at}
 	item, err := attributevalue.MarshalMap(d)
 	require.NoError(t, err)
-	item["gsi1pk"] = &types.AttributeValueMemberS{Value: "TENANT#" + tenant + "#DEAD"}
+	item["gsi1pk"] = &types.AttributeValueMemberS{Value: keys.TenantIndex(tenant, "DEAD")}
 	item["gsi1sk"] = &types.AttributeValueMemberS{Value: sortableTime(at) + "#" + id}
 	db.items[itemKey(deliveryKey(id))] = withKey(item, deliveryKey(id))
 }
@@ -140,7 +141,7 @@ func TestListDeadNeverSendsAQueryDynamoDBRefuses(t *testing.T) {
 }
 
 func deadCursorFor(id string, at time.Time, query string) string {
-	return encodeDeadCursor(deadCursorKey{ID: id, SK: sortableTime(at) + "#" + id, Q: query})
+	return EncodeDeadCursor(DeadCursor{ID: id, SK: sortableTime(at) + "#" + id, Q: query})
 }
 
 func TestKeyTime(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/store/keys"
 )
 
 // MigrationDB is what SealPlaintextSecrets needs of DynamoDB. It scans the
@@ -47,7 +48,7 @@ func SealPlaintextSecrets(ctx context.Context, db MigrationDB, table string, sea
 	p := dynamodb.NewScanPaginator(db, &dynamodb.ScanInput{
 		TableName:                 &table,
 		FilterExpression:          aws.String("begins_with(sk, :ep) AND (attribute_exists(secrets) OR attribute_exists(retiring_secret))"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":ep": &types.AttributeValueMemberS{Value: "ENDPOINT#"}},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":ep": &types.AttributeValueMemberS{Value: keys.EndpointPrefix}},
 		ConsistentRead:            aws.Bool(true),
 	})
 	for p.HasMorePages() {

@@ -34,8 +34,6 @@ const (
 	attrLastError  = "last_fail_error"
 )
 
-func statsPK(tenantID, endpointID string) string { return "STATS#" + tenantID + "#" + endpointID }
-
 func latencyAttr(i int) string { return fmt.Sprintf("%s%02d", latencyPrefix, i) }
 
 // AddEndpointStats adds a batch's attempt counters to an endpoint's bucket

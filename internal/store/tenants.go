@@ -10,18 +10,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/store/keys"
 )
 
 // ErrExists is returned when creating something that already exists.
 var ErrExists = errors.New("already exists")
 
-func tenantKey(id string) map[string]types.AttributeValue { return key("TENANT#"+id, "TENANT") }
-
 // CreateTenant writes a new tenant, or ErrExists: also for the id of a
 // tenant erased, while its tombstone lasts (TombstoneTTL), which would drop
 // the new tenant's events.
 func (s *Store) CreateTenant(ctx context.Context, t domain.Tenant) (domain.Tenant, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: key("TENANT#"+t.TenantID, tombstoneSK), ConsistentRead: aws.Bool(true)})
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: tombstoneKey(t.TenantID), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return t, fmt.Errorf("create tenant %s: %w", t.TenantID, err)
 	}
@@ -72,8 +71,6 @@ func (s *Store) Tenant(ctx context.Context, id string) (domain.Tenant, error) {
 	return t, s.get(ctx, tenantKey(id), &t, "tenant "+id)
 }
 
-func apiKeyKey(hash string) map[string]types.AttributeValue { return key("APIKEY#"+hash, "APIKEY") }
-
 // PutAPIKey stores a new key of an existing tenant (ErrNotFound otherwise,
 // also for a tenant being erased: a key made while the erasure runs would
 // outlive it).
@@ -81,7 +78,7 @@ func (s *Store) PutAPIKey(ctx context.Context, k domain.APIKey) (domain.APIKey, 
 	if _, err := s.Tenant(ctx, k.TenantID); err != nil {
 		return k, err
 	}
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: key("TENANT#"+k.TenantID, tombstoneSK), ConsistentRead: aws.Bool(true)})
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: tombstoneKey(k.TenantID), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return k, fmt.Errorf("put API key %s: %w", k.KeyID, err)
 	}
@@ -93,7 +90,7 @@ func (s *Store) PutAPIKey(ctx context.Context, k domain.APIKey) (domain.APIKey, 
 	if err != nil {
 		return k, fmt.Errorf("marshal API key %s: %w", k.KeyID, err)
 	}
-	item["gsi1pk"] = &types.AttributeValueMemberS{Value: "TENANT#" + k.TenantID + "#KEYS"}
+	item["gsi1pk"] = &types.AttributeValueMemberS{Value: keys.TenantIndex(k.TenantID, "KEYS")}
 	item["gsi1sk"] = &types.AttributeValueMemberS{Value: k.KeyID}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: &s.table, Item: withKey(item, apiKeyKey(k.Hash)),
@@ -123,7 +120,7 @@ func (s *Store) RevokeAPIKey(ctx context.Context, tenantID, keyID string) error 
 		TableName: &s.table, IndexName: aws.String(IndexTenant),
 		KeyConditionExpression: aws.String("gsi1pk = :pk AND gsi1sk = :sk"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": &types.AttributeValueMemberS{Value: "TENANT#" + tenantID + "#KEYS"},
+			":pk": &types.AttributeValueMemberS{Value: keys.TenantIndex(tenantID, "KEYS")},
 			":sk": &types.AttributeValueMemberS{Value: keyID},
 		},
 	})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/store/keys"
 	"github.com/stretchr/testify/require"
 )
 
@@ -22,7 +23,7 @@ func stored(db *fakeDB, k map[string]types.AttributeValue) map[string]types.Attr
 }
 
 func depthKey(tenant string) map[string]types.AttributeValue {
-	return key("TENANT#"+tenant, depthIndexKey)
+	return depthCounterKey(tenant)
 }
 
 // counter reads a tenant's DLQ depth counter straight from the fake table.
@@ -43,7 +44,7 @@ func indexedDead(db *fakeDB, tenant string) int {
 	defer db.mu.Unlock()
 	n := 0
 	for _, item := range db.items {
-		if str(item, "gsi1pk") == "TENANT#"+tenant+"#DEAD" {
+		if str(item, "gsi1pk") == keys.TenantIndex(tenant, "DEAD") {
 			n++
 		}
 	}

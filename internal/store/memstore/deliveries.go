@@ -2,16 +2,13 @@ package memstore
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/internal/store/keys"
 )
 
 // deadEntry is a delivery's place in the dead index: its tenant's
@@ -49,7 +46,7 @@ func (s *Store) InDeadIndex(id string) bool {
 
 // Delivery reads one delivery, or store.ErrNotFound.
 func (s *Store) Delivery(_ context.Context, id string) (domain.Delivery, error) {
-	if err := checkKey("DELIVERY#"+id, "DELIVERY"); err != nil {
+	if err := checkKey(keys.Delivery(id), "DELIVERY"); err != nil {
 		return domain.Delivery{}, err
 	}
 	s.mu.Lock()
@@ -281,45 +278,6 @@ func (s *Store) MarkDeadBeforeLastAttempt(_ context.Context, d domain.Delivery, 
 	return nil
 }
 
-// deadCursor is a dead listing's cursor: the index key of the last
-// delivery returned and the query it belongs to, as the real store makes
-// it.
-type deadCursor struct {
-	ID, SK string
-	Q      string `json:",omitempty"`
-}
-
-func (c deadCursor) String() string {
-	raw, _ := json.Marshal(c)
-	return base64.RawURLEncoding.EncodeToString(raw)
-}
-
-func parseDeadCursor(cursor string) (deadCursor, error) {
-	var c deadCursor
-	raw, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil || len(raw) == 0 || json.Unmarshal(raw, &c) != nil || c.ID == "" || len(c.ID) > 256 {
-		return c, fmt.Errorf("cursor: %w", store.ErrBadCursor)
-	}
-	at, id, ok := strings.Cut(c.SK, "#")
-	t, err := time.Parse(keyFormat, at)
-	if !ok || err != nil || keyTime(t) != at || id != c.ID {
-		return c, fmt.Errorf("cursor: %w", store.ErrBadCursor)
-	}
-	return c, nil
-}
-
-// fingerprint names the query a filter makes, for its cursors.
-func fingerprint(f domain.DeadFilter) string {
-	k := func(t time.Time) string {
-		if t.IsZero() {
-			return ""
-		}
-		return keyTime(t)
-	}
-	sum := sha256.Sum256([]byte(strings.Join([]string{f.EndpointID, f.EventType, k(f.Since), k(f.Until)}, "\x00")))
-	return base64.RawURLEncoding.EncodeToString(sum[:9])
-}
-
 // ListDead returns a page of a tenant's dead deliveries, oldest death
 // first, at most limit (above zero), after cursor, as the real store pages
 // its index query: without a filter, a page stopped by its limit carries a
@@ -328,29 +286,17 @@ func fingerprint(f domain.DeadFilter) string {
 // cannot be queried with is store.ErrBadFilter; a cursor this store did not
 // make, store.ErrBadCursor; one of another query, store.ErrCursorMismatch.
 func (s *Store) ListDead(_ context.Context, tenantID string, f domain.DeadFilter, limit int, cursor string) ([]domain.Delivery, string, error) {
-	lo, hi := "0", "~"
-	if !f.Since.IsZero() {
-		if !store.KeyTime(f.Since) {
-			return nil, "", fmt.Errorf("since %s: %w", f.Since.Format(time.RFC3339Nano), store.ErrBadFilter)
-		}
-		lo = keyTime(f.Since)
-	}
-	if !f.Until.IsZero() {
-		if !store.KeyTime(f.Until) {
-			return nil, "", fmt.Errorf("until %s: %w", f.Until.Format(time.RFC3339Nano), store.ErrBadFilter)
-		}
-		hi = keyTime(f.Until) + "#~"
-	}
-	if lo > hi {
-		return nil, "", fmt.Errorf("until is before since: %w", store.ErrBadFilter)
+	lo, hi, err := store.DeadKeyRange(f)
+	if err != nil {
+		return nil, "", err
 	}
 	if limit < 1 {
 		return nil, "", fmt.Errorf("list dead deliveries of tenant %s: limit %d: ValidationException", tenantID, limit)
 	}
-	query := fingerprint(f)
+	query := store.DeadFingerprint(f)
 	after := ""
 	if cursor != "" {
-		c, err := parseDeadCursor(cursor)
+		c, err := store.DecodeDeadCursor(cursor)
 		if err != nil {
 			return nil, "", err
 		}
@@ -370,7 +316,7 @@ func (s *Store) ListDead(_ context.Context, tenantID string, f domain.DeadFilter
 		}
 	}
 	slices.Sort(keys)
-	cursorAt := func(k string) string { return deadCursor{ID: ids[k], SK: k, Q: query}.String() }
+	cursorAt := func(k string) string { return store.EncodeDeadCursor(store.DeadCursor{ID: ids[k], SK: k, Q: query}) }
 	var out []domain.Delivery
 	if f.EndpointID == "" && f.EventType == "" {
 		for _, k := range keys[:min(limit, len(keys))] {

@@ -10,11 +10,12 @@ import (
 
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/internal/store/keys"
 )
 
 // Job reads a replay job, or store.ErrNotFound.
 func (s *Store) Job(_ context.Context, id string) (domain.ReplayJob, error) {
-	if err := checkKey("REPLAYJOB#"+id, "REPLAYJOB"); err != nil {
+	if err := checkKey(keys.ReplayJob(id), "REPLAYJOB"); err != nil {
 		return domain.ReplayJob{}, err
 	}
 	s.mu.Lock()

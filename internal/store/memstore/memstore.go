@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/internal/store/keys"
 )
 
 // Store is the in-memory store. Build it with New.
@@ -114,7 +115,7 @@ func checkKey(pk, sk string) error {
 // the same creation time (this clock's, to the nanosecond) is taken for this
 // very write, retried after its answer was lost, as the real store does.
 func (s *Store) CreateTenant(_ context.Context, t domain.Tenant) (domain.Tenant, error) {
-	if err := checkKey("TENANT#"+t.TenantID, "TENANT"); err != nil {
+	if err := checkKey(keys.Tenant(t.TenantID), "TENANT"); err != nil {
 		return t, err
 	}
 	s.mu.Lock()
@@ -135,7 +136,7 @@ func (s *Store) CreateTenant(_ context.Context, t domain.Tenant) (domain.Tenant,
 
 // Tenant reads a tenant, or store.ErrNotFound.
 func (s *Store) Tenant(_ context.Context, id string) (domain.Tenant, error) {
-	if err := checkKey("TENANT#"+id, "TENANT"); err != nil {
+	if err := checkKey(keys.Tenant(id), "TENANT"); err != nil {
 		return domain.Tenant{}, err
 	}
 	s.mu.Lock()
@@ -150,7 +151,7 @@ func (s *Store) Tenant(_ context.Context, id string) (domain.Tenant, error) {
 // PutAPIKey stores a new key of an existing tenant (store.ErrNotFound
 // otherwise); a hash already stored is refused (store.ErrExists).
 func (s *Store) PutAPIKey(_ context.Context, k domain.APIKey) (domain.APIKey, error) {
-	if err := checkKey("TENANT#"+k.TenantID, "TENANT"); err != nil {
+	if err := checkKey(keys.Tenant(k.TenantID), "TENANT"); err != nil {
 		return k, err
 	}
 	s.mu.Lock()
@@ -169,7 +170,7 @@ func (s *Store) PutAPIKey(_ context.Context, k domain.APIKey) (domain.APIKey, er
 // TenantForKey returns the tenant of an unrevoked key hash, or
 // store.ErrNotFound.
 func (s *Store) TenantForKey(_ context.Context, hash string) (string, error) {
-	if err := checkKey("APIKEY#"+hash, "APIKEY"); err != nil {
+	if err := checkKey(keys.APIKey(hash), "APIKEY"); err != nil {
 		return "", err
 	}
 	s.mu.Lock()
@@ -187,7 +188,7 @@ func (s *Store) TenantForKey(_ context.Context, hash string) (string, error) {
 // RevokeAPIKey revokes a tenant's key by its id (the first revocation's
 // time stays), or answers store.ErrNotFound.
 func (s *Store) RevokeAPIKey(_ context.Context, tenantID, keyID string) error {
-	if err := checkKey("TENANT#"+tenantID+"#KEYS", keyID); err != nil {
+	if err := checkKey(keys.TenantIndex(tenantID, "KEYS"), keyID); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -221,7 +222,7 @@ func (s *Store) PutEndpoint(_ context.Context, e domain.Endpoint) error {
 // CreateEndpoint writes a new endpoint, or store.ErrExists (one with the
 // same creation time is this write retried, as for CreateTenant).
 func (s *Store) CreateEndpoint(_ context.Context, e domain.Endpoint) (domain.Endpoint, error) {
-	if err := checkKey("TENANT#"+e.TenantID, "ENDPOINT#"+e.EndpointID); err != nil {
+	if err := checkKey(keys.Tenant(e.TenantID), keys.Endpoint(e.EndpointID)); err != nil {
 		return e, err
 	}
 	s.mu.Lock()
@@ -240,7 +241,7 @@ func (s *Store) CreateEndpoint(_ context.Context, e domain.Endpoint) (domain.End
 
 // Endpoint reads one endpoint of a tenant, or store.ErrNotFound.
 func (s *Store) Endpoint(_ context.Context, tenantID, endpointID string) (domain.Endpoint, error) {
-	if err := checkKey("TENANT#"+tenantID, "ENDPOINT#"+endpointID); err != nil {
+	if err := checkKey(keys.Tenant(tenantID), keys.Endpoint(endpointID)); err != nil {
 		return domain.Endpoint{}, err
 	}
 	s.mu.Lock()
@@ -288,7 +289,7 @@ func (s *Store) ListEndpoints(_ context.Context, tenantID string, limit int, cur
 			return nil, "", fmt.Errorf("cursor: %w", store.ErrBadCursor)
 		}
 		after = string(raw)
-		if err := checkKey("TENANT#"+tenantID, "ENDPOINT#"+after); err != nil {
+		if err := checkKey(keys.Tenant(tenantID), keys.Endpoint(after)); err != nil {
 			return nil, "", err
 		}
 	}
@@ -320,7 +321,7 @@ func (s *Store) UpdateEndpoint(_ context.Context, tenantID, endpointID string, c
 // stores the result and returns a copy; a missing endpoint is
 // store.ErrNotFound, its error prefixed with what.
 func (s *Store) changeEndpoint(tenantID, endpointID, what string, change func(*domain.Endpoint)) (domain.Endpoint, error) {
-	if err := checkKey("TENANT#"+tenantID, "ENDPOINT#"+endpointID); err != nil {
+	if err := checkKey(keys.Tenant(tenantID), keys.Endpoint(endpointID)); err != nil {
 		return domain.Endpoint{}, err
 	}
 	s.mu.Lock()
@@ -358,7 +359,7 @@ func (s *Store) applyChange(e *domain.Endpoint, c store.EndpointChange) {
 
 // DeleteEndpoint removes an endpoint, or answers store.ErrNotFound.
 func (s *Store) DeleteEndpoint(_ context.Context, tenantID, endpointID string) error {
-	if err := checkKey("TENANT#"+tenantID, "ENDPOINT#"+endpointID); err != nil {
+	if err := checkKey(keys.Tenant(tenantID), keys.Endpoint(endpointID)); err != nil {
 		return err
 	}
 	s.mu.Lock()

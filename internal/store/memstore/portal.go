@@ -6,16 +6,17 @@ import (
 
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/internal/store/keys"
 )
 
 // PutPortalLink stores a new portal link of an existing tenant, as
 // store.Store does (store.ErrNotFound for no such tenant or one being
 // erased, store.ErrExists for a hash already stored).
 func (s *Store) PutPortalLink(_ context.Context, l domain.PortalLink) (domain.PortalLink, error) {
-	if err := checkKey("PORTAL#"+l.Hash, "PORTAL"); err != nil {
+	if err := checkKey(keys.Portal(l.Hash), "PORTAL"); err != nil {
 		return l, err
 	}
-	if err := checkKey("TENANT#"+l.TenantID+"#PORTAL", l.LinkID); err != nil {
+	if err := checkKey(keys.TenantIndex(l.TenantID, "PORTAL"), l.LinkID); err != nil {
 		return l, err
 	}
 	s.mu.Lock()
@@ -36,7 +37,7 @@ func (s *Store) PutPortalLink(_ context.Context, l domain.PortalLink) (domain.Po
 
 // PortalLink reads a portal link by its token's hash, or store.ErrNotFound.
 func (s *Store) PortalLink(_ context.Context, hash string) (domain.PortalLink, error) {
-	if err := checkKey("PORTAL#"+hash, "PORTAL"); err != nil {
+	if err := checkKey(keys.Portal(hash), "PORTAL"); err != nil {
 		return domain.PortalLink{}, err
 	}
 	s.mu.Lock()
@@ -51,7 +52,7 @@ func (s *Store) PortalLink(_ context.Context, hash string) (domain.PortalLink, e
 // RevokePortalLink revokes a tenant's portal link by its id (the first
 // revocation's time stays), or answers store.ErrNotFound.
 func (s *Store) RevokePortalLink(_ context.Context, tenantID, linkID string) error {
-	if err := checkKey("TENANT#"+tenantID+"#PORTAL", linkID); err != nil {
+	if err := checkKey(keys.TenantIndex(tenantID, "PORTAL"), linkID); err != nil {
 		return err
 	}
 	s.mu.Lock()

@@ -1,0 +1,218 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/hookline/hookline/internal/domain"
+)
+
+// DisableEndpoint turns an endpoint off, with the reason, so no further
+// deliveries are sent to it until it is enabled again. It reports whether
+// this call disabled it (false: it was disabled already, and keeps its
+// reason and time). It sets disabled_at, and failing_since when not set, so
+// the first success after the endpoint is enabled again is a recovery.
+func (s *Store) DisableEndpoint(ctx context.Context, tenantID, endpointID string, reason domain.DisableReason) (bool, error) {
+	disabled, err := s.setDisabled(ctx, tenantID, endpointID, reason)
+	if err != nil {
+		return false, fmt.Errorf("disable endpoint %s: %w", endpointID, err)
+	}
+	return disabled, nil
+}
+
+// setDisabled marks an existing endpoint disabled for reason at now, and
+// failing since now unless it already was, and reports whether this call
+// disabled it. An endpoint disabled already keeps its reason and time (an
+// enable removes both).
+func (s *Store) setDisabled(ctx context.Context, tenantID, endpointID string, reason domain.DisableReason) (bool, error) {
+	out, err := s.updateExistingEndpoint(ctx, tenantID, endpointID, &dynamodb.UpdateItemInput{
+		UpdateExpression: aws.String("SET disabled = :t, disabled_reason = if_not_exists(disabled_reason, :r), " +
+			"disabled_at = if_not_exists(disabled_at, :now), failing_since = if_not_exists(failing_since, :now)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":t":   &types.AttributeValueMemberBOOL{Value: true},
+			":r":   &types.AttributeValueMemberS{Value: string(reason)},
+			":now": timeValue(s.Now()),
+		},
+		ReturnValues: types.ReturnValueUpdatedOld,
+	})
+	if err != nil {
+		return false, err
+	}
+	was, _ := out.Attributes["disabled"].(*types.AttributeValueMemberBOOL)
+	return was == nil || !was.Value, nil
+}
+
+// updateExistingEndpoint runs in against an endpoint's item (table and key
+// set here) only if the item exists, so that an update never creates a
+// partial endpoint: in's ConditionExpression, if any, must hold as well.
+func (s *Store) updateExistingEndpoint(ctx context.Context, tenantID, endpointID string, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+	cond := "attribute_exists(pk)"
+	if in.ConditionExpression != nil {
+		cond += " AND " + *in.ConditionExpression
+	}
+	in.TableName, in.Key, in.ConditionExpression = &s.table, endpointKey(tenantID, endpointID), aws.String(cond)
+	return s.db.UpdateItem(ctx, in)
+}
+
+// HealthThresholds are what counting a failed attempt against an endpoint
+// weighs: the consecutive failed attempts at which it is marked failing
+// (and its circuit breaker opens) and disabled (0 or less: never), how long
+// the run must have lasted to disable it, and the breaker's policy.
+type HealthThresholds struct {
+	FailingAfter, DisableAfter int
+	// DisableAfterFor is how long the run of consecutive failures must have
+	// lasted (from its first failure, failures_since), besides reaching
+	// DisableAfter, for the endpoint to be disabled. 0: no time.
+	DisableAfterFor time.Duration
+	// Breaker is the circuit breaker's policy (its zero value: the
+	// defaults).
+	Breaker domain.Breaker
+	// Probe says the failed attempt was the breaker's probe: the breaker
+	// opens again, for a longer cooldown. A failure that is not the probe
+	// (a request sent before the breaker opened) leaves an open breaker as
+	// it is.
+	Probe bool
+	// Retryable says the failure was one the retry schedule retries (a
+	// timeout, a network error, 408, 429, 5xx): only such failures open
+	// the breaker. A permanent failure (a 4xx rejection, dead at once)
+	// counts toward the run and the failing mark, never the breaker: an
+	// endpoint that answers at once holds no capacity.
+	Retryable bool
+}
+
+// FailureEffect is what counting a failed attempt did to its endpoint.
+type FailureEffect struct {
+	// Failures is the endpoint's run of consecutive failures, this one
+	// included.
+	Failures int
+	// Failing is true when this call marked the endpoint failing (the run
+	// reached FailingAfter and it was not marked): FailingSince is the
+	// mark.
+	Failing      bool
+	FailingSince time.Time
+	// BreakerUntil is set when this call opened the endpoint's circuit
+	// breaker (at FailingAfter) or opened it again (a failed probe): the
+	// next probe's time.
+	BreakerUntil *time.Time
+	// Disabled is true when this call disabled the endpoint (the run
+	// reached DisableAfter, lasted DisableAfterFor, and it was enabled):
+	// DisabledAt is when.
+	Disabled   bool
+	DisabledAt time.Time
+}
+
+// RecordEndpointFailure counts a failed attempt against an endpoint (and
+// starts its run's clock, failures_since, on the run's first), opens its
+// circuit breaker and marks it failing (failing_since) when the count
+// reaches th.FailingAfter, opens the breaker again for a doubled cooldown
+// when the failure is the probe's (th.Probe), and disables it when the
+// count reaches th.DisableAfter and the run has lasted th.DisableAfterFor.
+// Each transition is a conditional write, so it happens once however many
+// attempts fail at once. A count below the thresholds is one write.
+func (s *Store) RecordEndpointFailure(ctx context.Context, tenantID, endpointID string, th HealthThresholds) (FailureEffect, error) {
+	var fx FailureEffect
+	now := s.Now()
+	out, err := s.updateExistingEndpoint(ctx, tenantID, endpointID, &dynamodb.UpdateItemInput{
+		UpdateExpression:          aws.String("ADD consecutive_failures :one SET failures_since = if_not_exists(failures_since, :now)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":one": &types.AttributeValueMemberN{Value: "1"}, ":now": timeValue(now)},
+		ReturnValues:              types.ReturnValueAllNew,
+	})
+	if err != nil {
+		return fx, fmt.Errorf("count failure of endpoint %s: %w", endpointID, err)
+	}
+	var ep domain.Endpoint
+	if err := attributevalue.UnmarshalMap(out.Attributes, &ep); err != nil {
+		return fx, fmt.Errorf("endpoint %s: %w", endpointID, err)
+	}
+	fx.Failures = ep.ConsecutiveFailures
+	if th.FailingAfter > 0 && fx.Failures >= th.FailingAfter {
+		if err := s.tripBreaker(ctx, ep, th, now, &fx); err != nil {
+			return fx, err
+		}
+	}
+	if th.DisableAfter <= 0 || fx.Failures < th.DisableAfter || ep.FailuresSince == nil || now.Sub(*ep.FailuresSince) < th.DisableAfterFor {
+		return fx, nil
+	}
+	disabled, err := s.setDisabled(ctx, tenantID, endpointID, domain.DisabledConsecutiveFailures)
+	if err != nil {
+		return fx, fmt.Errorf("disable endpoint %s: %w", endpointID, err)
+	}
+	if disabled {
+		fx.Disabled, fx.DisabledAt = true, now.UTC()
+	}
+	return fx, nil
+}
+
+// tripBreaker marks ep (as the failure count left it) failing, and for a
+// retryable failure opens its circuit breaker when it is closed, or, for a
+// failed probe, opens it again for the next cooldown. Both are conditional on the
+// breaker as read: of concurrent callers, one moves it.
+func (s *Store) tripBreaker(ctx context.Context, ep domain.Endpoint, th HealthThresholds, now time.Time, fx *FailureEffect) error {
+	in := &dynamodb.UpdateItemInput{}
+	var until time.Time
+	switch {
+	case !th.Retryable && ep.FailingSince == nil:
+		in.UpdateExpression = aws.String("SET failing_since = :now")
+		in.ConditionExpression = aws.String("attribute_not_exists(failing_since)")
+		in.ExpressionAttributeValues = map[string]types.AttributeValue{":now": timeValue(now)}
+	case !th.Retryable:
+		return nil
+	case ep.BreakerUntil == nil:
+		until = now.Add(th.Breaker.Open(0))
+		in.UpdateExpression = aws.String("SET breaker_until = :until, breaker_trips = :zero, failing_since = if_not_exists(failing_since, :now)")
+		in.ConditionExpression = aws.String("attribute_not_exists(breaker_until)")
+		in.ExpressionAttributeValues = map[string]types.AttributeValue{":until": timeValue(until), ":zero": &types.AttributeValueMemberN{Value: "0"}, ":now": timeValue(now)}
+	case th.Probe:
+		until = now.Add(th.Breaker.Open(ep.BreakerTrips + 1))
+		in.UpdateExpression = aws.String("SET breaker_until = :until, breaker_trips = :next")
+		in.ConditionExpression = aws.String("breaker_until = :was")
+		in.ExpressionAttributeValues = map[string]types.AttributeValue{":until": timeValue(until), ":was": timeValue(*ep.BreakerUntil), ":next": &types.AttributeValueMemberN{Value: strconv.Itoa(ep.BreakerTrips + 1)}}
+	default:
+		return nil // open already, and this is no probe's failure
+	}
+	_, err := s.updateExistingEndpoint(ctx, ep.TenantID, ep.EndpointID, in)
+	switch {
+	case isConditionFailed(err): // moved by another attempt
+		return nil
+	case err != nil:
+		return fmt.Errorf("open the circuit breaker of endpoint %s: %w", ep.EndpointID, err)
+	}
+	if th.Retryable {
+		u := until.UTC()
+		fx.BreakerUntil = &u
+	}
+	if ep.BreakerUntil == nil && ep.FailingSince == nil {
+		fx.Failing, fx.FailingSince = true, now.UTC()
+	}
+	return nil
+}
+
+// ResetEndpointFailures sets an endpoint's consecutive failure count to
+// zero after a success, closes its circuit breaker and clears its failing
+// mark. recovered is the mark
+// this call cleared (the episode's start), nil when there was none: of
+// concurrent successes, one recovers the endpoint.
+func (s *Store) ResetEndpointFailures(ctx context.Context, tenantID, endpointID string) (recovered *time.Time, err error) {
+	out, err := s.updateExistingEndpoint(ctx, tenantID, endpointID, &dynamodb.UpdateItemInput{
+		UpdateExpression:          aws.String("SET consecutive_failures = :zero REMOVE failing_since, failures_since, breaker_until, breaker_trips"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":zero": &types.AttributeValueMemberN{Value: "0"}},
+		ReturnValues:              types.ReturnValueUpdatedOld,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reset failures of endpoint %s: %w", endpointID, err)
+	}
+	if v, ok := out.Attributes["failing_since"].(*types.AttributeValueMemberS); ok {
+		t, perr := time.Parse(sortableFormat, v.Value)
+		if perr != nil {
+			return nil, fmt.Errorf("endpoint %s: failing_since %q: %w", endpointID, v.Value, perr)
+		}
+		return &t, nil
+	}
+	return nil, nil
+}

@@ -1,0 +1,72 @@
+package store
+
+import (
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/hookline/hookline/internal/store/keys"
+)
+
+// The table keys of every record, built here from the strings of package
+// keys (which memstore uses too).
+
+func deadWindowKey(tenantID, endpointID string, start time.Time) map[string]types.AttributeValue {
+	return key(keys.DeadWindow(tenantID, endpointID, sortableTime(start)), "DEADWINDOW")
+}
+
+func gateKey(tenantID, endpointID string) map[string]types.AttributeValue {
+	return key(keys.Gate(tenantID, endpointID), gateSK)
+}
+
+func portalKey(hash string) map[string]types.AttributeValue { return key(keys.Portal(hash), "PORTAL") }
+
+// portalPartition is the gsi1 partition of a tenant's portal links.
+func portalPartition(tenantID string) string { return keys.TenantIndex(tenantID, "PORTAL") }
+
+func jobKey(id string) map[string]types.AttributeValue { return key(keys.ReplayJob(id), "REPLAYJOB") }
+
+// jobSlotsKey is the item holding a tenant's open replay jobs: the string set
+// open_jobs names each job not yet completed.
+func jobSlotsKey(tenantID string) map[string]types.AttributeValue {
+	return key(keys.Tenant(tenantID), "REPLAYJOBS")
+}
+
+func statsPK(tenantID, endpointID string) string { return keys.Stats(tenantID, endpointID) }
+
+func endpointKey(tenantID, endpointID string) map[string]types.AttributeValue {
+	return key(keys.Tenant(tenantID), keys.Endpoint(endpointID))
+}
+
+func deliveryKey(id string) map[string]types.AttributeValue {
+	return key(keys.Delivery(id), "DELIVERY")
+}
+
+// key is the table key of the item at pk and sk.
+func key(pk, sk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: pk},
+		"sk": &types.AttributeValueMemberS{Value: sk},
+	}
+}
+
+// withKey sets the key k in item and returns item.
+func withKey(item map[string]types.AttributeValue, k map[string]types.AttributeValue) map[string]types.AttributeValue {
+	for n, v := range k {
+		item[n] = v
+	}
+	return item
+}
+
+func tenantKey(id string) map[string]types.AttributeValue { return key(keys.Tenant(id), "TENANT") }
+
+func apiKeyKey(hash string) map[string]types.AttributeValue { return key(keys.APIKey(hash), "APIKEY") }
+
+// tombstoneKey is the key of an erased tenant's tombstone.
+func tombstoneKey(tenantID string) map[string]types.AttributeValue {
+	return key(keys.Tenant(tenantID), tombstoneSK)
+}
+
+// depthCounterKey is the key of a tenant's DLQ depth counter.
+func depthCounterKey(tenantID string) map[string]types.AttributeValue {
+	return key(keys.Tenant(tenantID), depthIndexKey)
+}
