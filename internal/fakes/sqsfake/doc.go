@@ -1,0 +1,16 @@
+// Package sqsfake is one in-memory SQS for tests of any package, held to the
+// AWS rules that matter to hookline (which the local cloud forgives) by the
+// conformance suite in package sqstest, which also runs against the local
+// cloud (e2e/sqs_conformance_test.go).
+//
+// A Queue enforces: at most 10 entries per batch, ids unique and
+// [A-Za-z0-9_-]{1,80}; 262,144 bytes per message and per batch (body and
+// attributes); DelaySeconds 0..900; VisibilityTimeout 0..43200 and no message
+// hidden more than 12 h after its receive; the characters SQS allows (#x9
+// #xA #xD #x20-#xD7FF #xE000-#xFFFD #x10000-#x10FFFF); MessageGroupId of 1
+// to 128 ASCII letters, digits or punctuation; and the in-flight limit
+// (120,000 on a standard queue; Config.InFlightLimit), past which a receive
+// gets nothing and no error, as on AWS.
+//
+// Time is injected (Config.Now); nothing waits: a long poll returns at once.
+package sqsfake

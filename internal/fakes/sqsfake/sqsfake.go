@@ -1,0 +1,388 @@
+package sqsfake
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+)
+
+// SQS's limits, as AWS documents them.
+const (
+	MaxBatchEntries      = 10
+	MaxMessageBytes      = 262_144
+	MaxDelaySeconds      = 900
+	MaxVisibilitySeconds = 43_200
+	MaxHidden            = 12 * time.Hour
+	DefaultInFlightLimit = 120_000
+	DefaultVisibility    = 30 * time.Second
+	maxGroupIDLen        = 128
+)
+
+// Config sets up a Queue. Every field's zero value is SQS's default.
+type Config struct {
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+	// VisibilityTimeout is the queue's; zero is 30 s.
+	VisibilityTimeout time.Duration
+	// InFlightLimit is the most messages in flight; zero is 120,000.
+	InFlightLimit int
+	// CheckSend, if set, is a product rule the fake applies to each sent
+	// message after SQS's own (a refusal fails the send or the entry).
+	CheckSend func(queueURL string, in *sqs.SendMessageInput) error
+}
+
+type msg struct {
+	id, body   string
+	group      *string
+	attrs      map[string]types.MessageAttributeValue
+	visibleAt  time.Time
+	receivedAt time.Time // the latest receive; zero before the first
+	handle     string    // the latest receipt handle
+	receives   int
+	deleted    bool
+}
+
+// Queue is a fake SQS holding any number of queues, named by URL; a queue
+// exists from its first use (or CreateQueue). Safe for concurrent use.
+type Queue struct {
+	cfg    Config
+	mu     sync.Mutex
+	queues map[string][]*msg
+	seq    int
+	// Refused are the errors of the requests refused so far.
+	refused []string
+}
+
+// New returns an empty fake SQS.
+func New(cfg Config) *Queue {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.VisibilityTimeout == 0 {
+		cfg.VisibilityTimeout = DefaultVisibility
+	}
+	if cfg.InFlightLimit == 0 {
+		cfg.InFlightLimit = DefaultInFlightLimit
+	}
+	return &Queue{cfg: cfg, queues: map[string][]*msg{}}
+}
+
+// Refusals returns the errors of the requests refused so far, so that a
+// test can fail when a request AWS would refuse was made.
+func (q *Queue) Refusals() []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return append([]string(nil), q.refused...)
+}
+
+// Bodies returns the bodies of the messages in queueURL not deleted, in the
+// order sent (visible or not).
+func (q *Queue) Bodies(queueURL string) []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var out []string
+	for _, m := range q.queues[queueURL] {
+		if !m.deleted {
+			out = append(out, m.body)
+		}
+	}
+	return out
+}
+
+func (q *Queue) refuse(format string, args ...any) error {
+	err := fmt.Errorf(format, args...)
+	q.refused = append(q.refused, err.Error())
+	return err
+}
+
+// CreateQueue answers the queue's URL, http://sqs.fake/<name>.
+func (q *Queue) CreateQueue(_ context.Context, in *sqs.CreateQueueInput, _ ...func(*sqs.Options)) (*sqs.CreateQueueOutput, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	url := "http://sqs.fake/" + aws.ToString(in.QueueName)
+	if _, ok := q.queues[url]; !ok {
+		q.queues[url] = nil
+	}
+	return &sqs.CreateQueueOutput{QueueUrl: &url}, nil
+}
+
+// DeleteQueue forgets a queue and its messages.
+func (q *Queue) DeleteQueue(_ context.Context, in *sqs.DeleteQueueInput, _ ...func(*sqs.Options)) (*sqs.DeleteQueueOutput, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	delete(q.queues, aws.ToString(in.QueueUrl))
+	return &sqs.DeleteQueueOutput{}, nil
+}
+
+// SendMessage sends one message after SQS's rules (and Config.CheckSend).
+func (q *Queue) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	id, err := q.sendLocked(aws.ToString(in.QueueUrl), in)
+	if err != nil {
+		return nil, err
+	}
+	return &sqs.SendMessageOutput{MessageId: &id}, nil
+}
+
+func (q *Queue) sendLocked(url string, in *sqs.SendMessageInput) (string, error) {
+	if err := checkSend(in); err != nil {
+		return "", q.refuse("%v", err)
+	}
+	if q.cfg.CheckSend != nil {
+		if err := q.cfg.CheckSend(url, in); err != nil {
+			return "", q.refuse("%v", err)
+		}
+	}
+	q.seq++
+	m := &msg{id: "m-" + strconv.Itoa(q.seq), body: aws.ToString(in.MessageBody), group: in.MessageGroupId, attrs: in.MessageAttributes,
+		visibleAt: q.cfg.Now().Add(time.Duration(in.DelaySeconds) * time.Second)}
+	q.queues[url] = append(q.queues[url], m)
+	return m.id, nil
+}
+
+// SendMessageBatch checks the batch's rules (entries, ids, bytes), refusing
+// the whole request as SQS does, then sends each entry by SendMessage's
+// rules, answering a refused entry as failed.
+func (q *Queue) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	ids := make([]*string, len(in.Entries))
+	size := 0
+	for i, e := range in.Entries {
+		ids[i] = e.Id
+		size += messageSize(aws.ToString(e.MessageBody), e.MessageAttributes)
+	}
+	if err := checkBatch(ids); err != nil {
+		return nil, q.refuse("%v", err)
+	}
+	if size > MaxMessageBytes {
+		return nil, q.refuse("AWS.SimpleQueueService.BatchRequestTooLong: %d bytes, at most %d", size, MaxMessageBytes)
+	}
+	out := &sqs.SendMessageBatchOutput{Successful: []types.SendMessageBatchResultEntry{}, Failed: []types.BatchResultErrorEntry{}}
+	for _, e := range in.Entries {
+		id, err := q.sendLocked(aws.ToString(in.QueueUrl), &sqs.SendMessageInput{QueueUrl: in.QueueUrl, MessageBody: e.MessageBody,
+			DelaySeconds: e.DelaySeconds, MessageGroupId: e.MessageGroupId, MessageAttributes: e.MessageAttributes})
+		if err != nil {
+			out.Failed = append(out.Failed, types.BatchResultErrorEntry{Id: e.Id, Code: aws.String("InvalidParameterValue"), Message: aws.String(err.Error()), SenderFault: true})
+			continue
+		}
+		out.Successful = append(out.Successful, types.SendMessageBatchResultEntry{Id: e.Id, MessageId: aws.String(id)})
+	}
+	return out, nil
+}
+
+// ReceiveMessage hands out up to MaxNumberOfMessages (1..10) visible
+// messages, oldest first, hiding each for the request's VisibilityTimeout
+// (else the queue's). Past the in-flight limit it receives nothing and
+// says nothing, as SQS does; the fake keeps the refusal.
+func (q *Queue) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInput, _ ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := in.MaxNumberOfMessages
+	if n == 0 {
+		n = 1
+	}
+	if n < 1 || n > MaxBatchEntries {
+		return nil, q.refuse("InvalidParameterValue: MaxNumberOfMessages %d is not in 1..10", n)
+	}
+	hide := q.cfg.VisibilityTimeout
+	if in.VisibilityTimeout != 0 {
+		if err := checkVisibility(in.VisibilityTimeout); err != nil {
+			return nil, q.refuse("%v", err)
+		}
+		hide = time.Duration(in.VisibilityTimeout) * time.Second
+	}
+	now := q.cfg.Now()
+	out := &sqs.ReceiveMessageOutput{Messages: []types.Message{}}
+	for _, m := range q.queues[aws.ToString(in.QueueUrl)] {
+		if len(out.Messages) == int(n) {
+			break
+		}
+		if m.deleted || now.Before(m.visibleAt) {
+			continue
+		}
+		if inflight := q.inFlightLocked(aws.ToString(in.QueueUrl), now); inflight >= q.cfg.InFlightLimit {
+			_ = q.refuse("OverLimit: %d messages in flight, the limit is %d: nothing received", inflight, q.cfg.InFlightLimit)
+			break
+		}
+		q.seq++
+		m.receives++
+		m.receivedAt, m.visibleAt = now, now.Add(hide)
+		m.handle = m.id + "#" + strconv.Itoa(q.seq)
+		out.Messages = append(out.Messages, m.message())
+	}
+	return out, nil
+}
+
+func (m *msg) message() types.Message {
+	return types.Message{MessageId: aws.String(m.id), ReceiptHandle: aws.String(m.handle), Body: aws.String(m.body),
+		MessageAttributes: m.attrs, Attributes: map[string]string{
+			string(types.MessageSystemAttributeNameApproximateReceiveCount): strconv.Itoa(m.receives),
+		}}
+}
+
+// InFlight is how many messages of queueURL are in flight now: received,
+// not deleted, still hidden.
+func (q *Queue) InFlight(queueURL string) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.inFlightLocked(queueURL, q.cfg.Now())
+}
+
+func (q *Queue) inFlightLocked(url string, now time.Time) int {
+	n := 0
+	for _, m := range q.queues[url] {
+		if !m.deleted && m.receives > 0 && now.Before(m.visibleAt) {
+			n++
+		}
+	}
+	return n
+}
+
+func (q *Queue) byHandle(url, handle string) (*msg, error) {
+	for _, m := range q.queues[url] {
+		if m.handle == handle && handle != "" {
+			return m, nil
+		}
+	}
+	return nil, fmt.Errorf("ReceiptHandleIsInvalid: %q", handle)
+}
+
+// DeleteMessage deletes the message a receipt handle names. As on SQS, the
+// latest handle of a message deletes it even when it is visible again.
+func (q *Queue) DeleteMessage(_ context.Context, in *sqs.DeleteMessageInput, _ ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	m, err := q.byHandle(aws.ToString(in.QueueUrl), aws.ToString(in.ReceiptHandle))
+	if err != nil {
+		return nil, q.refuse("%v", err)
+	}
+	m.deleted = true
+	return &sqs.DeleteMessageOutput{}, nil
+}
+
+// DeleteMessageBatch deletes each entry's message after the batch rules.
+func (q *Queue) DeleteMessageBatch(ctx context.Context, in *sqs.DeleteMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.DeleteMessageBatchOutput, error) {
+	ids := make([]*string, len(in.Entries))
+	for i, e := range in.Entries {
+		ids[i] = e.Id
+	}
+	if err := q.checkBatchLocked(ids); err != nil {
+		return nil, err
+	}
+	out := &sqs.DeleteMessageBatchOutput{Successful: []types.DeleteMessageBatchResultEntry{}, Failed: []types.BatchResultErrorEntry{}}
+	for _, e := range in.Entries {
+		if _, err := q.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: in.QueueUrl, ReceiptHandle: e.ReceiptHandle}); err != nil {
+			out.Failed = append(out.Failed, failed(e.Id, err))
+			continue
+		}
+		out.Successful = append(out.Successful, types.DeleteMessageBatchResultEntry{Id: e.Id})
+	}
+	return out, nil
+}
+
+func (q *Queue) checkBatchLocked(ids []*string) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if err := checkBatch(ids); err != nil {
+		return q.refuse("%v", err)
+	}
+	return nil
+}
+
+func failed(id *string, err error) types.BatchResultErrorEntry {
+	return types.BatchResultErrorEntry{Id: id, Code: aws.String("InvalidParameterValue"), Message: aws.String(err.Error()), SenderFault: true}
+}
+
+// ChangeMessageVisibility hides an in-flight message for VisibilityTimeout
+// from now (0..43200), refusing a message no longer in flight and one that
+// would stay hidden more than 12 h after its receive.
+func (q *Queue) ChangeMessageVisibility(_ context.Context, in *sqs.ChangeMessageVisibilityInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	m, err := q.byHandle(aws.ToString(in.QueueUrl), aws.ToString(in.ReceiptHandle))
+	if err != nil {
+		return nil, q.refuse("%v", err)
+	}
+	now := q.cfg.Now()
+	if m.deleted || !now.Before(m.visibleAt) {
+		return nil, q.refuse("MessageNotInflight: %s", m.id)
+	}
+	if err := checkVisibility(in.VisibilityTimeout); err != nil {
+		return nil, q.refuse("%v", err)
+	}
+	until := now.Add(time.Duration(in.VisibilityTimeout) * time.Second)
+	if until.Sub(m.receivedAt) > MaxHidden {
+		return nil, q.refuse("InvalidParameterValue: VisibilityTimeout %d, received %s ago: hidden past 12 h from the receive", in.VisibilityTimeout, now.Sub(m.receivedAt))
+	}
+	m.visibleAt = until
+	return &sqs.ChangeMessageVisibilityOutput{}, nil
+}
+
+// ChangeMessageVisibilityBatch changes each entry after the batch rules.
+func (q *Queue) ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.ChangeMessageVisibilityBatchInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
+	ids := make([]*string, len(in.Entries))
+	for i, e := range in.Entries {
+		ids[i] = e.Id
+	}
+	if err := q.checkBatchLocked(ids); err != nil {
+		return nil, err
+	}
+	out := &sqs.ChangeMessageVisibilityBatchOutput{Successful: []types.ChangeMessageVisibilityBatchResultEntry{}, Failed: []types.BatchResultErrorEntry{}}
+	for _, e := range in.Entries {
+		_, err := q.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: in.QueueUrl, ReceiptHandle: e.ReceiptHandle, VisibilityTimeout: e.VisibilityTimeout})
+		if err != nil {
+			out.Failed = append(out.Failed, failed(e.Id, err))
+			continue
+		}
+		out.Successful = append(out.Successful, types.ChangeMessageVisibilityBatchResultEntry{Id: e.Id})
+	}
+	return out, nil
+}
+
+// GetQueueAttributes answers ApproximateNumberOfMessages (visible),
+// ApproximateNumberOfMessagesNotVisible (in flight) and
+// ApproximateNumberOfMessagesDelayed, whatever names are asked.
+func (q *Queue) GetQueueAttributes(_ context.Context, in *sqs.GetQueueAttributesInput, _ ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := q.cfg.Now()
+	var visible, hidden, delayed int
+	for _, m := range q.queues[aws.ToString(in.QueueUrl)] {
+		switch {
+		case m.deleted:
+		case !now.Before(m.visibleAt):
+			visible++
+		case m.receives > 0:
+			hidden++
+		default:
+			delayed++
+		}
+	}
+	attrs := map[string]string{
+		string(types.QueueAttributeNameApproximateNumberOfMessages):           strconv.Itoa(visible),
+		string(types.QueueAttributeNameApproximateNumberOfMessagesNotVisible): strconv.Itoa(hidden),
+		string(types.QueueAttributeNameApproximateNumberOfMessagesDelayed):    strconv.Itoa(delayed),
+	}
+	return &sqs.GetQueueAttributesOutput{Attributes: attrs}, nil
+}
+
+// URLs returns the queues' URLs, sorted.
+func (q *Queue) URLs() []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var out []string
+	for u := range q.queues {
+		out = append(out, u)
+	}
+	sort.Strings(out)
+	return out
+}
