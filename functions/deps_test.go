@@ -93,6 +93,7 @@ func goList(t *testing.T, patterns ...string) listing {
 // No function binary links tooling, the other programs, the e2e tests, infra
 // or the CDK: the product is built from functions/, internal/ and outbox/.
 func TestFunctionsLinkNoTooling(t *testing.T) {
+	t.Parallel()
 	l := goList(t, "./...")
 	for _, fn := range functions {
 		deps, ok := l[module+"/functions/"+fn]
@@ -105,6 +106,7 @@ func TestFunctionsLinkNoTooling(t *testing.T) {
 // The operator's commands under scripts/ run against production: like the
 // functions, they link no tooling.
 func TestOperatorCommandsLinkNoTooling(t *testing.T) {
+	t.Parallel()
 	l := goList(t, "../scripts/...")
 	require.Contains(t, l, module+"/scripts/enqueueredrive")
 	require.Contains(t, l, module+"/scripts/sealsecrets")
@@ -122,6 +124,7 @@ func TestOperatorCommandsLinkNoTooling(t *testing.T) {
 // forbiddenLinks names each binary with what it must not link, and nothing
 // else, so that the two tests above can fail.
 func TestForbiddenLinks(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		l    listing

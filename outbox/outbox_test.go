@@ -17,6 +17,7 @@ func valid() Event {
 }
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		mut    func(*Event)
@@ -63,6 +64,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestDetailIsBounded(t *testing.T) {
+	t.Parallel()
 	for _, v := range []string{strings.Repeat("\x01", 100<<10), strings.Repeat("\u2603", 40<<10)} {
 		_, err := ParseOccurredAt(v)
 		var verr *ValidationError
@@ -76,6 +78,7 @@ func TestDetailIsBounded(t *testing.T) {
 }
 
 func TestTransactPut(t *testing.T) {
+	t.Parallel()
 	seq := int64(9)
 	e := valid()
 	e.Sequence, e.EndpointID, e.ExpiresAt = &seq, "ep_1", time.Unix(1800000000, 0)
@@ -109,6 +112,7 @@ func TestTransactPut(t *testing.T) {
 // DefaultRetention after the event occurred, else when ExpiresAt says, and
 // never with NoExpiry.
 func TestItemExpiry(t *testing.T) {
+	t.Parallel()
 	occurred := time.Date(2026, 11, 30, 1, 0, 0, 0, time.FixedZone("CET", 3600))
 	cases := []struct {
 		name    string
@@ -144,6 +148,7 @@ func TestItemExpiry(t *testing.T) {
 }
 
 func TestParseOccurredAt(t *testing.T) {
+	t.Parallel()
 	got, err := ParseOccurredAt("2026-11-30T01:02:03.456+01:00")
 	require.NoError(t, err)
 	require.True(t, got.Equal(time.Date(2026, 11, 30, 0, 2, 3, 456e6, time.UTC)))
@@ -154,6 +159,7 @@ func TestParseOccurredAt(t *testing.T) {
 }
 
 func TestItemCarriesTheMessageLogKey(t *testing.T) {
+	t.Parallel()
 	e := valid()
 	item, err := e.Item()
 	require.NoError(t, err)

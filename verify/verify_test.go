@@ -85,6 +85,7 @@ type vector struct {
 // (a copy of internal/signing/testdata/vectors.json; a root-module test
 // keeps the two identical).
 func TestKnownAnswerVectors(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("testdata/vectors.json")
 	if err != nil {
 		t.Fatal(err)
@@ -122,6 +123,7 @@ func TestKnownAnswerVectors(t *testing.T) {
 }
 
 func TestRotation(t *testing.T) {
+	t.Parallel()
 	const id, ts = "msg_rotate", int64(1700000000)
 	body := []byte(`{"type":"invoice.paid"}`)
 	sigA, sigB := signEntry(t, secretA, id, ts, body), signEntry(t, secretB, id, ts, body)
@@ -148,6 +150,7 @@ func TestRotation(t *testing.T) {
 }
 
 func TestTolerance(t *testing.T) {
+	t.Parallel()
 	const id = "msg_tol"
 	body := []byte("{}")
 	now := fixedNow.Unix()
@@ -186,6 +189,7 @@ func TestTolerance(t *testing.T) {
 }
 
 func TestMalformedHeaders(t *testing.T) {
+	t.Parallel()
 	const id = "msg_bad"
 	ts := fixedNow.Unix()
 	tsStr := strconv.FormatInt(ts, 10)
@@ -239,6 +243,7 @@ func TestMalformedHeaders(t *testing.T) {
 }
 
 func TestNew(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		secrets []string
@@ -278,6 +283,7 @@ func TestNew(t *testing.T) {
 // TestErrorsNeverContainSecrets runs failing verifications and checks no
 // message holds a secret, its key bytes or the body.
 func TestErrorsNeverContainSecrets(t *testing.T) {
+	t.Parallel()
 	const id, ts = "msg_leak", int64(1700000000)
 	body := []byte("PAYLOAD-MARKER")
 	v := newVerifier(t, secretA)
@@ -304,6 +310,7 @@ func TestErrorsNeverContainSecrets(t *testing.T) {
 }
 
 func TestZeroAndNilVerifier(t *testing.T) {
+	t.Parallel()
 	const id = "msg_zero"
 	ts := fixedNow.Unix()
 	h := header(id, ts, signEntry(t, secretA, id, ts, nil))
@@ -321,6 +328,7 @@ func TestZeroAndNilVerifier(t *testing.T) {
 }
 
 func TestVerifyRequest(t *testing.T) {
+	t.Parallel()
 	const id = "msg_req"
 	ts := fixedNow.Unix()
 	body := []byte(`{"type":"payment.succeeded","data":{"n":1}}`)

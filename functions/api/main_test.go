@@ -27,6 +27,7 @@ func (f *fakeSecrets) GetSecretValue(_ context.Context, in *secretsmanager.GetSe
 }
 
 func TestSecretString(t *testing.T) {
+	t.Parallel()
 	const arn = "arn:aws:secretsmanager:us-east-1:000000000000:secret:operator"
 	for name, tc := range map[string]struct {
 		fake    fakeSecrets
@@ -56,6 +57,7 @@ func TestSecretString(t *testing.T) {
 // iamCaller takes the identity API Gateway verified, of the API's own
 // account, and nothing else.
 func TestIAMCaller(t *testing.T) {
+	t.Parallel()
 	const arn = "arn:aws:iam::111122223333:role/Ops"
 	iam := func(account, userARN string) *events.APIGatewayV2HTTPRequestContextAuthorizerDescription {
 		return &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{

@@ -260,6 +260,7 @@ func fill(path string, values map[string]string) string {
 // --- authentication ---------------------------------------------------------
 
 func TestAuthRejectsBadCredentials(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.newTenant("acme")
 	revoked := e.newKey("acme")
@@ -306,6 +307,7 @@ func TestAuthRejectsBadCredentials(t *testing.T) {
 }
 
 func TestEveryRouteNeedsAuth(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, rt := range api.Routes() {
 		t.Run(rt.Method+" "+rt.Path, func(t *testing.T) {
@@ -318,6 +320,7 @@ func TestEveryRouteNeedsAuth(t *testing.T) {
 }
 
 func TestOperatorAndTenantKeysAreSeparate(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	tenantKey := e.newTenant("acme")
 	values := map[string]string{"endpoint_id": "ep_x", "delivery_id": "dl_x", "event_id": "evt_x", "tenant_id": "acme", "key_id": "nokey"}
@@ -347,6 +350,7 @@ func TestOperatorAndTenantKeysAreSeparate(t *testing.T) {
 }
 
 func TestNoOperatorKeyMeansNoAdminAccess(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	tenantKey := e.newTenant("acme")
 	e.srv.OperatorKey = ""
@@ -378,6 +382,7 @@ func TestNoOperatorKeyMeansNoAdminAccess(t *testing.T) {
 // admin request with a token, not before and not by tenant routes; a failure
 // answers 503 and is retried by the next request; a key is kept.
 func TestOperatorKeyFetchedOnFirstUse(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	tenantKey := e.newTenant("acme")
 	e.srv.OperatorKey = ""
@@ -424,6 +429,7 @@ func TestOperatorKeyFetchedOnFirstUse(t *testing.T) {
 // new key is accepted and the old one refused within the TTL (default one
 // minute), and not a request earlier than needed.
 func TestOperatorKeyRotationTakesEffectWithinTTL(t *testing.T) {
+	t.Parallel()
 	for _, ttl := range []time.Duration{0, 10 * time.Second} {
 		t.Run(fmt.Sprintf("ttl %s", ttl), func(t *testing.T) {
 			e := newEnv(t)
@@ -463,6 +469,7 @@ func TestOperatorKeyRotationTakesEffectWithinTTL(t *testing.T) {
 // --- admin ---------------------------------------------------------------
 
 func TestCreateTenant(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	t.Run("given id", func(t *testing.T) {
 		rec := e.do("POST", "/v1/admin/tenants", operatorKey, map[string]any{"tenant_id": "acme-1_x", "name": "Acme"})
@@ -517,6 +524,7 @@ func TestCreateTenant(t *testing.T) {
 }
 
 func TestAPIKeys(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rec := e.do("POST", "/v1/admin/tenants", operatorKey, map[string]any{"tenant_id": "acme"})
 	require.Equal(t, http.StatusCreated, rec.Code)
@@ -568,6 +576,7 @@ func TestAPIKeys(t *testing.T) {
 // --- endpoints -------------------------------------------------------------
 
 func TestCreateEndpoint(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.newTenant("acme")
 	rec := e.do("POST", "/v1/endpoints", key, validEndpoint())
@@ -620,6 +629,7 @@ func TestCreateEndpoint(t *testing.T) {
 }
 
 func TestCreateEndpointValidation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.newTenant("acme")
 	const url = `"url":"https://hooks.example.com/x"`
@@ -729,6 +739,7 @@ func TestCreateEndpointValidation(t *testing.T) {
 }
 
 func TestListEndpoints(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.newTenant("acme")
 	other := e.newTenant("other")
@@ -798,6 +809,7 @@ func TestListEndpoints(t *testing.T) {
 }
 
 func TestGetEndpoint(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.newTenant("acme")
 	created := e.createEndpoint(key, nil)
@@ -813,6 +825,7 @@ func TestGetEndpoint(t *testing.T) {
 }
 
 func TestPatchEndpoint(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.newTenant("acme")
 	tests := []struct {
@@ -926,6 +939,7 @@ func TestPatchEndpoint(t *testing.T) {
 }
 
 func TestDeleteEndpoint(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.newTenant("acme")
 	v := e.createEndpoint(key, nil)
@@ -938,6 +952,7 @@ func TestDeleteEndpoint(t *testing.T) {
 }
 
 func TestRotateSecret(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.newTenant("acme")
 	type rotation struct {
@@ -1034,6 +1049,7 @@ func TestRotateSecret(t *testing.T) {
 // plaintext: a rotation seals the new secret and the old one, and leaves no
 // plaintext behind.
 func TestRotatePlaintextSecret(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.newTenant("acme")
 	v := e.createEndpoint(key, nil)
@@ -1054,6 +1070,7 @@ func TestRotatePlaintextSecret(t *testing.T) {
 // When KMS cannot seal, nothing is stored and nothing about the secret is
 // shown or logged.
 func TestSealFailureStoresNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.newTenant("acme")
 	v := e.createEndpoint(key, nil)
@@ -1075,6 +1092,7 @@ func TestSealFailureStoresNothing(t *testing.T) {
 }
 
 func TestDisableEnable(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.newTenant("acme")
 	v := e.createEndpoint(key, nil)
@@ -1113,6 +1131,7 @@ func TestDisableEnable(t *testing.T) {
 // --- tenant isolation --------------------------------------------------------
 
 func TestTenantIsolation(t *testing.T) {
+	t.Parallel()
 	type tc struct {
 		body any
 		// disabledFirst starts A's endpoint disabled, so that a successful
@@ -1247,6 +1266,7 @@ func TestTenantIsolation(t *testing.T) {
 // --- deliveries --------------------------------------------------------------
 
 func TestGetDelivery(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.newTenant("acme")
 	at1, at2 := t0.Add(time.Second), t0.Add(time.Minute)
@@ -1317,6 +1337,7 @@ func TestGetDelivery(t *testing.T) {
 // with Allow naming the methods it does, whatever the key (routing comes
 // before authentication: the routes are public in the OpenAPI document).
 func TestUnknownRoutesAndMethods(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.newTenant("acme")
 	tests := []struct {
@@ -1370,6 +1391,7 @@ func TestUnknownRoutesAndMethods(t *testing.T) {
 // client must not be sent on with its key to another URL, and API Gateway
 // would not route it either.
 func TestUncleanPathsAre404(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.newTenant("acme")
 	ep := e.createEndpoint(key, nil)
@@ -1402,6 +1424,7 @@ func TestUncleanPathsAre404(t *testing.T) {
 }
 
 func TestHostileInputsNever5xx(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.newTenant("acme")
 	ep := e.createEndpoint(key, nil)
@@ -1493,6 +1516,7 @@ func TestHostileInputsNever5xx(t *testing.T) {
 }
 
 func TestStorePanicIs500WithoutDetail(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.newTenant("acme")
 	ep := e.createEndpoint(key, nil)
@@ -1532,6 +1556,7 @@ func TestStorePanicIs500WithoutDetail(t *testing.T) {
 }
 
 func TestStoreFailureIs500WithoutDetail(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.newTenant("acme")
 	ep := e.createEndpoint(key, nil)
@@ -1552,6 +1577,7 @@ func TestStoreFailureIs500WithoutDetail(t *testing.T) {
 }
 
 func TestZeroConfigServer(t *testing.T) {
+	t.Parallel()
 	fs := newFakeStore(time.Now)
 	k, err := apikey.New(rand.Reader)
 	require.NoError(t, err)
@@ -1579,6 +1605,7 @@ func TestZeroConfigServer(t *testing.T) {
 // --- logs -----------------------------------------------------------------------
 
 func TestLogsNeverHoldKeysOrSecrets(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var keys, secrets []string
 	var keyIDs []string

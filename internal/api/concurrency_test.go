@@ -25,6 +25,7 @@ import (
 // ErrConflict; on AWS, a conditional put the SDK sent twice found its own
 // item) answers 409 problem+json, having started nothing.
 func TestConcurrentJobStartsNeverAnswer500(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.srv.Replays = &replay.Worker{
 		Store: e.store, Queue: &quietQueue{},

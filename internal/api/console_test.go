@@ -37,6 +37,7 @@ func getConsole(h http.Handler, method, target string) *httptest.ResponseRecorde
 }
 
 func TestConsoleServesItsFiles(t *testing.T) {
+	t.Parallel()
 	h := consoleServer(nil)
 	for _, tc := range []struct{ target, ctype, body string }{
 		{"/console/", "text/html; charset=utf-8", "<!doctype html><title>console</title>"},
@@ -61,6 +62,7 @@ func TestConsoleServesItsFiles(t *testing.T) {
 }
 
 func TestConsoleRedirectsToItsPage(t *testing.T) {
+	t.Parallel()
 	rec := getConsole(consoleServer(nil), "GET", "/console")
 	require.Equal(t, http.StatusMovedPermanently, rec.Code)
 	require.Equal(t, "/console/index.html", rec.Header().Get("Location"))
@@ -78,6 +80,7 @@ func TestConsoleRedirectsToItsPage(t *testing.T) {
 }
 
 func TestConsoleFrameAncestors(t *testing.T) {
+	t.Parallel()
 	rec := getConsole(consoleServer([]string{"'self'"}), "GET", "/console/")
 	require.Equal(t, wantCSP+"'self'", rec.Header().Get("Content-Security-Policy"))
 	require.Equal(t, "SAMEORIGIN", rec.Header().Get("X-Frame-Options"))
@@ -88,6 +91,7 @@ func TestConsoleFrameAncestors(t *testing.T) {
 }
 
 func TestConsoleRefusesWhatItDoesNotServe(t *testing.T) {
+	t.Parallel()
 	h := consoleServer(nil)
 	for _, target := range []string{
 		"/console/missing.js",
@@ -112,6 +116,7 @@ func TestConsoleRefusesWhatItDoesNotServe(t *testing.T) {
 }
 
 func TestConsoleTakesGETOnly(t *testing.T) {
+	t.Parallel()
 	h := consoleServer(nil)
 	for _, target := range []string{"/console", "/console/", "/console/app.js", "/console-hello/", "/console-hello"} {
 		rec := getConsole(h, "POST", target)
@@ -125,6 +130,7 @@ func TestConsoleTakesGETOnly(t *testing.T) {
 
 // The embedded console is what a Server without Console serves.
 func TestConsoleDefaultsToTheEmbeddedAssets(t *testing.T) {
+	t.Parallel()
 	h := (&api.Server{}).Handler()
 	for _, target := range []string{"/console/", "/console/app.js", "/console/app.css", "/console-hello/"} {
 		rec := getConsole(h, "GET", target)

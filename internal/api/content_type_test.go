@@ -15,6 +15,7 @@ import (
 // curl -d sends when the body is a JSON document; every other type is a 415
 // that names it and says what to send (with Accept-Post or Accept-Patch).
 func TestRequestBodyContentType(t *testing.T) {
+	t.Parallel()
 	const form = "application/x-www-form-urlencoded"
 	const url = `"url":"https://hooks.example.com/ct"`
 	tests := []struct {
@@ -88,6 +89,7 @@ func TestRequestBodyContentType(t *testing.T) {
 // Every route that takes a body follows the same rule: curl -d's form type
 // carrying JSON is read, a real form is refused.
 func TestEveryBodyRouteTakesJSONUnderTheFormType(t *testing.T) {
+	t.Parallel()
 	const form = "application/x-www-form-urlencoded"
 	e := newEnv(t)
 	key := e.newTenant("acme")

@@ -18,6 +18,7 @@ func dead(tenant, id, endpoint, typ string, at time.Time) domain.Delivery {
 }
 
 func TestDLQList(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	keyA := e.newTenant("tenant-a")
 	keyB := e.newTenant("tenant-b")
@@ -106,6 +107,7 @@ func TestDLQList(t *testing.T) {
 }
 
 func TestDLQReplayStartsAJob(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	keyA := e.newTenant("tenant-a")
 	keyB := e.newTenant("tenant-b")
@@ -159,6 +161,7 @@ func TestDLQReplayStartsAJob(t *testing.T) {
 // A tenant with as many replay jobs open as it may gets 429, a problem
 // document and Retry-After; another tenant and the operator do not.
 func TestDLQReplayRefusedAtTheBound(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	keyA := e.newTenant("tenant-a")
 	keyB := e.newTenant("tenant-b")
@@ -191,6 +194,7 @@ func TestDLQReplayRefusedAtTheBound(t *testing.T) {
 }
 
 func TestOperatorRedrive(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rec := e.do("POST", "/v1/admin/dlq/redrive", operatorKey, nil)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
@@ -203,6 +207,7 @@ func TestOperatorRedrive(t *testing.T) {
 }
 
 func TestOperatorStats(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.newTenant("tenant-a")
 	t0 := time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC)

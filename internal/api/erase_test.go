@@ -61,6 +61,7 @@ func (noOutbox) DeleteEvent(context.Context, string) (bool, error) { return fals
 // replay worker on the same store, leaves nothing of the tenant the API or
 // the operator's listings show, and the other tenant untouched.
 func TestEraseTenant(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	goneKey, keptKey := e.newTenant("gone"), e.newTenant("kept")

@@ -39,6 +39,7 @@ func ids(p eventPage) []string {
 }
 
 func TestListEventsNewestFirstFilteredAndPaginated(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.newTenant("acme")
 	other := e.newTenant("other")
@@ -88,6 +89,7 @@ func TestListEventsNewestFirstFilteredAndPaginated(t *testing.T) {
 }
 
 func TestGetEventWithPayloadAndDeliveries(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.newTenant("acme")
 	other := e.newTenant("other")
@@ -116,6 +118,7 @@ func TestGetEventWithPayloadAndDeliveries(t *testing.T) {
 }
 
 func TestEventRoutesWithoutALog(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.newTenant("acme")
 	e.srv.Events = nil

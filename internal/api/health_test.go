@@ -23,6 +23,7 @@ func (e *env) addStats(endpointID string, at time.Time, count func(st *domain.At
 }
 
 func TestEndpointStats(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.newTenant("acme")
 	ep := e.createEndpoint(key, nil)
@@ -80,6 +81,7 @@ func TestEndpointStats(t *testing.T) {
 }
 
 func TestEndpointStatsRefusesBadRanges(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.newTenant("acme")
 	ep := e.createEndpoint(key, nil)
@@ -107,6 +109,7 @@ func TestEndpointStatsRefusesBadRanges(t *testing.T) {
 }
 
 func TestEndpointHealth(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.newTenant("acme")
 	ep := e.createEndpoint(key, nil)

@@ -28,6 +28,7 @@ var nameSamples = []string{
 }
 
 func TestNameChecksAgreeWithTheirExpressions(t *testing.T) {
+	t.Parallel()
 	for _, s := range nameSamples {
 		requireAgree(t, s)
 	}

@@ -121,6 +121,7 @@ func operations(t *testing.T, doc map[string]any) []operation {
 }
 
 func TestOpenAPIVersion(t *testing.T) {
+	t.Parallel()
 	doc := loadOpenAPI(t)
 	v, _ := doc["openapi"].(string)
 	if !strings.HasPrefix(v, "3.1.") {
@@ -133,6 +134,7 @@ func TestOpenAPIVersion(t *testing.T) {
 }
 
 func TestOpenAPIRoutesMatch(t *testing.T) {
+	t.Parallel()
 	doc := loadOpenAPI(t)
 	inCode := map[string]bool{}
 	for _, rt := range api.Routes() {
@@ -155,6 +157,7 @@ func TestOpenAPIRoutesMatch(t *testing.T) {
 }
 
 func TestOpenAPIOperations(t *testing.T) {
+	t.Parallel()
 	doc := loadOpenAPI(t)
 	for _, o := range operations(t, doc) {
 		responses := asMap(o.op["responses"])
@@ -203,6 +206,7 @@ func TestOpenAPIOperations(t *testing.T) {
 
 // TestOpenAPIRefs checks that every local $ref in the document resolves.
 func TestOpenAPIRefs(t *testing.T) {
+	t.Parallel()
 	doc := loadOpenAPI(t)
 	var walk func(where string, v any)
 	walk = func(where string, v any) {
@@ -258,6 +262,7 @@ func jsonNames(typ reflect.Type) (names, always []string) {
 }
 
 func TestOpenAPISchemasMatchTypes(t *testing.T) {
+	t.Parallel()
 	doc := loadOpenAPI(t)
 	schemas := asMap(asMap(doc["components"])["schemas"])
 	for schema, v := range map[string]any{
@@ -405,6 +410,7 @@ func requireDocumented(tb testing.TB, req *http.Request, rec *httptest.ResponseR
 // on a route that needs a scope (a portal link without it), and on no
 // other.
 func TestOpenAPIDocumentsEveryStatusOfEveryRoute(t *testing.T) {
+	t.Parallel()
 	ops, err := documentedResponses()
 	require.NoError(t, err)
 	doc := loadOpenAPI(t)
@@ -441,6 +447,7 @@ func TestOpenAPIDocumentsEveryStatusOfEveryRoute(t *testing.T) {
 
 // The check itself: an undocumented status fails it.
 func TestRequireDocumentedRefusesAnUndocumentedStatus(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		method, target string
 		status         int
@@ -491,6 +498,7 @@ func (f *fakeT) Name() string          { return "fakeT" }
 // Every list of scopes in the document (the mint request, its answer, the
 // session, a 403's missing_scope) is exactly domain.Scopes(), in order.
 func TestOpenAPIScopesAreTheDomains(t *testing.T) {
+	t.Parallel()
 	doc := loadOpenAPI(t)
 	schemas := asMap(asMap(doc["components"])["schemas"])
 	var want []any

@@ -33,6 +33,7 @@ func (e *env) deadFor(tenant string, n int) {
 }
 
 func TestAdminTenantsDeepestFirstPageByPage(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for tenant, n := range map[string]int{"a": 1, "b": 3, "c": 2, "d": 3, "e": 5} {
 		e.newTenant(tenant)
@@ -95,6 +96,7 @@ func (f *fakeAlarms) DescribeAlarms(_ context.Context, in *cloudwatch.DescribeAl
 }
 
 func TestAdminAlarms(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rec := e.do("GET", "/v1/admin/alarms", operatorKey, nil)
 	require.Equal(t, http.StatusOK, rec.Code, "none in ALARM")
@@ -133,6 +135,7 @@ func TestAdminAlarms(t *testing.T) {
 // operator route takes the caller it names and refuses the operator key;
 // the tenant routes still take tenant keys.
 func TestOperatorCallerReplacesTheOperatorKey(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.newTenant("t1")
 	e.srv.OperatorCaller = func(r *http.Request) (string, bool) {

@@ -77,6 +77,7 @@ func (e *env) state(key, endpointID string) (string, int) {
 // link with a route's scope takes it as an API key does, and one with
 // every other scope still gets 403.
 func TestPortalLinkScopes(t *testing.T) {
+	t.Parallel()
 	covered := 0
 	for _, rt := range api.Routes() {
 		if rt.Operator {
@@ -129,6 +130,7 @@ func TestPortalLinkScopes(t *testing.T) {
 
 // The write routes and their scopes, as docs/openapi.yaml describes them.
 func TestRouteScopes(t *testing.T) {
+	t.Parallel()
 	got := map[string]domain.Scope{}
 	for _, rt := range api.Routes() {
 		if rt.Scope != "" {
@@ -151,6 +153,7 @@ func TestRouteScopes(t *testing.T) {
 // The mint request's scopes: stored, answered in domain order without
 // duplicates ([] for none), and an unknown one is 400 with no link made.
 func TestMintPortalLinkScopes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.newTenant("acme")
 	for _, tc := range []struct {
@@ -182,6 +185,7 @@ func TestMintPortalLinkScopes(t *testing.T) {
 
 // GET /v1/session: the tenant and what its credential may write.
 func TestSession(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.newTenant("acme")
 	s := decodeJSON[api.SessionView](t, e.do("GET", "/v1/session", key, nil))

@@ -36,6 +36,7 @@ func detailOf(tb testing.TB, rec *httptest.ResponseRecorder) string {
 // A portal link's token is a tenant credential: it reaches its tenant's
 // routes and resources only, never an operator route, and is never logged.
 func TestPortalLinkSignsInAsItsTenant(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	keyA, keyB := e.newTenant("acme"), e.newTenant("globex")
 	ep := e.createEndpoint(keyA, validEndpoint())
@@ -71,6 +72,7 @@ func TestPortalLinkSignsInAsItsTenant(t *testing.T) {
 }
 
 func TestPortalLinkExpires(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.newTenant("acme")
 	link := e.mintPortalLink("acme", map[string]any{"ttl_seconds": 60})
@@ -85,6 +87,7 @@ func TestPortalLinkExpires(t *testing.T) {
 }
 
 func TestPortalLinkRevoked(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.newTenant("acme")
 	e.newTenant("globex")
@@ -111,6 +114,7 @@ func TestPortalLinkRevoked(t *testing.T) {
 }
 
 func TestPortalLinkMinting(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.newTenant("acme")
 	for _, body := range []any{
@@ -143,6 +147,7 @@ func TestPortalLinkMinting(t *testing.T) {
 // (X-Forwarded-Proto), on the local cloud its host and the
 // /_aws/execute-api/{apiId} prefix under which the local cloud serves the API.
 func TestPortalLinkURLFollowsTheRequest(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.newTenant("acme")
 	for _, tc := range []struct {

@@ -103,6 +103,7 @@ func (f *fakeOutbox) get(id string) (map[string]string, bool) {
 func (e *env) outbox() *fakeOutbox { return e.srv.Outbox.(*fakeOutbox) }
 
 func TestPublishWritesTheEventIntoTheOutbox(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.newTenant("acme")
 	ep := e.createEndpoint(key, nil)
@@ -134,6 +135,7 @@ func TestPublishWritesTheEventIntoTheOutbox(t *testing.T) {
 }
 
 func TestPublishIsIdempotent(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key, keyB := e.newTenant("acme"), e.newTenant("other")
 	body := `{"id":"evt_same","type":"order.created","payload":{"n":1}}`
@@ -192,6 +194,7 @@ func TestPublishIsIdempotent(t *testing.T) {
 // An id in a tenant's namespace is at most outbox.MaxIDBytes long: the id
 // given may take what the tenant id and the colon leave.
 func TestPublishIDFitsTheNamespace(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.newTenant("acme")
 	room := outbox.MaxIDBytes - len("acme:")
@@ -203,6 +206,7 @@ func TestPublishIDFitsTheNamespace(t *testing.T) {
 }
 
 func TestPublishWithIdempotencyKey(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key, keyB := e.newTenant("acme"), e.newTenant("other")
 	body := `{"type":"order.created","payload":{"n":1}}`
@@ -228,6 +232,7 @@ func TestPublishWithIdempotencyKey(t *testing.T) {
 }
 
 func TestPublishValidation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key, keyB := e.newTenant("acme"), e.newTenant("other")
 	epB := e.createEndpoint(keyB, nil)
@@ -296,6 +301,7 @@ func TestPublishValidation(t *testing.T) {
 }
 
 func TestTestEventGoesToTheEndpointOnly(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.newTenant("acme")
 	ep := e.createEndpoint(key, map[string]any{"url": "https://hooks.example.com/x", "event_types": []string{"order.*"}})
@@ -326,6 +332,7 @@ func TestTestEventGoesToTheEndpointOnly(t *testing.T) {
 }
 
 func TestEventRoutesWithoutAnOutboxAnswer503(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := e.newTenant("acme")
 	ep := e.createEndpoint(key, nil)

@@ -57,6 +57,7 @@ func (e *env) putDeliveryOf(ep api.EndpointView, event string, state domain.Deli
 }
 
 func TestResendADeliveredDelivery(t *testing.T) {
+	t.Parallel()
 	e, q, key, ep := resendEnv(t)
 	seq := int64(3)
 	e.eventLog().Put(domain.Event{ID: "evt_1", TenantID: "acme", Type: "order.created", OccurredAt: t0.Add(-time.Hour), Sequence: &seq, Payload: json.RawMessage(`{"order":1}`)})
@@ -87,6 +88,7 @@ func TestResendADeliveredDelivery(t *testing.T) {
 }
 
 func TestResendADeadDeliveryIsAReplayOfIt(t *testing.T) {
+	t.Parallel()
 	e, q, key, ep := resendEnv(t)
 	id := e.putDeliveryOf(ep, "evt_dead", domain.StateDead)
 	rec := e.do("POST", "/v1/deliveries/"+id+"/resend", key, nil)
@@ -109,6 +111,7 @@ func TestResendADeadDeliveryIsAReplayOfIt(t *testing.T) {
 }
 
 func TestResendRefused(t *testing.T) {
+	t.Parallel()
 	e, q, key, ep := resendEnv(t)
 	e.eventLog().Put(domain.Event{ID: "evt_1", TenantID: "acme", Type: "order.created", OccurredAt: t0, Payload: json.RawMessage(`{}`)})
 	pending := e.putDeliveryOf(ep, "evt_p", domain.StatePending)
@@ -140,6 +143,7 @@ func TestResendRefused(t *testing.T) {
 // its endpoint's, as enqueue sent the delivery first: the fake refuses a
 // message without it.
 func TestResendCarriesItsTenantsGroup(t *testing.T) {
+	t.Parallel()
 	e, q, key, ep := resendEnv(t)
 	key2 := e.newTenant("globex")
 	ep2 := e.createEndpoint(key2, nil)

@@ -142,6 +142,7 @@ func echoed(t *testing.T, ev events.APIGatewayV2HTTPRequest) seen {
 }
 
 func TestHandlerRequest(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		edit  func(*events.APIGatewayV2HTTPRequest)
@@ -298,6 +299,7 @@ func TestHandlerRequest(t *testing.T) {
 }
 
 func TestHandlerBadRequest(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		edit   func(*events.APIGatewayV2HTTPRequest)
@@ -371,6 +373,7 @@ func TestHandlerBadRequest(t *testing.T) {
 }
 
 func TestHandlerBadBase64ExactBody(t *testing.T) {
+	t.Parallel()
 	ev := sample(t)
 	ev.Body, ev.IsBase64Encoded = "%%%", true
 	resp := invoke(t, echo, ev)
@@ -378,6 +381,7 @@ func TestHandlerBadBase64ExactBody(t *testing.T) {
 }
 
 func TestHandlerResponse(t *testing.T) {
+	t.Parallel()
 	binary := []byte{0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0xff}
 	tests := []struct {
 		name    string
@@ -544,6 +548,7 @@ func TestHandlerResponse(t *testing.T) {
 }
 
 func TestHandlerBodyEncodingByContentType(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		contentType string
 		base64      bool
@@ -583,6 +588,7 @@ func TestHandlerBodyEncodingByContentType(t *testing.T) {
 }
 
 func TestHandlerPanic(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		handler http.HandlerFunc
@@ -614,10 +620,12 @@ func TestHandlerPanic(t *testing.T) {
 }
 
 func TestHandlerNil(t *testing.T) {
+	t.Parallel()
 	require.Panics(t, func() { apigw.Handler(nil) })
 }
 
 func TestRequest(t *testing.T) {
+	t.Parallel()
 	ctx := context.WithValue(t.Context(), ctxKey{}, "v")
 	req, err := apigw.Request(ctx, sample(t))
 	require.NoError(t, err)
@@ -707,6 +715,7 @@ func FuzzRequest(f *testing.F) {
 }
 
 func TestEventContextRidesOnTheRequest(t *testing.T) {
+	t.Parallel()
 	ev := events.APIGatewayV2HTTPRequest{RawPath: "/v1/x"}
 	ev.RequestContext.HTTP.Method = "GET"
 	ev.RequestContext.APIID = "abc123"

@@ -9,6 +9,7 @@ import (
 )
 
 func TestNewKey(t *testing.T) {
+	t.Parallel()
 	k, err := New(rand.Reader)
 	require.NoError(t, err)
 	require.Regexp(t, `^hk_[a-z2-7]{12}_[A-Za-z0-9_-]{43}$`, k.Plain)
@@ -23,6 +24,7 @@ func TestNewKey(t *testing.T) {
 }
 
 func TestIDAndEqual(t *testing.T) {
+	t.Parallel()
 	require.Empty(t, ID("Bearer nonsense"))
 	require.Empty(t, ID("hk_short_x"))
 	require.True(t, Equal("op-key", "op-key"))
@@ -31,6 +33,7 @@ func TestIDAndEqual(t *testing.T) {
 }
 
 func TestNewPortalToken(t *testing.T) {
+	t.Parallel()
 	plain, hash, err := NewPortalToken(rand.Reader)
 	require.NoError(t, err)
 	require.Regexp(t, `^plt_[A-Za-z0-9_-]{43}$`, plain)

@@ -39,6 +39,7 @@ func getenv(base, env map[string]string) func(string) string {
 }
 
 func TestAWSConfig(t *testing.T) {
+	t.Parallel()
 	for name, tc := range map[string]struct {
 		env          map[string]string
 		wantRegion   string
@@ -84,6 +85,7 @@ func TestAWSConfig(t *testing.T) {
 }
 
 func TestAWSConfigRefusesToStartWithout(t *testing.T) {
+	t.Parallel()
 	for name, tc := range map[string]struct {
 		env  map[string]string
 		want []string
@@ -109,6 +111,7 @@ func TestAWSConfigRefusesToStartWithout(t *testing.T) {
 // at AWS_ENDPOINT_URL: the local cloud depends on every service going there,
 // signed for the region with the session token.
 func TestEveryClientReachesTheEndpoint(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var got []*http.Request
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -148,6 +151,7 @@ func TestEveryClientReachesTheEndpoint(t *testing.T) {
 }
 
 func TestSDKLoggerWritesJSON(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	l := sdkLogger{slog.New(slog.NewJSONHandler(&buf, nil))}
 	l.Logf(smithylog.Warn, "failed to close HTTP response body: %v", "EOF")

@@ -54,6 +54,7 @@ type funcLen struct {
 }
 
 func TestNoProductFunctionIsLong(t *testing.T) {
+	t.Parallel()
 	all := productFuncs(t)
 	require.NotEmpty(t, all, "no product function found under %s", root)
 	var long []string
@@ -67,6 +68,7 @@ func TestNoProductFunctionIsLong(t *testing.T) {
 
 // TestFuncLines checks the counting on source whose lengths are known.
 func TestFuncLines(t *testing.T) {
+	t.Parallel()
 	src := "package p\n\n" +
 		"func one() {}\n\n" +
 		"func three() {\n\tprintln()\n}\n\n" +

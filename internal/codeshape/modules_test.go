@@ -78,6 +78,7 @@ func moduleDirs(t *testing.T) []string {
 // Every go.mod in the tree is in go.work: a module left out would escape
 // `make lint` and `make test-unit`, which cover the workspace's modules.
 func TestEveryModuleIsInTheWorkspace(t *testing.T) {
+	t.Parallel()
 	dirs := moduleDirs(t)
 	require.Contains(t, dirs, "outbox", "outbox/go.mod is missing: producers import the outbox module alone")
 	require.Contains(t, dirs, "infra", "infra/go.mod is missing: the CDK lives in its own module")
@@ -87,6 +88,7 @@ func TestEveryModuleIsInTheWorkspace(t *testing.T) {
 // The function-length rule reaches the product code of every module, not
 // only the root's: the walk goes into nested modules.
 func TestEveryModuleIsMeasured(t *testing.T) {
+	t.Parallel()
 	all := productFuncs(t)
 	for _, dir := range workspaceModules(t) {
 		if dir == "." || isTooling(dir) {
@@ -113,6 +115,7 @@ type modFile struct {
 // DynamoDB types and testify (its tests) for requirements, nothing of the
 // CDK and not the root module.
 func TestOutboxModuleIsSmall(t *testing.T) {
+	t.Parallel()
 	var mod modFile
 	goJSON(t, &mod, "mod", "edit", "-json", filepath.Join(root, "outbox", "go.mod"))
 	require.LessOrEqual(t, version.Compare("go"+mod.Go, "go"+outboxMaxGo), 0,
@@ -133,6 +136,7 @@ func TestOutboxModuleIsSmall(t *testing.T) {
 // The root module (functions, internal, tooling, e2e) requires nothing of
 // the CDK: that is infra's module.
 func TestRootModuleRequiresNoCDK(t *testing.T) {
+	t.Parallel()
 	var mod modFile
 	goJSON(t, &mod, "mod", "edit", "-json", filepath.Join(root, "go.mod"))
 	require.NotEmpty(t, mod.Require)

@@ -19,6 +19,7 @@ func read(t *testing.T, fsys fs.FS, name string) string {
 }
 
 func TestAssetsHoldThePage(t *testing.T) {
+	t.Parallel()
 	html := read(t, Assets(), "index.html")
 	for _, ref := range []string{`<script type="module" src="app.js"></script>`, `<link rel="stylesheet" href="app.css">`} {
 		if !strings.Contains(html, ref) {
@@ -56,6 +57,7 @@ func gzipSize(t *testing.T, b []byte) int {
 }
 
 func TestPageWeight(t *testing.T) {
+	t.Parallel()
 	total, raw := 0, 0
 	for _, name := range []string{"index.html", "app.js", "app.css"} {
 		b := []byte(read(t, Assets(), name))
@@ -111,12 +113,14 @@ func forbidden(js string) []string {
 }
 
 func TestScriptHasNoForbiddenSink(t *testing.T) {
+	t.Parallel()
 	if found := forbidden(read(t, Assets(), "app.js")); len(found) > 0 {
 		t.Fatalf("app.js uses forbidden sinks: %q", found)
 	}
 }
 
 func TestSinkSearchFindsEachSink(t *testing.T) {
+	t.Parallel()
 	for _, bad := range []string{
 		`n.innerHTML = d.url`, `n.outerHTML=x`, `n.insertAdjacentHTML('beforeend', x)`, `document.write(x)`,
 		`eval(x)`, `new Function(x)`, `setTimeout("go()", 1)`, `a.setAttribute('href', d.url)`,
@@ -134,6 +138,7 @@ func TestSinkSearchFindsEachSink(t *testing.T) {
 }
 
 func TestPageHasNoInlineCodeOrStyle(t *testing.T) {
+	t.Parallel()
 	html := read(t, Assets(), "index.html")
 	for _, tc := range []struct {
 		what string
@@ -173,6 +178,7 @@ var contract = []string{
 }
 
 func TestDOMContractHooksExist(t *testing.T) {
+	t.Parallel()
 	html := read(t, Assets(), "index.html")
 	js := read(t, Assets(), "app.js")
 	for _, name := range contract {
@@ -189,6 +195,7 @@ func TestDOMContractHooksExist(t *testing.T) {
 }
 
 func TestEveryControlHasALabel(t *testing.T) {
+	t.Parallel()
 	html := read(t, Assets(), "index.html")
 	ids := regexp.MustCompile(`<(?:input|textarea|select)\b[^>]*\bid="([^"]+)"`).FindAllStringSubmatch(html, -1)
 	if len(ids) == 0 {

@@ -16,6 +16,7 @@ import (
 var decidePolicy = retry.Policy{Schedule: []time.Duration{0, 10 * time.Second, 60 * time.Second}, MaxAge: 24 * time.Hour, VisibilityTimeout: 6 * time.Minute}
 
 func TestDecideBeforeTheRequest(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	fresh := message.Message{DeliveryID: "d1", OccurredAt: t0.Add(-time.Minute)}
 	old := message.Message{DeliveryID: "d1", OccurredAt: t0.Add(-25 * time.Hour)}
@@ -74,6 +75,7 @@ func TestDecideBeforeTheRequest(t *testing.T) {
 }
 
 func TestDecideTheResult(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	fresh := message.Message{DeliveryID: "d1", OccurredAt: t0.Add(-time.Minute)}
 	// Within the cap when the attempt started, and the next step (10 s)
@@ -136,6 +138,7 @@ func TestDecideTheResult(t *testing.T) {
 }
 
 func TestKindsHaveNames(t *testing.T) {
+	t.Parallel()
 	seen := map[string]Kind{}
 	for k := Send; k <= ReturnUntried; k++ {
 		name := k.String()

@@ -466,6 +466,7 @@ func (f *fixture) runCtx(ctx context.Context, t *testing.T, msgs ...events.SQSMe
 }
 
 func TestOutcomes(t *testing.T) {
+	t.Parallel()
 	type want struct {
 		failed     bool  // reported as a batch item failure (comes back)
 		visibility int32 // visibility set, -1 for none
@@ -537,6 +538,7 @@ func TestOutcomes(t *testing.T) {
 // none: it is attempted, and the attempt is recorded with every id the
 // message carries, from which the store writes the whole record.
 func TestMessageBeforeItsRecordIsDeliveredAndRecorded(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
 	require.Empty(t, f.store.Deliveries())
 	failed := f.run(t, sqsMessage(t, "d_new", "1", f.now.Add(-time.Second)))
@@ -552,6 +554,7 @@ func TestMessageBeforeItsRecordIsDeliveredAndRecorded(t *testing.T) {
 const hitched domain.DeadReason = "(hitched)"
 
 func TestNotAttempted(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		setup  func(t *testing.T, f *fixture, m *events.SQSMessage)
@@ -640,6 +643,7 @@ func TestNotAttempted(t *testing.T) {
 }
 
 func TestDLQUnavailableKeepsTheMessage(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(400) })
 	f.queue.failDLQ = true
 	m := sqsMessage(t, "d1", "1", f.now.Add(-time.Minute))
@@ -647,6 +651,7 @@ func TestDLQUnavailableKeepsTheMessage(t *testing.T) {
 }
 
 func TestBatchThroughLambdaDecoding(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	seen := map[string]string{}
 	f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
@@ -667,6 +672,7 @@ func TestBatchThroughLambdaDecoding(t *testing.T) {
 }
 
 func TestBatchIsSentConcurrently(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	var inFlight, peak atomic.Int32
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) {
@@ -695,6 +701,7 @@ func TestBatchIsSentConcurrently(t *testing.T) {
 }
 
 func TestEndpointHealth(t *testing.T) {
+	t.Parallel()
 	t.Run("failures are counted and the endpoint disabled at the threshold", func(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) })
 		f.h.DisableAfter, f.h.DisableAfterFor = 3, time.Hour
@@ -734,6 +741,7 @@ func TestEndpointHealth(t *testing.T) {
 }
 
 func TestDeadlineIsRespected(t *testing.T) {
+	t.Parallel()
 	t.Run("too little time left: returned untried", func(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -779,6 +787,7 @@ func TestDeadlineIsRespected(t *testing.T) {
 
 // Each outcome prints its EMF metrics, dead letters with tenant and reason.
 func TestMetricsPerOutcome(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		status int
 		want   []string
@@ -830,6 +839,7 @@ func emfMetrics(t *testing.T, out string) []string {
 // dimension values, each metric's values as an array: the same values as a
 // line per message and metric, in far fewer bytes.
 func TestMetricsAreOneDocumentPerBatch(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
 		if strings.Contains(r.Header.Get("X-Event-Id"), "bad") {
 			w.WriteHeader(400)
@@ -862,6 +872,7 @@ func TestMetricsAreOneDocumentPerBatch(t *testing.T) {
 // that write fails, neither happened, and the message comes back to be
 // tried again rather than parked in the DLQ unrecorded and uncounted.
 func TestADeathThatCannotBeRecordedIsNotParked(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(400) })
 	f.store.failDead = true
 	m := sqsMessage(t, "d1", "1", f.now)
@@ -872,6 +883,7 @@ func TestADeathThatCannotBeRecordedIsNotParked(t *testing.T) {
 // Every delivery log line carries the ids, and none carries a secret or the
 // payload.
 func TestLogLinesCarryIDsNeverSecrets(t *testing.T) {
+	t.Parallel()
 	for _, status := range []int{200, 500, 400} {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(status) })
 		var buf bytes.Buffer
@@ -896,6 +908,7 @@ func TestLogLinesCarryIDsNeverSecrets(t *testing.T) {
 }
 
 func TestBatchRecordsAreReadAtOnce(t *testing.T) {
+	t.Parallel()
 	t.Run("one read for the batch, none per message", func(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
 		f.store.PutDelivery(domain.Delivery{DeliveryID: "b", TenantID: "t1", EndpointID: "ep_1", State: domain.StateDelivered})
@@ -934,6 +947,7 @@ func TestBatchRecordsAreReadAtOnce(t *testing.T) {
 // message, for replay) instead of pending while SQS moves the message to the
 // DLQ; the outcome then replaces it.
 func TestLastAttemptRecordsTheDeathFirst(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name    string
 		status  int
@@ -982,6 +996,7 @@ func TestLastAttemptRecordsTheDeathFirst(t *testing.T) {
 // its attempts logged as the resend's; the delivery stays delivered, and a
 // resend that fails for good is dropped, not dead-lettered.
 func TestResendOfADeliveredDelivery(t *testing.T) {
+	t.Parallel()
 	codes := []int{503, 200}
 	var ids []string
 	f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
@@ -1028,6 +1043,7 @@ func TestResendOfADeliveredDelivery(t *testing.T) {
 }
 
 func TestReplayedMessageAgeCountsFromTheReplay(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) })
 	m := sqsMessage(t, "d1", "1", f.now.Add(-72*time.Hour))
 	body, err := message.Replayed(m.Body, f.now.Add(-time.Minute))
@@ -1053,6 +1069,7 @@ func TestReplayedMessageAgeCountsFromTheReplay(t *testing.T) {
 // endpoints written before secrets were sealed, and a mix of the two while
 // a rotation that sealed them is in its grace period.
 func TestSignsWithStoredSecrets(t *testing.T) {
+	t.Parallel()
 	newSecret := func(t *testing.T) string {
 		s, err := signing.NewSecret(rand.Reader)
 		require.NoError(t, err)
@@ -1104,6 +1121,7 @@ func TestSignsWithStoredSecrets(t *testing.T) {
 // A warm function asks KMS once per secret: not per message of a batch,
 // and not again in the next invocation.
 func TestSecretsAreOpenedOncePerWarmFunction(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
 	batch := func(prefix string) []events.SQSMessage {
 		var msgs []events.SQSMessage
@@ -1135,6 +1153,7 @@ func TestSecretsAreOpenedOncePerWarmFunction(t *testing.T) {
 // no record, nothing to the DLQ, the message deleted; also once the
 // erasure has deleted its endpoint, and on its last receive.
 func TestErasedTenantDropped(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		receive string

@@ -66,6 +66,7 @@ func deliverLogBytes(t *testing.T, n, status int, attempt string) int {
 // Before the batch's metrics were gathered (one EMF line per message and
 // metric), a delivery took 736 bytes, a retried attempt 941.
 func TestLogBytesPerDelivery(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		n, status int
 		budget    float64 // bytes per message

@@ -73,6 +73,7 @@ func opMessage(t *testing.T, id, eventType, receiveCount string, occurred time.T
 // An endpoint that fails, is disabled, is enabled and succeeds raises
 // endpoint.failing, endpoint.disabled and endpoint.recovered, each once.
 func TestEndpointTransitionsRaiseEachEventOnce(t *testing.T) {
+	t.Parallel()
 	status := 500
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(status) })
 	n := f.withNotices()
@@ -103,6 +104,7 @@ func TestEndpointTransitionsRaiseEachEventOnce(t *testing.T) {
 }
 
 func TestGoneRaisesDisabledWithItsReason(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(410) })
 	n := f.withNotices()
 	f.run(t, sqsMessage(t, "d1", "1", f.now))
@@ -116,6 +118,7 @@ func TestGoneRaisesDisabledWithItsReason(t *testing.T) {
 // A healthy endpoint's success writes nothing to it: the success path
 // stays one write.
 func TestSuccessOfAHealthyEndpointRaisesNothing(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
 	n := f.withNotices()
 	f.run(t, sqsMessage(t, "d1", "1", f.now))
@@ -127,6 +130,7 @@ func TestSuccessOfAHealthyEndpointRaisesNothing(t *testing.T) {
 // Every death of a window adds to it; the one that opens it sends the one
 // notice, delayed until the window ends (and SQS's 900 s at most).
 func TestDeathsAreCoalescedPerWindow(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(400) })
 	f.withNotices()
 	f.h.DeadWindow = 5 * time.Minute
@@ -158,6 +162,7 @@ func TestDeathsAreCoalescedPerWindow(t *testing.T) {
 // Every way a delivery dies is noted: dead at once, exhausted, and dead
 // untried (the endpoint disabled, the event too old).
 func TestEveryDeathIsNoted(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(500) })
 	f.withNotices()
 	f.run(t, sqsMessage(t, "d_exhausted", "3", f.now.Add(-time.Minute)))
@@ -178,6 +183,7 @@ func TestEveryDeathIsNoted(t *testing.T) {
 // delivery.dead, though its failures count toward the endpoint's health,
 // whose transitions are raised once each.
 func TestAnOperationalEventDyingRaisesNoOperationalEvent(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(400) })
 	n := f.withNotices()
 	f.h.FailingAfter, f.h.DisableAfter = 100, -1

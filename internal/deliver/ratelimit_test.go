@@ -147,6 +147,7 @@ func requeued(t *testing.T, q *fakeQueue) ([]message.Message, []int32) {
 // is either sent or sent back delayed (none failed, none lost); and the
 // limiter is written once per handler and window, not once per message.
 func TestRateLimitHoldsAcrossConcurrentHandlers(t *testing.T) {
+	t.Parallel()
 	f := newRateFixture(rateEndpoint)
 	start := time.Date(2026, 11, 30, 12, 0, 0, 300e6, time.UTC)
 	type run struct {
@@ -210,6 +211,7 @@ func TestRateLimitHoldsAcrossConcurrentHandlers(t *testing.T) {
 // failing is dead-lettered explicitly (SQS's redrive, counting receives,
 // would not), without the death recorded first.
 func TestRateLimitWaitBurnsNoAttempt(t *testing.T) {
+	t.Parallel()
 	ep := rateEndpoint
 	ep.RateLimit = 1
 	f := newRateFixture(ep)
@@ -266,6 +268,7 @@ func attemptNumbers(as []domain.Attempt) []int {
 // carried ones; one that comes back past the schedule (its last
 // attempt's outcome lost) goes dead untried.
 func TestCarriedAttemptsCount(t *testing.T) {
+	t.Parallel()
 	f := newRateFixture(rateEndpoint)
 	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	h, _, snd, q := f.handler(start, 500)
@@ -289,6 +292,7 @@ func TestCarriedAttemptsCount(t *testing.T) {
 // An endpoint without a rate limit costs the limiter nothing: no read, no
 // write, no wait.
 func TestUnlimitedEndpointTakesNoSlots(t *testing.T) {
+	t.Parallel()
 	ep := rateEndpoint
 	ep.RateLimit = 0
 	f := newRateFixture(ep)
@@ -310,6 +314,7 @@ func TestUnlimitedEndpointTakesNoSlots(t *testing.T) {
 // The delay of a message sent back to wait is within SQS's 900 s whatever
 // the backlog (the fake queue refuses more, as SQS does).
 func TestDeferDelayBound(t *testing.T) {
+	t.Parallel()
 	h := &Handler{Rand: func() float64 { return 0.999 }}
 	require.Equal(t, MaxDeferDelay, h.deferDelay(1_000_000, 1, 0))
 	require.Equal(t, MaxDeferDelay, h.deferDelay(100, 10, 1000))

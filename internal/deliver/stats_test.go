@@ -22,6 +22,7 @@ import (
 )
 
 func TestClassify(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		res  sender.Result
 		want domain.AttemptClass
@@ -95,6 +96,7 @@ func twoEndpoints(t *testing.T) (*fixture, *countingCounters) {
 // A batch's attempts are counted per endpoint and written once per
 // endpoint at the batch's end: ten attempts, two endpoints, two writes.
 func TestCountersAreOneWritePerEndpointPerBatch(t *testing.T) {
+	t.Parallel()
 	f, c := twoEndpoints(t)
 	var msgs []events.SQSMessage
 	for i := range 10 {
@@ -133,6 +135,7 @@ func TestCountersAreOneWritePerEndpointPerBatch(t *testing.T) {
 // A counter write that fails is logged and counted; the batch's messages
 // are handled exactly as they are without counters.
 func TestCounterWriteFailureChangesNoMessage(t *testing.T) {
+	t.Parallel()
 	f, c := twoEndpoints(t)
 	c.fail = true
 	var out, log bytes.Buffer
@@ -155,6 +158,7 @@ func TestCounterWriteFailureChangesNoMessage(t *testing.T) {
 
 // An attempt the SSRF guard refuses is counted in its own class.
 func TestRefusedAttemptsAreCountedApart(t *testing.T) {
+	t.Parallel()
 	f, c := twoEndpoints(t)
 	f.store.setEndpoint(domain.Endpoint{TenantID: "t1", EndpointID: "ep_3", URL: "http://10.0.0.1/hook", SealedSecrets: []string{f.seal(t, "t1", "ep_3", f.secret)}})
 	f.run(t, messageTo(t, "d1", "ep_3", f.now))

@@ -25,6 +25,7 @@ import (
 // after the receive, above 43200 s, on a message no longer in flight, and a
 // delay above 900 s. Without this, the tests below could not fail.
 func TestFakeQueueEnforcesSQSLimits(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name    string
@@ -85,6 +86,7 @@ func strPtr(s string) *string { return &s }
 // value). A long wait is hidden in flight only when it cannot be sent
 // again (SQS failing), so that is the path taken here.
 func TestPolicyUnderstatingTheQueueVisibilityIsRefused(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Retry-After", "46800")
 		w.WriteHeader(429)
@@ -102,6 +104,7 @@ func TestPolicyUnderstatingTheQueueVisibilityIsRefused(t *testing.T) {
 
 // setVisibility clamps what it is given to the longest delay, whoever asks.
 func TestSetVisibilityStaysWithinTheLongestDelay(t *testing.T) {
+	t.Parallel()
 	for _, d := range []time.Duration{13 * time.Hour, 12 * time.Hour, time.Duration(math.MaxInt64), -time.Second} {
 		t.Run(d.String(), func(t *testing.T) {
 			f := newFixture(t, func(http.ResponseWriter, *http.Request) {})
@@ -122,6 +125,7 @@ func TestSetVisibilityStaysWithinTheLongestDelay(t *testing.T) {
 // or more is clamped to the longest delay SQS accepts, not dropped. Boundary
 // values first, then a seeded random sweep.
 func TestRequestedVisibilityAlwaysFitsSQS(t *testing.T) {
+	t.Parallel()
 	retryAfters := []string{"", "0", "43140" /* 11h59m */, "43200" /* 12h */, "46800" /* 13h */, "99999999999999999999"}
 	held := []time.Duration{0, time.Second, 60 * time.Second /* the deliver function's timeout */, queueVisibility / 2, queueVisibility}
 	draws := []float64{0, 0.5, math.Nextafter(1, 0)}
@@ -215,6 +219,7 @@ func TestRequestedVisibilityAlwaysFitsSQS(t *testing.T) {
 // the due time is a hop that spends no attempt; once due, the next attempt
 // is made with the right number.
 func TestLongBackoffWaitsOutOfFlight(t *testing.T) {
+	t.Parallel()
 	var status atomic.Int32
 	status.Store(429)
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) {
@@ -265,6 +270,7 @@ func TestLongBackoffWaitsOutOfFlight(t *testing.T) {
 // Retry-After cannot fill the queue's in-flight quota: the fake SQS stops
 // receiving past it, as SQS does, and the waits are out of flight.
 func TestLongWaitsStayOutOfTheInFlightCount(t *testing.T) {
+	t.Parallel()
 	var n atomic.Int32
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) {
 		if n.Add(1)%5 == 0 {

@@ -8,6 +8,7 @@ import (
 )
 
 func TestDeliveryIDIsDeterministicAndDistinct(t *testing.T) {
+	t.Parallel()
 	a := DeliveryID("evt_1", "ep_1")
 	require.Equal(t, a, DeliveryID("evt_1", "ep_1"), "the same pair always names the same delivery")
 	require.Regexp(t, regexp.MustCompile(`^msg_[a-z2-7]{26}$`), a)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestSigningSecrets(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	later, earlier := now.Add(time.Minute), now.Add(-time.Minute)
 	for name, tc := range map[string]struct {

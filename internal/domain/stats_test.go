@@ -9,6 +9,7 @@ import (
 )
 
 func TestLatencyBucketBounds(t *testing.T) {
+	t.Parallel()
 	require.Equal(t, len(LatencyBoundsMS)+1, LatencyBuckets)
 	for i := 1; i < len(LatencyBoundsMS); i++ {
 		require.Greater(t, LatencyBoundsMS[i], LatencyBoundsMS[i-1], "bounds ascend")
@@ -22,6 +23,7 @@ func TestLatencyBucketBounds(t *testing.T) {
 }
 
 func TestPercentile(t *testing.T) {
+	t.Parallel()
 	var h LatencyHistogram
 	_, ok := h.Percentile(0.5)
 	require.False(t, ok, "nothing counted")
@@ -42,6 +44,7 @@ func TestPercentile(t *testing.T) {
 }
 
 func TestCountAndMerge(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	var a, b AttemptStats
 	a.Count(ClassDelivered, 10*time.Millisecond, t0.Add(2*time.Minute), 200, "")

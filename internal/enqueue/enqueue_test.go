@@ -250,6 +250,7 @@ func decodeSample(t *testing.T) events.DynamoDBEvent {
 }
 
 func TestSampleEventFansOutAndRejects(t *testing.T) {
+	t.Parallel()
 	s := newFakeStore(
 		endpoint("tenant_sample", "ep_all"),
 		endpoint("tenant_sample", "ep_payments", "payment.*"),
@@ -288,6 +289,7 @@ func TestSampleEventFansOutAndRejects(t *testing.T) {
 // attempt's outcome. The existence read is eventually consistent (half the
 // read units of a consistent one).
 func TestBatchProcessedAgainAfterItsDeliveriesWereAttemptedSendsNothing(t *testing.T) {
+	t.Parallel()
 	s := newFakeStore(endpoint("t1", "ep_ok"), endpoint("t1", "ep_retrying"), endpoint("t1", "ep_dead"))
 	q := &fakeQueue{}
 	h := newHandler(s, q)
@@ -328,6 +330,7 @@ func TestBatchProcessedAgainAfterItsDeliveriesWereAttemptedSendsNothing(t *testi
 // was sent and not yet attempted has no record. Receivers deduplicate on
 // the id, and deliver drops a message whose delivery is delivered.
 func TestBatchProcessedAgainBeforeAnyAttemptResendsWithTheSameIDs(t *testing.T) {
+	t.Parallel()
 	s := newFakeStore(endpoint("t1", "ep_1"), endpoint("t1", "ep_2"))
 	q := &fakeQueue{}
 	h := newHandler(s, q)
@@ -358,6 +361,7 @@ func TestBatchProcessedAgainBeforeAnyAttemptResendsWithTheSameIDs(t *testing.T) 
 // attempted, the messages of the requests before the failure included:
 // nothing is lost.
 func TestFailedSendIsRetriedWithoutLoss(t *testing.T) {
+	t.Parallel()
 	var eps []domain.Endpoint
 	for i := range 25 {
 		eps = append(eps, endpoint("t1", fmt.Sprintf("ep_%02d", i)))
@@ -386,6 +390,7 @@ func TestFailedSendIsRetriedWithoutLoss(t *testing.T) {
 // sent, and never marked sent: its message may never have gone out, so it
 // is sent. One marked sent (enqueued_at) is not.
 func TestUnmarkedDeliveryOfTheEarlierProtocolIsSent(t *testing.T) {
+	t.Parallel()
 	s := newFakeStore(endpoint("t1", "ep_1"), endpoint("t1", "ep_2"))
 	now := time.Now()
 	unmarked := domain.DeliveryID("e1", "ep_1")
@@ -399,6 +404,7 @@ func TestUnmarkedDeliveryOfTheEarlierProtocolIsSent(t *testing.T) {
 }
 
 func TestInfrastructureFailuresFailTheInvocation(t *testing.T) {
+	t.Parallel()
 	for _, failOn := range []string{"endpoints", "load", "send", "reject"} {
 		t.Run(failOn, func(t *testing.T) {
 			s := newFakeStore(endpoint("tenant_sample", "ep_1"))
@@ -420,6 +426,7 @@ func TestInfrastructureFailuresFailTheInvocation(t *testing.T) {
 }
 
 func TestEndpointTargeting(t *testing.T) {
+	t.Parallel()
 	eps := []domain.Endpoint{endpoint("t1", "ep_a"), endpoint("t1", "ep_b")}
 	t.Run("named endpoint only", func(t *testing.T) {
 		s, q := newFakeStore(eps...), &fakeQueue{}
@@ -503,6 +510,7 @@ func streamEvent(imgs ...map[string]events.DynamoDBAttributeValue) events.Dynamo
 }
 
 func TestMalformedItemsAreRejectedAndNeverBlock(t *testing.T) {
+	t.Parallel()
 	str := events.NewStringAttribute
 	del := events.NewNullAttribute()
 	cases := []struct {
@@ -607,6 +615,7 @@ func FuzzDecodeImage(f *testing.F) {
 // delivery id (the receiver's idempotency key); what deliver attempted in
 // the meantime is not.
 func TestFailureAfterPartialSendIsRetriedWithoutLoss(t *testing.T) {
+	t.Parallel()
 	var eps []domain.Endpoint
 	for i := 0; i < 15; i++ {
 		eps = append(eps, endpoint("t1", fmt.Sprintf("ep_%02d", i)))
@@ -655,6 +664,7 @@ func TestFailureAfterPartialSendIsRetriedWithoutLoss(t *testing.T) {
 }
 
 func TestEndpointsAreReadOncePerTenantPerBatch(t *testing.T) {
+	t.Parallel()
 	s, q := newFakeStore(endpoint("t1", "ep_a"), endpoint("t1", "ep_b"), endpoint("t2", "ep_c")), &fakeQueue{}
 	h := newHandler(s, q)
 	ev := streamEvent(image("e1", "t1", nil), image("e2", "t2", nil), image("e3", "t1", nil), image("e4", "t2", nil), image("e5", "t1", nil))
@@ -679,6 +689,7 @@ func TestEndpointsAreReadOncePerTenantPerBatch(t *testing.T) {
 // Messages are sent across the records of an invocation, ten a request, in
 // stream order.
 func TestMessagesAreSentAcrossRecordsInStreamOrder(t *testing.T) {
+	t.Parallel()
 	s := newFakeStore(endpoint("t1", "ep_1"))
 	q := &fakeQueue{}
 	var imgs []map[string]events.DynamoDBAttributeValue
@@ -698,6 +709,7 @@ func TestMessagesAreSentAcrossRecordsInStreamOrder(t *testing.T) {
 // A request never passes SQS's 256 KiB for its messages together: it is
 // split before the message that would.
 func TestRequestsAreSplitBeforeTheyPass256KiB(t *testing.T) {
+	t.Parallel()
 	s := newFakeStore(endpoint("t1", "ep_1"), endpoint("t1", "ep_2"))
 	q := &fakeQueue{}
 	big := events.NewStringAttribute(`"` + strings.Repeat("a", 100<<10) + `"`)
@@ -717,6 +729,7 @@ func TestRequestsAreSplitBeforeTheyPass256KiB(t *testing.T) {
 // retry loses nothing, and sends again that request's messages, none of
 // them attempted yet.
 func TestFaultAfterARequestSpanningRecords(t *testing.T) {
+	t.Parallel()
 	var eps []domain.Endpoint
 	for i := range 4 {
 		eps = append(eps, endpoint("t1", fmt.Sprintf("ep_%d", i)))
@@ -769,6 +782,7 @@ func opImage(t *testing.T, id, tenant, eventType string) map[string]events.Dynam
 // their tenant that name their type; none is nothing to do, not a
 // rejection.
 func TestOperationalEventsGoOnlyToEndpointsThatAskForThem(t *testing.T) {
+	t.Parallel()
 	s := newFakeStore(
 		endpoint("t1", "ep_all"),
 		endpoint("t1", "ep_star", "*"),
@@ -807,6 +821,7 @@ func testImage(t *testing.T, id, tenant, endpointID string) map[string]events.Dy
 // event_types do not list it, and never to the operator's bus; without
 // hookline's marker, or without an endpoint, it is rejected.
 func TestTestEventGoesToItsEndpointOnly(t *testing.T) {
+	t.Parallel()
 	s := newFakeStore(
 		endpoint("t1", "ep_orders", "order.*"),
 		endpoint("t1", "ep_all"),
@@ -841,6 +856,7 @@ func TestTestEventGoesToItsEndpointOnly(t *testing.T) {
 // nothing sent, nothing rejected, with its endpoints still there or gone,
 // while another tenant's items in the same batch go out.
 func TestErasedTenantItemsDropped(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, name := range []string{"endpoints still there", "endpoints erased"} {
 		t.Run(name, func(t *testing.T) {
@@ -867,6 +883,7 @@ func TestErasedTenantItemsDropped(t *testing.T) {
 // would refuse as a group id (a space, from an outbox item) goes out
 // hashed.
 func TestMessagesCarryTheirTenantsGroup(t *testing.T) {
+	t.Parallel()
 	s := newFakeStore(endpoint("t1", "ep_a"), endpoint("t1", "ep_b"), endpoint("t2", "ep_c"), endpoint("acme corp", "ep_d"))
 	q := &fakeQueue{}
 	_, err := newHandler(s, q).Handle(context.Background(), streamEvent(image("e1", "t1", nil), image("e2", "t2", nil), image("e3", "acme corp", nil)))
@@ -893,6 +910,7 @@ func TestMessagesCarryTheirTenantsGroup(t *testing.T) {
 // an outbox item, even one whose image holds a valid event, sends nothing,
 // records nothing and fails nothing.
 func TestRecordsOtherThanInsertAreNotEvents(t *testing.T) {
+	t.Parallel()
 	for _, name := range []events.DynamoDBOperationType{events.DynamoDBOperationTypeModify, events.DynamoDBOperationTypeRemove} {
 		t.Run(string(name), func(t *testing.T) {
 			ev := decodeSample(t)

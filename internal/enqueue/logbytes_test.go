@@ -48,6 +48,7 @@ func enqueueLogBytes(t *testing.T, n int, level string) int {
 // so a successful fan-out logs nothing per delivery at INFO (it took a
 // 269-byte "delivery created" line before).
 func TestLogBytesPerDelivery(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{1, 10} {
 		b := enqueueLogBytes(t, n, "")
 		t.Logf("enqueue, %d one-endpoint events in an invocation: %d bytes, %.1f per delivery", n, b, float64(b)/float64(n))
@@ -58,6 +59,7 @@ func TestLogBytesPerDelivery(t *testing.T) {
 
 // Rejections are counted in one EMF document per invocation.
 func TestRejectionMetricsAreOneDocumentPerInvocation(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	s, q := newFakeStore(endpoint("t1", "ep_1")), &fakeQueue{}
 	h := &Handler{Store: s, Queue: q, QueueURL: "https://sqs.example/q", Log: newHandler(s, q).Log, Metrics: metrics.New(&out)}
@@ -78,6 +80,7 @@ func TestRejectionMetricsAreOneDocumentPerInvocation(t *testing.T) {
 // A failed invocation prints no metrics: the stream retries it whole, and
 // its rejections are counted by the run that succeeds, once.
 func TestFailedInvocationCountsNothing(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	s, q := newFakeStore(endpoint("t1", "ep_1")), &fakeQueue{fail: true}
 	h := &Handler{Store: s, Queue: q, QueueURL: "https://sqs.example/q", Log: newHandler(s, q).Log, Metrics: metrics.New(&out)}

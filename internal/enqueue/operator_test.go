@@ -139,6 +139,7 @@ func disabledPayload(tenant, ep string) domain.OpEndpointEvent {
 // stream order, as the documented envelope; business events do not; the
 // fan-out to the tenant's endpoints happens as before.
 func TestOperationalEventsReachTheOperatorsBus(t *testing.T) {
+	t.Parallel()
 	s := newFakeStore(endpoint("t1", "ep_biz", "order.created"), endpoint("t1", "ep_ops", "endpoint.*", domain.OpDeliveryDead))
 	s.addTenant("t2") // no endpoint: the operator still hears of its events
 	q, b := &fakeQueue{}, &fakeBus{}
@@ -189,6 +190,7 @@ func TestOperationalEventsReachTheOperatorsBus(t *testing.T) {
 // as few requests as that allows, in stream order, the fake refusing any
 // request past either limit.
 func TestOperationalEventsAreBatchedWithinPutEventsLimits(t *testing.T) {
+	t.Parallel()
 	t.Run("ten a request", func(t *testing.T) {
 		s, q, b := newFakeStore(), &fakeQueue{}, &fakeBus{}
 		s.addTenant("t1")
@@ -238,6 +240,7 @@ func TestOperationalEventsAreBatchedWithinPutEventsLimits(t *testing.T) {
 // retry puts every operational event of the batch again (the ones already
 // put twice, with the same id), and loses none.
 func TestFailedPutsAreRetriedWithoutLoss(t *testing.T) {
+	t.Parallel()
 	imgs := func(t *testing.T) events.DynamoDBEvent {
 		return streamEvent(
 			image("e0", "t1", nil),
@@ -296,6 +299,7 @@ func TestFailedPutsAreRetriedWithoutLoss(t *testing.T) {
 // A malformed operational item is rejected as any other and never reaches
 // the bus; one repeated in a batch is put once.
 func TestOnlyAcceptedOperationalEventsArePutOnce(t *testing.T) {
+	t.Parallel()
 	s, q, b := newFakeStore(), &fakeQueue{}, &fakeBus{}
 	s.addTenant("t1")
 	bad := busImage(t, "op_bad", "t1", domain.OpEndpointDisabled, disabledPayload("t1", "ep"))
@@ -343,6 +347,7 @@ func parkedCount(t *testing.T, out *bytes.Buffer) float64 {
 // sent, the batch is not failed. A parked message is the entry, whole,
 // which ParseParked reads back into the same PutEvents entry.
 func TestFailingPutsAreRetriedThenParked(t *testing.T) {
+	t.Parallel()
 	t.Run("a throttle that passes within the tries", func(t *testing.T) {
 		var out bytes.Buffer
 		s, q, b := newFakeStore(endpoint("t1", "ep_a")), &fakeQueue{}, &fakeBus{}
@@ -449,6 +454,7 @@ func b2m(m map[string]int) map[string]int {
 // the enqueue failure queue (Lambda's stream failure records), and refuses
 // a parked message it cannot put again.
 func TestParseParked(t *testing.T) {
+	t.Parallel()
 	for _, body := range []string{`{"DDBStreamBatchInfo":{"shardId":"s"}}`, `not json`, `[]`, `{"hookline_parked":""}`} {
 		_, ok, err := ParseParked(body)
 		require.False(t, ok, body)

@@ -136,6 +136,7 @@ func listAll(t *testing.T, r *Reader, tenant string, flt domain.EventFilter, lim
 }
 
 func TestListEventsNewestFirstAcrossPages(t *testing.T) {
+	t.Parallel()
 	_, r := newLog(t)
 	ids, _ := listAll(t, r, "acme", domain.EventFilter{}, 7)
 	require.Len(t, ids, 30)
@@ -153,6 +154,7 @@ func TestListEventsNewestFirstAcrossPages(t *testing.T) {
 }
 
 func TestListEventsCursors(t *testing.T) {
+	t.Parallel()
 	_, r := newLog(t)
 	ctx := context.Background()
 	_, next, err := r.ListEvents(ctx, "acme", domain.EventFilter{}, 2, "")
@@ -166,6 +168,7 @@ func TestListEventsCursors(t *testing.T) {
 }
 
 func TestListEventsBoundsItsReads(t *testing.T) {
+	t.Parallel()
 	f, r := newLog(t)
 	for i := range 2000 { // a type the filter drops, thousands of times
 		put(t, f, outbox.Event{ID: fmt.Sprintf("evt_z%04d", i), TenantID: "acme", Type: "noise", Payload: []byte(`{}`), OccurredAt: t0.Add(time.Hour)})
@@ -181,6 +184,7 @@ func TestListEventsBoundsItsReads(t *testing.T) {
 }
 
 func TestEventIsTheTenantsOnly(t *testing.T) {
+	t.Parallel()
 	_, r := newLog(t)
 	e, err := r.Event(context.Background(), "acme", "evt_07")
 	require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 )
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	r, err := Parse("")
 	require.NoError(t, err)
 	require.Empty(t, r, "off by default")
@@ -25,6 +26,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestRatesStringRoundTrips(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{"", "deliver_crash:0.01", "deliver_crash:0.01,enqueue_fail:0.05"} {
 		t.Run(s, func(t *testing.T) {
 			r, err := Parse(s)
@@ -45,6 +47,7 @@ func (f sendFunc) Send(ctx context.Context, r sender.Request) sender.Result { re
 // The crash comes after the POST, with the rate's probability; the result
 // passes through when the process lives on.
 func TestCrashAfterSend(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		rate  float64
@@ -88,6 +91,7 @@ func (f batchFunc) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatc
 // Armed by a draw below the rate, the first request is sent and then
 // failed; the next ones pass until the next invocation's draw.
 func TestFailAfterSend(t *testing.T) {
+	t.Parallel()
 	sent := 0
 	draws := []float64{0.01, 0.5, 0.04}
 	f := &FailAfterSend{
@@ -123,6 +127,7 @@ func TestFailAfterSend(t *testing.T) {
 // A request that fails is the queue's error, not the fault's, and leaves
 // the fault armed for the next request.
 func TestFailAfterSendPassesErrors(t *testing.T) {
+	t.Parallel()
 	fail := true
 	f := &FailAfterSend{
 		Next: batchFunc(func(context.Context, *sqs.SendMessageBatchInput) (*sqs.SendMessageBatchOutput, error) {

@@ -7,6 +7,7 @@ import (
 )
 
 func TestParseFrameAncestors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want []string
@@ -42,6 +43,7 @@ func TestParseFrameAncestors(t *testing.T) {
 }
 
 func TestLoadAPIConsoleSettings(t *testing.T) {
+	t.Parallel()
 	base := map[string]string{varStateTable: "state", varSecretsKeyARN: "arn:key", varOperatorKey: "k"}
 	get := func(extra map[string]string) func(string) string {
 		return func(k string) string {

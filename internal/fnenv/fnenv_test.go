@@ -15,6 +15,7 @@ import (
 // What functions/api read and refused before the contract, it reads and
 // refuses the same, with the same errors.
 func TestLoadAPI(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"HOOKLINE_STATE_TABLE": "state", "HOOKLINE_OPERATOR_KEY_SECRET_ARN": "arn:secret", "HOOKLINE_SECRETS_KEY_ARN": "arn:key"}
 	get := func(over map[string]string) func(string) string {
 		return func(k string) string {
@@ -65,6 +66,7 @@ func TestLoadAPI(t *testing.T) {
 // What functions/deliver read and refused before the contract, it reads and
 // refuses the same, with the same errors.
 func TestLoadDeliver(t *testing.T) {
+	t.Parallel()
 	base := map[string]string{
 		"HOOKLINE_STATE_TABLE": "state", "HOOKLINE_DELIVERY_QUEUE_URL": "https://q", "HOOKLINE_DLQ_URL": "https://dlq",
 		"HOOKLINE_SECRETS_KEY_ARN": "arn:aws:kms:us-east-1:000000000000:key/k",
@@ -150,6 +152,7 @@ func TestLoadDeliver(t *testing.T) {
 // What functions/enqueue read and refused before the contract, it reads and
 // refuses the same, with the same errors.
 func TestLoadEnqueue(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"HOOKLINE_STATE_TABLE": "state", "HOOKLINE_DELIVERY_QUEUE_URL": "https://q", "HOOKLINE_EVENT_BUS": "ops-bus"}
 	c, err := LoadEnqueue(func(k string) string { return env[k] })
 	require.NoError(t, err)
@@ -170,6 +173,7 @@ func TestLoadEnqueue(t *testing.T) {
 // What functions/replay read and refused before the contract, it reads and
 // refuses the same, with the same errors.
 func TestLoadReplay(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"HOOKLINE_STATE_TABLE": "s", "HOOKLINE_DELIVERY_QUEUE_URL": "q", "HOOKLINE_DLQ_URL": "d", "HOOKLINE_REPLAY_QUEUE_URL": "j"}
 	get := func(k, v string) func(string) string {
 		return func(name string) string {
@@ -208,6 +212,7 @@ func lookup(vars map[string]string) func(string) string {
 // What infra sets with Vars, the function reads back with Load: the same
 // struct, every field. A variable renamed on one side only fails here.
 func TestVarsRoundTrip(t *testing.T) {
+	t.Parallel()
 	common := Common{StateTable: "state", LogLevel: "DEBUG"}
 	allow := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
 	policy := retry.Policy{Schedule: []time.Duration{0, time.Second, 4 * time.Second}, Jitter: 0.1, Mode: retry.JitterFull, MaxAge: time.Hour, VisibilityTimeout: time.Minute}
@@ -263,6 +268,7 @@ func TestVarsRoundTrip(t *testing.T) {
 // A deployment without faults sets no HOOKLINE_FAULTS, nor an operator key
 // in plain text when the secret names it.
 func TestVarsLeaveOutWhatIsNotAsked(t *testing.T) {
+	t.Parallel()
 	require.NotContains(t, DeliverEnv{}.Vars(), "HOOKLINE_FAULTS")
 	for _, k := range []string{"HOOKLINE_DISABLE_AFTER_FOR", "HOOKLINE_BREAKER_COOLDOWN", "HOOKLINE_BREAKER_MAX_COOLDOWN", "HOOKLINE_ENDPOINT_CONCURRENCY", "HOOKLINE_ENDPOINT_FAST_CONCURRENCY"} {
 		require.NotContains(t, DeliverEnv{}.Vars(), k, "a zero field is left to the function's default")

@@ -9,6 +9,7 @@ import (
 )
 
 func TestGroupID(t *testing.T) {
+	t.Parallel()
 	punctuation := "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
 	cases := []struct {
 		name, tenant string
@@ -54,6 +55,7 @@ func TestGroupID(t *testing.T) {
 }
 
 func TestCheckGroupID(t *testing.T) {
+	t.Parallel()
 	body := `{"delivery_id":"d","tenant_id":"acme","endpoint_id":"e","event_id":"v","payload":{}}`
 	odd := `{"delivery_id":"d","tenant_id":"acme corp","endpoint_id":"e","event_id":"v","payload":{}}`
 	cases := []struct {

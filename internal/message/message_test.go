@@ -10,6 +10,7 @@ import (
 )
 
 func TestDecodeAndBody(t *testing.T) {
+	t.Parallel()
 	seq := int64(3)
 	m := Message{DeliveryID: "msg_x", TenantID: "t", EndpointID: "e", EventID: "evt", EventType: "a.b",
 		OccurredAt: time.Date(2026, 11, 30, 1, 0, 0, 0, time.FixedZone("x", 3600)), Sequence: &seq, Payload: json.RawMessage(`{"k": [1, 2]}`)}
@@ -36,6 +37,7 @@ func TestDecodeAndBody(t *testing.T) {
 }
 
 func TestReplayedKeepsTheMessageAndMovesItsAge(t *testing.T) {
+	t.Parallel()
 	occurred := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	body, err := json.Marshal(Message{DeliveryID: "d", TenantID: "t", EndpointID: "e", EventID: "ev", EventType: "a.b", OccurredAt: occurred, Payload: json.RawMessage(`{"x":1}`)})
 	require.NoError(t, err)
@@ -60,6 +62,7 @@ func TestReplayedKeepsTheMessageAndMovesItsAge(t *testing.T) {
 // <, > and & as six bytes and could take a message under the outbox's
 // limit past SQS's.
 func TestPayloadIsNotEscaped(t *testing.T) {
+	t.Parallel()
 	payload := json.RawMessage(`{"html":"<a href=\"x\">&amp;</a>"}`)
 	m := Message{DeliveryID: "d", TenantID: "t", EndpointID: "e", EventID: "ev", EventType: "a.b", OccurredAt: time.Unix(0, 0), Payload: payload}
 	body, err := m.RequestBody()
@@ -83,6 +86,7 @@ func TestPayloadIsNotEscaped(t *testing.T) {
 // A replay starts a fresh schedule: the attempts and deferrals a message
 // carried (sent again to wait for a rate limit) are dropped.
 func TestReplayedCarriesNoAttempts(t *testing.T) {
+	t.Parallel()
 	body, err := Encode(Message{DeliveryID: "d", TenantID: "t", EndpointID: "e", EventID: "ev", EventType: "a.b", Payload: json.RawMessage(`{}`), Attempts: 3, Deferrals: 2})
 	require.NoError(t, err)
 	require.Contains(t, string(body), `"attempts":3`)

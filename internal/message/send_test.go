@@ -19,6 +19,7 @@ func (f batchFunc) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchI
 }
 
 func TestSendBatch(t *testing.T) {
+	t.Parallel()
 	entries := []sqstypes.SendMessageBatchRequestEntry{{Id: aws.String("a"), MessageBody: aws.String("{}")}}
 	calls := 0
 	ok := batchFunc(func(in *sqs.SendMessageBatchInput) (*sqs.SendMessageBatchOutput, error) {
@@ -42,6 +43,7 @@ func TestSendBatch(t *testing.T) {
 }
 
 func TestFits(t *testing.T) {
+	t.Parallel()
 	entry := func(n int) sqstypes.SendMessageBatchRequestEntry {
 		return sqstypes.SendMessageBatchRequestEntry{Id: aws.String("x"), MessageBody: aws.String(strings.Repeat("a", n))}
 	}
@@ -64,6 +66,7 @@ func TestFits(t *testing.T) {
 }
 
 func TestCheckBatch(t *testing.T) {
+	t.Parallel()
 	entry := func(id string, n int) sqstypes.SendMessageBatchRequestEntry {
 		return sqstypes.SendMessageBatchRequestEntry{Id: aws.String(id), MessageBody: aws.String(strings.Repeat("a", n))}
 	}

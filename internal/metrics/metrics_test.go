@@ -53,6 +53,7 @@ func lines(t *testing.T, buf *bytes.Buffer) []map[string]any {
 }
 
 func TestPut(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	w := New(&buf)
 	w.Now = func() time.Time { return time.UnixMilli(1796000000000) }
@@ -74,6 +75,7 @@ func TestPut(t *testing.T) {
 
 // The catalog and docs/operations.md name the same metrics and dimensions.
 func TestCatalogIsDocumented(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile("../../docs/operations.md")
 	require.NoError(t, err)
 	section := regexp.MustCompile("(?s)<!-- metrics -->(.*)<!-- /metrics -->").FindSubmatch(doc)
@@ -156,6 +158,7 @@ func values(m map[string]any, metric string) []float64 {
 // metric's values as an array: as many values as separate lines gave, under
 // the same names and dimension sets.
 func TestBatch(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	w := New(&buf)
 	w.Now = func() time.Time { return time.UnixMilli(1796000000000) }

@@ -8,6 +8,7 @@ import (
 )
 
 func TestCheckURL(t *testing.T) {
+	t.Parallel()
 	strict := URLPolicy{}
 	local := URLPolicy{AllowHTTP: true, Guard: Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}
 	cases := []struct {

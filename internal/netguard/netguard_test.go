@@ -20,6 +20,7 @@ var loopbackOnly = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 // TestCheck covers every class of address the guard refuses, each with the
 // reason it gives, and public addresses it lets through.
 func TestCheck(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		addr   string
 		reason string // substring of the refusal; "" means allowed
@@ -122,12 +123,14 @@ func TestCheck(t *testing.T) {
 }
 
 func TestCheckInvalidAddress(t *testing.T) {
+	t.Parallel()
 	err := (&netguard.Guard{}).Check(netip.Addr{})
 	require.ErrorIs(t, err, netguard.ErrForbidden)
 	require.Contains(t, err.Error(), "not a valid address")
 }
 
 func TestCheckAllowlist(t *testing.T) {
+	t.Parallel()
 	g := &netguard.Guard{Allow: loopbackOnly}
 	tests := []struct {
 		addr    string
@@ -180,6 +183,7 @@ func TestCheckAllowlist(t *testing.T) {
 }
 
 func TestControl(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		network string
@@ -246,6 +250,7 @@ func requireNoConnection(t *testing.T, l *net.TCPListener) {
 }
 
 func TestDialer(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 
@@ -356,6 +361,7 @@ func TestDialer(t *testing.T) {
 }
 
 func TestParsePrefixes(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   string

@@ -16,11 +16,13 @@ import (
 )
 
 func TestReservedTypesAreTheOperationalTypesAndTheTestEvent(t *testing.T) {
+	t.Parallel()
 	require.Equal(t, append(slices.Clone(domain.OpEventTypes), domain.TestEventType), outbox.ReservedTypes, "the producer package refuses exactly hookline's types")
 	require.False(t, domain.IsOperational(domain.TestEventType), "the test event is not the operator's: it stays off the bus")
 }
 
 func TestIDsDeriveFromWhatTheEventIsAbout(t *testing.T) {
+	t.Parallel()
 	a := ID(domain.OpEndpointFailing, "t1", "ep_1", "1")
 	require.Equal(t, a, ID(domain.OpEndpointFailing, "t1", "ep_1", "1"), "a retried emission has the same id")
 	require.NotEqual(t, a, ID(domain.OpEndpointFailing, "t1", "ep_1", "2"), "another episode, another event")
@@ -30,6 +32,7 @@ func TestIDsDeriveFromWhatTheEventIsAbout(t *testing.T) {
 }
 
 func TestItemCarriesTheMarkerAndPassesEveryOtherCheck(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	item, err := Item(Event{ID: "hl_x", TenantID: "t1", Type: domain.OpEndpointDisabled, Payload: domain.OpEndpointEvent{TenantID: "t1"}, At: at})
 	require.NoError(t, err)
@@ -59,6 +62,7 @@ func (p *putter) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func
 }
 
 func TestEmitWritesOnceAndTakesAnExistingEventAsWritten(t *testing.T) {
+	t.Parallel()
 	p := &putter{}
 	w := &Writer{DB: p, Table: "outbox"}
 	ev := Event{ID: "hl_1", TenantID: "t1", Type: domain.OpEndpointFailing, Payload: domain.OpEndpointEvent{}, At: time.Now()}
@@ -71,6 +75,7 @@ func TestEmitWritesOnceAndTakesAnExistingEventAsWritten(t *testing.T) {
 }
 
 func TestNoticeDelayStaysWithinSQSLimit(t *testing.T) {
+	t.Parallel()
 	start, end := Window(time.Date(2026, 11, 30, 12, 7, 30, 0, time.UTC), 5*time.Minute)
 	require.Equal(t, time.Date(2026, 11, 30, 12, 5, 0, 0, time.UTC), start)
 	require.Equal(t, start.Add(5*time.Minute), end)
@@ -100,6 +105,7 @@ func (s *sent) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...fun
 // 10,000 deaths over an hour on one endpoint: at most 12 notices at the
 // default 5-minute window.
 func TestAStormIsBounded(t *testing.T) {
+	t.Parallel()
 	w, q := &windows{n: map[time.Time]int{}}, &sent{}
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	for i := range 10000 {
@@ -112,6 +118,7 @@ func TestAStormIsBounded(t *testing.T) {
 }
 
 func TestTestItemNamesItsEndpointAndCarriesTheMarker(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	item, err := TestItem("hl_test_1", "t1", "ep_1", at)
 	require.NoError(t, err)

@@ -132,6 +132,7 @@ func startErasure(ctx context.Context, e *env, tenant string) (domain.ReplayJob,
 // tenant keeps all of it, its DLQ message visible again. Asked again, it
 // answers the same job.
 func TestEraseTenant(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	o := newFakeOutbox()
@@ -226,6 +227,7 @@ func TestEraseTenant(t *testing.T) {
 // A delivery.dead notice of a tenant being erased writes no summary: it
 // would land in the outbox after the erasure went through it.
 func TestDeadNoticeOfErasedTenantWritesNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	out := &outboxNotices{events: map[string]opevent.Event{}}
 	e.w.Notices = out

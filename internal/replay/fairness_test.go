@@ -82,6 +82,7 @@ func (q *jobsQueue) next(t *testing.T) (jobs.Message, bool) {
 // (with one worker; the deployment's five start it at once), however many
 // requests the flood sent.
 func TestTenantFloodDoesNotStarveAnother(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.w.StepSends = 20
 	e.deadN("a_", 300)
@@ -164,6 +165,7 @@ func TestTenantFloodDoesNotStarveAnother(t *testing.T) {
 // gives its place back, and one that could not (its release failed) has it
 // given back by its redelivered message or by the tenant's next start.
 func TestOpenJobsBound(t *testing.T) {
+	t.Parallel()
 	start := func(e *env, id, tenant string) error {
 		j := domain.ReplayJob{JobID: id, TenantID: tenant, Kind: domain.KindIDs, IDs: []string{"dl_" + id}, Status: domain.StatusQueued}
 		return e.w.Start(context.Background(), &j)
@@ -215,6 +217,7 @@ func TestOpenJobsBound(t *testing.T) {
 // However many jobs complete, the DLQ is swept at most once per SweepGap:
 // the other sweep messages are dropped at the cost of one conditional write.
 func TestSweepsCoalesce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.w.SweepGap = time.Minute
 	e.st.put(domain.Delivery{DeliveryID: "s1", TenantID: tenantA, State: "delivered"})
@@ -244,6 +247,7 @@ func TestSweepsCoalesce(t *testing.T) {
 // has gone unsaved for JobIdle, Recover sends its message again, and it
 // completes. A job that is alive or completed is left alone.
 func TestRecoverSendsLostJobsAgain(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ids := e.deadN("dl_", 4)
 	lost := e.start(t, domain.ReplayJob{JobID: "rj_lost", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})

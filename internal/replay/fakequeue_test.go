@@ -12,6 +12,7 @@ import (
 // The fake DLQ refuses a visibility change SQS refuses: outside 0..43200 s,
 // or ending more than 12 h after the message's receive.
 func TestFakeQueueVisibilityRule(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		held    time.Duration

@@ -32,6 +32,7 @@ func requireTenantGroups(t *testing.T, e *env) map[string]string {
 // group, whatever their endpoints: a tenant id SQS would refuse as a group
 // id goes out hashed.
 func TestReplayedMessagesCarryTheirTenantsGroup(t *testing.T) {
+	t.Parallel()
 	const odd = "acme corp" // an outbox item's tenant id may hold a space
 	e := newEnv(t)
 	e.st.putEndpoint(domain.Endpoint{TenantID: odd, EndpointID: "ep_1"})
@@ -56,6 +57,7 @@ func TestReplayedMessagesCarryTheirTenantsGroup(t *testing.T) {
 // The operator's redrive sends each DLQ message back in its own tenant's
 // message group: one job, many tenants.
 func TestRedrivenMessagesCarryTheirTenantsGroup(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	old := e.t0.Add(-time.Hour)
 	e.dead("ra", tenantA, "ep_1", "order.created", old)

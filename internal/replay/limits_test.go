@@ -34,6 +34,7 @@ func (e *env) deadWithPayload(id string, n int, at time.Time) {
 // at most ten entries and at most 256 KiB in all (the fake refuses anything
 // more, as SQS does), so near-limit messages go in smaller batches.
 func TestReplayBatchesSplitByBytes(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name     string
 		sizes    []int // payload bytes of each dead delivery
@@ -64,6 +65,7 @@ func TestReplayBatchesSplitByBytes(t *testing.T) {
 // A redrive step sends at most its step size, however many messages one
 // receive could bring.
 func TestRedriveStepSendsAtMostItsStepSize(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.w.StepSends, e.w.Rate = 3, 1
 	old := e.t0.Add(-time.Hour)
@@ -96,6 +98,7 @@ func TestRedriveStepSendsAtMostItsStepSize(t *testing.T) {
 // started, not those that happen while it runs: neither other deliveries
 // dying since, nor its own replays dying again.
 func TestFilterReplayWithoutUntilIsBoundedToDeathsAtStart(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.w.StepSends = 1
 	ids := e.deadN("dl_", 3)

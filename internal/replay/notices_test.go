@@ -35,6 +35,7 @@ func (o *outboxNotices) Emit(_ context.Context, ev opevent.Event) error {
 // A window's notice, handled (twice, as SQS may deliver it), writes one
 // delivery.dead summing the window up.
 func TestDeadNoticeWritesOneSummary(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	out := &outboxNotices{events: map[string]opevent.Event{}}
 	e.w.Notices = out

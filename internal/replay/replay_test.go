@@ -143,6 +143,7 @@ func (e *env) requireNoLoss(t *testing.T, ids []string) {
 }
 
 func TestReplayByIDs(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	at := e.t0.Add(-time.Hour)
 	rows := []struct {
@@ -257,6 +258,7 @@ func TestReplayByIDs(t *testing.T) {
 }
 
 func TestReplayByIDsInSteps(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ids := e.deadN("dl_", 5)
 	e.w.StepSends, e.w.Rate = 2, 1
@@ -274,6 +276,7 @@ func TestReplayByIDsInSteps(t *testing.T) {
 }
 
 func TestReplayByFilter(t *testing.T) {
+	t.Parallel()
 	t0 := newClock().Now()
 	fixture := func(e *env) {
 		e.dead("f1", tenantA, "ep_1", "order.created", t0.Add(-50*time.Minute))
@@ -335,6 +338,7 @@ func TestReplayByFilter(t *testing.T) {
 }
 
 func TestReplayByFilterPaging(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.w.StepSends, e.w.Rate = 3, 1
 	var want []string
@@ -405,6 +409,7 @@ func TestReplayByFilterPaging(t *testing.T) {
 }
 
 func TestReplayPacing(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		rand func() float64
@@ -476,6 +481,7 @@ func requireOnce(t *testing.T, e *env, ids []string, jobs ...string) {
 }
 
 func TestReplayConcurrentJobs(t *testing.T) {
+	t.Parallel()
 	t.Run("steps interleaved", func(t *testing.T) {
 		e := newEnv(t)
 		e.w.StepSends = 4
@@ -555,6 +561,7 @@ func TestReplayConcurrentJobs(t *testing.T) {
 }
 
 func TestReplayCrashAndResume(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name        string
 		kind        domain.JobKind
@@ -659,6 +666,7 @@ type redriveCase struct {
 }
 
 func TestRedrive(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	t0 := e.t0
 	old := t0.Add(-time.Hour)
@@ -762,6 +770,7 @@ func TestRedrive(t *testing.T) {
 }
 
 func TestRedriveInSteps(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.w.StepSends, e.w.Rate = 2, 1
 	e.q.perReceive = 2
@@ -803,6 +812,7 @@ func TestRedriveInSteps(t *testing.T) {
 }
 
 func TestRedriveAndTenantReplay(t *testing.T) {
+	t.Parallel()
 	for _, first := range []string{"tenant replay", "redrive"} {
 		t.Run(first+" first", func(t *testing.T) {
 			e := newEnv(t)
@@ -831,6 +841,7 @@ func TestRedriveAndTenantReplay(t *testing.T) {
 }
 
 func TestRedriveCrashAndResume(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name        string
 		storeFaults []fault
@@ -889,6 +900,7 @@ func TestRedriveCrashAndResume(t *testing.T) {
 }
 
 func TestSweep(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	sentAt := e.t0.Add(-time.Hour)
 	rows := []struct {
@@ -955,6 +967,7 @@ func TestSweep(t *testing.T) {
 }
 
 func TestHandle(t *testing.T) {
+	t.Parallel()
 	record := func(id, body string) events.SQSMessage { return events.SQSMessage{MessageId: id, Body: body} }
 	cases := []struct {
 		name    string
@@ -1023,6 +1036,7 @@ func TestHandle(t *testing.T) {
 }
 
 func TestHandleRedeliveryResumes(t *testing.T) {
+	t.Parallel()
 	// The job message comes back after a failed step, as SQS redelivers it.
 	e := newEnv(t)
 	ids := e.deadN("dl_", 12)
@@ -1044,6 +1058,7 @@ type depthsFunc func(context.Context) (map[string]int, error)
 func (f depthsFunc) DLQDepths(ctx context.Context) (map[string]int, error) { return f(ctx) }
 
 func TestPublishDepthsEmitsGauges(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	w := &replay.Worker{Metrics: metrics.New(&buf), Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		Depths: depthsFunc(func(context.Context) (map[string]int, error) { return map[string]int{"a": 3, "b": 0}, nil })}
@@ -1071,6 +1086,7 @@ func TestPublishDepthsEmitsGauges(t *testing.T) {
 // pending while SQS has moved its message to the DLQ: the sweep records its
 // death, so the tenant sees it and can replay it, and keeps the message.
 func TestSweepRecordsAMissedDeath(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	sentAt := e.t0.Add(-time.Hour)
 	e.st.put(domain.Delivery{DeliveryID: "m1", TenantID: tenantA, EndpointID: "ep_1", State: domain.StatePending, Attempts: 3})
@@ -1092,6 +1108,7 @@ func TestSweepRecordsAMissedDeath(t *testing.T) {
 // sweep writes it, dead, from the message, so the tenant sees and can replay
 // it, and keeps the message.
 func TestSweepRecordsADeathWithNoRecord(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.q.addDLQ(body("m2", tenantA, "ep_1", "order.created"), e.t0.Add(-time.Hour))
 	deleted, kept, err := e.w.Sweep(context.Background())
@@ -1125,6 +1142,7 @@ func sameButReplayed(t *testing.T, sent, orig string) bool {
 // slowly that its sends, or the next step, would be due later than that is
 // sent at 900 s rather than refused.
 func TestSlowPacingStaysWithinSQSDelayLimit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ids := e.deadN("dl_", 13)          // one more than a step sends
 	e.w.StepSends, e.w.Rate = 12, 0.01 // one send every 100 s
@@ -1144,6 +1162,7 @@ func TestSlowPacingStaysWithinSQSDelayLimit(t *testing.T) {
 // of the delivery attempted at that moment) is not overwritten: the sweep
 // reads it again and acts on it as it is.
 func TestSweepActsOnARecordMadeWhileItLooked(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 12, 1, 11, 30, 0, 0, time.UTC)
 	cases := []struct {
 		name      string
@@ -1253,6 +1272,7 @@ func corrections(t *testing.T, out string) map[string][]float64 {
 // a run with none publishes 0. The sweeps that follow a replay do not
 // reconcile.
 func TestScheduledSweepReconcilesDepthsAndPublishesCorrections(t *testing.T) {
+	t.Parallel()
 	run := func(t *testing.T, e *env, body string) []string {
 		t.Helper()
 		resp, err := e.w.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m", Body: body}}})

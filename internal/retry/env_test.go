@@ -8,6 +8,7 @@ import (
 )
 
 func TestEnvRoundTrip(t *testing.T) {
+	t.Parallel()
 	for name, p := range map[string]Policy{
 		"defaults": {},
 		"short":    {Schedule: []time.Duration{0, time.Second, 2 * time.Second}, Mode: JitterNone, MaxAge: time.Hour},
@@ -30,6 +31,7 @@ func TestEnvRoundTrip(t *testing.T) {
 }
 
 func TestFromEnvErrors(t *testing.T) {
+	t.Parallel()
 	for name, tc := range map[string]struct {
 		env  map[string]string
 		want string

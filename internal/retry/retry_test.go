@@ -24,6 +24,7 @@ var (
 )
 
 func TestDefaults(t *testing.T) {
+	t.Parallel()
 	require.Equal(t, 12*time.Hour, MaxDelay)
 	require.Equal(t, []time.Duration{0, 5 * time.Second, 30 * time.Second, 5 * time.Minute,
 		30 * time.Minute, 2 * time.Hour, 8 * time.Hour, 12 * time.Hour}, DefaultSchedule)
@@ -41,6 +42,7 @@ func TestDefaults(t *testing.T) {
 }
 
 func TestDecideSchedule(t *testing.T) {
+	t.Parallel()
 	// With rnd = 0.5 proportional jitter is a factor of exactly 1, so the
 	// delay after failed attempt n is DefaultSchedule[n], the 12 h step
 	// shortened to the longest delay SQS accepts.
@@ -70,6 +72,7 @@ func TestDecideSchedule(t *testing.T) {
 }
 
 func TestDecideJitter(t *testing.T) {
+	t.Parallel()
 	custom := []time.Duration{0, 10 * time.Second, 100 * time.Second, 11 * time.Hour}
 	tests := []struct {
 		name    string
@@ -112,6 +115,7 @@ func TestDecideJitter(t *testing.T) {
 }
 
 func TestDecideJitterBounds(t *testing.T) {
+	t.Parallel()
 	// Sweep the random source: every delay stays within ±20 % of the step
 	// (rounded up to whole seconds), within [0, LongestDelay], in whole
 	// seconds.
@@ -137,6 +141,7 @@ func TestDecideJitterBounds(t *testing.T) {
 }
 
 func TestDecideRetryAfter(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		policy     Policy
@@ -172,6 +177,7 @@ func TestDecideRetryAfter(t *testing.T) {
 }
 
 func TestDecideMaxAge(t *testing.T) {
+	t.Parallel()
 	exceeded := Decision{Reason: "max_age_exceeded"}
 	tests := []struct {
 		name       string
@@ -205,6 +211,7 @@ func TestDecideMaxAge(t *testing.T) {
 }
 
 func TestDecideExhaustion(t *testing.T) {
+	t.Parallel()
 	short := Policy{Schedule: []time.Duration{0, time.Minute}}
 	require.Equal(t, 2, short.Attempts())
 	require.Equal(t, Decision{Retry: true, Delay: time.Minute}, short.Decide(1, t0, t0, 0, rndMid))
@@ -221,6 +228,7 @@ func TestDecideExhaustion(t *testing.T) {
 }
 
 func TestDecideInvalidPolicyStaysInRange(t *testing.T) {
+	t.Parallel()
 	// Decide does not require a validated policy; its delay stays sane.
 	p := Policy{Schedule: []time.Duration{0, -time.Hour, 48 * time.Hour}, Jitter: -3, Mode: 42}
 	require.Equal(t, Decision{Retry: true, Delay: 0}, p.Decide(1, t0, t0, 0, rndHigh))
@@ -232,6 +240,7 @@ func TestDecideInvalidPolicyStaysInRange(t *testing.T) {
 }
 
 func TestLongestDelay(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		visibility time.Duration
@@ -256,6 +265,7 @@ func TestLongestDelay(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		policy Policy
@@ -295,6 +305,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestParseSchedule(t *testing.T) {
+	t.Parallel()
 	good := []struct {
 		in   string
 		want []time.Duration
@@ -344,6 +355,7 @@ func TestParseSchedule(t *testing.T) {
 }
 
 func TestParseRetryAfter(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2015, 10, 21, 7, 28, 0, 0, time.UTC)
 	tests := []struct {
 		name string

@@ -31,6 +31,7 @@ func sqsAccepts(heldFor time.Duration, visibilitySeconds int64) error {
 // to the queue's visibility timeout (plus the margin for SQS's approximate
 // expiry) after it. Boundary values first, then a seeded random sweep.
 func TestDecideAlwaysFitsSQSVisibilityRule(t *testing.T) {
+	t.Parallel()
 	modes := []JitterMode{JitterProportional, JitterFull, JitterNone}
 	visibilities := []time.Duration{0, 30 * time.Second, 6 * time.Minute, 90 * time.Minute}
 	retryAfters := []time.Duration{0, time.Second, 8 * time.Hour, longest - time.Second, longest, longest + time.Second,
@@ -100,6 +101,7 @@ func TestDecideAlwaysFitsSQSVisibilityRule(t *testing.T) {
 // receive comes inside the 24 h age cap, where the deliver function attempts
 // it rather than parking it as max_age_exceeded.
 func TestDefaultScheduleReachesItsLastAttempt(t *testing.T) {
+	t.Parallel()
 	const perAttempt = 2 * time.Minute
 	const last = 7 // the draw for the 12 h step
 	tests := []struct {

@@ -29,6 +29,7 @@ func seal(t *testing.T, k *sealingtest.KMS, ref sealing.Ref, s string) string {
 }
 
 func TestSealThenOpen(t *testing.T) {
+	t.Parallel()
 	k := sealingtest.New()
 	sealed := seal(t, k, ep1, secret)
 	require.NotContains(t, sealed, secret)
@@ -39,6 +40,7 @@ func TestSealThenOpen(t *testing.T) {
 }
 
 func TestContextBindsTheCiphertextToItsEndpoint(t *testing.T) {
+	t.Parallel()
 	k := sealingtest.New()
 	sealed := seal(t, k, ep1, secret)
 	for name, tc := range map[string]struct {
@@ -62,11 +64,13 @@ func TestContextBindsTheCiphertextToItsEndpoint(t *testing.T) {
 }
 
 func TestSealerNeedsAKey(t *testing.T) {
+	t.Parallel()
 	_, err := (&sealing.Sealer{KMS: sealingtest.New()}).Seal(ctx, ep1, secret)
 	require.ErrorContains(t, err, "no key configured")
 }
 
 func TestServiceErrorsAreNotInvalidAndNotKept(t *testing.T) {
+	t.Parallel()
 	k := sealingtest.New()
 	sealed := seal(t, k, ep1, secret)
 	o := &sealing.Opener{KMS: k}
@@ -96,6 +100,7 @@ func (failing) Encrypt(context.Context, *kms.EncryptInput, ...func(*kms.Options)
 }
 
 func TestOpenerKeepsWhatItOpened(t *testing.T) {
+	t.Parallel()
 	k := sealingtest.New()
 	sealed := seal(t, k, ep1, secret)
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
@@ -126,6 +131,7 @@ func TestOpenerKeepsWhatItOpened(t *testing.T) {
 }
 
 func TestOpenerIsBounded(t *testing.T) {
+	t.Parallel()
 	k := sealingtest.New()
 	o := &sealing.Opener{KMS: k, MaxEntries: 2}
 	refs := []sealing.Ref{{"t", "a"}, {"t", "b"}, {"t", "c"}}
@@ -154,6 +160,7 @@ func TestOpenerIsBounded(t *testing.T) {
 // Concurrent opens of one secret (a batch's deliveries to one endpoint, on
 // a cold start) share one Decrypt.
 func TestConcurrentOpensShareOneDecrypt(t *testing.T) {
+	t.Parallel()
 	k := sealingtest.New()
 	sealed := seal(t, k, ep1, secret)
 	release := make(chan struct{})
@@ -195,6 +202,7 @@ func TestConcurrentOpensShareOneDecrypt(t *testing.T) {
 }
 
 func TestWaiterGivesUpWithItsContext(t *testing.T) {
+	t.Parallel()
 	k := sealingtest.New()
 	sealed := seal(t, k, ep1, secret)
 	release := make(chan struct{})

@@ -129,6 +129,7 @@ func send(t testing.TB, c *sender.Client, url string, signer *signing.Signer) se
 }
 
 func TestSendStatusClasses(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		status          int
 		outcome         sender.Outcome
@@ -185,6 +186,7 @@ func TestSendStatusClasses(t *testing.T) {
 }
 
 func TestSendRedirectsNotFollowed(t *testing.T) {
+	t.Parallel()
 	_, signer := newSecret(t)
 	client := newClient(t)
 	for _, status := range []int{301, 302, 303, 307, 308} {
@@ -209,6 +211,7 @@ func TestSendRedirectsNotFollowed(t *testing.T) {
 }
 
 func TestSendRetryAfter(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		status     int
@@ -253,6 +256,7 @@ func TestSendRetryAfter(t *testing.T) {
 }
 
 func TestClassify(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		status  int
 		outcome sender.Outcome
@@ -285,12 +289,14 @@ func TestClassify(t *testing.T) {
 }
 
 func TestOutcomeString(t *testing.T) {
+	t.Parallel()
 	require.Equal(t, "retry", sender.Retry.String())
 	require.Equal(t, "delivered", sender.Delivered.String())
 	require.Equal(t, "dead", sender.Dead.String())
 }
 
 func TestSendTimeouts(t *testing.T) {
+	t.Parallel()
 	_, signer := newSecret(t)
 	client := newClient(t)
 
@@ -348,6 +354,7 @@ func TestSendTimeouts(t *testing.T) {
 }
 
 func TestSendCanceledContext(t *testing.T) {
+	t.Parallel()
 	_, signer := newSecret(t)
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -359,6 +366,7 @@ func TestSendCanceledContext(t *testing.T) {
 }
 
 func TestSendConnectionRefused(t *testing.T) {
+	t.Parallel()
 	_, signer := newSecret(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -392,6 +400,7 @@ func hijack(t testing.TB, raw string, reset bool) http.HandlerFunc {
 }
 
 func TestSendBrokenConnections(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		raw     string
@@ -435,6 +444,7 @@ func TestSendBrokenConnections(t *testing.T) {
 // headers gets a failed, retryable attempt; the client stops reading at
 // MaxResponseHeaderBytes instead of Go's 10 MiB default.
 func TestSendHugeResponseHeaders(t *testing.T) {
+	t.Parallel()
 	for _, size := range []int{sender.MaxResponseHeaderBytes + 1024, 4 << 20} {
 		t.Run(fmt.Sprintf("%d bytes", size), func(t *testing.T) {
 			var b strings.Builder
@@ -462,6 +472,7 @@ func TestSendHugeResponseHeaders(t *testing.T) {
 }
 
 func TestSendDNSFailure(t *testing.T) {
+	t.Parallel()
 	_, signer := newSecret(t)
 	res := send(t, newClient(t), "http://hookline-test.invalid/hook", signer)
 	require.Equal(t, sender.Retry, res.Outcome)
@@ -516,6 +527,7 @@ func TestSendTLSFailure(t *testing.T) {
 }
 
 func TestSendInvalidURL(t *testing.T) {
+	t.Parallel()
 	_, signer := newSecret(t)
 	res := send(t, newClient(t), "http://bad host/\x7f", signer)
 	require.Equal(t, sender.Dead, res.Outcome)
@@ -524,6 +536,7 @@ func TestSendInvalidURL(t *testing.T) {
 }
 
 func TestSendHugeBody(t *testing.T) {
+	t.Parallel()
 	const size = 10 << 20
 	var written atomic.Int64
 	handlerDone := make(chan struct{})
@@ -560,6 +573,7 @@ func TestSendHugeBody(t *testing.T) {
 }
 
 func TestSendExcerpt(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		body string
@@ -609,6 +623,7 @@ type captured struct {
 }
 
 func TestSendRequest(t *testing.T) {
+	t.Parallel()
 	secret, signer := newSecret(t)
 	got := make(chan captured, 1)
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
@@ -667,6 +682,7 @@ func TestSendRequest(t *testing.T) {
 }
 
 func TestSendDefaultClock(t *testing.T) {
+	t.Parallel()
 	secret, signer := newSecret(t)
 	got := make(chan http.Header, 1)
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
@@ -689,6 +705,7 @@ func TestSendDefaultClock(t *testing.T) {
 }
 
 func TestSendSSRFGuard(t *testing.T) {
+	t.Parallel()
 	_, signer := newSecret(t)
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {})
 	_, port, err := net.SplitHostPort(srv.Listener.Addr().String())
@@ -726,6 +743,7 @@ func TestSendSSRFGuard(t *testing.T) {
 }
 
 func TestSendKeepAlive(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		bodySize int
@@ -757,6 +775,7 @@ func TestSendKeepAlive(t *testing.T) {
 }
 
 func TestSendConcurrent(t *testing.T) {
+	t.Parallel()
 	secret, signer := newSecret(t)
 	v, err := signing.NewVerifier(secret)
 	require.NoError(t, err)

@@ -64,6 +64,7 @@ func (c interopCase) header(sig string) http.Header {
 // sends verifies with the official Standard Webhooks Go library, with each
 // secret of a rotation, and a changed body does not.
 func TestInteropHooklineSignsReferenceVerifies(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewSource(18))
 	for n := range interopCases {
 		c := genCase(t, rng, time.Now())
@@ -84,6 +85,7 @@ func TestInteropHooklineSignsReferenceVerifies(t *testing.T) {
 // Verifier, alone or next to the other secret of a rotation, and a changed
 // body does not.
 func TestInteropReferenceSignsHooklineVerifies(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewSource(81))
 	for n := range interopCases {
 		now := time.Now()
@@ -119,6 +121,7 @@ func TestInteropReferenceSignsHooklineVerifies(t *testing.T) {
 // take (its clock is time.Now): any non-negative Unix second, at the
 // verifier's clock and at both edges of the tolerance.
 func TestInteropSignerAndPublicVerifierAgree(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewSource(1818))
 	for n := range interopCases {
 		at := time.Unix(rng.Int63n(1<<40), 0)
@@ -143,6 +146,7 @@ func TestInteropSignerAndPublicVerifierAgree(t *testing.T) {
 // TestVerifyVectorsAreACopy keeps verify/testdata/vectors.json (the public
 // module cannot read this module's files) identical to the signer's.
 func TestVerifyVectorsAreACopy(t *testing.T) {
+	t.Parallel()
 	ours, err := os.ReadFile("testdata/vectors.json")
 	require.NoError(t, err)
 	theirs, err := os.ReadFile("../../verify/testdata/vectors.json")

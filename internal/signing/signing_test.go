@@ -71,6 +71,7 @@ func loadVectors(t *testing.T) []vector {
 }
 
 func TestKnownAnswerVectors(t *testing.T) {
+	t.Parallel()
 	for _, vec := range loadVectors(t) {
 		t.Run(vec.Name, func(t *testing.T) {
 			ts := time.Unix(vec.Timestamp, 0)
@@ -95,6 +96,7 @@ func TestKnownAnswerVectors(t *testing.T) {
 }
 
 func TestNewSecret(t *testing.T) {
+	t.Parallel()
 	t.Run("deterministic reader", func(t *testing.T) {
 		key := make([]byte, 32)
 		for i := range key {
@@ -130,6 +132,7 @@ func TestNewSecret(t *testing.T) {
 }
 
 func TestParseSecret(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		secret  string
@@ -180,6 +183,7 @@ func mustB64(t *testing.T, s string) []byte {
 }
 
 func TestNewSignerAndVerifierErrors(t *testing.T) {
+	t.Parallel()
 	good := testSecret(t, 1)
 	bad := "whsec_c2VjcmV0LW1hdGVyaWFs!!" // invalid base64
 	tests := []struct {
@@ -210,6 +214,7 @@ func TestNewSignerAndVerifierErrors(t *testing.T) {
 }
 
 func TestSignFormat(t *testing.T) {
+	t.Parallel()
 	a, b, c := testSecret(t, 1), testSecret(t, 2), testSecret(t, 3)
 	ts := fixedNow
 	body := []byte(`{"k":"v"}`)
@@ -237,6 +242,7 @@ func TestSignFormat(t *testing.T) {
 }
 
 func TestVerify(t *testing.T) {
+	t.Parallel()
 	secA, secB, secC := testSecret(t, 0xA), testSecret(t, 0xB), testSecret(t, 0xC)
 	const id = "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W"
 	body := []byte(`{"type":"user.created","data":{"id":42}}`)
@@ -351,6 +357,7 @@ func TestVerify(t *testing.T) {
 }
 
 func TestVerifierDefaults(t *testing.T) {
+	t.Parallel()
 	sec := testSecret(t, 9)
 	s := newSigner(t, sec)
 	body := []byte("hello")
@@ -405,6 +412,7 @@ func TestVerifierDefaults(t *testing.T) {
 }
 
 func TestVerifyRequest(t *testing.T) {
+	t.Parallel()
 	secOld, secNew := testSecret(t, 0x10), testSecret(t, 0x20)
 	body := []byte(`{"event":"ping"}`)
 	const id = "msg_request"
@@ -458,6 +466,7 @@ func TestVerifyRequest(t *testing.T) {
 }
 
 func TestConcurrentUse(t *testing.T) {
+	t.Parallel()
 	secA, secB := testSecret(t, 0x31), testSecret(t, 0x32)
 	s := newSigner(t, secA, secB)
 	v := newVerifier(t, secB)

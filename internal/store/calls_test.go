@@ -117,6 +117,7 @@ func (r *recorder) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*
 // run against the recorder, makes exactly the calls Calls lists, and every
 // exported method is listed.
 func TestCallsListsWhatEachMethodCalls(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	dead := domain.Outcome{State: domain.StateDead, DeadReason: "x", Message: "{}"}
 	run := map[string]func(ctx context.Context, s *Store) error{

@@ -20,6 +20,7 @@ import (
 // expiry), so the first attempt's record is complete and a later attempt
 // keeps them.
 func TestFirstAttemptCreatesACompleteRecord(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := newFakeDB()
 	s := newTestStore(db)
@@ -80,6 +81,7 @@ func TestFirstAttemptCreatesACompleteRecord(t *testing.T) {
 // deliver reads strongly consistent (Load); LoadWith reads eventually
 // consistent when asked, for half the read units.
 func TestLoadIsConsistentUnlessAskedOtherwise(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := newFakeDB()
 	s := newTestStore(db)
@@ -101,6 +103,7 @@ func TestLoadIsConsistentUnlessAskedOtherwise(t *testing.T) {
 // A record an attempt wrote before attempts wrote delivery_id is still found
 // by its id.
 func TestLoadKeysADeliveryWithoutItsIDAttributeByItsKey(t *testing.T) {
+	t.Parallel()
 	db := newFakeDB()
 	s := newTestStore(db)
 	k := deliveryKey("msg_old")
@@ -119,6 +122,7 @@ func TestLoadKeysADeliveryWithoutItsIDAttributeByItsKey(t *testing.T) {
 // enters the DLQ: its record (its DLQ listing, the copy a replay sends)
 // outlives the message, however long the delivery took to die.
 func TestRetentionCountsFromCreationAndAgainFromDeath(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	require.Equal(t, 15*24*time.Hour, New(nil, "state").Retention)
 	expiry := func(t time.Time) types.AttributeValue {

@@ -15,6 +15,7 @@ import (
 // bare is refused (a PATCH of an endpoint's url answered 500). Every field,
 // set or cleared, goes by an alias.
 func TestUpdateEndpointNamesEveryAttributeByAnAlias(t *testing.T) {
+	t.Parallel()
 	db := newFakeDB()
 	s := newTestStore(db)
 	require.NoError(t, s.PutEndpoint(context.Background(), domain.Endpoint{TenantID: "t1", EndpointID: "ep_1", URL: "https://hooks.example.com/in"}))
@@ -51,6 +52,7 @@ func (r retriedPuts) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opt
 // by the retry that finds it (it answered 500 on the local cloud); one that
 // finds another's item is.
 func TestCreateIsNotRefusedByItsOwnRetry(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := newFakeDB()
 	s := New(retriedPuts{db}, "state")

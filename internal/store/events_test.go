@@ -38,6 +38,7 @@ func putEndpoint(t *testing.T, s *Store, tenant, endpoint string) {
 // id order. A delivery to an endpoint deleted since is not listed (the one
 // thing the index did that this cannot), though it is still readable by id.
 func TestDeliveriesOfEventComputesTheIDsFromTheTenantsEndpoints(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := newFakeDB()
 	s := newTestStore(db)
@@ -88,6 +89,7 @@ func TestDeliveriesOfEventComputesTheIDsFromTheTenantsEndpoints(t *testing.T) {
 }
 
 func TestDeliveriesOfEventReadsAHundredAtATime(t *testing.T) {
+	t.Parallel()
 	db := newFakeDB()
 	db.pageSize = 1000
 	s := newTestStore(db)

@@ -13,6 +13,7 @@ import (
 // The fake refuses what DynamoDB refuses, so that a store test cannot pass
 // on a request the service would reject (the local cloud forgives some).
 func TestFakeDBEnforcesDynamoDBsRules(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	n := func(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
 	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }

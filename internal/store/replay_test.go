@@ -50,6 +50,7 @@ func listAll(t *testing.T, s *Store, tenant string, f domain.DeadFilter, limit i
 // would answer 500): ListDead never sends either. The fake table refuses
 // both as DynamoDB does.
 func TestListDeadNeverSendsAQueryDynamoDBRefuses(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := newFakeDB()
 	s := newTestStore(db)
@@ -145,6 +146,7 @@ func deadCursorFor(id string, at time.Time, query string) string {
 }
 
 func TestKeyTime(t *testing.T) {
+	t.Parallel()
 	require.True(t, KeyTime(time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC)))
 	require.True(t, KeyTime(time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC)))
 	require.False(t, KeyTime(time.Date(9999, 12, 31, 23, 59, 59, 0, time.FixedZone("", -3600))))
@@ -163,6 +165,7 @@ func TestKeyTime(t *testing.T) {
 // concurrent operator redrives answered 500 for it ("replay job rj_...:
 // conflicting change"). A save that finds another's write is still refused.
 func TestJobSaveIsNotRefusedByItsOwnRetry(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := newFakeDB()
 	s := New(retriedPuts{db}, "state")

@@ -19,6 +19,7 @@ import (
 // in the millions, a last success and a last failure with the longest
 // error kept. Under 1 KB, each write of it is one write unit.
 func TestStatsItemIsOneWriteUnit(t *testing.T) {
+	t.Parallel()
 	db := newFakeDB()
 	s := New(db, "state")
 	tenant, endpoint := strings.Repeat("t", 64), "ep_abcdefghijklmnop"

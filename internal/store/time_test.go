@@ -8,6 +8,7 @@ import (
 )
 
 func TestSortableTimeOrdersAsStrings(t *testing.T) {
+	t.Parallel()
 	base := time.Date(2026, 11, 30, 1, 2, 5, 0, time.UTC)
 	times := []time.Time{base, base.Add(100 * time.Millisecond), base.Add(450 * time.Millisecond), base.Add(time.Second), base.Add(time.Second + time.Nanosecond)}
 	for i := 1; i < len(times); i++ {

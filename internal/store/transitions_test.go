@@ -74,6 +74,7 @@ var errThrottled = errors.New("throttled")
 // injected) leaves both as they were, so the counter can never drift from
 // the dead index. Done again without the failure, the move counts once.
 func TestDeadTransitionsMoveTheCounterInTheSameWrite(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dead := domain.Outcome{State: domain.StateDead, DeadReason: "rejected_400", Message: `{"m":1}`}
 	at := func(s *Store) domain.Attempt {
@@ -153,6 +154,7 @@ func killed(t *testing.T, s *Store, d domain.Delivery) {
 // both read the record before either records its attempt: both attempts
 // are kept in the log and counted, whichever writes first.
 func TestConcurrentDuplicateAttemptsAreAllLogged(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("the second writes between the first's read and its write", func(t *testing.T) {
 		db := newFakeDB()
@@ -251,6 +253,7 @@ func numbers(log []domain.Attempt) []int {
 // delivery replayed near the end of its record's life does not expire in
 // flight (its retries, its listing, its next death).
 func TestClaimForReplayExtendsTheExpiry(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := newFakeDB()
 	s := newTestStore(db)
@@ -271,6 +274,7 @@ func TestClaimForReplayExtendsTheExpiry(t *testing.T) {
 // missing, and made meanwhile (a copy of the delivery attempted at that
 // moment), is not overwritten: the sweep is told, and reads it again.
 func TestRecordAttemptIfUnchangedWritesOnlyOnTheRecordAsRead(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	death := domain.Outcome{State: domain.StateDead, DeadReason: "attempts_exhausted", Message: `{"m":1}`}
 	cases := []struct {
@@ -321,6 +325,7 @@ func TestRecordAttemptIfUnchangedWritesOnlyOnTheRecordAsRead(t *testing.T) {
 // A burst of deaths of one tenant contends on its counter: a transaction
 // cancelled for colliding with another is tried again, and counts once.
 func TestATransactionThatCollidesIsTriedAgain(t *testing.T) {
+	t.Parallel()
 	db := newFakeDB()
 	s := newTestStore(db)
 	d := newDelivery("t1", "evt_1")
@@ -369,6 +374,7 @@ func setCounter(db *fakeDB, tenant string, depth int) {
 // index, which is eventually consistent, only once the counter has stood
 // still, and never overwrites a move made while it counted.
 func TestReconcileDLQDepth(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	kill := func(t *testing.T, s *Store, event string) {
 		t.Helper()

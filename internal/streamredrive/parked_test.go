@@ -55,6 +55,7 @@ func parked(t *testing.T, id string) (string, ebtypes.PutEventsRequestEntry) {
 // ("resent"), beside the stream batches re-driven as before; without a bus
 // client, or while the bus still refuses it, it is kept.
 func TestParkedOperationalEventsArePutAgain(t *testing.T) {
+	t.Parallel()
 	t.Run("resent and deleted, beside a batch", func(t *testing.T) {
 		e := newEnv(t, 10, 10)
 		bus := &fakeBus{failures: 1}

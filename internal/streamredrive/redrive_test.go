@@ -136,6 +136,7 @@ func seqs(first, last int) []string {
 }
 
 func TestParseFailureRecord(t *testing.T) {
+	t.Parallel()
 	sample, err := os.ReadFile("../../events/dynamodb-stream-failure.json")
 	require.NoError(t, err)
 	tests := []struct {
@@ -169,6 +170,7 @@ func TestParseFailureRecord(t *testing.T) {
 }
 
 func TestRedrivesTheParkedRecordsAndDeletesTheMessage(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 300, 10)
 	e.streams.pageSize = 7 // the batch takes many reads
 	// 146 records: more than one invocation's 100.
@@ -196,6 +198,7 @@ func TestRedrivesTheParkedRecordsAndDeletesTheMessage(t *testing.T) {
 }
 
 func TestKeepsTheMessageUntilEveryRecordIsProcessed(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name         string
 		fail         func(call int) bool
@@ -241,6 +244,7 @@ func TestKeepsTheMessageUntilEveryRecordIsProcessed(t *testing.T) {
 }
 
 func TestBatchGoneFromTheStreamIsKept(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		setup   func(e *env)
@@ -282,6 +286,7 @@ func TestBatchGoneFromTheStreamIsKept(t *testing.T) {
 }
 
 func TestFirstRecordOfTheBatchMissing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 10, 10)
 	sh := e.streams.shards[shardID]
 	sh.records = append(sh.records[:2], sh.records[3:]...) // record 3 is not there
@@ -295,6 +300,7 @@ func TestFirstRecordOfTheBatchMissing(t *testing.T) {
 }
 
 func TestEmptyReadsOfTheShard(t *testing.T) {
+	t.Parallel()
 	t.Run("a few empty reads, then the records", func(t *testing.T) {
 		e := newEnv(t, 10, 10)
 		e.streams.emptyReads = 3
@@ -318,6 +324,7 @@ func TestEmptyReadsOfTheShard(t *testing.T) {
 }
 
 func TestInvocationsStayWithinLambdasPayloadLimit(t *testing.T) {
+	t.Parallel()
 	// 40 records of about 350 KB (an item may be 400 KB): 14 MB in all,
 	// more than two invocations can carry.
 	e := newEnv(t, 40, 350_000)
@@ -331,6 +338,7 @@ func TestInvocationsStayWithinLambdasPayloadLimit(t *testing.T) {
 }
 
 func TestEveryMessageOnTheQueueOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 60, 10)
 	var ids []string
 	for i := 0; i < 12; i++ { // more than one receive
@@ -350,6 +358,7 @@ func TestEveryMessageOnTheQueueOnce(t *testing.T) {
 }
 
 func TestAKeptMessageBackDuringTheRunIsNotProcessedAgain(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 10, 10)
 	e.r.Visibility = time.Minute
 	e.fn.fail = func(int) bool { return true }
@@ -366,6 +375,7 @@ func TestAKeptMessageBackDuringTheRunIsNotProcessedAgain(t *testing.T) {
 }
 
 func TestProcessedButNotDeletedIsKept(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, 10, 10)
 	e.queue.deleteErr = errors.New("AccessDenied")
 	e.queue.add(failureBody(1, 5))
@@ -377,6 +387,7 @@ func TestProcessedButNotDeletedIsKept(t *testing.T) {
 }
 
 func TestOutboxFallbackForBatchesGoneFromTheStream(t *testing.T) {
+	t.Parallel()
 	setup := func(t *testing.T) (*env, string) {
 		e := newEnv(t, 10, 10)
 		e.streams.shards[shardID].trimmed = 10 // all gone
@@ -459,6 +470,7 @@ func TestOutboxFallbackForBatchesGoneFromTheStream(t *testing.T) {
 // sample's first record, read back as DynamoDB Streams answers it, encodes
 // to the same JSON.
 func TestEventRecordIsTheOneLambdaSends(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("../../events/dynamodb-outbox-insert.json")
 	require.NoError(t, err)
 	var sample struct {

@@ -11,6 +11,7 @@ import (
 )
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	outputs := filepath.Join(t.TempDir(), "outputs.json")
 	require.NoError(t, os.WriteFile(outputs, []byte(`{"Hookline":{
 		"OutboxTableName":"Outbox1","StateTableName":"State1","DeliveryQueueURL":"q-delivery","DeadLetterQueueURL":"q-dlq",

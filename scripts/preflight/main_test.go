@@ -76,6 +76,7 @@ func (f fakeStacks) ListStackResources(_ context.Context, in *cloudformation.Lis
 // what other functions reserve, leaves Lambda its 100 unreserved
 // executions; otherwise one sentence says what to do.
 func TestDecide(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		account account
@@ -112,6 +113,7 @@ func TestDecide(t *testing.T) {
 // TestCheck runs the decision on what the fakes of Lambda and
 // CloudFormation answer.
 func TestCheck(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("a new account with a limit of 10 refuses the defaults, takes the small-account profile", func(t *testing.T) {
 		l := &fakeLambda{Limit: 10}
@@ -140,6 +142,7 @@ func (failingStacks) ListStackResources(context.Context, *cloudformation.ListSta
 }
 
 func TestReadPlan(t *testing.T) {
+	t.Parallel()
 	p, err := readPlan(strings.NewReader(`{"stack":"Hookline","reservations":{"api":20,"deliver":11,"replay":8}}` + "\n"))
 	require.NoError(t, err)
 	require.Equal(t, defaults, p)

@@ -12,6 +12,7 @@ import (
 )
 
 func TestDo(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer k1" {
 			w.Header().Set("Content-Type", "application/problem+json")

@@ -10,6 +10,7 @@ import (
 )
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	type want struct {
 		line   int
 		lang   string
@@ -98,6 +99,7 @@ var awsOrLong = regexp.MustCompile(`cdk (deploy|bootstrap)|make (deploy|test|soa
 // The project's own documents follow the rules: every shell example either
 // runs (the e2e test TestDocExamples runs them) or says why it cannot.
 func TestProjectDocs(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("../../docs/*.md")
 	require.NoError(t, err)
 	files = append([]string{"../../README.md"}, files...)

@@ -26,6 +26,7 @@ import (
 // SDK's default client log a checksum warning; the tools' client logs
 // nothing, and still reads the answer.
 func TestDynamoDBLogsNoChecksumWarning(t *testing.T) {
+	t.Parallel()
 	const body = `{"Item":{"pk":{"S":"a"}}}`
 	tests := []struct {
 		name   string
@@ -80,6 +81,7 @@ var operatorCommands = map[string]bool{
 // prints the checksum warning against the local cloud. The functions and the
 // operator's commands are not tools: they keep the SDK's check.
 func TestToolsBuildDynamoDBClientsHere(t *testing.T) {
+	t.Parallel()
 	for _, dir := range []string{"../cmd", "../../scripts", "../../e2e", "../perf", "."} {
 		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") && dir == "." {

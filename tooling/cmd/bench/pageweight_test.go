@@ -20,6 +20,7 @@ var page = fstest.MapFS{
 // A page's weight is the sum of its files each gzipped, index.html first;
 // served, it is the bodies the server answers at prefix/ and prefix/<file>.
 func TestPageWeight(t *testing.T) {
+	t.Parallel()
 	names, err := pageFiles(page)
 	require.NoError(t, err)
 	require.Equal(t, []string{"index.html", "app.css", "app.js"}, names)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestCrashVictims(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 	k := &killer{kills: []kill{{at: at(10), function: "deliver"}, {at: at(12), function: "enqueue"}, {at: at(100), function: "deliver"}}}
@@ -34,6 +35,7 @@ func TestCrashVictims(t *testing.T) {
 }
 
 func TestDescends(t *testing.T) {
+	t.Parallel()
 	require.True(t, descends(os.Getpid(), os.Getppid()))
 	require.False(t, descends(os.Getppid(), os.Getpid()))
 	require.False(t, descends(os.Getpid(), 1<<22+7), "no such ancestor")

@@ -23,6 +23,7 @@ import (
 const repoRoot = "../../.."
 
 func TestRuntimeAPIHandsOutOneEvent(t *testing.T) {
+	t.Parallel()
 	api, err := NewRuntimeAPI("fn", []byte(`{"k":1}`))
 	require.NoError(t, err)
 	defer api.Close()
@@ -66,6 +67,7 @@ func TestRuntimeAPIHandsOutOneEvent(t *testing.T) {
 }
 
 func TestRuntimeAPIRecordsTheAnswer(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, path string
 		status     int
@@ -97,6 +99,7 @@ func TestRuntimeAPIRecordsTheAnswer(t *testing.T) {
 // TestHelloAnswersThroughTheStub runs the hello world against the stub to
 // its answer: the stub speaks the protocol aws-lambda-go expects.
 func TestHelloAnswersThroughTheStub(t *testing.T) {
+	t.Parallel()
 	bin := buildHello(t)
 	api, err := NewRuntimeAPI("hello", nil)
 	require.NoError(t, err)
@@ -114,6 +117,7 @@ func TestHelloAnswersThroughTheStub(t *testing.T) {
 }
 
 func TestMeasureHello(t *testing.T) {
+	t.Parallel()
 	bin := buildHello(t)
 	r, err := Measure(context.Background(), bin, nil, 3)
 	require.NoError(t, err)
@@ -127,6 +131,7 @@ func TestMeasureHello(t *testing.T) {
 }
 
 func TestMeasureInterleavedKeepsTheOrder(t *testing.T) {
+	t.Parallel()
 	bin := buildHello(t)
 	r, err := MeasureInterleaved(context.Background(), []Target{{Name: "a", Bin: bin}, {Name: "b", Bin: bin}, {Name: "c", Bin: bin}}, 2)
 	require.NoError(t, err)
@@ -139,6 +144,7 @@ func TestMeasureInterleavedKeepsTheOrder(t *testing.T) {
 // TestMeasureFunctionThatCannotStart: enqueue without its configuration
 // exits at start; Measure says so, with the function's own words.
 func TestMeasureFunctionThatCannotStart(t *testing.T) {
+	t.Parallel()
 	bin, _, err := Build(context.Background(), t.TempDir(), filepath.Join(repoRoot, "functions", "enqueue"))
 	require.NoError(t, err)
 	began := time.Now()
@@ -152,6 +158,7 @@ func TestMeasureFunctionThatCannotStart(t *testing.T) {
 // TestMeasureGivesUp: a process that neither asks nor exits is killed at
 // the deadline.
 func TestMeasureGivesUp(t *testing.T) {
+	t.Parallel()
 	sleep, err := exec.LookPath("sleep")
 	if err != nil {
 		t.Skip("no sleep command")
@@ -170,6 +177,7 @@ func TestMeasureGivesUp(t *testing.T) {
 // TestBuildMirrorsTheMakefile checks the flags of a built binary, and that
 // the Makefile still builds with them.
 func TestBuildMirrorsTheMakefile(t *testing.T) {
+	t.Parallel()
 	bin := buildHello(t)
 	info, err := buildinfo.ReadFile(bin)
 	require.NoError(t, err)
@@ -211,6 +219,7 @@ func buildHello(t *testing.T) string {
 // variable a function newly requires fails here, not in the middle of
 // make bench.
 func TestSuiteEnvironmentsLoad(t *testing.T) {
+	t.Parallel()
 	loaders := map[string]func(func(string) string) error{
 		"enqueue": func(g func(string) string) error { _, err := fnenv.LoadEnqueue(g); return err },
 		"deliver": func(g func(string) string) error { _, err := fnenv.LoadDeliver(g); return err },

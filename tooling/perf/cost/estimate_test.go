@@ -28,6 +28,7 @@ var roundPrices = Prices{
 const gbPerMillion = float64(1<<30) / 1e6
 
 func TestEstimateByHand(t *testing.T) {
+	t.Parallel()
 	in := Inputs{
 		Enqueue:                  Function{InvocationsPerDelivery: 0.1, DurationMS: 29.2, MemoryMB: 512},
 		Deliver:                  Function{InvocationsPerDelivery: 0.2, DurationMS: 20, MemoryMB: 1024},
@@ -83,6 +84,7 @@ func TestEstimateByHand(t *testing.T) {
 }
 
 func TestLambdaDurationRoundsUpToAMillisecond(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		ms, billed float64
 	}{
@@ -100,6 +102,7 @@ func TestLambdaDurationRoundsUpToAMillisecond(t *testing.T) {
 }
 
 func TestInitialByHand(t *testing.T) {
+	t.Parallel()
 	in := Initial()
 	sum := func(ops []Op) float64 {
 		s := 0.0
@@ -150,6 +153,7 @@ func TestInitialByHand(t *testing.T) {
 // before it became keys only and then went), each write of a record writes
 // the index again and the index stores a copy.
 func TestIndexOfAllAttributesDoublesUpdates(t *testing.T) {
+	t.Parallel()
 	a := noMessageLog()
 	a.DeliveryIndexCopies = 1
 	in := a.Inputs()
@@ -165,6 +169,7 @@ func TestIndexOfAllAttributesDoublesUpdates(t *testing.T) {
 // Under light load an enqueue invocation holds one record: a request per
 // message.
 func TestOneRecordAnInvocationSendsARequestPerMessage(t *testing.T) {
+	t.Parallel()
 	a := InitialAssumptions
 	a.RecordsPerEnqueueInvocation = 1
 	send := a.Inputs().SQS[0]
@@ -173,6 +178,7 @@ func TestOneRecordAnInvocationSendsARequestPerMessage(t *testing.T) {
 }
 
 func TestLongErrorBodiesCostAWriteUnitMore(t *testing.T) {
+	t.Parallel()
 	a := InitialAssumptions
 	a.DeliveryWRUAfterFailure = 2
 	var attempt Op
@@ -188,6 +194,7 @@ func TestLongErrorBodiesCostAWriteUnitMore(t *testing.T) {
 }
 
 func TestLargeMessagesCostMoreReceiveRequests(t *testing.T) {
+	t.Parallel()
 	a := InitialAssumptions
 	a.MessageBytes = 10 << 10
 	sum := 0.0
@@ -200,6 +207,7 @@ func TestLargeMessagesCostMoreReceiveRequests(t *testing.T) {
 }
 
 func TestDefaultPricesAreSourced(t *testing.T) {
+	t.Parallel()
 	require.Equal(t, "us-east-1", Default.Region)
 	require.Regexp(t, `^\d{4}-\d{2}-\d{2}$`, Default.Date)
 	for name, p := range map[string]Price{
@@ -224,6 +232,7 @@ func TestDefaultPricesAreSourced(t *testing.T) {
 }
 
 func TestTable(t *testing.T) {
+	t.Parallel()
 	table := Estimate(roundPrices, Inputs{DynamoDBWrites: []Op{{Name: "put", PerDelivery: 1, Units: 1}}}).Table()
 	require.Contains(t, table, "| DynamoDB writes | 1.000 | 100% |")
 	require.Contains(t, table, "| DynamoDB writes: put | 1.000 | 1.000 | 100% |")
@@ -242,6 +251,7 @@ func noMessageLog() Assumptions {
 // and its storage) costs $0.654 more, $2.539, over it: a documented choice
 // (docs/performance.md), which DisableMessageLog undoes.
 func TestTargetAndTheMessageLog(t *testing.T) {
+	t.Parallel()
 	off := Estimate(Default, noMessageLog().Inputs()).Total
 	on := Estimate(Default, Initial()).Total
 	require.LessOrEqual(t, off, 2.0)
@@ -252,6 +262,7 @@ func TestTargetAndTheMessageLog(t *testing.T) {
 // The last rows of README.md's "How it got here", rebuilt from today's
 // inputs by putting back, change by change, what each one took away.
 func TestHowItGotHere(t *testing.T) {
+	t.Parallel()
 	total := func(in Inputs) float64 { return Estimate(Default, in).Total }
 	require.InDelta(t, 2.539, total(Initial()), 5e-4, "the message log's index, one entry per event")
 
@@ -294,6 +305,7 @@ func TestHowItGotHere(t *testing.T) {
 // deliveries an hour per deliver instance); below that the Decrypts of
 // sparse endpoints pass it.
 func TestDecryptsPerDeliverySensitivity(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		perDecrypt, total float64
 	}{
@@ -358,6 +370,7 @@ func ExampleEstimate() {
 // function's duration; deliveries sent back to wait add a SendMessage and
 // another pass through a batch each. An unlimited endpoint adds nothing.
 func TestRateLimitedByHand(t *testing.T) {
+	t.Parallel()
 	sum := func(ops []Op) float64 {
 		s := 0.0
 		for _, op := range ops {

@@ -15,6 +15,7 @@ import (
 )
 
 func TestItemSizeByHand(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		item map[string]types.AttributeValue
@@ -45,6 +46,7 @@ func TestItemSizeByHand(t *testing.T) {
 }
 
 func TestRequestUnits(t *testing.T) {
+	t.Parallel()
 	require.Equal(t, 1.0, WriteUnits(0))
 	require.Equal(t, 1.0, WriteUnits(1024))
 	require.Equal(t, 2.0, WriteUnits(1025))
@@ -97,6 +99,7 @@ func sampleDelivered() domain.Delivery {
 // update InitialAssumptions (DeliveryWRU, DeliveryWRUAfterFailure,
 // StoredBytesPerRecord) and the estimate in README.md.
 func TestDeliveryRecordSizes(t *testing.T) {
+	t.Parallel()
 	d := sampleDelivery()
 	at := d.CreatedAt
 	// The first attempt's write creates the record: delivered at once...
@@ -129,6 +132,7 @@ func TestDeliveryRecordSizes(t *testing.T) {
 // document the size; its header, nonce and tag are well under 350 bytes),
 // kept as base64, two of them while a secret rotates.
 func TestEndpointRecordReadUnits(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 11, 30, 4, 9, 26, 573147393, time.UTC)
 	sealed := base64.StdEncoding.EncodeToString(make([]byte, 400))
 	e := domain.Endpoint{

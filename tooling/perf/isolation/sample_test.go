@@ -8,6 +8,7 @@ import (
 )
 
 func TestPercentile(t *testing.T) {
+	t.Parallel()
 	ms := func(vs ...int) []time.Duration {
 		out := make([]time.Duration, len(vs))
 		for i, v := range vs {
@@ -51,6 +52,7 @@ func TestPercentile(t *testing.T) {
 }
 
 func TestPercentileLeavesTheSampleUnsorted(t *testing.T) {
+	t.Parallel()
 	s := Sample{Got: []time.Duration{3, 1, 2}}
 	_, _ = s.Percentile(0.5)
 	require.Equal(t, []time.Duration{3, 1, 2}, s.Got)
