@@ -20,9 +20,9 @@ import (
 	"github.com/hookline/hookline/internal/api"
 	"github.com/hookline/hookline/internal/apigw"
 	"github.com/hookline/hookline/internal/boot"
-	"github.com/hookline/hookline/internal/eventlog"
 	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/hookline/hookline/internal/jobs"
+	"github.com/hookline/hookline/internal/messagelog"
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/store"
 )
@@ -46,7 +46,7 @@ func build(cfg fnenv.APIEnv, log *slog.Logger, awsCfg aws.Config) (any, error) {
 		PortalMinTTL:     cfg.PortalMinTTL,
 	}
 	if cfg.OutboxTable != "" && cfg.MessageLog {
-		srv.Events = &eventlog.Reader{DB: dynamodb.NewFromConfig(awsCfg), Table: cfg.OutboxTable}
+		srv.Events = &messagelog.Reader{DB: dynamodb.NewFromConfig(awsCfg), Table: cfg.OutboxTable}
 	}
 	if cfg.DeliveryQueueURL != "" {
 		srv.DeliveryQueue, srv.DeliveryQueueURL = sqs.NewFromConfig(awsCfg), cfg.DeliveryQueueURL

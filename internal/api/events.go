@@ -10,7 +10,7 @@ import (
 )
 
 // EventLog reads a tenant's message log: the events the outbox table holds
-// (package eventlog in production, memstore.EventLog in the tests).
+// (package messagelog in production, memstore.EventLog in the tests).
 // ListEvents lists newest first without payloads; Event reads one with its
 // payload, store.ErrNotFound when it is missing or another tenant's.
 type EventLog interface {

@@ -47,7 +47,7 @@ func (l *EventLog) Event(_ context.Context, tenantID, id string) (domain.Event, 
 }
 
 // ListEvents lists tenantID's events that f selects, newest first, as
-// eventlog.Reader.ListEvents does (its cursors are this fake's own).
+// messagelog.Reader.ListEvents does (its cursors are this fake's own).
 func (l *EventLog) ListEvents(_ context.Context, tenantID string, f domain.EventFilter, limit int, cursor string) ([]domain.Event, string, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

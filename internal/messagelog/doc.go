@@ -1,4 +1,4 @@
-// Package eventlog reads the message log: a tenant's events, from the outbox
+// Package messagelog reads the message log: a tenant's events, from the outbox
 // table. Listing is a Query of the outbox's by_tenant index
 // (outbox.IndexByTenant: partition tenant_id, sort log_sk, newest first),
 // which projects an event's type, occurred_at and endpoint_id but not its
@@ -13,4 +13,4 @@
 //     (the index is sparse); they can still be read by id.
 //   - The reader serves what the table holds: the payload retention
 //     (api.Server.PayloadRetention) is the API's rule, not this package's.
-package eventlog
+package messagelog
