@@ -26,6 +26,7 @@ func strict(t *testing.T, path string, v any) {
 }
 
 func TestDynamoDBStreamSample(t *testing.T) {
+	t.Parallel()
 	var ev events.DynamoDBEvent
 	strict(t, "dynamodb-outbox-insert.json", &ev)
 	require.NotEmpty(t, ev.Records)
@@ -40,6 +41,7 @@ func TestDynamoDBStreamSample(t *testing.T) {
 }
 
 func TestSQSDeliverySample(t *testing.T) {
+	t.Parallel()
 	var ev events.SQSEvent
 	strict(t, "sqs-delivery.json", &ev)
 	require.NotEmpty(t, ev.Records)
@@ -54,6 +56,7 @@ func TestSQSDeliverySample(t *testing.T) {
 // The failure record a DynamoDB stream mapping parks on its on-failure
 // queue; the sample locates the batch of dynamodb-outbox-insert.json.
 func TestDynamoDBStreamFailureSample(t *testing.T) {
+	t.Parallel()
 	var rec streamredrive.FailureRecord
 	strict(t, "dynamodb-stream-failure.json", &rec)
 	raw, err := os.ReadFile("dynamodb-stream-failure.json")
