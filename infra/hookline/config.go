@@ -366,7 +366,7 @@ func (p *Props) setDeliveryDefaults() error {
 		return fmt.Errorf("retry max age %s exceeds %s: the delivery queue keeps messages 14 days, and an older one would expire silently instead of reaching the DLQ", p.Retry.MaxAge, MaxEventAge)
 	}
 	if p.RequestTimeout == 0 {
-		p.RequestTimeout = 15 * time.Second
+		p.RequestTimeout = domain.DefaultRequestTimeout
 	}
 	if p.DeliverTimeout == 0 {
 		p.DeliverTimeout = DeliverTimeoutFor(p.RequestTimeout)
@@ -398,7 +398,7 @@ func (p *Props) setConcurrencyDefaults() error {
 		}
 	}
 	if p.DeliverMaxConcurrency == 0 {
-		p.DeliverMaxConcurrency = 10
+		p.DeliverMaxConcurrency = domain.DefaultDeliverMaxConcurrency
 	}
 	if p.DeliverMaxConcurrency < 2 || p.DeliverMaxConcurrency > 1000 {
 		return fmt.Errorf("deliver max concurrency %d: SQS event sources take 2 to 1000", p.DeliverMaxConcurrency)
@@ -568,7 +568,7 @@ func (p Props) fastConcurrency() int {
 // the alarms' thresholds, the faults and the log level.
 func (p *Props) setOperationDefaults() error {
 	if p.ReplayRate == 0 {
-		p.ReplayRate = 10
+		p.ReplayRate = domain.DefaultReplayRate
 	}
 	if p.ReplayRate < 0 || p.ReplayRate > 1000 {
 		return fmt.Errorf("replay rate %g: want 0 to 1000 sends per second", p.ReplayRate)
@@ -607,10 +607,10 @@ func (p *Props) setOperationDefaults() error {
 // delivery.dead window, and refuses what cannot work.
 func (p *Props) setHealthDefaults() error {
 	if p.DisableAfter == 0 {
-		p.DisableAfter = 50
+		p.DisableAfter = domain.DefaultDisableAfter
 	}
 	if p.FailingAfter == 0 {
-		p.FailingAfter = 10
+		p.FailingAfter = domain.DefaultFailingAfter
 	}
 	if p.FailingAfter > 0 && p.DisableAfter > 0 && p.FailingAfter >= p.DisableAfter {
 		return fmt.Errorf("failing threshold %d must be below the disable threshold %d: endpoint.failing warns before the endpoint is disabled", p.FailingAfter, p.DisableAfter)

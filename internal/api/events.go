@@ -22,7 +22,7 @@ type EventLog interface {
 // payload is served (Server.PayloadRetention): 15 days, a day less than the
 // outbox items' physical expiry (outbox.DefaultRetention, 16 days), so that
 // what is served does not depend on when DynamoDB's TTL gets to an item.
-const DefaultPayloadRetention = 15 * 24 * time.Hour
+const DefaultPayloadRetention = domain.DefaultPayloadRetention
 
 // EventDeliveryView is one delivery of an event, as the message log shows
 // it: read the delivery itself for its attempt log.

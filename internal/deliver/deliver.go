@@ -204,13 +204,13 @@ type Handler struct {
 const DefaultConcurrency = 10
 
 // DefaultFailingAfter is Handler.FailingAfter's default.
-const DefaultFailingAfter = 10
+const DefaultFailingAfter = domain.DefaultFailingAfter
 
 // DefaultDisableAfter is Handler.DisableAfter's default.
-const DefaultDisableAfter = 50
+const DefaultDisableAfter = domain.DefaultDisableAfter
 
 // DefaultDeadWindow is Handler.DeadWindow's default.
-const DefaultDeadWindow = 5 * time.Minute
+const DefaultDeadWindow = domain.DefaultDeadWindow
 
 // ReasonNoTimeLeft is the attempt error of a message returned to the queue
 // untried because the invocation was about to time out.

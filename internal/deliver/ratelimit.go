@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/store"
 )
@@ -22,7 +23,7 @@ var _ Limiter = (*store.Store)(nil)
 const DefaultRateWait = 2 * time.Second
 
 // DefaultRequestTimeout is Handler.RequestTimeout's default, the sender's.
-const DefaultRequestTimeout = 15 * time.Second
+const DefaultRequestTimeout = domain.DefaultRequestTimeout
 
 // MaxDeferDelay is the longest a message sent again to wait is delayed:
 // SQS's most DelaySeconds, 900 s.

@@ -79,25 +79,25 @@ const VarSecretsKeyARN = "HOOKLINE_SECRETS_KEY_ARN"
 // Defaults of the fields that have one.
 const (
 	// DefaultRequestTimeout bounds one delivery attempt.
-	DefaultRequestTimeout = 15 * time.Second
+	DefaultRequestTimeout = domain.DefaultRequestTimeout
 	// DefaultDisableAfter consecutive failed attempts disable an endpoint.
-	DefaultDisableAfter = 50
+	DefaultDisableAfter = domain.DefaultDisableAfter
 	// DefaultReplayRate is the sends per second of one replay job.
-	DefaultReplayRate = 10.0
+	DefaultReplayRate = domain.DefaultReplayRate
 	// DefaultFailingAfter consecutive failed attempts mark an endpoint
 	// failing (endpoint.failing).
-	DefaultFailingAfter = 10
+	DefaultFailingAfter = domain.DefaultFailingAfter
 	// DefaultDeadNoticeWindow is delivery.dead's coalescing window.
-	DefaultDeadNoticeWindow = 5 * time.Minute
+	DefaultDeadNoticeWindow = domain.DefaultDeadWindow
 	// MaxDeadNoticeWindow is the longest coalescing window: SQS delays a
 	// window's notice at most 900 s.
 	MaxDeadNoticeWindow = 15 * time.Minute
 	// DefaultDeliveryRetention is how long a delivery record is kept
 	// (store.DefaultRetention).
-	DefaultDeliveryRetention = 15 * 24 * time.Hour
+	DefaultDeliveryRetention = domain.DefaultDeliveryRetention
 	// DefaultPayloadRetention is how long after its occurred_at an event's
 	// payload is served by the API (api.DefaultPayloadRetention).
-	DefaultPayloadRetention = 15 * 24 * time.Hour
+	DefaultPayloadRetention = domain.DefaultPayloadRetention
 	// MaxBreakerCooldown is the longest a circuit breaker may stay open
 	// (Breaker.MaxCooldown, and so Breaker.Cooldown): a delivery waiting
 	// for the breaker is sent again with an SQS DelaySeconds, at most 900 s.
@@ -105,7 +105,7 @@ const (
 	// DefaultFastConcurrency is the most deliver invocations sending to an
 	// endpoint that answers fast: the deliver mapping's default maximum
 	// concurrency, 10.
-	DefaultFastConcurrency = 10
+	DefaultFastConcurrency = domain.DefaultDeliverMaxConcurrency
 	// MaxFastConcurrency bounds FastConcurrency: 100 invocations sending
 	// to one endpoint at once.
 	MaxFastConcurrency = 100

@@ -3,6 +3,8 @@ package jobs
 import (
 	"cmp"
 	"time"
+
+	"github.com/hookline/hookline/internal/domain"
 )
 
 // The defaults of Config, each written once.
@@ -14,11 +16,11 @@ const (
 	// DefaultJobIdle is Config.JobIdle when not set.
 	DefaultJobIdle = time.Hour
 	// DefaultRate is Config.Rate when not set.
-	DefaultRate = 10.0
+	DefaultRate = domain.DefaultReplayRate
 	// DefaultStale is Config.Stale when not set.
 	DefaultStale = 15 * time.Minute
 	// DefaultDeadWindow is Config.DeadWindow when not set.
-	DefaultDeadWindow = 5 * time.Minute
+	DefaultDeadWindow = domain.DefaultDeadWindow
 	// maxStepSends bounds the default StepSends.
 	maxStepSends = 600
 )

@@ -118,7 +118,7 @@ func NewHTTPClient(o ClientOptions) *http.Client {
 		o.ConnectTimeout = 5 * time.Second
 	}
 	if o.RequestTimeout == 0 {
-		o.RequestTimeout = 15 * time.Second
+		o.RequestTimeout = domain.DefaultRequestTimeout
 	}
 	dialer := o.Guard.Dialer(net.Dialer{Timeout: o.ConnectTimeout, KeepAlive: 30 * time.Second})
 	transport := &http.Transport{

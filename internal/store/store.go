@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/hookline/hookline/internal/domain"
 )
 
 // ErrNotFound is returned when an item does not exist.
@@ -48,7 +49,7 @@ type Store struct {
 }
 
 // DefaultRetention is a new Store's Retention: 15 days.
-const DefaultRetention = 15 * 24 * time.Hour
+const DefaultRetention = domain.DefaultDeliveryRetention
 
 // New returns a store on table.
 func New(db DynamoDB, table string) *Store {

@@ -1,0 +1,33 @@
+package domain
+
+import "time"
+
+// The defaults that more than one configuration applies (the construct's
+// Props, the functions' environment, the handlers' own zero values, the
+// tooling), each written here once; every other place names the constant.
+// internal/codeshape fails when a default is spelled twice.
+const (
+	// DefaultRequestTimeout bounds one delivery attempt, from dial to the
+	// end of the response's excerpt.
+	DefaultRequestTimeout = 15 * time.Second
+	// DefaultFailingAfter consecutive failed attempts mark an endpoint
+	// failing (endpoint.failing) and open its circuit breaker.
+	DefaultFailingAfter = 10
+	// DefaultDisableAfter consecutive failed attempts disable an endpoint,
+	// once the run has also lasted DefaultDisableAfterFor.
+	DefaultDisableAfter = 50
+	// DefaultDeadWindow is the coalescing window of delivery.dead.
+	DefaultDeadWindow = 5 * time.Minute
+	// DefaultReplayRate is the sends per second of one replay job.
+	DefaultReplayRate = 10.0
+	// DefaultDeliveryRetention is how long a delivery record is kept.
+	DefaultDeliveryRetention = 15 * 24 * time.Hour
+	// DefaultPayloadRetention is how long after its occurred_at an event's
+	// payload is served by the API: a day less than the outbox items'
+	// physical expiry (outbox.DefaultRetention, 16 days).
+	DefaultPayloadRetention = 15 * 24 * time.Hour
+	// DefaultDeliverMaxConcurrency is the deliver event source mapping's
+	// maximum concurrency: also how many deliver invocations may send to
+	// an endpoint that answers fast.
+	DefaultDeliverMaxConcurrency = 10
+)
