@@ -40,9 +40,10 @@ if ! go test -count=1 -tags e2e -timeout 20m -v ./e2e/... 2>&1 | tee "$STATE_DIR
   # failed, last, where it is seen.
   echo "test: the end-to-end tests failed; what they said (whole log: $STATE_DIR/e2e.log):"
   awk '/^=== (RUN|CONT|NAME|PAUSE)/ { keep = 0 }
-       /^[[:space:]]+[A-Za-z0-9_]+_test\.go:[0-9]+:/ { keep = 1 }
+       /^[[:space:]]+[A-Za-z0-9_]+_test\.go:[0-9]+:/ { keep = ($1 !~ /^docs_test\.go:/) }
        /^[[:space:]]*--- FAIL/ { print; keep = 0; next }
        keep' "$STATE_DIR/e2e.log" | tail -150
+  grep -E '^[[:space:]]*--- FAIL' "$STATE_DIR/e2e.log" || true
   exit 1
 fi
 # The API against its OpenAPI document: no server error, no undocumented
