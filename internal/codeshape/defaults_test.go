@@ -5,7 +5,6 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -50,31 +49,14 @@ func defaultSpellings(t *testing.T, dir string) []spelling {
 	t.Helper()
 	fset := token.NewFileSet()
 	var out []spelling
-	err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if e.IsDir() {
-			if path != dir && (strings.HasPrefix(e.Name(), ".") || skipped[e.Name()] || e.Name() == "e2e") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		src, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		f, err := parser.ParseFile(fset, path, src, 0)
+	walkGo(t, dir, func(_, name string) bool { return name == "e2e" }, func(rel string, src []byte) error {
+		f, err := parser.ParseFile(fset, rel, src, 0)
 		if err != nil {
 			return err
 		}
 		out = append(out, spellingsOf(fset, f)...)
 		return nil
 	})
-	require.NoError(t, err)
 	return out
 }
 

@@ -88,17 +88,31 @@ func productFuncs(t *testing.T) []funcLen {
 	t.Helper()
 	fset := token.NewFileSet()
 	var out []funcLen
-	err := filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
+	walkGo(t, root, func(rel, _ string) bool { return isTooling(rel) }, func(rel string, src []byte) error {
+		out = append(out, funcsOf(t, fset, rel, src)...)
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Lines > out[j].Lines })
+	return out
+}
+
+// walkGo calls visit with each non-test .go file below dir (its path
+// relative to dir, slash-separated, and its source), leaving out hidden
+// directories, the skipped ones and those prune names (by relative path
+// and name).
+func walkGo(t *testing.T, dir string, prune func(rel, name string) bool, visit func(rel string, src []byte) error) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		rel, err := filepath.Rel(root, path)
+		rel, err := filepath.Rel(dir, path)
 		if err != nil {
 			return err
 		}
 		rel = filepath.ToSlash(rel)
 		if e.IsDir() {
-			if rel != "." && (strings.HasPrefix(e.Name(), ".") || skipped[e.Name()] || isTooling(rel)) {
+			if rel != "." && (strings.HasPrefix(e.Name(), ".") || skipped[e.Name()] || prune(rel, e.Name())) {
 				return filepath.SkipDir
 			}
 			return nil
@@ -110,12 +124,9 @@ func productFuncs(t *testing.T) []funcLen {
 		if err != nil {
 			return err
 		}
-		out = append(out, funcsOf(t, fset, rel, src)...)
-		return nil
+		return visit(rel, src)
 	})
 	require.NoError(t, err)
-	sort.Slice(out, func(i, j int) bool { return out[i].Lines > out[j].Lines })
-	return out
 }
 
 func isTooling(rel string) bool {

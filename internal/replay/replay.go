@@ -46,13 +46,6 @@ type DeadWindows interface {
 	DeadWindow(ctx context.Context, tenantID, endpointID string, start time.Time) (domain.OpDeliveryDeadEvent, error)
 }
 
-// Notices writes operational events into the outbox (an *opevent.Writer).
-type Notices interface {
-	Emit(ctx context.Context, ev opevent.Event) error
-}
-
-var _ Notices = (*opevent.Writer)(nil)
-
 // Sweeps lets one DLQ sweep run per gap.
 type Sweeps interface {
 	ClaimSweep(ctx context.Context, gap time.Duration) (bool, error)
@@ -124,7 +117,7 @@ type Worker struct {
 	// Notices writes the delivery.dead summaries of the windows whose
 	// notices come in on the operations queue. Nil: the notices are
 	// dropped, and the sweep's missed deaths not noted.
-	Notices Notices
+	Notices opevent.Emitter
 	// Erasures deletes the items of the tenants erased (erase jobs). Nil:
 	// an erase job's step fails.
 	Erasures erasure.Erasures
