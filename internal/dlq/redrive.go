@@ -80,7 +80,7 @@ func (w *Redriver) Step(ctx context.Context, j *domain.ReplayJob) (done bool, se
 	// hidden until the step ends so the step does not see them twice.
 	var later []sqstypes.Message
 	defer func() { w.DLQ.Show(ctx, later) }()
-	for sent < budget && empty < 2 {
+	for sent < budget && empty < quietReceives {
 		msgs, err := w.DLQ.Receive(ctx, budget-sent, 10*time.Minute)
 		if err != nil {
 			return false, sent, err
@@ -110,8 +110,15 @@ func (w *Redriver) Step(ctx context.Context, j *domain.ReplayJob) (done bool, se
 			return false, sent, err
 		}
 	}
-	return handled == 0 || empty >= 2, sent, nil
+	return handled == 0 || empty >= quietReceives, sent, nil
 }
+
+// quietReceives is how many empty receives (each a 1 s long poll) in a row
+// tell the redrive that the DLQ holds nothing more for it: more than a
+// sweep hides each message it reads (sweepHide), so that messages a
+// concurrent sweep holds are visible again before the redrive calls the
+// DLQ empty and leaves them behind.
+const quietReceives = int(sweepHide/time.Second) + 2
 
 // redriveOne handles one DLQ message and reports whether it was sent back.
 func (w *Redriver) redriveOne(ctx context.Context, j *domain.ReplayJob, m sqstypes.Message, n int) (bool, error) {

@@ -73,7 +73,7 @@ func (w *Sweeper) Sweep(ctx context.Context) (deleted, kept int, err error) {
 	seen := map[string]bool{}
 	deadline := w.now().Add(2 * time.Minute)
 	for quiet := 0; quiet < 3 && w.now().Before(deadline); {
-		msgs, err := w.DLQ.Receive(ctx, 10, 2*time.Second)
+		msgs, err := w.DLQ.Receive(ctx, 10, sweepHide)
 		if err != nil {
 			return deleted, kept, err
 		}
@@ -174,3 +174,7 @@ func IsStale(d domain.Delivery, sent time.Time) bool {
 	// it: while the claim is not released, this copy may be the only one.
 	return d.ReplayJob == "" && d.ReplayedAt != nil && sent.Before(*d.ReplayedAt)
 }
+
+// sweepHide is how long the sweep hides each message it reads: briefly, so
+// that it never keeps messages from anyone else for long.
+const sweepHide = 2 * time.Second
