@@ -1,9 +1,10 @@
 // Command replay is the Lambda function on the replay queues (tenants' jobs;
 // the operator's redrive, sweeps, gauges and job recovery): it runs replays
 // and redrives in paced, checkpointed steps, and sweeps the dead-letter
-// queue. Wiring only; the runner and replays are in internal/replay, the
-// machinery in internal/jobs, the DLQ's jobs in internal/dlq, erasure in
-// internal/erasure, the environment it reads in internal/fnenv (ReplayEnv).
+// queue. Wiring only: the route table is internal/background's, the
+// machinery internal/jobs', replays internal/replay's, the DLQ's jobs
+// internal/dlq's, erasure internal/erasure's, the environment it reads
+// internal/fnenv's (ReplayEnv).
 package main
 
 import (
@@ -14,13 +15,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/hookline/hookline/internal/background"
 	"github.com/hookline/hookline/internal/boot"
 	"github.com/hookline/hookline/internal/erasure"
 	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/hookline/hookline/internal/jobs"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/opevent"
-	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/store"
 )
 
@@ -31,11 +32,8 @@ func build(cfg fnenv.ReplayEnv, log *slog.Logger, aws aws.Config) (any, error) {
 	db := dynamodb.NewFromConfig(aws)
 	st := store.New(db, cfg.StateTable)
 	st.Retention = cfg.Retention()
-	w := &replay.Worker{
+	w := &background.Worker{
 		Store:            st,
-		Erasures:         st,
-		Depths:           st,
-		Reconciler:       st,
 		Metrics:          metrics.New(os.Stdout),
 		Queue:            sqs.NewFromConfig(aws),
 		DeliveryQueueURL: cfg.DeliveryQueueURL, DLQURL: cfg.DLQURL, JobsQueueURL: cfg.JobsQueueURL, OpsQueueURL: cfg.OpsQueueURL,

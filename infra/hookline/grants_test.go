@@ -13,11 +13,11 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/hookline/hookline/internal/api"
+	"github.com/hookline/hookline/internal/background"
 	"github.com/hookline/hookline/internal/deliver"
 	"github.com/hookline/hookline/internal/enqueue"
 	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/hookline/hookline/internal/jobs"
-	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/store"
 	outboxpkg "github.com/hookline/hookline/outbox"
@@ -78,7 +78,7 @@ func storeMethods(t *testing.T) map[string][]string {
 	return map[string][]string{
 		"deliver": portMethods(t, reflect.TypeFor[deliver.Handler]()),
 		"enqueue": portMethods(t, reflect.TypeFor[enqueue.Handler]()),
-		"replay":  portMethods(t, reflect.TypeFor[replay.Worker]()),
+		"replay":  portMethods(t, reflect.TypeFor[background.Worker]()),
 		"api":     append(portMethods(t, reflect.TypeFor[api.Server]()), append(methods[jobs.Records](), methods[jobs.Slots]()...)...),
 	}
 }

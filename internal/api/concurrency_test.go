@@ -3,7 +3,6 @@ package api_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -12,12 +11,11 @@ import (
 	"github.com/hookline/hookline/internal/api"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/jobs"
-	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/stretchr/testify/require"
 )
 
-// Concurrent starts of the same kind of job, through the replay worker on
+// Concurrent starts of the same kind of job, through the jobs starter on
 // the in-memory store, answer only what docs/openapi.yaml documents, never
 // a 500: the operator's redrive a job each (202), a tenant's replay a job
 // each up to its three places (202) and 429 past them, an erasure the one
@@ -27,10 +25,7 @@ import (
 func TestConcurrentJobStartsNeverAnswer500(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.srv.Replays = &replay.Worker{
-		Store: e.store, Queue: &quietQueue{},
-		Erasures: e.store, Outbox: noOutbox{}, Now: e.clock.Now, Log: slog.New(slog.DiscardHandler),
-	}
+	e.srv.Replays = &jobs.Starter{Store: e.store, Queue: &quietQueue{}, Now: e.clock.Now}
 	e.h = e.srv.Handler()
 	key := e.newTenant("acme")
 	e.newTenant("gone")

@@ -10,13 +10,13 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/api"
+	"github.com/hookline/hookline/internal/background"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/erasure"
-	"github.com/hookline/hookline/internal/replay"
 	"github.com/stretchr/testify/require"
 )
 
-// quietQueue is a replay.Queue with nothing to receive: it counts what is
+// quietQueue is a background.Queue with nothing to receive: it counts what is
 // sent (the job's next steps, the sweeps after it) and drops it.
 type quietQueue struct {
 	mu   sync.Mutex
@@ -87,10 +87,7 @@ func TestEraseTenant(t *testing.T) {
 	requireProblem(t, e.do("DELETE", "/v1/admin/tenants/nobody", operatorKey, nil), http.StatusNotFound)
 	requireProblem(t, e.do("GET", "/v1/admin/tenants/nobody/erasure", operatorKey, nil), http.StatusNotFound)
 
-	w := &replay.Worker{
-		Store: e.store, Queue: &quietQueue{},
-		Erasures: e.store, Outbox: noOutbox{}, Now: e.clock.Now, Log: slog.New(slog.DiscardHandler),
-	}
+	w := &background.Worker{Store: e.store, Queue: &quietQueue{}, Outbox: noOutbox{}, Now: e.clock.Now, Log: slog.New(slog.DiscardHandler)}
 	for i := 0; ; i++ {
 		require.Less(t, i, 20, "the erase job completes")
 		require.NoError(t, w.Step(ctx, job.ID))

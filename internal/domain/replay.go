@@ -109,6 +109,10 @@ const (
 	KindErase JobKind = "erase"
 )
 
+// JobKinds is every kind of job, for the runner's table to be checked
+// against.
+func JobKinds() []JobKind { return []JobKind{KindIDs, KindFilter, KindRedrive, KindErase} }
+
 // JobStatus is where a replay job is.
 type JobStatus string
 

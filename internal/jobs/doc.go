@@ -1,10 +1,14 @@
 // Package jobs is the background-job machinery the replay function runs:
-// the queue Message with its typed Kind, routed through one table
-// (Routes), and the Starter that records a job, takes its tenant's slot
-// and enqueues its first step (what the api function wires). A job's step
-// checkpoints its progress in the job record (domain.ReplayJob) before it
-// touches anything, so a worker that stops anywhere is resumed by SQS
-// redelivering the job message.
+// the queue Message with its typed Kind; the Runner, which routes each
+// message by its kind through one table (Routes, given by
+// internal/background) and runs jobs step by step (the StepFunc of each
+// kind of job, Jobs), completing a job or enqueueing its next step after
+// its paced sends' span; the Starter, which records a job, takes its
+// tenant's slot and enqueues its first step (what the api function wires);
+// the recovery of idle jobs; and the pacing (Config.Delay, Config.Span). A
+// job's step checkpoints its progress in the job record
+// (domain.ReplayJob) before it touches anything, so a worker that stops
+// anywhere is resumed by SQS redelivering the job message.
 //
 // Guarantees:
 //   - Every message names one Kind; a message in the format before kinds

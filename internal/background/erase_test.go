@@ -1,4 +1,4 @@
-package replay_test
+package background_test
 
 import (
 	"context"
@@ -136,7 +136,7 @@ func TestEraseTenant(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	o := newFakeOutbox()
-	e.w.Erasures, e.w.Outbox = e.st, o
+	e.w.Outbox = o
 	seedErasure(t, e, o, tenantA)
 	seedErasure(t, e, o, tenantB)
 	before := len(e.st.Deliveries())

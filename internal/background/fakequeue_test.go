@@ -1,4 +1,4 @@
-package replay_test
+package background_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package replay_test
+package background_test
 
 import (
 	"context"
@@ -12,9 +12,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/hookline/hookline/internal/background"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/message"
-	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/internal/store/memstore"
 	"github.com/hookline/hookline/internal/store/storetest"
@@ -85,7 +85,7 @@ func newFakeStore(now func() time.Time) *testStore {
 }
 
 // ports is the worker's Store, every port this store.
-func (s *testStore) ports() replay.Store {
+func (s *testStore) ports() background.Store {
 	return s
 }
 
@@ -281,7 +281,7 @@ type visChange struct {
 	Timeout   int32
 }
 
-// fakeQueue is an in-memory replay.Queue: it records every message sent (to
+// fakeQueue is an in-memory background.Queue: it records every message sent (to
 // the delivery, jobs and operations queues) with its delay, and holds a dead-letter
 // queue that ReceiveMessage reads as SQS does: only visible messages, at
 // most MaxNumberOfMessages (and at most perReceive, as SQS may return
@@ -312,7 +312,7 @@ type fakeQueue struct {
 	failEntry func(call int, body string) bool
 }
 
-var _ replay.Queue = (*fakeQueue)(nil)
+var _ background.Queue = (*fakeQueue)(nil)
 
 func newFakeQueue(now func() time.Time) *fakeQueue { return &fakeQueue{now: now} }
 

@@ -1,0 +1,124 @@
+package background
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/hookline/hookline/internal/dlq"
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/erasure"
+	"github.com/hookline/hookline/internal/jobs"
+	"github.com/hookline/hookline/internal/message"
+	"github.com/hookline/hookline/internal/metrics"
+	"github.com/hookline/hookline/internal/opevent"
+	"github.com/hookline/hookline/internal/replay"
+	"github.com/hookline/hookline/internal/store"
+)
+
+// Store is what the background jobs need of the state table: the ports of
+// each job's package, composed (a *store.Store; a memstore.Store in the
+// tests). The wiring passes the store once.
+type Store interface {
+	jobs.Store
+	replay.Store
+	dlq.RedriveStore
+	dlq.SweepStore
+	dlq.Counters
+	dlq.Reconciler
+	erasure.Erasures
+	opevent.SummaryWindows
+	opevent.DeathWindows
+}
+
+var _ Store = (*store.Store)(nil)
+
+// Queue is what the background jobs need of SQS: sending a message, sending
+// a batch, and reading the DLQ (an *sqs.Client).
+type Queue interface {
+	jobs.Sender
+	message.BatchSender
+	dlq.SQS
+}
+
+// Worker is the replay function's handler: Handle runs each message of a
+// batch through the route table (routes.go).
+type Worker struct {
+	Store Store
+	Queue Queue
+	// DeliveryQueueURL receives replayed messages; DLQURL is swept and, for
+	// a redrive, drained; JobsQueueURL carries the messages of tenants'
+	// jobs.
+	DeliveryQueueURL, DLQURL, JobsQueueURL string
+	// OpsQueueURL carries the operator's jobs and the sweeps, gauges, job
+	// recoveries and delivery.dead notices: a queue of its own, worked with
+	// its own concurrency, so that no tenant's jobs can hold them up.
+	// Empty: JobsQueueURL.
+	OpsQueueURL string
+	// Config is how jobs run (each field's default in jobs.Config).
+	jobs.Config
+	// Now is the clock; Rand draws jitter in [0, 1). Defaults: time.Now, none.
+	Now  func() time.Time
+	Rand func() float64
+	Log  *slog.Logger
+	// Metrics receives Replayed, the TenantDLQDepth gauges and
+	// DLQDepthCorrections (EMF). Nil: none.
+	Metrics *metrics.Writer
+	// Notices writes the delivery.dead summaries into the outbox. Nil: the
+	// notices are dropped, and the sweep's missed deaths not noted.
+	Notices opevent.Emitter
+	// Outbox lists and deletes the outbox items of the tenants erased (an
+	// *erasure.OutboxTable). Nil: an erase job's step fails.
+	Outbox erasure.Outbox
+}
+
+// Handle runs each message of the batch through the route table
+// (jobs.Runner.Handle).
+func (w *Worker) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	return w.runner().Handle(ctx, ev)
+}
+
+// Step runs one step of job jobID (jobs.Runner.Step).
+func (w *Worker) Step(ctx context.Context, jobID string) error {
+	return w.runner().Step(ctx, jobID)
+}
+
+// Start records a new job and sets it running (jobs.Starter.Start).
+func (w *Worker) Start(ctx context.Context, j *domain.ReplayJob) error {
+	return w.starter().Start(ctx, j)
+}
+
+// Enqueue sends a message after delay (jobs.Starter.Enqueue).
+func (w *Worker) Enqueue(ctx context.Context, msg jobs.Message, delay time.Duration) error {
+	return w.starter().Enqueue(ctx, msg, delay)
+}
+
+// Recover sends again the jobs idle longer than JobIdle
+// (jobs.Starter.Recover) and returns how many.
+func (w *Worker) Recover(ctx context.Context) (int, error) {
+	return w.starter().Recover(ctx, w.cfg().JobIdle, w.Log)
+}
+
+// Sweep sweeps the DLQ once (dlq.Sweeper.Sweep) and returns how many
+// messages it deleted and kept.
+func (w *Worker) Sweep(ctx context.Context) (deleted, kept int, err error) {
+	return w.sweeper().Sweep(ctx)
+}
+
+// PublishDepths publishes the DLQ depth gauges (dlq.Depths.Publish).
+func (w *Worker) PublishDepths(ctx context.Context, tenant string) error {
+	return w.depths().Publish(ctx, tenant)
+}
+
+// ReconcileDepths reconciles the DLQ depth counters (dlq.Depths.Reconcile).
+func (w *Worker) ReconcileDepths(ctx context.Context) error {
+	return w.depths().Reconcile(ctx)
+}
+
+// SummarizeDeaths writes the delivery.dead summary of the window n names
+// (opevent.DeadSummaries).
+func (w *Worker) SummarizeDeaths(ctx context.Context, n opevent.DeadNotice) error {
+	s := opevent.DeadSummaries{Windows: w.Store, Notices: w.Notices, Log: w.Log}
+	return s.Summarize(ctx, n)
+}
