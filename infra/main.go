@@ -12,7 +12,7 @@
 //	retrySchedule   delays before each attempt, e.g. "0s,5s,30s,5m" (default the documented schedule)
 //	retryJitter     proportional (default, ±20%) | full | none
 //	maxAge          age cap of an event, e.g. "24h"
-//	requestTimeout  bound on one POST, e.g. "15s"
+//	requestTimeout  bound on one POST (default 15s)
 //	deliverTimeout  the deliver function's timeout, e.g. "20s" (default request timeout + 5s)
 //	replayRate      sends per second of one replay job (default 10)
 //	failingAfter    consecutive failed attempts that raise endpoint.failing and open the endpoint's circuit
@@ -20,16 +20,15 @@
 //	disableAfter    consecutive failed attempts that disable an endpoint (default 50; negative: never)
 //	disableAfterFor how long those failures must also have lasted, e.g. "120h" (default 5 days; at least the
 //	                retry schedule's span, the sum of its delays)
-//	breakerCooldown an endpoint's circuit breaker's first open period, e.g. "10s" (the default; at most 15m)
+//	breakerCooldown an endpoint's circuit breaker's first open period (default 10s; at most 15m)
 //	breakerMaxCooldown
-//	                the breaker's longest open period, which doubles per failed probe, e.g. "10m" (the
-//	                default; at most 15m)
+//	                the breaker's longest open period, which doubles per failed probe (default 10m; at most
+//	                15m)
 //	endpointConcurrency
 //	                the most deliver invocations sending to one endpoint at once until it shows itself fast
 //	                (default 3; below deliverMaxConcurrency)
 //	deadNoticeWindow
-//	                the window that coalesces one endpoint's delivery.dead notices, e.g. "5m" (the default; 1s
-//	                to 15m)
+//	                the window that coalesces one endpoint's delivery.dead notices (default 5m; 1s to 15m)
 //	allowCIDRs      comma-separated CIDRs the SSRF guard lets through (default none)
 //	allowHTTP       "true" lets tenants register http:// endpoint URLs (default https only)
 //	messageLog      "false" turns the message log off: no by_tenant index, GET /v1/events answers 503 (default

@@ -28,8 +28,14 @@ const DefaultStackName = "Hookline"
 // (empty) key leaves the construct's default: no default is written here.
 type setting struct {
 	key string
-	set func(c *config, value string) error
+	field
 	doc string
+}
+
+// field is how a setting reads and writes its field of the configuration.
+type field struct {
+	set   func(c *config, value string) error // parse value into the field
+	value func(c *config) any                 // the field's value
 }
 
 // settings are the app's context keys, in the order the package comment
@@ -50,7 +56,7 @@ var settings = []setting{
 	{"maxAge", to(time.ParseDuration, func(c *config) *time.Duration { return &c.Retry.MaxAge }),
 		`age cap of an event, e.g. "24h"`},
 	{"requestTimeout", to(time.ParseDuration, func(c *config) *time.Duration { return &c.RequestTimeout }),
-		`bound on one POST, e.g. "15s"`},
+		"bound on one POST (default 15s)"},
 	{"deliverTimeout", to(time.ParseDuration, func(c *config) *time.Duration { return &c.DeliverTimeout }),
 		`the deliver function's timeout, e.g. "20s" (default request timeout + 5s)`},
 	{"replayRate", to(number, func(c *config) *float64 { return &c.ReplayRate }),
@@ -65,14 +71,14 @@ var settings = []setting{
 		`how long those failures must also have lasted, e.g. "120h" (default 5 days; ` +
 			"at least the retry schedule's span, the sum of its delays)"},
 	{"breakerCooldown", to(time.ParseDuration, func(c *config) *time.Duration { return &c.BreakerCooldown }),
-		`an endpoint's circuit breaker's first open period, e.g. "10s" (the default; at most 15m)`},
+		"an endpoint's circuit breaker's first open period (default 10s; at most 15m)"},
 	{"breakerMaxCooldown", to(time.ParseDuration, func(c *config) *time.Duration { return &c.BreakerMaxCooldown }),
-		`the breaker's longest open period, which doubles per failed probe, e.g. "10m" (the default; at most 15m)`},
+		"the breaker's longest open period, which doubles per failed probe (default 10m; at most 15m)"},
 	{"endpointConcurrency", to(whole, func(c *config) *int { return &c.EndpointConcurrency }),
 		"the most deliver invocations sending to one endpoint at once until it shows itself fast " +
 			"(default 3; below deliverMaxConcurrency)"},
 	{"deadNoticeWindow", to(time.ParseDuration, func(c *config) *time.Duration { return &c.DeadNoticeWindow }),
-		`the window that coalesces one endpoint's delivery.dead notices, e.g. "5m" (the default; 1s to 15m)`},
+		"the window that coalesces one endpoint's delivery.dead notices (default 5m; 1s to 15m)"},
 
 	{"allowCIDRs", to(list, func(c *config) *[]string { return &c.AllowCIDRs }),
 		"comma-separated CIDRs the SSRF guard lets through (default none)"},
@@ -153,15 +159,18 @@ func propsFromContext(ctx func(string) string) (*hookline.Props, string, error) 
 	return &c.Props, c.stackName, nil
 }
 
-// to is a setting's set: parse the value, store it in the field.
-func to[T any](parse func(string) (T, error), field func(*config) *T) func(*config, string) error {
-	return func(c *config, s string) error {
-		v, err := parse(s)
-		if err != nil {
-			return err
-		}
-		*field(c) = v
-		return nil
+// to is the field of a setting that parses its value with parse.
+func to[T any](parse func(string) (T, error), at func(*config) *T) field {
+	return field{
+		set: func(c *config, s string) error {
+			v, err := parse(s)
+			if err != nil {
+				return err
+			}
+			*at(c) = v
+			return nil
+		},
+		value: func(c *config) any { return *at(c) },
 	}
 }
 

@@ -2,9 +2,13 @@ package main
 
 import (
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/hookline/hookline/infra/hookline"
 	"github.com/stretchr/testify/require"
 )
 
@@ -83,4 +87,60 @@ func TestPackageCommentListsEverySetting(t *testing.T) {
 		end = start + len(want)
 	}
 	require.Equal(t, want, src[start:end], "main.go's list of context values is not the settings table's: run go test ./infra -run TestPackageCommentListsEverySetting -update")
+}
+
+// documentedDefault is the default a setting's doc states, "(default X"
+// up to a ";", "," or ")": a number, a duration ("5m", "14 days") or a
+// quoted string; prose ("none", "the account") is not matched.
+var documentedDefault = regexp.MustCompile(`\(default ("[^"]*"|[0-9][0-9.]*(?: days|[a-z]*))[;,)]`)
+
+// defaultOf parses a documented default as a value of the type of like.
+func defaultOf(t *testing.T, key, s string, like any) any {
+	t.Helper()
+	switch like.(type) {
+	case string:
+		u, err := strconv.Unquote(s)
+		require.NoError(t, err, "context key %s: default %s", key, s)
+		return u
+	case int:
+		n, err := strconv.Atoi(s)
+		require.NoError(t, err, "context key %s: default %s", key, s)
+		return n
+	case float64:
+		r, err := strconv.ParseFloat(s, 64)
+		require.NoError(t, err, "context key %s: default %s", key, s)
+		return r
+	case time.Duration:
+		if days, ok := strings.CutSuffix(s, " days"); ok {
+			n, err := strconv.Atoi(days)
+			require.NoError(t, err, "context key %s: default %s", key, s)
+			return time.Duration(n) * 24 * time.Hour
+		}
+		d, err := time.ParseDuration(s)
+		require.NoError(t, err, "context key %s: default %s", key, s)
+		return d
+	}
+	t.Fatalf("context key %s: a default of type %T is not checked", key, like)
+	return nil
+}
+
+// TestDocumentedDefaultsAreTheConstructs: a default the package comment
+// states for a context key is the one the construct applies
+// (hookline.EffectiveProps; the stack's name: DefaultStackName), so the
+// comment's copy of a default cannot drift from its one literal.
+func TestDocumentedDefaultsAreTheConstructs(t *testing.T) {
+	p, err := hookline.EffectiveProps(nil)
+	require.NoError(t, err)
+	c := &config{Props: p, stackName: DefaultStackName}
+	checked := 0
+	for _, s := range settings {
+		m := documentedDefault.FindStringSubmatch(s.doc)
+		if m == nil {
+			continue
+		}
+		got := s.value(c)
+		require.Equal(t, defaultOf(t, s.key, m[1], got), got, "context key %s: its doc says %q", s.key, m[0])
+		checked++
+	}
+	require.GreaterOrEqual(t, checked, 26, "the documented defaults checked: the pattern no longer matches the docs")
 }
