@@ -1,7 +1,9 @@
 package main
 
 import (
+	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -143,4 +145,33 @@ func TestDocumentedDefaultsAreTheConstructs(t *testing.T) {
 		checked++
 	}
 	require.GreaterOrEqual(t, checked, 26, "the documented defaults checked: the pattern no longer matches the docs")
+}
+
+// TestScriptsSetKnownKeys: every context key the Makefile and the scripts
+// pass (-c key=value, --context key=value) is a row of settings: the app
+// ignores a key it does not know (cdk.json's feature flags share the
+// context), so a misspelt one would deploy the default unnoticed.
+func TestScriptsSetKnownKeys(t *testing.T) {
+	known := map[string]bool{"key": true} // the placeholder of usage texts
+	for _, s := range settings {
+		known[s.key] = true
+	}
+	pass := regexp.MustCompile(`(?:-c|--context)[ =]"?([A-Za-z]+)=`)
+	files := []string{"../Makefile"}
+	require.NoError(t, filepath.WalkDir("../scripts", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, path)
+		}
+		return err
+	}))
+	found := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, m := range pass.FindAllStringSubmatch(string(b), -1) {
+			require.True(t, known[m[1]], "%s passes the context key %s, which the app does not read", f, m[1])
+			found++
+		}
+	}
+	require.NotZero(t, found, "no context key found in the Makefile and scripts: the pattern no longer matches them")
 }
