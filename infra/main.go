@@ -4,6 +4,11 @@
 // and adds the outputs the scripts, the tooling and the tests read
 // (internal/stackoutputs).
 //
+// The list below is rendered from the settings table (settings.go), which
+// parses the keys: edit a key's row there, then rewrite the list with
+// `go test ./infra -run TestPackageCommentListsEverySetting -update`. An
+// unset key keeps the construct's default (hookline.Props).
+//
 // Context values (cdk deploy -c key=value) configure a deployment:
 //
 //	architecture    arm64 (default) | x86_64 | host (the machine's own, for a local cloud)
