@@ -4,50 +4,85 @@
 // and adds the outputs the scripts, the tooling and the tests read
 // (internal/stackoutputs).
 //
+// The list below is rendered from the settings table (settings.go), which
+// parses the keys: edit a key's row there, then rewrite the list with
+// `go test ./infra -run TestPackageCommentListsEverySetting -update`. An
+// unset key keeps the construct's default (hookline.Props).
+//
 // Context values (cdk deploy -c key=value) configure a deployment:
 //
 //	architecture    arm64 (default) | x86_64 | host (the machine's own, for a local cloud)
 //	assetDir        folder of built bootstraps (default dist/<architecture>, from `make build`)
+//	stackName       the stack's name (default "Hookline")
 //	retrySchedule   delays before each attempt, e.g. "0s,5s,30s,5m" (default the documented schedule)
 //	retryJitter     proportional (default, ±20%) | full | none
 //	maxAge          age cap of an event, e.g. "24h"
-//	requestTimeout  bound on one POST, e.g. "15s"
+//	requestTimeout  bound on one POST (default 15s)
+//	deliverTimeout  the deliver function's timeout, e.g. "20s" (default request timeout + 5s)
 //	replayRate      sends per second of one replay job (default 10)
-//	disableAfter    consecutive failed attempts that disable an endpoint (default 50)
-//	disableAfterFor how long those failures must also have lasted, e.g. "120h" (default 5 days;
-//	                at least the retry schedule's span, the sum of its delays)
-//	breakerCooldown, breakerMaxCooldown
-//	                an endpoint's circuit breaker: its first open period and the longest, which
-//	                doubles per failed probe, e.g. "10s", "10m" (the defaults; at most 15m)
+//	failingAfter    consecutive failed attempts that raise endpoint.failing and open the endpoint's circuit
+//	                breaker (default 10; negative: never; below disableAfter)
+//	disableAfter    consecutive failed attempts that disable an endpoint (default 50; negative: never)
+//	disableAfterFor how long those failures must also have lasted, e.g. "120h" (default 5 days; at least the
+//	                retry schedule's span, the sum of its delays)
+//	breakerCooldown an endpoint's circuit breaker's first open period (default 10s; at most 15m)
+//	breakerMaxCooldown
+//	                the breaker's longest open period, which doubles per failed probe (default 10m; at most
+//	                15m)
 //	endpointConcurrency
-//	                the most deliver invocations sending to one endpoint at once until it shows
-//	                itself fast (default 3; below deliverMaxConcurrency)
+//	                the most deliver invocations sending to one endpoint at once until it shows itself fast
+//	                (default 3; below deliverMaxConcurrency)
+//	deadNoticeWindow
+//	                the window that coalesces one endpoint's delivery.dead notices (default 5m; 1s to 15m)
 //	allowCIDRs      comma-separated CIDRs the SSRF guard lets through (default none)
 //	allowHTTP       "true" lets tenants register http:// endpoint URLs (default https only)
+//	messageLog      "false" turns the message log off: no by_tenant index, GET /v1/events answers 503 (default
+//	                true)
+//	payloadRetention
+//	                how long after its occurred_at the API serves an event's payload, e.g. "72h" (default 15
+//	                days; 1h to 16 days)
+//	deliveryRetention
+//	                how long delivery records, rejected items and replay jobs are kept, e.g. "720h" (default
+//	                15 days; at least dlqRetention + 1 day)
+//	dlqRetention    how long the dead-letter queue keeps a message, e.g. "168h" (default 14 days, the SQS
+//	                maximum)
+//	consoleFrameAncestors
+//	                the pages that may frame the console: 'self' or origins, e.g. "'self',
+//	                https://app.example.com" (default none)
+//	portalMinTTL    the shortest life a portal link may be minted with, e.g. "1s" (default 60s)
 //	alarmEmail      subscribe this address to the alarm topic (default none)
-//	operatorEventsToAlarms  "true" sends the operational events on the operator's bus to the alarm topic (default false)
+//	operatorEventsToAlarms
+//	                "true" sends the operational events on the operator's bus to the alarm topic (default
+//	                false)
 //	tenantDLQAlarm  per-tenant DLQ depth alarm threshold (default 100)
-//	deliverTimeout  the deliver function's timeout, e.g. "20s" (default request timeout + 5s)
-//	deliverMaxConcurrency
-//	                the deliver mapping's maximum concurrency, the pool; a fast endpoint may have
-//	                all of it, up to 100 (default 10; 2 to 1000)
 //	sweepInterval   how often the DLQ and the tenant DLQ depths are reconciled with the index (default 5m)
+//	deliverMaxConcurrency
+//	                the deliver mapping's maximum concurrency, the pool; a fast endpoint may have all of it,
+//	                up to 100 (default 10; 2 to 1000)
+//	deliverReservedConcurrency
+//	                the deliver function's reserved concurrency: a number, or "none" for an account that
+//	                cannot spare it (default 11)
+//	apiReservedConcurrency
+//	                the api function's reserved concurrency, its cap: a number, or "none" (default 20)
+//	replayReservedConcurrency
+//	                the replay function's reserved concurrency: a number, or "none" (default 8)
+//	smallAccount    "true": the small-account profile (hookline.Props.SmallAccount): no reservation, every SQS
+//	                mapping capped at 2, for an account with a concurrency limit of 10
 //	apiRateLimit    the HTTP API's requests per second (default 50)
 //	apiBurstLimit   the most requests the HTTP API takes at once above the rate (default 100)
-//	apiPublishRateLimit, apiPublishBurstLimit
-//	                POST /v1/events's own throttle, apart from the rest (defaults 100, 200)
-//	apiAdminRateLimit, apiAdminBurstLimit
-//	                each operator route's own throttle (defaults 10, 20)
-//	adminIAMAuth    "true" puts IAM (SigV4) authorization on the /v1/admin routes in place of
-//	                the operator key (default false: the operator key)
-//	keyAdmins       comma-separated ARNs of the IAM principals that administer the signing
-//	                secrets' key (default the account); include the deploy role
-//	deliverReservedConcurrency, apiReservedConcurrency, replayReservedConcurrency
-//	                a number, or "none" for an account that cannot spare it (defaults 11, 20, 8)
-//	smallAccount    "true": the small-account profile (hookline.Props.SmallAccount): no reservation,
-//	                every SQS mapping capped at 2, for an account with a concurrency limit of 10
+//	apiPublishRateLimit
+//	                POST /v1/events's own requests per second, apart from the rest (default 100)
+//	apiPublishBurstLimit
+//	                POST /v1/events's own burst (default 200)
+//	apiAdminRateLimit
+//	                each operator route's own requests per second (default 10)
+//	apiAdminBurstLimit
+//	                each operator route's own burst (default 20)
+//	adminIAMAuth    "true" puts IAM (SigV4) authorization on the /v1/admin routes in place of the operator key
+//	                (default false: the operator key)
+//	keyAdmins       comma-separated ARNs of the IAM principals that administer the signing secrets' key
+//	                (default the account); include the deploy role
 //	faults          soak tests only: "deliver_crash:0.01,enqueue_fail:0.05"
-//	stackName       default "Hookline"
 //
 // `go run ./infra reservations -c key=value ...` synthesizes nothing: it
 // prints, as JSON, the stack's name and the concurrency its functions
@@ -62,17 +97,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"runtime"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/hookline/hookline/infra/hookline"
-	"github.com/hookline/hookline/internal/fnenv"
-	"github.com/hookline/hookline/internal/retry"
 )
 
 func main() {
@@ -188,281 +217,4 @@ func contextArgs(args []string) map[string]string {
 		}
 	}
 	return out
-}
-
-// propsFromContext turns CDK context values into hookline's props and the
-// stack's name.
-func propsFromContext(ctx func(string) string) (*hookline.Props, string, error) {
-	p := &hookline.Props{Architecture: ctx("architecture")}
-	if p.Architecture == "host" {
-		p.Architecture = "arm64"
-		if runtime.GOARCH == "amd64" {
-			p.Architecture = "x86_64"
-		}
-	}
-	p.Code = assetDirCode{dir: ctx("assetDir")}
-	for _, read := range []func(func(string) string, *hookline.Props) error{
-		retryFromContext, deliveryFromContext, operationsFromContext, capacityFromContext, accessFromContext,
-	} {
-		if err := read(ctx, p); err != nil {
-			return nil, "", err
-		}
-	}
-	name := ctx("stackName")
-	if name == "" {
-		name = "Hookline"
-	}
-	return p, name, nil
-}
-
-// assetDirCode is hookline.CodeFromDir(dir) (empty: dist/<architecture>),
-// its error naming the context key that picks another folder.
-type assetDirCode struct{ dir string }
-
-func (c assetDirCode) FunctionCode(name, architecture string) (awslambda.Code, error) {
-	code, err := hookline.CodeFromDir(c.dir).FunctionCode(name, architecture)
-	if err != nil {
-		return nil, fmt.Errorf("%w (or pass -c assetDir=DIR)", err)
-	}
-	return code, nil
-}
-
-// retryFromContext reads the retry policy: retrySchedule, retryJitter, maxAge.
-func retryFromContext(ctx func(string) string, p *hookline.Props) error {
-	if s := ctx("retrySchedule"); s != "" {
-		steps, err := retry.ParseSchedule(s)
-		if err != nil {
-			return fmt.Errorf("context retrySchedule: %w", err)
-		}
-		p.Retry.Schedule = steps
-	}
-	if s := ctx("retryJitter"); s != "" {
-		env := p.Retry.Env()
-		env[retry.EnvJitterMode] = s
-		policy, err := retry.FromEnv(func(k string) string { return env[k] })
-		if err != nil {
-			return fmt.Errorf("context retryJitter: %w", err)
-		}
-		p.Retry.Mode = policy.Mode
-	}
-	return durationContext(ctx, "maxAge", &p.Retry.MaxAge)
-}
-
-// deliveryFromContext reads how deliveries and replays are made: requestTimeout,
-// replayRate, disableAfter, failingAfter, deadNoticeWindow, allowCIDRs,
-// allowHTTP, the endpoints' isolation (isolationFromContext), and the
-// console's consoleFrameAncestors and portalMinTTL.
-func deliveryFromContext(ctx func(string) string, p *hookline.Props) error {
-	if err := isolationFromContext(ctx, p); err != nil {
-		return err
-	}
-	if err := durationContext(ctx, "requestTimeout", &p.RequestTimeout); err != nil {
-		return err
-	}
-	if err := floatContext(ctx, "replayRate", &p.ReplayRate); err != nil {
-		return err
-	}
-	if err := intContext(ctx, "disableAfter", &p.DisableAfter); err != nil {
-		return err
-	}
-	if err := intContext(ctx, "failingAfter", &p.FailingAfter); err != nil {
-		return err
-	}
-	if err := durationContext(ctx, "deadNoticeWindow", &p.DeadNoticeWindow); err != nil {
-		return err
-	}
-	if err := durationContext(ctx, "payloadRetention", &p.PayloadRetention); err != nil {
-		return err
-	}
-	if s := ctx("consoleFrameAncestors"); s != "" {
-		fa, err := fnenv.ParseFrameAncestors(s)
-		if err != nil {
-			return fmt.Errorf("context consoleFrameAncestors: %w", err)
-		}
-		p.ConsoleFrameAncestors = fa
-	}
-	if err := durationContext(ctx, "portalMinTTL", &p.PortalMinTTL); err != nil {
-		return err
-	}
-	if err := durationContext(ctx, "deliveryRetention", &p.DeliveryRetention); err != nil {
-		return err
-	}
-	if err := durationContext(ctx, "dlqRetention", &p.DLQRetention); err != nil {
-		return err
-	}
-	if s := ctx("messageLog"); s != "" {
-		on, err := strconv.ParseBool(s)
-		if err != nil {
-			return fmt.Errorf("context messageLog: %q is not true or false", s)
-		}
-		p.DisableMessageLog = !on
-	}
-	if s := ctx("allowCIDRs"); s != "" {
-		for _, c := range strings.Split(s, ",") {
-			p.AllowCIDRs = append(p.AllowCIDRs, strings.TrimSpace(c))
-		}
-	}
-	switch s := ctx("allowHTTP"); s {
-	case "", "false":
-	case "true":
-		p.AllowHTTP = true
-	default:
-		return fmt.Errorf("context allowHTTP: %q is not true or false", s)
-	}
-	return nil
-}
-
-// isolationFromContext reads what keeps a failing or slow endpoint from
-// hurting the others: disableAfterFor, breakerCooldown, breakerMaxCooldown
-// (durations) and endpointConcurrency.
-func isolationFromContext(ctx func(string) string, p *hookline.Props) error {
-	for key, field := range map[string]*time.Duration{
-		"disableAfterFor":    &p.DisableAfterFor,
-		"breakerCooldown":    &p.BreakerCooldown,
-		"breakerMaxCooldown": &p.BreakerMaxCooldown,
-	} {
-		if err := durationContext(ctx, key, field); err != nil {
-			return err
-		}
-	}
-	return intContext(ctx, "endpointConcurrency", &p.EndpointConcurrency)
-}
-
-// operationsFromContext reads the operator's settings: alarmEmail,
-// operatorEventsToAlarms, faults,
-// sweepInterval, deliverTimeout, tenantDLQAlarm.
-func operationsFromContext(ctx func(string) string, p *hookline.Props) error {
-	p.AlarmEmail = ctx("alarmEmail")
-	p.Faults = ctx("faults")
-	switch s := ctx("operatorEventsToAlarms"); s {
-	case "", "false":
-	case "true":
-		p.OperatorEventsToAlarms = true
-	default:
-		return fmt.Errorf("context operatorEventsToAlarms: %q is not true or false", s)
-	}
-	if err := durationContext(ctx, "sweepInterval", &p.SweepInterval); err != nil {
-		return err
-	}
-	if err := durationContext(ctx, "deliverTimeout", &p.DeliverTimeout); err != nil {
-		return err
-	}
-	if s := ctx("tenantDLQAlarm"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			return fmt.Errorf("context tenantDLQAlarm: %q is not a positive whole number", s)
-		}
-		p.TenantDLQAlarmThreshold = n
-	}
-	return nil
-}
-
-// capacityFromContext reads the deliver mapping's maximum concurrency, the
-// small-account profile, the functions' reserved concurrency and the API's
-// throttling: deliverMaxConcurrency, smallAccount, *ReservedConcurrency,
-// apiRateLimit, apiBurstLimit.
-func capacityFromContext(ctx func(string) string, p *hookline.Props) error {
-	if err := intContext(ctx, "deliverMaxConcurrency", &p.DeliverMaxConcurrency); err != nil {
-		return err
-	}
-	switch s := ctx("smallAccount"); s {
-	case "", "false":
-	case "true":
-		p.SmallAccount = true
-	default:
-		return fmt.Errorf("context smallAccount: %q is not true or false", s)
-	}
-	for key, field := range map[string]*int{
-		"deliverReservedConcurrency": &p.DeliverReservedConcurrency,
-		"apiReservedConcurrency":     &p.APIReservedConcurrency,
-		"replayReservedConcurrency":  &p.ReplayReservedConcurrency,
-	} {
-		switch s := ctx(key); s {
-		case "":
-		case "none":
-			*field = -1
-		default:
-			n, err := strconv.Atoi(s)
-			if err != nil || n < 1 {
-				return fmt.Errorf("context %s: %q is neither a positive whole number nor none", key, s)
-			}
-			*field = n
-		}
-	}
-	if err := floatContext(ctx, "apiRateLimit", &p.APIRateLimit); err != nil {
-		return err
-	}
-	if err := intContext(ctx, "apiBurstLimit", &p.APIBurstLimit); err != nil {
-		return err
-	}
-	return nil
-}
-
-// accessFromContext reads who reaches what and how fast: adminIAMAuth,
-// keyAdmins, and the publish and operator routes' throttles
-// (apiPublishRateLimit, apiPublishBurstLimit, apiAdminRateLimit,
-// apiAdminBurstLimit).
-func accessFromContext(ctx func(string) string, p *hookline.Props) error {
-	switch s := ctx("adminIAMAuth"); s {
-	case "", "false":
-	case "true":
-		p.AdminIAMAuth = true
-	default:
-		return fmt.Errorf("context adminIAMAuth: %q is not true or false", s)
-	}
-	if s := ctx("keyAdmins"); s != "" {
-		for _, a := range strings.Split(s, ",") {
-			p.KeyAdmins = append(p.KeyAdmins, strings.TrimSpace(a))
-		}
-	}
-	for key, field := range map[string]*float64{"apiPublishRateLimit": &p.APIPublishRateLimit, "apiAdminRateLimit": &p.APIAdminRateLimit} {
-		if err := floatContext(ctx, key, field); err != nil {
-			return err
-		}
-	}
-	for key, field := range map[string]*int{"apiPublishBurstLimit": &p.APIPublishBurstLimit, "apiAdminBurstLimit": &p.APIAdminBurstLimit} {
-		if err := intContext(ctx, key, field); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// durationContext sets *field from the context value key, a Go duration
-// ("15s"), when it is given.
-func durationContext(ctx func(string) string, key string, field *time.Duration) error {
-	if s := ctx(key); s != "" {
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			return fmt.Errorf("context %s: %w", key, err)
-		}
-		*field = d
-	}
-	return nil
-}
-
-// floatContext sets *field from the context value key, a number, when it is
-// given.
-func floatContext(ctx func(string) string, key string, field *float64) error {
-	if s := ctx(key); s != "" {
-		r, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return fmt.Errorf("context %s: %q is not a number", key, s)
-		}
-		*field = r
-	}
-	return nil
-}
-
-// intContext sets *field from the context value key, a whole number, when it
-// is given.
-func intContext(ctx func(string) string, key string, field *int) error {
-	if s := ctx(key); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return fmt.Errorf("context %s: %q is not a whole number", key, s)
-		}
-		*field = n
-	}
-	return nil
 }

@@ -503,6 +503,12 @@ func (p Props) replayConcurrency() (jobs, ops int) {
 	return replayJobsConcurrency, replayOpsConcurrency
 }
 
+// EffectiveProps is props p (nil: the zero props) as New deploys it: every
+// zero field set to its default. The error is New's for props it refuses.
+// The standalone app's tests check the defaults its documentation states
+// against it.
+func EffectiveProps(p *Props) (Props, error) { return checkedProps(p) }
+
 // Reservations is the concurrency an instance with props p (nil: the
 // defaults) reserves out of the account's Lambda pool, by function
 // ("deliver", "api", "replay"; a function that reserves none is absent),

@@ -1,0 +1,285 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/hookline/hookline/infra/hookline"
+	"github.com/hookline/hookline/internal/fnenv"
+	"github.com/hookline/hookline/internal/retry"
+)
+
+// config is what the app's context configures: the instance's props and
+// the stack's name.
+type config struct {
+	hookline.Props
+	stackName string
+}
+
+// DefaultStackName is the stack's name when the context gives none.
+const DefaultStackName = "Hookline"
+
+// setting is one context key of the app: how its value, when it is given,
+// sets the configuration, and its line of the package comment. An unset
+// (empty) key leaves the construct's default: no default is written here.
+type setting struct {
+	key string
+	field
+	doc string
+}
+
+// field is how a setting reads and writes its field of the configuration.
+type field struct {
+	set   func(c *config, value string) error // parse value into the field
+	value func(c *config) any                 // the field's value
+}
+
+// settings are the app's context keys, in the order the package comment
+// lists them (TestPackageCommentListsEverySetting keeps the two the same).
+// Adding a setting is adding a row.
+var settings = []setting{
+	{"architecture", to(architecture, func(c *config) *string { return &c.Architecture }),
+		"arm64 (default) | x86_64 | host (the machine's own, for a local cloud)"},
+	{"assetDir", to(assetDir, func(c *config) *hookline.Code { return &c.Code }),
+		"folder of built bootstraps (default dist/<architecture>, from `make build`)"},
+	{"stackName", to(text, func(c *config) *string { return &c.stackName }),
+		`the stack's name (default "Hookline")`},
+
+	{"retrySchedule", to(retry.ParseSchedule, func(c *config) *[]time.Duration { return &c.Retry.Schedule }),
+		`delays before each attempt, e.g. "0s,5s,30s,5m" (default the documented schedule)`},
+	{"retryJitter", to(jitterMode, func(c *config) *retry.JitterMode { return &c.Retry.Mode }),
+		"proportional (default, ±20%) | full | none"},
+	{"maxAge", to(time.ParseDuration, func(c *config) *time.Duration { return &c.Retry.MaxAge }),
+		`age cap of an event, e.g. "24h"`},
+	{"requestTimeout", to(time.ParseDuration, func(c *config) *time.Duration { return &c.RequestTimeout }),
+		"bound on one POST (default 15s)"},
+	{"deliverTimeout", to(time.ParseDuration, func(c *config) *time.Duration { return &c.DeliverTimeout }),
+		`the deliver function's timeout, e.g. "20s" (default request timeout + 5s)`},
+	{"replayRate", to(number, func(c *config) *float64 { return &c.ReplayRate }),
+		"sends per second of one replay job (default 10)"},
+
+	{"failingAfter", to(whole, func(c *config) *int { return &c.FailingAfter }),
+		"consecutive failed attempts that raise endpoint.failing and open the endpoint's circuit breaker " +
+			"(default 10; negative: never; below disableAfter)"},
+	{"disableAfter", to(whole, func(c *config) *int { return &c.DisableAfter }),
+		"consecutive failed attempts that disable an endpoint (default 50; negative: never)"},
+	{"disableAfterFor", to(time.ParseDuration, func(c *config) *time.Duration { return &c.DisableAfterFor }),
+		`how long those failures must also have lasted, e.g. "120h" (default 5 days; ` +
+			"at least the retry schedule's span, the sum of its delays)"},
+	{"breakerCooldown", to(time.ParseDuration, func(c *config) *time.Duration { return &c.BreakerCooldown }),
+		"an endpoint's circuit breaker's first open period (default 10s; at most 15m)"},
+	{"breakerMaxCooldown", to(time.ParseDuration, func(c *config) *time.Duration { return &c.BreakerMaxCooldown }),
+		"the breaker's longest open period, which doubles per failed probe (default 10m; at most 15m)"},
+	{"endpointConcurrency", to(whole, func(c *config) *int { return &c.EndpointConcurrency }),
+		"the most deliver invocations sending to one endpoint at once until it shows itself fast " +
+			"(default 3; below deliverMaxConcurrency)"},
+	{"deadNoticeWindow", to(time.ParseDuration, func(c *config) *time.Duration { return &c.DeadNoticeWindow }),
+		"the window that coalesces one endpoint's delivery.dead notices (default 5m; 1s to 15m)"},
+
+	{"allowCIDRs", to(list, func(c *config) *[]string { return &c.AllowCIDRs }),
+		"comma-separated CIDRs the SSRF guard lets through (default none)"},
+	{"allowHTTP", to(boolean, func(c *config) *bool { return &c.AllowHTTP }),
+		`"true" lets tenants register http:// endpoint URLs (default https only)`},
+
+	{"messageLog", to(disabled, func(c *config) *bool { return &c.DisableMessageLog }),
+		`"false" turns the message log off: no by_tenant index, GET /v1/events answers 503 (default true)`},
+	{"payloadRetention", to(time.ParseDuration, func(c *config) *time.Duration { return &c.PayloadRetention }),
+		`how long after its occurred_at the API serves an event's payload, e.g. "72h" (default 15 days; 1h to 16 days)`},
+	{"deliveryRetention", to(time.ParseDuration, func(c *config) *time.Duration { return &c.DeliveryRetention }),
+		`how long delivery records, rejected items and replay jobs are kept, e.g. "720h" ` +
+			"(default 15 days; at least dlqRetention + 1 day)"},
+	{"dlqRetention", to(time.ParseDuration, func(c *config) *time.Duration { return &c.DLQRetention }),
+		`how long the dead-letter queue keeps a message, e.g. "168h" (default 14 days, the SQS maximum)`},
+	{"consoleFrameAncestors", to(fnenv.ParseFrameAncestors, func(c *config) *[]string { return &c.ConsoleFrameAncestors }),
+		`the pages that may frame the console: 'self' or origins, e.g. "'self', https://app.example.com" (default none)`},
+	{"portalMinTTL", to(time.ParseDuration, func(c *config) *time.Duration { return &c.PortalMinTTL }),
+		`the shortest life a portal link may be minted with, e.g. "1s" (default 60s)`},
+
+	{"alarmEmail", to(text, func(c *config) *string { return &c.AlarmEmail }),
+		"subscribe this address to the alarm topic (default none)"},
+	{"operatorEventsToAlarms", to(boolean, func(c *config) *bool { return &c.OperatorEventsToAlarms }),
+		`"true" sends the operational events on the operator's bus to the alarm topic (default false)`},
+	{"tenantDLQAlarm", to(positive, func(c *config) *int { return &c.TenantDLQAlarmThreshold }),
+		"per-tenant DLQ depth alarm threshold (default 100)"},
+	{"sweepInterval", to(time.ParseDuration, func(c *config) *time.Duration { return &c.SweepInterval }),
+		"how often the DLQ and the tenant DLQ depths are reconciled with the index (default 5m)"},
+
+	{"deliverMaxConcurrency", to(whole, func(c *config) *int { return &c.DeliverMaxConcurrency }),
+		"the deliver mapping's maximum concurrency, the pool; a fast endpoint may have all of it, " +
+			"up to 100 (default 10; 2 to 1000)"},
+	{"deliverReservedConcurrency", to(reservation, func(c *config) *int { return &c.DeliverReservedConcurrency }),
+		`the deliver function's reserved concurrency: a number, or "none" for an account that cannot spare it (default 11)`},
+	{"apiReservedConcurrency", to(reservation, func(c *config) *int { return &c.APIReservedConcurrency }),
+		`the api function's reserved concurrency, its cap: a number, or "none" (default 20)`},
+	{"replayReservedConcurrency", to(reservation, func(c *config) *int { return &c.ReplayReservedConcurrency }),
+		`the replay function's reserved concurrency: a number, or "none" (default 8)`},
+	{"smallAccount", to(boolean, func(c *config) *bool { return &c.SmallAccount }),
+		`"true": the small-account profile (hookline.Props.SmallAccount): no reservation, ` +
+			"every SQS mapping capped at 2, for an account with a concurrency limit of 10"},
+
+	{"apiRateLimit", to(number, func(c *config) *float64 { return &c.APIRateLimit }),
+		"the HTTP API's requests per second (default 50)"},
+	{"apiBurstLimit", to(whole, func(c *config) *int { return &c.APIBurstLimit }),
+		"the most requests the HTTP API takes at once above the rate (default 100)"},
+	{"apiPublishRateLimit", to(number, func(c *config) *float64 { return &c.APIPublishRateLimit }),
+		"POST /v1/events's own requests per second, apart from the rest (default 100)"},
+	{"apiPublishBurstLimit", to(whole, func(c *config) *int { return &c.APIPublishBurstLimit }),
+		"POST /v1/events's own burst (default 200)"},
+	{"apiAdminRateLimit", to(number, func(c *config) *float64 { return &c.APIAdminRateLimit }),
+		"each operator route's own requests per second (default 10)"},
+	{"apiAdminBurstLimit", to(whole, func(c *config) *int { return &c.APIAdminBurstLimit }),
+		"each operator route's own burst (default 20)"},
+	{"adminIAMAuth", to(boolean, func(c *config) *bool { return &c.AdminIAMAuth }),
+		`"true" puts IAM (SigV4) authorization on the /v1/admin routes in place of the operator key ` +
+			"(default false: the operator key)"},
+	{"keyAdmins", to(list, func(c *config) *[]string { return &c.KeyAdmins }),
+		"comma-separated ARNs of the IAM principals that administer the signing secrets' key " +
+			"(default the account); include the deploy role"},
+
+	{"faults", to(text, func(c *config) *string { return &c.Faults }),
+		`soak tests only: "deliver_crash:0.01,enqueue_fail:0.05"`},
+}
+
+// propsFromContext turns CDK context values into hookline's props and the
+// stack's name: each setting given a value sets its field, the rest keep
+// the construct's defaults. A bad value is an error naming its key.
+func propsFromContext(ctx func(string) string) (*hookline.Props, string, error) {
+	c := config{Props: hookline.Props{Code: assetDirCode{}}, stackName: DefaultStackName}
+	for _, s := range settings {
+		if v := ctx(s.key); v != "" {
+			if err := s.set(&c, v); err != nil {
+				return nil, "", fmt.Errorf("context %s: %w", s.key, err)
+			}
+		}
+	}
+	return &c.Props, c.stackName, nil
+}
+
+// to is the field of a setting that parses its value with parse.
+func to[T any](parse func(string) (T, error), at func(*config) *T) field {
+	return field{
+		set: func(c *config, s string) error {
+			v, err := parse(s)
+			if err != nil {
+				return err
+			}
+			*at(c) = v
+			return nil
+		},
+		value: func(c *config) any { return *at(c) },
+	}
+}
+
+// The settings' parsers.
+
+func text(s string) (string, error) { return s, nil }
+
+// whole is a whole number.
+func whole(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a whole number", s)
+	}
+	return n, nil
+}
+
+// positive is a whole number above zero.
+func positive(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%q is not a positive whole number", s)
+	}
+	return n, nil
+}
+
+// reservation is a reserved concurrency: a positive whole number, or
+// "none", which the construct takes as negative (reserve nothing).
+func reservation(s string) (int, error) {
+	if s == "none" {
+		return -1, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%q is neither a positive whole number nor none", s)
+	}
+	return n, nil
+}
+
+// number is a number.
+func number(s string) (float64, error) {
+	r, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a number", s)
+	}
+	return r, nil
+}
+
+// boolean is "true" or "false".
+func boolean(s string) (bool, error) {
+	switch s {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q is not true or false", s)
+}
+
+// disabled is true when s, a boolean (strconv.ParseBool), says off.
+func disabled(s string) (bool, error) {
+	on, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, fmt.Errorf("%q is not true or false", s)
+	}
+	return !on, nil
+}
+
+// list is comma-separated, each item trimmed.
+func list(s string) ([]string, error) {
+	items := strings.Split(s, ",")
+	for i := range items {
+		items[i] = strings.TrimSpace(items[i])
+	}
+	return items, nil
+}
+
+// jitterMode is a retry jitter mode's name, as the deliver function reads it.
+func jitterMode(s string) (retry.JitterMode, error) {
+	p, err := retry.FromEnv(func(k string) string {
+		if k == retry.EnvJitterMode {
+			return s
+		}
+		return ""
+	})
+	return p.Mode, err
+}
+
+// architecture is a Lambda architecture, or "host": the machine's own.
+func architecture(s string) (string, error) {
+	if s != "host" {
+		return s, nil
+	}
+	if runtime.GOARCH == "amd64" {
+		return "x86_64", nil
+	}
+	return "arm64", nil
+}
+
+// assetDir is the code of the functions built into the folder s.
+func assetDir(s string) (hookline.Code, error) { return assetDirCode{dir: s}, nil }
+
+// assetDirCode is hookline.CodeFromDir(dir) (empty: dist/<architecture>),
+// its error naming the context key that picks another folder.
+type assetDirCode struct{ dir string }
+
+func (c assetDirCode) FunctionCode(name, architecture string) (awslambda.Code, error) {
+	code, err := hookline.CodeFromDir(c.dir).FunctionCode(name, architecture)
+	if err != nil {
+		return nil, fmt.Errorf("%w (or pass -c assetDir=DIR)", err)
+	}
+	return code, nil
+}
