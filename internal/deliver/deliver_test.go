@@ -69,9 +69,28 @@ func newFakeStore(eps ...domain.Endpoint) *testStore {
 	return s
 }
 
+// testPorts is a Store of one value per port, so that a test can put a
+// fake in place of one.
+type testPorts struct {
+	Snapshots
+	Attempts
+	EndpointHealth
+	Counters
+	DeadWindows
+	Limiter
+	Gates
+}
+
 // ports is the handler's Store, every port this store.
-func (s *testStore) ports() Store {
-	return Store{Snapshots: s, Attempts: s, EndpointHealth: s, Counters: s, DeadWindows: s}
+func (s *testStore) ports() testPorts {
+	return testPorts{Snapshots: s, Attempts: s, EndpointHealth: s, Counters: s, DeadWindows: s, Limiter: s, Gates: s}
+}
+
+// withPorts puts fakes in place of some of the handler's ports.
+func (f *fixture) withPorts(change func(p *testPorts)) {
+	p := f.h.Store.(testPorts)
+	change(&p)
+	f.h.Store = p
 }
 
 // endpoint reads an endpoint by "tenant/endpoint" (the zero endpoint if

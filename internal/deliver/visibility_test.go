@@ -143,7 +143,9 @@ func TestRequestedVisibilityAlwaysFitsSQS(t *testing.T) {
 			})
 			f.h.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 			f.h.Policy = retry.Policy{Mode: mode, VisibilityTimeout: queueVisibility}
-			f.h.DisableAfter = -1 // every attempt fails: keep the endpoint enabled throughout
+			// Every attempt fails: keep the endpoint enabled, and its
+			// breaker closed, throughout.
+			f.h.DisableAfter, f.h.FailingAfter = -1, -1
 			longest := f.h.Policy.LongestDelay()
 			n := 0
 			try := func(t *testing.T, attempt int, age time.Duration, ra string, h time.Duration, draw float64) {
