@@ -121,6 +121,23 @@ func TestOperatorCommandsLinkNoTooling(t *testing.T) {
 	}
 }
 
+// The producers' library (package outbox, which producers link) links the
+// SDK's DynamoDB types only, not its client: the one-off put hookline's own
+// writers make is internal/outboxwrite's, with the library's condition.
+func TestOutboxLinksNoDynamoDBClient(t *testing.T) {
+	t.Parallel()
+	goBin, err := exec.LookPath("go")
+	require.NoError(t, err, "the go command is needed to list what the outbox links")
+	var stderr bytes.Buffer
+	cmd := exec.Command(goBin, "list", "-deps", module+"/outbox")
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "go list: %s", stderr.String())
+	deps := strings.Fields(string(out))
+	require.Contains(t, deps, "github.com/aws/aws-sdk-go-v2/service/dynamodb/types")
+	require.NotContains(t, deps, "github.com/aws/aws-sdk-go-v2/service/dynamodb")
+}
+
 // forbiddenLinks names each binary with what it must not link, and nothing
 // else, so that the two tests above can fail.
 func TestForbiddenLinks(t *testing.T) {

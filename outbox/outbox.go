@@ -321,10 +321,20 @@ func TransactPut(table string, e Event) (types.TransactWriteItem, error) {
 	if err != nil {
 		return types.TransactWriteItem{}, err
 	}
-	return types.TransactWriteItem{Put: &types.Put{
+	put := PutIfNew(table, item)
+	return types.TransactWriteItem{Put: &put}, nil
+}
+
+// PutIfNew is the put of an outbox item into table, with the condition
+// every outbox put carries: no event with the item's id is there already
+// (attribute_not_exists(id)), so that an event id is written once.
+// TransactPut's put is one; a writer that puts an item on its own (a
+// PutItem) gives it the same condition from here.
+func PutIfNew(table string, item map[string]types.AttributeValue) types.Put {
+	return types.Put{
 		TableName:                aws.String(table),
 		Item:                     item,
 		ConditionExpression:      aws.String("attribute_not_exists(#id)"),
 		ExpressionAttributeNames: map[string]string{"#id": AttrID},
-	}}, nil
+	}
 }

@@ -178,3 +178,13 @@ func TestItemCarriesTheMessageLogKey(t *testing.T) {
 		require.Less(t, LogKey(times[i-1], "z"), LogKey(times[i], "a"), "key %d", i)
 	}
 }
+
+func TestPutIfNewIsConditionalOnTheID(t *testing.T) {
+	t.Parallel()
+	item := map[string]types.AttributeValue{AttrID: &types.AttributeValueMemberS{Value: "evt_1"}}
+	put := PutIfNew("outbox", item)
+	require.Equal(t, "outbox", *put.TableName)
+	require.Equal(t, item, put.Item)
+	require.Equal(t, "attribute_not_exists(#id)", *put.ConditionExpression, "an event id is written once")
+	require.Equal(t, map[string]string{"#id": AttrID}, put.ExpressionAttributeNames)
+}

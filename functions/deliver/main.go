@@ -39,7 +39,7 @@ func build(cfg fnenv.DeliverEnv, log *slog.Logger, aws aws.Config) (any, error) 
 	st := store.New(db, cfg.StateTable)
 	st.Retention = cfg.Retention()
 	h := &deliver.Handler{
-		Store:  deliver.Store{Snapshots: st, Attempts: st, EndpointHealth: st, Counters: st, DeadWindows: st, Limiter: st, Gates: st},
+		Store:  st,
 		Queue:  sqs.NewFromConfig(aws),
 		Sender: send,
 		// Built once: what it opens is kept across warm invocations.

@@ -36,10 +36,11 @@ func methods[T any]() []string {
 
 // portMethods are the store methods a handler of type typ can reach: the
 // methods of every store port it holds, that is of each interface-typed
-// field, its struct-typed fields' included (a handler's Store is a struct
-// of small ports), whose methods are store methods. An interface that
-// mixes store methods with others fails the test: a store method would
-// hide in it.
+// field whose methods are store methods (a handler's Store is one
+// interface composed of small ports: its methods are theirs), its
+// struct-typed fields' included, so that a port held in one is seen too.
+// An interface that mixes store methods with others fails the test: a
+// store method would hide in it.
 func portMethods(t *testing.T, typ reflect.Type) []string {
 	t.Helper()
 	var out []string

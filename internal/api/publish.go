@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/opevent"
+	"github.com/hookline/hookline/internal/outboxwrite"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/outbox"
 )
@@ -165,7 +166,7 @@ func KeyedEventID(tenantID, key string) string {
 // putEvent writes item unless an event with its id exists: written is
 // false then.
 func (s *Server) putEvent(ctx context.Context, item map[string]types.AttributeValue) (written bool, err error) {
-	return opevent.PutNew(ctx, s.Outbox, s.OutboxTable, item)
+	return outboxwrite.PutNew(ctx, s.Outbox, s.OutboxTable, item)
 }
 
 // publishedBefore answers a publish whose event id exists: the first

@@ -60,7 +60,7 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg message.
 	at := h.begin(ctx, m, msg, decodeErr, b)
 	dec := h.prepare(ctx, at)
 	defer h.done(ctx, at)
-	if dec.Kind == Send && at.in.Endpoint.RateLimit > 0 && h.Store.Limiter != nil {
+	if dec.Kind == Send && at.in.Endpoint.RateLimit > 0 {
 		dec = h.waitForSlot(ctx, at, dec)
 	}
 	if dec.Kind != Send {

@@ -21,26 +21,24 @@ import (
 	"github.com/hookline/hookline/internal/store"
 )
 
-// Store is what deliver needs of the state table: one small port per use,
-// each declared here, each a *store.Store in production (the wiring passes
-// the same store to every field) and a memstore.Store in the tests.
-type Store struct {
+// Store is what deliver needs of the state table: one interface composed
+// of the small ports below, each declared here; a *store.Store in
+// production (the wiring passes it once) and a memstore.Store in the tests.
+type Store interface {
 	Snapshots
 	Attempts
 	EndpointHealth
-	// Counters keeps the endpoints' hourly attempt counters. Nil: none
-	// are kept.
+	// Counters keeps the endpoints' hourly attempt counters.
 	Counters
 	DeadWindows
 	// Limiter takes rate-limited endpoints' request slots; asked only for
-	// an endpoint with a rate limit. Nil: no rate limit is kept (the
-	// production wiring always sets it).
+	// an endpoint with a rate limit.
 	Limiter
-	// Gates holds the endpoints' gates and their breakers' probes. Nil: no
-	// endpoint is gated and no breaker holds deliveries back (the
-	// production wiring always sets it).
+	// Gates holds the endpoints' gates and their breakers' probes.
 	Gates
 }
+
+var _ Store = (*store.Store)(nil)
 
 // Snapshots reads what a batch's attempts need: Load reads a whole batch's
 // deliveries, endpoints and tenants' tombstones at once; Delivery, Endpoint
@@ -74,8 +72,6 @@ type EndpointHealth interface {
 type DeadWindows interface {
 	AddDeath(ctx context.Context, tenantID, endpointID string, start, end time.Time, d domain.OpDeath) (int, error)
 }
-
-var _ = Store{Snapshots: (*store.Store)(nil), Attempts: (*store.Store)(nil), EndpointHealth: (*store.Store)(nil), Counters: (*store.Store)(nil), DeadWindows: (*store.Store)(nil), Limiter: (*store.Store)(nil), Gates: (*store.Store)(nil)}
 
 // Notices writes operational events into the outbox (an *opevent.Writer).
 type Notices interface {

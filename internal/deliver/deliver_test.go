@@ -27,6 +27,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/fakes/sqsfake"
 	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
@@ -69,9 +70,28 @@ func newFakeStore(eps ...domain.Endpoint) *testStore {
 	return s
 }
 
+// testPorts is a Store of one value per port, so that a test can put a
+// fake in place of one.
+type testPorts struct {
+	Snapshots
+	Attempts
+	EndpointHealth
+	Counters
+	DeadWindows
+	Limiter
+	Gates
+}
+
 // ports is the handler's Store, every port this store.
-func (s *testStore) ports() Store {
-	return Store{Snapshots: s, Attempts: s, EndpointHealth: s, Counters: s, DeadWindows: s}
+func (s *testStore) ports() testPorts {
+	return testPorts{Snapshots: s, Attempts: s, EndpointHealth: s, Counters: s, DeadWindows: s, Limiter: s, Gates: s}
+}
+
+// withPorts puts fakes in place of some of the handler's ports.
+func (f *fixture) withPorts(change func(p *testPorts)) {
+	p := f.h.Store.(testPorts)
+	change(&p)
+	f.h.Store = p
 }
 
 // endpoint reads an endpoint by "tenant/endpoint" (the zero endpoint if
@@ -162,69 +182,94 @@ func (s *testStore) ResetEndpointFailures(ctx context.Context, tenant, id string
 // tests, as the stack sets it: six times the deliver function's 60 s.
 const queueVisibility = 6 * time.Minute
 
-// fakeQueue is the delivery queue and its DLQ, holding the handler to the
-// limits SQS enforces and the local cloud does not. It knows when each
-// message was received (by receipt handle, see receive) and refuses, as SQS
-// does:
-//   - a ChangeMessageVisibility with an unknown receipt handle
-//     (ReceiptHandleIsInvalid), on a message no longer in flight because
-//     the queue's visibility timeout has run out since the receive
-//     (MessageNotInflight), with a VisibilityTimeout outside 0..43200 s, or
-//     one that would keep the message hidden past 12 h after its receive
-//     (InvalidParameterValue);
-//   - a SendMessage with DelaySeconds outside 0..900.
+// lastInFlight is the longest after its receive a message is still in
+// flight, for a ChangeMessageVisibility to find: at the queue's visibility
+// timeout it is visible again.
+const lastInFlight = queueVisibility - time.Nanosecond
+
+// The queues the handlers of these tests send to: the delivery queue, its
+// DLQ, and the replay worker's operations queue.
+const (
+	queueURL = "https://sqs.example/q"
+	dlqURL   = "https://sqs.example/dlq"
+	opsURL   = "https://sqs.example/ops"
+)
+
+// fakeQueue is the delivery queue, its DLQ and the operations queue: the
+// shared fake SQS (sqsfake), which holds the handler to the limits SQS
+// enforces and the local cloud does not (DelaySeconds, the visibility of a
+// message in flight and 12 h from its receive, the batch rules, the
+// in-flight quota) and, as deliver's CheckSend, to the fair queues' rule
+// (message.CheckGroupID: every delivery message in its tenant's group);
+// with what these tests add. They play the poller (receive, done) with
+// messages they make themselves, named by receipt handles of their own,
+// which the fake translates; they read what the handler sent to each
+// queue, and the visibility it set on each message; and they make SQS fail
+// (failDLQ, failRequeue).
 //
 // Every refusal is kept; a fixture fails its test if there was one it did
 // not expect.
 type fakeQueue struct {
-	mu sync.Mutex
-	// now is the time of each call; visibilityTimeout the queue's.
-	now               func() time.Time
-	visibilityTimeout time.Duration
-	received          map[string]time.Time // receipt handle -> receive
-	visibility        map[string]int32     // receipt handle -> last visibility set
-	refused           []string             // the errors of refused requests
-	dlq               []string
-	dlqReason         []domain.DeadReason
-	failDLQ           bool
-	// ops are the messages sent to the replay worker's operations queue
-	// (https://sqs.example/ops), with their delays.
+	sqs *sqsfake.Queue
+	cfg sqsfake.Config
+	mu  sync.Mutex
+	// handles maps the tests' receipt handles to the fake's.
+	handles map[string]string
+	// visibility is the visibility last set on each message, by the
+	// tests' receipt handle.
+	visibility map[string]int32
+	dlq        []string
+	dlqReason  []domain.DeadReason
+	failDLQ    bool // every send fails
+	// ops are the messages sent to the operations queue, with their
+	// delays.
 	ops      []string
 	opsDelay []int32
-	// requeued are the messages sent back to the delivery queue
-	// (https://sqs.example/q) to wait, with their delays.
+	// requeued are the messages sent back to the delivery queue to wait,
+	// with their delays.
 	requeued     []string
 	requeueDelay []int32
 	failRequeue  bool // sends to the delivery queue fail
-	// deleted are the receipt handles whose messages the poller deleted
-	// (the handler reported them done); inFlightQuota is SQS's most
-	// in-flight messages of a standard queue (about 120,000): a receive
-	// past it gets nothing, so the fake refuses it.
-	deleted       map[string]bool
-	inFlightQuota int
 }
 
-// defaultInFlightQuota is a standard queue's in-flight quota.
-const defaultInFlightQuota = 120_000
-
 func newFakeQueue(now func() time.Time, visibilityTimeout time.Duration) *fakeQueue {
-	return &fakeQueue{now: now, visibilityTimeout: visibilityTimeout, received: map[string]time.Time{}, visibility: map[string]int32{}, deleted: map[string]bool{}, inFlightQuota: defaultInFlightQuota}
+	q := &fakeQueue{handles: map[string]string{}, visibility: map[string]int32{}}
+	q.cfg = sqsfake.Config{Now: now, VisibilityTimeout: visibilityTimeout, CheckSend: checkGroup}
+	q.sqs = sqsfake.New(q.cfg)
+	return q
+}
+
+// checkGroup is deliver's rule of the fair queues: every delivery message
+// is in its tenant's group (one that is not a delivery message,
+// dead-lettered as malformed, names no tenant: it may have none). The
+// operations queue is not a fair queue.
+func checkGroup(url string, in *sqs.SendMessageInput) error {
+	body := aws.ToString(in.MessageBody)
+	if _, err := message.Decode(body); url == opsURL || err != nil && in.MessageGroupId == nil {
+		return nil
+	}
+	return message.CheckGroupID(body, in.MessageGroupId)
+}
+
+// withInFlightLimit makes the queue an empty one whose in-flight quota is
+// n, for a test to start with.
+func (q *fakeQueue) withInFlightLimit(n int) {
+	q.cfg.InFlightLimit = n
+	q.sqs = sqsfake.New(q.cfg)
 }
 
 // receive records that the messages were received (handed to the poller
-// that invokes the handler) at at, refusing those past the in-flight
-// quota: SQS receives nothing then (and says nothing).
+// that invokes the handler) at at, as sqsfake.Queue.ReceiveAt does: one
+// past the in-flight quota is not received (SQS receives nothing then, and
+// says nothing), the refusal kept.
 func (q *fakeQueue) receive(at time.Time, msgs ...events.SQSMessage) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, m := range msgs {
-		if n := q.inFlightLocked(at); n >= q.inFlightQuota {
-			_ = q.refuse("OverLimit: %d messages in flight, the queue's quota is %d: %s not received", n, q.inFlightQuota, m.ReceiptHandle)
-			continue
+		if h, ok := q.sqs.ReceiveAt(queueURL, m.Body, at); ok {
+			q.handles[m.ReceiptHandle] = h
+			delete(q.visibility, m.ReceiptHandle)
 		}
-		q.received[m.ReceiptHandle] = at
-		delete(q.deleted, m.ReceiptHandle)
-		delete(q.visibility, m.ReceiptHandle)
 	}
 }
 
@@ -234,44 +279,21 @@ func (q *fakeQueue) done(msgs []events.SQSMessage, failed []string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, m := range msgs {
-		if !slices.Contains(failed, m.MessageId) {
-			q.deleted[m.ReceiptHandle] = true
+		if h, ok := q.handles[m.ReceiptHandle]; ok && !slices.Contains(failed, m.MessageId) {
+			_, _ = q.sqs.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: aws.String(queueURL), ReceiptHandle: &h})
 		}
 	}
 }
 
-// inFlight is how many received messages are in flight at at: received,
-// not deleted, and hidden (by the visibility last set, from when it was
-// set, else by the queue's visibility timeout from the receive). A
-// message's visibility change is taken as made at the fake's now.
-func (q *fakeQueue) inFlight(at time.Time) int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.inFlightLocked(at)
-}
-
-func (q *fakeQueue) inFlightLocked(at time.Time) int {
-	n := 0
-	for h, got := range q.received {
-		if q.deleted[h] {
-			continue
-		}
-		until := got.Add(q.visibilityTimeout)
-		if v, ok := q.visibility[h]; ok {
-			until = q.now().Add(time.Duration(v) * time.Second)
-		}
-		if at.Before(until) {
-			n++
-		}
-	}
-	return n
+// inFlight is how many received messages are in flight now: received, not
+// deleted, and hidden.
+func (q *fakeQueue) inFlight() int {
+	return q.sqs.InFlight(queueURL)
 }
 
 // refusals returns the errors of the requests refused so far.
 func (q *fakeQueue) refusals() []string {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return append([]string(nil), q.refused...)
+	return q.sqs.Refusals()
 }
 
 // visibilityOf returns the visibility last set on a receipt handle.
@@ -282,95 +304,86 @@ func (q *fakeQueue) visibilityOf(handle string) (int32, bool) {
 	return v, ok
 }
 
-func (q *fakeQueue) refuse(format string, args ...any) error {
-	err := fmt.Errorf(format, args...)
-	q.refused = append(q.refused, err.Error())
-	return err
-}
-
-func (q *fakeQueue) ChangeMessageVisibility(_ context.Context, in *sqs.ChangeMessageVisibilityInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error) {
+func (q *fakeQueue) ChangeMessageVisibility(ctx context.Context, in *sqs.ChangeMessageVisibilityInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if in.QueueUrl == nil || *in.QueueUrl != "https://sqs.example/q" {
-		return nil, q.refuse("AWS.SimpleQueueService.NonExistentQueue: %v", in.QueueUrl)
+	handle := aws.ToString(in.ReceiptHandle)
+	theirs := *in
+	if h, ok := q.handles[handle]; ok {
+		theirs.ReceiptHandle = &h
 	}
-	if in.ReceiptHandle == nil {
-		return nil, q.refuse("MissingParameter: ReceiptHandle")
+	out, err := q.sqs.ChangeMessageVisibility(ctx, &theirs)
+	if err == nil {
+		q.visibility[handle] = in.VisibilityTimeout
 	}
-	at, ok := q.received[*in.ReceiptHandle]
-	if !ok {
-		return nil, q.refuse("ReceiptHandleIsInvalid: %s", *in.ReceiptHandle)
-	}
-	held := q.now().Sub(at)
-	if held > q.visibilityTimeout {
-		return nil, q.refuse("MessageNotInflight: received %s ago, visibility timeout %s", held, q.visibilityTimeout)
-	}
-	v := in.VisibilityTimeout
-	if v < 0 || v > 43200 {
-		return nil, q.refuse("InvalidParameterValue: VisibilityTimeout %d is not in 0..43200", v)
-	}
-	if held+time.Duration(v)*time.Second > 12*time.Hour {
-		return nil, q.refuse("InvalidParameterValue: VisibilityTimeout %d, received %s ago: hidden past 12 h from the receive", v, held)
-	}
-	q.visibility[*in.ReceiptHandle] = v
-	return &sqs.ChangeMessageVisibilityOutput{}, nil
+	return out, err
 }
 
-func (q *fakeQueue) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
+// failing says whether a send to url fails, by the test's wish.
+func (q *fakeQueue) failing(url string) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.failDLQ {
+	return q.failDLQ || url == queueURL && q.failRequeue
+}
+
+func (q *fakeQueue) SendMessage(ctx context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
+	url := aws.ToString(in.QueueUrl)
+	if url != queueURL && url != dlqURL && url != opsURL {
+		return nil, errors.New("sent to the wrong queue: " + url)
+	}
+	if q.failing(url) {
 		return nil, errBoom
 	}
-	if in.DelaySeconds < 0 || in.DelaySeconds > 900 {
-		return nil, q.refuse("InvalidParameterValue: DelaySeconds %d is not in 0..900", in.DelaySeconds)
+	out, err := q.sqs.SendMessage(ctx, in)
+	if err == nil {
+		q.sent(url, in)
 	}
-	if *in.QueueUrl == "https://sqs.example/ops" {
-		q.ops, q.opsDelay = append(q.ops, *in.MessageBody), append(q.opsDelay, in.DelaySeconds)
-		return &sqs.SendMessageOutput{}, nil
-	}
-	if *in.QueueUrl != "https://sqs.example/q" && *in.QueueUrl != "https://sqs.example/dlq" {
-		return nil, errors.New("sent to the wrong queue: " + *in.QueueUrl)
-	}
-	// Fair queues: every delivery message is in its tenant's group (one
-	// that is not a delivery message, dead-lettered as malformed, names no
-	// tenant: it may have none).
-	if _, derr := message.Decode(*in.MessageBody); derr == nil || in.MessageGroupId != nil {
-		if err := message.CheckGroupID(*in.MessageBody, in.MessageGroupId); err != nil {
-			return nil, q.refuse("InvalidParameterValue: %v", err)
-		}
-	}
-	if *in.QueueUrl == "https://sqs.example/q" {
-		if q.failRequeue {
-			return nil, errBoom
-		}
-		q.requeued, q.requeueDelay = append(q.requeued, *in.MessageBody), append(q.requeueDelay, in.DelaySeconds)
-		return &sqs.SendMessageOutput{}, nil
-	}
-	q.dlq = append(q.dlq, *in.MessageBody)
-	q.dlqReason = append(q.dlqReason, domain.DeadReason(*in.MessageAttributes["dead_reason"].StringValue))
-	return &sqs.SendMessageOutput{}, nil
+	return out, err
 }
 
-// SendMessageBatch sends entries one by one through SendMessage's rules,
-// after SQS's batch rules (message.CheckBatch: at most ten, distinct ids,
-// 256 KiB), answering each refused entry as failed, as SQS does.
+// SendMessageBatch sends the entries after SQS's batch rules (at most ten,
+// distinct ids, 256 KiB), answering each refused entry as failed, as SQS
+// does.
 func (q *fakeQueue) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
-	if err := message.CheckBatch(in.Entries); err != nil {
-		q.mu.Lock()
-		defer q.mu.Unlock()
-		return nil, q.refuse("%v", err)
+	url := aws.ToString(in.QueueUrl)
+	if url != queueURL && url != dlqURL && url != opsURL {
+		return nil, errors.New("sent to the wrong queue: " + url)
 	}
-	out := &sqs.SendMessageBatchOutput{}
-	for _, e := range in.Entries {
-		_, err := q.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: in.QueueUrl, MessageBody: e.MessageBody, DelaySeconds: e.DelaySeconds, MessageGroupId: e.MessageGroupId, MessageAttributes: e.MessageAttributes})
-		if err != nil {
-			out.Failed = append(out.Failed, sqstypes.BatchResultErrorEntry{Id: e.Id, Code: aws.String("InternalError"), Message: aws.String(err.Error()), SenderFault: true})
-			continue
+	if q.failing(url) {
+		out := &sqs.SendMessageBatchOutput{}
+		for _, e := range in.Entries {
+			out.Failed = append(out.Failed, sqstypes.BatchResultErrorEntry{Id: e.Id, Code: aws.String("InternalError"), Message: aws.String(errBoom.Error())})
 		}
-		out.Successful = append(out.Successful, sqstypes.SendMessageBatchResultEntry{Id: e.Id})
+		return out, nil
+	}
+	out, err := q.sqs.SendMessageBatch(ctx, in)
+	if err != nil {
+		return out, err
+	}
+	for _, ok := range out.Successful {
+		for _, e := range in.Entries {
+			if aws.ToString(e.Id) == aws.ToString(ok.Id) {
+				q.sent(url, &sqs.SendMessageInput{MessageBody: e.MessageBody, DelaySeconds: e.DelaySeconds, MessageAttributes: e.MessageAttributes})
+			}
+		}
 	}
 	return out, nil
+}
+
+// sent keeps what the fake SQS accepted, by queue.
+func (q *fakeQueue) sent(url string, in *sqs.SendMessageInput) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	body := aws.ToString(in.MessageBody)
+	switch url {
+	case opsURL:
+		q.ops, q.opsDelay = append(q.ops, body), append(q.opsDelay, in.DelaySeconds)
+	case queueURL:
+		q.requeued, q.requeueDelay = append(q.requeued, body), append(q.requeueDelay, in.DelaySeconds)
+	default:
+		q.dlq = append(q.dlq, body)
+		q.dlqReason = append(q.dlqReason, domain.DeadReason(aws.ToString(in.MessageAttributes["dead_reason"].StringValue)))
+	}
 }
 
 // fixture is a handler wired to fakes and a real loopback receiver.
@@ -384,8 +397,8 @@ type fixture struct {
 	hits   atomic.Int32
 	now    time.Time
 	// held is how long before now the messages run were received. Default
-	// queueVisibility, the latest a ChangeMessageVisibility can still find
-	// a message in flight: the hardest case for SQS's 12 h rule.
+	// lastInFlight, the latest a ChangeMessageVisibility can still find a
+	// message in flight: the hardest case for SQS's 12 h rule.
 	held time.Duration
 	// refusalsExpected turns off the check, at the end of the test, that
 	// the fake SQS refused nothing.
@@ -402,7 +415,7 @@ func (f *fixture) seal(t *testing.T, tenantID, endpointID, secret string) string
 
 func newFixture(t *testing.T, answer http.HandlerFunc) *fixture {
 	t.Helper()
-	f := &fixture{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), held: queueVisibility}
+	f := &fixture{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), held: lastInFlight}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.hits.Add(1)
 		answer(w, r)

@@ -19,8 +19,6 @@ type Gates interface {
 	MarkGate(ctx context.Context, tenantID, endpointID string, fastUntil *time.Time) error
 }
 
-var _ Gates = (*store.Store)(nil)
-
 // DefaultSlowAfter is Handler.SlowAfter's default: an endpoint whose
 // requests of a batch all took less has shown itself fast.
 const DefaultSlowAfter = time.Second
@@ -76,9 +74,6 @@ func (gs *endpointGates) gate(ref store.EndpointRef) *endpointGate {
 // invocations, wait); a closed one lets the attempt through while the
 // endpoint's gate has a slot for the batch.
 func (h *Handler) admit(ctx context.Context, at *attempt) {
-	if h.Store.Gates == nil {
-		return
-	}
 	ep, now := at.in.Endpoint, at.in.Started
 	state := ep.Breaker(now)
 	if state == domain.BreakerOpen {

@@ -16,14 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// withGates wires the fixture's handler to keep endpoint gates and
-// breakers in its store, as production does.
-func (f *fixture) withGates() {
-	ports := f.store.ports()
-	ports.Gates = f.store
-	f.h.Store = ports
-}
-
 // batchOf is n fresh messages to t1/ep_1, ids prefixed.
 func batchOf(t *testing.T, f *fixture, prefix string, n int) []events.SQSMessage {
 	var msgs []events.SQSMessage
@@ -56,7 +48,6 @@ func TestBreakerHoldsBackAFailingEndpoint(t *testing.T) {
 	var status atomic.Int32
 	status.Store(503)
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(int(status.Load())) })
-	f.withGates()
 	n := f.withNotices()
 	f.h.FailingAfter = 3
 	f.h.Breaker = domain.Breaker{Cooldown: 10 * time.Second, MaxCooldown: time.Minute}
@@ -130,7 +121,6 @@ func TestSlowEndpointHoldsABoundedShare(t *testing.T) {
 		time.Sleep(time.Duration(delay.Load()))
 		w.WriteHeader(200)
 	})
-	f.withGates()
 	f.h.EndpointConcurrency, f.h.FastConcurrency = 2, 4
 	f.h.SlowAfter = 200 * time.Millisecond
 	// Real time here: the gate's holds and fast marks are read against it.
@@ -186,9 +176,7 @@ func TestSlowEndpointHoldsABoundedShare(t *testing.T) {
 // it, counted.
 func TestGateUnavailableSendsAnyway(t *testing.T) {
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
-	ports := f.store.ports()
-	ports.Gates = failingGates{}
-	f.h.Store = ports
+	f.withPorts(func(p *testPorts) { p.Gates = failingGates{} })
 	require.Empty(t, f.run(t, batchOf(t, f, "g", 3)...))
 	require.EqualValues(t, 3, f.hits.Load())
 }
@@ -239,9 +227,7 @@ func TestFastEndpointTakesNoSlot(t *testing.T) {
 		w.WriteHeader(200)
 	})
 	gates := &countingGates{Gates: f.store}
-	ports := f.store.ports()
-	ports.Gates = gates
-	f.h.Store = ports
+	f.withPorts(func(p *testPorts) { p.Gates = gates })
 	f.h.SlowAfter = 50 * time.Millisecond
 
 	f.run(t, batchOf(t, f, "first", 10)...)

@@ -48,14 +48,14 @@ func (h *Handler) deadWindow() time.Duration {
 // delivery is dead and parked all the same.
 func (h *Handler) noteDeath(ctx context.Context, at *attempt, reason domain.DeadReason) {
 	msg := at.in.Message
-	if h.OpsQueueURL == "" || h.Store.DeadWindows == nil {
+	if h.OpsQueueURL == "" {
 		return
 	}
 	d := domain.OpDeath{DeliveryID: msg.DeliveryID, EventID: msg.EventID, EventType: msg.EventType, Reason: reason, Attempts: at.in.Delivery.Attempts}
 	if at.in.Result != nil {
 		d.Attempts++
 	}
-	if err := opevent.NoteDeath(ctx, h.Store.DeadWindows, h.Queue, h.OpsQueueURL, h.deadWindow(), h.now(), msg.TenantID, msg.EndpointID, d); err != nil {
+	if err := opevent.NoteDeath(ctx, h.Store, h.Queue, h.OpsQueueURL, h.deadWindow(), h.now(), msg.TenantID, msg.EndpointID, d); err != nil {
 		at.log.ErrorContext(ctx, "cannot note the death for delivery.dead", "op_error", err.Error())
 	}
 }

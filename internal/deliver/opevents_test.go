@@ -78,6 +78,9 @@ func TestEndpointTransitionsRaiseEachEventOnce(t *testing.T) {
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(status) })
 	n := f.withNotices()
 	f.h.FailingAfter, f.h.DisableAfter, f.h.DisableAfterFor = 2, 4, 2*time.Second
+	// The failing endpoint's breaker is half open again by the next run, a
+	// second later: each run's delivery is sent, as its probe.
+	f.h.Breaker = domain.Breaker{Cooldown: time.Millisecond, MaxCooldown: time.Millisecond}
 	for i := range 6 {
 		f.now = f.now.Add(time.Second)
 		f.run(t, sqsMessage(t, "d"+strconv.Itoa(i), "1", f.now))

@@ -17,8 +17,6 @@ type Limiter interface {
 	TakeSlots(ctx context.Context, tenantID, endpointID string, window time.Time, n, limit int) (store.Slots, error)
 }
 
-var _ Limiter = (*store.Store)(nil)
-
 // DefaultRateWait is Handler.RateWait's default.
 const DefaultRateWait = 2 * time.Second
 

@@ -80,7 +80,7 @@ const StatsWriteReserve = 500 * time.Millisecond
 // write that fails is logged and counted (metrics.StatsWriteFailed); it
 // changes nothing of the batch's messages, all handled by now.
 func (h *Handler) flushStats(ctx context.Context, b *batchStats, mb *metrics.Batch) {
-	if h.Store.Counters == nil || len(b.by) == 0 {
+	if len(b.by) == 0 {
 		return
 	}
 	if deadline, ok := ctx.Deadline(); ok {

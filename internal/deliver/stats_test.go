@@ -89,7 +89,7 @@ func twoEndpoints(t *testing.T) (*fixture, *countingCounters) {
 	t.Cleanup(failing.Close)
 	f.store.setEndpoint(domain.Endpoint{TenantID: "t1", EndpointID: "ep_2", URL: failing.URL, SealedSecrets: []string{f.seal(t, "t1", "ep_2", f.secret)}})
 	c := &countingCounters{}
-	f.h.Store.Counters = c
+	f.withPorts(func(p *testPorts) { p.Counters = c })
 	return f, c
 }
 

@@ -34,12 +34,13 @@ func TestFakeQueueEnforcesSQSLimits(t *testing.T) {
 		refused string // "" when accepted
 	}{
 		{"12 h at the receive", 0, 43200, ""},
-		{"0 at the end of the in-flight window", queueVisibility, 0, ""},
-		{"the rest of 12 h, held 6 min", queueVisibility, 43200 - 360, ""},
-		{"a second more than the rest of 12 h", queueVisibility, 43200 - 360 + 1, "past 12 h from the receive"},
+		{"0 at the end of the in-flight window", lastInFlight, 0, ""},
+		{"the rest of 12 h, held 6 min", lastInFlight, 43200 - 360, ""},
+		{"a second more than the rest of 12 h", lastInFlight, 43200 - 360 + 1, "past 12 h from the receive"},
 		{"12 h a second after the receive", time.Second, 43200, "past 12 h from the receive"},
 		{"above 43200", 0, 43201, "not in 0..43200"},
 		{"negative", 0, -1, "not in 0..43200"},
+		{"visible again at the visibility timeout", queueVisibility, 0, "MessageNotInflight"},
 		{"no longer in flight", queueVisibility + time.Second, 0, "MessageNotInflight"},
 	}
 	for _, tt := range tests {
@@ -109,7 +110,7 @@ func TestSetVisibilityStaysWithinTheLongestDelay(t *testing.T) {
 		t.Run(d.String(), func(t *testing.T) {
 			f := newFixture(t, func(http.ResponseWriter, *http.Request) {})
 			m := events.SQSMessage{ReceiptHandle: "rh"}
-			f.queue.receive(f.now.Add(-queueVisibility), m)
+			f.queue.receive(f.now.Add(-lastInFlight), m)
 			f.h.setVisibility(context.Background(), f.h.Log, m, d)
 			v, ok := f.queue.visibilityOf("rh")
 			require.True(t, ok)
@@ -127,7 +128,7 @@ func TestSetVisibilityStaysWithinTheLongestDelay(t *testing.T) {
 func TestRequestedVisibilityAlwaysFitsSQS(t *testing.T) {
 	t.Parallel()
 	retryAfters := []string{"", "0", "43140" /* 11h59m */, "43200" /* 12h */, "46800" /* 13h */, "99999999999999999999"}
-	held := []time.Duration{0, time.Second, 60 * time.Second /* the deliver function's timeout */, queueVisibility / 2, queueVisibility}
+	held := []time.Duration{0, time.Second, 60 * time.Second /* the deliver function's timeout */, queueVisibility / 2, lastInFlight}
 	draws := []float64{0, 0.5, math.Nextafter(1, 0)}
 	modes := []retry.JitterMode{retry.JitterProportional, retry.JitterFull, retry.JitterNone}
 
@@ -143,7 +144,9 @@ func TestRequestedVisibilityAlwaysFitsSQS(t *testing.T) {
 			})
 			f.h.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 			f.h.Policy = retry.Policy{Mode: mode, VisibilityTimeout: queueVisibility}
-			f.h.DisableAfter = -1 // every attempt fails: keep the endpoint enabled throughout
+			// Every attempt fails: keep the endpoint enabled, and its
+			// breaker closed, throughout.
+			f.h.DisableAfter, f.h.FailingAfter = -1, -1
 			longest := f.h.Policy.LongestDelay()
 			n := 0
 			try := func(t *testing.T, attempt int, age time.Duration, ra string, h time.Duration, draw float64) {
@@ -206,7 +209,7 @@ func TestRequestedVisibilityAlwaysFitsSQS(t *testing.T) {
 					ra = strconv.Itoa(rng.IntN(14 * 3600))
 				}
 				try(t, 1+rng.IntN(f.h.Policy.Attempts()), time.Duration(rng.Int64N(int64(24*time.Hour))), ra,
-					time.Duration(rng.Int64N(int64(queueVisibility)+1)), rng.Float64())
+					time.Duration(rng.Int64N(int64(lastInFlight)+1)), rng.Float64())
 			}
 			t.Logf("%s: %d deliveries, every visibility accepted", mode, n)
 		})
@@ -281,7 +284,7 @@ func TestLongWaitsStayOutOfTheInFlightCount(t *testing.T) {
 		w.WriteHeader(200)
 	})
 	f.held = 0
-	f.queue.inFlightQuota = 20
+	f.queue.withInFlightLimit(20)
 	f.h.DisableAfter = -1
 	for batch := range 50 {
 		var msgs []events.SQSMessage
@@ -290,7 +293,7 @@ func TestLongWaitsStayOutOfTheInFlightCount(t *testing.T) {
 		}
 		f.run(t, msgs...)
 		f.now = f.now.Add(time.Second)
-		require.Less(t, f.queue.inFlight(f.now), 20, "batch %d: in flight only what is being worked on", batch)
+		require.Less(t, f.queue.inFlight(), 20, "batch %d: in flight only what is being worked on", batch)
 	}
 	require.Equal(t, 100, len(f.queue.requeued), "every 429 waits as a new, delayed message")
 	require.Empty(t, f.queue.refusals())

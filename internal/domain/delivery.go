@@ -18,6 +18,21 @@ const (
 	StateDead      DeliveryState = "dead"
 )
 
+// DLQDepthDelta is what a delivery's move from one state to another does
+// to its tenant's DLQ depth (the count of its dead deliveries): +1 into
+// dead, -1 out of it (a replay), 0 otherwise. From "" is a delivery's
+// first record.
+func DLQDepthDelta(from, to DeliveryState) int {
+	n := 0
+	if to == StateDead {
+		n++
+	}
+	if from == StateDead {
+		n--
+	}
+	return n
+}
+
 var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
 
 // DeliveryID returns the delivery id of eventID bound for endpointID: "msg_"

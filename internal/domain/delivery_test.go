@@ -16,3 +16,25 @@ func TestDeliveryIDIsDeterministicAndDistinct(t *testing.T) {
 	require.NotEqual(t, a, DeliveryID("evt_2", "ep_1"))
 	require.NotEqual(t, DeliveryID("ab", "c"), DeliveryID("a", "bc"), "the separator keeps the two ids apart")
 }
+
+func TestDLQDepthDelta(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		from, to DeliveryState
+		want     int
+	}{
+		{"", StatePending, 0},
+		{"", StateDelivered, 0},
+		{"", StateDead, 1},
+		{StatePending, StatePending, 0},
+		{StatePending, StateDelivered, 0},
+		{StatePending, StateDead, 1},
+		{StateDelivered, StateDelivered, 0},
+		{StateDelivered, StateDead, 1},
+		{StateDead, StatePending, -1},
+		{StateDead, StateDelivered, -1},
+		{StateDead, StateDead, 0},
+	} {
+		require.Equal(t, c.want, DLQDepthDelta(c.from, c.to), "%q -> %q", c.from, c.to)
+	}
+}

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/outboxwrite"
 	"github.com/hookline/hookline/outbox"
 )
 
@@ -53,16 +53,9 @@ func ID(eventType string, parts ...string) string {
 // since, a window's start) for ID, to the nanosecond.
 func Episode(t time.Time) string { return strconv.FormatInt(t.UnixNano(), 10) }
 
-// PutItemAPI is what Writer needs of DynamoDB.
-type PutItemAPI interface {
-	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-}
-
-var _ PutItemAPI = (*dynamodb.Client)(nil)
-
 // Writer writes operational events into the outbox table.
 type Writer struct {
-	DB PutItemAPI
+	DB outboxwrite.PutItemAPI
 	// Table is the outbox table's name.
 	Table string
 }
@@ -75,26 +68,10 @@ func (w *Writer) Emit(ctx context.Context, ev Event) error {
 		return err
 	}
 	// Not written: written by an earlier try.
-	if _, err := PutNew(ctx, w.DB, w.Table, item); err != nil {
+	if _, err := outboxwrite.PutNew(ctx, w.DB, w.Table, item); err != nil {
 		return fmt.Errorf("write %s event %s: %w", ev.Type, ev.ID, err)
 	}
 	return nil
-}
-
-// PutNew writes an outbox item unless an event with its id is there
-// already (attribute_not_exists(id)): written is false then, and err nil.
-func PutNew(ctx context.Context, db PutItemAPI, table string, item map[string]types.AttributeValue) (written bool, err error) {
-	_, err = db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                aws.String(table),
-		Item:                     item,
-		ConditionExpression:      aws.String("attribute_not_exists(#id)"),
-		ExpressionAttributeNames: map[string]string{"#id": outbox.AttrID},
-	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
-		return false, nil
-	}
-	return err == nil, err
 }
 
 // Item is ev's outbox item: the producer contract's attributes (valid by

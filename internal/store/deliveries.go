@@ -212,19 +212,6 @@ func expected(cur domain.Delivery, names map[string]string, values map[string]ty
 	return "#state = :was AND attempts = :was_attempts"
 }
 
-// depthDelta is what a move from one state to another does to the tenant's
-// DLQ depth.
-func depthDelta(from, to domain.DeliveryState) int {
-	n := 0
-	if to == domain.StateDead {
-		n++
-	}
-	if from == domain.StateDead {
-		n--
-	}
-	return n
-}
-
 // MarkDeadBeforeLastAttempt records a pending (or not yet recorded)
 // delivery dead, with its message, before its last attempt is made: if the
 // process stops during that attempt, SQS moves the message to the DLQ on its
@@ -301,7 +288,7 @@ func (s *Store) recordAttempt(ctx context.Context, cur domain.Delivery, a domain
 		ConditionExpression:       aws.String(cond),
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
-	}, cur.TenantID, depthDelta(cur.State, o.State), now)
+	}, cur.TenantID, domain.DLQDepthDelta(cur.State, o.State), now)
 	var changed *changedError
 	if err != nil && !errors.As(err, &changed) {
 		return fmt.Errorf("record attempt %d of delivery %s: %w", a.Number, cur.DeliveryID, err)

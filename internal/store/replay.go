@@ -77,7 +77,7 @@ func (s *Store) ClaimForReplay(ctx context.Context, id, tenantID, job string, st
 			ConditionExpression:       aws.String(cond),
 			ExpressionAttributeNames:  names,
 			ExpressionAttributeValues: values,
-		}, d.TenantID, depthDelta(d.State, domain.StatePending), now)
+		}, d.TenantID, domain.DLQDepthDelta(d.State, domain.StatePending), now)
 		var changed *changedError
 		if errors.As(err, &changed) {
 			continue // claimed, attempted or killed meanwhile: read it again

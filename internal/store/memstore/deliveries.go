@@ -32,7 +32,7 @@ func (s *Store) PutDelivery(d domain.Delivery) {
 	if d.State == domain.StateDead && d.DeadAt != nil {
 		s.dead[d.DeliveryID] = deadEntry{d.TenantID, keyTime(*d.DeadAt) + "#" + d.DeliveryID}
 	}
-	s.move(d.TenantID, depthDelta(old.State, d.State))
+	s.move(d.TenantID, domain.DLQDepthDelta(old.State, d.State))
 }
 
 // InDeadIndex reports whether a delivery is in the dead index: for a
@@ -109,19 +109,6 @@ func (s *Store) DeliveriesOfEvents(_ context.Context, tenantID string, eventIDs 
 		}
 	}
 	return out, nil
-}
-
-// depthDelta is what a move from one state to another does to the
-// tenant's DLQ depth.
-func depthDelta(from, to domain.DeliveryState) int {
-	n := 0
-	if to == domain.StateDead {
-		n++
-	}
-	if from == domain.StateDead {
-		n--
-	}
-	return n
 }
 
 // move moves a tenant's DLQ depth by delta, as the write that moved a
@@ -257,7 +244,7 @@ func (s *Store) record(cur domain.Delivery, a domain.Attempt, o domain.Outcome) 
 		s.dead[cur.DeliveryID] = deadEntry{cur.TenantID, keyTime(a.At) + "#" + cur.DeliveryID}
 	}
 	s.deliveries[cur.DeliveryID] = copyOf(rec)
-	s.move(cur.TenantID, depthDelta(cur.State, o.State))
+	s.move(cur.TenantID, domain.DLQDepthDelta(cur.State, o.State))
 }
 
 // MarkDeadBeforeLastAttempt records a pending (or not yet recorded)
@@ -381,7 +368,7 @@ func (s *Store) ClaimForReplay(_ context.Context, id, tenantID, job string, stal
 	d.State, d.ReplayJob, d.ReplayClaimedAt, d.ReplayedAt = domain.StatePending, job, stamp(now), stamp(now)
 	s.deliveries[id] = copyOf(d)
 	delete(s.dead, id)
-	s.move(d.TenantID, depthDelta(was, domain.StatePending))
+	s.move(d.TenantID, domain.DLQDepthDelta(was, domain.StatePending))
 	return d, nil
 }
 
