@@ -106,8 +106,8 @@ var accessLogFormat = mustJSON(map[string]string{
 	"error":              "$context.error.message",
 })
 
-// eventLogTable is the outbox table's name, "" without one.
-func eventLogTable(t awsdynamodb.ITable) string {
+// outboxTableName is the outbox table's name, "" without one.
+func outboxTableName(t awsdynamodb.ITable) string {
 	if t == nil {
 		return ""
 	}
@@ -166,7 +166,7 @@ func newAPI(scope constructs.Construct, id string, p apiProps) apiParts {
 		ReplayQueueURL:       *p.ReplayJobs.QueueUrl(),
 		ReplayOpsQueueURL:    *p.ReplayOps.QueueUrl(),
 		SecretsKeyARN:        *p.SecretsKey.KeyArn(),
-		OutboxTable:          eventLogTable(p.Outbox),
+		OutboxTable:          outboxTableName(p.Outbox),
 		MessageLog:           p.Outbox != nil && p.MessageLog,
 		DeliveryQueueURL:     resendQueueURL(p),
 		PayloadRetention:     p.PayloadRetention,
