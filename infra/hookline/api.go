@@ -54,7 +54,7 @@ type apiProps struct {
 	Outbox awsdynamodb.ITable
 	// MessageLog reads the message log from Outbox: Query on its by_tenant
 	// index and GetItem of an event. False: the message log is off (the
-	// index does not exist), and the event log routes answer 503.
+	// index does not exist), and the message log routes answer 503.
 	MessageLog bool
 	// DeliveryQueue receives the resends of delivered deliveries (rebuilt
 	// from the outbox): granted SendMessage only with the message log on.
