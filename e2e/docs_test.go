@@ -23,14 +23,15 @@ import (
 	"github.com/hookline/hookline/tooling/docexamples"
 )
 
-// docExampleTenant is the tenant the README's HTTP API example creates.
+// docExampleTenant is the tenant the HTTP API example of docs/api.md creates.
 const docExampleTenant = "acme"
 
 // Every shell example of README.md and docs/*.md runs as written, against
 // the stack in the local cloud: the blocks in order (README first, then
 // docs/ by name) in one bash session, as a reader pasting them into one
 // terminal would, so that a later block uses what an earlier one set ($API,
-// $OP, $KEY, $EP). The session starts with only PATH, HOME and the AWS_ and
+// $OP, $KEY, $EP: docs/api.md, first of docs/ by name, sets them for the
+// examples of docs/operations.md). The session starts with only PATH, HOME and the AWS_ and
 // HOOKLINE_ variables of the test; it runs under set -euo pipefail, and
 // every curl in a block that runs fails on an HTTP error status
 // (docexamples.Parse refuses one that does not). Blocks marked not run are
@@ -64,9 +65,9 @@ func TestDocExamples(t *testing.T) {
 			run = append(run, b)
 		}
 	}
-	require.NotEmpty(t, run, "no example to run: the README's HTTP API example is gone?")
+	require.NotEmpty(t, run, "no example to run: the HTTP API example of docs/api.md is gone?")
 
-	// The README creates the tenant acme, as a reader would on a new stack.
+	// docs/api.md creates the tenant acme, as a reader would on a new stack.
 	// On a stack the examples ran on before, the tenant exists (a 409): its
 	// record goes, so that the example runs as written again. Its old keys
 	// and endpoints stay, unknown to anyone.

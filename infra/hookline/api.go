@@ -54,7 +54,7 @@ type apiProps struct {
 	Outbox awsdynamodb.ITable
 	// MessageLog reads the message log from Outbox: Query on its by_tenant
 	// index and GetItem of an event. False: the message log is off (the
-	// index does not exist), and the event log routes answer 503.
+	// index does not exist), and the message log routes answer 503.
 	MessageLog bool
 	// DeliveryQueue receives the resends of delivered deliveries (rebuilt
 	// from the outbox): granted SendMessage only with the message log on.
@@ -106,8 +106,8 @@ var accessLogFormat = mustJSON(map[string]string{
 	"error":              "$context.error.message",
 })
 
-// eventLogTable is the outbox table's name, "" without one.
-func eventLogTable(t awsdynamodb.ITable) string {
+// outboxTableName is the outbox table's name, "" without one.
+func outboxTableName(t awsdynamodb.ITable) string {
 	if t == nil {
 		return ""
 	}
@@ -166,7 +166,7 @@ func newAPI(scope constructs.Construct, id string, p apiProps) apiParts {
 		ReplayQueueURL:       *p.ReplayJobs.QueueUrl(),
 		ReplayOpsQueueURL:    *p.ReplayOps.QueueUrl(),
 		SecretsKeyARN:        *p.SecretsKey.KeyArn(),
-		OutboxTable:          eventLogTable(p.Outbox),
+		OutboxTable:          outboxTableName(p.Outbox),
 		MessageLog:           p.Outbox != nil && p.MessageLog,
 		DeliveryQueueURL:     resendQueueURL(p),
 		PayloadRetention:     p.PayloadRetention,

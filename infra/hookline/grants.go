@@ -30,9 +30,10 @@ func grantTableItems(fn awslambda.Function, table awsdynamodb.Table, actions ...
 	})
 }
 
-// grantEventLogRead lets fn read the message log: Query on the outbox
+// grantOutbox lets fn read the message log when it is on: Query on the outbox
 // table's by_tenant index (not the table, not another index) and GetItem on
-// the table (one event with its payload). No Scan, no write, no stream.
+// the table (one event with its payload); and PutItem on the table (the
+// events it publishes). No Scan, no other write, no stream.
 func grantOutbox(fn awslambda.Function, outbox awsdynamodb.ITable, messageLog bool) {
 	if messageLog {
 		awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{

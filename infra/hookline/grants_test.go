@@ -356,7 +356,7 @@ func TestRetentionInTheTemplate(t *testing.T) {
 }
 
 // With the message log off the outbox has no index, and the api function
-// is not told the log is there (the event log routes answer 503): every
+// is not told the log is there (the message log routes answer 503): every
 // grant it keeps is the log-on role's less the index Query and the resends'
 // queue; it still publishes into the outbox.
 func TestMessageLogOff(t *testing.T) {

@@ -26,9 +26,9 @@ type tableSet struct {
 	MessageLog bool
 }
 
-// EventLog is the outbox table when it carries the message log's index,
+// MessageLogTable is the outbox table when it carries the message log's index,
 // nil when the message log is off: the api function reads it then.
-func (t tableSet) EventLog() awsdynamodb.ITable {
+func (t tableSet) MessageLogTable() awsdynamodb.ITable {
 	if !t.MessageLog {
 		return nil
 	}

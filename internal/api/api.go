@@ -126,9 +126,9 @@ type Server struct {
 	Sealer Sealer
 	// URLs checks endpoint URLs at registration (https only by default).
 	URLs netguard.URLPolicy
-	// Events reads the message log (the outbox table). Nil: the event
+	// MessageLog reads the message log (the outbox table). Nil: the event
 	// routes answer 503.
-	Events EventLog
+	MessageLog MessageLog
 	// PayloadRetention is how long after its occurred_at an event's payload
 	// is served: GET /v1/events/{event_id} answers an older event without
 	// its payload. Default DefaultPayloadRetention (15 days).

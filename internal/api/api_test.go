@@ -82,7 +82,7 @@ func newEnv(tb testing.TB) *env {
 		Now:         c.Now,
 		Log:         slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Replays:     fakeReplays{fs},
-		Events:      &memstore.EventLog{},
+		MessageLog:  &memstore.MessageLog{},
 		Outbox:      newFakeOutbox(),
 		OutboxTable: fakeOutboxTable,
 
@@ -1226,7 +1226,7 @@ func TestTenantIsolation(t *testing.T) {
 	t.Run("GET /v1/events/{event_id}", func(t *testing.T) {
 		e := newEnv(t)
 		keyA, keyB := e.newTenant("tenant-a"), e.newTenant("tenant-b")
-		e.srv.Events.(*memstore.EventLog).Put(domain.Event{ID: "evt_a", TenantID: "tenant-a", Type: "order.created", OccurredAt: t0, Payload: []byte(`{"private":true}`)})
+		e.srv.MessageLog.(*memstore.MessageLog).Put(domain.Event{ID: "evt_a", TenantID: "tenant-a", Type: "order.created", OccurredAt: t0, Payload: []byte(`{"private":true}`)})
 		cross, missing := e.do("GET", "/v1/events/evt_a", keyB, nil), e.do("GET", "/v1/events/evt_z", keyB, nil)
 		requireProblem(t, cross, http.StatusNotFound)
 		requireProblem(t, missing, http.StatusNotFound)

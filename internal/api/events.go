@@ -9,11 +9,11 @@ import (
 	"github.com/hookline/hookline/internal/domain"
 )
 
-// EventLog reads a tenant's message log: the events the outbox table holds
-// (package messagelog in production, memstore.EventLog in the tests).
+// MessageLog reads a tenant's message log: the events the outbox table holds
+// (package messagelog in production, memstore.MessageLog in the tests).
 // ListEvents lists newest first without payloads; Event reads one with its
 // payload, store.ErrNotFound when it is missing or another tenant's.
-type EventLog interface {
+type MessageLog interface {
 	ListEvents(ctx context.Context, tenantID string, f domain.EventFilter, limit int, cursor string) ([]domain.Event, string, error)
 	Event(ctx context.Context, tenantID, id string) (domain.Event, error)
 }
@@ -82,7 +82,7 @@ func eventFilter(q map[string]string) (domain.EventFilter, []FieldError) {
 }
 
 func (s *Server) listEvents(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
-	if s.Events == nil {
+	if s.MessageLog == nil {
 		return problem(http.StatusServiceUnavailable, "the message log is not configured in this deployment")
 	}
 	q, errs := queryParams(r, "type", "since", "until", "limit", "cursor")
@@ -95,7 +95,7 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request, tenant strin
 	if len(errs) > 0 {
 		return invalid(errs...)
 	}
-	es, next, err := s.Events.ListEvents(r.Context(), tenant, f, limit, q["cursor"])
+	es, next, err := s.MessageLog.ListEvents(r.Context(), tenant, f, limit, q["cursor"])
 	if ce := cursorError(err); ce != nil {
 		return invalid(*ce)
 	}
@@ -119,11 +119,11 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request, tenant strin
 }
 
 func (s *Server) getEvent(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
-	if s.Events == nil {
+	if s.MessageLog == nil {
 		return problem(http.StatusServiceUnavailable, "the message log is not configured in this deployment")
 	}
 	id := r.PathValue("event_id")
-	e, err := s.Events.Event(r.Context(), tenant, id)
+	e, err := s.MessageLog.Event(r.Context(), tenant, id)
 	if err != nil {
 		return s.found(r, "event "+strconv.Quote(id), err)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func (e *env) eventLog() *memstore.EventLog { return e.srv.Events.(*memstore.EventLog) }
+func (e *env) messageLog() *memstore.MessageLog { return e.srv.MessageLog.(*memstore.MessageLog) }
 
 type eventPage struct {
 	Data       []api.EventView `json:"data"`
@@ -49,9 +49,9 @@ func TestListEventsNewestFirstFilteredAndPaginated(t *testing.T) {
 		if i%2 == 1 {
 			typ = "order.paid"
 		}
-		e.eventLog().Put(domain.Event{ID: fmt.Sprintf("evt_%d", i), TenantID: "acme", Type: typ, OccurredAt: t0.Add(time.Duration(i) * time.Minute), Payload: json.RawMessage(`{"n":1}`)})
+		e.messageLog().Put(domain.Event{ID: fmt.Sprintf("evt_%d", i), TenantID: "acme", Type: typ, OccurredAt: t0.Add(time.Duration(i) * time.Minute), Payload: json.RawMessage(`{"n":1}`)})
 	}
-	e.eventLog().Put(domain.Event{ID: "evt_other", TenantID: "other", Type: "order.created", OccurredAt: t0})
+	e.messageLog().Put(domain.Event{ID: "evt_other", TenantID: "other", Type: "order.created", OccurredAt: t0})
 	e.store.putDelivery(domain.Delivery{DeliveryID: domain.DeliveryID("evt_4", ep.ID), TenantID: "acme", EndpointID: ep.ID, EventID: "evt_4", EventType: "order.created",
 		State: domain.StateDelivered, CreatedAt: t0, Attempts: 2})
 
@@ -95,7 +95,7 @@ func TestGetEventWithPayloadAndDeliveries(t *testing.T) {
 	other := e.newTenant("other")
 	ep := e.createEndpoint(key, nil)
 	seq := int64(7)
-	e.eventLog().Put(domain.Event{ID: "evt_1", TenantID: "acme", Type: "order.created", OccurredAt: t0.Add(-time.Hour), Sequence: &seq, Payload: json.RawMessage(`{"order":"o_1"}`)})
+	e.messageLog().Put(domain.Event{ID: "evt_1", TenantID: "acme", Type: "order.created", OccurredAt: t0.Add(-time.Hour), Sequence: &seq, Payload: json.RawMessage(`{"order":"o_1"}`)})
 	e.store.putDelivery(domain.Delivery{DeliveryID: domain.DeliveryID("evt_1", ep.ID), TenantID: "acme", EndpointID: ep.ID, EventID: "evt_1", EventType: "order.created",
 		State: domain.StateDead, CreatedAt: t0, Attempts: 8})
 
@@ -121,7 +121,7 @@ func TestEventRoutesWithoutALog(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	key := e.newTenant("acme")
-	e.srv.Events = nil
+	e.srv.MessageLog = nil
 	e.h = e.srv.Handler()
 	for _, target := range []string{"/v1/events", "/v1/events/evt_1"} {
 		requireProblem(t, e.do("GET", target, key, nil), http.StatusServiceUnavailable)

@@ -51,7 +51,7 @@ var scopeCases = map[string]scopeCase{
 // values.
 func scopeEnv(t *testing.T) (*env, string, map[string]string) {
 	e, _, key, ep := resendEnv(t)
-	e.eventLog().Put(domain.Event{ID: "evt_1", TenantID: "acme", Type: "order.created", OccurredAt: t0, Payload: json.RawMessage(`{"n":1}`)})
+	e.messageLog().Put(domain.Event{ID: "evt_1", TenantID: "acme", Type: "order.created", OccurredAt: t0, Payload: json.RawMessage(`{"n":1}`)})
 	delivered := e.putDeliveryOf(ep, "evt_1", domain.StateDelivered)
 	e.putDeliveryOf(ep, "evt_2", domain.StateDead)
 	rec := e.do("POST", "/v1/dlq/replay", key, map[string]any{"endpoint_id": ep.ID})

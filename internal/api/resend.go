@@ -92,10 +92,10 @@ func (s *Server) resendDead(w http.ResponseWriter, r *http.Request, d domain.Del
 // resendDelivered sends the delivered delivery d again, from its event's
 // outbox item: gone or past the payload retention is 410.
 func (s *Server) resendDelivered(w http.ResponseWriter, r *http.Request, d domain.Delivery) *Problem {
-	if s.Events == nil || s.DeliveryQueue == nil {
+	if s.MessageLog == nil || s.DeliveryQueue == nil {
 		return problem(http.StatusServiceUnavailable, "resending a delivered delivery is not configured on this deployment (it needs the message log)")
 	}
-	ev, err := s.Events.Event(r.Context(), d.TenantID, d.EventID)
+	ev, err := s.MessageLog.Event(r.Context(), d.TenantID, d.EventID)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && (s.payloadExpired(ev.OccurredAt) || ev.Payload == nil)) {
 		return problem(http.StatusGone, "the payload of event %q is no longer kept (payloads are kept %s after the event): it cannot be sent again", d.EventID, s.payloadRetention())
 	}

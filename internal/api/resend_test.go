@@ -60,7 +60,7 @@ func TestResendADeliveredDelivery(t *testing.T) {
 	t.Parallel()
 	e, q, key, ep := resendEnv(t)
 	seq := int64(3)
-	e.eventLog().Put(domain.Event{ID: "evt_1", TenantID: "acme", Type: "order.created", OccurredAt: t0.Add(-time.Hour), Sequence: &seq, Payload: json.RawMessage(`{"order":1}`)})
+	e.messageLog().Put(domain.Event{ID: "evt_1", TenantID: "acme", Type: "order.created", OccurredAt: t0.Add(-time.Hour), Sequence: &seq, Payload: json.RawMessage(`{"order":1}`)})
 	id := e.putDeliveryOf(ep, "evt_1", domain.StateDelivered)
 
 	rec := e.do("POST", "/v1/deliveries/"+id+"/resend", key, nil)
@@ -113,7 +113,7 @@ func TestResendADeadDeliveryIsAReplayOfIt(t *testing.T) {
 func TestResendRefused(t *testing.T) {
 	t.Parallel()
 	e, q, key, ep := resendEnv(t)
-	e.eventLog().Put(domain.Event{ID: "evt_1", TenantID: "acme", Type: "order.created", OccurredAt: t0, Payload: json.RawMessage(`{}`)})
+	e.messageLog().Put(domain.Event{ID: "evt_1", TenantID: "acme", Type: "order.created", OccurredAt: t0, Payload: json.RawMessage(`{}`)})
 	pending := e.putDeliveryOf(ep, "evt_p", domain.StatePending)
 	p := requireProblem(t, e.do("POST", "/v1/deliveries/"+pending+"/resend", key, nil), http.StatusConflict)
 	require.Contains(t, p.Detail, "pending")
@@ -153,7 +153,7 @@ func TestResendCarriesItsTenantsGroup(t *testing.T) {
 		key string
 	}{{"acme", ep, key}, {"globex", ep2, key2}} {
 		event := "evt_" + tenant.id
-		e.eventLog().Put(domain.Event{ID: event, TenantID: tenant.id, Type: "order.created", OccurredAt: t0.Add(-time.Hour), Payload: json.RawMessage(`{}`)})
+		e.messageLog().Put(domain.Event{ID: event, TenantID: tenant.id, Type: "order.created", OccurredAt: t0.Add(-time.Hour), Payload: json.RawMessage(`{}`)})
 		id := domain.DeliveryID(event, tenant.ep.ID)
 		e.store.putDelivery(domain.Delivery{DeliveryID: id, TenantID: tenant.id, EndpointID: tenant.ep.ID, EventID: event, EventType: "order.created",
 			State: domain.StateDelivered, CreatedAt: t0, Attempts: 1})

@@ -501,7 +501,7 @@ type APIEnv struct {
 	OutboxTable string
 	// MessageLog (HOOKLINE_MESSAGE_LOG, "on") says the outbox table has the
 	// message log's index (a Query of by_tenant lists events, a GetItem
-	// reads one). Default off: the event log routes answer 503.
+	// reads one). Default off: the message log routes answer 503.
 	MessageLog bool
 	// PayloadRetention (HOOKLINE_PAYLOAD_RETENTION) is how long after its
 	// occurred_at an event's payload is served. Default

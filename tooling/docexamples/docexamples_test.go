@@ -118,5 +118,5 @@ func TestProjectDocs(t *testing.T) {
 			require.NotRegexp(t, awsOrLong, b.Code, "%s deploys to AWS, or is a run of its own: mark it not run", b)
 		}
 	}
-	require.Positive(t, runs, "the README's HTTP API example runs")
+	require.Positive(t, runs, "the HTTP API example of docs/api.md runs")
 }

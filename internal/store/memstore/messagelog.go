@@ -14,18 +14,18 @@ import (
 	"github.com/hookline/hookline/outbox"
 )
 
-// EventLog is the in-memory message log: the outbox table's events as
-// package eventlog reads them (listing by the by_tenant index, newest
+// MessageLog is the in-memory message log: the outbox table's events as
+// package messagelog reads them (listing by the by_tenant index, newest
 // first, without payload or sequence; one event by id with both). The
 // zero value is empty and ready.
-type EventLog struct {
+type MessageLog struct {
 	mu     sync.Mutex
 	events map[string]domain.Event
 }
 
 // Put writes e as the outbox item of a producer that set its log key would
 // (replacing one of the same id).
-func (l *EventLog) Put(e domain.Event) {
+func (l *MessageLog) Put(e domain.Event) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.events == nil {
@@ -36,7 +36,7 @@ func (l *EventLog) Put(e domain.Event) {
 
 // Event reads tenantID's event id, store.ErrNotFound when it is missing or
 // another tenant's.
-func (l *EventLog) Event(_ context.Context, tenantID, id string) (domain.Event, error) {
+func (l *MessageLog) Event(_ context.Context, tenantID, id string) (domain.Event, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	e, ok := l.events[id]
@@ -48,7 +48,7 @@ func (l *EventLog) Event(_ context.Context, tenantID, id string) (domain.Event, 
 
 // ListEvents lists tenantID's events that f selects, newest first, as
 // messagelog.Reader.ListEvents does (its cursors are this fake's own).
-func (l *EventLog) ListEvents(_ context.Context, tenantID string, f domain.EventFilter, limit int, cursor string) ([]domain.Event, string, error) {
+func (l *MessageLog) ListEvents(_ context.Context, tenantID string, f domain.EventFilter, limit int, cursor string) ([]domain.Event, string, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	fp := f.Type + "|" + f.Since.UTC().Format(time.RFC3339Nano) + "|" + f.Until.UTC().Format(time.RFC3339Nano)
