@@ -6,41 +6,12 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/hookline/hookline/internal/dlq"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/erasure"
 	"github.com/hookline/hookline/internal/jobs"
-	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/opevent"
-	"github.com/hookline/hookline/internal/replay"
-	"github.com/hookline/hookline/internal/store"
 )
-
-// Store is what the background jobs need of the state table: the ports of
-// each job's package, composed (a *store.Store; a memstore.Store in the
-// tests). The wiring passes the store once.
-type Store interface {
-	jobs.Store
-	replay.Store
-	dlq.RedriveStore
-	dlq.SweepStore
-	dlq.Counters
-	dlq.Reconciler
-	erasure.Erasures
-	opevent.SummaryWindows
-	opevent.DeathWindows
-}
-
-var _ Store = (*store.Store)(nil)
-
-// Queue is what the background jobs need of SQS: sending a message, sending
-// a batch, and reading the DLQ (an *sqs.Client).
-type Queue interface {
-	jobs.Sender
-	message.BatchSender
-	dlq.SQS
-}
 
 // Worker is the replay function's handler: Handle runs each message of a
 // batch through the route table (routes.go).
