@@ -80,7 +80,18 @@ func newReplay(scope constructs.Construct, id string, p replayProps) replayParts
 		EnforceSSL:      jsii.Bool(true),
 	})
 	jobs, ops := newReplayQueue(c, "Jobs", failed), newReplayQueue(c, "Ops", failed)
-	fn := p.Functions.new(c, "Replay", replayTimeout, fnenv.ReplayEnv{
+	fn := newReplayFunction(c, p, jobs, ops)
+	grantReplay(fn, p, jobs, ops)
+	consumeReplayQueues(fn, []replaySource{{jobs, p.JobsConcurrency}, {ops, p.OpsConcurrency}})
+	reserveConcurrency(fn, p.ReservedConcurrency)
+	stuck := newStuckReplayAlarm(c, failed, p.StuckAlarmThreshold)
+	return replayParts{Jobs: jobs, Ops: ops, JobsFailed: failed, Function: fn, StuckAlarm: stuck}
+}
+
+// newReplayFunction creates the replay function, its environment naming the
+// queues it sends to and reads from and the tables it keeps.
+func newReplayFunction(c constructs.Construct, p replayProps, jobs, ops awssqs.Queue) awslambda.Function {
+	return p.Functions.new(c, "Replay", replayTimeout, fnenv.ReplayEnv{
 		Common:           p.Functions.common(),
 		DeliveryQueueURL: *p.Queues.Delivery.QueueUrl(),
 		DLQURL:           *p.Queues.DeadLetter.QueueUrl(),
@@ -91,6 +102,12 @@ func newReplay(scope constructs.Construct, id string, p replayProps) replayParts
 		MessageLog:       p.MessageLog,
 		DeadNoticeWindow: p.DeadNoticeWindow,
 	}.Vars(), allowReplayLoop)
+}
+
+// grantReplay gives the replay function what its jobs and operations use:
+// the outbox, the state table, the delivery queue, the DLQ and its own two
+// queues.
+func grantReplay(fn awslambda.Function, p replayProps, jobs, ops awssqs.Queue) {
 	// delivery.dead summaries written to the outbox (PutItem only).
 	grantOutboxPut(fn, p.Outbox)
 	// A tenant's erasure: its outbox items found through the by_tenant
@@ -109,28 +126,40 @@ func newReplay(scope constructs.Construct, id string, p replayProps) replayParts
 	p.Queues.DeadLetter.Grant(fn, jsii.String("sqs:ReceiveMessage"), jsii.String("sqs:DeleteMessage"), jsii.String("sqs:ChangeMessageVisibility"))
 	jobs.Grant(fn, jsii.String("sqs:SendMessage"))
 	ops.Grant(fn, jsii.String("sqs:SendMessage"))
-	for _, src := range []struct {
-		q awssqs.Queue
-		n int
-	}{{jobs, p.JobsConcurrency}, {ops, p.OpsConcurrency}} {
+}
+
+// replaySource is a queue the replay function reads, and how many of its
+// invocations it runs at once.
+type replaySource struct {
+	q awssqs.Queue
+	n int
+}
+
+// consumeReplayQueues maps each source's queue to fn, one message per
+// invocation, a failed message reported alone.
+func consumeReplayQueues(fn awslambda.Function, sources []replaySource) {
+	for _, src := range sources {
 		fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(src.q, &awslambdaeventsources.SqsEventSourceProps{
 			BatchSize:               jsii.Number(1),
 			ReportBatchItemFailures: jsii.Bool(true),
 			MaxConcurrency:          jsii.Number(float64(src.n)),
 		}))
 	}
-	reserveConcurrency(fn, p.ReservedConcurrency)
-	stuck := awscloudwatch.NewAlarm(c, jsii.String("JobsFailedDepth"), &awscloudwatch.AlarmProps{
+}
+
+// newStuckReplayAlarm fires when more than threshold job messages are parked
+// in failed.
+func newStuckReplayAlarm(c constructs.Construct, failed awssqs.Queue, threshold int) awscloudwatch.Alarm {
+	return awscloudwatch.NewAlarm(c, jsii.String("JobsFailedDepth"), &awscloudwatch.AlarmProps{
 		AlarmDescription: jsii.String("A replay job keeps failing and was parked; its deliveries are still dead. See docs/operations.md."),
 		Metric: failed.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
 			Period: awscdk.Duration_Minutes(jsii.Number(1)), Statistic: jsii.String("Maximum"),
 		}),
-		Threshold:          jsii.Number(float64(p.StuckAlarmThreshold)),
+		Threshold:          jsii.Number(float64(threshold)),
 		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
 		EvaluationPeriods:  jsii.Number(1),
 		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
 	})
-	return replayParts{Jobs: jobs, Ops: ops, JobsFailed: failed, Function: fn, StuckAlarm: stuck}
 }
 
 // allowReplayLoop lets the replay worker's chains of sends to its own

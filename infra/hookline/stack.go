@@ -128,28 +128,9 @@ func newHookline(scope constructs.Construct, id string, props *Props) (*Hookline
 	fns := newPipelineFunctions(c, "Pipeline", pipelineFunctionsProps(p, code, tables, queues, secretsKey, bus.Bus, deliver))
 
 	defaults := functionDefaults{Architecture: p.Architecture, Code: code, LogLevel: p.LogLevel, StateTable: tables.State, DeliveryRetention: p.DeliveryRetention}
-	jobsConcurrency, opsConcurrency := p.replayConcurrency()
-	replay := newReplay(c, "Replay", replayProps{
-		Functions: defaults, Queues: queues, Rate: p.ReplayRate, StuckAlarmThreshold: p.StuckReplayThreshold,
-		ReservedConcurrency: p.ReplayReservedConcurrency, JobsConcurrency: jobsConcurrency, OpsConcurrency: opsConcurrency, Outbox: tables.Outbox, MessageLog: tables.MessageLog, DeadNoticeWindow: p.DeadNoticeWindow,
-	})
+	replay := newReplay(c, "Replay", replayPropsOf(p, defaults, queues, tables))
 	grantNotices(fns.Deliver, tables.Outbox, replay.Ops)
-	httpAPI := newAPI(c, "Api", apiProps{
-		Functions:           defaults,
-		AllowHTTP:           p.AllowHTTP,
-		AllowCIDRs:          deliver.Guard.Allow,
-		ReplayJobs:          replay.Jobs,
-		ReplayOps:           replay.Ops,
-		RateLimit:           p.APIRateLimit,
-		BurstLimit:          p.APIBurstLimit,
-		PublishThrottle:     throttle{Rate: p.APIPublishRateLimit, Burst: p.APIPublishBurstLimit},
-		AdminThrottle:       throttle{Rate: p.APIAdminRateLimit, Burst: p.APIAdminBurstLimit},
-		AdminIAM:            p.AdminIAMAuth,
-		ReservedConcurrency: p.APIReservedConcurrency,
-		SecretsKey:          secretsKey,
-		Outbox:              tables.Outbox, MessageLog: tables.MessageLog, DeliveryQueue: queues.Delivery, PayloadRetention: p.PayloadRetention, // publish, the message log, resends
-		ConsoleFrameAncestors: p.ConsoleFrameAncestors, PortalMinTTL: p.PortalMinTTL,
-		AlarmNamePrefix: alarmPrefix})
+	httpAPI := newAPI(c, "Api", apiPropsOf(p, defaults, deliver, replay, tables, queues, secretsKey, alarmPrefix))
 	allowSecretsKeyUse(secretsKey, fns.Deliver, httpAPI.Function)
 	functions := map[string]awslambda.Function{"Enqueue": fns.Enqueue, "Deliver": fns.Deliver, "Api": httpAPI.Function, "Replay": replay.Function}
 	ops := newOperations(c, "Operations", operationsProps(p, queues, replay, fns.Enqueue, functions, alarmPrefix))
@@ -260,6 +241,45 @@ func checkedProps(props *Props) (Props, error) {
 		}
 	}
 	return p, nil
+}
+
+// replayPropsOf is the replay's part of p.
+func replayPropsOf(p Props, defaults functionDefaults, queues deliveryQueues, tables tableSet) replayProps {
+	jobsConcurrency, opsConcurrency := p.replayConcurrency()
+	return replayProps{
+		Functions: defaults, Queues: queues, Rate: p.ReplayRate, StuckAlarmThreshold: p.StuckReplayThreshold,
+		ReservedConcurrency: p.ReplayReservedConcurrency, JobsConcurrency: jobsConcurrency, OpsConcurrency: opsConcurrency,
+		Outbox: tables.Outbox, MessageLog: tables.MessageLog, DeadNoticeWindow: p.DeadNoticeWindow,
+	}
+}
+
+// apiPropsOf is the API's part of p, with the parts built before it that it
+// uses: the replay's queues it starts jobs on, the tables and the delivery
+// queue of publish, the message log and resends, and the secrets key.
+func apiPropsOf(p Props, defaults functionDefaults, deliver fnenv.DeliverEnv, replay replayParts, tables tableSet, queues deliveryQueues,
+	secretsKey awskms.Key, alarmPrefix string) apiProps {
+	return apiProps{
+		Functions:           defaults,
+		AllowHTTP:           p.AllowHTTP,
+		AllowCIDRs:          deliver.Guard.Allow,
+		ReplayJobs:          replay.Jobs,
+		ReplayOps:           replay.Ops,
+		RateLimit:           p.APIRateLimit,
+		BurstLimit:          p.APIBurstLimit,
+		PublishThrottle:     throttle{Rate: p.APIPublishRateLimit, Burst: p.APIPublishBurstLimit},
+		AdminThrottle:       throttle{Rate: p.APIAdminRateLimit, Burst: p.APIAdminBurstLimit},
+		AdminIAM:            p.AdminIAMAuth,
+		ReservedConcurrency: p.APIReservedConcurrency,
+		SecretsKey:          secretsKey,
+		// Publish, the message log and resends.
+		Outbox:                tables.Outbox,
+		MessageLog:            tables.MessageLog,
+		DeliveryQueue:         queues.Delivery,
+		PayloadRetention:      p.PayloadRetention,
+		ConsoleFrameAncestors: p.ConsoleFrameAncestors,
+		PortalMinTTL:          p.PortalMinTTL,
+		AlarmNamePrefix:       alarmPrefix,
+	}
 }
 
 // pipelineFunctionsProps are the enqueue and deliver functions' props.

@@ -73,63 +73,81 @@ type endpointInput struct {
 
 // validate checks the fields present; create requires url.
 func (s *Server) validate(in endpointInput, create bool) *Problem {
-	var errs []FieldError
-	add := func(field, format string, args ...any) {
-		errs = append(errs, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
-	}
+	var errs fieldErrors
 	if in.URL == nil && create {
-		add("url", "is required")
+		errs.add("url", "is required")
 	}
 	if in.URL != nil {
 		if err := s.URLs.CheckURL(*in.URL); err != nil {
-			add("url", "%s", strings.TrimPrefix(err.Error(), "endpoint URL is not acceptable: "))
+			errs.add("url", "%s", strings.TrimPrefix(err.Error(), "endpoint URL is not acceptable: "))
 		}
 	}
 	if in.Description != nil && len(*in.Description) > 512 {
-		add("description", "is %d bytes, at most 512", len(*in.Description))
+		errs.add("description", "is %d bytes, at most 512", len(*in.Description))
 	}
 	if msg := rateLimitProblem(in.RateLimit, create); msg != "" {
-		add("rate_limit", "%s", msg)
+		errs.add("rate_limit", "%s", msg)
 	}
 	if in.EventTypes != nil {
-		if len(*in.EventTypes) > 50 {
-			add("event_types", "has %d entries, at most 50", len(*in.EventTypes))
-		}
-		for i, t := range *in.EventTypes {
-			if len(t) > 128 || !validEventType(t) {
-				add(fmt.Sprintf("event_types[%d]", i), "must be an event type like payment.succeeded, a prefix like payment.*, or *")
-			}
-		}
+		errs.checkEventTypes(*in.EventTypes)
 	}
 	if in.Headers != nil {
-		if len(*in.Headers) > 20 {
-			add("headers", "has %d entries, at most 20", len(*in.Headers))
-		}
-		names := slices.Sorted(maps.Keys(*in.Headers)) // the errors in a stable order
-		seen := map[string]string{}
-		for _, name := range names {
-			value := (*in.Headers)[name]
-			field := "headers." + name
-			canonical := http.CanonicalHeaderKey(name)
-			switch {
-			case !validHeaderName(name) || len(name) > 128:
-				add(field, "is not a valid header name: 1 to 128 letters, digits or !#$%%&'*+-.^_`|~")
-			case domain.ReservedHeader(name):
-				add(field, "is set by hookline and cannot be replaced")
-			case seen[canonical] != "":
-				add(field, "is the same header as %s (names are case-insensitive)", seen[canonical])
-			case len(value) > 1024:
-				add(field, "is %d bytes, at most 1024", len(value))
-			case !validHeaderValue(value):
-				add(field, "has a control character (only tab is allowed): not a valid header value")
-			}
-			seen[canonical] = name
-		}
+		errs.checkHeaders(*in.Headers)
 	}
 	if len(errs) > 0 {
 		return invalid(errs...)
 	}
 	return nil
+}
+
+// fieldErrors gathers what validate finds wrong, field by field.
+type fieldErrors []FieldError
+
+// add records that field is wrong, as the message format says.
+func (errs *fieldErrors) add(field, format string, args ...any) {
+	*errs = append(*errs, FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// checkEventTypes checks an endpoint's event_types: at most 50, each an
+// event type, a prefix or *.
+func (errs *fieldErrors) checkEventTypes(eventTypes []string) {
+	if len(eventTypes) > 50 {
+		errs.add("event_types", "has %d entries, at most 50", len(eventTypes))
+	}
+	for i, t := range eventTypes {
+		if len(t) > 128 || !validEventType(t) {
+			errs.add(fmt.Sprintf("event_types[%d]", i), "must be an event type like payment.succeeded, a prefix like payment.*, or *")
+		}
+	}
+}
+
+// checkHeaders checks an endpoint's custom headers: at most 20, each a
+// valid name hookline does not set itself, no two the same header, and a
+// valid value of at most 1024 bytes. Names are checked in sorted order, so
+// the errors come in a stable one.
+func (errs *fieldErrors) checkHeaders(headers map[string]string) {
+	if len(headers) > 20 {
+		errs.add("headers", "has %d entries, at most 20", len(headers))
+	}
+	seen := map[string]string{}
+	for _, name := range slices.Sorted(maps.Keys(headers)) {
+		value := headers[name]
+		field := "headers." + name
+		canonical := http.CanonicalHeaderKey(name)
+		switch {
+		case !validHeaderName(name) || len(name) > 128:
+			errs.add(field, "is not a valid header name: 1 to 128 letters, digits or !#$%%&'*+-.^_`|~")
+		case domain.ReservedHeader(name):
+			errs.add(field, "is set by hookline and cannot be replaced")
+		case seen[canonical] != "":
+			errs.add(field, "is the same header as %s (names are case-insensitive)", seen[canonical])
+		case len(value) > 1024:
+			errs.add(field, "is %d bytes, at most 1024", len(value))
+		case !validHeaderValue(value):
+			errs.add(field, "has a control character (only tab is allowed): not a valid header value")
+		}
+		seen[canonical] = name
+	}
 }
 
 // rateLimitProblem says what is wrong with a rate_limit (nil: absent), or

@@ -94,11 +94,7 @@ func decodeLimit(w http.ResponseWriter, r *http.Request, v any, limit int64) *Pr
 	body := bufio.NewReader(http.MaxBytesReader(w, r.Body, limit))
 	if p := bodyIsJSON(r.Header.Get("Content-Type"), body, limit); p != nil {
 		if p.Status == http.StatusUnsupportedMediaType {
-			accept := "Accept-Post"
-			if r.Method == http.MethodPatch {
-				accept = "Accept-Patch"
-			}
-			w.Header().Set(accept, "application/json")
+			w.Header().Set(acceptHeader(r.Method), "application/json")
 		}
 		return p
 	}
@@ -109,12 +105,29 @@ func decodeLimit(w http.ResponseWriter, r *http.Request, v any, limit int64) *Pr
 	if err == nil {
 		err = decodeObject(raw, v)
 	}
+	if err != nil {
+		return decodeProblem(err, limit)
+	}
+	return trailingProblem(dec, limit)
+}
+
+// acceptHeader is the header that says which media types a request of
+// method takes: Accept-Patch for PATCH, else Accept-Post.
+func acceptHeader(method string) string {
+	if method == http.MethodPatch {
+		return "Accept-Patch"
+	}
+	return "Accept-Post"
+}
+
+// decodeProblem is the problem of a body whose JSON object could not be
+// decoded (err, of at most limit bytes).
+func decodeProblem(err error, limit int64) *Problem {
 	var syntax *json.SyntaxError
 	var null *nullError
 	var typ *json.UnmarshalTypeError
 	var tooBig *http.MaxBytesError
 	switch {
-	case err == nil:
 	case errors.Is(err, io.EOF):
 		return problem(http.StatusBadRequest, "the request body is empty: send a JSON object")
 	case errors.As(err, &tooBig):
@@ -126,21 +139,26 @@ func decodeLimit(w http.ResponseWriter, r *http.Request, v any, limit int64) *Pr
 	case errors.As(err, &null):
 		return invalid(FieldError{Field: null.field, Message: "is null: leave the field out instead"})
 	case errors.As(err, &typ):
-		field := typ.Field
-		if field == "" {
+		if typ.Field == "" {
 			return problem(http.StatusBadRequest, "the request body must be a JSON object")
 		}
-		return invalid(FieldError{Field: field, Message: "must be " + jsonKind(typ.Type.Kind().String())})
+		return invalid(FieldError{Field: typ.Field, Message: "must be " + jsonKind(typ.Type.Kind().String())})
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 		return invalid(FieldError{Field: name, Message: "is not a known field"})
 	default:
 		return problem(http.StatusBadRequest, "the request body cannot be read as JSON: %s", err.Error())
 	}
+}
+
+// trailingProblem is the problem of what dec holds after the body's JSON
+// object, if anything but white space, or too much of it; nil if nothing.
+func trailingProblem(dec *json.Decoder, limit int64) *Problem {
 	if dec.More() {
 		return problem(http.StatusBadRequest, "the request body has data after the JSON object")
 	}
 	if _, err := dec.Token(); err != io.EOF {
+		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) { // only white space after the object, but too much of it
 			return problem(http.StatusRequestEntityTooLarge, "the request body is over %d bytes", limit)
 		}
@@ -270,19 +288,12 @@ func findNull(raw json.RawMessage, optional, opaque map[string]bool) string {
 	if !bytes.Contains(raw, []byte("null")) {
 		return ""
 	}
-	type level struct {
-		path   string
-		object bool
-		key    string // an object's current key
-		index  int    // an array's next index
-		want   bool   // an object awaits a key (true) or a value
-	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
-	var stack []*level
+	var stack []*nullLevel
 	for {
 		if len(stack) == 1 && !stack[0].want && opaque[stack[0].key] {
-			if stack[0].want = dec.Decode(new(json.RawMessage)) == nil; !stack[0].want { // skip the value, whole
+			if stack[0].want = skipValue(dec); !stack[0].want {
 				return ""
 			}
 			continue
@@ -292,7 +303,7 @@ func findNull(raw json.RawMessage, optional, opaque map[string]bool) string {
 			return ""
 		}
 		if len(stack) == 0 { // the opening brace
-			stack = append(stack, &level{object: true, want: true})
+			stack = append(stack, &nullLevel{object: true, want: true})
 			continue
 		}
 		top := stack[len(stack)-1]
@@ -306,25 +317,47 @@ func findNull(raw json.RawMessage, optional, opaque map[string]bool) string {
 			top.key, top.want = tok.(string), false
 			continue
 		}
-		var path string
-		if top.object {
-			path, top.want = top.key, true
-			if top.path != "" {
-				path = top.path + "." + path
-			}
-		} else {
-			path = top.path + "[" + strconv.Itoa(top.index) + "]"
-			top.index++
-		}
+		path := top.next()
 		switch tok := tok.(type) {
 		case nil:
 			if len(stack) > 1 || !optional[top.key] {
 				return path
 			}
 		case json.Delim:
-			stack = append(stack, &level{path: path, object: tok == '{', want: tok == '{'})
+			stack = append(stack, &nullLevel{path: path, object: tok == '{', want: tok == '{'})
 		}
 	}
+}
+
+// nullLevel is an object or an array findNull is within.
+type nullLevel struct {
+	path   string
+	object bool
+	key    string // an object's current key
+	index  int    // an array's next index
+	want   bool   // an object awaits a key (true) or a value
+}
+
+// next is the path of the value the level reads next (an object's value
+// for its current key, an array's next element), and moves the level past
+// it: an object then awaits a key, an array its next index.
+func (l *nullLevel) next() string {
+	if l.object {
+		l.want = true
+		if l.path == "" {
+			return l.key
+		}
+		return l.path + "." + l.key
+	}
+	path := l.path + "[" + strconv.Itoa(l.index) + "]"
+	l.index++
+	return path
+}
+
+// skipValue reads the next value of dec whole, unlooked at, and reports
+// whether it could.
+func skipValue(dec *json.Decoder) bool {
+	return dec.Decode(new(json.RawMessage)) == nil
 }
 
 func jsonKind(k string) string {

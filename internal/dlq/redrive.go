@@ -130,42 +130,27 @@ func (w *Redriver) redriveOne(ctx context.Context, j *domain.ReplayJob, m sqstyp
 		jobs.Skip(j, aws.ToString(m.MessageId), "malformed_message")
 		return false, nil
 	}
-	d, err := w.Store.Delivery(ctx, msg.DeliveryID)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		d = domain.Delivery{DeliveryID: msg.DeliveryID, State: domain.StatePending}
-	case err != nil:
+	d, err := w.delivery(ctx, msg.DeliveryID)
+	if err != nil {
 		return false, err
 	}
 	if IsStale(d, SentAt(m)) {
 		jobs.Skip(j, msg.DeliveryID, "stale_copy")
 		return false, w.DLQ.Delete(ctx, m)
 	}
-	claimed := false
-	// Dead, or claimed and not released: claimed (again, if by this job
-	// before it stopped, which the store allows) before it is sent.
-	if d.State == domain.StateDead || d.ReplayJob != "" {
-		_, err := w.Store.ClaimForReplay(ctx, msg.DeliveryID, "", j.JobID, w.Stale)
-		switch {
-		case errors.Is(err, store.ErrReplayInFlight), errors.Is(err, store.ErrNotDead):
-			// A tenant's replay has it: that replay sends it; this copy goes.
-			jobs.Skip(j, msg.DeliveryID, "replay_in_progress")
-			return false, w.DLQ.Delete(ctx, m)
-		case err != nil:
-			return false, err
-		}
-		claimed = true
+	claimed, err := w.claim(ctx, j.JobID, msg.DeliveryID, d)
+	switch {
+	case errors.Is(err, store.ErrReplayInFlight), errors.Is(err, store.ErrNotDead):
+		// A tenant's replay has it: that replay sends it; this copy goes.
+		jobs.Skip(j, msg.DeliveryID, "replay_in_progress")
+		return false, w.DLQ.Delete(ctx, m)
+	case err != nil:
+		return false, err
 	}
 	// Dead (now claimed), or pending with no replay since: its death was not
-	// recorded, and this message is its only copy. Either way, send it back,
-	// its age counted from now.
-	if again, err := message.Replayed(body, w.now()); err == nil {
-		body = again
-	}
-	// In its tenant's message group (message.GroupID), as enqueue sent it.
-	in := &sqs.SendMessageInput{QueueUrl: &w.DeliveryQueueURL, MessageBody: &body, DelaySeconds: w.Delay(n), MessageGroupId: message.GroupID(msg.TenantID)}
-	if _, err := w.Queue.SendMessage(ctx, in); err != nil {
-		return false, fmt.Errorf("redrive delivery %s: %w", msg.DeliveryID, err)
+	// recorded, and this message is its only copy. Either way, send it back.
+	if err := w.sendBack(ctx, body, msg, n); err != nil {
+		return false, err
 	}
 	if claimed {
 		if err := w.Store.ReleaseReplay(ctx, msg.DeliveryID, j.JobID); err != nil {
@@ -175,4 +160,43 @@ func (w *Redriver) redriveOne(ctx context.Context, j *domain.ReplayJob, m sqstyp
 	j.Replayed++
 	w.Metrics.Put(metrics.Replayed, 1, map[string]string{metrics.DimensionTenant: msg.TenantID})
 	return true, w.DLQ.Delete(ctx, m)
+}
+
+// delivery is the delivery id a DLQ message is of, as stored; pending when
+// the store has none.
+func (w *Redriver) delivery(ctx context.Context, id string) (domain.Delivery, error) {
+	d, err := w.Store.Delivery(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return domain.Delivery{DeliveryID: id, State: domain.StatePending}, nil
+	}
+	return d, err
+}
+
+// claim claims delivery id (as read, d) for job before its message is sent
+// back, when it is dead or claimed and not released (again, if by this job
+// before it stopped, which the store allows), and reports whether it did. A
+// pending delivery with no replay since is not claimed: its death was not
+// recorded, and its message is its only copy.
+func (w *Redriver) claim(ctx context.Context, job, id string, d domain.Delivery) (bool, error) {
+	if d.State != domain.StateDead && d.ReplayJob == "" {
+		return false, nil
+	}
+	if _, err := w.Store.ClaimForReplay(ctx, id, "", job, w.Stale); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// sendBack sends a dead delivery's message body back to the delivery queue,
+// its age counted from now, the n-th of the redrive's paced sends, in its
+// tenant's message group (message.GroupID), as enqueue sent it.
+func (w *Redriver) sendBack(ctx context.Context, body string, msg message.Message, n int) error {
+	if again, err := message.Replayed(body, w.now()); err == nil {
+		body = again
+	}
+	in := &sqs.SendMessageInput{QueueUrl: &w.DeliveryQueueURL, MessageBody: &body, DelaySeconds: w.Delay(n), MessageGroupId: message.GroupID(msg.TenantID)}
+	if _, err := w.Queue.SendMessage(ctx, in); err != nil {
+		return fmt.Errorf("redrive delivery %s: %w", msg.DeliveryID, err)
+	}
+	return nil
 }

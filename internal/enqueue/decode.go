@@ -13,53 +13,32 @@ import (
 
 // decodeImage turns a stream NEW_IMAGE into an outbox event, or a
 // *outbox.ValidationError saying what is wrong with it. It never panics on
-// attributes of an unexpected type.
+// attributes of an unexpected type. On an error, the event holds the
+// attributes read before it.
 func decodeImage(img map[string]events.DynamoDBAttributeValue) (outbox.Event, error) {
 	var e outbox.Event
-	str := func(name string, required bool) (string, error) {
-		v, ok := img[name]
-		if !ok || v.IsNull() {
-			if required {
-				return "", &outbox.ValidationError{Reason: outbox.ReasonMissingField, Field: name, Detail: "is required"}
-			}
-			return "", nil
+	var occurred string
+	for _, f := range []struct {
+		name     string
+		required bool
+		set      func(string)
+	}{
+		{outbox.AttrID, true, func(s string) { e.ID = s }},
+		{outbox.AttrTenantID, true, func(s string) { e.TenantID = s }},
+		{outbox.AttrType, true, func(s string) { e.Type = s }},
+		{outbox.AttrPayload, true, func(s string) { e.Payload = json.RawMessage(s) }},
+		{outbox.AttrOccurredAt, true, func(s string) { occurred = s }},
+		{outbox.AttrEndpointID, false, func(s string) { e.EndpointID = s }},
+	} {
+		s, err := imageString(img, f.name, f.required)
+		if err != nil {
+			return e, err
 		}
-		if v.DataType() != events.DataTypeString {
-			return "", &outbox.ValidationError{Reason: outbox.ReasonWrongType, Field: name, Detail: "must be a string (S)"}
-		}
-		return v.String(), nil
+		f.set(s)
 	}
 	var err error
-	if e.ID, err = str(outbox.AttrID, true); err != nil {
+	if e.Sequence, err = imageSequence(img); err != nil {
 		return e, err
-	}
-	if e.TenantID, err = str(outbox.AttrTenantID, true); err != nil {
-		return e, err
-	}
-	if e.Type, err = str(outbox.AttrType, true); err != nil {
-		return e, err
-	}
-	payload, err := str(outbox.AttrPayload, true)
-	if err != nil {
-		return e, err
-	}
-	e.Payload = json.RawMessage(payload)
-	occurred, err := str(outbox.AttrOccurredAt, true)
-	if err != nil {
-		return e, err
-	}
-	if e.EndpointID, err = str(outbox.AttrEndpointID, false); err != nil {
-		return e, err
-	}
-	if v, ok := img[outbox.AttrSequence]; ok && !v.IsNull() {
-		if v.DataType() != events.DataTypeNumber {
-			return e, &outbox.ValidationError{Reason: outbox.ReasonWrongType, Field: outbox.AttrSequence, Detail: "must be a number (N)"}
-		}
-		n, perr := strconv.ParseInt(v.Number(), 10, 64)
-		if perr != nil {
-			return e, &outbox.ValidationError{Reason: outbox.ReasonWrongType, Field: outbox.AttrSequence, Detail: "must be a 64-bit integer"}
-		}
-		e.Sequence = &n
 	}
 	// Validate before parsing the time so the first problem reported is the
 	// first in the contract's order.
@@ -70,6 +49,40 @@ func decodeImage(img map[string]events.DynamoDBAttributeValue) (outbox.Event, er
 		return e, err
 	}
 	return e, validate(e, img)
+}
+
+// imageString is the string attribute name of img: "" when it is absent or
+// null, which is an error when it is required; an error when it is not a
+// string (S).
+func imageString(img map[string]events.DynamoDBAttributeValue, name string, required bool) (string, error) {
+	v, ok := img[name]
+	if !ok || v.IsNull() {
+		if required {
+			return "", &outbox.ValidationError{Reason: outbox.ReasonMissingField, Field: name, Detail: "is required"}
+		}
+		return "", nil
+	}
+	if v.DataType() != events.DataTypeString {
+		return "", &outbox.ValidationError{Reason: outbox.ReasonWrongType, Field: name, Detail: "must be a string (S)"}
+	}
+	return v.String(), nil
+}
+
+// imageSequence is img's optional sequence attribute: nil when it is absent
+// or null, an error when it is not a number (N) that fits in 64 bits.
+func imageSequence(img map[string]events.DynamoDBAttributeValue) (*int64, error) {
+	v, ok := img[outbox.AttrSequence]
+	if !ok || v.IsNull() {
+		return nil, nil
+	}
+	if v.DataType() != events.DataTypeNumber {
+		return nil, &outbox.ValidationError{Reason: outbox.ReasonWrongType, Field: outbox.AttrSequence, Detail: "must be a number (N)"}
+	}
+	n, err := strconv.ParseInt(v.Number(), 10, 64)
+	if err != nil {
+		return nil, &outbox.ValidationError{Reason: outbox.ReasonWrongType, Field: outbox.AttrSequence, Detail: "must be a 64-bit integer"}
+	}
+	return &n, nil
 }
 
 // validate is outbox.Event.Validate, but an item of a reserved

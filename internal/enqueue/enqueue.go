@@ -269,22 +269,30 @@ func (h *Handler) plan(ctx context.Context, rec events.DynamoDBEventRecord, inv 
 		inv.keep(&f, targets)
 		return f, nil
 	}
-	if len(targets) == 0 && len(endpoints) == 0 {
-		// Only on this rare path is the tenant itself looked up.
-		if _, err := h.Store.Tenant(ctx, ev.TenantID); errors.Is(err, store.ErrNotFound) {
-			return f, h.reject(ctx, inv, rec, ev, domain.RejectUnknownTenant, outbox.AttrTenantID, "no tenant "+strconv.Quote(ev.TenantID))
-		} else if err != nil {
-			return f, err
-		}
-	}
 	if len(targets) == 0 {
-		if ev.EndpointID != "" {
-			return f, h.reject(ctx, inv, rec, ev, domain.RejectUnknownEndpoint, outbox.AttrEndpointID, "the tenant has no endpoint "+strconv.Quote(ev.EndpointID))
-		}
-		return f, h.reject(ctx, inv, rec, ev, domain.RejectNoEndpoint, outbox.AttrTenantID, "no endpoint of the tenant subscribes to "+strconv.Quote(ev.Type))
+		return f, h.rejectUnrouted(ctx, inv, rec, ev, len(endpoints) == 0)
 	}
 	inv.keep(&f, targets)
 	return f, nil
+}
+
+// rejectUnrouted records a producer's event that goes to no endpoint as
+// rejected, saying why: its tenant does not exist (looked up only when the
+// tenant has no endpoint at all, noEndpoints), it names an endpoint the
+// tenant does not have, or no endpoint of the tenant subscribes to its type.
+func (h *Handler) rejectUnrouted(ctx context.Context, inv *invocation, rec events.DynamoDBEventRecord, ev outbox.Event, noEndpoints bool) error {
+	if noEndpoints {
+		// Only on this rare path is the tenant itself looked up.
+		if _, err := h.Store.Tenant(ctx, ev.TenantID); errors.Is(err, store.ErrNotFound) {
+			return h.reject(ctx, inv, rec, ev, domain.RejectUnknownTenant, outbox.AttrTenantID, "no tenant "+strconv.Quote(ev.TenantID))
+		} else if err != nil {
+			return err
+		}
+	}
+	if ev.EndpointID != "" {
+		return h.reject(ctx, inv, rec, ev, domain.RejectUnknownEndpoint, outbox.AttrEndpointID, "the tenant has no endpoint "+strconv.Quote(ev.EndpointID))
+	}
+	return h.reject(ctx, inv, rec, ev, domain.RejectNoEndpoint, outbox.AttrTenantID, "no endpoint of the tenant subscribes to "+strconv.Quote(ev.Type))
 }
 
 // subscribers returns a tenant's endpoints, or erased when it is being

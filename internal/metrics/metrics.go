@@ -180,56 +180,75 @@ func (b *Batch) Put(metric string, value float64, dims map[string]string) {
 	if !ok {
 		panic("metrics: " + metric + " is not in the catalog")
 	}
-	used := map[string]string{}
-	sets := make([][]string, 0, len(spec.Dimensions))
-	for _, set := range spec.Dimensions {
-		complete := true
-		for _, d := range set {
-			if dims[d] == "" {
-				complete = false
-				break
-			}
-		}
-		if complete {
-			sets = append(sets, set)
+	sets, used := completeSets(spec.Dimensions, dims)
+	if len(sets) == 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	g := b.groupFor(groupKey(used), metric, used)
+	if _, seen := g.values[metric]; !seen {
+		g.declare(metric, sets)
+	}
+	g.values[metric] = append(g.values[metric], value)
+}
+
+// completeSets are the dimension sets of sets whose dimensions all have a
+// value in dims, and used the values of the dimensions they name.
+func completeSets(sets [][]string, dims map[string]string) (complete [][]string, used map[string]string) {
+	used = map[string]string{}
+	complete = make([][]string, 0, len(sets))
+	for _, set := range sets {
+		if !slices.ContainsFunc(set, func(d string) bool { return dims[d] == "" }) {
+			complete = append(complete, set)
 			for _, d := range set {
 				used[d] = dims[d]
 			}
 		}
 	}
-	if len(sets) == 0 {
-		return
-	}
-	names := slices.Sorted(maps.Keys(used))
+	return complete, used
+}
+
+// groupKey identifies the group of a combination of dimension values.
+func groupKey(used map[string]string) string {
 	var key strings.Builder
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(used)) {
 		key.WriteString(n + "=" + used[n] + "\x00")
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	g := b.groups[key.String()]
+	return key.String()
+}
+
+// groupFor is the group under key that takes another value of metric: the
+// one gathering, unless it holds MaxValues of them already (then it is
+// written, and a new one started), or a new one (first seen, it takes its
+// place in the order groups are flushed). b.mu is held.
+func (b *Batch) groupFor(key, metric string, used map[string]string) *group {
+	g := b.groups[key]
 	if g != nil && len(g.values[metric]) == MaxValues {
 		b.w.write(g)
 		g = nil
 	}
 	if g == nil {
 		g = &group{dims: used, at: b.w.now(), values: map[string][]float64{}}
-		if _, seen := b.groups[key.String()]; !seen {
-			b.order = append(b.order, key.String())
+		if _, seen := b.groups[key]; !seen {
+			b.order = append(b.order, key)
 		}
-		b.groups[key.String()] = g
+		b.groups[key] = g
 	}
-	if _, seen := g.values[metric]; !seen {
-		i := slices.IndexFunc(g.directives, func(d directive) bool {
-			return slices.EqualFunc(d.sets, sets, slices.Equal[[]string])
-		})
-		if i < 0 {
-			g.directives = append(g.directives, directive{sets: sets})
-			i = len(g.directives) - 1
-		}
-		g.directives[i].metrics = append(g.directives[i].metrics, metric)
+	return g
+}
+
+// declare lists metric, new to the group, under the directive of its
+// dimension sets, which it starts if no metric before it had them.
+func (g *group) declare(metric string, sets [][]string) {
+	i := slices.IndexFunc(g.directives, func(d directive) bool {
+		return slices.EqualFunc(d.sets, sets, slices.Equal[[]string])
+	})
+	if i < 0 {
+		g.directives = append(g.directives, directive{sets: sets})
+		i = len(g.directives) - 1
 	}
-	g.values[metric] = append(g.values[metric], value)
+	g.directives[i].metrics = append(g.directives[i].metrics, metric)
 }
 
 // Flush prints what the batch gathered, a line per document, and empties it.

@@ -168,55 +168,74 @@ var ErrBadURL = errors.New("endpoint URL is not acceptable")
 // address or a name that always means this machine, an address the guard
 // allows. Names are resolved only at dial time, where the guard runs again.
 func (p URLPolicy) CheckURL(raw string) error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: "+format, append([]any{ErrBadURL}, args...)...)
-	}
 	if len(raw) > 2048 {
-		return bad("longer than 2048 characters")
+		return badURL("longer than 2048 characters")
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return bad("cannot be parsed")
+		return badURL("cannot be parsed")
 	}
-	switch u.Scheme {
-	case "https":
-	case "http":
-		if !p.AllowHTTP {
-			return bad("scheme http is not allowed: use https")
-		}
-	default:
-		return bad("scheme %q is not allowed: use https", u.Scheme)
+	if err := p.checkScheme(u.Scheme); err != nil {
+		return err
 	}
 	if u.User != nil {
-		return bad("user info (user:password@) is not allowed: send credentials as custom headers")
+		return badURL("user info (user:password@) is not allowed: send credentials as custom headers")
 	}
 	host := u.Hostname()
 	if host == "" {
-		return bad("host is missing")
+		return badURL("host is missing")
 	}
 	if port := u.Port(); port != "" {
 		n, err := strconv.Atoi(port)
 		if err != nil || n < 1 || n > 65535 {
-			return bad("port %q is not a number from 1 to 65535", port)
+			return badURL("port %q is not a number from 1 to 65535", port)
 		}
 	}
+	return p.checkHost(host)
+}
+
+// badURL is CheckURL's refusal, wrapping ErrBadURL, saying why as format
+// does.
+func badURL(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrBadURL}, args...)...)
+}
+
+// checkScheme accepts https, and http when the policy allows it.
+func (p URLPolicy) checkScheme(scheme string) error {
+	switch scheme {
+	case "https":
+		return nil
+	case "http":
+		if !p.AllowHTTP {
+			return badURL("scheme http is not allowed: use https")
+		}
+		return nil
+	default:
+		return badURL("scheme %q is not allowed: use https", scheme)
+	}
+}
+
+// checkHost has the guard check the address a URL's host always means: this
+// machine for localhost and its subdomains, an IP literal's own, or the
+// IPv4 address of a legacy spelling (parseLegacyIPv4). Any other name is
+// resolved, and checked, only at dial time.
+func (p URLPolicy) checkHost(host string) error {
 	lower := strings.ToLower(strings.TrimSuffix(host, "."))
 	if lower == "localhost" || strings.HasSuffix(lower, ".localhost") {
-		addr := netip.MustParseAddr("127.0.0.1")
-		if err := p.Guard.Check(addr); err != nil {
-			return bad("host %s is this machine", host)
+		if err := p.Guard.Check(netip.MustParseAddr("127.0.0.1")); err != nil {
+			return badURL("host %s is this machine", host)
 		}
 		return nil
 	}
 	if addr, err := netip.ParseAddr(host); err == nil {
 		if err := p.Guard.Check(addr); err != nil {
-			return bad("%v", err)
+			return badURL("%v", err)
 		}
 		return nil
 	}
 	if ip := parseLegacyIPv4(lower); ip.IsValid() {
 		if err := p.Guard.Check(ip); err != nil {
-			return bad("host %s is %v", host, err)
+			return badURL("host %s is %v", host, err)
 		}
 	}
 	return nil

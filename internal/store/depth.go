@@ -174,14 +174,9 @@ type depthCounter struct {
 func (s *Store) ReconcileDLQDepth(ctx context.Context, tenantID string) (DepthCheck, error) {
 	check := DepthCheck{TenantID: tenantID}
 	now := s.Now().UTC()
-	k := depthCounterKey(tenantID)
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: k, ConsistentRead: aws.Bool(true)})
+	c, found, err := s.readDepthCounter(ctx, tenantID)
 	if err != nil {
-		return check, fmt.Errorf("read DLQ depth of tenant %s: %w", tenantID, err)
-	}
-	var c depthCounter
-	if err := attributevalue.UnmarshalMap(out.Item, &c); err != nil {
-		return check, fmt.Errorf("decode DLQ depth of tenant %s: %w", tenantID, err)
+		return check, err
 	}
 	check.Counter = c.Depth
 	if moved, err := time.Parse(time.RFC3339Nano, c.MovedAt); err == nil && now.Sub(moved) < s.DepthSettle {
@@ -194,29 +189,7 @@ func (s *Store) ReconcileDLQDepth(ctx context.Context, tenantID string) (DepthCh
 	if check.Indexed == check.Counter {
 		return check, nil
 	}
-	values := map[string]types.AttributeValue{
-		":n":   &types.AttributeValueMemberN{Value: strconv.Itoa(check.Indexed)},
-		":t":   &types.AttributeValueMemberS{Value: tenantID},
-		":g":   &types.AttributeValueMemberS{Value: depthIndexKey},
-		":now": timeValue(now),
-	}
-	// Not moved since it was read: the same depth after the same moves.
-	cond := "attribute_not_exists(pk)"
-	if out.Item != nil {
-		values[":was"] = &types.AttributeValueMemberN{Value: strconv.Itoa(c.Depth)}
-		cond = "#depth = :was AND attribute_not_exists(moves)"
-		if c.Moves != nil {
-			values[":moves"] = &types.AttributeValueMemberN{Value: strconv.Itoa(*c.Moves)}
-			cond = "#depth = :was AND moves = :moves"
-		}
-	}
-	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &s.table, Key: k,
-		UpdateExpression:          aws.String("SET #depth = :n, tenant_id = :t, gsi1pk = :g, gsi1sk = :t, corrected_at = :now"),
-		ConditionExpression:       aws.String(cond),
-		ExpressionAttributeNames:  map[string]string{"#depth": "depth"},
-		ExpressionAttributeValues: values,
-	})
+	err = s.correctDepth(ctx, tenantID, c, found, check.Indexed, now)
 	if isConditionFailed(err) {
 		check.Deferred = true
 		return check, nil
@@ -226,6 +199,50 @@ func (s *Store) ReconcileDLQDepth(ctx context.Context, tenantID string) (DepthCh
 	}
 	check.Corrected = true
 	return check, nil
+}
+
+// readDepthCounter reads a tenant's DLQ depth counter, strongly consistent, and
+// whether it has one (if not, the zero counter).
+func (s *Store) readDepthCounter(ctx context.Context, tenantID string) (depthCounter, bool, error) {
+	var c depthCounter
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: depthCounterKey(tenantID), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return c, false, fmt.Errorf("read DLQ depth of tenant %s: %w", tenantID, err)
+	}
+	if err := attributevalue.UnmarshalMap(out.Item, &c); err != nil {
+		return c, false, fmt.Errorf("decode DLQ depth of tenant %s: %w", tenantID, err)
+	}
+	return c, out.Item != nil, nil
+}
+
+// correctDepth sets a tenant's DLQ depth counter to n, on the condition
+// that it has not moved since it was read as was (found: it existed): the
+// same depth after the same moves. A counter that moved fails the
+// condition.
+func (s *Store) correctDepth(ctx context.Context, tenantID string, was depthCounter, found bool, n int, now time.Time) error {
+	values := map[string]types.AttributeValue{
+		":n":   &types.AttributeValueMemberN{Value: strconv.Itoa(n)},
+		":t":   &types.AttributeValueMemberS{Value: tenantID},
+		":g":   &types.AttributeValueMemberS{Value: depthIndexKey},
+		":now": timeValue(now),
+	}
+	cond := "attribute_not_exists(pk)"
+	if found {
+		values[":was"] = &types.AttributeValueMemberN{Value: strconv.Itoa(was.Depth)}
+		cond = "#depth = :was AND attribute_not_exists(moves)"
+		if was.Moves != nil {
+			values[":moves"] = &types.AttributeValueMemberN{Value: strconv.Itoa(*was.Moves)}
+			cond = "#depth = :was AND moves = :moves"
+		}
+	}
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.table, Key: depthCounterKey(tenantID),
+		UpdateExpression:          aws.String("SET #depth = :n, tenant_id = :t, gsi1pk = :g, gsi1sk = :t, corrected_at = :now"),
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeNames:  map[string]string{"#depth": "depth"},
+		ExpressionAttributeValues: values,
+	})
+	return err
 }
 
 // countDead counts a tenant's deliveries in the dead index.

@@ -46,38 +46,10 @@ func (s *Store) ClaimForReplay(ctx context.Context, id, tenantID, job string, st
 		if err != nil {
 			return domain.Delivery{}, fmt.Errorf("claim delivery %s for replay: %w", id, err)
 		}
-		staleClaim := d.ReplayClaimedAt != nil && d.ReplayClaimedAt.Before(now.Add(-stale))
-		claimable := (d.State == domain.StateDead && d.ReplayJob == "") ||
-			(d.State != domain.StateDelivered && staleClaim) ||
-			(d.ReplayJob == job && d.State != domain.StateDelivered)
-		if !claimable {
-			if d.State == domain.StateDead || d.ReplayJob != "" {
-				return d, fmt.Errorf("delivery %s: %w", id, ErrReplayInFlight)
-			}
-			return d, fmt.Errorf("delivery %s is %s: %w", id, d.State, ErrNotDead)
+		if err := claimRefusal(id, d, job, now.Add(-stale)); err != nil {
+			return d, err
 		}
-		names := map[string]string{"#state": "state"}
-		values := map[string]types.AttributeValue{
-			":dead":      &types.AttributeValueMemberS{Value: string(domain.StateDead)},
-			":pending":   &types.AttributeValueMemberS{Value: string(domain.StatePending)},
-			":delivered": &types.AttributeValueMemberS{Value: string(domain.StateDelivered)},
-			":job":       &types.AttributeValueMemberS{Value: job},
-			":now":       timeValue(now),
-			":stale":     timeValue(now.Add(-stale)),
-			":expires":   &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(s.Retention).Unix(), 10)},
-		}
-		// Claimable (dead and unclaimed; claimed by a job that stopped long
-		// ago; or claimed by this very job and not delivered since), and as
-		// read.
-		cond := "((#state = :dead AND attribute_not_exists(replay_job)) OR (#state <> :delivered AND replay_claimed_at < :stale) OR (replay_job = :job AND #state <> :delivered))" +
-			" AND " + expected(d, names, values)
-		err = s.transition(ctx, &types.Update{
-			TableName: &s.table, Key: deliveryKey(id),
-			UpdateExpression:          aws.String("SET #state = :pending, replay_job = :job, replay_claimed_at = :now, replayed_at = :now, expires_at = :expires REMOVE gsi1pk, gsi1sk"),
-			ConditionExpression:       aws.String(cond),
-			ExpressionAttributeNames:  names,
-			ExpressionAttributeValues: values,
-		}, d.TenantID, domain.DLQDepthDelta(d.State, domain.StatePending), now)
+		err = s.transition(ctx, s.claimUpdate(id, d, job, now, now.Add(-stale)), d.TenantID, domain.DLQDepthDelta(d.State, domain.StatePending), now)
 		var changed *changedError
 		if errors.As(err, &changed) {
 			continue // claimed, attempted or killed meanwhile: read it again
@@ -90,6 +62,53 @@ func (s *Store) ClaimForReplay(ctx context.Context, id, tenantID, job string, st
 		return d, nil
 	}
 	return domain.Delivery{}, fmt.Errorf("claim delivery %s for replay: changed by others %d times in a row: %w", id, maxChangedTries, ErrConflict)
+}
+
+// claimRefusal says why job cannot claim d (delivery id), or nil if it can: d is dead and
+// unclaimed, claimed before staleBefore by a job that stopped, or claimed by
+// job itself, and (the last two) not delivered since. A dead or claimed
+// delivery is ErrReplayInFlight, any other ErrNotDead.
+func claimRefusal(id string, d domain.Delivery, job string, staleBefore time.Time) error {
+	staleClaim := d.ReplayClaimedAt != nil && d.ReplayClaimedAt.Before(staleBefore)
+	claimable := (d.State == domain.StateDead && d.ReplayJob == "") ||
+		(d.State != domain.StateDelivered && staleClaim) ||
+		(d.ReplayJob == job && d.State != domain.StateDelivered)
+	switch {
+	case claimable:
+		return nil
+	case d.State == domain.StateDead || d.ReplayJob != "":
+		return fmt.Errorf("delivery %s: %w", id, ErrReplayInFlight)
+	default:
+		return fmt.Errorf("delivery %s is %s: %w", id, d.State, ErrNotDead)
+	}
+}
+
+// claimUpdate is job's claim of d (delivery id), read at now: pending, claimed by job, its
+// retention counted again from now, on the condition that it is still
+// claimable (claimRefusal's rule, staleBefore the same) and as read.
+func (s *Store) claimUpdate(id string, d domain.Delivery, job string, now, staleBefore time.Time) *types.Update {
+	names := map[string]string{"#state": "state"}
+	values := map[string]types.AttributeValue{
+		":dead":      &types.AttributeValueMemberS{Value: string(domain.StateDead)},
+		":pending":   &types.AttributeValueMemberS{Value: string(domain.StatePending)},
+		":delivered": &types.AttributeValueMemberS{Value: string(domain.StateDelivered)},
+		":job":       &types.AttributeValueMemberS{Value: job},
+		":now":       timeValue(now),
+		":stale":     timeValue(staleBefore),
+		":expires":   &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(s.Retention).Unix(), 10)},
+	}
+	// Claimable (dead and unclaimed; claimed by a job that stopped long
+	// ago; or claimed by this very job and not delivered since), and as
+	// read.
+	cond := "((#state = :dead AND attribute_not_exists(replay_job)) OR (#state <> :delivered AND replay_claimed_at < :stale) OR (replay_job = :job AND #state <> :delivered))" +
+		" AND " + expected(d, names, values)
+	return &types.Update{
+		TableName: &s.table, Key: deliveryKey(id),
+		UpdateExpression:          aws.String("SET #state = :pending, replay_job = :job, replay_claimed_at = :now, replayed_at = :now, expires_at = :expires REMOVE gsi1pk, gsi1sk"),
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
+	}
 }
 
 // ReleaseReplay records that job has sent the delivery's message: the claim
