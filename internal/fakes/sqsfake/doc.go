@@ -12,5 +12,9 @@
 // (120,000 on a standard queue; Config.InFlightLimit), past which a receive
 // gets nothing and no error, as on AWS.
 //
+// The limits and the rules a sender keeps to are package message's (one
+// definition of each: message.CheckEntryIDs, CheckText, ValidGroupID,
+// EntrySize); the fake applies them.
+//
 // Time is injected (Config.Now); nothing waits: a long poll returns at once.
 package sqsfake

@@ -11,18 +11,20 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/hookline/hookline/internal/message"
 )
 
-// SQS's limits, as AWS documents them.
+// SQS's limits, as AWS documents them; those a sender keeps to are package
+// message's.
 const (
-	MaxBatchEntries      = 10
-	MaxMessageBytes      = 262_144
+	MaxBatchEntries      = message.MaxBatchEntries
+	MaxMessageBytes      = message.MaxMessageBytes
+	MaxBatchBytes        = message.MaxBatchBytes
 	MaxDelaySeconds      = 900
 	MaxVisibilitySeconds = 43_200
 	MaxHidden            = 12 * time.Hour
 	DefaultInFlightLimit = 120_000
 	DefaultVisibility    = 30 * time.Second
-	maxGroupIDLen        = 128
 )
 
 // Config sets up a Queue. Every field's zero value is SQS's default.
@@ -163,8 +165,8 @@ func (q *Queue) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchInpu
 	if err := checkBatch(ids); err != nil {
 		return nil, q.refuse("%v", err)
 	}
-	if size > MaxMessageBytes {
-		return nil, q.refuse("AWS.SimpleQueueService.BatchRequestTooLong: %d bytes, at most %d", size, MaxMessageBytes)
+	if size > MaxBatchBytes {
+		return nil, q.refuse("AWS.SimpleQueueService.BatchRequestTooLong: %d bytes, at most %d", size, MaxBatchBytes)
 	}
 	out := &sqs.SendMessageBatchOutput{Successful: []types.SendMessageBatchResultEntry{}, Failed: []types.BatchResultErrorEntry{}}
 	for _, e := range in.Entries {
