@@ -17,4 +17,7 @@
 // EntrySize); the fake applies them.
 //
 // Time is injected (Config.Now); nothing waits: a long poll returns at once.
+// A test scripts an unavailable SQS with Config.Fail, holds senders to a
+// product rule with Config.CheckSend, and reads what was accepted with
+// Messages, Sent and Answered.
 package sqsfake
