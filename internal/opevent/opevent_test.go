@@ -9,8 +9,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/fakes/sqsfake"
 	"github.com/hookline/hookline/outbox"
 	"github.com/stretchr/testify/require"
 )
@@ -92,29 +92,20 @@ func (w *windows) AddDeath(_ context.Context, _, _ string, start, _ time.Time, _
 	return w.n[start], nil
 }
 
-type sent struct{ delays []int32 }
-
-func (s *sent) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
-	if in.DelaySeconds < 0 || in.DelaySeconds > 900 {
-		return nil, errors.New("InvalidParameterValue: DelaySeconds must be 0..900")
-	}
-	s.delays = append(s.delays, in.DelaySeconds)
-	return &sqs.SendMessageOutput{}, nil
-}
-
 // 10,000 deaths over an hour on one endpoint: at most 12 notices at the
 // default 5-minute window.
 func TestAStormIsBounded(t *testing.T) {
 	t.Parallel()
-	w, q := &windows{n: map[time.Time]int{}}, &sent{}
+	w, q := &windows{n: map[time.Time]int{}}, sqsfake.New(sqsfake.Config{})
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	for i := range 10000 {
 		now := t0.Add(time.Duration(i) * time.Hour / 10000)
 		require.NoError(t, NoteDeath(context.Background(), w, q, "ops", 5*time.Minute, now, "t1", "ep_1", domain.OpDeath{EventType: "order.created"}))
 	}
-	require.Len(t, q.delays, 12)
+	require.Equal(t, 12, q.Sent("ops"))
+	require.Empty(t, q.Refusals(), "every notice within SQS's rules (DelaySeconds 0..900)")
 	require.NoError(t, NoteDeath(context.Background(), w, q, "ops", 5*time.Minute, t0, "t1", "ep_1", domain.OpDeath{EventType: domain.OpDeliveryDead}))
-	require.Len(t, q.delays, 12, "an operational event's death is not noted")
+	require.Equal(t, 12, q.Sent("ops"), "an operational event's death is not noted")
 }
 
 func TestTestItemNamesItsEndpointAndCarriesTheMarker(t *testing.T) {
