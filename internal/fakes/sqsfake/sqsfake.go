@@ -21,6 +21,7 @@ const (
 	MaxMessageBytes      = message.MaxMessageBytes
 	MaxBatchBytes        = message.MaxBatchBytes
 	MaxDelaySeconds      = 900
+	MaxWaitSeconds       = 20
 	MaxVisibilitySeconds = 43_200
 	MaxHidden            = 12 * time.Hour
 	DefaultInFlightLimit = 120_000
@@ -75,11 +76,14 @@ type Queue struct {
 	sent     map[string]int
 }
 
-// Message is a message the fake holds, as it was sent.
+// Message is a message the fake holds, as it was sent, and whether it is
+// visible now and how many times it was received.
 type Message struct {
 	ID, Body   string
 	GroupID    *string
 	Attributes map[string]types.MessageAttributeValue
+	Visible    bool
+	Receives   int
 }
 
 // New returns an empty fake SQS.
@@ -124,9 +128,10 @@ func (q *Queue) Messages(queueURL string) []Message {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	var out []Message
+	now := q.cfg.Now()
 	for _, m := range q.queues[queueURL] {
 		if !m.deleted {
-			out = append(out, Message{ID: m.id, Body: m.body, GroupID: m.group, Attributes: m.attrs})
+			out = append(out, Message{ID: m.id, Body: m.body, GroupID: m.group, Attributes: m.attrs, Visible: !now.Before(m.visibleAt), Receives: m.receives})
 		}
 	}
 	return out
@@ -280,6 +285,9 @@ func (q *Queue) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInput, _
 	}
 	if n < 1 || n > MaxBatchEntries {
 		return nil, q.refuse("InvalidParameterValue: MaxNumberOfMessages %d is not in 1..10", n)
+	}
+	if in.WaitTimeSeconds < 0 || in.WaitTimeSeconds > MaxWaitSeconds {
+		return nil, q.refuse("InvalidParameterValue: WaitTimeSeconds %d is not in 0..20", in.WaitTimeSeconds)
 	}
 	hide := q.cfg.VisibilityTimeout
 	if in.VisibilityTimeout != 0 {

@@ -99,3 +99,22 @@ func TestCheckSendAndDiscard(t *testing.T) {
 	require.Equal(t, 1, q.Sent("u"))
 	require.Empty(t, q.Messages("u"), "discarded")
 }
+
+// A receive waits 0 to 20 s; Messages tells a received message, hidden,
+// from a visible one.
+func TestReceiveWaitAndMessageState(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	q := sqsfake.New(sqsfake.Config{Now: func() time.Time { return now }})
+	ctx := context.Background()
+	url := aws.String("u")
+	_, err := q.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: url, MessageBody: aws.String("x")})
+	require.NoError(t, err)
+	_, err = q.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: 21})
+	require.Error(t, err, "WaitTimeSeconds 21")
+	require.Equal(t, []sqsfake.Message{{ID: "m-1", Body: "x", Visible: true}}, q.Messages("u"))
+	out, err := q.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: 20})
+	require.NoError(t, err)
+	require.Len(t, out.Messages, 1)
+	require.Equal(t, []sqsfake.Message{{ID: "m-1", Body: "x", Receives: 1}}, q.Messages("u"), "hidden once received")
+}

@@ -1,0 +1,141 @@
+// Package dynamofake is an in-memory DynamoDB table for tests that read a
+// table by Scan (the outbox fallback of package streamredrive), held to
+// the service's rules there:
+//
+//   - an unknown table is a ResourceNotFoundException;
+//   - a page holds at most Limit items (1 or more) and at most 1 MB
+//     (MaxPageBytes, by an item's names and values), and answers
+//     LastEvaluatedKey, the key of its last item, while more remain;
+//   - ExclusiveStartKey continues after the item it names.
+//
+// The DynamoDB fakes of packages store and messagelog, which play other
+// operations, are theirs.
+package dynamofake
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// MaxPageBytes is the most a Scan or Query page holds: 1 MB.
+const MaxPageBytes = 1 << 20
+
+// Item is a table item.
+type Item = map[string]types.AttributeValue
+
+// Table is one fake table whose key is the string attribute Key. Safe for
+// concurrent use; set PageSize and Fail before use.
+type Table struct {
+	name, key string
+	mu        sync.Mutex
+	items     []Item
+	scans     int
+	// PageSize, when set, ends a page after that many items, as 1 MB of
+	// larger items would.
+	PageSize int
+	// Fail, if set, fails each request it answers an error for (named by
+	// its operation, "Scan"), as an unavailable or refusing service does.
+	Fail func(op string) error
+}
+
+// New returns the empty table name, keyed by the string attribute key.
+func New(name, key string) *Table { return &Table{name: name, key: key} }
+
+// Put adds items, in scan order.
+func (t *Table) Put(items ...Item) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.items = append(t.items, items...)
+}
+
+// Truncate keeps the first n items.
+func (t *Table) Truncate(n int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.items = t.items[:n]
+}
+
+// Scans is how many Scan requests were made.
+func (t *Table) Scans() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.scans
+}
+
+func (t *Table) keyOf(it Item) string {
+	if s, ok := it[t.key].(*types.AttributeValueMemberS); ok {
+		return s.Value
+	}
+	return ""
+}
+
+// Scan answers a page of the table's items (see the package's rules).
+func (t *Table) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.scans++
+	if t.Fail != nil {
+		if err := t.Fail("Scan"); err != nil {
+			return nil, err
+		}
+	}
+	if aws.ToString(in.TableName) != t.name {
+		return nil, &types.ResourceNotFoundException{Message: aws.String("Requested resource not found")}
+	}
+	if in.Limit != nil && *in.Limit < 1 {
+		return nil, fmt.Errorf("ValidationException: Limit %d is less than 1", *in.Limit)
+	}
+	start := 0
+	if in.ExclusiveStartKey != nil {
+		after := t.keyOf(in.ExclusiveStartKey)
+		for i, it := range t.items {
+			if t.keyOf(it) == after {
+				start = i + 1
+			}
+		}
+	}
+	end, size := start, 0
+	for end < len(t.items) && !t.full(in.Limit, end-start, size+itemSize(t.items[end])) {
+		size += itemSize(t.items[end])
+		end++
+	}
+	if end == start && end < len(t.items) {
+		end++ // a page holds at least one item
+	}
+	out := &dynamodb.ScanOutput{Items: t.items[start:end], Count: int32(end - start), ScannedCount: int32(end - start)}
+	if end < len(t.items) {
+		out.LastEvaluatedKey = Item{t.key: t.items[end-1][t.key]}
+	}
+	return out, nil
+}
+
+// full reports whether a page of n items already can take no item that
+// would bring it to size bytes.
+func (t *Table) full(limit *int32, n, size int) bool {
+	return (limit != nil && n >= int(*limit)) || (t.PageSize > 0 && n >= t.PageSize) || size > MaxPageBytes
+}
+
+// itemSize is what DynamoDB counts of an item: its attribute names and
+// values (strings and numbers by length; other types roughly).
+func itemSize(it Item) int {
+	n := 0
+	for k, v := range it {
+		n += len(k)
+		switch v := v.(type) {
+		case *types.AttributeValueMemberS:
+			n += len(v.Value)
+		case *types.AttributeValueMemberN:
+			n += len(v.Value)
+		case *types.AttributeValueMemberB:
+			n += len(v.Value)
+		default:
+			n += 8
+		}
+	}
+	return n
+}
