@@ -122,16 +122,3 @@ func (s *Store) IdleJobs(_ context.Context, before time.Time, limit int) ([]doma
 	})
 	return out[:min(len(out), max(limit, 0))], nil
 }
-
-// ClaimSweep reports whether the caller may sweep the DLQ now: true for at
-// most one caller per gap.
-func (s *Store) ClaimSweep(_ context.Context, gap time.Duration) (bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	if s.sweptAt != nil && s.sweptAt.After(now.Add(-gap)) {
-		return false, nil
-	}
-	s.sweptAt = &now
-	return true, nil
-}
