@@ -22,7 +22,7 @@ func (s *Store) PutDelivery(d domain.Delivery) {
 	s.deliveries[d.DeliveryID] = copyOf(d)
 	delete(s.dead, d.DeliveryID)
 	if d.State == domain.StateDead && d.DeadAt != nil {
-		s.dead[d.DeliveryID] = deadEntry{d.TenantID, keyTime(*d.DeadAt) + "#" + d.DeliveryID}
+		s.dead[d.DeliveryID] = deadEntry{d.TenantID, keys.TimeID(*d.DeadAt, d.DeliveryID)}
 	}
 	s.move(d.TenantID, depthDelta(old.State, d.State))
 }
@@ -164,7 +164,7 @@ func (s *Store) record(cur domain.Delivery, a domain.Attempt, o domain.Outcome) 
 		if o.Message != "" {
 			rec.Message = o.Message
 		}
-		s.dead[cur.DeliveryID] = deadEntry{cur.TenantID, keyTime(a.At) + "#" + cur.DeliveryID}
+		s.dead[cur.DeliveryID] = deadEntry{cur.TenantID, keys.TimeID(a.At, cur.DeliveryID)}
 	}
 	s.deliveries[cur.DeliveryID] = copyOf(rec)
 	s.move(cur.TenantID, depthDelta(cur.State, o.State))
@@ -183,7 +183,7 @@ func (s *Store) MarkDeadBeforeLastAttempt(_ context.Context, d domain.Delivery, 
 	rec.State, rec.DeadAt, rec.DeadReason, rec.Message = domain.StateDead, stamp(at), reason, message
 	created(&rec, d, s.now())
 	s.deliveries[d.DeliveryID] = copyOf(rec)
-	s.dead[d.DeliveryID] = deadEntry{d.TenantID, keyTime(at) + "#" + d.DeliveryID}
+	s.dead[d.DeliveryID] = deadEntry{d.TenantID, keys.TimeID(at, d.DeliveryID)}
 	s.move(d.TenantID, 1)
 	return nil
 }

@@ -79,12 +79,6 @@ func copyOf[T any](v T) T {
 	return out
 }
 
-// keyTime is a time as the store writes it into keys and expressions:
-// fixed-width RFC 3339 in UTC, which sorts as a string.
-const keyFormat = "2006-01-02T15:04:05.000000000Z07:00"
-
-func keyTime(t time.Time) string { return t.UTC().Format(keyFormat) }
-
 // stamp is a time as the store writes one from its clock (to the
 // nanosecond, UTC).
 func stamp(t time.Time) *time.Time {
