@@ -1,15 +1,21 @@
-// Package dynamofake is an in-memory DynamoDB table for tests that read a
-// table by Scan (the outbox fallback of package streamredrive), held to
-// the service's rules there:
+// Package dynamofake is the one in-memory DynamoDB of the tests, held to
+// the service's rules that hookline's callers meet (which the local cloud
+// may forgive):
 //
-//   - an unknown table is a ResourceNotFoundException;
-//   - a page holds at most Limit items (1 or more) and at most 1 MB
-//     (MaxPageBytes, by an item's names and values), and answers
+//   - DB (db.go, expr.go) is a table of the state table's shape (pk/sk,
+//     one global index), for package store: expressions evaluated and
+//     validated as DynamoDB does, atomic transactions of at most 100
+//     members, batch reads, paged queries, an eventually consistent index,
+//     injected faults;
+//   - Table is a table read by Scan (the outbox fallback of package
+//     streamredrive): an unknown table is a ResourceNotFoundException; a
+//     page holds at most Limit items (1 or more) and at most 1 MB
+//     (MaxPageBytes, by the items' sizes as DB counts them), and answers
 //     LastEvaluatedKey, the key of its last item, while more remain;
-//   - ExclusiveStartKey continues after the item it names.
+//     ExclusiveStartKey continues after the item it names.
 //
-// The DynamoDB fakes of packages store and messagelog, which play other
-// operations, are theirs.
+// Package messagelog's tests keep their own small fake of the outbox
+// table's index (Query and GetItem), which neither type plays yet.
 package dynamofake
 
 import (
@@ -118,24 +124,4 @@ func (t *Table) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dynam
 // would bring it to size bytes.
 func (t *Table) full(limit *int32, n, size int) bool {
 	return (limit != nil && n >= int(*limit)) || (t.PageSize > 0 && n >= t.PageSize) || size > MaxPageBytes
-}
-
-// itemSize is what DynamoDB counts of an item: its attribute names and
-// values (strings and numbers by length; other types roughly).
-func itemSize(it Item) int {
-	n := 0
-	for k, v := range it {
-		n += len(k)
-		switch v := v.(type) {
-		case *types.AttributeValueMemberS:
-			n += len(v.Value)
-		case *types.AttributeValueMemberN:
-			n += len(v.Value)
-		case *types.AttributeValueMemberB:
-			n += len(v.Value)
-		default:
-			n += 8
-		}
-	}
-	return n
 }
