@@ -499,7 +499,9 @@ func (f *DB) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamo
 	start := 0
 	if in.ExclusiveStartKey != nil {
 		after := String(in.ExclusiveStartKey, "sk")
-		start = sort.Search(len(items), func(i int) bool { return (String(items[i], "sk") > after) == forward && String(items[i], "sk") != after })
+		start = sort.Search(len(items), func(i int) bool {
+			return (String(items[i], "sk") > after) == forward && String(items[i], "sk") != after
+		})
 	}
 	size := f.PageSize
 	if in.Limit != nil {
