@@ -7,12 +7,14 @@
 //     validated as DynamoDB does, atomic transactions of at most 100
 //     members, batch reads, paged queries, an eventually consistent index,
 //     injected faults;
-//   - Table is a table read by Scan (the outbox fallback of package
-//     streamredrive): an unknown table is a ResourceNotFoundException; a
+//   - Table is a table keyed by one string attribute, as the outbox table
+//     is, read by Scan (the outbox fallback of package streamredrive) and
+//     written by PutItem: an unknown table is a ResourceNotFoundException; a
 //     page holds at most Limit items (1 or more) and at most 1 MB
 //     (MaxPageBytes, by the items' sizes as DB counts them), and answers
 //     LastEvaluatedKey, the key of its last item, while more remain;
-//     ExclusiveStartKey continues after the item it names.
+//     ExclusiveStartKey continues after the item it names; a put's
+//     condition is evaluated as DB evaluates it.
 //
 // Package messagelog's tests keep their own small fake of the outbox
 // table's index (Query and GetItem), which neither type plays yet.
@@ -21,6 +23,7 @@ package dynamofake
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -124,4 +127,60 @@ func (t *Table) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dynam
 // would bring it to size bytes.
 func (t *Table) full(limit *int32, n, size int) bool {
 	return (limit != nil && n >= int(*limit)) || (t.PageSize > 0 && n >= t.PageSize) || size > MaxPageBytes
+}
+
+// PutItem writes an item under its key, replacing the one there, after its
+// condition (evaluated by DB's expression engine, with DynamoDB's
+// validation rules: a ConditionalCheckFailedException when it fails) and
+// the 400 KB item limit. Fail is asked first, as "PutItem".
+func (t *Table) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.Fail != nil {
+		if err := t.Fail("PutItem"); err != nil {
+			return nil, err
+		}
+	}
+	if aws.ToString(in.TableName) != t.name {
+		return nil, &types.ResourceNotFoundException{Message: aws.String("Requested resource not found")}
+	}
+	k := t.keyOf(in.Item)
+	if k == "" {
+		return nil, errValidation("One of the required keys was not given a value")
+	}
+	env, err := newExprEnv(in.ExpressionAttributeNames, in.ExpressionAttributeValues)
+	if err != nil {
+		return nil, err
+	}
+	at := slices.IndexFunc(t.items, func(it Item) bool { return t.keyOf(it) == k })
+	var old Item
+	if at >= 0 {
+		old = t.items[at]
+	}
+	if err := condition(in.ConditionExpression, env, old, in.ReturnValuesOnConditionCheckFailure); err != nil {
+		return nil, err
+	}
+	if err := env.checkUnused(); err != nil {
+		return nil, err
+	}
+	if itemSize(in.Item) > maxItemBytes {
+		return nil, errValidation("Item size has exceeded the maximum allowed size")
+	}
+	if at >= 0 {
+		t.items[at] = cloneItem(in.Item)
+	} else {
+		t.items = append(t.items, cloneItem(in.Item))
+	}
+	return &dynamodb.PutItemOutput{}, nil
+}
+
+// Items returns a copy of the table's items, in scan order.
+func (t *Table) Items() []Item {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]Item, len(t.items))
+	for i, it := range t.items {
+		out[i] = cloneItem(it)
+	}
+	return out
 }

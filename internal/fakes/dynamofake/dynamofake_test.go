@@ -64,3 +64,26 @@ func TestScanRefusals(t *testing.T) {
 	_, err = tb.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String("T")})
 	require.ErrorIs(t, err, denied)
 }
+
+// PutItem evaluates its condition as DynamoDB does and holds an item to the
+// table's key.
+func TestTablePutItem(t *testing.T) {
+	t.Parallel()
+	tb := dynamofake.New("T", "id")
+	ctx := context.Background()
+	put := func(it dynamofake.Item) error {
+		_, err := tb.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("T"), Item: it,
+			ConditionExpression: aws.String("attribute_not_exists(#id)"), ExpressionAttributeNames: map[string]string{"#id": "id"}})
+		return err
+	}
+	require.NoError(t, put(item("a", 1)))
+	var ccf *types.ConditionalCheckFailedException
+	require.True(t, errors.As(put(item("a", 2)), &ccf), "the item exists")
+	require.Equal(t, []dynamofake.Item{item("a", 1)}, tb.Items(), "not replaced")
+	require.Error(t, put(dynamofake.Item{"x": &types.AttributeValueMemberS{Value: "y"}}), "no key")
+	_, err := tb.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("T"), Item: item("b", 1),
+		ConditionExpression: aws.String("attribute_not_exists(id)"), ExpressionAttributeNames: map[string]string{"#id": "id"}})
+	require.Error(t, err, "a name given and not used")
+	_, err = tb.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("T"), Item: item("b", 400<<10)})
+	require.Error(t, err, "over 400 KB")
+}
