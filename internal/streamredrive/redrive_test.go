@@ -283,7 +283,7 @@ func TestBatchGoneFromTheStreamIsKept(t *testing.T) {
 			present, visible := e.queue.state(id)
 			require.True(t, present && visible, "the message is kept, visible for the next run")
 			require.Equal(t, 1, rep.Kept)
-			require.Zero(t, e.outbox.Scans(), "without the fallback the outbox table is not read")
+			require.Zero(t, e.outbox.Calls("Scan"), "without the fallback the outbox table is not read")
 		})
 	}
 }
@@ -427,7 +427,7 @@ func TestOutboxFallbackForBatchesGoneFromTheStream(t *testing.T) {
 		require.Equal(t, []string{"evt_o1", "evt_o2", "evt_o3"}, ids)
 		require.Equal(t, 3, rep.OutboxEvents)
 		require.Equal(t, 1, rep.OutboxUnplaced)
-		require.Equal(t, 2, e.outbox.Scans(), "the table read once, a page (of 3 items) at a time")
+		require.Equal(t, 2, e.outbox.Calls("Scan"), "the table read once, a page (of 3 items) at a time")
 		present, _ := e.queue.state(id)
 		require.False(t, present)
 	})
@@ -465,7 +465,7 @@ func TestOutboxFallbackForBatchesGoneFromTheStream(t *testing.T) {
 		rep := e.run(t)
 		require.Equal(t, 3, rep.Deleted)
 		require.Equal(t, 3, rep.OutboxEvents, "overlapping windows process an event once")
-		require.Equal(t, 2, e.outbox.Scans(), "one scan of the table for all of them")
+		require.Equal(t, 2, e.outbox.Calls("Scan"), "one scan of the table for all of them")
 	})
 }
 

@@ -8,16 +8,18 @@
 //     members, batch reads, paged queries, an eventually consistent index,
 //     injected faults;
 //   - Table is a table keyed by one string attribute, as the outbox table
-//     is, read by Scan (the outbox fallback of package streamredrive) and
-//     written by PutItem: an unknown table is a ResourceNotFoundException; a
+//     is: read by Scan (the outbox fallback of package streamredrive), by
+//     GetItem and by Query of its global indexes (AddIndex; the message
+//     log of package messagelog, tablequery.go), written by PutItem
+//     (package opevent). An unknown table is a ResourceNotFoundException; a
 //     page holds at most Limit items (1 or more) and at most 1 MB
 //     (MaxPageBytes, by the items' sizes as DB counts them), and answers
 //     LastEvaluatedKey, the key of its last item, while more remain;
 //     ExclusiveStartKey continues after the item it names; a put's
-//     condition is evaluated as DB evaluates it.
-//
-// Package messagelog's tests keep their own small fake of the outbox
-// table's index (Query and GetItem), which neither type plays yet.
+//     condition, a query's key condition and filter are evaluated as DB
+//     evaluates them; a query reads Limit items and 1 MB at most before
+//     its filter, and a global index is sparse, projected and never read
+//     strongly consistent.
 package dynamofake
 
 import (
@@ -26,7 +28,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -43,7 +44,8 @@ type Table struct {
 	name, key string
 	mu        sync.Mutex
 	items     []Item
-	scans     int
+	calls     map[string]int
+	indexes   map[string]index
 	// PageSize, when set, ends a page after that many items, as 1 MB of
 	// larger items would.
 	PageSize int
@@ -53,7 +55,7 @@ type Table struct {
 }
 
 // New returns the empty table name, keyed by the string attribute key.
-func New(name, key string) *Table { return &Table{name: name, key: key} }
+func New(name, key string) *Table { return &Table{name: name, key: key, calls: map[string]int{}} }
 
 // Put adds items, in scan order.
 func (t *Table) Put(items ...Item) {
@@ -69,11 +71,19 @@ func (t *Table) Truncate(n int) {
 	t.items = t.items[:n]
 }
 
-// Scans is how many Scan requests were made.
-func (t *Table) Scans() int {
+// Calls is how many requests of op ("Scan", "Query") were made since New
+// or the last ResetCalls.
+func (t *Table) Calls(op string) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.scans
+	return t.calls[op]
+}
+
+// ResetCalls forgets the requests counted so far.
+func (t *Table) ResetCalls() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.calls = map[string]int{}
 }
 
 func (t *Table) keyOf(it Item) string {
@@ -87,14 +97,8 @@ func (t *Table) keyOf(it Item) string {
 func (t *Table) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.scans++
-	if t.Fail != nil {
-		if err := t.Fail("Scan"); err != nil {
-			return nil, err
-		}
-	}
-	if aws.ToString(in.TableName) != t.name {
-		return nil, &types.ResourceNotFoundException{Message: aws.String("Requested resource not found")}
+	if err := t.begin("Scan", in.TableName); err != nil {
+		return nil, err
 	}
 	if in.Limit != nil && *in.Limit < 1 {
 		return nil, fmt.Errorf("ValidationException: Limit %d is less than 1", *in.Limit)
@@ -136,13 +140,8 @@ func (t *Table) full(limit *int32, n, size int) bool {
 func (t *Table) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.Fail != nil {
-		if err := t.Fail("PutItem"); err != nil {
-			return nil, err
-		}
-	}
-	if aws.ToString(in.TableName) != t.name {
-		return nil, &types.ResourceNotFoundException{Message: aws.String("Requested resource not found")}
+	if err := t.begin("PutItem", in.TableName); err != nil {
+		return nil, err
 	}
 	k := t.keyOf(in.Item)
 	if k == "" {

@@ -48,7 +48,7 @@ func TestScanPages(t *testing.T) {
 	require.Equal(t, [][]string{{"0", "1"}, {"2", "3"}, {"4"}}, scanAll(t, tb, aws.Int32(2)), "and at Limit")
 	tb.PageSize = 4
 	require.Equal(t, [][]string{{"0", "1", "2"}, {"3", "4"}}, scanAll(t, tb, nil))
-	require.Equal(t, 7, tb.Scans())
+	require.Equal(t, 7, tb.Calls("Scan"))
 }
 
 func TestScanRefusals(t *testing.T) {
@@ -86,4 +86,67 @@ func TestTablePutItem(t *testing.T) {
 	require.Error(t, err, "a name given and not used")
 	_, err = tb.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("T"), Item: item("b", 400<<10)})
 	require.Error(t, err, "over 400 KB")
+}
+
+// A query of a global index: sparse, in sort key order either way, Limit
+// read before the filter, projected, continued by LastEvaluatedKey; a
+// strongly consistent read, an unknown index and an unused value are
+// refused. GetItem reads by the table's key.
+func TestTableQueryAndGetItem(t *testing.T) {
+	t.Parallel()
+	tb := dynamofake.New("T", "id")
+	tb.AddIndex("by_g", "g", "s", "kind")
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	for i, kind := range []string{"a", "b", "a", "b", "a"} {
+		tb.Put(dynamofake.Item{"id": s("i" + strconv.Itoa(i)), "g": s("G"), "s": s(strconv.Itoa(i)), "kind": s(kind), "body": s("x")})
+	}
+	tb.Put(dynamofake.Item{"id": s("unindexed"), "g": s("G")})
+	ctx := context.Background()
+	q := func(limit int32, forward bool, filter string, start map[string]types.AttributeValue) (*dynamodb.QueryOutput, error) {
+		in := &dynamodb.QueryInput{TableName: aws.String("T"), IndexName: aws.String("by_g"), KeyConditionExpression: aws.String("g = :g AND s >= :lo"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":g": s("G"), ":lo": s("1")}, ScanIndexForward: aws.Bool(forward),
+			Limit: aws.Int32(limit), ExclusiveStartKey: start}
+		if filter != "" {
+			in.FilterExpression = aws.String("kind = :k")
+			in.ExpressionAttributeValues[":k"] = s(filter)
+		}
+		return tb.Query(ctx, in)
+	}
+	ids := func(out *dynamodb.QueryOutput) []string {
+		var r []string
+		for _, it := range out.Items {
+			require.NotContains(t, it, "body", "not projected")
+			r = append(r, dynamofake.String(it, "id"))
+		}
+		return r
+	}
+	out, err := q(2, false, "", nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{"i4", "i3"}, ids(out), "newest first")
+	out, err = q(2, false, "", out.LastEvaluatedKey)
+	require.NoError(t, err)
+	require.Equal(t, []string{"i2", "i1"}, ids(out))
+	require.Nil(t, out.LastEvaluatedKey, "the end")
+	out, err = q(2, true, "a", nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{"i2"}, ids(out), "two read, the filter after")
+	require.NotNil(t, out.LastEvaluatedKey)
+
+	_, err = tb.Query(ctx, &dynamodb.QueryInput{TableName: aws.String("T"), IndexName: aws.String("by_g"), ConsistentRead: aws.Bool(true),
+		KeyConditionExpression: aws.String("g = :g"), ExpressionAttributeValues: map[string]types.AttributeValue{":g": s("G")}})
+	require.ErrorContains(t, err, "ValidationException", "a consistent read of a global index")
+	_, err = tb.Query(ctx, &dynamodb.QueryInput{TableName: aws.String("T"), IndexName: aws.String("other"),
+		KeyConditionExpression: aws.String("g = :g"), ExpressionAttributeValues: map[string]types.AttributeValue{":g": s("G")}})
+	require.ErrorContains(t, err, "ValidationException", "no such index")
+	_, err = tb.Query(ctx, &dynamodb.QueryInput{TableName: aws.String("T"), IndexName: aws.String("by_g"),
+		KeyConditionExpression: aws.String("g = :g"), ExpressionAttributeValues: map[string]types.AttributeValue{":g": s("G"), ":x": s("x")}})
+	require.ErrorContains(t, err, "ValidationException", "a value given and not used")
+	require.Equal(t, 6, tb.Calls("Query"))
+
+	got, err := tb.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("T"), Key: dynamofake.Item{"id": s("i1")}})
+	require.NoError(t, err)
+	require.Equal(t, "x", dynamofake.String(got.Item, "body"), "the whole item")
+	got, err = tb.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("T"), Key: dynamofake.Item{"id": s("none")}})
+	require.NoError(t, err)
+	require.Nil(t, got.Item)
 }
