@@ -23,7 +23,8 @@ var functions = []string{"api", "deliver", "enqueue", "replay"}
 // packages under them: the
 // tooling tree, the repository's other programs and tests, the CDK app and the
 // CDK's Go runtime (jsii starts a Node.js process), and the browser driver of
-// the console's tests (chromedp).
+// the console's tests (chromedp); the fakes of AWS services the tests use
+// (internal/fakes).
 var forbidden = []string{
 	module + "/tooling",
 	module + "/e2e",
@@ -31,6 +32,7 @@ var forbidden = []string{
 	module + "/scripts",
 	module + "/internal/store/memstore",
 	module + "/internal/store/storetest",
+	module + "/internal/fakes",
 	"github.com/aws/aws-cdk-go",
 	"github.com/aws/jsii-runtime-go",
 	"github.com/aws/constructs-go",

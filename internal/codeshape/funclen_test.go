@@ -34,10 +34,12 @@ var tooling = []string{
 	"scripts",
 	"tooling",
 	"internal/stackoutputs",
-	// The store's in-memory fake and its conformance suite serve tests
-	// only: no binary links them (functions/deps_test.go).
+	// The store's in-memory fake and its conformance suite, and the fakes
+	// of AWS services, serve tests only: no binary links them
+	// (functions/deps_test.go).
 	"internal/store/memstore",
 	"internal/store/storetest",
+	"internal/fakes",
 }
 
 // skipped are directories that hold no source of this module: tool

@@ -243,7 +243,7 @@ func newFakeQueue(now func() time.Time, visibilityTimeout time.Duration) *fakeQu
 // is in its tenant's group (one that is not a delivery message,
 // dead-lettered as malformed, names no tenant: it may have none). The
 // operations queue is not a fair queue.
-func checkGroup(url string, in *sqs.SendMessageInput) error {
+func checkGroup(url, _ string, in *sqs.SendMessageInput) error {
 	body := aws.ToString(in.MessageBody)
 	if _, err := message.Decode(body); url == opsURL || err != nil && in.MessageGroupId == nil {
 		return nil

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/fakes/sqsfake"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/outbox"
 	"github.com/hookline/hookline/tooling/perf/ratio"
@@ -25,7 +26,8 @@ import (
 // the same record alone, in the same run, alternating blocks of each so that
 // machine noise hits both alike. Both sides start from the same raw Lambda
 // event JSON: the enqueue side unmarshals it and runs Handler.Handle with
-// in-memory fakes for the store and the queue; the baseline unmarshals it and
+// in-memory fakes for the store and the queue (sqsfake, which applies
+// SQS's rules to each request); the baseline unmarshals it and
 // runs decodeImage on the record. It reports time-x (CPU time per record,
 // enqueue / decode) and allocs-x (allocations per record). Target: time-x
 // <= 2 with one endpoint. Printed, never asserted.
@@ -45,20 +47,20 @@ func enqueueOp(b *testing.B, raw []byte, endpoints int) func() {
 	for i := range endpoints {
 		s.endpoints = append(s.endpoints, endpoint("tenant_bench", fmt.Sprintf("ep_%d", i)))
 	}
-	q := &benchQueue{}
-	h := &Handler{Store: s, Queue: q, QueueURL: "https://sqs.example/q", Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+	q := benchQueue()
+	h := &Handler{Store: s, Queue: q, QueueURL: testQueueURL, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
 	ctx := context.Background()
 	return func() {
 		var ev events.DynamoDBEvent
 		if err := json.Unmarshal(raw, &ev); err != nil {
 			b.Fatal(err)
 		}
-		before := q.sent
+		before := q.Sent(testQueueURL)
 		if _, err := h.Handle(ctx, ev); err != nil {
 			b.Fatal(err)
 		}
-		if q.sent-before != endpoints {
-			b.Fatalf("sent %d messages, want %d", q.sent-before, endpoints)
+		if n := q.Sent(testQueueURL) - before; n != endpoints {
+			b.Fatalf("sent %d messages, want %d", n, endpoints)
 		}
 	}
 }
@@ -165,17 +167,14 @@ func (s *benchStore) Tenant(_ context.Context, id string) (domain.Tenant, error)
 	return domain.Tenant{TenantID: id}, nil
 }
 
-// benchQueue accepts every message and keeps none of them, only a count.
-type benchQueue struct{ sent int }
-
-var benchSent = &sqs.SendMessageBatchOutput{}
-
-func (q *benchQueue) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
-	for _, e := range in.Entries {
-		if e.MessageGroupId == nil { // cheap: the tests check the group is the tenant's
-			return nil, errors.New("delivery message sent without a MessageGroupId")
+// benchQueue is the one fake SQS (sqsfake), keeping no message, only a
+// count, and holding each to having a group (cheap: the tests check the
+// group is the tenant's).
+func benchQueue() *sqsfake.Queue {
+	return sqsfake.New(sqsfake.Config{Discard: true, CheckSend: func(_, _ string, in *sqs.SendMessageInput) error {
+		if in.MessageGroupId == nil {
+			return errors.New("delivery message sent without a MessageGroupId")
 		}
-	}
-	q.sent += len(in.Entries)
-	return benchSent, nil
+		return nil
+	}})
 }

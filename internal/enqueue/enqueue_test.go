@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/fakes/sqsfake"
 	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/opevent"
@@ -137,87 +138,109 @@ func (s *testStore) PutRejection(ctx context.Context, r domain.Rejection) error 
 	return s.Store.PutRejection(ctx, r)
 }
 
-// fakeQueue records sent messages, and refuses what SQS would
-// (message.CheckBatch) and a message not in its tenant's group
-// (message.CheckGroupID).
+// testQueueURL is the delivery queue of newHandler's handler.
+const testQueueURL = "https://sqs.example/q"
+
+// fakeQueue is the one fake SQS (sqsfake), which refuses what SQS would,
+// holding every delivery message (any sent to a queue other than parkURL)
+// to its tenant's group (message.CheckGroupID) and its entry id to its
+// delivery id. Its zero value is ready to use.
 type fakeQueue struct {
-	mu      sync.Mutex
-	sent    []message.Message
-	groups  []string // the MessageGroupId of each of sent
-	batches int
-	fail    bool
-	// failAt, if set, is the number of the one request (1 for the first)
-	// that fails.
+	once sync.Once
+	q    *sqsfake.Queue
+	mu   sync.Mutex
+	// fail fails every request to the delivery queue; failAt, if set, is
+	// the number of the one request (1 for the first) that fails.
+	fail     bool
 	failAt   int
 	requests int
-	// onSend, if set, sees each message accepted, as a consumer of the
-	// queue would.
-	onSend func(message.Message)
-	// parked are the bodies sent to the queue parkURL (the enqueue failure
-	// queue); parkFail fails those sends.
+	// parkURL is the enqueue failure queue's URL; parkFail fails the
+	// requests to it.
 	parkURL  string
-	parked   []string
 	parkFail bool
 }
 
-func (q *fakeQueue) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
+func (q *fakeQueue) fake() *sqsfake.Queue {
+	q.once.Do(func() { q.q = sqsfake.New(sqsfake.Config{Fail: q.failing, CheckSend: q.checkDelivery}) })
+	return q.q
+}
+
+// failing is sqsfake's Config.Fail: fail, failAt and parkFail.
+func (q *fakeQueue) failing(_, url string) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.parkURL != "" && aws.ToString(in.QueueUrl) == q.parkURL {
+	if q.parkURL != "" && url == q.parkURL {
 		if q.parkFail {
-			return nil, errBoom
+			return errBoom
 		}
-		if err := message.CheckBatch(in.Entries); err != nil {
-			return nil, err
-		}
-		out := &sqs.SendMessageBatchOutput{}
-		for _, e := range in.Entries {
-			q.parked = append(q.parked, *e.MessageBody)
-			out.Successful = append(out.Successful, sqstypes.SendMessageBatchResultEntry{Id: e.Id})
-		}
-		return out, nil
+		return nil
 	}
 	q.requests++
 	if q.fail || q.requests == q.failAt {
-		return nil, errBoom
+		return errBoom
 	}
-	if err := message.CheckBatch(in.Entries); err != nil {
-		return nil, err // what SQS refuses: over 10 entries or 256 KiB, repeated ids
-	}
-	q.batches++
-	out := &sqs.SendMessageBatchOutput{}
-	for _, e := range in.Entries {
-		m, err := message.Decode(*e.MessageBody)
-		if err != nil {
-			return nil, err
-		}
-		if *e.Id != m.DeliveryID {
-			return nil, fmt.Errorf("entry id %s is not the delivery id %s", *e.Id, m.DeliveryID)
-		}
-		if err := message.CheckGroupID(*e.MessageBody, e.MessageGroupId); err != nil {
-			return nil, err // every delivery message in its tenant's group
-		}
-		q.groups = append(q.groups, *e.MessageGroupId)
-		q.sent = append(q.sent, m)
-		if q.onSend != nil {
-			q.onSend(m)
-		}
-		out.Successful = append(out.Successful, sqstypes.SendMessageBatchResultEntry{Id: e.Id})
-	}
-	return out, nil
+	return nil
 }
+
+// checkDelivery is sqsfake's Config.CheckSend: a delivery message is a
+// message.Message, under its delivery id, in its tenant's group.
+func (q *fakeQueue) checkDelivery(url, entryID string, in *sqs.SendMessageInput) error {
+	if q.parkURL != "" && url == q.parkURL {
+		return nil
+	}
+	m, err := message.Decode(aws.ToString(in.MessageBody))
+	if err != nil {
+		return err
+	}
+	if entryID != m.DeliveryID {
+		return fmt.Errorf("entry id %s is not the delivery id %s", entryID, m.DeliveryID)
+	}
+	return message.CheckGroupID(*in.MessageBody, in.MessageGroupId) // every delivery message in its tenant's group
+}
+
+func (q *fakeQueue) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, opts ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
+	return q.fake().SendMessageBatch(ctx, in, opts...)
+}
+
+// sent returns the delivery messages sent, in order.
+func (q *fakeQueue) sent() []message.Message {
+	var out []message.Message
+	for _, b := range q.fake().Bodies(testQueueURL) {
+		m, err := message.Decode(b)
+		if err != nil {
+			panic(err) // checkDelivery let it in
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// groups returns the MessageGroupId of each of sent.
+func (q *fakeQueue) groups() []string {
+	var out []string
+	for _, m := range q.fake().Messages(testQueueURL) {
+		out = append(out, aws.ToString(m.GroupID))
+	}
+	return out
+}
+
+// batches is how many requests to the delivery queue were accepted.
+func (q *fakeQueue) batches() int { return q.fake().Answered("SendMessageBatch", testQueueURL) }
+
+// parked returns the bodies sent to the park queue.
+func (q *fakeQueue) parked() []string { return q.fake().Bodies(q.parkURL) }
 
 // count returns how many times each delivery id was sent.
 func (q *fakeQueue) count() map[string]int {
 	n := map[string]int{}
-	for _, m := range q.sent {
+	for _, m := range q.sent() {
 		n[m.DeliveryID]++
 	}
 	return n
 }
 
 func newHandler(s *testStore, q *fakeQueue) *Handler {
-	return &Handler{Store: s, Queue: q, QueueURL: "https://sqs.example/q", Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+	return &Handler{Store: s, Queue: q, QueueURL: testQueueURL, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
 }
 
 func endpoint(tenant, id string, types ...string) domain.Endpoint {
@@ -263,7 +286,7 @@ func TestSampleEventFansOutAndRejects(t *testing.T) {
 	require.Empty(t, resp.BatchItemFailures)
 
 	var got []string
-	for _, m := range q.sent {
+	for _, m := range q.sent() {
 		require.Equal(t, "evt_sample_1", m.EventID)
 		require.Equal(t, "tenant_sample", m.TenantID)
 		require.Equal(t, domain.DeliveryID(m.EventID, m.EndpointID), m.DeliveryID)
@@ -296,9 +319,9 @@ func TestBatchProcessedAgainAfterItsDeliveriesWereAttemptedSendsNothing(t *testi
 	ev := streamEvent(image("e1", "t1", nil), image("e2", "t1", nil))
 	_, err := h.Handle(context.Background(), ev)
 	require.NoError(t, err)
-	require.Len(t, q.sent, 6)
+	require.Len(t, q.sent(), 6)
 	require.Empty(t, s.Deliveries(), "enqueue writes no record")
-	for _, m := range q.sent {
+	for _, m := range q.sent() {
 		switch m.EndpointID {
 		case "ep_ok":
 			s.delivered(m)
@@ -311,7 +334,7 @@ func TestBatchProcessedAgainAfterItsDeliveriesWereAttemptedSendsNothing(t *testi
 
 	_, err = h.Handle(context.Background(), ev)
 	require.NoError(t, err)
-	require.Len(t, q.sent, 6, "every delivery was attempted: nothing is sent again")
+	require.Len(t, q.sent(), 6, "every delivery was attempted: nothing is sent again")
 	require.Len(t, s.loads, 2, "one read of the batch's deliveries per run")
 	for _, o := range s.loadOpts {
 		require.True(t, o.Eventual, "enqueue's existence read is eventually consistent")
@@ -321,7 +344,7 @@ func TestBatchProcessedAgainAfterItsDeliveriesWereAttemptedSendsNothing(t *testi
 		s, q := newFakeStore(endpoint("t1", "ep_1")), &fakeQueue{}
 		_, err := newHandler(s, q).Handle(context.Background(), streamEvent(image("e1", "t1", nil), image("e1", "t1", nil)))
 		require.NoError(t, err)
-		require.Len(t, q.sent, 1)
+		require.Len(t, q.sent(), 1)
 	})
 }
 
@@ -337,13 +360,13 @@ func TestBatchProcessedAgainBeforeAnyAttemptResendsWithTheSameIDs(t *testing.T) 
 	ev := streamEvent(image("e1", "t1", nil), image("e2", "t1", nil))
 	_, err := h.Handle(context.Background(), ev)
 	require.NoError(t, err)
-	first := append([]message.Message(nil), q.sent...)
+	first := append([]message.Message(nil), q.sent()...)
 	require.Len(t, first, 4)
 
 	_, err = h.Handle(context.Background(), ev)
 	require.NoError(t, err)
-	require.Len(t, q.sent, 8)
-	require.Equal(t, first, q.sent[4:], "the same messages, same ids, same order")
+	require.Len(t, q.sent(), 8)
+	require.Equal(t, first, q.sent()[4:], "the same messages, same ids, same order")
 	for id, n := range q.count() {
 		require.Equal(t, 2, n, "delivery %s", id)
 	}
@@ -354,7 +377,7 @@ func TestBatchProcessedAgainBeforeAnyAttemptResendsWithTheSameIDs(t *testing.T) 
 	}
 	_, err = h.Handle(context.Background(), ev)
 	require.NoError(t, err)
-	require.Len(t, q.sent, 8)
+	require.Len(t, q.sent(), 8)
 }
 
 // A request that fails fails the invocation; the retry sends what was not
@@ -373,16 +396,16 @@ func TestFailedSendIsRetriedWithoutLoss(t *testing.T) {
 	_, err := h.Handle(context.Background(), ev)
 	require.ErrorIs(t, err, errBoom, "the invocation fails, so the stream retries the batch")
 	require.ErrorContains(t, err, "900000000000000000000")
-	require.Len(t, q.sent, 10, "the first request went out, the second failed, the third was not tried")
+	require.Len(t, q.sent(), 10, "the first request went out, the second failed, the third was not tried")
 
 	_, err = h.Handle(context.Background(), ev)
 	require.NoError(t, err)
 	counts := q.count()
 	require.Len(t, counts, 25, "every delivery sent")
-	for _, m := range q.sent[:10] {
+	for _, m := range q.sent()[:10] {
 		require.Equal(t, 2, counts[m.DeliveryID], "sent before the failure, not attempted: sent again, same id")
 	}
-	require.Len(t, q.sent, 10+25)
+	require.Len(t, q.sent(), 10+25)
 }
 
 // A delivery that exists without having been attempted was created by an
@@ -435,8 +458,8 @@ func TestEndpointTargeting(t *testing.T) {
 		})))
 		require.NoError(t, err)
 		require.Empty(t, resp.BatchItemFailures)
-		require.Len(t, q.sent, 1)
-		require.Equal(t, "ep_b", q.sent[0].EndpointID)
+		require.Len(t, q.sent(), 1)
+		require.Equal(t, "ep_b", q.sent()[0].EndpointID)
 	})
 	t.Run("unknown named endpoint is rejected", func(t *testing.T) {
 		s, q := newFakeStore(eps...), &fakeQueue{}
@@ -444,14 +467,14 @@ func TestEndpointTargeting(t *testing.T) {
 			outbox.AttrEndpointID: events.NewStringAttribute("ep_zzz"),
 		})))
 		require.NoError(t, err)
-		require.Empty(t, q.sent)
+		require.Empty(t, q.sent())
 		require.Equal(t, domain.RejectUnknownEndpoint, s.Rejections()["e2"].Reason)
 	})
 	t.Run("unknown tenant is rejected", func(t *testing.T) {
 		s, q := newFakeStore(eps...), &fakeQueue{}
 		_, err := newHandler(s, q).Handle(context.Background(), streamEvent(image("e3", "nobody", nil)))
 		require.NoError(t, err)
-		require.Empty(t, q.sent)
+		require.Empty(t, q.sent())
 		require.Equal(t, domain.RejectUnknownTenant, s.Rejections()["e3"].Reason)
 		require.Equal(t, "nobody", s.Rejections()["e3"].TenantID)
 	})
@@ -460,14 +483,14 @@ func TestEndpointTargeting(t *testing.T) {
 		s.addTenant("lonely")
 		_, err := newHandler(s, q).Handle(context.Background(), streamEvent(image("e5", "lonely", nil)))
 		require.NoError(t, err)
-		require.Empty(t, q.sent)
+		require.Empty(t, q.sent())
 		require.Equal(t, domain.RejectNoEndpoint, s.Rejections()["e5"].Reason)
 	})
 	t.Run("no endpoint subscribes to the type", func(t *testing.T) {
 		s, q := newFakeStore(endpoint("t3", "ep_pay", "payment.*")), &fakeQueue{}
 		_, err := newHandler(s, q).Handle(context.Background(), streamEvent(image("e6", "t3", nil)))
 		require.NoError(t, err)
-		require.Empty(t, q.sent)
+		require.Empty(t, q.sent())
 		require.Equal(t, domain.RejectNoEndpoint, s.Rejections()["e6"].Reason)
 	})
 	t.Run("fan-out past ten endpoints uses several batches", func(t *testing.T) {
@@ -478,8 +501,8 @@ func TestEndpointTargeting(t *testing.T) {
 		s, q := newFakeStore(many...), &fakeQueue{}
 		_, err := newHandler(s, q).Handle(context.Background(), streamEvent(image("e4", "t2", nil)))
 		require.NoError(t, err)
-		require.Len(t, q.sent, 23)
-		require.Equal(t, 3, q.batches)
+		require.Len(t, q.sent(), 23)
+		require.Equal(t, 3, q.batches())
 		require.Len(t, q.count(), 23)
 	})
 }
@@ -580,8 +603,8 @@ func TestMalformedItemsAreRejectedAndNeverBlock(t *testing.T) {
 			for _, v := range []string{r.Key, r.EventID, r.TenantID} {
 				require.True(t, v == "" || outbox.ValidText(v), "%q is recorded as it is only when it is safe to show", v)
 			}
-			require.Len(t, q.sent, 1, "the item after the bad one is delivered")
-			require.Equal(t, "after", q.sent[0].EventID)
+			require.Len(t, q.sent(), 1, "the item after the bad one is delivered")
+			require.Equal(t, "after", q.sent()[0].EventID)
 		})
 	}
 }
@@ -627,16 +650,16 @@ func TestFailureAfterPartialSendIsRetriedWithoutLoss(t *testing.T) {
 	ev := streamEvent(image("e1", "t1", nil))
 	_, err := fault.EachInvocation(f, h.Handle)(context.Background(), ev)
 	require.ErrorIs(t, err, fault.ErrInjected, "the invocation fails after a send")
-	require.Len(t, q.sent, 10, "the first request went out before the fault, the second did not")
+	require.Len(t, q.sent(), 10, "the first request went out before the fault, the second did not")
 
 	// deliver attempts three of the ten before the retry.
-	for _, m := range q.sent[:3] {
+	for _, m := range q.sent()[:3] {
 		s.delivered(m)
 	}
 	_, err = h.Handle(context.Background(), ev)
 	require.NoError(t, err)
 	seen, ids := map[string]int{}, map[string]string{}
-	for _, m := range q.sent {
+	for _, m := range q.sent() {
 		seen[m.EndpointID]++
 		if prev, ok := ids[m.EndpointID]; ok {
 			require.Equal(t, prev, m.DeliveryID, "a resend keeps the delivery id")
@@ -653,14 +676,14 @@ func TestFailureAfterPartialSendIsRetriedWithoutLoss(t *testing.T) {
 	for i := 10; i < 15; i++ {
 		require.Equal(t, 1, seen[fmt.Sprintf("ep_%02d", i)], "sent only by the retry")
 	}
-	require.Len(t, q.sent, 15+7)
+	require.Len(t, q.sent(), 15+7)
 
-	for _, m := range q.sent[10:] {
+	for _, m := range q.sent()[10:] {
 		s.delivered(m)
 	}
 	_, err = h.Handle(context.Background(), ev)
 	require.NoError(t, err)
-	require.Len(t, q.sent, 15+7, "all attempted: a third run sends nothing")
+	require.Len(t, q.sent(), 15+7, "all attempted: a third run sends nothing")
 }
 
 func TestEndpointsAreReadOncePerTenantPerBatch(t *testing.T) {
@@ -671,8 +694,8 @@ func TestEndpointsAreReadOncePerTenantPerBatch(t *testing.T) {
 	resp, err := h.Handle(context.Background(), ev)
 	require.NoError(t, err)
 	require.Empty(t, resp.BatchItemFailures)
-	require.Len(t, q.sent, 3*2+2*1)
-	require.Equal(t, 1, q.batches, "one request for the batch's eight messages")
+	require.Len(t, q.sent(), 3*2+2*1)
+	require.Equal(t, 1, q.batches(), "one request for the batch's eight messages")
 	require.Equal(t, map[string]int{"t1": 1, "t2": 1}, s.queries)
 	require.Len(t, s.loads, 1, "the batch's deliveries are read at once")
 	require.Len(t, s.loads[0], 8)
@@ -683,7 +706,7 @@ func TestEndpointsAreReadOncePerTenantPerBatch(t *testing.T) {
 	_, err = h.Handle(context.Background(), streamEvent(image("e6", "t1", nil)))
 	require.NoError(t, err)
 	require.Equal(t, 2, s.queries["t1"])
-	require.Len(t, q.sent, 8+3)
+	require.Len(t, q.sent(), 8+3)
 }
 
 // Messages are sent across the records of an invocation, ten a request, in
@@ -699,9 +722,9 @@ func TestMessagesAreSentAcrossRecordsInStreamOrder(t *testing.T) {
 	resp, err := newHandler(s, q).Handle(context.Background(), streamEvent(imgs...))
 	require.NoError(t, err)
 	require.Empty(t, resp.BatchItemFailures)
-	require.Equal(t, 3, q.batches, "25 one-endpoint events: 10 + 10 + 5 messages")
-	require.Len(t, q.sent, 25)
-	for i, m := range q.sent {
+	require.Equal(t, 3, q.batches(), "25 one-endpoint events: 10 + 10 + 5 messages")
+	require.Len(t, q.sent(), 25)
+	for i, m := range q.sent() {
 		require.Equal(t, fmt.Sprintf("e%02d", i), m.EventID, "stream order")
 	}
 }
@@ -720,8 +743,8 @@ func TestRequestsAreSplitBeforeTheyPass256KiB(t *testing.T) {
 	imgs = append(imgs, image("small", "t1", nil))
 	_, err := newHandler(s, q).Handle(context.Background(), streamEvent(imgs...))
 	require.NoError(t, err, "the fake queue refuses a request over 256 KiB, as SQS does")
-	require.Len(t, q.sent, 8)
-	require.Equal(t, 3, q.batches, "six 100 KiB messages two a request; the small ones join the last")
+	require.Len(t, q.sent(), 8)
+	require.Equal(t, 3, q.batches(), "six 100 KiB messages two a request; the small ones join the last")
 	require.Len(t, q.count(), 8)
 }
 
@@ -742,16 +765,16 @@ func TestFaultAfterARequestSpanningRecords(t *testing.T) {
 	_, err := fault.EachInvocation(f, h.Handle)(context.Background(), ev)
 	require.ErrorIs(t, err, fault.ErrInjected)
 	require.ErrorContains(t, err, "records 900000000000000000000 to 900000000000000000002", "the request held messages of the first three records")
-	require.Len(t, q.sent, 10)
+	require.Len(t, q.sent(), 10)
 
 	_, err = h.Handle(context.Background(), ev)
 	require.NoError(t, err)
 	counts := q.count()
 	require.Len(t, counts, 12, "nothing lost")
-	for _, m := range q.sent[:10] {
+	for _, m := range q.sent()[:10] {
 		require.Equal(t, 2, counts[m.DeliveryID], "sent before the fault, not attempted: sent again")
 	}
-	require.Len(t, q.sent, 10+12)
+	require.Len(t, q.sent(), 10+12)
 }
 
 // streamImage is item as a stream record's image holds it (its strings
@@ -801,7 +824,7 @@ func TestOperationalEventsGoOnlyToEndpointsThatAskForThem(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, resp.BatchItemFailures)
 	got := map[string][]string{}
-	for _, m := range q.sent {
+	for _, m := range q.sent() {
 		got[m.EventID] = append(got[m.EventID], m.EndpointID)
 	}
 	require.Equal(t, map[string][]string{"op1": {"ep_ops"}, "op2": {"ep_dead", "ep_ops"}}, got)
@@ -836,8 +859,8 @@ func TestTestEventGoesToItsEndpointOnly(t *testing.T) {
 	resp, err := newBusHandler(s, q, b).Handle(context.Background(), streamEvent(testImage(t, "test1", "t1", "ep_orders"), forged, unaddressed))
 	require.NoError(t, err)
 	require.Empty(t, resp.BatchItemFailures)
-	require.Len(t, q.sent, 1)
-	m := q.sent[0]
+	require.Len(t, q.sent(), 1)
+	m := q.sent()[0]
 	require.Equal(t, "ep_orders", m.EndpointID)
 	require.Equal(t, domain.DeliveryID("test1", "ep_orders"), m.DeliveryID)
 	require.Equal(t, domain.TestEventType, m.EventType)
@@ -871,8 +894,8 @@ func TestErasedTenantItemsDropped(t *testing.T) {
 			resp, err := newHandler(s, q).Handle(ctx, streamEvent(image("e1", "gone", nil), named, image("e3", "kept", nil)))
 			require.NoError(t, err)
 			require.Empty(t, resp.BatchItemFailures)
-			require.Len(t, q.sent, 1, "only the other tenant's item is sent")
-			require.Equal(t, "ep_k", q.sent[0].EndpointID)
+			require.Len(t, q.sent(), 1, "only the other tenant's item is sent")
+			require.Equal(t, "ep_k", q.sent()[0].EndpointID)
 			require.Empty(t, s.Rejections(), "nothing of the erased tenant is recorded")
 		})
 	}
@@ -888,19 +911,19 @@ func TestMessagesCarryTheirTenantsGroup(t *testing.T) {
 	q := &fakeQueue{}
 	_, err := newHandler(s, q).Handle(context.Background(), streamEvent(image("e1", "t1", nil), image("e2", "t2", nil), image("e3", "acme corp", nil)))
 	require.NoError(t, err)
-	require.Len(t, q.sent, 4)
+	require.Len(t, q.sent(), 4)
 	groups := map[string]string{}
-	for i, m := range q.sent {
-		groups[m.EndpointID] = q.groups[i]
+	for i, m := range q.sent() {
+		groups[m.EndpointID] = q.groups()[i]
 	}
 	require.Equal(t, map[string]string{"ep_a": "t1", "ep_b": "t1", "ep_c": "t2", "ep_d": *message.GroupID("acme corp")}, groups)
 	require.NotEqual(t, "acme corp", groups["ep_d"])
 
 	// A sender that leaves the group out is refused, as the rule (not SQS)
 	// requires.
-	_, err = q.SendMessageBatch(context.Background(), &sqs.SendMessageBatchInput{Entries: []sqstypes.SendMessageBatchRequestEntry{
+	err = message.SendBatch(context.Background(), q, testQueueURL, []sqstypes.SendMessageBatchRequestEntry{
 		{Id: aws.String("d"), MessageBody: aws.String(`{"delivery_id":"d","tenant_id":"t1","endpoint_id":"ep_a","event_id":"v","payload":{}}`)},
-	}})
+	})
 	require.ErrorContains(t, err, "MessageGroupId")
 }
 
@@ -925,7 +948,7 @@ func TestRecordsOtherThanInsertAreNotEvents(t *testing.T) {
 			q := &fakeQueue{}
 			resp := invoke(t, newHandler(s, q), raw)
 			require.Empty(t, resp.BatchItemFailures)
-			require.Empty(t, q.sent, "no delivery for a %s record", name)
+			require.Empty(t, q.sent(), "no delivery for a %s record", name)
 			require.Empty(t, s.Rejections(), "a %s record is not rejected either", name)
 		})
 	}

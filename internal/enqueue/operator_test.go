@@ -179,7 +179,7 @@ func TestOperationalEventsReachTheOperatorsBus(t *testing.T) {
 		*b.put[1].Detail, "the documented detail document")
 
 	sent := map[string]string{}
-	for _, m := range q.sent {
+	for _, m := range q.sent() {
 		sent[m.EventID] = m.EndpointID
 	}
 	require.Equal(t, "ep_biz", sent["e0"], "the business event is fanned out as before")
@@ -256,12 +256,12 @@ func TestFailedPutsAreRetriedWithoutLoss(t *testing.T) {
 		_, err := h.Handle(context.Background(), ev)
 		require.ErrorIs(t, err, errBoom)
 		require.ErrorContains(t, err, "records 9"+fmt.Sprintf("%020d", 1)+" to 9"+fmt.Sprintf("%020d", 3))
-		require.Empty(t, q.sent, "nothing fanned out before the operator's events are put")
+		require.Empty(t, q.sent(), "nothing fanned out before the operator's events are put")
 		b.fail = false
 		_, err = h.Handle(context.Background(), ev)
 		require.NoError(t, err)
 		require.Equal(t, map[string]int{"op1": 1, "op2": 1, "op3": 1}, b.count(t))
-		require.NotEmpty(t, q.sent)
+		require.NotEmpty(t, q.sent())
 	})
 	t.Run("an entry fails", func(t *testing.T) {
 		s, q, b := newFakeStore(endpoint("t1", "ep_a")), &fakeQueue{}, &fakeBus{}
@@ -276,7 +276,7 @@ func TestFailedPutsAreRetriedWithoutLoss(t *testing.T) {
 		_, err := h.Handle(context.Background(), ev)
 		require.ErrorContains(t, err, "record 9"+fmt.Sprintf("%020d", 2)+": put operational event op2")
 		require.ErrorContains(t, err, "ThrottlingException")
-		require.Empty(t, q.sent)
+		require.Empty(t, q.sent())
 		b.failEntry = nil
 		_, err = h.Handle(context.Background(), ev)
 		require.NoError(t, err)
@@ -366,7 +366,7 @@ func TestFailingPutsAreRetriedThenParked(t *testing.T) {
 		require.Equal(t, map[string]int{"op1": 1, "op2": 1, "op3": 1}, b.count(t), "only the refused entry is put again")
 		require.Equal(t, [][]string{{"op1", "op3"}, nil, {"op2"}}, b.requests)
 		require.Equal(t, []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}, *pauses)
-		require.Empty(t, q.parked)
+		require.Empty(t, q.parked())
 		require.Zero(t, parkedCount(t, &out))
 	})
 	for _, tc := range []struct {
@@ -393,9 +393,9 @@ func TestFailingPutsAreRetriedThenParked(t *testing.T) {
 			require.Equal(t, 1, q.count()[domain.DeliveryID("e0", "ep_a")], "deliveries proceed")
 			require.Equal(t, []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}, *pauses, "three tries")
 			require.Equal(t, tc.put, b2m(tc.bus.count(t)))
-			require.Len(t, q.parked, len(tc.parked))
+			require.Len(t, q.parked(), len(tc.parked))
 			require.Equal(t, float64(len(tc.parked)), parkedCount(t, &out))
-			for i, body := range q.parked {
+			for i, body := range q.parked() {
 				p, ok, err := ParseParked(body)
 				require.NoError(t, err)
 				require.True(t, ok)
@@ -419,8 +419,8 @@ func TestFailingPutsAreRetriedThenParked(t *testing.T) {
 		img[outbox.AttrPayload] = events.NewStringAttribute(`{"note":"<b>&</b>"}`)
 		_, err := h.Handle(context.Background(), streamEvent(img))
 		require.NoError(t, err)
-		require.Len(t, q.parked, 1)
-		p, _, err := ParseParked(q.parked[0])
+		require.Len(t, q.parked(), 1)
+		p, _, err := ParseParked(q.parked()[0])
 		require.NoError(t, err)
 		require.Contains(t, string(p.Detail), `"<b>&</b>"`)
 		require.NoError(t, CheckPut([]ebtypes.PutEventsRequestEntry{p.Entry()}))
@@ -433,7 +433,7 @@ func TestFailingPutsAreRetriedThenParked(t *testing.T) {
 		_, err := h.Handle(context.Background(), ev)
 		require.ErrorIs(t, err, errBoom)
 		require.ErrorContains(t, err, "park 3 operational events")
-		require.Empty(t, q.sent, "nothing fanned out: the stream retries the batch")
+		require.Empty(t, q.sent(), "nothing fanned out: the stream retries the batch")
 		require.Zero(t, parkedCount(t, &out))
 		q.parkFail, b.fail = false, false
 		_, err = h.Handle(context.Background(), ev)

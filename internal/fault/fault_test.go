@@ -4,7 +4,10 @@ import (
 	"context"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/hookline/hookline/internal/fakes/sqsfake"
 	"github.com/hookline/hookline/internal/sender"
 	"github.com/stretchr/testify/require"
 )
@@ -82,35 +85,34 @@ func TestCrashAfterSend(t *testing.T) {
 }
 
 // batchFunc is a BatchSender.
-type batchFunc func(context.Context, *sqs.SendMessageBatchInput) (*sqs.SendMessageBatchOutput, error)
+const queueURL = "http://sqs.fake/q"
 
-func (f batchFunc) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
-	return f(ctx, in)
+// batch is one message for queueURL.
+func batch() *sqs.SendMessageBatchInput {
+	return &sqs.SendMessageBatchInput{QueueUrl: aws.String(queueURL), Entries: []types.SendMessageBatchRequestEntry{
+		{Id: aws.String("m"), MessageBody: aws.String("{}")}}}
 }
 
 // Armed by a draw below the rate, the first request is sent and then
 // failed; the next ones pass until the next invocation's draw.
 func TestFailAfterSend(t *testing.T) {
 	t.Parallel()
-	sent := 0
+	q := sqsfake.New(sqsfake.Config{})
 	draws := []float64{0.01, 0.5, 0.04}
 	f := &FailAfterSend{
-		Next: batchFunc(func(context.Context, *sqs.SendMessageBatchInput) (*sqs.SendMessageBatchOutput, error) {
-			sent++
-			return &sqs.SendMessageBatchOutput{}, nil
-		}),
+		Next: q,
 		Rate: 0.05,
 		Rand: func() float64 { d := draws[0]; draws = draws[1:]; return d },
 	}
 	send := func() error {
-		_, err := f.SendMessageBatch(context.Background(), &sqs.SendMessageBatchInput{})
+		_, err := f.SendMessageBatch(context.Background(), batch())
 		return err
 	}
 	require.NoError(t, send(), "not armed before a draw")
 
 	f.Draw() // 0.01 < 0.05: armed
 	require.ErrorIs(t, send(), ErrInjected)
-	require.Equal(t, 2, sent, "the failed request was sent")
+	require.Equal(t, 2, q.Sent(queueURL), "the failed request was sent")
 	require.NoError(t, send(), "once per invocation")
 
 	f.Draw() // 0.5: not armed
@@ -121,7 +123,7 @@ func TestFailAfterSend(t *testing.T) {
 	_, err := handle(context.Background(), "ev") // 0.04: armed
 	require.ErrorIs(t, err, ErrInjected)
 	require.Equal(t, 1, invocations)
-	require.Equal(t, 5, sent)
+	require.Equal(t, 5, q.Sent(queueURL))
 }
 
 // A request that fails is the queue's error, not the fault's, and leaves
@@ -130,19 +132,19 @@ func TestFailAfterSendPassesErrors(t *testing.T) {
 	t.Parallel()
 	fail := true
 	f := &FailAfterSend{
-		Next: batchFunc(func(context.Context, *sqs.SendMessageBatchInput) (*sqs.SendMessageBatchOutput, error) {
+		Next: sqsfake.New(sqsfake.Config{Fail: func(string, string) error {
 			if fail {
-				return nil, context.DeadlineExceeded
+				return context.DeadlineExceeded
 			}
-			return &sqs.SendMessageBatchOutput{}, nil
-		}),
+			return nil
+		}}),
 		Rate: 1,
 	}
 	f.Draw()
-	_, err := f.SendMessageBatch(context.Background(), &sqs.SendMessageBatchInput{})
+	_, err := f.SendMessageBatch(context.Background(), batch())
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.NotErrorIs(t, err, ErrInjected)
 	fail = false
-	_, err = f.SendMessageBatch(context.Background(), &sqs.SendMessageBatchInput{})
+	_, err = f.SendMessageBatch(context.Background(), batch())
 	require.ErrorIs(t, err, ErrInjected)
 }

@@ -11,9 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 )
 
-// MaxGroupIDLen is SQS's limit on a MessageGroupId: 128 characters.
-const MaxGroupIDLen = 128
-
 // hashedGroupPrefix begins every group id GroupID hashes. A tenant id that
 // itself begins with it is hashed too, so a hashed group id is never
 // also a tenant id used as it is.
@@ -38,27 +35,11 @@ func GroupID(tenantID string) *string {
 	if tenantID == "" {
 		return nil
 	}
-	if validGroupID(tenantID) && !strings.HasPrefix(tenantID, hashedGroupPrefix) {
+	if ValidGroupID(tenantID) && !strings.HasPrefix(tenantID, hashedGroupPrefix) {
 		return aws.String(tenantID)
 	}
 	sum := sha256.Sum256([]byte(tenantID))
 	return aws.String(hashedGroupPrefix + hex.EncodeToString(sum[:]))
-}
-
-// validGroupID reports whether SQS accepts s as a MessageGroupId: 1 to
-// MaxGroupIDLen characters, each an ASCII letter, digit or one of
-// !"#$%&'()*+,-./:;<=>?@[\]^_`{|}~ (together, every byte from 0x21 to
-// 0x7E).
-func validGroupID(s string) bool {
-	if len(s) == 0 || len(s) > MaxGroupIDLen {
-		return false
-	}
-	for i := range len(s) {
-		if s[i] < 0x21 || s[i] > 0x7e {
-			return false
-		}
-	}
-	return true
 }
 
 // CheckGroupID reports a message, with body body, sent to the delivery
@@ -73,7 +54,7 @@ func CheckGroupID(body string, groupID *string) error {
 	if groupID == nil {
 		return errors.New("delivery message sent without a MessageGroupId (message.GroupID of its tenant)")
 	}
-	if !validGroupID(*groupID) {
+	if !ValidGroupID(*groupID) {
 		return fmt.Errorf("InvalidParameterValue: MessageGroupId %q is not 1 to %d ASCII letters, digits or punctuation", *groupID, MaxGroupIDLen)
 	}
 	var m struct {

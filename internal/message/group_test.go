@@ -34,7 +34,7 @@ func TestGroupID(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			g := GroupID(c.tenant)
 			require.NotNil(t, g)
-			require.True(t, validGroupID(*g), "SQS takes it: %q", *g)
+			require.True(t, ValidGroupID(*g), "SQS takes it: %q", *g)
 			require.Equal(t, *g, *GroupID(c.tenant), "the same tenant, the same group")
 			if c.asIs {
 				require.Equal(t, c.tenant, *g)

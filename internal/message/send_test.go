@@ -86,12 +86,17 @@ func TestCheckBatch(t *testing.T) {
 		{"exactly 256 KiB", []sqstypes.SendMessageBatchRequestEntry{entry("a", 128<<10), entry("b", 128<<10)}, ""},
 		{"none", nil, "EmptyBatchRequest"},
 		{"eleven entries", ten, "TooManyEntriesInBatchRequest"},
+		{"an id of 80 characters", []sqstypes.SendMessageBatchRequestEntry{entry(strings.Repeat("a", 80), 1)}, ""},
+		{"an id of 81 characters", []sqstypes.SendMessageBatchRequestEntry{entry(strings.Repeat("a", 81), 1)}, "InvalidBatchEntryId"},
+		{"an id with a dot", []sqstypes.SendMessageBatchRequestEntry{entry("a.b", 1)}, "InvalidBatchEntryId"},
+		{"an empty id", []sqstypes.SendMessageBatchRequestEntry{entry("", 1)}, "InvalidBatchEntryId"},
 		{"repeated id", []sqstypes.SendMessageBatchRequestEntry{entry("a", 1), entry("a", 1)}, "BatchEntryIdsNotDistinct"},
 		{"one byte over 256 KiB", []sqstypes.SendMessageBatchRequestEntry{entry("a", 128<<10), entry("b", 128<<10+1)}, "BatchRequestTooLong"},
 		{"over by its attributes", []sqstypes.SendMessageBatchRequestEntry{entry("a", 128<<10), withAttr}, "BatchRequestTooLong"},
 		{"U+FFFE in a body", []sqstypes.SendMessageBatchRequestEntry{{Id: aws.String("a"), MessageBody: aws.String("{\"x\":\"\ufffe\"}")}}, "InvalidMessageContents"},
 		{"NUL in a body", []sqstypes.SendMessageBatchRequestEntry{{Id: aws.String("a"), MessageBody: aws.String("a\x00")}}, "InvalidMessageContents"},
 		{"invalid UTF-8 in a body", []sqstypes.SendMessageBatchRequestEntry{{Id: aws.String("a"), MessageBody: aws.String("a\xff")}}, "InvalidMessageContents"},
+		{"U+FFFD written out", []sqstypes.SendMessageBatchRequestEntry{{Id: aws.String("a"), MessageBody: aws.String("a\ufffd")}}, ""},
 		{"tab, LF, CR, astral characters", []sqstypes.SendMessageBatchRequestEntry{{Id: aws.String("a"), MessageBody: aws.String("\t\n\r\U0001F600\u2603")}}, ""},
 	}
 	for _, c := range cases {

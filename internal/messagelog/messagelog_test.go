@@ -2,107 +2,35 @@ package messagelog
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/fakes/dynamofake"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/outbox"
 	"github.com/stretchr/testify/require"
 )
 
-// fakeDB is the outbox table and its by_tenant index, for the queries the
-// reader makes: a tenant's partition, newest first, bounds on log_sk, a
-// type filter applied after Limit (as DynamoDB does), ExclusiveStartKey.
-type fakeDB struct {
-	items   []map[string]types.AttributeValue
-	queries []*dynamodb.QueryInput
-}
-
-func (f *fakeDB) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
-	f.queries = append(f.queries, in)
-	if aws.ToString(in.IndexName) != outbox.IndexByTenant || aws.ToBool(in.ScanIndexForward) {
-		return nil, errors.New("only the by_tenant index, newest first")
-	}
-	tenant := in.ExpressionAttributeValues[":t"].(*types.AttributeValueMemberS).Value
-	bound := func(name string) string {
-		if v, ok := in.ExpressionAttributeValues[name]; ok {
-			return v.(*types.AttributeValueMemberS).Value
-		}
-		return ""
-	}
-	lo, hi, typ := bound(":lo"), bound(":hi"), bound(":ty")
-	var part []map[string]types.AttributeValue
-	for _, it := range f.items {
-		k := LogKey(it)
-		if str(it, outbox.AttrTenantID) == tenant && k != "" && (lo == "" || k >= lo) && (hi == "" || k <= hi) {
-			part = append(part, it)
-		}
-	}
-	slices.SortFunc(part, func(a, b map[string]types.AttributeValue) int { return -cmpStr(LogKey(a), LogKey(b)) })
-	if in.ExclusiveStartKey != nil {
-		after := LogKey(in.ExclusiveStartKey)
-		for len(part) > 0 && LogKey(part[0]) >= after {
-			part = part[1:]
-		}
-	}
-	out := &dynamodb.QueryOutput{}
-	n := min(len(part), int(aws.ToInt32(in.Limit)))
-	for _, it := range part[:n] {
-		if typ == "" || str(it, outbox.AttrType) == typ {
-			projected := map[string]types.AttributeValue{} // INCLUDE type, occurred_at, endpoint_id
-			for _, a := range []string{outbox.AttrID, outbox.AttrTenantID, outbox.AttrLogKey, outbox.AttrType, outbox.AttrOccurredAt, outbox.AttrEndpointID} {
-				if v, ok := it[a]; ok {
-					projected[a] = v
-				}
-			}
-			out.Items = append(out.Items, projected)
-		}
-	}
-	if n < len(part) {
-		last := part[n-1]
-		out.LastEvaluatedKey = map[string]types.AttributeValue{outbox.AttrID: last[outbox.AttrID], outbox.AttrTenantID: last[outbox.AttrTenantID], outbox.AttrLogKey: last[outbox.AttrLogKey]}
-	}
-	return out, nil
-}
-
-func cmpStr(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func (f *fakeDB) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
-	id := in.Key[outbox.AttrID].(*types.AttributeValueMemberS).Value
-	for _, it := range f.items {
-		if str(it, outbox.AttrID) == id {
-			return &dynamodb.GetItemOutput{Item: it}, nil
-		}
-	}
-	return &dynamodb.GetItemOutput{}, nil
-}
-
 var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
-func put(t *testing.T, f *fakeDB, e outbox.Event) {
+func put(t *testing.T, f *dynamofake.Table, e outbox.Event) {
 	t.Helper()
 	item, err := e.Item()
 	require.NoError(t, err)
-	f.items = append(f.items, item)
+	f.Put(item)
 }
 
-func newLog(t *testing.T) (*fakeDB, *Reader) {
-	f := &fakeDB{}
+// newLog is a reader of the outbox table on the one fake DynamoDB
+// (dynamofake), with its by_tenant index as the stack builds it
+// (infra/hookline/tables.go).
+func newLog(t *testing.T) (*dynamofake.Table, *Reader) {
+	f := dynamofake.New("outbox", outbox.AttrID)
+	f.AddIndex(outbox.IndexByTenant, outbox.AttrTenantID, outbox.AttrLogKey, outbox.AttrType, outbox.AttrOccurredAt, outbox.AttrEndpointID)
 	for i := range 30 {
 		typ := "a"
 		if i%3 == 0 {
@@ -141,7 +69,7 @@ func TestListEventsNewestFirstAcrossPages(t *testing.T) {
 	ids, _ := listAll(t, r, "acme", domain.EventFilter{}, 7)
 	require.Len(t, ids, 30)
 	require.Equal(t, "evt_29", ids[0])
-	require.True(t, slices.IsSortedFunc(ids, func(a, b string) int { return cmpStr(b, a) }), "newest first")
+	require.True(t, slices.IsSortedFunc(ids, func(a, b string) int { return strings.Compare(b, a) }), "newest first")
 
 	typed, _ := listAll(t, r, "acme", domain.EventFilter{Type: "b"}, 4)
 	require.Equal(t, []string{"evt_27", "evt_24", "evt_21", "evt_18", "evt_15", "evt_12", "evt_09", "evt_06", "evt_03", "evt_00"}, typed)
@@ -173,12 +101,12 @@ func TestListEventsBoundsItsReads(t *testing.T) {
 	for i := range 2000 { // a type the filter drops, thousands of times
 		put(t, f, outbox.Event{ID: fmt.Sprintf("evt_z%04d", i), TenantID: "acme", Type: "noise", Payload: []byte(`{}`), OccurredAt: t0.Add(time.Hour)})
 	}
-	f.queries = nil
+	f.ResetCalls()
 	es, next, err := r.ListEvents(context.Background(), "acme", domain.EventFilter{Type: "b"}, 5, "")
 	require.NoError(t, err)
 	require.Empty(t, es)
 	require.NotEmpty(t, next, "a short page that is not the end says so")
-	require.Len(t, f.queries, maxQueries)
+	require.Equal(t, maxQueries, f.Calls("Query"))
 	ids, _ := listAll(t, r, "acme", domain.EventFilter{Type: "b"}, 5)
 	require.Len(t, ids, 10, "the cursor walks past the noise")
 }

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/fakes/dynamofake"
+	"github.com/hookline/hookline/internal/fakes/sqsfake"
 	"github.com/hookline/hookline/outbox"
 	"github.com/stretchr/testify/require"
 )
@@ -45,32 +45,22 @@ func TestItemCarriesTheMarkerAndPassesEveryOtherCheck(t *testing.T) {
 	require.Error(t, err, "an item that fails another check is refused")
 }
 
-type putter struct {
-	items []map[string]types.AttributeValue
-	err   error
-}
-
-func (p *putter) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	if *in.ConditionExpression != "attribute_not_exists(#id)" {
-		return nil, errors.New("unconditional put")
-	}
-	if p.err != nil {
-		return nil, p.err
-	}
-	p.items = append(p.items, in.Item)
-	return &dynamodb.PutItemOutput{}, nil
-}
-
+// Emit writes an event once: an event already in the outbox table (an
+// earlier try's) is taken as written and not replaced; another error is
+// the caller's.
 func TestEmitWritesOnceAndTakesAnExistingEventAsWritten(t *testing.T) {
 	t.Parallel()
-	p := &putter{}
-	w := &Writer{DB: p, Table: "outbox"}
+	db := dynamofake.New("outbox", outbox.AttrID)
+	w := &Writer{DB: db, Table: "outbox"}
 	ev := Event{ID: "hl_1", TenantID: "t1", Type: domain.OpEndpointFailing, Payload: domain.OpEndpointEvent{}, At: time.Now()}
 	require.NoError(t, w.Emit(context.Background(), ev))
-	require.Len(t, p.items, 1)
-	p.err = &types.ConditionalCheckFailedException{}
-	require.NoError(t, w.Emit(context.Background(), ev), "already written by an earlier try")
-	p.err = errors.New("throttled")
+	require.Len(t, db.Items(), 1)
+	first := db.Items()[0]
+	later := ev
+	later.At = ev.At.Add(time.Minute)
+	require.NoError(t, w.Emit(context.Background(), later), "already written by an earlier try")
+	require.Equal(t, []dynamofake.Item{first}, db.Items(), "the put is conditional: the earlier item stays")
+	db.Fail = func(string) error { return errors.New("throttled") }
 	require.Error(t, w.Emit(context.Background(), ev))
 }
 
@@ -92,29 +82,20 @@ func (w *windows) AddDeath(_ context.Context, _, _ string, start, _ time.Time, _
 	return w.n[start], nil
 }
 
-type sent struct{ delays []int32 }
-
-func (s *sent) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
-	if in.DelaySeconds < 0 || in.DelaySeconds > 900 {
-		return nil, errors.New("InvalidParameterValue: DelaySeconds must be 0..900")
-	}
-	s.delays = append(s.delays, in.DelaySeconds)
-	return &sqs.SendMessageOutput{}, nil
-}
-
 // 10,000 deaths over an hour on one endpoint: at most 12 notices at the
 // default 5-minute window.
 func TestAStormIsBounded(t *testing.T) {
 	t.Parallel()
-	w, q := &windows{n: map[time.Time]int{}}, &sent{}
+	w, q := &windows{n: map[time.Time]int{}}, sqsfake.New(sqsfake.Config{})
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	for i := range 10000 {
 		now := t0.Add(time.Duration(i) * time.Hour / 10000)
 		require.NoError(t, NoteDeath(context.Background(), w, q, "ops", 5*time.Minute, now, "t1", "ep_1", domain.OpDeath{EventType: "order.created"}))
 	}
-	require.Len(t, q.delays, 12)
+	require.Equal(t, 12, q.Sent("ops"))
+	require.Empty(t, q.Refusals(), "every notice within SQS's rules (DelaySeconds 0..900)")
 	require.NoError(t, NoteDeath(context.Background(), w, q, "ops", 5*time.Minute, t0, "t1", "ep_1", domain.OpDeath{EventType: domain.OpDeliveryDead}))
-	require.Len(t, q.delays, 12, "an operational event's death is not noted")
+	require.Equal(t, 12, q.Sent("ops"), "an operational event's death is not noted")
 }
 
 func TestTestItemNamesItsEndpointAndCarriesTheMarker(t *testing.T) {

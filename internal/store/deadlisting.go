@@ -236,7 +236,7 @@ func KeyTime(t time.Time) bool {
 func deadCursor(d domain.Delivery, query string) string {
 	sk := ""
 	if d.DeadAt != nil {
-		sk = sortableTime(*d.DeadAt) + "#" + d.DeliveryID
+		sk = keys.TimeID(*d.DeadAt, d.DeliveryID)
 	}
 	return EncodeDeadCursor(DeadCursor{ID: d.DeliveryID, SK: sk, Q: query})
 }

@@ -230,7 +230,7 @@ func (s *Store) MarkDeadBeforeLastAttempt(ctx context.Context, d domain.Delivery
 		":reason":  &types.AttributeValueMemberS{Value: string(reason)},
 		":message": &types.AttributeValueMemberS{Value: message},
 		":gpk":     &types.AttributeValueMemberS{Value: keys.TenantIndex(d.TenantID, "DEAD")},
-		":gsk":     &types.AttributeValueMemberS{Value: sortableTime(at) + "#" + d.DeliveryID},
+		":gsk":     &types.AttributeValueMemberS{Value: keys.TimeID(at, d.DeliveryID)},
 		":expires": &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(s.Retention).Unix(), 10)},
 	}
 	set := "SET #state = :dead, dead_at = :now, dead_reason = :reason, message = :message, gsi1pk = :gpk, gsi1sk = :gsk, expires_at = :expires"
@@ -352,7 +352,7 @@ func (s *Store) outcomeUpdate(cur domain.Delivery, a domain.Attempt, o domain.Ou
 		}
 		values[":reason"] = &types.AttributeValueMemberS{Value: string(o.DeadReason)}
 		values[":gpk"] = &types.AttributeValueMemberS{Value: keys.TenantIndex(cur.TenantID, "DEAD")}
-		values[":gsk"] = &types.AttributeValueMemberS{Value: sortableTime(a.At) + "#" + cur.DeliveryID}
+		values[":gsk"] = &types.AttributeValueMemberS{Value: keys.TimeID(a.At, cur.DeliveryID)}
 	}
 	return set, tail
 }

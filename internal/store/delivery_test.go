@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/fakes/dynamofake"
 	"github.com/stretchr/testify/require"
 )
 
@@ -22,13 +23,13 @@ import (
 func TestFirstAttemptCreatesACompleteRecord(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := newFakeDB()
+	db := dynamofake.NewDB(IndexTenant)
 	s := newTestStore(db)
 	d := domain.Delivery{DeliveryID: domain.DeliveryID("evt_1", "ep_1"), TenantID: "t1", EndpointID: "ep_1", EventID: "evt_1", EventType: "order.created"}
 	a := domain.Attempt{Number: 1, At: s.Now(), Status: 200, LatencyMS: 12}
 	require.NoError(t, s.RecordAttempt(ctx, d, a, domain.Outcome{State: domain.StateDelivered}))
-	require.Len(t, db.updates, 1)
-	up := db.updates[0]
+	require.Len(t, db.Updates(), 1)
+	up := db.Updates()[0]
 	require.Equal(t, deliveryKey(d.DeliveryID), up.Key)
 
 	createdAt, err := attributevalue.Marshal(s.Now())
@@ -69,10 +70,10 @@ func TestFirstAttemptCreatesACompleteRecord(t *testing.T) {
 	require.Equal(t, want["expires_at"], stored(db, deliveryKey(d.DeliveryID))["expires_at"])
 
 	t.Run("no empty id", func(t *testing.T) {
-		db := newFakeDB()
+		db := dynamofake.NewDB(IndexTenant)
 		s := newTestStore(db)
 		require.NoError(t, s.RecordAttempt(ctx, domain.Delivery{DeliveryID: "d_only"}, a, domain.Outcome{State: domain.StatePending}))
-		expr := aws.ToString(db.updates[0].UpdateExpression)
+		expr := aws.ToString(db.Updates()[0].UpdateExpression)
 		require.False(t, strings.Contains(expr, "tenant_id"), "an empty id is not written: %s", expr)
 		require.Contains(t, expr, "delivery_id = if_not_exists(delivery_id, :c_delivery_id)")
 	})
@@ -83,7 +84,7 @@ func TestFirstAttemptCreatesACompleteRecord(t *testing.T) {
 func TestLoadIsConsistentUnlessAskedOtherwise(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := newFakeDB()
+	db := dynamofake.NewDB(IndexTenant)
 	s := newTestStore(db)
 	putDelivery(t, db, "t1", "evt_1", "ep_1")
 	id := domain.DeliveryID("evt_1", "ep_1")
@@ -97,19 +98,19 @@ func TestLoadIsConsistentUnlessAskedOtherwise(t *testing.T) {
 	require.Len(t, snap.Deliveries, 1)
 	_, err = s.LoadWith(ctx, LoadOptions{}, []string{id}, nil)
 	require.NoError(t, err)
-	require.Equal(t, []bool{true, false, true}, db.consistent)
+	require.Equal(t, []bool{true, false, true}, db.Consistent())
 }
 
 // A record an attempt wrote before attempts wrote delivery_id is still found
 // by its id.
 func TestLoadKeysADeliveryWithoutItsIDAttributeByItsKey(t *testing.T) {
 	t.Parallel()
-	db := newFakeDB()
+	db := dynamofake.NewDB(IndexTenant)
 	s := newTestStore(db)
 	k := deliveryKey("msg_old")
-	db.items[itemKey(k)] = withKey(map[string]types.AttributeValue{
+	db.SetItem(withKey(map[string]types.AttributeValue{
 		"state": &types.AttributeValueMemberS{Value: string(domain.StateDelivered)},
-	}, k)
+	}, k))
 	snap, err := s.Load(context.Background(), []string{"msg_old", "msg_none"}, nil)
 	require.NoError(t, err)
 	require.Len(t, snap.Deliveries, 1)
@@ -131,12 +132,12 @@ func TestRetentionCountsFromCreationAndAgainFromDeath(t *testing.T) {
 	d := domain.Delivery{DeliveryID: domain.DeliveryID("evt_1", "ep_1"), TenantID: "t1", EndpointID: "ep_1", EventID: "evt_1", EventType: "order.created"}
 	for _, o := range []domain.Outcome{{State: domain.StatePending}, {State: domain.StateDelivered}, {State: domain.StateDead, DeadReason: "rejected_400", Message: "{}"}} {
 		t.Run(string(o.State), func(t *testing.T) {
-			db := newFakeDB()
+			db := dynamofake.NewDB(IndexTenant)
 			s := newTestStore(db)
 			died := s.Now().Add(20 * time.Hour)
 			s.Now = func() time.Time { return died }
 			require.NoError(t, s.RecordAttempt(ctx, d, domain.Attempt{Number: 3, At: died, Status: 400}, o))
-			up := db.updates[0]
+			up := db.Updates()[0]
 			expr := aws.ToString(up.UpdateExpression)
 			require.Equal(t, 1, strings.Count(expr, "expires_at ="), "one path per attribute: DynamoDB refuses overlapping paths")
 			if o.State == domain.StateDead {
@@ -149,10 +150,10 @@ func TestRetentionCountsFromCreationAndAgainFromDeath(t *testing.T) {
 		})
 	}
 	t.Run("rejection", func(t *testing.T) {
-		db := newFakeDB()
+		db := dynamofake.NewDB(IndexTenant)
 		s := newTestStore(db)
 		require.NoError(t, s.PutRejection(ctx, domain.Rejection{Key: "evt_bad", Reason: "invalid_json", Detail: "x"}))
-		item := db.items[itemKey(key("REJECTED#evt_bad", "REJECTED"))]
+		item := db.Item(key("REJECTED#evt_bad", "REJECTED"))
 		require.Equal(t, expiry(s.Now()), item["expires_at"])
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/fakes/dynamofake"
 	"github.com/stretchr/testify/require"
 )
 
@@ -16,7 +17,7 @@ import (
 // set or cleared, goes by an alias.
 func TestUpdateEndpointNamesEveryAttributeByAnAlias(t *testing.T) {
 	t.Parallel()
-	db := newFakeDB()
+	db := dynamofake.NewDB(IndexTenant)
 	s := newTestStore(db)
 	require.NoError(t, s.PutEndpoint(context.Background(), domain.Endpoint{TenantID: "t1", EndpointID: "ep_1", URL: "https://hooks.example.com/in"}))
 	url, desc, empty := "https://hooks.example.com/new", "d", ""
@@ -30,8 +31,8 @@ func TestUpdateEndpointNamesEveryAttributeByAnAlias(t *testing.T) {
 		_, err := s.UpdateEndpoint(context.Background(), "t1", "ep_1", c)
 		require.NoError(t, err, name)
 	}
-	require.Len(t, db.updates, 4)
-	for _, up := range db.updates {
+	require.Len(t, db.Updates(), 4)
+	for _, up := range db.Updates() {
 		for alias, attr := range up.ExpressionAttributeNames {
 			require.Contains(t, aws.ToString(up.UpdateExpression), alias, attr)
 		}
@@ -41,11 +42,11 @@ func TestUpdateEndpointNamesEveryAttributeByAnAlias(t *testing.T) {
 // retriedPuts sends every PutItem twice, returning the second answer: what
 // the SDK does when the first attempt's answer is lost (a timeout, a
 // response that fails its checksum) after the write was made.
-type retriedPuts struct{ *fakeDB }
+type retriedPuts struct{ *dynamofake.DB }
 
 func (r retriedPuts) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	_, _ = r.fakeDB.PutItem(ctx, in, opts...)
-	return r.fakeDB.PutItem(ctx, in, opts...)
+	_, _ = r.DB.PutItem(ctx, in, opts...)
+	return r.DB.PutItem(ctx, in, opts...)
 }
 
 // A create whose first attempt wrote the item is not refused as existing
@@ -54,7 +55,7 @@ func (r retriedPuts) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opt
 func TestCreateIsNotRefusedByItsOwnRetry(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := newFakeDB()
+	db := dynamofake.NewDB(IndexTenant)
 	s := New(retriedPuts{db}, "state")
 	now := time.Date(2026, 11, 30, 1, 2, 3, 4, time.UTC)
 	s.Now = func() time.Time { return now }
@@ -63,7 +64,7 @@ func TestCreateIsNotRefusedByItsOwnRetry(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.CreateTenant(ctx, domain.Tenant{TenantID: "t1", Name: "one"})
 	require.NoError(t, err)
-	require.Equal(t, 4, db.calls["PutItem"], "each put was sent twice")
+	require.Equal(t, 4, db.Calls("PutItem"), "each put was sent twice")
 
 	now = now.Add(time.Nanosecond) // another create, of the same keys
 	_, err = s.CreateEndpoint(ctx, domain.Endpoint{TenantID: "t1", EndpointID: "ep_1", URL: "https://b.example.com/", Secrets: []string{"whsec_b"}})

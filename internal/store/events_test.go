@@ -8,10 +8,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/fakes/dynamofake"
 	"github.com/stretchr/testify/require"
 )
 
-func newTestStore(db *fakeDB) *Store {
+func newTestStore(db *dynamofake.DB) *Store {
 	s := New(db, "state")
 	s.Now = func() time.Time { return time.Date(2026, 11, 30, 1, 2, 3, 0, time.UTC) }
 	return s
@@ -19,12 +20,12 @@ func newTestStore(db *fakeDB) *Store {
 
 // putDelivery writes a delivery record of an event to an endpoint straight
 // into the fake table.
-func putDelivery(t *testing.T, db *fakeDB, tenant, event, endpoint string) domain.Delivery {
+func putDelivery(t *testing.T, db *dynamofake.DB, tenant, event, endpoint string) domain.Delivery {
 	t.Helper()
 	d := domain.Delivery{DeliveryID: domain.DeliveryID(event, endpoint), TenantID: tenant, EndpointID: endpoint, EventID: event, EventType: "order.created", State: domain.StatePending}
 	item, err := attributevalue.MarshalMap(d)
 	require.NoError(t, err)
-	db.items[itemKey(deliveryKey(d.DeliveryID))] = withKey(item, deliveryKey(d.DeliveryID))
+	db.SetItem(withKey(item, deliveryKey(d.DeliveryID)))
 	return d
 }
 
@@ -40,7 +41,7 @@ func putEndpoint(t *testing.T, s *Store, tenant, endpoint string) {
 func TestDeliveriesOfEventComputesTheIDsFromTheTenantsEndpoints(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := newFakeDB()
+	db := dynamofake.NewDB(IndexTenant)
 	s := newTestStore(db)
 	for _, ep := range []string{"ep_c", "ep_a", "ep_e", "ep_d", "ep_b"} {
 		putEndpoint(t, s, "t1", ep)
@@ -55,7 +56,7 @@ func TestDeliveriesOfEventComputesTheIDsFromTheTenantsEndpoints(t *testing.T) {
 	// delivery of its own: the delivery ids are the same, the record is t2's.
 	putEndpoint(t, s, "t2", "ep_e")
 	putDelivery(t, db, "t2", "evt_1", "ep_e")
-	db.calls = map[string]int{}
+	db.ResetCalls()
 
 	ds, err := s.DeliveriesOfEvent(ctx, "t1", "evt_1")
 	require.NoError(t, err)
@@ -70,8 +71,8 @@ func TestDeliveriesOfEventComputesTheIDsFromTheTenantsEndpoints(t *testing.T) {
 	}
 	require.Equal(t, []string{"ep_a", "ep_b", "ep_c", "ep_d"}, eps,
 		"endpoint id order; ep_e has no delivery of its own, ep_gone is no endpoint of the tenant any more")
-	require.Equal(t, 3, db.calls["Query"], "every page of the tenant's endpoints is read (5 endpoints, 2 a page)")
-	require.Equal(t, 1, db.calls["BatchGetItem"], "the deliveries in one batch read")
+	require.Equal(t, 3, db.Calls("Query"), "every page of the tenant's endpoints is read (5 endpoints, 2 a page)")
+	require.Equal(t, 1, db.Calls("BatchGetItem"), "the deliveries in one batch read")
 
 	gone, err := s.Delivery(ctx, domain.DeliveryID("evt_1", "ep_gone"))
 	require.NoError(t, err, "a delivery to a deleted endpoint is still read by its id")
@@ -81,17 +82,17 @@ func TestDeliveriesOfEventComputesTheIDsFromTheTenantsEndpoints(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, ds)
 
-	db.calls = map[string]int{}
+	db.ResetCalls()
 	ds, err = s.DeliveriesOfEvent(ctx, "t_no_endpoints", "evt_1")
 	require.NoError(t, err)
 	require.Empty(t, ds)
-	require.Zero(t, db.calls["BatchGetItem"], "no read when the tenant has no endpoint")
+	require.Zero(t, db.Calls("BatchGetItem"), "no read when the tenant has no endpoint")
 }
 
 func TestDeliveriesOfEventReadsAHundredAtATime(t *testing.T) {
 	t.Parallel()
-	db := newFakeDB()
-	db.pageSize = 1000
+	db := dynamofake.NewDB(IndexTenant)
+	db.PageSize = 1000
 	s := newTestStore(db)
 	for i := range 150 {
 		putEndpoint(t, s, "t1", fmt.Sprintf("ep_%03d", i))
@@ -103,7 +104,7 @@ func TestDeliveriesOfEventReadsAHundredAtATime(t *testing.T) {
 	for i, d := range ds {
 		require.Equal(t, fmt.Sprintf("ep_%03d", i), d.EndpointID)
 	}
-	require.Equal(t, 2, db.calls["BatchGetItem"])
-	require.Equal(t, 100, db.batchMax)
-	require.Equal(t, []bool{true, true}, db.consistent, "strongly consistent reads")
+	require.Equal(t, 2, db.Calls("BatchGetItem"))
+	require.Equal(t, 100, db.BatchMax())
+	require.Equal(t, []bool{true, true}, db.Consistent(), "strongly consistent reads")
 }

@@ -44,7 +44,7 @@ func (s *Store) jobItem(j *domain.ReplayJob) (map[string]types.AttributeValue, i
 	item["expires_at"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(j.CreatedAt.Add(s.Retention).Unix(), 10)}
 	if j.CompletedAt == nil {
 		item["gsi1pk"] = &types.AttributeValueMemberS{Value: openJobsPartition}
-		item["gsi1sk"] = &types.AttributeValueMemberS{Value: sortableTime(j.UpdatedAt) + "#" + j.JobID}
+		item["gsi1sk"] = &types.AttributeValueMemberS{Value: keys.TimeID(j.UpdatedAt, j.JobID)}
 	} else if j.TenantID != "" {
 		// A tenant's completed job, listed for its tenant's erasure.
 		item["gsi1pk"] = &types.AttributeValueMemberS{Value: keys.TenantIndex(j.TenantID, "JOBS")}

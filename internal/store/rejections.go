@@ -24,7 +24,7 @@ func (s *Store) PutRejection(ctx context.Context, r domain.Rejection) error {
 	item["expires_at"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(s.Retention).Unix(), 10)}
 	if r.TenantID != "" {
 		item["gsi1pk"] = &types.AttributeValueMemberS{Value: keys.TenantIndex(r.TenantID, "REJECTED")}
-		item["gsi1sk"] = &types.AttributeValueMemberS{Value: sortableTime(now) + "#" + r.Key}
+		item["gsi1sk"] = &types.AttributeValueMemberS{Value: keys.TimeID(now, r.Key)}
 	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: withKey(item, key(keys.Rejected(r.Key), "REJECTED"))})
 	if err != nil {

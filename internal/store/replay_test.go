@@ -10,20 +10,21 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/fakes/dynamofake"
 	"github.com/hookline/hookline/internal/store/keys"
 	"github.com/stretchr/testify/require"
 )
 
 // putDead writes a dead delivery straight into the fake table, indexed as
 // RecordAttempt indexes one: in its tenant's dead-letter partition, by time.
-func putDead(t *testing.T, db *fakeDB, tenant, id, endpoint, typ string, at time.Time) {
+func putDead(t *testing.T, db *dynamofake.DB, tenant, id, endpoint, typ string, at time.Time) {
 	t.Helper()
 	d := domain.Delivery{DeliveryID: id, TenantID: tenant, EndpointID: endpoint, EventID: "evt_" + id, EventType: typ, State: domain.StateDead, DeadAt: &at}
 	item, err := attributevalue.MarshalMap(d)
 	require.NoError(t, err)
 	item["gsi1pk"] = &types.AttributeValueMemberS{Value: keys.TenantIndex(tenant, "DEAD")}
 	item["gsi1sk"] = &types.AttributeValueMemberS{Value: sortableTime(at) + "#" + id}
-	db.items[itemKey(deliveryKey(id))] = withKey(item, deliveryKey(id))
+	db.SetItem(withKey(item, deliveryKey(id)))
 }
 
 // listAll pages through ListDead, limit at a time.
@@ -52,7 +53,7 @@ func listAll(t *testing.T, s *Store, tenant string, f domain.DeadFilter, limit i
 func TestListDeadNeverSendsAQueryDynamoDBRefuses(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := newFakeDB()
+	db := dynamofake.NewDB(IndexTenant)
 	s := newTestStore(db)
 	t0 := time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC)
 	for i := range 6 {
@@ -167,7 +168,7 @@ func TestKeyTime(t *testing.T) {
 func TestJobSaveIsNotRefusedByItsOwnRetry(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := newFakeDB()
+	db := dynamofake.NewDB(IndexTenant)
 	s := New(retriedPuts{db}, "state")
 	now := time.Date(2026, 11, 30, 1, 2, 3, 4, time.UTC)
 	s.Now = func() time.Time { return now }
@@ -179,7 +180,7 @@ func TestJobSaveIsNotRefusedByItsOwnRetry(t *testing.T) {
 	j.Status = domain.StatusRunning
 	require.NoError(t, s.SaveJob(ctx, &j), "an update, sent twice")
 	require.Equal(t, 2, j.Version)
-	require.Equal(t, 4, db.calls["PutItem"], "each put was sent twice")
+	require.Equal(t, 4, db.Calls("PutItem"), "each put was sent twice")
 
 	now = now.Add(time.Nanosecond)
 	other := domain.ReplayJob{JobID: "rj_1", Kind: domain.KindRedrive, Status: domain.StatusQueued}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/fakes/dynamofake"
 	"github.com/hookline/hookline/tooling/perf/cost"
 	"github.com/stretchr/testify/require"
 )
@@ -20,7 +21,7 @@ import (
 // error kept. Under 1 KB, each write of it is one write unit.
 func TestStatsItemIsOneWriteUnit(t *testing.T) {
 	t.Parallel()
-	db := newFakeDB()
+	db := dynamofake.NewDB(IndexTenant)
 	s := New(db, "state")
 	tenant, endpoint := strings.Repeat("t", 64), "ep_abcdefghijklmnop"
 	hour := time.Date(2026, 11, 30, 17, 0, 0, 0, time.UTC)

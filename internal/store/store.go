@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/store/keys"
 )
 
 // ErrNotFound is returned when an item does not exist.
@@ -56,12 +57,11 @@ func New(db DynamoDB, table string) *Store {
 	return &Store{db: db, table: table, Retention: DefaultRetention, DepthSettle: DefaultDepthSettle, StatsRetention: DefaultStatsRetention, Now: time.Now}
 }
 
-// sortableFormat is RFC 3339 with a fixed nine-digit fraction, so that times
-// compare as strings in time order (RFC3339Nano drops trailing zeros, and
-// "05Z" sorts after "05.1Z").
-const sortableFormat = "2006-01-02T15:04:05.000000000Z07:00"
+// sortableFormat is how a time is written into a key or a time attribute
+// (keys.TimeFormat), so that times compare as strings in time order.
+const sortableFormat = keys.TimeFormat
 
-func sortableTime(t time.Time) string { return t.UTC().Format(sortableFormat) }
+func sortableTime(t time.Time) string { return keys.Time(t) }
 
 func timeValue(t time.Time) types.AttributeValue {
 	return &types.AttributeValueMemberS{Value: sortableTime(t)}

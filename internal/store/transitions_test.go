@@ -11,15 +11,14 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/fakes/dynamofake"
 	"github.com/hookline/hookline/internal/store/keys"
 	"github.com/stretchr/testify/require"
 )
 
 // stored reads an item of the fake table as it is.
-func stored(db *fakeDB, k map[string]types.AttributeValue) map[string]types.AttributeValue {
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	return cloneItem(db.items[itemKey(k)])
+func stored(db *dynamofake.DB, k map[string]types.AttributeValue) map[string]types.AttributeValue {
+	return db.Item(k)
 }
 
 func depthKey(tenant string) map[string]types.AttributeValue {
@@ -27,7 +26,7 @@ func depthKey(tenant string) map[string]types.AttributeValue {
 }
 
 // counter reads a tenant's DLQ depth counter straight from the fake table.
-func counter(t *testing.T, db *fakeDB, tenant string) int {
+func counter(t *testing.T, db *dynamofake.DB, tenant string) int {
 	t.Helper()
 	item := stored(db, depthKey(tenant))
 	if item == nil {
@@ -39,12 +38,10 @@ func counter(t *testing.T, db *fakeDB, tenant string) int {
 }
 
 // indexedDead counts a tenant's deliveries in the dead index of the table.
-func indexedDead(db *fakeDB, tenant string) int {
-	db.mu.Lock()
-	defer db.mu.Unlock()
+func indexedDead(db *dynamofake.DB, tenant string) int {
 	n := 0
-	for _, item := range db.items {
-		if str(item, "gsi1pk") == keys.TenantIndex(tenant, "DEAD") {
+	for _, item := range db.Items() {
+		if dynamofake.String(item, "gsi1pk") == keys.TenantIndex(tenant, "DEAD") {
 			n++
 		}
 	}
@@ -110,7 +107,7 @@ func TestDeadTransitionsMoveTheCounterInTheSameWrite(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			db := newFakeDB()
+			db := dynamofake.NewDB(IndexTenant)
 			s := newTestStore(db)
 			d := newDelivery("t1", "evt_1")
 			if c.setup != nil {
@@ -119,8 +116,8 @@ func TestDeadTransitionsMoveTheCounterInTheSameWrite(t *testing.T) {
 			before, depthBefore := stored(db, deliveryKey(d.DeliveryID)), stored(db, depthKey("t1"))
 			d = read(t, s, d)
 
-			db.fault = func(_ string, k map[string]types.AttributeValue) error {
-				if itemKey(k) == itemKey(depthKey("t1")) {
+			db.Fault = func(_ string, k map[string]types.AttributeValue) error {
+				if dynamofake.ItemKey(k) == dynamofake.ItemKey(depthKey("t1")) {
 					return errThrottled
 				}
 				return nil
@@ -129,7 +126,7 @@ func TestDeadTransitionsMoveTheCounterInTheSameWrite(t *testing.T) {
 			require.Equal(t, before, stored(db, deliveryKey(d.DeliveryID)), "the delivery is as it was")
 			require.Equal(t, depthBefore, stored(db, depthKey("t1")), "and so is the counter")
 
-			db.fault = nil
+			db.Fault = nil
 			require.NoError(t, c.move(s, d))
 			require.Equal(t, c.depth, counter(t, db, "t1"))
 			require.Equal(t, c.depth, indexedDead(db, "t1"), "the counter is the dead index's count")
@@ -147,7 +144,7 @@ func killed(t *testing.T, s *Store, d domain.Delivery) {
 	pending(t, s, d)
 	require.NoError(t, s.RecordAttempt(context.Background(), read(t, s, d), domain.Attempt{Number: 2, At: s.Now(), Status: 400, Error: "http_400"},
 		domain.Outcome{State: domain.StateDead, DeadReason: "rejected_400", Message: `{"m":1}`}))
-	require.Equal(t, 1, counter(t, s.db.(*fakeDB), d.TenantID))
+	require.Equal(t, 1, counter(t, s.db.(*dynamofake.DB), d.TenantID))
 }
 
 // Two copies of a delivery attempted at once (SQS delivers at least once)
@@ -157,13 +154,13 @@ func TestConcurrentDuplicateAttemptsAreAllLogged(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	t.Run("the second writes between the first's read and its write", func(t *testing.T) {
-		db := newFakeDB()
+		db := dynamofake.NewDB(IndexTenant)
 		s := newTestStore(db)
 		d := newDelivery("t1", "evt_1")
 		pending(t, s, d)
 		stale := read(t, s, d)
 		interleaved := false
-		db.beforeWrite = func(_ string, keys []map[string]types.AttributeValue) {
+		db.BeforeWrite = func(_ string, keys []map[string]types.AttributeValue) {
 			if !interleaved {
 				interleaved = true
 				require.NoError(t, s.RecordAttempt(ctx, stale, domain.Attempt{Number: 3, At: s.Now(), Status: 503}, domain.Outcome{State: domain.StatePending}))
@@ -175,7 +172,7 @@ func TestConcurrentDuplicateAttemptsAreAllLogged(t *testing.T) {
 		require.ElementsMatch(t, []int{1, 2, 3}, numbers(got.AttemptLog), "no entry lost")
 	})
 	t.Run("two writers at once", func(t *testing.T) {
-		db := newFakeDB()
+		db := dynamofake.NewDB(IndexTenant)
 		s := newTestStore(db)
 		for i := range 50 {
 			d := newDelivery("t1", fmt.Sprintf("evt_%d", i))
@@ -198,7 +195,7 @@ func TestConcurrentDuplicateAttemptsAreAllLogged(t *testing.T) {
 		}
 	})
 	t.Run("at the cap, the newest are kept", func(t *testing.T) {
-		db := newFakeDB()
+		db := dynamofake.NewDB(IndexTenant)
 		s := newTestStore(db)
 		d := newDelivery("t1", "evt_cap")
 		for i := 1; i <= MaxAttemptLog; i++ {
@@ -206,7 +203,7 @@ func TestConcurrentDuplicateAttemptsAreAllLogged(t *testing.T) {
 		}
 		stale := read(t, s, d)
 		interleaved := false
-		db.beforeWrite = func(string, []map[string]types.AttributeValue) {
+		db.BeforeWrite = func(string, []map[string]types.AttributeValue) {
 			if !interleaved {
 				interleaved = true
 				require.NoError(t, s.RecordAttempt(ctx, stale, domain.Attempt{Number: MaxAttemptLog + 2, At: s.Now(), Status: 503}, domain.Outcome{State: domain.StatePending}))
@@ -221,13 +218,13 @@ func TestConcurrentDuplicateAttemptsAreAllLogged(t *testing.T) {
 		require.NotContains(t, numbers(got.AttemptLog), 2)
 	})
 	t.Run("a duplicate that kills it while the other delivers it", func(t *testing.T) {
-		db := newFakeDB()
+		db := dynamofake.NewDB(IndexTenant)
 		s := newTestStore(db)
 		d := newDelivery("t1", "evt_race")
 		pending(t, s, d)
 		stale := read(t, s, d)
 		interleaved := false
-		db.beforeWrite = func(string, []map[string]types.AttributeValue) {
+		db.BeforeWrite = func(string, []map[string]types.AttributeValue) {
 			if !interleaved {
 				interleaved = true
 				require.NoError(t, s.RecordAttempt(ctx, stale, domain.Attempt{Number: 2, At: s.Now(), Status: 200}, domain.Outcome{State: domain.StateDelivered}))
@@ -255,7 +252,7 @@ func numbers(log []domain.Attempt) []int {
 func TestClaimForReplayExtendsTheExpiry(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := newFakeDB()
+	db := dynamofake.NewDB(IndexTenant)
 	s := newTestStore(db)
 	d := newDelivery("t1", "evt_1")
 	killed(t, s, d)
@@ -295,7 +292,7 @@ func TestRecordAttemptIfUnchangedWritesOnlyOnTheRecordAsRead(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			db := newFakeDB()
+			db := dynamofake.NewDB(IndexTenant)
 			s := newTestStore(db)
 			d := newDelivery("t1", "evt_1")
 			if c.setup != nil {
@@ -326,14 +323,14 @@ func TestRecordAttemptIfUnchangedWritesOnlyOnTheRecordAsRead(t *testing.T) {
 // cancelled for colliding with another is tried again, and counts once.
 func TestATransactionThatCollidesIsTriedAgain(t *testing.T) {
 	t.Parallel()
-	db := newFakeDB()
+	db := dynamofake.NewDB(IndexTenant)
 	s := newTestStore(db)
 	d := newDelivery("t1", "evt_1")
 	collisions := 0
-	db.fault = func(op string, k map[string]types.AttributeValue) error {
-		if op == "TransactWriteItems" && itemKey(k) == itemKey(depthKey("t1")) && collisions < 3 {
+	db.Fault = func(op string, k map[string]types.AttributeValue) error {
+		if op == "TransactWriteItems" && dynamofake.ItemKey(k) == dynamofake.ItemKey(depthKey("t1")) && collisions < 3 {
 			collisions++
-			return errTransactionConflict
+			return dynamofake.ErrTransactionConflict
 		}
 		return nil
 	}
@@ -342,9 +339,9 @@ func TestATransactionThatCollidesIsTriedAgain(t *testing.T) {
 	require.Equal(t, 1, counter(t, db, "t1"))
 	require.Equal(t, 1, read(t, s, d).Attempts)
 
-	db.fault = func(op string, k map[string]types.AttributeValue) error {
-		if itemKey(k) == itemKey(depthKey("t1")) {
-			return errTransactionConflict
+	db.Fault = func(op string, k map[string]types.AttributeValue) error {
+		if dynamofake.ItemKey(k) == dynamofake.ItemKey(depthKey("t1")) {
+			return dynamofake.ErrTransactionConflict
 		}
 		return nil
 	}
@@ -357,15 +354,13 @@ func TestATransactionThatCollidesIsTriedAgain(t *testing.T) {
 
 // setCounter writes a tenant's counter as an earlier version left it: a
 // depth, moved in a write of its own (no moves, no moved_at).
-func setCounter(db *fakeDB, tenant string, depth int) {
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	db.items[itemKey(depthKey(tenant))] = withKey(map[string]types.AttributeValue{
+func setCounter(db *dynamofake.DB, tenant string, depth int) {
+	db.SetItem(withKey(map[string]types.AttributeValue{
 		"depth":     &types.AttributeValueMemberN{Value: strconv.Itoa(depth)},
 		"tenant_id": &types.AttributeValueMemberS{Value: tenant},
 		"gsi1pk":    &types.AttributeValueMemberS{Value: depthIndexKey},
 		"gsi1sk":    &types.AttributeValueMemberS{Value: tenant},
-	}, depthKey(tenant))
+	}, depthKey(tenant)))
 }
 
 // Counters written by earlier versions, which moved the counter in a
@@ -381,7 +376,7 @@ func TestReconcileDLQDepth(t *testing.T) {
 		require.NoError(t, s.RecordAttempt(ctx, newDelivery("t1", event), domain.Attempt{Number: 1, At: s.Now(), Status: 400}, domain.Outcome{State: domain.StateDead, DeadReason: "rejected_400"}))
 	}
 	t.Run("a counter left off by the old crash is corrected", func(t *testing.T) {
-		db := newFakeDB()
+		db := dynamofake.NewDB(IndexTenant)
 		s := newTestStore(db)
 		kill(t, s, "evt_1")
 		kill(t, s, "evt_2")
@@ -396,12 +391,10 @@ func TestReconcileDLQDepth(t *testing.T) {
 		require.Equal(t, DepthCheck{TenantID: "t1", Counter: 2, Indexed: 2}, check, "right now: nothing to do")
 	})
 	t.Run("a death never counted, not even a counter", func(t *testing.T) {
-		db := newFakeDB()
+		db := dynamofake.NewDB(IndexTenant)
 		s := newTestStore(db)
 		kill(t, s, "evt_1")
-		db.mu.Lock()
-		delete(db.items, itemKey(depthKey("t1")))
-		db.mu.Unlock()
+		db.RemoveItem(depthKey("t1"))
 		check, err := s.ReconcileDLQDepth(ctx, "t1")
 		require.NoError(t, err)
 		require.True(t, check.Corrected)
@@ -411,10 +404,10 @@ func TestReconcileDLQDepth(t *testing.T) {
 		require.Equal(t, map[string]int{"t1": 1}, depths, "listed again")
 	})
 	t.Run("an index that has not caught up with a move is not trusted", func(t *testing.T) {
-		db := newFakeDB()
+		db := dynamofake.NewDB(IndexTenant)
 		s := newTestStore(db)
-		db.lagIndex = true
-		db.propagate()
+		db.LagIndex = true
+		db.Propagate()
 		kill(t, s, "evt_1") // counted at once; not yet in the index
 		check, err := s.ReconcileDLQDepth(ctx, "t1")
 		require.NoError(t, err)
@@ -424,19 +417,19 @@ func TestReconcileDLQDepth(t *testing.T) {
 		// A minute later the index shows it.
 		later := s.Now().Add(s.DepthSettle)
 		s.Now = func() time.Time { return later }
-		db.propagate()
+		db.Propagate()
 		check, err = s.ReconcileDLQDepth(ctx, "t1")
 		require.NoError(t, err)
 		require.Equal(t, DepthCheck{TenantID: "t1", Counter: 1, Indexed: 1}, check)
 	})
 	t.Run("a move while it counts is not overwritten", func(t *testing.T) {
-		db := newFakeDB()
+		db := dynamofake.NewDB(IndexTenant)
 		s := newTestStore(db)
 		kill(t, s, "evt_1")
 		setCounter(db, "t1", 5)
 		moved := false
-		db.beforeWrite = func(_ string, keys []map[string]types.AttributeValue) {
-			if !moved && itemKey(keys[0]) == itemKey(depthKey("t1")) {
+		db.BeforeWrite = func(_ string, keys []map[string]types.AttributeValue) {
+			if !moved && dynamofake.ItemKey(keys[0]) == dynamofake.ItemKey(depthKey("t1")) {
 				moved = true
 				kill(t, s, "evt_2") // between the count and the correction
 			}

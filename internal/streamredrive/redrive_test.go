@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+	"github.com/hookline/hookline/internal/fakes/dynamofake"
+	"github.com/hookline/hookline/internal/fakes/streamsfake"
 	"github.com/hookline/hookline/internal/streamredrive"
 	"github.com/hookline/hookline/outbox"
 	"github.com/stretchr/testify/require"
@@ -91,22 +93,23 @@ func failureBody(first, last int) string {
 type env struct {
 	clock   *clock
 	queue   *fakeQueue
-	streams *fakeStreams
+	streams *streamsfake.Streams
 	fn      *fakeLambda
-	outbox  *fakeOutbox
+	outbox  *dynamofake.Table
 	sleeps  []time.Duration
 	r       *streamredrive.Redriver
 }
 
 func newEnv(t *testing.T, n, pad int) *env {
 	t.Helper()
-	e := &env{clock: &clock{t: t0.Add(21 * time.Hour)}, streams: newFakeStreams(), fn: &fakeLambda{}, outbox: &fakeOutbox{pageSize: 3}}
+	e := &env{clock: &clock{t: t0.Add(21 * time.Hour)}, streams: streamsfake.New(), fn: newFakeLambda(), outbox: dynamofake.New(table, outbox.AttrID)}
+	e.outbox.PageSize = 3
 	e.queue = newFakeQueue(e.clock.Now)
-	sh := &shard{}
+	var recs []streamtypes.Record
 	for i := 1; i <= n; i++ {
-		sh.records = append(sh.records, streamRecord(i, t0.Add(time.Duration(i)*time.Second), pad))
+		recs = append(recs, streamRecord(i, t0.Add(time.Duration(i)*time.Second), pad))
 	}
-	e.streams.shards[shardID] = sh
+	e.streams.AddShard(streamARN, shardID, recs...)
 	e.r = &streamredrive.Redriver{
 		Queue: e.queue, QueueURL: queueURL, Streams: e.streams, Lambda: e.fn, FunctionName: function,
 		Outbox: e.outbox, OutboxTable: table, Region: "us-east-1",
@@ -172,7 +175,7 @@ func TestParseFailureRecord(t *testing.T) {
 func TestRedrivesTheParkedRecordsAndDeletesTheMessage(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 300, 10)
-	e.streams.pageSize = 7 // the batch takes many reads
+	e.streams.PageSize = 7 // the batch takes many reads
 	// 146 records: more than one invocation's 100.
 	id := e.queue.add(failureBody(5, 150))
 	rep := e.run(t)
@@ -253,7 +256,7 @@ func TestBatchGoneFromTheStreamIsKept(t *testing.T) {
 		err     string
 	}{
 		{name: "trimmed: the first record is past the retention", body: failureBody(3, 8),
-			setup:   func(e *env) { e.streams.shards[shardID].trimmed = 5 },
+			setup:   func(e *env) { e.streams.Shard(streamARN, shardID).Trimmed = 5 },
 			outcome: streamredrive.Gone, err: "TrimmedDataAccessException"},
 		{name: "the whole shard is gone, the batch older than the retention", body: strings.Replace(failureBody(3, 8), shardID, "shardId-00000001700000000000-00000000", 1),
 			setup:   func(e *env) { e.clock.Advance(4 * time.Hour) },
@@ -261,7 +264,7 @@ func TestBatchGoneFromTheStreamIsKept(t *testing.T) {
 		{name: "no such shard, yet the batch is young: a wrong account or region, not gone", body: strings.Replace(failureBody(3, 8), shardID, "shardId-00000001700000000000-00000000", 1),
 			outcome: streamredrive.Failed, err: "is this the stream's account and region"},
 		{name: "the shard closed before the last record", body: failureBody(3, 12),
-			setup:   func(e *env) { e.streams.shards[shardID].closed = true },
+			setup:   func(e *env) { e.streams.Shard(streamARN, shardID).Closed = true },
 			outcome: streamredrive.Gone, err: "before the batch's last record"},
 		{name: "not a failure record", body: `{"hello":"world"}`,
 			outcome: streamredrive.Invalid, err: "not a DynamoDB stream failure record"},
@@ -280,7 +283,7 @@ func TestBatchGoneFromTheStreamIsKept(t *testing.T) {
 			present, visible := e.queue.state(id)
 			require.True(t, present && visible, "the message is kept, visible for the next run")
 			require.Equal(t, 1, rep.Kept)
-			require.Zero(t, e.outbox.scans, "without the fallback the outbox table is not read")
+			require.Zero(t, e.outbox.Calls("Scan"), "without the fallback the outbox table is not read")
 		})
 	}
 }
@@ -288,8 +291,8 @@ func TestBatchGoneFromTheStreamIsKept(t *testing.T) {
 func TestFirstRecordOfTheBatchMissing(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 10, 10)
-	sh := e.streams.shards[shardID]
-	sh.records = append(sh.records[:2], sh.records[3:]...) // record 3 is not there
+	sh := e.streams.Shard(streamARN, shardID)
+	sh.Records = append(sh.Records[:2], sh.Records[3:]...) // record 3 is not there
 	id := e.queue.add(failureBody(3, 8))
 	rep := e.run(t)
 	require.Equal(t, streamredrive.Gone, rep.Results[0].Outcome, rep.Results[0].Error)
@@ -303,7 +306,7 @@ func TestEmptyReadsOfTheShard(t *testing.T) {
 	t.Parallel()
 	t.Run("a few empty reads, then the records", func(t *testing.T) {
 		e := newEnv(t, 10, 10)
-		e.streams.emptyReads = 3
+		e.streams.EmptyReads = 3
 		e.queue.add(failureBody(2, 9))
 		rep := e.run(t)
 		require.Equal(t, streamredrive.Redriven, rep.Results[0].Outcome)
@@ -312,12 +315,12 @@ func TestEmptyReadsOfTheShard(t *testing.T) {
 	})
 	t.Run("reads that never find the records end the batch for this run", func(t *testing.T) {
 		e := newEnv(t, 10, 10)
-		e.streams.emptyReads = 1000
+		e.streams.EmptyReads = 1000
 		id := e.queue.add(failureBody(2, 9))
 		rep := e.run(t)
 		require.Equal(t, streamredrive.Failed, rep.Results[0].Outcome)
 		require.Contains(t, rep.Results[0].Error, "reads in a row found no record")
-		require.Less(t, e.streams.reads, 30)
+		require.Less(t, e.streams.Reads(), 30)
 		present, _ := e.queue.state(id)
 		require.True(t, present)
 	})
@@ -333,8 +336,8 @@ func TestInvocationsStayWithinLambdasPayloadLimit(t *testing.T) {
 	require.Equal(t, streamredrive.Redriven, rep.Results[0].Outcome, rep.Results[0].Error)
 	require.Equal(t, seqs(1, 40), e.fn.processed())
 	require.GreaterOrEqual(t, len(e.fn.batches), 3)
-	require.LessOrEqual(t, e.fn.maxPayload, streamredrive.MaxInvokePayload)
-	require.Greater(t, e.fn.maxPayload, streamredrive.MaxInvokePayload/2, "invocations are filled, not one per record")
+	require.LessOrEqual(t, e.fn.LargestPayload(), streamredrive.MaxInvokePayload)
+	require.Greater(t, e.fn.LargestPayload(), streamredrive.MaxInvokePayload/2, "invocations are filled, not one per record")
 }
 
 func TestEveryMessageOnTheQueueOnce(t *testing.T) {
@@ -390,7 +393,7 @@ func TestOutboxFallbackForBatchesGoneFromTheStream(t *testing.T) {
 	t.Parallel()
 	setup := func(t *testing.T) (*env, string) {
 		e := newEnv(t, 10, 10)
-		e.streams.shards[shardID].trimmed = 10 // all gone
+		e.streams.Shard(streamARN, shardID).Trimmed = 10 // all gone
 		e.r.OutboxFallback = true
 		e.r.OutboxMargin = time.Minute
 		// The batch's records arrived at t0+3s..t0+8s.
@@ -401,11 +404,11 @@ func TestOutboxFallbackForBatchesGoneFromTheStream(t *testing.T) {
 			t0.Add(8*time.Second + 30*time.Second),
 			t0.Add(3 * time.Hour), // long after: left alone
 		} {
-			e.outbox.items = append(e.outbox.items, outboxItem(fmt.Sprintf("evt_o%d", i), at, 10))
+			e.outbox.Put(outboxItem(fmt.Sprintf("evt_o%d", i), at, 10))
 		}
 		noTime := outboxItem("evt_notime", t0, 10)
 		delete(noTime, outbox.AttrOccurredAt)
-		e.outbox.items = append(e.outbox.items, noTime)
+		e.outbox.Put(noTime)
 		return e, e.queue.add(failureBody(3, 8))
 	}
 	t.Run("the events of the batch's window are processed, the message deleted", func(t *testing.T) {
@@ -424,13 +427,13 @@ func TestOutboxFallbackForBatchesGoneFromTheStream(t *testing.T) {
 		require.Equal(t, []string{"evt_o1", "evt_o2", "evt_o3"}, ids)
 		require.Equal(t, 3, rep.OutboxEvents)
 		require.Equal(t, 1, rep.OutboxUnplaced)
-		require.Equal(t, 2, e.outbox.scans, "the table read once, a page (of 3 items) at a time")
+		require.Equal(t, 2, e.outbox.Calls("Scan"), "the table read once, a page (of 3 items) at a time")
 		present, _ := e.queue.state(id)
 		require.False(t, present)
 	})
 	t.Run("the outbox table cannot be read: kept", func(t *testing.T) {
 		e, id := setup(t)
-		e.outbox.err = errors.New("AccessDeniedException")
+		e.outbox.Fail = func(string) error { return errors.New("AccessDeniedException") }
 		rep := e.run(t)
 		require.Equal(t, streamredrive.Gone, rep.Results[0].Outcome)
 		require.Contains(t, rep.Results[0].Error, "AccessDeniedException")
@@ -448,7 +451,7 @@ func TestOutboxFallbackForBatchesGoneFromTheStream(t *testing.T) {
 	})
 	t.Run("no event in the window: kept", func(t *testing.T) {
 		e, id := setup(t)
-		e.outbox.items = e.outbox.items[:1]
+		e.outbox.Truncate(1)
 		rep := e.run(t)
 		require.Equal(t, streamredrive.Gone, rep.Results[0].Outcome)
 		require.Contains(t, rep.Results[0].Error, "no outbox event occurred between")
@@ -462,7 +465,7 @@ func TestOutboxFallbackForBatchesGoneFromTheStream(t *testing.T) {
 		rep := e.run(t)
 		require.Equal(t, 3, rep.Deleted)
 		require.Equal(t, 3, rep.OutboxEvents, "overlapping windows process an event once")
-		require.Equal(t, 2, e.outbox.scans, "one scan of the table for all of them")
+		require.Equal(t, 2, e.outbox.Calls("Scan"), "one scan of the table for all of them")
 	})
 }
 
@@ -495,7 +498,7 @@ func TestEventRecordIsTheOneLambdaSends(t *testing.T) {
 		},
 	}
 	e := newEnv(t, 0, 0)
-	e.streams.shards[shardID] = &shard{records: []streamtypes.Record{rec}}
+	e.streams.AddShard(streamARN, shardID, rec)
 	body := strings.NewReplacer(seq(1), "111100000000000000001").Replace(failureBody(1, 1))
 	body = strings.ReplaceAll(body, streamARN, "arn:aws:dynamodb:us-east-1:000000000000:table/Outbox/stream/2026-11-30T00:00:00.000")
 	e.queue.add(body)

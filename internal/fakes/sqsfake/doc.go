@@ -6,11 +6,18 @@
 // A Queue enforces: at most 10 entries per batch, ids unique and
 // [A-Za-z0-9_-]{1,80}; 262,144 bytes per message and per batch (body and
 // attributes); DelaySeconds 0..900; VisibilityTimeout 0..43200 and no message
-// hidden more than 12 h after its receive; the characters SQS allows (#x9
-// #xA #xD #x20-#xD7FF #xE000-#xFFFD #x10000-#x10FFFF); MessageGroupId of 1
+// hidden more than 12 h after its receive; WaitTimeSeconds 0..20; the
+// characters SQS allows (#x9 #xA #xD #x20-#xD7FF #xE000-#xFFFD #x10000-#x10FFFF); MessageGroupId of 1
 // to 128 ASCII letters, digits or punctuation; and the in-flight limit
 // (120,000 on a standard queue; Config.InFlightLimit), past which a receive
 // gets nothing and no error, as on AWS.
 //
+// The limits and the rules a sender keeps to are package message's (one
+// definition of each: message.CheckEntryIDs, CheckText, ValidGroupID,
+// EntrySize); the fake applies them.
+//
 // Time is injected (Config.Now); nothing waits: a long poll returns at once.
+// A test scripts an unavailable SQS with Config.Fail, holds senders to a
+// product rule with Config.CheckSend, and reads what was accepted with
+// Messages, Sent and Answered.
 package sqsfake

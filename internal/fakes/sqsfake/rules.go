@@ -2,46 +2,22 @@ package sqsfake
 
 import (
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/hookline/hookline/internal/message"
 )
 
-// Allowed reports whether SQS accepts r in a message: #x9 | #xA | #xD |
-// #x20-#xD7FF | #xE000-#xFFFD | #x10000-#x10FFFF.
-func Allowed(r rune) bool {
-	switch {
-	case r == 0x9, r == 0xA, r == 0xD:
-		return true
-	case r >= 0x20 && r <= 0xD7FF, r >= 0xE000 && r <= 0xFFFD, r >= 0x10000 && r <= 0x10FFFF:
-		return true
-	}
-	return false
-}
-
-// CheckText reports the first character of s that SQS refuses (invalid
-// UTF-8 included).
-func CheckText(s string) error {
-	for i, r := range s {
-		if r == utf8.RuneError || !Allowed(r) {
-			if _, n := utf8.DecodeRuneInString(s[i:]); r != utf8.RuneError || n == 1 {
-				return fmt.Errorf("InvalidMessageContents: character %U at byte %d", r, i)
-			}
-		}
-	}
-	return nil
-}
+// The rules are package message's, the one definition of each of SQS's
+// limits and rules (message.CheckEntryIDs, CheckText, EntrySize,
+// ValidGroupID); the fake adds only the ones no sender in hookline keeps
+// to by itself (DelaySeconds, VisibilityTimeout).
 
 // messageSize is what SQS counts against 256 KiB: the body, and each
-// attribute's name, type and value.
+// attribute's name, type and value (message.EntrySize).
 func messageSize(body string, attrs map[string]types.MessageAttributeValue) int {
-	n := len(body)
-	for k, v := range attrs {
-		n += len(k) + len(aws.ToString(v.DataType)) + len(aws.ToString(v.StringValue)) + len(v.BinaryValue)
-	}
-	return n
+	return message.EntrySize(types.SendMessageBatchRequestEntry{MessageBody: &body, MessageAttributes: attrs})
 }
 
 func checkSend(in *sqs.SendMessageInput) error {
@@ -52,33 +28,21 @@ func checkSend(in *sqs.SendMessageInput) error {
 	if n := messageSize(body, in.MessageAttributes); n > MaxMessageBytes {
 		return fmt.Errorf("InvalidParameterValue: message of %d bytes, at most %d", n, MaxMessageBytes)
 	}
-	if err := CheckText(body); err != nil {
+	if err := message.CheckText(body); err != nil {
 		return err
 	}
 	for _, v := range in.MessageAttributes {
-		if err := CheckText(aws.ToString(v.StringValue)); err != nil {
+		if err := message.CheckText(aws.ToString(v.StringValue)); err != nil {
 			return err
 		}
 	}
 	if in.DelaySeconds < 0 || in.DelaySeconds > MaxDelaySeconds {
 		return fmt.Errorf("InvalidParameterValue: DelaySeconds %d is not in 0..900", in.DelaySeconds)
 	}
-	if g := in.MessageGroupId; g != nil && !validGroupID(*g) {
-		return fmt.Errorf("InvalidParameterValue: MessageGroupId %q is not 1 to %d ASCII letters, digits or punctuation", *g, maxGroupIDLen)
+	if g := in.MessageGroupId; g != nil && !message.ValidGroupID(*g) {
+		return fmt.Errorf("InvalidParameterValue: MessageGroupId %q is not 1 to %d ASCII letters, digits or punctuation", *g, message.MaxGroupIDLen)
 	}
 	return nil
-}
-
-func validGroupID(s string) bool {
-	if len(s) == 0 || len(s) > maxGroupIDLen {
-		return false
-	}
-	for i := range len(s) {
-		if s[i] < 0x21 || s[i] > 0x7e {
-			return false
-		}
-	}
-	return true
 }
 
 func checkVisibility(v int32) error {
@@ -88,37 +52,12 @@ func checkVisibility(v int32) error {
 	return nil
 }
 
-// checkBatch holds a batch's entry ids to SQS's rules: 1 to 10 entries,
-// each id [A-Za-z0-9_-]{1,80}, all distinct.
+// checkBatch holds a batch's entry ids to SQS's rules
+// (message.CheckEntryIDs).
 func checkBatch(ids []*string) error {
-	if len(ids) == 0 {
-		return fmt.Errorf("AWS.SimpleQueueService.EmptyBatchRequest: no entries")
+	s := make([]string, len(ids))
+	for i, p := range ids {
+		s[i] = aws.ToString(p)
 	}
-	if len(ids) > MaxBatchEntries {
-		return fmt.Errorf("AWS.SimpleQueueService.TooManyEntriesInBatchRequest: %d entries, at most %d", len(ids), MaxBatchEntries)
-	}
-	seen := map[string]bool{}
-	for _, p := range ids {
-		id := aws.ToString(p)
-		if !validEntryID(id) {
-			return fmt.Errorf("AWS.SimpleQueueService.InvalidBatchEntryId: %q", id)
-		}
-		if seen[id] {
-			return fmt.Errorf("AWS.SimpleQueueService.BatchEntryIdsNotDistinct: %q", id)
-		}
-		seen[id] = true
-	}
-	return nil
-}
-
-func validEntryID(id string) bool {
-	if len(id) == 0 || len(id) > 80 {
-		return false
-	}
-	for _, c := range id {
-		if !(c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
-			return false
-		}
-	}
-	return true
+	return message.CheckEntryIDs(s)
 }

@@ -11,18 +11,21 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/hookline/hookline/internal/message"
 )
 
-// SQS's limits, as AWS documents them.
+// SQS's limits, as AWS documents them; those a sender keeps to are package
+// message's.
 const (
-	MaxBatchEntries      = 10
-	MaxMessageBytes      = 262_144
+	MaxBatchEntries      = message.MaxBatchEntries
+	MaxMessageBytes      = message.MaxMessageBytes
+	MaxBatchBytes        = message.MaxBatchBytes
 	MaxDelaySeconds      = 900
+	MaxWaitSeconds       = 20
 	MaxVisibilitySeconds = 43_200
 	MaxHidden            = 12 * time.Hour
 	DefaultInFlightLimit = 120_000
 	DefaultVisibility    = 30 * time.Second
-	maxGroupIDLen        = 128
 )
 
 // Config sets up a Queue. Every field's zero value is SQS's default.
@@ -34,8 +37,17 @@ type Config struct {
 	// InFlightLimit is the most messages in flight; zero is 120,000.
 	InFlightLimit int
 	// CheckSend, if set, is a product rule the fake applies to each sent
-	// message after SQS's own (a refusal fails the send or the entry).
-	CheckSend func(queueURL string, in *sqs.SendMessageInput) error
+	// message after SQS's own (a refusal fails the send or the entry);
+	// entryID is the message's batch entry id, "" for a SendMessage.
+	CheckSend func(queueURL, entryID string, in *sqs.SendMessageInput) error
+	// Fail, if set, is asked before each request, named by its operation
+	// ("SendMessageBatch") and queue URL: an error it returns fails the
+	// request as an unavailable SQS does, before any rule and without a
+	// refusal. It is called without the fake's lock held.
+	Fail func(op, queueURL string) error
+	// Discard keeps no message sent, only its count (Sent): for a
+	// benchmark, whose fake must not grow with b.N.
+	Discard bool
 }
 
 type msg struct {
@@ -56,8 +68,22 @@ type Queue struct {
 	mu     sync.Mutex
 	queues map[string][]*msg
 	seq    int
-	// Refused are the errors of the requests refused so far.
+	// refused are the errors of the requests refused so far.
 	refused []string
+	// answered counts the requests answered without an error, by
+	// operation and queue URL; sent the messages accepted, by queue URL.
+	answered map[[2]string]int
+	sent     map[string]int
+}
+
+// Message is a message the fake holds, as it was sent, and whether it is
+// visible now and how many times it was received.
+type Message struct {
+	ID, Body   string
+	GroupID    *string
+	Attributes map[string]types.MessageAttributeValue
+	Visible    bool
+	Receives   int
 }
 
 // New returns an empty fake SQS.
@@ -71,7 +97,7 @@ func New(cfg Config) *Queue {
 	if cfg.InFlightLimit == 0 {
 		cfg.InFlightLimit = DefaultInFlightLimit
 	}
-	return &Queue{cfg: cfg, queues: map[string][]*msg{}}
+	return &Queue{cfg: cfg, queues: map[string][]*msg{}, answered: map[[2]string]int{}, sent: map[string]int{}}
 }
 
 // Refusals returns the errors of the requests refused so far, so that a
@@ -96,6 +122,54 @@ func (q *Queue) Bodies(queueURL string) []string {
 	return out
 }
 
+// Messages returns the messages in queueURL not deleted, in the order
+// sent (visible or not).
+func (q *Queue) Messages(queueURL string) []Message {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var out []Message
+	now := q.cfg.Now()
+	for _, m := range q.queues[queueURL] {
+		if !m.deleted {
+			out = append(out, Message{ID: m.id, Body: m.body, GroupID: m.group, Attributes: m.attrs, Visible: !now.Before(m.visibleAt), Receives: m.receives})
+		}
+	}
+	return out
+}
+
+// Answered is how many requests of operation op (as "SendMessageBatch") to
+// queueURL the fake answered without an error.
+func (q *Queue) Answered(op, queueURL string) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.answered[[2]string{op, queueURL}]
+}
+
+// Sent is how many messages queueURL accepted, deleted and discarded ones
+// included.
+func (q *Queue) Sent(queueURL string) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.sent[queueURL]
+}
+
+// begin asks Config.Fail about a request; then it takes the lock, which the
+// returned function, deferred, releases after counting the answer.
+func (q *Queue) begin(op, url string, err *error) (func(), error) {
+	if q.cfg.Fail != nil {
+		if e := q.cfg.Fail(op, url); e != nil {
+			return nil, e
+		}
+	}
+	q.mu.Lock()
+	return func() {
+		if *err == nil {
+			q.answered[[2]string{op, url}]++
+		}
+		q.mu.Unlock()
+	}, nil
+}
+
 func (q *Queue) refuse(format string, args ...any) error {
 	err := fmt.Errorf(format, args...)
 	q.refused = append(q.refused, err.Error())
@@ -103,9 +177,12 @@ func (q *Queue) refuse(format string, args ...any) error {
 }
 
 // CreateQueue answers the queue's URL, http://sqs.fake/<name>.
-func (q *Queue) CreateQueue(_ context.Context, in *sqs.CreateQueueInput, _ ...func(*sqs.Options)) (*sqs.CreateQueueOutput, error) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
+func (q *Queue) CreateQueue(_ context.Context, in *sqs.CreateQueueInput, _ ...func(*sqs.Options)) (_ *sqs.CreateQueueOutput, err error) {
+	done, err := q.begin("CreateQueue", "http://sqs.fake/"+aws.ToString(in.QueueName), &err)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	url := "http://sqs.fake/" + aws.ToString(in.QueueName)
 	if _, ok := q.queues[url]; !ok {
 		q.queues[url] = nil
@@ -114,34 +191,44 @@ func (q *Queue) CreateQueue(_ context.Context, in *sqs.CreateQueueInput, _ ...fu
 }
 
 // DeleteQueue forgets a queue and its messages.
-func (q *Queue) DeleteQueue(_ context.Context, in *sqs.DeleteQueueInput, _ ...func(*sqs.Options)) (*sqs.DeleteQueueOutput, error) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
+func (q *Queue) DeleteQueue(_ context.Context, in *sqs.DeleteQueueInput, _ ...func(*sqs.Options)) (_ *sqs.DeleteQueueOutput, err error) {
+	done, err := q.begin("DeleteQueue", aws.ToString(in.QueueUrl), &err)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	delete(q.queues, aws.ToString(in.QueueUrl))
 	return &sqs.DeleteQueueOutput{}, nil
 }
 
 // SendMessage sends one message after SQS's rules (and Config.CheckSend).
-func (q *Queue) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	id, err := q.sendLocked(aws.ToString(in.QueueUrl), in)
+func (q *Queue) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (_ *sqs.SendMessageOutput, err error) {
+	done, err := q.begin("SendMessage", aws.ToString(in.QueueUrl), &err)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	id, err := q.sendLocked(aws.ToString(in.QueueUrl), "", in)
 	if err != nil {
 		return nil, err
 	}
 	return &sqs.SendMessageOutput{MessageId: &id}, nil
 }
 
-func (q *Queue) sendLocked(url string, in *sqs.SendMessageInput) (string, error) {
+func (q *Queue) sendLocked(url, entryID string, in *sqs.SendMessageInput) (string, error) {
 	if err := checkSend(in); err != nil {
 		return "", q.refuse("%v", err)
 	}
 	if q.cfg.CheckSend != nil {
-		if err := q.cfg.CheckSend(url, in); err != nil {
+		if err := q.cfg.CheckSend(url, entryID, in); err != nil {
 			return "", q.refuse("%v", err)
 		}
 	}
 	q.seq++
+	q.sent[url]++
+	if q.cfg.Discard {
+		return "m-" + strconv.Itoa(q.seq), nil
+	}
 	m := &msg{id: "m-" + strconv.Itoa(q.seq), body: aws.ToString(in.MessageBody), group: in.MessageGroupId, attrs: in.MessageAttributes,
 		visibleAt: q.cfg.Now().Add(time.Duration(in.DelaySeconds) * time.Second)}
 	q.queues[url] = append(q.queues[url], m)
@@ -151,9 +238,12 @@ func (q *Queue) sendLocked(url string, in *sqs.SendMessageInput) (string, error)
 // SendMessageBatch checks the batch's rules (entries, ids, bytes), refusing
 // the whole request as SQS does, then sends each entry by SendMessage's
 // rules, answering a refused entry as failed.
-func (q *Queue) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
+func (q *Queue) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (_ *sqs.SendMessageBatchOutput, err error) {
+	done, err := q.begin("SendMessageBatch", aws.ToString(in.QueueUrl), &err)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	ids := make([]*string, len(in.Entries))
 	size := 0
 	for i, e := range in.Entries {
@@ -163,12 +253,12 @@ func (q *Queue) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchInpu
 	if err := checkBatch(ids); err != nil {
 		return nil, q.refuse("%v", err)
 	}
-	if size > MaxMessageBytes {
-		return nil, q.refuse("AWS.SimpleQueueService.BatchRequestTooLong: %d bytes, at most %d", size, MaxMessageBytes)
+	if size > MaxBatchBytes {
+		return nil, q.refuse("AWS.SimpleQueueService.BatchRequestTooLong: %d bytes, at most %d", size, MaxBatchBytes)
 	}
 	out := &sqs.SendMessageBatchOutput{Successful: []types.SendMessageBatchResultEntry{}, Failed: []types.BatchResultErrorEntry{}}
 	for _, e := range in.Entries {
-		id, err := q.sendLocked(aws.ToString(in.QueueUrl), &sqs.SendMessageInput{QueueUrl: in.QueueUrl, MessageBody: e.MessageBody,
+		id, err := q.sendLocked(aws.ToString(in.QueueUrl), aws.ToString(e.Id), &sqs.SendMessageInput{QueueUrl: in.QueueUrl, MessageBody: e.MessageBody,
 			DelaySeconds: e.DelaySeconds, MessageGroupId: e.MessageGroupId, MessageAttributes: e.MessageAttributes})
 		if err != nil {
 			out.Failed = append(out.Failed, types.BatchResultErrorEntry{Id: e.Id, Code: aws.String("InvalidParameterValue"), Message: aws.String(err.Error()), SenderFault: true})
@@ -183,15 +273,21 @@ func (q *Queue) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchInpu
 // messages, oldest first, hiding each for the request's VisibilityTimeout
 // (else the queue's). Past the in-flight limit it receives nothing and
 // says nothing, as SQS does; the fake keeps the refusal.
-func (q *Queue) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInput, _ ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
+func (q *Queue) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInput, _ ...func(*sqs.Options)) (_ *sqs.ReceiveMessageOutput, err error) {
+	done, err := q.begin("ReceiveMessage", aws.ToString(in.QueueUrl), &err)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	n := in.MaxNumberOfMessages
 	if n == 0 {
 		n = 1
 	}
 	if n < 1 || n > MaxBatchEntries {
 		return nil, q.refuse("InvalidParameterValue: MaxNumberOfMessages %d is not in 1..10", n)
+	}
+	if in.WaitTimeSeconds < 0 || in.WaitTimeSeconds > MaxWaitSeconds {
+		return nil, q.refuse("InvalidParameterValue: WaitTimeSeconds %d is not in 0..20", in.WaitTimeSeconds)
 	}
 	hide := q.cfg.VisibilityTimeout
 	if in.VisibilityTimeout != 0 {
@@ -258,44 +354,50 @@ func (q *Queue) byHandle(url, handle string) (*msg, error) {
 
 // DeleteMessage deletes the message a receipt handle names. As on SQS, the
 // latest handle of a message deletes it even when it is visible again.
-func (q *Queue) DeleteMessage(_ context.Context, in *sqs.DeleteMessageInput, _ ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	m, err := q.byHandle(aws.ToString(in.QueueUrl), aws.ToString(in.ReceiptHandle))
+func (q *Queue) DeleteMessage(_ context.Context, in *sqs.DeleteMessageInput, _ ...func(*sqs.Options)) (_ *sqs.DeleteMessageOutput, err error) {
+	done, err := q.begin("DeleteMessage", aws.ToString(in.QueueUrl), &err)
 	if err != nil {
-		return nil, q.refuse("%v", err)
+		return nil, err
 	}
-	m.deleted = true
+	defer done()
+	if err := q.deleteLocked(aws.ToString(in.QueueUrl), aws.ToString(in.ReceiptHandle)); err != nil {
+		return nil, err
+	}
 	return &sqs.DeleteMessageOutput{}, nil
 }
 
+func (q *Queue) deleteLocked(url, handle string) error {
+	m, err := q.byHandle(url, handle)
+	if err != nil {
+		return q.refuse("%v", err)
+	}
+	m.deleted = true
+	return nil
+}
+
 // DeleteMessageBatch deletes each entry's message after the batch rules.
-func (q *Queue) DeleteMessageBatch(ctx context.Context, in *sqs.DeleteMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.DeleteMessageBatchOutput, error) {
+func (q *Queue) DeleteMessageBatch(_ context.Context, in *sqs.DeleteMessageBatchInput, _ ...func(*sqs.Options)) (_ *sqs.DeleteMessageBatchOutput, err error) {
+	done, err := q.begin("DeleteMessageBatch", aws.ToString(in.QueueUrl), &err)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	ids := make([]*string, len(in.Entries))
 	for i, e := range in.Entries {
 		ids[i] = e.Id
 	}
-	if err := q.checkBatchLocked(ids); err != nil {
-		return nil, err
+	if err := checkBatch(ids); err != nil {
+		return nil, q.refuse("%v", err)
 	}
 	out := &sqs.DeleteMessageBatchOutput{Successful: []types.DeleteMessageBatchResultEntry{}, Failed: []types.BatchResultErrorEntry{}}
 	for _, e := range in.Entries {
-		if _, err := q.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: in.QueueUrl, ReceiptHandle: e.ReceiptHandle}); err != nil {
+		if err := q.deleteLocked(aws.ToString(in.QueueUrl), aws.ToString(e.ReceiptHandle)); err != nil {
 			out.Failed = append(out.Failed, failed(e.Id, err))
 			continue
 		}
 		out.Successful = append(out.Successful, types.DeleteMessageBatchResultEntry{Id: e.Id})
 	}
 	return out, nil
-}
-
-func (q *Queue) checkBatchLocked(ids []*string) error {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if err := checkBatch(ids); err != nil {
-		return q.refuse("%v", err)
-	}
-	return nil
 }
 
 func failed(id *string, err error) types.BatchResultErrorEntry {
@@ -305,41 +407,55 @@ func failed(id *string, err error) types.BatchResultErrorEntry {
 // ChangeMessageVisibility hides an in-flight message for VisibilityTimeout
 // from now (0..43200), refusing a message no longer in flight and one that
 // would stay hidden more than 12 h after its receive.
-func (q *Queue) ChangeMessageVisibility(_ context.Context, in *sqs.ChangeMessageVisibilityInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	m, err := q.byHandle(aws.ToString(in.QueueUrl), aws.ToString(in.ReceiptHandle))
+func (q *Queue) ChangeMessageVisibility(_ context.Context, in *sqs.ChangeMessageVisibilityInput, _ ...func(*sqs.Options)) (_ *sqs.ChangeMessageVisibilityOutput, err error) {
+	done, err := q.begin("ChangeMessageVisibility", aws.ToString(in.QueueUrl), &err)
 	if err != nil {
-		return nil, q.refuse("%v", err)
+		return nil, err
 	}
-	now := q.cfg.Now()
-	if m.deleted || !now.Before(m.visibleAt) {
-		return nil, q.refuse("MessageNotInflight: %s", m.id)
+	defer done()
+	if err := q.changeLocked(aws.ToString(in.QueueUrl), aws.ToString(in.ReceiptHandle), in.VisibilityTimeout); err != nil {
+		return nil, err
 	}
-	if err := checkVisibility(in.VisibilityTimeout); err != nil {
-		return nil, q.refuse("%v", err)
-	}
-	until := now.Add(time.Duration(in.VisibilityTimeout) * time.Second)
-	if until.Sub(m.receivedAt) > MaxHidden {
-		return nil, q.refuse("InvalidParameterValue: VisibilityTimeout %d, received %s ago: hidden past 12 h from the receive", in.VisibilityTimeout, now.Sub(m.receivedAt))
-	}
-	m.visibleAt = until
 	return &sqs.ChangeMessageVisibilityOutput{}, nil
 }
 
+func (q *Queue) changeLocked(url, handle string, timeout int32) error {
+	m, err := q.byHandle(url, handle)
+	if err != nil {
+		return q.refuse("%v", err)
+	}
+	now := q.cfg.Now()
+	if m.deleted || !now.Before(m.visibleAt) {
+		return q.refuse("MessageNotInflight: %s", m.id)
+	}
+	if err := checkVisibility(timeout); err != nil {
+		return q.refuse("%v", err)
+	}
+	until := now.Add(time.Duration(timeout) * time.Second)
+	if until.Sub(m.receivedAt) > MaxHidden {
+		return q.refuse("InvalidParameterValue: VisibilityTimeout %d, received %s ago: hidden past 12 h from the receive", timeout, now.Sub(m.receivedAt))
+	}
+	m.visibleAt = until
+	return nil
+}
+
 // ChangeMessageVisibilityBatch changes each entry after the batch rules.
-func (q *Queue) ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.ChangeMessageVisibilityBatchInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
+func (q *Queue) ChangeMessageVisibilityBatch(_ context.Context, in *sqs.ChangeMessageVisibilityBatchInput, _ ...func(*sqs.Options)) (_ *sqs.ChangeMessageVisibilityBatchOutput, err error) {
+	done, err := q.begin("ChangeMessageVisibilityBatch", aws.ToString(in.QueueUrl), &err)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	ids := make([]*string, len(in.Entries))
 	for i, e := range in.Entries {
 		ids[i] = e.Id
 	}
-	if err := q.checkBatchLocked(ids); err != nil {
-		return nil, err
+	if err := checkBatch(ids); err != nil {
+		return nil, q.refuse("%v", err)
 	}
 	out := &sqs.ChangeMessageVisibilityBatchOutput{Successful: []types.ChangeMessageVisibilityBatchResultEntry{}, Failed: []types.BatchResultErrorEntry{}}
 	for _, e := range in.Entries {
-		_, err := q.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: in.QueueUrl, ReceiptHandle: e.ReceiptHandle, VisibilityTimeout: e.VisibilityTimeout})
-		if err != nil {
+		if err := q.changeLocked(aws.ToString(in.QueueUrl), aws.ToString(e.ReceiptHandle), e.VisibilityTimeout); err != nil {
 			out.Failed = append(out.Failed, failed(e.Id, err))
 			continue
 		}
@@ -351,9 +467,12 @@ func (q *Queue) ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.Change
 // GetQueueAttributes answers ApproximateNumberOfMessages (visible),
 // ApproximateNumberOfMessagesNotVisible (in flight) and
 // ApproximateNumberOfMessagesDelayed, whatever names are asked.
-func (q *Queue) GetQueueAttributes(_ context.Context, in *sqs.GetQueueAttributesInput, _ ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
+func (q *Queue) GetQueueAttributes(_ context.Context, in *sqs.GetQueueAttributesInput, _ ...func(*sqs.Options)) (_ *sqs.GetQueueAttributesOutput, err error) {
+	done, err := q.begin("GetQueueAttributes", aws.ToString(in.QueueUrl), &err)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	now := q.cfg.Now()
 	var visible, hidden, delayed int
 	for _, m := range q.queues[aws.ToString(in.QueueUrl)] {

@@ -2,6 +2,7 @@ package sqsfake_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/fakes/sqsfake"
 	"github.com/hookline/hookline/internal/fakes/sqsfake/sqstest"
 	"github.com/stretchr/testify/require"
@@ -68,4 +70,86 @@ func TestReceiveAt(t *testing.T) {
 	require.True(t, ok)
 	_, err = q.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: &old, VisibilityTimeout: 0})
 	require.ErrorContains(t, err, "MessageNotInflight", "received a visibility timeout ago: visible again")
+}
+
+// Config.Fail fails a request before any rule, as an unavailable SQS does:
+// nothing is sent, nothing refused, nothing answered; the next request,
+// not failed, goes through. Answered, Sent and Messages count and show
+// what was accepted.
+func TestFailHook(t *testing.T) {
+	t.Parallel()
+	errDown := errors.New("service unavailable")
+	var asked []string
+	down := true
+	q := sqsfake.New(sqsfake.Config{Fail: func(op, url string) error {
+		asked = append(asked, op+" "+url)
+		if down {
+			return errDown
+		}
+		return nil
+	}})
+	ctx := context.Background()
+	in := &sqs.SendMessageBatchInput{QueueUrl: aws.String("u"), Entries: []types.SendMessageBatchRequestEntry{
+		{Id: aws.String("a"), MessageBody: aws.String("x"), MessageGroupId: aws.String("g")}}}
+	_, err := q.SendMessageBatch(ctx, in)
+	require.ErrorIs(t, err, errDown)
+	require.Zero(t, q.Sent("u"))
+	require.Zero(t, q.Answered("SendMessageBatch", "u"))
+	require.Empty(t, q.Refusals(), "a failure is not a refusal")
+
+	down = false
+	_, err = q.SendMessageBatch(ctx, in)
+	require.NoError(t, err)
+	require.Equal(t, []string{"SendMessageBatch u", "SendMessageBatch u"}, asked)
+	require.Equal(t, 1, q.Sent("u"))
+	require.Equal(t, 1, q.Answered("SendMessageBatch", "u"))
+	msgs := q.Messages("u")
+	require.Len(t, msgs, 1)
+	require.Equal(t, "x", msgs[0].Body)
+	require.Equal(t, "g", *msgs[0].GroupID)
+
+	// A refused request is not answered either.
+	_, err = q.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String("u")})
+	require.Error(t, err)
+	require.Equal(t, 1, q.Answered("SendMessageBatch", "u"))
+}
+
+// Config.CheckSend sees each message with its entry id and refuses it as a
+// failed entry; Config.Discard keeps nothing but the count.
+func TestCheckSendAndDiscard(t *testing.T) {
+	t.Parallel()
+	q := sqsfake.New(sqsfake.Config{Discard: true, CheckSend: func(_, id string, in *sqs.SendMessageInput) error {
+		if id != aws.ToString(in.MessageBody) {
+			return fmt.Errorf("entry %s is not its body %s", id, aws.ToString(in.MessageBody))
+		}
+		return nil
+	}})
+	out, err := q.SendMessageBatch(context.Background(), &sqs.SendMessageBatchInput{QueueUrl: aws.String("u"), Entries: []types.SendMessageBatchRequestEntry{
+		{Id: aws.String("a"), MessageBody: aws.String("a")}, {Id: aws.String("b"), MessageBody: aws.String("c")}}})
+	require.NoError(t, err)
+	require.Len(t, out.Successful, 1)
+	require.Len(t, out.Failed, 1)
+	require.Equal(t, "b", *out.Failed[0].Id)
+	require.Len(t, q.Refusals(), 1)
+	require.Equal(t, 1, q.Sent("u"))
+	require.Empty(t, q.Messages("u"), "discarded")
+}
+
+// A receive waits 0 to 20 s; Messages tells a received message, hidden,
+// from a visible one.
+func TestReceiveWaitAndMessageState(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	q := sqsfake.New(sqsfake.Config{Now: func() time.Time { return now }})
+	ctx := context.Background()
+	url := aws.String("u")
+	_, err := q.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: url, MessageBody: aws.String("x")})
+	require.NoError(t, err)
+	_, err = q.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: 21})
+	require.Error(t, err, "WaitTimeSeconds 21")
+	require.Equal(t, []sqsfake.Message{{ID: "m-1", Body: "x", Visible: true}}, q.Messages("u"))
+	out, err := q.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: 20})
+	require.NoError(t, err)
+	require.Len(t, out.Messages, 1)
+	require.Equal(t, []sqsfake.Message{{ID: "m-1", Body: "x", Receives: 1}}, q.Messages("u"), "hidden once received")
 }

@@ -4,6 +4,22 @@
 // appears in another file of the store packages.
 package keys
 
+import "time"
+
+// TimeFormat is how a time is written into a key: RFC 3339 with a fixed
+// nine-digit fraction, so that times compare as strings in time order
+// (RFC3339Nano drops trailing zeros, and "05Z" sorts after "05.1Z").
+const TimeFormat = "2006-01-02T15:04:05.000000000Z07:00"
+
+// Time is t as a key holds it: in UTC, in TimeFormat.
+func Time(t time.Time) string { return t.UTC().Format(TimeFormat) }
+
+// TimeID is the sort key "<time>#<id>" of an index that lists records in
+// time order, ties by id: the dead-letter index (dead_at, delivery id), the
+// open replay jobs (updated_at, job id), the rejections (the time rejected,
+// key).
+func TimeID(t time.Time, id string) string { return Time(t) + "#" + id }
+
 // Tenant is the partition of a tenant and everything it owns.
 func Tenant(tenantID string) string { return "TENANT#" + tenantID }
 

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -47,4 +48,15 @@ func TestBuilders(t *testing.T) {
 	require.Equal(t, "DELIVERY#d1", Delivery("d1"))
 	require.Equal(t, "GATE#t1#e1", Gate("t1", "e1"))
 	require.Equal(t, "DEADWINDOW#t1#e1#s", DeadWindow("t1", "e1", "s"))
+}
+
+// A "<time>#<id>" sort key sorts in time order, to the nanosecond, whatever
+// the time's zone, then by id.
+func TestTimeIDSortsInTimeOrder(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 12, 1, 12, 0, 5, 0, time.UTC)
+	require.Equal(t, "2026-12-01T12:00:05.000000000Z#d_1", TimeID(at, "d_1"))
+	require.Equal(t, TimeID(at, "d_1"), TimeID(at.In(time.FixedZone("X", 3600)), "d_1"), "written in UTC")
+	require.Less(t, TimeID(at, "d_2"), TimeID(at.Add(time.Nanosecond), "d_1"))
+	require.Less(t, TimeID(at, "d_1"), TimeID(at, "d_2"))
 }

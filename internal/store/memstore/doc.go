@@ -33,6 +33,12 @@
 // call is one atomic step, as the real store's conditional writes make
 // each of its writes.
 //
+// Its files are sorted as package store's, by record (tenants.go,
+// endpoints.go, health.go, deliveries.go, load.go, deadlisting.go,
+// depth.go, deadwindow.go, claims.go, jobs.go, sweep.go, rejections.go,
+// erase.go, ...), so that a method and its fake are found under one name;
+// messagelog.go is the in-memory message log (MessageLog).
+//
 // What it does not model: expiry (TTL) and eventual consistency (every
 // read sees every write at once).
 package memstore

@@ -43,17 +43,6 @@ func (s *Store) Erased(_ context.Context, tenantID string) (bool, error) {
 	return s.tombstones[tenantID], nil
 }
 
-// TenantEndpoints lists a tenant's endpoints, or none and true when it is
-// being erased.
-func (s *Store) TenantEndpoints(_ context.Context, tenantID string) ([]domain.Endpoint, bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.tombstones[tenantID] {
-		return nil, true, nil
-	}
-	return s.sortedEndpoints(tenantID), false, nil
-}
-
 // EraseIndexed deletes up to limit of a tenant's items of kind, as
 // store.Store does.
 func (s *Store) EraseIndexed(_ context.Context, tenantID, kind string, limit int) (int, bool, error) {

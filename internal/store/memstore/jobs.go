@@ -113,25 +113,12 @@ func (s *Store) IdleJobs(_ context.Context, before time.Time, limit int) ([]doma
 	defer s.mu.Unlock()
 	var out []domain.ReplayJob
 	for _, j := range s.jobs {
-		if j.CompletedAt == nil && keyTime(j.UpdatedAt)+"#"+j.JobID < keyTime(before) {
+		if j.CompletedAt == nil && keys.TimeID(j.UpdatedAt, j.JobID) < keys.Time(before) {
 			out = append(out, copyOf(j))
 		}
 	}
 	slices.SortFunc(out, func(a, b domain.ReplayJob) int {
-		return strings.Compare(keyTime(a.UpdatedAt)+"#"+a.JobID, keyTime(b.UpdatedAt)+"#"+b.JobID)
+		return strings.Compare(keys.TimeID(a.UpdatedAt, a.JobID), keys.TimeID(b.UpdatedAt, b.JobID))
 	})
 	return out[:min(len(out), max(limit, 0))], nil
-}
-
-// ClaimSweep reports whether the caller may sweep the DLQ now: true for at
-// most one caller per gap.
-func (s *Store) ClaimSweep(_ context.Context, gap time.Duration) (bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	if s.sweptAt != nil && s.sweptAt.After(now.Add(-gap)) {
-		return false, nil
-	}
-	s.sweptAt = &now
-	return true, nil
 }

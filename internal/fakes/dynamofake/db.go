@@ -1,4 +1,4 @@
-package store
+package dynamofake
 
 import (
 	"context"
@@ -13,20 +13,23 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// fakeDB is an in-memory state table that behaves as DynamoDB does for what
-// the store asks of it: items by pk/sk; condition, update and filter
-// expressions evaluated (fakeexpr_test.go), with DynamoDB's validation
-// rules; UpdateItem's return values and ReturnValuesOnConditionCheckFailure;
-// TransactWriteItems, atomic (every condition checked before anything is
-// written; a failed member, condition or injected fault, cancels them all),
-// at most 100 members and one per item; batch reads; queries of a
-// partition by sort key prefix, in sort key order, and of the gsi1 index
-// (sparse, eventually consistent: with lagIndex set, it shows the table as
-// it was at the last propagate), a page of pageSize items at a time.
-type fakeDB struct {
+// DB is an in-memory table of hookline's state-table shape (key pk/sk, one
+// global index gsi1pk/gsi1sk, named when it is built) that behaves as
+// DynamoDB does for what the store asks of it: items by pk/sk; condition,
+// update and filter expressions evaluated (expr.go), with DynamoDB's
+// validation rules; UpdateItem's return values and
+// ReturnValuesOnConditionCheckFailure; TransactWriteItems, atomic (every
+// condition checked before anything is written; a failed member, condition
+// or injected fault, cancels them all), at most 100 members and one per
+// item; batch reads; queries of a partition by sort key prefix, in sort key
+// order, and of the index (sparse, eventually consistent: with LagIndex
+// set, it shows the table as it was at the last Propagate), a page of
+// PageSize items at a time. Set its exported fields before the code under
+// test runs, or between its calls.
+type DB struct {
 	mu       sync.Mutex
+	index    string
 	items    map[string]map[string]types.AttributeValue
-	pageSize int
 	calls    map[string]int
 	batchMax int // the most keys one BatchGetItem asked for
 	// consistent says, for each BatchGetItem, whether it read strongly
@@ -37,30 +40,34 @@ type fakeDB struct {
 	updates []*dynamodb.UpdateItemInput
 	// transactions lists every TransactWriteItems asked for.
 	transactions []*dynamodb.TransactWriteItemsInput
+	indexed      map[string]map[string]types.AttributeValue
 
-	// lagIndex makes gsi1 show indexed, the table as it was at the last
-	// propagate: the index is eventually consistent.
-	lagIndex bool
-	indexed  map[string]map[string]types.AttributeValue
-	// fault, when set, is asked about every item a write (op: PutItem,
+	// PageSize is the most items a Query page holds (2 from NewDB).
+	PageSize int
+	// LagIndex makes the index show the table as it was at the last
+	// Propagate: the index is eventually consistent.
+	LagIndex bool
+	// Fault, when set, is asked about every item a write (op: PutItem,
 	// UpdateItem, DeleteItem, or TransactWriteItems for each member) is
 	// about to change; an error fails that write, before anything is
 	// written (a transaction is cancelled whole).
-	fault func(op string, key map[string]types.AttributeValue) error
-	// beforeWrite, when set, runs (without the lock) at the start of every
+	Fault func(op string, key map[string]types.AttributeValue) error
+	// BeforeWrite, when set, runs (without the lock) at the start of every
 	// write, with the keys it writes: a test interleaves other work there.
-	beforeWrite func(op string, keys []map[string]types.AttributeValue)
+	BeforeWrite func(op string, keys []map[string]types.AttributeValue)
 }
 
-// errTransactionConflict, returned by a fault, makes the fake answer as
+// ErrTransactionConflict, returned by a fault, makes the fake answer as
 // DynamoDB does when a write meets another transaction on the same item.
-var errTransactionConflict = errors.New("transaction conflict")
+var ErrTransactionConflict = errors.New("transaction conflict")
 
-func newFakeDB() *fakeDB {
-	return &fakeDB{items: map[string]map[string]types.AttributeValue{}, pageSize: 2, calls: map[string]int{}}
+// NewDB returns an empty table whose global index is named index.
+func NewDB(index string) *DB {
+	return &DB{index: index, items: map[string]map[string]types.AttributeValue{}, PageSize: 2, calls: map[string]int{}}
 }
 
-func str(item map[string]types.AttributeValue, name string) string {
+// String is the string attribute name of item, "" if it has none.
+func String(item map[string]types.AttributeValue, name string) string {
 	v, _ := item[name].(*types.AttributeValueMemberS)
 	if v == nil {
 		return ""
@@ -68,16 +75,89 @@ func str(item map[string]types.AttributeValue, name string) string {
 	return v.Value
 }
 
-func itemKey(item map[string]types.AttributeValue) string {
-	return str(item, "pk") + "\x00" + str(item, "sk")
+// ItemKey names the item (or key) in the table: its pk and sk.
+func ItemKey(item map[string]types.AttributeValue) string {
+	return String(item, "pk") + "\x00" + String(item, "sk")
 }
 
 func keyOf(item map[string]types.AttributeValue) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{"pk": item["pk"], "sk": item["sk"]}
 }
 
-// propagate brings the lagging index up to date with the table.
-func (f *fakeDB) propagate() {
+// Item returns a copy of the item with key's pk and sk, nil if none.
+func (f *DB) Item(key map[string]types.AttributeValue) map[string]types.AttributeValue {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return cloneItem(f.items[ItemKey(key)])
+}
+
+// Items returns a copy of every item, in no order.
+func (f *DB) Items() []map[string]types.AttributeValue {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []map[string]types.AttributeValue
+	for _, it := range f.items {
+		out = append(out, cloneItem(it))
+	}
+	return out
+}
+
+// SetItem writes item as it is, under its pk and sk, with no rule or
+// record: a test's setup.
+func (f *DB) SetItem(item map[string]types.AttributeValue) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.items[ItemKey(item)] = cloneItem(item)
+}
+
+// RemoveItem deletes the item with key's pk and sk, with no rule or
+// record: a test's setup.
+func (f *DB) RemoveItem(key map[string]types.AttributeValue) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.items, ItemKey(key))
+}
+
+// Calls is how many requests of op ("Query", "PutItem") were made since
+// NewDB or the last ResetCalls.
+func (f *DB) Calls(op string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[op]
+}
+
+// ResetCalls forgets the requests counted so far.
+func (f *DB) ResetCalls() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = map[string]int{}
+}
+
+// BatchMax is the most keys one BatchGetItem asked for.
+func (f *DB) BatchMax() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.batchMax
+}
+
+// Consistent says, for each BatchGetItem, whether it read strongly
+// consistent.
+func (f *DB) Consistent() []bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]bool(nil), f.consistent...)
+}
+
+// Updates lists every update asked for, alone or in a transaction, applied
+// or refused.
+func (f *DB) Updates() []*dynamodb.UpdateItemInput {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]*dynamodb.UpdateItemInput(nil), f.updates...)
+}
+
+// Propagate brings the lagging index up to date with the table.
+func (f *DB) Propagate() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.indexed = map[string]map[string]types.AttributeValue{}
@@ -86,23 +166,23 @@ func (f *fakeDB) propagate() {
 	}
 }
 
-func (f *fakeDB) hook(op string, keys ...map[string]types.AttributeValue) {
+func (f *DB) hook(op string, keys ...map[string]types.AttributeValue) {
 	f.mu.Lock()
-	h := f.beforeWrite
+	h := f.BeforeWrite
 	f.mu.Unlock()
 	if h != nil {
 		h(op, keys)
 	}
 }
 
-func (f *fakeDB) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+func (f *DB) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls["GetItem"]++
-	return &dynamodb.GetItemOutput{Item: cloneItem(f.items[itemKey(in.Key)])}, nil
+	return &dynamodb.GetItemOutput{Item: cloneItem(f.items[ItemKey(in.Key)])}, nil
 }
 
-func (f *fakeDB) BatchGetItem(_ context.Context, in *dynamodb.BatchGetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+func (f *DB) BatchGetItem(_ context.Context, in *dynamodb.BatchGetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls["BatchGetItem"]++
@@ -114,7 +194,7 @@ func (f *fakeDB) BatchGetItem(_ context.Context, in *dynamodb.BatchGetItemInput,
 		f.consistent = append(f.consistent, aws.ToBool(ka.ConsistentRead))
 		f.batchMax = max(f.batchMax, len(ka.Keys))
 		for _, k := range ka.Keys {
-			if item, ok := f.items[itemKey(k)]; ok {
+			if item, ok := f.items[ItemKey(k)]; ok {
 				out.Responses[table] = append(out.Responses[table], cloneItem(item))
 			}
 		}
@@ -148,12 +228,12 @@ func condition(expr *string, env *exprEnv, old map[string]types.AttributeValue, 
 }
 
 // put works out a PutItem: the item it writes.
-func (f *fakeDB) put(in *dynamodb.PutItemInput) (map[string]types.AttributeValue, error) {
+func (f *DB) put(in *dynamodb.PutItemInput) (map[string]types.AttributeValue, error) {
 	env, err := newExprEnv(in.ExpressionAttributeNames, in.ExpressionAttributeValues)
 	if err != nil {
 		return nil, err
 	}
-	old := f.items[itemKey(in.Item)]
+	old := f.items[ItemKey(in.Item)]
 	if err := condition(in.ConditionExpression, env, old, in.ReturnValuesOnConditionCheckFailure); err != nil {
 		return nil, err
 	}
@@ -166,13 +246,13 @@ func (f *fakeDB) put(in *dynamodb.PutItemInput) (map[string]types.AttributeValue
 	return cloneItem(in.Item), nil
 }
 
-func (f *fakeDB) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+func (f *DB) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
 	f.hook("PutItem", keyOf(in.Item))
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls["PutItem"]++
-	if f.fault != nil {
-		if err := f.fault("PutItem", keyOf(in.Item)); err != nil {
+	if f.Fault != nil {
+		if err := f.Fault("PutItem", keyOf(in.Item)); err != nil {
 			return nil, err
 		}
 	}
@@ -180,26 +260,26 @@ func (f *fakeDB) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func
 	if err != nil {
 		return nil, err
 	}
-	f.items[itemKey(item)] = item
+	f.items[ItemKey(item)] = item
 	return &dynamodb.PutItemOutput{}, nil
 }
 
 // updateItem works out an update: the item it leaves (the old one if the
 // update is refused) and its return values.
-func (f *fakeDB) update(key map[string]types.AttributeValue, expr, cond *string, names map[string]string, values map[string]types.AttributeValue,
+func (f *DB) update(key map[string]types.AttributeValue, expr, cond *string, names map[string]string, values map[string]types.AttributeValue,
 	returnOld types.ReturnValuesOnConditionCheckFailure) (old, item map[string]types.AttributeValue, u *update, err error) {
 	env, err := newExprEnv(names, values)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	if expr == nil {
-		return nil, nil, nil, errValidation("fakeDB: an update without an update expression")
+		return nil, nil, nil, errValidation("DB: an update without an update expression")
 	}
 	u, err = parseUpdate(*expr, env)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	old = f.items[itemKey(key)]
+	old = f.items[ItemKey(key)]
 	if err := condition(cond, env, old, returnOld); err != nil {
 		return old, old, u, err
 	}
@@ -219,7 +299,7 @@ func (f *fakeDB) update(key map[string]types.AttributeValue, expr, cond *string,
 	return old, item, u, nil
 }
 
-func (f *fakeDB) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+func (f *DB) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
 	f.hook("UpdateItem", in.Key)
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -231,9 +311,9 @@ func (f *fakeDB) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ .
 		return nil, fmt.Errorf("ValidationException: ExpressionAttributeValues must not be empty")
 	}
 	f.updates = append(f.updates, in)
-	if f.fault != nil {
-		if err := f.fault("UpdateItem", in.Key); err != nil {
-			if errors.Is(err, errTransactionConflict) {
+	if f.Fault != nil {
+		if err := f.Fault("UpdateItem", in.Key); err != nil {
+			if errors.Is(err, ErrTransactionConflict) {
 				return nil, &types.TransactionConflictException{Message: aws.String(err.Error())}
 			}
 			return nil, err
@@ -243,7 +323,7 @@ func (f *fakeDB) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ .
 	if err != nil {
 		return nil, err
 	}
-	f.items[itemKey(in.Key)] = item
+	f.items[ItemKey(in.Key)] = item
 	out := &dynamodb.UpdateItemOutput{}
 	pick := func(from map[string]types.AttributeValue) map[string]types.AttributeValue {
 		m := map[string]types.AttributeValue{}
@@ -267,13 +347,13 @@ func (f *fakeDB) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ .
 	return out, nil
 }
 
-func (f *fakeDB) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
+func (f *DB) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
 	f.hook("DeleteItem", in.Key)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls["DeleteItem"]++
-	if f.fault != nil {
-		if err := f.fault("DeleteItem", in.Key); err != nil {
+	if f.Fault != nil {
+		if err := f.Fault("DeleteItem", in.Key); err != nil {
 			return nil, err
 		}
 	}
@@ -281,20 +361,20 @@ func (f *fakeDB) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _ .
 	if err != nil {
 		return nil, err
 	}
-	if err := condition(in.ConditionExpression, env, f.items[itemKey(in.Key)], in.ReturnValuesOnConditionCheckFailure); err != nil {
+	if err := condition(in.ConditionExpression, env, f.items[ItemKey(in.Key)], in.ReturnValuesOnConditionCheckFailure); err != nil {
 		return nil, err
 	}
 	if err := env.checkUnused(); err != nil {
 		return nil, err
 	}
-	delete(f.items, itemKey(in.Key))
+	delete(f.items, ItemKey(in.Key))
 	return &dynamodb.DeleteItemOutput{}, nil
 }
 
 // maxTransactItems is DynamoDB's limit on the members of a transaction.
 const maxTransactItems = 100
 
-func (f *fakeDB) TransactWriteItems(_ context.Context, in *dynamodb.TransactWriteItemsInput, _ ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+func (f *DB) TransactWriteItems(_ context.Context, in *dynamodb.TransactWriteItemsInput, _ ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
 	var keys []map[string]types.AttributeValue
 	for _, m := range in.TransactItems {
 		switch {
@@ -320,10 +400,10 @@ func (f *fakeDB) TransactWriteItems(_ context.Context, in *dynamodb.TransactWrit
 	}
 	seen := map[string]bool{}
 	for _, k := range keys {
-		if seen[itemKey(k)] {
+		if seen[ItemKey(k)] {
 			return nil, errValidation("Transaction request cannot include multiple operations on one item")
 		}
-		seen[itemKey(k)] = true
+		seen[ItemKey(k)] = true
 	}
 	// Every member is worked out on the table as it is, before any is
 	// written: all or nothing.
@@ -332,10 +412,10 @@ func (f *fakeDB) TransactWriteItems(_ context.Context, in *dynamodb.TransactWrit
 	cancelled := false
 	for i, m := range in.TransactItems {
 		reasons[i] = types.CancellationReason{Code: aws.String("None")}
-		if f.fault != nil {
-			if err := f.fault("TransactWriteItems", keys[i]); err != nil {
+		if f.Fault != nil {
+			if err := f.Fault("TransactWriteItems", keys[i]); err != nil {
 				code := "ThrottlingError"
-				if errors.Is(err, errTransactionConflict) {
+				if errors.Is(err, ErrTransactionConflict) {
 					code = "TransactionConflict"
 				}
 				reasons[i] = types.CancellationReason{Code: aws.String(code), Message: aws.String(err.Error())}
@@ -358,7 +438,7 @@ func (f *fakeDB) TransactWriteItems(_ context.Context, in *dynamodb.TransactWrit
 			d := m.Delete
 			var env *exprEnv
 			if env, err = newExprEnv(d.ExpressionAttributeNames, d.ExpressionAttributeValues); err == nil {
-				if err = condition(d.ConditionExpression, env, f.items[itemKey(d.Key)], d.ReturnValuesOnConditionCheckFailure); err == nil {
+				if err = condition(d.ConditionExpression, env, f.items[ItemKey(d.Key)], d.ReturnValuesOnConditionCheckFailure); err == nil {
 					err = env.checkUnused()
 				}
 			}
@@ -366,11 +446,11 @@ func (f *fakeDB) TransactWriteItems(_ context.Context, in *dynamodb.TransactWrit
 			c := m.ConditionCheck
 			var env *exprEnv
 			if env, err = newExprEnv(c.ExpressionAttributeNames, c.ExpressionAttributeValues); err == nil {
-				if err = condition(c.ConditionExpression, env, f.items[itemKey(c.Key)], c.ReturnValuesOnConditionCheckFailure); err == nil {
+				if err = condition(c.ConditionExpression, env, f.items[ItemKey(c.Key)], c.ReturnValuesOnConditionCheckFailure); err == nil {
 					err = env.checkUnused()
 				}
 			}
-			results[i] = f.items[itemKey(c.Key)]
+			results[i] = f.items[ItemKey(c.Key)]
 		}
 		var ccf *types.ConditionalCheckFailedException
 		switch {
@@ -387,16 +467,16 @@ func (f *fakeDB) TransactWriteItems(_ context.Context, in *dynamodb.TransactWrit
 	for i, m := range in.TransactItems {
 		switch {
 		case m.Delete != nil:
-			delete(f.items, itemKey(keys[i]))
+			delete(f.items, ItemKey(keys[i]))
 		case m.ConditionCheck != nil:
 		default:
-			f.items[itemKey(keys[i])] = results[i]
+			f.items[ItemKey(keys[i])] = results[i]
 		}
 	}
 	return &dynamodb.TransactWriteItemsOutput{}, nil
 }
 
-func (f *fakeDB) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+func (f *DB) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls["Query"]++
@@ -407,21 +487,23 @@ func (f *fakeDB) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dy
 	if err != nil {
 		return nil, err
 	}
-	pk := str(in.ExpressionAttributeValues, ":pk")
+	pk := String(in.ExpressionAttributeValues, ":pk")
 	var items []map[string]types.AttributeValue
 	for _, item := range f.items {
-		if str(item, "pk") == pk && match(str(item, "sk")) {
+		if String(item, "pk") == pk && match(String(item, "sk")) {
 			items = append(items, cloneItem(item))
 		}
 	}
 	forward := in.ScanIndexForward == nil || *in.ScanIndexForward
-	sort.Slice(items, func(i, j int) bool { return (str(items[i], "sk") < str(items[j], "sk")) == forward })
+	sort.Slice(items, func(i, j int) bool { return (String(items[i], "sk") < String(items[j], "sk")) == forward })
 	start := 0
 	if in.ExclusiveStartKey != nil {
-		after := str(in.ExclusiveStartKey, "sk")
-		start = sort.Search(len(items), func(i int) bool { return (str(items[i], "sk") > after) == forward && str(items[i], "sk") != after })
+		after := String(in.ExclusiveStartKey, "sk")
+		start = sort.Search(len(items), func(i int) bool {
+			return (String(items[i], "sk") > after) == forward && String(items[i], "sk") != after
+		})
 	}
-	size := f.pageSize
+	size := f.PageSize
 	if in.Limit != nil {
 		size = min(size, int(*in.Limit))
 	}
@@ -437,7 +519,7 @@ func (f *fakeDB) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dy
 // uses on the table: a partition whole, by sort key prefix, or a sort key
 // range (BETWEEN, both ends included).
 func tableKeyCondition(in *dynamodb.QueryInput) (func(sk string) bool, error) {
-	v := func(name string) string { return str(in.ExpressionAttributeValues, name) }
+	v := func(name string) string { return String(in.ExpressionAttributeValues, name) }
 	switch aws.ToString(in.KeyConditionExpression) {
 	case "pk = :pk":
 		return func(string) bool { return true }, nil
@@ -450,14 +532,14 @@ func tableKeyCondition(in *dynamodb.QueryInput) (func(sk string) bool, error) {
 		}
 		return func(sk string) bool { return sk >= from && sk <= to }, nil
 	}
-	return nil, fmt.Errorf("fakeDB: no such key condition: %s", aws.ToString(in.KeyConditionExpression))
+	return nil, fmt.Errorf("DB: no such key condition: %s", aws.ToString(in.KeyConditionExpression))
 }
 
 // queryIndex reads gsi1: the items that have its keys, in gsi1sk order
 // (then table key order), matching the key condition; Limit items are read
 // at most (pageSize at most per page), the filter applied after.
-func (f *fakeDB) queryIndex(in *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) {
-	if aws.ToString(in.IndexName) != IndexTenant {
+func (f *DB) queryIndex(in *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) {
+	if aws.ToString(in.IndexName) != f.index {
 		return nil, errValidation("The table does not have the specified index: %s", aws.ToString(in.IndexName))
 	}
 	if aws.ToBool(in.ConsistentRead) {
@@ -481,11 +563,11 @@ func (f *fakeDB) queryIndex(in *dynamodb.QueryInput) (*dynamodb.QueryOutput, err
 		return nil, err
 	}
 	source := f.items
-	if f.lagIndex {
+	if f.LagIndex {
 		source = f.indexed
 	}
 	order := func(it map[string]types.AttributeValue) string {
-		return str(it, "gsi1sk") + "\x00" + str(it, "pk") + "\x00" + str(it, "sk")
+		return String(it, "gsi1sk") + "\x00" + String(it, "pk") + "\x00" + String(it, "sk")
 	}
 	var items []map[string]types.AttributeValue
 	for _, item := range source {
@@ -509,7 +591,7 @@ func (f *fakeDB) queryIndex(in *dynamodb.QueryInput) (*dynamodb.QueryOutput, err
 		after := order(in.ExclusiveStartKey)
 		start = sort.Search(len(items), func(i int) bool { return order(items[i]) > after })
 	}
-	n := f.pageSize
+	n := f.PageSize
 	if in.Limit != nil {
 		n = min(n, int(*in.Limit))
 	}

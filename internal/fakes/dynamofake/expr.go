@@ -1,4 +1,4 @@
-package store
+package dynamofake
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// A small DynamoDB expression engine for fakeDB: condition, key condition,
+// A small DynamoDB expression engine for DB: condition, key condition,
 // filter and update expressions, evaluated as DynamoDB evaluates them, with
 // the rules AWS enforces and the local cloud may forgive (a value or name
 // given and not used, an empty value map, two actions on overlapping
@@ -1018,7 +1018,7 @@ func (u *update) apply(old map[string]av) (map[string]av, error) {
 	for _, d := range u.deletes {
 		del, ok := d.val.(*types.AttributeValueMemberSS)
 		if !ok {
-			return nil, errValidation("fakeDB: DELETE supports string sets only")
+			return nil, errValidation("dynamofake: DELETE supports string sets only")
 		}
 		cur := getPath(old, d.path)
 		if cur == nil {

@@ -1,4 +1,4 @@
-package store
+package dynamofake
 
 import (
 	"context"
@@ -9,6 +9,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/require"
 )
+
+// testIndex is the name of the tests' global index.
+const testIndex = "gsi1"
+
+// key is the key of the item pk, sk.
+func key(pk, sk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}, "sk": &types.AttributeValueMemberS{Value: sk}}
+}
 
 // The fake refuses what DynamoDB refuses, so that a store test cannot pass
 // on a request the service would reject (the local cloud forgives some).
@@ -36,7 +44,7 @@ func TestFakeDBEnforcesDynamoDBsRules(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			db := newFakeDB()
+			db := NewDB(testIndex)
 			_, err := db.UpdateItem(ctx, c.in)
 			require.ErrorContains(t, err, "ValidationException")
 			require.Empty(t, db.items, "nothing written")
@@ -44,7 +52,7 @@ func TestFakeDBEnforcesDynamoDBsRules(t *testing.T) {
 	}
 
 	t.Run("a transaction is all or nothing", func(t *testing.T) {
-		db := newFakeDB()
+		db := NewDB(testIndex)
 		upd := func(k map[string]types.AttributeValue, cond string) types.TransactWriteItem {
 			u := &types.Update{Key: k, UpdateExpression: aws.String("ADD v :one"), ExpressionAttributeValues: map[string]types.AttributeValue{":one": n("1")},
 				ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}
@@ -81,7 +89,7 @@ func TestFakeDBEnforcesDynamoDBsRules(t *testing.T) {
 	})
 
 	t.Run("a consistent read of the index is refused", func(t *testing.T) {
-		_, err := newFakeDB().Query(ctx, &dynamodb.QueryInput{IndexName: aws.String(IndexTenant), ConsistentRead: aws.Bool(true),
+		_, err := NewDB(testIndex).Query(ctx, &dynamodb.QueryInput{IndexName: aws.String(testIndex), ConsistentRead: aws.Bool(true),
 			KeyConditionExpression: aws.String("gsi1pk = :g"), ExpressionAttributeValues: map[string]types.AttributeValue{":g": s("x")}})
 		require.ErrorContains(t, err, "ValidationException")
 	})

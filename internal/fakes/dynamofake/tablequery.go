@@ -1,0 +1,187 @@
+package dynamofake
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// index is a global secondary index of a Table: sparse (an item without
+// both keys is not in it), projecting the keys and the included attributes.
+type index struct {
+	partition, sort string
+	include         []string
+}
+
+// AddIndex adds the global index name, keyed by the string attributes
+// partition and sort, projecting the table's and the index's keys and the
+// attributes include (INCLUDE; none is KEYS_ONLY).
+func (t *Table) AddIndex(name, partition, sort string, include ...string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.indexes == nil {
+		t.indexes = map[string]index{}
+	}
+	t.indexes[name] = index{partition: partition, sort: sort, include: include}
+}
+
+// GetItem answers the item of the key (the table's key attribute).
+func (t *Table) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.begin("GetItem", in.TableName); err != nil {
+		return nil, err
+	}
+	if len(in.Key) != 1 || t.keyOf(in.Key) == "" {
+		return nil, errValidation("The provided key element does not match the schema")
+	}
+	k := t.keyOf(in.Key)
+	for _, it := range t.items {
+		if t.keyOf(it) == k {
+			return &dynamodb.GetItemOutput{Item: cloneItem(it)}, nil
+		}
+	}
+	return &dynamodb.GetItemOutput{}, nil
+}
+
+// Query reads a global index as DynamoDB does: the items in it that match
+// the key condition, in its sort key's order (ScanIndexForward), after
+// ExclusiveStartKey; at most Limit items and 1 MB are read, then the
+// filter drops some of them; LastEvaluatedKey names the last item read
+// while more remain. A strongly consistent read of a global index is
+// refused, as are names and values the expressions do not use.
+func (t *Table) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.begin("Query", in.TableName); err != nil {
+		return nil, err
+	}
+	ix, ok := t.indexes[aws.ToString(in.IndexName)]
+	if !ok {
+		return nil, errValidation("The table does not have the specified index: %s", aws.ToString(in.IndexName))
+	}
+	if aws.ToBool(in.ConsistentRead) {
+		return nil, errValidation("Consistent reads are not supported on global secondary indexes")
+	}
+	match, filter, err := queryConditions(in)
+	if err != nil {
+		return nil, err
+	}
+	part, err := t.matching(ix, match, aws.ToBool(in.ScanIndexForward) || in.ScanIndexForward == nil)
+	if err != nil {
+		return nil, err
+	}
+	part = t.after(part, in.ExclusiveStartKey)
+	n, size := 0, 0
+	for n < len(part) && (in.Limit == nil || n < int(*in.Limit)) && (n == 0 || size+itemSize(part[n]) <= MaxPageBytes) {
+		size += itemSize(part[n])
+		n++
+	}
+	out := &dynamodb.QueryOutput{ScannedCount: int32(n)}
+	for _, it := range part[:n] {
+		if keep, err := filter(it); err != nil {
+			return nil, err
+		} else if keep {
+			out.Items = append(out.Items, t.project(ix, it))
+		}
+	}
+	out.Count = int32(len(out.Items))
+	if n < len(part) {
+		last := part[n-1]
+		out.LastEvaluatedKey = Item{t.key: last[t.key], ix.partition: last[ix.partition], ix.sort: last[ix.sort]}
+	}
+	return out, nil
+}
+
+// begin counts a request of op and asks Fail about it, then checks the
+// table's name. The lock is held.
+func (t *Table) begin(op string, table *string) error {
+	t.calls[op]++
+	if t.Fail != nil {
+		if err := t.Fail(op); err != nil {
+			return err
+		}
+	}
+	if aws.ToString(table) != t.name {
+		return &types.ResourceNotFoundException{Message: aws.String("Requested resource not found")}
+	}
+	return nil
+}
+
+// queryConditions compiles a query's key condition and filter (none keeps
+// every item), refusing names or values neither uses.
+func queryConditions(in *dynamodb.QueryInput) (match, filter condFn, err error) {
+	if in.KeyConditionExpression == nil {
+		return nil, nil, errors.New("ValidationException: KeyConditionExpression is required")
+	}
+	env, err := newExprEnv(in.ExpressionAttributeNames, in.ExpressionAttributeValues)
+	if err != nil {
+		return nil, nil, err
+	}
+	if match, err = parseCondition(*in.KeyConditionExpression, env); err != nil {
+		return nil, nil, err
+	}
+	filter = func(map[string]av) (bool, error) { return true, nil }
+	if in.FilterExpression != nil {
+		if filter, err = parseCondition(*in.FilterExpression, env); err != nil {
+			return nil, nil, err
+		}
+	}
+	return match, filter, env.checkUnused()
+}
+
+// matching returns the items in the index that match, in its order.
+func (t *Table) matching(ix index, match condFn, forward bool) ([]Item, error) {
+	var part []Item
+	for _, it := range t.items {
+		if String(it, ix.partition) == "" || String(it, ix.sort) == "" {
+			continue
+		}
+		ok, err := match(it)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			part = append(part, it)
+		}
+	}
+	slices.SortStableFunc(part, func(a, b Item) int {
+		c := strings.Compare(String(a, ix.sort), String(b, ix.sort))
+		if c == 0 {
+			c = strings.Compare(t.keyOf(a), t.keyOf(b))
+		}
+		if !forward {
+			c = -c
+		}
+		return c
+	})
+	return part, nil
+}
+
+// after drops the items up to and including the one start names.
+func (t *Table) after(part []Item, start Item) []Item {
+	if start == nil {
+		return part
+	}
+	k := t.keyOf(start)
+	if i := slices.IndexFunc(part, func(it Item) bool { return t.keyOf(it) == k }); i >= 0 {
+		return part[i+1:]
+	}
+	return part
+}
+
+// project is the item as the index holds it.
+func (t *Table) project(ix index, it Item) Item {
+	out := Item{}
+	for _, a := range append([]string{t.key, ix.partition, ix.sort}, ix.include...) {
+		if v, ok := it[a]; ok {
+			out[a] = cloneAV(v)
+		}
+	}
+	return out
+}
