@@ -71,6 +71,10 @@ const MaxAttemptLog = 20
 // enters the DLQ, which keeps it 14 days, and the record (the tenant's DLQ
 // listing, the replay's copy of the message) must outlive it. A move into
 // or out of dead moves the tenant's DLQ depth in the same transaction.
+//
+// A write that took effect but whose answer was lost, which the SDK sends
+// again, finds its own attempt in the record its failed condition returns,
+// and is done: an attempt is counted once.
 func (s *Store) RecordAttempt(ctx context.Context, d domain.Delivery, a domain.Attempt, o domain.Outcome) error {
 	cur := d
 	for try := 0; try < maxChangedTries; try++ {
@@ -82,8 +86,25 @@ func (s *Store) RecordAttempt(ctx context.Context, d domain.Delivery, a domain.A
 		if cur, err = s.reread(ctx, d, changed.item); err != nil {
 			return err
 		}
+		if attemptLogged(cur, a) {
+			// The change was this write: it took effect, its answer was
+			// lost, and the SDK sent it again.
+			return nil
+		}
 	}
 	return fmt.Errorf("record attempt %d of delivery %s: changed by others %d times in a row: %w", a.Number, d.DeliveryID, maxChangedTries, ErrConflict)
+}
+
+// attemptLogged reports whether d's attempt log holds a already (the same
+// number, time, answer and latency): a copy's attempts differ in their
+// time at least.
+func attemptLogged(d domain.Delivery, a domain.Attempt) bool {
+	for _, e := range d.AttemptLog {
+		if e.Number == a.Number && e.At.Equal(a.At) && e.Status == a.Status && e.Error == a.Error && e.LatencyMS == a.LatencyMS && e.Resend == a.Resend {
+			return true
+		}
+	}
+	return false
 }
 
 // RecordAttemptIfUnchanged is RecordAttempt for a caller whose outcome
@@ -147,6 +168,9 @@ func (s *Store) RecordResendAttempt(ctx context.Context, d domain.Delivery, a do
 		}
 		if cur, err = s.reread(ctx, d, ccf.Item); err != nil {
 			return fmt.Errorf("log resend attempt of delivery %s: %w", d.DeliveryID, err)
+		}
+		if attemptLogged(cur, a) {
+			return nil // this write, sent again after its answer was lost
 		}
 	}
 	return fmt.Errorf("log resend attempt of delivery %s: changed by others %d times in a row: %w", d.DeliveryID, maxChangedTries, ErrConflict)
