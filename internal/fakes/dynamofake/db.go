@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -55,6 +56,13 @@ type DB struct {
 	// BeforeWrite, when set, runs (without the lock) at the start of every
 	// write, with the keys it writes: a test interleaves other work there.
 	BeforeWrite func(op string, keys []map[string]types.AttributeValue)
+	// Limits, when set, holds every partition key value of the table and
+	// of its index to DynamoDB's throughput per second (partitions.go):
+	// a request that would take one over is refused. Nil: no accounting.
+	Limits *Limits
+	// Now is the clock of the accounting's seconds. Default time.Now.
+	Now   func() time.Time
+	meter meter
 }
 
 // ErrTransactionConflict, returned by a fault, makes the fake answer as
@@ -179,7 +187,11 @@ func (f *DB) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func(*dy
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls["GetItem"]++
-	return &dynamodb.GetItemOutput{Item: cloneItem(f.items[ItemKey(in.Key)])}, nil
+	item := f.items[ItemKey(in.Key)]
+	if err := f.admitRead(part{key: String(in.Key, "pk")}, []int{itemSize(item)}, aws.ToBool(in.ConsistentRead), false); err != nil {
+		return nil, err
+	}
+	return &dynamodb.GetItemOutput{Item: cloneItem(item)}, nil
 }
 
 func (f *DB) BatchGetItem(_ context.Context, in *dynamodb.BatchGetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
@@ -193,6 +205,9 @@ func (f *DB) BatchGetItem(_ context.Context, in *dynamodb.BatchGetItemInput, _ .
 		}
 		f.consistent = append(f.consistent, aws.ToBool(ka.ConsistentRead))
 		f.batchMax = max(f.batchMax, len(ka.Keys))
+		if err := f.admitBatch(ka); err != nil {
+			return nil, err
+		}
 		for _, k := range ka.Keys {
 			if item, ok := f.items[ItemKey(k)]; ok {
 				out.Responses[table] = append(out.Responses[table], cloneItem(item))
@@ -257,7 +272,7 @@ func (f *DB) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dy
 		}
 	}
 	item, err := f.put(in)
-	if err != nil {
+	if err := f.admit(in.Item, f.items[ItemKey(in.Item)], item, err); err != nil {
 		return nil, err
 	}
 	f.items[ItemKey(item)] = item
@@ -320,7 +335,7 @@ func (f *DB) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _ ...fu
 		}
 	}
 	old, item, u, err := f.update(in.Key, in.UpdateExpression, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, in.ReturnValuesOnConditionCheckFailure)
-	if err != nil {
+	if err := f.admit(in.Key, old, item, err); err != nil {
 		return nil, err
 	}
 	f.items[ItemKey(in.Key)] = item
@@ -361,10 +376,12 @@ func (f *DB) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _ ...fu
 	if err != nil {
 		return nil, err
 	}
-	if err := condition(in.ConditionExpression, env, f.items[ItemKey(in.Key)], in.ReturnValuesOnConditionCheckFailure); err != nil {
-		return nil, err
+	old := f.items[ItemKey(in.Key)]
+	err = condition(in.ConditionExpression, env, old, in.ReturnValuesOnConditionCheckFailure)
+	if err == nil {
+		err = env.checkUnused()
 	}
-	if err := env.checkUnused(); err != nil {
+	if err := f.admit(in.Key, old, nil, err); err != nil {
 		return nil, err
 	}
 	delete(f.items, ItemKey(in.Key))
@@ -464,6 +481,9 @@ func (f *DB) TransactWriteItems(_ context.Context, in *dynamodb.TransactWriteIte
 	if cancelled {
 		return nil, &types.TransactionCanceledException{Message: aws.String("Transaction cancelled"), CancellationReasons: reasons}
 	}
+	if err := f.admitTransaction(in.TransactItems, keys, results); err != nil {
+		return nil, err
+	}
 	for i, m := range in.TransactItems {
 		switch {
 		case m.Delete != nil:
@@ -508,6 +528,9 @@ func (f *DB) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamo
 		size = min(size, int(*in.Limit))
 	}
 	end := min(len(items), start+size)
+	if err := f.admitRead(part{key: pk}, sizes(items[start:end]), aws.ToBool(in.ConsistentRead), true); err != nil {
+		return nil, err
+	}
 	out := &dynamodb.QueryOutput{Items: items[start:end]}
 	if end < len(items) {
 		out.LastEvaluatedKey = map[string]types.AttributeValue{"pk": items[end-1]["pk"], "sk": items[end-1]["sk"]}
@@ -596,6 +619,10 @@ func (f *DB) queryIndex(in *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) 
 		n = min(n, int(*in.Limit))
 	}
 	end := min(len(items), start+n)
+	pk := keyValue(in.KeyConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, "gsi1pk")
+	if err := f.admitRead(part{f.index, pk}, sizes(items[start:end]), false, true); err != nil {
+		return nil, err
+	}
 	out := &dynamodb.QueryOutput{ScannedCount: int32(end - start)}
 	for _, item := range items[start:end] {
 		ok, err := filter(item)

@@ -20,6 +20,11 @@
 //     evaluates them; a query reads Limit items and 1 MB at most before
 //     its filter, and a global index is sparse, projected and never read
 //     strongly consistent.
+//
+// Both, with Limits set, hold every partition key value of the table and
+// of each index to DynamoDB's 1,000 write and 3,000 read units a second,
+// counted by DynamoDB's rules and refused as the SDK answers a throttled
+// request; Hottest reports what each key value consumed (partitions.go).
 package dynamofake
 
 import (
@@ -27,6 +32,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -52,6 +58,13 @@ type Table struct {
 	// Fail, if set, fails each request it answers an error for (named by
 	// its operation, "Scan"), as an unavailable or refusing service does.
 	Fail func(op string) error
+	// Limits, when set, holds every key value of the table and of its
+	// indexes to DynamoDB's throughput per second, as DB's Limits does
+	// (partitions.go). Nil: no accounting.
+	Limits *Limits
+	// Now is the clock of the accounting's seconds. Default time.Now.
+	Now   func() time.Time
+	meter meter
 }
 
 // New returns the empty table name, keyed by the string attribute key.
@@ -157,6 +170,9 @@ func (t *Table) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(
 		old = t.items[at]
 	}
 	if err := condition(in.ConditionExpression, env, old, in.ReturnValuesOnConditionCheckFailure); err != nil {
+		if over := t.meter.take(t.Limits, clock(t.Now), []charge{{part: part{key: k}, w: writeUnits(itemSize(old))}}); over != nil {
+			return nil, throttled(over)
+		}
 		return nil, err
 	}
 	if err := env.checkUnused(); err != nil {
@@ -164,6 +180,9 @@ func (t *Table) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(
 	}
 	if itemSize(in.Item) > maxItemBytes {
 		return nil, errValidation("Item size has exceeded the maximum allowed size")
+	}
+	if over := t.meter.take(t.Limits, clock(t.Now), t.putCharges(old, in.Item)); over != nil {
+		return nil, throttled(over)
 	}
 	if at >= 0 {
 		t.items[at] = cloneItem(in.Item)

@@ -3,6 +3,8 @@ package dynamofake
 import (
 	"context"
 	"errors"
+	"maps"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -41,12 +43,14 @@ func (t *Table) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...func(
 		return nil, errValidation("The provided key element does not match the schema")
 	}
 	k := t.keyOf(in.Key)
-	for _, it := range t.items {
-		if t.keyOf(it) == k {
-			return &dynamodb.GetItemOutput{Item: cloneItem(it)}, nil
-		}
+	var item Item
+	if i := slices.IndexFunc(t.items, func(it Item) bool { return t.keyOf(it) == k }); i >= 0 {
+		item = t.items[i]
 	}
-	return &dynamodb.GetItemOutput{}, nil
+	if over := t.meter.take(t.Limits, clock(t.Now), []charge{{part: part{key: k}, r: readUnits(itemSize(item), aws.ToBool(in.ConsistentRead))}}); over != nil {
+		return nil, throttled(over)
+	}
+	return &dynamodb.GetItemOutput{Item: cloneItem(item)}, nil
 }
 
 // Query reads a global index as DynamoDB does: the items in it that match
@@ -81,6 +85,9 @@ func (t *Table) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dyn
 	for n < len(part) && (in.Limit == nil || n < int(*in.Limit)) && (n == 0 || size+itemSize(part[n]) <= MaxPageBytes) {
 		size += itemSize(part[n])
 		n++
+	}
+	if err := t.admitQuery(in, ix, part[:n]); err != nil {
+		return nil, err
 	}
 	out := &dynamodb.QueryOutput{ScannedCount: int32(n)}
 	for _, it := range part[:n] {
@@ -184,4 +191,59 @@ func (t *Table) project(ix index, it Item) Item {
 		}
 	}
 	return out
+}
+
+// Hottest lists the key values of the table and of its indexes that
+// consumed units (or refused requests), as DB's Hottest does.
+func (t *Table) Hottest() []Consumed {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.meter.hottest(t.Limits)
+}
+
+// putCharges are the units of a put that replaces old (nil: none) with
+// item: the table's write, and each index's writes of the entries it
+// removes and puts (projected), as DB counts them.
+func (t *Table) putCharges(old, item Item) []charge {
+	cs := []charge{{part: part{key: t.keyOf(item)}, w: writeUnits(max(itemSize(old), itemSize(item)))}}
+	for _, name := range slices.Sorted(maps.Keys(t.indexes)) {
+		ix := t.indexes[name]
+		in := func(it Item) bool { return it != nil && String(it, ix.partition) != "" && String(it, ix.sort) != "" }
+		was, is := in(old), in(item)
+		var before, after Item
+		if was {
+			before = t.project(ix, old)
+		}
+		if is {
+			after = t.project(ix, item)
+		}
+		sameKey := was && is && String(old, ix.partition) == String(item, ix.partition) && String(old, ix.sort) == String(item, ix.sort)
+		switch {
+		case sameKey && reflect.DeepEqual(before, after):
+		case sameKey:
+			cs = append(cs, charge{part: part{name, String(item, ix.partition)}, w: writeUnits(itemSize(after))})
+		default:
+			if was {
+				cs = append(cs, charge{part: part{name, String(old, ix.partition)}, w: writeUnits(itemSize(before))})
+			}
+			if is {
+				cs = append(cs, charge{part: part{name, String(item, ix.partition)}, w: writeUnits(itemSize(after))})
+			}
+		}
+	}
+	return cs
+}
+
+// admitQuery charges a query of index ix that read items (as the index
+// holds them), eventually consistent, on its partition key value.
+func (t *Table) admitQuery(in *dynamodb.QueryInput, ix index, items []Item) error {
+	total := 0
+	for _, it := range items {
+		total += itemSize(t.project(ix, it))
+	}
+	pk := keyValue(in.KeyConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, ix.partition)
+	if over := t.meter.take(t.Limits, clock(t.Now), []charge{{part: part{aws.ToString(in.IndexName), pk}, r: readUnits(total, false)}}); over != nil {
+		return throttled(over)
+	}
+	return nil
 }

@@ -1,0 +1,237 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/fakes/dynamofake"
+	"github.com/stretchr/testify/require"
+)
+
+// hotKeyHorizon is the rate up to which each hot path is driven: a path
+// that one tenant's traffic throttles below it must be a known hot key.
+const hotKeyHorizon = 10_000
+
+// knownHotKeys are the store's hot keys today, by design: for each hot path
+// (hotPaths), the partition key value that first refuses when one busy
+// tenant drives it within one second, and the rate at which it does (the
+// fake's 1,000 WCU / 3,000 RCU per key value a second). This is a ratchet:
+// TestHotKeys fails when a path throttles below hotKeyHorizon without an
+// entry here, or at another key or rate than its entry says, or no longer
+// throttles at all. A change that spreads a key updates its entry (the
+// next key to refuse, or none); one that adds a hot key must justify it
+// here.
+var knownHotKeys = map[string]struct {
+	index, key string // index "" is the table
+	cap        int    // events a second at which the key first refuses
+}{
+	// Each death moves the tenant's DLQ depth counter (TENANT#<t> /
+	// DLQDEPTH) in the death's transaction: 1 KB twice, 2 WCU on the
+	// tenant's partition, which its endpoints and tombstone share. Spread:
+	// a sharded counter (DLQDEPTH#<n>, n of the delivery id, summed on
+	// read), which also spreads the shared index key below.
+	"death (200 B message)": {"", "TENANT#t1", 500},
+	// The dead index projects the whole item, message included: a death
+	// with a 4 KB message writes 5 WCU on TENANT#<t>#DEAD. Spread:
+	// write-sharded index keys (TENANT#<t>#DEAD#<n>) with a fan-out query
+	// of the listing, or an index that projects the keys only (the listing
+	// then reads the messages from the table, or leaves them out).
+	"death (4 KB message)": {"gsi1", "TENANT#t1#DEAD", 200},
+	// Every tenant's depth counter is listed under the one index key
+	// DLQDEPTH, written (1 WCU) by every death of every tenant: 1,000
+	// deaths a second of all tenants together. Spread: sharded index keys
+	// (DLQDEPTH#<n>) read by a fan-out query, or the counters listed from
+	// the tenants (no shared key).
+	"death (1,000 tenants)": {"gsi1", "DLQDEPTH", 1000},
+	// One UpdateItem per deliver batch on the endpoint's hour item
+	// (STATS#<t>#<e> / <hour>): 1,000 batches a second of one endpoint
+	// (10,000 events with batches of 10; here batches of one). Spread:
+	// per-instance aggregation (each deliver instance adds its counts for
+	// a few seconds and writes once), or sharded hour items summed on read.
+	"endpoint stats write": {"", "STATS#t1#ep_1", 1000},
+	// Each TakeSlots is one conditional UpdateItem of the endpoint's
+	// second (RATE#<t>#<e> / <second>), refused or not: 1,000 calls a
+	// second. Spread: take slots by the batch (fewer, larger calls), or
+	// shard the window (RATE#<t>#<e>#<n>, each holding limit/n slots).
+	"rate slot": {"", "RATE#t1#ep_1", 1000},
+	// deliver's Load reads the endpoint's item and its tenant's tombstone
+	// strongly consistent (1 RCU each, on TENANT#<t>) for every batch:
+	// 1,500 batches a second of one tenant. Spread: eventually consistent
+	// reads (half the units), cached in the instance for a few seconds.
+	"endpoint read (Load)": {"", "TENANT#t1", 1500},
+	// A page of 50 dead deliveries (the API's default), read from the
+	// index whole (messages of 1 KB, items of about 1.5 KB): 9.5 RCU on
+	// TENANT#<t>#DEAD, 315 pages a second. Spread: an index projecting the
+	// keys and the listed attributes (the listing without the message,
+	// read from the table by a replay), or sharded index keys read by a
+	// fan-out query; or a short-lived cache of the first page.
+	"DLQ listing (50 a page)": {"gsi1", "TENANT#t1#DEAD", 315},
+	// DLQDepths reads every counter under DLQDEPTH: half a unit for a
+	// few, 6,000 reads a second (it runs once a minute). Spread: as for
+	// the deaths of many tenants, sharded index keys.
+	"DLQ depth read": {"gsi1", "DLQDEPTH", 6000},
+}
+
+// hotKeyProbe is how many events of a path show what each costs.
+const hotKeyProbe = 500
+
+// nearLimits reports whether a key value that consumed c in n events would
+// refuse below twice hotKeyHorizon at that cost an event.
+func nearLimits(c []dynamofake.Consumed, n int) bool {
+	if len(c) == 0 {
+		return false
+	}
+	l := dynamofake.DynamoDBLimits()
+	share := max(c[0].WCU/l.WCU, c[0].RCU/l.RCU) // Hottest's first is nearest
+	return share*2*hotKeyHorizon/float64(n) >= 1
+}
+
+// hotPath is one of the store's hot paths as one busy tenant (t1, to its
+// endpoint ep_1) drives it: setup writes what it reads (with no
+// accounting), event makes its i-th event.
+type hotPath struct {
+	name  string
+	setup func(t *testing.T, db *dynamofake.DB, s *Store)
+	event func(ctx context.Context, s *Store, i int) error
+}
+
+// hotT0 is the second every event of TestHotKeys happens in.
+var hotT0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+
+func hotDelivery(tenant string, i int) domain.Delivery {
+	ev := fmt.Sprintf("evt_%d", i)
+	return domain.Delivery{DeliveryID: domain.DeliveryID(ev, "ep_1"), TenantID: tenant, EndpointID: "ep_1", EventID: ev, EventType: "order.created"}
+}
+
+// attempt records the first attempt of delivery i of tenant, with outcome o.
+func attempt(ctx context.Context, s *Store, tenant string, i int, o domain.Outcome) error {
+	a := domain.Attempt{Number: 1, At: hotT0, Status: 500, Error: "HTTP 500", LatencyMS: 120}
+	if o.State == domain.StateDelivered {
+		a.Status, a.Error = 200, ""
+	}
+	return s.RecordAttempt(ctx, hotDelivery(tenant, i), a, o)
+}
+
+func dead(message int) domain.Outcome {
+	return domain.Outcome{State: domain.StateDead, DeadReason: domain.DeadReason("max_attempts"), Message: strings.Repeat("m", message)}
+}
+
+func hotPaths() []hotPath {
+	none := func(*testing.T, *dynamofake.DB, *Store) {}
+	return []hotPath{
+		{"attempt (pending)", none, func(ctx context.Context, s *Store, i int) error {
+			return attempt(ctx, s, "t1", i, domain.Outcome{State: domain.StatePending})
+		}},
+		{"attempt (delivered)", none, func(ctx context.Context, s *Store, i int) error {
+			return attempt(ctx, s, "t1", i, domain.Outcome{State: domain.StateDelivered})
+		}},
+		{"death (200 B message)", none, func(ctx context.Context, s *Store, i int) error { return attempt(ctx, s, "t1", i, dead(200)) }},
+		{"death (4 KB message)", none, func(ctx context.Context, s *Store, i int) error { return attempt(ctx, s, "t1", i, dead(4096)) }},
+		{"death (1,000 tenants)", none, func(ctx context.Context, s *Store, i int) error {
+			return attempt(ctx, s, fmt.Sprintf("t%d", i%1000), i, dead(200))
+		}},
+		{"endpoint stats write", none, func(ctx context.Context, s *Store, i int) error {
+			var st domain.AttemptStats
+			st.Count(domain.ClassDelivered, 120*time.Millisecond, hotT0, 200, "")
+			return s.AddEndpointStats(ctx, "t1", "ep_1", hotT0, st)
+		}},
+		{"rate slot", none, func(ctx context.Context, s *Store, i int) error {
+			_, err := s.TakeSlots(ctx, "t1", "ep_1", hotT0, 1, 100_000)
+			return err
+		}},
+		{"endpoint read (Load)", func(t *testing.T, _ *dynamofake.DB, s *Store) { putEndpoint(t, s, "t1", "ep_1") },
+			func(ctx context.Context, s *Store, i int) error {
+				_, err := s.Load(ctx, []string{hotDelivery("t1", i).DeliveryID}, []EndpointRef{{"t1", "ep_1"}})
+				return err
+			}},
+		{"DLQ listing (50 a page)", seedDead(100), func(ctx context.Context, s *Store, i int) error {
+			_, _, err := s.ListDead(ctx, "t1", domain.DeadFilter{}, 50, "") // the API's default page
+			return err
+		}},
+		{"DLQ depth read", seedDead(1), func(ctx context.Context, s *Store, i int) error {
+			_, err := s.DLQDepths(ctx)
+			return err
+		}},
+	}
+}
+
+// seedDead records n deaths of t1 (messages of 1 KB): the listing's and
+// the depth's items.
+func seedDead(n int) func(*testing.T, *dynamofake.DB, *Store) {
+	return func(t *testing.T, _ *dynamofake.DB, s *Store) {
+		for i := range n {
+			require.NoError(t, attempt(context.Background(), s, "t1", i, dead(1024)))
+		}
+	}
+}
+
+// TestHotKeys drives each hot path of the store as one busy tenant would,
+// every event in one second, on the fake table with DynamoDB's
+// per-partition limits, until the fake first refuses or hotKeyHorizon
+// events have passed, and holds the result to knownHotKeys. To stay fast,
+// a path is driven past hotKeyProbe events only while what they consumed
+// shows a key value that would refuse below twice hotKeyHorizon (every
+// event of a path costs its key values alike).
+func TestHotKeys(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	for _, p := range hotPaths() {
+		seen[p.name] = true
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			n, refused, hot := driveHotPath(t, p)
+			for _, c := range hot[:min(3, len(hot))] {
+				t.Logf("%s", c)
+			}
+			known, listed := knownHotKeys[p.name]
+			if refused == nil {
+				require.False(t, listed, "%s no longer throttles below %d a second (it was %d/s on %q): remove its knownHotKeys entry",
+					p.name, hotKeyHorizon, known.cap, known.key)
+				return
+			}
+			require.True(t, listed, "a new hot key: %s is refused at %d events a second on %s; spread it, or add it to knownHotKeys with what spreading it takes",
+				p.name, n, refused)
+			require.Equal(t, known.index+" "+known.key, refused.Index+" "+refused.Key, "%s: the key that first refuses", p.name)
+			require.Equal(t, known.cap, n, "%s: the events a second at which %s first refuses", p.name, refused)
+		})
+	}
+	for name := range knownHotKeys {
+		require.True(t, seen[name], "knownHotKeys names %q, which is no hot path", name)
+	}
+}
+
+// driveHotPath runs p's events until the fake refuses one or hotKeyHorizon
+// have passed: how many passed, the key value refused (nil: none) and what
+// each key value consumed.
+func driveHotPath(t *testing.T, p hotPath) (int, *dynamofake.Consumed, []dynamofake.Consumed) {
+	ctx := context.Background()
+	db := dynamofake.NewDB(IndexTenant)
+	db.PageSize = 1 << 20 // DynamoDB's 1 MB pages, for these items
+	s := newTestStore(db)
+	s.Now = func() time.Time { return hotT0 }
+	db.Now = s.Now
+	p.setup(t, db, s)
+	db.Limits = dynamofake.DynamoDBLimits()
+	for i := range hotKeyHorizon {
+		if i == hotKeyProbe && !nearLimits(db.Hottest(), hotKeyProbe) {
+			return hotKeyHorizon, nil, db.Hottest()
+		}
+		err := p.event(ctx, s, i)
+		if err == nil {
+			continue
+		}
+		require.True(t, dynamofake.Throttled(err), "event %d of %s: %v", i, p.name, err)
+		hot := db.Hottest()
+		for _, c := range hot {
+			if c.Refused > 0 {
+				return i, &c, hot
+			}
+		}
+		t.Fatalf("%s: refused with no key value refusing: %v", p.name, err)
+	}
+	return hotKeyHorizon, nil, db.Hottest()
+}
