@@ -58,10 +58,10 @@
 //	sweepInterval   how often the DLQ and the tenant DLQ depths are reconciled with the index (default 5m)
 //	deliverMaxConcurrency
 //	                the deliver mapping's maximum concurrency, the pool; a fast endpoint may have all of it,
-//	                up to 100 (default 10; 2 to 1000)
+//	                up to 100 (default 20; 2 to 1000)
 //	deliverReservedConcurrency
 //	                the deliver function's reserved concurrency: a number, or "none" for an account that
-//	                cannot spare it (default 11)
+//	                cannot spare it (default 21)
 //	apiReservedConcurrency
 //	                the api function's reserved concurrency, its cap: a number, or "none" (default 20)
 //	replayReservedConcurrency

@@ -63,8 +63,9 @@ type Props struct {
 	// default. A larger value must be at least DeliverTimeoutFor(RequestTimeout).
 	DeliverTimeout time.Duration
 	// DeliverMaxConcurrency caps concurrent deliver invocations on the SQS
-	// event source mapping (AWS minimum 2). Default 10; 2 in the
-	// small-account profile (SmallAccount).
+	// event source mapping (AWS minimum 2). Default 20 (about 1,000
+	// deliveries a second to receivers answering in 200 ms:
+	// docs/capacity.md); 2 in the small-account profile (SmallAccount).
 	DeliverMaxConcurrency int
 	// DeliverReservedConcurrency reserves concurrency for the deliver
 	// function, out of the account's pool. It must exceed
@@ -73,7 +74,7 @@ type Props struct {
 	// throttled deliver would burn a delivery's attempts; with the mapping
 	// capped below the reservation, and the reservation out of reach of any
 	// other function (an API flood, a replay), deliver is never throttled.
-	// Default DeliverMaxConcurrency+1 (11): the mapping never runs more than
+	// Default DeliverMaxConcurrency+1 (21): the mapping never runs more than
 	// its cap, and the one spare leaves room for an operator's manual invoke.
 	// Negative: reserve nothing, for an account whose concurrency limit
 	// cannot spare it (see the note on the account's pool below); throttles
@@ -82,8 +83,8 @@ type Props struct {
 	//
 	// The account's pool: every reservation below is taken from the
 	// account's concurrency limit, and AWS refuses one that leaves fewer than
-	// 100 executions unreserved. The defaults reserve 11 + 20 + 8 = 39, so an
-	// account needs a limit of at least 139 (established accounts have 1,000;
+	// 100 executions unreserved. The defaults reserve 21 + 20 + 8 = 49, so an
+	// account needs a limit of at least 149 (established accounts have 1,000;
 	// new accounts may start at 10). Below that, ask AWS for a higher limit
 	// (Service Quotas, "Concurrent executions"), or deploy with all three
 	// reservations negative (`-c deliverReservedConcurrency=none

@@ -104,7 +104,7 @@ const (
 	MaxBreakerCooldown = 15 * time.Minute
 	// DefaultFastConcurrency is the most deliver invocations sending to an
 	// endpoint that answers fast: the deliver mapping's default maximum
-	// concurrency, 10.
+	// concurrency, 20.
 	DefaultFastConcurrency = domain.DefaultDeliverMaxConcurrency
 	// MaxFastConcurrency bounds FastConcurrency: 100 invocations sending
 	// to one endpoint at once.
