@@ -1078,8 +1078,8 @@ func TestStackDefaults(t *testing.T) {
 		schedule:        retry.DefaultSchedule,
 		arch:            "arm64",
 		deliverTimeout:  20 * time.Second,
-		maxConcurrency:  10,
-		reserved:        11,
+		maxConcurrency:  20,
+		reserved:        21,
 		apiReserved:     20,
 		replayReserved:  replayMaxConcurrency + 1,
 		apiRate:         50,
@@ -1089,8 +1089,8 @@ func TestStackDefaults(t *testing.T) {
 		tenantThreshold: 100,
 		disableAfterFor: 5 * 24 * time.Hour,
 		breaker:         domain.Breaker{Cooldown: 10 * time.Second, MaxCooldown: 10 * time.Minute},
-		// 3 of the 10: a slow endpoint holds at most 30% of the pool.
-		endpointConcurrency: 3, fastParallel: 10,
+		// 3 of the 20: a slow endpoint holds at most 15% of the pool.
+		endpointConcurrency: 3, fastParallel: 20,
 	})
 	accessChecks(t, s, accessWant{publishRate: 100, publishBurst: 200, adminRate: 10, adminBurst: 20})
 }
@@ -1238,9 +1238,9 @@ func TestPropsValidation(t *testing.T) {
 		accepted(t, Props{Retry: retry.Policy{Schedule: []time.Duration{0, 12 * time.Hour}}})
 	})
 	t.Run("reserved concurrency not above max concurrency refused", func(t *testing.T) {
-		refused(t, Props{DeliverReservedConcurrency: 10}, "reserved concurrency 10 must exceed max concurrency 10")
+		refused(t, Props{DeliverReservedConcurrency: 20}, "reserved concurrency 20 must exceed max concurrency 20")
 		refused(t, Props{DeliverMaxConcurrency: 50, DeliverReservedConcurrency: 20}, "reserved concurrency")
-		accepted(t, Props{DeliverReservedConcurrency: 11})
+		accepted(t, Props{DeliverReservedConcurrency: 21})
 		require.Equal(t, 51, accepted(t, Props{DeliverMaxConcurrency: 50}).DeliverReservedConcurrency, "the default follows the cap")
 		require.Equal(t, -1, accepted(t, Props{DeliverReservedConcurrency: -1}).DeliverReservedConcurrency, "negative: none, by choice")
 		refused(t, Props{ReplayReservedConcurrency: replayMaxConcurrency}, "replay reserved concurrency 7 must exceed its mappings' max concurrency 7")
@@ -1298,7 +1298,7 @@ func TestPropsValidation(t *testing.T) {
 		require.Equal(t, 10*time.Second, p.BreakerCooldown)
 		require.Equal(t, 10*time.Minute, p.BreakerMaxCooldown)
 		require.Equal(t, 3, p.EndpointConcurrency)
-		require.Equal(t, 10, p.fastConcurrency(), "the deliver mapping's max concurrency")
+		require.Equal(t, 20, p.fastConcurrency(), "the deliver mapping's max concurrency")
 
 		// The patient disable outlasts the schedule's whole span.
 		refused(t, Props{DisableAfterFor: 22 * time.Hour}, "DisableAfterFor 22h0m0s must be at least the retry schedule's whole span 22h35m35s (the sum of its delays): an outage the schedule rides out must never disable an endpoint")

@@ -32,4 +32,7 @@ const (
 	// answering in 200 ms are about 1,000 deliveries a second
 	// (docs/capacity.md).
 	DefaultDeliverMaxConcurrency = 20
+	// DefaultEnqueueSendConcurrency is how many SendMessageBatch requests
+	// one enqueue invocation has in flight at once (docs/capacity.md).
+	DefaultEnqueueSendConcurrency = 4
 )

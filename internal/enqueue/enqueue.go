@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -60,6 +62,10 @@ type Handler struct {
 	Store    Store
 	Queue    Sender
 	QueueURL string
+	// SendConcurrency is how many SendMessageBatch requests to the delivery
+	// queue are in flight at once. Default
+	// domain.DefaultEnqueueSendConcurrency (4); 1 sends one after the other.
+	SendConcurrency int
 	// Bus receives the batch's operational events (domain.IsOperational),
 	// put on the bus named BusName, for the operator. Nil: none are put
 	// anywhere (the production wiring always sets it).
@@ -114,8 +120,8 @@ type fanOut struct {
 // exists once its first attempt is recorded. Last, it sends the messages of
 // those that do not, across records, in stream order (records, then each
 // record's endpoints), in as few SendMessageBatch requests as SQS's limits
-// allow (ten messages, 256 KiB), one after the other. It writes no delivery
-// record: deliver's first attempt creates it.
+// allow (ten messages, 256 KiB), SendConcurrency of them in flight at once.
+// It writes no delivery record: deliver's first attempt creates it.
 //
 // Any failure for an infrastructure reason (DynamoDB or SQS unavailable)
 // fails the invocation, so the event source mapping retries the batch,
@@ -198,8 +204,10 @@ func (h *Handler) enqueue(ctx context.Context, ev events.DynamoDBEvent, inv *inv
 }
 
 // sendUnsent sends the messages of the deliveries that existing does not
-// show sent, in stream order, in as few requests as SQS's limits allow.
+// show sent, in as few requests as SQS's limits allow, formed in stream
+// order, SendConcurrency of them in flight at once (sendAll).
 func (h *Handler) sendUnsent(ctx context.Context, fanOuts []fanOut, existing store.Snapshot, inv *invocation) *failure {
+	var batches []batch
 	var b batch
 	for i := range fanOuts {
 		f := &fanOuts[i]
@@ -213,20 +221,59 @@ func (h *Handler) sendUnsent(ctx context.Context, fanOuts []fanOut, existing sto
 			if err != nil {
 				return &failure{f.seq, f.seq, err}
 			}
-			if !message.Fits(b.entries, e) {
-				if err := h.sendBatch(ctx, &b); err != nil {
-					return &failure{b.out[0].f.seq, b.out[len(b.out)-1].f.seq, err}
-				}
+			if len(b.out) > 0 && !message.Fits(b.entries, e) {
+				batches, b = append(batches, b), batch{}
 			}
 			b.entries, b.out = append(b.entries, e), append(b.out, o)
 		}
 	}
 	if len(b.out) > 0 {
-		if err := h.sendBatch(ctx, &b); err != nil {
-			return &failure{b.out[0].f.seq, b.out[len(b.out)-1].f.seq, err}
+		batches = append(batches, b)
+	}
+	return h.sendAll(ctx, batches)
+}
+
+// sendAll sends batches, at most sendConcurrency requests in flight at
+// once, started in order. After a request fails no other is started (those
+// in flight finish), and the failure is the first failed batch's, in
+// stream order: its records are the ones the error names, and the
+// invocation fails whole, so the stream retries every record of it. With
+// a concurrency of 1 this is sending one after the other, stopping at the
+// first failure.
+func (h *Handler) sendAll(ctx context.Context, batches []batch) *failure {
+	errs := make([]error, len(batches))
+	slots := make(chan struct{}, h.sendConcurrency())
+	var wg sync.WaitGroup
+	var failed atomic.Bool
+	for i := range batches {
+		slots <- struct{}{}
+		if failed.Load() {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			if errs[i] = h.sendBatch(ctx, &batches[i]); errs[i] != nil {
+				failed.Store(true)
+			}
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			out := batches[i].out
+			return &failure{out[0].f.seq, out[len(out)-1].f.seq, err}
 		}
 	}
 	return nil
+}
+
+// sendConcurrency is SendConcurrency, or its default.
+func (h *Handler) sendConcurrency() int {
+	if h.SendConcurrency > 0 {
+		return h.SendConcurrency
+	}
+	return domain.DefaultEnqueueSendConcurrency
 }
 
 // plan decodes a record and finds the endpoints its event goes to, or
@@ -392,7 +439,7 @@ type batch struct {
 	out     []outgoing
 }
 
-// sendBatch sends one SendMessageBatch request and empties b.
+// sendBatch sends one SendMessageBatch request, b's messages.
 func (h *Handler) sendBatch(ctx context.Context, b *batch) error {
 	if err := message.SendBatch(ctx, h.Queue, h.QueueURL, b.entries); err != nil {
 		return err
@@ -401,7 +448,6 @@ func (h *Handler) sendBatch(ctx context.Context, b *batch) error {
 		// DEBUG: deliver logs each attempt at INFO, with these ids.
 		h.Log.DebugContext(ctx, "delivery sent", "tenant_id", o.f.ev.TenantID, "event_id", o.f.ev.ID, "endpoint_id", o.endpointID, "delivery_id", o.id)
 	}
-	b.entries, b.out = b.entries[:0], b.out[:0]
 	return nil
 }
 

@@ -168,6 +168,27 @@ func TestLoadEnqueue(t *testing.T) {
 		})
 		require.ErrorContains(t, err, missing+" is required")
 	}
+	require.Zero(t, c.SendConcurrency, "unset: the handler's default")
+}
+
+// The send concurrency is 1 to MaxSendConcurrency; anything else is refused
+// with the variable's name.
+func TestLoadEnqueueSendConcurrency(t *testing.T) {
+	t.Parallel()
+	with := func(v string) func(string) string {
+		env := map[string]string{"HOOKLINE_STATE_TABLE": "state", "HOOKLINE_DELIVERY_QUEUE_URL": "https://q", "HOOKLINE_EVENT_BUS": "ops-bus",
+			"HOOKLINE_ENQUEUE_SEND_CONCURRENCY": v}
+		return func(k string) string { return env[k] }
+	}
+	for _, v := range []string{"1", "10"} {
+		c, err := LoadEnqueue(with(v))
+		require.NoError(t, err)
+		require.Equal(t, map[string]int{"1": 1, "10": 10}[v], c.SendConcurrency)
+	}
+	for _, v := range []string{"0", "11", "-1", "few"} {
+		_, err := LoadEnqueue(with(v))
+		require.ErrorContains(t, err, "HOOKLINE_ENQUEUE_SEND_CONCURRENCY: \""+v+"\" is not a whole number from 1 to 10")
+	}
 }
 
 // What functions/replay read and refused before the contract, it reads and
@@ -223,6 +244,7 @@ func TestVarsRoundTrip(t *testing.T) {
 		for _, e := range []EnqueueEnv{
 			{Common: common, QueueURL: "https://q", EventBus: "ops-bus", Faults: fault.Rates{}},
 			{Common: common, QueueURL: "https://q", EventBus: "arn:aws:events:us-east-1:000000000000:event-bus/ops", FailureQueueURL: "https://failures", Faults: fault.Rates{fault.EnqueueFail: 0.05}},
+			{Common: common, QueueURL: "https://q", EventBus: "ops-bus", SendConcurrency: 7, Faults: fault.Rates{}},
 		} {
 			got, err := LoadEnqueue(lookup(e.Vars()))
 			require.NoError(t, err)
