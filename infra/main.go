@@ -66,6 +66,12 @@
 //	                the api function's reserved concurrency, its cap: a number, or "none" (default 20)
 //	replayReservedConcurrency
 //	                the replay function's reserved concurrency: a number, or "none" (default 8)
+//	enqueueParallelization
+//	                the outbox stream mapping's parallelization factor: enqueue invocations per shard at once
+//	                (default 2, 1 in the small-account profile; 1 to 10)
+//	enqueueSendConcurrency
+//	                SendMessageBatch requests one enqueue invocation has in flight at once (default 4; 1 to
+//	                10)
 //	smallAccount    "true": the small-account profile (hookline.Props.SmallAccount): no reservation, every SQS
 //	                mapping capped at 2, for an account with a concurrency limit of 10
 //	apiRateLimit    the HTTP API's requests per second (default 50)

@@ -107,6 +107,19 @@ type Props struct {
 	// would burn one of its five tries before the job is parked. Default 8.
 	// Negative: none.
 	ReplayReservedConcurrency int
+	// EnqueueParallelization is the outbox stream mapping's
+	// ParallelizationFactor: how many enqueue invocations process one
+	// stream shard at once, 1 to 10. Lambda keeps the records of one
+	// partition key (one outbox item) in order at any factor, which is all
+	// enqueue needs. Each takes a Lambda execution per active shard. Default
+	// DefaultEnqueueParallelization (2: docs/capacity.md); 1 in the
+	// small-account profile.
+	EnqueueParallelization int
+	// EnqueueSendConcurrency is how many SendMessageBatch requests one
+	// enqueue invocation has in flight at once, 1 to 10
+	// (fnenv.MaxSendConcurrency). Default 4
+	// (domain.DefaultEnqueueSendConcurrency).
+	EnqueueSendConcurrency int
 	// SmallAccount is the small-account profile, for an account whose
 	// Lambda concurrency limit cannot spare a reservation (AWS keeps 100
 	// executions unreserved; new accounts may have a limit of 10): no
@@ -431,7 +444,38 @@ func (p *Props) setConcurrencyDefaults() error {
 	if p.APIBurstLimit < 0 || p.APIBurstLimit > 5000 {
 		return fmt.Errorf("API burst limit %d: want 1 to 5000 requests", p.APIBurstLimit)
 	}
+	if err := p.setEnqueueDefaults(); err != nil {
+		return err
+	}
 	return p.setRouteThrottleDefaults()
+}
+
+// DefaultEnqueueParallelization is Props.EnqueueParallelization's default.
+const DefaultEnqueueParallelization = 2
+
+// maxParallelization is the most Lambda takes for a stream mapping's
+// ParallelizationFactor: 10.
+const maxParallelization = 10
+
+// setEnqueueDefaults sets and checks the enqueue mapping's
+// parallelization and the function's send concurrency.
+func (p *Props) setEnqueueDefaults() error {
+	if p.EnqueueParallelization == 0 {
+		p.EnqueueParallelization = DefaultEnqueueParallelization
+		if p.SmallAccount {
+			p.EnqueueParallelization = 1
+		}
+	}
+	if p.EnqueueParallelization < 1 || p.EnqueueParallelization > maxParallelization {
+		return fmt.Errorf("enqueue parallelization %d: a stream mapping's parallelization factor is 1 to %d", p.EnqueueParallelization, maxParallelization)
+	}
+	if p.EnqueueSendConcurrency == 0 {
+		p.EnqueueSendConcurrency = domain.DefaultEnqueueSendConcurrency
+	}
+	if p.EnqueueSendConcurrency < 1 || p.EnqueueSendConcurrency > fnenv.MaxSendConcurrency {
+		return fmt.Errorf("enqueue send concurrency %d: want 1 to %d SendMessageBatch requests in flight at once", p.EnqueueSendConcurrency, fnenv.MaxSendConcurrency)
+	}
+	return nil
 }
 
 // The route throttles' defaults (Props.APIPublishRateLimit, ...).
