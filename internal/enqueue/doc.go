@@ -8,9 +8,10 @@
 // record. The requests are formed in stream order and sent concurrently,
 // Handler.SendConcurrency at once (default 4), so they may arrive out of
 // it: the delivery queue is a standard queue (with fair queues), which
-// keeps no order anyway, and nothing downstream reads one; receivers order
-// by the event's sequence. A record's messages are all sent or its
-// invocation fails and is retried whole.
+// keeps no order anyway, and nothing downstream relies on one (a receiver
+// that needs order reads the event's sequence, docs/receiving.md). A
+// record's messages are all sent or its invocation fails and is retried
+// whole.
 //
 // Ordering across invocations is the stream's: with the mapping's
 // parallelization factor above 1 (Props.EnqueueParallelization) Lambda

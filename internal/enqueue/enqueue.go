@@ -118,9 +118,10 @@ type fanOut struct {
 // each event's endpoints. Then it reads which of the batch's deliveries
 // exist (one eventually consistent batch read per hundred): a delivery
 // exists once its first attempt is recorded. Last, it sends the messages of
-// those that do not, across records, in stream order (records, then each
-// record's endpoints), in as few SendMessageBatch requests as SQS's limits
-// allow (ten messages, 256 KiB), SendConcurrency of them in flight at once.
+// those that do not, across records, in as few SendMessageBatch requests as
+// SQS's limits allow (ten messages, 256 KiB), the requests formed in stream
+// order (records, then each record's endpoints) and SendConcurrency of
+// them in flight at once.
 // It writes no delivery record: deliver's first attempt creates it.
 //
 // Any failure for an infrastructure reason (DynamoDB or SQS unavailable)
