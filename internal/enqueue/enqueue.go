@@ -1,6 +1,7 @@
 package enqueue
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -206,9 +207,11 @@ func (h *Handler) enqueue(ctx context.Context, ev events.DynamoDBEvent, inv *inv
 
 // sendUnsent sends the messages of the deliveries that existing does not
 // show sent, in as few requests as SQS's limits allow, formed in stream
-// order, SendConcurrency of them in flight at once (sendAll).
+// order, SendConcurrency of them in flight at once (sends). A request is
+// started as soon as it is full, so an invocation holds at most
+// SendConcurrency requests' messages besides the one being formed.
 func (h *Handler) sendUnsent(ctx context.Context, fanOuts []fanOut, existing store.Snapshot, inv *invocation) *failure {
-	var batches []batch
+	s := &sends{h: h, ctx: ctx, slots: make(chan struct{}, h.sendConcurrency())}
 	var b batch
 	for i := range fanOuts {
 		f := &fanOuts[i]
@@ -220,53 +223,72 @@ func (h *Handler) sendUnsent(ctx context.Context, fanOuts []fanOut, existing sto
 			o := outgoing{f: f, endpointID: ep.EndpointID, id: id}
 			e, err := o.entry()
 			if err != nil {
-				return &failure{f.seq, f.seq, err}
+				return cmp.Or(s.wait(), &failure{f.seq, f.seq, err})
 			}
 			if len(b.out) > 0 && !message.Fits(b.entries, e) {
-				batches, b = append(batches, b), batch{}
+				if !s.start(b) {
+					return s.wait()
+				}
+				b = batch{}
 			}
 			b.entries, b.out = append(b.entries, e), append(b.out, o)
 		}
 	}
 	if len(b.out) > 0 {
-		batches = append(batches, b)
+		s.start(b)
 	}
-	return h.sendAll(ctx, batches)
+	return s.wait()
 }
 
-// sendAll sends batches, at most sendConcurrency requests in flight at
-// once, started in order. After a request fails no other is started (those
-// in flight finish), and the failure is the first failed batch's, in
-// stream order: its records are the ones the error names, and the
-// invocation fails whole, so the stream retries every record of it. With
-// a concurrency of 1 this is sending one after the other, stopping at the
-// first failure.
-func (h *Handler) sendAll(ctx context.Context, batches []batch) *failure {
-	errs := make([]error, len(batches))
-	slots := make(chan struct{}, h.sendConcurrency())
-	var wg sync.WaitGroup
-	var failed atomic.Bool
-	for i := range batches {
-		slots <- struct{}{}
-		if failed.Load() {
-			break
-		}
-		wg.Add(1)
-		go func() {
-			defer func() { <-slots; wg.Done() }()
-			if errs[i] = h.sendBatch(ctx, &batches[i]); errs[i] != nil {
-				failed.Store(true)
+// sends runs one invocation's SendMessageBatch requests, at most
+// cap(slots) in flight at once, started in stream order. After a request
+// fails no other is started (those in flight finish), and wait answers
+// the failure of the failed request earliest in stream order: the records
+// its error names; the invocation fails whole, so the stream retries every
+// record of it. With one slot this is sending one request after the other,
+// stopping at the first failure.
+type sends struct {
+	h      *Handler
+	ctx    context.Context
+	slots  chan struct{}
+	wg     sync.WaitGroup
+	failed atomic.Bool
+	mu     sync.Mutex
+	n      int      // requests started
+	first  *failure // the earliest failed request's, at firstAt
+	at     int
+}
+
+// start sends b once a slot is free, unless a request has failed: then it
+// starts nothing and answers false.
+func (s *sends) start(b batch) bool {
+	s.slots <- struct{}{}
+	if s.failed.Load() {
+		<-s.slots
+		return false
+	}
+	at := s.n
+	s.n++
+	s.wg.Add(1)
+	go func() {
+		defer func() { <-s.slots; s.wg.Done() }()
+		if err := s.h.sendBatch(s.ctx, &b); err != nil {
+			s.mu.Lock()
+			if s.first == nil || at < s.at {
+				s.first, s.at = &failure{b.out[0].f.seq, b.out[len(b.out)-1].f.seq, err}, at
 			}
-		}()
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			out := batches[i].out
-			return &failure{out[0].f.seq, out[len(out)-1].f.seq, err}
+			s.mu.Unlock()
+			s.failed.Store(true)
 		}
-	}
-	return nil
+	}()
+	return true
+}
+
+// wait waits for the requests in flight and answers the earliest failure,
+// or nil.
+func (s *sends) wait() *failure {
+	s.wg.Wait()
+	return s.first
 }
 
 // sendConcurrency is SendConcurrency, or its default.
