@@ -129,7 +129,8 @@ type Props struct {
 	// DeliverMaxConcurrency says otherwise: deliver 2, the replay jobs 2,
 	// the replay operations 2. In a 10-execution account the SQS mappings
 	// then run at most 6 executions together, which leaves 4 for enqueue
-	// (one per active stream shard) and the API, so each mapping's cap
+	// (one per active stream shard: the profile's EnqueueParallelization
+	// is 1) and the API, so each mapping's cap
 	// stays below what its function can get and a throttle does not burn a
 	// receive (the Throttles alarms page if one does: nothing caps the
 	// API but its stage's throttling). Throughput: about deliver's cap ×
