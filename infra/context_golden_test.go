@@ -45,6 +45,8 @@ var goldenContexts = []map[string]string{
 	{"deliverReservedConcurrency": "0"}, {"apiReservedConcurrency": "lots"}, {"replayReservedConcurrency": "-2"},
 	{"apiRateLimit": "fast"}, {"apiBurstLimit": "1.5"}, {"adminIAMAuth": "yes"}, {"apiPublishRateLimit": "fast"},
 	{"apiPublishBurstLimit": "1.5"}, {"apiAdminRateLimit": "slow"}, {"apiAdminBurstLimit": "x"},
+	{"enqueueParallelization": "10", "enqueueSendConcurrency": "1"}, {"enqueueParallelization": "11"},
+	{"enqueueSendConcurrency": "0"}, {"enqueueParallelization": "two"}, {"enqueueSendConcurrency": "1.5"},
 }
 
 // goldenResult is what one context set gives: the props (%#v), the stack

@@ -58,14 +58,20 @@
 //	sweepInterval   how often the DLQ and the tenant DLQ depths are reconciled with the index (default 5m)
 //	deliverMaxConcurrency
 //	                the deliver mapping's maximum concurrency, the pool; a fast endpoint may have all of it,
-//	                up to 100 (default 10; 2 to 1000)
+//	                up to 100 (default 20; 2 to 1000)
 //	deliverReservedConcurrency
 //	                the deliver function's reserved concurrency: a number, or "none" for an account that
-//	                cannot spare it (default 11)
+//	                cannot spare it (default 21)
 //	apiReservedConcurrency
 //	                the api function's reserved concurrency, its cap: a number, or "none" (default 20)
 //	replayReservedConcurrency
 //	                the replay function's reserved concurrency: a number, or "none" (default 8)
+//	enqueueParallelization
+//	                the outbox stream mapping's parallelization factor: enqueue invocations per shard at once
+//	                (default 2, 1 in the small-account profile; 1 to 10)
+//	enqueueSendConcurrency
+//	                SendMessageBatch requests one enqueue invocation has in flight at once (default 4; 1 to
+//	                10)
 //	smallAccount    "true": the small-account profile (hookline.Props.SmallAccount): no reservation, every SQS
 //	                mapping capped at 2, for an account with a concurrency limit of 10
 //	apiRateLimit    the HTTP API's requests per second (default 50)

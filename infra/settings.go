@@ -110,13 +110,18 @@ var settings = []setting{
 
 	{"deliverMaxConcurrency", to(whole, func(c *config) *int { return &c.DeliverMaxConcurrency }),
 		"the deliver mapping's maximum concurrency, the pool; a fast endpoint may have all of it, " +
-			"up to 100 (default 10; 2 to 1000)"},
+			"up to 100 (default 20; 2 to 1000)"},
 	{"deliverReservedConcurrency", to(reservation, func(c *config) *int { return &c.DeliverReservedConcurrency }),
-		`the deliver function's reserved concurrency: a number, or "none" for an account that cannot spare it (default 11)`},
+		`the deliver function's reserved concurrency: a number, or "none" for an account that cannot spare it (default 21)`},
 	{"apiReservedConcurrency", to(reservation, func(c *config) *int { return &c.APIReservedConcurrency }),
 		`the api function's reserved concurrency, its cap: a number, or "none" (default 20)`},
 	{"replayReservedConcurrency", to(reservation, func(c *config) *int { return &c.ReplayReservedConcurrency }),
 		`the replay function's reserved concurrency: a number, or "none" (default 8)`},
+	{"enqueueParallelization", to(whole, func(c *config) *int { return &c.EnqueueParallelization }),
+		"the outbox stream mapping's parallelization factor: enqueue invocations per shard at once " +
+			"(default 2, 1 in the small-account profile; 1 to 10)"},
+	{"enqueueSendConcurrency", to(whole, func(c *config) *int { return &c.EnqueueSendConcurrency }),
+		"SendMessageBatch requests one enqueue invocation has in flight at once (default 4; 1 to 10)"},
 	{"smallAccount", to(boolean, func(c *config) *bool { return &c.SmallAccount }),
 		`"true": the small-account profile (hookline.Props.SmallAccount): no reservation, ` +
 			"every SQS mapping capped at 2, for an account with a concurrency limit of 10"},

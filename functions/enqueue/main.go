@@ -31,8 +31,10 @@ func build(cfg fnenv.EnqueueEnv, log *slog.Logger, aws aws.Config) (any, error) 
 		Store:    st,
 		Queue:    sqs.NewFromConfig(aws),
 		QueueURL: cfg.QueueURL,
-		Bus:      eventbridge.NewFromConfig(aws),
-		BusName:  cfg.EventBus,
+		// Zero (unset): the handler's default.
+		SendConcurrency: cfg.SendConcurrency,
+		Bus:             eventbridge.NewFromConfig(aws),
+		BusName:         cfg.EventBus,
 		// The operational events the bus keeps refusing are parked there,
 		// through Queue, for make redrive-enqueue.
 		ParkQueueURL: cfg.FailureQueueURL,

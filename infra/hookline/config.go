@@ -63,8 +63,9 @@ type Props struct {
 	// default. A larger value must be at least DeliverTimeoutFor(RequestTimeout).
 	DeliverTimeout time.Duration
 	// DeliverMaxConcurrency caps concurrent deliver invocations on the SQS
-	// event source mapping (AWS minimum 2). Default 10; 2 in the
-	// small-account profile (SmallAccount).
+	// event source mapping (AWS minimum 2). Default 20 (about 1,000
+	// deliveries a second to receivers answering in 200 ms:
+	// docs/capacity.md); 2 in the small-account profile (SmallAccount).
 	DeliverMaxConcurrency int
 	// DeliverReservedConcurrency reserves concurrency for the deliver
 	// function, out of the account's pool. It must exceed
@@ -73,7 +74,7 @@ type Props struct {
 	// throttled deliver would burn a delivery's attempts; with the mapping
 	// capped below the reservation, and the reservation out of reach of any
 	// other function (an API flood, a replay), deliver is never throttled.
-	// Default DeliverMaxConcurrency+1 (11): the mapping never runs more than
+	// Default DeliverMaxConcurrency+1 (21): the mapping never runs more than
 	// its cap, and the one spare leaves room for an operator's manual invoke.
 	// Negative: reserve nothing, for an account whose concurrency limit
 	// cannot spare it (see the note on the account's pool below); throttles
@@ -82,8 +83,8 @@ type Props struct {
 	//
 	// The account's pool: every reservation below is taken from the
 	// account's concurrency limit, and AWS refuses one that leaves fewer than
-	// 100 executions unreserved. The defaults reserve 11 + 20 + 8 = 39, so an
-	// account needs a limit of at least 139 (established accounts have 1,000;
+	// 100 executions unreserved. The defaults reserve 21 + 20 + 8 = 49, so an
+	// account needs a limit of at least 149 (established accounts have 1,000;
 	// new accounts may start at 10). Below that, ask AWS for a higher limit
 	// (Service Quotas, "Concurrent executions"), or deploy with all three
 	// reservations negative (`-c deliverReservedConcurrency=none
@@ -106,6 +107,19 @@ type Props struct {
 	// would burn one of its five tries before the job is parked. Default 8.
 	// Negative: none.
 	ReplayReservedConcurrency int
+	// EnqueueParallelization is the outbox stream mapping's
+	// ParallelizationFactor: how many enqueue invocations process one
+	// stream shard at once, 1 to 10. Lambda keeps the records of one
+	// partition key (one outbox item) in order at any factor, which is all
+	// enqueue needs. Each takes a Lambda execution per active shard. Default
+	// DefaultEnqueueParallelization (2: docs/capacity.md); 1 in the
+	// small-account profile.
+	EnqueueParallelization int
+	// EnqueueSendConcurrency is how many SendMessageBatch requests one
+	// enqueue invocation has in flight at once, 1 to 10
+	// (fnenv.MaxSendConcurrency). Default 4
+	// (domain.DefaultEnqueueSendConcurrency).
+	EnqueueSendConcurrency int
 	// SmallAccount is the small-account profile, for an account whose
 	// Lambda concurrency limit cannot spare a reservation (AWS keeps 100
 	// executions unreserved; new accounts may have a limit of 10): no
@@ -115,7 +129,8 @@ type Props struct {
 	// DeliverMaxConcurrency says otherwise: deliver 2, the replay jobs 2,
 	// the replay operations 2. In a 10-execution account the SQS mappings
 	// then run at most 6 executions together, which leaves 4 for enqueue
-	// (one per active stream shard) and the API, so each mapping's cap
+	// (one per active stream shard: the profile's EnqueueParallelization
+	// is 1) and the API, so each mapping's cap
 	// stays below what its function can get and a throttle does not burn a
 	// receive (the Throttles alarms page if one does: nothing caps the
 	// API but its stage's throttling). Throughput: about deliver's cap ×
@@ -430,7 +445,38 @@ func (p *Props) setConcurrencyDefaults() error {
 	if p.APIBurstLimit < 0 || p.APIBurstLimit > 5000 {
 		return fmt.Errorf("API burst limit %d: want 1 to 5000 requests", p.APIBurstLimit)
 	}
+	if err := p.setEnqueueDefaults(); err != nil {
+		return err
+	}
 	return p.setRouteThrottleDefaults()
+}
+
+// DefaultEnqueueParallelization is Props.EnqueueParallelization's default.
+const DefaultEnqueueParallelization = 2
+
+// maxParallelization is the most Lambda takes for a stream mapping's
+// ParallelizationFactor: 10.
+const maxParallelization = 10
+
+// setEnqueueDefaults sets and checks the enqueue mapping's
+// parallelization and the function's send concurrency.
+func (p *Props) setEnqueueDefaults() error {
+	if p.EnqueueParallelization == 0 {
+		p.EnqueueParallelization = DefaultEnqueueParallelization
+		if p.SmallAccount {
+			p.EnqueueParallelization = 1
+		}
+	}
+	if p.EnqueueParallelization < 1 || p.EnqueueParallelization > maxParallelization {
+		return fmt.Errorf("enqueue parallelization %d: a stream mapping's parallelization factor is 1 to %d", p.EnqueueParallelization, maxParallelization)
+	}
+	if p.EnqueueSendConcurrency == 0 {
+		p.EnqueueSendConcurrency = domain.DefaultEnqueueSendConcurrency
+	}
+	if p.EnqueueSendConcurrency < 1 || p.EnqueueSendConcurrency > fnenv.MaxSendConcurrency {
+		return fmt.Errorf("enqueue send concurrency %d: want 1 to %d SendMessageBatch requests in flight at once", p.EnqueueSendConcurrency, fnenv.MaxSendConcurrency)
+	}
+	return nil
 }
 
 // The route throttles' defaults (Props.APIPublishRateLimit, ...).

@@ -95,6 +95,12 @@ type pipelineProps struct {
 	// DeliverReservedConcurrency, when positive, reserves concurrency for
 	// deliver; it must exceed DeliverMaxConcurrency (Props).
 	DeliverReservedConcurrency int
+	// EnqueueParallelization is the stream mapping's parallelization
+	// factor (Props.EnqueueParallelization).
+	EnqueueParallelization int
+	// EnqueueSendConcurrency is enqueue's SendMessageBatch requests in
+	// flight at once (Props.EnqueueSendConcurrency).
+	EnqueueSendConcurrency int
 	// LogLevel of both functions.
 	LogLevel string
 	// DeliveryRetention is how long the records both functions write are
@@ -127,7 +133,7 @@ func newPipelineFunctions(scope constructs.Construct, id string, p pipelineProps
 
 	enqueue := newFn("Enqueue", 60*time.Second, fnenv.EnqueueEnv{
 		Common: fns.common(), QueueURL: *p.Queues.Delivery.QueueUrl(), EventBus: *p.OperatorBus.EventBusName(),
-		FailureQueueURL: *p.Queues.EnqueueFailures.QueueUrl(), Faults: p.Faults,
+		FailureQueueURL: *p.Queues.EnqueueFailures.QueueUrl(), SendConcurrency: p.EnqueueSendConcurrency, Faults: p.Faults,
 	}.Vars())
 	// Endpoints (Query), LoadWith (BatchGetItem), Tenant (GetItem),
 	// PutRejection (PutItem); SendMessageBatch is sqs:SendMessage; the
@@ -141,6 +147,7 @@ func newPipelineFunctions(scope constructs.Construct, id string, p pipelineProps
 	enqueue.AddEventSource(awslambdaeventsources.NewDynamoEventSource(p.Tables.Outbox, &awslambdaeventsources.DynamoEventSourceProps{
 		StartingPosition:        awslambda.StartingPosition_TRIM_HORIZON,
 		BatchSize:               jsii.Number(streamBatchSize),
+		ParallelizationFactor:   jsii.Number(float64(p.EnqueueParallelization)),
 		BisectBatchOnError:      jsii.Bool(true),
 		MaxRecordAge:            awscdk.Duration_Seconds(jsii.Number(streamMaxRecordAge.Seconds())),
 		ReportBatchItemFailures: jsii.Bool(true),

@@ -77,7 +77,7 @@ func TestSmallAccountProfile(t *testing.T) {
 	require.Empty(t, r, "the profile reserves nothing")
 	r, err = Reservations(nil)
 	require.NoError(t, err)
-	require.Equal(t, map[string]int{"deliver": 11, "api": 20, "replay": 8}, r, "the defaults need a limit of 139")
+	require.Equal(t, map[string]int{"deliver": 21, "api": 20, "replay": 8}, r, "the defaults need a limit of 149")
 	_, err = Reservations(&Props{SmallAccount: true, APIReservedConcurrency: 5})
 	require.ErrorContains(t, err, "the small-account profile reserves none")
 
@@ -98,6 +98,13 @@ func TestSmallAccountProfile(t *testing.T) {
 	// What is left for enqueue (one execution per active stream shard)
 	// and the API.
 	require.LessOrEqual(t, total, float64(smallAccountLimit-4), "the SQS mappings leave 4 of a 10-execution account to enqueue and the API")
+	// enqueue runs one invocation per shard, as before the parallelization
+	// factor was a prop.
+	check(t, func() {
+		s.tpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), obj{
+			"FunctionName": refTo(s.enqueueFn), "ParallelizationFactor": 1,
+		})
+	})
 	// The endpoint gate stays below the pool.
 	s.hasProperties(t, "AWS::Lambda::Function", s.deliverFn, obj{
 		"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{"HOOKLINE_ENDPOINT_CONCURRENCY": "1"})},

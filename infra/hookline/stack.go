@@ -294,6 +294,8 @@ func pipelineFunctionsProps(p Props, code map[string]awslambda.Code, tables tabl
 		DeliverTimeout:             p.DeliverTimeout,
 		DeliverMaxConcurrency:      p.DeliverMaxConcurrency,
 		DeliverReservedConcurrency: p.DeliverReservedConcurrency,
+		EnqueueParallelization:     p.EnqueueParallelization,
+		EnqueueSendConcurrency:     p.EnqueueSendConcurrency,
 		LogLevel:                   p.LogLevel,
 		DeliveryRetention:          p.DeliveryRetention,
 		Deliver:                    deliver,

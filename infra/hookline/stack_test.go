@@ -323,6 +323,9 @@ type want struct {
 	disableAfterFor                   time.Duration
 	breaker                           domain.Breaker
 	endpointConcurrency, fastParallel int
+	// enqueue's stream mapping's parallelization factor, and its
+	// SendMessageBatch requests in flight at once.
+	parallelization, sendConcurrency int
 }
 
 func stackChecks(t *testing.T, s *synthesized, w want) {
@@ -810,9 +813,10 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 	t.Run("enqueue environment: delivery queue and state table", func(t *testing.T) {
 		s.hasProperties(t, "AWS::Lambda::Function", s.enqueueFn, obj{
 			"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{
-				"HOOKLINE_DELIVERY_QUEUE_URL": refTo(s.deliveryQueue),
-				"HOOKLINE_STATE_TABLE":        refTo(s.stateTable),
-				"HOOKLINE_DLQ_URL":            assertions.Match_Absent(),
+				"HOOKLINE_DELIVERY_QUEUE_URL":       refTo(s.deliveryQueue),
+				"HOOKLINE_STATE_TABLE":              refTo(s.stateTable),
+				"HOOKLINE_DLQ_URL":                  assertions.Match_Absent(),
+				"HOOKLINE_ENQUEUE_SEND_CONCURRENCY": strconv.Itoa(w.sendConcurrency),
 			})},
 		})
 	})
@@ -829,6 +833,7 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 			"EventSourceArn":             getAtt(s.outboxTable, "StreamArn"),
 			"FunctionName":               refTo(s.enqueueFn),
 			"BatchSize":                  100,
+			"ParallelizationFactor":      w.parallelization,
 			"FunctionResponseTypes":      assertions.Match_ArrayEquals(&arr{"ReportBatchItemFailures"}),
 			"BisectBatchOnFunctionError": true,
 			// -1: no limit on retries; the age cap alone ends them.
@@ -1078,8 +1083,8 @@ func TestStackDefaults(t *testing.T) {
 		schedule:        retry.DefaultSchedule,
 		arch:            "arm64",
 		deliverTimeout:  20 * time.Second,
-		maxConcurrency:  10,
-		reserved:        11,
+		maxConcurrency:  20,
+		reserved:        21,
 		apiReserved:     20,
 		replayReserved:  replayMaxConcurrency + 1,
 		apiRate:         50,
@@ -1089,8 +1094,9 @@ func TestStackDefaults(t *testing.T) {
 		tenantThreshold: 100,
 		disableAfterFor: 5 * 24 * time.Hour,
 		breaker:         domain.Breaker{Cooldown: 10 * time.Second, MaxCooldown: 10 * time.Minute},
-		// 3 of the 10: a slow endpoint holds at most 30% of the pool.
-		endpointConcurrency: 3, fastParallel: 10,
+		// 3 of the 20: a slow endpoint holds at most 15% of the pool.
+		endpointConcurrency: 3, fastParallel: 20,
+		parallelization: DefaultEnqueueParallelization, sendConcurrency: domain.DefaultEnqueueSendConcurrency,
 	})
 	accessChecks(t, s, accessWant{publishRate: 100, publishBurst: 200, adminRate: 10, adminBurst: 20})
 }
@@ -1120,6 +1126,8 @@ func TestStackCustom(t *testing.T) {
 		APIPublishBurstLimit:       15,
 		APIAdminRateLimit:          0.5,
 		APIAdminBurstLimit:         1,
+		EnqueueParallelization:     10,
+		EnqueueSendConcurrency:     7,
 	})
 	t.Logf("synthesized custom stack in %s", time.Since(start).Round(time.Millisecond))
 	stackChecks(t, s, want{
@@ -1139,6 +1147,7 @@ func TestStackCustom(t *testing.T) {
 		disableAfterFor:      2 * time.Minute,
 		breaker:              domain.Breaker{Cooldown: time.Second, MaxCooldown: 4 * time.Second},
 		endpointConcurrency:  4, fastParallel: 5,
+		parallelization: 10, sendConcurrency: 7,
 	})
 	accessChecks(t, s, accessWant{publishRate: 7.5, publishBurst: 15, adminRate: 0.5, adminBurst: 1})
 }
@@ -1153,7 +1162,7 @@ func TestStackNoReservations(t *testing.T) {
 	}
 	check(t, func() {
 		s.tpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), obj{
-			"FunctionName": refTo(s.deliverFn), "ScalingConfig": obj{"MaximumConcurrency": 10},
+			"FunctionName": refTo(s.deliverFn), "ScalingConfig": obj{"MaximumConcurrency": domain.DefaultDeliverMaxConcurrency},
 		})
 	})
 }
@@ -1216,8 +1225,8 @@ func TestPropsValidation(t *testing.T) {
 		require.Equal(t, BuildFromSource(""), p.Code)
 		require.Equal(t, 15*time.Second, p.RequestTimeout)
 		require.Equal(t, 20*time.Second, p.DeliverTimeout)
-		require.Equal(t, 10, p.DeliverMaxConcurrency)
-		require.Equal(t, 11, p.DeliverReservedConcurrency)
+		require.Equal(t, 20, p.DeliverMaxConcurrency)
+		require.Equal(t, 21, p.DeliverReservedConcurrency)
 		require.Equal(t, 20, p.APIReservedConcurrency)
 		require.Equal(t, 8, p.ReplayReservedConcurrency)
 		require.Equal(t, 50.0, p.APIRateLimit)
@@ -1237,10 +1246,24 @@ func TestPropsValidation(t *testing.T) {
 		refused(t, Props{Retry: retry.Policy{Schedule: []time.Duration{0, 12*time.Hour + time.Second}}}, "12h")
 		accepted(t, Props{Retry: retry.Policy{Schedule: []time.Duration{0, 12 * time.Hour}}})
 	})
+	t.Run("enqueue parallelization and send concurrency: 1 to 10", func(t *testing.T) {
+		refused(t, Props{EnqueueParallelization: 11}, "enqueue parallelization 11: a stream mapping's parallelization factor is 1 to 10")
+		refused(t, Props{EnqueueParallelization: -1}, "enqueue parallelization -1")
+		refused(t, Props{EnqueueSendConcurrency: 11}, "enqueue send concurrency 11: want 1 to 10")
+		refused(t, Props{EnqueueSendConcurrency: -2}, "enqueue send concurrency -2")
+		p := accepted(t, Props{EnqueueParallelization: 10, EnqueueSendConcurrency: 1})
+		require.Equal(t, 10, p.EnqueueParallelization)
+		require.Equal(t, 1, p.EnqueueSendConcurrency)
+		p = accepted(t, Props{})
+		require.Equal(t, 2, p.EnqueueParallelization)
+		require.Equal(t, 4, p.EnqueueSendConcurrency)
+		require.Equal(t, 1, accepted(t, Props{SmallAccount: true}).EnqueueParallelization, "the small-account profile keeps one invocation per shard")
+		require.Equal(t, 3, accepted(t, Props{SmallAccount: true, EnqueueParallelization: 3}).EnqueueParallelization)
+	})
 	t.Run("reserved concurrency not above max concurrency refused", func(t *testing.T) {
-		refused(t, Props{DeliverReservedConcurrency: 10}, "reserved concurrency 10 must exceed max concurrency 10")
+		refused(t, Props{DeliverReservedConcurrency: 20}, "reserved concurrency 20 must exceed max concurrency 20")
 		refused(t, Props{DeliverMaxConcurrency: 50, DeliverReservedConcurrency: 20}, "reserved concurrency")
-		accepted(t, Props{DeliverReservedConcurrency: 11})
+		accepted(t, Props{DeliverReservedConcurrency: 21})
 		require.Equal(t, 51, accepted(t, Props{DeliverMaxConcurrency: 50}).DeliverReservedConcurrency, "the default follows the cap")
 		require.Equal(t, -1, accepted(t, Props{DeliverReservedConcurrency: -1}).DeliverReservedConcurrency, "negative: none, by choice")
 		refused(t, Props{ReplayReservedConcurrency: replayMaxConcurrency}, "replay reserved concurrency 7 must exceed its mappings' max concurrency 7")
@@ -1298,7 +1321,7 @@ func TestPropsValidation(t *testing.T) {
 		require.Equal(t, 10*time.Second, p.BreakerCooldown)
 		require.Equal(t, 10*time.Minute, p.BreakerMaxCooldown)
 		require.Equal(t, 3, p.EndpointConcurrency)
-		require.Equal(t, 10, p.fastConcurrency(), "the deliver mapping's max concurrency")
+		require.Equal(t, 20, p.fastConcurrency(), "the deliver mapping's max concurrency")
 
 		// The patient disable outlasts the schedule's whole span.
 		refused(t, Props{DisableAfterFor: 22 * time.Hour}, "DisableAfterFor 22h0m0s must be at least the retry schedule's whole span 22h35m35s (the sum of its delays): an outage the schedule rides out must never disable an endpoint")
@@ -1322,10 +1345,10 @@ func TestPropsValidation(t *testing.T) {
 
 		// The concurrency gate: below the pool, so one slow endpoint
 		// never holds all of it.
-		refused(t, Props{EndpointConcurrency: 10}, "endpoint concurrency 10: want at least 1, at most 100, and below the deliver max concurrency 10")
+		refused(t, Props{EndpointConcurrency: 20}, "endpoint concurrency 20: want at least 1, at most 100, and below the deliver max concurrency 20")
 		refused(t, Props{EndpointConcurrency: -1}, "endpoint concurrency -1")
 		refused(t, Props{DeliverMaxConcurrency: 500, EndpointConcurrency: 101}, "at most 100")
-		require.Equal(t, 9, accepted(t, Props{EndpointConcurrency: 9}).EndpointConcurrency)
+		require.Equal(t, 19, accepted(t, Props{EndpointConcurrency: 19}).EndpointConcurrency)
 		require.Equal(t, 1, accepted(t, Props{DeliverMaxConcurrency: 2}).EndpointConcurrency, "the default stays below a small pool")
 		p = accepted(t, Props{DeliverMaxConcurrency: 500, EndpointConcurrency: 100})
 		require.Equal(t, 100, p.fastConcurrency(), "the fast limit is at most 100")

@@ -3,9 +3,22 @@
 // subscribed endpoints and sends one message per delivery to the delivery
 // queue; the delivery id, derived from the event and endpoint ids, is the
 // message's idempotency key (webhook-id). The messages of a whole stream
-// batch go out together, in stream order, in as few SendMessageBatch
-// requests as SQS's limits allow (ten messages and 256 KiB a request), not a
-// request per record.
+// batch go out together, in as few SendMessageBatch requests as SQS's
+// limits allow (ten messages and 256 KiB a request), not a request per
+// record. The requests are formed in stream order and sent concurrently,
+// Handler.SendConcurrency at once (default 4), so they may arrive out of
+// it: the delivery queue is a standard queue (with fair queues), which
+// keeps no order anyway, and nothing downstream relies on one (a receiver
+// that needs order reads the event's sequence, docs/receiving.md). A
+// record's messages are all sent or its invocation fails and is retried
+// whole.
+//
+// Ordering across invocations is the stream's: with the mapping's
+// parallelization factor above 1 (Props.EnqueueParallelization) Lambda
+// still processes the records of one outbox item (one partition key) in
+// order, and enqueue needs nothing more: it only ever acts on an item's
+// INSERT, and each record's deliveries are keyed by the event, not by its
+// place in the stream.
 //
 // enqueue writes no delivery record: a delivery's first attempt creates
 // it (deliver), so a delivery delivered at its first attempt is written

@@ -1,11 +1,14 @@
 package enqueue
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -60,6 +63,10 @@ type Handler struct {
 	Store    Store
 	Queue    Sender
 	QueueURL string
+	// SendConcurrency is how many SendMessageBatch requests to the delivery
+	// queue are in flight at once. Default
+	// domain.DefaultEnqueueSendConcurrency (4); 1 sends one after the other.
+	SendConcurrency int
 	// Bus receives the batch's operational events (domain.IsOperational),
 	// put on the bus named BusName, for the operator. Nil: none are put
 	// anywhere (the production wiring always sets it).
@@ -112,10 +119,11 @@ type fanOut struct {
 // each event's endpoints. Then it reads which of the batch's deliveries
 // exist (one eventually consistent batch read per hundred): a delivery
 // exists once its first attempt is recorded. Last, it sends the messages of
-// those that do not, across records, in stream order (records, then each
-// record's endpoints), in as few SendMessageBatch requests as SQS's limits
-// allow (ten messages, 256 KiB), one after the other. It writes no delivery
-// record: deliver's first attempt creates it.
+// those that do not, across records, in as few SendMessageBatch requests as
+// SQS's limits allow (ten messages, 256 KiB), the requests formed in stream
+// order (records, then each record's endpoints) and SendConcurrency of
+// them in flight at once.
+// It writes no delivery record: deliver's first attempt creates it.
 //
 // Any failure for an infrastructure reason (DynamoDB or SQS unavailable)
 // fails the invocation, so the event source mapping retries the batch,
@@ -198,8 +206,12 @@ func (h *Handler) enqueue(ctx context.Context, ev events.DynamoDBEvent, inv *inv
 }
 
 // sendUnsent sends the messages of the deliveries that existing does not
-// show sent, in stream order, in as few requests as SQS's limits allow.
+// show sent, in as few requests as SQS's limits allow, formed in stream
+// order, SendConcurrency of them in flight at once (sends). A request is
+// started as soon as it is full, so an invocation holds at most
+// SendConcurrency requests' messages besides the one being formed.
 func (h *Handler) sendUnsent(ctx context.Context, fanOuts []fanOut, existing store.Snapshot, inv *invocation) *failure {
+	s := &sends{h: h, ctx: ctx, slots: make(chan struct{}, h.sendConcurrency())}
 	var b batch
 	for i := range fanOuts {
 		f := &fanOuts[i]
@@ -211,22 +223,80 @@ func (h *Handler) sendUnsent(ctx context.Context, fanOuts []fanOut, existing sto
 			o := outgoing{f: f, endpointID: ep.EndpointID, id: id}
 			e, err := o.entry()
 			if err != nil {
-				return &failure{f.seq, f.seq, err}
+				return cmp.Or(s.wait(), &failure{f.seq, f.seq, err})
 			}
-			if !message.Fits(b.entries, e) {
-				if err := h.sendBatch(ctx, &b); err != nil {
-					return &failure{b.out[0].f.seq, b.out[len(b.out)-1].f.seq, err}
+			if len(b.out) > 0 && !message.Fits(b.entries, e) {
+				if !s.start(b) {
+					return s.wait()
 				}
+				b = batch{}
 			}
 			b.entries, b.out = append(b.entries, e), append(b.out, o)
 		}
 	}
 	if len(b.out) > 0 {
-		if err := h.sendBatch(ctx, &b); err != nil {
-			return &failure{b.out[0].f.seq, b.out[len(b.out)-1].f.seq, err}
-		}
+		s.start(b)
 	}
-	return nil
+	return s.wait()
+}
+
+// sends runs one invocation's SendMessageBatch requests, at most
+// cap(slots) in flight at once, started in stream order. After a request
+// fails no other is started (those in flight finish), and wait answers
+// the failure of the failed request earliest in stream order: the records
+// its error names; the invocation fails whole, so the stream retries every
+// record of it. With one slot this is sending one request after the other,
+// stopping at the first failure.
+type sends struct {
+	h      *Handler
+	ctx    context.Context
+	slots  chan struct{}
+	wg     sync.WaitGroup
+	failed atomic.Bool
+	mu     sync.Mutex
+	n      int      // requests started
+	first  *failure // the earliest failed request's, at firstAt
+	at     int
+}
+
+// start sends b once a slot is free, unless a request has failed: then it
+// starts nothing and answers false.
+func (s *sends) start(b batch) bool {
+	s.slots <- struct{}{}
+	if s.failed.Load() {
+		<-s.slots
+		return false
+	}
+	at := s.n
+	s.n++
+	s.wg.Add(1)
+	go func() {
+		defer func() { <-s.slots; s.wg.Done() }()
+		if err := s.h.sendBatch(s.ctx, &b); err != nil {
+			s.mu.Lock()
+			if s.first == nil || at < s.at {
+				s.first, s.at = &failure{b.out[0].f.seq, b.out[len(b.out)-1].f.seq, err}, at
+			}
+			s.mu.Unlock()
+			s.failed.Store(true)
+		}
+	}()
+	return true
+}
+
+// wait waits for the requests in flight and answers the earliest failure,
+// or nil.
+func (s *sends) wait() *failure {
+	s.wg.Wait()
+	return s.first
+}
+
+// sendConcurrency is SendConcurrency, or its default.
+func (h *Handler) sendConcurrency() int {
+	if h.SendConcurrency > 0 {
+		return h.SendConcurrency
+	}
+	return domain.DefaultEnqueueSendConcurrency
 }
 
 // plan decodes a record and finds the endpoints its event goes to, or
@@ -392,7 +462,7 @@ type batch struct {
 	out     []outgoing
 }
 
-// sendBatch sends one SendMessageBatch request and empties b.
+// sendBatch sends one SendMessageBatch request, b's messages.
 func (h *Handler) sendBatch(ctx context.Context, b *batch) error {
 	if err := message.SendBatch(ctx, h.Queue, h.QueueURL, b.entries); err != nil {
 		return err
@@ -401,7 +471,6 @@ func (h *Handler) sendBatch(ctx context.Context, b *batch) error {
 		// DEBUG: deliver logs each attempt at INFO, with these ids.
 		h.Log.DebugContext(ctx, "delivery sent", "tenant_id", o.f.ev.TenantID, "event_id", o.f.ev.ID, "endpoint_id", o.endpointID, "delivery_id", o.id)
 	}
-	b.entries, b.out = b.entries[:0], b.out[:0]
 	return nil
 }
 

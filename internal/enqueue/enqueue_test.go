@@ -382,7 +382,9 @@ func TestBatchProcessedAgainBeforeAnyAttemptResendsWithTheSameIDs(t *testing.T) 
 
 // A request that fails fails the invocation; the retry sends what was not
 // attempted, the messages of the requests before the failure included:
-// nothing is lost.
+// nothing is lost. (One request at a time, so that "the third was not
+// tried" holds; TestSendsRunConcurrentlyWithinTheBound fails a request
+// among concurrent ones.)
 func TestFailedSendIsRetriedWithoutLoss(t *testing.T) {
 	t.Parallel()
 	var eps []domain.Endpoint
@@ -392,6 +394,7 @@ func TestFailedSendIsRetriedWithoutLoss(t *testing.T) {
 	s := newFakeStore(eps...)
 	q := &fakeQueue{failAt: 2}
 	h := newHandler(s, q)
+	h.SendConcurrency = 1
 	ev := streamEvent(image("e1", "t1", nil))
 	_, err := h.Handle(context.Background(), ev)
 	require.ErrorIs(t, err, errBoom, "the invocation fails, so the stream retries the batch")
@@ -645,6 +648,7 @@ func TestFailureAfterPartialSendIsRetriedWithoutLoss(t *testing.T) {
 	}
 	s, q := newFakeStore(eps...), &fakeQueue{}
 	h := newHandler(s, q)
+	h.SendConcurrency = 1 // one request at a time: none starts after the fault
 	f := &fault.FailAfterSend{Next: q, Rate: 1}
 	h.Queue = f
 	ev := streamEvent(image("e1", "t1", nil))
@@ -709,8 +713,9 @@ func TestEndpointsAreReadOncePerTenantPerBatch(t *testing.T) {
 	require.Len(t, q.sent(), 8+3)
 }
 
-// Messages are sent across the records of an invocation, ten a request, in
-// stream order.
+// Messages are sent across the records of an invocation, ten a request, the
+// requests formed in stream order (one request at a time, they also arrive
+// in it).
 func TestMessagesAreSentAcrossRecordsInStreamOrder(t *testing.T) {
 	t.Parallel()
 	s := newFakeStore(endpoint("t1", "ep_1"))
@@ -719,7 +724,9 @@ func TestMessagesAreSentAcrossRecordsInStreamOrder(t *testing.T) {
 	for i := range 25 {
 		imgs = append(imgs, image(fmt.Sprintf("e%02d", i), "t1", nil))
 	}
-	resp, err := newHandler(s, q).Handle(context.Background(), streamEvent(imgs...))
+	h := newHandler(s, q)
+	h.SendConcurrency = 1
+	resp, err := h.Handle(context.Background(), streamEvent(imgs...))
 	require.NoError(t, err)
 	require.Empty(t, resp.BatchItemFailures)
 	require.Equal(t, 3, q.batches(), "25 one-endpoint events: 10 + 10 + 5 messages")
@@ -759,6 +766,7 @@ func TestFaultAfterARequestSpanningRecords(t *testing.T) {
 	}
 	s, q := newFakeStore(eps...), &fakeQueue{}
 	h := newHandler(s, q)
+	h.SendConcurrency = 1 // one request at a time: none starts after the fault
 	f := &fault.FailAfterSend{Next: q, Rate: 1}
 	h.Queue = f
 	ev := streamEvent(image("e1", "t1", nil), image("e2", "t1", nil), image("e3", "t1", nil))

@@ -58,6 +58,7 @@ const (
 	varBreakerMaxCooldown   = "HOOKLINE_BREAKER_MAX_COOLDOWN"
 	varEndpointConcurrency  = "HOOKLINE_ENDPOINT_CONCURRENCY"
 	varFastConcurrency      = "HOOKLINE_ENDPOINT_FAST_CONCURRENCY"
+	varSendConcurrency      = "HOOKLINE_ENQUEUE_SEND_CONCURRENCY"
 )
 
 // VarOutboxTable (the outbox table's name) and VarReplayOpsQueueURL (the
@@ -104,11 +105,14 @@ const (
 	MaxBreakerCooldown = 15 * time.Minute
 	// DefaultFastConcurrency is the most deliver invocations sending to an
 	// endpoint that answers fast: the deliver mapping's default maximum
-	// concurrency, 10.
+	// concurrency, 20.
 	DefaultFastConcurrency = domain.DefaultDeliverMaxConcurrency
 	// MaxFastConcurrency bounds FastConcurrency: 100 invocations sending
 	// to one endpoint at once.
 	MaxFastConcurrency = 100
+	// MaxSendConcurrency bounds EnqueueEnv.SendConcurrency: 10 requests in
+	// flight at once, a hundred messages.
+	MaxSendConcurrency = 10
 )
 
 // Notices is how a function raises operational events: where it writes
@@ -221,6 +225,11 @@ type EnqueueEnv struct {
 	// the operational events the bus keeps refusing are parked. Default:
 	// none, and such events fail the batch instead; the stack always sets it.
 	FailureQueueURL string
+	// SendConcurrency (HOOKLINE_ENQUEUE_SEND_CONCURRENCY) is how many
+	// SendMessageBatch requests one invocation has in flight at once, 1 to
+	// MaxSendConcurrency. Zero (the variable unset): the handler's default,
+	// domain.DefaultEnqueueSendConcurrency.
+	SendConcurrency int
 	// Faults (HOOKLINE_FAULTS) injects failures, for the soak test only.
 	// Default: none (and the variable is not set).
 	Faults fault.Rates
@@ -234,6 +243,9 @@ func (e EnqueueEnv) Vars() map[string]string {
 	if e.FailureQueueURL != "" {
 		v[varEnqueueFailureQueue] = e.FailureQueueURL
 	}
+	if e.SendConcurrency != 0 {
+		v[varSendConcurrency] = strconv.Itoa(e.SendConcurrency)
+	}
 	setFaults(v, e.Faults)
 	return v
 }
@@ -246,6 +258,13 @@ func LoadEnqueue(getenv func(string) string) (EnqueueEnv, error) {
 	}
 	e := EnqueueEnv{Common: loadCommon(getenv), QueueURL: getenv(varDeliveryQueueURL), EventBus: getenv(varEventBus),
 		FailureQueueURL: getenv(varEnqueueFailureQueue), Faults: faults}
+	if s := getenv(varSendConcurrency); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > MaxSendConcurrency {
+			return e, fmt.Errorf("%s: %q is not a whole number from 1 to %d", varSendConcurrency, s, MaxSendConcurrency)
+		}
+		e.SendConcurrency = n
+	}
 	return e, firstErr(e.Common.check(), required(varStateTable, e.StateTable, varDeliveryQueueURL, e.QueueURL, varEventBus, e.EventBus))
 }
 

@@ -92,7 +92,7 @@ func TestLoadDeliver(t *testing.T) {
 	require.Equal(t, domain.DefaultDisableAfterFor, c.DisableAfterFor)
 	require.Equal(t, domain.Breaker{Cooldown: domain.DefaultBreakerCooldown, MaxCooldown: domain.DefaultBreakerMaxCooldown}, c.Breaker)
 	require.Equal(t, domain.DefaultEndpointConcurrency, c.EndpointConcurrency)
-	require.Equal(t, 10, c.FastConcurrency)
+	require.Equal(t, 20, c.FastConcurrency)
 
 	require.Equal(t, 11*time.Hour+57*time.Minute, c.Retry.LongestDelay(), "the default 2 min queue visibility timeout")
 
@@ -137,7 +137,7 @@ func TestLoadDeliver(t *testing.T) {
 		"max below cooldown":     {"HOOKLINE_BREAKER_MAX_COOLDOWN", "5s", "HOOKLINE_BREAKER_MAX_COOLDOWN 5s must be at least HOOKLINE_BREAKER_COOLDOWN 10s"},
 		"bad concurrency":        {"HOOKLINE_ENDPOINT_CONCURRENCY", "few", "HOOKLINE_ENDPOINT_CONCURRENCY"},
 		"zero concurrency":       {"HOOKLINE_ENDPOINT_CONCURRENCY", "0", "at least 1"},
-		"concurrency above fast": {"HOOKLINE_ENDPOINT_CONCURRENCY", "11", "HOOKLINE_ENDPOINT_FAST_CONCURRENCY 10 must be at least HOOKLINE_ENDPOINT_CONCURRENCY 11"},
+		"concurrency above fast": {"HOOKLINE_ENDPOINT_CONCURRENCY", "21", "HOOKLINE_ENDPOINT_FAST_CONCURRENCY 20 must be at least HOOKLINE_ENDPOINT_CONCURRENCY 21"},
 		"bad fast":               {"HOOKLINE_ENDPOINT_FAST_CONCURRENCY", "many", "HOOKLINE_ENDPOINT_FAST_CONCURRENCY"},
 		"fast too high":          {"HOOKLINE_ENDPOINT_FAST_CONCURRENCY", "101", "from 1 to 100"},
 		"fast below slow":        {"HOOKLINE_ENDPOINT_FAST_CONCURRENCY", "2", "HOOKLINE_ENDPOINT_FAST_CONCURRENCY 2 must be at least HOOKLINE_ENDPOINT_CONCURRENCY 3"},
@@ -167,6 +167,27 @@ func TestLoadEnqueue(t *testing.T) {
 			return env[k]
 		})
 		require.ErrorContains(t, err, missing+" is required")
+	}
+	require.Zero(t, c.SendConcurrency, "unset: the handler's default")
+}
+
+// The send concurrency is 1 to MaxSendConcurrency; anything else is refused
+// with the variable's name.
+func TestLoadEnqueueSendConcurrency(t *testing.T) {
+	t.Parallel()
+	with := func(v string) func(string) string {
+		env := map[string]string{"HOOKLINE_STATE_TABLE": "state", "HOOKLINE_DELIVERY_QUEUE_URL": "https://q", "HOOKLINE_EVENT_BUS": "ops-bus",
+			"HOOKLINE_ENQUEUE_SEND_CONCURRENCY": v}
+		return func(k string) string { return env[k] }
+	}
+	for _, v := range []string{"1", "10"} {
+		c, err := LoadEnqueue(with(v))
+		require.NoError(t, err)
+		require.Equal(t, map[string]int{"1": 1, "10": 10}[v], c.SendConcurrency)
+	}
+	for _, v := range []string{"0", "11", "-1", "few"} {
+		_, err := LoadEnqueue(with(v))
+		require.ErrorContains(t, err, "HOOKLINE_ENQUEUE_SEND_CONCURRENCY: \""+v+"\" is not a whole number from 1 to 10")
 	}
 }
 
@@ -223,6 +244,7 @@ func TestVarsRoundTrip(t *testing.T) {
 		for _, e := range []EnqueueEnv{
 			{Common: common, QueueURL: "https://q", EventBus: "ops-bus", Faults: fault.Rates{}},
 			{Common: common, QueueURL: "https://q", EventBus: "arn:aws:events:us-east-1:000000000000:event-bus/ops", FailureQueueURL: "https://failures", Faults: fault.Rates{fault.EnqueueFail: 0.05}},
+			{Common: common, QueueURL: "https://q", EventBus: "ops-bus", SendConcurrency: 7, Faults: fault.Rates{}},
 		} {
 			got, err := LoadEnqueue(lookup(e.Vars()))
 			require.NoError(t, err)

@@ -77,7 +77,7 @@ func decide(a account, p plan) error {
 	return nil
 }
 
-// describe lists reservations by function name: "api 20, deliver 11".
+// describe lists reservations by function name: "api 20, deliver 21".
 func describe(r map[string]int) string {
 	var parts []string
 	for _, name := range slices.Sorted(maps.Keys(r)) {

@@ -16,7 +16,7 @@ import (
 
 // defaults are the default props' reservations, as `go run ./infra
 // reservations` prints them.
-var defaults = plan{Stack: "Hookline", Reservations: map[string]int{"deliver": 11, "api": 20, "replay": 8}}
+var defaults = plan{Stack: "Hookline", Reservations: map[string]int{"deliver": 21, "api": 20, "replay": 8}}
 
 // small is the small-account profile's: none.
 var small = plan{Stack: "Hookline", Reservations: map[string]int{}}
@@ -83,17 +83,17 @@ func TestDecide(t *testing.T) {
 		plan    plan
 		refused []string // the refusal's sentence holds these; nil: fits
 	}{
-		{"a new account's limit of 10: the defaults need 139", account{Limit: 10, Unreserved: 10}, defaults,
-			[]string{"reserves 39", "limit is 10", "quota increase to at least 139", "-c smallAccount=true"}},
-		{"a limit of 138: one short", account{Limit: 138, Unreserved: 138}, defaults, []string{"at least 139"}},
-		{"a limit of 139: just fits", account{Limit: 139, Unreserved: 139}, defaults, nil},
+		{"a new account's limit of 10: the defaults need 149", account{Limit: 10, Unreserved: 10}, defaults,
+			[]string{"reserves 49", "limit is 10", "quota increase to at least 149", "-c smallAccount=true"}},
+		{"a limit of 148: one short", account{Limit: 148, Unreserved: 148}, defaults, []string{"at least 149"}},
+		{"a limit of 149: just fits", account{Limit: 149, Unreserved: 149}, defaults, nil},
 		{"an established account's 1,000", account{Limit: 1000, Unreserved: 1000}, defaults, nil},
 		{"the small-account profile in a limit of 10", account{Limit: 10, Unreserved: 10}, small, nil},
 		{"other functions reserve 900 of 1,000", account{Limit: 1000, Unreserved: 100}, defaults,
-			[]string{"other functions in this account reserve 900", "at least 1039", "-c smallAccount=true"}},
-		{"an update: the stack's own 39 are replaced, not added", account{Limit: 139, Unreserved: 100, Held: 39}, defaults, nil},
-		{"an update raising deliver by one in a full account", account{Limit: 139, Unreserved: 100, Held: 39},
-			plan{Stack: "Hookline", Reservations: map[string]int{"deliver": 12, "api": 20, "replay": 8}}, []string{"reserves 40", "at least 140"}},
+			[]string{"other functions in this account reserve 900", "at least 1049", "-c smallAccount=true"}},
+		{"an update: the stack's own 49 are replaced, not added", account{Limit: 149, Unreserved: 100, Held: 49}, defaults, nil},
+		{"an update raising deliver by one in a full account", account{Limit: 149, Unreserved: 100, Held: 49},
+			plan{Stack: "Hookline", Reservations: map[string]int{"deliver": 22, "api": 20, "replay": 8}}, []string{"reserves 50", "at least 150"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := decide(tc.account, tc.plan)
@@ -122,11 +122,11 @@ func TestCheck(t *testing.T) {
 		require.NoError(t, check(ctx, l, fakeStacks{}, l, small))
 	})
 	t.Run("the deployed stack's reservations count as its own", func(t *testing.T) {
-		l := &fakeLambda{Limit: 139, Reserved: map[string]int32{"Hookline-Deliver-1": 11, "Hookline-Api-1": 20, "Hookline-Replay-1": 8}}
+		l := &fakeLambda{Limit: 149, Reserved: map[string]int32{"Hookline-Deliver-1": 21, "Hookline-Api-1": 20, "Hookline-Replay-1": 8}}
 		stacks := fakeStacks{"Hookline": {"Hookline-Enqueue-1", "Hookline-Deliver-1", "Hookline-Api-1", "Hookline-Replay-1"}}
 		require.NoError(t, check(ctx, l, stacks, l, defaults))
-		// Another stack's name: those 39 belong to someone else.
-		require.ErrorContains(t, check(ctx, l, stacks, l, plan{Stack: "Other", Reservations: defaults.Reservations}), "other functions in this account reserve 39")
+		// Another stack's name: those 49 belong to someone else.
+		require.ErrorContains(t, check(ctx, l, stacks, l, plan{Stack: "Other", Reservations: defaults.Reservations}), "other functions in this account reserve 49")
 	})
 	t.Run("another error of CloudFormation stops the deploy", func(t *testing.T) {
 		l := &fakeLambda{Limit: 1000}
@@ -143,7 +143,7 @@ func (failingStacks) ListStackResources(context.Context, *cloudformation.ListSta
 
 func TestReadPlan(t *testing.T) {
 	t.Parallel()
-	p, err := readPlan(strings.NewReader(`{"stack":"Hookline","reservations":{"api":20,"deliver":11,"replay":8}}` + "\n"))
+	p, err := readPlan(strings.NewReader(`{"stack":"Hookline","reservations":{"api":20,"deliver":21,"replay":8}}` + "\n"))
 	require.NoError(t, err)
 	require.Equal(t, defaults, p)
 	_, err = readPlan(strings.NewReader(""))
