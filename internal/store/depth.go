@@ -18,25 +18,28 @@ import (
 
 // Tenant DLQ depth counters, sharded: a tenant's depth is the sum of
 // depthShards items, shard n in a partition of its own (pk
-// TENANT#<t>#DLQDEPTH#<n>, sk DLQDEPTH), so a tenant's deaths do not queue
-// on one item: each shard takes 500 transactional moves a second (2 WCU of
-// a partition's 1,000), the tenant 32 x 500 = 16,000. A delivery's moves
-// all go to the shard of its id (a hash), so each shard counts the dead
-// deliveries whose ids hash to it and none goes below 0. The shards are
-// listed through gsi1 under depthIndexKeys keys (DLQDEPTH#<m>, m the
-// tenant's hash plus the shard, so one tenant's shards sit under distinct
-// keys and every key holds 1/32 of every tenant's moves) for the per-tenant
-// depth metric and the operator's stats; DLQDepths queries each and sums.
-// Every move of a delivery into or out of dead (an attempt, a death
-// recorded before a last attempt, a replay's claim) and its shard's move
-// are one transaction: both happen or neither, so the counter cannot drift
-// from the dead index. Each move also counts itself (moves) and stamps the
-// shard (moved_at), which the reconciliation uses to tell a counter that
-// is wrong from an index that has not caught up yet: it reads every shard
-// and corrects their sum, in a transaction that fails if any shard moved.
+// TENANT#<t>#DLQDEPTH#<n>, sk DLQDEPTH: the shards in the tenant's
+// partition would share its 1,000 WCU a second), so a tenant's deaths do
+// not queue on one item: each shard takes 500 transactional moves a second
+// (2 WCU a move), the tenant 32 x 500 = 16,000. A delivery's moves go to
+// the shard of its id (a hash): the moves spread evenly, and the death and
+// the replay of one delivery move the same item. Only the sum means
+// anything (a correction lands on shard 0, so a shard alone may go below
+// 0). The shards are listed through gsi1 under depthIndexKeys keys
+// (DLQDEPTH#<m>, m the tenant's hash plus the shard: one tenant's shards
+// sit under distinct keys, and every key takes 1/32 of all tenants'
+// moves) for the per-tenant depth metric and the operator's stats;
+// DLQDepths queries each and sums per tenant. Every move of a delivery
+// into or out of dead (an attempt, a death recorded before a last attempt,
+// a replay's claim) and its shard's move are one transaction: both happen
+// or neither, so the counter cannot drift from the dead index. Each move
+// also counts itself (moves) and stamps its shard (moved_at), which the
+// reconciliation uses to tell a counter that is wrong from an index that
+// has not caught up yet: it reads every item of the counter and corrects
+// their sum, in a transaction that is cancelled if any of them moved.
 // Counters written by earlier versions, which moved the counter in a
-// second write, may be off: ReconcileDLQDepth recounts. The counter of
-// the versions before the shards (one item, TENANT#<t> / DLQDEPTH, listed
+// second write, may be off: ReconcileDLQDepth recounts. The counter of the
+// versions before the shards (one item, TENANT#<t> / DLQDEPTH, listed
 // under DLQDEPTH) is still read and summed in, and the reconciliation
 // folds it into shard 0 and deletes it, in the transaction of its
 // correction: an upgrade neither loses nor doubles a depth.

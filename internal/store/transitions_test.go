@@ -484,3 +484,78 @@ func TestReconcileDLQDepth(t *testing.T) {
 		require.Equal(t, 2, counter(t, db, "t1"))
 	})
 }
+
+// An upgrade from the versions before the shards: the tenant's counter is
+// one item (TENANT#<t> / DLQDEPTH, under gsi1 DLQDEPTH), moved in the
+// deaths' transactions (moves, moved_at). It is summed in with the shards
+// the new version moves, and the reconciliation folds it into them once it
+// stood still, neither losing nor doubling a death; a move meanwhile
+// defers the fold.
+func TestDLQDepthUpgradeFromOneCounter(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := dynamofake.NewDB(IndexTenant)
+	s := newTestStore(db)
+	kill := func(event string) {
+		t.Helper()
+		require.NoError(t, s.RecordAttempt(ctx, newDelivery("t1", event), domain.Attempt{Number: 1, At: s.Now(), Status: 400}, domain.Outcome{State: domain.StateDead, DeadReason: "rejected_400"}))
+	}
+	kill("evt_1")
+	kill("evt_2")
+	setCounter(db, "t1", 2) // as the old version left it ...
+	old := stored(db, legacyDepthKey("t1"))
+	old["moves"] = &types.AttributeValueMemberN{Value: "2"} // ... moved in the deaths' transactions
+	old["moved_at"] = timeValue(s.Now())
+	db.SetItem(old)
+	setCounter(db, "t2", 4) // and another tenant's, untouched here
+
+	kill("evt_3") // the new version: on a shard
+	require.Equal(t, 3, counter(t, db, "t1"))
+	depths, err := s.DLQDepths(ctx)
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{"t1": 3, "t2": 4}, depths, "the old counter summed in")
+
+	check, err := s.ReconcileDLQDepth(ctx, "t1")
+	require.NoError(t, err)
+	require.Equal(t, DepthCheck{TenantID: "t1", Counter: 3, Deferred: true}, check, "just moved")
+
+	later := s.Now().Add(s.DepthSettle)
+	s.Now = func() time.Time { return later }
+	moved := false
+	db.BeforeWrite = func(_ string, keys []map[string]types.AttributeValue) {
+		if !moved && isDepthKey("t1", keys[0]) {
+			moved = true
+			kill("evt_4") // between the count and the fold
+		}
+	}
+	check, err = s.ReconcileDLQDepth(ctx, "t1")
+	require.NoError(t, err)
+	require.Equal(t, DepthCheck{TenantID: "t1", Counter: 3, Indexed: 3, Deferred: true}, check, "a move meanwhile: not folded")
+	require.NotNil(t, stored(db, legacyDepthKey("t1")))
+	require.Equal(t, 4, counter(t, db, "t1"), "the move stands")
+
+	later = later.Add(s.DepthSettle)
+	check, err = s.ReconcileDLQDepth(ctx, "t1")
+	require.NoError(t, err)
+	require.Equal(t, DepthCheck{TenantID: "t1", Counter: 4, Indexed: 4, Migrated: true}, check, "folded, nothing to correct")
+	require.Nil(t, stored(db, legacyDepthKey("t1")), "the old counter is deleted")
+	require.Equal(t, 4, counter(t, db, "t1"))
+	check, err = s.ReconcileDLQDepth(ctx, "t1")
+	require.NoError(t, err)
+	require.Equal(t, DepthCheck{TenantID: "t1", Counter: 4, Indexed: 4}, check, "once")
+	depths, err = s.DLQDepths(ctx)
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{"t1": 4, "t2": 4}, depths)
+
+	for i := 1; i <= 4; i++ { // replays take each out, on its shard
+		_, err := s.ClaimForReplay(ctx, newDelivery("t1", fmt.Sprintf("evt_%d", i)).DeliveryID, "t1", "rj_1", time.Minute)
+		require.NoError(t, err)
+	}
+	require.Equal(t, 0, counter(t, db, "t1"))
+	require.Equal(t, 0, indexedDead(db, "t1"))
+	// The fold put the old counter's 2 on shard 0 while evt_1 and evt_2
+	// left their own shards: a shard alone means nothing, only the sum.
+	depths, err = s.DLQDepths(ctx)
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{"t1": 0, "t2": 4}, depths)
+}
