@@ -354,7 +354,7 @@ func (s *Store) correctDepth(ctx context.Context, tenantID string, was depthCoun
 			shards += sh.Depth
 		}
 	}
-	cond, names, values := unmoved(was.shards[0])
+	cond, _, values := unmoved(was.shards[0]) // its names are the update's
 	if values == nil {
 		values = map[string]types.AttributeValue{}
 	}
@@ -370,7 +370,7 @@ func (s *Store) correctDepth(ctx context.Context, tenantID string, was depthCoun
 		items = append(items, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{TableName: &s.table, Key: depthShardKey(tenantID, i),
 			ConditionExpression: aws.String(cond), ExpressionAttributeNames: names, ExpressionAttributeValues: values}})
 	}
-	cond, names, values = unmoved(was.legacy)
+	cond, names, values := unmoved(was.legacy)
 	if was.legacy == nil {
 		items = append(items, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{TableName: &s.table, Key: legacyDepthKey(tenantID),
 			ConditionExpression: aws.String(cond)}})
