@@ -256,13 +256,14 @@ func (s *Store) EraseTenantItems(ctx context.Context, tenantID string, limit int
 }
 
 // depthShardKeys returns the keys of the shards of a tenant's DLQ depth
-// counter that exist (read in one BatchGetItem).
+// counter that exist (read in one BatchGetItem, strongly consistent: a
+// shard written a moment before is not left behind).
 func (s *Store) depthShardKeys(ctx context.Context, tenantID string) ([]map[string]types.AttributeValue, error) {
 	ks := make([]map[string]types.AttributeValue, 0, depthShards)
 	for n := range depthShards {
 		ks = append(ks, depthShardKey(tenantID, n))
 	}
-	items, err := s.batchGet(ctx, ks, false)
+	items, err := s.batchGet(ctx, ks, true)
 	if err != nil {
 		return nil, fmt.Errorf("find the DLQ depth shards of tenant %s: %w", tenantID, err)
 	}
