@@ -150,19 +150,10 @@ func TestStoreLayout(t *testing.T) {
 			d := domain.Delivery{DeliveryID: domain.DeliveryID(ev, "ep"), TenantID: tenant, EndpointID: "ep", EventID: ev, EventType: "a.b"}
 			require.NoError(t, s.RecordAttempt(ctx, d, domain.Attempt{Number: 1, At: time.Now().UTC(), Status: 400}, domain.Outcome{State: domain.StateDead, DeadReason: "rejected_400", Message: "{}"}))
 		}
-		// As the old crash left it: a death counted whose delivery's write
-		// was lost, moved in a write of its own.
-		_, err := env.ddb.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: &env.out.StateTableName,
-			Key: map[string]types.AttributeValue{
-				"pk": &types.AttributeValueMemberS{Value: "TENANT#" + tenant},
-				"sk": &types.AttributeValueMemberS{Value: "DLQDEPTH"},
-			},
-			UpdateExpression:          aws.String("SET #depth = :d REMOVE moves, moved_at"),
-			ExpressionAttributeNames:  map[string]string{"#depth": "depth"},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":d": &types.AttributeValueMemberN{Value: "3"}},
-		})
-		require.NoError(t, err)
+		// As the old crash left it, in the version before the shards: a
+		// death counted whose delivery's write was lost, moved in a write
+		// of its own.
+		oldDepthCounter(t, tenant, 3)
 		// The index is eventually consistent: poll until it counts both.
 		var check store.DepthCheck
 		require.Eventually(t, func() bool {
@@ -170,7 +161,7 @@ func TestStoreLayout(t *testing.T) {
 			check, err = s.ReconcileDLQDepth(ctx, tenant)
 			return err == nil && check.Corrected
 		}, 10*time.Second, 200*time.Millisecond)
-		require.Equal(t, store.DepthCheck{TenantID: tenant, Counter: 3, Indexed: 2, Corrected: true}, check)
+		require.Equal(t, store.DepthCheck{TenantID: tenant, Counter: 3, Indexed: 2, Corrected: true, Migrated: true}, check, "corrected, and folded into the shards")
 		all, err := s.DLQDepths(ctx)
 		require.NoError(t, err)
 		require.Equal(t, 2, all[tenant])
@@ -184,4 +175,36 @@ func TestStoreLayout(t *testing.T) {
 		require.Equal(t, store.DepthCheck{TenantID: tenant, Counter: 3, Deferred: true}, check)
 	})
 
+}
+
+// oldDepthCounter leaves a tenant's DLQ depth counter as the versions
+// before the shards kept it: no shard (the store's 32,
+// TENANT#<t>#DLQDEPTH#<n>), one item TENANT#<t> / DLQDEPTH listed under
+// gsi1 DLQDEPTH, at depth, with no moves or moved_at (moved in a write of
+// its own, by the versions before those).
+func oldDepthCounter(t *testing.T, tenantID string, depth int) {
+	t.Helper()
+	ctx := context.Background()
+	for n := range 32 {
+		_, err := env.ddb.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+			TableName: &env.out.StateTableName,
+			Key: map[string]types.AttributeValue{
+				"pk": &types.AttributeValueMemberS{Value: fmt.Sprintf("TENANT#%s#DLQDEPTH#%d", tenantID, n)},
+				"sk": &types.AttributeValueMemberS{Value: "DLQDEPTH"},
+			},
+		})
+		require.NoError(t, err)
+	}
+	_, err := env.ddb.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: &env.out.StateTableName,
+		Item: map[string]types.AttributeValue{
+			"pk":        &types.AttributeValueMemberS{Value: "TENANT#" + tenantID},
+			"sk":        &types.AttributeValueMemberS{Value: "DLQDEPTH"},
+			"depth":     &types.AttributeValueMemberN{Value: strconv.Itoa(depth)},
+			"tenant_id": &types.AttributeValueMemberS{Value: tenantID},
+			"gsi1pk":    &types.AttributeValueMemberS{Value: "DLQDEPTH"},
+			"gsi1sk":    &types.AttributeValueMemberS{Value: tenantID},
+		},
+	})
+	require.NoError(t, err)
 }

@@ -115,11 +115,15 @@ func grantReplay(fn awslambda.Function, p replayProps, jobs, ops awssqs.Queue) {
 	grantOutboxErase(fn, p.Outbox, p.MessageLog)
 	// Job (GetItem), SaveJob (PutItem), claims, releases and recorded
 	// deaths (UpdateItem), Load (BatchGetItem), Delivery and Endpoint
-	// (GetItem); ListDead and DLQDepths query the index. A tenant's erasure
-	// queries its partitions (Query: endpoints, counters) and deletes its
-	// items (DeleteItem).
+	// (GetItem); ListDead and DLQDepths query the index. The depth
+	// reconciliation reads a counter's shards (BatchGetItem) and corrects
+	// it in a transaction checking every shard (ConditionCheckItem) and
+	// deleting the one-item counter of earlier versions (DeleteItem). A
+	// tenant's erasure queries its partitions (Query: endpoints, counters),
+	// finds its counter's shards (BatchGetItem) and deletes its items
+	// (DeleteItem).
 	grantTableItems(fn, p.Functions.StateTable, "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
-		"dynamodb:Query", "dynamodb:DeleteItem")
+		"dynamodb:Query", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem")
 	grantIndexQuery(fn, p.Functions.StateTable)
 	p.Queues.Delivery.Grant(fn, jsii.String("sqs:SendMessage"))
 	// The sweep and the redrive: receive, delete, make visible again.

@@ -69,7 +69,9 @@ func (w *Depths) Publish(ctx context.Context, tenant string) error {
 
 // Reconcile reconciles every tenant's DLQ depth counter with the dead
 // index (store.ReconcileDLQDepth), for counters left off by earlier
-// versions, which moved the counter in a write of its own. Each correction
+// versions, which moved the counter in a write of its own (and folds the
+// one-item counter of the versions before the shards into them, logged).
+// Each correction
 // is logged and published as DLQDepthCorrections, 1 per corrected tenant
 // (TenantId) and so their total stack-wide; a run that corrects nothing
 // publishes 0. A tenant that fails does not stop the others; the error
@@ -89,6 +91,9 @@ func (w *Depths) Reconcile(ctx context.Context) error {
 		if err != nil {
 			errs = append(errs, err)
 			continue
+		}
+		if c.Migrated {
+			w.Log.InfoContext(ctx, "tenant DLQ depth counter moved to its shards", "tenant_id", t, "counter", c.Counter, "indexed", c.Indexed)
 		}
 		if c.Corrected {
 			corrected++

@@ -4,7 +4,7 @@ package store
 type Call struct {
 	// Action is the DynamoDB API action, as IAM names it after
 	// "dynamodb:": GetItem, BatchGetItem, PutItem, UpdateItem, DeleteItem,
-	// Query.
+	// ConditionCheckItem, Query.
 	Action string
 	// Index is true for a Query of the per-tenant index (IndexTenant),
 	// false for an action on the table.
@@ -17,8 +17,11 @@ var (
 	putItem    = Call{Action: "PutItem"}
 	updateItem = Call{Action: "UpdateItem"}
 	deleteItem = Call{Action: "DeleteItem"}
-	query      = Call{Action: "Query"}
-	queryIndex = Call{Action: "Query", Index: true}
+	// conditionCheck is a transaction's ConditionCheck, which IAM
+	// authorizes as ConditionCheckItem.
+	conditionCheck = Call{Action: "ConditionCheckItem"}
+	query          = Call{Action: "Query"}
+	queryIndex     = Call{Action: "Query", Index: true}
 )
 
 // Calls lists, for every exported Store method, each DynamoDB action it may
@@ -32,7 +35,7 @@ var (
 // scans.
 var Calls = map[string][]Call{
 	"DLQDepths":                 {queryIndex},
-	"ReconcileDLQDepth":         {getItem, queryIndex, updateItem},
+	"ReconcileDLQDepth":         {batchGet, queryIndex, updateItem, conditionCheck, deleteItem},
 	"RecordAttemptIfUnchanged":  {updateItem},
 	"CreateJob":                 {putItem, updateItem},
 	"TenantJobs":                {getItem},
@@ -90,5 +93,5 @@ var Calls = map[string][]Call{
 	"EraseOpenJobs":             {getItem, deleteItem},
 	"EraseDeliveries":           {batchGet, deleteItem},
 	"EraseStats":                {query, deleteItem},
-	"EraseTenantItems":          {query, deleteItem},
+	"EraseTenantItems":          {query, batchGet, deleteItem},
 }

@@ -49,7 +49,7 @@ func (s *Store) ClaimForReplay(ctx context.Context, id, tenantID, job string, st
 		if err := claimRefusal(id, d, job, now.Add(-stale)); err != nil {
 			return d, err
 		}
-		err = s.transition(ctx, s.claimUpdate(id, d, job, now, now.Add(-stale)), d.TenantID, domain.DLQDepthDelta(d.State, domain.StatePending), now)
+		err = s.transition(ctx, s.claimUpdate(id, d, job, now, now.Add(-stale)), d.TenantID, d.DeliveryID, domain.DLQDepthDelta(d.State, domain.StatePending), now)
 		var changed *changedError
 		if errors.As(err, &changed) {
 			continue // claimed, attempted or killed meanwhile: read it again

@@ -271,7 +271,7 @@ func (s *Store) MarkDeadBeforeLastAttempt(ctx context.Context, d domain.Delivery
 		ConditionExpression:       aws.String("attribute_not_exists(#state) OR #state = :pending"),
 		ExpressionAttributeNames:  map[string]string{"#state": "state"},
 		ExpressionAttributeValues: values,
-	}, d.TenantID, 1, now)
+	}, d.TenantID, d.DeliveryID, 1, now)
 	var changed *changedError
 	if errors.As(err, &changed) {
 		return nil // delivered or dead already
@@ -312,7 +312,7 @@ func (s *Store) recordAttempt(ctx context.Context, cur domain.Delivery, a domain
 		ConditionExpression:       aws.String(cond),
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
-	}, cur.TenantID, domain.DLQDepthDelta(cur.State, o.State), now)
+	}, cur.TenantID, cur.DeliveryID, domain.DLQDepthDelta(cur.State, o.State), now)
 	var changed *changedError
 	if err != nil && !errors.As(err, &changed) {
 		return fmt.Errorf("record attempt %d of delivery %s: %w", a.Number, cur.DeliveryID, err)

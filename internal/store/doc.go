@@ -9,7 +9,7 @@
 //	tenant             TENANT#<tenant> / TENANT
 //	tenant tombstone   TENANT#<tenant> / ERASED (a tenant being erased; TTL)
 //	endpoint           TENANT#<tenant> / ENDPOINT#<endpoint>
-//	tenant DLQ depth   TENANT#<tenant> / DLQDEPTH
+//	tenant DLQ depth   TENANT#<tenant>#DLQDEPTH#<n> / DLQDEPTH (32 shards, summed; TENANT#<tenant> / DLQDEPTH in earlier versions)
 //	API key            APIKEY#<sha256 of the key> / APIKEY
 //	portal link        PORTAL#<sha256 of the token> / PORTAL (TTL a day after it expires)
 //	delivery           DELIVERY#<delivery id> / DELIVERY
@@ -24,11 +24,13 @@
 // API keys (TENANT#<t>#KEYS, <key id>), portal links (TENANT#<t>#PORTAL,
 // <link id>), completed replay jobs
 // (TENANT#<t>#JOBS, <job id>), dead windows (TENANT#<t>#DEADWINDOWS,
-// <endpoint>#<window start>); and every tenant's DLQ depth counter
-// (DLQDEPTH, <tenant>). With these, every item of a tenant is found without a
-// scan, for its erasure (erase.go): the others are in the tenant's partition,
-// its endpoints' STATS partitions, or derive from its outbox items
-// (deliveries). gsi1 projects all attributes: the DLQ listing reads
+// <endpoint>#<window start>); and every tenant's DLQ depth counter shards
+// (DLQDEPTH#<m>, <tenant>#<n>: 32 index keys; DLQDEPTH, <tenant> for the
+// one-item counters of earlier versions). With these, every item of a
+// tenant is found without a scan, for its erasure (erase.go): the others
+// are in the tenant's partition, its endpoints' STATS partitions, its DLQ
+// depth shards (whose keys derive from the tenant), or derive from its
+// outbox items (deliveries). gsi1 projects all attributes: the DLQ listing reads
 // whole dead deliveries from it. It is the only index: a pending or
 // delivered delivery is in none, so writing one writes nothing else.
 // DeliveriesOfEvent needs no index, as a delivery's id derives from its

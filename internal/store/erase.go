@@ -213,7 +213,8 @@ func (s *Store) EraseStats(ctx context.Context, tenantID, endpointID string, lim
 }
 
 // EraseTenantItems deletes up to limit items of the tenant's partition:
-// its endpoints, DLQ depth counter and open jobs' item first, the tenant's
+// its endpoints, DLQ depth counter (with its shards, each in a partition of
+// its own) and open jobs' item first, the tenant's
 // own item once nothing else is left, and never the tombstone. It returns
 // how many it deleted by kind (endpoints, tenant), and done when only the
 // tombstone is left.
@@ -234,6 +235,11 @@ func (s *Store) EraseTenantItems(ctx context.Context, tenantID string, limit int
 			others = append(others, k)
 		}
 	}
+	shards, err := s.depthShardKeys(ctx, tenantID)
+	if err != nil {
+		return nil, false, err
+	}
+	others = append(others, shards...)
 	counts := map[string]int{}
 	if counts[domain.EraseEndpoints], err = s.deleteKeys(ctx, endpoints); err != nil {
 		return counts, false, err
@@ -247,4 +253,23 @@ func (s *Store) EraseTenantItems(ctx context.Context, tenantID string, limit int
 	n, err := s.deleteKeys(ctx, last)
 	counts[domain.EraseTenant] += n
 	return counts, err == nil && len(last) == 0, err
+}
+
+// depthShardKeys returns the keys of the shards of a tenant's DLQ depth
+// counter that exist (read in one BatchGetItem, strongly consistent: a
+// shard written a moment before is not left behind).
+func (s *Store) depthShardKeys(ctx context.Context, tenantID string) ([]map[string]types.AttributeValue, error) {
+	ks := make([]map[string]types.AttributeValue, 0, depthShards)
+	for n := range depthShards {
+		ks = append(ks, depthShardKey(tenantID, n))
+	}
+	items, err := s.batchGet(ctx, ks, true)
+	if err != nil {
+		return nil, fmt.Errorf("find the DLQ depth shards of tenant %s: %w", tenantID, err)
+	}
+	out := make([]map[string]types.AttributeValue, 0, len(items))
+	for _, item := range items {
+		out = append(out, map[string]types.AttributeValue{"pk": item["pk"], "sk": item["sk"]})
+	}
+	return out, nil
 }

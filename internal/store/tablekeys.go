@@ -1,6 +1,7 @@
 package store
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -66,7 +67,15 @@ func tombstoneKey(tenantID string) map[string]types.AttributeValue {
 	return key(keys.Tenant(tenantID), tombstoneSK)
 }
 
-// depthCounterKey is the key of a tenant's DLQ depth counter.
-func depthCounterKey(tenantID string) map[string]types.AttributeValue {
-	return key(keys.Tenant(tenantID), depthIndexKey)
+// legacyDepthKey is the key of a tenant's DLQ depth counter as versions
+// before the sharded counter kept it: one item in the tenant's partition.
+func legacyDepthKey(tenantID string) map[string]types.AttributeValue {
+	return key(keys.Tenant(tenantID), legacyDepthIndexKey)
+}
+
+// depthShardKey is the key of shard n of a tenant's DLQ depth counter: a
+// partition of its own (TENANT#<t>#DLQDEPTH#<n>), so that the shards do
+// not share one partition's throughput.
+func depthShardKey(tenantID string, n int) map[string]types.AttributeValue {
+	return key(keys.TenantIndex(tenantID, legacyDepthIndexKey+"#"+strconv.Itoa(n)), legacyDepthIndexKey)
 }

@@ -21,20 +21,50 @@ func stored(db *dynamofake.DB, k map[string]types.AttributeValue) map[string]typ
 	return db.Item(k)
 }
 
-func depthKey(tenant string) map[string]types.AttributeValue {
-	return depthCounterKey(tenant)
+// depthKeys are the keys of every item of a tenant's DLQ depth counter: its
+// shards, and the counter of the versions before the shards.
+func depthKeys(tenant string) []map[string]types.AttributeValue {
+	ks := []map[string]types.AttributeValue{legacyDepthKey(tenant)}
+	for n := range depthShards {
+		ks = append(ks, depthShardKey(tenant, n))
+	}
+	return ks
 }
 
-// counter reads a tenant's DLQ depth counter straight from the fake table.
+// isDepthKey reports whether k is the key of an item of tenant's counter.
+func isDepthKey(tenant string, k map[string]types.AttributeValue) bool {
+	for _, d := range depthKeys(tenant) {
+		if dynamofake.ItemKey(d) == dynamofake.ItemKey(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// depthItems are the items of a tenant's counter as they are, nil for each
+// absent one.
+func depthItems(db *dynamofake.DB, tenant string) []map[string]types.AttributeValue {
+	var items []map[string]types.AttributeValue
+	for _, k := range depthKeys(tenant) {
+		items = append(items, stored(db, k))
+	}
+	return items
+}
+
+// counter reads a tenant's DLQ depth counter straight from the fake table:
+// the sum of its items.
 func counter(t *testing.T, db *dynamofake.DB, tenant string) int {
 	t.Helper()
-	item := stored(db, depthKey(tenant))
-	if item == nil {
-		return 0
+	sum := 0
+	for _, item := range depthItems(db, tenant) {
+		if item == nil {
+			continue
+		}
+		n, err := strconv.Atoi(item["depth"].(*types.AttributeValueMemberN).Value)
+		require.NoError(t, err)
+		sum += n
 	}
-	n, err := strconv.Atoi(item["depth"].(*types.AttributeValueMemberN).Value)
-	require.NoError(t, err)
-	return n
+	return sum
 }
 
 // indexedDead counts a tenant's deliveries in the dead index of the table.
@@ -113,18 +143,18 @@ func TestDeadTransitionsMoveTheCounterInTheSameWrite(t *testing.T) {
 			if c.setup != nil {
 				c.setup(t, s, d)
 			}
-			before, depthBefore := stored(db, deliveryKey(d.DeliveryID)), stored(db, depthKey("t1"))
+			before, depthBefore := stored(db, deliveryKey(d.DeliveryID)), depthItems(db, "t1")
 			d = read(t, s, d)
 
 			db.Fault = func(_ string, k map[string]types.AttributeValue) error {
-				if dynamofake.ItemKey(k) == dynamofake.ItemKey(depthKey("t1")) {
+				if isDepthKey("t1", k) {
 					return errThrottled
 				}
 				return nil
 			}
 			require.Error(t, c.move(s, d), "the counter's write failed: so did the move")
 			require.Equal(t, before, stored(db, deliveryKey(d.DeliveryID)), "the delivery is as it was")
-			require.Equal(t, depthBefore, stored(db, depthKey("t1")), "and so is the counter")
+			require.Equal(t, depthBefore, depthItems(db, "t1"), "and so is the counter")
 
 			db.Fault = nil
 			require.NoError(t, c.move(s, d))
@@ -328,7 +358,7 @@ func TestATransactionThatCollidesIsTriedAgain(t *testing.T) {
 	d := newDelivery("t1", "evt_1")
 	collisions := 0
 	db.Fault = func(op string, k map[string]types.AttributeValue) error {
-		if op == "TransactWriteItems" && dynamofake.ItemKey(k) == dynamofake.ItemKey(depthKey("t1")) && collisions < 3 {
+		if op == "TransactWriteItems" && isDepthKey("t1", k) && collisions < 3 {
 			collisions++
 			return dynamofake.ErrTransactionConflict
 		}
@@ -340,7 +370,7 @@ func TestATransactionThatCollidesIsTriedAgain(t *testing.T) {
 	require.Equal(t, 1, read(t, s, d).Attempts)
 
 	db.Fault = func(op string, k map[string]types.AttributeValue) error {
-		if dynamofake.ItemKey(k) == dynamofake.ItemKey(depthKey("t1")) {
+		if isDepthKey("t1", k) {
 			return dynamofake.ErrTransactionConflict
 		}
 		return nil
@@ -352,15 +382,19 @@ func TestATransactionThatCollidesIsTriedAgain(t *testing.T) {
 	require.Nil(t, stored(db, deliveryKey(d2.DeliveryID)))
 }
 
-// setCounter writes a tenant's counter as an earlier version left it: a
-// depth, moved in a write of its own (no moves, no moved_at).
+// setCounter writes a tenant's counter as an earlier version left it: one
+// item (no shards), its depth moved in a write of its own (no moves, no
+// moved_at).
 func setCounter(db *dynamofake.DB, tenant string, depth int) {
+	for _, k := range depthKeys(tenant) {
+		db.RemoveItem(k)
+	}
 	db.SetItem(withKey(map[string]types.AttributeValue{
 		"depth":     &types.AttributeValueMemberN{Value: strconv.Itoa(depth)},
 		"tenant_id": &types.AttributeValueMemberS{Value: tenant},
-		"gsi1pk":    &types.AttributeValueMemberS{Value: depthIndexKey},
+		"gsi1pk":    &types.AttributeValueMemberS{Value: legacyDepthIndexKey},
 		"gsi1sk":    &types.AttributeValueMemberS{Value: tenant},
-	}, depthKey(tenant)))
+	}, legacyDepthKey(tenant)))
 }
 
 // Counters written by earlier versions, which moved the counter in a
@@ -383,7 +417,7 @@ func TestReconcileDLQDepth(t *testing.T) {
 		setCounter(db, "t1", 3) // a death counted, its delivery's write lost
 		check, err := s.ReconcileDLQDepth(ctx, "t1")
 		require.NoError(t, err)
-		require.Equal(t, DepthCheck{TenantID: "t1", Counter: 3, Indexed: 2, Corrected: true}, check)
+		require.Equal(t, DepthCheck{TenantID: "t1", Counter: 3, Indexed: 2, Corrected: true, Migrated: true}, check)
 		require.Equal(t, 2, counter(t, db, "t1"))
 
 		check, err = s.ReconcileDLQDepth(ctx, "t1")
@@ -394,7 +428,9 @@ func TestReconcileDLQDepth(t *testing.T) {
 		db := dynamofake.NewDB(IndexTenant)
 		s := newTestStore(db)
 		kill(t, s, "evt_1")
-		db.RemoveItem(depthKey("t1"))
+		for _, k := range depthKeys("t1") {
+			db.RemoveItem(k)
+		}
 		check, err := s.ReconcileDLQDepth(ctx, "t1")
 		require.NoError(t, err)
 		require.True(t, check.Corrected)
@@ -429,7 +465,7 @@ func TestReconcileDLQDepth(t *testing.T) {
 		setCounter(db, "t1", 5)
 		moved := false
 		db.BeforeWrite = func(_ string, keys []map[string]types.AttributeValue) {
-			if !moved && dynamofake.ItemKey(keys[0]) == dynamofake.ItemKey(depthKey("t1")) {
+			if !moved && isDepthKey("t1", keys[0]) {
 				moved = true
 				kill(t, s, "evt_2") // between the count and the correction
 			}
@@ -447,4 +483,79 @@ func TestReconcileDLQDepth(t *testing.T) {
 		require.True(t, check.Corrected)
 		require.Equal(t, 2, counter(t, db, "t1"))
 	})
+}
+
+// An upgrade from the versions before the shards: the tenant's counter is
+// one item (TENANT#<t> / DLQDEPTH, under gsi1 DLQDEPTH), moved in the
+// deaths' transactions (moves, moved_at). It is summed in with the shards
+// the new version moves, and the reconciliation folds it into them once it
+// stood still, neither losing nor doubling a death; a move meanwhile
+// defers the fold.
+func TestDLQDepthUpgradeFromOneCounter(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := dynamofake.NewDB(IndexTenant)
+	s := newTestStore(db)
+	kill := func(event string) {
+		t.Helper()
+		require.NoError(t, s.RecordAttempt(ctx, newDelivery("t1", event), domain.Attempt{Number: 1, At: s.Now(), Status: 400}, domain.Outcome{State: domain.StateDead, DeadReason: "rejected_400"}))
+	}
+	kill("evt_1")
+	kill("evt_2")
+	setCounter(db, "t1", 2) // as the old version left it ...
+	old := stored(db, legacyDepthKey("t1"))
+	old["moves"] = &types.AttributeValueMemberN{Value: "2"} // ... moved in the deaths' transactions
+	old["moved_at"] = timeValue(s.Now())
+	db.SetItem(old)
+	setCounter(db, "t2", 4) // and another tenant's, untouched here
+
+	kill("evt_3") // the new version: on a shard
+	require.Equal(t, 3, counter(t, db, "t1"))
+	depths, err := s.DLQDepths(ctx)
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{"t1": 3, "t2": 4}, depths, "the old counter summed in")
+
+	check, err := s.ReconcileDLQDepth(ctx, "t1")
+	require.NoError(t, err)
+	require.Equal(t, DepthCheck{TenantID: "t1", Counter: 3, Deferred: true}, check, "just moved")
+
+	later := s.Now().Add(s.DepthSettle)
+	s.Now = func() time.Time { return later }
+	moved := false
+	db.BeforeWrite = func(_ string, keys []map[string]types.AttributeValue) {
+		if !moved && isDepthKey("t1", keys[0]) {
+			moved = true
+			kill("evt_4") // between the count and the fold
+		}
+	}
+	check, err = s.ReconcileDLQDepth(ctx, "t1")
+	require.NoError(t, err)
+	require.Equal(t, DepthCheck{TenantID: "t1", Counter: 3, Indexed: 3, Deferred: true}, check, "a move meanwhile: not folded")
+	require.NotNil(t, stored(db, legacyDepthKey("t1")))
+	require.Equal(t, 4, counter(t, db, "t1"), "the move stands")
+
+	later = later.Add(s.DepthSettle)
+	check, err = s.ReconcileDLQDepth(ctx, "t1")
+	require.NoError(t, err)
+	require.Equal(t, DepthCheck{TenantID: "t1", Counter: 4, Indexed: 4, Migrated: true}, check, "folded, nothing to correct")
+	require.Nil(t, stored(db, legacyDepthKey("t1")), "the old counter is deleted")
+	require.Equal(t, 4, counter(t, db, "t1"))
+	check, err = s.ReconcileDLQDepth(ctx, "t1")
+	require.NoError(t, err)
+	require.Equal(t, DepthCheck{TenantID: "t1", Counter: 4, Indexed: 4}, check, "once")
+	depths, err = s.DLQDepths(ctx)
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{"t1": 4, "t2": 4}, depths)
+
+	for i := 1; i <= 4; i++ { // replays take each out, on its shard
+		_, err := s.ClaimForReplay(ctx, newDelivery("t1", fmt.Sprintf("evt_%d", i)).DeliveryID, "t1", "rj_1", time.Minute)
+		require.NoError(t, err)
+	}
+	require.Equal(t, 0, counter(t, db, "t1"))
+	require.Equal(t, 0, indexedDead(db, "t1"))
+	// The fold put the old counter's 2 on shard 0 while evt_1 and evt_2
+	// left their own shards: a shard alone means nothing, only the sum.
+	depths, err = s.DLQDepths(ctx)
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{"t1": 0, "t2": 4}, depths)
 }

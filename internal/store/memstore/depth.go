@@ -7,7 +7,8 @@ import (
 )
 
 // move moves a tenant's DLQ depth by delta, as the write that moved a
-// delivery does. The caller holds the lock.
+// delivery does. One counter a tenant: the sum of the store's shards,
+// which is all its methods show. The caller holds the lock.
 func (s *Store) move(tenantID string, delta int) {
 	if delta == 0 {
 		return

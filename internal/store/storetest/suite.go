@@ -138,6 +138,7 @@ var cases = []testCase{
 	{"replay claims: one winner, resumable, stale claims taken over, the count moved", claims},
 	{"the dead listing: oldest first, filtered, paged, cursors bound to their query", deadListing},
 	{"the reconciliation agrees with a counter that every move kept, once it settled", reconcile},
+	{"a burst of one tenant's deaths, then their replays, all at once: the depth is exact throughout", depthBurst},
 	{"rejections are readable by key", rejections},
 	{"replay jobs: versions, slots per tenant, idle ones found", jobs},
 	{"the DLQ sweep is claimed once per gap", sweep},
@@ -945,6 +946,52 @@ func reconcile(t *testing.T, u *suite) {
 	}, 10*time.Second, 100*time.Millisecond)
 	require.Equal(t, store.DepthCheck{TenantID: tenant, Counter: 2, Indexed: 2}, check, "every move kept the counter: nothing corrected")
 	require.Equal(t, 2, u.depth(t, tenant))
+}
+
+// depthBurst kills many deliveries of one tenant at once, then claims them
+// all for replay at once: every move lands (on whichever item of the
+// counter), and the counter agrees with the dead index.
+func depthBurst(t *testing.T, u *suite) {
+	ctx, s := context.Background(), u.s
+	tenant, n := u.id("t_burst"), 64
+	all := func(f func(d domain.Delivery) error) {
+		t.Helper()
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs <- f(u.delivery(tenant, "ep", fmt.Sprintf("evt_burst_%d", i)))
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+	}
+	all(func(d domain.Delivery) error {
+		return s.RecordAttempt(ctx, d, domain.Attempt{Number: 1, At: u.clock.Now(), Status: 400}, domain.Outcome{State: domain.StateDead, DeadReason: domain.Rejected(400), Message: "{}"})
+	})
+	require.Equal(t, n, u.depth(t, tenant))
+	u.clock.Advance(store.DefaultDepthSettle + time.Second)
+	var check store.DepthCheck
+	require.Eventually(t, func() bool { // the index is eventually consistent
+		var err error
+		check, err = s.ReconcileDLQDepth(ctx, tenant)
+		return err == nil && check.Indexed == n
+	}, 10*time.Second, 100*time.Millisecond)
+	require.Equal(t, store.DepthCheck{TenantID: tenant, Counter: n, Indexed: n}, check, "nothing to correct")
+
+	all(func(d domain.Delivery) error {
+		_, err := s.ClaimForReplay(ctx, d.DeliveryID, tenant, "job_burst", time.Hour)
+		return err
+	})
+	require.Zero(t, u.depth(t, tenant))
+	depths, err := s.DLQDepths(ctx)
+	require.NoError(t, err)
+	require.Contains(t, depths, tenant, "listed, at 0")
 }
 
 func rejections(t *testing.T, u *suite) {
