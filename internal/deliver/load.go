@@ -1,0 +1,101 @@
+package deliver
+
+import (
+	"context"
+
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/store"
+)
+
+// load reads a batch's records: its deliveries and its endpoints' gates
+// strongly consistent, in one request; its endpoints and their tenants'
+// tombstones from the instance's cache, or, for those it has no fresh copy
+// of, eventually consistent (see "Endpoint reads" in the package's doc).
+func (h *Handler) load(ctx context.Context, ids []string, refs []store.EndpointRef) (store.Snapshot, error) {
+	snap, err := h.Store.LoadWith(ctx, store.LoadOptions{NoRecords: true}, ids, refs)
+	if err != nil {
+		return store.Snapshot{}, err
+	}
+	cache := h.endpointCache()
+	var miss []store.EndpointRef
+	seen := map[store.EndpointRef]bool{}
+	for _, r := range refs {
+		if seen[r] {
+			continue
+		}
+		seen[r] = true
+		if e, ok := cache.get(r); ok {
+			e.addTo(snap)
+		} else {
+			miss = append(miss, r)
+		}
+	}
+	if len(miss) == 0 {
+		return snap, nil
+	}
+	read, err := h.readEndpoints(ctx, miss)
+	if err != nil {
+		return store.Snapshot{}, err
+	}
+	for _, e := range read {
+		cache.put(e)
+		e.addTo(snap)
+	}
+	return snap, nil
+}
+
+// readEndpoints reads endpoints and their tenants' tombstones eventually
+// consistent, and again, strongly, those the first read shows disabled or
+// missing of a tenant not being erased: nothing a moment old makes a
+// message dead.
+func (h *Handler) readEndpoints(ctx context.Context, refs []store.EndpointRef) ([]cachedEndpoint, error) {
+	snap, err := h.Store.LoadWith(ctx, store.LoadOptions{Eventual: true, NoGates: true}, nil, refs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]cachedEndpoint, len(refs))
+	var confirm []store.EndpointRef
+	for i, r := range refs {
+		if out[i] = entryOf(snap, r); !keepable(out[i]) {
+			confirm = append(confirm, r)
+		}
+	}
+	if len(confirm) == 0 {
+		return out, nil
+	}
+	strong, err := h.Store.LoadWith(ctx, store.LoadOptions{NoGates: true}, nil, confirm)
+	if err != nil {
+		return nil, err
+	}
+	for i, e := range out {
+		if !keepable(e) {
+			out[i] = entryOf(strong, e.ref)
+		}
+	}
+	return out, nil
+}
+
+// entryOf is what snap holds of ref's endpoint.
+func entryOf(snap store.Snapshot, ref store.EndpointRef) cachedEndpoint {
+	ep, found := snap.Endpoints[ref]
+	return cachedEndpoint{ref: ref, endpoint: ep, found: found, erased: snap.Erased[ref.TenantID]}
+}
+
+// addTo puts e into a batch's snapshot.
+func (e cachedEndpoint) addTo(snap store.Snapshot) {
+	if e.found {
+		snap.Endpoints[e.ref] = e.endpoint
+	}
+	if e.erased {
+		snap.Erased[e.ref.TenantID] = true
+	}
+}
+
+// endpointCache is the handler's cache of endpoints, made at its first
+// use: it lives as long as the Lambda instance.
+func (h *Handler) endpointCache() *endpointCache {
+	h.cacheOnce.Do(func() {
+		h.cache = newEndpointCache(h.now, domain.DefaultEndpointCacheTTL, domain.DefaultEndpointCacheSize)
+	})
+	return h.cache
+}
