@@ -26,6 +26,10 @@ type endpointCache struct {
 	mu    sync.Mutex
 	by    map[store.EndpointRef]*list.Element
 	order list.List // of *cachedEndpoint, oldest first
+	// written are the endpoints the handler wrote to (forget) and has not
+	// read since: their next read is strongly consistent, so that it sees
+	// the write (at most max of them; beyond, the next read is eventual).
+	written map[store.EndpointRef]bool
 }
 
 // cachedEndpoint is one endpoint as read at at.
@@ -38,7 +42,7 @@ type cachedEndpoint struct {
 }
 
 func newEndpointCache(now func() time.Time, ttl time.Duration, max int) *endpointCache {
-	return &endpointCache{now: now, ttl: ttl, max: max, by: map[store.EndpointRef]*list.Element{}}
+	return &endpointCache{now: now, ttl: ttl, max: max, by: map[store.EndpointRef]*list.Element{}, written: map[store.EndpointRef]bool{}}
 }
 
 // keepable reports whether what was read of an endpoint may be used for
@@ -83,13 +87,27 @@ func (c *endpointCache) put(e cachedEndpoint) {
 }
 
 // forget drops ref's entry: the handler wrote to the endpoint (its health,
-// a disable), and reads it again rather than use what it had.
+// a disable), and reads it again, strongly consistent (wasWritten), rather
+// than use what it had.
 func (c *endpointCache) forget(ref store.EndpointRef) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.by[ref]; ok {
 		c.remove(el)
 	}
+	if len(c.written) < max(c.max, 1) {
+		c.written[ref] = true
+	}
+}
+
+// wasWritten reports whether the handler wrote to ref since it last read
+// it, and clears the mark: the caller reads it now.
+func (c *endpointCache) wasWritten(ref store.EndpointRef) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w := c.written[ref]
+	delete(c.written, ref)
+	return w
 }
 
 // len is how many endpoints are kept.

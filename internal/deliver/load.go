@@ -45,31 +45,40 @@ func (h *Handler) load(ctx context.Context, ids []string, refs []store.EndpointR
 }
 
 // readEndpoints reads endpoints and their tenants' tombstones eventually
-// consistent, and again, strongly, those the first read shows disabled or
-// missing of a tenant not being erased: nothing a moment old makes a
-// message dead.
+// consistent, but strongly those the handler wrote to since it last read
+// them (so that it sees its own writes) and, again, those the eventual
+// read shows disabled or missing of a tenant not being erased: nothing a
+// moment old makes a message dead.
 func (h *Handler) readEndpoints(ctx context.Context, refs []store.EndpointRef) ([]cachedEndpoint, error) {
-	snap, err := h.Store.LoadWith(ctx, store.LoadOptions{Eventual: true, NoGates: true}, nil, refs)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]cachedEndpoint, len(refs))
-	var confirm []store.EndpointRef
-	for i, r := range refs {
-		if out[i] = entryOf(snap, r); !keepable(out[i]) {
-			confirm = append(confirm, r)
+	var eventual, strong []store.EndpointRef
+	for _, r := range refs {
+		if h.endpointCache().wasWritten(r) {
+			strong = append(strong, r)
+		} else {
+			eventual = append(eventual, r)
 		}
 	}
-	if len(confirm) == 0 {
-		return out, nil
+	var out []cachedEndpoint
+	if len(eventual) > 0 {
+		snap, err := h.Store.LoadWith(ctx, store.LoadOptions{Eventual: true, NoGates: true}, nil, eventual)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range eventual {
+			if e := entryOf(snap, r); keepable(e) {
+				out = append(out, e)
+			} else {
+				strong = append(strong, r)
+			}
+		}
 	}
-	strong, err := h.Store.LoadWith(ctx, store.LoadOptions{NoGates: true}, nil, confirm)
-	if err != nil {
-		return nil, err
-	}
-	for i, e := range out {
-		if !keepable(e) {
-			out[i] = entryOf(strong, e.ref)
+	if len(strong) > 0 {
+		snap, err := h.Store.LoadWith(ctx, store.LoadOptions{NoGates: true}, nil, strong)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range strong {
+			out = append(out, entryOf(snap, r))
 		}
 	}
 	return out, nil
