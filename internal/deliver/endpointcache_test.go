@@ -135,7 +135,9 @@ func TestEndpointCacheIsBounded(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	c := newEndpointCache(func() time.Time { return now }, time.Second, 3)
-	ref := func(i int) store.EndpointRef { return store.EndpointRef{TenantID: "t1", EndpointID: "ep_" + string(rune('a'+i))} }
+	ref := func(i int) store.EndpointRef {
+		return store.EndpointRef{TenantID: "t1", EndpointID: "ep_" + string(rune('a'+i))}
+	}
 	for i := range 5 {
 		c.put(cachedEndpoint{ref: ref(i), found: true, endpoint: domain.Endpoint{EndpointID: ref(i).EndpointID}})
 		now = now.Add(time.Millisecond)

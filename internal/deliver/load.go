@@ -49,15 +49,24 @@ func (h *Handler) load(ctx context.Context, ids []string, refs []store.EndpointR
 // them (so that it sees its own writes) and, again, those the eventual
 // read shows disabled or missing of a tenant not being erased: nothing a
 // moment old makes a message dead.
-func (h *Handler) readEndpoints(ctx context.Context, refs []store.EndpointRef) ([]cachedEndpoint, error) {
-	var eventual, strong []store.EndpointRef
+func (h *Handler) readEndpoints(ctx context.Context, refs []store.EndpointRef) (_ []cachedEndpoint, err error) {
+	var eventual, strong, written []store.EndpointRef
 	for _, r := range refs {
 		if h.endpointCache().wasWritten(r) {
-			strong = append(strong, r)
+			written = append(written, r)
 		} else {
 			eventual = append(eventual, r)
 		}
 	}
+	defer func() {
+		if err == nil {
+			return
+		}
+		for _, r := range written {
+			h.endpointCache().forget(r) // still to be read strongly
+		}
+	}()
+	strong = append(strong, written...)
 	var out []cachedEndpoint
 	if len(eventual) > 0 {
 		snap, err := h.Store.LoadWith(ctx, store.LoadOptions{Eventual: true, NoGates: true}, nil, eventual)
