@@ -35,59 +35,6 @@
 // endpoint makes the delivery dead (invalid_secret); KMS failing or
 // throttled returns the message to the queue untried.
 //
-// # Endpoint reads
-//
-// A batch's records are read at once (load): its deliveries and its
-// endpoints' gates strongly consistent, in one request, for every batch
-// (a delivery's record decides its fate, and the conditional writes that
-// follow are made on it as read; the gate's fast mark lets batches past
-// the gate's slots); its endpoints and their tenants' tombstones (on the
-// tenant's partition, TENANT#<t>, which every batch of all its endpoints
-// would read) eventually consistent, and kept by the Lambda instance
-// (endpointCache) for domain.DefaultEndpointCacheTTL (1 s) on the
-// handler's clock, for at most domain.DefaultEndpointCacheSize endpoints
-// (the one kept longest is dropped beyond). What a batch sends by is so
-// up to the TTL and DynamoDB's replication lag old: about 2 s. That is
-// safe where a late change has the effect it would have had on a message
-// already in flight when it was made (an attempt reads at its start and
-// sends up to RequestTimeout, 15 s, later), and it is not kept where it
-// is not:
-//
-//   - a disabled or missing endpoint makes its message dead: one that the
-//     eventual read shows disabled or missing (of a tenant not being
-//     erased) is read again strongly before, and is never kept, so an
-//     enable, or an endpoint created a moment ago, is seen at once; a
-//     disable made elsewhere is seen within about 2 s, its messages sent
-//     meanwhile as those in flight at the disable are;
-//   - an erasure (the tombstone): seen within about 2 s, the messages
-//     sent meanwhile as those already in flight when the tombstone was
-//     written are (the erasure deletes the deliveries afterwards, phase by
-//     phase); once seen it is kept, a tombstone staying store.TombstoneTTL;
-//   - a changed URL or headers: used within about 2 s; the SSRF guard
-//     checks the address of every request as it is sent;
-//   - a rotated secret: the signing secrets are chosen at the attempt's
-//     time (domain.Endpoint.SigningSecrets), so a retiring secret's end
-//     is never missed; the new one signs within about 2 s, the old one,
-//     which the rotation keeps valid for its grace (api.DefaultGrace unless
-//     asked otherwise), meanwhile. A rotation with a grace of 0 may see
-//     requests signed with the old secret alone for about 2 s;
-//   - the rate limit and the concurrency: a new limit applies within
-//     about 2 s; the slots themselves (TakeSlots, TakeGate) are
-//     conditional writes, never cached;
-//   - the breaker and the failure count: the breaker's state is computed
-//     at the attempt's time from the endpoint as read, so an open breaker
-//     turns half open on time; one opened or closed elsewhere is seen
-//     within about 2 s (meanwhile an endpoint just opened may get this
-//     instance's attempts, through its gate, and a probe's success may
-//     keep this instance's deliveries waiting; the probe slot keeps one
-//     probe at a time); a success resets the count when the endpoint as
-//     read shows failures, so failures counted elsewhere within the last
-//     2 s may be reset by a later success only.
-//
-// What the instance writes to an endpoint itself (a failure counted, a
-// reset, a disable) it forgets, and reads again strongly consistent at
-// its next batch: it sees its own writes.
-//
 // # Endpoint counters
 //
 // Every sent attempt (and every attempt the SSRF guard refused) is counted
