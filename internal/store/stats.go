@@ -19,7 +19,7 @@ import (
 // 30 days of hours are always there to read.
 const DefaultStatsRetention = 35 * 24 * time.Hour
 
-// statsShards is how many partitions an endpoint's hour item is spread
+// StatsShards is how many partitions an endpoint's hour item is spread
 // over (STATS#<t>#<e>#<n> / <hour>): each batch's UpdateItem (1 WCU)
 // goes to the next shard of its store (statsShard), so one endpoint takes
 // 8,000 batches a second (80,000 events with batches of 10) before a
@@ -28,7 +28,7 @@ const DefaultStatsRetention = 35 * 24 * time.Hour
 // Queries, half a read unit each for an hour's few items): more shards
 // would cost every stats and health read another Query for writes no
 // endpoint makes.
-const statsShards = 8
+const StatsShards = 8
 
 // hourFormat is an hour bucket's sort key: fixed-width RFC 3339, UTC.
 const hourFormat = "2006-01-02T15:04:05Z"
@@ -52,10 +52,10 @@ func latencyAttr(i int) string { return fmt.Sprintf("%s%02d", latencyPrefix, i) 
 // statsShard is the shard the store's next AddEndpointStats writes to:
 // its writes in turn, so each of its shards takes an equal share (within
 // one write) of every second's writes whatever the others do.
-func (s *Store) statsShard() int { return int((s.statsNext.Add(1) - 1) % statsShards) }
+func (s *Store) statsShard() int { return int((s.statsNext.Add(1) - 1) % StatsShards) }
 
 // AddEndpointStats adds a batch's attempt counters to an endpoint's bucket
-// of the hour that starts at hour, in one of its statsShards shards
+// of the hour that starts at hour, in one of its StatsShards shards
 // (statsShard): one UpdateItem, which creates the shard's item if it is
 // not there (ADD of each counter; the histogram's buckets with a count
 // only). The newest success and failure of st are SET, replacing the

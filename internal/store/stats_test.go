@@ -76,7 +76,7 @@ func TestStatsReadTheItemsOfBeforeTheShards(t *testing.T) {
 		}, key(statsPK("t1", "ep_1"), h.Format(hourFormat)))})
 		require.NoError(t, err)
 	}
-	for i := range statsShards + 1 {
+	for i := range StatsShards + 1 {
 		var st domain.AttemptStats
 		st.Count(domain.ClassDelivered, 40*time.Millisecond, hour.Add(time.Duration(20+i)*time.Second), 200, "")
 		require.NoError(t, s.AddEndpointStats(ctx, "t1", "ep_1", hour, st))
@@ -88,10 +88,10 @@ func TestStatsReadTheItemsOfBeforeTheShards(t *testing.T) {
 	require.True(t, got[0].Start.Equal(earlier), "the old hour alone: %v", got[0].Start)
 	require.Equal(t, int64(3), got[0].Attempts)
 	cur := got[1]
-	require.Equal(t, int64(3+statsShards+1), cur.Attempts, "the old item's and every shard's")
-	require.Equal(t, int64(2+statsShards+1), cur.Delivered)
+	require.Equal(t, int64(3+StatsShards+1), cur.Attempts, "the old item's and every shard's")
+	require.Equal(t, int64(2+StatsShards+1), cur.Delivered)
 	require.Equal(t, map[domain.AttemptClass]int64{domain.ClassHTTP5xx: 1}, cur.Failures)
-	require.Equal(t, int64(3+statsShards+1), cur.Latency[domain.LatencyBucket(40*time.Millisecond)])
+	require.Equal(t, int64(3+StatsShards+1), cur.Latency[domain.LatencyBucket(40*time.Millisecond)])
 	require.True(t, cur.LastSuccessAt.Equal(hour.Add(10*time.Minute)), "the old item's success is the newest: %v", cur.LastSuccessAt)
 	require.Equal(t, "http_502", cur.LastFailure.Error)
 
@@ -109,7 +109,7 @@ func TestStatsReadTheItemsOfBeforeTheShards(t *testing.T) {
 		require.NoError(t, err)
 		erased += m
 	}
-	require.Equal(t, 2+statsShards, erased, "the 2 old items and one a shard")
+	require.Equal(t, 2+StatsShards, erased, "the 2 old items and one a shard")
 	left, err := s.EndpointStats(ctx, "t1", "ep_1", earlier, hour.Add(time.Hour))
 	require.NoError(t, err)
 	require.Empty(t, left)

@@ -37,10 +37,10 @@ func jobSlotsKey(tenantID string) map[string]types.AttributeValue {
 func statsPK(tenantID, endpointID string) string { return keys.Stats(tenantID, endpointID) }
 
 // statsPartitions are every partition an endpoint's hour items are in:
-// its statsShards shards, then the one of before the shards.
+// its StatsShards shards, then the one of before the shards.
 func statsPartitions(tenantID, endpointID string) []string {
-	out := make([]string, 0, statsShards+1)
-	for n := range statsShards {
+	out := make([]string, 0, StatsShards+1)
+	for n := range StatsShards {
 		out = append(out, keys.StatsShard(tenantID, endpointID, n))
 	}
 	return append(out, statsPK(tenantID, endpointID))
