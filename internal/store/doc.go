@@ -17,7 +17,7 @@
 //	replay job         REPLAYJOB#<job id> / REPLAYJOB
 //	endpoint counters  STATS#<tenant>#<endpoint>#<n> / <hour start, 2006-01-02T15:00:00Z> (8 shards, merged on read; STATS#<tenant>#<endpoint> in earlier versions, still read)
 //	dead window        DEADWINDOW#<tenant>#<endpoint>#<window start> / DEADWINDOW
-//	rate window        RATE#<tenant>#<endpoint> / <second, 2006-01-02T15:04:05Z> (slots taken; TTL an hour)
+//	rate window        RATE#<tenant>#<endpoint>#<j> / <second, 2006-01-02T15:04:05Z> (slots taken of shard j's part, min(8, limit/10) shards; a limit below 20 one item, RATE#<tenant>#<endpoint>, as in earlier versions; TTL an hour)
 //
 // Sparse index gsi1 (gsi1pk / gsi1sk) lists, per tenant: dead deliveries
 // (TENANT#<t>#DEAD, <dead_at>#<id>), rejected items (TENANT#<t>#REJECTED),

@@ -55,11 +55,14 @@ var knownHotKeys = map[string]struct {
 	// per-instance aggregation (each deliver instance adds its counts for
 	// a few seconds and writes once).
 	"endpoint stats write": {"", "STATS#t1#ep_1#0", 8000},
-	// Each TakeSlots is one conditional UpdateItem of the endpoint's
-	// second (RATE#<t>#<e> / <second>), refused or not: 1,000 calls a
-	// second. Spread: take slots by the batch (fewer, larger calls), or
-	// shard the window (RATE#<t>#<e>#<n>, each holding limit/n slots).
-	"rate slot": {"", "RATE#t1#ep_1", 1000},
+	// Each TakeSlots is one conditional UpdateItem of one of the 8 shards
+	// of the endpoint's second (RATE#<t>#<e>#<j> / <second>, a limit of
+	// 80 or more; j the store's calls in turn), refused or not: 8,000
+	// calls a second, shard 0 first (a new store's first call). (One item,
+	// as before, took 1,000; a window of a limit below 20 still is one.)
+	// Spread: more shards (each a smaller part of the limit), or slots
+	// taken by the batch (fewer, larger calls).
+	"rate slot": {"", "RATE#t1#ep_1#0", 8000},
 	// deliver reads a batch's deliveries and its endpoints' gates strongly
 	// consistent (LoadWith with NoRecords): 1 RCU on the endpoint's gate
 	// (GATE#<t>#<e>) a batch, 3,000 batches a second of one endpoint

@@ -51,6 +51,9 @@ type Store struct {
 	// statsNext counts this store's AddEndpointStats: the shard each
 	// writes to (statsShard).
 	statsNext atomic.Uint32
+	// rateNext counts this store's TakeSlots: the shard of a window each
+	// tries first.
+	rateNext atomic.Uint32
 }
 
 // DefaultRetention is a new Store's Retention: 15 days.

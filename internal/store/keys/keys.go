@@ -65,8 +65,15 @@ func StatsShard(tenantID, endpointID string, n int) string {
 	return Stats(tenantID, endpointID) + "#" + strconv.Itoa(n)
 }
 
-// Rate is the partition key of an endpoint's rate slots.
+// Rate is the partition key of an endpoint's rate window of one shard (a
+// small limit), as the versions before the shards kept every window.
 func Rate(tenantID, endpointID string) string { return "RATE#" + tenantID + "#" + endpointID }
+
+// RateShard is the partition key of shard j of an endpoint's rate windows:
+// Rate, then "#<j>".
+func RateShard(tenantID, endpointID string, j int) string {
+	return Rate(tenantID, endpointID) + "#" + strconv.Itoa(j)
+}
 
 // GatePrefix begins the partition key of every gate.
 const GatePrefix = "GATE#"
