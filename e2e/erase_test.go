@@ -15,6 +15,7 @@ import (
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/internal/store/keys"
 	"github.com/hookline/hookline/outbox"
 	"github.com/stretchr/testify/require"
 )
@@ -67,6 +68,17 @@ func partition(t *testing.T, pk string) int {
 	})
 	require.NoError(t, err)
 	return len(out.Items)
+}
+
+// statsItems counts an endpoint's hour items: of its store.StatsShards
+// shards and of the unsharded partition of earlier versions.
+func statsItems(t *testing.T, tenantID, endpointID string) int {
+	t.Helper()
+	n := partition(t, keys.Stats(tenantID, endpointID))
+	for j := range store.StatsShards {
+		n += partition(t, keys.StatsShard(tenantID, endpointID, j))
+	}
+	return n
 }
 
 // outboxTypes are the types of a tenant's outbox items, through by_tenant.
@@ -141,7 +153,7 @@ func TestEraseTenant(t *testing.T) {
 			return false
 		}, 60*time.Second, time.Second, "the delivery.dead summary of %s", e.id)
 		require.Equal(t, 1, indexed(t, "TENANT#"+e.id+"#DEADWINDOWS"))
-		require.NotZero(t, partition(t, "STATS#"+e.id+"#"+e.okEp))
+		require.NotZero(t, statsItems(t, e.id, e.okEp))
 	}
 	_, stats := call(t, "GET", "/v1/admin/stats", op, nil)
 	require.Contains(t, stats["dlq_depth_by_tenant"], gone.id)
@@ -169,7 +181,7 @@ func TestEraseTenant(t *testing.T) {
 	}
 	require.Equal(t, 1, partition(t, "TENANT#"+gone.id), "the tombstone alone (it expires by TTL)")
 	for _, ep := range []string{gone.okEp, gone.deadEp} {
-		require.Zero(t, partition(t, "STATS#"+gone.id+"#"+ep))
+		require.Zero(t, statsItems(t, gone.id, ep))
 	}
 	require.Empty(t, outboxTypes(t, gone.id))
 	// The DLQ is shared: the stack's own sweep (and any receive) hides a
@@ -195,7 +207,7 @@ func TestEraseTenant(t *testing.T) {
 	require.Equal(t, 1, indexed(t, "TENANT#"+kept.id+"#KEYS"))
 	require.Equal(t, 1, indexed(t, "TENANT#"+kept.id+"#DEAD"))
 	require.Equal(t, 1, indexed(t, "TENANT#"+kept.id+"#DEADWINDOWS"))
-	require.NotZero(t, partition(t, "STATS#"+kept.id+"#"+kept.okEp))
+	require.NotZero(t, statsItems(t, kept.id, kept.okEp))
 	require.Len(t, outboxTypes(t, kept.id), 3, "its two events and its delivery.dead")
 	st, body = call(t, "GET", "/v1/endpoints/"+kept.okEp, kept.key, nil)
 	require.Equal(t, http.StatusOK, st, "%v", body)

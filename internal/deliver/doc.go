@@ -71,8 +71,10 @@
 // deliver function's clock, across all invocations: a prepared attempt
 // takes a request slot from the Limiter (store.TakeSlots), which the
 // batch takes for all its messages to the endpoint at once (one write per
-// endpoint, batch and window), and is sent when its slot is due (slots
-// are paced across the second). With no slot left it waits for the next
+// endpoint, batch and window; a window of a limit of 20 or more is
+// sharded, and a write grants from one shard's part, at least 10 slots,
+// trying up to 3 shards when they are full), and is sent when its slot is
+// due (slots are paced across the second, a shard's every few slots). With no slot left it waits for the next
 // second while its wait stays within RateWait and leaves RequestTimeout
 // and Reserve before the deadline; beyond, the message is sent again as
 // a new one, delayed (at most MaxDeferDelay, 900 s), carrying the attempts

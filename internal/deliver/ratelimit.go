@@ -113,7 +113,7 @@ func (h *Handler) takeSlot(ctx context.Context, at *attempt, g *gate, limit int)
 		}
 		window := now.Truncate(time.Second)
 		for i := range got.Granted {
-			g.slots = append(g.slots, window.Add(time.Duration(got.First+i)*time.Second/time.Duration(limit)))
+			g.slots = append(g.slots, window.Add(time.Duration(got.Slot(i))*time.Second/time.Duration(limit)))
 		}
 		if got.Granted > 0 {
 			continue

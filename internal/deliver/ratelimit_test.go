@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -326,4 +327,33 @@ func TestDeferDelayBound(t *testing.T) {
 	body, _ := json.Marshal(message.Message{DeliveryID: "d"})
 	_, err := q.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String("https://sqs.example/q"), MessageBody: aws.String(string(body)), DelaySeconds: 901})
 	require.ErrorContains(t, err, "DelaySeconds 901")
+}
+
+// A batch to an endpoint with a large limit (80: a window of 8 shards of
+// 10 slots) takes one shard's slots in one write, every 8th slot of the
+// window: its requests begin 8/80 s apart, all in the window.
+func TestRateLimitPacesAShardsSlots(t *testing.T) {
+	t.Parallel()
+	ep := rateEndpoint
+	ep.RateLimit = 80
+	f := newRateFixture(ep)
+	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	h, _, snd, q := f.handler(start, 200)
+	h.Concurrency = 10
+	var msgs []events.SQSMessage
+	for j := range 10 {
+		msgs = append(msgs, rateMessage(t, fmt.Sprintf("d_%d", j), "1", 0, start.Add(-time.Minute)))
+	}
+	q.receive(start, msgs...)
+	resp, err := h.Handle(context.Background(), events.SQSEvent{Records: msgs})
+	require.NoError(t, err)
+	require.Empty(t, resp.BatchItemFailures)
+	require.Len(t, snd.sent, 10)
+	require.Equal(t, 1, f.limiter.count(), "one write for the batch")
+	sent := append([]time.Time(nil), snd.sent...)
+	slices.SortFunc(sent, func(a, b time.Time) int { return a.Compare(b) })
+	for i := 1; i < len(sent); i++ {
+		require.GreaterOrEqual(t, sent[i].Sub(sent[i-1]), 100*time.Millisecond-time.Nanosecond, "request %d", i)
+	}
+	require.Equal(t, start, sent[len(sent)-1].Truncate(time.Second), "all in the window")
 }

@@ -15,9 +15,9 @@
 //	delivery           DELIVERY#<delivery id> / DELIVERY
 //	rejected item      REJECTED#<event id or seq:<stream sequence>> / REJECTED
 //	replay job         REPLAYJOB#<job id> / REPLAYJOB
-//	endpoint counters  STATS#<tenant>#<endpoint> / <hour start, 2006-01-02T15:00:00Z>
+//	endpoint counters  STATS#<tenant>#<endpoint>#<n> / <hour start, 2006-01-02T15:00:00Z> (8 shards, merged on read; STATS#<tenant>#<endpoint> in earlier versions, still read)
 //	dead window        DEADWINDOW#<tenant>#<endpoint>#<window start> / DEADWINDOW
-//	rate window        RATE#<tenant>#<endpoint> / <second, 2006-01-02T15:04:05Z> (slots taken; TTL an hour)
+//	rate window        RATE#<tenant>#<endpoint>#<j> / <second, 2006-01-02T15:04:05Z> (slots taken of shard j's part, min(8, limit/10) shards; a limit below 20 one item, RATE#<tenant>#<endpoint>, as in earlier versions; TTL an hour)
 //
 // Sparse index gsi1 (gsi1pk / gsi1sk) lists, per tenant: dead deliveries
 // (TENANT#<t>#DEAD, <dead_at>#<id>), rejected items (TENANT#<t>#REJECTED),
@@ -63,14 +63,17 @@
 // dead one keeps its message, so a replay needs nothing but this table, and
 // leaves the dead index only through a conditional claim (ClaimForReplay).
 //
-// An endpoint's attempt counters are an item per hour in a partition of
-// their own (so no endpoint or tenant query reads them), written by one
-// UpdateItem per deliver batch (AddEndpointStats: ADD attempts, delivered,
+// An endpoint's attempt counters are an item per hour in each of 8
+// partitions of their own (shards; so no endpoint or tenant query reads
+// them), written by one UpdateItem per deliver batch on one shard, each
+// store's writes in turn (AddEndpointStats: ADD attempts, delivered,
 // f_<class> per failure class and l00..l27 per latency histogram bucket;
 // SET last_ok_at, last_fail_at, last_fail_status, last_fail_error and
 // expires_at, StatsRetention (35 days) after the hour). The item stays
-// under 1 KB, one write unit. EndpointStats and LastAttempts Query the
-// partition; nothing scans.
+// under 1 KB, one write unit. EndpointStats and LastAttempts Query every
+// shard and the one partition of earlier versions (STATS#<t>#<e>), and
+// merge an hour's items (counts added, the newest success and failure
+// kept); EraseStats deletes them all; nothing scans.
 //
 // An endpoint's health transitions are decided by its item's writes, so
 // each is reported once: RecordEndpointFailure marks failing_since only

@@ -201,15 +201,24 @@ func (s *Store) partitionKeys(ctx context.Context, pk string, limit int) ([]map[
 	return out.Items, nil
 }
 
-// EraseStats deletes up to limit hour buckets of an endpoint's counters and
-// reports how many it deleted, and done when none was left.
+// EraseStats deletes up to limit hour items of an endpoint's counters, of
+// its shards and of the partition of before them (statsPartitions), and
+// reports how many it deleted, and done when none was left in any.
 func (s *Store) EraseStats(ctx context.Context, tenantID, endpointID string, limit int) (int, bool, error) {
-	keys, err := s.partitionKeys(ctx, statsPK(tenantID, endpointID), limit)
-	if err != nil {
-		return 0, false, err
+	limit = max(1, limit)
+	var found []map[string]types.AttributeValue
+	for _, pk := range statsPartitions(tenantID, endpointID) {
+		if len(found) >= limit {
+			break
+		}
+		ks, err := s.partitionKeys(ctx, pk, limit-len(found))
+		if err != nil {
+			return 0, false, err
+		}
+		found = append(found, ks...)
 	}
-	n, err := s.deleteKeys(ctx, keys)
-	return n, err == nil && len(keys) == 0, err
+	n, err := s.deleteKeys(ctx, found)
+	return n, err == nil && len(found) == 0, err
 }
 
 // EraseTenantItems deletes up to limit items of the tenant's partition:

@@ -46,17 +46,23 @@ var knownHotKeys = map[string]struct {
 	// of the listing, or an index that projects the keys only (the listing
 	// then reads the messages from the table, or leaves them out).
 	"death (4 KB message)": {"gsi1", "TENANT#t1#DEAD", 200},
-	// One UpdateItem per deliver batch on the endpoint's hour item
-	// (STATS#<t>#<e> / <hour>): 1,000 batches a second of one endpoint
-	// (10,000 events with batches of 10; here batches of one). Spread:
+	// One UpdateItem per deliver batch on one of the 8 shards of the
+	// endpoint's hour item (STATS#<t>#<e>#<n> / <hour>, n the store's
+	// writes in turn): 8,000 batches a second of one endpoint (80,000
+	// events with batches of 10; here batches of one), shard 0 first (a
+	// new store's first write). (One item, as before, took 1,000.)
+	// Spread: more shards (each costs every stats read another Query), or
 	// per-instance aggregation (each deliver instance adds its counts for
-	// a few seconds and writes once), or sharded hour items summed on read.
-	"endpoint stats write": {"", "STATS#t1#ep_1", 1000},
-	// Each TakeSlots is one conditional UpdateItem of the endpoint's
-	// second (RATE#<t>#<e> / <second>), refused or not: 1,000 calls a
-	// second. Spread: take slots by the batch (fewer, larger calls), or
-	// shard the window (RATE#<t>#<e>#<n>, each holding limit/n slots).
-	"rate slot": {"", "RATE#t1#ep_1", 1000},
+	// a few seconds and writes once).
+	"endpoint stats write": {"", "STATS#t1#ep_1#0", 8000},
+	// Each TakeSlots is one conditional UpdateItem of one of the 8 shards
+	// of the endpoint's second (RATE#<t>#<e>#<j> / <second>, a limit of
+	// 80 or more; j the store's calls in turn), refused or not: 8,000
+	// calls a second, shard 0 first (a new store's first call). (One item,
+	// as before, took 1,000; a window of a limit below 20 still is one.)
+	// Spread: more shards (each a smaller part of the limit), or slots
+	// taken by the batch (fewer, larger calls).
+	"rate slot": {"", "RATE#t1#ep_1#0", 8000},
 	// deliver's Load reads the endpoint's item and its tenant's tombstone
 	// strongly consistent (1 RCU each, on TENANT#<t>) for every batch:
 	// 1,500 batches a second of one tenant. Spread: eventually consistent

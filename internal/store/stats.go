@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -11,11 +12,23 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/store/keys"
 )
 
 // DefaultStatsRetention is a new Store's StatsRetention: 35 days, so that
 // 30 days of hours are always there to read.
 const DefaultStatsRetention = 35 * 24 * time.Hour
+
+// StatsShards is how many partitions an endpoint's hour item is spread
+// over (STATS#<t>#<e>#<n> / <hour>): each batch's UpdateItem (1 WCU)
+// goes to the next shard of its store (statsShard), so one endpoint takes
+// 8,000 batches a second (80,000 events with batches of 10) before a
+// shard reaches its partition's 1,000 WCU, where one item took 1,000. A
+// read queries every shard and the partition of before the shards (9
+// Queries, half a read unit each for an hour's few items): more shards
+// would cost every stats and health read another Query for writes no
+// endpoint makes.
+const StatsShards = 8
 
 // hourFormat is an hour bucket's sort key: fixed-width RFC 3339, UTC.
 const hourFormat = "2006-01-02T15:04:05Z"
@@ -36,12 +49,19 @@ const (
 
 func latencyAttr(i int) string { return fmt.Sprintf("%s%02d", latencyPrefix, i) }
 
+// statsShard is the shard the store's next AddEndpointStats writes to:
+// its writes in turn, so each of its shards takes an equal share (within
+// one write) of every second's writes whatever the others do.
+func (s *Store) statsShard() int { return int((s.statsNext.Add(1) - 1) % StatsShards) }
+
 // AddEndpointStats adds a batch's attempt counters to an endpoint's bucket
-// of the hour that starts at hour: one UpdateItem, which creates the
-// bucket if it is not there (ADD of each counter; the histogram's buckets
-// with a count only). The newest success and failure of st are SET,
-// replacing the bucket's (the last writer's win: concurrent batches are
-// seconds apart). The bucket expires StatsRetention after its hour.
+// of the hour that starts at hour, in one of its StatsShards shards
+// (statsShard): one UpdateItem, which creates the shard's item if it is
+// not there (ADD of each counter; the histogram's buckets with a count
+// only). The newest success and failure of st are SET, replacing the
+// shard's (the last writer's win: concurrent batches are seconds apart; a
+// read takes the newest of the shards'). The item expires StatsRetention
+// after its hour.
 func (s *Store) AddEndpointStats(ctx context.Context, tenantID, endpointID string, hour time.Time, st domain.AttemptStats) error {
 	hour = domain.StatsHour(hour)
 	vals := map[string]types.AttributeValue{}
@@ -72,7 +92,7 @@ func (s *Store) AddEndpointStats(ctx context.Context, tenantID, endpointID strin
 		expr += " ADD " + strings.Join(add, ", ")
 	}
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &s.table, Key: key(statsPK(tenantID, endpointID), hour.Format(hourFormat)),
+		TableName: &s.table, Key: key(keys.StatsShard(tenantID, endpointID, s.statsShard()), hour.Format(hourFormat)),
 		UpdateExpression: &expr, ExpressionAttributeValues: vals,
 	})
 	if err != nil {
@@ -105,18 +125,44 @@ func (s *Store) statsRetention() time.Duration {
 }
 
 // EndpointStats reads an endpoint's hour buckets whose hour starts in
-// [since, until), oldest first: a Query of its stats partition. An hour
-// without attempts has no bucket.
+// [since, until), oldest first: a Query of each of its stats partitions
+// (statsPartitions: the shards and the partition of before them), whose
+// items of one hour are merged into its bucket (counts and histogram
+// buckets added, the newest success and failure kept). An hour without
+// attempts has no bucket.
 func (s *Store) EndpointStats(ctx context.Context, tenantID, endpointID string, since, until time.Time) ([]domain.StatsBucket, error) {
 	var out []domain.StatsBucket
 	if !since.Before(until) {
 		return out, nil // BETWEEN refuses an upper bound below its lower
 	}
+	hours := map[time.Time]*domain.StatsBucket{}
+	for _, pk := range statsPartitions(tenantID, endpointID) {
+		err := s.statsRange(ctx, pk, since, until, func(b domain.StatsBucket) {
+			if m := hours[b.Start]; m != nil {
+				m.Merge(b.AttemptStats)
+				return
+			}
+			hours[b.Start] = &b
+		})
+		if err != nil {
+			return nil, fmt.Errorf("query stats of endpoint %s: %w", endpointID, err)
+		}
+	}
+	for _, b := range hours {
+		out = append(out, *b)
+	}
+	slices.SortFunc(out, func(a, b domain.StatsBucket) int { return a.Start.Compare(b.Start) })
+	return out, nil
+}
+
+// statsRange calls f with each item of stats partition pk whose hour
+// starts in [since, until).
+func (s *Store) statsRange(ctx context.Context, pk string, since, until time.Time, f func(domain.StatsBucket)) error {
 	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
 		TableName:              &s.table,
 		KeyConditionExpression: aws.String("pk = :pk AND sk BETWEEN :from AND :to"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk":   &types.AttributeValueMemberS{Value: statsPK(tenantID, endpointID)},
+			":pk":   &types.AttributeValueMemberS{Value: pk},
 			":from": &types.AttributeValueMemberS{Value: since.UTC().Format(hourFormat)},
 			// Keys are whole seconds and BETWEEN includes its ends: the
 			// last second before until.
@@ -126,32 +172,47 @@ func (s *Store) EndpointStats(ctx context.Context, tenantID, endpointID string, 
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("query stats of endpoint %s: %w", endpointID, err)
+			return err
 		}
 		for _, item := range page.Items {
 			b, err := decodeStats(item)
 			if err != nil {
-				return nil, fmt.Errorf("decode stats of endpoint %s: %w", endpointID, err)
+				return fmt.Errorf("decode: %w", err)
 			}
 			if !b.Start.Before(since) && b.Start.Before(until) {
-				out = append(out, b)
+				f(b)
 			}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // LastAttempts finds an endpoint's newest success and newest failure in its
-// kept buckets (StatsRetention): a Query of its stats partition, newest
-// first, 24 buckets a page, that stops as soon as both are found. Either is
-// nil when no kept bucket has one.
+// kept buckets (StatsRetention): the newest of those found in each of its
+// stats partitions (statsPartitions). Either is nil when no kept bucket
+// has one.
 func (s *Store) LastAttempts(ctx context.Context, tenantID, endpointID string) (*time.Time, *domain.AttemptFailure, error) {
+	var last domain.AttemptStats
+	for _, pk := range statsPartitions(tenantID, endpointID) {
+		found, err := s.lastIn(ctx, pk)
+		if err != nil {
+			return nil, nil, fmt.Errorf("query stats of endpoint %s: %w", endpointID, err)
+		}
+		last.Merge(found)
+	}
+	return last.LastSuccessAt, last.LastFailure, nil
+}
+
+// lastIn finds the newest success and failure of stats partition pk: a
+// Query, newest first, 24 items a page, that stops as soon as both are
+// found.
+func (s *Store) lastIn(ctx context.Context, pk string) (domain.AttemptStats, error) {
 	var last domain.AttemptStats
 	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
 		TableName:              &s.table,
 		KeyConditionExpression: aws.String("pk = :pk"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": &types.AttributeValueMemberS{Value: statsPK(tenantID, endpointID)},
+			":pk": &types.AttributeValueMemberS{Value: pk},
 		},
 		ScanIndexForward: aws.Bool(false),
 		Limit:            aws.Int32(24),
@@ -159,17 +220,17 @@ func (s *Store) LastAttempts(ctx context.Context, tenantID, endpointID string) (
 	for p.HasMorePages() && (last.LastSuccessAt == nil || last.LastFailure == nil) {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, nil, fmt.Errorf("query stats of endpoint %s: %w", endpointID, err)
+			return last, err
 		}
 		for _, item := range page.Items {
 			b, err := decodeStats(item)
 			if err != nil {
-				return nil, nil, fmt.Errorf("decode stats of endpoint %s: %w", endpointID, err)
+				return last, fmt.Errorf("decode: %w", err)
 			}
 			last.Merge(domain.AttemptStats{LastSuccessAt: b.LastSuccessAt, LastFailure: b.LastFailure})
 		}
 	}
-	return last.LastSuccessAt, last.LastFailure, nil
+	return last, nil
 }
 
 // decodeStats reads an hour bucket's item.

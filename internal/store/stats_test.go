@@ -7,9 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/fakes/dynamofake"
+	"github.com/hookline/hookline/internal/store/keys"
 	"github.com/hookline/hookline/tooling/perf/cost"
 	"github.com/stretchr/testify/require"
 )
@@ -38,7 +41,7 @@ func TestStatsItemIsOneWriteUnit(t *testing.T) {
 		st.Latency[i] = 99_999_999
 	}
 	require.NoError(t, s.AddEndpointStats(context.Background(), tenant, endpoint, hour, st))
-	item := stored(db, key(statsPK(tenant, endpoint), hour.Format(hourFormat)))
+	item := stored(db, key(keys.StatsShard(tenant, endpoint, 0), hour.Format(hourFormat))) // a new store's first shard
 	size := cost.ItemSize(item)
 	t.Logf("largest stats item: %d bytes", size)
 	require.Equal(t, cost.InitialAssumptions.StatsWRU, cost.WriteUnits(size))
@@ -49,4 +52,65 @@ func TestStatsItemIsOneWriteUnit(t *testing.T) {
 	require.Equal(t, st.Latency, got[0].Latency, "every bucket read back")
 	require.Equal(t, st.Failures, got[0].Failures)
 	require.Equal(t, &types.AttributeValueMemberN{Value: strconv.FormatInt(hour.Add(DefaultStatsRetention).Unix(), 10)}, item["expires_at"], "kept 35 days from its hour")
+}
+
+// TestStatsReadTheItemsOfBeforeTheShards: an hour item the versions before
+// the shards wrote (STATS#<t>#<e>, unsharded) is merged into the shards'
+// buckets by EndpointStats and LastAttempts, and EraseStats deletes it
+// with every shard's.
+func TestStatsReadTheItemsOfBeforeTheShards(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := dynamofake.NewDB(IndexTenant)
+	s := New(db, "state")
+	hour := time.Date(2026, 11, 30, 17, 0, 0, 0, time.UTC)
+	earlier := hour.Add(-2 * time.Hour)
+	n := func(v int) types.AttributeValue { return &types.AttributeValueMemberN{Value: strconv.Itoa(v)} }
+	str := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	for _, h := range []time.Time{earlier, hour} {
+		_, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("state"), Item: withKey(map[string]types.AttributeValue{
+			attrAttempts: n(3), attrDelivered: n(2), failurePrefix + string(domain.ClassHTTP5xx): n(1),
+			latencyAttr(domain.LatencyBucket(40 * time.Millisecond)): n(3),
+			attrLastOK:   str(sortableTime(h.Add(10 * time.Minute))),
+			attrLastFail: str(sortableTime(h.Add(50 * time.Minute))), attrLastStatus: n(502), attrLastError: str("http_502"),
+		}, key(statsPK("t1", "ep_1"), h.Format(hourFormat)))})
+		require.NoError(t, err)
+	}
+	for i := range StatsShards + 1 {
+		var st domain.AttemptStats
+		st.Count(domain.ClassDelivered, 40*time.Millisecond, hour.Add(time.Duration(20+i)*time.Second), 200, "")
+		require.NoError(t, s.AddEndpointStats(ctx, "t1", "ep_1", hour, st))
+	}
+
+	got, err := s.EndpointStats(ctx, "t1", "ep_1", earlier, hour.Add(time.Hour))
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	require.True(t, got[0].Start.Equal(earlier), "the old hour alone: %v", got[0].Start)
+	require.Equal(t, int64(3), got[0].Attempts)
+	cur := got[1]
+	require.Equal(t, int64(3+StatsShards+1), cur.Attempts, "the old item's and every shard's")
+	require.Equal(t, int64(2+StatsShards+1), cur.Delivered)
+	require.Equal(t, map[domain.AttemptClass]int64{domain.ClassHTTP5xx: 1}, cur.Failures)
+	require.Equal(t, int64(3+StatsShards+1), cur.Latency[domain.LatencyBucket(40*time.Millisecond)])
+	require.True(t, cur.LastSuccessAt.Equal(hour.Add(10*time.Minute)), "the old item's success is the newest: %v", cur.LastSuccessAt)
+	require.Equal(t, "http_502", cur.LastFailure.Error)
+
+	ok, fail, err := s.LastAttempts(ctx, "t1", "ep_1")
+	require.NoError(t, err)
+	require.True(t, ok.Equal(hour.Add(10*time.Minute)))
+	require.Equal(t, 502, fail.Status)
+	require.True(t, fail.At.Equal(hour.Add(50*time.Minute)))
+
+	erased, done := 0, false
+	for i := 0; !done; i++ {
+		require.Less(t, i, 20, "EraseStats ends")
+		var m int
+		m, done, err = s.EraseStats(ctx, "t1", "ep_1", 3)
+		require.NoError(t, err)
+		erased += m
+	}
+	require.Equal(t, 2+StatsShards, erased, "the 2 old items and one a shard")
+	left, err := s.EndpointStats(ctx, "t1", "ep_1", earlier, hour.Add(time.Hour))
+	require.NoError(t, err)
+	require.Empty(t, left)
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -47,6 +48,12 @@ type Store struct {
 	StatsRetention time.Duration
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// statsNext counts this store's AddEndpointStats: the shard each
+	// writes to (statsShard).
+	statsNext atomic.Uint32
+	// rateNext counts this store's TakeSlots: the shard of a window each
+	// tries first.
+	rateNext atomic.Uint32
 }
 
 // DefaultRetention is a new Store's Retention: 15 days.

@@ -32,7 +32,19 @@ func jobSlotsKey(tenantID string) map[string]types.AttributeValue {
 	return key(keys.Tenant(tenantID), "REPLAYJOBS")
 }
 
+// statsPK is the partition of an endpoint's hour items of before the
+// shards (read and erased, no longer written).
 func statsPK(tenantID, endpointID string) string { return keys.Stats(tenantID, endpointID) }
+
+// statsPartitions are every partition an endpoint's hour items are in:
+// its StatsShards shards, then the one of before the shards.
+func statsPartitions(tenantID, endpointID string) []string {
+	out := make([]string, 0, StatsShards+1)
+	for n := range StatsShards {
+		out = append(out, keys.StatsShard(tenantID, endpointID, n))
+	}
+	return append(out, statsPK(tenantID, endpointID))
+}
 
 func endpointKey(tenantID, endpointID string) map[string]types.AttributeValue {
 	return key(keys.Tenant(tenantID), keys.Endpoint(endpointID))

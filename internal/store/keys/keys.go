@@ -4,7 +4,10 @@
 // appears in another file of the store packages.
 package keys
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // TimeFormat is how a time is written into a key: RFC 3339 with a fixed
 // nine-digit fraction, so that times compare as strings in time order
@@ -51,11 +54,26 @@ func Rejected(k string) string { return "REJECTED#" + k }
 // ReplayJob is the partition key of a replay job.
 func ReplayJob(id string) string { return "REPLAYJOB#" + id }
 
-// Stats is the partition key of an endpoint's statistics.
+// Stats is the partition key of an endpoint's statistics as the versions
+// before the shards wrote them (one hour item per hour), still read and
+// erased.
 func Stats(tenantID, endpointID string) string { return "STATS#" + tenantID + "#" + endpointID }
 
-// Rate is the partition key of an endpoint's rate slots.
+// StatsShard is the partition key of shard n of an endpoint's statistics:
+// Stats, then "#<n>".
+func StatsShard(tenantID, endpointID string, n int) string {
+	return Stats(tenantID, endpointID) + "#" + strconv.Itoa(n)
+}
+
+// Rate is the partition key of an endpoint's rate window of one shard (a
+// small limit), as the versions before the shards kept every window.
 func Rate(tenantID, endpointID string) string { return "RATE#" + tenantID + "#" + endpointID }
+
+// RateShard is the partition key of shard j of an endpoint's rate windows:
+// Rate, then "#<j>".
+func RateShard(tenantID, endpointID string, j int) string {
+	return Rate(tenantID, endpointID) + "#" + strconv.Itoa(j)
+}
 
 // GatePrefix begins the partition key of every gate.
 const GatePrefix = "GATE#"

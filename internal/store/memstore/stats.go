@@ -15,8 +15,9 @@ type statsKey struct {
 }
 
 // AddEndpointStats adds a batch's counters to an endpoint's hour bucket, as
-// store.Store does: counts added, the batch's newest success and failure
-// replacing the bucket's.
+// store.Store's read of its shards merged does: counts added, the newest
+// success and failure kept. (Within one shard the table keeps the last
+// writer's, seconds apart from any other.)
 func (s *Store) AddEndpointStats(_ context.Context, tenantID, endpointID string, hour time.Time, st domain.AttemptStats) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -26,15 +27,7 @@ func (s *Store) AddEndpointStats(_ context.Context, tenantID, endpointID string,
 	k := statsKey{tenantID, endpointID, domain.StatsHour(hour)}
 	b := s.stats[k]
 	b.Start = k.hour
-	b.Merge(copyOf(st))
-	// The last writer's win, as the table's SET does.
-	if st.LastSuccessAt != nil {
-		t := st.LastSuccessAt.UTC()
-		b.LastSuccessAt = &t
-	}
-	if f := st.LastFailure; f != nil {
-		b.LastFailure = &domain.AttemptFailure{At: f.At.UTC(), Status: f.Status, Error: f.Error}
-	}
+	b.Merge(utc(copyOf(st)))
 	s.stats[k] = b
 	return nil
 }
@@ -66,4 +59,17 @@ func (s *Store) LastAttempts(_ context.Context, tenantID, endpointID string) (*t
 		}
 	}
 	return last.LastSuccessAt, last.LastFailure, nil
+}
+
+// utc is st with its newest success and failure in UTC, as the table
+// reads them back.
+func utc(st domain.AttemptStats) domain.AttemptStats {
+	if st.LastSuccessAt != nil {
+		t := st.LastSuccessAt.UTC()
+		st.LastSuccessAt = &t
+	}
+	if f := st.LastFailure; f != nil {
+		st.LastFailure = &domain.AttemptFailure{At: f.At.UTC(), Status: f.Status, Error: f.Error}
+	}
+	return st
 }

@@ -96,3 +96,70 @@ func rateLimitField(t *testing.T, u *suite) {
 	require.NoError(t, err)
 	require.Zero(t, got.RateLimit)
 }
+
+// rateShards: a window of a large limit (85: 8 shards of 11 or 10 slots)
+// grants one shard's slots a call, every slot once, and all of them, to
+// callers in turn, and a full window none; only slots not past, when the
+// window is first taken late; to concurrent takers never more than the
+// limit; a window of a small limit (15: one shard) grants it whole.
+func rateShards(t *testing.T, u *suite) {
+	ctx, s := context.Background(), u.s
+	tenant := u.id("t_rate_shards")
+	w := u.clock.Now().Truncate(time.Second)
+	takeAll := func(ep string, at time.Time, limit int) map[int]bool {
+		seen := map[int]bool{}
+		for range store.RateShards {
+			g, err := s.TakeSlots(ctx, tenant, ep, at, 100, limit)
+			require.NoError(t, err)
+			require.LessOrEqual(t, g.Granted, (limit+store.RateShards-1)/store.RateShards, "one shard's slots a call")
+			for i := range g.Granted {
+				require.False(t, seen[g.Slot(i)], "slot %d granted twice", g.Slot(i))
+				seen[g.Slot(i)] = true
+			}
+		}
+		g, err := s.TakeSlots(ctx, tenant, ep, at, 100, limit)
+		require.NoError(t, err)
+		require.Zero(t, g.Granted, "a full window grants none")
+		return seen
+	}
+	all := map[int]bool{}
+	for i := range 85 {
+		all[i] = true
+	}
+	require.Equal(t, all, takeAll("ep_a", w, 85), "every slot, once")
+	late := map[int]bool{}
+	for i := 43; i < 85; i++ { // 0.5 s in: 42.5 slots past
+		late[i] = true
+	}
+	require.Equal(t, late, takeAll("ep_p", w.Add(500*time.Millisecond), 85), "the slots not past")
+
+	g, err := s.TakeSlots(ctx, tenant, "ep_small", w, 100, 15)
+	require.NoError(t, err)
+	require.Equal(t, store.Slots{First: 0, Granted: 15}, g, "a small limit's window is one shard")
+
+	var (
+		mu    sync.Mutex
+		total int
+		seen  = map[int]bool{}
+		wg    sync.WaitGroup
+	)
+	for range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			g, err := s.TakeSlots(ctx, tenant, "ep_c", w.Add(5*time.Second), 5, 85)
+			require.NoError(t, err)
+			mu.Lock()
+			defer mu.Unlock()
+			total += g.Granted
+			for i := range g.Granted {
+				require.False(t, seen[g.Slot(i)], "slot %d granted twice", g.Slot(i))
+				require.Less(t, g.Slot(i), 85)
+				seen[g.Slot(i)] = true
+			}
+		}()
+	}
+	wg.Wait()
+	require.LessOrEqual(t, total, 85, "never more than the limit between concurrent takers")
+	require.GreaterOrEqual(t, total, 85-11, "and nearly a full window's worth is taken")
+}
