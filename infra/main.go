@@ -38,6 +38,9 @@
 //	allowHTTP       "true" lets tenants register http:// endpoint URLs (default https only)
 //	messageLog      "false" turns the message log off: no by_tenant index, GET /v1/events answers 503 (default
 //	                true)
+//	messageLogLegacyIndex
+//	                "false" drops the message log's unsharded index by_tenant, once no outbox item lacks
+//	                log_pk (default true)
 //	payloadRetention
 //	                how long after its occurred_at the API serves an event's payload, e.g. "72h" (default 15
 //	                days; 1h to 16 days)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -28,12 +29,52 @@ const (
 	// producer writes by hand) is delivered as any other but is not listed
 	// in the message log.
 	AttrLogKey = "log_sk"
+	// AttrLogShard (S) is the message log's sharded partition key,
+	// LogShard(TenantID, ID): Item writes it beside AttrLogKey, and the
+	// index IndexByTenantShard lists a tenant's events by it, one shard
+	// of LogShards at a time. An item without it is absent from that
+	// index (it is sparse).
+	AttrLogShard = "log_pk"
 )
 
 // IndexByTenant is the outbox table's index of a tenant's events: partition
 // key tenant_id, sort key log_sk (AttrLogKey); it projects the id, type,
 // occurred_at and endpoint_id, not the payload.
+// It puts every event of a tenant on one index key value, which takes at
+// most 1,000 writes a second: IndexByTenantShard supersedes it. It is kept while an outbox may hold items written without
+// AttrLogShard (docs/deploying.md, "Upgrading the message log index").
 const IndexByTenant = "by_tenant"
+
+// IndexByTenantShard is the outbox table's sharded index of a tenant's
+// events: partition key log_pk (AttrLogShard, LogShards values a tenant),
+// sort key log_sk (AttrLogKey); it projects what IndexByTenant does. A
+// tenant's listing queries each of its shards and merges them.
+const IndexByTenantShard = "by_tenant_shard"
+
+// LogShards is how many index key values a tenant's events spread over:
+// DynamoDB takes at most 1,000 index writes a second on one key value, so
+// a tenant's events can be written at 16 x 1,000 = 16,000 a second
+// before its index throttles the producers' writes, while a listing page
+// costs 16 queries. It is part of the stored data: changing it moves no
+// item already written.
+const LogShards = 16
+
+// LogShard is the log_pk of tenantID's event id: the tenant, "#", and the
+// shard, the FNV-1a hash of the id modulo LogShards, in decimal.
+func LogShard(tenantID, id string) string {
+	return LogShardKey(tenantID, shardOf(id))
+}
+
+// LogShardKey is the log_pk of tenantID's shard n (0 <= n < LogShards).
+func LogShardKey(tenantID string, n int) string {
+	return tenantID + "#" + strconv.Itoa(n)
+}
+
+func shardOf(id string) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(id))
+	return int(h.Sum32() % LogShards)
+}
 
 // LogKey is an event's message log sort key: its occurred_at in UTC at a
 // fixed width (nanoseconds), "#", its id; so keys sort by time as strings.
@@ -290,6 +331,7 @@ func (e Event) Item() (map[string]types.AttributeValue, error) {
 		AttrPayload:    &types.AttributeValueMemberS{Value: string(e.Payload)},
 		AttrOccurredAt: &types.AttributeValueMemberS{Value: e.OccurredAt.UTC().Format(time.RFC3339Nano)},
 		AttrLogKey:     &types.AttributeValueMemberS{Value: LogKey(e.OccurredAt, e.ID)},
+		AttrLogShard:   &types.AttributeValueMemberS{Value: LogShard(e.TenantID, e.ID)},
 	}
 	if e.EndpointID != "" {
 		item[AttrEndpointID] = &types.AttributeValueMemberS{Value: e.EndpointID}

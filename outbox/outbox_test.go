@@ -188,3 +188,33 @@ func TestPutIfNewIsConditionalOnTheID(t *testing.T) {
 	require.Equal(t, "attribute_not_exists(#id)", *put.ConditionExpression, "an event id is written once")
 	require.Equal(t, map[string]string{"#id": AttrID}, put.ExpressionAttributeNames)
 }
+
+func TestEveryItemBuilderWritesTheLogShard(t *testing.T) {
+	t.Parallel()
+	e := valid()
+	item, err := e.Item()
+	require.NoError(t, err)
+	require.Equal(t, &types.AttributeValueMemberS{Value: LogShard(e.TenantID, e.ID)}, item[AttrLogShard])
+	tw, err := TransactPut("outbox", e)
+	require.NoError(t, err)
+	require.Equal(t, item[AttrLogShard], tw.Put.Item[AttrLogShard])
+	require.Equal(t, item[AttrLogKey], tw.Put.Item[AttrLogKey])
+	// The shard is the tenant's, a function of the id alone (not of the
+	// time, which the sort key carries), and spreads ids over every shard.
+	seen := map[string]int{}
+	for i := 0; i < 1600; i++ {
+		id := "evt_" + strconv.Itoa(i)
+		k := LogShard("t1", id)
+		require.Equal(t, k, LogShard("t1", id))
+		n, err := strconv.Atoi(strings.TrimPrefix(k, "t1#"))
+		require.NoError(t, err, k)
+		require.True(t, n >= 0 && n < LogShards, k)
+		require.Equal(t, LogShardKey("t1", n), k)
+		seen[k]++
+	}
+	require.Len(t, seen, LogShards)
+	for k, c := range seen {
+		require.InDelta(t, 100, c, 40, "shard %s", k)
+	}
+	require.Equal(t, "t1#2", LogShard("t1", "evt_1"), "the hash is part of the stored data: it may not change")
+}

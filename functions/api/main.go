@@ -46,7 +46,7 @@ func build(cfg fnenv.APIEnv, log *slog.Logger, awsCfg aws.Config) (any, error) {
 		PortalMinTTL:     cfg.PortalMinTTL,
 	}
 	if cfg.OutboxTable != "" && cfg.MessageLog {
-		srv.MessageLog = &messagelog.Reader{DB: dynamodb.NewFromConfig(awsCfg), Table: cfg.OutboxTable}
+		srv.MessageLog = &messagelog.Reader{DB: dynamodb.NewFromConfig(awsCfg), Table: cfg.OutboxTable, Legacy: !cfg.MessageLogSharded}
 	}
 	if cfg.DeliveryQueueURL != "" {
 		srv.DeliveryQueue, srv.DeliveryQueueURL = sqs.NewFromConfig(awsCfg), cfg.DeliveryQueueURL

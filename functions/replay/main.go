@@ -42,7 +42,7 @@ func build(cfg fnenv.ReplayEnv, log *slog.Logger, aws aws.Config) (any, error) {
 	}
 	if cfg.OutboxTable != "" {
 		w.Notices = &opevent.Writer{DB: db, Table: cfg.OutboxTable}
-		w.Outbox = &erasure.OutboxTable{DB: db, Table: cfg.OutboxTable, NoIndex: !cfg.MessageLog}
+		w.Outbox = &erasure.OutboxTable{DB: db, Table: cfg.OutboxTable, NoIndex: !cfg.MessageLog, Legacy: !cfg.MessageLogSharded}
 	}
 	return w.Handle, nil
 }

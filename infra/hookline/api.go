@@ -56,6 +56,9 @@ type apiProps struct {
 	// index and GetItem of an event. False: the message log is off (the
 	// index does not exist), and the message log routes answer 503.
 	MessageLog bool
+	// LegacyIndex says Outbox keeps the unsharded index by_tenant, which
+	// the log is read from (tableSet.LegacyIndex).
+	LegacyIndex bool
 	// DeliveryQueue receives the resends of delivered deliveries (rebuilt
 	// from the outbox): granted SendMessage only with the message log on.
 	DeliveryQueue awssqs.IQueue
@@ -119,7 +122,7 @@ func outboxTableName(t awsdynamodb.ITable) string {
 // of delivered deliveries, which need the log.
 func grantAPIOutbox(fn awslambda.Function, p apiProps) {
 	if p.Outbox != nil {
-		grantOutbox(fn, p.Outbox, p.MessageLog)
+		grantOutbox(fn, p.Outbox, p.MessageLog, p.LegacyIndex)
 	}
 	if resendQueueURL(p) != "" {
 		p.DeliveryQueue.Grant(fn, jsii.String("sqs:SendMessage"))
@@ -168,6 +171,7 @@ func newAPI(scope constructs.Construct, id string, p apiProps) apiParts {
 		SecretsKeyARN:        *p.SecretsKey.KeyArn(),
 		OutboxTable:          outboxTableName(p.Outbox),
 		MessageLog:           p.Outbox != nil && p.MessageLog,
+		MessageLogSharded:    !p.LegacyIndex,
 		DeliveryQueueURL:     resendQueueURL(p),
 		PayloadRetention:     p.PayloadRetention,
 

@@ -256,6 +256,17 @@ type Props struct {
 	// function no outbox grant, and GET /v1/events and
 	// GET /v1/events/{event_id} answer 503. Default false: the log is on.
 	DisableMessageLog bool
+	// DropLegacyMessageLogIndex removes the message log's unsharded index
+	// by_tenant from the outbox table, leaving the sharded by_tenant_shard
+	// (outbox.IndexByTenantShard), which takes a tenant's events at 16,000
+	// a second where by_tenant throttles the producers' writes above about
+	// 1,000; the api and the erasure then read by_tenant_shard, which does
+	// not hold the items a producer library before log_pk wrote. Set it on
+	// a new stack, or on an upgraded one once no such item is left
+	// (docs/deploying.md, "Upgrading the message log index"): CloudFormation
+	// adds or removes one index per update. Default false: both indexes,
+	// and the log read from by_tenant.
+	DropLegacyMessageLogIndex bool
 	// DLQAlarmThreshold: the DLQ depth alarm fires when more messages than
 	// this are visible in the dead-letter queue. Default 100.
 	DLQAlarmThreshold int

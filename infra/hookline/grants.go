@@ -31,14 +31,13 @@ func grantTableItems(fn awslambda.Function, table awsdynamodb.Table, actions ...
 }
 
 // grantOutbox lets fn read the message log when it is on: Query on the outbox
-// table's by_tenant index (not the table, not another index) and GetItem on
-// the table (one event with its payload); and PutItem on the table (the
-// events it publishes). No Scan, no other write, no stream.
-func grantOutbox(fn awslambda.Function, outbox awsdynamodb.ITable, messageLog bool) {
+// table's message log indexes (messageLogIndexes; not the table, not another
+// index) and GetItem on the table (one event with its payload); and PutItem
+// on the table (the events it publishes). No Scan, no other write, no stream.
+func grantOutbox(fn awslambda.Function, outbox awsdynamodb.ITable, messageLog, legacy bool) {
 	if messageLog {
 		awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
-			Grantee: fn, Actions: jsii.Strings("dynamodb:Query"),
-			ResourceArns: jsii.Strings(*outbox.TableArn() + "/index/" + outboxpkg.IndexByTenant),
+			Grantee: fn, Actions: jsii.Strings("dynamodb:Query"), ResourceArns: messageLogIndexes(outbox, legacy),
 		})
 	}
 	// PutItem: published and test events; GetItem: a publish repeated, and
@@ -58,15 +57,27 @@ func grantOutboxPut(fn awslambda.Function, outbox awsdynamodb.ITable) {
 	})
 }
 
+// messageLogIndexes are the ARNs of the outbox table's message log
+// indexes: by_tenant_shard, and by_tenant while legacy keeps it (the one
+// read then; by_tenant_shard granted already, for the deploy that drops
+// by_tenant and moves the readers to it).
+func messageLogIndexes(outbox awsdynamodb.ITable, legacy bool) *[]*string {
+	arns := []string{*outbox.TableArn() + "/index/" + outboxpkg.IndexByTenantShard}
+	if legacy {
+		arns = append(arns, *outbox.TableArn()+"/index/"+outboxpkg.IndexByTenant)
+	}
+	return jsii.Strings(arns...)
+}
+
 // grantOutboxErase lets fn (the replay worker, for a tenant's erasure)
-// Query the outbox table's by_tenant index, and only that index, and
+// Query the outbox table's message log indexes, and only those, and
 // delete outbox items.
-func grantOutboxErase(fn awslambda.Function, outbox awsdynamodb.ITable, indexed bool) {
+func grantOutboxErase(fn awslambda.Function, outbox awsdynamodb.ITable, indexed, legacy bool) {
 	if indexed {
 		awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
 			Grantee:      fn,
 			Actions:      jsii.Strings("dynamodb:Query"),
-			ResourceArns: jsii.Strings(*outbox.TableArn() + "/index/" + outboxpkg.IndexByTenant),
+			ResourceArns: messageLogIndexes(outbox, legacy),
 		})
 	}
 	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{

@@ -33,6 +33,9 @@ type replayProps struct {
 	// MessageLog says Outbox has the by_tenant index: an erasure queries it
 	// for the tenant's items (granted only then).
 	MessageLog bool
+	// LegacyIndex says Outbox keeps the unsharded index by_tenant, which
+	// an erasure reads then (tableSet.LegacyIndex).
+	LegacyIndex bool
 	// DeadNoticeWindow is delivery.dead's coalescing window (deliver's).
 	DeadNoticeWindow time.Duration
 }
@@ -92,15 +95,16 @@ func newReplay(scope constructs.Construct, id string, p replayProps) replayParts
 // queues it sends to and reads from and the tables it keeps.
 func newReplayFunction(c constructs.Construct, p replayProps, jobs, ops awssqs.Queue) awslambda.Function {
 	return p.Functions.new(c, "Replay", replayTimeout, fnenv.ReplayEnv{
-		Common:           p.Functions.common(),
-		DeliveryQueueURL: *p.Queues.Delivery.QueueUrl(),
-		DLQURL:           *p.Queues.DeadLetter.QueueUrl(),
-		JobsQueueURL:     *jobs.QueueUrl(),
-		OpsQueueURL:      *ops.QueueUrl(),
-		Rate:             p.Rate,
-		OutboxTable:      *p.Outbox.TableName(),
-		MessageLog:       p.MessageLog,
-		DeadNoticeWindow: p.DeadNoticeWindow,
+		Common:            p.Functions.common(),
+		DeliveryQueueURL:  *p.Queues.Delivery.QueueUrl(),
+		DLQURL:            *p.Queues.DeadLetter.QueueUrl(),
+		JobsQueueURL:      *jobs.QueueUrl(),
+		OpsQueueURL:       *ops.QueueUrl(),
+		Rate:              p.Rate,
+		OutboxTable:       *p.Outbox.TableName(),
+		MessageLog:        p.MessageLog,
+		MessageLogSharded: !p.LegacyIndex,
+		DeadNoticeWindow:  p.DeadNoticeWindow,
 	}.Vars(), allowReplayLoop)
 }
 
@@ -112,7 +116,7 @@ func grantReplay(fn awslambda.Function, p replayProps, jobs, ops awssqs.Queue) {
 	grantOutboxPut(fn, p.Outbox)
 	// A tenant's erasure: its outbox items found through the by_tenant
 	// index and deleted.
-	grantOutboxErase(fn, p.Outbox, p.MessageLog)
+	grantOutboxErase(fn, p.Outbox, p.MessageLog, p.LegacyIndex)
 	// Job (GetItem), SaveJob (PutItem), claims, releases and recorded
 	// deaths (UpdateItem), Load (BatchGetItem), Delivery and Endpoint
 	// (GetItem); ListDead and DLQDepths query the index. The depth

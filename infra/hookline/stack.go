@@ -116,7 +116,7 @@ func newHookline(scope constructs.Construct, id string, props *Props) (*Hookline
 	c := constructs.NewConstruct(scope, &id)
 	alarmPrefix := alarmNamePrefix(c)
 
-	tables := newTables(c, "Tables", !p.DisableMessageLog)
+	tables := newTables(c, "Tables", !p.DisableMessageLog, !p.DropLegacyMessageLogIndex)
 	secretsKey := newSecretsKey(c, "SigningSecretsKey", p.KeyAdmins)
 	queues := newDeliveryQueues(c, "Queues", queuesProps{
 		MaxReceiveCount: p.Retry.Attempts(), DLQRetention: p.DLQRetention,
@@ -249,7 +249,7 @@ func replayPropsOf(p Props, defaults functionDefaults, queues deliveryQueues, ta
 	return replayProps{
 		Functions: defaults, Queues: queues, Rate: p.ReplayRate, StuckAlarmThreshold: p.StuckReplayThreshold,
 		ReservedConcurrency: p.ReplayReservedConcurrency, JobsConcurrency: jobsConcurrency, OpsConcurrency: opsConcurrency,
-		Outbox: tables.Outbox, MessageLog: tables.MessageLog, DeadNoticeWindow: p.DeadNoticeWindow,
+		Outbox: tables.Outbox, MessageLog: tables.MessageLog, LegacyIndex: tables.LegacyIndex, DeadNoticeWindow: p.DeadNoticeWindow,
 	}
 }
 
@@ -274,6 +274,7 @@ func apiPropsOf(p Props, defaults functionDefaults, deliver fnenv.DeliverEnv, re
 		// Publish, the message log and resends.
 		Outbox:                tables.Outbox,
 		MessageLog:            tables.MessageLog,
+		LegacyIndex:           tables.LegacyIndex,
 		DeliveryQueue:         queues.Delivery,
 		PayloadRetention:      p.PayloadRetention,
 		ConsoleFrameAncestors: p.ConsoleFrameAncestors,

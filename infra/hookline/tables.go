@@ -22,8 +22,12 @@ type tableSet struct {
 	// (store.DeliveriesOfEvent).
 	State awsdynamodb.Table
 	// MessageLog is whether the outbox has the message log's index
-	// (outbox.IndexByTenant): Props.DisableMessageLog unset.
+	// (outbox.IndexByTenantShard): Props.DisableMessageLog unset.
 	MessageLog bool
+	// LegacyIndex is whether it also has the unsharded index by_tenant
+	// (outbox.IndexByTenant), which the log is read from then:
+	// Props.DropLegacyMessageLogIndex unset.
+	LegacyIndex bool
 }
 
 // MessageLogTable is the outbox table when it carries the message log's index,
@@ -42,9 +46,10 @@ const stateIndexName = store.IndexTenant
 // recovery, retained when the stack is deleted or a change replaces them
 // (they hold customers' events), and deleted when the stack's first
 // create fails and rolls back (they are empty then): dataRemovalPolicy.
-// messageLog adds the outbox's by_tenant index, the message log: one index
-// write per event (tooling/perf/cost).
-func newTables(scope constructs.Construct, id string, messageLog bool) tableSet {
+// messageLog adds the outbox's by_tenant_shard index, the message log: one
+// index write per event (tooling/perf/cost); legacy keeps by_tenant beside
+// it (one more).
+func newTables(scope constructs.Construct, id string, messageLog, legacy bool) tableSet {
 	c := constructs.NewConstruct(scope, &id)
 	str := func(name string) *awsdynamodb.Attribute {
 		return &awsdynamodb.Attribute{Name: jsii.String(name), Type: awsdynamodb.AttributeType_STRING}
@@ -59,15 +64,22 @@ func newTables(scope constructs.Construct, id string, messageLog bool) tableSet 
 		RemovalPolicy:                    dataRemovalPolicy,
 	})
 	// The message log: a tenant's events, newest first, without their
-	// payloads (read from the item itself).
-	if messageLog {
+	// payloads (read from the item itself). by_tenant first: an upgraded
+	// stack's index, kept while items without log_pk may be left.
+	logIndex := func(name, partition string) {
 		outbox.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
-			IndexName:        jsii.String(outboxpkg.IndexByTenant),
-			PartitionKey:     str(outboxpkg.AttrTenantID),
+			IndexName:        jsii.String(name),
+			PartitionKey:     str(partition),
 			SortKey:          str(outboxpkg.AttrLogKey),
 			ProjectionType:   awsdynamodb.ProjectionType_INCLUDE,
 			NonKeyAttributes: jsii.Strings(outboxpkg.AttrType, outboxpkg.AttrOccurredAt, outboxpkg.AttrEndpointID),
 		})
+	}
+	if messageLog && legacy {
+		logIndex(outboxpkg.IndexByTenant, outboxpkg.AttrTenantID)
+	}
+	if messageLog {
+		logIndex(outboxpkg.IndexByTenantShard, outboxpkg.AttrLogShard)
 	}
 	state := awsdynamodb.NewTable(c, jsii.String("State"), &awsdynamodb.TableProps{
 		PartitionKey:                     str("pk"),
@@ -82,7 +94,7 @@ func newTables(scope constructs.Construct, id string, messageLog bool) tableSet 
 		PartitionKey: str("gsi1pk"),
 		SortKey:      str("gsi1sk"),
 	})
-	return tableSet{Outbox: outbox, State: state, MessageLog: messageLog}
+	return tableSet{Outbox: outbox, State: state, MessageLog: messageLog, LegacyIndex: messageLog && legacy}
 }
 
 // dataRemovalPolicy is the removal policy of the tables and of the signing

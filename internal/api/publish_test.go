@@ -120,6 +120,7 @@ func TestPublishWritesTheEventIntoTheOutbox(t *testing.T) {
 		outbox.AttrPayload: `{"order":1, "note": null}`, outbox.AttrOccurredAt: "2026-03-14T15:09:26Z",
 		outbox.AttrEndpointID: ep.ID, outbox.AttrSequence: "7",
 		outbox.AttrLogKey:    outbox.LogKey(t0, "acme:evt_1"),
+		outbox.AttrLogShard:  outbox.LogShard("acme", "acme:evt_1"),
 		outbox.AttrExpiresAt: strconv.FormatInt(t0.Add(outbox.DefaultRetention).Unix(), 10),
 	}, item, "the payload as sent, the tenant from the key, listed in the message log, expiring")
 
@@ -319,6 +320,7 @@ func TestTestEventGoesToTheEndpointOnly(t *testing.T) {
 	require.Equal(t, ep.ID, item[outbox.AttrEndpointID], "to that endpoint only")
 	require.Equal(t, domain.TestEventType, item[outbox.AttrType])
 	require.Equal(t, outbox.LogKey(t0, v.ID), item[outbox.AttrLogKey])
+	require.Equal(t, outbox.LogShard("acme", v.ID), item[outbox.AttrLogShard])
 	require.Contains(t, item[outbox.AttrPayload], domain.TestEventMessage)
 
 	second := decodeJSON[api.TestEventView](t, e.do("POST", "/v1/endpoints/"+ep.ID+"/test", key, nil))

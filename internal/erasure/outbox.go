@@ -20,18 +20,25 @@ type OutboxDB interface {
 var _ OutboxDB = (*dynamodb.Client)(nil)
 
 // OutboxTable lists a tenant's outbox items through the outbox table's
-// by_tenant index (outbox.IndexByTenant) and deletes them: the erasure's
-// access to the outbox table, which it is granted Query on that index and
-// DeleteItem for. Items a producer wrote without log_sk are not in the
-// index: they expire by their TTL.
+// message log index and deletes them: the erasure's access to the outbox
+// table, which it is granted Query on that index and DeleteItem for. The
+// index is the sharded by_tenant_shard (outbox.IndexByTenantShard), whose
+// shards it reads one after another, or with Legacy the unsharded
+// by_tenant (outbox.IndexByTenant). Items a producer wrote without log_sk
+// are in neither, and items written without log_pk are not in
+// by_tenant_shard: they expire by their TTL.
 type OutboxTable struct {
 	DB    OutboxDB
 	Table string
-	// NoIndex says the outbox has no by_tenant index (the message log is
-	// off): no item can be found by its tenant, so TenantEvents lists none
-	// and the items, with the deliveries that derive from them, expire by
-	// their TTL. Default false.
+	// NoIndex says the outbox has no message log index (the message log
+	// is off): no item can be found by its tenant, so TenantEvents lists
+	// none and the items, with the deliveries that derive from them,
+	// expire by their TTL. Default false.
 	NoIndex bool
+	// Legacy says the outbox still has the unsharded index by_tenant,
+	// which lists every item, those written without log_pk too:
+	// TenantEvents reads it. Default false: it reads by_tenant_shard.
+	Legacy bool
 }
 
 var _ Outbox = (*OutboxTable)(nil)
@@ -39,20 +46,36 @@ var _ Outbox = (*OutboxTable)(nil)
 // TenantEvents returns up to limit of a tenant's outbox items (the index
 // is eventually consistent: one deleted a moment ago may be listed again).
 func (o *OutboxTable) TenantEvents(ctx context.Context, tenantID string, limit int) ([]OutboxEvent, error) {
-	if o.NoIndex {
+	limit = max(1, limit)
+	switch {
+	case o.NoIndex:
 		return nil, nil
+	case o.Legacy:
+		return o.query(ctx, outbox.IndexByTenant, outbox.AttrTenantID, tenantID, limit, nil)
 	}
+	var evs []OutboxEvent
+	for n := 0; n < outbox.LogShards && len(evs) < limit; n++ {
+		var err error
+		if evs, err = o.query(ctx, outbox.IndexByTenantShard, outbox.AttrLogShard, outbox.LogShardKey(tenantID, n), limit-len(evs), evs); err != nil {
+			return nil, err
+		}
+	}
+	return evs, nil
+}
+
+// query appends to evs up to limit items of index whose partition key pk
+// is key.
+func (o *OutboxTable) query(ctx context.Context, index, pk, key string, limit int, evs []OutboxEvent) ([]OutboxEvent, error) {
 	out, err := o.DB.Query(ctx, &dynamodb.QueryInput{
-		TableName: &o.Table, IndexName: aws.String(outbox.IndexByTenant),
+		TableName: &o.Table, IndexName: aws.String(index),
 		KeyConditionExpression:    aws.String("#t = :t"),
-		ExpressionAttributeNames:  map[string]string{"#t": outbox.AttrTenantID},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberS{Value: tenantID}},
-		Limit:                     aws.Int32(int32(max(1, limit))),
+		ExpressionAttributeNames:  map[string]string{"#t": pk},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberS{Value: key}},
+		Limit:                     aws.Int32(int32(limit)),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list the outbox items of tenant %s: %w", tenantID, err)
+		return nil, fmt.Errorf("list the outbox items of %s %s: %w", pk, key, err)
 	}
-	evs := make([]OutboxEvent, 0, len(out.Items))
 	for _, item := range out.Items {
 		id, _ := item[outbox.AttrID].(*types.AttributeValueMemberS)
 		if id == nil {

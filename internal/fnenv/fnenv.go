@@ -518,10 +518,15 @@ type APIEnv struct {
 	// /v1/endpoints/{id}/test), and holds the message log. Empty: those
 	// routes answer 503.
 	OutboxTable string
-	// MessageLog (HOOKLINE_MESSAGE_LOG, "on") says the outbox table has the
-	// message log's index (a Query of by_tenant lists events, a GetItem
+	// MessageLog (HOOKLINE_MESSAGE_LOG, "on" or "sharded") says the outbox
+	// table has the message log's index (a Query lists events, a GetItem
 	// reads one). Default off: the message log routes answer 503.
 	MessageLog bool
+	// MessageLogSharded (HOOKLINE_MESSAGE_LOG "sharded") says the outbox
+	// has the sharded index by_tenant_shard only: the log is listed from
+	// it. Default false: from the unsharded by_tenant, kept beside it
+	// (messagelog.Reader.Legacy).
+	MessageLogSharded bool
 	// PayloadRetention (HOOKLINE_PAYLOAD_RETENTION) is how long after its
 	// occurred_at an event's payload is served. Default
 	// DefaultPayloadRetention (15 days).
@@ -564,7 +569,7 @@ func (e APIEnv) Vars() map[string]string {
 	v[varOutboxTable] = e.OutboxTable
 	v[varDeliveryQueueURL] = e.DeliveryQueueURL
 	if e.MessageLog {
-		v[varMessageLog] = "on"
+		v[varMessageLog] = messageLogVar(e.MessageLogSharded)
 	}
 	if e.PayloadRetention != 0 {
 		v[varPayloadRetention] = e.PayloadRetention.String()
@@ -595,7 +600,8 @@ func LoadAPI(getenv func(string) string) (APIEnv, error) {
 		ReplayOpsQueueURL:    getenv(varReplayOpsQueueURL),
 		OutboxTable:          getenv(varOutboxTable),
 		DeliveryQueueURL:     getenv(varDeliveryQueueURL),
-		MessageLog:           getenv(varMessageLog) == "on",
+		MessageLog:           messageLogOn(getenv(varMessageLog)),
+		MessageLogSharded:    getenv(varMessageLog) == messageLogShardedVar,
 		PayloadRetention:     DefaultPayloadRetention,
 		AlarmNamePrefix:      getenv(varAlarmNamePrefix),
 		PortalMinTTL:         DefaultPortalMinTTL,
@@ -658,15 +664,33 @@ type ReplayEnv struct {
 	// summaries, and a tenant's erasure deletes the tenant's items from it.
 	// Empty: the notices are dropped, and an erasure's steps fail.
 	OutboxTable string
-	// MessageLog (HOOKLINE_MESSAGE_LOG, "on") says the outbox table has the
-	// by_tenant index, through which an erasure finds the tenant's outbox
-	// items. Default off: they are left to expire by their TTL.
+	// MessageLog (HOOKLINE_MESSAGE_LOG, "on" or "sharded") says the outbox
+	// table has the message log's index, through which an erasure finds
+	// the tenant's outbox items. Default off: they are left to expire by
+	// their TTL.
 	MessageLog bool
+	// MessageLogSharded (HOOKLINE_MESSAGE_LOG "sharded") says that index is
+	// the sharded by_tenant_shard alone. Default false: the erasure reads
+	// the unsharded by_tenant (erasure.OutboxTable.Legacy).
+	MessageLogSharded bool
 	// DeadNoticeWindow (HOOKLINE_DEAD_NOTICE_WINDOW) is delivery.dead's
 	// coalescing window, deliver's, for the missed deaths the sweep
 	// records. Default DefaultDeadNoticeWindow (5m).
 	DeadNoticeWindow time.Duration
 }
+
+// messageLogShardedVar is HOOKLINE_MESSAGE_LOG's value for a message log
+// of the sharded index alone; "on" keeps the unsharded one beside it.
+const messageLogShardedVar = "sharded"
+
+func messageLogVar(sharded bool) string {
+	if sharded {
+		return messageLogShardedVar
+	}
+	return "on"
+}
+
+func messageLogOn(v string) bool { return v == "on" || v == messageLogShardedVar }
 
 // Vars renders e as the function's environment.
 func (e ReplayEnv) Vars() map[string]string {
@@ -678,7 +702,7 @@ func (e ReplayEnv) Vars() map[string]string {
 	v[varReplayRate] = strconv.FormatFloat(e.Rate, 'f', -1, 64)
 	v[varOutboxTable] = e.OutboxTable
 	if e.MessageLog {
-		v[varMessageLog] = "on"
+		v[varMessageLog] = messageLogVar(e.MessageLogSharded)
 	}
 	if e.DeadNoticeWindow != 0 {
 		v[varDeadNoticeWindow] = e.DeadNoticeWindow.String()
@@ -689,13 +713,14 @@ func (e ReplayEnv) Vars() map[string]string {
 // LoadReplay reads and validates the replay function's environment.
 func LoadReplay(getenv func(string) string) (ReplayEnv, error) {
 	e := ReplayEnv{
-		Common:           loadCommon(getenv),
-		DeliveryQueueURL: getenv(varDeliveryQueueURL),
-		DLQURL:           getenv(varDLQURL),
-		JobsQueueURL:     getenv(varReplayQueueURL),
-		OpsQueueURL:      getenv(varReplayOpsQueueURL),
-		Rate:             DefaultReplayRate,
-		MessageLog:       getenv(varMessageLog) == "on",
+		Common:            loadCommon(getenv),
+		DeliveryQueueURL:  getenv(varDeliveryQueueURL),
+		DLQURL:            getenv(varDLQURL),
+		JobsQueueURL:      getenv(varReplayQueueURL),
+		OpsQueueURL:       getenv(varReplayOpsQueueURL),
+		Rate:              DefaultReplayRate,
+		MessageLog:        messageLogOn(getenv(varMessageLog)),
+		MessageLogSharded: getenv(varMessageLog) == messageLogShardedVar,
 	}
 	if err := firstErr(e.Common.check(), required(varStateTable, e.StateTable, varDeliveryQueueURL, e.DeliveryQueueURL, varDLQURL, e.DLQURL, varReplayQueueURL, e.JobsQueueURL)); err != nil {
 		return e, err

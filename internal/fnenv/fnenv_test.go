@@ -272,6 +272,7 @@ func TestVarsRoundTrip(t *testing.T) {
 				ReplayQueueURL: "https://jobs", ReplayOpsQueueURL: "https://ops", OutboxTable: "outbox", MessageLog: true, PayloadRetention: 72 * time.Hour, DeliveryQueueURL: "https://delivery",
 				ConsoleFrameAncestors: []string{"'self'", "https://app.example.com"}, AlarmNamePrefix: "Hookline-", PortalMinTTL: time.Second, OperatorIAM: true},
 			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", OutboxTable: "outbox", PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL},
+			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", OutboxTable: "outbox", MessageLog: true, MessageLogSharded: true, PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL},
 			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL},
 		} {
 			got, err := LoadAPI(lookup(e.Vars()))
@@ -282,6 +283,11 @@ func TestVarsRoundTrip(t *testing.T) {
 	t.Run("replay", func(t *testing.T) {
 		e := ReplayEnv{Common: common, DeliveryQueueURL: "q", DLQURL: "d", JobsQueueURL: "j", OpsQueueURL: "o", Rate: 2.5, OutboxTable: "outbox", MessageLog: true, DeadNoticeWindow: 15 * time.Minute}
 		got, err := LoadReplay(lookup(e.Vars()))
+		require.NoError(t, err)
+		require.Equal(t, e, got)
+		e.MessageLogSharded = true
+		require.Equal(t, "sharded", e.Vars()["HOOKLINE_MESSAGE_LOG"])
+		got, err = LoadReplay(lookup(e.Vars()))
 		require.NoError(t, err)
 		require.Equal(t, e, got)
 	})

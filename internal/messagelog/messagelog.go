@@ -19,8 +19,8 @@ import (
 	"github.com/hookline/hookline/outbox"
 )
 
-// DB is what the reader needs of DynamoDB: Query (on the by_tenant index
-// only) and GetItem (on the outbox table).
+// DB is what the reader needs of DynamoDB: Query (on the message log's
+// index only) and GetItem (on the outbox table).
 type DB interface {
 	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
@@ -34,6 +34,13 @@ type Reader struct {
 	DB DB
 	// Table is the outbox table's name. Required.
 	Table string
+	// Legacy says the outbox table still has the unsharded index by_tenant
+	// (outbox.IndexByTenant), which lists every event, those written
+	// without log_pk too: a listing reads it alone. Default false: a
+	// listing reads the sharded index by_tenant_shard
+	// (outbox.IndexByTenantShard), where an item without log_pk is absent.
+	// Either reads the other's cursors.
+	Legacy bool
 }
 
 // maxQueries bounds the index reads of one listing page: a type filter
@@ -49,7 +56,15 @@ const maxQueries = 10
 // store.ErrCursorMismatch. Listed events carry no payload and no sequence
 // (the index does not project them).
 func (r *Reader) ListEvents(ctx context.Context, tenantID string, f domain.EventFilter, limit int, cursor string) ([]domain.Event, string, error) {
-	q := r.query(tenantID, f)
+	if !r.Legacy {
+		return r.listShards(ctx, tenantID, f, limit, cursor)
+	}
+	return r.listLegacy(ctx, tenantID, f, limit, cursor)
+}
+
+// listLegacy is ListEvents from the unsharded index by_tenant.
+func (r *Reader) listLegacy(ctx context.Context, tenantID string, f domain.EventFilter, limit int, cursor string) ([]domain.Event, string, error) {
+	q := r.query(outbox.IndexByTenant, outbox.AttrTenantID, tenantID, f, "")
 	fp := fingerprint(f)
 	if cursor != "" {
 		sk, err := decodeCursor(cursor, fp)
@@ -90,13 +105,17 @@ func (r *Reader) ListEvents(ctx context.Context, tenantID string, f domain.Event
 	return out, encodeCursor(LogKey(q.ExclusiveStartKey), fp), nil
 }
 
-// query is the index query of tenantID's events that f selects, newest
-// first, before any cursor.
-func (r *Reader) query(tenantID string, f domain.EventFilter) *dynamodb.QueryInput {
+// query is the query of index (partition key attribute pk, value key) for
+// the events that f selects, newest first, at or before the log key upTo
+// ("" for no bound but f's).
+func (r *Reader) query(index, pk, key string, f domain.EventFilter, upTo string) *dynamodb.QueryInput {
 	cond := "#t = :t"
-	names := map[string]string{"#t": outbox.AttrTenantID}
-	values := map[string]types.AttributeValue{":t": &types.AttributeValueMemberS{Value: tenantID}}
+	names := map[string]string{"#t": pk}
+	values := map[string]types.AttributeValue{":t": &types.AttributeValueMemberS{Value: key}}
 	lo, hi := bounds(f)
+	if upTo != "" && (hi == "" || upTo < hi) {
+		hi = upTo
+	}
 	switch {
 	case lo != "" && hi != "":
 		cond += " AND #k BETWEEN :lo AND :hi"
@@ -115,7 +134,7 @@ func (r *Reader) query(tenantID string, f domain.EventFilter) *dynamodb.QueryInp
 		values[":hi"] = &types.AttributeValueMemberS{Value: hi}
 	}
 	q := &dynamodb.QueryInput{
-		TableName: aws.String(r.Table), IndexName: aws.String(outbox.IndexByTenant),
+		TableName: aws.String(r.Table), IndexName: aws.String(index),
 		KeyConditionExpression: aws.String(cond), ScanIndexForward: aws.Bool(false),
 		ExpressionAttributeNames: names, ExpressionAttributeValues: values,
 	}
@@ -186,11 +205,21 @@ func str(item map[string]types.AttributeValue, name string) string {
 // LogKey is the log_sk of an item or key, "" when it has none.
 func LogKey(item map[string]types.AttributeValue) string { return str(item, outbox.AttrLogKey) }
 
-// cursorKey is a listing's cursor: the log key of the last item read, and
-// the fingerprint of the filter it was read with.
+// cursorKey is a listing's cursor: the log key of the last item read (the
+// newest not yet listed are older), and the fingerprint of the filter it
+// was read with. A cursor of the sharded index adds the shards that are
+// done and, for a shard read further than SK, where it is (shards.go).
 type cursorKey struct {
 	SK string `json:"k"`
 	F  string `json:"f"`
+	// Done is a bit set of the shards read to their end.
+	Done uint32 `json:"d,omitempty"`
+	// At maps a shard to the occurred_at (Unix nanoseconds) at and after
+	// which it holds nothing more to list.
+	At map[int]int64 `json:"p,omitempty"`
+	// Keys maps a shard to the log key at and after which it holds
+	// nothing more to list, where At cannot say it (within a nanosecond).
+	Keys map[int]string `json:"q,omitempty"`
 }
 
 func fingerprint(f domain.EventFilter) string {
@@ -198,28 +227,47 @@ func fingerprint(f domain.EventFilter) string {
 	return base64.RawURLEncoding.EncodeToString(h[:8])
 }
 
-func encodeCursor(sk, fp string) string {
-	b, _ := json.Marshal(cursorKey{SK: sk, F: fp})
+func encodeCursor(sk, fp string) string { return encodeKey(cursorKey{SK: sk, F: fp}) }
+
+func encodeKey(c cursorKey) string {
+	b, _ := json.Marshal(c)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
+
+// isKey reports whether k has a log key's shape.
+func isKey(k string) bool { return len(k) >= 31 && k[30] == '#' && len(k) <= 1024 }
 
 // errNoKey is a cursor whose position is not a log key.
 var errNoKey = errors.New("no log key")
 
+// decodeCursor is the log key of a cursor of the filter of fingerprint fp.
 func decodeCursor(cursor, fp string) (string, error) {
+	c, err := decodeKey(cursor, fp)
+	if err == nil && c.SK == "" {
+		err = fmt.Errorf("cursor: %w (%w)", store.ErrBadCursor, errNoKey)
+	}
+	return c.SK, err
+}
+
+// decodeKey reads a cursor of the filter of fingerprint fp: SK is a log
+// key, or "" when the cursor places shards (At) only.
+func decodeKey(cursor, fp string) (cursorKey, error) {
 	var c cursorKey
 	b, err := base64.RawURLEncoding.DecodeString(cursor)
 	if err == nil {
 		err = json.Unmarshal(b, &c)
 	}
-	if err == nil && (len(c.SK) < 31 || c.SK[30] != '#' || len(c.SK) > 1024) {
+	if err == nil && (c.SK != "" || len(c.At)+len(c.Keys) == 0) && !isKey(c.SK) {
 		err = errNoKey
 	}
+	if err == nil {
+		err = checkShards(c)
+	}
 	if err != nil {
-		return "", fmt.Errorf("cursor: %w (%w)", store.ErrBadCursor, err)
+		return cursorKey{}, fmt.Errorf("cursor: %w (%w)", store.ErrBadCursor, err)
 	}
 	if c.F != fp {
-		return "", fmt.Errorf("cursor: %w", store.ErrCursorMismatch)
+		return cursorKey{}, fmt.Errorf("cursor: %w", store.ErrCursorMismatch)
 	}
-	return c.SK, nil
+	return c, nil
 }

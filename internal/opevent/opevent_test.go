@@ -108,6 +108,7 @@ func TestTestItemNamesItsEndpointAndCarriesTheMarker(t *testing.T) {
 	require.Equal(t, domain.TestEventType, s(outbox.AttrType))
 	require.Equal(t, "ep_1", s(outbox.AttrEndpointID))
 	require.Equal(t, outbox.LogKey(at, "hl_test_1"), s(outbox.AttrLogKey), "listed in the message log")
+	require.Equal(t, outbox.LogShard("t1", "hl_test_1"), s(outbox.AttrLogShard), "on its shard of the log's index")
 	require.JSONEq(t, `{"tenant_id":"t1","endpoint_id":"ep_1","message":"`+domain.TestEventMessage+`","requested_at":"2026-11-30T12:00:00Z"}`, s(outbox.AttrPayload))
 	_, err = TestItem("hl_test_1", "t1", "", at)
 	require.Error(t, err, "a test event names its endpoint")

@@ -15,23 +15,35 @@ import (
 )
 
 // MessageLog is the in-memory message log: the outbox table's events as
-// package messagelog reads them (listing by the by_tenant index, newest
-// first, without payload or sequence; one event by id with both). The
-// zero value is empty and ready.
+// package messagelog reads them (listing by the sharded index
+// by_tenant_shard, or with Legacy by_tenant, newest first, without payload
+// or sequence; one event by id with both). The zero value is empty and
+// ready.
 type MessageLog struct {
-	mu     sync.Mutex
-	events map[string]domain.Event
+	// Legacy lists from by_tenant, as messagelog.Reader.Legacy: the
+	// events put without their log_pk (PutWithoutShard) too.
+	Legacy bool
+
+	mu      sync.Mutex
+	events  map[string]domain.Event
+	noShard map[string]bool
 }
 
-// Put writes e as the outbox item of a producer that set its log key would
-// (replacing one of the same id).
-func (l *MessageLog) Put(e domain.Event) {
+// Put writes e as the outbox item of a producer that set its log key and
+// its log shard would (outbox.Event.Item; replacing one of the same id).
+func (l *MessageLog) Put(e domain.Event) { l.put(e, false) }
+
+// PutWithoutShard writes e as a producer library before log_pk did: with
+// its log key but no log shard, so that by_tenant_shard lacks it.
+func (l *MessageLog) PutWithoutShard(e domain.Event) { l.put(e, true) }
+
+func (l *MessageLog) put(e domain.Event, noShard bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.events == nil {
-		l.events = map[string]domain.Event{}
+		l.events, l.noShard = map[string]domain.Event{}, map[string]bool{}
 	}
-	l.events[e.ID] = e
+	l.events[e.ID], l.noShard[e.ID] = e, noShard
 }
 
 // Event reads tenantID's event id, store.ErrNotFound when it is missing or
@@ -68,7 +80,7 @@ func (l *MessageLog) ListEvents(_ context.Context, tenantID string, f domain.Eve
 	byKey := map[string]domain.Event{}
 	for _, e := range l.events {
 		k := outbox.LogKey(e.OccurredAt, e.ID)
-		if e.TenantID != tenantID || (f.Type != "" && e.Type != f.Type) || (!f.Since.IsZero() && e.OccurredAt.Before(f.Since)) ||
+		if e.TenantID != tenantID || (l.noShard[e.ID] && !l.Legacy) || (f.Type != "" && e.Type != f.Type) || (!f.Since.IsZero() && e.OccurredAt.Before(f.Since)) ||
 			(!f.Until.IsZero() && e.OccurredAt.After(f.Until)) || (after != "" && k >= after) {
 			continue
 		}
