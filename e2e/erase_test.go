@@ -81,18 +81,22 @@ func statsItems(t *testing.T, tenantID, endpointID string) int {
 	return n
 }
 
-// outboxTypes are the types of a tenant's outbox items, through by_tenant.
+// outboxTypes are the types of a tenant's outbox items, through the
+// message log's sharded index (the local stack has no by_tenant:
+// scripts/deploy-local.sh), every shard of it.
 func outboxTypes(t *testing.T, tenantID string) []string {
 	t.Helper()
-	out, err := env.ddb.Query(context.Background(), &dynamodb.QueryInput{
-		TableName: &env.out.OutboxTableName, IndexName: aws.String(outbox.IndexByTenant),
-		KeyConditionExpression:    aws.String("tenant_id = :t"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberS{Value: tenantID}},
-	})
-	require.NoError(t, err)
 	var typs []string
-	for _, item := range out.Items {
-		typs = append(typs, item["type"].(*types.AttributeValueMemberS).Value)
+	for n := range outbox.LogShards {
+		out, err := env.ddb.Query(context.Background(), &dynamodb.QueryInput{
+			TableName: &env.out.OutboxTableName, IndexName: aws.String(outbox.IndexByTenantShard),
+			KeyConditionExpression:    aws.String(outbox.AttrLogShard + " = :s"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":s": &types.AttributeValueMemberS{Value: outbox.LogShardKey(tenantID, n)}},
+		})
+		require.NoError(t, err)
+		for _, item := range out.Items {
+			typs = append(typs, item["type"].(*types.AttributeValueMemberS).Value)
+		}
 	}
 	return typs
 }
