@@ -127,7 +127,7 @@ func (w *Redriver) redriveOne(ctx context.Context, j *domain.ReplayJob, m sqstyp
 	if err != nil {
 		// Cannot be delivered as it is: left in the DLQ for a human.
 		j.Failed++
-		jobs.Skip(j, aws.ToString(m.MessageId), "malformed_message")
+		jobs.Skip(j, aws.ToString(m.MessageId), domain.SkipMalformedMessage)
 		return false, nil
 	}
 	d, err := w.delivery(ctx, msg.DeliveryID)
@@ -135,14 +135,14 @@ func (w *Redriver) redriveOne(ctx context.Context, j *domain.ReplayJob, m sqstyp
 		return false, err
 	}
 	if IsStale(d, SentAt(m)) {
-		jobs.Skip(j, msg.DeliveryID, "stale_copy")
+		jobs.Skip(j, msg.DeliveryID, domain.SkipStaleCopy)
 		return false, w.DLQ.Delete(ctx, m)
 	}
 	claimed, err := w.claim(ctx, j.JobID, msg.DeliveryID, d)
 	switch {
 	case errors.Is(err, store.ErrReplayInFlight), errors.Is(err, store.ErrNotDead):
 		// A tenant's replay has it: that replay sends it; this copy goes.
-		jobs.Skip(j, msg.DeliveryID, "replay_in_progress")
+		jobs.Skip(j, msg.DeliveryID, domain.SkipReplayInProgress)
 		return false, w.DLQ.Delete(ctx, m)
 	case err != nil:
 		return false, err

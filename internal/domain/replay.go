@@ -125,3 +125,24 @@ const (
 	// StatusCompleted: done; nothing more is replayed.
 	StatusCompleted JobStatus = "completed"
 )
+
+// The reasons a job leaves a delivery (or a DLQ message) alone, counted in
+// ReplayJob.Skipped (the API's "skipped" of a job, docs/openapi.yaml).
+const (
+	// SkipNotFound: no such delivery, or another tenant's.
+	SkipNotFound = "not_found"
+	// SkipNotDead: the delivery is not dead (delivered, or in flight).
+	SkipNotDead = "not_dead"
+	// SkipReplayInProgress: another job holds a fresh claim on it.
+	SkipReplayInProgress = "replay_in_progress"
+	// SkipNoMessage: its record holds no message to send again.
+	SkipNoMessage = "no_message"
+	// SkipEndpointDisabled: its endpoint is disabled or gone.
+	SkipEndpointDisabled = "endpoint_disabled"
+	// SkipMalformedMessage: a DLQ message that is not a delivery message
+	// (the operator's redrive).
+	SkipMalformedMessage = "malformed_message"
+	// SkipStaleCopy: a DLQ message whose delivery was delivered or
+	// replayed since (the operator's redrive deletes it).
+	SkipStaleCopy = "stale_copy"
+)

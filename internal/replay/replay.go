@@ -195,13 +195,13 @@ func (w *Replayer) claim(ctx context.Context, j *domain.ReplayJob, id string, sn
 	d, err = w.Store.ClaimForReplay(ctx, id, j.TenantID, j.JobID, w.cfg().Stale)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		jobs.Skip(j, id, "not_found")
+		jobs.Skip(j, id, domain.SkipNotFound)
 		return d, false, nil
 	case errors.Is(err, store.ErrNotDead):
-		jobs.Skip(j, id, "not_dead")
+		jobs.Skip(j, id, domain.SkipNotDead)
 		return d, false, nil
 	case errors.Is(err, store.ErrReplayInFlight):
-		jobs.Skip(j, id, "replay_in_progress")
+		jobs.Skip(j, id, domain.SkipReplayInProgress)
 		return d, false, nil
 	case err != nil:
 		return d, false, err
@@ -272,17 +272,17 @@ func (w *Replayer) delay(n int) int32 { return w.cfg().Delay(n, w.Rand) }
 func (w *Replayer) check(ctx context.Context, j *domain.ReplayJob, d domain.Delivery, found bool, disabled map[string]bool) (string, error) {
 	switch {
 	case !found:
-		return "not_found", nil
+		return domain.SkipNotFound, nil
 	case j.TenantID != "" && d.TenantID != j.TenantID:
-		return "not_found", nil // another tenant's: as good as missing
+		return domain.SkipNotFound, nil // another tenant's: as good as missing
 	case d.ReplayJob == j.JobID:
 		return "", nil // claimed by this job before it stopped: finish it
 	case d.ReplayedBy == j.JobID && d.ReplayJob == "":
 		return "replayed", nil // sent by this job before it stopped and resumed
 	case d.State != domain.StateDead:
-		return "not_dead", nil
+		return domain.SkipNotDead, nil
 	case d.Message == "":
-		return "no_message", nil
+		return domain.SkipNoMessage, nil
 	}
 	key := d.TenantID + "/" + d.EndpointID
 	off, seen := disabled[key]
@@ -295,7 +295,7 @@ func (w *Replayer) check(ctx context.Context, j *domain.ReplayJob, d domain.Deli
 		disabled[key] = off
 	}
 	if off {
-		return "endpoint_disabled", nil
+		return domain.SkipEndpointDisabled, nil
 	}
 	return "", nil
 }
