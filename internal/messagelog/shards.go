@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/fanout"
 	"github.com/hookline/hookline/outbox"
 )
 
@@ -121,22 +121,12 @@ func atKey(at int64) string {
 // fill queries, at most parallelQueries at once, every shard that is not
 // done and has nothing left of what it read.
 func (r *Reader) fill(ctx context.Context, f domain.EventFilter, want int, shards []*shard) error {
-	var wg sync.WaitGroup
-	errs := make([]error, len(shards))
-	sem := make(chan struct{}, parallelQueries)
-	for n, s := range shards {
-		if s.done || len(s.buf) > 0 {
-			continue
+	return fanout.Each(len(shards), parallelQueries, func(n int) error {
+		if s := shards[n]; !s.done && len(s.buf) == 0 {
+			return r.readShard(ctx, f, want, s)
 		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			errs[n] = r.readShard(ctx, f, want, s)
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+		return nil
+	})
 }
 
 // readShard reads the next items of s, up to want+1 (100 under a type

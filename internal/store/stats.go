@@ -6,12 +6,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/fanout"
 	"github.com/hookline/hookline/internal/store/keys"
 )
 
@@ -136,17 +138,21 @@ func (s *Store) EndpointStats(ctx context.Context, tenantID, endpointID string, 
 		return out, nil // BETWEEN refuses an upper bound below its lower
 	}
 	hours := map[time.Time]*domain.StatsBucket{}
-	for _, pk := range statsPartitions(tenantID, endpointID) {
-		err := s.statsRange(ctx, pk, since, until, func(b domain.StatsBucket) {
+	var mu sync.Mutex
+	pks := statsPartitions(tenantID, endpointID)
+	err := fanout.Each(len(pks), 0, func(i int) error {
+		return s.statsRange(ctx, pks[i], since, until, func(b domain.StatsBucket) {
+			mu.Lock()
+			defer mu.Unlock()
 			if m := hours[b.Start]; m != nil {
 				m.Merge(b.AttemptStats)
 				return
 			}
 			hours[b.Start] = &b
 		})
-		if err != nil {
-			return nil, fmt.Errorf("query stats of endpoint %s: %w", endpointID, err)
-		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("query stats of endpoint %s: %w", endpointID, err)
 	}
 	for _, b := range hours {
 		out = append(out, *b)
@@ -192,13 +198,18 @@ func (s *Store) statsRange(ctx context.Context, pk string, since, until time.Tim
 // stats partitions (statsPartitions). Either is nil when no kept bucket
 // has one.
 func (s *Store) LastAttempts(ctx context.Context, tenantID, endpointID string) (*time.Time, *domain.AttemptFailure, error) {
+	pks := statsPartitions(tenantID, endpointID)
+	found := make([]domain.AttemptStats, len(pks))
+	err := fanout.Each(len(pks), 0, func(i int) (err error) {
+		found[i], err = s.lastIn(ctx, pks[i])
+		return err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("query stats of endpoint %s: %w", endpointID, err)
+	}
 	var last domain.AttemptStats
-	for _, pk := range statsPartitions(tenantID, endpointID) {
-		found, err := s.lastIn(ctx, pk)
-		if err != nil {
-			return nil, nil, fmt.Errorf("query stats of endpoint %s: %w", endpointID, err)
-		}
-		last.Merge(found)
+	for _, f := range found {
+		last.Merge(f)
 	}
 	return last.LastSuccessAt, last.LastFailure, nil
 }
