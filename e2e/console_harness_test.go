@@ -148,10 +148,20 @@ func (b *browser) wait(sel string) {
 	b.must("wait for "+sel, chromedp.WaitVisible(chromedp.CSS(sel)))
 }
 
-// click clicks the first visible element the selector matches.
+// click clicks the first visible element the selector matches. Finding it
+// and clicking it are one step in the page: a list that re-renders between
+// a lookup and a click (the dead letters reload when their link is
+// clicked) would otherwise take the click with a node it has detached.
 func (b *browser) click(sel string) {
 	b.t.Helper()
-	b.must("click "+sel, chromedp.WaitVisible(chromedp.CSS(sel)), chromedp.Click(chromedp.CSS(sel)))
+	b.waitJS("a visible "+sel+" to click", stepTimeout, `(sel) => {
+		for (const e of document.querySelectorAll(sel)) {
+			if (e.getClientRects().length === 0) continue;
+			e.click();
+			return true;
+		}
+		return false;
+	}`, sel)
 }
 
 // callAPI opens the dead letters, so that the page calls the API, unless
@@ -230,11 +240,12 @@ func (b *browser) waitJS(what string, timeout time.Duration, fn string, args ...
 	}
 }
 
-// waitText waits until the element the selector matches contains s.
+// waitText waits until the element the selector matches is shown and
+// contains s (a hidden view keeps the text it last showed).
 func (b *browser) waitText(sel, s string) {
 	b.t.Helper()
 	b.waitJS(fmt.Sprintf("%s to contain %q", sel, s), stepTimeout,
-		`(sel, s) => { const e = document.querySelector(sel); return !!e && e.textContent.includes(s); }`, sel, s)
+		`(sel, s) => { const e = document.querySelector(sel); return !!e && e.getClientRects().length > 0 && e.textContent.includes(s); }`, sel, s)
 }
 
 // waitAttr waits until the element the selector matches has attribute name

@@ -91,6 +91,7 @@ func TestConsoleHostileDataRendersAsText(t *testing.T) {
 	for i, id := range ids {
 		b.click(dt("nav-dlq"))
 		b.click(row("dlq-row", id) + " " + dt("dlq-open"))
+		b.waitText("#delivery-id", id)
 		b.waitText(dt("delivery-state"), string(domain.StateDead))
 		b.wait(dt("attempt-row"))
 		b.waitText(dt("payload"), "__pwned")
