@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,12 +47,17 @@ func seedErasable(t *testing.T, name string) erasable {
 	return e
 }
 
-// indexed counts the items of a gsi1 partition of the state table.
+// indexed counts the items of a gsi1 partition of the state table, or of
+// the dead index for a tenant's dead deliveries (TENANT#<t>#DEAD).
 func indexed(t *testing.T, pk string) int {
 	t.Helper()
+	index, key := store.IndexTenant, "gsi1pk"
+	if strings.HasSuffix(pk, "#DEAD") {
+		index, key = store.IndexDead, store.AttrDeadPK
+	}
 	out, err := env.ddb.Query(context.Background(), &dynamodb.QueryInput{
-		TableName: &env.out.StateTableName, IndexName: aws.String(store.IndexTenant),
-		KeyConditionExpression:    aws.String("gsi1pk = :pk"),
+		TableName: &env.out.StateTableName, IndexName: aws.String(index),
+		KeyConditionExpression:    aws.String(key + " = :pk"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}},
 	})
 	require.NoError(t, err)

@@ -99,15 +99,15 @@ func TestStoreLayout(t *testing.T) {
 		}
 	})
 
-	t.Run("a dead delivery is indexed under its tenant and expires Retention after its death", func(t *testing.T) {
+	t.Run("a dead delivery is indexed under its tenant, without its message, and expires Retention after its death", func(t *testing.T) {
 		ev := "evt_layout_2_" + tenantID
 		d := domain.Delivery{DeliveryID: domain.DeliveryID(ev, "ep"), TenantID: tenantID, EndpointID: "ep", EventID: ev, EventType: "a.b"}
 		require.NoError(t, s.RecordAttempt(ctx, d, domain.Attempt{Number: 1, At: time.Now().UTC(), Status: 400}, domain.Outcome{State: domain.StateDead, DeadReason: domain.Rejected(400), Message: "{}"}))
 		var listed []map[string]types.AttributeValue
 		require.Eventually(t, func() bool { // the index is eventually consistent
 			q, err := env.ddb.Query(ctx, &dynamodb.QueryInput{
-				TableName: &env.out.StateTableName, IndexName: aws.String(store.IndexTenant),
-				KeyConditionExpression:    aws.String("gsi1pk = :pk"),
+				TableName: &env.out.StateTableName, IndexName: aws.String(store.IndexDead),
+				KeyConditionExpression:    aws.String(store.AttrDeadPK + " = :pk"),
 				ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "TENANT#" + tenantID + "#DEAD"}},
 			})
 			if err != nil || len(q.Items) == 0 {
@@ -117,8 +117,16 @@ func TestStoreLayout(t *testing.T) {
 			return true
 		}, 10*time.Second, 200*time.Millisecond)
 		require.Len(t, listed, 1)
+		require.NotContains(t, listed[0], "message", "the dead index does not copy the payload")
+		require.NotContains(t, listed[0], "attempt_log")
+		item, err := env.ddb.GetItem(ctx, &dynamodb.GetItemInput{
+			TableName: &env.out.StateTableName, ConsistentRead: aws.Bool(true),
+			Key: map[string]types.AttributeValue{"pk": listed[0]["pk"], "sk": listed[0]["sk"]},
+		})
+		require.NoError(t, err)
+		require.Equal(t, &types.AttributeValueMemberS{Value: "{}"}, item.Item["message"], "the table keeps it")
 		// Longer than the DLQ keeps its message (14 days from the send).
-		require.GreaterOrEqual(t, expiry(t, listed[0]), time.Now().Add(store.DefaultRetention-time.Minute).Unix())
+		require.GreaterOrEqual(t, expiry(t, item.Item), time.Now().Add(store.DefaultRetention-time.Minute).Unix())
 	})
 
 	t.Run("a replay's claim gives the record its retention again", func(t *testing.T) {

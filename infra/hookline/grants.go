@@ -98,13 +98,17 @@ func grantNotices(deliver awslambda.Function, outbox awsdynamodb.ITable, ops aws
 	deliver.AddEnvironment(jsii.String(fnenv.VarReplayOpsQueueURL), ops.QueueUrl(), nil)
 }
 
-// grantIndexQuery lets fn Query the state table's per-tenant index, and
-// only that index.
+// grantIndexQuery lets fn Query the state table's indexes (stateIndexes),
+// and only those.
 func grantIndexQuery(fn awslambda.Function, table awsdynamodb.Table) {
+	var arns []string
+	for _, ix := range stateIndexes {
+		arns = append(arns, *table.TableArn()+"/index/"+ix)
+	}
 	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
 		Grantee:      fn,
 		Actions:      jsii.Strings("dynamodb:Query"),
-		ResourceArns: jsii.Strings(*table.TableArn() + "/index/" + stateIndexName),
+		ResourceArns: jsii.Strings(arns...),
 	})
 }
 

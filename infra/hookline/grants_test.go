@@ -131,13 +131,14 @@ func roundTripAny(t *testing.T, v any) any {
 func stateGrants(t *testing.T, g grantSet, s *synthesized, names []string) {
 	t.Helper()
 	table := getAtt(s.stateTable, "Arn")
-	index := obj{"Fn::Join": arr{"", arr{table, "/index/" + store.IndexTenant}}}
 	for _, m := range names {
 		calls, ok := store.Calls[m]
 		require.True(t, ok, "store.Calls does not list %s", m)
 		for _, c := range calls {
 			if c.Index {
-				g.add(index, nil, "dynamodb:"+c.Action)
+				for _, ix := range []string{store.IndexTenant, store.IndexDead} {
+					g.add(obj{"Fn::Join": arr{"", arr{table, "/index/" + ix}}}, nil, "dynamodb:"+c.Action)
+				}
 			} else {
 				g.add(table, nil, "dynamodb:"+c.Action)
 			}

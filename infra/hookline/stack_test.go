@@ -372,19 +372,21 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		requireKeptData(t, s, s.outboxTable, "AWS::DynamoDB::Table")
 	})
 
-	t.Run("state table: pk/sk keys, one index (gsi1, all attributes), TTL", func(t *testing.T) {
+	t.Run("state table: pk/sk keys, gsi1 (all attributes) and the dead index (the listed attributes), TTL", func(t *testing.T) {
 		s.hasProperties(t, "AWS::DynamoDB::Table", s.stateTable, obj{
 			"KeySchema": assertions.Match_ArrayEquals(&arr{
 				obj{"AttributeName": "pk", "KeyType": "HASH"},
 				obj{"AttributeName": "sk", "KeyType": "RANGE"},
 			}),
-			// Only the keys of the table and of gsi1: the event index
-			// (gsi2) is gone, its attributes with it.
+			// Only the keys of the table, of gsi1 and of the dead index:
+			// the event index (gsi2) is gone, its attributes with it.
 			"AttributeDefinitions": assertions.Match_ArrayEquals(&arr{
 				obj{"AttributeName": "pk", "AttributeType": "S"},
 				obj{"AttributeName": "sk", "AttributeType": "S"},
 				obj{"AttributeName": "gsi1pk", "AttributeType": "S"},
 				obj{"AttributeName": "gsi1sk", "AttributeType": "S"},
+				obj{"AttributeName": "dead_pk", "AttributeType": "S"},
+				obj{"AttributeName": "dead_sk", "AttributeType": "S"},
 			}),
 			"GlobalSecondaryIndexes": assertions.Match_ArrayEquals(&arr{
 				assertions.Match_ObjectLike(&obj{
@@ -393,8 +395,20 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 						obj{"AttributeName": "gsi1pk", "KeyType": "HASH"},
 						obj{"AttributeName": "gsi1sk", "KeyType": "RANGE"},
 					}),
-					// The DLQ listing reads whole deliveries from the index.
+					// Every record kind it lists is read whole from it;
+					// deaths of earlier versions too.
 					"Projection": obj{"ProjectionType": "ALL"},
+				}),
+				assertions.Match_ObjectLike(&obj{
+					"IndexName": "by_dead",
+					"KeySchema": assertions.Match_ArrayEquals(&arr{
+						obj{"AttributeName": "dead_pk", "KeyType": "HASH"},
+						obj{"AttributeName": "dead_sk", "KeyType": "RANGE"},
+					}),
+					// The DLQ listing's attributes, never the message or the
+					// attempt log (TestIndexProjections).
+					"Projection": obj{"ProjectionType": "INCLUDE", "NonKeyAttributes": assertions.Match_ArrayEquals(&arr{
+						"endpoint_id", "event_id", "event_type", "state", "dead_reason", "attempts", "last_status", "last_error", "replayed_at"})},
 				}),
 			}),
 			"TimeToLiveSpecification":          obj{"AttributeName": "expires_at", "Enabled": true},

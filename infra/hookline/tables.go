@@ -15,8 +15,10 @@ type tableSet struct {
 	// Key: id (S). TTL attribute: expires_at.
 	Outbox awsdynamodb.Table
 	// State holds tenants, API keys, endpoints, deliveries and rejected
-	// outbox items in one table keyed pk/sk (S/S), with one sparse GSI for
-	// per-tenant listings (gsi1pk/gsi1sk, all attributes). TTL attribute:
+	// outbox items in one table keyed pk/sk (S/S), with a sparse GSI for
+	// per-tenant listings (gsi1pk/gsi1sk, all attributes) and one of dead
+	// deliveries (store.IndexDead: dead_pk/dead_sk, the listed attributes
+	// only; gsi1 holds those of earlier versions). TTL attribute:
 	// expires_at. The deliveries of an event need no index: their ids
 	// derive from the event's and the tenant's endpoints' ids
 	// (store.DeliveriesOfEvent).
@@ -41,6 +43,11 @@ func (t tableSet) MessageLogTable() awsdynamodb.ITable {
 
 // stateIndexName is the state table's per-tenant listing index.
 const stateIndexName = store.IndexTenant
+
+// stateIndexes are the state table's indexes a function that queries the
+// table's indexes (store.Call.Index) may query: the per-tenant listing and
+// the dead-letter list, which the readers of the dead read together.
+var stateIndexes = []string{stateIndexName, store.IndexDead}
 
 // newTables creates the outbox and state tables, on-demand, with point-in-time
 // recovery, retained when the stack is deleted or a change replaces them
@@ -93,6 +100,17 @@ func newTables(scope constructs.Construct, id string, messageLog, legacy bool) t
 		IndexName:    jsii.String(stateIndexName),
 		PartitionKey: str("gsi1pk"),
 		SortKey:      str("gsi1sk"),
+	})
+	// The dead-letter list: a death's entry holds the listed attributes,
+	// not the message nor the attempt log (one write unit a death, whatever
+	// the event's size). Added beside gsi1, whose projection cannot change
+	// in place; a stack of an earlier version adds it in one update.
+	state.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
+		IndexName:        jsii.String(store.IndexDead),
+		PartitionKey:     str(store.AttrDeadPK),
+		SortKey:          str(store.AttrDeadSK),
+		ProjectionType:   awsdynamodb.ProjectionType_INCLUDE,
+		NonKeyAttributes: jsii.Strings(store.DeadIndexAttributes...),
 	})
 	return tableSet{Outbox: outbox, State: state, MessageLog: messageLog, LegacyIndex: messageLog && legacy}
 }

@@ -6,8 +6,9 @@ type Call struct {
 	// "dynamodb:": GetItem, BatchGetItem, PutItem, UpdateItem, DeleteItem,
 	// ConditionCheckItem, Query.
 	Action string
-	// Index is true for a Query of the per-tenant index (IndexTenant),
-	// false for an action on the table.
+	// Index is true for a Query of the table's indexes (IndexTenant, and
+	// IndexDead, which the readers of the dead list query with gsi1's
+	// legacy partition), false for an action on the table.
 	Index bool
 }
 

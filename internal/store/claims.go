@@ -104,7 +104,7 @@ func (s *Store) claimUpdate(id string, d domain.Delivery, job string, now, stale
 		" AND " + expected(d, names, values)
 	return &types.Update{
 		TableName: &s.table, Key: deliveryKey(id),
-		UpdateExpression:          aws.String("SET #state = :pending, replay_job = :job, replay_claimed_at = :now, replayed_at = :now, expires_at = :expires REMOVE gsi1pk, gsi1sk"),
+		UpdateExpression:          aws.String("SET #state = :pending, replay_job = :job, replay_claimed_at = :now, replayed_at = :now, expires_at = :expires REMOVE " + unlisted),
 		ConditionExpression:       aws.String(cond),
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,

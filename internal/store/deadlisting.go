@@ -1,12 +1,14 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -57,12 +59,15 @@ func DeadFingerprint(f domain.DeadFilter) string {
 }
 
 // DeadCursor is a dead-letter listing's cursor: the position (the index
-// key of the last delivery returned) and the query it belongs to. Q is
-// empty in the cursors made before it was added; they are checked by
-// position only.
+// key of the last delivery returned, or of the last one read) and the query
+// it belongs to. Q is empty in the cursors made before it was added; they
+// are checked by position only. Both indexes the listing reads (the dead
+// index and gsi1's legacy partition) resume after the same position; L says
+// that the legacy one has nothing after it (false in older cursors: read).
 type DeadCursor struct {
 	ID, SK string
 	Q      string `json:",omitempty"`
+	L      bool   `json:",omitempty"`
 }
 
 // EncodeDeadCursor is the opaque form of c that ListDead returns.
@@ -93,10 +98,13 @@ func DecodeDeadCursor(cursor string) (DeadCursor, error) {
 const maxScanPerPage = 1000
 
 // ListDead returns a page of a tenant's dead deliveries, oldest death first,
-// at most limit, after cursor ("" for the first page). It reads the sparse
-// dead-letter index, so its cost follows the page (and, with an endpoint or
-// type filter, the tenant's dead deliveries in the time range), never the
-// size of the DLQ or of other tenants' dead deliveries.
+// at most limit, after cursor ("" for the first page), as DeadListed has
+// them (no message, no attempt log). It reads the sparse dead-letter index
+// (IndexDead), and gsi1's partition of deaths recorded by earlier versions
+// (legacyDeadIndex) until it is read to its end, merged in death order, so
+// its cost follows the page (and, with an endpoint or type filter, the
+// tenant's dead deliveries in the time range), never the size of the DLQ or
+// of other tenants' dead deliveries.
 //
 // A filter whose times the index cannot hold (see KeyTime) or whose Until is
 // before its Since is ErrBadFilter; a cursor this store did not make is
@@ -104,27 +112,53 @@ const maxScanPerPage = 1000
 // position outside this filter's time range) ErrCursorMismatch. DynamoDB
 // refuses such a query (ValidationException); this store never sends it.
 func (s *Store) ListDead(ctx context.Context, tenantID string, f domain.DeadFilter, limit int, cursor string) ([]domain.Delivery, string, error) {
-	pk := keys.TenantIndex(tenantID, "DEAD")
 	lo, hi, err := DeadKeyRange(f)
 	if err != nil {
 		return nil, "", err
 	}
-	in := s.deadQuery(pk, f, lo, hi)
 	query := DeadFingerprint(f)
+	var after *DeadCursor
 	if cursor != "" {
-		if in.ExclusiveStartKey, err = deadStartKey(pk, cursor, query, lo, hi); err != nil {
+		if after, err = checkDeadCursor(cursor, query, lo, hi); err != nil {
 			return nil, "", err
 		}
 	}
-	return s.queryDead(ctx, tenantID, in, limit, query)
+	pk := keys.TenantIndex(tenantID, "DEAD")
+	cur, err := s.queryDead(ctx, tenantID, deadIndex, s.deadQuery(deadIndex, pk, f, lo, hi, after), limit)
+	if err != nil {
+		return nil, "", err
+	}
+	old := deadRead{}
+	if after == nil || !after.L {
+		if old, err = s.queryDead(ctx, tenantID, legacyDeadIndex, s.deadQuery(legacyDeadIndex, pk, f, lo, hi, after), limit); err != nil {
+			return nil, "", err
+		}
+	}
+	out, next := mergeDead(cur, old, limit, query)
+	return out, next, nil
 }
 
-// deadQuery is the query of partition pk of the dead-letter index between
-// sort keys lo and hi, filtered on f's endpoint and event type.
-func (s *Store) deadQuery(pk string, f domain.DeadFilter, lo, hi string) *dynamodb.QueryInput {
+// checkDeadCursor decodes a cursor of query whose position must fall inside
+// the key condition (lo to hi), or DynamoDB refuses the query: a cursor of
+// another query is refused here.
+func checkDeadCursor(cursor, query, lo, hi string) (*DeadCursor, error) {
+	c, err := DecodeDeadCursor(cursor)
+	if err != nil {
+		return nil, err
+	}
+	if (c.Q != "" && c.Q != query) || c.SK < lo || c.SK > hi {
+		return nil, fmt.Errorf("cursor: %w", ErrCursorMismatch)
+	}
+	return &c, nil
+}
+
+// deadQuery is the query of partition pk of source between sort keys lo and
+// hi, after cursor c (nil: from the start), filtered on f's endpoint and
+// event type.
+func (s *Store) deadQuery(src deadSource, pk string, f domain.DeadFilter, lo, hi string, c *DeadCursor) *dynamodb.QueryInput {
 	in := &dynamodb.QueryInput{
-		TableName: &s.table, IndexName: aws.String(IndexTenant),
-		KeyConditionExpression: aws.String("gsi1pk = :pk AND gsi1sk BETWEEN :lo AND :hi"),
+		TableName: &s.table, IndexName: aws.String(src.index),
+		KeyConditionExpression: aws.String(src.pkAttr + " = :pk AND " + src.skAttr + " BETWEEN :lo AND :hi"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pk": &types.AttributeValueMemberS{Value: pk},
 			":lo": &types.AttributeValueMemberS{Value: lo},
@@ -143,71 +177,114 @@ func (s *Store) deadQuery(pk string, f domain.DeadFilter, lo, hi string) *dynamo
 	if len(conds) > 0 {
 		in.FilterExpression = aws.String(strings.Join(conds, " AND "))
 	}
+	if c != nil {
+		// Rebuilt with this tenant's partition: a cursor cannot reach another.
+		in.ExclusiveStartKey = map[string]types.AttributeValue{
+			src.pkAttr: &types.AttributeValueMemberS{Value: pk}, src.skAttr: &types.AttributeValueMemberS{Value: c.SK},
+			"pk": &types.AttributeValueMemberS{Value: keys.Delivery(c.ID)}, "sk": &types.AttributeValueMemberS{Value: "DELIVERY"},
+		}
+	}
 	return in
 }
 
-// deadStartKey is the start key a cursor of query names in partition pk. The
-// start key must fall inside the key condition (lo to hi), or DynamoDB
-// refuses the query: a cursor of another query is refused here.
-func deadStartKey(pk, cursor, query, lo, hi string) (map[string]types.AttributeValue, error) {
-	c, err := DecodeDeadCursor(cursor)
-	if err != nil {
-		return nil, err
-	}
-	if (c.Q != "" && c.Q != query) || c.SK < lo || c.SK > hi {
-		return nil, fmt.Errorf("cursor: %w", ErrCursorMismatch)
-	}
-	// Rebuilt with this tenant's partition: a cursor cannot reach another.
-	return map[string]types.AttributeValue{
-		"gsi1pk": &types.AttributeValueMemberS{Value: pk}, "gsi1sk": &types.AttributeValueMemberS{Value: c.SK},
-		"pk": &types.AttributeValueMemberS{Value: keys.Delivery(c.ID)}, "sk": &types.AttributeValueMemberS{Value: "DELIVERY"},
-	}, nil
+// deadRead is what one index's query found: deliveries in sort key order
+// (sks their keys), and the key up to which it read the index, "" when it
+// read it to its end.
+type deadRead struct {
+	ds    []domain.Delivery
+	sks   []string
+	until string
 }
 
-// queryDead runs a dead-letter query page by page until it has limit
+// queryDead runs a dead-letter query of src page by page until it has limit
 // deliveries, the index ends, or it has read maxScanPerPage items (with a
-// filter), and returns them with the cursor of the rest.
-func (s *Store) queryDead(ctx context.Context, tenantID string, in *dynamodb.QueryInput, limit int, query string) ([]domain.Delivery, string, error) {
+// filter).
+func (s *Store) queryDead(ctx context.Context, tenantID string, src deadSource, in *dynamodb.QueryInput, limit int) (deadRead, error) {
 	filtered := in.FilterExpression != nil
-	var out []domain.Delivery
-	scanned := 0
-	for {
-		in.Limit = aws.Int32(int32(limit - len(out)))
+	skAttr := src.skAttr
+	var r deadRead
+	for scanned := 0; ; {
+		in.Limit = aws.Int32(int32(limit - len(r.ds)))
 		if filtered {
 			in.Limit = aws.Int32(int32(min(maxScanPerPage-scanned, max(limit*4, 50))))
 		}
 		page, err := s.db.Query(ctx, in)
 		if err != nil {
-			return nil, "", fmt.Errorf("list dead deliveries of tenant %s: %w", tenantID, err)
+			return r, fmt.Errorf("list dead deliveries of tenant %s: %w", tenantID, err)
 		}
 		scanned += int(page.ScannedCount)
-		var ds []domain.Delivery
-		if err := attributevalue.UnmarshalListOfMaps(page.Items, &ds); err != nil {
-			return nil, "", fmt.Errorf("decode dead deliveries: %w", err)
-		}
-		for _, d := range ds {
-			if len(out) == limit {
-				// Stop inside this page: the cursor is the last one returned.
-				return out, deadCursor(out[len(out)-1], query), nil
+		for _, item := range page.Items {
+			if len(r.ds) == limit {
+				// Stop inside this page: read up to the last one kept.
+				r.until = r.sks[len(r.sks)-1]
+				return r, nil
 			}
-			out = append(out, d)
+			var d domain.Delivery
+			if err := attributevalue.UnmarshalMap(item, &d); err != nil {
+				return r, fmt.Errorf("decode dead deliveries: %w", err)
+			}
+			sk := stringAttr(item, skAttr)
+			r.ds, r.sks = append(r.ds, fromKeys(d, tenantID, sk, item)), append(r.sks, sk)
 		}
 		if page.LastEvaluatedKey == nil {
-			return out, "", nil
+			return r, nil
 		}
-		if len(out) == limit || scanned >= maxScanPerPage {
-			return out, pageCursor(page.LastEvaluatedKey, query), nil
+		if len(r.ds) == limit || scanned >= maxScanPerPage {
+			r.until = stringAttr(page.LastEvaluatedKey, skAttr)
+			return r, nil
 		}
 		in.ExclusiveStartKey = page.LastEvaluatedKey
 	}
 }
 
-// pageCursor is the cursor that resumes a query of query after the index's
-// last evaluated key.
-func pageCursor(last map[string]types.AttributeValue, query string) string {
-	sk := last["gsi1sk"].(*types.AttributeValueMemberS).Value
-	id := last["pk"].(*types.AttributeValueMemberS).Value[len(keys.DeliveryPrefix):]
-	return EncodeDeadCursor(DeadCursor{ID: id, SK: sk, Q: query})
+// stringAttr is item's string attribute name, "" if it has none.
+func stringAttr(item map[string]types.AttributeValue, name string) string {
+	v, _ := item[name].(*types.AttributeValueMemberS)
+	if v == nil {
+		return ""
+	}
+	return v.Value
+}
+
+// mergeDead merges what the dead index (cur) and the legacy partition (old)
+// found after the same position, in death order: the deliveries up to the
+// nearer of the keys the two were read up to (past it, one of them may hold
+// deliveries not read yet), at most limit, and the cursor of the rest of
+// query.
+func mergeDead(cur, old deadRead, limit int, query string) ([]domain.Delivery, string) {
+	type entry struct {
+		d   domain.Delivery
+		sk  string
+		old bool
+	}
+	var all []entry
+	for i, d := range cur.ds {
+		all = append(all, entry{d, cur.sks[i], false})
+	}
+	for i, d := range old.ds {
+		all = append(all, entry{d, old.sks[i], true})
+	}
+	slices.SortFunc(all, func(a, b entry) int { return strings.Compare(a.sk, b.sk) })
+	until := min(cmp.Or(cur.until, "~"), cmp.Or(old.until, "~")) // "~": read to the end
+	var out []domain.Delivery
+	for _, e := range all {
+		if e.sk > until {
+			break
+		}
+		if len(out) == limit {
+			until = all[len(out)-1].sk
+			break
+		}
+		out = append(out, e.d)
+	}
+	if until == "~" {
+		return out, ""
+	}
+	// The legacy partition is read to its end if its query was, and every
+	// delivery it found is returned.
+	oldDone := old.until == "" && (len(old.sks) == 0 || old.sks[len(old.sks)-1] <= until)
+	id := until[strings.IndexByte(until, '#')+1:]
+	return out, EncodeDeadCursor(DeadCursor{ID: id, SK: until, Q: query, L: oldDone})
 }
 
 // ErrBadFilter is returned for a dead-letter filter the index cannot be
@@ -230,13 +307,4 @@ var (
 // UTC (RFC 3339 allows 9999-12-31T23:59:59-01:00, which is in year 10000).
 func KeyTime(t time.Time) bool {
 	return !t.Before(minKeyTime) && !t.After(maxKeyTime)
-}
-
-// deadCursor is the cursor after d, in the listing of query.
-func deadCursor(d domain.Delivery, query string) string {
-	sk := ""
-	if d.DeadAt != nil {
-		sk = keys.TimeID(*d.DeadAt, d.DeliveryID)
-	}
-	return EncodeDeadCursor(DeadCursor{ID: d.DeliveryID, SK: sk, Q: query})
 }

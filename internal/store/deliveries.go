@@ -257,7 +257,9 @@ func (s *Store) MarkDeadBeforeLastAttempt(ctx context.Context, d domain.Delivery
 		":gsk":     &types.AttributeValueMemberS{Value: keys.TimeID(at, d.DeliveryID)},
 		":expires": &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(s.Retention).Unix(), 10)},
 	}
-	set := "SET #state = :dead, dead_at = :now, dead_reason = :reason, message = :message, gsi1pk = :gpk, gsi1sk = :gsk, expires_at = :expires"
+	// Listed in the dead index (IndexDead), which does not copy the
+	// message; out of gsi1's legacy dead partition, should it be there.
+	set := "SET #state = :dead, dead_at = :now, dead_reason = :reason, message = :message, dead_pk = :gpk, dead_sk = :gsk, expires_at = :expires"
 	created := s.creationAttributes(d, now)
 	delete(created, "expires_at")
 	for _, n := range slices.Sorted(maps.Keys(created)) {
@@ -267,7 +269,7 @@ func (s *Store) MarkDeadBeforeLastAttempt(ctx context.Context, d domain.Delivery
 	err := s.transition(ctx, &types.Update{
 		TableName:                 &s.table,
 		Key:                       deliveryKey(d.DeliveryID),
-		UpdateExpression:          aws.String(set),
+		UpdateExpression:          aws.String(set + " REMOVE gsi1pk, gsi1sk"),
 		ConditionExpression:       aws.String("attribute_not_exists(#state) OR #state = :pending"),
 		ExpressionAttributeNames:  map[string]string{"#state": "state"},
 		ExpressionAttributeValues: values,
@@ -350,6 +352,11 @@ func (s *Store) setIfCreated(cur domain.Delivery, o domain.Outcome, now time.Tim
 	return set
 }
 
+// unlisted is what an update REMOVEs to take a delivery out of the dead
+// list: the dead index's keys, and those of gsi1's legacy dead partition
+// (deadSource).
+const unlisted = "dead_pk, dead_sk, gsi1pk, gsi1sk"
+
 // outcomeUpdate is the update's further SET clauses and its ADD and REMOVE
 // tail for the outcome o of attempt a. Their values go into values.
 func (s *Store) outcomeUpdate(cur domain.Delivery, a domain.Attempt, o domain.Outcome, now time.Time, values map[string]types.AttributeValue) (set, tail string) {
@@ -361,13 +368,15 @@ func (s *Store) outcomeUpdate(cur domain.Delivery, a domain.Attempt, o domain.Ou
 		// Out of the dead index; the stored message and the death's reason
 		// went with it (a death recorded before a last attempt that then
 		// succeeded, or a replayed delivery).
-		tail += " REMOVE gsi1pk, gsi1sk, message, dead_reason, dead_at"
+		tail += " REMOVE " + unlisted + ", message, dead_reason, dead_at"
 	case domain.StatePending:
 		// A retry: not dead, so not listed as dead (another copy of the
 		// delivery may have been recorded dead meanwhile).
-		tail += " REMOVE gsi1pk, gsi1sk"
+		tail += " REMOVE " + unlisted
 	case domain.StateDead:
-		set += ", dead_at = :now, dead_reason = :reason, gsi1pk = :gpk, gsi1sk = :gsk, expires_at = :expires"
+		// In the dead index; out of gsi1's legacy dead partition.
+		tail += " REMOVE gsi1pk, gsi1sk"
+		set += ", dead_at = :now, dead_reason = :reason, dead_pk = :gpk, dead_sk = :gsk, expires_at = :expires"
 		values[":now"] = timeValue(a.At)
 		values[":expires"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(s.Retention).Unix(), 10)}
 		if o.Message != "" {

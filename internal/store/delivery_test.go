@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
-	"github.com/hookline/hookline/internal/fakes/dynamofake"
 	"github.com/stretchr/testify/require"
 )
 
@@ -23,7 +22,7 @@ import (
 func TestFirstAttemptCreatesACompleteRecord(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := dynamofake.NewDB(IndexTenant)
+	db := newFakeDB()
 	s := newTestStore(db)
 	d := domain.Delivery{DeliveryID: domain.DeliveryID("evt_1", "ep_1"), TenantID: "t1", EndpointID: "ep_1", EventID: "evt_1", EventType: "order.created"}
 	a := domain.Attempt{Number: 1, At: s.Now(), Status: 200, LatencyMS: 12}
@@ -70,7 +69,7 @@ func TestFirstAttemptCreatesACompleteRecord(t *testing.T) {
 	require.Equal(t, want["expires_at"], stored(db, deliveryKey(d.DeliveryID))["expires_at"])
 
 	t.Run("no empty id", func(t *testing.T) {
-		db := dynamofake.NewDB(IndexTenant)
+		db := newFakeDB()
 		s := newTestStore(db)
 		require.NoError(t, s.RecordAttempt(ctx, domain.Delivery{DeliveryID: "d_only"}, a, domain.Outcome{State: domain.StatePending}))
 		expr := aws.ToString(db.Updates()[0].UpdateExpression)
@@ -84,7 +83,7 @@ func TestFirstAttemptCreatesACompleteRecord(t *testing.T) {
 func TestLoadIsConsistentUnlessAskedOtherwise(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := dynamofake.NewDB(IndexTenant)
+	db := newFakeDB()
 	s := newTestStore(db)
 	putDelivery(t, db, "t1", "evt_1", "ep_1")
 	id := domain.DeliveryID("evt_1", "ep_1")
@@ -105,7 +104,7 @@ func TestLoadIsConsistentUnlessAskedOtherwise(t *testing.T) {
 // by its id.
 func TestLoadKeysADeliveryWithoutItsIDAttributeByItsKey(t *testing.T) {
 	t.Parallel()
-	db := dynamofake.NewDB(IndexTenant)
+	db := newFakeDB()
 	s := newTestStore(db)
 	k := deliveryKey("msg_old")
 	db.SetItem(withKey(map[string]types.AttributeValue{
@@ -132,7 +131,7 @@ func TestRetentionCountsFromCreationAndAgainFromDeath(t *testing.T) {
 	d := domain.Delivery{DeliveryID: domain.DeliveryID("evt_1", "ep_1"), TenantID: "t1", EndpointID: "ep_1", EventID: "evt_1", EventType: "order.created"}
 	for _, o := range []domain.Outcome{{State: domain.StatePending}, {State: domain.StateDelivered}, {State: domain.StateDead, DeadReason: "rejected_400", Message: "{}"}} {
 		t.Run(string(o.State), func(t *testing.T) {
-			db := dynamofake.NewDB(IndexTenant)
+			db := newFakeDB()
 			s := newTestStore(db)
 			died := s.Now().Add(20 * time.Hour)
 			s.Now = func() time.Time { return died }
@@ -150,7 +149,7 @@ func TestRetentionCountsFromCreationAndAgainFromDeath(t *testing.T) {
 		})
 	}
 	t.Run("rejection", func(t *testing.T) {
-		db := dynamofake.NewDB(IndexTenant)
+		db := newFakeDB()
 		s := newTestStore(db)
 		require.NoError(t, s.PutRejection(ctx, domain.Rejection{Key: "evt_bad", Reason: "invalid_json", Detail: "x"}))
 		item := db.Item(key("REJECTED#evt_bad", "REJECTED"))

@@ -414,20 +414,23 @@ func movedMeanwhile(err error) bool {
 	return onlyConflicts(tce.CancellationReasons)
 }
 
-// countDead counts a tenant's deliveries in the dead index.
+// countDead counts a tenant's deliveries in the dead index and in gsi1's
+// legacy dead partition (deadSource).
 func (s *Store) countDead(ctx context.Context, tenantID string) (int, error) {
 	n := 0
-	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
-		TableName: &s.table, IndexName: aws.String(IndexTenant), Select: types.SelectCount,
-		KeyConditionExpression:    aws.String("gsi1pk = :pk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: keys.TenantIndex(tenantID, "DEAD")}},
-	})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return 0, fmt.Errorf("count dead deliveries of tenant %s: %w", tenantID, err)
+	for _, src := range []deadSource{deadIndex, legacyDeadIndex} {
+		p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+			TableName: &s.table, IndexName: aws.String(src.index), Select: types.SelectCount,
+			KeyConditionExpression:    aws.String(src.pkAttr + " = :pk"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: keys.TenantIndex(tenantID, "DEAD")}},
+		})
+		for p.HasMorePages() {
+			page, err := p.NextPage(ctx)
+			if err != nil {
+				return 0, fmt.Errorf("count dead deliveries of tenant %s: %w", tenantID, err)
+			}
+			n += int(page.Count)
 		}
-		n += int(page.Count)
 	}
 	return n, nil
 }

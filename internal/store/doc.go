@@ -20,7 +20,7 @@
 //	rate window        RATE#<tenant>#<endpoint>#<j> / <second, 2006-01-02T15:04:05Z> (slots taken of shard j's part, min(8, limit/10) shards; a limit below 20 one item, RATE#<tenant>#<endpoint>, as in earlier versions; TTL an hour)
 //
 // Sparse index gsi1 (gsi1pk / gsi1sk) lists, per tenant: dead deliveries
-// (TENANT#<t>#DEAD, <dead_at>#<id>), rejected items (TENANT#<t>#REJECTED),
+// of earlier versions (TENANT#<t>#DEAD, <dead_at>#<id>), rejected items (TENANT#<t>#REJECTED),
 // API keys (TENANT#<t>#KEYS, <key id>), portal links (TENANT#<t>#PORTAL,
 // <link id>), completed replay jobs
 // (TENANT#<t>#JOBS, <job id>), dead windows (TENANT#<t>#DEADWINDOWS,
@@ -30,9 +30,13 @@
 // tenant is found without a scan, for its erasure (erase.go): the others
 // are in the tenant's partition, its endpoints' STATS partitions, its DLQ
 // depth shards (whose keys derive from the tenant), or derive from its
-// outbox items (deliveries). gsi1 projects all attributes: the DLQ listing reads
-// whole dead deliveries from it. It is the only index: a pending or
-// delivered delivery is in none, so writing one writes nothing else.
+// outbox items (deliveries). gsi1 projects all attributes. Dead deliveries
+// are listed in a sparse index of their own, IndexDead (dead_pk / dead_sk,
+// the same key values), which projects the listed attributes only
+// (DeadIndexAttributes), not the message nor the attempt log: a death is
+// one index write unit; the dead of earlier versions are in gsi1 until they
+// age out, and the readers read both (deadindex.go). A pending or
+// delivered delivery is in no index, so writing one writes nothing else.
 // DeliveriesOfEvent needs no index, as a delivery's id derives from its
 // event's and endpoint's: it computes the ids from the tenant's endpoints
 // and reads them (Load); a delivery to an endpoint deleted since is

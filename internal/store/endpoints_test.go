@@ -17,7 +17,7 @@ import (
 // set or cleared, goes by an alias.
 func TestUpdateEndpointNamesEveryAttributeByAnAlias(t *testing.T) {
 	t.Parallel()
-	db := dynamofake.NewDB(IndexTenant)
+	db := newFakeDB()
 	s := newTestStore(db)
 	require.NoError(t, s.PutEndpoint(context.Background(), domain.Endpoint{TenantID: "t1", EndpointID: "ep_1", URL: "https://hooks.example.com/in"}))
 	url, desc, empty := "https://hooks.example.com/new", "d", ""
@@ -55,7 +55,7 @@ func (r retriedPuts) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opt
 func TestCreateIsNotRefusedByItsOwnRetry(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := dynamofake.NewDB(IndexTenant)
+	db := newFakeDB()
 	s := New(retriedPuts{db}, "state")
 	now := time.Date(2026, 11, 30, 1, 2, 3, 4, time.UTC)
 	s.Now = func() time.Time { return now }

@@ -42,11 +42,11 @@ func (s *Store) Tombstone(ctx context.Context, tenantID string) error {
 	if err != nil {
 		return fmt.Errorf("tombstone tenant %s: %w", tenantID, err)
 	}
-	apiKeys, err := s.indexKeys(ctx, keys.TenantIndex(tenantID, "KEYS"), 0)
+	apiKeys, err := s.indexKeys(ctx, tenantIndex, keys.TenantIndex(tenantID, "KEYS"), 0)
 	if err != nil {
 		return err
 	}
-	links, err := s.indexKeys(ctx, portalPartition(tenantID), 0)
+	links, err := s.indexKeys(ctx, tenantIndex, portalPartition(tenantID), 0)
 	if err != nil {
 		return err
 	}
@@ -87,12 +87,12 @@ func indexPartition(tenantID, kind string) (string, error) {
 	return keys.TenantIndex(tenantID, suffix), nil
 }
 
-// indexKeys returns the table keys of up to limit items (0: all) of gsi1
-// partition pk.
-func (s *Store) indexKeys(ctx context.Context, pk string, limit int) ([]map[string]types.AttributeValue, error) {
+// indexKeys returns the table keys of up to limit items (0: all) of
+// partition pk of index src.
+func (s *Store) indexKeys(ctx context.Context, src deadSource, pk string, limit int) ([]map[string]types.AttributeValue, error) {
 	in := &dynamodb.QueryInput{
-		TableName: &s.table, IndexName: aws.String(IndexTenant),
-		KeyConditionExpression:    aws.String("gsi1pk = :pk"),
+		TableName: &s.table, IndexName: aws.String(src.index),
+		KeyConditionExpression:    aws.String(src.pkAttr + " = :pk"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}},
 		ProjectionExpression:      aws.String("pk, sk"),
 	}
@@ -140,9 +140,22 @@ func (s *Store) EraseIndexed(ctx context.Context, tenantID, kind string, limit i
 	if err != nil {
 		return 0, false, err
 	}
-	keys, err := s.indexKeys(ctx, pk, max(1, limit))
-	if err != nil {
-		return 0, false, err
+	// Dead deliveries are in the dead index, and those of earlier
+	// versions in gsi1 (deadSource); every other kind in gsi1.
+	srcs := []deadSource{tenantIndex}
+	if kind == domain.EraseDeadDeliveries {
+		srcs = []deadSource{deadIndex, legacyDeadIndex}
+	}
+	var keys []map[string]types.AttributeValue
+	for _, src := range srcs {
+		if len(keys) >= max(1, limit) {
+			break
+		}
+		more, err := s.indexKeys(ctx, src, pk, max(1, limit)-len(keys))
+		if err != nil {
+			return 0, false, err
+		}
+		keys = append(keys, more...)
 	}
 	n, err := s.deleteKeys(ctx, keys)
 	return n, err == nil && len(keys) == 0, err

@@ -41,7 +41,7 @@ func putEndpoint(t *testing.T, s *Store, tenant, endpoint string) {
 func TestDeliveriesOfEventComputesTheIDsFromTheTenantsEndpoints(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := dynamofake.NewDB(IndexTenant)
+	db := newFakeDB()
 	s := newTestStore(db)
 	for _, ep := range []string{"ep_c", "ep_a", "ep_e", "ep_d", "ep_b"} {
 		putEndpoint(t, s, "t1", ep)
@@ -91,7 +91,7 @@ func TestDeliveriesOfEventComputesTheIDsFromTheTenantsEndpoints(t *testing.T) {
 
 func TestDeliveriesOfEventReadsAHundredAtATime(t *testing.T) {
 	t.Parallel()
-	db := dynamofake.NewDB(IndexTenant)
+	db := newFakeDB()
 	db.PageSize = 1000
 	s := newTestStore(db)
 	for i := range 150 {

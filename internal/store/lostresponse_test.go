@@ -30,7 +30,7 @@ func (l lostResponses) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemIn
 func TestAnAttemptRetriedAfterALostResponseIsRecordedOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := dynamofake.NewDB(IndexTenant)
+	db := newFakeDB()
 	s := newTestStore(db)
 	d := domain.Delivery{DeliveryID: domain.DeliveryID("evt_1", "ep_1"), TenantID: "t1", EndpointID: "ep_1", EventID: "evt_1", EventType: "order.created"}
 	require.NoError(t, s.RecordAttempt(ctx, d, domain.Attempt{Number: 1, At: s.Now(), Status: 503}, domain.Outcome{State: domain.StatePending}))

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookline/hookline/internal/fakes/dynamofake"
 	"github.com/hookline/hookline/internal/store/keys"
 	"github.com/stretchr/testify/require"
 )
@@ -44,7 +43,7 @@ func TestRateShardParts(t *testing.T) {
 func TestRateWindowKeys(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := dynamofake.NewDB(IndexTenant)
+	db := newFakeDB()
 	s := New(db, "state")
 	w := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	_, err := s.TakeSlots(ctx, "t1", "ep_small", w, 3, 19)

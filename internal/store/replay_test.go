@@ -16,14 +16,28 @@ import (
 )
 
 // putDead writes a dead delivery straight into the fake table, indexed as
-// RecordAttempt indexes one: in its tenant's dead-letter partition, by time.
+// RecordAttempt indexes one: in its tenant's partition of the dead index,
+// by time.
 func putDead(t *testing.T, db *dynamofake.DB, tenant, id, endpoint, typ string, at time.Time) {
 	t.Helper()
-	d := domain.Delivery{DeliveryID: id, TenantID: tenant, EndpointID: endpoint, EventID: "evt_" + id, EventType: typ, State: domain.StateDead, DeadAt: &at}
+	putDeadIn(t, db, AttrDeadPK, AttrDeadSK, tenant, id, endpoint, typ, at)
+}
+
+// putLegacyDead writes a dead delivery as earlier versions indexed one: in
+// gsi1's dead partition of its tenant, whole.
+func putLegacyDead(t *testing.T, db *dynamofake.DB, tenant, id, endpoint, typ string, at time.Time) {
+	t.Helper()
+	putDeadIn(t, db, "gsi1pk", "gsi1sk", tenant, id, endpoint, typ, at)
+}
+
+func putDeadIn(t *testing.T, db *dynamofake.DB, pkAttr, skAttr, tenant, id, endpoint, typ string, at time.Time) {
+	t.Helper()
+	d := domain.Delivery{DeliveryID: id, TenantID: tenant, EndpointID: endpoint, EventID: "evt_" + id, EventType: typ, State: domain.StateDead, DeadAt: &at,
+		Message: `{"payload":"` + id + `"}`, Attempts: 3, AttemptLog: []domain.Attempt{{Number: 3, At: at, Status: 503, Excerpt: "busy"}}}
 	item, err := attributevalue.MarshalMap(d)
 	require.NoError(t, err)
-	item["gsi1pk"] = &types.AttributeValueMemberS{Value: keys.TenantIndex(tenant, "DEAD")}
-	item["gsi1sk"] = &types.AttributeValueMemberS{Value: sortableTime(at) + "#" + id}
+	item[pkAttr] = &types.AttributeValueMemberS{Value: keys.TenantIndex(tenant, "DEAD")}
+	item[skAttr] = &types.AttributeValueMemberS{Value: sortableTime(at) + "#" + id}
 	db.SetItem(withKey(item, deliveryKey(id)))
 }
 
@@ -53,7 +67,7 @@ func listAll(t *testing.T, s *Store, tenant string, f domain.DeadFilter, limit i
 func TestListDeadNeverSendsAQueryDynamoDBRefuses(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := dynamofake.NewDB(IndexTenant)
+	db := newFakeDB()
 	s := newTestStore(db)
 	t0 := time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC)
 	for i := range 6 {
@@ -61,7 +75,11 @@ func TestListDeadNeverSendsAQueryDynamoDBRefuses(t *testing.T) {
 		if i%2 == 1 {
 			typ = "payment.failed"
 		}
-		putDead(t, db, "t1", fmt.Sprintf("msg_%d", i), "ep_1", typ, t0.Add(time.Duration(i)*time.Minute))
+		put := putDead
+		if i%2 == 1 {
+			put = putLegacyDead // the payment.failed ones are of an earlier version
+		}
+		put(t, db, "t1", fmt.Sprintf("msg_%d", i), "ep_1", typ, t0.Add(time.Duration(i)*time.Minute))
 	}
 	putDead(t, db, "t2", "msg_other", "ep_9", "order.created", t0)
 	all := []string{"msg_0", "msg_1", "msg_2", "msg_3", "msg_4", "msg_5"}
@@ -168,7 +186,7 @@ func TestKeyTime(t *testing.T) {
 func TestJobSaveIsNotRefusedByItsOwnRetry(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := dynamofake.NewDB(IndexTenant)
+	db := newFakeDB()
 	s := New(retriedPuts{db}, "state")
 	now := time.Date(2026, 11, 30, 1, 2, 3, 4, time.UTC)
 	s.Now = func() time.Time { return now }

@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
-	"github.com/hookline/hookline/internal/fakes/dynamofake"
 	"github.com/hookline/hookline/internal/store/keys"
 	"github.com/hookline/hookline/tooling/perf/cost"
 	"github.com/stretchr/testify/require"
@@ -24,7 +23,7 @@ import (
 // error kept. Under 1 KB, each write of it is one write unit.
 func TestStatsItemIsOneWriteUnit(t *testing.T) {
 	t.Parallel()
-	db := dynamofake.NewDB(IndexTenant)
+	db := newFakeDB()
 	s := New(db, "state")
 	tenant, endpoint := strings.Repeat("t", 64), "ep_abcdefghijklmnop"
 	hour := time.Date(2026, 11, 30, 17, 0, 0, 0, time.UTC)
@@ -61,7 +60,7 @@ func TestStatsItemIsOneWriteUnit(t *testing.T) {
 func TestStatsReadTheItemsOfBeforeTheShards(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := dynamofake.NewDB(IndexTenant)
+	db := newFakeDB()
 	s := New(db, "state")
 	hour := time.Date(2026, 11, 30, 17, 0, 0, 0, time.UTC)
 	earlier := hour.Add(-2 * time.Hour)

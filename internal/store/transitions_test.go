@@ -67,12 +67,15 @@ func counter(t *testing.T, db *dynamofake.DB, tenant string) int {
 	return sum
 }
 
-// indexedDead counts a tenant's deliveries in the dead index of the table.
+// indexedDead counts a tenant's entries in the dead index and in gsi1's
+// legacy dead partition (a delivery in both counts twice).
 func indexedDead(db *dynamofake.DB, tenant string) int {
 	n := 0
 	for _, item := range db.Items() {
-		if dynamofake.String(item, "gsi1pk") == keys.TenantIndex(tenant, "DEAD") {
-			n++
+		for _, attr := range []string{AttrDeadPK, "gsi1pk"} {
+			if dynamofake.String(item, attr) == keys.TenantIndex(tenant, "DEAD") {
+				n++
+			}
 		}
 	}
 	return n
@@ -137,7 +140,7 @@ func TestDeadTransitionsMoveTheCounterInTheSameWrite(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			db := dynamofake.NewDB(IndexTenant)
+			db := newFakeDB()
 			s := newTestStore(db)
 			d := newDelivery("t1", "evt_1")
 			if c.setup != nil {
@@ -184,7 +187,7 @@ func TestConcurrentDuplicateAttemptsAreAllLogged(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	t.Run("the second writes between the first's read and its write", func(t *testing.T) {
-		db := dynamofake.NewDB(IndexTenant)
+		db := newFakeDB()
 		s := newTestStore(db)
 		d := newDelivery("t1", "evt_1")
 		pending(t, s, d)
@@ -202,7 +205,7 @@ func TestConcurrentDuplicateAttemptsAreAllLogged(t *testing.T) {
 		require.ElementsMatch(t, []int{1, 2, 3}, numbers(got.AttemptLog), "no entry lost")
 	})
 	t.Run("two writers at once", func(t *testing.T) {
-		db := dynamofake.NewDB(IndexTenant)
+		db := newFakeDB()
 		s := newTestStore(db)
 		for i := range 50 {
 			d := newDelivery("t1", fmt.Sprintf("evt_%d", i))
@@ -225,7 +228,7 @@ func TestConcurrentDuplicateAttemptsAreAllLogged(t *testing.T) {
 		}
 	})
 	t.Run("at the cap, the newest are kept", func(t *testing.T) {
-		db := dynamofake.NewDB(IndexTenant)
+		db := newFakeDB()
 		s := newTestStore(db)
 		d := newDelivery("t1", "evt_cap")
 		for i := 1; i <= MaxAttemptLog; i++ {
@@ -248,7 +251,7 @@ func TestConcurrentDuplicateAttemptsAreAllLogged(t *testing.T) {
 		require.NotContains(t, numbers(got.AttemptLog), 2)
 	})
 	t.Run("a duplicate that kills it while the other delivers it", func(t *testing.T) {
-		db := dynamofake.NewDB(IndexTenant)
+		db := newFakeDB()
 		s := newTestStore(db)
 		d := newDelivery("t1", "evt_race")
 		pending(t, s, d)
@@ -282,7 +285,7 @@ func numbers(log []domain.Attempt) []int {
 func TestClaimForReplayExtendsTheExpiry(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := dynamofake.NewDB(IndexTenant)
+	db := newFakeDB()
 	s := newTestStore(db)
 	d := newDelivery("t1", "evt_1")
 	killed(t, s, d)
@@ -322,7 +325,7 @@ func TestRecordAttemptIfUnchangedWritesOnlyOnTheRecordAsRead(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			db := dynamofake.NewDB(IndexTenant)
+			db := newFakeDB()
 			s := newTestStore(db)
 			d := newDelivery("t1", "evt_1")
 			if c.setup != nil {
@@ -353,7 +356,7 @@ func TestRecordAttemptIfUnchangedWritesOnlyOnTheRecordAsRead(t *testing.T) {
 // cancelled for colliding with another is tried again, and counts once.
 func TestATransactionThatCollidesIsTriedAgain(t *testing.T) {
 	t.Parallel()
-	db := dynamofake.NewDB(IndexTenant)
+	db := newFakeDB()
 	s := newTestStore(db)
 	d := newDelivery("t1", "evt_1")
 	collisions := 0
@@ -410,7 +413,7 @@ func TestReconcileDLQDepth(t *testing.T) {
 		require.NoError(t, s.RecordAttempt(ctx, newDelivery("t1", event), domain.Attempt{Number: 1, At: s.Now(), Status: 400}, domain.Outcome{State: domain.StateDead, DeadReason: "rejected_400"}))
 	}
 	t.Run("a counter left off by the old crash is corrected", func(t *testing.T) {
-		db := dynamofake.NewDB(IndexTenant)
+		db := newFakeDB()
 		s := newTestStore(db)
 		kill(t, s, "evt_1")
 		kill(t, s, "evt_2")
@@ -425,7 +428,7 @@ func TestReconcileDLQDepth(t *testing.T) {
 		require.Equal(t, DepthCheck{TenantID: "t1", Counter: 2, Indexed: 2}, check, "right now: nothing to do")
 	})
 	t.Run("a death never counted, not even a counter", func(t *testing.T) {
-		db := dynamofake.NewDB(IndexTenant)
+		db := newFakeDB()
 		s := newTestStore(db)
 		kill(t, s, "evt_1")
 		for _, k := range depthKeys("t1") {
@@ -440,7 +443,7 @@ func TestReconcileDLQDepth(t *testing.T) {
 		require.Equal(t, map[string]int{"t1": 1}, depths, "listed again")
 	})
 	t.Run("an index that has not caught up with a move is not trusted", func(t *testing.T) {
-		db := dynamofake.NewDB(IndexTenant)
+		db := newFakeDB()
 		s := newTestStore(db)
 		db.LagIndex = true
 		db.Propagate()
@@ -459,7 +462,7 @@ func TestReconcileDLQDepth(t *testing.T) {
 		require.Equal(t, DepthCheck{TenantID: "t1", Counter: 1, Indexed: 1}, check)
 	})
 	t.Run("a move while it counts is not overwritten", func(t *testing.T) {
-		db := dynamofake.NewDB(IndexTenant)
+		db := newFakeDB()
 		s := newTestStore(db)
 		kill(t, s, "evt_1")
 		setCounter(db, "t1", 5)
@@ -494,7 +497,7 @@ func TestReconcileDLQDepth(t *testing.T) {
 func TestDLQDepthUpgradeFromOneCounter(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := dynamofake.NewDB(IndexTenant)
+	db := newFakeDB()
 	s := newTestStore(db)
 	kill := func(event string) {
 		t.Helper()

@@ -14,8 +14,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// DB is an in-memory table of hookline's state-table shape (key pk/sk, one
-// global index gsi1pk/gsi1sk, named when it is built) that behaves as
+// DB is an in-memory table of hookline's state-table shape (key pk/sk, a
+// global index gsi1pk/gsi1sk projecting all attributes, named when it is
+// built, and further sparse indexes projecting some, AddIndex) that behaves as
 // DynamoDB does for what the store asks of it: items by pk/sk; condition,
 // update and filter expressions evaluated (expr.go), with DynamoDB's
 // validation rules; UpdateItem's return values and
@@ -29,7 +30,7 @@ import (
 // test runs, or between its calls.
 type DB struct {
 	mu       sync.Mutex
-	index    string
+	indexes  map[string]index // gsi1's projects all attributes
 	items    map[string]map[string]types.AttributeValue
 	calls    map[string]int
 	batchMax int // the most keys one BatchGetItem asked for
@@ -69,9 +70,9 @@ type DB struct {
 // DynamoDB does when a write meets another transaction on the same item.
 var ErrTransactionConflict = errors.New("transaction conflict")
 
-// NewDB returns an empty table whose global index is named index.
-func NewDB(index string) *DB {
-	return &DB{index: index, items: map[string]map[string]types.AttributeValue{}, PageSize: 2, calls: map[string]int{}}
+// NewDB returns an empty table whose global index gsi1 is named name.
+func NewDB(name string) *DB {
+	return &DB{indexes: map[string]index{name: {partition: "gsi1pk", sort: "gsi1sk", all: true}}, items: map[string]map[string]types.AttributeValue{}, PageSize: 2, calls: map[string]int{}}
 }
 
 // String is the string attribute name of item, "" if it has none.
@@ -558,11 +559,38 @@ func tableKeyCondition(in *dynamodb.QueryInput) (func(sk string) bool, error) {
 	return nil, fmt.Errorf("DB: no such key condition: %s", aws.ToString(in.KeyConditionExpression))
 }
 
-// queryIndex reads gsi1: the items that have its keys, in gsi1sk order
-// (then table key order), matching the key condition; Limit items are read
-// at most (pageSize at most per page), the filter applied after.
+// AddIndex adds the sparse global index name, keyed by the string
+// attributes partition and sort, projecting the table's and the index's
+// keys and the attributes include (INCLUDE): a query of it answers those
+// only, and its writes are charged by their size.
+func (f *DB) AddIndex(name, partition, sort string, include ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.indexes[name] = index{partition: partition, sort: sort, include: include}
+}
+
+// dbProject is item as index ix holds it: whole, or its keys (the table's
+// and the index's) and the included attributes.
+func dbProject(ix index, item map[string]types.AttributeValue) map[string]types.AttributeValue {
+	if ix.all || item == nil {
+		return item
+	}
+	out := map[string]types.AttributeValue{}
+	for _, a := range append([]string{"pk", "sk", ix.partition, ix.sort}, ix.include...) {
+		if v, ok := item[a]; ok {
+			out[a] = v
+		}
+	}
+	return out
+}
+
+// queryIndex reads an index: the items that have its keys, in sort key
+// order (then table key order), matching the key condition, as the index
+// projects them; Limit items are read at most (pageSize at most per page),
+// the filter applied after.
 func (f *DB) queryIndex(in *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) {
-	if aws.ToString(in.IndexName) != f.index {
+	ix, ok := f.indexes[aws.ToString(in.IndexName)]
+	if !ok {
 		return nil, errValidation("The table does not have the specified index: %s", aws.ToString(in.IndexName))
 	}
 	if aws.ToBool(in.ConsistentRead) {
@@ -590,13 +618,14 @@ func (f *DB) queryIndex(in *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) 
 		source = f.indexed
 	}
 	order := func(it map[string]types.AttributeValue) string {
-		return String(it, "gsi1sk") + "\x00" + String(it, "pk") + "\x00" + String(it, "sk")
+		return String(it, ix.sort) + "\x00" + String(it, "pk") + "\x00" + String(it, "sk")
 	}
 	var items []map[string]types.AttributeValue
 	for _, item := range source {
-		if item["gsi1pk"] == nil || item["gsi1sk"] == nil {
+		if item[ix.partition] == nil || item[ix.sort] == nil {
 			continue // a sparse index: only items with its keys
 		}
+		item = dbProject(ix, item)
 		ok, err := kc(item)
 		if err != nil {
 			return nil, err
@@ -619,8 +648,8 @@ func (f *DB) queryIndex(in *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) 
 		n = min(n, int(*in.Limit))
 	}
 	end := min(len(items), start+n)
-	pk := keyValue(in.KeyConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, "gsi1pk")
-	if err := f.admitRead(part{f.index, pk}, sizes(items[start:end]), false, true); err != nil {
+	pk := keyValue(in.KeyConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, ix.partition)
+	if err := f.admitRead(part{aws.ToString(in.IndexName), pk}, sizes(items[start:end]), false, true); err != nil {
 		return nil, err
 	}
 	out := &dynamodb.QueryOutput{ScannedCount: int32(end - start)}
@@ -640,7 +669,7 @@ func (f *DB) queryIndex(in *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) 
 	// DynamoDB's does.
 	if end < len(items) || (in.Limit != nil && end > start && end-start == int(*in.Limit)) {
 		last := items[end-1]
-		out.LastEvaluatedKey = map[string]types.AttributeValue{"pk": last["pk"], "sk": last["sk"], "gsi1pk": last["gsi1pk"], "gsi1sk": last["gsi1sk"]}
+		out.LastEvaluatedKey = map[string]types.AttributeValue{"pk": last["pk"], "sk": last["sk"], ix.partition: last[ix.partition], ix.sort: last[ix.sort]}
 	}
 	return out, nil
 }

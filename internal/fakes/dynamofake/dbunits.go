@@ -2,7 +2,9 @@ package dynamofake
 
 import (
 	"errors"
+	"maps"
 	"reflect"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -24,27 +26,37 @@ func (f *DB) take(charges []charge) []part {
 	return f.meter.take(f.Limits, clock(f.Now), charges)
 }
 
-// inIndex reports whether item is in the sparse index.
-func inIndex(item map[string]av) bool { return item["gsi1pk"] != nil && item["gsi1sk"] != nil }
-
 // writeCharges are the charges of a write that turns old into item (nil:
-// none) at key, factor 1 standard or 2 transactional: the table's, and the
-// index's for an index entry put, changed or removed.
+// none) at key, factor 1 standard or 2 transactional: the table's, and each
+// index's for an index entry put, changed or removed, by its size as the
+// index projects it.
 func (f *DB) writeCharges(key, old, item map[string]av, factor float64) []charge {
 	cs := []charge{{part: part{key: String(key, "pk")}, w: factor * writeUnits(max(itemSize(old), itemSize(item)))}}
-	was, is := inIndex(old), inIndex(item)
-	sameKey := was && is && String(old, "gsi1pk") == String(item, "gsi1pk") && String(old, "gsi1sk") == String(item, "gsi1sk")
+	for _, name := range slices.Sorted(maps.Keys(f.indexes)) {
+		cs = append(cs, indexCharges(name, f.indexes[name], old, item)...)
+	}
+	return cs
+}
+
+// indexCharges are index ix's (named name) charges of a write that turns
+// old into item.
+func indexCharges(name string, ix index, old, item map[string]av) []charge {
+	in := func(it map[string]av) bool { return it[ix.partition] != nil && it[ix.sort] != nil }
+	was, is := in(old), in(item)
+	before, after := dbProject(ix, old), dbProject(ix, item)
+	sameKey := was && is && String(old, ix.partition) == String(item, ix.partition) && String(old, ix.sort) == String(item, ix.sort)
+	var cs []charge
 	switch {
-	case sameKey && reflect.DeepEqual(old, item):
+	case sameKey && reflect.DeepEqual(before, after):
 		// Unchanged: nothing to write to the index.
 	case sameKey:
-		cs = append(cs, charge{part: part{f.index, String(item, "gsi1pk")}, w: writeUnits(itemSize(item))})
+		cs = append(cs, charge{part: part{name, String(item, ix.partition)}, w: writeUnits(itemSize(after))})
 	default:
 		if was {
-			cs = append(cs, charge{part: part{f.index, String(old, "gsi1pk")}, w: writeUnits(itemSize(old))})
+			cs = append(cs, charge{part: part{name, String(old, ix.partition)}, w: writeUnits(itemSize(before))})
 		}
 		if is {
-			cs = append(cs, charge{part: part{f.index, String(item, "gsi1pk")}, w: writeUnits(itemSize(item))})
+			cs = append(cs, charge{part: part{name, String(item, ix.partition)}, w: writeUnits(itemSize(after))})
 		}
 	}
 	return cs

@@ -18,6 +18,7 @@ import (
 type index struct {
 	partition, sort string
 	include         []string
+	all             bool // projects every attribute (DB's gsi1)
 }
 
 // AddIndex adds the global index name, keyed by the string attributes

@@ -17,7 +17,8 @@ type deadEntry struct{ tenant, key string }
 // reads when a filter skips most of them.
 const maxScanPerPage = 1000
 
-// ListDead returns a page of a tenant's dead deliveries, oldest death
+// ListDead returns a page of a tenant's dead deliveries (as
+// store.DeadListed has them: no message, no attempt log), oldest death
 // first, at most limit (above zero), after cursor, as the real store pages
 // its index query: without a filter, a page stopped by its limit carries a
 // cursor; with one, the index is read in chunks (at most 1000 items a
@@ -59,7 +60,7 @@ func (s *Store) ListDead(_ context.Context, tenantID string, f domain.DeadFilter
 	var out []domain.Delivery
 	if f.EndpointID == "" && f.EventType == "" {
 		for _, k := range keys[:min(limit, len(keys))] {
-			out = append(out, copyOf(s.deliveries[ids[k]]))
+			out = append(out, store.DeadListed(copyOf(s.deliveries[ids[k]])))
 		}
 		if len(keys) >= limit {
 			return out, cursorAt(keys[limit-1]), nil
@@ -80,7 +81,7 @@ func (s *Store) ListDead(_ context.Context, tenantID string, f domain.DeadFilter
 			if len(out) == limit {
 				return out, cursorAt(last), nil
 			}
-			out, last = append(out, copyOf(d)), k
+			out, last = append(out, store.DeadListed(copyOf(d))), k
 		}
 		if !stopped {
 			return out, "", nil

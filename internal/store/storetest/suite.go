@@ -596,6 +596,14 @@ func attempts(t *testing.T, u *suite) {
 		return len(listed) > 0
 	}, 10*time.Second, 100*time.Millisecond)
 	require.Equal(t, []string{d.DeliveryID}, listed)
+	// The listing holds what the dead index projects: not the message nor
+	// the attempt log, which a replay reads from the table.
+	page, _, err := s.ListDead(ctx, tenant, domain.DeadFilter{}, 10, "")
+	require.NoError(t, err)
+	require.Len(t, page, 1)
+	require.Equal(t, store.DeadListed(got), page[0], "listed as store.DeadListed has it")
+	require.Empty(t, page[0].Message)
+	require.Empty(t, page[0].AttemptLog)
 	other, _ := u.dead(t, u.id("t_other"), domain.DeadFilter{}, 10)
 	require.Empty(t, other, "listed under its tenant only")
 

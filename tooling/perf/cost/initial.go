@@ -30,8 +30,9 @@ type Assumptions struct {
 
 	// DeliveryIndexCopies is how many index entries each write of a
 	// delivery record (each attempt) also writes: 0, since no index holds
-	// a pending or delivered delivery (gsi1 holds the dead only; the event
-	// index gsi2 is gone). An index projecting every attribute of every
+	// a pending or delivered delivery (the dead index by_dead holds the
+	// dead only, without their message, and gsi1 those of earlier
+	// versions; the event index gsi2 is gone). An index projecting every attribute of every
 	// delivery would make it 1, and store a copy of each record.
 	DeliveryIndexCopies float64
 	// DeliveryWRU is the WRUs of one write of a delivery record: 1, since

@@ -1,0 +1,83 @@
+package store
+
+import (
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/store/keys"
+)
+
+// IndexDead is the state table's sparse index of dead deliveries: partition
+// AttrDeadPK (TENANT#<t>#DEAD), sort key AttrDeadSK (<dead time>#<delivery
+// id>), projecting DeadIndexAttributes only. Deaths recorded by earlier
+// versions are in gsi1 (IndexTenant) under the same keys, whole: the
+// readers read both (legacyDead).
+const IndexDead = "by_dead"
+
+// The dead index's key attributes.
+const (
+	AttrDeadPK = "dead_pk"
+	AttrDeadSK = "dead_sk"
+)
+
+// DeadIndexAttributes are the attributes the dead index projects besides
+// the table's and its own keys: what the DLQ listing shows (api
+// DeadLetterView) and its filter reads. Not message (the payload, read from
+// the table by the replay's claim) nor attempt_log (up to 1 KB an attempt):
+// a death is one index write unit whatever its event's size
+// (TestDeadIndexEntryIsOneWriteUnit). Not delivery_id, tenant_id nor
+// dead_at either, which the keys hold (deadListed).
+var DeadIndexAttributes = []string{"endpoint_id", "event_id", "event_type", "state", "dead_reason", "attempts", "last_status", "last_error", "replayed_at"}
+
+// The readers of the dead list (ListDead, countDead, EraseIndexed) read
+// gsi1's TENANT#<t>#DEAD partitions too (legacyDeadIndex), where earlier
+// versions listed deaths with their whole record, message and attempt log
+// included. No version writes there since the dead index came, and a
+// replay, a retry or a delivery takes a record out of both; a dead record's
+// retention (Retention, counted from its death) ends the rest. One
+// Retention after every function runs a version with the dead index, the
+// partitions are empty and the legacy read can go (docs/deploying.md).
+// A deadSource is an index the readers read, and its key attributes.
+type deadSource struct{ index, pkAttr, skAttr string }
+
+var (
+	deadIndex       = deadSource{IndexDead, AttrDeadPK, AttrDeadSK}
+	tenantIndex     = deadSource{IndexTenant, "gsi1pk", "gsi1sk"}
+	legacyDeadIndex = tenantIndex
+)
+
+// DeadListed is a dead delivery as the dead-letter listing returns it, of
+// either index: the attributes the dead index projects, and those its keys
+// hold.
+func DeadListed(d domain.Delivery) domain.Delivery {
+	return domain.Delivery{
+		DeliveryID: d.DeliveryID, TenantID: d.TenantID, EndpointID: d.EndpointID, EventID: d.EventID, EventType: d.EventType,
+		State: d.State, DeadAt: d.DeadAt, DeadReason: d.DeadReason, Attempts: d.Attempts, LastStatus: d.LastStatus,
+		LastError: d.LastError, ReplayedAt: d.ReplayedAt,
+	}
+}
+
+// fromKeys completes d, read from the index entry item of tenantID's dead
+// list, with what the entry's keys hold.
+func fromKeys(d domain.Delivery, tenantID, sk string, item map[string]types.AttributeValue) domain.Delivery {
+	d.TenantID = tenantID
+	if pk, ok := item["pk"].(*types.AttributeValueMemberS); ok && len(pk.Value) > len(keys.DeliveryPrefix) {
+		d.DeliveryID = pk.Value[len(keys.DeliveryPrefix):]
+	}
+	if at, _, ok := cutTime(sk); ok {
+		d.DeadAt = &at
+	}
+	return DeadListed(d)
+}
+
+// cutTime splits a "<time>#<id>" sort key.
+func cutTime(sk string) (time.Time, string, bool) {
+	for i := 0; i < len(sk); i++ {
+		if sk[i] == '#' {
+			t, err := time.Parse(sortableFormat, sk[:i])
+			return t, sk[i+1:], err == nil
+		}
+	}
+	return time.Time{}, "", false
+}
