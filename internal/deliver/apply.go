@@ -104,6 +104,10 @@ func (h *Handler) observe(at *attempt) {
 // operational event of each transition the store reports.
 func (h *Handler) applyEndpointHealth(ctx context.Context, at *attempt, dec Decision) {
 	ep := at.in.Endpoint
+	if dec.ResetFailures || dec.CountFailure || dec.DisableEndpoint != "" {
+		// Written to: the instance's next batch reads it again.
+		defer h.endpointCache().forget(store.EndpointRef{TenantID: at.in.Message.TenantID, EndpointID: at.in.Message.EndpointID})
+	}
 	if dec.ResetFailures {
 		since, err := h.Store.ResetEndpointFailures(ctx, ep.TenantID, ep.EndpointID)
 		if err != nil {

@@ -40,11 +40,13 @@ type Store interface {
 
 var _ Store = (*store.Store)(nil)
 
-// Snapshots reads what a batch's attempts need: Load reads a whole batch's
-// deliveries, endpoints and tenants' tombstones at once; Delivery, Endpoint
-// and Erased read one, when Load failed.
+// Snapshots reads what a batch's attempts need: LoadWith reads a whole
+// batch's deliveries, endpoints' gates, endpoints and tenants' tombstones,
+// in two parts (the records and gates strongly consistent, the endpoints
+// and tombstones eventually, when not cached); Delivery, Endpoint and
+// Erased read one, strongly consistent, when LoadWith failed.
 type Snapshots interface {
-	Load(ctx context.Context, deliveryIDs []string, endpoints []store.EndpointRef) (store.Snapshot, error)
+	LoadWith(ctx context.Context, opts store.LoadOptions, deliveryIDs []string, endpoints []store.EndpointRef) (store.Snapshot, error)
 	Delivery(ctx context.Context, id string) (domain.Delivery, error)
 	Endpoint(ctx context.Context, tenantID, endpointID string) (domain.Endpoint, error)
 	Erased(ctx context.Context, tenantID string) (bool, error)
@@ -192,6 +194,11 @@ type Handler struct {
 	// Metrics receives the delivery metrics (EMF), gathered per batch and
 	// printed at its end. Nil: none.
 	Metrics *metrics.Writer
+
+	// cache keeps the endpoints and tombstones the batches read, across
+	// the instance's invocations (endpointCache).
+	cacheOnce sync.Once
+	cache     *endpointCache
 }
 
 // DefaultConcurrency is Handler.Concurrency's default: as many attempts in
@@ -279,7 +286,7 @@ func (h *Handler) open(ctx context.Context, ev events.SQSEvent) ([]message.Messa
 		later: &laterSends{},
 	}
 	if len(ids) > 0 {
-		if s, err := h.Store.Load(ctx, ids, refs); err != nil {
+		if s, err := h.load(ctx, ids, refs, needs(msgs, errs)); err != nil {
 			h.Log.WarnContext(ctx, "cannot read the batch's records at once; reading each", "error", err.Error())
 		} else {
 			b.snap = &s

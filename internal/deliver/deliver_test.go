@@ -55,11 +55,17 @@ type testStore struct {
 	recorded map[string]domain.Delivery // the delivery each RecordAttempt was given
 	marked   map[string]string          // MarkDeadBeforeLastAttempt: delivery id -> message
 	resets   int                        // ResetEndpointFailures calls
-	loads    int                        // Load calls
-	singles  int                        // Delivery and Endpoint calls
-	failRead bool                       // Load and Delivery fail
-	failLoad bool                       // Load fails; single reads still work unless failRead
-	failDead bool                       // RecordAttempt fails on deaths (the death and its DLQ depth are one transaction), writing nothing
+	loads    int                        // LoadWith calls
+	// endpointReads counts the endpoints LoadWith was asked to read the
+	// records of, strongEndpointReads those of them strongly consistent.
+	endpointReads, strongEndpointReads int
+	singles                            int  // Delivery and Endpoint calls
+	failRead                           bool // Load and Delivery fail
+	failLoad                           bool // Load fails; single reads still work unless failRead
+	failDead                           bool // RecordAttempt fails on deaths (the death and its DLQ depth are one transaction), writing nothing
+	// lagging are the endpoints an eventually consistent read answers
+	// with, as a replica behind the latest writes would.
+	lagging map[store.EndpointRef]domain.Endpoint
 }
 
 func newFakeStore(eps ...domain.Endpoint) *testStore {
@@ -115,15 +121,30 @@ func (s *testStore) deleteEndpoint(key string) {
 	}
 }
 
-func (s *testStore) Load(ctx context.Context, ids []string, refs []store.EndpointRef) (store.Snapshot, error) {
+func (s *testStore) LoadWith(ctx context.Context, opts store.LoadOptions, ids []string, refs []store.EndpointRef) (store.Snapshot, error) {
 	s.mu.Lock()
 	s.loads++
+	if !opts.NoRecords {
+		s.endpointReads += len(refs)
+		if !opts.Eventual {
+			s.strongEndpointReads += len(refs)
+		}
+	}
 	fail := s.failRead || s.failLoad
+	lagging := s.lagging
 	s.mu.Unlock()
 	if fail {
 		return store.Snapshot{}, errBoom
 	}
-	return s.Store.Load(ctx, ids, refs)
+	snap, err := s.Store.LoadWith(ctx, opts, ids, refs)
+	if err == nil && opts.Eventual {
+		for r, e := range lagging {
+			if _, ok := snap.Endpoints[r]; ok {
+				snap.Endpoints[r] = e // the replica behind
+			}
+		}
+	}
+	return snap, err
 }
 
 func (s *testStore) Delivery(ctx context.Context, id string) (domain.Delivery, error) {
@@ -743,6 +764,7 @@ func TestEndpointHealth(t *testing.T) {
 		e := f.store.endpoint("t1/ep_1")
 		e.ConsecutiveFailures = 7
 		f.store.setEndpoint(e)
+		f.now = f.now.Add(domain.DefaultEndpointCacheTTL) // the instance's copy of the endpoint has run out
 		f.run(t, sqsMessage(t, "d2", "1", f.now))
 		require.Equal(t, 1, f.store.resets)
 	})
@@ -927,7 +949,7 @@ func TestBatchRecordsAreReadAtOnce(t *testing.T) {
 		f.store.PutDelivery(domain.Delivery{DeliveryID: "b", TenantID: "t1", EndpointID: "ep_1", State: domain.StateDelivered})
 		msgs := []events.SQSMessage{sqsMessage(t, "a", "1", f.now), sqsMessage(t, "b", "1", f.now), sqsMessage(t, "c", "2", f.now)}
 		require.Empty(t, f.run(t, msgs...))
-		require.Equal(t, 1, f.store.loads)
+		require.Equal(t, 2, f.store.loads, "the deliveries and gate strongly, the endpoint (not cached yet) eventually")
 		require.Equal(t, 0, f.store.singles)
 		require.EqualValues(t, 2, f.hits.Load(), "b was already delivered (seen in the batch read): not sent again")
 		require.Len(t, f.store.outcomes["a"], 1)
@@ -1158,6 +1180,7 @@ func TestSecretsAreOpenedOncePerWarmFunction(t *testing.T) {
 	until := f.now.Add(time.Hour)
 	e.SealedSecrets, e.SealedRetiringSecret, e.RetiringUntil = []string{f.seal(t, "t1", "ep_1", cur)}, e.SealedSecrets[0], &until
 	f.store.setEndpoint(e)
+	f.now = f.now.Add(domain.DefaultEndpointCacheTTL) // the instance's copy of the endpoint has run out
 	require.Empty(t, f.run(t, batch("c")...))
 	require.Equal(t, 2, decrypts())
 }

@@ -35,6 +35,82 @@
 // endpoint makes the delivery dead (invalid_secret); KMS failing or
 // throttled returns the message to the queue untried.
 //
+// # Endpoint reads
+//
+// A batch's records are read at once (load): its deliveries and its
+// endpoints' gates strongly consistent, in one request, for every batch
+// (a delivery's record decides its fate, and the conditional writes that
+// follow are made on it as read; the gate's fast mark lets batches past
+// the gate's slots); its endpoints and their tenants' tombstones (on the
+// tenant's partition, TENANT#<t>, which every batch of all its endpoints
+// would read) eventually consistent, and kept by the Lambda instance
+// (endpointCache) for domain.DefaultEndpointCacheTTL (1 s) on the
+// handler's clock, for at most domain.DefaultEndpointCacheSize endpoints
+// (the one kept longest is dropped beyond). What a batch sends by is so
+// up to the TTL and DynamoDB's replication lag old: about 2 s, but never
+// older than what its messages were made against:
+//
+//   - every write of an endpoint's configuration through the API (a
+//     change, a rotation, an enable or a disable) adds one to its revision
+//     (domain.Endpoint.Revision, an atomic ADD), and every message carries
+//     the revision its sender read (message.Message.EndpointRevision:
+//     enqueue's, from the tenant's endpoints it fanned the event out by).
+//     A kept copy older than the greatest revision of its batch's messages
+//     is not used: the endpoint is read again, eventually consistent, and,
+//     if the replica answers with an older revision still, strongly
+//     consistent. A message of an earlier version (revision 0) takes any
+//     copy, as before;
+//   - a test event (domain.TestEventType) and a resend (Resend) are sent by
+//     the endpoint as it is now, read strongly consistent whatever is kept
+//     (a tenant sends them right after a change, and enqueue's listing of
+//     the endpoints is itself eventually consistent); they are rare.
+//
+// That is safe where a late change has the effect it would have had on a
+// message already in flight when it was made (an attempt reads at its
+// start and sends up to RequestTimeout, 15 s, later), and it is not kept
+// where it is not:
+//
+//   - a disabled or missing endpoint makes its message dead: one that the
+//     eventual read shows disabled or missing (of a tenant not being
+//     erased) is read again strongly before, and is never kept, so an
+//     enable, or an endpoint created a moment ago, is seen at once; a
+//     disable made elsewhere is seen within about 2 s, its messages sent
+//     meanwhile as those in flight at the disable are;
+//   - an erasure (the tombstone): seen within about 2 s, the messages
+//     sent meanwhile as those already in flight when the tombstone was
+//     written are (the erasure deletes the deliveries afterwards, phase by
+//     phase); once seen it is kept, a tombstone staying store.TombstoneTTL;
+//   - a changed URL or headers: used by every message made after the
+//     change (its revision), by those made before it within about 2 s;
+//     the SSRF guard checks the address of every request as it is sent;
+//   - a rotated secret: the signing secrets (the new one and the retiring
+//     one, for the rotation's grace, api.DefaultGrace unless asked
+//     otherwise) come from the endpoint's record, and are chosen at the
+//     attempt's time (domain.Endpoint.SigningSecrets), so a retiring
+//     secret's end is never missed. A message made after the rotation
+//     (its revision the rotation's or later) is signed with the new secret
+//     (beside the old one, for its grace): the rotation's revision is
+//     newer than any copy kept from before it. A message made before it
+//     may be signed with the old secret alone for about 2 s after it, as
+//     one in flight at the rotation would be; the old one stays valid for
+//     the grace, and a grace of 0 means the tenant accepts that;
+//   - the rate limit and the concurrency: a new limit applies within
+//     about 2 s; the slots themselves (TakeSlots, TakeGate) are
+//     conditional writes, never cached;
+//   - the breaker and the failure count: the breaker's state is computed
+//     at the attempt's time from the endpoint as read, so an open breaker
+//     turns half open on time; one opened or closed elsewhere is seen
+//     within about 2 s (meanwhile an endpoint just opened may get this
+//     instance's attempts, through its gate, and a probe's success may
+//     keep this instance's deliveries waiting; the probe slot keeps one
+//     probe at a time); a success resets the count when the endpoint as
+//     read shows failures, so failures counted elsewhere within the last
+//     2 s may be reset by a later success only.
+//
+// What the instance writes to an endpoint itself (a failure counted, a
+// reset, a disable) it forgets, and reads again strongly consistent at
+// its next batch: it sees its own writes.
+//
 // # Endpoint counters
 //
 // Every sent attempt (and every attempt the SSRF guard refused) is counted

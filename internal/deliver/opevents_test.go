@@ -173,6 +173,7 @@ func TestEveryDeathIsNoted(t *testing.T) {
 	e := f.store.endpoint("t1/ep_1")
 	e.Disabled = true
 	f.store.setEndpoint(e)
+	f.now = f.now.Add(domain.DefaultEndpointCacheTTL) // the instance's copy of the endpoint has run out
 	f.run(t, sqsMessage(t, "d_disabled", "1", f.now))
 	start, _ := opevent.Window(f.now, DefaultDeadWindow)
 	w, err := f.store.DeadWindow(context.Background(), "t1", "ep_1", start)

@@ -35,4 +35,14 @@ const (
 	// DefaultEnqueueSendConcurrency is how many SendMessageBatch requests
 	// one enqueue invocation has in flight at once (docs/capacity.md).
 	DefaultEnqueueSendConcurrency = 4
+	// DefaultEndpointCacheTTL is how long a deliver instance keeps an
+	// endpoint's record and its tenant's tombstone, read eventually
+	// consistent, before it reads them again: with DynamoDB's replication
+	// lag (usually well under a second), what a batch sends by is at most
+	// about 2 s old (see package deliver's "Endpoint reads").
+	DefaultEndpointCacheTTL = time.Second
+	// DefaultEndpointCacheSize is how many endpoints a deliver instance
+	// keeps at most; beyond, the oldest kept is dropped (an endpoint's
+	// record is a few KB at most: some MB in all).
+	DefaultEndpointCacheSize = 4096
 )

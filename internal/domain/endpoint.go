@@ -44,6 +44,16 @@ type Endpoint struct {
 	RetiringSecret string     `dynamodbav:"retiring_secret,omitempty"`
 	RetiringUntil  *time.Time `dynamodbav:"retiring_until,omitempty"`
 	UpdatedAt      *time.Time `dynamodbav:"updated_at,omitempty"`
+	// Revision counts the writes of the endpoint's configuration made
+	// through the API (a change, a rotation, an enable or a disable: each
+	// adds one, atomically); 0 for an endpoint not changed since it was
+	// created (or last changed before revisions were counted). A delivery
+	// message carries the revision its sender read
+	// (message.Message.EndpointRevision): deliver sends it by no older
+	// copy of the endpoint than that (package deliver, "Endpoint reads").
+	// Health writes (failure counts, the breaker, deliver's own disable)
+	// do not count: deliver reads again what it wrote itself.
+	Revision int64 `dynamodbav:"revision,omitempty"`
 	// RateLimit is the most requests per second hookline sends the
 	// endpoint, across every deliver invocation, replays and resends
 	// included. 0 (the default): no limit.

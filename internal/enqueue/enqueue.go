@@ -220,7 +220,7 @@ func (h *Handler) sendUnsent(ctx context.Context, fanOuts []fanOut, existing sto
 			if d, ok := existing.Deliveries[id]; ok && sent(d) {
 				continue // attempted: sent by an earlier run of this record
 			}
-			o := outgoing{f: f, endpointID: ep.EndpointID, id: id}
+			o := outgoing{f: f, endpointID: ep.EndpointID, id: id, revision: ep.Revision}
 			e, err := o.entry()
 			if err != nil {
 				return cmp.Or(s.wait(), &failure{f.seq, f.seq, err})
@@ -439,6 +439,8 @@ type outgoing struct {
 	f          *fanOut
 	endpointID string
 	id         string
+	// revision is the endpoint's, as read (message.Message.EndpointRevision).
+	revision int64
 }
 
 // entry encodes the delivery's message, in its tenant's message group
@@ -448,6 +450,7 @@ func (o outgoing) entry() (sqstypes.SendMessageBatchRequestEntry, error) {
 	body, err := message.Encode(message.Message{
 		DeliveryID: o.id, TenantID: ev.TenantID, EndpointID: o.endpointID, EventID: ev.ID,
 		EventType: ev.Type, OccurredAt: ev.OccurredAt, Sequence: ev.Sequence, Payload: ev.Payload,
+		EndpointRevision: o.revision,
 	})
 	if err != nil {
 		return sqstypes.SendMessageBatchRequestEntry{}, fmt.Errorf("encode delivery message %s: %w", o.id, err)

@@ -961,3 +961,20 @@ func TestRecordsOtherThanInsertAreNotEvents(t *testing.T) {
 		})
 	}
 }
+
+// Each message carries its endpoint's revision as read (deliver sends it
+// by no older copy of the endpoint): 0 for one never changed.
+func TestMessagesCarryTheirEndpointsRevision(t *testing.T) {
+	t.Parallel()
+	rotated := endpoint("t1", "ep_b")
+	rotated.Revision = 3
+	s := newFakeStore(endpoint("t1", "ep_a"), rotated)
+	q := &fakeQueue{}
+	_, err := newHandler(s, q).Handle(context.Background(), streamEvent(image("e1", "t1", nil)))
+	require.NoError(t, err)
+	got := map[string]int64{}
+	for _, m := range q.sent() {
+		got[m.EndpointID] = m.EndpointRevision
+	}
+	require.Equal(t, map[string]int64{"ep_a": 0, "ep_b": 3}, got)
+}

@@ -54,6 +54,14 @@ type Message struct {
 	// (a hop), without an attempt. Nil on every other message. Receivers
 	// never see it.
 	NotBefore *time.Time `json:"not_before,omitempty"`
+	// EndpointRevision is the endpoint's revision (domain.Endpoint.Revision)
+	// its sender read when it made the message: deliver sends it by a copy
+	// of the endpoint at least that new, reading the endpoint again,
+	// strongly consistent, when the copy it keeps is older (package
+	// deliver, "Endpoint reads"). 0, as on messages of earlier versions:
+	// any copy will do. A replay or a deferral keeps it. Receivers never
+	// see it.
+	EndpointRevision int64 `json:"endpoint_revision,omitempty"`
 }
 
 // AgeFrom is the time the message's age counts from: its replay, if any,

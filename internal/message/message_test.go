@@ -98,3 +98,31 @@ func TestReplayedCarriesNoAttempts(t *testing.T) {
 	require.Zero(t, m.Deferrals)
 	require.NotContains(t, again, "attempts")
 }
+
+// A message carries the endpoint revision its sender read; one of an
+// earlier version, without it, still decodes (revision 0: any copy of the
+// endpoint will do), and 0 is left out of the body. A replay keeps the
+// revision, and the receiver's body never shows it.
+func TestEndpointRevisionIsCarriedAndOptional(t *testing.T) {
+	t.Parallel()
+	old := `{"delivery_id":"d","tenant_id":"t","endpoint_id":"e","event_id":"ev","event_type":"a.b","occurred_at":"2026-11-01T00:00:00Z","payload":{}}`
+	m, err := Decode(old)
+	require.NoError(t, err)
+	require.Zero(t, m.EndpointRevision)
+	body, err := Encode(m)
+	require.NoError(t, err)
+	require.NotContains(t, string(body), "endpoint_revision")
+
+	m.EndpointRevision = 7
+	body, err = Encode(m)
+	require.NoError(t, err)
+	require.Contains(t, string(body), `"endpoint_revision":7`)
+	again, err := Replayed(string(body), time.Now())
+	require.NoError(t, err)
+	r, err := Decode(again)
+	require.NoError(t, err)
+	require.EqualValues(t, 7, r.EndpointRevision)
+	sent, err := r.RequestBody()
+	require.NoError(t, err)
+	require.NotContains(t, string(sent), "revision")
+}

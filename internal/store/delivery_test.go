@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/fakes/dynamofake"
 	"github.com/stretchr/testify/require"
 )
 
@@ -98,6 +99,40 @@ func TestLoadIsConsistentUnlessAskedOtherwise(t *testing.T) {
 	_, err = s.LoadWith(ctx, LoadOptions{}, []string{id}, nil)
 	require.NoError(t, err)
 	require.Equal(t, []bool{true, false, true}, db.Consistent())
+}
+
+// NoRecords leaves the endpoints and their tombstones out of a read,
+// NoGates their gates: deliver reads the two parts apart, each with its
+// own consistency.
+func TestLoadLeavesOutWhatItIsAskedTo(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := dynamofake.NewDB(IndexTenant)
+	s := newTestStore(db)
+	s.Now = func() time.Time { return hotT0 }
+	putEndpoint(t, s, "t1", "ep_1")
+	_, err := s.CreateTenant(ctx, domain.Tenant{TenantID: "t1"})
+	require.NoError(t, err)
+	require.NoError(t, s.Tombstone(ctx, "t1"))
+	fast := hotT0.Add(time.Minute)
+	require.NoError(t, s.MarkGate(ctx, "t1", "ep_1", &fast))
+	refs := []EndpointRef{{"t1", "ep_1"}}
+
+	all, err := s.Load(ctx, nil, refs)
+	require.NoError(t, err)
+	require.Len(t, all.Endpoints, 1)
+	require.True(t, all.Erased["t1"])
+	require.Len(t, all.FastUntil, 1)
+	gates, err := s.LoadWith(ctx, LoadOptions{NoRecords: true}, nil, refs)
+	require.NoError(t, err)
+	require.Empty(t, gates.Endpoints)
+	require.Empty(t, gates.Erased)
+	require.Equal(t, all.FastUntil, gates.FastUntil)
+	records, err := s.LoadWith(ctx, LoadOptions{NoGates: true, Eventual: true}, nil, refs)
+	require.NoError(t, err)
+	require.Equal(t, all.Endpoints, records.Endpoints)
+	require.Equal(t, all.Erased, records.Erased)
+	require.Empty(t, records.FastUntil)
 }
 
 // A record an attempt wrote before attempts wrote delivery_id is still found

@@ -99,12 +99,16 @@ func (s *Store) UpdateEndpoint(ctx context.Context, tenantID, endpointID string,
 	}, fmt.Errorf("endpoint %s: %w", endpointID, ErrNotFound), fmt.Sprintf("update endpoint %s", endpointID))
 }
 
-// updateEndpointItem runs in, an update of one existing endpoint
-// (updateExistingEndpoint; ReturnValues set here), and returns the endpoint
+// updateEndpointItem runs in, an update of one existing endpoint's
+// configuration (updateExistingEndpoint; ReturnValues and the revision's
+// increment added here), and returns the endpoint
 // as written. A failed
 // condition answers onConditionFailed; another error is wrapped with action.
 func (s *Store) updateEndpointItem(ctx context.Context, tenantID, endpointID string, in *dynamodb.UpdateItemInput, onConditionFailed error, action string) (domain.Endpoint, error) {
 	in.ReturnValues = types.ReturnValueAllNew
+	// Every such write is a new revision (domain.Endpoint.Revision).
+	in.UpdateExpression = aws.String(aws.ToString(in.UpdateExpression) + " ADD revision :revision")
+	in.ExpressionAttributeValues[":revision"] = &types.AttributeValueMemberN{Value: "1"}
 	out, err := s.updateExistingEndpoint(ctx, tenantID, endpointID, in)
 	if isConditionFailed(err) {
 		return domain.Endpoint{}, onConditionFailed

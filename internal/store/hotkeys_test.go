@@ -65,11 +65,22 @@ var knownHotKeys = map[string]struct {
 	// Spread: more shards (each a smaller part of the limit), or slots
 	// taken by the batch (fewer, larger calls).
 	"rate slot": {"", "RATE#t1#ep_1#0", 8000},
-	// deliver's Load reads the endpoint's item and its tenant's tombstone
-	// strongly consistent (1 RCU each, on TENANT#<t>) for every batch:
-	// 1,500 batches a second of one tenant. Spread: eventually consistent
-	// reads (half the units), cached in the instance for a few seconds.
-	"endpoint read (Load)": {"", "TENANT#t1", 1500},
+	// deliver reads a batch's deliveries and its endpoints' gates strongly
+	// consistent (LoadWith with NoRecords): 1 RCU on the endpoint's gate
+	// (GATE#<t>#<e>) a batch, 3,000 batches a second of one endpoint
+	// (30,000 events with batches of 10; here batches of one), each of a
+	// tenant's endpoints on its own key. Spread: read the gate eventually
+	// consistent (its fast_until is a hint; TakeGate, a conditional write,
+	// decides) for 6,000, or keep it in the instance a moment.
+	"deliver's batch read (LoadWith)": {"", "GATE#t1#ep_1", 3000},
+	// The endpoint's item and its tenant's tombstone, read eventually
+	// consistent (0.5 RCU each, on TENANT#<t>) when deliver's per-instance
+	// cache has no copy younger than domain.DefaultEndpointCacheTTL (1 s):
+	// 3,000 cache misses a second of one tenant, at most one a second per
+	// deliver instance and endpoint, however many batches. (Read strongly
+	// for every batch, as before, they capped a tenant's batches, of all
+	// its endpoints together, at 1,500 a second.) Spread: a longer TTL.
+	"endpoint read (cache miss)": {"", "TENANT#t1", 3000},
 	// A page of 50 dead deliveries (the API's default), read from the dead
 	// index, which holds the listed attributes only (entries of about 300
 	// B, whatever the messages' size), and the first page also queries
@@ -161,9 +172,13 @@ func hotPaths() []hotPath {
 			_, err := s.TakeSlots(ctx, "t1", "ep_1", hotT0, 1, 100_000)
 			return err
 		}},
-		{"endpoint read (Load)", func(t *testing.T, _ *dynamofake.DB, s *Store) { putEndpoint(t, s, "t1", "ep_1") },
+		{"deliver's batch read (LoadWith)", setupGate, func(ctx context.Context, s *Store, i int) error {
+			_, err := s.LoadWith(ctx, LoadOptions{NoRecords: true}, []string{hotDelivery("t1", i).DeliveryID}, []EndpointRef{{"t1", "ep_1"}})
+			return err
+		}},
+		{"endpoint read (cache miss)", func(t *testing.T, _ *dynamofake.DB, s *Store) { putEndpoint(t, s, "t1", "ep_1") },
 			func(ctx context.Context, s *Store, i int) error {
-				_, err := s.Load(ctx, []string{hotDelivery("t1", i).DeliveryID}, []EndpointRef{{"t1", "ep_1"}})
+				_, err := s.LoadWith(ctx, LoadOptions{Eventual: true, NoGates: true}, nil, []EndpointRef{{"t1", "ep_1"}})
 				return err
 			}},
 		{"DLQ listing (50 a page)", seedDead(100), func(ctx context.Context, s *Store, i int) error {
@@ -175,6 +190,13 @@ func hotPaths() []hotPath {
 			return err
 		}},
 	}
+}
+
+// setupGate writes ep_1's endpoint and its gate, shown fast.
+func setupGate(t *testing.T, _ *dynamofake.DB, s *Store) {
+	putEndpoint(t, s, "t1", "ep_1")
+	fast := hotT0.Add(5 * time.Second)
+	require.NoError(t, s.MarkGate(context.Background(), "t1", "ep_1", &fast))
 }
 
 // seedDead records n deaths of t1 (messages of 1 KB): the listing's and

@@ -40,6 +40,12 @@ type LoadOptions struct {
 	// a second, usually less) may not be seen yet. Default false: strongly
 	// consistent, every write acknowledged before the read is seen.
 	Eventual bool
+	// NoRecords leaves the endpoints' records and their tenants'
+	// tombstones out of the read; NoGates their gates (FastUntil). The
+	// deliver function reads its deliveries and gates strongly consistent
+	// for every batch, and the endpoints and tombstones, which it keeps a
+	// moment, eventually consistent when it has no fresh copy.
+	NoRecords, NoGates bool
 }
 
 // Load reads deliveries and endpoints with strongly consistent reads, as
@@ -67,11 +73,15 @@ func (s *Store) LoadWith(ctx context.Context, opts LoadOptions, deliveryIDs []st
 		add(deliveryKey(id))
 	}
 	for _, e := range endpoints {
-		add(endpointKey(e.TenantID, e.EndpointID))
 		// The tenant's tombstone and the endpoint's gate, in the same
 		// request.
-		add(tombstoneKey(e.TenantID))
-		add(gateKey(e.TenantID, e.EndpointID))
+		if !opts.NoRecords {
+			add(endpointKey(e.TenantID, e.EndpointID))
+			add(tombstoneKey(e.TenantID))
+		}
+		if !opts.NoGates {
+			add(gateKey(e.TenantID, e.EndpointID))
+		}
 	}
 	for start := 0; start < len(ks); start += maxBatchGet {
 		items, err := s.batchGet(ctx, ks[start:min(len(ks), start+maxBatchGet)], !opts.Eventual)

@@ -120,6 +120,7 @@ func (s *Store) ListEndpoints(_ context.Context, tenantID string, limit int, cur
 func (s *Store) UpdateEndpoint(_ context.Context, tenantID, endpointID string, c store.EndpointChange) (domain.Endpoint, error) {
 	return s.changeEndpoint(tenantID, endpointID, "endpoint", func(e *domain.Endpoint) {
 		s.applyChange(e, c)
+		e.Revision++
 	})
 }
 
@@ -211,6 +212,7 @@ func (s *Store) RotateSecret(ctx context.Context, tenantID, endpointID string, r
 	e.SealedSecrets = []string{r.Sealed}
 	e.RetiringUntil, e.UpdatedAt = stamp(now.Add(r.Grace)), stamp(now)
 	e.Secrets, e.RetiringSecret, e.SealedRetiringSecret = nil, "", retiring
+	e.Revision++
 	e = copyOf(e)
 	s.endpoints[k] = e
 	return copyOf(e), nil
@@ -222,6 +224,7 @@ func (s *Store) RotateSecret(ctx context.Context, tenantID, endpointID string, r
 func (s *Store) SetEndpointEnabled(_ context.Context, tenantID, endpointID string, enabled bool) (domain.Endpoint, error) {
 	return s.changeEndpoint(tenantID, endpointID, "endpoint", func(e *domain.Endpoint) {
 		e.UpdatedAt = stamp(s.now())
+		e.Revision++
 		if enabled {
 			e.Disabled, e.ConsecutiveFailures, e.DisabledReason, e.DisabledAt, e.FailuresSince = false, 0, "", nil, nil
 		} else {

@@ -13,8 +13,9 @@ func (s *Store) Load(ctx context.Context, deliveryIDs []string, endpoints []stor
 	return s.LoadWith(ctx, store.LoadOptions{}, deliveryIDs, endpoints)
 }
 
-// LoadWith is Load; every read here is consistent, whatever the options.
-func (s *Store) LoadWith(_ context.Context, _ store.LoadOptions, deliveryIDs []string, endpoints []store.EndpointRef) (store.Snapshot, error) {
+// LoadWith is Load, leaving out what opts leave out; every read here is
+// consistent, whatever opts.Eventual says.
+func (s *Store) LoadWith(_ context.Context, opts store.LoadOptions, deliveryIDs []string, endpoints []store.EndpointRef) (store.Snapshot, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	snap := store.Snapshot{Deliveries: map[string]domain.Delivery{}, Endpoints: map[store.EndpointRef]domain.Endpoint{}, Erased: map[string]bool{}, FastUntil: map[store.EndpointRef]time.Time{}}
@@ -24,13 +25,13 @@ func (s *Store) LoadWith(_ context.Context, _ store.LoadOptions, deliveryIDs []s
 		}
 	}
 	for _, r := range endpoints {
-		if e, ok := s.endpoints[endpointKey{r.TenantID, r.EndpointID}]; ok {
+		if e, ok := s.endpoints[endpointKey{r.TenantID, r.EndpointID}]; ok && !opts.NoRecords {
 			snap.Endpoints[r] = copyOf(e)
 		}
-		if s.tombstones[r.TenantID] {
+		if s.tombstones[r.TenantID] && !opts.NoRecords {
 			snap.Erased[r.TenantID] = true
 		}
-		if g := s.gates[r.TenantID+"\x00"+r.EndpointID]; g != nil && !g.fastUntil.IsZero() {
+		if g := s.gates[r.TenantID+"\x00"+r.EndpointID]; g != nil && !g.fastUntil.IsZero() && !opts.NoGates {
 			snap.FastUntil[r] = g.fastUntil.Truncate(time.Millisecond)
 		}
 	}

@@ -123,6 +123,7 @@ var cases = []testCase{
 	{"endpoints list per tenant in id order, page by page", endpointPages},
 	{"a rotation retires the current secret sealed, and loses no concurrent one", rotation},
 	{"enabling clears the failure count; disabling names the tenant", enabling},
+	{"every write of an endpoint's configuration is a new revision; its health writes are not", revisions},
 	{"endpoint failures count up, mark failing and disable once each, and recover once", endpointHealth},
 	{"the circuit breaker opens with the failing mark, doubles its cooldown per failed probe only, and closes on a success", breaker},
 	{"a run of failures disables only once it has lasted the time asked for", patientDisable},
@@ -369,6 +370,42 @@ func rotation(t *testing.T, u *suite) {
 
 	_, err = s.RotateSecret(ctx, tenant, "ep_missing", store.Rotation{Sealed: "x"})
 	require.ErrorIs(t, err, store.ErrNotFound)
+}
+
+// revisions: a change, a rotation, a disable and an enable each add one to
+// the endpoint's revision (deliver's cache compares it with the revision a
+// message was made against); a health write (a failure, its reset,
+// deliver's own disable) does not.
+func revisions(t *testing.T, u *suite) {
+	ctx, s := context.Background(), u.s
+	tenant := u.id("t_rev")
+	created, err := s.CreateEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep", URL: "https://example.com", SealedSecrets: []string{"sealed_1"}})
+	require.NoError(t, err)
+	require.Zero(t, created.Revision)
+	url := "https://example.com/2"
+	writes := []func() (domain.Endpoint, error){
+		func() (domain.Endpoint, error) { return s.UpdateEndpoint(ctx, tenant, "ep", store.EndpointChange{URL: &url}) },
+		func() (domain.Endpoint, error) {
+			return s.RotateSecret(ctx, tenant, "ep", store.Rotation{Sealed: "sealed_2", Grace: time.Hour})
+		},
+		func() (domain.Endpoint, error) { return s.SetEndpointEnabled(ctx, tenant, "ep", false) },
+		func() (domain.Endpoint, error) { return s.SetEndpointEnabled(ctx, tenant, "ep", true) },
+	}
+	for i, write := range writes {
+		got, err := write()
+		require.NoError(t, err)
+		require.EqualValues(t, i+1, got.Revision, "write %d", i)
+		read, err := s.Endpoint(ctx, tenant, "ep")
+		require.NoError(t, err)
+		require.EqualValues(t, i+1, read.Revision)
+	}
+	_, err = s.RecordEndpointFailure(ctx, tenant, "ep", store.HealthThresholds{FailingAfter: 2})
+	require.NoError(t, err)
+	_, err = s.ResetEndpointFailures(ctx, tenant, "ep")
+	require.NoError(t, err)
+	read, err := s.Endpoint(ctx, tenant, "ep")
+	require.NoError(t, err)
+	require.EqualValues(t, len(writes), read.Revision, "health writes keep the revision")
 }
 
 func enabling(t *testing.T, u *suite) {

@@ -140,6 +140,18 @@ type Assumptions struct {
 	// 2.5 s, not per batch), as the one fast endpoint of this workload
 	// is; 2 for one that is slow, or new.
 	GateWritesPerBatch float64
+	// EndpointCacheMissesPerBatch is, per endpoint a deliver batch sends
+	// to, the share of batches whose instance holds no copy of the
+	// endpoint younger than domain.DefaultEndpointCacheTTL (1 s) new
+	// enough for the batch's messages, and so reads the endpoint and its
+	// tenant's tombstone (eventually consistent, half a unit each: 1 RRU).
+	// Assumed 0.12: one busy endpoint, each instance's batches back to
+	// back, a batch taking about DeliverOwnMS + ReceiverLatencyMS = 120 ms,
+	// so about one batch in 8 (a hit rate of 88%) comes after the copy
+	// ran out; a change of the endpoint through the API adds a miss per
+	// instance. Sparse or paced batches (a rate-limited endpoint's take
+	// about 1 s) miss every time: 1. Not measured.
+	EndpointCacheMissesPerBatch float64
 	// MessageBytes is one delivery message on the queue: the payload plus
 	// about 270 bytes of ids, 360 for the small event measured. SQS bills
 	// every started 64 KB of a call's payload as a request, so a batch of
@@ -179,6 +191,7 @@ var InitialAssumptions = Assumptions{
 	EgressBytesPerAttempt:       1000,
 	MessageBytes:                360,
 	GateWritesPerBatch:          0,
+	EndpointCacheMissesPerBatch: 0.12,
 }
 
 // RateLimited is a's workload to one endpoint with a rate limit under a
@@ -212,9 +225,12 @@ func Initial() Inputs { return InitialAssumptions.Inputs() }
 //	                             SendMessageBatch of the messages across records, ten a
 //	                             request. No delivery write.
 //	SQS event source, per batch: ReceiveMessage; DeleteMessageBatch of the successes
-//	deliver, per batch:          BatchGetItem of the deliveries and their endpoints
-//	                             (consistent; an endpoint once per batch, counted here
-//	                             once per message)
+//	deliver, per batch:          BatchGetItem of the deliveries (consistent); of the
+//	                             endpoint and its tombstone only when the instance's
+//	                             cache (1 s) has no fresh enough copy: eventually
+//	                             consistent on EndpointCacheMissesPerBatch of the
+//	                             batches, strongly after the instance's own writes to
+//	                             the endpoint (a failure count, a reset)
 //	deliver, per attempt:        UpdateItem RecordAttempt, an upsert: the first attempt's
 //	                             creates the record (no index write: no index holds a
 //	                             pending or delivered delivery)
@@ -287,7 +303,11 @@ func (a Assumptions) Inputs() Inputs {
 		DynamoDBReads: []Op{
 			{Name: "enqueue LoadWith BatchGetItem: does the delivery exist (eventual)", PerDelivery: 1, Units: 0.5},
 			{Name: "deliver Load BatchGetItem: the delivery (consistent)", PerDelivery: passes, Units: 1},
-			{Name: "deliver Load BatchGetItem: the endpoint (consistent, at most one per message)", PerDelivery: passes, Units: 1},
+			{Name: "deliver LoadWith BatchGetItem: the endpoint and its tombstone on a cache miss (eventual, once per endpoint per batch that misses)", PerDelivery: batches * a.EndpointsPerBatch * a.EndpointCacheMissesPerBatch, Units: 1},
+			// What the instance wrote to the endpoint (a failure counted, a
+			// reset) it reads again strongly at its next batch: at most one
+			// such read per write.
+			{Name: "deliver LoadWith BatchGetItem: the endpoint and its tombstone after the instance wrote to it (consistent, at most one per failure count or reset)", PerDelivery: r * (1 + a.ResetsPerFailure), Units: 2},
 			{Name: "deliver Load BatchGetItem: the endpoint's gate (consistent, one per endpoint per batch)", PerDelivery: batches * a.EndpointsPerBatch, Units: 1},
 			{Name: "enqueue Endpoints Query (eventual, at most one per record)", PerDelivery: 1, Units: 0.5},
 		},
