@@ -17,18 +17,26 @@ import (
 	"net/http"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // Receiver is a loopback HTTP server that records when each id arrived:
 // hookline's requests by their X-Event-Id header, the floor's by their body.
+// It answers at once, or after the delay SetDelay sets.
 type Receiver struct {
-	srv  *http.Server
-	URL  string
-	mu   sync.Mutex
-	seen map[string]time.Time
-	wake chan struct{}
+	srv   *http.Server
+	URL   string
+	mu    sync.Mutex
+	seen  map[string]time.Time
+	wake  chan struct{}
+	delay atomic.Int64 // nanoseconds
 }
+
+// SetDelay makes the receiver answer each request d after it arrived (0:
+// at once), as a receiver doing its own work does; the arrival time is
+// recorded before the wait.
+func (r *Receiver) SetDelay(d time.Duration) { r.delay.Store(int64(d)) }
 
 // NewReceiver listens on 127.0.0.1.
 func NewReceiver() (*Receiver, error) {
@@ -57,6 +65,9 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	select {
 	case r.wake <- struct{}{}:
 	default:
+	}
+	if d := time.Duration(r.delay.Load()); d > 0 {
+		time.Sleep(d)
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
