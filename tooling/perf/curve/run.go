@@ -256,13 +256,14 @@ func setMax(ctx context.Context, fn *lambda.Client, mapping string, c int) error
 // the queue says the SQS hop (deliver, or the floor's) is behind; none says
 // the stream hop is what holds the burst back.
 func watchDepth(ctx context.Context, q *sqs.Client, url string) func() int {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan int)
+	stop, done := make(chan struct{}), make(chan int)
 	go func() {
 		most := 0
 		t := time.NewTicker(200 * time.Millisecond)
 		defer t.Stop()
 		for {
+			// A request is not cut short when the watch stops: it ends with
+			// its answer, and the watch then returns.
 			a, err := q.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &url,
 				AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages}})
 			if err == nil {
@@ -271,6 +272,9 @@ func watchDepth(ctx context.Context, q *sqs.Client, url string) func() int {
 				most = max(most, n)
 			}
 			select {
+			case <-stop:
+				done <- most
+				return
 			case <-ctx.Done():
 				done <- most
 				return
@@ -278,5 +282,5 @@ func watchDepth(ctx context.Context, q *sqs.Client, url string) func() int {
 			}
 		}
 	}()
-	return func() int { cancel(); return <-done }
+	return func() int { close(stop); return <-done }
 }
