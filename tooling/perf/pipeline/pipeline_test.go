@@ -30,4 +30,16 @@ func TestReceiverDelay(t *testing.T) {
 	got, err := rcv.WaitAll(context.Background(), []string{"at-once", "delayed"}, time.Second)
 	require.NoError(t, err)
 	require.Less(t, got["delayed"].Sub(start), 80*time.Millisecond)
+	require.Equal(t, 1, rcv.TakePeak())
+
+	// Three at once are three in flight.
+	done := make(chan time.Duration)
+	for _, id := range []string{"a", "b", "c"} {
+		go func() { done <- post(id) }()
+	}
+	for range 3 {
+		<-done
+	}
+	require.Equal(t, 3, rcv.TakePeak())
+	require.Equal(t, 0, rcv.TakePeak())
 }
