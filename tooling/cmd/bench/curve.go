@@ -46,15 +46,15 @@ func curveSection(ctx context.Context, cfg curve.Config) ([]row, error) {
 
 // curveRows prints the curve: one row a step (hookline's deliveries a
 // second, the floor's, each with the most messages seen waiting in its
-// queue, the ratio, and the capacity model's ceiling C×B/L), then where
+// queue and the most POSTs in flight at the receiver, the ratio, and the capacity model's ceiling C×B/L), then where
 // each flattens and what limits it.
 func curveRows(points []curve.Point, delay time.Duration) []row {
 	var rows []row
 	for _, p := range points {
 		rows = append(rows, row{"curve",
 			fmt.Sprintf("deliveries/s at C=%d, burst of %d, receiver %s (model C×B/L: %.0f/s)", p.Concurrency, p.Hookline.N, delay, curve.Model(p.Concurrency, delay)),
-			fmt.Sprintf("%.0f/s, queue ≤ %d", p.Hookline.PerSecond(), p.HooklineQueuePeak),
-			fmt.Sprintf("%.0f/s floor, queue ≤ %d", p.Floor.PerSecond(), p.FloorQueuePeak), x(p.Ratio()), "(info)"})
+			fmt.Sprintf("%.0f/s, queue ≤ %d, in flight ≤ %d", p.Hookline.PerSecond(), p.HooklineQueuePeak, p.HooklineInFlight),
+			fmt.Sprintf("%.0f/s floor, queue ≤ %d, in flight ≤ %d", p.Floor.PerSecond(), p.FloorQueuePeak, p.FloorInFlight), x(p.Ratio()), "(info)"})
 	}
 	if len(points) > 0 {
 		s := curve.Flattening(points)

@@ -82,6 +82,10 @@ type Point struct {
 	// waiting in each side's queue during its burst (sampled): a backlog
 	// there means the SQS hop is the slower one.
 	HooklineQueuePeak, FloorQueuePeak int
+	// HooklineInFlight and FloorInFlight are the most POSTs the receiver
+	// was answering at once during each side's burst: with its delay, about
+	// the invocations at work × their batch.
+	HooklineInFlight, FloorInFlight int
 }
 
 // Ratio is hookline's deliveries a second over the floor's (0 if either

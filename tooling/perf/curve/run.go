@@ -131,8 +131,9 @@ func Run(ctx context.Context, e *harness.Env, cfg Config) (_ []Point, err error)
 		p := Point{Concurrency: c}
 		floorBurst := func() (err error) {
 			peak := watchDepth(ctx, q, floor.QueueURL)
+			rcv.TakePeak()
 			p.Floor, err = pipeline.Burst(ctx, rcv, floor, fmt.Sprintf("%s_c%d", name, c), cfg.Events, cfg.BurstWait)
-			p.FloorQueuePeak = peak()
+			p.FloorQueuePeak, p.FloorInFlight = peak(), rcv.TakePeak()
 			if err != nil {
 				err = fmt.Errorf("curve: floor burst at C=%d: %w", c, err)
 			}
@@ -140,8 +141,9 @@ func Run(ctx context.Context, e *harness.Env, cfg Config) (_ []Point, err error)
 		}
 		hookBurst := func() (err error) {
 			peak := watchDepth(ctx, q, e.Out.DeliveryQueueURL)
+			rcv.TakePeak()
 			p.Hookline, err = pipeline.Burst(ctx, rcv, hook, fmt.Sprintf("%s_c%d", tenant, c), cfg.Events, cfg.BurstWait)
-			p.HooklineQueuePeak = peak()
+			p.HooklineQueuePeak, p.HooklineInFlight = peak(), rcv.TakePeak()
 			if err != nil {
 				err = fmt.Errorf("curve: hookline burst at C=%d: %w", c, err)
 			}
@@ -159,8 +161,8 @@ func Run(ctx context.Context, e *harness.Env, cfg Config) (_ []Point, err error)
 		if err := second(); err != nil {
 			return points, err
 		}
-		fmt.Fprintf(cfg.Log, "curve: C=%d: hookline %.0f/s (queue peak %d), floor %.0f/s (queue peak %d): %.2fx\n",
-			c, p.Hookline.PerSecond(), p.HooklineQueuePeak, p.Floor.PerSecond(), p.FloorQueuePeak, p.Ratio())
+		fmt.Fprintf(cfg.Log, "curve: C=%d: hookline %.0f/s (queue peak %d, in flight peak %d), floor %.0f/s (queue peak %d, in flight peak %d): %.2fx\n",
+			c, p.Hookline.PerSecond(), p.HooklineQueuePeak, p.HooklineInFlight, p.Floor.PerSecond(), p.FloorQueuePeak, p.FloorInFlight, p.Ratio())
 		points = append(points, p)
 	}
 	return points, nil
