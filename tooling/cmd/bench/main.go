@@ -17,7 +17,9 @@
 //     whose function does nothing), at the same concurrency, and the
 //     isolation section: a quiet tenant's p50 and p95 beside a slow and
 //     beside a hanging endpoint against the same tenant alone (package
-//     isolation; -isolation-only runs it alone);
+//     isolation; -isolation-only runs it alone), and the throughput curve:
+//     deliveries a second at increasing deliver concurrency against the
+//     floor's at the same (package curve; -curve-only runs it alone);
 //   - the console's page weight (HTML+JS+CSS, gzip) against a hello-world
 //     page served the same way, and against console.BudgetGzipBytes: from
 //     the deployed API's /console/ and /console-hello/ with -cloud, else
@@ -43,6 +45,7 @@ import (
 	"github.com/hookline/hookline/tooling/harness"
 	"github.com/hookline/hookline/tooling/perf/coldstart"
 	"github.com/hookline/hookline/tooling/perf/cost"
+	"github.com/hookline/hookline/tooling/perf/curve"
 	"github.com/hookline/hookline/tooling/perf/isolation"
 	"github.com/hookline/hookline/tooling/perf/pipeline"
 )
@@ -62,6 +65,10 @@ func main() {
 	isolationOnly := flag.Bool("isolation-only", false, "with -cloud, run only the isolation section (a quiet tenant alone, beside a slow and beside a hanging endpoint; a few minutes)")
 	isoEvents := flag.Int("isolation-events", isolation.QuietEventsDefault, "the quiet tenant's events in each isolation situation")
 	isoBacklog := flag.Int("isolation-backlog", isolation.BacklogDefault, "the noisy tenant's backlog in each isolation situation")
+	curveOnly := flag.Bool("curve-only", false, "with -cloud, run only the throughput curve (deliveries/s at each deliver concurrency against the floor's; a few minutes)")
+	curveSteps := flag.String("curve-steps", curve.StepsDefault, "the throughput curve's concurrencies (the deliver mapping's and the floor's maximum concurrency), ascending")
+	curveEvents := flag.Int("curve-events", curve.EventsDefault, "events in each burst of the throughput curve (each side, each step)")
+	curveDelay := flag.Duration("curve-delay", curve.DelayDefault, "how long the throughput curve's receiver takes to answer")
 	flag.Parse()
 	ctx := context.Background()
 	var rows []row
@@ -71,6 +78,22 @@ func main() {
 	}
 
 	isoCfg := isolation.Config{QuietEvents: *isoEvents, Backlog: *isoBacklog}
+	steps, err := curve.ParseSteps(*curveSteps)
+	if err != nil {
+		fail("curve", err)
+	}
+	curveCfg := curve.Config{Steps: steps, Events: *curveEvents, Delay: *curveDelay}
+	if *curveOnly {
+		if !*cloud {
+			fail("curve", fmt.Errorf("-curve-only needs -cloud (the stack deployed in the local cloud: make deploy-local)"))
+		}
+		rows, err := curveSection(ctx, curveCfg)
+		if err != nil {
+			fail("curve", err)
+		}
+		printTable(rows)
+		return
+	}
 	if *isolationOnly {
 		if !*cloud {
 			fail("isolation", fmt.Errorf("-isolation-only needs -cloud (the stack deployed in the local cloud: make deploy-local)"))
@@ -152,6 +175,11 @@ func main() {
 			fail("isolation", err)
 		}
 		rows = append(rows, iso...)
+		cur, err := curveSection(ctx, curveCfg)
+		if err != nil {
+			fail("curve", err)
+		}
+		rows = append(rows, cur...)
 	}
 
 	printTable(rows)

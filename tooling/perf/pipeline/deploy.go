@@ -29,8 +29,12 @@ import (
 type Floor struct {
 	Table    string
 	QueueURL string
-	db       *dynamodb.Client
-	undo     []func(context.Context) error
+	// QueueMapping is the UUID of the SQS hop's event source mapping, the
+	// counterpart of hookline's deliver mapping (its MaximumConcurrency is
+	// what the throughput curve sets on both).
+	QueueMapping string
+	db           *dynamodb.Client
+	undo         []func(context.Context) error
 }
 
 // DeployFloor creates the floor's resources, named after name, with the
@@ -123,6 +127,9 @@ func DeployFloor(ctx context.Context, cfg aws.Config, name, bootstrap, target st
 			_, err := fn.DeleteEventSourceMapping(ctx, &lambda.DeleteEventSourceMappingInput{UUID: m.UUID})
 			return err
 		})
+		if suffix == "sqs" {
+			f.QueueMapping = aws.ToString(m.UUID)
+		}
 		return nil
 	}
 	if err := create("sqs", map[string]string{"FLOOR_MODE": "sqs", "FLOOR_TARGET": target}, queueARN, 10); err != nil {

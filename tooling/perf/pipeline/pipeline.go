@@ -17,18 +17,33 @@ import (
 	"net/http"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // Receiver is a loopback HTTP server that records when each id arrived:
 // hookline's requests by their X-Event-Id header, the floor's by their body.
+// It answers at once, or after the delay SetDelay sets.
 type Receiver struct {
-	srv  *http.Server
-	URL  string
-	mu   sync.Mutex
-	seen map[string]time.Time
-	wake chan struct{}
+	srv   *http.Server
+	URL   string
+	mu    sync.Mutex
+	seen  map[string]time.Time
+	wake  chan struct{}
+	delay atomic.Int64 // nanoseconds
+
+	inFlight, peak atomic.Int64 // requests being answered; the most at once since TakePeak
 }
+
+// TakePeak returns the most requests the receiver was answering at once
+// since the last call (or since it started), and starts counting afresh.
+// With a delay set, it shows how many the senders had in flight.
+func (r *Receiver) TakePeak() int { return int(r.peak.Swap(r.inFlight.Load())) }
+
+// SetDelay makes the receiver answer each request d after it arrived (0:
+// at once), as a receiver doing its own work does; the arrival time is
+// recorded before the wait.
+func (r *Receiver) SetDelay(d time.Duration) { r.delay.Store(int64(d)) }
 
 // NewReceiver listens on 127.0.0.1.
 func NewReceiver() (*Receiver, error) {
@@ -44,6 +59,10 @@ func NewReceiver() (*Receiver, error) {
 
 func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	at := time.Now()
+	n := r.inFlight.Add(1)
+	defer r.inFlight.Add(-1)
+	for p := r.peak.Load(); n > p && !r.peak.CompareAndSwap(p, n); p = r.peak.Load() {
+	}
 	body, _ := io.ReadAll(io.LimitReader(req.Body, 1<<20))
 	id := req.Header.Get("X-Event-Id")
 	if id == "" {
@@ -57,6 +76,9 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	select {
 	case r.wake <- struct{}{}:
 	default:
+	}
+	if d := time.Duration(r.delay.Load()); d > 0 {
+		time.Sleep(d)
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
