@@ -384,7 +384,9 @@ func revisions(t *testing.T, u *suite) {
 	require.Zero(t, created.Revision)
 	url := "https://example.com/2"
 	writes := []func() (domain.Endpoint, error){
-		func() (domain.Endpoint, error) { return s.UpdateEndpoint(ctx, tenant, "ep", store.EndpointChange{URL: &url}) },
+		func() (domain.Endpoint, error) {
+			return s.UpdateEndpoint(ctx, tenant, "ep", store.EndpointChange{URL: &url})
+		},
 		func() (domain.Endpoint, error) {
 			return s.RotateSecret(ctx, tenant, "ep", store.Rotation{Sealed: "sealed_2", Grace: time.Hour})
 		},
