@@ -70,11 +70,11 @@ func TestListDeadMergesTheLegacyPartition(t *testing.T) {
 	db := newFakeDB()
 	s := newTestStore(db)
 	t0 := time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC)
-	var all, legacy []string
+	var all []string
 	for i := range 9 {
 		id, put := fmt.Sprintf("msg_%d", i), putDead
 		if i < 3 || i == 5 {
-			put, legacy = putLegacyDead, append(legacy, id) // mostly the oldest, as after an upgrade
+			put = putLegacyDead // mostly the oldest, as after an upgrade
 		}
 		put(t, db, "t1", id, "ep_1", "order.created", t0.Add(time.Duration(i)*time.Minute))
 		all = append(all, id)
