@@ -281,7 +281,14 @@ func endToEnd(ctx context.Context, latencyN, burstN int) ([]row, error) {
 		return nil, fmt.Errorf("hookline warm-up: %w", err)
 	}
 	fmt.Fprintf(os.Stderr, "bench: latency over %d events each, alternating\n", latencyN)
+	latencyStart := time.Now()
 	lat, err := pipeline.Latency(ctx, rcv, hook, floor, tenant, latencyN)
+	if err != nil {
+		return nil, err
+	}
+	// The latency's events go one at a time, each its own batch: what
+	// light traffic costs.
+	single, err := costRows(ctx, e, latencyStart, latencyN, "batches of one: the latency's events, one at a time", "≤ $3")
 	if err != nil {
 		return nil, err
 	}
@@ -302,35 +309,44 @@ func endToEnd(ctx context.Context, latencyN, burstN int) ([]row, error) {
 			fmt.Sprintf("%.0f events/s floor", fb.PerSecond()), x(ratio(hb.Elapsed, fb.Elapsed)) + " the time", "(info)"},
 	}
 
-	// What the burst cost: the functions' own reports in their logs.
-	time.Sleep(3 * time.Second) // the last invocations' REPORT lines
-	fn, logs := lambda.NewFromConfig(e.AWS), cloudwatchlogs.NewFromConfig(e.AWS)
-	enq, err := pipeline.FunctionUsage(ctx, fn, logs, e.Out.EnqueueFunctionName, burstStart)
+	full, err := costRows(ctx, e, burstStart, burstN, "full batches: the burst", "≤ $2")
 	if err != nil {
 		return nil, err
 	}
-	del, err := pipeline.FunctionUsage(ctx, fn, logs, e.Out.DeliverFunctionName, burstStart)
+	return append(append(rows, full...), single...), nil
+}
+
+// costRows are what the events written since since cost, from the
+// functions' own reports in their logs (their invocations, durations and
+// log bytes), with the rest of the cost model's assumptions: n events to
+// one endpoint, 5% retried once.
+func costRows(ctx context.Context, e *harness.Env, since time.Time, n int, what, target string) ([]row, error) {
+	time.Sleep(3 * time.Second) // the last invocations' REPORT lines
+	fn, logs := lambda.NewFromConfig(e.AWS), cloudwatchlogs.NewFromConfig(e.AWS)
+	enq, err := pipeline.FunctionUsage(ctx, fn, logs, e.Out.EnqueueFunctionName, since)
+	if err != nil {
+		return nil, err
+	}
+	del, err := pipeline.FunctionUsage(ctx, fn, logs, e.Out.DeliverFunctionName, since)
 	if err != nil {
 		return nil, err
 	}
 	a := cost.InitialAssumptions
-	n := float64(burstN)
 	if enq.Invocations > 0 && del.Invocations > 0 {
-		a.RecordsPerEnqueueInvocation = n / float64(enq.Invocations)
+		a.RecordsPerEnqueueInvocation = float64(n) / float64(enq.Invocations)
 		a.EnqueueDurationMS = float64(enq.MeanDuration().Microseconds()) / 1000
-		a.DeliverBatchSize = n / float64(del.Invocations)
+		a.DeliverBatchSize = float64(n) / float64(del.Invocations)
 		a.DeliverOwnMS = float64(del.MeanDuration().Microseconds()) / 1000
-		a.EnqueueLogBytes = float64(enq.OwnLogBytes) / n
-		a.DeliveredLogBytes = float64(del.OwnLogBytes) / n
+		a.EnqueueLogBytes = float64(enq.OwnLogBytes) / float64(n)
+		a.DeliveredLogBytes = float64(del.OwnLogBytes) / float64(n)
 	}
 	est := cost.Estimate(cost.Default, a.Inputs())
-	rows = append(rows,
-		row{"cost", "enqueue: records per invocation, ms per invocation (burst)", fmt.Sprintf("%.1f, %.1f ms", a.RecordsPerEnqueueInvocation, a.EnqueueDurationMS), "", "", "(measured)"},
-		row{"cost", "deliver: messages per invocation, ms per invocation (burst)", fmt.Sprintf("%.1f, %.1f ms", a.DeliverBatchSize, a.DeliverOwnMS), "", "", "(measured)"},
-		row{"cost", "function log bytes per delivery (burst)", fmt.Sprintf("%.0f B", float64(enq.OwnLogBytes+del.OwnLogBytes)/n), "", "", "(measured)"},
-		row{"cost", "AWS cost per million deliveries (1 endpoint, 5% retried)", fmt.Sprintf("$%.2f", est.Total), "", "", "≤ $2"},
-	)
-	return rows, nil
+	return []row{
+		{"cost", "enqueue: records per invocation, ms per invocation (" + what + ")", fmt.Sprintf("%.1f, %.1f ms", a.RecordsPerEnqueueInvocation, a.EnqueueDurationMS), "", "", "(measured)"},
+		{"cost", "deliver: messages per invocation, ms per invocation (" + what + ")", fmt.Sprintf("%.1f, %.1f ms", a.DeliverBatchSize, a.DeliverOwnMS), "", "", "(measured)"},
+		{"cost", "function log bytes per delivery (" + what + ")", fmt.Sprintf("%.0f B", float64(enq.OwnLogBytes+del.OwnLogBytes)/float64(n)), "", "", "(measured)"},
+		{"cost", "AWS cost per million deliveries (1 endpoint, 5% retried; " + what + ")", fmt.Sprintf("$%.2f", est.Total), "", "", target},
+	}, nil
 }
 
 func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
