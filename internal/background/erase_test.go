@@ -248,3 +248,49 @@ func TestDeadNoticeOfErasedTenantWritesNothing(t *testing.T) {
 		require.Equal(t, tenantB, ev.TenantID)
 	}
 }
+
+// A sweep that finds in the DLQ the messages of a tenant being erased (left
+// by an erasure that could not see them: someone held them hidden) deletes
+// them, and writes no record for them: neither for the one whose record the
+// erasure deleted nor for the one still pending, whose deaths it would
+// otherwise record (the tenant's payloads, back in the state table). The
+// other tenant's message is swept as before: its missed death recorded, the
+// message kept.
+func TestSweepDeletesErasedTenantsMessages(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	for _, tenant := range []string{tenantA, tenantB} {
+		_, err := e.st.CreateTenant(ctx, domain.Tenant{TenantID: tenant})
+		require.NoError(t, err)
+	}
+	require.NoError(t, e.st.Tombstone(ctx, tenantA))
+	sent := e.t0.Add(-time.Hour)
+	e.st.put(domain.Delivery{DeliveryID: "a_pending", TenantID: tenantA, EndpointID: "ep_1", State: domain.StatePending, Attempts: 3})
+	e.q.addDLQ(body("a_pending", tenantA, "ep_1", "order.created"), sent)
+	e.q.addDLQ(body("a_gone", tenantA, "ep_1", "order.created"), sent)
+	bID := e.q.addDLQ(body("b_gone", tenantB, "ep_1", "order.created"), sent)
+
+	deleted, kept, err := e.w.Sweep(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, deleted, "the erased tenant's two messages")
+	require.Equal(t, 1, kept)
+	_, ok := e.q.dlqState(bID)
+	require.True(t, ok, "the other tenant's message stays")
+	e.q.mu.Lock()
+	require.Len(t, e.q.dlq, 1)
+	e.q.mu.Unlock()
+
+	_, err = e.st.Delivery(ctx, "a_gone")
+	require.ErrorIs(t, err, store.ErrNotFound, "no record resurrected")
+	d, err := e.st.Delivery(ctx, "a_pending")
+	require.NoError(t, err)
+	require.Equal(t, domain.StatePending, d.State, "no death recorded for the erased tenant")
+	require.Empty(t, d.Message)
+	depths, err := e.st.DLQDepths(ctx)
+	require.NoError(t, err)
+	require.Zero(t, depths[tenantA])
+	b, err := e.st.Delivery(ctx, "b_gone")
+	require.NoError(t, err)
+	require.Equal(t, domain.StateDead, b.State, "the other tenant's missed death is recorded")
+}
