@@ -202,7 +202,7 @@ func TestLeastPrivilege(t *testing.T) {
 		},
 		"replay": func(g grantSet) {
 			g.add(arn(s.deliveryQueue), nil, "sqs:SendMessage")
-			g.add(arn(s.deadLetter), nil, "sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:ReceiveMessage") // sweep, redrive
+			g.add(arn(s.deadLetter), nil, "sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage") // sweep, redrive, erasure
 			g.add(arn(s.replayJobs), nil, consume...)
 			g.add(arn(s.replayJobs), nil, "sqs:SendMessage") // the next step
 			g.add(arn(s.replayOps), nil, consume...)

@@ -130,8 +130,11 @@ func grantReplay(fn awslambda.Function, p replayProps, jobs, ops awssqs.Queue) {
 		"dynamodb:Query", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem")
 	grantIndexQuery(fn, p.Functions.StateTable)
 	p.Queues.Delivery.Grant(fn, jsii.String("sqs:SendMessage"))
-	// The sweep and the redrive: receive, delete, make visible again.
-	p.Queues.DeadLetter.Grant(fn, jsii.String("sqs:ReceiveMessage"), jsii.String("sqs:DeleteMessage"), jsii.String("sqs:ChangeMessageVisibility"))
+	// The sweep, the redrive and the erasure: receive, delete, make visible
+	// again; the erasure also counts the messages others hold hidden
+	// (GetQueueAttributes).
+	p.Queues.DeadLetter.Grant(fn, jsii.String("sqs:ReceiveMessage"), jsii.String("sqs:DeleteMessage"), jsii.String("sqs:ChangeMessageVisibility"),
+		jsii.String("sqs:GetQueueAttributes"))
 	jobs.Grant(fn, jsii.String("sqs:SendMessage"))
 	ops.Grant(fn, jsii.String("sqs:SendMessage"))
 }

@@ -46,6 +46,10 @@ func (q *quietQueue) ChangeMessageVisibility(context.Context, *sqs.ChangeMessage
 	return &sqs.ChangeMessageVisibilityOutput{}, nil
 }
 
+func (q *quietQueue) GetQueueAttributes(context.Context, *sqs.GetQueueAttributesInput, ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
+	return &sqs.GetQueueAttributesOutput{Attributes: map[string]string{"ApproximateNumberOfMessagesNotVisible": "0"}}, nil
+}
+
 // noOutbox is an outbox with nothing in it (the replay worker's tests
 // cover the outbox and the DLQ).
 type noOutbox struct{}

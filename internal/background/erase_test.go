@@ -8,8 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/erasure"
+	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/opevent"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/stretchr/testify/require"
@@ -247,4 +250,151 @@ func TestDeadNoticeOfErasedTenantWritesNothing(t *testing.T) {
 	for _, ev := range out.events {
 		require.Equal(t, tenantB, ev.TenantID)
 	}
+}
+
+// A sweep that finds in the DLQ the messages of a tenant being erased (left
+// by an erasure that could not see them: someone held them hidden) deletes
+// them, and writes no record for them: neither for the one whose record the
+// erasure deleted nor for the one still pending, whose deaths it would
+// otherwise record (the tenant's payloads, back in the state table). The
+// other tenant's message is swept as before: its missed death recorded, the
+// message kept.
+func TestSweepDeletesErasedTenantsMessages(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	for _, tenant := range []string{tenantA, tenantB} {
+		_, err := e.st.CreateTenant(ctx, domain.Tenant{TenantID: tenant})
+		require.NoError(t, err)
+	}
+	require.NoError(t, e.st.Tombstone(ctx, tenantA))
+	sent := e.t0.Add(-time.Hour)
+	e.st.put(domain.Delivery{DeliveryID: "a_pending", TenantID: tenantA, EndpointID: "ep_1", State: domain.StatePending, Attempts: 3})
+	e.q.addDLQ(body("a_pending", tenantA, "ep_1", "order.created"), sent)
+	e.q.addDLQ(body("a_gone", tenantA, "ep_1", "order.created"), sent)
+	bID := e.q.addDLQ(body("b_gone", tenantB, "ep_1", "order.created"), sent)
+
+	deleted, kept, err := e.w.Sweep(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, deleted, "the erased tenant's two messages")
+	require.Equal(t, 1, kept)
+	_, ok := e.q.dlqState(bID)
+	require.True(t, ok, "the other tenant's message stays")
+	e.q.mu.Lock()
+	require.Len(t, e.q.dlq, 1)
+	e.q.mu.Unlock()
+
+	_, err = e.st.Delivery(ctx, "a_gone")
+	require.ErrorIs(t, err, store.ErrNotFound, "no record resurrected")
+	d, err := e.st.Delivery(ctx, "a_pending")
+	require.NoError(t, err)
+	require.Equal(t, domain.StatePending, d.State, "no death recorded for the erased tenant")
+	require.Empty(t, d.Message)
+	depths, err := e.st.DLQDepths(ctx)
+	require.NoError(t, err)
+	require.Zero(t, depths[tenantA])
+	b, err := e.st.Delivery(ctx, "b_gone")
+	require.NoError(t, err)
+	require.Equal(t, domain.StateDead, b.State, "the other tenant's missed death is recorded")
+}
+
+// hideDLQ receives every visible DLQ message, hidden for hide, as another
+// consumer (a sweep, a redrive) does while an erasure runs.
+func hideDLQ(t *testing.T, e *env, hide time.Duration) int {
+	t.Helper()
+	out, err := e.q.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(dlqURL), MaxNumberOfMessages: 10, VisibilityTimeout: int32(hide.Seconds())})
+	require.NoError(t, err)
+	return len(out.Messages)
+}
+
+// dlqTenants lists the tenants of the DLQ's messages, and whether each is
+// visible now.
+func dlqTenants(t *testing.T, e *env) map[string]bool {
+	t.Helper()
+	e.q.mu.Lock()
+	defer e.q.mu.Unlock()
+	out := map[string]bool{}
+	for _, m := range e.q.dlq {
+		msg, err := message.Decode(m.Body)
+		require.NoError(t, err)
+		out[msg.TenantID] = !m.VisibleAt.After(e.clk.Now())
+	}
+	return out
+}
+
+// An erasure whose DLQ pass overlaps someone else's (a sweep hides each
+// message it reads) cannot see the messages they hold: it does not call the
+// DLQ done while SQS counts more messages hidden than the pass holds, and
+// its next step, sent a little later, finds and deletes the tenant's
+// message once it is visible again. The other tenant's message stays, and
+// is visible again.
+func TestEraseTenantWaitsForDLQMessagesHiddenByOthers(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	o := newFakeOutbox()
+	e.w.Outbox = o
+	seedErasure(t, e, o, tenantA)
+	seedErasure(t, e, o, tenantB)
+	j, err := startErasure(ctx, e, tenantA)
+	require.NoError(t, err)
+
+	require.Equal(t, 2, hideDLQ(t, e, 2*time.Second), "a sweep holds both tenants' DLQ messages")
+	sent := len(e.q.sentTo(opsURL))
+	require.NoError(t, e.w.Step(ctx, j.JobID))
+	got := e.st.job(j.JobID)
+	require.Equal(t, domain.StatusRunning, got.Status, "not done while others hold DLQ messages")
+	require.Equal(t, domain.EraseDLQ, got.Erasure.Phase)
+	next := e.q.sentTo(opsURL)
+	require.Len(t, next, sent+1, "its next step is sent")
+	require.Equal(t, int32(30), next[sent].Delay, "a little later")
+
+	e.clk.Advance(30 * time.Second)
+	e.run(t, e.w, j.JobID)
+	got = e.st.job(j.JobID)
+	require.Equal(t, domain.StatusCompleted, got.Status)
+	require.Equal(t, 1, got.Erasure.Erased[domain.EraseDLQ], "the tenant's DLQ message, seen by the later step")
+	require.Zero(t, got.Erasure.DLQLeftToSweep)
+	require.Equal(t, map[string]bool{tenantB: true}, dlqTenants(t, e), "only the other tenant's message is left, visible")
+}
+
+// An erasure whose tenant's DLQ message is held hidden for longer than it
+// waits (a redrive hides them 10 minutes) completes after a bounded number
+// of waits and says how many messages it left to the sweep; the next sweep
+// after they are visible again deletes the tenant's message and records
+// nothing of it, and leaves the other tenant's.
+func TestEraseTenantLeavesLongHiddenDLQMessagesToTheSweep(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	o := newFakeOutbox()
+	e.w.Outbox = o
+	seedErasure(t, e, o, tenantA)
+	seedErasure(t, e, o, tenantB)
+	j, err := startErasure(ctx, e, tenantA)
+	require.NoError(t, err)
+
+	require.Equal(t, 2, hideDLQ(t, e, 10*time.Minute), "a redrive holds both tenants' DLQ messages")
+	steps := e.run(t, e.w, j.JobID)
+	require.Greater(t, steps, 1, "it waited")
+	got := e.st.job(j.JobID)
+	require.Equal(t, domain.StatusCompleted, got.Status)
+	require.Zero(t, got.Erasure.Erased[domain.EraseDLQ])
+	require.Equal(t, 2, got.Erasure.DLQLeftToSweep)
+	_, err = e.st.Delivery(ctx, "dead_"+tenantA)
+	require.ErrorIs(t, err, store.ErrNotFound)
+
+	e.clk.Advance(10 * time.Minute)
+	deleted, kept, err := e.w.Sweep(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, deleted, "the erased tenant's message")
+	require.Equal(t, 1, kept, "the other tenant's, still dead")
+	left := dlqTenants(t, e)
+	require.Len(t, left, 1)
+	require.Contains(t, left, tenantB, "the other tenant's message only (hidden a moment by the sweep)")
+	_, err = e.st.Delivery(ctx, "dead_"+tenantA)
+	require.ErrorIs(t, err, store.ErrNotFound, "no record written back")
+	depths, err := e.st.DLQDepths(ctx)
+	require.NoError(t, err)
+	require.NotContains(t, depths, tenantA)
 }

@@ -561,3 +561,24 @@ func (q *fakeQueue) ChangeMessageVisibility(_ context.Context, in *sqs.ChangeMes
 }
 
 func strPtr(s string) *string { return &s }
+
+// GetQueueAttributes answers the DLQ's ApproximateNumberOfMessagesNotVisible:
+// its messages hidden now (exactly; SQS's figure is approximate).
+func (q *fakeQueue) GetQueueAttributes(_ context.Context, in *sqs.GetQueueAttributesInput, _ ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if err, _ := q.faults.hit("GetQueueAttributes"); err != nil {
+		return nil, err
+	}
+	if in.QueueUrl == nil || *in.QueueUrl != dlqURL {
+		return nil, errors.New("the fake answers the DLQ's attributes only")
+	}
+	hidden := 0
+	for _, m := range q.dlq {
+		if m.VisibleAt.After(q.now()) {
+			hidden++
+		}
+	}
+	name := string(sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible)
+	return &sqs.GetQueueAttributesOutput{Attributes: map[string]string{name: strconv.Itoa(hidden)}}, nil
+}

@@ -123,8 +123,7 @@ func (w *Worker) redriveStep(ctx context.Context, j *domain.ReplayJob) (bool, ti
 // eraseStep runs one step of a tenant's erasure (erasure.Eraser).
 func (w *Worker) eraseStep(ctx context.Context, j *domain.ReplayJob) (bool, time.Duration, error) {
 	e := erasure.Eraser{Store: w.Store, Erasures: w.Store, Outbox: w.Outbox, DLQ: w.dlq(), Now: w.Now}
-	done, err := e.Step(ctx, j)
-	return done, 0, err
+	return e.Step(ctx, j)
 }
 
 // dlq is the delivery DLQ.

@@ -8,7 +8,8 @@
 //     tenant's concurrent replay does not send it twice.
 //   - Sweeper: the sweep, at most once per gap (store.ClaimSweep). It
 //     deletes the stale copies of deliveries delivered or replayed since,
-//     and records the deaths their attempts did not.
+//     and the messages of tenants being erased (a tombstone), and records
+//     the deaths their attempts did not (never an erased tenant's).
 //   - Depths: every tenant's DLQ depth as gauges, and the reconciliation of
 //     the depth counters with the dead index.
 //   - Queue: receiving, deleting and showing again the DLQ's messages, and

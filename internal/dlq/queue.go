@@ -15,12 +15,13 @@ type SQS interface {
 	ReceiveMessage(context.Context, *sqs.ReceiveMessageInput, ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
 	DeleteMessage(context.Context, *sqs.DeleteMessageInput, ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error)
 	ChangeMessageVisibility(context.Context, *sqs.ChangeMessageVisibilityInput, ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error)
+	GetQueueAttributes(context.Context, *sqs.GetQueueAttributesInput, ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
 }
 
 var _ SQS = (*sqs.Client)(nil)
 
 // Queue is the delivery DLQ: the messages SQS moved there, received hidden
-// for a while, deleted, or shown again.
+// for a while, deleted, or shown again, and how many are hidden.
 type Queue struct {
 	SQS SQS
 	URL string
@@ -54,6 +55,23 @@ func (q Queue) Show(ctx context.Context, ms []sqstypes.Message) {
 	for _, m := range ms {
 		_, _ = q.SQS.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: &q.URL, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0})
 	}
+}
+
+// Hidden is how many of the DLQ's messages are in flight now: received by
+// someone (this caller included) and hidden (SQS's
+// ApproximateNumberOfMessagesNotVisible, an approximation that may lag a
+// little behind the receives and deletes just made).
+func (q Queue) Hidden(ctx context.Context) (int, error) {
+	name := string(sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible)
+	out, err := q.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &q.URL, AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeName(name)}})
+	if err != nil {
+		return 0, fmt.Errorf("read the DLQ's hidden messages: %w", err)
+	}
+	n, err := strconv.Atoi(out.Attributes[name])
+	if err != nil {
+		return 0, fmt.Errorf("read the DLQ's hidden messages: %s is %q", name, out.Attributes[name])
+	}
+	return n, nil
 }
 
 // SentAt is when a message received was sent to the DLQ (zero if SQS did

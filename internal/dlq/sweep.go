@@ -8,18 +8,20 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/store"
 )
 
 // SweepStore is what the sweep needs of the state table: one sweep per gap,
-// the deliveries' records, and the death of one recorded on the record as
-// read (store.ErrConflict otherwise).
+// the deliveries' records, the death of one recorded on the record as read
+// (store.ErrConflict otherwise), and the tenants' tombstones.
 type SweepStore interface {
 	ClaimSweep(ctx context.Context, gap time.Duration) (bool, error)
 	Delivery(ctx context.Context, id string) (domain.Delivery, error)
 	RecordAttemptIfUnchanged(ctx context.Context, d domain.Delivery, a domain.Attempt, o domain.Outcome) error
+	Erased(ctx context.Context, tenantID string) (bool, error)
 }
 
 var _ SweepStore = (*store.Store)(nil)
@@ -59,18 +61,22 @@ func (w *Sweeper) Coalesced(ctx context.Context, gap time.Duration) error {
 }
 
 // Sweep deletes from the DLQ the messages whose deliveries were delivered or
-// replayed after the message was sent, records the death of a delivery whose
-// message is here while its record still says pending or does not exist
-// (its last attempt was cut off before it was recorded), and leaves every
-// other message as it was. A death is recorded on the record as the sweep
-// read it only: one made or changed meanwhile is read again and acted on as
-// it is. It looks at each message once (each is hidden while the sweep runs,
-// then made visible again) and returns how many it deleted and kept.
+// replayed after the message was sent, and those of tenants erased or being
+// erased (a tombstone: their records are gone or going, and the message is
+// their payload), records the death of a delivery whose message is here
+// while its record still says pending or does not exist (its last attempt
+// was cut off before it was recorded), and leaves every other message as it
+// was. A death is recorded on the record as the sweep read it only: one made
+// or changed meanwhile is read again and acted on as it is; never for a
+// tenant with a tombstone. It looks at each message once (each is hidden
+// while the sweep runs, then made visible again) and returns how many it
+// deleted and kept.
 func (w *Sweeper) Sweep(ctx context.Context) (deleted, kept int, err error) {
 	// Each message is hidden for two seconds only, so that a sweep never
 	// keeps messages from anyone else for long; the sweep stops when three
 	// receives in a row bring nothing it has not seen.
 	seen := map[string]bool{}
+	erased := map[string]bool{} // tombstones read, one per tenant per pass
 	deadline := w.now().Add(2 * time.Minute)
 	for quiet := 0; quiet < 3 && w.now().Before(deadline); {
 		msgs, err := w.DLQ.Receive(ctx, 10, sweepHide)
@@ -83,29 +89,11 @@ func (w *Sweeper) Sweep(ctx context.Context) (deleted, kept int, err error) {
 				continue
 			}
 			seen[aws.ToString(m.MessageId)], fresh = true, true
-			msg, derr := message.Decode(aws.ToString(m.Body))
-			if derr != nil {
+			if w.sweepOne(ctx, m, erased) {
+				deleted++
+			} else {
 				kept++
-				continue
 			}
-			d, gerr := w.Store.Delivery(ctx, msg.DeliveryID)
-			if errors.Is(gerr, store.ErrNotFound) {
-				// No record at all: every attempt stopped before it could
-				// write one. The message is all there is; record it dead,
-				// from the message, if there still is no record then.
-				d, gerr = unrecorded(msg), nil
-			}
-			if gerr == nil && missedDeath(d, SentAt(m)) {
-				// SQS moved it here after its last attempt, but the attempt
-				// was never recorded (the function stopped first): record the
-				// death, so the tenant sees and can replay it.
-				d, gerr = w.recordMissedDeath(ctx, d, msg, aws.ToString(m.Body), SentAt(m))
-			}
-			if gerr != nil || !IsStale(d, SentAt(m)) || w.DLQ.Delete(ctx, m) != nil {
-				kept++
-				continue
-			}
-			deleted++
 		}
 		if fresh {
 			quiet = 0
@@ -115,6 +103,68 @@ func (w *Sweeper) Sweep(ctx context.Context) (deleted, kept int, err error) {
 	}
 	w.Log.InfoContext(ctx, "DLQ swept", "deleted", deleted, "kept", kept)
 	return deleted, kept, nil
+}
+
+// sweepOne handles one DLQ message (see Sweep) and reports whether it
+// deleted it; erased holds the tombstones read so far in the pass.
+func (w *Sweeper) sweepOne(ctx context.Context, m sqstypes.Message, erased map[string]bool) bool {
+	msg, derr := message.Decode(aws.ToString(m.Body))
+	if derr != nil {
+		return false
+	}
+	gone, gerr := w.erased(ctx, erased, msg.TenantID, false)
+	if gerr != nil {
+		return false
+	}
+	if gone {
+		return w.dropErased(ctx, m, msg)
+	}
+	d, gerr := w.Store.Delivery(ctx, msg.DeliveryID)
+	if errors.Is(gerr, store.ErrNotFound) {
+		// No record at all: every attempt stopped before it could write
+		// one. The message is all there is; record it dead, from the
+		// message, if there still is no record then.
+		d, gerr = unrecorded(msg), nil
+	}
+	if gerr == nil && missedDeath(d, SentAt(m)) {
+		// SQS moved it here after its last attempt, but the attempt was
+		// never recorded (the function stopped first): record the death, so
+		// the tenant sees and can replay it. Unless its tenant was
+		// tombstoned since the pass read it (read again: an erasure that
+		// began meanwhile must not find a record made after its own pass).
+		if gone, gerr = w.erased(ctx, erased, msg.TenantID, true); gerr == nil && gone {
+			return w.dropErased(ctx, m, msg)
+		}
+		if gerr == nil {
+			d, gerr = w.recordMissedDeath(ctx, d, msg, aws.ToString(m.Body), SentAt(m))
+		}
+	}
+	return gerr == nil && IsStale(d, SentAt(m)) && w.DLQ.Delete(ctx, m) == nil
+}
+
+// dropErased deletes the DLQ message of an erased tenant, logged by its ids
+// only (never its payload), and reports whether it did.
+func (w *Sweeper) dropErased(ctx context.Context, m sqstypes.Message, msg message.Message) bool {
+	if w.DLQ.Delete(ctx, m) != nil {
+		return false
+	}
+	w.Log.InfoContext(ctx, "deleted a DLQ message of an erased tenant", "tenant_id", msg.TenantID, "delivery_id", msg.DeliveryID)
+	return true
+}
+
+// erased reports whether a tenant has a tombstone, read once per pass
+// (cache) unless again, when a tombstone not found before is read anew.
+func (w *Sweeper) erased(ctx context.Context, cache map[string]bool, tenantID string, again bool) (bool, error) {
+	if gone, ok := cache[tenantID]; ok && (gone || !again) {
+		return gone, nil
+	}
+	gone, err := w.Store.Erased(ctx, tenantID)
+	if err != nil {
+		w.Log.ErrorContext(ctx, "cannot read a tenant's tombstone; its DLQ message is kept", "tenant_id", tenantID, "error", err.Error())
+		return false, err
+	}
+	cache[tenantID] = gone
+	return gone, nil
 }
 
 // unrecorded is a delivery that has no record, as its message describes it:

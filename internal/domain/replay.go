@@ -56,6 +56,13 @@ type Erasure struct {
 	Endpoints []string `json:"-" dynamodbav:"endpoints,omitempty"`
 	// Erased counts the items deleted, by kind.
 	Erased map[string]int `json:"erased" dynamodbav:"erased"`
+	// DLQWaits counts the steps whose DLQ phase found messages hidden by
+	// someone else (a sweep, a redrive) and waited for them.
+	DLQWaits int `json:"-" dynamodbav:"dlq_waits,omitempty"`
+	// DLQLeftToSweep is how many DLQ messages were still hidden by someone
+	// else when the DLQ phase stopped waiting: any of the tenant's among
+	// them are deleted by the DLQ sweep, which drops a tombstoned tenant's.
+	DLQLeftToSweep int `json:"dlq_left_to_sweep,omitempty" dynamodbav:"dlq_left_to_sweep,omitempty"`
 }
 
 // ErasePhases are the phases of an erasure, in order: deliveries first

@@ -5,5 +5,7 @@
 // before the next, so a step stopped anywhere is resumed by the job's
 // message and does the rest. The outbox items are found through the outbox
 // table's by_tenant index (OutboxTable), each deleted after the deliveries
-// that derive from it.
+// that derive from it. The DLQ's messages are received; those someone else
+// holds hidden are waited for a few steps, then left to the DLQ sweep, which
+// deletes a tombstoned tenant's (Eraser.eraseDLQ).
 package erasure

@@ -2,6 +2,7 @@ package erasure
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -95,46 +96,51 @@ func (w *Eraser) now() time.Time {
 // checkpointed before the next; every deletion is idempotent, so a step
 // stopped anywhere is resumed by the job's message and does the rest. It
 // reports done when the last phase is: the caller completes the job, or
-// else sends its next step.
-func (w *Eraser) Step(ctx context.Context, j *domain.ReplayJob) (done bool, err error) {
+// else sends its next step, after next (the DLQ phase waiting for messages
+// someone else holds hidden: eraseDLQ).
+func (w *Eraser) Step(ctx context.Context, j *domain.ReplayJob) (done bool, next time.Duration, err error) {
 	e := j.Erasure
 	if e == nil || e.TenantID == "" {
-		return false, fmt.Errorf("erase job %s: no tenant", j.JobID)
+		return false, 0, fmt.Errorf("erase job %s: no tenant", j.JobID)
 	}
 	if w.Erasures == nil || w.Outbox == nil {
-		return false, fmt.Errorf("erase job %s: the worker has no Erasures or Outbox", j.JobID)
+		return false, 0, fmt.Errorf("erase job %s: the worker has no Erasures or Outbox", j.JobID)
 	}
 	if e.Erased == nil {
 		e.Erased = map[string]int{}
 	}
 	if j.Status != domain.StatusRunning {
 		if err := w.begin(ctx, j); err != nil {
-			return false, err
+			return false, 0, err
 		}
 	}
 	deadline := w.now().Add(eraseStepTime)
 	for w.now().Before(deadline) {
 		counts, done, err := w.erasePhase(ctx, e)
-		if err != nil {
-			return false, err
-		}
 		for k, n := range counts {
 			e.Erased[k] += n
+		}
+		wait := errors.Is(err, errDLQHeld)
+		if err != nil && !wait {
+			return false, 0, err
 		}
 		if done {
 			i := slices.Index(domain.ErasePhases, e.Phase)
 			if i < 0 || i == len(domain.ErasePhases)-1 {
 				e.Phase = ""
-				return true, nil
+				return true, 0, nil
 			}
 			e.Phase = domain.ErasePhases[i+1]
 		}
 		j.Steps++
 		if err := w.Store.SaveJob(ctx, j); err != nil {
-			return false, err
+			return false, 0, err
+		}
+		if wait {
+			return false, dlqWait, nil
 		}
 	}
-	return false, nil
+	return false, 0, nil
 }
 
 // begin reads the tenant's endpoints, once, before any is deleted (the ids
@@ -161,7 +167,7 @@ func (w *Eraser) erasePhase(ctx context.Context, e *domain.Erasure) (map[string]
 	case domain.EraseDeliveries:
 		return w.eraseEvents(ctx, e)
 	case domain.EraseDLQ:
-		n, done, err := w.eraseDLQ(ctx, e.TenantID)
+		n, done, err := w.eraseDLQ(ctx, e)
 		return map[string]int{domain.EraseDLQ: n}, done, err
 	case domain.EraseReplayJobs:
 		open, err := w.Erasures.EraseOpenJobs(ctx, e.TenantID)
@@ -226,10 +232,23 @@ func (w *Eraser) eraseEvents(ctx context.Context, e *domain.Erasure) (map[string
 // tenant's: each message received is deleted if it is the tenant's, and
 // held (hidden) if not until the pass ends, then made visible again at once
 // (visibility 0), so that the pass sees the messages behind it. The DLQ has
-// no redrive: a receive costs its messages nothing. It reports done when
-// three receives in a row bring nothing it has not seen; a pass that runs
-// out of time is not done, and the next step goes on.
-func (w *Eraser) eraseDLQ(ctx context.Context, tenantID string) (int, bool, error) {
+// no redrive: a receive costs its messages nothing. A pass that runs out of
+// time is not done, and the next step goes on.
+//
+// A pass cannot see the messages someone else holds hidden meanwhile (a
+// sweep re-hides each it reads for 2 s while it runs, a redrive hides them
+// 10 minutes): after three receives in a row bring nothing it has not seen,
+// it asks SQS how many messages are hidden. More than it holds itself: it
+// is not done, and errDLQHeld has the job's next step try again after
+// dlqWait, when a sweep's have long been shown again. This is bounded
+// (dlqWaits steps per erasure: another consumer may hold messages for
+// longer, a busy DLQ may always have some hidden, and SQS's count is
+// approximate and may lag the deletes just made): then the phase is done,
+// and the count still hidden by others is recorded (DLQLeftToSweep). Any of
+// the tenant's among them are not left for good: the DLQ sweep deletes a
+// tombstoned tenant's messages and records nothing of them, and deliver
+// drops those a redrive sends back.
+func (w *Eraser) eraseDLQ(ctx context.Context, e *domain.Erasure) (int, bool, error) {
 	seen := map[string]bool{}
 	var held []sqstypes.Message
 	defer func() { w.DLQ.Show(ctx, held) }()
@@ -249,7 +268,7 @@ func (w *Eraser) eraseDLQ(ctx context.Context, tenantID string) (int, bool, erro
 			fresh = fresh || !seen[id]
 			seen[id] = true
 			msg, derr := message.Decode(aws.ToString(m.Body))
-			if derr != nil || msg.TenantID != tenantID {
+			if derr != nil || msg.TenantID != e.TenantID {
 				held = append(held, m)
 				continue
 			}
@@ -264,5 +283,35 @@ func (w *Eraser) eraseDLQ(ctx context.Context, tenantID string) (int, bool, erro
 			quiet++
 		}
 	}
+	return w.othersHold(ctx, e, deleted, len(held))
+}
+
+// othersHold ends a DLQ pass that holds held messages (see eraseDLQ): not
+// done (errDLQHeld) while SQS counts more hidden and the erasure has waited
+// fewer than dlqWaits times, else done, the count left to the sweep
+// recorded.
+func (w *Eraser) othersHold(ctx context.Context, e *domain.Erasure, deleted, held int) (int, bool, error) {
+	hidden, err := w.DLQ.Hidden(ctx)
+	if err != nil {
+		return deleted, false, err
+	}
+	others := max(0, hidden-held)
+	if others > 0 && e.DLQWaits < dlqWaits {
+		e.DLQWaits++
+		return deleted, false, errDLQHeld
+	}
+	e.DLQLeftToSweep = others
 	return deleted, true, nil
 }
+
+// errDLQHeld is a DLQ pass's end while others hold messages hidden: the
+// step checkpoints and its next one tries again after dlqWait.
+var errDLQHeld = errors.New("DLQ messages hidden by another consumer")
+
+// dlqWait is how long an erasure waits for DLQ messages hidden by someone
+// else, dlqWaits how many times at most: 3 minutes in all, more than a
+// sweep's pass lasts (2 minutes at most).
+const (
+	dlqWait  = 30 * time.Second
+	dlqWaits = 6
+)
