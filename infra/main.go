@@ -61,10 +61,10 @@
 //	sweepInterval   how often the DLQ and the tenant DLQ depths are reconciled with the index (default 5m)
 //	deliverMaxConcurrency
 //	                the deliver mapping's maximum concurrency, the pool; a fast endpoint may have all of it,
-//	                up to 100 (default 20; 2 to 1000)
+//	                up to 100 (default 25; 2 to 1000)
 //	deliverReservedConcurrency
 //	                the deliver function's reserved concurrency: a number, or "none" for an account that
-//	                cannot spare it (default 21)
+//	                cannot spare it (default 26)
 //	apiReservedConcurrency
 //	                the api function's reserved concurrency, its cap: a number, or "none" (default 20)
 //	replayReservedConcurrency

@@ -257,7 +257,7 @@ func TestReservationsCommand(t *testing.T) {
 	}
 	r, err := print("-c", "architecture=arm64", "--require-approval", "never")
 	require.NoError(t, err)
-	require.Equal(t, Reservations{Stack: "Hookline", Reservations: map[string]int{"deliver": 21, "api": 30, "replay": 8}}, r, "cdk.json's context counts")
+	require.Equal(t, Reservations{Stack: "Hookline", Reservations: map[string]int{"deliver": 26, "api": 30, "replay": 8}}, r, "cdk.json's context counts")
 	r, err = print("-c", "apiReservedConcurrency=none", "--context=deliverMaxConcurrency=20", "--context", "stackName=Hooks")
 	require.NoError(t, err)
 	require.Equal(t, Reservations{Stack: "Hooks", Reservations: map[string]int{"deliver": 21, "replay": 8}}, r, "the command line wins")

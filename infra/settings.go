@@ -112,9 +112,9 @@ var settings = []setting{
 
 	{"deliverMaxConcurrency", to(whole, func(c *config) *int { return &c.DeliverMaxConcurrency }),
 		"the deliver mapping's maximum concurrency, the pool; a fast endpoint may have all of it, " +
-			"up to 100 (default 20; 2 to 1000)"},
+			"up to 100 (default 25; 2 to 1000)"},
 	{"deliverReservedConcurrency", to(reservation, func(c *config) *int { return &c.DeliverReservedConcurrency }),
-		`the deliver function's reserved concurrency: a number, or "none" for an account that cannot spare it (default 21)`},
+		`the deliver function's reserved concurrency: a number, or "none" for an account that cannot spare it (default 26)`},
 	{"apiReservedConcurrency", to(reservation, func(c *config) *int { return &c.APIReservedConcurrency }),
 		`the api function's reserved concurrency, its cap: a number, or "none" (default 20)`},
 	{"replayReservedConcurrency", to(reservation, func(c *config) *int { return &c.ReplayReservedConcurrency }),

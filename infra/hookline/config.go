@@ -74,7 +74,7 @@ type Props struct {
 	// throttled deliver would burn a delivery's attempts; with the mapping
 	// capped below the reservation, and the reservation out of reach of any
 	// other function (an API flood, a replay), deliver is never throttled.
-	// Default DeliverMaxConcurrency+1 (21): the mapping never runs more than
+	// Default DeliverMaxConcurrency+1 (26): the mapping never runs more than
 	// its cap, and the one spare leaves room for an operator's manual invoke.
 	// Negative: reserve nothing, for an account whose concurrency limit
 	// cannot spare it (see the note on the account's pool below); throttles
@@ -83,8 +83,8 @@ type Props struct {
 	//
 	// The account's pool: every reservation below is taken from the
 	// account's concurrency limit, and AWS refuses one that leaves fewer than
-	// 100 executions unreserved. The defaults reserve 21 + 20 + 8 = 49, so an
-	// account needs a limit of at least 149 (established accounts have 1,000;
+	// 100 executions unreserved. The defaults reserve 26 + 20 + 8 = 54, so an
+	// account needs a limit of at least 154 (established accounts have 1,000;
 	// new accounts may start at 10). Below that, ask AWS for a higher limit
 	// (Service Quotas, "Concurrent executions"), or deploy with all three
 	// reservations negative (`-c deliverReservedConcurrency=none

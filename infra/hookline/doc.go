@@ -27,8 +27,8 @@
 // deploys on arm64 with the documented retry schedule
 // (RetryPolicy: 8 attempts from 0s to 12h apart, ±20% jitter, a 24 h age
 // cap), 15 s per POST, https endpoints only, the
-// message log on, deliver's SQS mapping capped at 20 concurrent batches
-// (docs/capacity.md), reserved concurrency 21 (deliver), 20 (api) and 8
+// message log on, deliver's SQS mapping capped at 25 concurrent batches
+// (docs/capacity.md), reserved concurrency 26 (deliver), 20 (api) and 8
 // (replay), an API throttled at 50 requests a second (burst 100), DLQ
 // alarms above 100 messages, and no alarm subscription. An invalid field
 // is an error from New naming it; New then creates nothing.

@@ -77,7 +77,7 @@ func TestSmallAccountProfile(t *testing.T) {
 	require.Empty(t, r, "the profile reserves nothing")
 	r, err = Reservations(nil)
 	require.NoError(t, err)
-	require.Equal(t, map[string]int{"deliver": 21, "api": 20, "replay": 8}, r, "the defaults need a limit of 149")
+	require.Equal(t, map[string]int{"deliver": 26, "api": 20, "replay": 8}, r, "the defaults need a limit of 154")
 	_, err = Reservations(&Props{SmallAccount: true, APIReservedConcurrency: 5})
 	require.ErrorContains(t, err, "the small-account profile reserves none")
 

@@ -1109,8 +1109,8 @@ func TestStackDefaults(t *testing.T) {
 		schedule:        retry.DefaultSchedule,
 		arch:            "arm64",
 		deliverTimeout:  20 * time.Second,
-		maxConcurrency:  20,
-		reserved:        21,
+		maxConcurrency:  25,
+		reserved:        26,
 		apiReserved:     20,
 		replayReserved:  replayMaxConcurrency + 1,
 		apiRate:         50,
@@ -1120,8 +1120,8 @@ func TestStackDefaults(t *testing.T) {
 		tenantThreshold: 100,
 		disableAfterFor: 5 * 24 * time.Hour,
 		breaker:         domain.Breaker{Cooldown: 10 * time.Second, MaxCooldown: 10 * time.Minute},
-		// 3 of the 20: a slow endpoint holds at most 15% of the pool.
-		endpointConcurrency: 3, fastParallel: 20,
+		// 3 of the 25: a slow endpoint holds at most 12% of the pool.
+		endpointConcurrency: 3, fastParallel: 25,
 		parallelization: DefaultEnqueueParallelization, sendConcurrency: domain.DefaultEnqueueSendConcurrency,
 	})
 	accessChecks(t, s, accessWant{publishRate: 100, publishBurst: 200, adminRate: 10, adminBurst: 20})
@@ -1251,8 +1251,8 @@ func TestPropsValidation(t *testing.T) {
 		require.Equal(t, BuildFromSource(""), p.Code)
 		require.Equal(t, 15*time.Second, p.RequestTimeout)
 		require.Equal(t, 20*time.Second, p.DeliverTimeout)
-		require.Equal(t, 20, p.DeliverMaxConcurrency)
-		require.Equal(t, 21, p.DeliverReservedConcurrency)
+		require.Equal(t, 25, p.DeliverMaxConcurrency)
+		require.Equal(t, 26, p.DeliverReservedConcurrency)
 		require.Equal(t, 20, p.APIReservedConcurrency)
 		require.Equal(t, 8, p.ReplayReservedConcurrency)
 		require.Equal(t, 50.0, p.APIRateLimit)
@@ -1287,9 +1287,9 @@ func TestPropsValidation(t *testing.T) {
 		require.Equal(t, 3, accepted(t, Props{SmallAccount: true, EnqueueParallelization: 3}).EnqueueParallelization)
 	})
 	t.Run("reserved concurrency not above max concurrency refused", func(t *testing.T) {
-		refused(t, Props{DeliverReservedConcurrency: 20}, "reserved concurrency 20 must exceed max concurrency 20")
+		refused(t, Props{DeliverReservedConcurrency: 25}, "reserved concurrency 25 must exceed max concurrency 25")
 		refused(t, Props{DeliverMaxConcurrency: 50, DeliverReservedConcurrency: 20}, "reserved concurrency")
-		accepted(t, Props{DeliverReservedConcurrency: 21})
+		accepted(t, Props{DeliverReservedConcurrency: 26})
 		require.Equal(t, 51, accepted(t, Props{DeliverMaxConcurrency: 50}).DeliverReservedConcurrency, "the default follows the cap")
 		require.Equal(t, -1, accepted(t, Props{DeliverReservedConcurrency: -1}).DeliverReservedConcurrency, "negative: none, by choice")
 		refused(t, Props{ReplayReservedConcurrency: replayMaxConcurrency}, "replay reserved concurrency 7 must exceed its mappings' max concurrency 7")
@@ -1347,7 +1347,7 @@ func TestPropsValidation(t *testing.T) {
 		require.Equal(t, 10*time.Second, p.BreakerCooldown)
 		require.Equal(t, 10*time.Minute, p.BreakerMaxCooldown)
 		require.Equal(t, 3, p.EndpointConcurrency)
-		require.Equal(t, 20, p.fastConcurrency(), "the deliver mapping's max concurrency")
+		require.Equal(t, 25, p.fastConcurrency(), "the deliver mapping's max concurrency")
 
 		// The patient disable outlasts the schedule's whole span.
 		refused(t, Props{DisableAfterFor: 22 * time.Hour}, "DisableAfterFor 22h0m0s must be at least the retry schedule's whole span 22h35m35s (the sum of its delays): an outage the schedule rides out must never disable an endpoint")
@@ -1371,10 +1371,10 @@ func TestPropsValidation(t *testing.T) {
 
 		// The concurrency gate: below the pool, so one slow endpoint
 		// never holds all of it.
-		refused(t, Props{EndpointConcurrency: 20}, "endpoint concurrency 20: want at least 1, at most 100, and below the deliver max concurrency 20")
+		refused(t, Props{EndpointConcurrency: 25}, "endpoint concurrency 25: want at least 1, at most 100, and below the deliver max concurrency 25")
 		refused(t, Props{EndpointConcurrency: -1}, "endpoint concurrency -1")
 		refused(t, Props{DeliverMaxConcurrency: 500, EndpointConcurrency: 101}, "at most 100")
-		require.Equal(t, 19, accepted(t, Props{EndpointConcurrency: 19}).EndpointConcurrency)
+		require.Equal(t, 24, accepted(t, Props{EndpointConcurrency: 24}).EndpointConcurrency)
 		require.Equal(t, 1, accepted(t, Props{DeliverMaxConcurrency: 2}).EndpointConcurrency, "the default stays below a small pool")
 		p = accepted(t, Props{DeliverMaxConcurrency: 500, EndpointConcurrency: 100})
 		require.Equal(t, 100, p.fastConcurrency(), "the fast limit is at most 100")

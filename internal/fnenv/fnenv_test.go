@@ -92,7 +92,7 @@ func TestLoadDeliver(t *testing.T) {
 	require.Equal(t, domain.DefaultDisableAfterFor, c.DisableAfterFor)
 	require.Equal(t, domain.Breaker{Cooldown: domain.DefaultBreakerCooldown, MaxCooldown: domain.DefaultBreakerMaxCooldown}, c.Breaker)
 	require.Equal(t, domain.DefaultEndpointConcurrency, c.EndpointConcurrency)
-	require.Equal(t, 20, c.FastConcurrency)
+	require.Equal(t, 25, c.FastConcurrency)
 
 	require.Equal(t, 11*time.Hour+57*time.Minute, c.Retry.LongestDelay(), "the default 2 min queue visibility timeout")
 
@@ -137,7 +137,7 @@ func TestLoadDeliver(t *testing.T) {
 		"max below cooldown":     {"HOOKLINE_BREAKER_MAX_COOLDOWN", "5s", "HOOKLINE_BREAKER_MAX_COOLDOWN 5s must be at least HOOKLINE_BREAKER_COOLDOWN 10s"},
 		"bad concurrency":        {"HOOKLINE_ENDPOINT_CONCURRENCY", "few", "HOOKLINE_ENDPOINT_CONCURRENCY"},
 		"zero concurrency":       {"HOOKLINE_ENDPOINT_CONCURRENCY", "0", "at least 1"},
-		"concurrency above fast": {"HOOKLINE_ENDPOINT_CONCURRENCY", "21", "HOOKLINE_ENDPOINT_FAST_CONCURRENCY 20 must be at least HOOKLINE_ENDPOINT_CONCURRENCY 21"},
+		"concurrency above fast": {"HOOKLINE_ENDPOINT_CONCURRENCY", "26", "HOOKLINE_ENDPOINT_FAST_CONCURRENCY 25 must be at least HOOKLINE_ENDPOINT_CONCURRENCY 26"},
 		"bad fast":               {"HOOKLINE_ENDPOINT_FAST_CONCURRENCY", "many", "HOOKLINE_ENDPOINT_FAST_CONCURRENCY"},
 		"fast too high":          {"HOOKLINE_ENDPOINT_FAST_CONCURRENCY", "101", "from 1 to 100"},
 		"fast below slow":        {"HOOKLINE_ENDPOINT_FAST_CONCURRENCY", "2", "HOOKLINE_ENDPOINT_FAST_CONCURRENCY 2 must be at least HOOKLINE_ENDPOINT_CONCURRENCY 3"},
