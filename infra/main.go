@@ -39,8 +39,8 @@
 //	messageLog      "false" turns the message log off: no by_tenant index, GET /v1/events answers 503 (default
 //	                true)
 //	messageLogLegacyIndex
-//	                "false" drops the message log's unsharded index by_tenant, once no outbox item lacks
-//	                log_pk (default true)
+//	                "true" keeps the message log's unsharded index by_tenant and reads it, for a stack
+//	                upgraded from before by_tenant_shard, until no outbox item lacks log_pk (default false)
 //	payloadRetention
 //	                how long after its occurred_at the API serves an event's payload, e.g. "72h" (default 15
 //	                days; 1h to 16 days)

@@ -87,8 +87,8 @@ var settings = []setting{
 
 	{"messageLog", to(disabled, func(c *config) *bool { return &c.DisableMessageLog }),
 		`"false" turns the message log off: no by_tenant index, GET /v1/events answers 503 (default true)`},
-	{"messageLogLegacyIndex", to(disabled, func(c *config) *bool { return &c.DropLegacyMessageLogIndex }),
-		`"false" drops the message log's unsharded index by_tenant, once no outbox item lacks log_pk (default true)`},
+	{"messageLogLegacyIndex", to(boolean, func(c *config) *bool { return &c.KeepLegacyMessageLogIndex }),
+		`"true" keeps the message log's unsharded index by_tenant and reads it, for a stack upgraded from before by_tenant_shard, until no outbox item lacks log_pk (default false)`},
 	{"payloadRetention", to(time.ParseDuration, func(c *config) *time.Duration { return &c.PayloadRetention }),
 		`how long after its occurred_at the API serves an event's payload, e.g. "72h" (default 15 days; 1h to 16 days)`},
 	{"deliveryRetention", to(time.ParseDuration, func(c *config) *time.Duration { return &c.DeliveryRetention }),

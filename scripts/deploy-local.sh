@@ -28,15 +28,13 @@ CTX=(-c architecture=host -c "retrySchedule=$SCHEDULE" -c "maxAge=$MAX_AGE" -c a
   -c portalMinTTL=1s
   -c "breakerCooldown=${HOOKLINE_LOCAL_BREAKER_COOLDOWN:-1s}" -c "breakerMaxCooldown=${HOOKLINE_LOCAL_BREAKER_MAX_COOLDOWN:-4s}"
   -c "disableAfterFor=${HOOKLINE_LOCAL_DISABLE_AFTER_FOR:-30s}"
-  -c deliverMaxConcurrency=10 -c enqueueParallelization=1 -c enqueueSendConcurrency=1
-  -c messageLogLegacyIndex=false)
-# messageLogLegacyIndex=false: the local cloud starts empty, so it deploys
-# the message log as a new stack should, with the sharded index only
-# (by_tenant_shard), which the end-to-end tests then read and erase through.
+  -c deliverMaxConcurrency=10 -c enqueueParallelization=1 -c enqueueSendConcurrency=1)
+# The message log is the default's, as a new stack's: the sharded index only
+# (by_tenant_shard), which the end-to-end tests read and erase through.
 # deliverMaxConcurrency=10 (deliver's reservation follows it: 11),
 # enqueueParallelization=1 and enqueueSendConcurrency=1 keep the local cloud
 # at the construct's earlier behaviour: the end-to-end tests run on 2 cores,
-# and were written and timed against it (AWS's defaults are 20, 2 and 4:
+# and were written and timed against it (AWS's defaults are 25, 2 and 4:
 # docs/capacity.md).
 # The deliver function's timeout is derived from the request timeout (3s + 5s)
 # unless set: its queue's visibility, six times that, is how long a crashed

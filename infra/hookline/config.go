@@ -256,17 +256,18 @@ type Props struct {
 	// function no outbox grant, and GET /v1/events and
 	// GET /v1/events/{event_id} answer 503. Default false: the log is on.
 	DisableMessageLog bool
-	// DropLegacyMessageLogIndex removes the message log's unsharded index
-	// by_tenant from the outbox table, leaving the sharded by_tenant_shard
-	// (outbox.IndexByTenantShard), which takes a tenant's events at 16,000
-	// a second where by_tenant throttles the producers' writes above about
-	// 1,000; the api and the erasure then read by_tenant_shard, which does
-	// not hold the items a producer library before log_pk wrote. Set it on
-	// a new stack, or on an upgraded one once no such item is left
-	// (docs/deploying.md, "Upgrading the message log index"): CloudFormation
-	// adds or removes one index per update. Default false: both indexes,
-	// and the log read from by_tenant.
-	DropLegacyMessageLogIndex bool
+	// KeepLegacyMessageLogIndex keeps the message log's unsharded index
+	// by_tenant on the outbox table beside the sharded by_tenant_shard
+	// (outbox.IndexByTenantShard), and reads the log from by_tenant: the
+	// first step of upgrading a stack deployed before by_tenant_shard
+	// existed, whose items lack log_pk (docs/deploying.md, "Upgrading the
+	// message log index"). CloudFormation adds or removes one index per
+	// update, so such a stack refuses to deploy without it. by_tenant
+	// throttles the producers' writes above about 1,000 events a second of
+	// one tenant (a throttled index throttles its table's writes), where
+	// by_tenant_shard takes 16,000. Default false: by_tenant_shard only,
+	// which is what a new stack wants.
+	KeepLegacyMessageLogIndex bool
 	// DLQAlarmThreshold: the DLQ depth alarm fires when more messages than
 	// this are visible in the dead-letter queue. Default 100.
 	DLQAlarmThreshold int

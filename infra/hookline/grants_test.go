@@ -186,10 +186,9 @@ func TestLeastPrivilege(t *testing.T) {
 			g.add(arn(s.replayOps), nil, "sqs:SendMessage")                   // the operator's redrive
 			g.add(refTo(s.operatorKey), nil, "secretsmanager:GetSecretValue") // the operator key
 			g.add(key, purpose, "kms:Encrypt")                                // secrets sealed, never opened
-			// The message log: Query on the outbox's message log indexes
-			// only, by_tenant (read) and by_tenant_shard (read once
-			// by_tenant is dropped).
-			g.add(obj{"Fn::Join": arr{"", arr{arn(s.outboxTable), "/index/" + outboxpkg.IndexByTenant}}}, nil, "dynamodb:Query")
+			// The message log: Query on the outbox's message log index
+			// only (by_tenant too while it is kept:
+			// TestKeepLegacyMessageLogIndex).
 			g.add(obj{"Fn::Join": arr{"", arr{arn(s.outboxTable), "/index/" + outboxpkg.IndexByTenantShard}}}, nil, "dynamodb:Query")
 			// Published and test events; GetItem: a publish repeated, an
 			// event of the message log.
@@ -208,8 +207,7 @@ func TestLeastPrivilege(t *testing.T) {
 			g.add(arn(s.replayOps), nil, consume...)
 			g.add(arn(s.replayOps), nil, "sqs:SendMessage")                                                                           // a redrive's next step, recovered jobs
 			g.add(arn(s.outboxTable), nil, "dynamodb:PutItem", "dynamodb:DeleteItem")                                                 // delivery.dead summaries; an erased tenant's items
-			g.add(obj{"Fn::Join": arr{"", arr{arn(s.outboxTable), "/index/" + outboxpkg.IndexByTenant}}}, nil, "dynamodb:Query")      // an erased tenant's items, by the message log's indexes only
-			g.add(obj{"Fn::Join": arr{"", arr{arn(s.outboxTable), "/index/" + outboxpkg.IndexByTenantShard}}}, nil, "dynamodb:Query") // (by_tenant_shard once by_tenant is dropped)
+			g.add(obj{"Fn::Join": arr{"", arr{arn(s.outboxTable), "/index/" + outboxpkg.IndexByTenantShard}}}, nil, "dynamodb:Query") // an erased tenant's items, by the message log's index only
 		},
 	}
 	fns := map[string]string{"deliver": s.deliverFn, "enqueue": s.enqueueFn, "api": s.apiFn, "replay": s.replayFn}
@@ -372,9 +370,8 @@ func TestMessageLogOff(t *testing.T) {
 	require.Equal(t, obj{"Ref": off.outboxTable}, vars["HOOKLINE_OUTBOX_TABLE"])
 	require.NotContains(t, vars, "HOOKLINE_MESSAGE_LOG")
 	onVars := dig(t, on.resource(t, on.apiFn, "AWS::Lambda::Function"), "Properties", "Environment", "Variables").(obj)
-	require.Equal(t, "on", onVars["HOOKLINE_MESSAGE_LOG"])
+	require.Equal(t, "sharded", onVars["HOOKLINE_MESSAGE_LOG"])
 	want := on.grantsOf(t, on.apiFn)
-	delete(want, grantKey(obj{"Fn::Join": arr{"", arr{getAtt(on.outboxTable, "Arn"), "/index/" + outboxpkg.IndexByTenant}}}, nil))
 	delete(want, grantKey(obj{"Fn::Join": arr{"", arr{getAtt(on.outboxTable, "Arn"), "/index/" + outboxpkg.IndexByTenantShard}}}, nil))
 	delete(want, grantKey(getAtt(on.deliveryQueue, "Arn"), nil))
 	require.Equal(t, "", vars["HOOKLINE_DELIVERY_QUEUE_URL"])
@@ -383,22 +380,26 @@ func TestMessageLogOff(t *testing.T) {
 	// The erasure cannot find the tenant's outbox items without the index:
 	// the replay worker loses its Query on it, and is told so.
 	wantReplay := on.grantsOf(t, on.replayFn)
-	delete(wantReplay, grantKey(obj{"Fn::Join": arr{"", arr{getAtt(on.outboxTable, "Arn"), "/index/" + outboxpkg.IndexByTenant}}}, nil))
 	delete(wantReplay, grantKey(obj{"Fn::Join": arr{"", arr{getAtt(on.outboxTable, "Arn"), "/index/" + outboxpkg.IndexByTenantShard}}}, nil))
 	require.Equal(t, roundTripAny(t, wantReplay), roundTripAny(t, off.grantsOf(t, off.replayFn)))
 	replayVars := dig(t, off.resource(t, off.replayFn, "AWS::Lambda::Function"), "Properties", "Environment", "Variables").(obj)
 	require.NotContains(t, replayVars, "HOOKLINE_MESSAGE_LOG")
 }
 
-// TestDropLegacyMessageLogIndex: the second step of the upgrade leaves the
-// outbox the sharded index alone, one index removed (CloudFormation changes
-// one index per update), and moves the api and the erasure onto it: their
-// grants lose by_tenant, their environment says "sharded".
-func TestDropLegacyMessageLogIndex(t *testing.T) {
-	on, dropped := synth(t, Props{}), synth(t, Props{DropLegacyMessageLogIndex: true})
+// TestKeepLegacyMessageLogIndex: by default the outbox has the sharded
+// index alone, read by the api and the erasure ("sharded"); the upgrade's
+// first step keeps by_tenant beside it, one index added (CloudFormation
+// changes one index per update), and reads from it: the api and the erasure
+// are granted by_tenant too, their environment says "on". The upgrade's
+// last step is the default again: one index removed.
+func TestKeepLegacyMessageLogIndex(t *testing.T) {
+	on, dropped := synth(t, Props{KeepLegacyMessageLogIndex: true}), synth(t, Props{})
 	gsis := dropped.resource(t, dropped.outboxTable, "AWS::DynamoDB::Table")["Properties"].(obj)["GlobalSecondaryIndexes"].(arr)
 	require.Len(t, gsis, 1)
 	require.Equal(t, outboxpkg.IndexByTenantShard, gsis[0].(obj)["IndexName"])
+	kept := on.resource(t, on.outboxTable, "AWS::DynamoDB::Table")["Properties"].(obj)["GlobalSecondaryIndexes"].(arr)
+	require.Len(t, kept, 2)
+	require.ElementsMatch(t, []any{outboxpkg.IndexByTenant, outboxpkg.IndexByTenantShard}, []any{kept[0].(obj)["IndexName"], kept[1].(obj)["IndexName"]})
 	legacy := obj{"Fn::Join": arr{"", arr{getAtt(on.outboxTable, "Arn"), "/index/" + outboxpkg.IndexByTenant}}}
 	for _, fn := range []struct{ on, dropped string }{{on.apiFn, dropped.apiFn}, {on.replayFn, dropped.replayFn}} {
 		want := on.grantsOf(t, fn.on)

@@ -18,7 +18,7 @@ import (
 // fails: a new one says what it projects.
 func TestIndexProjections(t *testing.T) {
 	t.Parallel()
-	s := synth(t, Props{})
+	s := synth(t, Props{KeepLegacyMessageLogIndex: true}) // every index there is
 	logAttrs := []string{outboxpkg.AttrType, outboxpkg.AttrOccurredAt, outboxpkg.AttrEndpointID}
 	want := map[string]struct {
 		typ     string

@@ -28,7 +28,7 @@ type tableSet struct {
 	MessageLog bool
 	// LegacyIndex is whether it also has the unsharded index by_tenant
 	// (outbox.IndexByTenant), which the log is read from then:
-	// Props.DropLegacyMessageLogIndex unset.
+	// Props.KeepLegacyMessageLogIndex set.
 	LegacyIndex bool
 }
 
