@@ -374,7 +374,7 @@ func ExampleEstimate() {
 	// | request kind | units per delivery | USD | share |
 	// |---|---:|---:|---:|
 	// | DynamoDB writes: deliver RecordAttempt UpdateItem (the first creates the record) | 1.050 | 0.656 | 27% |
-	// | DynamoDB writes: outbox by_tenant index entry (the message log, once per event) | 1.000 | 0.625 | 26% |
+	// | DynamoDB writes: outbox by_tenant_shard index entry (the message log, once per event) | 1.000 | 0.625 | 26% |
 	// | DynamoDB reads: deliver Load BatchGetItem: the delivery (consistent) | 1.050 | 0.131 | 5% |
 	// | DynamoDB writes: deliver AddEndpointStats UpdateItem (once per endpoint per batch) | 0.105 | 0.066 | 3% |
 	// | DynamoDB reads: enqueue LoadWith BatchGetItem: does the delivery exist (eventual) | 0.500 | 0.062 | 3% |

@@ -298,7 +298,7 @@ func (a Assumptions) Inputs() Inputs {
 			{Name: "deliver RecordEndpointFailure UpdateItem", PerDelivery: r, Units: 1},
 			{Name: "deliver ResetEndpointFailures UpdateItem", PerDelivery: r * a.ResetsPerFailure, Units: 1},
 			{Name: "deliver AddEndpointStats UpdateItem (once per endpoint per batch)", PerDelivery: batches * a.EndpointsPerBatch, Units: a.StatsWRU},
-			{Name: "outbox by_tenant index entry (the message log, once per event)", PerDelivery: 1, Units: a.LogIndexWRU},
+			{Name: "outbox by_tenant_shard index entry (the message log, once per event)", PerDelivery: 1, Units: a.LogIndexWRU},
 		},
 		DynamoDBReads: []Op{
 			{Name: "enqueue LoadWith BatchGetItem: does the delivery exist (eventual)", PerDelivery: 1, Units: 0.5},
