@@ -9,8 +9,9 @@ import (
 )
 
 // IndexDead is the state table's sparse index of dead deliveries: partition
-// AttrDeadPK (TENANT#<t>#DEAD), sort key AttrDeadSK (<dead time>#<delivery
-// id>), projecting DeadIndexAttributes only. Deaths recorded by earlier
+// AttrDeadPK (TENANT#<t>#DEAD#<n>, DeadPK: n one of DeadShards, of the
+// delivery id), sort key AttrDeadSK (<dead time>#<delivery id>), projecting
+// DeadIndexAttributes only. Deaths recorded by earlier
 // versions are in gsi1 (IndexTenant) under the same keys, whole: the
 // readers read both (legacyDead).
 const IndexDead = "by_dead"
@@ -38,6 +39,50 @@ var DeadIndexAttributes = []string{"endpoint_id", "event_id", "event_type", "sta
 // retention (Retention, counted from its death) ends the rest. One
 // Retention after every function runs a version with the dead index, the
 // partitions are empty and the legacy read can go (docs/deploying.md).
+//
+// The dead index itself is sharded (DeadShards): by_dead was added in the
+// same unreleased change as its keys' shards, so no deployment holds an
+// entry under the unsharded TENANT#<t>#DEAD of by_dead, and no reader
+// reads it.
+
+// DeadShards is how many partition key values of the dead index a tenant's
+// deaths are spread over: 16, so one tenant's deaths take 16,000 index
+// write units a second (one a death) where one key value took 1,000. The
+// readers query every shard (at most deadParallel at once) and the legacy
+// partition.
+const DeadShards = 16
+
+// deadParallel bounds the dead index queries a listing runs at once.
+const deadParallel = 4
+
+// DeadPK is the dead index's partition key of a tenant's delivery: the
+// shard of its id, with the FNV hash the DLQ depth's shards use.
+func DeadPK(tenantID, deliveryID string) string {
+	return deadShardPK(tenantID, int(fnv32(deliveryID)%DeadShards))
+}
+
+// deadShardPK is the partition key of shard n of a tenant's dead index.
+func deadShardPK(tenantID string, n int) string {
+	return keys.DeadShard(tenantID, n)
+}
+
+// A deadPartition is one partition the readers of a tenant's dead list
+// read: shards 0 to DeadShards-1 of the dead index, then gsi1's legacy one.
+type deadPartition struct {
+	src deadSource
+	pk  string
+}
+
+// deadPartitions are the partitions of a tenant's dead list, the legacy
+// one last (index DeadShards).
+func deadPartitions(tenantID string) []deadPartition {
+	out := make([]deadPartition, 0, DeadShards+1)
+	for n := range DeadShards {
+		out = append(out, deadPartition{deadIndex, deadShardPK(tenantID, n)})
+	}
+	return append(out, deadPartition{legacyDeadIndex, keys.TenantIndex(tenantID, "DEAD")})
+}
+
 // A deadSource is an index the readers read, and its key attributes.
 type deadSource struct{ index, pkAttr, skAttr string }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/fanout"
 	"github.com/hookline/hookline/internal/store/keys"
 )
 
@@ -61,13 +62,25 @@ func DeadFingerprint(f domain.DeadFilter) string {
 // DeadCursor is a dead-letter listing's cursor: the position (the index
 // key of the last delivery returned, or of the last one read) and the query
 // it belongs to. Q is empty in the cursors made before it was added; they
-// are checked by position only. Both indexes the listing reads (the dead
-// index and gsi1's legacy partition) resume after the same position; L says
-// that the legacy one has nothing after it (false in older cursors: read).
+// are checked by position only. Every partition the listing reads (the dead
+// index's DeadShards shards and gsi1's legacy partition, deadPartitions)
+// resumes after the same position: merged oldest first, none of them has
+// anything not listed yet at or before it. X is the bit set of those that
+// have nothing after it (bit n shard n, bit DeadShards the legacy one); L
+// is the legacy bit of the cursors made before the shards. ID, the
+// delivery id SK ends with, is only in those older cursors.
+//
+// Its bound: SK is a sortableFormat time (30 bytes), "#" and a delivery id
+// (domain.DeliveryID: 30 bytes; DecodeDeadCursor takes up to 256), Q 12
+// bytes and X at most 6 digits: under 400 bytes of JSON, under 540 of
+// base64, whatever a filter read in one shard past what was listed (that
+// shard reads it again on the next page), within the API's 1,024.
 type DeadCursor struct {
-	ID, SK string
-	Q      string `json:",omitempty"`
-	L      bool   `json:",omitempty"`
+	ID string `json:",omitempty"`
+	SK string
+	Q  string `json:",omitempty"`
+	L  bool   `json:",omitempty"`
+	X  uint32 `json:",omitempty"`
 }
 
 // EncodeDeadCursor is the opaque form of c that ListDead returns.
@@ -77,17 +90,22 @@ func EncodeDeadCursor(c DeadCursor) string {
 }
 
 // DecodeDeadCursor reads a cursor and checks that its position is a key of
-// the dead-letter index: a time in sortableFormat, "#", the delivery id.
+// the dead-letter index: a time in sortableFormat, "#", the delivery id (ID,
+// filled in from SK when the cursor has none).
 func DecodeDeadCursor(cursor string) (DeadCursor, error) {
 	var c DeadCursor
 	raw, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil || len(raw) == 0 || json.Unmarshal(raw, &c) != nil || c.ID == "" || len(c.ID) > 256 {
+	if err != nil || len(raw) == 0 || json.Unmarshal(raw, &c) != nil || c.X >= 1<<(DeadShards+1) {
 		return c, fmt.Errorf("cursor: %w", ErrBadCursor)
 	}
 	at, id, ok := strings.Cut(c.SK, "#")
 	t, err := time.Parse(sortableFormat, at)
-	if !ok || err != nil || sortableTime(t) != at || id != c.ID {
+	if !ok || err != nil || sortableTime(t) != at || id == "" || len(id) > 256 || (c.ID != "" && id != c.ID) {
 		return c, fmt.Errorf("cursor: %w", ErrBadCursor)
+	}
+	c.ID = id
+	if c.L {
+		c.X |= 1 << DeadShards
 	}
 	return c, nil
 }
@@ -99,12 +117,14 @@ const maxScanPerPage = 1000
 
 // ListDead returns a page of a tenant's dead deliveries, oldest death first,
 // at most limit, after cursor ("" for the first page), as DeadListed has
-// them (no message, no attempt log). It reads the sparse dead-letter index
-// (IndexDead), and gsi1's partition of deaths recorded by earlier versions
-// (legacyDeadIndex) until it is read to its end, merged in death order, so
-// its cost follows the page (and, with an endpoint or type filter, the
-// tenant's dead deliveries in the time range), never the size of the DLQ or
-// of other tenants' dead deliveries.
+// them (no message, no attempt log). It queries the dead index's
+// DeadShards shards of the tenant (IndexDead), and gsi1's partition of
+// deaths recorded by earlier versions (legacyDeadIndex), at most
+// deadParallel at once, each until it is read to its end, and merges them
+// in death order (mergeDead), so its cost follows the page times the
+// partitions (and, with an endpoint or type filter, the tenant's dead
+// deliveries in the time range), never the size of the DLQ or of other
+// tenants' dead deliveries.
 //
 // A filter whose times the index cannot hold (see KeyTime) or whose Until is
 // before its Since is ErrBadFilter; a cursor this store did not make is
@@ -123,18 +143,20 @@ func (s *Store) ListDead(ctx context.Context, tenantID string, f domain.DeadFilt
 			return nil, "", err
 		}
 	}
-	pk := keys.TenantIndex(tenantID, "DEAD")
-	cur, err := s.queryDead(ctx, tenantID, deadIndex, s.deadQuery(deadIndex, pk, f, lo, hi, after), limit)
+	parts := deadPartitions(tenantID)
+	reads := make([]*deadRead, len(parts))
+	err = fanout.Each(len(parts), deadParallel, func(n int) error {
+		if after != nil && after.X&(1<<n) != 0 {
+			return nil // read to its end
+		}
+		r, err := s.queryDead(ctx, tenantID, parts[n].src, s.deadQuery(parts[n].src, parts[n].pk, f, lo, hi, after), limit)
+		reads[n] = &r
+		return err
+	})
 	if err != nil {
 		return nil, "", err
 	}
-	old := deadRead{}
-	if after == nil || !after.L {
-		if old, err = s.queryDead(ctx, tenantID, legacyDeadIndex, s.deadQuery(legacyDeadIndex, pk, f, lo, hi, after), limit); err != nil {
-			return nil, "", err
-		}
-	}
-	out, next := mergeDead(cur, old, limit, query)
+	out, next := mergeDead(reads, limit, query)
 	return out, next, nil
 }
 
@@ -246,26 +268,28 @@ func stringAttr(item map[string]types.AttributeValue, name string) string {
 	return v.Value
 }
 
-// mergeDead merges what the dead index (cur) and the legacy partition (old)
-// found after the same position, in death order: the deliveries up to the
-// nearer of the keys the two were read up to (past it, one of them may hold
-// deliveries not read yet), at most limit, and the cursor of the rest of
-// query.
-func mergeDead(cur, old deadRead, limit int, query string) ([]domain.Delivery, string) {
+// mergeDead merges what the partitions found after the same position (a
+// nil read: one read to its end before), in death order: the deliveries
+// up to the nearest of the keys they were read up to (past it, one of them
+// may hold deliveries not read yet), at most limit, and the cursor of the
+// rest of query.
+func mergeDead(reads []*deadRead, limit int, query string) ([]domain.Delivery, string) {
 	type entry struct {
-		d   domain.Delivery
-		sk  string
-		old bool
+		d  domain.Delivery
+		sk string
 	}
 	var all []entry
-	for i, d := range cur.ds {
-		all = append(all, entry{d, cur.sks[i], false})
-	}
-	for i, d := range old.ds {
-		all = append(all, entry{d, old.sks[i], true})
+	until := "~" // read to the end
+	for _, r := range reads {
+		if r == nil {
+			continue
+		}
+		for i, d := range r.ds {
+			all = append(all, entry{d, r.sks[i]})
+		}
+		until = min(until, cmp.Or(r.until, "~"))
 	}
 	slices.SortFunc(all, func(a, b entry) int { return strings.Compare(a.sk, b.sk) })
-	until := min(cmp.Or(cur.until, "~"), cmp.Or(old.until, "~")) // "~": read to the end
 	var out []domain.Delivery
 	for _, e := range all {
 		if e.sk > until {
@@ -280,11 +304,15 @@ func mergeDead(cur, old deadRead, limit int, query string) ([]domain.Delivery, s
 	if until == "~" {
 		return out, ""
 	}
-	// The legacy partition is read to its end if its query was, and every
-	// delivery it found is returned.
-	oldDone := old.until == "" && (len(old.sks) == 0 || old.sks[len(old.sks)-1] <= until)
-	id := until[strings.IndexByte(until, '#')+1:]
-	return out, EncodeDeadCursor(DeadCursor{ID: id, SK: until, Q: query, L: oldDone})
+	// A partition is read to its end if its query was, and every delivery
+	// it found is returned.
+	var done uint32
+	for n, r := range reads {
+		if r == nil || (r.until == "" && (len(r.sks) == 0 || r.sks[len(r.sks)-1] <= until)) {
+			done |= 1 << n
+		}
+	}
+	return out, EncodeDeadCursor(DeadCursor{SK: until, Q: query, X: done})
 }
 
 // ErrBadFilter is returned for a dead-letter filter the index cannot be

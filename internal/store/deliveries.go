@@ -253,7 +253,7 @@ func (s *Store) MarkDeadBeforeLastAttempt(ctx context.Context, d domain.Delivery
 		":now":     timeValue(at),
 		":reason":  &types.AttributeValueMemberS{Value: string(reason)},
 		":message": &types.AttributeValueMemberS{Value: message},
-		":gpk":     &types.AttributeValueMemberS{Value: keys.TenantIndex(d.TenantID, "DEAD")},
+		":gpk":     &types.AttributeValueMemberS{Value: DeadPK(d.TenantID, d.DeliveryID)},
 		":gsk":     &types.AttributeValueMemberS{Value: keys.TimeID(at, d.DeliveryID)},
 		":expires": &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(s.Retention).Unix(), 10)},
 	}
@@ -384,7 +384,7 @@ func (s *Store) outcomeUpdate(cur domain.Delivery, a domain.Attempt, o domain.Ou
 			values[":message"] = &types.AttributeValueMemberS{Value: o.Message}
 		}
 		values[":reason"] = &types.AttributeValueMemberS{Value: string(o.DeadReason)}
-		values[":gpk"] = &types.AttributeValueMemberS{Value: keys.TenantIndex(cur.TenantID, "DEAD")}
+		values[":gpk"] = &types.AttributeValueMemberS{Value: DeadPK(cur.TenantID, cur.DeliveryID)}
 		values[":gsk"] = &types.AttributeValueMemberS{Value: keys.TimeID(a.At, cur.DeliveryID)}
 	}
 	return set, tail

@@ -13,7 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/hookline/hookline/internal/store/keys"
 )
 
 // Tenant DLQ depth counters, sharded: a tenant's depth is the sum of
@@ -414,15 +413,15 @@ func movedMeanwhile(err error) bool {
 	return onlyConflicts(tce.CancellationReasons)
 }
 
-// countDead counts a tenant's deliveries in the dead index and in gsi1's
-// legacy dead partition (deadSource).
+// countDead counts a tenant's deliveries in the dead index's shards and in
+// gsi1's legacy dead partition (deadPartitions).
 func (s *Store) countDead(ctx context.Context, tenantID string) (int, error) {
 	n := 0
-	for _, src := range []deadSource{deadIndex, legacyDeadIndex} {
+	for _, part := range deadPartitions(tenantID) {
 		p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
-			TableName: &s.table, IndexName: aws.String(src.index), Select: types.SelectCount,
-			KeyConditionExpression:    aws.String(src.pkAttr + " = :pk"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: keys.TenantIndex(tenantID, "DEAD")}},
+			TableName: &s.table, IndexName: aws.String(part.src.index), Select: types.SelectCount,
+			KeyConditionExpression:    aws.String(part.src.pkAttr + " = :pk"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: part.pk}},
 		})
 		for p.HasMorePages() {
 			page, err := p.NextPage(ctx)

@@ -31,8 +31,9 @@
 // are in the tenant's partition, its endpoints' STATS partitions, its DLQ
 // depth shards (whose keys derive from the tenant), or derive from its
 // outbox items (deliveries). gsi1 projects all attributes. Dead deliveries
-// are listed in a sparse index of their own, IndexDead (dead_pk / dead_sk,
-// the same key values), which projects the listed attributes only
+// are listed in a sparse index of their own, IndexDead (dead_pk / dead_sk:
+// TENANT#<t>#DEAD#<n>, one of DeadShards shards by the delivery id, and
+// <dead_at>#<id>), which projects the listed attributes only
 // (DeadIndexAttributes), not the message nor the attempt log: a death is
 // one index write unit; the dead of earlier versions are in gsi1 until they
 // age out, and the readers read both (deadindex.go). A pending or

@@ -140,18 +140,18 @@ func (s *Store) EraseIndexed(ctx context.Context, tenantID, kind string, limit i
 	if err != nil {
 		return 0, false, err
 	}
-	// Dead deliveries are in the dead index, and those of earlier
-	// versions in gsi1 (deadSource); every other kind in gsi1.
-	srcs := []deadSource{tenantIndex}
+	// Dead deliveries are in the dead index's shards, and those of
+	// earlier versions in gsi1 (deadPartitions); every other kind in gsi1.
+	parts := []deadPartition{{tenantIndex, pk}}
 	if kind == domain.EraseDeadDeliveries {
-		srcs = []deadSource{deadIndex, legacyDeadIndex}
+		parts = deadPartitions(tenantID)
 	}
 	var keys []map[string]types.AttributeValue
-	for _, src := range srcs {
+	for _, part := range parts {
 		if len(keys) >= max(1, limit) {
 			break
 		}
-		more, err := s.indexKeys(ctx, src, pk, max(1, limit)-len(keys))
+		more, err := s.indexKeys(ctx, part.src, part.pk, max(1, limit)-len(keys))
 		if err != nil {
 			return 0, false, err
 		}

@@ -31,23 +31,15 @@ var knownHotKeys = map[string]struct {
 	index, key string // index "" is the table
 	cap        int    // events a second at which the key first refuses
 }{
-	// A death writes its delivery's entry into the dead index (by_dead,
-	// TENANT#<t>#DEAD): the keys and the listed attributes only
-	// (store.DeadIndexAttributes), never the message nor the attempt log,
-	// so 1 WCU whatever the event's size (TestDeadIndexEntryIsOneWriteUnit):
-	// 1,000 deaths a second of one tenant, with a 200 B message or a 4 KB
-	// one. (gsi1, projecting the whole item, took 200 deaths a second of 4
-	// KB events.) Kept, not spread: an endpoint that kills a tenant's
-	// deliveries that fast opens its circuit breaker and is disabled
-	// (consecutive failures) long before, which stops the deaths; a storm
-	// across many endpoints of one tenant is the case left. Its DLQ depth
-	// counter does not refuse first: a death moves one of 32 shards
-	// (TENANT#<t>#DLQDEPTH#<n>, n of the delivery id), 2 WCU each, and the
-	// counter alone takes 10,000 moves a second of one tenant ("DLQ depth
-	// move (the counter alone)"). Spread: write-sharded index keys
-	// (TENANT#<t>#DEAD#<n>) with a fan-out query of the listing.
-	"death (200 B message)": {IndexDead, "TENANT#t1#DEAD", 1000},
-	"death (4 KB message)":  {IndexDead, "TENANT#t1#DEAD", 1000},
+	// A death writes its delivery's entry into one of DeadShards (16)
+	// shards of the dead index (by_dead, TENANT#<t>#DEAD#<n>, n of the
+	// delivery id: 1 WCU whatever the event's size,
+	// TestDeadIndexEntryIsOneWriteUnit), and moves one of 32 shards of the
+	// DLQ depth counter (2 WCU): one tenant's deaths take 16,000 a second
+	// on the index and 16,000 on the counter, so no key refuses below
+	// 10,000 deaths a second ("death (200 B message)" and "death (4 KB
+	// message)" are no entries; one key value, TENANT#<t>#DEAD, took 1,000).
+
 	// One UpdateItem per deliver batch on one of the 8 shards of the
 	// endpoint's hour item (STATS#<t>#<e>#<n> / <hour>, n the store's
 	// writes in turn): 8,000 batches a second of one endpoint (80,000
@@ -81,15 +73,20 @@ var knownHotKeys = map[string]struct {
 	// for every batch, as before, they capped a tenant's batches, of all
 	// its endpoints together, at 1,500 a second.) Spread: a longer TTL.
 	"endpoint read (cache miss)": {"", "TENANT#t1", 3000},
-	// A page of 50 dead deliveries (the API's default), read from the dead
-	// index, which holds the listed attributes only (entries of about 300
-	// B, whatever the messages' size), and the first page also queries
-	// gsi1's legacy dead partition (empty here: half a unit), which a
-	// cursor skips once it is read to its end: 2 RCU a page, 1,500 pages
-	// a second (from 315 when the index held whole items). Spread:
-	// sharded index keys read by a fan-out query, or a short-lived cache
-	// of the first page.
-	"DLQ listing (50 a page)": {IndexDead, "TENANT#t1#DEAD", 1500},
+	// A page of 50 dead deliveries (the API's default) queries each of the
+	// tenant's DeadShards (16) shards of the dead index (entries of about
+	// 300 B, whatever the messages' size), and the first page also gsi1's
+	// legacy dead partition (empty here), which a cursor skips once it is
+	// read to its end. Here (100 deaths, about 6 a shard) each query is
+	// half a unit: 6,000 pages a second on every shard's key (from 1,500
+	// on the one key, 2 RCU a page), but a page costs 8.5 RCU in all (17
+	// queries) where it cost 2. A shard is queried for up to the page's 50
+	// entries (any shard may hold the 50 oldest), so with 800 or more
+	// deaths a page reads 2 RCU a shard, 32 in all, and the keys take
+	// 1,500 pages a second again. Spread: a short-lived cache of the first
+	// page; cheaper: smaller shard queries refilled in rounds, as the
+	// message log's listing does.
+	"DLQ listing (50 a page)": {IndexDead, "TENANT#t1#DEAD#0", 6000},
 	// DLQDepths queries each of the 32 index keys of the counters'
 	// shards (DLQDEPTH#<m>) and the one of the counters of before the
 	// shards (DLQDEPTH): half a unit each for a few, 6,000 reads a second

@@ -17,7 +17,7 @@ import (
 
 // putDead writes a dead delivery straight into the fake table, indexed as
 // RecordAttempt indexes one: in its tenant's partition of the dead index,
-// by time.
+// by time (its shard of the dead index).
 func putDead(t *testing.T, db *dynamofake.DB, tenant, id, endpoint, typ string, at time.Time) {
 	t.Helper()
 	putDeadIn(t, db, AttrDeadPK, AttrDeadSK, tenant, id, endpoint, typ, at)
@@ -36,7 +36,11 @@ func putDeadIn(t *testing.T, db *dynamofake.DB, pkAttr, skAttr, tenant, id, endp
 		Message: `{"payload":"` + id + `"}`, Attempts: 3, AttemptLog: []domain.Attempt{{Number: 3, At: at, Status: 503, Excerpt: "busy"}}}
 	item, err := attributevalue.MarshalMap(d)
 	require.NoError(t, err)
-	item[pkAttr] = &types.AttributeValueMemberS{Value: keys.TenantIndex(tenant, "DEAD")}
+	pk := DeadPK(tenant, id) // the dead index's shard
+	if pkAttr == "gsi1pk" {
+		pk = keys.TenantIndex(tenant, "DEAD") // gsi1's legacy partition
+	}
+	item[pkAttr] = &types.AttributeValueMemberS{Value: pk}
 	item[skAttr] = &types.AttributeValueMemberS{Value: sortableTime(at) + "#" + id}
 	db.SetItem(withKey(item, deliveryKey(id)))
 }
@@ -141,7 +145,8 @@ func TestListDeadNeverSendsAQueryDynamoDBRefuses(t *testing.T) {
 		for name, cursor := range map[string]string{
 			"not base64":          "!!!",
 			"not JSON":            enc("msg_1"),
-			"no id":               enc(`{"SK":"2026-11-30T01:01:00.000000000Z#msg_1"}`),
+			"no id":               enc(`{"SK":"2026-11-30T01:01:00.000000000Z#"}`),
+			"no such partition":   enc(`{"SK":"2026-11-30T01:01:00.000000000Z#msg_1","X":131072}`),
 			"no position":         enc(`{"ID":"msg_1"}`),
 			"position not a time": enc(`{"ID":"msg_1","SK":"9#msg_1"}`),
 			"another id":          enc(`{"ID":"msg_1","SK":"2026-11-30T01:01:00.000000000Z#msg_2"}`),

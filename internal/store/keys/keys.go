@@ -59,6 +59,10 @@ func ReplayJob(id string) string { return "REPLAYJOB#" + id }
 // erased.
 func Stats(tenantID, endpointID string) string { return "STATS#" + tenantID + "#" + endpointID }
 
+// DeadShard is the partition key of shard n of a tenant's dead index
+// entries: TENANT#<t>#DEAD#<n>.
+func DeadShard(tenantID string, n int) string { return TenantIndex(tenantID, "DEAD#"+strconv.Itoa(n)) }
+
 // StatsShard is the partition key of shard n of an endpoint's statistics:
 // Stats, then "#<n>".
 func StatsShard(tenantID, endpointID string, n int) string {
