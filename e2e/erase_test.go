@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -48,20 +49,28 @@ func seedErasable(t *testing.T, name string) erasable {
 }
 
 // indexed counts the items of a gsi1 partition of the state table, or of
-// the dead index for a tenant's dead deliveries (TENANT#<t>#DEAD).
+// the dead index's shards for a tenant's dead deliveries (TENANT#<t>#DEAD,
+// its shards TENANT#<t>#DEAD#<n>).
 func indexed(t *testing.T, pk string) int {
 	t.Helper()
-	index, key := store.IndexTenant, "gsi1pk"
+	index, key, pks := store.IndexTenant, "gsi1pk", []string{pk}
 	if strings.HasSuffix(pk, "#DEAD") {
-		index, key = store.IndexDead, store.AttrDeadPK
+		index, key, pks = store.IndexDead, store.AttrDeadPK, nil
+		for n := range store.DeadShards {
+			pks = append(pks, pk+"#"+strconv.Itoa(n))
+		}
 	}
-	out, err := env.ddb.Query(context.Background(), &dynamodb.QueryInput{
-		TableName: &env.out.StateTableName, IndexName: aws.String(index),
-		KeyConditionExpression:    aws.String(key + " = :pk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}},
-	})
-	require.NoError(t, err)
-	return len(out.Items)
+	total := 0
+	for _, pk := range pks {
+		out, err := env.ddb.Query(context.Background(), &dynamodb.QueryInput{
+			TableName: &env.out.StateTableName, IndexName: aws.String(index),
+			KeyConditionExpression:    aws.String(key + " = :pk"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}},
+		})
+		require.NoError(t, err)
+		total += len(out.Items)
+	}
+	return total
 }
 
 // partition counts the items of a state table partition.

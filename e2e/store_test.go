@@ -108,7 +108,7 @@ func TestStoreLayout(t *testing.T) {
 			q, err := env.ddb.Query(ctx, &dynamodb.QueryInput{
 				TableName: &env.out.StateTableName, IndexName: aws.String(store.IndexDead),
 				KeyConditionExpression:    aws.String(store.AttrDeadPK + " = :pk"),
-				ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "TENANT#" + tenantID + "#DEAD"}},
+				ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: store.DeadPK(tenantID, d.DeliveryID)}},
 			})
 			if err != nil || len(q.Items) == 0 {
 				return false
