@@ -940,7 +940,7 @@ func deadListing(t *testing.T, u *suite) {
 		{"a range with nothing in it", domain.DeadFilter{Since: base.Add(time.Hour)}, nil},
 		{"another endpoint", domain.DeadFilter{EndpointID: "ep_none"}, nil},
 	} {
-		for _, limit := range []int{1, 2, 100} {
+		for _, limit := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 100} { // every page size up to 10
 			ids, pages := u.dead(t, tenant, tc.f, limit)
 			require.Equal(t, tc.want, ids, "%s, %d a page: oldest death first, each once", tc.name, limit)
 			require.GreaterOrEqual(t, pages, (len(tc.want)+limit-1)/limit, tc.name)
