@@ -43,7 +43,8 @@
 // follow are made on it as read; the gate's fast mark lets batches past
 // the gate's slots); its endpoints and their tenants' tombstones (on the
 // tenant's partition, TENANT#<t>, which every batch of all its endpoints
-// would read) eventually consistent, and kept by the Lambda instance
+// would read) eventually consistent, in a request beside the first (one
+// table's BatchGetItem takes one consistency), and kept by the Lambda instance
 // (endpointCache) for domain.DefaultEndpointCacheTTL (1 s) on the
 // handler's clock, for at most domain.DefaultEndpointCacheSize endpoints
 // (the one kept longest is dropped beyond). What a batch sends by is so

@@ -322,7 +322,8 @@ func TestTestEventsAndResendsReadTheEndpointStrongly(t *testing.T) {
 // keeps reads its delivery and gate only (one BatchGetItem, strongly
 // consistent), and nothing of the tenant's partition, TENANT#<t>, where
 // the endpoint and the tombstone are; the first batch, and the first after
-// the TTL, read them too, eventually consistent (half a unit each).
+// the TTL, read them too, eventually consistent (half a unit each), in a
+// request beside the strong one.
 func TestACacheHitReadsNoEndpointFromDynamoDB(t *testing.T) {
 	t.Parallel()
 	f := okFixture(t)
@@ -344,19 +345,19 @@ func TestACacheHitReadsNoEndpointFromDynamoDB(t *testing.T) {
 	db.ResetCalls()
 	require.Empty(t, f.run(t, sqsMessage(t, "a", "1", f.now)))
 	require.Equal(t, 2, db.Calls("BatchGetItem"), "the delivery and the gate; the endpoint and the tombstone")
-	require.Equal(t, []bool{true, false}, db.Consistent())
+	require.ElementsMatch(t, []bool{true, false}, db.Consistent(), "side by side, in either order")
 	require.InDelta(t, 1.0, tenantRCU(), 1e-9, "the endpoint and the tombstone, eventually consistent")
 
 	db.ResetCalls()
 	f.now = f.now.Add(domain.DefaultEndpointCacheTTL - time.Millisecond)
 	require.Empty(t, f.run(t, sqsMessage(t, "b", "1", f.now), sqsMessage(t, "c", "1", f.now)))
 	require.Equal(t, 1, db.Calls("BatchGetItem"), "a hit: the deliveries and the gate only")
-	require.Equal(t, []bool{true, false, true}, db.Consistent())
+	require.ElementsMatch(t, []bool{true, false, true}, db.Consistent())
 	require.InDelta(t, 1.0, tenantRCU(), 1e-9, "nothing more read of TENANT#t1 in that second")
 	require.Zero(t, db.Calls("GetItem")+db.Calls("Query"), "nor one by one")
 
 	f.now = f.now.Add(time.Millisecond)
 	require.Empty(t, f.run(t, sqsMessage(t, "d", "1", f.now)))
-	require.Equal(t, []bool{true, false, true, true, false}, db.Consistent(), "after the TTL: read again, eventually consistent")
+	require.ElementsMatch(t, []bool{true, false, true, true, false}, db.Consistent(), "after the TTL: read again, eventually consistent")
 	require.EqualValues(t, 4, f.hits.Load())
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/fanout"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/store"
 )
@@ -46,13 +47,12 @@ func (e cachedEndpoint) satisfies(n need) bool {
 // strongly consistent, in one request; its endpoints and their tenants'
 // tombstones from the instance's cache, or, for those it has no fresh
 // enough copy of (needs), eventually consistent (see "Endpoint reads" in
-// the package's doc).
+// the package's doc). The two reads are independent (one table's
+// BatchGetItem takes one consistency), so a cache miss runs them side by
+// side and costs the batch no round trip more than a hit.
 func (h *Handler) load(ctx context.Context, ids []string, refs []store.EndpointRef, needs map[store.EndpointRef]need) (store.Snapshot, error) {
-	snap, err := h.Store.LoadWith(ctx, store.LoadOptions{NoRecords: true}, ids, refs)
-	if err != nil {
-		return store.Snapshot{}, err
-	}
 	cache := h.endpointCache()
+	var hits []cachedEndpoint
 	var miss []store.EndpointRef
 	seen := map[store.EndpointRef]bool{}
 	for _, r := range refs {
@@ -61,17 +61,26 @@ func (h *Handler) load(ctx context.Context, ids []string, refs []store.EndpointR
 		}
 		seen[r] = true
 		if e, ok := cache.get(r); ok && e.satisfies(needs[r]) {
-			e.addTo(snap)
+			hits = append(hits, e)
 		} else {
 			miss = append(miss, r)
 		}
 	}
-	if len(miss) == 0 {
-		return snap, nil
-	}
-	read, err := h.readEndpoints(ctx, miss, needs)
+	var snap store.Snapshot
+	var read []cachedEndpoint
+	err := fanout.Each(2, 0, func(i int) (err error) {
+		if i == 0 {
+			snap, err = h.Store.LoadWith(ctx, store.LoadOptions{NoRecords: true}, ids, refs)
+		} else if len(miss) > 0 {
+			read, err = h.readEndpoints(ctx, miss, needs)
+		}
+		return err
+	})
 	if err != nil {
 		return store.Snapshot{}, err
+	}
+	for _, e := range hits {
+		e.addTo(snap)
 	}
 	for _, e := range read {
 		cache.put(e)
