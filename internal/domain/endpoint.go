@@ -72,6 +72,44 @@ type Endpoint struct {
 	// doubles the breaker's open period (domain.Breaker.Open).
 	BreakerTrips int       `dynamodbav:"breaker_trips,omitempty"`
 	CreatedAt    time.Time `dynamodbav:"created_at"`
+
+	// Type is where the endpoint's deliveries go: TypeHTTP (empty, the
+	// default: a POST to URL) or one of the AWS destinations (TypeSQS,
+	// TypeSNS, TypeEventBridge), reached by assuming RoleARN.
+	Type EndpointType `dynamodbav:"type,omitempty"`
+	// Target is an AWS destination's ARN: the customer's queue, topic or
+	// bus. Empty for TypeHTTP.
+	Target string `dynamodbav:"target,omitempty"`
+	// RoleARN is the role in the customer's account that hookline assumes
+	// to reach Target. Empty for TypeHTTP.
+	RoleARN string `dynamodbav:"role_arn,omitempty"`
+	// SealedExternalID is the external ID hookline generated for the
+	// endpoint (shown once, at creation), sealed like a signing secret;
+	// AssumeRole sends it, and the customer's trust policy requires it.
+	SealedExternalID string `dynamodbav:"sealed_external_id,omitempty"`
+
+	// Signatures are the Standard Webhooks schemes the endpoint is signed
+	// with: SchemeV1 (HMAC-SHA256), SchemeV1a (Ed25519) or both during a
+	// migration. Empty: v1 only.
+	Signatures []string `dynamodbav:"signatures,omitempty"`
+	// SealedSigningKeys are the endpoint's Ed25519 private keys (whsk_),
+	// newest first, each sealed like a signing secret.
+	SealedSigningKeys []string `dynamodbav:"sealed_signing_keys,omitempty"`
+	// PublicKeys are the public halves of SealedSigningKeys (whpk_), in
+	// the same order: served to receivers, never secret.
+	PublicKeys []string `dynamodbav:"public_keys,omitempty"`
+
+	// RetrySchedule, when set, replaces the stack's retry schedule for
+	// this endpoint: the delay before each retry, in seconds.
+	RetrySchedule []int `dynamodbav:"retry_schedule,omitempty"`
+	// TimeoutSeconds, when set, replaces the stack's request timeout for
+	// this endpoint.
+	TimeoutSeconds int `dynamodbav:"timeout_seconds,omitempty"`
+
+	// Filter, when set, is a payload filter on the event's data (package
+	// filter): an event whose data it does not match creates no delivery
+	// for the endpoint. Stored as the JSON the tenant sent, validated.
+	Filter string `dynamodbav:"filter,omitempty"`
 }
 
 // Accepts reports whether the endpoint subscribes to eventType: every type

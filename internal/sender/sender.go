@@ -99,6 +99,23 @@ type Request struct {
 	// Headers are the endpoint's custom headers. hookline's own headers are
 	// set after them, so a custom header can never replace one.
 	Headers map[string]string
+	// Timeout, when positive, bounds this attempt instead of the client's
+	// request timeout (the endpoint's own timeout).
+	Timeout time.Duration
+	// Destination, for an AWS destination, is where the message goes
+	// instead of URL; nil for an HTTP endpoint.
+	Destination *Destination
+}
+
+// Destination is an AWS destination's target as one attempt needs it.
+type Destination struct {
+	Type domain.EndpointType
+	// ARN is the customer's queue, topic or bus.
+	ARN string
+	// RoleARN is the role assumed in the customer's account.
+	RoleARN string
+	// ExternalID is the endpoint's external ID, opened.
+	ExternalID string
 }
 
 // ClientOptions configure NewHTTPClient.
