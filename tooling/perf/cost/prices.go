@@ -49,6 +49,12 @@ type Prices struct {
 	// KMSRequests: USD per 1M requests to AWS KMS with a symmetric key
 	// (Encrypt, Decrypt).
 	KMSRequests Price
+	// SNSPublish: USD per 1M publishes to a standard topic; every 64 KB
+	// chunk of a payload is a publish. Billed to the topic's owner.
+	SNSPublish Price
+	// EventBridgeEvents: USD per 1M custom events put on a bus; every
+	// 64 KB chunk of an entry is an event. Billed to the bus's owner.
+	EventBridgeEvents Price
 	// KMSKey: USD per customer-managed key per month. Not used by
 	// Estimate: the signing secrets' key is billed per month, not per
 	// delivery.
@@ -132,6 +138,20 @@ var Default = Prices{
 		Source: "https://www.wring.co/blog/aws-kms-pricing-guide",
 		Note: "$0.03 per 10,000 symmetric requests after 20,000 free a month (account-wide); " +
 			"the rules (free tier, what a request is) on https://aws.amazon.com/kms/pricing/",
+	},
+	SNSPublish: Price{
+		USD:    0.50,
+		Unit:   "1M requests",
+		Source: "https://www.factualminds.com/blog/amazon-sns-pricing-publishes-fanout-protocols/",
+		Note: "standard topic ($0.30 FIFO); each 64 KB chunk is a request; delivery to an SQS subscription is free, " +
+			"to HTTP $0.60 per 1M; billed to the account that owns the topic",
+	},
+	EventBridgeEvents: Price{
+		USD:    1,
+		Unit:   "1M events",
+		Source: "https://cloudburn.io/blog/amazon-eventbridge-pricing",
+		Note: "custom events put on a bus, each 64 KB chunk an event; delivery to a target in the same account free; " +
+			"billed to the account that owns the bus",
 	},
 	KMSKey: Price{
 		USD:    1,
