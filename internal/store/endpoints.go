@@ -73,7 +73,7 @@ func (s *Store) ListEndpoints(ctx context.Context, tenantID string, limit int, c
 var ErrBadCursor = fmt.Errorf("pagination cursor is not valid")
 
 // EndpointChange is an update of an endpoint's editable fields; nil fields
-// are left as they are.
+// are left as they are, and an empty one (Fields) is removed.
 type EndpointChange struct {
 	URL         *string
 	Description *string
@@ -82,6 +82,68 @@ type EndpointChange struct {
 	// RateLimit sets the endpoint's requests per second; 0 removes the
 	// limit.
 	RateLimit *int
+	// Target and RoleARN change an AWS destination's ARN and role.
+	Target  *string
+	RoleARN *string
+	// Signatures, SealedSigningKeys and PublicKeys change the endpoint's
+	// signature schemes and Ed25519 keys.
+	Signatures        *[]string
+	SealedSigningKeys *[]string
+	PublicKeys        *[]string
+	// RetrySchedule and TimeoutSeconds set the endpoint's own retry
+	// schedule and request timeout; empty or 0 returns to the stack's.
+	RetrySchedule  *[]int
+	TimeoutSeconds *int
+	// Filter sets the endpoint's payload filter; "" removes it.
+	Filter *string
+}
+
+// ChangedField is one attribute an EndpointChange writes: Value, or removed
+// when Empty.
+type ChangedField struct {
+	Attr  string
+	Value any
+	Empty bool
+}
+
+// Fields are the attributes c writes, by their stored names.
+func (c EndpointChange) Fields() []ChangedField {
+	var fs []ChangedField
+	str := func(attr string, v *string) {
+		if v != nil {
+			fs = append(fs, ChangedField{attr, *v, *v == ""})
+		}
+	}
+	strs := func(attr string, v *[]string) {
+		if v != nil {
+			fs = append(fs, ChangedField{attr, *v, len(*v) == 0})
+		}
+	}
+	num := func(attr string, v *int) {
+		if v != nil {
+			fs = append(fs, ChangedField{attr, *v, *v == 0})
+		}
+	}
+	if c.URL != nil {
+		fs = append(fs, ChangedField{"url", *c.URL, false})
+	}
+	str("description", c.Description)
+	strs("event_types", c.EventTypes)
+	if c.Headers != nil {
+		fs = append(fs, ChangedField{"headers", *c.Headers, len(*c.Headers) == 0})
+	}
+	num("rate_limit", c.RateLimit)
+	str("target", c.Target)
+	str("role_arn", c.RoleARN)
+	strs("signatures", c.Signatures)
+	strs("sealed_signing_keys", c.SealedSigningKeys)
+	strs("public_keys", c.PublicKeys)
+	if c.RetrySchedule != nil {
+		fs = append(fs, ChangedField{"retry_schedule", *c.RetrySchedule, len(*c.RetrySchedule) == 0})
+	}
+	num("timeout_seconds", c.TimeoutSeconds)
+	str("filter", c.Filter)
+	return fs
 }
 
 // UpdateEndpoint applies a change to an existing endpoint and returns it, or
@@ -131,47 +193,27 @@ func changeExpression(c EndpointChange, now time.Time) (update string, names map
 	// Every attribute by an alias: url is a reserved word in DynamoDB
 	// expressions.
 	names = map[string]string{}
-	remove := ""
-	add := func(attr string, v any, empty bool) error {
-		names["#"+attr] = attr
-		if empty {
-			if remove == "" {
-				remove = " REMOVE #" + attr
-			} else {
-				remove += ", #" + attr
-			}
-			return nil
+	var removed []string
+	for _, f := range c.Fields() {
+		names["#"+f.Attr] = f.Attr
+		if f.Empty {
+			removed = append(removed, "#"+f.Attr)
+			continue
 		}
-		av, err := attributevalue.Marshal(v)
+		av, err := attributevalue.Marshal(f.Value)
 		if err != nil {
-			return err
+			return "", nil, nil, fmt.Errorf("marshal endpoint change: %w", err)
 		}
-		set += ", #" + attr + " = :" + attr
-		values[":"+attr] = av
-		return nil
+		set += ", #" + f.Attr + " = :" + f.Attr
+		values[":"+f.Attr] = av
 	}
-	if c.URL != nil {
-		err = add("url", *c.URL, false)
-	}
-	if err == nil && c.Description != nil {
-		err = add("description", *c.Description, *c.Description == "")
-	}
-	if err == nil && c.EventTypes != nil {
-		err = add("event_types", *c.EventTypes, len(*c.EventTypes) == 0)
-	}
-	if err == nil && c.Headers != nil {
-		err = add("headers", *c.Headers, len(*c.Headers) == 0)
-	}
-	if err == nil && c.RateLimit != nil {
-		err = add("rate_limit", *c.RateLimit, *c.RateLimit == 0)
-	}
-	if err != nil {
-		return "", nil, nil, fmt.Errorf("marshal endpoint change: %w", err)
+	if len(removed) > 0 {
+		set += " REMOVE " + strings.Join(removed, ", ")
 	}
 	if len(names) == 0 {
 		names = nil // DynamoDB refuses an empty map
 	}
-	return set + remove, names, values, nil
+	return set, names, values, nil
 }
 
 // DeleteEndpoint removes an endpoint, or answers ErrNotFound.

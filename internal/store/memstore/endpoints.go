@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/internal/store/keys"
@@ -144,24 +144,30 @@ func (s *Store) changeEndpoint(tenantID, endpointID, what string, change func(*d
 	return copyOf(e), nil
 }
 
-// applyChange sets on e what c changes.
+// applyChange sets on e what c changes, through the attributes DynamoDB
+// stores (store.EndpointChange.Fields), so both stores read one list.
 func (s *Store) applyChange(e *domain.Endpoint, c store.EndpointChange) {
 	e.UpdatedAt = stamp(s.now())
-	if c.URL != nil {
-		e.URL = *c.URL
+	item, err := attributevalue.MarshalMap(*e)
+	if err != nil {
+		panic(fmt.Sprintf("memstore: marshal endpoint: %v", err))
 	}
-	if c.Description != nil {
-		e.Description = *c.Description
+	for _, f := range c.Fields() {
+		if f.Empty {
+			delete(item, f.Attr)
+			continue
+		}
+		av, err := attributevalue.Marshal(f.Value)
+		if err != nil {
+			panic(fmt.Sprintf("memstore: marshal %s: %v", f.Attr, err))
+		}
+		item[f.Attr] = av
 	}
-	if c.EventTypes != nil {
-		e.EventTypes = slices.Clone(*c.EventTypes)
+	var out domain.Endpoint
+	if err := attributevalue.UnmarshalMap(item, &out); err != nil {
+		panic(fmt.Sprintf("memstore: unmarshal endpoint: %v", err))
 	}
-	if c.Headers != nil {
-		e.Headers = maps.Clone(*c.Headers)
-	}
-	if c.RateLimit != nil {
-		e.RateLimit = *c.RateLimit
-	}
+	*e = out
 }
 
 // DeleteEndpoint removes an endpoint, or answers store.ErrNotFound.
