@@ -69,6 +69,8 @@ func main() {
 	curveSteps := flag.String("curve-steps", curve.StepsDefault, "the throughput curve's concurrencies (the deliver mapping's and the floor's maximum concurrency), ascending")
 	curveEvents := flag.Int("curve-events", curve.EventsDefault, "events in each burst of the throughput curve (each side, each step)")
 	curveDelay := flag.Duration("curve-delay", curve.DelayDefault, "how long the throughput curve's receiver takes to answer")
+	destN := flag.Int("destinations-events", 300, "events in each destination type's burst (the destinations section: http, sqs, sns, eventbridge)")
+	destOnly := flag.Bool("destinations-only", false, "with -cloud, run only the destinations section (a burst per endpoint type and each type's cost per million)")
 	flag.Parse()
 	ctx := context.Background()
 	var rows []row
@@ -90,6 +92,17 @@ func main() {
 		rows, err := curveSection(ctx, curveCfg)
 		if err != nil {
 			fail("curve", err)
+		}
+		printTable(rows)
+		return
+	}
+	if *destOnly {
+		if !*cloud {
+			fail("destinations", fmt.Errorf("-destinations-only needs -cloud (the stack deployed in the local cloud: make deploy-local)"))
+		}
+		rows, err := destinationRows(ctx, *destN)
+		if err != nil {
+			fail("destinations", err)
 		}
 		printTable(rows)
 		return
@@ -180,6 +193,11 @@ func main() {
 			fail("curve", err)
 		}
 		rows = append(rows, cur...)
+		dest, err := destinationRows(ctx, *destN)
+		if err != nil {
+			fail("destinations", err)
+		}
+		rows = append(rows, dest...)
 	}
 
 	printTable(rows)
@@ -321,17 +339,34 @@ func endToEnd(ctx context.Context, latencyN, burstN int) ([]row, error) {
 // log bytes), with the rest of the cost model's assumptions: n events to
 // one endpoint, 5% retried once.
 func costRows(ctx context.Context, e *harness.Env, since time.Time, n int, what, target string) ([]row, error) {
-	time.Sleep(3 * time.Second) // the last invocations' REPORT lines
-	fn, logs := lambda.NewFromConfig(e.AWS), cloudwatchlogs.NewFromConfig(e.AWS)
-	enq, err := pipeline.FunctionUsage(ctx, fn, logs, e.Out.EnqueueFunctionName, since)
+	a, logBytes, err := measuredAssumptions(ctx, e, since, n)
 	if err != nil {
 		return nil, err
+	}
+	est := cost.Estimate(cost.Default, a.Inputs())
+	return []row{
+		{"cost", "enqueue: records per invocation, ms per invocation (" + what + ")", fmt.Sprintf("%.1f, %.1f ms", a.RecordsPerEnqueueInvocation, a.EnqueueDurationMS), "", "", "(measured)"},
+		{"cost", "deliver: messages per invocation, ms per invocation (" + what + ")", fmt.Sprintf("%.1f, %.1f ms", a.DeliverBatchSize, a.DeliverOwnMS), "", "", "(measured)"},
+		{"cost", "function log bytes per delivery (" + what + ")", fmt.Sprintf("%.0f B", logBytes/float64(n)), "", "", "(measured)"},
+		{"cost", "AWS cost per million deliveries (1 endpoint, 5% retried; " + what + ")", fmt.Sprintf("$%.2f", est.Total), "", "", target},
+	}, nil
+}
+
+// measuredAssumptions are the cost model's assumptions with what the
+// functions reported for the n events written since since (their
+// invocations, durations and log bytes), and the log bytes in all.
+func measuredAssumptions(ctx context.Context, e *harness.Env, since time.Time, n int) (cost.Assumptions, float64, error) {
+	time.Sleep(3 * time.Second) // the last invocations' REPORT lines
+	fn, logs := lambda.NewFromConfig(e.AWS), cloudwatchlogs.NewFromConfig(e.AWS)
+	a := cost.InitialAssumptions
+	enq, err := pipeline.FunctionUsage(ctx, fn, logs, e.Out.EnqueueFunctionName, since)
+	if err != nil {
+		return a, 0, err
 	}
 	del, err := pipeline.FunctionUsage(ctx, fn, logs, e.Out.DeliverFunctionName, since)
 	if err != nil {
-		return nil, err
+		return a, 0, err
 	}
-	a := cost.InitialAssumptions
 	if enq.Invocations > 0 && del.Invocations > 0 {
 		a.RecordsPerEnqueueInvocation = float64(n) / float64(enq.Invocations)
 		a.EnqueueDurationMS = float64(enq.MeanDuration().Microseconds()) / 1000
@@ -340,13 +375,7 @@ func costRows(ctx context.Context, e *harness.Env, since time.Time, n int, what,
 		a.EnqueueLogBytes = float64(enq.OwnLogBytes) / float64(n)
 		a.DeliveredLogBytes = float64(del.OwnLogBytes) / float64(n)
 	}
-	est := cost.Estimate(cost.Default, a.Inputs())
-	return []row{
-		{"cost", "enqueue: records per invocation, ms per invocation (" + what + ")", fmt.Sprintf("%.1f, %.1f ms", a.RecordsPerEnqueueInvocation, a.EnqueueDurationMS), "", "", "(measured)"},
-		{"cost", "deliver: messages per invocation, ms per invocation (" + what + ")", fmt.Sprintf("%.1f, %.1f ms", a.DeliverBatchSize, a.DeliverOwnMS), "", "", "(measured)"},
-		{"cost", "function log bytes per delivery (" + what + ")", fmt.Sprintf("%.0f B", float64(enq.OwnLogBytes+del.OwnLogBytes)/float64(n)), "", "", "(measured)"},
-		{"cost", "AWS cost per million deliveries (1 endpoint, 5% retried; " + what + ")", fmt.Sprintf("$%.2f", est.Total), "", "", target},
-	}, nil
+	return a, float64(enq.OwnLogBytes + del.OwnLogBytes), nil
 }
 
 func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }

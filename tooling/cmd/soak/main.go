@@ -12,6 +12,10 @@
 // long each crash victim (a message a killed process held) waited before it
 // was tried again. Every receipt's signature is verified with the endpoint's
 // secret, and every pair must arrive under its own webhook-id.
+//
+// Beside the HTTP receivers, -destinations (default sqs,sns,eventbridge)
+// adds an endpoint of each AWS destination type at one customer's account
+// on the local cloud, read back from there and held to the same checks.
 package main
 
 import (
@@ -50,6 +54,7 @@ func main() {
 	flag.DurationVar(&settle, "settle", 5*time.Minute, "how long a delivery may take to reach a terminal state before it counts as lost")
 	flag.DurationVar(&killEvery, "kill", 0, "the kill test: SIGKILL the local cloud's deliver and enqueue processes this often while events flow (0: never)")
 	flag.DurationVar(&killFor, "kill-for", 30*time.Second, "with -kill: how long the kills go on from the first write")
+	flag.StringVar(&destinations, "destinations", "", "AWS destination types that get an endpoint each beside the HTTP ones, at one customer's account on the local cloud (empty: none)")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
@@ -179,7 +184,15 @@ func run(ctx context.Context, nEvents, nEndpoints int, chaos time.Duration) erro
 		c.verifier.Store(v)
 		receivers[ep.ID] = c
 	}
-	fmt.Printf("soak: %d events x %d endpoints, receivers chaotic for %s, tenant %s\n", nEvents, nEndpoints, chaos, tenant)
+	kinds, err := parseDestinations(destinations)
+	if err != nil {
+		return err
+	}
+	inboxes, err := addDestinations(ctx, e, client, kinds, receivers)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("soak: %d events x %d endpoints (%d HTTP, AWS destinations %v), HTTP receivers chaotic for %s, tenant %s\n", nEvents, len(receivers), nEndpoints, kinds, chaos, tenant)
 
 	start := time.Now()
 	written := make(map[string]time.Time, nEvents)
@@ -314,6 +327,7 @@ func run(ctx context.Context, nEvents, nEndpoints int, chaos time.Duration) erro
 	}
 
 	// Every pair delivered, and received with its own webhook-id.
+	inboxes.drain(ctx)
 	got := map[string]int{}
 	mismatch, unsigned := 0, 0
 	var all []receipt
