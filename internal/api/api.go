@@ -126,6 +126,10 @@ type Server struct {
 	Sealer Sealer
 	// URLs checks endpoint URLs at registration (https only by default).
 	URLs netguard.URLPolicy
+	// Destinations are the AWS destinations registration accepts (the
+	// regions, the stack's partition and account, hookline's own
+	// resources refused). Zero value: none.
+	Destinations DestinationRules
 	// MessageLog reads the message log (the outbox table). Nil: the event
 	// routes answer 503.
 	MessageLog MessageLog

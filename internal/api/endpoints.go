@@ -39,6 +39,13 @@ type EndpointView struct {
 	Secret         string               `json:"secret,omitempty"`
 	// SecretRotatedUntil is when the previous secret stops signing.
 	PreviousSecretUntil *time.Time `json:"previous_secret_until,omitempty"`
+	// Type is http, sqs, sns or eventbridge; Target and RoleARN are an AWS
+	// type's ARNs (package destination, api/destination.go). ExternalID,
+	// like Secret, is set only in the answer to create.
+	Type       domain.EndpointType `json:"type"`
+	Target     string              `json:"target,omitempty"`
+	RoleARN    string              `json:"role_arn,omitempty"`
+	ExternalID string              `json:"external_id,omitempty"`
 	// Health is set in the answer to GET /v1/endpoints/{id} only: the
 	// other answers (the list's included) leave it out, as it costs a
 	// read of the endpoint's counters.
@@ -49,6 +56,7 @@ func (s *Server) view(e domain.Endpoint) EndpointView {
 	v := EndpointView{
 		ID: e.EndpointID, URL: e.URL, Description: e.Description, EventTypes: e.EventTypes, Headers: e.Headers,
 		RateLimit: e.RateLimit, Disabled: e.Disabled, DisabledReason: e.DisabledReason, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt,
+		Type: e.Kind(), Target: e.Target, RoleARN: e.RoleARN,
 	}
 	if v.EventTypes == nil {
 		v.EventTypes = []string{}
@@ -69,15 +77,23 @@ type endpointInput struct {
 	EventTypes  *[]string          `json:"event_types"`
 	Headers     *map[string]string `json:"headers"`
 	RateLimit   *int               `json:"rate_limit"`
+	// Type, Target and RoleARN: an AWS destination (api/destination.go).
+	Type    *string `json:"type"`
+	Target  *string `json:"target"`
+	RoleARN *string `json:"role_arn"`
+	// kind is the stored endpoint's type, on update (set before validate).
+	kind domain.EndpointType
 }
 
 // validate checks the fields present; create requires url.
 func (s *Server) validate(in endpointInput, create bool) *Problem {
 	var errs fieldErrors
-	if in.URL == nil && create {
-		errs.add("url", "is required")
+	kind := in.kind
+	if create || kind == "" {
+		kind = in.endpointType()
 	}
-	if in.URL != nil {
+	s.checkDestination(&errs, in, kind, create)
+	if in.URL != nil && kind == domain.TypeHTTP {
 		if err := s.URLs.CheckURL(*in.URL); err != nil {
 			errs.add("url", "%s", strings.TrimPrefix(err.Error(), "endpoint URL is not acceptable: "))
 		}
@@ -196,7 +212,14 @@ func (s *Server) createEndpoint(w http.ResponseWriter, r *http.Request, tenant s
 	if err != nil {
 		return s.internal(r, err)
 	}
-	e := domain.Endpoint{TenantID: tenant, EndpointID: id, URL: *in.URL, SealedSecrets: []string{sealed}}
+	e := domain.Endpoint{TenantID: tenant, EndpointID: id, SealedSecrets: []string{sealed}}
+	if in.URL != nil {
+		e.URL = *in.URL
+	}
+	externalID, err := s.setDestination(r.Context(), &e, in)
+	if err != nil {
+		return s.internal(r, err)
+	}
 	if in.Description != nil {
 		e.Description = *in.Description
 	}
@@ -214,7 +237,7 @@ func (s *Server) createEndpoint(w http.ResponseWriter, r *http.Request, tenant s
 		return s.internal(r, err)
 	}
 	v := s.view(e)
-	v.Secret = secret
+	v.Secret, v.ExternalID = secret, externalID
 	w.Header().Set("Location", "/v1/endpoints/"+id)
 	writeJSON(w, http.StatusCreated, v)
 	return nil
@@ -286,12 +309,15 @@ func (s *Server) updateEndpoint(w http.ResponseWriter, r *http.Request, tenant s
 	if p := decode(w, r, &in); p != nil {
 		return p
 	}
+	if p := s.storedKind(r, tenant, id, &in); p != nil {
+		return p
+	}
 	if p := s.validate(in, false); p != nil {
 		return p
 	}
 	e, err := s.Store.UpdateEndpoint(r.Context(), tenant, id, store.EndpointChange{
 		URL: in.URL, Description: in.Description, EventTypes: in.EventTypes, Headers: in.Headers,
-		RateLimit: in.RateLimit,
+		RateLimit: in.RateLimit, Target: in.Target, RoleARN: in.RoleARN,
 	})
 	return s.writeEndpoint(w, r, id, e, err)
 }
