@@ -38,8 +38,10 @@ func build(cfg fnenv.APIEnv, log *slog.Logger, awsCfg aws.Config) (any, error) {
 		Sealer:      &sealing.Sealer{KMS: kms.NewFromConfig(awsCfg), KeyID: cfg.SecretsKeyARN},
 		OperatorKey: cfg.OperatorKey,
 		URLs:        cfg.URLs,
-		Rand:        rand.Reader,
-		Log:         log,
+		// The same fields, in the same order (fnenv.Destinations).
+		Destinations: api.DestinationRules(cfg.Destinations),
+		Rand:         rand.Reader,
+		Log:          log,
 
 		PayloadRetention: cfg.PayloadRetention,
 		FrameAncestors:   cfg.ConsoleFrameAncestors,

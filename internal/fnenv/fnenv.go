@@ -552,11 +552,15 @@ type APIEnv struct {
 	// as the operator's, and the operator key no longer reaches them.
 	// Default off: the operator key.
 	OperatorIAM bool
+	// Destinations are the AWS destinations registration accepts
+	// (destinations.go). Default: the function's own region, any account.
+	Destinations Destinations
 }
 
 // Vars renders e as the function's environment.
 func (e APIEnv) Vars() map[string]string {
 	v := e.Common.vars()
+	e.Destinations.vars(v)
 	if e.OperatorKey != "" {
 		v[varOperatorKey] = e.OperatorKey
 	}
@@ -606,6 +610,7 @@ func LoadAPI(getenv func(string) string) (APIEnv, error) {
 		AlarmNamePrefix:      getenv(varAlarmNamePrefix),
 		PortalMinTTL:         DefaultPortalMinTTL,
 		OperatorIAM:          getenv(varOperatorIAM) == "on",
+		Destinations:         loadDestinations(getenv),
 	}
 	fa, err := ParseFrameAncestors(getenv(varFrameAncestors))
 	if err != nil {

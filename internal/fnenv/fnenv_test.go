@@ -270,7 +270,8 @@ func TestVarsRoundTrip(t *testing.T) {
 		for _, e := range []APIEnv{
 			{Common: common, OperatorKeySecretARN: "arn:secret", SecretsKeyARN: "arn:key", URLs: netguard.URLPolicy{AllowHTTP: true, Guard: netguard.Guard{Allow: allow}},
 				ReplayQueueURL: "https://jobs", ReplayOpsQueueURL: "https://ops", OutboxTable: "outbox", MessageLog: true, PayloadRetention: 72 * time.Hour, DeliveryQueueURL: "https://delivery",
-				ConsoleFrameAncestors: []string{"'self'", "https://app.example.com"}, AlarmNamePrefix: "Hookline-", PortalMinTTL: time.Second, OperatorIAM: true},
+				ConsoleFrameAncestors: []string{"'self'", "https://app.example.com"}, AlarmNamePrefix: "Hookline-", PortalMinTTL: time.Second, OperatorIAM: true,
+				Destinations: Destinations{Partition: "aws-cn", Account: "111122223333", StackName: "Hookline", Regions: []string{"cn-north-1", "cn-northwest-1"}, OwnAccount: true}},
 			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", OutboxTable: "outbox", PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL},
 			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", OutboxTable: "outbox", MessageLog: true, MessageLogSharded: true, PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL},
 			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL},
@@ -304,4 +305,20 @@ func TestVarsLeaveOutWhatIsNotAsked(t *testing.T) {
 	require.NotContains(t, EnqueueEnv{Faults: fault.Rates{}}.Vars(), "HOOKLINE_FAULTS")
 	require.Equal(t, "enqueue_fail:0.05", EnqueueEnv{Faults: fault.Rates{fault.EnqueueFail: 0.05}}.Vars()["HOOKLINE_FAULTS"])
 	require.NotContains(t, APIEnv{OperatorKeySecretARN: "arn:secret"}.Vars(), "HOOKLINE_OPERATOR_KEY")
+}
+
+// The destination regions default to the function's own; a list is read
+// trimmed.
+func TestLoadAPIDestinations(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{varStateTable: "state", varSecretsKeyARN: "arn:key", varOperatorKey: "k", "AWS_REGION": "eu-west-1"}
+	e, err := LoadAPI(lookup(base))
+	require.NoError(t, err)
+	require.Equal(t, Destinations{Regions: []string{"eu-west-1"}}, e.Destinations)
+	base[varDestinationRegions] = " eu-west-1, eu-central-1 ,"
+	base[varDestinationOwnAccount] = "yes"
+	e, err = LoadAPI(lookup(base))
+	require.NoError(t, err)
+	require.Equal(t, []string{"eu-west-1", "eu-central-1"}, e.Destinations.Regions)
+	require.False(t, e.Destinations.OwnAccount, `only "on" turns it on`)
 }
