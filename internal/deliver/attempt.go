@@ -27,6 +27,8 @@ type attempt struct {
 	// signer and body make the request, once prepared.
 	signer *signing.Signer
 	body   []byte
+	// dest is an AWS endpoint's destination (openDestination); nil for http.
+	dest *sender.Destination
 	// deferDelay is how long a deferred message waits before it comes
 	// back (set where the wait is found; a dependency's hitch and a hop
 	// compute theirs when deferred).
@@ -115,7 +117,7 @@ func (h *Handler) begin(ctx context.Context, m events.SQSMessage, msg message.Me
 // out, so that nothing is read or opened in vain. It returns Decide's
 // answer: Send when the request is ready.
 func (h *Handler) prepare(ctx context.Context, at *attempt) Decision {
-	steps := []func(context.Context, *attempt){h.readDelivery, h.readEndpoint, h.openSigner, buildBody, h.admit}
+	steps := []func(context.Context, *attempt){h.readDelivery, h.readEndpoint, h.openSigner, h.openDestination, buildBody, h.admit}
 	dec := Decision{Kind: Send}
 	for _, step := range steps {
 		if at.in.Hitch == HitchNone {
@@ -231,6 +233,7 @@ func (h *Handler) send(ctx context.Context, at *attempt) (res *sender.Result, ok
 	r := h.Sender.Send(sendCtx, sender.Request{
 		URL: ep.URL, DeliveryID: msg.DeliveryID, EventID: msg.EventID, EventType: msg.EventType,
 		Attempt: at.in.Attempt, Body: at.body, Signer: at.signer, Headers: ep.Headers,
+		Destination: at.dest,
 	})
 	return &r, true
 }

@@ -20,6 +20,9 @@ func (h *Handler) raiseEndpoint(ctx context.Context, at *attempt, eventType, epi
 		TenantID: msg.TenantID, EndpointID: msg.EndpointID, URL: ep.URL,
 		ConsecutiveFailures: failures, Reason: reason, At: at.in.Started.UTC(),
 	}
+	if ep.Kind() != domain.TypeHTTP {
+		p.Type, p.Target = ep.Kind(), ep.Target
+	}
 	if res := at.in.Result; res != nil && eventType != domain.OpEndpointRecovered {
 		p.LastStatus, p.LastError = res.Status, res.Error
 	}

@@ -63,6 +63,11 @@ type OpEndpointEvent struct {
 	TenantID   string `json:"tenant_id"`
 	EndpointID string `json:"endpoint_id"`
 	URL        string `json:"url"`
+	// Type and Target, for an endpoint of an AWS type (sqs, sns,
+	// eventbridge), are its type and destination ARN (URL is then empty);
+	// absent for http.
+	Type   EndpointType `json:"type,omitempty"`
+	Target string       `json:"target,omitempty"`
 	// ConsecutiveFailures is the endpoint's run of failed attempts when the
 	// event was raised (0 on recovered).
 	ConsecutiveFailures int `json:"consecutive_failures"`

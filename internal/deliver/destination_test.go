@@ -1,0 +1,119 @@
+package deliver
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/sender"
+	"github.com/stretchr/testify/require"
+)
+
+// recordingSender keeps every request and answers delivered.
+type recordingSender struct {
+	mu   sync.Mutex
+	reqs []sender.Request
+}
+
+func (s *recordingSender) Send(_ context.Context, r sender.Request) sender.Result {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reqs = append(s.reqs, r)
+	return sender.Result{Outcome: sender.Delivered, Status: 200, Latency: time.Millisecond}
+}
+
+const (
+	testQueueARN = "arn:aws:sqs:us-east-1:222222222222:orders"
+	testRoleARN  = "arn:aws:iam::222222222222:role/hookline"
+)
+
+// An endpoint of an AWS type is sent to its target with its role and its
+// external ID opened (once per warm instance, like the signing secret),
+// signed as an http endpoint is; an http endpoint's request has no
+// destination.
+func TestAWSEndpointRequestCarriesItsDestination(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
+	rs := &recordingSender{}
+	f.h.Sender = rs
+	ep := f.store.endpoint("t1/ep_1")
+	ep.Type, ep.Target, ep.RoleARN, ep.URL = domain.TypeSQS, testQueueARN, testRoleARN, ""
+	ep.SealedExternalID = f.seal(t, "t1", "ep_1", "hlx_external")
+	f.store.setEndpoint(ep)
+
+	require.Empty(t, f.run(t, sqsMessage(t, "a", "1", f.now), sqsMessage(t, "b", "1", f.now)))
+	require.Len(t, rs.reqs, 2)
+	for _, r := range rs.reqs {
+		require.Equal(t, &sender.Destination{Type: domain.TypeSQS, ARN: testQueueARN, RoleARN: testRoleARN, ExternalID: "hlx_external"}, r.Destination)
+		require.NotNil(t, r.Signer, "signed like an http request")
+	}
+	_, decrypts := f.kms.Calls()
+	require.Equal(t, 2, decrypts, "the signing secret and the external ID, each opened once")
+	require.Equal(t, domain.StateDelivered, mustDelivery(t, f, "a").State)
+
+	ep.Type, ep.Target, ep.RoleARN, ep.URL, ep.SealedExternalID = "", "", "", "https://hooks.example.com/x", ""
+	f.store.setEndpoint(ep)
+	f.now = f.now.Add(domain.DefaultEndpointCacheTTL + time.Second) // past the kept copy
+	require.Empty(t, f.run(t, sqsMessage(t, "c", "1", f.now)))
+	require.Nil(t, rs.reqs[2].Destination, "an http endpoint has none")
+}
+
+// An AWS endpoint whose external ID is missing or cannot be opened for it
+// is dead untried (invalid_secret), as one whose signing secret cannot.
+func TestAWSEndpointWithoutItsExternalIDIsDead(t *testing.T) {
+	t.Parallel()
+	for name, sealed := range map[string]func(f *fixture) string{
+		"missing":            func(*fixture) string { return "" },
+		"another endpoint's": func(f *fixture) string { return f.seal(t, "t1", "ep_2", "hlx_other") },
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
+			rs := &recordingSender{}
+			f.h.Sender = rs
+			ep := f.store.endpoint("t1/ep_1")
+			ep.Type, ep.Target, ep.RoleARN, ep.SealedExternalID = domain.TypeSNS, "arn:aws:sns:us-east-1:222222222222:t", testRoleARN, sealed(f)
+			f.store.setEndpoint(ep)
+			require.Empty(t, f.run(t, sqsMessage(t, "a", "1", f.now)))
+			require.Empty(t, rs.reqs, "nothing sent")
+			d := mustDelivery(t, f, "a")
+			require.Equal(t, domain.StateDead, d.State)
+			require.Equal(t, domain.ReasonInvalidSecret, d.DeadReason)
+		})
+	}
+}
+
+func mustDelivery(t *testing.T, f *fixture, id string) domain.Delivery {
+	t.Helper()
+	d, err := f.store.Store.Delivery(context.Background(), id)
+	require.NoError(t, err)
+	return d
+}
+
+// goneSender answers every attempt as a receiver that asked to stop.
+type goneSender struct{}
+
+func (goneSender) Send(context.Context, sender.Request) sender.Result {
+	return sender.Result{Outcome: sender.Dead, Reason: domain.ReasonEndpointGone, DisableEndpoint: true, Error: "destination_not_found"}
+}
+
+// The operational events about an AWS endpoint name its type and target
+// (it has no URL).
+func TestAWSEndpointOperationalEventsNameItsTarget(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
+	n := f.withNotices()
+	f.h.Sender = goneSender{}
+	ep := f.store.endpoint("t1/ep_1")
+	ep.Type, ep.Target, ep.RoleARN, ep.URL = domain.TypeEventBridge, "arn:aws:events:us-east-1:222222222222:event-bus/b", testRoleARN, ""
+	ep.SealedExternalID = f.seal(t, "t1", "ep_1", "hlx_external")
+	f.store.setEndpoint(ep)
+	f.run(t, sqsMessage(t, "d1", "1", f.now))
+	require.Equal(t, []string{domain.OpEndpointDisabled}, n.types())
+	p := n.events[0].Payload.(domain.OpEndpointEvent)
+	require.Equal(t, domain.TypeEventBridge, p.Type)
+	require.Equal(t, ep.Target, p.Target)
+	require.Empty(t, p.URL)
+}
