@@ -36,6 +36,15 @@
 //	                the window that coalesces one endpoint's delivery.dead notices (default 5m; 1s to 15m)
 //	allowCIDRs      comma-separated CIDRs the SSRF guard lets through (default none)
 //	allowHTTP       "true" lets tenants register http:// endpoint URLs (default https only)
+//	destinationRegions
+//	                comma-separated regions an sqs, sns or eventbridge endpoint's target may be in (default
+//	                the stack's own region)
+//	destinationRoles
+//	                comma-separated ARN patterns of the customers' roles the deliver function may assume, e.g.
+//	                "arn:aws:iam::*:role/hookline-*" (default any role, arn:<partition>:iam::*:role/*)
+//	destinationOwnAccount
+//	                "true" accepts destinations and roles in the stack's own account, hookline's own resources
+//	                still refused (default false; the local cloud sets it)
 //	messageLog      "false" turns the message log off: no by_tenant index, GET /v1/events answers 503 (default
 //	                true)
 //	messageLogLegacyIndex

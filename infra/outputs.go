@@ -24,6 +24,7 @@ func addOutputs(stack awscdk.Stack, h *hookline.Hookline) {
 	out("EnqueueFunctionName", "Fans outbox events out to endpoints.", h.Functions.Enqueue.FunctionName())
 	out("EnqueueRedrivePolicyARN", "Attach to the operator who re-drives parked stream batches (make redrive-enqueue).", h.EnqueueRedrivePolicy.ManagedPolicyArn())
 	out("DeliverFunctionName", "POSTs deliveries to endpoints.", h.Functions.Deliver.FunctionName())
+	out("DeliverRoleARN", "The deliver function's role: a customer's trust policy names it for an sqs, sns or eventbridge endpoint (docs/destinations.md).", h.Functions.Deliver.Role().RoleArn())
 	out("DLQDepthAlarmName", "Fires when the DLQ holds too many messages.", h.Alarms["DLQDepth"].AlarmName())
 	out("ApiURL", "Base URL of the HTTP API.", h.URL)
 	out("ApiID", "Id of the HTTP API.", h.API.ApiId())

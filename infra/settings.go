@@ -85,6 +85,15 @@ var settings = []setting{
 	{"allowHTTP", to(boolean, func(c *config) *bool { return &c.AllowHTTP }),
 		`"true" lets tenants register http:// endpoint URLs (default https only)`},
 
+	{"destinationRegions", to(list, func(c *config) *[]string { return &c.DestinationRegions }),
+		"comma-separated regions an sqs, sns or eventbridge endpoint's target may be in (default the stack's own region)"},
+	{"destinationRoles", to(list, func(c *config) *[]string { return &c.DestinationRoles }),
+		`comma-separated ARN patterns of the customers' roles the deliver function may assume, e.g. ` +
+			`"arn:aws:iam::*:role/hookline-*" (default any role, arn:<partition>:iam::*:role/*)`},
+	{"destinationOwnAccount", to(boolean, func(c *config) *bool { return &c.DestinationOwnAccount }),
+		`"true" accepts destinations and roles in the stack's own account, hookline's own resources still refused ` +
+			"(default false; the local cloud sets it)"},
+
 	{"messageLog", to(disabled, func(c *config) *bool { return &c.DisableMessageLog }),
 		`"false" turns the message log off: no by_tenant index, GET /v1/events answers 503 (default true)`},
 	{"messageLogLegacyIndex", to(boolean, func(c *config) *bool { return &c.KeepLegacyMessageLogIndex }),

@@ -74,6 +74,8 @@ type apiProps struct {
 	// AlarmNamePrefix starts the names of the instance's alarms
 	// (alarmNamePrefix), which the function may describe. Required.
 	AlarmNamePrefix string
+	// Destinations are the AWS destinations registration accepts.
+	Destinations fnenv.Destinations
 }
 
 // apiParts is the tenant and operator API.
@@ -179,6 +181,7 @@ func newAPI(scope constructs.Construct, id string, p apiProps) apiParts {
 		PortalMinTTL:          p.PortalMinTTL,
 		AlarmNamePrefix:       p.AlarmNamePrefix,
 		OperatorIAM:           p.AdminIAM,
+		Destinations:          p.Destinations,
 	}.Vars())
 	grantAPI(c, fn, secret, p)
 

@@ -323,6 +323,31 @@ type Props struct {
 	// Default 60 s; at least 1 s (the local cloud's deployment sets 1 s so
 	// that the end-to-end tests see a link expire).
 	PortalMinTTL time.Duration
+
+	// DestinationRegions are the regions an AWS destination (an endpoint
+	// of type sqs, sns or eventbridge: the customer's queue, topic or bus)
+	// may be in; registration refuses a target elsewhere. Default: the
+	// stack's own region only.
+	DestinationRegions []string
+	// DestinationRoles are the ARN patterns of the roles the deliver
+	// function may assume (sts:AssumeRole) to reach AWS destinations, each
+	// arn:<partition>:iam::<account or *>:role/<name or pattern>. Default
+	// arn:<the stack's partition>:iam::*:role/* (any customer's role: what
+	// lets it in is the customer's trust policy, which names the deliver
+	// role, Hookline.DeliverRole, and requires the endpoint's external ID).
+	// Narrow it to the customers' accounts, or to a role name the
+	// customers are asked to use ("arn:aws:iam::*:role/hookline-*").
+	// Unless DestinationOwnAccount, the stack's own account's roles are
+	// denied besides.
+	DestinationRoles []string
+	// DestinationOwnAccount accepts destinations, and lets the deliver
+	// function assume roles, in the stack's own account (hookline's own
+	// resources, those whose names begin with the stack's, and the CDK
+	// bootstrap's roles are refused still). Default false: a role of the
+	// stack's account that trusts the account would lend the deliver
+	// function its permissions; the local cloud, one account for all,
+	// sets it.
+	DestinationOwnAccount bool
 }
 
 // deliverBatchSize is the deliver function's SQS batch size: the most
@@ -360,6 +385,7 @@ func (p Props) withDefaults() (Props, error) {
 	for _, set := range []func(*Props) error{
 		(*Props).setPlatformDefaults, (*Props).setDeliveryDefaults,
 		(*Props).setConcurrencyDefaults, (*Props).setIsolationDefaults, (*Props).setOperationDefaults,
+		(*Props).setDestinationDefaults,
 		func(p *Props) error { return checkKeyAdmins(p.KeyAdmins) },
 	} {
 		if err := set(&p); err != nil {

@@ -113,6 +113,11 @@ type pipelineProps struct {
 	// Faults, when set, is the soak test's fault injection into enqueue
 	// (deliver's are in Deliver).
 	Faults fault.Rates
+	// DestinationRoles are the customers' roles deliver may assume
+	// (Props.DestinationRoles); DestinationOwnAccount lets it assume the
+	// stack's own account's too.
+	DestinationRoles      []string
+	DestinationOwnAccount bool
 }
 
 // pipelineFunctions are the enqueue and deliver functions.
@@ -174,6 +179,7 @@ func newPipelineFunctions(scope constructs.Construct, id string, p pipelineProps
 	p.Queues.DeadLetter.Grant(deliver, jsii.String("sqs:SendMessage"))
 	p.Queues.Delivery.Grant(deliver, jsii.String("sqs:SendMessage"))
 	grantSecrets(deliver, p.SecretsKey, "kms:Decrypt")
+	grantAssumeDestinationRoles(deliver, p.DestinationRoles, p.DestinationOwnAccount)
 	deliver.AddEventSource(awslambdaeventsources.NewSqsEventSource(p.Queues.Delivery, &awslambdaeventsources.SqsEventSourceProps{
 		BatchSize:               jsii.Number(deliverBatchSize),
 		ReportBatchItemFailures: jsii.Bool(true),

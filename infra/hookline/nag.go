@@ -68,6 +68,14 @@ func nagSuppressions(t nagTargets) []nagSuppression {
 		Reason: "cloudwatch:DescribeAlarms for the operator console's alarm list, on this instance's alarms only: CloudFormation names " +
 			"them <stack name>-<logical id>-<suffix>, a suffix known only after deployment, so the name pattern is the narrowest ARN.",
 	})
+	list = append(list, nagSuppression{
+		Rule: "AwsSolutions-IAM5", On: t.Functions["Deliver"].Role(),
+		Reason: "sts:AssumeRole on the customers' roles (Props.DestinationRoles, any role by default): which customer registers which " +
+			"role is known only at run time, and what lets the deliver role in is each customer's trust policy, which names it and " +
+			"requires the endpoint's external ID. Operators narrow the pattern to their customers' accounts or role names; the stack's " +
+			"own account is denied unless Props.DestinationOwnAccount.",
+		AppliesTo: []string{"Resource::arn:<AWS::Partition>:iam::*:role/*"},
+	})
 	return list
 }
 

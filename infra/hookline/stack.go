@@ -280,6 +280,7 @@ func apiPropsOf(p Props, defaults functionDefaults, deliver fnenv.DeliverEnv, re
 		ConsoleFrameAncestors: p.ConsoleFrameAncestors,
 		PortalMinTTL:          p.PortalMinTTL,
 		AlarmNamePrefix:       alarmPrefix,
+		Destinations:          destinationsEnv(p),
 	}
 }
 
@@ -301,6 +302,8 @@ func pipelineFunctionsProps(p Props, code map[string]awslambda.Code, tables tabl
 		DeliveryRetention:          p.DeliveryRetention,
 		Deliver:                    deliver,
 		Faults:                     deliver.Faults,
+		DestinationRoles:           p.DestinationRoles,
+		DestinationOwnAccount:      p.DestinationOwnAccount,
 	}
 }
 
