@@ -411,7 +411,7 @@ function endpointRow(ep) {
   const health = el('td', { 'data-label': 'Health (24 h)', 'data-test': 'endpoint-health' }, 'loading…');
   const status = el('td', { 'data-label': 'Status', 'data-test': 'endpoint-status' }, statusNode(ep));
   const who = el('div', {},
-    el('div', { class: 'url', 'data-test': 'endpoint-url-text', text: ep.url }),
+    el('div', { class: 'url', 'data-test': 'endpoint-url-text', text: where(ep) }),
     el('div', { class: 'sub', text: ep.id }),
     ep.description ? el('div', { class: 'sub', text: ep.description }) : null);
   const types = Array.isArray(ep.event_types) && ep.event_types.length ? ep.event_types.join(', ') : 'all';
@@ -466,16 +466,34 @@ function parseHeaders(s) {
   return out;
 }
 
+// where names an endpoint's destination: its URL, or its type and target ARN.
+function where(ep) {
+  return ep.type && ep.type !== 'http' ? ep.type + ' ' + (ep.target || '') : ep.url;
+}
+
+// showTypeFields shows the form's fields of the type selected (url and
+// headers for http, target and role for the AWS types).
+function showTypeFields() {
+  const aws = $('endpoint-type').value !== 'http';
+  for (const d of $('endpoint-form').querySelectorAll('[data-http]')) show(d, !aws);
+  for (const d of $('endpoint-form').querySelectorAll('[data-aws]')) show(d, aws);
+}
+
 function openForm(ep) {
   endpoints.editing = ep ? ep.id : null;
   $('endpoint-form-h').textContent = ep ? 'Edit endpoint ' + ep.id : 'New endpoint';
+  $('endpoint-type').value = ep && ep.type ? ep.type : 'http';
+  $('endpoint-type').disabled = Boolean(ep); // fixed at creation
+  $('endpoint-target').value = ep && ep.target ? ep.target : '';
+  $('endpoint-role').value = ep && ep.role_arn ? ep.role_arn : '';
+  showTypeFields();
   $('endpoint-url').value = ep ? ep.url : '';
   $('endpoint-event-types').value = ep && ep.event_types ? ep.event_types.join(', ') : '';
   $('endpoint-description').value = ep && ep.description ? ep.description : '';
   $('endpoint-headers').value = ep && ep.headers
     ? Object.entries(ep.headers).map(([k, v]) => k + ': ' + v).join('\n') : '';
   show($('endpoint-form'), true);
-  $('endpoint-url').focus();
+  $('endpoint-type').focus();
 }
 
 function editEndpoint(ep) {
@@ -483,19 +501,29 @@ function editEndpoint(ep) {
   openForm(ep);
 }
 
+// destinationFields are the form's fields of the type selected.
+function destinationFields(creating) {
+  const type = $('endpoint-type').value;
+  if (type === 'http') {
+    return { url: $('endpoint-url').value.trim(), headers: parseHeaders($('endpoint-headers').value) };
+  }
+  const f = { target: $('endpoint-target').value.trim(), role_arn: $('endpoint-role').value.trim() };
+  if (creating) f.type = type;
+  return f;
+}
+
 async function saveEndpoint() {
-  const url = $('endpoint-url').value.trim();
   const types = parseTypes($('endpoint-event-types').value);
   const description = $('endpoint-description').value;
-  const headers = parseHeaders($('endpoint-headers').value);
+  const dest = destinationFields(!endpoints.editing);
   if (endpoints.editing) {
     await api('PATCH', '/v1/endpoints/' + enc(endpoints.editing),
-      { url, description, event_types: types, headers });
+      Object.assign(dest, { description, event_types: types }));
   } else {
-    const body = { url };
+    const body = dest;
     if (types.length) body.event_types = types;
     if (description) body.description = description;
-    if (Object.keys(headers).length) body.headers = headers;
+    if (body.headers && !Object.keys(body.headers).length) delete body.headers;
     const ep = await api('POST', '/v1/endpoints', body);
     showSecret(ep);
   }
@@ -517,6 +545,8 @@ async function rotateSecret(ep) {
 function showSecret(ep) {
   $('secret-endpoint').textContent = ep.id;
   $('secret').textContent = ep.secret || '';
+  $('external-id').textContent = ep.external_id || '';
+  show($('external-id-row'), Boolean(ep.external_id));
   $('secret-note').textContent = ep.previous_secret_until
     ? 'The previous secret keeps signing beside it until ' + time(ep.previous_secret_until) + ' (UTC).' : '';
   show($('secret-panel'), true);
@@ -576,7 +606,7 @@ async function fillEndpointChoices() {
   clear(list);
   const page = await api('GET', '/v1/endpoints' + query({ limit: 100 }));
   for (const ep of (page && page.data) || []) {
-    const o = el('option', { text: ep.url });
+    const o = el('option', { text: where(ep) });
     o.value = ep.id;
     list.append(o);
   }
@@ -975,6 +1005,7 @@ function wire() {
     e.preventDefault();
     act($('endpoint-save'), saveEndpoint);
   });
+  $('endpoint-type').addEventListener('change', showTypeFields);
   $('endpoint-cancel').addEventListener('click', () => {
     show($('endpoint-form'), false);
     endpoints.editing = null;
