@@ -1,6 +1,7 @@
 // Command deliver is the Lambda function on the delivery queue: it POSTs each
 // delivery, signed, and retries, dead-letters or completes it by the outcome.
-// Wiring only; the logic is in internal/deliver and internal/sender, the
+// Wiring only; the logic is in internal/deliver, internal/sender (HTTP) and
+// internal/destination (SQS, SNS, EventBridge), the
 // environment it reads in internal/fnenv (DeliverEnv).
 package main
 
@@ -15,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/boot"
 	"github.com/hookline/hookline/internal/deliver"
+	"github.com/hookline/hookline/internal/destination"
 	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/hookline/hookline/internal/metrics"
@@ -28,9 +30,15 @@ func main() { boot.Serve("deliver", fnenv.LoadDeliver, build) }
 
 // build wires the deliver function's handler from its environment.
 func build(cfg fnenv.DeliverEnv, log *slog.Logger, aws aws.Config) (any, error) {
-	var send deliver.Sender = &sender.Client{HTTP: sender.NewHTTPClient(sender.ClientOptions{
-		Guard: &cfg.Guard, RequestTimeout: cfg.RequestTimeout,
-	})}
+	// An http endpoint's attempt is a POST; an sqs, sns or eventbridge
+	// endpoint's (sender.Request.Destination set) goes through AWS, with
+	// the customer's role assumed, its credentials kept per warm instance.
+	var send deliver.Sender = destination.Router{
+		HTTP: &sender.Client{HTTP: sender.NewHTTPClient(sender.ClientOptions{
+			Guard: &cfg.Guard, RequestTimeout: cfg.RequestTimeout,
+		})},
+		AWS: destination.New(aws, destination.Options{RequestTimeout: cfg.RequestTimeout}),
+	}
 	if rate := cfg.Faults[fault.DeliverCrash]; rate > 0 {
 		// The soak only: the process may exit after a POST.
 		send = &fault.CrashAfterSend{Next: send, Rate: rate}
