@@ -67,3 +67,23 @@ func ExampleVerifier_Verify() {
 	fmt.Println(errors.Is(err, verify.ErrTimestampTooOld))
 	// Output: true
 }
+
+// An endpoint signed with Ed25519 (v1a): the receiver holds only its
+// public key, here read from the tenant's JWKS document.
+func ExampleNewFromJWKS() {
+	jwks := []byte(`{"keys":[{"kty":"OKP","crv":"Ed25519","use":"sig","alg":"EdDSA",
+		"kid":"ep_3jq4a7bqhv2ke4ld.rEltOPXl-8jZfn0NbO5yMzHDi5e-WdjzkrFUUcp6oIE",
+		"x":"1SiA4o9hyqTCpIqC5V9HUakiiaeACeqfZTInDBbOir4"}]}`)
+	v, err := verify.NewFromJWKS(jwks, "ep_3jq4a7bqhv2ke4ld")
+	if err != nil {
+		panic(err)
+	}
+	// Only so this example's fixed request stays fresh; leave Now nil.
+	v.Now = func() time.Time { return time.Unix(1614265330, 0) }
+	h := http.Header{}
+	h.Set("webhook-id", "msg_p5jXN8AQM9LWM0D4loKWxJek")
+	h.Set("webhook-timestamp", "1614265330")
+	h.Set("webhook-signature", "v1a,hnO3f9T8Ytu9HwrXslvumlUpqtNVqkhqw/enGzPCXe5BdqzCInXqYXFymVJaA7AZdpXwVLPo3mNl8EM+m7TBAg==")
+	fmt.Println(v.Verify(h, []byte(`{"test": 2432232314}`)))
+	// Output: <nil>
+}

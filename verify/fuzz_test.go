@@ -1,6 +1,8 @@
 package verify
 
 import (
+	"bytes"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
@@ -21,9 +23,11 @@ func FuzzParseSignatures(f *testing.F) {
 	f.Add("garbage")
 	f.Add(",,, v1,,\t\n")
 	f.Add("v1," + strings.Repeat("A", sigLen))
+	f.Add("v1a,hnO3f9T8Ytu9HwrXslvumlUpqtNVqkhqw/enGzPCXe5BdqzCInXqYXFymVJaA7AZdpXwVLPo3mNl8EM+m7TBAg==")
+	f.Add("v1a," + strings.Repeat("A", v1aSigLen) + " v1a,=")
 	valid := "v1," + base64.StdEncoding.EncodeToString(make([]byte, sha256.Size))
 	f.Fuzz(func(t *testing.T, header string) {
-		sigs, err := parseSignatures(header)
+		sigs, v1a, err := parseSignatures(header)
 		if err != nil && !errors.Is(err, ErrInvalidHeaders) {
 			t.Fatalf("non-sentinel error %v", err)
 		}
@@ -32,8 +36,16 @@ func FuzzParseSignatures(f *testing.F) {
 				t.Fatalf("signature of %d bytes", len(s))
 			}
 		}
+		if len(v1a) > maxV1aEntries {
+			t.Fatalf("%d v1a signatures kept, at most %d", len(v1a), maxV1aEntries)
+		}
+		for _, s := range v1a {
+			if len(s) != ed25519.SignatureSize {
+				t.Fatalf("v1a signature of %d bytes", len(s))
+			}
+		}
 		n := len(sigs)
-		sigs, err = parseSignatures(header + " " + valid)
+		sigs, _, err = parseSignatures(header + " " + valid)
 		if err != nil || len(sigs) != n+1 {
 			t.Fatalf("appending a valid entry: %d signatures, %v; want %d, nil", len(sigs), err, n+1)
 		}
@@ -86,4 +98,59 @@ func isOneOf(err error, targets []error) bool {
 		}
 	}
 	return false
+}
+
+// FuzzVerifyV1a checks Verify with Ed25519 public keys: arbitrary headers
+// never panic and only yield sentinel errors; a fresh v1a signature by
+// either key of a rotation verifies in front of arbitrary other entries;
+// one by an unrelated key, or over another body, never does.
+func FuzzVerifyV1a(f *testing.F) {
+	keyA := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{1}, ed25519.SeedSize))
+	keyB := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{2}, ed25519.SeedSize))
+	outsider := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{3}, ed25519.SeedSize))
+	v, err := New(encodePublicKey(keyA.Public().(ed25519.PublicKey)), encodePublicKey(keyB.Public().(ed25519.PublicKey)))
+	if err != nil {
+		f.Fatal(err)
+	}
+	sentinels := []error{ErrMissingHeaders, ErrInvalidHeaders, ErrTimestampTooOld, ErrTimestampTooNew, ErrNoMatchingSignature}
+	f.Add("msg_p5jXN8AQM9LWM0D4loKWxJek", int64(1614265330), "1614265330", "v1a,hnO3f9T8Ytu9HwrXslvumlUpqtNVqkhqw/enGzPCXe5BdqzCInXqYXFymVJaA7AZdpXwVLPo3mNl8EM+m7TBAg==", []byte(`{"test": 2432232314}`), true)
+	f.Add("", int64(-1), "-1", "", []byte(nil), false)
+	f.Add("id", int64(1<<40), "x", "v1a,"+strings.Repeat("A", v1aSigLen)+" v1,abc", []byte("\x00"), true)
+	f.Fuzz(func(t *testing.T, id string, ts int64, tsHeader, sigHeader string, body []byte, useA bool) {
+		if ts < 0 {
+			ts = ^ts
+		}
+		v.Now = func() time.Time { return time.Unix(ts, 0) }
+		h := http.Header{HeaderID: {id}, HeaderTimestamp: {tsHeader}, HeaderSignature: {sigHeader}}
+		if err := v.Verify(h, body); err != nil && !isOneOf(err, sentinels) {
+			t.Fatalf("non-sentinel error %v", err)
+		}
+		if id == "" || strings.ContainsAny(id, "\r\n") {
+			return
+		}
+		tsStr := strconv.FormatInt(ts, 10)
+		msg := []byte(id + "." + tsStr + "." + string(body))
+		key := keyB
+		if useA {
+			key = keyA
+		}
+		entry := func(k ed25519.PrivateKey, m []byte) string {
+			return "v1a," + base64.StdEncoding.EncodeToString(ed25519.Sign(k, m))
+		}
+		h = http.Header{}
+		h.Set(HeaderID, id)
+		h.Set(HeaderTimestamp, tsStr)
+		h.Set(HeaderSignature, entry(key, msg)+" "+sigHeader)
+		if err := v.Verify(h, body); err != nil {
+			t.Fatalf("a valid v1a signature among others did not verify: %v", err)
+		}
+		h.Set(HeaderSignature, entry(outsider, msg))
+		if err := v.Verify(h, body); !errors.Is(err, ErrNoMatchingSignature) {
+			t.Fatalf("an unrelated key's signature: got %v, want ErrNoMatchingSignature", err)
+		}
+		h.Set(HeaderSignature, entry(key, append(msg, 'x')))
+		if err := v.Verify(h, body); !errors.Is(err, ErrNoMatchingSignature) {
+			t.Fatalf("a signature over another body: got %v, want ErrNoMatchingSignature", err)
+		}
+	})
 }

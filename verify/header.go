@@ -26,14 +26,14 @@ func parseTimestamp(s string) (int64, error) {
 	return sec, nil
 }
 
-// parseSignatures returns the decoded "v1" signatures of a
-// webhook-signature value: entries separated by any run of spaces, each
-// "<version>,<base64>". Malformed entries, entries of other versions and v1
-// entries that are not a canonical base64 HMAC-SHA256 are skipped: another
+// parseSignatures returns the decoded "v1" (HMAC-SHA256) and "v1a"
+// (Ed25519, at most maxV1aEntries) signatures of a webhook-signature value:
+// entries separated by any run of spaces, each "<version>,<base64>".
+// Malformed entries, entries of other versions and entries that are not a
+// canonical base64 signature of their scheme's size are skipped: another
 // entry may still match. It fails with ErrInvalidHeaders only if no entry
 // has the "<version>,<signature>" shape at all.
-func parseSignatures(header string) ([][]byte, error) {
-	var out [][]byte
+func parseSignatures(header string) (v1, v1a [][]byte, err error) {
 	wellFormed := false
 	for _, entry := range strings.Fields(header) {
 		version, sig, ok := strings.Cut(entry, ",")
@@ -41,20 +41,23 @@ func parseSignatures(header string) ([][]byte, error) {
 			continue
 		}
 		wellFormed = true
-		if version != "v1" || len(sig) != sigLen {
-			continue
+		switch {
+		case version == "v1" && len(sig) == sigLen:
+			dec := make([]byte, sigLen)
+			n, err := strictB64.Decode(dec, []byte(sig))
+			if err == nil && n == sha256.Size {
+				v1 = append(v1, dec[:n])
+			}
+		case version == "v1a" && len(v1a) < maxV1aEntries:
+			if dec := decodeV1a(sig); dec != nil {
+				v1a = append(v1a, dec)
+			}
 		}
-		dec := make([]byte, sigLen)
-		n, err := strictB64.Decode(dec, []byte(sig))
-		if err != nil || n != sha256.Size {
-			continue
-		}
-		out = append(out, dec[:n])
 	}
 	if !wellFormed {
-		return nil, fmt.Errorf("%w: %s has no \"<version>,<signature>\" entry", ErrInvalidHeaders, HeaderSignature)
+		return nil, nil, fmt.Errorf("%w: %s has no \"<version>,<signature>\" entry", ErrInvalidHeaders, HeaderSignature)
 	}
-	return out, nil
+	return v1, v1a, nil
 }
 
 // checkTimestamp reports whether sec (Unix seconds) lies within the

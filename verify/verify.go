@@ -2,6 +2,7 @@ package verify
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -50,10 +51,12 @@ var (
 	// ErrTimestampTooNew means the timestamp is further in the future than
 	// the tolerance allows.
 	ErrTimestampTooNew = errors.New("verify: timestamp too new")
-	// ErrNoMatchingSignature means no "v1" signature matched any secret.
+	// ErrNoMatchingSignature means no "v1" signature matched any secret
+	// and no "v1a" signature matched any public key.
 	ErrNoMatchingSignature = errors.New("verify: no matching signature")
-	// ErrInvalidSecret means a secret given to New is not "whsec_" followed
-	// by non-empty standard base64.
+	// ErrInvalidSecret means a key given to New is neither "whsec_"
+	// followed by non-empty standard base64 nor "whpk_" followed by the
+	// standard base64 of a 32-byte Ed25519 public key.
 	ErrInvalidSecret = errors.New("verify: invalid secret")
 	// ErrBodyTooLarge means the request body is longer than MaxBodyBytes.
 	ErrBodyTooLarge = errors.New("verify: body too large")
@@ -84,27 +87,32 @@ type Verifier struct {
 	// negative means DefaultMaxBodyBytes (1 MiB).
 	MaxBodyBytes int64
 
-	keys [][]byte
+	keys [][]byte            // HMAC keys of the "whsec_" secrets (v1)
+	pubs []ed25519.PublicKey // the "whpk_" public keys (v1a)
 }
 
-// New returns a Verifier that accepts a signature made with any of secrets,
-// each a "whsec_..." string as hookline shows it. Pass the old and the new
-// secret while an endpoint's secret rotates. At least one secret is
-// required; a malformed one fails with an error wrapping ErrInvalidSecret
-// that names its position, never its value.
-func New(secrets ...string) (*Verifier, error) {
-	if len(secrets) == 0 {
-		return nil, fmt.Errorf("%w: at least one secret is required", ErrInvalidSecret)
+// New returns a Verifier that accepts a signature made with any of keys,
+// each as hookline shows it: a "whsec_..." secret verifies "v1" (HMAC)
+// signatures, a "whpk_..." public key "v1a" (Ed25519) ones, and the two
+// may be mixed. Pass the old and the new key while an endpoint's key
+// rotates. At least one key is required; a malformed one fails with an
+// error wrapping ErrInvalidSecret that names its position, never its
+// value.
+func New(keys ...string) (*Verifier, error) {
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("%w: at least one secret or public key is required", ErrInvalidSecret)
 	}
-	keys := make([][]byte, len(secrets))
-	for i, s := range secrets {
-		k, err := parseSecret(s)
-		if err != nil {
-			return nil, fmt.Errorf("%w: secret %d: %s", ErrInvalidSecret, i, err)
+	v := &Verifier{}
+	for i, s := range keys {
+		if err := v.parseKey(s); err != nil {
+			what := "secret"
+			if strings.HasPrefix(s, PublicKeyPrefix) {
+				what = "public key"
+			}
+			return nil, fmt.Errorf("%w: %s %d: %s", ErrInvalidSecret, what, i, err)
 		}
-		keys[i] = k
 	}
-	return &Verifier{keys: keys}, nil
+	return v, nil
 }
 
 // parseSecret returns the HMAC key of a secret. Its errors never quote the
@@ -151,12 +159,12 @@ func (v *Verifier) Verify(header http.Header, body []byte) error {
 	if err := v.checkTimestamp(sec); err != nil {
 		return err
 	}
-	entries, err := parseSignatures(sigs)
+	entries, v1a, err := parseSignatures(sigs)
 	if err != nil {
 		return err
 	}
-	if v == nil || len(v.keys) == 0 {
-		return fmt.Errorf("%w: verifier has no secrets (build it with New)", ErrNoMatchingSignature)
+	if v == nil || len(v.keys)+len(v.pubs) == 0 {
+		return fmt.Errorf("%w: %v", ErrNoMatchingSignature, errNoKeys)
 	}
 	for _, key := range v.keys {
 		want := sign(key, id, ts, body)
@@ -165,6 +173,9 @@ func (v *Verifier) Verify(header http.Header, body []byte) error {
 				return nil
 			}
 		}
+	}
+	if verifyV1a(v.pubs, v1a, id, ts, body) {
+		return nil
 	}
 	return ErrNoMatchingSignature
 }
