@@ -1,6 +1,7 @@
 package signing
 
 import (
+	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -175,7 +176,8 @@ func (st *macState) sum(id string, ts []byte, body []byte) {
 // Signer produces webhook-signature header values. Create it with NewSigner.
 // It is safe for concurrent use.
 type Signer struct {
-	ring *keyring
+	ring *keyring             // v1 secrets; nil: none
+	ed   []ed25519.PrivateKey // v1a keys
 }
 
 // NewSigner returns a Signer for the given secrets. At least one secret is
@@ -194,7 +196,19 @@ func NewSigner(secrets ...string) (*Signer, error) {
 // the order the secrets were given to NewSigner. ts is truncated to whole
 // Unix seconds. The caller must send the same id and ts.Unix() in the
 // webhook-id and webhook-timestamp headers.
+//
+// A Signer made by NewSignerWith with signing keys appends one
+// "v1a,<base64 Ed25519 signature>" entry per key, after the v1 ones.
 func (s *Signer) Sign(id string, ts time.Time, body []byte) string {
+	if s != nil && len(s.ed) > 0 {
+		return s.signV1a(id, ts, body)
+	}
+	return s.signV1(id, ts, body)
+}
+
+// signV1 is the v1 entries of Sign, "" when s has no secret: HMAC only,
+// with a single allocation once the pool is warm.
+func (s *Signer) signV1(id string, ts time.Time, body []byte) string {
 	if s == nil || s.ring == nil || len(s.ring.keys) == 0 {
 		return ""
 	}
