@@ -588,7 +588,7 @@ func TestCreateEndpoint(t *testing.T) {
 	require.Equal(t, api.EndpointView{
 		ID: v.ID, URL: "https://hooks.example.com/x", Description: "orders",
 		EventTypes: []string{"order.created", "payment.*"}, Headers: map[string]string{"X-Team": "billing"},
-		CreatedAt: t0, Secret: v.Secret, Type: domain.TypeHTTP,
+		CreatedAt: t0, Secret: v.Secret, Type: domain.TypeHTTP, Signatures: []string{"v1"},
 	}, v)
 
 	stored, ok := e.store.endpoint("acme", v.ID)

@@ -46,6 +46,11 @@ type EndpointView struct {
 	Target     string              `json:"target,omitempty"`
 	RoleARN    string              `json:"role_arn,omitempty"`
 	ExternalID string              `json:"external_id,omitempty"`
+	// Signatures are the schemes the endpoint is signed with ("v1",
+	// "v1a"); PublicKeys the whpk_ keys that verify its v1a signatures,
+	// newest first (two while a rotation's overlap lasts). signatures.go.
+	Signatures []string `json:"signatures"`
+	PublicKeys []string `json:"public_keys,omitempty"`
 	// Health is set in the answer to GET /v1/endpoints/{id} only: the
 	// other answers (the list's included) leave it out, as it costs a
 	// read of the endpoint's counters.
@@ -57,6 +62,7 @@ func (s *Server) view(e domain.Endpoint) EndpointView {
 		ID: e.EndpointID, URL: e.URL, Description: e.Description, EventTypes: e.EventTypes, Headers: e.Headers,
 		RateLimit: e.RateLimit, Disabled: e.Disabled, DisabledReason: e.DisabledReason, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt,
 		Type: e.Kind(), Target: e.Target, RoleARN: e.RoleARN,
+		Signatures: e.Schemes(), PublicKeys: s.activePublicKeys(e),
 	}
 	if v.EventTypes == nil {
 		v.EventTypes = []string{}
@@ -83,6 +89,8 @@ type endpointInput struct {
 	RoleARN *string `json:"role_arn"`
 	// kind is the stored endpoint's type, on update (set before validate).
 	kind domain.EndpointType
+	// Signatures are the signature schemes (signatures.go).
+	Signatures *[]string `json:"signatures"`
 }
 
 // validate checks the fields present; create requires url.
@@ -110,6 +118,7 @@ func (s *Server) validate(in endpointInput, create bool) *Problem {
 	if in.Headers != nil {
 		errs.checkHeaders(*in.Headers)
 	}
+	errs.checkSignatures(in.Signatures)
 	if len(errs) > 0 {
 		return invalid(errs...)
 	}
@@ -232,6 +241,9 @@ func (s *Server) createEndpoint(w http.ResponseWriter, r *http.Request, tenant s
 	if in.RateLimit != nil {
 		e.RateLimit = *in.RateLimit
 	}
+	if err := s.setSignatures(r.Context(), &e, in.Signatures); err != nil {
+		return s.internal(r, err)
+	}
 	e, err = s.Store.CreateEndpoint(r.Context(), e)
 	if err != nil {
 		return s.internal(r, err)
@@ -315,10 +327,14 @@ func (s *Server) updateEndpoint(w http.ResponseWriter, r *http.Request, tenant s
 	if p := s.validate(in, false); p != nil {
 		return p
 	}
-	e, err := s.Store.UpdateEndpoint(r.Context(), tenant, id, store.EndpointChange{
+	c := store.EndpointChange{
 		URL: in.URL, Description: in.Description, EventTypes: in.EventTypes, Headers: in.Headers,
 		RateLimit: in.RateLimit, Target: in.Target, RoleARN: in.RoleARN,
-	})
+	}
+	if p := s.changeSignatures(r, tenant, id, in.Signatures, &c); p != nil {
+		return p
+	}
+	e, err := s.Store.UpdateEndpoint(r.Context(), tenant, id, c)
 	return s.writeEndpoint(w, r, id, e, err)
 }
 
@@ -368,10 +384,14 @@ func (s *Server) rotateSecret(w http.ResponseWriter, r *http.Request, tenant str
 	if err != nil {
 		return s.internal(r, err)
 	}
-	e, err := s.Store.RotateSecret(r.Context(), tenant, id, store.Rotation{
+	rot := store.Rotation{
 		Sealed: sealed, Grace: grace,
 		Seal: func(ctx context.Context, plaintext string) (string, error) { return s.seal(ctx, ref, plaintext) },
-	})
+	}
+	if p := s.rotationKey(r, tenant, id, &rot); p != nil {
+		return p
+	}
+	e, err := s.Store.RotateSecret(r.Context(), tenant, id, rot)
 	if errors.Is(err, store.ErrConflict) {
 		return problem(http.StatusConflict, "the endpoint changed during the rotation; try again")
 	}

@@ -170,9 +170,10 @@ func (h *Handler) readEndpoint(ctx context.Context, at *attempt) {
 	at.in.Endpoint = ep
 }
 
-// openSigner opens the endpoint's signing secrets and makes the signer.
+// openSigner opens the endpoint's signing secrets and Ed25519 keys, those
+// of the schemes it signs with, and makes the signer.
 func (h *Handler) openSigner(ctx context.Context, at *attempt) {
-	secrets, err := h.signingSecrets(ctx, at.in.Endpoint, at.in.Started)
+	keys, err := h.signerKeys(ctx, at.in.Endpoint, at.in.Started)
 	switch {
 	case errors.Is(err, sealing.ErrInvalid):
 		at.log.ErrorContext(ctx, "endpoint secret cannot be opened", "error", err.Error())
@@ -185,7 +186,7 @@ func (h *Handler) openSigner(ctx context.Context, at *attempt) {
 		at.in.Hitch = HitchSecretUnavailable
 		return
 	}
-	signer, err := signing.NewSigner(secrets...)
+	signer, err := signing.NewSignerWith(keys)
 	if err != nil {
 		at.log.ErrorContext(ctx, "endpoint secret unusable", "error", err.Error())
 		at.in.Hitch = HitchSecretInvalid

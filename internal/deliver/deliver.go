@@ -18,6 +18,7 @@ import (
 	"github.com/hookline/hookline/internal/retry"
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/sender"
+	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/store"
 )
 
@@ -317,6 +318,40 @@ func (h *Handler) signingSecrets(ctx context.Context, ep domain.Endpoint, now ti
 		out = append(out, plain)
 	}
 	return out, nil
+}
+
+// signerKeys are what sign a request to ep at now, opened: its secrets
+// when it signs v1, its active Ed25519 keys (domain.Endpoint.ActiveKeys)
+// when it signs v1a. h.Secrets keeps both opened. Its errors name the
+// endpoint, never a key.
+func (h *Handler) signerKeys(ctx context.Context, ep domain.Endpoint, now time.Time) (signing.Keys, error) {
+	var k signing.Keys
+	if ep.SignsWith(domain.SchemeV1) {
+		secrets, err := h.signingSecrets(ctx, ep, now)
+		if err != nil {
+			return k, err
+		}
+		k.Secrets = secrets
+	}
+	if !ep.SignsWith(domain.SchemeV1a) {
+		return k, nil
+	}
+	n := ep.ActiveKeys(now)
+	if n == 0 {
+		return k, fmt.Errorf("endpoint %s signs v1a and has no Ed25519 key: %w", ep.EndpointID, sealing.ErrInvalid)
+	}
+	if h.Secrets == nil {
+		return k, fmt.Errorf("endpoint %s has a sealed signing key and nothing opens it", ep.EndpointID)
+	}
+	ref := sealing.Ref{TenantID: ep.TenantID, EndpointID: ep.EndpointID}
+	for _, sealed := range ep.SealedSigningKeys[:n] {
+		key, err := h.Secrets.Open(ctx, ref, sealed)
+		if err != nil {
+			return k, err
+		}
+		k.SigningKeys = append(k.SigningKeys, key)
+	}
+	return k, nil
 }
 
 func (h *Handler) now() time.Time {

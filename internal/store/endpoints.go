@@ -241,6 +241,12 @@ type Rotation struct {
 	// plaintext (written before secrets were sealed), so that it retires
 	// sealed and no plaintext stays behind. Required for such an endpoint.
 	Seal func(ctx context.Context, plaintext string) (string, error)
+	// SealedSigningKey, when set, is a new Ed25519 signing key (sealed)
+	// and PublicKey its public half: they go first in the endpoint's
+	// SealedSigningKeys and PublicKeys, and the current first key retires
+	// beside them, signing until the same RetiringUntil as the secret
+	// (older ones go). Empty: the keys are left as they are.
+	SealedSigningKey, PublicKey string
 }
 
 // RotateSecret makes r.Sealed the endpoint's signing secret; the current
@@ -279,6 +285,9 @@ func (s *Store) RotateSecret(ctx context.Context, tenantID, endpointID string, r
 		}
 	}
 	set := "SET sealed_secrets = :next, retiring_until = :until, updated_at = :now"
+	if set, cond, err = rotateKeys(cur, r, set, cond, values); err != nil {
+		return domain.Endpoint{}, err
+	}
 	remove := " REMOVE secrets, retiring_secret"
 	if retiring != "" {
 		set += ", sealed_retiring_secret = :retiring"
@@ -292,6 +301,31 @@ func (s *Store) RotateSecret(ctx context.Context, tenantID, endpointID string, r
 		ExpressionAttributeValues: values,
 	}, fmt.Errorf("endpoint %s changed during rotation, try again: %w", endpointID, ErrConflict),
 		fmt.Sprintf("rotate secret of endpoint %s", endpointID))
+}
+
+// rotateKeys adds r's Ed25519 key, if any, to a rotation's update: the new
+// key first, the current first one retiring after it, conditional on the
+// keys read (cur).
+func rotateKeys(cur domain.Endpoint, r Rotation, set, cond string, values map[string]types.AttributeValue) (string, string, error) {
+	if r.SealedSigningKey == "" {
+		return set, cond, nil
+	}
+	keys, pubs := domain.RotatedKeys(cur, r.SealedSigningKey, r.PublicKey)
+	var err error
+	if values[":keys"], err = attributevalue.Marshal(keys); err != nil {
+		return "", "", err
+	}
+	if values[":pubs"], err = attributevalue.Marshal(pubs); err != nil {
+		return "", "", err
+	}
+	set += ", sealed_signing_keys = :keys, public_keys = :pubs"
+	if len(cur.SealedSigningKeys) == 0 {
+		return set, cond + " AND attribute_not_exists(sealed_signing_keys)", nil
+	}
+	if values[":oldkeys"], err = attributevalue.Marshal(cur.SealedSigningKeys); err != nil {
+		return "", "", err
+	}
+	return set, cond + " AND sealed_signing_keys = :oldkeys", nil
 }
 
 // ErrConflict is returned when a concurrent change won.

@@ -210,7 +210,8 @@ func (s *Store) RotateSecret(ctx context.Context, tenantID, endpointID string, r
 	defer s.mu.Unlock()
 	k := endpointKey{tenantID, endpointID}
 	e, ok := s.endpoints[k]
-	same := ok && slices.Equal(e.SealedSecrets, cur.SealedSecrets) && (len(cur.SealedSecrets) > 0 || slices.Equal(e.Secrets, cur.Secrets))
+	same := ok && slices.Equal(e.SealedSecrets, cur.SealedSecrets) && (len(cur.SealedSecrets) > 0 || slices.Equal(e.Secrets, cur.Secrets)) &&
+		(r.SealedSigningKey == "" || slices.Equal(e.SealedSigningKeys, cur.SealedSigningKeys))
 	if !same {
 		return domain.Endpoint{}, fmt.Errorf("endpoint %s changed during rotation, try again: %w", endpointID, store.ErrConflict)
 	}
@@ -218,6 +219,9 @@ func (s *Store) RotateSecret(ctx context.Context, tenantID, endpointID string, r
 	e.SealedSecrets = []string{r.Sealed}
 	e.RetiringUntil, e.UpdatedAt = stamp(now.Add(r.Grace)), stamp(now)
 	e.Secrets, e.RetiringSecret, e.SealedRetiringSecret = nil, "", retiring
+	if r.SealedSigningKey != "" {
+		e.SealedSigningKeys, e.PublicKeys = domain.RotatedKeys(cur, r.SealedSigningKey, r.PublicKey)
+	}
 	e.Revision++
 	e = copyOf(e)
 	s.endpoints[k] = e

@@ -122,6 +122,7 @@ var cases = []testCase{
 	{"endpoints: created once, read, changed field by field, deleted", endpointLifecycle},
 	{"endpoints list per tenant in id order, page by page", endpointPages},
 	{"a rotation retires the current secret sealed, and loses no concurrent one", rotation},
+	{"signature schemes and Ed25519 keys: stored, switched, rotated with the secret", signingKeys},
 	{"enabling clears the failure count; disabling names the tenant", enabling},
 	{"every write of an endpoint's configuration is a new revision; its health writes are not", revisions},
 	{"endpoint failures count up, mark failing and disable once each, and recover once", endpointHealth},
