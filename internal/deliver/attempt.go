@@ -11,6 +11,7 @@ import (
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
+	"github.com/hookline/hookline/internal/retry"
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/sender"
 	"github.com/hookline/hookline/internal/signing"
@@ -90,9 +91,17 @@ func (h *Handler) done(ctx context.Context, at *attempt) {
 	h.leave(ctx, at, slow)
 }
 
-// decide is Decide with the handler's policy, clock and jitter.
+// decide is Decide with the endpoint's policy, the handler's clock and
+// jitter.
 func (h *Handler) decide(in Input) Decision {
-	return Decide(in, h.Policy, h.now(), h.Rand)
+	return Decide(in, h.policy(in.Endpoint), h.now(), h.Rand)
+}
+
+// policy is the retry policy of ep's deliveries: the stack's, with ep's
+// own schedule when it has one (retry.ForEndpoint). An endpoint not read
+// yet (zero) has the stack's.
+func (h *Handler) policy(ep domain.Endpoint) retry.Policy {
+	return retry.ForEndpoint(h.Policy, ep)
 }
 
 // begin sets out an attempt for m: its number (the receive count), its
@@ -123,7 +132,7 @@ func (h *Handler) prepare(ctx context.Context, at *attempt) Decision {
 		if at.in.Hitch == HitchNone {
 			step(ctx, at)
 		}
-		if dec = decideBefore(at.in, h.Policy); dec.Kind != Send {
+		if dec = decideBefore(at.in, h.policy(at.in.Endpoint)); dec.Kind != Send {
 			return dec
 		}
 	}
@@ -235,6 +244,7 @@ func (h *Handler) send(ctx context.Context, at *attempt) (res *sender.Result, ok
 		URL: ep.URL, DeliveryID: msg.DeliveryID, EventID: msg.EventID, EventType: msg.EventType,
 		Attempt: at.in.Attempt, Body: at.body, Signer: at.signer, Headers: ep.Headers,
 		Destination: at.dest,
+		Timeout: endpointTimeout(ep),
 	})
 	return &r, true
 }

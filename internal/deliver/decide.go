@@ -190,7 +190,12 @@ type Decision struct {
 // counts receives, would not move it to the DLQ in time: its last failed
 // attempt is Dead (attempts_exhausted), dead-lettered explicitly, not
 // Exhausted; and it is never attempted past the schedule (should a last
-// attempt's outcome be lost, it comes back and goes dead untried).
+// attempt's outcome be lost, it comes back and goes dead untried). So is a
+// message to an endpoint whose own schedule has fewer attempts than the
+// queue's maxReceiveCount (p from retry.ForEndpoint, p.Redrives false).
+//
+// p is the policy of the message's endpoint: the handler passes
+// retry.ForEndpoint(stack policy, in.Endpoint).
 func Decide(in Input, p retry.Policy, now time.Time, rnd func() float64) Decision {
 	if in.Result == nil {
 		return decideBefore(in, p)
@@ -211,7 +216,7 @@ func decideBefore(in Input, p retry.Policy) Decision {
 		return Decision{Kind: Duplicate}
 	case p.Expired(in.Message.AgeFrom(), in.Started):
 		return deadUntried(domain.ReasonMaxAgeExceeded)
-	case in.Message.Attempts > 0 && in.Attempt > p.Attempts():
+	case !redrives(in, p) && in.Attempt > p.Attempts():
 		return deadUntried(domain.ReasonAttemptsExhausted)
 	case in.Message.NotBefore != nil && in.Started.Before(in.Message.NotBefore.Add(-HopSlack)):
 		return wait(WaitBackoff)
@@ -239,7 +244,16 @@ func decideBefore(in Input, p retry.Policy) Decision {
 	// A resend of a delivered delivery never marks it dead: it stays
 	// delivered whatever the resend does. Nor does a message that carries
 	// attempts: its last failed attempt is dead-lettered explicitly.
-	return Decision{Kind: Send, MarkDeadFirst: in.Attempt >= p.Attempts() && !isResend(in) && in.Message.Attempts == 0}
+	return Decision{Kind: Send, MarkDeadFirst: in.Attempt >= p.Attempts() && !isResend(in) && redrives(in, p)}
+}
+
+// redrives reports whether SQS's redrive policy dead-letters the message
+// after its last attempt: it carries no attempts (its receive count is its
+// attempt number) and the policy's attempts are the queue's
+// maxReceiveCount (not an endpoint's shorter schedule, retry.ForEndpoint).
+// Otherwise the last failed attempt is dead-lettered explicitly.
+func redrives(in Input, p retry.Policy) bool {
+	return in.Message.Attempts == 0 && p.Redrives()
 }
 
 // isResend reports whether in is an attempt of a resend of a delivered
@@ -265,7 +279,7 @@ func decideResult(in Input, p retry.Policy, now time.Time, rnd func() float64) D
 	switch {
 	case r.Retry:
 		return Decision{Kind: Retry, Delay: r.Delay, CountFailure: true}
-	case r.Reason == domain.ReasonAttemptsExhausted && in.Message.Attempts == 0:
+	case r.Reason == domain.ReasonAttemptsExhausted && redrives(in, p):
 		return Decision{Kind: Exhausted, Reason: r.Reason, CountFailure: true}
 	default:
 		return Decision{Kind: Dead, Reason: r.Reason, CountFailure: true}

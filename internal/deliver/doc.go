@@ -18,6 +18,16 @@
 //     delivery is marked dead, the message sent to the dead-letter queue
 //     explicitly and deleted from the delivery queue.
 //
+// An endpoint may have its own retry schedule and request timeout
+// (domain.Endpoint.RetrySchedule, TimeoutSeconds): its deliveries are
+// decided by retry.ForEndpoint (the stack's policy with the endpoint's
+// schedule; the stack's jitter, Retry-After rule and age cap) and its
+// requests bounded by its timeout, within the invocation's deadline as
+// every attempt is. The queue's maxReceiveCount is the stack's number of
+// attempts, so the last attempt of an endpoint with fewer is dead-lettered
+// explicitly, like a message that carries attempts, not left to the
+// redrive; the API refuses a schedule with more.
+//
 // A delivery's record is created by its first attempt (enqueue writes none):
 // a message whose delivery has no record is attempted from its own content,
 // and the attempt writes the whole record. Delivery is at least once: a

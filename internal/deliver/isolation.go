@@ -86,7 +86,7 @@ func (h *Handler) admit(ctx context.Context, at *attempt) {
 	switch {
 	case !admitted && state == domain.BreakerHalfOpen:
 		at.in.Hitch = HitchBreakerOpen
-		at.deferDelay = h.breakerDelay(ep, h.requestTimeout(), at.in.Message.Deferrals)
+		at.deferDelay = h.breakerDelay(ep, h.attemptTimeout(ep), at.in.Message.Deferrals)
 	case !admitted:
 		at.in.Hitch = HitchEndpointBusy
 		at.deferDelay = h.busyDelay(at.in.Message.Deferrals)

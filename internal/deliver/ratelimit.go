@@ -80,7 +80,7 @@ func (h *Handler) waitForSlot(ctx context.Context, at *attempt, dec Decision) De
 		sendAt, ok := h.takeSlot(ctx, at, g, limit)
 		if !ok {
 			at.in.Hitch = HitchRateLimited
-			return decideBefore(at.in, h.Policy)
+			return decideBefore(at.in, h.policy(at.in.Endpoint))
 		}
 		h.sleepUntil(ctx, sendAt)
 		// The slot counts in its own second only: a holder woken late
@@ -119,7 +119,7 @@ func (h *Handler) takeSlot(ctx context.Context, at *attempt, g *gate, limit int)
 			continue
 		}
 		next := window.Add(time.Second)
-		if !h.mayWait(ctx, at.in.Started, now, next) {
+		if !h.mayWait(ctx, at.in.Started, now, next, h.attemptTimeout(at.in.Endpoint)) {
 			g.shut = true
 			break
 		}
@@ -132,8 +132,9 @@ func (h *Handler) takeSlot(ctx context.Context, at *attempt, g *gate, limit int)
 
 // mayWait reports whether an attempt that began at started may wait from
 // now until until: at most RateWait from its start, and leaving it Reserve
-// and RequestTimeout before the invocation's deadline.
-func (h *Handler) mayWait(ctx context.Context, started, now, until time.Time) bool {
+// and its request timeout (the endpoint's, or RequestTimeout) before the
+// invocation's deadline.
+func (h *Handler) mayWait(ctx context.Context, started, now, until time.Time, timeout time.Duration) bool {
 	wait := h.RateWait
 	if wait == 0 {
 		wait = DefaultRateWait
@@ -144,10 +145,6 @@ func (h *Handler) mayWait(ctx context.Context, started, now, until time.Time) bo
 	deadline, has := ctx.Deadline()
 	if !has {
 		return true
-	}
-	timeout := h.RequestTimeout
-	if timeout <= 0 {
-		timeout = DefaultRequestTimeout
 	}
 	return time.Until(deadline)-until.Sub(now) >= h.reserve()+timeout
 }

@@ -93,6 +93,11 @@ type Policy struct {
 	// DefaultVisibilityTimeout (2 min). The CDK stack sets it from the
 	// queue it creates.
 	VisibilityTimeout time.Duration
+	// Receives is the delivery queue's maxReceiveCount when it differs
+	// from Attempts(): ForEndpoint sets it to the stack's attempts when it
+	// puts an endpoint's own, shorter, schedule in place (see Redrives).
+	// 0 (the stack's own policy) means Attempts(). Not carried by Env.
+	Receives int
 }
 
 // Decision is the outcome of Policy.Decide.
@@ -211,6 +216,9 @@ func (p Policy) Validate() error {
 	}
 	if p.MaxAge < 0 {
 		return fmt.Errorf("retry: max age %s is negative", fmtDuration(p.MaxAge))
+	}
+	if p.Receives < 0 || p.Attempts() > p.receives() {
+		return fmt.Errorf("retry: %d attempts, but the queue moves a message to the DLQ after %d receives", p.Attempts(), p.Receives)
 	}
 	if p.VisibilityTimeout < 0 {
 		return fmt.Errorf("retry: visibility timeout %s is negative", fmtDuration(p.VisibilityTimeout))

@@ -2,6 +2,7 @@ package sender
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -173,9 +174,11 @@ func (c *Client) Send(ctx context.Context, r Request) Result {
 		now = c.Now
 	}
 	ts := now()
-	if c.HTTP.Timeout > 0 {
+	if timeout := cmp.Or(max(r.Timeout, 0), c.HTTP.Timeout); timeout > 0 {
+		// The endpoint's own timeout, else the client's; the caller's
+		// context (the invocation's deadline) bounds both.
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.HTTP.Timeout)
+		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL, bytes.NewReader(r.Body))
