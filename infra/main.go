@@ -18,7 +18,10 @@
 //	retryJitter     proportional (default, ±20%) | full | none
 //	maxAge          age cap of an event, e.g. "24h"
 //	requestTimeout  bound on one POST (default 15s)
-//	deliverTimeout  the deliver function's timeout, e.g. "20s" (default request timeout + 5s)
+//	maxRequestTimeout
+//	                the longest request timeout an endpoint may set for itself (timeout_seconds), e.g. "30s";
+//	                the deliver function's timeout is sized for it (default the request timeout)
+//	deliverTimeout  the deliver function's timeout, e.g. "20s" (default max request timeout + 5s)
 //	replayRate      sends per second of one replay job (default 10)
 //	failingAfter    consecutive failed attempts that raise endpoint.failing and open the endpoint's circuit
 //	                breaker (default 10; negative: never; below disableAfter)

@@ -57,8 +57,11 @@ var settings = []setting{
 		`age cap of an event, e.g. "24h"`},
 	{"requestTimeout", to(time.ParseDuration, func(c *config) *time.Duration { return &c.RequestTimeout }),
 		"bound on one POST (default 15s)"},
+	{"maxRequestTimeout", to(time.ParseDuration, func(c *config) *time.Duration { return &c.MaxRequestTimeout }),
+		`the longest request timeout an endpoint may set for itself (timeout_seconds), e.g. "30s"; the deliver ` +
+			"function's timeout is sized for it (default the request timeout)"},
 	{"deliverTimeout", to(time.ParseDuration, func(c *config) *time.Duration { return &c.DeliverTimeout }),
-		`the deliver function's timeout, e.g. "20s" (default request timeout + 5s)`},
+		`the deliver function's timeout, e.g. "20s" (default max request timeout + 5s)`},
 	{"replayRate", to(number, func(c *config) *float64 { return &c.ReplayRate }),
 		"sends per second of one replay job (default 10)"},
 

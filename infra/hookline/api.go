@@ -76,6 +76,10 @@ type apiProps struct {
 	AlarmNamePrefix string
 	// Destinations are the AWS destinations registration accepts.
 	Destinations fnenv.Destinations
+	// Endpoints holds endpoints' own retry schedules and timeouts to the
+	// stack's retry policy (the deliver function's, which set the queue's
+	// maxReceiveCount) and Props.MaxRequestTimeout.
+	Endpoints fnenv.EndpointLimits
 }
 
 // apiParts is the tenant and operator API.
@@ -182,6 +186,7 @@ func newAPI(scope constructs.Construct, id string, p apiProps) apiParts {
 		AlarmNamePrefix:       p.AlarmNamePrefix,
 		OperatorIAM:           p.AdminIAM,
 		Destinations:          p.Destinations,
+		Endpoints:             p.Endpoints,
 	}.Vars())
 	grantAPI(c, fn, secret, p)
 

@@ -54,13 +54,19 @@ type Props struct {
 	Retry RetryPolicy
 	// RequestTimeout bounds one POST to an endpoint. Default 15 s.
 	RequestTimeout time.Duration
+	// MaxRequestTimeout is the longest request timeout an endpoint may set
+	// for itself (its timeout_seconds; the API refuses a longer one). The
+	// deliver function's timeout is sized for it. Default RequestTimeout:
+	// an endpoint may shorten the stack's timeout, not lengthen it. At
+	// least RequestTimeout.
+	MaxRequestTimeout time.Duration
 	// DeliverTimeout is the deliver function's timeout. Default
-	// DeliverTimeoutFor(RequestTimeout): 20 s with the default 15 s request
+	// DeliverTimeoutFor(MaxRequestTimeout): 20 s with the default 15 s request
 	// timeout. The delivery queue's visibility timeout is six times this
 	// value, as AWS recommends for SQS event sources (AWS requires at least
 	// the function's timeout), and it is how long the messages of a batch
 	// whose process crashed wait before they are tried again: 2 min by
-	// default. A larger value must be at least DeliverTimeoutFor(RequestTimeout).
+	// default. A larger value must be at least DeliverTimeoutFor(MaxRequestTimeout).
 	DeliverTimeout time.Duration
 	// DeliverMaxConcurrency caps concurrent deliver invocations on the SQS
 	// event source mapping (AWS minimum 2). Default 20 (about 1,000
@@ -418,14 +424,14 @@ func (p *Props) setDeliveryDefaults() error {
 	if p.Retry.MaxAge > MaxEventAge {
 		return fmt.Errorf("retry max age %s exceeds %s: the delivery queue keeps messages 14 days, and an older one would expire silently instead of reaching the DLQ", p.Retry.MaxAge, MaxEventAge)
 	}
-	if p.RequestTimeout == 0 {
-		p.RequestTimeout = domain.DefaultRequestTimeout
+	if err := p.setRequestTimeouts(); err != nil {
+		return err
 	}
 	if p.DeliverTimeout == 0 {
-		p.DeliverTimeout = DeliverTimeoutFor(p.RequestTimeout)
+		p.DeliverTimeout = DeliverTimeoutFor(p.MaxRequestTimeout)
 	}
-	if need := DeliverTimeoutFor(p.RequestTimeout); p.DeliverTimeout < need {
-		return fmt.Errorf("deliver timeout %s must be at least %s: one round of attempts (request timeout %s) and 5s to read and record them", p.DeliverTimeout, need, p.RequestTimeout)
+	if need := DeliverTimeoutFor(p.MaxRequestTimeout); p.DeliverTimeout < need {
+		return fmt.Errorf("deliver timeout %s must be at least %s: one round of attempts (the longest request timeout an endpoint may set, %s) and 5s to read and record them", p.DeliverTimeout, need, p.MaxRequestTimeout)
 	}
 	if p.DeliverTimeout > 15*time.Minute {
 		return errors.New("deliver timeout exceeds the Lambda maximum of 15m")
@@ -439,6 +445,21 @@ func (p *Props) setDeliveryDefaults() error {
 		p.Retry.VisibilityTimeout = vt
 	} else if p.Retry.VisibilityTimeout != vt {
 		return fmt.Errorf("retry visibility timeout %s: the stack sets it to the delivery queue's, six times the deliver timeout (%s); leave it zero", p.Retry.VisibilityTimeout, vt)
+	}
+	return nil
+}
+
+// setRequestTimeouts sets the stack's request timeout and the longest an
+// endpoint may set (MaxRequestTimeout, RequestTimeout by default).
+func (p *Props) setRequestTimeouts() error {
+	if p.RequestTimeout == 0 {
+		p.RequestTimeout = domain.DefaultRequestTimeout
+	}
+	if p.MaxRequestTimeout == 0 {
+		p.MaxRequestTimeout = p.RequestTimeout
+	}
+	if p.MaxRequestTimeout < p.RequestTimeout {
+		return fmt.Errorf("max request timeout %s is below the request timeout %s: an endpoint without a timeout of its own has the stack's", p.MaxRequestTimeout, p.RequestTimeout)
 	}
 	return nil
 }

@@ -281,6 +281,7 @@ func apiPropsOf(p Props, defaults functionDefaults, deliver fnenv.DeliverEnv, re
 		PortalMinTTL:          p.PortalMinTTL,
 		AlarmNamePrefix:       alarmPrefix,
 		Destinations:          destinationsEnv(p),
+		Endpoints:             fnenv.EndpointLimits{Retry: deliver.Retry, MaxRequestTimeout: p.MaxRequestTimeout},
 	}
 }
 

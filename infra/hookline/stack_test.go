@@ -308,6 +308,7 @@ type want struct {
 	schedule             []time.Duration
 	arch                 string
 	deliverTimeout       time.Duration
+	maxRequestTimeout    time.Duration // the longest an endpoint may set
 	maxConcurrency       int
 	reserved             int // deliver's ReservedConcurrentExecutions; 0: none
 	apiReserved          int // 0: none
@@ -438,6 +439,26 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		s.hasProperties(t, "AWS::Lambda::Function", s.deliverFn, obj{
 			"Timeout": w.deliverTimeout.Seconds(),
 		})
+	})
+
+	t.Run("api function: endpoints' own settings held to the deliver function's and the queue's", func(t *testing.T) {
+		env := dig(t, s.resource(t, s.apiFn, "AWS::Lambda::Function"), "Properties", "Environment", "Variables").(obj)
+		get := func(k string) string { v, _ := env[k].(string); return v }
+		require.Equal(t, w.maxRequestTimeout.String(), get("HOOKLINE_MAX_REQUEST_TIMEOUT"))
+		// The deliver function's timeout is sized for the longest endpoint
+		// timeout (one round of attempts and 5 s), and the queue's
+		// visibility is six times that.
+		fnTimeout := dig(t, s.resource(t, s.deliverFn, "AWS::Lambda::Function"), "Properties", "Timeout").(float64)
+		require.GreaterOrEqual(t, time.Duration(fnTimeout)*time.Second, DeliverTimeoutFor(w.maxRequestTimeout))
+		queueVT := dig(t, s.resource(t, s.deliveryQueue, "AWS::SQS::Queue"), "Properties", "VisibilityTimeout").(float64)
+		require.Equal(t, 6*fnTimeout, queueVT)
+		// An endpoint's schedule is checked against the attempts of the
+		// queue's redrive (maxReceiveCount) and the stack's age cap.
+		p, err := retry.FromEnv(get)
+		require.NoError(t, err)
+		require.Equal(t, w.schedule, p.Schedule)
+		maxReceives := dig(t, s.resource(t, s.deliveryQueue, "AWS::SQS::Queue"), "Properties", "RedrivePolicy", "maxReceiveCount").(float64)
+		require.Equal(t, int(maxReceives), p.Attempts())
 	})
 
 	t.Run("deliver function: its retry policy knows the queue's visibility timeout", func(t *testing.T) {
@@ -1099,20 +1120,21 @@ func TestStackDefaults(t *testing.T) {
 	t.Logf("synthesized default stack in %s", time.Since(start).Round(time.Millisecond))
 	require.Len(t, retry.DefaultSchedule, 8)
 	stackChecks(t, s, want{
-		schedule:        retry.DefaultSchedule,
-		arch:            "arm64",
-		deliverTimeout:  20 * time.Second,
-		maxConcurrency:  25,
-		reserved:        26,
-		apiReserved:     20,
-		replayReserved:  replayMaxConcurrency + 1,
-		apiRate:         50,
-		apiBurst:        100,
-		alarmThreshold:  100,
-		allowCIDRs:      "",
-		tenantThreshold: 100,
-		disableAfterFor: 5 * 24 * time.Hour,
-		breaker:         domain.Breaker{Cooldown: 10 * time.Second, MaxCooldown: 10 * time.Minute},
+		schedule:          retry.DefaultSchedule,
+		arch:              "arm64",
+		deliverTimeout:    20 * time.Second,
+		maxRequestTimeout: 15 * time.Second,
+		maxConcurrency:    25,
+		reserved:          26,
+		apiReserved:       20,
+		replayReserved:    replayMaxConcurrency + 1,
+		apiRate:           50,
+		apiBurst:          100,
+		alarmThreshold:    100,
+		allowCIDRs:        "",
+		tenantThreshold:   100,
+		disableAfterFor:   5 * 24 * time.Hour,
+		breaker:           domain.Breaker{Cooldown: 10 * time.Second, MaxCooldown: 10 * time.Minute},
 		// 3 of the 25: a slow endpoint holds at most 12% of the pool.
 		endpointConcurrency: 3, fastParallel: 25,
 		parallelization: DefaultEnqueueParallelization, sendConcurrency: domain.DefaultEnqueueSendConcurrency,
@@ -1126,7 +1148,7 @@ func TestStackCustom(t *testing.T) {
 	s := synth(t, Props{
 		Architecture:               "x86_64",
 		Retry:                      retry.Policy{Schedule: schedule},
-		DeliverTimeout:             90 * time.Second,
+		MaxRequestTimeout:          85 * time.Second, // the deliver function's 90 s derived from it
 		DeliverMaxConcurrency:      5,
 		DeliverReservedConcurrency: 20,
 		APIReservedConcurrency:     3,
@@ -1153,6 +1175,7 @@ func TestStackCustom(t *testing.T) {
 		schedule:             schedule,
 		arch:                 "x86_64",
 		deliverTimeout:       90 * time.Second,
+		maxRequestTimeout:    85 * time.Second,
 		maxConcurrency:       5,
 		reserved:             20,
 		apiReserved:          3,
@@ -1307,12 +1330,21 @@ func TestPropsValidation(t *testing.T) {
 		require.Equal(t, "x86_64", accepted(t, Props{Architecture: "x86_64"}).Architecture)
 	})
 	t.Run("deliver timeout covers one round of attempts and 5s", func(t *testing.T) {
-		refused(t, Props{DeliverTimeout: 19 * time.Second}, "deliver timeout 19s must be at least 20s: one round of attempts (request timeout 15s)")
+		refused(t, Props{DeliverTimeout: 19 * time.Second}, "deliver timeout 19s must be at least 20s: one round of attempts (the longest request timeout an endpoint may set, 15s)")
 		refused(t, Props{RequestTimeout: 60 * time.Second, DeliverTimeout: time.Minute}, "deliver timeout 1m0s must be at least 1m5s")
 		require.Equal(t, 65*time.Second, accepted(t, Props{RequestTimeout: 60 * time.Second}).DeliverTimeout, "derived from the request timeout")
 		require.Equal(t, 8*time.Second, accepted(t, Props{RequestTimeout: 3 * time.Second}).DeliverTimeout, "the local cloud's")
 		accepted(t, Props{DeliverTimeout: 20 * time.Second})
 		refused(t, Props{DeliverTimeout: 16 * time.Minute}, "15m")
+		// Sized for the longest timeout an endpoint may set.
+		p := accepted(t, Props{MaxRequestTimeout: 40 * time.Second})
+		require.Equal(t, 45*time.Second, p.DeliverTimeout)
+		require.Equal(t, 270*time.Second, p.Retry.VisibilityTimeout, "the queue's, six times the function's")
+		require.Equal(t, 15*time.Second, p.RequestTimeout, "the stack's own stays")
+		require.Equal(t, 15*time.Second, accepted(t, Props{}).MaxRequestTimeout, "the request timeout by default")
+		refused(t, Props{MaxRequestTimeout: 40 * time.Second, DeliverTimeout: 30 * time.Second}, "deliver timeout 30s must be at least 45s")
+		refused(t, Props{RequestTimeout: 20 * time.Second, MaxRequestTimeout: 10 * time.Second}, "max request timeout 10s is below the request timeout 20s")
+		refused(t, Props{MaxRequestTimeout: 15 * time.Minute}, "15m")
 	})
 	t.Run("a crashed batch is retried within two minutes with the defaults", func(t *testing.T) {
 		p := accepted(t, Props{})

@@ -244,7 +244,7 @@ func (h *Handler) send(ctx context.Context, at *attempt) (res *sender.Result, ok
 		URL: ep.URL, DeliveryID: msg.DeliveryID, EventID: msg.EventID, EventType: msg.EventType,
 		Attempt: at.in.Attempt, Body: at.body, Signer: at.signer, Headers: ep.Headers,
 		Destination: at.dest,
-		Timeout: endpointTimeout(ep),
+		Timeout:     endpointTimeout(ep),
 	})
 	return &r, true
 }

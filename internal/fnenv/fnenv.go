@@ -36,6 +36,7 @@ const (
 	varReplayOpsQueueURL    = VarReplayOpsQueueURL
 	varReplayRate           = "HOOKLINE_REPLAY_RATE"
 	varRequestTimeout       = "HOOKLINE_REQUEST_TIMEOUT"
+	varMaxRequestTimeout    = "HOOKLINE_MAX_REQUEST_TIMEOUT"
 	varDisableAfter         = "HOOKLINE_DISABLE_AFTER"
 	varFailingAfter         = "HOOKLINE_FAILING_AFTER"
 	varDeadNoticeWindow     = "HOOKLINE_DEAD_NOTICE_WINDOW"
@@ -555,6 +556,49 @@ type APIEnv struct {
 	// Destinations are the AWS destinations registration accepts
 	// (destinations.go). Default: the function's own region, any account.
 	Destinations Destinations
+	// Endpoints is what an endpoint's own retry schedule and timeout are
+	// held to at registration.
+	Endpoints EndpointLimits
+}
+
+// EndpointLimits are the stack's settings that an endpoint's own retry
+// schedule and request timeout must fit.
+type EndpointLimits struct {
+	// Retry is the stack's retry policy (HOOKLINE_RETRY_*, HOOKLINE_MAX_AGE,
+	// the deliver function's): an endpoint's schedule may have no more
+	// attempts than it (the queue's maxReceiveCount) and add up to no more
+	// than its age cap (retry.CheckEndpointSchedule). Default: the
+	// documented schedule.
+	Retry retry.Policy
+	// MaxRequestTimeout (HOOKLINE_MAX_REQUEST_TIMEOUT) is the longest
+	// request timeout an endpoint may set: the deliver function's timeout
+	// is sized for it. Default DefaultRequestTimeout (15s).
+	MaxRequestTimeout time.Duration
+}
+
+func (l EndpointLimits) vars(v map[string]string) {
+	for k, s := range l.Retry.Env() {
+		v[k] = s
+	}
+	if l.MaxRequestTimeout != 0 {
+		v[varMaxRequestTimeout] = l.MaxRequestTimeout.String()
+	}
+}
+
+func loadEndpointLimits(getenv func(string) string) (EndpointLimits, error) {
+	l := EndpointLimits{MaxRequestTimeout: DefaultRequestTimeout}
+	var err error
+	if l.Retry, err = retry.FromEnv(getenv); err != nil {
+		return l, err
+	}
+	if s := getenv(varMaxRequestTimeout); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < time.Second {
+			return l, fmt.Errorf("%s: %q is not a duration of at least 1s", varMaxRequestTimeout, s)
+		}
+		l.MaxRequestTimeout = d
+	}
+	return l, nil
 }
 
 // Vars renders e as the function's environment.
@@ -590,6 +634,7 @@ func (e APIEnv) Vars() map[string]string {
 	if e.OperatorIAM {
 		v[varOperatorIAM] = "on"
 	}
+	e.Endpoints.vars(v)
 	return v
 }
 
@@ -649,7 +694,8 @@ func LoadAPI(getenv func(string) string) (APIEnv, error) {
 		return e, fmt.Errorf("%s: %w", varAllowCIDRs, err)
 	}
 	e.URLs.Guard.Allow = allow
-	return e, nil
+	e.Endpoints, err = loadEndpointLimits(getenv)
+	return e, err
 }
 
 // ReplayEnv is the replay function's environment.

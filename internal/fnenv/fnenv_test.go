@@ -33,6 +33,8 @@ func TestLoadAPI(t *testing.T) {
 	require.Equal(t, 15*24*time.Hour, c.PayloadRetention)
 	require.Equal(t, 15*24*time.Hour, c.Retention(), "the records' default retention")
 	require.False(t, c.OperatorIAM, "the operator key by default")
+	require.Equal(t, 15*time.Second, c.Endpoints.MaxRequestTimeout, "an endpoint's timeout: the stack's request timeout at most, by default")
+	require.Equal(t, 8, c.Endpoints.Retry.Attempts(), "the default schedule's attempts")
 	c, err = LoadAPI(get(map[string]string{"HOOKLINE_DELIVERY_RETENTION": "720h"}))
 	require.NoError(t, err)
 	require.Equal(t, 720*time.Hour, c.Retention())
@@ -47,14 +49,16 @@ func TestLoadAPI(t *testing.T) {
 		over map[string]string
 		want string
 	}{
-		"no table":        {map[string]string{"HOOKLINE_STATE_TABLE": ""}, "HOOKLINE_STATE_TABLE"},
-		"no operator key": {map[string]string{"HOOKLINE_OPERATOR_KEY_SECRET_ARN": ""}, "HOOKLINE_OPERATOR_KEY"},
-		"no secrets key":  {map[string]string{"HOOKLINE_SECRETS_KEY_ARN": ""}, "HOOKLINE_SECRETS_KEY_ARN is required"},
-		"bad allow http":  {map[string]string{"HOOKLINE_ALLOW_HTTP": "sometimes"}, "HOOKLINE_ALLOW_HTTP"},
-		"bad cidrs":       {map[string]string{"HOOKLINE_ALLOW_CIDRS": "nope"}, "HOOKLINE_ALLOW_CIDRS"},
-		"bad retention":   {map[string]string{"HOOKLINE_PAYLOAD_RETENTION": "-1h"}, "HOOKLINE_PAYLOAD_RETENTION"},
-		"short records":   {map[string]string{"HOOKLINE_DELIVERY_RETENTION": "1h"}, "HOOKLINE_DELIVERY_RETENTION"},
-		"bad records":     {map[string]string{"HOOKLINE_DELIVERY_RETENTION": "long"}, "HOOKLINE_DELIVERY_RETENTION"},
+		"no table":                  {map[string]string{"HOOKLINE_STATE_TABLE": ""}, "HOOKLINE_STATE_TABLE"},
+		"no operator key":           {map[string]string{"HOOKLINE_OPERATOR_KEY_SECRET_ARN": ""}, "HOOKLINE_OPERATOR_KEY"},
+		"no secrets key":            {map[string]string{"HOOKLINE_SECRETS_KEY_ARN": ""}, "HOOKLINE_SECRETS_KEY_ARN is required"},
+		"bad allow http":            {map[string]string{"HOOKLINE_ALLOW_HTTP": "sometimes"}, "HOOKLINE_ALLOW_HTTP"},
+		"bad cidrs":                 {map[string]string{"HOOKLINE_ALLOW_CIDRS": "nope"}, "HOOKLINE_ALLOW_CIDRS"},
+		"bad retention":             {map[string]string{"HOOKLINE_PAYLOAD_RETENTION": "-1h"}, "HOOKLINE_PAYLOAD_RETENTION"},
+		"short records":             {map[string]string{"HOOKLINE_DELIVERY_RETENTION": "1h"}, "HOOKLINE_DELIVERY_RETENTION"},
+		"bad records":               {map[string]string{"HOOKLINE_DELIVERY_RETENTION": "long"}, "HOOKLINE_DELIVERY_RETENTION"},
+		"short max request timeout": {map[string]string{"HOOKLINE_MAX_REQUEST_TIMEOUT": "500ms"}, `HOOKLINE_MAX_REQUEST_TIMEOUT: "500ms" is not a duration of at least 1s`},
+		"bad retry schedule":        {map[string]string{"HOOKLINE_RETRY_SCHEDULE": "0s,13h"}, "HOOKLINE_RETRY_SCHEDULE"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := LoadAPI(get(tc.over))
@@ -267,14 +271,16 @@ func TestVarsRoundTrip(t *testing.T) {
 		require.Equal(t, want, got)
 	})
 	t.Run("api", func(t *testing.T) {
+		// The stack's policy, its defaults filled in as the stack renders it.
+		stackLimits := EndpointLimits{Retry: mustPolicy(t, retry.Policy{}), MaxRequestTimeout: DefaultRequestTimeout}
 		for _, e := range []APIEnv{
 			{Common: common, OperatorKeySecretARN: "arn:secret", SecretsKeyARN: "arn:key", URLs: netguard.URLPolicy{AllowHTTP: true, Guard: netguard.Guard{Allow: allow}},
 				ReplayQueueURL: "https://jobs", ReplayOpsQueueURL: "https://ops", OutboxTable: "outbox", MessageLog: true, PayloadRetention: 72 * time.Hour, DeliveryQueueURL: "https://delivery",
 				ConsoleFrameAncestors: []string{"'self'", "https://app.example.com"}, AlarmNamePrefix: "Hookline-", PortalMinTTL: time.Second, OperatorIAM: true,
-				Destinations: Destinations{Partition: "aws-cn", Account: "111122223333", StackName: "Hookline", Regions: []string{"cn-north-1", "cn-northwest-1"}, OwnAccount: true}},
-			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", OutboxTable: "outbox", PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL},
-			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", OutboxTable: "outbox", MessageLog: true, MessageLogSharded: true, PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL},
-			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL},
+				Destinations: Destinations{Partition: "aws-cn", Account: "111122223333", StackName: "Hookline", Regions: []string{"cn-north-1", "cn-northwest-1"}, OwnAccount: true}, Endpoints: EndpointLimits{Retry: wantPolicy, MaxRequestTimeout: 40 * time.Second}},
+			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", OutboxTable: "outbox", PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL, Endpoints: stackLimits},
+			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", OutboxTable: "outbox", MessageLog: true, MessageLogSharded: true, PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL, Endpoints: stackLimits},
+			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL, Endpoints: stackLimits},
 		} {
 			got, err := LoadAPI(lookup(e.Vars()))
 			require.NoError(t, err)
@@ -321,4 +327,12 @@ func TestLoadAPIDestinations(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"eu-west-1", "eu-central-1"}, e.Destinations.Regions)
 	require.False(t, e.Destinations.OwnAccount, `only "on" turns it on`)
+}
+
+// mustPolicy is p as a function reads it back from its environment.
+func mustPolicy(t *testing.T, p retry.Policy) retry.Policy {
+	t.Helper()
+	got, err := retry.FromEnv(lookup(p.Env()))
+	require.NoError(t, err)
+	return got
 }
