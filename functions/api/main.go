@@ -40,8 +40,11 @@ func build(cfg fnenv.APIEnv, log *slog.Logger, awsCfg aws.Config) (any, error) {
 		URLs:        cfg.URLs,
 		// The same fields, in the same order (fnenv.Destinations).
 		Destinations: api.DestinationRules(cfg.Destinations),
-		Rand:         rand.Reader,
-		Log:          log,
+		// Endpoints' own retry schedules and timeouts are held to these.
+		Retry:             cfg.Endpoints.Retry,
+		MaxRequestTimeout: cfg.Endpoints.MaxRequestTimeout,
+		Rand:              rand.Reader,
+		Log:               log,
 
 		PayloadRetention: cfg.PayloadRetention,
 		FrameAncestors:   cfg.ConsoleFrameAncestors,

@@ -17,6 +17,7 @@ import (
 	"github.com/hookline/hookline/internal/apikey"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/netguard"
+	"github.com/hookline/hookline/internal/retry"
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/store"
 )
@@ -130,6 +131,14 @@ type Server struct {
 	// regions, the stack's partition and account, hookline's own
 	// resources refused). Zero value: none.
 	Destinations DestinationRules
+	// Retry is the stack's retry policy (the deliver function's): an
+	// endpoint's own retry_schedule is held to its attempts (the queue's
+	// maxReceiveCount) and age cap. Zero value: the documented defaults.
+	Retry retry.Policy
+	// MaxRequestTimeout is the longest timeout_seconds an endpoint may
+	// set: the deliver function's timeout is sized for it. Default
+	// domain.DefaultRequestTimeout (15 s).
+	MaxRequestTimeout time.Duration
 	// MessageLog reads the message log (the outbox table). Nil: the event
 	// routes answer 503.
 	MessageLog MessageLog

@@ -51,6 +51,10 @@ type EndpointView struct {
 	// newest first (two while a rotation's overlap lasts). signatures.go.
 	Signatures []string `json:"signatures"`
 	PublicKeys []string `json:"public_keys,omitempty"`
+	// RetrySchedule and TimeoutSeconds are the endpoint's own retry delays
+	// and request timeout (endpointsettings.go); absent: the stack's.
+	RetrySchedule  []int `json:"retry_schedule,omitempty"`
+	TimeoutSeconds int   `json:"timeout_seconds,omitempty"`
 	// Health is set in the answer to GET /v1/endpoints/{id} only: the
 	// other answers (the list's included) leave it out, as it costs a
 	// read of the endpoint's counters.
@@ -63,6 +67,7 @@ func (s *Server) view(e domain.Endpoint) EndpointView {
 		RateLimit: e.RateLimit, Disabled: e.Disabled, DisabledReason: e.DisabledReason, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt,
 		Type: e.Kind(), Target: e.Target, RoleARN: e.RoleARN,
 		Signatures: e.Schemes(), PublicKeys: s.activePublicKeys(e),
+		RetrySchedule: e.RetrySchedule, TimeoutSeconds: e.TimeoutSeconds,
 	}
 	if v.EventTypes == nil {
 		v.EventTypes = []string{}
@@ -91,6 +96,9 @@ type endpointInput struct {
 	kind domain.EndpointType
 	// Signatures are the signature schemes (signatures.go).
 	Signatures *[]string `json:"signatures"`
+	// RetrySchedule and TimeoutSeconds: endpointsettings.go.
+	RetrySchedule  *[]int `json:"retry_schedule"`
+	TimeoutSeconds *int   `json:"timeout_seconds"`
 }
 
 // validate checks the fields present; create requires url.
@@ -119,6 +127,7 @@ func (s *Server) validate(in endpointInput, create bool) *Problem {
 		errs.checkHeaders(*in.Headers)
 	}
 	errs.checkSignatures(in.Signatures)
+	s.checkEndpointSettings(&errs, in, create)
 	if len(errs) > 0 {
 		return invalid(errs...)
 	}
@@ -244,6 +253,7 @@ func (s *Server) createEndpoint(w http.ResponseWriter, r *http.Request, tenant s
 	if err := s.setSignatures(r.Context(), &e, in.Signatures); err != nil {
 		return s.internal(r, err)
 	}
+	setEndpointSettings(&e, in)
 	e, err = s.Store.CreateEndpoint(r.Context(), e)
 	if err != nil {
 		return s.internal(r, err)
@@ -330,6 +340,7 @@ func (s *Server) updateEndpoint(w http.ResponseWriter, r *http.Request, tenant s
 	c := store.EndpointChange{
 		URL: in.URL, Description: in.Description, EventTypes: in.EventTypes, Headers: in.Headers,
 		RateLimit: in.RateLimit, Target: in.Target, RoleARN: in.RoleARN,
+		RetrySchedule: in.RetrySchedule, TimeoutSeconds: in.TimeoutSeconds,
 	}
 	if p := s.changeSignatures(r, tenant, id, in.Signatures, &c); p != nil {
 		return p

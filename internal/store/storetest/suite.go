@@ -148,6 +148,7 @@ var cases = []testCase{
 	{"endpoint stats of many batches of an hour add up to one bucket, the newest success and failure of them all", endpointStatsSpread},
 	{"a resend's attempts are logged on a delivered delivery, which stays delivered", resendAttempts},
 	{"rate limit: stored on create, changed by an update, removed by an update to 0", rateLimitField},
+	{"an endpoint's own retry schedule and timeout: stored on create, changed apart, removed by an update to [] and 0", endpointSettingsFields},
 	{"rate slots: a window grants at most its limit between concurrent takers, windows and endpoints apart", rateSlots},
 	{"rate slots of a large limit: shards grant every slot once, at most the limit between concurrent takers", rateShards},
 	{"a tenant's erasure: tombstone first, then every kind of its items, and nothing of another's", erasure},
