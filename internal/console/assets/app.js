@@ -492,6 +492,8 @@ function openForm(ep) {
   $('endpoint-description').value = ep && ep.description ? ep.description : '';
   $('endpoint-headers').value = ep && ep.headers
     ? Object.entries(ep.headers).map(([k, v]) => k + ': ' + v).join('\n') : '';
+  $('endpoint-retry-schedule').value = ep && ep.retry_schedule ? ep.retry_schedule.join(', ') : '';
+  $('endpoint-timeout').value = ep && ep.timeout_seconds ? String(ep.timeout_seconds) : '';
   show($('endpoint-form'), true);
   $('endpoint-type').focus();
 }
@@ -512,10 +514,28 @@ function destinationFields(creating) {
   return f;
 }
 
+// retryFields are the form's retry schedule and timeout: each left out
+// when empty on create, and on edit an empty one returns to the stack's
+// ([] and 0). The API checks them against the stack's limits.
+function retryFields(creating) {
+  const f = {};
+  const whole = (s, what) => {
+    if (!/^\d+$/.test(s)) throw new Error(what + ' must be whole seconds: ' + s);
+    return Number(s);
+  };
+  const sched = $('endpoint-retry-schedule').value.trim();
+  if (sched || !creating) {
+    f.retry_schedule = sched ? sched.split(',').map((s) => whole(s.trim(), 'A retry delay')) : [];
+  }
+  const timeout = $('endpoint-timeout').value.trim();
+  if (timeout || !creating) f.timeout_seconds = timeout ? whole(timeout, 'The timeout') : 0;
+  return f;
+}
+
 async function saveEndpoint() {
   const types = parseTypes($('endpoint-event-types').value);
   const description = $('endpoint-description').value;
-  const dest = destinationFields(!endpoints.editing);
+  const dest = Object.assign(destinationFields(!endpoints.editing), retryFields(!endpoints.editing));
   if (endpoints.editing) {
     await api('PATCH', '/v1/endpoints/' + enc(endpoints.editing),
       Object.assign(dest, { description, event_types: types }));
