@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hookline/hookline/internal/api"
+	"github.com/hookline/hookline/internal/destination"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/sealing/sealingtest"
@@ -220,4 +221,54 @@ func TestUpdateAWSDestination(t *testing.T) {
 	requireRefused(t, e.do("PATCH", "/v1/endpoints/"+h.ID, key, map[string]any{"target": other}), "target", "not http")
 	requireRefused(t, e.do("PATCH", "/v1/endpoints/"+h.ID, key, map[string]any{"type": "sqs"}), "type", "cannot be changed")
 	require.Equal(t, http.StatusNotFound, e.do("PATCH", "/v1/endpoints/ep_missing", key, map[string]any{"target": other}).Code)
+}
+
+// Whatever a body holds, an AWS endpoint is stored only with a target and
+// a role of the shapes its type takes, in an allowed region, outside the
+// stack's account, with a sealed external ID; anything else is a 4xx.
+func FuzzCreateAWSEndpointBody(f *testing.F) {
+	for _, b := range []string{
+		`{"type":"sqs","target":"arn:aws:sqs:eu-west-1:222222222222:q","role_arn":"arn:aws:iam::222222222222:role/r"}`,
+		`{"type":"eventbridge","target":"arn:aws:events:eu-central-1:222222222222:event-bus/b","role_arn":"arn:aws:iam::222222222222:role/p/r"}`,
+		`{"type":"sns","target":"arn:aws:sns:eu-west-1:111111111111:Hookline-x","role_arn":"arn:aws:iam::222222222222:role/r"}`,
+		`{"type":"sqs","target":"arn:aws:sqs:eu-west-1:222222222222:q","role_arn":"arn:aws:iam::222222222222:role/r","url":"https://a.example.com"}`,
+		`{"type":"http","url":"https://a.example.com","target":null}`,
+		`{"type":"","url":"https://a.example.com"}`,
+		`{"type":"sqs","target":"arn:aws:sqs:eu-west-1:222222222222:q\u0000","role_arn":"arn:aws:iam::222222222222:role/r"}`,
+	} {
+		f.Add([]byte(b))
+	}
+	e := withDestinations(newEnv(f), false)
+	key := e.newTenant("acme")
+	f.Fuzz(func(t *testing.T, body []byte) {
+		e.tb = t
+		rec := e.do("POST", "/v1/endpoints", key, body)
+		switch {
+		case rec.Code == http.StatusCreated:
+			v := decodeJSON[api.EndpointView](t, rec)
+			stored, ok := e.store.endpoint("acme", v.ID)
+			require.True(t, ok)
+			if stored.Kind() == domain.TypeHTTP {
+				require.Empty(t, stored.Target+stored.RoleARN+stored.SealedExternalID)
+				require.NoError(t, e.srv.URLs.CheckURL(stored.URL))
+			} else {
+				a, err := destination.ParseTarget(stored.Kind(), stored.Target)
+				require.NoError(t, err)
+				require.Contains(t, e.srv.Destinations.Regions, a.Region)
+				require.NotEqual(t, stackAccount, a.Account)
+				r, err := destination.ParseRole(stored.RoleARN)
+				require.NoError(t, err)
+				require.NotEqual(t, stackAccount, r.Account)
+				require.Empty(t, stored.URL)
+				require.Empty(t, stored.Headers)
+				require.NotEmpty(t, stored.SealedExternalID)
+				require.Regexp(t, externalIDRE, v.ExternalID)
+			}
+			require.Equal(t, http.StatusNoContent, e.do("DELETE", "/v1/endpoints/"+v.ID, key, nil).Code)
+		case rec.Code >= 400 && rec.Code < 500:
+			checkProblem(t, rec)
+		default:
+			t.Fatalf("status %d for body %q: %s", rec.Code, body, rec.Body.String())
+		}
+	})
 }
