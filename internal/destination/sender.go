@@ -2,9 +2,11 @@ package destination
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/sender"
@@ -12,23 +14,32 @@ import (
 
 // Options configure New. Every field's zero value is a default.
 type Options struct {
-	// RequestTimeout bounds an attempt when sender.Request.Timeout is 0.
-	// Zero is domain.DefaultRequestTimeout.
+	// RequestTimeout bounds an attempt (its AssumeRole, when the session is
+	// not cached, and its send) when sender.Request.Timeout is 0. Zero is
+	// domain.DefaultRequestTimeout.
 	RequestTimeout time.Duration
-	// Now is the clock used for webhook-timestamp; nil is time.Now.
+	// Now is the clock used for webhook-timestamp and for remembering a
+	// refused role; nil is time.Now.
 	Now func() time.Time
 }
 
 // Sender sends attempts to AWS destinations. Safe for concurrent use; build
-// one per warm instance so that its credentials and clients are reused.
+// one per warm instance so that its sessions and clients are reused.
 type Sender struct {
-	cfg aws.Config
-	o   Options
+	cfg   aws.Config // the services' base: no SDK retries
+	sts   *sts.Client
+	o     Options
+	roles *roles
 }
 
 // New returns a Sender that calls STS with cfg (the deliver function's own
 // configuration: region, endpoint override, credentials) and the customer's
-// services with the role's credentials and the target's region.
+// services with the role's credentials in the target's region, through
+// cfg's endpoint resolution (so AWS_ENDPOINT_URL reaches a local cloud).
+//
+// The SDK's own retries are off, for STS and the services alike: an
+// attempt is one call, and a throttled or failed one is classified and
+// retried on hookline's schedule, where the endpoint's health sees it.
 func New(cfg aws.Config, o Options) *Sender {
 	if o.RequestTimeout == 0 {
 		o.RequestTimeout = domain.DefaultRequestTimeout
@@ -36,14 +47,94 @@ func New(cfg aws.Config, o Options) *Sender {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Sender{cfg: cfg, o: o}
+	cfg = cfg.Copy()
+	cfg.Retryer = func() aws.Retryer { return aws.NopRetryer{} }
+	cfg.RetryMaxAttempts = 1
+	return &Sender{cfg: cfg, sts: sts.NewFromConfig(cfg), o: o, roles: newRoles(MaxRoles)}
 }
 
 // Send makes one attempt to r.Destination and classifies it. It never
 // returns an error: every failure is a Result.
 func (s *Sender) Send(ctx context.Context, r sender.Request) sender.Result {
-	if r.Destination == nil {
-		return sender.Result{Outcome: sender.Dead, Error: "no_destination", Reason: domain.ReasonInvalidDestination}
+	start := time.Now()
+	res := s.send(ctx, r)
+	res.Latency = time.Since(start)
+	return res
+}
+
+func (s *Sender) send(ctx context.Context, r sender.Request) sender.Result {
+	d := r.Destination
+	if d == nil || d.ExternalID == "" {
+		// No external ID: a role that trusts hookline without one would be
+		// open to any of hookline's tenants (the confused deputy).
+		return invalid("the destination has no external ID")
 	}
-	return sender.Result{Outcome: sender.Retry, Error: "not_implemented"}
+	target, err := ParseTarget(d.Type, d.ARN)
+	if err != nil {
+		return invalid(err.Error())
+	}
+	if _, err := ParseRole(d.RoleARN); err != nil {
+		return invalid(err.Error())
+	}
+	do, refused := s.prepare(d.Type, target, r, s.o.Now())
+	if refused != nil {
+		return *refused
+	}
+	timeout := r.Timeout
+	if timeout <= 0 {
+		timeout = s.o.RequestTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	k := roleKey{d.RoleARN, d.ExternalID}
+	ro := s.roles.get(k, func() *aws.CredentialsCache { return assumer(s.sts, k) })
+	if res, ok := s.roles.refusal(ro, s.o.Now()); ok {
+		return res
+	}
+	if _, err := ro.creds.Retrieve(ctx); err != nil {
+		res := classifyAssume(err)
+		if res.Outcome == sender.Dead {
+			s.roles.refuse(ro, res, s.o.Now())
+		}
+		return res
+	}
+	return do(ctx, s.roles.region(ro, target.Region, s.cfg))
+}
+
+// prepare builds the call for t's service, or the Result of refusing it
+// before any call.
+func (s *Sender) prepare(t domain.EndpointType, target ARN, r sender.Request, ts time.Time) (call, *sender.Result) {
+	v := attempt(r, ts)
+	switch t {
+	case domain.TypeSQS:
+		return sqsCall(s.queueURL(target), string(r.Body), v)
+	case domain.TypeSNS:
+		return snsCall(target.String(), string(r.Body), v)
+	default:
+		return ebCall(target.String(), r.Body, v, ts)
+	}
+}
+
+// queueURL is the target queue's URL: under cfg's endpoint override when
+// there is one (a local cloud's queue URLs are ENDPOINT/ACCOUNT/NAME),
+// else SQS's regional endpoint in the ARN's partition.
+func (s *Sender) queueURL(a ARN) string {
+	if s.cfg.BaseEndpoint != nil {
+		return strings.TrimRight(*s.cfg.BaseEndpoint, "/") + "/" + a.Account + "/" + a.Resource
+	}
+	suffix := "amazonaws.com"
+	switch a.Partition {
+	case "aws-cn":
+		suffix = "amazonaws.com.cn"
+	case "aws-iso":
+		suffix = "c2s.ic.gov"
+	case "aws-iso-b":
+		suffix = "sc2s.sgov.gov"
+	}
+	return "https://sqs." + a.Region + "." + suffix + "/" + a.Account + "/" + a.Resource
+}
+
+func invalid(why string) sender.Result {
+	return sender.Result{Outcome: sender.Dead, Error: "invalid_destination", Reason: domain.ReasonInvalidDestination, Excerpt: clip(why)}
 }

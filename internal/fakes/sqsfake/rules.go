@@ -31,6 +31,9 @@ func checkSend(in *sqs.SendMessageInput) error {
 	if err := message.CheckText(body); err != nil {
 		return err
 	}
+	if err := message.CheckAttributes(in.MessageAttributes); err != nil {
+		return err
+	}
 	for _, v := range in.MessageAttributes {
 		if err := message.CheckText(aws.ToString(v.StringValue)); err != nil {
 			return err

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/hookline/hookline/internal/fakes/awsfake"
 	"github.com/hookline/hookline/internal/message"
 )
 
@@ -45,6 +46,14 @@ type Config struct {
 	// request as an unavailable SQS does, before any rule and without a
 	// refusal. It is called without the fake's lock held.
 	Fail func(op, queueURL string) error
+	// MustExist refuses a send to a queue not created first (CreateQueue,
+	// AddQueue) with QueueDoesNotExist, as AWS does; false, a queue exists
+	// from its first use.
+	MustExist bool
+	// Authorize, if set, is asked about each SendMessage the HTTP handler
+	// serves: the access key that signed it and the queue's URL. False is
+	// AccessDenied (403), as an IAM policy's refusal.
+	Authorize func(accessKey, queueURL string) bool
 	// Discard keeps no message sent, only its count (Sent): for a
 	// benchmark, whose fake must not grow with b.N.
 	Discard bool
@@ -216,6 +225,10 @@ func (q *Queue) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...fu
 }
 
 func (q *Queue) sendLocked(url, entryID string, in *sqs.SendMessageInput) (string, error) {
+	if _, ok := q.queues[url]; !ok && q.cfg.MustExist {
+		q.refused = append(q.refused, "QueueDoesNotExist: "+url)
+		return "", &awsfake.Error{Status: 400, Code: "QueueDoesNotExist", QueryCode: "AWS.SimpleQueueService.NonExistentQueue", Message: "The specified queue does not exist."}
+	}
 	if err := checkSend(in); err != nil {
 		return "", q.refuse("%v", err)
 	}

@@ -1,0 +1,127 @@
+package destination
+
+import (
+	"container/list"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/hookline/hookline/internal/sender"
+)
+
+// What a role's session is asked for and kept.
+const (
+	// SessionName is the RoleSessionName hookline assumes a role with, as
+	// the customer's CloudTrail shows it.
+	SessionName = "hookline-delivery"
+	// SessionDuration is the longest STS grants a session assumed with a
+	// role session's credentials (role chaining), as a Lambda function's
+	// are: one hour.
+	SessionDuration = time.Hour
+	// RefreshBefore is how long before a session expires it is renewed.
+	RefreshBefore = 5 * time.Minute
+	// RefusedFor is how long a refused AssumeRole is answered from memory,
+	// so that a burst of deliveries to a misconfigured role makes one STS
+	// call, not one each.
+	RefusedFor = 10 * time.Second
+	// MaxRoles is how many (role, external ID) sessions a warm instance
+	// keeps, the least recently used forgotten first.
+	MaxRoles = 1024
+)
+
+// roleKey names a session: the role and the external ID it is assumed with.
+type roleKey struct{ role, externalID string }
+
+// role is one session's credentials, its service clients by region and
+// a recent refusal.
+type role struct {
+	key   roleKey
+	creds *aws.CredentialsCache
+	// refusedUntil, while in the future, answers refused instead of STS.
+	refusedUntil time.Time
+	refused      sender.Result
+	clients      map[string]*clients
+}
+
+// clients are one session's clients of one region, each built on first use.
+type clients struct {
+	sqs *sqs.Client
+	sns *sns.Client
+	eb  *eventbridge.Client
+}
+
+// roles is the bounded, least-recently-used cache of sessions. The lock
+// is held for map work only, never across a call.
+type roles struct {
+	mu  sync.Mutex
+	max int
+	ll  *list.List // of *role, the most recently used first
+	m   map[roleKey]*list.Element
+}
+
+func newRoles(max int) *roles {
+	return &roles{max: max, ll: list.New(), m: map[roleKey]*list.Element{}}
+}
+
+// get returns k's session, made by mk when it is not kept, and forgets the
+// least recently used past the bound.
+func (rs *roles) get(k roleKey, mk func() *aws.CredentialsCache) *role {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if e, ok := rs.m[k]; ok {
+		rs.ll.MoveToFront(e)
+		return e.Value.(*role)
+	}
+	r := &role{key: k, creds: mk(), clients: map[string]*clients{}}
+	rs.m[k] = rs.ll.PushFront(r)
+	for rs.ll.Len() > rs.max {
+		last := rs.ll.Back()
+		rs.ll.Remove(last)
+		delete(rs.m, last.Value.(*role).key)
+	}
+	return r
+}
+
+// refusal is r's remembered refusal, if it has not lapsed at now.
+func (rs *roles) refusal(r *role, now time.Time) (sender.Result, bool) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return r.refused, now.Before(r.refusedUntil)
+}
+
+// refuse remembers res, AssumeRole's refusal, until RefusedFor after now.
+func (rs *roles) refuse(r *role, res sender.Result, now time.Time) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	r.refused, r.refusedUntil = res, now.Add(RefusedFor)
+}
+
+// region returns r's clients of region, built with cfg (the session's
+// credentials already set) on first use.
+func (rs *roles) region(r *role, region string, cfg aws.Config) *clients {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	c, ok := r.clients[region]
+	if !ok {
+		cfg.Region, cfg.Credentials = region, r.creds
+		c = &clients{sqs: sqs.NewFromConfig(cfg), sns: sns.NewFromConfig(cfg), eb: eventbridge.NewFromConfig(cfg)}
+		r.clients[region] = c
+	}
+	return c
+}
+
+// assumer makes k's credentials: AssumeRole with its external ID, for
+// SessionDuration, cached until RefreshBefore its expiry.
+func assumer(client stscreds.AssumeRoleAPIClient, k roleKey) *aws.CredentialsCache {
+	p := stscreds.NewAssumeRoleProvider(client, k.role, func(o *stscreds.AssumeRoleOptions) {
+		o.RoleSessionName = SessionName
+		o.Duration = SessionDuration
+		o.ExternalID = aws.String(k.externalID)
+	})
+	return aws.NewCredentialsCache(p, func(o *aws.CredentialsCacheOptions) { o.ExpiryWindow = RefreshBefore })
+}
