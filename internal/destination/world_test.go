@@ -3,6 +3,7 @@ package destination
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,12 +44,23 @@ type world struct {
 	// fail scripts the services' and STS's answers: by operation
 	// ("SendMessage", "Publish", "PutEvents", "AssumeRole").
 	fail map[string]error
+	// failEntry, when set, fails each PutEvents entry with this code.
+	failEntry string
+	// delay stalls every scripted answer.
+	delay time.Duration
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t *testing.T, opts ...func(*stsfake.Config)) *world {
 	w := &world{fail: map[string]error{}}
-	failing := func(op string) error { return w.fail[op] }
-	w.sts = stsfake.New(stsfake.Config{Fail: func(string) error { return failing("AssumeRole") }})
+	failing := func(op string) error {
+		time.Sleep(w.delay)
+		return w.fail[op]
+	}
+	stsCfg := stsfake.Config{Fail: func(string) error { return failing("AssumeRole") }}
+	for _, o := range opts {
+		o(&stsCfg)
+	}
+	w.sts = stsfake.New(stsCfg)
 	w.sts.AddCaller(deliverKey, stsfake.Caller{RoleARN: deliverRole, Session: true})
 	w.sts.AddRole(stsfake.Role{ARN: customerRole, Trusted: []string{deliverRole}, ExternalID: externalID, Allow: map[string][]string{
 		"sqs:SendMessage": {queueARN}, "sns:Publish": {topicARN}, "events:PutEvents": {busARN},
@@ -56,11 +68,14 @@ func newWorld(t *testing.T) *world {
 	w.sqs = sqsfake.New(sqsfake.Config{MustExist: true,
 		Fail: func(op, _ string) error { return failing(op) },
 		Authorize: func(key, url string) bool {
-			return url == w.queueURL && w.sts.Allowed(key, "sqs:SendMessage", queueARN)
+			// The fake's queue URLs are SERVER/ACCOUNT/NAME, in eu-west-1.
+			p := strings.Split(url, "/")
+			return w.sts.Allowed(key, "sqs:SendMessage", "arn:aws:sqs:eu-west-1:"+p[len(p)-2]+":"+p[len(p)-1])
 		}})
 	w.sns = snsfake.New(snsfake.Config{Fail: func(string) error { return failing("Publish") },
 		Authorize: func(key, arn string) bool { return w.sts.Allowed(key, "sns:Publish", arn) }})
 	w.eb = ebfake.New(ebfake.Config{Fail: func() error { return failing("PutEvents") },
+		FailEntry: func(ebfake.Entry) (string, string) { return w.failEntry, "scripted" },
 		Authorize: func(key, arn string) bool { return w.sts.Allowed(key, "events:PutEvents", arn) }})
 	w.srv = awsfake.Serve(t, map[string]http.Handler{"sqs": w.sqs, "sns": w.sns, "events": w.eb, "sts": w.sts})
 	w.queueURL = w.srv.URL + "/222222222222/orders"

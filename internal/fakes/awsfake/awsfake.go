@@ -116,8 +116,13 @@ func (s *Server) Config(accessKey string) aws.Config {
 	return aws.Config{
 		Region:       Region,
 		BaseEndpoint: aws.String(s.URL),
-		Credentials:  credentials.NewStaticCredentialsProvider(accessKey, "secret", ""),
+		Credentials:  StaticCredentials(accessKey),
 	}
+}
+
+// StaticCredentials are credentials whose access key id is accessKey.
+func StaticCredentials(accessKey string) aws.CredentialsProvider {
+	return credentials.NewStaticCredentialsProvider(accessKey, "secret", "")
 }
 
 // SigV4Scope is what a request's SigV4 Authorization header names.

@@ -10,7 +10,15 @@
 // characters SQS allows (#x9 #xA #xD #x20-#xD7FF #xE000-#xFFFD #x10000-#x10FFFF); MessageGroupId of 1
 // to 128 ASCII letters, digits or punctuation; and the in-flight limit
 // (120,000 on a standard queue; Config.InFlightLimit), past which a receive
-// gets nothing and no error, as on AWS.
+// gets nothing and no error, as on AWS; at most 10 message attributes a
+// message, each named by SQS's rules (letters, digits, _ - .; no "AWS." or
+// "Amazon." prefix; at most 256 characters) with a non-empty String, Number
+// or Binary value (message.CheckAttributes). With Config.MustExist a send
+// to a queue not created is QueueDoesNotExist.
+//
+// Queue is also an http.Handler for SendMessage in SQS's AWS JSON protocol
+// (package awsfake), for code that builds its own SDK clients (package
+// destination); Config.Authorize stands for IAM there.
 //
 // The limits and the rules a sender keeps to are package message's (one
 // definition of each: message.CheckEntryIDs, CheckText, ValidGroupID,
