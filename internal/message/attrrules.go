@@ -32,7 +32,7 @@ func CheckAttributeName(name string) error {
 	}
 	for _, c := range name {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
-			return fmt.Errorf("InvalidParameterValue: message attribute name %q may hold only letters, digits, _, - and .", name)
+			return fmt.Errorf("InvalidParameterValue: message attribute name %q may hold only letters, digits, underscores, hyphens and periods", name)
 		}
 	}
 	return nil
