@@ -74,7 +74,9 @@ type Result struct {
 	// Error classifies a failure: "timeout", "dns", "connection_refused",
 	// "connection_reset", "tls", "network", "forbidden_address",
 	// "response_headers_too_large", or
-	// "http_<status>" for a non-2xx answer. Empty when delivered.
+	// "http_<status>" for a non-2xx answer; for an AWS destination (package
+	// destination), "<service>:<AWS error code>" such as
+	// "sqs:QueueDoesNotExist". Empty when delivered.
 	Error string
 	// Reason, for Dead, is the dead-letter reason.
 	Reason domain.DeadReason
