@@ -3,11 +3,18 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/tooling/harness"
+	"github.com/hookline/hookline/verify"
 	"github.com/stretchr/testify/require"
 )
 
@@ -75,4 +82,122 @@ func TestConsoleCreatesAnAWSEndpoint(t *testing.T) {
 	b.click(dt("secret-dismiss"))
 	require.NotContains(t, b.pageText(), ext, "shown once")
 	b.assertSafe("endpoints")
+}
+
+// awsEndpoint is an endpoint of an AWS type created through the API.
+type awsEndpoint struct {
+	typ                    domain.EndpointType
+	id, secret, externalID string
+}
+
+// createAWSEndpoint creates an endpoint of type typ delivering to the
+// customer's resource, subscribed to order.* events.
+func createAWSEndpoint(t *testing.T, key string, c *harness.Customer, typ domain.EndpointType) awsEndpoint {
+	t.Helper()
+	status, body := call(t, "POST", "/v1/endpoints", key, map[string]any{
+		"type": typ, "target": c.Target(typ), "role_arn": c.RoleARN, "event_types": []string{"order.*"},
+	})
+	require.Equal(t, http.StatusCreated, status, "%v", body)
+	require.Equal(t, string(typ), body["type"])
+	require.Equal(t, c.Target(typ), body["target"])
+	require.Equal(t, c.RoleARN, body["role_arn"])
+	ext, _ := body["external_id"].(string)
+	require.NotEmpty(t, ext, "the external ID is shown at creation")
+	return awsEndpoint{typ: typ, id: body["id"].(string), secret: body["secret"].(string), externalID: ext}
+}
+
+// One message per (event, endpoint) in the customer's queue, topic and bus,
+// each signed as Standard Webhooks says, over its attributes, with the
+// delivery's id, and none twice.
+func TestAWSDestinationsDeliverSigned(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := newCustomer(t, "dest")
+	tenantID, key := apiTenant(t, "dest")
+	var eps []awsEndpoint
+	for _, typ := range []domain.EndpointType{domain.TypeSQS, domain.TypeSNS, domain.TypeEventBridge} {
+		eps = append(eps, createAWSEndpoint(t, key, c, typ))
+	}
+	status, got := call(t, "GET", "/v1/endpoints/"+eps[0].id, key, nil)
+	require.Equal(t, http.StatusOK, status)
+	require.NotContains(t, got, "external_id", "shown once, never again")
+	require.NoError(t, c.Trust(ctx, eps[0].externalID, eps[1].externalID, eps[2].externalID))
+
+	events := map[string]bool{}
+	for i := range 2 {
+		ev := event(tenant{ID: tenantID}, fmt.Sprintf("evt_dest_%d_%s", i, tenantID), "order.created", fmt.Sprintf(`{"n":%d}`, i))
+		write(t, ev)
+		events[ev.ID] = true
+	}
+	for _, ep := range eps {
+		v, err := verify.New(ep.secret)
+		require.NoError(t, err)
+		msgs, err := c.Receive(ctx, ep.typ, 2, 60*time.Second)
+		require.NoError(t, err)
+		require.Len(t, msgs, 2, "%s: one message per event", ep.typ)
+		seen := map[string]bool{}
+		for _, m := range msgs {
+			require.NoError(t, v.Verify(m.Header(), []byte(m.Body)), "%s: the signature verifies over the attributes", ep.typ)
+			require.True(t, events[m.EventID], "%s: an event of the test: %+v", ep.typ, m)
+			require.Equal(t, domain.DeliveryID(m.EventID, ep.id), m.WebhookID, "%s: webhook-id is the delivery's id", ep.typ)
+			require.Equal(t, "order.created", m.EventType)
+			require.Contains(t, m.Body, m.EventID)
+			seen[m.EventID] = true
+		}
+		require.Len(t, seen, 2, "%s: each event once", ep.typ)
+		for id := range events {
+			waitDelivery(t, domain.DeliveryID(id, ep.id), 30*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })
+		}
+	}
+	for _, ep := range eps {
+		more, err := c.Receive(ctx, ep.typ, 1, 3*time.Second)
+		require.NoError(t, err)
+		require.Empty(t, more, "%s: nothing is sent twice", ep.typ)
+	}
+}
+
+// A delivery to a queue the customer deleted is dead at once with
+// destination_not_found, listed in the tenant's DLQ; once the queue is
+// back, a replay delivers it with the same webhook-id.
+func TestAWSDestinationGoneIsDeadThenReplayed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := newCustomer(t, "gone")
+	tenantID, key := apiTenant(t, "dest_gone")
+	ep := createAWSEndpoint(t, key, c, domain.TypeSQS)
+	require.NoError(t, c.Trust(ctx, ep.externalID))
+	q := sqs.NewFromConfig(env.cfg)
+	name := c.QueueURL[strings.LastIndexByte(c.QueueURL, '/')+1:]
+	_, err := q.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(c.QueueURL)})
+	require.NoError(t, err)
+
+	ev := event(tenant{ID: tenantID}, "evt_gone_"+tenantID, "order.created", `{"n":1}`)
+	write(t, ev)
+	id := domain.DeliveryID(ev.ID, ep.id)
+	d := waitDelivery(t, id, 60*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDead })
+	require.Equal(t, domain.ReasonDestinationNotFound, d.DeadReason)
+	require.Equal(t, []string{id}, listDead(t, key, "endpoint_id="+ep.id))
+	// The endpoint's health and stats show why, as for an http endpoint.
+	status, body := call(t, "GET", "/v1/endpoints/"+ep.id, key, nil)
+	require.Equal(t, http.StatusOK, status, "%v", body)
+	health := body["health"].(map[string]any)
+	require.NotEmpty(t, health["last_failure"], "%v", health)
+	require.Eventually(t, func() bool {
+		_, stats := call(t, "GET", "/v1/endpoints/"+ep.id+"/stats", key, nil)
+		totals, _ := stats["totals"].(map[string]any)
+		return totals != nil && totals["attempts"].(float64) >= 1
+	}, 20*time.Second, 500*time.Millisecond, "the attempt is counted")
+
+	_, err = q.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name)})
+	require.NoError(t, err)
+	status, job := call(t, "POST", "/v1/dlq/replay", key, map[string]any{"delivery_ids": []string{id}})
+	require.Equal(t, http.StatusAccepted, status, "%v", job)
+	waitJob(t, key, "/v1/replays/"+job["id"].(string))
+	msgs, err := c.Receive(ctx, domain.TypeSQS, 1, 60*time.Second)
+	require.NoError(t, err)
+	require.Len(t, msgs, 1)
+	require.Equal(t, id, msgs[0].WebhookID, "the replay keeps the webhook-id")
+	v, err := verify.New(ep.secret)
+	require.NoError(t, err)
+	require.NoError(t, v.Verify(msgs[0].Header(), []byte(msgs[0].Body)))
 }
