@@ -64,6 +64,17 @@ var classes = func() map[string]class {
 	return m
 }()
 
+// staleCodes are the codes with which a service refuses the session's
+// credentials themselves.
+var staleCodes = map[string]bool{"ExpiredToken": true, "ExpiredTokenException": true, "InvalidClientTokenId": true, "UnrecognizedClientException": true}
+
+// staleSession reports whether a send's Result.Error ("sqs:ExpiredToken")
+// says its session's credentials were refused.
+func staleSession(resErr string) bool {
+	_, code, ok := strings.Cut(resErr, ":")
+	return ok && staleCodes[code]
+}
+
 // deadReasons are the dead classes' reasons.
 var deadReasons = map[class]domain.DeadReason{
 	classAccessDenied: domain.ReasonDestinationAccessDenied,

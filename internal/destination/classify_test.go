@@ -281,3 +281,14 @@ func TestNetworkError(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// A session the service refuses (expired early, revoked) is not reused.
+func TestStaleSessionRenewed(t *testing.T) {
+	w := newWorld(t)
+	require.Equal(t, sender.Delivered, w.send(t, request(t, domain.TypeSQS)).Outcome)
+	w.fail["SendMessage"] = &awsfake.Error{Status: 403, Code: "ExpiredToken", QueryCode: "ExpiredToken"}
+	require.Equal(t, sender.Retry, w.send(t, request(t, domain.TypeSQS)).Outcome)
+	delete(w.fail, "SendMessage")
+	require.Equal(t, sender.Delivered, w.send(t, request(t, domain.TypeSQS)).Outcome)
+	require.Equal(t, 2, w.sts.Calls())
+}

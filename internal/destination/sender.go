@@ -99,7 +99,13 @@ func (s *Sender) send(ctx context.Context, r sender.Request) sender.Result {
 		}
 		return res
 	}
-	return do(ctx, s.roles.region(ro, target.Region, s.cfg))
+	res := do(ctx, s.roles.region(ro, target.Region, s.cfg))
+	if staleSession(res.Error) {
+		// The service refused the session itself (revoked, expired early):
+		// the next attempt assumes the role again instead of reusing it.
+		ro.creds.Invalidate()
+	}
+	return res
 }
 
 // prepare builds the call for t's service, or the Result of refusing it
