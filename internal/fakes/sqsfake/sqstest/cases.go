@@ -30,6 +30,8 @@ const (
 	CaseVisibility         = "VisibilityAndReceiveCount"
 	CaseDelete             = "DeleteRemoves"
 	CaseAttributesInFlight = "AttributesCountInFlight"
+	CaseAttributeCount     = "MessageAtMost10Attributes"
+	CaseAttributeNames     = "MessageAttributeNameRules"
 )
 
 func semantics() []testCase {

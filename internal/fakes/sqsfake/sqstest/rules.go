@@ -2,11 +2,14 @@ package sqstest
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/stretchr/testify/require"
 )
 
@@ -62,6 +65,8 @@ func rules() []testCase {
 			require.Error(t, changeVisibility(tg, url, m, 10), "no longer in flight")
 		}},
 		{CaseInFlightLimit, inFlightLimit},
+		{CaseAttributeCount, attributeCount},
+		{CaseAttributeNames, attributeNames},
 	}
 }
 
@@ -100,4 +105,31 @@ func inFlightLimit(t *testing.T, tg Target, url string) {
 	}
 	require.Len(t, receive(t, tg, url, 10), tg.InFlightLimit, "received up to the limit")
 	require.Empty(t, receive(t, tg, url, 10), "past the limit: nothing, and no error")
+}
+
+func sendAttrs(tg Target, url string, attrs map[string]types.MessageAttributeValue) error {
+	_, err := tg.Client.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("attrs"), MessageAttributes: attrs})
+	return err
+}
+
+func strAttr(v string) types.MessageAttributeValue {
+	return types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
+}
+
+func attributeCount(t *testing.T, tg Target, url string) {
+	attrs := map[string]types.MessageAttributeValue{}
+	for i := range 10 {
+		attrs["a"+strconv.Itoa(i)] = strAttr("v")
+	}
+	require.NoError(t, sendAttrs(tg, url, attrs), "10 attributes")
+	attrs["a10"] = strAttr("v")
+	require.Error(t, sendAttrs(tg, url, attrs), "11 attributes")
+}
+
+func attributeNames(t *testing.T, tg Target, url string) {
+	require.NoError(t, sendAttrs(tg, url, map[string]types.MessageAttributeValue{"webhook-id": strAttr("v"), "a_b.c-D9": strAttr("v")}))
+	for _, name := range []string{"AWS.x", "amazon.x", "a b", ".a", "a.", "a..b", strings.Repeat("n", 257)} {
+		require.Error(t, sendAttrs(tg, url, map[string]types.MessageAttributeValue{name: strAttr("v")}), "attribute name %.20q", name)
+	}
+	require.Error(t, sendAttrs(tg, url, map[string]types.MessageAttributeValue{"empty": strAttr("")}), "an empty value")
 }
