@@ -413,7 +413,8 @@ function endpointRow(ep) {
   const who = el('div', {},
     el('div', { class: 'url', 'data-test': 'endpoint-url-text', text: where(ep) }),
     el('div', { class: 'sub', text: ep.id }),
-    ep.description ? el('div', { class: 'sub', text: ep.description }) : null);
+    ep.description ? el('div', { class: 'sub', text: ep.description }) : null,
+    el('div', { class: 'sub', 'data-test': 'endpoint-signatures-text', text: signaturesText(ep) }));
   const types = Array.isArray(ep.event_types) && ep.event_types.length ? ep.event_types.join(', ') : 'all';
   // Only the actions the session's scopes allow are rendered.
   const write = may(SCOPE_ENDPOINTS);
@@ -466,6 +467,14 @@ function parseHeaders(s) {
   return out;
 }
 
+// signaturesText names an endpoint's signature schemes and its Ed25519
+// public keys (whpk_), as text.
+function signaturesText(ep) {
+  const schemes = Array.isArray(ep.signatures) && ep.signatures.length ? ep.signatures : ['v1'];
+  const keys = Array.isArray(ep.public_keys) ? ep.public_keys : [];
+  return 'signed ' + schemes.join(' + ') + (keys.length ? ' · public key ' + keys.join(' ') : '');
+}
+
 // where names an endpoint's destination: its URL, or its type and target ARN.
 function where(ep) {
   return ep.type && ep.type !== 'http' ? ep.type + ' ' + (ep.target || '') : ep.url;
@@ -490,6 +499,7 @@ function openForm(ep) {
   $('endpoint-url').value = ep ? ep.url : '';
   $('endpoint-event-types').value = ep && ep.event_types ? ep.event_types.join(', ') : '';
   $('endpoint-description').value = ep && ep.description ? ep.description : '';
+  $('endpoint-signatures').value = ep && Array.isArray(ep.signatures) ? ep.signatures.join(',') : 'v1';
   $('endpoint-headers').value = ep && ep.headers
     ? Object.entries(ep.headers).map(([k, v]) => k + ': ' + v).join('\n') : '';
   $('endpoint-retry-schedule').value = ep && ep.retry_schedule ? ep.retry_schedule.join(', ') : '';
@@ -536,6 +546,7 @@ async function saveEndpoint() {
   const types = parseTypes($('endpoint-event-types').value);
   const description = $('endpoint-description').value;
   const dest = Object.assign(destinationFields(!endpoints.editing), retryFields(!endpoints.editing));
+  dest.signatures = $('endpoint-signatures').value.split(',');
   if (endpoints.editing) {
     await api('PATCH', '/v1/endpoints/' + enc(endpoints.editing),
       Object.assign(dest, { description, event_types: types }));
