@@ -154,3 +154,28 @@ func FuzzVerifyV1a(f *testing.F) {
 		}
 	})
 }
+
+// FuzzKeysFromJWKS checks the JWKS reader: it never panics, fails only with
+// ErrInvalidJWKS, and every key it returns is one New accepts, of the
+// endpoint asked for.
+func FuzzKeysFromJWKS(f *testing.F) {
+	f.Add([]byte(`{"keys":[{"kty":"OKP","crv":"Ed25519","x":"1SiA4o9hyqTCpIqC5V9HUakiiaeACeqfZTInDBbOir4","kid":"ep_a.t","use":"sig","alg":"EdDSA"}]}`), "ep_a")
+	f.Add([]byte(`{"keys":[{"kty":"RSA"},{"kty":"OKP","crv":"Ed25519","x":"AAAA"}]}`), "")
+	f.Add([]byte(`{"keys":null}`), "ep_")
+	f.Add([]byte(`[]`), "x")
+	f.Fuzz(func(t *testing.T, doc []byte, endpoint string) {
+		keys, err := KeysFromJWKS(doc, endpoint)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidJWKS) || keys != nil {
+				t.Fatalf("got %v, %v; want nil and an ErrInvalidJWKS", keys, err)
+			}
+			return
+		}
+		if len(keys) == 0 {
+			t.Fatal("no keys and no error")
+		}
+		if _, err := New(keys...); err != nil {
+			t.Fatalf("New refused a key KeysFromJWKS returned: %v", err)
+		}
+	})
+}
