@@ -161,3 +161,40 @@ func TestV1aJWKSIsolation(t *testing.T) {
 	status, _ = call(t, "GET", "/v1/endpoints/"+epA, keyB, nil)
 	require.Equal(t, http.StatusNotFound, status)
 }
+
+// The console's form chooses the scheme, and the endpoint's row shows it
+// with the public key, as text.
+func TestV1aConsole(t *testing.T) {
+	t.Parallel()
+	_, key := apiTenant(t, "v1acon")
+	b := newBrowser(t, desktopWidth, desktopHeight)
+	signInKey(t, b, key)
+	choose := func(value string) {
+		t.Helper()
+		evalIn[bool](b, fmt.Sprintf(`(() => { document.querySelector(%q).value = %q; return true; })()`, dt("endpoint-signatures"), value))
+	}
+
+	b.click(dt("endpoint-create"))
+	b.typ(dt("endpoint-url"), "https://v1a.example.com/hook")
+	choose("v1a")
+	b.click(dt("endpoint-save"))
+	b.wait(dt("secret"))
+	b.click(dt("secret-dismiss"))
+	status, list := call(t, "GET", "/v1/endpoints", key, nil)
+	require.Equal(t, http.StatusOK, status, "%v", list)
+	ep := list["data"].([]any)[0].(map[string]any)
+	require.Equal(t, []any{"v1a"}, ep["signatures"])
+	pub := strs(ep["public_keys"])[0]
+	sigText := row("endpoint-row", ep["id"].(string)) + " " + dt("endpoint-signatures-text")
+	b.waitText(sigText, "signed v1a")
+	require.Contains(t, b.text(sigText), pub)
+
+	b.click(row("endpoint-row", ep["id"].(string)) + " " + dt("endpoint-edit"))
+	b.waitJS("the form holds the endpoint's scheme", stepTimeout,
+		`(sel) => document.querySelector(sel).value === "v1a"`, dt("endpoint-signatures"))
+	choose("v1,v1a")
+	b.click(dt("endpoint-save"))
+	b.waitText(sigText, "signed v1 + v1a")
+	require.Equal(t, []string{pub}, endpointPublicKeys(t, key, ep["id"].(string)), "the same key")
+	b.assertSafe("endpoints")
+}
