@@ -81,6 +81,18 @@ func TestConsoleCreatesAnAWSEndpoint(t *testing.T) {
 	require.Contains(t, b.text(epRow), "sqs "+target)
 	b.click(dt("secret-dismiss"))
 	require.NotContains(t, b.pageText(), ext, "shown once")
+
+	// Edited: the target changes, the type stays (its select is disabled).
+	moved := target + "-2"
+	b.click(epRow + " " + dt("endpoint-edit"))
+	require.True(t, evalIn[bool](b, `document.querySelector('[data-test="endpoint-type"]').disabled`), "the type is fixed")
+	b.typ(dt("endpoint-target"), moved)
+	b.click(dt("endpoint-save"))
+	b.waitText(epRow, moved)
+	status, got := call(t, "GET", "/v1/endpoints/"+ep["id"].(string), key, nil)
+	require.Equal(t, http.StatusOK, status, "%v", got)
+	require.Equal(t, moved, got["target"])
+	require.Equal(t, "sqs", got["type"])
 	b.assertSafe("endpoints")
 }
 
