@@ -43,7 +43,11 @@
 // invocations; a plaintext secret of an endpoint written before secrets
 // were sealed signs as it is. A secret that cannot be opened for its
 // endpoint makes the delivery dead (invalid_secret); KMS failing or
-// throttled returns the message to the queue untried.
+// throttled returns the message to the queue untried. An endpoint of an
+// AWS type (sqs, sns, eventbridge) has its external ID sealed the same way,
+// opened by the same SecretOpener and kept in memory only; its attempt
+// carries sender.Request.Destination (its target, role and external ID),
+// which the Sender routes through AWS (package destination).
 //
 // # Endpoint reads
 //
