@@ -333,6 +333,14 @@ func (h *Handler) plan(ctx context.Context, rec events.DynamoDBEventRecord, inv 
 		}
 	}
 	targets := targetsOf(ev, endpoints)
+	if ev.EndpointID == "" {
+		// An event addressed to one endpoint goes there whatever its
+		// subscriptions, its filter included.
+		var filteredOut int
+		if targets, filteredOut = h.filtered(ctx, inv, ev, targets); filteredOut > 0 && len(targets) == 0 {
+			return f, nil // subscribed, filtered out: not the producer's fault
+		}
+	}
 	if domain.IsOperational(ev.Type) {
 		// hookline's own: to whichever endpoints ask for it, and none is
 		// nothing to do, not a producer's fault to record.

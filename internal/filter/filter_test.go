@@ -212,3 +212,24 @@ func mustParse(t testing.TB, s string) *Filter {
 	}
 	return f
 }
+
+func TestCache(t *testing.T) {
+	c := Cache{Size: 2}
+	a, err := c.Parse(`{"a":["x"]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := c.Parse(`{"a":["x"]}`); b != a {
+		t.Error("the same text must give the cached filter")
+	}
+	if _, err := c.Parse(`{"a":"x"}`); err == nil {
+		t.Error("a bad filter must give its error, cached or not")
+	}
+	if _, err := c.Parse(`{"a":"x"}`); err == nil {
+		t.Error("a bad filter must give its error from the cache too")
+	}
+	c.Parse(`{"b":["y"]}`) // over Size: the cache starts again
+	if len(c.m) > c.Size {
+		t.Errorf("the cache holds %d, at most %d", len(c.m), c.Size)
+	}
+}

@@ -68,6 +68,19 @@ const (
 	unitMilliseconds     = "Milliseconds"
 )
 
+// The payload filters' metrics (enqueue).
+const (
+	// FilteredOut counts deliveries enqueue did not create because the
+	// endpoint's payload filter (package filter) did not match the event's
+	// data.
+	FilteredOut = "FilteredOut"
+	// FilterErrors counts deliveries enqueue created although the
+	// endpoint's stored filter could not be parsed (registration validates
+	// filters, so this should stay 0): such an endpoint gets every event it
+	// subscribes to, as if it had no filter.
+	FilterErrors = "FilterErrors"
+)
+
 // Spec documents one metric: its unit, the dimension sets it is published
 // under (an empty set is the stack-wide total), and whether it is a gauge.
 type Spec struct {
@@ -97,6 +110,8 @@ var Catalog = map[string]Spec{
 	Deferred:             {unitCount, [][]string{{}, {DimensionReason}}, false},
 	GateUnavailable:      {unitCount, [][]string{{}}, false},
 	OperatorEventsParked: {unitCount, [][]string{{}}, false},
+	FilteredOut:          {unitCount, [][]string{{}}, false},
+	FilterErrors:         {unitCount, [][]string{{}}, false},
 }
 
 // Writer prints EMF lines. Safe for concurrent use.

@@ -1,0 +1,88 @@
+package enqueue
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/metrics"
+	"github.com/hookline/hookline/outbox"
+	"github.com/stretchr/testify/require"
+)
+
+func filteredEndpoint(tenant, id, filter string) domain.Endpoint {
+	e := endpoint(tenant, id)
+	e.Filter = filter
+	return e
+}
+
+func payloadImage(id, tenant, payload string) map[string]events.DynamoDBAttributeValue {
+	return image(id, tenant, map[string]events.DynamoDBAttributeValue{outbox.AttrPayload: events.NewStringAttribute(payload)})
+}
+
+// An endpoint's filter decides, from the event's data, whether the event
+// creates a delivery for it: a filtered-out event sends no message for the
+// endpoint, is counted (FilteredOut), and is no rejection even when every
+// subscribed endpoint filtered it out.
+func TestFiltersDecideTheFanOut(t *testing.T) {
+	t.Parallel()
+	s := newFakeStore(
+		filteredEndpoint("t1", "ep_de", `{"country":["DE"]}`),
+		filteredEndpoint("t1", "ep_big", `{"amount":[{"numeric":[">=",100]}]}`),
+		endpoint("t1", "ep_all"),
+		filteredEndpoint("t2", "ep_only_de", `{"country":["DE"]}`),
+	)
+	q := &fakeQueue{}
+	var out bytes.Buffer
+	h := newHandler(s, q)
+	h.Metrics = metrics.New(&out)
+	resp, err := h.Handle(context.Background(), streamEvent(
+		payloadImage("e_de", "t1", `{"country":"DE","amount":5}`),
+		payloadImage("e_fr", "t1", `{"country":"FR","amount":500}`),
+		payloadImage("e_t2_fr", "t2", `{"country":"FR"}`),
+		image("e_addressed", "t2", map[string]events.DynamoDBAttributeValue{
+			outbox.AttrEndpointID: events.NewStringAttribute("ep_only_de"),
+			outbox.AttrPayload:    events.NewStringAttribute(`{"country":"FR"}`),
+		}),
+	))
+	require.NoError(t, err)
+	require.Empty(t, resp.BatchItemFailures)
+	got := map[string][]string{}
+	for _, m := range q.sent() {
+		got[m.EventID] = append(got[m.EventID], m.EndpointID)
+	}
+	require.Equal(t, map[string][]string{
+		"e_de":        {"ep_all", "ep_de"},
+		"e_fr":        {"ep_all", "ep_big"},
+		"e_addressed": {"ep_only_de"}, // addressed: whatever its subscriptions
+	}, got)
+	require.Empty(t, s.Rejections(), "a filtered-out event is not the producer's fault")
+	require.Contains(t, out.String(), `"FilteredOut":[1,1,1]`, "e_de for ep_big, e_fr for ep_de, e_t2_fr for ep_only_de: %s", out.String())
+}
+
+// A stored filter that cannot be parsed (registration prevents it) never
+// blocks the stream: the endpoint gets the event as if unfiltered, and the
+// error is counted (FilterErrors) and logged.
+func TestUnparsableStoredFilterDeliversAndCounts(t *testing.T) {
+	t.Parallel()
+	s := newFakeStore(filteredEndpoint("t1", "ep_bad", `{"country":"DE"}`))
+	q := &fakeQueue{}
+	var out, logs bytes.Buffer
+	h := newHandler(s, q)
+	h.Metrics = metrics.New(&out)
+	h.Log = slogTo(&logs)
+	_, err := h.Handle(context.Background(), streamEvent(payloadImage("e1", "t1", `{"country":"FR"}`)))
+	require.NoError(t, err)
+	require.Len(t, q.sent(), 1)
+	require.Contains(t, out.String(), `"FilterErrors"`)
+	require.Contains(t, logs.String(), "endpoint filter cannot be parsed")
+	require.Contains(t, logs.String(), "ep_bad")
+	require.False(t, strings.Contains(logs.String(), `FR`), "the payload is never logged")
+}
+
+func slogTo(w io.Writer) *slog.Logger { return slog.New(slog.NewJSONHandler(w, nil)) }
