@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/fakes/sqsfake"
+	"github.com/hookline/hookline/internal/filter"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/outbox"
 	"github.com/hookline/hookline/tooling/perf/ratio"
@@ -35,17 +36,39 @@ func BenchmarkEnqueueVsDecode(b *testing.B) {
 	for _, endpoints := range []int{1, 2} {
 		b.Run(fmt.Sprintf("endpoints=%d", endpoints), func(b *testing.B) {
 			raw := benchEventJSON(b)
-			ratio.Compare(b, "enqueue", enqueueOp(b, raw, endpoints), "decode", decodeOp(b, raw))
+			ratio.Compare(b, "enqueue", enqueueOp(b, raw, endpoints, ""), "decode", decodeOp(b, raw))
+		})
+	}
+}
+
+// benchFilter is a filter the bench payload matches, of the size a
+// tenant's would be.
+const benchFilter = `{"currency":["eur"],"amount":[{"numeric":[">=",1000]}],"customer":{"address":{"country":["GB","DE"]}},"metadata":{"channel":[{"anything-but":"test"}]}}`
+
+// BenchmarkEnqueueFiltered is BenchmarkEnqueueVsDecode with one endpoint
+// whose payload filter matches (benchFilter): filters parsed once per warm
+// instance (cached), and parsed for every event (uncached), each against
+// decoding the record alone.
+func BenchmarkEnqueueFiltered(b *testing.B) {
+	for _, cached := range []bool{true, false} {
+		b.Run(fmt.Sprintf("cached=%v", cached), func(b *testing.B) {
+			if !cached {
+				defer func(p func(string) (*filter.Filter, error)) { parseFilter = p }(parseFilter)
+				parseFilter = func(s string) (*filter.Filter, error) { return filter.Parse([]byte(s)) }
+			}
+			raw := benchEventJSON(b)
+			ratio.Compare(b, "enqueue", enqueueOp(b, raw, 1, benchFilter), "decode", decodeOp(b, raw))
 		})
 	}
 }
 
 // enqueueOp returns one invocation of the handler on raw: unmarshal the
 // Lambda event, then Handle it, sending one message per endpoint.
-func enqueueOp(b *testing.B, raw []byte, endpoints int) func() {
+func enqueueOp(b *testing.B, raw []byte, endpoints int, flt string) func() {
 	s := &benchStore{}
 	for i := range endpoints {
 		s.endpoints = append(s.endpoints, endpoint("tenant_bench", fmt.Sprintf("ep_%d", i)))
+		s.endpoints[i].Filter = flt
 	}
 	q := benchQueue()
 	h := &Handler{Store: s, Queue: q, QueueURL: testQueueURL, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}

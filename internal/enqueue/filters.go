@@ -13,6 +13,10 @@ import (
 // by their text: an endpoint's filter is parsed once, not once per event.
 var parsedFilters filter.Cache
 
+// parseFilter parses an endpoint's filter: through parsedFilters (a
+// benchmark measures it without).
+var parseFilter = parsedFilters.Parse
+
 // filtered is targets less the endpoints whose payload filter does not
 // match ev's data, and how many those were (counted as FilteredOut). It
 // reads nothing: the filter is the endpoint's, read with it, and the data
@@ -28,7 +32,7 @@ func (h *Handler) filtered(ctx context.Context, inv *invocation, ev outbox.Event
 			out = append(out, ep)
 			continue
 		}
-		f, err := parsedFilters.Parse(ep.Filter)
+		f, err := parseFilter(ep.Filter)
 		if err != nil {
 			h.Log.WarnContext(ctx, "endpoint filter cannot be parsed; the event goes to it unfiltered",
 				"tenant_id", ev.TenantID, "endpoint_id", ep.EndpointID, "event_id", ev.ID, "error", err.Error())
