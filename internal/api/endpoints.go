@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base32"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -55,6 +56,9 @@ type EndpointView struct {
 	// and request timeout (endpointsettings.go); absent: the stack's.
 	RetrySchedule  []int `json:"retry_schedule,omitempty"`
 	TimeoutSeconds int   `json:"timeout_seconds,omitempty"`
+	// Filter is the endpoint's payload filter (docs/filters.md); absent:
+	// none.
+	Filter json.RawMessage `json:"filter,omitempty"`
 	// Health is set in the answer to GET /v1/endpoints/{id} only: the
 	// other answers (the list's included) leave it out, as it costs a
 	// read of the endpoint's counters.
@@ -69,6 +73,7 @@ func (s *Server) view(e domain.Endpoint) EndpointView {
 		Signatures: e.Schemes(), PublicKeys: s.activePublicKeys(e),
 		RetrySchedule: e.RetrySchedule, TimeoutSeconds: e.TimeoutSeconds,
 	}
+	v.Filter = filterView(e.Filter)
 	if v.EventTypes == nil {
 		v.EventTypes = []string{}
 	}
@@ -99,6 +104,8 @@ type endpointInput struct {
 	// RetrySchedule and TimeoutSeconds: endpointsettings.go.
 	RetrySchedule  *[]int `json:"retry_schedule"`
 	TimeoutSeconds *int   `json:"timeout_seconds"`
+	// Filter is the payload filter: absent leaves it, null removes it.
+	Filter json.RawMessage `json:"filter"`
 }
 
 // validate checks the fields present; create requires url.
@@ -128,6 +135,7 @@ func (s *Server) validate(in endpointInput, create bool) *Problem {
 	}
 	errs.checkSignatures(in.Signatures)
 	s.checkEndpointSettings(&errs, in, create)
+	errs.checkFilter(in.Filter)
 	if len(errs) > 0 {
 		return invalid(errs...)
 	}
@@ -254,6 +262,7 @@ func (s *Server) createEndpoint(w http.ResponseWriter, r *http.Request, tenant s
 		return s.internal(r, err)
 	}
 	setEndpointSettings(&e, in)
+	e.Filter = filterText(in.Filter)
 	e, err = s.Store.CreateEndpoint(r.Context(), e)
 	if err != nil {
 		return s.internal(r, err)
@@ -340,7 +349,7 @@ func (s *Server) updateEndpoint(w http.ResponseWriter, r *http.Request, tenant s
 	c := store.EndpointChange{
 		URL: in.URL, Description: in.Description, EventTypes: in.EventTypes, Headers: in.Headers,
 		RateLimit: in.RateLimit, Target: in.Target, RoleARN: in.RoleARN,
-		RetrySchedule: in.RetrySchedule, TimeoutSeconds: in.TimeoutSeconds,
+		RetrySchedule: in.RetrySchedule, TimeoutSeconds: in.TimeoutSeconds, Filter: filterChange(in.Filter),
 	}
 	if p := s.changeSignatures(r, tenant, id, in.Signatures, &c); p != nil {
 		return p

@@ -127,6 +127,10 @@ func (s *Server) getEvent(w http.ResponseWriter, r *http.Request, tenant string)
 	if err != nil {
 		return s.found(r, "event "+strconv.Quote(id), err)
 	}
+	routing, err := s.routing(r.Context(), tenant, e)
+	if err != nil {
+		return s.internal(r, err)
+	}
 	if s.payloadExpired(e.OccurredAt) {
 		e.Payload = nil // kept by the table a while longer, no longer served
 	}
@@ -134,6 +138,9 @@ func (s *Server) getEvent(w http.ResponseWriter, r *http.Request, tenant string)
 	if err != nil {
 		return s.internal(r, err)
 	}
-	writeJSON(w, http.StatusOK, eventView(e, ds))
+	writeJSON(w, http.StatusOK, struct {
+		EventView
+		EventRouting
+	}{eventView(e, ds), routing})
 	return nil
 }

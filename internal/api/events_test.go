@@ -102,7 +102,7 @@ func TestGetEventWithPayloadAndDeliveries(t *testing.T) {
 	rec := e.do("GET", "/v1/events/evt_1", key, nil)
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	require.JSONEq(t, fmt.Sprintf(`{"id":"evt_1","type":"order.created","occurred_at":%q,"sequence":7,"payload":{"order":"o_1"},
-		"deliveries":[{"id":%q,"endpoint_id":%q,"state":"dead","attempts":8}]}`, t0.Add(-time.Hour).Format(time.RFC3339), domain.DeliveryID("evt_1", ep.ID), ep.ID), rec.Body.String())
+		"deliveries":[{"id":%q,"endpoint_id":%q,"state":"dead","attempts":8}],"matched":[%[3]q],"filtered_out":[]}`, t0.Add(-time.Hour).Format(time.RFC3339), domain.DeliveryID("evt_1", ep.ID), ep.ID), rec.Body.String())
 
 	cross, missing := e.do("GET", "/v1/events/evt_1", other, nil), e.do("GET", "/v1/events/evt_nope", other, nil)
 	requireProblem(t, cross, http.StatusNotFound)
