@@ -488,6 +488,13 @@ function showTypeFields() {
   for (const d of $('endpoint-form').querySelectorAll('[data-aws]')) show(d, aws);
 }
 
+// parseFilter reads the filter box: null when empty, else its JSON (the
+// API checks it and names the path of what is wrong).
+function parseFilter(s) {
+  if (!s.trim()) return null;
+  try { return JSON.parse(s); } catch (e) { throw new Error('The filter is not JSON: ' + e.message); }
+}
+
 function openForm(ep) {
   endpoints.editing = ep ? ep.id : null;
   $('endpoint-form-h').textContent = ep ? 'Edit endpoint ' + ep.id : 'New endpoint';
@@ -504,6 +511,7 @@ function openForm(ep) {
     ? Object.entries(ep.headers).map(([k, v]) => k + ': ' + v).join('\n') : '';
   $('endpoint-retry-schedule').value = ep && ep.retry_schedule ? ep.retry_schedule.join(', ') : '';
   $('endpoint-timeout').value = ep && ep.timeout_seconds ? String(ep.timeout_seconds) : '';
+  $('endpoint-filter').value = ep && ep.filter ? JSON.stringify(ep.filter, null, 1) : '';
   show($('endpoint-form'), true);
   $('endpoint-type').focus();
 }
@@ -547,14 +555,16 @@ async function saveEndpoint() {
   const description = $('endpoint-description').value;
   const dest = Object.assign(destinationFields(!endpoints.editing), retryFields(!endpoints.editing));
   dest.signatures = $('endpoint-signatures').value.split(',');
+  const filter = parseFilter($('endpoint-filter').value);
   if (endpoints.editing) {
     await api('PATCH', '/v1/endpoints/' + enc(endpoints.editing),
-      Object.assign(dest, { description, event_types: types }));
+      Object.assign(dest, { description, event_types: types, filter }));
   } else {
     const body = dest;
     if (types.length) body.event_types = types;
     if (description) body.description = description;
     if (body.headers && !Object.keys(body.headers).length) delete body.headers;
+    if (filter) body.filter = filter;
     const ep = await api('POST', '/v1/endpoints', body);
     showSecret(ep);
   }
