@@ -104,7 +104,14 @@ func TestConsoleCreateEndpointAndRotateSecret(t *testing.T) {
 	b.waitText(dt("error"), "url")
 	require.Zero(t, b.count(dt("endpoint-row")))
 
+	// A filter the API refuses: the error names the path in it.
 	b.typ(dt("endpoint-url"), rcv.URL+"/hook")
+	b.typ(dt("endpoint-filter"), `{"country": "DE"}`)
+	b.click(dt("endpoint-save"))
+	b.waitText(dt("error"), "filter.country")
+	require.Zero(t, b.count(dt("endpoint-row")))
+
+	b.typ(dt("endpoint-filter"), `{"country": ["DE"]}`)
 	b.typ(dt("endpoint-event-types"), "order.created, payment.*")
 	b.typ(dt("endpoint-description"), "made in the console")
 	b.click(dt("endpoint-save"))
@@ -124,6 +131,7 @@ func TestConsoleCreateEndpointAndRotateSecret(t *testing.T) {
 	require.Equal(t, rcv.URL+"/hook", ep["url"])
 	require.Equal(t, "made in the console", ep["description"])
 	require.ElementsMatch(t, []any{"order.created", "payment.*"}, ep["event_types"])
+	require.Equal(t, map[string]any{"country": []any{"DE"}}, ep["filter"])
 	epRow := row("endpoint-row", epID)
 	b.wait(epRow)
 	require.Contains(t, b.text(epRow), rcv.URL+"/hook")
