@@ -70,7 +70,7 @@ func TestFilterDeliversOnlyMatchingEvents(t *testing.T) {
 // is also listed in docs/local-cloud.md. internal/filter keeps AWS's
 // answer.
 var ministackDiffers = map[string]string{
-	"numeric six decimals": "Event Ruler compares numbers to six decimal places (ComparableNumber), so 1.0000001 = 1.0000002; ministack compares floats exactly",
+	"numeric six decimals":       "Event Ruler compares numbers to six decimal places (ComparableNumber), so 1.0000001 = 1.0000002; ministack compares floats exactly",
 	"numeric event out of range": "Event Ruler matches numeric conditions only on numbers within ±5e9; ministack compares any float",
 }
 
