@@ -113,7 +113,7 @@ bench-curve: deploy-local ## Only the throughput curve: deliveries/s at deliver 
 bench-offline: ## The part of the performance suite that needs no local cloud (deliver and enqueue paths, cold start and size)
 	$(GO) run ./tooling/cmd/bench
 
-soak: local-up build-local tools ## Full chaos soak on the local cloud: 20,000 events x 2 endpoints, faults injected, nothing may be lost
+soak: local-up build-local tools ## Full chaos soak on the local cloud: 20,000 events x 2 HTTP endpoints and one SQS, SNS and EventBridge destination each, faults injected, nothing may be lost
 	@HOOKLINE_LOCAL_FAULTS=deliver_crash:0.01,enqueue_fail:0.05 HOOKLINE_LOCAL_DELIVER_TIMEOUT=10s HOOKLINE_LOCAL_REPLAY_RATE=200 scripts/deploy-local.sh
 	@source scripts/env.sh && $(GO) run ./tooling/cmd/soak -events $${SOAK_EVENTS:-20000} -rate $${SOAK_RATE:-15} -endpoints 2 -chaos 2m -settle 30m -timeout 80m
 	@scripts/deploy-local.sh >/dev/null && echo "soak: stack redeployed without faults"

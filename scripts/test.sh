@@ -53,7 +53,9 @@ scripts/schemathesis.sh
 # The kill test: SIGKILL to the running deliver and enqueue processes while
 # events flow to receivers that fail at random (one of them down, so its
 # deliveries die and are replayed); every pair must arrive, signed, under one
-# webhook-id, and each crash victim's wait until its retry is printed.
+# webhook-id, and each crash victim's wait until its retry is printed. Beside
+# the two HTTP receivers, one SQS, SNS and EventBridge destination each (at a
+# customer account on the local cloud) is held to the same checks.
 go run ./tooling/cmd/soak -events 200 -endpoints 2 -chaos 15s -rate 10 -kill 3s -kill-for 25s -timeout 8m
 
 # A small soak: the same stack redeployed with faults injected into the

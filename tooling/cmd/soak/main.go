@@ -54,7 +54,7 @@ func main() {
 	flag.DurationVar(&settle, "settle", 5*time.Minute, "how long a delivery may take to reach a terminal state before it counts as lost")
 	flag.DurationVar(&killEvery, "kill", 0, "the kill test: SIGKILL the local cloud's deliver and enqueue processes this often while events flow (0: never)")
 	flag.DurationVar(&killFor, "kill-for", 30*time.Second, "with -kill: how long the kills go on from the first write")
-	flag.StringVar(&destinations, "destinations", "", "AWS destination types that get an endpoint each beside the HTTP ones, at one customer's account on the local cloud (empty: none)")
+	flag.StringVar(&destinations, "destinations", "sqs,sns,eventbridge", "AWS destination types that get an endpoint each beside the HTTP ones, at one customer's account on the local cloud (empty: none; the default is one of each)")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
