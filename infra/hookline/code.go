@@ -118,8 +118,28 @@ func goBuild(moduleDir, name, goarch string) (string, error) {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("go build %s for linux/%s in %s: %w: %s (the app's module must require github.com/hookline/hookline; or set Props.Code)",
-			FunctionPackage(name), goarch, moduleDir, err, strings.TrimSpace(stderr.String()))
+		return "", fmt.Errorf("go build %s for linux/%s in %s: %w: %s (%s)",
+			FunctionPackage(name), goarch, moduleDir, err, strings.TrimSpace(stderr.String()), buildHint(stderr.String()))
 	}
 	return out, nil
+}
+
+// toolsCommand is the command that makes an app's module hold the functions'
+// dependencies: each function named as a tool of the module (docs/deploying.md).
+func toolsCommand() string {
+	cmd := "go mod edit"
+	for _, name := range functionNames {
+		cmd += " -tool=" + FunctionPackage(name)
+	}
+	return cmd + " && go mod tidy"
+}
+
+// buildHint says how to mend the failed build whose go command wrote stderr.
+// The go command's words for a module that lacks the functions' dependencies
+// are "missing go.sum entry" and "no required module provides package".
+func buildHint(stderr string) string {
+	if strings.Contains(stderr, "missing go.sum entry") || strings.Contains(stderr, "no required module provides package") {
+		return "the app's module must name hookline's functions as tools, so that its go.sum holds their dependencies: run `" + toolsCommand() + "` in it; or set Props.Code"
+	}
+	return "the app's module must require github.com/hookline/hookline; or set Props.Code"
 }

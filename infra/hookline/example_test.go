@@ -13,8 +13,9 @@ import (
 // Adding hookline to an existing CDK app: a stack of the app's own, its
 // producer function granted the outbox write, and hookline's URL as an
 // output. The functions are built from source by `go build` at synth time
-// (the default Props.Code), so the app's module needs only to require
-// github.com/hookline/hookline.
+// (the default Props.Code), so the app's module requires
+// github.com/hookline/hookline and names the four functions as tools
+// (docs/deploying.md; TestNewAppFromDocs runs that in a module of its own).
 func Example_existingApp() {
 	out, _ := os.MkdirTemp("", "cdk.out")
 	defer os.RemoveAll(out)
