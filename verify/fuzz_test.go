@@ -62,33 +62,53 @@ func FuzzVerify(f *testing.F) {
 		f.Fatal(err)
 	}
 	keyB, _ := parseSecret(secretB)
-	sentinels := []error{ErrMissingHeaders, ErrInvalidHeaders, ErrTimestampTooOld, ErrTimestampTooNew, ErrNoMatchingSignature}
 	f.Add("msg_p5jXN8AQM9LWM0D4loKWxJek", int64(1614265330), "1614265330", "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=", []byte(`{"test": 2432232314}`))
 	f.Add("", int64(-1), "-1", "", []byte(nil))
 	f.Add("id with spaces", int64(1<<62), "abc", "v1a,x garbage", []byte("héllo ✓"))
 	f.Add("msg.dots.", int64(1<<63-1), "99999999999999999999", "  v1,=== v2,x,y ", []byte("\x00\xff"))
 	f.Fuzz(func(t *testing.T, id string, ts int64, tsHeader, sigHeader string, body []byte) {
-		if ts < 0 {
-			ts = ^ts
-		}
-		v.Now = func() time.Time { return time.Unix(ts, 0) }
-		h := http.Header{HeaderID: {id}, HeaderTimestamp: {tsHeader}, HeaderSignature: {sigHeader}}
-		if err := v.Verify(h, body); err != nil && !isOneOf(err, sentinels) {
-			t.Fatalf("non-sentinel error %v", err)
-		}
-		if id == "" || strings.ContainsAny(id, "\r\n") {
+		tsStr, ok := verifyArbitrary(t, v, id, ts, tsHeader, sigHeader, body)
+		if !ok {
 			return
 		}
-		tsStr := strconv.FormatInt(ts, 10)
 		good := "v1," + base64.StdEncoding.EncodeToString(sign(keyB, id, tsStr, body))
-		h = http.Header{}
-		h.Set(HeaderID, id)
-		h.Set(HeaderTimestamp, tsStr)
-		h.Set(HeaderSignature, sigHeader+" "+good)
+		h := signedHeaders(id, tsStr, sigHeader+" "+good)
 		if err := v.Verify(h, body); err != nil {
 			t.Fatalf("a valid signature among others did not verify: %v", err)
 		}
 	})
+}
+
+// sentinels are the errors Verify may return.
+var sentinels = []error{ErrMissingHeaders, ErrInvalidHeaders, ErrTimestampTooOld, ErrTimestampTooNew, ErrNoMatchingSignature}
+
+// verifyArbitrary sets v's clock to the fuzzed time ts (made non-negative)
+// and fails t unless Verify of the arbitrary headers passes or returns a
+// sentinel. It returns the timestamp header of a fresh signature at that
+// time, and false when id cannot carry one (empty, or a header break).
+func verifyArbitrary(t *testing.T, v *Verifier, id string, ts int64, tsHeader, sigHeader string, body []byte) (string, bool) {
+	t.Helper()
+	if ts < 0 {
+		ts = ^ts
+	}
+	v.Now = func() time.Time { return time.Unix(ts, 0) }
+	h := http.Header{HeaderID: {id}, HeaderTimestamp: {tsHeader}, HeaderSignature: {sigHeader}}
+	if err := v.Verify(h, body); err != nil && !isOneOf(err, sentinels) {
+		t.Fatalf("non-sentinel error %v", err)
+	}
+	if id == "" || strings.ContainsAny(id, "\r\n") {
+		return "", false
+	}
+	return strconv.FormatInt(ts, 10), true
+}
+
+// signedHeaders are the three webhook headers, set as a receiver reads them.
+func signedHeaders(id, ts, signature string) http.Header {
+	h := http.Header{}
+	h.Set(HeaderID, id)
+	h.Set(HeaderTimestamp, ts)
+	h.Set(HeaderSignature, signature)
+	return h
 }
 
 func isOneOf(err error, targets []error) bool {
@@ -112,23 +132,14 @@ func FuzzVerifyV1a(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	sentinels := []error{ErrMissingHeaders, ErrInvalidHeaders, ErrTimestampTooOld, ErrTimestampTooNew, ErrNoMatchingSignature}
 	f.Add("msg_p5jXN8AQM9LWM0D4loKWxJek", int64(1614265330), "1614265330", "v1a,hnO3f9T8Ytu9HwrXslvumlUpqtNVqkhqw/enGzPCXe5BdqzCInXqYXFymVJaA7AZdpXwVLPo3mNl8EM+m7TBAg==", []byte(`{"test": 2432232314}`), true)
 	f.Add("", int64(-1), "-1", "", []byte(nil), false)
 	f.Add("id", int64(1<<40), "x", "v1a,"+strings.Repeat("A", v1aSigLen)+" v1,abc", []byte("\x00"), true)
 	f.Fuzz(func(t *testing.T, id string, ts int64, tsHeader, sigHeader string, body []byte, useA bool) {
-		if ts < 0 {
-			ts = ^ts
-		}
-		v.Now = func() time.Time { return time.Unix(ts, 0) }
-		h := http.Header{HeaderID: {id}, HeaderTimestamp: {tsHeader}, HeaderSignature: {sigHeader}}
-		if err := v.Verify(h, body); err != nil && !isOneOf(err, sentinels) {
-			t.Fatalf("non-sentinel error %v", err)
-		}
-		if id == "" || strings.ContainsAny(id, "\r\n") {
+		tsStr, ok := verifyArbitrary(t, v, id, ts, tsHeader, sigHeader, body)
+		if !ok {
 			return
 		}
-		tsStr := strconv.FormatInt(ts, 10)
 		msg := []byte(id + "." + tsStr + "." + string(body))
 		key := keyB
 		if useA {
@@ -137,10 +148,7 @@ func FuzzVerifyV1a(f *testing.F) {
 		entry := func(k ed25519.PrivateKey, m []byte) string {
 			return "v1a," + base64.StdEncoding.EncodeToString(ed25519.Sign(k, m))
 		}
-		h = http.Header{}
-		h.Set(HeaderID, id)
-		h.Set(HeaderTimestamp, tsStr)
-		h.Set(HeaderSignature, entry(key, msg)+" "+sigHeader)
+		h := signedHeaders(id, tsStr, entry(key, msg)+" "+sigHeader)
 		if err := v.Verify(h, body); err != nil {
 			t.Fatalf("a valid v1a signature among others did not verify: %v", err)
 		}
