@@ -172,6 +172,12 @@ func newAlarms(c constructs.Construct, p opsProps) map[string]awscloudwatch.Alar
 		awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(metrics.OperatorEventsParked),
 			Period: five, Statistic: jsii.String("Sum")}),
 		0, 1)
+	// A stored filter enqueue cannot parse (registration validates them)
+	// fails open: the endpoint gets every event, so one is worth a page.
+	b.add("FilterErrors", "An endpoint's stored payload filter could not be parsed: its deliveries are created unfiltered.",
+		awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(metrics.FilterErrors),
+			Period: five, Statistic: jsii.String("Sum")}),
+		0, 1)
 	for _, name := range sortedKeys(p.Functions) {
 		fn := p.Functions[name]
 		b.add(name+"Errors", "The "+name+" function fails (an invocation error, not a failed delivery).",

@@ -640,9 +640,9 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		check(t, func() { alarms = s.tpl.FindResources(jsii.String("AWS::CloudWatch::Alarm"), nil) })
 		// DLQ, enqueue failures, replay jobs stuck, per-tenant DLQ and its
 		// gauge missing, oldest delivery, delivery in flight, iterator age,
-		// rejected items, parked operational events, errors, throttles and
-		// recursive loops dropped of 4 functions.
-		require.Len(t, *alarms, 3+7+3*4)
+		// rejected items, parked operational events, unparsable filters,
+		// errors, throttles and recursive loops dropped of 4 functions.
+		require.Len(t, *alarms, 3+8+3*4)
 		for id, a := range *alarms {
 			props := roundTrip(t, a)["Properties"].(obj)
 			require.Contains(t, fmt.Sprint(props["AlarmActions"]), topic, "alarm %s notifies the topic", id)
@@ -732,6 +732,14 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		check(t, func() {
 			s.tpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), obj{
 				"MetricName": metrics.OperatorEventsParked, "Namespace": "Hookline", "Statistic": "Sum", "Threshold": 0,
+				"Period": 300, "EvaluationPeriods": 1, "ComparisonOperator": "GreaterThanThreshold", "TreatMissingData": "notBreaching",
+			})
+		})
+		// Any delivery created past a stored filter enqueue could not
+		// parse alarms: the endpoint is getting events it filtered out.
+		check(t, func() {
+			s.tpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), obj{
+				"MetricName": metrics.FilterErrors, "Namespace": "Hookline", "Statistic": "Sum", "Threshold": 0,
 				"Period": 300, "EvaluationPeriods": 1, "ComparisonOperator": "GreaterThanThreshold", "TreatMissingData": "notBreaching",
 			})
 		})
