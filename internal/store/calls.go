@@ -6,9 +6,9 @@ type Call struct {
 	// "dynamodb:": GetItem, BatchGetItem, PutItem, UpdateItem, DeleteItem,
 	// ConditionCheckItem, Query.
 	Action string
-	// Index is true for a Query of the table's indexes (IndexTenant, and
+	// Index is true for a Query of the table's indexes (IndexTenant;
 	// IndexDead, which the readers of the dead list query with gsi1's
-	// legacy partition), false for an action on the table.
+	// legacy partition; IndexLog), false for an action on the table.
 	Index bool
 }
 
@@ -54,6 +54,7 @@ var Calls = map[string][]Call{
 	"Load":                      {batchGet},
 	"LoadWith":                  {batchGet},
 	"ListDead":                  {queryIndex},
+	"ListDeliveries":            {queryIndex},
 	"ClaimForReplay":            {getItem, updateItem},
 	"ReleaseReplay":             {updateItem},
 	"SaveJob":                   {putItem},

@@ -168,6 +168,10 @@ func TestCallsListsWhatEachMethodCalls(t *testing.T) {
 			_, err := s.LoadWith(ctx, LoadOptions{Eventual: true}, []string{"d"}, nil)
 			return err
 		},
+		"ListDeliveries": func(ctx context.Context, s *Store) error {
+			_, _, err := s.ListDeliveries(ctx, "t", domain.DeliveryFilter{Class: domain.StatusNetwork}, 10, "")
+			return err
+		},
 		"ListDead": func(ctx context.Context, s *Store) error {
 			_, _, err := s.ListDead(ctx, "t", domain.DeadFilter{}, 10, "")
 			return err

@@ -222,8 +222,22 @@ type deadRead struct {
 // deliveries, the index ends, or it has read maxScanPerPage items (with a
 // filter).
 func (s *Store) queryDead(ctx context.Context, tenantID string, src deadSource, in *dynamodb.QueryInput, limit int) (deadRead, error) {
+	r, err := s.queryListing(ctx, src.skAttr, in, limit, func(d domain.Delivery, sk string, item map[string]types.AttributeValue) domain.Delivery {
+		return fromKeys(d, tenantID, sk, item)
+	})
+	if err != nil {
+		return r, fmt.Errorf("list dead deliveries of tenant %s: %w", tenantID, err)
+	}
+	return r, nil
+}
+
+// queryListing runs a listing's query of an index (sort key skAttr) page by
+// page until it has limit deliveries, the index ends, or it has read
+// maxScanPerPage items (with a filter); listed completes each delivery
+// read from an index entry item, whose sort key is sk.
+func (s *Store) queryListing(ctx context.Context, skAttr string, in *dynamodb.QueryInput, limit int,
+	listed func(d domain.Delivery, sk string, item map[string]types.AttributeValue) domain.Delivery) (deadRead, error) {
 	filtered := in.FilterExpression != nil
-	skAttr := src.skAttr
 	var r deadRead
 	for scanned := 0; ; {
 		in.Limit = aws.Int32(int32(limit - len(r.ds)))
@@ -232,7 +246,7 @@ func (s *Store) queryDead(ctx context.Context, tenantID string, src deadSource, 
 		}
 		page, err := s.db.Query(ctx, in)
 		if err != nil {
-			return r, fmt.Errorf("list dead deliveries of tenant %s: %w", tenantID, err)
+			return r, err
 		}
 		scanned += int(page.ScannedCount)
 		for _, item := range page.Items {
@@ -243,10 +257,10 @@ func (s *Store) queryDead(ctx context.Context, tenantID string, src deadSource, 
 			}
 			var d domain.Delivery
 			if err := attributevalue.UnmarshalMap(item, &d); err != nil {
-				return r, fmt.Errorf("decode dead deliveries: %w", err)
+				return r, fmt.Errorf("decode deliveries: %w", err)
 			}
 			sk := stringAttr(item, skAttr)
-			r.ds, r.sks = append(r.ds, fromKeys(d, tenantID, sk, item)), append(r.sks, sk)
+			r.ds, r.sks = append(r.ds, listed(d, sk, item)), append(r.sks, sk)
 		}
 		if page.LastEvaluatedKey == nil {
 			return r, nil

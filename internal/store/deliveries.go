@@ -18,7 +18,8 @@ import (
 )
 
 // creationAttributes are the attributes of a delivery record that only its
-// creation sets: its ids, its creation time and its expiry. No call
+// creation sets: its ids, its creation time, its expiry and its delivery
+// log keys. No call
 // creates a delivery on its own: its first attempt does (RecordAttempt
 // writes them, each only where absent), so the record a delivery's first
 // attempt writes is complete. An id that is empty is left out.
@@ -38,6 +39,7 @@ func (s *Store) creationAttributes(d domain.Delivery, now time.Time) map[string]
 	str("endpoint_id", d.EndpointID)
 	str("event_id", d.EventID)
 	str("event_type", d.EventType)
+	logAttributes(d, attrs, sortableTime(now)) // in the delivery log (IndexLog)
 	return attrs
 }
 

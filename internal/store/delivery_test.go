@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/fakes/dynamofake"
+	"github.com/hookline/hookline/internal/store/keys"
 	"github.com/stretchr/testify/require"
 )
 
@@ -42,6 +43,9 @@ func TestFirstAttemptCreatesACompleteRecord(t *testing.T) {
 		"event_type":  &types.AttributeValueMemberS{Value: "order.created"},
 		"created_at":  createdAt,
 		"expires_at":  &types.AttributeValueMemberN{Value: fmt.Sprint(s.Now().Add(s.Retention).Unix())},
+		// In the delivery log under its creation, keys never moved after.
+		AttrLogPK: &types.AttributeValueMemberS{Value: LogPK("t1", d.DeliveryID)},
+		AttrLogSK: &types.AttributeValueMemberS{Value: keys.TimeID(s.Now(), d.DeliveryID)},
 	}
 	expr := aws.ToString(up.UpdateExpression)
 	for name, v := range want {

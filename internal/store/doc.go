@@ -12,7 +12,7 @@
 //	tenant DLQ depth   TENANT#<tenant>#DLQDEPTH#<n> / DLQDEPTH (32 shards, summed; TENANT#<tenant> / DLQDEPTH in earlier versions)
 //	API key            APIKEY#<sha256 of the key> / APIKEY
 //	portal link        PORTAL#<sha256 of the token> / PORTAL (TTL a day after it expires)
-//	delivery           DELIVERY#<delivery id> / DELIVERY
+//	delivery           DELIVERY#<delivery id> / DELIVERY (log_pk TENANT#<tenant>#DLOG#<n>, 16 shards, log_sk <created>#<id>: IndexLog)
 //	rejected item      REJECTED#<event id or seq:<stream sequence>> / REJECTED
 //	replay job         REPLAYJOB#<job id> / REPLAYJOB
 //	endpoint counters  STATS#<tenant>#<endpoint>#<n> / <hour start, 2006-01-02T15:00:00Z> (8 shards, merged on read; STATS#<tenant>#<endpoint> in earlier versions, still read)
@@ -36,8 +36,14 @@
 // <dead_at>#<id>), which projects the listed attributes only
 // (DeadIndexAttributes), not the message nor the attempt log: a death is
 // one index write unit; the dead of earlier versions are in gsi1 until they
-// age out, and the readers read both (deadindex.go). A pending or
-// delivered delivery is in no index, so writing one writes nothing else.
+// age out, and the readers read both (deadindex.go). Every delivery with
+// a record is in the delivery log, IndexLog (log_pk / log_sk:
+// TENANT#<t>#DLOG#<n>, one of LogShards shards by the delivery id, and
+// <created>#<id>), which projects LogIndexAttributes only: its keys are
+// written by the record's creation and never change, so each write of a
+// delivery is one more index write unit, and the listing
+// (ListDeliveries, deliverylog.go) reads the time range by key and every
+// other filter as a FilterExpression on a bounded page.
 // DeliveriesOfEvent needs no index, as a delivery's id derives from its
 // event's and endpoint's: it computes the ids from the tenant's endpoints
 // and reads them (Load); a delivery to an endpoint deleted since is

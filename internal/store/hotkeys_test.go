@@ -87,6 +87,17 @@ var knownHotKeys = map[string]struct {
 	// page; cheaper: smaller shard queries refilled in rounds, as the
 	// message log's listing does.
 	"DLQ listing (50 a page)": {IndexDead, "TENANT#t1#DEAD#0", 6000},
+	// A page of 50 of the delivery log (GET /v1/deliveries' default)
+	// queries each of the tenant's LogShards (16) shards of by_log
+	// (entries of about 300 B, under 1 KB at their largest), as the DLQ
+	// listing does: here (100 deliveries, about 6 a shard) half a unit a
+	// shard, 6,000 pages a second on every shard's key, 8 RCU a page; with
+	// 800 deliveries or more, 2 RCU a shard, 32 a page, 1,500 pages a
+	// second. Every attempt writes one unit on one shard (16,000 attempts
+	// a second of one tenant: "attempt (pending)" and "attempt
+	// (delivered)" are no entries). Spread and cheaper: smaller shard
+	// queries refilled in rounds, as the message log's listing does.
+	"delivery log listing (50 a page)": {IndexLog, "TENANT#t1#DLOG#0", 6000},
 	// DLQDepths queries each of the 32 index keys of the counters'
 	// shards (DLQDEPTH#<m>) and the one of the counters of before the
 	// shards (DLQDEPTH): half a unit each for a few, 6,000 reads a second
@@ -180,6 +191,10 @@ func hotPaths() []hotPath {
 			}},
 		{"DLQ listing (50 a page)", seedDead(100), func(ctx context.Context, s *Store, i int) error {
 			_, _, err := s.ListDead(ctx, "t1", domain.DeadFilter{}, 50, "") // the API's default page
+			return err
+		}},
+		{"delivery log listing (50 a page)", seedDead(100), func(ctx context.Context, s *Store, i int) error {
+			_, _, err := s.ListDeliveries(ctx, "t1", domain.DeliveryFilter{}, 50, "") // the API's default page
 			return err
 		}},
 		{"DLQ depth read", seedDead(1), func(ctx context.Context, s *Store, i int) error {

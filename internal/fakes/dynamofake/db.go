@@ -585,7 +585,7 @@ func dbProject(ix index, item map[string]types.AttributeValue) map[string]types.
 }
 
 // queryIndex reads an index: the items that have its keys, in sort key
-// order (then table key order), matching the key condition, as the index
+// order (then table key order; reversed when ScanIndexForward is false), matching the key condition, as the index
 // projects them; Limit items are read at most (pageSize at most per page),
 // the filter applied after.
 func (f *DB) queryIndex(in *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) {
@@ -634,14 +634,15 @@ func (f *DB) queryIndex(in *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) 
 			items = append(items, cloneItem(item))
 		}
 	}
-	sort.Slice(items, func(i, j int) bool { return order(items[i]) < order(items[j]) })
+	forward := in.ScanIndexForward == nil || *in.ScanIndexForward
+	sort.Slice(items, func(i, j int) bool { return (order(items[i]) < order(items[j])) == forward })
 	start := 0
 	if in.ExclusiveStartKey != nil {
 		if ok, err := kc(in.ExclusiveStartKey); err != nil || !ok {
 			return nil, errValidation("The provided starting key is outside query boundaries based on provided conditions")
 		}
 		after := order(in.ExclusiveStartKey)
-		start = sort.Search(len(items), func(i int) bool { return order(items[i]) > after })
+		start = sort.Search(len(items), func(i int) bool { return order(items[i]) != after && (order(items[i]) > after) == forward })
 	}
 	n := f.PageSize
 	if in.Limit != nil {

@@ -40,3 +40,35 @@ func keysOf(m map[string]types.AttributeValue) []string {
 	}
 	return out
 }
+
+// An index query with ScanIndexForward false reads newest first, and an
+// ExclusiveStartKey (one of an item, or a position between items) resumes
+// after it in that order, as DynamoDB's does.
+func TestDBIndexBackward(t *testing.T) {
+	t.Parallel()
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	db := NewDB(testIndex)
+	db.AddIndex("by_x", "x_pk", "x_sk")
+	for _, k := range []string{"1", "2", "4", "5"} {
+		require.NoError(t, put(db, map[string]types.AttributeValue{"pk": s("I" + k), "sk": s("S"), "x_pk": s("P"), "x_sk": s(k)}))
+	}
+	read := func(start string) []string {
+		in := &dynamodb.QueryInput{IndexName: aws.String("by_x"), ScanIndexForward: aws.Bool(false), Limit: aws.Int32(2),
+			KeyConditionExpression:    aws.String("x_pk = :pk"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s("P")}}
+		if start != "" {
+			in.ExclusiveStartKey = map[string]types.AttributeValue{"pk": s("I" + start), "sk": s("S"), "x_pk": s("P"), "x_sk": s(start)}
+		}
+		out, err := db.Query(context.Background(), in)
+		require.NoError(t, err)
+		var got []string
+		for _, it := range out.Items {
+			got = append(got, String(it, "x_sk"))
+		}
+		return got
+	}
+	require.Equal(t, []string{"5", "4"}, read(""))
+	require.Equal(t, []string{"2", "1"}, read("4"))
+	require.Equal(t, []string{"2", "1"}, read("3"), "a position between items")
+	require.Empty(t, read("1"))
+}

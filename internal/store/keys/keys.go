@@ -63,6 +63,10 @@ func Stats(tenantID, endpointID string) string { return "STATS#" + tenantID + "#
 // entries: TENANT#<t>#DEAD#<n>.
 func DeadShard(tenantID string, n int) string { return TenantIndex(tenantID, "DEAD#"+strconv.Itoa(n)) }
 
+// LogShard is the partition key of shard n of a tenant's delivery log
+// (the index of every delivery with a record): TENANT#<t>#DLOG#<n>.
+func LogShard(tenantID string, n int) string { return TenantIndex(tenantID, "DLOG#"+strconv.Itoa(n)) }
+
 // StatsShard is the partition key of shard n of an endpoint's statistics:
 // Stats, then "#<n>".
 func StatsShard(tenantID, endpointID string, n int) string {

@@ -45,6 +45,7 @@ func TestBuilders(t *testing.T) {
 	require.Equal(t, "TENANT#t1", Tenant("t1"))
 	require.Equal(t, "TENANT#t1#DEAD", TenantIndex("t1", "DEAD"))
 	require.Equal(t, "TENANT#t1#DEAD#15", DeadShard("t1", 15))
+	require.Equal(t, "TENANT#t1#DLOG#15", LogShard("t1", 15))
 	require.Equal(t, "ENDPOINT#e1", Endpoint("e1"))
 	require.Equal(t, "DELIVERY#d1", Delivery("d1"))
 	require.Equal(t, "GATE#t1#e1", Gate("t1", "e1"))

@@ -12,8 +12,8 @@ import (
 )
 
 // PutDelivery writes a delivery's record as given, for a test to start
-// from: not a store method. A dead delivery with a DeadAt is in the dead
-// index, and a move into or out of dead moves its tenant's DLQ depth, as
+// from: not a store method. A delivery with a CreatedAt is in the delivery
+// log under it, a dead delivery with a DeadAt is in the dead index, and a move into or out of dead moves its tenant's DLQ depth, as
 // the attempt that left it so would have.
 func (s *Store) PutDelivery(d domain.Delivery) {
 	s.mu.Lock()
@@ -21,6 +21,9 @@ func (s *Store) PutDelivery(d domain.Delivery) {
 	old := s.deliveries[d.DeliveryID]
 	s.deliveries[d.DeliveryID] = copyOf(d)
 	delete(s.dead, d.DeliveryID)
+	if !d.CreatedAt.IsZero() {
+		s.logged[d.DeliveryID] = deadEntry{d.TenantID, keys.TimeID(d.CreatedAt, d.DeliveryID)}
+	}
 	if d.State == domain.StateDead && d.DeadAt != nil {
 		s.dead[d.DeliveryID] = deadEntry{d.TenantID, keys.TimeID(*d.DeadAt, d.DeliveryID)}
 	}
@@ -151,6 +154,7 @@ func (s *Store) record(cur domain.Delivery, a domain.Attempt, o domain.Outcome) 
 	}
 	rec.State, rec.LastStatus, rec.LastError, rec.AttemptLog = o.State, a.Status, a.Error, log
 	created(&rec, cur, now)
+	s.logCreated(rec, now)
 	rec.Attempts++
 	switch o.State {
 	case domain.StateDelivered:
@@ -182,6 +186,7 @@ func (s *Store) MarkDeadBeforeLastAttempt(_ context.Context, d domain.Delivery, 
 	}
 	rec.State, rec.DeadAt, rec.DeadReason, rec.Message = domain.StateDead, stamp(at), reason, message
 	created(&rec, d, s.now())
+	s.logCreated(rec, s.now())
 	s.deliveries[d.DeliveryID] = copyOf(rec)
 	s.dead[d.DeliveryID] = deadEntry{d.TenantID, keys.TimeID(at, d.DeliveryID)}
 	s.move(d.TenantID, 1)

@@ -26,6 +26,7 @@ type Store struct {
 	endpoints  map[endpointKey]domain.Endpoint
 	deliveries map[string]domain.Delivery
 	dead       map[string]deadEntry // delivery id -> its place in the dead index
+	logged     map[string]deadEntry // delivery id -> its place in the delivery log (kept after an erasure: listings skip ids with no record)
 	windows    map[string]*domain.OpDeliveryDeadEvent
 	rejections map[string]domain.Rejection
 	jobs       map[string]domain.ReplayJob
@@ -53,7 +54,7 @@ func New() *Store {
 		Now: time.Now, DepthSettle: store.DefaultDepthSettle,
 		tenants: map[string]domain.Tenant{}, keys: map[string]domain.APIKey{},
 		endpoints: map[endpointKey]domain.Endpoint{}, deliveries: map[string]domain.Delivery{},
-		dead: map[string]deadEntry{}, rejections: map[string]domain.Rejection{},
+		dead: map[string]deadEntry{}, logged: map[string]deadEntry{}, rejections: map[string]domain.Rejection{},
 		jobs: map[string]domain.ReplayJob{}, slots: map[string]map[string]bool{},
 		depths: map[string]*counter{}, windows: map[string]*domain.OpDeliveryDeadEvent{},
 	}

@@ -184,6 +184,9 @@ func requireGone(t *testing.T, u *suite, d tenantData) {
 	dead, _, err := s.ListDead(ctx, d.tenant, domain.DeadFilter{}, 10, "")
 	require.NoError(t, err)
 	require.Empty(t, dead)
+	logged, _, err := s.ListDeliveries(ctx, d.tenant, domain.DeliveryFilter{}, 10, "")
+	require.NoError(t, err)
+	require.Empty(t, logged, "the delivery log's entries went with their records")
 	_, err = s.Rejection(ctx, d.rejection)
 	require.ErrorIs(t, err, store.ErrNotFound)
 	for _, j := range []string{d.completedJob, d.opened} {
@@ -223,6 +226,9 @@ func requireKept(t *testing.T, u *suite, d tenantData) {
 	dead, _, err := s.ListDead(ctx, d.tenant, domain.DeadFilter{}, 10, "")
 	require.NoError(t, err)
 	require.Len(t, dead, 1)
+	logged, _, err := s.ListDeliveries(ctx, d.tenant, domain.DeliveryFilter{}, 10, "")
+	require.NoError(t, err)
+	require.Len(t, logged, 2)
 	_, err = s.Rejection(ctx, d.rejection)
 	require.NoError(t, err)
 	for _, j := range []string{d.completedJob, d.opened} {

@@ -63,6 +63,7 @@ type Store interface {
 	Rejection(ctx context.Context, key string) (domain.Rejection, error)
 
 	ListDead(ctx context.Context, tenantID string, f domain.DeadFilter, limit int, cursor string) ([]domain.Delivery, string, error)
+	ListDeliveries(ctx context.Context, tenantID string, f domain.DeliveryFilter, limit int, cursor string) ([]domain.Delivery, string, error)
 	ClaimForReplay(ctx context.Context, id, tenantID, job string, stale time.Duration) (domain.Delivery, error)
 	ReleaseReplay(ctx context.Context, id, job string) error
 	DLQDepths(ctx context.Context) (map[string]int, error)

@@ -139,6 +139,7 @@ var cases = []testCase{
 	{"a write on a record that changed since it was read moves nothing, the count included", unchangedOnly},
 	{"replay claims: one winner, resumable, stale claims taken over, the count moved", claims},
 	{"the dead listing: oldest first, filtered, paged, cursors bound to their query", deadListing},
+	{"the delivery log: newest first, filtered by endpoint, type, state, status and time, paged, kept by the record's writes", deliveryLog},
 	{"the reconciliation agrees with a counter that every move kept, once it settled", reconcile},
 	{"a burst of one tenant's deaths, then their replays, all at once: the depth is exact throughout", depthBurst},
 	{"rejections are readable by key", rejections},

@@ -1,0 +1,56 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/fakes/dynamofake"
+	"github.com/hookline/hookline/outbox"
+	"github.com/hookline/hookline/tooling/perf/cost"
+	"github.com/stretchr/testify/require"
+)
+
+// A delivery's entry in the delivery log is one write unit at its largest
+// (the ids and type as long as they can be, every time set, the counters at
+// their largest), and each write of the record after its first writes the
+// entry once, without moving it: its keys are its creation's. The message
+// (4 KB here) and the attempt log (a 1 KB excerpt) stay in the table.
+func TestLogIndexEntryIsOneWriteUnit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := newFakeDB()
+	db.Limits = dynamofake.DynamoDBLimits()
+	s := newTestStore(db)
+	d := domain.Delivery{TenantID: strings.Repeat("t", 64), EndpointID: "ep_" + strings.Repeat("e", 61), EventID: strings.Repeat("v", outbox.MaxIDBytes),
+		EventType: strings.Repeat("y", outbox.MaxIDBytes)}
+	d.DeliveryID = domain.DeliveryID(d.EventID, d.EndpointID)
+	a := domain.Attempt{Number: 1, At: s.Now(), Status: 599, Error: strings.Repeat("e", 40), LatencyMS: 30_000, Excerpt: strings.Repeat("x", 1024)}
+	require.NoError(t, s.RecordAttempt(ctx, d, a, domain.Outcome{State: domain.StatePending}))
+	first := stored(db, deliveryKey(d.DeliveryID))
+	a.Number = 2
+	require.NoError(t, s.RecordAttempt(ctx, read(t, s, d), a, domain.Outcome{State: domain.StateDead, DeadReason: domain.ReasonAttemptsExhausted, Message: strings.Repeat("m", 4096)}))
+
+	item := stored(db, deliveryKey(d.DeliveryID))
+	require.Equal(t, first[AttrLogPK], item[AttrLogPK], "the entry does not move")
+	require.Equal(t, first[AttrLogSK], item[AttrLogSK], "the entry does not move")
+	item["attempts"] = &types.AttributeValueMemberN{Value: "9999999"}
+	entry := map[string]types.AttributeValue{}
+	for _, a := range append([]string{"pk", "sk", AttrLogPK, AttrLogSK}, LogIndexAttributes...) {
+		if v, ok := item[a]; ok {
+			entry[a] = v
+		}
+	}
+	size := cost.ItemSize(entry)
+	t.Logf("largest delivery log entry: %d bytes (the item: %d)", size, cost.ItemSize(item))
+	require.Equal(t, 1.0, cost.WriteUnits(size))
+	require.NotContains(t, LogIndexAttributes, "message")
+	require.NotContains(t, LogIndexAttributes, "attempt_log")
+	for _, c := range db.Hottest() {
+		if c.Index == IndexLog {
+			require.Equal(t, 2.0, c.WCU, "two writes of the record, one unit each on the index")
+		}
+	}
+}
