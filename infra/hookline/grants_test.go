@@ -139,7 +139,7 @@ func stateGrants(t *testing.T, g grantSet, s *synthesized, names []string) {
 		require.True(t, ok, "store.Calls does not list %s", m)
 		for _, c := range calls {
 			if c.Index {
-				for _, ix := range []string{store.IndexTenant, store.IndexDead} {
+				for _, ix := range []string{store.IndexTenant, store.IndexDead, store.IndexLog} {
 					g.add(obj{"Fn::Join": arr{"", arr{table, "/index/" + ix}}}, nil, "dynamodb:"+c.Action)
 				}
 			} else {

@@ -26,12 +26,23 @@ func TestIndexProjections(t *testing.T) {
 	}{
 		store.IndexTenant:            {"ALL", nil},
 		store.IndexDead:              {"INCLUDE", store.DeadIndexAttributes},
+		store.IndexLog:               {"INCLUDE", store.LogIndexAttributes},
 		outboxpkg.IndexByTenant:      {"INCLUDE", logAttrs},
 		outboxpkg.IndexByTenantShard: {"INCLUDE", logAttrs},
 	}
 	seen := map[string]bool{}
 	for _, table := range []string{s.stateTable, s.outboxTable} {
 		gsis := s.resource(t, table, "AWS::DynamoDB::Table")["Properties"].(obj)["GlobalSecondaryIndexes"].(arr)
+		// DynamoDB's limits: 20 global indexes a table, and 100
+		// projected non-key attributes over all of a table's indexes.
+		require.LessOrEqual(t, len(gsis), 20, table)
+		projected := 0
+		for _, g := range gsis {
+			if attrs, ok := g.(obj)["Projection"].(obj)["NonKeyAttributes"].(arr); ok {
+				projected += len(attrs)
+			}
+		}
+		require.LessOrEqual(t, projected, 100, "%s: projected attributes over its indexes", table)
 		for _, g := range gsis {
 			name := g.(obj)["IndexName"].(string)
 			w, ok := want[name]
@@ -53,4 +64,6 @@ func TestIndexProjections(t *testing.T) {
 	require.Len(t, seen, len(want), "every index is in the template")
 	require.ElementsMatch(t, []string{"endpoint_id", "event_id", "event_type", "state", "dead_reason", "attempts", "last_status", "last_error", "replayed_at"},
 		store.DeadIndexAttributes, "the dead index's projection changes only with a new index")
+	require.ElementsMatch(t, []string{"endpoint_id", "event_id", "event_type", "state", "attempts", "last_status", "last_error", "dead_reason"},
+		store.LogIndexAttributes, "the delivery log's projection changes only with a new index")
 }

@@ -366,13 +366,14 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		requireKeptData(t, s, s.outboxTable, "AWS::DynamoDB::Table")
 	})
 
-	t.Run("state table: pk/sk keys, gsi1 (all attributes) and the dead index (the listed attributes), TTL", func(t *testing.T) {
+	t.Run("state table: pk/sk keys, gsi1 (all attributes), the dead index and the delivery log (the listed attributes), TTL", func(t *testing.T) {
 		s.hasProperties(t, "AWS::DynamoDB::Table", s.stateTable, obj{
 			"KeySchema": assertions.Match_ArrayEquals(&arr{
 				obj{"AttributeName": "pk", "KeyType": "HASH"},
 				obj{"AttributeName": "sk", "KeyType": "RANGE"},
 			}),
-			// Only the keys of the table, of gsi1 and of the dead index:
+			// Only the keys of the table, of gsi1, of the dead index and
+			// of the delivery log:
 			// the event index (gsi2) is gone, its attributes with it.
 			"AttributeDefinitions": assertions.Match_ArrayEquals(&arr{
 				obj{"AttributeName": "pk", "AttributeType": "S"},
@@ -381,6 +382,8 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 				obj{"AttributeName": "gsi1sk", "AttributeType": "S"},
 				obj{"AttributeName": "dead_pk", "AttributeType": "S"},
 				obj{"AttributeName": "dead_sk", "AttributeType": "S"},
+				obj{"AttributeName": "log_pk", "AttributeType": "S"},
+				obj{"AttributeName": "log_sk", "AttributeType": "S"},
 			}),
 			"GlobalSecondaryIndexes": assertions.Match_ArrayEquals(&arr{
 				assertions.Match_ObjectLike(&obj{
@@ -403,6 +406,17 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 					// attempt log (TestIndexProjections).
 					"Projection": obj{"ProjectionType": "INCLUDE", "NonKeyAttributes": assertions.Match_ArrayEquals(&arr{
 						"endpoint_id", "event_id", "event_type", "state", "dead_reason", "attempts", "last_status", "last_error", "replayed_at"})},
+				}),
+				assertions.Match_ObjectLike(&obj{
+					"IndexName": "by_log",
+					"KeySchema": assertions.Match_ArrayEquals(&arr{
+						obj{"AttributeName": "log_pk", "KeyType": "HASH"},
+						obj{"AttributeName": "log_sk", "KeyType": "RANGE"},
+					}),
+					// The delivery log's listed attributes, never the
+					// message or the attempt log (TestIndexProjections).
+					"Projection": obj{"ProjectionType": "INCLUDE", "NonKeyAttributes": assertions.Match_ArrayEquals(&arr{
+						"endpoint_id", "event_id", "event_type", "state", "attempts", "last_status", "last_error", "dead_reason"})},
 				}),
 			}),
 			"TimeToLiveSpecification":          obj{"AttributeName": "expires_at", "Enabled": true},

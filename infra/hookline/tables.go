@@ -18,7 +18,8 @@ type tableSet struct {
 	// outbox items in one table keyed pk/sk (S/S), with a sparse GSI for
 	// per-tenant listings (gsi1pk/gsi1sk, all attributes) and one of dead
 	// deliveries (store.IndexDead: dead_pk/dead_sk, the listed attributes
-	// only; gsi1 holds those of earlier versions). TTL attribute:
+	// only; gsi1 holds those of earlier versions), and the delivery log
+	// (store.IndexLog: log_pk/log_sk, the listed attributes only). TTL attribute:
 	// expires_at. The deliveries of an event need no index: their ids
 	// derive from the event's and the tenant's endpoints' ids
 	// (store.DeliveriesOfEvent).
@@ -46,8 +47,9 @@ const stateIndexName = store.IndexTenant
 
 // stateIndexes are the state table's indexes a function that queries the
 // table's indexes (store.Call.Index) may query: the per-tenant listing and
-// the dead-letter list, which the readers of the dead read together.
-var stateIndexes = []string{stateIndexName, store.IndexDead}
+// the dead-letter list, which the readers of the dead read together; the
+// delivery log.
+var stateIndexes = []string{stateIndexName, store.IndexDead, store.IndexLog}
 
 // newTables creates the outbox and state tables, on-demand, with point-in-time
 // recovery, retained when the stack is deleted or a change replaces them
@@ -88,6 +90,19 @@ func newTables(scope constructs.Construct, id string, messageLog, legacy bool) t
 	if messageLog {
 		logIndex(outboxpkg.IndexByTenantShard, outboxpkg.AttrLogShard)
 	}
+	state := newStateTable(c, pitr)
+	return tableSet{Outbox: outbox, State: state, MessageLog: messageLog, LegacyIndex: messageLog && legacy}
+}
+
+// stringAttr is a string key attribute of a table or index.
+func stringAttr(name string) *awsdynamodb.Attribute {
+	return &awsdynamodb.Attribute{Name: jsii.String(name), Type: awsdynamodb.AttributeType_STRING}
+}
+
+// newStateTable creates the state table and its indexes: gsi1, the dead
+// index and the delivery log.
+func newStateTable(c constructs.Construct, pitr *awsdynamodb.PointInTimeRecoverySpecification) awsdynamodb.Table {
+	str := stringAttr
 	state := awsdynamodb.NewTable(c, jsii.String("State"), &awsdynamodb.TableProps{
 		PartitionKey:                     str("pk"),
 		SortKey:                          str("sk"),
@@ -112,7 +127,19 @@ func newTables(scope constructs.Construct, id string, messageLog, legacy bool) t
 		ProjectionType:   awsdynamodb.ProjectionType_INCLUDE,
 		NonKeyAttributes: jsii.Strings(store.DeadIndexAttributes...),
 	})
-	return tableSet{Outbox: outbox, State: state, MessageLog: messageLog, LegacyIndex: messageLog && legacy}
+	// The delivery log: every delivery with a record, newest first per
+	// tenant, with the attributes its listing shows and filters on (one
+	// index write unit per write of a delivery). A stack of an earlier
+	// version adds it in one update (CloudFormation adds one index an
+	// update).
+	state.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
+		IndexName:        jsii.String(store.IndexLog),
+		PartitionKey:     str(store.AttrLogPK),
+		SortKey:          str(store.AttrLogSK),
+		ProjectionType:   awsdynamodb.ProjectionType_INCLUDE,
+		NonKeyAttributes: jsii.Strings(store.LogIndexAttributes...),
+	})
+	return state
 }
 
 // dataRemovalPolicy is the removal policy of the tables and of the signing

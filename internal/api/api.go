@@ -30,6 +30,7 @@ type Store interface {
 	Endpoints
 	EndpointChanges
 	Deliveries
+	DeliveryLog
 	DeadLetters
 	Jobs
 	Stats
@@ -68,6 +69,12 @@ type Deliveries interface {
 	Delivery(ctx context.Context, id string) (domain.Delivery, error)
 	DeliveriesOfEvent(ctx context.Context, tenantID, eventID string) ([]domain.Delivery, error)
 	DeliveriesOfEvents(ctx context.Context, tenantID string, eventIDs []string) (map[string][]domain.Delivery, error)
+}
+
+// DeliveryLog lists a tenant's deliveries by filter, newest first (the
+// store's delivery log index).
+type DeliveryLog interface {
+	ListDeliveries(ctx context.Context, tenantID string, f domain.DeliveryFilter, limit int, cursor string) ([]domain.Delivery, string, error)
 }
 
 // DeadLetters lists a tenant's dead deliveries and counts every tenant's.
@@ -240,6 +247,7 @@ func Routes() []Route {
 		{Method: "POST", Path: "/v1/endpoints/{endpoint_id}/test", Scope: domain.ScopeEndpointsWrite, handle: (*Server).testEndpoint},
 		{Method: "GET", Path: "/v1/jwks.json", handle: (*Server).jwks},
 		{Method: "POST", Path: "/v1/events", Scope: domain.ScopeEventsPublish, handle: (*Server).publish},
+		{Method: "GET", Path: "/v1/deliveries", handle: (*Server).listDeliveries},
 		{Method: "GET", Path: "/v1/deliveries/{delivery_id}", handle: (*Server).getDelivery},
 		{Method: "GET", Path: "/v1/events/{event_id}/deliveries", handle: (*Server).eventDeliveries},
 		{Method: "POST", Path: "/v1/deliveries/{delivery_id}/resend", handle: (*Server).resendDelivery},

@@ -31,6 +31,7 @@ type EventDeliveryView struct {
 	EndpointID string               `json:"endpoint_id"`
 	State      domain.DeliveryState `json:"state"`
 	Attempts   int                  `json:"attempts"`
+	LastStatus int                  `json:"last_status,omitempty"`
 }
 
 // EventView is an event as the message log shows it: the event resource
@@ -46,7 +47,7 @@ func eventView(e domain.Event, ds []domain.Delivery) EventView {
 		PublishedEventView: PublishedEventView{ID: e.ID, Type: e.Type, OccurredAt: e.OccurredAt, EndpointID: e.EndpointID, Sequence: e.Sequence, Payload: e.Payload},
 		Deliveries:         make([]EventDeliveryView, 0, len(ds))}
 	for _, d := range ds {
-		v.Deliveries = append(v.Deliveries, EventDeliveryView{ID: d.DeliveryID, EndpointID: d.EndpointID, State: d.State, Attempts: d.Attempts})
+		v.Deliveries = append(v.Deliveries, EventDeliveryView{ID: d.DeliveryID, EndpointID: d.EndpointID, State: d.State, Attempts: d.Attempts, LastStatus: d.LastStatus})
 	}
 	return v
 }

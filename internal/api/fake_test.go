@@ -159,6 +159,18 @@ func (f *testStore) ListDead(ctx context.Context, tenantID string, flt domain.De
 	return p.ds, p.next, err
 }
 
+func (f *testStore) ListDeliveries(ctx context.Context, tenantID string, flt domain.DeliveryFilter, limit int, cursor string) ([]domain.Delivery, string, error) {
+	type page struct {
+		ds   []domain.Delivery
+		next string
+	}
+	p, err := guarded(f, "ListDeliveries", func() (page, error) {
+		ds, next, err := f.Store.ListDeliveries(ctx, tenantID, flt, limit, cursor)
+		return page{ds, next}, err
+	})
+	return p.ds, p.next, err
+}
+
 func (f *testStore) Job(ctx context.Context, id string) (domain.ReplayJob, error) {
 	return guarded(f, "Job", func() (domain.ReplayJob, error) { return f.Store.Job(ctx, id) })
 }

@@ -41,6 +41,7 @@ var scopeCases = map[string]scopeCase{
 	"GET /v1/events":                                 {want: http.StatusOK},
 	"GET /v1/events/{event_id}":                      {want: http.StatusOK},
 	"GET /v1/dlq":                                    {want: http.StatusOK},
+	"GET /v1/deliveries":                             {want: http.StatusOK},
 	"POST /v1/dlq/replay":                            {body: map[string]any{"endpoint_id": "{endpoint_id}"}, want: http.StatusAccepted},
 	"GET /v1/replays/{job_id}":                       {want: http.StatusOK},
 	"GET /v1/session":                                {want: http.StatusOK},
