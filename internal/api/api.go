@@ -245,6 +245,7 @@ func Routes() []Route {
 		{Method: "POST", Path: "/v1/endpoints/{endpoint_id}/enable", Scope: domain.ScopeEndpointsWrite, handle: (*Server).enableEndpoint},
 		{Method: "POST", Path: "/v1/endpoints/{endpoint_id}/disable", Scope: domain.ScopeEndpointsWrite, handle: (*Server).disableEndpoint},
 		{Method: "POST", Path: "/v1/endpoints/{endpoint_id}/test", Scope: domain.ScopeEndpointsWrite, handle: (*Server).testEndpoint},
+		{Method: "GET", Path: "/v1/metrics/attempts", handle: (*Server).getMetrics},
 		{Method: "GET", Path: "/v1/jwks.json", handle: (*Server).jwks},
 		{Method: "POST", Path: "/v1/events", Scope: domain.ScopeEventsPublish, handle: (*Server).publish},
 		{Method: "GET", Path: "/v1/deliveries", handle: (*Server).listDeliveries},

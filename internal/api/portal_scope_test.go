@@ -27,6 +27,7 @@ var scopeCases = map[string]scopeCase{
 	"GET /v1/endpoints":                              {want: http.StatusOK},
 	"GET /v1/endpoints/{endpoint_id}":                {want: http.StatusOK},
 	"GET /v1/endpoints/{endpoint_id}/stats":          {want: http.StatusOK},
+	"GET /v1/metrics/attempts":                       {want: http.StatusOK},
 	"GET /v1/jwks.json":                              {want: http.StatusOK},
 	"PATCH /v1/endpoints/{endpoint_id}":              {body: map[string]any{"description": "changed"}, want: http.StatusOK},
 	"DELETE /v1/endpoints/{endpoint_id}":             {want: http.StatusNoContent},

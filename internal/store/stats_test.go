@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -112,4 +113,73 @@ func TestStatsReadTheItemsOfBeforeTheShards(t *testing.T) {
 	left, err := s.EndpointStats(ctx, "t1", "ep_1", earlier, hour.Add(time.Hour))
 	require.NoError(t, err)
 	require.Empty(t, left)
+}
+
+// queryUnits is a table that counts its Queries and the read units they
+// consume (each page's items summed, eventually consistent unless asked).
+type queryUnits struct {
+	DynamoDB
+	mu      sync.Mutex
+	queries int
+	units   float64
+}
+
+func (q *queryUnits) Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	out, err := q.DynamoDB.Query(ctx, in, opts...)
+	if err != nil {
+		return out, err
+	}
+	size := 0
+	for _, item := range out.Items {
+		size += cost.ItemSize(item)
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.queries++
+	q.units += cost.ReadUnits(size, aws.ToBool(in.ConsistentRead))
+	return out, nil
+}
+
+// TestStatsReadCostOfAWeek holds the read cost docs/api.md states for the
+// metrics route: an endpoint's 7 days, every hour of every shard written
+// with the largest item, is 9 Queries (one page each) and at most 121
+// read units; a day of it at most 21.
+func TestStatsReadCostOfAWeek(t *testing.T) {
+	t.Parallel()
+	db := newFakeDB()
+	db.PageSize = 1 << 20 // DynamoDB's 1 MB pages, for these items
+	q := &queryUnits{DynamoDB: db}
+	s := New(q, "state")
+	tenant, endpoint := strings.Repeat("t", 64), "ep_abcdefghijklmnop"
+	until := time.Date(2026, 11, 30, 17, 0, 0, 0, time.UTC)
+	since := until.Add(-7 * 24 * time.Hour)
+	for h := since; h.Before(until); h = h.Add(time.Hour) {
+		at := h.Add(59 * time.Minute)
+		st := domain.AttemptStats{
+			Attempts: 99_999_999, Delivered: 99_999_999, Failures: map[domain.AttemptClass]int64{}, LastSuccessAt: &at,
+			LastFailure: &domain.AttemptFailure{At: at, Status: 599, Error: strings.Repeat("e", domain.MaxFailureErrorBytes)},
+		}
+		for _, c := range domain.FailureClasses {
+			st.Failures[c] = 99_999_999
+		}
+		for i := range st.Latency {
+			st.Latency[i] = 99_999_999
+		}
+		for range StatsShards {
+			require.NoError(t, s.AddEndpointStats(context.Background(), tenant, endpoint, h, st))
+		}
+	}
+	for _, tc := range []struct {
+		hours int
+		units float64
+	}{{168, 121}, {24, 21}} {
+		q.queries, q.units = 0, 0
+		got, err := s.EndpointStats(context.Background(), tenant, endpoint, until.Add(-time.Duration(tc.hours)*time.Hour), until)
+		require.NoError(t, err)
+		require.Len(t, got, tc.hours)
+		require.Equal(t, int64(StatsShards)*99_999_999, got[0].Attempts, "every shard's item merged")
+		t.Logf("%d hours: %d Queries, %.1f read units", tc.hours, q.queries, q.units)
+		require.Equal(t, StatsShards+1, q.queries, "one page per partition")
+		require.LessOrEqual(t, q.units, tc.units)
+	}
 }
