@@ -23,6 +23,9 @@ const (
 	AttrEndpointID = "endpoint_id" // S, optional: deliver to this endpoint only
 	AttrSequence   = "sequence"    // N, optional ordering hint
 	AttrExpiresAt  = "expires_at"  // N, optional TTL (unix seconds)
+	// AttrTraceParent (S, optional) is the producer's W3C trace context
+	// (Event.TraceParent): the event's deliveries join that trace.
+	AttrTraceParent = "traceparent"
 	// AttrLogKey (S) is the message log's sort key, LogKey(OccurredAt, ID):
 	// Item writes it, and the outbox table's index IndexByTenant lists a
 	// tenant's events by it, newest first. An item without it (one a
@@ -129,6 +132,37 @@ type Event struct {
 	// NoExpiry, when true, writes no expires_at: the item is kept until
 	// someone deletes it. ExpiresAt must then be zero. Default false.
 	NoExpiry bool
+	// TraceParent, when set, is the producer's W3C trace context (a
+	// traceparent header value, "00-<trace id>-<span id>-<flags>"): every
+	// span of the event's delivery is in that trace, and each attempt
+	// sends the receiver a traceparent with its trace id. A value that is
+	// not a valid traceparent (ValidTraceParent) is left out of the item,
+	// never an error: hookline then starts a trace of its own. Default:
+	// none.
+	TraceParent string
+}
+
+// ValidTraceParent reports whether s is a traceparent hookline reads (W3C
+// Trace Context, version 00: 55 characters, lowercase hex, ids not all
+// zero, and a later version read the same way).
+func ValidTraceParent(s string) bool {
+	if len(s) < 55 || s[2] != '-' || s[35] != '-' || s[52] != '-' || s[:2] == "ff" || (s[:2] == "00" && len(s) != 55) || (len(s) > 55 && s[55] != '-') {
+		return false
+	}
+	for _, part := range []string{s[0:2], s[3:35], s[36:52], s[53:55]} {
+		zero := true
+		for i := 0; i < len(part); i++ {
+			c := part[i]
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+				return false
+			}
+			zero = zero && c == '0'
+		}
+		if zero && len(part) > 2 {
+			return false
+		}
+	}
+	return true
 }
 
 // Rejection reasons, as recorded for an invalid outbox item.
@@ -335,6 +369,9 @@ func (e Event) Item() (map[string]types.AttributeValue, error) {
 	}
 	if e.EndpointID != "" {
 		item[AttrEndpointID] = &types.AttributeValueMemberS{Value: e.EndpointID}
+	}
+	if ValidTraceParent(e.TraceParent) {
+		item[AttrTraceParent] = &types.AttributeValueMemberS{Value: e.TraceParent}
 	}
 	if e.Sequence != nil {
 		item[AttrSequence] = &types.AttributeValueMemberN{Value: strconv.FormatInt(*e.Sequence, 10)}

@@ -218,3 +218,20 @@ func TestEveryItemBuilderWritesTheLogShard(t *testing.T) {
 	}
 	require.Equal(t, "t1#2", LogShard("t1", "evt_1"), "the hash is part of the stored data: it may not change")
 }
+
+func TestItemCarriesAValidTraceParentOnly(t *testing.T) {
+	t.Parallel()
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	e := valid()
+	e.TraceParent = tp
+	item, err := e.Item()
+	require.NoError(t, err)
+	require.Equal(t, &types.AttributeValueMemberS{Value: tp}, item[AttrTraceParent])
+	for _, bad := range []string{"x", strings.ToUpper(tp), "00-00000000000000000000000000000000-00f067aa0ba902b7-01", tp + "-", "ff" + tp[2:], tp[:54] + "\n"} {
+		e.TraceParent = bad
+		item, err := e.Item()
+		require.NoError(t, err, "a malformed traceparent is never an error: %q", bad)
+		require.NotContains(t, item, AttrTraceParent, "%q is left out", bad)
+		require.NoError(t, e.Validate())
+	}
+}

@@ -1,0 +1,52 @@
+// Package trace carries a W3C trace context (the traceparent header) with
+// every event, from the producer to the receiver, and emits the spans of
+// hookline's own work in that trace.
+//
+// # Propagation
+//
+// The producer gives a traceparent (the outbox item's traceparent
+// attribute, or the traceparent header of POST /v1/events), or hookline
+// starts the trace: the API with New, enqueue with Derive (from the
+// tenant and event id, so that every later hop that finds no context
+// derives the same trace id). It travels in the delivery message's body
+// (message.Message.TraceParent, the durable copy every re-send, DLQ copy,
+// replay and redrive keeps) and as the delivery queue message's
+// traceparent attribute, and each attempt sends it to the receiver as the
+// traceparent header (an AWS destination: the attribute, or the
+// EventBridge detail's field), each attempt with a span id of its own
+// under the same trace id.
+//
+// # Spans
+//
+// A span is emitted in two ways, neither needing a collector of ours:
+//
+//   - always, as a JSON log line of the function ("msg":"span", trace_id,
+//     span_id, parent_span_id, name, service, start, duration_ms,
+//     attributes), so that CloudWatch Logs Insights follows one trace_id
+//     across the four functions' log groups (docs/operations.md);
+//   - with the construct's Tracing prop (X-Ray active tracing), also as an
+//     X-Ray segment sent over UDP to the daemon Lambda runs beside the
+//     function (AWS_XRAY_DAEMON_ADDRESS), in the event's trace mapped to
+//     X-Ray's form (XRayTraceID), when the trace is sampled. Segments,
+//     not subsegments of the invocation's segment: Lambda's own segment
+//     is in a trace of its own per invocation, and only segments in the
+//     event's trace join the four functions' spans into one X-Ray trace.
+//
+// OpenTelemetry's OTLP export is not built in: it needs a collector the
+// user runs and the OpenTelemetry SDK in every function binary (several
+// MB and a slower cold start), while the log lines and X-Ray reach the
+// same trace on Lambda with the standard library alone.
+//
+// # Guarantees
+//
+//   - A traceparent that is malformed, of version ff, uppercase, or with an
+//     all-zero id is ignored and a new trace started (Parse, Or): never an
+//     error, a rejection or a failed delivery.
+//   - Every span of one event's delivery has the event's trace id; each
+//     attempt's span is new, its parent the span of the hop that sent the
+//     message (enqueue's fan-out, a replay's send).
+//   - Emitting a span never blocks on the network and never fails the
+//     work it describes: the X-Ray datagram is fire and forget.
+//   - A span line carries ids, counts, outcomes and latencies, never a
+//     secret or a payload.
+package trace

@@ -1,0 +1,187 @@
+package trace
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookline/hookline/outbox"
+	"github.com/stretchr/testify/require"
+)
+
+const valid = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+func TestParseAndFormat(t *testing.T) {
+	t.Parallel()
+	c, ok := Parse(valid)
+	require.True(t, ok)
+	require.Equal(t, "4bf92f3577b34da6a3ce929d0e0e4736", c.TraceIDHex())
+	require.Equal(t, "00f067aa0ba902b7", c.SpanIDHex())
+	require.True(t, c.Sampled())
+	require.Equal(t, valid, c.String())
+
+	// A later version may be longer, after a dash; it is read as 00.
+	c, ok = Parse("cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00-what-the-future-holds")
+	require.True(t, ok)
+	require.False(t, c.Sampled())
+	require.Equal(t, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00", c.String())
+}
+
+func TestParseIgnoresHostileValues(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{
+		"",
+		"garbage",
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 ",        // trailing space
+		" 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",        // leading space
+		"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",         // uppercase
+		"00-00000000000000000000000000000000-00f067aa0ba902b7-01",         // zero trace id
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",         // zero span id
+		"ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",         // version ff
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra",   // 00 longer
+		"cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01x",        // later version, no dash
+		"00-4bf92f3577b34da6a3ce929d0e0e473g-00f067aa0ba902b7-01",         // not hex
+		"00_4bf92f3577b34da6a3ce929d0e0e4736_00f067aa0ba902b7_01",         // separators
+		"0x-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",         // version not hex
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-zz",         // flags not hex
+		"00-4bf92f3577b34da6a3ce929d0e0e4736\n00f067aa0ba902b7-01",        // newline
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0\u00e9",    // non-ASCII
+		strings.Repeat("0", 10000),                                        // huge
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\x00\x00", // NULs
+	} {
+		_, ok := Parse(s)
+		require.False(t, ok, "%q", s)
+		require.False(t, outbox.ValidTraceParent(s), "%q", s)
+		fresh := New(time.Unix(1_800_000_000, 0))
+		require.Equal(t, fresh, Or(s, fresh), "%q: the fallback, a new trace", s)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add(valid)
+	f.Add("cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00-x")
+	f.Fuzz(func(t *testing.T, s string) {
+		c, ok := Parse(s)
+		require.Equal(t, ok, outbox.ValidTraceParent(s), "the producer's module and hookline agree on %q", s)
+		if !ok {
+			return
+		}
+		// What parses formats back to a value that parses to the same.
+		again, ok := Parse(c.String())
+		require.True(t, ok)
+		require.Equal(t, c, again)
+		if strings.HasPrefix(s, "00-") {
+			require.Equal(t, s, c.String())
+		}
+	})
+}
+
+func TestNewAndDerive(t *testing.T) {
+	t.Parallel()
+	at := time.Unix(1_800_000_000, 0)
+	a, b := New(at), New(at)
+	require.NotEqual(t, a.TraceID, b.TraceID)
+	require.Equal(t, "6b49d200", a.TraceIDHex()[:8], "the first 4 bytes are the time, as X-Ray wants")
+	require.Empty(t, a.String(), "a root has no span to name")
+
+	d1, d2 := Derive(EventKey("t1", "ev1"), at), Derive(EventKey("t1", "ev1"), at)
+	require.Equal(t, d1, d2, "derived again, the same trace")
+	require.NotEqual(t, d1.TraceID, Derive(EventKey("t2", "ev1"), at).TraceID)
+	require.True(t, d1.Sampled())
+}
+
+func TestXRayTraceIDMapping(t *testing.T) {
+	t.Parallel()
+	c, _ := Parse(valid)
+	x := XRayTraceID(c)
+	require.Equal(t, "1-4bf92f35-77b34da6a3ce929d0e0e4736", x)
+	id, ok := ParseXRayTraceID(x)
+	require.True(t, ok)
+	require.Equal(t, c.TraceID, id)
+	// AWS's documented example.
+	id, ok = ParseXRayTraceID("1-5759e988-bd862e3fe1be46a994272793")
+	require.True(t, ok)
+	require.Equal(t, "5759e988bd862e3fe1be46a994272793", Context{TraceID: id}.TraceIDHex())
+	for _, bad := range []string{"", "1-5759e988bd862e3fe1be46a994272793", "2-5759e988-bd862e3fe1be46a994272793", "1-5759E988-bd862e3fe1be46a994272793", "1-00000000-000000000000000000000000"} {
+		_, ok := ParseXRayTraceID(bad)
+		require.False(t, ok, bad)
+	}
+}
+
+func TestSpanLine(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	clock := time.Unix(1_800_000_000, 0)
+	tr := &Tracer{Service: "deliver", Log: slog.New(slog.NewJSONHandler(&buf, nil)), Now: func() time.Time { return clock }}
+	parent, _ := Parse(valid)
+	s := tr.Start(parent, "deliver.attempt")
+	clock = clock.Add(1500 * time.Microsecond)
+	s.End(context.Background(), slog.String("outcome", "delivered"), slog.Int("status", 200))
+
+	var line map[string]any
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &line))
+	require.Equal(t, "span", line["msg"])
+	require.Equal(t, parent.TraceIDHex(), line["trace_id"])
+	require.Equal(t, parent.SpanIDHex(), line["parent_span_id"])
+	require.Equal(t, s.Context().SpanIDHex(), line["span_id"])
+	require.NotEqual(t, parent.SpanIDHex(), line["span_id"])
+	require.Equal(t, "deliver.attempt", line["name"])
+	require.Equal(t, "deliver", line["service"])
+	require.Equal(t, 1.5, line["duration_ms"])
+	require.Equal(t, map[string]any{"outcome": "delivered", "status": 200.0}, line["attributes"])
+	require.Equal(t, parent.TraceIDHex(), s.Context().TraceIDHex())
+	require.Equal(t, "00-"+parent.TraceIDHex()+"-"+s.Context().SpanIDHex()+"-01", s.TraceParent())
+
+	// A root span has no parent_span_id; a zero parent starts a trace.
+	buf.Reset()
+	tr.Start(Derive("k", clock), "enqueue.fanout").End(context.Background())
+	line = nil
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &line))
+	require.NotContains(t, line, "parent_span_id")
+	require.True(t, tr.Start(Context{}, "x").Context().Valid())
+}
+
+func TestNilTracerPropagatesAndEmitsNothing(t *testing.T) {
+	t.Parallel()
+	var tr *Tracer
+	parent, _ := Parse(valid)
+	s := tr.Start(parent, "deliver.attempt")
+	require.Equal(t, parent.TraceID, s.Context().TraceID)
+	s.End(context.Background()) // no panic, nothing to emit to
+}
+
+func TestXRaySegmentsReachTheDaemon(t *testing.T) {
+	t.Parallel()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer pc.Close()
+	x, err := DialXRay("tcp:127.0.0.1:1 udp:" + pc.LocalAddr().String())
+	require.NoError(t, err)
+	defer x.Close()
+	tr := &Tracer{Service: "enqueue", XRay: x}
+	parent, _ := Parse(valid)
+	s := tr.Start(parent, "enqueue.fanout")
+	s.End(context.Background(), slog.Int("deliveries", 3), slog.String("event-id", "ev1"))
+	// Not sampled: not sent.
+	tr.Start(Context{TraceID: parent.TraceID, SpanID: parent.SpanID}, "unsampled").End(context.Background())
+
+	buf := make([]byte, 65536)
+	n, _, err := pc.ReadFrom(buf)
+	require.NoError(t, err)
+	head, body, ok := strings.Cut(string(buf[:n]), "\n")
+	require.True(t, ok)
+	require.JSONEq(t, `{"format":"json","version":1}`, head)
+	var seg Segment
+	require.NoError(t, json.Unmarshal([]byte(body), &seg))
+	require.Equal(t, "1-4bf92f35-77b34da6a3ce929d0e0e4736", seg.TraceID)
+	require.Equal(t, s.Context().SpanIDHex(), seg.ID)
+	require.Equal(t, "00f067aa0ba902b7", seg.ParentID)
+	require.Equal(t, "hookline-enqueue", seg.Name)
+	require.Equal(t, map[string]any{"span": "enqueue.fanout", "deliveries": 3.0, "event_id": "ev1"}, seg.Annotations)
+	require.LessOrEqual(t, seg.StartTime, seg.EndTime)
+}
