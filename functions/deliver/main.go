@@ -24,6 +24,7 @@ import (
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/sender"
 	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/internal/trace"
 )
 
 func main() { boot.Serve("deliver", fnenv.LoadDeliver, build) }
@@ -42,6 +43,10 @@ func build(cfg fnenv.DeliverEnv, log *slog.Logger, aws aws.Config) (any, error) 
 	if rate := cfg.Faults[fault.DeliverCrash]; rate > 0 {
 		// The soak only: the process may exit after a POST.
 		send = &fault.CrashAfterSend{Next: send, Rate: rate}
+	}
+	tracer, err := trace.NewTracer("deliver", os.Stdout, cfg.TraceDaemon())
+	if err != nil {
+		return nil, err
 	}
 	db := dynamodb.NewFromConfig(aws)
 	st := store.New(db, cfg.StateTable)
@@ -68,6 +73,7 @@ func build(cfg fnenv.DeliverEnv, log *slog.Logger, aws aws.Config) (any, error) 
 		Rand:                rand.Float64,
 		Log:                 log,
 		Metrics:             metrics.New(os.Stdout),
+		Tracer:              tracer,
 	}
 	if cfg.Notices.OutboxTable != "" {
 		h.Notices = &opevent.Writer{DB: db, Table: cfg.Notices.OutboxTable}

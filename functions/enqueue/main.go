@@ -19,6 +19,7 @@ import (
 	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/internal/trace"
 )
 
 func main() { boot.Serve("enqueue", fnenv.LoadEnqueue, build) }
@@ -27,6 +28,10 @@ func main() { boot.Serve("enqueue", fnenv.LoadEnqueue, build) }
 func build(cfg fnenv.EnqueueEnv, log *slog.Logger, aws aws.Config) (any, error) {
 	st := store.New(dynamodb.NewFromConfig(aws), cfg.StateTable)
 	st.Retention = cfg.Retention()
+	tracer, err := trace.NewTracer("enqueue", os.Stdout, cfg.TraceDaemon())
+	if err != nil {
+		return nil, err
+	}
 	h := &enqueue.Handler{
 		Store:    st,
 		Queue:    sqs.NewFromConfig(aws),
@@ -40,6 +45,7 @@ func build(cfg fnenv.EnqueueEnv, log *slog.Logger, aws aws.Config) (any, error) 
 		ParkQueueURL: cfg.FailureQueueURL,
 		Log:          log,
 		Metrics:      metrics.New(os.Stdout),
+		Tracer:       tracer,
 	}
 	handle := h.Handle
 	if rate := cfg.Faults[fault.EnqueueFail]; rate > 0 {

@@ -36,7 +36,7 @@ func (h *Handler) apply(ctx context.Context, at *attempt, dec Decision) bool {
 	case Dead:
 		return h.deadLetter(ctx, at, dec.Reason)
 	case DeadUnrecorded:
-		return h.toDLQ(ctx, at.log, at.mb, at.m.Body, "", dec.Reason)
+		return h.toDLQ(ctx, at, "", dec.Reason)
 	case Dropped:
 		at.log.InfoContext(ctx, "tenant being erased; message dropped")
 		return true
@@ -250,7 +250,7 @@ func (h *Handler) deadLetter(ctx context.Context, at *attempt, reason domain.Dea
 		at.log.ErrorContext(ctx, "cannot mark delivery dead; will retry", "record_error", err.Error())
 		return false
 	}
-	if !h.toDLQ(ctx, at.log, at.mb, at.m.Body, d.TenantID, reason) {
+	if !h.toDLQ(ctx, at, d.TenantID, reason) {
 		return false
 	}
 	h.noteDeath(ctx, at, reason)

@@ -16,6 +16,7 @@ import (
 	"github.com/hookline/hookline/internal/sender"
 	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/internal/trace"
 )
 
 // attempt is one message on its way through process: what Decide reads,
@@ -40,6 +41,21 @@ type attempt struct {
 	probe bool
 	// admitted says the gate let the attempt through: it is to leave it.
 	admitted bool
+	// trace is the context of the hop that sent the message (traceOf):
+	// the attempt's span is its child.
+	trace trace.Context
+}
+
+// traceOf is the trace context a delivery message carries: its
+// message attribute, else its body's, else the event's derived trace
+// (a message of an earlier version, or one whose context is malformed).
+func traceOf(m events.SQSMessage, msg message.Message) trace.Context {
+	if a, ok := m.MessageAttributes[message.TraceAttribute]; ok && a.StringValue != nil {
+		if c, ok := trace.Parse(*a.StringValue); ok {
+			return c
+		}
+	}
+	return trace.Or(msg.TraceParent, trace.Derive(trace.EventKey(msg.TenantID, msg.EventID), msg.OccurredAt))
 }
 
 // batch is what the attempts of a batch share.
@@ -117,7 +133,9 @@ func (h *Handler) begin(ctx context.Context, m events.SQSMessage, msg message.Me
 		at.in.Hitch = HitchUndecodable
 		return at
 	}
-	at.log = at.log.With("delivery_id", msg.DeliveryID, "tenant_id", msg.TenantID, "endpoint_id", msg.EndpointID, "event_id", msg.EventID)
+	at.trace = traceOf(m, msg)
+	at.log = at.log.With("delivery_id", msg.DeliveryID, "tenant_id", msg.TenantID, "endpoint_id", msg.EndpointID, "event_id", msg.EventID,
+		"trace_id", at.trace.TraceIDHex())
 	return at
 }
 
@@ -240,13 +258,25 @@ func (h *Handler) send(ctx context.Context, at *attempt) (res *sender.Result, ok
 	}
 	defer cancel()
 	msg, ep := at.in.Message, at.in.Endpoint
+	span := h.Tracer.Start(at.trace, "deliver.attempt")
 	r := h.Sender.Send(sendCtx, sender.Request{
 		URL: ep.URL, DeliveryID: msg.DeliveryID, EventID: msg.EventID, EventType: msg.EventType,
 		Attempt: at.in.Attempt, Body: at.body, Signer: at.signer, Headers: ep.Headers,
 		Destination: at.dest,
 		Timeout:     endpointTimeout(ep),
+		TraceParent: span.TraceParent(),
 	})
+	endAttemptSpan(ctx, span, msg, at.in.Attempt, r)
 	return &r, true
+}
+
+// endAttemptSpan emits an attempt's span: its delivery and number (the
+// attempt's own log line, with the same trace_id, has the tenant, the
+// endpoint and the event), outcome, class and status; its duration is
+// the attempt's latency.
+func endAttemptSpan(ctx context.Context, span *trace.Span, msg message.Message, attempt int, r sender.Result) {
+	span.End(ctx, slog.String("delivery_id", msg.DeliveryID), slog.Int("attempt", attempt),
+		slog.String("outcome", r.Outcome.String()), slog.String("class", string(Classify(r))), slog.Int("status", r.Status))
 }
 
 // record is the attempt as the store logs it.

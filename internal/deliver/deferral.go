@@ -58,7 +58,7 @@ func (h *Handler) sendAgainOr(ctx context.Context, at *attempt, msg message.Mess
 		at.log.ErrorContext(ctx, "cannot encode the message to send it again; it comes back after the visibility timeout", "wait", string(w), "error", err.Error())
 		return false
 	}
-	at.later.add(laterSend{at: at, body: string(body), tenantID: msg.TenantID, delay: delay, wait: w, fallback: fallback})
+	at.later.add(laterSend{at: at, body: string(body), tenantID: msg.TenantID, traceParent: msg.TraceParent, delay: delay, wait: w, fallback: fallback})
 	return true
 }
 
@@ -67,8 +67,11 @@ type laterSend struct {
 	at       *attempt
 	body     string
 	tenantID string
-	delay    time.Duration
-	wait     Wait
+	// traceParent is the body's trace context, mirrored in the message
+	// attribute (message.TraceAttributes).
+	traceParent string
+	delay       time.Duration
+	wait        Wait
 	// fallback, for a long backoff's first hop, is the delay to hide the
 	// received message for should the send fail.
 	fallback time.Duration
@@ -104,6 +107,7 @@ func (h *Handler) sendLater(ctx context.Context, l *laterSends) []string {
 		e := sqstypes.SendMessageBatchRequestEntry{
 			Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(s.body),
 			DelaySeconds: int32(s.delay / time.Second), MessageGroupId: message.GroupID(s.tenantID),
+			MessageAttributes: message.TraceAttributes(s.traceParent),
 		}
 		if !message.Fits(entries, e) {
 			flush()

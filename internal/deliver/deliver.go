@@ -20,6 +20,7 @@ import (
 	"github.com/hookline/hookline/internal/sender"
 	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/internal/trace"
 )
 
 // Store is what deliver needs of the state table: one interface composed
@@ -195,6 +196,10 @@ type Handler struct {
 	// Metrics receives the delivery metrics (EMF), gathered per batch and
 	// printed at its end. Nil: none.
 	Metrics *metrics.Writer
+	// Tracer emits each attempt's span ("deliver.attempt"), whose context
+	// the receiver gets as traceparent. Nil: the receiver still gets one,
+	// no span is emitted.
+	Tracer *trace.Tracer
 
 	// cache keeps the endpoints and tombstones the batches read, across
 	// the instance's invocations (endpointCache).
@@ -396,9 +401,16 @@ func (h *Handler) endpoint(ctx context.Context, snap *store.Snapshot, tenantID, 
 	return e, nil
 }
 
-func (h *Handler) toDLQ(ctx context.Context, log *slog.Logger, mb *metrics.Batch, body, tenantID string, reason domain.DeadReason) bool {
+// toDLQ sends the attempt's message, as received, to the DLQ with its
+// dead reason, its tenant (when known) and its trace context (when it
+// carries one): three message attributes of SQS's ten.
+func (h *Handler) toDLQ(ctx context.Context, at *attempt, tenantID string, reason domain.DeadReason) bool {
+	log, mb, body := at.log, at.mb, at.m.Body
 	attrs := map[string]sqstypes.MessageAttributeValue{
 		"dead_reason": {DataType: aws.String("String"), StringValue: aws.String(string(reason))},
+	}
+	if tp := at.in.Message.TraceParent; tp != "" {
+		attrs[message.TraceAttribute] = message.TraceAttributes(tp)[message.TraceAttribute]
 	}
 	if tenantID != "" {
 		attrs["tenant_id"] = sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(tenantID)}

@@ -241,7 +241,8 @@ type fakeQueue struct {
 	visibility map[string]int32
 	dlq        []string
 	dlqReason  []domain.DeadReason
-	failDLQ    bool // every send fails
+	dlqTrace   []string // each DLQ message's traceparent attribute
+	failDLQ    bool     // every send fails
 	// ops are the messages sent to the operations queue, with their
 	// delays.
 	ops      []string
@@ -404,6 +405,7 @@ func (q *fakeQueue) sent(url string, in *sqs.SendMessageInput) {
 	default:
 		q.dlq = append(q.dlq, body)
 		q.dlqReason = append(q.dlqReason, domain.DeadReason(aws.ToString(in.MessageAttributes["dead_reason"].StringValue)))
+		q.dlqTrace = append(q.dlqTrace, aws.ToString(in.MessageAttributes[message.TraceAttribute].StringValue))
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/sender"
 	"github.com/hookline/hookline/internal/signing"
+	"github.com/hookline/hookline/internal/trace"
 )
 
 // The attributes (SQS, SNS) and detail fields (EventBridge) an attempt
@@ -31,6 +32,10 @@ const (
 	AttrEventID   = "hookline-event-id"
 	AttrEventType = "hookline-event-type"
 	AttrAttempt   = "hookline-attempt"
+	// AttrTraceParent is the attempt's W3C trace context (package trace),
+	// as an HTTP attempt's traceparent header: the seventh attribute of
+	// SQS's and SNS's ten.
+	AttrTraceParent = trace.Header
 )
 
 // Source is the EventBridge entries' Source.
@@ -41,8 +46,9 @@ const Source = "hookline"
 // Source, DetailType, Detail and Time (14 bytes). 256 KiB each.
 const MaxMessageBytes = 256 << 10
 
-// values are an attempt's attributes, in a fixed order.
-type values [6][2]string
+// values are an attempt's attributes, in a fixed order; one left empty
+// (a trace context not given) is not sent.
+type values [7][2]string
 
 func attempt(r sender.Request, ts time.Time) values {
 	return values{
@@ -52,6 +58,7 @@ func attempt(r sender.Request, ts time.Time) values {
 		{AttrEventID, r.EventID},
 		{AttrEventType, r.EventType},
 		{AttrAttempt, strconv.Itoa(r.Attempt)},
+		{AttrTraceParent, r.TraceParent},
 	}
 }
 
@@ -116,14 +123,16 @@ func snsCall(topicARN string, body string, v values) (call, *sender.Result) {
 // exact signed body as a string (to verify) and the body as JSON (for
 // rules to match on).
 type Detail struct {
-	ID        string          `json:"webhook-id"`
-	Timestamp string          `json:"webhook-timestamp"`
-	Signature string          `json:"webhook-signature"`
-	EventID   string          `json:"hookline-event-id,omitempty"`
-	EventType string          `json:"hookline-event-type,omitempty"`
-	Attempt   string          `json:"hookline-attempt"`
-	Body      string          `json:"body"`
-	Payload   json.RawMessage `json:"payload"`
+	ID        string `json:"webhook-id"`
+	Timestamp string `json:"webhook-timestamp"`
+	Signature string `json:"webhook-signature"`
+	EventID   string `json:"hookline-event-id,omitempty"`
+	EventType string `json:"hookline-event-type,omitempty"`
+	Attempt   string `json:"hookline-attempt"`
+	// TraceParent is the attempt's trace context, when it has one.
+	TraceParent string          `json:"traceparent,omitempty"`
+	Body        string          `json:"body"`
+	Payload     json.RawMessage `json:"payload"`
 }
 
 // ebCall prepares PutEvents of one entry on the bus.
@@ -131,7 +140,7 @@ func ebCall(busARN string, body []byte, v values, ts time.Time) (call, *sender.R
 	if !json.Valid(body) {
 		return nil, &sender.Result{Outcome: sender.Dead, Error: "invalid_json", Reason: domain.ReasonDestinationRefused, Excerpt: "the body is not JSON"}
 	}
-	d := Detail{ID: v[0][1], Timestamp: v[1][1], Signature: v[2][1], EventID: v[3][1], EventType: v[4][1], Attempt: v[5][1], Body: string(body), Payload: body}
+	d := Detail{ID: v[0][1], Timestamp: v[1][1], Signature: v[2][1], EventID: v[3][1], EventType: v[4][1], Attempt: v[5][1], TraceParent: v[6][1], Body: string(body), Payload: body}
 	raw, err := json.Marshal(d)
 	if err != nil {
 		return nil, &sender.Result{Outcome: sender.Dead, Error: "invalid_json", Reason: domain.ReasonDestinationRefused, Excerpt: clip(err.Error())}

@@ -42,7 +42,7 @@ func TestSendSQS(t *testing.T) {
 		attrs[name] = *v.StringValue
 	}
 	require.Equal(t, map[string]string{AttrID: "dlv_0123", AttrTimestamp: attrs[AttrTimestamp], AttrSignature: attrs[AttrSignature],
-		AttrEventID: "evt_1", AttrEventType: "order.created", AttrAttempt: "2"}, attrs)
+		AttrEventID: "evt_1", AttrEventType: "order.created", AttrAttempt: "2", AttrTraceParent: testTraceParent}, attrs)
 	verifies(t, attrs, msgs[0].Body)
 	require.Empty(t, w.sqs.Refusals())
 	// Sent with the role's credentials, in the queue's region.
@@ -65,8 +65,9 @@ func TestSendSNS(t *testing.T) {
 	for name, v := range msgs[0].Attributes {
 		attrs[name] = v.Value
 	}
-	require.Len(t, attrs, 6)
+	require.Len(t, attrs, 7, "within SNS's ten")
 	require.Equal(t, "dlv_0123", attrs[AttrID])
+	require.Equal(t, testTraceParent, attrs[AttrTraceParent])
 	verifies(t, attrs, msgs[0].Body)
 	role, _ := w.sts.Principal(msgs[0].AccessKey)
 	require.Equal(t, customerRole, role)
@@ -91,6 +92,7 @@ func TestSendEventBridge(t *testing.T) {
 	require.Equal(t, "DE", d.Payload["data"].(map[string]any)["country"], "the body as JSON, for rules")
 	require.Equal(t, "evt_1", d.EventID)
 	require.Equal(t, "2", d.Attempt)
+	require.Equal(t, testTraceParent, d.TraceParent)
 	verifies(t, map[string]string{AttrID: d.ID, AttrTimestamp: d.Timestamp, AttrSignature: d.Signature}, d.Body)
 	role, _ := w.sts.Principal(evs[0].AccessKey)
 	require.Equal(t, customerRole, role)

@@ -95,8 +95,12 @@ func request(t *testing.T, typ domain.EndpointType) sender.Request {
 		DeliveryID: "dlv_0123", EventID: "evt_1", EventType: "order.created", Attempt: 2, Signer: signer,
 		Body:        []byte(`{"id":"evt_1","type":"order.created","timestamp":"2026-12-03T08:00:00Z","data":{"country":"DE","note":"<&>"}}`),
 		Destination: &sender.Destination{Type: typ, ARN: arn, RoleARN: customerRole, ExternalID: externalID},
+		TraceParent: testTraceParent,
 	}
 }
+
+// testTraceParent is request's trace context.
+const testTraceParent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
 func (w *world) send(t *testing.T, r sender.Request) sender.Result {
 	t.Helper()

@@ -9,6 +9,7 @@ var ReservedHeaders = []string{
 	"Content-Type", "Content-Length", "Host", "User-Agent", "Transfer-Encoding", "Connection",
 	"Idempotency-Key", "X-Idempotency-Key", "X-Event-Id", "X-Event-Type", "X-Attempt",
 	"Webhook-Id", "Webhook-Timestamp", "Webhook-Signature", "Te", "Trailer", "Upgrade",
+	"Traceparent",
 }
 
 // ReservedHeader reports whether a header name, in any case, is one of

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/opevent"
+	"github.com/hookline/hookline/internal/trace"
 	"github.com/hookline/hookline/outbox"
 )
 
@@ -40,6 +41,7 @@ func decodeImage(img map[string]events.DynamoDBAttributeValue) (outbox.Event, er
 	if e.Sequence, err = imageSequence(img); err != nil {
 		return e, err
 	}
+	e.TraceParent = imageTraceParent(img)
 	// Validate before parsing the time so the first problem reported is the
 	// first in the contract's order.
 	if occurred == "" {
@@ -83,6 +85,20 @@ func imageSequence(img map[string]events.DynamoDBAttributeValue) (*int64, error)
 		return nil, &outbox.ValidationError{Reason: outbox.ReasonWrongType, Field: outbox.AttrSequence, Detail: "must be a 64-bit integer"}
 	}
 	return &n, nil
+}
+
+// imageTraceParent is img's optional traceparent when it is a string that
+// is a valid traceparent, else "": a malformed one is ignored, never a
+// rejection, and the event gets a trace of hookline's (trace.Derive).
+func imageTraceParent(img map[string]events.DynamoDBAttributeValue) string {
+	v, ok := img[outbox.AttrTraceParent]
+	if !ok || v.IsNull() || v.DataType() != events.DataTypeString {
+		return ""
+	}
+	if _, ok := trace.Parse(v.String()); !ok {
+		return ""
+	}
+	return v.String()
 }
 
 // validate is outbox.Event.Validate, but an item of a reserved

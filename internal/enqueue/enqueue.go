@@ -19,6 +19,7 @@ import (
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/internal/trace"
 	"github.com/hookline/hookline/outbox"
 )
 
@@ -90,6 +91,10 @@ type Handler struct {
 	// Metrics receives RejectedOutboxItems and OperatorEventsParked (EMF),
 	// one document per invocation. Nil: none.
 	Metrics *metrics.Writer
+	// Tracer emits each event's fan-out span ("enqueue.fanout"), whose
+	// context its delivery messages carry. Nil: the messages still carry
+	// a trace context, no span is emitted.
+	Tracer *trace.Tracer
 }
 
 // invocation is the state of one Handle call: the endpoints of each tenant
@@ -104,6 +109,8 @@ type invocation struct {
 	// each (forwarded holds their ids).
 	forwards  []forward
 	forwarded map[string]bool
+	// spans are the fan-out spans started, ended with the invocation.
+	spans []*fanOut
 }
 
 // fanOut is one event's deliveries: a stream record and the endpoints it
@@ -112,6 +119,25 @@ type fanOut struct {
 	seq     string
 	ev      outbox.Event
 	targets []domain.Endpoint
+	// span is the event's fan-out span, the parent of its attempts.
+	span *trace.Span
+}
+
+// startSpan starts f's fan-out span in the producer's trace, or in the
+// one derived from the event when it gave none (trace.Derive).
+func (h *Handler) startSpan(inv *invocation, f *fanOut) {
+	parent := trace.Or(f.ev.TraceParent, trace.Derive(trace.EventKey(f.ev.TenantID, f.ev.ID), f.ev.OccurredAt))
+	f.span = h.Tracer.Start(parent, "enqueue.fanout")
+	inv.spans = append(inv.spans, f)
+}
+
+// endSpans ends the invocation's fan-out spans, saying whether their
+// messages were sent (ok) or the stream retries the batch.
+func (inv *invocation) endSpans(ctx context.Context, ok bool) {
+	for _, f := range inv.spans {
+		f.span.End(ctx, slog.String("tenant_id", f.ev.TenantID), slog.String("event_id", f.ev.ID),
+			slog.String("event_type", f.ev.Type), slog.Int("deliveries", len(f.targets)), slog.Bool("sent", ok))
+	}
 }
 
 // Handle processes a stream batch in three passes. First, in order, it
@@ -149,7 +175,9 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 		forwarded: map[string]bool{},
 		metrics:   h.Metrics.Batch(),
 	}
-	if f := h.enqueue(ctx, ev, inv); f != nil {
+	f := h.enqueue(ctx, ev, inv)
+	inv.endSpans(ctx, f == nil)
+	if f != nil {
 		h.Log.ErrorContext(ctx, "enqueue failed; the stream will retry the batch",
 			"sequence_number", f.first, "last_sequence_number", f.last, "error", f.err.Error())
 		return resp, f.error()
@@ -186,6 +214,7 @@ func (h *Handler) enqueue(ctx context.Context, ev events.DynamoDBEvent, inv *inv
 			return &failure{rec.Change.SequenceNumber, rec.Change.SequenceNumber, err}
 		}
 		if len(f.targets) > 0 {
+			h.startSpan(inv, &f)
 			fanOuts = append(fanOuts, f)
 			for _, ep := range f.targets {
 				ids = append(ids, domain.DeliveryID(f.ev.ID, ep.EndpointID))
@@ -458,12 +487,13 @@ func (o outgoing) entry() (sqstypes.SendMessageBatchRequestEntry, error) {
 	body, err := message.Encode(message.Message{
 		DeliveryID: o.id, TenantID: ev.TenantID, EndpointID: o.endpointID, EventID: ev.ID,
 		EventType: ev.Type, OccurredAt: ev.OccurredAt, Sequence: ev.Sequence, Payload: ev.Payload,
-		EndpointRevision: o.revision,
+		EndpointRevision: o.revision, TraceParent: o.f.span.TraceParent(),
 	})
 	if err != nil {
 		return sqstypes.SendMessageBatchRequestEntry{}, fmt.Errorf("encode delivery message %s: %w", o.id, err)
 	}
-	return sqstypes.SendMessageBatchRequestEntry{Id: aws.String(o.id), MessageBody: aws.String(string(body)), MessageGroupId: message.GroupID(ev.TenantID)}, nil
+	return sqstypes.SendMessageBatchRequestEntry{Id: aws.String(o.id), MessageBody: aws.String(string(body)), MessageGroupId: message.GroupID(ev.TenantID),
+		MessageAttributes: message.TraceAttributes(o.f.span.TraceParent())}, nil
 }
 
 // batch is the messages of the next SendMessageBatch request, with their

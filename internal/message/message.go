@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 )
 
 // Message is the body of a delivery message on the delivery queue and the DLQ.
@@ -62,6 +65,30 @@ type Message struct {
 	// any copy will do. A replay or a deferral keeps it. Receivers never
 	// see it.
 	EndpointRevision int64 `json:"endpoint_revision,omitempty"`
+	// TraceParent is the W3C trace context of the hop that sent the
+	// message (enqueue's fan-out span, a replay's send, the API's resend):
+	// the attempt's span is its child (package trace). Every re-send keeps
+	// it, a replay sets its own span. Empty on messages of earlier
+	// versions: deliver derives the event's trace (trace.Derive). The
+	// receiver gets a traceparent of the same trace id, never this value.
+	TraceParent string `json:"traceparent,omitempty"`
+}
+
+// TraceAttribute is the delivery queue message attribute (String) that
+// mirrors Message.TraceParent, as OpenTelemetry's messaging conventions
+// carry a trace context on SQS: read by deliver first, by any tool that
+// does not parse the body. It is the one attribute of a delivery message;
+// one of three on the DLQ's (dead_reason, tenant_id), within SQS's
+// MaxAttributes.
+const TraceAttribute = "traceparent"
+
+// TraceAttributes are the message attributes of a delivery message whose
+// trace context is traceParent: TraceAttribute, or none when it is empty.
+func TraceAttributes(traceParent string) map[string]sqstypes.MessageAttributeValue {
+	if traceParent == "" {
+		return nil
+	}
+	return map[string]sqstypes.MessageAttributeValue{TraceAttribute: {DataType: aws.String("String"), StringValue: aws.String(traceParent)}}
 }
 
 // AgeFrom is the time the message's age counts from: its replay, if any,
@@ -75,7 +102,9 @@ func (m Message) AgeFrom() time.Time {
 
 // Replayed returns body, a delivery message, marked as sent again at at,
 // with a fresh schedule (no attempts carried).
-func Replayed(body string, at time.Time) (string, error) {
+// Each edit is applied to the message after that (a replay sets its own
+// trace context with one).
+func Replayed(body string, at time.Time, edits ...func(*Message)) (string, error) {
 	m, err := Decode(body)
 	if err != nil {
 		return "", err
@@ -83,6 +112,9 @@ func Replayed(body string, at time.Time) (string, error) {
 	at = at.UTC()
 	m.ReplayedAt = &at
 	m.Attempts, m.Deferrals, m.Hitches, m.NotBefore = 0, 0, 0, nil // a fresh schedule
+	for _, edit := range edits {
+		edit(&m)
+	}
 	out, err := Encode(m)
 	if err != nil {
 		return "", fmt.Errorf("encode replayed message %s: %w", m.DeliveryID, err)

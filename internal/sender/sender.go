@@ -108,6 +108,10 @@ type Request struct {
 	// Destination, for an AWS destination, is where the message goes
 	// instead of URL; nil for an HTTP endpoint.
 	Destination *Destination
+	// TraceParent is the attempt's W3C trace context (package trace),
+	// sent as the traceparent header (an AWS destination: attribute or
+	// detail field). Empty: none is sent.
+	TraceParent string
 }
 
 // Destination is an AWS destination's target as one attempt needs it.
@@ -239,6 +243,9 @@ func setHeaders(h http.Header, r Request, ts time.Time) {
 	h["X-Attempt"] = vals[5:6:6]
 	h["X-Event-Id"] = vals[6:7:7]
 	h["X-Event-Type"] = vals[7:8:8]
+	if r.TraceParent != "" {
+		h["traceparent"] = []string{r.TraceParent}
+	}
 }
 
 var errBodyTooLarge = errors.New("response body larger than the read cap")

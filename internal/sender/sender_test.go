@@ -635,6 +635,8 @@ func TestSendRequest(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	req := newRequest(srv.URL+"/hooks/in?tenant=t1&x=%2F", signer)
+	req.TraceParent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	req.Headers = map[string]string{"traceparent": "00-ffffffffffffffffffffffffffffffff-ffffffffffffffff-01", "X-Custom": "1"}
 	sent := bytes.Clone(req.Body)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -654,6 +656,8 @@ func TestSendRequest(t *testing.T) {
 	require.Equal(t, []string{req.EventID}, c.header.Values("X-Event-Id"))
 	require.Equal(t, []string{req.EventType}, c.header.Values("X-Event-Type"))
 	require.Equal(t, []string{"3"}, c.header.Values("X-Attempt"))
+	require.Equal(t, []string{req.TraceParent}, c.header.Values("Traceparent"), "the attempt's trace context, once; a custom header cannot replace it")
+	require.Equal(t, "1", c.header.Get("X-Custom"))
 	require.Equal(t, []string{strconv.FormatInt(fixedNow.Unix(), 10)}, c.header.Values(signing.HeaderTimestamp))
 	require.Len(t, c.header.Values(signing.HeaderSignature), 1)
 
