@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
@@ -25,6 +26,7 @@ import (
 	"github.com/hookline/hookline/internal/messagelog"
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/internal/trace"
 )
 
 func main() { boot.Serve("api", fnenv.LoadAPI, build) }
@@ -33,6 +35,10 @@ func main() { boot.Serve("api", fnenv.LoadAPI, build) }
 func build(cfg fnenv.APIEnv, log *slog.Logger, awsCfg aws.Config) (any, error) {
 	st := store.New(dynamodb.NewFromConfig(awsCfg), cfg.StateTable)
 	st.Retention = cfg.Retention()
+	tracer, err := trace.NewTracer("api", os.Stdout, cfg.TraceDaemon())
+	if err != nil {
+		return nil, err
+	}
 	srv := &api.Server{
 		Store:       st,
 		Sealer:      &sealing.Sealer{KMS: kms.NewFromConfig(awsCfg), KeyID: cfg.SecretsKeyARN},
@@ -45,6 +51,7 @@ func build(cfg fnenv.APIEnv, log *slog.Logger, awsCfg aws.Config) (any, error) {
 		MaxRequestTimeout: cfg.Endpoints.MaxRequestTimeout,
 		Rand:              rand.Reader,
 		Log:               log,
+		Tracer:            tracer,
 
 		PayloadRetention: cfg.PayloadRetention,
 		FrameAncestors:   cfg.ConsoleFrameAncestors,

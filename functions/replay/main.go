@@ -23,6 +23,7 @@ import (
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/opevent"
 	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/internal/trace"
 )
 
 func main() { boot.Serve("replay", fnenv.LoadReplay, build) }
@@ -32,13 +33,17 @@ func build(cfg fnenv.ReplayEnv, log *slog.Logger, aws aws.Config) (any, error) {
 	db := dynamodb.NewFromConfig(aws)
 	st := store.New(db, cfg.StateTable)
 	st.Retention = cfg.Retention()
+	tracer, err := trace.NewTracer("replay", os.Stdout, cfg.TraceDaemon())
+	if err != nil {
+		return nil, err
+	}
 	w := &background.Worker{
 		Store:            st,
 		Metrics:          metrics.New(os.Stdout),
 		Queue:            sqs.NewFromConfig(aws),
 		DeliveryQueueURL: cfg.DeliveryQueueURL, DLQURL: cfg.DLQURL, JobsQueueURL: cfg.JobsQueueURL, OpsQueueURL: cfg.OpsQueueURL,
 		Config: jobs.Config{Rate: cfg.Rate, DeadWindow: cfg.DeadNoticeWindow},
-		Rand:   rand.Float64, Log: log,
+		Rand:   rand.Float64, Log: log, Tracer: tracer,
 	}
 	if cfg.OutboxTable != "" {
 		w.Notices = &opevent.Writer{DB: db, Table: cfg.OutboxTable}

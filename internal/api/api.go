@@ -20,6 +20,7 @@ import (
 	"github.com/hookline/hookline/internal/retry"
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/internal/trace"
 )
 
 // Store is what the API needs of the state table: one interface composed
@@ -171,6 +172,9 @@ type Server struct {
 	// Log gets one line per request and the causes of 500s. Default
 	// slog.Default().
 	Log *slog.Logger
+	// Tracer emits the spans of a publish ("api.publish") and a resend
+	// ("api.resend"). Nil: none emitted; the trace context still travels.
+	Tracer *trace.Tracer
 	// Console is the console's files, served at /console/ (index.html,
 	// app.js, app.css). Default console.Assets(), the embedded console.
 	Console fs.FS

@@ -16,4 +16,8 @@ type PublishedEventView struct {
 	EndpointID string          `json:"endpoint_id,omitempty"`
 	Sequence   *int64          `json:"sequence,omitempty"`
 	Payload    json.RawMessage `json:"payload,omitempty"`
+	// TraceID is the trace the event's deliveries are in (package trace):
+	// the traceparent header's, or the one the publish started. Set on
+	// the answer to POST /v1/events.
+	TraceID string `json:"trace_id,omitempty"`
 }

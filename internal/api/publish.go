@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/hookline/hookline/internal/opevent"
 	"github.com/hookline/hookline/internal/outboxwrite"
 	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/internal/trace"
 	"github.com/hookline/hookline/outbox"
 )
 
@@ -73,6 +75,10 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request, tenant string) 
 	if p != nil {
 		return p
 	}
+	// The producer's trace (a malformed header is ignored), or a new one.
+	span := s.Tracer.Start(trace.Or(r.Header.Get(trace.Header), trace.Context{}), "api.publish")
+	ev.TraceParent = span.TraceParent()
+	defer func() { span.End(r.Context(), slog.String("tenant_id", tenant), slog.String("event_id", ev.ID)) }()
 	item, err := ev.Item()
 	if err != nil {
 		return outboxProblem(err)
@@ -185,6 +191,9 @@ func (s *Server) publishedBefore(w http.ResponseWriter, r *http.Request, in publ
 		return s.internal(r, err)
 	}
 	first, same := samePublish(out.Item, in, ev)
+	if c, ok := trace.Parse(str(out.Item, outbox.AttrTraceParent)); ok {
+		first.TraceParent = c.String() // the first publish's trace
+	}
 	if !same {
 		return problem(http.StatusConflict, "an event with the id %q exists, and this request is not the one that wrote it: "+
 			"publish a different event under another id (or Idempotency-Key)", ev.ID)
@@ -198,13 +207,7 @@ func (s *Server) publishedBefore(w http.ResponseWriter, r *http.Request, in publ
 // (ev resolved from it) is the one that wrote it: the same tenant, type,
 // payload, endpoint and sequence, and the same time if in gives one.
 func samePublish(item map[string]types.AttributeValue, in publishInput, ev outbox.Event) (outbox.Event, bool) {
-	str := func(k string) string {
-		v, _ := item[k].(*types.AttributeValueMemberS)
-		if v == nil {
-			return ""
-		}
-		return v.Value
-	}
+	str := func(k string) string { return str(item, k) }
 	stored := outbox.Event{ID: str(outbox.AttrID), TenantID: str(outbox.AttrTenantID), Type: str(outbox.AttrType),
 		Payload: json.RawMessage(str(outbox.AttrPayload)), EndpointID: str(outbox.AttrEndpointID)}
 	at, err := time.Parse(time.RFC3339Nano, str(outbox.AttrOccurredAt))
@@ -225,13 +228,26 @@ func samePublish(item map[string]types.AttributeValue, in publishInput, ev outbo
 	return stored, same
 }
 
+// str is the string attribute k of item, "" when it is not one.
+func str(item map[string]types.AttributeValue, k string) string {
+	v, _ := item[k].(*types.AttributeValueMemberS)
+	if v == nil {
+		return ""
+	}
+	return v.Value
+}
+
 func equalSeq(a, b *int64) bool {
 	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }
 
 // publishedView is the answer to a publish: the event, without its payload.
 func publishedView(ev outbox.Event) PublishedEventView {
-	return PublishedEventView{ID: ev.ID, Type: ev.Type, OccurredAt: ev.OccurredAt.UTC(), EndpointID: ev.EndpointID, Sequence: ev.Sequence}
+	v := PublishedEventView{ID: ev.ID, Type: ev.Type, OccurredAt: ev.OccurredAt.UTC(), EndpointID: ev.EndpointID, Sequence: ev.Sequence}
+	if c, ok := trace.Parse(ev.TraceParent); ok {
+		v.TraceID = c.TraceIDHex()
+	}
+	return v
 }
 
 // outboxProblem answers an event that fails the outbox contract

@@ -16,6 +16,7 @@ import (
 	"github.com/hookline/hookline/internal/api"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/opevent"
+	"github.com/hookline/hookline/internal/trace"
 	"github.com/hookline/hookline/outbox"
 	"github.com/stretchr/testify/require"
 )
@@ -107,14 +108,20 @@ func TestPublishWritesTheEventIntoTheOutbox(t *testing.T) {
 	e := newEnv(t)
 	key := e.newTenant("acme")
 	ep := e.createEndpoint(key, nil)
-	rec := e.do("POST", "/v1/events", key, `{"id":"evt_1","type":"order.created","payload":{"order":1, "note": null},"endpoint_id":"`+ep.ID+`","sequence":7}`)
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	rec := e.do("POST", "/v1/events", key, `{"id":"evt_1","type":"order.created","payload":{"order":1, "note": null},"endpoint_id":"`+ep.ID+`","sequence":7}`, "traceparent", tp)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	require.JSONEq(t, `{"id":"acme:evt_1","type":"order.created","occurred_at":"2026-03-14T15:09:26Z","endpoint_id":"`+ep.ID+`","sequence":7}`, rec.Body.String(),
-		"the id given, in the tenant's namespace")
+	require.JSONEq(t, `{"id":"acme:evt_1","type":"order.created","occurred_at":"2026-03-14T15:09:26Z","endpoint_id":"`+ep.ID+`","sequence":7,"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736"}`, rec.Body.String(),
+		"the id given, in the tenant's namespace, in the producer's trace")
 	require.Equal(t, "acme:evt_1", api.TenantEventID("acme", "evt_1"))
 	require.Empty(t, rec.Header().Get(api.ReplayedHeader))
 	item, ok := e.outbox().get("acme:evt_1")
 	require.True(t, ok)
+	stored, ok := trace.Parse(item[outbox.AttrTraceParent])
+	require.True(t, ok)
+	require.Equal(t, "4bf92f3577b34da6a3ce929d0e0e4736", stored.TraceIDHex())
+	require.NotEqual(t, "00f067aa0ba902b7", stored.SpanIDHex(), "the publish's span, a child of the producer's")
+	delete(item, outbox.AttrTraceParent)
 	require.Equal(t, map[string]string{
 		outbox.AttrID: "acme:evt_1", outbox.AttrTenantID: "acme", outbox.AttrType: "order.created",
 		outbox.AttrPayload: `{"order":1, "note": null}`, outbox.AttrOccurredAt: "2026-03-14T15:09:26Z",
@@ -164,14 +171,15 @@ func TestPublishIsIdempotent(t *testing.T) {
 	// new event is (issue 23: ids cannot be probed across tenants): ids are
 	// in each tenant's namespace, so it is one, written beside A's.
 	fresh := e.newTenant("other2")
-	cross := e.do("POST", "/v1/events", keyB, body)
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" // one trace: the answers compare equal
+	cross := e.do("POST", "/v1/events", keyB, body, "traceparent", tp)
 	require.Equal(t, http.StatusAccepted, cross.Code, cross.Body.String())
-	never := e.do("POST", "/v1/events", fresh, body)
+	never := e.do("POST", "/v1/events", fresh, body, "traceparent", tp)
 	require.Equal(t, http.StatusAccepted, never.Code, never.Body.String())
 	require.Equal(t, strings.ReplaceAll(never.Body.String(), "other2:", "other:"), cross.Body.String(), "as an id no tenant used")
 	require.Equal(t, never.Header(), cross.Header())
 	require.NotContains(t, cross.Body.String(), "acme")
-	require.JSONEq(t, `{"id":"other:evt_same","type":"order.created","occurred_at":"2026-03-14T15:09:29Z"}`, cross.Body.String())
+	require.JSONEq(t, `{"id":"other:evt_same","type":"order.created","occurred_at":"2026-03-14T15:09:29Z","trace_id":"4bf92f3577b34da6a3ce929d0e0e4736"}`, cross.Body.String())
 	item, _ := e.outbox().get("acme:evt_same")
 	require.Equal(t, "acme", item[outbox.AttrTenantID], "A's event is unchanged")
 	item, _ = e.outbox().get("other:evt_same")
@@ -342,4 +350,30 @@ func TestEventRoutesWithoutAnOutboxAnswer503(t *testing.T) {
 	e.h = e.srv.Handler()
 	requireProblem(t, e.do("POST", "/v1/events", key, `{"type":"a","payload":{}}`), http.StatusServiceUnavailable)
 	requireProblem(t, e.do("POST", "/v1/endpoints/"+ep.ID+"/test", key, nil), http.StatusServiceUnavailable)
+}
+
+// A publish without a traceparent, or with a hostile one, starts a trace:
+// never a 4xx or 5xx for it; the answer names the trace, which the outbox
+// item carries.
+func TestPublishTraceParent(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	key := e.newTenant("acme")
+	e.createEndpoint(key, nil)
+	for i, h := range []string{"", "garbage", "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01", "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+		"ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "<script>alert(1)</script>", strings.Repeat("a", 8000)} {
+		var hdr []string
+		if h != "" {
+			hdr = []string{"traceparent", h}
+		}
+		rec := e.do("POST", "/v1/events", key, `{"id":"evt_t`+strconv.Itoa(i)+`","type":"order.created","payload":{}}`, hdr...)
+		require.Equal(t, http.StatusAccepted, rec.Code, "%q: %s", h, rec.Body.String())
+		v := decodeJSON[api.PublishedEventView](t, rec)
+		require.Len(t, v.TraceID, 32, "%q: a fresh trace", h)
+		require.NotEqual(t, "4bf92f3577b34da6a3ce929d0e0e4736", v.TraceID)
+		item, _ := e.outbox().get(v.ID)
+		c, ok := trace.Parse(item[outbox.AttrTraceParent])
+		require.True(t, ok)
+		require.Equal(t, v.TraceID, c.TraceIDHex())
+	}
 }

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/internal/trace"
 )
 
 // DeliveryQueue is what a resend needs of SQS: one message on the delivery
@@ -103,15 +105,20 @@ func (s *Server) resendDelivered(w http.ResponseWriter, r *http.Request, d domai
 		return s.internal(r, err)
 	}
 	now := s.now().UTC()
+	// In the event's trace: its outbox item's, else the one enqueue derived.
+	span := s.Tracer.Start(trace.Or(ev.TraceParent, trace.Derive(trace.EventKey(d.TenantID, ev.ID), ev.OccurredAt)), "api.resend")
+	defer span.End(r.Context(), slog.String("tenant_id", d.TenantID), slog.String("delivery_id", d.DeliveryID))
 	body, err := message.Encode(message.Message{
 		DeliveryID: d.DeliveryID, TenantID: d.TenantID, EndpointID: d.EndpointID, EventID: ev.ID, EventType: ev.Type,
 		OccurredAt: ev.OccurredAt, Sequence: ev.Sequence, Payload: ev.Payload, ReplayedAt: &now, Resend: true,
+		TraceParent: span.TraceParent(),
 	})
 	if err != nil {
 		return s.internal(r, err)
 	}
 	// In its tenant's message group (message.GroupID), as enqueue sent it.
-	in := &sqs.SendMessageInput{QueueUrl: aws.String(s.DeliveryQueueURL), MessageBody: aws.String(string(body)), MessageGroupId: message.GroupID(d.TenantID)}
+	in := &sqs.SendMessageInput{QueueUrl: aws.String(s.DeliveryQueueURL), MessageBody: aws.String(string(body)), MessageGroupId: message.GroupID(d.TenantID),
+		MessageAttributes: message.TraceAttributes(span.TraceParent())}
 	if _, err := s.DeliveryQueue.SendMessage(r.Context(), in); err != nil {
 		return s.internal(r, err)
 	}

@@ -107,7 +107,7 @@ func (w *Worker) completed(ctx context.Context, _ *domain.ReplayJob) error {
 
 func (w *Worker) replayer() *replay.Replayer {
 	return &replay.Replayer{Store: w.Store, Queue: w.Queue, DeliveryQueueURL: w.DeliveryQueueURL, Config: w.Config,
-		Now: w.Now, Rand: w.Rand, Metrics: w.Metrics}
+		Now: w.Now, Rand: w.Rand, Metrics: w.Metrics, Tracer: w.Tracer}
 }
 
 // redriveStep runs one step of the operator's redrive (dlq.Redriver); the

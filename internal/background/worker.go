@@ -11,6 +11,7 @@ import (
 	"github.com/hookline/hookline/internal/jobs"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/opevent"
+	"github.com/hookline/hookline/internal/trace"
 )
 
 // Worker is the replay function's handler: Handle runs each message of a
@@ -36,6 +37,9 @@ type Worker struct {
 	// Metrics receives Replayed, the TenantDLQDepth gauges and
 	// DLQDepthCorrections (EMF). Nil: none.
 	Metrics *metrics.Writer
+	// Tracer emits the replay jobs' spans (replay.Replayer.Tracer). Nil:
+	// none.
+	Tracer *trace.Tracer
 	// Notices writes the delivery.dead summaries into the outbox. Nil: the
 	// notices are dropped, and the sweep's missed deaths not noted.
 	Notices opevent.Emitter

@@ -194,7 +194,9 @@ func (w *Redriver) sendBack(ctx context.Context, body string, msg message.Messag
 	if again, err := message.Replayed(body, w.now()); err == nil {
 		body = again
 	}
-	in := &sqs.SendMessageInput{QueueUrl: &w.DeliveryQueueURL, MessageBody: &body, DelaySeconds: w.Delay(n), MessageGroupId: message.GroupID(msg.TenantID)}
+	// Its trace context (the body's, kept) mirrored in its attribute.
+	in := &sqs.SendMessageInput{QueueUrl: &w.DeliveryQueueURL, MessageBody: &body, DelaySeconds: w.Delay(n), MessageGroupId: message.GroupID(msg.TenantID),
+		MessageAttributes: message.TraceAttributes(msg.TraceParent)}
 	if _, err := w.Queue.SendMessage(ctx, in); err != nil {
 		return fmt.Errorf("redrive delivery %s: %w", msg.DeliveryID, err)
 	}

@@ -19,6 +19,9 @@ type Event struct {
 	Sequence *int64
 	// Payload is the event's JSON document, nil when not read.
 	Payload json.RawMessage
+	// TraceParent is the trace context its outbox item carries (the
+	// producer's, or the API's publish span), "" when none or not read.
+	TraceParent string
 }
 
 // EventFilter selects a tenant's events. Zero fields select all: Type an

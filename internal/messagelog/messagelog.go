@@ -189,6 +189,9 @@ func eventOf(item map[string]types.AttributeValue) (domain.Event, error) {
 			e.Sequence = &v
 		}
 	}
+	if outbox.ValidTraceParent(str(item, outbox.AttrTraceParent)) {
+		e.TraceParent = str(item, outbox.AttrTraceParent)
+	}
 	if p, ok := item[outbox.AttrPayload].(*types.AttributeValueMemberS); ok && json.Valid([]byte(p.Value)) {
 		e.Payload = json.RawMessage(p.Value)
 	}

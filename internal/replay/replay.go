@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/internal/trace"
 )
 
 // Store is what a replay needs of the state table, composed of one small
@@ -68,6 +70,21 @@ type Replayer struct {
 	Rand func() float64
 	// Metrics receives Replayed. Nil: none.
 	Metrics *metrics.Writer
+	// Tracer emits each step's span ("replay.step", in the job's own
+	// trace) and each replayed delivery's ("replay.send", in its event's
+	// trace: the replayed attempts are its children). Nil: none emitted;
+	// the messages still carry their trace context.
+	Tracer *trace.Tracer
+}
+
+// stepSpan starts the span of one of j's steps, in the trace derived
+// from the job.
+func (w *Replayer) stepSpan(j *domain.ReplayJob) (end func(context.Context)) {
+	sp := w.Tracer.Start(trace.Derive("job/"+j.JobID, j.CreatedAt), "replay.step")
+	return func(ctx context.Context) {
+		sp.End(ctx, slog.String("tenant_id", j.TenantID), slog.String("job_id", j.JobID), slog.Int("step", j.Steps),
+			slog.Int("matched", j.Matched), slog.Int("replayed", j.Replayed))
+	}
 }
 
 func (w *Replayer) now() time.Time {
@@ -85,6 +102,7 @@ func (w *Replayer) cfg() jobs.Config { return w.Config.WithDefaults() }
 // paced. It reports done when nothing follows, else how long until the
 // paced sends are due (jobs.StepFunc).
 func (w *Replayer) Step(ctx context.Context, j *domain.ReplayJob) (done bool, next time.Duration, err error) {
+	defer w.stepSpan(j)(ctx)
 	ids := j.Pending
 	// A resumed step is the last if its checkpoint says so: a filter's last
 	// page leaves no cursor (a job by ids is checked below).
@@ -226,13 +244,14 @@ func (r *replaySends) add(ctx context.Context, id string, d domain.Delivery) err
 	r.sent++
 	// Its age counts from the replay: an event older than the retry
 	// policy's maximum age is still attempted.
-	body, err := message.Replayed(d.Message, r.w.now())
+	var tp string
+	body, err := message.Replayed(d.Message, r.w.now(), func(m *message.Message) { tp = r.traceSend(ctx, m) })
 	if err != nil {
 		body = d.Message // deliver parks a malformed message dead again, with its reason
 	}
 	// In its tenant's message group (message.GroupID), as enqueue sent it.
 	e := sqstypes.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(len(r.batch))), MessageBody: aws.String(body), DelaySeconds: delay,
-		MessageGroupId: message.GroupID(cmp.Or(d.TenantID, r.j.TenantID))}
+		MessageGroupId: message.GroupID(cmp.Or(d.TenantID, r.j.TenantID)), MessageAttributes: message.TraceAttributes(tp)}
 	if !message.Fits(r.batch, e) {
 		// Ten entries, or SQS's 256 KiB for the request: send what is
 		// gathered first.
@@ -244,6 +263,16 @@ func (r *replaySends) add(ctx context.Context, id string, d domain.Delivery) err
 	r.batch = append(r.batch, e)
 	r.claimed = append(r.claimed, id)
 	return nil
+}
+
+// traceSend emits the span of m's replay in its event's trace and makes
+// it m's trace context, which it returns: the replayed attempts are the
+// span's children.
+func (r *replaySends) traceSend(ctx context.Context, m *message.Message) string {
+	sp := r.w.Tracer.Start(trace.Or(m.TraceParent, trace.Derive(trace.EventKey(m.TenantID, m.EventID), m.OccurredAt)), "replay.send")
+	m.TraceParent = sp.TraceParent()
+	sp.End(ctx, slog.String("tenant_id", m.TenantID), slog.String("job_id", r.j.JobID), slog.String("delivery_id", m.DeliveryID))
+	return m.TraceParent
 }
 
 // flush sends the batch and releases its deliveries' claims, counting them

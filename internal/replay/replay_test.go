@@ -1,12 +1,17 @@
 package replay_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/fakes/sqsfake"
@@ -15,6 +20,7 @@ import (
 	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/store/memstore"
 	"github.com/hookline/hookline/internal/store/storetest"
+	"github.com/hookline/hookline/internal/trace"
 	"github.com/stretchr/testify/require"
 )
 
@@ -130,4 +136,56 @@ func TestReplayStepCheckpointsBeforeItSends(t *testing.T) {
 	require.True(t, done)
 	require.Len(t, e.q.Bodies(deliveryURL), 4)
 	require.Equal(t, 4, saved.Replayed)
+}
+
+// A replayed message stays in its event's trace: its new context is the
+// replay's send span, a child of the context the dead message carried,
+// mirrored in its attribute; each step is a span of the job's own trace.
+func TestReplayKeepsTheEventsTrace(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	var buf bytes.Buffer
+	e.r.Tracer = &trace.Tracer{Service: "replay", Log: slog.New(slog.NewJSONHandler(&buf, nil))}
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	b, _ := json.Marshal(message.Message{DeliveryID: "d1", TenantID: "acme", EndpointID: "ep_1", EventID: "evt_d1", EventType: "order.created",
+		OccurredAt: e.clk.Now().Add(-time.Hour), Payload: json.RawMessage(`{}`), TraceParent: tp})
+	dead := e.clk.Now().Add(-time.Minute)
+	e.st.PutDelivery(domain.Delivery{DeliveryID: "d1", TenantID: "acme", EndpointID: "ep_1", State: domain.StateDead, Message: string(b), DeadAt: &dead, DeadReason: domain.ReasonAttemptsExhausted})
+	e.put("d2", "acme", "ep_1", domain.StateDead) // of an earlier version: no context
+	j := &domain.ReplayJob{JobID: "rj_t", TenantID: "acme", Kind: domain.KindIDs, IDs: []string{"d1", "d2"}, CreatedAt: e.clk.Now()}
+	require.NoError(t, e.st.CreateJob(context.Background(), j, 3))
+	done, _, err := e.r.Step(context.Background(), j)
+	require.NoError(t, err)
+	require.True(t, done)
+
+	lines := map[string]map[string]any{}
+	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &m))
+		attrs := m["attributes"].(map[string]any)
+		lines[m["name"].(string)+"/"+fmt.Sprint(attrs["delivery_id"])] = m
+	}
+	step := lines["replay.step/<nil>"]
+	require.NotNil(t, step, buf.String())
+	require.Equal(t, 2.0, step["attributes"].(map[string]any)["replayed"])
+	require.NotEqual(t, "4bf92f3577b34da6a3ce929d0e0e4736", step["trace_id"], "the job's own trace")
+
+	msgs := e.q.Messages(deliveryURL)
+	require.Len(t, msgs, 2)
+	for _, m := range msgs {
+		body, err := message.Decode(m.Body)
+		require.NoError(t, err)
+		send := lines["replay.send/"+body.DeliveryID]
+		c, ok := trace.Parse(body.TraceParent)
+		require.True(t, ok)
+		require.Equal(t, send["trace_id"], c.TraceIDHex())
+		require.Equal(t, send["span_id"], c.SpanIDHex(), "the next attempt's parent is the replay's send")
+		require.Equal(t, body.TraceParent, aws.ToString(m.Attributes[message.TraceAttribute].StringValue))
+		if body.DeliveryID == "d1" {
+			require.Equal(t, "4bf92f3577b34da6a3ce929d0e0e4736", c.TraceIDHex())
+			require.Equal(t, "00f067aa0ba902b7", send["parent_span_id"])
+		} else {
+			require.Equal(t, trace.Derive(trace.EventKey("acme", "evt_d2"), body.OccurredAt).TraceIDHex(), c.TraceIDHex(), "the trace enqueue derived")
+		}
+	}
 }

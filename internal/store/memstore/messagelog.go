@@ -92,7 +92,7 @@ func (l *MessageLog) ListEvents(_ context.Context, tenantID string, f domain.Eve
 	var out []domain.Event
 	for _, k := range keys {
 		e := byKey[k]
-		e.Payload, e.Sequence = nil, nil // the index projects neither
+		e.Payload, e.Sequence, e.TraceParent = nil, nil, "" // the index projects none of them
 		out = append(out, e)
 		if len(out) == limit {
 			return out, base64.RawURLEncoding.EncodeToString([]byte(fp + "\n" + k)), nil
