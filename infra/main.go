@@ -69,6 +69,8 @@
 //	operatorEventsToAlarms
 //	                "true" sends the operational events on the operator's bus to the alarm topic (default
 //	                false)
+//	tracing         "true" turns on X-Ray active tracing: the functions also send their spans to X-Ray
+//	                (default false: span log lines only)
 //	tenantDLQAlarm  per-tenant DLQ depth alarm threshold (default 100)
 //	sweepInterval   how often the DLQ and the tenant DLQ depths are reconciled with the index (default 5m)
 //	deliverMaxConcurrency

@@ -117,6 +117,8 @@ var settings = []setting{
 		"subscribe this address to the alarm topic (default none)"},
 	{"operatorEventsToAlarms", to(boolean, func(c *config) *bool { return &c.OperatorEventsToAlarms }),
 		`"true" sends the operational events on the operator's bus to the alarm topic (default false)`},
+	{"tracing", to(boolean, func(c *config) *bool { return &c.Tracing }),
+		`"true" turns on X-Ray active tracing: the functions also send their spans to X-Ray (default false: span log lines only)`},
 	{"tenantDLQAlarm", to(positive, func(c *config) *int { return &c.TenantDLQAlarmThreshold }),
 		"per-tenant DLQ depth alarm threshold (default 100)"},
 	{"sweepInterval", to(time.ParseDuration, func(c *config) *time.Duration { return &c.SweepInterval }),

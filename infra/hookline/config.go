@@ -319,6 +319,13 @@ type Props struct {
 	Faults string
 	// LogLevel of the functions' JSON logs: DEBUG, INFO (default), WARN, ERROR.
 	LogLevel string
+	// Tracing turns on X-Ray active tracing for the four functions
+	// (Lambda's TracingConfig Active, and the xray:PutTraceSegments and
+	// xray:PutTelemetryRecords grant it needs): each function then also
+	// sends its spans, in each event's trace, to the X-Ray daemon
+	// (package trace). Default false: the spans are JSON log lines only
+	// (always written), and no X-Ray charge.
+	Tracing bool
 	// ConsoleFrameAncestors are the pages that may show the console in a
 	// frame (a SaaS embedding it for its customers): the console's CSP
 	// frame-ancestors, each 'self' or an origin such as

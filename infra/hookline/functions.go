@@ -103,6 +103,8 @@ type pipelineProps struct {
 	EnqueueSendConcurrency int
 	// LogLevel of both functions.
 	LogLevel string
+	// Tracing is Props.Tracing.
+	Tracing bool
 	// DeliveryRetention is how long the records both functions write are
 	// kept. Zero: fnenv.DefaultDeliveryRetention (15 days).
 	DeliveryRetention time.Duration
@@ -131,7 +133,7 @@ type pipelineFunctions struct {
 // each does.
 func newPipelineFunctions(scope constructs.Construct, id string, p pipelineProps) pipelineFunctions {
 	c := constructs.NewConstruct(scope, &id)
-	fns := functionDefaults{Architecture: p.Architecture, Code: p.Code, LogLevel: p.LogLevel, StateTable: p.Tables.State, DeliveryRetention: p.DeliveryRetention}
+	fns := functionDefaults{Architecture: p.Architecture, Code: p.Code, LogLevel: p.LogLevel, StateTable: p.Tables.State, DeliveryRetention: p.DeliveryRetention, Tracing: p.Tracing}
 	newFn := func(name string, timeout time.Duration, env map[string]string, tune ...func(*awslambda.FunctionProps)) awslambda.Function {
 		return fns.new(c, name, timeout, env, tune...)
 	}
@@ -199,12 +201,15 @@ type functionDefaults struct {
 	// DeliveryRetention is the records' retention every function's store
 	// writes (Props.DeliveryRetention); zero: the default.
 	DeliveryRetention time.Duration
+	// Tracing is Props.Tracing: X-Ray active tracing, and the functions
+	// told to send their spans to the daemon.
+	Tracing bool
 }
 
 // common is what every function's environment holds: the state table and
 // the log level.
 func (d functionDefaults) common() fnenv.Common {
-	return fnenv.Common{StateTable: *d.StateTable.TableName(), LogLevel: d.LogLevel, DeliveryRetention: d.DeliveryRetention}
+	return fnenv.Common{StateTable: *d.StateTable.TableName(), LogLevel: d.LogLevel, DeliveryRetention: d.DeliveryRetention, XRay: d.Tracing}
 }
 
 // allowRecursiveLoop lets the deliver function's chains of sends to its own
@@ -257,6 +262,11 @@ func (d functionDefaults) new(scope constructs.Construct, name string, timeout t
 		Timeout:      awscdk.Duration_Seconds(jsii.Number(timeout.Seconds())),
 		Environment:  &vars,
 		LogGroup:     logs,
+	}
+	if d.Tracing {
+		// CDK grants xray:PutTraceSegments and xray:PutTelemetryRecords
+		// (on *: X-Ray has no resource-level permissions) to the role.
+		props.Tracing = awslambda.Tracing_ACTIVE
 	}
 	for _, t := range tune {
 		t(props)

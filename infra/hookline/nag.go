@@ -35,6 +35,8 @@ type nagTargets struct {
 	// LogicalIDPrefix is the instance's (logicalIDPrefix), which its
 	// alarms' names start with after the stack's name.
 	LogicalIDPrefix string
+	// Tracing is Props.Tracing: each function's role has X-Ray's grant.
+	Tracing bool
 }
 
 // nagSuppressions lists the accepted findings of the instance.
@@ -76,6 +78,15 @@ func nagSuppressions(t nagTargets) []nagSuppression {
 			"own account is denied unless Props.DestinationOwnAccount.",
 		AppliesTo: []string{"Resource::arn:<AWS::Partition>:iam::*:role/*"},
 	})
+	if t.Tracing {
+		for _, name := range []string{"Api", "Deliver", "Enqueue", "Replay"} {
+			list = append(list, nagSuppression{
+				Rule: "AwsSolutions-IAM5", On: t.Functions[name].Role(), AppliesTo: []string{"Resource::*"},
+				Reason: "xray:PutTraceSegments and xray:PutTelemetryRecords, which X-Ray active tracing (Props.Tracing) needs, have no " +
+					"resource-level permissions: IAM only accepts them on *.",
+			})
+		}
+	}
 	return list
 }
 

@@ -27,6 +27,7 @@ func TestNagAwsSolutions(t *testing.T) {
 		Code:                   CodeFromDir(fakeAssets(t)),
 		AlarmEmail:             "oncall@example.com",
 		OperatorEventsToAlarms: true, // every resource, the opt-in ones too
+		Tracing:                true,
 	})
 	require.NoError(t, err)
 	awscdk.Aspects_Of(app).Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{

@@ -127,7 +127,7 @@ func newHookline(scope constructs.Construct, id string, props *Props) (*Hookline
 	bus := newOperatorBus(c, "OperatorEvents")
 	fns := newPipelineFunctions(c, "Pipeline", pipelineFunctionsProps(p, code, tables, queues, secretsKey, bus.Bus, deliver))
 
-	defaults := functionDefaults{Architecture: p.Architecture, Code: code, LogLevel: p.LogLevel, StateTable: tables.State, DeliveryRetention: p.DeliveryRetention}
+	defaults := functionDefaults{Architecture: p.Architecture, Code: code, LogLevel: p.LogLevel, StateTable: tables.State, DeliveryRetention: p.DeliveryRetention, Tracing: p.Tracing}
 	replay := newReplay(c, "Replay", replayPropsOf(p, defaults, queues, tables))
 	grantNotices(fns.Deliver, tables.Outbox, replay.Ops)
 	httpAPI := newAPI(c, "Api", apiPropsOf(p, defaults, deliver, replay, tables, queues, secretsKey, alarmPrefix))
@@ -142,7 +142,7 @@ func newHookline(scope constructs.Construct, id string, props *Props) (*Hookline
 
 	accepted := nagSuppressions(nagTargets{
 		API: httpAPI, EnqueueFailures: queues.EnqueueFailures, StateTable: tables.State,
-		Enqueue: fns.Enqueue, Functions: functions, LogicalIDPrefix: logicalIDPrefix(c),
+		Enqueue: fns.Enqueue, Functions: functions, LogicalIDPrefix: logicalIDPrefix(c), Tracing: p.Tracing,
 	})
 	suppressNagFindings(accepted)
 
@@ -300,6 +300,7 @@ func pipelineFunctionsProps(p Props, code map[string]awslambda.Code, tables tabl
 		EnqueueParallelization:     p.EnqueueParallelization,
 		EnqueueSendConcurrency:     p.EnqueueSendConcurrency,
 		LogLevel:                   p.LogLevel,
+		Tracing:                    p.Tracing,
 		DeliveryRetention:          p.DeliveryRetention,
 		Deliver:                    deliver,
 		Faults:                     deliver.Faults,

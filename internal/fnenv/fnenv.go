@@ -28,6 +28,9 @@ import (
 const (
 	varStateTable           = "HOOKLINE_STATE_TABLE"
 	varLogLevel             = "HOOKLINE_LOG_LEVEL"
+	varTracing              = "HOOKLINE_TRACING"
+	varXRayDaemon           = "AWS_XRAY_DAEMON_ADDRESS" // set by Lambda
+	tracingXRay             = "xray"
 	varDeliveryQueueURL     = "HOOKLINE_DELIVERY_QUEUE_URL"
 	varEventBus             = "HOOKLINE_EVENT_BUS"
 	varEnqueueFailureQueue  = "HOOKLINE_ENQUEUE_FAILURE_QUEUE_URL"
@@ -165,6 +168,22 @@ type Common struct {
 	DeliveryRetention time.Duration
 	// retentionErr is why HOOKLINE_DELIVERY_RETENTION was refused.
 	retentionErr error
+	// XRay (HOOKLINE_TRACING "xray", the construct's Tracing prop) sends
+	// the function's spans to the X-Ray daemon as well as to its log.
+	// Default off: span lines only (package trace).
+	XRay bool
+	// XRayDaemon is the daemon's address Lambda sets
+	// (AWS_XRAY_DAEMON_ADDRESS), read when XRay is on.
+	XRayDaemon string
+}
+
+// TraceDaemon is where the function sends X-Ray segments (trace.NewTracer):
+// the daemon's address with XRay on and the address set, else "".
+func (c Common) TraceDaemon() string {
+	if !c.XRay {
+		return ""
+	}
+	return c.XRayDaemon
 }
 
 // Retention is the records' retention to give the function's store.
@@ -193,6 +212,9 @@ func (c Common) Level() string { return c.LogLevel }
 
 func (c Common) vars() map[string]string {
 	v := map[string]string{varStateTable: c.StateTable, varLogLevel: c.LogLevel}
+	if c.XRay {
+		v[varTracing] = tracingXRay
+	}
 	if c.DeliveryRetention != 0 {
 		v[varDeliveryRetention] = c.DeliveryRetention.String()
 	}
@@ -200,7 +222,10 @@ func (c Common) vars() map[string]string {
 }
 
 func loadCommon(getenv func(string) string) Common {
-	c := Common{StateTable: getenv(varStateTable), LogLevel: getenv(varLogLevel)}
+	c := Common{StateTable: getenv(varStateTable), LogLevel: getenv(varLogLevel), XRay: getenv(varTracing) == tracingXRay}
+	if c.XRay {
+		c.XRayDaemon = getenv(varXRayDaemon)
+	}
 	if s := getenv(varDeliveryRetention); s != "" {
 		d, err := time.ParseDuration(s)
 		if err != nil || d < 24*time.Hour {

@@ -336,3 +336,23 @@ func mustPolicy(t *testing.T, p retry.Policy) retry.Policy {
 	require.NoError(t, err)
 	return got
 }
+
+// Tracing "xray" sends spans to the daemon Lambda names; off, none, even
+// where Lambda sets the address.
+func TestTracing(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{"HOOKLINE_STATE_TABLE": "state", "HOOKLINE_DELIVERY_QUEUE_URL": "https://q", "HOOKLINE_EVENT_BUS": "ops-bus", "AWS_XRAY_DAEMON_ADDRESS": "169.254.79.129:2000"}
+	c, err := LoadEnqueue(func(k string) string { return base[k] })
+	require.NoError(t, err)
+	require.False(t, c.XRay)
+	require.Empty(t, c.TraceDaemon())
+	require.NotContains(t, c.Vars(), "HOOKLINE_TRACING")
+
+	on := EnqueueEnv{Common: Common{StateTable: "state", XRay: true}, QueueURL: "https://q", EventBus: "ops-bus"}
+	vars := on.Vars()
+	require.Equal(t, "xray", vars["HOOKLINE_TRACING"])
+	vars["AWS_XRAY_DAEMON_ADDRESS"] = base["AWS_XRAY_DAEMON_ADDRESS"]
+	c, err = LoadEnqueue(lookup(vars))
+	require.NoError(t, err)
+	require.Equal(t, "169.254.79.129:2000", c.TraceDaemon())
+}
