@@ -23,10 +23,10 @@ import (
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/jobs"
 	"github.com/hookline/hookline/internal/message"
-	"github.com/hookline/hookline/internal/trace"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/internal/store/storetest"
+	"github.com/hookline/hookline/internal/trace"
 	"github.com/stretchr/testify/require"
 )
 
