@@ -40,7 +40,6 @@ func hooklineFunctions(t *testing.T, s *synthesized) (fns map[string]map[string]
 // function, with the grant the daemon's segments need and the variable
 // that tells the function to send them; off (the default), none of it.
 func TestTracingProp(t *testing.T) {
-	t.Parallel()
 	fns, policies := hooklineFunctions(t, synth(t, Props{Tracing: true}))
 	for id, props := range fns {
 		require.Equal(t, map[string]any{"Mode": "Active"}, props["TracingConfig"], id)
