@@ -1,7 +1,10 @@
-// Package console holds the web console's static assets: one HTML page, one
-// script (an ES2020 module) and one style sheet under assets/, embedded in
-// the binary that serves them (the api function, at /console/). There is no
-// framework, no npm and no build step: the files are served as written.
+// Package console holds the web console's static assets: one HTML page,
+// its scripts (ES2020 modules: app.js, which imports charts.js, the charts
+// drawn as inline SVG with DOM APIs, and overview.js, the tenant-wide
+// overview) and style sheets (app.css, charts.css) under assets/, embedded
+// in the binary that serves them (the api function, at /console/). There is
+// no framework, no library, no npm and no build step: the files are served
+// as written.
 //
 // # Safety
 //
@@ -20,7 +23,11 @@
 // asks GET /v1/session for its scopes and renders only the buttons they
 // allow (a portal link minted without scopes reads and replays: no New
 // endpoint, Edit, Enable/Disable, Rotate secret or Send test). The tests of this package hold
-// app.js to these rules by searching it for the forbidden sinks.
+// every script to these rules by searching it for the forbidden sinks
+// (the SVG namespace's name, which charts.js passes to createElementNS, is
+// the one URL allowed: a name, never fetched). Each chart is an SVG with
+// role="img", a title and a description (the figures in words, also shown
+// as the chart's caption), its counts in data-* attributes.
 //
 // # API base
 //
@@ -51,4 +58,16 @@
 // it; lookup rows are lookup-row (data-id = delivery id); alarms-error holds
 // the detail when the alarms cannot be read; secret-dismiss clears a shown
 // secret; signout signs out.
+//
+// Charts: a row's endpoint-charts-open fills endpoint-charts (data-id =
+// endpoint id) with endpoint-charts-24h and endpoint-charts-7d;
+// nav-overview opens the overview, whose overview-charts (data-range 24h
+// or 7d) follows overview-range-24h and overview-range-7d, with class-bar
+// (data-class, data-count) and overview-row (data-id, data-attempts,
+// data-failed). In every block of charts, chart-summary is the text
+// summary, chart-bar a period's bar (data-start, data-attempts,
+// data-delivered, data-failed and a data-<class> for each failure class,
+// data-http5xx and so on) and chart-point a period's p95 (data-p95); the
+// attempts chart's data-plot-height is the height of a bar of the most
+// attempts.
 package console

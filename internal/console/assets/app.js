@@ -4,6 +4,9 @@
 // live in memory only.
 'use strict';
 
+import { endpointCharts } from './charts.js';
+import { loadOverview } from './overview.js';
+
 const $ = (id) => document.getElementById(id);
 
 // The API lives on this origin, under the path before /console/.
@@ -121,6 +124,7 @@ async function api(method, path, body) {
 }
 
 const enc = encodeURIComponent;
+const getJSON = (path) => api('GET', path);
 
 function query(params) {
   const q = new URLSearchParams();
@@ -308,10 +312,11 @@ function applyScopes() {
 function wipe() {
   for (const id of ['endpoints-body', 'dlq-body', 'endpoint-ids', 'attempts-body', 'headers-body', 'delivery-facts',
     'lookup-results', 'tenants-body', 'alarms', 'job', 'redrive-job', 'payload', 'secret',
-    'secret-endpoint', 'test-delivery', 'test-endpoint', 'delivery-id', 'replay-count', 'tenants-note']) {
+    'secret-endpoint', 'test-delivery', 'test-endpoint', 'delivery-id', 'replay-count', 'tenants-note',
+    'endpoint-charts', 'overview']) {
     clear($(id));
   }
-  for (const id of ['secret-panel', 'test-panel', 'replay-panel', 'job', 'redrive-job', 'endpoint-form']) {
+  for (const id of ['secret-panel', 'test-panel', 'replay-panel', 'job', 'redrive-job', 'endpoint-form', 'endpoint-charts']) {
     show($(id), false);
   }
   for (const f of ['signin', 'dlq-filters', 'lookup-form', 'endpoint-form']) $(f).reset();
@@ -321,8 +326,8 @@ function wipe() {
 
 // ---------- views ----------
 
-const VIEWS = ['signin', 'endpoints', 'dlq', 'delivery', 'lookup', 'operator'];
-const TENANT_VIEWS = new Set(['endpoints', 'dlq', 'delivery', 'lookup']);
+const VIEWS = ['signin', 'endpoints', 'overview', 'dlq', 'delivery', 'lookup', 'operator'];
+const TENANT_VIEWS = new Set(['endpoints', 'overview', 'dlq', 'delivery', 'lookup']);
 
 function showView(name) {
   for (const v of VIEWS) show($('view-' + v), v === name);
@@ -348,6 +353,7 @@ function route() {
   showView(name);
   const loaders = {
     endpoints: () => endpoints.pager.first(),
+    overview: () => loadOverview(getJSON, act, $('overview'), true),
     dlq: () => dlq.pager.first(),
     delivery: () => loadDelivery(),
     lookup: async () => $('lookup-event').focus(),
@@ -420,6 +426,7 @@ function endpointRow(ep) {
   const write = may(SCOPE_ENDPOINTS);
   const rotate = may(SCOPE_SECRETS);
   const actions = el('div', { class: 'row-actions' },
+    button('Charts', 'endpoint-charts-open', (b) => act(b, () => showCharts(cur()))),
     write ? button('Edit', 'endpoint-edit', () => editEndpoint(cur())) : null,
     write ? button(ep.disabled ? 'Enable' : 'Disable', 'endpoint-toggle', (b) => act(b, () => toggleEndpoint(cur()))) : null,
     rotate ? button('Rotate secret', 'endpoint-rotate', (b) => act(b, () => rotateSecret(cur()))) : null,
@@ -427,6 +434,12 @@ function endpointRow(ep) {
     write || rotate ? null : el('span', { class: 'sub', 'data-test': 'endpoint-read-only', text: 'read only' }));
   return el('tr', { 'data-test': 'endpoint-row', 'data-id': ep.id, 'data-disabled': String(Boolean(ep.disabled)) },
     cell(who, 'Endpoint'), cell(types, 'Event types'), status, health, cell(actions, 'Actions'));
+}
+
+// showCharts draws an endpoint's last 24 hours and 7 days (charts.js).
+async function showCharts(ep) {
+  await endpointCharts(getJSON, $('endpoint-charts'), ep.id, where(ep));
+  $('endpoint-charts').scrollIntoView({ block: 'nearest' });
 }
 
 async function fillHealth(id) {
