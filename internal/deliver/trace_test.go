@@ -41,7 +41,7 @@ func enqueued(t *testing.T, f *fixture, buf *bytes.Buffer, img map[string]events
 	t.Helper()
 	q := sqsfake.New(sqsfake.Config{})
 	eh := &enqueue.Handler{Store: f.store.Store, Queue: q, QueueURL: "https://sqs.example/q", Log: slog.New(slog.NewJSONHandler(&bytes.Buffer{}, nil)),
-		Tracer: &trace.Tracer{Service: "enqueue", Log: slog.New(slog.NewJSONHandler(buf, nil))}}
+		Tracer: &trace.Tracer{Service: "enqueue", Out: buf}}
 	_, err := eh.Handle(context.Background(), events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{
 		{EventName: "INSERT", Change: events.DynamoDBStreamRecord{NewImage: img, SequenceNumber: "1"}},
 	}})
@@ -94,7 +94,7 @@ func TestTraceFromOutboxToReceiver(t *testing.T) {
 			w.WriteHeader(200)
 		})
 		var buf bytes.Buffer
-		f.h.Tracer = &trace.Tracer{Service: "deliver", Log: slog.New(slog.NewJSONHandler(&buf, nil))}
+		f.h.Tracer = &trace.Tracer{Service: "deliver", Out: &buf}
 		msgs := enqueued(t, f, &buf, outboxImage("evt_tr", given))
 		require.Len(t, msgs, 1)
 		require.Len(t, f.run(t, msgs[0]), 1, "503: retried")

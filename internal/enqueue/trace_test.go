@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -38,7 +37,7 @@ func TestFanOutCarriesTheProducersTrace(t *testing.T) {
 	q := &fakeQueue{}
 	h := newHandler(s, q)
 	var buf bytes.Buffer
-	h.Tracer = &trace.Tracer{Service: "enqueue", Log: slog.New(slog.NewJSONHandler(&buf, nil))}
+	h.Tracer = &trace.Tracer{Service: "enqueue", Out: &buf}
 	given := image("e1", "t1", map[string]events.DynamoDBAttributeValue{outbox.AttrTraceParent: events.NewStringAttribute(tp)})
 	hostile := image("e2", "t1", map[string]events.DynamoDBAttributeValue{outbox.AttrTraceParent: events.NewStringAttribute("00-ZZ\n<script>")})
 	wrongType := image("e3", "t1", map[string]events.DynamoDBAttributeValue{outbox.AttrTraceParent: events.NewNumberAttribute("7")})

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -145,7 +144,7 @@ func TestReplayKeepsTheEventsTrace(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	var buf bytes.Buffer
-	e.r.Tracer = &trace.Tracer{Service: "replay", Log: slog.New(slog.NewJSONHandler(&buf, nil))}
+	e.r.Tracer = &trace.Tracer{Service: "replay", Out: &buf}
 	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	b, _ := json.Marshal(message.Message{DeliveryID: "d1", TenantID: "acme", EndpointID: "ep_1", EventID: "evt_d1", EventType: "order.created",
 		OccurredAt: e.clk.Now().Add(-time.Hour), Payload: json.RawMessage(`{}`), TraceParent: tp})

@@ -4,30 +4,34 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"sync"
 	"time"
 )
 
-// Tracer emits the spans of one function: each as a JSON log line
-// ("msg":"span") on its logger, and, when XRay is set and the trace is
-// sampled, as a segment to the X-Ray daemon. A nil *Tracer starts spans
-// (their ids still travel) and emits nothing.
+// Tracer emits the spans of one function: each as a JSON line
+// ("msg":"span") on Out, and, when XRay is set and the trace is sampled,
+// as a segment to the X-Ray daemon. A nil *Tracer starts spans (their
+// ids still travel) and emits nothing.
 type Tracer struct {
 	// Service names the function ("api", "enqueue", "deliver", "replay"):
 	// the span lines' "service" and the X-Ray segments' name.
 	Service string
-	// Log receives the span lines, at INFO. Nil: none.
-	Log *slog.Logger
+	// Out receives the span lines, one Write each (the function's stdout,
+	// which Lambda sends to its log group). Nil: none.
+	Out io.Writer
 	// XRay receives the sampled spans as segments. Nil: none.
 	XRay *XRay
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+
+	mu sync.Mutex // one line at a time on Out
 }
 
-// NewTracer returns a function's tracer: span lines on w at INFO whatever
-// the function's log level (the lines are how a trace is followed), and
-// X-Ray segments to daemon (AWS_XRAY_DAEMON_ADDRESS) when it is not "".
+// NewTracer returns a function's tracer: span lines on w whatever the
+// function's log level (the lines are how a trace is followed), and X-Ray
+// segments to daemon (AWS_XRAY_DAEMON_ADDRESS) when it is not "".
 func NewTracer(service string, w io.Writer, daemon string) (*Tracer, error) {
-	t := &Tracer{Service: service, Log: slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{ReplaceAttr: lean}))}
+	t := &Tracer{Service: service, Out: w}
 	if daemon != "" {
 		x, err := DialXRay(daemon)
 		if err != nil {
@@ -36,16 +40,6 @@ func NewTracer(service string, w io.Writer, daemon string) (*Tracer, error) {
 		t.XRay = x
 	}
 	return t, nil
-}
-
-// lean drops the time and level of a span line: its start and duration
-// say when, and every span line is at INFO. Fewer bytes per attempt in
-// CloudWatch Logs.
-func lean(groups []string, a slog.Attr) slog.Attr {
-	if len(groups) == 0 && (a.Key == slog.TimeKey || a.Key == slog.LevelKey) {
-		return slog.Attr{}
-	}
-	return a
 }
 
 // Span is one piece of work in a trace, started by Tracer.Start and
@@ -84,32 +78,54 @@ func (s *Span) Context() Context { return s.ctx }
 // TraceParent is the span's traceparent header value.
 func (s *Span) TraceParent() string { return s.ctx.String() }
 
+// bufs are the buffers span lines and segments are encoded in.
+var bufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
 // End emits the span, its duration up to now, with attrs (ids, counts,
-// outcomes; never secrets or payloads).
-func (s *Span) End(ctx context.Context, attrs ...slog.Attr) {
+// outcomes; never secrets or payloads). Its line is encoded by hand, not
+// through slog: this is on every attempt's path (docs/performance.md).
+func (s *Span) End(_ context.Context, attrs ...slog.Attr) {
 	if s == nil || s.t == nil {
 		return
 	}
 	end := s.t.now()
-	if s.t.Log != nil {
-		s.t.Log.LogAttrs(ctx, slog.LevelInfo, "span", s.line(end, attrs)...)
+	bp := bufs.Get().(*[]byte)
+	defer bufs.Put(bp)
+	if s.t.Out != nil {
+		*bp = s.appendLine((*bp)[:0], end, attrs)
+		s.t.mu.Lock()
+		_, _ = s.t.Out.Write(*bp)
+		s.t.mu.Unlock()
 	}
 	if s.t.XRay != nil && s.ctx.Sampled() {
-		s.t.XRay.Send(s.segment(end, attrs))
+		*bp = s.appendSegment((*bp)[:0], end, attrs)
+		s.t.XRay.write(*bp)
 	}
 }
 
-// line is the span line's attributes.
-func (s *Span) line(end time.Time, attrs []slog.Attr) []slog.Attr {
-	out := make([]slog.Attr, 0, 8)
-	out = append(out, slog.String("trace_id", s.ctx.TraceIDHex()), slog.String("span_id", s.ctx.SpanIDHex()))
-	if p := (Context{SpanID: s.parent}).SpanIDHex(); p != "" {
-		out = append(out, slog.String("parent_span_id", p))
+// appendLine appends the span line: msg, trace_id, span_id,
+// parent_span_id (none for a root), name, service, start, duration_ms,
+// attributes (when any), and a newline.
+func (s *Span) appendLine(b []byte, end time.Time, attrs []slog.Attr) []byte {
+	b = append(b, `{"msg":"span","trace_id":"`...)
+	b = appendHex(b, s.ctx.TraceID[:])
+	b = append(b, `","span_id":"`...)
+	b = appendHex(b, s.ctx.SpanID[:])
+	if s.parent != ([8]byte{}) {
+		b = append(b, `","parent_span_id":"`...)
+		b = appendHex(b, s.parent[:])
 	}
-	out = append(out, slog.String("name", s.name), slog.String("service", s.t.Service),
-		slog.Time("start", s.start.UTC()), slog.Float64("duration_ms", float64(end.Sub(s.start).Microseconds())/1000))
+	b = append(b, `","name":`...)
+	b = appendString(b, s.name)
+	b = append(b, `,"service":`...)
+	b = appendString(b, s.t.Service)
+	b = append(b, `,"start":"`...)
+	b = s.start.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","duration_ms":`...)
+	b = appendMillis(b, end.Sub(s.start))
 	if len(attrs) > 0 {
-		out = append(out, slog.Attr{Key: "attributes", Value: slog.GroupValue(attrs...)})
+		b = append(b, `,"attributes":`...)
+		b = appendAttrs(b, attrs, false)
 	}
-	return out
+	return append(b, "}\n"...)
 }

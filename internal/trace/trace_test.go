@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"math"
 	"net"
 	"strings"
 	"testing"
@@ -117,7 +118,7 @@ func TestSpanLine(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
 	clock := time.Unix(1_800_000_000, 0)
-	tr := &Tracer{Service: "deliver", Log: slog.New(slog.NewJSONHandler(&buf, nil)), Now: func() time.Time { return clock }}
+	tr := &Tracer{Service: "deliver", Out: &buf, Now: func() time.Time { return clock }}
 	parent, _ := Parse(valid)
 	s := tr.Start(parent, "deliver.attempt")
 	clock = clock.Add(1500 * time.Microsecond)
@@ -126,6 +127,7 @@ func TestSpanLine(t *testing.T) {
 	var line map[string]any
 	require.NoError(t, json.Unmarshal(buf.Bytes(), &line))
 	require.Equal(t, "span", line["msg"])
+	require.Equal(t, "2027-01-15T08:00:00Z", line["start"])
 	require.Equal(t, parent.TraceIDHex(), line["trace_id"])
 	require.Equal(t, parent.SpanIDHex(), line["parent_span_id"])
 	require.Equal(t, s.Context().SpanIDHex(), line["span_id"])
@@ -184,4 +186,34 @@ func TestXRaySegmentsReachTheDaemon(t *testing.T) {
 	require.Equal(t, "hookline-enqueue", seg.Name)
 	require.Equal(t, map[string]any{"span": "enqueue.fanout", "deliveries": 3.0, "event_id": "ev1"}, seg.Annotations)
 	require.LessOrEqual(t, seg.StartTime, seg.EndTime)
+}
+
+// Span lines and segments are valid JSON whatever the attributes hold:
+// quotes, control characters, invalid UTF-8, odd keys, every kind.
+func TestEncodingHostileAttributes(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	tr := &Tracer{Service: "deliver\"x", Out: &buf}
+	s := tr.Start(Context{}, "a\nb\"c\\")
+	attrs := []slog.Attr{slog.String("k\"ey", "v\x00\x1f\"\\\xff\u2028é"), slog.Int("n", -3), slog.Uint64("u", 7), slog.Float64("f", 1.5),
+		slog.Float64("nan", math.NaN()), slog.Bool("b", true), slog.Duration("d", 1500*time.Microsecond), slog.Time("t", time.Unix(0, 0).UTC()), slog.Any("x", []int{1})}
+	s.End(context.Background(), attrs...)
+	var line map[string]any
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &line), buf.String())
+	require.True(t, strings.HasSuffix(buf.String(), "}\n"))
+	got := line["attributes"].(map[string]any)
+	require.Equal(t, "v\x00\x1f\"\\\ufffd\u2028é", got["k\"ey"])
+	require.Equal(t, -3.0, got["n"])
+	require.Equal(t, 7.0, got["u"])
+	require.Nil(t, got["nan"])
+	require.Equal(t, 1.5, got["d"])
+	require.Equal(t, true, got["b"])
+	require.Equal(t, "a\nb\"c\\", line["name"])
+
+	seg := s.appendSegment(nil, time.Now(), attrs)
+	head, body, _ := strings.Cut(string(seg), "\n")
+	require.JSONEq(t, `{"format":"json","version":1}`, head)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal([]byte(body), &doc), body)
+	require.Contains(t, doc["annotations"], "k_ey")
 }

@@ -2,10 +2,10 @@ package trace
 
 import (
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -61,7 +61,8 @@ func DialXRay(addr string) (*XRay, error) {
 // daemonHeader starts every datagram the daemon reads.
 const daemonHeader = "{\"format\":\"json\",\"version\":1}\n"
 
-// Segment is an X-Ray segment document, as the daemon takes it.
+// Segment is an X-Ray segment document as the daemon takes it: what a
+// span sends (appendSegment encodes the same fields).
 type Segment struct {
 	Name        string         `json:"name"`
 	ID          string         `json:"id"`
@@ -73,61 +74,60 @@ type Segment struct {
 	Annotations map[string]any `json:"annotations,omitempty"`
 }
 
-// Send writes one segment; errors are dropped (see XRay).
-func (x *XRay) Send(seg Segment) {
-	b, err := json.Marshal(seg)
-	if err != nil {
-		return
-	}
-	_, _ = x.conn.Write(append([]byte(daemonHeader), b...))
-}
+// write sends one datagram; errors are dropped (see XRay).
+func (x *XRay) write(b []byte) { _, _ = x.conn.Write(b) }
 
 // Close closes the connection.
 func (x *XRay) Close() error { return x.conn.Close() }
 
-// segment is the span as an X-Ray segment in the span's trace: named for
-// the service, its span's name and attributes as annotations.
-func (s *Span) segment(end time.Time, attrs []slog.Attr) Segment {
-	seg := Segment{
-		Name: "hookline-" + s.t.Service, ID: s.ctx.SpanIDHex(), TraceID: XRayTraceID(s.ctx),
-		ParentID:  (Context{SpanID: s.parent}).SpanIDHex(),
-		StartTime: unixSeconds(s.start), EndTime: unixSeconds(end), Origin: "AWS::Lambda::Function",
-		Annotations: map[string]any{"span": s.name},
+// appendSegment appends the daemon's header and the span as an X-Ray
+// segment in the span's trace: named for the service, its span's name and
+// attributes as annotations.
+func (s *Span) appendSegment(b []byte, end time.Time, attrs []slog.Attr) []byte {
+	b = append(b, daemonHeader...)
+	b = append(b, `{"name":`...)
+	b = appendString(b, "hookline-"+s.t.Service)
+	b = append(b, `,"id":"`...)
+	b = appendHex(b, s.ctx.SpanID[:])
+	b = append(b, `","trace_id":"1-`...)
+	b = appendHex(b, s.ctx.TraceID[:4])
+	b = append(b, '-')
+	b = appendHex(b, s.ctx.TraceID[4:])
+	if s.parent != ([8]byte{}) {
+		b = append(b, `","parent_id":"`...)
+		b = appendHex(b, s.parent[:])
 	}
-	for _, a := range attrs {
-		seg.Annotations[annotationKey(a.Key)] = annotationValue(a.Value)
+	b = append(b, `","start_time":`...)
+	b = appendSeconds(b, s.start)
+	b = append(b, `,"end_time":`...)
+	b = appendSeconds(b, end)
+	b = append(b, `,"origin":"AWS::Lambda::Function","annotations":{"span":`...)
+	b = appendString(b, s.name)
+	if len(attrs) > 0 {
+		b = append(b, ',')
+		b = appendMembers(b, attrs, true)
 	}
-	return seg
+	return append(b, "}}"...)
 }
 
-func unixSeconds(t time.Time) float64 { return float64(t.UnixMicro()) / 1e6 }
+// appendSeconds appends t in unix seconds, to the microsecond.
+func appendSeconds(b []byte, t time.Time) []byte {
+	return strconv.AppendFloat(b, float64(t.UnixMicro())/1e6, 'f', 6, 64)
+}
 
 // annotationKey is k with every character X-Ray refuses in an annotation
 // key (it takes letters, digits and underscores) as an underscore.
 func annotationKey(k string) string {
-	b := []byte(k)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
-			b[i] = '_'
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			b := []byte(k)
+			for j := i; j < len(b); j++ {
+				if c := b[j]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+					b[j] = '_'
+				}
+			}
+			return string(b)
 		}
 	}
-	return string(b)
-}
-
-// annotationValue is v as X-Ray takes an annotation: a string, a number
-// or a boolean.
-func annotationValue(v slog.Value) any {
-	switch v.Kind() {
-	case slog.KindInt64:
-		return v.Int64()
-	case slog.KindUint64:
-		return v.Uint64()
-	case slog.KindFloat64:
-		return v.Float64()
-	case slog.KindBool:
-		return v.Bool()
-	case slog.KindDuration:
-		return float64(v.Duration().Microseconds()) / 1000
-	}
-	return v.String()
+	return k
 }
