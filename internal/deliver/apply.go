@@ -95,7 +95,7 @@ func (h *Handler) observe(at *attempt) {
 	if res.Error != "" {
 		at.log = at.log.With("error", res.Error) // none on a 2xx: not printed empty on every delivery
 	}
-	at.log = at.log.With("outcome", res.Outcome.String(), "status", res.Status, "latency_ms", res.Latency.Milliseconds())
+	at.log = at.log.With("outcome", res.Outcome.String(), "class", string(Classify(*res)), "status", res.Status, "latency_ms", res.Latency.Milliseconds())
 }
 
 // applyEndpointHealth keeps the endpoint's consecutive failure count (reset

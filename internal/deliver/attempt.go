@@ -258,7 +258,9 @@ func (h *Handler) send(ctx context.Context, at *attempt) (res *sender.Result, ok
 	}
 	defer cancel()
 	msg, ep := at.in.Message, at.in.Endpoint
+	// The attempt's outcome line is its span's line (trace.Span.LineFields).
 	span := h.Tracer.Start(at.trace, "deliver.attempt")
+	at.log = at.log.With(span.LineFields()...)
 	r := h.Sender.Send(sendCtx, sender.Request{
 		URL: ep.URL, DeliveryID: msg.DeliveryID, EventID: msg.EventID, EventType: msg.EventType,
 		Attempt: at.in.Attempt, Body: at.body, Signer: at.signer, Headers: ep.Headers,
@@ -266,16 +268,16 @@ func (h *Handler) send(ctx context.Context, at *attempt) (res *sender.Result, ok
 		Timeout:     endpointTimeout(ep),
 		TraceParent: span.TraceParent(),
 	})
-	endAttemptSpan(ctx, span, msg, at.in.Attempt, r)
+	endAttemptSpan(span, msg, at.in.Attempt, r)
 	return &r, true
 }
 
-// endAttemptSpan emits an attempt's span: its delivery and number (the
-// attempt's own log line, with the same trace_id, has the tenant, the
-// endpoint and the event), outcome, class and status; its duration is
-// the attempt's latency.
-func endAttemptSpan(ctx context.Context, span *trace.Span, msg message.Message, attempt int, r sender.Result) {
-	span.End(ctx, slog.String("delivery_id", msg.DeliveryID), slog.Int("attempt", attempt),
+// endAttemptSpan ends an attempt's span, whose line is the attempt's own
+// outcome line (observe: outcome, class, status, latency_ms, beside its
+// ids): with X-Ray on, its segment carries its delivery, number, outcome,
+// class and status.
+func endAttemptSpan(span *trace.Span, msg message.Message, attempt int, r sender.Result) {
+	span.EndSegment(slog.String("delivery_id", msg.DeliveryID), slog.Int("attempt", attempt),
 		slog.String("outcome", r.Outcome.String()), slog.String("class", string(Classify(r))), slog.Int("status", r.Status))
 }
 

@@ -20,16 +20,24 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// spans are the span lines in buf.
+// spans are the spans' lines in buf, in order: the span lines
+// ("msg":"span", enqueue's) and the lines that stand for a span (deliver's
+// attempt lines, "span":"deliver.attempt"), the first of each span id.
 func spans(t *testing.T, buf *bytes.Buffer) []map[string]any {
 	t.Helper()
 	var out []map[string]any
+	seen := map[any]bool{}
 	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
 		var m map[string]any
 		require.NoError(t, json.Unmarshal([]byte(l), &m))
-		if m["msg"] == "span" {
-			out = append(out, m)
+		if m["msg"] != "span" && m["span"] == nil || seen[m["span_id"]] {
+			continue
 		}
+		if m["span"] != nil {
+			m["name"] = m["span"]
+		}
+		seen[m["span_id"]] = true
+		out = append(out, m)
 	}
 	return out
 }
@@ -95,6 +103,7 @@ func TestTraceFromOutboxToReceiver(t *testing.T) {
 		})
 		var buf bytes.Buffer
 		f.h.Tracer = &trace.Tracer{Service: "deliver", Out: &buf}
+		f.h.Log = slog.New(slog.NewJSONHandler(&buf, nil))
 		msgs := enqueued(t, f, &buf, outboxImage("evt_tr", given))
 		require.Len(t, msgs, 1)
 		require.Len(t, f.run(t, msgs[0]), 1, "503: retried")
@@ -123,12 +132,16 @@ func TestTraceFromOutboxToReceiver(t *testing.T) {
 			require.Equal(t, a["span_id"], rc.SpanIDHex(), "the receiver's parent is the attempt's span")
 		}
 		require.NotEqual(t, a1["span_id"], a2["span_id"], "each attempt a span of its own")
-		attrs := a1["attributes"].(map[string]any)
-		require.Equal(t, "retry", attrs["outcome"])
-		require.Equal(t, "http_5xx", attrs["class"])
-		require.Equal(t, 503.0, attrs["status"])
-		require.Contains(t, a1, "duration_ms", "the span's duration is the attempt's latency")
-		require.Equal(t, "delivered", a2["attributes"].(map[string]any)["outcome"])
+		// The attempt's own line is its span's: outcome, class, status,
+		// latency, with its ids.
+		require.Equal(t, "retry scheduled", a1["msg"])
+		require.Equal(t, "retry", a1["outcome"])
+		require.Equal(t, "http_5xx", a1["class"])
+		require.Equal(t, 503.0, a1["status"])
+		require.Contains(t, a1, "latency_ms")
+		require.Equal(t, traceID, a1["trace_id"])
+		require.Equal(t, "delivered", a2["outcome"])
+		require.Equal(t, "delivered", a2["msg"])
 	}
 }
 

@@ -103,6 +103,32 @@ func (s *Span) End(_ context.Context, attrs ...slog.Attr) {
 	}
 }
 
+// LineFields are the span's name and ids as log attributes ("span",
+// "span_id", "parent_span_id" when it has a parent), for a caller whose
+// own log line stands for the span: deliver's attempt line, so that an
+// attempt costs one line in CloudWatch Logs, not two. Such a span is
+// ended with EndSegment.
+func (s *Span) LineFields() []any {
+	f := []any{"span", s.name, "span_id", s.ctx.SpanIDHex()}
+	if p := (Context{SpanID: s.parent}).SpanIDHex(); p != "" {
+		f = append(f, "parent_span_id", p)
+	}
+	return f
+}
+
+// EndSegment ends a span whose line the caller writes itself
+// (LineFields): only its X-Ray segment is sent, when there is a daemon
+// and the trace is sampled.
+func (s *Span) EndSegment(attrs ...slog.Attr) {
+	if s == nil || s.t == nil || s.t.XRay == nil || !s.ctx.Sampled() {
+		return
+	}
+	bp := bufs.Get().(*[]byte)
+	defer bufs.Put(bp)
+	*bp = s.appendSegment((*bp)[:0], s.t.now(), attrs)
+	s.t.XRay.write(*bp)
+}
+
 // appendLine appends the span line: msg, trace_id, span_id,
 // parent_span_id (none for a root), name, service, start, duration_ms,
 // attributes (when any), and a newline.
