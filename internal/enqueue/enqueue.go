@@ -136,7 +136,7 @@ func (h *Handler) startSpan(inv *invocation, f *fanOut) {
 func (inv *invocation) endSpans(ctx context.Context, ok bool) {
 	for _, f := range inv.spans {
 		f.span.End(ctx, slog.String("tenant_id", f.ev.TenantID), slog.String("event_id", f.ev.ID),
-			slog.String("event_type", f.ev.Type), slog.Int("deliveries", len(f.targets)), slog.Bool("sent", ok))
+			slog.Int("deliveries", len(f.targets)), slog.Bool("sent", ok))
 	}
 }
 
