@@ -81,19 +81,22 @@ type Assumptions struct {
 	// PITR is whether point-in-time recovery is on: it is (infra/hookline/tables.go).
 	PITR bool
 
-	// EnqueueLogBytes per delivery: 0 at INFO, measured by
-	// internal/enqueue's TestLogBytesPerDelivery ("delivery sent" is a
-	// DEBUG line; "delivery created" was 264 bytes at INFO).
+	// EnqueueLogBytes per delivery: the event's fan-out span line
+	// (package trace, since issue 27), 329 bytes for a one-endpoint event,
+	// measured by internal/enqueue's TestLogBytesPerDelivery ("delivery
+	// sent" is a DEBUG line; "delivery created" was 264 bytes at INFO; 0
+	// before the span lines).
 	EnqueueLogBytes float64
-	// DeliveredLogBytes per successful attempt: the "delivered" line and
-	// its share of the batch's one EMF document, 407 bytes in a batch of
-	// ten messages, 611 in a batch of one (internal/deliver's
-	// TestLogBytesPerDelivery). It was 729 with an EMF line per message and
-	// metric.
+	// DeliveredLogBytes per successful attempt: the "delivered" line (the
+	// attempt's span, with its trace ids since issue 27) and its share of
+	// the batch's one EMF document, 527 bytes in a batch of ten messages,
+	// 731 in a batch of one (internal/deliver's TestLogBytesPerDelivery).
+	// It was 407 and 611 before the trace ids, 729 with an EMF line per
+	// message and metric.
 	DeliveredLogBytes float64
 	// RetryLogBytes per failed attempt: "retry scheduled" and its share of
-	// the EMF document, 450 bytes in a batch of ten, 713 in a batch of one
-	// (it was 935).
+	// the EMF document, 627 bytes in a batch of ten, 830 in a batch of one
+	// (450 and 713 before the trace ids; it was 935).
 	RetryLogBytes float64
 	// PlatformLogBytes per invocation: Lambda's START, END and REPORT
 	// lines in the text format, about 250 bytes (not measured here).
@@ -183,9 +186,9 @@ var InitialAssumptions = Assumptions{
 	StoredBytesPerRecord:        577,
 	StoredMonths:                0.5,
 	PITR:                        true,
-	EnqueueLogBytes:             0,
-	DeliveredLogBytes:           407,
-	RetryLogBytes:               450,
+	EnqueueLogBytes:             329,
+	DeliveredLogBytes:           527,
+	RetryLogBytes:               627,
 	PlatformLogBytes:            250,
 	DeliveriesPerDecrypt:        100,
 	EgressBytesPerAttempt:       1000,
