@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
-	"strings"
 	"testing"
 	"time"
 
@@ -19,9 +18,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// spanLine is one span as a function's log line holds it (package trace).
+// spanLine is one span as a function's log line holds it (package
+// trace): a span line ("msg":"span"), or deliver's attempt line, which
+// stands for the attempt's span ("span":"deliver.attempt", its outcome,
+// class, status and latency beside its ids).
 type spanLine struct {
 	Function   string         `json:"-"`
+	Msg        string         `json:"msg"`
 	TraceID    string         `json:"trace_id"`
 	SpanID     string         `json:"span_id"`
 	Parent     string         `json:"parent_span_id"`
@@ -29,6 +32,26 @@ type spanLine struct {
 	Start      time.Time      `json:"start"`
 	DurationMS float64        `json:"duration_ms"`
 	Attributes map[string]any `json:"attributes"`
+	// An attempt line's.
+	Span      string    `json:"span"`
+	Time      time.Time `json:"time"`
+	Outcome   string    `json:"outcome"`
+	Class     string    `json:"class"`
+	Status    float64   `json:"status"`
+	LatencyMS float64   `json:"latency_ms"`
+}
+
+// parseSpan reads a log line as a span, ok false when it stands for none.
+func parseSpan(msg string) (s spanLine, ok bool) {
+	if json.Unmarshal([]byte(msg), &s) != nil || s.SpanID == "" || (s.Msg != "span" && s.Span == "") {
+		return s, false
+	}
+	if s.Span != "" { // an attempt line: logged at the attempt's end
+		s.Name, s.DurationMS = s.Span, s.LatencyMS
+		s.Start = s.Time.Add(-time.Duration(s.LatencyMS * float64(time.Millisecond)))
+		s.Attributes = map[string]any{"msg": s.Msg, "outcome": s.Outcome, "class": s.Class, "status": s.Status}
+	}
+	return s, true
 }
 
 // logGroup is a function's log group (its LoggingConfig, else Lambda's
@@ -54,15 +77,16 @@ func spansOf(t *testing.T, functions map[string]string, traceID string, since ti
 			LogGroupName: aws.String(logGroup(t, fn)), StartTime: aws.Int64(since.Add(-time.Minute).UnixMilli()),
 			FilterPattern: aws.String(`"` + traceID + `"`),
 		})
+		seen := map[string]bool{}
 		for p.HasMorePages() {
 			page, err := p.NextPage(context.Background())
 			require.NoError(t, err)
 			for _, e := range page.Events {
-				var s spanLine
-				msg := aws.ToString(e.Message)
-				if !strings.Contains(msg, `"msg":"span"`) || json.Unmarshal([]byte(msg), &s) != nil || s.TraceID != traceID {
-					continue
+				s, ok := parseSpan(aws.ToString(e.Message))
+				if !ok || s.TraceID != traceID || seen[s.SpanID] {
+					continue // another trace's, or another line of the same attempt
 				}
+				seen[s.SpanID] = true
 				s.Function = name
 				out = append(out, s)
 			}
@@ -151,9 +175,10 @@ func TestTraceFromProducerToReceiver(t *testing.T) {
 		require.Equal(t, a.SpanID, rc.SpanIDHex(), "the receiver's parent is the attempt's span")
 	}
 	require.NotEqual(t, attempts[0].SpanID, attempts[1].SpanID, "each attempt a span of its own")
-	require.Equal(t, "retry", attempts[0].Attributes["outcome"])
-	require.EqualValues(t, 503, attempts[0].Attributes["status"])
-	require.Equal(t, "delivered", attempts[1].Attributes["outcome"])
+	require.Equal(t, "retry", attempts[0].Outcome)
+	require.Equal(t, "http_5xx", attempts[0].Class)
+	require.EqualValues(t, 503, attempts[0].Status)
+	require.Equal(t, "delivered", attempts[1].Outcome)
 }
 
 // An event published over HTTP without a traceparent gets a fresh trace
