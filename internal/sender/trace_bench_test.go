@@ -12,38 +12,100 @@ import (
 	"github.com/hookline/hookline/tooling/perf/ratio"
 )
 
-// tracedOp is sendOp as deliver makes an attempt with tracing on: the
-// attempt's span started under the message's context, its traceparent
-// sent as the header, the span ended (a JSON line, written here to
-// io.Discard as the function writes it to stdout; with xray, also a
-// segment to a UDP listener standing in for the X-Ray daemon).
-func tracedOp(b *testing.B, url string, xray bool) func() {
+// attemptOp is one attempt as deliver makes it, Send and the attempt's
+// INFO line (JSON, to io.Discard as the function writes it to stdout);
+// with tracing, as deliver does it with traces: the attempt's span started
+// under the message's context, its traceparent sent as the header, its
+// name and ids on the attempt's line (which stands for the span), and,
+// with xray, its segment sent to a UDP listener standing in for the X-Ray
+// daemon (whose reads count in the process's CPU time, as the daemon's do
+// in Lambda's execution environment).
+func attemptOp(b *testing.B, url string, tracing, xray bool) func() {
 	_, signer := newSecret(b)
 	client := newClient(b)
 	req := newRequest(url, signer)
 	ctx := context.Background()
-	tr, err := trace.NewTracer("deliver", io.Discard, "")
+	log := slog.New(slog.NewJSONHandler(io.Discard, nil)).With("delivery_id", req.DeliveryID, "attempt", req.Attempt)
+	tr := &trace.Tracer{Service: "deliver"}
+	if xray {
+		tr.XRay = daemon(b)
+	}
+	parent, _ := trace.Parse("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	return func() {
+		l := log
+		var span *trace.Span
+		if tracing {
+			span = tr.Start(parent, "deliver.attempt")
+			req.TraceParent = span.TraceParent()
+			l = l.With("trace_id", span.Context().TraceIDHex()).With(span.LineFields()...)
+		}
+		res := client.Send(ctx, req)
+		if res.Outcome != sender.Delivered {
+			b.Fatalf("%+v", res)
+		}
+		if tracing {
+			span.EndSegment(slog.String("delivery_id", req.DeliveryID), slog.Int("attempt", req.Attempt),
+				slog.String("outcome", res.Outcome.String()), slog.String("class", "delivered"), slog.Int("status", res.Status))
+		}
+		l.InfoContext(ctx, "delivered", "outcome", res.Outcome.String(), "status", res.Status, "latency_ms", res.Latency.Milliseconds())
+	}
+}
+
+// daemon is a UDP listener that reads and drops datagrams, as the X-Ray
+// daemon would, and the XRay client sending to it.
+func daemon(b *testing.B) *trace.XRay {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
-	if xray {
-		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { pc.Close() })
-		go func() { // drain, as the daemon does
-			buf := make([]byte, 64<<10)
-			for {
-				if _, _, err := pc.ReadFrom(buf); err != nil {
-					return
-				}
+	b.Cleanup(func() { pc.Close() })
+	go func() {
+		buf := make([]byte, 64<<10)
+		for {
+			if _, _, err := pc.ReadFrom(buf); err != nil {
+				return
 			}
-		}()
-		if tr.XRay, err = trace.DialXRay(pc.LocalAddr().String()); err != nil {
-			b.Fatal(err)
 		}
+	}()
+	x, err := trace.DialXRay(pc.LocalAddr().String())
+	if err != nil {
+		b.Fatal(err)
 	}
+	return x
+}
+
+// BenchmarkTracedSendVsSend measures deliver's attempt with tracing on
+// (/logs: the trace ids on its line and the traceparent header; /xray: and
+// the X-Ray segment) against the same attempt with tracing off, in the
+// same run. Printed, never asserted.
+func BenchmarkTracedSendVsSend(b *testing.B) {
+	srv := benchServer(b)
+	for _, tc := range []struct {
+		name string
+		xray bool
+	}{{"logs", false}, {"xray", true}} {
+		b.Run(tc.name, func(b *testing.B) {
+			ratio.Compare(b, "traced", attemptOp(b, srv.URL, true, tc.xray), "send", attemptOp(b, srv.URL, false, false))
+		})
+	}
+}
+
+// BenchmarkTracedSendVsBarePost is Send with tracing on (trace ids and
+// X-Ray) against a bare POST: the deliver path's target (time-x <= 1.3,
+// allocs-x <= 1.5, as BenchmarkSendVsBarePost), the attempt's line apart.
+func BenchmarkTracedSendVsBarePost(b *testing.B) {
+	srv := benchServer(b)
+	ratio.Compare(b, "traced", tracedSendOp(b, srv.URL), "bare", bareOp(b, srv.URL))
+}
+
+// tracedSendOp is sendOp with tracing on: the span, its header, its
+// segment to a stand-in daemon.
+func tracedSendOp(b *testing.B, url string) func() {
+	_, signer := newSecret(b)
+	client := newClient(b)
+	req := newRequest(url, signer)
+	ctx := context.Background()
+	tr := &trace.Tracer{Service: "deliver", XRay: daemon(b)}
 	parent, _ := trace.Parse("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
 	return func() {
 		span := tr.Start(parent, "deliver.attempt")
@@ -52,31 +114,6 @@ func tracedOp(b *testing.B, url string, xray bool) func() {
 		if res.Outcome != sender.Delivered {
 			b.Fatalf("%+v", res)
 		}
-		span.End(ctx, slog.String("delivery_id", req.DeliveryID), slog.Int("attempt", req.Attempt),
-			slog.String("outcome", res.Outcome.String()), slog.String("class", "delivered"), slog.Int("status", res.Status))
+		span.EndSegment(slog.String("delivery_id", req.DeliveryID), slog.String("outcome", res.Outcome.String()), slog.Int("status", res.Status))
 	}
-}
-
-// BenchmarkTracedSendVsSend measures the deliver path with tracing on
-// (span line; /xray: and X-Ray segment) against the same path with it off
-// (sendOp: no span, no header), in the same run, and against a bare POST
-// for the deliver path's target (time-x <= 1.3, allocs-x <= 1.5 of
-// BenchmarkSendVsBarePost). Printed, never asserted.
-func BenchmarkTracedSendVsSend(b *testing.B) {
-	srv := benchServer(b)
-	for _, tc := range []struct {
-		name string
-		xray bool
-	}{{"logs", false}, {"xray", true}} {
-		b.Run(tc.name, func(b *testing.B) {
-			ratio.Compare(b, "traced", tracedOp(b, srv.URL, tc.xray), "send", sendOp(b, srv.URL))
-		})
-	}
-}
-
-// BenchmarkTracedSendVsBarePost is the deliver path with tracing on
-// (span lines, X-Ray) against a bare POST: the deliver path's target.
-func BenchmarkTracedSendVsBarePost(b *testing.B) {
-	srv := benchServer(b)
-	ratio.Compare(b, "traced", tracedOp(b, srv.URL, true), "bare", bareOp(b, srv.URL))
 }

@@ -136,6 +136,11 @@ func main() {
 	rows = append(rows,
 		row{"deliver path", "CPU time per delivery (sign, POST, read, classify)", us(d["send-cpu-ns/op"]), us(d["bare-cpu-ns/op"]) + " bare POST", x(d["time-x"]), "≤ 1.3x"},
 		row{"deliver path", "allocations per delivery", num(d["send-allocs/op"]), num(d["bare-allocs/op"]) + " bare POST", x(d["allocs-x"]), "≤ 1.5x"})
+	tr, err := tracingRows()
+	if err != nil {
+		fail("deliver path, tracing", err)
+	}
+	rows = append(rows, tr...)
 
 	if m, err = goBench("./internal/enqueue", "EnqueueVsDecode"); err != nil {
 		fail("enqueue path", err)
@@ -212,6 +217,25 @@ func printTable(rows []row) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.area, r.measure, r.value, r.baseline, r.ratio, r.target)
 	}
 	tw.Flush()
+}
+
+// tracingRows are deliver's attempt with tracing on (its span's ids on
+// its line and the traceparent header; with X-Ray, its segment sent too)
+// against the same attempt with tracing off, and Send with tracing and
+// X-Ray on against the bare POST of the deliver path's target, in one run.
+func tracingRows() ([]row, error) {
+	m, err := goBench("./internal/sender", "TracedSendVs")
+	if err != nil {
+		return nil, err
+	}
+	logs, xray, bare := m["BenchmarkTracedSendVsSend/logs"], m["BenchmarkTracedSendVsSend/xray"], m["BenchmarkTracedSendVsBarePost"]
+	return []row{
+		{"deliver path", "CPU time per attempt, tracing on (trace ids on its line, traceparent sent) / off", us(logs["traced-cpu-ns/op"]), us(logs["send-cpu-ns/op"]) + " tracing off", x(logs["time-x"]), "(info)"},
+		{"deliver path", "allocations per attempt, tracing on / off", num(logs["traced-allocs/op"]), num(logs["send-allocs/op"]) + " tracing off", x(logs["allocs-x"]), "(info)"},
+		{"deliver path", "CPU time per attempt, tracing on with X-Ray (its segment sent too) / off", us(xray["traced-cpu-ns/op"]), us(xray["send-cpu-ns/op"]) + " tracing off", x(xray["time-x"]), "(info)"},
+		{"deliver path", "CPU time per delivery, tracing and X-Ray on (sign, POST, read, classify, span)", us(bare["traced-cpu-ns/op"]), us(bare["bare-cpu-ns/op"]) + " bare POST", x(bare["time-x"]), "≤ 1.3x"},
+		{"deliver path", "allocations per delivery, tracing and X-Ray on", num(bare["traced-allocs/op"]), num(bare["bare-allocs/op"]) + " bare POST", x(bare["allocs-x"]), "≤ 1.5x"},
+	}, nil
 }
 
 // goBench runs one benchmark of a package and returns each benchmark's
