@@ -95,7 +95,10 @@ func (h *Handler) observe(at *attempt) {
 	if res.Error != "" {
 		at.log = at.log.With("error", res.Error) // none on a 2xx: not printed empty on every delivery
 	}
-	at.log = at.log.With("outcome", res.Outcome.String(), "class", string(Classify(*res)), "status", res.Status, "latency_ms", res.Latency.Milliseconds())
+	// One With for the result and the span's ids: the line that follows
+	// stands for the attempt's span (trace.Span.LineFields).
+	fields := append(at.span.LineFields(), "outcome", res.Outcome.String(), "class", string(Classify(*res)), "status", res.Status, "latency_ms", res.Latency.Milliseconds())
+	at.log = at.log.With(fields...)
 }
 
 // applyEndpointHealth keeps the endpoint's consecutive failure count (reset

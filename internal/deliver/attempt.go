@@ -42,8 +42,9 @@ type attempt struct {
 	// admitted says the gate let the attempt through: it is to leave it.
 	admitted bool
 	// trace is the context of the hop that sent the message (traceOf):
-	// the attempt's span is its child.
+	// the attempt's span is its child, span, once sent.
 	trace trace.Context
+	span  *trace.Span
 }
 
 // traceOf is the trace context a delivery message carries: its
@@ -258,9 +259,10 @@ func (h *Handler) send(ctx context.Context, at *attempt) (res *sender.Result, ok
 	}
 	defer cancel()
 	msg, ep := at.in.Message, at.in.Endpoint
-	// The attempt's outcome line is its span's line (trace.Span.LineFields).
+	// The attempt's outcome line is its span's line (observe adds
+	// trace.Span.LineFields).
 	span := h.Tracer.Start(at.trace, "deliver.attempt")
-	at.log = at.log.With(span.LineFields()...)
+	at.span = span
 	r := h.Sender.Send(sendCtx, sender.Request{
 		URL: ep.URL, DeliveryID: msg.DeliveryID, EventID: msg.EventID, EventType: msg.EventType,
 		Attempt: at.in.Attempt, Body: at.body, Signer: at.signer, Headers: ep.Headers,

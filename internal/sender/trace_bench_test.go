@@ -25,20 +25,22 @@ func attemptOp(b *testing.B, url string, tracing, xray bool) func() {
 	client := newClient(b)
 	req := newRequest(url, signer)
 	ctx := context.Background()
-	log := slog.New(slog.NewJSONHandler(io.Discard, nil)).With("delivery_id", req.DeliveryID, "attempt", req.Attempt)
+	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	tr := &trace.Tracer{Service: "deliver"}
 	if xray {
 		tr.XRay = daemon(b)
 	}
 	parent, _ := trace.Parse("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
 	return func() {
-		l := log
+		// As deliver's begin, send and observe make the attempt's logger.
+		ids := []any{"delivery_id", req.DeliveryID, "attempt", req.Attempt}
 		var span *trace.Span
 		if tracing {
+			ids = append(ids, "trace_id", parent.TraceIDHex())
 			span = tr.Start(parent, "deliver.attempt")
 			req.TraceParent = span.TraceParent()
-			l = l.With("trace_id", span.Context().TraceIDHex()).With(span.LineFields()...)
 		}
+		l := log.With(ids...)
 		res := client.Send(ctx, req)
 		if res.Outcome != sender.Delivered {
 			b.Fatalf("%+v", res)
@@ -47,7 +49,8 @@ func attemptOp(b *testing.B, url string, tracing, xray bool) func() {
 			span.EndSegment(slog.String("delivery_id", req.DeliveryID), slog.Int("attempt", req.Attempt),
 				slog.String("outcome", res.Outcome.String()), slog.String("class", "delivered"), slog.Int("status", res.Status))
 		}
-		l.InfoContext(ctx, "delivered", "outcome", res.Outcome.String(), "status", res.Status, "latency_ms", res.Latency.Milliseconds())
+		fields := append(span.LineFields(), "outcome", res.Outcome.String(), "class", "delivered", "status", res.Status, "latency_ms", res.Latency.Milliseconds())
+		l.With(fields...).InfoContext(ctx, "delivered")
 	}
 }
 

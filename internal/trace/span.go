@@ -109,7 +109,11 @@ func (s *Span) End(_ context.Context, attrs ...slog.Attr) {
 // attempt costs one line in CloudWatch Logs, not two. Such a span is
 // ended with EndSegment.
 func (s *Span) LineFields() []any {
-	f := []any{"span", s.name, "span_id", s.ctx.SpanIDHex()}
+	if s == nil {
+		return nil
+	}
+	f := make([]any, 0, 16) // room for the caller's own fields
+	f = append(f, "span", s.name, "span_id", s.ctx.SpanIDHex())
 	if p := (Context{SpanID: s.parent}).SpanIDHex(); p != "" {
 		f = append(f, "parent_span_id", p)
 	}
