@@ -121,6 +121,10 @@ func TestConsoleHostileDataRendersAsText(t *testing.T) {
 	}`)
 	b.assertSafe("lookup of an unknown hostile id")
 
+	// The Messages page: the events, the deliveries and an opened event.
+	messagesHostile(t, b, epID, events, shows)
+	b.screenshot("hostile-messages")
+
 	// The operator's view of the tenant, whose name is hostile.
 	waitTenantDepth(t, tenantID, len(ids))
 	o := newBrowser(t, desktopWidth, desktopHeight)

@@ -150,7 +150,7 @@ func TestScriptHasNoForbiddenSink(t *testing.T) {
 func TestModulesImportOnlyTheConsolesFiles(t *testing.T) {
 	t.Parallel()
 	imp := regexp.MustCompile(`(?m)^\s*import\b[^'"]*['"]([^'"]+)['"]`)
-	for _, name := range []string{"app.js", "overview.js"} {
+	for _, name := range []string{"app.js", "overview.js", "log.js"} {
 		for _, m := range imp.FindAllStringSubmatch(read(t, Assets(), name), -1) {
 			if !strings.HasPrefix(m[1], "./") {
 				t.Errorf("%s imports %q, not a file of its own", name, m[1])
@@ -223,12 +223,19 @@ var contract = []string{
 	"replay-confirm", "replay-count", "job", "next-page", "prev-page", "delivery", "payload",
 	"headers", "attempts", "attempt-row", "lookup-event", "lookup-go", "lookup-results",
 	"tenants", "tenant-row", "dlq-depth", "alarms", "redrive", "redrive-job",
+	"nav-messages", "messages", "message-row", "message-open", "message-state", "messages-type", "messages-endpoint",
+	"messages-state", "messages-status", "messages-since", "messages-until", "messages-apply", "messages-next-page",
+	"messages-prev-page", "message-event", "message-payload", "message-delivery", "message-delivery-open",
 }
 
 func TestDOMContractHooksExist(t *testing.T) {
 	t.Parallel()
 	html := read(t, Assets(), "index.html")
-	js := read(t, Assets(), "app.js")
+	js := ""
+	scripts, _ := fs.Glob(Assets(), "*.js")
+	for _, name := range scripts {
+		js += read(t, Assets(), name)
+	}
 	for _, name := range contract {
 		inHTML := strings.Contains(html, `data-test="`+name+`"`)
 		inJS := regexp.MustCompile(`'data-test': '` + regexp.QuoteMeta(name) + `'|button\([^;\n]*, '` +

@@ -1,10 +1,10 @@
 // Package console holds the web console's static assets: one HTML page,
 // its scripts (ES2020 modules: app.js, which imports charts.js, the charts
-// drawn as inline SVG with DOM APIs, and overview.js, the tenant-wide
-// overview) and style sheets (app.css, charts.css) under assets/, embedded
-// in the binary that serves them (the api function, at /console/). There is
-// no framework, no library, no npm and no build step: the files are served
-// as written.
+// drawn as inline SVG with DOM APIs, overview.js, the tenant-wide
+// overview, and log.js, the Messages view) and style sheets (app.css,
+// charts.css) under assets/, embedded in the binary that serves them (the
+// api function, at /console/). There is no framework, no library, no npm
+// and no build step: the files are served as written.
 //
 // # Safety
 //
@@ -37,11 +37,11 @@
 //
 // # Page weight
 //
-// The budget is [BudgetGzipBytes] (40 KB) for index.html, app.js and
-// app.css, each gzipped (best compression) as a client that accepts gzip
-// would fetch them, summed. TestPageWeight fails above it. [HelloAssets] is
-// a hello-world page served the same way, the baseline `make bench`
-// compares the console against.
+// The budget is [BudgetGzipBytes] (40 KB) for index.html, app.css, app.js
+// and the modules it imports, each gzipped (best compression) as a client
+// that accepts gzip would fetch them, summed. TestPageWeight fails above
+// it. [HelloAssets] is a hello-world page served the same way, the
+// baseline `make bench` compares the console against.
 //
 // # DOM contract
 //
@@ -70,4 +70,14 @@
 // data-http5xx and so on) and chart-point a period's p95 (data-p95); the
 // attempts chart's data-plot-height is the height of a bar of the most
 // attempts.
+//
+// The Messages view (nav-messages, log.js) lists message-row rows (data-id
+// = event id; data-delivery = delivery id when the list is of deliveries,
+// under an endpoint, state or status filter), each with message-state
+// badges (data-state) and a message-open button; its filters are
+// messages-type, messages-endpoint, messages-state, messages-status (a
+// status or a class), messages-since, messages-until and messages-apply; it
+// pages with messages-prev-page / messages-next-page. An opened event is
+// message-event, with message-type, message-payload and its
+// message-delivery rows (message-delivery-open opens the delivery).
 package console

@@ -6,6 +6,7 @@
 
 import { endpointCharts } from './charts.js';
 import { loadOverview } from './overview.js';
+import { messagesView } from './log.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -322,12 +323,13 @@ function wipe() {
   for (const f of ['signin', 'dlq-filters', 'lookup-form', 'endpoint-form']) $(f).reset();
   dlq.selected.clear();
   delivery.id = null;
+  messages.wipe();
 }
 
 // ---------- views ----------
 
-const VIEWS = ['signin', 'endpoints', 'overview', 'dlq', 'delivery', 'lookup', 'operator'];
-const TENANT_VIEWS = new Set(['endpoints', 'overview', 'dlq', 'delivery', 'lookup']);
+const VIEWS = ['signin', 'endpoints', 'overview', 'dlq', 'delivery', 'lookup', 'messages', 'message', 'operator'];
+const TENANT_VIEWS = new Set(['endpoints', 'overview', 'dlq', 'delivery', 'lookup', 'messages', 'message']);
 
 function showView(name) {
   for (const v of VIEWS) show($('view-' + v), v === name);
@@ -349,6 +351,7 @@ function route() {
     else return; // an in-page anchor such as #main
   }
   if (name === 'delivery' && !delivery.id) name = 'dlq';
+  if (name === 'message' && !messages.hasEvent()) name = 'messages';
   clearError();
   showView(name);
   const loaders = {
@@ -357,6 +360,8 @@ function route() {
     dlq: () => dlq.pager.first(),
     delivery: () => loadDelivery(),
     lookup: async () => $('lookup-event').focus(),
+    messages: () => messages.list(),
+    message: () => messages.loadEvent(),
     operator: () => loadOperator(),
   };
   act(null, async () => {
@@ -1097,6 +1102,8 @@ function wire() {
     act($('lookup-go'), lookup);
   });
 
+  messages.wire();
+
   operator.pager = new Pager('tenants', loadTenants);
   $('redrive').addEventListener('click', (e) => act(e.currentTarget, redrive));
 }
@@ -1117,6 +1124,11 @@ function takePortal() {
   signIn(token, 'tenant', 'portal link');
   return true;
 }
+
+// messages is the Messages view (log.js), given the helpers it renders with.
+const messages = messagesView({
+  $, el, api, cell, button, clear, show, txt, time, query, enc, parseTime, openDelivery, fillEndpointChoices, Pager, act, route,
+});
 
 function start() {
   wire();
