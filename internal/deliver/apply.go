@@ -43,6 +43,9 @@ func (h *Handler) apply(ctx context.Context, at *attempt, dec Decision) bool {
 	case Duplicate:
 		at.log.InfoContext(ctx, "already delivered; duplicate message dropped")
 		return true
+	case Cancelled:
+		at.log.InfoContext(ctx, "delivery cancelled; message dropped unsent")
+		return true
 	case ReturnUntried:
 		// Too close to the invocation's deadline to attempt and record it:
 		// back to the queue at once, untried (it costs one receive).

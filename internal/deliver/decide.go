@@ -125,12 +125,16 @@ const (
 	// Dropped: the tenant is being erased; delete the message, write
 	// nothing, send nothing to the DLQ.
 	Dropped
+	// Cancelled: the delivery was cancelled (and the message is not a
+	// replay made after the cancel); delete the message unsent, write
+	// nothing.
+	Cancelled
 )
 
 var kindNames = [...]string{
 	Send: "send", Delivered: "delivered", Retry: "retry", Dead: "dead", Exhausted: "exhausted",
 	DeadUnrecorded: "dead_unrecorded", Duplicate: "duplicate", ReturnUntried: "return_untried",
-	Defer: "defer", Dropped: "dropped",
+	Defer: "defer", Dropped: "dropped", Cancelled: "cancelled",
 }
 
 func (k Kind) String() string {
@@ -176,7 +180,8 @@ type Decision struct {
 // Before a request (in.Result nil) it rules the attempt out, in this order,
 // for: an undecodable message, a tenant being erased, an unreadable
 // delivery (Defer: dependency), a delivery already delivered (unless the
-// message is a resend), an event past the age cap at in.Started, a retry
+// message is a resend), a cancelled one (unless the message is a replay
+// made after the cancel), an event past the age cap at in.Started, a retry
 // delay not yet run out (Defer: backoff, a hop), a missing or unreadable
 // endpoint (Defer: dependency), a disabled one, an invalid or unavailable
 // secret (Defer: dependency), a malformed body, no time left, an open
@@ -214,6 +219,8 @@ func decideBefore(in Input, p retry.Policy) Decision {
 		return wait(WaitDependency)
 	case in.Delivery.State == domain.StateDelivered && !in.Message.Resend:
 		return Decision{Kind: Duplicate}
+	case !in.Delivery.Revives(in.Message.ReplayedAt):
+		return Decision{Kind: Cancelled}
 	case p.Expired(in.Message.AgeFrom(), in.Started):
 		return deadUntried(domain.ReasonMaxAgeExceeded)
 	case !redrives(in, p) && in.Attempt > p.Attempts():

@@ -23,6 +23,9 @@ func TestDecideBeforeTheRequest(t *testing.T) {
 	replayed := old
 	replayed.ReplayedAt = ptr(t0.Add(-time.Hour))
 	delivered := domain.Delivery{DeliveryID: "d1", State: domain.StateDelivered}
+	cancelledAt := t0.Add(-time.Hour)
+	cancelled := domain.Delivery{DeliveryID: "d1", State: domain.StateCancelled, CancelledAt: &cancelledAt}
+	replayedAt := func(m message.Message, at time.Time) message.Message { m.ReplayedAt = &at; return m }
 	resend := fresh
 	resend.Resend, resend.ReplayedAt = true, ptr(t0)
 	disabled := domain.Endpoint{EndpointID: "ep_1", Disabled: true}
@@ -55,6 +58,10 @@ func TestDecideBeforeTheRequest(t *testing.T) {
 		{"a retry that came back late is sent", Input{Message: due(fresh, t0.Add(-time.Hour))}, Decision{Kind: Send}},
 		{"the age cap comes before a hop", Input{Message: due(old, t0.Add(time.Hour))}, Decision{Kind: Dead, Reason: domain.ReasonMaxAgeExceeded}},
 		{"a body that cannot be built is dead", Input{Message: fresh, Hitch: HitchBodyMalformed}, Decision{Kind: Dead, Reason: domain.ReasonMalformedMessage}},
+		{"a cancelled delivery is dropped unsent", Input{Message: fresh, Delivery: cancelled}, Decision{Kind: Cancelled}},
+		{"a cancelled delivery is dropped on its last receive too", Input{Attempt: 3, Message: fresh, Delivery: cancelled}, Decision{Kind: Cancelled}},
+		{"a replay made before the cancel is dropped", Input{Message: replayedAt(fresh, t0.Add(-2*time.Hour)), Delivery: cancelled}, Decision{Kind: Cancelled}},
+		{"a replay made after the cancel is sent", Input{Message: replayedAt(fresh, t0), Delivery: cancelled}, Decision{Kind: Send}},
 		{"a tenant being erased: dropped", Input{Attempt: 9, Message: fresh, Hitch: HitchTenantErased}, Decision{Kind: Dropped}},
 		{"no time left returns the message untried", Input{Message: fresh, Hitch: HitchNoTimeLeft}, Decision{Kind: ReturnUntried}},
 		{"no time left on the last receive returns it untried too", Input{Attempt: 3, Message: fresh, Hitch: HitchNoTimeLeft}, Decision{Kind: ReturnUntried}},

@@ -215,9 +215,9 @@ func (w *Sweeper) recordMissedDeath(ctx context.Context, d domain.Delivery, msg 
 }
 
 // IsStale reports whether a DLQ message is an old copy of a delivery that was
-// delivered, or replayed after the message was sent.
+// delivered or cancelled, or replayed after the message was sent.
 func IsStale(d domain.Delivery, sent time.Time) bool {
-	if d.State == domain.StateDelivered {
+	if d.State == domain.StateDelivered || d.State == domain.StateCancelled {
 		return true
 	}
 	// replayed_at is set when a replay claims the delivery, before it sends

@@ -10,13 +10,20 @@ import (
 type DeliveryState string
 
 // The states a delivery moves through: pending until an attempt succeeds
-// (delivered) or it is given up on (dead). A replay makes a dead delivery
-// pending again.
+// (delivered) or it is given up on (dead), or its tenant cancels it
+// (cancelled: never sent again, unless a replay sends it). A replay makes a
+// dead or cancelled delivery pending again.
 const (
 	StatePending   DeliveryState = "pending"
 	StateDelivered DeliveryState = "delivered"
 	StateDead      DeliveryState = "dead"
+	StateCancelled DeliveryState = "cancelled"
 )
+
+// DeliveryStates is every state, in the order documents show them.
+func DeliveryStates() []DeliveryState {
+	return []DeliveryState{StatePending, StateDelivered, StateDead, StateCancelled}
+}
 
 // DLQDepthDelta is what a delivery's move from one state to another does
 // to its tenant's DLQ depth (the count of its dead deliveries): +1 into
@@ -95,6 +102,21 @@ type Delivery struct {
 	ReplayClaimedAt *time.Time `dynamodbav:"replay_claimed_at,omitempty"`
 	// ReplayedBy is the last replay job that sent this delivery again.
 	ReplayedBy string `dynamodbav:"replayed_by,omitempty"`
+	// CancelledAt is when a cancel job (CancelledBy) cancelled it; a
+	// message of the delivery replayed after it is attempted, every other
+	// is dropped unsent.
+	CancelledAt *time.Time `dynamodbav:"cancelled_at,omitempty"`
+	CancelledBy string     `dynamodbav:"cancelled_by,omitempty"`
+}
+
+// Revives reports whether a message replayed at replayedAt (nil: not a
+// replay) may be attempted although d is cancelled: a replay made after
+// the cancel. A message of a delivery that is not cancelled always may.
+func (d Delivery) Revives(replayedAt *time.Time) bool {
+	if d.State != StateCancelled {
+		return true
+	}
+	return replayedAt != nil && d.CancelledAt != nil && replayedAt.After(*d.CancelledAt)
 }
 
 // Outcome is what an attempt did to a delivery.

@@ -10,6 +10,32 @@ type DeadFilter struct {
 	Until      time.Time `json:"until,omitzero" dynamodbav:"until,omitempty"`
 }
 
+// Range selects a tenant's deliveries through its events: those whose
+// event occurred from Since to Until (both inclusive), of EventType (""
+// any), bound for EndpointID ("" any of the tenant's), in one of States
+// (empty: every state). A KindSince job replays them; a KindCancel job
+// cancels those of one endpoint that are pending.
+type Range struct {
+	EndpointID string          `json:"endpoint_id,omitempty" dynamodbav:"endpoint_id,omitempty"`
+	EventType  string          `json:"event_type,omitempty" dynamodbav:"event_type,omitempty"`
+	Since      time.Time       `json:"since" dynamodbav:"since"`
+	Until      time.Time       `json:"until" dynamodbav:"until"`
+	States     []DeliveryState `json:"states,omitempty" dynamodbav:"states,omitempty"`
+}
+
+// Selects reports whether r's states take state s.
+func (r Range) Selects(s DeliveryState) bool {
+	if len(r.States) == 0 {
+		return true
+	}
+	for _, x := range r.States {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
 // ReplayJob is a replay of dead deliveries, run in steps by the replay
 // worker, its progress checkpointed here after every step.
 type ReplayJob struct {
@@ -41,7 +67,22 @@ type ReplayJob struct {
 	CompletedAt *time.Time `json:"completed_at,omitempty" dynamodbav:"completed_at,omitempty"`
 	// Erasure is an erase job's progress (KindErase only).
 	Erasure *Erasure `json:"erasure,omitempty" dynamodbav:"erasure,omitempty"`
+	// Range is what a KindSince or KindCancel job selects.
+	Range *Range `json:"range,omitempty" dynamodbav:"range,omitempty"`
+	// NotRebuilt counts the deliveries a KindSince job could not send
+	// again: their event's payload is past the retention, or its outbox
+	// item is gone (by reason in Skipped: SkipPayloadExpired,
+	// SkipEventGone).
+	NotRebuilt int `json:"not_rebuilt,omitempty" dynamodbav:"not_rebuilt,omitempty"`
+	// Cancelled counts the deliveries a KindCancel job cancelled;
+	// CancelledIDs names the first MaxCancelledIDs of them.
+	Cancelled    int      `json:"cancelled,omitempty" dynamodbav:"cancelled,omitempty"`
+	CancelledIDs []string `json:"cancelled_ids,omitempty" dynamodbav:"cancelled_ids,omitempty"`
 }
+
+// MaxCancelledIDs bounds the ids a cancel job's record names (its count
+// is kept whole): a job record stays far within DynamoDB's item size.
+const MaxCancelledIDs = 100
 
 // Erasure is the progress of the erasure of a tenant's data (a KindErase
 // job): the phase it is in, and how many items of each kind it deleted.
@@ -114,11 +155,20 @@ const (
 	KindRedrive JobKind = "redrive"
 	// KindErase is the operator's erasure of a tenant's data (Erasure).
 	KindErase JobKind = "erase"
+	// KindSince replays the tenant's deliveries, in any state, that its
+	// Range selects: delivered, pending and cancelled ones rebuilt from
+	// their event's outbox item, dead ones as KindFilter replays them.
+	KindSince JobKind = "since"
+	// KindCancel cancels the pending deliveries of one of the tenant's
+	// endpoints that its Range selects.
+	KindCancel JobKind = "cancel"
 )
 
 // JobKinds is every kind of job, for the runner's table to be checked
 // against.
-func JobKinds() []JobKind { return []JobKind{KindIDs, KindFilter, KindRedrive, KindErase} }
+func JobKinds() []JobKind {
+	return []JobKind{KindIDs, KindFilter, KindRedrive, KindErase, KindSince, KindCancel}
+}
 
 // JobStatus is where a replay job is.
 type JobStatus string
@@ -152,4 +202,19 @@ const (
 	// SkipStaleCopy: a DLQ message whose delivery was delivered or
 	// replayed since (the operator's redrive deletes it).
 	SkipStaleCopy = "stale_copy"
+	// SkipPayloadExpired: the event's payload is past the payload
+	// retention, so its delivery cannot be rebuilt (KindSince).
+	SkipPayloadExpired = "payload_expired"
+	// SkipEventGone: the event's outbox item is gone (expired by its TTL,
+	// or never listed), so its delivery cannot be rebuilt (KindSince).
+	SkipEventGone = "event_gone"
+	// SkipNotSelected: the delivery's state is not one the job selects.
+	SkipNotSelected = "state_not_selected"
+	// SkipNotPending: a cancel found the delivery delivered, dead or
+	// cancelled already (an attempt that ended first wins).
+	SkipNotPending = "not_pending"
+	// SkipNotRouted: a cancel found no record of the delivery and cannot
+	// tell that its event went to the endpoint (the endpoint does not take
+	// its type, or its payload filter does not match, or the event is gone).
+	SkipNotRouted = "not_routed"
 )

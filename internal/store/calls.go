@@ -66,6 +66,7 @@ var Calls = map[string][]Call{
 	"RecordAttempt":             {updateItem},
 	"RecordResendAttempt":       {updateItem},
 	"MarkDeadBeforeLastAttempt": {updateItem},
+	"CancelDelivery":            {updateItem},
 	"PutRejection":              {putItem},
 	"Rejection":                 {getItem},
 	"DisableEndpoint":           {updateItem},

@@ -194,6 +194,10 @@ func TestCallsListsWhatEachMethodCalls(t *testing.T) {
 		"RecordAttempt": func(ctx context.Context, s *Store) error {
 			return s.RecordAttempt(ctx, domain.Delivery{DeliveryID: "d", TenantID: "t"}, domain.Attempt{Number: 1, At: now}, dead)
 		},
+		"CancelDelivery": func(ctx context.Context, s *Store) error {
+			_, _, err := s.CancelDelivery(ctx, domain.Delivery{DeliveryID: "d", TenantID: "t"}, "j", now)
+			return err
+		},
 		"MarkDeadBeforeLastAttempt": func(ctx context.Context, s *Store) error {
 			return s.MarkDeadBeforeLastAttempt(ctx, domain.Delivery{DeliveryID: "d", TenantID: "t"}, "x", "{}", now)
 		},

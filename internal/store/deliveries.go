@@ -93,8 +93,22 @@ func (s *Store) RecordAttempt(ctx context.Context, d domain.Delivery, a domain.A
 			// lost, and the SDK sent it again.
 			return nil
 		}
+		o = cancelWins(d, cur, o)
 	}
 	return fmt.Errorf("record attempt %d of delivery %s: changed by others %d times in a row: %w", a.Number, d.DeliveryID, maxChangedTries, ErrConflict)
+}
+
+// cancelWins is the outcome of an attempt on a delivery read as d, whose
+// record is now cur: a cancel that won while the attempt was under way
+// keeps the delivery cancelled (the attempt is logged and counted, its
+// outcome is not), so its message is dropped when it comes back. An
+// attempt on a delivery read cancelled (a replay's, made after the
+// cancel) moves it as any attempt does.
+func cancelWins(d, cur domain.Delivery, o domain.Outcome) domain.Outcome {
+	if cur.State == domain.StateCancelled && d.State != domain.StateCancelled {
+		return domain.Outcome{State: domain.StateCancelled}
+	}
+	return o
 }
 
 // attemptLogged reports whether d's attempt log holds a already (the same

@@ -98,9 +98,30 @@ func (s *Store) RecordAttempt(_ context.Context, d domain.Delivery, a domain.Att
 		} else {
 			cur = domain.Delivery{DeliveryID: d.DeliveryID, TenantID: d.TenantID, EndpointID: d.EndpointID, EventID: d.EventID, EventType: d.EventType}
 		}
+		if cur.State == domain.StateCancelled && d.State != domain.StateCancelled {
+			// The cancel won while the attempt was under way: logged and
+			// counted, the delivery stays cancelled.
+			o = domain.Outcome{State: domain.StateCancelled}
+		}
 	}
 	s.record(cur, a, o)
 	return nil
+}
+
+// CancelDelivery marks a pending delivery, or one without a record (d's
+// ids), cancelled by job at; a delivered, dead or cancelled one is left
+// alone and returned as it is (see store.Store.CancelDelivery).
+func (s *Store) CancelDelivery(_ context.Context, d domain.Delivery, job string, at time.Time) (domain.Delivery, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec, exists := s.deliveries[d.DeliveryID]
+	if exists && rec.State != domain.StatePending {
+		return copyOf(rec), false, nil
+	}
+	rec.State, rec.CancelledAt, rec.CancelledBy = domain.StateCancelled, stamp(at), job
+	created(&rec, d, s.now())
+	s.deliveries[d.DeliveryID] = copyOf(rec)
+	return domain.Delivery{}, true, nil
 }
 
 // RecordResendAttempt logs attempt a of a resend of the delivered delivery

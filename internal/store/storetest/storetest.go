@@ -58,6 +58,7 @@ type Store interface {
 	RecordResendAttempt(ctx context.Context, d domain.Delivery, a domain.Attempt) error
 	RecordAttemptIfUnchanged(ctx context.Context, d domain.Delivery, a domain.Attempt, o domain.Outcome) error
 	MarkDeadBeforeLastAttempt(ctx context.Context, d domain.Delivery, reason domain.DeadReason, message string, at time.Time) error
+	CancelDelivery(ctx context.Context, d domain.Delivery, job string, at time.Time) (domain.Delivery, bool, error)
 
 	PutRejection(ctx context.Context, r domain.Rejection) error
 	Rejection(ctx context.Context, key string) (domain.Rejection, error)

@@ -152,6 +152,7 @@ var cases = []testCase{
 	{"an endpoint's own retry schedule and timeout: stored on create, changed apart, removed by an update to [] and 0", endpointSettingsFields},
 	{"rate slots: a window grants at most its limit between concurrent takers, windows and endpoints apart", rateSlots},
 	{"rate slots of a large limit: shards grant every slot once, at most the limit between concurrent takers", rateShards},
+	{"cancel: a pending or unrecorded delivery once; a delivered or dead one wins; an attempt under way keeps it cancelled, a replay's revives it", cancels},
 	{"a tenant's erasure: tombstone first, then every kind of its items, and nothing of another's", erasure},
 }
 
