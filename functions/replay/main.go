@@ -20,6 +20,7 @@ import (
 	"github.com/hookline/hookline/internal/erasure"
 	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/hookline/hookline/internal/jobs"
+	"github.com/hookline/hookline/internal/messagelog"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/opevent"
 	"github.com/hookline/hookline/internal/store"
@@ -49,5 +50,9 @@ func build(cfg fnenv.ReplayEnv, log *slog.Logger, aws aws.Config) (any, error) {
 		w.Notices = &opevent.Writer{DB: db, Table: cfg.OutboxTable}
 		w.Outbox = &erasure.OutboxTable{DB: db, Table: cfg.OutboxTable, NoIndex: !cfg.MessageLog, Legacy: !cfg.MessageLogSharded}
 	}
+	if cfg.OutboxTable != "" && cfg.MessageLog {
+		w.MessageLog = &messagelog.Reader{DB: db, Table: cfg.OutboxTable, Legacy: !cfg.MessageLogSharded}
+	}
+	w.PayloadRetention = cfg.PayloadRetention
 	return w.Handle, nil
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
@@ -38,6 +39,9 @@ type replayProps struct {
 	LegacyIndex bool
 	// DeadNoticeWindow is delivery.dead's coalescing window (deliver's).
 	DeadNoticeWindow time.Duration
+	// PayloadRetention is how long an event's payload may be sent again
+	// by a replay since a time (the API's, Props.PayloadRetention).
+	PayloadRetention time.Duration
 }
 
 // replayParts is the replay worker and its two queues.
@@ -105,6 +109,7 @@ func newReplayFunction(c constructs.Construct, p replayProps, jobs, ops awssqs.Q
 		MessageLog:        p.MessageLog,
 		MessageLogSharded: !p.LegacyIndex,
 		DeadNoticeWindow:  p.DeadNoticeWindow,
+		PayloadRetention:  p.PayloadRetention,
 	}.Vars(), allowReplayLoop)
 }
 
@@ -117,6 +122,12 @@ func grantReplay(fn awslambda.Function, p replayProps, jobs, ops awssqs.Queue) {
 	// A tenant's erasure: its outbox items found through the by_tenant
 	// index and deleted.
 	grantOutboxErase(fn, p.Outbox, p.MessageLog, p.LegacyIndex)
+	// A replay since a time rebuilds deliveries from their events' outbox
+	// items (GetItem), found through the same index; so does a cancel with
+	// a payload filter.
+	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee: fn, Actions: jsii.Strings("dynamodb:GetItem"), ResourceArns: jsii.Strings(*p.Outbox.TableArn()),
+	})
 	// Job (GetItem), SaveJob (PutItem), claims, releases and recorded
 	// deaths (UpdateItem), Load (BatchGetItem), Delivery and Endpoint
 	// (GetItem); ListDead and DLQDepths query the index. The depth

@@ -250,6 +250,7 @@ func replayPropsOf(p Props, defaults functionDefaults, queues deliveryQueues, ta
 		Functions: defaults, Queues: queues, Rate: p.ReplayRate, StuckAlarmThreshold: p.StuckReplayThreshold,
 		ReservedConcurrency: p.ReplayReservedConcurrency, JobsConcurrency: jobsConcurrency, OpsConcurrency: opsConcurrency,
 		Outbox: tables.Outbox, MessageLog: tables.MessageLog, LegacyIndex: tables.LegacyIndex, DeadNoticeWindow: p.DeadNoticeWindow,
+		PayloadRetention: p.PayloadRetention,
 	}
 }
 

@@ -1151,8 +1151,9 @@ func TestTenantIsolation(t *testing.T) {
 		"GET /v1/deliveries/{delivery_id}":               {},
 		"GET /v1/endpoints/{endpoint_id}/stats":          {},
 		// A's delivery is pending: A is told so (409), B that it does not exist.
-		"POST /v1/deliveries/{delivery_id}/resend": {own: http.StatusConflict},
-		"POST /v1/endpoints/{endpoint_id}/test":    {},
+		"POST /v1/deliveries/{delivery_id}/resend":        {own: http.StatusConflict},
+		"POST /v1/endpoints/{endpoint_id}/test":           {},
+		"POST /v1/endpoints/{endpoint_id}/cancel-pending": {body: map[string]any{}},
 	}
 	covered := 0
 	for _, rt := range api.Routes() {

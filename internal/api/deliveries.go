@@ -36,6 +36,7 @@ type DeliveryView struct {
 	DeliveredAt *time.Time           `json:"delivered_at,omitempty"`
 	DeadAt      *time.Time           `json:"dead_at,omitempty"`
 	ReplayedAt  *time.Time           `json:"replayed_at,omitempty"`
+	CancelledAt *time.Time           `json:"cancelled_at,omitempty"`
 	AttemptLog  []AttemptView        `json:"attempt_log"`
 }
 
@@ -43,7 +44,7 @@ func deliveryView(d domain.Delivery) DeliveryView {
 	v := DeliveryView{
 		ID: d.DeliveryID, EventID: d.EventID, EventType: d.EventType, EndpointID: d.EndpointID, State: d.State,
 		Attempts: d.Attempts, LastStatus: d.LastStatus, LastError: d.LastError, DeadReason: d.DeadReason,
-		CreatedAt: d.CreatedAt, DeliveredAt: d.DeliveredAt, DeadAt: d.DeadAt, ReplayedAt: d.ReplayedAt,
+		CreatedAt: d.CreatedAt, DeliveredAt: d.DeliveredAt, DeadAt: d.DeadAt, ReplayedAt: d.ReplayedAt, CancelledAt: d.CancelledAt,
 		AttemptLog: make([]AttemptView, 0, len(d.AttemptLog)),
 	}
 	for _, a := range d.AttemptLog {

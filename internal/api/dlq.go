@@ -52,11 +52,25 @@ type ReplayJobView struct {
 	// Erasure is an erase job's progress: the tenant, the phase under way
 	// (none once completed), and the items deleted by kind.
 	Erasure *domain.Erasure `json:"erasure,omitempty"`
+	// Range is what a replay since a time (kind since) or a cancel (kind
+	// cancel) selects.
+	Range *domain.Range `json:"range,omitempty"`
+	// NotRebuilt counts the deliveries a replay since a time could not
+	// send again (their reasons in skipped: payload_expired, event_gone).
+	NotRebuilt int `json:"not_rebuilt"`
+	// Cancelled counts the deliveries a cancel cancelled; CancelledIDs
+	// names the first 100.
+	Cancelled    int      `json:"cancelled"`
+	CancelledIDs []string `json:"cancelled_ids"`
 }
 
 func jobView(j domain.ReplayJob) ReplayJobView {
 	v := ReplayJobView{ID: j.JobID, Kind: j.Kind, Status: j.Status, Matched: j.Matched, Replayed: j.Replayed,
-		Skipped: j.Skipped, SkippedIDs: j.SkippedIDs, Failed: j.Failed, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt, CompletedAt: j.CompletedAt, Erasure: j.Erasure}
+		Skipped: j.Skipped, SkippedIDs: j.SkippedIDs, Failed: j.Failed, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt, CompletedAt: j.CompletedAt, Erasure: j.Erasure,
+		Range: j.Range, NotRebuilt: j.NotRebuilt, Cancelled: j.Cancelled, CancelledIDs: j.CancelledIDs}
+	if v.CancelledIDs == nil {
+		v.CancelledIDs = []string{}
+	}
 	if v.Skipped == nil {
 		v.Skipped = map[string]int{}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/hookline/hookline/internal/cancel"
 	"github.com/hookline/hookline/internal/dlq"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/erasure"
@@ -26,6 +27,7 @@ type Store interface {
 	dlq.Counters
 	dlq.Reconciler
 	erasure.Erasures
+	cancel.Store
 	opevent.SummaryWindows
 	opevent.DeathWindows
 }
@@ -71,6 +73,8 @@ func (w *Worker) jobSteps() jobs.Jobs {
 		domain.KindFilter:  rp.Step,
 		domain.KindRedrive: w.redriveStep,
 		domain.KindErase:   w.eraseStep,
+		domain.KindSince:   rp.Step,
+		domain.KindCancel:  w.cancelStep,
 	}
 }
 
@@ -107,7 +111,15 @@ func (w *Worker) completed(ctx context.Context, _ *domain.ReplayJob) error {
 
 func (w *Worker) replayer() *replay.Replayer {
 	return &replay.Replayer{Store: w.Store, Queue: w.Queue, DeliveryQueueURL: w.DeliveryQueueURL, Config: w.Config,
-		Now: w.Now, Rand: w.Rand, Metrics: w.Metrics, Tracer: w.Tracer}
+		Now: w.Now, Rand: w.Rand, Metrics: w.Metrics, Tracer: w.Tracer,
+		MessageLog: w.MessageLog, PayloadRetention: w.PayloadRetention}
+}
+
+// cancelStep runs one step of a tenant's cancel of an endpoint's pending
+// deliveries (cancel.Canceller).
+func (w *Worker) cancelStep(ctx context.Context, j *domain.ReplayJob) (bool, time.Duration, error) {
+	c := cancel.Canceller{Store: w.Store, MessageLog: w.MessageLog, Now: w.Now}
+	return c.Step(ctx, j)
 }
 
 // redriveStep runs one step of the operator's redrive (dlq.Redriver); the

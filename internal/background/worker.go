@@ -11,6 +11,7 @@ import (
 	"github.com/hookline/hookline/internal/jobs"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/opevent"
+	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/trace"
 )
 
@@ -46,6 +47,13 @@ type Worker struct {
 	// Outbox lists and deletes the outbox items of the tenants erased (an
 	// *erasure.OutboxTable). Nil: an erase job's step fails.
 	Outbox erasure.Outbox
+	// MessageLog reads the message log (a *messagelog.Reader): the events
+	// a replay since a time and a cancel select, the outbox items a replay
+	// rebuilds deliveries from. Nil: the steps of those jobs fail.
+	MessageLog replay.MessageLog
+	// PayloadRetention is how long after its occurred_at an event's
+	// payload may be sent again (replay.Replayer.PayloadRetention).
+	PayloadRetention time.Duration
 }
 
 // Handle runs each message of the batch through the route table

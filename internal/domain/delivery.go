@@ -20,10 +20,6 @@ const (
 	StateCancelled DeliveryState = "cancelled"
 )
 
-// DeliveryStates is every state, in the order documents show them.
-func DeliveryStates() []DeliveryState {
-	return []DeliveryState{StatePending, StateDelivered, StateDead, StateCancelled}
-}
 
 // DLQDepthDelta is what a delivery's move from one state to another does
 // to its tenant's DLQ depth (the count of its dead deliveries): +1 into

@@ -106,4 +106,4 @@ func (f DeliveryFilter) Matches(d Delivery) bool {
 
 // DeliveryStates lists every state a delivery's record can be in, as the
 // delivery log's filter takes them.
-var DeliveryStates = []DeliveryState{StatePending, StateDelivered, StateDead}
+var DeliveryStates = []DeliveryState{StatePending, StateDelivered, StateDead, StateCancelled}

@@ -694,12 +694,8 @@ func LoadAPI(getenv func(string) string) (APIEnv, error) {
 		}
 		e.PortalMinTTL = d
 	}
-	if s := getenv(varPayloadRetention); s != "" {
-		d, err := time.ParseDuration(s)
-		if err != nil || d <= 0 {
-			return e, fmt.Errorf("%s: %q is not a duration above 0", varPayloadRetention, s)
-		}
-		e.PayloadRetention = d
+	if e.PayloadRetention, err = loadPayloadRetention(getenv); err != nil {
+		return e, err
 	}
 	if err := firstErr(e.Common.check(), required(varStateTable, e.StateTable, varSecretsKeyARN, e.SecretsKeyARN)); err != nil {
 		return e, err
@@ -753,6 +749,11 @@ type ReplayEnv struct {
 	// coalescing window, deliver's, for the missed deaths the sweep
 	// records. Default DefaultDeadNoticeWindow (5m).
 	DeadNoticeWindow time.Duration
+	// PayloadRetention (HOOKLINE_PAYLOAD_RETENTION) is how long after its
+	// occurred_at an event's payload may be sent again by a replay since a
+	// time, the API's rule (APIEnv.PayloadRetention). Default
+	// DefaultPayloadRetention (15 days).
+	PayloadRetention time.Duration
 }
 
 // messageLogShardedVar is HOOKLINE_MESSAGE_LOG's value for a message log
@@ -783,6 +784,9 @@ func (e ReplayEnv) Vars() map[string]string {
 	if e.DeadNoticeWindow != 0 {
 		v[varDeadNoticeWindow] = e.DeadNoticeWindow.String()
 	}
+	if e.PayloadRetention != 0 {
+		v[varPayloadRetention] = e.PayloadRetention.String()
+	}
 	return v
 }
 
@@ -810,7 +814,25 @@ func LoadReplay(getenv func(string) string) (ReplayEnv, error) {
 	}
 	n, err := loadNotices(getenv)
 	e.OutboxTable, e.DeadNoticeWindow = n.OutboxTable, n.DeadNoticeWindow
+	if err != nil {
+		return e, err
+	}
+	e.PayloadRetention, err = loadPayloadRetention(getenv)
 	return e, err
+}
+
+// loadPayloadRetention reads HOOKLINE_PAYLOAD_RETENTION: a duration above
+// 0, DefaultPayloadRetention when unset.
+func loadPayloadRetention(getenv func(string) string) (time.Duration, error) {
+	s := getenv(varPayloadRetention)
+	if s == "" {
+		return DefaultPayloadRetention, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s: %q is not a duration above 0", varPayloadRetention, s)
+	}
+	return d, nil
 }
 
 // required answers "NAME is required" for the first empty value of the

@@ -288,7 +288,7 @@ func TestVarsRoundTrip(t *testing.T) {
 		}
 	})
 	t.Run("replay", func(t *testing.T) {
-		e := ReplayEnv{Common: common, DeliveryQueueURL: "q", DLQURL: "d", JobsQueueURL: "j", OpsQueueURL: "o", Rate: 2.5, OutboxTable: "outbox", MessageLog: true, DeadNoticeWindow: 15 * time.Minute}
+		e := ReplayEnv{Common: common, DeliveryQueueURL: "q", DLQURL: "d", JobsQueueURL: "j", OpsQueueURL: "o", Rate: 2.5, OutboxTable: "outbox", MessageLog: true, DeadNoticeWindow: 15 * time.Minute, PayloadRetention: 72 * time.Hour}
 		got, err := LoadReplay(lookup(e.Vars()))
 		require.NoError(t, err)
 		require.Equal(t, e, got)

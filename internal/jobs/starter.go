@@ -84,10 +84,16 @@ func (s *Starter) OpsQueue() string {
 // store.ErrTooManyJobs and nothing is recorded. A replay by filter without
 // an upper bound on the time of death is bounded to the deaths before it
 // started: deliveries that die while it runs (its own, dying again,
-// included) are not its to replay.
+// included) are not its to replay. So is a range (a replay since a time, a
+// cancel) without its end: to the events before it started.
 func (s *Starter) Start(ctx context.Context, j *domain.ReplayJob) error {
 	if j.Kind == domain.KindFilter && j.Filter.Until.IsZero() {
 		j.Filter.Until = s.now().UTC()
+	}
+	if j.Range != nil && j.Range.Until.IsZero() {
+		// A replay since a time, or a cancel, without an end: the events
+		// before it started.
+		j.Range.Until = s.now().UTC()
 	}
 	limit := Config{MaxOpenJobs: s.MaxOpenJobs}.WithDefaults().MaxOpenJobs
 	err := s.Store.CreateJob(ctx, j, limit)

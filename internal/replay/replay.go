@@ -47,10 +47,12 @@ type Claims interface {
 	ReleaseReplay(ctx context.Context, id, job string) error
 }
 
-// Deliveries reads deliveries, a batch at a time, and endpoints.
+// Deliveries reads deliveries, a batch at a time, and endpoints: one, or
+// a tenant's (a replay since a time selects through them).
 type Deliveries interface {
 	Load(ctx context.Context, deliveryIDs []string, endpoints []store.EndpointRef) (store.Snapshot, error)
 	Endpoint(ctx context.Context, tenantID, endpointID string) (domain.Endpoint, error)
+	Endpoints(ctx context.Context, tenantID string) ([]domain.Endpoint, error)
 }
 
 var _ Store = (*store.Store)(nil)
@@ -75,6 +77,14 @@ type Replayer struct {
 	// trace: the replayed attempts are its children). Nil: none emitted;
 	// the messages still carry their trace context.
 	Tracer *trace.Tracer
+	// MessageLog lists the events a replay since a time (domain.KindSince)
+	// selects and reads the outbox items it rebuilds deliveries from. Nil:
+	// such a job's steps fail.
+	MessageLog MessageLog
+	// PayloadRetention is how long after its occurred_at an event's
+	// payload may be sent again (the API's rule for the message log and
+	// resends). Default domain.DefaultPayloadRetention.
+	PayloadRetention time.Duration
 }
 
 // stepSpan starts the span of one of j's steps, in the trace derived
@@ -106,7 +116,7 @@ func (w *Replayer) Step(ctx context.Context, j *domain.ReplayJob) (done bool, ne
 	ids := j.Pending
 	// A resumed step is the last if its checkpoint says so: a filter's last
 	// page leaves no cursor (a job by ids is checked below).
-	done = len(ids) > 0 && j.Kind == domain.KindFilter && j.Cursor == ""
+	done = len(ids) > 0 && (j.Kind == domain.KindFilter || j.Kind == domain.KindSince) && j.Cursor == ""
 	if len(ids) == 0 {
 		if ids, done, err = w.select_(ctx, j); err != nil {
 			return false, 0, err
@@ -121,7 +131,11 @@ func (w *Replayer) Step(ctx context.Context, j *domain.ReplayJob) (done bool, ne
 			return false, 0, err
 		}
 	}
-	span, err := w.replayIDs(ctx, j, ids)
+	replay := w.replayIDs
+	if j.Kind == domain.KindSince {
+		replay = w.replaySince
+	}
+	span, err := replay(ctx, j, ids)
 	if err != nil {
 		return false, 0, err
 	}
@@ -156,6 +170,8 @@ func (w *Replayer) select_(ctx context.Context, j *domain.ReplayJob) ([]string, 
 		}
 		j.Cursor = next
 		return ids, next == "", nil
+	case domain.KindSince:
+		return w.selectSince(ctx, j, n)
 	}
 	return nil, true, fmt.Errorf("replay job %s: unknown kind %q", j.JobID, j.Kind)
 }
@@ -233,15 +249,13 @@ type replaySends struct {
 	w       *Replayer
 	j       *domain.ReplayJob
 	batch   []sqstypes.SendMessageBatchRequestEntry
-	claimed []string // the deliveries in batch
+	claimed []string // the claimed deliveries in batch
 	sent    int      // how many this step has paced so far
 }
 
 // add paces claimed delivery d's fresh message into the batch, sending the
 // batch first when it is full.
 func (r *replaySends) add(ctx context.Context, id string, d domain.Delivery) error {
-	delay := r.w.delay(r.sent)
-	r.sent++
 	// Its age counts from the replay: an event older than the retry
 	// policy's maximum age is still attempted.
 	var tp string
@@ -249,9 +263,18 @@ func (r *replaySends) add(ctx context.Context, id string, d domain.Delivery) err
 	if err != nil {
 		body = d.Message // deliver parks a malformed message dead again, with its reason
 	}
+	return r.addBody(ctx, id, body, cmp.Or(d.TenantID, r.j.TenantID), tp, true)
+}
+
+// addBody paces the message body of delivery id (of tenantID, in the
+// trace tp; claimed by the job when claimed) into the batch, sending the
+// batch first when it is full.
+func (r *replaySends) addBody(ctx context.Context, id, body, tenantID, tp string, claimed bool) error {
+	delay := r.w.delay(r.sent)
+	r.sent++
 	// In its tenant's message group (message.GroupID), as enqueue sent it.
 	e := sqstypes.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(len(r.batch))), MessageBody: aws.String(body), DelaySeconds: delay,
-		MessageGroupId: message.GroupID(cmp.Or(d.TenantID, r.j.TenantID)), MessageAttributes: message.TraceAttributes(tp)}
+		MessageGroupId: message.GroupID(tenantID), MessageAttributes: message.TraceAttributes(tp)}
 	if !message.Fits(r.batch, e) {
 		// Ten entries, or SQS's 256 KiB for the request: send what is
 		// gathered first.
@@ -261,7 +284,9 @@ func (r *replaySends) add(ctx context.Context, id string, d domain.Delivery) err
 		e.Id = aws.String("0")
 	}
 	r.batch = append(r.batch, e)
-	r.claimed = append(r.claimed, id)
+	if claimed {
+		r.claimed = append(r.claimed, id)
+	}
 	return nil
 }
 
@@ -275,9 +300,12 @@ func (r *replaySends) traceSend(ctx context.Context, m *message.Message) string 
 	return m.TraceParent
 }
 
-// flush sends the batch and releases its deliveries' claims, counting them
-// replayed.
+// flush sends the batch and releases its claimed deliveries' claims,
+// counting every message replayed.
 func (r *replaySends) flush(ctx context.Context) error {
+	if len(r.batch) == 0 {
+		return nil
+	}
 	if err := message.SendBatch(ctx, r.w.Queue, r.w.DeliveryQueueURL, r.batch); err != nil {
 		return err
 	}
@@ -285,9 +313,9 @@ func (r *replaySends) flush(ctx context.Context) error {
 		if err := r.w.Store.ReleaseReplay(ctx, id, r.j.JobID); err != nil {
 			return err
 		}
-		r.j.Replayed++
 	}
-	r.w.Metrics.Put(metrics.Replayed, float64(len(r.claimed)), map[string]string{metrics.DimensionTenant: r.j.TenantID})
+	r.j.Replayed += len(r.batch)
+	r.w.Metrics.Put(metrics.Replayed, float64(len(r.batch)), map[string]string{metrics.DimensionTenant: r.j.TenantID})
 	r.batch, r.claimed = r.batch[:0], r.claimed[:0]
 	return nil
 }
@@ -313,18 +341,25 @@ func (w *Replayer) check(ctx context.Context, j *domain.ReplayJob, d domain.Deli
 	case d.Message == "":
 		return domain.SkipNoMessage, nil
 	}
+	off, err := w.endpointOff(ctx, d, disabled)
+	if err != nil || !off {
+		return "", err
+	}
+	return domain.SkipEndpointDisabled, nil
+}
+
+// endpointOff reports whether d's endpoint is disabled or gone, read once
+// per step (disabled holds what was read).
+func (w *Replayer) endpointOff(ctx context.Context, d domain.Delivery, disabled map[string]bool) (bool, error) {
 	key := d.TenantID + "/" + d.EndpointID
 	off, seen := disabled[key]
 	if !seen {
 		ep, err := w.Store.Endpoint(ctx, d.TenantID, d.EndpointID)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return "", err
+			return false, err
 		}
 		off = err != nil || ep.Disabled
 		disabled[key] = off
 	}
-	if off {
-		return domain.SkipEndpointDisabled, nil
-	}
-	return "", nil
+	return off, nil
 }

@@ -1,0 +1,145 @@
+package replay
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/jobs"
+	"github.com/hookline/hookline/internal/message"
+	"github.com/hookline/hookline/internal/selection"
+	"github.com/hookline/hookline/internal/store"
+)
+
+// MessageLog is what a replay since a time reads of the outbox table: its
+// events by the message log's index, and one event with its payload
+// (messagelog.Reader; memstore.MessageLog in the tests).
+type MessageLog interface {
+	selection.Events
+	Event(ctx context.Context, tenantID, id string) (domain.Event, error)
+}
+
+// selectSince picks the ids of the next page of a KindSince job's range,
+// those with a record in a state it selects, and advances the cursor;
+// done is true when no page follows.
+func (w *Replayer) selectSince(ctx context.Context, j *domain.ReplayJob, sends int) ([]string, bool, error) {
+	if w.MessageLog == nil || j.Range == nil {
+		return nil, false, fmt.Errorf("replay job %s: a replay since a time needs the message log and a range", j.JobID)
+	}
+	sel := selection.Selector{Events: w.MessageLog, Records: w.Store}
+	cs, next, err := sel.Page(ctx, j.TenantID, *j.Range, sends, j.Cursor)
+	if err != nil {
+		return nil, false, err
+	}
+	var ids []string
+	for _, c := range cs {
+		if c.Found && j.Range.Selects(c.Delivery.State) {
+			ids = append(ids, c.ID)
+		}
+	}
+	j.Cursor = next
+	return ids, next == "", nil
+}
+
+// replaySince sends each delivery of a KindSince step again, paced: a dead
+// one as a replay by filter does (claimed, its stored message), any other
+// (or a dead one without its message) rebuilt from its event's outbox
+// item. It returns how long the paced sends take to come due.
+func (w *Replayer) replaySince(ctx context.Context, j *domain.ReplayJob, ids []string) (time.Duration, error) {
+	out := &replaySends{w: w, j: j}
+	disabled := map[string]bool{}
+	var snap store.Snapshot
+	for i, id := range ids {
+		if i%100 == 0 {
+			var err error
+			if snap, err = w.Store.Load(ctx, ids[i:min(len(ids), i+100)], nil); err != nil {
+				return 0, err
+			}
+		}
+		j.Matched++
+		if err := w.sinceOne(ctx, j, id, snap, disabled, out); err != nil {
+			return 0, err
+		}
+	}
+	if err := out.flush(ctx); err != nil {
+		return 0, err
+	}
+	return w.cfg().Span(out.sent) + time.Second, nil
+}
+
+// sinceOne sends delivery id (as snap read it) again, or counts why not.
+func (w *Replayer) sinceOne(ctx context.Context, j *domain.ReplayJob, id string, snap store.Snapshot, disabled map[string]bool, out *replaySends) error {
+	d, found := snap.Deliveries[id]
+	switch {
+	case !found || d.TenantID != j.TenantID:
+		jobs.Skip(j, id, domain.SkipNotFound)
+		return nil
+	case claimsPath(j, d):
+		d, claimed, err := w.claim(ctx, j, id, snap, disabled)
+		if err != nil || !claimed {
+			return err
+		}
+		return out.add(ctx, id, d)
+	case !j.Range.Selects(d.State):
+		jobs.Skip(j, id, domain.SkipNotSelected) // moved on since it was selected
+		return nil
+	}
+	off, err := w.endpointOff(ctx, d, disabled)
+	if err != nil {
+		return err
+	}
+	if off {
+		jobs.Skip(j, id, domain.SkipEndpointDisabled)
+		return nil
+	}
+	m, reason, err := w.rebuild(ctx, d)
+	if err != nil {
+		return err
+	}
+	if reason != "" {
+		j.NotRebuilt++
+		jobs.Skip(j, id, reason)
+		return nil
+	}
+	tp := out.traceSend(ctx, &m)
+	body, err := message.Encode(m)
+	if err != nil {
+		return fmt.Errorf("rebuild delivery %s: %w", d.DeliveryID, err)
+	}
+	return out.addBody(ctx, id, string(body), d.TenantID, tp, false)
+}
+
+// claimsPath reports whether d goes through a replay's claim: dead with
+// its message, or claimed or replayed by this job already (a step run
+// again after a stop).
+func claimsPath(j *domain.ReplayJob, d domain.Delivery) bool {
+	return (d.State == domain.StateDead && d.Message != "") || d.ReplayJob == j.JobID || (d.ReplayedBy == j.JobID && d.ReplayJob == "")
+}
+
+// rebuild makes delivery d's message again from its event's outbox item,
+// as a resend does, with its id (webhook-id) and a fresh schedule: a
+// delivered delivery's as a resend (deliver attempts it, logs it as the
+// resend's and leaves the delivery delivered), a pending, cancelled or
+// dead one's as a replay. reason is why it cannot be rebuilt ("" when it
+// was): the outbox item is gone, or its payload is past the retention.
+func (w *Replayer) rebuild(ctx context.Context, d domain.Delivery) (m message.Message, reason string, err error) {
+	ev, err := w.MessageLog.Event(ctx, d.TenantID, d.EventID)
+	if errors.Is(err, store.ErrNotFound) {
+		return m, domain.SkipEventGone, nil
+	}
+	if err != nil {
+		return m, "", err
+	}
+	now := w.now().UTC()
+	if ev.Payload == nil || now.Sub(ev.OccurredAt) > cmp.Or(w.PayloadRetention, domain.DefaultPayloadRetention) {
+		return m, domain.SkipPayloadExpired, nil
+	}
+	return message.Message{
+		DeliveryID: d.DeliveryID, TenantID: d.TenantID, EndpointID: d.EndpointID, EventID: ev.ID, EventType: ev.Type,
+		OccurredAt: ev.OccurredAt, Sequence: ev.Sequence, Payload: ev.Payload, ReplayedAt: &now, Resend: d.State == domain.StateDelivered,
+		TraceParent: ev.TraceParent, // the replay's span joins the event's trace
+	}, "", nil
+}

@@ -1,0 +1,114 @@
+package selection
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/store"
+)
+
+// Events lists a tenant's events, newest first, a page at a time
+// (messagelog.Reader; memstore.MessageLog in the tests).
+type Events interface {
+	ListEvents(ctx context.Context, tenantID string, f domain.EventFilter, limit int, cursor string) ([]domain.Event, string, error)
+}
+
+// Records reads deliveries a batch at a time, and a tenant's endpoints.
+type Records interface {
+	Load(ctx context.Context, deliveryIDs []string, endpoints []store.EndpointRef) (store.Snapshot, error)
+	Endpoints(ctx context.Context, tenantID string) ([]domain.Endpoint, error)
+}
+
+var _ Records = (*store.Store)(nil)
+
+// MaxEvents bounds the events of one page.
+const MaxEvents = 100
+
+// Candidate is one delivery a page names: its event, its endpoint, and its
+// record if it has one (Found).
+type Candidate struct {
+	ID       string
+	Event    domain.Event
+	Endpoint domain.Endpoint
+	Delivery domain.Delivery
+	Found    bool
+}
+
+// Selector reads pages of candidates. Build it with a literal.
+type Selector struct {
+	Events  Events
+	Records Records
+}
+
+// Page reads the next page of r's events from cursor ("" the first) and
+// returns their candidate deliveries, in event order (newest first), then
+// endpoint id; next is "" when no event follows. sends sizes the page: as
+// many events as make about sends candidates, at least one, at most
+// MaxEvents.
+func (s Selector) Page(ctx context.Context, tenantID string, r domain.Range, sends int, cursor string) ([]Candidate, string, error) {
+	eps, err := s.endpoints(ctx, tenantID, r.EndpointID)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(eps) == 0 {
+		return nil, "", nil
+	}
+	limit := min(MaxEvents, max(1, sends/len(eps)))
+	evs, next, err := s.Events.ListEvents(ctx, tenantID, domain.EventFilter{Type: r.EventType, Since: r.Since, Until: r.Until}, limit, cursor)
+	if err != nil {
+		return nil, "", fmt.Errorf("select deliveries of tenant %s: %w", tenantID, err)
+	}
+	var out []Candidate
+	for _, ev := range evs {
+		for _, ep := range eps {
+			if ev.EndpointID == "" || ev.EndpointID == ep.EndpointID {
+				out = append(out, Candidate{ID: domain.DeliveryID(ev.ID, ep.EndpointID), Event: ev, Endpoint: ep})
+			}
+		}
+	}
+	return out, next, s.read(ctx, tenantID, out)
+}
+
+// endpoints are the tenant's endpoints in id order, or the one asked for
+// (by its id alone if it is gone: its deliveries still have records).
+func (s Selector) endpoints(ctx context.Context, tenantID, endpointID string) ([]domain.Endpoint, error) {
+	eps, err := s.Records.Endpoints(ctx, tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("select deliveries of tenant %s: %w", tenantID, err)
+	}
+	slices.SortFunc(eps, func(a, b domain.Endpoint) int { return strings.Compare(a.EndpointID, b.EndpointID) })
+	if endpointID == "" {
+		return eps, nil
+	}
+	for _, ep := range eps {
+		if ep.EndpointID == endpointID {
+			return []domain.Endpoint{ep}, nil
+		}
+	}
+	return []domain.Endpoint{{TenantID: tenantID, EndpointID: endpointID}}, nil
+}
+
+// read fills in the candidates' records, a hundred at a time.
+func (s Selector) read(ctx context.Context, tenantID string, cs []Candidate) error {
+	for start := 0; start < len(cs); start += 100 {
+		part := cs[start:min(len(cs), start+100)]
+		ids := make([]string, len(part))
+		for i, c := range part {
+			ids[i] = c.ID
+		}
+		snap, err := s.Records.Load(ctx, ids, nil)
+		if err != nil {
+			return fmt.Errorf("read %d deliveries of tenant %s: %w", len(ids), tenantID, err)
+		}
+		for i := range part {
+			d, ok := snap.Deliveries[part[i].ID]
+			if ok && d.TenantID == tenantID {
+				part[i].Delivery, part[i].Found = d, true
+			}
+		}
+	}
+	return nil
+}
