@@ -212,7 +212,8 @@ func TestLeastPrivilege(t *testing.T) {
 			g.add(arn(s.replayOps), nil, consume...)
 			g.add(arn(s.replayOps), nil, "sqs:SendMessage")                                                                           // a redrive's next step, recovered jobs
 			g.add(arn(s.outboxTable), nil, "dynamodb:PutItem", "dynamodb:DeleteItem")                                                 // delivery.dead summaries; an erased tenant's items
-			g.add(obj{"Fn::Join": arr{"", arr{arn(s.outboxTable), "/index/" + outboxpkg.IndexByTenantShard}}}, nil, "dynamodb:Query") // an erased tenant's items, by the message log's index only
+			g.add(arn(s.outboxTable), nil, "dynamodb:GetItem")                                                                        // a replay since a time rebuilds deliveries from their events
+			g.add(obj{"Fn::Join": arr{"", arr{arn(s.outboxTable), "/index/" + outboxpkg.IndexByTenantShard}}}, nil, "dynamodb:Query") // an erased tenant's items, a replay's or a cancel's events: by the message log's index only
 		},
 	}
 	fns := map[string]string{"deliver": s.deliverFn, "enqueue": s.enqueueFn, "api": s.apiFn, "replay": s.replayFn}
