@@ -20,7 +20,6 @@ const (
 	StateCancelled DeliveryState = "cancelled"
 )
 
-
 // DLQDepthDelta is what a delivery's move from one state to another does
 // to its tenant's DLQ depth (the count of its dead deliveries): +1 into
 // dead, -1 out of it (a replay), 0 otherwise. From "" is a delivery's
