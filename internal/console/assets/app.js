@@ -7,6 +7,7 @@
 import { endpointCharts } from './charts.js';
 import { loadOverview } from './overview.js';
 import { messagesView } from './log.js';
+import { replayView } from './jobs.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -328,8 +329,8 @@ function wipe() {
 
 // ---------- views ----------
 
-const VIEWS = ['signin', 'endpoints', 'overview', 'dlq', 'delivery', 'lookup', 'messages', 'message', 'operator'];
-const TENANT_VIEWS = new Set(['endpoints', 'overview', 'dlq', 'delivery', 'lookup', 'messages', 'message']);
+const VIEWS = ['signin', 'endpoints', 'overview', 'dlq', 'delivery', 'lookup', 'messages', 'message', 'operator', 'replay'];
+const TENANT_VIEWS = new Set(['endpoints', 'overview', 'dlq', 'delivery', 'lookup', 'messages', 'message', 'replay']);
 
 function showView(name) {
   for (const v of VIEWS) show($('view-' + v), v === name);
@@ -363,6 +364,7 @@ function route() {
     messages: () => messages.list(),
     message: () => messages.loadEvent(),
     operator: () => loadOperator(),
+    replay: () => replay.load(session.epoch),
   };
   act(null, async () => {
     await whoami();
@@ -1129,6 +1131,8 @@ function takePortal() {
 const messages = messagesView({
   $, el, api, cell, button, clear, show, txt, time, query, enc, parseTime, openDelivery, fillEndpointChoices, Pager, act, route,
 });
+// The Replay view (jobs.js), lent the helpers it renders with.
+const replay = replayView({ $, el, clear, show, act, api, may, parseTime, openDelivery, enc, query });
 
 function start() {
   wire();
