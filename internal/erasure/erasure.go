@@ -165,7 +165,15 @@ func (w *Eraser) begin(ctx context.Context, j *domain.ReplayJob) error {
 func (w *Eraser) erasePhase(ctx context.Context, e *domain.Erasure) (map[string]int, bool, error) {
 	switch e.Phase {
 	case domain.EraseDeliveries:
-		return w.eraseEvents(ctx, e)
+		counts, done, err := w.eraseEvents(ctx, e)
+		if err != nil || !done {
+			return counts, done, err
+		}
+		// Then what the events no longer lead to (a delivery to an
+		// endpoint deleted before the erasure, or whose event expired).
+		n, done, err := w.Erasures.EraseIndexed(ctx, e.TenantID, domain.EraseDeliveries, erasePage)
+		counts[domain.EraseDeliveries] += n
+		return counts, done, err
 	case domain.EraseDLQ:
 		n, done, err := w.eraseDLQ(ctx, e)
 		return map[string]int{domain.EraseDLQ: n}, done, err

@@ -90,6 +90,7 @@ var (
 	deadIndex       = deadSource{IndexDead, AttrDeadPK, AttrDeadSK}
 	tenantIndex     = deadSource{IndexTenant, "gsi1pk", "gsi1sk"}
 	legacyDeadIndex = tenantIndex
+	logIndex        = deadSource{IndexLog, AttrLogPK, AttrLogSK}
 )
 
 // DeadListed is a dead delivery as the dead-letter listing returns it, of

@@ -30,7 +30,7 @@
 // tenant is found without a scan, for its erasure (erase.go): the others
 // are in the tenant's partition, its endpoints' STATS partitions, its DLQ
 // depth shards (whose keys derive from the tenant), or derive from its
-// outbox items (deliveries). gsi1 projects all attributes. Dead deliveries
+// outbox items (deliveries, all of which the delivery log lists too). gsi1 projects all attributes. Dead deliveries
 // are listed in a sparse index of their own, IndexDead (dead_pk / dead_sk:
 // TENANT#<t>#DEAD#<n>, one of DeadShards shards by the delivery id, and
 // <dead_at>#<id>), which projects the listed attributes only

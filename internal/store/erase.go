@@ -132,19 +132,13 @@ func (s *Store) deleteKeys(ctx context.Context, keys []map[string]types.Attribut
 }
 
 // EraseIndexed deletes up to limit of a tenant's items of kind (one listed
-// by indexPartition) and reports how many it deleted, and done when it
+// by indexPartition, or deliveries: those in the delivery log) and reports how many it deleted, and done when it
 // found none left. The index is eventually consistent: an item written a
 // moment before may be found by a later call only.
 func (s *Store) EraseIndexed(ctx context.Context, tenantID, kind string, limit int) (int, bool, error) {
-	pk, err := indexPartition(tenantID, kind)
+	parts, err := erasePartitions(tenantID, kind)
 	if err != nil {
 		return 0, false, err
-	}
-	// Dead deliveries are in the dead index's shards, and those of
-	// earlier versions in gsi1 (deadPartitions); every other kind in gsi1.
-	parts := []deadPartition{{tenantIndex, pk}}
-	if kind == domain.EraseDeadDeliveries {
-		parts = deadPartitions(tenantID)
 	}
 	var keys []map[string]types.AttributeValue
 	for _, part := range parts {
@@ -159,6 +153,26 @@ func (s *Store) EraseIndexed(ctx context.Context, tenantID, kind string, limit i
 	}
 	n, err := s.deleteKeys(ctx, keys)
 	return n, err == nil && len(keys) == 0, err
+}
+
+// erasePartitions are the index partitions of a tenant's items of kind:
+// its deliveries in the delivery log's shards (every delivery with a
+// record, whatever its endpoint became); dead deliveries in the dead
+// index's shards, and those of earlier versions in gsi1 (deadPartitions);
+// every other kind in gsi1.
+func erasePartitions(tenantID, kind string) ([]deadPartition, error) {
+	switch kind {
+	case domain.EraseDeliveries:
+		parts := make([]deadPartition, 0, LogShards)
+		for n := range LogShards {
+			parts = append(parts, deadPartition{logIndex, keys.LogShard(tenantID, n)})
+		}
+		return parts, nil
+	case domain.EraseDeadDeliveries:
+		return deadPartitions(tenantID), nil
+	}
+	pk, err := indexPartition(tenantID, kind)
+	return []deadPartition{{tenantIndex, pk}}, err
 }
 
 // EraseOpenJobs deletes the records of a tenant's open replay jobs (those

@@ -71,6 +71,13 @@ func (s *Store) EraseIndexed(_ context.Context, tenantID, kind string, limit int
 				delete(s.deliveries, id)
 			}
 		}
+	case domain.EraseDeliveries: // the delivery log's
+		for id, e := range s.logged {
+			if _, ok := s.deliveries[id]; ok && e.tenant == tenantID && take() {
+				delete(s.deliveries, id)
+				delete(s.dead, id)
+			}
+		}
 	case domain.EraseRejections:
 		for k, r := range s.rejections {
 			if r.TenantID == tenantID && take() {

@@ -12,12 +12,12 @@ import (
 
 // tenantData is what erasure writes of one tenant: every kind of item.
 type tenantData struct {
-	tenant, keyHash      string
-	linkHash             string
-	delivered, dead      domain.Delivery
-	completedJob, opened string
-	window               time.Time
-	rejection            string
+	tenant, keyHash         string
+	linkHash                string
+	delivered, dead, orphan domain.Delivery
+	completedJob, opened    string
+	window                  time.Time
+	rejection               string
 }
 
 // seedTenant writes every kind of item of a tenant: its item, a key, two
@@ -43,6 +43,10 @@ func seedTenant(t *testing.T, u *suite, name string) tenantData {
 	}
 	d.delivered = u.delivery(d.tenant, "ep_a", "ev_ok_"+name)
 	require.NoError(t, s.RecordAttempt(ctx, d.delivered, domain.Attempt{Number: 1, At: u.clock.Now(), Status: 200}, domain.Outcome{State: domain.StateDelivered}))
+	// A delivery to an endpoint deleted since: only the delivery log
+	// leads to it.
+	d.orphan = u.delivery(d.tenant, "ep_deleted", "ev_orphan_"+name)
+	require.NoError(t, s.RecordAttempt(ctx, d.orphan, domain.Attempt{Number: 1, At: u.clock.Now(), Status: 200}, domain.Outcome{State: domain.StateDelivered}))
 	d.dead = u.delivery(d.tenant, "ep_b", "ev_dead_"+name)
 	require.NoError(t, s.RecordAttempt(ctx, d.dead, domain.Attempt{Number: 1, At: u.clock.Now(), Status: 410}, domain.Outcome{State: domain.StateDead, DeadReason: "gone", Message: "{}"}))
 	require.NoError(t, s.PutRejection(ctx, domain.Rejection{Key: d.rejection, EventID: d.rejection, TenantID: d.tenant, Reason: domain.RejectNoEndpoint, Detail: "x"}))
@@ -121,6 +125,16 @@ func erasure(t *testing.T, u *suite) {
 			}
 		}
 	}
+	for i := 0; ; i++ { // what is left of its deliveries, by the delivery log
+		require.Less(t, i, 10)
+		n, done, err := s.EraseIndexed(ctx, gone.tenant, domain.EraseDeliveries, 1)
+		require.NoError(t, err)
+		erasedN[domain.EraseDeliveries] += n
+		if done {
+			break
+		}
+	}
+	require.Equal(t, 1, erasedN[domain.EraseDeliveries], "the delivery no event leads to any more")
 	n, err = s.EraseOpenJobs(ctx, gone.tenant)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
@@ -177,7 +191,7 @@ func requireGone(t *testing.T, u *suite, d tenantData) {
 	eps, err := s.Endpoints(ctx, d.tenant)
 	require.NoError(t, err)
 	require.Empty(t, eps)
-	for _, del := range []domain.Delivery{d.delivered, d.dead} {
+	for _, del := range []domain.Delivery{d.delivered, d.dead, d.orphan} {
 		_, err = s.Delivery(ctx, del.DeliveryID)
 		require.ErrorIs(t, err, store.ErrNotFound)
 	}
@@ -219,7 +233,7 @@ func requireKept(t *testing.T, u *suite, d tenantData) {
 	eps, err := s.Endpoints(ctx, d.tenant)
 	require.NoError(t, err)
 	require.Len(t, eps, 2)
-	for _, del := range []domain.Delivery{d.delivered, d.dead} {
+	for _, del := range []domain.Delivery{d.delivered, d.dead, d.orphan} {
 		_, err = s.Delivery(ctx, del.DeliveryID)
 		require.NoError(t, err)
 	}
@@ -228,7 +242,7 @@ func requireKept(t *testing.T, u *suite, d tenantData) {
 	require.Len(t, dead, 1)
 	logged, _, err := s.ListDeliveries(ctx, d.tenant, domain.DeliveryFilter{}, 10, "")
 	require.NoError(t, err)
-	require.Len(t, logged, 2)
+	require.Len(t, logged, 3)
 	_, err = s.Rejection(ctx, d.rejection)
 	require.NoError(t, err)
 	for _, j := range []string{d.completedJob, d.opened} {
