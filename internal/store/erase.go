@@ -96,6 +96,13 @@ func (s *Store) indexKeys(ctx context.Context, src deadSource, pk string, limit 
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}},
 		ProjectionExpression:      aws.String("pk, sk"),
 	}
+	if src == logIndex {
+		// The dead are left to their own phase, after the DLQ's
+		// (domain.ErasePhases).
+		in.FilterExpression = aws.String("#state <> :dead")
+		in.ExpressionAttributeNames = map[string]string{"#state": "state"}
+		in.ExpressionAttributeValues[":dead"] = &types.AttributeValueMemberS{Value: string(domain.StateDead)}
+	}
 	var out []map[string]types.AttributeValue
 	for {
 		if limit > 0 {
@@ -132,7 +139,7 @@ func (s *Store) deleteKeys(ctx context.Context, keys []map[string]types.Attribut
 }
 
 // EraseIndexed deletes up to limit of a tenant's items of kind (one listed
-// by indexPartition, or deliveries: those in the delivery log) and reports how many it deleted, and done when it
+// by indexPartition, or deliveries: those in the delivery log but the dead) and reports how many it deleted, and done when it
 // found none left. The index is eventually consistent: an item written a
 // moment before may be found by a later call only.
 func (s *Store) EraseIndexed(ctx context.Context, tenantID, kind string, limit int) (int, bool, error) {
@@ -156,8 +163,8 @@ func (s *Store) EraseIndexed(ctx context.Context, tenantID, kind string, limit i
 }
 
 // erasePartitions are the index partitions of a tenant's items of kind:
-// its deliveries in the delivery log's shards (every delivery with a
-// record, whatever its endpoint became); dead deliveries in the dead
+// its deliveries but the dead in the delivery log's shards (every delivery
+// with a record, whatever its endpoint became); dead deliveries in the dead
 // index's shards, and those of earlier versions in gsi1 (deadPartitions);
 // every other kind in gsi1.
 func erasePartitions(tenantID, kind string) ([]deadPartition, error) {

@@ -71,9 +71,9 @@ func (s *Store) EraseIndexed(_ context.Context, tenantID, kind string, limit int
 				delete(s.deliveries, id)
 			}
 		}
-	case domain.EraseDeliveries: // the delivery log's
+	case domain.EraseDeliveries: // the delivery log's, but the dead
 		for id, e := range s.logged {
-			if _, ok := s.deliveries[id]; ok && e.tenant == tenantID && take() {
+			if d, ok := s.deliveries[id]; ok && d.State != domain.StateDead && e.tenant == tenantID && take() {
 				delete(s.deliveries, id)
 				delete(s.dead, id)
 			}
