@@ -1,14 +1,12 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hookline/hookline/internal/domain"
-	"github.com/hookline/hookline/internal/store"
 )
 
 // DeliveryListView is a delivery as the delivery log lists it
@@ -101,15 +99,8 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request, tenant s
 		return invalid(errs...)
 	}
 	ds, next, err := s.Store.ListDeliveries(r.Context(), tenant, f, limit, q["cursor"])
-	if ce := cursorError(err); ce != nil {
-		return invalid(*ce)
-	}
-	if errors.Is(err, store.ErrBadFilter) {
-		// deliveryFilter refuses every filter the store does: not reached.
-		return problem(http.StatusBadRequest, "the filter cannot be queried: %s", err.Error())
-	}
-	if err != nil {
-		return s.internal(r, err)
+	if p := s.listingError(r, err); p != nil {
+		return p
 	}
 	out := page[DeliveryListView]{Data: make([]DeliveryListView, 0, len(ds)), NextCursor: next}
 	for _, d := range ds {

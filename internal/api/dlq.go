@@ -150,6 +150,23 @@ func cursorError(err error) *FieldError {
 	return nil
 }
 
+// listingError is the problem a store listing's err makes: a cursor of
+// another query or none of the API's (400, naming the cursor), a filter the
+// store cannot query (400; the handlers' own checks refuse each first, so
+// not reached), another error (500), or nil.
+func (s *Server) listingError(r *http.Request, err error) *Problem {
+	if ce := cursorError(err); ce != nil {
+		return invalid(*ce)
+	}
+	if errors.Is(err, store.ErrBadFilter) {
+		return problem(http.StatusBadRequest, "the filter cannot be queried: %s", err.Error())
+	}
+	if err != nil {
+		return s.internal(r, err)
+	}
+	return nil
+}
+
 func (s *Server) listDLQ(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
 	q, errs := queryParams(r, "endpoint_id", "event_type", "since", "until", "limit", "cursor")
 	f, ferrs := filterFrom(q["endpoint_id"], q["event_type"], q["since"], q["until"], s.now())
@@ -165,15 +182,8 @@ func (s *Server) listDLQ(w http.ResponseWriter, r *http.Request, tenant string) 
 		return invalid(errs...)
 	}
 	ds, next, err := s.Store.ListDead(r.Context(), tenant, f, limit, q["cursor"])
-	if ce := cursorError(err); ce != nil {
-		return invalid(*ce)
-	}
-	if errors.Is(err, store.ErrBadFilter) {
-		// filterFrom refuses every filter the store does: not reached.
-		return problem(http.StatusBadRequest, "the filter cannot be queried: %s", err.Error())
-	}
-	if err != nil {
-		return s.internal(r, err)
+	if p := s.listingError(r, err); p != nil {
+		return p
 	}
 	out := page[DeadLetterView]{Data: make([]DeadLetterView, 0, len(ds)), NextCursor: next}
 	for _, d := range ds {
