@@ -30,17 +30,33 @@ var (
 	regionRE    = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
 	accountRE   = regexp.MustCompile(`^[0-9]{12}$`)
 	// queueRE: 1 to 80 letters, digits, hyphens and underscores.
-	queueRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,80}$`)
+	queueRE = boundedRE(`^[A-Za-z0-9_-]+$`, 80)
 	// topicRE: 1 to 256 letters, digits, hyphens and underscores.
-	topicRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
+	topicRE = boundedRE(`^[A-Za-z0-9_-]+$`, 256)
 	// busRE: 1 to 256 letters, digits and . - _ / (a partner bus's name
 	// has slashes: aws.partner/...).
-	busRE = regexp.MustCompile(`^[A-Za-z0-9._/-]{1,256}$`)
+	busRE = boundedRE(`^[A-Za-z0-9._/-]+$`, 256)
 	// roleNameRE: 1 to 64 of [\w+=,.@-]; rolePathRE: "/" or /seg/.../,
 	// each character ASCII ! to ~.
-	roleNameRE = regexp.MustCompile(`^[\w+=,.@-]{1,64}$`)
+	roleNameRE = boundedRE(`^[\w+=,.@-]+$`, 64)
 	rolePathRE = regexp.MustCompile(`^/([\x21-\x7e]*/)?$`)
 )
+
+// bounded is a pattern of one character class repeated, and the most
+// characters it may match: the bound is a length check, not a counted
+// repetition ({1,256}), which the regexp package compiles into as many
+// copies of the class, milliseconds at every cold start.
+type bounded struct {
+	re  *regexp.Regexp
+	max int
+}
+
+func boundedRE(pattern string, max int) bounded {
+	return bounded{re: regexp.MustCompile(pattern), max: max}
+}
+
+// MatchString reports whether s matches the pattern within the bound.
+func (b bounded) MatchString(s string) bool { return len(s) <= b.max && b.re.MatchString(s) }
 
 // ErrFIFO refuses a FIFO queue or topic (a name ending in ".fifo"): a FIFO
 // destination needs a message group and deduplication that hookline's
