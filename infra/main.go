@@ -71,6 +71,9 @@
 //	                false)
 //	tracing         "true" turns on X-Ray active tracing: the functions also send their spans to X-Ray
 //	                (default false: span log lines only)
+//	tracingSampleRate
+//	                with tracing on, the share of traces whose spans go to X-Ray, above 0 and at most 1, e.g.
+//	                "1" for every trace (default 0.05)
 //	tenantDLQAlarm  per-tenant DLQ depth alarm threshold (default 100)
 //	sweepInterval   how often the DLQ and the tenant DLQ depths are reconciled with the index (default 5m)
 //	deliverMaxConcurrency

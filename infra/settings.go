@@ -119,6 +119,8 @@ var settings = []setting{
 		`"true" sends the operational events on the operator's bus to the alarm topic (default false)`},
 	{"tracing", to(boolean, func(c *config) *bool { return &c.Tracing }),
 		`"true" turns on X-Ray active tracing: the functions also send their spans to X-Ray (default false: span log lines only)`},
+	{"tracingSampleRate", to(number, func(c *config) *float64 { return &c.TracingSampleRate }),
+		`with tracing on, the share of traces whose spans go to X-Ray, above 0 and at most 1, e.g. "1" for every trace (default 0.05)`},
 	{"tenantDLQAlarm", to(positive, func(c *config) *int { return &c.TenantDLQAlarmThreshold }),
 		"per-tenant DLQ depth alarm threshold (default 100)"},
 	{"sweepInterval", to(time.ParseDuration, func(c *config) *time.Duration { return &c.SweepInterval }),

@@ -35,7 +35,7 @@ func main() { boot.Serve("api", fnenv.LoadAPI, build) }
 func build(cfg fnenv.APIEnv, log *slog.Logger, awsCfg aws.Config) (any, error) {
 	st := store.New(dynamodb.NewFromConfig(awsCfg), cfg.StateTable)
 	st.Retention = cfg.Retention()
-	tracer, err := trace.NewTracer("api", os.Stdout, cfg.TraceDaemon())
+	tracer, err := trace.NewTracer("api", os.Stdout, cfg.TraceDaemon(), cfg.TraceSampleRate())
 	if err != nil {
 		return nil, err
 	}

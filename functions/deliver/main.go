@@ -44,7 +44,7 @@ func build(cfg fnenv.DeliverEnv, log *slog.Logger, aws aws.Config) (any, error) 
 		// The soak only: the process may exit after a POST.
 		send = &fault.CrashAfterSend{Next: send, Rate: rate}
 	}
-	tracer, err := trace.NewTracer("deliver", os.Stdout, cfg.TraceDaemon())
+	tracer, err := trace.NewTracer("deliver", os.Stdout, cfg.TraceDaemon(), cfg.TraceSampleRate())
 	if err != nil {
 		return nil, err
 	}

@@ -28,7 +28,7 @@ func main() { boot.Serve("enqueue", fnenv.LoadEnqueue, build) }
 func build(cfg fnenv.EnqueueEnv, log *slog.Logger, aws aws.Config) (any, error) {
 	st := store.New(dynamodb.NewFromConfig(aws), cfg.StateTable)
 	st.Retention = cfg.Retention()
-	tracer, err := trace.NewTracer("enqueue", os.Stdout, cfg.TraceDaemon())
+	tracer, err := trace.NewTracer("enqueue", os.Stdout, cfg.TraceDaemon(), cfg.TraceSampleRate())
 	if err != nil {
 		return nil, err
 	}

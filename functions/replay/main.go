@@ -34,7 +34,7 @@ func build(cfg fnenv.ReplayEnv, log *slog.Logger, aws aws.Config) (any, error) {
 	db := dynamodb.NewFromConfig(aws)
 	st := store.New(db, cfg.StateTable)
 	st.Retention = cfg.Retention()
-	tracer, err := trace.NewTracer("replay", os.Stdout, cfg.TraceDaemon())
+	tracer, err := trace.NewTracer("replay", os.Stdout, cfg.TraceDaemon(), cfg.TraceSampleRate())
 	if err != nil {
 		return nil, err
 	}

@@ -103,8 +103,9 @@ type pipelineProps struct {
 	EnqueueSendConcurrency int
 	// LogLevel of both functions.
 	LogLevel string
-	// Tracing is Props.Tracing.
-	Tracing bool
+	// Tracing is Props.Tracing, TracingSampleRate Props.TracingSampleRate.
+	Tracing           bool
+	TracingSampleRate float64
 	// DeliveryRetention is how long the records both functions write are
 	// kept. Zero: fnenv.DefaultDeliveryRetention (15 days).
 	DeliveryRetention time.Duration
@@ -133,7 +134,7 @@ type pipelineFunctions struct {
 // each does.
 func newPipelineFunctions(scope constructs.Construct, id string, p pipelineProps) pipelineFunctions {
 	c := constructs.NewConstruct(scope, &id)
-	fns := functionDefaults{Architecture: p.Architecture, Code: p.Code, LogLevel: p.LogLevel, StateTable: p.Tables.State, DeliveryRetention: p.DeliveryRetention, Tracing: p.Tracing}
+	fns := functionDefaults{Architecture: p.Architecture, Code: p.Code, LogLevel: p.LogLevel, StateTable: p.Tables.State, DeliveryRetention: p.DeliveryRetention, Tracing: p.Tracing, TracingSampleRate: p.TracingSampleRate}
 	newFn := func(name string, timeout time.Duration, env map[string]string, tune ...func(*awslambda.FunctionProps)) awslambda.Function {
 		return fns.new(c, name, timeout, env, tune...)
 	}
@@ -202,14 +203,16 @@ type functionDefaults struct {
 	// writes (Props.DeliveryRetention); zero: the default.
 	DeliveryRetention time.Duration
 	// Tracing is Props.Tracing: X-Ray active tracing, and the functions
-	// told to send their spans to the daemon.
-	Tracing bool
+	// told to send their spans to the daemon, of TracingSampleRate
+	// (Props.TracingSampleRate) of the traces.
+	Tracing           bool
+	TracingSampleRate float64
 }
 
 // common is what every function's environment holds: the state table and
 // the log level.
 func (d functionDefaults) common() fnenv.Common {
-	return fnenv.Common{StateTable: *d.StateTable.TableName(), LogLevel: d.LogLevel, DeliveryRetention: d.DeliveryRetention, XRay: d.Tracing}
+	return fnenv.Common{StateTable: *d.StateTable.TableName(), LogLevel: d.LogLevel, DeliveryRetention: d.DeliveryRetention, XRay: d.Tracing, XRaySampleRate: d.TracingSampleRate}
 }
 
 // allowRecursiveLoop lets the deliver function's chains of sends to its own

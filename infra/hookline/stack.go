@@ -127,7 +127,7 @@ func newHookline(scope constructs.Construct, id string, props *Props) (*Hookline
 	bus := newOperatorBus(c, "OperatorEvents")
 	fns := newPipelineFunctions(c, "Pipeline", pipelineFunctionsProps(p, code, tables, queues, secretsKey, bus.Bus, deliver))
 
-	defaults := functionDefaults{Architecture: p.Architecture, Code: code, LogLevel: p.LogLevel, StateTable: tables.State, DeliveryRetention: p.DeliveryRetention, Tracing: p.Tracing}
+	defaults := functionDefaults{Architecture: p.Architecture, Code: code, LogLevel: p.LogLevel, StateTable: tables.State, DeliveryRetention: p.DeliveryRetention, Tracing: p.Tracing, TracingSampleRate: p.TracingSampleRate}
 	replay := newReplay(c, "Replay", replayPropsOf(p, defaults, queues, tables))
 	grantNotices(fns.Deliver, tables.Outbox, replay.Ops)
 	httpAPI := newAPI(c, "Api", apiPropsOf(p, defaults, deliver, replay, tables, queues, secretsKey, alarmPrefix))
@@ -302,6 +302,7 @@ func pipelineFunctionsProps(p Props, code map[string]awslambda.Code, tables tabl
 		EnqueueSendConcurrency:     p.EnqueueSendConcurrency,
 		LogLevel:                   p.LogLevel,
 		Tracing:                    p.Tracing,
+		TracingSampleRate:          p.TracingSampleRate,
 		DeliveryRetention:          p.DeliveryRetention,
 		Deliver:                    deliver,
 		Faults:                     deliver.Faults,

@@ -38,7 +38,8 @@ func hooklineFunctions(t *testing.T, s *synthesized) (fns map[string]map[string]
 
 // Tracing (the "tracing" context) turns on X-Ray active tracing on every
 // function, with the grant the daemon's segments need and the variable
-// that tells the function to send them; off (the default), none of it.
+// that tells the function to send them, with the share of traces to send
+// (TracingSampleRate, default 5%); off (the default), none of it.
 func TestTracingProp(t *testing.T) {
 	fns, policies := hooklineFunctions(t, synth(t, Props{Tracing: true}))
 	for id, props := range fns {
@@ -48,6 +49,16 @@ func TestTracingProp(t *testing.T) {
 		role := props["Role"].(map[string]any)["Fn::GetAtt"].([]any)[0].(string)
 		require.Contains(t, policies[role], `"xray:PutTraceSegments"`, id)
 		require.Contains(t, policies[role], `"xray:PutTelemetryRecords"`, id)
+		require.Equal(t, "0.05", vars["HOOKLINE_TRACING_SAMPLE_RATE"], "X-Ray's default rule's rate: %s", id)
+	}
+	fns, _ = hooklineFunctions(t, synth(t, Props{Tracing: true, TracingSampleRate: 1}))
+	for id, props := range fns {
+		vars := props["Environment"].(map[string]any)["Variables"].(map[string]any)
+		require.Equal(t, "1", vars["HOOKLINE_TRACING_SAMPLE_RATE"], id)
+	}
+	for _, bad := range []float64{-0.5, 1.01} {
+		_, err := Props{Tracing: true, TracingSampleRate: bad}.withDefaults()
+		require.ErrorContains(t, err, "tracing sample rate", "%g", bad)
 	}
 
 	fns, policies = hooklineFunctions(t, synth(t, Props{}))
@@ -55,6 +66,7 @@ func TestTracingProp(t *testing.T) {
 		require.NotContains(t, props, "TracingConfig", id)
 		vars := props["Environment"].(map[string]any)["Variables"].(map[string]any)
 		require.NotContains(t, vars, "HOOKLINE_TRACING", id)
+		require.NotContains(t, vars, "HOOKLINE_TRACING_SAMPLE_RATE", id)
 	}
 	for role, doc := range policies {
 		require.False(t, strings.Contains(doc, "xray:"), "no X-Ray grant without tracing: %s", role)

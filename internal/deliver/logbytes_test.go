@@ -33,7 +33,7 @@ func deliverLogBytes(t *testing.T, n, status int, attempt string) int {
 	log, err := logging.New(&out, "")
 	require.NoError(t, err)
 	f.h.Log, f.h.Metrics = log, metrics.New(&out)
-	f.h.Tracer, err = trace.NewTracer("deliver", &out, "")
+	f.h.Tracer, err = trace.NewTracer("deliver", &out, "", 0)
 	require.NoError(t, err)
 	var msgs []events.SQSMessage
 	for i := range n {

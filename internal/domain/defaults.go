@@ -20,6 +20,9 @@ const (
 	DefaultDeadWindow = 5 * time.Minute
 	// DefaultReplayRate is the sends per second of one replay job.
 	DefaultReplayRate = 10.0
+	// DefaultTracingSampleRate is the share of traces whose spans are sent
+	// to X-Ray when tracing is on: X-Ray's default sampling rule's rate.
+	DefaultTracingSampleRate = 0.05
 	// DefaultDeliveryRetention is how long a delivery record is kept.
 	DefaultDeliveryRetention = 15 * 24 * time.Hour
 	// DefaultPayloadRetention is how long after its occurred_at an event's

@@ -31,7 +31,7 @@ func enqueueLogBytes(t *testing.T, n int, level string) int {
 	log, err := logging.New(&out, level)
 	require.NoError(t, err)
 	s, q := newFakeStore(endpoint(logTenant, logEndpoint)), &fakeQueue{}
-	tracer, err := trace.NewTracer("enqueue", &out, "")
+	tracer, err := trace.NewTracer("enqueue", &out, "", 0)
 	require.NoError(t, err)
 	h := &Handler{Store: s, Queue: q, QueueURL: testQueueURL, Log: log, Metrics: metrics.New(&out), Tracer: tracer}
 	var imgs []map[string]events.DynamoDBAttributeValue

@@ -30,6 +30,7 @@ const (
 	varLogLevel             = "HOOKLINE_LOG_LEVEL"
 	varTracing              = "HOOKLINE_TRACING"
 	varXRayDaemon           = "AWS_XRAY_DAEMON_ADDRESS" // set by Lambda
+	varTracingSampleRate    = "HOOKLINE_TRACING_SAMPLE_RATE"
 	tracingXRay             = "xray"
 	varDeliveryQueueURL     = "HOOKLINE_DELIVERY_QUEUE_URL"
 	varEventBus             = "HOOKLINE_EVENT_BUS"
@@ -175,6 +176,25 @@ type Common struct {
 	// XRayDaemon is the daemon's address Lambda sets
 	// (AWS_XRAY_DAEMON_ADDRESS), read when XRay is on.
 	XRayDaemon string
+	// XRaySampleRate (HOOKLINE_TRACING_SAMPLE_RATE, the construct's
+	// TracingSampleRate prop) is the share of traces whose spans go to
+	// X-Ray, above 0 and at most 1 (trace.InSample). Default
+	// DefaultTracingSampleRate; zero in a Common built by hand: the same.
+	XRaySampleRate float64
+	// sampleErr is why HOOKLINE_TRACING_SAMPLE_RATE was refused.
+	sampleErr error
+}
+
+// DefaultTracingSampleRate is XRaySampleRate's default.
+const DefaultTracingSampleRate = domain.DefaultTracingSampleRate
+
+// TraceSampleRate is the share of traces the function sends to X-Ray
+// (trace.NewTracer).
+func (c Common) TraceSampleRate() float64 {
+	if c.XRaySampleRate > 0 {
+		return c.XRaySampleRate
+	}
+	return DefaultTracingSampleRate
 }
 
 // TraceDaemon is where the function sends X-Ray segments (trace.NewTracer):
@@ -195,7 +215,7 @@ func (c Common) Retention() time.Duration {
 }
 
 // check reports what loadCommon refused.
-func (c Common) check() error { return c.retentionErr }
+func (c Common) check() error { return firstErr(c.retentionErr, c.sampleErr) }
 
 // firstErr is the first of errs that is not nil.
 func firstErr(errs ...error) error {
@@ -214,6 +234,9 @@ func (c Common) vars() map[string]string {
 	v := map[string]string{varStateTable: c.StateTable, varLogLevel: c.LogLevel}
 	if c.XRay {
 		v[varTracing] = tracingXRay
+		if c.XRaySampleRate != 0 {
+			v[varTracingSampleRate] = strconv.FormatFloat(c.XRaySampleRate, 'f', -1, 64)
+		}
 	}
 	if c.DeliveryRetention != 0 {
 		v[varDeliveryRetention] = c.DeliveryRetention.String()
@@ -225,6 +248,7 @@ func loadCommon(getenv func(string) string) Common {
 	c := Common{StateTable: getenv(varStateTable), LogLevel: getenv(varLogLevel), XRay: getenv(varTracing) == tracingXRay}
 	if c.XRay {
 		c.XRayDaemon = getenv(varXRayDaemon)
+		c.XRaySampleRate, c.sampleErr = sampleRate(getenv(varTracingSampleRate))
 	}
 	if s := getenv(varDeliveryRetention); s != "" {
 		d, err := time.ParseDuration(s)
@@ -234,6 +258,18 @@ func loadCommon(getenv func(string) string) Common {
 		c.DeliveryRetention = d
 	}
 	return c
+}
+
+// sampleRate reads HOOKLINE_TRACING_SAMPLE_RATE: "" is the default (0).
+func sampleRate(s string) (float64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	r, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(r > 0 && r <= 1) {
+		return 0, fmt.Errorf("%s: %q is not a share above 0 and at most 1", varTracingSampleRate, s)
+	}
+	return r, nil
 }
 
 // EnqueueEnv is the enqueue function's environment.

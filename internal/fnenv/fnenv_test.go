@@ -355,4 +355,18 @@ func TestTracing(t *testing.T) {
 	c, err = LoadEnqueue(lookup(vars))
 	require.NoError(t, err)
 	require.Equal(t, "169.254.79.129:2000", c.TraceDaemon())
+	require.Equal(t, DefaultTracingSampleRate, c.TraceSampleRate(), "no rate set: X-Ray's default rule's")
+	require.NotContains(t, vars, "HOOKLINE_TRACING_SAMPLE_RATE")
+
+	on.XRaySampleRate = 1
+	vars = on.Vars()
+	require.Equal(t, "1", vars["HOOKLINE_TRACING_SAMPLE_RATE"])
+	c, err = LoadEnqueue(lookup(vars))
+	require.NoError(t, err)
+	require.Equal(t, 1.0, c.TraceSampleRate())
+	for _, bad := range []string{"0", "-0.1", "1.5", "5%", "NaN"} {
+		vars["HOOKLINE_TRACING_SAMPLE_RATE"] = bad
+		_, err = LoadEnqueue(lookup(vars))
+		require.ErrorContains(t, err, "HOOKLINE_TRACING_SAMPLE_RATE", bad)
+	}
 }

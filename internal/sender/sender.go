@@ -225,7 +225,7 @@ func setHeaders(h http.Header, r Request, ts time.Time) {
 	// One backing array for every header value: one allocation, not ten.
 	v := [...]string{
 		"application/json", userAgent, r.DeliveryID, strconv.FormatInt(ts.Unix(), 10),
-		r.Signer.Sign(r.DeliveryID, ts, r.Body), strconv.Itoa(r.Attempt), r.EventID, r.EventType,
+		r.Signer.Sign(r.DeliveryID, ts, r.Body), strconv.Itoa(r.Attempt), r.EventID, r.EventType, r.TraceParent,
 	}
 	vals := v[:]
 	for name, value := range r.Headers {
@@ -244,7 +244,7 @@ func setHeaders(h http.Header, r Request, ts time.Time) {
 	h["X-Event-Id"] = vals[6:7:7]
 	h["X-Event-Type"] = vals[7:8:8]
 	if r.TraceParent != "" {
-		h["traceparent"] = []string{r.TraceParent}
+		h["traceparent"] = vals[8:9:9]
 	}
 }
 

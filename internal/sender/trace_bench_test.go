@@ -5,8 +5,11 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strconv"
 	"testing"
+	"time"
 
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/sender"
 	"github.com/hookline/hookline/internal/trace"
 	"github.com/hookline/hookline/tooling/perf/ratio"
@@ -95,23 +98,42 @@ func BenchmarkTracedSendVsSend(b *testing.B) {
 
 // BenchmarkTracedSendVsBarePost is Send with tracing on (trace ids and
 // X-Ray) against a bare POST: the deliver path's target (time-x <= 1.3,
-// allocs-x <= 1.5, as BenchmarkSendVsBarePost), the attempt's line apart.
+// allocs-x <= 1.5, as BenchmarkSendVsBarePost), the attempt's line apart;
+// /default-rate with the X-Ray share a deployment has unless told
+// otherwise (DefaultTracingSampleRate, each attempt in a trace of its
+// own), /every-trace with every trace's segment sent (a sample rate of 1).
 func BenchmarkTracedSendVsBarePost(b *testing.B) {
 	srv := benchServer(b)
-	ratio.Compare(b, "traced", tracedSendOp(b, srv.URL), "bare", bareOp(b, srv.URL))
+	for _, tc := range []struct {
+		name string
+		rate float64
+	}{{"default-rate", domain.DefaultTracingSampleRate}, {"every-trace", 1}} {
+		b.Run(tc.name, func(b *testing.B) {
+			ratio.Compare(b, "traced", tracedSendOp(b, srv.URL, tc.rate), "bare", bareOp(b, srv.URL))
+		})
+	}
 }
 
 // tracedSendOp is sendOp with tracing on: the span, its header, its
-// segment to a stand-in daemon.
-func tracedSendOp(b *testing.B, url string) func() {
+// segment to a stand-in daemon when the attempt's trace is in the share
+// rate; each attempt in the next of a ring of traces, as a stream of
+// events' deliveries are.
+func tracedSendOp(b *testing.B, url string, rate float64) func() {
 	_, signer := newSecret(b)
 	client := newClient(b)
 	req := newRequest(url, signer)
 	ctx := context.Background()
-	tr := &trace.Tracer{Service: "deliver", XRay: daemon(b)}
-	parent, _ := trace.Parse("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	x := daemon(b)
+	x.Rate = rate
+	tr := &trace.Tracer{Service: "deliver", XRay: x}
+	parents := make([]trace.Context, 1024)
+	for i := range parents {
+		parents[i] = trace.Derive(trace.EventKey("tn_bench", strconv.Itoa(i)), time.Now())
+	}
+	i := 0
 	return func() {
-		span := tr.Start(parent, "deliver.attempt")
+		i++
+		span := tr.Start(parents[i%len(parents)], "deliver.attempt")
 		req.TraceParent = span.TraceParent()
 		res := client.Send(ctx, req)
 		if res.Outcome != sender.Delivered {

@@ -36,6 +36,13 @@
 //     not subsegments of the invocation's segment: Lambda's own segment
 //     is in a trace of its own per invocation, and only segments in the
 //     event's trace join the four functions' spans into one X-Ray trace.
+//     Of a share of the traces only (the TracingSampleRate prop, default
+//     5%, X-Ray's own default rule's rate; InSample decides from the
+//     trace id, so X-Ray holds all of a trace's spans or none): X-Ray
+//     charges $5 a million traces recorded, twice what hookline itself
+//     costs a million deliveries, and each segment is a datagram sent on
+//     the attempt's path (docs/performance.md). The span lines stay on
+//     for every trace.
 //
 // OpenTelemetry's OTLP export is not built in: it needs a collector the
 // user runs and the OpenTelemetry SDK in every function binary (several

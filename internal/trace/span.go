@@ -9,8 +9,8 @@ import (
 )
 
 // Tracer emits the spans of one function: each as a JSON line
-// ("msg":"span") on Out, and, when XRay is set and the trace is sampled,
-// as a segment to the X-Ray daemon. A nil *Tracer starts spans (their
+// ("msg":"span") on Out, and, when XRay is set and takes the trace
+// (sampled, and within its Rate), as a segment to the X-Ray daemon. A nil *Tracer starts spans (their
 // ids still travel) and emits nothing.
 type Tracer struct {
 	// Service names the function ("api", "enqueue", "deliver", "replay"):
@@ -29,13 +29,17 @@ type Tracer struct {
 
 // NewTracer returns a function's tracer: span lines on w whatever the
 // function's log level (the lines are how a trace is followed), and X-Ray
-// segments to daemon (AWS_XRAY_DAEMON_ADDRESS) when it is not "".
-func NewTracer(service string, w io.Writer, daemon string) (*Tracer, error) {
+// segments to daemon (AWS_XRAY_DAEMON_ADDRESS) when it is not "", of a
+// share rate of the traces (XRay.Rate; 0 or above 1: every trace).
+func NewTracer(service string, w io.Writer, daemon string, rate float64) (*Tracer, error) {
 	t := &Tracer{Service: service, Out: w}
 	if daemon != "" {
 		x, err := DialXRay(daemon)
 		if err != nil {
 			return nil, err
+		}
+		if rate > 0 && rate < 1 {
+			x.Rate = rate
 		}
 		t.XRay = x
 	}
@@ -97,7 +101,7 @@ func (s *Span) End(_ context.Context, attrs ...slog.Attr) {
 		_, _ = s.t.Out.Write(*bp)
 		s.t.mu.Unlock()
 	}
-	if s.t.XRay != nil && s.ctx.Sampled() {
+	if s.t.XRay != nil && s.t.XRay.takes(s.ctx) {
 		*bp = s.appendSegment((*bp)[:0], end, attrs)
 		s.t.XRay.write(*bp)
 	}
@@ -122,9 +126,9 @@ func (s *Span) LineFields() []any {
 
 // EndSegment ends a span whose line the caller writes itself
 // (LineFields): only its X-Ray segment is sent, when there is a daemon
-// and the trace is sampled.
+// and it takes the trace (sampled, and in its share: XRay.Rate).
 func (s *Span) EndSegment(attrs ...slog.Attr) {
-	if s == nil || s.t == nil || s.t.XRay == nil || !s.ctx.Sampled() {
+	if s == nil || s.t == nil || s.t.XRay == nil || !s.t.XRay.takes(s.ctx) {
 		return
 	}
 	bp := bufs.Get().(*[]byte)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"math"
 	"net"
@@ -216,4 +217,65 @@ func TestEncodingHostileAttributes(t *testing.T) {
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal([]byte(body), &doc), body)
 	require.Contains(t, doc["annotations"], "k_ey")
+}
+
+// InSample takes the share of traces it is given, the same traces
+// whichever span of them asks, and a trace within a share is within every
+// larger one.
+func TestInSampleTakesItsShareOfTraces(t *testing.T) {
+	t.Parallel()
+	const n = 20000
+	at := time.Unix(1764547200, 0)
+	for _, rate := range []float64{0.01, 0.05, 0.5} {
+		in := 0
+		for i := range n {
+			c := Derive(EventKey("tn_a", fmt.Sprintf("ev_%d", i)), at)
+			if InSample(c, rate) {
+				in++
+				require.True(t, InSample(c, min(1, rate*2)), "a trace within %g is within %g", rate, rate*2)
+			}
+			child := Context{TraceID: c.TraceID, SpanID: newSpanID(), Flags: c.Flags}
+			require.Equal(t, InSample(c, rate), InSample(child, rate), "every span of a trace decides alike")
+		}
+		require.InDelta(t, rate, float64(in)/n, 0.01, "share taken at rate %g", rate)
+	}
+	require.True(t, InSample(Derive("x", at), 1))
+	require.False(t, InSample(Context{TraceID: [16]byte{15: 1}}, 0), "rate 0 takes none")
+}
+
+// A tracer whose X-Ray client takes a share of the traces sends the spans
+// of those only: the span of a trace outside it, sent first, never reaches
+// the daemon.
+func TestXRaySendsOnlyTheTracesInItsShare(t *testing.T) {
+	t.Parallel()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer pc.Close()
+	tr, err := NewTracer("deliver", nil, pc.LocalAddr().String(), 0.5)
+	require.NoError(t, err)
+	require.Equal(t, 0.5, tr.XRay.Rate)
+	var in, out Context
+	for i := 0; !in.Valid() || !out.Valid(); i++ {
+		c := Derive(fmt.Sprintf("tn_a/ev_%d", i), time.Now())
+		if InSample(c, 0.5) {
+			in = c
+		} else {
+			out = c
+		}
+	}
+	tr.Start(out, "deliver.attempt").EndSegment()
+	sent := tr.Start(in, "deliver.attempt")
+	sent.EndSegment()
+
+	buf := make([]byte, 65536)
+	n, _, err := pc.ReadFrom(buf)
+	require.NoError(t, err)
+	_, body, _ := strings.Cut(string(buf[:n]), "\n")
+	var seg Segment
+	require.NoError(t, json.Unmarshal([]byte(body), &seg))
+	require.Equal(t, sent.Context().SpanIDHex(), seg.ID, "the first segment the daemon reads is the in-sample trace's")
+
+	all, err := NewTracer("deliver", nil, pc.LocalAddr().String(), 0)
+	require.NoError(t, err)
+	require.Equal(t, 1.0, all.XRay.Rate, "rate 0: every trace")
 }

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
@@ -37,14 +38,18 @@ func ParseXRayTraceID(s string) (id [16]byte, ok bool) {
 // XRay sends segments to the X-Ray daemon over UDP (the daemon Lambda
 // runs beside a function with active tracing), one datagram each, fire
 // and forget: a segment lost is a span missing from X-Ray, never a
-// failed delivery.
+// failed delivery. It sends the spans of a share of the traces only
+// (Rate, decided by InSample).
 type XRay struct {
 	conn net.Conn
+	// Rate is the share of traces whose spans are sent, above 0 and at
+	// most 1 (every trace); DialXRay sets it to 1.
+	Rate float64
 }
 
 // DialXRay connects to the daemon at addr: AWS_XRAY_DAEMON_ADDRESS's
 // value, "host:port" or "tcp:host:port udp:host:port" (the udp one is
-// used).
+// used). Its Rate is 1: every sampled trace's spans are sent.
 func DialXRay(addr string) (*XRay, error) {
 	for _, f := range strings.Fields(addr) {
 		if rest, ok := strings.CutPrefix(f, "udp:"); ok {
@@ -55,7 +60,29 @@ func DialXRay(addr string) (*XRay, error) {
 	if err != nil {
 		return nil, fmt.Errorf("X-Ray daemon %q: %w", addr, err)
 	}
-	return &XRay{conn: conn}, nil
+	return &XRay{conn: conn, Rate: 1}, nil
+}
+
+// takes reports whether c's spans are sent: the trace is sampled (its
+// flag, as the producer or hookline set it) and InSample at x's Rate.
+func (x *XRay) takes(c Context) bool { return c.Sampled() && InSample(c, x.Rate) }
+
+// sampleSpace is 2^56, the values of a trace id's last 7 bytes.
+const sampleSpace = 1 << 56
+
+// InSample reports whether the trace c is among a share rate (0 to 1) of
+// all traces: its trace id's last 7 bytes, read as a number, below rate
+// times 2^56. Those bytes are random in a trace hookline starts (New), a
+// hash of the event in one it derives (Derive), and random in a W3C
+// producer's (its level 2 says so of the last 7): every function decides
+// alike for one trace, with nothing passed along, so X-Ray holds all of a
+// trace's spans or none.
+func InSample(c Context, rate float64) bool {
+	if rate >= 1 {
+		return true
+	}
+	v := binary.BigEndian.Uint64(c.TraceID[8:16]) & (sampleSpace - 1)
+	return float64(v) < rate*sampleSpace
 }
 
 // daemonHeader starts every datagram the daemon reads.
