@@ -17,8 +17,9 @@ import (
 // replayTenant is a tenant with two endpoints, their descriptions
 // hostile: one whose receiver got 3 deliveries, one whose receiver is down
 // with 2 deliveries pending (retries 30 s apart). It returns the tenant's
-// id, the endpoints' ids and the time before the events.
-func replayTenant(t *testing.T) (tenantID, upEP, downEP string, since time.Time) {
+// id, the endpoints' ids, the time before the events and the pending
+// deliveries' ids.
+func replayTenant(t *testing.T) (tenantID, upEP, downEP string, since time.Time, pending []string) {
 	t.Helper()
 	all := strings.Join(hostile, " ")
 	tenantID, key := apiTenant(t, "consolereplay")
@@ -32,7 +33,7 @@ func replayTenant(t *testing.T) (tenantID, upEP, downEP string, since time.Time)
 	require.Equal(t, http.StatusCreated, status, "%v", body)
 	downEP = body["id"].(string)
 	since = time.Now().UTC().Add(-time.Second)
-	var delivered, pending []string
+	var delivered []string
 	for i := range 3 {
 		ev := event(tenant{ID: tenantID}, fmt.Sprintf("evt_order_%d_%s", i, tenantID), "order.created", fmt.Sprintf(`{"i":%d}`, i))
 		write(t, ev)
@@ -49,18 +50,19 @@ func replayTenant(t *testing.T) (tenantID, upEP, downEP string, since time.Time)
 	for _, id := range pending {
 		waitDelivery(t, id, 90*time.Second, func(d domain.Delivery) bool { return d.State == domain.StatePending && d.Attempts >= 1 })
 	}
-	return tenantID, upEP, downEP, since
+	return tenantID, upEP, downEP, since, pending
 }
 
 // The Replay view at desktop and phone widths: a replay since a time,
 // confirmed, shows the job's progress until it completes with what it
 // replayed; a cancel of the down endpoint's pending deliveries, confirmed,
-// shows how many it cancelled and names them. Hostile endpoint
+// shows how many it cancelled and names them, and the Messages page's
+// cancelled filter lists them, cancelled, and nothing else. Hostile endpoint
 // descriptions and a hostile event type typed into the form are shown as
 // text, nothing runs, and the phone's page is no wider than the phone.
 func TestConsoleReplaySinceAndCancelPending(t *testing.T) {
 	t.Parallel()
-	tenantID, upEP, downEP, since := replayTenant(t)
+	tenantID, upEP, downEP, since, pending := replayTenant(t)
 	for _, c := range []struct {
 		name          string
 		width, height int
@@ -114,6 +116,19 @@ func TestConsoleReplaySinceAndCancelPending(t *testing.T) {
 			b.screenshot("cancel-pending" + c.shots)
 			b.noHorizontalOverflow("a cancel")
 			b.assertSafe("the Replay view's jobs")
+
+			// The Messages page's cancelled filter: the two, cancelled.
+			b.click(dt("nav-messages"))
+			b.wait(dt("message-row"))
+			filterMessages(b, map[string]string{"messages-state": "cancelled"})
+			rows(b, pending, true)
+			for _, id := range pending {
+				require.Equal(t, "cancelled", b.attr(`[data-test="message-row"][data-delivery="`+id+`"] `+dt("message-state"), "data-state"), id)
+			}
+			filterMessages(b, map[string]string{"messages-state": "cancelled", "messages-endpoint": upEP})
+			require.Zero(t, b.count(dt("message-row")), "none cancelled of the endpoint that answered")
+			b.noHorizontalOverflow("the cancelled deliveries")
+			b.assertSafe("the Messages page's cancelled deliveries")
 		})
 	}
 }
