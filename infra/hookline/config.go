@@ -272,7 +272,9 @@ type Props struct {
 	// throttles the producers' writes above about 1,000 events a second of
 	// one tenant (a throttled index throttles its table's writes), where
 	// by_tenant_shard takes 16,000. Default false: by_tenant_shard only,
-	// which is what a new stack wants.
+	// which is what a new stack wants. Refused with DisableMessageLog: a
+	// stack with both indexes turns the legacy one off first, in a deploy
+	// of its own, then the log.
 	KeepLegacyMessageLogIndex bool
 	// DLQAlarmThreshold: the DLQ depth alarm fires when more messages than
 	// this are visible in the dead-letter queue. Default 100.
@@ -408,6 +410,7 @@ func (p Props) withDefaults() (Props, error) {
 		(*Props).setConcurrencyDefaults, (*Props).setIsolationDefaults, (*Props).setOperationDefaults,
 		(*Props).setDestinationDefaults,
 		func(p *Props) error { return checkKeyAdmins(p.KeyAdmins) },
+		(*Props).checkMessageLogIndexes,
 	} {
 		if err := set(&p); err != nil {
 			return p, err
@@ -688,6 +691,19 @@ func (p *Props) setIsolationDefaults() error {
 // at most fnenv.MaxFastConcurrency.
 func (p Props) fastConcurrency() int {
 	return min(p.DeliverMaxConcurrency, fnenv.MaxFastConcurrency)
+}
+
+// checkMessageLogIndexes refuses the message log off with its legacy
+// index kept: a stack that has both of the log's indexes (by_tenant and
+// by_tenant_shard) would lose both in one update, which CloudFormation
+// refuses (one index created or deleted per table per update). The legacy
+// index goes first, in a deploy of its own.
+func (p *Props) checkMessageLogIndexes() error {
+	if p.DisableMessageLog && p.KeepLegacyMessageLogIndex {
+		return fmt.Errorf("the message log off (DisableMessageLog, messageLog=false) with its legacy index kept (KeepLegacyMessageLogIndex, messageLogLegacyIndex=true): " +
+			"deploy without the legacy index first, then turn the log off; CloudFormation removes one index of a table per update")
+	}
+	return nil
 }
 
 // setOperationDefaults sets the replay rate, the disable threshold, the sweep,

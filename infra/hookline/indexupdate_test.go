@@ -1,0 +1,118 @@
+package hookline
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files from the code's current behaviour")
+
+// indexesGolden is the tables' global secondary indexes as the previous
+// version deploys them with the defaults.
+var indexesGolden = filepath.Join("testdata", "indexes.golden.json")
+
+// tableIndexes are the names of the outbox's and the state table's global
+// secondary indexes in s's template, sorted.
+func tableIndexes(t *testing.T, s *synthesized) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for name, id := range map[string]string{"outbox": s.outboxTable, "state": s.stateTable} {
+		out[name] = []string{}
+		gsis, _ := s.resource(t, id, "AWS::DynamoDB::Table")["Properties"].(obj)["GlobalSecondaryIndexes"].(arr)
+		for _, g := range gsis {
+			out[name] = append(out[name], g.(obj)["IndexName"].(string))
+		}
+		slices.Sort(out[name])
+	}
+	return out
+}
+
+// indexChanges counts, per table, the indexes created or deleted from
+// before to after.
+func indexChanges(before, after map[string][]string) map[string]int {
+	n := map[string]int{}
+	for table := range after {
+		for _, name := range after[table] {
+			if !slices.Contains(before[table], name) {
+				n[table]++
+			}
+		}
+		for _, name := range before[table] {
+			if !slices.Contains(after[table], name) {
+				n[table]++
+			}
+		}
+	}
+	return n
+}
+
+// CloudFormation creates or deletes at most one global secondary index of
+// a table per stack update (DynamoDB's UpdateTable takes one), and fails
+// the update otherwise; the local cloud takes any number. A stack
+// deployed from the previous version (the golden file) must take this
+// version's defaults in one update: a change that adds or removes two
+// indexes of a table ships in two releases. Once this version is released
+// (landed), go test ./infra/hookline -run TestIndexChangesOnePerTable -update.
+func TestIndexChangesOnePerTablePerUpdate(t *testing.T) {
+	now := tableIndexes(t, synth(t, Props{}))
+	if *update {
+		b, err := json.MarshalIndent(now, "", "  ")
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(indexesGolden, append(b, '\n'), 0o644))
+	}
+	b, err := os.ReadFile(indexesGolden)
+	require.NoError(t, err)
+	var before map[string][]string
+	require.NoError(t, json.Unmarshal(b, &before))
+	for table, n := range indexChanges(before, now) {
+		require.LessOrEqual(t, n, 1, "%s: %v -> %v: CloudFormation creates or deletes one index of a table per update", table, before[table], now[table])
+	}
+}
+
+// Every change of one setting that moves the tables' indexes, from any
+// configuration the construct takes, creates or deletes at most one index
+// of a table; the one that would delete two (the message log off while
+// its legacy index is kept) is refused with what to do instead.
+func TestIndexSettingsChangeOneIndexAtATime(t *testing.T) {
+	t.Parallel()
+	configs := []Props{{}, {KeepLegacyMessageLogIndex: true}, {DisableMessageLog: true}}
+	indexes := make([]map[string][]string, len(configs))
+	for i, p := range configs {
+		indexes[i] = tableIndexes(t, synth(t, p))
+	}
+	require.Equal(t, []string{"by_tenant", "by_tenant_shard"}, indexes[1]["outbox"])
+	require.Empty(t, indexes[2]["outbox"])
+	for i := range configs {
+		for j := range configs {
+			if i == j {
+				continue
+			}
+			for table, n := range indexChanges(indexes[i], indexes[j]) {
+				if differsInOneSetting(configs[i], configs[j]) {
+					require.LessOrEqual(t, n, 1, "%+v -> %+v: %s", configs[i], configs[j], table)
+				}
+			}
+		}
+	}
+	_, err := Props{DisableMessageLog: true, KeepLegacyMessageLogIndex: true}.withDefaults()
+	require.ErrorContains(t, err, "deploy without the legacy index first")
+}
+
+// differsInOneSetting reports whether a and b differ in one of the index
+// settings only.
+func differsInOneSetting(a, b Props) bool {
+	n := 0
+	if a.DisableMessageLog != b.DisableMessageLog {
+		n++
+	}
+	if a.KeepLegacyMessageLogIndex != b.KeepLegacyMessageLogIndex {
+		n++
+	}
+	return n == 1
+}
