@@ -79,8 +79,8 @@ func TestIndexChangesOnePerTablePerUpdate(t *testing.T) {
 // configuration the construct takes, creates or deletes at most one index
 // of a table; the one that would delete two (the message log off while
 // its legacy index is kept) is refused with what to do instead.
+// Not parallel: the jsii runtime takes one synth at a time.
 func TestIndexSettingsChangeOneIndexAtATime(t *testing.T) {
-	t.Parallel()
 	configs := []Props{{}, {KeepLegacyMessageLogIndex: true}, {DisableMessageLog: true}}
 	indexes := make([]map[string][]string, len(configs))
 	for i, p := range configs {
