@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/internal/store/keys"
 	"github.com/stretchr/testify/require"
 )
 
@@ -68,6 +69,9 @@ func deliveryItem(t *testing.T, d domain.Delivery) map[string]types.AttributeVal
 	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 	item["pk"], item["sk"] = s("DELIVERY#"+d.DeliveryID), s("DELIVERY")
 	item["expires_at"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(d.CreatedAt.Add(store.DefaultRetention).Unix(), 10)}
+	// Its entry in the delivery log (store.IndexLog), as the store's
+	// first write sets it.
+	item[store.AttrLogPK], item[store.AttrLogSK] = s(store.LogPK(d.TenantID, d.DeliveryID)), s(keys.Time(d.CreatedAt)+"#"+d.DeliveryID)
 	if _, ok := item["last_error"]; !ok && d.Attempts > 0 {
 		item["last_error"] = s("")
 	}
@@ -123,6 +127,18 @@ func TestDeliveryRecordSizes(t *testing.T) {
 	}
 	require.Equal(t, 2.0, WriteUnits(long), "a record whose log keeps a 1 KB excerpt")
 	require.Equal(t, a.StoredBytesPerRecord, float64(delivered+100), "billed storage: the delivered record plus 100 bytes")
+
+	// Its entry in the delivery log: the keys and the listed attributes.
+	item := deliveryItem(t, sampleDelivered())
+	entry := map[string]types.AttributeValue{}
+	for _, name := range append([]string{"pk", "sk", store.AttrLogPK, store.AttrLogSK}, store.LogIndexAttributes...) {
+		if v, ok := item[name]; ok {
+			entry[name] = v
+		}
+	}
+	t.Logf("its delivery log entry %d bytes", ItemSize(entry))
+	require.Equal(t, a.DeliveryLogIndexWRU, WriteUnits(ItemSize(entry)), "each write of the record writes its entry once")
+	require.Equal(t, a.DeliveryLogIndexBytes, float64(ItemSize(entry)+100), "billed index storage: the entry plus 100 bytes")
 }
 
 // TestEndpointRecordReadUnits ties the read units of an endpoint (1 RRU
