@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -138,6 +139,74 @@ func TestOutboxLinksNoDynamoDBClient(t *testing.T) {
 	deps := strings.Fields(string(out))
 	require.Contains(t, deps, "github.com/aws/aws-sdk-go-v2/service/dynamodb/types")
 	require.NotContains(t, deps, "github.com/aws/aws-sdk-go-v2/service/dynamodb")
+}
+
+// sdkService is the import path of the AWS SDK's service packages.
+const sdkService = "github.com/aws/aws-sdk-go-v2/service/"
+
+// services are the AWS SDK services each function may link: those it calls,
+// and DynamoDB Streams' types, which the SDK's attributevalue links. Each
+// service package runs its init (its schemas and endpoint tables, 0.2 to
+// 1.5 ms apiece) at every cold start, whether its client is used or not, and
+// no lazy client can defer that: only not importing the service helps
+// (docs/performance.md, "Cold start"). The api validates AWS destinations
+// with internal/destination/arn, not internal/destination, whose sender
+// links STS, SNS and EventBridge.
+var services = map[string][]string{
+	"api":     {"cloudwatch", "dynamodb", "dynamodbstreams", "kms", "secretsmanager", "sqs"},
+	"deliver": {"dynamodb", "dynamodbstreams", "eventbridge", "kms", "sns", "sqs", "sts"},
+	"enqueue": {"dynamodb", "dynamodbstreams", "eventbridge", "sqs"},
+	"replay":  {"dynamodb", "dynamodbstreams", "sqs"},
+}
+
+// linkedServices returns the AWS SDK services deps link, sorted, each once:
+// the service's name under sdkService, without the SDK's shared helpers
+// (service/internal/...).
+func linkedServices(deps []string) []string {
+	var out []string
+	for _, d := range deps {
+		rest, ok := strings.CutPrefix(d, sdkService)
+		if !ok {
+			continue
+		}
+		name, _, _ := strings.Cut(rest, "/")
+		if name != "internal" && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// No function links an AWS SDK service it does not call: a new one is a
+// cold start cost to decide on, and to add to services above, not to pick
+// up by importing a package that happens to link it.
+func TestFunctionsLinkOnlyTheServicesTheyCall(t *testing.T) {
+	t.Parallel()
+	l := goList(t, "./...")
+	for _, fn := range functions {
+		deps, ok := l[module+"/functions/"+fn]
+		require.True(t, ok, "go list did not list function %s", fn)
+		require.Equal(t, services[fn], linkedServices(deps),
+			"function %s links other AWS SDK services than it calls: each service package's init is paid at every cold start "+
+				"(docs/performance.md, \"Cold start\"); import what does not link it (the api checks ARNs with internal/destination/arn), "+
+				"or, if the function now calls the service, add it to services and measure the cold start", fn)
+	}
+}
+
+// linkedServices names each service once, without the SDK's shared
+// helpers, so that the test above can fail.
+func TestLinkedServices(t *testing.T) {
+	t.Parallel()
+	deps := []string{
+		"fmt",
+		sdkService + "sts", sdkService + "sts/types", sdkService + "sts/internal/endpoints",
+		sdkService + "internal/presigned-url", sdkService + "internal/accept-encoding",
+		sdkService + "cloudwatch/schemas",
+		"github.com/aws/aws-sdk-go-v2/aws", "github.com/aws/aws-sdk-go-v2/credentials/stscreds",
+	}
+	require.Equal(t, []string{"cloudwatch", "sts"}, linkedServices(deps))
+	require.Empty(t, linkedServices([]string{"fmt", module + "/internal/destination/arn"}))
 }
 
 // forbiddenLinks names each binary with what it must not link, and nothing

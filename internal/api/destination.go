@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hookline/hookline/internal/destination"
+	"github.com/hookline/hookline/internal/destination/arn"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/sealing"
 )
@@ -130,7 +130,7 @@ func (r DestinationRules) checkTarget(t domain.EndpointType, s string) string {
 	if len(s) > 2048 {
 		return fmt.Sprintf("is %d bytes, at most 2048", len(s))
 	}
-	a, err := destination.ParseTarget(t, s)
+	a, err := arn.ParseTarget(t, s)
 	if err != nil {
 		return err.Error()
 	}
@@ -149,7 +149,7 @@ func (r DestinationRules) checkRole(s string) string {
 	if len(s) > 2048 {
 		return fmt.Sprintf("is %d bytes, at most 2048", len(s))
 	}
-	a, err := destination.ParseRole(s)
+	a, err := arn.ParseRole(s)
 	if err != nil {
 		return err.Error()
 	}
@@ -163,7 +163,7 @@ func (r DestinationRules) checkRole(s string) string {
 	return r.checkOwner(a, name)
 }
 
-func (r DestinationRules) checkPartition(a destination.ARN) string {
+func (r DestinationRules) checkPartition(a arn.ARN) string {
 	if p := cmp.Or(r.Partition, "aws"); a.Partition != p {
 		return fmt.Sprintf("is in partition %q; this deployment is in %q", a.Partition, p)
 	}
@@ -173,7 +173,7 @@ func (r DestinationRules) checkPartition(a destination.ARN) string {
 // checkOwner refuses hookline's own resources: in the stack's account,
 // everything unless OwnAccount, and with it a name that begins with the
 // stack's.
-func (r DestinationRules) checkOwner(a destination.ARN, name string) string {
+func (r DestinationRules) checkOwner(a arn.ARN, name string) string {
 	if r.Account == "" || a.Account != r.Account {
 		return ""
 	}

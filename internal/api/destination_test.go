@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/hookline/hookline/internal/api"
-	"github.com/hookline/hookline/internal/destination"
+	"github.com/hookline/hookline/internal/destination/arn"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/sealing/sealingtest"
@@ -252,11 +252,11 @@ func FuzzCreateAWSEndpointBody(f *testing.F) {
 				require.Empty(t, stored.Target+stored.RoleARN+stored.SealedExternalID)
 				require.NoError(t, e.srv.URLs.CheckURL(stored.URL))
 			} else {
-				a, err := destination.ParseTarget(stored.Kind(), stored.Target)
+				a, err := arn.ParseTarget(stored.Kind(), stored.Target)
 				require.NoError(t, err)
 				require.Contains(t, e.srv.Destinations.Regions, a.Region)
 				require.NotEqual(t, stackAccount, a.Account)
-				r, err := destination.ParseRole(stored.RoleARN)
+				r, err := arn.ParseRole(stored.RoleARN)
 				require.NoError(t, err)
 				require.NotEqual(t, stackAccount, r.Account)
 				require.Empty(t, stored.URL)

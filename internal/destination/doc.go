@@ -14,5 +14,6 @@
 // or logged; a refused role is remembered briefly so that a burst of
 // deliveries does not hammer STS.
 //
-// ParseTarget and ParseRole check an ARN's shape at registration.
+// Each attempt's target and role ARNs are checked first (package
+// destination/arn, which the api function also uses at registration).
 package destination

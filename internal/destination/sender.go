@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
+	"github.com/hookline/hookline/internal/destination/arn"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/sender"
 )
@@ -69,11 +70,11 @@ func (s *Sender) send(ctx context.Context, r sender.Request) sender.Result {
 		// open to any of hookline's tenants (the confused deputy).
 		return invalid("the destination has no external ID")
 	}
-	target, err := ParseTarget(d.Type, d.ARN)
+	target, err := arn.ParseTarget(d.Type, d.ARN)
 	if err != nil {
 		return invalid(err.Error())
 	}
-	if _, err := ParseRole(d.RoleARN); err != nil {
+	if _, err := arn.ParseRole(d.RoleARN); err != nil {
 		return invalid(err.Error())
 	}
 	do, refused := s.prepare(d.Type, target, r, s.o.Now())
@@ -110,7 +111,7 @@ func (s *Sender) send(ctx context.Context, r sender.Request) sender.Result {
 
 // prepare builds the call for t's service, or the Result of refusing it
 // before any call.
-func (s *Sender) prepare(t domain.EndpointType, target ARN, r sender.Request, ts time.Time) (call, *sender.Result) {
+func (s *Sender) prepare(t domain.EndpointType, target arn.ARN, r sender.Request, ts time.Time) (call, *sender.Result) {
 	v := attempt(r, ts)
 	switch t {
 	case domain.TypeSQS:
@@ -125,7 +126,7 @@ func (s *Sender) prepare(t domain.EndpointType, target ARN, r sender.Request, ts
 // queueURL is the target queue's URL: under cfg's endpoint override when
 // there is one (a local cloud's queue URLs are ENDPOINT/ACCOUNT/NAME),
 // else SQS's regional endpoint in the ARN's partition.
-func (s *Sender) queueURL(a ARN) string {
+func (s *Sender) queueURL(a arn.ARN) string {
 	if s.cfg.BaseEndpoint != nil {
 		return strings.TrimRight(*s.cfg.BaseEndpoint, "/") + "/" + a.Account + "/" + a.Resource
 	}
