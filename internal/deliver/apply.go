@@ -88,7 +88,7 @@ func (h *Handler) applyResend(ctx context.Context, at *attempt, dec Decision) bo
 // adds its result to the attempt's log lines.
 func (h *Handler) observe(at *attempt) {
 	res := at.in.Result
-	at.stats.add(at.in.Message.TenantID, at.in.Message.EndpointID, at.in.Started, *res)
+	at.stats.add(at.in.Message.TenantID, at.in.Message.EndpointID, at.in.Message.EventType, at.in.Started, *res)
 	at.mb.Put(metrics.AttemptLatency, float64(res.Latency.Microseconds())/1000, nil)
 	if res.Outcome == sender.Delivered {
 		at.mb.Put(metrics.Delivered, 1, nil)

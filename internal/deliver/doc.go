@@ -132,9 +132,11 @@
 // for its endpoint: its class (Classify: delivered, timeout, network,
 // http_4xx, http_429, http_5xx, http_other, refused) and its latency, in
 // the hour it began. The counts are gathered over the batch and written at
-// its end, once per endpoint and hour (Counters, store.AddEndpointStats),
-// all endpoints' writes at once, within the invocation's deadline less
-// StatsWriteReserve: a batch of ten to one endpoint is one write, not ten.
+// its end, once per endpoint and hour (Counters, store.AddEndpointStats)
+// and once per endpoint, hour and event type (the message's event_type;
+// store.AddEndpointTypeStats), all endpoints' writes at once, within the
+// invocation's deadline less StatsWriteReserve: a batch of ten of one type
+// to one endpoint is two writes, not twenty.
 // A write that fails is logged and counted (metrics.StatsWriteFailed) and
 // loses those counts; the batch's messages were all handled before it, and
 // nothing of their handling depends on it.

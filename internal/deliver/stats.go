@@ -11,9 +11,11 @@ import (
 )
 
 // Counters keeps the endpoints' hourly attempt counters: one write per
-// endpoint and hour per batch (store.Store.AddEndpointStats).
+// endpoint and hour per batch (store.Store.AddEndpointStats), and one per
+// endpoint, hour and event type (store.Store.AddEndpointTypeStats).
 type Counters interface {
 	AddEndpointStats(ctx context.Context, tenantID, endpointID string, hour time.Time, st domain.AttemptStats) error
+	AddEndpointTypeStats(ctx context.Context, tenantID, endpointID, eventType string, hour time.Time, st domain.AttemptStats) error
 }
 
 // Classify is the class of a sent attempt's result, as an endpoint's
@@ -39,46 +41,58 @@ func Classify(res sender.Result) domain.AttemptClass {
 	return domain.ClassHTTPOther
 }
 
-// statsKey is one write of a batch's counters: an endpoint's hour.
+// statsKey is one write of a batch's counters: an endpoint's hour, or
+// (eventType set) an endpoint's hour of one event type.
 type statsKey struct {
-	tenant, endpoint string
-	hour             time.Time
+	tenant, endpoint, eventType string
+	hour                        time.Time
 }
 
-// batchStats gathers a batch's attempts per endpoint and hour, to be
-// written once at the batch's end. Safe for concurrent use.
+// batchStats gathers a batch's attempts per endpoint and hour, and per
+// endpoint, hour and event type, to be written once at the batch's end.
+// Safe for concurrent use.
 type batchStats struct {
-	mu sync.Mutex
-	by map[statsKey]*domain.AttemptStats
+	mu     sync.Mutex
+	by     map[statsKey]*domain.AttemptStats
+	byType map[statsKey]*domain.AttemptStats
 }
 
-// add counts one sent attempt, made at, of the endpoint's.
-func (b *batchStats) add(tenantID, endpointID string, at time.Time, res sender.Result) {
+// add counts one sent attempt, made at, of the endpoint's, for an event of
+// eventType.
+func (b *batchStats) add(tenantID, endpointID, eventType string, at time.Time, res sender.Result) {
 	if b == nil {
 		return
 	}
-	k := statsKey{tenantID, endpointID, domain.StatsHour(at)}
+	k := statsKey{tenant: tenantID, endpoint: endpointID, hour: domain.StatsHour(at)}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.by == nil {
-		b.by = map[statsKey]*domain.AttemptStats{}
+		b.by, b.byType = map[statsKey]*domain.AttemptStats{}, map[statsKey]*domain.AttemptStats{}
 	}
-	st := b.by[k]
-	if st == nil {
-		st = &domain.AttemptStats{}
-		b.by[k] = st
+	kt := k
+	kt.eventType = eventType
+	for _, c := range []struct {
+		m map[statsKey]*domain.AttemptStats
+		k statsKey
+	}{{b.by, k}, {b.byType, kt}} {
+		st := c.m[c.k]
+		if st == nil {
+			st = &domain.AttemptStats{}
+			c.m[c.k] = st
+		}
+		st.Count(Classify(res), res.Latency, at.UTC(), res.Status, res.Error)
 	}
-	st.Count(Classify(res), res.Latency, at.UTC(), res.Status, res.Error)
 }
 
 // StatsWriteReserve is how long before the invocation's deadline the
 // counters' writes give up: they must never make the invocation time out.
 const StatsWriteReserve = 500 * time.Millisecond
 
-// flushStats writes the batch's counters, one write per endpoint and hour,
-// all at once, within the invocation's deadline less StatsWriteReserve. A
-// write that fails is logged and counted (metrics.StatsWriteFailed); it
-// changes nothing of the batch's messages, all handled by now.
+// flushStats writes the batch's counters, one write per endpoint and hour
+// and one per endpoint, hour and event type, all at once, within the
+// invocation's deadline less StatsWriteReserve. A write that fails is
+// logged and counted (metrics.StatsWriteFailed); it changes nothing of the
+// batch's messages, all handled by now.
 func (h *Handler) flushStats(ctx context.Context, b *batchStats, mb *metrics.Batch) {
 	if len(b.by) == 0 {
 		return
@@ -89,15 +103,17 @@ func (h *Handler) flushStats(ctx context.Context, b *batchStats, mb *metrics.Bat
 		defer cancel()
 	}
 	var wg sync.WaitGroup
+	write := func(k statsKey, err error) {
+		if err != nil {
+			h.Log.WarnContext(ctx, "cannot write the endpoint's attempt counters", "tenant_id", k.tenant, "endpoint_id", k.endpoint, "by_type", k.eventType != "", "stats_error", err.Error())
+			mb.Put(metrics.StatsWriteFailed, 1, nil)
+		}
+	}
 	for k, st := range b.by {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := h.Store.AddEndpointStats(ctx, k.tenant, k.endpoint, k.hour, *st); err != nil {
-				h.Log.WarnContext(ctx, "cannot write the endpoint's attempt counters", "tenant_id", k.tenant, "endpoint_id", k.endpoint, "stats_error", err.Error())
-				mb.Put(metrics.StatsWriteFailed, 1, nil)
-			}
-		}()
+		wg.Go(func() { write(k, h.Store.AddEndpointStats(ctx, k.tenant, k.endpoint, k.hour, *st)) })
+	}
+	for k, st := range b.byType {
+		wg.Go(func() { write(k, h.Store.AddEndpointTypeStats(ctx, k.tenant, k.endpoint, k.eventType, k.hour, *st)) })
 	}
 	wg.Wait()
 }

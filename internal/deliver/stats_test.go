@@ -46,13 +46,31 @@ func TestClassify(t *testing.T) {
 	}
 }
 
-// countingCounters counts the counter writes per endpoint, and can fail
+// countingCounters counts the counter writes per endpoint (writes, got)
+// and per endpoint and event type (typeWrites, typeGot), and can fail
 // them.
 type countingCounters struct {
-	mu     sync.Mutex
-	writes map[string]int
-	got    map[string]domain.AttemptStats
-	fail   bool
+	mu         sync.Mutex
+	writes     map[string]int
+	got        map[string]domain.AttemptStats
+	typeWrites map[string]int
+	typeGot    map[string]domain.AttemptStats
+	fail       bool
+}
+
+func (c *countingCounters) AddEndpointTypeStats(_ context.Context, tenantID, endpointID, eventType string, _ time.Time, st domain.AttemptStats) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fail {
+		return errBoom
+	}
+	if c.typeWrites == nil {
+		c.typeWrites, c.typeGot = map[string]int{}, map[string]domain.AttemptStats{}
+	}
+	k := tenantID + "/" + endpointID + "/" + eventType
+	c.typeWrites[k]++
+	c.typeGot[k] = st
+	return nil
 }
 
 func (c *countingCounters) AddEndpointStats(_ context.Context, tenantID, endpointID string, _ time.Time, st domain.AttemptStats) error {
@@ -70,11 +88,19 @@ func (c *countingCounters) AddEndpointStats(_ context.Context, tenantID, endpoin
 	return nil
 }
 
-// messageTo is a delivery message of t1's to endpoint.
+// messageTo is a delivery message of t1's to endpoint, of an
+// order.created event.
 func messageTo(t *testing.T, id, endpoint string, occurred time.Time) events.SQSMessage {
 	t.Helper()
+	return typedMessageTo(t, id, endpoint, "order.created", occurred)
+}
+
+// typedMessageTo is a delivery message of t1's to endpoint, of an event of
+// eventType.
+func typedMessageTo(t *testing.T, id, endpoint, eventType string, occurred time.Time) events.SQSMessage {
+	t.Helper()
 	body, err := json.Marshal(message.Message{
-		DeliveryID: id, TenantID: "t1", EndpointID: endpoint, EventID: "evt_" + id, EventType: "order.created",
+		DeliveryID: id, TenantID: "t1", EndpointID: endpoint, EventID: "evt_" + id, EventType: eventType,
 		OccurredAt: occurred, Payload: json.RawMessage(`{"n":1}`),
 	})
 	require.NoError(t, err)
@@ -152,8 +178,38 @@ func TestCounterWriteFailureChangesNoMessage(t *testing.T) {
 			n++
 		}
 	}
-	require.Equal(t, 2, n, "one failed write per endpoint: %v", got)
-	require.Equal(t, 2, strings.Count(log.String(), "cannot write the endpoint's attempt counters"))
+	require.Equal(t, 4, n, "one failed write per endpoint, one per endpoint and type: %v", got)
+	require.Equal(t, 4, strings.Count(log.String(), "cannot write the endpoint's attempt counters"))
+}
+
+// A batch's attempts are counted per endpoint and event type too, and
+// written once per endpoint and type at the batch's end: ten attempts of
+// two types to two endpoints, three writes by type (besides the two by
+// endpoint).
+func TestCountersByTypeAreOneWritePerEndpointAndTypePerBatch(t *testing.T) {
+	t.Parallel()
+	f, c := twoEndpoints(t)
+	var msgs []events.SQSMessage
+	for i := range 10 {
+		ep, typ := "ep_1", "order.created"
+		switch {
+		case i%3 == 0:
+			ep = "ep_2"
+		case i%2 == 0:
+			typ = "order.paid"
+		}
+		msgs = append(msgs, typedMessageTo(t, fmt.Sprintf("d%d", i), ep, typ, f.now))
+	}
+	f.run(t, msgs...)
+	require.Equal(t, map[string]int{"t1/ep_1": 1, "t1/ep_2": 1}, c.writes)
+	require.Equal(t, map[string]int{"t1/ep_1/order.created": 1, "t1/ep_1/order.paid": 1, "t1/ep_2/order.created": 1}, c.typeWrites)
+	created, paid, failing := c.typeGot["t1/ep_1/order.created"], c.typeGot["t1/ep_1/order.paid"], c.typeGot["t1/ep_2/order.created"]
+	require.Equal(t, int64(3), created.Attempts, "d1, d5, d7")
+	require.Equal(t, created.Attempts, created.Delivered)
+	require.Equal(t, int64(3), paid.Attempts, "d2, d4, d8")
+	require.Equal(t, int64(4), failing.Attempts)
+	require.Equal(t, map[domain.AttemptClass]int64{domain.ClassHTTP5xx: 4}, failing.Failures)
+	require.Equal(t, c.got["t1/ep_2"].Latency, failing.Latency, "the one type's histogram is the endpoint's")
 }
 
 // An attempt the SSRF guard refuses is counted in its own class.

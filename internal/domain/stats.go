@@ -175,6 +175,17 @@ type StatsBucket struct {
 	AttemptStats
 }
 
+// TypeStatsBucket is one hour of an endpoint's attempts of one event type:
+// the counts and latency histogram of an hour bucket, without the newest
+// success and failure (kept by the endpoint's StatsBucket only).
+type TypeStatsBucket struct {
+	// Start is the hour's start, UTC.
+	Start time.Time
+	// EventType is the type of the events the attempts delivered.
+	EventType string
+	AttemptStats
+}
+
 // StatsHour is the start of the hour bucket that counts an attempt made at t.
 func StatsHour(t time.Time) time.Time { return t.UTC().Truncate(time.Hour) }
 

@@ -38,7 +38,8 @@ type IndexedErasures interface {
 }
 
 // DerivedErasures deletes the items whose keys derive from an event's or an
-// endpoint's: its deliveries and its stats.
+// endpoint's: its deliveries and its stats (the hour items and those by
+// event type).
 type DerivedErasures interface {
 	EraseDeliveries(ctx context.Context, tenantID string, ids []string) (int, error)
 	EraseStats(ctx context.Context, tenantID, endpointID string, limit int) (int, bool, error)

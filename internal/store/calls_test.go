@@ -110,6 +110,9 @@ func (r *recorder) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*
 	if pk, ok := in.ExpressionAttributeValues[":pk"].(*types.AttributeValueMemberS); ok && strings.HasPrefix(pk.Value, "STATS#") {
 		k = key(pk.Value, "2026-12-01T00:00:00Z") // an hour bucket
 	}
+	if pk, ok := in.ExpressionAttributeValues[":pk"].(*types.AttributeValueMemberS); ok && strings.HasPrefix(pk.Value, "STATSTYPE#") {
+		k = key(pk.Value, "2026-12-01T00:00:00Z#a.b") // an hour and type's item
+	}
 	return &dynamodb.QueryOutput{Items: []map[string]types.AttributeValue{found(k)}, Count: 2, ScannedCount: 2}, nil
 }
 
@@ -255,6 +258,13 @@ func TestCallsListsWhatEachMethodCalls(t *testing.T) {
 		},
 		"EndpointStats": func(ctx context.Context, s *Store) error {
 			_, err := s.EndpointStats(ctx, "t", "e", now.Add(-time.Hour), now)
+			return err
+		},
+		"AddEndpointTypeStats": func(ctx context.Context, s *Store) error {
+			return s.AddEndpointTypeStats(ctx, "t", "e", "a.b", now, domain.AttemptStats{Attempts: 1, Delivered: 1})
+		},
+		"EndpointTypeStats": func(ctx context.Context, s *Store) error {
+			_, err := s.EndpointTypeStats(ctx, "t", "e", now.Add(-time.Hour), now)
 			return err
 		},
 		"LastAttempts": func(ctx context.Context, s *Store) error { _, _, err := s.LastAttempts(ctx, "t", "e"); return err },

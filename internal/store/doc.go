@@ -16,6 +16,7 @@
 //	rejected item      REJECTED#<event id or seq:<stream sequence>> / REJECTED
 //	replay job         REPLAYJOB#<job id> / REPLAYJOB
 //	endpoint counters  STATS#<tenant>#<endpoint>#<n> / <hour start, 2006-01-02T15:00:00Z> (8 shards, merged on read; STATS#<tenant>#<endpoint> in earlier versions, still read)
+//	counters by type   STATSTYPE#<tenant>#<endpoint>#<n> / <hour start>#<event type> (8 shards, merged on read)
 //	dead window        DEADWINDOW#<tenant>#<endpoint>#<window start> / DEADWINDOW
 //	rate window        RATE#<tenant>#<endpoint>#<j> / <second, 2006-01-02T15:04:05Z> (slots taken of shard j's part, min(8, limit/10) shards; a limit below 20 one item, RATE#<tenant>#<endpoint>, as in earlier versions; TTL an hour)
 //
@@ -28,7 +29,7 @@
 // (DLQDEPTH#<m>, <tenant>#<n>: 32 index keys; DLQDEPTH, <tenant> for the
 // one-item counters of earlier versions). With these, every item of a
 // tenant is found without a scan, for its erasure (erase.go): the others
-// are in the tenant's partition, its endpoints' STATS partitions, its DLQ
+// are in the tenant's partition, its endpoints' STATS and STATSTYPE partitions, its DLQ
 // depth shards (whose keys derive from the tenant), or derive from its
 // outbox items (deliveries, all of which the delivery log lists too). gsi1 projects all attributes. Dead deliveries
 // are listed in a sparse index of their own, IndexDead (dead_pk / dead_sk:
@@ -84,7 +85,11 @@
 // under 1 KB, one write unit. EndpointStats and LastAttempts Query every
 // shard and the one partition of earlier versions (STATS#<t>#<e>), and
 // merge an hour's items (counts added, the newest success and failure
-// kept); EraseStats deletes them all; nothing scans.
+// kept); EraseStats deletes them all; nothing scans. Its counters by event
+// type (AddEndpointTypeStats, one more UpdateItem per type a batch
+// attempted; EndpointTypeStats) are items of the same counters per hour
+// and type in 8 partitions of their own, STATSTYPE#<t>#<e>#<n>, which the
+// hour reads never touch (typestats.go).
 //
 // An endpoint's health transitions are decided by its item's writes, so
 // each is reported once: RecordEndpointFailure marks failing_since only

@@ -235,13 +235,14 @@ func (s *Store) partitionKeys(ctx context.Context, pk string, limit int) ([]map[
 	return out.Items, nil
 }
 
-// EraseStats deletes up to limit hour items of an endpoint's counters, of
-// its shards and of the partition of before them (statsPartitions), and
-// reports how many it deleted, and done when none was left in any.
+// EraseStats deletes up to limit items of an endpoint's counters: the
+// hour items of its shards and of the partition of before them
+// (statsPartitions), then its items by event type (typeStatsPartitions),
+// and reports how many it deleted, and done when none was left in any.
 func (s *Store) EraseStats(ctx context.Context, tenantID, endpointID string, limit int) (int, bool, error) {
 	limit = max(1, limit)
 	var found []map[string]types.AttributeValue
-	for _, pk := range statsPartitions(tenantID, endpointID) {
+	for _, pk := range append(statsPartitions(tenantID, endpointID), typeStatsPartitions(tenantID, endpointID)...) {
 		if len(found) >= limit {
 			break
 		}

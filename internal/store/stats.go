@@ -67,30 +67,11 @@ func (s *Store) statsShard() int { return int((s.statsNext.Add(1) - 1) % StatsSh
 func (s *Store) AddEndpointStats(ctx context.Context, tenantID, endpointID string, hour time.Time, st domain.AttemptStats) error {
 	hour = domain.StatsHour(hour)
 	vals := map[string]types.AttributeValue{}
-	n := func(v int64) types.AttributeValue {
-		return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
-	}
-	var add []string
-	addIf := func(attr string, v int64) {
-		if v != 0 {
-			ph := fmt.Sprintf(":a%d", len(add))
-			add = append(add, attr+" "+ph)
-			vals[ph] = n(v)
-		}
-	}
-	addIf(attrAttempts, st.Attempts)
-	addIf(attrDelivered, st.Delivered)
-	for _, c := range domain.FailureClasses {
-		addIf(failurePrefix+string(c), st.Failures[c])
-	}
-	for i, v := range st.Latency {
-		addIf(latencyAttr(i), v)
-	}
 	set := []string{"expires_at = :exp"}
-	vals[":exp"] = n(hour.Add(s.statsRetention()).Unix())
+	vals[":exp"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(hour.Add(s.statsRetention()).Unix(), 10)}
 	set = append(set, lastSets(st, vals)...)
 	expr := "SET " + strings.Join(set, ", ")
-	if len(add) > 0 {
+	if add := counterAdds(st, vals); len(add) > 0 {
 		expr += " ADD " + strings.Join(add, ", ")
 	}
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
@@ -101,6 +82,29 @@ func (s *Store) AddEndpointStats(ctx context.Context, tenantID, endpointID strin
 		return fmt.Errorf("add stats of endpoint %s: %w", endpointID, err)
 	}
 	return nil
+}
+
+// counterAdds are the ADD clauses of st's counters (attempts, delivered,
+// each failure class and histogram bucket with a count), their values put
+// in vals.
+func counterAdds(st domain.AttemptStats, vals map[string]types.AttributeValue) []string {
+	var add []string
+	addIf := func(attr string, v int64) {
+		if v != 0 {
+			ph := fmt.Sprintf(":a%d", len(add))
+			add = append(add, attr+" "+ph)
+			vals[ph] = &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+		}
+	}
+	addIf(attrAttempts, st.Attempts)
+	addIf(attrDelivered, st.Delivered)
+	for _, c := range domain.FailureClasses {
+		addIf(failurePrefix+string(c), st.Failures[c])
+	}
+	for i, v := range st.Latency {
+		addIf(latencyAttr(i), v)
+	}
+	return add
 }
 
 // lastSets are the SET clauses of st's newest success and failure.
@@ -256,26 +260,8 @@ func decodeStats(item map[string]types.AttributeValue) (domain.StatsBucket, erro
 		return b, fmt.Errorf("stats item %q: %w", sk.Value, err)
 	}
 	b.Start = start
-	num := func(attr string) int64 {
-		v, _ := item[attr].(*types.AttributeValueMemberN)
-		if v == nil {
-			return 0
-		}
-		n, _ := strconv.ParseInt(v.Value, 10, 64)
-		return n
-	}
-	b.Attempts, b.Delivered = num(attrAttempts), num(attrDelivered)
-	for _, c := range domain.FailureClasses {
-		if v := num(failurePrefix + string(c)); v != 0 {
-			if b.Failures == nil {
-				b.Failures = map[domain.AttemptClass]int64{}
-			}
-			b.Failures[c] = v
-		}
-	}
-	for i := range b.Latency {
-		b.Latency[i] = num(latencyAttr(i))
-	}
+	b.AttemptStats = decodeCounters(item)
+	num := func(attr string) int64 { return numAttr(item, attr) }
 	b.LastSuccessAt = timeAttr(item, attrLastOK)
 	if at := timeAttr(item, attrLastFail); at != nil {
 		f := &domain.AttemptFailure{At: *at, Status: int(num(attrLastStatus))}
@@ -285,6 +271,35 @@ func decodeStats(item map[string]types.AttributeValue) (domain.StatsBucket, erro
 		b.LastFailure = f
 	}
 	return b, nil
+}
+
+// decodeCounters reads the counters of a stats item (an hour's, or an hour
+// and type's): attempts, delivered, failures by class, the histogram.
+func decodeCounters(item map[string]types.AttributeValue) domain.AttemptStats {
+	var st domain.AttemptStats
+	st.Attempts, st.Delivered = numAttr(item, attrAttempts), numAttr(item, attrDelivered)
+	for _, c := range domain.FailureClasses {
+		if v := numAttr(item, failurePrefix+string(c)); v != 0 {
+			if st.Failures == nil {
+				st.Failures = map[domain.AttemptClass]int64{}
+			}
+			st.Failures[c] = v
+		}
+	}
+	for i := range st.Latency {
+		st.Latency[i] = numAttr(item, latencyAttr(i))
+	}
+	return st
+}
+
+// numAttr is a number attribute of item, 0 when absent or unreadable.
+func numAttr(item map[string]types.AttributeValue, attr string) int64 {
+	v, _ := item[attr].(*types.AttributeValueMemberN)
+	if v == nil {
+		return 0
+	}
+	n, _ := strconv.ParseInt(v.Value, 10, 64)
+	return n
 }
 
 // timeAttr is a time attribute of item, nil when absent or unreadable.

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/store/keys"
+	"github.com/hookline/hookline/outbox"
 	"github.com/hookline/hookline/tooling/perf/cost"
 	"github.com/stretchr/testify/require"
 )
@@ -182,4 +183,41 @@ func TestStatsReadCostOfAWeek(t *testing.T) {
 		require.Equal(t, StatsShards+1, q.queries, "one page per partition")
 		require.LessOrEqual(t, q.units, tc.units)
 	}
+}
+
+// TestTypeStatsItemIsOneWriteUnit holds the cost model's TypeStatsWRU to
+// the item AddEndpointTypeStats writes at its largest: the longest tenant
+// id (64), an endpoint id as long as the API makes, an event type of the
+// longest the outbox accepts (outbox.MaxIDBytes), every counter and
+// histogram bucket in the millions. Under 1 KB, each write of it is one
+// write unit; it is read back under its type.
+func TestTypeStatsItemIsOneWriteUnit(t *testing.T) {
+	t.Parallel()
+	db := newFakeDB()
+	s := New(db, "state")
+	tenant, endpoint, typ := strings.Repeat("t", 64), "ep_abcdefghijklmnop", strings.Repeat("y", outbox.MaxIDBytes)
+	hour := time.Date(2026, 11, 30, 17, 0, 0, 0, time.UTC)
+	st := domain.AttemptStats{Attempts: 99_999_999, Delivered: 99_999_999, Failures: map[domain.AttemptClass]int64{}}
+	for _, c := range domain.FailureClasses {
+		st.Failures[c] = 99_999_999
+	}
+	for i := range st.Latency {
+		st.Latency[i] = 99_999_999
+	}
+	require.NoError(t, s.AddEndpointTypeStats(context.Background(), tenant, endpoint, typ, hour, st))
+	item := stored(db, key(keys.TypeStatsShard(tenant, endpoint, 0), typeStatsSK(hour, typ)))
+	size := cost.ItemSize(item)
+	t.Logf("largest stats item by type: %d bytes", size)
+	require.Equal(t, cost.InitialAssumptions.TypeStatsWRU, cost.WriteUnits(size))
+
+	got, err := s.EndpointTypeStats(context.Background(), tenant, endpoint, hour, hour.Add(time.Hour))
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	require.Equal(t, typ, got[0].EventType)
+	require.Equal(t, st, got[0].AttemptStats, "every counter read back")
+	require.Equal(t, &types.AttributeValueMemberN{Value: strconv.FormatInt(hour.Add(DefaultStatsRetention).Unix(), 10)}, item["expires_at"], "kept 35 days from its hour")
+	last, fail, err := s.LastAttempts(context.Background(), tenant, endpoint)
+	require.NoError(t, err)
+	require.Nil(t, last, "the type items are not in the hour items' partitions")
+	require.Nil(t, fail)
 }

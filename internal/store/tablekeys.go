@@ -91,3 +91,14 @@ func legacyDepthKey(tenantID string) map[string]types.AttributeValue {
 func depthShardKey(tenantID string, n int) map[string]types.AttributeValue {
 	return key(keys.TenantIndex(tenantID, legacyDepthIndexKey+"#"+strconv.Itoa(n)), legacyDepthIndexKey)
 }
+
+// typeStatsPartitions are every partition an endpoint's counters by event
+// type are in: its StatsShards shards (no unsharded partition: they were
+// sharded from the first).
+func typeStatsPartitions(tenantID, endpointID string) []string {
+	out := make([]string, 0, StatsShards)
+	for n := range StatsShards {
+		out = append(out, keys.TypeStatsShard(tenantID, endpointID, n))
+	}
+	return out
+}

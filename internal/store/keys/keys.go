@@ -73,6 +73,14 @@ func StatsShard(tenantID, endpointID string, n int) string {
 	return Stats(tenantID, endpointID) + "#" + strconv.Itoa(n)
 }
 
+// TypeStatsShard is the partition key of shard n of an endpoint's
+// counters by event type: STATSTYPE#<t>#<e>#<n>. Apart from the Stats
+// partitions, so that their readers (which read a partition newest first
+// without a sort-key bound) never meet a type's item.
+func TypeStatsShard(tenantID, endpointID string, n int) string {
+	return "STATSTYPE#" + tenantID + "#" + endpointID + "#" + strconv.Itoa(n)
+}
+
 // Rate is the partition key of an endpoint's rate window of one shard (a
 // small limit), as the versions before the shards kept every window.
 func Rate(tenantID, endpointID string) string { return "RATE#" + tenantID + "#" + endpointID }

@@ -132,7 +132,8 @@ func (s *Store) EraseDeliveries(_ context.Context, tenantID string, ids []string
 	return n, nil
 }
 
-// EraseStats deletes up to limit hour buckets of an endpoint's counters.
+// EraseStats deletes up to limit hour buckets of an endpoint's counters,
+// those by event type included.
 func (s *Store) EraseStats(_ context.Context, tenantID, endpointID string, limit int) (int, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -140,6 +141,12 @@ func (s *Store) EraseStats(_ context.Context, tenantID, endpointID string, limit
 	for k := range s.stats {
 		if k.tenant == tenantID && k.endpoint == endpointID && n < max(1, limit) {
 			delete(s.stats, k)
+			n++
+		}
+	}
+	for k := range s.typeStats {
+		if k.tenant == tenantID && k.endpoint == endpointID && n < max(1, limit) {
+			delete(s.typeStats, k)
 			n++
 		}
 	}

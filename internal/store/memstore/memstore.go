@@ -34,6 +34,7 @@ type Store struct {
 	depths     map[string]*counter
 	sweptAt    *time.Time
 	stats      map[statsKey]domain.StatsBucket
+	typeStats  map[typeStatsKey]domain.TypeStatsBucket
 	rates      map[string]int   // rate window shard ("tenant\x00endpoint\x00second\x00shard") -> slots taken
 	rateNext   int              // TakeSlots so far: the shard each tries first
 	gates      map[string]*gate // endpoint gate ("tenant\x00endpoint")

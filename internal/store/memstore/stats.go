@@ -3,6 +3,7 @@ package memstore
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/hookline/hookline/internal/domain"
@@ -72,4 +73,50 @@ func utc(st domain.AttemptStats) domain.AttemptStats {
 		st.LastFailure = &domain.AttemptFailure{At: f.At.UTC(), Status: f.Status, Error: f.Error}
 	}
 	return st
+}
+
+// typeStatsKey is an endpoint's hour bucket of one event type.
+type typeStatsKey struct {
+	tenant, endpoint, eventType string
+	hour                        time.Time
+}
+
+// AddEndpointTypeStats adds a batch's counters of one event type to the
+// endpoint's hour bucket of that type, as store.Store's read of its shards
+// merged does; the newest success and failure are not kept.
+func (s *Store) AddEndpointTypeStats(_ context.Context, tenantID, endpointID, eventType string, hour time.Time, st domain.AttemptStats) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.typeStats == nil {
+		s.typeStats = map[typeStatsKey]domain.TypeStatsBucket{}
+	}
+	k := typeStatsKey{tenantID, endpointID, eventType, domain.StatsHour(hour)}
+	b := s.typeStats[k]
+	b.Start, b.EventType = k.hour, eventType
+	st = copyOf(st)
+	st.LastSuccessAt, st.LastFailure = nil, nil
+	b.Merge(st)
+	s.typeStats[k] = b
+	return nil
+}
+
+// EndpointTypeStats returns an endpoint's hour buckets by event type
+// starting in [since, until), oldest hour first, by type within an hour.
+func (s *Store) EndpointTypeStats(_ context.Context, tenantID, endpointID string, since, until time.Time) ([]domain.TypeStatsBucket, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []domain.TypeStatsBucket{}
+	for k, b := range s.typeStats {
+		if k.tenant == tenantID && k.endpoint == endpointID && !k.hour.Before(since) && k.hour.Before(until) {
+			b.AttemptStats = copyOf(b.AttemptStats)
+			out = append(out, b)
+		}
+	}
+	slices.SortFunc(out, func(a, b domain.TypeStatsBucket) int {
+		if c := a.Start.Compare(b.Start); c != 0 {
+			return c
+		}
+		return strings.Compare(a.EventType, b.EventType)
+	})
+	return out, nil
 }

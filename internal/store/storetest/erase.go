@@ -23,7 +23,7 @@ type tenantData struct {
 // seedTenant writes every kind of item of a tenant: its item, a key, two
 // endpoints, a delivered and a dead delivery (so a DLQ depth), a
 // rejection, a completed and an open replay job, a dead window and hourly
-// counters of both endpoints.
+// counters of both endpoints (hour items and items by event type).
 func seedTenant(t *testing.T, u *suite, name string) tenantData {
 	ctx, s := context.Background(), u.s
 	d := tenantData{tenant: u.id(name), keyHash: u.id("h_" + name), linkHash: u.id("hl_" + name), rejection: u.id("rej_" + name)}
@@ -40,6 +40,9 @@ func seedTenant(t *testing.T, u *suite, name string) tenantData {
 		st.Count(domain.ClassDelivered, time.Millisecond, u.clock.Now(), 200, "")
 		require.NoError(t, s.AddEndpointStats(ctx, d.tenant, ep, u.clock.Now(), st))
 		require.NoError(t, s.AddEndpointStats(ctx, d.tenant, ep, u.clock.Now().Add(-time.Hour), st))
+		for _, typ := range []string{"order.created", "order.paid"} {
+			require.NoError(t, s.AddEndpointTypeStats(ctx, d.tenant, ep, typ, u.clock.Now(), st))
+		}
 	}
 	d.delivered = u.delivery(d.tenant, "ep_a", "ev_ok_"+name)
 	require.NoError(t, s.RecordAttempt(ctx, d.delivered, domain.Attempt{Number: 1, At: u.clock.Now(), Status: 200}, domain.Outcome{State: domain.StateDelivered}))
@@ -166,7 +169,7 @@ func erasure(t *testing.T, u *suite) {
 	require.Equal(t, 1, erasedN[domain.EraseRejections])
 	require.Equal(t, 1, erasedN[domain.EraseReplayJobs], "the completed job (the open one by EraseOpenJobs)")
 	require.Equal(t, 1, erasedN[domain.EraseDeadWindows])
-	require.Equal(t, 4, erasedN[domain.EraseStats])
+	require.Equal(t, 8, erasedN[domain.EraseStats], "2 hour items and 2 items by type of each endpoint")
 	require.Equal(t, 2, erasedN[domain.EraseEndpoints])
 	require.GreaterOrEqual(t, erasedN[domain.EraseTenant], 2, "the tenant's item and its DLQ depth counter, at least")
 
@@ -216,6 +219,9 @@ func requireGone(t *testing.T, u *suite, d tenantData) {
 		st, err := s.EndpointStats(ctx, d.tenant, ep, u.clock.Now().Add(-48*time.Hour), u.clock.Now().Add(time.Hour))
 		require.NoError(t, err)
 		require.Empty(t, st)
+		byType, err := s.EndpointTypeStats(ctx, d.tenant, ep, u.clock.Now().Add(-48*time.Hour), u.clock.Now().Add(time.Hour))
+		require.NoError(t, err)
+		require.Empty(t, byType, "the counters by event type went with the others")
 	}
 	depths, err := s.DLQDepths(ctx)
 	require.NoError(t, err)
@@ -255,6 +261,9 @@ func requireKept(t *testing.T, u *suite, d tenantData) {
 		st, err := s.EndpointStats(ctx, d.tenant, ep, u.clock.Now().Add(-48*time.Hour), u.clock.Now().Add(time.Hour))
 		require.NoError(t, err)
 		require.Len(t, st, 2)
+		byType, err := s.EndpointTypeStats(ctx, d.tenant, ep, u.clock.Now().Add(-48*time.Hour), u.clock.Now().Add(time.Hour))
+		require.NoError(t, err)
+		require.Len(t, byType, 2)
 	}
 	depths, err := s.DLQDepths(ctx)
 	require.NoError(t, err)

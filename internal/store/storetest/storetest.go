@@ -81,6 +81,8 @@ type Store interface {
 	AddEndpointStats(ctx context.Context, tenantID, endpointID string, hour time.Time, st domain.AttemptStats) error
 	EndpointStats(ctx context.Context, tenantID, endpointID string, since, until time.Time) ([]domain.StatsBucket, error)
 	LastAttempts(ctx context.Context, tenantID, endpointID string) (*time.Time, *domain.AttemptFailure, error)
+	AddEndpointTypeStats(ctx context.Context, tenantID, endpointID, eventType string, hour time.Time, st domain.AttemptStats) error
+	EndpointTypeStats(ctx context.Context, tenantID, endpointID string, since, until time.Time) ([]domain.TypeStatsBucket, error)
 
 	Tombstone(ctx context.Context, tenantID string) error
 	Erased(ctx context.Context, tenantID string) (bool, error)

@@ -147,6 +147,7 @@ var cases = []testCase{
 	{"the DLQ sweep is claimed once per gap", sweep},
 	{"endpoint stats add up per hour, read by range, keep the newest success and failure", endpointStats},
 	{"endpoint stats of many batches of an hour add up to one bucket, the newest success and failure of them all", endpointStatsSpread},
+	{"endpoint stats by event type add up per hour and type over the shards, kept apart by type, endpoint and tenant, read by range", endpointTypeStats},
 	{"a resend's attempts are logged on a delivered delivery, which stays delivered", resendAttempts},
 	{"rate limit: stored on create, changed by an update, removed by an update to 0", rateLimitField},
 	{"an endpoint's own retry schedule and timeout: stored on create, changed apart, removed by an update to [] and 0", endpointSettingsFields},

@@ -118,9 +118,10 @@ func TestInitialByHand(t *testing.T) {
 	// Writes: no create (enqueue writes none), 1.05 attempts × 1 (the
 	// first creates the record) and × 1 more for the delivery log's index
 	// entry, 0.05 failure count, 0.05 reset, 1.05/10 endpoint counter
-	// writes (one per batch), 1 message log index entry (one per event) =
-	// 3.305 WRU.
-	require.InDelta(t, 3.305, sum(in.DynamoDBWrites), 1e-9)
+	// writes (one per batch), 1.05/10 endpoint counter writes by event
+	// type (one type per batch), 1 message log index entry (one per event)
+	// = 3.41 WRU.
+	require.InDelta(t, 3.41, sum(in.DynamoDBWrites), 1e-9)
 	// Reads: enqueue's existence check 0.5 (eventual) + deliver's delivery
 	// 1.05 (consistent) + the endpoint's gate 1.05/10 (consistent, one per
 	// batch) + the endpoint and its tombstone on a cache miss, 1.05/10 ×
@@ -139,8 +140,8 @@ func TestInitialByHand(t *testing.T) {
 	require.InDelta(t, 0.5, in.StoredMonths, 1e-9)
 
 	b := Estimate(Default, in)
-	// 3.305 × $0.625 = $2.065625; 2.3676 × $0.125 = $0.29595; 0.36 × $0.40 = $0.144.
-	require.InDelta(t, 2.065625, b.DynamoDBWrites, 1e-9)
+	// 3.41 × $0.625 = $2.13125; 2.3676 × $0.125 = $0.29595; 0.36 × $0.40 = $0.144.
+	require.InDelta(t, 2.13125, b.DynamoDBWrites, 1e-9)
 	require.InDelta(t, 0.29595, b.DynamoDBReads, 1e-9)
 	require.InDelta(t, 0.144, b.SQS, 1e-9)
 	// One Decrypt per 100 deliveries (the secret kept in the warm
@@ -265,19 +266,23 @@ func noDeliveryLog(a Assumptions) Assumptions {
 	return a
 }
 
-// The two logs' indexes put the estimate over its target of $2 per
-// million deliveries: without either it was $1.993; the message log's
-// (one write unit per event and its storage) makes it $2.647, a
-// documented choice that DisableMessageLog undoes, and the delivery log's
-// (one write unit per write of a record, 1.05 a delivery, its storage and
-// the record's keys) $3.377, which no setting undoes (docs/performance.md).
+// The two logs' indexes and the counters by event type put the estimate
+// over its target of $2 per million deliveries: without any it was
+// $1.993; the counters by event type (one write unit per endpoint, type
+// and batch) make it $2.059; the message log's (one write unit per event
+// and its storage) $2.713, a documented choice that DisableMessageLog
+// undoes, and the delivery log's (one write unit per write of a record,
+// 1.05 a delivery, its storage and the record's keys) $3.443; no setting
+// undoes the delivery log's nor the counters' (docs/performance.md).
 func TestTargetAndTheLogs(t *testing.T) {
 	t.Parallel()
 	total := func(a Assumptions) float64 { return Estimate(Default, a.Inputs()).Total }
 	on := total(InitialAssumptions)
-	require.InDelta(t, 3.377, on, 5e-4)
-	require.InDelta(t, 2.723, total(noMessageLog()), 5e-4, "the message log off")
-	require.InDelta(t, 1.993, total(noDeliveryLog(noMessageLog())), 5e-4, "neither log")
+	require.InDelta(t, 3.443, on, 5e-4)
+	require.InDelta(t, 2.789, total(noMessageLog()), 5e-4, "the message log off")
+	require.InDelta(t, 2.059, total(noDeliveryLog(noMessageLog())), 5e-4, "neither log")
+	require.InDelta(t, 1.993, total(noTypeCounters(noDeliveryLog(noMessageLog()))), 5e-4, "neither log nor the counters by type")
+	require.InDelta(t, 0.105*0.625, on-total(noTypeCounters(InitialAssumptions)), 1e-9, "a write unit per batch of ten")
 	require.InDelta(t, 0.625+250e6/(1<<30)*0.5*0.25, on-total(noMessageLog()), 1e-9, "one write unit and 250 bytes for half a month per event")
 	require.InDelta(t, 1.05*0.625+(421+695-recordBeforeDeliveryLog)*1e6/(1<<30)*0.5*0.25+(695-recordBeforeDeliveryLog)*1e6/(1<<30)*0.5*0.20,
 		on-total(noDeliveryLog(InitialAssumptions)), 1e-9, "a write unit per attempt, the 421-byte entry and the record's 118 bytes of keys for half a month")
@@ -288,22 +293,26 @@ func TestTargetAndTheLogs(t *testing.T) {
 func TestHowItGotHere(t *testing.T) {
 	t.Parallel()
 	total := func(in Inputs) float64 { return Estimate(Default, in).Total }
-	require.InDelta(t, 3.377, total(Initial()), 5e-4, "the delivery log's index, one entry per write of a record")
+	require.InDelta(t, 3.443, total(Initial()), 5e-4, "the endpoints' counters by event type: one write per endpoint and type per batch")
+
+	// Before: no counters by event type (issue 27).
+	before := noTypeCounters(InitialAssumptions)
+	require.InDelta(t, 3.377, total(before.Inputs()), 5e-4, "the delivery log's index, one entry per write of a record")
 
 	// Before: no delivery log (issue 27).
-	require.InDelta(t, 2.647, total(noDeliveryLog(InitialAssumptions).Inputs()), 5e-4, "trace ids on deliver's attempt lines, enqueue's fan-out span line")
+	require.InDelta(t, 2.647, total(noDeliveryLog(before).Inputs()), 5e-4, "trace ids on deliver's attempt lines, enqueue's fan-out span line")
 
 	// Before: no traces (issue 27).
-	require.InDelta(t, 2.434, total(untraced(noDeliveryLog(InitialAssumptions)).Inputs()), 5e-4, "deliver's endpoint read behind the per-instance cache")
+	require.InDelta(t, 2.434, total(untraced(noDeliveryLog(before)).Inputs()), 5e-4, "deliver's endpoint read behind the per-instance cache")
 
 	// Before: the endpoint read strongly consistent for every message.
-	require.InDelta(t, 2.539, total(strongEndpointRead(untraced(noDeliveryLog(InitialAssumptions)).Inputs())), 5e-4, "the message log's index, one entry per event")
+	require.InDelta(t, 2.539, total(strongEndpointRead(untraced(noDeliveryLog(before)).Inputs())), 5e-4, "the message log's index, one entry per event")
 
 	// Before: no message log.
-	require.InDelta(t, 1.885, total(strongEndpointRead(untraced(noDeliveryLog(noMessageLog())).Inputs())), 5e-4, "endpoint counters: one write per endpoint per batch")
+	require.InDelta(t, 1.885, total(strongEndpointRead(untraced(noDeliveryLog(noTypeCounters(noMessageLog()))).Inputs())), 5e-4, "endpoint counters: one write per endpoint per batch")
 
 	// Before: no endpoint counters.
-	noCounters := untraced(noDeliveryLog(noMessageLog()))
+	noCounters := untraced(noDeliveryLog(noTypeCounters(noMessageLog())))
 	noCounters.EndpointsPerBatch = 0
 	require.InDelta(t, 1.806, total(strongEndpointRead(noCounters.Inputs())), 5e-4, "signing secrets sealed")
 
@@ -336,6 +345,13 @@ func TestHowItGotHere(t *testing.T) {
 	require.InDelta(t, 2.602, total(in), 5e-4, "gsi2 dropped")
 }
 
+// noTypeCounters is a as the model was before issue 27's counters by
+// event type: no AddEndpointTypeStats write.
+func noTypeCounters(a Assumptions) Assumptions {
+	a.TypesPerBatch = 0
+	return a
+}
+
 // untraced is a as the model was before issue 27's traces: no fan-out
 // span line in enqueue, no trace ids on deliver's attempt lines.
 func untraced(a Assumptions) Assumptions {
@@ -363,7 +379,7 @@ func strongEndpointRead(in Inputs) Inputs {
 }
 
 // The KMS requests depend on how many deliveries one opened secret serves:
-// without the two logs' indexes, the target holds down to about 100
+// without the two logs' indexes and the counters by event type, the target holds down to about 100
 // deliveries per Decrypt (an endpoint's
 // deliveries an hour per deliver instance; about 12 before the traces'
 // log bytes); below that the Decrypts of sparse endpoints pass it.
@@ -375,7 +391,7 @@ func TestDecryptsPerDeliverySensitivity(t *testing.T) {
 		{100, 1.993}, {15, 2.163}, {10, 2.263}, {1, 4.963},
 	} {
 		t.Run(fmt.Sprint(tc.perDecrypt), func(t *testing.T) {
-			a := noDeliveryLog(noMessageLog())
+			a := noTypeCounters(noDeliveryLog(noMessageLog()))
 			a.DeliveriesPerDecrypt = tc.perDecrypt
 			require.InDelta(t, tc.total, Estimate(Default, a.Inputs()).Total, 5e-4)
 		})
@@ -383,11 +399,12 @@ func TestDecryptsPerDeliverySensitivity(t *testing.T) {
 }
 
 // The estimate, per million deliveries to one endpoint with 5% retried
-// once, at Default prices, for the calls the code makes today: $3.38, over
+// once, at Default prices, for the calls the code makes today: $3.44, over
 // the $2 target by the two logs' indexes (TestTargetAndTheLogs: the
-// message log's $0.65, $2.72 with DisableMessageLog; the delivery log's
-// $0.73); $0.03 of it opens the sealed signing secrets and $0.07 writes
-// the endpoints' hourly counters. The
+// message log's $0.65, $2.79 with DisableMessageLog; the delivery log's
+// $0.73) and the counters by event type ($0.07); $0.03 of it opens the
+// sealed signing secrets and $0.07 writes the endpoints' hourly counters.
+// The
 // first estimate, before gsi2 became keys only and then went, enqueue
 // stopped writing deliveries, sends and metrics were batched and records
 // were kept 15 days, was $5.799; see README.md.
@@ -400,22 +417,24 @@ func ExampleEstimate() {
 	// | Lambda duration, enqueue | 0.010 | 0% |
 	// | Lambda duration, deliver | 0.042 | 1% |
 	// | SQS requests | 0.144 | 4% |
-	// | DynamoDB writes | 2.066 | 61% |
+	// | DynamoDB writes | 2.131 | 62% |
 	// | DynamoDB reads | 0.296 | 9% |
 	// | KMS requests | 0.030 | 1% |
-	// | DynamoDB storage and PITR | 0.224 | 7% |
+	// | DynamoDB storage and PITR | 0.224 | 6% |
 	// | CloudWatch Logs ingestion | 0.437 | 13% |
 	// | Data transfer out | 0.088 | 3% |
-	// | **hookline total** | **3.377** | 100% |
+	// | **hookline total** | **3.443** | 100% |
 	// | producer's outbox write (not in total) | 1.250 | |
+	// 
 	//
 	// | request kind | units per delivery | USD | share |
 	// |---|---:|---:|---:|
 	// | DynamoDB writes: deliver RecordAttempt UpdateItem (the first creates the record) | 1.050 | 0.656 | 19% |
 	// | DynamoDB writes: deliver by_log index entry (the delivery log: each attempt's write of the record) | 1.050 | 0.656 | 19% |
-	// | DynamoDB writes: outbox by_tenant_shard index entry (the message log, once per event) | 1.000 | 0.625 | 19% |
+	// | DynamoDB writes: outbox by_tenant_shard index entry (the message log, once per event) | 1.000 | 0.625 | 18% |
 	// | DynamoDB reads: deliver Load BatchGetItem: the delivery (consistent) | 1.050 | 0.131 | 4% |
 	// | DynamoDB writes: deliver AddEndpointStats UpdateItem (once per endpoint per batch) | 0.105 | 0.066 | 2% |
+	// | DynamoDB writes: deliver AddEndpointTypeStats UpdateItem (once per endpoint and event type per batch) | 0.105 | 0.066 | 2% |
 	// | DynamoDB reads: enqueue LoadWith BatchGetItem: does the delivery exist (eventual) | 0.500 | 0.062 | 2% |
 	// | DynamoDB reads: enqueue Endpoints Query (eventual, at most one per record) | 0.500 | 0.062 | 2% |
 	// | SQS: event source ReceiveMessage (one per batch) | 0.105 | 0.042 | 1% |
@@ -464,10 +483,11 @@ func TestRateLimitedByHand(t *testing.T) {
 	// 1, the gate's 0.115 and the endpoint's on a cache miss 0.115 × 0.12,
 	// a tenth of a SendMessageBatch per deferral (a batch's deferrals go
 	// out together: 0.01), limiter writes 0.115 × 1.2 and the endpoint
-	// counters' write of the extra batches (0.01).
+	// counters' writes of the extra batches (0.01 of the hour's, 0.01 of
+	// the type's).
 	require.InDelta(t, sum(base.SQS)+0.01+0.01+0.01, sum(def.SQS), 1e-9)
 	require.InDelta(t, sum(base.DynamoDBReads)+0.1+0.01+0.01*0.12, sum(def.DynamoDBReads), 1e-9)
-	require.InDelta(t, sum(base.DynamoDBWrites)+0.115*1.2+0.01, sum(def.DynamoDBWrites), 1e-9)
+	require.InDelta(t, sum(base.DynamoDBWrites)+0.115*1.2+0.01+0.01, sum(def.DynamoDBWrites), 1e-9)
 	require.InDelta(t, base.EgressBytesPerDelivery, def.EgressBytesPerDelivery, 1e-9, "a deferral sends nothing")
 	t.Logf("per million deliveries: unlimited $%.2f, rate-limited $%.2f (of which limiter writes $%.3f, pacing wait $%.3f), rate-limited with 10%% deferred $%.2f",
 		b.Total, bl.Total, bl.DynamoDBWrites-b.DynamoDBWrites, bl.LambdaDeliver-b.LambdaDeliver, Estimate(Default, def).Total)

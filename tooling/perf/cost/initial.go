@@ -64,6 +64,17 @@ type Assumptions struct {
 	// 1 KB at its largest (store's TestStatsItemIsOneWriteUnit: 728
 	// bytes with a 64-byte tenant id and every counter in the millions).
 	StatsWRU float64
+	// TypeStatsWRU is the WRUs of one write of an endpoint's hour of
+	// attempt counters of one event type (store.AddEndpointTypeStats): 1,
+	// since the item stays under 1 KB at its largest (store's
+	// TestTypeStatsItemIsOneWriteUnit: 747 bytes with a 256-byte type, a
+	// 64-byte tenant id, every counter in the millions).
+	TypeStatsWRU float64
+	// TypesPerBatch is how many event types each endpoint's attempts of
+	// one deliver batch are of (one more write per endpoint, hour and
+	// type): 1 in the one-endpoint, one-type workload; a batch of 10 to
+	// an endpoint subscribed to many types writes up to 10.
+	TypesPerBatch float64
 	// EndpointsPerBatch is how many endpoints' counters one deliver batch
 	// writes (one write per endpoint and hour it attempted): 1 in the
 	// one-endpoint workload.
@@ -199,6 +210,8 @@ var InitialAssumptions = Assumptions{
 	LogIndexBytes:               250,
 	StatsWRU:                    1,
 	EndpointsPerBatch:           1,
+	TypeStatsWRU:                1,
+	TypesPerBatch:               1,
 	StoredBytesPerRecord:        695,
 	StoredMonths:                0.5,
 	PITR:                        true,
@@ -256,7 +269,9 @@ func Initial() Inputs { return InitialAssumptions.Inputs() }
 //	  on a failed attempt:       UpdateItem endpoint failure count; ChangeMessageVisibility
 //	  on the success after one:  UpdateItem endpoint failure count reset
 //	deliver, per batch:          UpdateItem AddEndpointStats, the endpoint's hour of
-//	                             attempt counters, once per endpoint (and hour) attempted
+//	                             attempt counters, once per endpoint (and hour) attempted;
+//	                             UpdateItem AddEndpointTypeStats, the endpoint's hour of one
+//	                             event type, once per endpoint, hour and type (TypesPerBatch)
 //	outbox, per event:           the by_tenant index entry of the message log (the
 //	                             producer's put writes it; hookline's cost, as its index)
 //	deliver, per secret opened:  KMS Decrypt, once per DeliveriesPerDecrypt deliveries (the
@@ -318,6 +333,7 @@ func (a Assumptions) Inputs() Inputs {
 			{Name: "deliver RecordEndpointFailure UpdateItem", PerDelivery: r, Units: 1},
 			{Name: "deliver ResetEndpointFailures UpdateItem", PerDelivery: r * a.ResetsPerFailure, Units: 1},
 			{Name: "deliver AddEndpointStats UpdateItem (once per endpoint per batch)", PerDelivery: batches * a.EndpointsPerBatch, Units: a.StatsWRU},
+			{Name: "deliver AddEndpointTypeStats UpdateItem (once per endpoint and event type per batch)", PerDelivery: batches * a.EndpointsPerBatch * a.TypesPerBatch, Units: a.TypeStatsWRU},
 			{Name: "outbox by_tenant_shard index entry (the message log, once per event)", PerDelivery: 1, Units: a.LogIndexWRU},
 		},
 		DynamoDBReads: []Op{
