@@ -30,6 +30,8 @@ type testStore struct {
 	full map[string]bool
 	// started are the ids of the jobs fakeReplays started.
 	started []string
+	// typeStatsReads counts the calls of EndpointTypeStats.
+	typeStatsReads int
 }
 
 // panicText is what the fake panics with; it must never reach a client.
@@ -263,4 +265,13 @@ func (r fakeReplays) Start(ctx context.Context, j *domain.ReplayJob) error {
 	defer r.f.mu.Unlock()
 	r.f.started = append(r.f.started, j.JobID)
 	return nil
+}
+
+func (f *testStore) EndpointTypeStats(ctx context.Context, tenantID, endpointID string, since, until time.Time) ([]domain.TypeStatsBucket, error) {
+	f.mu.Lock()
+	f.typeStatsReads++
+	f.mu.Unlock()
+	return guarded(f, "EndpointTypeStats", func() ([]domain.TypeStatsBucket, error) {
+		return f.Store.EndpointTypeStats(ctx, tenantID, endpointID, since, until)
+	})
 }

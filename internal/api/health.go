@@ -10,11 +10,13 @@ import (
 	"github.com/hookline/hookline/internal/domain"
 )
 
-// Stats reads an endpoint's hourly attempt counters (kept 35 days) and its
-// newest success and failure among them.
+// Stats reads an endpoint's hourly attempt counters (kept 35 days), its
+// newest success and failure among them, and its hourly counters by event
+// type.
 type Stats interface {
 	EndpointStats(ctx context.Context, tenantID, endpointID string, since, until time.Time) ([]domain.StatsBucket, error)
 	LastAttempts(ctx context.Context, tenantID, endpointID string) (*time.Time, *domain.AttemptFailure, error)
+	EndpointTypeStats(ctx context.Context, tenantID, endpointID string, since, until time.Time) ([]domain.TypeStatsBucket, error)
 }
 
 // MaxStatsRange is the longest since..until the stats route reads: 31 days

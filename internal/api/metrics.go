@@ -1,10 +1,12 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hookline/hookline/internal/domain"
@@ -34,6 +36,7 @@ const (
 const (
 	groupByEndpoint    = "endpoint"
 	groupByStatusClass = "status_class"
+	groupByEventType   = "event_type"
 )
 
 // MetricsPeriodView is one period of the metrics route's series: an hour,
@@ -44,12 +47,15 @@ type MetricsPeriodView struct {
 }
 
 // MetricsGroupView is one group of the metrics route: an endpoint's
-// counters (group_by=endpoint), or the attempts of one status class
+// counters (group_by=endpoint), the attempts of one status class
 // (group_by=status_class: delivered or a failure class, without latency,
-// which is not counted by class).
+// which is not counted by class), or the attempts of the events of one
+// type (group_by=event_type, from the endpoints' counters by type, latency
+// included).
 type MetricsGroupView struct {
 	EndpointID  string `json:"endpoint_id,omitempty"`
 	StatusClass string `json:"status_class,omitempty"`
+	EventType   string `json:"event_type,omitempty"`
 	CountsView
 }
 
@@ -80,7 +86,7 @@ type metricsQuery struct {
 
 // metricsParams reads the metrics route's query: since and until as the
 // stats route's but at most MaxMetricsRange apart, granularity (hour, the
-// default, or day), group_by (endpoint or status_class), and either
+// default, or day), group_by (endpoint, status_class or event_type), and either
 // endpoint_id (that endpoint only) or cursor (the next endpoints).
 func metricsParams(r *http.Request, now time.Time) (metricsQuery, *Problem) {
 	q, errs := queryParams(r, "since", "until", "granularity", "group_by", "endpoint_id", "cursor")
@@ -106,8 +112,8 @@ func metricsParams(r *http.Request, now time.Time) (metricsQuery, *Problem) {
 			errs = append(errs, FieldError{Field: "granularity", Message: "must be hour or day"})
 		}
 	}
-	if m.groupBy != "" && m.groupBy != groupByEndpoint && m.groupBy != groupByStatusClass {
-		errs = append(errs, FieldError{Field: "group_by", Message: "must be endpoint or status_class"})
+	if m.groupBy != "" && m.groupBy != groupByEndpoint && m.groupBy != groupByStatusClass && m.groupBy != groupByEventType {
+		errs = append(errs, FieldError{Field: "group_by", Message: "must be endpoint, status_class or event_type"})
 	}
 	if m.endpointID != "" && m.cursor != "" {
 		errs = append(errs, FieldError{Field: "cursor", Message: "is for the tenant's endpoints: leave it out with endpoint_id"})
@@ -124,7 +130,9 @@ func metricsParams(r *http.Request, now time.Time) (metricsQuery, *Problem) {
 // getMetrics answers GET /v1/metrics/attempts: the attempt counters of
 // the tenant's endpoints (a page of MaxMetricsEndpoints, or the one named)
 // over the range, read from their hour buckets: one Query of the endpoint
-// listing, then store.StatsShards+1 Queries an endpoint; no scan.
+// listing, then store.StatsShards+1 Queries an endpoint; with
+// group_by=event_type, store.StatsShards more an endpoint, of its counters
+// by type (and only then); no scan.
 func (s *Server) getMetrics(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
 	m, p := metricsParams(r, s.now())
 	if p != nil {
@@ -138,7 +146,15 @@ func (s *Server) getMetrics(w http.ResponseWriter, r *http.Request, tenant strin
 	if err != nil {
 		return s.internal(r, err)
 	}
-	writeJSON(w, http.StatusOK, metricsView(m, ids, next, per))
+	v := metricsView(m, ids, next, per)
+	if m.groupBy == groupByEventType {
+		byType, err := s.endpointsTypeStats(r.Context(), tenant, ids, m.since, m.until)
+		if err != nil {
+			return s.internal(r, err)
+		}
+		v.Groups = typeGroups(byType)
+	}
+	writeJSON(w, http.StatusOK, v)
 	return nil
 }
 
@@ -174,6 +190,46 @@ func (s *Server) endpointsStats(ctx context.Context, tenant string, ids []string
 		return err
 	})
 	return out, err
+}
+
+// endpointsTypeStats reads each endpoint's counters by event type of
+// [since, until), metricsReaders endpoints at a time, and adds them up by
+// type over the endpoints and hours.
+func (s *Server) endpointsTypeStats(ctx context.Context, tenant string, ids []string, since, until time.Time) (map[string]*domain.AttemptStats, error) {
+	per := make([][]domain.TypeStatsBucket, len(ids))
+	err := fanout.Each(len(ids), metricsReaders, func(i int) (err error) {
+		per[i], err = s.Store.EndpointTypeStats(ctx, tenant, ids[i], since, until)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*domain.AttemptStats{}
+	for _, buckets := range per {
+		for _, b := range buckets {
+			if out[b.EventType] == nil {
+				out[b.EventType] = &domain.AttemptStats{}
+			}
+			out[b.EventType].Merge(b.AttemptStats)
+		}
+	}
+	return out, nil
+}
+
+// typeGroups are the groups of group_by=event_type: one a type with
+// attempts, the most attempted first (then by type).
+func typeGroups(byType map[string]*domain.AttemptStats) []MetricsGroupView {
+	out := make([]MetricsGroupView, 0, len(byType))
+	for typ, st := range byType {
+		out = append(out, MetricsGroupView{EventType: typ, CountsView: countsView(*st)})
+	}
+	slices.SortFunc(out, func(a, b MetricsGroupView) int {
+		if a.Attempts != b.Attempts {
+			return cmp.Compare(b.Attempts, a.Attempts)
+		}
+		return strings.Compare(a.EventType, b.EventType)
+	})
+	return out
 }
 
 // metricsView adds the endpoints' buckets up into the answer.

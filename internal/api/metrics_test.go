@@ -174,7 +174,7 @@ func TestMetricsRefusesBadQueries(t *testing.T) {
 		"since after until":    {"since=" + now.Format(time.RFC3339) + "&until=" + now.Add(-time.Hour).Format(time.RFC3339), "since"},
 		"over 7 days":          {"since=" + now.Add(-7*24*time.Hour-time.Second).Format(time.RFC3339), "since"},
 		"granularity":          {"granularity=minute", "granularity"},
-		"group_by":             {"group_by=event_type", "group_by"},
+		"group_by":             {"group_by=eventtype", "group_by"},
 		"empty group_by":       {"group_by=", "group_by"},
 		"cursor with endpoint": {"endpoint_id=" + ep.ID + "&cursor=abc", "cursor"},
 		"not a cursor":         {"cursor=" + url.QueryEscape("{not a cursor}"), "cursor"},
@@ -185,9 +185,136 @@ func TestMetricsRefusesBadQueries(t *testing.T) {
 			if name == "over 7 days" {
 				require.Contains(t, p.Detail, "the limit is 7 days")
 			}
+			if name == "group_by" {
+				require.Contains(t, p.Detail, "must be endpoint, status_class or event_type")
+			}
 		})
 	}
 	e.metrics(key, url.Values{"since": {now.Add(-7 * 24 * time.Hour).Format(time.RFC3339)}})
 	p := requireProblem(t, e.do("GET", "/v1/metrics/attempts?endpoint_id=ep_missing", key, nil), http.StatusNotFound)
 	require.Equal(t, `endpoint "ep_missing" not found`, p.Detail)
+}
+
+// addTypeStats counts attempts of tenant's endpoint for events of eventType.
+func (e *env) addTypeStats(tenant, endpointID, eventType string, at time.Time, count func(st *domain.AttemptStats)) {
+	e.tb.Helper()
+	var st domain.AttemptStats
+	count(&st)
+	require.NoError(e.tb, e.store.AddEndpointTypeStats(context.Background(), tenant, endpointID, eventType, at, st))
+}
+
+// group_by=event_type adds the endpoints' counters by type up over the
+// endpoints the request covers and the range: one group a type, the most
+// attempted first, with its latency percentiles; any string the producer
+// chose as a type comes back as it was.
+func TestMetricsByEventType(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	key := e.newTenant("acme")
+	a, b := e.createEndpoint(key, nil), e.createEndpoint(key, nil)
+	now := e.clock.Now()
+	const hostile = `<img src=x onerror=alert(1)>"&`
+	e.addTypeStats("acme", a.ID, "order.created", now, func(st *domain.AttemptStats) {
+		for range 3 {
+			st.Count(domain.ClassDelivered, 20*time.Millisecond, now, 200, "")
+		}
+		st.Count(domain.ClassHTTP5xx, 90*time.Millisecond, now, 500, "http_500")
+	})
+	e.addTypeStats("acme", b.ID, "order.created", now.Add(-2*time.Hour), func(st *domain.AttemptStats) {
+		st.Count(domain.ClassDelivered, 20*time.Millisecond, now, 200, "")
+	})
+	e.addTypeStats("acme", b.ID, "order.paid", now, func(st *domain.AttemptStats) {
+		st.Count(domain.ClassTimeout, 10*time.Second, now, 0, "timeout")
+		st.Count(domain.ClassTimeout, 10*time.Second, now, 0, "timeout")
+	})
+	e.addTypeStats("acme", a.ID, hostile, now, func(st *domain.AttemptStats) {
+		st.Count(domain.ClassDelivered, time.Millisecond, now, 200, "")
+	})
+	e.addTypeStats("acme", a.ID, "order.old", now.Add(-30*time.Hour), func(st *domain.AttemptStats) {
+		st.Count(domain.ClassDelivered, time.Millisecond, now, 200, "")
+	})
+
+	got := e.metrics(key, url.Values{"group_by": {"event_type"}})
+	require.Equal(t, "event_type", got.GroupBy)
+	require.Len(t, got.Groups, 3, "order.old is out of the default range: %+v", got.Groups)
+	created, paid, odd := got.Groups[0], got.Groups[1], got.Groups[2]
+	require.Equal(t, "order.created", created.EventType, "the most attempted first")
+	require.Equal(t, int64(5), created.Attempts, "both endpoints' and both hours'")
+	require.Equal(t, int64(4), created.Delivered)
+	require.Equal(t, api.FailureCountsView{HTTP5xx: 1}, created.Failures)
+	require.Equal(t, 0.8, *created.SuccessRate)
+	require.NotNil(t, created.LatencyMS.P50)
+	require.GreaterOrEqual(t, *created.LatencyMS.P95, 20.0)
+	require.Empty(t, created.EndpointID)
+	require.Empty(t, created.StatusClass)
+	require.Equal(t, "order.paid", paid.EventType)
+	require.Equal(t, api.FailureCountsView{Timeout: 2}, paid.Failures)
+	require.GreaterOrEqual(t, *paid.LatencyMS.P95, 7000.0)
+	require.Equal(t, hostile, odd.EventType, "returned as it was written")
+
+	got = e.metrics(key, url.Values{"group_by": {"event_type"}, "endpoint_id": {b.ID}})
+	require.Equal(t, []string{"order.paid", "order.created"}, []string{got.Groups[0].EventType, got.Groups[1].EventType}, "b's only")
+	require.Equal(t, int64(1), got.Groups[1].Attempts)
+
+	since := now.Add(-time.Hour).Format(time.RFC3339)
+	got = e.metrics(key, url.Values{"group_by": {"event_type"}, "endpoint_id": {b.ID}, "since": {since}})
+	require.Len(t, got.Groups, 1, "the hour 2 h ago is out of the range")
+	require.Equal(t, "order.paid", got.Groups[0].EventType)
+
+	got = e.metrics(key, url.Values{"group_by": {"event_type"}, "since": {now.Add(-48 * time.Hour).Format(time.RFC3339)}, "until": {now.Add(-47 * time.Hour).Format(time.RFC3339)}})
+	require.NotNil(t, got.Groups)
+	require.Empty(t, got.Groups, "no attempts, no groups")
+}
+
+// The counters by type are read for group_by=event_type only, once per
+// endpoint covered; the other groupings cost what they did.
+func TestMetricsReadTheTypesForEventTypeOnly(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	key := e.newTenant("acme")
+	e.createEndpoint(key, nil)
+	e.createEndpoint(key, nil)
+	reads := func() int {
+		e.store.mu.Lock()
+		defer e.store.mu.Unlock()
+		return e.store.typeStatsReads
+	}
+	for _, g := range []string{"", "endpoint", "status_class"} {
+		q := url.Values{}
+		if g != "" {
+			q.Set("group_by", g)
+		}
+		e.metrics(key, q)
+	}
+	require.Zero(t, reads())
+	e.metrics(key, url.Values{"group_by": {"event_type"}})
+	require.Equal(t, 2, reads(), "one read of each endpoint's")
+}
+
+// Tenant B's event types never appear in tenant A's answer, even for an
+// endpoint id and type both tenants use.
+func TestMetricsByEventTypeTenantIsolation(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	keyA, keyB := e.newTenant("acme"), e.newTenant("globex")
+	epA := e.createEndpoint(keyA, nil)
+	epB := e.createEndpoint(keyB, nil)
+	now := e.clock.Now()
+	delivered := func(st *domain.AttemptStats) { st.Count(domain.ClassDelivered, time.Millisecond, now, 200, "") }
+	e.addTypeStats("acme", epA.ID, "a.only", now, delivered)
+	e.addTypeStats("globex", epB.ID, "b.secret", now, delivered)
+	e.addTypeStats("globex", epA.ID, "b.under.a.id", now, delivered)
+	e.addTypeStats("globex", epB.ID, "a.only", now, delivered)
+
+	got := e.metrics(keyA, url.Values{"group_by": {"event_type"}})
+	require.Len(t, got.Groups, 1)
+	require.Equal(t, "a.only", got.Groups[0].EventType)
+	require.Equal(t, int64(1), got.Groups[0].Attempts, "B's attempts of the same type are B's")
+	got = e.metrics(keyB, url.Values{"group_by": {"event_type"}})
+	types := []string{}
+	for _, g := range got.Groups {
+		types = append(types, g.EventType)
+	}
+	require.ElementsMatch(t, []string{"a.only", "b.secret"}, types, "B's endpoints only")
+	requireProblem(t, e.do("GET", "/v1/metrics/attempts?group_by=event_type&endpoint_id="+epA.ID, keyB, nil), http.StatusNotFound)
 }

@@ -221,3 +221,46 @@ func TestTypeStatsItemIsOneWriteUnit(t *testing.T) {
 	require.Nil(t, last, "the type items are not in the hour items' partitions")
 	require.Nil(t, fail)
 }
+
+// TestTypeStatsReadCost measures what EndpointTypeStats reads: one Query
+// of each of the StatsShards partitions, whatever the range; for an
+// endpoint with 5 types attempted in every shard every hour at the largest
+// counters, at most 62 read units for 24 hours (eventually consistent,
+// half a unit per 4 KB); a quiet endpoint 4 (half a unit a Query).
+func TestTypeStatsReadCost(t *testing.T) {
+	t.Parallel()
+	db := newFakeDB()
+	db.PageSize = 1 << 20 // DynamoDB's 1 MB pages, for these items
+	q := &queryUnits{DynamoDB: db}
+	s := New(q, "state")
+	tenant, endpoint := strings.Repeat("t", 64), "ep_abcdefghijklmnop"
+	until := time.Date(2026, 11, 30, 17, 0, 0, 0, time.UTC)
+	st := domain.AttemptStats{Attempts: 99_999_999, Delivered: 99_999_999, Failures: map[domain.AttemptClass]int64{}}
+	for _, c := range domain.FailureClasses {
+		st.Failures[c] = 99_999_999
+	}
+	for i := range st.Latency {
+		st.Latency[i] = 99_999_999
+	}
+	types := []string{"order.created", "order.paid", "order.refunded", "invoice.sent", "customer.updated"}
+	for h := until.Add(-24 * time.Hour); h.Before(until); h = h.Add(time.Hour) {
+		for _, typ := range types {
+			for range StatsShards {
+				require.NoError(t, s.AddEndpointTypeStats(context.Background(), tenant, endpoint, typ, h, st))
+			}
+		}
+	}
+	got, err := s.EndpointTypeStats(context.Background(), tenant, endpoint, until.Add(-24*time.Hour), until)
+	require.NoError(t, err)
+	require.Len(t, got, 24*len(types))
+	require.Equal(t, int64(StatsShards)*99_999_999, got[0].Attempts, "every shard's item merged")
+	t.Logf("24 hours of 5 types: %d Queries, %.1f read units", q.queries, q.units)
+	require.Equal(t, StatsShards, q.queries, "one page per partition")
+	require.LessOrEqual(t, q.units, 62.0)
+
+	q.queries, q.units = 0, 0
+	_, err = s.EndpointTypeStats(context.Background(), tenant, "ep_quiet", until.Add(-24*time.Hour), until)
+	require.NoError(t, err)
+	require.Equal(t, StatsShards, q.queries)
+	require.Equal(t, 4.0, q.units)
+}
