@@ -425,7 +425,7 @@ func ExampleEstimate() {
 	// | Data transfer out | 0.088 | 3% |
 	// | **hookline total** | **3.443** | 100% |
 	// | producer's outbox write (not in total) | 1.250 | |
-	// 
+	//
 	//
 	// | request kind | units per delivery | USD | share |
 	// |---|---:|---:|---:|
