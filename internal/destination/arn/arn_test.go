@@ -93,3 +93,16 @@ func TestParseRole(t *testing.T) {
 		require.ErrorContains(t, err, want, in)
 	}
 }
+
+// The patterns compile on first use, not at init: each must compile, or
+// the first check that needs it would panic instead of the package's init.
+func TestEveryPatternCompiles(t *testing.T) {
+	for name, p := range map[string]pattern{
+		"partition": partitionRE, "region": regionRE, "account": accountRE, "role path": rolePathRE,
+		"queue": queueRE.re, "topic": topicRE.re, "bus": busRE.re, "role name": roleNameRE.re,
+	} {
+		require.NotPanics(t, func() { require.NotNil(t, p()) }, name)
+	}
+	require.True(t, queueRE.MatchString(strings.Repeat("q", 80)))
+	require.False(t, queueRE.MatchString(strings.Repeat("q", 81)), "the bound is a length check")
+}

@@ -12,8 +12,9 @@
 //   - Every refusal is an error whose message names the part that is wrong
 //     and the form wanted, fit to be shown to the customer.
 //   - No ARN longer than 2048 bytes is read, and no pattern is a counted
-//     repetition: a name's length is checked as a length, so compiling the
-//     patterns costs a cold start microseconds, not milliseconds.
+//     repetition: a name's length is checked as a length. The patterns
+//     are compiled on their first use, not at init, so a cold start that
+//     checks no ARN does not pay for them.
 //   - The package links no AWS SDK service package: the api function
 //     imports it, and each service package's init is paid at every cold
 //     start of a function that links it (docs/performance.md, "Cold
