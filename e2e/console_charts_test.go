@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	neturl "net/url"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -83,6 +84,8 @@ func requireCharts(t *testing.T, b *browser, sel string, bars int, want chartCou
 // 3 dead on a 400) are drawn by the overview and by each endpoint's
 // charts: the bars' counts, heights and text summaries match, at desktop
 // and phone widths; the endpoint's URL and description, hostile, are text.
+// The metrics route counts them by event type too (two of the events are
+// order.created, one invoice.paid).
 func TestConsoleChartsShowTheOutcomes(t *testing.T) {
 	t.Parallel()
 	all := strings.Join(hostile, " ")
@@ -99,7 +102,11 @@ func TestConsoleChartsShowTheOutcomes(t *testing.T) {
 	ep4xx := endpoint(map[string]any{"url": refuses.URL + "/4xx"})
 	const events = 3
 	for i := range events {
-		ev := event(tenant{ID: tenantID}, fmt.Sprintf("evt_charts_%d_%s", i, tenantID), "order.created", fmt.Sprintf(`{"i":%d}`, i))
+		typ := "order.created"
+		if i == events-1 {
+			typ = "invoice.paid"
+		}
+		ev := event(tenant{ID: tenantID}, fmt.Sprintf("evt_charts_%d_%s", i, tenantID), typ, fmt.Sprintf(`{"i":%d}`, i))
 		write(t, ev)
 		waitDelivery(t, domain.DeliveryID(ev.ID, epOK), 60*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })
 		waitDelivery(t, domain.DeliveryID(ev.ID, ep5xx), 60*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDead })
@@ -113,6 +120,10 @@ func TestConsoleChartsShowTheOutcomes(t *testing.T) {
 		return totals != nil && totals["attempts"] == float64(12)
 	}, 30*time.Second, 250*time.Millisecond, "the tenant's attempts are counted: %v", totals)
 	tenantWide := chartCounts{Attempts: 12, Delivered: 3, HTTP5xx: 6, HTTP4xx: 3}
+	requireTypeGroups(t, key, map[string]typeCounts{
+		"order.created": {Attempts: 8, Delivered: 2, HTTP5xx: 4, HTTP4xx: 2, P95: true},
+		"invoice.paid":  {Attempts: 4, Delivered: 1, HTTP5xx: 2, HTTP4xx: 1, P95: true},
+	})
 
 	b := newBrowser(t, desktopWidth, desktopHeight)
 	signInByPortal(t, b, tenantID)
@@ -162,23 +173,66 @@ func TestConsoleChartsShowTheOutcomes(t *testing.T) {
 	p.screenshot("phone-endpoint-charts")
 }
 
-// Another tenant's overview counts none of these attempts.
+// typeCounts are a group_by=event_type group's counts, and whether it has
+// a p95 latency.
+type typeCounts struct {
+	Attempts, Delivered, HTTP5xx, HTTP4xx float64
+	P95                                   bool
+}
+
+// requireTypeGroups waits for the metrics route's groups by event type
+// (written at the end of each deliver batch) to be want's, and no other
+// type.
+func requireTypeGroups(t *testing.T, key string, want map[string]typeCounts) {
+	t.Helper()
+	var got map[string]typeCounts
+	var last any
+	require.Eventually(t, func() bool {
+		status, body := call(t, "GET", "/v1/metrics/attempts?group_by=event_type", key, nil)
+		last = body
+		groups, _ := body["groups"].([]any)
+		got = map[string]typeCounts{}
+		for _, g := range groups {
+			m, _ := g.(map[string]any)
+			f, _ := m["failures"].(map[string]any)
+			l, _ := m["latency_ms"].(map[string]any)
+			typ, _ := m["event_type"].(string)
+			n := func(m map[string]any, k string) float64 { v, _ := m[k].(float64); return v }
+			got[typ] = typeCounts{Attempts: n(m, "attempts"), Delivered: n(m, "delivered"), HTTP5xx: n(f, "http_5xx"), HTTP4xx: n(f, "http_4xx"), P95: l["p95"] != nil}
+		}
+		return status == http.StatusOK && reflect.DeepEqual(got, want)
+	}, 30*time.Second, 250*time.Millisecond, "the attempts by event type: %v", &last)
+	require.Equal(t, want, got)
+}
+
+// Another tenant's overview counts none of these attempts; the tenant's
+// own shows its attempts by event type, hostile type names as text, at
+// desktop and phone widths.
 func TestConsoleOverviewIsTheTenants(t *testing.T) {
 	t.Parallel()
 	tenantA, keyA := apiTenant(t, "chartsa")
 	_, keyB := apiTenant(t, "chartsb")
 	rcv := newReceiver(t, status(200))
 	epA, _ := apiEndpoint(t, keyA, rcv.URL+"/a")
-	ev := event(tenant{ID: tenantA}, "evt_chartsa_"+tenantA, "order.created", `{}`)
-	write(t, ev)
-	waitDelivery(t, domain.DeliveryID(ev.ID, epA), 60*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })
+	types := []string{"order.created", hostile[0], hostile[1]}
+	for i, typ := range types {
+		ev := event(tenant{ID: tenantA}, fmt.Sprintf("evt_chartsa_%d_%s", i, tenantA), typ, `{}`)
+		write(t, ev)
+		waitDelivery(t, domain.DeliveryID(ev.ID, epA), 60*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })
+	}
 	require.Eventually(t, func() bool {
 		_, body := call(t, "GET", "/v1/metrics/attempts", keyA, nil)
 		totals, _ := body["totals"].(map[string]any)
-		return totals != nil && totals["attempts"] == float64(1)
+		return totals != nil && totals["attempts"] == float64(len(types))
 	}, 30*time.Second, 250*time.Millisecond)
 	status, body := call(t, "GET", "/v1/metrics/attempts?endpoint_id="+epA, keyB, nil)
 	require.Equal(t, http.StatusNotFound, status, "%v", body)
+	wantTypes := map[string]typeCounts{}
+	for _, typ := range types {
+		wantTypes[typ] = typeCounts{Attempts: 1, Delivered: 1, P95: true}
+	}
+	requireTypeGroups(t, keyA, wantTypes)
+	requireTypeGroups(t, keyB, map[string]typeCounts{})
 
 	b := newBrowser(t, desktopWidth, desktopHeight)
 	signInKey(t, b, keyB)
@@ -188,4 +242,25 @@ func TestConsoleOverviewIsTheTenants(t *testing.T) {
 	require.Equal(t, 24, got.Bars)
 	require.Zero(t, b.count(dt("overview-row")))
 	b.wait(dt("overview-empty"))
+	b.wait(dt("overview-types-empty"))
+	require.Zero(t, b.count(dt("overview-type-row")), "none of A's types")
+
+	for _, size := range []struct {
+		name          string
+		width, height int
+	}{{"desktop", desktopWidth, desktopHeight}, {"phone", phoneWidth, phoneHeight}} {
+		a := newBrowser(t, size.width, size.height)
+		signInKey(t, a, keyA)
+		a.click(dt("nav-overview"))
+		a.wait(dt("overview-types"))
+		require.Equal(t, len(types), a.count(dt("overview-type-row")), size.name)
+		table := a.text(dt("overview-types"))
+		for _, typ := range types {
+			require.Contains(t, table, typ, "%s: the type's name as text", size.name)
+		}
+		a.assertSafe(size.name + " overview by type")
+		if size.name == "phone" {
+			a.noHorizontalOverflow("phone overview by type")
+		}
+	}
 }

@@ -1,6 +1,7 @@
 // hookline console: the tenant-wide overview (all endpoints' attempts,
 // failures by class and p95 latency over the last 24 hours or 7 days), from
-// GET /v1/metrics/attempts?group_by=endpoint. Data is rendered as text.
+// GET /v1/metrics/attempts?group_by=endpoint, and the same endpoints'
+// attempts by event type (group_by=event_type). Data is rendered as text.
 import { CLASSES, h, chartsOf, classChart, rangeWindow, qs } from './charts.js';
 
 const pct = (r) => (typeof r === 'number' ? (r * 100).toFixed(1) + '%' : '—');
@@ -39,6 +40,30 @@ function endpointTable(view, labels) {
   return h('div', { class: 'scroll' }, h('table', { class: 'stack', 'data-test': 'overview-endpoints' },
     h('caption', { class: 'sr', text: 'Each endpoint\'s attempts over the range' }),
     h('thead', {}, h('tr', {}, ...['Endpoint', 'Attempts', 'Success', 'Failures', 'p95'].map((c) => h('th', { scope: 'col', text: c })))),
+    h('tbody', {}, ...rows)));
+}
+
+function typeRows(byType) {
+  const groups = Array.isArray(byType && byType.groups) ? byType.groups : [];
+  return groups.map((g) => {
+    const lat = g.latency_ms || {};
+    return h('tr', { 'data-test': 'overview-type-row', 'data-type': g.event_type, 'data-attempts': g.attempts, 'data-failed': failuresOf(g) },
+      h('td', { 'data-label': 'Event type', class: 'url', text: g.event_type }),
+      h('td', { 'data-label': 'Attempts', text: String(g.attempts) }),
+      h('td', { 'data-label': 'Success', text: pct(g.success_rate) }),
+      h('td', { 'data-label': 'Failures', text: String(failuresOf(g)) }),
+      h('td', { 'data-label': 'p95', text: ms(lat.p95) }));
+  });
+}
+
+// typeTable is the endpoints' attempts by event type, the most attempted
+// first (as the API orders them).
+function typeTable(byType) {
+  const rows = typeRows(byType);
+  if (!rows.length) return h('p', { class: 'hint', 'data-test': 'overview-types-empty', text: 'No attempts in this range.' });
+  return h('div', { class: 'scroll' }, h('table', { class: 'stack', 'data-test': 'overview-types' },
+    h('caption', { class: 'sr', text: 'The attempts of each event type over the range' }),
+    h('thead', {}, h('tr', {}, ...['Event type', 'Attempts', 'Success', 'Failures', 'p95'].map((c) => h('th', { scope: 'col', text: c })))),
     h('tbody', {}, ...rows)));
 }
 
@@ -83,9 +108,10 @@ export async function loadOverview(get, act, root, fresh) {
     state.back = [];
   }
   const win = rangeWindow(state.range, Date.now());
-  const [view, eps] = await Promise.all([
+  const [view, eps, byType] = await Promise.all([
     get('/v1/metrics/attempts' + qs(Object.assign({ group_by: 'endpoint', cursor: state.cursor }, win.query))),
     get('/v1/endpoints' + qs({ limit: 50, cursor: state.cursor })),
+    get('/v1/metrics/attempts' + qs(Object.assign({ group_by: 'event_type', cursor: state.cursor }, win.query))),
   ]);
   const labels = new Map();
   for (const ep of Array.isArray(eps && eps.data) ? eps.data : []) labels.set(ep.id, ep.url || ep.target || ep.id);
@@ -96,5 +122,6 @@ export async function loadOverview(get, act, root, fresh) {
   while (root.firstChild) root.removeChild(root.firstChild);
   root.append(rangeButtons(reload), chartsOf(win, view, 'overview-charts'),
     h('h2', { text: 'Attempts by outcome' }), classChart(win, view.totals),
-    h('h2', { text: 'Endpoints' }), endpointTable(view, labels), pager(view, reload));
+    h('h2', { text: 'Endpoints' }), endpointTable(view, labels),
+    h('h2', { text: 'By event type' }), typeTable(byType), pager(view, reload));
 }

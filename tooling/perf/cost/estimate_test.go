@@ -426,7 +426,6 @@ func ExampleEstimate() {
 	// | **hookline total** | **3.443** | 100% |
 	// | producer's outbox write (not in total) | 1.250 | |
 	//
-	//
 	// | request kind | units per delivery | USD | share |
 	// |---|---:|---:|---:|
 	// | DynamoDB writes: deliver RecordAttempt UpdateItem (the first creates the record) | 1.050 | 0.656 | 19% |
