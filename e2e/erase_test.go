@@ -185,7 +185,12 @@ func TestEraseTenant(t *testing.T) {
 	done := waitJob(t, op, "/v1/admin/tenants/"+gone.id+"/erasure")
 	t.Logf("erased: %v", done["erasure"])
 	erased := done["erasure"].(map[string]any)["erased"].(map[string]any)
-	require.EqualValues(t, 1, erased[domain.EraseDLQ], "%v", erased)
+	// Its DLQ message is deleted by the erasure, or by the DLQ sweep, which
+	// deletes a tombstoned tenant's and records nothing of it: the other
+	// tests' replays run sweeps, and one may come between the tombstone
+	// and the erasure's DLQ phase. Either way the DLQ holds nothing of it
+	// (below).
+	require.Contains(t, []any{0.0, 1.0}, erased[domain.EraseDLQ], "%v", erased)
 	require.EqualValues(t, 2, erased[domain.EraseEndpoints], "%v", erased)
 
 	// Nothing of the erased tenant is left: every key kind.
