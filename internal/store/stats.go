@@ -168,15 +168,24 @@ func (s *Store) EndpointStats(ctx context.Context, tenantID, endpointID string, 
 // statsRange calls f with each item of stats partition pk whose hour
 // starts in [since, until).
 func (s *Store) statsRange(ctx context.Context, pk string, since, until time.Time, f func(domain.StatsBucket)) error {
+	return hourRange(ctx, s, pk, since, until, "", decodeStats, func(b domain.StatsBucket) time.Time { return b.Start }, f)
+}
+
+// hourRange calls f with each item of partition pk whose sort key starts
+// with an hour (hourFormat) in [since, until), decoded by decode, start
+// the hour it holds: a paged Query. Keys are whole seconds and BETWEEN
+// includes its ends, so the range ends at the last second before until,
+// then toSuffix: "" for the hour items, "$" for the type items, whose keys
+// are "<hour>#<type>" ('$' sorts after '#').
+func hourRange[T any](ctx context.Context, s *Store, pk string, since, until time.Time, toSuffix string,
+	decode func(map[string]types.AttributeValue) (T, error), start func(T) time.Time, f func(T)) error {
 	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
 		TableName:              &s.table,
 		KeyConditionExpression: aws.String("pk = :pk AND sk BETWEEN :from AND :to"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pk":   &types.AttributeValueMemberS{Value: pk},
 			":from": &types.AttributeValueMemberS{Value: since.UTC().Format(hourFormat)},
-			// Keys are whole seconds and BETWEEN includes its ends: the
-			// last second before until.
-			":to": &types.AttributeValueMemberS{Value: until.UTC().Add(-time.Nanosecond).Format(hourFormat)},
+			":to":   &types.AttributeValueMemberS{Value: until.UTC().Add(-time.Nanosecond).Format(hourFormat) + toSuffix},
 		},
 	})
 	for p.HasMorePages() {
@@ -185,11 +194,11 @@ func (s *Store) statsRange(ctx context.Context, pk string, since, until time.Tim
 			return err
 		}
 		for _, item := range page.Items {
-			b, err := decodeStats(item)
+			b, err := decode(item)
 			if err != nil {
 				return fmt.Errorf("decode: %w", err)
 			}
-			if !b.Start.Before(since) && b.Start.Before(until) {
+			if at := start(b); !at.Before(since) && at.Before(until) {
 				f(b)
 			}
 		}

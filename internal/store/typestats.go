@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
@@ -109,35 +108,10 @@ func (s *Store) EndpointTypeStats(ctx context.Context, tenantID, endpointID stri
 }
 
 // typeStatsRange calls f with each item of type stats partition pk whose
-// hour starts in [since, until). The sort keys of an hour are "<hour>#..."
-// and '$' sorts after '#': the range ends at the last second before until,
-// then "$".
+// hour starts in [since, until) (hourRange: the sort keys of an hour are
+// "<hour>#<type>").
 func (s *Store) typeStatsRange(ctx context.Context, pk string, since, until time.Time, f func(domain.TypeStatsBucket)) error {
-	p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
-		TableName:              &s.table,
-		KeyConditionExpression: aws.String("pk = :pk AND sk BETWEEN :from AND :to"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk":   &types.AttributeValueMemberS{Value: pk},
-			":from": &types.AttributeValueMemberS{Value: since.UTC().Format(hourFormat)},
-			":to":   &types.AttributeValueMemberS{Value: until.UTC().Add(-time.Nanosecond).Format(hourFormat) + "$"},
-		},
-	})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return err
-		}
-		for _, item := range page.Items {
-			b, err := decodeTypeStats(item)
-			if err != nil {
-				return fmt.Errorf("decode: %w", err)
-			}
-			if !b.Start.Before(since) && b.Start.Before(until) {
-				f(b)
-			}
-		}
-	}
-	return nil
+	return hourRange(ctx, s, pk, since, until, "$", decodeTypeStats, func(b domain.TypeStatsBucket) time.Time { return b.Start }, f)
 }
 
 // decodeTypeStats reads an hour and type's item.
