@@ -206,12 +206,16 @@ func waitDelivery(t *testing.T, id string, timeout time.Duration, cond func(doma
 
 // waitInDLQ waits until the dead-letter queue holds the message of a delivery.
 // Messages of other tests it sees are left to reappear after one second.
+// dlqPeekHide is how long a test's receive of the DLQ (waitInDLQ's) hides
+// the messages it saw from every other reader, the redrive included.
+const dlqPeekHide = time.Second
+
 func waitInDLQ(t *testing.T, deliveryID string, timeout time.Duration) message.Message {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		out, err := env.sqs.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
-			QueueUrl: &env.out.DeadLetterQueueURL, MaxNumberOfMessages: 10, VisibilityTimeout: 1, WaitTimeSeconds: 1,
+			QueueUrl: &env.out.DeadLetterQueueURL, MaxNumberOfMessages: 10, VisibilityTimeout: int32(dlqPeekHide / time.Second), WaitTimeSeconds: 1,
 			MessageAttributeNames: []string{"All"},
 		})
 		require.NoError(t, err)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -323,9 +324,9 @@ func TestOperatorRedriveEmptiesTheDLQ(t *testing.T) {
 	for _, id := range ids {
 		waitInDLQ(t, id, 30*time.Second)
 	}
-	// waitInDLQ's receives hide what they saw for a second; the redrive
-	// moves what it can see, so it starts once all of it is visible again.
-	time.Sleep(1500 * time.Millisecond)
+	// The redrive moves what it can see: it starts once what waitInDLQ
+	// hid is visible again.
+	time.Sleep(dlqPeekHide + 500*time.Millisecond)
 	up.Store(true)
 	op, err := operatorKey()
 	require.NoError(t, err)
@@ -347,17 +348,12 @@ func TestOperatorRedriveEmptiesTheDLQ(t *testing.T) {
 	// Earlier tests' retries may still exhaust into the DLQ while the job
 	// runs; such a message keeps its first SentTimestamp, so only this
 	// test's own messages, all in the DLQ before the job, are held to it.
-	mine := map[string]bool{}
-	for _, id := range ids {
-		mine[id] = true
-	}
 	for _, m := range out.Messages {
 		ms, _ := strconv.ParseInt(m.Attributes["SentTimestamp"], 10, 64)
 		msg, err := message.Decode(aws.ToString(m.Body))
-		if err != nil || !mine[msg.DeliveryID] {
+		if err != nil || !slices.Contains(ids, msg.DeliveryID) {
 			continue
 		}
 		require.True(t, time.UnixMilli(ms).After(created), "delivery %s, older than the redrive, is still in the DLQ", msg.DeliveryID)
 	}
-	_ = tenantID
 }
