@@ -55,12 +55,22 @@ func newExternalID(random io.Reader) (string, error) {
 	return ExternalIDPrefix + idEncoding.EncodeToString(b[:]), nil
 }
 
-// endpointType is the type an endpoint input names: http when absent.
+// endpointType is the type an endpoint input names: http when absent or
+// null. An empty string is named, not absent: checkDestination refuses it.
 func (in endpointInput) endpointType() domain.EndpointType {
-	if in.Type == nil || *in.Type == "" {
+	if in.Type == nil {
 		return domain.TypeHTTP
 	}
 	return domain.EndpointType(*in.Type)
+}
+
+// knownType reports whether t is one of the four types an endpoint takes.
+func knownType(t domain.EndpointType) bool {
+	switch t {
+	case domain.TypeHTTP, domain.TypeSQS, domain.TypeSNS, domain.TypeEventBridge:
+		return true
+	}
+	return false
 }
 
 // checkDestination adds what is wrong with in's type, url, headers, target
@@ -68,6 +78,9 @@ func (in endpointInput) endpointType() domain.EndpointType {
 // the stored one on update; create requires what the type needs).
 func (s *Server) checkDestination(errs *fieldErrors, in endpointInput, t domain.EndpointType, create bool) {
 	switch {
+	case in.Type != nil && !knownType(domain.EndpointType(*in.Type)):
+		errs.add("type", "is %q, must be http, sqs, sns or eventbridge", *in.Type)
+		return
 	case !create && in.Type != nil && domain.EndpointType(*in.Type) != t:
 		errs.add("type", "is %s and cannot be changed: create a new endpoint of type %s", t, *in.Type)
 		return
@@ -77,9 +90,6 @@ func (s *Server) checkDestination(errs *fieldErrors, in endpointInput, t domain.
 		if in.URL == nil && create {
 			errs.add("url", "is required")
 		}
-		return
-	case t != domain.TypeSQS && t != domain.TypeSNS && t != domain.TypeEventBridge:
-		errs.add("type", "is %q, must be http, sqs, sns or eventbridge", string(t))
 		return
 	}
 	refuse(errs, "url", in.URL, fmt.Sprintf("is for type http; an endpoint of type %s delivers to its target", t))

@@ -120,6 +120,7 @@ func TestAWSDestinationRefusals(t *testing.T) {
 	own := "arn:aws:sqs:eu-west-1:" + stackAccount + ":"
 	for _, tc := range []refusal{
 		{"unknown type", map[string]any{"type": "kinesis", "target": "x"}, "type", "must be http, sqs, sns or eventbridge"},
+		{"empty type", map[string]any{"type": "", "url": "https://x.example.com"}, "type", `is "", must be http`},
 		{"url with sqs", map[string]any{"type": "sqs", "url": "https://x.example.com", "target": awsTargets[domain.TypeSQS], "role_arn": customerRole}, "url", "is for type http"},
 		{"headers with sns", map[string]any{"type": "sns", "headers": map[string]string{"X-A": "b"}, "target": awsTargets[domain.TypeSNS], "role_arn": customerRole}, "headers", "are for type http"},
 		{"target with http", map[string]any{"url": "https://x.example.com", "target": awsTargets[domain.TypeSQS]}, "target", "not http"},
@@ -220,6 +221,10 @@ func TestUpdateAWSDestination(t *testing.T) {
 	h := e.createEndpoint(key, nil)
 	requireRefused(t, e.do("PATCH", "/v1/endpoints/"+h.ID, key, map[string]any{"target": other}), "target", "not http")
 	requireRefused(t, e.do("PATCH", "/v1/endpoints/"+h.ID, key, map[string]any{"type": "sqs"}), "type", "cannot be changed")
+	requireRefused(t, e.do("PATCH", "/v1/endpoints/"+h.ID, key, map[string]any{"type": ""}), "type", `is "", must be http`)
+	// A null type is absent: http.
+	n := e.createEndpoint(key, map[string]any{"type": nil, "url": "https://n.example.com"})
+	require.Equal(t, domain.TypeHTTP, n.Type)
 	require.Equal(t, http.StatusNotFound, e.do("PATCH", "/v1/endpoints/ep_missing", key, map[string]any{"target": other}).Code)
 }
 
