@@ -121,7 +121,7 @@ const maxScanPerPage = 1000
 // DeadShards shards of the tenant (IndexDead), and gsi1's partition of
 // deaths recorded by earlier versions (legacyDeadIndex), at most
 // deadParallel at once, each until it is read to its end, and merges them
-// in death order (mergeDead), so its cost follows the page times the
+// in death order (mergeShards, ascending), so its cost follows the page times the
 // partitions (and, with an endpoint or type filter, the tenant's dead
 // deliveries in the time range), never the size of the DLQ or of other
 // tenants' dead deliveries.
@@ -156,7 +156,7 @@ func (s *Store) ListDead(ctx context.Context, tenantID string, f domain.DeadFilt
 	if err != nil {
 		return nil, "", err
 	}
-	out, next := mergeDead(reads, limit, query)
+	out, next := mergeShards(reads, limit, query, ascending)
 	return out, next, nil
 }
 
@@ -282,18 +282,40 @@ func stringAttr(item map[string]types.AttributeValue, name string) string {
 	return v.Value
 }
 
-// mergeDead merges what the partitions found after the same position (a
-// nil read: one read to its end before), in death order: the deliveries
-// up to the nearest of the keys they were read up to (past it, one of them
-// may hold deliveries not read yet), at most limit, and the cursor of the
-// rest of query.
-func mergeDead(reads []*deadRead, limit int, query string) ([]domain.Delivery, string) {
+// readOrder is the order in which mergeShards returns what the shards
+// found: ascending (the dead listing's death order) or descending (the
+// delivery log's newest first).
+type readOrder int
+
+const (
+	ascending  readOrder = 1
+	descending readOrder = -1
+)
+
+// end is the key past every other in the order: a read up to it was read
+// to its end.
+func (o readOrder) end() string {
+	if o == ascending {
+		return "~"
+	}
+	return ""
+}
+
+// compare is strings.Compare in the order.
+func (o readOrder) compare(a, b string) int { return int(o) * strings.Compare(a, b) }
+
+// mergeShards merges what the shards found past the same position (a nil
+// read: one read to its end before), in order: the deliveries up to the
+// nearest of the keys they were read up to (past it, one of them may hold
+// deliveries not read yet), at most limit, and the cursor of the rest of
+// query.
+func mergeShards(reads []*deadRead, limit int, query string, order readOrder) ([]domain.Delivery, string) {
 	type entry struct {
 		d  domain.Delivery
 		sk string
 	}
 	var all []entry
-	until := "~" // read to the end
+	until := order.end()
 	for _, r := range reads {
 		if r == nil {
 			continue
@@ -301,12 +323,14 @@ func mergeDead(reads []*deadRead, limit int, query string) ([]domain.Delivery, s
 		for i, d := range r.ds {
 			all = append(all, entry{d, r.sks[i]})
 		}
-		until = min(until, cmp.Or(r.until, "~"))
+		if u := cmp.Or(r.until, order.end()); order.compare(u, until) < 0 {
+			until = u
+		}
 	}
-	slices.SortFunc(all, func(a, b entry) int { return strings.Compare(a.sk, b.sk) })
+	slices.SortFunc(all, func(a, b entry) int { return order.compare(a.sk, b.sk) })
 	var out []domain.Delivery
 	for _, e := range all {
-		if e.sk > until {
+		if order.compare(e.sk, until) > 0 {
 			break
 		}
 		if len(out) == limit {
@@ -315,14 +339,14 @@ func mergeDead(reads []*deadRead, limit int, query string) ([]domain.Delivery, s
 		}
 		out = append(out, e.d)
 	}
-	if until == "~" {
+	if until == order.end() {
 		return out, ""
 	}
-	// A partition is read to its end if its query was, and every delivery
-	// it found is returned.
+	// A shard is read to its end if its query was, and every delivery it
+	// found is returned.
 	var done uint32
 	for n, r := range reads {
-		if r == nil || (r.until == "" && (len(r.sks) == 0 || r.sks[len(r.sks)-1] <= until)) {
+		if r == nil || (r.until == "" && (len(r.sks) == 0 || order.compare(r.sks[len(r.sks)-1], until) <= 0)) {
 			done |= 1 << n
 		}
 	}

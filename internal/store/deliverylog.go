@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -97,8 +96,8 @@ func LogFingerprint(f domain.DeliveryFilter) string {
 // newest first (by creation, then id), at most limit, after cursor ("" for
 // the first page), as LogListed has them. It queries the delivery log's
 // LogShards shards of the tenant (IndexLog), newest first, at most
-// deadParallel at once, and merges them (mergeLog): the time range is the
-// key condition, every other filter a FilterExpression, and a filtered
+// deadParallel at once, and merges them (mergeShards, descending): the time
+// range is the key condition, every other filter a FilterExpression, and a filtered
 // shard's query reads at most maxScanPerPage entries, so a page may be
 // short and carry a cursor. Its cursor (a DeadCursor) names a position and
 // the query, never a tenant. Errors as ListDead's.
@@ -133,7 +132,7 @@ func (s *Store) ListDeliveries(ctx context.Context, tenantID string, f domain.De
 	if err != nil {
 		return nil, "", fmt.Errorf("list deliveries of tenant %s: %w", tenantID, err)
 	}
-	out, next := mergeLog(reads, limit, query)
+	out, next := mergeShards(reads, limit, query, descending)
 	return out, next, nil
 }
 
@@ -221,51 +220,4 @@ func classCondition(c domain.StatusClass, names map[string]string, values map[st
 	values[":err_refused"] = &types.AttributeValueMemberS{Value: domain.ErrorForbiddenAddress}
 	values[":err_none"] = &types.AttributeValueMemberS{Value: ""}
 	return noAnswer + " AND attribute_exists(#last_error) AND #last_error <> :err_none AND #last_error <> :err_timeout AND #last_error <> :err_refused"
-}
-
-// mergeLog merges what the shards found before the same position (a nil
-// read: one read to its end before), newest first: the deliveries down to
-// the highest of the keys they were read down to (below it, one of them
-// may hold deliveries not read yet), at most limit, and the cursor of the
-// rest of query.
-func mergeLog(reads []*deadRead, limit int, query string) ([]domain.Delivery, string) {
-	type entry struct {
-		d  domain.Delivery
-		sk string
-	}
-	var all []entry
-	until := "" // read to the end
-	for _, r := range reads {
-		if r == nil {
-			continue
-		}
-		for i, d := range r.ds {
-			all = append(all, entry{d, r.sks[i]})
-		}
-		until = max(until, r.until)
-	}
-	slices.SortFunc(all, func(a, b entry) int { return strings.Compare(b.sk, a.sk) })
-	var out []domain.Delivery
-	for _, e := range all {
-		if e.sk < until {
-			break
-		}
-		if len(out) == limit {
-			until = all[len(out)-1].sk
-			break
-		}
-		out = append(out, e.d)
-	}
-	if until == "" {
-		return out, ""
-	}
-	// A shard is read to its end if its query was, and every delivery it
-	// found is returned.
-	var done uint32
-	for n, r := range reads {
-		if r == nil || (r.until == "" && (len(r.sks) == 0 || r.sks[len(r.sks)-1] >= until)) {
-			done |= 1 << n
-		}
-	}
-	return out, EncodeDeadCursor(DeadCursor{SK: until, Q: query, X: done})
 }
