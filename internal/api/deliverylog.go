@@ -56,9 +56,6 @@ func deliveryFilter(q map[string]string) (domain.DeliveryFilter, []FieldError) {
 		}
 		f.Status = n
 	}
-	if len(q["cursor"]) > 1024 {
-		errs = append(errs, FieldError{Field: "cursor", Message: "is not a cursor this API returned"})
-	}
 	return f, errs
 }
 
@@ -88,15 +85,9 @@ func joinClasses() string {
 }
 
 func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
-	q, errs := queryParams(r, "endpoint_id", "event_type", "state", "status", "status_class", "since", "until", "limit", "cursor")
-	f, ferrs := deliveryFilter(q)
-	errs = append(errs, ferrs...)
-	limit, lerr := limitParam(q["limit"])
-	if lerr != nil {
-		errs = append(errs, *lerr)
-	}
-	if len(errs) > 0 {
-		return invalid(errs...)
+	q, f, limit, p := listRequest(r, deliveryFilter, "endpoint_id", "event_type", "state", "status", "status_class", "since", "until")
+	if p != nil {
+		return p
 	}
 	ds, next, err := s.Store.ListDeliveries(r.Context(), tenant, f, limit, q["cursor"])
 	if p := s.listingError(r, err); p != nil {

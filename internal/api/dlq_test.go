@@ -221,3 +221,34 @@ func TestOperatorStats(t *testing.T) {
 	require.Equal(t, 3, v.DLQDepthTotal)
 	requireProblem(t, e.do("GET", "/v1/admin/stats", key, nil), http.StatusUnauthorized)
 }
+
+// Each listing reads its page request the same way: a limit outside 1 to
+// 100, a cursor longer than any it returns, a parameter given twice or
+// empty, and a filter of its own that is wrong are one 400 naming each.
+func TestListingsRefuseABadPageRequest(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	key := e.newTenant("tenant-a")
+	long := strings.Repeat("c", 1025)
+	for _, tc := range []struct{ path, filter string }{
+		{"/v1/dlq", "since=yesterday"},
+		{"/v1/deliveries", "state=lost"},
+		{"/v1/events", "until=soon"},
+	} {
+		for _, c := range []struct{ query, field, msg string }{
+			{"limit=0", "limit", ""},
+			{"limit=101", "limit", ""},
+			{"cursor=" + long, "cursor", "is not a cursor this API returned"},
+			{"limit=1&limit=2", "limit", "more than once"},
+			{"cursor=", "cursor", "is empty"},
+			{tc.filter, strings.Split(tc.filter, "=")[0], ""},
+		} {
+			requireRefused(t, e.do("GET", tc.path+"?"+c.query, key, nil), c.field, c.msg)
+		}
+		rec := e.do("GET", tc.path+"?limit=0&cursor="+long+"&"+tc.filter, key, nil)
+		for _, field := range []string{"limit", "cursor", strings.Split(tc.filter, "=")[0]} {
+			requireRefused(t, rec, field, "")
+		}
+		require.Equal(t, http.StatusOK, e.do("GET", tc.path+"?limit=100", key, nil).Code, tc.path)
+	}
+}

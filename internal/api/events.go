@@ -76,9 +76,6 @@ func eventFilter(q map[string]string) (domain.EventFilter, []FieldError) {
 	if len(f.Type) > 256 {
 		errs = append(errs, FieldError{Field: "type", Message: "is over 256 bytes"})
 	}
-	if len(q["cursor"]) > 1024 {
-		errs = append(errs, FieldError{Field: "cursor", Message: "is not a cursor this API returned"})
-	}
 	return f, errs
 }
 
@@ -86,15 +83,9 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request, tenant strin
 	if s.MessageLog == nil {
 		return problem(http.StatusServiceUnavailable, "the message log is not configured in this deployment")
 	}
-	q, errs := queryParams(r, "type", "since", "until", "limit", "cursor")
-	f, ferrs := eventFilter(q)
-	errs = append(errs, ferrs...)
-	limit, lerr := limitParam(q["limit"])
-	if lerr != nil {
-		errs = append(errs, *lerr)
-	}
-	if len(errs) > 0 {
-		return invalid(errs...)
+	q, f, limit, p := listRequest(r, eventFilter, "type", "since", "until")
+	if p != nil {
+		return p
 	}
 	es, next, err := s.MessageLog.ListEvents(r.Context(), tenant, f, limit, q["cursor"])
 	if ce := cursorError(err); ce != nil {
