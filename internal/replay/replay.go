@@ -131,11 +131,11 @@ func (w *Replayer) Step(ctx context.Context, j *domain.ReplayJob) (done bool, ne
 			return false, 0, err
 		}
 	}
-	replay := w.replayIDs
+	one := w.replayOne
 	if j.Kind == domain.KindSince {
-		replay = w.replaySince
+		one = w.sinceOne
 	}
-	span, err := replay(ctx, j, ids)
+	span, err := w.sendPaced(ctx, j, ids, one)
 	if err != nil {
 		return false, 0, err
 	}
@@ -176,30 +176,27 @@ func (w *Replayer) select_(ctx context.Context, j *domain.ReplayJob) ([]string, 
 	return nil, true, fmt.Errorf("replay job %s: unknown kind %q", j.JobID, j.Kind)
 }
 
-// replayIDs claims and sends each delivery, paced, and returns how long the
-// paced sends take to come due.
-func (w *Replayer) replayIDs(ctx context.Context, j *domain.ReplayJob, ids []string) (time.Duration, error) {
+// sendOne sends delivery id (as snap read it) of job j again through out,
+// or counts why not; disabled caches the endpoints found disabled.
+type sendOne func(ctx context.Context, j *domain.ReplayJob, id string, snap store.Snapshot, disabled map[string]bool, out *replaySends) error
+
+// sendPaced sends each delivery of a step with one, paced, and returns how
+// long the paced sends take to come due.
+func (w *Replayer) sendPaced(ctx context.Context, j *domain.ReplayJob, ids []string, one sendOne) (time.Duration, error) {
 	out := &replaySends{w: w, j: j}
 	disabled := map[string]bool{}
 	var snap store.Snapshot
 	for i, id := range ids {
 		if i%100 == 0 {
 			// Read the deliveries a hundred at a time, not one by one: the
-			// claim below is what decides, so a read a moment old is fine.
+			// claim is what decides, so a read a moment old is fine.
 			var err error
 			if snap, err = w.Store.Load(ctx, ids[i:min(len(ids), i+100)], nil); err != nil {
 				return 0, err
 			}
 		}
 		j.Matched++
-		d, claimed, err := w.claim(ctx, j, id, snap, disabled)
-		if err != nil {
-			return 0, err
-		}
-		if !claimed {
-			continue
-		}
-		if err := out.add(ctx, id, d); err != nil {
+		if err := one(ctx, j, id, snap, disabled, out); err != nil {
 			return 0, err
 		}
 	}
@@ -207,6 +204,16 @@ func (w *Replayer) replayIDs(ctx context.Context, j *domain.ReplayJob, ids []str
 		return 0, err
 	}
 	return w.cfg().Span(out.sent) + time.Second, nil
+}
+
+// replayOne claims dead delivery id for job j and sends its stored message
+// again (a replay by ids or by filter).
+func (w *Replayer) replayOne(ctx context.Context, j *domain.ReplayJob, id string, snap store.Snapshot, disabled map[string]bool, out *replaySends) error {
+	d, claimed, err := w.claim(ctx, j, id, snap, disabled)
+	if err != nil || !claimed {
+		return err
+	}
+	return out.add(ctx, id, d)
 }
 
 // claim checks delivery id (as snap read it) and claims it for job j. It

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/jobs"
@@ -44,33 +43,10 @@ func (w *Replayer) selectSince(ctx context.Context, j *domain.ReplayJob, sends i
 	return ids, next == "", nil
 }
 
-// replaySince sends each delivery of a KindSince step again, paced: a dead
-// one as a replay by filter does (claimed, its stored message), any other
-// (or a dead one without its message) rebuilt from its event's outbox
-// item. It returns how long the paced sends take to come due.
-func (w *Replayer) replaySince(ctx context.Context, j *domain.ReplayJob, ids []string) (time.Duration, error) {
-	out := &replaySends{w: w, j: j}
-	disabled := map[string]bool{}
-	var snap store.Snapshot
-	for i, id := range ids {
-		if i%100 == 0 {
-			var err error
-			if snap, err = w.Store.Load(ctx, ids[i:min(len(ids), i+100)], nil); err != nil {
-				return 0, err
-			}
-		}
-		j.Matched++
-		if err := w.sinceOne(ctx, j, id, snap, disabled, out); err != nil {
-			return 0, err
-		}
-	}
-	if err := out.flush(ctx); err != nil {
-		return 0, err
-	}
-	return w.cfg().Span(out.sent) + time.Second, nil
-}
-
-// sinceOne sends delivery id (as snap read it) again, or counts why not.
+// sinceOne sends delivery id of a KindSince step (as snap read it) again,
+// or counts why not: a dead one as a replay by filter does (claimed, its
+// stored message), any other (or a dead one without its message) rebuilt
+// from its event's outbox item.
 func (w *Replayer) sinceOne(ctx context.Context, j *domain.ReplayJob, id string, snap store.Snapshot, disabled map[string]bool, out *replaySends) error {
 	d, found := snap.Deliveries[id]
 	switch {
