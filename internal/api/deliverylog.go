@@ -85,11 +85,11 @@ func joinClasses() string {
 }
 
 func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
-	q, f, limit, p := listRequest(r, deliveryFilter, "endpoint_id", "event_type", "state", "status", "status_class", "since", "until")
+	f, limit, cursor, p := listRequest(r, deliveryFilter, "endpoint_id", "event_type", "state", "status", "status_class", "since", "until")
 	if p != nil {
 		return p
 	}
-	ds, next, err := s.Store.ListDeliveries(r.Context(), tenant, f, limit, q["cursor"])
+	ds, next, err := s.Store.ListDeliveries(r.Context(), tenant, f, limit, cursor)
 	if p := s.listingError(r, err); p != nil {
 		return p
 	}

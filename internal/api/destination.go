@@ -64,21 +64,12 @@ func (in endpointInput) endpointType() domain.EndpointType {
 	return domain.EndpointType(*in.Type)
 }
 
-// knownType reports whether t is one of the four types an endpoint takes.
-func knownType(t domain.EndpointType) bool {
-	switch t {
-	case domain.TypeHTTP, domain.TypeSQS, domain.TypeSNS, domain.TypeEventBridge:
-		return true
-	}
-	return false
-}
-
 // checkDestination adds what is wrong with in's type, url, headers, target
 // and role_arn, for an endpoint of type t (the type in names on create,
 // the stored one on update; create requires what the type needs).
 func (s *Server) checkDestination(errs *fieldErrors, in endpointInput, t domain.EndpointType, create bool) {
 	switch {
-	case in.Type != nil && !knownType(domain.EndpointType(*in.Type)):
+	case in.Type != nil && !domain.EndpointType(*in.Type).Valid():
 		errs.add("type", "is %q, must be http, sqs, sns or eventbridge", *in.Type)
 		return
 	case !create && in.Type != nil && domain.EndpointType(*in.Type) != t:

@@ -126,10 +126,10 @@ func queryParams(r *http.Request, names ...string) (map[string]string, []FieldEr
 	return out, errs
 }
 
-// listRequest reads a listing's query string: the names, the filter parse
-// makes of them, limit (limitParam) and cursor. What is wrong with any of
-// them is one 400.
-func listRequest[F any](r *http.Request, parse func(map[string]string) (F, []FieldError), names ...string) (map[string]string, F, int, *Problem) {
+// listRequest reads a listing's query string: the filter parse makes of
+// the names, limit (limitParam) and cursor. What is wrong with any of them
+// is one 400.
+func listRequest[F any](r *http.Request, parse func(map[string]string) (F, []FieldError), names ...string) (f F, limit int, cursor string, p *Problem) {
 	q, errs := queryParams(r, append(names, "limit", "cursor")...)
 	f, ferrs := parse(q)
 	errs = append(errs, ferrs...)
@@ -141,9 +141,9 @@ func listRequest[F any](r *http.Request, parse func(map[string]string) (F, []Fie
 		errs = append(errs, FieldError{Field: "cursor", Message: "is not a cursor this API returned"})
 	}
 	if len(errs) > 0 {
-		return q, f, 0, invalid(errs...)
+		return f, 0, "", invalid(errs...)
 	}
-	return q, f, limit, nil
+	return f, limit, q["cursor"], nil
 }
 
 // limitParam reads the limit parameter: default 50, from 1 to 100.
@@ -188,13 +188,13 @@ func (s *Server) listingError(r *http.Request, err error) *Problem {
 }
 
 func (s *Server) listDLQ(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
-	q, f, limit, p := listRequest(r, func(q map[string]string) (domain.DeadFilter, []FieldError) {
+	f, limit, cursor, p := listRequest(r, func(q map[string]string) (domain.DeadFilter, []FieldError) {
 		return filterFrom(q["endpoint_id"], q["event_type"], q["since"], q["until"], s.now())
 	}, "endpoint_id", "event_type", "since", "until")
 	if p != nil {
 		return p
 	}
-	ds, next, err := s.Store.ListDead(r.Context(), tenant, f, limit, q["cursor"])
+	ds, next, err := s.Store.ListDead(r.Context(), tenant, f, limit, cursor)
 	if p := s.listingError(r, err); p != nil {
 		return p
 	}

@@ -83,11 +83,11 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request, tenant strin
 	if s.MessageLog == nil {
 		return problem(http.StatusServiceUnavailable, "the message log is not configured in this deployment")
 	}
-	q, f, limit, p := listRequest(r, eventFilter, "type", "since", "until")
+	f, limit, cursor, p := listRequest(r, eventFilter, "type", "since", "until")
 	if p != nil {
 		return p
 	}
-	es, next, err := s.MessageLog.ListEvents(r.Context(), tenant, f, limit, q["cursor"])
+	es, next, err := s.MessageLog.ListEvents(r.Context(), tenant, f, limit, cursor)
 	if ce := cursorError(err); ce != nil {
 		return invalid(*ce)
 	}

@@ -15,6 +15,16 @@ const (
 	TypeEventBridge EndpointType = "eventbridge"
 )
 
+// Valid reports whether t is one of the four endpoint types (the empty
+// type, which Kind reads as TypeHTTP on a stored endpoint, is not).
+func (t EndpointType) Valid() bool {
+	switch t {
+	case TypeHTTP, TypeSQS, TypeSNS, TypeEventBridge:
+		return true
+	}
+	return false
+}
+
 // Kind is the endpoint's type, TypeHTTP when none is stored.
 func (e Endpoint) Kind() EndpointType {
 	if e.Type == "" {
