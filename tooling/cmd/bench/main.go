@@ -17,7 +17,10 @@
 //     whose function does nothing), at the same concurrency, and the
 //     isolation section: a quiet tenant's p50 and p95 beside a slow and
 //     beside a hanging endpoint against the same tenant alone (package
-//     isolation; -isolation-only runs it alone), and the throughput curve:
+//     isolation; -isolation-only runs it alone), the abuse section: the
+//     same quiet tenant beside a tenant with the worst filter and payload
+//     the API accepts and beside one at every cap (-abuse-only), and the
+//     throughput curve:
 //     deliveries a second at increasing deliver concurrency against the
 //     floor's at the same (package curve; -curve-only runs it alone);
 //   - the console's page weight (HTML+JS+CSS, gzip) against a hello-world
@@ -66,6 +69,7 @@ func main() {
 	isolationOnly := flag.Bool("isolation-only", false, "with -cloud, run only the isolation section (a quiet tenant alone, beside a slow and beside a hanging endpoint; a few minutes)")
 	isoEvents := flag.Int("isolation-events", isolation.QuietEventsDefault, "the quiet tenant's events in each isolation situation")
 	isoBacklog := flag.Int("isolation-backlog", isolation.BacklogDefault, "the noisy tenant's backlog in each isolation situation")
+	abuseOnly := flag.Bool("abuse-only", false, "with -cloud, run only the abuse section (a quiet tenant alone, beside a tenant with the worst filter and payload the API accepts, and beside a tenant at every cap with a backlog to endpoints that do not answer; several minutes)")
 	curveOnly := flag.Bool("curve-only", false, "with -cloud, run only the throughput curve (deliveries/s at each deliver concurrency against the floor's; a few minutes)")
 	curveSteps := flag.String("curve-steps", curve.StepsDefault, "the throughput curve's concurrencies (the deliver mapping's and the floor's maximum concurrency), ascending")
 	curveEvents := flag.Int("curve-events", curve.EventsDefault, "events in each burst of the throughput curve (each side, each step)")
@@ -104,6 +108,19 @@ func main() {
 		rows, err := destinationRows(ctx, *destN)
 		if err != nil {
 			fail("destinations", err)
+		}
+		printTable(rows)
+		return
+	}
+	abuseCfg := isoCfg
+	abuseCfg.Situations = isolation.Abuse
+	if *abuseOnly {
+		if !*cloud {
+			fail("abuse", fmt.Errorf("-abuse-only needs -cloud (the stack deployed in the local cloud: make deploy-local)"))
+		}
+		rows, err := isolationRows(ctx, abuseCfg)
+		if err != nil {
+			fail("abuse", err)
 		}
 		printTable(rows)
 		return
@@ -194,6 +211,11 @@ func main() {
 			fail("isolation", err)
 		}
 		rows = append(rows, iso...)
+		abuse, err := isolationRows(ctx, abuseCfg)
+		if err != nil {
+			fail("abuse", err)
+		}
+		rows = append(rows, abuse...)
 		cur, err := curveSection(ctx, curveCfg)
 		if err != nil {
 			fail("curve", err)

@@ -1,6 +1,7 @@
 package isolation
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -52,9 +53,24 @@ type Config struct {
 	// CleanupWait bounds the wait for a backlog cut short (its endpoint
 	// deleted at DrainWait) to go dead. Default 1 min.
 	CleanupWait time.Duration
+	// Situations are the situations Run measures, in order; Alone first
+	// (the others are measured against it). Default Alone, Slow, Hanging;
+	// Abuse is the abuse section's.
+	Situations []Situation
+	// HostileEvents is how many events the HostileFilter tenant writes at
+	// once, HostileEndpoints how many filtered endpoints it has, and
+	// HostileDepth how deep its payload nests. Defaults 60, 5, and the
+	// deepest the outbox contract accepts.
+	HostileEvents, HostileEndpoints, HostileDepth int
+	// CapBacklog is how many events the AtCaps tenant writes at once, each
+	// to all of its endpoints. Default 20.
+	CapBacklog int
 	// Log receives progress lines. Default io.Discard.
 	Log io.Writer
 }
+
+// Abuse is the abuse section's situations (issue 34).
+var Abuse = []Situation{Alone, HostileFilter, AtCaps}
 
 func (c Config) withDefaults() Config {
 	or := func(v, d time.Duration) time.Duration {
@@ -78,6 +94,15 @@ func (c Config) withDefaults() Config {
 	if c.Log == nil {
 		c.Log = io.Discard
 	}
+	if len(c.Situations) == 0 {
+		c.Situations = []Situation{Alone, Slow, Hanging}
+	}
+	c.HostileEvents = cmp.Or(c.HostileEvents, HostileEventsDefault)
+	c.HostileEndpoints = cmp.Or(c.HostileEndpoints, HostileEndpointsDefault)
+	if c.HostileDepth <= 0 {
+		c.HostileDepth = deepestAccepted()
+	}
+	c.CapBacklog = cmp.Or(c.CapBacklog, CapBacklogDefault)
 	return c
 }
 
@@ -132,9 +157,9 @@ func Run(ctx context.Context, e *harness.Env, cfg Config) ([]Result, error) {
 		return nil, fmt.Errorf("warm-up: %w", err)
 	}
 	var out []Result
-	for _, s := range []Situation{Alone, Slow, Hanging} {
+	for _, s := range cfg.Situations {
 		fmt.Fprintf(cfg.Log, "isolation: %s: %d quiet events, one every %s", s, cfg.QuietEvents, cfg.QuietInterval)
-		if s != Alone {
+		if s == Slow || s == Hanging {
 			fmt.Fprintf(cfg.Log, ", beside a backlog of %d", cfg.Backlog)
 		}
 		fmt.Fprintln(cfg.Log)
@@ -175,11 +200,12 @@ func endpoint(ctx context.Context, c *apiclient.Client, url string) (string, err
 
 // noisyTenant is the noisy side of a situation.
 type noisyTenant struct {
-	rcv        *Noisy
-	client     *apiclient.Client
-	endpointID string
-	ids        []string
-	writtenAt  time.Time
+	rcv         *Noisy
+	client      *apiclient.Client
+	endpointID  string
+	endpointIDs []string // the abuse situations' endpoints
+	ids         []string
+	writtenAt   time.Time
 }
 
 func situation(ctx context.Context, e *harness.Env, cfg Config, quiet *pipeline.Receiver, s Situation) (Result, error) {
@@ -193,7 +219,8 @@ func situation(ctx context.Context, e *harness.Env, cfg Config, quiet *pipeline.
 	}
 
 	var noisy *noisyTenant
-	if s != Alone {
+	switch s {
+	case Slow, Hanging:
 		delay := cfg.SlowDelay
 		if s == Hanging {
 			delay = cfg.Hang
@@ -218,6 +245,23 @@ func situation(ctx context.Context, e *harness.Env, cfg Config, quiet *pipeline.
 		noisy.writtenAt = time.Now()
 		if err := (pipeline.Outbox{DB: e.DB, Table: e.Out.OutboxTableName, TenantID: tenant}).Write(ctx, noisy.ids); err != nil {
 			return res, fmt.Errorf("backlog: %w", err)
+		}
+	case HostileFilter, AtCaps:
+		delay := time.Duration(0) // the hostile tenant's receiver answers at once
+		if s == AtCaps {
+			delay = cfg.Hang // none of the capped tenant's endpoints answers
+		}
+		rcv, err := NewNoisy(delay)
+		if err != nil {
+			return res, err
+		}
+		defer rcv.Close()
+		setup := setupHostile
+		if s == AtCaps {
+			setup = setupAtCaps
+		}
+		if noisy, err = setup(ctx, e, cfg, rcv); err != nil {
+			return res, err
 		}
 	}
 
@@ -259,8 +303,18 @@ func situation(ctx context.Context, e *harness.Env, cfg Config, quiet *pipeline.
 	if res.Quiet.Missing > 0 {
 		fmt.Fprintf(cfg.Log, "isolation: %s: %d of %d quiet events not received %s after the last write\n", s, res.Quiet.Missing, len(ids), cfg.QuietWait)
 	}
-	if noisy == nil {
+	switch s {
+	case Alone:
 		return res, nil
+	case HostileFilter:
+		// Its events mostly match no endpoint; what counts is the quiet
+		// tenant's latency beside them and that the receiver got what it did.
+		res.Noisy = Drain{Events: len(noisy.ids), Delivered: len(noisy.rcv.Answered()), Drained: true,
+			Elapsed: time.Since(noisy.writtenAt), Requests: noisy.rcv.Requests(), MaxInFlight: noisy.rcv.MaxInFlight()}
+		return res, deleteEndpoints(ctx, noisy.client, noisy.endpointIDs)
+	case AtCaps:
+		res.Noisy, err = noisy.abuseDrain(ctx, cfg)
+		return res, err
 	}
 	res.Noisy, err = noisy.drain(ctx, cfg, s)
 	return res, err

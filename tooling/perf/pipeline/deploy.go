@@ -3,6 +3,7 @@ package pipeline
 import (
 	"archive/zip"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -181,6 +182,10 @@ type Outbox struct {
 	DB       *dynamodb.Client
 	Table    string
 	TenantID string
+	// Type is the events' type; "" is "bench.event".
+	Type string
+	// Payload is the events' payload; "" is Payload.
+	Payload string
 }
 
 // Write puts the events.
@@ -189,7 +194,7 @@ func (o Outbox) Write(ctx context.Context, ids []string) error {
 	for start := 0; start < len(ids); start += 25 {
 		var items []ddbtypes.TransactWriteItem
 		for _, id := range ids[start:min(len(ids), start+25)] {
-			put, err := outbox.TransactPut(o.Table, outbox.Event{ID: id, TenantID: o.TenantID, Type: "bench.event", Payload: json.RawMessage(Payload), OccurredAt: now})
+			put, err := outbox.TransactPut(o.Table, outbox.Event{ID: id, TenantID: o.TenantID, Type: cmp.Or(o.Type, "bench.event"), Payload: json.RawMessage(cmp.Or(o.Payload, Payload)), OccurredAt: now})
 			if err != nil {
 				return err
 			}
