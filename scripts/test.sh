@@ -8,6 +8,16 @@ source "$(dirname "$0")/env.sh"
 cd "$HOOKLINE_ROOT"
 
 started=""
+# Each phase's time, printed as it ends and summed up at the end, so a slow
+# run shows where its minutes went.
+phases=""
+phase_start=$(date +%s)
+phase() {
+  local now; now=$(date +%s)
+  phases+="$(printf '%-22s %4d s' "$1" $((now - phase_start)))"$'\n'
+  echo "test: phase $1 took $((now - phase_start)) s"
+  phase_start=$now
+}
 cleanup() { if [ -n "$started" ]; then scripts/local-down.sh || true; fi; }
 trap cleanup EXIT
 
@@ -26,14 +36,19 @@ if [ ! -x /usr/bin/chromium ]; then
   echo "test: chromium installed: $(/usr/bin/chromium --version 2>/dev/null || echo unknown version)"
 fi
 
+phase "setup"
 make --no-print-directory lint
+phase "lint"
 make --no-print-directory test-unit
+phase "unit tests"
 scripts/cfn-lint.sh
+phase "cfn-lint"
 
 if [ -n "${HOOKLINE_OWN_CLOUD:-}" ] && ! curl -fsS -m 2 "$AWS_ENDPOINT_URL/_localstack/health" >/dev/null 2>&1; then
   started=1
 fi
 make --no-print-directory deploy-local
+phase "local cloud and deploy"
 if ! go test -count=1 -tags e2e -timeout 20m -v ./e2e/... 2>&1 | tee "$STATE_DIR/e2e.log"; then
   # The verbose log is long and a CI page may show only its ends: repeat
   # what the tests themselves said (their file:line messages) and which
@@ -46,9 +61,11 @@ if ! go test -count=1 -tags e2e -timeout 20m -v ./e2e/... 2>&1 | tee "$STATE_DIR
   grep -E '^[[:space:]]*--- FAIL' "$STATE_DIR/e2e.log" || true
   exit 1
 fi
+phase "end to end"
 # The API against its OpenAPI document: no server error, no undocumented
 # status, no schema-violating request accepted, no answer off its schema.
 scripts/schemathesis.sh
+phase "schemathesis"
 
 # The kill test: SIGKILL to the running deliver and enqueue processes while
 # events flow to receivers that fail at random (one of them down, so its
@@ -57,6 +74,7 @@ scripts/schemathesis.sh
 # the two HTTP receivers, one SQS, SNS and EventBridge destination each (at a
 # customer account on the local cloud) is held to the same checks.
 go run ./tooling/cmd/soak -events 200 -endpoints 2 -chaos 15s -rate 10 -kill 3s -kill-for 25s -timeout 8m
+phase "kill test"
 
 # A small soak: the same stack redeployed with faults injected into the
 # functions (a deliver process that exits mid-batch, an enqueue that fails
@@ -65,6 +83,8 @@ go run ./tooling/cmd/soak -events 200 -endpoints 2 -chaos 15s -rate 10 -kill 3s 
 echo "soak: redeploying with injected faults"
 HOOKLINE_LOCAL_FAULTS=deliver_crash:0.01,enqueue_fail:0.05 HOOKLINE_LOCAL_DELIVER_TIMEOUT=10s scripts/deploy-local.sh
 go run ./tooling/cmd/soak -events 300 -endpoints 2 -chaos 20s -timeout 8m
+phase "faulted soak"
+printf 'test: time by phase\n%s' "$phases"
 if [ -z "$started" ]; then
   echo "soak: redeploying without faults (the local cloud stays up)"
   scripts/deploy-local.sh
