@@ -180,7 +180,42 @@ const (
 	// ReasonReservedType: the type is one of hookline's own operational
 	// event types (ReservedTypes), which only hookline writes.
 	ReasonReservedType = "reserved_type"
+	// ReasonTooDeep: the payload nests objects and arrays deeper than
+	// MaxPayloadDepth.
+	ReasonTooDeep = "too_deep"
 )
+
+// MaxPayloadDepth bounds how deep a payload nests objects and arrays (the
+// payload itself is depth 1): 32, above any webhook payload of Stripe's,
+// GitHub's or Svix's examples (under 10) with room to spare, and far
+// below encoding/json's 10000; past it a payload costs every reader
+// (filters, the console, receivers' parsers) work for no event a business
+// sends.
+const MaxPayloadDepth = 32
+
+// PayloadDepth is how deep the JSON document data nests objects and arrays
+// (a scalar is 0, {} and [] are 1), counted outside strings in one pass.
+func PayloadDepth(data []byte) int {
+	depth, deepest := 0, 0
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			for i++; i < len(data) && data[i] != '"'; i++ {
+				if data[i] == '\\' {
+					i++
+				}
+			}
+		case '{', '[':
+			depth++
+			if depth > deepest {
+				deepest = depth
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return deepest
+}
 
 // ReservedTypes are the event types hookline itself emits (operational
 // events: an endpoint disabled, failing or recovered, deliveries dead; and
@@ -311,6 +346,9 @@ func (e Event) validateFields() error {
 	}
 	if !json.Valid(e.Payload) {
 		return invalid(ReasonInvalidJSON, AttrPayload, "is not a valid JSON document")
+	}
+	if d := PayloadDepth(e.Payload); d > MaxPayloadDepth {
+		return invalid(ReasonTooDeep, AttrPayload, "nests objects and arrays %d deep, over the limit of %d (MaxPayloadDepth)", d, MaxPayloadDepth)
 	}
 	if e.OccurredAt.IsZero() {
 		return invalid(ReasonMissingField, AttrOccurredAt, "is required")

@@ -33,6 +33,12 @@ func TestValidate(t *testing.T) {
 		{"bad utf-8 endpoint", func(e *Event) { e.EndpointID = "\xff" }, ReasonInvalidUTF8, AttrEndpointID},
 		{"no payload", func(e *Event) { e.Payload = nil }, ReasonMissingField, AttrPayload},
 		{"payload not json", func(e *Event) { e.Payload = json.RawMessage(`{`) }, ReasonInvalidJSON, AttrPayload},
+		{"payload too deep", func(e *Event) {
+			e.Payload = json.RawMessage(`{"a":` + strings.Repeat(`[`, MaxPayloadDepth) + strings.Repeat(`]`, MaxPayloadDepth) + `}`)
+		}, ReasonTooDeep, AttrPayload},
+		{"payload at the depth limit", func(e *Event) {
+			e.Payload = json.RawMessage(`{"a":"[[[[","b":` + strings.Repeat(`[`, MaxPayloadDepth-1) + strings.Repeat(`]`, MaxPayloadDepth-1) + `}`)
+		}, "", ""},
 		{"payload too large", func(e *Event) { e.Payload = json.RawMessage(`"` + strings.Repeat("x", MaxPayloadBytes) + `"`) }, ReasonTooLarge, AttrPayload},
 		{"no time", func(e *Event) { e.OccurredAt = time.Time{} }, ReasonMissingField, AttrOccurredAt},
 		{"control character in the type", func(e *Event) { e.Type = "a\nb" }, ReasonInvalidChars, AttrType},

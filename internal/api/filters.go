@@ -110,7 +110,8 @@ func (s *Server) routing(ctx context.Context, tenant string, e domain.Event) (Ev
 }
 
 // filterMatches reports whether a stored filter matches data; one that
-// cannot be parsed matches, as in enqueue (it delivers unfiltered).
+// cannot be parsed, or runs over its work budget (filter.OverBudget, which
+// Match answers true), matches, as in enqueue (it delivers unfiltered).
 func filterMatches(text string, data []byte) bool {
 	f, err := parsedFilters.Parse(text)
 	return err != nil || f.Match(data)

@@ -265,6 +265,7 @@ func TestPublishValidation(t *testing.T) {
 		{"bad time", `{"type":"a","payload":{},"occurred_at":"yesterday"}`, nil, 400, "occurred_at", outbox.ReasonInvalidTime},
 		{"payload with U+FFFF", `{"type":"a","payload":"\uffff"}`, nil, 201, "", ""}, // escaped: JSON text SQS takes
 		{"payload with a raw U+FFFE", "{\"type\":\"a\",\"payload\":\"\uFFFE\"}", nil, 400, "payload", outbox.ReasonInvalidChars},
+		{"payload nested too deep", `{"type":"a","payload":` + strings.Repeat("[", outbox.MaxPayloadDepth+1) + strings.Repeat("]", outbox.MaxPayloadDepth+1) + `}`, nil, 400, "payload", outbox.ReasonTooDeep},
 		{"payload too large", `{"type":"a","payload":` + big + `}`, nil, 413, "payload", outbox.ReasonTooLarge},
 		{"reserved id prefix", `{"id":"hl_x","type":"a","payload":{}}`, nil, 400, "id", ""},
 		{"bad Idempotency-Key", `{"type":"a","payload":{}}`, []string{"Idempotency-Key", "a\x01b"}, 400, "Idempotency-Key", ""},

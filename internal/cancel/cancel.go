@@ -147,5 +147,5 @@ func (c *Canceller) routed(ctx context.Context, j *domain.ReplayJob, cand select
 	if err != nil {
 		return false, err
 	}
-	return f.Match(full.Payload), nil
+	return f.Match(full.Payload), nil // over its work budget: routed, as enqueue delivers it unfiltered
 }

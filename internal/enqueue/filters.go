@@ -17,16 +17,27 @@ var parsedFilters filter.Cache
 // benchmark measures it without).
 var parseFilter = parsedFilters.Parse
 
+// recordFilterBudgets is how many filters' budgets (filter.Budget of the
+// payload's length) one record's filters may spend in all, over every
+// endpoint the event goes to: 16. Past it, the record's remaining
+// filtered endpoints get the event unfiltered, as for a filter over its
+// own budget: matching never makes a record, or its batch, time out.
+const recordFilterBudgets = 16
+
 // filtered is targets less the endpoints whose payload filter does not
 // match ev's data, and how many those were (counted as FilteredOut). It
 // reads nothing: the filter is the endpoint's, read with it, and the data
 // is the event's payload. An endpoint whose stored filter cannot be parsed
-// (registration validates them, so it should not happen) keeps its
-// delivery, counted as FilterErrors and logged: a filter that fails opens,
-// so a bad one costs the receiver extra events, never the event itself.
-// It filters targets in place.
+// (registration validates them, so it should not happen), or whose filter
+// runs over its work budget on the payload (filter.OverBudget; the record's
+// filters share recordFilterBudgets budgets), keeps its delivery, counted
+// as FilterErrors and logged: a filter that fails opens, so a bad one
+// costs the receiver extra events, never the event itself. It filters
+// targets in place.
 func (h *Handler) filtered(ctx context.Context, inv *invocation, ev outbox.Event, targets []domain.Endpoint) ([]domain.Endpoint, int) {
 	out, n := targets[:0], 0
+	one := filter.Budget(len(ev.Payload))
+	left := recordFilterBudgets * one
 	for _, ep := range targets {
 		if ep.Filter == "" {
 			out = append(out, ep)
@@ -40,7 +51,17 @@ func (h *Handler) filtered(ctx context.Context, inv *invocation, ev outbox.Event
 			out = append(out, ep)
 			continue
 		}
-		if f.Match(ev.Payload) {
+		o, work := f.EvalWithin(ev.Payload, min(one, left))
+		left -= work
+		switch o {
+		case filter.OverBudget:
+			h.Log.WarnContext(ctx, "endpoint filter over its work budget on the payload; the event goes to it unfiltered",
+				"tenant_id", ev.TenantID, "endpoint_id", ep.EndpointID, "event_id", ev.ID, "payload_bytes", len(ev.Payload), "record_budget_left", max(left, 0))
+			inv.metrics.Put(metrics.FilterErrors, 1, nil)
+			inv.metrics.Put(metrics.FilterOverBudget, 1, nil)
+			out = append(out, ep)
+			continue
+		case filter.Matched:
 			out = append(out, ep)
 			continue
 		}

@@ -3,6 +3,7 @@ package enqueue
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -86,3 +87,65 @@ func TestUnparsableStoredFilterDeliversAndCounts(t *testing.T) {
 }
 
 func slogTo(w io.Writer) *slog.Logger { return slog.New(slog.NewJSONHandler(w, nil)) }
+
+// orPrefixes is a $or of n branches on field, each a prefix almost every
+// leaf of wideLeaves shares.
+func orPrefixes(field string, n int) string {
+	var b strings.Builder
+	b.WriteString(`{"$or":[`)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{%q:[{"prefix":"xxxxxxxxxxxxxxx%02d"}]}`, field, i)
+	}
+	return b.String() + `]}`
+}
+
+// Issue 34's worst shapes, in one batch beside a quiet tenant's event:
+// the over-deep payload is rejected (too_deep), the record whose 60
+// endpoints' 100-branch filters would scan its ~120 KB payload past the
+// record's budget gets the rest of its endpoints unfiltered (counted
+// FilterOverBudget), escaped keys and wide objects match as usual, no
+// record fails the batch, and the quiet tenant's event is sent.
+func TestWorstShapesNeverStallTheBatch(t *testing.T) {
+	t.Parallel()
+	eps := []domain.Endpoint{filteredEndpoint("quiet", "ep_quiet", `{"country":["DE"]}`)}
+	for i := 0; i < 60; i++ {
+		eps = append(eps, filteredEndpoint("noisy", fmt.Sprintf("ep_%02d", i), orPrefixes("a", 100)))
+	}
+	eps = append(eps, filteredEndpoint("keys", "ep_keys", `{"abcd00001":["xy1"]}`))
+	s := newFakeStore(eps...)
+	q := &fakeQueue{}
+	var out bytes.Buffer
+	h := newHandler(s, q)
+	h.Metrics = metrics.New(&out)
+	h.Log = slogTo(io.Discard)
+
+	filler := `"` + strings.Repeat("x", 470) + `"`
+	nested := `{"a":` + strings.Repeat(`[`+filler+`,`, 250) + `"y"` + strings.Repeat(`]`, 250) + `}`
+	wide := `{"a":[` + strings.TrimSuffix(strings.Repeat(`"xxxxxxxxxxxxxxxxxxxx",`, 5000), ",") + `]}`
+	var esc strings.Builder
+	for i := 0; i < 3000; i++ {
+		fmt.Fprintf(&esc, `"\u0061\u0062\u0063\u0064%05d":"\u0078\u0079%d",`, i, i)
+	}
+	keys := `{` + strings.TrimSuffix(esc.String(), ",") + `}`
+	resp, err := h.Handle(context.Background(), streamEvent(
+		payloadImage("e_nested", "noisy", nested),
+		payloadImage("e_wide", "noisy", wide),
+		payloadImage("e_keys", "keys", keys),
+		payloadImage("e_quiet", "quiet", `{"country":"DE"}`),
+	))
+	require.NoError(t, err)
+	require.Empty(t, resp.BatchItemFailures, "no record fails the batch")
+	require.Equal(t, outbox.ReasonTooDeep, string(s.Rejections()["e_nested"].Reason))
+	sent := map[string]int{}
+	for _, m := range q.sent() {
+		sent[m.EventID]++
+	}
+	require.Equal(t, 1, sent["e_quiet"], "the quiet tenant's event is sent")
+	require.Equal(t, 1, sent["e_keys"], "escaped keys match as unescaped: %+v", s.Rejections()["e_keys"])
+	require.Greater(t, sent["e_wide"], 0, "endpoints past the record's budget get the event unfiltered")
+	require.Less(t, sent["e_wide"], 60, "endpoints within the record's budget are filtered")
+	require.Contains(t, out.String(), `"FilterOverBudget"`)
+}

@@ -174,3 +174,88 @@ func TestCache(t *testing.T) {
 		t.Errorf("the cache holds %d, at most %d", len(c.m), c.Size)
 	}
 }
+
+func TestParseRefusesWhatEventBridgeRefuses(t *testing.T) {
+	for _, tc := range []struct{ filter, want string }{
+		{`{"a":[{"numeric":[">",1.2345678901234567]}]}`, `filter.a[0].numeric: 1.2345678901234567 has more than 16 significant digits`},
+		{`{"a":[{"numeric":[">",0,"<",12345678901234567e-10]}]}`, `filter.a[0].numeric: 12345678901234567e-10 has more than 16`},
+		{`{"a":[{"anything-but":1.2345678901234567}]}`, `filter.a[0].anything-but: 1.2345678901234567 has more than 16`},
+		{`{"a":[{"anything-but":[1,0.00012345678901234567]}]}`, `filter.a[0].anything-but[1]: 0.00012345678901234567 has more than 16`},
+		{`{"a":[{"anything-but":{"prefix":""}}]}`, `filter.a[0].anything-but.prefix: anything-but prefix needs a non-empty string`},
+		{`{"a":[{"anything-but":{"suffix":""}}]}`, `filter.a[0].anything-but.suffix: anything-but suffix needs a non-empty string`},
+		{`{"$or":[{"a":["x"]},{"prefix":["y"]}]}`, `filter.$or[1].prefix: is named like an operator`},
+		{`{"$or":[{"numeric":["x"]},{"b":["y"]}]}`, `filter.$or[0].numeric: is named like an operator`},
+	} {
+		_, err := Parse([]byte(tc.filter))
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("Parse(%s) = %v, want %q...", tc.filter, err, tc.want)
+		}
+	}
+	for _, ok := range []string{
+		`{"a":[{"numeric":[">",1.234567890123456]}]}`, // 16 digits
+		`{"a":[{"numeric":[">",100000000.0000000]}]}`, // trailing zeros are not significant
+		`{"a":[{"anything-but":{"equals-ignore-case":""}}]}`,
+		`{"prefix":["x"]}`, // outside $or a field may be named so
+	} {
+		if _, err := Parse([]byte(ok)); err != nil {
+			t.Errorf("Parse(%s): %v", ok, err)
+		}
+	}
+}
+
+// TestExistsFalseInArrayOfObjects pins hookline's choice (docs/filters.md):
+// in a nested pattern over an array of objects, exists: false is judged
+// per element, like every other condition of the pattern; EventBridge's
+// Event Ruler wants the field absent from every element.
+func TestExistsFalseInArrayOfObjects(t *testing.T) {
+	f := mustParse(t, `{"items":{"sku":["A1"],"gift":[{"exists":false}]}}`)
+	for _, tc := range []struct {
+		data string
+		want bool
+	}{
+		{`{"items":[{"sku":"A1"},{"sku":"B2","gift":true}]}`, true}, // Ruler: false
+		{`{"items":[{"sku":"A1","gift":true},{"sku":"B2"}]}`, false},
+		{`{"items":[{"sku":"A1"}]}`, true},
+		{`{"items":[{"sku":"A1","gift":"x"}]}`, false},
+	} {
+		if got := f.Match([]byte(tc.data)); got != tc.want {
+			t.Errorf("Match(%s) = %v, want %v", tc.data, got, tc.want)
+		}
+	}
+}
+
+func TestEvalOverBudget(t *testing.T) {
+	f := mustParse(t, orOnOneField("a", 100))
+	data := []byte(`{"a":[` + strings.TrimSuffix(strings.Repeat(`"xxxxxxxxxxxxxxx",`, 2000), ",") + `]}`)
+	full, work := f.EvalWithin(data, 1<<62)
+	if full != NotMatched || work <= 0 {
+		t.Fatalf("unlimited: %v after %d work, want NotMatched after some", full, work)
+	}
+	if o, spent := f.EvalWithin(data, work/2); o != OverBudget || spent > work/2+f.factor*64 {
+		t.Errorf("within half its work: %v after %d, want OverBudget soon after %d", o, spent, work/2)
+	}
+	if o, _ := f.EvalWithin(data, 0); o != OverBudget {
+		t.Errorf("within 0: %v, want OverBudget", o)
+	}
+	if o := f.Eval(data); o != NotMatched {
+		t.Errorf("Eval within the default budget = %v, want NotMatched", o)
+	}
+	if work > f.factor*len(data) {
+		t.Errorf("work %d over the filter's linear bound %d x %d bytes", work, f.factor, len(data))
+	}
+}
+
+// TestWorstShapesLinear: on every worst shape, matching's work stays
+// within the filter's linear bound and the default budget.
+func TestWorstShapesLinear(t *testing.T) {
+	for _, s := range worstShapes() {
+		f := mustParse(t, s.filter)
+		o, work := f.EvalWithin(s.data, 1<<62)
+		if work > f.factor*len(s.data) || work > Budget(len(s.data)) {
+			t.Errorf("%s: work %d, bound %d, budget %d", s.name, work, f.factor*len(s.data), Budget(len(s.data)))
+		}
+		if o == OverBudget {
+			t.Errorf("%s: over an unlimited budget", s.name)
+		}
+	}
+}

@@ -49,12 +49,23 @@ func FuzzMatch(f *testing.F) {
 	}
 	f.Add(`{"a":[{"exists":false}]}`, `[[[[`)
 	f.Add(`{"a":{"b":["x"]}}`, `{"a":[[{"b":"x"}],[]]}`)
+	f.Add(`{"$or":[{"a":["x"]},{"a":[{"prefix":"y"}]},{"a":{"b":[1]}}]}`, `{"a":[[[["y",{"b":1}]]]],"\u0061":["x"]}`)
 	f.Fuzz(func(t *testing.T, text, data string) {
 		flt, err := Parse([]byte(text))
 		if err != nil {
 			return
 		}
-		got := flt.Match([]byte(data))
+		o, work := flt.EvalWithin([]byte(data), 1<<62)
+		if bound := flt.factor * (len(data) + 1); work > bound {
+			t.Fatalf("Match(%s, %.80s) worked %d, over its linear bound %d", text, data, work, bound)
+		}
+		if o == OverBudget {
+			t.Fatalf("Match(%s, %.80s) is over an unlimited budget", text, data)
+		}
+		if b := Budget(len(data)); work <= b && flt.Eval([]byte(data)) == OverBudget {
+			t.Fatalf("Match(%s, %.80s) worked %d within its budget %d, yet answered OverBudget", text, data, work, b)
+		}
+		got := o == Matched
 		if !json.Valid([]byte(data)) || !utf8.ValidString(data) {
 			return
 		}

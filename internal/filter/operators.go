@@ -33,6 +33,7 @@ type cond struct {
 	s      string
 	exists bool
 	ranges []bound
+	work   int // cost(), kept
 }
 
 // kind is a JSON value's type.
@@ -127,6 +128,11 @@ func (p *parser) affix(key string, v any, path string) (cond, error) {
 func (p *parser) anythingBut(v any, path string) (cond, error) {
 	switch v := v.(type) {
 	case string, json.Number:
+		if n, ok := v.(json.Number); ok {
+			if err := checkDigits(n.String(), path); err != nil {
+				return cond{}, err
+			}
+		}
 		l, _ := literal(v, path, false)
 		return cond{op: opAnythingBut, lits: []lit{l}}, p.count(1, path)
 	case []any:
@@ -137,6 +143,9 @@ func (p *parser) anythingBut(v any, path string) (cond, error) {
 				ops := map[string]op{"prefix": opAnythingButPrefix, "suffix": opAnythingButSuffix, "equals-ignore-case": opAnythingButIgnoreCase}
 				o, known := ops[key]
 				s, isString := operand.(string)
+				if known && isString && s == "" && key != "equals-ignore-case" {
+					return cond{}, &Error{path + "." + key, "anything-but " + key + " needs a non-empty string, as EventBridge refuses an empty one"}
+				}
 				if known && isString {
 					return cond{op: o, s: s}, p.count(1, path)
 				}
@@ -157,6 +166,11 @@ func (p *parser) anythingButList(vs []any, path string) (cond, error) {
 		if err != nil || (l.kind != kindString && l.kind != kindNumber) || (i > 0 && l.kind != c.lits[0].kind) {
 			return cond{}, &Error{fmt.Sprintf("%s[%d]", path, i), "anything-but's list holds only strings or only numbers"}
 		}
+		if l.kind == kindNumber {
+			if err := checkDigits(l.s, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return cond{}, err
+			}
+		}
 		c.lits = append(c.lits, l)
 	}
 	return c, p.count(len(vs), path)
@@ -175,6 +189,9 @@ func (p *parser) numeric(v any, path string) (cond, error) {
 		num, isNum := vs[i+1].(json.Number)
 		if !ok || !isNum || !slices.Contains([]string{"<", "<=", "=", ">", ">="}, cmp) {
 			return cond{}, &Error{path, "numeric needs an operator and a number: one of <, <=, =, >, >= followed by a number"}
+		}
+		if err := checkDigits(num.String(), path); err != nil {
+			return cond{}, err
 		}
 		f, err := strconv.ParseFloat(num.String(), 64)
 		if err != nil || math.IsInf(f, 0) || math.Abs(f) > maxNumber {

@@ -41,35 +41,65 @@ func (e *Error) Error() string { return e.Path + ": " + e.Message }
 type Filter struct {
 	root *level
 	text string
+	// factor bounds matching's work per byte of a document: each pattern
+	// level reads a byte at most 3 times (its object's members, a key's
+	// leaves, a key's array of objects), and each leaf (a byte at least)
+	// is tried against at most every condition.
+	factor int
 }
 
 // String is the filter's compact JSON text.
 func (f *Filter) String() string { return f.text }
 
-// level is a pattern on one JSON object: the keys it (and its $or
-// branches) read, and the pattern.
+// level is the patterns on one JSON object: the keys they read, each
+// key's conditions on leaves (leaves) and nested patterns (subs), and the
+// patterns themselves (roots). Every field of every pattern on the object,
+// $or branches included, shares the level: matching reads the object's
+// members once, walks each key's leaves once for all the conditions on
+// it, and evaluates the nested patterns on one key (one per $or branch
+// naming it) as the roots of one sub-level, in one walk.
 type level struct {
-	keys []string
-	root *node
+	keys   []string
+	index  map[string]int // keys' slots, when there are many
+	leaves []leafField
+	bySlot [][]int // bySlot[slot]: the leaves on that key
+	subs   []subField
+	roots  []*node
+}
+
+// leafField is the conditions of one field of one pattern on a key.
+type leafField struct {
+	slot  int
+	conds []cond
+}
+
+// subField is the nested patterns on one key, as roots of a sub-level;
+// off is where their results start among the level's sub results.
+type subField struct {
+	slot int
+	lv   *level
+	off  int
 }
 
 // node is a pattern on an object: every field must match, and each $or
 // group must have a branch that matches.
 type node struct {
-	fields []field
+	fields []ref
 	ors    [][]*node
 }
 
-// field is one key's pattern: conditions on its leaves, or a nested
-// pattern (sub).
-type field struct {
-	slot  int // index into the level's keys
-	conds []cond
-	sub   *level
+// ref is a node's field: a leaf field (leaf >= 0) or the root root of a
+// sub-level (sub).
+type ref struct {
+	leaf, sub, root int
 }
 
 // parser holds Parse's state: the values counted so far.
-type parser struct{ values int }
+type parser struct {
+	values int
+	work   int // the conditions' work on one leaf, in all
+	depth  int // the deepest level
+}
 
 // Parse validates a filter's JSON text and returns it parsed.
 func Parse(text []byte) (*Filter, error) {
@@ -93,33 +123,59 @@ func Parse(text []byte) (*Filter, error) {
 		return nil, &Error{"filter", "names no field: an empty filter would match every event (leave it out, or null, instead)"}
 	}
 	var p parser
-	lv, err := p.level(obj, "filter", 1)
-	if err != nil {
+	lv := &level{}
+	if _, err := p.root(obj, "filter", 1, lv); err != nil {
 		return nil, err
 	}
+	lv.finish()
+	factor := 3*p.depth + p.work
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, text); err != nil {
 		return nil, &Error{"filter", "is not valid JSON: " + err.Error()}
 	}
-	return &Filter{root: lv, text: compact.String()}, nil
+	return &Filter{root: lv, text: compact.String(), factor: factor}, nil
 }
 
-// level parses obj as a pattern on one object, with its own key slots.
-func (p *parser) level(obj map[string]any, path string, depth int) (*level, error) {
-	lv := &level{}
+// root parses obj as one more pattern (root) on lv's object.
+func (p *parser) root(obj map[string]any, path string, depth int, lv *level) (int, error) {
 	n, err := p.node(obj, path, depth, lv)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	lv.root = n
-	return lv, nil
+	lv.roots = append(lv.roots, n)
+	return len(lv.roots) - 1, nil
 }
+
+// finish indexes lv's keys and leaves, and its sub-levels'.
+func (lv *level) finish() {
+	if len(lv.keys) > indexFrom {
+		lv.index = make(map[string]int, len(lv.keys))
+		for i, k := range lv.keys {
+			lv.index[k] = i
+		}
+	}
+	lv.bySlot = make([][]int, len(lv.keys))
+	for i, l := range lv.leaves {
+		lv.bySlot[l.slot] = append(lv.bySlot[l.slot], i)
+	}
+	off := 0
+	for i := range lv.subs {
+		lv.subs[i].off = off
+		off += len(lv.subs[i].lv.roots)
+		lv.subs[i].lv.finish()
+	}
+}
+
+// indexFrom is how many keys a level compares one by one before it looks
+// them up in a map instead.
+const indexFrom = 8
 
 // node parses obj's fields and $or groups into lv's slots.
 func (p *parser) node(obj map[string]any, path string, depth int, lv *level) (*node, error) {
 	if depth > MaxDepth {
 		return nil, &Error{path, fmt.Sprintf("nests deeper than %d objects (MaxDepth)", MaxDepth)}
 	}
+	p.depth = max(p.depth, depth)
 	n := &node{}
 	for _, key := range slices.Sorted(mapsKeys(obj)) {
 		fpath := path + "." + key
@@ -131,27 +187,28 @@ func (p *parser) node(obj map[string]any, path string, depth int, lv *level) (*n
 			n.ors = append(n.ors, group)
 			continue
 		}
-		f := field{slot: lv.slot(key)}
+		slot := lv.slot(key)
 		switch v := obj[key].(type) {
 		case []any:
 			conds, err := p.conds(v, fpath)
 			if err != nil {
 				return nil, err
 			}
-			f.conds = conds
+			lv.leaves = append(lv.leaves, leafField{slot: slot, conds: conds})
+			n.fields = append(n.fields, ref{leaf: len(lv.leaves) - 1})
 		case map[string]any:
 			if len(v) == 0 {
 				return nil, &Error{fpath, "is an empty object: name a field in it, or give an array of values"}
 			}
-			sub, err := p.level(v, fpath, depth+1)
+			si := lv.sub(slot)
+			r, err := p.root(v, fpath, depth+1, lv.subs[si].lv)
 			if err != nil {
 				return nil, err
 			}
-			f.sub = sub
+			n.fields = append(n.fields, ref{leaf: -1, sub: si, root: r})
 		default:
 			return nil, &Error{fpath, "must be an array of values (\"country\": [\"DE\"]) or a nested object"}
 		}
-		n.fields = append(n.fields, f)
 	}
 	return n, nil
 }
@@ -169,6 +226,11 @@ func (p *parser) or(v any, path string, depth int, lv *level) ([]*node, error) {
 		if !ok || len(obj) == 0 {
 			return nil, &Error{bpath, "must be a pattern object naming at least one field"}
 		}
+		for key := range obj {
+			if operatorName(key) {
+				return nil, &Error{bpath + "." + key, "is named like an operator: EventBridge refuses a field so named inside $or"}
+			}
+		}
 		n, err := p.node(obj, bpath, depth+1, lv)
 		if err != nil {
 			return nil, err
@@ -185,6 +247,17 @@ func (lv *level) slot(key string) int {
 	}
 	lv.keys = append(lv.keys, key)
 	return len(lv.keys) - 1
+}
+
+// sub is the index of the sub-level on slot, added if new.
+func (lv *level) sub(slot int) int {
+	for i, s := range lv.subs {
+		if s.slot == slot {
+			return i
+		}
+	}
+	lv.subs = append(lv.subs, subField{slot: slot, lv: &level{}})
+	return len(lv.subs) - 1
 }
 
 // count adds n constants, or fails past MaxValues.
@@ -208,6 +281,8 @@ func (p *parser) conds(vs []any, path string) ([]cond, error) {
 		if err != nil {
 			return nil, err
 		}
+		c.work = c.cost()
+		p.work += c.work
 		conds = append(conds, c)
 	}
 	return conds, nil
@@ -278,6 +353,40 @@ func stringOperand(v any, path, op string) (string, error) {
 		return "", &Error{path, op + " needs a string"}
 	}
 	return s, nil
+}
+
+// operatorName reports whether key is the name of an EventBridge
+// comparison operator.
+func operatorName(key string) bool {
+	return slices.Contains([]string{"prefix", "suffix", "equals-ignore-case", "anything-but", "numeric", "exists", "wildcard", "cidr"}, key)
+}
+
+// MaxSignificantDigits is the most significant digits a numeric or
+// anything-but operand may have: EventBridge refuses 17 or more, past
+// what a float64 holds exactly.
+const MaxSignificantDigits = 16
+
+// significantDigits counts the digits of a JSON number's mantissa from its
+// first non-zero digit to its last.
+func significantDigits(text string) int {
+	if i := strings.IndexAny(text, "eE"); i >= 0 {
+		text = text[:i]
+	}
+	digits := strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, text)
+	return len(strings.TrimRight(strings.TrimLeft(digits, "0"), "0"))
+}
+
+// checkDigits refuses an operand of more than MaxSignificantDigits.
+func checkDigits(num, path string) error {
+	if significantDigits(num) > MaxSignificantDigits {
+		return &Error{path, fmt.Sprintf("%s has more than %d significant digits (MaxSignificantDigits), as EventBridge refuses", num, MaxSignificantDigits)}
+	}
+	return nil
 }
 
 // unsupported reports whether key names an EventBridge operator that this

@@ -2,7 +2,8 @@ package filter
 
 import (
 	"bytes"
-	"encoding/json"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // span is one JSON value of a document: its kind and its bytes
@@ -142,33 +143,12 @@ func members(data []byte, sp span, fn func(key, val span) bool) {
 	}
 }
 
-// elements calls fn with each element of the array sp until fn answers
-// false, and answers false if fn did.
-func elements(data []byte, sp span, fn func(val span) bool) bool {
-	i := ws(data, sp.start+1)
-	if i < sp.end && data[i] == ']' {
-		return true
-	}
-	for i < sp.end {
-		val := value(data, i)
-		if val.kind == vNone || val.end > sp.end {
-			return true
-		}
-		if !fn(val) {
-			return false
-		}
-		i = ws(data, val.end)
-		if i >= sp.end || data[i] != ',' {
-			return true
-		}
-		i++
-	}
-	return true
-}
-
-// text is the string sp's content, unescaped; without escapes it is
-// data's own bytes (no copy).
-func text(data []byte, sp span) []byte {
+// text is the string sp's content, unescaped; without escapes it is the
+// document's own bytes (no copy), with them st's scratch buffer, valid
+// until the next call: unescaping allocates nothing once the buffer has
+// grown to the longest string.
+func (st *state) text(sp span) []byte {
+	data := st.data
 	if sp.end-sp.start < 2 || sp.end > len(data) {
 		return nil
 	}
@@ -176,9 +156,83 @@ func text(data []byte, sp span) []byte {
 	if bytes.IndexByte(raw, '\\') < 0 {
 		return raw
 	}
-	var s string
-	if json.Unmarshal(data[sp.start:sp.end], &s) != nil {
-		return raw
+	st.scratch = unescape(st.scratch[:0], raw)
+	return st.scratch
+}
+
+// unescape appends raw (a JSON string's content) to dst with its escapes
+// decoded as encoding/json decodes them: a lone or broken surrogate is
+// U+FFFD, and so is a broken escape.
+func unescape(dst, raw []byte) []byte {
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		if c != '\\' {
+			dst = append(dst, c)
+			i++
+			continue
+		}
+		if i+1 >= len(raw) {
+			return utf8.AppendRune(dst, utf8.RuneError)
+		}
+		switch e := raw[i+1]; e {
+		case '"', '\\', '/':
+			dst = append(dst, e)
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r, ok := hex4(raw, i+2)
+			if !ok {
+				return utf8.AppendRune(dst, utf8.RuneError)
+			}
+			i += 6
+			if utf16.IsSurrogate(r) {
+				if i+1 < len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
+					if r2, ok := hex4(raw, i+2); ok {
+						if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+							dst = utf8.AppendRune(dst, d)
+							i += 6
+							continue
+						}
+					}
+				}
+				r = utf8.RuneError
+			}
+			dst = utf8.AppendRune(dst, r)
+			continue
+		default:
+			return utf8.AppendRune(dst, utf8.RuneError)
+		}
+		i += 2
 	}
-	return []byte(s)
+	return dst
+}
+
+// hex4 is the rune of the four hex digits at raw[i:].
+func hex4(raw []byte, i int) (rune, bool) {
+	if i+4 > len(raw) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range raw[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
 }

@@ -79,6 +79,10 @@ const (
 	// filters, so this should stay 0): such an endpoint gets every event it
 	// subscribes to, as if it had no filter.
 	FilterErrors = "FilterErrors"
+	// FilterOverBudget counts the deliveries of FilterErrors whose filter
+	// ran over its work budget on the event's payload (filter.Budget, or
+	// the record's share of it), delivered unfiltered.
+	FilterOverBudget = "FilterOverBudget"
 )
 
 // Spec documents one metric: its unit, the dimension sets it is published
@@ -112,6 +116,7 @@ var Catalog = map[string]Spec{
 	OperatorEventsParked: {unitCount, [][]string{{}}, false},
 	FilteredOut:          {unitCount, [][]string{{}}, false},
 	FilterErrors:         {unitCount, [][]string{{}}, false},
+	FilterOverBudget:     {unitCount, [][]string{{}}, false},
 }
 
 // Writer prints EMF lines. Safe for concurrent use.
