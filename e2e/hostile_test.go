@@ -1,0 +1,117 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/hookline/hookline/outbox"
+	"github.com/stretchr/testify/require"
+)
+
+// hostileEndpoints is how many endpoints the hostile tenant filters with a
+// 100-branch $or: enough that their filters' work on the wide payload is
+// over the record's budget (enqueue: 16 filters' budgets), so that the
+// last of them get the event unfiltered.
+const hostileEndpoints = 60
+
+// orPrefixFilter is a filter of n $or branches on one field, each a prefix
+// that no leaf of the wide payload has.
+func orPrefixFilter(field string, n int) string {
+	var b strings.Builder
+	b.WriteString(`{"$or":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{%q:[{"prefix":"xxxxxxxxxxxxxxx%02d"}]}`, field, i)
+	}
+	return b.String() + `]}`
+}
+
+// rawOutboxPut is the outbox put a producer in another language could
+// build by hand, past outbox.Validate: how an item the contract refuses
+// reaches the stream.
+func rawOutboxPut(tenantID, id, typ, payload string) types.TransactWriteItem {
+	item := map[string]types.AttributeValue{
+		outbox.AttrID:         &types.AttributeValueMemberS{Value: id},
+		outbox.AttrTenantID:   &types.AttributeValueMemberS{Value: tenantID},
+		outbox.AttrType:       &types.AttributeValueMemberS{Value: typ},
+		outbox.AttrPayload:    &types.AttributeValueMemberS{Value: payload},
+		outbox.AttrOccurredAt: &types.AttributeValueMemberS{Value: time.Now().UTC().Format(time.RFC3339Nano)},
+	}
+	return types.TransactWriteItem{Put: &types.Put{TableName: aws.String(env.out.OutboxTableName), Item: item}}
+}
+
+// Issue 34: a payload nested past the contract, and a wide payload whose
+// filters are over the record's work budget, written in one transaction
+// (so one stream batch) with a quiet tenant's event: the too-deep item is
+// rejected with its reason, the wide one goes to the hostile tenant's
+// endpoints (unfiltered past the budget), and the quiet tenant's event is
+// delivered. Nothing fails the batch, so nothing waits behind it.
+func TestHostileRecordsLeaveTheBatchDelivered(t *testing.T) {
+	t.Parallel()
+	hostileTenant, hostileKey := apiTenant(t, "hostile")
+	quietID, quietKey := apiTenant(t, "hostilequiet")
+	hostile, quiet := newReceiver(t, status(200)), newReceiver(t, status(200))
+
+	filter := orPrefixFilter("a", 100)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 4)
+	codes := make([]int, hostileEndpoints)
+	for i := range hostileEndpoints {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			codes[i], _ = call(t, "POST", "/v1/endpoints", hostileKey, map[string]any{
+				"url": fmt.Sprintf("%s/h%02d", hostile.URL, i), "event_types": []string{"hostile.*"}, "filter": json.RawMessage(filter),
+			})
+		}()
+	}
+	wg.Wait()
+	for i, c := range codes {
+		require.Equal(t, http.StatusCreated, c, "hostile endpoint %d", i)
+	}
+	apiEndpoint(t, quietKey, quiet.URL+"/quiet")
+
+	deep := `{"a":` + strings.Repeat(`[`, outbox.MaxPayloadDepth) + `"y"` + strings.Repeat(`]`, outbox.MaxPayloadDepth) + `}`
+	wide := `{"a":[` + strings.TrimSuffix(strings.Repeat(`"xxxxxxxxxxxxxxxxxxxx",`, 5000), ",") + `]}`
+	stamp := time.Now().UnixNano()
+	deepID, wideID, quietEv := fmt.Sprintf("evt_deep_%d", stamp), fmt.Sprintf("evt_wide_%d", stamp), fmt.Sprintf("evt_quiet_%d", stamp)
+	_, err := env.ddb.TransactWriteItems(context.Background(), &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		rawOutboxPut(hostileTenant, deepID, "hostile.deep", deep),
+		rawOutboxPut(hostileTenant, wideID, "hostile.wide", wide),
+		rawOutboxPut(quietID, quietEv, "order.created", `{"n":1}`),
+	}})
+	require.NoError(t, err)
+
+	got := quiet.waitFor(t, 1, 90*time.Second)
+	require.Equal(t, quietEv, got[0].Header.Get("X-Event-Id"), "the quiet tenant's event is delivered")
+
+	require.Eventually(t, func() bool {
+		r, err := env.store.Rejection(context.Background(), deepID)
+		return err == nil && string(r.Reason) == outbox.ReasonTooDeep
+	}, 60*time.Second, 500*time.Millisecond, "the too-deep item is rejected with reason %s", outbox.ReasonTooDeep)
+
+	// Past the record's budget the wide event reaches endpoints unfiltered;
+	// within it, the filters (which it does not match) hold it back.
+	reqs := hostile.waitFor(t, 1, 90*time.Second)
+	time.Sleep(3 * time.Second) // the rest of the fan-out
+	reqs = hostile.requests()
+	for _, r := range reqs {
+		require.Equal(t, wideID, r.Header.Get("X-Event-Id"), "only the wide event reaches the hostile tenant")
+	}
+	require.Less(t, len(reqs), hostileEndpoints, "endpoints within the record's budget filter the event out")
+}
