@@ -29,6 +29,7 @@ import (
 type Store interface {
 	Tenants
 	Endpoints
+	EndpointCounts
 	EndpointChanges
 	Deliveries
 	DeliveryLog
@@ -54,6 +55,11 @@ type Endpoints interface {
 	Endpoint(ctx context.Context, tenantID, endpointID string) (domain.Endpoint, error)
 	ListEndpoints(ctx context.Context, tenantID string, limit int, cursor string) ([]domain.Endpoint, string, error)
 	DeleteEndpoint(ctx context.Context, tenantID, endpointID string) error
+}
+
+// EndpointCounts counts a tenant's endpoints up to a bound, strongly
+// consistent: the endpoints_per_tenant cap (caps.go).
+type EndpointCounts interface {
 	CountEndpoints(ctx context.Context, tenantID string, upTo int) (int, error)
 }
 

@@ -51,6 +51,15 @@ func capProblem(status int, name string, limit int, format string, args ...any) 
 	return p
 }
 
+// newEndpointFits answers the cap a new endpoint made of in would pass:
+// its size first (no read), then the tenant's count.
+func (s *Server) newEndpointFits(r *http.Request, tenant string, in endpointInput) *Problem {
+	if p := s.endpointSize(sized(domain.Endpoint{}, in)); p != nil {
+		return p
+	}
+	return s.endpointRoom(r, tenant)
+}
+
 // endpointRoom answers 409 when the tenant already has the most endpoints
 // its cap allows. The count is strongly consistent and reads at most the
 // cap's items; two creates at once may both pass it (the overshoot is at

@@ -226,10 +226,7 @@ func (s *Server) createEndpoint(w http.ResponseWriter, r *http.Request, tenant s
 	if p := s.validate(in, true); p != nil {
 		return p
 	}
-	if p := s.endpointSize(sized(domain.Endpoint{}, in)); p != nil {
-		return p
-	}
-	if p := s.endpointRoom(r, tenant); p != nil {
+	if p := s.newEndpointFits(r, tenant, in); p != nil {
 		return p
 	}
 	id, err := s.newID("ep_")
