@@ -495,7 +495,12 @@ func (s *Store) Endpoints(ctx context.Context, tenantID string) ([]domain.Endpoi
 
 // TenantEndpoints lists a tenant's endpoints, as Endpoints does, in the
 // same single query, and reports whether the tenant is being erased (then
-// its endpoints are left out: nothing is to be sent to them).
+// its endpoints are left out: nothing is to be sent to them). What it
+// reads is bounded by the endpoints_per_tenant cap the API holds creates
+// to (maxEndpoints, 100 by default) and the endpoint_bytes cap (16 KiB of
+// the tenant's bytes an item): about 2 MB at most, a few pages. It never
+// cuts the list short: a tenant left over a lowered cap still has every
+// endpoint read, as its events still go to every one.
 func (s *Store) TenantEndpoints(ctx context.Context, tenantID string) ([]domain.Endpoint, bool, error) {
 	var out []domain.Endpoint
 	erased := false
