@@ -123,3 +123,29 @@ func TestCountEndpointsReadsAtMostItsBound(t *testing.T) {
 	require.Equal(t, 30, n, "a bound above the count: every endpoint, once")
 	require.Equal(t, 30, q.scanned)
 }
+
+// enqueue's read of a tenant evaluates the tenant's endpoint items and
+// nothing else of its partition (the tenant's record) nor of another
+// tenant's: what it costs is the endpoints the cap bounds, one Query page
+// per page of them.
+func TestTenantEndpointsReadsTheEndpointsOnly(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := newFakeDB()
+	db.PageSize = 3
+	q := &scannedQueries{DB: db}
+	s := New(q, "state")
+	s.Now = func() time.Time { return time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC) }
+	_, err := s.CreateTenant(ctx, domain.Tenant{TenantID: "t", Name: "t"})
+	require.NoError(t, err)
+	for i := range 7 {
+		require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: "t", EndpointID: fmt.Sprintf("ep_%d", i), URL: "https://example.com"}))
+	}
+	require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: "other", EndpointID: "ep_x", URL: "https://example.com"}))
+	q.scanned = 0
+	eps, erased, err := s.TenantEndpoints(ctx, "t")
+	require.NoError(t, err)
+	require.False(t, erased)
+	require.Len(t, eps, 7)
+	require.Equal(t, 7, q.scanned, "the endpoints, and no other item of the tenant's")
+}
