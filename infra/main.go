@@ -65,6 +65,12 @@
 //	                the pages that may frame the console: 'self' or origins, e.g. "'self',
 //	                https://app.example.com" (default none)
 //	portalMinTTL    the shortest life a portal link may be minted with, e.g. "1s" (default 60s)
+//	maxEndpoints    endpoints one tenant may have; one more answers 409 (default 100)
+//	maxEndpointBytes
+//	                bytes a tenant writes into one endpoint (url, description, types, headers, filter, target,
+//	                role) (default 16384; at least 8192)
+//	maxMetricsEventTypes
+//	                event types group_by=event_type answers, the rest summed as one group (default 50)
 //	alarmEmail      subscribe this address to the alarm topic (default none)
 //	operatorEventsToAlarms
 //	                "true" sends the operational events on the operator's bus to the alarm topic (default

@@ -113,6 +113,13 @@ var settings = []setting{
 	{"portalMinTTL", to(time.ParseDuration, func(c *config) *time.Duration { return &c.PortalMinTTL }),
 		`the shortest life a portal link may be minted with, e.g. "1s" (default 60s)`},
 
+	{"maxEndpoints", to(whole, func(c *config) *int { return &c.MaxEndpoints }),
+		"endpoints one tenant may have; one more answers 409 (default 100)"},
+	{"maxEndpointBytes", to(whole, func(c *config) *int { return &c.MaxEndpointBytes }),
+		"bytes a tenant writes into one endpoint (url, description, types, headers, filter, target, role) (default 16384; at least 8192)"},
+	{"maxMetricsEventTypes", to(whole, func(c *config) *int { return &c.MaxMetricsEventTypes }),
+		"event types group_by=event_type answers, the rest summed as one group (default 50)"},
+
 	{"alarmEmail", to(text, func(c *config) *string { return &c.AlarmEmail }),
 		"subscribe this address to the alarm topic (default none)"},
 	{"operatorEventsToAlarms", to(boolean, func(c *config) *bool { return &c.OperatorEventsToAlarms }),

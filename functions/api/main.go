@@ -49,9 +49,11 @@ func build(cfg fnenv.APIEnv, log *slog.Logger, awsCfg aws.Config) (any, error) {
 		// Endpoints' own retry schedules and timeouts are held to these.
 		Retry:             cfg.Endpoints.Retry,
 		MaxRequestTimeout: cfg.Endpoints.MaxRequestTimeout,
-		Rand:              rand.Reader,
-		Log:               log,
-		Tracer:            tracer,
+		// The tenant caps (docs/configuration.md).
+		Caps:   api.Caps{MaxEndpoints: cfg.Endpoints.MaxEndpoints, MaxEndpointBytes: cfg.Endpoints.MaxEndpointBytes, MaxMetricsEventTypes: cfg.Endpoints.MaxMetricsEventTypes},
+		Rand:   rand.Reader,
+		Log:    log,
+		Tracer: tracer,
 
 		PayloadRetention: cfg.PayloadRetention,
 		FrameAncestors:   cfg.ConsoleFrameAncestors,

@@ -1,6 +1,7 @@
 package hookline
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"github.com/hookline/hookline/outbox"
@@ -347,6 +348,24 @@ type Props struct {
 	// that the end-to-end tests see a link expire).
 	PortalMinTTL time.Duration
 
+	// MaxEndpoints is how many endpoints one tenant may have: creating one
+	// more answers 409 (cap endpoints_per_tenant). It also bounds what
+	// enqueue, the event routing, JWKS and a replay step read of a tenant,
+	// and an event's fan-out. Default 100 (domain.DefaultMaxEndpoints;
+	// Stripe allows 16 an account, GitHub 20 webhooks an event); at least 1.
+	MaxEndpoints int
+	// MaxEndpointBytes bounds the bytes a tenant writes into one endpoint
+	// (URL, description, event types, headers, filter, target, role):
+	// beyond, a create or update answers 400 (cap endpoint_bytes). Default
+	// 16 KiB (domain.DefaultMaxEndpointBytes); at least 8 KiB
+	// (fnenv.MinMaxEndpointBytes).
+	MaxEndpointBytes int
+	// MaxMetricsEventTypes is how many event types
+	// GET /v1/metrics/attempts?group_by=event_type answers, the rest summed
+	// into one group. Default 50 (domain.DefaultMaxMetricsEventTypes); at
+	// least 1.
+	MaxMetricsEventTypes int
+
 	// DestinationRegions are the regions an AWS destination (an endpoint
 	// of type sqs, sns or eventbridge: the customer's queue, topic or bus)
 	// may be in; registration refuses a target elsewhere. Default: the
@@ -408,7 +427,7 @@ func (p Props) withDefaults() (Props, error) {
 	for _, set := range []func(*Props) error{
 		(*Props).setPlatformDefaults, (*Props).setDeliveryDefaults,
 		(*Props).setConcurrencyDefaults, (*Props).setIsolationDefaults, (*Props).setOperationDefaults,
-		(*Props).setDestinationDefaults,
+		(*Props).setDestinationDefaults, (*Props).setTenantCapDefaults,
 		func(p *Props) error { return checkKeyAdmins(p.KeyAdmins) },
 		(*Props).checkMessageLogIndexes,
 	} {
@@ -417,6 +436,23 @@ func (p Props) withDefaults() (Props, error) {
 		}
 	}
 	return p, nil
+}
+
+// setTenantCapDefaults sets the tenant caps and refuses one below its
+// least.
+func (p *Props) setTenantCapDefaults() error {
+	p.MaxEndpoints = cmp.Or(p.MaxEndpoints, domain.DefaultMaxEndpoints)
+	p.MaxEndpointBytes = cmp.Or(p.MaxEndpointBytes, domain.DefaultMaxEndpointBytes)
+	p.MaxMetricsEventTypes = cmp.Or(p.MaxMetricsEventTypes, domain.DefaultMaxMetricsEventTypes)
+	switch {
+	case p.MaxEndpoints < 1:
+		return fmt.Errorf("max endpoints %d: want at least 1", p.MaxEndpoints)
+	case p.MaxEndpointBytes < fnenv.MinMaxEndpointBytes:
+		return fmt.Errorf("max endpoint bytes %d: want at least %d (a 2 KiB URL and a 4 KiB filter fit)", p.MaxEndpointBytes, fnenv.MinMaxEndpointBytes)
+	case p.MaxMetricsEventTypes < 1:
+		return fmt.Errorf("max metrics event types %d: want at least 1", p.MaxMetricsEventTypes)
+	}
+	return nil
 }
 
 // setPlatformDefaults sets the architecture and the functions' code.

@@ -282,7 +282,10 @@ func apiPropsOf(p Props, defaults functionDefaults, deliver fnenv.DeliverEnv, re
 		PortalMinTTL:          p.PortalMinTTL,
 		AlarmNamePrefix:       alarmPrefix,
 		Destinations:          destinationsEnv(p),
-		Endpoints:             fnenv.EndpointLimits{Retry: deliver.Retry, MaxRequestTimeout: p.MaxRequestTimeout},
+		Endpoints: fnenv.EndpointLimits{
+			Retry: deliver.Retry, MaxRequestTimeout: p.MaxRequestTimeout,
+			MaxEndpoints: p.MaxEndpoints, MaxEndpointBytes: p.MaxEndpointBytes, MaxMetricsEventTypes: p.MaxMetricsEventTypes,
+		},
 	}
 }
 

@@ -459,6 +459,10 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		env := dig(t, s.resource(t, s.apiFn, "AWS::Lambda::Function"), "Properties", "Environment", "Variables").(obj)
 		get := func(k string) string { v, _ := env[k].(string); return v }
 		require.Equal(t, w.maxRequestTimeout.String(), get("HOOKLINE_MAX_REQUEST_TIMEOUT"))
+		// The tenant caps reach the function that enforces them.
+		require.Equal(t, strconv.Itoa(domain.DefaultMaxEndpoints), get("HOOKLINE_MAX_ENDPOINTS"))
+		require.Equal(t, strconv.Itoa(domain.DefaultMaxEndpointBytes), get("HOOKLINE_MAX_ENDPOINT_BYTES"))
+		require.Equal(t, strconv.Itoa(domain.DefaultMaxMetricsEventTypes), get("HOOKLINE_MAX_METRICS_EVENT_TYPES"))
 		// The deliver function's timeout is sized for the longest endpoint
 		// timeout (one round of attempts and 5 s), and the queue's
 		// visibility is six times that.
@@ -1449,6 +1453,16 @@ func TestPropsValidation(t *testing.T) {
 		require.Equal(t, 16*24*time.Hour, accepted(t, Props{PayloadRetention: 16 * 24 * time.Hour}).PayloadRetention)
 		refused(t, Props{PayloadRetention: 17 * 24 * time.Hour}, "the outbox items expire 384h0m0s after they occurred")
 		refused(t, Props{PayloadRetention: time.Minute}, "payload retention 1m0s: want 1h")
+	})
+	t.Run("tenant caps", func(t *testing.T) {
+		p := accepted(t, Props{})
+		require.Equal(t, []int{domain.DefaultMaxEndpoints, domain.DefaultMaxEndpointBytes, domain.DefaultMaxMetricsEventTypes},
+			[]int{p.MaxEndpoints, p.MaxEndpointBytes, p.MaxMetricsEventTypes})
+		p = accepted(t, Props{MaxEndpoints: 5, MaxEndpointBytes: fnenv.MinMaxEndpointBytes, MaxMetricsEventTypes: 1})
+		require.Equal(t, []int{5, fnenv.MinMaxEndpointBytes, 1}, []int{p.MaxEndpoints, p.MaxEndpointBytes, p.MaxMetricsEventTypes})
+		refused(t, Props{MaxEndpoints: -1}, "max endpoints -1: want at least 1")
+		refused(t, Props{MaxEndpointBytes: 4096}, "max endpoint bytes 4096: want at least 8192")
+		refused(t, Props{MaxMetricsEventTypes: -3}, "max metrics event types -3")
 	})
 	t.Run("console frame ancestors and portal link life", func(t *testing.T) {
 		p := accepted(t, Props{ConsoleFrameAncestors: []string{"'self'", "https://app.example.com"}})

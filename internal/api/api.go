@@ -29,6 +29,7 @@ import (
 type Store interface {
 	Tenants
 	Endpoints
+	EndpointCounts
 	EndpointChanges
 	Deliveries
 	DeliveryLog
@@ -54,6 +55,12 @@ type Endpoints interface {
 	Endpoint(ctx context.Context, tenantID, endpointID string) (domain.Endpoint, error)
 	ListEndpoints(ctx context.Context, tenantID string, limit int, cursor string) ([]domain.Endpoint, string, error)
 	DeleteEndpoint(ctx context.Context, tenantID, endpointID string) error
+}
+
+// EndpointCounts counts a tenant's endpoints up to a bound, strongly
+// consistent: the endpoints_per_tenant cap (caps.go).
+type EndpointCounts interface {
+	CountEndpoints(ctx context.Context, tenantID string, upTo int) (int, error)
 }
 
 // EndpointChanges changes an existing endpoint: its fields, its signing
@@ -147,6 +154,9 @@ type Server struct {
 	// set: the deliver function's timeout is sized for it. Default
 	// domain.DefaultRequestTimeout (15 s).
 	MaxRequestTimeout time.Duration
+	// Caps are the tenant caps the API enforces (caps.go). Zero fields:
+	// their defaults.
+	Caps Caps
 	// MessageLog reads the message log (the outbox table). Nil: the event
 	// routes answer 503.
 	MessageLog MessageLog

@@ -189,17 +189,20 @@ func (r DestinationRules) checkOwner(a arn.ARN, name string) string {
 
 // storedKind sets in.kind to the stored endpoint's type when the update
 // touches what depends on it (url, headers, target, role_arn, type), so
-// that validate checks them for that type: a missing endpoint is 404.
-func (s *Server) storedKind(r *http.Request, tenant, id string, in *endpointInput) *Problem {
-	if in.URL == nil && in.Headers == nil && in.Target == nil && in.RoleARN == nil && in.Type == nil {
-		return nil
+// that validate checks them for that type, and returns the stored
+// endpoint when the update sets a field that counts towards its size (the
+// endpoint_bytes cap is held on the result): a missing endpoint is 404.
+// One GetItem, on an update of those fields only.
+func (s *Server) storedKind(r *http.Request, tenant, id string, in *endpointInput) (*domain.Endpoint, *Problem) {
+	if in.Type == nil && !in.sizeChanges() {
+		return nil, nil
 	}
 	e, err := s.Store.Endpoint(r.Context(), tenant, id)
 	if err != nil {
-		return s.found(r, "endpoint "+strconv.Quote(id), err)
+		return nil, s.found(r, "endpoint "+strconv.Quote(id), err)
 	}
 	in.kind = e.Kind()
-	return nil
+	return &e, nil
 }
 
 // sealExternalID makes an AWS endpoint's external ID and seals it like a

@@ -226,6 +226,9 @@ func (s *Server) createEndpoint(w http.ResponseWriter, r *http.Request, tenant s
 	if p := s.validate(in, true); p != nil {
 		return p
 	}
+	if p := s.newEndpointFits(r, tenant, in); p != nil {
+		return p
+	}
 	id, err := s.newID("ep_")
 	if err != nil {
 		return s.internal(r, err)
@@ -340,11 +343,17 @@ func (s *Server) updateEndpoint(w http.ResponseWriter, r *http.Request, tenant s
 	if p := decode(w, r, &in); p != nil {
 		return p
 	}
-	if p := s.storedKind(r, tenant, id, &in); p != nil {
+	stored, p := s.storedKind(r, tenant, id, &in)
+	if p != nil {
 		return p
 	}
 	if p := s.validate(in, false); p != nil {
 		return p
+	}
+	if stored != nil {
+		if p := s.endpointSize(sized(*stored, in)); p != nil {
+			return p
+		}
 	}
 	c := store.EndpointChange{
 		URL: in.URL, Description: in.Description, EventTypes: in.EventTypes, Headers: in.Headers,

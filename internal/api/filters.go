@@ -120,7 +120,9 @@ func filterMatches(text string, data []byte) bool {
 // routingPage is how many endpoints routing reads a page.
 const routingPage = 100
 
-// allEndpoints is every endpoint of the tenant, page by page.
+// allEndpoints is every endpoint of the tenant, page by page: at most
+// Caps.MaxEndpoints (100 by default) for a tenant within its cap, one or
+// two pages.
 func (s *Server) allEndpoints(ctx context.Context, tenant string) ([]domain.Endpoint, error) {
 	var all []domain.Endpoint
 	cursor := ""

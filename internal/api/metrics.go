@@ -56,6 +56,10 @@ type MetricsGroupView struct {
 	EndpointID  string `json:"endpoint_id,omitempty"`
 	StatusClass string `json:"status_class,omitempty"`
 	EventType   string `json:"event_type,omitempty"`
+	// OtherTypes, in the last group of group_by=event_type only, is how
+	// many event types beyond the Caps.MaxMetricsEventTypes most attempted
+	// its counters sum (its EventType empty).
+	OtherTypes int `json:"other_types,omitempty"`
 	CountsView
 }
 
@@ -152,7 +156,7 @@ func (s *Server) getMetrics(w http.ResponseWriter, r *http.Request, tenant strin
 		if err != nil {
 			return s.internal(r, err)
 		}
-		v.Groups = typeGroups(byType)
+		v.Groups = typeGroups(byType, s.Caps.withDefaults().MaxMetricsEventTypes)
 	}
 	writeJSON(w, http.StatusOK, v)
 	return nil
@@ -217,18 +221,37 @@ func (s *Server) endpointsTypeStats(ctx context.Context, tenant string, ids []st
 }
 
 // typeGroups are the groups of group_by=event_type: one a type with
-// attempts, the most attempted first (then by type).
-func typeGroups(byType map[string]*domain.AttemptStats) []MetricsGroupView {
-	out := make([]MetricsGroupView, 0, len(byType))
-	for typ, st := range byType {
-		out = append(out, MetricsGroupView{EventType: typ, CountsView: countsView(*st)})
+// attempts, the most attempted first (then by type), at most limit; the
+// other types' counters summed into one last group that says how many
+// types it holds (other_types). However many types a tenant's events
+// have, the answer has at most limit+1 groups.
+func typeGroups(byType map[string]*domain.AttemptStats, limit int) []MetricsGroupView {
+	type typed struct {
+		typ string
+		st  *domain.AttemptStats
 	}
-	slices.SortFunc(out, func(a, b MetricsGroupView) int {
-		if a.Attempts != b.Attempts {
-			return cmp.Compare(b.Attempts, a.Attempts)
+	all := make([]typed, 0, len(byType))
+	for typ, st := range byType {
+		all = append(all, typed{typ, st})
+	}
+	slices.SortFunc(all, func(a, b typed) int {
+		if a.st.Attempts != b.st.Attempts {
+			return cmp.Compare(b.st.Attempts, a.st.Attempts)
 		}
-		return strings.Compare(a.EventType, b.EventType)
+		return strings.Compare(a.typ, b.typ)
 	})
+	out := make([]MetricsGroupView, 0, min(len(all), limit+1))
+	var other domain.AttemptStats
+	for i, t := range all {
+		if i < limit {
+			out = append(out, MetricsGroupView{EventType: t.typ, CountsView: countsView(*t.st)})
+			continue
+		}
+		other.Merge(*t.st)
+	}
+	if len(all) > limit {
+		out = append(out, MetricsGroupView{OtherTypes: len(all) - limit, CountsView: countsView(other)})
+	}
 	return out
 }
 

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"testing"
@@ -317,4 +318,44 @@ func TestMetricsByEventTypeTenantIsolation(t *testing.T) {
 	}
 	require.ElementsMatch(t, []string{"a.only", "b.secret"}, types, "B's endpoints only")
 	requireProblem(t, e.do("GET", "/v1/metrics/attempts?group_by=event_type&endpoint_id="+epA.ID, keyB, nil), http.StatusNotFound)
+}
+
+// group_by=event_type answers the most attempted types up to the cap, the
+// rest summed into one last group naming how many types it holds: however
+// many types a tenant's events have, the groups are bounded, and they
+// still add up to every type's attempts.
+func TestMetricsByEventTypeCapsTheTypes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.srv.Caps.MaxMetricsEventTypes = 3
+	key := e.newTenant("acme")
+	a := e.createEndpoint(key, nil)
+	now := e.clock.Now()
+	for i := range 10 { // type.0 attempted once ... type.9 ten times
+		e.addTypeStats("acme", a.ID, fmt.Sprintf("type.%d", i), now, func(st *domain.AttemptStats) {
+			for range i + 1 {
+				st.Count(domain.ClassDelivered, time.Millisecond, now, 200, "")
+			}
+		})
+	}
+	got := e.metrics(key, url.Values{"group_by": {"event_type"}})
+	require.Len(t, got.Groups, 4, "three types and the rest")
+	for i, want := range []string{"type.9", "type.8", "type.7"} {
+		require.Equal(t, want, got.Groups[i].EventType)
+		require.Zero(t, got.Groups[i].OtherTypes)
+	}
+	rest := got.Groups[3]
+	require.Empty(t, rest.EventType)
+	require.Equal(t, 7, rest.OtherTypes)
+	require.EqualValues(t, 1+2+3+4+5+6+7, rest.Attempts, "the seven least attempted, summed")
+	var sum int64
+	for _, g := range got.Groups {
+		sum += int64(g.Attempts)
+	}
+	require.EqualValues(t, 55, sum, "no type's attempts lost to the cap")
+
+	e.srv.Caps.MaxMetricsEventTypes = 10
+	got = e.metrics(key, url.Values{"group_by": {"event_type"}})
+	require.Len(t, got.Groups, 10, "at the cap: no other group")
+	require.Zero(t, got.Groups[9].OtherTypes)
 }

@@ -33,6 +33,10 @@ type Problem struct {
 	// MissingScope names the scope a portal link lacks for the route (a
 	// 403); else empty.
 	MissingScope string `json:"missing_scope,omitempty"`
+	// Cap names the tenant cap a request would pass (caps.go), and Limit
+	// its value; else empty.
+	Cap   string `json:"cap,omitempty"`
+	Limit int    `json:"limit,omitempty"`
 	// allow is the Allow header of a 405.
 	allow string
 }

@@ -175,7 +175,7 @@ func jwkOf(id, pub string) (JWK, bool) {
 // jwks answers the tenant's JWKS document: the active Ed25519 public keys
 // of every endpoint of the tenant that signs v1a, the newest of each
 // first. Another tenant's endpoints are never read (the listing is the
-// tenant's).
+// tenant's); the tenant's are bounded by Caps.MaxEndpoints.
 func (s *Server) jwks(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
 	out := JWKS{Keys: []JWK{}}
 	cursor := ""

@@ -246,6 +246,7 @@ func TestJWKS(t *testing.T) {
 func TestJWKSPages(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
+	e.srv.Caps.MaxEndpoints = 200 // more than a page, and than the default cap
 	key := e.newTenant("acme")
 	for range 105 {
 		e.createEndpoint(key, withSignatures("v1a"))

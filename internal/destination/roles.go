@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/sender"
 )
 
@@ -32,10 +33,20 @@ const (
 	// MaxRoles is how many (role, external ID) sessions a warm instance
 	// keeps, the least recently used forgotten first.
 	MaxRoles = 1024
+	// MaxRolesPerTenant is how many of those one tenant's endpoints may
+	// hold: a tenant's session past it forgets that tenant's own least
+	// recently used, never another tenant's. It is the endpoint cap's
+	// default (domain.DefaultMaxEndpoints), so a tenant within the cap has
+	// each of its roles assumed once a session (an hour) per warm
+	// instance, and one tenant's many roles can neither evict more than
+	// a tenth of the cache nor turn every other tenant's delivery into an
+	// AssumeRole (STS's rate is the account's, shared by every tenant).
+	MaxRolesPerTenant = domain.DefaultMaxEndpoints
 )
 
-// roleKey names a session: the role and the external ID it is assumed with.
-type roleKey struct{ role, externalID string }
+// roleKey names a session: the tenant, the role and the external ID it is
+// assumed with.
+type roleKey struct{ tenant, role, externalID string }
 
 // role is one session's credentials, its service clients by region and
 // a recent refusal.
@@ -58,18 +69,22 @@ type clients struct {
 // roles is the bounded, least-recently-used cache of sessions. The lock
 // is held for map work only, never across a call.
 type roles struct {
-	mu  sync.Mutex
-	max int
-	ll  *list.List // of *role, the most recently used first
-	m   map[roleKey]*list.Element
+	mu sync.Mutex
+	// max is the sessions kept in all, perTenant those of one tenant.
+	max, perTenant int
+	ll             *list.List // of *role, the most recently used first
+	m              map[roleKey]*list.Element
+	// held counts each tenant's sessions kept.
+	held map[string]int
 }
 
-func newRoles(max int) *roles {
-	return &roles{max: max, ll: list.New(), m: map[roleKey]*list.Element{}}
+func newRoles(max, perTenant int) *roles {
+	return &roles{max: max, perTenant: perTenant, ll: list.New(), m: map[roleKey]*list.Element{}, held: map[string]int{}}
 }
 
-// get returns k's session, made by mk when it is not kept, and forgets the
-// least recently used past the bound.
+// get returns k's session, made by mk when it is not kept. A tenant at its
+// share forgets its own least recently used session first; past the
+// bound in all, the least recently used of any tenant is forgotten.
 func (rs *roles) get(k roleKey, mk func() *aws.CredentialsCache) *role {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
@@ -77,14 +92,33 @@ func (rs *roles) get(k roleKey, mk func() *aws.CredentialsCache) *role {
 		rs.ll.MoveToFront(e)
 		return e.Value.(*role)
 	}
+	if rs.held[k.tenant] >= rs.perTenant {
+		// The walk is over at most max entries, and only when a tenant
+		// at its share brings one more role.
+		for e := rs.ll.Back(); e != nil; e = e.Prev() {
+			if e.Value.(*role).key.tenant == k.tenant {
+				rs.forget(e)
+				break
+			}
+		}
+	}
 	r := &role{key: k, creds: mk(), clients: map[string]*clients{}}
 	rs.m[k] = rs.ll.PushFront(r)
+	rs.held[k.tenant]++
 	for rs.ll.Len() > rs.max {
-		last := rs.ll.Back()
-		rs.ll.Remove(last)
-		delete(rs.m, last.Value.(*role).key)
+		rs.forget(rs.ll.Back())
 	}
 	return r
+}
+
+// forget drops e's session.
+func (rs *roles) forget(e *list.Element) {
+	k := e.Value.(*role).key
+	rs.ll.Remove(e)
+	delete(rs.m, k)
+	if rs.held[k.tenant]--; rs.held[k.tenant] <= 0 {
+		delete(rs.held, k.tenant)
+	}
 }
 
 // refusal is r's remembered refusal, if it has not lapsed at now.

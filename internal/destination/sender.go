@@ -51,7 +51,7 @@ func New(cfg aws.Config, o Options) *Sender {
 	cfg = cfg.Copy()
 	cfg.Retryer = func() aws.Retryer { return aws.NopRetryer{} }
 	cfg.RetryMaxAttempts = 1
-	return &Sender{cfg: cfg, sts: sts.NewFromConfig(cfg), o: o, roles: newRoles(MaxRoles)}
+	return &Sender{cfg: cfg, sts: sts.NewFromConfig(cfg), o: o, roles: newRoles(MaxRoles, MaxRolesPerTenant)}
 }
 
 // Send makes one attempt to r.Destination and classifies it. It never
@@ -88,7 +88,7 @@ func (s *Sender) send(ctx context.Context, r sender.Request) sender.Result {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	k := roleKey{d.RoleARN, d.ExternalID}
+	k := roleKey{d.TenantID, d.RoleARN, d.ExternalID}
 	ro := s.roles.get(k, func() *aws.CredentialsCache { return assumer(s.sts, k) })
 	if res, ok := s.roles.refusal(ro, s.o.Now()); ok {
 		return res

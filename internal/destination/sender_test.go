@@ -2,6 +2,7 @@ package destination
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -116,10 +117,10 @@ func TestSessionCached(t *testing.T) {
 }
 
 func TestRolesBounded(t *testing.T) {
-	rs := newRoles(2)
+	rs := newRoles(2, 2)
 	made := 0
 	mk := func() *aws.CredentialsCache { made++; return nil }
-	a, b, c := roleKey{"a", "x"}, roleKey{"b", "x"}, roleKey{"c", "x"}
+	a, b, c := roleKey{"t", "a", "x"}, roleKey{"t", "b", "x"}, roleKey{"t", "c", "x"}
 	rs.get(a, mk)
 	rs.get(b, mk)
 	rs.get(a, mk) // a is now the most recently used
@@ -195,4 +196,48 @@ func lastSize(t *testing.T, w *world, typ domain.EndpointType) int {
 	}
 	e := w.eb.Events(busARN)
 	return e[len(e)-1].Size()
+}
+
+// One tenant bringing more roles than its share forgets its own sessions,
+// never another tenant's: the others' sessions stay kept (no AssumeRole
+// again for them), and the cache holds at most the share of that tenant.
+func TestRolesBoundedPerTenant(t *testing.T) {
+	rs := newRoles(10, 3)
+	made := map[string]int{}
+	mk := func(tenant string) func() *aws.CredentialsCache {
+		return func() *aws.CredentialsCache { made[tenant]++; return nil }
+	}
+	quiet := []roleKey{{"quiet", "q1", "x"}, {"quiet", "q2", "x"}}
+	for _, k := range quiet {
+		rs.get(k, mk("quiet"))
+	}
+	for i := range 50 { // the noisy tenant's 50 roles, each used once
+		rs.get(roleKey{"noisy", fmt.Sprintf("n%d", i), "x"}, mk("noisy"))
+	}
+	require.Equal(t, 3, rs.held["noisy"], "the noisy tenant holds its share")
+	require.Equal(t, 5, rs.ll.Len())
+	for _, k := range quiet {
+		rs.get(k, mk("quiet"))
+	}
+	require.Equal(t, 2, made["quiet"], "the quiet tenant's sessions were kept: no new AssumeRole")
+	require.Equal(t, 50, made["noisy"])
+
+	// Within its share, a tenant's sessions are reused.
+	for range 3 {
+		for i := 47; i < 50; i++ {
+			rs.get(roleKey{"noisy", fmt.Sprintf("n%d", i), "x"}, mk("noisy"))
+		}
+	}
+	require.Equal(t, 50, made["noisy"], "the three newest were kept")
+
+	// The bound in all still holds over many tenants, each within its share.
+	for i := range 20 {
+		rs.get(roleKey{fmt.Sprintf("t%d", i), "r", "x"}, mk("many"))
+	}
+	require.Equal(t, 10, rs.ll.Len())
+	sum := 0
+	for _, n := range rs.held {
+		sum += n
+	}
+	require.Equal(t, 10, sum, "held counts what is kept")
 }

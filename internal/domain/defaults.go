@@ -48,4 +48,25 @@ const (
 	// keeps at most; beyond, the oldest kept is dropped (an endpoint's
 	// record is a few KB at most: some MB in all).
 	DefaultEndpointCacheSize = 4096
+	// DefaultMaxEndpoints is how many endpoints one tenant may have: 100.
+	// Stripe allows 16 per account and mode, GitHub 20 webhooks per event
+	// on a repository or organisation; 100 is generous beside them and
+	// bounds what enqueue, the event routing, JWKS and a replay step read
+	// of a tenant (at most 100 endpoint items) and how many deliveries
+	// one event fans out into (docs/configuration.md).
+	DefaultMaxEndpoints = 100
+	// DefaultMaxEndpointBytes bounds an endpoint's own size: the bytes of
+	// what the tenant writes into it (URL, description, event types,
+	// header names and values, filter, target and role), 16 KiB. Each
+	// field has its own cap (2 KiB URL, 20 headers of 1 KiB, 50 types of
+	// 128 bytes, a 4 KiB filter) and together they reach about 35 KiB;
+	// 16 KiB keeps any one of them whole (20 full headers fill 20 KiB, so
+	// not all twenty at once) and halves the worst endpoint item enqueue
+	// reads.
+	DefaultMaxEndpointBytes = 16 << 10
+	// DefaultMaxMetricsEventTypes is how many event types
+	// GET /v1/metrics/attempts?group_by=event_type answers at most: the
+	// types with the most attempts, the rest summed into one "other"
+	// group.
+	DefaultMaxMetricsEventTypes = 50
 )

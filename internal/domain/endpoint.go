@@ -165,3 +165,18 @@ func (e Endpoint) SigningSecrets(now time.Time) []StoredSecret {
 
 // MaxRateLimit is the highest Endpoint.RateLimit: 1000 requests per second.
 const MaxRateLimit = 1000
+
+// TenantBytes is the size of what the tenant wrote into e: its URL,
+// description, event types, header names and values, filter, target and
+// role ARN. The rest of the item (ids, sealed secrets, counters, times) is
+// hookline's and bounded by it; MaxEndpointBytes caps this sum.
+func (e Endpoint) TenantBytes() int {
+	n := len(e.URL) + len(e.Description) + len(e.Filter) + len(e.Target) + len(e.RoleARN)
+	for _, t := range e.EventTypes {
+		n += len(t)
+	}
+	for k, v := range e.Headers {
+		n += len(k) + len(v)
+	}
+	return n
+}

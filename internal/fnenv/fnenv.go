@@ -41,6 +41,9 @@ const (
 	varReplayRate           = "HOOKLINE_REPLAY_RATE"
 	varRequestTimeout       = "HOOKLINE_REQUEST_TIMEOUT"
 	varMaxRequestTimeout    = "HOOKLINE_MAX_REQUEST_TIMEOUT"
+	varMaxEndpoints         = "HOOKLINE_MAX_ENDPOINTS"
+	varMaxEndpointBytes     = "HOOKLINE_MAX_ENDPOINT_BYTES"
+	varMaxMetricsEventTypes = "HOOKLINE_MAX_METRICS_EVENT_TYPES"
 	varDisableAfter         = "HOOKLINE_DISABLE_AFTER"
 	varFailingAfter         = "HOOKLINE_FAILING_AFTER"
 	varDeadNoticeWindow     = "HOOKLINE_DEAD_NOTICE_WINDOW"
@@ -635,7 +638,25 @@ type EndpointLimits struct {
 	// request timeout an endpoint may set: the deliver function's timeout
 	// is sized for it. Default DefaultRequestTimeout (15s).
 	MaxRequestTimeout time.Duration
+	// MaxEndpoints (HOOKLINE_MAX_ENDPOINTS) is how many endpoints a tenant
+	// may have: a create beyond answers 409. Default
+	// domain.DefaultMaxEndpoints (100); at least 1.
+	MaxEndpoints int
+	// MaxEndpointBytes (HOOKLINE_MAX_ENDPOINT_BYTES) bounds the bytes a
+	// tenant writes into one endpoint (domain.Endpoint.TenantBytes): a
+	// create or update beyond answers 400. Default
+	// domain.DefaultMaxEndpointBytes (16 KiB); at least
+	// MinMaxEndpointBytes (8 KiB).
+	MaxEndpointBytes int
+	// MaxMetricsEventTypes (HOOKLINE_MAX_METRICS_EVENT_TYPES) is how many
+	// event types group_by=event_type answers, the rest summed as
+	// "other". Default domain.DefaultMaxMetricsEventTypes (50); at least 1.
+	MaxMetricsEventTypes int
 }
+
+// MinMaxEndpointBytes is the lowest MaxEndpointBytes accepted: a URL of
+// 2 KiB and a filter of 4 KiB fit, with room for a few headers.
+const MinMaxEndpointBytes = 8 << 10
 
 func (l EndpointLimits) vars(v map[string]string) {
 	for k, s := range l.Retry.Env() {
@@ -644,10 +665,46 @@ func (l EndpointLimits) vars(v map[string]string) {
 	if l.MaxRequestTimeout != 0 {
 		v[varMaxRequestTimeout] = l.MaxRequestTimeout.String()
 	}
+	if l.MaxEndpoints != 0 {
+		v[varMaxEndpoints] = strconv.Itoa(l.MaxEndpoints)
+	}
+	if l.MaxEndpointBytes != 0 {
+		v[varMaxEndpointBytes] = strconv.Itoa(l.MaxEndpointBytes)
+	}
+	if l.MaxMetricsEventTypes != 0 {
+		v[varMaxMetricsEventTypes] = strconv.Itoa(l.MaxMetricsEventTypes)
+	}
+}
+
+// loadCap reads a whole number of at least least from name, or keeps *n
+// (its default) when name is unset.
+func loadCap(getenv func(string) string, name string, least int, n *int) error {
+	s := getenv(name)
+	if s == "" {
+		return nil
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v < least {
+		return fmt.Errorf("%s: %q is not a whole number of at least %d", name, s, least)
+	}
+	*n = v
+	return nil
 }
 
 func loadEndpointLimits(getenv func(string) string) (EndpointLimits, error) {
-	l := EndpointLimits{MaxRequestTimeout: DefaultRequestTimeout}
+	l := EndpointLimits{
+		MaxRequestTimeout: DefaultRequestTimeout, MaxEndpoints: domain.DefaultMaxEndpoints,
+		MaxEndpointBytes: domain.DefaultMaxEndpointBytes, MaxMetricsEventTypes: domain.DefaultMaxMetricsEventTypes,
+	}
+	for _, c := range []struct {
+		name  string
+		least int
+		n     *int
+	}{{varMaxEndpoints, 1, &l.MaxEndpoints}, {varMaxEndpointBytes, MinMaxEndpointBytes, &l.MaxEndpointBytes}, {varMaxMetricsEventTypes, 1, &l.MaxMetricsEventTypes}} {
+		if err := loadCap(getenv, c.name, c.least, c.n); err != nil {
+			return l, err
+		}
+	}
 	var err error
 	if l.Retry, err = retry.FromEnv(getenv); err != nil {
 		return l, err

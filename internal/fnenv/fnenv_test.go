@@ -35,6 +35,13 @@ func TestLoadAPI(t *testing.T) {
 	require.False(t, c.OperatorIAM, "the operator key by default")
 	require.Equal(t, 15*time.Second, c.Endpoints.MaxRequestTimeout, "an endpoint's timeout: the stack's request timeout at most, by default")
 	require.Equal(t, 8, c.Endpoints.Retry.Attempts(), "the default schedule's attempts")
+	require.Equal(t, domain.DefaultMaxEndpoints, c.Endpoints.MaxEndpoints, "the tenant caps' defaults")
+	require.Equal(t, domain.DefaultMaxEndpointBytes, c.Endpoints.MaxEndpointBytes)
+	require.Equal(t, domain.DefaultMaxMetricsEventTypes, c.Endpoints.MaxMetricsEventTypes)
+	for k, v := range map[string]string{"HOOKLINE_MAX_ENDPOINTS": "0", "HOOKLINE_MAX_ENDPOINT_BYTES": "4096", "HOOKLINE_MAX_METRICS_EVENT_TYPES": "many"} {
+		_, err := LoadAPI(get(map[string]string{k: v}))
+		require.ErrorContains(t, err, k, "a cap below its least is refused, naming it")
+	}
 	c, err = LoadAPI(get(map[string]string{"HOOKLINE_DELIVERY_RETENTION": "720h"}))
 	require.NoError(t, err)
 	require.Equal(t, 720*time.Hour, c.Retention())
@@ -272,12 +279,13 @@ func TestVarsRoundTrip(t *testing.T) {
 	})
 	t.Run("api", func(t *testing.T) {
 		// The stack's policy, its defaults filled in as the stack renders it.
-		stackLimits := EndpointLimits{Retry: mustPolicy(t, retry.Policy{}), MaxRequestTimeout: DefaultRequestTimeout}
+		stackLimits := EndpointLimits{Retry: mustPolicy(t, retry.Policy{}), MaxRequestTimeout: DefaultRequestTimeout,
+			MaxEndpoints: domain.DefaultMaxEndpoints, MaxEndpointBytes: domain.DefaultMaxEndpointBytes, MaxMetricsEventTypes: domain.DefaultMaxMetricsEventTypes}
 		for _, e := range []APIEnv{
 			{Common: common, OperatorKeySecretARN: "arn:secret", SecretsKeyARN: "arn:key", URLs: netguard.URLPolicy{AllowHTTP: true, Guard: netguard.Guard{Allow: allow}},
 				ReplayQueueURL: "https://jobs", ReplayOpsQueueURL: "https://ops", OutboxTable: "outbox", MessageLog: true, PayloadRetention: 72 * time.Hour, DeliveryQueueURL: "https://delivery",
 				ConsoleFrameAncestors: []string{"'self'", "https://app.example.com"}, AlarmNamePrefix: "Hookline-", PortalMinTTL: time.Second, OperatorIAM: true,
-				Destinations: Destinations{Partition: "aws-cn", Account: "111122223333", StackName: "Hookline", Regions: []string{"cn-north-1", "cn-northwest-1"}, OwnAccount: true}, Endpoints: EndpointLimits{Retry: wantPolicy, MaxRequestTimeout: 40 * time.Second}},
+				Destinations: Destinations{Partition: "aws-cn", Account: "111122223333", StackName: "Hookline", Regions: []string{"cn-north-1", "cn-northwest-1"}, OwnAccount: true}, Endpoints: EndpointLimits{Retry: wantPolicy, MaxRequestTimeout: 40 * time.Second, MaxEndpoints: 7, MaxEndpointBytes: 9000, MaxMetricsEventTypes: 3}},
 			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", OutboxTable: "outbox", PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL, Endpoints: stackLimits},
 			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", OutboxTable: "outbox", MessageLog: true, MessageLogSharded: true, PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL, Endpoints: stackLimits},
 			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL, Endpoints: stackLimits},

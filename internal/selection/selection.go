@@ -73,7 +73,8 @@ func (s Selector) Page(ctx context.Context, tenantID string, r domain.Range, sen
 }
 
 // endpoints are the tenant's endpoints in id order, or the one asked for
-// (by its id alone if it is gone: its deliveries still have records).
+// (by its id alone if it is gone: its deliveries still have records): a
+// read bounded by the endpoints_per_tenant cap (api.Caps), once a step.
 func (s Selector) endpoints(ctx context.Context, tenantID, endpointID string) ([]domain.Endpoint, error) {
 	eps, err := s.Records.Endpoints(ctx, tenantID)
 	if err != nil {

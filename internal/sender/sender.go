@@ -123,6 +123,9 @@ type Destination struct {
 	RoleARN string
 	// ExternalID is the endpoint's external ID, opened.
 	ExternalID string
+	// TenantID is the endpoint's tenant: its sessions are cached within
+	// the tenant's share (destination.MaxRolesPerTenant).
+	TenantID string
 }
 
 // ClientOptions configure NewHTTPClient.

@@ -45,6 +45,7 @@ var Calls = map[string][]Call{
 	"ClaimSweep":                {updateItem},
 	"CreateEndpoint":            {putItem},
 	"ListEndpoints":             {query},
+	"CountEndpoints":            {query},
 	"UpdateEndpoint":            {updateItem},
 	"DeleteEndpoint":            {deleteItem},
 	"RotateSecret":              {getItem, updateItem},

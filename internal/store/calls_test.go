@@ -140,7 +140,8 @@ func TestCallsListsWhatEachMethodCalls(t *testing.T) {
 			_, err := s.CreateEndpoint(ctx, domain.Endpoint{TenantID: "t", EndpointID: "e"})
 			return err
 		},
-		"ListEndpoints": func(ctx context.Context, s *Store) error { _, _, err := s.ListEndpoints(ctx, "t", 10, ""); return err },
+		"ListEndpoints":  func(ctx context.Context, s *Store) error { _, _, err := s.ListEndpoints(ctx, "t", 10, ""); return err },
+		"CountEndpoints": func(ctx context.Context, s *Store) error { _, err := s.CountEndpoints(ctx, "t", 10); return err },
 		"UpdateEndpoint": func(ctx context.Context, s *Store) error {
 			d := "d"
 			_, err := s.UpdateEndpoint(ctx, "t", "e", EndpointChange{Description: &d})

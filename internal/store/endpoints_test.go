@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -74,4 +75,77 @@ func TestCreateIsNotRefusedByItsOwnRetry(t *testing.T) {
 	e, err := s.Endpoint(ctx, "t1", "ep_1")
 	require.NoError(t, err)
 	require.Equal(t, "https://a.example.com/", e.URL, "the first endpoint is kept")
+}
+
+// scannedQueries records what each Query evaluated: the items DynamoDB
+// bills it for (ScannedCount), whether it read them strongly consistent,
+// and whether it asked for the items or their count only.
+type scannedQueries struct {
+	*dynamofake.DB
+	scanned    int
+	consistent []bool
+	items      int
+}
+
+func (q *scannedQueries) Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	out, err := q.DB.Query(ctx, in, opts...)
+	if err == nil {
+		q.scanned += int(out.ScannedCount)
+		q.items += len(out.Items)
+		q.consistent = append(q.consistent, aws.ToBool(in.ConsistentRead))
+	}
+	return out, err
+}
+
+// Counting a tenant's endpoints up to a bound evaluates at most that many
+// items, whatever the tenant holds, over pages of the fake's size, reads
+// them strongly consistent, and returns their count only.
+func TestCountEndpointsReadsAtMostItsBound(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := newFakeDB()
+	db.PageSize = 4
+	q := &scannedQueries{DB: db}
+	s := New(q, "state")
+	for i := range 30 {
+		require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: "t", EndpointID: fmt.Sprintf("ep_%02d", i), URL: "https://example.com"}))
+	}
+	n, err := s.CountEndpoints(ctx, "t", 10)
+	require.NoError(t, err)
+	require.Equal(t, 10, n)
+	require.Equal(t, 10, q.scanned, "only the items up to the bound are evaluated")
+	require.Zero(t, q.items, "Select COUNT: no item comes back")
+	require.Equal(t, []bool{true, true, true}, q.consistent, "pages of 4, 4 and the 2 left, each strongly consistent")
+
+	q.scanned, q.consistent = 0, nil
+	n, err = s.CountEndpoints(ctx, "t", 100)
+	require.NoError(t, err)
+	require.Equal(t, 30, n, "a bound above the count: every endpoint, once")
+	require.Equal(t, 30, q.scanned)
+}
+
+// enqueue's read of a tenant evaluates the tenant's endpoint items and
+// nothing else of its partition (the tenant's record) nor of another
+// tenant's: what it costs is the endpoints the cap bounds, one Query page
+// per page of them.
+func TestTenantEndpointsReadsTheEndpointsOnly(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := newFakeDB()
+	db.PageSize = 3
+	q := &scannedQueries{DB: db}
+	s := New(q, "state")
+	s.Now = func() time.Time { return time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC) }
+	_, err := s.CreateTenant(ctx, domain.Tenant{TenantID: "t", Name: "t"})
+	require.NoError(t, err)
+	for i := range 7 {
+		require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: "t", EndpointID: fmt.Sprintf("ep_%d", i), URL: "https://example.com"}))
+	}
+	require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: "other", EndpointID: "ep_x", URL: "https://example.com"}))
+	q.scanned = 0
+	eps, erased, err := s.TenantEndpoints(ctx, "t")
+	require.NoError(t, err)
+	require.False(t, erased)
+	require.Len(t, eps, 7)
+	require.Equal(t, 7, q.scanned, "the endpoints, and no other item of the tenant's")
 }

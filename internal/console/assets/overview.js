@@ -47,8 +47,11 @@ function typeRows(byType) {
   const groups = Array.isArray(byType && byType.groups) ? byType.groups : [];
   return groups.map((g) => {
     const lat = g.latency_ms || {};
-    return h('tr', { 'data-test': 'overview-type-row', 'data-type': g.event_type, 'data-attempts': g.attempts, 'data-failed': failuresOf(g) },
-      h('td', { 'data-label': 'Event type', class: 'url', text: g.event_type }),
+    // The last group sums the types past the deployment's cap
+    // (maxMetricsEventTypes): it has other_types and no event_type.
+    const label = g.other_types ? g.other_types + ' other types' : g.event_type;
+    return h('tr', { 'data-test': 'overview-type-row', 'data-type': g.event_type || '', 'data-attempts': g.attempts, 'data-failed': failuresOf(g) },
+      h('td', { 'data-label': 'Event type', class: 'url', text: label }),
       h('td', { 'data-label': 'Attempts', text: String(g.attempts) }),
       h('td', { 'data-label': 'Success', text: pct(g.success_rate) }),
       h('td', { 'data-label': 'Failures', text: String(failuresOf(g)) }),

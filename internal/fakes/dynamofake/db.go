@@ -532,7 +532,12 @@ func (f *DB) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamo
 	if err := f.admitRead(part{key: pk}, sizes(items[start:end]), aws.ToBool(in.ConsistentRead), true); err != nil {
 		return nil, err
 	}
-	out := &dynamodb.QueryOutput{Items: items[start:end]}
+	// Count and ScannedCount are the page's items, as DynamoDB's are
+	// without a filter; Select COUNT answers them without the items.
+	out := &dynamodb.QueryOutput{Count: int32(end - start), ScannedCount: int32(end - start)}
+	if in.Select != types.SelectCount {
+		out.Items = items[start:end]
+	}
 	if end < len(items) {
 		out.LastEvaluatedKey = map[string]types.AttributeValue{"pk": items[end-1]["pk"], "sk": items[end-1]["sk"]}
 	}

@@ -45,6 +45,20 @@ func (s *Store) CreateEndpoint(_ context.Context, e domain.Endpoint) (domain.End
 	return e, nil
 }
 
+// CountEndpoints counts a tenant's endpoints, up to upTo, as the store's
+// does.
+func (s *Store) CountEndpoints(_ context.Context, tenantID string, upTo int) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for k := range s.endpoints {
+		if k.tenant == tenantID && n < upTo {
+			n++
+		}
+	}
+	return n, nil
+}
+
 // Endpoint reads one endpoint of a tenant, or store.ErrNotFound.
 func (s *Store) Endpoint(_ context.Context, tenantID, endpointID string) (domain.Endpoint, error) {
 	if err := checkKey(keys.Tenant(tenantID), keys.Endpoint(endpointID)); err != nil {

@@ -34,6 +34,7 @@ type Store interface {
 	CreateEndpoint(ctx context.Context, e domain.Endpoint) (domain.Endpoint, error)
 	Endpoint(ctx context.Context, tenantID, endpointID string) (domain.Endpoint, error)
 	Endpoints(ctx context.Context, tenantID string) ([]domain.Endpoint, error)
+	CountEndpoints(ctx context.Context, tenantID string, upTo int) (int, error)
 	ListEndpoints(ctx context.Context, tenantID string, limit int, cursor string) ([]domain.Endpoint, string, error)
 	UpdateEndpoint(ctx context.Context, tenantID, endpointID string, c store.EndpointChange) (domain.Endpoint, error)
 	DeleteEndpoint(ctx context.Context, tenantID, endpointID string) error

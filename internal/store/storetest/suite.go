@@ -121,6 +121,7 @@ var cases = []testCase{
 	{"portal links: stored by hash for an existing tenant, read expired or revoked as they are, revoked by id", portalLinks},
 	{"endpoints: created once, read, changed field by field, deleted", endpointLifecycle},
 	{"endpoints list per tenant in id order, page by page", endpointPages},
+	{"endpoints count per tenant, up to the bound asked, a delete counted at once", endpointCount},
 	{"a rotation retires the current secret sealed, and loses no concurrent one", rotation},
 	{"signature schemes and Ed25519 keys: stored, switched, rotated with the secret", signingKeys},
 	{"enabling clears the failure count; disabling names the tenant", enabling},
@@ -280,6 +281,31 @@ func endpointLifecycle(t *testing.T, u *suite) {
 	require.ErrorIs(t, s.DeleteEndpoint(ctx, tenant, "ep_1"), store.ErrNotFound)
 	_, err = s.Endpoint(ctx, tenant, "ep_1")
 	require.ErrorIs(t, err, store.ErrNotFound)
+}
+
+func endpointCount(t *testing.T, u *suite) {
+	ctx, s := context.Background(), u.s
+	tenant, other := u.id("t_count"), u.id("t_count_other")
+	n, err := s.CountEndpoints(ctx, tenant, 10)
+	require.NoError(t, err)
+	require.Zero(t, n, "a tenant without endpoints")
+	for _, id := range []string{"ep_a", "ep_b", "ep_c", "ep_d", "ep_e"} {
+		_, err := s.CreateEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: id, URL: "https://example.com/" + id})
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: other, EndpointID: "ep_x", URL: "https://example.com/x"}))
+	for upTo, want := range map[int]int{1: 1, 3: 3, 5: 5, 6: 5, 100: 5} {
+		n, err := s.CountEndpoints(ctx, tenant, upTo)
+		require.NoError(t, err)
+		require.Equal(t, want, n, "counted up to %d", upTo)
+	}
+	require.NoError(t, s.DeleteEndpoint(ctx, tenant, "ep_c"))
+	n, err = s.CountEndpoints(ctx, tenant, 100)
+	require.NoError(t, err)
+	require.Equal(t, 4, n, "the count reads what the delete wrote (strongly consistent)")
+	n, err = s.CountEndpoints(ctx, other, 100)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "another tenant's endpoints are its own")
 }
 
 func endpointPages(t *testing.T, u *suite) {
