@@ -277,7 +277,8 @@ func TestVarsRoundTrip(t *testing.T) {
 			{Common: common, OperatorKeySecretARN: "arn:secret", SecretsKeyARN: "arn:key", URLs: netguard.URLPolicy{AllowHTTP: true, Guard: netguard.Guard{Allow: allow}},
 				ReplayQueueURL: "https://jobs", ReplayOpsQueueURL: "https://ops", OutboxTable: "outbox", MessageLog: true, PayloadRetention: 72 * time.Hour, DeliveryQueueURL: "https://delivery",
 				ConsoleFrameAncestors: []string{"'self'", "https://app.example.com"}, AlarmNamePrefix: "Hookline-", PortalMinTTL: time.Second, OperatorIAM: true,
-				Destinations: Destinations{Partition: "aws-cn", Account: "111122223333", StackName: "Hookline", Regions: []string{"cn-north-1", "cn-northwest-1"}, OwnAccount: true}, Endpoints: EndpointLimits{Retry: wantPolicy, MaxRequestTimeout: 40 * time.Second}},
+				Destinations: Destinations{Partition: "aws-cn", Account: "111122223333", StackName: "Hookline", Regions: []string{"cn-north-1", "cn-northwest-1"},
+					Roles: []string{"arn:aws-cn:iam::*:role/hookline-*", "arn:aws-cn:iam::444455556666:role/x?"}, OwnResources: []string{"arn:aws-cn:events:cn-north-1:111122223333:event-bus/Ops", "arn:aws-cn:iam::111122223333:role/Hookline-Deliver"}, OwnAccount: true}, Endpoints: EndpointLimits{Retry: wantPolicy, MaxRequestTimeout: 40 * time.Second}},
 			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", OutboxTable: "outbox", PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL, Endpoints: stackLimits},
 			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", OutboxTable: "outbox", MessageLog: true, MessageLogSharded: true, PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL, Endpoints: stackLimits},
 			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL, Endpoints: stackLimits},
@@ -327,6 +328,11 @@ func TestLoadAPIDestinations(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"eu-west-1", "eu-central-1"}, e.Destinations.Regions)
 	require.False(t, e.Destinations.OwnAccount, `only "on" turns it on`)
+	require.Nil(t, e.Destinations.Roles, "no pattern: none set")
+	base[varDestinationRoles] = "arn:aws:iam::*:role/hookline-*, arn:aws:iam::111122223333:role/x"
+	e, err = LoadAPI(lookup(base))
+	require.NoError(t, err)
+	require.Equal(t, []string{"arn:aws:iam::*:role/hookline-*", "arn:aws:iam::111122223333:role/x"}, e.Destinations.Roles)
 }
 
 // mustPolicy is p as a function reads it back from its environment.
