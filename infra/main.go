@@ -44,7 +44,8 @@
 //	                the stack's own region)
 //	destinationRoles
 //	                comma-separated ARN patterns of the customers' roles the deliver function may assume, e.g.
-//	                "arn:aws:iam::*:role/hookline-*" (default any role, arn:<partition>:iam::*:role/*)
+//	                "arn:aws:iam::111122223333:role/hookline-*"; registration refuses a role none matches
+//	                (default arn:<partition>:iam::*:role/hookline-*, a role named hookline-* in any account)
 //	destinationOwnAccount
 //	                "true" accepts destinations and roles in the stack's own account, hookline's own resources
 //	                still refused (default false; the local cloud sets it)
