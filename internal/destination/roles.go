@@ -62,10 +62,42 @@ type roles struct {
 	max int
 	ll  *list.List // of *role, the most recently used first
 	m   map[roleKey]*list.Element
+	// probes are the roles' probes, by role ARN, at most max of them.
+	probes map[string]probed
 }
 
 func newRoles(max int) *roles {
-	return &roles{max: max, ll: list.New(), m: map[roleKey]*list.Element{}}
+	return &roles{max: max, ll: list.New(), m: map[roleKey]*list.Element{}, probes: map[string]probed{}}
+}
+
+// probed is what the last probe of role found, if it is remembered.
+func (rs *roles) probed(role string) (probed, bool) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	p, ok := rs.probes[role]
+	return p, ok
+}
+
+// forgetProbe forgets role's probe: the role refused its own external ID
+// too, so the probe proved nothing of a trust policy that may yet change.
+func (rs *roles) forgetProbe(role string) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	delete(rs.probes, role)
+}
+
+// setProbed remembers a probe of role; past max roles, one other is
+// forgotten (and probed again when next used).
+func (rs *roles) setProbed(role string, p probed) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if _, ok := rs.probes[role]; !ok && len(rs.probes) >= rs.max {
+		for k := range rs.probes {
+			delete(rs.probes, k)
+			break
+		}
+	}
+	rs.probes[role] = p
 }
 
 // get returns k's session, made by mk when it is not kept, and forgets the

@@ -22,6 +22,13 @@ type Options struct {
 	// Now is the clock used for webhook-timestamp and for remembering a
 	// refused role; nil is time.Now.
 	Now func() time.Time
+	// NoProbe skips the probe of each role's trust policy (an AssumeRole
+	// with a wrong external ID before the role's first attempt in a warm
+	// instance, and before every test event's): for a cloud that does not
+	// evaluate trust policies (the local cloud), where every role would
+	// look unguarded. Default false: probe, and refuse a role that accepts
+	// a wrong external ID (domain.ReasonDestinationRoleUnguarded).
+	NoProbe bool
 }
 
 // Sender sends attempts to AWS destinations. Safe for concurrent use; build
@@ -93,10 +100,16 @@ func (s *Sender) send(ctx context.Context, r sender.Request) sender.Result {
 	if res, ok := s.roles.refusal(ro, s.o.Now()); ok {
 		return res
 	}
+	if !s.o.NoProbe {
+		if res, ok := s.probe(ctx, d.RoleARN, r.EventType == domain.TestEventType); !ok {
+			return res
+		}
+	}
 	if _, err := ro.creds.Retrieve(ctx); err != nil {
 		res := classifyAssume(err)
 		if res.Outcome == sender.Dead {
 			s.roles.refuse(ro, res, s.o.Now())
+			s.roles.forgetProbe(d.RoleARN)
 		}
 		return res
 	}

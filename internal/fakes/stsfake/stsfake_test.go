@@ -100,3 +100,15 @@ func TestAssumeRoleRules(t *testing.T) {
 	_, err := assume(c, "s1", "", 900, "")
 	require.Equal(t, "AccessDenied", code(err), "the trust policy does not name the caller")
 }
+
+// STS checks an external ID only where the trust policy has an
+// sts:ExternalId condition: a role without one is granted with any
+// external ID, or none (what hookline's probe finds out).
+func TestAssumeRoleWithoutExternalIDCondition(t *testing.T) {
+	f, c := setup(t)
+	f.AddRole(stsfake.Role{ARN: role, Trusted: []string{caller}})
+	for _, ext := range []string{"", "hookline-probe-0123456789abcdef", "ext-123"} {
+		_, err := assume(c, "hookline-probe", ext, 900, "")
+		require.NoError(t, err, "external id %q", ext)
+	}
+}
