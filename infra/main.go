@@ -49,6 +49,10 @@
 //	destinationOwnAccount
 //	                "true" accepts destinations and roles in the stack's own account, hookline's own resources
 //	                still refused (default false; the local cloud sets it)
+//	destinationRoleProbe
+//	                "false" stops probing each AWS destination's role with a wrong external ID, which disables
+//	                an endpoint whose role accepts one (default true; the local cloud, which evaluates no
+//	                trust policy, sets false)
 //	messageLog      "false" turns the message log off: no by_tenant index, GET /v1/events answers 503 (default
 //	                true)
 //	messageLogLegacyIndex

@@ -97,6 +97,9 @@ var settings = []setting{
 	{"destinationOwnAccount", to(boolean, func(c *config) *bool { return &c.DestinationOwnAccount }),
 		`"true" accepts destinations and roles in the stack's own account, hookline's own resources still refused ` +
 			"(default false; the local cloud sets it)"},
+	{"destinationRoleProbe", to(disabled, func(c *config) *bool { return &c.DisableDestinationRoleProbe }),
+		`"false" stops probing each AWS destination's role with a wrong external ID, which disables an endpoint whose ` +
+			"role accepts one (default true; the local cloud, which evaluates no trust policy, sets false)"},
 
 	{"messageLog", to(disabled, func(c *config) *bool { return &c.DisableMessageLog }),
 		`"false" turns the message log off: no by_tenant index, GET /v1/events answers 503 (default true)`},

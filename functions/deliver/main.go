@@ -38,7 +38,7 @@ func build(cfg fnenv.DeliverEnv, log *slog.Logger, aws aws.Config) (any, error) 
 		HTTP: &sender.Client{HTTP: sender.NewHTTPClient(sender.ClientOptions{
 			Guard: &cfg.Guard, RequestTimeout: cfg.RequestTimeout,
 		})},
-		AWS: destination.New(aws, destination.Options{RequestTimeout: cfg.RequestTimeout}),
+		AWS: destination.New(aws, destination.Options{RequestTimeout: cfg.RequestTimeout, NoProbe: cfg.NoRoleProbe}),
 	}
 	if rate := cfg.Faults[fault.DeliverCrash]; rate > 0 {
 		// The soak only: the process may exit after a POST.

@@ -375,6 +375,16 @@ type Props struct {
 	// function its permissions; the local cloud, one account for all,
 	// sets it.
 	DestinationOwnAccount bool
+	// DisableDestinationRoleProbe turns off the deliver function's probe
+	// of each AWS destination's role: before the role's first attempt in a
+	// warm instance, and before every test event's, an AssumeRole with a
+	// random wrong external ID; a role that grants it has no
+	// sts:ExternalId condition, so any of hookline's tenants naming it
+	// could reach the customer's resources, and its endpoint is disabled
+	// (destination_role_unguarded), nothing sent. Default false: probe
+	// (one STS call per role per warm instance, and one per test event).
+	// The local cloud, which evaluates no trust policy, sets it.
+	DisableDestinationRoleProbe bool
 }
 
 // deliverBatchSize is the deliver function's SQS batch size: the most

@@ -355,5 +355,6 @@ func deliverEnv(p Props) (fnenv.DeliverEnv, error) {
 		EndpointConcurrency: p.EndpointConcurrency, FastConcurrency: p.fastConcurrency(),
 		Notices: fnenv.Notices{DeadNoticeWindow: p.DeadNoticeWindow},
 		Guard:   netguard.Guard{Allow: allow}, Faults: faults,
+		NoRoleProbe: p.DisableDestinationRoleProbe,
 	}, nil
 }

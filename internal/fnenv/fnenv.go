@@ -42,6 +42,8 @@ const (
 	varRequestTimeout       = "HOOKLINE_REQUEST_TIMEOUT"
 	varMaxRequestTimeout    = "HOOKLINE_MAX_REQUEST_TIMEOUT"
 	varDisableAfter         = "HOOKLINE_DISABLE_AFTER"
+	varRoleProbe            = "HOOKLINE_DESTINATION_ROLE_PROBE"
+	roleProbeOff            = "off"
 	varFailingAfter         = "HOOKLINE_FAILING_AFTER"
 	varDeadNoticeWindow     = "HOOKLINE_DEAD_NOTICE_WINDOW"
 	varOutboxTable          = VarOutboxTable
@@ -391,6 +393,12 @@ type DeliverEnv struct {
 	// Faults (HOOKLINE_FAULTS) injects failures, for the soak test only.
 	// Default: none (and the variable is not set).
 	Faults fault.Rates
+	// NoRoleProbe (HOOKLINE_DESTINATION_ROLE_PROBE "off") skips the probe
+	// of an AWS destination's role with a wrong external ID
+	// (destination.Options.NoProbe). Default false: probe
+	// (Props.DisableDestinationRoleProbe; the local cloud, which evaluates
+	// no trust policy, turns it off).
+	NoRoleProbe bool
 }
 
 // Vars renders e as the function's environment, the retry policy with its
@@ -412,6 +420,9 @@ func (e DeliverEnv) Vars() map[string]string {
 	e.isolationVars(v)
 	e.Notices.vars(v)
 	setFaults(v, e.Faults)
+	if e.NoRoleProbe {
+		v[varRoleProbe] = roleProbeOff
+	}
 	return v
 }
 
@@ -434,6 +445,7 @@ func LoadDeliver(getenv func(string) string) (DeliverEnv, error) {
 		EndpointConcurrency: domain.DefaultEndpointConcurrency,
 		FastConcurrency:     DefaultFastConcurrency,
 		Faults:              faults,
+		NoRoleProbe:         getenv(varRoleProbe) == roleProbeOff,
 	}
 	if err := firstErr(e.Common.check(), required(varStateTable, e.StateTable, varDeliveryQueueURL, e.QueueURL, varDLQURL, e.DLQURL, varSecretsKeyARN, e.SecretsKeyARN)); err != nil {
 		return e, err

@@ -261,8 +261,9 @@ func TestVarsRoundTrip(t *testing.T) {
 			Retry: policy, RequestTimeout: 7 * time.Second, Guard: netguard.Guard{Allow: allow}, DisableAfter: -1, FailingAfter: 3,
 			DisableAfterFor: 30 * time.Second, Breaker: domain.Breaker{Cooldown: time.Second, MaxCooldown: 4 * time.Second},
 			EndpointConcurrency: 2, FastConcurrency: 7,
-			Notices: Notices{OutboxTable: "outbox", OpsQueueURL: "https://ops", DeadNoticeWindow: 5 * time.Second},
-			Faults:  fault.Rates{fault.DeliverCrash: 0.01, fault.EnqueueFail: 0.05},
+			Notices:     Notices{OutboxTable: "outbox", OpsQueueURL: "https://ops", DeadNoticeWindow: 5 * time.Second},
+			Faults:      fault.Rates{fault.DeliverCrash: 0.01, fault.EnqueueFail: 0.05},
+			NoRoleProbe: true,
 		}
 		got, err := LoadDeliver(lookup(e.Vars()))
 		require.NoError(t, err)
@@ -306,7 +307,7 @@ func TestVarsRoundTrip(t *testing.T) {
 func TestVarsLeaveOutWhatIsNotAsked(t *testing.T) {
 	t.Parallel()
 	require.NotContains(t, DeliverEnv{}.Vars(), "HOOKLINE_FAULTS")
-	for _, k := range []string{"HOOKLINE_DISABLE_AFTER_FOR", "HOOKLINE_BREAKER_COOLDOWN", "HOOKLINE_BREAKER_MAX_COOLDOWN", "HOOKLINE_ENDPOINT_CONCURRENCY", "HOOKLINE_ENDPOINT_FAST_CONCURRENCY"} {
+	for _, k := range []string{"HOOKLINE_DESTINATION_ROLE_PROBE", "HOOKLINE_DISABLE_AFTER_FOR", "HOOKLINE_BREAKER_COOLDOWN", "HOOKLINE_BREAKER_MAX_COOLDOWN", "HOOKLINE_ENDPOINT_CONCURRENCY", "HOOKLINE_ENDPOINT_FAST_CONCURRENCY"} {
 		require.NotContains(t, DeliverEnv{}.Vars(), k, "a zero field is left to the function's default")
 	}
 	require.NotContains(t, EnqueueEnv{Faults: fault.Rates{}}.Vars(), "HOOKLINE_FAULTS")
