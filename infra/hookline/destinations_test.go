@@ -103,10 +103,15 @@ func TestDestinationSettings(t *testing.T) {
 	require.Equal(t, obj{"Fn::Join": arr{"", arr{"arn:", obj{"Ref": "AWS::Partition"}, ":iam::*:role/hookline-*"}}}, env["HOOKLINE_DESTINATION_ROLES"],
 		"the api refuses the roles the deliver role may not assume")
 
-	s = synth(t, Props{DestinationOwnAccount: true})
+	deliverEnv := dig(t, s.resource(t, s.deliverFn, "AWS::Lambda::Function"), "Properties", "Environment", "Variables").(obj)
+	require.NotContains(t, deliverEnv, "HOOKLINE_DESTINATION_ROLE_PROBE", "the probe is on by default")
+
+	s = synth(t, Props{DestinationOwnAccount: true, DisableDestinationRoleProbe: true})
 	env = dig(t, s.resource(t, s.apiFn, "AWS::Lambda::Function"), "Properties", "Environment", "Variables").(obj)
 	require.Equal(t, obj{"Ref": "AWS::Region"}, env["HOOKLINE_DESTINATION_REGIONS"], "the stack's own region by default")
 	require.Equal(t, "on", env["HOOKLINE_DESTINATION_OWN_ACCOUNT"])
+	deliverEnv = dig(t, s.resource(t, s.deliverFn, "AWS::Lambda::Function"), "Properties", "Environment", "Variables").(obj)
+	require.Equal(t, "off", deliverEnv["HOOKLINE_DESTINATION_ROLE_PROBE"])
 }
 
 func TestDestinationPropsAreChecked(t *testing.T) {
