@@ -112,23 +112,29 @@ func (o ownResources) roles() []string {
 	return out
 }
 
-// arns are every own resource's ARN, the roles' included.
-func (o ownResources) arns() []string {
-	out := make([]string, 0, len(o.Queues)+2+len(o.Functions))
+// targets are the ARNs of the own resources a destination could send to:
+// the queues, the bus and the topic.
+func (o ownResources) targets() []string {
+	out := make([]string, 0, len(o.Queues)+2)
 	for _, q := range o.Queues {
 		out = append(out, *q.QueueArn())
 	}
-	out = append(out, *o.Bus.EventBusArn(), *o.Topic.TopicArn())
-	return append(out, o.roles()...)
+	return append(out, *o.Bus.EventBusArn(), *o.Topic.TopicArn())
 }
 
 // guardOwnResources holds the AWS destinations off the instance's own
-// resources by their exact ARNs, which no name can slip past: the deliver
-// role may never assume one of hookline's own roles (an explicit Deny,
-// with or without Props.DestinationOwnAccount: the stack's name prefix
-// the api checks is not kept by every name, the operator bus's for one),
-// and the api function refuses a target or role_arn equal to one of them
-// (fnenv.VarOwnResources).
+// resources by their exact ARNs, which no name can slip past (the stack's
+// name prefix the api also checks is not kept by every name, the operator
+// bus's for one), with or without Props.DestinationOwnAccount:
+//   - the deliver role may never assume one of hookline's own roles (an
+//     explicit Deny);
+//   - the deliver function assumes every customer's role with a session
+//     policy that denies the queues, bus and topic (and allows only the
+//     sends), so IAM refuses them whatever the role allows, and it refuses
+//     such a target untried;
+//   - the api function refuses a target or role_arn equal to one of them.
+//
+// Both functions read the ARNs from fnenv.VarOwnResources.
 func guardOwnResources(o ownResources, deliver, api awslambda.Function) {
 	deliver.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:       jsii.String("DenyHooklineRoles"),
@@ -136,5 +142,6 @@ func guardOwnResources(o ownResources, deliver, api awslambda.Function) {
 		Actions:   jsii.Strings("sts:AssumeRole"),
 		Resources: jsii.Strings(o.roles()...),
 	}))
-	api.AddEnvironment(jsii.String(fnenv.VarOwnResources), jsii.String(strings.Join(o.arns(), ",")), nil)
+	api.AddEnvironment(jsii.String(fnenv.VarOwnResources), jsii.String(strings.Join(append(o.targets(), o.roles()...), ",")), nil)
+	deliver.AddEnvironment(jsii.String(fnenv.VarOwnResources), jsii.String(strings.Join(o.targets(), ",")), nil)
 }

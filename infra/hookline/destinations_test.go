@@ -64,13 +64,22 @@ func TestDestinationRoles(t *testing.T) {
 
 // The api function learns the exact ARNs of the stack's own queues, bus,
 // topic and roles, and refuses a destination naming one
-// (api.DestinationRules.OwnResources).
+// (api.DestinationRules.OwnResources); the deliver function learns the
+// queues', bus's and topic's, which every session's policy denies
+// (destination.Options.OwnResources).
 func TestOwnResourcesEnv(t *testing.T) {
 	s := synth(t, Props{DestinationOwnAccount: true})
 	env := dig(t, s.resource(t, s.apiFn, "AWS::Lambda::Function"), "Properties", "Environment", "Variables").(obj)
 	b, err := json.Marshal(env["HOOKLINE_OWN_RESOURCES"])
 	require.NoError(t, err)
 	got := string(b)
+	deliverEnv := dig(t, s.resource(t, s.deliverFn, "AWS::Lambda::Function"), "Properties", "Environment", "Variables").(obj)
+	db, err := json.Marshal(deliverEnv["HOOKLINE_OWN_RESOURCES"])
+	require.NoError(t, err)
+	for _, id := range []string{s.deliveryQueue, s.deadLetter, s.enqueueFails, s.replayJobs, s.replayOps, s.operatorBus} {
+		require.Contains(t, string(db), `{"Fn::GetAtt":["`+id+`","Arn"]}`)
+	}
+	require.NotContains(t, string(db), "Role", "the session policy denies targets; the roles are the Deny's")
 	for _, id := range []string{s.deliveryQueue, s.deadLetter, s.enqueueFails, s.replayJobs, s.replayOps, s.operatorBus} {
 		require.Contains(t, got, `{"Fn::GetAtt":["`+id+`","Arn"]}`)
 	}

@@ -278,7 +278,7 @@ func TestNetworkError(t *testing.T) {
 	w := newWorld(t)
 	cfg := w.srv.Config(deliverKey)
 	cfg.BaseEndpoint = ptr("http://127.0.0.1:1")
-	w.s = New(cfg, Options{})
+	w.s = mustNew(t, cfg, Options{})
 	res := w.send(t, request(t, domain.TypeSQS))
 	require.Equal(t, sender.Retry, res.Outcome)
 	require.Equal(t, "network", res.Error)

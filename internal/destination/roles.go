@@ -147,13 +147,15 @@ func (rs *roles) region(r *role, region string, cfg aws.Config) *clients {
 	return c
 }
 
-// assumer makes k's credentials: AssumeRole with its external ID, for
-// SessionDuration, cached until RefreshBefore its expiry.
-func assumer(client stscreds.AssumeRoleAPIClient, k roleKey) *aws.CredentialsCache {
+// assumer makes k's credentials: AssumeRole with its external ID and the
+// session policy, for SessionDuration, cached until RefreshBefore its
+// expiry.
+func assumer(client stscreds.AssumeRoleAPIClient, k roleKey, policy string) *aws.CredentialsCache {
 	p := stscreds.NewAssumeRoleProvider(client, k.role, func(o *stscreds.AssumeRoleOptions) {
 		o.RoleSessionName = SessionName
 		o.Duration = SessionDuration
 		o.ExternalID = aws.String(k.externalID)
+		o.Policy = aws.String(policy)
 	})
 	return aws.NewCredentialsCache(p, func(o *aws.CredentialsCacheOptions) { o.ExpiryWindow = RefreshBefore })
 }

@@ -399,6 +399,13 @@ type DeliverEnv struct {
 	// (Props.DisableDestinationRoleProbe; the local cloud, which evaluates
 	// no trust policy, turns it off).
 	NoRoleProbe bool
+	// OwnResources (HOOKLINE_OWN_RESOURCES, comma-separated) are the exact
+	// ARNs of the stack's own queues, topic, bus and roles: an AWS
+	// destination's target equal to one is dead untried, and every role is
+	// assumed with a session policy denying them
+	// (destination.Options.OwnResources). The stack sets it once they all
+	// exist. Default none.
+	OwnResources []string
 }
 
 // Vars renders e as the function's environment, the retry policy with its
@@ -423,6 +430,9 @@ func (e DeliverEnv) Vars() map[string]string {
 	if e.NoRoleProbe {
 		v[varRoleProbe] = roleProbeOff
 	}
+	if len(e.OwnResources) > 0 {
+		v[VarOwnResources] = strings.Join(e.OwnResources, ",")
+	}
 	return v
 }
 
@@ -446,6 +456,7 @@ func LoadDeliver(getenv func(string) string) (DeliverEnv, error) {
 		FastConcurrency:     DefaultFastConcurrency,
 		Faults:              faults,
 		NoRoleProbe:         getenv(varRoleProbe) == roleProbeOff,
+		OwnResources:        splitList(getenv(VarOwnResources)),
 	}
 	if err := firstErr(e.Common.check(), required(varStateTable, e.StateTable, varDeliveryQueueURL, e.QueueURL, varDLQURL, e.DLQURL, varSecretsKeyARN, e.SecretsKeyARN)); err != nil {
 		return e, err

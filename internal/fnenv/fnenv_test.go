@@ -263,7 +263,7 @@ func TestVarsRoundTrip(t *testing.T) {
 			EndpointConcurrency: 2, FastConcurrency: 7,
 			Notices:     Notices{OutboxTable: "outbox", OpsQueueURL: "https://ops", DeadNoticeWindow: 5 * time.Second},
 			Faults:      fault.Rates{fault.DeliverCrash: 0.01, fault.EnqueueFail: 0.05},
-			NoRoleProbe: true,
+			NoRoleProbe: true, OwnResources: []string{"arn:aws:sqs:eu-west-1:111122223333:q", "arn:aws:events:eu-west-1:111122223333:event-bus/b"},
 		}
 		got, err := LoadDeliver(lookup(e.Vars()))
 		require.NoError(t, err)
@@ -307,7 +307,7 @@ func TestVarsRoundTrip(t *testing.T) {
 func TestVarsLeaveOutWhatIsNotAsked(t *testing.T) {
 	t.Parallel()
 	require.NotContains(t, DeliverEnv{}.Vars(), "HOOKLINE_FAULTS")
-	for _, k := range []string{"HOOKLINE_DESTINATION_ROLE_PROBE", "HOOKLINE_DISABLE_AFTER_FOR", "HOOKLINE_BREAKER_COOLDOWN", "HOOKLINE_BREAKER_MAX_COOLDOWN", "HOOKLINE_ENDPOINT_CONCURRENCY", "HOOKLINE_ENDPOINT_FAST_CONCURRENCY"} {
+	for _, k := range []string{"HOOKLINE_DESTINATION_ROLE_PROBE", "HOOKLINE_OWN_RESOURCES", "HOOKLINE_DISABLE_AFTER_FOR", "HOOKLINE_BREAKER_COOLDOWN", "HOOKLINE_BREAKER_MAX_COOLDOWN", "HOOKLINE_ENDPOINT_CONCURRENCY", "HOOKLINE_ENDPOINT_FAST_CONCURRENCY"} {
 		require.NotContains(t, DeliverEnv{}.Vars(), k, "a zero field is left to the function's default")
 	}
 	require.NotContains(t, EnqueueEnv{Faults: fault.Rates{}}.Vars(), "HOOKLINE_FAULTS")
