@@ -24,7 +24,7 @@ import (
 func TestAWSDestinationRegistrationRefusals(t *testing.T) {
 	t.Parallel()
 	_, key := apiTenant(t, "dest_refused")
-	role := "arn:aws:iam::000000000000:role/customer-hookline"
+	role := "arn:aws:iam::000000000000:role/hookline-customer"
 	queue := "arn:aws:sqs:us-east-1:000000000000:customer-orders"
 	require.NotEmpty(t, env.out.DeadLetterQueueARN)
 	for _, tc := range []struct {
@@ -40,6 +40,7 @@ func TestAWSDestinationRegistrationRefusals(t *testing.T) {
 		{"a url with sqs", map[string]any{"type": "sqs", "url": "https://hooks.example.com/x", "target": queue, "role_arn": role}, "url"},
 		{"no role", map[string]any{"type": "sns", "target": "arn:aws:sns:us-east-1:000000000000:t"}, "role_arn"},
 		{"a user for a role", map[string]any{"type": "sqs", "target": queue, "role_arn": "arn:aws:iam::000000000000:user/x"}, "role_arn"},
+		{"a role not named hookline-*", map[string]any{"type": "sqs", "target": queue, "role_arn": "arn:aws:iam::000000000000:role/customer-admin"}, "role_arn"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, body := call(t, "POST", "/v1/endpoints", key, tc.body)
@@ -63,7 +64,7 @@ func TestConsoleCreatesAnAWSEndpoint(t *testing.T) {
 	evalIn[bool](b, `(() => { const s = document.querySelector('[data-test="endpoint-type"]'); s.value = 'sqs'; s.dispatchEvent(new Event('change')); return true; })()`)
 	require.True(t, evalIn[bool](b, `document.querySelector('[data-test="endpoint-url"]').offsetParent === null`), "no URL field for sqs")
 	b.typ(dt("endpoint-target"), target)
-	b.typ(dt("endpoint-role"), "arn:aws:iam::000000000000:role/console-customer-hookline")
+	b.typ(dt("endpoint-role"), "arn:aws:iam::000000000000:role/hookline-console-customer")
 	b.click(dt("endpoint-save"))
 	b.wait(dt("external-id"))
 	b.waitJS("the external ID", stepTimeout, `() => document.querySelector('[data-test="external-id"]').textContent.startsWith("hlx_")`)

@@ -49,6 +49,7 @@ var goldenContexts = []map[string]string{
 	{"enqueueSendConcurrency": "0"}, {"enqueueParallelization": "two"}, {"enqueueSendConcurrency": "1.5"},
 	{"destinationRegions": "eu-west-1, eu-central-1", "destinationRoles": "arn:aws:iam::111122223333:role/hookline-*", "destinationOwnAccount": "true"},
 	{"destinationRegions": "Europe"}, {"destinationRoles": "arn:aws:sqs:eu-west-1:111122223333:q"}, {"destinationOwnAccount": "yes"},
+	{"destinationRoleProbe": "false"}, {"destinationRoleProbe": "no"},
 	{"maxRequestTimeout": "40s"}, {"maxRequestTimeout": "x"}, {"requestTimeout": "20s", "maxRequestTimeout": "10s"},
 	{"maxEndpoints": "5", "maxEndpointBytes": "9000", "maxMetricsEventTypes": "3"},
 	{"maxEndpoints": "many"}, {"maxEndpointBytes": "1.5"}, {"maxMetricsEventTypes": "x"},

@@ -44,10 +44,15 @@
 //	                the stack's own region)
 //	destinationRoles
 //	                comma-separated ARN patterns of the customers' roles the deliver function may assume, e.g.
-//	                "arn:aws:iam::*:role/hookline-*" (default any role, arn:<partition>:iam::*:role/*)
+//	                "arn:aws:iam::111122223333:role/hookline-*"; registration refuses a role none matches
+//	                (default arn:<partition>:iam::*:role/hookline-*, a role named hookline-* in any account)
 //	destinationOwnAccount
 //	                "true" accepts destinations and roles in the stack's own account, hookline's own resources
 //	                still refused (default false; the local cloud sets it)
+//	destinationRoleProbe
+//	                "false" stops probing each AWS destination's role with a wrong external ID, which disables
+//	                an endpoint whose role accepts one (default true; the local cloud, which evaluates no
+//	                trust policy, sets false)
 //	messageLog      "false" turns the message log off: no by_tenant index, GET /v1/events answers 503 (default
 //	                true)
 //	messageLogLegacyIndex

@@ -25,7 +25,7 @@ CTX=(-c architecture=host -c "retrySchedule=$SCHEDULE" -c "maxAge=$MAX_AGE" -c a
   -c "requestTimeout=${HOOKLINE_LOCAL_REQUEST_TIMEOUT:-3s}" -c "disableAfter=${HOOKLINE_LOCAL_DISABLE_AFTER:-50}"
   -c "replayRate=${HOOKLINE_LOCAL_REPLAY_RATE:-10}" -c sweepInterval=1m
   -c "failingAfter=${HOOKLINE_LOCAL_FAILING_AFTER:-10}" -c "deadNoticeWindow=${HOOKLINE_LOCAL_DEAD_NOTICE_WINDOW:-5s}"
-  -c portalMinTTL=1s -c destinationOwnAccount=true
+  -c portalMinTTL=1s -c destinationOwnAccount=true -c destinationRoleProbe=false
   -c "breakerCooldown=${HOOKLINE_LOCAL_BREAKER_COOLDOWN:-1s}" -c "breakerMaxCooldown=${HOOKLINE_LOCAL_BREAKER_MAX_COOLDOWN:-4s}"
   -c "disableAfterFor=${HOOKLINE_LOCAL_DISABLE_AFTER_FOR:-30s}"
   -c deliverMaxConcurrency=10 -c enqueueParallelization=1 -c enqueueSendConcurrency=1)

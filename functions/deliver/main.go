@@ -34,11 +34,17 @@ func build(cfg fnenv.DeliverEnv, log *slog.Logger, aws aws.Config) (any, error) 
 	// An http endpoint's attempt is a POST; an sqs, sns or eventbridge
 	// endpoint's (sender.Request.Destination set) goes through AWS, with
 	// the customer's role assumed, its credentials kept per warm instance.
+	awsSender, err := destination.New(aws, destination.Options{
+		RequestTimeout: cfg.RequestTimeout, NoProbe: cfg.NoRoleProbe, OwnResources: cfg.OwnResources,
+	})
+	if err != nil {
+		return nil, err
+	}
 	var send deliver.Sender = destination.Router{
 		HTTP: &sender.Client{HTTP: sender.NewHTTPClient(sender.ClientOptions{
 			Guard: &cfg.Guard, RequestTimeout: cfg.RequestTimeout,
 		})},
-		AWS: destination.New(aws, destination.Options{RequestTimeout: cfg.RequestTimeout}),
+		AWS: awsSender,
 	}
 	if rate := cfg.Faults[fault.DeliverCrash]; rate > 0 {
 		// The soak only: the process may exit after a POST.

@@ -373,14 +373,18 @@ type Props struct {
 	DestinationRegions []string
 	// DestinationRoles are the ARN patterns of the roles the deliver
 	// function may assume (sts:AssumeRole) to reach AWS destinations, each
-	// arn:<partition>:iam::<account or *>:role/<name or pattern>. Default
-	// arn:<the stack's partition>:iam::*:role/* (any customer's role: what
-	// lets it in is the customer's trust policy, which names the deliver
-	// role, Hookline.DeliverRole, and requires the endpoint's external ID).
-	// Narrow it to the customers' accounts, or to a role name the
-	// customers are asked to use ("arn:aws:iam::*:role/hookline-*").
-	// Unless DestinationOwnAccount, the stack's own account's roles are
-	// denied besides.
+	// arn:<partition>:iam::<account or *>:role/<name or pattern>; the api
+	// function refuses at registration a role_arn that none matches (400
+	// naming the patterns). Default
+	// arn:<the stack's partition>:iam::*:role/hookline-* (a customer's role
+	// named with DefaultDestinationRolePrefix, in any account: what lets
+	// it in is besides the customer's trust policy, which names the
+	// deliver role, Hookline.DeliverRole, and must require the endpoint's
+	// external ID). Narrow it to the customers' accounts; widen it
+	// ("arn:aws:iam::*:role/*") only knowing that any role trusting
+	// hookline's account is then in reach. Unless DestinationOwnAccount,
+	// the stack's own account's roles are denied besides, and hookline's
+	// own roles always are.
 	DestinationRoles []string
 	// DestinationOwnAccount accepts destinations, and lets the deliver
 	// function assume roles, in the stack's own account (hookline's own
@@ -390,6 +394,16 @@ type Props struct {
 	// function its permissions; the local cloud, one account for all,
 	// sets it.
 	DestinationOwnAccount bool
+	// DisableDestinationRoleProbe turns off the deliver function's probe
+	// of each AWS destination's role: before the role's first attempt in a
+	// warm instance, and before every test event's, an AssumeRole with a
+	// random wrong external ID; a role that grants it has no
+	// sts:ExternalId condition, so any of hookline's tenants naming it
+	// could reach the customer's resources, and its endpoint is disabled
+	// (destination_role_unguarded), nothing sent. Default false: probe
+	// (one STS call per role per warm instance, and one per test event).
+	// The local cloud, which evaluates no trust policy, sets it.
+	DisableDestinationRoleProbe bool
 }
 
 // deliverBatchSize is the deliver function's SQS batch size: the most

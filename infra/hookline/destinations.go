@@ -3,18 +3,32 @@ package hookline
 import (
 	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/hookline/hookline/internal/fnenv"
 )
 
-// defaultDestinationRoles is Props.DestinationRoles's default: any role
-// in the stack's partition.
+// DefaultDestinationRolePrefix is the name every customer's role must
+// begin with under Props.DestinationRoles's default: a role that trusts
+// hookline's account but was made for something else (another vendor's
+// integration, an admin role without an sts:ExternalId condition) is out
+// of the deliver function's reach unless its owner named it for hookline.
+// The prefix is the product's name, as AWS's own integrations ask for
+// theirs (Datadog's "DatadogIntegrationRole", the CDK bootstrap's "cdk-").
+const DefaultDestinationRolePrefix = "hookline-"
+
+// defaultDestinationRoles is Props.DestinationRoles's default: a role of
+// any account of the stack's partition whose name, at the root path,
+// begins with DefaultDestinationRolePrefix.
 func defaultDestinationRoles() []string {
-	return []string{"arn:" + *awscdk.Aws_PARTITION() + ":iam::*:role/*"}
+	return []string{"arn:" + *awscdk.Aws_PARTITION() + ":iam::*:role/" + DefaultDestinationRolePrefix + "*"}
 }
 
 // destinationRegionRE and destinationRoleRE are the shapes a
@@ -49,11 +63,12 @@ func (p *Props) setDestinationDefaults() error {
 
 // destinationsEnv is the api function's part of the AWS destinations'
 // settings: the stack's partition, account and name (its own resources
-// are refused) and the regions.
+// are refused), the regions and the role patterns (a role the deliver
+// function may not assume is refused at registration).
 func destinationsEnv(p Props) fnenv.Destinations {
 	return fnenv.Destinations{
 		Partition: *awscdk.Aws_PARTITION(), Account: *awscdk.Aws_ACCOUNT_ID(), StackName: *awscdk.Aws_STACK_NAME(),
-		Regions: p.DestinationRegions, OwnAccount: p.DestinationOwnAccount,
+		Regions: p.DestinationRegions, Roles: p.DestinationRoles, OwnAccount: p.DestinationOwnAccount,
 	}
 }
 
@@ -76,4 +91,57 @@ func grantAssumeDestinationRoles(deliver awslambda.Function, roles []string, own
 		Actions:   jsii.Strings("sts:AssumeRole"),
 		Resources: jsii.Strings("arn:" + *awscdk.Aws_PARTITION() + ":iam::" + *awscdk.Aws_ACCOUNT_ID() + ":role/*"),
 	}))
+}
+
+// ownResources are the instance's own resources an AWS destination could
+// name: its queues, the operator bus, the alarm topic and its functions'
+// roles.
+type ownResources struct {
+	Queues    []awssqs.Queue
+	Bus       awsevents.IEventBus
+	Topic     awssns.Topic
+	Functions []awslambda.Function
+}
+
+// roles are the functions' roles' ARNs.
+func (o ownResources) roles() []string {
+	out := make([]string, 0, len(o.Functions))
+	for _, fn := range o.Functions {
+		out = append(out, *fn.Role().RoleArn())
+	}
+	return out
+}
+
+// targets are the ARNs of the own resources a destination could send to:
+// the queues, the bus and the topic.
+func (o ownResources) targets() []string {
+	out := make([]string, 0, len(o.Queues)+2)
+	for _, q := range o.Queues {
+		out = append(out, *q.QueueArn())
+	}
+	return append(out, *o.Bus.EventBusArn(), *o.Topic.TopicArn())
+}
+
+// guardOwnResources holds the AWS destinations off the instance's own
+// resources by their exact ARNs, which no name can slip past (the stack's
+// name prefix the api also checks is not kept by every name, the operator
+// bus's for one), with or without Props.DestinationOwnAccount:
+//   - the deliver role may never assume one of hookline's own roles (an
+//     explicit Deny);
+//   - the deliver function assumes every customer's role with a session
+//     policy that denies the queues, bus and topic (and allows only the
+//     sends), so IAM refuses them whatever the role allows, and it refuses
+//     such a target untried;
+//   - the api function refuses a target or role_arn equal to one of them.
+//
+// Both functions read the ARNs from fnenv.VarOwnResources.
+func guardOwnResources(o ownResources, deliver, api awslambda.Function) {
+	deliver.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       jsii.String("DenyHooklineRoles"),
+		Effect:    awsiam.Effect_DENY,
+		Actions:   jsii.Strings("sts:AssumeRole"),
+		Resources: jsii.Strings(o.roles()...),
+	}))
+	api.AddEnvironment(jsii.String(fnenv.VarOwnResources), jsii.String(strings.Join(append(o.targets(), o.roles()...), ",")), nil)
+	deliver.AddEnvironment(jsii.String(fnenv.VarOwnResources), jsii.String(strings.Join(o.targets(), ",")), nil)
 }

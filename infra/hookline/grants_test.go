@@ -109,7 +109,7 @@ func (s *synthesized) grantsOf(t *testing.T, fnID string) grantSet {
 	g := grantSet{}
 	for _, st := range s.rolePolicy(t, fnID) {
 		if st.Effect == "Deny" && slices.Equal(st.Actions, []string{"sts:AssumeRole"}) {
-			continue // the own account's roles (TestDestinationRoles)
+			continue // the own account's and hookline's roles (TestDestinationRoles)
 		}
 		require.Equal(t, "Allow", st.Effect)
 		for _, r := range st.Resource {
@@ -174,7 +174,7 @@ func TestLeastPrivilege(t *testing.T) {
 			g.add(arn(s.outboxTable), nil, "dynamodb:PutItem")  // operational events
 			g.add(arn(s.replayOps), nil, "sqs:SendMessage")     // delivery.dead windows' notices
 			// The customers' roles, for the AWS destinations (Props.DestinationRoles).
-			g.add(obj{"Fn::Join": arr{"", arr{"arn:", obj{"Ref": "AWS::Partition"}, ":iam::*:role/*"}}}, nil, "sts:AssumeRole")
+			g.add(obj{"Fn::Join": arr{"", arr{"arn:", obj{"Ref": "AWS::Partition"}, ":iam::*:role/hookline-*"}}}, nil, "sts:AssumeRole")
 		},
 		"enqueue": func(g grantSet) {
 			g.add(arn(s.deliveryQueue), nil, "sqs:SendMessage") // SendMessageBatch

@@ -72,11 +72,12 @@ func nagSuppressions(t nagTargets) []nagSuppression {
 	})
 	list = append(list, nagSuppression{
 		Rule: "AwsSolutions-IAM5", On: t.Functions["Deliver"].Role(),
-		Reason: "sts:AssumeRole on the customers' roles (Props.DestinationRoles, any role by default): which customer registers which " +
-			"role is known only at run time, and what lets the deliver role in is each customer's trust policy, which names it and " +
-			"requires the endpoint's external ID. Operators narrow the pattern to their customers' accounts or role names; the stack's " +
-			"own account is denied unless Props.DestinationOwnAccount.",
-		AppliesTo: []string{"Resource::arn:<AWS::Partition>:iam::*:role/*"},
+		Reason: "sts:AssumeRole on the customers' roles (Props.DestinationRoles, by default roles named " + DefaultDestinationRolePrefix + "* in any account): " +
+			"which customer registers which role is known only at run time, and what lets the deliver role in is each customer's trust policy, " +
+			"which names it and must require the endpoint's external ID (the deliver function refuses a role that accepts a wrong one). " +
+			"Operators narrow the pattern to their customers' accounts; the stack's own account is denied unless Props.DestinationOwnAccount, " +
+			"and hookline's own roles always, by ARN.",
+		AppliesTo: []string{"Resource::arn:<AWS::Partition>:iam::*:role/" + DefaultDestinationRolePrefix + "*"},
 	})
 	if t.Tracing {
 		for _, name := range []string{"Api", "Deliver", "Enqueue", "Replay"} {

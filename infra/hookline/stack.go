@@ -135,6 +135,11 @@ func newHookline(scope constructs.Construct, id string, props *Props) (*Hookline
 	functions := map[string]awslambda.Function{"Enqueue": fns.Enqueue, "Deliver": fns.Deliver, "Api": httpAPI.Function, "Replay": replay.Function}
 	ops := newOperations(c, "Operations", operationsProps(p, queues, replay, fns.Enqueue, functions, alarmPrefix))
 	bus.routeToAlarms(p.OperatorEventsToAlarms, ops.Topic)
+	guardOwnResources(ownResources{
+		Queues: []awssqs.Queue{queues.Delivery, queues.DeadLetter, queues.EnqueueFailures, replay.Jobs, replay.Ops},
+		Bus:    bus.Bus, Topic: ops.Topic,
+		Functions: []awslambda.Function{fns.Enqueue, fns.Deliver, httpAPI.Function, replay.Function},
+	}, fns.Deliver, httpAPI.Function)
 
 	redrive := newEnqueueRedrivePolicy(c, "EnqueueRedrivePolicy", redriveProps{
 		Failures: queues.EnqueueFailures, Outbox: tables.Outbox, Enqueue: fns.Enqueue, Bus: bus.Bus,
@@ -353,5 +358,6 @@ func deliverEnv(p Props) (fnenv.DeliverEnv, error) {
 		EndpointConcurrency: p.EndpointConcurrency, FastConcurrency: p.fastConcurrency(),
 		Notices: fnenv.Notices{DeadNoticeWindow: p.DeadNoticeWindow},
 		Guard:   netguard.Guard{Allow: allow}, Faults: faults,
+		NoRoleProbe: p.DisableDestinationRoleProbe,
 	}, nil
 }

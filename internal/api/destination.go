@@ -33,6 +33,16 @@ type DestinationRules struct {
 	// Regions are the regions a target may be in. Empty: none, so no AWS
 	// destination can be registered.
 	Regions []string
+	// Roles are the ARN patterns of the roles the deliver function may
+	// assume (IAM's ArnLike: * and ?, part by part): a role_arn none
+	// matches is refused, naming them, as the deliver role's policy would
+	// refuse it at every attempt. Empty: any role (tests; the stack sets
+	// Props.DestinationRoles, by default roles named hookline-*).
+	Roles []string
+	// OwnResources are the exact ARNs of the stack's own queues, topics,
+	// event bus and roles: a target or role_arn equal to one is refused,
+	// whatever its name and OwnAccount.
+	OwnResources []string
 	// OwnAccount lets targets and roles be in Account (other than
 	// hookline's own resources and the CDK bootstrap's roles). Default
 	// false: the stack's account is refused as a whole, as a role there
@@ -141,6 +151,9 @@ func (r DestinationRules) checkTarget(t domain.EndpointType, s string) string {
 	if !slices.Contains(r.Regions, a.Region) {
 		return fmt.Sprintf("is in region %q; this deployment delivers to %s only", a.Region, strings.Join(r.Regions, ", "))
 	}
+	if slices.Contains(r.OwnResources, s) {
+		return "is a resource of hookline's own stack: refused"
+	}
 	return r.checkOwner(a, a.Name())
 }
 
@@ -156,6 +169,12 @@ func (r DestinationRules) checkRole(s string) string {
 	}
 	if msg := r.checkPartition(a); msg != "" {
 		return msg
+	}
+	if slices.Contains(r.OwnResources, s) {
+		return "is a role of hookline's own stack: refused"
+	}
+	if len(r.Roles) > 0 && !slices.ContainsFunc(r.Roles, func(p string) bool { return arn.Like(p, s) }) {
+		return fmt.Sprintf("is not a role this deployment may assume: name your role to match %s (hookline's deliver role may assume no other)", strings.Join(r.Roles, " or "))
 	}
 	name := a.Name()
 	if r.Account != "" && a.Account == r.Account && strings.HasPrefix(strings.ToLower(name), "cdk-") {

@@ -183,6 +183,48 @@ func TestOwnAccountDestinations(t *testing.T) {
 	requireRefused(t, e.do("POST", "/v1/endpoints", key, awsBody("sqs", awsTargets[domain.TypeSQS], "arn:aws:iam::"+stackAccount+":role/cdk-hnb659fds-cfn-exec-role")), "role_arn", "CDK bootstrap")
 }
 
+// A role none of the deployment's patterns (Props.DestinationRoles)
+// matches is refused at registration, naming them: the deliver role's
+// policy would refuse it at every attempt. Matching is IAM's: case
+// sensitive, at the root path unless the pattern says otherwise.
+func TestDestinationRolePatterns(t *testing.T) {
+	t.Parallel()
+	e := withDestinations(newEnv(t), false)
+	e.srv.Destinations.Roles = []string{"arn:aws:iam::*:role/hookline-*"}
+	e.h = e.srv.Handler()
+	key := e.newTenant("t1")
+	v := e.createEndpoint(key, awsBody("sqs", awsTargets[domain.TypeSQS], customerRole))
+	for _, role := range []string{
+		"arn:aws:iam::" + customerAccount + ":role/admin",
+		"arn:aws:iam::" + customerAccount + ":role/Hookline-delivery",
+		"arn:aws:iam::" + customerAccount + ":role/team/hookline-delivery",
+	} {
+		requireRefused(t, e.do("POST", "/v1/endpoints", key, awsBody("sqs", awsTargets[domain.TypeSQS], role)), "role_arn", "name your role to match arn:aws:iam::*:role/hookline-*")
+		requireRefused(t, e.do("PATCH", "/v1/endpoints/"+v.ID, key, map[string]any{"role_arn": role}), "role_arn", "name your role to match")
+	}
+}
+
+// hookline's own resources are refused by their exact ARNs
+// (OwnResources), whatever their names: the operator bus's does not begin
+// with the stack's, and a name check alone let it through.
+func TestOwnResourcesByARN(t *testing.T) {
+	t.Parallel()
+	bus := "arn:aws:events:eu-west-1:" + stackAccount + ":event-bus/OperatorEvents"
+	ownRole := "arn:aws:iam::" + stackAccount + ":role/ops-deliver"
+	role := "arn:aws:iam::" + stackAccount + ":role/customer-role"
+	e := withDestinations(newEnv(t), true)
+	key := e.newTenant("t1")
+	// The slip: without the ARNs, names alone decide.
+	e.createEndpoint(key, awsBody("eventbridge", bus, role))
+	e.createEndpoint(key, awsBody("sqs", awsTargets[domain.TypeSQS], ownRole))
+
+	e.srv.Destinations.OwnResources = []string{bus, ownRole}
+	e.h = e.srv.Handler()
+	requireRefused(t, e.do("POST", "/v1/endpoints", key, awsBody("eventbridge", bus, role)), "target", "hookline's own stack")
+	requireRefused(t, e.do("POST", "/v1/endpoints", key, awsBody("sqs", awsTargets[domain.TypeSQS], ownRole)), "role_arn", "hookline's own stack")
+	e.createEndpoint(key, awsBody("eventbridge", "arn:aws:events:eu-west-1:"+stackAccount+":event-bus/customer", role))
+}
+
 func TestNoDestinationRegionsRefusesAWSTypes(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

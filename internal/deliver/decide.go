@@ -277,9 +277,7 @@ func decideResult(in Input, p retry.Policy, now time.Time, rnd func() float64) D
 		return Decision{Kind: Delivered, ResetFailures: in.Endpoint.ConsecutiveFailures > 0 || in.Endpoint.FailingSince != nil}
 	case sender.Dead:
 		d := Decision{Kind: Dead, Reason: res.Reason, CountFailure: true}
-		if res.DisableEndpoint {
-			d.DisableEndpoint = domain.DisabledEndpointGone
-		}
+		d.DisableEndpoint = res.DisableEndpoint
 		return d
 	}
 	r := p.Decide(in.Attempt, in.Message.AgeFrom(), now, res.RetryAfter, rnd)

@@ -113,7 +113,7 @@ func TestDecideTheResult(t *testing.T) {
 			Decision{Kind: Delivered}, 0},
 		{"a permanent rejection is dead and counted", 1, fresh, healthy, sender.Result{Outcome: sender.Dead, Status: 400, Reason: domain.Rejected(400)}, nil,
 			Decision{Kind: Dead, Reason: "rejected_400", CountFailure: true}, 0},
-		{"410 is dead and disables the endpoint", 1, fresh, healthy, sender.Result{Outcome: sender.Dead, Status: 410, Reason: domain.ReasonEndpointGone, DisableEndpoint: true}, nil,
+		{"410 is dead and disables the endpoint", 1, fresh, healthy, sender.Result{Outcome: sender.Dead, Status: 410, Reason: domain.ReasonEndpointGone, DisableEndpoint: domain.DisabledEndpointGone}, nil,
 			Decision{Kind: Dead, Reason: domain.ReasonEndpointGone, DisableEndpoint: domain.DisabledEndpointGone, CountFailure: true}, 0},
 		{"a retryable failure waits the next step", 1, fresh, healthy, sender.Result{Outcome: sender.Retry, Status: 500}, nil,
 			Decision{Kind: Retry, Delay: 10 * time.Second, CountFailure: true}, 10},

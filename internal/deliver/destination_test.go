@@ -96,7 +96,7 @@ func mustDelivery(t *testing.T, f *fixture, id string) domain.Delivery {
 type goneSender struct{}
 
 func (goneSender) Send(context.Context, sender.Request) sender.Result {
-	return sender.Result{Outcome: sender.Dead, Reason: domain.ReasonEndpointGone, DisableEndpoint: true, Error: "destination_not_found"}
+	return sender.Result{Outcome: sender.Dead, Reason: domain.ReasonEndpointGone, DisableEndpoint: domain.DisabledEndpointGone, Error: "destination_not_found"}
 }
 
 // The operational events about an AWS endpoint name its type and target
@@ -116,4 +116,40 @@ func TestAWSEndpointOperationalEventsNameItsTarget(t *testing.T) {
 	require.Equal(t, domain.TypeEventBridge, p.Type)
 	require.Equal(t, ep.Target, p.Target)
 	require.Empty(t, p.URL)
+}
+
+// unguardedSender answers every attempt as destination.Sender does for a
+// role that accepted a wrong external ID, counting the attempts.
+type unguardedSender struct{ n int }
+
+func (s *unguardedSender) Send(context.Context, sender.Request) sender.Result {
+	s.n++
+	return sender.Result{Outcome: sender.Dead, Reason: domain.ReasonDestinationRoleUnguarded, DisableEndpoint: domain.DisabledRoleUnguarded, Error: "destination_role_unguarded"}
+}
+
+// An AWS endpoint whose role accepts a wrong external ID is disabled with
+// that reason (the API shows it as disabled_reason), its delivery dead with
+// it; later deliveries go dead as endpoint_disabled, never attempted, until
+// the customer fixes the trust policy and enables the endpoint.
+func TestUnguardedRoleDisablesTheEndpoint(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
+	s := &unguardedSender{}
+	f.h.Sender = s
+	ep := f.store.endpoint("t1/ep_1")
+	ep.Type, ep.Target, ep.RoleARN, ep.URL = domain.TypeSQS, testQueueARN, testRoleARN, ""
+	ep.SealedExternalID = f.seal(t, "t1", "ep_1", "hlx_external")
+	f.store.setEndpoint(ep)
+	require.Empty(t, f.run(t, sqsMessage(t, "a", "1", f.now)))
+	d := mustDelivery(t, f, "a")
+	require.Equal(t, domain.StateDead, d.State)
+	require.Equal(t, domain.ReasonDestinationRoleUnguarded, d.DeadReason)
+	got := f.store.endpoint("t1/ep_1")
+	require.True(t, got.Disabled)
+	require.Equal(t, domain.DisabledRoleUnguarded, got.DisabledReason)
+
+	f.now = f.now.Add(domain.DefaultEndpointCacheTTL + time.Second) // past the kept copy
+	require.Empty(t, f.run(t, sqsMessage(t, "b", "1", f.now)))
+	require.Equal(t, domain.ReasonEndpointDisabled, mustDelivery(t, f, "b").DeadReason)
+	require.Equal(t, 1, s.n, "nothing attempted to a disabled endpoint")
 }

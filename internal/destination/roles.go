@@ -76,10 +76,42 @@ type roles struct {
 	m              map[roleKey]*list.Element
 	// held counts each tenant's sessions kept.
 	held map[string]int
+	// probes are the roles' probes, by role ARN, at most max of them.
+	probes map[string]probed
 }
 
 func newRoles(max, perTenant int) *roles {
-	return &roles{max: max, perTenant: perTenant, ll: list.New(), m: map[roleKey]*list.Element{}, held: map[string]int{}}
+	return &roles{max: max, perTenant: perTenant, ll: list.New(), m: map[roleKey]*list.Element{}, held: map[string]int{}, probes: map[string]probed{}}
+}
+
+// probed is what the last probe of role found, if it is remembered.
+func (rs *roles) probed(role string) (probed, bool) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	p, ok := rs.probes[role]
+	return p, ok
+}
+
+// forgetProbe forgets role's probe: the role refused its own external ID
+// too, so the probe proved nothing of a trust policy that may yet change.
+func (rs *roles) forgetProbe(role string) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	delete(rs.probes, role)
+}
+
+// setProbed remembers a probe of role; past max roles, one other is
+// forgotten (and probed again when next used).
+func (rs *roles) setProbed(role string, p probed) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if _, ok := rs.probes[role]; !ok && len(rs.probes) >= rs.max {
+		for k := range rs.probes {
+			delete(rs.probes, k)
+			break
+		}
+	}
+	rs.probes[role] = p
 }
 
 // get returns k's session, made by mk when it is not kept. A tenant at its
@@ -149,13 +181,15 @@ func (rs *roles) region(r *role, region string, cfg aws.Config) *clients {
 	return c
 }
 
-// assumer makes k's credentials: AssumeRole with its external ID, for
-// SessionDuration, cached until RefreshBefore its expiry.
-func assumer(client stscreds.AssumeRoleAPIClient, k roleKey) *aws.CredentialsCache {
+// assumer makes k's credentials: AssumeRole with its external ID and the
+// session policy, for SessionDuration, cached until RefreshBefore its
+// expiry.
+func assumer(client stscreds.AssumeRoleAPIClient, k roleKey, policy string) *aws.CredentialsCache {
 	p := stscreds.NewAssumeRoleProvider(client, k.role, func(o *stscreds.AssumeRoleOptions) {
 		o.RoleSessionName = SessionName
 		o.Duration = SessionDuration
 		o.ExternalID = aws.String(k.externalID)
+		o.Policy = aws.String(policy)
 	})
 	return aws.NewCredentialsCache(p, func(o *aws.CredentialsCacheOptions) { o.ExpiryWindow = RefreshBefore })
 }

@@ -2,6 +2,7 @@ package destination
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +23,19 @@ type Options struct {
 	// Now is the clock used for webhook-timestamp and for remembering a
 	// refused role; nil is time.Now.
 	Now func() time.Time
+	// NoProbe skips the probe of each role's trust policy (an AssumeRole
+	// with a wrong external ID before the role's first attempt in a warm
+	// instance, and before every test event's): for a cloud that does not
+	// evaluate trust policies (the local cloud), where every role would
+	// look unguarded. Default false: probe, and refuse a role that accepts
+	// a wrong external ID (domain.ReasonDestinationRoleUnguarded).
+	NoProbe bool
+	// OwnResources are the exact ARNs of hookline's own queues, topic and
+	// bus (fnenv's HOOKLINE_OWN_RESOURCES): an attempt whose target is one
+	// is dead untried (invalid_destination), and every session is assumed
+	// with a policy that denies them (sessionPolicy), so IAM refuses them
+	// to any role. Empty: the session policy allows SessionActions only.
+	OwnResources []string
 }
 
 // Sender sends attempts to AWS destinations. Safe for concurrent use; build
@@ -31,6 +45,8 @@ type Sender struct {
 	sts   *sts.Client
 	o     Options
 	roles *roles
+	// policy is every session's policy (sessionPolicy).
+	policy string
 }
 
 // New returns a Sender that calls STS with cfg (the deliver function's own
@@ -41,17 +57,24 @@ type Sender struct {
 // The SDK's own retries are off, for STS and the services alike: an
 // attempt is one call, and a throttled or failed one is classified and
 // retried on hookline's schedule, where the endpoint's health sees it.
-func New(cfg aws.Config, o Options) *Sender {
+//
+// It fails only when the session policy over o.OwnResources is too long
+// for STS (MaxSessionPolicy).
+func New(cfg aws.Config, o Options) (*Sender, error) {
 	if o.RequestTimeout == 0 {
 		o.RequestTimeout = domain.DefaultRequestTimeout
 	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	policy, err := sessionPolicy(o.OwnResources)
+	if err != nil {
+		return nil, err
+	}
 	cfg = cfg.Copy()
 	cfg.Retryer = func() aws.Retryer { return aws.NopRetryer{} }
 	cfg.RetryMaxAttempts = 1
-	return &Sender{cfg: cfg, sts: sts.NewFromConfig(cfg), o: o, roles: newRoles(MaxRoles, MaxRolesPerTenant)}
+	return &Sender{cfg: cfg, sts: sts.NewFromConfig(cfg), o: o, roles: newRoles(MaxRoles, MaxRolesPerTenant), policy: policy}, nil
 }
 
 // Send makes one attempt to r.Destination and classifies it. It never
@@ -77,6 +100,9 @@ func (s *Sender) send(ctx context.Context, r sender.Request) sender.Result {
 	if _, err := arn.ParseRole(d.RoleARN); err != nil {
 		return invalid(err.Error())
 	}
+	if slices.Contains(s.o.OwnResources, d.ARN) {
+		return invalid("the target is one of hookline's own resources")
+	}
 	do, refused := s.prepare(d.Type, target, r, s.o.Now())
 	if refused != nil {
 		return *refused
@@ -89,14 +115,20 @@ func (s *Sender) send(ctx context.Context, r sender.Request) sender.Result {
 	defer cancel()
 
 	k := roleKey{d.TenantID, d.RoleARN, d.ExternalID}
-	ro := s.roles.get(k, func() *aws.CredentialsCache { return assumer(s.sts, k) })
+	ro := s.roles.get(k, func() *aws.CredentialsCache { return assumer(s.sts, k, s.policy) })
 	if res, ok := s.roles.refusal(ro, s.o.Now()); ok {
 		return res
+	}
+	if !s.o.NoProbe {
+		if res, ok := s.probe(ctx, d.RoleARN, r.EventType == domain.TestEventType); !ok {
+			return res
+		}
 	}
 	if _, err := ro.creds.Retrieve(ctx); err != nil {
 		res := classifyAssume(err)
 		if res.Outcome == sender.Dead {
 			s.roles.refuse(ro, res, s.o.Now())
+			s.roles.forgetProbe(d.RoleARN)
 		}
 		return res
 	}

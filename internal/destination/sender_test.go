@@ -107,13 +107,13 @@ func TestSessionCached(t *testing.T) {
 		require.Equal(t, sender.Delivered, w.send(t, request(t, domain.TypeSQS)).Outcome)
 		require.Equal(t, sender.Delivered, w.send(t, request(t, domain.TypeSNS)).Outcome)
 	}
-	require.Equal(t, 1, w.sts.Calls())
+	require.Equal(t, 2, w.sts.Calls(), "the role's probe and its session, once each")
 	r := request(t, domain.TypeSQS)
 	r.Destination.ExternalID = "another-external-id"
 	res := w.send(t, r)
 	require.Equal(t, sender.Dead, res.Outcome)
 	require.Equal(t, domain.ReasonDestinationRoleRefused, res.Reason)
-	require.Equal(t, 2, w.sts.Calls())
+	require.Equal(t, 3, w.sts.Calls(), "the role's probe is remembered")
 }
 
 func TestRolesBounded(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookline/hookline/internal/domain"
@@ -82,8 +83,19 @@ func newWorld(t *testing.T, opts ...func(*stsfake.Config)) *world {
 	w.sqs.AddQueue(w.queueURL)
 	w.sns.AddTopic(topicARN)
 	w.eb.AddBus(busARN)
-	w.s = New(w.srv.Config(deliverKey), Options{RequestTimeout: 2 * time.Second})
+	w.s = mustNew(t, w.srv.Config(deliverKey), Options{RequestTimeout: 2 * time.Second, OwnResources: ownResources})
 	return w
+}
+
+// ownResources are hookline's own queue and bus in the tests, in its
+// account.
+var ownResources = []string{"arn:aws:sqs:eu-west-1:111111111111:Hookline-Delivery", "arn:aws:events:eu-west-1:111111111111:event-bus/operator"}
+
+func mustNew(t *testing.T, cfg aws.Config, o Options) *Sender {
+	t.Helper()
+	s, err := New(cfg, o)
+	require.NoError(t, err)
+	return s
 }
 
 // request is an attempt to typ's destination of the test.

@@ -7,6 +7,11 @@ const (
 	// was refused (no such role, a trust policy that does not name
 	// hookline's deliver role, or another external ID).
 	ReasonDestinationRoleRefused DeadReason = "destination_role_refused"
+	// ReasonDestinationRoleUnguarded: the role accepted an AssumeRole with
+	// a wrong external ID (hookline's probe): its trust policy does not
+	// require the endpoint's, so nothing is sent and the endpoint is
+	// disabled (DisabledRoleUnguarded).
+	ReasonDestinationRoleUnguarded DeadReason = "destination_role_unguarded"
 	// ReasonDestinationAccessDenied: the role was assumed, but its
 	// permissions do not allow the send (sqs:SendMessage, sns:Publish,
 	// events:PutEvents, or the queue's or topic's KMS key).

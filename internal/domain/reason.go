@@ -51,6 +51,11 @@ const (
 	DisabledConsecutiveFailures DisableReason = "consecutive_failures"
 	// DisabledEndpointGone: the receiver answered 410 Gone.
 	DisabledEndpointGone DisableReason = "endpoint_gone"
+	// DisabledRoleUnguarded: the endpoint's AWS role accepted a wrong
+	// external ID (its trust policy has no sts:ExternalId condition), so
+	// any of hookline's tenants could reach it; nothing is sent to it
+	// until the customer fixes the trust policy and enables it.
+	DisabledRoleUnguarded DisableReason = "destination_role_unguarded"
 	// DisabledByTenant: the tenant disabled it through the API.
 	DisabledByTenant DisableReason = "disabled_by_tenant"
 )

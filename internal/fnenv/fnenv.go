@@ -45,6 +45,8 @@ const (
 	varMaxEndpointBytes     = "HOOKLINE_MAX_ENDPOINT_BYTES"
 	varMaxMetricsEventTypes = "HOOKLINE_MAX_METRICS_EVENT_TYPES"
 	varDisableAfter         = "HOOKLINE_DISABLE_AFTER"
+	varRoleProbe            = "HOOKLINE_DESTINATION_ROLE_PROBE"
+	roleProbeOff            = "off"
 	varFailingAfter         = "HOOKLINE_FAILING_AFTER"
 	varDeadNoticeWindow     = "HOOKLINE_DEAD_NOTICE_WINDOW"
 	varOutboxTable          = VarOutboxTable
@@ -394,6 +396,19 @@ type DeliverEnv struct {
 	// Faults (HOOKLINE_FAULTS) injects failures, for the soak test only.
 	// Default: none (and the variable is not set).
 	Faults fault.Rates
+	// NoRoleProbe (HOOKLINE_DESTINATION_ROLE_PROBE "off") skips the probe
+	// of an AWS destination's role with a wrong external ID
+	// (destination.Options.NoProbe). Default false: probe
+	// (Props.DisableDestinationRoleProbe; the local cloud, which evaluates
+	// no trust policy, turns it off).
+	NoRoleProbe bool
+	// OwnResources (HOOKLINE_OWN_RESOURCES, comma-separated) are the exact
+	// ARNs of the stack's own queues, topic, bus and roles: an AWS
+	// destination's target equal to one is dead untried, and every role is
+	// assumed with a session policy denying them
+	// (destination.Options.OwnResources). The stack sets it once they all
+	// exist. Default none.
+	OwnResources []string
 }
 
 // Vars renders e as the function's environment, the retry policy with its
@@ -415,6 +430,12 @@ func (e DeliverEnv) Vars() map[string]string {
 	e.isolationVars(v)
 	e.Notices.vars(v)
 	setFaults(v, e.Faults)
+	if e.NoRoleProbe {
+		v[varRoleProbe] = roleProbeOff
+	}
+	if len(e.OwnResources) > 0 {
+		v[VarOwnResources] = strings.Join(e.OwnResources, ",")
+	}
 	return v
 }
 
@@ -437,6 +458,8 @@ func LoadDeliver(getenv func(string) string) (DeliverEnv, error) {
 		EndpointConcurrency: domain.DefaultEndpointConcurrency,
 		FastConcurrency:     DefaultFastConcurrency,
 		Faults:              faults,
+		NoRoleProbe:         getenv(varRoleProbe) == roleProbeOff,
+		OwnResources:        splitList(getenv(VarOwnResources)),
 	}
 	if err := firstErr(e.Common.check(), required(varStateTable, e.StateTable, varDeliveryQueueURL, e.QueueURL, varDLQURL, e.DLQURL, varSecretsKeyARN, e.SecretsKeyARN)); err != nil {
 		return e, err

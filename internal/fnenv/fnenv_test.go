@@ -268,8 +268,9 @@ func TestVarsRoundTrip(t *testing.T) {
 			Retry: policy, RequestTimeout: 7 * time.Second, Guard: netguard.Guard{Allow: allow}, DisableAfter: -1, FailingAfter: 3,
 			DisableAfterFor: 30 * time.Second, Breaker: domain.Breaker{Cooldown: time.Second, MaxCooldown: 4 * time.Second},
 			EndpointConcurrency: 2, FastConcurrency: 7,
-			Notices: Notices{OutboxTable: "outbox", OpsQueueURL: "https://ops", DeadNoticeWindow: 5 * time.Second},
-			Faults:  fault.Rates{fault.DeliverCrash: 0.01, fault.EnqueueFail: 0.05},
+			Notices:     Notices{OutboxTable: "outbox", OpsQueueURL: "https://ops", DeadNoticeWindow: 5 * time.Second},
+			Faults:      fault.Rates{fault.DeliverCrash: 0.01, fault.EnqueueFail: 0.05},
+			NoRoleProbe: true, OwnResources: []string{"arn:aws:sqs:eu-west-1:111122223333:q", "arn:aws:events:eu-west-1:111122223333:event-bus/b"},
 		}
 		got, err := LoadDeliver(lookup(e.Vars()))
 		require.NoError(t, err)
@@ -285,7 +286,8 @@ func TestVarsRoundTrip(t *testing.T) {
 			{Common: common, OperatorKeySecretARN: "arn:secret", SecretsKeyARN: "arn:key", URLs: netguard.URLPolicy{AllowHTTP: true, Guard: netguard.Guard{Allow: allow}},
 				ReplayQueueURL: "https://jobs", ReplayOpsQueueURL: "https://ops", OutboxTable: "outbox", MessageLog: true, PayloadRetention: 72 * time.Hour, DeliveryQueueURL: "https://delivery",
 				ConsoleFrameAncestors: []string{"'self'", "https://app.example.com"}, AlarmNamePrefix: "Hookline-", PortalMinTTL: time.Second, OperatorIAM: true,
-				Destinations: Destinations{Partition: "aws-cn", Account: "111122223333", StackName: "Hookline", Regions: []string{"cn-north-1", "cn-northwest-1"}, OwnAccount: true}, Endpoints: EndpointLimits{Retry: wantPolicy, MaxRequestTimeout: 40 * time.Second, MaxEndpoints: 7, MaxEndpointBytes: 9000, MaxMetricsEventTypes: 3}},
+				Destinations: Destinations{Partition: "aws-cn", Account: "111122223333", StackName: "Hookline", Regions: []string{"cn-north-1", "cn-northwest-1"},
+					Roles: []string{"arn:aws-cn:iam::*:role/hookline-*", "arn:aws-cn:iam::444455556666:role/x?"}, OwnResources: []string{"arn:aws-cn:events:cn-north-1:111122223333:event-bus/Ops", "arn:aws-cn:iam::111122223333:role/Hookline-Deliver"}, OwnAccount: true}, Endpoints: EndpointLimits{Retry: wantPolicy, MaxRequestTimeout: 40 * time.Second, MaxEndpoints: 7, MaxEndpointBytes: 9000, MaxMetricsEventTypes: 3}},
 			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", OutboxTable: "outbox", PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL, Endpoints: stackLimits},
 			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", OutboxTable: "outbox", MessageLog: true, MessageLogSharded: true, PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL, Endpoints: stackLimits},
 			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL, Endpoints: stackLimits},
@@ -313,7 +315,7 @@ func TestVarsRoundTrip(t *testing.T) {
 func TestVarsLeaveOutWhatIsNotAsked(t *testing.T) {
 	t.Parallel()
 	require.NotContains(t, DeliverEnv{}.Vars(), "HOOKLINE_FAULTS")
-	for _, k := range []string{"HOOKLINE_DISABLE_AFTER_FOR", "HOOKLINE_BREAKER_COOLDOWN", "HOOKLINE_BREAKER_MAX_COOLDOWN", "HOOKLINE_ENDPOINT_CONCURRENCY", "HOOKLINE_ENDPOINT_FAST_CONCURRENCY"} {
+	for _, k := range []string{"HOOKLINE_DESTINATION_ROLE_PROBE", "HOOKLINE_OWN_RESOURCES", "HOOKLINE_DISABLE_AFTER_FOR", "HOOKLINE_BREAKER_COOLDOWN", "HOOKLINE_BREAKER_MAX_COOLDOWN", "HOOKLINE_ENDPOINT_CONCURRENCY", "HOOKLINE_ENDPOINT_FAST_CONCURRENCY"} {
 		require.NotContains(t, DeliverEnv{}.Vars(), k, "a zero field is left to the function's default")
 	}
 	require.NotContains(t, EnqueueEnv{Faults: fault.Rates{}}.Vars(), "HOOKLINE_FAULTS")
@@ -335,6 +337,11 @@ func TestLoadAPIDestinations(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"eu-west-1", "eu-central-1"}, e.Destinations.Regions)
 	require.False(t, e.Destinations.OwnAccount, `only "on" turns it on`)
+	require.Nil(t, e.Destinations.Roles, "no pattern: none set")
+	base[varDestinationRoles] = "arn:aws:iam::*:role/hookline-*, arn:aws:iam::111122223333:role/x"
+	e, err = LoadAPI(lookup(base))
+	require.NoError(t, err)
+	require.Equal(t, []string{"arn:aws:iam::*:role/hookline-*", "arn:aws:iam::111122223333:role/x"}, e.Destinations.Roles)
 }
 
 // mustPolicy is p as a function reads it back from its environment.

@@ -82,8 +82,11 @@ type Result struct {
 	Reason domain.DeadReason
 	// RetryAfter is the receiver's Retry-After on 429 and 503, else 0.
 	RetryAfter time.Duration
-	// DisableEndpoint is set on 410 Gone: the receiver asked to stop.
-	DisableEndpoint bool
+	// DisableEndpoint, when not empty, disables the endpoint for this
+	// reason: on 410 Gone (the receiver asked to stop,
+	// domain.DisabledEndpointGone), or an AWS destination's role that
+	// accepts a wrong external ID (domain.DisabledRoleUnguarded).
+	DisableEndpoint domain.DisableReason
 	// Latency of the attempt, from sending to the end of the read.
 	Latency time.Duration
 	// Excerpt is the start of the response body, at most ExcerptBytes.
@@ -316,7 +319,7 @@ func Classify(status int, retryAfter string, now time.Time) Result {
 			}
 		}
 	case status == http.StatusGone:
-		res.Outcome, res.Reason, res.DisableEndpoint = Dead, domain.ReasonEndpointGone, true
+		res.Outcome, res.Reason, res.DisableEndpoint = Dead, domain.ReasonEndpointGone, domain.DisabledEndpointGone
 	case status >= 300 && status < 400:
 		res.Outcome, res.Reason = Dead, domain.RedirectNotFollowed(status)
 	default:

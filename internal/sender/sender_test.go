@@ -172,7 +172,7 @@ func TestSendStatusClasses(t *testing.T) {
 			require.Equal(t, tc.status, res.Status)
 			require.Equal(t, tc.errCode, res.Error)
 			require.Equal(t, tc.reason, string(res.Reason))
-			require.Equal(t, tc.disableEndpoint, res.DisableEndpoint)
+			require.Equal(t, tc.disableEndpoint, res.DisableEndpoint != "")
 			require.Zero(t, res.RetryAfter)
 			require.Positive(t, res.Latency)
 			if tc.status == http.StatusNoContent {
@@ -202,7 +202,7 @@ func TestSendRedirectsNotFollowed(t *testing.T) {
 			require.Equal(t, status, res.Status)
 			require.Equal(t, "http_"+strconv.Itoa(status), res.Error)
 			require.Equal(t, fmt.Sprintf("redirect_%d_not_followed", status), string(res.Reason))
-			require.False(t, res.DisableEndpoint)
+			require.Empty(t, res.DisableEndpoint)
 			require.EqualValues(t, 1, srv.hits.Load())
 			require.Zero(t, target.hits.Load(), "the redirect target was requested")
 			require.Zero(t, target.newConns.Load(), "the redirect target was connected to")

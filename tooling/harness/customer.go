@@ -185,10 +185,14 @@ func (c *Customer) createBus(ctx context.Context) error {
 	return nil
 }
 
+// roleName is the customer's role's name: it begins with hookline-, as
+// the deployment's default destinationRoles (hookline-*) requires.
+func (c *Customer) roleName() string { return "hookline-" + c.Name }
+
 // createRole makes the role hookline assumes, with the permissions policy
 // of docs/destinations.md, trusting no external id until Trust.
 func (c *Customer) createRole(ctx context.Context) error {
-	r, err := c.iam.CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String(c.Name + "-hookline"),
+	r, err := c.iam.CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String(c.roleName()),
 		AssumeRolePolicyDocument: aws.String(c.trustPolicy())})
 	if err != nil {
 		return fmt.Errorf("create role: %w", err)
@@ -221,7 +225,7 @@ func (c *Customer) trustPolicy(externalIDs ...string) string {
 // ones hookline answered when each endpoint was created).
 func (c *Customer) Trust(ctx context.Context, externalIDs ...string) error {
 	_, err := c.iam.UpdateAssumeRolePolicy(ctx, &iam.UpdateAssumeRolePolicyInput{
-		RoleName: aws.String(c.Name + "-hookline"), PolicyDocument: aws.String(c.trustPolicy(externalIDs...))})
+		RoleName: aws.String(c.roleName()), PolicyDocument: aws.String(c.trustPolicy(externalIDs...))})
 	if err != nil {
 		return fmt.Errorf("customer %s: trust: %w", c.Name, err)
 	}
@@ -343,7 +347,7 @@ func (c *Customer) Delete(ctx context.Context) error {
 		keep(c.eb.DeleteEventBus(ctx, &eventbridge.DeleteEventBusInput{Name: aws.String(c.Name + "-orders")}))
 	}
 	if c.RoleARN != "" {
-		role := aws.String(c.Name + "-hookline")
+		role := aws.String(c.roleName())
 		keep(c.iam.DeleteRolePolicy(ctx, &iam.DeleteRolePolicyInput{RoleName: role, PolicyName: aws.String("hookline-delivery")}))
 		keep(c.iam.DeleteRole(ctx, &iam.DeleteRoleInput{RoleName: role}))
 	}

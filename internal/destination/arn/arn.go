@@ -176,3 +176,45 @@ func split(s, shape string) (ARN, error) {
 	}
 	return a, nil
 }
+
+// Like reports whether s matches pattern as IAM matches an ARN against a
+// policy's Resource (ArnLike): the six colon-separated parts each on their
+// own, * any run of characters (slashes too) and ? any one, case
+// sensitive. A pattern of fewer parts than an ARN matches nothing.
+func Like(pattern, s string) bool {
+	pp, sp := strings.SplitN(pattern, ":", 6), strings.SplitN(s, ":", 6)
+	if len(pp) != 6 || len(sp) != 6 {
+		return false
+	}
+	for i := range pp {
+		if !glob(pp[i], sp[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// glob matches s against p's * and ?, in time linear in their lengths but
+// for the backtracking to the last star (at most len(p)*len(s)).
+func glob(p, s string) bool {
+	pi, si, star, mark := 0, 0, -1, 0
+	for si < len(s) {
+		switch {
+		case pi < len(p) && (p[pi] == '?' || p[pi] == s[si]):
+			pi++
+			si++
+		case pi < len(p) && p[pi] == '*':
+			star, mark = pi, si
+			pi++
+		case star >= 0:
+			pi, mark = star+1, mark+1
+			si = mark
+		default:
+			return false
+		}
+	}
+	for pi < len(p) && p[pi] == '*' {
+		pi++
+	}
+	return pi == len(p)
+}

@@ -106,3 +106,28 @@ func TestEveryPatternCompiles(t *testing.T) {
 	require.True(t, queueRE.MatchString(strings.Repeat("q", 80)))
 	require.False(t, queueRE.MatchString(strings.Repeat("q", 81)), "the bound is a length check")
 }
+
+// Like matches as IAM's ArnLike: part by part, * across slashes but not
+// colons, ? one character, case sensitive.
+func TestLike(t *testing.T) {
+	for _, c := range []struct {
+		pattern, arn string
+		want         bool
+	}{
+		{"arn:aws:iam::*:role/hookline-*", "arn:aws:iam::222222222222:role/hookline-delivery", true},
+		{"arn:aws:iam::*:role/hookline-*", "arn:aws:iam::222222222222:role/hookline-", true},
+		{"arn:aws:iam::*:role/hookline-*", "arn:aws:iam::222222222222:role/Hookline-delivery", false},
+		{"arn:aws:iam::*:role/hookline-*", "arn:aws:iam::222222222222:role/team/hookline-delivery", false},
+		{"arn:aws:iam::*:role/hookline-*", "arn:aws:iam::222222222222:role/admin", false},
+		{"arn:aws:iam::*:role/hookline-*", "arn:aws-cn:iam::222222222222:role/hookline-x", false},
+		{"arn:aws:iam::*:role/*", "arn:aws:iam::222222222222:role/team/admin", true},
+		{"arn:aws:iam::111122223333:role/hookline-*", "arn:aws:iam::444455556666:role/hookline-x", false},
+		{"arn:aws:iam::1111222233?3:role/a*b*c", "arn:aws:iam::111122223333:role/aXbYbZc", true},
+		{"arn:aws:iam::*:role/a*b*c", "arn:aws:iam::111122223333:role/aXbYbZ", false},
+		{"arn:aws:iam::*:*", "arn:aws:iam::111122223333:role/x", true},
+		{"*", "arn:aws:iam::111122223333:role/x", false},
+		{"arn:aws:iam::*:role/x", "not an arn", false},
+	} {
+		require.Equal(t, c.want, Like(c.pattern, c.arn), "%s ~ %s", c.pattern, c.arn)
+	}
+}

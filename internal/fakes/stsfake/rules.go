@@ -1,6 +1,7 @@
 package stsfake
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 
@@ -53,4 +54,77 @@ func trusts(role Role, callerRole string) bool {
 	return slices.ContainsFunc(role.Trusted, func(p string) bool {
 		return p == callerRole || account != "" && (p == account || p == "arn:aws:iam::"+account+":root")
 	})
+}
+
+// MaxPolicyLength is the most characters AssumeRole's Policy may have.
+const MaxPolicyLength = 2048
+
+// statement is one statement of a session policy: its effect, and the
+// actions and resources it names ("*" for any).
+type statement struct {
+	Effect             string
+	Actions, Resources []string
+}
+
+// oneOrMany is a policy's Action or Resource: a string or a list.
+type oneOrMany []string
+
+func (o *oneOrMany) UnmarshalJSON(b []byte) error {
+	var one string
+	if json.Unmarshal(b, &one) == nil {
+		*o = []string{one}
+		return nil
+	}
+	var many []string
+	err := json.Unmarshal(b, &many)
+	*o = many
+	return err
+}
+
+// parsePolicy reads a session policy: nil when none was passed.
+func parsePolicy(s string) ([]statement, error) {
+	if s == "" {
+		return nil, nil
+	}
+	if len(s) > MaxPolicyLength {
+		return nil, awsfake.Errorf(400, "ValidationError", "1 validation error detected: Value at 'policy' failed to satisfy constraint: Member must have length less than or equal to %d", MaxPolicyLength)
+	}
+	var doc struct {
+		Statement []struct {
+			Effect   string
+			Action   oneOrMany
+			Resource oneOrMany
+		}
+	}
+	if err := json.Unmarshal([]byte(s), &doc); err != nil || len(doc.Statement) == 0 {
+		return nil, awsfake.Errorf(400, "MalformedPolicyDocument", "The policy is not in the valid JSON format.")
+	}
+	out := []statement{}
+	for _, st := range doc.Statement {
+		if st.Effect != "Allow" && st.Effect != "Deny" {
+			return nil, awsfake.Errorf(400, "MalformedPolicyDocument", "Invalid effect: %s", st.Effect)
+		}
+		out = append(out, statement{Effect: st.Effect, Actions: st.Action, Resources: st.Resource})
+	}
+	return out, nil
+}
+
+// policyAllows reports whether a session policy allows action on
+// resource: an Allow names both, and no Deny does.
+func policyAllows(p []statement, action, resource string) bool {
+	allowed := false
+	for _, st := range p {
+		if !names(st.Actions, action) || !names(st.Resources, resource) {
+			continue
+		}
+		if st.Effect == "Deny" {
+			return false
+		}
+		allowed = true
+	}
+	return allowed
+}
+
+func names(list []string, v string) bool {
+	return slices.Contains(list, v) || slices.Contains(list, "*")
 }

@@ -11,7 +11,13 @@
 //     (role chaining, as a Lambda function's credentials are), else up to
 //     the role's maximum session duration;
 //   - RoleSessionName 2 to 64 of [\w+=,.@-]; ExternalId 2 to 1224 of
-//     [\w+=,.@:/-]; a malformed request is a ValidationError.
+//     [\w+=,.@:/-]; a malformed request is a ValidationError;
+//   - a session policy (Policy, at most 2048 characters, else a
+//     ValidationError; JSON that is not a policy is
+//     MalformedPolicyDocument) narrows the session: what it does must be
+//     allowed by the role and by the policy, and denied by neither (an
+//     explicit Deny wins). Actions and resources match exactly or by
+//     "*".
 //
 // A granted session's credentials expire as STS says (Config.Now), and the
 // fake remembers which role each access key belongs to (Principal), so that
@@ -94,6 +100,8 @@ type Fake struct {
 type session struct {
 	role    string
 	expires time.Time
+	// policy is the session policy's statements; nil: none was passed.
+	policy []statement
 }
 
 // New returns an STS that knows no role and no caller.
@@ -138,7 +146,8 @@ func (f *Fake) Principal(accessKey string) (roleARN string, ok bool) {
 
 // Allowed reports whether the request signed with accessKey may do action
 // on resource: the key is an unexpired session of a role whose Allow
-// lists the resource for the action.
+// lists the resource for the action, and the session's policy, if any,
+// allows it and does not deny it.
 func (f *Fake) Allowed(accessKey, action, resource string) bool {
 	role, ok := f.Principal(accessKey)
 	if !ok {
@@ -146,6 +155,9 @@ func (f *Fake) Allowed(accessKey, action, resource string) bool {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if p := f.sessions[accessKey].policy; p != nil && !policyAllows(p, action, resource) {
+		return false
+	}
 	for _, r := range f.roles[role].Allow[action] {
 		if r == resource || r == "*" {
 			return true
@@ -217,6 +229,10 @@ func (f *Fake) assume(key string, in form) (*assumeRoleResponse, error) {
 	if err := checkDuration(dur, role, caller); err != nil {
 		return nil, err
 	}
+	policy, err := parsePolicy(in.Get("Policy"))
+	if err != nil {
+		return nil, err
+	}
 	f.seqKey++
 	out := &assumeRoleResponse{}
 	c := &out.Result.Credentials
@@ -226,6 +242,6 @@ func (f *Fake) assume(key string, in form) (*assumeRoleResponse, error) {
 	c.Expiration = expires.Format(time.RFC3339)
 	out.Result.AssumedRoleUser.Arn = strings.Replace(strings.Replace(roleARN, ":iam:", ":sts:", 1), ":role/", ":assumed-role/", 1) + "/" + name
 	out.Result.AssumedRoleUser.AssumedRoleID = "AROAFAKE:" + name
-	f.sessions[c.AccessKeyID] = session{role: roleARN, expires: expires}
+	f.sessions[c.AccessKeyID] = session{role: roleARN, expires: expires, policy: policy}
 	return out, nil
 }

@@ -100,3 +100,49 @@ func TestAssumeRoleRules(t *testing.T) {
 	_, err := assume(c, "s1", "", 900, "")
 	require.Equal(t, "AccessDenied", code(err), "the trust policy does not name the caller")
 }
+
+// STS checks an external ID only where the trust policy has an
+// sts:ExternalId condition: a role without one is granted with any
+// external ID, or none (what hookline's probe finds out).
+func TestAssumeRoleWithoutExternalIDCondition(t *testing.T) {
+	f, c := setup(t)
+	f.AddRole(stsfake.Role{ARN: role, Trusted: []string{caller}})
+	for _, ext := range []string{"", "hookline-probe-0123456789abcdef", "ext-123"} {
+		_, err := assume(c, "hookline-probe", ext, 900, "")
+		require.NoError(t, err, "external id %q", ext)
+	}
+}
+
+// A session policy narrows the session: the role and the policy must both
+// allow, and an explicit Deny in the policy wins.
+func TestSessionPolicy(t *testing.T) {
+	fake, c := setup(t)
+	q := "arn:aws:sqs:eu-west-1:222222222222:q"
+	withPolicy := func(policy string) (string, error) {
+		out, err := c.AssumeRole(context.Background(), &sts.AssumeRoleInput{RoleArn: aws.String(role), RoleSessionName: aws.String("s1"),
+			ExternalId: aws.String("ext-123"), DurationSeconds: aws.Int32(900), Policy: aws.String(policy)})
+		if err != nil {
+			return "", err
+		}
+		return aws.ToString(out.Credentials.AccessKeyId), nil
+	}
+	for _, tc := range []struct {
+		name, policy string
+		allowed      bool
+	}{
+		{"allows the send", `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["sqs:SendMessage"],"Resource":"*"}]}`, true},
+		{"allows another action only", `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"sns:Publish","Resource":"*"}]}`, false},
+		{"denies the queue", `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"sqs:SendMessage","Resource":"*"},{"Effect":"Deny","Action":"*","Resource":["` + q + `"]}]}`, false},
+		{"denies another queue", `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"sqs:SendMessage","Resource":"*"},{"Effect":"Deny","Action":"*","Resource":["` + q + `x"]}]}`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			key, err := withPolicy(tc.policy)
+			require.NoError(t, err)
+			require.Equal(t, tc.allowed, fake.Allowed(key, "sqs:SendMessage", q))
+		})
+	}
+	_, err := withPolicy(`{"Statement":[{"Effect":"Allow","Action":"*","Resource":"` + strings.Repeat("a", 2048) + `"}]}`)
+	require.Equal(t, "ValidationError", code(err))
+	_, err = withPolicy(`not a policy`)
+	require.Equal(t, "MalformedPolicyDocument", code(err))
+}
