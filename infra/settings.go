@@ -81,8 +81,8 @@ var settings = []setting{
 		"the most deliver invocations sending to one endpoint at once until it shows itself fast " +
 			"(default 3; below deliverMaxConcurrency)"},
 	{"tenantConcurrency", to(whole, func(c *config) *int { return &c.TenantConcurrency }),
-		"a tenant's share of the deliver pool: the most deliver invocations sending to one tenant's endpoints at once, " +
-			"however many, until it shows itself fast (default 6; below deliverMaxConcurrency)"},
+		"a tenant's share of the deliver pool: the most deliver invocations sending to one tenant's endpoints " +
+			"not shown fast at once, however many (default 6; below deliverMaxConcurrency)"},
 	{"deadNoticeWindow", to(time.ParseDuration, func(c *config) *time.Duration { return &c.DeadNoticeWindow }),
 		"the window that coalesces one endpoint's delivery.dead notices (default 5m; 1s to 15m)"},
 

@@ -233,13 +233,13 @@ type Props struct {
 	EndpointConcurrency int
 	// TenantConcurrency is a tenant's share of the deliver pool: the most
 	// deliver invocations sending to one tenant's endpoints at once,
-	// however many endpoints it spreads its load over, while the tenant
-	// has not shown itself fast (every request of its batches answered
-	// within a second); a slot that a slow batch held then rests as long
-	// as it was held (deliver.TenantRest), so a slow tenant holds at most
-	// TenantConcurrency invocations and half of their time. Over its share,
-	// a tenant's deliveries wait, sent again delayed, no attempt spent. A
-	// tenant answering fast may have DeliverMaxConcurrency. Default 6
+	// however many endpoints it spreads its load over, but for endpoints
+	// shown fast (every request of their last batch answered within a
+	// second, as for EndpointConcurrency); a slot that a slow batch held
+	// then rests as long as it was held (deliver.TenantRest), so a slow
+	// tenant holds at most TenantConcurrency invocations and half of their
+	// time. Over its share, a tenant's deliveries wait, sent again
+	// delayed, no attempt spent. Default 6
 	// (domain.DefaultTenantConcurrency), or DeliverMaxConcurrency-1 when
 	// that is smaller. At least 1 and below DeliverMaxConcurrency, so that
 	// one slow tenant can never hold the whole pool; at most 100.

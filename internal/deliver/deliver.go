@@ -152,12 +152,13 @@ type Handler struct {
 	// (3).
 	EndpointConcurrency int
 	// TenantConcurrency is the most invocations that may send to one
-	// tenant's endpoints at once, however many endpoints it spreads over,
-	// while the tenant has not shown itself fast (its requests within
-	// SlowAfter); a slow batch's slot then rests as long as it was held
-	// (TenantRest). The attempts of the others wait, sent again delayed,
-	// no attempt spent (WaitTenantBusy). A tenant answering fast may have
-	// FastConcurrency. Default domain.DefaultTenantConcurrency (6).
+	// tenant's endpoints not shown fast at once, however many endpoints it
+	// spreads over (a batch takes one slot of the tenant's gate for all its
+	// attempts to the tenant); a slow batch's slot then rests as long as
+	// it was held (TenantRest). The attempts of the others wait, sent
+	// again delayed, no attempt spent (WaitTenantBusy). Attempts to an
+	// endpoint shown fast (see FastConcurrency) take no slot. Default
+	// domain.DefaultTenantConcurrency (6).
 	TenantConcurrency int
 	// FastConcurrency is the most while the endpoint answers fast: the
 	// deliver mapping's maximum concurrency, so that a fast endpoint may

@@ -70,7 +70,7 @@ func (h *Handler) load(ctx context.Context, ids []string, refs []store.EndpointR
 	var read []cachedEndpoint
 	err := fanout.Each(2, 0, func(i int) (err error) {
 		if i == 0 {
-			snap, err = h.Store.LoadWith(ctx, store.LoadOptions{NoRecords: true}, ids, withTenantGates(refs))
+			snap, err = h.Store.LoadWith(ctx, store.LoadOptions{NoRecords: true}, ids, refs)
 		} else if len(miss) > 0 {
 			read, err = h.readEndpoints(ctx, miss, needs)
 		}
@@ -166,20 +166,4 @@ func (h *Handler) endpointCache() *endpointCache {
 		h.cache = newEndpointCache(h.now, domain.DefaultEndpointCacheTTL, domain.DefaultEndpointCacheSize)
 	})
 	return h.cache
-}
-
-// withTenantGates is refs and, once per tenant, its tenant's gate
-// (store.TenantGate), so that the batch's one strongly consistent read
-// finds which tenants are shown fast: one key more per tenant and batch
-// in the same request, no round trip.
-func withTenantGates(refs []store.EndpointRef) []store.EndpointRef {
-	out := append([]store.EndpointRef(nil), refs...)
-	seen := map[string]bool{}
-	for _, r := range refs {
-		if !seen[r.TenantID] {
-			seen[r.TenantID] = true
-			out = append(out, store.TenantGate(r.TenantID))
-		}
-	}
-	return out
 }

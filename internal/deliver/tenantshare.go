@@ -22,10 +22,11 @@ import (
 const TenantRest = 1
 
 // tenantGates are a batch's tenant gates, one per tenant: its first
-// attempt to be admitted takes a slot of the tenant's gate (store.TenantGate)
-// for the whole batch, and the batch gives it back at its end
-// (releaseTenants): one TakeGate and one ReleaseGate per tenant and batch,
-// none while the tenant is shown fast.
+// attempt that needs one takes a slot of the tenant's gate
+// (store.TenantGate) for the whole batch, and the batch gives it back at
+// its end (releaseTenants): one TakeGate and one ReleaseGate per tenant
+// and batch, and none for a batch whose attempts to the tenant all go to
+// endpoints shown fast.
 type tenantGates struct {
 	mu sync.Mutex
 	by map[string]*tenantGate
@@ -34,15 +35,11 @@ type tenantGates struct {
 // tenantGate is one tenant's gate as a batch holds it.
 type tenantGate struct {
 	mu      sync.Mutex
-	asked   bool        // the batch asked the gate (or found the tenant fast)
+	asked   bool        // the batch asked the gate
 	hold    *store.Hold // held for the batch; nil: none
 	taken   time.Time   // when the hold was taken
-	open    bool        // the gate could not be read or written: admit all
-	fast    bool        // the batch's read showed the tenant fast (no slot)
-	refused bool        // no slot: the tenant's attempts wait
-	slow    bool        // an admitted request to the tenant was slow
-	// fastUntil is until when the batch's read showed the tenant fast.
-	fastUntil time.Time
+	refused bool        // no slot: the tenant's attempts to slow endpoints wait
+	slow    bool        // an admitted request through the slot was slow
 }
 
 func (ts *tenantGates) gate(tenantID string) *tenantGate {
@@ -57,47 +54,51 @@ func (ts *tenantGates) gate(tenantID string) *tenantGate {
 	return ts.by[tenantID]
 }
 
-// enterTenant admits the attempt through its tenant's gate, which the
-// batch asks once (the first attempt to a tenant takes a slot for all
-// the batch's attempts to it): true while the tenant is fast, holds a
-// slot for the batch, or its gate cannot be read or written (counted,
+// enterTenant admits the attempt through its tenant's share of the pool.
+// An attempt to an endpoint shown fast (the batch's read of its gate:
+// its batches' requests all answered within SlowAfter, FastFor ago at
+// most) needs no slot: it holds an invocation for less than SlowAfter,
+// and an endpoint turning slow loses its mark after one batch, as the
+// endpoint's own gate counts it. Any other attempt needs the tenant's
+// slot for the batch, which the batch asks once (the first such attempt
+// takes it for all the batch's attempts to the tenant): true while the
+// batch holds it, or the gate cannot be read or written (counted,
 // metrics.GateUnavailable, as an endpoint's); false when every slot is
 // held (or resting): the tenant has its share of the pool.
 func (h *Handler) enterTenant(ctx context.Context, at *attempt) bool {
 	ep := at.in.Endpoint
-	g := at.tgates.gate(ep.TenantID)
-	at.tgate = g
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.asked {
-		return !g.refused
-	}
-	g.asked = true
-	ref := store.TenantGate(ep.TenantID)
 	if at.snap != nil {
-		if until, ok := at.snap.FastUntil[ref]; ok && until.After(h.now()) {
-			g.fast, g.fastUntil = true, until
+		if until, ok := at.snap.FastUntil[store.EndpointRef{TenantID: ep.TenantID, EndpointID: ep.EndpointID}]; ok && until.After(h.now()) {
 			return true
 		}
 	}
-	slots := h.tenantConcurrency()
-	fast := max(h.FastConcurrency, slots)
-	ask := store.GateAsk{Slots: slots, Fast: fast, Start: rand.IntN(fast), Now: h.now(), Until: h.holdUntil(ctx)}
-	hold, ok, err := h.Store.TakeGate(ctx, ref.TenantID, ref.EndpointID, ask)
-	switch {
-	case err != nil:
-		at.log.WarnContext(ctx, "cannot take the tenant's gate; sending without it", "error", err.Error())
-		at.mb.Put(metrics.GateUnavailable, 1, nil)
-		g.open = true
-	case !ok:
-		g.refused = true
-	default:
-		g.hold, g.taken = &hold, h.now()
+	g := at.tgates.gate(ep.TenantID)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.asked {
+		g.asked = true
+		ref := store.TenantGate(ep.TenantID)
+		slots := h.tenantConcurrency()
+		ask := store.GateAsk{Slots: slots, Start: rand.IntN(slots), Now: h.now(), Until: h.holdUntil(ctx)}
+		hold, ok, err := h.Store.TakeGate(ctx, ref.TenantID, ref.EndpointID, ask)
+		switch {
+		case err != nil:
+			at.log.WarnContext(ctx, "cannot take the tenant's gate; sending without it", "error", err.Error())
+			at.mb.Put(metrics.GateUnavailable, 1, nil)
+		case !ok:
+			g.refused = true
+		default:
+			g.hold, g.taken = &hold, h.now()
+		}
 	}
-	return !g.refused
+	if g.refused {
+		return false
+	}
+	at.tgate = g
+	return true
 }
 
-// tenantSlow marks the attempt's tenant gate slow: an admitted request
+// tenantSlow marks the attempt's tenant slot slow: an admitted request
 // took SlowAfter or longer (or timed out).
 func (at *attempt) tenantSlow() {
 	if g := at.tgate; g != nil {
@@ -108,47 +109,27 @@ func (at *attempt) tenantSlow() {
 }
 
 // releaseTenants gives the batch's tenant slots back once its attempts are
-// done: after a batch whose requests to the tenant were all fast, free at
-// once and the tenant shown fast for FastFor (its later batches take no
-// slot, and may use FastConcurrency of the pool); after a slow one,
-// resting for TenantRest times as long as the batch held it. A tenant
-// shown fast keeps (or, slow, loses) its mark as an endpoint does
-// (markFast): one write at most per tenant and batch, none most batches.
+// done: free at once after a batch whose requests through the slot were
+// all fast; after a slow one, resting TenantRest times as long as the
+// batch held it.
 func (h *Handler) releaseTenants(ctx context.Context, ts *tenantGates) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	now := h.now()
 	for tenantID, g := range ts.by {
 		g.mu.Lock()
-		ref := store.TenantGate(tenantID)
-		switch {
-		case g.fast && g.slow:
-			h.markTenant(ctx, ref, nil)
-		case g.fast && g.fastUntil.Sub(now) < FastFor/2:
-			t := now.Add(FastFor)
-			h.markTenant(ctx, ref, &t)
-		case g.hold != nil:
+		if g.hold != nil {
 			hold := *g.hold
-			var fastUntil *time.Time
 			if g.slow {
 				hold.RestUntil = now.Add(TenantRest * now.Sub(g.taken))
-			} else {
-				t := now.Add(FastFor)
-				fastUntil = &t
 			}
-			if err := h.Store.ReleaseGate(ctx, ref.TenantID, ref.EndpointID, hold, fastUntil); err != nil {
+			if err := h.Store.ReleaseGate(ctx, tenantID, store.TenantGateID, hold, nil); err != nil {
 				// Its hold runs out by itself at the invocation's deadline.
 				h.Log.WarnContext(ctx, "cannot release the tenant's gate", "tenant_id", tenantID, "error", err.Error())
 			}
 			g.hold = nil
 		}
 		g.mu.Unlock()
-	}
-}
-
-func (h *Handler) markTenant(ctx context.Context, ref store.EndpointRef, until *time.Time) {
-	if err := h.Store.MarkGate(ctx, ref.TenantID, ref.EndpointID, until); err != nil {
-		h.Log.WarnContext(ctx, "cannot mark the tenant's gate", "tenant_id", ref.TenantID, "error", err.Error())
 	}
 }
 

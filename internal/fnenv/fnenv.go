@@ -387,9 +387,9 @@ type DeliverEnv struct {
 	// sets it to the deliver mapping's maximum concurrency.
 	FastConcurrency int
 	// TenantConcurrency (HOOKLINE_TENANT_CONCURRENCY) is the most deliver
-	// invocations sending to one tenant's endpoints at once, however many
-	// endpoints it spreads over, while the tenant has not shown itself
-	// fast (deliver.Handler.TenantConcurrency). Default
+	// invocations sending to one tenant's endpoints not shown fast at
+	// once, however many endpoints it spreads over
+	// (deliver.Handler.TenantConcurrency). Default
 	// domain.DefaultTenantConcurrency (6), or FastConcurrency when that is
 	// smaller; at least 1 and at most FastConcurrency.
 	TenantConcurrency int

@@ -129,7 +129,7 @@ var cases = []testCase{
 	{"the circuit breaker opens with the failing mark, doubles its cooldown per failed probe only, and closes on a success", breaker},
 	{"a run of failures disables only once it has lasted the time asked for", patientDisable},
 	{"gate slots: held by one caller at a time, free again when released or run out; the probe apart", gateSlots},
-	{"a tenant's gate: apart from its endpoints' gates and other tenants', a rested slot held until its rest ends, its fast mark read with the batch", tenantGate},
+	{"a tenant's gate: apart from its endpoints' gates and other tenants', a rested slot held until its rest ends", tenantGate},
 	{"deaths add up in their window, the first few kept whole", deadWindows},
 	{"the first attempt writes the whole record; later attempts keep its creation attributes", firstAttempt},
 	{"attempts append, dead is listed per tenant and counted, delivered never regresses", attempts},
@@ -1361,7 +1361,7 @@ func tenantGate(t *testing.T, u *suite) {
 	tenant, other := u.id("t_share"), u.id("t_share_other")
 	now := u.clock.Now()
 	ask := func(at time.Time) store.GateAsk {
-		return store.GateAsk{Slots: 1, Fast: 3, Now: at, Until: at.Add(20 * time.Second)}
+		return store.GateAsk{Slots: 1, Now: at, Until: at.Add(20 * time.Second)}
 	}
 	take := func(ref store.EndpointRef, a store.GateAsk) (store.Hold, bool) {
 		t.Helper()
@@ -1390,17 +1390,9 @@ func tenantGate(t *testing.T, u *suite) {
 	rested, ok := take(gate, ask(h.RestUntil.Add(time.Millisecond)))
 	require.True(t, ok, "free once the rest has passed")
 
-	// A fast release frees the slot at once and opens the fast slots; the
-	// batch read finds the tenant's mark as an endpoint's.
+	// Released at once (no rest), it is free at once.
 	at := h.RestUntil.Add(time.Millisecond)
-	fast := at.Add(5 * time.Second)
-	require.NoError(t, s.ReleaseGate(ctx, tenant, store.TenantGateID, rested, &fast))
-	for i := range 3 {
-		_, ok := take(gate, ask(at))
-		require.True(t, ok, "shown fast: slot %d of 3", i)
-	}
-	snap, err := s.LoadWith(ctx, store.LoadOptions{NoRecords: true}, nil, []store.EndpointRef{gate})
-	require.NoError(t, err)
-	require.Equal(t, fast.UnixMilli(), snap.FastUntil[gate].UnixMilli())
-	require.Empty(t, snap.Endpoints, "a tenant's gate is no endpoint")
+	require.NoError(t, s.ReleaseGate(ctx, tenant, store.TenantGateID, rested, nil))
+	_, ok = take(gate, ask(at))
+	require.True(t, ok, "a release without a rest frees the slot at once")
 }
