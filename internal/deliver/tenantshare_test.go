@@ -243,3 +243,31 @@ func TestLongWaitsAreBoundedPerHour(t *testing.T) {
 	require.Equal(t, MaxDeferDelay, h.breakerDelay(ep, time.Second, 30), "never past what SQS delays a message for")
 	require.Equal(t, MaxDeferDelay-time.Second, h.tenantDelay(30))
 }
+
+// A message over its tenant's share waits without spending an attempt:
+// one on its third receive is sent again carrying the two attempts made
+// before it (none for this receive), one deferral more, and is done with
+// here; the batch's other tenant's message is sent.
+func TestOverShareWaitKeepsTheAttemptCount(t *testing.T) {
+	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
+	noisyHits, _ := noisyTenant(t, f, 2, 0)
+	f.h.TenantConcurrency = 1
+	// The tenant's one slot is held by another invocation.
+	_, ok, err := f.store.TakeGate(context.Background(), "noisy", store.TenantGateID, store.GateAsk{Slots: 1, Now: f.now, Until: f.now.Add(time.Minute)})
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	over := tenantMessage(t, "over", "noisy", "ep_n0", f.now)
+	over.Attributes["ApproximateReceiveCount"] = "3"
+	quiet := tenantMessage(t, "quiet", "t1", "ep_1", f.now)
+	require.Empty(t, f.run(t, over, quiet), "both done with here: the waiting one as a new message")
+	require.EqualValues(t, 1, f.hits.Load(), "the other tenant's message sent")
+	require.Zero(t, noisyHits.Load())
+	back := f.requeuedSince(t, 0)
+	require.Len(t, back, 1)
+	require.Equal(t, "over", back[0].DeliveryID)
+	require.Equal(t, 2, back[0].Attempts, "the two attempts before this receive, and none for it")
+	require.Equal(t, 1, back[0].Deferrals)
+	_, err = f.store.Delivery(context.Background(), "over")
+	require.ErrorIs(t, err, store.ErrNotFound, "no attempt written: the delivery has no record yet")
+}
