@@ -3,6 +3,7 @@ package cost
 import (
 	"testing"
 
+	"github.com/hookline/hookline/internal/deliver"
 	"github.com/stretchr/testify/require"
 )
 
@@ -13,7 +14,7 @@ import (
 // million deliveries.
 func TestWaitingHourIsBounded(t *testing.T) {
 	a := InitialAssumptions
-	require.Equal(t, 8, WaitingReceivesPerHour)
+	require.Equal(t, deliver.BreakerReceivesPerHour, WaitingReceivesPerHour, "the deliver function's bound")
 	w := a.Waiting()
 	require.InDelta(t, 0.3, w.SQSRequests, 1e-9)
 	require.InDelta(t, 2, w.ReadUnits, 1e-9)
