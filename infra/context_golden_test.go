@@ -40,7 +40,7 @@ var goldenContexts = []map[string]string{
 	{"deadNoticeWindow": "soon"}, {"payloadRetention": "2 days"}, {"consoleFrameAncestors": "javascript:alert(1)"},
 	{"portalMinTTL": "1"}, {"deliveryRetention": "x"}, {"dlqRetention": "x"}, {"messageLog": "maybe"}, {"messageLogLegacyIndex": "maybe"},
 	{"allowHTTP": "yes"}, {"disableAfterFor": "5 days"}, {"breakerCooldown": "soon"}, {"breakerMaxCooldown": "10"},
-	{"endpointConcurrency": "few"}, {"operatorEventsToAlarms": "yes"}, {"sweepInterval": "often"}, {"deliverTimeout": "x"},
+	{"endpointConcurrency": "few"}, {"tenantConcurrency": "4"}, {"tenantConcurrency": "few"}, {"operatorEventsToAlarms": "yes"}, {"sweepInterval": "often"}, {"deliverTimeout": "x"},
 	{"tenantDLQAlarm": "0"}, {"tenantDLQAlarm": "many"}, {"deliverMaxConcurrency": "1.5"}, {"smallAccount": "yes"},
 	{"deliverReservedConcurrency": "0"}, {"apiReservedConcurrency": "lots"}, {"replayReservedConcurrency": "-2"},
 	{"apiRateLimit": "fast"}, {"apiBurstLimit": "1.5"}, {"adminIAMAuth": "yes"}, {"apiPublishRateLimit": "fast"},

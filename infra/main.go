@@ -35,6 +35,9 @@
 //	endpointConcurrency
 //	                the most deliver invocations sending to one endpoint at once until it shows itself fast
 //	                (default 3; below deliverMaxConcurrency)
+//	tenantConcurrency
+//	                a tenant's share of the deliver pool: the most deliver invocations sending to one tenant's
+//	                endpoints not shown fast at once, however many (default 6; below deliverMaxConcurrency)
 //	deadNoticeWindow
 //	                the window that coalesces one endpoint's delivery.dead notices (default 5m; 1s to 15m)
 //	allowCIDRs      comma-separated CIDRs the SSRF guard lets through (default none)

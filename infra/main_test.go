@@ -114,20 +114,24 @@ func TestPropsFromContext(t *testing.T) {
 	t.Run("the endpoints' isolation and the deliver pool from context", func(t *testing.T) {
 		p, _, err := from(map[string]string{
 			"disableAfterFor": "30s", "breakerCooldown": "1s", "breakerMaxCooldown": "4s", "endpointConcurrency": "2", "deliverMaxConcurrency": "25",
+			"tenantConcurrency": "4",
 		})
 		require.NoError(t, err)
 		require.Equal(t, 30*time.Second, p.DisableAfterFor)
 		require.Equal(t, time.Second, p.BreakerCooldown)
 		require.Equal(t, 4*time.Second, p.BreakerMaxCooldown)
 		require.Equal(t, 2, p.EndpointConcurrency)
+		require.Equal(t, 4, p.TenantConcurrency)
 		require.Equal(t, 25, p.DeliverMaxConcurrency)
 		p, _, err = from(nil)
 		require.NoError(t, err)
 		require.Zero(t, p.DisableAfterFor, "unset: the construct's default")
 		require.Zero(t, p.EndpointConcurrency)
+		require.Zero(t, p.TenantConcurrency)
 		require.Zero(t, p.DeliverMaxConcurrency)
 		for key, bad := range map[string]string{
 			"disableAfterFor": "5 days", "breakerCooldown": "soon", "breakerMaxCooldown": "10", "endpointConcurrency": "few", "deliverMaxConcurrency": "1.5",
+			"tenantConcurrency": "half",
 		} {
 			_, _, err := from(map[string]string{key: bad})
 			require.ErrorContains(t, err, "context "+key, "%s=%s", key, bad)

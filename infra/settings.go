@@ -80,6 +80,9 @@ var settings = []setting{
 	{"endpointConcurrency", to(whole, func(c *config) *int { return &c.EndpointConcurrency }),
 		"the most deliver invocations sending to one endpoint at once until it shows itself fast " +
 			"(default 3; below deliverMaxConcurrency)"},
+	{"tenantConcurrency", to(whole, func(c *config) *int { return &c.TenantConcurrency }),
+		"a tenant's share of the deliver pool: the most deliver invocations sending to one tenant's endpoints " +
+			"not shown fast at once, however many (default 6; below deliverMaxConcurrency)"},
 	{"deadNoticeWindow", to(time.ParseDuration, func(c *config) *time.Duration { return &c.DeadNoticeWindow }),
 		"the window that coalesces one endpoint's delivery.dead notices (default 5m; 1s to 15m)"},
 

@@ -68,11 +68,13 @@ func build(cfg fnenv.DeliverEnv, log *slog.Logger, aws aws.Config) (any, error) 
 		Policy:       cfg.Retry,
 		DisableAfter: cfg.DisableAfter,
 		FailingAfter: cfg.FailingAfter,
-		// Isolation: the breaker, the patient disable, the endpoint gates.
+		// Isolation: the breaker, the patient disable, the endpoint gates
+		// and the tenant's share.
 		DisableAfterFor:     cfg.DisableAfterFor,
 		Breaker:             cfg.Breaker,
 		EndpointConcurrency: cfg.EndpointConcurrency,
 		FastConcurrency:     cfg.FastConcurrency,
+		TenantConcurrency:   cfg.TenantConcurrency,
 		OpsQueueURL:         cfg.Notices.OpsQueueURL,
 		DeadWindow:          cfg.Notices.DeadNoticeWindow,
 		RequestTimeout:      cfg.RequestTimeout,

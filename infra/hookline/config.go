@@ -232,6 +232,19 @@ type Props struct {
 	// DeliverMaxConcurrency, so that one slow endpoint can never hold the
 	// whole pool; at most 100.
 	EndpointConcurrency int
+	// TenantConcurrency is a tenant's share of the deliver pool: the most
+	// deliver invocations sending to one tenant's endpoints at once,
+	// however many endpoints it spreads its load over, but for endpoints
+	// shown fast (every request of their last batch answered within a
+	// second, as for EndpointConcurrency); a slot that a slow batch held
+	// then rests as long as it was held (deliver.TenantRest), so a slow
+	// tenant holds at most TenantConcurrency invocations and half of their
+	// time. Over its share, a tenant's deliveries wait, sent again
+	// delayed, no attempt spent. Default 6
+	// (domain.DefaultTenantConcurrency), or DeliverMaxConcurrency-1 when
+	// that is smaller. At least 1 and below DeliverMaxConcurrency, so that
+	// one slow tenant can never hold the whole pool; at most 100.
+	TenantConcurrency int
 	// DeadNoticeWindow coalesces delivery.dead: the deaths of one
 	// endpoint's deliveries within one window (aligned on the Unix epoch)
 	// raise one summary, sent when the window ends. Default 5 min; at
@@ -705,9 +718,10 @@ func Reservations(p *Props) (map[string]int, error) {
 	return out, nil
 }
 
-// setIsolationDefaults sets what keeps a failing or slow endpoint from
-// hurting the others: the patient disable, the circuit breaker and the
-// endpoint concurrency gate. It runs after the retry policy and the
+// setIsolationDefaults sets what keeps a failing or slow endpoint, or a
+// tenant spread over many, from hurting the others: the patient disable,
+// the circuit breaker, the endpoint concurrency gate and the tenant's
+// share. It runs after the retry policy and the
 // deliver mapping's concurrency are set, which bound them.
 func (p *Props) setIsolationDefaults() error {
 	if p.DisableAfterFor == 0 {
@@ -732,6 +746,12 @@ func (p *Props) setIsolationDefaults() error {
 	}
 	if p.EndpointConcurrency < 1 || p.EndpointConcurrency >= p.DeliverMaxConcurrency || p.EndpointConcurrency > fnenv.MaxFastConcurrency {
 		return fmt.Errorf("endpoint concurrency %d: want at least 1, at most %d, and below the deliver max concurrency %d, so that one slow endpoint can never hold the whole pool", p.EndpointConcurrency, fnenv.MaxFastConcurrency, p.DeliverMaxConcurrency)
+	}
+	if p.TenantConcurrency == 0 {
+		p.TenantConcurrency = min(domain.DefaultTenantConcurrency, p.DeliverMaxConcurrency-1)
+	}
+	if p.TenantConcurrency < 1 || p.TenantConcurrency >= p.DeliverMaxConcurrency || p.TenantConcurrency > fnenv.MaxFastConcurrency {
+		return fmt.Errorf("tenant concurrency %d: want at least 1, at most %d, and below the deliver max concurrency %d, so that one slow tenant can never hold the whole pool", p.TenantConcurrency, fnenv.MaxFastConcurrency, p.DeliverMaxConcurrency)
 	}
 	return nil
 }

@@ -356,8 +356,9 @@ func deliverEnv(p Props) (fnenv.DeliverEnv, error) {
 		// The fast limit is the deliver mapping's MaximumConcurrency (the
 		// pool), EndpointConcurrency below it (setIsolationDefaults).
 		EndpointConcurrency: p.EndpointConcurrency, FastConcurrency: p.fastConcurrency(),
-		Notices: fnenv.Notices{DeadNoticeWindow: p.DeadNoticeWindow},
-		Guard:   netguard.Guard{Allow: allow}, Faults: faults,
+		TenantConcurrency: p.TenantConcurrency,
+		Notices:           fnenv.Notices{DeadNoticeWindow: p.DeadNoticeWindow},
+		Guard:             netguard.Guard{Allow: allow}, Faults: faults,
 		NoRoleProbe: p.DisableDestinationRoleProbe,
 	}, nil
 }

@@ -324,6 +324,8 @@ type want struct {
 	disableAfterFor                   time.Duration
 	breaker                           domain.Breaker
 	endpointConcurrency, fastParallel int
+	// tenantConcurrency is the deliver function's tenant share.
+	tenantConcurrency int
 	// enqueue's stream mapping's parallelization factor, and its
 	// SendMessageBatch requests in flight at once.
 	parallelization, sendConcurrency int
@@ -873,6 +875,8 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		require.Equal(t, w.fastParallel, cfg.FastConcurrency)
 		require.Equal(t, w.maxConcurrency, cfg.FastConcurrency, "an endpoint answering fast may have the whole mapping's concurrency")
 		require.Less(t, cfg.EndpointConcurrency, w.maxConcurrency, "one slow endpoint never holds the whole pool")
+		require.Equal(t, w.tenantConcurrency, cfg.TenantConcurrency)
+		require.Less(t, cfg.TenantConcurrency, w.maxConcurrency, "one slow tenant never holds the whole pool")
 		require.GreaterOrEqual(t, cfg.DisableAfterFor, retry.Policy{Schedule: w.schedule}.Span(), "no outage the schedule rides out disables an endpoint")
 	})
 
@@ -1163,7 +1167,10 @@ func TestStackDefaults(t *testing.T) {
 		breaker:           domain.Breaker{Cooldown: 10 * time.Second, MaxCooldown: 10 * time.Minute},
 		// 3 of the 25: a slow endpoint holds at most 12% of the pool.
 		endpointConcurrency: 3, fastParallel: 25,
-		parallelization: DefaultEnqueueParallelization, sendConcurrency: domain.DefaultEnqueueSendConcurrency,
+		// 6 of the 25: a slow tenant, however many endpoints, holds at
+		// most a quarter of the pool.
+		tenantConcurrency: 6,
+		parallelization:   DefaultEnqueueParallelization, sendConcurrency: domain.DefaultEnqueueSendConcurrency,
 	})
 	accessChecks(t, s, accessWant{publishRate: 100, publishBurst: 200, adminRate: 10, adminBurst: 20})
 }
@@ -1215,7 +1222,8 @@ func TestStackCustom(t *testing.T) {
 		disableAfterFor:      2 * time.Minute,
 		breaker:              domain.Breaker{Cooldown: time.Second, MaxCooldown: 4 * time.Second},
 		endpointConcurrency:  4, fastParallel: 5,
-		parallelization: 10, sendConcurrency: 7,
+		tenantConcurrency: 4, // the default, below the pool of 5
+		parallelization:   10, sendConcurrency: 7,
 	})
 	accessChecks(t, s, accessWant{publishRate: 7.5, publishBurst: 15, adminRate: 0.5, adminBurst: 1})
 }
@@ -1429,6 +1437,16 @@ func TestPropsValidation(t *testing.T) {
 		require.Equal(t, 1, accepted(t, Props{DeliverMaxConcurrency: 2}).EndpointConcurrency, "the default stays below a small pool")
 		p = accepted(t, Props{DeliverMaxConcurrency: 500, EndpointConcurrency: 100})
 		require.Equal(t, 100, p.fastConcurrency(), "the fast limit is at most 100")
+
+		// A tenant's share: below the pool, so one slow tenant spread over
+		// many endpoints never holds all of it.
+		require.Equal(t, domain.DefaultTenantConcurrency, accepted(t, Props{}).TenantConcurrency)
+		require.Equal(t, 6, accepted(t, Props{}).TenantConcurrency)
+		require.Equal(t, 1, accepted(t, Props{DeliverMaxConcurrency: 2}).TenantConcurrency, "the default stays below a small pool")
+		require.Equal(t, 24, accepted(t, Props{TenantConcurrency: 24}).TenantConcurrency)
+		refused(t, Props{TenantConcurrency: 25}, "tenant concurrency 25: want at least 1, at most 100, and below the deliver max concurrency 25, so that one slow tenant can never hold the whole pool")
+		refused(t, Props{TenantConcurrency: -1}, "tenant concurrency -1")
+		refused(t, Props{DeliverMaxConcurrency: 500, TenantConcurrency: 101}, "at most 100")
 		env, err := deliverEnv(p)
 		require.NoError(t, err)
 		_, err = fnenv.LoadDeliver(lookupVars(env.Vars(), map[string]string{

@@ -39,6 +39,8 @@ type attempt struct {
 	// or not admitted); probe says the attempt is the breaker's probe.
 	gate  *endpointGate
 	probe bool
+	// tgate is the tenant's gate the attempt asked (nil: none yet).
+	tgate *tenantGate
 	// admitted says the gate let the attempt through: it is to leave it.
 	admitted bool
 	// trace is the context of the hop that sent the message (traceOf):
@@ -66,6 +68,7 @@ type batch struct {
 	stats  *batchStats     // the batch's attempt counters, per endpoint
 	gates  *rateGates      // the batch's rate-limited endpoints' slots
 	egates *endpointGates  // the batch's endpoint gates
+	tgates *tenantGates    // the batch's tenant gates
 	later  *laterSends     // the batch's messages to send again, at its end
 }
 
@@ -105,6 +108,9 @@ func (h *Handler) done(ctx context.Context, at *attempt) {
 	}
 	res := at.in.Result
 	slow := res != nil && (res.Latency >= h.slowAfter() || res.Error == "timeout")
+	if slow {
+		at.tenantSlow()
+	}
 	h.leave(ctx, at, slow)
 }
 

@@ -47,6 +47,10 @@ const (
 	// HitchEndpointBusy: the endpoint's gate has no slot: as many
 	// invocations as it may have are sending to it.
 	HitchEndpointBusy
+	// HitchTenantBusy: the tenant's gate has no slot: as many invocations
+	// as its share allows are sending to its endpoints (or its slots rest
+	// after slow batches).
+	HitchTenantBusy
 )
 
 // Wait names why a deferred message waits (Decision.Wait; the Deferred
@@ -58,6 +62,9 @@ const (
 	WaitRateLimited Wait = "rate_limited"
 	WaitBreakerOpen Wait = "breaker_open"
 	WaitBusy        Wait = "endpoint_busy"
+	// WaitTenantBusy: the tenant has its share of the deliver pool
+	// (Handler.TenantConcurrency); the message waits, no attempt spent.
+	WaitTenantBusy Wait = "tenant_busy"
 	// WaitDependency: hookline's own dependency (DynamoDB, KMS) failed
 	// before the attempt; it is tried again soon, no attempt spent.
 	WaitDependency Wait = "dependency"
@@ -245,6 +252,8 @@ func decideBefore(in Input, p retry.Policy) Decision {
 		return wait(WaitBreakerOpen)
 	case in.Hitch == HitchEndpointBusy:
 		return wait(WaitBusy)
+	case in.Hitch == HitchTenantBusy:
+		return wait(WaitTenantBusy)
 	case in.Hitch == HitchRateLimited:
 		return wait(WaitRateLimited)
 	}

@@ -51,6 +51,7 @@ func TestDecideBeforeTheRequest(t *testing.T) {
 		{"an unavailable secret waits, no attempt spent", Input{Message: fresh, Hitch: HitchSecretUnavailable}, Decision{Kind: Defer, Wait: WaitDependency}},
 		{"an open breaker: the message waits", Input{Message: fresh, Hitch: HitchBreakerOpen}, Decision{Kind: Defer, Wait: WaitBreakerOpen}},
 		{"a busy endpoint: the message waits", Input{Message: fresh, Hitch: HitchEndpointBusy}, Decision{Kind: Defer, Wait: WaitBusy}},
+		{"a tenant at its share: the message waits", Input{Message: fresh, Hitch: HitchTenantBusy}, Decision{Kind: Defer, Wait: WaitTenantBusy}},
 		{"no rate slot: the message waits", Input{Message: fresh, Hitch: HitchRateLimited}, Decision{Kind: Defer, Wait: WaitRateLimited}},
 		{"a disabled endpoint is dead before its breaker is asked", Input{Message: fresh, Endpoint: disabled, Hitch: HitchBreakerOpen}, Decision{Kind: Dead, Reason: domain.ReasonEndpointDisabled}},
 		{"a retry not yet due hops", Input{Message: due(fresh, t0.Add(time.Hour))}, Decision{Kind: Defer, Wait: WaitBackoff}},

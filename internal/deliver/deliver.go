@@ -151,6 +151,15 @@ type Handler struct {
 	// delayed, no attempt spent. Default domain.DefaultEndpointConcurrency
 	// (3).
 	EndpointConcurrency int
+	// TenantConcurrency is the most invocations that may send to one
+	// tenant's endpoints not shown fast at once, however many endpoints it
+	// spreads over (a batch takes one slot of the tenant's gate for all its
+	// attempts to the tenant); a slow batch's slot then rests as long as
+	// it was held (TenantRest). The attempts of the others wait, sent
+	// again delayed, no attempt spent (WaitTenantBusy). Attempts to an
+	// endpoint shown fast (see FastConcurrency) take no slot. Default
+	// domain.DefaultTenantConcurrency (6).
+	TenantConcurrency int
 	// FastConcurrency is the most while the endpoint answers fast: the
 	// deliver mapping's maximum concurrency, so that a fast endpoint may
 	// use the whole pool. Default: EndpointConcurrency.
@@ -255,6 +264,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		}()
 	}
 	wg.Wait()
+	h.releaseTenants(ctx, b.tgates)
 	for _, id := range h.sendLater(ctx, b.later) {
 		resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: id})
 	}
@@ -288,6 +298,8 @@ func (h *Handler) open(ctx context.Context, ev events.SQSEvent) ([]message.Messa
 		gates: &rateGates{msgs: msgs},
 		// The endpoints' gates, one slot taken per endpoint for the batch.
 		egates: &endpointGates{},
+		// The tenants' gates, one slot taken per tenant for the batch.
+		tgates: &tenantGates{},
 		// The messages sent again to wait, together at the end.
 		later: &laterSends{},
 	}

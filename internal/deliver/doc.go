@@ -201,6 +201,21 @@
 // reached DisableAfter (50) and lasted DisableAfterFor (5 days): the
 // breaker, not the disable, protects the pool meanwhile.
 //
+// Endpoint gates do not bound a tenant spread over many endpoints, so
+// each tenant also has a gate (store.TenantGate): an attempt to an
+// endpoint not shown fast needs one of TenantConcurrency (6) slots of its
+// tenant's gate, which a batch takes once for all its attempts to the
+// tenant (after the breaker, before the endpoint's gate) and gives back at
+// its end: at once after a fast batch, resting as long as it was held
+// after a slow one (TenantRest), so a slow tenant holds at most
+// TenantConcurrency invocations for at most half of the time. Its attempts
+// over the share wait (WaitTenantBusy); the batch's other tenants'
+// attempts go out. Attempts to endpoints shown fast take no tenant slot,
+// so a batch to fast endpoints costs nothing more. A wait for an open
+// breaker or for the tenant's share is floored at half a span that
+// doubles per deferral, so a message that keeps waiting comes back at
+// most BreakerReceivesPerHour (8) times an hour.
+//
 // # Waits
 //
 // Waiting never spends an attempt or a receive: a message that cannot be

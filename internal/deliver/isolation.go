@@ -72,13 +72,19 @@ func (gs *endpointGates) gate(ref store.EndpointRef) *endpointGate {
 // open breaker defers it until the probe's time; a half-open one lets one
 // attempt through as the probe (the rest of the batch, and of other
 // invocations, wait); a closed one lets the attempt through while the
-// endpoint's gate has a slot for the batch.
+// tenant's gate (enterTenant) and then the endpoint's have a slot for the
+// batch.
 func (h *Handler) admit(ctx context.Context, at *attempt) {
 	ep, now := at.in.Endpoint, at.in.Started
 	state := ep.Breaker(now)
 	if state == domain.BreakerOpen {
 		at.in.Hitch = HitchBreakerOpen
 		at.deferDelay = h.breakerDelay(ep, ep.BreakerUntil.Sub(now), at.in.Message.Deferrals)
+		return
+	}
+	if !h.enterTenant(ctx, at) {
+		at.in.Hitch = HitchTenantBusy
+		at.deferDelay = h.tenantDelay(at.in.Message.Deferrals)
 		return
 	}
 	at.gate = at.egates.gate(store.EndpointRef{TenantID: ep.TenantID, EndpointID: ep.EndpointID})
@@ -212,16 +218,27 @@ func (h *Handler) holdUntil(ctx context.Context) time.Time {
 }
 
 // breakerDelay is how long a message waits for the endpoint's breaker:
-// until (at least a second), then a random part of the longer of the
-// current open period and 2^deferrals seconds (at most MaxDeferDelay in
-// all), so that the backlog neither comes back all at once at the probe's
-// time nor cycles through the queue at every probe: each wait of a
-// message is about twice its last, and the first success of a probe finds
-// the backlog coming back spread over its current waits.
+// until (at least a second, and at least half of 2^deferrals seconds),
+// then a random part of the longer of the current open period and
+// 2^deferrals seconds (at most MaxDeferDelay in all), so that the backlog
+// neither comes back all at once at the probe's time nor cycles through
+// the queue at every probe: each wait of a message is about twice its
+// last, and the first success of a probe finds the backlog coming back
+// spread over its current waits. The floor bounds what a breaker open for
+// hours costs: from its 10th deferral (about 8.5 min of waits in) a
+// message waits at least 512 s, so it comes back at most 8 times an hour
+// (BreakerReceivesPerHour), whatever the probe's time.
 func (h *Handler) breakerDelay(ep domain.Endpoint, until time.Duration, deferrals int) time.Duration {
-	spread := max(h.Breaker.Open(ep.BreakerTrips), time.Duration(1<<min(max(deferrals, 0), 10))*time.Second)
-	return wholeSeconds(max(until, time.Second) + time.Duration(h.rand()*float64(spread)))
+	grown := time.Duration(1<<min(max(deferrals, 0), 10)) * time.Second
+	spread := max(h.Breaker.Open(ep.BreakerTrips), grown)
+	return wholeSeconds(max(until, time.Second, grown/2) + time.Duration(h.rand()*float64(spread)))
 }
+
+// BreakerReceivesPerHour bounds how often a message deferred for an open
+// breaker comes back once its waits have grown (breakerDelay: at least
+// 512 s each from its 10th deferral): 3600/512, rounded up. A tenant-busy
+// wait (tenantDelay, at least 450 s from its 8th) has the same bound.
+const BreakerReceivesPerHour = 8
 
 // busyDelay is how long a message waits for a slot of its endpoint's
 // gate: a second, plus a random part of 2^(deferrals+2) seconds (4 s at

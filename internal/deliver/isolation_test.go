@@ -193,25 +193,36 @@ func (failingGates) ReleaseGate(context.Context, string, string, store.Hold, *ti
 
 func (failingGates) MarkGate(context.Context, string, string, *time.Time) error { return errBoom }
 
-// countingGates counts the gate writes a handler makes.
+// countingGates counts the endpoint gate writes a handler makes, and its
+// tenant gate writes (store.TenantGate) apart.
 type countingGates struct {
 	Gates
-	takes, releases, marks atomic.Int32
+	takes, releases, marks      atomic.Int32
+	tenantTakes, tenantReleases atomic.Int32
+	tenantMarks                 atomic.Int32
 }
 
 func (c *countingGates) TakeGate(ctx context.Context, t, e string, a store.GateAsk) (store.Hold, bool, error) {
-	c.takes.Add(1)
+	c.count(e, &c.takes, &c.tenantTakes)
 	return c.Gates.TakeGate(ctx, t, e, a)
 }
 
 func (c *countingGates) ReleaseGate(ctx context.Context, t, e string, h store.Hold, f *time.Time) error {
-	c.releases.Add(1)
+	c.count(e, &c.releases, &c.tenantReleases)
 	return c.Gates.ReleaseGate(ctx, t, e, h, f)
 }
 
 func (c *countingGates) MarkGate(ctx context.Context, t, e string, f *time.Time) error {
-	c.marks.Add(1)
+	c.count(e, &c.marks, &c.tenantMarks)
 	return c.Gates.MarkGate(ctx, t, e, f)
+}
+
+func (c *countingGates) count(endpointID string, endpoint, tenant *atomic.Int32) {
+	if endpointID == store.TenantGateID {
+		tenant.Add(1)
+		return
+	}
+	endpoint.Add(1)
 }
 
 // An endpoint shown fast is sent to without a slot: the batch's read of

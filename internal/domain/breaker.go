@@ -81,6 +81,16 @@ const DefaultDisableAfterFor = 5 * 24 * time.Hour
 // most 30% of the pool.
 const DefaultEndpointConcurrency = 3
 
+// DefaultTenantConcurrency is the default of the most deliver invocations
+// that may send to one tenant's endpoints at once, however many endpoints
+// it spreads over, while the tenant has not shown itself fast: 6 of the
+// default 25 (the deliver mapping's maximum concurrency), twice an
+// endpoint's share, so a tenant with one slow endpoint is bound by the
+// endpoint's gate, not its own, and a slow tenant holds at most a quarter
+// of the pool's invocations (and, resting its slots, deliver.TenantRest,
+// at most half of their time: an eighth of the pool in all).
+const DefaultTenantConcurrency = 6
+
 // Breaker reports where the endpoint's circuit breaker stands at now:
 // closed unless the endpoint is failing with a probe time set.
 func (e Endpoint) Breaker(now time.Time) BreakerState {

@@ -67,6 +67,7 @@ const (
 	varBreakerCooldown      = "HOOKLINE_BREAKER_COOLDOWN"
 	varBreakerMaxCooldown   = "HOOKLINE_BREAKER_MAX_COOLDOWN"
 	varEndpointConcurrency  = "HOOKLINE_ENDPOINT_CONCURRENCY"
+	varTenantConcurrency    = "HOOKLINE_TENANT_CONCURRENCY"
 	varFastConcurrency      = "HOOKLINE_ENDPOINT_FAST_CONCURRENCY"
 	varSendConcurrency      = "HOOKLINE_ENQUEUE_SEND_CONCURRENCY"
 )
@@ -390,6 +391,13 @@ type DeliverEnv struct {
 	// EndpointConcurrency and at most MaxFastConcurrency (100). The stack
 	// sets it to the deliver mapping's maximum concurrency.
 	FastConcurrency int
+	// TenantConcurrency (HOOKLINE_TENANT_CONCURRENCY) is the most deliver
+	// invocations sending to one tenant's endpoints not shown fast at
+	// once, however many endpoints it spreads over
+	// (deliver.Handler.TenantConcurrency). Default
+	// domain.DefaultTenantConcurrency (6), or FastConcurrency when that is
+	// smaller; at least 1 and at most FastConcurrency.
+	TenantConcurrency int
 	// Notices is where operational events go (HOOKLINE_OUTBOX_TABLE,
 	// HOOKLINE_REPLAY_OPS_QUEUE_URL, HOOKLINE_DEAD_NOTICE_WINDOW).
 	Notices Notices
@@ -457,6 +465,7 @@ func LoadDeliver(getenv func(string) string) (DeliverEnv, error) {
 		Breaker:             domain.Breaker{}.WithDefaults(),
 		EndpointConcurrency: domain.DefaultEndpointConcurrency,
 		FastConcurrency:     DefaultFastConcurrency,
+		TenantConcurrency:   domain.DefaultTenantConcurrency,
 		Faults:              faults,
 		NoRoleProbe:         getenv(varRoleProbe) == roleProbeOff,
 		OwnResources:        splitList(getenv(VarOwnResources)),
@@ -523,6 +532,9 @@ func (e DeliverEnv) isolationVars(v map[string]string) {
 	if e.FastConcurrency != 0 {
 		v[varFastConcurrency] = strconv.Itoa(e.FastConcurrency)
 	}
+	if e.TenantConcurrency != 0 {
+		v[varTenantConcurrency] = strconv.Itoa(e.TenantConcurrency)
+	}
 }
 
 // loadIsolation reads the patient disable, the circuit breaker and the
@@ -572,6 +584,19 @@ func (e *DeliverEnv) loadIsolation(getenv func(string) string) error {
 	}
 	if e.FastConcurrency < e.EndpointConcurrency {
 		return fmt.Errorf("%s %d must be at least %s %d", varFastConcurrency, e.FastConcurrency, varEndpointConcurrency, e.EndpointConcurrency)
+	}
+	if s := getenv(varTenantConcurrency); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return fmt.Errorf("%s: %q is not a whole number of at least 1", varTenantConcurrency, s)
+		}
+		e.TenantConcurrency = n
+	} else {
+		// Unset: the default, within a small pool.
+		e.TenantConcurrency = min(e.TenantConcurrency, e.FastConcurrency)
+	}
+	if e.TenantConcurrency > e.FastConcurrency {
+		return fmt.Errorf("%s %d must be at most %s %d", varTenantConcurrency, e.TenantConcurrency, varFastConcurrency, e.FastConcurrency)
 	}
 	return nil
 }

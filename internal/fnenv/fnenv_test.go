@@ -103,6 +103,7 @@ func TestLoadDeliver(t *testing.T) {
 	require.Equal(t, domain.DefaultDisableAfterFor, c.DisableAfterFor)
 	require.Equal(t, domain.Breaker{Cooldown: domain.DefaultBreakerCooldown, MaxCooldown: domain.DefaultBreakerMaxCooldown}, c.Breaker)
 	require.Equal(t, domain.DefaultEndpointConcurrency, c.EndpointConcurrency)
+	require.Equal(t, domain.DefaultTenantConcurrency, c.TenantConcurrency)
 	require.Equal(t, 25, c.FastConcurrency)
 
 	require.Equal(t, 11*time.Hour+57*time.Minute, c.Retry.LongestDelay(), "the default 2 min queue visibility timeout")
@@ -152,6 +153,9 @@ func TestLoadDeliver(t *testing.T) {
 		"bad fast":               {"HOOKLINE_ENDPOINT_FAST_CONCURRENCY", "many", "HOOKLINE_ENDPOINT_FAST_CONCURRENCY"},
 		"fast too high":          {"HOOKLINE_ENDPOINT_FAST_CONCURRENCY", "101", "from 1 to 100"},
 		"fast below slow":        {"HOOKLINE_ENDPOINT_FAST_CONCURRENCY", "2", "HOOKLINE_ENDPOINT_FAST_CONCURRENCY 2 must be at least HOOKLINE_ENDPOINT_CONCURRENCY 3"},
+		"bad tenant share":       {"HOOKLINE_TENANT_CONCURRENCY", "some", "HOOKLINE_TENANT_CONCURRENCY"},
+		"zero tenant share":      {"HOOKLINE_TENANT_CONCURRENCY", "0", "at least 1"},
+		"tenant share over pool": {"HOOKLINE_TENANT_CONCURRENCY", "26", "HOOKLINE_TENANT_CONCURRENCY 26 must be at most HOOKLINE_ENDPOINT_FAST_CONCURRENCY 25"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := LoadDeliver(with(tc.key, tc.value))
@@ -267,7 +271,7 @@ func TestVarsRoundTrip(t *testing.T) {
 			Common: common, QueueURL: "https://q", DLQURL: "https://dlq", SecretsKeyARN: "arn:key",
 			Retry: policy, RequestTimeout: 7 * time.Second, Guard: netguard.Guard{Allow: allow}, DisableAfter: -1, FailingAfter: 3,
 			DisableAfterFor: 30 * time.Second, Breaker: domain.Breaker{Cooldown: time.Second, MaxCooldown: 4 * time.Second},
-			EndpointConcurrency: 2, FastConcurrency: 7,
+			EndpointConcurrency: 2, FastConcurrency: 7, TenantConcurrency: 5,
 			Notices:     Notices{OutboxTable: "outbox", OpsQueueURL: "https://ops", DeadNoticeWindow: 5 * time.Second},
 			Faults:      fault.Rates{fault.DeliverCrash: 0.01, fault.EnqueueFail: 0.05},
 			NoRoleProbe: true, OwnResources: []string{"arn:aws:sqs:eu-west-1:111122223333:q", "arn:aws:events:eu-west-1:111122223333:event-bus/b"},
@@ -315,7 +319,7 @@ func TestVarsRoundTrip(t *testing.T) {
 func TestVarsLeaveOutWhatIsNotAsked(t *testing.T) {
 	t.Parallel()
 	require.NotContains(t, DeliverEnv{}.Vars(), "HOOKLINE_FAULTS")
-	for _, k := range []string{"HOOKLINE_DESTINATION_ROLE_PROBE", "HOOKLINE_OWN_RESOURCES", "HOOKLINE_DISABLE_AFTER_FOR", "HOOKLINE_BREAKER_COOLDOWN", "HOOKLINE_BREAKER_MAX_COOLDOWN", "HOOKLINE_ENDPOINT_CONCURRENCY", "HOOKLINE_ENDPOINT_FAST_CONCURRENCY"} {
+	for _, k := range []string{"HOOKLINE_DESTINATION_ROLE_PROBE", "HOOKLINE_OWN_RESOURCES", "HOOKLINE_DISABLE_AFTER_FOR", "HOOKLINE_BREAKER_COOLDOWN", "HOOKLINE_BREAKER_MAX_COOLDOWN", "HOOKLINE_ENDPOINT_CONCURRENCY", "HOOKLINE_ENDPOINT_FAST_CONCURRENCY", "HOOKLINE_TENANT_CONCURRENCY"} {
 		require.NotContains(t, DeliverEnv{}.Vars(), k, "a zero field is left to the function's default")
 	}
 	require.NotContains(t, EnqueueEnv{Faults: fault.Rates{}}.Vars(), "HOOKLINE_FAULTS")

@@ -50,7 +50,8 @@ const (
 	StatsWriteFailed = "StatsWriteFailed"
 	// Deferred counts delivery messages the deliver function sent again,
 	// delayed, without spending an attempt, by reason (Reason): rate_limited,
-	// breaker_open, endpoint_busy, dependency (hookline's own DynamoDB or
+	// breaker_open, endpoint_busy, tenant_busy (the tenant has its share of
+	// the pool), dependency (hookline's own DynamoDB or
 	// KMS failed), backoff (a retry delay longer than SQS can hide a
 	// message for, waited in hops).
 	Deferred = "Deferred"

@@ -40,6 +40,23 @@ const (
 type Hold struct {
 	Slot  int
 	Until time.Time
+	// RestUntil, set by the holder before ReleaseGate, keeps the slot held
+	// until then after the release: a tenant's gate rests a slot that a
+	// slow batch held (deliver.TenantRest). Zero, or a time already past:
+	// the release frees it at once.
+	RestUntil time.Time
+}
+
+// TenantGateID is the endpoint id of a tenant's own gate: the gate that
+// bounds how many deliver invocations send to any of the tenant's
+// endpoints at once, beside each endpoint's. Endpoint ids are hookline's
+// own ("ep_" and a random part), so none is "*"; the gate's item is
+// GATE#<tenant>#* and it is read and taken as an endpoint's gate is.
+const TenantGateID = "*"
+
+// TenantGate is the reference of a tenant's own gate (TenantGateID).
+func TenantGate(tenantID string) EndpointRef {
+	return EndpointRef{TenantID: tenantID, EndpointID: TenantGateID}
 }
 
 // GateAsk is what TakeGate asks of an endpoint's gate.
@@ -164,8 +181,9 @@ func freeSlot(item map[string]types.AttributeValue, a GateAsk) int {
 	return noSlot
 }
 
-// ReleaseGate gives a held slot back, unless its hold ran out and another
-// caller took it since: then it is that caller's, and left alone. With
+// ReleaseGate gives a held slot back (free at once, or at h.RestUntil),
+// unless its hold ran out and another caller took it since: then it is
+// that caller's, and left alone. With
 // fastUntil the endpoint counts as fast (its fast slots may be taken)
 // until then; without, it no longer does.
 func (s *Store) ReleaseGate(ctx context.Context, tenantID, endpointID string, h Hold, fastUntil *time.Time) error {
@@ -176,6 +194,10 @@ func (s *Store) ReleaseGate(ctx context.Context, tenantID, endpointID string, h 
 		ConditionExpression:       aws.String("#s = :until"),
 		ExpressionAttributeNames:  map[string]string{"#s": slotAttr(h.Slot)},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":until": millis(h.Until), ":zero": &types.AttributeValueMemberN{Value: "0"}},
+	}
+	if !h.RestUntil.IsZero() {
+		// Held (resting) until then; a later hold's TakeGate finds it so.
+		in.ExpressionAttributeValues[":zero"] = millis(h.RestUntil)
 	}
 	if fastUntil != nil {
 		in.UpdateExpression = aws.String("SET #s = :zero, fast_until = :fast")

@@ -53,8 +53,8 @@ func (s *Store) TakeGate(_ context.Context, tenantID, endpointID string, a store
 	return store.Hold{}, false, nil
 }
 
-// ReleaseGate gives a held slot back, unless another caller holds it
-// since, and sets (or, nil, clears) how long the endpoint counts as fast.
+// ReleaseGate gives a held slot back (free at once, or at h.RestUntil),
+// unless another caller holds it since, and sets (or, nil, clears) how long the endpoint counts as fast.
 func (s *Store) ReleaseGate(_ context.Context, tenantID, endpointID string, h store.Hold, fastUntil *time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -63,6 +63,9 @@ func (s *Store) ReleaseGate(_ context.Context, tenantID, endpointID string, h st
 		return nil
 	}
 	delete(g.held, h.Slot)
+	if !h.RestUntil.IsZero() {
+		g.held[h.Slot] = h.RestUntil // resting: free once it has passed
+	}
 	g.fastUntil = time.Time{}
 	if fastUntil != nil {
 		g.fastUntil = *fastUntil

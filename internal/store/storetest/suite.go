@@ -130,6 +130,7 @@ var cases = []testCase{
 	{"the circuit breaker opens with the failing mark, doubles its cooldown per failed probe only, and closes on a success", breaker},
 	{"a run of failures disables only once it has lasted the time asked for", patientDisable},
 	{"gate slots: held by one caller at a time, free again when released or run out; the probe apart", gateSlots},
+	{"a tenant's gate: apart from its endpoints' gates and other tenants', a rested slot held until its rest ends", tenantGate},
 	{"deaths add up in their window, the first few kept whole", deadWindows},
 	{"the first attempt writes the whole record; later attempts keep its creation attributes", firstAttempt},
 	{"attempts append, dead is listed per tenant and counted, delivered never regresses", attempts},
@@ -1379,4 +1380,45 @@ func gateSlots(t *testing.T, u *suite) {
 	snap, err = s.Load(ctx, nil, []store.EndpointRef{ref})
 	require.NoError(t, err)
 	require.NotContains(t, snap.FastUntil, ref, "cleared")
+}
+
+func tenantGate(t *testing.T, u *suite) {
+	ctx, s := context.Background(), u.s
+	tenant, other := u.id("t_share"), u.id("t_share_other")
+	now := u.clock.Now()
+	ask := func(at time.Time) store.GateAsk {
+		return store.GateAsk{Slots: 1, Now: at, Until: at.Add(20 * time.Second)}
+	}
+	take := func(ref store.EndpointRef, a store.GateAsk) (store.Hold, bool) {
+		t.Helper()
+		h, ok, err := s.TakeGate(ctx, ref.TenantID, ref.EndpointID, a)
+		require.NoError(t, err)
+		return h, ok
+	}
+	gate := store.TenantGate(tenant)
+	require.Equal(t, store.EndpointRef{TenantID: tenant, EndpointID: store.TenantGateID}, gate)
+	h, ok := take(gate, ask(now))
+	require.True(t, ok, "the tenant's one slot")
+	_, ok = take(gate, ask(now))
+	require.False(t, ok, "one slot, held")
+	_, ok = take(store.EndpointRef{TenantID: tenant, EndpointID: "ep"}, ask(now))
+	require.True(t, ok, "an endpoint's gate is not its tenant's")
+	_, ok = take(store.TenantGate(other), ask(now))
+	require.True(t, ok, "another tenant's gate is its own")
+
+	// A slow batch's release rests the slot: held until its rest ends,
+	// whatever its hold asked for.
+	released := now.Add(2 * time.Second)
+	h.RestUntil = released.Add(4 * time.Second)
+	require.NoError(t, s.ReleaseGate(ctx, tenant, store.TenantGateID, h, nil))
+	_, ok = take(gate, ask(released.Add(time.Second)))
+	require.False(t, ok, "resting")
+	rested, ok := take(gate, ask(h.RestUntil.Add(time.Millisecond)))
+	require.True(t, ok, "free once the rest has passed")
+
+	// Released at once (no rest), it is free at once.
+	at := h.RestUntil.Add(time.Millisecond)
+	require.NoError(t, s.ReleaseGate(ctx, tenant, store.TenantGateID, rested, nil))
+	_, ok = take(gate, ask(at))
+	require.True(t, ok, "a release without a rest frees the slot at once")
 }
