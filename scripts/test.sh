@@ -49,7 +49,7 @@ if [ -n "${HOOKLINE_OWN_CLOUD:-}" ] && ! curl -fsS -m 2 "$AWS_ENDPOINT_URL/_loca
 fi
 make --no-print-directory deploy-local
 phase "local cloud and deploy"
-if ! go test -count=1 -tags e2e -timeout 20m -v ./e2e/... 2>&1 | tee "$STATE_DIR/e2e.log"; then
+if ! go test -count=1 -tags e2e -timeout 20m -parallel "${E2E_PARALLEL:-6}" -v ./e2e/... 2>&1 | tee "$STATE_DIR/e2e.log"; then
   # The verbose log is long and a CI page may show only its ends: repeat
   # what the tests themselves said (their file:line messages) and which
   # failed, last, where it is seen.
