@@ -229,8 +229,8 @@ type Route struct {
 	// Operator routes take the operator key; the others a tenant key.
 	Operator bool
 	// Scope is what a portal link needs to take this tenant route (an API
-	// key holds every scope). Empty: any tenant credential (reads, replays
-	// and resends).
+	// key holds every scope). Empty: any tenant credential (reads and the
+	// replay of dead deliveries).
 	Scope  domain.Scope
 	handle func(s *Server, w http.ResponseWriter, r *http.Request, tenant string) *Problem
 }
@@ -256,12 +256,12 @@ func Routes() []Route {
 		{Method: "GET", Path: "/v1/deliveries", handle: (*Server).listDeliveries},
 		{Method: "GET", Path: "/v1/deliveries/{delivery_id}", handle: (*Server).getDelivery},
 		{Method: "GET", Path: "/v1/events/{event_id}/deliveries", handle: (*Server).eventDeliveries},
-		{Method: "POST", Path: "/v1/deliveries/{delivery_id}/resend", handle: (*Server).resendDelivery},
+		{Method: "POST", Path: "/v1/deliveries/{delivery_id}/resend", Scope: domain.ScopeDeliveriesReplay, handle: (*Server).resendDelivery},
 		{Method: "GET", Path: "/v1/events", handle: (*Server).listEvents},
 		{Method: "GET", Path: "/v1/events/{event_id}", handle: (*Server).getEvent},
 		{Method: "GET", Path: "/v1/dlq", handle: (*Server).listDLQ},
 		{Method: "POST", Path: "/v1/dlq/replay", handle: (*Server).replayDLQ},
-		{Method: "POST", Path: "/v1/replays", handle: (*Server).replaySince},
+		{Method: "POST", Path: "/v1/replays", Scope: domain.ScopeDeliveriesReplay, handle: (*Server).replaySince},
 		{Method: "GET", Path: "/v1/replays/{job_id}", handle: (*Server).getReplay},
 		{Method: "GET", Path: "/v1/session", handle: (*Server).getSession},
 		{Method: "POST", Path: "/v1/admin/tenants", Operator: true, handle: (*Server).createTenant},

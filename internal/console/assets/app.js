@@ -293,7 +293,7 @@ async function whoami() {
   session.scopes = new Set(s && Array.isArray(s.scopes) ? s.scopes : []);
   let what = session.label;
   if (s && s.credential === 'portal_link') {
-    what += session.scopes.size ? ': read, replay, ' + [...session.scopes].join(', ') : ': read and replay only';
+    what += session.scopes.size ? ': read, replay dead, ' + [...session.scopes].join(', ') : ': read and replay dead only';
   }
   $('who').textContent = 'Tenant ' + txt(s && s.tenant_id) + ' (' + what + ')';
   applyScopes();
@@ -928,8 +928,12 @@ function renderHeaders(d, ep) {
     body.append(el('tr', {}, el('td', { colspan: 2, text: 'The endpoint\'s custom headers cannot be shown: ' + ep.problem.message })));
     return;
   }
+  // headers_redacted: this credential may not write the endpoint, so the
+  // API shows the names and not the values (often the receiver's secrets).
+  const hidden = ep.headers_redacted === true;
   for (const [k, v] of Object.entries(ep.headers || {})) {
-    body.append(el('tr', { class: 'custom' }, cell(k + ' (endpoint header, current)', 'Header'), cell(String(v), 'Value')));
+    body.append(el('tr', { class: 'custom' }, cell(k + ' (endpoint header, current)', 'Header'),
+      cell(hidden ? '(hidden: this link may not edit endpoints)' : String(v), 'Value')));
   }
 }
 
