@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"github.com/hookline/hookline/internal/store/keys"
 	"maps"
 	"reflect"
 	"slices"
@@ -54,6 +55,9 @@ func (r *recorder) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...fu
 	r.record("GetItem", nil)
 	if sk, _ := in.Key["sk"].(*types.AttributeValueMemberS); sk != nil && sk.Value == "ERASED" {
 		return &dynamodb.GetItemOutput{}, nil // no tombstone: CreateTenant goes on to write
+	}
+	if sk, _ := in.Key["sk"].(*types.AttributeValueMemberS); sk != nil && strings.HasPrefix(sk.Value, keys.KeyRefPrefix) {
+		return &dynamodb.GetItemOutput{}, nil // no reference (a key of before them): RevokeAPIKey goes on to the index
 	}
 	return &dynamodb.GetItemOutput{Item: found(in.Key)}, nil
 }
