@@ -218,10 +218,12 @@ func grantAPI(c constructs.Construct, fn awslambda.Function, secret awssecretsma
 	p.ReplayJobs.Grant(fn, jsii.String("sqs:SendMessage"))
 	p.ReplayOps.Grant(fn, jsii.String("sqs:SendMessage"))
 	// Reads (GetItem, BatchGetItem for an event's deliveries, Query for
-	// endpoints), writes (PutItem, UpdateItem, DeleteItem for an endpoint),
-	// and Query on the index (DLQ listing, key revocation, DLQ depths).
+	// endpoints), writes (PutItem, UpdateItem, DeleteItem for an endpoint;
+	// UpdateItem for a tenant's expensive-request window), ConditionCheckItem
+	// (a new API key's transaction checks the tenant's tombstone), and Query
+	// on the index (DLQ listing, key revocation, DLQ depths).
 	grantTableItems(fn, p.Functions.StateTable, "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query",
-		"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
+		"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem")
 	grantIndexQuery(fn, p.Functions.StateTable)
 	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
 		Grantee: fn, Actions: jsii.Strings("secretsmanager:GetSecretValue"), ResourceArns: jsii.Strings(*secret.SecretArn()),

@@ -78,6 +78,7 @@ var Calls = map[string][]Call{
 	"Tenant":                    {getItem},
 	"PutAPIKey":                 {getItem, conditionCheck, putItem},
 	"TenantForKey":              {getItem},
+	"TakeAPIRequest":            {updateItem},
 	"RevokeAPIKey":              {getItem, queryIndex, updateItem},
 	"PutPortalLink":             {getItem, putItem},
 	"PortalLink":                {getItem},

@@ -237,6 +237,10 @@ func TestCallsListsWhatEachMethodCalls(t *testing.T) {
 		},
 		"TenantForKey": func(ctx context.Context, s *Store) error { _, err := s.TenantForKey(ctx, "h"); return err },
 		"RevokeAPIKey": func(ctx context.Context, s *Store) error { return s.RevokeAPIKey(ctx, "t", "k") },
+		"TakeAPIRequest": func(ctx context.Context, s *Store) error {
+			_, err := s.TakeAPIRequest(ctx, "t", now, 5)
+			return err
+		},
 		"PutPortalLink": func(ctx context.Context, s *Store) error {
 			_, err := s.PutPortalLink(ctx, domain.PortalLink{LinkID: "pl", TenantID: "t", Hash: "h"})
 			return err
