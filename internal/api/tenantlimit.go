@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/hookline/hookline/internal/domain"
 )
 
 // One tenant cannot hold the api function. The function is one Lambda with
@@ -52,17 +54,11 @@ type APIRates interface {
 // The defaults of the per-tenant bounds of expensive routes.
 const (
 	// DefaultTenantExpensiveRate is the most expensive requests a second a
-	// tenant may make. Stripe holds its expensive reads (search, files)
-	// to 20 a second per account on a fleet; hookline's api function has
-	// 20 executions in all, so 5: with DefaultExpensiveBudget one tenant
-	// holds at most half of them.
-	DefaultTenantExpensiveRate = 5
-	// DefaultExpensiveBudget is the longest an expensive request may run.
-	// A listing page, a metrics query or an event lookup takes tens of
-	// milliseconds on DynamoDB (each reads at most a few 1 MB pages); 2 s
-	// is far above that and, times DefaultTenantExpensiveRate, holds one
-	// tenant to 10 executions.
-	DefaultExpensiveBudget = 2 * time.Second
+	// tenant may make (domain.DefaultAPITenantExpensiveRate, 5).
+	DefaultTenantExpensiveRate = domain.DefaultAPITenantExpensiveRate
+	// DefaultExpensiveBudget is the longest an expensive request may run
+	// (domain.DefaultAPIExpensiveBudget, 2 s).
+	DefaultExpensiveBudget = domain.DefaultAPIExpensiveBudget
 	// expensiveRetryAfter is the Retry-After of a request stopped at its
 	// budget, in seconds.
 	expensiveRetryAfter = 1
