@@ -67,6 +67,13 @@ const (
 	refusedMemo = 1024
 )
 
+// LimitHeader names, on a 429, the limit that refused the request:
+// LimitTenantExpensive for the per-tenant limit of expensive requests.
+const (
+	LimitHeader          = "X-Hookline-Limit"
+	LimitTenantExpensive = "tenant-expensive"
+)
+
 // tenantRate is Server.TenantExpensiveRate with its default; 0 for none.
 func (s *Server) tenantRate() int {
 	switch {
@@ -136,6 +143,9 @@ func (s *Server) admitExpensive(w http.ResponseWriter, r *http.Request, tenant s
 	}
 	wait := window.Add(time.Second).Sub(now)
 	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+	// Tells a client (the console) this 429 is the per-second limit, worth
+	// retrying at once after Retry-After, not a replay job limit.
+	w.Header().Set(LimitHeader, LimitTenantExpensive)
 	return problem(http.StatusTooManyRequests,
 		"this tenant is over its limit of %d expensive requests a second (listings, metrics, event lookups, replays, JWKS); retry after the seconds Retry-After gives", limit)
 }

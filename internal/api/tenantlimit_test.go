@@ -72,6 +72,7 @@ func TestTenantLimitRefusesTheFloodOnly(t *testing.T) {
 		p := requireProblem(t, rec, http.StatusTooManyRequests)
 		require.Contains(t, p.Detail, "limit of 3 expensive requests a second", path)
 		require.Equal(t, "1", rec.Header().Get("Retry-After"), "0.8 s to the next window, rounded up")
+		require.Equal(t, api.LimitTenantExpensive, rec.Header().Get(api.LimitHeader), "the console retries this one")
 	}
 	require.Equal(t, http.StatusOK, e.do("GET", "/v1/endpoints/"+ep, noisy, nil).Code, "a cheap read goes on")
 	require.Equal(t, http.StatusOK, e.do("GET", "/v1/session", noisy, nil).Code)

@@ -98,10 +98,19 @@ async function api(method, path, body) {
     opts.body = JSON.stringify(body);
   }
   let res;
-  try {
-    res = await fetch(BASE + path, opts);
-  } catch (e) {
-    throw new APIError(0, 'The API could not be reached (' + e.message + ').');
+  // A 429 of the tenant's limit of expensive requests a second (a view
+  // that loads several listings at once can meet it) is retried after
+  // its Retry-After, twice at most; any other answer is the caller's.
+  for (let tries = 0; ; tries++) {
+    try {
+      res = await fetch(BASE + path, opts);
+    } catch (e) {
+      throw new APIError(0, 'The API could not be reached (' + e.message + ').');
+    }
+    if (res.status !== 429 || tries === 2 || res.headers.get('X-Hookline-Limit') !== 'tenant-expensive') break;
+    const wait = Math.min(Math.max(parseInt(res.headers.get('Retry-After') || '1', 10) || 1, 1), 5);
+    await new Promise((ok) => setTimeout(ok, wait * 1000));
+    if (session.epoch !== epoch) throw new APIError(401, 'the session ended');
   }
   const raw = await res.text();
   // An answer that comes after the session ended (or changed) is dropped.
