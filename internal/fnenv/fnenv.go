@@ -723,6 +723,27 @@ func (e APIEnv) Vars() map[string]string {
 	return v
 }
 
+// loadTenantLimit reads the per-tenant bounds of the API's expensive
+// routes: DefaultTenantExpensiveRate and DefaultExpensiveBudget unless set.
+func loadTenantLimit(getenv func(string) string) (rate int, budget time.Duration, err error) {
+	rate, budget = DefaultTenantExpensiveRate, DefaultExpensiveBudget
+	if s := getenv(varTenantExpensiveRate); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n == 0 {
+			return rate, budget, fmt.Errorf("%s: %q is not a whole number of requests a second (negative: no limit)", varTenantExpensiveRate, s)
+		}
+		rate = n
+	}
+	if s := getenv(varExpensiveBudget); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d == 0 {
+			return rate, budget, fmt.Errorf("%s: %q is not a duration (negative: none)", varExpensiveBudget, s)
+		}
+		budget = d
+	}
+	return rate, budget, nil
+}
+
 // LoadAPI reads and validates the api function's environment.
 func LoadAPI(getenv func(string) string) (APIEnv, error) {
 	e := APIEnv{
@@ -739,8 +760,6 @@ func LoadAPI(getenv func(string) string) (APIEnv, error) {
 		PayloadRetention:     DefaultPayloadRetention,
 		AlarmNamePrefix:      getenv(varAlarmNamePrefix),
 		PortalMinTTL:         DefaultPortalMinTTL,
-		TenantExpensiveRate:  DefaultTenantExpensiveRate,
-		ExpensiveBudget:      DefaultExpensiveBudget,
 		OperatorIAM:          getenv(varOperatorIAM) == "on",
 		Destinations:         loadDestinations(getenv),
 	}
@@ -756,19 +775,8 @@ func LoadAPI(getenv func(string) string) (APIEnv, error) {
 		}
 		e.PortalMinTTL = d
 	}
-	if s := getenv(varTenantExpensiveRate); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n == 0 {
-			return e, fmt.Errorf("%s: %q is not a whole number of requests a second (negative: no limit)", varTenantExpensiveRate, s)
-		}
-		e.TenantExpensiveRate = n
-	}
-	if s := getenv(varExpensiveBudget); s != "" {
-		d, err := time.ParseDuration(s)
-		if err != nil || d == 0 {
-			return e, fmt.Errorf("%s: %q is not a duration (negative: none)", varExpensiveBudget, s)
-		}
-		e.ExpensiveBudget = d
+	if e.TenantExpensiveRate, e.ExpensiveBudget, err = loadTenantLimit(getenv); err != nil {
+		return e, err
 	}
 	if e.PayloadRetention, err = loadPayloadRetention(getenv); err != nil {
 		return e, err
