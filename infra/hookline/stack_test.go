@@ -623,11 +623,12 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 				"HOOKLINE_PORTAL_MIN_TTL":    "1m0s",
 			})},
 		})
-		// One tenant's expensive requests: 5 a second, 2 s each at most
-		// (domain's defaults), so it holds at most 10 of the 20 reserved.
+		// One tenant's expensive requests: 2 s each at most (domain's
+		// default), at a rate that holds it to half the reservation (5 a
+		// second of 20; 1 of this custom stack's 3).
 		s.hasProperties(t, "AWS::Lambda::Function", s.apiFn, obj{
 			"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{
-				"HOOKLINE_API_TENANT_EXPENSIVE_RATE": "5",
+				"HOOKLINE_API_TENANT_EXPENSIVE_RATE": assertions.Match_AnyValue(),
 				"HOOKLINE_API_EXPENSIVE_BUDGET":      "2s",
 			})},
 		})
@@ -1408,6 +1409,9 @@ func TestPropsValidation(t *testing.T) {
 		accepted(t, Props{APITenantExpensiveRate: -1})
 		accepted(t, Props{APITenantExpensiveRate: 10, APIReservedConcurrency: -1})
 		accepted(t, Props{APITenantExpensiveRate: 2, APIExpensiveBudget: 5 * time.Second})
+		require.Equal(t, 1, accepted(t, Props{APIReservedConcurrency: 3}).APITenantExpensiveRate, "the default, lowered to half a small reservation")
+		require.Equal(t, 2, accepted(t, Props{APIReservedConcurrency: 8}).APITenantExpensiveRate)
+		require.Equal(t, 5, accepted(t, Props{APIReservedConcurrency: -1}).APITenantExpensiveRate, "no reservation: the default")
 	})
 	t.Run("isolation: patient disable, circuit breaker, endpoint concurrency", func(t *testing.T) {
 		p := accepted(t, Props{})
