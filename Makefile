@@ -23,7 +23,7 @@ STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # go line): test-unit runs outbox's tests with it, at outbox's own requirements.
 OUTBOX_GO ?= go1.21.13
 
-.PHONY: help build build-local tools test test-unit test-e2e test-api test-api-seeds demo deploy deploy-local local-up local-down lint cfn-lint bench bench-isolation bench-abuse bench-curve bench-offline bench-replay screenshots soak redrive-enqueue seal-secrets clean
+.PHONY: help build build-local tools test test-unit test-e2e test-api test-api-seeds demo deploy deploy-local local-up local-down lint cfn-lint bench bench-isolation bench-abuse bench-api-abuse bench-curve bench-offline bench-replay screenshots soak redrive-enqueue seal-secrets clean
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -109,6 +109,9 @@ bench-isolation: deploy-local ## Only the isolation section of the suite: a quie
 
 bench-abuse: deploy-local ## Only the abuse section: a quiet tenant's p50/p95 alone, beside a tenant with the worst filter and payload the API accepts, and beside one at every cap with a backlog to endpoints that do not answer (several minutes)
 	@source scripts/env.sh && $(GO) run ./tooling/cmd/bench -cloud -abuse-only
+
+bench-api-abuse: deploy-local ## Only the API abuse section: a quiet tenant's and the operator's API p50/p95 alone and beside a tenant flooding the expensive routes (ABUSE_ARGS="-api-abuse-requests 100 -api-abuse-flood 40"; a few minutes)
+	@source scripts/env.sh && $(GO) run ./tooling/cmd/bench -cloud -api-abuse-only $(ABUSE_ARGS)
 
 bench-curve: deploy-local ## Only the throughput curve: deliveries/s at deliver concurrency 2, 5, 10, 20 against the floor's at the same (CURVE_ARGS="-curve-steps 2,5,10 -curve-events 1000 -curve-delay 50ms"; at most 5 minutes)
 	@source scripts/env.sh && $(GO) run ./tooling/cmd/bench -cloud -curve-only $(CURVE_ARGS)

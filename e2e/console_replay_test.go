@@ -70,7 +70,7 @@ func TestConsoleReplaySinceAndCancelPending(t *testing.T) {
 	}{{"desktop", desktopWidth, desktopHeight, ""}, {"phone", phoneWidth, phoneHeight, "-phone"}} {
 		t.Run(c.name, func(t *testing.T) {
 			b := newBrowser(t, c.width, c.height)
-			signInByPortal(t, b, tenantID, domain.ScopeEndpointsWrite)
+			signInByPortal(t, b, tenantID, domain.ScopeEndpointsWrite, domain.ScopeDeliveriesReplay)
 			b.click(dt("nav-replay"))
 			b.wait(dt("since-form"))
 			b.waitJS("the endpoints offered", stepTimeout, `(id) => !!document.querySelector('[data-test="cancel-endpoint"] option[value="' + id + '"]')`, downEP)

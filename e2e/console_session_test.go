@@ -140,7 +140,7 @@ func TestConsolePortalLinkScopesHideWrites(t *testing.T) {
 		require.Zero(t, b.count(epRow+" "+dt(name)), "a read-and-replay link renders no %s", name)
 	}
 	require.False(t, evalIn[bool](b, createShown), "a read-and-replay link has no New endpoint")
-	require.Contains(t, b.text("#who"), "read and replay only")
+	require.Contains(t, b.text("#who"), "read and replay dead only")
 	b.click(dt("nav-dlq"))
 	b.wait(dt("replay-all"))
 	b.screenshot("portal-read-only")

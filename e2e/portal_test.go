@@ -54,6 +54,19 @@ func TestPortalLinks(t *testing.T) {
 	status, got = call(t, "POST", "/v1/endpoints/"+ep["id"].(string)+"/rotate-secret", token, nil)
 	require.Equal(t, http.StatusForbidden, status, "%v", got)
 	require.Equal(t, "secrets:rotate", got["missing_scope"])
+	// Nor does it replay since a time (delivered deliveries included):
+	// that needs deliveries:replay.
+	status, got = call(t, "POST", "/v1/replays", token, map[string]any{"since": time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)})
+	require.Equal(t, http.StatusForbidden, status, "%v", got)
+	require.Equal(t, "deliveries:replay", got["missing_scope"])
+	// It sees a custom header's name, not its value (often the
+	// receiver's credentials); the key sees the value.
+	status, got = call(t, "PATCH", "/v1/endpoints/"+ep["id"].(string), key, map[string]any{"headers": map[string]string{"Authorization": "Bearer receiver-secret"}})
+	require.Equal(t, http.StatusOK, status, "%v", got)
+	status, got = call(t, "GET", "/v1/endpoints/"+ep["id"].(string), token, nil)
+	require.Equal(t, http.StatusOK, status, "%v", got)
+	require.Equal(t, map[string]any{"Authorization": "[redacted]"}, got["headers"])
+	require.Equal(t, true, got["headers_redacted"])
 	status, got = call(t, "GET", "/v1/session", token, nil)
 	require.Equal(t, http.StatusOK, status, "%v", got)
 	require.Equal(t, "portal_link", got["credential"])

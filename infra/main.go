@@ -118,6 +118,12 @@
 //	                each operator route's own requests per second (default 10)
 //	apiAdminBurstLimit
 //	                each operator route's own burst (default 20)
+//	apiTenantExpensiveRate
+//	                the most expensive API requests (listings, metrics, event lookups, JWKS, replays) a second
+//	                per tenant (default 5; negative: no limit)
+//	apiExpensiveBudget
+//	                the longest an expensive API request may run before it is stopped (503), e.g. "3s"
+//	                (default 2s; negative: none)
 //	adminIAMAuth    "true" puts IAM (SigV4) authorization on the /v1/admin routes in place of the operator key
 //	                (default false: the operator key)
 //	keyAdmins       comma-separated ARNs of the IAM principals that administer the signing secrets' key

@@ -170,6 +170,11 @@ var settings = []setting{
 		"each operator route's own requests per second (default 10)"},
 	{"apiAdminBurstLimit", to(whole, func(c *config) *int { return &c.APIAdminBurstLimit }),
 		"each operator route's own burst (default 20)"},
+	{"apiTenantExpensiveRate", to(whole, func(c *config) *int { return &c.APITenantExpensiveRate }),
+		"the most expensive API requests (listings, metrics, event lookups, JWKS, replays) a second per tenant " +
+			"(default 5; negative: no limit)"},
+	{"apiExpensiveBudget", to(time.ParseDuration, func(c *config) *time.Duration { return &c.APIExpensiveBudget }),
+		`the longest an expensive API request may run before it is stopped (503), e.g. "3s" (default 2s; negative: none)`},
 	{"adminIAMAuth", to(boolean, func(c *config) *bool { return &c.AdminIAMAuth }),
 		`"true" puts IAM (SigV4) authorization on the /v1/admin routes in place of the operator key ` +
 			"(default false: the operator key)"},

@@ -58,6 +58,9 @@ func build(cfg fnenv.APIEnv, log *slog.Logger, awsCfg aws.Config) (any, error) {
 		PayloadRetention: cfg.PayloadRetention,
 		FrameAncestors:   cfg.ConsoleFrameAncestors,
 		PortalMinTTL:     cfg.PortalMinTTL,
+
+		TenantExpensiveRate: cfg.TenantExpensiveRate,
+		ExpensiveBudget:     cfg.ExpensiveBudget,
 	}
 	if cfg.OutboxTable != "" && cfg.MessageLog {
 		srv.MessageLog = &messagelog.Reader{DB: dynamodb.NewFromConfig(awsCfg), Table: cfg.OutboxTable, Legacy: !cfg.MessageLogSharded}

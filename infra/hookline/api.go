@@ -21,6 +21,9 @@ import (
 	"github.com/hookline/hookline/internal/netguard"
 )
 
+// apiTimeout is the api function's timeout.
+const apiTimeout = 15 * time.Second
+
 // apiProps configures newAPI.
 type apiProps struct {
 	Functions functionDefaults
@@ -71,6 +74,11 @@ type apiProps struct {
 	// PortalMinTTL is the shortest life of a portal link. Required
 	// (Props.PortalMinTTL, 60 s by default).
 	PortalMinTTL time.Duration
+	// TenantExpensiveRate and ExpensiveBudget are the per-tenant bounds
+	// of the expensive routes (Props.APITenantExpensiveRate and
+	// APIExpensiveBudget, 5 a second and 2 s by default).
+	TenantExpensiveRate int
+	ExpensiveBudget     time.Duration
 	// AlarmNamePrefix starts the names of the instance's alarms
 	// (alarmNamePrefix), which the function may describe. Required.
 	AlarmNamePrefix string
@@ -168,7 +176,7 @@ func newAPI(scope constructs.Construct, id string, p apiProps) apiParts {
 			ExcludePunctuation: jsii.Bool(true),
 		},
 	})
-	fn := p.Functions.new(c, "Api", 15*time.Second, fnenv.APIEnv{
+	fn := p.Functions.new(c, "Api", apiTimeout, fnenv.APIEnv{
 		Common:               p.Functions.common(),
 		OperatorKeySecretARN: *secret.SecretArn(),
 		URLs:                 netguard.URLPolicy{AllowHTTP: p.AllowHTTP, Guard: netguard.Guard{Allow: p.AllowCIDRs}},
@@ -183,6 +191,8 @@ func newAPI(scope constructs.Construct, id string, p apiProps) apiParts {
 
 		ConsoleFrameAncestors: p.ConsoleFrameAncestors,
 		PortalMinTTL:          p.PortalMinTTL,
+		TenantExpensiveRate:   p.TenantExpensiveRate,
+		ExpensiveBudget:       p.ExpensiveBudget,
 		AlarmNamePrefix:       p.AlarmNamePrefix,
 		OperatorIAM:           p.AdminIAM,
 		Destinations:          p.Destinations,
@@ -218,10 +228,12 @@ func grantAPI(c constructs.Construct, fn awslambda.Function, secret awssecretsma
 	p.ReplayJobs.Grant(fn, jsii.String("sqs:SendMessage"))
 	p.ReplayOps.Grant(fn, jsii.String("sqs:SendMessage"))
 	// Reads (GetItem, BatchGetItem for an event's deliveries, Query for
-	// endpoints), writes (PutItem, UpdateItem, DeleteItem for an endpoint),
-	// and Query on the index (DLQ listing, key revocation, DLQ depths).
+	// endpoints), writes (PutItem, UpdateItem, DeleteItem for an endpoint;
+	// UpdateItem for a tenant's expensive-request window), ConditionCheckItem
+	// (a new API key's transaction checks the tenant's tombstone), and Query
+	// on the index (DLQ listing, key revocation, DLQ depths).
 	grantTableItems(fn, p.Functions.StateTable, "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query",
-		"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
+		"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem")
 	grantIndexQuery(fn, p.Functions.StateTable)
 	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
 		Grantee: fn, Actions: jsii.Strings("secretsmanager:GetSecretValue"), ResourceArns: jsii.Strings(*secret.SecretArn()),

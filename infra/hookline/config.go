@@ -164,6 +164,23 @@ type Props struct {
 	// as APIRateLimit and APIBurstLimit.
 	APIAdminRateLimit  float64
 	APIAdminBurstLimit int
+	// APITenantExpensiveRate is the most expensive API requests a second
+	// one tenant may make (the listings, metrics, an event's lookup, JWKS,
+	// replays, resends, cancels; docs/api.md "Rate limits"), counted
+	// across every execution of the api function in a window item of the
+	// state table (1 write unit per expensive request); over it, 429 with
+	// Retry-After. Default 5 (domain.DefaultAPITenantExpensiveRate),
+	// lowered for an APIReservedConcurrency below 20 to hold one tenant to
+	// half of it (at least 1); negative: no per-tenant limit. With
+	// APIExpensiveBudget it bounds the executions one tenant holds: a rate
+	// set here times the budget must stay below APIReservedConcurrency
+	// (10 of 20 by default; refused otherwise).
+	APITenantExpensiveRate int
+	// APIExpensiveBudget is the longest an expensive API request may run
+	// before it is stopped and answered 503 with Retry-After. Default 2 s
+	// (domain.DefaultAPIExpensiveBudget); from 100 ms to 14 s (the api
+	// function's timeout is 15 s); negative: none.
+	APIExpensiveBudget time.Duration
 	// AdminIAMAuth puts AWS_IAM authorization on the operator routes
 	// (/v1/admin/...): API Gateway answers 403 to a request that is not
 	// signed (SigV4) by a principal of this account allowed
@@ -588,7 +605,10 @@ func (p *Props) setConcurrencyDefaults() error {
 	if err := p.setEnqueueDefaults(); err != nil {
 		return err
 	}
-	return p.setRouteThrottleDefaults()
+	if err := p.setRouteThrottleDefaults(); err != nil {
+		return err
+	}
+	return p.setTenantLimitDefaults()
 }
 
 // DefaultEnqueueParallelization is Props.EnqueueParallelization's default.
@@ -654,6 +674,43 @@ func (p *Props) setRouteThrottleDefaults() error {
 	}
 	return nil
 }
+
+// setTenantLimitDefaults sets the per-tenant bounds of the API's expensive
+// routes and refuses a pair with which one tenant could hold every
+// reserved execution of the api function.
+func (p *Props) setTenantLimitDefaults() error {
+	if p.APIExpensiveBudget == 0 {
+		p.APIExpensiveBudget = fnenv.DefaultExpensiveBudget
+	}
+	if p.APIExpensiveBudget > 0 && (p.APIExpensiveBudget < 100*time.Millisecond || p.APIExpensiveBudget > apiMaxExpensiveBudget) {
+		return fmt.Errorf("API expensive budget %s: want 100ms to %s, below the api function's timeout (negative: none)", p.APIExpensiveBudget, apiMaxExpensiveBudget)
+	}
+	if p.APITenantExpensiveRate == 0 {
+		// The default, lowered for a small reservation so that one tenant
+		// holds at most half of it (at least 1 a second).
+		p.APITenantExpensiveRate = fnenv.DefaultTenantExpensiveRate
+		if p.APIReservedConcurrency > 0 && p.APIExpensiveBudget > 0 {
+			half := float64(p.APIReservedConcurrency) / 2 / p.APIExpensiveBudget.Seconds()
+			p.APITenantExpensiveRate = max(1, min(p.APITenantExpensiveRate, int(half)))
+		}
+		return nil
+	}
+	if p.APITenantExpensiveRate > 1000 {
+		return fmt.Errorf("API tenant expensive rate %d: want 1 to 1000 requests a second (negative: no limit)", p.APITenantExpensiveRate)
+	}
+	if p.APITenantExpensiveRate > 0 && p.APIExpensiveBudget > 0 && p.APIReservedConcurrency > 0 {
+		if held := float64(p.APITenantExpensiveRate) * p.APIExpensiveBudget.Seconds(); held >= float64(p.APIReservedConcurrency) {
+			return fmt.Errorf("API tenant expensive rate %d x budget %s lets one tenant hold %.0f executions, not below the api function's %d reserved: lower either, or raise APIReservedConcurrency",
+				p.APITenantExpensiveRate, p.APIExpensiveBudget, held, p.APIReservedConcurrency)
+		}
+	}
+	return nil
+}
+
+// apiMaxExpensiveBudget is the longest APIExpensiveBudget: below the api
+// function's timeout (apiTimeout), so a request stopped at its budget is
+// answered, not killed.
+const apiMaxExpensiveBudget = apiTimeout - time.Second
 
 // setSmallAccountDefaults applies the small-account profile
 // (Props.SmallAccount): no reservation, the deliver mapping at

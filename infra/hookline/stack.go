@@ -285,6 +285,8 @@ func apiPropsOf(p Props, defaults functionDefaults, deliver fnenv.DeliverEnv, re
 		PayloadRetention:      p.PayloadRetention,
 		ConsoleFrameAncestors: p.ConsoleFrameAncestors,
 		PortalMinTTL:          p.PortalMinTTL,
+		TenantExpensiveRate:   p.APITenantExpensiveRate,
+		ExpensiveBudget:       p.APIExpensiveBudget,
 		AlarmNamePrefix:       alarmPrefix,
 		Destinations:          destinationsEnv(p),
 		Endpoints: fnenv.EndpointLimits{

@@ -629,6 +629,15 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 				"HOOKLINE_PORTAL_MIN_TTL":    "1m0s",
 			})},
 		})
+		// One tenant's expensive requests: 2 s each at most (domain's
+		// default), at a rate that holds it to half the reservation (5 a
+		// second of 20; 1 of this custom stack's 3).
+		s.hasProperties(t, "AWS::Lambda::Function", s.apiFn, obj{
+			"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{
+				"HOOKLINE_API_TENANT_EXPENSIVE_RATE": assertions.Match_AnyValue(),
+				"HOOKLINE_API_EXPENSIVE_BUDGET":      "2s",
+			})},
+		})
 		apiVars := dig(t, s.resource(t, s.apiFn, "AWS::Lambda::Function"), "Properties", "Environment", "Variables").(obj)
 		require.NotContains(t, apiVars, "HOOKLINE_CONSOLE_FRAME_ANCESTORS", "'none' by default")
 		s.hasProperties(t, "AWS::Lambda::Function", s.apiFn, obj{
@@ -1398,6 +1407,23 @@ func TestPropsValidation(t *testing.T) {
 		refused(t, Props{DeadNoticeWindow: time.Millisecond}, "dead notice window")
 		accepted(t, Props{FailingAfter: 60, DisableAfter: -1})
 		accepted(t, Props{FailingAfter: -1, DisableAfter: 3, DeadNoticeWindow: 15 * time.Minute})
+	})
+	t.Run("the API's per-tenant limit of expensive requests", func(t *testing.T) {
+		p := accepted(t, Props{})
+		require.Equal(t, domain.DefaultAPITenantExpensiveRate, p.APITenantExpensiveRate)
+		require.Equal(t, domain.DefaultAPIExpensiveBudget, p.APIExpensiveBudget)
+		require.Less(t, float64(p.APITenantExpensiveRate)*p.APIExpensiveBudget.Seconds(), float64(p.APIReservedConcurrency),
+			"one tenant cannot hold every reserved execution")
+		refused(t, Props{APITenantExpensiveRate: 10}, "lets one tenant hold 20 executions")
+		refused(t, Props{APIExpensiveBudget: 15 * time.Second}, "below the api function's timeout")
+		refused(t, Props{APIExpensiveBudget: time.Millisecond}, "API expensive budget")
+		refused(t, Props{APITenantExpensiveRate: 5000}, "API tenant expensive rate")
+		accepted(t, Props{APITenantExpensiveRate: -1})
+		accepted(t, Props{APITenantExpensiveRate: 10, APIReservedConcurrency: -1})
+		accepted(t, Props{APITenantExpensiveRate: 2, APIExpensiveBudget: 5 * time.Second})
+		require.Equal(t, 1, accepted(t, Props{APIReservedConcurrency: 3}).APITenantExpensiveRate, "the default, lowered to half a small reservation")
+		require.Equal(t, 2, accepted(t, Props{APIReservedConcurrency: 8}).APITenantExpensiveRate)
+		require.Equal(t, 5, accepted(t, Props{APIReservedConcurrency: -1}).APITenantExpensiveRate, "no reservation: the default")
 	})
 	t.Run("isolation: patient disable, circuit breaker, endpoint concurrency", func(t *testing.T) {
 		p := accepted(t, Props{})

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -38,6 +39,7 @@ type Store interface {
 	Stats
 	Erasures
 	PortalLinks
+	APIRates
 }
 
 // Tenants are the tenants and their API keys: the operator creates them,
@@ -199,6 +201,17 @@ type Server struct {
 	// PortalMinTTL is the shortest life of a portal link (ttl_seconds).
 	// Default 1 min; the local cloud's deployment lowers it.
 	PortalMinTTL time.Duration
+	// TenantExpensiveRate is the most expensive requests (Route.Expensive)
+	// a second one tenant may make, counted across every execution
+	// environment (APIRates); over it, 429. Default
+	// DefaultTenantExpensiveRate (5); negative: no limit. tenantlimit.go.
+	TenantExpensiveRate int
+	// ExpensiveBudget is the longest an expensive request may run; one
+	// that runs over it is stopped and answered 503. Default
+	// DefaultExpensiveBudget (2 s); negative: none.
+	ExpensiveBudget time.Duration
+	// refused remembers the windows in which a tenant was refused.
+	refused refusals
 	// FrameAncestors may frame the console: the CSP's frame-ancestors
 	// sources, checked by fnenv.ParseFrameAncestors. Default nil: 'none'.
 	FrameAncestors []string
@@ -239,10 +252,15 @@ type Route struct {
 	// Operator routes take the operator key; the others a tenant key.
 	Operator bool
 	// Scope is what a portal link needs to take this tenant route (an API
-	// key holds every scope). Empty: any tenant credential (reads, replays
-	// and resends).
-	Scope  domain.Scope
-	handle func(s *Server, w http.ResponseWriter, r *http.Request, tenant string) *Problem
+	// key holds every scope). Empty: any tenant credential (reads and the
+	// replay of dead deliveries).
+	Scope domain.Scope
+	// Expensive routes do work the tenant sizes (listings, metrics, event
+	// lookups, replays, JWKS): each request takes one of the tenant's
+	// TenantExpensiveRate a second and runs under ExpensiveBudget
+	// (tenantlimit.go). The others take neither.
+	Expensive bool
+	handle    func(s *Server, w http.ResponseWriter, r *http.Request, tenant string) *Problem
 }
 
 // Routes lists every route: the router, the OpenAPI document's test and the
@@ -250,28 +268,28 @@ type Route struct {
 func Routes() []Route {
 	return []Route{
 		{Method: "POST", Path: "/v1/endpoints", Scope: domain.ScopeEndpointsWrite, handle: (*Server).createEndpoint},
-		{Method: "GET", Path: "/v1/endpoints", handle: (*Server).listEndpoints},
+		{Method: "GET", Path: "/v1/endpoints", Expensive: true, handle: (*Server).listEndpoints},
 		{Method: "GET", Path: "/v1/endpoints/{endpoint_id}", handle: (*Server).getEndpoint},
-		{Method: "GET", Path: "/v1/endpoints/{endpoint_id}/stats", handle: (*Server).getEndpointStats},
+		{Method: "GET", Path: "/v1/endpoints/{endpoint_id}/stats", Expensive: true, handle: (*Server).getEndpointStats},
 		{Method: "PATCH", Path: "/v1/endpoints/{endpoint_id}", Scope: domain.ScopeEndpointsWrite, handle: (*Server).updateEndpoint},
 		{Method: "DELETE", Path: "/v1/endpoints/{endpoint_id}", Scope: domain.ScopeEndpointsWrite, handle: (*Server).deleteEndpoint},
 		{Method: "POST", Path: "/v1/endpoints/{endpoint_id}/rotate-secret", Scope: domain.ScopeSecretsRotate, handle: (*Server).rotateSecret},
 		{Method: "POST", Path: "/v1/endpoints/{endpoint_id}/enable", Scope: domain.ScopeEndpointsWrite, handle: (*Server).enableEndpoint},
 		{Method: "POST", Path: "/v1/endpoints/{endpoint_id}/disable", Scope: domain.ScopeEndpointsWrite, handle: (*Server).disableEndpoint},
 		{Method: "POST", Path: "/v1/endpoints/{endpoint_id}/test", Scope: domain.ScopeEndpointsWrite, handle: (*Server).testEndpoint},
-		{Method: "GET", Path: "/v1/metrics/attempts", handle: (*Server).getMetrics},
-		{Method: "POST", Path: "/v1/endpoints/{endpoint_id}/cancel-pending", Scope: domain.ScopeEndpointsWrite, handle: (*Server).cancelPending},
-		{Method: "GET", Path: "/v1/jwks.json", handle: (*Server).jwks},
+		{Method: "GET", Path: "/v1/metrics/attempts", Expensive: true, handle: (*Server).getMetrics},
+		{Method: "POST", Path: "/v1/endpoints/{endpoint_id}/cancel-pending", Scope: domain.ScopeEndpointsWrite, Expensive: true, handle: (*Server).cancelPending},
+		{Method: "GET", Path: "/v1/jwks.json", Expensive: true, handle: (*Server).jwks},
 		{Method: "POST", Path: "/v1/events", Scope: domain.ScopeEventsPublish, handle: (*Server).publish},
-		{Method: "GET", Path: "/v1/deliveries", handle: (*Server).listDeliveries},
+		{Method: "GET", Path: "/v1/deliveries", Expensive: true, handle: (*Server).listDeliveries},
 		{Method: "GET", Path: "/v1/deliveries/{delivery_id}", handle: (*Server).getDelivery},
-		{Method: "GET", Path: "/v1/events/{event_id}/deliveries", handle: (*Server).eventDeliveries},
-		{Method: "POST", Path: "/v1/deliveries/{delivery_id}/resend", handle: (*Server).resendDelivery},
-		{Method: "GET", Path: "/v1/events", handle: (*Server).listEvents},
-		{Method: "GET", Path: "/v1/events/{event_id}", handle: (*Server).getEvent},
-		{Method: "GET", Path: "/v1/dlq", handle: (*Server).listDLQ},
-		{Method: "POST", Path: "/v1/dlq/replay", handle: (*Server).replayDLQ},
-		{Method: "POST", Path: "/v1/replays", handle: (*Server).replaySince},
+		{Method: "GET", Path: "/v1/events/{event_id}/deliveries", Expensive: true, handle: (*Server).eventDeliveries},
+		{Method: "POST", Path: "/v1/deliveries/{delivery_id}/resend", Scope: domain.ScopeDeliveriesReplay, Expensive: true, handle: (*Server).resendDelivery},
+		{Method: "GET", Path: "/v1/events", Expensive: true, handle: (*Server).listEvents},
+		{Method: "GET", Path: "/v1/events/{event_id}", Expensive: true, handle: (*Server).getEvent},
+		{Method: "GET", Path: "/v1/dlq", Expensive: true, handle: (*Server).listDLQ},
+		{Method: "POST", Path: "/v1/dlq/replay", Expensive: true, handle: (*Server).replayDLQ},
+		{Method: "POST", Path: "/v1/replays", Scope: domain.ScopeDeliveriesReplay, Expensive: true, handle: (*Server).replaySince},
 		{Method: "GET", Path: "/v1/replays/{job_id}", handle: (*Server).getReplay},
 		{Method: "GET", Path: "/v1/session", handle: (*Server).getSession},
 		{Method: "POST", Path: "/v1/admin/tenants", Operator: true, handle: (*Server).createTenant},
@@ -391,8 +409,19 @@ func (s *Server) route(rt Route) http.Handler {
 		if p == nil {
 			p = tooLongID(rt, r)
 		}
+		if p == nil && rt.Expensive {
+			p = s.admitExpensive(w, r, tenant)
+		}
 		if p == nil {
+			if rt.Expensive {
+				var release context.CancelFunc
+				r, release = s.withBudget(r)
+				defer release()
+			}
 			p = rt.handle(s, w, r, tenant)
+			if p != nil && p.Status >= http.StatusInternalServerError {
+				p = cmp.Or(s.overBudget(w, r), p)
+			}
 		}
 		if p != nil {
 			if p.Status == http.StatusUnauthorized {
@@ -496,6 +525,11 @@ func bearer(r *http.Request) (string, bool) {
 // internal logs an unexpected failure and answers 500 without its detail. Only
 // an infrastructure failure (the table unreachable) gets here; input never does.
 func (s *Server) internal(r *http.Request, err error) *Problem {
+	if errors.Is(context.Cause(r.Context()), errOverBudget) {
+		// Not a failure: route answers 503 for the budget.
+		s.log().WarnContext(r.Context(), "api request over its budget", "error", err.Error(), "path", r.URL.Path)
+		return problem(http.StatusInternalServerError, "internal error; try again")
+	}
 	s.log().ErrorContext(r.Context(), "api internal error", "error", err.Error(), "path", r.URL.Path)
 	return problem(http.StatusInternalServerError, "internal error; try again")
 }

@@ -30,6 +30,10 @@ type EndpointView struct {
 	Description string            `json:"description"`
 	EventTypes  []string          `json:"event_types"`
 	Headers     map[string]string `json:"headers"`
+	// HeadersRedacted is true when each of Headers' values is
+	// RedactedHeaderValue: the credential may read, not write, the
+	// endpoint. Absent: the values are shown.
+	HeadersRedacted bool `json:"headers_redacted,omitempty"`
 	// RateLimit is the most requests per second hookline sends the
 	// endpoint; absent: no limit.
 	RateLimit      int                  `json:"rate_limit,omitempty"`
@@ -65,7 +69,23 @@ type EndpointView struct {
 	Health *HealthView `json:"health,omitempty"`
 }
 
-func (s *Server) view(e domain.Endpoint) EndpointView {
+// RedactedHeaderValue stands for a custom header's value in an answer to
+// a credential that may not write the endpoint (a portal link without
+// endpoints:write): custom headers often carry the receiver's own
+// credentials, so such a reader sees their names only.
+const RedactedHeaderValue = "[redacted]"
+
+// mayWriteEndpoints reports whether r's credential may write endpoints: an
+// API key, or a portal link with domain.ScopeEndpointsWrite.
+func mayWriteEndpoints(r *http.Request) bool {
+	l, ok := r.Context().Value(portalLinkKey{}).(*domain.PortalLink)
+	return !ok || slices.Contains(l.Scopes, domain.ScopeEndpointsWrite)
+}
+
+// view is e as the API shows it to r's credential: a credential that may
+// not write endpoints (mayWriteEndpoints) gets each custom header's value
+// as RedactedHeaderValue, and HeadersRedacted set.
+func (s *Server) view(r *http.Request, e domain.Endpoint) EndpointView {
 	v := EndpointView{
 		ID: e.EndpointID, URL: e.URL, Description: e.Description, EventTypes: e.EventTypes, Headers: e.Headers,
 		RateLimit: e.RateLimit, Disabled: e.Disabled, DisabledReason: e.DisabledReason, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt,
@@ -79,6 +99,13 @@ func (s *Server) view(e domain.Endpoint) EndpointView {
 	}
 	if v.Headers == nil {
 		v.Headers = map[string]string{}
+	}
+	if len(v.Headers) > 0 && !mayWriteEndpoints(r) {
+		redacted := make(map[string]string, len(v.Headers))
+		for k := range v.Headers {
+			redacted[k] = RedactedHeaderValue
+		}
+		v.Headers, v.HeadersRedacted = redacted, true
 	}
 	if e.RetiringUntil != nil && s.now().Before(*e.RetiringUntil) {
 		v.PreviousSecretUntil = e.RetiringUntil
@@ -270,7 +297,7 @@ func (s *Server) createEndpoint(w http.ResponseWriter, r *http.Request, tenant s
 	if err != nil {
 		return s.internal(r, err)
 	}
-	v := s.view(e)
+	v := s.view(r, e)
 	v.Secret, v.ExternalID = secret, externalID
 	w.Header().Set("Location", "/v1/endpoints/"+id)
 	writeJSON(w, http.StatusCreated, v)
@@ -299,7 +326,7 @@ func (s *Server) listEndpoints(w http.ResponseWriter, r *http.Request, tenant st
 	}
 	out := page[EndpointView]{Data: make([]EndpointView, 0, len(es)), NextCursor: next}
 	for _, e := range es {
-		out.Data = append(out.Data, s.view(e))
+		out.Data = append(out.Data, s.view(r, e))
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
@@ -319,7 +346,7 @@ func (s *Server) writeEndpoint(w http.ResponseWriter, r *http.Request, id string
 	if err != nil {
 		return s.found(r, "endpoint "+strconv.Quote(id), err)
 	}
-	writeJSON(w, http.StatusOK, s.view(e))
+	writeJSON(w, http.StatusOK, s.view(r, e))
 	return nil
 }
 
@@ -329,7 +356,7 @@ func (s *Server) getEndpoint(w http.ResponseWriter, r *http.Request, tenant stri
 	if err != nil {
 		return s.found(r, "endpoint "+strconv.Quote(id), err)
 	}
-	v := s.view(e)
+	v := s.view(r, e)
 	if v.Health, err = s.health(r.Context(), e); err != nil {
 		return s.internal(r, err)
 	}
@@ -427,7 +454,7 @@ func (s *Server) rotateSecret(w http.ResponseWriter, r *http.Request, tenant str
 	if err != nil {
 		return s.found(r, "endpoint "+strconv.Quote(id), err)
 	}
-	v := s.view(e)
+	v := s.view(r, e)
 	v.Secret = secret
 	writeJSON(w, http.StatusOK, v)
 	return nil

@@ -77,8 +77,9 @@ func (e *env) state(key, endpointID string) (string, int) {
 	return rec.Body.String() + list.Body.String(), e.outbox().puts
 }
 
-// A portal link minted without scopes reads and replays as an API key does
-// and is refused every write with 403 naming the scope, changing nothing; a
+// A portal link minted without scopes reads and replays dead deliveries as
+// an API key does and is refused every write (a replay since a time and a
+// resend included: deliveries:replay) with 403 naming the scope, changing nothing; a
 // link with a route's scope takes it as an API key does, and one with
 // every other scope still gets 403.
 func TestPortalLinkScopes(t *testing.T) {
@@ -153,6 +154,8 @@ func TestRouteScopes(t *testing.T) {
 		"POST /v1/endpoints/{endpoint_id}/cancel-pending": domain.ScopeEndpointsWrite,
 		"POST /v1/endpoints/{endpoint_id}/rotate-secret":  domain.ScopeSecretsRotate,
 		"POST /v1/events":                                 domain.ScopeEventsPublish,
+		"POST /v1/replays":                                domain.ScopeDeliveriesReplay,
+		"POST /v1/deliveries/{delivery_id}/resend":        domain.ScopeDeliveriesReplay,
 	}, got)
 }
 
@@ -172,8 +175,8 @@ func TestMintPortalLinkScopes(t *testing.T) {
 		{"empty", map[string]any{"scopes": []string{}}, []string{}},
 		{"some, out of order, repeated", map[string]any{"scopes": []string{"events:publish", "endpoints:write", "events:publish"}},
 			[]string{"endpoints:write", "events:publish"}},
-		{"all", map[string]any{"scopes": []string{"endpoints:write", "secrets:rotate", "events:publish"}},
-			[]string{"endpoints:write", "secrets:rotate", "events:publish"}},
+		{"all", map[string]any{"scopes": []string{"deliveries:replay", "endpoints:write", "secrets:rotate", "events:publish"}},
+			[]string{"endpoints:write", "secrets:rotate", "events:publish", "deliveries:replay"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			link := e.mintPortalLink("acme", tc.body)
@@ -196,7 +199,7 @@ func TestSession(t *testing.T) {
 	key := e.newTenant("acme")
 	s := decodeJSON[api.SessionView](t, e.do("GET", "/v1/session", key, nil))
 	require.Equal(t, api.SessionView{TenantID: "acme", Credential: api.CredentialAPIKey,
-		Scopes: []string{"endpoints:write", "secrets:rotate", "events:publish"}}, s, "an API key holds every scope")
+		Scopes: []string{"endpoints:write", "secrets:rotate", "events:publish", "deliveries:replay"}}, s, "an API key holds every scope")
 
 	link := e.mintPortalLink("acme", map[string]any{"scopes": []string{"secrets:rotate"}})
 	s = decodeJSON[api.SessionView](t, e.do("GET", "/v1/session", link.Token, nil))
@@ -209,4 +212,52 @@ func TestSession(t *testing.T) {
 
 	require.NoError(t, e.store.RevokePortalLink(t.Context(), "acme", link.ID))
 	requireProblem(t, e.do("GET", "/v1/session", link.Token, nil), http.StatusUnauthorized)
+}
+
+// Custom header values (often the receiver's credentials) are shown only to
+// a credential that may write the endpoint: an API key and a link with
+// endpoints:write see them; a link without it sees the names, each value
+// api.RedactedHeaderValue and headers_redacted set, in the endpoint's
+// answer and in the list's.
+func TestHeaderValuesNeedEndpointsWrite(t *testing.T) {
+	t.Parallel()
+	e, key, vals := scopeEnv(t)
+	ep := vals["endpoint_id"]
+	rec := e.do("PATCH", "/v1/endpoints/"+ep, key, map[string]any{"headers": map[string]string{"Authorization": "Bearer receiver-s3cret"}})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	for _, tc := range []struct {
+		name     string
+		scopes   []domain.Scope
+		redacted bool
+	}{
+		{"api key", nil, false},
+		{"link without scopes", []domain.Scope{}, true},
+		{"link with every scope but endpoints:write", []domain.Scope{domain.ScopeSecretsRotate, domain.ScopeEventsPublish, domain.ScopeDeliveriesReplay}, true},
+		{"link with endpoints:write", []domain.Scope{domain.ScopeEndpointsWrite}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cred := key
+			if tc.scopes != nil {
+				cred = e.mintPortalLink("acme", map[string]any{"scopes": tc.scopes}).Token
+			}
+			one := e.do("GET", "/v1/endpoints/"+ep, cred, nil)
+			require.Equal(t, http.StatusOK, one.Code)
+			list := e.do("GET", "/v1/endpoints", cred, nil)
+			require.Equal(t, http.StatusOK, list.Code)
+			views := append([]api.EndpointView{decodeJSON[api.EndpointView](t, one)}, decodeJSON[struct {
+				Data []api.EndpointView `json:"data"`
+			}](t, list).Data...)
+			for _, v := range views {
+				want := "Bearer receiver-s3cret"
+				if tc.redacted {
+					want = api.RedactedHeaderValue
+				}
+				require.Equal(t, map[string]string{"Authorization": want}, v.Headers)
+				require.Equal(t, tc.redacted, v.HeadersRedacted)
+			}
+			if tc.redacted {
+				require.NotContains(t, one.Body.String()+list.Body.String(), "receiver-s3cret")
+			}
+		})
+	}
 }

@@ -7,9 +7,10 @@ import (
 )
 
 // Scope is a write permission a portal link may carry. A link always reads
-// everything its tenant may read and may replay and resend; each write
-// needs its scope, given when the link is minted. An API key holds every
-// scope.
+// everything its tenant may read (custom header values only with
+// ScopeEndpointsWrite) and may replay its dead deliveries (POST
+// /v1/dlq/replay); each other write needs its scope, given when the link
+// is minted. An API key holds every scope.
 type Scope string
 
 // The scopes.
@@ -22,10 +23,18 @@ const (
 	ScopeSecretsRotate Scope = "secrets:rotate"
 	// ScopeEventsPublish publishes events (POST /v1/events).
 	ScopeEventsPublish Scope = "events:publish"
+	// ScopeDeliveriesReplay sends deliveries again that may have
+	// succeeded: a replay since a time (POST /v1/replays, delivered
+	// deliveries included) and a resend (POST
+	// /v1/deliveries/{id}/resend). Both make the receiver handle events
+	// again, so a link that only looks does not carry it.
+	ScopeDeliveriesReplay Scope = "deliveries:replay"
 )
 
 // Scopes lists every scope, in the order documents show them.
-func Scopes() []Scope { return []Scope{ScopeEndpointsWrite, ScopeSecretsRotate, ScopeEventsPublish} }
+func Scopes() []Scope {
+	return []Scope{ScopeEndpointsWrite, ScopeSecretsRotate, ScopeEventsPublish, ScopeDeliveriesReplay}
+}
 
 // ParseScopes checks the scopes asked for at a portal link's minting: each
 // one of Scopes(), duplicates dropped, in Scopes() order; nil for none.

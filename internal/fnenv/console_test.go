@@ -74,4 +74,22 @@ func TestLoadAPIConsoleSettings(t *testing.T) {
 	require.ErrorContains(t, err, varPortalMinTTL)
 	_, err = LoadAPI(get(map[string]string{varPortalMinTTL: "2h"}))
 	require.ErrorContains(t, err, varPortalMinTTL)
+
+	// The per-tenant bounds of expensive routes: the defaults, a setting,
+	// "none" (negative), and a value that means nothing (0, not a number).
+	require.Equal(t, DefaultTenantExpensiveRate, 5)
+	e, err = LoadAPI(get(nil))
+	require.NoError(t, err)
+	require.Equal(t, DefaultTenantExpensiveRate, e.TenantExpensiveRate)
+	require.Equal(t, DefaultExpensiveBudget, e.ExpensiveBudget)
+	e, err = LoadAPI(get(map[string]string{varTenantExpensiveRate: "-1", varExpensiveBudget: "500ms"}))
+	require.NoError(t, err)
+	require.Equal(t, -1, e.TenantExpensiveRate)
+	require.Equal(t, "500ms", e.Vars()[varExpensiveBudget])
+	for k, bad := range map[string]string{varTenantExpensiveRate: "0", varExpensiveBudget: "soon"} {
+		_, err = LoadAPI(get(map[string]string{k: bad}))
+		require.ErrorContains(t, err, k)
+	}
+	_, err = LoadAPI(get(map[string]string{varTenantExpensiveRate: "five"}))
+	require.ErrorContains(t, err, varTenantExpensiveRate)
 }

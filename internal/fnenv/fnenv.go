@@ -62,6 +62,8 @@ const (
 	varFrameAncestors       = "HOOKLINE_CONSOLE_FRAME_ANCESTORS"
 	varAlarmNamePrefix      = "HOOKLINE_ALARM_NAME_PREFIX"
 	varPortalMinTTL         = "HOOKLINE_PORTAL_MIN_TTL"
+	varTenantExpensiveRate  = "HOOKLINE_API_TENANT_EXPENSIVE_RATE"
+	varExpensiveBudget      = "HOOKLINE_API_EXPENSIVE_BUDGET"
 	varOperatorIAM          = "HOOKLINE_OPERATOR_IAM"
 	varDisableAfterFor      = "HOOKLINE_DISABLE_AFTER_FOR"
 	varBreakerCooldown      = "HOOKLINE_BREAKER_COOLDOWN"
@@ -107,6 +109,12 @@ const (
 	// DefaultDeliveryRetention is how long a delivery record is kept
 	// (store.DefaultRetention).
 	DefaultDeliveryRetention = domain.DefaultDeliveryRetention
+	// DefaultTenantExpensiveRate is the most expensive API requests a
+	// second one tenant may make (api.DefaultTenantExpensiveRate).
+	DefaultTenantExpensiveRate = domain.DefaultAPITenantExpensiveRate
+	// DefaultExpensiveBudget is the longest an expensive API request may
+	// run (api.DefaultExpensiveBudget).
+	DefaultExpensiveBudget = domain.DefaultAPIExpensiveBudget
 	// DefaultPayloadRetention is how long after its occurred_at an event's
 	// payload is served by the API (api.DefaultPayloadRetention).
 	DefaultPayloadRetention = domain.DefaultPayloadRetention
@@ -659,6 +667,16 @@ type APIEnv struct {
 	// link may be minted with. Default 60 s; the local cloud's deployment
 	// lowers it (to 1 s) so that the end-to-end tests see a link expire.
 	PortalMinTTL time.Duration
+	// TenantExpensiveRate (HOOKLINE_API_TENANT_EXPENSIVE_RATE) is the most
+	// expensive requests (listings, metrics, event lookups, JWKS, replays,
+	// resends, cancels) a second one tenant may make, across every
+	// execution environment; over it, 429. Default
+	// DefaultTenantExpensiveRate (5); negative: no limit.
+	TenantExpensiveRate int
+	// ExpensiveBudget (HOOKLINE_API_EXPENSIVE_BUDGET) is the longest an
+	// expensive request may run before it is stopped (503). Default
+	// DefaultExpensiveBudget (2 s); negative: none.
+	ExpensiveBudget time.Duration
 	// OperatorIAM (HOOKLINE_OPERATOR_IAM, "on") says API Gateway
 	// authorizes the operator routes by IAM (AWS_IAM): the function takes
 	// a request to them that carries the IAM identity API Gateway verified
@@ -797,11 +815,38 @@ func (e APIEnv) Vars() map[string]string {
 	if e.PortalMinTTL != 0 {
 		v[varPortalMinTTL] = e.PortalMinTTL.String()
 	}
+	if e.TenantExpensiveRate != 0 {
+		v[varTenantExpensiveRate] = strconv.Itoa(e.TenantExpensiveRate)
+	}
+	if e.ExpensiveBudget != 0 {
+		v[varExpensiveBudget] = e.ExpensiveBudget.String()
+	}
 	if e.OperatorIAM {
 		v[varOperatorIAM] = "on"
 	}
 	e.Endpoints.vars(v)
 	return v
+}
+
+// loadTenantLimit reads the per-tenant bounds of the API's expensive
+// routes: DefaultTenantExpensiveRate and DefaultExpensiveBudget unless set.
+func loadTenantLimit(getenv func(string) string) (rate int, budget time.Duration, err error) {
+	rate, budget = DefaultTenantExpensiveRate, DefaultExpensiveBudget
+	if s := getenv(varTenantExpensiveRate); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n == 0 {
+			return rate, budget, fmt.Errorf("%s: %q is not a whole number of requests a second (negative: no limit)", varTenantExpensiveRate, s)
+		}
+		rate = n
+	}
+	if s := getenv(varExpensiveBudget); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d == 0 {
+			return rate, budget, fmt.Errorf("%s: %q is not a duration (negative: none)", varExpensiveBudget, s)
+		}
+		budget = d
+	}
+	return rate, budget, nil
 }
 
 // LoadAPI reads and validates the api function's environment.
@@ -834,6 +879,9 @@ func LoadAPI(getenv func(string) string) (APIEnv, error) {
 			return e, fmt.Errorf("%s: %q is not a duration from 1s to %s", varPortalMinTTL, s, DefaultPortalMinTTL)
 		}
 		e.PortalMinTTL = d
+	}
+	if e.TenantExpensiveRate, e.ExpensiveBudget, err = loadTenantLimit(getenv); err != nil {
+		return e, err
 	}
 	if e.PayloadRetention, err = loadPayloadRetention(getenv); err != nil {
 		return e, err

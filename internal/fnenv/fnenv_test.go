@@ -290,11 +290,12 @@ func TestVarsRoundTrip(t *testing.T) {
 			{Common: common, OperatorKeySecretARN: "arn:secret", SecretsKeyARN: "arn:key", URLs: netguard.URLPolicy{AllowHTTP: true, Guard: netguard.Guard{Allow: allow}},
 				ReplayQueueURL: "https://jobs", ReplayOpsQueueURL: "https://ops", OutboxTable: "outbox", MessageLog: true, PayloadRetention: 72 * time.Hour, DeliveryQueueURL: "https://delivery",
 				ConsoleFrameAncestors: []string{"'self'", "https://app.example.com"}, AlarmNamePrefix: "Hookline-", PortalMinTTL: time.Second, OperatorIAM: true,
+				TenantExpensiveRate: -1, ExpensiveBudget: 5 * time.Second,
 				Destinations: Destinations{Partition: "aws-cn", Account: "111122223333", StackName: "Hookline", Regions: []string{"cn-north-1", "cn-northwest-1"},
 					Roles: []string{"arn:aws-cn:iam::*:role/hookline-*", "arn:aws-cn:iam::444455556666:role/x?"}, OwnResources: []string{"arn:aws-cn:events:cn-north-1:111122223333:event-bus/Ops", "arn:aws-cn:iam::111122223333:role/Hookline-Deliver"}, OwnAccount: true}, Endpoints: EndpointLimits{Retry: wantPolicy, MaxRequestTimeout: 40 * time.Second, MaxEndpoints: 7, MaxEndpointBytes: 9000, MaxMetricsEventTypes: 3}},
-			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", OutboxTable: "outbox", PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL, Endpoints: stackLimits},
-			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", OutboxTable: "outbox", MessageLog: true, MessageLogSharded: true, PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL, Endpoints: stackLimits},
-			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL, Endpoints: stackLimits},
+			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", OutboxTable: "outbox", PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL, TenantExpensiveRate: DefaultTenantExpensiveRate, ExpensiveBudget: DefaultExpensiveBudget, Endpoints: stackLimits},
+			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", OutboxTable: "outbox", MessageLog: true, MessageLogSharded: true, PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL, TenantExpensiveRate: DefaultTenantExpensiveRate, ExpensiveBudget: DefaultExpensiveBudget, Endpoints: stackLimits},
+			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL, TenantExpensiveRate: DefaultTenantExpensiveRate, ExpensiveBudget: DefaultExpensiveBudget, Endpoints: stackLimits},
 		} {
 			got, err := LoadAPI(lookup(e.Vars()))
 			require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -71,6 +72,9 @@ func (r *Reader) listLegacy(ctx context.Context, tenantID string, f domain.Event
 		if err != nil {
 			return nil, "", err
 		}
+		if err := legacyStart(sk, f); err != nil {
+			return nil, "", err
+		}
 		q.ExclusiveStartKey = map[string]types.AttributeValue{
 			outbox.AttrID: &types.AttributeValueMemberS{Value: sk[strings.IndexByte(sk, '#')+1:]}, outbox.AttrTenantID: &types.AttributeValueMemberS{Value: tenantID},
 			outbox.AttrLogKey: &types.AttributeValueMemberS{Value: sk},
@@ -103,6 +107,23 @@ func (r *Reader) listLegacy(ctx context.Context, tenantID string, f domain.Event
 		q.ExclusiveStartKey = page.LastEvaluatedKey
 	}
 	return out, encodeCursor(LogKey(q.ExclusiveStartKey), fp), nil
+}
+
+// legacyStart checks the position sk of a legacy index cursor before it
+// becomes the query's ExclusiveStartKey: DynamoDB refuses, with a
+// ValidationException, a starting key with an empty id or outside the key
+// condition (the filter's time range). Every cursor this reader returns
+// for f names a log key inside f's range with an id; one that does not
+// was made by hand: store.ErrBadCursor (a 400), never a 500.
+func legacyStart(sk string, f domain.EventFilter) error {
+	lo, hi := bounds(f)
+	switch {
+	case len(sk) <= 31 || !utf8.ValidString(sk):
+		return fmt.Errorf("cursor: %w (no event id)", store.ErrBadCursor)
+	case lo != "" && sk < lo, hi != "" && sk > hi:
+		return fmt.Errorf("cursor: %w (outside the filter's time range)", store.ErrBadCursor)
+	}
+	return nil
 }
 
 // query is the query of index (partition key attribute pk, value key) for

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"github.com/hookline/hookline/internal/store/keys"
 	"maps"
 	"reflect"
 	"slices"
@@ -54,6 +55,9 @@ func (r *recorder) GetItem(_ context.Context, in *dynamodb.GetItemInput, _ ...fu
 	r.record("GetItem", nil)
 	if sk, _ := in.Key["sk"].(*types.AttributeValueMemberS); sk != nil && sk.Value == "ERASED" {
 		return &dynamodb.GetItemOutput{}, nil // no tombstone: CreateTenant goes on to write
+	}
+	if sk, _ := in.Key["sk"].(*types.AttributeValueMemberS); sk != nil && strings.HasPrefix(sk.Value, keys.KeyRefPrefix) {
+		return &dynamodb.GetItemOutput{}, nil // no reference (a key of before them): RevokeAPIKey goes on to the index
 	}
 	return &dynamodb.GetItemOutput{Item: found(in.Key)}, nil
 }
@@ -234,6 +238,10 @@ func TestCallsListsWhatEachMethodCalls(t *testing.T) {
 		},
 		"TenantForKey": func(ctx context.Context, s *Store) error { _, err := s.TenantForKey(ctx, "h"); return err },
 		"RevokeAPIKey": func(ctx context.Context, s *Store) error { return s.RevokeAPIKey(ctx, "t", "k") },
+		"TakeAPIRequest": func(ctx context.Context, s *Store) error {
+			_, err := s.TakeAPIRequest(ctx, "t", now, 5)
+			return err
+		},
 		"PutPortalLink": func(ctx context.Context, s *Store) error {
 			_, err := s.PutPortalLink(ctx, domain.PortalLink{LinkID: "pl", TenantID: "t", Hash: "h"})
 			return err

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -80,7 +81,7 @@ func (s *Store) ListEndpoints(ctx context.Context, tenantID string, limit int, c
 	}
 	if cursor != "" {
 		after, err := base64.RawURLEncoding.DecodeString(cursor)
-		if err != nil {
+		if err != nil || len(after) == 0 || !utf8.Valid(after) { // an endpoint id is non-empty UTF-8: DynamoDB refuses others as a key (a 500)
 			return nil, "", fmt.Errorf("cursor: %w", ErrBadCursor)
 		}
 		in.ExclusiveStartKey = endpointKey(tenantID, string(after))

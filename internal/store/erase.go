@@ -46,6 +46,11 @@ func (s *Store) Tombstone(ctx context.Context, tenantID string) error {
 	if err != nil {
 		return err
 	}
+	refs, err := s.keyRefs(ctx, tenantID)
+	if err != nil {
+		return err
+	}
+	apiKeys = append(apiKeys, refs...)
 	links, err := s.indexKeys(ctx, tenantIndex, portalPartition(tenantID), 0)
 	if err != nil {
 		return err
@@ -62,6 +67,37 @@ func (s *Store) Tombstone(ctx context.Context, tenantID string) error {
 		}
 	}
 	return nil
+}
+
+// keyRefs are the keys of a tenant's API keys found by their references
+// in its partition (KeyRef), read strongly consistent after the tombstone
+// was written: a key PutAPIKey wrote before the tombstone is listed, even
+// when the KEYS index does not show it yet.
+func (s *Store) keyRefs(ctx context.Context, tenantID string) ([]map[string]types.AttributeValue, error) {
+	in := &dynamodb.QueryInput{
+		TableName: &s.table, ConsistentRead: aws.Bool(true),
+		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :sk)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": &types.AttributeValueMemberS{Value: keys.Tenant(tenantID)},
+			":sk": &types.AttributeValueMemberS{Value: keys.KeyRefPrefix},
+		},
+	}
+	var out []map[string]types.AttributeValue
+	for {
+		page, err := s.db.Query(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("list the API keys of tenant %s: %w", tenantID, err)
+		}
+		for _, it := range page.Items {
+			if h, ok := it["hash"].(*types.AttributeValueMemberS); ok {
+				out = append(out, apiKeyKey(h.Value))
+			}
+		}
+		if page.LastEvaluatedKey == nil {
+			return out, nil
+		}
+		in.ExclusiveStartKey = page.LastEvaluatedKey
+	}
 }
 
 // Erased reports whether a tenant is being erased (has a tombstone).

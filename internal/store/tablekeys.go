@@ -74,6 +74,11 @@ func tenantKey(id string) map[string]types.AttributeValue { return key(keys.Tena
 
 func apiKeyKey(hash string) map[string]types.AttributeValue { return key(keys.APIKey(hash), "APIKEY") }
 
+// keyRefKey is the key of an API key's reference in its tenant's partition.
+func keyRefKey(tenantID, keyID string) map[string]types.AttributeValue {
+	return key(keys.Tenant(tenantID), keys.KeyRef(keyID))
+}
+
 // tombstoneKey is the key of an erased tenant's tombstone.
 func tombstoneKey(tenantID string) map[string]types.AttributeValue {
 	return key(keys.Tenant(tenantID), tombstoneSK)

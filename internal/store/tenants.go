@@ -73,17 +73,14 @@ func (s *Store) Tenant(ctx context.Context, id string) (domain.Tenant, error) {
 
 // PutAPIKey stores a new key of an existing tenant (ErrNotFound otherwise,
 // also for a tenant being erased: a key made while the erasure runs would
-// outlive it).
+// outlive it). One transaction writes the key (by its hash), its reference
+// in the tenant's partition (KeyRef, by its id) and checks that the
+// tenant has no tombstone: either the tombstone was first and the key is
+// refused, or the key was first and Tombstone's strongly consistent read
+// of the references finds and revokes it.
 func (s *Store) PutAPIKey(ctx context.Context, k domain.APIKey) (domain.APIKey, error) {
 	if _, err := s.Tenant(ctx, k.TenantID); err != nil {
 		return k, err
-	}
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: tombstoneKey(k.TenantID), ConsistentRead: aws.Bool(true)})
-	if err != nil {
-		return k, fmt.Errorf("put API key %s: %w", k.KeyID, err)
-	}
-	if out.Item != nil {
-		return k, fmt.Errorf("tenant %s is being erased: %w", k.TenantID, ErrNotFound)
 	}
 	k.CreatedAt = s.Now().UTC()
 	item, err := attributevalue.MarshalMap(k)
@@ -92,17 +89,29 @@ func (s *Store) PutAPIKey(ctx context.Context, k domain.APIKey) (domain.APIKey, 
 	}
 	item["gsi1pk"] = &types.AttributeValueMemberS{Value: keys.TenantIndex(k.TenantID, "KEYS")}
 	item["gsi1sk"] = &types.AttributeValueMemberS{Value: k.KeyID}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: &s.table, Item: withKey(item, apiKeyKey(k.Hash)),
-		ConditionExpression: aws.String("attribute_not_exists(pk)"),
-	})
+	ref := withKey(map[string]types.AttributeValue{
+		"hash": &types.AttributeValueMemberS{Value: k.Hash}, "tenant_id": &types.AttributeValueMemberS{Value: k.TenantID},
+	}, keyRefKey(k.TenantID, k.KeyID))
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{ConditionCheck: &types.ConditionCheck{TableName: &s.table, Key: tombstoneKey(k.TenantID), ConditionExpression: aws.String("attribute_not_exists(pk)")}},
+		{Put: &types.Put{TableName: &s.table, Item: withKey(item, apiKeyKey(k.Hash)), ConditionExpression: aws.String("attribute_not_exists(pk)")}},
+		{Put: &types.Put{TableName: &s.table, Item: ref, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
+	}})
+	var tce *types.TransactionCanceledException
+	if errors.As(err, &tce) && len(tce.CancellationReasons) > 0 && aws.ToString(tce.CancellationReasons[0].Code) == "ConditionalCheckFailed" {
+		return k, fmt.Errorf("tenant %s is being erased: %w", k.TenantID, ErrNotFound)
+	}
 	if err != nil {
 		return k, fmt.Errorf("put API key %s: %w", k.KeyID, err)
 	}
 	return k, nil
 }
 
-// TenantForKey returns the tenant of an unrevoked key hash, or ErrNotFound.
+// TenantForKey returns the tenant of an unrevoked key hash, or ErrNotFound;
+// also ErrNotFound while the key's tenant has a tombstone (is being
+// erased), whatever the key says: a key the erasure's revocation missed
+// never authenticates. Two strongly consistent reads (the key, then the
+// tombstone), 1 read unit each.
 func (s *Store) TenantForKey(ctx context.Context, hash string) (string, error) {
 	var k domain.APIKey
 	if err := s.get(ctx, apiKeyKey(hash), &k, "API key"); err != nil {
@@ -111,31 +120,27 @@ func (s *Store) TenantForKey(ctx context.Context, hash string) (string, error) {
 	if k.RevokedAt != nil {
 		return "", fmt.Errorf("API key %s is revoked: %w", k.KeyID, ErrNotFound)
 	}
+	erased, err := s.Erased(ctx, k.TenantID)
+	if err != nil {
+		return "", fmt.Errorf("API key %s: %w", k.KeyID, err)
+	}
+	if erased {
+		return "", fmt.Errorf("API key %s: tenant %s is being erased: %w", k.KeyID, k.TenantID, ErrNotFound)
+	}
 	return k.TenantID, nil
 }
 
 // RevokeAPIKey revokes a tenant's key by its id, or answers ErrNotFound.
+// It finds the key's hash by its reference (KeyRef, a strongly consistent
+// read), or, for a key made before references were written, in the KEYS
+// index.
 func (s *Store) RevokeAPIKey(ctx context.Context, tenantID, keyID string) error {
-	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
-		TableName: &s.table, IndexName: aws.String(IndexTenant),
-		KeyConditionExpression: aws.String("gsi1pk = :pk AND gsi1sk = :sk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": &types.AttributeValueMemberS{Value: keys.TenantIndex(tenantID, "KEYS")},
-			":sk": &types.AttributeValueMemberS{Value: keyID},
-		},
-	})
+	hash, err := s.keyHash(ctx, tenantID, keyID)
 	if err != nil {
-		return fmt.Errorf("find API key %s: %w", keyID, err)
-	}
-	if len(out.Items) == 0 {
-		return fmt.Errorf("API key %s of tenant %s: %w", keyID, tenantID, ErrNotFound)
-	}
-	var k domain.APIKey
-	if err := attributevalue.UnmarshalMap(out.Items[0], &k); err != nil {
-		return fmt.Errorf("decode API key %s: %w", keyID, err)
+		return err
 	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &s.table, Key: apiKeyKey(k.Hash),
+		TableName: &s.table, Key: apiKeyKey(hash),
 		UpdateExpression:          aws.String("SET revoked_at = if_not_exists(revoked_at, :now)"),
 		ConditionExpression:       aws.String("attribute_exists(pk)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":now": timeValue(s.Now())},
@@ -144,6 +149,37 @@ func (s *Store) RevokeAPIKey(ctx context.Context, tenantID, keyID string) error 
 		return fmt.Errorf("revoke API key %s: %w", keyID, err)
 	}
 	return nil
+}
+
+// keyHash is the hash of a tenant's key id: from its reference, else from
+// the KEYS index; ErrNotFound when neither has it.
+func (s *Store) keyHash(ctx context.Context, tenantID, keyID string) (string, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: keyRefKey(tenantID, keyID), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return "", fmt.Errorf("find API key %s: %w", keyID, err)
+	}
+	if h, ok := out.Item["hash"].(*types.AttributeValueMemberS); ok {
+		return h.Value, nil
+	}
+	q, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName: &s.table, IndexName: aws.String(IndexTenant),
+		KeyConditionExpression: aws.String("gsi1pk = :pk AND gsi1sk = :sk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": &types.AttributeValueMemberS{Value: keys.TenantIndex(tenantID, "KEYS")},
+			":sk": &types.AttributeValueMemberS{Value: keyID},
+		},
+	})
+	if err != nil {
+		return "", fmt.Errorf("find API key %s: %w", keyID, err)
+	}
+	if len(q.Items) == 0 {
+		return "", fmt.Errorf("API key %s of tenant %s: %w", keyID, tenantID, ErrNotFound)
+	}
+	var k domain.APIKey
+	if err := attributevalue.UnmarshalMap(q.Items[0], &k); err != nil {
+		return "", fmt.Errorf("decode API key %s: %w", keyID, err)
+	}
+	return k.Hash, nil
 }
 
 // IndexTenant is the state table's per-tenant listing index.

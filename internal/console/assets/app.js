@@ -98,10 +98,19 @@ async function api(method, path, body) {
     opts.body = JSON.stringify(body);
   }
   let res;
-  try {
-    res = await fetch(BASE + path, opts);
-  } catch (e) {
-    throw new APIError(0, 'The API could not be reached (' + e.message + ').');
+  // A 429 of the tenant's limit of expensive requests a second (a view
+  // that loads several listings at once can meet it) is retried after
+  // its Retry-After, twice at most; any other answer is the caller's.
+  for (let tries = 0; ; tries++) {
+    try {
+      res = await fetch(BASE + path, opts);
+    } catch (e) {
+      throw new APIError(0, 'The API could not be reached (' + e.message + ').');
+    }
+    if (res.status !== 429 || tries === 2 || res.headers.get('X-Hookline-Limit') !== 'tenant-expensive') break;
+    const wait = Math.min(Math.max(parseInt(res.headers.get('Retry-After') || '1', 10) || 1, 1), 5);
+    await new Promise((ok) => setTimeout(ok, wait * 1000));
+    if (session.epoch !== epoch) throw new APIError(401, 'the session ended');
   }
   const raw = await res.text();
   // An answer that comes after the session ended (or changed) is dropped.
@@ -293,7 +302,7 @@ async function whoami() {
   session.scopes = new Set(s && Array.isArray(s.scopes) ? s.scopes : []);
   let what = session.label;
   if (s && s.credential === 'portal_link') {
-    what += session.scopes.size ? ': read, replay, ' + [...session.scopes].join(', ') : ': read and replay only';
+    what += session.scopes.size ? ': read, replay dead, ' + [...session.scopes].join(', ') : ': read and replay dead only';
   }
   $('who').textContent = 'Tenant ' + txt(s && s.tenant_id) + ' (' + what + ')';
   applyScopes();
@@ -928,8 +937,12 @@ function renderHeaders(d, ep) {
     body.append(el('tr', {}, el('td', { colspan: 2, text: 'The endpoint\'s custom headers cannot be shown: ' + ep.problem.message })));
     return;
   }
+  // headers_redacted: this credential may not write the endpoint, so the
+  // API shows the names and not the values (often the receiver's secrets).
+  const hidden = ep.headers_redacted === true;
   for (const [k, v] of Object.entries(ep.headers || {})) {
-    body.append(el('tr', { class: 'custom' }, cell(k + ' (endpoint header, current)', 'Header'), cell(String(v), 'Value')));
+    body.append(el('tr', { class: 'custom' }, cell(k + ' (endpoint header, current)', 'Header'),
+      cell(hidden ? '(hidden: this link may not edit endpoints)' : String(v), 'Value')));
   }
 }
 

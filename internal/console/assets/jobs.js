@@ -50,8 +50,8 @@ export function replayView(ui) {
         el('button', { type: 'button', id: 'jobs-confirm-no', 'data-test': 'jobs-confirm-no', text: 'Back' })));
     const job = el('div', { id: 'jobs-job', class: 'panel job', 'data-test': 'jobs-job', role: 'status' });
     root.append(
-      el('h2', { text: 'Replay since a time' }),
-      el('p', { class: 'hint', text: 'Sends every delivery of the events in the range again, whatever its state, each with its own '
+      el('h2', { id: 'since-h', text: 'Replay since a time' }),
+      el('p', { id: 'since-hint', class: 'hint', text: 'Sends every delivery of the events in the range again, whatever its state, each with its own '
         + 'webhook-id: for a receiver that lost its data. Delivered ones are rebuilt from the event\'s payload, kept 15 days; '
         + 'older ones are counted as not rebuildable.' }),
       since,
@@ -198,6 +198,10 @@ export function replayView(ui) {
     }
     const write = may('endpoints:write');
     for (const id of ['cancel-h', 'cancel-hint', 'cancel-form']) show($(id), write);
+    // A replay since a time sends delivered deliveries again: it needs
+    // deliveries:replay (the API answers 403 without it).
+    const replay = may('deliveries:replay');
+    for (const id of ['since-h', 'since-hint', 'since-form']) show($(id), replay);
     await fillEndpoints();
   }
 

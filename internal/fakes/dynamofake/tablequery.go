@@ -81,6 +81,9 @@ func (t *Table) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dyn
 	if err != nil {
 		return nil, err
 	}
+	if err := t.checkStart(ix, match, in.ExclusiveStartKey); err != nil {
+		return nil, err
+	}
 	part = t.after(part, in.ExclusiveStartKey)
 	n, size := 0, 0
 	for n < len(part) && (in.Limit == nil || n < int(*in.Limit)) && (n == 0 || size+itemSize(part[n]) <= MaxPageBytes) {
@@ -169,6 +172,26 @@ func (t *Table) matching(ix index, match condFn, forward bool) ([]Item, error) {
 		return c
 	})
 	return part, nil
+}
+
+// checkStart refuses an ExclusiveStartKey as DynamoDB does: a key
+// attribute of the table or the index missing or empty ("The AttributeValue
+// for a key attribute cannot contain an empty string value"), or a key
+// outside the key condition's range ("The provided starting key is outside
+// query boundaries based on provided conditions").
+func (t *Table) checkStart(ix index, match condFn, start Item) error {
+	if start == nil {
+		return nil
+	}
+	for _, a := range []string{t.key, ix.partition, ix.sort} {
+		if String(start, a) == "" {
+			return errValidation("The provided starting key is invalid: The AttributeValue for a key attribute cannot contain an empty string value. Key: %s", a)
+		}
+	}
+	if ok, err := match(start); err != nil || !ok {
+		return errValidation("The provided starting key is outside query boundaries based on provided conditions")
+	}
+	return nil
 }
 
 // after drops the items up to and including the one start names.

@@ -45,6 +45,22 @@ func Delivery(id string) string { return DeliveryPrefix + id }
 // APIKey is the partition key of an API key, by its hash.
 func APIKey(hash string) string { return "APIKEY#" + hash }
 
+// APIRate is the partition key of a tenant's windows of expensive API
+// requests (the api function's per-tenant limit); the sort key is the
+// window's second.
+func APIRate(tenantID string) string { return "APIRATE#" + tenantID }
+
+// KeyRefPrefix begins the sort key, in its tenant's partition, of an API
+// key's reference: the key's id, holding its hash. Revocation and erasure
+// find a tenant's keys through these with a strongly consistent read (the
+// KEYS index is eventually consistent: a key made a moment before would
+// be missed).
+const KeyRefPrefix = "KEYREF#"
+
+// KeyRef is the sort key of an API key's reference in its tenant's
+// partition.
+func KeyRef(keyID string) string { return KeyRefPrefix + keyID }
+
 // Portal is the partition key of a portal link, by its hash.
 func Portal(hash string) string { return "PORTAL#" + hash }
 

@@ -54,3 +54,23 @@ func (s *Store) TakeSlots(_ context.Context, tenantID, endpointID string, at tim
 	}
 	return store.Slots{}, nil
 }
+
+// TakeAPIRequest takes one of the limit expensive API requests of a
+// tenant's one-second window holding at, as store.Store does: false when
+// the window has limit already.
+func (s *Store) TakeAPIRequest(_ context.Context, tenantID string, at time.Time, limit int) (bool, error) {
+	if limit <= 0 {
+		return false, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rates == nil {
+		s.rates = map[string]int{}
+	}
+	k := "api\x00" + tenantID + "\x00" + at.UTC().Truncate(time.Second).Format(time.RFC3339)
+	if s.rates[k] >= limit {
+		return false, nil
+	}
+	s.rates[k]++
+	return true, nil
+}

@@ -66,7 +66,8 @@ func (s *Store) PutAPIKey(_ context.Context, k domain.APIKey) (domain.APIKey, er
 }
 
 // TenantForKey returns the tenant of an unrevoked key hash, or
-// store.ErrNotFound.
+// store.ErrNotFound, also while its tenant has a tombstone, as store.Store
+// does.
 func (s *Store) TenantForKey(_ context.Context, hash string) (string, error) {
 	if err := checkKey(keys.APIKey(hash), "APIKEY"); err != nil {
 		return "", err
@@ -79,6 +80,9 @@ func (s *Store) TenantForKey(_ context.Context, hash string) (string, error) {
 	}
 	if k.RevokedAt != nil {
 		return "", fmt.Errorf("API key %s is revoked: %w", k.KeyID, store.ErrNotFound)
+	}
+	if s.tombstones[k.TenantID] {
+		return "", fmt.Errorf("API key %s: tenant %s is being erased: %w", k.KeyID, k.TenantID, store.ErrNotFound)
 	}
 	return k.TenantID, nil
 }

@@ -46,6 +46,7 @@ type Store interface {
 	AddDeath(ctx context.Context, tenantID, endpointID string, start, end time.Time, d domain.OpDeath) (int, error)
 	DeadWindow(ctx context.Context, tenantID, endpointID string, start time.Time) (domain.OpDeliveryDeadEvent, error)
 	TakeSlots(ctx context.Context, tenantID, endpointID string, window time.Time, n, limit int) (store.Slots, error)
+	TakeAPIRequest(ctx context.Context, tenantID string, at time.Time, limit int) (bool, error)
 	TakeGate(ctx context.Context, tenantID, endpointID string, a store.GateAsk) (store.Hold, bool, error)
 	ReleaseGate(ctx context.Context, tenantID, endpointID string, h store.Hold, fastUntil *time.Time) error
 	MarkGate(ctx context.Context, tenantID, endpointID string, fastUntil *time.Time) error

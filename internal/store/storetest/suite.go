@@ -118,6 +118,7 @@ type testCase struct {
 
 var cases = []testCase{
 	{"tenants and keys: created once, a key finds its tenant until revoked", tenantsAndKeys},
+	{"a tenant's expensive API requests: limit a second, each tenant its own window", apiRate},
 	{"portal links: stored by hash for an existing tenant, read expired or revoked as they are, revoked by id", portalLinks},
 	{"endpoints: created once, read, changed field by field, deleted", endpointLifecycle},
 	{"endpoints list per tenant in id order, page by page", endpointPages},

@@ -22,7 +22,10 @@
 //     the API accepts and beside one at every cap (-abuse-only), and the
 //     throughput curve:
 //     deliveries a second at increasing deliver concurrency against the
-//     floor's at the same (package curve; -curve-only runs it alone);
+//     floor's at the same (package curve; -curve-only runs it alone), and
+//     the API abuse section: a quiet tenant's and the operator's API p50
+//     and p95 beside a tenant flooding the expensive routes against alone
+//     (package apiabuse; -api-abuse-only runs it alone);
 //   - the console's page weight (HTML+JS+CSS, gzip) against a hello-world
 //     page served the same way, and against console.BudgetGzipBytes: from
 //     the deployed API's /console/ and /console-hello/ with -cloud, else
@@ -47,6 +50,7 @@ import (
 	"github.com/hookline/hookline/internal/api"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/tooling/harness"
+	"github.com/hookline/hookline/tooling/perf/apiabuse"
 	"github.com/hookline/hookline/tooling/perf/coldstart"
 	"github.com/hookline/hookline/tooling/perf/cost"
 	"github.com/hookline/hookline/tooling/perf/curve"
@@ -76,6 +80,9 @@ func main() {
 	curveDelay := flag.Duration("curve-delay", curve.DelayDefault, "how long the throughput curve's receiver takes to answer")
 	destN := flag.Int("destinations-events", 300, "events in each destination type's burst (the destinations section: http, sqs, sns, eventbridge)")
 	destOnly := flag.Bool("destinations-only", false, "with -cloud, run only the destinations section (a burst per endpoint type and each type's cost per million)")
+	apiAbuseOnly := flag.Bool("api-abuse-only", false, "with -cloud, run only the API abuse section (a quiet tenant's and the operator's API p50/p95 alone and beside a tenant flooding the expensive routes; a few minutes)")
+	abuseN := flag.Int("api-abuse-requests", apiabuse.RequestsDefault, "the quiet tenant's requests in each API abuse situation")
+	abuseFlood := flag.Int("api-abuse-flood", apiabuse.FloodDefault, "the flooding tenant's requests in flight at once")
 	flag.Parse()
 	ctx := context.Background()
 	var rows []row
@@ -121,6 +128,18 @@ func main() {
 		rows, err := isolationRows(ctx, abuseCfg)
 		if err != nil {
 			fail("abuse", err)
+		}
+		printTable(rows)
+		return
+	}
+	apiAbuseCfg := apiabuse.Config{Requests: *abuseN, Flood: *abuseFlood}
+	if *apiAbuseOnly {
+		if !*cloud {
+			fail("api abuse", fmt.Errorf("-api-abuse-only needs -cloud (the stack deployed in the local cloud: make deploy-local)"))
+		}
+		rows, err := apiAbuseRows(ctx, apiAbuseCfg)
+		if err != nil {
+			fail("api abuse", err)
 		}
 		printTable(rows)
 		return
@@ -216,6 +235,11 @@ func main() {
 			fail("abuse", err)
 		}
 		rows = append(rows, abuse...)
+		apiAbuse, err := apiAbuseRows(ctx, apiAbuseCfg)
+		if err != nil {
+			fail("api abuse", err)
+		}
+		rows = append(rows, apiAbuse...)
 		cur, err := curveSection(ctx, curveCfg)
 		if err != nil {
 			fail("curve", err)
