@@ -40,5 +40,5 @@ func (h *Handler) openDestination(ctx context.Context, at *attempt) {
 		at.in.Hitch = HitchSecretUnavailable
 		return
 	}
-	at.dest = &sender.Destination{Type: ep.Kind(), ARN: ep.Target, RoleARN: ep.RoleARN, ExternalID: id, TenantID: ep.TenantID}
+	at.dest = &sender.Destination{Type: ep.Kind(), ARN: ep.Target, RoleARN: ep.RoleARN, ExternalID: id, TenantID: ep.TenantID, EndpointID: ep.EndpointID}
 }

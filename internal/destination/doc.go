@@ -1,8 +1,9 @@
 // Package destination delivers one attempt to an AWS destination of the
 // customer's: a message on their SQS queue, a message published to their
 // SNS topic or an entry put on their EventBridge bus, reached by assuming a
-// role in their account (sts:AssumeRole with the endpoint's external ID),
-// never with stored keys.
+// role in their account (sts:AssumeRole with the endpoint's external ID, as
+// a session named for the endpoint, SessionName, so that the customer's
+// CloudTrail tells endpoints apart), never with stored keys.
 //
 // What it guarantees, as package sender does for HTTP: one call per attempt,
 // the delivery id as webhook-id on every attempt, the Standard Webhooks

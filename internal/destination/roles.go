@@ -2,6 +2,7 @@ package destination
 
 import (
 	"container/list"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,9 +18,16 @@ import (
 
 // What a role's session is asked for and kept.
 const (
-	// SessionName is the RoleSessionName hookline assumes a role with, as
-	// the customer's CloudTrail shows it.
-	SessionName = "hookline-delivery"
+	// SessionNamePrefix starts the RoleSessionName of every endpoint's
+	// session (SessionName): the customer's CloudTrail shows
+	// assumed-role/ROLE/hookline-<endpoint id> for each call.
+	SessionNamePrefix = "hookline-"
+	// SessionNameUnknown is the RoleSessionName when the attempt names no
+	// endpoint (never, from deliver): the name every session had before
+	// the names were per endpoint.
+	SessionNameUnknown = "hookline-delivery"
+	// MaxSessionName is the longest RoleSessionName STS takes.
+	MaxSessionName = 64
 	// SessionDuration is the longest STS grants a session assumed with a
 	// role session's credentials (role chaining), as a Lambda function's
 	// are: one hour.
@@ -44,9 +52,31 @@ const (
 	MaxRolesPerTenant = domain.DefaultMaxEndpoints
 )
 
-// roleKey names a session: the tenant, the role and the external ID it is
-// assumed with.
-type roleKey struct{ tenant, role, externalID string }
+// SessionName is the RoleSessionName of endpointID's session, within
+// STS's rules (2 to 64 of [\w+=,.@-], \w ASCII): SessionNamePrefix and
+// the endpoint id (hookline's are "ep_" and 16 base32 characters: 28 in
+// all), any other character as "-", cut at MaxSessionName;
+// SessionNameUnknown for "". The customer's CloudTrail tells endpoints
+// apart by it, and a trust policy may require it (sts:RoleSessionName).
+func SessionName(endpointID string) string {
+	if endpointID == "" {
+		return SessionNameUnknown
+	}
+	b := make([]byte, 0, len(SessionNamePrefix)+len(endpointID))
+	b = append(b, SessionNamePrefix...)
+	for i := 0; i < len(endpointID) && len(b) < MaxSessionName; i++ {
+		c := endpointID[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("_+=,.@-", c) >= 0) {
+			c = '-'
+		}
+		b = append(b, c)
+	}
+	return string(b)
+}
+
+// roleKey names a session: the tenant, the endpoint (its session name),
+// the role and the external ID it is assumed with.
+type roleKey struct{ tenant, endpoint, role, externalID string }
 
 // role is one session's credentials, its service clients by region and
 // a recent refusal.
@@ -181,12 +211,12 @@ func (rs *roles) region(r *role, region string, cfg aws.Config) *clients {
 	return c
 }
 
-// assumer makes k's credentials: AssumeRole with its external ID and the
-// session policy, for SessionDuration, cached until RefreshBefore its
-// expiry.
+// assumer makes k's credentials: AssumeRole as the endpoint's session
+// (SessionName) with its external ID and the session policy, for
+// SessionDuration, cached until RefreshBefore its expiry.
 func assumer(client stscreds.AssumeRoleAPIClient, k roleKey, policy string) *aws.CredentialsCache {
 	p := stscreds.NewAssumeRoleProvider(client, k.role, func(o *stscreds.AssumeRoleOptions) {
-		o.RoleSessionName = SessionName
+		o.RoleSessionName = SessionName(k.endpoint)
 		o.Duration = SessionDuration
 		o.ExternalID = aws.String(k.externalID)
 		o.Policy = aws.String(policy)

@@ -114,7 +114,7 @@ func (s *Sender) send(ctx context.Context, r sender.Request) sender.Result {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	k := roleKey{d.TenantID, d.RoleARN, d.ExternalID}
+	k := roleKey{d.TenantID, d.EndpointID, d.RoleARN, d.ExternalID}
 	ro := s.roles.get(k, func() *aws.CredentialsCache { return assumer(s.sts, k, s.policy) })
 	if res, ok := s.roles.refusal(ro, s.o.Now()); ok {
 		return res

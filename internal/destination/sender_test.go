@@ -120,7 +120,7 @@ func TestRolesBounded(t *testing.T) {
 	rs := newRoles(2, 2)
 	made := 0
 	mk := func() *aws.CredentialsCache { made++; return nil }
-	a, b, c := roleKey{"t", "a", "x"}, roleKey{"t", "b", "x"}, roleKey{"t", "c", "x"}
+	a, b, c := roleKey{tenant: "t", role: "a", externalID: "x"}, roleKey{tenant: "t", role: "b", externalID: "x"}, roleKey{tenant: "t", role: "c", externalID: "x"}
 	rs.get(a, mk)
 	rs.get(b, mk)
 	rs.get(a, mk) // a is now the most recently used
@@ -207,12 +207,12 @@ func TestRolesBoundedPerTenant(t *testing.T) {
 	mk := func(tenant string) func() *aws.CredentialsCache {
 		return func() *aws.CredentialsCache { made[tenant]++; return nil }
 	}
-	quiet := []roleKey{{"quiet", "q1", "x"}, {"quiet", "q2", "x"}}
+	quiet := []roleKey{{tenant: "quiet", role: "q1", externalID: "x"}, {tenant: "quiet", role: "q2", externalID: "x"}}
 	for _, k := range quiet {
 		rs.get(k, mk("quiet"))
 	}
 	for i := range 50 { // the noisy tenant's 50 roles, each used once
-		rs.get(roleKey{"noisy", fmt.Sprintf("n%d", i), "x"}, mk("noisy"))
+		rs.get(roleKey{tenant: "noisy", role: fmt.Sprintf("n%d", i), externalID: "x"}, mk("noisy"))
 	}
 	require.Equal(t, 3, rs.held["noisy"], "the noisy tenant holds its share")
 	require.Equal(t, 5, rs.ll.Len())
@@ -225,14 +225,14 @@ func TestRolesBoundedPerTenant(t *testing.T) {
 	// Within its share, a tenant's sessions are reused.
 	for range 3 {
 		for i := 47; i < 50; i++ {
-			rs.get(roleKey{"noisy", fmt.Sprintf("n%d", i), "x"}, mk("noisy"))
+			rs.get(roleKey{tenant: "noisy", role: fmt.Sprintf("n%d", i), externalID: "x"}, mk("noisy"))
 		}
 	}
 	require.Equal(t, 50, made["noisy"], "the three newest were kept")
 
 	// The bound in all still holds over many tenants, each within its share.
 	for i := range 20 {
-		rs.get(roleKey{fmt.Sprintf("t%d", i), "r", "x"}, mk("many"))
+		rs.get(roleKey{tenant: fmt.Sprintf("t%d", i), role: "r", externalID: "x"}, mk("many"))
 	}
 	require.Equal(t, 10, rs.ll.Len())
 	sum := 0

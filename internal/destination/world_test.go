@@ -31,6 +31,8 @@ const (
 	topicARN     = "arn:aws:sns:eu-west-1:222222222222:hooks"
 	busARN       = "arn:aws:events:eu-west-1:222222222222:event-bus/hooks"
 	secret       = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	// endpointID is the test's endpoint, as hookline names them.
+	endpointID = "ep_abcdefghij234567"
 )
 
 // world is hookline and the customer's account, on the fakes.
@@ -106,7 +108,7 @@ func request(t *testing.T, typ domain.EndpointType) sender.Request {
 	return sender.Request{
 		DeliveryID: "dlv_0123", EventID: "evt_1", EventType: "order.created", Attempt: 2, Signer: signer,
 		Body:        []byte(`{"id":"evt_1","type":"order.created","timestamp":"2026-12-03T08:00:00Z","data":{"country":"DE","note":"<&>"}}`),
-		Destination: &sender.Destination{Type: typ, ARN: arn, RoleARN: customerRole, ExternalID: externalID},
+		Destination: &sender.Destination{Type: typ, ARN: arn, RoleARN: customerRole, ExternalID: externalID, TenantID: "tn_a", EndpointID: endpointID},
 		TraceParent: testTraceParent,
 	}
 }

@@ -129,6 +129,10 @@ type Destination struct {
 	// TenantID is the endpoint's tenant: its sessions are cached within
 	// the tenant's share (destination.MaxRolesPerTenant).
 	TenantID string
+	// EndpointID names the endpoint's session (destination.SessionName:
+	// hookline-<endpoint id>), so that the customer's CloudTrail tells
+	// its endpoints apart. Empty: the session is hookline-delivery.
+	EndpointID string
 }
 
 // ClientOptions configure NewHTTPClient.

@@ -36,6 +36,12 @@
 //     not subsegments of the invocation's segment: Lambda's own segment
 //     is in a trace of its own per invocation, and only segments in the
 //     event's trace join the four functions' spans into one X-Ray trace.
+//     X-Ray rejects a trace id whose first 32 bits are not a recent time
+//     (over 30 days old): a producer's W3C id (random bits there) or an
+//     event's derived trace whose occurred_at is far from now goes under
+//     a derived X-Ray id instead (XRayTraceIDAt: the day's start, the W3C
+//     id's last 24 hex digits) with the W3C id as an annotation
+//     (XRayW3CAnnotation), so every segment sent is one X-Ray accepts.
 //     Of a share of the traces only (the TracingSampleRate prop, default
 //     5%, X-Ray's own default rule's rate; InSample decides from the
 //     trace id, so X-Ray holds all of a trace's spans or none): X-Ray

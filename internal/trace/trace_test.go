@@ -166,8 +166,11 @@ func TestXRaySegmentsReachTheDaemon(t *testing.T) {
 	x, err := DialXRay("tcp:127.0.0.1:1 udp:" + pc.LocalAddr().String())
 	require.NoError(t, err)
 	defer x.Close()
-	tr := &Tracer{Service: "enqueue", XRay: x}
-	parent, _ := Parse(valid)
+	clock := time.Unix(1_800_000_000, 0)
+	tr := &Tracer{Service: "enqueue", XRay: x, Now: func() time.Time { return clock }}
+	// A trace hookline started a minute ago: X-Ray takes its id as it is.
+	parent := New(clock.Add(-time.Minute))
+	parent.SpanID = [8]byte{0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7}
 	s := tr.Start(parent, "enqueue.fanout")
 	s.End(context.Background(), slog.Int("deliveries", 3), slog.String("event-id", "ev1"))
 	// Not sampled: not sent.
@@ -181,7 +184,8 @@ func TestXRaySegmentsReachTheDaemon(t *testing.T) {
 	require.JSONEq(t, `{"format":"json","version":1}`, head)
 	var seg Segment
 	require.NoError(t, json.Unmarshal([]byte(body), &seg))
-	require.Equal(t, "1-4bf92f35-77b34da6a3ce929d0e0e4736", seg.TraceID)
+	require.Equal(t, XRayTraceID(parent), seg.TraceID)
+	require.Equal(t, "6b49d1c4", seg.TraceID[2:10], "the trace's start, a minute before the span")
 	require.Equal(t, s.Context().SpanIDHex(), seg.ID)
 	require.Equal(t, "00f067aa0ba902b7", seg.ParentID)
 	require.Equal(t, "hookline-enqueue", seg.Name)
@@ -278,4 +282,126 @@ func TestXRaySendsOnlyTheTracesInItsShare(t *testing.T) {
 	all, err := NewTracer("deliver", nil, pc.LocalAddr().String(), 0)
 	require.NoError(t, err)
 	require.Equal(t, 1.0, all.XRay.Rate, "rate 0: every trace")
+}
+
+// xrayDaemon stands in for the X-Ray daemon and the service behind it: it
+// reads the datagrams sent to it and holds each segment to
+// PutTraceSegments' rules on the trace id (AWS's numbers, not hookline's):
+// "1-", 8 hex digits of unix seconds no more than 30 days before the
+// segment is sent, "-", 24 hex digits.
+type xrayDaemon struct {
+	pc net.PacketConn
+}
+
+// xrayRejectsAfter is the age past which X-Ray rejects a trace id's time.
+const xrayRejectsAfter = 30 * 24 * time.Hour
+
+func newXRayDaemon(t *testing.T) *xrayDaemon {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = pc.Close() })
+	return &xrayDaemon{pc: pc}
+}
+
+// next reads the next segment and fails the test if X-Ray, at now, would
+// reject its trace id.
+func (d *xrayDaemon) next(t *testing.T, now time.Time) Segment {
+	t.Helper()
+	require.NoError(t, d.pc.SetReadDeadline(time.Now().Add(5*time.Second)))
+	buf := make([]byte, 65536)
+	n, _, err := d.pc.ReadFrom(buf)
+	require.NoError(t, err)
+	head, body, ok := strings.Cut(string(buf[:n]), "\n")
+	require.True(t, ok)
+	require.JSONEq(t, `{"format":"json","version":1}`, head)
+	var seg Segment
+	require.NoError(t, json.Unmarshal([]byte(body), &seg), body)
+	id, ok := ParseXRayTraceID(seg.TraceID)
+	require.True(t, ok, "trace id %q is not X-Ray's form", seg.TraceID)
+	started := time.Unix(int64(uint32(id[0])<<24|uint32(id[1])<<16|uint32(id[2])<<8|uint32(id[3])), 0)
+	require.False(t, started.Before(now.Add(-xrayRejectsAfter)), "X-Ray rejects trace id %s: its time %s is more than 30 days before %s", seg.TraceID, started.UTC(), now.UTC())
+	return seg
+}
+
+// Every segment sent carries a trace id X-Ray accepts: a producer's W3C
+// trace id whose first 32 bits are random (here 2010), an event's derived
+// trace whose occurrence is long past, and one whose time is ahead of the
+// clock, go under a derived id (the day's start, the W3C id's last 24 hex
+// digits) with the W3C id as an annotation; a recent one goes as it is.
+// Each case's span line keeps the W3C id.
+func TestXRayGetsOnlyTraceIDsItAccepts(t *testing.T) {
+	t.Parallel()
+	d := newXRayDaemon(t)
+	clock := time.Date(2027, 1, 15, 8, 0, 0, 0, time.UTC)
+	day := time.Date(2027, 1, 15, 0, 0, 0, 0, time.UTC)
+	var lines bytes.Buffer
+	tr, err := NewTracer("deliver", &lines, d.pc.LocalAddr().String(), 1)
+	require.NoError(t, err)
+	tr.Now = func() time.Time { return clock }
+
+	producer, _ := Parse(valid)
+	old := Derive(EventKey("tn_a", "ev_old"), clock.Add(-40*24*time.Hour))
+	old.SpanID = [8]byte{7: 1}
+	edge := Derive(EventKey("tn_a", "ev_edge"), clock.Add(-XRayMaxAge-time.Second))
+	edge.SpanID = [8]byte{7: 2}
+	ahead := Derive(EventKey("tn_a", "ev_ahead"), clock.Add(time.Hour))
+	ahead.SpanID = [8]byte{7: 3}
+	recent := Derive(EventKey("tn_a", "ev_new"), clock.Add(-XRayMaxAge+time.Minute))
+	recent.SpanID = [8]byte{7: 4}
+	for _, tc := range []struct {
+		name    string
+		c       Context
+		derived bool
+	}{
+		{"producer's random W3C id", producer, true},
+		{"event that occurred 40 days ago", old, true},
+		{"just past the margin", edge, true},
+		{"ahead of the clock", ahead, true},
+		{"within the window", recent, false},
+	} {
+		lines.Reset()
+		s := tr.Start(tc.c, "deliver.attempt")
+		s.End(context.Background(), slog.String("outcome", "delivered"))
+		seg := d.next(t, clock)
+		want, derived := XRayTraceIDAt(tc.c, clock)
+		require.Equal(t, tc.derived, derived, tc.name)
+		require.Equal(t, want, seg.TraceID, tc.name)
+		require.Equal(t, tc.c.TraceIDHex()[8:], seg.TraceID[11:], "%s: the W3C id's last 24 digits kept", tc.name)
+		if tc.derived {
+			require.Equal(t, fmt.Sprintf("%08x", day.Unix()), seg.TraceID[2:10], "%s: the day's start", tc.name)
+			require.Equal(t, tc.c.TraceIDHex(), seg.Annotations[XRayW3CAnnotation], tc.name)
+		} else {
+			require.Equal(t, XRayTraceID(tc.c), seg.TraceID, tc.name)
+			require.NotContains(t, seg.Annotations, XRayW3CAnnotation, tc.name)
+		}
+		require.Equal(t, "delivered", seg.Annotations["outcome"])
+		var line map[string]any
+		require.NoError(t, json.Unmarshal(lines.Bytes(), &line))
+		require.Equal(t, tc.c.TraceIDHex(), line["trace_id"], "%s: the span line keeps the W3C id", tc.name)
+	}
+
+	// Another function's span of the producer's trace later that day, sent
+	// with EndSegment, joins the same X-Ray trace.
+	later := clock.Add(15 * time.Hour)
+	tr.Now = func() time.Time { return later }
+	tr.Start(producer, "deliver.attempt").EndSegment()
+	first, _ := XRayTraceIDAt(producer, clock)
+	require.Equal(t, first, d.next(t, later).TraceID, "the same X-Ray trace all day")
+}
+
+// XRayAccepts holds the window's bounds: XRayMaxAge before now and
+// XRayMaxSkew after it, both included.
+func TestXRayAcceptsWindow(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_800_000_000, 0)
+	at := func(d time.Duration) Context { return New(now.Add(d)) }
+	require.True(t, XRayAccepts(at(0), now))
+	require.True(t, XRayAccepts(at(-XRayMaxAge), now))
+	require.False(t, XRayAccepts(at(-XRayMaxAge-time.Second), now))
+	require.True(t, XRayAccepts(at(XRayMaxSkew), now))
+	require.False(t, XRayAccepts(at(XRayMaxSkew+time.Second), now))
+	require.Less(t, XRayMaxAge, xrayRejectsAfter, "a margin under X-Ray's own bound")
+	p, _ := Parse(valid)
+	require.False(t, XRayAccepts(p, now), "a random W3C id from 2010")
 }

@@ -13,12 +13,69 @@ import (
 
 // XRayTraceID is the X-Ray form of a W3C trace id: "1-", the first 8 hex
 // digits (X-Ray reads them as the trace's start in unix seconds), "-",
-// the other 24. X-Ray refuses a trace id whose time is not recent (about
-// 30 days): those hookline starts (New, Derive) always have it; a
-// producer's may not, and then only the span lines carry its spans.
+// the other 24. X-Ray refuses a segment whose trace id's time is more than
+// 30 days old, so this form is sent only when XRayAccepts; otherwise
+// segments go under XRayTraceIDAt's derived id.
 func XRayTraceID(c Context) string {
 	h := c.TraceIDHex()
 	return "1-" + h[:8] + "-" + h[8:]
+}
+
+// The window of trace id times hookline sends to X-Ray as they are.
+const (
+	// XRayMaxAge is the oldest a trace id's time may be: X-Ray rejects
+	// segments of trace ids more than 30 days old (PutTraceSegments);
+	// 28 days, the OpenTelemetry collector's awsxray exporter's bound,
+	// leaves room for clocks and for a trace that lasts.
+	XRayMaxAge = 28 * 24 * time.Hour
+	// XRayMaxSkew is how far in the future a trace id's time may be: a
+	// time ahead of the clock is no start X-Ray has seen (the
+	// collector's exporter allows 5 minutes, as here).
+	XRayMaxSkew = 5 * time.Minute
+)
+
+// XRayAccepts reports whether c's trace id, as XRayTraceID maps it, is
+// one X-Ray takes at now: its first 4 bytes, read as unix seconds, within
+// XRayMaxAge before now and XRayMaxSkew after it. The traces hookline
+// starts (New at now, Derive at the event's occurrence) are, unless the
+// event's occurred_at is far from now; a producer's W3C trace id, whose
+// first 32 bits are random, almost never is.
+func XRayAccepts(c Context, now time.Time) bool {
+	t, n := int64(binary.BigEndian.Uint32(c.TraceID[:4])), now.Unix()
+	return t >= n-int64(XRayMaxAge/time.Second) && t <= n+int64(XRayMaxSkew/time.Second)
+}
+
+// xrayDay is the period a derived X-Ray trace id's time is rounded to.
+const xrayDay = 24 * 60 * 60
+
+// XRayTraceIDAt is the X-Ray trace id c's segments are sent under at now:
+// XRayTraceID(c) when XRayAccepts it; else (derived true) "1-", the start
+// of now's UTC day in unix seconds as 8 hex digits, "-", and c's last 24
+// hex digits. The derived id is one X-Ray takes (at most a day old), the
+// same for every span of the trace sent that day whichever function sends
+// it (so X-Ray still joins them), and it keeps the W3C id's last 24
+// digits; each derived segment also carries the W3C id as its
+// w3c_trace_id annotation. A trace whose spans cross midnight UTC is two
+// X-Ray traces, joined by that annotation.
+func XRayTraceIDAt(c Context, now time.Time) (id string, derived bool) {
+	b, derived := appendXRayTraceID(make([]byte, 0, 35), c, now)
+	return string(b), derived
+}
+
+// appendXRayTraceID appends XRayTraceIDAt's id.
+func appendXRayTraceID(b []byte, c Context, now time.Time) ([]byte, bool) {
+	b = append(b, "1-"...)
+	derived := !XRayAccepts(c, now)
+	if derived {
+		var day [4]byte
+		u := now.Unix()
+		binary.BigEndian.PutUint32(day[:], uint32(u-u%xrayDay))
+		b = appendHex(b, day[:])
+	} else {
+		b = appendHex(b, c.TraceID[:4])
+	}
+	b = append(b, '-')
+	return appendHex(b, c.TraceID[4:]), derived
 }
 
 // ParseXRayTraceID is XRayTraceID's inverse: the W3C trace id of an X-Ray
@@ -107,19 +164,23 @@ func (x *XRay) write(b []byte) { _, _ = x.conn.Write(b) }
 // Close closes the connection.
 func (x *XRay) Close() error { return x.conn.Close() }
 
+// XRayW3CAnnotation is the annotation that carries the W3C trace id (32
+// hex digits) on a segment sent under a derived X-Ray trace id
+// (XRayTraceIDAt): filter with annotation.w3c_trace_id = "<id>".
+const XRayW3CAnnotation = "w3c_trace_id"
+
 // appendSegment appends the daemon's header and the span as an X-Ray
-// segment in the span's trace: named for the service, its span's name and
-// attributes as annotations.
+// segment in the span's trace (under XRayTraceIDAt's id at end): named
+// for the service, its span's name and attributes as annotations, and
+// the W3C trace id as XRayW3CAnnotation when the X-Ray id is derived.
 func (s *Span) appendSegment(b []byte, end time.Time, attrs []slog.Attr) []byte {
 	b = append(b, daemonHeader...)
 	b = append(b, `{"name":`...)
 	b = appendString(b, "hookline-"+s.t.Service)
 	b = append(b, `,"id":"`...)
 	b = appendHex(b, s.ctx.SpanID[:])
-	b = append(b, `","trace_id":"1-`...)
-	b = appendHex(b, s.ctx.TraceID[:4])
-	b = append(b, '-')
-	b = appendHex(b, s.ctx.TraceID[4:])
+	b = append(b, `","trace_id":"`...)
+	b, derived := appendXRayTraceID(b, s.ctx, end)
 	if s.parent != ([8]byte{}) {
 		b = append(b, `","parent_id":"`...)
 		b = appendHex(b, s.parent[:])
@@ -130,6 +191,11 @@ func (s *Span) appendSegment(b []byte, end time.Time, attrs []slog.Attr) []byte 
 	b = appendSeconds(b, end)
 	b = append(b, `,"origin":"AWS::Lambda::Function","annotations":{"span":`...)
 	b = appendString(b, s.name)
+	if derived {
+		b = append(b, `,"`+XRayW3CAnnotation+`":"`...)
+		b = appendHex(b, s.ctx.TraceID[:])
+		b = append(b, '"')
+	}
 	if len(attrs) > 0 {
 		b = append(b, ',')
 		b = appendMembers(b, attrs, true)

@@ -10,7 +10,8 @@
 //   - DurationSeconds 900..3600 when the caller is itself a role session
 //     (role chaining, as a Lambda function's credentials are), else up to
 //     the role's maximum session duration;
-//   - RoleSessionName 2 to 64 of [\w+=,.@-]; ExternalId 2 to 1224 of
+//   - RoleSessionName 2 to 64 of [\w+=,.@-] (\w ASCII only: letters,
+//     digits, underscore); ExternalId 2 to 1224 of
 //     [\w+=,.@:/-]; a malformed request is a ValidationError;
 //   - a session policy (Policy, at most 2048 characters, else a
 //     ValidationError; JSON that is not a policy is
@@ -98,7 +99,10 @@ type Fake struct {
 }
 
 type session struct {
-	role    string
+	role string
+	// arn is the assumed-role ARN (arn:aws:sts::ACCOUNT:assumed-role/
+	// ROLE/SESSION): what the role's account sees in CloudTrail.
+	arn     string
 	expires time.Time
 	// policy is the session policy's statements; nil: none was passed.
 	policy []statement
@@ -142,6 +146,20 @@ func (f *Fake) Principal(accessKey string) (roleARN string, ok bool) {
 		return "", false
 	}
 	return s.role, true
+}
+
+// AssumedRoleARN is the assumed-role ARN of the unexpired session
+// accessKey belongs to, arn:aws:sts::ACCOUNT:assumed-role/ROLE/SESSION:
+// the identity the role's account sees in CloudTrail for every call the
+// session makes, its last part the RoleSessionName.
+func (f *Fake) AssumedRoleARN(accessKey string) (string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s, ok := f.sessions[accessKey]
+	if !ok || !f.cfg.Now().Before(s.expires) {
+		return "", false
+	}
+	return s.arn, true
 }
 
 // Allowed reports whether the request signed with accessKey may do action
@@ -242,6 +260,6 @@ func (f *Fake) assume(key string, in form) (*assumeRoleResponse, error) {
 	c.Expiration = expires.Format(time.RFC3339)
 	out.Result.AssumedRoleUser.Arn = strings.Replace(strings.Replace(roleARN, ":iam:", ":sts:", 1), ":role/", ":assumed-role/", 1) + "/" + name
 	out.Result.AssumedRoleUser.AssumedRoleID = "AROAFAKE:" + name
-	f.sessions[c.AccessKeyID] = session{role: roleARN, expires: expires, policy: policy}
+	f.sessions[c.AccessKeyID] = session{role: roleARN, arn: out.Result.AssumedRoleUser.Arn, expires: expires, policy: policy}
 	return out, nil
 }

@@ -61,6 +61,9 @@ func TestAssumeRole(t *testing.T) {
 	key := aws.ToString(out.Credentials.AccessKeyId)
 	require.WithinDuration(t, time.Now().Add(time.Hour), *out.Credentials.Expiration, 2*time.Second)
 	require.Equal(t, "arn:aws:sts::222222222222:assumed-role/target/hookline-delivery", aws.ToString(out.AssumedRoleUser.Arn))
+	seen, ok := f.AssumedRoleARN(key)
+	require.True(t, ok)
+	require.Equal(t, aws.ToString(out.AssumedRoleUser.Arn), seen, "what the role's CloudTrail shows for the session's calls")
 	p, ok := f.Principal(key)
 	require.True(t, ok)
 	require.Equal(t, role, p)
@@ -85,6 +88,12 @@ func TestAssumeRoleRules(t *testing.T) {
 		{"session name of one character", "s", "ext-123", "", 900, "ValidationError"},
 		{"session name of 65", strings.Repeat("s", 65), "ext-123", "", 900, "ValidationError"},
 		{"session name with a space", "a b", "ext-123", "", 900, "ValidationError"},
+		{"session name with a slash", "hookline-ep/1", "ext-123", "", 900, "ValidationError"},
+		{"session name with a colon", "hookline:ep_1", "ext-123", "", 900, "ValidationError"},
+		{"session name with a non-ASCII letter", "hookline-é", "ext-123", "", 900, "ValidationError"},
+		{"session name empty", "", "ext-123", "", 900, "ValidationError"},
+		{"session name of 64, every character allowed", "Az09_+=,.@-" + strings.Repeat("s", 53), "ext-123", "", 900, ""},
+		{"session name of 2", "s1", "ext-123", "", 900, ""},
 		{"external id of one character", "s1", "e", "", 900, "ValidationError"},
 		{"external id of 1225", "s1", strings.Repeat("e", 1225), "", 900, "ValidationError"},
 		{"another external id", "s1", "ext-999", "", 900, "AccessDenied"},
