@@ -589,6 +589,20 @@ func dbProject(ix index, item map[string]types.AttributeValue) map[string]types.
 	return out
 }
 
+// byKey sorts items by their order keys, ascending or not.
+type byKey struct {
+	items   []map[string]types.AttributeValue
+	keys    []string
+	forward bool
+}
+
+func (b byKey) Len() int           { return len(b.items) }
+func (b byKey) Less(i, j int) bool { return (b.keys[i] < b.keys[j]) == b.forward }
+func (b byKey) Swap(i, j int) {
+	b.items[i], b.items[j] = b.items[j], b.items[i]
+	b.keys[i], b.keys[j] = b.keys[j], b.keys[i]
+}
+
 // queryIndex reads an index: the items that have its keys, in sort key
 // order (then table key order; reversed when ScanIndexForward is false), matching the key condition, as the index
 // projects them; Limit items are read at most (pageSize at most per page),
@@ -626,21 +640,26 @@ func (f *DB) queryIndex(in *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) 
 		return String(it, ix.sort) + "\x00" + String(it, "pk") + "\x00" + String(it, "sk")
 	}
 	var items []map[string]types.AttributeValue
+	var keys []string // items' order keys
 	for _, item := range source {
 		if item[ix.partition] == nil || item[ix.sort] == nil {
 			continue // a sparse index: only items with its keys
 		}
-		item = dbProject(ix, item)
+		// The key condition names the index's keys alone, which every
+		// projection keeps: test it before projecting, so that only the
+		// items it matches are copied.
 		ok, err := kc(item)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
-			items = append(items, cloneItem(item))
+			item = cloneItem(dbProject(ix, item))
+			items = append(items, item)
+			keys = append(keys, order(item))
 		}
 	}
 	forward := in.ScanIndexForward == nil || *in.ScanIndexForward
-	sort.Slice(items, func(i, j int) bool { return (order(items[i]) < order(items[j])) == forward })
+	sort.Sort(byKey{items, keys, forward})
 	start := 0
 	if in.ExclusiveStartKey != nil {
 		if ok, err := kc(in.ExclusiveStartKey); err != nil || !ok {
