@@ -154,7 +154,7 @@ func (r DestinationRules) checkTarget(t domain.EndpointType, s string) string {
 	if slices.Contains(r.OwnResources, s) {
 		return "is a resource of hookline's own stack: refused"
 	}
-	return r.checkOwner(a, a.Name())
+	return r.checkOwner(a, a.Name(), false)
 }
 
 // checkRole says what is wrong with an AWS destination's role ARN, or
@@ -180,7 +180,14 @@ func (r DestinationRules) checkRole(s string) string {
 	if r.Account != "" && a.Account == r.Account && strings.HasPrefix(strings.ToLower(name), "cdk-") {
 		return "is a role of the CDK bootstrap in hookline's own account: refused"
 	}
-	return r.checkOwner(a, name)
+	// A role's name is held to the stack's prefix as CloudFormation
+	// writes it (case and hyphen: Hookline-ApiRole...), not folded:
+	// customers name theirs hookline-* (DestinationRoles), which a stack
+	// named Hookline begins too when case is ignored. hookline's own roles
+	// are also refused by their exact ARNs above, the deliver role may not
+	// assume them (DenyHooklineRoles), and the session policy keeps any
+	// session off hookline's own resources.
+	return r.checkOwner(a, name, true)
 }
 
 func (r DestinationRules) checkPartition(a arn.ARN) string {
@@ -192,15 +199,19 @@ func (r DestinationRules) checkPartition(a arn.ARN) string {
 
 // checkOwner refuses hookline's own resources: in the stack's account,
 // everything unless OwnAccount, and with it a name that begins with the
-// stack's.
-func (r DestinationRules) checkOwner(a arn.ARN, name string) string {
+// stack's (exactly "<stack>-" when exact, else in any case).
+func (r DestinationRules) checkOwner(a arn.ARN, name string, exact bool) string {
 	if r.Account == "" || a.Account != r.Account {
 		return ""
 	}
 	if !r.OwnAccount {
 		return fmt.Sprintf("is in account %s, hookline's own: a destination must be in your account", a.Account)
 	}
-	if r.StackName != "" && strings.HasPrefix(strings.ToLower(name), strings.ToLower(r.StackName)) {
+	own := r.StackName != "" && strings.HasPrefix(strings.ToLower(name), strings.ToLower(r.StackName))
+	if exact {
+		own = r.StackName != "" && strings.HasPrefix(name, r.StackName+"-")
+	}
+	if own {
 		return fmt.Sprintf("names %q, a resource of hookline's own stack: refused", name)
 	}
 	return ""

@@ -181,6 +181,9 @@ func TestOwnAccountDestinations(t *testing.T) {
 	requireRefused(t, e.do("POST", "/v1/endpoints", key, awsBody("sqs", "arn:aws:sqs:eu-west-1:"+stackAccount+":hookline-DLQ-1", role)), "target", "hookline's own stack")
 	requireRefused(t, e.do("POST", "/v1/endpoints", key, awsBody("sqs", awsTargets[domain.TypeSQS], "arn:aws:iam::"+stackAccount+":role/path/Hookline-ApiRole-1")), "role_arn", "hookline's own stack")
 	requireRefused(t, e.do("POST", "/v1/endpoints", key, awsBody("sqs", awsTargets[domain.TypeSQS], "arn:aws:iam::"+stackAccount+":role/cdk-hnb659fds-cfn-exec-role")), "role_arn", "CDK bootstrap")
+	// A customer's role named hookline-* (the default DestinationRoles)
+	// begins as a stack named Hookline does, in another case: taken.
+	e.createEndpoint(key, awsBody("sqs", "arn:aws:sqs:eu-west-1:"+stackAccount+":customer-queue", "arn:aws:iam::"+stackAccount+":role/hookline-customer"))
 }
 
 // A role none of the deployment's patterns (Props.DestinationRoles)
