@@ -168,39 +168,70 @@ func accessChecks(t *testing.T, s *synthesized, w accessWant) {
 		require.Equal(t, obj{"eventName": arr{"INSERT"}}, pattern, "the TTL deletes (REMOVE) never invoke enqueue")
 	})
 
-	t.Run("key policy: only the deliver role decrypts, the api role encrypts, administrators only administer", func(t *testing.T) {
+	t.Run("key policy: only the deliver role decrypts, the api role and the administrators encrypt, administrators only administer", func(t *testing.T) {
 		statements := s.keyPolicy(t)
 		b, err := json.MarshalIndent(statements, "", "  ")
 		require.NoError(t, err)
 		t.Logf("the signing secrets' key policy:\n%s", b)
-		role := func(fn string) string { return jsonOf(t, obj{"AWS": getAtt(s.roleOf(t, fn), "Arn")}) }
-		require.Equal(t, []string{role(s.deliverFn)}, grantedTo(t, statements, "kms:Decrypt"))
-		require.Equal(t, []string{role(s.apiFn)}, grantedTo(t, statements, "kms:Encrypt"))
+		// The administrators: the account by default, else those named.
+		adminPrincipal := func() obj {
+			admins := grantedTo(t, statements, "kms:PutKeyPolicy")
+			require.Len(t, admins, 1)
+			var principal obj
+			require.NoError(t, json.Unmarshal([]byte(admins[0]), &principal))
+			return principal
+		}()
+		if len(keyAdmins) == 0 {
+			require.Contains(t, jsonOf(t, adminPrincipal["AWS"]), `":root"`, "the account administers the key")
+		} else {
+			require.ElementsMatch(t, stringsAny(keyAdmins), strsAny(adminPrincipal["AWS"]))
+		}
+		// A function's role by aws:PrincipalArn, the principal being the
+		// account: KMS checks a condition at each request, a named
+		// principal at creation, seconds after the role was created.
+		roleByCondition := func(fn string) string {
+			return jsonOf(t, obj{"ArnEquals": obj{"aws:PrincipalArn": getAtt(s.roleOf(t, fn), "Arn")}})
+		}
+		// byRole is the roles granted action by condition; every other
+		// statement granting it must be the administrators'.
+		byRole := func(action string) (roles []string, admins int) {
+			for _, st := range statements {
+				if !slices.Contains(strs(st["Action"]), action) {
+					continue
+				}
+				cond := st["Condition"].(obj)
+				if arnEq, ok := cond["ArnEquals"]; ok {
+					require.Contains(t, jsonOf(t, st["Principal"]), `":root"`, "a function's statement names the account: %v", st)
+					roles = append(roles, jsonOf(t, obj{"ArnEquals": arnEq}))
+					continue
+				}
+				require.Equal(t, jsonOf(t, adminPrincipal), jsonOf(t, st["Principal"]), "%s without a role condition: the administrators only", action)
+				admins++
+			}
+			return roles, admins
+		}
+		roles, admins := byRole("kms:Decrypt")
+		require.Equal(t, []string{roleByCondition(s.deliverFn)}, roles, "only the deliver role decrypts")
+		require.Zero(t, admins, "administrators never decrypt")
+		require.Len(t, grantedTo(t, statements, "kms:Decrypt"), 1)
+		roles, admins = byRole("kms:Encrypt")
+		require.Equal(t, []string{roleByCondition(s.apiFn)}, roles, "the api role encrypts")
+		require.Equal(t, 1, admins, "the administrators encrypt (make seal-secrets)")
 		for _, action := range []string{
 			"kms:GenerateDataKey", "kms:GenerateDataKeyWithoutPlaintext", "kms:GenerateDataKeyPair",
 			"kms:ReEncryptFrom", "kms:ReEncryptTo", "kms:CreateGrant", "kms:Sign", "kms:GenerateMac",
 		} {
 			require.Empty(t, grantedTo(t, statements, action), "nobody may %s", action)
 		}
-		purpose := obj{"StringEquals": obj{"kms:EncryptionContext:" + sealing.ContextPurpose: sealing.Purpose}}
+		purpose := obj{"kms:EncryptionContext:" + sealing.ContextPurpose: sealing.Purpose}
 		for _, st := range statements {
 			if slices.ContainsFunc(strs(st["Action"]), func(a string) bool { return a == "kms:Decrypt" || a == "kms:Encrypt" }) {
-				require.Equal(t, purpose, st["Condition"], "the functions' use is for signing secrets only")
+				require.Equal(t, purpose, st["Condition"].(obj)["StringEquals"], "every cryptographic use is for signing secrets only")
 			}
+			require.NotContains(t, jsonOf(t, st["Principal"]), "Fn::GetAtt", "no principal is a resource of the stack (KMS must see a principal when the key is created)")
 		}
-		// The administrators: the account by default, else those named,
-		// with every administrative action (the key stays manageable).
-		admins := grantedTo(t, statements, "kms:PutKeyPolicy")
-		require.Len(t, admins, 1)
-		var principal obj
-		require.NoError(t, json.Unmarshal([]byte(admins[0]), &principal))
-		if len(keyAdmins) == 0 {
-			require.Contains(t, jsonOf(t, principal["AWS"]), `":root"`, "the account administers the key")
-		} else {
-			require.ElementsMatch(t, stringsAny(keyAdmins), strsAny(principal["AWS"]))
-		}
-		for _, action := range []string{"kms:DescribeKey", "kms:EnableKeyRotation", "kms:ScheduleKeyDeletion", "kms:CancelKeyDeletion", "kms:TagResource", "kms:GetKeyPolicy"} {
-			require.Equal(t, admins, grantedTo(t, statements, action), "administrators may %s", action)
+		for _, action := range []string{"kms:DescribeKey", "kms:EnableKeyRotation", "kms:RotateKeyOnDemand", "kms:ScheduleKeyDeletion", "kms:CancelKeyDeletion", "kms:TagResource", "kms:GetKeyPolicy"} {
+			require.Equal(t, []string{jsonOf(t, adminPrincipal)}, grantedTo(t, statements, action), "administrators may %s", action)
 		}
 	})
 
