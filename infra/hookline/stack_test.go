@@ -433,6 +433,17 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		requireKeptDataEverywhere(t, s)
 	})
 
+	t.Run("tables: deletion protection on (DeleteTable refused until it is turned off)", func(t *testing.T) {
+		tables := 0
+		for id, r := range dig(t, s.json, "Resources").(obj) {
+			if r.(obj)["Type"] == "AWS::DynamoDB::Table" {
+				tables++
+				require.Equal(t, true, dig(t, r, "Properties", "DeletionProtectionEnabled"), "table %s", id)
+			}
+		}
+		require.Equal(t, 2, tables, "the outbox and the state table")
+	})
+
 	t.Run("delivery queue: redrive to DLQ after one receive per schedule step", func(t *testing.T) {
 		target := assertions.NewCapture(nil)
 		s.hasProperties(t, "AWS::SQS::Queue", s.deliveryQueue, obj{
