@@ -145,6 +145,8 @@ func newHookline(scope constructs.Construct, id string, props *Props) (*Hookline
 		Failures: queues.EnqueueFailures, Outbox: tables.Outbox, Enqueue: fns.Enqueue, Bus: bus.Bus,
 	})
 
+	nameAlarms(c, alarmPrefix)
+
 	accepted := nagSuppressions(nagTargets{
 		API: httpAPI, EnqueueFailures: queues.EnqueueFailures, StateTable: tables.State,
 		Enqueue: fns.Enqueue, Functions: functions, LogicalIDPrefix: logicalIDPrefix(c), Tracing: p.Tracing,

@@ -636,7 +636,7 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		// least a minute, and no page may frame it unless told.
 		s.hasProperties(t, "AWS::Lambda::Function", s.apiFn, obj{
 			"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{
-				"HOOKLINE_ALARM_NAME_PREFIX": obj{"Fn::Join": arr{"", arr{obj{"Ref": "AWS::StackName"}, "-"}}},
+				"HOOKLINE_ALARM_NAME_PREFIX": obj{"Fn::Join": arr{"", arr{obj{"Ref": "AWS::StackName"}, ".Default."}}},
 				"HOOKLINE_PORTAL_MIN_TTL":    "1m0s",
 			})},
 		})
