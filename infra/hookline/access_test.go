@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/jsii-runtime-go"
 	"github.com/hookline/hookline/internal/api"
@@ -118,7 +119,16 @@ type accessWant struct {
 	publishRate, adminRate   float64
 	publishBurst, adminBurst int
 	adminIAM                 bool
-	keyAdmins                []string // nil: the account
+	keyAdmins                []string      // nil: the account
+	apiRequestDuration       time.Duration // zero: DefaultAPIRequestDuration
+}
+
+// requestDuration is the API request duration the configuration assumes.
+func (w accessWant) requestDuration() time.Duration {
+	if w.apiRequestDuration == 0 {
+		return DefaultAPIRequestDuration
+	}
+	return w.apiRequestDuration
 }
 
 // accessChecks are the assertions of this file that hold for every
@@ -262,6 +272,28 @@ func accessChecks(t *testing.T, s *synthesized, w accessWant) {
 		}
 	})
 
+	t.Run("the route throttles admit no more than the api function's reservation runs", func(t *testing.T) {
+		reserved, ok := dig(t, s.resource(t, s.apiFn, "AWS::Lambda::Function"), "Properties").(obj)["ReservedConcurrentExecutions"].(float64)
+		if !ok {
+			t.Skip("no reservation: nothing to fit in")
+		}
+		var stages *map[string]*map[string]any
+		check(t, func() { stages = s.tpl.FindResources(jsii.String("AWS::ApiGatewayV2::Stage"), nil) })
+		for id := range *stages {
+			props := dig(t, s.resource(t, id, "AWS::ApiGatewayV2::Stage"), "Properties").(obj)
+			rate := dig(t, props, "DefaultRouteSettings", "ThrottlingRateLimit").(float64)
+			for _, setting := range props["RouteSettings"].(obj) {
+				rate += setting.(obj)["ThrottlingRateLimit"].(float64)
+			}
+			// Little's law at the documented p99 (Props.APIRequestDuration,
+			// default unless a test sets it): what API Gateway admits runs at
+			// once in at most this many executions.
+			need := rate * w.requestDuration().Seconds()
+			t.Logf("admitted %g requests/s: %.1f executions at %s, reserved %g", rate, need, w.requestDuration(), reserved)
+			require.LessOrEqual(t, need, reserved, "a Lambda throttle is a 500 from API Gateway: the stage's 429s must come first")
+		}
+	})
+
 	t.Run("operator routes: IAM authorization when asked, else the operator key", func(t *testing.T) {
 		routes := s.routesByKey(t)
 		operator := map[string]bool{}
@@ -310,7 +342,8 @@ func strsAny(v any) arr {
 // to IAM principals and names its key administrators.
 func TestStackOperatorIAM(t *testing.T) {
 	admins := []string{"arn:aws:iam::111122223333:role/KeyAdmin", "arn:aws:iam::111122223333:role/cdk-hnb659fds-cfn-exec-role-111122223333-eu-west-1"}
-	s := synth(t, Props{AdminIAMAuth: true, KeyAdmins: admins, APIPublishRateLimit: 300, APIPublishBurstLimit: 600, APIAdminRateLimit: 1, APIAdminBurstLimit: 2})
+	// 300 + 50 + 12 × 1 requests a second at 100 ms: 36.2 executions.
+	s := synth(t, Props{AdminIAMAuth: true, KeyAdmins: admins, APIPublishRateLimit: 300, APIPublishBurstLimit: 600, APIAdminRateLimit: 1, APIAdminBurstLimit: 2, APIReservedConcurrency: 37})
 	accessChecks(t, s, accessWant{publishRate: 300, publishBurst: 600, adminRate: 1, adminBurst: 2, adminIAM: true, keyAdmins: admins})
 }
 

@@ -1183,7 +1183,7 @@ func TestStackDefaults(t *testing.T) {
 		tenantConcurrency: 6,
 		parallelization:   DefaultEnqueueParallelization, sendConcurrency: domain.DefaultEnqueueSendConcurrency,
 	})
-	accessChecks(t, s, accessWant{publishRate: 100, publishBurst: 200, adminRate: 10, adminBurst: 20})
+	accessChecks(t, s, accessWant{publishRate: DefaultAPIPublishRateLimit, publishBurst: DefaultAPIPublishBurstLimit, adminRate: DefaultAPIAdminRateLimit, adminBurst: DefaultAPIAdminBurstLimit})
 }
 
 func TestStackCustom(t *testing.T) {
@@ -1354,7 +1354,7 @@ func TestPropsValidation(t *testing.T) {
 		require.Equal(t, 51, accepted(t, Props{DeliverMaxConcurrency: 50}).DeliverReservedConcurrency, "the default follows the cap")
 		require.Equal(t, -1, accepted(t, Props{DeliverReservedConcurrency: -1}).DeliverReservedConcurrency, "negative: none, by choice")
 		refused(t, Props{ReplayReservedConcurrency: replayMaxConcurrency}, "replay reserved concurrency 7 must exceed its mappings' max concurrency 7")
-		accepted(t, Props{ReplayReservedConcurrency: replayMaxConcurrency + 1, APIReservedConcurrency: 1})
+		accepted(t, Props{ReplayReservedConcurrency: replayMaxConcurrency + 1, APIReservedConcurrency: 1, APIRateLimit: 1, APIPublishRateLimit: 1, APIAdminRateLimit: 0.1})
 	})
 	t.Run("API throttling within API Gateway's account limits", func(t *testing.T) {
 		refused(t, Props{APIRateLimit: -1}, "API rate limit -1")
