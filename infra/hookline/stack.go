@@ -149,7 +149,7 @@ func newHookline(scope constructs.Construct, id string, props *Props) (*Hookline
 
 	accepted := nagSuppressions(nagTargets{
 		API: httpAPI, EnqueueFailures: queues.EnqueueFailures, StateTable: tables.State,
-		Enqueue: fns.Enqueue, Functions: functions, LogicalIDPrefix: logicalIDPrefix(c), Tracing: p.Tracing,
+		Enqueue: fns.Enqueue, Functions: functions, AlarmInstance: alarmInstanceName(c), Tracing: p.Tracing,
 	})
 	suppressNagFindings(accepted)
 
