@@ -58,9 +58,11 @@ type Hookline struct {
 	OperatorKey awssecretsmanager.Secret
 	// SecretsKey is the KMS key sealing the endpoints' signing secrets. Its
 	// key policy names every principal that may use it (the deliver role
-	// decrypts, the api role encrypts) and its administrators
-	// (Props.KeyAdmins): the account's IAM policies cannot grant a
-	// cryptographic action on it, so its Grant methods have no effect.
+	// decrypts, the api role encrypts, both by aws:PrincipalArn) and its
+	// administrators (Props.KeyAdmins, who may also encrypt signing
+	// secrets: make seal-secrets): the account's IAM policies cannot grant
+	// any other cryptographic action on it, so its Grant methods have no
+	// effect.
 	SecretsKey awskms.Key
 	// AlarmTopic receives every alarm's state changes: subscribe the
 	// on-call (Props.AlarmEmail does it for one address).
