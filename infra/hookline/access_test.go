@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/jsii-runtime-go"
 	"github.com/hookline/hookline/internal/api"
@@ -118,7 +119,16 @@ type accessWant struct {
 	publishRate, adminRate   float64
 	publishBurst, adminBurst int
 	adminIAM                 bool
-	keyAdmins                []string // nil: the account
+	keyAdmins                []string      // nil: the account
+	apiRequestDuration       time.Duration // zero: DefaultAPIRequestDuration
+}
+
+// requestDuration is the API request duration the configuration assumes.
+func (w accessWant) requestDuration() time.Duration {
+	if w.apiRequestDuration == 0 {
+		return DefaultAPIRequestDuration
+	}
+	return w.apiRequestDuration
 }
 
 // accessChecks are the assertions of this file that hold for every
@@ -168,39 +178,70 @@ func accessChecks(t *testing.T, s *synthesized, w accessWant) {
 		require.Equal(t, obj{"eventName": arr{"INSERT"}}, pattern, "the TTL deletes (REMOVE) never invoke enqueue")
 	})
 
-	t.Run("key policy: only the deliver role decrypts, the api role encrypts, administrators only administer", func(t *testing.T) {
+	t.Run("key policy: only the deliver role decrypts, the api role and the administrators encrypt, administrators only administer", func(t *testing.T) {
 		statements := s.keyPolicy(t)
 		b, err := json.MarshalIndent(statements, "", "  ")
 		require.NoError(t, err)
 		t.Logf("the signing secrets' key policy:\n%s", b)
-		role := func(fn string) string { return jsonOf(t, obj{"AWS": getAtt(s.roleOf(t, fn), "Arn")}) }
-		require.Equal(t, []string{role(s.deliverFn)}, grantedTo(t, statements, "kms:Decrypt"))
-		require.Equal(t, []string{role(s.apiFn)}, grantedTo(t, statements, "kms:Encrypt"))
+		// The administrators: the account by default, else those named.
+		adminPrincipal := func() obj {
+			admins := grantedTo(t, statements, "kms:PutKeyPolicy")
+			require.Len(t, admins, 1)
+			var principal obj
+			require.NoError(t, json.Unmarshal([]byte(admins[0]), &principal))
+			return principal
+		}()
+		if len(keyAdmins) == 0 {
+			require.Contains(t, jsonOf(t, adminPrincipal["AWS"]), `":root"`, "the account administers the key")
+		} else {
+			require.ElementsMatch(t, stringsAny(keyAdmins), strsAny(adminPrincipal["AWS"]))
+		}
+		// A function's role by aws:PrincipalArn, the principal being the
+		// account: KMS checks a condition at each request, a named
+		// principal at creation, seconds after the role was created.
+		roleByCondition := func(fn string) string {
+			return jsonOf(t, obj{"ArnEquals": obj{"aws:PrincipalArn": getAtt(s.roleOf(t, fn), "Arn")}})
+		}
+		// byRole is the roles granted action by condition; every other
+		// statement granting it must be the administrators'.
+		byRole := func(action string) (roles []string, admins int) {
+			for _, st := range statements {
+				if !slices.Contains(strs(st["Action"]), action) {
+					continue
+				}
+				cond := st["Condition"].(obj)
+				if arnEq, ok := cond["ArnEquals"]; ok {
+					require.Contains(t, jsonOf(t, st["Principal"]), `":root"`, "a function's statement names the account: %v", st)
+					roles = append(roles, jsonOf(t, obj{"ArnEquals": arnEq}))
+					continue
+				}
+				require.Equal(t, jsonOf(t, adminPrincipal), jsonOf(t, st["Principal"]), "%s without a role condition: the administrators only", action)
+				admins++
+			}
+			return roles, admins
+		}
+		roles, admins := byRole("kms:Decrypt")
+		require.Equal(t, []string{roleByCondition(s.deliverFn)}, roles, "only the deliver role decrypts")
+		require.Zero(t, admins, "administrators never decrypt")
+		require.Len(t, grantedTo(t, statements, "kms:Decrypt"), 1)
+		roles, admins = byRole("kms:Encrypt")
+		require.Equal(t, []string{roleByCondition(s.apiFn)}, roles, "the api role encrypts")
+		require.Equal(t, 1, admins, "the administrators encrypt (make seal-secrets)")
 		for _, action := range []string{
 			"kms:GenerateDataKey", "kms:GenerateDataKeyWithoutPlaintext", "kms:GenerateDataKeyPair",
 			"kms:ReEncryptFrom", "kms:ReEncryptTo", "kms:CreateGrant", "kms:Sign", "kms:GenerateMac",
 		} {
 			require.Empty(t, grantedTo(t, statements, action), "nobody may %s", action)
 		}
-		purpose := obj{"StringEquals": obj{"kms:EncryptionContext:" + sealing.ContextPurpose: sealing.Purpose}}
+		purpose := obj{"kms:EncryptionContext:" + sealing.ContextPurpose: sealing.Purpose}
 		for _, st := range statements {
 			if slices.ContainsFunc(strs(st["Action"]), func(a string) bool { return a == "kms:Decrypt" || a == "kms:Encrypt" }) {
-				require.Equal(t, purpose, st["Condition"], "the functions' use is for signing secrets only")
+				require.Equal(t, purpose, st["Condition"].(obj)["StringEquals"], "every cryptographic use is for signing secrets only")
 			}
+			require.NotContains(t, jsonOf(t, st["Principal"]), "Fn::GetAtt", "no principal is a resource of the stack (KMS must see a principal when the key is created)")
 		}
-		// The administrators: the account by default, else those named,
-		// with every administrative action (the key stays manageable).
-		admins := grantedTo(t, statements, "kms:PutKeyPolicy")
-		require.Len(t, admins, 1)
-		var principal obj
-		require.NoError(t, json.Unmarshal([]byte(admins[0]), &principal))
-		if len(keyAdmins) == 0 {
-			require.Contains(t, jsonOf(t, principal["AWS"]), `":root"`, "the account administers the key")
-		} else {
-			require.ElementsMatch(t, stringsAny(keyAdmins), strsAny(principal["AWS"]))
-		}
-		for _, action := range []string{"kms:DescribeKey", "kms:EnableKeyRotation", "kms:ScheduleKeyDeletion", "kms:CancelKeyDeletion", "kms:TagResource", "kms:GetKeyPolicy"} {
-			require.Equal(t, admins, grantedTo(t, statements, action), "administrators may %s", action)
+		for _, action := range []string{"kms:DescribeKey", "kms:EnableKeyRotation", "kms:RotateKeyOnDemand", "kms:ScheduleKeyDeletion", "kms:CancelKeyDeletion", "kms:TagResource", "kms:GetKeyPolicy"} {
+			require.Equal(t, []string{jsonOf(t, adminPrincipal)}, grantedTo(t, statements, action), "administrators may %s", action)
 		}
 	})
 
@@ -228,6 +269,28 @@ func accessChecks(t *testing.T, s *synthesized, w accessWant) {
 			for _, key := range wantKeys {
 				require.Contains(t, deps, routes[key], "the stage waits for route %s", key)
 			}
+		}
+	})
+
+	t.Run("the route throttles admit no more than the api function's reservation runs", func(t *testing.T) {
+		reserved, ok := dig(t, s.resource(t, s.apiFn, "AWS::Lambda::Function"), "Properties").(obj)["ReservedConcurrentExecutions"].(float64)
+		if !ok {
+			t.Skip("no reservation: nothing to fit in")
+		}
+		var stages *map[string]*map[string]any
+		check(t, func() { stages = s.tpl.FindResources(jsii.String("AWS::ApiGatewayV2::Stage"), nil) })
+		for id := range *stages {
+			props := dig(t, s.resource(t, id, "AWS::ApiGatewayV2::Stage"), "Properties").(obj)
+			rate := dig(t, props, "DefaultRouteSettings", "ThrottlingRateLimit").(float64)
+			for _, setting := range props["RouteSettings"].(obj) {
+				rate += setting.(obj)["ThrottlingRateLimit"].(float64)
+			}
+			// Little's law at the documented p99 (Props.APIRequestDuration,
+			// default unless a test sets it): what API Gateway admits runs at
+			// once in at most this many executions.
+			need := rate * w.requestDuration().Seconds()
+			t.Logf("admitted %g requests/s: %.1f executions at %s, reserved %g", rate, need, w.requestDuration(), reserved)
+			require.LessOrEqual(t, need, reserved, "a Lambda throttle is a 500 from API Gateway: the stage's 429s must come first")
 		}
 	})
 
@@ -279,7 +342,8 @@ func strsAny(v any) arr {
 // to IAM principals and names its key administrators.
 func TestStackOperatorIAM(t *testing.T) {
 	admins := []string{"arn:aws:iam::111122223333:role/KeyAdmin", "arn:aws:iam::111122223333:role/cdk-hnb659fds-cfn-exec-role-111122223333-eu-west-1"}
-	s := synth(t, Props{AdminIAMAuth: true, KeyAdmins: admins, APIPublishRateLimit: 300, APIPublishBurstLimit: 600, APIAdminRateLimit: 1, APIAdminBurstLimit: 2})
+	// 300 + 50 + 12 × 1 requests a second at 100 ms: 36.2 executions.
+	s := synth(t, Props{AdminIAMAuth: true, KeyAdmins: admins, APIPublishRateLimit: 300, APIPublishBurstLimit: 600, APIAdminRateLimit: 1, APIAdminBurstLimit: 2, APIReservedConcurrency: 37})
 	accessChecks(t, s, accessWant{publishRate: 300, publishBurst: 600, adminRate: 1, adminBurst: 2, adminIAM: true, keyAdmins: admins})
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
@@ -243,18 +244,70 @@ func grantAPI(c constructs.Construct, fn awslambda.Function, secret awssecretsma
 }
 
 // alarmNamePrefix starts the name of every alarm of the hookline instance
-// c: CloudFormation names an alarm that has no name "<stack name>-<logical
-// id>-<suffix>", hookline names none, and CDK's logical ID of a resource
-// begins with the ids of its path below the stack (alphanumerics only;
-// "Default" omitted). So the prefix is "<stack name>-" followed by the ids
-// between the stack and c: the instance's own alarms, and those of any
-// other construct whose path below the stack begins with the same letters
-// (an instance with id "Hooks" would also see those of a sibling "Hooks2":
-// give instances ids that do not begin with one another's). The project's
-// app places its instance with id "Default", whose prefix is the stack's.
-// GET /v1/admin/alarms lists those in ALARM.
+// c: "<stack name>.<instance>.", where <instance> is logicalIDPrefix(c),
+// or "Default" for an instance with that id alone (the project's app).
+// nameAlarms names every alarm of the instance with it. The separator is
+// one that stack names cannot hold (letters, digits and hyphens), so no
+// other stack's alarm can start with the prefix: CloudFormation's own
+// names ("<stack name>-<logical id>-<suffix>") under a prefix of
+// "<stack name>-" were matched by a sibling stack's, "Hookline-" by
+// "Hookline-Staging-...". The one separator after <instance> keeps an
+// instance "Hooks" from matching a sibling instance "Hooks2".
+// GET /v1/admin/alarms lists those in ALARM; the alarm topic takes
+// publishes from those alone.
 func alarmNamePrefix(c constructs.Construct) string {
-	return *awscdk.Fn_Join(jsii.String(""), &[]*string{awscdk.Aws_STACK_NAME(), jsii.String("-" + logicalIDPrefix(c))})
+	return *awscdk.Fn_Join(jsii.String(""), &[]*string{awscdk.Aws_STACK_NAME(), jsii.String(alarmNameSeparator + alarmInstanceName(c) + alarmNameSeparator)})
+}
+
+// alarmNameSeparator separates the parts of an alarm's name: a character
+// CloudFormation's stack names cannot contain.
+const alarmNameSeparator = "."
+
+// alarmInstanceName is the instance's part of its alarms' names:
+// logicalIDPrefix(c), or "Default" when that is empty.
+func alarmInstanceName(c constructs.Construct) string {
+	if p := logicalIDPrefix(c); p != "" {
+		return p
+	}
+	return "Default"
+}
+
+// nameAlarms names every CloudWatch alarm under c: prefix
+// (alarmNamePrefix(c)), then the ids of the alarm's path below c, each
+// with its non-alphanumeric characters removed, joined by
+// alarmNameSeparator ("Hookline.Default.Operations.OldestDeliveryAge").
+// Naming an alarm that CloudFormation named before replaces it: an
+// upgraded stack's alarms start again in INSUFFICIENT_DATA, with a new
+// history.
+func nameAlarms(c constructs.Construct, prefix string) {
+	base := *c.Node().Path()
+	for _, n := range *c.Node().FindAll(constructs.ConstructOrder_PREORDER) {
+		alarm, ok := n.(awscloudwatch.CfnAlarm)
+		if !ok {
+			continue
+		}
+		// The L1 alarm's path ends with "Resource", the L2's own child.
+		rel := strings.TrimSuffix(strings.TrimPrefix(*n.Node().Path(), base+"/"), "/Resource")
+		var parts []string
+		for _, id := range strings.Split(rel, "/") {
+			if id = alphanumeric(id); id != "" {
+				parts = append(parts, id)
+			}
+		}
+		alarm.SetAlarmName(awscdk.Fn_Join(jsii.String(""), &[]*string{jsii.String(prefix), jsii.String(strings.Join(parts, alarmNameSeparator))}))
+	}
+}
+
+// alphanumeric is id without its characters other than ASCII letters and
+// digits.
+func alphanumeric(id string) string {
+	var b strings.Builder
+	for _, r := range id {
+		if r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // logicalIDPrefix is the start CDK gives the logical ID of every resource
@@ -268,11 +321,7 @@ func logicalIDPrefix(c constructs.Construct) string {
 		if id == "Default" {
 			continue
 		}
-		for _, r := range id {
-			if r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
-				b.WriteRune(r)
-			}
-		}
+		b.WriteString(alphanumeric(id))
 	}
 	return b.String()
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/hookline/hookline/outbox"
+	"math"
 	"strings"
 	"time"
 
@@ -104,10 +105,25 @@ type Props struct {
 	// concurrency: however many requests get past the stage's throttling,
 	// and however slow they are, the API cannot run more than this many at
 	// once, so it cannot take the account's pool from the delivery path.
-	// Requests over the cap get an error (5xx) and the ApiThrottles alarm
-	// fires. Default 20 (at the default rate of 50 requests a second, room
-	// for requests taking 400 ms on average). Negative: no cap.
+	// A request over the cap is a Lambda throttle, which API Gateway
+	// answers 500 (an HTTP API cannot map it to 429), and the ApiThrottles
+	// alarm fires. So the route throttles must not admit more than it can
+	// run: the rates they admit together (APIRateLimit, the publish
+	// route's, and each operator route's) times APIRequestDuration must
+	// fit in it, or New refuses the props (APIAdmittedConcurrency); the
+	// stage's throttles then answer 429 before the function is full.
+	// Default 20 (the default throttles admit 174 requests a second: 17.4
+	// executions at 100 ms). Negative: no cap (and no check).
 	APIReservedConcurrency int
+	// APIRequestDuration is how long an API request runs in the api
+	// function at the 99th percentile, as the check of the route throttles
+	// against APIReservedConcurrency assumes it. Default 100 ms
+	// (DefaultAPIRequestDuration: one or two DynamoDB round trips of a few
+	// milliseconds each and Lambda's own overhead; cold starts take more,
+	// docs/capacity.md). Measure yours with the access log's
+	// integrationLatency and set it: at most 29 s (API Gateway's
+	// integration timeout).
+	APIRequestDuration time.Duration
 	// ReplayReservedConcurrency reserves, and caps, the replay worker's
 	// concurrency. It must exceed its two mappings' maximum concurrency
 	// together (7: 5 job steps and 2 operations): a throttled job step
@@ -160,8 +176,10 @@ type Props struct {
 	APIPublishBurstLimit int
 	// APIAdminRateLimit and APIAdminBurstLimit throttle each operator route
 	// (/v1/admin/...) on its own, so that the operator can still act while
-	// the other routes are throttled. Defaults 10 and 20; the same bounds
-	// as APIRateLimit and APIBurstLimit.
+	// the other routes are throttled. Defaults 2 and 4 (per route: 24
+	// requests a second over the 12 operator routes, for people and their
+	// scripts, within the api function's reservation); the same bounds as
+	// APIRateLimit and APIBurstLimit.
 	APIAdminRateLimit  float64
 	APIAdminBurstLimit int
 	// APITenantExpensiveRate is the most expensive API requests a second
@@ -588,7 +606,7 @@ func (p *Props) setConcurrencyDefaults() error {
 		return fmt.Errorf("replay reserved concurrency %d must exceed its mappings' max concurrency %d, or throttles burn a job's tries", p.ReplayReservedConcurrency, replayMaxConcurrency)
 	}
 	if p.APIReservedConcurrency == 0 {
-		p.APIReservedConcurrency = 20
+		p.APIReservedConcurrency = DefaultAPIReservedConcurrency
 	}
 	if p.APIRateLimit == 0 {
 		p.APIRateLimit = 50
@@ -608,7 +626,10 @@ func (p *Props) setConcurrencyDefaults() error {
 	if err := p.setRouteThrottleDefaults(); err != nil {
 		return err
 	}
-	return p.setTenantLimitDefaults()
+	if err := p.setTenantLimitDefaults(); err != nil {
+		return err
+	}
+	return p.checkAPICapacity()
 }
 
 // DefaultEnqueueParallelization is Props.EnqueueParallelization's default.
@@ -643,9 +664,62 @@ func (p *Props) setEnqueueDefaults() error {
 const (
 	DefaultAPIPublishRateLimit  = 100
 	DefaultAPIPublishBurstLimit = 200
-	DefaultAPIAdminRateLimit    = 10
-	DefaultAPIAdminBurstLimit   = 20
+	DefaultAPIAdminRateLimit    = 2
+	DefaultAPIAdminBurstLimit   = 4
 )
+
+// DefaultAPIRequestDuration is Props.APIRequestDuration's default: 100 ms.
+const DefaultAPIRequestDuration = 100 * time.Millisecond
+
+// DefaultAPIReservedConcurrency is Props.APIReservedConcurrency's default.
+const DefaultAPIReservedConcurrency = 20
+
+// maxAPIRequestDuration is API Gateway's integration timeout for an HTTP
+// API: 29 s (a request cannot run longer).
+const maxAPIRequestDuration = 29 * time.Second
+
+// APIAdmittedConcurrency is the executions of the api function that the
+// stage's throttles of p (defaults applied) may admit at once, at steady
+// state: the requests per second they admit together (APIRateLimit, which
+// every other route and anonymous traffic share; APIPublishRateLimit; and
+// APIAdminRateLimit for each operator route, as API Gateway keeps a bucket
+// per route key) times APIRequestDuration (Little's law), and the rate.
+// A burst (the buckets' sizes) above the reservation is not counted: it is
+// what still reaches a Lambda throttle (docs/capacity.md).
+func APIAdmittedConcurrency(p Props) (executions, rate float64) {
+	_, operator := routeKeys()
+	n := 0
+	for _, op := range operator {
+		if op {
+			n++
+		}
+	}
+	rate = p.APIRateLimit + p.APIPublishRateLimit + float64(n)*p.APIAdminRateLimit
+	return rate * p.APIRequestDuration.Seconds(), rate
+}
+
+// checkAPICapacity refuses route throttles that admit more requests than
+// the api function's reservation can run (APIAdmittedConcurrency): the
+// excess would be Lambda throttles, which API Gateway answers 500.
+func (p *Props) checkAPICapacity() error {
+	if p.APIRequestDuration == 0 {
+		p.APIRequestDuration = DefaultAPIRequestDuration
+	}
+	if p.APIRequestDuration < time.Millisecond || p.APIRequestDuration > maxAPIRequestDuration {
+		return fmt.Errorf("API request duration %s: want 1ms to %s (API Gateway's integration timeout)", p.APIRequestDuration, maxAPIRequestDuration)
+	}
+	if p.APIReservedConcurrency < 0 {
+		return nil
+	}
+	need, rate := APIAdmittedConcurrency(*p)
+	if need > float64(p.APIReservedConcurrency) {
+		return fmt.Errorf("the API's throttles admit %g requests a second (apiRateLimit %g + apiPublishRateLimit %g + apiAdminRateLimit %g on each operator route), "+
+			"%.1f executions at a request duration of %s (apiRequestDuration), more than the api function's reserved concurrency %d: "+
+			"the excess would be Lambda throttles, which API Gateway answers 500; raise apiReservedConcurrency to %d or lower the rates",
+			rate, p.APIRateLimit, p.APIPublishRateLimit, p.APIAdminRateLimit, need, p.APIRequestDuration, p.APIReservedConcurrency, int(math.Ceil(need)))
+	}
+	return nil
+}
 
 // setRouteThrottleDefaults sets the publish and operator routes' throttles.
 func (p *Props) setRouteThrottleDefaults() error {

@@ -127,8 +127,19 @@ func TestConsumerApp(t *testing.T) {
 			}
 			// The alarm list of the console: the instance's alarms only.
 			api := doc.Resources[logicalID(h.Functions.API.Node().DefaultChild().(awscdk.CfnElement))]
-			require.Equal(t, obj{"Fn::Join": []any{"", []any{obj{"Ref": "AWS::StackName"}, "-" + prefix}}},
+			require.Equal(t, obj{"Fn::Join": []any{"", []any{obj{"Ref": "AWS::StackName"}, "." + prefix + "."}}},
 				api.Properties["Environment"].(obj)["Variables"].(obj)["HOOKLINE_ALARM_NAME_PREFIX"])
+			// Every alarm under the instance is named with it, and no
+			// other's is.
+			for id, r := range doc.Resources {
+				if r.Type != "AWS::CloudWatch::Alarm" {
+					continue
+				}
+				b, err := json.Marshal(r.Properties["AlarmName"])
+				require.NoError(t, err)
+				name := string(b)
+				require.Equal(t, strings.HasPrefix(id, prefix), strings.Contains(name, `"`+"."+prefix+"."), "alarm %s: %s", id, name)
+			}
 		}
 		queue := doc.Resources[logicalID(orders.DeliveryQueue.Node().DefaultChild().(awscdk.CfnElement))]
 		require.EqualValues(t, 3, queue.Properties["RedrivePolicy"].(obj)["maxReceiveCount"], "Orders' own retry schedule")

@@ -49,13 +49,14 @@
 //
 // # Several instances
 //
-// Every physical name is left to CloudFormation, so two instances can share
-// a stack or an account. The console's alarm list (GET /v1/admin/alarms)
-// shows the alarms whose names start with "<stack name>-<the instance's
-// path below the stack>": give instances of one stack ids that do not
-// begin with one another's ("Orders" and "Billing", not "Hooks" and
-// "Hooks2"). An instance with id "Default" gives its resources the logical
-// IDs they would have directly in the stack, as the standalone app's does;
-// its alarm prefix is then the stack's own, which covers any other
-// instance's alarms too.
+// Every physical name but the alarms' is left to CloudFormation, so two
+// instances can share a stack or an account. The alarms are named
+// "<stack name>.<instance>.<path>", <instance> being the instance's path
+// below the stack (alphanumerics only, "Default" left out, or "Default"
+// when nothing is left): the console's alarm list (GET /v1/admin/alarms)
+// and the alarm topic take the instance's alarms by that prefix, and the
+// "." (which no stack name holds) keeps a sibling stack's and a sibling
+// instance's apart ("Hooks" and "Hooks2" too). An instance with id
+// "Default" gives its resources the logical IDs they would have directly
+// in the stack, as the standalone app's does.
 package hookline

@@ -200,9 +200,9 @@ func TestLeastPrivilege(t *testing.T) {
 			g.add(arn(s.outboxTable), nil, "dynamodb:GetItem", "dynamodb:PutItem")
 			g.add(arn(s.deliveryQueue), nil, "sqs:SendMessage") // resends of delivered deliveries
 			// The operator console's alarms: the stack's own only, by name
-			// (CloudFormation names them "<stack>-<logical id>-<suffix>").
+			// ("<stack>.Default.<path>": nameAlarms).
 			g.add(obj{"Fn::Join": arr{"", arr{"arn:", obj{"Ref": "AWS::Partition"}, ":cloudwatch:", obj{"Ref": "AWS::Region"}, ":",
-				obj{"Ref": "AWS::AccountId"}, ":alarm:", obj{"Ref": "AWS::StackName"}, "-*"}}}, nil, "cloudwatch:DescribeAlarms")
+				obj{"Ref": "AWS::AccountId"}, ":alarm:", obj{"Ref": "AWS::StackName"}, ".Default.*"}}}, nil, "cloudwatch:DescribeAlarms")
 		},
 		"replay": func(g grantSet) {
 			g.add(arn(s.deliveryQueue), nil, "sqs:SendMessage")

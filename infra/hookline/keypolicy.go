@@ -18,9 +18,22 @@ import (
 // tenant's signing secret. This one names its users itself: the deliver
 // role may decrypt, the api role encrypt (both only for the signing-secret
 // encryption context), and the key administrators (Props.KeyAdmins, the
-// account by default) may manage the key and nothing else. Since the
-// account's IAM policies can then grant no cryptographic action on the key,
-// the functions' own grants (grantSecrets) are matched by statements here.
+// account by default) may manage the key and encrypt signing secrets (the
+// operator's `make seal-secrets`, which seals secrets stored in plaintext
+// before sealing existed), and nothing else. Since the account's IAM
+// policies can then grant no other cryptographic action on the key, the
+// functions' own grants (grantSecrets) are matched by statements here.
+//
+// The functions' roles are created in the same deploy as the key, seconds
+// before it, and KMS refuses a key policy naming a principal it cannot see
+// yet (MalformedPolicyDocumentException, which CloudFormation does not
+// retry): IAM is eventually consistent. So their statements name the
+// account as the principal and the role by an aws:PrincipalArn condition,
+// which KMS checks at each request, not at creation. The account principal
+// alone would let any IAM policy of the account grant the action; the
+// condition keeps it to the one role (whose IAM policy, grantSecrets,
+// grants it too). The administrators are named as they are: they exist
+// before the stack.
 //
 // The exception, documented in docs/operations.md: an administrator may
 // change the key policy itself (kms:PutKeyPolicy), and so could grant
@@ -32,12 +45,13 @@ import (
 // administrative actions (awskms's grantAdmin), with kms:Create* narrowed
 // to kms:CreateAlias: kms:CreateGrant, which Create* also matches, would
 // let an administrator grant itself kms:Decrypt without touching the
-// policy. No action here is cryptographic (Decrypt, Encrypt,
+// policy. kms:RotateKeyOnDemand rotates the key now, beside KMS's yearly
+// rotation (after a suspected exposure). No action here is cryptographic (Decrypt, Encrypt,
 // GenerateDataKey*, ReEncrypt*).
 var keyAdminActions = []string{
 	"kms:CreateAlias", "kms:Describe*", "kms:Enable*", "kms:List*", "kms:Put*", "kms:Update*",
 	"kms:Revoke*", "kms:Disable*", "kms:Get*", "kms:Delete*", "kms:TagResource", "kms:UntagResource",
-	"kms:ScheduleKeyDeletion", "kms:CancelKeyDeletion",
+	"kms:ScheduleKeyDeletion", "kms:CancelKeyDeletion", "kms:RotateKeyOnDemand",
 }
 
 // keyAdminARN is an IAM principal a key policy may name: an account's root,
@@ -60,8 +74,9 @@ func checkKeyAdmins(admins []string) error {
 // yearly by KMS, and retained when the stack is deleted, like the state
 // table whose secrets it alone opens (deleting it would make every
 // endpoint's secret unreadable). Its policy starts with the administrators'
-// statement (admins, or the account when there are none);
-// allowSecretsKeyUse adds the functions'.
+// statements (admins, or the account when there are none): administration,
+// and kms:Encrypt for make seal-secrets; allowSecretsKeyUse adds the
+// functions'.
 func newSecretsKey(scope constructs.Construct, id string, admins []string) awskms.Key {
 	principals := []awsiam.IPrincipal{awsiam.NewAccountRootPrincipal()}
 	if len(admins) > 0 {
@@ -71,12 +86,23 @@ func newSecretsKey(scope constructs.Construct, id string, admins []string) awskm
 		}
 	}
 	policy := awsiam.NewPolicyDocument(&awsiam.PolicyDocumentProps{
-		Statements: &[]awsiam.PolicyStatement{awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Sid:        jsii.String("KeyAdministration"),
-			Principals: &principals,
-			Actions:    jsii.Strings(keyAdminActions...),
-			Resources:  jsii.Strings("*"),
-		})},
+		Statements: &[]awsiam.PolicyStatement{
+			awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Sid:        jsii.String("KeyAdministration"),
+				Principals: &principals,
+				Actions:    jsii.Strings(keyAdminActions...),
+				Resources:  jsii.Strings("*"),
+			}),
+			// make seal-secrets (scripts/sealsecrets) runs with an
+			// administrator's credentials: it seals, never opens.
+			awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Sid:        jsii.String("AdminsSealSecrets"),
+				Principals: &principals,
+				Actions:    jsii.Strings("kms:Encrypt"),
+				Resources:  jsii.Strings("*"),
+				Conditions: &map[string]any{"StringEquals": signingSecretContext()},
+			}),
+		},
 	})
 	return awskms.NewKey(scope, &id, &awskms.KeyProps{
 		Description:       jsii.String("hookline: seals endpoint signing secrets in the state table"),
@@ -84,6 +110,12 @@ func newSecretsKey(scope constructs.Construct, id string, admins []string) awskm
 		RemovalPolicy:     dataRemovalPolicy, // kept on delete and replacement, not after a failed first create
 		Policy:            policy,
 	})
+}
+
+// signingSecretContext is the encryption context every cryptographic
+// statement of the key requires: the signing-secret purpose.
+func signingSecretContext() map[string]any {
+	return map[string]any{"kms:EncryptionContext:" + sealing.ContextPurpose: sealing.Purpose}
 }
 
 // allowSecretsKeyUse adds the functions' statements to the key's policy:
@@ -94,12 +126,15 @@ func newSecretsKey(scope constructs.Construct, id string, admins []string) awskm
 func allowSecretsKeyUse(key awskms.Key, deliver, api awslambda.Function) {
 	use := func(sid string, fn awslambda.Function, action string) {
 		key.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Sid:        jsii.String(sid),
-			Principals: &[]awsiam.IPrincipal{fn.Role()},
+			Sid: jsii.String(sid),
+			// The account, narrowed to the role by aws:PrincipalArn: see
+			// the note at the top of this file.
+			Principals: &[]awsiam.IPrincipal{awsiam.NewAccountRootPrincipal()},
 			Actions:    jsii.Strings(action),
 			Resources:  jsii.Strings("*"),
 			Conditions: &map[string]any{
-				"StringEquals": map[string]any{"kms:EncryptionContext:" + sealing.ContextPurpose: sealing.Purpose},
+				"StringEquals": signingSecretContext(),
+				"ArnEquals":    map[string]any{"aws:PrincipalArn": *fn.Role().RoleArn()},
 			},
 		}), jsii.Bool(false))
 	}

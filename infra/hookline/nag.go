@@ -32,9 +32,9 @@ type nagTargets struct {
 	Enqueue         awslambda.Function
 	// Functions are every hookline function, by name.
 	Functions map[string]awslambda.Function
-	// LogicalIDPrefix is the instance's (logicalIDPrefix), which its
-	// alarms' names start with after the stack's name.
-	LogicalIDPrefix string
+	// AlarmInstance is the instance's part of its alarms' names
+	// (alarmInstanceName), after the stack's name.
+	AlarmInstance string
 	// Tracing is Props.Tracing: each function's role has X-Ray's grant.
 	Tracing bool
 }
@@ -66,9 +66,10 @@ func nagSuppressions(t nagTargets) []nagSuppression {
 	})
 	list = append(list, nagSuppression{
 		Rule: "AwsSolutions-IAM5", On: t.API.Function.Role(),
-		AppliesTo: []string{"Resource::arn:<AWS::Partition>:cloudwatch:<AWS::Region>:<AWS::AccountId>:alarm:<AWS::StackName>-" + t.LogicalIDPrefix + "*"},
-		Reason: "cloudwatch:DescribeAlarms for the operator console's alarm list, on this instance's alarms only: CloudFormation names " +
-			"them <stack name>-<logical id>-<suffix>, a suffix known only after deployment, so the name pattern is the narrowest ARN.",
+		AppliesTo: []string{"Resource::arn:<AWS::Partition>:cloudwatch:<AWS::Region>:<AWS::AccountId>:alarm:<AWS::StackName>" +
+			alarmNameSeparator + t.AlarmInstance + alarmNameSeparator + "*"},
+		Reason: "cloudwatch:DescribeAlarms for the operator console's alarm list (by name prefix), on this instance's alarms only: hookline names " +
+			"them <stack name>.<instance>.<path> (nameAlarms), with a separator no stack name holds, so no other stack's alarm matches.",
 	})
 	list = append(list, nagSuppression{
 		Rule: "AwsSolutions-IAM5", On: t.Functions["Deliver"].Role(),

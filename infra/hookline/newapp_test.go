@@ -104,11 +104,12 @@ func newApp(t *testing.T, root, setup, mainGo string) string {
 }
 
 // run runs one shell line of the doc in the app's folder; cdk is the
-// pinned CLI of the checkout's node_modules.
+// checkout's pinned CLI on its pinned Node (scripts/cdk.sh, as make runs
+// it).
 func run(t *testing.T, app, root, line string) {
 	t.Helper()
 	if strings.HasPrefix(line, "cdk ") {
-		line = filepath.Join(root, "node_modules", ".bin", "cdk") + line[len("cdk"):] + " -q"
+		line = filepath.Join(root, "scripts", "cdk.sh") + line[len("cdk"):] + " -q"
 	}
 	cmd := exec.Command("bash", "-c", line)
 	cmd.Dir, cmd.Env = app, appEnv(app)

@@ -58,9 +58,11 @@ type Hookline struct {
 	OperatorKey awssecretsmanager.Secret
 	// SecretsKey is the KMS key sealing the endpoints' signing secrets. Its
 	// key policy names every principal that may use it (the deliver role
-	// decrypts, the api role encrypts) and its administrators
-	// (Props.KeyAdmins): the account's IAM policies cannot grant a
-	// cryptographic action on it, so its Grant methods have no effect.
+	// decrypts, the api role encrypts, both by aws:PrincipalArn) and its
+	// administrators (Props.KeyAdmins, who may also encrypt signing
+	// secrets: make seal-secrets): the account's IAM policies cannot grant
+	// any other cryptographic action on it, so its Grant methods have no
+	// effect.
 	SecretsKey awskms.Key
 	// AlarmTopic receives every alarm's state changes: subscribe the
 	// on-call (Props.AlarmEmail does it for one address).
@@ -145,9 +147,11 @@ func newHookline(scope constructs.Construct, id string, props *Props) (*Hookline
 		Failures: queues.EnqueueFailures, Outbox: tables.Outbox, Enqueue: fns.Enqueue, Bus: bus.Bus,
 	})
 
+	nameAlarms(c, alarmPrefix)
+
 	accepted := nagSuppressions(nagTargets{
 		API: httpAPI, EnqueueFailures: queues.EnqueueFailures, StateTable: tables.State,
-		Enqueue: fns.Enqueue, Functions: functions, LogicalIDPrefix: logicalIDPrefix(c), Tracing: p.Tracing,
+		Enqueue: fns.Enqueue, Functions: functions, AlarmInstance: alarmInstanceName(c), Tracing: p.Tracing,
 	})
 	suppressNagFindings(accepted)
 

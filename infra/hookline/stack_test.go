@@ -433,6 +433,17 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		requireKeptDataEverywhere(t, s)
 	})
 
+	t.Run("tables: deletion protection on (DeleteTable refused until it is turned off)", func(t *testing.T) {
+		tables := 0
+		for id, r := range dig(t, s.json, "Resources").(obj) {
+			if r.(obj)["Type"] == "AWS::DynamoDB::Table" {
+				tables++
+				require.Equal(t, true, dig(t, r, "Properties", "DeletionProtectionEnabled"), "table %s", id)
+			}
+		}
+		require.Equal(t, 2, tables, "the outbox and the state table")
+	})
+
 	t.Run("delivery queue: redrive to DLQ after one receive per schedule step", func(t *testing.T) {
 		target := assertions.NewCapture(nil)
 		s.hasProperties(t, "AWS::SQS::Queue", s.deliveryQueue, obj{
@@ -625,7 +636,7 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		// least a minute, and no page may frame it unless told.
 		s.hasProperties(t, "AWS::Lambda::Function", s.apiFn, obj{
 			"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{
-				"HOOKLINE_ALARM_NAME_PREFIX": obj{"Fn::Join": arr{"", arr{obj{"Ref": "AWS::StackName"}, "-"}}},
+				"HOOKLINE_ALARM_NAME_PREFIX": obj{"Fn::Join": arr{"", arr{obj{"Ref": "AWS::StackName"}, ".Default."}}},
 				"HOOKLINE_PORTAL_MIN_TTL":    "1m0s",
 			})},
 		})
@@ -1181,7 +1192,7 @@ func TestStackDefaults(t *testing.T) {
 		tenantConcurrency: 6,
 		parallelization:   DefaultEnqueueParallelization, sendConcurrency: domain.DefaultEnqueueSendConcurrency,
 	})
-	accessChecks(t, s, accessWant{publishRate: 100, publishBurst: 200, adminRate: 10, adminBurst: 20})
+	accessChecks(t, s, accessWant{publishRate: DefaultAPIPublishRateLimit, publishBurst: DefaultAPIPublishBurstLimit, adminRate: DefaultAPIAdminRateLimit, adminBurst: DefaultAPIAdminBurstLimit})
 }
 
 func TestStackCustom(t *testing.T) {
@@ -1352,7 +1363,7 @@ func TestPropsValidation(t *testing.T) {
 		require.Equal(t, 51, accepted(t, Props{DeliverMaxConcurrency: 50}).DeliverReservedConcurrency, "the default follows the cap")
 		require.Equal(t, -1, accepted(t, Props{DeliverReservedConcurrency: -1}).DeliverReservedConcurrency, "negative: none, by choice")
 		refused(t, Props{ReplayReservedConcurrency: replayMaxConcurrency}, "replay reserved concurrency 7 must exceed its mappings' max concurrency 7")
-		accepted(t, Props{ReplayReservedConcurrency: replayMaxConcurrency + 1, APIReservedConcurrency: 1})
+		accepted(t, Props{ReplayReservedConcurrency: replayMaxConcurrency + 1, APIReservedConcurrency: 1, APIRateLimit: 1, APIPublishRateLimit: 1, APIAdminRateLimit: 0.1})
 	})
 	t.Run("API throttling within API Gateway's account limits", func(t *testing.T) {
 		refused(t, Props{APIRateLimit: -1}, "API rate limit -1")

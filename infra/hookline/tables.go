@@ -71,6 +71,7 @@ func newTables(scope constructs.Construct, id string, messageLog, legacy bool) t
 		TimeToLiveAttribute:              jsii.String("expires_at"),
 		PointInTimeRecoverySpecification: pitr,
 		RemovalPolicy:                    dataRemovalPolicy,
+		DeletionProtection:               jsii.Bool(true), // tableDeletionProtection
 	})
 	// The message log: a tenant's events, newest first, without their
 	// payloads (read from the item itself). by_tenant first: an upgraded
@@ -110,6 +111,7 @@ func newStateTable(c constructs.Construct, pitr *awsdynamodb.PointInTimeRecovery
 		TimeToLiveAttribute:              jsii.String("expires_at"),
 		PointInTimeRecoverySpecification: pitr,
 		RemovalPolicy:                    dataRemovalPolicy,
+		DeletionProtection:               jsii.Bool(true), // tableDeletionProtection
 	})
 	state.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
 		IndexName:    jsii.String(stateIndexName),
@@ -141,6 +143,19 @@ func newStateTable(c constructs.Construct, pitr *awsdynamodb.PointInTimeRecovery
 	})
 	return state
 }
+
+// The tables have DynamoDB's deletion protection on
+// (DeletionProtectionEnabled): DeleteTable is refused, by the console, the
+// CLI or a script, until it is turned off. With dataRemovalPolicy,
+// deleting the stack leaves the tables anyway; protection guards them
+// from everything else. To remove them for good (docs/deploying.md,
+// "Deleting a stack"): delete the stack, then `aws dynamodb update-table
+// --table-name NAME --no-deletion-protection-enabled` and `aws dynamodb
+// delete-table`. A first create that fails and rolls back deletes the
+// empty tables by dataRemovalPolicy; protection may make that deletion
+// fail (not seen here: the local cloud does not enforce it) and leave the
+// stack ROLLBACK_FAILED: turn protection off on the tables, delete them as
+// above, and delete the stack.
 
 // dataRemovalPolicy is the removal policy of the tables and of the signing
 // secrets' key: RETAIN_ON_UPDATE_OR_DELETE, which CDK renders

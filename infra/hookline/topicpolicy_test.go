@@ -1,6 +1,7 @@
 package hookline
 
 import (
+	"path"
 	"strings"
 	"testing"
 
@@ -93,15 +94,28 @@ func requireAlarmsPublish(t *testing.T, s *synthesized) {
 	require.Len(t, cond, 2, "conditioned on the account and the alarms' ARNs: %v", cond)
 	require.Equal(t, roundTripAny(t, obj{"aws:SourceAccount": refTo("AWS::AccountId")}), roundTripAny(t, cond["StringEquals"]))
 	source := resolve(t, dig(t, cond, "ArnLike", "aws:SourceArn"))
-	require.Equal(t, "arn:aws:cloudwatch:us-east-1:111122223333:alarm:HooklineTest-*", source)
-	// Every alarm of the instance is named by CloudFormation
-	// "<stack>-<logical id>-<suffix>": the pattern covers them all.
+	require.Equal(t, "arn:aws:cloudwatch:us-east-1:111122223333:alarm:HooklineTest.Default.*", source)
+	// Every alarm of the instance is named "<stack>.Default.<path>"
+	// (nameAlarms): the pattern covers them all, and no alarm of a
+	// sibling stack whose name begins with this one's ("HooklineTest-
+	// Staging", whose alarms begin "HooklineTest-Staging."), as a
+	// stack name holds no ".".
 	var alarms *map[string]*map[string]any
 	check(t, func() { alarms = s.tpl.FindResources(jsii.String("AWS::CloudWatch::Alarm"), nil) })
 	require.NotEmpty(t, *alarms)
+	pattern := strings.TrimPrefix(source, "arn:aws:cloudwatch:us-east-1:111122223333:alarm:")
+	names := map[string]bool{}
 	for id, a := range *alarms {
-		require.NotContains(t, roundTrip(t, a)["Properties"].(obj), "AlarmName", "alarm %s is named by CloudFormation, inside the pattern", id)
+		name := resolve(t, dig(t, roundTrip(t, a), "Properties", "AlarmName"))
+		require.True(t, strings.HasPrefix(name, strings.TrimSuffix(pattern, "*")), "alarm %s (%s) inside the pattern", id, name)
+		require.False(t, names[name], "alarm names are unique: %s", name)
+		names[name] = true
+		sibling := strings.Replace(name, "HooklineTest.", "HooklineTest-Staging.", 1)
+		ok, err := path.Match(pattern, sibling)
+		require.NoError(t, err)
+		require.False(t, ok, "a sibling stack's alarm %s is outside the pattern", sibling)
 	}
+	require.True(t, names["HooklineTest.Default.Operations.OldestDeliveryAge"], "named by their path: %v", names)
 	// The TLS-only Deny stays.
 	require.NotNil(t, deny, "the TLS-only Deny stays")
 	require.Equal(t, roundTripAny(t, obj{"Bool": obj{"aws:SecureTransport": "false"}}), roundTripAny(t, deny["Condition"]))

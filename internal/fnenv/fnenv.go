@@ -660,7 +660,9 @@ type APIEnv struct {
 	// frame-ancestors, checked by ParseFrameAncestors. Default none ('none').
 	ConsoleFrameAncestors []string
 	// AlarmNamePrefix (HOOKLINE_ALARM_NAME_PREFIX) starts the name of every
-	// alarm of the stack: GET /v1/admin/alarms lists those in ALARM. Empty:
+	// alarm of the instance, and of no other ("<stack>.<instance>.", which
+	// no other stack's alarm starts with: hookline names its alarms): GET
+	// /v1/admin/alarms lists those in ALARM. Empty:
 	// that route answers 503.
 	AlarmNamePrefix string
 	// PortalMinTTL (HOOKLINE_PORTAL_MIN_TTL) is the shortest life a portal
