@@ -47,7 +47,8 @@ func TestAWSEndpointRequestCarriesItsDestination(t *testing.T) {
 	require.Empty(t, f.run(t, sqsMessage(t, "a", "1", f.now), sqsMessage(t, "b", "1", f.now)))
 	require.Len(t, rs.reqs, 2)
 	for _, r := range rs.reqs {
-		require.Equal(t, &sender.Destination{Type: domain.TypeSQS, ARN: testQueueARN, RoleARN: testRoleARN, ExternalID: "hlx_external", TenantID: "t1"}, r.Destination)
+		require.Equal(t, &sender.Destination{Type: domain.TypeSQS, ARN: testQueueARN, RoleARN: testRoleARN, ExternalID: "hlx_external", TenantID: "t1", ChangedAt: ep.ChangedAt()}, r.Destination)
+		require.False(t, r.Destination.ChangedAt.IsZero(), "the IAM settle window counts from the endpoint's change")
 		require.NotNil(t, r.Signer, "signed like an http request")
 	}
 	_, decrypts := f.kms.Calls()

@@ -129,6 +129,12 @@ type Destination struct {
 	// TenantID is the endpoint's tenant: its sessions are cached within
 	// the tenant's share (destination.MaxRolesPerTenant).
 	TenantID string
+	// ChangedAt is when the endpoint was created or last changed
+	// (domain.Endpoint.ChangedAt): a refusal that IAM's eventual
+	// consistency explains (AssumeRole or the send denied) is retried
+	// until destination.SettleFor after it, then dead. Zero: no window,
+	// such a refusal is dead at once.
+	ChangedAt time.Time
 }
 
 // ClientOptions configure NewHTTPClient.
