@@ -433,3 +433,83 @@ func (f *fixture) retryDelay(t *testing.T, id string) (delay int32, hopped bool)
 	require.True(t, ok, "delivery %s neither sent again nor hidden", id)
 	return v, false
 }
+
+// A retry over HopAfter is sent again, delayed, and the received message
+// deleted; the chain keeps the attempt count: each hop carries the
+// attempts made, the receiver sees 1, 2, 3, and the last failed attempt
+// of a message that carries attempts (SQS's redrive counts receives, not
+// them) is dead-lettered here, explicitly. No visibility is changed on
+// the way: nothing waits in flight.
+func TestRetriesHopUntilDeadLettered(t *testing.T) {
+	t.Parallel()
+	var seen []string
+	f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
+		seen = append(seen, r.Header.Get("X-Attempt"))
+		w.WriteHeader(503)
+	})
+	m := sqsMessage(t, "d1", "1", f.now.Add(-time.Minute))
+	require.Empty(t, f.run(t, m))
+	for i, want := range []int32{10, 60} {
+		next, d, ok := f.queue.requeuedFor(t, "d1")
+		require.True(t, ok)
+		require.Equal(t, want, d, "the schedule's step %d", i+2)
+		require.Equal(t, i+1, next.Attempts)
+		require.Equal(t, f.now.Add(time.Duration(want)*time.Second), *next.NotBefore)
+		m = f.dueRetry(t, fmt.Sprintf("d1_%d", i+2))
+		require.Empty(t, f.run(t, m), "attempt %d", i+2)
+	}
+	require.Equal(t, []string{"1", "2", "3"}, seen)
+	require.Len(t, f.queue.requeued, 2, "the last failure is not sent again")
+	require.Equal(t, []domain.DeadReason{domain.ReasonAttemptsExhausted}, f.queue.dlqReason)
+	got := mustDelivery(t, f, "d1")
+	require.Equal(t, domain.StateDead, got.State)
+	require.Equal(t, 3, got.Attempts)
+	f.queue.mu.Lock()
+	defer f.queue.mu.Unlock()
+	require.Empty(t, f.queue.visibility, "no wait in flight")
+}
+
+// The new message is sent before the received one is deleted. A crash
+// between the two (the event source mapping never deletes it) leaves both:
+// the received one comes back after the visibility timeout and is
+// attempted again, with the same webhook-id; the hop, when it comes, finds
+// the delivery delivered and is dropped unsent. A duplicate at worst,
+// absorbed by the idempotency key; never a loss.
+func TestCrashBetweenResendAndDeleteMakesADuplicateNotALoss(t *testing.T) {
+	t.Parallel()
+	var ids []string
+	codes := []int{503, 200}
+	f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
+		ids = append(ids, r.Header.Get("webhook-id"))
+		w.WriteHeader(codes[0])
+		codes = codes[1:]
+	})
+	m := sqsMessage(t, "d1", "1", f.now.Add(-time.Minute))
+	f.queue.receive(f.now.Add(-f.held), m)
+	resp, err := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{m}})
+	require.NoError(t, err)
+	require.Empty(t, resp.BatchItemFailures, "done with: the mapping would delete it")
+	require.Len(t, f.queue.requeued, 1, "sent again first")
+	// The crash: no delete. The received message comes back.
+	f.now = f.now.Add(queueVisibility)
+	m.Attributes["ApproximateReceiveCount"] = "2"
+	require.Empty(t, f.run(t, m))
+	require.Equal(t, domain.StateDelivered, mustDelivery(t, f, "d1").State)
+	require.Empty(t, f.run(t, f.dueRetry(t, "d1_hop")), "the hop is dropped")
+	require.Equal(t, []string{"d1", "d1"}, ids, "two requests, one webhook-id")
+	require.Empty(t, f.queue.dlq)
+}
+
+// A re-send SQS refuses loses nothing: the received message is kept,
+// hidden for the retry's delay, and reported as a batch item failure.
+func TestRefusedResendKeepsTheMessage(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) })
+	f.queue.failRequeue = true
+	m := sqsMessage(t, "d1", "1", f.now.Add(-time.Minute))
+	require.Equal(t, []string{m.MessageId}, f.run(t, m))
+	v, ok := f.queue.visibilityOf(m.ReceiptHandle)
+	require.True(t, ok)
+	require.Equal(t, int32(10), v, "back after the retry's delay")
+	require.Equal(t, domain.StatePending, mustDelivery(t, f, "d1").State)
+}
