@@ -513,3 +513,29 @@ func TestRefusedResendKeepsTheMessage(t *testing.T) {
 	require.Equal(t, int32(10), v, "back after the retry's delay")
 	require.Equal(t, domain.StatePending, mustDelivery(t, f, "d1").State)
 }
+
+// What the hops cost SQS, per batch: a batch of ten retried deliveries
+// makes one SendMessageBatch (the ten re-sent together, in one round trip
+// at the batch's end) and no ChangeMessageVisibility, where it made ten
+// ChangeMessageVisibility calls; the received messages go with the
+// mapping's DeleteMessageBatch. The DynamoDB writes are the same.
+func TestRetriesOfABatchAreOneRequest(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) })
+	var msgs []events.SQSMessage
+	for i := range 10 {
+		msgs = append(msgs, sqsMessage(t, fmt.Sprintf("d%d", i), "1", f.now.Add(-time.Minute)))
+	}
+	require.Empty(t, f.run(t, msgs...))
+	require.Equal(t, 1, f.queue.sqs.Answered("SendMessageBatch", queueURL))
+	require.Zero(t, f.queue.sqs.Answered("ChangeMessageVisibility", queueURL))
+	require.Len(t, f.queue.requeued, 10)
+
+	// The behaviour before (every wait up to 15 min in the visibility),
+	// in the same run: ten calls.
+	g := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) })
+	g.h.HopAfter = MaxDeferDelay
+	require.Len(t, g.run(t, msgs...), 10)
+	require.Equal(t, 10, g.queue.sqs.Answered("ChangeMessageVisibility", queueURL))
+	require.Zero(t, g.queue.sqs.Answered("SendMessageBatch", queueURL))
+}
