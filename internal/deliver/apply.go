@@ -210,15 +210,21 @@ func (h *Handler) retryLater(ctx context.Context, at *attempt, delay time.Durati
 }
 
 // waitOut makes the message come back after delay, the attempt made: up to
-// MaxDeferDelay it hides in its own visibility (and reports false: keep
+// HopAfter (2 s) it hides in its own visibility (and reports false: keep
 // it); beyond, it is sent again as a new message carrying the attempts
-// made and its due time (message.Message.NotBefore), delayed by
-// MaxDeferDelay, and reports true (delete this one), so that a long
-// backoff never counts in the queue's in-flight messages: each return
-// before the due time is a hop (Defer, WaitBackoff), without an attempt.
-// A message that cannot be sent again hides in its visibility, as before.
+// made and its due time (message.Message.NotBefore), delayed by delay (at
+// most MaxDeferDelay: a longer one hops again, Defer, WaitBackoff, each
+// return before the due time spending no attempt), in its tenant's wait
+// group (message.WaitGroupID), and reports true (delete this one). So a
+// wait never counts in the queue's in-flight messages (SQS's ~120,000 per
+// standard queue, past which nothing is received, for every tenant): only
+// the messages being worked do. The new message is sent at the batch's end
+// before this one is deleted (the event source mapping deletes it after
+// the handler returns): a crash between the two leaves both, a duplicate
+// that the delivery id (the idempotency key) absorbs. A message that
+// cannot be sent again hides in its visibility, as before.
 func (h *Handler) waitOut(ctx context.Context, at *attempt, delay time.Duration) bool {
-	if delay <= MaxDeferDelay {
+	if delay <= h.hopAfter() {
 		h.setVisibility(ctx, at.log, at.m, delay)
 		return false
 	}
@@ -226,11 +232,19 @@ func (h *Handler) waitOut(ctx context.Context, at *attempt, delay time.Duration)
 	msg.Attempts = at.in.Attempt
 	due := h.now().Add(delay).UTC().Truncate(time.Second)
 	msg.NotBefore = &due
-	if h.sendAgainOr(ctx, at, msg, MaxDeferDelay, WaitBackoff, delay) {
+	if h.sendAgainOr(ctx, at, msg, min(delay, MaxDeferDelay), WaitBackoff, delay) {
 		return true
 	}
 	h.setVisibility(ctx, at.log, at.m, delay)
 	return false
+}
+
+// hopAfter is HopAfter or its default.
+func (h *Handler) hopAfter() time.Duration {
+	if h.HopAfter <= 0 {
+		return DefaultHopAfter
+	}
+	return h.HopAfter
 }
 
 // handOverToRedrive records the last attempt, the delivery dead, and makes

@@ -40,7 +40,8 @@ func (h *Handler) deferMessage(ctx context.Context, at *attempt, w Wait) bool {
 
 // sendAgain queues msg to be sent to the delivery queue at the batch's
 // end, delayed by delay (whole seconds, 1 to MaxDeferDelay), in its
-// tenant's message group, and reports true: the batch's deferrals go out
+// tenant's wait group (message.WaitGroupID: a fair queue then never
+// counts a tenant's waits against its fresh messages), and reports true: the batch's deferrals go out
 // together (laterSends), ten to a request, and one that SQS does not take
 // comes back after the visibility timeout (or, for a long backoff, its
 // hidden delay) instead. Without a batch (a test calling one attempt),
@@ -72,8 +73,10 @@ type laterSend struct {
 	traceParent string
 	delay       time.Duration
 	wait        Wait
-	// fallback, for a long backoff's first hop, is the delay to hide the
-	// received message for should the send fail.
+	// fallback, for a retry's first hop, is the delay to hide the
+	// received message for should the send fail; such a send logs no
+	// line and puts no Deferred metric of its own (the retry's line and
+	// RetryScheduled stand for it).
 	fallback time.Duration
 }
 
@@ -106,7 +109,7 @@ func (h *Handler) sendLater(ctx context.Context, l *laterSends) []string {
 	for i, s := range l.sends {
 		e := sqstypes.SendMessageBatchRequestEntry{
 			Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(s.body),
-			DelaySeconds: int32(s.delay / time.Second), MessageGroupId: message.GroupID(s.tenantID),
+			DelaySeconds: int32(s.delay / time.Second), MessageGroupId: message.WaitGroupID(s.tenantID),
 			MessageAttributes: message.TraceAttributes(s.traceParent),
 		}
 		if !message.Fits(entries, e) {
@@ -143,8 +146,12 @@ func (h *Handler) sendChunk(ctx context.Context, chunk []laterSend, entries []sq
 			failed = append(failed, at.m.MessageId)
 			continue
 		}
-		at.mb.Put(metrics.Deferred, 1, map[string]string{metrics.DimensionReason: string(s.wait)})
-		at.log.InfoContext(ctx, "message sent again, delayed", "wait", string(s.wait), "delay_s", int(s.delay.Seconds()))
+		if s.fallback == 0 {
+			// A retry's first hop (fallback set) is counted and logged
+			// already: RetryScheduled and "retry scheduled", with its delay.
+			at.mb.Put(metrics.Deferred, 1, map[string]string{metrics.DimensionReason: string(s.wait)})
+			at.log.InfoContext(ctx, "message sent again, delayed", "wait", string(s.wait), "delay_s", int(s.delay.Seconds()))
+		}
 	}
 	return failed
 }

@@ -194,6 +194,12 @@ type Handler struct {
 	// is sent again as a new message, delayed. Default DefaultRateWait
 	// (2 s).
 	RateWait time.Duration
+	// HopAfter is the longest retry delay a message waits out in its own
+	// visibility (ChangeMessageVisibility, counted in flight); a longer
+	// one is sent again as a new, delayed message and this one deleted
+	// (waitOut), so that the queue's in-flight messages are only those
+	// being worked. Default DefaultHopAfter (2 s).
+	HopAfter time.Duration
 	// RequestTimeout is the sender's request timeout: a wait for a rate
 	// slot leaves at least this and Reserve before the invocation's
 	// deadline. Default DefaultRequestTimeout (15 s).
@@ -220,6 +226,16 @@ type Handler struct {
 // flight as an SQS batch holds (10), so a whole batch is one round of
 // attempts and the function's timeout need cover only one request timeout.
 const DefaultConcurrency = 10
+
+// DefaultHopAfter is Handler.HopAfter's default: 2 s, DefaultRateWait,
+// the longest an invocation already holds a message for a rate slot. A
+// wait that short is about as long as the message is worked anyway, and
+// within a poll's latency; every step of the default schedule (5 s and
+// up, with the 20% jitter 4 s and up) and every Retry-After (never
+// shorter than the step) is longer, so every retry hops. A hop costs one
+// SendMessageBatch entry (a tenth of a request) and the event source
+// mapping's delete (a tenth) instead of one ChangeMessageVisibility.
+const DefaultHopAfter = DefaultRateWait
 
 // DefaultFailingAfter is Handler.FailingAfter's default.
 const DefaultFailingAfter = domain.DefaultFailingAfter

@@ -251,6 +251,7 @@ type fakeQueue struct {
 	// with their delays.
 	requeued     []string
 	requeueDelay []int32
+	requeueGroup []string
 	failRequeue  bool // sends to the delivery queue fail
 }
 
@@ -293,6 +294,15 @@ func (q *fakeQueue) receive(at time.Time, msgs ...events.SQSMessage) {
 			delete(q.visibility, m.ReceiptHandle)
 		}
 	}
+}
+
+// received reports whether the message with the test's receipt handle was
+// received (receive took it: under the in-flight quota).
+func (q *fakeQueue) received(handle string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	_, ok := q.handles[handle]
+	return ok
 }
 
 // done records the poller's end of a batch: every message not reported as
@@ -385,7 +395,7 @@ func (q *fakeQueue) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBat
 	for _, ok := range out.Successful {
 		for _, e := range in.Entries {
 			if aws.ToString(e.Id) == aws.ToString(ok.Id) {
-				q.sent(url, &sqs.SendMessageInput{MessageBody: e.MessageBody, DelaySeconds: e.DelaySeconds, MessageAttributes: e.MessageAttributes})
+				q.sent(url, &sqs.SendMessageInput{MessageBody: e.MessageBody, DelaySeconds: e.DelaySeconds, MessageAttributes: e.MessageAttributes, MessageGroupId: e.MessageGroupId})
 			}
 		}
 	}
@@ -402,6 +412,7 @@ func (q *fakeQueue) sent(url string, in *sqs.SendMessageInput) {
 		q.ops, q.opsDelay = append(q.ops, body), append(q.opsDelay, in.DelaySeconds)
 	case queueURL:
 		q.requeued, q.requeueDelay = append(q.requeued, body), append(q.requeueDelay, in.DelaySeconds)
+		q.requeueGroup = append(q.requeueGroup, aws.ToString(in.MessageGroupId))
 	default:
 		q.dlq = append(q.dlq, body)
 		q.dlqReason = append(q.dlqReason, domain.DeadReason(aws.ToString(in.MessageAttributes["dead_reason"].StringValue)))
@@ -511,6 +522,7 @@ func TestOutcomes(t *testing.T) {
 		dlq        bool // explicit DLQ send
 		hits       int32
 		disabled   bool
+		hop        int32 // the delay of the message sent again, -1 for none
 	}
 	cases := []struct {
 		name    string
@@ -519,19 +531,21 @@ func TestOutcomes(t *testing.T) {
 		attempt string
 		want    want
 	}{
-		{"2xx delivered", 200, nil, "1", want{false, -1, domain.StateDelivered, "", false, 1, false}},
-		{"500 on the first attempt retries after the second step", 500, nil, "1", want{true, 10, domain.StatePending, "", false, 1, false}},
-		{"500 on the second attempt retries after the third step", 503, nil, "2", want{true, 60, domain.StatePending, "", false, 1, false}},
-		{"500 on the last attempt hands over to the redrive policy", 500, nil, "3", want{true, 0, domain.StateDead, domain.ReasonAttemptsExhausted, false, 1, false}},
-		{"429 with Retry-After waits as asked", 429, map[string]string{"Retry-After": "120"}, "1", want{true, 120, domain.StatePending, "", false, 1, false}},
-		// Past 15 minutes the message does not wait in flight: it is sent
-		// again (TestLongBackoffWaitsOutOfFlight), this one deleted.
-		{"429 with a 13 h Retry-After waits out of flight", 429, map[string]string{"Retry-After": "46800"}, "1", want{false, -1, domain.StatePending, "", false, 1, false}},
-		{"503 with a 12 h Retry-After waits out of flight", 503, map[string]string{"Retry-After": "43200"}, "2", want{false, -1, domain.StatePending, "", false, 1, false}},
-		{"408 retries", 408, nil, "1", want{true, 10, domain.StatePending, "", false, 1, false}},
-		{"400 is dead at once", 400, nil, "1", want{false, -1, domain.StateDead, "rejected_400", true, 1, false}},
-		{"302 is dead at once", 302, map[string]string{"Location": "https://example.com"}, "1", want{false, -1, domain.StateDead, "redirect_302_not_followed", true, 1, false}},
-		{"410 disables the endpoint", 410, nil, "1", want{false, -1, domain.StateDead, "endpoint_gone", true, 1, true}},
+		{"2xx delivered", 200, nil, "1", want{false, -1, domain.StateDelivered, "", false, 1, false, -1}},
+		// A wait longer than HopAfter (2 s) does not wait in flight: the
+		// message is sent again, delayed, this one deleted.
+		{"500 on the first attempt retries after the second step", 500, nil, "1", want{false, -1, domain.StatePending, "", false, 1, false, 10}},
+		{"500 on the second attempt retries after the third step", 503, nil, "2", want{false, -1, domain.StatePending, "", false, 1, false, 60}},
+		{"500 on the last attempt hands over to the redrive policy", 500, nil, "3", want{true, 0, domain.StateDead, domain.ReasonAttemptsExhausted, false, 1, false, -1}},
+		{"429 with Retry-After waits as asked", 429, map[string]string{"Retry-After": "120"}, "1", want{false, -1, domain.StatePending, "", false, 1, false, 120}},
+		{"429 with a 10 min Retry-After waits out of flight", 429, map[string]string{"Retry-After": "600"}, "1", want{false, -1, domain.StatePending, "", false, 1, false, 600}},
+		// Past 15 minutes it hops (TestLongBackoffWaitsOutOfFlight).
+		{"429 with a 13 h Retry-After waits out of flight", 429, map[string]string{"Retry-After": "46800"}, "1", want{false, -1, domain.StatePending, "", false, 1, false, 900}},
+		{"503 with a 12 h Retry-After waits out of flight", 503, map[string]string{"Retry-After": "43200"}, "2", want{false, -1, domain.StatePending, "", false, 1, false, 900}},
+		{"408 retries", 408, nil, "1", want{false, -1, domain.StatePending, "", false, 1, false, 10}},
+		{"400 is dead at once", 400, nil, "1", want{false, -1, domain.StateDead, "rejected_400", true, 1, false, -1}},
+		{"302 is dead at once", 302, map[string]string{"Location": "https://example.com"}, "1", want{false, -1, domain.StateDead, "redirect_302_not_followed", true, 1, false, -1}},
+		{"410 disables the endpoint", 410, nil, "1", want{false, -1, domain.StateDead, "endpoint_gone", true, 1, true, -1}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -550,6 +564,14 @@ func TestOutcomes(t *testing.T) {
 			} else {
 				require.True(t, set)
 				require.Equal(t, tc.want.visibility, v)
+			}
+			next, d, hopped := f.queue.requeuedFor(t, "d1")
+			require.Equal(t, tc.want.hop >= 0, hopped)
+			if hopped {
+				require.Equal(t, tc.want.hop, d)
+				require.Equal(t, tc.attempt, strconv.Itoa(next.Attempts), "the attempts made travel")
+				require.NotNil(t, next.NotBefore, "with its due time")
+				require.Equal(t, "t1#wait", f.queue.requeueGroup[len(f.queue.requeueGroup)-1], "in its tenant's wait group")
 			}
 			outs := f.store.outcomes["d1"]
 			require.Len(t, outs, 1)
@@ -813,10 +835,12 @@ func TestDeadlineIsRespected(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 1600*time.Millisecond)
 		defer cancel()
 		m := sqsMessage(t, "d1", "1", f.now)
-		require.Len(t, f.runCtx(ctx, t, m), 1)
+		require.Empty(t, f.runCtx(ctx, t, m))
 		require.Equal(t, "timeout", f.store.attempts["d1"][0].Error)
-		require.Equal(t, int32(10), f.queue.visibility[m.ReceiptHandle], "retried on the schedule")
-		_, ok := ctx.Deadline()
+		_, d, ok := f.queue.requeuedFor(t, "d1")
+		require.True(t, ok, "sent again before the deadline")
+		require.Equal(t, int32(10), d, "retried on the schedule")
+		_, ok = ctx.Deadline()
 		require.True(t, ok)
 		require.NoError(t, ctx.Err(), "the outcome was recorded before the invocation's deadline")
 	})
@@ -1054,10 +1078,12 @@ func TestResendOfADeliveredDelivery(t *testing.T) {
 	body, err := message.Encode(msg)
 	require.NoError(t, err)
 	m.Body = string(body)
-	require.Len(t, f.run(t, m), 1, "503: the resend is retried")
-	require.Equal(t, int32(10), f.queue.visibility[m.ReceiptHandle])
-	m.Attributes["ApproximateReceiveCount"] = "2"
-	require.Empty(t, f.run(t, m), "200: done")
+	require.Empty(t, f.run(t, m), "503: the resend is retried, as a new message")
+	next, d, ok := f.queue.requeuedFor(t, "d1")
+	require.True(t, ok)
+	require.Equal(t, int32(10), d)
+	require.True(t, next.Resend, "the hop is still the resend")
+	require.Empty(t, f.run(t, f.dueRetry(t, "d1_again")), "200: done")
 	require.Equal(t, []string{"d1", "d1"}, ids, "the same webhook-id")
 	require.Empty(t, f.store.outcomes["d1"], "no outcome recorded on the delivery")
 	got, err := f.store.Store.Delivery(context.Background(), "d1")
@@ -1086,9 +1112,12 @@ func TestReplayedMessageAgeCountsFromTheReplay(t *testing.T) {
 	body, err := message.Replayed(m.Body, f.now.Add(-time.Minute))
 	require.NoError(t, err)
 	m.Body = body
-	require.Len(t, f.run(t, m), 1, "retried, not dead")
+	require.Empty(t, f.run(t, m), "retried (as a new message), not dead")
 	require.EqualValues(t, 1, f.hits.Load(), "attempted")
-	require.Equal(t, int32(10), f.queue.visibility[m.ReceiptHandle], "on the schedule")
+	next, d, ok := f.queue.requeuedFor(t, "d1")
+	require.True(t, ok)
+	require.Equal(t, int32(10), d, "on the schedule")
+	require.NotNil(t, next.ReplayedAt, "the hop is still the replay's")
 	require.Empty(t, f.queue.dlq)
 
 	// Replayed, then left long enough to pass the age cap from the replay:

@@ -12,7 +12,9 @@ import (
 // openDestination, for an endpoint of an AWS type (sqs, sns, eventbridge),
 // opens its external ID through h.Secrets (the signing secrets' opener,
 // which keeps it in memory across warm invocations, never anywhere else)
-// and sets the attempt's destination. An HTTP endpoint has none: the step
+// and sets the attempt's destination, with when the endpoint last changed
+// (a refusal IAM's eventual consistency explains is retried for
+// destination.SettleFor after it). An HTTP endpoint has none: the step
 // returns at once.
 func (h *Handler) openDestination(ctx context.Context, at *attempt) {
 	ep := at.in.Endpoint
@@ -40,5 +42,5 @@ func (h *Handler) openDestination(ctx context.Context, at *attempt) {
 		at.in.Hitch = HitchSecretUnavailable
 		return
 	}
-	at.dest = &sender.Destination{Type: ep.Kind(), ARN: ep.Target, RoleARN: ep.RoleARN, ExternalID: id, TenantID: ep.TenantID, EndpointID: ep.EndpointID}
+	at.dest = &sender.Destination{Type: ep.Kind(), ARN: ep.Target, RoleARN: ep.RoleARN, ExternalID: id, TenantID: ep.TenantID, EndpointID: ep.EndpointID, ChangedAt: ep.ChangedAt()}
 }

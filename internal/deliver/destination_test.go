@@ -7,7 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookline/hookline/internal/destination"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/fakes/awsfake"
+	"github.com/hookline/hookline/internal/fakes/sqsfake"
+	"github.com/hookline/hookline/internal/fakes/stsfake"
 	"github.com/hookline/hookline/internal/sender"
 	"github.com/stretchr/testify/require"
 )
@@ -47,7 +51,8 @@ func TestAWSEndpointRequestCarriesItsDestination(t *testing.T) {
 	require.Empty(t, f.run(t, sqsMessage(t, "a", "1", f.now), sqsMessage(t, "b", "1", f.now)))
 	require.Len(t, rs.reqs, 2)
 	for _, r := range rs.reqs {
-		require.Equal(t, &sender.Destination{Type: domain.TypeSQS, ARN: testQueueARN, RoleARN: testRoleARN, ExternalID: "hlx_external", TenantID: "t1", EndpointID: "ep_1"}, r.Destination)
+		require.Equal(t, &sender.Destination{Type: domain.TypeSQS, ARN: testQueueARN, RoleARN: testRoleARN, ExternalID: "hlx_external", TenantID: "t1", EndpointID: "ep_1", ChangedAt: ep.ChangedAt()}, r.Destination)
+		require.False(t, r.Destination.ChangedAt.IsZero(), "the IAM settle window counts from the endpoint's change")
 		require.NotNil(t, r.Signer, "signed like an http request")
 	}
 	_, decrypts := f.kms.Calls()
@@ -152,4 +157,85 @@ func TestUnguardedRoleDisablesTheEndpoint(t *testing.T) {
 	require.Empty(t, f.run(t, sqsMessage(t, "b", "1", f.now)))
 	require.Equal(t, domain.ReasonEndpointDisabled, mustDelivery(t, f, "b").DeadReason)
 	require.Equal(t, 1, s.n, "nothing attempted to a disabled endpoint")
+}
+
+// The customer's account on the fakes, for deliver's attempts through a
+// real destination.Sender: STS (which knows deliver's role and, once
+// added, the customer's) and the customer's queue, which takes a
+// SendMessage only from a session whose role allows it.
+type customerAccount struct {
+	sts      *stsfake.Fake
+	sqs      *sqsfake.Queue
+	queueURL string
+}
+
+const (
+	iamDeliverKey  = "AKIADELIVER"
+	iamDeliverRole = "arn:aws:iam::111111111111:role/hookline-deliver"
+	iamQueueARN    = "arn:aws:sqs:eu-west-1:222222222222:orders"
+)
+
+func newCustomerAccount(t *testing.T, f *fixture) (*customerAccount, *destination.Sender) {
+	t.Helper()
+	c := &customerAccount{sts: stsfake.New(stsfake.Config{})}
+	c.sts.AddCaller(iamDeliverKey, stsfake.Caller{RoleARN: iamDeliverRole, Session: true})
+	c.sqs = sqsfake.New(sqsfake.Config{MustExist: true, Authorize: func(key, url string) bool {
+		return c.sts.Allowed(key, "sqs:SendMessage", iamQueueARN)
+	}})
+	srv := awsfake.Serve(t, map[string]http.Handler{"sqs": c.sqs, "sts": c.sts})
+	c.queueURL = srv.URL + "/222222222222/orders"
+	c.sqs.AddQueue(c.queueURL)
+	s, err := destination.New(srv.Config(iamDeliverKey), destination.Options{RequestTimeout: 2 * time.Second, Now: func() time.Time { return f.now }})
+	require.NoError(t, err)
+	return c, s
+}
+
+// addRole makes the customer's role visible to STS, trusting deliver's
+// role with the endpoint's external ID and allowed to send to the queue.
+func (c *customerAccount) addRole(externalID string) {
+	c.sts.AddRole(stsfake.Role{ARN: testRoleARN, Trusted: []string{iamDeliverRole}, ExternalID: externalID,
+		Allow: map[string][]string{"sqs:SendMessage": {iamQueueARN}}})
+}
+
+// A customer who saves the role and registers the endpoint at once: the
+// first attempts meet an AssumeRole refused (the role not yet visible to
+// STS), and are retried, AWS's answer in the attempt log, instead of dead;
+// once the role is visible the delivery goes through. An endpoint
+// unchanged for longer than destination.SettleFor is dead at the same
+// refusal, AWS's message kept.
+func TestNewAWSEndpointRetriedWhileIAMSettles(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
+	acct, s := newCustomerAccount(t, f)
+	f.h.Sender = s
+	ep := f.store.endpoint("t1/ep_1")
+	ep.Type, ep.Target, ep.RoleARN, ep.URL = domain.TypeSQS, iamQueueARN, testRoleARN, ""
+	ep.SealedExternalID = f.seal(t, "t1", "ep_1", "hlx_external")
+	ep.CreatedAt = f.now.Add(-time.Minute)
+	f.store.setEndpoint(ep)
+
+	require.Empty(t, f.run(t, sqsMessage(t, "d1", "1", f.now)))
+	d := mustDelivery(t, f, "d1")
+	require.Equal(t, domain.StatePending, d.State, "retried, not dead")
+	a := f.store.attempts["d1"][0]
+	require.Equal(t, "sts:AccessDenied", a.Error)
+	require.Contains(t, a.Excerpt, "not authorized to perform: sts:AssumeRole", "AWS's message kept")
+
+	acct.addRole("hlx_external")
+	require.Empty(t, f.run(t, f.dueRetry(t, "d1_again")))
+	require.Equal(t, domain.StateDelivered, mustDelivery(t, f, "d1").State)
+	require.Len(t, acct.sqs.Bodies(acct.queueURL), 1)
+
+	// An endpoint last changed an hour ago: the refusal is the customer's.
+	old := f.store.endpoint("t1/ep_1")
+	old.EndpointID, old.RoleARN, old.CreatedAt = "ep_old", "arn:aws:iam::222222222222:role/nobody", f.now.Add(-time.Hour)
+	old.SealedExternalID = f.seal(t, "t1", "ep_old", "hlx_external")
+	old.SealedSecrets = []string{f.seal(t, "t1", "ep_old", f.secret)}
+	f.store.setEndpoint(old)
+	require.Empty(t, f.run(t, endpointMessage(t, "d2", "ep_old", "1", f.now)))
+	d = mustDelivery(t, f, "d2")
+	require.Equal(t, domain.StateDead, d.State)
+	require.Equal(t, domain.ReasonDestinationRoleRefused, d.DeadReason)
+	require.Contains(t, f.store.attempts["d2"][0].Excerpt, "not authorized", "AWS's message kept")
+	require.Equal(t, []domain.DeadReason{domain.ReasonDestinationRoleRefused}, f.queue.dlqReason)
 }

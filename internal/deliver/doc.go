@@ -2,18 +2,24 @@
 // message, sent concurrently, and the message's fate decided by the outcome.
 //
 //   - delivered: the delivery is marked delivered and the message deleted;
-//   - retry: the attempt is logged, the message hidden for the backoff delay
-//     (ChangeMessageVisibility) and reported as a batch item failure, so SQS
-//     delivers it again later; a delay over MaxDeferDelay (15 min) is not
-//     waited in flight but out of it (see Waits). The delay never exceeds
+//   - retry: the attempt is logged and, the delay being over HopAfter (2 s:
+//     every step of the default schedule and every Retry-After), the
+//     message sent again, delayed, carrying the attempt made, in its
+//     tenant's wait group, and this one deleted, so the wait is out of the
+//     queue's in-flight count (see Waits); the send goes first, the delete
+//     after the batch, so a crash between them makes a duplicate that the
+//     delivery id absorbs, never a loss. A delay of HopAfter or less hides
+//     the message (ChangeMessageVisibility), reported as a batch item
+//     failure, so SQS delivers it again later. The delay never exceeds
 //     retry.Policy.LongestDelay (12 h less the queue's visibility timeout
 //     less a minute), which SQS accepts whenever the call is made: it
 //     refuses a visibility ending more than 12 h after the receive, and a
 //     message is in flight for at most the queue's visibility timeout after
-//     it. The attempt number is the message's
-//     ApproximateReceiveCount; after the last attempt the message is made
-//     visible at once and SQS's redrive policy moves it to the dead-letter
-//     queue;
+//     it. The attempt number is the attempts the message carries plus its
+//     ApproximateReceiveCount; after the last attempt of a message that
+//     carries none the message is made visible at once and SQS's redrive
+//     policy moves it to the dead-letter queue, and one that carries
+//     attempts is dead-lettered explicitly;
 //   - dead (permanent failure, event too old, endpoint gone or disabled): the
 //     delivery is marked dead, the message sent to the dead-letter queue
 //     explicitly and deleted from the delivery queue.
@@ -221,14 +227,15 @@
 // Waiting never spends an attempt or a receive: a message that cannot be
 // attempted now for a reason of its endpoint's (its rate limit, an open
 // breaker, a full gate) or of hookline's own (a DynamoDB or KMS read
-// failed: a hitch), or whose retry delay is longer than SQS can delay a
-// message for, is sent again as a new message, delayed (at most
-// MaxDeferDelay, SQS's 900 s), carrying the attempts made, and deleted
-// (Defer, with a Wait naming why; the metric Deferred counts them by
-// it). A long retry delay is waited out in hops: the message carries its
-// due time (message.Message.NotBefore) and each return before it is sent
-// again without an attempt, so a long backoff never counts in the queue's
-// in-flight messages (about 120,000 at most per queue). A hitch's wait
+// failed: a hitch), or whose retry delay is over HopAfter, is sent again
+// as a new message, delayed (at most MaxDeferDelay, SQS's 900 s), carrying
+// the attempts made, in its tenant's wait group (message.WaitGroupID), and
+// deleted (Defer, with a Wait naming why; the metric Deferred counts them
+// by it; a retry's first hop counts as RetryScheduled). A retry delay
+// carries its due time (message.Message.NotBefore); one over 900 s is
+// waited out in hops, each return before it sent again without an
+// attempt, so no backoff counts in the queue's in-flight messages (about
+// 120,000 at most per queue, past which nothing is received). A hitch's wait
 // doubles from 5 s to 15 min (message.Message.Hitches), bounding how often
 // it is tried; the age cap ends every wait. Only a message that cannot be
 // sent again is left to come back after the visibility timeout.

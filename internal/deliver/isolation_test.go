@@ -75,7 +75,16 @@ func TestBreakerHoldsBackAFailingEndpoint(t *testing.T) {
 	from = len(f.queue.requeued)
 	f.run(t, batchOf(t, f, "c", 5)...)
 	require.EqualValues(t, 4, f.hits.Load(), "one probe of five")
-	require.Len(t, f.queue.requeued[from:], 4, "the rest wait")
+	waits, retries := 0, 0
+	for _, m := range f.requeuedSince(t, from) {
+		if m.Attempts > 0 {
+			retries++
+		} else {
+			waits++
+		}
+	}
+	require.Equal(t, 4, waits, "the rest wait")
+	require.Equal(t, 1, retries, "the failed probe's retry waits as a new message too")
 	ep = f.store.endpoint("t1/ep_1")
 	require.Equal(t, 1, ep.BreakerTrips)
 	require.Equal(t, f.now.Add(20*time.Second), *ep.BreakerUntil, "a failed probe doubles the cooldown")

@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/fakes/sqsfake"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/retry"
 	"github.com/stretchr/testify/require"
@@ -170,14 +172,15 @@ func TestRequestedVisibilityAlwaysFitsSQS(t *testing.T) {
 				case outs[0].State == domain.StatePending:
 					wait := time.Duration(v) * time.Second
 					if set {
-						require.LessOrEqual(t, wait, MaxDeferDelay, "only a wait of 15 min or less is hidden in flight: %s", desc)
+						require.LessOrEqual(t, wait, DefaultHopAfter, "only a wait of HopAfter or less is hidden in flight: %s", desc)
 					} else {
 						next, err := message.Decode(f.queue.requeued[len(f.queue.requeued)-1])
 						require.NoError(t, err, desc)
 						require.Equal(t, id, next.DeliveryID, "a longer one is sent again: %s", desc)
 						require.NotNil(t, next.NotBefore, desc)
 						wait = next.NotBefore.Sub(f.now.Truncate(time.Second))
-						require.Greater(t, wait, MaxDeferDelay, desc)
+						require.Greater(t, wait, DefaultHopAfter, desc)
+						require.LessOrEqual(t, f.queue.requeueDelay[len(f.queue.requeueDelay)-1], int32(900), "SQS delays 900 s at most: %s", desc)
 					}
 					require.LessOrEqual(t, wait, longest, desc)
 					if secs, err := strconv.ParseFloat(ra, 64); err == nil && secs >= longest.Seconds() {
@@ -299,9 +302,240 @@ func TestLongWaitsStayOutOfTheInFlightCount(t *testing.T) {
 	require.Empty(t, f.queue.refusals())
 }
 
+// Issue 35's receiver: it takes 1,000 deliveries a second and answers a
+// fifth of them 429 with Retry-After: 600. Each wait over HopAfter is sent
+// again as a delayed message, so the queue's in-flight messages are only
+// the batch being worked, however long the load lasts. Kept in the
+// received messages' visibility (HopAfter 900 s: the behaviour before),
+// the same load adds a fifth of its deliveries to the in-flight count for
+// ten minutes: 120,000 at 1,000 a second, SQS's quota for a standard
+// queue, past which nothing is received, for any tenant. The load here is
+// 2.5 s of it on the fake's clock (2,500 deliveries, a batch of ten every
+// 10 ms), against the quota scaled by the same 300 (600 s to 2 s):
+// 120,000 / 300 = 400, which the visibility reaches after 2,000.
+func TestRetryAfter600UnderLoadStaysOutOfFlight(t *testing.T) {
+	t.Parallel()
+	const quota = sqsfake.DefaultInFlightLimit / 300
+	// run plays the poller: ten messages a batch, a batch every 10 ms on
+	// the fake's clock, each handed to the handler if SQS received it,
+	// until 2,500 are sent or SQS receives none. It returns the most
+	// messages in flight between batches and the requests the receiver
+	// got.
+	run := func(t *testing.T, hopAfter time.Duration) (f *fixture, most int, sent int) {
+		var n atomic.Int32
+		f = newFixture(t, func(w http.ResponseWriter, _ *http.Request) {
+			if n.Add(1)%5 == 0 {
+				w.Header().Set("Retry-After", "600")
+				w.WriteHeader(429)
+				return
+			}
+			w.WriteHeader(200)
+		})
+		f.h.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+		f.h.HopAfter = hopAfter
+		f.h.DisableAfter, f.h.FailingAfter = -1, -1 // not consecutive: the breaker never opens
+		f.queue.withInFlightLimit(quota)
+		for batch := 0; n.Load() < 2500; batch++ {
+			var msgs []events.SQSMessage
+			for i := range 10 {
+				msgs = append(msgs, sqsMessage(t, fmt.Sprintf("d%d_%d", batch, i), "1", f.now))
+			}
+			f.queue.receive(f.now, msgs...)
+			msgs = slices.DeleteFunc(msgs, func(m events.SQSMessage) bool { return !f.queue.received(m.ReceiptHandle) })
+			if len(msgs) == 0 {
+				break
+			}
+			resp, err := f.h.Handle(context.Background(), events.SQSEvent{Records: msgs})
+			require.NoError(t, err)
+			var failed []string
+			for _, fi := range resp.BatchItemFailures {
+				failed = append(failed, fi.ItemIdentifier)
+			}
+			f.queue.done(msgs, failed)
+			most = max(most, f.queue.inFlight())
+			f.now = f.now.Add(10 * time.Millisecond)
+		}
+		return f, most, int(n.Load())
+	}
+
+	f, most, sent := run(t, 0)
+	require.Equal(t, 2500, sent, "every message received and sent")
+	require.Zero(t, most, "in flight only while worked: none between batches")
+	require.Empty(t, f.queue.refusals(), "every receive answered")
+	require.Len(t, f.queue.requeued, 500, "every 429 waits as a new, delayed message")
+	for i, b := range f.queue.requeued {
+		m, err := message.Decode(b)
+		require.NoError(t, err)
+		require.Equal(t, 1, m.Attempts, "the attempt made travels")
+		require.Equal(t, int32(600), f.queue.requeueDelay[i], "delayed by the Retry-After")
+		require.Equal(t, "t1#wait", f.queue.requeueGroup[i], "in the tenant's wait group")
+	}
+
+	f, most, sent = run(t, MaxDeferDelay)
+	f.refusalsExpected = true
+	require.Equal(t, quota, most, "kept in flight, the waits fill the quota")
+	require.Equal(t, quota*5, sent, "a wait every fifth delivery: full after %d, nothing received after", quota*5)
+	require.Empty(t, f.queue.requeued)
+	require.NotEmpty(t, f.queue.refusals())
+	for _, r := range f.queue.refusals() {
+		require.Contains(t, r, "OverLimit", "past the quota SQS receives nothing, whoever the message is for")
+	}
+	t.Logf("a fifth 429 Retry-After 600: hopping, 0 in flight between batches after 2,500 deliveries; kept in visibility, %d (the scaled quota) after %d, then nothing received", most, sent)
+}
+
 // requeuedMessage is the i-th message sent back to the delivery queue as
 // the poller would hand it over: its first receive.
 func (f *fixture) requeuedMessage(t *testing.T, i int, id string) events.SQSMessage {
 	t.Helper()
 	return events.SQSMessage{MessageId: "m_" + id, ReceiptHandle: "rh_" + id, Body: f.queue.requeued[i], Attributes: map[string]string{"ApproximateReceiveCount": "1"}}
+}
+
+// dueRetry is the last message sent back to the delivery queue, as the
+// poller hands it over when it is due: the fixture's clock moved to its
+// due time (message.Message.NotBefore), its first receive.
+func (f *fixture) dueRetry(t *testing.T, id string) events.SQSMessage {
+	t.Helper()
+	require.NotEmpty(t, f.queue.requeued, "a message was sent again")
+	m := f.requeuedMessage(t, len(f.queue.requeued)-1, id)
+	next, err := message.Decode(m.Body)
+	require.NoError(t, err)
+	if next.NotBefore != nil && next.NotBefore.After(f.now) {
+		f.now = *next.NotBefore
+	}
+	return m
+}
+
+// requeuedFor is the last message of delivery id sent back to the
+// delivery queue, and its delay; ok is false when none was.
+func (q *fakeQueue) requeuedFor(t *testing.T, id string) (m message.Message, delay int32, ok bool) {
+	t.Helper()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for i := len(q.requeued) - 1; i >= 0; i-- {
+		next, err := message.Decode(q.requeued[i])
+		require.NoError(t, err)
+		if next.DeliveryID == id {
+			return next, q.requeueDelay[i], true
+		}
+	}
+	return m, 0, false
+}
+
+// retryDelay is the delay of the last retry of delivery id: sent again
+// (a hop) or hidden in the received message's visibility (a wait of
+// HopAfter or less), and whether it hopped.
+func (f *fixture) retryDelay(t *testing.T, id string) (delay int32, hopped bool) {
+	t.Helper()
+	if _, d, ok := f.queue.requeuedFor(t, id); ok {
+		return d, true
+	}
+	v, ok := f.queue.visibilityOf("rh_" + id)
+	require.True(t, ok, "delivery %s neither sent again nor hidden", id)
+	return v, false
+}
+
+// A retry over HopAfter is sent again, delayed, and the received message
+// deleted; the chain keeps the attempt count: each hop carries the
+// attempts made, the receiver sees 1, 2, 3, and the last failed attempt
+// of a message that carries attempts (SQS's redrive counts receives, not
+// them) is dead-lettered here, explicitly. No visibility is changed on
+// the way: nothing waits in flight.
+func TestRetriesHopUntilDeadLettered(t *testing.T) {
+	t.Parallel()
+	var seen []string
+	f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
+		seen = append(seen, r.Header.Get("X-Attempt"))
+		w.WriteHeader(503)
+	})
+	m := sqsMessage(t, "d1", "1", f.now.Add(-time.Minute))
+	require.Empty(t, f.run(t, m))
+	for i, want := range []int32{10, 60} {
+		next, d, ok := f.queue.requeuedFor(t, "d1")
+		require.True(t, ok)
+		require.Equal(t, want, d, "the schedule's step %d", i+2)
+		require.Equal(t, i+1, next.Attempts)
+		require.Equal(t, f.now.Add(time.Duration(want)*time.Second), *next.NotBefore)
+		m = f.dueRetry(t, fmt.Sprintf("d1_%d", i+2))
+		require.Empty(t, f.run(t, m), "attempt %d", i+2)
+	}
+	require.Equal(t, []string{"1", "2", "3"}, seen)
+	require.Len(t, f.queue.requeued, 2, "the last failure is not sent again")
+	require.Equal(t, []domain.DeadReason{domain.ReasonAttemptsExhausted}, f.queue.dlqReason)
+	got := mustDelivery(t, f, "d1")
+	require.Equal(t, domain.StateDead, got.State)
+	require.Equal(t, 3, got.Attempts)
+	f.queue.mu.Lock()
+	defer f.queue.mu.Unlock()
+	require.Empty(t, f.queue.visibility, "no wait in flight")
+}
+
+// The new message is sent before the received one is deleted. A crash
+// between the two (the event source mapping never deletes it) leaves both:
+// the received one comes back after the visibility timeout and is
+// attempted again, with the same webhook-id; the hop, when it comes, finds
+// the delivery delivered and is dropped unsent. A duplicate at worst,
+// absorbed by the idempotency key; never a loss.
+func TestCrashBetweenResendAndDeleteMakesADuplicateNotALoss(t *testing.T) {
+	t.Parallel()
+	var ids []string
+	codes := []int{503, 200}
+	f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
+		ids = append(ids, r.Header.Get("webhook-id"))
+		w.WriteHeader(codes[0])
+		codes = codes[1:]
+	})
+	m := sqsMessage(t, "d1", "1", f.now.Add(-time.Minute))
+	f.queue.receive(f.now.Add(-f.held), m)
+	resp, err := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{m}})
+	require.NoError(t, err)
+	require.Empty(t, resp.BatchItemFailures, "done with: the mapping would delete it")
+	require.Len(t, f.queue.requeued, 1, "sent again first")
+	// The crash: no delete. The received message comes back.
+	f.now = f.now.Add(queueVisibility)
+	m.Attributes["ApproximateReceiveCount"] = "2"
+	require.Empty(t, f.run(t, m))
+	require.Equal(t, domain.StateDelivered, mustDelivery(t, f, "d1").State)
+	require.Empty(t, f.run(t, f.dueRetry(t, "d1_hop")), "the hop is dropped")
+	require.Equal(t, []string{"d1", "d1"}, ids, "two requests, one webhook-id")
+	require.Empty(t, f.queue.dlq)
+}
+
+// A re-send SQS refuses loses nothing: the received message is kept,
+// hidden for the retry's delay, and reported as a batch item failure.
+func TestRefusedResendKeepsTheMessage(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) })
+	f.queue.failRequeue = true
+	m := sqsMessage(t, "d1", "1", f.now.Add(-time.Minute))
+	require.Equal(t, []string{m.MessageId}, f.run(t, m))
+	v, ok := f.queue.visibilityOf(m.ReceiptHandle)
+	require.True(t, ok)
+	require.Equal(t, int32(10), v, "back after the retry's delay")
+	require.Equal(t, domain.StatePending, mustDelivery(t, f, "d1").State)
+}
+
+// What the hops cost SQS, per batch: a batch of ten retried deliveries
+// makes one SendMessageBatch (the ten re-sent together, in one round trip
+// at the batch's end) and no ChangeMessageVisibility, where it made ten
+// ChangeMessageVisibility calls; the received messages go with the
+// mapping's DeleteMessageBatch. The DynamoDB writes are the same.
+func TestRetriesOfABatchAreOneRequest(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) })
+	var msgs []events.SQSMessage
+	for i := range 10 {
+		msgs = append(msgs, sqsMessage(t, fmt.Sprintf("d%d", i), "1", f.now.Add(-time.Minute)))
+	}
+	require.Empty(t, f.run(t, msgs...))
+	require.Equal(t, 1, f.queue.sqs.Answered("SendMessageBatch", queueURL))
+	require.Zero(t, f.queue.sqs.Answered("ChangeMessageVisibility", queueURL))
+	require.Len(t, f.queue.requeued, 10)
+
+	// The behaviour before (every wait up to 15 min in the visibility),
+	// in the same run: ten calls.
+	g := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) })
+	g.h.HopAfter = MaxDeferDelay
+	require.Len(t, g.run(t, msgs...), 10)
+	require.Equal(t, 10, g.queue.sqs.Answered("ChangeMessageVisibility", queueURL))
+	require.Zero(t, g.queue.sqs.Answered("SendMessageBatch", queueURL))
 }

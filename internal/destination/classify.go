@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/smithy-go"
@@ -123,6 +124,35 @@ func classifyAssume(err error) sender.Result {
 func classifyEntry(code, message string) sender.Result {
 	res := sender.Result{Outcome: sender.Retry, Status: 200, Error: clipTo("events:"+code, maxErrorBytes), Excerpt: clip(message)}
 	return withClass(res, classes[code])
+}
+
+// SettleFor is how long after an endpoint is created or changed
+// (sender.Destination.ChangedAt) an AssumeRole refused
+// (destination_role_refused) or a send denied (destination_access_denied)
+// is retried on the schedule rather than dead: IAM's changes (a role, its
+// trust policy, its permissions, a key policy) are eventually consistent,
+// and a customer who saves a trust policy and registers the endpoint at
+// once must not lose the first events to the DLQ. 15 minutes covers the
+// default schedule's first four attempts (0, 5 s, 30 s, 5 min); past it
+// the refusal is dead, AWS's message kept in the attempt's excerpt.
+// docs/destinations.md states it.
+const SettleFor = 15 * time.Minute
+
+// settles are the dead reasons IAM's eventual consistency explains.
+var settles = map[domain.DeadReason]bool{
+	domain.ReasonDestinationRoleRefused:  true,
+	domain.ReasonDestinationAccessDenied: true,
+}
+
+// settle turns res, a refusal IAM's eventual consistency explains, into a
+// retry while now is within SettleFor of changedAt (zero: never). The
+// error and AWS's message stay as they are.
+func settle(res sender.Result, changedAt, now time.Time) sender.Result {
+	if res.Outcome != sender.Dead || !settles[res.Reason] || changedAt.IsZero() || !now.Before(changedAt.Add(SettleFor)) {
+		return res
+	}
+	res.Outcome, res.Reason, res.DisableEndpoint = sender.Retry, "", ""
+	return res
 }
 
 func withClass(res sender.Result, c class) sender.Result {

@@ -296,3 +296,91 @@ func TestStaleSessionRenewed(t *testing.T) {
 	require.Equal(t, sender.Delivered, w.send(t, request(t, domain.TypeSQS)).Outcome)
 	require.Equal(t, 3, w.sts.Calls(), "one probe, two sessions")
 }
+
+// IAM is eventually consistent: a role, its trust policy or its
+// permissions saved just before the endpoint was registered (or changed)
+// may be refused for a while. Within SettleFor of the endpoint's change,
+// an AssumeRole refused and a send denied are retried, AWS's answer kept;
+// once the role is visible the delivery goes through; past the window the
+// same refusal is dead at once, AWS's message kept. An endpoint with no
+// change time has no window.
+func TestIAMSettleWindow(t *testing.T) {
+	const newRole = "arn:aws:iam::222222222222:role/just-created"
+	start := time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)
+	setup := func(t *testing.T) (*world, *time.Time, sender.Request) {
+		w := newWorld(t)
+		now := start
+		w.s.o.Now = func() time.Time { return now }
+		r := request(t, domain.TypeSQS)
+		r.Destination.RoleARN, r.Destination.ChangedAt = newRole, start
+		return w, &now, r
+	}
+	retried := func(t *testing.T, res sender.Result, code, says string) {
+		t.Helper()
+		require.Equal(t, sender.Retry, res.Outcome, "%+v", res)
+		require.Empty(t, res.Reason)
+		require.Empty(t, res.DisableEndpoint)
+		require.Equal(t, code, res.Error, "AWS's code kept")
+		require.Contains(t, res.Excerpt, says, "AWS's message kept")
+	}
+
+	t.Run("role not visible yet, then visible", func(t *testing.T) {
+		w, now, r := setup(t)
+		retried(t, w.send(t, r), "sts:AccessDenied", "not authorized to perform: sts:AssumeRole")
+		*now = now.Add(5 * time.Second)
+		retried(t, w.send(t, r), "sts:AccessDenied", "not authorized")
+		w.sts.AddRole(stsfake.Role{ARN: newRole, Trusted: []string{deliverRole}, ExternalID: externalID, Allow: map[string][]string{"sqs:SendMessage": {queueARN}}})
+		*now = now.Add(RefusedFor)
+		require.Equal(t, sender.Delivered, w.send(t, r).Outcome)
+		require.Len(t, w.sqs.Bodies(w.queueURL), 1)
+	})
+	t.Run("send denied, then allowed", func(t *testing.T) {
+		w, now, r := setup(t)
+		w.sts.AddRole(stsfake.Role{ARN: newRole, Trusted: []string{deliverRole}, ExternalID: externalID})
+		res := w.send(t, r)
+		require.Equal(t, sender.Retry, res.Outcome, "%+v", res)
+		require.Contains(t, res.Error, "AccessDenied")
+		require.NotEmpty(t, res.Excerpt)
+		w.sts.AddRole(stsfake.Role{ARN: newRole, Trusted: []string{deliverRole}, ExternalID: externalID, Allow: map[string][]string{"sqs:SendMessage": {queueARN}}})
+		*now = now.Add(30 * time.Second)
+		require.Equal(t, sender.Delivered, w.send(t, r).Outcome, "the same session, its permissions now visible")
+	})
+	t.Run("past the window: dead, AWS's message kept", func(t *testing.T) {
+		w, now, r := setup(t)
+		*now = start.Add(SettleFor - time.Second)
+		retried(t, w.send(t, r), "sts:AccessDenied", "not authorized")
+		*now = start.Add(SettleFor)
+		res := w.send(t, r)
+		require.Equal(t, sender.Dead, res.Outcome)
+		require.Equal(t, domain.ReasonDestinationRoleRefused, res.Reason)
+		require.Equal(t, "sts:AccessDenied", res.Error)
+		require.Contains(t, res.Excerpt, "not authorized to perform: sts:AssumeRole")
+
+		w.sts.AddRole(stsfake.Role{ARN: newRole, Trusted: []string{deliverRole}, ExternalID: externalID})
+		*now = now.Add(RefusedFor)
+		res = w.send(t, r)
+		require.Equal(t, sender.Dead, res.Outcome, "%+v", res)
+		require.Equal(t, domain.ReasonDestinationAccessDenied, res.Reason)
+		require.NotEmpty(t, res.Excerpt)
+	})
+	t.Run("changed again: a new window", func(t *testing.T) {
+		w, now, r := setup(t)
+		*now = start.Add(time.Hour)
+		require.Equal(t, sender.Dead, w.send(t, r).Outcome)
+		r.Destination.ChangedAt = *now
+		*now = now.Add(RefusedFor)
+		retried(t, w.send(t, r), "sts:AccessDenied", "not authorized")
+	})
+	t.Run("no change time: no window", func(t *testing.T) {
+		w, _, r := setup(t)
+		r.Destination.ChangedAt = time.Time{}
+		require.Equal(t, domain.ReasonDestinationRoleRefused, w.send(t, r).Reason)
+	})
+	t.Run("not IAM's: dead at once", func(t *testing.T) {
+		w, _, r := setup(t)
+		r.Destination.RoleARN = customerRole
+		r.Destination.ARN = strings.Replace(queueARN, "orders", "gone", 1)
+		w.sts.AddRole(stsfake.Role{ARN: customerRole, Trusted: []string{deliverRole}, ExternalID: externalID, Allow: map[string][]string{"sqs:SendMessage": {"*"}}})
+		require.Equal(t, domain.ReasonDestinationNotFound, w.send(t, r).Reason)
+	})
+}

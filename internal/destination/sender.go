@@ -82,6 +82,9 @@ func New(cfg aws.Config, o Options) (*Sender, error) {
 func (s *Sender) Send(ctx context.Context, r sender.Request) sender.Result {
 	start := time.Now()
 	res := s.send(ctx, r)
+	if r.Destination != nil {
+		res = settle(res, r.Destination.ChangedAt, s.o.Now())
+	}
 	res.Latency = time.Since(start)
 	return res
 }

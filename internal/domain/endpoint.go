@@ -112,6 +112,16 @@ type Endpoint struct {
 	Filter string `dynamodbav:"filter,omitempty"`
 }
 
+// ChangedAt is when the endpoint was last changed through the API
+// (UpdatedAt: a change, a rotation, an enable or a disable), or created
+// when it never was.
+func (e Endpoint) ChangedAt() time.Time {
+	if e.UpdatedAt != nil && e.UpdatedAt.After(e.CreatedAt) {
+		return *e.UpdatedAt
+	}
+	return e.CreatedAt
+}
+
 // Accepts reports whether the endpoint subscribes to eventType: every type
 // when EventTypes is empty, else an exact name or a "prefix.*" wildcard.
 func (e Endpoint) Accepts(eventType string) bool {

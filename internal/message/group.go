@@ -30,22 +30,54 @@ const hashedGroupPrefix = "~sha256:"
 // other (longer, or with a space, a control or a non-ASCII character,
 // which an outbox item may carry) is hashed: hashedGroupPrefix and the hex
 // SHA-256 of the id, 72 characters, so that a send is never refused for
-// its group id. An empty tenant id gives nil: no group.
+// its group id; so is one that ends in waitGroupSuffix, so that no
+// tenant's group is another's wait group. An empty tenant id gives nil:
+// no group.
 func GroupID(tenantID string) *string {
 	if tenantID == "" {
 		return nil
 	}
-	if ValidGroupID(tenantID) && !strings.HasPrefix(tenantID, hashedGroupPrefix) {
+	if ValidGroupID(tenantID) && !strings.HasPrefix(tenantID, hashedGroupPrefix) && !strings.HasSuffix(tenantID, waitGroupSuffix) {
 		return aws.String(tenantID)
 	}
+	return aws.String(hashedGroup(tenantID))
+}
+
+// hashedGroup is tenantID's hashed group id: hashedGroupPrefix and the hex
+// SHA-256 of the id, 72 characters.
+func hashedGroup(tenantID string) string {
 	sum := sha256.Sum256([]byte(tenantID))
-	return aws.String(hashedGroupPrefix + hex.EncodeToString(sum[:]))
+	return hashedGroupPrefix + hex.EncodeToString(sum[:])
+}
+
+// waitGroupSuffix ends every wait group (WaitGroupID).
+const waitGroupSuffix = "#wait"
+
+// WaitGroupID is the MessageGroupId of a delivery message of tenant
+// tenantID sent again to wait (a retry's hop, a deferral for a rate
+// limit, a breaker, a gate or a dependency): its tenant's group
+// (GroupID) and waitGroupSuffix; the hashed group's (77 characters) when
+// that would be longer than SQS takes. SQS fair queues
+// mark a group noisy when it holds a large share of the in-flight
+// messages and then serve its messages after the quiet groups'; a
+// tenant's retries to one failing endpoint, in a group of their own,
+// leave its fresh messages (to its healthy endpoints) in a quiet group.
+// An empty tenant id gives nil: no group.
+func WaitGroupID(tenantID string) *string {
+	g := GroupID(tenantID)
+	if g == nil {
+		return nil
+	}
+	if len(*g)+len(waitGroupSuffix) > MaxGroupIDLen {
+		return aws.String(hashedGroup(tenantID) + waitGroupSuffix)
+	}
+	return aws.String(*g + waitGroupSuffix)
 }
 
 // CheckGroupID reports a message, with body body, sent to the delivery
 // queue or the DLQ with group id groupID, that breaks GroupID's rule: no
-// group id, one SQS refuses, or one that is not the group of the tenant
-// the body names. A body with no tenant id (malformed: deliver parks it
+// group id, one SQS refuses, or one that is neither the group nor the
+// wait group (WaitGroupID) of the tenant the body names. A body with no tenant id (malformed: deliver parks it
 // dead again) must still carry a group id SQS accepts. The fakes of SQS
 // in tests call it on every delivery message, so that every sender is held
 // to the rule (the local cloud stores the group id but does not reorder by
@@ -63,8 +95,8 @@ func CheckGroupID(body string, groupID *string) error {
 	if json.Unmarshal([]byte(body), &m) != nil || m.TenantID == "" {
 		return nil
 	}
-	if want := GroupID(m.TenantID); *groupID != *want {
-		return fmt.Errorf("delivery message of tenant %q sent with MessageGroupId %q, not its tenant's %q", m.TenantID, *groupID, *want)
+	if want, wait := GroupID(m.TenantID), WaitGroupID(m.TenantID); *groupID != *want && *groupID != *wait {
+		return fmt.Errorf("delivery message of tenant %q sent with MessageGroupId %q, not its tenant's %q (or %q)", m.TenantID, *groupID, *want, *wait)
 	}
 	return nil
 }

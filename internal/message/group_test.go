@@ -28,6 +28,7 @@ func TestGroupID(t *testing.T) {
 		{"an astral character", "t\U0001F600", false},
 		{"DEL", "t\x7f", false},
 		{"the hashed prefix itself", "~sha256:" + strings.Repeat("0", 64), false},
+		{"the wait suffix", "acme#wait", false},
 	}
 	seen := map[string]string{}
 	for _, c := range cases {
@@ -46,9 +47,20 @@ func TestGroupID(t *testing.T) {
 				t.Fatalf("tenants %q and %q share group %q", other, c.tenant, *g)
 			}
 			seen[*g] = c.tenant
+			w := WaitGroupID(c.tenant)
+			require.NotNil(t, w)
+			require.True(t, ValidGroupID(*w), "SQS takes the wait group too: %q", *w)
+			require.NotEqual(t, *g, *w, "waits are in a group of their own")
+			require.True(t, strings.HasSuffix(*w, "#wait"), *w)
+			if other, dup := seen[*w]; dup {
+				t.Fatalf("tenants %q and %q share group %q", other, c.tenant, *w)
+			}
+			seen[*w] = c.tenant
 		})
 	}
 	require.Nil(t, GroupID(""), "no tenant, no group")
+	require.Nil(t, WaitGroupID(""), "no tenant, no wait group")
+	require.Equal(t, "acme#wait", *WaitGroupID("acme"))
 	g := GroupID("acme")
 	*g = "changed"
 	require.Equal(t, "acme", *GroupID("acme"), "each call its own pointer")
@@ -65,6 +77,9 @@ func TestCheckGroupID(t *testing.T) {
 	}{
 		{"its tenant's group", body, GroupID("acme"), ""},
 		{"a hashed tenant's group", odd, GroupID("acme corp"), ""},
+		{"its tenant's wait group", body, WaitGroupID("acme"), ""},
+		{"a hashed tenant's wait group", odd, WaitGroupID("acme corp"), ""},
+		{"another tenant's wait group", body, WaitGroupID("globex"), `not its tenant's "acme"`},
 		{"no group", body, nil, "without a MessageGroupId"},
 		{"another tenant's group", body, GroupID("globex"), `not its tenant's "acme"`},
 		{"the endpoint's id", body, aws.String("e"), "not its tenant's"},

@@ -52,8 +52,8 @@ const (
 	// delayed, without spending an attempt, by reason (Reason): rate_limited,
 	// breaker_open, endpoint_busy, tenant_busy (the tenant has its share of
 	// the pool), dependency (hookline's own DynamoDB or
-	// KMS failed), backoff (a retry delay longer than SQS can hide a
-	// message for, waited in hops).
+	// KMS failed), backoff (the further hops of a retry delay longer than
+	// SQS's 900 s; a retry's first hop is counted as RetryScheduled).
 	Deferred = "Deferred"
 	// GateUnavailable counts batches whose endpoint gate could not be read
 	// or written: their requests went out without it (isolation, not

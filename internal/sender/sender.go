@@ -133,6 +133,12 @@ type Destination struct {
 	// hookline-<endpoint id>), so that the customer's CloudTrail tells
 	// its endpoints apart. Empty: the session is hookline-delivery.
 	EndpointID string
+	// ChangedAt is when the endpoint was created or last changed
+	// (domain.Endpoint.ChangedAt): a refusal that IAM's eventual
+	// consistency explains (AssumeRole or the send denied) is retried
+	// until destination.SettleFor after it, then dead. Zero: no window,
+	// such a refusal is dead at once.
+	ChangedAt time.Time
 }
 
 // ClientOptions configure NewHTTPClient.

@@ -113,7 +113,9 @@ func TestInitialByHand(t *testing.T) {
 		return s
 	}
 	// SQS: 1/10 send (ten records' messages a request) + 1.05/10 receives
-	// + 1.05/10 deletes + 0.05 visibility changes = 0.36 requests.
+	// + 1.05/10 deletes + 0.05 retries sent again (a SendMessageBatch
+	// each at worst, where each was a ChangeMessageVisibility) = 0.36
+	// requests.
 	require.InDelta(t, 0.36, sum(in.SQS), 1e-9)
 	// Writes: no create (enqueue writes none), 1.05 attempts × 1 (the
 	// first creates the record) and × 1 more for the delivery log's index
@@ -443,7 +445,7 @@ func ExampleEstimate() {
 	// | DynamoDB writes: deliver ResetEndpointFailures UpdateItem | 0.050 | 0.031 | 1% |
 	// | KMS: deliver Decrypt of the endpoint's signing secret (kept an hour in the warm function) | 0.010 | 0.030 | 1% |
 	// | DynamoDB reads: deliver LoadWith BatchGetItem: the endpoint and its tombstone after the instance wrote to it (consistent, at most one per failure count or reset) | 0.200 | 0.025 | 1% |
-	// | SQS: deliver ChangeMessageVisibility (retry) | 0.050 | 0.020 | 1% |
+	// | SQS: deliver SendMessageBatch (a retry sent again, delayed; one request each at worst) | 0.050 | 0.020 | 1% |
 	// | DynamoDB reads: deliver Load BatchGetItem: the endpoint's gate (consistent, one per endpoint per batch) | 0.105 | 0.013 | 0% |
 	// | DynamoDB reads: deliver LoadWith BatchGetItem: the endpoint and its tombstone on a cache miss (eventual, once per endpoint per batch that misses) | 0.013 | 0.002 | 0% |
 }

@@ -266,7 +266,9 @@ func Initial() Inputs { return InitialAssumptions.Inputs() }
 //	deliver, per attempt:        UpdateItem RecordAttempt, an upsert: the first attempt's
 //	                             creates the record, and each writes its delivery log
 //	                             entry (by_log: the listed attributes, one unit)
-//	  on a failed attempt:       UpdateItem endpoint failure count; ChangeMessageVisibility
+//	  on a failed attempt:       UpdateItem endpoint failure count; a share of a
+//	                             SendMessageBatch (the retry sent again, delayed: waits
+//	                             stay out of the queue's in-flight count)
 //	  on the success after one:  UpdateItem endpoint failure count reset
 //	deliver, per batch:          UpdateItem AddEndpointStats, the endpoint's hour of
 //	                             attempt counters, once per endpoint (and hour) attempted;
@@ -325,7 +327,14 @@ func (a Assumptions) Inputs() Inputs {
 			{Name: "enqueue SendMessageBatch (ten messages a request, across records)", PerDelivery: 1 / perSend, Units: chunks(perSend * a.MessageBytes)},
 			{Name: "event source ReceiveMessage (one per batch)", PerDelivery: batches, Units: chunks(a.DeliverBatchSize * a.MessageBytes)},
 			{Name: "event source DeleteMessageBatch (one per batch)", PerDelivery: batches, Units: 1},
-			{Name: "deliver ChangeMessageVisibility (retry)", PerDelivery: r, Units: 1},
+			// A retry waits out of flight (deliver.DefaultHopAfter): sent
+			// again, delayed, at the batch's end, ten to a request, and the
+			// received message deleted with the batch's successes (the
+			// event source mapping's DeleteMessageBatch, counted per batch
+			// above), where it used to be one ChangeMessageVisibility each.
+			// Counted as one request per retry, the worst case (one retry
+			// per batch): no more than before.
+			{Name: "deliver SendMessageBatch (a retry sent again, delayed; one request each at worst)", PerDelivery: r, Units: chunks(a.MessageBytes)},
 		},
 		DynamoDBWrites: []Op{
 			{Name: "deliver RecordAttempt UpdateItem (the first creates the record)", PerDelivery: attempts, Units: recordAttempt},
