@@ -1432,8 +1432,11 @@ func TestPropsValidation(t *testing.T) {
 		accepted(t, Props{APITenantExpensiveRate: -1})
 		accepted(t, Props{APITenantExpensiveRate: 10, APIReservedConcurrency: -1})
 		accepted(t, Props{APITenantExpensiveRate: 2, APIExpensiveBudget: 5 * time.Second})
-		require.Equal(t, 1, accepted(t, Props{APIReservedConcurrency: 3}).APITenantExpensiveRate, "the default, lowered to half a small reservation")
-		require.Equal(t, 2, accepted(t, Props{APIReservedConcurrency: 8}).APITenantExpensiveRate)
+		// A small reservation fits the route throttles only with fast
+		// requests (checkAPICapacity): 174 a second at 10 ms is 1.74.
+		fast := 10 * time.Millisecond
+		require.Equal(t, 1, accepted(t, Props{APIReservedConcurrency: 3, APIRequestDuration: fast}).APITenantExpensiveRate, "the default, lowered to half a small reservation")
+		require.Equal(t, 2, accepted(t, Props{APIReservedConcurrency: 8, APIRequestDuration: fast}).APITenantExpensiveRate)
 		require.Equal(t, 5, accepted(t, Props{APIReservedConcurrency: -1}).APITenantExpensiveRate, "no reservation: the default")
 	})
 	t.Run("isolation: patient disable, circuit breaker, endpoint concurrency", func(t *testing.T) {
