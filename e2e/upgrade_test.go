@@ -96,7 +96,7 @@ func checkUpgradePhase(t *testing.T, p harness.UpgradePhase) {
 		for _, e := range events.Data {
 			listed = append(listed, e.ID)
 		}
-		require.ElementsMatch(t, p.Events, listed, "the message log lists the events written before")
+		require.Subset(t, listed, p.Events, "the message log lists the events written before (beside the tenant's operational events)")
 		var log struct {
 			Data []api.DeliveryView `json:"data"`
 		}
@@ -105,7 +105,7 @@ func checkUpgradePhase(t *testing.T, p harness.UpgradePhase) {
 		for _, d := range log.Data {
 			listed = append(listed, d.ID)
 		}
-		require.ElementsMatch(t, append(slices.Clone(p.Delivered), p.DeadDeliveries...), listed, "the delivery log lists the deliveries written before")
+		require.Subset(t, listed, append(slices.Clone(p.Delivered), p.DeadDeliveries...), "the delivery log lists the deliveries written before")
 	}
 
 	// The DLQ lists the dead; the replay job written before is read.

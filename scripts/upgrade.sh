@@ -28,6 +28,8 @@ for c in ${CHAIN//,/ }; do
     exit 1
   fi
 done
+# A fixture of an earlier run would describe data this run did not write.
+rm -f "$STATE_DIR/upgrade-fixture.json"
 if go run ./tooling/cmd/upgrade stack-exists >/dev/null 2>&1; then
   if [ -n "${CI:-}" ]; then
     echo "upgrade: the stack is already deployed; the upgrade test needs a fresh local cloud" >&2
@@ -36,7 +38,7 @@ if go run ./tooling/cmd/upgrade stack-exists >/dev/null 2>&1; then
   echo "upgrade: the stack is already deployed in this local cloud: the upgrade test is skipped (make local-down for a fresh cloud)"
   exit 0
 fi
-rm -f "$STATE_DIR/upgrade-fixture.json"
+
 go run ./tooling/cmd/upgrade plan -chain "$CHAIN" >"$STATE_DIR/upgrade-plan.txt"
 steps=$(wc -l <"$STATE_DIR/upgrade-plan.txt")
 echo "upgrade: $((steps - 1)) deploys, then make deploy-local:"
