@@ -52,7 +52,7 @@ deploy_release() {
     git worktree add --detach "$tree" "$commit" >/dev/null
   fi
   ln -sfn "$HOOKLINE_ROOT/node_modules" "$tree/node_modules"
-  # The step's context (-c k=v ...) as the release's cdk.context.json.
+  # The step's context (-c key=value ...) as the release's cdk.context.json.
   local json="{" sep="" kv
   while [ $# -gt 0 ]; do
     kv=$2; shift 2
