@@ -61,6 +61,10 @@
 //	messageLogLegacyIndex
 //	                "true" keeps the message log's unsharded index by_tenant and reads it, for a stack
 //	                upgraded from before by_tenant_shard, until no outbox item lacks log_pk (default false)
+//	deliveryLogIndex
+//	                "false" leaves the state table's by_log index out, for the first deploy of an upgrade from
+//	                a stack with gsi1 only (docs/deploying.md); GET /v1/deliveries answers 503 until a deploy
+//	                without it adds by_log (default true)
 //	payloadRetention
 //	                how long after its occurred_at the API serves an event's payload, e.g. "72h" (default 15
 //	                days; 1h to 16 days)
@@ -139,6 +143,10 @@
 // prints, as JSON, the stack's name and the concurrency its functions
 // reserve for those context values (and cdk.json's), which `make deploy`
 // hands to its preflight (scripts/preflight) before cdk deploy.
+//
+// `go run ./infra tables TEMPLATE...` prints the tables' global secondary
+// indexes (name, key schema, projection) of synthesized templates, as the
+// upgrade steps' template test compares them (docs/deploying.md).
 package main
 
 import (
@@ -160,6 +168,9 @@ func main() {
 	run := run
 	if len(os.Args) > 1 && os.Args[1] == "reservations" {
 		run = func() error { return printReservations(os.Stdout, os.Args[2:], "cdk.json", "cdk.context.json") }
+	}
+	if len(os.Args) > 1 && os.Args[1] == "tables" {
+		run = func() error { return printTables(os.Stdout, os.Args[2:]) }
 	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "hookline infra:", err)

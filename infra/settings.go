@@ -108,6 +108,9 @@ var settings = []setting{
 		`"false" turns the message log off: no by_tenant index, GET /v1/events answers 503 (default true)`},
 	{"messageLogLegacyIndex", to(boolean, func(c *config) *bool { return &c.KeepLegacyMessageLogIndex }),
 		`"true" keeps the message log's unsharded index by_tenant and reads it, for a stack upgraded from before by_tenant_shard, until no outbox item lacks log_pk (default false)`},
+	{"deliveryLogIndex", to(disabled, func(c *config) *bool { return &c.DeferDeliveryLogIndex }),
+		`"false" leaves the state table's by_log index out, for the first deploy of an upgrade from a stack with gsi1 only ` +
+			"(docs/deploying.md); GET /v1/deliveries answers 503 until a deploy without it adds by_log (default true)"},
 	{"payloadRetention", to(time.ParseDuration, func(c *config) *time.Duration { return &c.PayloadRetention }),
 		`how long after its occurred_at the API serves an event's payload, e.g. "72h" (default 15 days; 1h to 16 days)`},
 	{"deliveryRetention", to(time.ParseDuration, func(c *config) *time.Duration { return &c.DeliveryRetention }),

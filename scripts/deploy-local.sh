@@ -42,6 +42,13 @@ CTX=(-c architecture=host -c "retrySchedule=$SCHEDULE" -c "maxAge=$MAX_AGE" -c a
 if [ -n "${HOOKLINE_LOCAL_DELIVER_TIMEOUT:-}" ]; then
   CTX+=(-c "deliverTimeout=$HOOKLINE_LOCAL_DELIVER_TIMEOUT")
 fi
+# The upgrade test (scripts/upgrade.sh) deploys the documented upgrade
+# steps with their own context: "-c key=value ..." (never otherwise).
+if [ -n "${HOOKLINE_LOCAL_CONTEXT:-}" ]; then
+  read -r -a extra <<<"$HOOKLINE_LOCAL_CONTEXT"
+  CTX+=("${extra[@]}")
+  echo "deploy-local: with $HOOKLINE_LOCAL_CONTEXT"
+fi
 # The soak deploys with faults injected into the functions (never otherwise).
 if [ -n "${HOOKLINE_LOCAL_FAULTS:-}" ]; then
   CTX+=(-c "faults=$HOOKLINE_LOCAL_FAULTS")

@@ -325,6 +325,16 @@ type Props struct {
 	// stack with both indexes turns the legacy one off first, in a deploy
 	// of its own, then the log.
 	KeepLegacyMessageLogIndex bool
+	// DeferDeliveryLogIndex leaves the state table's delivery log index
+	// (by_log, store.IndexLog) out: the first deploy of an upgrade from a
+	// stack whose state table has gsi1 only (52e80f2 and its peers), which
+	// gains by_dead in that deploy and by_log in the next, as
+	// CloudFormation creates one index of a table per update
+	// (docs/deploying.md, "Upgrading"). Deliveries are written as ever
+	// (their log_pk/log_sk wait for the index); GET /v1/deliveries answers
+	// 503 with a Retry-After until the index exists and is ACTIVE. Default
+	// false: by_log is on the table, as a new stack wants it.
+	DeferDeliveryLogIndex bool
 	// DLQAlarmThreshold: the DLQ depth alarm fires when more messages than
 	// this are visible in the dead-letter queue. Default 100.
 	DLQAlarmThreshold int

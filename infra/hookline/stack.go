@@ -118,7 +118,7 @@ func newHookline(scope constructs.Construct, id string, props *Props) (*Hookline
 	c := constructs.NewConstruct(scope, &id)
 	alarmPrefix := alarmNamePrefix(c)
 
-	tables := newTables(c, "Tables", !p.DisableMessageLog, p.KeepLegacyMessageLogIndex)
+	tables := newTables(c, "Tables", !p.DisableMessageLog, p.KeepLegacyMessageLogIndex, !p.DeferDeliveryLogIndex)
 	secretsKey := newSecretsKey(c, "SigningSecretsKey", p.KeyAdmins)
 	queues := newDeliveryQueues(c, "Queues", queuesProps{
 		MaxReceiveCount: p.Retry.Attempts(), DLQRetention: p.DLQRetention,

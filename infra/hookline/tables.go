@@ -57,8 +57,9 @@ var stateIndexes = []string{stateIndexName, store.IndexDead, store.IndexLog}
 // create fails and rolls back (they are empty then): dataRemovalPolicy.
 // messageLog adds the outbox's by_tenant_shard index, the message log: one
 // index write per event (tooling/perf/cost); legacy keeps by_tenant beside
-// it (one more).
-func newTables(scope constructs.Construct, id string, messageLog, legacy bool) tableSet {
+// it (one more). deliveryLog adds the state table's by_log index (unset:
+// the first deploy of an upgrade that adds by_dead, Props.DeferDeliveryLogIndex).
+func newTables(scope constructs.Construct, id string, messageLog, legacy, deliveryLog bool) tableSet {
 	c := constructs.NewConstruct(scope, &id)
 	str := func(name string) *awsdynamodb.Attribute {
 		return &awsdynamodb.Attribute{Name: jsii.String(name), Type: awsdynamodb.AttributeType_STRING}
@@ -91,7 +92,7 @@ func newTables(scope constructs.Construct, id string, messageLog, legacy bool) t
 	if messageLog {
 		logIndex(outboxpkg.IndexByTenantShard, outboxpkg.AttrLogShard)
 	}
-	state := newStateTable(c, pitr)
+	state := newStateTable(c, pitr, deliveryLog)
 	return tableSet{Outbox: outbox, State: state, MessageLog: messageLog, LegacyIndex: messageLog && legacy}
 }
 
@@ -101,8 +102,8 @@ func stringAttr(name string) *awsdynamodb.Attribute {
 }
 
 // newStateTable creates the state table and its indexes: gsi1, the dead
-// index and the delivery log.
-func newStateTable(c constructs.Construct, pitr *awsdynamodb.PointInTimeRecoverySpecification) awsdynamodb.Table {
+// index and, with deliveryLog, the delivery log.
+func newStateTable(c constructs.Construct, pitr *awsdynamodb.PointInTimeRecoverySpecification, deliveryLog bool) awsdynamodb.Table {
 	str := stringAttr
 	state := awsdynamodb.NewTable(c, jsii.String("State"), &awsdynamodb.TableProps{
 		PartitionKey:                     str("pk"),
@@ -133,7 +134,11 @@ func newStateTable(c constructs.Construct, pitr *awsdynamodb.PointInTimeRecovery
 	// tenant, with the attributes its listing shows and filters on (one
 	// index write unit per write of a delivery). A stack of an earlier
 	// version adds it in one update (CloudFormation adds one index an
-	// update).
+	// update: a stack with gsi1 only defers it to the deploy after
+	// by_dead's, Props.DeferDeliveryLogIndex).
+	if !deliveryLog {
+		return state
+	}
 	state.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
 		IndexName:        jsii.String(store.IndexLog),
 		PartitionKey:     str(store.AttrLogPK),

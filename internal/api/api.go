@@ -524,11 +524,21 @@ func bearer(r *http.Request) (string, bool) {
 
 // internal logs an unexpected failure and answers 500 without its detail. Only
 // an infrastructure failure (the table unreachable) gets here; input never does.
+// A read of an index DynamoDB is still creating (an upgrade's deploy has
+// just added it, and its backfill runs) is not a failure: it answers 503
+// with a Retry-After (store.IndexRetryAfter) and says why.
 func (s *Server) internal(r *http.Request, err error) *Problem {
 	if errors.Is(context.Cause(r.Context()), errOverBudget) {
 		// Not a failure: route answers 503 for the budget.
 		s.log().WarnContext(r.Context(), "api request over its budget", "error", err.Error(), "path", r.URL.Path)
 		return problem(http.StatusInternalServerError, "internal error; try again")
+	}
+	var notReady *store.IndexNotReadyError
+	if errors.As(err, &notReady) {
+		s.log().WarnContext(r.Context(), "api index not ready", "index", notReady.Index, "path", r.URL.Path)
+		p := problem(http.StatusServiceUnavailable, "this listing reads the index %s, which is still being created after an upgrade (DynamoDB is filling it); try again in a few minutes", notReady.Index)
+		p.retryAfter = store.IndexRetryAfter
+		return p
 	}
 	s.log().ErrorContext(r.Context(), "api internal error", "error", err.Error(), "path", r.URL.Path)
 	return problem(http.StatusInternalServerError, "internal error; try again")

@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -1759,4 +1760,21 @@ func FuzzPatchEndpointBody(f *testing.F) {
 		current, _ := e.secrets("acme", ep.ID)
 		require.Equal(t, []string{ep.Secret}, current, "PATCH never touches the secret")
 	})
+}
+
+// A listing that reads an index DynamoDB is still creating after an
+// upgrade answers 503 with a Retry-After and says which index, never 500.
+func TestIndexNotReadyIs503WithRetryAfter(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	key := e.newTenant("acme")
+	e.store.setFail(&store.IndexNotReadyError{Index: "by_log", Message: "Cannot read from backfilling global secondary index: by_log"})
+	for _, target := range []string{"/v1/deliveries", "/v1/dlq"} {
+		rec := e.do("GET", target, key, nil)
+		p := requireProblem(t, rec, http.StatusServiceUnavailable)
+		require.Contains(t, p.Detail, "by_log")
+		require.Contains(t, p.Detail, "still being created")
+		require.Equal(t, strconv.Itoa(int(store.IndexRetryAfter.Seconds())), rec.Header().Get("Retry-After"))
+	}
+	require.NotContains(t, e.logs.String(), "api internal error")
 }

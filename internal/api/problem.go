@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // FieldError names one invalid field of a request.
@@ -39,6 +40,8 @@ type Problem struct {
 	Limit int    `json:"limit,omitempty"`
 	// allow is the Allow header of a 405.
 	allow string
+	// retryAfter, when set, is the Retry-After header (whole seconds).
+	retryAfter time.Duration
 }
 
 func (p *Problem) Error() string { return p.Detail }
@@ -66,6 +69,9 @@ func writeProblem(w http.ResponseWriter, p *Problem) {
 	w.Header().Set("Cache-Control", "no-store")
 	if p.allow != "" {
 		w.Header().Set("Allow", p.allow)
+	}
+	if p.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(p.retryAfter.Seconds())))
 	}
 	w.WriteHeader(p.Status)
 	_ = json.NewEncoder(w).Encode(p)

@@ -88,7 +88,7 @@ func (r *Reader) listLegacy(ctx context.Context, tenantID string, f domain.Event
 		}
 		page, err := r.DB.Query(ctx, q)
 		if err != nil {
-			return nil, "", fmt.Errorf("list events of tenant %s: %w", tenantID, err)
+			return nil, "", fmt.Errorf("list events of tenant %s: %w", tenantID, store.IndexNotReady(err, aws.ToString(q.IndexName)))
 		}
 		for _, item := range page.Items {
 			e, err := eventOf(item)

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/fanout"
+	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/outbox"
 )
 
@@ -143,7 +144,7 @@ func (r *Reader) readShard(ctx context.Context, f domain.EventFilter, want int, 
 	}
 	page, err := r.DB.Query(ctx, q)
 	if err != nil {
-		return err
+		return store.IndexNotReady(err, outbox.IndexByTenantShard)
 	}
 	s.buf = s.buf[:0]
 	for _, item := range page.Items {

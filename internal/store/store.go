@@ -61,7 +61,7 @@ const DefaultRetention = domain.DefaultDeliveryRetention
 
 // New returns a store on table.
 func New(db DynamoDB, table string) *Store {
-	return &Store{db: db, table: table, Retention: DefaultRetention, DepthSettle: DefaultDepthSettle, StatsRetention: DefaultStatsRetention, Now: time.Now}
+	return &Store{db: indexReadiness{db}, table: table, Retention: DefaultRetention, DepthSettle: DefaultDepthSettle, StatsRetention: DefaultStatsRetention, Now: time.Now}
 }
 
 // sortableFormat is how a time is written into a key or a time attribute

@@ -178,7 +178,7 @@ func killed(t *testing.T, s *Store, d domain.Delivery) {
 	pending(t, s, d)
 	require.NoError(t, s.RecordAttempt(context.Background(), read(t, s, d), domain.Attempt{Number: 2, At: s.Now(), Status: 400, Error: "http_400"},
 		domain.Outcome{State: domain.StateDead, DeadReason: "rejected_400", Message: `{"m":1}`}))
-	require.Equal(t, 1, counter(t, s.db.(*dynamofake.DB), d.TenantID))
+	require.Equal(t, 1, counter(t, s.db.(indexReadiness).DynamoDB.(*dynamofake.DB), d.TenantID))
 }
 
 // Two copies of a delivery attempted at once (SQS delivers at least once)

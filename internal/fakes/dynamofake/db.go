@@ -574,6 +574,17 @@ func (f *DB) AddIndex(name, partition, sort string, include ...string) {
 	f.indexes[name] = index{partition: partition, sort: sort, include: include}
 }
 
+// SetIndexCreating marks the index name as still being created
+// (IndexStatus CREATING), creating true, or ACTIVE, false: a Query of a
+// CREATING index is refused as DynamoDB refuses it (errBackfilling).
+func (f *DB) SetIndexCreating(name string, creating bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ix := f.indexes[name]
+	ix.creating = creating
+	f.indexes[name] = ix
+}
+
 // dbProject is item as index ix holds it: whole, or its keys (the table's
 // and the index's) and the included attributes.
 func dbProject(ix index, item map[string]types.AttributeValue) map[string]types.AttributeValue {
@@ -611,6 +622,9 @@ func (f *DB) queryIndex(in *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) 
 	ix, ok := f.indexes[aws.ToString(in.IndexName)]
 	if !ok {
 		return nil, errValidation("The table does not have the specified index: %s", aws.ToString(in.IndexName))
+	}
+	if ix.creating {
+		return nil, errBackfilling(aws.ToString(in.IndexName))
 	}
 	if aws.ToBool(in.ConsistentRead) {
 		return nil, errValidation("Consistent reads are not supported on global secondary indexes")

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 )
 
 // index is a global secondary index of a Table: sparse (an item without
@@ -19,6 +20,30 @@ type index struct {
 	partition, sort string
 	include         []string
 	all             bool // projects every attribute (DB's gsi1)
+	// creating is an index DynamoDB is still backfilling (IndexStatus
+	// CREATING): a Query of it is refused (SetIndexCreating).
+	creating bool
+}
+
+// errBackfilling is DynamoDB's answer to a Query of an index whose
+// IndexStatus is CREATING: a ValidationException (the SDK's generic API
+// error; the service models no type for it) with DynamoDB's own text.
+// CloudFormation does not wait for a backfill: an index added by a stack
+// update is queried while it is CREATING, for minutes to hours.
+func errBackfilling(name string) error {
+	return &smithy.GenericAPIError{Code: "ValidationException", Message: "Cannot read from backfilling global secondary index: " + name}
+}
+
+// SetIndexCreating marks the index name as still being created
+// (IndexStatus CREATING, its backfill running), creating true, or ACTIVE,
+// false: a Query of a CREATING index is refused as DynamoDB refuses it;
+// writes go on and fill it.
+func (t *Table) SetIndexCreating(name string, creating bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ix := t.indexes[name]
+	ix.creating = creating
+	t.indexes[name] = ix
 }
 
 // AddIndex adds the global index name, keyed by the string attributes
@@ -69,6 +94,9 @@ func (t *Table) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dyn
 	ix, ok := t.indexes[aws.ToString(in.IndexName)]
 	if !ok {
 		return nil, errValidation("The table does not have the specified index: %s", aws.ToString(in.IndexName))
+	}
+	if ix.creating {
+		return nil, errBackfilling(aws.ToString(in.IndexName))
 	}
 	if aws.ToBool(in.ConsistentRead) {
 		return nil, errValidation("Consistent reads are not supported on global secondary indexes")

@@ -1,0 +1,156 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/hookline/hookline/internal/api"
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/tooling/apiclient"
+	"github.com/hookline/hookline/tooling/harness"
+	"github.com/hookline/hookline/verify"
+	"github.com/stretchr/testify/require"
+)
+
+// TestUpgradeKeptEverything: what the upgrade test (scripts/upgrade.sh,
+// the first deploy of `make test`) wrote through each earlier release
+// before it upgraded the stack step by step to this version (the plan of
+// docs/deploying.md) is still there after it: the tenant's key still
+// authenticates; its endpoints are listed and read; every event is read
+// by id with its deliveries in the states they had (events of a release
+// whose producers wrote log_pk also listed in GET /v1/events, and their
+// deliveries in GET /v1/deliveries); the dead are listed in the DLQ
+// (a release's under gsi1, another's under by_dead) and replayed to a new
+// receiver, delivered and signed with the secret the release sealed; the
+// replay job written before is read; the endpoint's stats count the
+// release's attempts; and a new event is delivered, signed, to both
+// endpoints. The fixture is .local/upgrade-fixture.json: missing in CI is
+// a failure (the upgrade test did not run); elsewhere a skip, as on a
+// local cloud that already held the stack.
+func TestUpgradeKeptEverything(t *testing.T) {
+	t.Parallel()
+	f, err := harness.LoadUpgradeFixture(filepath.Join("..", harness.UpgradeFixturePath))
+	if errors.Is(err, fs.ErrNotExist) {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is missing: the upgrade test (scripts/upgrade.sh) did not run before the deploy", harness.UpgradeFixturePath)
+		}
+		t.Skipf("%s is missing: the upgrade test runs on a fresh local cloud (make local-down, then make test)", harness.UpgradeFixturePath)
+	}
+	require.NoError(t, err)
+	require.NotEmpty(t, f.Phases)
+	for _, p := range f.Phases {
+		t.Run(p.Release, func(t *testing.T) {
+			t.Parallel()
+			checkUpgradePhase(t, p)
+		})
+	}
+}
+
+func checkUpgradePhase(t *testing.T, p harness.UpgradePhase) {
+	ctx := context.Background()
+	c := &apiclient.Client{BaseURL: apiclient.LocalURL(env.endpointURL, env.out.ApiID), Key: p.APIKey}
+
+	// Endpoints: listed and read with the key the release made.
+	var eps struct {
+		Data []api.EndpointView `json:"data"`
+	}
+	require.NoError(t, c.Do(ctx, "GET", "/v1/endpoints", nil, &eps))
+	var ids []string
+	for _, e := range eps.Data {
+		ids = append(ids, e.ID)
+	}
+	require.ElementsMatch(t, []string{p.OK.ID, p.Dead.ID}, ids)
+
+	// Events by id, with their deliveries as they were.
+	for _, id := range p.Events {
+		var v api.EventView
+		require.NoError(t, c.Do(ctx, "GET", "/v1/events/"+id, nil, &v), "event %s", id)
+		require.Contains(t, string(v.Payload), p.Release)
+		require.Len(t, v.Deliveries, 2, "event %s", id)
+	}
+	for _, id := range p.Delivered {
+		var d api.DeliveryView
+		require.NoError(t, c.Do(ctx, "GET", "/v1/deliveries/"+id, nil, &d))
+		require.Equal(t, domain.StateDelivered, d.State, id)
+	}
+	for _, id := range p.DeadDeliveries {
+		var d api.DeliveryView
+		require.NoError(t, c.Do(ctx, "GET", "/v1/deliveries/"+id, nil, &d))
+		require.Equal(t, domain.StateDead, d.State, id)
+	}
+	if p.LoggedEvents {
+		var events struct {
+			Data []api.PublishedEventView `json:"data"`
+		}
+		require.NoError(t, c.Do(ctx, "GET", "/v1/events?limit=100", nil, &events))
+		var listed []string
+		for _, e := range events.Data {
+			listed = append(listed, e.ID)
+		}
+		require.Subset(t, listed, p.Events, "the message log lists the events written before (beside the tenant's operational events)")
+		var log struct {
+			Data []api.DeliveryView `json:"data"`
+		}
+		require.NoError(t, c.Do(ctx, "GET", "/v1/deliveries?limit=100", nil, &log))
+		listed = listed[:0]
+		for _, d := range log.Data {
+			listed = append(listed, d.ID)
+		}
+		require.Subset(t, listed, append(slices.Clone(p.Delivered), p.DeadDeliveries...), "the delivery log lists the deliveries written before")
+	}
+
+	// The DLQ lists the dead; the replay job written before is read.
+	dead, err := harness.ListDead(ctx, c)
+	require.NoError(t, err)
+	var listedDead []string
+	for _, d := range dead {
+		listedDead = append(listedDead, d.ID)
+	}
+	require.ElementsMatch(t, p.DeadDeliveries, listedDead)
+	var job api.ReplayJobView
+	require.NoError(t, c.Do(ctx, "GET", "/v1/replays/"+p.ReplayJob, nil, &job))
+	require.NotNil(t, job.CompletedAt, "the replay job written before is complete: %+v", job)
+
+	// The endpoint's stats count the release's attempts.
+	var stats api.EndpointStatsView
+	require.NoError(t, c.Do(ctx, "GET", "/v1/endpoints/"+p.OK.ID+"/stats", nil, &stats))
+	require.GreaterOrEqual(t, stats.Totals.Delivered, int64(len(p.Delivered)), "%+v", stats.Totals)
+
+	// Replayed to a receiver that answers now: delivered, signed with the
+	// secret the release sealed.
+	okRecv, deadRecv := newReceiver(t, status(200)), newReceiver(t, status(200))
+	require.NoError(t, c.Do(ctx, "PATCH", "/v1/endpoints/"+p.OK.ID, map[string]any{"url": okRecv.URL + "/hook"}, nil))
+	require.NoError(t, c.Do(ctx, "PATCH", "/v1/endpoints/"+p.Dead.ID, map[string]any{"url": deadRecv.URL + "/hook"}, nil))
+	require.NoError(t, c.Do(ctx, "POST", "/v1/dlq/replay", map[string]any{"delivery_ids": p.DeadDeliveries}, &job))
+	deadVerifier, err := verify.New(p.Dead.Secret)
+	require.NoError(t, err)
+	got := deadRecv.waitFor(t, len(p.DeadDeliveries), 90*time.Second)
+	var replayed []string
+	for _, r := range got {
+		require.NoError(t, deadVerifier.Verify(r.Header, r.Body), "signed with the secret sealed before the upgrade")
+		replayed = append(replayed, r.Header.Get("webhook-id"))
+	}
+	require.Subset(t, replayed, p.DeadDeliveries)
+	for _, id := range p.DeadDeliveries {
+		waitDelivery(t, id, 60*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })
+	}
+
+	// A new event after the upgrade reaches both endpoints, signed.
+	ev := event(tenant{ID: p.TenantID}, fmt.Sprintf("evt_after_upgrade_%s_%d", p.Release, time.Now().UnixNano()), "upgrade.after", `{"after":true}`)
+	write(t, ev)
+	okVerifier, err := verify.New(p.OK.Secret)
+	require.NoError(t, err)
+	r := okRecv.waitFor(t, 1, 60*time.Second)[0]
+	require.NoError(t, okVerifier.Verify(r.Header, r.Body))
+	require.Equal(t, ev.ID, r.Header.Get("X-Event-Id"))
+	deadRecv.waitFor(t, len(p.DeadDeliveries)+1, 60*time.Second)
+}
