@@ -65,7 +65,10 @@ func TestConsoleHostileDataRendersAsText(t *testing.T) {
 	}
 
 	b := newBrowser(t, desktopWidth, desktopHeight)
-	signInByPortal(t, b, tenantID)
+	// A link that may write endpoints: header values are shown only to
+	// such credentials (others see the names), and the hostile value must
+	// be shown as text.
+	signInByPortal(t, b, tenantID, domain.ScopeEndpointsWrite)
 	shows := func(view string, want ...string) {
 		t.Helper()
 		b.assertSafe(view)

@@ -86,7 +86,11 @@ func TestDocExamples(t *testing.T) {
 	var script strings.Builder
 	script.WriteString("exec 2>&1\n")
 	for i, b := range run {
-		fmt.Fprintf(&script, "printf '\\n%s %d start\\n'\n%s\nprintf '\\n%s %d done\\n'\n", marker, i, b.Code, marker, i)
+		// A reader's pace, a second between examples: the API limits a
+		// tenant's expensive requests (the listings among them) to 5 a
+		// second (apiTenantExpensiveRate), which one example stays within
+		// but the examples back to back, as one tenant, do not.
+		fmt.Fprintf(&script, "sleep 1\nprintf '\\n%s %d start\\n'\n%s\nprintf '\\n%s %d done\\n'\n", marker, i, b.Code, marker, i)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
