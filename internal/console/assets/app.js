@@ -73,6 +73,23 @@ function cell(content, label) {
   return el('td', { 'data-label': label }, content);
 }
 
+// wordsCell is a cell of words (a status, a reason) that wraps between words
+// only, never inside one (app.css, td.words).
+function wordsCell(content, label, test) {
+  return el('td', { 'data-label': label, 'data-test': test, class: 'words' }, content);
+}
+
+// tokens lists strings each kept whole on one line (an event type is never
+// broken at a letter), separated by ", " where the list may wrap.
+function tokens(list) {
+  const box = el('span', { class: 'tokens' });
+  list.forEach((s, i) => {
+    if (i > 0) box.append(', ');
+    box.append(el('span', { class: 'whole', text: String(s) }));
+  });
+  return box;
+}
+
 // ---------- API ----------
 
 class APIError extends Error {
@@ -431,13 +448,13 @@ function endpointRow(ep) {
   endpoints.byId.set(ep.id, ep);
   const cur = () => endpoints.byId.get(ep.id);
   const health = el('td', { 'data-label': 'Health (24 h)', 'data-test': 'endpoint-health' }, 'loading…');
-  const status = el('td', { 'data-label': 'Status', 'data-test': 'endpoint-status' }, statusNode(ep));
+  const status = wordsCell(statusNode(ep), 'Status', 'endpoint-status');
   const who = el('div', {},
     el('div', { class: 'url', 'data-test': 'endpoint-url-text', text: where(ep) }),
     el('div', { class: 'sub', text: ep.id }),
     ep.description ? el('div', { class: 'sub', text: ep.description }) : null,
     el('div', { class: 'sub', 'data-test': 'endpoint-signatures-text', text: signaturesText(ep) }));
-  const types = Array.isArray(ep.event_types) && ep.event_types.length ? ep.event_types.join(', ') : 'all';
+  const types = tokens(Array.isArray(ep.event_types) && ep.event_types.length ? ep.event_types : ['all']);
   // Only the actions the session's scopes allow are rendered.
   const write = may(SCOPE_ENDPOINTS);
   const rotate = may(SCOPE_SECRETS);
@@ -449,7 +466,7 @@ function endpointRow(ep) {
     write ? button('Send test', 'endpoint-test', (b) => act(b, () => sendTest(cur()))) : null,
     write || rotate ? null : el('span', { class: 'sub', 'data-test': 'endpoint-read-only', text: 'read only' }));
   return el('tr', { 'data-test': 'endpoint-row', 'data-id': ep.id, 'data-disabled': String(Boolean(ep.disabled)) },
-    cell(who, 'Endpoint'), cell(types, 'Event types'), status, health, cell(actions, 'Actions'));
+    cell(who, 'Endpoint'), wordsCell(types, 'Event types', 'endpoint-types'), status, health, cell(actions, 'Actions'));
 }
 
 // showCharts draws an endpoint's last 24 hours and 7 days (charts.js).
@@ -707,8 +724,8 @@ function dlqRow(d, i) {
   const last = txt(d.last_status) + (d.last_error ? ' (' + d.last_error + ')' : '');
   const dead = time(d.dead_at) + (d.replayed_at ? '; replayed ' + time(d.replayed_at) : '');
   return el('tr', { 'data-test': 'dlq-row', 'data-id': d.id },
-    pick, cell(open, 'Delivery'), cell(txt(d.event_type), 'Event type'), cell(txt(d.endpoint_id), 'Endpoint'),
-    cell(txt(d.dead_reason), 'Reason'), cell(txt(d.attempts), 'Attempts'), cell(last, 'Last status'),
+    pick, cell(open, 'Delivery'), wordsCell(tokens([txt(d.event_type)]), 'Event type', 'dlq-type'), cell(txt(d.endpoint_id), 'Endpoint'),
+    wordsCell(txt(d.dead_reason), 'Reason', 'dlq-reason'), cell(txt(d.attempts), 'Attempts'), cell(last, 'Last status'),
     cell(dead, 'Dead at'));
 }
 
@@ -1142,7 +1159,7 @@ function takePortal() {
 
 // messages is the Messages view (log.js), given the helpers it renders with.
 const messages = messagesView({
-  $, el, api, cell, button, clear, show, txt, time, query, enc, parseTime, openDelivery, fillEndpointChoices, Pager, act, route,
+  $, el, api, cell, wordsCell, tokens, button, clear, show, txt, time, query, enc, parseTime, openDelivery, fillEndpointChoices, Pager, act, route,
 });
 // The Replay view (jobs.js), lent the helpers it renders with.
 const replay = replayView({ $, el, clear, show, act, api, may, parseTime, openDelivery, enc, query });
