@@ -57,7 +57,17 @@
 // it); the delivery's state is in delivery-state, delivery-refresh reloads
 // it; lookup rows are lookup-row (data-id = delivery id); alarms-error holds
 // the detail when the alarms cannot be read; secret-dismiss clears a shown
-// secret; signout signs out.
+// secret; signout signs out. The cells of words carry endpoint-types,
+// endpoint-status, dlq-type, dlq-reason and message-type.
+//
+// # Tables keep words whole
+//
+// A cell of words (a status, a reason, event types: class words) breaks
+// between words only, never inside one, and an event type is one unbroken
+// token (class whole), a list of them wrapping after its commas: a table
+// too narrow for them scrolls inside its .scroll box, and a stacked card
+// on a phone scrolls the cell. Held at 1280 and 390 px by e2e
+// TestConsoleTablesKeepWordsWhole.
 //
 // Charts: a row's endpoint-charts-open fills endpoint-charts (data-id =
 // endpoint id) with endpoint-charts-24h and endpoint-charts-7d;
