@@ -2,8 +2,9 @@
 // packages that do the work: its route table (routes.go) sends each
 // jobs.Message kind, and each kind of job, to the package named for what it
 // does. The machinery (job records, the step loop, per-tenant slots,
-// recovery, pacing) is internal/jobs'; replaying dead deliveries is
-// internal/replay's; the DLQ's redrive, sweep, gauges and reconciliation
+// recovery, pacing) is internal/jobs'; replaying dead deliveries, and the
+// replay since a time, is internal/replay's; cancelling an endpoint's
+// pending deliveries is internal/cancel's; the DLQ's redrive, sweep, gauges and reconciliation
 // are internal/dlq's; tenant erasure is internal/erasure's; the
 // delivery.dead summaries are internal/opevent's. This package holds
 // wiring only: which port of the store and of SQS each job is given.
