@@ -33,6 +33,7 @@ var forbidden = []string{
 	module + "/scripts",
 	module + "/internal/store/memstore",
 	module + "/internal/store/storetest",
+	module + "/internal/store/storefake",
 	module + "/internal/fakes",
 	"github.com/aws/aws-cdk-go",
 	"github.com/aws/jsii-runtime-go",
