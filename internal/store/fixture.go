@@ -28,6 +28,9 @@ func (s *Store) PutDeliveryRecord(ctx context.Context, d domain.Delivery) error 
 	if err != nil {
 		return fmt.Errorf("delivery %s: %w", d.DeliveryID, err)
 	}
+	if d.Attempts == 0 {
+		delete(item, "attempts") // as a record no attempt wrote: the counter versions the attempt log (expected)
+	}
 	if !d.CreatedAt.IsZero() {
 		logAttributes(d, item, sortableTime(d.CreatedAt))
 	}
