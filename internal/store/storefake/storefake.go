@@ -50,9 +50,13 @@ func NewDB() *dynamofake.DB {
 }
 
 // New returns the store on an empty fake state table, on the wall clock
-// (set Now to inject one).
+// (set Now to inject one). Its query pages end where DynamoDB's would for
+// these tests' small tables: at 1 MB (dynamofake.MaxPageBytes), which no
+// page of items of a byte or more reaches before that many items; a test
+// of the store's own paging sets DB.PageSize lower.
 func New() *Store {
 	db := NewDB()
+	db.PageSize = dynamofake.MaxPageBytes
 	return &Store{Store: store.New(db, Table), DB: db}
 }
 
