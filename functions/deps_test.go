@@ -31,7 +31,6 @@ var forbidden = []string{
 	module + "/e2e",
 	module + "/infra",
 	module + "/scripts",
-	module + "/internal/store/memstore",
 	module + "/internal/store/storetest",
 	module + "/internal/store/storefake",
 	module + "/internal/fakes",

@@ -18,8 +18,9 @@ import (
 // under it; a dead one with a DeadAt is in the dead index under it; a move
 // into or out of dead moves its tenant's DLQ depth, in the same
 // transaction, as the attempt that left it so would have. Not for the
-// product's own paths, which record attempts (RecordAttempt).
-func (s *Store) PutDeliveryRecord(ctx context.Context, d domain.Delivery) error {
+// product's own paths, which record attempts (RecordAttempt): a function,
+// not a Store method, so that no port nor IAM grant (Calls) includes it.
+func PutDeliveryRecord(ctx context.Context, s *Store, d domain.Delivery) error {
 	old, err := s.Delivery(ctx, d.DeliveryID)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return err

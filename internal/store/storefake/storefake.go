@@ -64,7 +64,7 @@ func New() *Store {
 // from (store.PutDeliveryRecord); it panics on a failure, which only a
 // fault the test set can cause.
 func (s *Store) PutDelivery(d domain.Delivery) {
-	if err := s.PutDeliveryRecord(context.Background(), d); err != nil {
+	if err := store.PutDeliveryRecord(context.Background(), s.Store, d); err != nil {
 		panic(fmt.Sprintf("storefake: %v", err))
 	}
 }
