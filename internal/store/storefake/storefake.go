@@ -135,8 +135,9 @@ func NewMessageLog() *MessageLog {
 	return &MessageLog{Reader: &messagelog.Reader{DB: f, Table: "outbox"}, Table: f}
 }
 
-// Put writes e as a producer's outbox item (outbox.Event.Item), replacing
-// one of the same id. An event without a payload gets {}.
+// Put writes e as a producer's outbox item (outbox.Event.Item). An event
+// without a payload gets {}. Put an id once: the fake outbox table adds,
+// it does not replace.
 func (l *MessageLog) Put(e domain.Event) { l.put(e, false) }
 
 // PutWithoutShard writes e as a producer library before log_pk did: with
