@@ -19,8 +19,8 @@ import (
 )
 
 // The store's conformance suite (package storetest) on the local cloud's
-// table: the same assertions the in-memory store, which the consumers' unit
-// tests use, passes in memstore's TestConformance. Not parallel: the suite
+// table: the same assertions the store on the fake table (storefake), which
+// the consumers' unit tests use, passes in store's TestConformance. Not parallel: the suite
 // claims the DLQ sweep, and no other test's worker should be sweeping then
 // (parallel tests start after the sequential ones).
 func TestStoreConformance(t *testing.T) {

@@ -26,7 +26,8 @@ import (
 
 // Store is what the API needs of the state table: one interface composed
 // of the small ports below, each declared here; a *store.Store in
-// production (the wiring passes it once) and a memstore.Store in the tests.
+// production (the wiring passes it once), on a fake table in the tests
+// (storefake).
 type Store interface {
 	Tenants
 	Endpoints

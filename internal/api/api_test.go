@@ -29,7 +29,7 @@ import (
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/sealing/sealingtest"
 	"github.com/hookline/hookline/internal/store"
-	"github.com/hookline/hookline/internal/store/memstore"
+	"github.com/hookline/hookline/internal/store/storefake"
 	"github.com/hookline/hookline/internal/store/storetest"
 )
 
@@ -83,7 +83,7 @@ func newEnv(tb testing.TB) *env {
 		Now:         c.Now,
 		Log:         slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Replays:     fakeReplays{fs},
-		MessageLog:  &memstore.MessageLog{},
+		MessageLog:  storefake.NewMessageLog(),
 		Outbox:      newFakeOutbox(),
 		OutboxTable: fakeOutboxTable,
 
@@ -1232,7 +1232,7 @@ func TestTenantIsolation(t *testing.T) {
 	t.Run("GET /v1/events/{event_id}", func(t *testing.T) {
 		e := newEnv(t)
 		keyA, keyB := e.newTenant("tenant-a"), e.newTenant("tenant-b")
-		e.srv.MessageLog.(*memstore.MessageLog).Put(domain.Event{ID: "evt_a", TenantID: "tenant-a", Type: "order.created", OccurredAt: t0, Payload: []byte(`{"private":true}`)})
+		e.srv.MessageLog.(*storefake.MessageLog).Put(domain.Event{ID: "evt_a", TenantID: "tenant-a", Type: "order.created", OccurredAt: t0, Payload: []byte(`{"private":true}`)})
 		cross, missing := e.do("GET", "/v1/events/evt_a", keyB, nil), e.do("GET", "/v1/events/evt_z", keyB, nil)
 		requireProblem(t, cross, http.StatusNotFound)
 		requireProblem(t, missing, http.StatusNotFound)
@@ -1261,9 +1261,9 @@ func TestTenantIsolation(t *testing.T) {
 		rec := e.do("GET", "/v1/endpoints", keyB, nil)
 		require.JSONEq(t, `{"data":[]}`, rec.Body.String())
 		// A's cursor does not reach A's endpoints for B either.
+		e.createEndpoint(keyA, nil)
 		recA := e.do("GET", "/v1/endpoints?limit=1", keyA, nil)
 		cursor := rawJSON(t, recA)["next_cursor"].(string)
-		e.createEndpoint(keyA, nil)
 		rec = e.do("GET", "/v1/endpoints?cursor="+cursor, keyB, nil)
 		require.JSONEq(t, `{"data":[]}`, rec.Body.String())
 	})

@@ -10,7 +10,7 @@ import (
 )
 
 // MessageLog reads a tenant's message log: the events the outbox table holds
-// (package messagelog in production, memstore.MessageLog in the tests).
+// (package messagelog; on a fake outbox table in the tests, storefake).
 // ListEvents lists newest first without payloads; Event reads one with its
 // payload, store.ErrNotFound when it is missing or another tenant's.
 type MessageLog interface {

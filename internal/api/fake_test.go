@@ -10,14 +10,14 @@ import (
 	"github.com/hookline/hookline/internal/api"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/store"
-	"github.com/hookline/hookline/internal/store/memstore"
+	"github.com/hookline/hookline/internal/store/storefake"
 )
 
-// testStore is the in-memory store (memstore) with the failure modes these
-// tests add: a method that panics, every method failing as an unreachable
+// testStore is the real store on the fake table (storefake) with the
+// failure modes these tests add: a method that panics, every method failing as an unreachable
 // table does, and a rotation that loses its race.
 type testStore struct {
-	*memstore.Store
+	*storefake.Store
 
 	mu sync.Mutex
 	// panicIn makes the named method (or every method, "*") panic.
@@ -38,7 +38,7 @@ type testStore struct {
 const panicText = "fake store exploded: s3cr3t-panic-detail"
 
 func newFakeStore(now func() time.Time) *testStore {
-	s := &testStore{Store: memstore.New()}
+	s := &testStore{Store: storefake.New()}
 	s.Store.Now = now
 	return s
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/store"
-	"github.com/hookline/hookline/internal/store/memstore"
+	"github.com/hookline/hookline/internal/store/storefake"
 	"github.com/stretchr/testify/require"
 )
 
@@ -21,7 +21,7 @@ import (
 func TestCancelPending(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	log := &memstore.MessageLog{}
+	log := storefake.NewMessageLog()
 	e.w.MessageLog = log
 	e.st.putEndpoint(domain.Endpoint{TenantID: tenantA, EndpointID: "ep_f", URL: "https://r.example", EventTypes: []string{"order.*"}, Filter: `{"event":["evt_match"]}`})
 	in := e.t0.Add(-time.Hour)
@@ -86,7 +86,7 @@ func TestCancelPending(t *testing.T) {
 func TestCancelResumes(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	log := &memstore.MessageLog{}
+	log := storefake.NewMessageLog()
 	e.w.MessageLog = log
 	var ids []string
 	for i := range 1200 {

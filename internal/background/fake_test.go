@@ -16,7 +16,7 @@ import (
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/store"
-	"github.com/hookline/hookline/internal/store/memstore"
+	"github.com/hookline/hookline/internal/store/storefake"
 	"github.com/hookline/hookline/internal/store/storetest"
 )
 
@@ -61,13 +61,14 @@ func (f *faults) hit(method string) (before, after error) {
 	return nil, nil
 }
 
-// testStore is the in-memory store (memstore) with what these tests add:
+// testStore is the real store on the fake table (storefake) with what
+// these tests add:
 // faults injected by method and call (before the call takes effect, or
 // after: a write whose answer was lost), hooks that interleave other work
 // before a claim or a recorded death, and a check that the worker reads
 // deliveries only, at most 100 at once.
 type testStore struct {
-	*memstore.Store
+	*storefake.Store
 	mu     sync.Mutex
 	faults faults
 	// beforeClaim, when set, runs (without the lock) at the start of every
@@ -79,7 +80,7 @@ type testStore struct {
 }
 
 func newFakeStore(now func() time.Time) *testStore {
-	s := &testStore{Store: memstore.New()}
+	s := &testStore{Store: storefake.New()}
 	s.Store.Now = now
 	return s
 }

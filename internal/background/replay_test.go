@@ -391,7 +391,10 @@ func TestReplayByFilterPaging(t *testing.T) {
 
 	t.Run("step calls by page fill", func(t *testing.T) {
 		for _, c := range []struct{ matching, perStep, calls int }{
-			{0, 3, 1}, {2, 3, 1}, {3, 3, 2}, {6, 3, 3}, {7, 3, 3},
+			// The store ends a listing whose last page is full when no
+			// shard has more (no cursor): 3 matching take one step, not a
+			// second that finds nothing.
+			{0, 3, 1}, {2, 3, 1}, {3, 3, 1}, {6, 3, 2}, {7, 3, 3},
 		} {
 			t.Run(fmt.Sprintf("%d matching, %d a step", c.matching, c.perStep), func(t *testing.T) {
 				e := newEnv(t)

@@ -17,8 +17,8 @@ import (
 )
 
 // Store is what the background jobs need of the state table: the ports of
-// each job's package, composed (a *store.Store; a memstore.Store in the
-// tests). The wiring passes the store once.
+// each job's package, composed (a *store.Store; on a fake table in the
+// tests, storefake). The wiring passes the store once.
 type Store interface {
 	jobs.Store
 	replay.Store

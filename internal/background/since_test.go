@@ -10,14 +10,14 @@ import (
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/store"
-	"github.com/hookline/hookline/internal/store/memstore"
+	"github.com/hookline/hookline/internal/store/storefake"
 	"github.com/stretchr/testify/require"
 )
 
 // goneLog is the message log with some outbox items gone (expired by their
 // TTL between the listing and the read).
 type goneLog struct {
-	*memstore.MessageLog
+	*storefake.MessageLog
 	gone map[string]bool
 }
 
@@ -29,7 +29,7 @@ func (l goneLog) Event(ctx context.Context, tenantID, id string) (domain.Event, 
 }
 
 // event puts an event of tenant into the message log, occurred at.
-func event(log *memstore.MessageLog, id, tenant, typ string, at time.Time) {
+func event(log *storefake.MessageLog, id, tenant, typ string, at time.Time) {
 	log.Put(domain.Event{ID: id, TenantID: tenant, Type: typ, OccurredAt: at, Payload: json.RawMessage(`{"event":"` + id + `"}`)})
 }
 
@@ -74,7 +74,7 @@ func (e *env) sentMessages(t *testing.T) map[string][]message.Message {
 func TestReplaySinceEveryState(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	log := &memstore.MessageLog{}
+	log := storefake.NewMessageLog()
 	e.w.MessageLog, e.w.PayloadRetention = goneLog{log, map[string]bool{"evt_gone": true}}, 48*time.Hour
 	in := e.t0.Add(-time.Hour)
 	for _, ev := range []string{"evt_del", "evt_dead", "evt_pend", "evt_canc", "evt_gone", "evt_off"} {
@@ -133,7 +133,7 @@ func TestReplaySinceEveryState(t *testing.T) {
 func TestReplaySinceSelects(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	log := &memstore.MessageLog{}
+	log := storefake.NewMessageLog()
 	e.w.MessageLog = log
 	in := e.t0.Add(-time.Hour)
 	event(log, "evt_1", tenantA, "order.created", in)
@@ -157,7 +157,7 @@ func TestReplaySinceSelects(t *testing.T) {
 func TestReplaySinceStepsAndResume(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	log := &memstore.MessageLog{}
+	log := storefake.NewMessageLog()
 	e.w.MessageLog, e.w.StepSends = log, 20
 	var ids []string
 	for i := range 50 {

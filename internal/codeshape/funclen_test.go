@@ -34,10 +34,10 @@ var tooling = []string{
 	"scripts",
 	"tooling",
 	"internal/stackoutputs",
-	// The store's in-memory fake and its conformance suite, and the fakes
+	// The store on the fake table and its conformance suite, and the fakes
 	// of AWS services, serve tests only: no binary links them
 	// (functions/deps_test.go).
-	"internal/store/memstore",
+	"internal/store/storefake",
 	"internal/store/storetest",
 	"internal/fakes",
 }

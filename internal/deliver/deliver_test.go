@@ -38,17 +38,18 @@ import (
 	"github.com/hookline/hookline/internal/sender"
 	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/store"
-	"github.com/hookline/hookline/internal/store/memstore"
+	"github.com/hookline/hookline/internal/store/storefake"
 	"github.com/stretchr/testify/require"
 )
 
 var errBoom = errors.New("boom: service unavailable")
 
-// testStore is the in-memory store (memstore) with what these tests add:
+// testStore is the real store on the fake table (storefake) with what
+// these tests add:
 // a record of every attempt, death and read the handler asked for, and the
 // failures they inject.
 type testStore struct {
-	*memstore.Store
+	*storefake.Store
 	mu       sync.Mutex
 	outcomes map[string][]domain.Outcome
 	attempts map[string][]domain.Attempt
@@ -69,7 +70,7 @@ type testStore struct {
 }
 
 func newFakeStore(eps ...domain.Endpoint) *testStore {
-	s := &testStore{Store: memstore.New(), outcomes: map[string][]domain.Outcome{}, attempts: map[string][]domain.Attempt{}, recorded: map[string]domain.Delivery{}, marked: map[string]string{}}
+	s := &testStore{Store: storefake.New(), outcomes: map[string][]domain.Outcome{}, attempts: map[string][]domain.Attempt{}, recorded: map[string]domain.Delivery{}, marked: map[string]string{}}
 	for _, e := range eps {
 		s.setEndpoint(e)
 	}

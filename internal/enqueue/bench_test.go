@@ -171,7 +171,7 @@ func benchPayload() json.RawMessage {
 
 // benchStore is the store for the benchmark: the tenant exists with fixed
 // endpoints, no delivery exists, and nothing is copied, so that the ratio
-// measures the handler and not a fake (the tests use memstore).
+// measures the handler and not the fake table (the tests use storefake).
 type benchStore struct{ endpoints []domain.Endpoint }
 
 func (s *benchStore) TenantEndpoints(context.Context, string) ([]domain.Endpoint, bool, error) {

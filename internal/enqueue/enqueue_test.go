@@ -25,17 +25,16 @@ import (
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/opevent"
 	"github.com/hookline/hookline/internal/store"
-	"github.com/hookline/hookline/internal/store/memstore"
+	"github.com/hookline/hookline/internal/store/storefake"
 	"github.com/hookline/hookline/outbox"
 	"github.com/stretchr/testify/require"
 )
 
-// testStore is the in-memory store (memstore) with what these tests add:
-// the calls they count, the failures they inject, and DynamoDB's item size
-// limit on a rejection. enqueue writes no delivery: the deliveries here are
+// testStore is the real store on the fake table (storefake) with what
+// these tests add: the calls they count and the failures they inject. enqueue writes no delivery: the deliveries here are
 // the records deliver's attempts wrote (attempted).
 type testStore struct {
-	*memstore.Store
+	*storefake.Store
 	mu       sync.Mutex
 	failOn   string              // "endpoints", "load", "reject"
 	queries  map[string]int      // Endpoints calls per tenant
@@ -45,7 +44,7 @@ type testStore struct {
 
 // newFakeStore is a store holding eps and their tenants.
 func newFakeStore(eps ...domain.Endpoint) *testStore {
-	s := &testStore{Store: memstore.New(), queries: map[string]int{}}
+	s := &testStore{Store: storefake.New(), queries: map[string]int{}}
 	for _, e := range eps {
 		s.addTenant(e.TenantID)
 		s.addEndpoint(e)
@@ -115,25 +114,14 @@ func (s *testStore) attempted(m message.Message, state domain.DeliveryState) {
 // delivered is attempted with a 2xx.
 func (s *testStore) delivered(m message.Message) { s.attempted(m, domain.StateDelivered) }
 
-// maxItemBytes is DynamoDB's item size limit (400 KB, attribute names
-// included).
-const maxItemBytes = 400 * 1024
-
+// PutRejection fails while failOn says "reject"; the item size limit is
+// the fake table's own (dynamofake), as DynamoDB's.
 func (s *testStore) PutRejection(ctx context.Context, r domain.Rejection) error {
 	s.mu.Lock()
 	fail := s.failOn == "reject"
 	s.mu.Unlock()
 	if fail {
 		return errBoom
-	}
-	// As DynamoDB would: the record's attributes, names included, within
-	// the item limit (a generous stand-in for the store's own overhead).
-	size := 200
-	for _, v := range []string{r.Key, r.EventID, r.TenantID, string(r.Reason), r.Field, r.Detail} {
-		size += 16 + len(v)
-	}
-	if size > maxItemBytes {
-		return fmt.Errorf("ValidationException: Item size has exceeded the maximum allowed size (%d bytes)", size)
 	}
 	return s.Store.PutRejection(ctx, r)
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/fakes/sqsfake"
 	"github.com/hookline/hookline/internal/jobs"
-	"github.com/hookline/hookline/internal/store/memstore"
+	"github.com/hookline/hookline/internal/store/storefake"
 	"github.com/hookline/hookline/internal/store/storetest"
 	"github.com/stretchr/testify/require"
 )
@@ -27,7 +27,7 @@ const (
 // runnerEnv is a Runner on the in-memory store and the fake SQS, whose
 // one kind of job (ids) is a step the test scripts.
 type runnerEnv struct {
-	st    *memstore.Store
+	st    *storefake.Store
 	q     *sqsfake.Queue
 	clk   *storetest.Clock
 	r     *jobs.Runner
@@ -42,7 +42,7 @@ type runnerEnv struct {
 func newRunner(t *testing.T) *runnerEnv {
 	t.Helper()
 	clk := storetest.NewClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
-	st := memstore.New()
+	st := storefake.New()
 	st.Now = clk.Now
 	q := sqsfake.New(sqsfake.Config{Now: clk.Now})
 	e := &runnerEnv{st: st, q: q, clk: clk}

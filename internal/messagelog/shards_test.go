@@ -11,7 +11,6 @@ import (
 
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/store"
-	"github.com/hookline/hookline/internal/store/memstore"
 	"github.com/hookline/hookline/outbox"
 	"github.com/stretchr/testify/require"
 )
@@ -158,41 +157,4 @@ func idsOf(es []domain.Event) []string {
 		ids = append(ids, e.ID)
 	}
 	return ids
-}
-
-// memstore.MessageLog, the api tests' message log, lists as the reader
-// does, of either index, items written without log_pk too.
-func TestMemstoreMessageLogMirrorsTheReader(t *testing.T) {
-	t.Parallel()
-	for _, legacy := range []bool{false, true} {
-		f := newOutbox()
-		mem := &memstore.MessageLog{Legacy: legacy}
-		r := &Reader{DB: f, Table: "outbox", Legacy: legacy}
-		for i := range 40 {
-			e := outbox.Event{ID: fmt.Sprintf("evt_%02d", i), TenantID: "acme", Type: string(rune('a' + i%2)), Payload: []byte(`{}`), OccurredAt: t0.Add(time.Duration(i/3) * time.Second)}
-			item, err := e.Item()
-			require.NoError(t, err)
-			de := domain.Event{ID: e.ID, TenantID: e.TenantID, Type: e.Type, OccurredAt: e.OccurredAt}
-			if i%5 == 0 {
-				delete(item, outbox.AttrLogShard)
-				mem.PutWithoutShard(de)
-			} else {
-				mem.Put(de)
-			}
-			f.Put(item)
-		}
-		for _, flt := range []domain.EventFilter{{}, {Type: "b"}, {Since: t0.Add(3 * time.Second), Until: t0.Add(7 * time.Second)}} {
-			want, _ := listAll(t, r, "acme", flt, 4)
-			var got []string
-			for cursor := ""; ; {
-				es, next, err := mem.ListEvents(context.Background(), "acme", flt, 4, cursor)
-				require.NoError(t, err)
-				got = append(got, idsOf(es)...)
-				if cursor = next; cursor == "" {
-					break
-				}
-			}
-			require.Equal(t, want, got, "legacy=%v %+v", legacy, flt)
-		}
-	}
 }

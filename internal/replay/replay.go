@@ -20,8 +20,7 @@ import (
 )
 
 // Store is what a replay needs of the state table, composed of one small
-// port per use: a *store.Store in production and a memstore.Store in the
-// tests.
+// port per use: a *store.Store, on a fake table in the tests (storefake).
 type Store interface {
 	Checkpoints
 	DeadLetters

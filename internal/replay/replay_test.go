@@ -17,7 +17,7 @@ import (
 	"github.com/hookline/hookline/internal/jobs"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/replay"
-	"github.com/hookline/hookline/internal/store/memstore"
+	"github.com/hookline/hookline/internal/store/storefake"
 	"github.com/hookline/hookline/internal/store/storetest"
 	"github.com/hookline/hookline/internal/trace"
 	"github.com/stretchr/testify/require"
@@ -30,7 +30,7 @@ import (
 const deliveryURL = "http://sqs.fake/deliveries"
 
 type env struct {
-	st  *memstore.Store
+	st  *storefake.Store
 	q   *sqsfake.Queue
 	clk *storetest.Clock
 	r   *replay.Replayer
@@ -39,7 +39,7 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	clk := storetest.NewClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
-	st := memstore.New()
+	st := storefake.New()
 	st.Now = clk.Now
 	q := sqsfake.New(sqsfake.Config{Now: clk.Now})
 	e := &env{st: st, q: q, clk: clk, r: &replay.Replayer{Store: st, Queue: q, DeliveryQueueURL: deliveryURL,

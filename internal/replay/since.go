@@ -15,7 +15,7 @@ import (
 
 // MessageLog is what a replay since a time reads of the outbox table: its
 // events by the message log's index, and one event with its payload
-// (messagelog.Reader; memstore.MessageLog in the tests).
+// (messagelog.Reader; storefake.MessageLog in the tests).
 type MessageLog interface {
 	selection.Events
 	Event(ctx context.Context, tenantID, id string) (domain.Event, error)

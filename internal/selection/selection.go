@@ -11,7 +11,7 @@ import (
 )
 
 // Events lists a tenant's events, newest first, a page at a time
-// (messagelog.Reader; memstore.MessageLog in the tests).
+// (messagelog.Reader; storefake.MessageLog in the tests).
 type Events interface {
 	ListEvents(ctx context.Context, tenantID string, f domain.EventFilter, limit int, cursor string) ([]domain.Event, string, error)
 }

@@ -21,9 +21,8 @@ import (
 	"github.com/hookline/hookline/internal/store/keys"
 )
 
-// The dead-letter listing (ListDead) and its pure parts, which memstore
-// uses too so that both page alike: the index range a filter selects, the
-// fingerprint of the query, and the cursor.
+// The dead-letter listing (ListDead) and its pure parts: the index range a
+// filter selects, the fingerprint of the query, and the cursor.
 
 // DeadKeyRange is the sort key range of the dead-letter index that f
 // selects: every key is a time in sortableFormat, "#", a delivery id.

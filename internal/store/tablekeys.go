@@ -9,7 +9,7 @@ import (
 )
 
 // The table keys of every record, built here from the strings of package
-// keys (which memstore uses too).
+// keys.
 
 func deadWindowKey(tenantID, endpointID string, start time.Time) map[string]types.AttributeValue {
 	return key(keys.DeadWindow(tenantID, endpointID, sortableTime(start)), "DEADWINDOW")

@@ -1,6 +1,6 @@
 // Package keys builds every partition, sort and index key of hookline's
-// single table. The store and its in-memory fake (memstore) both use it, so a
-// key is spelled in one place only; a test fails when a key prefix literal
+// single table. The store and storefake's readers of the fake table use
+// it, so a key is spelled in one place only; a test fails when a key prefix literal
 // appears in another file of the store packages.
 package keys
 

@@ -16,11 +16,11 @@ import (
 var prefixLiteral = regexp.MustCompile(`"[A-Z][A-Z_]*#`)
 
 // TestPrefixesOnlyHere fails when a key prefix literal is spelled in a
-// non-test file of the store or memstore: keys are built in this package.
+// non-test file of the store or storefake: keys are built in this package.
 func TestPrefixesOnlyHere(t *testing.T) {
 	t.Parallel()
 	var files []string
-	for _, dir := range []string{"..", "../memstore"} {
+	for _, dir := range []string{"..", "../storefake"} {
 		m, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		require.NoError(t, err)
 		files = append(files, m...)

@@ -1,8 +1,9 @@
 // Package storetest is the store's conformance suite: one set of
-// assertions, run against the in-memory store (package memstore) by its
-// unit tests and against the real store on the local cloud's table by the
-// e2e tests, so that the fake the consumers' tests use behaves as the table
-// does. A behaviour either one gains is added here, and both must pass.
+// assertions, run against the store on the fake table (package storefake,
+// which the consumers' unit tests use) by its unit tests and against the
+// store on the local cloud's table by the e2e tests, so that the fake
+// DynamoDB behaves as the table does. A behaviour either one gains is added
+// here, and both must pass.
 //
 // The suite writes under fresh tenant, event and job ids each run, so it
 // can share a table with other tests; the clock it gives the store stays

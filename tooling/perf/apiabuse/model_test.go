@@ -18,7 +18,7 @@ import (
 	"github.com/hookline/hookline/internal/netguard"
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/sealing/sealingtest"
-	"github.com/hookline/hookline/internal/store/memstore"
+	"github.com/hookline/hookline/internal/store/storefake"
 	"github.com/hookline/hookline/tooling/perf/isolation"
 )
 
@@ -37,8 +37,8 @@ const (
 	modelHop   = 5 * time.Millisecond
 )
 
-// slowStore is memstore with the model's latencies.
-type slowStore struct{ *memstore.Store }
+// slowStore is the store on the fake table (storefake) with the model's latencies.
+type slowStore struct{ *storefake.Store }
 
 func pause(d time.Duration) { time.Sleep(d) }
 
@@ -78,7 +78,7 @@ func (s slowStore) DLQDepths(ctx context.Context) (map[string]int, error) {
 }
 
 // slowLog is the message log with a listing page's cost.
-type slowLog struct{ *memstore.MessageLog }
+type slowLog struct{ *storefake.MessageLog }
 
 func (l slowLog) ListEvents(ctx context.Context, tenantID string, f domain.EventFilter, limit int, cursor string) ([]domain.Event, string, error) {
 	pause(10 * time.Millisecond)
@@ -91,8 +91,8 @@ func modelAPI(tb testing.TB, rate int) (url, quiet, noisy, operator string) {
 	tb.Helper()
 	const op = "op_model_key_0123456789"
 	srv := &api.Server{
-		Store: slowStore{memstore.New()}, OperatorKey: op, URLs: netguard.URLPolicy{}, Rand: rand.Reader,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), MessageLog: slowLog{&memstore.MessageLog{}},
+		Store: slowStore{storefake.New()}, OperatorKey: op, URLs: netguard.URLPolicy{}, Rand: rand.Reader,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), MessageLog: slowLog{storefake.NewMessageLog()},
 		TenantExpensiveRate: rate, Sealer: &sealing.Sealer{KMS: sealingtest.New(), KeyID: sealingtest.KeyARN},
 	}
 	h := srv.Handler()
