@@ -58,7 +58,7 @@
 // it; lookup rows are lookup-row (data-id = delivery id); alarms-error holds
 // the detail when the alarms cannot be read; secret-dismiss clears a shown
 // secret; signout signs out. The cells of words carry endpoint-types,
-// endpoint-status, dlq-type, dlq-reason and message-type.
+// endpoint-status, dlq-type, dlq-reason and message-row-type.
 //
 // # Tables keep words whole
 //

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/hookline/hookline/internal/api"
 )
@@ -31,20 +32,46 @@ func LocalURL(endpoint, apiID string) string {
 	return strings.TrimSuffix(endpoint, "/") + "/_aws/execute-api/" + apiID
 }
 
+// limitTries is how many times Do sends a request the tenant's limit of
+// expensive requests a second refuses (429, X-Hookline-Limit:
+// tenant-expensive) before it returns that refusal.
+const limitTries = 10
+
 // Do sends in (nil for no body) and decodes a 2xx answer into out (nil to
-// ignore it). A 4xx or 5xx answer is returned as *api.Problem.
+// ignore it). A 4xx or 5xx answer is returned as *api.Problem. A refusal
+// of the tenant's limit of expensive requests a second is sent again
+// after its Retry-After (a second), limitTries times at most: the limit
+// bounds a tenant's rate, and a script as a person would waits it out.
 func (c *Client) Do(ctx context.Context, method, path string, in, out any) error {
+	for try := 1; ; try++ {
+		limited, err := c.do(ctx, method, path, in, out)
+		if !limited || try == limitTries {
+			return err
+		}
+		t := time.NewTimer(time.Second)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+}
+
+// do is one request of Do; limited reports a refusal of the tenant's limit
+// of expensive requests.
+func (c *Client) do(ctx context.Context, method, path string, in, out any) (limited bool, _ error) {
 	var body io.Reader
 	if in != nil {
 		raw, err := json.Marshal(in)
 		if err != nil {
-			return err
+			return false, err
 		}
 		body = bytes.NewReader(raw)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(c.BaseURL, "/")+path, body)
 	if err != nil {
-		return err
+		return false, err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.Key)
 	if in != nil {
@@ -56,24 +83,24 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
+		return false, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if err != nil {
-		return fmt.Errorf("%s %s: read answer: %w", method, path, err)
+		return false, fmt.Errorf("%s %s: read answer: %w", method, path, err)
 	}
 	if resp.StatusCode >= 400 {
 		p := &api.Problem{Status: resp.StatusCode}
 		if json.Unmarshal(raw, p) != nil || p.Detail == "" {
 			p.Detail = fmt.Sprintf("%s %s answered %d: %.200s", method, path, resp.StatusCode, raw)
 		}
-		return p
+		return resp.StatusCode == http.StatusTooManyRequests && resp.Header.Get("X-Hookline-Limit") == "tenant-expensive", p
 	}
 	if out != nil && len(raw) > 0 {
 		if err := json.Unmarshal(raw, out); err != nil {
-			return fmt.Errorf("%s %s: decode answer: %w", method, path, err)
+			return false, fmt.Errorf("%s %s: decode answer: %w", method, path, err)
 		}
 	}
-	return nil
+	return false, nil
 }

@@ -50,7 +50,7 @@ export function messagesView(ui) {
     const open = button(e.id, 'message-open', () => openEvent(e.id), { class: 'link' });
     const ds = Array.isArray(e.deliveries) ? e.deliveries : [];
     return el('tr', { 'data-test': 'message-row', 'data-id': e.id },
-      cell(time(e.occurred_at), 'Occurred'), wordsCell(tokens([txt(e.type)]), 'Type', 'message-type'), cell(open, 'Event'), cell(states(ds), 'Deliveries'));
+      cell(time(e.occurred_at), 'Occurred'), wordsCell(tokens([txt(e.type)]), 'Type', 'message-row-type'), cell(open, 'Event'), cell(states(ds), 'Deliveries'));
   }
 
   function deliveryRow(d) {
@@ -58,7 +58,7 @@ export function messagesView(ui) {
     const detail = button(d.id, 'message-delivery-open', () => openDelivery(d.id), { class: 'link' });
     const last = d.last_status ? String(d.last_status) + (d.last_error ? ' (' + d.last_error + ')' : '') : txt(d.last_error);
     return el('tr', { 'data-test': 'message-row', 'data-id': d.event_id, 'data-delivery': d.id },
-      cell(time(d.created_at), 'Created'), wordsCell(tokens([txt(d.event_type)]), 'Type', 'message-type'), cell(open, 'Event'), cell(txt(d.endpoint_id), 'Endpoint'),
+      cell(time(d.created_at), 'Created'), wordsCell(tokens([txt(d.event_type)]), 'Type', 'message-row-type'), cell(open, 'Event'), cell(txt(d.endpoint_id), 'Endpoint'),
       cell(el('span', { class: 'state state-' + String(d.state), 'data-test': 'message-state', 'data-state': d.state, text: txt(d.state) }), 'State'),
       cell(last, 'Last answer'), cell(txt(d.attempts), 'Attempts'), cell(detail, 'Delivery'));
   }
