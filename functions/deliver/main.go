@@ -63,25 +63,7 @@ func build(cfg fnenv.DeliverEnv, log *slog.Logger, aws aws.Config) (any, error) 
 		Sender: send,
 		// Built once: what it opens is kept across warm invocations.
 		Secrets: &sealing.Opener{KMS: kms.NewFromConfig(aws), KeyID: cfg.SecretsKeyARN},
-		// Zero (unset) fields: the handler's defaults (deliver.Config).
-		Config: deliver.Config{
-			QueueURL:     cfg.QueueURL,
-			DLQURL:       cfg.DLQURL,
-			OpsQueueURL:  cfg.Notices.OpsQueueURL,
-			Policy:       cfg.Retry,
-			DisableAfter: cfg.DisableAfter,
-			FailingAfter: cfg.FailingAfter,
-			// Isolation: the breaker, the patient disable, the endpoint
-			// gates and the tenant's share.
-			DisableAfterFor:     cfg.DisableAfterFor,
-			Breaker:             cfg.Breaker,
-			EndpointConcurrency: cfg.EndpointConcurrency,
-			FastConcurrency:     cfg.FastConcurrency,
-			TenantConcurrency:   cfg.TenantConcurrency,
-			DeadWindow:          cfg.Notices.DeadNoticeWindow,
-			RequestTimeout:      cfg.RequestTimeout,
-			Rand:                rand.Float64,
-		},
+		Config:  config(cfg),
 		Log:     log,
 		Metrics: metrics.New(os.Stdout),
 		Tracer:  tracer,
@@ -90,4 +72,27 @@ func build(cfg fnenv.DeliverEnv, log *slog.Logger, aws aws.Config) (any, error) 
 		h.Notices = &opevent.Writer{DB: db, Table: cfg.Notices.OutboxTable}
 	}
 	return h.Handle, nil
+}
+
+// config is the handler's Config from the environment; a zero (unset)
+// field takes the handler's default (deliver.Config.WithDefaults).
+func config(cfg fnenv.DeliverEnv) deliver.Config {
+	return deliver.Config{
+		QueueURL:     cfg.QueueURL,
+		DLQURL:       cfg.DLQURL,
+		OpsQueueURL:  cfg.Notices.OpsQueueURL,
+		Policy:       cfg.Retry,
+		DisableAfter: cfg.DisableAfter,
+		FailingAfter: cfg.FailingAfter,
+		// Isolation: the breaker, the patient disable, the endpoint
+		// gates and the tenant's share.
+		DisableAfterFor:     cfg.DisableAfterFor,
+		Breaker:             cfg.Breaker,
+		EndpointConcurrency: cfg.EndpointConcurrency,
+		FastConcurrency:     cfg.FastConcurrency,
+		TenantConcurrency:   cfg.TenantConcurrency,
+		DeadWindow:          cfg.Notices.DeadNoticeWindow,
+		RequestTimeout:      cfg.RequestTimeout,
+		Rand:                rand.Float64,
+	}
 }
