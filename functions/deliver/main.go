@@ -62,29 +62,37 @@ func build(cfg fnenv.DeliverEnv, log *slog.Logger, aws aws.Config) (any, error) 
 		Queue:  sqs.NewFromConfig(aws),
 		Sender: send,
 		// Built once: what it opens is kept across warm invocations.
-		Secrets:      &sealing.Opener{KMS: kms.NewFromConfig(aws), KeyID: cfg.SecretsKeyARN},
-		QueueURL:     cfg.QueueURL,
-		DLQURL:       cfg.DLQURL,
-		Policy:       cfg.Retry,
-		DisableAfter: cfg.DisableAfter,
-		FailingAfter: cfg.FailingAfter,
-		// Isolation: the breaker, the patient disable, the endpoint gates
-		// and the tenant's share.
-		DisableAfterFor:     cfg.DisableAfterFor,
-		Breaker:             cfg.Breaker,
-		EndpointConcurrency: cfg.EndpointConcurrency,
-		FastConcurrency:     cfg.FastConcurrency,
-		TenantConcurrency:   cfg.TenantConcurrency,
-		OpsQueueURL:         cfg.Notices.OpsQueueURL,
-		DeadWindow:          cfg.Notices.DeadNoticeWindow,
-		RequestTimeout:      cfg.RequestTimeout,
-		Rand:                rand.Float64,
-		Log:                 log,
-		Metrics:             metrics.New(os.Stdout),
-		Tracer:              tracer,
+		Secrets: &sealing.Opener{KMS: kms.NewFromConfig(aws), KeyID: cfg.SecretsKeyARN},
+		Config:  config(cfg),
+		Log:     log,
+		Metrics: metrics.New(os.Stdout),
+		Tracer:  tracer,
 	}
 	if cfg.Notices.OutboxTable != "" {
 		h.Notices = &opevent.Writer{DB: db, Table: cfg.Notices.OutboxTable}
 	}
 	return h.Handle, nil
+}
+
+// config is the handler's Config from the environment; a zero (unset)
+// field takes the handler's default (deliver.Config.WithDefaults).
+func config(cfg fnenv.DeliverEnv) deliver.Config {
+	return deliver.Config{
+		QueueURL:     cfg.QueueURL,
+		DLQURL:       cfg.DLQURL,
+		OpsQueueURL:  cfg.Notices.OpsQueueURL,
+		Policy:       cfg.Retry,
+		DisableAfter: cfg.DisableAfter,
+		FailingAfter: cfg.FailingAfter,
+		// Isolation: the breaker, the patient disable, the endpoint
+		// gates and the tenant's share.
+		DisableAfterFor:     cfg.DisableAfterFor,
+		Breaker:             cfg.Breaker,
+		EndpointConcurrency: cfg.EndpointConcurrency,
+		FastConcurrency:     cfg.FastConcurrency,
+		TenantConcurrency:   cfg.TenantConcurrency,
+		DeadWindow:          cfg.Notices.DeadNoticeWindow,
+		RequestTimeout:      cfg.RequestTimeout,
+		Rand:                rand.Float64,
+	}
 }

@@ -33,19 +33,21 @@ func build(cfg fnenv.EnqueueEnv, log *slog.Logger, aws aws.Config) (any, error) 
 		return nil, err
 	}
 	h := &enqueue.Handler{
-		Store:    st,
-		Queue:    sqs.NewFromConfig(aws),
-		QueueURL: cfg.QueueURL,
-		// Zero (unset): the handler's default.
-		SendConcurrency: cfg.SendConcurrency,
-		Bus:             eventbridge.NewFromConfig(aws),
-		BusName:         cfg.EventBus,
-		// The operational events the bus keeps refusing are parked there,
-		// through Queue, for make redrive-enqueue.
-		ParkQueueURL: cfg.FailureQueueURL,
-		Log:          log,
-		Metrics:      metrics.New(os.Stdout),
-		Tracer:       tracer,
+		Store: st,
+		Queue: sqs.NewFromConfig(aws),
+		Bus:   eventbridge.NewFromConfig(aws),
+		Config: enqueue.Config{
+			QueueURL: cfg.QueueURL,
+			// Zero (unset): the handler's default.
+			SendConcurrency: cfg.SendConcurrency,
+			BusName:         cfg.EventBus,
+			// The operational events the bus keeps refusing are parked
+			// there, through Queue, for make redrive-enqueue.
+			ParkQueueURL: cfg.FailureQueueURL,
+		},
+		Log:     log,
+		Metrics: metrics.New(os.Stdout),
+		Tracer:  tracer,
 	}
 	handle := h.Handle
 	if rate := cfg.Faults[fault.EnqueueFail]; rate > 0 {

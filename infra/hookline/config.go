@@ -471,7 +471,7 @@ const deliverBatchSize = 10
 
 // deliverBookkeeping is the deliver function's time besides the attempts
 // themselves: reading the batch's records before them (about 2 s at worst)
-// and recording the outcomes after them (deliver.Handler's 3 s reserve).
+// and recording the outcomes after them (deliver.DefaultReserve, 3 s).
 const deliverBookkeeping = 5 * time.Second
 
 // DeliverTimeoutFor is the deliver function's timeout for a request timeout:

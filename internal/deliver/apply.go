@@ -112,7 +112,7 @@ func (h *Handler) applyEndpointHealth(ctx context.Context, at *attempt, dec Deci
 	ep := at.in.Endpoint
 	if dec.ResetFailures || dec.CountFailure || dec.DisableEndpoint != "" {
 		// Written to: the instance's next batch reads it again.
-		defer h.endpointCache().forget(store.EndpointRef{TenantID: at.in.Message.TenantID, EndpointID: at.in.Message.EndpointID})
+		defer h.cache.forget(store.EndpointRef{TenantID: at.in.Message.TenantID, EndpointID: at.in.Message.EndpointID})
 	}
 	if dec.ResetFailures {
 		since, err := h.Store.ResetEndpointFailures(ctx, ep.TenantID, ep.EndpointID)
@@ -144,19 +144,11 @@ func (h *Handler) applyEndpointHealth(ctx context.Context, at *attempt, dec Deci
 func (h *Handler) countFailure(ctx context.Context, at *attempt) {
 	ep := at.in.Endpoint
 	th := store.HealthThresholds{
-		FailingAfter: h.FailingAfter, DisableAfter: h.DisableAfter, DisableAfterFor: h.DisableAfterFor, Breaker: h.Breaker,
+		// Negative (never) is 0 to the store.
+		FailingAfter: max(h.cfg.FailingAfter, 0), DisableAfter: max(h.cfg.DisableAfter, 0),
+		DisableAfterFor: h.cfg.DisableAfterFor, Breaker: h.cfg.Breaker,
 		Probe: at.probe, Retryable: at.in.Result != nil && at.in.Result.Outcome != sender.Dead,
 	}
-	if th.DisableAfter == 0 {
-		th.DisableAfter = DefaultDisableAfter
-	}
-	if th.DisableAfterFor == 0 {
-		th.DisableAfterFor = domain.DefaultDisableAfterFor
-	}
-	if th.FailingAfter == 0 {
-		th.FailingAfter = DefaultFailingAfter
-	}
-	th.FailingAfter, th.DisableAfter = max(th.FailingAfter, 0), max(th.DisableAfter, 0)
 	fx, err := h.Store.RecordEndpointFailure(ctx, ep.TenantID, ep.EndpointID, th)
 	if err != nil {
 		at.log.ErrorContext(ctx, "cannot count endpoint failure", "health_error", err.Error())
@@ -224,27 +216,19 @@ func (h *Handler) retryLater(ctx context.Context, at *attempt, delay time.Durati
 // that the delivery id (the idempotency key) absorbs. A message that
 // cannot be sent again hides in its visibility, as before.
 func (h *Handler) waitOut(ctx context.Context, at *attempt, delay time.Duration) bool {
-	if delay <= h.hopAfter() {
+	if delay <= h.cfg.HopAfter {
 		h.setVisibility(ctx, at.log, at.m, delay)
 		return false
 	}
 	msg := at.in.Message
 	msg.Attempts = at.in.Attempt
-	due := h.now().Add(delay).UTC().Truncate(time.Second)
+	due := h.cfg.Now().Add(delay).UTC().Truncate(time.Second)
 	msg.NotBefore = &due
 	if h.sendAgainOr(ctx, at, msg, min(delay, MaxDeferDelay), WaitBackoff, delay) {
 		return true
 	}
 	h.setVisibility(ctx, at.log, at.m, delay)
 	return false
-}
-
-// hopAfter is HopAfter or its default.
-func (h *Handler) hopAfter() time.Duration {
-	if h.HopAfter <= 0 {
-		return DefaultHopAfter
-	}
-	return h.HopAfter
 }
 
 // handOverToRedrive records the last attempt, the delivery dead, and makes

@@ -107,7 +107,7 @@ func (h *Handler) done(ctx context.Context, at *attempt) {
 		return
 	}
 	res := at.in.Result
-	slow := res != nil && (res.Latency >= h.slowAfter() || res.Error == "timeout")
+	slow := res != nil && (res.Latency >= h.cfg.SlowAfter || res.Error == "timeout")
 	if slow {
 		at.tenantSlow()
 	}
@@ -117,14 +117,14 @@ func (h *Handler) done(ctx context.Context, at *attempt) {
 // decide is Decide with the endpoint's policy, the handler's clock and
 // jitter.
 func (h *Handler) decide(in Input) Decision {
-	return Decide(in, h.policy(in.Endpoint), h.now(), h.Rand)
+	return Decide(in, h.policy(in.Endpoint), h.cfg.Now(), h.cfg.Rand)
 }
 
 // policy is the retry policy of ep's deliveries: the stack's, with ep's
 // own schedule when it has one (retry.ForEndpoint). An endpoint not read
 // yet (zero) has the stack's.
 func (h *Handler) policy(ep domain.Endpoint) retry.Policy {
-	return retry.ForEndpoint(h.Policy, ep)
+	return retry.ForEndpoint(h.cfg.Policy, ep)
 }
 
 // begin sets out an attempt for m: its number (the receive count), its
@@ -133,7 +133,7 @@ func (h *Handler) begin(ctx context.Context, m events.SQSMessage, msg message.Me
 	n, _ := strconv.Atoi(m.Attributes["ApproximateReceiveCount"])
 	// A message sent again to wait for a rate limit carries the attempts
 	// made before it (none otherwise, nor when it is undecodable).
-	at := &attempt{m: m, batch: b, in: Input{Attempt: max(n, 1) + max(msg.Attempts, 0), Message: msg, Started: h.now()}}
+	at := &attempt{m: m, batch: b, in: Input{Attempt: max(n, 1) + max(msg.Attempts, 0), Message: msg, Started: h.cfg.Now()}}
 	at.log = h.Log.With("message_id", m.MessageId, "attempt", at.in.Attempt)
 	if decodeErr != nil {
 		at.log.ErrorContext(ctx, "malformed delivery message sent to the DLQ", "error", decodeErr.Error())

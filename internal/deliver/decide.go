@@ -63,7 +63,7 @@ const (
 	WaitBreakerOpen Wait = "breaker_open"
 	WaitBusy        Wait = "endpoint_busy"
 	// WaitTenantBusy: the tenant has its share of the deliver pool
-	// (Handler.TenantConcurrency); the message waits, no attempt spent.
+	// (Config.TenantConcurrency); the message waits, no attempt spent.
 	WaitTenantBusy Wait = "tenant_busy"
 	// WaitDependency: hookline's own dependency (DynamoDB, KMS) failed
 	// before the attempt; it is tried again soon, no attempt spent.

@@ -31,7 +31,7 @@ func (h *Handler) deferMessage(ctx context.Context, at *attempt, w Wait) bool {
 		delay = h.hitchDelay(msg.Hitches)
 		msg.Hitches++
 	case WaitBackoff:
-		delay = msg.NotBefore.Sub(h.now())
+		delay = msg.NotBefore.Sub(h.cfg.Now())
 	default:
 		msg.Deferrals++
 	}
@@ -124,7 +124,7 @@ func (h *Handler) sendLater(ctx context.Context, l *laterSends) []string {
 // sendChunk sends one request's entries and returns the message ids of
 // those SQS did not take.
 func (h *Handler) sendChunk(ctx context.Context, chunk []laterSend, entries []sqstypes.SendMessageBatchRequestEntry) []string {
-	out, err := h.Queue.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: &h.QueueURL, Entries: entries})
+	out, err := h.Queue.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: &h.cfg.QueueURL, Entries: entries})
 	refused := map[string]string{}
 	if err != nil {
 		for _, e := range entries {

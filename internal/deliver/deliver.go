@@ -15,7 +15,6 @@ import (
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/opevent"
-	"github.com/hookline/hookline/internal/retry"
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/sender"
 	"github.com/hookline/hookline/internal/signing"
@@ -106,7 +105,8 @@ type Sender interface {
 	Send(ctx context.Context, r sender.Request) sender.Result
 }
 
-// Handler processes delivery queue batches.
+// Handler processes delivery queue batches: its ports, its Config and its
+// observability.
 type Handler struct {
 	Store  Store
 	Queue  Queue
@@ -115,100 +115,14 @@ type Handler struct {
 	// plaintext secrets (of endpoints written before secrets were sealed)
 	// sign, and a delivery to an endpoint with sealed ones is retried.
 	Secrets SecretOpener
-	// QueueURL is the delivery queue (for ChangeMessageVisibility).
-	QueueURL string
-	// DLQURL is the dead-letter queue permanent failures are sent to.
-	DLQURL string
-	// Policy is the retry policy. Its VisibilityTimeout must be the
-	// delivery queue's: the longest retry delay is counted back from it, so
-	// that SQS, which hides a message at most 12 h from its receive, accepts
-	// every delay asked for. Zero value: the defaults of package retry.
-	Policy retry.Policy
-	// Now is the clock. Default time.Now.
-	Now func() time.Time
-	// Rand draws jitter in [0, 1). Default: no jitter.
-	Rand func() float64
-	// Concurrency bounds the attempts of a batch in flight at once. Default
-	// DefaultConcurrency (10).
-	Concurrency int
-	// DisableAfter disables an endpoint after this many consecutive failed
-	// attempts, once the run has also lasted DisableAfterFor. Default
-	// DefaultDisableAfter (50); negative: never.
-	DisableAfter int
-	// DisableAfterFor is how long a run of consecutive failures must have
-	// lasted, besides reaching DisableAfter, to disable the endpoint.
-	// Default domain.DefaultDisableAfterFor (5 days). A 410 disables at
-	// once whatever it says.
-	DisableAfterFor time.Duration
-	// Breaker is the endpoints' circuit breaker policy: it opens when an
-	// endpoint is marked failing (FailingAfter consecutive failures, the
-	// last a retryable one), and while it is open the endpoint's deliveries
-	// wait, sent again delayed with no attempt spent, but for one probe at
-	// a time. Zero value: the domain's defaults.
-	Breaker domain.Breaker
-	// EndpointConcurrency is the most invocations that may send to one
-	// endpoint at once while it has not shown itself fast (its requests
-	// within SlowAfter); the attempts of the others wait, sent again
-	// delayed, no attempt spent. Default domain.DefaultEndpointConcurrency
-	// (3).
-	EndpointConcurrency int
-	// TenantConcurrency is the most invocations that may send to one
-	// tenant's endpoints not shown fast at once, however many endpoints it
-	// spreads over (a batch takes one slot of the tenant's gate for all its
-	// attempts to the tenant); a slow batch's slot then rests as long as
-	// it was held (TenantRest). The attempts of the others wait, sent
-	// again delayed, no attempt spent (WaitTenantBusy). Attempts to an
-	// endpoint shown fast (see FastConcurrency) take no slot. Default
-	// domain.DefaultTenantConcurrency (6).
-	TenantConcurrency int
-	// FastConcurrency is the most while the endpoint answers fast: the
-	// deliver mapping's maximum concurrency, so that a fast endpoint may
-	// use the whole pool. Default: EndpointConcurrency.
-	FastConcurrency int
-	// SlowAfter is the request time from which an endpoint counts as slow.
-	// Default DefaultSlowAfter (1 s).
-	SlowAfter time.Duration
-	// FailingAfter marks an endpoint failing (endpoint.failing) after this
-	// many consecutive failed attempts; below DisableAfter. Default
-	// DefaultFailingAfter (10); negative: never.
-	FailingAfter int
 	// Notices writes the operational events (endpoint.failing,
 	// endpoint.disabled, endpoint.recovered; delivery.dead through the
 	// replay worker). Nil: none are raised (the endpoints' health is kept
 	// all the same).
 	Notices Notices
-	// OpsQueueURL is the replay worker's operations queue: the death that
-	// opens a delivery.dead window sends its opevent.DeadNotice there,
-	// delayed until the window ends. Empty: deaths raise no delivery.dead.
-	OpsQueueURL string
-	// DeadWindow is delivery.dead's coalescing window: an endpoint's deaths
-	// within one raise one summary. Default DefaultDeadWindow (5 min); at
-	// most opevent.MaxNoticeDelay (15 min).
-	DeadWindow time.Duration
-	// Reserve is the time kept back from the Lambda deadline for recording
-	// an attempt's outcome. An attempt gets at most the time left before
-	// the deadline less Reserve; with less than a second of it, the message
-	// is returned to the queue untried. Default 3 s.
-	Reserve time.Duration
-	// RateWait is the longest an attempt to a rate-limited endpoint waits
-	// in the invocation for a request slot; one that would wait longer
-	// is sent again as a new message, delayed. Default DefaultRateWait
-	// (2 s).
-	RateWait time.Duration
-	// HopAfter is the longest retry delay a message waits out in its own
-	// visibility (ChangeMessageVisibility, counted in flight); a longer
-	// one is sent again as a new, delayed message and this one deleted
-	// (waitOut), so that the queue's in-flight messages are only those
-	// being worked. Default DefaultHopAfter (2 s).
-	HopAfter time.Duration
-	// RequestTimeout is the sender's request timeout: a wait for a rate
-	// slot leaves at least this and Reserve before the invocation's
-	// deadline. Default DefaultRequestTimeout (15 s).
-	RequestTimeout time.Duration
-	// SleepUntil waits until a time on the handler's clock, or until ctx
-	// is done. Default: a timer on the wall clock.
-	SleepUntil func(ctx context.Context, t time.Time)
-	Log        *slog.Logger
+	// Config is applied once (WithDefaults), at the first Handle.
+	Config Config
+	Log    *slog.Logger
 	// Metrics receives the delivery metrics (EMF), gathered per batch and
 	// printed at its end. Nil: none.
 	Metrics *metrics.Writer
@@ -217,35 +131,21 @@ type Handler struct {
 	// no span is emitted.
 	Tracer *trace.Tracer
 
+	once sync.Once
+	cfg  Config // Config.WithDefaults(), set by setup
 	// cache keeps the endpoints and tombstones the batches read, across
 	// the instance's invocations (endpointCache).
-	cacheOnce sync.Once
-	cache     *endpointCache
+	cache *endpointCache
 }
 
-// DefaultConcurrency is Handler.Concurrency's default: as many attempts in
-// flight as an SQS batch holds (10), so a whole batch is one round of
-// attempts and the function's timeout need cover only one request timeout.
-const DefaultConcurrency = 10
-
-// DefaultHopAfter is Handler.HopAfter's default: 2 s, DefaultRateWait,
-// the longest an invocation already holds a message for a rate slot. A
-// wait that short is about as long as the message is worked anyway, and
-// within a poll's latency; every step of the default schedule (5 s and
-// up, with the 20% jitter 4 s and up) and every Retry-After (never
-// shorter than the step) is longer, so every retry hops. A hop costs one
-// SendMessageBatch entry (a tenth of a request) and the event source
-// mapping's delete (a tenth) instead of one ChangeMessageVisibility.
-const DefaultHopAfter = DefaultRateWait
-
-// DefaultFailingAfter is Handler.FailingAfter's default.
-const DefaultFailingAfter = domain.DefaultFailingAfter
-
-// DefaultDisableAfter is Handler.DisableAfter's default.
-const DefaultDisableAfter = domain.DefaultDisableAfter
-
-// DefaultDeadWindow is Handler.DeadWindow's default.
-const DefaultDeadWindow = domain.DefaultDeadWindow
+// setup applies the Config and makes the endpoint cache, once: the cache
+// lives as long as the Lambda instance.
+func (h *Handler) setup() {
+	h.once.Do(func() {
+		h.cfg = h.Config.WithDefaults()
+		h.cache = newEndpointCache(h.cfg.Now, domain.DefaultEndpointCacheTTL, domain.DefaultEndpointCacheSize)
+	})
+}
 
 // ReasonNoTimeLeft is the attempt error of a message returned to the queue
 // untried because the invocation was about to time out.
@@ -254,15 +154,12 @@ const ReasonNoTimeLeft = "no_time_left"
 // Handle processes a batch. Messages that are to be tried again are listed in
 // the response; its slice is never nil, even when empty.
 func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	h.setup()
 	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
-	limit := h.Concurrency
-	if limit <= 0 {
-		limit = DefaultConcurrency
-	}
 	var (
 		mu  sync.Mutex
 		wg  sync.WaitGroup
-		sem = make(chan struct{}, limit)
+		sem = make(chan struct{}, h.cfg.Concurrency)
 	)
 	msgs, errs, b := h.open(ctx, ev)
 	// The batch's metrics go out as one EMF document at the end, not one
@@ -388,13 +285,6 @@ func (h *Handler) signerKeys(ctx context.Context, ep domain.Endpoint, now time.T
 	return k, nil
 }
 
-func (h *Handler) now() time.Time {
-	if h.Now != nil {
-		return h.Now()
-	}
-	return time.Now()
-}
-
 // delivery reads a delivery from the batch's snapshot, or on its own when
 // there is none.
 func (h *Handler) delivery(ctx context.Context, snap *store.Snapshot, id string) (domain.Delivery, error) {
@@ -444,7 +334,7 @@ func (h *Handler) toDLQ(ctx context.Context, at *attempt, tenantID string, reaso
 	if tenantID != "" {
 		attrs["tenant_id"] = sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(tenantID)}
 	}
-	in := &sqs.SendMessageInput{QueueUrl: &h.DLQURL, MessageBody: &body, MessageAttributes: attrs, MessageGroupId: message.GroupID(tenantID)}
+	in := &sqs.SendMessageInput{QueueUrl: &h.cfg.DLQURL, MessageBody: &body, MessageAttributes: attrs, MessageGroupId: message.GroupID(tenantID)}
 	if _, err := h.Queue.SendMessage(ctx, in); err != nil {
 		log.ErrorContext(ctx, "cannot send to the DLQ; will retry", "dead_reason", reason, "error", err.Error())
 		return false
@@ -459,9 +349,9 @@ func (h *Handler) toDLQ(ctx context.Context, at *attempt, tenantID string, reaso
 // SQS for a visibility it refuses (more than 12 h from the receive: the
 // message would come back after the queue's visibility timeout instead).
 func (h *Handler) setVisibility(ctx context.Context, log *slog.Logger, m events.SQSMessage, d time.Duration) {
-	secs := int32(min(max(d, 0), h.Policy.LongestDelay()) / time.Second)
+	secs := int32(min(max(d, 0), h.cfg.Policy.LongestDelay()) / time.Second)
 	if _, err := h.Queue.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
-		QueueUrl: &h.QueueURL, ReceiptHandle: &m.ReceiptHandle, VisibilityTimeout: secs,
+		QueueUrl: &h.cfg.QueueURL, ReceiptHandle: &m.ReceiptHandle, VisibilityTimeout: secs,
 	}); err != nil {
 		// The message still comes back, after the queue's visibility timeout.
 		log.WarnContext(ctx, "cannot change message visibility", "error", err.Error())
@@ -475,20 +365,12 @@ func (h *Handler) attemptContext(ctx context.Context) (context.Context, context.
 	if !has {
 		return ctx, func() {}, true
 	}
-	left := time.Until(deadline) - h.reserve()
+	left := time.Until(deadline) - h.cfg.Reserve
 	if left < time.Second {
 		return nil, nil, false
 	}
 	c, cancel := context.WithTimeout(ctx, left)
 	return c, cancel, true
-}
-
-// reserve is Reserve or its default, 3 s.
-func (h *Handler) reserve() time.Duration {
-	if h.Reserve <= 0 {
-		return 3 * time.Second
-	}
-	return h.Reserve
 }
 
 // record writes an attempt: with its tenant's DLQ depth, in one

@@ -469,15 +469,17 @@ func newFixture(t *testing.T, answer http.HandlerFunc) *fixture {
 	})
 	guard := &netguard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
 	f.h = &Handler{
-		Store:    f.store.ports(),
-		Queue:    f.queue,
-		Sender:   &sender.Client{HTTP: sender.NewHTTPClient(sender.ClientOptions{Guard: guard, RequestTimeout: 2 * time.Second})},
-		Secrets:  &sealing.Opener{KMS: f.kms, KeyID: sealingtest.KeyARN},
-		QueueURL: "https://sqs.example/q",
-		DLQURL:   "https://sqs.example/dlq",
-		Policy:   retry.Policy{Schedule: []time.Duration{0, 10 * time.Second, 60 * time.Second}, Mode: retry.JitterNone, VisibilityTimeout: queueVisibility},
-		Now:      func() time.Time { return f.now },
-		Log:      slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Store:   f.store.ports(),
+		Queue:   f.queue,
+		Sender:  &sender.Client{HTTP: sender.NewHTTPClient(sender.ClientOptions{Guard: guard, RequestTimeout: 2 * time.Second})},
+		Secrets: &sealing.Opener{KMS: f.kms, KeyID: sealingtest.KeyARN},
+		Config: Config{
+			QueueURL: "https://sqs.example/q",
+			DLQURL:   "https://sqs.example/dlq",
+			Policy:   retry.Policy{Schedule: []time.Duration{0, 10 * time.Second, 60 * time.Second}, Mode: retry.JitterNone, VisibilityTimeout: queueVisibility},
+			Now:      func() time.Time { return f.now },
+		},
+		Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
 	}
 	return f
 }
@@ -746,7 +748,7 @@ func TestBatchIsSentConcurrently(t *testing.T) {
 		inFlight.Add(-1)
 		w.WriteHeader(200)
 	})
-	f.h.Concurrency = 4
+	f.h.Config.Concurrency = 4
 	var msgs []events.SQSMessage
 	for _, id := range []string{"a", "b", "c", "d", "e", "f"} {
 		msgs = append(msgs, sqsMessage(t, id, "1", f.now))
@@ -763,7 +765,7 @@ func TestEndpointHealth(t *testing.T) {
 	t.Parallel()
 	t.Run("failures are counted and the endpoint disabled at the threshold", func(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) })
-		f.h.DisableAfter, f.h.DisableAfterFor = 3, time.Hour
+		f.h.Config.DisableAfter, f.h.Config.DisableAfterFor = 3, time.Hour
 		for i := 0; i < 3; i++ {
 			f.run(t, sqsMessage(t, "d"+strconv.Itoa(i), "1", f.now))
 			f.now = f.now.Add(31 * time.Minute)
@@ -773,7 +775,7 @@ func TestEndpointHealth(t *testing.T) {
 	})
 	t.Run("a run of failures shorter than DisableAfterFor does not disable", func(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) })
-		f.h.DisableAfter = 3 // DisableAfterFor: the default, 5 days
+		f.h.Config.DisableAfter = 3 // DisableAfterFor: the default, 5 days
 		for i := 0; i < 20; i++ {
 			f.run(t, sqsMessage(t, "d"+strconv.Itoa(i), "1", f.now))
 			f.now = f.now.Add(time.Hour)
@@ -832,7 +834,7 @@ func TestDeadlineIsRespected(t *testing.T) {
 			}
 			w.WriteHeader(200)
 		})
-		f.h.Reserve = 500 * time.Millisecond
+		f.h.Config.Reserve = 500 * time.Millisecond
 		ctx, cancel := context.WithTimeout(context.Background(), 1600*time.Millisecond)
 		defer cancel()
 		m := sqsMessage(t, "d1", "1", f.now)

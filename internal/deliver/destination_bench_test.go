@@ -42,11 +42,13 @@ func BenchmarkHandleHTTPBatch(b *testing.B) {
 	q := newFakeQueue(func() time.Time { return now }, queueVisibility)
 	h := &Handler{
 		Store: st.ports(), Queue: q, Sender: deliveredSender{},
-		Secrets:  &sealing.Opener{KMS: kms, KeyID: sealingtest.KeyARN},
-		QueueURL: "https://sqs.example/q", DLQURL: "https://sqs.example/dlq",
-		Policy: retry.Policy{Schedule: []time.Duration{0, 10 * time.Second}, Mode: retry.JitterNone, VisibilityTimeout: queueVisibility},
-		Now:    func() time.Time { return now },
-		Log:    slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Secrets: &sealing.Opener{KMS: kms, KeyID: sealingtest.KeyARN},
+		Config: Config{
+			QueueURL: "https://sqs.example/q", DLQURL: "https://sqs.example/dlq",
+			Policy: retry.Policy{Schedule: []time.Duration{0, 10 * time.Second}, Mode: retry.JitterNone, VisibilityTimeout: queueVisibility},
+			Now:    func() time.Time { return now },
+		},
+		Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
 	}
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {

@@ -20,10 +20,10 @@ func endpointTimeout(ep domain.Endpoint) time.Duration {
 }
 
 // attemptTimeout is how long an attempt to ep may take: its own timeout,
-// or the handler's RequestTimeout.
+// or the Config's RequestTimeout.
 func (h *Handler) attemptTimeout(ep domain.Endpoint) time.Duration {
 	if t := endpointTimeout(ep); t > 0 {
 		return t
 	}
-	return h.requestTimeout()
+	return h.cfg.RequestTimeout
 }

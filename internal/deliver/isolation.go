@@ -19,10 +19,6 @@ type Gates interface {
 	MarkGate(ctx context.Context, tenantID, endpointID string, fastUntil *time.Time) error
 }
 
-// DefaultSlowAfter is Handler.SlowAfter's default: an endpoint whose
-// requests of a batch all took less has shown itself fast.
-const DefaultSlowAfter = time.Second
-
 // FastFor is how long one fast batch keeps an endpoint fast (its fast
 // slots open): an endpoint that turns slow holds the pool's larger share
 // for at most this long and one request, then is back to
@@ -116,7 +112,7 @@ func (h *Handler) enter(ctx context.Context, at *attempt, probe bool) (admitted,
 	if at.snap != nil && !probe && !g.fast && g.hold == nil && !g.refused {
 		// Fast: every invocation may send to it (FastConcurrency is the
 		// pool), so no slot is taken and none given back.
-		if until, ok := at.snap.FastUntil[store.EndpointRef{TenantID: ep.TenantID, EndpointID: ep.EndpointID}]; ok && until.After(h.now()) {
+		if until, ok := at.snap.FastUntil[store.EndpointRef{TenantID: ep.TenantID, EndpointID: ep.EndpointID}]; ok && until.After(h.cfg.Now()) {
 			g.fast, g.fastUntil = true, until
 		}
 	}
@@ -130,8 +126,8 @@ func (h *Handler) enter(ctx context.Context, at *attempt, probe bool) (admitted,
 		g.users++
 		return true, false
 	}
-	slots := h.endpointConcurrency()
-	ask := store.GateAsk{Slots: slots, Fast: max(h.FastConcurrency, slots), Probe: probe, Start: rand.IntN(max(h.FastConcurrency, slots)), Now: h.now(), Until: h.holdUntil(ctx)}
+	slots := h.cfg.EndpointConcurrency
+	ask := store.GateAsk{Slots: slots, Fast: max(h.cfg.FastConcurrency, slots), Probe: probe, Start: rand.IntN(max(h.cfg.FastConcurrency, slots)), Now: h.cfg.Now(), Until: h.holdUntil(ctx)}
 	hold, ok, err := h.Store.TakeGate(ctx, ep.TenantID, ep.EndpointID, ask)
 	switch {
 	case err != nil:
@@ -172,7 +168,7 @@ func (h *Handler) leave(ctx context.Context, at *attempt, slow bool) {
 	}
 	var fastUntil *time.Time
 	if !g.slow {
-		t := h.now().Add(FastFor)
+		t := h.cfg.Now().Add(FastFor)
 		fastUntil = &t
 	}
 	if err := h.Store.ReleaseGate(ctx, ep.TenantID, ep.EndpointID, *g.hold, fastUntil); err != nil {
@@ -188,7 +184,7 @@ func (h *Handler) leave(ctx context.Context, at *attempt, slow bool) {
 // slow (the next batches take slots again), renewed for FastFor when it
 // has less than half of that left, else left as it is (no write).
 func (h *Handler) markFast(ctx context.Context, at *attempt, g *endpointGate) {
-	now := h.now()
+	now := h.cfg.Now()
 	var until *time.Time
 	switch {
 	case g.slow:
@@ -214,7 +210,7 @@ func (h *Handler) holdUntil(ctx context.Context) time.Time {
 	if d, ok := ctx.Deadline(); ok {
 		return d
 	}
-	return h.now().Add(h.requestTimeout() + 2*h.reserve())
+	return h.cfg.Now().Add(h.cfg.RequestTimeout + 2*h.cfg.Reserve)
 }
 
 // breakerDelay is how long a message waits for the endpoint's breaker:
@@ -230,8 +226,8 @@ func (h *Handler) holdUntil(ctx context.Context) time.Time {
 // (BreakerReceivesPerHour), whatever the probe's time.
 func (h *Handler) breakerDelay(ep domain.Endpoint, until time.Duration, deferrals int) time.Duration {
 	grown := time.Duration(1<<min(max(deferrals, 0), 10)) * time.Second
-	spread := max(h.Breaker.Open(ep.BreakerTrips), grown)
-	return wholeSeconds(max(until, time.Second, grown/2) + time.Duration(h.rand()*float64(spread)))
+	spread := max(h.cfg.Breaker.Open(ep.BreakerTrips), grown)
+	return wholeSeconds(max(until, time.Second, grown/2) + time.Duration(draw(h.cfg.Rand)*float64(spread)))
 }
 
 // BreakerReceivesPerHour bounds how often a message deferred for an open
@@ -246,7 +242,7 @@ const BreakerReceivesPerHour = 8
 // out, rather than cycling through the queue.
 func (h *Handler) busyDelay(deferrals int) time.Duration {
 	span := time.Duration(1<<min(max(deferrals, 0)+2, 8)) * time.Second
-	return wholeSeconds(time.Second + time.Duration(h.rand()*float64(span)))
+	return wholeSeconds(time.Second + time.Duration(draw(h.cfg.Rand)*float64(span)))
 }
 
 // hitchDelay is how long a message waits after hookline's own dependency
@@ -254,39 +250,11 @@ func (h *Handler) busyDelay(deferrals int) time.Duration {
 // MaxDeferDelay), less up to half at random.
 func (h *Handler) hitchDelay(hitches int) time.Duration {
 	d := min(5*time.Second<<min(max(hitches, 0), 8), MaxDeferDelay)
-	return wholeSeconds(d - time.Duration(h.rand()*float64(d/2)))
+	return wholeSeconds(d - time.Duration(draw(h.cfg.Rand)*float64(d/2)))
 }
 
 // wholeSeconds is d in whole seconds (SQS's unit), at least 1 and at most
 // MaxDeferDelay.
 func wholeSeconds(d time.Duration) time.Duration {
 	return min(max(d.Truncate(time.Second), time.Second), MaxDeferDelay)
-}
-
-func (h *Handler) rand() float64 {
-	if h.Rand == nil {
-		return 0
-	}
-	return h.Rand()
-}
-
-func (h *Handler) endpointConcurrency() int {
-	if h.EndpointConcurrency <= 0 {
-		return domain.DefaultEndpointConcurrency
-	}
-	return h.EndpointConcurrency
-}
-
-func (h *Handler) requestTimeout() time.Duration {
-	if h.RequestTimeout <= 0 {
-		return DefaultRequestTimeout
-	}
-	return h.RequestTimeout
-}
-
-func (h *Handler) slowAfter() time.Duration {
-	if h.SlowAfter <= 0 {
-		return DefaultSlowAfter
-	}
-	return h.SlowAfter
 }

@@ -49,8 +49,8 @@ func TestBreakerHoldsBackAFailingEndpoint(t *testing.T) {
 	status.Store(503)
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(int(status.Load())) })
 	n := f.withNotices()
-	f.h.FailingAfter = 3
-	f.h.Breaker = domain.Breaker{Cooldown: 10 * time.Second, MaxCooldown: time.Minute}
+	f.h.Config.FailingAfter = 3
+	f.h.Config.Breaker = domain.Breaker{Cooldown: 10 * time.Second, MaxCooldown: time.Minute}
 
 	f.run(t, batchOf(t, f, "a", 3)...)
 	require.EqualValues(t, 3, f.hits.Load())
@@ -130,11 +130,11 @@ func TestSlowEndpointHoldsABoundedShare(t *testing.T) {
 		time.Sleep(time.Duration(delay.Load()))
 		w.WriteHeader(200)
 	})
-	f.h.EndpointConcurrency, f.h.FastConcurrency = 2, 4
-	f.h.SlowAfter = 200 * time.Millisecond
+	f.h.Config.EndpointConcurrency, f.h.Config.FastConcurrency = 2, 4
+	f.h.Config.SlowAfter = 200 * time.Millisecond
 	// Real time here: the gate's holds and fast marks are read against it.
 	f.now = time.Now()
-	f.h.Now, f.store.Now = time.Now, time.Now
+	f.h.Config.Now, f.store.Now = time.Now, time.Now
 	concurrently := func(prefix string, batches int) {
 		var wg sync.WaitGroup
 		for b := range batches {
@@ -248,7 +248,7 @@ func TestFastEndpointTakesNoSlot(t *testing.T) {
 	})
 	gates := &countingGates{Gates: f.store}
 	f.withPorts(func(p *testPorts) { p.Gates = gates })
-	f.h.SlowAfter = 50 * time.Millisecond
+	f.h.Config.SlowAfter = 50 * time.Millisecond
 
 	f.run(t, batchOf(t, f, "first", 10)...)
 	// Not yet shown fast: a slot (or a few, should the batch's attempts

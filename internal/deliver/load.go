@@ -51,7 +51,7 @@ func (e cachedEndpoint) satisfies(n need) bool {
 // BatchGetItem takes one consistency), so a cache miss runs them side by
 // side and costs the batch no round trip more than a hit.
 func (h *Handler) load(ctx context.Context, ids []string, refs []store.EndpointRef, needs map[store.EndpointRef]need) (store.Snapshot, error) {
-	cache := h.endpointCache()
+	cache := h.cache
 	var hits []cachedEndpoint
 	var miss []store.EndpointRef
 	seen := map[store.EndpointRef]bool{}
@@ -100,7 +100,7 @@ func (h *Handler) readEndpoints(ctx context.Context, refs []store.EndpointRef, n
 	var eventual, strong, written []store.EndpointRef
 	for _, r := range refs {
 		switch {
-		case h.endpointCache().wasWritten(r):
+		case h.cache.wasWritten(r):
 			written = append(written, r)
 		case needs[r].strong:
 			strong = append(strong, r)
@@ -113,7 +113,7 @@ func (h *Handler) readEndpoints(ctx context.Context, refs []store.EndpointRef, n
 			return
 		}
 		for _, r := range written {
-			h.endpointCache().forget(r) // still to be read strongly
+			h.cache.forget(r) // still to be read strongly
 		}
 	}()
 	strong = append(strong, written...)
@@ -157,13 +157,4 @@ func (e cachedEndpoint) addTo(snap store.Snapshot) {
 	if e.erased {
 		snap.Erased[e.ref.TenantID] = true
 	}
-}
-
-// endpointCache is the handler's cache of endpoints, made at its first
-// use: it lives as long as the Lambda instance.
-func (h *Handler) endpointCache() *endpointCache {
-	h.cacheOnce.Do(func() {
-		h.cache = newEndpointCache(h.now, domain.DefaultEndpointCacheTTL, domain.DefaultEndpointCacheSize)
-	})
-	return h.cache
 }

@@ -2,7 +2,6 @@ package deliver
 
 import (
 	"context"
-	"time"
 
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/opevent"
@@ -37,13 +36,6 @@ func (h *Handler) raiseEndpoint(ctx context.Context, at *attempt, eventType, epi
 	at.log.InfoContext(ctx, "operational event raised", "op_event", eventType, "op_event_id", ev.ID)
 }
 
-func (h *Handler) deadWindow() time.Duration {
-	if h.DeadWindow > 0 {
-		return min(h.DeadWindow, opevent.MaxNoticeDelay)
-	}
-	return DefaultDeadWindow
-}
-
 // noteDeath adds the attempt's dead delivery to its endpoint's
 // delivery.dead window (opevent.NoteDeath: the death that opens the window
 // sends the window's notice, delayed until it ends; the death of an
@@ -51,14 +43,14 @@ func (h *Handler) deadWindow() time.Duration {
 // delivery is dead and parked all the same.
 func (h *Handler) noteDeath(ctx context.Context, at *attempt, reason domain.DeadReason) {
 	msg := at.in.Message
-	if h.OpsQueueURL == "" {
+	if h.cfg.OpsQueueURL == "" {
 		return
 	}
 	d := domain.OpDeath{DeliveryID: msg.DeliveryID, EventID: msg.EventID, EventType: msg.EventType, Reason: reason, Attempts: at.in.Delivery.Attempts}
 	if at.in.Result != nil {
 		d.Attempts++
 	}
-	if err := opevent.NoteDeath(ctx, h.Store, h.Queue, h.OpsQueueURL, h.deadWindow(), h.now(), msg.TenantID, msg.EndpointID, d); err != nil {
+	if err := opevent.NoteDeath(ctx, h.Store, h.Queue, h.cfg.OpsQueueURL, h.cfg.DeadWindow, h.cfg.Now(), msg.TenantID, msg.EndpointID, d); err != nil {
 		at.log.ErrorContext(ctx, "cannot note the death for delivery.dead", "op_error", err.Error())
 	}
 }

@@ -53,7 +53,7 @@ func (n *notices) types() []string {
 // withNotices wires the fixture's handler to raise operational events.
 func (f *fixture) withNotices() *notices {
 	n := &notices{}
-	f.h.Notices, f.h.OpsQueueURL = n, "https://sqs.example/ops"
+	f.h.Notices, f.h.Config.OpsQueueURL = n, "https://sqs.example/ops"
 	return n
 }
 
@@ -77,10 +77,10 @@ func TestEndpointTransitionsRaiseEachEventOnce(t *testing.T) {
 	status := 500
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(status) })
 	n := f.withNotices()
-	f.h.FailingAfter, f.h.DisableAfter, f.h.DisableAfterFor = 2, 4, 2*time.Second
+	f.h.Config.FailingAfter, f.h.Config.DisableAfter, f.h.Config.DisableAfterFor = 2, 4, 2*time.Second
 	// The failing endpoint's breaker is half open again by the next run, a
 	// second later: each run's delivery is sent, as its probe.
-	f.h.Breaker = domain.Breaker{Cooldown: time.Millisecond, MaxCooldown: time.Millisecond}
+	f.h.Config.Breaker = domain.Breaker{Cooldown: time.Millisecond, MaxCooldown: time.Millisecond}
 	for i := range 6 {
 		f.now = f.now.Add(time.Second)
 		f.run(t, sqsMessage(t, "d"+strconv.Itoa(i), "1", f.now))
@@ -136,8 +136,8 @@ func TestDeathsAreCoalescedPerWindow(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(400) })
 	f.withNotices()
-	f.h.DeadWindow = 5 * time.Minute
-	f.h.DisableAfter = -1
+	f.h.Config.DeadWindow = 5 * time.Minute
+	f.h.Config.DisableAfter = -1
 	f.now = time.Date(2026, 11, 30, 12, 1, 0, 0, time.UTC)
 	for i := range 30 {
 		f.run(t, sqsMessage(t, "d"+strconv.Itoa(i), "1", f.now))
@@ -190,7 +190,7 @@ func TestAnOperationalEventDyingRaisesNoOperationalEvent(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(400) })
 	n := f.withNotices()
-	f.h.FailingAfter, f.h.DisableAfter = 100, -1
+	f.h.Config.FailingAfter, f.h.Config.DisableAfter = 100, -1
 	for i, typ := range domain.OpEventTypes {
 		f.run(t, opMessage(t, "op"+strconv.Itoa(i), typ, "1", f.now))
 	}

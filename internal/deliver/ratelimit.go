@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/store"
 )
@@ -16,12 +15,6 @@ import (
 type Limiter interface {
 	TakeSlots(ctx context.Context, tenantID, endpointID string, window time.Time, n, limit int) (store.Slots, error)
 }
-
-// DefaultRateWait is Handler.RateWait's default.
-const DefaultRateWait = 2 * time.Second
-
-// DefaultRequestTimeout is Handler.RequestTimeout's default, the sender's.
-const DefaultRequestTimeout = domain.DefaultRequestTimeout
 
 // MaxDeferDelay is the longest a message sent again to wait is delayed:
 // SQS's most DelaySeconds, 900 s.
@@ -82,10 +75,10 @@ func (h *Handler) waitForSlot(ctx context.Context, at *attempt, dec Decision) De
 			at.in.Hitch = HitchRateLimited
 			return decideBefore(at.in, h.policy(at.in.Endpoint))
 		}
-		h.sleepUntil(ctx, sendAt)
+		h.cfg.SleepUntil(ctx, sendAt)
 		// The slot counts in its own second only: a holder woken late
 		// (past it) takes another.
-		if now := h.now(); now.Before(sendAt.Truncate(time.Second).Add(time.Second)) {
+		if now := h.cfg.Now(); now.Before(sendAt.Truncate(time.Second).Add(time.Second)) {
 			at.in.Started = now
 			return dec
 		}
@@ -105,7 +98,7 @@ func (h *Handler) takeSlot(ctx context.Context, at *attempt, g *gate, limit int)
 			g.want--
 			return sendAt, true
 		}
-		now := h.now()
+		now := h.cfg.Now()
 		got, err := h.Store.TakeSlots(ctx, g.ref.TenantID, g.ref.EndpointID, now, max(g.want, 1), limit)
 		if err != nil {
 			at.log.WarnContext(ctx, "cannot take a rate slot; message sent again delayed", "error", err.Error())
@@ -123,7 +116,7 @@ func (h *Handler) takeSlot(ctx context.Context, at *attempt, g *gate, limit int)
 			g.shut = true
 			break
 		}
-		h.sleepUntil(ctx, next)
+		h.cfg.SleepUntil(ctx, next)
 	}
 	at.deferDelay = h.deferDelay(g.want, limit, at.in.Message.Deferrals)
 	g.want--
@@ -135,18 +128,14 @@ func (h *Handler) takeSlot(ctx context.Context, at *attempt, g *gate, limit int)
 // and its request timeout (the endpoint's, or RequestTimeout) before the
 // invocation's deadline.
 func (h *Handler) mayWait(ctx context.Context, started, now, until time.Time, timeout time.Duration) bool {
-	wait := h.RateWait
-	if wait == 0 {
-		wait = DefaultRateWait
-	}
-	if until.Sub(started) > wait {
+	if until.Sub(started) > h.cfg.RateWait {
 		return false
 	}
 	deadline, has := ctx.Deadline()
 	if !has {
 		return true
 	}
-	return time.Until(deadline)-until.Sub(now) >= h.reserve()+timeout
+	return time.Until(deadline)-until.Sub(now) >= h.cfg.Reserve+timeout
 }
 
 // deferDelay is how long a message turned away by its endpoint's rate
@@ -160,29 +149,6 @@ func (h *Handler) mayWait(ctx context.Context, started, now, until time.Time, ti
 // while they wait. Whole seconds, at most MaxDeferDelay.
 func (h *Handler) deferDelay(backlog, limit, deferrals int) time.Duration {
 	span := (1 + math.Ceil(float64(max(backlog, 1))/float64(limit))) * math.Pow(2, float64(min(max(deferrals, 0), 8)))
-	r := 0.0
-	if h.Rand != nil {
-		r = h.Rand()
-	}
-	secs := 1 + math.Floor(span*r)
+	secs := 1 + math.Floor(span*draw(h.cfg.Rand))
 	return min(time.Duration(secs)*time.Second, MaxDeferDelay)
-}
-
-// sleepUntil waits until t on the handler's clock (SleepUntil), or until
-// ctx is done.
-func (h *Handler) sleepUntil(ctx context.Context, t time.Time) {
-	if h.SleepUntil != nil {
-		h.SleepUntil(ctx, t)
-		return
-	}
-	d := time.Until(t)
-	if d <= 0 {
-		return
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-	case <-timer.C:
-	}
 }

@@ -106,9 +106,11 @@ func (f *rateFixture) handler(start time.Time, status int) (*Handler, *fakeClock
 	ports.Limiter = f.limiter
 	return &Handler{
 		Store: ports, Queue: q, Sender: snd,
-		QueueURL: "https://sqs.example/q", DLQURL: "https://sqs.example/dlq",
-		Policy: retry.Policy{Schedule: []time.Duration{0, 10 * time.Second, 60 * time.Second}, Mode: retry.JitterNone, VisibilityTimeout: queueVisibility},
-		Now:    clock.Now, SleepUntil: clock.SleepUntil,
+		Config: Config{
+			QueueURL: "https://sqs.example/q", DLQURL: "https://sqs.example/dlq",
+			Policy: retry.Policy{Schedule: []time.Duration{0, 10 * time.Second, 60 * time.Second}, Mode: retry.JitterNone, VisibilityTimeout: queueVisibility},
+			Now:    clock.Now, SleepUntil: clock.SleepUntil,
+		},
 		Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
 	}, clock, snd, q
 }
@@ -161,7 +163,7 @@ func TestRateLimitHoldsAcrossConcurrentHandlers(t *testing.T) {
 	for i := range runs {
 		// Each handler's clock a little apart, as instances' clocks are.
 		h, _, snd, q := f.handler(start.Add(time.Duration(i)*7*time.Millisecond), 200)
-		h.Concurrency = 1 + i*4 // 1, 5 and 9 attempts in flight
+		h.Config.Concurrency = 1 + i*4 // 1, 5 and 9 attempts in flight
 		var msgs []events.SQSMessage
 		for j := range 10 {
 			msgs = append(msgs, rateMessage(t, fmt.Sprintf("d%d_%d", i, j), "2", 0, start.Add(-time.Minute)))
@@ -221,8 +223,8 @@ func TestRateLimitWaitBurnsNoAttempt(t *testing.T) {
 	require.NoError(t, err)
 
 	h, clock, snd, q := f.handler(start, 500)
-	h.RateWait = time.Millisecond // no wait affordable
-	h.Rand = func() float64 { return 0.99 }
+	h.Config.RateWait = time.Millisecond // no wait affordable
+	h.Config.Rand = func() float64 { return 0.99 }
 	msg := rateMessage(t, "d1", "3", 0, start.Add(-time.Minute)) // the last of 3 attempts
 	q.receive(start, msg)
 	resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{msg}})
@@ -319,13 +321,13 @@ func TestUnlimitedEndpointTakesNoSlots(t *testing.T) {
 // the backlog (the fake queue refuses more, as SQS does).
 func TestDeferDelayBound(t *testing.T) {
 	t.Parallel()
-	h := &Handler{Rand: func() float64 { return 0.999 }}
+	h := configured(Config{Rand: func() float64 { return 0.999 }})
 	require.Equal(t, MaxDeferDelay, h.deferDelay(1_000_000, 1, 0))
 	require.Equal(t, MaxDeferDelay, h.deferDelay(100, 10, 1000))
-	require.Equal(t, time.Second, (&Handler{}).deferDelay(1, 10, 0), "a second at least")
+	require.Equal(t, time.Second, configured(Config{}).deferDelay(1, 10, 0), "a second at least")
 	require.Equal(t, 2*time.Second, h.deferDelay(1, 10, 0), "1 s + up to (1 s + the backlog at the limit)")
 	require.Equal(t, 8*time.Second, h.deferDelay(10, 10, 2), "1 s + up to that doubled for each deferral before")
-	require.Equal(t, 4*time.Second, (&Handler{Rand: func() float64 { return 0.4 }}).deferDelay(10, 10, 2))
+	require.Equal(t, 4*time.Second, configured(Config{Rand: func() float64 { return 0.4 }}).deferDelay(10, 10, 2))
 	q := newFakeQueue(time.Now, queueVisibility)
 	body, _ := json.Marshal(message.Message{DeliveryID: "d"})
 	_, err := q.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String("https://sqs.example/q"), MessageBody: aws.String(string(body)), DelaySeconds: 901})
@@ -342,7 +344,7 @@ func TestRateLimitPacesAShardsSlots(t *testing.T) {
 	f := newRateFixture(ep)
 	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	h, _, snd, q := f.handler(start, 200)
-	h.Concurrency = 10
+	h.Config.Concurrency = 10
 	var msgs []events.SQSMessage
 	for j := range 10 {
 		msgs = append(msgs, rateMessage(t, fmt.Sprintf("d_%d", j), "1", 0, start.Add(-time.Minute)))
@@ -359,4 +361,12 @@ func TestRateLimitPacesAShardsSlots(t *testing.T) {
 		require.GreaterOrEqual(t, sent[i].Sub(sent[i-1]), 100*time.Millisecond-time.Nanosecond, "request %d", i)
 	}
 	require.Equal(t, start, sent[len(sent)-1].Truncate(time.Second), "all in the window")
+}
+
+// configured is a handler with c applied, for the tests that call its
+// parts without a Handle.
+func configured(c Config) *Handler {
+	h := &Handler{Config: c}
+	h.setup()
+	return h
 }

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/store"
 )
@@ -68,7 +67,7 @@ func (ts *tenantGates) gate(tenantID string) *tenantGate {
 func (h *Handler) enterTenant(ctx context.Context, at *attempt) bool {
 	ep := at.in.Endpoint
 	if at.snap != nil {
-		if until, ok := at.snap.FastUntil[store.EndpointRef{TenantID: ep.TenantID, EndpointID: ep.EndpointID}]; ok && until.After(h.now()) {
+		if until, ok := at.snap.FastUntil[store.EndpointRef{TenantID: ep.TenantID, EndpointID: ep.EndpointID}]; ok && until.After(h.cfg.Now()) {
 			return true
 		}
 	}
@@ -78,8 +77,8 @@ func (h *Handler) enterTenant(ctx context.Context, at *attempt) bool {
 	if !g.asked {
 		g.asked = true
 		ref := store.TenantGate(ep.TenantID)
-		slots := h.tenantConcurrency()
-		ask := store.GateAsk{Slots: slots, Start: rand.IntN(slots), Now: h.now(), Until: h.holdUntil(ctx)}
+		slots := h.cfg.TenantConcurrency
+		ask := store.GateAsk{Slots: slots, Start: rand.IntN(slots), Now: h.cfg.Now(), Until: h.holdUntil(ctx)}
 		hold, ok, err := h.Store.TakeGate(ctx, ref.TenantID, ref.EndpointID, ask)
 		switch {
 		case err != nil:
@@ -88,7 +87,7 @@ func (h *Handler) enterTenant(ctx context.Context, at *attempt) bool {
 		case !ok:
 			g.refused = true
 		default:
-			g.hold, g.taken = &hold, h.now()
+			g.hold, g.taken = &hold, h.cfg.Now()
 		}
 	}
 	if g.refused {
@@ -115,7 +114,7 @@ func (at *attempt) tenantSlow() {
 func (h *Handler) releaseTenants(ctx context.Context, ts *tenantGates) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
-	now := h.now()
+	now := h.cfg.Now()
 	for tenantID, g := range ts.by {
 		g.mu.Lock()
 		if g.hold != nil {
@@ -141,7 +140,7 @@ func (h *Handler) releaseTenants(ctx context.Context, ts *tenantGates) {
 // once its span reaches 900 s (its 8th deferral, about 8.5 min of waits
 // in).
 func (h *Handler) tenantDelay(deferrals int) time.Duration {
-	return spreadDelay(time.Duration(1<<min(max(deferrals, 0)+2, 10))*time.Second, h.rand())
+	return spreadDelay(time.Duration(1<<min(max(deferrals, 0)+2, 10))*time.Second, draw(h.cfg.Rand))
 }
 
 // spreadDelay is span/2 and r (in [0, 1)) of the other half, in whole
@@ -150,11 +149,4 @@ func (h *Handler) tenantDelay(deferrals int) time.Duration {
 func spreadDelay(span time.Duration, r float64) time.Duration {
 	span = min(span, MaxDeferDelay)
 	return wholeSeconds(span/2 + time.Duration(r*float64(span/2)))
-}
-
-func (h *Handler) tenantConcurrency() int {
-	if h.TenantConcurrency <= 0 {
-		return domain.DefaultTenantConcurrency
-	}
-	return h.TenantConcurrency
 }

@@ -62,12 +62,12 @@ func TestANoisyTenantDoesNotHoldAQuietOnesDeliveries(t *testing.T) {
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
 	const wait = 300 * time.Millisecond
 	noisyHits, noisyMost := noisyTenant(t, f, 40, wait)
-	f.h.TenantConcurrency, f.h.EndpointConcurrency, f.h.FastConcurrency = 2, 3, 8
-	f.h.SlowAfter = 100 * time.Millisecond
-	f.h.FailingAfter = -1 // the breaker apart: the tenant's gate alone bounds it
+	f.h.Config.TenantConcurrency, f.h.Config.EndpointConcurrency, f.h.Config.FastConcurrency = 2, 3, 8
+	f.h.Config.SlowAfter = 100 * time.Millisecond
+	f.h.Config.FailingAfter = -1 // the breaker apart: the tenant's gate alone bounds it
 	// Real time: the gates' holds and rests are read against it.
 	f.now = time.Now()
-	f.h.Now, f.store.Now = time.Now, time.Now
+	f.h.Config.Now, f.store.Now = time.Now, time.Now
 
 	// round runs invocations batches at once, each of nine messages to the
 	// noisy tenant's endpoints (spread over them) and one to the quiet
@@ -151,10 +151,10 @@ func TestANoisyTenantDoesNotHoldAQuietOnesDeliveries(t *testing.T) {
 func TestTenantShareIsWhatBoundsAManyEndpointTenant(t *testing.T) {
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
 	noisyHits, _ := noisyTenant(t, f, 54, 50*time.Millisecond)
-	f.h.TenantConcurrency, f.h.EndpointConcurrency, f.h.FastConcurrency = 8, 3, 8
-	f.h.FailingAfter = -1
+	f.h.Config.TenantConcurrency, f.h.Config.EndpointConcurrency, f.h.Config.FastConcurrency = 8, 3, 8
+	f.h.Config.FailingAfter = -1
 	f.now = time.Now()
-	f.h.Now, f.store.Now = time.Now, time.Now
+	f.h.Config.Now, f.store.Now = time.Now, time.Now
 	var wg sync.WaitGroup
 	for b := range 6 {
 		wg.Add(1)
@@ -225,7 +225,7 @@ func (g tenantGateFails) TakeGate(ctx context.Context, t, e string, a store.Gate
 // waiting comes back at most BreakerReceivesPerHour times an hour, even
 // at the jitter's least (0).
 func TestLongWaitsAreBoundedPerHour(t *testing.T) {
-	h := &Handler{Rand: func() float64 { return 0 }, Breaker: domain.Breaker{}.WithDefaults()}
+	h := configured(Config{Rand: func() float64 { return 0 }, Breaker: domain.Breaker{}.WithDefaults()})
 	ep := domain.Endpoint{BreakerTrips: 0}
 	count := func(next func(deferrals int) time.Duration) (first, steady int) {
 		var at time.Duration
@@ -250,7 +250,7 @@ func TestLongWaitsAreBoundedPerHour(t *testing.T) {
 	}
 	require.Equal(t, 512*time.Second, h.breakerDelay(ep, time.Second, 30), "the floor, at the jitter's least")
 	require.Equal(t, 450*time.Second, h.tenantDelay(30))
-	h.Rand = func() float64 { return 0.999 }
+	h = configured(Config{Rand: func() float64 { return 0.999 }})
 	require.Equal(t, MaxDeferDelay, h.breakerDelay(ep, time.Second, 30), "never past what SQS delays a message for")
 	require.Equal(t, MaxDeferDelay-time.Second, h.tenantDelay(30))
 }
@@ -262,7 +262,7 @@ func TestLongWaitsAreBoundedPerHour(t *testing.T) {
 func TestOverShareWaitKeepsTheAttemptCount(t *testing.T) {
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
 	noisyHits, _ := noisyTenant(t, f, 2, 0)
-	f.h.TenantConcurrency = 1
+	f.h.Config.TenantConcurrency = 1
 	// The tenant's one slot is held by another invocation.
 	_, ok, err := f.store.TakeGate(context.Background(), "noisy", store.TenantGateID, store.GateAsk{Slots: 1, Now: f.now, Until: f.now.Add(time.Minute)})
 	require.NoError(t, err)

@@ -48,7 +48,7 @@ func spans(t *testing.T, buf *bytes.Buffer) []map[string]any {
 func enqueued(t *testing.T, f *fixture, buf *bytes.Buffer, img map[string]events.DynamoDBAttributeValue) []events.SQSMessage {
 	t.Helper()
 	q := sqsfake.New(sqsfake.Config{})
-	eh := &enqueue.Handler{Store: f.store.Store, Queue: q, QueueURL: "https://sqs.example/q", Log: slog.New(slog.NewJSONHandler(&bytes.Buffer{}, nil)),
+	eh := &enqueue.Handler{Store: f.store.Store, Queue: q, Config: enqueue.Config{QueueURL: "https://sqs.example/q"}, Log: slog.New(slog.NewJSONHandler(&bytes.Buffer{}, nil)),
 		Tracer: &trace.Tracer{Service: "enqueue", Out: buf}}
 	_, err := eh.Handle(context.Background(), events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{
 		{EventName: "INSERT", Change: events.DynamoDBStreamRecord{NewImage: img, SequenceNumber: "1"}},

@@ -96,7 +96,7 @@ func TestPolicyUnderstatingTheQueueVisibilityIsRefused(t *testing.T) {
 	})
 	f.refusalsExpected = true
 	f.queue.failRequeue = true
-	f.h.Policy.VisibilityTimeout = time.Minute // the queue's is 6 min
+	f.h.Config.Policy.VisibilityTimeout = time.Minute // the queue's is 6 min
 	m := sqsMessage(t, "d1", "1", f.now.Add(-time.Minute))
 	require.Equal(t, []string{m.MessageId}, f.run(t, m), "still comes back, after the queue's visibility timeout")
 	require.Len(t, f.queue.refusals(), 1)
@@ -113,10 +113,11 @@ func TestSetVisibilityStaysWithinTheLongestDelay(t *testing.T) {
 			f := newFixture(t, func(http.ResponseWriter, *http.Request) {})
 			m := events.SQSMessage{ReceiptHandle: "rh"}
 			f.queue.receive(f.now.Add(-lastInFlight), m)
+			f.h.setup()
 			f.h.setVisibility(context.Background(), f.h.Log, m, d)
 			v, ok := f.queue.visibilityOf("rh")
 			require.True(t, ok)
-			require.Equal(t, int32(min(max(d, 0), f.h.Policy.LongestDelay())/time.Second), v)
+			require.Equal(t, int32(min(max(d, 0), f.h.Config.Policy.LongestDelay())/time.Second), v)
 		})
 	}
 }
@@ -145,11 +146,15 @@ func TestRequestedVisibilityAlwaysFitsSQS(t *testing.T) {
 				w.WriteHeader(429)
 			})
 			f.h.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
-			f.h.Policy = retry.Policy{Mode: mode, VisibilityTimeout: queueVisibility}
+			f.h.Config.Policy = retry.Policy{Mode: mode, VisibilityTimeout: queueVisibility}
 			// Every attempt fails: keep the endpoint enabled, and its
 			// breaker closed, throughout.
-			f.h.DisableAfter, f.h.FailingAfter = -1, -1
-			longest := f.h.Policy.LongestDelay()
+			f.h.Config.DisableAfter, f.h.Config.FailingAfter = -1, -1
+			longest := f.h.Config.Policy.LongestDelay()
+			// The draw is read through a variable: the Config is applied
+			// at the first Handle, and a later change is not seen.
+			var cur float64
+			f.h.Config.Rand = func() float64 { return cur }
 			n := 0
 			try := func(t *testing.T, attempt int, age time.Duration, ra string, h time.Duration, draw float64) {
 				t.Helper()
@@ -158,7 +163,7 @@ func TestRequestedVisibilityAlwaysFitsSQS(t *testing.T) {
 				desc := fmt.Sprintf("attempt %d, age %s, Retry-After %q, held %s, draw %v", attempt, age, ra, h, draw)
 				retryAfter.Store(ra)
 				f.held = h
-				f.h.Rand = func() float64 { return draw }
+				cur = draw
 				m := sqsMessage(t, id, strconv.Itoa(attempt), f.now.Add(-age))
 				f.run(t, m)
 				require.Empty(t, f.queue.refusals(), desc)
@@ -166,7 +171,7 @@ func TestRequestedVisibilityAlwaysFitsSQS(t *testing.T) {
 				outs := f.store.outcomes[id]
 				require.Len(t, outs, 1, desc)
 				switch {
-				case attempt >= f.h.Policy.Attempts():
+				case attempt >= f.h.Config.Policy.Attempts():
 					require.True(t, set, desc)
 					require.Zero(t, v, "the last attempt hands over to the redrive policy: %s", desc)
 				case outs[0].State == domain.StatePending:
@@ -192,7 +197,7 @@ func TestRequestedVisibilityAlwaysFitsSQS(t *testing.T) {
 				}
 			}
 
-			for attempt := 1; attempt <= f.h.Policy.Attempts(); attempt++ {
+			for attempt := 1; attempt <= f.h.Config.Policy.Attempts(); attempt++ {
 				for _, ra := range retryAfters {
 					for _, h := range held {
 						for _, draw := range draws {
@@ -211,7 +216,7 @@ func TestRequestedVisibilityAlwaysFitsSQS(t *testing.T) {
 				case 1:
 					ra = strconv.Itoa(rng.IntN(14 * 3600))
 				}
-				try(t, 1+rng.IntN(f.h.Policy.Attempts()), time.Duration(rng.Int64N(int64(24*time.Hour))), ra,
+				try(t, 1+rng.IntN(f.h.Config.Policy.Attempts()), time.Duration(rng.Int64N(int64(24*time.Hour))), ra,
 					time.Duration(rng.Int64N(int64(lastInFlight)+1)), rng.Float64())
 			}
 			t.Logf("%s: %d deliveries, every visibility accepted", mode, n)
@@ -288,7 +293,7 @@ func TestLongWaitsStayOutOfTheInFlightCount(t *testing.T) {
 	})
 	f.held = 0
 	f.queue.withInFlightLimit(20)
-	f.h.DisableAfter = -1
+	f.h.Config.DisableAfter = -1
 	for batch := range 50 {
 		var msgs []events.SQSMessage
 		for i := range 10 {
@@ -332,8 +337,8 @@ func TestRetryAfter600UnderLoadStaysOutOfFlight(t *testing.T) {
 			w.WriteHeader(200)
 		})
 		f.h.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
-		f.h.HopAfter = hopAfter
-		f.h.DisableAfter, f.h.FailingAfter = -1, -1 // not consecutive: the breaker never opens
+		f.h.Config.HopAfter = hopAfter
+		f.h.Config.DisableAfter, f.h.Config.FailingAfter = -1, -1 // not consecutive: the breaker never opens
 		f.queue.withInFlightLimit(quota)
 		for batch := 0; n.Load() < 2500; batch++ {
 			var msgs []events.SQSMessage
@@ -534,7 +539,7 @@ func TestRetriesOfABatchAreOneRequest(t *testing.T) {
 	// The behaviour before (every wait up to 15 min in the visibility),
 	// in the same run: ten calls.
 	g := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) })
-	g.h.HopAfter = MaxDeferDelay
+	g.h.Config.HopAfter = MaxDeferDelay
 	require.Len(t, g.run(t, msgs...), 10)
 	require.Equal(t, 10, g.queue.sqs.Answered("ChangeMessageVisibility", queueURL))
 	require.Zero(t, g.queue.sqs.Answered("SendMessageBatch", queueURL))

@@ -71,7 +71,7 @@ func enqueueOp(b *testing.B, raw []byte, endpoints int, flt string) func() {
 		s.endpoints[i].Filter = flt
 	}
 	q := benchQueue()
-	h := &Handler{Store: s, Queue: q, QueueURL: testQueueURL, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+	h := &Handler{Store: s, Queue: q, Config: Config{QueueURL: testQueueURL}, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
 	ctx := context.Background()
 	return func() {
 		var ev events.DynamoDBEvent

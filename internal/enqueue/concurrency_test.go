@@ -83,7 +83,7 @@ func TestSendsRunConcurrentlyWithinTheBound(t *testing.T) {
 			s, q := newFakeStore(endpoint("t1", "ep_1"), endpoint("t1", "ep_2"), endpoint("t1", "ep_3")), &fakeQueue{}
 			c := newCountingQueue(q, want)
 			h := newHandler(s, q)
-			h.Queue, h.SendConcurrency = c, bound
+			h.Queue, h.Config.SendConcurrency = c, bound
 			_, err := h.Handle(context.Background(), manyEvents(40))
 			require.NoError(t, err)
 			require.Equal(t, 12, q.batches(), "120 messages, ten a request")
@@ -102,7 +102,7 @@ func TestConcurrentFailedBatchFailsItsRecords(t *testing.T) {
 	c := newCountingQueue(q, 4)
 	c.failEvent = "e15" // the second request: records 10 to 19
 	h := newHandler(s, q)
-	h.Queue, h.SendConcurrency = c, 4
+	h.Queue, h.Config.SendConcurrency = c, 4
 	ev := manyEvents(100)
 	_, err := h.Handle(context.Background(), ev)
 	require.ErrorIs(t, err, errBoom, "the invocation fails, so the stream retries the batch")

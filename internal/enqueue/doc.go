@@ -6,7 +6,7 @@
 // batch go out together, in as few SendMessageBatch requests as SQS's
 // limits allow (ten messages and 256 KiB a request), not a request per
 // record. The requests are formed in stream order and sent concurrently,
-// Handler.SendConcurrency at once (default 4), so they may arrive out of
+// Config.SendConcurrency at once (default 4), so they may arrive out of
 // it: the delivery queue is a standard queue (with fair queues), which
 // keeps no order anyway, and nothing downstream relies on one (a receiver
 // that needs order reads the event's sequence, docs/receiving.md). A

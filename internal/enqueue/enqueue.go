@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -60,35 +59,19 @@ type Sender interface {
 
 var _ Sender = (*sqs.Client)(nil)
 
-// Handler processes outbox stream batches.
+// Handler processes outbox stream batches: its ports, its Config and its
+// observability.
 type Handler struct {
-	Store    Store
-	Queue    Sender
-	QueueURL string
-	// SendConcurrency is how many SendMessageBatch requests to the delivery
-	// queue are in flight at once. Default
-	// domain.DefaultEnqueueSendConcurrency (4); 1 sends one after the other.
-	SendConcurrency int
+	Store Store
+	// Queue is the delivery queue's client (and the park queue's).
+	Queue Sender
 	// Bus receives the batch's operational events (domain.IsOperational),
-	// put on the bus named BusName, for the operator. Nil: none are put
-	// anywhere (the production wiring always sets it).
-	Bus     Bus
-	BusName string
-	// ParkQueueURL is the enqueue failure queue, where operational events
-	// the bus kept refusing are parked (through Queue), for make
-	// redrive-enqueue to put again. Empty: such events fail the invocation
-	// instead, and the stream retries the batch (the production wiring
-	// always sets it).
-	ParkQueueURL string
-	// PutTries is how many times an operational event is put before it is
-	// parked. Default DefaultPutTries (3).
-	PutTries int
-	// PutBackoff is the pause before the second try, doubled before each
-	// later one. Default DefaultPutBackoff (100 ms).
-	PutBackoff time.Duration
-	// Sleep pauses between tries. Default: a timer that honours ctx.
-	Sleep func(ctx context.Context, d time.Duration) error
-	Log   *slog.Logger
+	// put on the bus named Config.BusName, for the operator. Nil: none are
+	// put anywhere (the production wiring always sets it).
+	Bus Bus
+	// Config is applied once (WithDefaults), at the first Handle.
+	Config Config
+	Log    *slog.Logger
 	// Metrics receives RejectedOutboxItems and OperatorEventsParked (EMF),
 	// one document per invocation. Nil: none.
 	Metrics *metrics.Writer
@@ -96,6 +79,14 @@ type Handler struct {
 	// context its delivery messages carry. Nil: the messages still carry
 	// a trace context, no span is emitted.
 	Tracer *trace.Tracer
+
+	once sync.Once
+	cfg  Config // Config.WithDefaults(), set by setup
+}
+
+// setup applies the Config, once.
+func (h *Handler) setup() {
+	h.once.Do(func() { h.cfg = h.Config.WithDefaults() })
 }
 
 // invocation is the state of one Handle call: the endpoints of each tenant
@@ -148,8 +139,8 @@ func (inv *invocation) endSpans(ctx context.Context, ok bool) {
 // exists once its first attempt is recorded. Last, it sends the messages of
 // those that do not, across records, in as few SendMessageBatch requests as
 // SQS's limits allow (ten messages, 256 KiB), the requests formed in stream
-// order (records, then each record's endpoints) and SendConcurrency of
-// them in flight at once.
+// order (records, then each record's endpoints) and Config.SendConcurrency
+// of them in flight at once.
 // It writes no delivery record: deliver's first attempt creates it.
 //
 // Any failure for an infrastructure reason (DynamoDB or SQS unavailable)
@@ -168,6 +159,7 @@ func (inv *invocation) endSpans(ctx context.Context, ok bool) {
 // failed invocation. A malformed record never gets here: it is recorded as
 // rejected. The slice is never nil.
 func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+	h.setup()
 	resp := events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{}}
 	inv := &invocation{
 		endpoints: map[string][]domain.Endpoint{},
@@ -241,7 +233,7 @@ func (h *Handler) enqueue(ctx context.Context, ev events.DynamoDBEvent, inv *inv
 // started as soon as it is full, so an invocation holds at most
 // SendConcurrency requests' messages besides the one being formed.
 func (h *Handler) sendUnsent(ctx context.Context, fanOuts []fanOut, existing store.Snapshot, inv *invocation) *failure {
-	s := &sends{h: h, ctx: ctx, slots: make(chan struct{}, h.sendConcurrency())}
+	s := &sends{h: h, ctx: ctx, slots: make(chan struct{}, h.cfg.SendConcurrency)}
 	var b batch
 	for i := range fanOuts {
 		f := &fanOuts[i]
@@ -321,14 +313,6 @@ func (s *sends) wait() *failure {
 	return s.first
 }
 
-// sendConcurrency is SendConcurrency, or its default.
-func (h *Handler) sendConcurrency() int {
-	if h.SendConcurrency > 0 {
-		return h.SendConcurrency
-	}
-	return domain.DefaultEnqueueSendConcurrency
-}
-
 // plan decodes a record and finds the endpoints its event goes to, or
 // records it as rejected. Endpoints already planned in this invocation (the
 // same event twice in a batch) are left out.
@@ -358,7 +342,7 @@ func (h *Handler) plan(ctx context.Context, rec events.DynamoDBEventRecord, inv 
 	}
 	if h.Bus != nil && forwards(ev) {
 		// Whatever its fan-out below (even none), the operator hears of it.
-		if err := inv.forward(h.BusName, f.seq, ev); err != nil {
+		if err := inv.forward(h.cfg.BusName, f.seq, ev); err != nil {
 			return f, err
 		}
 	}
@@ -506,7 +490,7 @@ type batch struct {
 
 // sendBatch sends one SendMessageBatch request, b's messages.
 func (h *Handler) sendBatch(ctx context.Context, b *batch) error {
-	if err := message.SendBatch(ctx, h.Queue, h.QueueURL, b.entries); err != nil {
+	if err := message.SendBatch(ctx, h.Queue, h.cfg.QueueURL, b.entries); err != nil {
 		return err
 	}
 	for _, o := range b.out {

@@ -228,7 +228,7 @@ func (q *fakeQueue) count() map[string]int {
 }
 
 func newHandler(s *testStore, q *fakeQueue) *Handler {
-	return &Handler{Store: s, Queue: q, QueueURL: testQueueURL, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+	return &Handler{Store: s, Queue: q, Config: Config{QueueURL: testQueueURL}, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
 }
 
 func endpoint(tenant, id string, types ...string) domain.Endpoint {
@@ -388,7 +388,7 @@ func TestFailedSendIsRetriedWithoutLoss(t *testing.T) {
 	s := newFakeStore(eps...)
 	q := &fakeQueue{failAt: 2}
 	h := newHandler(s, q)
-	h.SendConcurrency = 1
+	h.Config.SendConcurrency = 1
 	ev := streamEvent(image("e1", "t1", nil))
 	_, err := h.Handle(context.Background(), ev)
 	require.ErrorIs(t, err, errBoom, "the invocation fails, so the stream retries the batch")
@@ -642,7 +642,7 @@ func TestFailureAfterPartialSendIsRetriedWithoutLoss(t *testing.T) {
 	}
 	s, q := newFakeStore(eps...), &fakeQueue{}
 	h := newHandler(s, q)
-	h.SendConcurrency = 1 // one request at a time: none starts after the fault
+	h.Config.SendConcurrency = 1 // one request at a time: none starts after the fault
 	f := &fault.FailAfterSend{Next: q, Rate: 1}
 	h.Queue = f
 	ev := streamEvent(image("e1", "t1", nil))
@@ -719,7 +719,7 @@ func TestMessagesAreSentAcrossRecordsInStreamOrder(t *testing.T) {
 		imgs = append(imgs, image(fmt.Sprintf("e%02d", i), "t1", nil))
 	}
 	h := newHandler(s, q)
-	h.SendConcurrency = 1
+	h.Config.SendConcurrency = 1
 	resp, err := h.Handle(context.Background(), streamEvent(imgs...))
 	require.NoError(t, err)
 	require.Empty(t, resp.BatchItemFailures)
@@ -760,7 +760,7 @@ func TestFaultAfterARequestSpanningRecords(t *testing.T) {
 	}
 	s, q := newFakeStore(eps...), &fakeQueue{}
 	h := newHandler(s, q)
-	h.SendConcurrency = 1 // one request at a time: none starts after the fault
+	h.Config.SendConcurrency = 1 // one request at a time: none starts after the fault
 	f := &fault.FailAfterSend{Next: q, Rate: 1}
 	h.Queue = f
 	ev := streamEvent(image("e1", "t1", nil), image("e2", "t1", nil), image("e3", "t1", nil))

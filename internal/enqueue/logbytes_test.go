@@ -33,7 +33,7 @@ func enqueueLogBytes(t *testing.T, n int, level string) int {
 	s, q := newFakeStore(endpoint(logTenant, logEndpoint)), &fakeQueue{}
 	tracer, err := trace.NewTracer("enqueue", &out, "", 0)
 	require.NoError(t, err)
-	h := &Handler{Store: s, Queue: q, QueueURL: testQueueURL, Log: log, Metrics: metrics.New(&out), Tracer: tracer}
+	h := &Handler{Store: s, Queue: q, Config: Config{QueueURL: testQueueURL}, Log: log, Metrics: metrics.New(&out), Tracer: tracer}
 	var imgs []map[string]events.DynamoDBAttributeValue
 	for i := range n {
 		imgs = append(imgs, image(fmt.Sprintf("evt_01JQ7Z8N4K2M5P6R7S8T9V0%05d", i), logTenant, nil))
@@ -66,7 +66,7 @@ func TestRejectionMetricsAreOneDocumentPerInvocation(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
 	s, q := newFakeStore(endpoint("t1", "ep_1")), &fakeQueue{}
-	h := &Handler{Store: s, Queue: q, QueueURL: testQueueURL, Log: newHandler(s, q).Log, Metrics: metrics.New(&out)}
+	h := &Handler{Store: s, Queue: q, Config: Config{QueueURL: testQueueURL}, Log: newHandler(s, q).Log, Metrics: metrics.New(&out)}
 	bad := func(id string) map[string]events.DynamoDBAttributeValue {
 		return image(id, "t1", map[string]events.DynamoDBAttributeValue{outbox.AttrPayload: events.NewStringAttribute("{nope")})
 	}
@@ -87,7 +87,7 @@ func TestFailedInvocationCountsNothing(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
 	s, q := newFakeStore(endpoint("t1", "ep_1")), &fakeQueue{fail: true}
-	h := &Handler{Store: s, Queue: q, QueueURL: testQueueURL, Log: newHandler(s, q).Log, Metrics: metrics.New(&out)}
+	h := &Handler{Store: s, Queue: q, Config: Config{QueueURL: testQueueURL}, Log: newHandler(s, q).Log, Metrics: metrics.New(&out)}
 	ev := streamEvent(image("x1", "t1", map[string]events.DynamoDBAttributeValue{outbox.AttrPayload: events.NewStringAttribute("{nope")}), image("ok", "t1", nil))
 	_, err := h.Handle(context.Background(), ev)
 	require.Error(t, err, "the send fails")

@@ -2,7 +2,6 @@ package enqueue
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -135,16 +134,6 @@ func CheckPut(entries []ebtypes.PutEventsRequestEntry) error {
 	return nil
 }
 
-// DefaultPutTries is how many times an invocation puts an operational
-// event on the operator's bus before it parks it (Handler.PutTries).
-const DefaultPutTries = 3
-
-// DefaultPutBackoff is the pause before the second put of the events that
-// failed; each later pause is twice the one before (Handler.PutBackoff):
-// 100 ms, then 200 ms, so that three tries take well under a second of the
-// invocation.
-const DefaultPutBackoff = 100 * time.Millisecond
-
 // forwardAll puts the operational events of the invocation on the
 // operator's bus, in stream order, in as few PutEvents requests as the
 // limits allow. The events a request or an entry failed for (throttled,
@@ -161,13 +150,13 @@ func (h *Handler) forwardAll(ctx context.Context, inv *invocation) *failure {
 	pending := inv.forwards
 	for try := 1; len(pending) > 0; try++ {
 		if try > 1 {
-			if err := h.sleep(ctx, h.putBackoff()<<(try-2)); err != nil {
+			if err := h.cfg.Sleep(ctx, h.cfg.PutBackoff<<(try-2)); err != nil {
 				return &failure{pending[0].seq, pending[len(pending)-1].seq, err}
 			}
 		}
 		var why error
 		pending, why = h.putAll(ctx, pending)
-		if len(pending) > 0 && try >= h.putTries() {
+		if len(pending) > 0 && try >= h.cfg.PutTries {
 			return h.park(ctx, inv, pending, why)
 		}
 	}
@@ -193,25 +182,6 @@ func (h *Handler) putAll(ctx context.Context, fws []forward) ([]forward, error) 
 		fws = fws[n:]
 	}
 	return failed, first
-}
-
-func (h *Handler) putTries() int { return cmp.Or(max(h.PutTries, 0), DefaultPutTries) }
-
-func (h *Handler) putBackoff() time.Duration { return cmp.Or(max(h.PutBackoff, 0), DefaultPutBackoff) }
-
-// sleep pauses for d, or until ctx is done.
-func (h *Handler) sleep(ctx context.Context, d time.Duration) error {
-	if h.Sleep != nil {
-		return h.Sleep(ctx, d)
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // ParkedKind is the hookline_parked value of a ParkedEvent: it tells a
@@ -296,12 +266,12 @@ func (h *Handler) park(ctx context.Context, inv *invocation, fws []forward, why 
 	fail := func(err error) *failure {
 		return &failure{fws[0].seq, fws[len(fws)-1].seq, err}
 	}
-	if h.ParkQueueURL == "" {
+	if h.cfg.ParkQueueURL == "" {
 		return fail(why)
 	}
 	var entries []sqstypes.SendMessageBatchRequestEntry
 	flush := func() error {
-		err := message.SendBatch(ctx, h.Queue, h.ParkQueueURL, entries)
+		err := message.SendBatch(ctx, h.Queue, h.cfg.ParkQueueURL, entries)
 		entries = entries[:0]
 		return err
 	}
@@ -323,7 +293,7 @@ func (h *Handler) park(ctx context.Context, inv *invocation, fws []forward, why 
 	}
 	for _, fw := range fws {
 		h.Log.WarnContext(ctx, "operational event parked on the enqueue failure queue: the operator's bus refused it; deliveries go on",
-			"event_id", fw.eventID, "event_type", aws.ToString(fw.entry.DetailType), "sequence_number", fw.seq, "tries", h.putTries(), "error", why.Error())
+			"event_id", fw.eventID, "event_type", aws.ToString(fw.entry.DetailType), "sequence_number", fw.seq, "tries", h.cfg.PutTries, "error", why.Error())
 	}
 	inv.metrics.Put(metrics.OperatorEventsParked, float64(len(fws)), nil)
 	return nil

@@ -95,8 +95,8 @@ func (b *fakeBus) count(t *testing.T) map[string]int {
 
 func newBusHandler(s *testStore, q *fakeQueue, b *fakeBus) *Handler {
 	h := newHandler(s, q)
-	h.Bus, h.BusName = b, testBus
-	h.Sleep = func(context.Context, time.Duration) error { return nil }
+	h.Bus, h.Config.BusName = b, testBus
+	h.Config.Sleep = func(context.Context, time.Duration) error { return nil }
 	return h
 }
 
@@ -106,10 +106,10 @@ const testParkURL = "https://sqs.example/enqueue-failures"
 // recording the pauses between tries.
 func newParkingHandler(s *testStore, q *fakeQueue, b *fakeBus, out *bytes.Buffer) (*Handler, *[]time.Duration) {
 	h := newBusHandler(s, q, b)
-	q.parkURL, h.ParkQueueURL = testParkURL, testParkURL
+	q.parkURL, h.Config.ParkQueueURL = testParkURL, testParkURL
 	h.Metrics = metrics.New(out)
 	var pauses []time.Duration
-	h.Sleep = func(_ context.Context, d time.Duration) error {
+	h.Config.Sleep = func(_ context.Context, d time.Duration) error {
 		pauses = append(pauses, d)
 		return nil
 	}

@@ -402,7 +402,7 @@ type DeliverEnv struct {
 	// TenantConcurrency (HOOKLINE_TENANT_CONCURRENCY) is the most deliver
 	// invocations sending to one tenant's endpoints not shown fast at
 	// once, however many endpoints it spreads over
-	// (deliver.Handler.TenantConcurrency). Default
+	// (deliver.Config.TenantConcurrency). Default
 	// domain.DefaultTenantConcurrency (6), or FastConcurrency when that is
 	// smaller; at least 1 and at most FastConcurrency.
 	TenantConcurrency int

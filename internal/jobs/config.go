@@ -55,7 +55,7 @@ type Config struct {
 	// (that job stopped and was not resumed). Default 15 min.
 	Stale time.Duration
 	// DeadWindow is delivery.dead's coalescing window, as deliver's
-	// (Handler.DeadWindow), for the missed deaths the sweep records.
+	// (deliver.Config.DeadWindow), for the missed deaths the sweep records.
 	// Default 5 min.
 	DeadWindow time.Duration
 }

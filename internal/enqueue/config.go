@@ -1,0 +1,77 @@
+package enqueue
+
+import (
+	"cmp"
+	"context"
+	"time"
+
+	"github.com/hookline/hookline/internal/domain"
+)
+
+// The defaults of Config, each written once.
+const (
+	// DefaultSendConcurrency is Config.SendConcurrency when not set.
+	DefaultSendConcurrency = domain.DefaultEnqueueSendConcurrency
+	// DefaultPutTries is how many times an invocation puts an operational
+	// event on the operator's bus before it parks it (Config.PutTries).
+	DefaultPutTries = 3
+	// DefaultPutBackoff is the pause before the second put of the events
+	// that failed; each later pause is twice the one before
+	// (Config.PutBackoff): 100 ms, then 200 ms, so that three tries take
+	// well under a second of the invocation.
+	DefaultPutBackoff = 100 * time.Millisecond
+)
+
+// Config is how the handler runs: where it sends and how hard it tries.
+// Every field's zero value means its default; WithDefaults fills them in,
+// and the handler applies it once, at its first Handle (a change after
+// that is not seen).
+type Config struct {
+	// QueueURL is the delivery queue.
+	QueueURL string
+	// SendConcurrency is how many SendMessageBatch requests to the delivery
+	// queue are in flight at once. Default DefaultSendConcurrency (4); 1
+	// sends one after the other.
+	SendConcurrency int
+	// BusName is the operator's bus that Handler.Bus puts the operational
+	// events on.
+	BusName string
+	// ParkQueueURL is the enqueue failure queue, where operational events
+	// the bus kept refusing are parked (through Handler.Queue), for make
+	// redrive-enqueue to put again. Empty: such events fail the invocation
+	// instead, and the stream retries the batch (the production wiring
+	// always sets it).
+	ParkQueueURL string
+	// PutTries is how many times an operational event is put before it is
+	// parked. Default DefaultPutTries (3).
+	PutTries int
+	// PutBackoff is the pause before the second try, doubled before each
+	// later one. Default DefaultPutBackoff (100 ms).
+	PutBackoff time.Duration
+	// Sleep pauses between tries, or until ctx is done. Default: a timer
+	// that honours ctx.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// WithDefaults returns c with every field not set given its default.
+func (c Config) WithDefaults() Config {
+	c.SendConcurrency = cmp.Or(max(c.SendConcurrency, 0), DefaultSendConcurrency)
+	c.PutTries = cmp.Or(max(c.PutTries, 0), DefaultPutTries)
+	c.PutBackoff = cmp.Or(max(c.PutBackoff, 0), DefaultPutBackoff)
+	if c.Sleep == nil {
+		c.Sleep = sleep
+	}
+	return c
+}
+
+// sleep pauses for d, or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
