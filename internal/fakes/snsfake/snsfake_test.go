@@ -60,6 +60,10 @@ func TestPublish(t *testing.T) {
 	require.Equal(t, "InvalidParameterValue", pub(topic, "b", eleven))
 	require.Equal(t, "InvalidParameterValue", pub(topic, "b", map[string]types.MessageAttributeValue{"AWS.reserved": str("v")}))
 	require.Equal(t, "InvalidParameterValue", pub(topic, "b", map[string]types.MessageAttributeValue{"a b": str("v")}))
+	// SNS, unlike SQS, takes a String.Array attribute; no type outside
+	// String, String.Array, Number and Binary.
+	require.Equal(t, "", pub(topic, "b", map[string]types.MessageAttributeValue{"list": {DataType: aws.String("String.Array"), StringValue: aws.String(`["a","b"]`)}}))
+	require.Equal(t, "InvalidParameterValue", pub(topic, "b", map[string]types.MessageAttributeValue{"k": {DataType: aws.String("Date"), StringValue: aws.String("x")}}))
 	require.Equal(t, "NotFound", pub(topic+"-gone", "b", nil))
 	cfg.Credentials = awsfake.StaticCredentials("AKIAOTHER")
 	_, err := sns.NewFromConfig(cfg).Publish(context.Background(), &sns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("b")})
