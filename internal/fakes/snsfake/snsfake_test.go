@@ -25,6 +25,7 @@ func str(v string) types.MessageAttributeValue {
 }
 
 func TestPublish(t *testing.T) {
+	t.Parallel()
 	f := snsfake.New(snsfake.Config{Authorize: func(key, arn string) bool { return key == "AKIAOK" }})
 	f.AddTopic(topic)
 	srv := awsfake.Serve(t, map[string]http.Handler{"sns": f})
