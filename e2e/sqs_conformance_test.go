@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,21 +22,25 @@ import (
 // the stricter one, and the suite holds it to AWS's rule.
 func TestSQSConformance(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	sqstest.Run(t, sqstest.Target{
-		Client: env.sqs,
-		NewQueue: func(t *testing.T) string {
-			name := fmt.Sprintf("sqstest-%d", time.Now().UnixNano())
+		Setup: func(ctx context.Context, t *testing.T) *sqstest.Bundle {
+			// Cases start together: the counter keeps their queues apart.
+			name := fmt.Sprintf("sqstest-%d-%d", time.Now().UnixNano(), sqsQueues.Add(1))
 			out, err := env.sqs.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name),
 				Attributes: map[string]string{"VisibilityTimeout": "30"}})
 			require.NoError(t, err)
-			t.Cleanup(func() { _, _ = env.sqs.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: out.QueueUrl}) })
-			return *out.QueueUrl
+			// The case's context is done when its cleanups run.
+			t.Cleanup(func() {
+				_, _ = env.sqs.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: out.QueueUrl})
+			})
+			return &sqstest.Bundle{Client: env.sqs, URL: *out.QueueUrl, Wait: time.Sleep}
 		},
-		Wait:     time.Sleep,
 		Forgives: localCloudForgives,
 	})
 }
+
+// sqsQueues counts the conformance suite's queues.
+var sqsQueues atomic.Int64
 
 // localCloudForgives are the SQS rules the pinned ministack (1.5.33) does
 // not enforce, measured by running the suite on it with nothing forgiven;

@@ -20,14 +20,17 @@ import (
 
 // The store's conformance suite (package storetest) on the local cloud's
 // table: the same assertions the store on the fake table (storefake), which
-// the consumers' unit tests use, passes in store's TestConformance. Not parallel: the suite
-// claims the DLQ sweep, and no other test's worker should be sweeping then
-// (parallel tests start after the sequential ones).
+// the consumers' unit tests use, passes in store's TestConformance; its
+// cases run in parallel with each other on the shared table, under ids of
+// their own. Not parallel with other tests: the suite claims the DLQ sweep,
+// and no other test's worker should be sweeping then (the parallel tests
+// start after the sequential ones, and this one ends after its cases).
 func TestStoreConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T, now func() time.Time) storetest.Store {
+	storetest.Run(t, func(_ context.Context, _ *testing.T) *storetest.Bundle {
+		clock := storetest.NewClock(time.Now().UTC())
 		s := store.New(env.ddb, env.out.StateTableName)
-		s.Now = now
-		return s
+		s.Now = clock.Now
+		return &storetest.Bundle{Store: s, Clock: clock}
 	})
 }
 

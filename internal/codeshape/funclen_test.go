@@ -1,5 +1,8 @@
 // Package codeshape holds tests about the shape of the product code itself,
-// not its behaviour: today, that no function is too long to read top-down.
+// not its behaviour: functions short enough to read top-down, each default
+// spelled once, small ports, the modules' layout, the docs' links and map,
+// fakes that import no product code, and new unit tests that run in
+// parallel.
 package codeshape
 
 import (

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/hookline/hookline/internal/fakes/sqsfake"
 	"github.com/stretchr/testify/require"
 )
 
@@ -101,12 +102,19 @@ func TestCheckBatch(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			err := CheckBatch(c.entries)
+			// The fake SQS writes AWS's rules itself, not these, and is
+			// held to the service by sqstest: the two agree on every case.
+			out, fakeErr := sqsfake.New(sqsfake.Config{}).SendMessageBatch(context.Background(), &sqs.SendMessageBatchInput{QueueUrl: aws.String("https://q"), Entries: c.entries})
+			fakeRefused := fakeErr != nil || len(out.Failed) > 0
 			if c.refused == "" {
 				require.NoError(t, err)
+				require.False(t, fakeRefused, "the fake SQS refuses what CheckBatch takes: %v %v", fakeErr, out)
 				return
 			}
 			require.ErrorContains(t, err, c.refused)
+			require.True(t, fakeRefused, "the fake SQS takes what CheckBatch refuses")
 		})
 	}
 }

@@ -10,9 +10,10 @@ import (
 	"github.com/hookline/hookline/outbox"
 )
 
-// SQS's limits, as AWS documents them: the one definition of each, which
-// the senders keep to (Fits, GroupID) and the fake SQS of the tests
-// (internal/fakes/sqsfake) enforces.
+// SQS's limits, as AWS documents them, which the senders keep to (Fits,
+// GroupID). The fake SQS of the tests (internal/fakes/sqsfake) writes its
+// own from AWS's documentation rather than reading these, so that a wrong
+// number here is caught by it, not agreed.
 const (
 	// MaxBatchEntries is the most entries one batch request holds.
 	MaxBatchEntries = 10

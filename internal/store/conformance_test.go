@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -9,13 +10,14 @@ import (
 )
 
 // The store on the fake table (storefake, as the consumers' unit tests use
-// it) passes the conformance suite, as it does on the local cloud's table
+// it) passes the conformance suite, each case on a table of its own, as it does on the local cloud's table
 // (e2e TestStoreConformance).
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	storetest.Run(t, func(t *testing.T, now func() time.Time) storetest.Store {
+	storetest.Run(t, func(_ context.Context, _ *testing.T) *storetest.Bundle {
+		clock := storetest.NewClock(time.Now().UTC())
 		s := storefake.New()
-		s.Now = now
-		return s
+		s.Now = clock.Now
+		return &storetest.Bundle{Store: s, Clock: clock}
 	})
 }

@@ -25,6 +25,7 @@ func entry(detail string) types.PutEventsRequestEntry {
 }
 
 func TestPutEvents(t *testing.T) {
+	t.Parallel()
 	f := ebfake.New(ebfake.Config{Authorize: func(key, arn string) bool { return key == "AKIAOK" }})
 	f.AddBus(bus)
 	srv := awsfake.Serve(t, map[string]http.Handler{"events": f})

@@ -2,9 +2,10 @@
 // protocol (package awsfake), held to the AWS rules the local cloud
 // forgives: the topic must exist (NotFound); a message is non-empty
 // UTF-8 of at most 262,144 bytes counting its message attributes' names,
-// types and values; at most 10 message attributes, each named by SQS's
-// and SNS's rules (message.CheckAttributeName) with a String, Number or
-// Binary value that is not empty.
+// types and values; at most 10 message attributes, each named by SNS's
+// rules with a String, String.Array, Number or Binary value that is not
+// empty. Every limit is written here from AWS's documentation, never read
+// from the product (codeshape's TestFakesImportNoProduct).
 //
 // Config.Authorize stands for IAM (AuthorizationError, 403); Config.Fail
 // scripts any other answer (throttling, KMS, 5xx). Published returns what
@@ -14,6 +15,7 @@ package snsfake
 import (
 	"encoding/base64"
 	"encoding/xml"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -25,11 +27,19 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookline/hookline/internal/fakes/awsfake"
-	"github.com/hookline/hookline/internal/message"
 )
 
-// MaxMessageBytes bounds a message with its attributes.
-const MaxMessageBytes = 256 << 10
+// SNS's limits, as AWS documents them (Amazon SNS Developer Guide, "Amazon
+// SNS message attributes" and the Publish API Reference).
+const (
+	// MaxMessageBytes: a message "can be up to 256 KB (262,144 bytes)",
+	// its attributes' names, types and values counted in.
+	MaxMessageBytes = 262_144
+	// MaxAttributes: "up to 10 message attributes" a message.
+	MaxAttributes = 10
+	// MaxAttributeNameLen: a name "can be up to 256 characters long".
+	MaxAttributeNameLen = 256
+)
 
 // Attribute is a message attribute as published.
 type Attribute struct{ DataType, Value string }
@@ -163,12 +173,63 @@ func check(body string, attrs map[string]sqstypes.MessageAttributeValue) error {
 	if !utf8.ValidString(body) {
 		return awsfake.Errorf(400, "InvalidParameter", "Invalid parameter: Message must be UTF-8")
 	}
-	if err := message.CheckAttributes(attrs); err != nil {
-		return awsfake.Errorf(400, "InvalidParameterValue", "%s", strings.TrimPrefix(err.Error(), "InvalidParameterValue: "))
+	if err := checkAttributes(attrs); err != nil {
+		return awsfake.Errorf(400, "InvalidParameterValue", "%s", err)
 	}
-	size := message.EntrySize(sqstypes.SendMessageBatchRequestEntry{MessageBody: &body, MessageAttributes: attrs})
+	size := len(body)
+	for name, a := range attrs {
+		size += len(name) + len(aws.ToString(a.DataType)) + len(aws.ToString(a.StringValue)) + len(a.BinaryValue)
+	}
 	if size > MaxMessageBytes {
 		return awsfake.Errorf(400, "InvalidParameter", "Invalid parameter: Message too long: %d bytes with its attributes, at most %d", size, MaxMessageBytes)
+	}
+	return nil
+}
+
+// checkAttributes holds a message's attributes to SNS's rules ("Amazon SNS
+// message attributes"): at most MaxAttributes; each name 1 to
+// MaxAttributeNameLen of letters, digits, underscore, hyphen and period, no
+// period first, last or two in a row, not starting with "AWS." or "Amazon."
+// in any case; each of type String, String.Array, Number or Binary (a
+// custom ".label" suffix allowed) with a non-empty value.
+func checkAttributes(attrs map[string]sqstypes.MessageAttributeValue) error {
+	if len(attrs) > MaxAttributes {
+		return fmt.Errorf("%d message attributes, at most %d", len(attrs), MaxAttributes)
+	}
+	for name, v := range attrs {
+		if err := checkAttributeName(name); err != nil {
+			return err
+		}
+		dt := aws.ToString(v.DataType)
+		typ, _, _ := strings.Cut(dt, ".")
+		if dt == "String.Array" || strings.HasPrefix(dt, "String.Array.") {
+			typ = "String.Array"
+		}
+		switch {
+		case typ != "String" && typ != "String.Array" && typ != "Number" && typ != "Binary":
+			return fmt.Errorf("message attribute %q has type %q, not String, String.Array, Number or Binary", name, dt)
+		case typ == "Binary" && len(v.BinaryValue) == 0, typ != "Binary" && aws.ToString(v.StringValue) == "":
+			return fmt.Errorf("message attribute %q must contain a non-empty value of type %s", name, typ)
+		}
+	}
+	return nil
+}
+
+func checkAttributeName(name string) error {
+	if name == "" || len(name) > MaxAttributeNameLen {
+		return fmt.Errorf("message attribute name %q is not 1 to %d characters", name, MaxAttributeNameLen)
+	}
+	low := strings.ToLower(name)
+	if strings.HasPrefix(low, "aws.") || strings.HasPrefix(low, "amazon.") {
+		return fmt.Errorf("message attribute name %q starts with a reserved prefix (AWS., Amazon.)", name)
+	}
+	if name[0] == '.' || name[len(name)-1] == '.' || strings.Contains(name, "..") {
+		return fmt.Errorf("message attribute name %q has a period first, last or twice in a row", name)
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return fmt.Errorf("message attribute name %q may hold only letters, digits, underscores, hyphens and periods", name)
+		}
 	}
 	return nil
 }

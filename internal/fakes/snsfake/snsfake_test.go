@@ -25,6 +25,7 @@ func str(v string) types.MessageAttributeValue {
 }
 
 func TestPublish(t *testing.T) {
+	t.Parallel()
 	f := snsfake.New(snsfake.Config{Authorize: func(key, arn string) bool { return key == "AKIAOK" }})
 	f.AddTopic(topic)
 	srv := awsfake.Serve(t, map[string]http.Handler{"sns": f})
@@ -60,6 +61,10 @@ func TestPublish(t *testing.T) {
 	require.Equal(t, "InvalidParameterValue", pub(topic, "b", eleven))
 	require.Equal(t, "InvalidParameterValue", pub(topic, "b", map[string]types.MessageAttributeValue{"AWS.reserved": str("v")}))
 	require.Equal(t, "InvalidParameterValue", pub(topic, "b", map[string]types.MessageAttributeValue{"a b": str("v")}))
+	// SNS, unlike SQS, takes a String.Array attribute; no type outside
+	// String, String.Array, Number and Binary.
+	require.Equal(t, "", pub(topic, "b", map[string]types.MessageAttributeValue{"list": {DataType: aws.String("String.Array"), StringValue: aws.String(`["a","b"]`)}}))
+	require.Equal(t, "InvalidParameterValue", pub(topic, "b", map[string]types.MessageAttributeValue{"k": {DataType: aws.String("Date"), StringValue: aws.String("x")}}))
 	require.Equal(t, "NotFound", pub(topic+"-gone", "b", nil))
 	cfg.Credentials = awsfake.StaticCredentials("AKIAOTHER")
 	_, err := sns.NewFromConfig(cfg).Publish(context.Background(), &sns.PublishInput{TopicArn: aws.String(topic), Message: aws.String("b")})

@@ -13,16 +13,18 @@
 // gets nothing and no error, as on AWS; at most 10 message attributes a
 // message, each named by SQS's rules (letters, digits, _ - .; no "AWS." or
 // "Amazon." prefix; at most 256 characters) with a non-empty String, Number
-// or Binary value (message.CheckAttributes). With Config.MustExist a send
+// or Binary value. With Config.MustExist a send
 // to a queue not created is QueueDoesNotExist.
 //
 // Queue is also an http.Handler for SendMessage in SQS's AWS JSON protocol
 // (package awsfake), for code that builds its own SDK clients (package
 // destination); Config.Authorize stands for IAM there.
 //
-// The limits and the rules a sender keeps to are package message's (one
-// definition of each: message.CheckEntryIDs, CheckText, ValidGroupID,
-// EntrySize); the fake applies them.
+// Every limit and rule is written here from AWS's documentation (the
+// constants and rules.go cite it), never read from the product: package
+// message keeps a sender to the same rules, and a fake that shared its
+// numbers would agree with a wrong one. The codeshape test
+// TestFakesImportNoProduct holds that.
 //
 // Time is injected (Config.Now); nothing waits: a long poll returns at once.
 // A test scripts an unavailable SQS with Config.Fail, holds senders to a

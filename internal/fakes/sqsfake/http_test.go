@@ -19,6 +19,7 @@ import (
 
 // Over HTTP, an SDK client meets SQS's rules with SQS's codes.
 func TestHTTPSendMessage(t *testing.T) {
+	t.Parallel()
 	q := sqsfake.New(sqsfake.Config{MustExist: true, Authorize: func(key, _ string) bool { return key == "AKIAOK" }})
 	srv := awsfake.Serve(t, map[string]http.Handler{"sqs": q})
 	url := srv.URL + "/000000000000/orders"

@@ -12,21 +12,37 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/fakes/awsfake"
-	"github.com/hookline/hookline/internal/message"
 )
 
-// SQS's limits, as AWS documents them; those a sender keeps to are package
-// message's.
+// SQS's limits, as AWS documents them (Amazon SQS Developer Guide, "Amazon
+// SQS message quotas" and the API Reference of each action), written here
+// and not read from the product: the fake holds the product to AWS's
+// numbers, so it must not share them. rules.go has the rest.
 const (
-	MaxBatchEntries      = message.MaxBatchEntries
-	MaxMessageBytes      = message.MaxMessageBytes
-	MaxBatchBytes        = message.MaxBatchBytes
-	MaxDelaySeconds      = 900
-	MaxWaitSeconds       = 20
+	// MaxBatchEntries: "a maximum of 10 messages" per SendMessageBatch,
+	// DeleteMessageBatch, ChangeMessageVisibilityBatch and ReceiveMessage.
+	MaxBatchEntries = 10
+	// MaxMessageBytes: a message, body and attributes, "up to 256 KiB
+	// (262,144 bytes)".
+	MaxMessageBytes = 262_144
+	// MaxBatchBytes: "the total size of all messages in a batch" is
+	// 256 KiB, counted as one message is.
+	MaxBatchBytes = 262_144
+	// MaxDelaySeconds: DelaySeconds "0 to 900" (15 minutes).
+	MaxDelaySeconds = 900
+	// MaxWaitSeconds: a long poll's WaitTimeSeconds "0 to 20".
+	MaxWaitSeconds = 20
+	// MaxVisibilitySeconds: VisibilityTimeout "0 to 43,200" (12 hours).
 	MaxVisibilitySeconds = 43_200
-	MaxHidden            = 12 * time.Hour
+	// MaxHidden: ChangeMessageVisibility cannot hide a message past
+	// 12 hours from its receive (ChangeMessageVisibility, "the maximum is
+	// 12 hours"); the fake counts from the latest receive.
+	MaxHidden = 12 * time.Hour
+	// DefaultInFlightLimit: "approximately 120,000" in-flight messages on
+	// a standard queue.
 	DefaultInFlightLimit = 120_000
-	DefaultVisibility    = 30 * time.Second
+	// DefaultVisibility: a queue's default VisibilityTimeout, 30 seconds.
+	DefaultVisibility = 30 * time.Second
 )
 
 // Config sets up a Queue. Every field's zero value is SQS's default.

@@ -16,25 +16,24 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The conformance suite on the fake, which forgives nothing; with a small
-// in-flight limit so that the limit's case runs.
+// The conformance suite on the fake, which forgives nothing; each case on a
+// fake and a clock of its own, with a small in-flight limit so that the
+// limit's case runs.
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	q := sqsfake.New(sqsfake.Config{InFlightLimit: 3, Now: func() time.Time { mu.Lock(); defer mu.Unlock(); return now }})
-	n := 0
-	sqstest.Run(t, sqstest.Target{
-		Client: q,
-		NewQueue: func(t *testing.T) string {
-			n++
-			out, err := q.CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String(fmt.Sprintf("q%d", n))})
-			require.NoError(t, err)
-			return *out.QueueUrl
-		},
-		Wait:          func(d time.Duration) { mu.Lock(); defer mu.Unlock(); now = now.Add(d) },
-		InFlightLimit: 3,
-	})
+	sqstest.Run(t, sqstest.Target{Setup: func(ctx context.Context, t *testing.T) *sqstest.Bundle {
+		var mu sync.Mutex
+		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+		q := sqsfake.New(sqsfake.Config{InFlightLimit: 3, Now: func() time.Time { mu.Lock(); defer mu.Unlock(); return now }})
+		out, err := q.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("q")})
+		require.NoError(t, err)
+		return &sqstest.Bundle{
+			Client:        q,
+			URL:           *out.QueueUrl,
+			Wait:          func(d time.Duration) { mu.Lock(); defer mu.Unlock(); now = now.Add(d) },
+			InFlightLimit: 3,
+		}
+	}})
 }
 
 // ReceiveAt is a send and a receive at a time in the past: the message is

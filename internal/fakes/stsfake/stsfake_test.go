@@ -55,6 +55,7 @@ func assume(c *sts.Client, name, ext string, dur int32, key string) (*sts.Assume
 }
 
 func TestAssumeRole(t *testing.T) {
+	t.Parallel()
 	f, c := setup(t)
 	out, err := assume(c, "hookline-delivery", "ext-123", 3600, "")
 	require.NoError(t, err)
@@ -76,6 +77,7 @@ func TestAssumeRole(t *testing.T) {
 }
 
 func TestAssumeRoleRules(t *testing.T) {
+	t.Parallel()
 	f, c := setup(t)
 	for _, r := range []struct {
 		name, session, ext, key string
@@ -114,6 +116,7 @@ func TestAssumeRoleRules(t *testing.T) {
 // sts:ExternalId condition: a role without one is granted with any
 // external ID, or none (what hookline's probe finds out).
 func TestAssumeRoleWithoutExternalIDCondition(t *testing.T) {
+	t.Parallel()
 	f, c := setup(t)
 	f.AddRole(stsfake.Role{ARN: role, Trusted: []string{caller}})
 	for _, ext := range []string{"", "hookline-probe-0123456789abcdef", "ext-123"} {
@@ -125,6 +128,7 @@ func TestAssumeRoleWithoutExternalIDCondition(t *testing.T) {
 // A session policy narrows the session: the role and the policy must both
 // allow, and an explicit Deny in the policy wins.
 func TestSessionPolicy(t *testing.T) {
+	t.Parallel()
 	fake, c := setup(t)
 	q := "arn:aws:sqs:eu-west-1:222222222222:q"
 	withPolicy := func(policy string) (string, error) {

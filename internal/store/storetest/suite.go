@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,8 +39,22 @@ func (c *Clock) Advance(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-// NewStore returns the store under test, reading time from now.
-type NewStore func(t *testing.T, now func() time.Time) Store
+// Bundle is what one case runs on (river's riverdrivertest setup bundle):
+// the store under test and the clock it reads time from.
+type Bundle struct {
+	// Store is the store under test; it reads time from Clock.Now.
+	Store Store
+	// Clock is the case's clock, which the case moves with Advance; it
+	// starts at the wall clock (NewClock(time.Now().UTC())), since records
+	// expire by TTL on a real table.
+	Clock *Clock
+}
+
+// Setup returns a fresh bundle for one case, called once per case; it
+// cleans up through t.Cleanup. Cases run in parallel: a bundle of the fake
+// may be a store of its own, one of the local cloud the shared table (each
+// case writes under ids of its own).
+type Setup func(ctx context.Context, t *testing.T) *Bundle
 
 // suite is one subtest's store, clock and fresh ids.
 type suite struct {
@@ -100,12 +115,19 @@ func (u *suite) dead(t *testing.T, tenant string, f domain.DeadFilter, limit int
 	}
 }
 
-// Run runs the suite against the stores newStore makes, one per subtest.
-func Run(t *testing.T, newStore NewStore) {
+// runs numbers the cases' runs, so that cases started in the same
+// nanosecond write under different ids.
+var runs atomic.Int64
+
+// Run runs every case in parallel, each on the bundle setup returns for it.
+func Run(t *testing.T, setup Setup) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			clock := &Clock{t: time.Now().UTC()}
-			u := &suite{s: newStore(t, clock.Now), clock: clock, run: fmt.Sprintf("%x", time.Now().UnixNano())}
+			t.Parallel()
+			b := setup(t.Context(), t)
+			require.NotNil(t, b.Store, "the bundle's store")
+			require.NotNil(t, b.Clock, "the bundle's clock")
+			u := &suite{s: b.Store, clock: b.Clock, run: fmt.Sprintf("%x%02x", time.Now().UnixNano(), runs.Add(1))}
 			c.run(t, u)
 		})
 	}

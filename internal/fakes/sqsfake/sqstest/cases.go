@@ -36,30 +36,30 @@ const (
 
 func semantics() []testCase {
 	return []testCase{
-		{CaseDelay, func(t *testing.T, tg Target, url string) {
-			send(t, tg, url, "later", 2)
-			require.Empty(t, receive(t, tg, url, 10), "hidden by its delay")
-			tg.Wait(3 * time.Second)
-			require.Equal(t, "later", aws.ToString(receiveOne(t, tg, url).Body))
+		{CaseDelay, func(t *testing.T, b *Bundle) {
+			send(t, b, "later", 2)
+			require.Empty(t, receive(t, b, 10), "hidden by its delay")
+			b.Wait(3 * time.Second)
+			require.Equal(t, "later", aws.ToString(receiveOne(t, b).Body))
 		}},
-		{CaseVisibility, func(t *testing.T, tg Target, url string) {
-			send(t, tg, url, "again", 0)
-			m := receiveOne(t, tg, url)
+		{CaseVisibility, func(t *testing.T, b *Bundle) {
+			send(t, b, "again", 0)
+			m := receiveOne(t, b)
 			require.Equal(t, "1", receiveCount(m))
-			require.NoError(t, changeVisibility(tg, url, m, 1))
-			require.Empty(t, receive(t, tg, url, 10), "in flight")
-			tg.Wait(2 * time.Second)
-			require.Equal(t, "2", receiveCount(receiveOne(t, tg, url)), "back after its visibility, counted again")
+			require.NoError(t, changeVisibility(b, m, 1))
+			require.Empty(t, receive(t, b, 10), "in flight")
+			b.Wait(2 * time.Second)
+			require.Equal(t, "2", receiveCount(receiveOne(t, b)), "back after its visibility, counted again")
 		}},
-		{CaseDelete, func(t *testing.T, tg Target, url string) {
-			send(t, tg, url, "gone", 0)
-			out, err := tg.Client.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: &url, VisibilityTimeout: 1})
+		{CaseDelete, func(t *testing.T, b *Bundle) {
+			send(t, b, "gone", 0)
+			out, err := b.Client.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: &b.URL, VisibilityTimeout: 1})
 			require.NoError(t, err)
 			require.Len(t, out.Messages, 1)
-			_, err = tg.Client.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: &url, ReceiptHandle: out.Messages[0].ReceiptHandle})
+			_, err = b.Client.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: &b.URL, ReceiptHandle: out.Messages[0].ReceiptHandle})
 			require.NoError(t, err)
-			tg.Wait(2 * time.Second)
-			require.Empty(t, receive(t, tg, url, 10), "deleted: not back after its visibility")
+			b.Wait(2 * time.Second)
+			require.Empty(t, receive(t, b, 10), "deleted: not back after its visibility")
 		}},
 		{CaseDeleteBatch, deleteBatch},
 		{CaseVisibilityBatch, visibilityBatch},
@@ -67,38 +67,38 @@ func semantics() []testCase {
 	}
 }
 
-func deleteBatch(t *testing.T, tg Target, url string) {
-	out, err := sendBatch(tg, url, entries(3, "b"))
+func deleteBatch(t *testing.T, b *Bundle) {
+	out, err := sendBatch(b, entries(3, "b"))
 	require.NoError(t, err)
 	require.Len(t, out.Successful, 3)
-	msgs := receive(t, tg, url, 10)
+	msgs := receive(t, b, 10)
 	require.Len(t, msgs, 3)
 	var es []types.DeleteMessageBatchRequestEntry
 	for i, m := range msgs {
 		es = append(es, types.DeleteMessageBatchRequestEntry{Id: aws.String("d" + string(rune('0'+i))), ReceiptHandle: m.ReceiptHandle})
 	}
-	del, err := tg.Client.DeleteMessageBatch(context.Background(), &sqs.DeleteMessageBatchInput{QueueUrl: &url, Entries: es})
+	del, err := b.Client.DeleteMessageBatch(context.Background(), &sqs.DeleteMessageBatchInput{QueueUrl: &b.URL, Entries: es})
 	require.NoError(t, err)
 	require.Len(t, del.Successful, 3)
 	require.Empty(t, del.Failed)
 }
 
-func visibilityBatch(t *testing.T, tg Target, url string) {
-	send(t, tg, url, "v", 0)
-	m := receiveOne(t, tg, url)
-	out, err := tg.Client.ChangeMessageVisibilityBatch(context.Background(), &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: &url,
+func visibilityBatch(t *testing.T, b *Bundle) {
+	send(t, b, "v", 0)
+	m := receiveOne(t, b)
+	out, err := b.Client.ChangeMessageVisibilityBatch(context.Background(), &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: &b.URL,
 		Entries: []types.ChangeMessageVisibilityBatchRequestEntry{{Id: aws.String("v0"), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 1}}})
 	require.NoError(t, err)
 	require.Len(t, out.Successful, 1)
-	tg.Wait(2 * time.Second)
-	require.Len(t, receive(t, tg, url, 10), 1, "visible again after the batch's visibility")
+	b.Wait(2 * time.Second)
+	require.Len(t, receive(t, b, 10), 1, "visible again after the batch's visibility")
 }
 
-func attributesInFlight(t *testing.T, tg Target, url string) {
-	send(t, tg, url, "a", 0)
-	send(t, tg, url, "b", 0)
-	receiveOne(t, tg, url)
-	out, err := tg.Client.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: &url,
+func attributesInFlight(t *testing.T, b *Bundle) {
+	send(t, b, "a", 0)
+	send(t, b, "b", 0)
+	receiveOne(t, b)
+	out, err := b.Client.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: &b.URL,
 		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages, types.QueueAttributeNameApproximateNumberOfMessagesNotVisible}})
 	require.NoError(t, err)
 	require.Equal(t, "1", out.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessages)])

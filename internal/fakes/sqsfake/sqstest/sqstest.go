@@ -3,7 +3,8 @@
 // the 12 h rule, message characters, entry ids, in-flight accounting) and
 // the basic semantics (delay, visibility, receive count, delete). It runs on
 // sqsfake.Queue (sqsfake's unit test) and on the local cloud
-// (e2e/sqs_conformance_test.go), so the fake is held to the service.
+// (e2e/sqs_conformance_test.go), so the fake is held to the service. Every
+// case runs in parallel on a bundle of its own (Target.Setup).
 package sqstest
 
 import (
@@ -31,19 +32,29 @@ type Client interface {
 	GetQueueAttributes(context.Context, *sqs.GetQueueAttributesInput, ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
 }
 
-// Target is one SQS under test.
-type Target struct {
+// Bundle is what one case runs on: a client and a new, empty standard
+// queue of its own, whose visibility timeout is 30 s, and a clock of its
+// own where the target has one (the fake), so that cases run in parallel
+// without seeing each other's messages or time.
+type Bundle struct {
 	Client Client
-	// NewQueue returns the URL of a new, empty standard queue whose
-	// visibility timeout is 30 s and, when InFlightLimit is set, whose
-	// in-flight limit is InFlightLimit.
-	NewQueue func(t *testing.T) string
-	// Wait lets d pass: the fake advances its clock, the cloud sleeps.
+	// URL is the case's queue.
+	URL string
+	// Wait lets d pass for this case: the fake advances the case's clock,
+	// the cloud sleeps.
 	Wait func(d time.Duration)
 	// InFlightLimit is the queue's in-flight limit when the target can set
 	// a small one (the fake); zero skips the in-flight case (AWS's 120,000
 	// is not reachable in a test).
 	InFlightLimit int
+}
+
+// Target is one SQS under test.
+type Target struct {
+	// Setup returns a fresh bundle for one case, called once per case
+	// (river's riverdrivertest setup(ctx, t)); it cleans up through
+	// t.Cleanup.
+	Setup func(ctx context.Context, t *testing.T) *Bundle
 	// Forgives names the cases the target does not enforce although AWS
 	// does, with the reason: each is skipped with it. The fake forgives
 	// nothing.
@@ -52,44 +63,45 @@ type Target struct {
 
 type testCase struct {
 	name string
-	run  func(t *testing.T, tg Target, url string)
+	run  func(t *testing.T, b *Bundle)
 }
 
-// Run runs every case on tg, each on a new queue.
+// Run runs every case on tg, each in parallel on a bundle of its own.
 func Run(t *testing.T, tg Target) {
 	for _, c := range append(semantics(), rules()...) {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			if why, ok := tg.Forgives[c.name]; ok {
 				t.Skip("the target forgives what AWS refuses: " + why)
 			}
-			c.run(t, tg, tg.NewQueue(t))
+			c.run(t, tg.Setup(t.Context(), t))
 		})
 	}
 }
 
-func send(t *testing.T, tg Target, url, body string, delay int32) {
+func send(t *testing.T, b *Bundle, body string, delay int32) {
 	t.Helper()
-	_, err := tg.Client.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: &url, MessageBody: &body, DelaySeconds: delay})
+	_, err := b.Client.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: &b.URL, MessageBody: &body, DelaySeconds: delay})
 	require.NoError(t, err)
 }
 
-func receive(t *testing.T, tg Target, url string, n int32) []types.Message {
+func receive(t *testing.T, b *Bundle, n int32) []types.Message {
 	t.Helper()
-	out, err := tg.Client.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: &url, MaxNumberOfMessages: n,
+	out, err := b.Client.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: &b.URL, MaxNumberOfMessages: n,
 		MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameApproximateReceiveCount}})
 	require.NoError(t, err)
 	return out.Messages
 }
 
-func receiveOne(t *testing.T, tg Target, url string) types.Message {
+func receiveOne(t *testing.T, b *Bundle) types.Message {
 	t.Helper()
-	msgs := receive(t, tg, url, 1)
+	msgs := receive(t, b, 1)
 	require.Len(t, msgs, 1, "one message received")
 	return msgs[0]
 }
 
-func changeVisibility(tg Target, url string, m types.Message, seconds int32) error {
-	_, err := tg.Client.ChangeMessageVisibility(context.Background(), &sqs.ChangeMessageVisibilityInput{QueueUrl: &url, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: seconds})
+func changeVisibility(b *Bundle, m types.Message, seconds int32) error {
+	_, err := b.Client.ChangeMessageVisibility(context.Background(), &sqs.ChangeMessageVisibilityInput{QueueUrl: &b.URL, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: seconds})
 	return err
 }
 
@@ -101,8 +113,8 @@ func entries(n int, body string) []types.SendMessageBatchRequestEntry {
 	return out
 }
 
-func sendBatch(tg Target, url string, es []types.SendMessageBatchRequestEntry) (*sqs.SendMessageBatchOutput, error) {
-	return tg.Client.SendMessageBatch(context.Background(), &sqs.SendMessageBatchInput{QueueUrl: &url, Entries: es})
+func sendBatch(b *Bundle, es []types.SendMessageBatchRequestEntry) (*sqs.SendMessageBatchOutput, error) {
+	return b.Client.SendMessageBatch(context.Background(), &sqs.SendMessageBatchInput{QueueUrl: &b.URL, Entries: es})
 }
 
 // refusedEntries reports whether the batch was refused whole or every entry
