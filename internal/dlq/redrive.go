@@ -85,8 +85,8 @@ func (w *Redriver) Step(ctx context.Context, j *domain.ReplayJob) (done bool, se
 	}
 	budget := w.StepSends
 	// Messages sent to the DLQ after the job began (deaths since, including
-	// of deliveries this job sent back) are not this job's, nor are
-	// malformed ones it counted already: they are held, hidden until the
+	// of deliveries this job sent back) are not this job's, and malformed
+	// ones cannot be moved: they are held, hidden until the
 	// step ends so the step does not see them twice, then shown again.
 	var held []sqstypes.Message
 	defer func() { w.DLQ.Show(ctx, held) }()
@@ -100,7 +100,18 @@ func (w *Redriver) Step(ctx context.Context, j *domain.ReplayJob) (done bool, se
 		}
 		handled := 0
 		for _, m := range msgs {
-			if SentAt(m).After(j.CreatedAt) || j.SkippedIDs[aws.ToString(m.MessageId)] == domain.SkipMalformedMessage {
+			if SentAt(m).After(j.CreatedAt) {
+				held = append(held, m)
+				continue
+			}
+			if _, err := message.Decode(aws.ToString(m.Body)); err != nil {
+				// Cannot be delivered as it is: left in the DLQ for a
+				// human, counted once (while SkippedIDs names it), held.
+				if id := aws.ToString(m.MessageId); j.SkippedIDs[id] != domain.SkipMalformedMessage {
+					j.Matched++
+					j.Failed++
+					jobs.Skip(j, id, domain.SkipMalformedMessage)
+				}
 				held = append(held, m)
 				continue
 			}
@@ -112,9 +123,6 @@ func (w *Redriver) Step(ctx context.Context, j *domain.ReplayJob) (done bool, se
 			}
 			if ok {
 				sent++
-			}
-			if j.SkippedIDs[aws.ToString(m.MessageId)] == domain.SkipMalformedMessage {
-				held = append(held, m)
 			}
 		}
 		if handled == 0 {
@@ -163,15 +171,13 @@ const (
 	redriveWaits = 48
 )
 
-// redriveOne handles one DLQ message and reports whether it was sent back.
+// redriveOne handles one DLQ message (a delivery message: Step holds the
+// malformed) and reports whether it was sent back.
 func (w *Redriver) redriveOne(ctx context.Context, j *domain.ReplayJob, m sqstypes.Message, n int) (bool, error) {
 	body := aws.ToString(m.Body)
 	msg, err := message.Decode(body)
 	if err != nil {
-		// Cannot be delivered as it is: left in the DLQ for a human.
-		j.Failed++
-		jobs.Skip(j, aws.ToString(m.MessageId), domain.SkipMalformedMessage)
-		return false, nil
+		return false, fmt.Errorf("redrive message %s: %w", aws.ToString(m.MessageId), err)
 	}
 	d, err := w.delivery(ctx, msg.DeliveryID)
 	if err != nil {

@@ -184,3 +184,25 @@ func TestRedriveEndsWithOnlyLaterMessages(t *testing.T) {
 	require.True(t, left[0].Visible, "shown again at the step's end")
 	require.Equal(t, `{"later":true}`, left[0].Body)
 }
+
+// A malformed message older than the job is counted once and left, visible:
+// it neither ends the job early nor keeps it waiting, over several steps.
+func TestRedriveLeavesAMalformedMessageOnce(t *testing.T) {
+	t.Parallel()
+	e := newRedriveEnv(t, 3, 0, 0)
+	e.clk.Advance(-time.Minute)
+	_, err := e.q.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(dlqURL), MessageBody: aws.String("not json {")})
+	require.NoError(t, err)
+	e.clk.Advance(time.Minute)
+	e.r.StepSends = 1
+	steps, longest := e.run(t, func() { e.clk.Advance(time.Second) })
+	require.Equal(t, 4, steps, "one send a step, then the step that finds nothing more")
+	require.Zero(t, longest, "it never waited")
+	require.Equal(t, 3, e.job.Replayed)
+	require.Equal(t, 1, e.job.Failed)
+	require.Equal(t, 1, e.job.Skipped[domain.SkipMalformedMessage])
+	left := e.q.Messages(dlqURL)
+	require.Len(t, left, 1)
+	require.True(t, left[0].Visible)
+	require.Equal(t, "not json {", left[0].Body)
+}
