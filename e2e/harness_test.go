@@ -204,28 +204,16 @@ func waitDelivery(t *testing.T, id string, timeout time.Duration, cond func(doma
 	return last
 }
 
-// waitInDLQ waits until the dead-letter queue holds the message of a delivery.
-// Messages of other tests it sees are left to reappear after one second.
-// dlqPeekHide is how long a test's receive of the DLQ (waitInDLQ's) hides
-// the messages it saw from every other reader, the redrive included.
-const dlqPeekHide = time.Second
-
+// waitInDLQ waits until a delivery is dead-lettered, as its record in the
+// state table says (dead, in the dead index, with the message the DLQ
+// holds), and returns that message. It reads the store, never the shared
+// DLQ: a receive would hide other tests' messages from the sweep, the
+// redrive and their own checks.
 func waitInDLQ(t *testing.T, deliveryID string, timeout time.Duration) message.Message {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		out, err := env.sqs.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
-			QueueUrl: &env.out.DeadLetterQueueURL, MaxNumberOfMessages: 10, VisibilityTimeout: int32(dlqPeekHide / time.Second), WaitTimeSeconds: 1,
-			MessageAttributeNames: []string{"All"},
-		})
-		require.NoError(t, err)
-		for _, m := range out.Messages {
-			msg, err := message.Decode(aws.ToString(m.Body))
-			if err == nil && msg.DeliveryID == deliveryID {
-				return msg
-			}
-		}
-	}
-	t.Fatalf("delivery %s did not reach the DLQ in %s", deliveryID, timeout)
-	return message.Message{}
+	d := waitDelivery(t, deliveryID, timeout, func(d domain.Delivery) bool { return d.State == domain.StateDead && d.Message != "" })
+	msg, err := message.Decode(d.Message)
+	require.NoError(t, err, "delivery %s: its dead record holds no delivery message", deliveryID)
+	require.Equal(t, deliveryID, msg.DeliveryID)
+	return msg
 }

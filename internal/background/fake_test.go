@@ -563,8 +563,9 @@ func (q *fakeQueue) ChangeMessageVisibility(_ context.Context, in *sqs.ChangeMes
 
 func strPtr(s string) *string { return &s }
 
-// GetQueueAttributes answers the DLQ's ApproximateNumberOfMessagesNotVisible:
-// its messages hidden now (exactly; SQS's figure is approximate).
+// GetQueueAttributes answers the DLQ's ApproximateNumberOfMessagesNotVisible
+// and ApproximateNumberOfMessages: its messages hidden and visible now
+// (exactly; SQS's figures are approximate).
 func (q *fakeQueue) GetQueueAttributes(_ context.Context, in *sqs.GetQueueAttributesInput, _ ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -574,12 +575,16 @@ func (q *fakeQueue) GetQueueAttributes(_ context.Context, in *sqs.GetQueueAttrib
 	if in.QueueUrl == nil || *in.QueueUrl != dlqURL {
 		return nil, errors.New("the fake answers the DLQ's attributes only")
 	}
-	hidden := 0
+	hidden, visible := 0, 0
 	for _, m := range q.dlq {
 		if m.VisibleAt.After(q.now()) {
 			hidden++
+		} else {
+			visible++
 		}
 	}
-	name := string(sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible)
-	return &sqs.GetQueueAttributesOutput{Attributes: map[string]string{name: strconv.Itoa(hidden)}}, nil
+	return &sqs.GetQueueAttributesOutput{Attributes: map[string]string{
+		string(sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible): strconv.Itoa(hidden),
+		string(sqstypes.QueueAttributeNameApproximateNumberOfMessages):           strconv.Itoa(visible),
+	}}, nil
 }

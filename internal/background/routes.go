@@ -128,8 +128,8 @@ func (w *Worker) redriveStep(ctx context.Context, j *domain.ReplayJob) (bool, ti
 	c := w.cfg()
 	r := dlq.Redriver{Store: w.Store, DLQ: w.dlq(), Queue: w.Queue, DeliveryQueueURL: w.DeliveryQueueURL,
 		StepSends: c.StepSends, Stale: c.Stale, Delay: func(n int) int32 { return c.Delay(n, w.Rand) }, Metrics: w.Metrics, Now: w.Now}
-	done, sent, err := r.Step(ctx, j)
-	return done, c.Span(sent), err
+	done, sent, wait, err := r.Step(ctx, j)
+	return done, max(c.Span(sent), wait), err
 }
 
 // eraseStep runs one step of a tenant's erasure (erasure.Eraser).

@@ -74,6 +74,26 @@ func (q Queue) Hidden(ctx context.Context) (int, error) {
 	return n, nil
 }
 
+// Counts is how many of the DLQ's messages are visible now and how many
+// in flight (received by someone, this caller included, and hidden): SQS's
+// ApproximateNumberOfMessages and ApproximateNumberOfMessagesNotVisible,
+// in one request, approximations that may lag a little behind the
+// receives and deletes just made.
+func (q Queue) Counts(ctx context.Context) (visible, hidden int, err error) {
+	names := []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages, sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible}
+	out, err := q.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &q.URL, AttributeNames: names})
+	if err != nil {
+		return 0, 0, fmt.Errorf("read the DLQ's counts: %w", err)
+	}
+	var n [2]int
+	for i, name := range names {
+		if n[i], err = strconv.Atoi(out.Attributes[string(name)]); err != nil {
+			return 0, 0, fmt.Errorf("read the DLQ's counts: %s is %q", name, out.Attributes[string(name)])
+		}
+	}
+	return n[0], n[1], nil
+}
+
 // SentAt is when a message received was sent to the DLQ (zero if SQS did
 // not say).
 func SentAt(m sqstypes.Message) time.Time {

@@ -66,69 +66,118 @@ func (w *Redriver) now() time.Time {
 // never a loss). A delivery that is dead is claimed first, so a concurrent
 // tenant replay does not send it twice; a message whose delivery was
 // delivered or replayed since is a stale copy and is only deleted.
-func (w *Redriver) Step(ctx context.Context, j *domain.ReplayJob) (done bool, sent int, err error) {
+//
+// The job ends on what SQS counts, not on a run of empty receives (which a
+// reader holding messages hidden, a sweep or a test, defeats): when a
+// receive finds nothing visible and the DLQ counts no message visible and
+// none hidden but those this step holds (sent after the job began, or
+// malformed). While someone else holds messages the step ends not done,
+// its next one redriveWait later; after redriveWaits such steps in a row
+// with nothing moved, the job ends, the messages still hidden counted in
+// Skipped (SkipHiddenElsewhere). wait is how long the next step should
+// wait beyond its sends' pacing.
+func (w *Redriver) Step(ctx context.Context, j *domain.ReplayJob) (done bool, sent int, wait time.Duration, err error) {
 	if j.Status != domain.StatusRunning {
 		j.Status = domain.StatusRunning
 		if err := w.Store.SaveJob(ctx, j); err != nil {
-			return false, 0, err
+			return false, 0, 0, err
 		}
 	}
 	budget := w.StepSends
-	handled, empty := 0, 0
 	// Messages sent to the DLQ after the job began (deaths since, including
-	// of deliveries this job sent back) are not this job's: they are left,
-	// hidden until the step ends so the step does not see them twice.
-	var later []sqstypes.Message
-	defer func() { w.DLQ.Show(ctx, later) }()
-	for sent < budget && empty < quietReceives {
+	// of deliveries this job sent back) are not this job's, and malformed
+	// ones cannot be moved: they are held, hidden until the
+	// step ends so the step does not see them twice, then shown again.
+	var held []sqstypes.Message
+	defer func() { w.DLQ.Show(ctx, held) }()
+	for sent < budget {
 		msgs, err := w.DLQ.Receive(ctx, budget-sent, 10*time.Minute)
 		if err != nil {
-			return false, sent, err
+			return false, sent, 0, err
 		}
 		if len(msgs) == 0 {
-			empty++
-			continue
+			return w.drained(ctx, j, sent, len(held))
 		}
-		empty = 0
+		handled := 0
 		for _, m := range msgs {
 			if SentAt(m).After(j.CreatedAt) {
-				later = append(later, m)
+				held = append(held, m)
+				continue
+			}
+			if _, err := message.Decode(aws.ToString(m.Body)); err != nil {
+				// Cannot be delivered as it is: left in the DLQ for a
+				// human, counted once (while SkippedIDs names it), held.
+				if id := aws.ToString(m.MessageId); j.SkippedIDs[id] != domain.SkipMalformedMessage {
+					j.Matched++
+					j.Failed++
+					jobs.Skip(j, id, domain.SkipMalformedMessage)
+				}
+				held = append(held, m)
 				continue
 			}
 			handled++
 			j.Matched++
 			ok, err := w.redriveOne(ctx, j, m, sent)
 			if err != nil {
-				return false, sent, err
+				return false, sent, 0, err
 			}
 			if ok {
 				sent++
 			}
 		}
+		if handled == 0 {
+			continue
+		}
 		j.Steps++
+		j.DLQWaits = 0
 		if err := w.Store.SaveJob(ctx, j); err != nil {
-			return false, sent, err
+			return false, sent, 0, err
 		}
 	}
-	return handled == 0 || empty >= quietReceives, sent, nil
+	return false, sent, 0, nil
 }
 
-// quietReceives is how many empty receives (each a 1 s long poll) in a row
-// tell the redrive that the DLQ holds nothing more for it: more than a
-// sweep hides each message it reads (sweepHide), so that messages a
-// concurrent sweep holds are visible again before the redrive calls the
-// DLQ empty and leaves them behind.
-const quietReceives = int(sweepHide/time.Second) + 2
+// drained ends a step whose receive found nothing visible for the job,
+// holding held messages hidden: done when SQS counts none visible and no
+// more hidden than held; else not done while the job has waited fewer than
+// redriveWaits times in a row, else done, what is left counted.
+func (w *Redriver) drained(ctx context.Context, j *domain.ReplayJob, sent, held int) (bool, int, time.Duration, error) {
+	visible, hidden, err := w.DLQ.Counts(ctx)
+	if err != nil {
+		return false, sent, 0, err
+	}
+	left := visible + max(0, hidden-held)
+	if left == 0 {
+		return true, sent, 0, nil
+	}
+	if j.DLQWaits < redriveWaits {
+		j.DLQWaits++
+		return false, sent, redriveWait, w.Store.SaveJob(ctx, j)
+	}
+	if j.Skipped == nil {
+		j.Skipped = map[string]int{}
+	}
+	j.Skipped[domain.SkipHiddenElsewhere] += left
+	return true, sent, 0, nil
+}
 
-// redriveOne handles one DLQ message and reports whether it was sent back.
+// redriveWait is how long a redrive waits for DLQ messages that someone
+// else holds hidden (or that SQS still counts), redriveWaits how many times
+// in a row at most: 12 minutes with nothing moved, more than the longest
+// any of hookline's readers hides a DLQ message (a redrive step's receive,
+// 10 minutes, left by a step that stopped; a sweep's is 2 s).
+const (
+	redriveWait  = 15 * time.Second
+	redriveWaits = 48
+)
+
+// redriveOne handles one DLQ message (a delivery message: Step holds the
+// malformed) and reports whether it was sent back.
 func (w *Redriver) redriveOne(ctx context.Context, j *domain.ReplayJob, m sqstypes.Message, n int) (bool, error) {
 	body := aws.ToString(m.Body)
 	msg, err := message.Decode(body)
 	if err != nil {
-		// Cannot be delivered as it is: left in the DLQ for a human.
-		j.Failed++
-		jobs.Skip(j, aws.ToString(m.MessageId), domain.SkipMalformedMessage)
-		return false, nil
+		return false, fmt.Errorf("redrive message %s: %w", aws.ToString(m.MessageId), err)
 	}
 	d, err := w.delivery(ctx, msg.DeliveryID)
 	if err != nil {

@@ -78,6 +78,10 @@ type ReplayJob struct {
 	// CancelledIDs names the first MaxCancelledIDs of them.
 	Cancelled    int      `json:"cancelled,omitempty" dynamodbav:"cancelled,omitempty"`
 	CancelledIDs []string `json:"cancelled_ids,omitempty" dynamodbav:"cancelled_ids,omitempty"`
+	// DLQWaits counts a redrive's steps in a row, with nothing moved, that
+	// found DLQ messages hidden by someone else and waited for them
+	// (KindRedrive).
+	DLQWaits int `json:"-" dynamodbav:"dlq_waits,omitempty"`
 }
 
 // MaxCancelledIDs bounds the ids a cancel job's record names (its count
@@ -202,6 +206,11 @@ const (
 	// SkipStaleCopy: a DLQ message whose delivery was delivered or
 	// replayed since (the operator's redrive deletes it).
 	SkipStaleCopy = "stale_copy"
+	// SkipHiddenElsewhere: DLQ messages someone else still held hidden
+	// when the operator's redrive stopped waiting for them (counted, not
+	// named: the redrive cannot see them); a redrive started later moves
+	// them.
+	SkipHiddenElsewhere = "hidden_elsewhere"
 	// SkipPayloadExpired: the event's payload is past the payload
 	// retention, so its delivery cannot be rebuilt (KindSince).
 	SkipPayloadExpired = "payload_expired"

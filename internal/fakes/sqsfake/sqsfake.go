@@ -80,6 +80,7 @@ type msg struct {
 	group      *string
 	attrs      map[string]types.MessageAttributeValue
 	visibleAt  time.Time
+	sentAt     time.Time // when it was sent (SQS's SentTimestamp)
 	receivedAt time.Time // the latest receive; zero before the first
 	handle     string    // the latest receipt handle
 	receives   int
@@ -259,7 +260,7 @@ func (q *Queue) sendLocked(url, entryID string, in *sqs.SendMessageInput) (strin
 		return "m-" + strconv.Itoa(q.seq), nil
 	}
 	m := &msg{id: "m-" + strconv.Itoa(q.seq), body: aws.ToString(in.MessageBody), group: in.MessageGroupId, attrs: in.MessageAttributes,
-		visibleAt: q.cfg.Now().Add(time.Duration(in.DelaySeconds) * time.Second)}
+		sentAt: q.cfg.Now(), visibleAt: q.cfg.Now().Add(time.Duration(in.DelaySeconds) * time.Second)}
 	q.queues[url] = append(q.queues[url], m)
 	return m.id, nil
 }
@@ -351,6 +352,7 @@ func (m *msg) message() types.Message {
 	return types.Message{MessageId: aws.String(m.id), ReceiptHandle: aws.String(m.handle), Body: aws.String(m.body),
 		MessageAttributes: m.attrs, Attributes: map[string]string{
 			string(types.MessageSystemAttributeNameApproximateReceiveCount): strconv.Itoa(m.receives),
+			string(types.MessageSystemAttributeNameSentTimestamp):           strconv.FormatInt(m.sentAt.UnixMilli(), 10),
 		}}
 }
 

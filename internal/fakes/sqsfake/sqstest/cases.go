@@ -2,6 +2,7 @@ package sqstest
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"testing"
@@ -30,6 +31,7 @@ const (
 	CaseVisibility         = "VisibilityAndReceiveCount"
 	CaseDelete             = "DeleteRemoves"
 	CaseAttributesInFlight = "AttributesCountInFlight"
+	CaseSentTimestamp      = "SentTimestampIsTheSend"
 	CaseAttributeCount     = "MessageAtMost10Attributes"
 	CaseAttributeNames     = "MessageAttributeNameRules"
 )
@@ -64,7 +66,35 @@ func semantics() []testCase {
 		{CaseDeleteBatch, deleteBatch},
 		{CaseVisibilityBatch, visibilityBatch},
 		{CaseAttributesInFlight, attributesInFlight},
+		{CaseSentTimestamp, sentTimestamp},
 	}
+}
+
+// sentTimestamp: SentTimestamp (ms) is when the message was sent, the same
+// at every receive: two sends 2 s apart are at least 2 s apart however
+// late they are received (the redrive tells the DLQ's messages older than
+// its job by it).
+func sentTimestamp(t *testing.T, b *Bundle) {
+	send(t, b, "first", 0)
+	b.Wait(2 * time.Second)
+	send(t, b, "second", 0)
+	b.Wait(time.Second)
+	sent := map[string][]int64{}
+	for range 2 {
+		out, err := b.Client.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: &b.URL, MaxNumberOfMessages: 10, VisibilityTimeout: 1, WaitTimeSeconds: 1,
+			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameSentTimestamp}})
+		require.NoError(t, err)
+		require.Len(t, out.Messages, 2)
+		for _, m := range out.Messages {
+			ms, err := strconv.ParseInt(m.Attributes[string(types.MessageSystemAttributeNameSentTimestamp)], 10, 64)
+			require.NoError(t, err, "SentTimestamp of %q", aws.ToString(m.Body))
+			sent[aws.ToString(m.Body)] = append(sent[aws.ToString(m.Body)], ms)
+		}
+		b.Wait(2 * time.Second)
+	}
+	require.Equal(t, sent["first"][0], sent["first"][1], "the same at every receive")
+	require.Equal(t, sent["second"][0], sent["second"][1], "the same at every receive")
+	require.GreaterOrEqual(t, sent["second"][0]-sent["first"][0], int64(2000), "the send's time, not the receive's")
 }
 
 func deleteBatch(t *testing.T, b *Bundle) {
