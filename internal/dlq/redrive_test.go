@@ -53,8 +53,7 @@ func newRedriveEnv(t *testing.T, n, hold int, hide time.Duration) *redriveEnv {
 	t.Helper()
 	e := &redriveEnv{clk: &clock{now: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}}
 	var started atomic.Bool
-	var q *sqsfake.Queue
-	q = sqsfake.New(sqsfake.Config{Now: e.clk.Now, Fail: func(op, url string) error {
+	q := sqsfake.New(sqsfake.Config{Now: e.clk.Now, Fail: func(op, url string) error {
 		// The reader's own receive comes here too: started is set first.
 		if op == "ReceiveMessage" && url == dlqURL && hold > 0 && started.CompareAndSwap(false, true) {
 			e.hidden = e.read(t, hold, hide)
