@@ -421,7 +421,7 @@ func (s *Server) route(rt Route) http.Handler {
 			}
 			p = rt.handle(s, w, r, tenant)
 			if p != nil && p.Status >= http.StatusInternalServerError {
-				p = cmp.Or(s.overBudget(w, r), p)
+				p = cmp.Or(s.overBudget(r), p)
 			}
 		}
 		if p != nil {
@@ -529,10 +529,10 @@ func bearer(r *http.Request) (string, bool) {
 // just added it, and its backfill runs) is not a failure: it answers 503
 // with a Retry-After (store.IndexRetryAfter) and says why.
 func (s *Server) internal(r *http.Request, err error) *Problem {
-	if errors.Is(context.Cause(r.Context()), errOverBudget) {
-		// Not a failure: route answers 503 for the budget.
+	if p := s.overBudget(r); p != nil {
+		// Not a failure: the request ran over its budget.
 		s.log().WarnContext(r.Context(), "api request over its budget", "error", err.Error(), "path", r.URL.Path)
-		return problem(http.StatusInternalServerError, "internal error; try again")
+		return p
 	}
 	var notReady *store.IndexNotReadyError
 	if errors.As(err, &notReady) {

@@ -268,22 +268,11 @@ func (s *Server) createEndpoint(w http.ResponseWriter, r *http.Request, tenant s
 	if err != nil {
 		return s.internal(r, err)
 	}
-	e := domain.Endpoint{TenantID: tenant, EndpointID: id, SealedSecrets: []string{sealed}}
-	if in.URL != nil {
-		e.URL = *in.URL
-	}
+	// The fields the tenant sizes, as the endpoint_bytes cap counted them.
+	e := sized(domain.Endpoint{TenantID: tenant, EndpointID: id, SealedSecrets: []string{sealed}}, in)
 	externalID, err := s.setDestination(r.Context(), &e, in)
 	if err != nil {
 		return s.internal(r, err)
-	}
-	if in.Description != nil {
-		e.Description = *in.Description
-	}
-	if in.EventTypes != nil {
-		e.EventTypes = *in.EventTypes
-	}
-	if in.Headers != nil {
-		e.Headers = *in.Headers
 	}
 	if in.RateLimit != nil {
 		e.RateLimit = *in.RateLimit
@@ -292,7 +281,6 @@ func (s *Server) createEndpoint(w http.ResponseWriter, r *http.Request, tenant s
 		return s.internal(r, err)
 	}
 	setEndpointSettings(&e, in)
-	e.Filter = filterText(in.Filter)
 	e, err = s.Store.CreateEndpoint(r.Context(), e)
 	if err != nil {
 		return s.internal(r, err)

@@ -165,13 +165,14 @@ func (s *Server) withBudget(r *http.Request) (*http.Request, context.CancelFunc)
 // its budget.
 var errOverBudget = errors.New("the request ran over its time budget")
 
-// overBudget is the answer to a request stopped at its budget, or nil when
-// r's context did not end at it.
-func (s *Server) overBudget(w http.ResponseWriter, r *http.Request) *Problem {
+// overBudget is the answer to a request stopped at its budget (503 with
+// Retry-After), or nil when r's context did not end at it.
+func (s *Server) overBudget(r *http.Request) *Problem {
 	if !errors.Is(context.Cause(r.Context()), errOverBudget) {
 		return nil
 	}
-	w.Header().Set("Retry-After", strconv.Itoa(expensiveRetryAfter))
-	return problem(http.StatusServiceUnavailable,
+	p := problem(http.StatusServiceUnavailable,
 		"the request ran over its time budget of %s and was stopped; narrow it (a smaller limit, a shorter time range, a filter) or retry after the seconds Retry-After gives", s.expensiveBudget())
+	p.retryAfter = expensiveRetryAfter * time.Second
+	return p
 }
