@@ -62,6 +62,13 @@ type Config struct {
 	// QueueURL is the delivery queue (for ChangeMessageVisibility and the
 	// messages sent again to wait).
 	QueueURL string
+	// LaneQueueURL is the tenant lane (enqueue.Config.LaneQueueURL), the
+	// second queue deliver consumes: a message received from it is sent
+	// again to it, and a message of the delivery queue whose tenant has its
+	// share of the pool (WaitTenantBusy) moves to it, so that a tenant over
+	// its share waits outside the queue every other tenant's deliveries
+	// come through. Empty: no lane; everything waits in QueueURL.
+	LaneQueueURL string
 	// DLQURL is the dead-letter queue permanent failures are sent to.
 	DLQURL string
 	// OpsQueueURL is the replay worker's operations queue: the death that

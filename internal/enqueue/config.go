@@ -12,6 +12,13 @@ import (
 const (
 	// DefaultSendConcurrency is Config.SendConcurrency when not set.
 	DefaultSendConcurrency = domain.DefaultEnqueueSendConcurrency
+	// DefaultLaneAfter is Config.LaneAfter when not set: 100, a stream
+	// batch's records at one endpoint each, so that a tenant with one
+	// endpoint per event type never uses the lane, and one whose event
+	// fans out to many endpoints (or a backlog to all of them) sends a
+	// stream batch's worth at the head of the queue and the rest to the
+	// lane.
+	DefaultLaneAfter = 100
 	// DefaultPutTries is how many times an invocation puts an operational
 	// event on the operator's bus before it parks it (Config.PutTries).
 	DefaultPutTries = 3
@@ -29,6 +36,16 @@ const (
 type Config struct {
 	// QueueURL is the delivery queue.
 	QueueURL string
+	// LaneQueueURL is the tenant lane: the queue, with its own mapping to
+	// deliver, that takes a tenant's messages past LaneAfter in one
+	// invocation, so that one tenant's large fan-out does not queue ahead
+	// of every other tenant's deliveries (docs/architecture.md, "The
+	// tenant lane"). Empty: every message goes to QueueURL.
+	LaneQueueURL string
+	// LaneAfter is how many of one tenant's messages an invocation sends
+	// to the delivery queue before the rest go to the lane. Default
+	// DefaultLaneAfter (100).
+	LaneAfter int
 	// SendConcurrency is how many SendMessageBatch requests to the delivery
 	// queue are in flight at once. Default DefaultSendConcurrency (4); 1
 	// sends one after the other.
@@ -56,6 +73,7 @@ type Config struct {
 // WithDefaults returns c with every field not set given its default.
 func (c Config) WithDefaults() Config {
 	c.SendConcurrency = cmp.Or(max(c.SendConcurrency, 0), DefaultSendConcurrency)
+	c.LaneAfter = cmp.Or(max(c.LaneAfter, 0), DefaultLaneAfter)
 	c.PutTries = cmp.Or(max(c.PutTries, 0), DefaultPutTries)
 	c.PutBackoff = cmp.Or(max(c.PutBackoff, 0), DefaultPutBackoff)
 	if c.Sleep == nil {
