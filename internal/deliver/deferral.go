@@ -1,11 +1,14 @@
 package deliver
 
 import (
+	"cmp"
 	"context"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
@@ -59,13 +62,49 @@ func (h *Handler) sendAgainOr(ctx context.Context, at *attempt, msg message.Mess
 		at.log.ErrorContext(ctx, "cannot encode the message to send it again; it comes back after the visibility timeout", "wait", string(w), "error", err.Error())
 		return false
 	}
-	at.later.add(laterSend{at: at, body: string(body), tenantID: msg.TenantID, traceParent: msg.TraceParent, delay: delay, wait: w, fallback: fallback})
+	at.later.add(laterSend{at: at, queueURL: h.sendQueue(at.m, w), body: string(body), tenantID: msg.TenantID, traceParent: msg.TraceParent, delay: delay, wait: w, fallback: fallback})
 	return true
+}
+
+// receivedFrom is the URL of the queue m was received from: the tenant
+// lane's (Config.LaneQueueURL) when its source is the lane, else the
+// delivery queue's. A record names its queue by ARN and the config by
+// URL; both end in the queue's name.
+func (h *Handler) receivedFrom(m events.SQSMessage) string {
+	if h.fromLane(m) {
+		return h.cfg.LaneQueueURL
+	}
+	return h.cfg.QueueURL
+}
+
+// fromLane reports whether m came from the tenant lane.
+func (h *Handler) fromLane(m events.SQSMessage) bool {
+	if h.cfg.LaneQueueURL == "" || m.EventSourceARN == "" {
+		return false
+	}
+	name := h.cfg.LaneQueueURL[strings.LastIndexByte(h.cfg.LaneQueueURL, '/')+1:]
+	return m.EventSourceARN[strings.LastIndexByte(m.EventSourceARN, ':')+1:] == name
+}
+
+// sendQueue is the queue a message waiting for w goes to: the tenant lane
+// for one received from it (once out of the delivery queue, a message
+// stays out until it is delivered or dead) and for one whose tenant has
+// its share of the pool (WaitTenantBusy: the tenant is over its share, and
+// its waits would otherwise cycle through the queue every other tenant's
+// deliveries come through); else the delivery queue. Without a lane, the
+// delivery queue.
+func (h *Handler) sendQueue(m events.SQSMessage, w Wait) string {
+	if h.cfg.LaneQueueURL != "" && (w == WaitTenantBusy || h.fromLane(m)) {
+		return h.cfg.LaneQueueURL
+	}
+	return h.cfg.QueueURL
 }
 
 // laterSend is a message to send again at the batch's end.
 type laterSend struct {
-	at       *attempt
+	at *attempt
+	// queueURL is where it goes: sendQueue's answer.
+	queueURL string
 	body     string
 	tenantID string
 	// traceParent is the body's trace context, mirrored in the message
@@ -93,18 +132,24 @@ func (l *laterSends) add(s laterSend) {
 }
 
 // sendLater sends the batch's deferred messages, ten (and 256 KiB) to a
-// SendMessageBatch request, and returns the SQS message ids of those not
-// sent, which come back (a long backoff's, hidden for its delay).
+// SendMessageBatch request per queue, and returns the SQS message ids of
+// those not sent, which come back (a long backoff's, hidden for its
+// delay).
 func (h *Handler) sendLater(ctx context.Context, l *laterSends) []string {
 	var failed []string
-	var chunk []laterSend
-	var entries []sqstypes.SendMessageBatchRequestEntry
-	flush := func() {
-		if len(entries) == 0 {
+	type forming struct {
+		chunk   []laterSend
+		entries []sqstypes.SendMessageBatchRequestEntry
+	}
+	var order []string
+	byQueue := map[string]*forming{}
+	flush := func(url string) {
+		f := byQueue[url]
+		if len(f.entries) == 0 {
 			return
 		}
-		failed = append(failed, h.sendChunk(ctx, chunk, entries)...)
-		chunk, entries = nil, nil
+		failed = append(failed, h.sendChunk(ctx, url, f.chunk, f.entries)...)
+		f.chunk, f.entries = nil, nil
 	}
 	for i, s := range l.sends {
 		e := sqstypes.SendMessageBatchRequestEntry{
@@ -112,19 +157,28 @@ func (h *Handler) sendLater(ctx context.Context, l *laterSends) []string {
 			DelaySeconds: int32(s.delay / time.Second), MessageGroupId: message.WaitGroupID(s.tenantID),
 			MessageAttributes: message.TraceAttributes(s.traceParent),
 		}
-		if !message.Fits(entries, e) {
-			flush()
+		url := cmp.Or(s.queueURL, h.cfg.QueueURL)
+		f := byQueue[url]
+		if f == nil {
+			f = &forming{}
+			byQueue[url] = f
+			order = append(order, url)
 		}
-		chunk, entries = append(chunk, s), append(entries, e)
+		if !message.Fits(f.entries, e) {
+			flush(url)
+		}
+		f.chunk, f.entries = append(f.chunk, s), append(f.entries, e)
 	}
-	flush()
+	for _, url := range order {
+		flush(url)
+	}
 	return failed
 }
 
 // sendChunk sends one request's entries and returns the message ids of
 // those SQS did not take.
-func (h *Handler) sendChunk(ctx context.Context, chunk []laterSend, entries []sqstypes.SendMessageBatchRequestEntry) []string {
-	out, err := h.Queue.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: &h.cfg.QueueURL, Entries: entries})
+func (h *Handler) sendChunk(ctx context.Context, queueURL string, chunk []laterSend, entries []sqstypes.SendMessageBatchRequestEntry) []string {
+	out, err := h.Queue.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: &queueURL, Entries: entries})
 	refused := map[string]string{}
 	if err != nil {
 		for _, e := range entries {
@@ -145,6 +199,9 @@ func (h *Handler) sendChunk(ctx context.Context, chunk []laterSend, entries []sq
 			}
 			failed = append(failed, at.m.MessageId)
 			continue
+		}
+		if s.queueURL != h.receivedFrom(at.m) {
+			at.mb.Put(metrics.Laned, 1, nil)
 		}
 		if s.fallback == 0 {
 			// A retry's first hop (fallback set) is counted and logged

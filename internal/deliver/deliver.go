@@ -351,7 +351,7 @@ func (h *Handler) toDLQ(ctx context.Context, at *attempt, tenantID string, reaso
 func (h *Handler) setVisibility(ctx context.Context, log *slog.Logger, m events.SQSMessage, d time.Duration) {
 	secs := int32(min(max(d, 0), h.cfg.Policy.LongestDelay()) / time.Second)
 	if _, err := h.Queue.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
-		QueueUrl: &h.cfg.QueueURL, ReceiptHandle: &m.ReceiptHandle, VisibilityTimeout: secs,
+		QueueUrl: aws.String(h.receivedFrom(m)), ReceiptHandle: &m.ReceiptHandle, VisibilityTimeout: secs,
 	}); err != nil {
 		// The message still comes back, after the queue's visibility timeout.
 		log.WarnContext(ctx, "cannot change message visibility", "error", err.Error())

@@ -215,7 +215,20 @@ const (
 	queueURL = "https://sqs.example/q"
 	dlqURL   = "https://sqs.example/dlq"
 	opsURL   = "https://sqs.example/ops"
+	// laneURL is the tenant lane, which a message's event source names by
+	// ARN (laneARN).
+	laneURL = "https://sqs.example/123456789012/hookline-lane"
+	laneARN = "arn:aws:sqs:us-east-1:123456789012:hookline-lane"
 )
+
+// sourceURL is the queue a test message was received from: the lane's
+// when its EventSourceARN is laneARN, else the delivery queue's.
+func sourceURL(m events.SQSMessage) string {
+	if m.EventSourceARN == laneARN {
+		return laneURL
+	}
+	return queueURL
+}
 
 // fakeQueue is the delivery queue, its DLQ and the operations queue: the
 // shared fake SQS (sqsfake), which holds the handler to the limits SQS
@@ -254,6 +267,9 @@ type fakeQueue struct {
 	requeueDelay []int32
 	requeueGroup []string
 	failRequeue  bool // sends to the delivery queue fail
+	// laned are the messages sent to the tenant lane, with their delays.
+	laned      []string
+	lanedDelay []int32
 }
 
 func newFakeQueue(now func() time.Time, visibilityTimeout time.Duration) *fakeQueue {
@@ -290,7 +306,7 @@ func (q *fakeQueue) receive(at time.Time, msgs ...events.SQSMessage) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, m := range msgs {
-		if h, ok := q.sqs.ReceiveAt(queueURL, m.Body, at); ok {
+		if h, ok := q.sqs.ReceiveAt(sourceURL(m), m.Body, at); ok {
 			q.handles[m.ReceiptHandle] = h
 			delete(q.visibility, m.ReceiptHandle)
 		}
@@ -313,7 +329,7 @@ func (q *fakeQueue) done(msgs []events.SQSMessage, failed []string) {
 	defer q.mu.Unlock()
 	for _, m := range msgs {
 		if h, ok := q.handles[m.ReceiptHandle]; ok && !slices.Contains(failed, m.MessageId) {
-			_, _ = q.sqs.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: aws.String(queueURL), ReceiptHandle: &h})
+			_, _ = q.sqs.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: aws.String(sourceURL(m)), ReceiptHandle: &h})
 		}
 	}
 }
@@ -361,7 +377,7 @@ func (q *fakeQueue) failing(url string) bool {
 
 func (q *fakeQueue) SendMessage(ctx context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
 	url := aws.ToString(in.QueueUrl)
-	if url != queueURL && url != dlqURL && url != opsURL {
+	if url != queueURL && url != dlqURL && url != opsURL && url != laneURL {
 		return nil, errors.New("sent to the wrong queue: " + url)
 	}
 	if q.failing(url) {
@@ -379,7 +395,7 @@ func (q *fakeQueue) SendMessage(ctx context.Context, in *sqs.SendMessageInput, _
 // does.
 func (q *fakeQueue) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
 	url := aws.ToString(in.QueueUrl)
-	if url != queueURL && url != dlqURL && url != opsURL {
+	if url != queueURL && url != dlqURL && url != opsURL && url != laneURL {
 		return nil, errors.New("sent to the wrong queue: " + url)
 	}
 	if q.failing(url) {
@@ -411,6 +427,8 @@ func (q *fakeQueue) sent(url string, in *sqs.SendMessageInput) {
 	switch url {
 	case opsURL:
 		q.ops, q.opsDelay = append(q.ops, body), append(q.opsDelay, in.DelaySeconds)
+	case laneURL:
+		q.laned, q.lanedDelay = append(q.laned, body), append(q.lanedDelay, in.DelaySeconds)
 	case queueURL:
 		q.requeued, q.requeueDelay = append(q.requeued, body), append(q.requeueDelay, in.DelaySeconds)
 		q.requeueGroup = append(q.requeueGroup, aws.ToString(in.MessageGroupId))

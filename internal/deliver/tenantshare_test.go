@@ -282,3 +282,92 @@ func TestOverShareWaitKeepsTheAttemptCount(t *testing.T) {
 	_, err = f.store.Delivery(context.Background(), "over")
 	require.ErrorIs(t, err, store.ErrNotFound, "no attempt written: the delivery has no record yet")
 }
+
+// fromLane is m as the lane's mapping hands it over.
+func fromLane(m events.SQSMessage) events.SQSMessage {
+	m.EventSourceARN = laneARN
+	return m
+}
+
+// laned decodes the messages sent to the tenant lane since from.
+func (f *fixture) lanedSince(t *testing.T, from int) []message.Message {
+	t.Helper()
+	f.queue.mu.Lock()
+	defer f.queue.mu.Unlock()
+	var out []message.Message
+	for _, b := range f.queue.laned[from:] {
+		m, err := message.Decode(b)
+		require.NoError(t, err)
+		out = append(out, m)
+	}
+	return out
+}
+
+// With a tenant lane, a message whose tenant is over its share moves from
+// the delivery queue to the lane, and one received from the lane waits in
+// the lane whatever it waits for (a retry too): a tenant over its share
+// no longer cycles through the queue every other tenant's deliveries come
+// through. Another wait of a delivery-queue message stays in the delivery
+// queue.
+func TestOverShareMovesToTheLane(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
+	f.h.Config.LaneQueueURL = laneURL
+	noisyHits, _ := noisyTenant(t, f, 2, 0)
+	f.h.Config.TenantConcurrency = 1
+	f.h.Config.FailingAfter = -1
+	_, ok, err := f.store.TakeGate(context.Background(), "noisy", store.TenantGateID, store.GateAsk{Slots: 1, Now: f.now, Until: f.now.Add(time.Hour)})
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	over := tenantMessage(t, "over", "noisy", "ep_n0", f.now)
+	quiet := tenantMessage(t, "quiet", "t1", "ep_1", f.now)
+	require.Empty(t, f.run(t, over, quiet))
+	require.EqualValues(t, 1, f.hits.Load(), "the quiet tenant's message sent")
+	require.Empty(t, f.requeuedSince(t, 0), "nothing waits in the delivery queue")
+	moved := f.lanedSince(t, 0)
+	require.Len(t, moved, 1)
+	require.Equal(t, "over", moved[0].DeliveryID)
+	require.Equal(t, 1, moved[0].Deferrals)
+	require.Zero(t, moved[0].Attempts)
+
+	// Received from the lane while the tenant is still over its share: it
+	// waits in the lane again.
+	again := fromLane(tenantMessage(t, "over", "noisy", "ep_n0", f.now))
+	again.MessageId, again.ReceiptHandle, again.Body = "m_over2", "rh_over2", f.queue.laned[0]
+	require.Empty(t, f.run(t, again))
+	back := f.lanedSince(t, 1)
+	require.Len(t, back, 1)
+	require.Equal(t, 2, back[0].Deferrals)
+	require.Empty(t, f.requeuedSince(t, 0))
+
+	// Its share free again, a lane message's failed attempt retries in the
+	// lane (the hop of a wait over HopAfter), and a delivery-queue
+	// message's in the delivery queue.
+	require.NoError(t, f.store.ReleaseGate(context.Background(), "noisy", store.TenantGateID, store.Hold{Slot: 0, Until: f.now.Add(time.Hour)}, nil))
+	f.h.Config.TenantConcurrency = 6
+	l := fromLane(tenantMessage(t, "l1", "noisy", "ep_n1", f.now))
+	d := tenantMessage(t, "d1", "noisy", "ep_n0", f.now)
+	require.Empty(t, f.run(t, l, d))
+	require.EqualValues(t, 2, noisyHits.Load())
+	lane, queue := f.lanedSince(t, 2), f.requeuedSince(t, 0)
+	require.Len(t, lane, 1)
+	require.Equal(t, "l1", lane[0].DeliveryID)
+	require.Equal(t, 1, lane[0].Attempts, "a retry carries its attempt")
+	require.Len(t, queue, 1)
+	require.Equal(t, "d1", queue[0].DeliveryID)
+}
+
+// A lane message's visibility is changed on the lane (its receipt handle
+// is the lane's): a last attempt's failure hands it to the redrive policy
+// from there.
+func TestLaneMessageVisibilityIsTheLanes(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(500) })
+	f.h.Config.LaneQueueURL = laneURL
+	last := fromLane(sqsMessage(t, "last", "3", f.now.Add(-time.Minute)))
+	require.Equal(t, []string{"m_last"}, f.run(t, last), "it comes back, for the redrive policy")
+	v, ok := f.queue.visibilityOf("rh_last")
+	require.True(t, ok, "its visibility set, on the lane (the fake refuses a handle on the wrong queue)")
+	require.Zero(t, v)
+}

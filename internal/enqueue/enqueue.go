@@ -231,10 +231,13 @@ func (h *Handler) enqueue(ctx context.Context, ev events.DynamoDBEvent, inv *inv
 // show sent, in as few requests as SQS's limits allow, formed in stream
 // order, SendConcurrency of them in flight at once (sends). A request is
 // started as soon as it is full, so an invocation holds at most
-// SendConcurrency requests' messages besides the one being formed.
+// SendConcurrency requests' messages besides the two being formed. A
+// tenant's first LaneAfter messages of the invocation go to the delivery
+// queue, the rest to the tenant lane (route).
 func (h *Handler) sendUnsent(ctx context.Context, fanOuts []fanOut, existing store.Snapshot, inv *invocation) *failure {
 	s := &sends{h: h, ctx: ctx, slots: make(chan struct{}, h.cfg.SendConcurrency)}
-	var b batch
+	queues := [2]batch{{queueURL: h.cfg.QueueURL}, {queueURL: h.cfg.LaneQueueURL}}
+	perTenant := map[string]int{}
 	for i := range fanOuts {
 		f := &fanOuts[i]
 		for _, ep := range f.targets {
@@ -247,19 +250,48 @@ func (h *Handler) sendUnsent(ctx context.Context, fanOuts []fanOut, existing sto
 			if err != nil {
 				return cmp.Or(s.wait(), &failure{f.seq, f.seq, err})
 			}
+			b := &queues[h.route(perTenant, f.ev.TenantID)]
 			if len(b.out) > 0 && !message.Fits(b.entries, e) {
-				if !s.start(b) {
+				if !s.start(*b) {
 					return s.wait()
 				}
-				b = batch{}
+				*b = batch{queueURL: b.queueURL}
 			}
 			b.entries, b.out = append(b.entries, e), append(b.out, o)
 		}
 	}
-	if len(b.out) > 0 {
-		s.start(b)
+	for _, b := range queues {
+		if len(b.out) > 0 && !s.start(b) {
+			break
+		}
 	}
-	return s.wait()
+	if f := s.wait(); f != nil {
+		return f
+	}
+	for tenantID, n := range perTenant {
+		if laned := n - h.cfg.LaneAfter; laned > 0 {
+			inv.metrics.Put(metrics.Laned, float64(laned), nil)
+			h.Log.InfoContext(ctx, "tenant's messages past its share of the invocation sent to the tenant lane", "tenant_id", tenantID, "laned", laned, "lane_after", h.cfg.LaneAfter)
+		}
+	}
+	return nil
+}
+
+// route says which of sendUnsent's queues a message of tenantID goes to,
+// counting it: 0, the delivery queue, for the tenant's first LaneAfter
+// messages of the invocation; 1, the tenant lane, for the rest, so that a
+// tenant whose events fan out wide (or a backlog to every endpoint it has)
+// puts a stream batch's worth at the head of the delivery queue, not all
+// of it ahead of every other tenant's deliveries. Without a lane, 0.
+func (h *Handler) route(perTenant map[string]int, tenantID string) int {
+	if h.cfg.LaneQueueURL == "" {
+		return 0
+	}
+	perTenant[tenantID]++
+	if perTenant[tenantID] <= h.cfg.LaneAfter {
+		return 0
+	}
+	return 1
 }
 
 // sends runs one invocation's SendMessageBatch requests, at most
@@ -484,13 +516,14 @@ func (o outgoing) entry() (sqstypes.SendMessageBatchRequestEntry, error) {
 // batch is the messages of the next SendMessageBatch request, with their
 // deliveries.
 type batch struct {
-	entries []sqstypes.SendMessageBatchRequestEntry
-	out     []outgoing
+	queueURL string
+	entries  []sqstypes.SendMessageBatchRequestEntry
+	out      []outgoing
 }
 
 // sendBatch sends one SendMessageBatch request, b's messages.
 func (h *Handler) sendBatch(ctx context.Context, b *batch) error {
-	if err := message.SendBatch(ctx, h.Queue, h.cfg.QueueURL, b.entries); err != nil {
+	if err := message.SendBatch(ctx, h.Queue, b.queueURL, b.entries); err != nil {
 		return err
 	}
 	for _, o := range b.out {

@@ -972,3 +972,62 @@ func TestMessagesCarryTheirEndpointsRevision(t *testing.T) {
 	}
 	require.Equal(t, map[string]int64{"ep_a": 0, "ep_b": 3}, got)
 }
+
+// A tenant's messages past LaneAfter in an invocation go to the tenant
+// lane; every other tenant's, and the tenant's first LaneAfter, go to the
+// delivery queue, so a wide fan-out does not queue ahead of everyone.
+// Without a lane everything goes to the delivery queue.
+func TestTenantPastItsShareGoesToTheLane(t *testing.T) {
+	t.Parallel()
+	const laneURL = "https://sqs.us-east-1.amazonaws.com/123456789012/hookline-lane"
+	var eps []domain.Endpoint
+	for i := range 5 {
+		eps = append(eps, endpoint("wide", fmt.Sprintf("ep_w%d", i)))
+	}
+	eps = append(eps, endpoint("quiet", "ep_q"))
+	batch := func() events.DynamoDBEvent {
+		return streamEvent(image("w1", "wide", nil), image("q1", "quiet", nil), image("w2", "wide", nil), image("q2", "quiet", nil))
+	}
+	tenants := func(ms []message.Message) map[string]int {
+		n := map[string]int{}
+		for _, m := range ms {
+			n[m.TenantID]++
+		}
+		return n
+	}
+
+	s, q := newFakeStore(eps...), &fakeQueue{}
+	h := newHandler(s, q)
+	h.Config.LaneQueueURL, h.Config.LaneAfter = laneURL, 3
+	resp, err := h.Handle(context.Background(), batch())
+	require.NoError(t, err)
+	require.Empty(t, resp.BatchItemFailures)
+	require.Equal(t, map[string]int{"wide": 3, "quiet": 2}, tenants(q.sent()), "the wide tenant's first 3 and every quiet message in the delivery queue")
+	var laned []message.Message
+	for _, b := range q.fake().Bodies(laneURL) {
+		m, err := message.Decode(b)
+		require.NoError(t, err)
+		laned = append(laned, m)
+	}
+	require.Equal(t, map[string]int{"wide": 7}, tenants(laned), "the wide tenant's other 7 in the lane")
+	all := map[string]bool{}
+	for _, m := range append(q.sent(), laned...) {
+		require.False(t, all[m.DeliveryID], "each delivery sent once: %s", m.DeliveryID)
+		all[m.DeliveryID] = true
+	}
+	require.Len(t, all, 12)
+
+	// The count is per invocation: the next one starts again.
+	_, err = h.Handle(context.Background(), streamEvent(image("w3", "wide", nil)))
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{"wide": 6, "quiet": 2}, tenants(q.sent()))
+	require.Len(t, q.fake().Bodies(laneURL), 9)
+
+	// No lane: all twelve in the delivery queue.
+	s, q = newFakeStore(eps...), &fakeQueue{}
+	h = newHandler(s, q)
+	h.Config.LaneAfter = 3
+	_, err = h.Handle(context.Background(), batch())
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{"wide": 10, "quiet": 2}, tenants(q.sent()))
+}

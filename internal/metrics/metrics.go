@@ -84,6 +84,10 @@ const (
 	// ran over its work budget on the event's payload (filter.Budget, or
 	// the record's share of it), delivered unfiltered.
 	FilterOverBudget = "FilterOverBudget"
+	// Laned counts the delivery messages enqueue sent to the tenant lane
+	// (a tenant's past its LaneAfter in an invocation) and deliver moved
+	// there (a tenant over its share, tenant_busy).
+	Laned = "Laned"
 )
 
 // Spec documents one metric: its unit, the dimension sets it is published
@@ -118,6 +122,7 @@ var Catalog = map[string]Spec{
 	FilteredOut:          {unitCount, [][]string{{}}, false},
 	FilterErrors:         {unitCount, [][]string{{}}, false},
 	FilterOverBudget:     {unitCount, [][]string{{}}, false},
+	Laned:                {unitCount, [][]string{{}}, false},
 }
 
 // Writer prints EMF lines. Safe for concurrent use.
