@@ -102,9 +102,15 @@ func orPrefixes(field string, n int) string {
 	return b.String() + `]}`
 }
 
+// orPrefixesFor is orPrefixes with one more branch, on a field no payload
+// has, that makes its text (and so its parsed filter) endpoint's own.
+func orPrefixesFor(field string, n int, endpoint string) string {
+	return strings.TrimSuffix(orPrefixes(field, n), `]}`) + fmt.Sprintf(`,{"only":[%q]}]}`, endpoint)
+}
+
 // Issue 34's worst shapes, in one batch beside a quiet tenant's event:
 // the over-deep payload is rejected (too_deep), the record whose 60
-// endpoints' 100-branch filters would scan its ~120 KB payload past the
+// endpoints' 40-branch filters (each its own) would scan its ~120 KB payload past the
 // record's budget gets the rest of its endpoints unfiltered (counted
 // FilterOverBudget), escaped keys and wide objects match as usual, no
 // record fails the batch, and the quiet tenant's event is sent.
@@ -112,7 +118,8 @@ func TestWorstShapesNeverStallTheBatch(t *testing.T) {
 	t.Parallel()
 	eps := []domain.Endpoint{filteredEndpoint("quiet", "ep_quiet", `{"country":["DE"]}`)}
 	for i := 0; i < 60; i++ {
-		eps = append(eps, filteredEndpoint("noisy", fmt.Sprintf("ep_%02d", i), orPrefixes("a", 100)))
+		id := fmt.Sprintf("ep_%02d", i)
+		eps = append(eps, filteredEndpoint("noisy", id, orPrefixesFor("a", 39, id)))
 	}
 	eps = append(eps, filteredEndpoint("keys", "ep_keys", `{"abcd00001":["xy1"]}`))
 	s := newFakeStore(eps...)
@@ -148,4 +155,31 @@ func TestWorstShapesNeverStallTheBatch(t *testing.T) {
 	require.Greater(t, sent["e_wide"], 0, "endpoints past the record's budget get the event unfiltered")
 	require.Less(t, sent["e_wide"], 60, "endpoints within the record's budget are filtered")
 	require.Contains(t, out.String(), `"FilterOverBudget"`)
+}
+
+// Endpoints with the same filter text share its outcome, matched once a
+// record: sixty endpoints with the same 40-branch filter on a ~120 KB
+// payload cost one filter's work, within the record's budget, so none gets
+// the event unfiltered (with sixty distinct filters, most would:
+// TestWorstShapesNeverStallTheBatch).
+func TestSameFilterIsMatchedOnceARecord(t *testing.T) {
+	t.Parallel()
+	var eps []domain.Endpoint
+	for i := 0; i < 60; i++ {
+		eps = append(eps, filteredEndpoint("noisy", fmt.Sprintf("ep_%02d", i), orPrefixes("a", 40)))
+	}
+	eps = append(eps, filteredEndpoint("noisy", "ep_match", `{"a":["xxxxxxxxxxxxxxxxxxxx"]}`))
+	s, q := newFakeStore(eps...), &fakeQueue{}
+	var out bytes.Buffer
+	h := newHandler(s, q)
+	h.Metrics = metrics.New(&out)
+	wide := `{"a":[` + strings.TrimSuffix(strings.Repeat(`"xxxxxxxxxxxxxxxxxxxx",`, 5000), ",") + `]}`
+	_, err := h.Handle(context.Background(), streamEvent(payloadImage("e_wide", "noisy", wide)))
+	require.NoError(t, err)
+	var sent []string
+	for _, m := range q.sent() {
+		sent = append(sent, m.EndpointID)
+	}
+	require.Equal(t, []string{"ep_match"}, sent, "every shared filter filtered it out; the matching one sent")
+	require.NotContains(t, out.String(), `"FilterOverBudget"`)
 }

@@ -33,10 +33,13 @@ const (
 // the budget cuts off the filters whose constant is unusually large, on
 // documents built to exploit it.
 const (
-	// WorkPerByte is the budget's work per byte of the document: 256, above
-	// every filter of the unit tests' table and of the docs' examples on
-	// any document, and about 0.1 ms per KiB on a Lambda core.
-	WorkPerByte = 256
+	// WorkPerByte is the budget's work per byte of the document: 64,
+	// above every filter of the unit tests' table and of the docs'
+	// examples on any document (a filter on a few fields spends 2 to 3 a
+	// byte; TestWorstShapesLinear's hostile shapes 7 to 80). A unit costs
+	// about 5 ns on one core (BenchmarkMatchCost), so a filter at the
+	// budget spends about 0.3 ms a KiB of payload.
+	WorkPerByte = 64
 	// WorkBase is the budget's work before the document's length, so that
 	// small documents are never cut off: a MaxBytes filter's worth of
 	// operands on 16 leaves.
@@ -354,13 +357,16 @@ func walk(data []byte, i, depth int, fn func(span) bool) (int, bool) {
 	return i, true
 }
 
-// scalar is one leaf being matched, with its number parsed once.
+// scalar is one leaf being matched, with its number parsed and its
+// string unescaped once, however many conditions read it.
 type scalar struct {
 	st      *state
 	sp      span
 	parsed  bool
 	q       int64
 	inRange bool
+	read    bool
+	text    []byte // st.text's answer: valid while this leaf is matched
 }
 
 // str is the leaf's string content, and whether it is a string.
@@ -368,7 +374,10 @@ func (s *scalar) str() ([]byte, bool) {
 	if s.sp.kind != vString {
 		return nil, false
 	}
-	return s.st.text(s.sp), true
+	if !s.read {
+		s.read, s.text = true, s.st.text(s.sp)
+	}
+	return s.text, true
 }
 
 // number is the leaf's quantized value, if it is a number within ±5e9.
