@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/hookline/hookline/internal/api"
-	"github.com/hookline/hookline/outbox"
 	"github.com/hookline/hookline/tooling/apiclient"
 	"github.com/hookline/hookline/tooling/harness"
 	"github.com/hookline/hookline/tooling/perf/pipeline"
@@ -37,15 +36,23 @@ const (
 	HostileEventsDefault    = 60
 	HostileEndpointsDefault = 5
 	HostilePayloadBytes     = 120 << 10
-	CapBacklogDefault       = 20
+	// HostileDepthDefault is how deep the hostile payload's arrays nest by
+	// default: 2, arrays of one-string arrays, the costliest to match a
+	// byte of the depths the outbox accepts (about twice the deepest's:
+	// more leaves a byte, each tried against every branch).
+	HostileDepthDefault = 2
+	CapBacklogDefault   = 20
 	// capEndpointsSafety stops the endpoint creation of AtCaps if the stack
 	// sets no cap at all (it should: issue 34).
 	capEndpointsSafety = 2000
 )
 
 // hostileFilter is a 100-branch $or on the field "k", each branch a
-// different operator, none of which the hostile payload's leaves match.
-func hostileFilter() json.RawMessage {
+// different operator, none of which the hostile payload's leaves match;
+// variant v makes its text the endpoint's own (enqueue matches a filter
+// text shared by several endpoints once a record, so the worst is a filter
+// for each).
+func hostileFilter(v int) json.RawMessage {
 	var b strings.Builder
 	b.WriteString(`{"$or":[`)
 	for i := range 100 {
@@ -54,7 +61,7 @@ func hostileFilter() json.RawMessage {
 		}
 		switch i % 5 {
 		case 0:
-			fmt.Fprintf(&b, `{"k":["v%02d"]}`, i)
+			fmt.Fprintf(&b, `{"k":["v%02d-%d"]}`, i, v)
 		case 1:
 			fmt.Fprintf(&b, `{"k":[{"prefix":"p%02d"}]}`, i)
 		case 2:
@@ -94,10 +101,10 @@ func setupHostile(ctx context.Context, e *harness.Env, cfg Config, rcv *Noisy) (
 		return nil, err
 	}
 	n := &noisyTenant{rcv: rcv, client: client}
-	filter := hostileFilter()
+	filter := hostileFilter(0)
 	for i := range cfg.HostileEndpoints {
 		var ep api.EndpointView
-		body := map[string]any{"url": fmt.Sprintf("%s/hostile/%d", rcv.URL, i), "event_types": []string{"bench.hostile"}, "filter": filter}
+		body := map[string]any{"url": fmt.Sprintf("%s/hostile/%d", rcv.URL, i), "event_types": []string{"bench.hostile"}, "filter": hostileFilter(i)}
 		if err := client.Do(ctx, "POST", "/v1/endpoints", body, &ep); err != nil {
 			return nil, fmt.Errorf("hostile endpoint: %w", err)
 		}
@@ -255,27 +262,4 @@ func (n *noisyTenant) abuseDrain(ctx context.Context, cfg Config) (Drain, error)
 			return d, err
 		}
 	}
-}
-
-// deepestAccepted is the deepest hostile payload the outbox contract
-// accepts (outbox.Event.Validate), at most 512 levels: one level more is
-// refused at write, which the outbox's own tests hold.
-func deepestAccepted() int {
-	ok := func(d int) bool {
-		e := outbox.Event{ID: "probe", TenantID: "probe", Type: "bench.hostile", Payload: json.RawMessage(hostilePayload(d)), OccurredAt: time.Now()}
-		return e.Validate() == nil
-	}
-	lo, hi := 2, 512
-	if ok(hi) {
-		return hi
-	}
-	for lo+1 < hi { // ok(lo), !ok(hi)
-		mid := (lo + hi) / 2
-		if ok(mid) {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return lo
 }

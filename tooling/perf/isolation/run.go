@@ -59,8 +59,8 @@ type Config struct {
 	Situations []Situation
 	// HostileEvents is how many events the HostileFilter tenant writes at
 	// once, HostileEndpoints how many filtered endpoints it has, and
-	// HostileDepth how deep its payload nests. Defaults 60, 5, and the
-	// deepest the outbox contract accepts.
+	// HostileDepth how deep its payload nests. Defaults 60, 5, and
+	// HostileDepthDefault (2).
 	HostileEvents, HostileEndpoints, HostileDepth int
 	// CapBacklog is how many events the AtCaps tenant writes at once, each
 	// to all of its endpoints. Default 20.
@@ -100,7 +100,7 @@ func (c Config) withDefaults() Config {
 	c.HostileEvents = cmp.Or(c.HostileEvents, HostileEventsDefault)
 	c.HostileEndpoints = cmp.Or(c.HostileEndpoints, HostileEndpointsDefault)
 	if c.HostileDepth <= 0 {
-		c.HostileDepth = deepestAccepted()
+		c.HostileDepth = HostileDepthDefault
 	}
 	c.CapBacklog = cmp.Or(c.CapBacklog, CapBacklogDefault)
 	return c
