@@ -114,9 +114,11 @@ func TestPropsFromContext(t *testing.T) {
 	t.Run("the endpoints' isolation and the deliver pool from context", func(t *testing.T) {
 		p, _, err := from(map[string]string{
 			"disableAfterFor": "30s", "breakerCooldown": "1s", "breakerMaxCooldown": "4s", "endpointConcurrency": "2", "deliverMaxConcurrency": "25",
-			"tenantConcurrency": "4",
+			"tenantConcurrency": "4", "laneMaxConcurrency": "8", "laneAfter": "40",
 		})
 		require.NoError(t, err)
+		require.Equal(t, 8, p.LaneMaxConcurrency)
+		require.Equal(t, 40, p.LaneAfter)
 		require.Equal(t, 30*time.Second, p.DisableAfterFor)
 		require.Equal(t, time.Second, p.BreakerCooldown)
 		require.Equal(t, 4*time.Second, p.BreakerMaxCooldown)
@@ -129,9 +131,11 @@ func TestPropsFromContext(t *testing.T) {
 		require.Zero(t, p.EndpointConcurrency)
 		require.Zero(t, p.TenantConcurrency)
 		require.Zero(t, p.DeliverMaxConcurrency)
+		require.Zero(t, p.LaneMaxConcurrency)
+		require.Zero(t, p.LaneAfter)
 		for key, bad := range map[string]string{
 			"disableAfterFor": "5 days", "breakerCooldown": "soon", "breakerMaxCooldown": "10", "endpointConcurrency": "few", "deliverMaxConcurrency": "1.5",
-			"tenantConcurrency": "half",
+			"tenantConcurrency": "half", "laneMaxConcurrency": "1.5", "laneAfter": "many",
 		} {
 			_, _, err := from(map[string]string{key: bad})
 			require.ErrorContains(t, err, "context "+key, "%s=%s", key, bad)
