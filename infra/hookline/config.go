@@ -168,14 +168,19 @@ type Props struct {
 	// function reserves concurrency (a positive *ReservedConcurrency is
 	// refused), and every SQS event source mapping runs at most
 	// sqsMinConcurrency (2, the least SQS mappings take) unless
-	// DeliverMaxConcurrency says otherwise: deliver 2, the replay jobs 2,
-	// the replay operations 2. In a 10-execution account the SQS mappings
-	// then run at most 6 executions together, which leaves 4 for enqueue
-	// (one per active stream shard: the profile's EnqueueParallelization
-	// is 1) and the API, so each mapping's cap
-	// stays below what its function can get and a throttle does not burn a
-	// receive (the Throttles alarms page if one does: nothing caps the
-	// API but its stage's throttling). Throughput: about deliver's cap ×
+	// DeliverMaxConcurrency or LaneMaxConcurrency says otherwise: deliver's
+	// delivery queue 2, its tenant lane 2, the replay jobs 2, the replay
+	// operations 2. In a 10-execution account the SQS mappings then run at
+	// most 8 executions together, which leaves 2: one for enqueue (one per
+	// active stream shard, and a new outbox table has one: the profile's
+	// EnqueueParallelization is 1) and one for the API, so each mapping's
+	// cap stays below what its function can get and a throttle does not
+	// burn a receive while the API serves one request at a time. That
+	// margin is thin: the lane's mapping runs only while a tenant is over
+	// its share, but an API burst beside a busy lane, or a second stream
+	// shard, can throttle deliver (the Throttles alarms page if one does:
+	// nothing caps the API but its stage's throttling); an account that
+	// can, should ask AWS for a higher limit. Throughput: about deliver's cap ×
 	// batch 10 / (the receiver's latency + ~20 ms), some 160 deliveries a
 	// second to receivers answering in 100 ms. Default false.
 	SmallAccount bool
