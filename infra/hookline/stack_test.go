@@ -711,10 +711,11 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		var alarms *map[string]*map[string]any
 		check(t, func() { alarms = s.tpl.FindResources(jsii.String("AWS::CloudWatch::Alarm"), nil) })
 		// DLQ, enqueue failures, replay jobs stuck, per-tenant DLQ and its
-		// gauge missing, oldest delivery, delivery in flight, iterator age,
-		// rejected items, parked operational events, unparsable filters,
-		// errors, throttles and recursive loops dropped of 4 functions.
-		require.Len(t, *alarms, 3+8+3*4)
+		// gauge missing, oldest delivery, delivery in flight, the tenant
+		// lane's oldest and in flight, iterator age, rejected items, parked
+		// operational events, unparsable filters, errors, throttles and
+		// recursive loops dropped of 4 functions.
+		require.Len(t, *alarms, 3+10+3*4)
 		for id, a := range *alarms {
 			props := roundTrip(t, a)["Properties"].(obj)
 			require.Contains(t, fmt.Sprint(props["AlarmActions"]), topic, "alarm %s notifies the topic", id)
