@@ -234,7 +234,9 @@ func (d functionDefaults) common() fnenv.Common {
 }
 
 // allowRecursiveLoop lets the deliver function's chains of sends to its own
-// queue run. The function sends to the delivery queue that invokes it: a
+// queues run. The function sends to the queues that invoke it (the
+// delivery queue and the tenant lane, a tenant over its share moved from
+// the one to the other): a
 // message waiting for its endpoint's rate limit, an open circuit breaker, a
 // busy endpoint (its concurrency gate full), a backoff hop longer than a
 // visibility change can take, or a hitch of hookline's own dependencies is
