@@ -65,6 +65,11 @@ func TestParkedStreamBatchesAreRedriven(t *testing.T) {
 	setEnqueueEnv := enqueueEnv(t)
 	setEnqueueEnv(func(v map[string]string) {
 		v["HOOKLINE_DELIVERY_QUEUE_URL"] = env.out.DeliveryQueueURL + "-does-not-exist"
+		// The tenant lane too, so that no send of the batch can succeed
+		// whatever the lane threshold.
+		if lane := v["HOOKLINE_LANE_QUEUE_URL"]; lane != "" {
+			v["HOOKLINE_LANE_QUEUE_URL"] = lane + "-does-not-exist"
+		}
 	})
 	var evsA []outbox.Event
 	for i := 0; i < 12; i++ {

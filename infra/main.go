@@ -97,9 +97,16 @@
 //	deliverMaxConcurrency
 //	                the deliver mapping's maximum concurrency, the pool; a fast endpoint may have all of it,
 //	                up to 100 (default 25; 2 to 1000)
+//	laneMaxConcurrency
+//	                the tenant lane's deliver mapping's maximum concurrency, what tenants over their share
+//	                take of the pool together (default 6, or deliverMaxConcurrency when smaller, at least 2; 2
+//	                in the small-account profile; 2 to 1000)
+//	laneAfter       how many of one tenant's messages an enqueue invocation sends to the delivery queue before
+//	                the rest go to the tenant lane (default 100; at least 1)
 //	deliverReservedConcurrency
 //	                the deliver function's reserved concurrency: a number, or "none" for an account that
-//	                cannot spare it (default 26)
+//	                cannot spare it (default deliverMaxConcurrency + laneMaxConcurrency + 1, 32; above those
+//	                two together)
 //	apiReservedConcurrency
 //	                the api function's reserved concurrency, its cap: a number, or "none" (default 20); the
 //	                API's throttles must fit in it at apiRequestDuration

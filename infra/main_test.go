@@ -114,9 +114,11 @@ func TestPropsFromContext(t *testing.T) {
 	t.Run("the endpoints' isolation and the deliver pool from context", func(t *testing.T) {
 		p, _, err := from(map[string]string{
 			"disableAfterFor": "30s", "breakerCooldown": "1s", "breakerMaxCooldown": "4s", "endpointConcurrency": "2", "deliverMaxConcurrency": "25",
-			"tenantConcurrency": "4",
+			"tenantConcurrency": "4", "laneMaxConcurrency": "8", "laneAfter": "40",
 		})
 		require.NoError(t, err)
+		require.Equal(t, 8, p.LaneMaxConcurrency)
+		require.Equal(t, 40, p.LaneAfter)
 		require.Equal(t, 30*time.Second, p.DisableAfterFor)
 		require.Equal(t, time.Second, p.BreakerCooldown)
 		require.Equal(t, 4*time.Second, p.BreakerMaxCooldown)
@@ -129,9 +131,11 @@ func TestPropsFromContext(t *testing.T) {
 		require.Zero(t, p.EndpointConcurrency)
 		require.Zero(t, p.TenantConcurrency)
 		require.Zero(t, p.DeliverMaxConcurrency)
+		require.Zero(t, p.LaneMaxConcurrency)
+		require.Zero(t, p.LaneAfter)
 		for key, bad := range map[string]string{
 			"disableAfterFor": "5 days", "breakerCooldown": "soon", "breakerMaxCooldown": "10", "endpointConcurrency": "few", "deliverMaxConcurrency": "1.5",
-			"tenantConcurrency": "half",
+			"tenantConcurrency": "half", "laneMaxConcurrency": "1.5", "laneAfter": "many",
 		} {
 			_, _, err := from(map[string]string{key: bad})
 			require.ErrorContains(t, err, "context "+key, "%s=%s", key, bad)
@@ -261,10 +265,10 @@ func TestReservationsCommand(t *testing.T) {
 	}
 	r, err := print("-c", "architecture=arm64", "--require-approval", "never")
 	require.NoError(t, err)
-	require.Equal(t, Reservations{Stack: "Hookline", Reservations: map[string]int{"deliver": 26, "api": 30, "replay": 8}}, r, "cdk.json's context counts")
+	require.Equal(t, Reservations{Stack: "Hookline", Reservations: map[string]int{"deliver": 32, "api": 30, "replay": 8}}, r, "cdk.json's context counts")
 	r, err = print("-c", "apiReservedConcurrency=none", "--context=deliverMaxConcurrency=20", "--context", "stackName=Hooks")
 	require.NoError(t, err)
-	require.Equal(t, Reservations{Stack: "Hooks", Reservations: map[string]int{"deliver": 21, "replay": 8}}, r, "the command line wins")
+	require.Equal(t, Reservations{Stack: "Hooks", Reservations: map[string]int{"deliver": 27, "replay": 8}}, r, "the command line wins: 20 + the lane's 6 + 1")
 	r, err = print("-c", "smallAccount=true", "-c", "apiReservedConcurrency=none")
 	require.NoError(t, err)
 	require.Empty(t, r.Reservations)

@@ -18,6 +18,7 @@ func addOutputs(stack awscdk.Stack, h *hookline.Hookline) {
 	out("OutboxTableName", "Producers write events here (TransactWriteItems).", h.OutboxTable.TableName())
 	out("StateTableName", "Endpoints, deliveries and rejected outbox items.", h.StateTable.TableName())
 	out("DeliveryQueueURL", "Messages waiting for the deliver function.", h.DeliveryQueue.QueueUrl())
+	out("LaneQueueURL", "The tenant lane: messages of tenants over their share waiting for the deliver function.", h.LaneQueue.QueueUrl())
 	out("DeadLetterQueueURL", "Deliveries that could not be made.", h.DeadLetterQueue.QueueUrl())
 	out("DeadLetterQueueARN", "ARN of the dead-letter queue (redrive target).", h.DeadLetterQueue.QueueArn())
 	out("EnqueueFailureQueueURL", "Stream batches the enqueue function could not process.", h.EnqueueFailureQueue.QueueUrl())

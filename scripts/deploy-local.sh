@@ -31,7 +31,8 @@ CTX=(-c architecture=host -c "retrySchedule=$SCHEDULE" -c "maxAge=$MAX_AGE" -c a
   -c deliverMaxConcurrency=10 -c enqueueParallelization=1 -c enqueueSendConcurrency=1)
 # The message log is the default's, as a new stack's: the sharded index only
 # (by_tenant_shard), which the end-to-end tests read and erase through.
-# deliverMaxConcurrency=10 (deliver's reservation follows it: 11),
+# deliverMaxConcurrency=10 (the tenant lane's mapping keeps its default, 6;
+# deliver's reservation covers both: 10 + 6 + 1 = 17),
 # enqueueParallelization=1 and enqueueSendConcurrency=1 keep the local cloud
 # at the construct's earlier behaviour: the end-to-end tests run on 2 cores,
 # and were written and timed against it (AWS's defaults are 25, 2 and 4:

@@ -79,6 +79,7 @@ func build(cfg fnenv.DeliverEnv, log *slog.Logger, aws aws.Config) (any, error) 
 func config(cfg fnenv.DeliverEnv) deliver.Config {
 	return deliver.Config{
 		QueueURL:     cfg.QueueURL,
+		LaneQueueURL: cfg.LaneQueueURL,
 		DLQURL:       cfg.DLQURL,
 		OpsQueueURL:  cfg.Notices.OpsQueueURL,
 		Policy:       cfg.Retry,

@@ -15,7 +15,7 @@ import (
 func TestConfigCarriesTheEnvironment(t *testing.T) {
 	t.Parallel()
 	env := fnenv.DeliverEnv{
-		QueueURL: "q", DLQURL: "dlq",
+		QueueURL: "q", LaneQueueURL: "lane", DLQURL: "dlq",
 		Retry:          retry.Policy{Schedule: []time.Duration{0, time.Minute}, VisibilityTimeout: 12 * time.Hour},
 		RequestTimeout: 7 * time.Second,
 		DisableAfter:   51, FailingAfter: 11, DisableAfterFor: 49 * time.Hour,
@@ -25,6 +25,7 @@ func TestConfigCarriesTheEnvironment(t *testing.T) {
 	}
 	c := config(env)
 	require.Equal(t, "q", c.QueueURL)
+	require.Equal(t, "lane", c.LaneQueueURL)
 	require.Equal(t, "dlq", c.DLQURL)
 	require.Equal(t, "ops", c.OpsQueueURL)
 	require.Equal(t, env.Retry, c.Policy)

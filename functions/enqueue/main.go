@@ -33,18 +33,10 @@ func build(cfg fnenv.EnqueueEnv, log *slog.Logger, aws aws.Config) (any, error) 
 		return nil, err
 	}
 	h := &enqueue.Handler{
-		Store: st,
-		Queue: sqs.NewFromConfig(aws),
-		Bus:   eventbridge.NewFromConfig(aws),
-		Config: enqueue.Config{
-			QueueURL: cfg.QueueURL,
-			// Zero (unset): the handler's default.
-			SendConcurrency: cfg.SendConcurrency,
-			BusName:         cfg.EventBus,
-			// The operational events the bus keeps refusing are parked
-			// there, through Queue, for make redrive-enqueue.
-			ParkQueueURL: cfg.FailureQueueURL,
-		},
+		Store:   st,
+		Queue:   sqs.NewFromConfig(aws),
+		Bus:     eventbridge.NewFromConfig(aws),
+		Config:  config(cfg),
 		Log:     log,
 		Metrics: metrics.New(os.Stdout),
 		Tracer:  tracer,
@@ -56,4 +48,21 @@ func build(cfg fnenv.EnqueueEnv, log *slog.Logger, aws aws.Config) (any, error) 
 		h.Queue, handle = f, fault.EachInvocation(f, h.Handle)
 	}
 	return handle, nil
+}
+
+// config is the handler's Config from the environment; a zero (unset)
+// field takes the handler's default (enqueue.Config.WithDefaults).
+func config(cfg fnenv.EnqueueEnv) enqueue.Config {
+	return enqueue.Config{
+		QueueURL: cfg.QueueURL,
+		// Zero (unset): the handler's default.
+		SendConcurrency: cfg.SendConcurrency,
+		// Empty: no lane. Zero LaneAfter: the handler's default.
+		LaneQueueURL: cfg.LaneQueueURL,
+		LaneAfter:    cfg.LaneAfter,
+		BusName:      cfg.EventBus,
+		// The operational events the bus keeps refusing are parked
+		// there, through Queue, for make redrive-enqueue.
+		ParkQueueURL: cfg.FailureQueueURL,
+	}
 }

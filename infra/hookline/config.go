@@ -11,6 +11,7 @@ import (
 
 	"github.com/hookline/hookline/internal/deliver"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/enqueue"
 	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/hookline/hookline/internal/retry"
@@ -75,15 +76,33 @@ type Props struct {
 	// deliveries a second to receivers answering in 200 ms:
 	// docs/capacity.md); 2 in the small-account profile (SmallAccount).
 	DeliverMaxConcurrency int
+	// LaneMaxConcurrency caps concurrent deliver invocations on the tenant
+	// lane's SQS event source mapping (docs/architecture.md, "The tenant
+	// lane"), 2 to 1000. The lane holds the deliveries of tenants over
+	// their share, each of which the tenant gate keeps to
+	// TenantConcurrency slots for slow endpoints; a lane as wide as one
+	// tenant's share bounds what the tenants over their share take from
+	// the pool together, however many they are. Default
+	// min(domain.DefaultTenantConcurrency (6), DeliverMaxConcurrency), at
+	// least sqsMinConcurrency (2, the least an SQS mapping takes): 6; 2 in
+	// the small-account profile (SmallAccount).
+	LaneMaxConcurrency int
+	// LaneAfter is how many of one tenant's messages one enqueue invocation
+	// sends to the delivery queue before the rest go to the tenant lane
+	// (enqueue.Config.LaneAfter). Default enqueue.DefaultLaneAfter (100, a
+	// stream batch's records at one endpoint each); at least 1.
+	LaneAfter int
 	// DeliverReservedConcurrency reserves concurrency for the deliver
 	// function, out of the account's pool. It must exceed
-	// DeliverMaxConcurrency: SQS counts every receive towards the queue's
+	// DeliverMaxConcurrency + LaneMaxConcurrency, its two mappings' caps
+	// together: SQS counts every receive towards the queue's
 	// maxReceiveCount, also one whose invocation Lambda throttles, so a
-	// throttled deliver would burn a delivery's attempts; with the mapping
+	// throttled deliver would burn a delivery's attempts; with the mappings
 	// capped below the reservation, and the reservation out of reach of any
 	// other function (an API flood, a replay), deliver is never throttled.
-	// Default DeliverMaxConcurrency+1 (26): the mapping never runs more than
-	// its cap, and the one spare leaves room for an operator's manual invoke.
+	// Default DeliverMaxConcurrency+LaneMaxConcurrency+1 (25 + 6 + 1 = 32):
+	// the mappings never run more than their caps, and the one spare leaves
+	// room for an operator's manual invoke.
 	// Negative: reserve nothing, for an account whose concurrency limit
 	// cannot spare it (see the note on the account's pool below); throttles
 	// may then burn attempts, and the DeliverThrottles alarm pages on the
@@ -91,8 +110,8 @@ type Props struct {
 	//
 	// The account's pool: every reservation below is taken from the
 	// account's concurrency limit, and AWS refuses one that leaves fewer than
-	// 100 executions unreserved. The defaults reserve 26 + 20 + 8 = 54, so an
-	// account needs a limit of at least 154 (established accounts have 1,000;
+	// 100 executions unreserved. The defaults reserve 32 + 20 + 8 = 60, so an
+	// account needs a limit of at least 160 (established accounts have 1,000;
 	// new accounts may start at 10). Below that, ask AWS for a higher limit
 	// (Service Quotas, "Concurrent executions"), or deploy with all three
 	// reservations negative (`-c deliverReservedConcurrency=none
@@ -149,14 +168,19 @@ type Props struct {
 	// function reserves concurrency (a positive *ReservedConcurrency is
 	// refused), and every SQS event source mapping runs at most
 	// sqsMinConcurrency (2, the least SQS mappings take) unless
-	// DeliverMaxConcurrency says otherwise: deliver 2, the replay jobs 2,
-	// the replay operations 2. In a 10-execution account the SQS mappings
-	// then run at most 6 executions together, which leaves 4 for enqueue
-	// (one per active stream shard: the profile's EnqueueParallelization
-	// is 1) and the API, so each mapping's cap
-	// stays below what its function can get and a throttle does not burn a
-	// receive (the Throttles alarms page if one does: nothing caps the
-	// API but its stage's throttling). Throughput: about deliver's cap ×
+	// DeliverMaxConcurrency or LaneMaxConcurrency says otherwise: deliver's
+	// delivery queue 2, its tenant lane 2, the replay jobs 2, the replay
+	// operations 2. In a 10-execution account the SQS mappings then run at
+	// most 8 executions together, which leaves 2: one for enqueue (one per
+	// active stream shard, and a new outbox table has one: the profile's
+	// EnqueueParallelization is 1) and one for the API, so each mapping's
+	// cap stays below what its function can get and a throttle does not
+	// burn a receive while the API serves one request at a time. That
+	// margin is thin: the lane's mapping runs only while a tenant is over
+	// its share, but an API burst beside a busy lane, or a second stream
+	// shard, can throttle deliver (the Throttles alarms page if one does:
+	// nothing caps the API but its stage's throttling); an account that
+	// can, should ask AWS for a higher limit. Throughput: about deliver's cap ×
 	// batch 10 / (the receiver's latency + ~20 ms), some 160 deliveries a
 	// second to receivers answering in 100 ms. Default false.
 	SmallAccount bool
@@ -603,11 +627,16 @@ func (p *Props) setConcurrencyDefaults() error {
 	if p.DeliverMaxConcurrency < 2 || p.DeliverMaxConcurrency > 1000 {
 		return fmt.Errorf("deliver max concurrency %d: SQS event sources take 2 to 1000", p.DeliverMaxConcurrency)
 	}
-	if p.DeliverReservedConcurrency == 0 {
-		p.DeliverReservedConcurrency = p.DeliverMaxConcurrency + 1
+	if err := p.setLaneDefaults(); err != nil {
+		return err
 	}
-	if p.DeliverReservedConcurrency > 0 && p.DeliverReservedConcurrency <= p.DeliverMaxConcurrency {
-		return fmt.Errorf("deliver reserved concurrency %d must exceed max concurrency %d, or throttles burn attempts", p.DeliverReservedConcurrency, p.DeliverMaxConcurrency)
+	mappings := p.DeliverMaxConcurrency + p.LaneMaxConcurrency
+	if p.DeliverReservedConcurrency == 0 {
+		p.DeliverReservedConcurrency = mappings + 1
+	}
+	if p.DeliverReservedConcurrency > 0 && p.DeliverReservedConcurrency <= mappings {
+		return fmt.Errorf("deliver reserved concurrency %d must exceed its two mappings' max concurrency together, %d (delivery queue %d + tenant lane %d), or throttles burn attempts",
+			p.DeliverReservedConcurrency, mappings, p.DeliverMaxConcurrency, p.LaneMaxConcurrency)
 	}
 	if p.ReplayReservedConcurrency == 0 {
 		p.ReplayReservedConcurrency = replayMaxConcurrency + 1
@@ -640,6 +669,25 @@ func (p *Props) setConcurrencyDefaults() error {
 		return err
 	}
 	return p.checkAPICapacity()
+}
+
+// setLaneDefaults sets and checks the tenant lane's mapping cap and
+// enqueue's lane threshold; the deliver mapping's cap is set.
+func (p *Props) setLaneDefaults() error {
+	if p.LaneMaxConcurrency == 0 {
+		p.LaneMaxConcurrency = max(min(domain.DefaultTenantConcurrency, p.DeliverMaxConcurrency), sqsMinConcurrency)
+		if p.SmallAccount {
+			p.LaneMaxConcurrency = sqsMinConcurrency
+		}
+	}
+	if p.LaneMaxConcurrency < sqsMinConcurrency || p.LaneMaxConcurrency > 1000 {
+		return fmt.Errorf("lane max concurrency %d: SQS event sources take 2 to 1000", p.LaneMaxConcurrency)
+	}
+	p.LaneAfter = cmp.Or(p.LaneAfter, enqueue.DefaultLaneAfter)
+	if p.LaneAfter < 1 {
+		return fmt.Errorf("lane after %d: want at least 1 message of a tenant in the delivery queue per enqueue invocation before the rest go to the tenant lane", p.LaneAfter)
+	}
+	return nil
 }
 
 // DefaultEnqueueParallelization is Props.EnqueueParallelization's default.

@@ -90,10 +90,15 @@ type pipelineProps struct {
 	Code map[string]awslambda.Code
 	// DeliverTimeout is the deliver function's timeout.
 	DeliverTimeout time.Duration
-	// DeliverMaxConcurrency caps the SQS event source mapping.
+	// DeliverMaxConcurrency caps the delivery queue's SQS event source
+	// mapping, LaneMaxConcurrency the tenant lane's.
 	DeliverMaxConcurrency int
+	LaneMaxConcurrency    int
+	// LaneAfter is enqueue's lane threshold (Props.LaneAfter).
+	LaneAfter int
 	// DeliverReservedConcurrency, when positive, reserves concurrency for
-	// deliver; it must exceed DeliverMaxConcurrency (Props).
+	// deliver; it must exceed DeliverMaxConcurrency + LaneMaxConcurrency
+	// (Props).
 	DeliverReservedConcurrency int
 	// EnqueueParallelization is the stream mapping's parallelization
 	// factor (Props.EnqueueParallelization).
@@ -142,15 +147,18 @@ func newPipelineFunctions(scope constructs.Construct, id string, p pipelineProps
 	enqueue := newFn("Enqueue", 60*time.Second, fnenv.EnqueueEnv{
 		Common: fns.common(), QueueURL: *p.Queues.Delivery.QueueUrl(), EventBus: *p.OperatorBus.EventBusName(),
 		FailureQueueURL: *p.Queues.EnqueueFailures.QueueUrl(), SendConcurrency: p.EnqueueSendConcurrency, Faults: p.Faults,
+		LaneQueueURL: *p.Queues.Lane.QueueUrl(), LaneAfter: p.LaneAfter,
 	}.Vars())
 	// Endpoints (Query), LoadWith (BatchGetItem), Tenant (GetItem),
-	// PutRejection (PutItem); SendMessageBatch is sqs:SendMessage; the
+	// PutRejection (PutItem); SendMessageBatch is sqs:SendMessage, to the
+	// delivery queue and to the tenant lane; the
 	// operational events put on the operator's bus. Those the bus kept
 	// refusing are parked on the enqueue failure queue: its sqs:SendMessage
 	// is the stream mapping's on-failure grant below (the role sends
 	// Lambda's failure records there too).
 	grantTableItems(enqueue, p.Tables.State, "dynamodb:Query", "dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:PutItem")
 	p.Queues.Delivery.Grant(enqueue, jsii.String("sqs:SendMessage"))
+	p.Queues.Lane.Grant(enqueue, jsii.String("sqs:SendMessage"))
 	grantPutEvents(enqueue, p.OperatorBus)
 	enqueue.AddEventSource(awslambdaeventsources.NewDynamoEventSource(p.Tables.Outbox, &awslambdaeventsources.DynamoEventSourceProps{
 		StartingPosition:        awslambda.StartingPosition_TRIM_HORIZON,
@@ -169,24 +177,34 @@ func newPipelineFunctions(scope constructs.Construct, id string, p pipelineProps
 	deliverEnv := p.Deliver
 	deliverEnv.Common = fns.common()
 	deliverEnv.QueueURL = *p.Queues.Delivery.QueueUrl()
+	deliverEnv.LaneQueueURL = *p.Queues.Lane.QueueUrl()
 	deliverEnv.DLQURL = *p.Queues.DeadLetter.QueueUrl()
 	deliverEnv.SecretsKeyARN = *p.SecretsKey.KeyArn()
 	deliver := newFn("Deliver", p.DeliverTimeout, deliverEnv.Vars(), allowRecursiveLoop)
 	reserveConcurrency(deliver, p.DeliverReservedConcurrency)
 	// Load (BatchGetItem), Delivery and Endpoint (GetItem), every write an
-	// UpdateItem; the DLQ send; the sends to its own queue of the messages
-	// that wait (see allowRecursiveLoop); the signing secrets opened. The
-	// mapping below grants the delivery queue's consumption,
-	// ChangeMessageVisibility included.
+	// UpdateItem; the DLQ send; the sends to its own queues (the delivery
+	// queue and the tenant lane) of the messages that wait (see
+	// allowRecursiveLoop); the signing secrets opened. The mappings below
+	// grant both queues' consumption, ChangeMessageVisibility included.
 	grantTableItems(deliver, p.Tables.State, "dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:UpdateItem")
 	p.Queues.DeadLetter.Grant(deliver, jsii.String("sqs:SendMessage"))
 	p.Queues.Delivery.Grant(deliver, jsii.String("sqs:SendMessage"))
+	p.Queues.Lane.Grant(deliver, jsii.String("sqs:SendMessage"))
 	grantSecrets(deliver, p.SecretsKey, "kms:Decrypt")
 	grantAssumeDestinationRoles(deliver, p.DestinationRoles, p.DestinationOwnAccount)
 	deliver.AddEventSource(awslambdaeventsources.NewSqsEventSource(p.Queues.Delivery, &awslambdaeventsources.SqsEventSourceProps{
 		BatchSize:               jsii.Number(deliverBatchSize),
 		ReportBatchItemFailures: jsii.Bool(true),
 		MaxConcurrency:          jsii.Number(float64(p.DeliverMaxConcurrency)),
+	}))
+	// The tenant lane: the same function, batch and partial failures, on
+	// a mapping of its own whose cap bounds what the tenants over their
+	// share take of the pool together (Props.LaneMaxConcurrency).
+	deliver.AddEventSource(awslambdaeventsources.NewSqsEventSource(p.Queues.Lane, &awslambdaeventsources.SqsEventSourceProps{
+		BatchSize:               jsii.Number(deliverBatchSize),
+		ReportBatchItemFailures: jsii.Bool(true),
+		MaxConcurrency:          jsii.Number(float64(p.LaneMaxConcurrency)),
 	}))
 	return pipelineFunctions{Enqueue: enqueue, Deliver: deliver}
 }
@@ -216,7 +234,9 @@ func (d functionDefaults) common() fnenv.Common {
 }
 
 // allowRecursiveLoop lets the deliver function's chains of sends to its own
-// queue run. The function sends to the delivery queue that invokes it: a
+// queues run. The function sends to the queues that invoke it (the
+// delivery queue and the tenant lane, a tenant over its share moved from
+// the one to the other): a
 // message waiting for its endpoint's rate limit, an open circuit breaker, a
 // busy endpoint (its concurrency gate full), a backoff hop longer than a
 // visibility change can take, or a hitch of hookline's own dependencies is

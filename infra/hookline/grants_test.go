@@ -170,6 +170,8 @@ func TestLeastPrivilege(t *testing.T) {
 			g.add(arn(s.deliveryQueue), nil, consume...)
 			g.add(arn(s.deadLetter), nil, "sqs:SendMessage")    // permanent failures
 			g.add(arn(s.deliveryQueue), nil, "sqs:SendMessage") // waiting messages sent again, delayed
+			g.add(arn(s.laneQueue), nil, consume...)            // the tenant lane, its second mapping
+			g.add(arn(s.laneQueue), nil, "sqs:SendMessage")     // waits from the lane, tenant_busy moved to it
 			g.add(key, purpose, "kms:Decrypt")                  // signing secrets opened
 			g.add(arn(s.outboxTable), nil, "dynamodb:PutItem")  // operational events
 			g.add(arn(s.replayOps), nil, "sqs:SendMessage")     // delivery.dead windows' notices
@@ -178,6 +180,7 @@ func TestLeastPrivilege(t *testing.T) {
 		},
 		"enqueue": func(g grantSet) {
 			g.add(arn(s.deliveryQueue), nil, "sqs:SendMessage") // SendMessageBatch
+			g.add(arn(s.laneQueue), nil, "sqs:SendMessage")     // a tenant's messages past laneAfter
 			g.add(arn(s.operatorBus), nil, "events:PutEvents")  // operational events, to the operator's bus only
 			// The stream mapping (CDK's grantStreamRead) and its on-failure
 			// destination (CDK's grantSendMessages), where enqueue also

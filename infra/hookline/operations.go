@@ -73,7 +73,7 @@ const gaugeMissingPeriods = 2
 // local clouds cannot deploy).
 var tenantDepthQuery = fmt.Sprintf(`SELECT MAX(%s) FROM SCHEMA("%s", %s)`, metrics.TenantDLQDepth, metrics.Namespace, metrics.DimensionTenant)
 
-// deliveryInFlightThreshold is the DeliveryInFlight alarm's threshold, in
+// deliveryInFlightThreshold is the DeliveryInFlight (and LaneInFlight) alarm's threshold, in
 // messages: half of the about 120,000 in-flight messages SQS allows a
 // standard queue. A message hidden for its backoff counts as in flight, and
 // past the limit a receive gets nothing and no error, so the whole delivery
@@ -158,6 +158,15 @@ func newAlarms(c constructs.Construct, p opsProps) map[string]awscloudwatch.Alar
 		p.Alarms.OldestMessageAge.Seconds(), 5)
 	b.add("DeliveryInFlight", "The delivery queue's in-flight messages near SQS's limit of about 120,000 per standard queue, past which deliver receives nothing: long waits (backoffs) are piling up.",
 		p.Queues.Delivery.MetricApproximateNumberOfMessagesNotVisible(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Maximum")}),
+		deliveryInFlightThreshold, 1)
+	// The tenant lane is a standard queue of its own, with SQS's limits of
+	// its own: the same two alarms, apart (no metric math, which some
+	// local clouds cannot deploy), so the page names the queue.
+	b.add("OldestLaneAge", "Deliveries wait on the tenant lane longer than expected: the tenants over their share have a backlog its mapping (laneMaxConcurrency) cannot keep up with, or deliver is failing or throttled.",
+		p.Queues.Lane.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Maximum")}),
+		p.Alarms.OldestMessageAge.Seconds(), 5)
+	b.add("LaneInFlight", "The tenant lane's in-flight messages near SQS's limit of about 120,000 per standard queue, past which deliver receives nothing from it.",
+		p.Queues.Lane.MetricApproximateNumberOfMessagesNotVisible(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Maximum")}),
 		deliveryInFlightThreshold, 1)
 	b.add("StreamIteratorAge", "The enqueue function is behind on the outbox stream: events are written but not yet fanned out.",
 		p.Enqueue.Metric(jsii.String("IteratorAge"), &awscloudwatch.MetricOptions{Period: minute, Statistic: jsii.String("Maximum")}),
@@ -299,7 +308,8 @@ func newDashboard(c constructs.Construct, p opsProps, alarms map[string]awscloud
 	d.AddWidgets(
 		graph("DLQ depth", p.Queues.DeadLetter.MetricApproximateNumberOfMessagesVisible(nil)),
 		graph("Deepest tenant DLQ", awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{Expression: jsii.String(tenantDepthQuery), Period: minute})),
-		graph("Oldest delivery waiting (s)", p.Queues.Delivery.MetricApproximateAgeOfOldestMessage(nil)),
+		graph("Oldest delivery waiting (s)", p.Queues.Delivery.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Label: jsii.String("delivery queue")}),
+			p.Queues.Lane.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{Label: jsii.String("tenant lane")})),
 	)
 	return d
 }

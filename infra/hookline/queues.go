@@ -18,7 +18,7 @@ type queuesProps struct {
 	// DLQRetention is the dead-letter queue's message retention. Zero: 14
 	// days, the SQS maximum.
 	DLQRetention time.Duration
-	// VisibilityTimeout of the delivery queue: six times the deliver
+	// VisibilityTimeout of the delivery queue and the lane: six times the deliver
 	// function's timeout. Required.
 	VisibilityTimeout time.Duration
 	// AlarmThreshold: the DLQ depth alarm fires above this many messages.
@@ -28,10 +28,17 @@ type queuesProps struct {
 	FailureAlarmThreshold int
 }
 
-// deliveryQueues are the delivery queue, its dead-letter queue, the enqueue
-// mapping's on-failure queue, and their alarms.
+// deliveryQueues are the delivery queue, the tenant lane, their
+// dead-letter queue, the enqueue mapping's on-failure queue, and their
+// alarms.
 type deliveryQueues struct {
-	Delivery        awssqs.Queue
+	Delivery awssqs.Queue
+	// Lane is the tenant lane: the delivery queue's twin (the same
+	// retention, visibility timeout, encryption and redrive to the same
+	// DLQ), with its own mapping to the deliver function, holding the
+	// deliveries of tenants over their share (docs/architecture.md, "The
+	// tenant lane").
+	Lane            awssqs.Queue
 	DeadLetter      awssqs.Queue
 	EnqueueFailures awssqs.Queue
 	// DepthAlarm fires when the DLQ holds more than AlarmThreshold messages.
@@ -56,16 +63,24 @@ func newDeliveryQueues(scope constructs.Construct, id string, p queuesProps) del
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
 	})
-	delivery := awssqs.NewQueue(c, jsii.String("Delivery"), &awssqs.QueueProps{
-		RetentionPeriod:   retention,
-		VisibilityTimeout: awscdk.Duration_Seconds(jsii.Number(p.VisibilityTimeout.Seconds())),
-		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
-		EnforceSSL:        jsii.Bool(true),
-		DeadLetterQueue: &awssqs.DeadLetterQueue{
-			Queue:           dlq,
-			MaxReceiveCount: jsii.Number(float64(p.MaxReceiveCount)),
-		},
-	})
+	// The delivery queue and the tenant lane are alike in everything: a
+	// message is attempted from either (ApproximateReceiveCount is its
+	// attempt), so either dies to the same DLQ after the same number of
+	// receives, and the DLQ's list, replay and alarms cover both.
+	deliveryQueue := func(id string) awssqs.Queue {
+		return awssqs.NewQueue(c, jsii.String(id), &awssqs.QueueProps{
+			RetentionPeriod:   retention,
+			VisibilityTimeout: awscdk.Duration_Seconds(jsii.Number(p.VisibilityTimeout.Seconds())),
+			Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
+			EnforceSSL:        jsii.Bool(true),
+			DeadLetterQueue: &awssqs.DeadLetterQueue{
+				Queue:           dlq,
+				MaxReceiveCount: jsii.Number(float64(p.MaxReceiveCount)),
+			},
+		})
+	}
+	delivery := deliveryQueue("Delivery")
+	lane := deliveryQueue("Lane")
 	failures := awssqs.NewQueue(c, jsii.String("EnqueueFailures"), &awssqs.QueueProps{
 		RetentionPeriod: retention,
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
@@ -91,5 +106,5 @@ func newDeliveryQueues(scope constructs.Construct, id string, p queuesProps) del
 	}
 	depth := depthAlarm("DeadLetterDepth", "Deliveries are piling up in the hookline dead-letter queue. See docs/operations.md.", dlq, p.AlarmThreshold)
 	failed := depthAlarm("EnqueueFailureDepth", "Outbox stream batches failed enqueue and were parked (events in them are not yet delivered), or operational events the operator's bus refused were (OperatorEventsParked).", failures, p.FailureAlarmThreshold)
-	return deliveryQueues{Delivery: delivery, DeadLetter: dlq, EnqueueFailures: failures, DepthAlarm: depth, EnqueueFailureAlarm: failed}
+	return deliveryQueues{Delivery: delivery, Lane: lane, DeadLetter: dlq, EnqueueFailures: failures, DepthAlarm: depth, EnqueueFailureAlarm: failed}
 }

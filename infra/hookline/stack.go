@@ -43,6 +43,10 @@ type Hookline struct {
 	// EnqueueFailureQueue the outbox stream batches enqueue could not
 	// process (their positions, for the operator's re-drive).
 	DeliveryQueue, DeadLetterQueue, EnqueueFailureQueue awssqs.Queue
+	// LaneQueue is the tenant lane: the second queue the deliver function
+	// consumes, holding the deliveries of tenants over their share; its
+	// messages die to DeadLetterQueue as the delivery queue's do.
+	LaneQueue awssqs.Queue
 	// ReplayJobsQueue holds tenants' replay jobs; ReplayOpsQueue the
 	// operator's redrives and the scheduled sweeps, for the replay worker.
 	ReplayJobsQueue, ReplayOpsQueue awssqs.Queue
@@ -138,7 +142,7 @@ func newHookline(scope constructs.Construct, id string, props *Props) (*Hookline
 	ops := newOperations(c, "Operations", operationsProps(p, queues, replay, fns.Enqueue, functions, alarmPrefix))
 	bus.routeToAlarms(p.OperatorEventsToAlarms, ops.Topic)
 	guardOwnResources(ownResources{
-		Queues: []awssqs.Queue{queues.Delivery, queues.DeadLetter, queues.EnqueueFailures, replay.Jobs, replay.Ops},
+		Queues: []awssqs.Queue{queues.Delivery, queues.Lane, queues.DeadLetter, queues.EnqueueFailures, replay.Jobs, replay.Ops},
 		Bus:    bus.Bus, Topic: ops.Topic,
 		Functions: []awslambda.Function{fns.Enqueue, fns.Deliver, httpAPI.Function, replay.Function},
 	}, fns.Deliver, httpAPI.Function)
@@ -164,7 +168,7 @@ func assemble(c constructs.Construct, tables tableSet, queues deliveryQueues, re
 	return &Hookline{
 		Construct:   c,
 		OutboxTable: tables.Outbox, StateTable: tables.State,
-		DeliveryQueue: queues.Delivery, DeadLetterQueue: queues.DeadLetter, EnqueueFailureQueue: queues.EnqueueFailures,
+		DeliveryQueue: queues.Delivery, DeadLetterQueue: queues.DeadLetter, EnqueueFailureQueue: queues.EnqueueFailures, LaneQueue: queues.Lane,
 		ReplayJobsQueue: replay.Jobs, ReplayOpsQueue: replay.Ops,
 		API: httpAPI.API, URL: httpAPI.API.ApiEndpoint(), APIAccessLogs: httpAPI.AccessLogs, OperatorKey: httpAPI.OperatorKey,
 		SecretsKey: secretsKey, AlarmTopic: ops.Topic, Alarms: ops.Alarms, Dashboard: ops.Dashboard,
@@ -311,6 +315,8 @@ func pipelineFunctionsProps(p Props, code map[string]awslambda.Code, tables tabl
 		Code:                       code,
 		DeliverTimeout:             p.DeliverTimeout,
 		DeliverMaxConcurrency:      p.DeliverMaxConcurrency,
+		LaneMaxConcurrency:         p.LaneMaxConcurrency,
+		LaneAfter:                  p.LaneAfter,
 		DeliverReservedConcurrency: p.DeliverReservedConcurrency,
 		EnqueueParallelization:     p.EnqueueParallelization,
 		EnqueueSendConcurrency:     p.EnqueueSendConcurrency,

@@ -42,6 +42,7 @@ type synthesized struct {
 
 	outboxTable, stateTable                 string
 	deliveryQueue, deadLetter, enqueueFails string
+	laneQueue                               string
 	enqueueFn, deliverFn, apiFn, replayFn   string
 	replayJobs, replayOps                   string
 	dlqAlarm                                string
@@ -110,6 +111,7 @@ func newStack(app awscdk.App, id string, props *Props) (awscdk.Stack, *Hookline,
 	out("OperatorEventBusARN", h.OperatorBus.EventBusArn())
 	out("TenantDLQAlarmName", h.Alarms["TenantDLQDepth"].AlarmName())
 	out("DeadLetterQueueARN", h.DeadLetterQueue.QueueArn())
+	out("LaneQueueURL", h.LaneQueue.QueueUrl())
 	out("MaxReceiveCount", jsii.String(strconv.Itoa(h.MaxReceiveCount)))
 	return stack, h, accepted, nil
 }
@@ -137,6 +139,7 @@ func synth(t *testing.T, props Props) *synthesized {
 	s.outboxTable = ref("OutboxTableName")
 	s.stateTable = ref("StateTableName")
 	s.deliveryQueue = ref("DeliveryQueueURL")
+	s.laneQueue = ref("LaneQueueURL")
 	s.deadLetter = ref("DeadLetterQueueURL")
 	s.enqueueFails = ref("EnqueueFailureQueueURL")
 	s.enqueueFn = ref("EnqueueFunctionName")
@@ -310,6 +313,7 @@ type want struct {
 	deliverTimeout       time.Duration
 	maxRequestTimeout    time.Duration // the longest an endpoint may set
 	maxConcurrency       int
+	laneConcurrency      int // the tenant lane mapping's MaximumConcurrency
 	reserved             int // deliver's ReservedConcurrentExecutions; 0: none
 	apiReserved          int // 0: none
 	replayReserved       int // 0: none
@@ -466,6 +470,34 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		s.hasProperties(t, "AWS::Lambda::Function", s.deliverFn, obj{
 			"Timeout": w.deliverTimeout.Seconds(),
 		})
+	})
+
+	t.Run("tenant lane: the delivery queue's twin, dying to the same DLQ after as many receives", func(t *testing.T) {
+		props := func(id string) obj {
+			return dig(t, s.resource(t, id, "AWS::SQS::Queue"), "Properties").(obj)
+		}
+		delivery, lane := props(s.deliveryQueue), props(s.laneQueue)
+		require.Equal(t, delivery, lane, "every property alike: redrive policy, visibility timeout, retention, encryption")
+		require.Equal(t, getAtt(s.deadLetter, "Arn"), dig(t, lane, "RedrivePolicy", "deadLetterTargetArn"), "the lane's messages die to the one DLQ")
+		require.EqualValues(t, len(w.schedule), dig(t, lane, "RedrivePolicy", "maxReceiveCount"))
+		require.EqualValues(t, 6*w.deliverTimeout.Seconds(), lane["VisibilityTimeout"])
+		require.EqualValues(t, 1209600, lane["MessageRetentionPeriod"])
+		require.Equal(t, true, lane["SqsManagedSseEnabled"])
+		// EnforceSSL: the lane's queue policy denies plain HTTP, as the
+		// delivery queue's does.
+		var policies *map[string]*map[string]any
+		check(t, func() { policies = s.tpl.FindResources(jsii.String("AWS::SQS::QueuePolicy"), nil) })
+		secure := map[string]bool{}
+		for _, p := range *policies {
+			b, err := json.Marshal(p)
+			require.NoError(t, err)
+			for _, q := range []string{s.deliveryQueue, s.laneQueue} {
+				if strings.Contains(string(b), `{"Ref":"`+q+`"}`) && strings.Contains(string(b), `"aws:SecureTransport":"false"`) {
+					secure[q] = true
+				}
+			}
+		}
+		require.Equal(t, map[string]bool{s.deliveryQueue: true, s.laneQueue: true}, secure)
 	})
 
 	t.Run("api function: endpoints' own settings held to the deliver function's and the queue's", func(t *testing.T) {
@@ -679,10 +711,11 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		var alarms *map[string]*map[string]any
 		check(t, func() { alarms = s.tpl.FindResources(jsii.String("AWS::CloudWatch::Alarm"), nil) })
 		// DLQ, enqueue failures, replay jobs stuck, per-tenant DLQ and its
-		// gauge missing, oldest delivery, delivery in flight, iterator age,
-		// rejected items, parked operational events, unparsable filters,
-		// errors, throttles and recursive loops dropped of 4 functions.
-		require.Len(t, *alarms, 3+8+3*4)
+		// gauge missing, oldest delivery, delivery in flight, the tenant
+		// lane's oldest and in flight, iterator age, rejected items, parked
+		// operational events, unparsable filters, errors, throttles and
+		// recursive loops dropped of 4 functions.
+		require.Len(t, *alarms, 3+10+3*4)
 		for id, a := range *alarms {
 			props := roundTrip(t, a)["Properties"].(obj)
 			require.Contains(t, fmt.Sprint(props["AlarmActions"]), topic, "alarm %s notifies the topic", id)
@@ -965,8 +998,48 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 			"FunctionResponseTypes": assertions.Match_ArrayEquals(&arr{"ReportBatchItemFailures"}),
 			"ScalingConfig":         obj{"MaximumConcurrency": w.maxConcurrency},
 		})
-		// The stream to enqueue, the delivery queue to deliver, and the two replay queues.
-		check(t, func() { s.tpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(4)) })
+		// The stream to enqueue, the delivery queue and the tenant lane to
+		// deliver, and the two replay queues.
+		check(t, func() { s.tpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(5)) })
+	})
+
+	t.Run("tenant lane: a second SQS mapping to deliver, as the delivery queue's, capped at laneMaxConcurrency", func(t *testing.T) {
+		var id *string
+		check(t, func() {
+			id = s.tpl.GetResourceId(jsii.String("AWS::Lambda::EventSourceMapping"), obj{
+				"Properties": obj{"EventSourceArn": getAtt(s.laneQueue, "Arn")},
+			})
+		})
+		s.hasProperties(t, "AWS::Lambda::EventSourceMapping", *id, obj{
+			"FunctionName":          refTo(s.deliverFn),
+			"BatchSize":             10,
+			"FunctionResponseTypes": assertions.Match_ArrayEquals(&arr{"ReportBatchItemFailures"}),
+			"ScalingConfig":         obj{"MaximumConcurrency": w.laneConcurrency},
+		})
+		// Deliver has exactly these two SQS mappings: the delivery queue's
+		// and the lane's.
+		caps := sqsMappingCaps(t, s)
+		var deliverCaps []float64
+		for k, c := range caps {
+			if strings.HasPrefix(k, s.deliverFn+"<-") {
+				deliverCaps = append(deliverCaps, c)
+			}
+		}
+		require.ElementsMatch(t, []float64{float64(w.maxConcurrency), float64(w.laneConcurrency)}, deliverCaps)
+		require.Equal(t, float64(w.maxConcurrency), caps[s.deliverFn+"<-"+s.deliveryQueue])
+		require.Equal(t, float64(w.laneConcurrency), caps[s.deliverFn+"<-"+s.laneQueue])
+		if w.reserved != 0 {
+			require.Greater(t, w.reserved, w.maxConcurrency+w.laneConcurrency, "deliver's reservation exceeds both mappings together")
+		}
+		// Both functions are told of the lane.
+		for _, fn := range []string{s.enqueueFn, s.deliverFn} {
+			s.hasProperties(t, "AWS::Lambda::Function", fn, obj{
+				"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{"HOOKLINE_LANE_QUEUE_URL": refTo(s.laneQueue)})},
+			})
+		}
+		s.hasProperties(t, "AWS::Lambda::Function", s.enqueueFn, obj{
+			"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{"HOOKLINE_LANE_AFTER": "100"})},
+		})
 	})
 
 	t.Run("reserved concurrency: deliver, api and replay", func(t *testing.T) {
@@ -985,7 +1058,7 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		if w.reserved == 0 {
 			t.Skip("this configuration reserves nothing, by choice")
 		}
-		sqsMappingsReserveAboveCap(t, s, 3)
+		sqsMappingsReserveAboveCap(t, s, 4)
 	})
 
 	t.Run("HTTP API stage: throttled, JSON access log with a retention, no Authorization header", func(t *testing.T) {
@@ -1044,20 +1117,20 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		for _, name := range []string{
 			"OutboxTableName", "StateTableName", "DeliveryQueueURL", "DeadLetterQueueURL",
 			"EnqueueFailureQueueURL", "EnqueueFunctionName",
-			"DeliverFunctionName", "DLQDepthAlarmName",
+			"DeliverFunctionName", "DLQDepthAlarmName", "LaneQueueURL",
 		} {
 			require.Contains(t, outputs, name)
 		}
 		// The Refs behind the outputs point at resources of the right type.
 		s.resource(t, s.outboxTable, "AWS::DynamoDB::Table")
 		s.resource(t, s.stateTable, "AWS::DynamoDB::Table")
-		for _, q := range []string{s.deliveryQueue, s.deadLetter, s.enqueueFails} {
+		for _, q := range []string{s.deliveryQueue, s.laneQueue, s.deadLetter, s.enqueueFails} {
 			s.resource(t, q, "AWS::SQS::Queue")
 		}
 		s.resource(t, s.enqueueFn, "AWS::Lambda::Function")
 		s.resource(t, s.deliverFn, "AWS::Lambda::Function")
 		s.resource(t, s.dlqAlarm, "AWS::CloudWatch::Alarm")
-		require.Len(t, map[string]bool{s.deliveryQueue: true, s.deadLetter: true, s.enqueueFails: true}, 3)
+		require.Len(t, map[string]bool{s.deliveryQueue: true, s.laneQueue: true, s.deadLetter: true, s.enqueueFails: true}, 4)
 	})
 
 	t.Run("operator re-drive policy: exactly what the re-drive calls, attached to no function", func(t *testing.T) {
@@ -1123,6 +1196,16 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		// deliver sends the messages that wait (rate limit, breaker, busy
 		// endpoint) to its own queue again, delayed.
 		require.True(t, allows(deliver, "sqs:SendMessage", getAtt(s.deliveryQueue, "Arn")), "deliver cannot send a waiting message again: %+v", deliver)
+		// The tenant lane: enqueue sends a tenant's messages past
+		// laneAfter to it, deliver sends its waits back to it and moves
+		// tenant_busy messages to it; no other function may send there.
+		lane := getAtt(s.laneQueue, "Arn")
+		require.True(t, allows(enqueue, "sqs:SendMessage", lane), "enqueue cannot send to the tenant lane: %+v", enqueue)
+		require.True(t, allows(deliver, "sqs:SendMessage", lane), "deliver cannot send to the tenant lane: %+v", deliver)
+		require.True(t, allows(deliver, "sqs:ChangeMessageVisibility", lane), "deliver cannot reschedule on the tenant lane: %+v", deliver)
+		for _, fn := range []string{s.apiFn, s.replayFn} {
+			require.False(t, mentions(s.rolePolicy(t, fn), s.laneQueue), "%s's policy names the tenant lane", fn)
+		}
 
 		for name, stmts := range map[string][]statement{"deliver": deliver, "enqueue": enqueue} {
 			for _, st := range stmts {
@@ -1175,7 +1258,8 @@ func TestStackDefaults(t *testing.T) {
 		deliverTimeout:    20 * time.Second,
 		maxRequestTimeout: 15 * time.Second,
 		maxConcurrency:    25,
-		reserved:          26,
+		laneConcurrency:   6,
+		reserved:          32,
 		apiReserved:       20,
 		replayReserved:    replayMaxConcurrency + 1,
 		apiRate:           50,
@@ -1230,6 +1314,7 @@ func TestStackCustom(t *testing.T) {
 		deliverTimeout:       90 * time.Second,
 		maxRequestTimeout:    85 * time.Second,
 		maxConcurrency:       5,
+		laneConcurrency:      5, // min(6, the pool of 5)
 		reserved:             20,
 		apiReserved:          3,
 		replayReserved:       9,
@@ -1322,7 +1407,9 @@ func TestPropsValidation(t *testing.T) {
 		require.Equal(t, 15*time.Second, p.RequestTimeout)
 		require.Equal(t, 20*time.Second, p.DeliverTimeout)
 		require.Equal(t, 25, p.DeliverMaxConcurrency)
-		require.Equal(t, 26, p.DeliverReservedConcurrency)
+		require.Equal(t, 6, p.LaneMaxConcurrency)
+		require.Equal(t, 100, p.LaneAfter)
+		require.Equal(t, 32, p.DeliverReservedConcurrency)
 		require.Equal(t, 20, p.APIReservedConcurrency)
 		require.Equal(t, 8, p.ReplayReservedConcurrency)
 		require.Equal(t, 50.0, p.APIRateLimit)
@@ -1357,10 +1444,12 @@ func TestPropsValidation(t *testing.T) {
 		require.Equal(t, 3, accepted(t, Props{SmallAccount: true, EnqueueParallelization: 3}).EnqueueParallelization)
 	})
 	t.Run("reserved concurrency not above max concurrency refused", func(t *testing.T) {
-		refused(t, Props{DeliverReservedConcurrency: 25}, "reserved concurrency 25 must exceed max concurrency 25")
+		refused(t, Props{DeliverReservedConcurrency: 31}, "deliver reserved concurrency 31 must exceed its two mappings' max concurrency together, 31 (delivery queue 25 + tenant lane 6)")
+		refused(t, Props{DeliverReservedConcurrency: 26}, "must exceed") // the old default: above the delivery queue's mapping alone
 		refused(t, Props{DeliverMaxConcurrency: 50, DeliverReservedConcurrency: 20}, "reserved concurrency")
-		accepted(t, Props{DeliverReservedConcurrency: 26})
-		require.Equal(t, 51, accepted(t, Props{DeliverMaxConcurrency: 50}).DeliverReservedConcurrency, "the default follows the cap")
+		accepted(t, Props{DeliverReservedConcurrency: 32})
+		require.Equal(t, 57, accepted(t, Props{DeliverMaxConcurrency: 50}).DeliverReservedConcurrency, "the default follows the caps: 50 + 6 + 1")
+		require.Equal(t, 61, accepted(t, Props{DeliverMaxConcurrency: 50, LaneMaxConcurrency: 10}).DeliverReservedConcurrency, "50 + 10 + 1")
 		require.Equal(t, -1, accepted(t, Props{DeliverReservedConcurrency: -1}).DeliverReservedConcurrency, "negative: none, by choice")
 		refused(t, Props{ReplayReservedConcurrency: replayMaxConcurrency}, "replay reserved concurrency 7 must exceed its mappings' max concurrency 7")
 		accepted(t, Props{ReplayReservedConcurrency: replayMaxConcurrency + 1, APIReservedConcurrency: 1, APIRateLimit: 1, APIPublishRateLimit: 1, APIAdminRateLimit: 0.1})
@@ -1372,6 +1461,21 @@ func TestPropsValidation(t *testing.T) {
 		refused(t, Props{APIBurstLimit: 5001}, "API burst limit 5001")
 		p := accepted(t, Props{APIRateLimit: 0.5, APIBurstLimit: 5000})
 		require.Equal(t, 0.5, p.APIRateLimit)
+	})
+	t.Run("tenant lane: its cap 2..1000, as wide as a tenant's share by default; its threshold at least 1", func(t *testing.T) {
+		refused(t, Props{LaneMaxConcurrency: 1}, "lane max concurrency 1: SQS event sources take 2 to 1000")
+		refused(t, Props{LaneMaxConcurrency: 1001}, "lane max concurrency 1001")
+		refused(t, Props{LaneMaxConcurrency: -3}, "lane max concurrency -3")
+		refused(t, Props{LaneAfter: -1}, "lane after -1")
+		require.Equal(t, 6, accepted(t, Props{}).LaneMaxConcurrency, "domain.DefaultTenantConcurrency")
+		require.Equal(t, 3, accepted(t, Props{DeliverMaxConcurrency: 3}).LaneMaxConcurrency, "no wider than the delivery queue's mapping")
+		require.Equal(t, 2, accepted(t, Props{DeliverMaxConcurrency: 2}).LaneMaxConcurrency, "at least what SQS takes")
+		require.Equal(t, 2, accepted(t, Props{SmallAccount: true}).LaneMaxConcurrency, "the small-account profile: 2")
+		require.Equal(t, 2, accepted(t, Props{SmallAccount: true, DeliverMaxConcurrency: 5}).LaneMaxConcurrency)
+		require.Equal(t, 40, accepted(t, Props{LaneMaxConcurrency: 40}).LaneMaxConcurrency)
+		require.Equal(t, 7, accepted(t, Props{LaneAfter: 7}).LaneAfter)
+		p := accepted(t, Props{DeliverMaxConcurrency: 3})
+		require.Greater(t, p.DeliverReservedConcurrency, p.DeliverMaxConcurrency+p.LaneMaxConcurrency)
 	})
 	t.Run("max concurrency outside 2..1000 refused", func(t *testing.T) {
 		refused(t, Props{DeliverMaxConcurrency: 1}, "max concurrency 1")

@@ -72,6 +72,8 @@ const (
 	varTenantConcurrency    = "HOOKLINE_TENANT_CONCURRENCY"
 	varFastConcurrency      = "HOOKLINE_ENDPOINT_FAST_CONCURRENCY"
 	varSendConcurrency      = "HOOKLINE_ENQUEUE_SEND_CONCURRENCY"
+	varLaneQueueURL         = "HOOKLINE_LANE_QUEUE_URL"
+	varLaneAfter            = "HOOKLINE_LANE_AFTER"
 )
 
 // VarOutboxTable (the outbox table's name) and VarReplayOpsQueueURL (the
@@ -306,6 +308,15 @@ type EnqueueEnv struct {
 	// MaxSendConcurrency. Zero (the variable unset): the handler's default,
 	// domain.DefaultEnqueueSendConcurrency.
 	SendConcurrency int
+	// LaneQueueURL (HOOKLINE_LANE_QUEUE_URL) is the tenant lane
+	// (enqueue.Config.LaneQueueURL). Optional: empty (the variable unset)
+	// means no lane, and every message goes to QueueURL.
+	LaneQueueURL string
+	// LaneAfter (HOOKLINE_LANE_AFTER) is how many of one tenant's messages
+	// an invocation sends to QueueURL before the rest go to the lane, at
+	// least 1. Zero (the variable unset): the handler's default,
+	// enqueue.DefaultLaneAfter.
+	LaneAfter int
 	// Faults (HOOKLINE_FAULTS) injects failures, for the soak test only.
 	// Default: none (and the variable is not set).
 	Faults fault.Rates
@@ -322,6 +333,12 @@ func (e EnqueueEnv) Vars() map[string]string {
 	if e.SendConcurrency != 0 {
 		v[varSendConcurrency] = strconv.Itoa(e.SendConcurrency)
 	}
+	if e.LaneQueueURL != "" {
+		v[varLaneQueueURL] = e.LaneQueueURL
+	}
+	if e.LaneAfter != 0 {
+		v[varLaneAfter] = strconv.Itoa(e.LaneAfter)
+	}
 	setFaults(v, e.Faults)
 	return v
 }
@@ -333,13 +350,20 @@ func LoadEnqueue(getenv func(string) string) (EnqueueEnv, error) {
 		return EnqueueEnv{}, err
 	}
 	e := EnqueueEnv{Common: loadCommon(getenv), QueueURL: getenv(varDeliveryQueueURL), EventBus: getenv(varEventBus),
-		FailureQueueURL: getenv(varEnqueueFailureQueue), Faults: faults}
+		FailureQueueURL: getenv(varEnqueueFailureQueue), LaneQueueURL: getenv(varLaneQueueURL), Faults: faults}
 	if s := getenv(varSendConcurrency); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > MaxSendConcurrency {
 			return e, fmt.Errorf("%s: %q is not a whole number from 1 to %d", varSendConcurrency, s, MaxSendConcurrency)
 		}
 		e.SendConcurrency = n
+	}
+	if s := getenv(varLaneAfter); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return e, fmt.Errorf("%s: %q is not a whole number of at least 1", varLaneAfter, s)
+		}
+		e.LaneAfter = n
 	}
 	return e, firstErr(e.Common.check(), required(varStateTable, e.StateTable, varDeliveryQueueURL, e.QueueURL, varEventBus, e.EventBus))
 }
@@ -349,6 +373,10 @@ type DeliverEnv struct {
 	Common
 	// QueueURL (HOOKLINE_DELIVERY_QUEUE_URL) is the queue the function consumes. Required.
 	QueueURL string
+	// LaneQueueURL (HOOKLINE_LANE_QUEUE_URL) is the tenant lane, the second
+	// queue the function consumes (deliver.Config.LaneQueueURL). Optional:
+	// empty (the variable unset) means no lane.
+	LaneQueueURL string
 	// DLQURL (HOOKLINE_DLQ_URL) receives permanent failures. Required.
 	DLQURL string
 	// SecretsKeyARN (HOOKLINE_SECRETS_KEY_ARN) is the KMS key the endpoints'
@@ -435,6 +463,9 @@ func (e DeliverEnv) Vars() map[string]string {
 		v[k] = s
 	}
 	v[varDeliveryQueueURL] = e.QueueURL
+	if e.LaneQueueURL != "" {
+		v[varLaneQueueURL] = e.LaneQueueURL
+	}
 	v[varDLQURL] = e.DLQURL
 	v[varSecretsKeyARN] = e.SecretsKeyARN
 	v[varRequestTimeout] = e.RequestTimeout.String()
@@ -464,6 +495,7 @@ func LoadDeliver(getenv func(string) string) (DeliverEnv, error) {
 	e := DeliverEnv{
 		Common:              loadCommon(getenv),
 		QueueURL:            getenv(varDeliveryQueueURL),
+		LaneQueueURL:        getenv(varLaneQueueURL),
 		DLQURL:              getenv(varDLQURL),
 		SecretsKeyARN:       getenv(varSecretsKeyARN),
 		RequestTimeout:      DefaultRequestTimeout,

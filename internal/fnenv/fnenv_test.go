@@ -97,6 +97,7 @@ func TestLoadDeliver(t *testing.T) {
 	require.Equal(t, 10, c.FailingAfter)
 	require.Equal(t, 5*time.Minute, c.Notices.DeadNoticeWindow)
 	require.Empty(t, c.Notices.OutboxTable, "no outbox table: no operational events")
+	require.Empty(t, c.LaneQueueURL, "no lane variable: no lane, and not required")
 	require.Equal(t, 8, c.Retry.Attempts())
 	require.Empty(t, c.Guard.Allow)
 	require.Equal(t, "arn:aws:kms:us-east-1:000000000000:key/k", c.SecretsKeyARN)
@@ -184,6 +185,29 @@ func TestLoadEnqueue(t *testing.T) {
 		require.ErrorContains(t, err, missing+" is required")
 	}
 	require.Zero(t, c.SendConcurrency, "unset: the handler's default")
+	require.Empty(t, c.LaneQueueURL, "unset: no lane, and not required")
+	require.Zero(t, c.LaneAfter, "unset: the handler's default")
+}
+
+// The lane threshold is a whole number of at least 1; anything else is
+// refused with the variable's name.
+func TestLoadEnqueueLaneAfter(t *testing.T) {
+	t.Parallel()
+	with := func(v string) func(string) string {
+		env := map[string]string{"HOOKLINE_STATE_TABLE": "state", "HOOKLINE_DELIVERY_QUEUE_URL": "https://q", "HOOKLINE_EVENT_BUS": "ops-bus",
+			"HOOKLINE_LANE_QUEUE_URL": "https://lane", "HOOKLINE_LANE_AFTER": v}
+		return func(k string) string { return env[k] }
+	}
+	for v, want := range map[string]int{"1": 1, "100": 100, "5000": 5000} {
+		c, err := LoadEnqueue(with(v))
+		require.NoError(t, err)
+		require.Equal(t, want, c.LaneAfter)
+		require.Equal(t, "https://lane", c.LaneQueueURL)
+	}
+	for _, v := range []string{"0", "-1", "1.5", "many"} {
+		_, err := LoadEnqueue(with(v))
+		require.ErrorContains(t, err, "HOOKLINE_LANE_AFTER: \""+v+"\" is not a whole number of at least 1")
+	}
 }
 
 // The send concurrency is 1 to MaxSendConcurrency; anything else is refused
@@ -260,6 +284,7 @@ func TestVarsRoundTrip(t *testing.T) {
 			{Common: common, QueueURL: "https://q", EventBus: "ops-bus", Faults: fault.Rates{}},
 			{Common: common, QueueURL: "https://q", EventBus: "arn:aws:events:us-east-1:000000000000:event-bus/ops", FailureQueueURL: "https://failures", Faults: fault.Rates{fault.EnqueueFail: 0.05}},
 			{Common: common, QueueURL: "https://q", EventBus: "ops-bus", SendConcurrency: 7, Faults: fault.Rates{}},
+			{Common: common, QueueURL: "https://q", EventBus: "ops-bus", LaneQueueURL: "https://lane", LaneAfter: 40, Faults: fault.Rates{}},
 		} {
 			got, err := LoadEnqueue(lookup(e.Vars()))
 			require.NoError(t, err)
@@ -268,7 +293,7 @@ func TestVarsRoundTrip(t *testing.T) {
 	})
 	t.Run("deliver", func(t *testing.T) {
 		e := DeliverEnv{
-			Common: common, QueueURL: "https://q", DLQURL: "https://dlq", SecretsKeyARN: "arn:key",
+			Common: common, QueueURL: "https://q", LaneQueueURL: "https://lane", DLQURL: "https://dlq", SecretsKeyARN: "arn:key",
 			Retry: policy, RequestTimeout: 7 * time.Second, Guard: netguard.Guard{Allow: allow}, DisableAfter: -1, FailingAfter: 3,
 			DisableAfterFor: 30 * time.Second, Breaker: domain.Breaker{Cooldown: time.Second, MaxCooldown: 4 * time.Second},
 			EndpointConcurrency: 2, FastConcurrency: 7, TenantConcurrency: 5,
@@ -323,7 +348,10 @@ func TestVarsLeaveOutWhatIsNotAsked(t *testing.T) {
 	for _, k := range []string{"HOOKLINE_DESTINATION_ROLE_PROBE", "HOOKLINE_OWN_RESOURCES", "HOOKLINE_DISABLE_AFTER_FOR", "HOOKLINE_BREAKER_COOLDOWN", "HOOKLINE_BREAKER_MAX_COOLDOWN", "HOOKLINE_ENDPOINT_CONCURRENCY", "HOOKLINE_ENDPOINT_FAST_CONCURRENCY", "HOOKLINE_TENANT_CONCURRENCY"} {
 		require.NotContains(t, DeliverEnv{}.Vars(), k, "a zero field is left to the function's default")
 	}
-	require.NotContains(t, EnqueueEnv{Faults: fault.Rates{}}.Vars(), "HOOKLINE_FAULTS")
+	require.NotContains(t, DeliverEnv{}.Vars(), "HOOKLINE_LANE_QUEUE_URL", "no lane: the variable unset")
+	for _, k := range []string{"HOOKLINE_FAULTS", "HOOKLINE_LANE_QUEUE_URL", "HOOKLINE_LANE_AFTER"} {
+		require.NotContains(t, EnqueueEnv{Faults: fault.Rates{}}.Vars(), k)
+	}
 	require.Equal(t, "enqueue_fail:0.05", EnqueueEnv{Faults: fault.Rates{fault.EnqueueFail: 0.05}}.Vars()["HOOKLINE_FAULTS"])
 	require.NotContains(t, APIEnv{OperatorKeySecretARN: "arn:secret"}.Vars(), "HOOKLINE_OPERATOR_KEY")
 }

@@ -12,9 +12,12 @@ import (
 
 // Outputs are the stack outputs a user or a test needs.
 type Outputs struct {
-	OutboxTableName        string
-	StateTableName         string
-	DeliveryQueueURL       string
+	OutboxTableName  string
+	StateTableName   string
+	DeliveryQueueURL string
+	// LaneQueueURL is the tenant lane, deliver's second queue. Empty in the
+	// outputs of a release from before the lane: not required.
+	LaneQueueURL           string
 	DeadLetterQueueURL     string
 	DeadLetterQueueARN     string
 	EnqueueFailureQueueURL string
@@ -62,6 +65,7 @@ func Load(path string) (Outputs, error) {
 		OutboxTableName:        m["OutboxTableName"],
 		StateTableName:         m["StateTableName"],
 		DeliveryQueueURL:       m["DeliveryQueueURL"],
+		LaneQueueURL:           m["LaneQueueURL"],
 		DeadLetterQueueURL:     m["DeadLetterQueueURL"],
 		DeadLetterQueueARN:     m["DeadLetterQueueARN"],
 		EnqueueFailureQueueURL: m["EnqueueFailureQueueURL"],
@@ -90,4 +94,14 @@ func Load(path string) (Outputs, error) {
 		}
 	}
 	return o, nil
+}
+
+// DeliverQueueURLs are the queues the deliver function consumes: the
+// delivery queue, and the tenant lane when the stack has one. A tool that
+// waits for deliveries to drain, or counts what waits, reads them all.
+func (o Outputs) DeliverQueueURLs() []string {
+	if o.LaneQueueURL == "" {
+		return []string{o.DeliveryQueueURL}
+	}
+	return []string{o.DeliveryQueueURL, o.LaneQueueURL}
 }

@@ -1,6 +1,7 @@
 // Command localfix applies the local cloud's workarounds after a deploy:
-// it makes sure the delivery queue's redrive policy points at the DLQ with
-// the maxReceiveCount the stack declared.
+// it makes sure the redrive policy of the delivery queue, and of the tenant
+// lane when the stack has one, points at the DLQ with the maxReceiveCount
+// the stack declared.
 package main
 
 import (
@@ -37,29 +38,39 @@ func run() error {
 		return err
 	}
 	client := sqs.NewFromConfig(cfg)
+	want, _ := json.Marshal(map[string]any{"deadLetterTargetArn": out.DeadLetterQueueARN, "maxReceiveCount": out.MaxReceiveCount})
+	for _, url := range out.DeliverQueueURLs() {
+		if err := fixRedrive(ctx, client, url, out, want); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fixRedrive sets the queue's redrive policy to want unless it is in place.
+func fixRedrive(ctx context.Context, client *sqs.Client, url string, out stackoutputs.Outputs, want []byte) error {
 	attrs, err := client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
-		QueueUrl: aws.String(out.DeliveryQueueURL), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameRedrivePolicy},
+		QueueUrl: aws.String(url), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameRedrivePolicy},
 	})
 	if err != nil {
-		return fmt.Errorf("read redrive policy: %w", err)
+		return fmt.Errorf("read redrive policy of %s: %w", url, err)
 	}
-	want, _ := json.Marshal(map[string]any{"deadLetterTargetArn": out.DeadLetterQueueARN, "maxReceiveCount": out.MaxReceiveCount})
 	if have := attrs.Attributes[string(types.QueueAttributeNameRedrivePolicy)]; have != "" {
 		var got struct {
 			ARN   string `json:"deadLetterTargetArn"`
 			Count any    `json:"maxReceiveCount"`
 		}
 		if json.Unmarshal([]byte(have), &got) == nil && got.ARN == out.DeadLetterQueueARN && fmt.Sprint(got.Count) == fmt.Sprint(out.MaxReceiveCount) {
-			fmt.Println("localfix: redrive policy already in place:", have)
+			fmt.Println("localfix: redrive policy already in place:", url, have)
 			return nil
 		}
 	}
 	if _, err := client.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{
-		QueueUrl:   aws.String(out.DeliveryQueueURL),
+		QueueUrl:   aws.String(url),
 		Attributes: map[string]string{string(types.QueueAttributeNameRedrivePolicy): string(want)},
 	}); err != nil {
-		return fmt.Errorf("set redrive policy: %w", err)
+		return fmt.Errorf("set redrive policy of %s: %w", url, err)
 	}
-	fmt.Println("localfix: redrive policy set:", string(want))
+	fmt.Println("localfix: redrive policy set:", url, string(want))
 	return nil
 }

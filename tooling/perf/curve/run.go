@@ -74,7 +74,7 @@ func Run(ctx context.Context, e *harness.Env, cfg Config) (_ []Point, err error)
 	defer cancel()
 	fn, q := lambda.NewFromConfig(e.AWS), sqs.NewFromConfig(e.AWS)
 
-	knob, err := deliverKnob(ctx, fn, e.Out.DeliverFunctionName, e.Out.DeliveryQueueURL)
+	knob, err := deliverKnob(ctx, fn, e.Out.DeliverFunctionName, e.Out.DeliveryQueueURL, e.Out.LaneQueueURL)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +140,7 @@ func Run(ctx context.Context, e *harness.Env, cfg Config) (_ []Point, err error)
 			return err
 		}
 		hookBurst := func() (err error) {
-			peak := watchDepth(ctx, q, e.Out.DeliveryQueueURL)
+			peak := watchDepth(ctx, q, e.Out.DeliverQueueURLs()...)
 			rcv.TakePeak()
 			p.Hookline, err = pipeline.Burst(ctx, rcv, hook, fmt.Sprintf("%s_c%d", tenant, c), cfg.Events, cfg.BurstWait)
 			p.HooklineQueuePeak, p.HooklineInFlight = peak(), rcv.TakePeak()
@@ -176,6 +176,7 @@ type knob struct {
 	mapping     string
 	origMax     *int32 // nil: the mapping had no ScalingConfig
 	origReserve *int32 // nil: no reservation
+	laneMax     int    // the tenant lane mapping's cap; 0: no lane
 	raised      bool   // the reservation was changed
 }
 
@@ -190,8 +191,9 @@ func (k *knob) String() string {
 }
 
 // deliverKnob finds the deliver function's mapping on the delivery queue.
-func deliverKnob(ctx context.Context, fn *lambda.Client, function, queueURL string) (*knob, error) {
-	queue := queueURL[strings.LastIndex(queueURL, "/")+1:]
+func deliverKnob(ctx context.Context, fn *lambda.Client, function, queueURL, laneURL string) (*knob, error) {
+	name := func(url string) string { return url[strings.LastIndex(url, "/")+1:] }
+	queue, lane := name(queueURL), name(laneURL)
 	out, err := fn.ListEventSourceMappings(ctx, &lambda.ListEventSourceMappingsInput{FunctionName: &function})
 	if err != nil {
 		return nil, fmt.Errorf("curve: the deliver mappings: %w", err)
@@ -204,6 +206,12 @@ func deliverKnob(ctx context.Context, fn *lambda.Client, function, queueURL stri
 			if m.ScalingConfig != nil && m.ScalingConfig.MaximumConcurrency != nil {
 				k.origMax = aws.Int32(*m.ScalingConfig.MaximumConcurrency)
 			}
+		}
+		// The tenant lane's mapping runs the same function: the
+		// reservation must cover both (the stack's rule).
+		if lane != "" && strings.Contains(arn, ":sqs:") && strings.HasSuffix(arn, ":"+lane) &&
+			m.ScalingConfig != nil && m.ScalingConfig.MaximumConcurrency != nil {
+			k.laneMax = int(*m.ScalingConfig.MaximumConcurrency)
 		}
 	}
 	if k.mapping == "" {
@@ -218,11 +226,12 @@ func deliverKnob(ctx context.Context, fn *lambda.Client, function, queueURL stri
 }
 
 // set gives the deliver mapping maximum concurrency c, raising the
-// function's reservation to c+1 (the stack's rule) if it holds less than c.
+// function's reservation to c + the lane mapping's cap + 1 (the stack's
+// rule: above both mappings together) if it holds less.
 func (k *knob) set(ctx context.Context, c int) error {
-	if k.origReserve != nil && int(*k.origReserve) < c {
-		if _, err := k.fn.PutFunctionConcurrency(ctx, &lambda.PutFunctionConcurrencyInput{FunctionName: &k.function, ReservedConcurrentExecutions: aws.Int32(int32(c + 1))}); err != nil {
-			return fmt.Errorf("curve: deliver's reserved concurrency to %d: %w", c+1, err)
+	if need := c + k.laneMax + 1; k.origReserve != nil && int(*k.origReserve) < need {
+		if _, err := k.fn.PutFunctionConcurrency(ctx, &lambda.PutFunctionConcurrencyInput{FunctionName: &k.function, ReservedConcurrentExecutions: aws.Int32(int32(need))}); err != nil {
+			return fmt.Errorf("curve: deliver's reserved concurrency to %d: %w", need, err)
 		}
 		k.raised = true
 	}
@@ -253,11 +262,12 @@ func setMax(ctx context.Context, fn *lambda.Client, mapping string, c int) error
 	return err
 }
 
-// watchDepth samples a queue's visible messages every 200 ms until the
-// returned function is called, which returns the most it saw: a backlog in
-// the queue says the SQS hop (deliver, or the floor's) is behind; none says
+// watchDepth samples the visible messages of queues (summed: the
+// delivery queue and the tenant lane) every 200 ms until the returned
+// function is called, which returns the most it saw: a backlog in the
+// queues says the SQS hop (deliver, or the floor's) is behind; none says
 // the stream hop is what holds the burst back.
-func watchDepth(ctx context.Context, q *sqs.Client, url string) func() int {
+func watchDepth(ctx context.Context, q *sqs.Client, urls ...string) func() int {
 	stop, done := make(chan struct{}), make(chan int)
 	go func() {
 		most := 0
@@ -266,12 +276,18 @@ func watchDepth(ctx context.Context, q *sqs.Client, url string) func() int {
 		for {
 			// A request is not cut short when the watch stops: it ends with
 			// its answer, and the watch then returns.
-			a, err := q.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &url,
-				AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages}})
-			if err == nil {
-				var n int
-				fmt.Sscan(a.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessages)], &n)
-				most = max(most, n)
+			total, seen := 0, false
+			for _, url := range urls {
+				a, err := q.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &url,
+					AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages}})
+				if err == nil {
+					var n int
+					fmt.Sscan(a.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessages)], &n)
+					total, seen = total+n, true
+				}
+			}
+			if seen {
+				most = max(most, total)
 			}
 			select {
 			case <-stop:

@@ -1,0 +1,60 @@
+package stackoutputs
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// write saves outputs as `cdk deploy --outputs-file` does, one stack.
+func write(t *testing.T, outputs map[string]string) string {
+	t.Helper()
+	b, err := json.Marshal(map[string]map[string]string{"Hookline": outputs})
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "outputs.json")
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+	return path
+}
+
+// required are the outputs every release had.
+func required() map[string]string {
+	return map[string]string{
+		"OutboxTableName": "outbox", "StateTableName": "state", "DeliveryQueueURL": "https://sqs/delivery",
+		"DeadLetterQueueURL": "https://sqs/dlq", "MaxReceiveCount": "8",
+	}
+}
+
+// A stack with the tenant lane: its URL is read, and the deliver function's
+// queues are both.
+func TestLoadLane(t *testing.T) {
+	t.Parallel()
+	m := required()
+	m["LaneQueueURL"] = "https://sqs/lane"
+	o, err := Load(write(t, m))
+	require.NoError(t, err)
+	require.Equal(t, "https://sqs/lane", o.LaneQueueURL)
+	require.Equal(t, []string{"https://sqs/delivery", "https://sqs/lane"}, o.DeliverQueueURLs())
+}
+
+// The outputs of a release from before the lane still load: the lane is
+// not required, and the deliver function's queues are the delivery queue.
+func TestLoadWithoutLane(t *testing.T) {
+	t.Parallel()
+	o, err := Load(write(t, required()))
+	require.NoError(t, err)
+	require.Empty(t, o.LaneQueueURL)
+	require.Equal(t, []string{"https://sqs/delivery"}, o.DeliverQueueURLs())
+	require.Equal(t, 8, o.MaxReceiveCount)
+}
+
+// A required output missing is refused by name.
+func TestLoadMissing(t *testing.T) {
+	t.Parallel()
+	m := required()
+	delete(m, "DeliveryQueueURL")
+	_, err := Load(write(t, m))
+	require.ErrorContains(t, err, "output DeliveryQueueURL is missing")
+}
