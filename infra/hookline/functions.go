@@ -174,6 +174,13 @@ func newPipelineFunctions(scope constructs.Construct, id string, p pipelineProps
 	// Lambda and CloudFormation accept, is set on the resource itself.
 	streamMapping(enqueue).SetMaximumRetryAttempts(jsii.Number(streamRetryAttempts))
 
+	deliver := newDeliverFunction(p, fns, newFn)
+	return pipelineFunctions{Enqueue: enqueue, Deliver: deliver}
+}
+
+// newDeliverFunction creates the deliver function, with its grants and its
+// two mappings: the delivery queue and the tenant lane.
+func newDeliverFunction(p pipelineProps, fns functionDefaults, newFn func(string, time.Duration, map[string]string, ...func(*awslambda.FunctionProps)) awslambda.Function) awslambda.Function {
 	deliverEnv := p.Deliver
 	deliverEnv.Common = fns.common()
 	deliverEnv.QueueURL = *p.Queues.Delivery.QueueUrl()
@@ -206,7 +213,7 @@ func newPipelineFunctions(scope constructs.Construct, id string, p pipelineProps
 		ReportBatchItemFailures: jsii.Bool(true),
 		MaxConcurrency:          jsii.Number(float64(p.LaneMaxConcurrency)),
 	}))
-	return pipelineFunctions{Enqueue: enqueue, Deliver: deliver}
+	return deliver
 }
 
 // functionDefaults are what every hookline function shares: runtime,

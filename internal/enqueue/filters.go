@@ -23,9 +23,9 @@ var parseFilter = parsedFilters.Parse
 // to: 16. Past it, the record's remaining filtered endpoints get the
 // event unfiltered, as for a filter over its own budget. A stream batch's
 // records hold at most Lambda's 6 MB invocation payload, so its matching
-// spends at most 64 x 6 MB + 100 x 16 x WorkBase, about 0.5 billion units:
-// about 2.5 s on a full core, 15 s on 256 MB's share of one, inside
-// enqueue's 60 s timeout whatever the payloads and filters.
+// spends at most 128 x 6 MB + 100 x 16 x WorkBase, about 0.9 billion
+// units: at most about 4.5 s on a full core, 27 s on 256 MB's share of
+// one, inside enqueue's 60 s timeout whatever the payloads and filters.
 const recordFilterBases = 16
 
 // filtered is targets less the endpoints whose payload filter does not
