@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/filter"
 )
 
 // The defaults of Config, each written once.
@@ -19,6 +20,11 @@ const (
 	// stream batch's worth at the head of the queue and the rest to the
 	// lane.
 	DefaultLaneAfter = 100
+	// DefaultInlineWork is Config.InlineWork when not set: 16 filters'
+	// fixed budget (filter.WorkBase), about 1 million units, 3 to 5 ms of
+	// one core: what one tenant's filters may spend of a stream batch's
+	// time before its records are deferred.
+	DefaultInlineWork = 16 * filter.WorkBase
 	// DefaultPutTries is how many times an invocation puts an operational
 	// event on the operator's bus before it parks it (Config.PutTries).
 	DefaultPutTries = 3
@@ -42,6 +48,17 @@ type Config struct {
 	// of every other tenant's deliveries (docs/architecture.md, "The
 	// tenant lane"). Empty: every message goes to QueueURL.
 	LaneQueueURL string
+	// FanOutQueueURL is the deferred fan-out queue, which enqueue also
+	// consumes (Handler.HandleFanOut): the part of a tenant's fan-out past
+	// its share of an invocation (LaneAfter messages, InlineWork of filter
+	// matching) leaves the stream's batch as one message a record there,
+	// fanned out later, off the stream, to the tenant lane. Empty: every
+	// record is fanned out inline.
+	FanOutQueueURL string
+	// InlineWork is the filter matching one tenant's records may spend in
+	// one stream invocation (filter work units) before the rest of its
+	// records' fan-out is deferred. Default DefaultInlineWork.
+	InlineWork int
 	// LaneAfter is how many of one tenant's messages an invocation sends
 	// to the delivery queue before the rest go to the lane. Default
 	// DefaultLaneAfter (100).
@@ -74,6 +91,7 @@ type Config struct {
 func (c Config) WithDefaults() Config {
 	c.SendConcurrency = cmp.Or(max(c.SendConcurrency, 0), DefaultSendConcurrency)
 	c.LaneAfter = cmp.Or(max(c.LaneAfter, 0), DefaultLaneAfter)
+	c.InlineWork = cmp.Or(max(c.InlineWork, 0), DefaultInlineWork)
 	c.PutTries = cmp.Or(max(c.PutTries, 0), DefaultPutTries)
 	c.PutBackoff = cmp.Or(max(c.PutBackoff, 0), DefaultPutBackoff)
 	if c.Sleep == nil {
