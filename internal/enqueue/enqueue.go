@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -103,6 +105,37 @@ type invocation struct {
 	forwarded map[string]bool
 	// spans are the fan-out spans started, ended with the invocation.
 	spans []*fanOut
+	// deferring: a tenant's fan-out past its share goes to the fan-out
+	// queue (the stream's invocations with Config.FanOutQueueURL set);
+	// shares are the tenants' inline messages and filter work so far.
+	deferring bool
+	shares    map[string]*[2]int
+	// toLane: every message goes to the tenant lane (the deferred
+	// fan-out's invocations).
+	toLane bool
+}
+
+// byID orders endpoints by id, the deferred fan-out's cursor.
+func byID(a, b domain.Endpoint) int { return strings.Compare(a.EndpointID, b.EndpointID) }
+
+// afterNone is a deferAfter of the whole fan-out.
+var afterNone = ""
+
+// share is ev's tenant's share of the invocation, to plan ev's fan-out
+// within; nil (all of it inline) unless deferring.
+func (inv *invocation) share(cfg Config, ev outbox.Event, deferring bool) *share {
+	if !deferring || domain.IsOperational(ev.Type) {
+		return nil
+	}
+	if inv.shares == nil {
+		inv.shares = map[string]*[2]int{}
+	}
+	c := inv.shares[ev.TenantID]
+	if c == nil {
+		c = &[2]int{}
+		inv.shares[ev.TenantID] = c
+	}
+	return &share{messages: &c[0], work: &c[1], maxMessages: cfg.LaneAfter, maxWork: cfg.InlineWork}
 }
 
 // fanOut is one event's deliveries: a stream record and the endpoints it
@@ -111,6 +144,10 @@ type fanOut struct {
 	seq     string
 	ev      outbox.Event
 	targets []domain.Endpoint
+	// deferAfter, when set, is the rest of its fan-out, deferred: the
+	// endpoints (in the tenant's order, by id) after this one's id ("":
+	// all of them) go out through the fan-out queue (deferFanOut).
+	deferAfter *string
 	// span is the event's fan-out span, the parent of its attempts.
 	span *trace.Span
 }
@@ -167,6 +204,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 		planned:   map[string]bool{},
 		forwarded: map[string]bool{},
 		metrics:   h.Metrics.Batch(),
+		deferring: h.cfg.FanOutQueueURL != "",
 	}
 	f := h.enqueue(ctx, ev, inv)
 	inv.endSpans(ctx, f == nil)
@@ -206,7 +244,7 @@ func (h *Handler) enqueue(ctx context.Context, ev events.DynamoDBEvent, inv *inv
 		if err != nil {
 			return &failure{rec.Change.SequenceNumber, rec.Change.SequenceNumber, err}
 		}
-		if len(f.targets) > 0 {
+		if len(f.targets) > 0 || f.deferAfter != nil {
 			h.startSpan(inv, &f)
 			fanOuts = append(fanOuts, f)
 			for _, ep := range f.targets {
@@ -217,14 +255,16 @@ func (h *Handler) enqueue(ctx context.Context, ev events.DynamoDBEvent, inv *inv
 	if f := h.forwardAll(ctx, inv); f != nil {
 		return f
 	}
-	if len(ids) == 0 {
-		return nil
+	if len(ids) > 0 {
+		existing, err := h.Store.LoadWith(ctx, store.LoadOptions{Eventual: true}, ids, nil)
+		if err != nil {
+			return &failure{fanOuts[0].seq, fanOuts[len(fanOuts)-1].seq, fmt.Errorf("read the batch's %d deliveries: %w", len(ids), err)}
+		}
+		if f := h.sendUnsent(ctx, fanOuts, existing, inv); f != nil {
+			return f
+		}
 	}
-	existing, err := h.Store.LoadWith(ctx, store.LoadOptions{Eventual: true}, ids, nil)
-	if err != nil {
-		return &failure{fanOuts[0].seq, fanOuts[len(fanOuts)-1].seq, fmt.Errorf("read the batch's %d deliveries: %w", len(ids), err)}
-	}
-	return h.sendUnsent(ctx, fanOuts, existing, inv)
+	return h.deferFanOuts(ctx, fanOuts, inv)
 }
 
 // sendUnsent sends the messages of the deliveries that existing does not
@@ -250,7 +290,7 @@ func (h *Handler) sendUnsent(ctx context.Context, fanOuts []fanOut, existing sto
 			if err != nil {
 				return cmp.Or(s.wait(), &failure{f.seq, f.seq, err})
 			}
-			b := &queues[h.route(perTenant, f.ev.TenantID)]
+			b := &queues[h.route(perTenant, f.ev.TenantID, inv.toLane)]
 			if len(b.out) > 0 && !message.Fits(b.entries, e) {
 				if !s.start(*b) {
 					return s.wait()
@@ -269,7 +309,11 @@ func (h *Handler) sendUnsent(ctx context.Context, fanOuts []fanOut, existing sto
 		return f
 	}
 	for tenantID, n := range perTenant {
-		if laned := n - h.cfg.LaneAfter; laned > 0 {
+		laned := n - h.cfg.LaneAfter
+		if inv.toLane {
+			laned = n
+		}
+		if laned > 0 {
 			inv.metrics.Put(metrics.Laned, float64(laned), nil)
 			h.Log.InfoContext(ctx, "tenant's messages past its share of the invocation sent to the tenant lane", "tenant_id", tenantID, "laned", laned, "lane_after", h.cfg.LaneAfter)
 		}
@@ -283,12 +327,12 @@ func (h *Handler) sendUnsent(ctx context.Context, fanOuts []fanOut, existing sto
 // tenant whose events fan out wide (or a backlog to every endpoint it has)
 // puts a stream batch's worth at the head of the delivery queue, not all
 // of it ahead of every other tenant's deliveries. Without a lane, 0.
-func (h *Handler) route(perTenant map[string]int, tenantID string) int {
+func (h *Handler) route(perTenant map[string]int, tenantID string, toLane bool) int {
 	if h.cfg.LaneQueueURL == "" {
 		return 0
 	}
 	perTenant[tenantID]++
-	if perTenant[tenantID] <= h.cfg.LaneAfter {
+	if !toLane && perTenant[tenantID] <= h.cfg.LaneAfter {
 		return 0
 	}
 	return 1
@@ -379,11 +423,22 @@ func (h *Handler) plan(ctx context.Context, rec events.DynamoDBEventRecord, inv 
 		}
 	}
 	targets := targetsOf(ev, endpoints)
-	if ev.EndpointID == "" {
+	if ev.EndpointID == "" && len(targets) > 0 {
 		// An event addressed to one endpoint goes there whatever its
 		// subscriptions, its filter included.
-		var filteredOut int
-		if targets, filteredOut = h.filtered(ctx, inv, ev, targets); filteredOut > 0 && len(targets) == 0 {
+		var filteredOut, deferred int
+		if inv.deferring && !slices.IsSortedFunc(targets, byID) {
+			// The deferred part is the endpoints after a cursor, by id.
+			targets = slices.SortedFunc(slices.Values(targets), byID)
+		}
+		all := targets
+		if targets, filteredOut, deferred = h.filtered(ctx, inv, ev, targets, inv.share(h.cfg, ev, inv.deferring)); deferred >= 0 {
+			f.deferAfter = &afterNone
+			if deferred > 0 {
+				f.deferAfter = &all[deferred-1].EndpointID
+			}
+		}
+		if filteredOut > 0 && len(targets) == 0 && f.deferAfter == nil {
 			return f, nil // subscribed, filtered out: not the producer's fault
 		}
 	}
@@ -393,7 +448,7 @@ func (h *Handler) plan(ctx context.Context, rec events.DynamoDBEventRecord, inv 
 		inv.keep(&f, targets)
 		return f, nil
 	}
-	if len(targets) == 0 {
+	if len(targets) == 0 && f.deferAfter == nil {
 		return f, h.rejectUnrouted(ctx, inv, rec, ev, len(endpoints) == 0)
 	}
 	inv.keep(&f, targets)

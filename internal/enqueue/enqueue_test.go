@@ -127,7 +127,11 @@ func (s *testStore) PutRejection(ctx context.Context, r domain.Rejection) error 
 }
 
 // testQueueURL is the delivery queue of newHandler's handler.
-const testQueueURL = "https://sqs.example/q"
+const (
+	testQueueURL  = "https://sqs.example/q"
+	testLaneURL   = "https://sqs.example/123456789012/lane"
+	testFanOutURL = "https://sqs.example/123456789012/fanout"
+)
 
 // fakeQueue is the one fake SQS (sqsfake), which refuses what SQS would,
 // holding every delivery message (any sent to a queue other than parkURL)
@@ -175,6 +179,10 @@ func (q *fakeQueue) failing(_, url string) error {
 func (q *fakeQueue) checkDelivery(url, entryID string, in *sqs.SendMessageInput) error {
 	if q.parkURL != "" && url == q.parkURL {
 		return nil
+	}
+	if url == testFanOutURL {
+		_, err := decodeDeferred(aws.ToString(in.MessageBody))
+		return err
 	}
 	m, err := message.Decode(aws.ToString(in.MessageBody))
 	if err != nil {

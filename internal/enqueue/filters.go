@@ -28,17 +28,36 @@ var parseFilter = parsedFilters.Parse
 // one, inside enqueue's 60 s timeout whatever the payloads and filters.
 const recordFilterBases = 16
 
+// share is how much of a record's fan-out plan goes inline. Nil: all of
+// it (no deferral, Config.FanOutQueueURL unset, or the deferred fan-out
+// itself).
+type share struct {
+	// messages are the tenant's messages planned inline so far this
+	// invocation, of at most Config.LaneAfter; work its filters' work, of
+	// at most Config.InlineWork.
+	messages, work *int
+	maxMessages    int
+	maxWork        int
+}
+
 // filtered is targets less the endpoints whose payload filter does not
 // match ev's data, and how many those were (counted as FilteredOut). It
 // reads nothing: the filter is the endpoint's, read with it, and the data
 // is the event's payload. An endpoint whose stored filter cannot be parsed
 // (registration validates them, so it should not happen), or whose filter
 // runs over its work budget on the payload (filter.OverBudget; the record's
-// filters share one filter's work per byte and recordFilterBases fixed parts), keeps its delivery, counted
-// as FilterErrors and logged: a filter that fails opens, so a bad one
-// costs the receiver extra events, never the event itself. It filters
-// targets in place.
-func (h *Handler) filtered(ctx context.Context, inv *invocation, ev outbox.Event, targets []domain.Endpoint) ([]domain.Endpoint, int) {
+// filters share one filter's work per byte and recordFilterBases fixed
+// parts), keeps its delivery, counted as FilterErrors and logged: a filter
+// that fails opens, so a bad one costs the receiver extra events, never the
+// event itself. Endpoints with the same filter text share one outcome. It
+// filters targets in place.
+//
+// With a share (sh not nil), it plans inline only the tenant's share of the
+// invocation: it stops at the first endpoint past the share's messages, or
+// whose filter the share's work cannot finish, and answers deferred with
+// that endpoint's index (targets[deferred:] go to the deferred fan-out);
+// -1 when the whole record fits.
+func (h *Handler) filtered(ctx context.Context, inv *invocation, ev outbox.Event, targets []domain.Endpoint, sh *share) (kept []domain.Endpoint, filteredOut, deferred int) {
 	out, n := targets[:0], 0
 	one := filter.Budget(len(ev.Payload))
 	left := filter.WorkPerByte*len(ev.Payload) + recordFilterBases*filter.WorkBase
@@ -46,9 +65,13 @@ func (h *Handler) filtered(ctx context.Context, inv *invocation, ev outbox.Event
 	// (parsedFilters), and so one outcome: matched once a record, its work
 	// spent once.
 	var outcomes map[*filter.Filter]filter.Outcome
-	for _, ep := range targets {
+	for i, ep := range targets {
+		if sh != nil && *sh.messages >= sh.maxMessages {
+			return out, n, i
+		}
 		if ep.Filter == "" {
 			out = append(out, ep)
+			sh.count()
 			continue
 		}
 		f, err := parseFilter(ep.Filter)
@@ -57,13 +80,29 @@ func (h *Handler) filtered(ctx context.Context, inv *invocation, ev outbox.Event
 				"tenant_id", ev.TenantID, "endpoint_id", ep.EndpointID, "event_id", ev.ID, "error", err.Error())
 			inv.metrics.Put(metrics.FilterErrors, 1, nil)
 			out = append(out, ep)
+			sh.count()
 			continue
 		}
 		o, seen := outcomes[f]
 		if !seen {
+			budget := min(one, left)
+			if sh != nil {
+				if inline := sh.maxWork - *sh.work; inline < budget {
+					budget = max(inline, 0)
+					if budget == 0 {
+						return out, n, i
+					}
+				}
+			}
 			var work int
-			o, work = f.EvalWithin(ev.Payload, min(one, left))
+			o, work = f.EvalWithin(ev.Payload, budget)
 			left -= work
+			if sh != nil {
+				*sh.work += work
+				if o == filter.OverBudget && budget < min(one, left+work) {
+					return out, n, i // the share ran out, not the filter's budget
+				}
+			}
 			if outcomes == nil {
 				outcomes = map[*filter.Filter]filter.Outcome{}
 			}
@@ -76,14 +115,23 @@ func (h *Handler) filtered(ctx context.Context, inv *invocation, ev outbox.Event
 			inv.metrics.Put(metrics.FilterErrors, 1, nil)
 			inv.metrics.Put(metrics.FilterOverBudget, 1, nil)
 			out = append(out, ep)
+			sh.count()
 			continue
 		case filter.Matched:
 			out = append(out, ep)
+			sh.count()
 			continue
 		}
 		n++
 		inv.metrics.Put(metrics.FilteredOut, 1, nil)
 		h.Log.DebugContext(ctx, "event filtered out for an endpoint", "tenant_id", ev.TenantID, "event_id", ev.ID, "endpoint_id", ep.EndpointID)
 	}
-	return out, n
+	return out, n, -1
+}
+
+// count counts one message planned inline; nil: no share.
+func (sh *share) count() {
+	if sh != nil {
+		*sh.messages++
+	}
 }

@@ -88,6 +88,10 @@ const (
 	// (a tenant's past its LaneAfter in an invocation) and deliver moved
 	// there (a tenant over its share, tenant_busy).
 	Laned = "Laned"
+	// FanOutsDeferred counts the records whose fan-out past their
+	// tenant's share of a stream invocation enqueue deferred to the
+	// fan-out queue (one message a record).
+	FanOutsDeferred = "FanOutsDeferred"
 )
 
 // Spec documents one metric: its unit, the dimension sets it is published
@@ -123,6 +127,7 @@ var Catalog = map[string]Spec{
 	FilterErrors:         {unitCount, [][]string{{}}, false},
 	FilterOverBudget:     {unitCount, [][]string{{}}, false},
 	Laned:                {unitCount, [][]string{{}}, false},
+	FanOutsDeferred:      {unitCount, [][]string{{}}, false},
 }
 
 // Writer prints EMF lines. Safe for concurrent use.

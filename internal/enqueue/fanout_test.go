@@ -1,0 +1,166 @@
+package enqueue
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/message"
+	"github.com/stretchr/testify/require"
+)
+
+// deferringHandler is newHandler with the lane and the fan-out queue, a
+// tenant's share being lanes messages an invocation.
+func deferringHandler(s *testStore, q *fakeQueue, share int) *Handler {
+	h := newHandler(s, q)
+	h.Config.LaneQueueURL, h.Config.FanOutQueueURL, h.Config.LaneAfter = testLaneURL, testFanOutURL, share
+	return h
+}
+
+// fanOutEvent is the fan-out queue's messages as its mapping hands them
+// over, and their bodies decoded.
+func fanOutEvent(t *testing.T, q *fakeQueue) (events.SQSEvent, []deferred) {
+	t.Helper()
+	var ev events.SQSEvent
+	var ds []deferred
+	for i, b := range q.fake().Bodies(testFanOutURL) {
+		d, err := decodeDeferred(b)
+		require.NoError(t, err)
+		ds = append(ds, d)
+		ev.Records = append(ev.Records, events.SQSMessage{MessageId: fmt.Sprintf("m%d", i), Body: b, EventSourceARN: "arn:aws:sqs:us-east-1:123456789012:fanout"})
+	}
+	return ev, ds
+}
+
+// decoded is the delivery messages sent to url.
+func decoded(t *testing.T, q *fakeQueue, url string) []message.Message {
+	t.Helper()
+	var out []message.Message
+	for _, b := range q.fake().Bodies(url) {
+		m, err := message.Decode(b)
+		require.NoError(t, err)
+		out = append(out, m)
+	}
+	return out
+}
+
+func byTenant(ms []message.Message) map[string]int {
+	n := map[string]int{}
+	for _, m := range ms {
+		n[m.TenantID]++
+	}
+	return n
+}
+
+// A tenant's fan-out past its share of a stream invocation leaves the
+// batch as one deferred fan-out message a record, which HandleFanOut
+// fans out to the tenant lane: the stream's batch sends only the tenant's
+// share and the other tenants' deliveries, and every delivery is sent
+// exactly once in all.
+func TestFanOutPastTheShareIsDeferred(t *testing.T) {
+	t.Parallel()
+	var eps []domain.Endpoint
+	for i := range 5 {
+		eps = append(eps, endpoint("wide", fmt.Sprintf("ep_w%d", i)))
+	}
+	eps = append(eps, endpoint("quiet", "ep_q"))
+	s, q := newFakeStore(eps...), &fakeQueue{}
+	h := deferringHandler(s, q, 3)
+	resp, err := h.Handle(context.Background(), streamEvent(image("w1", "wide", nil), image("q1", "quiet", nil), image("w2", "wide", nil)))
+	require.NoError(t, err)
+	require.Empty(t, resp.BatchItemFailures)
+	require.Equal(t, map[string]int{"wide": 3, "quiet": 1}, byTenant(q.sent()), "the wide tenant's share inline, and the quiet tenant's event")
+	require.Empty(t, q.fake().Bodies(testLaneURL), "the stream sends nothing to the lane itself")
+	ev, ds := fanOutEvent(t, q)
+	require.Len(t, ds, 2, "one deferred fan-out a record past the share")
+	require.Equal(t, "w1", ds[0].Event.ID)
+	require.Equal(t, "ep_w2", ds[0].After, "w1's endpoints after its three inline ones")
+	require.Equal(t, "w2", ds[1].Event.ID)
+	require.Empty(t, ds[1].After, "all of w2's: the share was spent")
+	require.JSONEq(t, `{"ok":true}`, string(ds[1].Event.Payload), "the event travels whole")
+
+	out, err := h.HandleFanOut(context.Background(), ev)
+	require.NoError(t, err)
+	require.Empty(t, out.BatchItemFailures)
+	laned := decoded(t, q, testLaneURL)
+	require.Equal(t, map[string]int{"wide": 7}, byTenant(laned), "w1's last two and w2's five, to the lane")
+	seen := map[string]bool{}
+	for _, m := range append(q.sent(), laned...) {
+		require.False(t, seen[m.DeliveryID], "sent once: %s", m.DeliveryID)
+		seen[m.DeliveryID] = true
+	}
+	require.Len(t, seen, 11)
+
+	// Handled again (SQS gives a message back): what was attempted is
+	// not sent again.
+	s.delivered(laned[0])
+	_, err = h.HandleFanOut(context.Background(), ev)
+	require.NoError(t, err)
+	require.Len(t, decoded(t, q, testLaneURL), 7+6)
+}
+
+// Filter matching counts against the share too: once a tenant's filters
+// have spent InlineWork of the invocation, the rest of its records' fan-out
+// is deferred, and matched there within the record's full budget, so the
+// filters decide it all the same.
+func TestCostlyFiltersAreDeferredAndStillDecide(t *testing.T) {
+	t.Parallel()
+	eps := []domain.Endpoint{
+		filteredEndpoint("costly", "ep_a", orPrefixes("a", 40)),
+		filteredEndpoint("costly", "ep_b", `{"a":["match"]}`),
+		endpoint("quiet", "ep_q"),
+	}
+	s, q := newFakeStore(eps...), &fakeQueue{}
+	h := deferringHandler(s, q, 100)
+	h.Config.InlineWork = 1000
+	payload := `{"a":["match",` + strings.TrimSuffix(strings.Repeat(`"xxxxxxxxxxxxxxxxxxxx",`, 500), ",") + `]}`
+	resp, err := h.Handle(context.Background(), streamEvent(payloadImage("c1", "costly", payload), image("q1", "quiet", nil)))
+	require.NoError(t, err)
+	require.Empty(t, resp.BatchItemFailures)
+	require.Equal(t, map[string]int{"quiet": 1}, byTenant(q.sent()))
+	ev, ds := fanOutEvent(t, q)
+	require.Len(t, ds, 1)
+	require.Empty(t, ds[0].After, "the first filter ran out of the share")
+	_, err = h.HandleFanOut(context.Background(), ev)
+	require.NoError(t, err)
+	laned := decoded(t, q, testLaneURL)
+	require.Len(t, laned, 1, "ep_a's prefixes match no leaf; ep_b's exact value does")
+	require.Equal(t, "ep_b", laned[0].EndpointID)
+}
+
+// A deferred fan-out that cannot be read, or whose sends fail, comes back
+// (a batch item failure): SQS parks it after ten receives, never drops it.
+// One of a tenant being erased is dropped, as its stream records are.
+func TestDeferredFanOutFailuresComeBack(t *testing.T) {
+	t.Parallel()
+	var eps []domain.Endpoint
+	for i := range 3 {
+		eps = append(eps, endpoint("wide", fmt.Sprintf("ep_w%d", i)))
+	}
+	s, q := newFakeStore(eps...), &fakeQueue{}
+	h := deferringHandler(s, q, 1)
+	_, err := h.Handle(context.Background(), streamEvent(image("w1", "wide", nil)))
+	require.NoError(t, err)
+	ev, _ := fanOutEvent(t, q)
+	ev.Records = append(ev.Records, events.SQSMessage{MessageId: "bad", Body: `{"kind":"something else"}`})
+
+	s.failOn = "load"
+	out, err := h.HandleFanOut(context.Background(), ev)
+	require.NoError(t, err)
+	var failed []string
+	for _, f := range out.BatchItemFailures {
+		failed = append(failed, f.ItemIdentifier)
+	}
+	require.ElementsMatch(t, []string{"m0", "bad"}, failed)
+	require.Empty(t, q.fake().Bodies(testLaneURL))
+
+	s.failOn = ""
+	require.NoError(t, s.Tombstone(context.Background(), "wide"))
+	out, err = h.HandleFanOut(context.Background(), events.SQSEvent{Records: ev.Records[:1]})
+	require.NoError(t, err)
+	require.Empty(t, out.BatchItemFailures)
+	require.Empty(t, q.fake().Bodies(testLaneURL), "the erased tenant's fan-out dropped")
+}
