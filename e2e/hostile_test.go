@@ -20,9 +20,10 @@ import (
 )
 
 // hostileEndpoints is how many endpoints the hostile tenant filters with a
-// 100-branch $or: enough that their filters' work on the wide payload is
-// over the record's budget (enqueue: 16 filters' budgets), so that the
-// last of them get the event unfiltered.
+// 100-branch $or, each its own (a filter text shared by endpoints is
+// matched once a record): enough that their filters' work on the wide
+// payload is over the record's budget (enqueue: 128 units a payload byte
+// for all of them), so that the last of them get the event unfiltered.
 const hostileEndpoints = 60
 
 // orPrefixFilter is a filter of n $or branches on one field, each a prefix
@@ -37,6 +38,12 @@ func orPrefixFilter(field string, n int) string {
 		fmt.Fprintf(&b, `{%q:[{"prefix":"xxxxxxxxxxxxxxx%02d"}]}`, field, i)
 	}
 	return b.String() + `]}`
+}
+
+// orPrefixFilterFor is orPrefixFilter of n-1 branches and one more, on a
+// field no payload has, that makes its text endpoint i's own.
+func orPrefixFilterFor(field string, n, i int) string {
+	return strings.TrimSuffix(orPrefixFilter(field, n-1), `]}`) + fmt.Sprintf(`,{"only":["ep%02d"]}]}`, i)
 }
 
 // rawOutboxPut is the outbox put a producer in another language could
@@ -56,16 +63,17 @@ func rawOutboxPut(tenantID, id, typ, payload string) types.TransactWriteItem {
 // Issue 34: a payload nested past the contract, and a wide payload whose
 // filters are over the record's work budget, written in one transaction
 // (so one stream batch) with a quiet tenant's event: the too-deep item is
-// rejected with its reason, the wide one goes to the hostile tenant's
-// endpoints (unfiltered past the budget), and the quiet tenant's event is
-// delivered. Nothing fails the batch, so nothing waits behind it.
+// rejected with its reason, the wide one's filters run past the tenant's
+// share of the batch, so its fan-out is deferred (the fan-out queue) and
+// goes to the hostile tenant's endpoints there (unfiltered past the
+// record's budget), and the quiet tenant's event is delivered. Nothing
+// fails the batch, so nothing waits behind it.
 func TestHostileRecordsLeaveTheBatchDelivered(t *testing.T) {
 	t.Parallel()
 	hostileTenant, hostileKey := apiTenant(t, "hostile")
 	quietID, quietKey := apiTenant(t, "hostilequiet")
 	hostile, quiet := newReceiver(t, status(200)), newReceiver(t, status(200))
 
-	filter := orPrefixFilter("a", 100)
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 4)
 	codes := make([]int, hostileEndpoints)
@@ -76,7 +84,7 @@ func TestHostileRecordsLeaveTheBatchDelivered(t *testing.T) {
 			defer wg.Done()
 			defer func() { <-sem }()
 			codes[i], _ = call(t, "POST", "/v1/endpoints", hostileKey, map[string]any{
-				"url": fmt.Sprintf("%s/h%02d", hostile.URL, i), "event_types": []string{"hostile.*"}, "filter": json.RawMessage(filter),
+				"url": fmt.Sprintf("%s/h%02d", hostile.URL, i), "event_types": []string{"hostile.*"}, "filter": json.RawMessage(orPrefixFilterFor("a", 100, i)),
 			})
 		}()
 	}
@@ -114,4 +122,57 @@ func TestHostileRecordsLeaveTheBatchDelivered(t *testing.T) {
 		require.Equal(t, wideID, r.Header.Get("X-Event-Id"), "only the wide event reaches the hostile tenant")
 	}
 	require.Less(t, len(reqs), hostileEndpoints, "endpoints within the record's budget filter the event out")
+}
+
+// wideEndpoints and wideEvents make a fan-out past a tenant's share of a
+// stream invocation (laneAfter, 100 messages): 3 x 60 = 180 deliveries in
+// one batch.
+const (
+	wideEndpoints = 60
+	wideEvents    = 3
+)
+
+// Issue 34: a tenant whose events, in one transaction, fan out past its
+// share of the stream's batch gets its share inline and the rest through
+// the deferred fan-out and the tenant lane: every delivery arrives, once
+// each, and a quiet tenant's event in the same transaction is delivered
+// beside it.
+func TestWideFanOutIsDeferredAndDelivered(t *testing.T) {
+	t.Parallel()
+	wideTenant, wideKey := apiTenant(t, "widefanout")
+	quietID, quietKey := apiTenant(t, "widequiet")
+	wide, quiet := newReceiver(t, status(200)), newReceiver(t, status(200))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 4)
+	codes := make([]int, wideEndpoints)
+	for i := range wideEndpoints {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			codes[i], _ = call(t, "POST", "/v1/endpoints", wideKey, map[string]any{"url": fmt.Sprintf("%s/w%02d", wide.URL, i), "event_types": []string{"wide.*"}})
+		}()
+	}
+	wg.Wait()
+	for i, c := range codes {
+		require.Equal(t, http.StatusCreated, c, "wide endpoint %d", i)
+	}
+	apiEndpoint(t, quietKey, quiet.URL+"/quiet")
+
+	stamp := time.Now().UnixNano()
+	items := []types.TransactWriteItem{rawOutboxPut(quietID, fmt.Sprintf("evt_wq_%d", stamp), "order.created", `{"n":1}`)}
+	for i := range wideEvents {
+		items = append(items, rawOutboxPut(wideTenant, fmt.Sprintf("evt_wide_%d_%d", stamp, i), "wide.created", `{"n":1}`))
+	}
+	_, err := env.ddb.TransactWriteItems(context.Background(), &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	require.NoError(t, err)
+
+	quiet.waitFor(t, 1, 90*time.Second)
+	wide.waitFor(t, wideEndpoints*wideEvents, 3*time.Minute)
+	seen := map[string]bool{}
+	for _, r := range wide.requests() {
+		seen[r.Header.Get("webhook-id")] = true // the delivery id: event and endpoint
+	}
+	require.Len(t, seen, wideEndpoints*wideEvents, "every event at every endpoint")
 }
