@@ -70,6 +70,11 @@ func TestParkedStreamBatchesAreRedriven(t *testing.T) {
 		if lane := v["HOOKLINE_LANE_QUEUE_URL"]; lane != "" {
 			v["HOOKLINE_LANE_QUEUE_URL"] = lane + "-does-not-exist"
 		}
+		// And the deferred fan-out queue, which a send past a tenant's
+		// share would otherwise reach.
+		if fanOut := v["HOOKLINE_FANOUT_QUEUE_URL"]; fanOut != "" {
+			v["HOOKLINE_FANOUT_QUEUE_URL"] = fanOut + "-does-not-exist"
+		}
 	})
 	var evsA []outbox.Event
 	for i := 0; i < 12; i++ {

@@ -47,6 +47,20 @@ const (
 	streamMaxRecordAge = 20 * time.Hour
 )
 
+// enqueueTimeout is the enqueue function's timeout; the deferred fan-out
+// queue's visibility timeout is six times it (fanOutVisibilityTimeout).
+const enqueueTimeout = 60 * time.Second
+
+// fanOutMaxConcurrency caps the enqueue function's mapping on the deferred
+// fan-out queue: 2, the least SQS allows. The deferred fan-outs are the
+// over-share tenants' work; they run beside the stream's invocations, never
+// many at once, so they take at most 2 executions of the account's pool.
+const fanOutMaxConcurrency = 2
+
+// fanOutBatchSize is that mapping's batch: 10 deferred fan-outs, each one
+// record's fan-out past its tenant's share.
+const fanOutBatchSize = 10
+
 // insertsOnly is the stream mapping's filter: INSERT records only
 // (FilterCriteria {"eventName":["INSERT"]}). Every outbox item expires
 // (expires_at), and each expiry is a second stream record, a REMOVE, which
@@ -61,16 +75,19 @@ func insertsOnly() *[]*map[string]any {
 }
 
 // streamMapping is the escape hatch to fn's one stream event source
-// mapping, for what CDK's props cannot say.
+// mapping, for what CDK's props cannot say: the one with a starting
+// position (an SQS mapping, such as the deferred fan-out queue's, has none).
 func streamMapping(fn awslambda.Function) awslambda.CfnEventSourceMapping {
 	var found []awslambda.CfnEventSourceMapping
 	for _, child := range *fn.Node().Children() {
 		if m, ok := child.(awslambda.EventSourceMapping); ok {
-			found = append(found, m.Node().DefaultChild().(awslambda.CfnEventSourceMapping))
+			if cfn := m.Node().DefaultChild().(awslambda.CfnEventSourceMapping); cfn.StartingPosition() != nil {
+				found = append(found, cfn)
+			}
 		}
 	}
 	if len(found) != 1 {
-		panic(fmt.Sprintf("%s has %d event source mappings, want 1", *fn.Node().Path(), len(found)))
+		panic(fmt.Sprintf("%s has %d stream event source mappings, want 1", *fn.Node().Path(), len(found)))
 	}
 	return found[0]
 }
@@ -144,14 +161,16 @@ func newPipelineFunctions(scope constructs.Construct, id string, p pipelineProps
 		return fns.new(c, name, timeout, env, tune...)
 	}
 
-	enqueue := newFn("Enqueue", 60*time.Second, fnenv.EnqueueEnv{
+	enqueue := newFn("Enqueue", enqueueTimeout, fnenv.EnqueueEnv{
 		Common: fns.common(), QueueURL: *p.Queues.Delivery.QueueUrl(), EventBus: *p.OperatorBus.EventBusName(),
 		FailureQueueURL: *p.Queues.EnqueueFailures.QueueUrl(), SendConcurrency: p.EnqueueSendConcurrency, Faults: p.Faults,
 		LaneQueueURL: *p.Queues.Lane.QueueUrl(), LaneAfter: p.LaneAfter,
+		FanOutQueueURL: *p.Queues.FanOut.QueueUrl(),
 	}.Vars())
 	// Endpoints (Query), LoadWith (BatchGetItem), Tenant (GetItem),
 	// PutRejection (PutItem); SendMessageBatch is sqs:SendMessage, to the
-	// delivery queue and to the tenant lane; the
+	// delivery queue, to the tenant lane and to the deferred fan-out queue
+	// (whose consumption its mapping below grants); the
 	// operational events put on the operator's bus. Those the bus kept
 	// refusing are parked on the enqueue failure queue: its sqs:SendMessage
 	// is the stream mapping's on-failure grant below (the role sends
@@ -159,6 +178,7 @@ func newPipelineFunctions(scope constructs.Construct, id string, p pipelineProps
 	grantTableItems(enqueue, p.Tables.State, "dynamodb:Query", "dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:PutItem")
 	p.Queues.Delivery.Grant(enqueue, jsii.String("sqs:SendMessage"))
 	p.Queues.Lane.Grant(enqueue, jsii.String("sqs:SendMessage"))
+	p.Queues.FanOut.Grant(enqueue, jsii.String("sqs:SendMessage"))
 	grantPutEvents(enqueue, p.OperatorBus)
 	enqueue.AddEventSource(awslambdaeventsources.NewDynamoEventSource(p.Tables.Outbox, &awslambdaeventsources.DynamoEventSourceProps{
 		StartingPosition:        awslambda.StartingPosition_TRIM_HORIZON,
@@ -173,6 +193,21 @@ func newPipelineFunctions(scope constructs.Construct, id string, p pipelineProps
 	// CDK accepts retryAttempts from 0 to 10,000 only; -1, no limit, which
 	// Lambda and CloudFormation accept, is set on the resource itself.
 	streamMapping(enqueue).SetMaximumRetryAttempts(jsii.Number(streamRetryAttempts))
+	// The deferred fan-out queue: the same function (its handler tells
+	// the two sources apart), partial failures reported, on a mapping
+	// capped at fanOutMaxConcurrency. No recursive-loop allowance
+	// (allowRecursiveLoop) is needed: enqueue sends to the fan-out queue
+	// only from the stream's invocations, which carry no SQS lineage, and
+	// an invocation from the fan-out queue sends only to the tenant lane,
+	// which invokes deliver, never enqueue. A chain enqueue -> fan-out
+	// queue -> enqueue is one hop long, and Lambda stops a loop only after
+	// about 16. Should one ever loop, Lambda counts it
+	// (EnqueueRecursionDropped, alarmed).
+	enqueue.AddEventSource(awslambdaeventsources.NewSqsEventSource(p.Queues.FanOut, &awslambdaeventsources.SqsEventSourceProps{
+		BatchSize:               jsii.Number(fanOutBatchSize),
+		ReportBatchItemFailures: jsii.Bool(true),
+		MaxConcurrency:          jsii.Number(fanOutMaxConcurrency),
+	}))
 
 	deliver := newDeliverFunction(p, fns, newFn)
 	return pipelineFunctions{Enqueue: enqueue, Deliver: deliver}
