@@ -52,10 +52,11 @@ const (
 const enqueueTimeout = 60 * time.Second
 
 // fanOutMaxConcurrency caps the enqueue function's mapping on the deferred
-// fan-out queue: 2, the least SQS allows. The deferred fan-outs are the
-// over-share tenants' work; they run beside the stream's invocations, never
-// many at once, so they take at most 2 executions of the account's pool.
-const fanOutMaxConcurrency = 2
+// fan-out queue: 2, the least SQS allows (sqsMinConcurrency). The deferred
+// fan-outs are the over-share tenants' work; they run beside the stream's
+// invocations, never many at once, so they take at most 2 executions of the
+// account's pool.
+const fanOutMaxConcurrency = sqsMinConcurrency
 
 // fanOutBatchSize is that mapping's batch: 10 deferred fan-outs, each one
 // record's fan-out past its tenant's share.
@@ -113,6 +114,11 @@ type pipelineProps struct {
 	LaneMaxConcurrency    int
 	// LaneAfter is enqueue's lane threshold (Props.LaneAfter).
 	LaneAfter int
+	// DeferFanOut gives enqueue the deferred fan-out queue (Queues.FanOut):
+	// its URL, the send and the mapping. False (the small-account
+	// profile): enqueue fans every record out inline, and the queue stays
+	// empty.
+	DeferFanOut bool
 	// DeliverReservedConcurrency, when positive, reserves concurrency for
 	// deliver; it must exceed DeliverMaxConcurrency + LaneMaxConcurrency
 	// (Props).
@@ -165,7 +171,7 @@ func newPipelineFunctions(scope constructs.Construct, id string, p pipelineProps
 		Common: fns.common(), QueueURL: *p.Queues.Delivery.QueueUrl(), EventBus: *p.OperatorBus.EventBusName(),
 		FailureQueueURL: *p.Queues.EnqueueFailures.QueueUrl(), SendConcurrency: p.EnqueueSendConcurrency, Faults: p.Faults,
 		LaneQueueURL: *p.Queues.Lane.QueueUrl(), LaneAfter: p.LaneAfter,
-		FanOutQueueURL: *p.Queues.FanOut.QueueUrl(),
+		FanOutQueueURL: fanOutQueueURL(p),
 	}.Vars())
 	// Endpoints (Query), LoadWith (BatchGetItem), Tenant (GetItem),
 	// PutRejection (PutItem); SendMessageBatch is sqs:SendMessage, to the
@@ -178,7 +184,9 @@ func newPipelineFunctions(scope constructs.Construct, id string, p pipelineProps
 	grantTableItems(enqueue, p.Tables.State, "dynamodb:Query", "dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:PutItem")
 	p.Queues.Delivery.Grant(enqueue, jsii.String("sqs:SendMessage"))
 	p.Queues.Lane.Grant(enqueue, jsii.String("sqs:SendMessage"))
-	p.Queues.FanOut.Grant(enqueue, jsii.String("sqs:SendMessage"))
+	if p.DeferFanOut {
+		p.Queues.FanOut.Grant(enqueue, jsii.String("sqs:SendMessage"))
+	}
 	grantPutEvents(enqueue, p.OperatorBus)
 	enqueue.AddEventSource(awslambdaeventsources.NewDynamoEventSource(p.Tables.Outbox, &awslambdaeventsources.DynamoEventSourceProps{
 		StartingPosition:        awslambda.StartingPosition_TRIM_HORIZON,
@@ -203,14 +211,25 @@ func newPipelineFunctions(scope constructs.Construct, id string, p pipelineProps
 	// queue -> enqueue is one hop long, and Lambda stops a loop only after
 	// about 16. Should one ever loop, Lambda counts it
 	// (EnqueueRecursionDropped, alarmed).
-	enqueue.AddEventSource(awslambdaeventsources.NewSqsEventSource(p.Queues.FanOut, &awslambdaeventsources.SqsEventSourceProps{
-		BatchSize:               jsii.Number(fanOutBatchSize),
-		ReportBatchItemFailures: jsii.Bool(true),
-		MaxConcurrency:          jsii.Number(fanOutMaxConcurrency),
-	}))
+	if p.DeferFanOut {
+		enqueue.AddEventSource(awslambdaeventsources.NewSqsEventSource(p.Queues.FanOut, &awslambdaeventsources.SqsEventSourceProps{
+			BatchSize:               jsii.Number(fanOutBatchSize),
+			ReportBatchItemFailures: jsii.Bool(true),
+			MaxConcurrency:          jsii.Number(fanOutMaxConcurrency),
+		}))
+	}
 
 	deliver := newDeliverFunction(p, fns, newFn)
 	return pipelineFunctions{Enqueue: enqueue, Deliver: deliver}
+}
+
+// fanOutQueueURL is enqueue's HOOKLINE_FANOUT_QUEUE_URL: the deferred
+// fan-out queue's, or empty (no deferral) unless p.DeferFanOut.
+func fanOutQueueURL(p pipelineProps) string {
+	if !p.DeferFanOut {
+		return ""
+	}
+	return *p.Queues.FanOut.QueueUrl()
 }
 
 // newDeliverFunction creates the deliver function, with its grants and its

@@ -317,16 +317,19 @@ func apiPropsOf(p Props, defaults functionDefaults, deliver fnenv.DeliverEnv, re
 // pipelineFunctionsProps are the enqueue and deliver functions' props.
 func pipelineFunctionsProps(p Props, code map[string]awslambda.Code, tables tableSet, queues deliveryQueues, secretsKey awskms.Key, bus awsevents.IEventBus, deliver fnenv.DeliverEnv) pipelineProps {
 	return pipelineProps{
-		Tables:                     tables,
-		Queues:                     queues,
-		OperatorBus:                bus,
-		SecretsKey:                 secretsKey,
-		Architecture:               p.Architecture,
-		Code:                       code,
-		DeliverTimeout:             p.DeliverTimeout,
-		DeliverMaxConcurrency:      p.DeliverMaxConcurrency,
-		LaneMaxConcurrency:         p.LaneMaxConcurrency,
-		LaneAfter:                  p.LaneAfter,
+		Tables:                tables,
+		Queues:                queues,
+		OperatorBus:           bus,
+		SecretsKey:            secretsKey,
+		Architecture:          p.Architecture,
+		Code:                  code,
+		DeliverTimeout:        p.DeliverTimeout,
+		DeliverMaxConcurrency: p.DeliverMaxConcurrency,
+		LaneMaxConcurrency:    p.LaneMaxConcurrency,
+		LaneAfter:             p.LaneAfter,
+		// The small-account profile has no room for the fan-out
+		// mapping's 2 executions (Props.SmallAccount).
+		DeferFanOut:                !p.SmallAccount,
 		DeliverReservedConcurrency: p.DeliverReservedConcurrency,
 		EnqueueParallelization:     p.EnqueueParallelization,
 		EnqueueSendConcurrency:     p.EnqueueSendConcurrency,
