@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/hookline/hookline/internal/fault"
@@ -175,8 +176,8 @@ func newPipelineFunctions(scope constructs.Construct, id string, p pipelineProps
 	}.Vars())
 	// Endpoints (Query), LoadWith (BatchGetItem), Tenant (GetItem),
 	// PutRejection (PutItem); SendMessageBatch is sqs:SendMessage, to the
-	// delivery queue, to the tenant lane and to the deferred fan-out queue
-	// (whose consumption its mapping below grants); the
+	// delivery queue and to the tenant lane (and to the deferred fan-out
+	// queue: deferFanOut); the
 	// operational events put on the operator's bus. Those the bus kept
 	// refusing are parked on the enqueue failure queue: its sqs:SendMessage
 	// is the stream mapping's on-failure grant below (the role sends
@@ -184,9 +185,6 @@ func newPipelineFunctions(scope constructs.Construct, id string, p pipelineProps
 	grantTableItems(enqueue, p.Tables.State, "dynamodb:Query", "dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:PutItem")
 	p.Queues.Delivery.Grant(enqueue, jsii.String("sqs:SendMessage"))
 	p.Queues.Lane.Grant(enqueue, jsii.String("sqs:SendMessage"))
-	if p.DeferFanOut {
-		p.Queues.FanOut.Grant(enqueue, jsii.String("sqs:SendMessage"))
-	}
 	grantPutEvents(enqueue, p.OperatorBus)
 	enqueue.AddEventSource(awslambdaeventsources.NewDynamoEventSource(p.Tables.Outbox, &awslambdaeventsources.DynamoEventSourceProps{
 		StartingPosition:        awslambda.StartingPosition_TRIM_HORIZON,
@@ -201,26 +199,31 @@ func newPipelineFunctions(scope constructs.Construct, id string, p pipelineProps
 	// CDK accepts retryAttempts from 0 to 10,000 only; -1, no limit, which
 	// Lambda and CloudFormation accept, is set on the resource itself.
 	streamMapping(enqueue).SetMaximumRetryAttempts(jsii.Number(streamRetryAttempts))
-	// The deferred fan-out queue: the same function (its handler tells
-	// the two sources apart), partial failures reported, on a mapping
-	// capped at fanOutMaxConcurrency. No recursive-loop allowance
-	// (allowRecursiveLoop) is needed: enqueue sends to the fan-out queue
-	// only from the stream's invocations, which carry no SQS lineage, and
-	// an invocation from the fan-out queue sends only to the tenant lane,
-	// which invokes deliver, never enqueue. A chain enqueue -> fan-out
-	// queue -> enqueue is one hop long, and Lambda stops a loop only after
-	// about 16. Should one ever loop, Lambda counts it
-	// (EnqueueRecursionDropped, alarmed).
 	if p.DeferFanOut {
-		enqueue.AddEventSource(awslambdaeventsources.NewSqsEventSource(p.Queues.FanOut, &awslambdaeventsources.SqsEventSourceProps{
-			BatchSize:               jsii.Number(fanOutBatchSize),
-			ReportBatchItemFailures: jsii.Bool(true),
-			MaxConcurrency:          jsii.Number(fanOutMaxConcurrency),
-		}))
+		deferFanOut(enqueue, p.Queues.FanOut)
 	}
 
 	deliver := newDeliverFunction(p, fns, newFn)
 	return pipelineFunctions{Enqueue: enqueue, Deliver: deliver}
+}
+
+// deferFanOut lets enqueue send to the deferred fan-out queue and consumes
+// it with the same function (its handler tells the two sources apart), on
+// an SQS mapping reporting partial failures, capped at fanOutMaxConcurrency
+// (the mapping grants the consumption). No recursive-loop allowance
+// (allowRecursiveLoop) is needed: enqueue sends to the fan-out queue only
+// from the stream's invocations, and an invocation from the fan-out queue
+// sends only to the tenant lane, which invokes deliver, never enqueue. A
+// chain passes through enqueue at most twice, and Lambda stops a loop only
+// after about 16; should one ever loop, Lambda counts it
+// (EnqueueRecursionDropped, alarmed).
+func deferFanOut(enqueue awslambda.Function, fanOut awssqs.Queue) {
+	fanOut.Grant(enqueue, jsii.String("sqs:SendMessage"))
+	enqueue.AddEventSource(awslambdaeventsources.NewSqsEventSource(fanOut, &awslambdaeventsources.SqsEventSourceProps{
+		BatchSize:               jsii.Number(fanOutBatchSize),
+		ReportBatchItemFailures: jsii.Bool(true),
+		MaxConcurrency:          jsii.Number(fanOutMaxConcurrency),
+	}))
 }
 
 // fanOutQueueURL is enqueue's HOOKLINE_FANOUT_QUEUE_URL: the deferred

@@ -115,42 +115,48 @@ func newDeliveryQueues(scope constructs.Construct, id string, p queuesProps) del
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
 	})
-	fanOutDLQ := awssqs.NewQueue(c, jsii.String("FanOutDeadLetter"), &awssqs.QueueProps{
+	depth := depthAlarm(c, "DeadLetterDepth", "Deliveries are piling up in the hookline dead-letter queue. See docs/operations.md.", dlq, p.AlarmThreshold)
+	failed := depthAlarm(c, "EnqueueFailureDepth", "Outbox stream batches failed enqueue and were parked (events in them are not yet delivered), or operational events the operator's bus refused were (OperatorEventsParked).", failures, p.FailureAlarmThreshold)
+	fanOut, fanOutDLQ, fanOutDepth := newFanOutQueues(c, retention)
+	return deliveryQueues{Delivery: delivery, Lane: lane, DeadLetter: dlq, EnqueueFailures: failures, DepthAlarm: depth, EnqueueFailureAlarm: failed,
+		FanOut: fanOut, FanOutDeadLetter: fanOutDLQ, FanOutDepthAlarm: fanOutDepth}
+}
+
+// newFanOutQueues creates, in c, the deferred fan-out queue, its own
+// dead-letter queue (after fanOutMaxReceiveCount receives) and the alarm on
+// any message there, each queue keeping messages retention.
+func newFanOutQueues(c constructs.Construct, retention awscdk.Duration) (fanOut, dlq awssqs.Queue, alarm awscloudwatch.Alarm) {
+	dlq = awssqs.NewQueue(c, jsii.String("FanOutDeadLetter"), &awssqs.QueueProps{
 		RetentionPeriod: retention,
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
 	})
-	fanOut := awssqs.NewQueue(c, jsii.String("FanOut"), &awssqs.QueueProps{
+	fanOut = awssqs.NewQueue(c, jsii.String("FanOut"), &awssqs.QueueProps{
 		RetentionPeriod:   retention,
 		VisibilityTimeout: awscdk.Duration_Seconds(jsii.Number(fanOutVisibilityTimeout.Seconds())),
 		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:        jsii.Bool(true),
 		DeadLetterQueue: &awssqs.DeadLetterQueue{
-			Queue:           fanOutDLQ,
+			Queue:           dlq,
 			MaxReceiveCount: jsii.Number(fanOutMaxReceiveCount),
 		},
 	})
-	visible := func(q awssqs.Queue) awscloudwatch.Metric {
-		return q.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
+	alarm = depthAlarm(c, "FanOutDeadLetterDepth", "Deferred fan-outs failed "+strconv.Itoa(fanOutMaxReceiveCount)+" times and were parked on the fan-out dead-letter queue: their events are not yet delivered to the endpoints past their tenant's share. Move them back to the fan-out queue once the fault is fixed. See docs/operations.md.", dlq, 0)
+	return fanOut, dlq, alarm
+}
+
+// depthAlarm creates, in c, an alarm that fires when q has held more than
+// threshold visible messages for a minute.
+func depthAlarm(c constructs.Construct, id, desc string, q awssqs.Queue, threshold int) awscloudwatch.Alarm {
+	return awscloudwatch.NewAlarm(c, jsii.String(id), &awscloudwatch.AlarmProps{
+		AlarmDescription: jsii.String(desc),
+		Metric: q.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
 			Period:    awscdk.Duration_Minutes(jsii.Number(1)),
 			Statistic: jsii.String("Maximum"),
-		})
-	}
-	// depthAlarm fires when q has held more than threshold visible messages
-	// for a minute.
-	depthAlarm := func(id, desc string, q awssqs.Queue, threshold int) awscloudwatch.Alarm {
-		return awscloudwatch.NewAlarm(c, jsii.String(id), &awscloudwatch.AlarmProps{
-			AlarmDescription:   jsii.String(desc),
-			Metric:             visible(q),
-			Threshold:          jsii.Number(float64(threshold)),
-			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
-			EvaluationPeriods:  jsii.Number(1),
-			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-		})
-	}
-	depth := depthAlarm("DeadLetterDepth", "Deliveries are piling up in the hookline dead-letter queue. See docs/operations.md.", dlq, p.AlarmThreshold)
-	failed := depthAlarm("EnqueueFailureDepth", "Outbox stream batches failed enqueue and were parked (events in them are not yet delivered), or operational events the operator's bus refused were (OperatorEventsParked).", failures, p.FailureAlarmThreshold)
-	fanOutDepth := depthAlarm("FanOutDeadLetterDepth", "Deferred fan-outs failed "+strconv.Itoa(fanOutMaxReceiveCount)+" times and were parked on the fan-out dead-letter queue: their events are not yet delivered to the endpoints past their tenant's share. Move them back to the fan-out queue once the fault is fixed. See docs/operations.md.", fanOutDLQ, 0)
-	return deliveryQueues{Delivery: delivery, Lane: lane, DeadLetter: dlq, EnqueueFailures: failures, DepthAlarm: depth, EnqueueFailureAlarm: failed,
-		FanOut: fanOut, FanOutDeadLetter: fanOutDLQ, FanOutDepthAlarm: fanOutDepth}
+		}),
+		Threshold:          jsii.Number(float64(threshold)),
+		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+		EvaluationPeriods:  jsii.Number(1),
+		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+	})
 }
