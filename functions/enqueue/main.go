@@ -8,6 +8,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -72,15 +73,11 @@ func dispatch(
 	fanOut func(context.Context, events.SQSEvent) (events.SQSEventResponse, error),
 ) func(context.Context, json.RawMessage) (any, error) {
 	return func(ctx context.Context, raw json.RawMessage) (any, error) {
-		var peek struct {
-			Records []struct {
-				EventSource string `json:"eventSource"`
-			} `json:"Records"`
-		}
-		if err := json.Unmarshal(raw, &peek); err != nil {
+		source, err := firstEventSource(raw)
+		if err != nil {
 			return nil, fmt.Errorf("enqueue: the event is neither a stream batch nor an SQS batch: %w", err)
 		}
-		if len(peek.Records) > 0 && peek.Records[0].EventSource == sourceSQS {
+		if source == sourceSQS {
 			var ev events.SQSEvent
 			if err := json.Unmarshal(raw, &ev); err != nil {
 				return nil, fmt.Errorf("enqueue: the SQS batch: %w", err)
@@ -112,4 +109,43 @@ func config(cfg fnenv.EnqueueEnv) enqueue.Config {
 		// Empty: no deferral, every record fanned out inline.
 		FanOutQueueURL: cfg.FanOutQueueURL,
 	}
+}
+
+// firstEventSource is the eventSource of the event's first record, reading
+// only as far as that record ("" when the event has no records): the whole
+// event is read once, by the unmarshal into its shape.
+func firstEventSource(raw []byte) (string, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil {
+		return "", err
+	} else if tok != json.Delim('{') {
+		return "", fmt.Errorf("not a JSON object")
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return "", err
+		}
+		if key != "Records" {
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return "", err
+			}
+			continue
+		}
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+			return "", nil // not a list: the unmarshal into the shape says what is wrong
+		}
+		if !dec.More() {
+			return "", nil
+		}
+		var first struct {
+			EventSource string `json:"eventSource"`
+		}
+		if err := dec.Decode(&first); err != nil {
+			return "", err
+		}
+		return first.EventSource, nil
+	}
+	return "", nil
 }
