@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,6 +70,11 @@ func TestParkedStreamBatchesAreRedriven(t *testing.T) {
 		// whatever the lane threshold.
 		if lane := v["HOOKLINE_LANE_QUEUE_URL"]; lane != "" {
 			v["HOOKLINE_LANE_QUEUE_URL"] = lane + "-does-not-exist"
+		}
+		// And the deferred fan-out queue, which a send past a tenant's
+		// share would otherwise reach.
+		if fanOut := v["HOOKLINE_FANOUT_QUEUE_URL"]; fanOut != "" {
+			v["HOOKLINE_FANOUT_QUEUE_URL"] = fanOut + "-does-not-exist"
 		}
 	})
 	var evsA []outbox.Event
@@ -281,8 +287,16 @@ func setMaxRecordAge(t *testing.T, seconds int32) func() {
 	ctx := context.Background()
 	out, err := env.lambda.ListEventSourceMappings(ctx, &lambda.ListEventSourceMappingsInput{FunctionName: &env.out.EnqueueFunctionName})
 	require.NoError(t, err)
-	require.Len(t, out.EventSourceMappings, 1, "enqueue has one mapping, on the outbox stream")
-	m := out.EventSourceMappings[0]
+	// Enqueue's one stream mapping (the other, when the stack defers
+	// fan-outs, is the fan-out queue's).
+	var streams []lambdatypes.EventSourceMappingConfiguration
+	for _, m := range out.EventSourceMappings {
+		if strings.Contains(aws.ToString(m.EventSourceArn), ":dynamodb:") {
+			streams = append(streams, m)
+		}
+	}
+	require.Len(t, streams, 1, "enqueue has one mapping on the outbox stream")
+	m := streams[0]
 	deployed := aws.ToInt32(m.MaximumRecordAgeInSeconds)
 	require.Equal(t, int32(72000), deployed, "the deployed age cap")
 	update := func(v int32) {

@@ -52,6 +52,7 @@ func TestAppOutputs(t *testing.T) {
 		"ApiURL", "ApiID", "ApiFunctionName", "ApiAccessLogGroupName", "OperatorKeySecretARN", "SecretsKeyARN",
 		"ReplayJobsQueueURL", "ReplayOpsQueueURL", "ReplayFunctionName", "AlarmTopicARN", "OperatorEventBusName",
 		"OperatorEventBusARN", "DashboardName", "TenantDLQAlarmName", "MaxReceiveCount",
+		"LaneQueueURL", "FanOutQueueURL", "FanOutDeadLetterQueueARN",
 	} {
 		require.Contains(t, tpl.Outputs, out)
 	}

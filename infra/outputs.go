@@ -19,6 +19,8 @@ func addOutputs(stack awscdk.Stack, h *hookline.Hookline) {
 	out("StateTableName", "Endpoints, deliveries and rejected outbox items.", h.StateTable.TableName())
 	out("DeliveryQueueURL", "Messages waiting for the deliver function.", h.DeliveryQueue.QueueUrl())
 	out("LaneQueueURL", "The tenant lane: messages of tenants over their share waiting for the deliver function.", h.LaneQueue.QueueUrl())
+	out("FanOutQueueURL", "The deferred fan-out queue: the part of a record's fan-out past its tenant's share, waiting for the enqueue function.", h.FanOutQueue.QueueUrl())
+	out("FanOutDeadLetterQueueARN", "ARN of the fan-out queue's dead-letter queue (move its messages back with aws sqs start-message-move-task: docs/operations.md).", h.FanOutDeadLetterQueue.QueueArn())
 	out("DeadLetterQueueURL", "Deliveries that could not be made.", h.DeadLetterQueue.QueueUrl())
 	out("DeadLetterQueueARN", "ARN of the dead-letter queue (redrive target).", h.DeadLetterQueue.QueueArn())
 	out("EnqueueFailureQueueURL", "Stream batches the enqueue function could not process.", h.EnqueueFailureQueue.QueueUrl())

@@ -175,8 +175,12 @@ type Props struct {
 	// active stream shard, and a new outbox table has one: the profile's
 	// EnqueueParallelization is 1) and one for the API, so each mapping's
 	// cap stays below what its function can get and a throttle does not
-	// burn a receive while the API serves one request at a time. That
-	// margin is thin: the lane's mapping runs only while a tenant is over
+	// burn a receive while the API serves one request at a time. The
+	// deferred fan-out queue's mapping (2 more executions of enqueue,
+	// docs/architecture.md "Deferred fan-out") does not fit beside them:
+	// the profile leaves it out, and enqueue fans every record out inline
+	// (an over-share tenant's fan-out then holds up the stream, as before
+	// the queue). That margin is thin: the lane's mapping runs only while a tenant is over
 	// its share, but an API burst beside a busy lane, or a second stream
 	// shard, can throttle deliver (the Throttles alarms page if one does:
 	// nothing caps the API but its stage's throttling); an account that

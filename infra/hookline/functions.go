@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/hookline/hookline/internal/fault"
@@ -47,6 +48,21 @@ const (
 	streamMaxRecordAge = 20 * time.Hour
 )
 
+// enqueueTimeout is the enqueue function's timeout; the deferred fan-out
+// queue's visibility timeout is six times it (fanOutVisibilityTimeout).
+const enqueueTimeout = 60 * time.Second
+
+// fanOutMaxConcurrency caps the enqueue function's mapping on the deferred
+// fan-out queue: 2, the least SQS allows (sqsMinConcurrency). The deferred
+// fan-outs are the over-share tenants' work; they run beside the stream's
+// invocations, never many at once, so they take at most 2 executions of the
+// account's pool.
+const fanOutMaxConcurrency = sqsMinConcurrency
+
+// fanOutBatchSize is that mapping's batch: 10 deferred fan-outs, each one
+// record's fan-out past its tenant's share.
+const fanOutBatchSize = 10
+
 // insertsOnly is the stream mapping's filter: INSERT records only
 // (FilterCriteria {"eventName":["INSERT"]}). Every outbox item expires
 // (expires_at), and each expiry is a second stream record, a REMOVE, which
@@ -61,16 +77,19 @@ func insertsOnly() *[]*map[string]any {
 }
 
 // streamMapping is the escape hatch to fn's one stream event source
-// mapping, for what CDK's props cannot say.
+// mapping, for what CDK's props cannot say: the one with a starting
+// position (an SQS mapping, such as the deferred fan-out queue's, has none).
 func streamMapping(fn awslambda.Function) awslambda.CfnEventSourceMapping {
 	var found []awslambda.CfnEventSourceMapping
 	for _, child := range *fn.Node().Children() {
 		if m, ok := child.(awslambda.EventSourceMapping); ok {
-			found = append(found, m.Node().DefaultChild().(awslambda.CfnEventSourceMapping))
+			if cfn := m.Node().DefaultChild().(awslambda.CfnEventSourceMapping); cfn.StartingPosition() != nil {
+				found = append(found, cfn)
+			}
 		}
 	}
 	if len(found) != 1 {
-		panic(fmt.Sprintf("%s has %d event source mappings, want 1", *fn.Node().Path(), len(found)))
+		panic(fmt.Sprintf("%s has %d stream event source mappings, want 1", *fn.Node().Path(), len(found)))
 	}
 	return found[0]
 }
@@ -96,6 +115,11 @@ type pipelineProps struct {
 	LaneMaxConcurrency    int
 	// LaneAfter is enqueue's lane threshold (Props.LaneAfter).
 	LaneAfter int
+	// DeferFanOut gives enqueue the deferred fan-out queue (Queues.FanOut):
+	// its URL, the send and the mapping. False (the small-account
+	// profile): enqueue fans every record out inline, and the queue stays
+	// empty.
+	DeferFanOut bool
 	// DeliverReservedConcurrency, when positive, reserves concurrency for
 	// deliver; it must exceed DeliverMaxConcurrency + LaneMaxConcurrency
 	// (Props).
@@ -144,14 +168,16 @@ func newPipelineFunctions(scope constructs.Construct, id string, p pipelineProps
 		return fns.new(c, name, timeout, env, tune...)
 	}
 
-	enqueue := newFn("Enqueue", 60*time.Second, fnenv.EnqueueEnv{
+	enqueue := newFn("Enqueue", enqueueTimeout, fnenv.EnqueueEnv{
 		Common: fns.common(), QueueURL: *p.Queues.Delivery.QueueUrl(), EventBus: *p.OperatorBus.EventBusName(),
 		FailureQueueURL: *p.Queues.EnqueueFailures.QueueUrl(), SendConcurrency: p.EnqueueSendConcurrency, Faults: p.Faults,
 		LaneQueueURL: *p.Queues.Lane.QueueUrl(), LaneAfter: p.LaneAfter,
+		FanOutQueueURL: fanOutQueueURL(p),
 	}.Vars())
 	// Endpoints (Query), LoadWith (BatchGetItem), Tenant (GetItem),
 	// PutRejection (PutItem); SendMessageBatch is sqs:SendMessage, to the
-	// delivery queue and to the tenant lane; the
+	// delivery queue and to the tenant lane (and to the deferred fan-out
+	// queue: deferFanOut); the
 	// operational events put on the operator's bus. Those the bus kept
 	// refusing are parked on the enqueue failure queue: its sqs:SendMessage
 	// is the stream mapping's on-failure grant below (the role sends
@@ -173,9 +199,40 @@ func newPipelineFunctions(scope constructs.Construct, id string, p pipelineProps
 	// CDK accepts retryAttempts from 0 to 10,000 only; -1, no limit, which
 	// Lambda and CloudFormation accept, is set on the resource itself.
 	streamMapping(enqueue).SetMaximumRetryAttempts(jsii.Number(streamRetryAttempts))
+	if p.DeferFanOut {
+		deferFanOut(enqueue, p.Queues.FanOut)
+	}
 
 	deliver := newDeliverFunction(p, fns, newFn)
 	return pipelineFunctions{Enqueue: enqueue, Deliver: deliver}
+}
+
+// deferFanOut lets enqueue send to the deferred fan-out queue and consumes
+// it with the same function (its handler tells the two sources apart), on
+// an SQS mapping reporting partial failures, capped at fanOutMaxConcurrency
+// (the mapping grants the consumption). No recursive-loop allowance
+// (allowRecursiveLoop) is needed: enqueue sends to the fan-out queue only
+// from the stream's invocations, and an invocation from the fan-out queue
+// sends only to the tenant lane, which invokes deliver, never enqueue. A
+// chain passes through enqueue at most twice, and Lambda stops a loop only
+// after about 16; should one ever loop, Lambda counts it
+// (EnqueueRecursionDropped, alarmed).
+func deferFanOut(enqueue awslambda.Function, fanOut awssqs.Queue) {
+	fanOut.Grant(enqueue, jsii.String("sqs:SendMessage"))
+	enqueue.AddEventSource(awslambdaeventsources.NewSqsEventSource(fanOut, &awslambdaeventsources.SqsEventSourceProps{
+		BatchSize:               jsii.Number(fanOutBatchSize),
+		ReportBatchItemFailures: jsii.Bool(true),
+		MaxConcurrency:          jsii.Number(fanOutMaxConcurrency),
+	}))
+}
+
+// fanOutQueueURL is enqueue's HOOKLINE_FANOUT_QUEUE_URL: the deferred
+// fan-out queue's, or empty (no deferral) unless p.DeferFanOut.
+func fanOutQueueURL(p pipelineProps) string {
+	if !p.DeferFanOut {
+		return ""
+	}
+	return *p.Queues.FanOut.QueueUrl()
 }
 
 // newDeliverFunction creates the deliver function, with its grants and its

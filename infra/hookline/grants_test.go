@@ -181,6 +181,8 @@ func TestLeastPrivilege(t *testing.T) {
 		"enqueue": func(g grantSet) {
 			g.add(arn(s.deliveryQueue), nil, "sqs:SendMessage") // SendMessageBatch
 			g.add(arn(s.laneQueue), nil, "sqs:SendMessage")     // a tenant's messages past laneAfter
+			g.add(arn(s.fanOutQueue), nil, "sqs:SendMessage")   // a record's fan-out past its tenant's share, deferred
+			g.add(arn(s.fanOutQueue), nil, consume...)          // the deferred fan-outs, its second mapping
 			g.add(arn(s.operatorBus), nil, "events:PutEvents")  // operational events, to the operator's bus only
 			// The stream mapping (CDK's grantStreamRead) and its on-failure
 			// destination (CDK's grantSendMessages), where enqueue also

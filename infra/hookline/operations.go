@@ -147,9 +147,10 @@ func newAlarms(c constructs.Construct, p opsProps) map[string]awscloudwatch.Alar
 	minute := awscdk.Duration_Minutes(jsii.Number(1))
 	five := awscdk.Duration_Minutes(jsii.Number(5))
 	b := alarmBuilder{c: c, alarms: map[string]awscloudwatch.Alarm{
-		"DLQDepth":        p.Queues.DepthAlarm,
-		"EnqueueFailures": p.Queues.EnqueueFailureAlarm,
-		"ReplayJobsStuck": p.Replay.StuckAlarm,
+		"DLQDepth":              p.Queues.DepthAlarm,
+		"EnqueueFailures":       p.Queues.EnqueueFailureAlarm,
+		"FanOutDeadLetterDepth": p.Queues.FanOutDepthAlarm,
+		"ReplayJobsStuck":       p.Replay.StuckAlarm,
 	}}
 	b.gauge("TenantDLQDepth", "A tenant's dead-letter queue holds more deliveries than the threshold.",
 		metrics.MaxTenantDLQ, float64(p.Alarms.TenantDLQDepth))

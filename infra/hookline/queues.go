@@ -1,6 +1,7 @@
 package hookline
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -28,9 +29,30 @@ type queuesProps struct {
 	FailureAlarmThreshold int
 }
 
+// The deferred fan-out queue (docs/architecture.md, "Deferred fan-out"):
+// the part of a record's fan-out past its tenant's share of a stream
+// invocation, one message a record, which the enqueue function consumes on
+// a mapping of its own.
+const (
+	// fanOutVisibilityTimeout is six times the enqueue function's timeout,
+	// as AWS advises for a queue a function consumes: a message a throttled
+	// or retried invocation holds does not come back while it is still
+	// being worked on.
+	fanOutVisibilityTimeout = 6 * enqueueTimeout
+	// fanOutMaxReceiveCount is the receives after which SQS parks a
+	// deferred fan-out on FanOutDeadLetter: 10. Enqueue retries what it can
+	// retry within an invocation, and one record's fan-out is bounded (the
+	// endpoint cap); a deferred fan-out that fails ten invocations is an
+	// infrastructure fault (the lane refusing sends, the state table
+	// unreadable, a message enqueue cannot read), parked for the operator,
+	// alarmed, and moved back with SQS's redrive to source
+	// (docs/operations.md, FanOutDeadLetterDepth).
+	fanOutMaxReceiveCount = 10
+)
+
 // deliveryQueues are the delivery queue, the tenant lane, their
-// dead-letter queue, the enqueue mapping's on-failure queue, and their
-// alarms.
+// dead-letter queue, the enqueue mapping's on-failure queue, the deferred
+// fan-out queue and its dead-letter queue, and their alarms.
 type deliveryQueues struct {
 	Delivery awssqs.Queue
 	// Lane is the tenant lane: the delivery queue's twin (the same
@@ -41,6 +63,13 @@ type deliveryQueues struct {
 	Lane            awssqs.Queue
 	DeadLetter      awssqs.Queue
 	EnqueueFailures awssqs.Queue
+	// FanOut is the deferred fan-out queue: enqueue sends to it and
+	// consumes it (docs/architecture.md, "Deferred fan-out");
+	// FanOutDeadLetter holds its messages that failed fanOutMaxReceiveCount
+	// times.
+	FanOut, FanOutDeadLetter awssqs.Queue
+	// FanOutDepthAlarm fires when FanOutDeadLetter holds any message.
+	FanOutDepthAlarm awscloudwatch.Alarm
 	// DepthAlarm fires when the DLQ holds more than AlarmThreshold messages.
 	DepthAlarm awscloudwatch.Alarm
 	// EnqueueFailureAlarm fires when any stream batch could not be processed.
@@ -86,25 +115,48 @@ func newDeliveryQueues(scope constructs.Construct, id string, p queuesProps) del
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
 	})
-	visible := func(q awssqs.Queue) awscloudwatch.Metric {
-		return q.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
+	depth := depthAlarm(c, "DeadLetterDepth", "Deliveries are piling up in the hookline dead-letter queue. See docs/operations.md.", dlq, p.AlarmThreshold)
+	failed := depthAlarm(c, "EnqueueFailureDepth", "Outbox stream batches failed enqueue and were parked (events in them are not yet delivered), or operational events the operator's bus refused were (OperatorEventsParked).", failures, p.FailureAlarmThreshold)
+	fanOut, fanOutDLQ, fanOutDepth := newFanOutQueues(c, retention)
+	return deliveryQueues{Delivery: delivery, Lane: lane, DeadLetter: dlq, EnqueueFailures: failures, DepthAlarm: depth, EnqueueFailureAlarm: failed,
+		FanOut: fanOut, FanOutDeadLetter: fanOutDLQ, FanOutDepthAlarm: fanOutDepth}
+}
+
+// newFanOutQueues creates, in c, the deferred fan-out queue, its own
+// dead-letter queue (after fanOutMaxReceiveCount receives) and the alarm on
+// any message there, each queue keeping messages retention.
+func newFanOutQueues(c constructs.Construct, retention awscdk.Duration) (fanOut, dlq awssqs.Queue, alarm awscloudwatch.Alarm) {
+	dlq = awssqs.NewQueue(c, jsii.String("FanOutDeadLetter"), &awssqs.QueueProps{
+		RetentionPeriod: retention,
+		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:      jsii.Bool(true),
+	})
+	fanOut = awssqs.NewQueue(c, jsii.String("FanOut"), &awssqs.QueueProps{
+		RetentionPeriod:   retention,
+		VisibilityTimeout: awscdk.Duration_Seconds(jsii.Number(fanOutVisibilityTimeout.Seconds())),
+		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:        jsii.Bool(true),
+		DeadLetterQueue: &awssqs.DeadLetterQueue{
+			Queue:           dlq,
+			MaxReceiveCount: jsii.Number(fanOutMaxReceiveCount),
+		},
+	})
+	alarm = depthAlarm(c, "FanOutDeadLetterDepth", "Deferred fan-outs failed "+strconv.Itoa(fanOutMaxReceiveCount)+" times and were parked on the fan-out dead-letter queue: their events are not yet delivered to the endpoints past their tenant's share. Move them back to the fan-out queue once the fault is fixed. See docs/operations.md.", dlq, 0)
+	return fanOut, dlq, alarm
+}
+
+// depthAlarm creates, in c, an alarm that fires when q has held more than
+// threshold visible messages for a minute.
+func depthAlarm(c constructs.Construct, id, desc string, q awssqs.Queue, threshold int) awscloudwatch.Alarm {
+	return awscloudwatch.NewAlarm(c, jsii.String(id), &awscloudwatch.AlarmProps{
+		AlarmDescription: jsii.String(desc),
+		Metric: q.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
 			Period:    awscdk.Duration_Minutes(jsii.Number(1)),
 			Statistic: jsii.String("Maximum"),
-		})
-	}
-	// depthAlarm fires when q has held more than threshold visible messages
-	// for a minute.
-	depthAlarm := func(id, desc string, q awssqs.Queue, threshold int) awscloudwatch.Alarm {
-		return awscloudwatch.NewAlarm(c, jsii.String(id), &awscloudwatch.AlarmProps{
-			AlarmDescription:   jsii.String(desc),
-			Metric:             visible(q),
-			Threshold:          jsii.Number(float64(threshold)),
-			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
-			EvaluationPeriods:  jsii.Number(1),
-			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-		})
-	}
-	depth := depthAlarm("DeadLetterDepth", "Deliveries are piling up in the hookline dead-letter queue. See docs/operations.md.", dlq, p.AlarmThreshold)
-	failed := depthAlarm("EnqueueFailureDepth", "Outbox stream batches failed enqueue and were parked (events in them are not yet delivered), or operational events the operator's bus refused were (OperatorEventsParked).", failures, p.FailureAlarmThreshold)
-	return deliveryQueues{Delivery: delivery, Lane: lane, DeadLetter: dlq, EnqueueFailures: failures, DepthAlarm: depth, EnqueueFailureAlarm: failed}
+		}),
+		Threshold:          jsii.Number(float64(threshold)),
+		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+		EvaluationPeriods:  jsii.Number(1),
+		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+	})
 }

@@ -2,6 +2,7 @@ package hookline
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
@@ -99,6 +100,15 @@ func TestSmallAccountProfile(t *testing.T) {
 	// What is left for enqueue (one execution per active stream shard: a
 	// new outbox table has one) and the API.
 	require.LessOrEqual(t, total, float64(smallAccountLimit-2), "the SQS mappings leave 2 of a 10-execution account to enqueue and the API")
+	// Enqueue has no SQS mapping: the deferred fan-out queue's 2 would
+	// leave the account nothing for enqueue and the API. It fans out
+	// inline, told of no fan-out queue, and may send to none.
+	for k := range caps {
+		require.False(t, strings.HasPrefix(k, s.enqueueFn+"<-"), "enqueue consumes %s in the small-account profile", k)
+	}
+	env := dig(t, s.resource(t, s.enqueueFn, "AWS::Lambda::Function"), "Properties", "Environment", "Variables").(obj)
+	require.NotContains(t, env, "HOOKLINE_FANOUT_QUEUE_URL", "no deferral")
+	require.False(t, mentions(s.rolePolicy(t, s.enqueueFn), s.fanOutQueue), "enqueue may not send to the unused fan-out queue")
 	// enqueue runs one invocation per shard, as before the parallelization
 	// factor was a prop.
 	check(t, func() {

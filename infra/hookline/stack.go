@@ -47,6 +47,13 @@ type Hookline struct {
 	// consumes, holding the deliveries of tenants over their share; its
 	// messages die to DeadLetterQueue as the delivery queue's do.
 	LaneQueue awssqs.Queue
+	// FanOutQueue is the deferred fan-out queue: the part of a record's
+	// fan-out past its tenant's share of a stream invocation, which the
+	// enqueue function sends there and consumes on a mapping of its own,
+	// sending the deliveries to LaneQueue; FanOutDeadLetterQueue holds
+	// those that failed 10 times (docs/architecture.md, "Deferred
+	// fan-out").
+	FanOutQueue, FanOutDeadLetterQueue awssqs.Queue
 	// ReplayJobsQueue holds tenants' replay jobs; ReplayOpsQueue the
 	// operator's redrives and the scheduled sweeps, for the replay worker.
 	ReplayJobsQueue, ReplayOpsQueue awssqs.Queue
@@ -142,7 +149,9 @@ func newHookline(scope constructs.Construct, id string, props *Props) (*Hookline
 	ops := newOperations(c, "Operations", operationsProps(p, queues, replay, fns.Enqueue, functions, alarmPrefix))
 	bus.routeToAlarms(p.OperatorEventsToAlarms, ops.Topic)
 	guardOwnResources(ownResources{
-		Queues: []awssqs.Queue{queues.Delivery, queues.Lane, queues.DeadLetter, queues.EnqueueFailures, replay.Jobs, replay.Ops},
+		// The fan-out queue above all: a message sent there is fanned out
+		// as its tenant's event.
+		Queues: []awssqs.Queue{queues.Delivery, queues.Lane, queues.DeadLetter, queues.EnqueueFailures, queues.FanOut, queues.FanOutDeadLetter, replay.Jobs, replay.Ops},
 		Bus:    bus.Bus, Topic: ops.Topic,
 		Functions: []awslambda.Function{fns.Enqueue, fns.Deliver, httpAPI.Function, replay.Function},
 	}, fns.Deliver, httpAPI.Function)
@@ -169,6 +178,7 @@ func assemble(c constructs.Construct, tables tableSet, queues deliveryQueues, re
 		Construct:   c,
 		OutboxTable: tables.Outbox, StateTable: tables.State,
 		DeliveryQueue: queues.Delivery, DeadLetterQueue: queues.DeadLetter, EnqueueFailureQueue: queues.EnqueueFailures, LaneQueue: queues.Lane,
+		FanOutQueue: queues.FanOut, FanOutDeadLetterQueue: queues.FanOutDeadLetter,
 		ReplayJobsQueue: replay.Jobs, ReplayOpsQueue: replay.Ops,
 		API: httpAPI.API, URL: httpAPI.API.ApiEndpoint(), APIAccessLogs: httpAPI.AccessLogs, OperatorKey: httpAPI.OperatorKey,
 		SecretsKey: secretsKey, AlarmTopic: ops.Topic, Alarms: ops.Alarms, Dashboard: ops.Dashboard,
@@ -307,16 +317,19 @@ func apiPropsOf(p Props, defaults functionDefaults, deliver fnenv.DeliverEnv, re
 // pipelineFunctionsProps are the enqueue and deliver functions' props.
 func pipelineFunctionsProps(p Props, code map[string]awslambda.Code, tables tableSet, queues deliveryQueues, secretsKey awskms.Key, bus awsevents.IEventBus, deliver fnenv.DeliverEnv) pipelineProps {
 	return pipelineProps{
-		Tables:                     tables,
-		Queues:                     queues,
-		OperatorBus:                bus,
-		SecretsKey:                 secretsKey,
-		Architecture:               p.Architecture,
-		Code:                       code,
-		DeliverTimeout:             p.DeliverTimeout,
-		DeliverMaxConcurrency:      p.DeliverMaxConcurrency,
-		LaneMaxConcurrency:         p.LaneMaxConcurrency,
-		LaneAfter:                  p.LaneAfter,
+		Tables:                tables,
+		Queues:                queues,
+		OperatorBus:           bus,
+		SecretsKey:            secretsKey,
+		Architecture:          p.Architecture,
+		Code:                  code,
+		DeliverTimeout:        p.DeliverTimeout,
+		DeliverMaxConcurrency: p.DeliverMaxConcurrency,
+		LaneMaxConcurrency:    p.LaneMaxConcurrency,
+		LaneAfter:             p.LaneAfter,
+		// The small-account profile has no room for the fan-out
+		// mapping's 2 executions (Props.SmallAccount).
+		DeferFanOut:                !p.SmallAccount,
 		DeliverReservedConcurrency: p.DeliverReservedConcurrency,
 		EnqueueParallelization:     p.EnqueueParallelization,
 		EnqueueSendConcurrency:     p.EnqueueSendConcurrency,

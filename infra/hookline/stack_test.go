@@ -43,6 +43,7 @@ type synthesized struct {
 	outboxTable, stateTable                 string
 	deliveryQueue, deadLetter, enqueueFails string
 	laneQueue                               string
+	fanOutQueue, fanOutDLQ                  string
 	enqueueFn, deliverFn, apiFn, replayFn   string
 	replayJobs, replayOps                   string
 	dlqAlarm                                string
@@ -112,6 +113,8 @@ func newStack(app awscdk.App, id string, props *Props) (awscdk.Stack, *Hookline,
 	out("TenantDLQAlarmName", h.Alarms["TenantDLQDepth"].AlarmName())
 	out("DeadLetterQueueARN", h.DeadLetterQueue.QueueArn())
 	out("LaneQueueURL", h.LaneQueue.QueueUrl())
+	out("FanOutQueueURL", h.FanOutQueue.QueueUrl())
+	out("FanOutDeadLetterQueueURL", h.FanOutDeadLetterQueue.QueueUrl())
 	out("MaxReceiveCount", jsii.String(strconv.Itoa(h.MaxReceiveCount)))
 	return stack, h, accepted, nil
 }
@@ -140,6 +143,8 @@ func synth(t *testing.T, props Props) *synthesized {
 	s.stateTable = ref("StateTableName")
 	s.deliveryQueue = ref("DeliveryQueueURL")
 	s.laneQueue = ref("LaneQueueURL")
+	s.fanOutQueue = ref("FanOutQueueURL")
+	s.fanOutDLQ = ref("FanOutDeadLetterQueueURL")
 	s.deadLetter = ref("DeadLetterQueueURL")
 	s.enqueueFails = ref("EnqueueFailureQueueURL")
 	s.enqueueFn = ref("EnqueueFunctionName")
@@ -500,6 +505,85 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		require.Equal(t, map[string]bool{s.deliveryQueue: true, s.laneQueue: true}, secure)
 	})
 
+	t.Run("deferred fan-out queue: 14 days, 6x enqueue's timeout, its own DLQ after 10 receives, alarmed above 0, consumed by enqueue at 2", func(t *testing.T) {
+		props := func(id string) obj {
+			return dig(t, s.resource(t, id, "AWS::SQS::Queue"), "Properties").(obj)
+		}
+		fanOut, dlq := props(s.fanOutQueue), props(s.fanOutDLQ)
+		require.Equal(t, getAtt(s.fanOutDLQ, "Arn"), dig(t, fanOut, "RedrivePolicy", "deadLetterTargetArn"), "its own DLQ, not the deliveries'")
+		require.NotEqual(t, s.deadLetter, s.fanOutDLQ)
+		require.EqualValues(t, 10, dig(t, fanOut, "RedrivePolicy", "maxReceiveCount"))
+		require.EqualValues(t, fanOutMaxReceiveCount, 10)
+		enqueueTimeout := dig(t, s.resource(t, s.enqueueFn, "AWS::Lambda::Function"), "Properties", "Timeout").(float64)
+		require.EqualValues(t, 60, enqueueTimeout)
+		require.EqualValues(t, 6*enqueueTimeout, fanOut["VisibilityTimeout"], "six times the timeout of the function that consumes it")
+		for name, q := range map[string]obj{"fan-out": fanOut, "fan-out DLQ": dlq} {
+			require.EqualValues(t, 1209600, q["MessageRetentionPeriod"], name)
+			require.Equal(t, true, q["SqsManagedSseEnabled"], name)
+		}
+		require.Nil(t, dlq["RedrivePolicy"], "the DLQ has no redrive of its own")
+		// EnforceSSL on both.
+		var policies *map[string]*map[string]any
+		check(t, func() { policies = s.tpl.FindResources(jsii.String("AWS::SQS::QueuePolicy"), nil) })
+		secure := map[string]bool{}
+		for _, p := range *policies {
+			b, err := json.Marshal(p)
+			require.NoError(t, err)
+			for _, q := range []string{s.fanOutQueue, s.fanOutDLQ} {
+				if strings.Contains(string(b), `{"Ref":"`+q+`"}`) && strings.Contains(string(b), `"aws:SecureTransport":"false"`) {
+					secure[q] = true
+				}
+			}
+		}
+		require.Equal(t, map[string]bool{s.fanOutQueue: true, s.fanOutDLQ: true}, secure)
+
+		// The alarm: any message on the DLQ for a minute, missing data OK,
+		// to the topic (the count of every alarm's actions is above).
+		var alarms *map[string]*map[string]any
+		check(t, func() {
+			alarms = s.tpl.FindResources(jsii.String("AWS::CloudWatch::Alarm"), obj{"Properties": obj{
+				"Namespace": "AWS/SQS", "MetricName": "ApproximateNumberOfMessagesVisible",
+				"Dimensions": arr{obj{"Name": "QueueName", "Value": getAtt(s.fanOutDLQ, "QueueName")}},
+				"Statistic":  "Maximum", "Period": 60, "EvaluationPeriods": 1,
+				"Threshold": 0, "ComparisonOperator": "GreaterThanThreshold", "TreatMissingData": "notBreaching",
+			}})
+		})
+		require.Len(t, *alarms, 1, "one depth alarm on the fan-out DLQ")
+		for _, a := range *alarms {
+			require.Contains(t, dig(t, roundTrip(t, a), "Properties", "AlarmDescription"), "docs/operations.md")
+		}
+
+		// The mapping: enqueue, batch 10, partial failures, capped at 2.
+		var id *string
+		check(t, func() {
+			id = s.tpl.GetResourceId(jsii.String("AWS::Lambda::EventSourceMapping"), obj{
+				"Properties": obj{"EventSourceArn": getAtt(s.fanOutQueue, "Arn")},
+			})
+		})
+		s.hasProperties(t, "AWS::Lambda::EventSourceMapping", *id, obj{
+			"FunctionName":          refTo(s.enqueueFn),
+			"BatchSize":             10,
+			"FunctionResponseTypes": assertions.Match_ArrayEquals(&arr{"ReportBatchItemFailures"}),
+			"ScalingConfig":         obj{"MaximumConcurrency": 2},
+		})
+		caps := sqsMappingCaps(t, s)
+		require.Equal(t, float64(fanOutMaxConcurrency), caps[s.enqueueFn+"<-"+s.fanOutQueue])
+		for k := range caps {
+			if strings.HasPrefix(k, s.enqueueFn+"<-") {
+				require.Equal(t, s.enqueueFn+"<-"+s.fanOutQueue, k, "enqueue's one SQS mapping is the fan-out queue's")
+			}
+		}
+		// Enqueue is told of the queue; no other function is.
+		s.hasProperties(t, "AWS::Lambda::Function", s.enqueueFn, obj{
+			"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{"HOOKLINE_FANOUT_QUEUE_URL": refTo(s.fanOutQueue)})},
+		})
+		for _, fn := range []string{s.deliverFn, s.apiFn, s.replayFn} {
+			env := dig(t, s.resource(t, fn, "AWS::Lambda::Function"), "Properties", "Environment", "Variables").(obj)
+			require.NotContains(t, env, "HOOKLINE_FANOUT_QUEUE_URL", fn)
+		}
+		check(t, func() { s.tpl.HasOutput(jsii.String("FanOutQueueURL"), obj{"Value": refTo(s.fanOutQueue)}) })
+	})
+
 	t.Run("api function: endpoints' own settings held to the deliver function's and the queue's", func(t *testing.T) {
 		env := dig(t, s.resource(t, s.apiFn, "AWS::Lambda::Function"), "Properties", "Environment", "Variables").(obj)
 		get := func(k string) string { v, _ := env[k].(string); return v }
@@ -710,12 +794,12 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		topic := dig(t, s.json, "Outputs", "AlarmTopicARN", "Value", "Ref").(string)
 		var alarms *map[string]*map[string]any
 		check(t, func() { alarms = s.tpl.FindResources(jsii.String("AWS::CloudWatch::Alarm"), nil) })
-		// DLQ, enqueue failures, replay jobs stuck, per-tenant DLQ and its
+		// DLQ, enqueue failures, the fan-out DLQ, replay jobs stuck, per-tenant DLQ and its
 		// gauge missing, oldest delivery, delivery in flight, the tenant
 		// lane's oldest and in flight, iterator age, rejected items, parked
-		// operational events, unparsable filters, errors, throttles and
-		// recursive loops dropped of 4 functions.
-		require.Len(t, *alarms, 3+10+3*4)
+		// operational events, unparsable filters, errors,
+		// throttles and recursive loops dropped of 4 functions.
+		require.Len(t, *alarms, 4+10+3*4)
 		for id, a := range *alarms {
 			props := roundTrip(t, a)["Properties"].(obj)
 			require.Contains(t, fmt.Sprint(props["AlarmActions"]), topic, "alarm %s notifies the topic", id)
@@ -998,9 +1082,10 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 			"FunctionResponseTypes": assertions.Match_ArrayEquals(&arr{"ReportBatchItemFailures"}),
 			"ScalingConfig":         obj{"MaximumConcurrency": w.maxConcurrency},
 		})
-		// The stream to enqueue, the delivery queue and the tenant lane to
-		// deliver, and the two replay queues.
-		check(t, func() { s.tpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(5)) })
+		// The stream and the deferred fan-out queue to enqueue, the
+		// delivery queue and the tenant lane to deliver, and the two replay
+		// queues.
+		check(t, func() { s.tpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(6)) })
 	})
 
 	t.Run("tenant lane: a second SQS mapping to deliver, as the delivery queue's, capped at laneMaxConcurrency", func(t *testing.T) {
@@ -1058,7 +1143,7 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		if w.reserved == 0 {
 			t.Skip("this configuration reserves nothing, by choice")
 		}
-		sqsMappingsReserveAboveCap(t, s, 4)
+		sqsMappingsReserveAboveCap(t, s, 5)
 	})
 
 	t.Run("HTTP API stage: throttled, JSON access log with a retention, no Authorization header", func(t *testing.T) {
@@ -1117,20 +1202,20 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		for _, name := range []string{
 			"OutboxTableName", "StateTableName", "DeliveryQueueURL", "DeadLetterQueueURL",
 			"EnqueueFailureQueueURL", "EnqueueFunctionName",
-			"DeliverFunctionName", "DLQDepthAlarmName", "LaneQueueURL",
+			"DeliverFunctionName", "DLQDepthAlarmName", "LaneQueueURL", "FanOutQueueURL",
 		} {
 			require.Contains(t, outputs, name)
 		}
 		// The Refs behind the outputs point at resources of the right type.
 		s.resource(t, s.outboxTable, "AWS::DynamoDB::Table")
 		s.resource(t, s.stateTable, "AWS::DynamoDB::Table")
-		for _, q := range []string{s.deliveryQueue, s.laneQueue, s.deadLetter, s.enqueueFails} {
+		for _, q := range []string{s.deliveryQueue, s.laneQueue, s.deadLetter, s.enqueueFails, s.fanOutQueue, s.fanOutDLQ} {
 			s.resource(t, q, "AWS::SQS::Queue")
 		}
 		s.resource(t, s.enqueueFn, "AWS::Lambda::Function")
 		s.resource(t, s.deliverFn, "AWS::Lambda::Function")
 		s.resource(t, s.dlqAlarm, "AWS::CloudWatch::Alarm")
-		require.Len(t, map[string]bool{s.deliveryQueue: true, s.laneQueue: true, s.deadLetter: true, s.enqueueFails: true}, 4)
+		require.Len(t, map[string]bool{s.deliveryQueue: true, s.laneQueue: true, s.deadLetter: true, s.enqueueFails: true, s.fanOutQueue: true, s.fanOutDLQ: true}, 6)
 	})
 
 	t.Run("operator re-drive policy: exactly what the re-drive calls, attached to no function", func(t *testing.T) {
@@ -1206,6 +1291,18 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		for _, fn := range []string{s.apiFn, s.replayFn} {
 			require.False(t, mentions(s.rolePolicy(t, fn), s.laneQueue), "%s's policy names the tenant lane", fn)
 		}
+		// The deferred fan-out queue: enqueue sends to it and consumes it
+		// (its mapping); no other function names it or its DLQ, which
+		// only SQS's redrive and the operator reach.
+		fanOut := getAtt(s.fanOutQueue, "Arn")
+		require.True(t, allows(enqueue, "sqs:SendMessage", fanOut), "enqueue cannot defer a fan-out: %+v", enqueue)
+		require.True(t, allows(enqueue, "sqs:ReceiveMessage", fanOut), "enqueue cannot consume the fan-out queue: %+v", enqueue)
+		require.True(t, allows(enqueue, "sqs:DeleteMessage", fanOut))
+		require.False(t, mentions(enqueue, s.fanOutDLQ), "enqueue's policy names the fan-out DLQ: %+v", enqueue)
+		for _, fn := range []string{s.deliverFn, s.apiFn, s.replayFn} {
+			require.False(t, mentions(s.rolePolicy(t, fn), s.fanOutQueue), "%s's policy names the fan-out queue", fn)
+			require.False(t, mentions(s.rolePolicy(t, fn), s.fanOutDLQ), "%s's policy names the fan-out DLQ", fn)
+		}
 
 		for name, stmts := range map[string][]statement{"deliver": deliver, "enqueue": enqueue} {
 			for _, st := range stmts {
@@ -1237,7 +1334,20 @@ func sqsMappingsReserveAboveCap(t *testing.T, s *synthesized, want int) {
 		n++
 		limit, ok := dig(t, props, "ScalingConfig", "MaximumConcurrency").(float64)
 		require.True(t, ok, "mapping %s has a MaximumConcurrency", id)
-		caps[dig(t, props, "FunctionName", "Ref").(string)] += limit
+		fn := dig(t, props, "FunctionName", "Ref").(string)
+		if fn == s.enqueueFn {
+			// The exception: enqueue reserves nothing (its stream
+			// executions, shards x parallelization, are not capped by a
+			// reservation), so a throttle of its fan-out mapping (2) may
+			// spend a receive. A deferred fan-out then parks only after
+			// fanOutMaxReceiveCount receives a visibility timeout apart
+			// (about an hour of throttles), on a DLQ that alarms and
+			// moves back: late, never lost.
+			require.EqualValues(t, fanOutMaxConcurrency, limit, "enqueue's mapping is the fan-out queue's")
+			require.GreaterOrEqual(t, time.Duration(fanOutMaxReceiveCount-1)*fanOutVisibilityTimeout, 50*time.Minute)
+			continue
+		}
+		caps[fn] += limit
 	}
 	for fn, limit := range caps {
 		reserved, ok := dig(t, s.resource(t, fn, "AWS::Lambda::Function"), "Properties").(obj)["ReservedConcurrentExecutions"].(float64)

@@ -50,13 +50,14 @@ func TestSessionPolicyNarrowsTheSession(t *testing.T) {
 	require.False(t, w.sts.Allowed(key, "sts:AssumeRole", "arn:aws:iam::111111111111:role/hookline-anything"), "a session assumes nothing further")
 }
 
-// The stack's seven own targets (five queues, the bus, the topic), each
+// The stack's ten own targets (eight queues: delivery, lane, DLQ, enqueue
+// failures, fan-out and its DLQ, replay jobs and ops; the bus, the topic), each
 // at the longest ARN its service allows, fit in STS's 2048 characters;
 // more than fit is refused when the Sender is built, not at an attempt.
 func TestSessionPolicyFits(t *testing.T) {
 	prefix := "arn:aws-us-gov:sqs:us-gov-west-1:123456789012:"
 	own := []string{}
-	for range 5 {
+	for range 8 {
 		own = append(own, prefix+strings.Repeat("q", 80))
 	}
 	// A topic named by CloudFormation: <stack, at most 128>-<id>-<suffix>.

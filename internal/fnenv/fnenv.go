@@ -74,6 +74,7 @@ const (
 	varSendConcurrency      = "HOOKLINE_ENQUEUE_SEND_CONCURRENCY"
 	varLaneQueueURL         = "HOOKLINE_LANE_QUEUE_URL"
 	varLaneAfter            = "HOOKLINE_LANE_AFTER"
+	varFanOutQueueURL       = "HOOKLINE_FANOUT_QUEUE_URL"
 )
 
 // VarOutboxTable (the outbox table's name) and VarReplayOpsQueueURL (the
@@ -317,6 +318,11 @@ type EnqueueEnv struct {
 	// least 1. Zero (the variable unset): the handler's default,
 	// enqueue.DefaultLaneAfter.
 	LaneAfter int
+	// FanOutQueueURL (HOOKLINE_FANOUT_QUEUE_URL) is the deferred fan-out
+	// queue (enqueue.Config.FanOutQueueURL), which the function both sends
+	// to and consumes. Optional: empty (the variable unset) means no
+	// deferral, and every record is fanned out inline.
+	FanOutQueueURL string
 	// Faults (HOOKLINE_FAULTS) injects failures, for the soak test only.
 	// Default: none (and the variable is not set).
 	Faults fault.Rates
@@ -339,6 +345,9 @@ func (e EnqueueEnv) Vars() map[string]string {
 	if e.LaneAfter != 0 {
 		v[varLaneAfter] = strconv.Itoa(e.LaneAfter)
 	}
+	if e.FanOutQueueURL != "" {
+		v[varFanOutQueueURL] = e.FanOutQueueURL
+	}
 	setFaults(v, e.Faults)
 	return v
 }
@@ -350,7 +359,8 @@ func LoadEnqueue(getenv func(string) string) (EnqueueEnv, error) {
 		return EnqueueEnv{}, err
 	}
 	e := EnqueueEnv{Common: loadCommon(getenv), QueueURL: getenv(varDeliveryQueueURL), EventBus: getenv(varEventBus),
-		FailureQueueURL: getenv(varEnqueueFailureQueue), LaneQueueURL: getenv(varLaneQueueURL), Faults: faults}
+		FailureQueueURL: getenv(varEnqueueFailureQueue), LaneQueueURL: getenv(varLaneQueueURL),
+		FanOutQueueURL: getenv(varFanOutQueueURL), Faults: faults}
 	if s := getenv(varSendConcurrency); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > MaxSendConcurrency {

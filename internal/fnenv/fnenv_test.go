@@ -187,6 +187,7 @@ func TestLoadEnqueue(t *testing.T) {
 	require.Zero(t, c.SendConcurrency, "unset: the handler's default")
 	require.Empty(t, c.LaneQueueURL, "unset: no lane, and not required")
 	require.Zero(t, c.LaneAfter, "unset: the handler's default")
+	require.Empty(t, c.FanOutQueueURL, "unset: no deferral, and not required")
 }
 
 // The lane threshold is a whole number of at least 1; anything else is
@@ -285,6 +286,7 @@ func TestVarsRoundTrip(t *testing.T) {
 			{Common: common, QueueURL: "https://q", EventBus: "arn:aws:events:us-east-1:000000000000:event-bus/ops", FailureQueueURL: "https://failures", Faults: fault.Rates{fault.EnqueueFail: 0.05}},
 			{Common: common, QueueURL: "https://q", EventBus: "ops-bus", SendConcurrency: 7, Faults: fault.Rates{}},
 			{Common: common, QueueURL: "https://q", EventBus: "ops-bus", LaneQueueURL: "https://lane", LaneAfter: 40, Faults: fault.Rates{}},
+			{Common: common, QueueURL: "https://q", EventBus: "ops-bus", LaneQueueURL: "https://lane", FanOutQueueURL: "https://fanout", Faults: fault.Rates{}},
 		} {
 			got, err := LoadEnqueue(lookup(e.Vars()))
 			require.NoError(t, err)
@@ -349,7 +351,7 @@ func TestVarsLeaveOutWhatIsNotAsked(t *testing.T) {
 		require.NotContains(t, DeliverEnv{}.Vars(), k, "a zero field is left to the function's default")
 	}
 	require.NotContains(t, DeliverEnv{}.Vars(), "HOOKLINE_LANE_QUEUE_URL", "no lane: the variable unset")
-	for _, k := range []string{"HOOKLINE_FAULTS", "HOOKLINE_LANE_QUEUE_URL", "HOOKLINE_LANE_AFTER"} {
+	for _, k := range []string{"HOOKLINE_FAULTS", "HOOKLINE_LANE_QUEUE_URL", "HOOKLINE_LANE_AFTER", "HOOKLINE_FANOUT_QUEUE_URL"} {
 		require.NotContains(t, EnqueueEnv{Faults: fault.Rates{}}.Vars(), k)
 	}
 	require.Equal(t, "enqueue_fail:0.05", EnqueueEnv{Faults: fault.Rates{fault.EnqueueFail: 0.05}}.Vars()["HOOKLINE_FAULTS"])

@@ -17,23 +17,29 @@ type Outputs struct {
 	DeliveryQueueURL string
 	// LaneQueueURL is the tenant lane, deliver's second queue. Empty in the
 	// outputs of a release from before the lane: not required.
-	LaneQueueURL           string
-	DeadLetterQueueURL     string
-	DeadLetterQueueARN     string
-	EnqueueFailureQueueURL string
-	EnqueueFunctionName    string
-	DeliverFunctionName    string
-	DLQDepthAlarmName      string
-	ApiURL                 string
-	ApiID                  string
-	ApiFunctionName        string
-	OperatorKeySecretARN   string
-	SecretsKeyARN          string
-	ReplayJobsQueueURL     string
-	ReplayOpsQueueURL      string
-	ReplayFunctionName     string
-	AlarmTopicARN          string
-	TenantDLQAlarmName     string
+	LaneQueueURL string
+	// FanOutQueueURL is the deferred fan-out queue, which the enqueue
+	// function consumes, and FanOutDeadLetterQueueARN its dead-letter
+	// queue. Empty in the outputs of a release from before it: not
+	// required.
+	FanOutQueueURL           string
+	FanOutDeadLetterQueueARN string
+	DeadLetterQueueURL       string
+	DeadLetterQueueARN       string
+	EnqueueFailureQueueURL   string
+	EnqueueFunctionName      string
+	DeliverFunctionName      string
+	DLQDepthAlarmName        string
+	ApiURL                   string
+	ApiID                    string
+	ApiFunctionName          string
+	OperatorKeySecretARN     string
+	SecretsKeyARN            string
+	ReplayJobsQueueURL       string
+	ReplayOpsQueueURL        string
+	ReplayFunctionName       string
+	AlarmTopicARN            string
+	TenantDLQAlarmName       string
 	// OperatorEventBusName and OperatorEventBusARN are the EventBridge bus
 	// of hookline's operational events.
 	OperatorEventBusName string
@@ -62,28 +68,30 @@ func Load(path string) (Outputs, error) {
 		return Outputs{}, fmt.Errorf("%s: no Hookline stack", path)
 	}
 	o := Outputs{
-		OutboxTableName:        m["OutboxTableName"],
-		StateTableName:         m["StateTableName"],
-		DeliveryQueueURL:       m["DeliveryQueueURL"],
-		LaneQueueURL:           m["LaneQueueURL"],
-		DeadLetterQueueURL:     m["DeadLetterQueueURL"],
-		DeadLetterQueueARN:     m["DeadLetterQueueARN"],
-		EnqueueFailureQueueURL: m["EnqueueFailureQueueURL"],
-		EnqueueFunctionName:    m["EnqueueFunctionName"],
-		DeliverFunctionName:    m["DeliverFunctionName"],
-		DLQDepthAlarmName:      m["DLQDepthAlarmName"],
-		ApiURL:                 m["ApiURL"],
-		ApiID:                  m["ApiID"],
-		ApiFunctionName:        m["ApiFunctionName"],
-		OperatorKeySecretARN:   m["OperatorKeySecretARN"],
-		SecretsKeyARN:          m["SecretsKeyARN"],
-		ReplayJobsQueueURL:     m["ReplayJobsQueueURL"],
-		ReplayOpsQueueURL:      m["ReplayOpsQueueURL"],
-		ReplayFunctionName:     m["ReplayFunctionName"],
-		AlarmTopicARN:          m["AlarmTopicARN"],
-		TenantDLQAlarmName:     m["TenantDLQAlarmName"],
-		OperatorEventBusName:   m["OperatorEventBusName"],
-		OperatorEventBusARN:    m["OperatorEventBusARN"],
+		OutboxTableName:          m["OutboxTableName"],
+		StateTableName:           m["StateTableName"],
+		DeliveryQueueURL:         m["DeliveryQueueURL"],
+		LaneQueueURL:             m["LaneQueueURL"],
+		FanOutQueueURL:           m["FanOutQueueURL"],
+		FanOutDeadLetterQueueARN: m["FanOutDeadLetterQueueARN"],
+		DeadLetterQueueURL:       m["DeadLetterQueueURL"],
+		DeadLetterQueueARN:       m["DeadLetterQueueARN"],
+		EnqueueFailureQueueURL:   m["EnqueueFailureQueueURL"],
+		EnqueueFunctionName:      m["EnqueueFunctionName"],
+		DeliverFunctionName:      m["DeliverFunctionName"],
+		DLQDepthAlarmName:        m["DLQDepthAlarmName"],
+		ApiURL:                   m["ApiURL"],
+		ApiID:                    m["ApiID"],
+		ApiFunctionName:          m["ApiFunctionName"],
+		OperatorKeySecretARN:     m["OperatorKeySecretARN"],
+		SecretsKeyARN:            m["SecretsKeyARN"],
+		ReplayJobsQueueURL:       m["ReplayJobsQueueURL"],
+		ReplayOpsQueueURL:        m["ReplayOpsQueueURL"],
+		ReplayFunctionName:       m["ReplayFunctionName"],
+		AlarmTopicARN:            m["AlarmTopicARN"],
+		TenantDLQAlarmName:       m["TenantDLQAlarmName"],
+		OperatorEventBusName:     m["OperatorEventBusName"],
+		OperatorEventBusARN:      m["OperatorEventBusARN"],
 	}
 	if o.MaxReceiveCount, err = strconv.Atoi(m["MaxReceiveCount"]); err != nil {
 		return o, fmt.Errorf("%s: MaxReceiveCount %q: %w", path, m["MaxReceiveCount"], err)
@@ -104,4 +112,17 @@ func (o Outputs) DeliverQueueURLs() []string {
 		return []string{o.DeliveryQueueURL}
 	}
 	return []string{o.DeliveryQueueURL, o.LaneQueueURL}
+}
+
+// PipelineQueueURLs are the queues whose messages are events not yet
+// delivered: the deliver function's (DeliverQueueURLs) and the deferred
+// fan-out queue when the stack has one. A tool that waits for the pipeline
+// to drain reads them all: it is not drained while deferred fan-outs wait,
+// each of which becomes deliveries on the tenant lane.
+func (o Outputs) PipelineQueueURLs() []string {
+	urls := o.DeliverQueueURLs()
+	if o.FanOutQueueURL != "" {
+		urls = append(urls, o.FanOutQueueURL)
+	}
+	return urls
 }

@@ -37,6 +37,24 @@ func TestLoadLane(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "https://sqs/lane", o.LaneQueueURL)
 	require.Equal(t, []string{"https://sqs/delivery", "https://sqs/lane"}, o.DeliverQueueURLs())
+	require.Equal(t, []string{"https://sqs/delivery", "https://sqs/lane"}, o.PipelineQueueURLs(), "no fan-out queue: the deliver function's")
+}
+
+// A stack with the deferred fan-out queue: its URL and its DLQ's ARN are
+// read; the deliver function's queues stay the delivery queue and the lane,
+// and a drain waits on the fan-out queue too.
+func TestLoadFanOut(t *testing.T) {
+	t.Parallel()
+	m := required()
+	m["LaneQueueURL"] = "https://sqs/lane"
+	m["FanOutQueueURL"] = "https://sqs/fanout"
+	m["FanOutDeadLetterQueueARN"] = "arn:aws:sqs:eu-west-1:111122223333:fanout-dlq"
+	o, err := Load(write(t, m))
+	require.NoError(t, err)
+	require.Equal(t, "https://sqs/fanout", o.FanOutQueueURL)
+	require.Equal(t, "arn:aws:sqs:eu-west-1:111122223333:fanout-dlq", o.FanOutDeadLetterQueueARN)
+	require.Equal(t, []string{"https://sqs/delivery", "https://sqs/lane"}, o.DeliverQueueURLs())
+	require.Equal(t, []string{"https://sqs/delivery", "https://sqs/lane", "https://sqs/fanout"}, o.PipelineQueueURLs())
 }
 
 // The outputs of a release from before the lane still load: the lane is
@@ -47,6 +65,8 @@ func TestLoadWithoutLane(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, o.LaneQueueURL)
 	require.Equal(t, []string{"https://sqs/delivery"}, o.DeliverQueueURLs())
+	require.Empty(t, o.FanOutQueueURL, "nor is the fan-out queue")
+	require.Equal(t, []string{"https://sqs/delivery"}, o.PipelineQueueURLs())
 	require.Equal(t, 8, o.MaxReceiveCount)
 }
 

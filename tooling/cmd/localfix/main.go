@@ -1,7 +1,8 @@
 // Command localfix applies the local cloud's workarounds after a deploy:
 // it makes sure the redrive policy of the delivery queue, and of the tenant
 // lane when the stack has one, points at the DLQ with the maxReceiveCount
-// the stack declared.
+// the stack declared, and that of the deferred fan-out queue, when the stack
+// has one, at its own dead-letter queue after fanOutMaxReceiveCount.
 package main
 
 import (
@@ -38,17 +39,26 @@ func run() error {
 		return err
 	}
 	client := sqs.NewFromConfig(cfg)
-	want, _ := json.Marshal(map[string]any{"deadLetterTargetArn": out.DeadLetterQueueARN, "maxReceiveCount": out.MaxReceiveCount})
 	for _, url := range out.DeliverQueueURLs() {
-		if err := fixRedrive(ctx, client, url, out, want); err != nil {
+		if err := fixRedrive(ctx, client, url, out.DeadLetterQueueARN, out.MaxReceiveCount); err != nil {
 			return err
 		}
+	}
+	if out.FanOutQueueURL != "" && out.FanOutDeadLetterQueueARN != "" {
+		return fixRedrive(ctx, client, out.FanOutQueueURL, out.FanOutDeadLetterQueueARN, fanOutMaxReceiveCount)
 	}
 	return nil
 }
 
-// fixRedrive sets the queue's redrive policy to want unless it is in place.
-func fixRedrive(ctx context.Context, client *sqs.Client, url string, out stackoutputs.Outputs, want []byte) error {
+// fanOutMaxReceiveCount is the deferred fan-out queue's maxReceiveCount,
+// as the stack declares it (infra/hookline, fanOutMaxReceiveCount): the
+// stack does not output it, being fixed.
+const fanOutMaxReceiveCount = 10
+
+// fixRedrive sets the queue's redrive policy to dlqARN after count receives
+// unless it is in place.
+func fixRedrive(ctx context.Context, client *sqs.Client, url, dlqARN string, count int) error {
+	want, _ := json.Marshal(map[string]any{"deadLetterTargetArn": dlqARN, "maxReceiveCount": count})
 	attrs, err := client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
 		QueueUrl: aws.String(url), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameRedrivePolicy},
 	})
@@ -60,7 +70,7 @@ func fixRedrive(ctx context.Context, client *sqs.Client, url string, out stackou
 			ARN   string `json:"deadLetterTargetArn"`
 			Count any    `json:"maxReceiveCount"`
 		}
-		if json.Unmarshal([]byte(have), &got) == nil && got.ARN == out.DeadLetterQueueARN && fmt.Sprint(got.Count) == fmt.Sprint(out.MaxReceiveCount) {
+		if json.Unmarshal([]byte(have), &got) == nil && got.ARN == dlqARN && fmt.Sprint(got.Count) == fmt.Sprint(count) {
 			fmt.Println("localfix: redrive policy already in place:", url, have)
 			return nil
 		}
