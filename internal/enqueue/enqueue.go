@@ -426,19 +426,8 @@ func (h *Handler) plan(ctx context.Context, rec events.DynamoDBEventRecord, inv 
 	if ev.EndpointID == "" && len(targets) > 0 {
 		// An event addressed to one endpoint goes there whatever its
 		// subscriptions, its filter included.
-		var filteredOut, deferred int
-		if inv.deferring && !slices.IsSortedFunc(targets, byID) {
-			// The deferred part is the endpoints after a cursor, by id.
-			targets = slices.SortedFunc(slices.Values(targets), byID)
-		}
-		all := targets
-		if targets, filteredOut, deferred = h.filtered(ctx, inv, ev, targets, inv.share(h.cfg, ev, inv.deferring)); deferred >= 0 {
-			f.deferAfter = &afterNone
-			if deferred > 0 {
-				f.deferAfter = &all[deferred-1].EndpointID
-			}
-		}
-		if filteredOut > 0 && len(targets) == 0 && f.deferAfter == nil {
+		var filteredOut int
+		if targets, filteredOut = h.inlineTargets(ctx, inv, &f, targets); filteredOut > 0 && len(targets) == 0 && f.deferAfter == nil {
 			return f, nil // subscribed, filtered out: not the producer's fault
 		}
 	}
@@ -453,6 +442,27 @@ func (h *Handler) plan(ctx context.Context, rec events.DynamoDBEventRecord, inv 
 	}
 	inv.keep(&f, targets)
 	return f, nil
+}
+
+// inlineTargets filters f's targets, planning inline only its tenant's
+// share of the invocation when deferring: the rest, the endpoints after
+// the last inline one by id, is f's deferAfter.
+func (h *Handler) inlineTargets(ctx context.Context, inv *invocation, f *fanOut, targets []domain.Endpoint) ([]domain.Endpoint, int) {
+	if inv.deferring && !slices.IsSortedFunc(targets, byID) {
+		// The deferred part is the endpoints after a cursor, by id.
+		targets = slices.SortedFunc(slices.Values(targets), byID)
+	}
+	// filtered keeps targets in place: what it keeps before index i lands
+	// below i, so all[deferred-1] is still the endpoint it stopped after.
+	all := targets
+	kept, filteredOut, deferred := h.filtered(ctx, inv, f.ev, targets, inv.share(h.cfg, f.ev, inv.deferring))
+	if deferred >= 0 {
+		f.deferAfter = &afterNone
+		if deferred > 0 {
+			f.deferAfter = &all[deferred-1].EndpointID
+		}
+	}
+	return kept, filteredOut
 }
 
 // rejectUnrouted records a producer's event that goes to no endpoint as

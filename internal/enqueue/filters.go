@@ -59,12 +59,7 @@ type share struct {
 // -1 when the whole record fits.
 func (h *Handler) filtered(ctx context.Context, inv *invocation, ev outbox.Event, targets []domain.Endpoint, sh *share) (kept []domain.Endpoint, filteredOut, deferred int) {
 	out, n := targets[:0], 0
-	one := filter.Budget(len(ev.Payload))
-	left := filter.WorkPerByte*len(ev.Payload) + recordFilterBases*filter.WorkBase
-	// Endpoints with the same filter text share one parsed filter
-	// (parsedFilters), and so one outcome: matched once a record, its work
-	// spent once.
-	var outcomes map[*filter.Filter]filter.Outcome
+	m := matching{payload: ev.Payload, one: filter.Budget(len(ev.Payload)), left: filter.WorkPerByte*len(ev.Payload) + recordFilterBases*filter.WorkBase, sh: sh}
 	for i, ep := range targets {
 		if sh != nil && *sh.messages >= sh.maxMessages {
 			return out, n, i
@@ -83,40 +78,17 @@ func (h *Handler) filtered(ctx context.Context, inv *invocation, ev outbox.Event
 			sh.count()
 			continue
 		}
-		o, seen := outcomes[f]
-		if !seen {
-			budget := min(one, left)
-			if sh != nil {
-				if inline := sh.maxWork - *sh.work; inline < budget {
-					budget = max(inline, 0)
-					if budget == 0 {
-						return out, n, i
-					}
-				}
-			}
-			var work int
-			o, work = f.EvalWithin(ev.Payload, budget)
-			left -= work
-			if sh != nil {
-				*sh.work += work
-				if o == filter.OverBudget && budget < min(one, left+work) {
-					return out, n, i // the share ran out, not the filter's budget
-				}
-			}
-			if outcomes == nil {
-				outcomes = map[*filter.Filter]filter.Outcome{}
-			}
-			outcomes[f] = o
+		o, ok := m.outcome(f)
+		if !ok {
+			return out, n, i
 		}
 		switch o {
 		case filter.OverBudget:
 			h.Log.WarnContext(ctx, "endpoint filter over its work budget on the payload; the event goes to it unfiltered",
-				"tenant_id", ev.TenantID, "endpoint_id", ep.EndpointID, "event_id", ev.ID, "payload_bytes", len(ev.Payload), "record_budget_left", max(left, 0))
+				"tenant_id", ev.TenantID, "endpoint_id", ep.EndpointID, "event_id", ev.ID, "payload_bytes", len(ev.Payload), "record_budget_left", max(m.left, 0))
 			inv.metrics.Put(metrics.FilterErrors, 1, nil)
 			inv.metrics.Put(metrics.FilterOverBudget, 1, nil)
-			out = append(out, ep)
-			sh.count()
-			continue
+			fallthrough
 		case filter.Matched:
 			out = append(out, ep)
 			sh.count()
@@ -127,6 +99,47 @@ func (h *Handler) filtered(ctx context.Context, inv *invocation, ev outbox.Event
 		h.Log.DebugContext(ctx, "event filtered out for an endpoint", "tenant_id", ev.TenantID, "event_id", ev.ID, "endpoint_id", ep.EndpointID)
 	}
 	return out, n, -1
+}
+
+// matching is one record's filter matching: its budgets, and the outcome
+// of each filter it matched (endpoints with the same filter text share one
+// parsed filter, parsedFilters, and so one outcome, its work spent once).
+type matching struct {
+	payload   []byte
+	one, left int // one filter's budget; the record's left
+	sh        *share
+	outcomes  map[*filter.Filter]filter.Outcome
+}
+
+// outcome matches f within the record's budget and, with a share, the
+// tenant's inline work left; false when the share ran out first.
+func (m *matching) outcome(f *filter.Filter) (filter.Outcome, bool) {
+	if o, seen := m.outcomes[f]; seen {
+		return o, true
+	}
+	budget := min(m.one, m.left)
+	if m.sh != nil {
+		if inline := m.sh.maxWork - *m.sh.work; inline < budget {
+			if inline <= 0 {
+				return 0, false
+			}
+			budget = inline
+		}
+	}
+	o, work := f.EvalWithin(m.payload, budget)
+	full := min(m.one, m.left)
+	m.left -= work
+	if m.sh != nil {
+		*m.sh.work += work
+		if o == filter.OverBudget && budget < full {
+			return 0, false // the share ran out, not the filter's budget
+		}
+	}
+	if m.outcomes == nil {
+		m.outcomes = map[*filter.Filter]filter.Outcome{}
+	}
+	m.outcomes[f] = o
+	return o, true
 }
 
 // count counts one message planned inline; nil: no share.
