@@ -25,6 +25,16 @@ const (
 	// one core: what one tenant's filters may spend of a stream batch's
 	// time before its records are deferred.
 	DefaultInlineWork = 16 * filter.WorkBase
+	// OverShareFor is how long a tenant whose fan-out went past its share
+	// of an invocation keeps a tenth of the share in the invocations that
+	// follow on the same instance: a backlog written in one transaction
+	// spans several stream batches, and each would otherwise give the
+	// tenant a whole share again at the head of the delivery queue.
+	OverShareFor = 10 * time.Second
+	// maxOverShare bounds the instance's memory of tenants over their
+	// share: past it, it is forgotten (every tenant has its whole share
+	// again), never grown.
+	maxOverShare = 10000
 	// DefaultPutTries is how many times an invocation puts an operational
 	// event on the operator's bus before it parks it (Config.PutTries).
 	DefaultPutTries = 3
@@ -85,6 +95,9 @@ type Config struct {
 	// Sleep pauses between tries, or until ctx is done. Default: a timer
 	// that honours ctx.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Now is the clock of the tenants' recent shares (OverShareFor).
+	// Default time.Now.
+	Now func() time.Time
 }
 
 // WithDefaults returns c with every field not set given its default.
@@ -96,6 +109,9 @@ func (c Config) WithDefaults() Config {
 	c.PutBackoff = cmp.Or(max(c.PutBackoff, 0), DefaultPutBackoff)
 	if c.Sleep == nil {
 		c.Sleep = sleep
+	}
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	return c
 }

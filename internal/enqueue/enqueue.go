@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -84,6 +85,37 @@ type Handler struct {
 
 	once sync.Once
 	cfg  Config // Config.WithDefaults(), set by setup
+
+	// overShare holds, by tenant, until when the tenant keeps a tenth of
+	// its share (OverShareFor), at most maxOverShare tenants.
+	overMu    sync.Mutex
+	overShare map[string]time.Time
+}
+
+// reducedShare reports whether tenantID went past its share within
+// OverShareFor on this instance.
+func (h *Handler) reducedShare(tenantID string) bool {
+	h.overMu.Lock()
+	defer h.overMu.Unlock()
+	until, ok := h.overShare[tenantID]
+	return ok && h.cfg.Now().Before(until)
+}
+
+// wentOverShare remembers the invocation's tenants whose fan-out was
+// deferred.
+func (h *Handler) wentOverShare(fanOuts []fanOut) {
+	h.overMu.Lock()
+	defer h.overMu.Unlock()
+	until := h.cfg.Now().Add(OverShareFor)
+	for i := range fanOuts {
+		if fanOuts[i].deferAfter == nil {
+			continue
+		}
+		if h.overShare == nil || len(h.overShare) >= maxOverShare {
+			h.overShare = map[string]time.Time{}
+		}
+		h.overShare[fanOuts[i].ev.TenantID] = until
+	}
 }
 
 // setup applies the Config, once.
@@ -123,10 +155,11 @@ var afterNone = ""
 
 // share is ev's tenant's share of the invocation, to plan ev's fan-out
 // within; nil (all of it inline) unless deferring.
-func (inv *invocation) share(cfg Config, ev outbox.Event, deferring bool) *share {
+func (inv *invocation) share(h *Handler, ev outbox.Event, deferring bool) *share {
 	if !deferring || domain.IsOperational(ev.Type) {
 		return nil
 	}
+	cfg := h.cfg
 	if inv.shares == nil {
 		inv.shares = map[string]*[2]int{}
 	}
@@ -135,7 +168,11 @@ func (inv *invocation) share(cfg Config, ev outbox.Event, deferring bool) *share
 		c = &[2]int{}
 		inv.shares[ev.TenantID] = c
 	}
-	return &share{messages: &c[0], work: &c[1], maxMessages: cfg.LaneAfter, maxWork: cfg.InlineWork}
+	sh := &share{messages: &c[0], work: &c[1], maxMessages: cfg.LaneAfter, maxWork: cfg.InlineWork}
+	if h.reducedShare(ev.TenantID) {
+		sh.maxMessages, sh.maxWork = cfg.LaneAfter/10, cfg.InlineWork/10
+	}
+	return sh
 }
 
 // fanOut is one event's deliveries: a stream record and the endpoints it
@@ -264,7 +301,11 @@ func (h *Handler) enqueue(ctx context.Context, ev events.DynamoDBEvent, inv *inv
 			return f
 		}
 	}
-	return h.deferFanOuts(ctx, fanOuts, inv)
+	if f := h.deferFanOuts(ctx, fanOuts, inv); f != nil {
+		return f
+	}
+	h.wentOverShare(fanOuts)
+	return nil
 }
 
 // sendUnsent sends the messages of the deliveries that existing does not
@@ -455,7 +496,7 @@ func (h *Handler) inlineTargets(ctx context.Context, inv *invocation, f *fanOut,
 	// filtered keeps targets in place: what it keeps before index i lands
 	// below i, so all[deferred-1] is still the endpoint it stopped after.
 	all := targets
-	kept, filteredOut, deferred := h.filtered(ctx, inv, f.ev, targets, inv.share(h.cfg, f.ev, inv.deferring))
+	kept, filteredOut, deferred := h.filtered(ctx, inv, f.ev, targets, inv.share(h, f.ev, inv.deferring))
 	if deferred >= 0 {
 		f.deferAfter = &afterNone
 		if deferred > 0 {
