@@ -95,9 +95,6 @@ type Config struct {
 	// Sleep pauses between tries, or until ctx is done. Default: a timer
 	// that honours ctx.
 	Sleep func(ctx context.Context, d time.Duration) error
-	// Now is the clock of the tenants' recent shares (OverShareFor).
-	// Default time.Now.
-	Now func() time.Time
 }
 
 // WithDefaults returns c with every field not set given its default.
@@ -110,9 +107,7 @@ func (c Config) WithDefaults() Config {
 	if c.Sleep == nil {
 		c.Sleep = sleep
 	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
+
 	return c
 }
 

@@ -87,9 +87,18 @@ type Handler struct {
 	cfg  Config // Config.WithDefaults(), set by setup
 
 	// overShare holds, by tenant, until when the tenant keeps a tenth of
-	// its share (OverShareFor), at most maxOverShare tenants.
+	// its share (OverShareFor), at most maxOverShare tenants, read on
+	// clock (nil: time.Now; the tests set it).
 	overMu    sync.Mutex
 	overShare map[string]time.Time
+	clock     func() time.Time
+}
+
+func (h *Handler) now() time.Time {
+	if h.clock != nil {
+		return h.clock()
+	}
+	return time.Now()
 }
 
 // reducedShare reports whether tenantID went past its share within
@@ -98,7 +107,7 @@ func (h *Handler) reducedShare(tenantID string) bool {
 	h.overMu.Lock()
 	defer h.overMu.Unlock()
 	until, ok := h.overShare[tenantID]
-	return ok && h.cfg.Now().Before(until)
+	return ok && h.now().Before(until)
 }
 
 // wentOverShare remembers the invocation's tenants whose fan-out was
@@ -106,7 +115,7 @@ func (h *Handler) reducedShare(tenantID string) bool {
 func (h *Handler) wentOverShare(fanOuts []fanOut) {
 	h.overMu.Lock()
 	defer h.overMu.Unlock()
-	until := h.cfg.Now().Add(OverShareFor)
+	until := h.now().Add(OverShareFor)
 	for i := range fanOuts {
 		if fanOuts[i].deferAfter == nil {
 			continue

@@ -182,7 +182,7 @@ func TestOverShareTenantKeepsATenth(t *testing.T) {
 	s, q := newFakeStore(eps...), &fakeQueue{}
 	h := deferringHandler(s, q, 20)
 	now := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
-	h.Config.Now = func() time.Time { return now }
+	h.clock = func() time.Time { return now }
 	batch := func(ids ...string) map[string]int {
 		t.Helper()
 		before := byTenant(q.sent())
