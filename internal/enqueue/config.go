@@ -25,16 +25,6 @@ const (
 	// one core: what one tenant's filters may spend of a stream batch's
 	// time before its records are deferred.
 	DefaultInlineWork = 16 * filter.WorkBase
-	// OverShareFor is how long a tenant whose fan-out went past its share
-	// of an invocation keeps a tenth of the share in the invocations that
-	// follow on the same instance: a backlog written in one transaction
-	// spans several stream batches, and each would otherwise give the
-	// tenant a whole share again at the head of the delivery queue.
-	OverShareFor = 10 * time.Second
-	// maxOverShare bounds the instance's memory of tenants over their
-	// share: past it, it is forgotten (every tenant has its whole share
-	// again), never grown.
-	maxOverShare = 10000
 	// DefaultPutTries is how many times an invocation puts an operational
 	// event on the operator's bus before it parks it (Config.PutTries).
 	DefaultPutTries = 3

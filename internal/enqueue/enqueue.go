@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -85,46 +84,6 @@ type Handler struct {
 
 	once sync.Once
 	cfg  Config // Config.WithDefaults(), set by setup
-
-	// overShare holds, by tenant, until when the tenant keeps a tenth of
-	// its share (OverShareFor), at most maxOverShare tenants, read on
-	// clock (nil: time.Now; the tests set it).
-	overMu    sync.Mutex
-	overShare map[string]time.Time
-	clock     func() time.Time
-}
-
-func (h *Handler) now() time.Time {
-	if h.clock != nil {
-		return h.clock()
-	}
-	return time.Now()
-}
-
-// reducedShare reports whether tenantID went past its share within
-// OverShareFor on this instance.
-func (h *Handler) reducedShare(tenantID string) bool {
-	h.overMu.Lock()
-	defer h.overMu.Unlock()
-	until, ok := h.overShare[tenantID]
-	return ok && h.now().Before(until)
-}
-
-// wentOverShare remembers the invocation's tenants whose fan-out was
-// deferred.
-func (h *Handler) wentOverShare(fanOuts []fanOut) {
-	h.overMu.Lock()
-	defer h.overMu.Unlock()
-	until := h.now().Add(OverShareFor)
-	for i := range fanOuts {
-		if fanOuts[i].deferAfter == nil {
-			continue
-		}
-		if h.overShare == nil || len(h.overShare) >= maxOverShare {
-			h.overShare = map[string]time.Time{}
-		}
-		h.overShare[fanOuts[i].ev.TenantID] = until
-	}
 }
 
 // setup applies the Config, once.
@@ -164,11 +123,10 @@ var afterNone = ""
 
 // share is ev's tenant's share of the invocation, to plan ev's fan-out
 // within; nil (all of it inline) unless deferring.
-func (inv *invocation) share(h *Handler, ev outbox.Event, deferring bool) *share {
+func (inv *invocation) share(cfg Config, ev outbox.Event, deferring bool) *share {
 	if !deferring || domain.IsOperational(ev.Type) {
 		return nil
 	}
-	cfg := h.cfg
 	if inv.shares == nil {
 		inv.shares = map[string]*[2]int{}
 	}
@@ -177,11 +135,7 @@ func (inv *invocation) share(h *Handler, ev outbox.Event, deferring bool) *share
 		c = &[2]int{}
 		inv.shares[ev.TenantID] = c
 	}
-	sh := &share{messages: &c[0], work: &c[1], maxMessages: cfg.LaneAfter, maxWork: cfg.InlineWork}
-	if h.reducedShare(ev.TenantID) {
-		sh.maxMessages, sh.maxWork = cfg.LaneAfter/10, cfg.InlineWork/10
-	}
-	return sh
+	return &share{messages: &c[0], work: &c[1], maxMessages: cfg.LaneAfter, maxWork: cfg.InlineWork}
 }
 
 // fanOut is one event's deliveries: a stream record and the endpoints it
@@ -310,11 +264,7 @@ func (h *Handler) enqueue(ctx context.Context, ev events.DynamoDBEvent, inv *inv
 			return f
 		}
 	}
-	if f := h.deferFanOuts(ctx, fanOuts, inv); f != nil {
-		return f
-	}
-	h.wentOverShare(fanOuts)
-	return nil
+	return h.deferFanOuts(ctx, fanOuts, inv)
 }
 
 // sendUnsent sends the messages of the deliveries that existing does not
@@ -505,7 +455,7 @@ func (h *Handler) inlineTargets(ctx context.Context, inv *invocation, f *fanOut,
 	// filtered keeps targets in place: what it keeps before index i lands
 	// below i, so all[deferred-1] is still the endpoint it stopped after.
 	all := targets
-	kept, filteredOut, deferred := h.filtered(ctx, inv, f.ev, targets, inv.share(h, f.ev, inv.deferring))
+	kept, filteredOut, deferred := h.filtered(ctx, inv, f.ev, targets, inv.share(h.cfg, f.ev, inv.deferring))
 	if deferred >= 0 {
 		f.deferAfter = &afterNone
 		if deferred > 0 {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/hookline/hookline/internal/domain"
@@ -164,46 +163,4 @@ func TestDeferredFanOutFailuresComeBack(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, out.BatchItemFailures)
 	require.Empty(t, q.fake().Bodies(testLaneURL), "the erased tenant's fan-out dropped")
-}
-
-// A tenant whose fan-out went past its share keeps a tenth of the share
-// for OverShareFor on the instance: the next stream batches of its backlog
-// put a tenth at the head of the delivery queue, not a whole share each;
-// after OverShareFor its whole share is back. Another tenant's is whole.
-func TestOverShareTenantKeepsATenth(t *testing.T) {
-	t.Parallel()
-	var eps []domain.Endpoint
-	for i := range 30 {
-		eps = append(eps, endpoint("wide", fmt.Sprintf("ep_w%02d", i)))
-	}
-	for i := range 30 {
-		eps = append(eps, endpoint("other", fmt.Sprintf("ep_o%02d", i)))
-	}
-	s, q := newFakeStore(eps...), &fakeQueue{}
-	h := deferringHandler(s, q, 20)
-	now := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
-	h.clock = func() time.Time { return now }
-	batch := func(ids ...string) map[string]int {
-		t.Helper()
-		before := byTenant(q.sent())
-		var imgs []map[string]events.DynamoDBAttributeValue
-		for _, id := range ids {
-			imgs = append(imgs, image(id, strings.SplitN(id, "-", 2)[0], nil))
-		}
-		_, err := h.Handle(context.Background(), streamEvent(imgs...))
-		require.NoError(t, err)
-		after := byTenant(q.sent())
-		for k := range after {
-			if after[k] -= before[k]; after[k] == 0 {
-				delete(after, k)
-			}
-		}
-		return after
-	}
-	require.Equal(t, map[string]int{"wide": 20}, batch("wide-1", "wide-2"), "a whole share, the rest deferred")
-	require.Equal(t, map[string]int{"wide": 2, "other": 20}, batch("wide-3", "other-1"), "a tenth of it for the tenant that went over; the other's whole")
-	now = now.Add(OverShareFor - time.Second)
-	require.Equal(t, map[string]int{"wide": 2}, batch("wide-4"), "still within OverShareFor (the last deferral renewed it)")
-	now = now.Add(2 * OverShareFor)
-	require.Equal(t, map[string]int{"wide": 20}, batch("wide-5"), "its whole share again")
 }
