@@ -494,14 +494,29 @@ func (s *Store) Endpoints(ctx context.Context, tenantID string) ([]domain.Endpoi
 	return out, nil
 }
 
-// TenantEndpoints lists a tenant's endpoints, as Endpoints does, in the
-// same single query, and reports whether the tenant is being erased (then
-// its endpoints are left out: nothing is to be sent to them). What it
-// reads is bounded by the endpoints_per_tenant cap the API holds creates
-// to (maxEndpoints, 100 by default) and the endpoint_bytes cap (16 KiB of
-// the tenant's bytes an item): about 2 MB at most, a few pages. It never
-// cuts the list short: a tenant left over a lowered cap still has every
-// endpoint read, as its events still go to every one.
+// TenantEndpoints lists a tenant's endpoints for routing, in one query,
+// and reports whether the tenant is being erased (then its endpoints are
+// left out: nothing is to be sent to them). Each endpoint holds only what
+// routes an event (routingAttributes: its ids, types, filter, whether it
+// is disabled, its revision), not its URL, headers, secrets or
+// description: what it returns is the tenant's filters and types, about
+// 6 KB an endpoint at most, not the 16 KiB an item may hold. What it reads
+// (and DynamoDB bills) is bounded by the endpoints_per_tenant cap the API
+// holds creates to (maxEndpoints, 100 by default) and the endpoint_bytes
+// cap: about 2 MB at most, a few pages. It never cuts the list short: a
+// tenant left over a lowered cap still has every endpoint read, as its
+// events still go to every one.
+// routingProjection and routingNames name the endpoint attributes
+// TenantEndpoints reads (domain.Endpoint's tags), each by a placeholder:
+// several are DynamoDB reserved words.
+var (
+	routingProjection = "#pk, #sk, #tenant, #id, #disabled, #types, #filter, #revision"
+	routingNames      = map[string]string{
+		"#pk": "pk", "#sk": "sk", "#tenant": "tenant_id", "#id": "endpoint_id", "#disabled": "disabled",
+		"#types": "event_types", "#filter": "filter", "#revision": "revision",
+	}
+)
+
 func (s *Store) TenantEndpoints(ctx context.Context, tenantID string) ([]domain.Endpoint, bool, error) {
 	var out []domain.Endpoint
 	erased := false
@@ -514,6 +529,8 @@ func (s *Store) TenantEndpoints(ctx context.Context, tenantID string) ([]domain.
 			":from": &types.AttributeValueMemberS{Value: keys.EndpointPrefix},
 			":to":   &types.AttributeValueMemberS{Value: tombstoneSK},
 		},
+		ProjectionExpression:     aws.String(routingProjection),
+		ExpressionAttributeNames: routingNames,
 	})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)

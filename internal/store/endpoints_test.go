@@ -149,3 +149,25 @@ func TestTenantEndpointsReadsTheEndpointsOnly(t *testing.T) {
 	require.Len(t, eps, 7)
 	require.Equal(t, 7, q.scanned, "the endpoints, and no other item of the tenant's")
 }
+
+// enqueue's read of a tenant returns what routes an event and nothing
+// else: an endpoint's URL, headers, secrets and description stay in the
+// table.
+func TestTenantEndpointsReadsTheRoutingOnly(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := New(newFakeDB(), "state")
+	_, err := s.CreateTenant(ctx, domain.Tenant{TenantID: "t", Name: "t"})
+	require.NoError(t, err)
+	full := domain.Endpoint{
+		TenantID: "t", EndpointID: "ep_1", URL: "https://example.com/hook", Description: "the shop",
+		Headers: map[string]string{"Authorization": "Bearer secret"}, SealedSecrets: []string{"sealed"},
+		EventTypes: []string{"order.*"}, Filter: `{"a":["b"]}`, Disabled: true, Revision: 7,
+	}
+	require.NoError(t, s.PutEndpoint(ctx, full))
+	eps, _, err := s.TenantEndpoints(ctx, "t")
+	require.NoError(t, err)
+	require.Len(t, eps, 1)
+	want := domain.Endpoint{TenantID: "t", EndpointID: "ep_1", EventTypes: []string{"order.*"}, Filter: `{"a":["b"]}`, Disabled: true, Revision: 7}
+	require.Equal(t, want, eps[0])
+}

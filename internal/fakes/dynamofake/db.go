@@ -536,10 +536,49 @@ func (f *DB) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamo
 	// without a filter; Select COUNT answers them without the items.
 	out := &dynamodb.QueryOutput{Count: int32(end - start), ScannedCount: int32(end - start)}
 	if in.Select != types.SelectCount {
-		out.Items = items[start:end]
+		if out.Items, err = projected(items[start:end], in.ProjectionExpression, in.ExpressionAttributeNames); err != nil {
+			return nil, err
+		}
 	}
 	if end < len(items) {
 		out.LastEvaluatedKey = map[string]types.AttributeValue{"pk": items[end-1]["pk"], "sk": items[end-1]["sk"]}
+	}
+	return out, nil
+}
+
+// projected is items with only the top-level attributes a
+// ProjectionExpression names (each a name or a #placeholder of names),
+// as DynamoDB answers them; the read is billed whole all the same
+// (admitRead before). Nil expression: the items whole. A document path
+// (a.b, a[0]) is not something the store asks, and is refused rather than
+// answered wrong.
+func projected(items []map[string]types.AttributeValue, expr *string, names map[string]string) ([]map[string]types.AttributeValue, error) {
+	if expr == nil {
+		return items, nil
+	}
+	var attrs []string
+	for _, p := range strings.Split(*expr, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" || strings.ContainsAny(p, ".[]") {
+			return nil, fmt.Errorf("DB: unsupported projection path %q", p)
+		}
+		if strings.HasPrefix(p, "#") {
+			n, ok := names[p]
+			if !ok {
+				return nil, fmt.Errorf("ValidationException: An expression attribute name used in the document path is not defined; attribute name: %s", p)
+			}
+			p = n
+		}
+		attrs = append(attrs, p)
+	}
+	out := make([]map[string]types.AttributeValue, len(items))
+	for i, item := range items {
+		out[i] = map[string]types.AttributeValue{}
+		for _, a := range attrs {
+			if v, ok := item[a]; ok {
+				out[i][a] = v
+			}
+		}
 	}
 	return out, nil
 }

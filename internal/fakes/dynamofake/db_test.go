@@ -94,3 +94,31 @@ func TestFakeDBEnforcesDynamoDBsRules(t *testing.T) {
 		require.ErrorContains(t, err, "ValidationException")
 	})
 }
+
+// A Query's ProjectionExpression answers the named top-level attributes
+// only, names by placeholder too; an undefined placeholder is refused as
+// DynamoDB refuses it, and a document path is refused rather than
+// answered wrong.
+func TestQueryProjection(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := NewDB("t")
+	_, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("t"), Item: map[string]types.AttributeValue{
+		"pk": &types.AttributeValueMemberS{Value: "p"}, "sk": &types.AttributeValueMemberS{Value: "s"},
+		"filter": &types.AttributeValueMemberS{Value: "f"}, "secret": &types.AttributeValueMemberS{Value: "x"},
+	}})
+	require.NoError(t, err)
+	q := func(expr string, names map[string]string) (*dynamodb.QueryOutput, error) {
+		return db.Query(ctx, &dynamodb.QueryInput{TableName: aws.String("t"), KeyConditionExpression: aws.String("pk = :pk"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "p"}},
+			ProjectionExpression:      aws.String(expr), ExpressionAttributeNames: names})
+	}
+	out, err := q("pk, #f", map[string]string{"#f": "filter"})
+	require.NoError(t, err)
+	require.Len(t, out.Items, 1)
+	require.Equal(t, map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "p"}, "filter": &types.AttributeValueMemberS{Value: "f"}}, out.Items[0])
+	_, err = q("pk, #nope", map[string]string{"#f": "filter"})
+	require.ErrorContains(t, err, "ValidationException")
+	_, err = q("a.b", nil)
+	require.ErrorContains(t, err, "unsupported projection path")
+}
