@@ -59,6 +59,18 @@ func checkUpgradePhase(t *testing.T, p harness.UpgradePhase) {
 	ctx := context.Background()
 	c := &apiclient.Client{BaseURL: apiclient.LocalURL(env.endpointURL, env.out.ApiID), Key: p.APIKey}
 
+	// The deliveries pending across the upgrade come back to live
+	// receivers: the release's ended with the upgrade tool.
+	waitRecv, cancelRecv := newReceiver(t, status(200)), newReceiver(t, status(200))
+	for _, ep := range []struct {
+		id  string
+		url string
+	}{{p.Waiting.ID, waitRecv.URL}, {p.Cancelling.ID, cancelRecv.URL}} {
+		if ep.id != "" {
+			require.NoError(t, c.Do(ctx, "PATCH", "/v1/endpoints/"+ep.id, map[string]any{"url": ep.url + "/hook"}, nil))
+		}
+	}
+
 	// Endpoints: listed and read with the key the release made.
 	var eps struct {
 		Data []api.EndpointView `json:"data"`
@@ -68,7 +80,13 @@ func checkUpgradePhase(t *testing.T, p harness.UpgradePhase) {
 	for _, e := range eps.Data {
 		ids = append(ids, e.ID)
 	}
-	require.ElementsMatch(t, []string{p.OK.ID, p.Dead.ID}, ids)
+	want := []string{p.OK.ID, p.Dead.ID}
+	for _, id := range []string{p.Waiting.ID, p.Cancelling.ID} {
+		if id != "" {
+			want = append(want, id)
+		}
+	}
+	require.ElementsMatch(t, want, ids)
 
 	// Events by id, with their deliveries as they were.
 	for _, id := range p.Events {
@@ -121,8 +139,11 @@ func checkUpgradePhase(t *testing.T, p harness.UpgradePhase) {
 	var listedDead []string
 	for _, d := range dead {
 		listedDead = append(listedDead, d.ID)
+		// A pending one may have died already if its retry beat the
+		// receiver's change above; it is replayed below.
+		require.True(t, slices.Contains(p.DeadDeliveries, d.ID) || slices.Contains(p.Pending, d.ID), "dead letter %s was written before", d.ID)
 	}
-	require.ElementsMatch(t, p.DeadDeliveries, listedDead)
+	require.Subset(t, listedDead, p.DeadDeliveries)
 	var job api.ReplayJobView
 	require.Eventually(t, func() bool {
 		return c.Do(ctx, "GET", "/v1/replays/"+p.ReplayJob, nil, &job) == nil && job.CompletedAt != nil
@@ -152,6 +173,8 @@ func checkUpgradePhase(t *testing.T, p harness.UpgradePhase) {
 		waitDelivery(t, id, 60*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })
 	}
 
+	checkPendingAcross(t, c, p, waitRecv, cancelRecv)
+
 	// A new event after the upgrade reaches both endpoints, signed.
 	ev := event(tenant{ID: p.TenantID}, fmt.Sprintf("evt_after_upgrade_%s_%d", p.Release, time.Now().UnixNano()), "upgrade.after", `{"after":true}`)
 	write(t, ev)
@@ -161,4 +184,53 @@ func checkUpgradePhase(t *testing.T, p harness.UpgradePhase) {
 	require.NoError(t, okVerifier.Verify(r.Header, r.Body))
 	require.Equal(t, ev.ID, r.Header.Get("X-Event-Id"))
 	deadRecv.waitFor(t, len(p.DeadDeliveries)+1, 60*time.Second)
+}
+
+// checkPendingAcross: the deliveries pending across the upgrade (their
+// receiver answered 429 with a Retry-After of harness.UpgradeRetryAfter)
+// are attempted again by the new code from the messages the release
+// queued, and delivered, signed with the secret the release sealed (one
+// that died first, its retry having beaten the receiver's change, is
+// replayed); the deliveries the release cancelled stay cancelled, and
+// their messages, back by then, send nothing.
+func checkPendingAcross(t *testing.T, c *apiclient.Client, p harness.UpgradePhase, waitRecv, cancelRecv *receiver) {
+	ctx := context.Background()
+	wait := time.Duration(harness.UpgradeRetryAfter)*time.Second + 90*time.Second
+	for _, id := range p.Pending {
+		var d api.DeliveryView
+		require.Eventually(t, func() bool {
+			return c.Do(ctx, "GET", "/v1/deliveries/"+id, nil, &d) == nil && (d.State == domain.StateDelivered || d.State == domain.StateDead)
+		}, wait, time.Second, "the pending delivery %s is attempted after the upgrade", id)
+		if d.State == domain.StateDead {
+			var job api.ReplayJobView
+			require.NoError(t, c.Do(ctx, "POST", "/v1/dlq/replay", map[string]any{"delivery_ids": []string{id}}, &job))
+		}
+		waitDelivery(t, id, 90*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })
+		require.NoError(t, c.Do(ctx, "GET", "/v1/deliveries/"+id, nil, &d))
+		require.GreaterOrEqual(t, d.Attempts, 2, "the release's attempt and the new code's")
+	}
+	if len(p.Pending) > 0 {
+		v, err := verify.New(p.Waiting.Secret)
+		require.NoError(t, err)
+		var got []string
+		for _, r := range waitRecv.waitFor(t, len(p.Pending), 30*time.Second) {
+			require.NoError(t, v.Verify(r.Header, r.Body), "signed with the secret sealed before the upgrade")
+			got = append(got, r.Header.Get("webhook-id"))
+		}
+		require.Subset(t, got, p.Pending)
+	}
+	if len(p.Cancelled) > 0 {
+		// The cancelled delivery was attempted just after the pending one,
+		// with the same Retry-After: its message is back within seconds of
+		// the pending one's.
+		time.Sleep(15 * time.Second)
+	}
+	for _, id := range p.Cancelled {
+		var d api.DeliveryView
+		require.NoError(t, c.Do(ctx, "GET", "/v1/deliveries/"+id, nil, &d))
+		require.Equal(t, domain.StateCancelled, d.State, "cancelled before the upgrade, cancelled after")
+	}
+	if len(p.Cancelled) > 0 {
+		require.Empty(t, cancelRecv.requests(), "a cancelled delivery's message sends nothing")
+	}
 }

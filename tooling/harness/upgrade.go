@@ -48,7 +48,24 @@ type UpgradePhase struct {
 	// ReplayJob is a replay job's id (by ids, of one dead delivery, which
 	// died again).
 	ReplayJob string `json:"replay_job"`
+	// Waiting is an endpoint whose receiver answered 429 with a
+	// Retry-After (UpgradeRetryAfter), and Pending its deliveries, pending
+	// across the upgrade: their next attempt is made after it, by the new
+	// code, from the message the release queued.
+	Waiting UpgradeEndpoint `json:"waiting,omitzero"`
+	Pending []string        `json:"pending,omitempty"`
+	// Cancelling is an endpoint of the same receiver whose pending
+	// deliveries, Cancelled, the release cancelled (cancel-pending), for a
+	// release that has the route; empty otherwise. Their messages come
+	// back after the upgrade and must send nothing.
+	Cancelling UpgradeEndpoint `json:"cancelling,omitzero"`
+	Cancelled  []string        `json:"cancelled,omitempty"`
 }
+
+// UpgradeRetryAfter is the Retry-After the waiting receiver answers: long
+// enough that the pending deliveries' next attempt comes after the
+// upgrade's deploys, short enough for the end-to-end check to see it.
+const UpgradeRetryAfter = 120
 
 // UpgradeEndpoint is an endpoint of an UpgradePhase.
 type UpgradeEndpoint struct {

@@ -21,7 +21,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,6 +37,7 @@ import (
 	"github.com/hookline/hookline/internal/stackoutputs"
 	"github.com/hookline/hookline/internal/upgradeplan"
 	"github.com/hookline/hookline/outbox"
+	"github.com/hookline/hookline/tooling/apiclient"
 	"github.com/hookline/hookline/tooling/harness"
 )
 
@@ -273,12 +276,112 @@ func write(ctx context.Context, release, contextKey string) error {
 		}
 		time.Sleep(time.Second)
 	}
+	if err := writeWaiting(ctx, env, client, &phase); err != nil {
+		return err
+	}
 	if err := harness.AppendUpgradePhase(harness.UpgradeFixturePath, phase); err != nil {
 		return err
 	}
-	fmt.Printf("upgrade: wrote through %s: tenant %s, %d events, %d delivered, %d dead, replay job %s\n",
-		release, tenantID, len(phase.Events), len(phase.Delivered), len(phase.DeadDeliveries), phase.ReplayJob)
+	fmt.Printf("upgrade: wrote through %s: tenant %s, %d events, %d delivered, %d dead, %d pending, %d cancelled, replay job %s\n",
+		release, tenantID, len(phase.Events), len(phase.Delivered), len(phase.DeadDeliveries), len(phase.Pending), len(phase.Cancelled), phase.ReplayJob)
 	return nil
+}
+
+// writeWaiting makes the phase's deliveries that are pending across the
+// upgrade: an endpoint whose receiver answers 429 with a Retry-After of
+// harness.UpgradeRetryAfter, and an event addressed to it, attempted once;
+// and, through a release with cancel-pending, a second such endpoint whose
+// pending delivery the release cancels. Both endpoints take only the type
+// upgrade.pending, so the other events of the check do not reach them.
+func writeWaiting(ctx context.Context, env *harness.Env, client *apiclient.Client, phase *harness.UpgradePhase) error {
+	waiting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Retry-After", strconv.Itoa(harness.UpgradeRetryAfter))
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer waiting.Close()
+	cancels, err := releaseHasCancel(phase.Release)
+	if err != nil {
+		return err
+	}
+	type target struct {
+		ep  *harness.UpgradeEndpoint
+		ids *[]string
+	}
+	targets := []target{{&phase.Waiting, &phase.Pending}}
+	if cancels {
+		targets = append(targets, target{&phase.Cancelling, &phase.Cancelled})
+	}
+	for _, tg := range targets {
+		var v api.EndpointView
+		if err := client.Do(ctx, "POST", "/v1/endpoints", map[string]any{"url": waiting.URL + "/hook", "event_types": []string{"upgrade.pending"}, "description": "upgrade " + phase.Release}, &v); err != nil {
+			return fmt.Errorf("create the waiting endpoint: %w", err)
+		}
+		*tg.ep = harness.UpgradeEndpoint{ID: v.ID, Secret: v.Secret}
+		e := outbox.Event{
+			ID: fmt.Sprintf("evt_upgrade_pending_%s_%d", phase.Release, time.Now().UnixNano()), TenantID: phase.TenantID, EndpointID: v.ID,
+			Type: "upgrade.pending", Payload: []byte(fmt.Sprintf(`{"release":%q}`, phase.Release)), OccurredAt: time.Now().UTC(),
+		}
+		item, err := e.Item()
+		if err != nil {
+			return err
+		}
+		if !phase.LoggedEvents {
+			delete(item, outbox.AttrLogShard)
+		}
+		put := outbox.PutIfNew(env.Out.OutboxTableName, item)
+		if _, err := env.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{{Put: &put}}}); err != nil {
+			return fmt.Errorf("write the waiting event: %w", err)
+		}
+		id, err := attemptedOnce(ctx, client, e.ID)
+		if err != nil {
+			return err
+		}
+		*tg.ids = append(*tg.ids, id)
+	}
+	if !cancels {
+		return nil
+	}
+	var job api.ReplayJobView
+	if err := client.Do(ctx, "POST", "/v1/endpoints/"+phase.Cancelling.ID+"/cancel-pending", map[string]any{}, &job); err != nil {
+		return fmt.Errorf("cancel-pending: %w", err)
+	}
+	for {
+		var d api.DeliveryView
+		if err := client.Do(ctx, "GET", "/v1/deliveries/"+phase.Cancelled[0], nil, &d); err == nil && d.State == domain.StateCancelled {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("the waiting delivery %s was not cancelled (job %s)", phase.Cancelled[0], job.ID)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// attemptedOnce waits until the event's one delivery was attempted and is
+// pending (its Retry-After ahead), and answers its id.
+func attemptedOnce(ctx context.Context, client *apiclient.Client, eventID string) (string, error) {
+	for {
+		var v api.EventView
+		if err := client.Do(ctx, "GET", "/v1/events/"+eventID, nil, &v); err == nil && len(v.Deliveries) == 1 {
+			if d := v.Deliveries[0]; d.State == domain.StatePending && d.Attempts >= 1 {
+				return d.ID, nil
+			}
+		}
+		if ctx.Err() != nil {
+			return "", fmt.Errorf("event %s: its delivery was not attempted", eventID)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// releaseHasCancel reports whether the release has the cancel-pending
+// route (the cancelled state came with it).
+func releaseHasCancel(release string) (bool, error) {
+	out, err := exec.Command("git", "show", release+":internal/api/api.go").Output()
+	if err != nil {
+		return false, fmt.Errorf("read release %s's routes: %w", release, err)
+	}
+	return strings.Contains(string(out), "cancel-pending"), nil
 }
 
 // releaseHasShardedLog reports whether the deployed outbox has the
