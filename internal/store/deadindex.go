@@ -80,7 +80,7 @@ func deadPartitions(tenantID string) []deadPartition {
 	for n := range DeadShards {
 		out = append(out, deadPartition{deadIndex, deadShardPK(tenantID, n)})
 	}
-	return append(out, deadPartition{legacyDeadIndex, keys.TenantIndex(tenantID, "DEAD")})
+	return append(out, deadPartition{legacyDeadIndex, keys.DeadIndex(tenantID)})
 }
 
 // A deadSource is an index the readers read, and its key attributes.

@@ -202,7 +202,7 @@ func (s *Store) deadQuery(src deadSource, pk string, f domain.DeadFilter, lo, hi
 		// Rebuilt with this tenant's partition: a cursor cannot reach another.
 		in.ExclusiveStartKey = map[string]types.AttributeValue{
 			src.pkAttr: &types.AttributeValueMemberS{Value: pk}, src.skAttr: &types.AttributeValueMemberS{Value: c.SK},
-			"pk": &types.AttributeValueMemberS{Value: keys.Delivery(c.ID)}, "sk": &types.AttributeValueMemberS{Value: "DELIVERY"},
+			"pk": &types.AttributeValueMemberS{Value: keys.Delivery(c.ID)}, "sk": &types.AttributeValueMemberS{Value: keys.DeliverySK},
 		}
 	}
 	return in

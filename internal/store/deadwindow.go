@@ -45,7 +45,7 @@ func (s *Store) AddDeath(ctx context.Context, tenantID, endpointID string, start
 			":end": timeValue(end),
 			":exp": &types.AttributeValueMemberN{Value: strconv.FormatInt(end.Add(deadWindowTTL).Unix(), 10)},
 			// Listed per tenant, for its erasure.
-			":g":  &types.AttributeValueMemberS{Value: keys.TenantIndex(tenantID, "DEADWINDOWS")},
+			":g":  &types.AttributeValueMemberS{Value: keys.DeadWindowsIndex(tenantID)},
 			":gs": &types.AttributeValueMemberS{Value: endpointID + "#" + sortableTime(start)},
 		},
 		ReturnValues: types.ReturnValueUpdatedNew,

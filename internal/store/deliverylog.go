@@ -161,7 +161,7 @@ func (s *Store) logQuery(pk string, f domain.DeliveryFilter, lo, hi string, c *D
 		// Rebuilt with this tenant's shard: a cursor cannot reach another.
 		in.ExclusiveStartKey = map[string]types.AttributeValue{
 			AttrLogPK: &types.AttributeValueMemberS{Value: pk}, AttrLogSK: &types.AttributeValueMemberS{Value: c.SK},
-			"pk": &types.AttributeValueMemberS{Value: keys.Delivery(c.ID)}, "sk": &types.AttributeValueMemberS{Value: "DELIVERY"},
+			"pk": &types.AttributeValueMemberS{Value: keys.Delivery(c.ID)}, "sk": &types.AttributeValueMemberS{Value: keys.DeliverySK},
 		}
 	}
 	return in

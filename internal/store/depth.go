@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/hookline/hookline/internal/store/keys"
 )
 
 // Tenant DLQ depth counters, sharded: a tenant's depth is the sum of
@@ -51,10 +52,6 @@ const depthShards = 32
 // listed under: 32, each written by 1/32 of all tenants' moves.
 const depthIndexKeys = 32
 
-// legacyDepthIndexKey is the sk of every shard and of the counter of the
-// versions before the shards, and that counter's gsi1 key.
-const legacyDepthIndexKey = "DLQDEPTH"
-
 // DefaultDepthSettle is a new Store's DepthSettle: one minute.
 const DefaultDepthSettle = time.Minute
 
@@ -71,7 +68,7 @@ func depthShard(deliveryID string) int { return int(fnv32(deliveryID) % depthSha
 // depthIndexKey is the gsi1 key shard n of a tenant's counter is listed
 // under.
 func depthIndexKey(tenantID string, n int) string {
-	return legacyDepthIndexKey + "#" + strconv.Itoa(int((fnv32(tenantID)+uint32(n))%depthIndexKeys))
+	return keys.DepthIndex(int((fnv32(tenantID) + uint32(n)) % depthIndexKeys))
 }
 
 // depthListing is the gsi1 attributes of shard n of a tenant's counter, as
@@ -175,11 +172,11 @@ func onlyConflicts(reasons []types.CancellationReason) bool {
 func (s *Store) DLQDepths(ctx context.Context) (map[string]int, error) {
 	out := map[string]int{}
 	for m := range depthIndexKeys {
-		if err := s.sumDepths(ctx, legacyDepthIndexKey+"#"+strconv.Itoa(m), out); err != nil {
+		if err := s.sumDepths(ctx, keys.DepthIndex(m), out); err != nil {
 			return nil, err
 		}
 	}
-	if err := s.sumDepths(ctx, legacyDepthIndexKey, out); err != nil {
+	if err := s.sumDepths(ctx, keys.DepthSK, out); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -527,7 +527,7 @@ func (s *Store) TenantEndpoints(ctx context.Context, tenantID string) ([]domain.
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pk":   &types.AttributeValueMemberS{Value: keys.Tenant(tenantID)},
 			":from": &types.AttributeValueMemberS{Value: keys.EndpointPrefix},
-			":to":   &types.AttributeValueMemberS{Value: tombstoneSK},
+			":to":   &types.AttributeValueMemberS{Value: keys.TombstoneSK},
 		},
 		ProjectionExpression:     aws.String(routingProjection),
 		ExpressionAttributeNames: routingNames,
@@ -538,7 +538,7 @@ func (s *Store) TenantEndpoints(ctx context.Context, tenantID string) ([]domain.
 			return nil, false, fmt.Errorf("list endpoints of tenant %s: %w", tenantID, err)
 		}
 		for _, item := range page.Items {
-			if sk, _ := item["sk"].(*types.AttributeValueMemberS); sk != nil && sk.Value == tombstoneSK {
+			if sk, _ := item["sk"].(*types.AttributeValueMemberS); sk != nil && sk.Value == keys.TombstoneSK {
 				erased = true
 				continue
 			}

@@ -17,8 +17,8 @@ import (
 // expires_at): its keys no longer authenticate, enqueue drops its new
 // outbox items (TenantEndpoints), and deliver drops its messages (Load's
 // Snapshot.Erased). The erasure deletes every other item of the tenant and
-// leaves the tombstone to its TTL, so that stragglers are dropped.
-const tombstoneSK = "ERASED"
+// leaves the tombstone to its TTL, so that stragglers are dropped. Its sort
+// key is keys.TombstoneSK.
 
 // TombstoneTTL is how long a tenant's tombstone outlives the start of its
 // erasure: longer than any message of the tenant can stay in flight (the
@@ -42,7 +42,7 @@ func (s *Store) Tombstone(ctx context.Context, tenantID string) error {
 	if err != nil {
 		return fmt.Errorf("tombstone tenant %s: %w", tenantID, err)
 	}
-	apiKeys, err := s.indexKeys(ctx, tenantIndex, keys.TenantIndex(tenantID, "KEYS"), 0)
+	apiKeys, err := s.indexKeys(ctx, tenantIndex, keys.KeysIndex(tenantID), 0)
 	if err != nil {
 		return err
 	}
@@ -113,14 +113,14 @@ func (s *Store) Erased(ctx context.Context, tenantID string) (bool, error) {
 // kind: api_keys, portal_links, dead_deliveries, rejections, replay_jobs (completed ones;
 // open ones are in the tenant's REPLAYJOBS item) and dead_windows.
 func indexPartition(tenantID, kind string) (string, error) {
-	suffix, ok := map[string]string{
-		domain.EraseAPIKeys: "KEYS", domain.ErasePortalLinks: "PORTAL", domain.EraseDeadDeliveries: "DEAD", domain.EraseRejections: "REJECTED",
-		domain.EraseReplayJobs: "JOBS", domain.EraseDeadWindows: "DEADWINDOWS",
+	partition, ok := map[string]func(string) string{
+		domain.EraseAPIKeys: keys.KeysIndex, domain.ErasePortalLinks: keys.PortalIndex, domain.EraseDeadDeliveries: keys.DeadIndex,
+		domain.EraseRejections: keys.RejectedIndex, domain.EraseReplayJobs: keys.JobsIndex, domain.EraseDeadWindows: keys.DeadWindowsIndex,
 	}[kind]
 	if !ok {
 		return "", fmt.Errorf("no index of a tenant's %q", kind)
 	}
-	return keys.TenantIndex(tenantID, suffix), nil
+	return partition(tenantID), nil
 }
 
 // indexKeys returns the table keys of up to limit items (0: all) of
@@ -306,8 +306,8 @@ func (s *Store) EraseTenantItems(ctx context.Context, tenantID string, limit int
 	var endpoints, others, last []map[string]types.AttributeValue
 	for _, k := range items {
 		switch sk := k["sk"].(*types.AttributeValueMemberS).Value; {
-		case sk == tombstoneSK:
-		case sk == "TENANT":
+		case sk == keys.TombstoneSK:
+		case sk == keys.TenantSK:
 			last = append(last, k)
 		case len(sk) > len(keys.EndpointPrefix) && sk[:len(keys.EndpointPrefix)] == keys.EndpointPrefix:
 			endpoints = append(endpoints, k)

@@ -26,7 +26,6 @@ import (
 // and a slow one removes it. The item expires GateTTL after its last
 // hold; nothing reads an old one.
 const (
-	gateSK = "GATE"
 	// GateTTL is how long after its last hold a gate's item is kept.
 	GateTTL = 24 * time.Hour
 	// ProbeSlot is the gate slot of the circuit breaker's probe.

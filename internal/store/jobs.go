@@ -47,7 +47,7 @@ func (s *Store) jobItem(j *domain.ReplayJob) (map[string]types.AttributeValue, i
 		item["gsi1sk"] = &types.AttributeValueMemberS{Value: keys.TimeID(j.UpdatedAt, j.JobID)}
 	} else if j.TenantID != "" {
 		// A tenant's completed job, listed for its tenant's erasure.
-		item["gsi1pk"] = &types.AttributeValueMemberS{Value: keys.TenantIndex(j.TenantID, "JOBS")}
+		item["gsi1pk"] = &types.AttributeValueMemberS{Value: keys.JobsIndex(j.TenantID)}
 		item["gsi1sk"] = &types.AttributeValueMemberS{Value: j.JobID}
 	}
 	return withKey(item, jobKey(j.JobID)), prev, nil

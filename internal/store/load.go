@@ -102,14 +102,14 @@ func (snap Snapshot) add(item map[string]types.AttributeValue) error {
 	if sk == nil {
 		return fmt.Errorf("batch get: item without a sort key")
 	}
-	if sk.Value == tombstoneSK {
+	if sk.Value == keys.TombstoneSK {
 		t, _ := item["tenant_id"].(*types.AttributeValueMemberS)
 		if t != nil {
 			snap.Erased[t.Value] = true
 		}
 		return nil
 	}
-	if sk.Value == gateSK {
+	if sk.Value == keys.GateSK {
 		pk, _ := item["pk"].(*types.AttributeValueMemberS)
 		fast := int64(numberAttr(item, "fast_until"))
 		if pk != nil && fast > 0 {
@@ -119,7 +119,7 @@ func (snap Snapshot) add(item map[string]types.AttributeValue) error {
 		}
 		return nil
 	}
-	if sk.Value == "DELIVERY" {
+	if sk.Value == keys.DeliverySK {
 		var d domain.Delivery
 		if err := attributevalue.UnmarshalMap(item, &d); err != nil {
 			return fmt.Errorf("decode delivery: %w", err)

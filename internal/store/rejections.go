@@ -23,10 +23,10 @@ func (s *Store) PutRejection(ctx context.Context, r domain.Rejection) error {
 	}
 	item["expires_at"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(s.Retention).Unix(), 10)}
 	if r.TenantID != "" {
-		item["gsi1pk"] = &types.AttributeValueMemberS{Value: keys.TenantIndex(r.TenantID, "REJECTED")}
+		item["gsi1pk"] = &types.AttributeValueMemberS{Value: keys.RejectedIndex(r.TenantID)}
 		item["gsi1sk"] = &types.AttributeValueMemberS{Value: keys.TimeID(now, r.Key)}
 	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: withKey(item, key(keys.Rejected(r.Key), "REJECTED"))})
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: withKey(item, key(keys.Rejected(r.Key), keys.RejectedSK))})
 	if err != nil {
 		return fmt.Errorf("put rejection %s: %w", r.Key, err)
 	}
@@ -36,6 +36,6 @@ func (s *Store) PutRejection(ctx context.Context, r domain.Rejection) error {
 // Rejection reads a rejection record by its key, or ErrNotFound.
 func (s *Store) Rejection(ctx context.Context, k string) (domain.Rejection, error) {
 	var r domain.Rejection
-	err := s.get(ctx, key(keys.Rejected(k), "REJECTED"), &r, "rejection "+k)
+	err := s.get(ctx, key(keys.Rejected(k), keys.RejectedSK), &r, "rejection "+k)
 	return r, err
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/hookline/hookline/internal/store/keys"
 )
 
 // ClaimSweep reports whether the caller may sweep the DLQ now: true for at
@@ -16,7 +17,7 @@ import (
 func (s *Store) ClaimSweep(ctx context.Context, gap time.Duration) (bool, error) {
 	now := s.Now().UTC()
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &s.table, Key: key("REPLAY", "SWEEP"),
+		TableName: &s.table, Key: key(keys.SweepPK, keys.SweepSK),
 		UpdateExpression:    aws.String("SET swept_at = :now"),
 		ConditionExpression: aws.String("attribute_not_exists(swept_at) OR swept_at <= :since"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{

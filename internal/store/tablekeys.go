@@ -1,7 +1,6 @@
 package store
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -12,24 +11,28 @@ import (
 // keys.
 
 func deadWindowKey(tenantID, endpointID string, start time.Time) map[string]types.AttributeValue {
-	return key(keys.DeadWindow(tenantID, endpointID, sortableTime(start)), "DEADWINDOW")
+	return key(keys.DeadWindow(tenantID, endpointID, sortableTime(start)), keys.DeadWindowSK)
 }
 
 func gateKey(tenantID, endpointID string) map[string]types.AttributeValue {
-	return key(keys.Gate(tenantID, endpointID), gateSK)
+	return key(keys.Gate(tenantID, endpointID), keys.GateSK)
 }
 
-func portalKey(hash string) map[string]types.AttributeValue { return key(keys.Portal(hash), "PORTAL") }
+func portalKey(hash string) map[string]types.AttributeValue {
+	return key(keys.Portal(hash), keys.PortalSK)
+}
 
 // portalPartition is the gsi1 partition of a tenant's portal links.
-func portalPartition(tenantID string) string { return keys.TenantIndex(tenantID, "PORTAL") }
+func portalPartition(tenantID string) string { return keys.PortalIndex(tenantID) }
 
-func jobKey(id string) map[string]types.AttributeValue { return key(keys.ReplayJob(id), "REPLAYJOB") }
+func jobKey(id string) map[string]types.AttributeValue {
+	return key(keys.ReplayJob(id), keys.ReplayJobSK)
+}
 
 // jobSlotsKey is the item holding a tenant's open replay jobs: the string set
 // open_jobs names each job not yet completed.
 func jobSlotsKey(tenantID string) map[string]types.AttributeValue {
-	return key(keys.Tenant(tenantID), "REPLAYJOBS")
+	return key(keys.Tenant(tenantID), keys.OpenJobsSK)
 }
 
 // statsPK is the partition of an endpoint's hour items of before the
@@ -51,7 +54,7 @@ func endpointKey(tenantID, endpointID string) map[string]types.AttributeValue {
 }
 
 func deliveryKey(id string) map[string]types.AttributeValue {
-	return key(keys.Delivery(id), "DELIVERY")
+	return key(keys.Delivery(id), keys.DeliverySK)
 }
 
 // key is the table key of the item at pk and sk.
@@ -70,9 +73,11 @@ func withKey(item map[string]types.AttributeValue, k map[string]types.AttributeV
 	return item
 }
 
-func tenantKey(id string) map[string]types.AttributeValue { return key(keys.Tenant(id), "TENANT") }
+func tenantKey(id string) map[string]types.AttributeValue { return key(keys.Tenant(id), keys.TenantSK) }
 
-func apiKeyKey(hash string) map[string]types.AttributeValue { return key(keys.APIKey(hash), "APIKEY") }
+func apiKeyKey(hash string) map[string]types.AttributeValue {
+	return key(keys.APIKey(hash), keys.APIKeySK)
+}
 
 // keyRefKey is the key of an API key's reference in its tenant's partition.
 func keyRefKey(tenantID, keyID string) map[string]types.AttributeValue {
@@ -81,20 +86,20 @@ func keyRefKey(tenantID, keyID string) map[string]types.AttributeValue {
 
 // tombstoneKey is the key of an erased tenant's tombstone.
 func tombstoneKey(tenantID string) map[string]types.AttributeValue {
-	return key(keys.Tenant(tenantID), tombstoneSK)
+	return key(keys.Tenant(tenantID), keys.TombstoneSK)
 }
 
 // legacyDepthKey is the key of a tenant's DLQ depth counter as versions
 // before the sharded counter kept it: one item in the tenant's partition.
 func legacyDepthKey(tenantID string) map[string]types.AttributeValue {
-	return key(keys.Tenant(tenantID), legacyDepthIndexKey)
+	return key(keys.Tenant(tenantID), keys.DepthSK)
 }
 
 // depthShardKey is the key of shard n of a tenant's DLQ depth counter: a
 // partition of its own (TENANT#<t>#DLQDEPTH#<n>), so that the shards do
 // not share one partition's throughput.
 func depthShardKey(tenantID string, n int) map[string]types.AttributeValue {
-	return key(keys.TenantIndex(tenantID, legacyDepthIndexKey+"#"+strconv.Itoa(n)), legacyDepthIndexKey)
+	return key(keys.DepthShard(tenantID, n), keys.DepthSK)
 }
 
 // typeStatsPartitions are every partition an endpoint's counters by event

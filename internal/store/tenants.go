@@ -87,7 +87,7 @@ func (s *Store) PutAPIKey(ctx context.Context, k domain.APIKey) (domain.APIKey, 
 	if err != nil {
 		return k, fmt.Errorf("marshal API key %s: %w", k.KeyID, err)
 	}
-	item["gsi1pk"] = &types.AttributeValueMemberS{Value: keys.TenantIndex(k.TenantID, "KEYS")}
+	item["gsi1pk"] = &types.AttributeValueMemberS{Value: keys.KeysIndex(k.TenantID)}
 	item["gsi1sk"] = &types.AttributeValueMemberS{Value: k.KeyID}
 	ref := withKey(map[string]types.AttributeValue{
 		"hash": &types.AttributeValueMemberS{Value: k.Hash}, "tenant_id": &types.AttributeValueMemberS{Value: k.TenantID},
@@ -165,7 +165,7 @@ func (s *Store) keyHash(ctx context.Context, tenantID, keyID string) (string, er
 		TableName: &s.table, IndexName: aws.String(IndexTenant),
 		KeyConditionExpression: aws.String("gsi1pk = :pk AND gsi1sk = :sk"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": &types.AttributeValueMemberS{Value: keys.TenantIndex(tenantID, "KEYS")},
+			":pk": &types.AttributeValueMemberS{Value: keys.KeysIndex(tenantID)},
 			":sk": &types.AttributeValueMemberS{Value: keyID},
 		},
 	})

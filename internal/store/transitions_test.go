@@ -396,7 +396,7 @@ func setCounter(db *dynamofake.DB, tenant string, depth int) {
 	db.SetItem(withKey(map[string]types.AttributeValue{
 		"depth":     &types.AttributeValueMemberN{Value: strconv.Itoa(depth)},
 		"tenant_id": &types.AttributeValueMemberS{Value: tenant},
-		"gsi1pk":    &types.AttributeValueMemberS{Value: legacyDepthIndexKey},
+		"gsi1pk":    &types.AttributeValueMemberS{Value: keys.DepthSK},
 		"gsi1sk":    &types.AttributeValueMemberS{Value: tenant},
 	}, legacyDepthKey(tenant)))
 }

@@ -1,7 +1,8 @@
 // Package keys builds every partition, sort and index key of hookline's
 // single table. The store and storefake's readers of the fake table use
-// it, so a key is spelled in one place only; a test fails when a key prefix literal
-// appears in another file of the store packages.
+// it, so a key is spelled in one place only; a test fails when a key prefix,
+// sort key or index-partition suffix literal appears in another file of the
+// store packages, or when keys.TenantIndex is called with a literal suffix.
 package keys
 
 import (
@@ -27,8 +28,78 @@ func TimeID(t time.Time, id string) string { return Time(t) + "#" + id }
 func Tenant(tenantID string) string { return "TENANT#" + tenantID }
 
 // TenantIndex is a tenant's index partition for a kind of record (KEYS,
-// PORTAL, DEAD, REJECTED, JOBS, DEADWINDOWS).
+// PORTAL, DEAD, REJECTED, JOBS, DEADWINDOWS). Outside this package, use
+// the builder of the kind (KeysIndex, PortalIndex, ...).
 func TenantIndex(tenantID, suffix string) string { return Tenant(tenantID) + "#" + suffix }
+
+// KeysIndex is the gsi1 partition of a tenant's API keys.
+func KeysIndex(tenantID string) string { return TenantIndex(tenantID, "KEYS") }
+
+// PortalIndex is the gsi1 partition of a tenant's portal links.
+func PortalIndex(tenantID string) string { return TenantIndex(tenantID, "PORTAL") }
+
+// DeadIndex is the gsi1 partition of a tenant's dead deliveries as the
+// versions before the dead shards listed them (still read and erased).
+func DeadIndex(tenantID string) string { return TenantIndex(tenantID, "DEAD") }
+
+// RejectedIndex is the gsi1 partition of a tenant's rejection records.
+func RejectedIndex(tenantID string) string { return TenantIndex(tenantID, "REJECTED") }
+
+// JobsIndex is the gsi1 partition of a tenant's completed replay jobs.
+func JobsIndex(tenantID string) string { return TenantIndex(tenantID, "JOBS") }
+
+// DeadWindowsIndex is the gsi1 partition of a tenant's dead windows.
+func DeadWindowsIndex(tenantID string) string { return TenantIndex(tenantID, "DEADWINDOWS") }
+
+// The sort keys of the items whose partition key names them.
+const (
+	// TenantSK is the sort key of a tenant's own item in its partition.
+	TenantSK = "TENANT"
+	// TombstoneSK is the sort key of an erased tenant's tombstone in its
+	// partition.
+	TombstoneSK = "ERASED"
+	// OpenJobsSK is the sort key of the item, in its tenant's partition,
+	// naming the tenant's open replay jobs.
+	OpenJobsSK = "REPLAYJOBS"
+	// DeliverySK is the sort key of a delivery's record.
+	DeliverySK = "DELIVERY"
+	// APIKeySK is the sort key of an API key's item.
+	APIKeySK = "APIKEY"
+	// PortalSK is the sort key of a portal link's item.
+	PortalSK = "PORTAL"
+	// RejectedSK is the sort key of a rejection record.
+	RejectedSK = "REJECTED"
+	// ReplayJobSK is the sort key of a replay job's item.
+	ReplayJobSK = "REPLAYJOB"
+	// GateSK is the sort key of an endpoint's gate.
+	GateSK = "GATE"
+	// DeadWindowSK is the sort key of an endpoint's dead window.
+	DeadWindowSK = "DEADWINDOW"
+	// DepthSK is the sort key of every shard of a tenant's DLQ depth
+	// counter and of the counter of the versions before the shards (in
+	// the tenant's partition); it is also that old counter's gsi1
+	// partition (DepthIndex, the shards' ones).
+	DepthSK = "DLQDEPTH"
+)
+
+// DepthShard is the partition key of shard n of a tenant's DLQ depth
+// counter: TENANT#<t>#DLQDEPTH#<n>.
+func DepthShard(tenantID string, n int) string {
+	return TenantIndex(tenantID, DepthSK+"#"+strconv.Itoa(n))
+}
+
+// DepthIndex is gsi1 partition m of the DLQ depth counters' shards:
+// DLQDEPTH#<m>.
+func DepthIndex(m int) string { return DepthSK + "#" + strconv.Itoa(m) }
+
+// The one item of the DLQ sweep's claim (ClaimSweep): its partition and
+// sort keys.
+const (
+	// SweepPK is the partition key of the DLQ sweep's claim.
+	SweepPK = "REPLAY"
+	// SweepSK is the sort key of the DLQ sweep's claim.
+	SweepSK = "SWEEP"
+)
 
 // EndpointPrefix begins the sort key of every endpoint in a tenant's partition.
 const EndpointPrefix = "ENDPOINT#"

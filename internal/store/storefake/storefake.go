@@ -89,7 +89,7 @@ func items[T any](s *Store, prefix, sk string) []T {
 // Deliveries returns every delivery record, by id.
 func (s *Store) Deliveries() map[string]domain.Delivery {
 	out := map[string]domain.Delivery{}
-	for _, d := range items[domain.Delivery](s, keys.Delivery(""), "DELIVERY") {
+	for _, d := range items[domain.Delivery](s, keys.Delivery(""), keys.DeliverySK) {
 		out[d.DeliveryID] = d
 	}
 	return out
@@ -98,20 +98,20 @@ func (s *Store) Deliveries() map[string]domain.Delivery {
 // InDeadIndex reports whether delivery id's record is in the dead index.
 func (s *Store) InDeadIndex(id string) bool {
 	it := s.DB.Item(map[string]types.AttributeValue{
-		"pk": &types.AttributeValueMemberS{Value: keys.Delivery(id)}, "sk": &types.AttributeValueMemberS{Value: "DELIVERY"},
+		"pk": &types.AttributeValueMemberS{Value: keys.Delivery(id)}, "sk": &types.AttributeValueMemberS{Value: keys.DeliverySK},
 	})
 	return dynamofake.String(it, store.AttrDeadPK) != ""
 }
 
 // APIKeys returns every API key stored.
 func (s *Store) APIKeys() []domain.APIKey {
-	return items[domain.APIKey](s, keys.APIKey(""), "APIKEY")
+	return items[domain.APIKey](s, keys.APIKey(""), keys.APIKeySK)
 }
 
 // Rejections returns every rejection recorded, by key.
 func (s *Store) Rejections() map[string]domain.Rejection {
 	out := map[string]domain.Rejection{}
-	for _, r := range items[domain.Rejection](s, keys.Rejected(""), "REJECTED") {
+	for _, r := range items[domain.Rejection](s, keys.Rejected(""), keys.RejectedSK) {
 		out[r.Key] = r
 	}
 	return out
