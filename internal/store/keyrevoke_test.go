@@ -73,3 +73,25 @@ func TestTenantForKeyHonoursTheTombstone(t *testing.T) {
 	_, err = s.TenantForKey(ctx, "h_old")
 	require.ErrorIs(t, err, ErrNotFound)
 }
+
+// A key whose item an erasure deleted while the KEYS index (eventually
+// consistent) still lists it is not there to revoke: 404, not a 500 from
+// the update's failed condition (schemathesis found it: DELETE
+// /v1/admin/tenants/{tenant_id}/keys/{key_id} racing an erasure).
+func TestRevokingAKeyTheIndexStillListsIsNotFound(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := newFakeDB()
+	s := newTestStore(db)
+	_, err := s.CreateTenant(ctx, domain.Tenant{TenantID: "t"})
+	require.NoError(t, err)
+	_, err = s.PutAPIKey(ctx, domain.APIKey{KeyID: "k_gone", TenantID: "t", Hash: "h_gone"})
+	require.NoError(t, err)
+	db.Propagate()
+	db.LagIndex = true
+	// The erasure's deletes: the key's item and its reference; the index
+	// has not caught up.
+	db.RemoveItem(apiKeyKey("h_gone"))
+	db.RemoveItem(keyRefKey("t", "k_gone"))
+	require.ErrorIs(t, s.RevokeAPIKey(ctx, "t", "k_gone"), ErrNotFound)
+}

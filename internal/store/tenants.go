@@ -145,6 +145,12 @@ func (s *Store) RevokeAPIKey(ctx context.Context, tenantID, keyID string) error 
 		ConditionExpression:       aws.String("attribute_exists(pk)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":now": timeValue(s.Now())},
 	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		// Found by an index or reference that outlived the key's item (an
+		// erasure deleted it meanwhile): there is no key to revoke.
+		return fmt.Errorf("API key %s of tenant %s: %w", keyID, tenantID, ErrNotFound)
+	}
 	if err != nil {
 		return fmt.Errorf("revoke API key %s: %w", keyID, err)
 	}
