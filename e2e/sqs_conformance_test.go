@@ -52,7 +52,7 @@ var localCloudForgives = map[string]string{
 	sqstest.CaseVisibilityMax: "ministack accepts VisibilityTimeout 43201",
 	sqstest.CaseTwelveHours:   "ministack does not refuse a visibility past 12 h from the receive",
 	sqstest.CaseNotInFlight:   "ministack changes the visibility of a message no longer in flight",
-	// Measured by e2e/destcloud's TestLocalCloudForgives (11 attributes and
+	// First measured by e2e/destcloud's former TestLocalCloudForgives (11 attributes and
 	// an "AWS." name accepted).
 	sqstest.CaseAttributeCount: "ministack accepts 11 message attributes",
 	sqstest.CaseAttributeNames: "ministack accepts an attribute named AWS.reserved",
