@@ -18,6 +18,7 @@ const (
 	CaseEventBridgePut          = "PutEventsReachesTheBusRule"
 	CaseEventBridgeEntryCount   = "PutEventsAtMost10Entries"
 	CaseEventBridgeEntryBytes   = "PutEventsEntryAtMost256KiB"
+	CaseEventBridgeBytesCounted = "PutEventsRequestAtMost256KiBCountedAsAWSCounts"
 	CaseEventBridgeDetailObject = "PutEventsDetailIsAJSONObject"
 	CaseEventBridgeRequired     = "PutEventsSourceDetailTypeDetailRequired"
 	CaseEventBridgeAWSSource    = "PutEventsSourceAWSIsRefused"
@@ -33,6 +34,7 @@ const (
 	ebNotAuthorized    = "entry NotAuthorizedForSourceException"
 	ebMaxEntries       = 10
 	ebMaxBytes         = 262_144
+	ebTimeBytes        = 14 // a Time counts 14 bytes
 	ebSource, ebDetail = "desttest", "desttest.case"
 )
 
@@ -74,6 +76,7 @@ func RunEventBridge(t *testing.T, tg Target[EventBridgeBundle]) {
 			c.Answer("an entry of 256 KiB", Accepted, put(b, ebEntry(b, fits)))
 			c.Answer("an entry of 256 KiB + 1", ebValidation, put(b, ebEntry(b, fits[:len(fits)-2]+`x"}`)))
 		}},
+		{CaseEventBridgeBytesCounted, ebBytesCounted},
 		{CaseEventBridgeDetailObject, func(c *Check, b *EventBridgeBundle) {
 			for _, d := range []string{`[1]`, `"s"`, `1`, `not json`} {
 				c.Answer("a Detail of "+d, ebMalformedDetail, put(b, ebEntry(b, d)))
@@ -137,4 +140,28 @@ func ebPut(c *Check, b *EventBridgeBundle) {
 	if b.Arrived != nil {
 		require.Equal(c, []string{id}, b.Arrived(c.Context(), c.T, 1, 15*time.Second), "the bus's rule target got the event")
 	}
+}
+
+// ebBytesCounted: the 256 KiB are the request's, each entry counted as AWS
+// counts it: Source, DetailType, Detail and each Resource in UTF-8 bytes,
+// 14 for a Time.
+func ebBytesCounted(c *Check, b *EventBridgeBundle) {
+	detail := func(n int) string { return `{"a":"` + strings.Repeat("x", n-len(`{"a":""}`)) + `"}` }
+	rest := ebMaxBytes - len(ebSource) - len(ebDetail)
+	timed := ebEntry(b, detail(rest-ebTimeBytes))
+	timed.Time = aws.Time(time.Unix(1764748800, 0))
+	c.Answer("an entry of 256 KiB with its Time", Accepted, put(b, timed))
+	timed.Detail = aws.String(detail(rest - ebTimeBytes + 1))
+	c.Answer("an entry of 256 KiB + 1 with its Time", ebValidation, put(b, timed))
+	const res = "arn:aws:sqs:us-east-1:222222222222:ré" // é is 2 bytes
+	withRes := ebEntry(b, detail(rest-len(res)))
+	withRes.Resources = []string{res}
+	c.Answer("an entry of 256 KiB with a Resource", Accepted, put(b, withRes))
+	withRes.Detail = aws.String(detail(rest - len(res) + 1))
+	c.Answer("an entry of 256 KiB + 1 with a Resource", ebValidation, put(b, withRes))
+	// Two entries: 256 KiB together, Source and DetailType counted twice.
+	first := (rest - len(ebSource) - len(ebDetail)) / 2
+	second := rest - len(ebSource) - len(ebDetail) - first
+	c.Answer("two entries of 256 KiB together", Accepted, put(b, ebEntry(b, detail(first)), ebEntry(b, detail(second))))
+	c.Answer("two entries of 256 KiB + 1 together", ebValidation, put(b, ebEntry(b, detail(first)), ebEntry(b, detail(second+1))))
 }

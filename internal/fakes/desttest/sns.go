@@ -127,6 +127,10 @@ func snsAttributeValues(c *Check, b *SNSBundle) {
 	}
 	c.Answer("an attribute of type Date", snsInvalidValue, publish(b, b.TopicARN, "{}",
 		map[string]types.MessageAttributeValue{"k": {DataType: aws.String("Date"), StringValue: aws.String("x")}}))
+	c.Answer("a Binary attribute", Accepted, publish(b, b.TopicARN, "{}",
+		map[string]types.MessageAttributeValue{"k": {DataType: aws.String("Binary"), BinaryValue: []byte{0, 1}}}))
+	c.Answer("an empty Binary attribute", snsInvalidValue, publish(b, b.TopicARN, "{}",
+		map[string]types.MessageAttributeValue{"k": {DataType: aws.String("Binary")}}))
 	c.Answer("an empty String attribute", snsInvalidValue, publish(b, b.TopicARN, "{}",
 		map[string]types.MessageAttributeValue{"k": snsString("")}))
 }
