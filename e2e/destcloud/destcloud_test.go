@@ -154,4 +154,10 @@ var localCloudForgives = map[string]string{
 	desttest.CaseEventBridgeEntryBytes:   "ministack accepts an entry over 256 KiB",
 	desttest.CaseEventBridgeBytesCounted: "ministack refuses no PutEvents request over 256 KiB (docs/local-cloud.md, EventBridge)",
 	desttest.CaseEventBridgeDetailObject: "ministack accepts a Detail that is not a JSON object",
+	// Measured by running the suite on ministack 1.5.33 with the above only.
+	desttest.CaseSessionPolicyShape:  "ministack accepts a session policy over 2048 characters, and one that is not a policy",
+	desttest.CaseSNSMessageNotEmpty:  "ministack publishes an empty message",
+	desttest.CaseSNSAttributeNames:   "ministack accepts any attribute name (AWS., amazon., spaces, dots at the ends or doubled, 257 characters)",
+	desttest.CaseSNSAttributeValues:  "ministack accepts an attribute of type Date and empty String and Binary values",
+	desttest.CaseEventBridgeRequired: "ministack puts an entry without Source, DetailType or Detail",
 }
