@@ -39,14 +39,16 @@ func build(cfg fnenv.EnqueueEnv, log *slog.Logger, aws aws.Config) (any, error) 
 	if err != nil {
 		return nil, err
 	}
+	queue := sqs.NewFromConfig(aws)
 	h := &enqueue.Handler{
-		Store:   st,
-		Queue:   sqs.NewFromConfig(aws),
-		Bus:     eventbridge.NewFromConfig(aws),
-		Config:  config(cfg),
-		Log:     log,
-		Metrics: metrics.New(os.Stdout),
-		Tracer:  tracer,
+		Store:      st,
+		Queue:      queue,
+		Visibility: queue,
+		Bus:        eventbridge.NewFromConfig(aws),
+		Config:     config(cfg),
+		Log:        log,
+		Metrics:    metrics.New(os.Stdout),
+		Tracer:     tracer,
 	}
 	handle, fanOut := h.Handle, h.HandleFanOut
 	if rate := cfg.Faults[fault.EnqueueFail]; rate > 0 {

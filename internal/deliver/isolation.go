@@ -80,11 +80,7 @@ func (h *Handler) admit(ctx context.Context, at *attempt) {
 	}
 	if !h.enterTenant(ctx, at) {
 		at.in.Hitch = HitchTenantBusy
-		deferrals := at.in.Message.Deferrals
-		if h.fromLane(at.m) {
-			deferrals += LaneWaitSteps
-		}
-		at.deferDelay = h.tenantDelay(deferrals)
+		at.deferDelay = h.tenantDelay(at.in.Message.Deferrals)
 		return
 	}
 	at.gate = at.egates.gate(store.EndpointRef{TenantID: ep.TenantID, EndpointID: ep.EndpointID})

@@ -132,16 +132,6 @@ func (h *Handler) releaseTenants(ctx context.Context, ts *tenantGates) {
 	}
 }
 
-// LaneWaitSteps is how many doublings ahead a tenant-busy wait of a
-// message received from the tenant lane starts: 3, so 16 to 32 s at first
-// instead of 2 to 4. The lane holds the messages of tenants over their
-// share, whose slow requests hold the slots for seconds and rest as long:
-// a backlog of thousands coming back every few seconds to find the gate
-// still full would spend the pool's time (and, on a small machine, its
-// cores) on refusals. A message in the delivery queue waits the short
-// span, once, on its way to the lane.
-const LaneWaitSteps = 3
-
 // tenantDelay is how long a message waits for a slot of its tenant's
 // gate: half of 2^(deferrals+2) seconds and a random part of the other
 // half (2 to 4 s at first), at most MaxDeferDelay: each wait about twice

@@ -61,12 +61,24 @@ type Sender interface {
 
 var _ Sender = (*sqs.Client)(nil)
 
+// Visibility changes the visibility of received messages.
+type Visibility interface {
+	ChangeMessageVisibilityBatch(context.Context, *sqs.ChangeMessageVisibilityBatchInput, ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error)
+}
+
+var _ Visibility = (*sqs.Client)(nil)
+
 // Handler processes outbox stream batches: its ports, its Config and its
 // observability.
 type Handler struct {
 	Store Store
 	// Queue is the delivery queue's client (and the park queue's).
 	Queue Sender
+	// Visibility hides a deferred fan-out that failed for a short backoff
+	// (HandleFanOut), so that it is tried again in seconds, not after the
+	// fan-out queue's visibility timeout (6 minutes). Nil: it comes back
+	// after the visibility timeout.
+	Visibility Visibility
 	// Bus receives the batch's operational events (domain.IsOperational),
 	// put on the bus named Config.BusName, for the operator. Nil: none are
 	// put anywhere (the production wiring always sets it).

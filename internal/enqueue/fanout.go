@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/message"
@@ -105,7 +107,6 @@ func decodeDeferred(body string) (deferred, error) {
 // the fan-out queue's dead-letter queue (alarmed), never dropped.
 func (h *Handler) HandleFanOut(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	h.setup()
-	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
 	inv := &invocation{
 		endpoints: map[string][]domain.Endpoint{},
 		erased:    map[string]bool{},
@@ -114,50 +115,56 @@ func (h *Handler) HandleFanOut(ctx context.Context, ev events.SQSEvent) (events.
 		metrics:   h.Metrics.Batch(),
 		toLane:    true,
 	}
+	var failed []events.SQSMessage
+	defer func() { h.retrySoon(ctx, failed) }()
 	var fanOuts []fanOut
 	var ids []string
-	var taken []string // the message ids of fanOuts' records, in order
-	fail := func(id string) {
-		resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: id})
-	}
+	var taken []events.SQSMessage // fanOuts' messages, in order
 	for _, m := range ev.Records {
 		f, err := h.planDeferred(ctx, inv, m)
 		if err != nil {
 			h.Log.ErrorContext(ctx, "deferred fan-out not planned; it comes back", "message_id", m.MessageId, "error", err.Error())
-			fail(m.MessageId)
+			failed = append(failed, m)
 			continue
 		}
 		if len(f.targets) == 0 {
 			continue
 		}
 		h.startSpan(inv, &f)
-		fanOuts, taken = append(fanOuts, f), append(taken, m.MessageId)
+		fanOuts, taken = append(fanOuts, f), append(taken, m)
 		for _, ep := range f.targets {
 			ids = append(ids, domain.DeliveryID(f.ev.ID, ep.EndpointID))
 		}
 	}
-	var fl *failure
-	if len(ids) > 0 {
-		existing, err := h.Store.LoadWith(ctx, store.LoadOptions{Eventual: true}, ids, nil)
-		if err != nil {
-			fl = &failure{err: fmt.Errorf("read the deferred fan-outs' %d deliveries: %w", len(ids), err)}
-		} else {
-			fl = h.sendUnsent(ctx, fanOuts, existing, inv)
-		}
-	}
+	fl := h.sendDeferred(ctx, inv, fanOuts, ids)
 	inv.endSpans(ctx, fl == nil)
 	if fl != nil {
 		// Every planned one comes back; what was sent is not sent again
 		// once attempted, and a delivery sent twice before its attempt is
 		// attempted once more at most (the receiver's idempotency key).
 		h.Log.ErrorContext(ctx, "deferred fan-outs not sent; they come back", "error", fl.err.Error())
-		for _, id := range taken {
-			fail(id)
-		}
-		return resp, nil
+		failed = append(failed, taken...)
+	} else {
+		inv.metrics.Flush()
 	}
-	inv.metrics.Flush()
+	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
+	for _, m := range failed {
+		resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
+	}
 	return resp, nil
+}
+
+// sendDeferred reads which of the deliveries ids exist and sends the
+// others' messages (to the lane: inv.toLane).
+func (h *Handler) sendDeferred(ctx context.Context, inv *invocation, fanOuts []fanOut, ids []string) *failure {
+	if len(ids) == 0 {
+		return nil
+	}
+	existing, err := h.Store.LoadWith(ctx, store.LoadOptions{Eventual: true}, ids, nil)
+	if err != nil {
+		return &failure{err: fmt.Errorf("read the deferred fan-outs' %d deliveries: %w", len(ids), err)}
+	}
+	return h.sendUnsent(ctx, fanOuts, existing, inv)
 }
 
 // planDeferred plans one deferred fan-out: the endpoints of the event's
@@ -189,3 +196,35 @@ func (h *Handler) planDeferred(ctx context.Context, inv *invocation, m events.SQ
 	inv.keep(&f, kept)
 	return f, nil
 }
+
+// retrySoon hides the failed deferred fan-outs for a backoff of 2^(n-1)
+// seconds, n their receive count, at most retryBackoffMax, instead of the
+// fan-out queue's visibility timeout (6 minutes): a failed stream batch is
+// retried within seconds by its mapping, and its deferred part should not
+// wait longer than its inline part. A change that fails leaves the
+// visibility timeout, logged.
+func (h *Handler) retrySoon(ctx context.Context, msgs []events.SQSMessage) {
+	if h.Visibility == nil || len(msgs) == 0 {
+		return
+	}
+	for start := 0; start < len(msgs); start += 10 {
+		var entries []sqstypes.ChangeMessageVisibilityBatchRequestEntry
+		for i, m := range msgs[start:min(len(msgs), start+10)] {
+			n, _ := strconv.Atoi(m.Attributes["ApproximateReceiveCount"])
+			backoff := min(time.Second<<min(max(n-1, 0), 6), retryBackoffMax)
+			entries = append(entries, sqstypes.ChangeMessageVisibilityBatchRequestEntry{
+				Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(m.ReceiptHandle), VisibilityTimeout: int32(backoff / time.Second),
+			})
+		}
+		out, err := h.Visibility.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(h.cfg.FanOutQueueURL), Entries: entries})
+		if err == nil && len(out.Failed) > 0 {
+			err = fmt.Errorf("%d refused, first %s: %s", len(out.Failed), aws.ToString(out.Failed[0].Code), aws.ToString(out.Failed[0].Message))
+		}
+		if err != nil {
+			h.Log.WarnContext(ctx, "cannot shorten the failed deferred fan-outs' wait; they come back after the queue's visibility timeout", "error", err.Error())
+		}
+	}
+}
+
+// retryBackoffMax bounds retrySoon's backoff: 60 s, enqueue's timeout.
+const retryBackoffMax = 60 * time.Second

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/stretchr/testify/require"
@@ -145,7 +147,11 @@ func TestDeferredFanOutFailuresComeBack(t *testing.T) {
 	_, err := h.Handle(context.Background(), streamEvent(image("w1", "wide", nil)))
 	require.NoError(t, err)
 	ev, _ := fanOutEvent(t, q)
-	ev.Records = append(ev.Records, events.SQSMessage{MessageId: "bad", Body: `{"kind":"something else"}`})
+	ev.Records[0].ReceiptHandle, ev.Records[0].Attributes = "rh0", map[string]string{"ApproximateReceiveCount": "3"}
+	ev.Records = append(ev.Records, events.SQSMessage{MessageId: "bad", ReceiptHandle: "rhbad", Body: `{"kind":"something else"}`,
+		Attributes: map[string]string{"ApproximateReceiveCount": "1"}})
+	vis := &recordedVisibility{}
+	h.Visibility = vis
 
 	s.failOn = "load"
 	out, err := h.HandleFanOut(context.Background(), ev)
@@ -156,6 +162,7 @@ func TestDeferredFanOutFailuresComeBack(t *testing.T) {
 	}
 	require.ElementsMatch(t, []string{"m0", "bad"}, failed)
 	require.Empty(t, q.fake().Bodies(testLaneURL))
+	require.Equal(t, map[string]int32{"rh0": 4, "rhbad": 1}, vis.set, "back in 2^(receives-1) s, not the queue's 6 minutes")
 
 	s.failOn = ""
 	require.NoError(t, s.Tombstone(context.Background(), "wide"))
@@ -163,4 +170,20 @@ func TestDeferredFanOutFailuresComeBack(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, out.BatchItemFailures)
 	require.Empty(t, q.fake().Bodies(testLaneURL), "the erased tenant's fan-out dropped")
+}
+
+// recordedVisibility records the visibility each receipt handle was given.
+type recordedVisibility struct{ set map[string]int32 }
+
+func (v *recordedVisibility) ChangeMessageVisibilityBatch(_ context.Context, in *sqs.ChangeMessageVisibilityBatchInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
+	if v.set == nil {
+		v.set = map[string]int32{}
+	}
+	if aws.ToString(in.QueueUrl) != testFanOutURL {
+		return nil, fmt.Errorf("visibility changed on %s, not the fan-out queue", aws.ToString(in.QueueUrl))
+	}
+	for _, e := range in.Entries {
+		v.set[aws.ToString(e.ReceiptHandle)] = e.VisibilityTimeout
+	}
+	return &sqs.ChangeMessageVisibilityBatchOutput{}, nil
 }
