@@ -20,7 +20,7 @@ import (
 // The deferred fan-out queue is wired as deployed (docs/architecture.md,
 // "Deferred fan-out"): the enqueue function is told of it and consumes it on
 // a mapping of its own (batch 10, partial failures), and it dies to its own
-// dead-letter queue after 10 receives (localfix sets that on the local
+// dead-letter queue after 60 receives (localfix sets that on the local
 // cloud as the stack declares it).
 func TestFanOutQueueWiring(t *testing.T) {
 	t.Parallel()
@@ -44,7 +44,7 @@ func TestFanOutQueueWiring(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(attrs.Attributes[string(sqstypes.QueueAttributeNameRedrivePolicy)]), &redrive))
 	require.Equal(t, env.out.FanOutDeadLetterQueueARN, redrive.ARN, "its own DLQ, not the deliveries'")
 	require.NotEqual(t, env.out.DeadLetterQueueARN, redrive.ARN)
-	require.Equal(t, "10", fmt.Sprint(redrive.Count))
+	require.Equal(t, "60", fmt.Sprint(redrive.Count))
 
 	out, err := env.lambda.ListEventSourceMappings(ctx, &lambda.ListEventSourceMappingsInput{FunctionName: &env.out.EnqueueFunctionName})
 	require.NoError(t, err)

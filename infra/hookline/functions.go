@@ -49,7 +49,7 @@ const (
 )
 
 // enqueueTimeout is the enqueue function's timeout; the deferred fan-out
-// queue's visibility timeout is six times it (fanOutVisibilityTimeout).
+// queue's visibility timeout is the same (fanOutVisibilityTimeout).
 const enqueueTimeout = 60 * time.Second
 
 // fanOutMaxConcurrency caps the enqueue function's mapping on the deferred

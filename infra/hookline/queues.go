@@ -34,20 +34,29 @@ type queuesProps struct {
 // invocation, one message a record, which the enqueue function consumes on
 // a mapping of its own.
 const (
-	// fanOutVisibilityTimeout is six times the enqueue function's timeout,
-	// as AWS advises for a queue a function consumes: a message a throttled
-	// or retried invocation holds does not come back while it is still
-	// being worked on.
-	fanOutVisibilityTimeout = 6 * enqueueTimeout
+	// fanOutVisibilityTimeout is the enqueue function's timeout, the least
+	// SQS mappings take (AWS advises six times it): a fan-out invocation
+	// that crashed or timed out gives its messages back within a minute,
+	// as a failed stream batch is retried within seconds; six times would
+	// hold them six minutes (the kill test counted a deferred event's
+	// deliveries not terminal within its five). The price of the shorter
+	// one: a throttled invocation's message may come back while the retry
+	// of its batch still holds it, a duplicate fan-out that sends nothing
+	// attempted twice (enqueue's rule), and each such throttle spends a
+	// receive, which fanOutMaxReceiveCount allows for.
+	fanOutVisibilityTimeout = enqueueTimeout
 	// fanOutMaxReceiveCount is the receives after which SQS parks a
-	// deferred fan-out on FanOutDeadLetter: 10. Enqueue retries what it can
-	// retry within an invocation, and one record's fan-out is bounded (the
-	// endpoint cap); a deferred fan-out that fails ten invocations is an
+	// deferred fan-out on FanOutDeadLetter: 60, about an hour of failures a
+	// minute apart at most (a failed one comes back in 2^(n-1) s, at most
+	// 60, enqueue.retrySoon; a throttled or crashed one after the
+	// visibility timeout, a minute). Enqueue retries what it can retry
+	// within an invocation, and one record's fan-out is bounded (the
+	// endpoint cap); a deferred fan-out that fails for an hour is an
 	// infrastructure fault (the lane refusing sends, the state table
 	// unreadable, a message enqueue cannot read), parked for the operator,
 	// alarmed, and moved back with SQS's redrive to source
 	// (docs/operations.md, FanOutDeadLetterDepth).
-	fanOutMaxReceiveCount = 10
+	fanOutMaxReceiveCount = 60
 )
 
 // deliveryQueues are the delivery queue, the tenant lane, their

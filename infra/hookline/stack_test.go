@@ -505,18 +505,18 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		require.Equal(t, map[string]bool{s.deliveryQueue: true, s.laneQueue: true}, secure)
 	})
 
-	t.Run("deferred fan-out queue: 14 days, 6x enqueue's timeout, its own DLQ after 10 receives, alarmed above 0, consumed by enqueue at 2", func(t *testing.T) {
+	t.Run("deferred fan-out queue: 14 days, enqueue's timeout, its own DLQ after 60 receives, alarmed above 0, consumed by enqueue at 2", func(t *testing.T) {
 		props := func(id string) obj {
 			return dig(t, s.resource(t, id, "AWS::SQS::Queue"), "Properties").(obj)
 		}
 		fanOut, dlq := props(s.fanOutQueue), props(s.fanOutDLQ)
 		require.Equal(t, getAtt(s.fanOutDLQ, "Arn"), dig(t, fanOut, "RedrivePolicy", "deadLetterTargetArn"), "its own DLQ, not the deliveries'")
 		require.NotEqual(t, s.deadLetter, s.fanOutDLQ)
-		require.EqualValues(t, 10, dig(t, fanOut, "RedrivePolicy", "maxReceiveCount"))
-		require.EqualValues(t, fanOutMaxReceiveCount, 10)
+		require.EqualValues(t, 60, dig(t, fanOut, "RedrivePolicy", "maxReceiveCount"))
+		require.EqualValues(t, fanOutMaxReceiveCount, 60)
 		enqueueTimeout := dig(t, s.resource(t, s.enqueueFn, "AWS::Lambda::Function"), "Properties", "Timeout").(float64)
 		require.EqualValues(t, 60, enqueueTimeout)
-		require.EqualValues(t, 6*enqueueTimeout, fanOut["VisibilityTimeout"], "six times the timeout of the function that consumes it")
+		require.EqualValues(t, enqueueTimeout, fanOut["VisibilityTimeout"], "the timeout of the function that consumes it: a crashed fan-out is back within a minute")
 		for name, q := range map[string]obj{"fan-out": fanOut, "fan-out DLQ": dlq} {
 			require.EqualValues(t, 1209600, q["MessageRetentionPeriod"], name)
 			require.Equal(t, true, q["SqsManagedSseEnabled"], name)

@@ -76,7 +76,7 @@ type Handler struct {
 	Queue Sender
 	// Visibility hides a deferred fan-out that failed for a short backoff
 	// (HandleFanOut), so that it is tried again in seconds, not after the
-	// fan-out queue's visibility timeout (6 minutes). Nil: it comes back
+	// fan-out queue's visibility timeout (a minute). Nil: it comes back
 	// after the visibility timeout.
 	Visibility Visibility
 	// Bus receives the batch's operational events (domain.IsOperational),

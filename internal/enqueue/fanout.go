@@ -199,7 +199,7 @@ func (h *Handler) planDeferred(ctx context.Context, inv *invocation, m events.SQ
 
 // retrySoon hides the failed deferred fan-outs for a backoff of 2^(n-1)
 // seconds, n their receive count, at most retryBackoffMax, instead of the
-// fan-out queue's visibility timeout (6 minutes): a failed stream batch is
+// fan-out queue's visibility timeout (a minute): a failed stream batch is
 // retried within seconds by its mapping, and its deferred part should not
 // wait longer than its inline part. A change that fails leaves the
 // visibility timeout, logged.

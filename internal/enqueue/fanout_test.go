@@ -162,7 +162,7 @@ func TestDeferredFanOutFailuresComeBack(t *testing.T) {
 	}
 	require.ElementsMatch(t, []string{"m0", "bad"}, failed)
 	require.Empty(t, q.fake().Bodies(testLaneURL))
-	require.Equal(t, map[string]int32{"rh0": 4, "rhbad": 1}, vis.set, "back in 2^(receives-1) s, not the queue's 6 minutes")
+	require.Equal(t, map[string]int32{"rh0": 4, "rhbad": 1}, vis.set, "back in 2^(receives-1) s, not the queue's visibility timeout")
 
 	s.failOn = ""
 	require.NoError(t, s.Tombstone(context.Background(), "wide"))

@@ -53,7 +53,7 @@ func run() error {
 // fanOutMaxReceiveCount is the deferred fan-out queue's maxReceiveCount,
 // as the stack declares it (infra/hookline, fanOutMaxReceiveCount): the
 // stack does not output it, being fixed.
-const fanOutMaxReceiveCount = 10
+const fanOutMaxReceiveCount = 60
 
 // fixRedrive sets the queue's redrive policy to dlqARN after count receives
 // unless it is in place.
