@@ -40,7 +40,7 @@ var goldenContexts = []map[string]string{
 	{"deliverMaxConcurrency": "25", "deliverReservedConcurrency": "31"},
 	{"retrySchedule": "0s,13h"}, {"retrySchedule": "0s,,5s"}, {"retryJitter": "wild"}, {"maxAge": "a day"},
 	{"requestTimeout": "15"}, {"replayRate": "fast"}, {"disableAfter": "1.5"}, {"failingAfter": "x"},
-	{"apiTenantExpensiveRate": "few"}, {"apiExpensiveBudget": "soon"}, {"apiTenantExpensiveRate": "20", "apiExpensiveBudget": "1s"},
+	{"apiTenantExpensiveRate": "few"}, {"apiExpensiveBudget": "soon"}, {"apiTenantExpensiveRate": "60", "apiExpensiveBudget": "1s"},
 	{"deadNoticeWindow": "soon"}, {"payloadRetention": "2 days"}, {"consoleFrameAncestors": "javascript:alert(1)"},
 	{"portalMinTTL": "1"}, {"deliveryRetention": "x"}, {"dlqRetention": "x"}, {"messageLog": "maybe"}, {"messageLogLegacyIndex": "maybe"},
 	{"allowHTTP": "yes"}, {"disableAfterFor": "5 days"}, {"breakerCooldown": "soon"}, {"breakerMaxCooldown": "10"},

@@ -108,8 +108,8 @@
 //	                cannot spare it (default deliverMaxConcurrency + laneMaxConcurrency + 1, 32; above those
 //	                two together)
 //	apiReservedConcurrency
-//	                the api function's reserved concurrency, its cap: a number, or "none" (default 20); the
-//	                API's throttles must fit in it at apiRequestDuration
+//	                the api function's reserved concurrency, its cap: a number, or "none" (default 60); the
+//	                API's throttles, bursts whole, must fit in it at apiRequestDuration
 //	replayReservedConcurrency
 //	                the replay function's reserved concurrency: a number, or "none" (default 8)
 //	enqueueParallelization
@@ -121,15 +121,15 @@
 //	smallAccount    "true": the small-account profile (hookline.Props.SmallAccount): no reservation, every SQS
 //	                mapping capped at 2, for an account with a concurrency limit of 10
 //	apiRateLimit    the HTTP API's requests per second (default 50)
-//	apiBurstLimit   the most requests the HTTP API takes at once above the rate (default 100)
+//	apiBurstLimit   the most requests the HTTP API takes at once above the rate (default 10)
 //	apiPublishRateLimit
 //	                POST /v1/events's own requests per second, apart from the rest (default 100)
 //	apiPublishBurstLimit
-//	                POST /v1/events's own burst (default 200)
+//	                POST /v1/events's own burst (default 20)
 //	apiAdminRateLimit
 //	                each operator route's own requests per second (default 2)
 //	apiAdminBurstLimit
-//	                each operator route's own burst (default 4)
+//	                each operator route's own burst (default 1)
 //	apiTenantExpensiveRate
 //	                the most expensive API requests (listings, metrics, event lookups, JWKS, replays) a second
 //	                per tenant (default 5; negative: no limit)
@@ -137,9 +137,9 @@
 //	                the longest an expensive API request may run before it is stopped (503), e.g. "3s"
 //	                (default 2s; negative: none)
 //	apiRequestDuration
-//	                an API request's p99 duration in the api function, e.g. "60ms": the API's throttles
-//	                (apiRateLimit + apiPublishRateLimit + apiAdminRateLimit per operator route) times it must
-//	                fit in apiReservedConcurrency (default 100ms)
+//	                an API request's p99 duration in the api function, e.g. "60ms": the API's throttles'
+//	                bursts together, plus their rates (apiRateLimit + apiPublishRateLimit + apiAdminRateLimit
+//	                per operator route) times it, must fit in apiReservedConcurrency (default 100ms)
 //	adminIAMAuth    "true" puts IAM (SigV4) authorization on the /v1/admin routes in place of the operator key
 //	                (default false: the operator key)
 //	keyAdmins       comma-separated ARNs of the IAM principals that administer the signing secrets' key

@@ -253,7 +253,7 @@ func TestPropsFromContext(t *testing.T) {
 func TestReservationsCommand(t *testing.T) {
 	dir := t.TempDir()
 	cdkJSON := filepath.Join(dir, "cdk.json")
-	require.NoError(t, os.WriteFile(cdkJSON, []byte(`{"app":"go run ./infra","context":{"@aws-cdk/core:flag":true,"apiReservedConcurrency":"30"}}`), 0o644))
+	require.NoError(t, os.WriteFile(cdkJSON, []byte(`{"app":"go run ./infra","context":{"@aws-cdk/core:flag":true,"apiReservedConcurrency":"70"}}`), 0o644))
 	missing := filepath.Join(dir, "cdk.context.json")
 	print := func(args ...string) (Reservations, error) {
 		var out strings.Builder
@@ -266,7 +266,7 @@ func TestReservationsCommand(t *testing.T) {
 	}
 	r, err := print("-c", "architecture=arm64", "--require-approval", "never")
 	require.NoError(t, err)
-	require.Equal(t, Reservations{Stack: "Hookline", Reservations: map[string]int{"deliver": 32, "api": 30, "replay": 8}}, r, "cdk.json's context counts")
+	require.Equal(t, Reservations{Stack: "Hookline", Reservations: map[string]int{"deliver": 32, "api": 70, "replay": 8}}, r, "cdk.json's context counts")
 	r, err = print("-c", "apiReservedConcurrency=none", "--context=deliverMaxConcurrency=20", "--context", "stackName=Hooks")
 	require.NoError(t, err)
 	require.Equal(t, Reservations{Stack: "Hooks", Reservations: map[string]int{"deliver": 27, "replay": 8}}, r, "the command line wins: 20 + the lane's 6 + 1")

@@ -156,8 +156,8 @@ var settings = []setting{
 		`the deliver function's reserved concurrency: a number, or "none" for an account that cannot spare it ` +
 			"(default deliverMaxConcurrency + laneMaxConcurrency + 1, 32; above those two together)"},
 	{"apiReservedConcurrency", to(reservation, func(c *config) *int { return &c.APIReservedConcurrency }),
-		`the api function's reserved concurrency, its cap: a number, or "none" (default 20); the API's ` +
-			"throttles must fit in it at apiRequestDuration"},
+		`the api function's reserved concurrency, its cap: a number, or "none" (default 60); the API's ` +
+			"throttles, bursts whole, must fit in it at apiRequestDuration"},
 	{"replayReservedConcurrency", to(reservation, func(c *config) *int { return &c.ReplayReservedConcurrency }),
 		`the replay function's reserved concurrency: a number, or "none" (default 8)`},
 	{"enqueueParallelization", to(whole, func(c *config) *int { return &c.EnqueueParallelization }),
@@ -172,24 +172,24 @@ var settings = []setting{
 	{"apiRateLimit", to(number, func(c *config) *float64 { return &c.APIRateLimit }),
 		"the HTTP API's requests per second (default 50)"},
 	{"apiBurstLimit", to(whole, func(c *config) *int { return &c.APIBurstLimit }),
-		"the most requests the HTTP API takes at once above the rate (default 100)"},
+		"the most requests the HTTP API takes at once above the rate (default 10)"},
 	{"apiPublishRateLimit", to(number, func(c *config) *float64 { return &c.APIPublishRateLimit }),
 		"POST /v1/events's own requests per second, apart from the rest (default 100)"},
 	{"apiPublishBurstLimit", to(whole, func(c *config) *int { return &c.APIPublishBurstLimit }),
-		"POST /v1/events's own burst (default 200)"},
+		"POST /v1/events's own burst (default 20)"},
 	{"apiAdminRateLimit", to(number, func(c *config) *float64 { return &c.APIAdminRateLimit }),
 		"each operator route's own requests per second (default 2)"},
 	{"apiAdminBurstLimit", to(whole, func(c *config) *int { return &c.APIAdminBurstLimit }),
-		"each operator route's own burst (default 4)"},
+		"each operator route's own burst (default 1)"},
 	{"apiTenantExpensiveRate", to(whole, func(c *config) *int { return &c.APITenantExpensiveRate }),
 		"the most expensive API requests (listings, metrics, event lookups, JWKS, replays) a second per tenant " +
 			"(default 5; negative: no limit)"},
 	{"apiExpensiveBudget", to(time.ParseDuration, func(c *config) *time.Duration { return &c.APIExpensiveBudget }),
 		`the longest an expensive API request may run before it is stopped (503), e.g. "3s" (default 2s; negative: none)`},
 	{"apiRequestDuration", to(time.ParseDuration, func(c *config) *time.Duration { return &c.APIRequestDuration }),
-		"an API request's p99 duration in the api function, e.g. \"60ms\": the API's throttles (apiRateLimit + " +
-			"apiPublishRateLimit + apiAdminRateLimit per operator route) times it must fit in apiReservedConcurrency " +
-			"(default 100ms)"},
+		"an API request's p99 duration in the api function, e.g. \"60ms\": the API's throttles' bursts together, plus " +
+			"their rates (apiRateLimit + apiPublishRateLimit + apiAdminRateLimit per operator route) times it, must fit in " +
+			"apiReservedConcurrency (default 100ms)"},
 	{"adminIAMAuth", to(boolean, func(c *config) *bool { return &c.AdminIAMAuth }),
 		`"true" puts IAM (SigV4) authorization on the /v1/admin routes in place of the operator key ` +
 			"(default false: the operator key)"},

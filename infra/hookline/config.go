@@ -110,8 +110,8 @@ type Props struct {
 	//
 	// The account's pool: every reservation below is taken from the
 	// account's concurrency limit, and AWS refuses one that leaves fewer than
-	// 100 executions unreserved. The defaults reserve 32 + 20 + 8 = 60, so an
-	// account needs a limit of at least 160 (established accounts have 1,000;
+	// 100 executions unreserved. The defaults reserve 32 + 60 + 8 = 100, so an
+	// account needs a limit of at least 200 (established accounts have 1,000;
 	// new accounts may start at 10). Below that, ask AWS for a higher limit
 	// (Service Quotas, "Concurrent executions"), or deploy with all three
 	// reservations negative (`-c deliverReservedConcurrency=none
@@ -127,12 +127,14 @@ type Props struct {
 	// A request over the cap is a Lambda throttle, which API Gateway
 	// answers 500 (an HTTP API cannot map it to 429), and the ApiThrottles
 	// alarm fires. So the route throttles must not admit more than it can
-	// run: the rates they admit together (APIRateLimit, the publish
-	// route's, and each operator route's) times APIRequestDuration must
-	// fit in it, or New refuses the props (APIAdmittedConcurrency); the
-	// stage's throttles then answer 429 before the function is full.
-	// Default 20 (the default throttles admit 174 requests a second: 17.4
-	// executions at 100 ms). Negative: no cap (and no check).
+	// run: their buckets together (APIBurstLimit, the publish route's, and
+	// each operator route's), all spent at once, plus the rates they refill
+	// at over one request (APIRequestDuration) must fit in it, or New
+	// refuses the props (APIAdmittedConcurrency); the stage's throttles
+	// then answer 429 before the function is full, in a burst too.
+	// Default 60 (the default throttles admit bursts of 10 + 20 + 12 × 1
+	// and 174 requests a second: 42 + 17.4 executions at 100 ms). Negative:
+	// no cap (and no check).
 	APIReservedConcurrency int
 	// APIRequestDuration is how long an API request runs in the api
 	// function at the 99th percentile, as the check of the route throttles
@@ -193,18 +195,19 @@ type Props struct {
 	// Default 50; at most 10,000 (the account's regional default).
 	APIRateLimit float64
 	// APIBurstLimit is the most requests the HTTP API's stage takes at once
-	// above APIRateLimit. Default 100; at most 5,000 (the account's regional
-	// default).
+	// above APIRateLimit. Default 10 (DefaultAPIBurstLimit); at most 5,000
+	// (the account's regional default). Every burst counts whole against
+	// APIReservedConcurrency.
 	APIBurstLimit int
 	// APIPublishRateLimit and APIPublishBurstLimit throttle the producers'
 	// route, POST /v1/events, on its own: a flood of other (or anonymous)
 	// requests, which share APIRateLimit, does not stop publishing. Defaults
-	// 100 and 200; the same bounds as APIRateLimit and APIBurstLimit.
+	// 100 and 20; the same bounds as APIRateLimit and APIBurstLimit.
 	APIPublishRateLimit  float64
 	APIPublishBurstLimit int
 	// APIAdminRateLimit and APIAdminBurstLimit throttle each operator route
 	// (/v1/admin/...) on its own, so that the operator can still act while
-	// the other routes are throttled. Defaults 2 and 4 (per route: 24
+	// the other routes are throttled. Defaults 2 and 1 (per route: 24
 	// requests a second over the 12 operator routes, for people and their
 	// scripts, within the api function's reservation); the same bounds as
 	// APIRateLimit and APIBurstLimit.
@@ -658,7 +661,7 @@ func (p *Props) setConcurrencyDefaults() error {
 		return fmt.Errorf("API rate limit %g: want more than 0 and at most 10000 requests per second", p.APIRateLimit)
 	}
 	if p.APIBurstLimit == 0 {
-		p.APIBurstLimit = 100
+		p.APIBurstLimit = DefaultAPIBurstLimit
 	}
 	if p.APIBurstLimit < 0 || p.APIBurstLimit > 5000 {
 		return fmt.Errorf("API burst limit %d: want 1 to 5000 requests", p.APIBurstLimit)
@@ -725,29 +728,34 @@ func (p *Props) setEnqueueDefaults() error {
 // The route throttles' defaults (Props.APIPublishRateLimit, ...).
 const (
 	DefaultAPIPublishRateLimit  = 100
-	DefaultAPIPublishBurstLimit = 200
+	DefaultAPIPublishBurstLimit = 20
 	DefaultAPIAdminRateLimit    = 2
-	DefaultAPIAdminBurstLimit   = 4
+	DefaultAPIAdminBurstLimit   = 1
+	// DefaultAPIBurstLimit is Props.APIBurstLimit's default.
+	DefaultAPIBurstLimit = 10
 )
 
 // DefaultAPIRequestDuration is Props.APIRequestDuration's default: 100 ms.
 const DefaultAPIRequestDuration = 100 * time.Millisecond
 
-// DefaultAPIReservedConcurrency is Props.APIReservedConcurrency's default.
-const DefaultAPIReservedConcurrency = 20
+// DefaultAPIReservedConcurrency is Props.APIReservedConcurrency's default:
+// what the default throttles admit at once (APIAdmittedConcurrency, 59.4).
+const DefaultAPIReservedConcurrency = 60
 
 // maxAPIRequestDuration is API Gateway's integration timeout for an HTTP
 // API: 29 s (a request cannot run longer).
 const maxAPIRequestDuration = 29 * time.Second
 
 // APIAdmittedConcurrency is the executions of the api function that the
-// stage's throttles of p (defaults applied) may admit at once, at steady
-// state: the requests per second they admit together (APIRateLimit, which
-// every other route and anonymous traffic share; APIPublishRateLimit; and
-// APIAdminRateLimit for each operator route, as API Gateway keeps a bucket
-// per route key) times APIRequestDuration (Little's law), and the rate.
-// A burst (the buckets' sizes) above the reservation is not counted: it is
-// what still reaches a Lambda throttle (docs/capacity.md).
+// stage's throttles of p (defaults applied) may admit at once, and the
+// rate they admit. API Gateway keeps a token bucket per throttle: the
+// stage's (APIRateLimit and APIBurstLimit, which every other route and
+// anonymous traffic share), the publish route's, and one for each operator
+// route. A full bucket admits its burst at once, and refills at its rate,
+// so over one request's duration (APIRequestDuration) the buckets admit
+// at most their bursts together plus their rates times the duration; a
+// request done within the duration holds its execution no longer. That
+// is the most executions the throttles let run at once.
 func APIAdmittedConcurrency(p Props) (executions, rate float64) {
 	_, operator := routeKeys()
 	n := 0
@@ -757,7 +765,8 @@ func APIAdmittedConcurrency(p Props) (executions, rate float64) {
 		}
 	}
 	rate = p.APIRateLimit + p.APIPublishRateLimit + float64(n)*p.APIAdminRateLimit
-	return rate * p.APIRequestDuration.Seconds(), rate
+	burst := p.APIBurstLimit + p.APIPublishBurstLimit + n*p.APIAdminBurstLimit
+	return float64(burst) + rate*p.APIRequestDuration.Seconds(), rate
 }
 
 // checkAPICapacity refuses route throttles that admit more requests than
@@ -775,9 +784,11 @@ func (p *Props) checkAPICapacity() error {
 	}
 	need, rate := APIAdmittedConcurrency(*p)
 	if need > float64(p.APIReservedConcurrency) {
-		return fmt.Errorf("the API's throttles admit %g requests a second (apiRateLimit %g + apiPublishRateLimit %g + apiAdminRateLimit %g on each operator route), "+
-			"%.1f executions at a request duration of %s (apiRequestDuration), more than the api function's reserved concurrency %d: "+
-			"the excess would be Lambda throttles, which API Gateway answers 500; raise apiReservedConcurrency to %d or lower the rates",
+		return fmt.Errorf("the API's throttles admit bursts of %.0f (apiBurstLimit %d + apiPublishBurstLimit %d + apiAdminBurstLimit %d on each operator route) "+
+			"and %g requests a second (apiRateLimit %g + apiPublishRateLimit %g + apiAdminRateLimit %g on each), "+
+			"%.1f executions at once at a request duration of %s (apiRequestDuration), more than the api function's reserved concurrency %d: "+
+			"the excess would be Lambda throttles, which API Gateway answers 500; raise apiReservedConcurrency to %d or lower the bursts or rates",
+			need-rate*p.APIRequestDuration.Seconds(), p.APIBurstLimit, p.APIPublishBurstLimit, p.APIAdminBurstLimit,
 			rate, p.APIRateLimit, p.APIPublishRateLimit, p.APIAdminRateLimit, need, p.APIRequestDuration, p.APIReservedConcurrency, int(math.Ceil(need)))
 	}
 	return nil

@@ -78,7 +78,7 @@ func TestSmallAccountProfile(t *testing.T) {
 	require.Empty(t, r, "the profile reserves nothing")
 	r, err = Reservations(nil)
 	require.NoError(t, err)
-	require.Equal(t, map[string]int{"deliver": 32, "api": 20, "replay": 8}, r, "the defaults need a limit of 160")
+	require.Equal(t, map[string]int{"deliver": 32, "api": 60, "replay": 8}, r, "the defaults need a limit of 200")
 	_, err = Reservations(&Props{SmallAccount: true, APIReservedConcurrency: 5})
 	require.ErrorContains(t, err, "the small-account profile reserves none")
 

@@ -1370,10 +1370,10 @@ func TestStackDefaults(t *testing.T) {
 		maxConcurrency:    25,
 		laneConcurrency:   6,
 		reserved:          32,
-		apiReserved:       20,
+		apiReserved:       60,
 		replayReserved:    replayMaxConcurrency + 1,
 		apiRate:           50,
-		apiBurst:          100,
+		apiBurst:          DefaultAPIBurstLimit,
 		alarmThreshold:    100,
 		allowCIDRs:        "",
 		tenantThreshold:   100,
@@ -1398,7 +1398,7 @@ func TestStackCustom(t *testing.T) {
 		MaxRequestTimeout:          85 * time.Second, // the deliver function's 90 s derived from it
 		DeliverMaxConcurrency:      5,
 		DeliverReservedConcurrency: 20,
-		APIReservedConcurrency:     3,
+		APIReservedConcurrency:     40,
 		ReplayReservedConcurrency:  9,
 		APIRateLimit:               2.5,
 		APIBurstLimit:              7,
@@ -1426,7 +1426,7 @@ func TestStackCustom(t *testing.T) {
 		maxConcurrency:       5,
 		laneConcurrency:      5, // min(6, the pool of 5)
 		reserved:             20,
-		apiReserved:          3,
+		apiReserved:          40,
 		replayReserved:       9,
 		apiRate:              2.5,
 		apiBurst:             7,
@@ -1520,10 +1520,10 @@ func TestPropsValidation(t *testing.T) {
 		require.Equal(t, 6, p.LaneMaxConcurrency)
 		require.Equal(t, 100, p.LaneAfter)
 		require.Equal(t, 32, p.DeliverReservedConcurrency)
-		require.Equal(t, 20, p.APIReservedConcurrency)
+		require.Equal(t, 60, p.APIReservedConcurrency)
 		require.Equal(t, 8, p.ReplayReservedConcurrency)
 		require.Equal(t, 50.0, p.APIRateLimit)
-		require.Equal(t, 100, p.APIBurstLimit)
+		require.Equal(t, 10, p.APIBurstLimit)
 		require.Equal(t, 100, p.DLQAlarmThreshold)
 		require.Equal(t, "INFO", p.LogLevel)
 		require.Equal(t, 8, p.Retry.Attempts())
@@ -1562,14 +1562,14 @@ func TestPropsValidation(t *testing.T) {
 		require.Equal(t, 61, accepted(t, Props{DeliverMaxConcurrency: 50, LaneMaxConcurrency: 10}).DeliverReservedConcurrency, "50 + 10 + 1")
 		require.Equal(t, -1, accepted(t, Props{DeliverReservedConcurrency: -1}).DeliverReservedConcurrency, "negative: none, by choice")
 		refused(t, Props{ReplayReservedConcurrency: replayMaxConcurrency}, "replay reserved concurrency 7 must exceed its mappings' max concurrency 7")
-		accepted(t, Props{ReplayReservedConcurrency: replayMaxConcurrency + 1, APIReservedConcurrency: 1, APIRateLimit: 1, APIPublishRateLimit: 1, APIAdminRateLimit: 0.1})
+		accepted(t, Props{ReplayReservedConcurrency: replayMaxConcurrency + 1, APIReservedConcurrency: -1})
 	})
 	t.Run("API throttling within API Gateway's account limits", func(t *testing.T) {
 		refused(t, Props{APIRateLimit: -1}, "API rate limit -1")
 		refused(t, Props{APIRateLimit: 10001}, "API rate limit 10001")
 		refused(t, Props{APIBurstLimit: -5}, "API burst limit -5")
 		refused(t, Props{APIBurstLimit: 5001}, "API burst limit 5001")
-		p := accepted(t, Props{APIRateLimit: 0.5, APIBurstLimit: 5000})
+		p := accepted(t, Props{APIRateLimit: 0.5, APIBurstLimit: 5000, APIReservedConcurrency: -1})
 		require.Equal(t, 0.5, p.APIRateLimit)
 	})
 	t.Run("tenant lane: its cap 2..1000, as wide as a tenant's share by default; its threshold at least 1", func(t *testing.T) {
@@ -1639,7 +1639,7 @@ func TestPropsValidation(t *testing.T) {
 		require.Equal(t, domain.DefaultAPIExpensiveBudget, p.APIExpensiveBudget)
 		require.Less(t, float64(p.APITenantExpensiveRate)*p.APIExpensiveBudget.Seconds(), float64(p.APIReservedConcurrency),
 			"one tenant cannot hold every reserved execution")
-		refused(t, Props{APITenantExpensiveRate: 10}, "lets one tenant hold 20 executions")
+		refused(t, Props{APITenantExpensiveRate: 30}, "lets one tenant hold 60 executions")
 		refused(t, Props{APIExpensiveBudget: 15 * time.Second}, "below the api function's timeout")
 		refused(t, Props{APIExpensiveBudget: time.Millisecond}, "API expensive budget")
 		refused(t, Props{APITenantExpensiveRate: 5000}, "API tenant expensive rate")
@@ -1647,10 +1647,13 @@ func TestPropsValidation(t *testing.T) {
 		accepted(t, Props{APITenantExpensiveRate: 10, APIReservedConcurrency: -1})
 		accepted(t, Props{APITenantExpensiveRate: 2, APIExpensiveBudget: 5 * time.Second})
 		// A small reservation fits the route throttles only with fast
-		// requests (checkAPICapacity): 174 a second at 10 ms is 1.74.
-		fast := 10 * time.Millisecond
-		require.Equal(t, 1, accepted(t, Props{APIReservedConcurrency: 3, APIRequestDuration: fast}).APITenantExpensiveRate, "the default, lowered to half a small reservation")
-		require.Equal(t, 2, accepted(t, Props{APIReservedConcurrency: 8, APIRequestDuration: fast}).APITenantExpensiveRate)
+		// requests and small bursts (checkAPICapacity): buckets of 1 + 1 +
+		// 12 × 1, and 174 a second at 10 ms, 1.74.
+		small := Props{APIRequestDuration: 10 * time.Millisecond, APIBurstLimit: 1, APIPublishBurstLimit: 1}
+		small.APIReservedConcurrency = 16
+		require.Equal(t, 4, accepted(t, small).APITenantExpensiveRate, "the default, lowered to half a small reservation: 8 executions of 2 s")
+		small.APIReservedConcurrency = 20
+		require.Equal(t, 5, accepted(t, small).APITenantExpensiveRate)
 		require.Equal(t, 5, accepted(t, Props{APIReservedConcurrency: -1}).APITenantExpensiveRate, "no reservation: the default")
 	})
 	t.Run("isolation: patient disable, circuit breaker, endpoint concurrency", func(t *testing.T) {

@@ -155,8 +155,9 @@ func TestExpensiveRoutes(t *testing.T) {
 	}, got)
 }
 
-// The defaults hold one tenant to half of the api function's 20 reserved
-// executions (rate × budget, Little's law).
+// The defaults hold one tenant to 10 of the api function's reserved
+// executions (rate × budget, Little's law): half of the 20 it once had, a
+// sixth of today's 60.
 func TestTenantLimitDefaultsHoldHalfTheFunction(t *testing.T) {
 	t.Parallel()
 	held := float64(api.DefaultTenantExpensiveRate) * api.DefaultExpensiveBudget.Seconds()

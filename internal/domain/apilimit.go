@@ -6,8 +6,8 @@ import "time"
 // metrics, an event's lookup, JWKS, replays, resends and cancels; package
 // api, tenantlimit.go). One tenant's expensive requests hold at most
 // rate × budget of the api function's executions at once (Little's law):
-// 10 of its 20 reserved by default, so the other half stays for every
-// other tenant and the operator.
+// 10 of its 60 reserved by default (half of the 20 it had when these were
+// chosen), so most of them stay for every other tenant and the operator.
 const (
 	// DefaultAPITenantExpensiveRate is the most expensive API requests a
 	// second one tenant may make, across every api execution environment.

@@ -16,7 +16,7 @@ import (
 
 // defaults are the default props' reservations, as `go run ./infra
 // reservations` prints them.
-var defaults = plan{Stack: "Hookline", Reservations: map[string]int{"deliver": 32, "api": 20, "replay": 8}}
+var defaults = plan{Stack: "Hookline", Reservations: map[string]int{"deliver": 32, "api": 60, "replay": 8}}
 
 // small is the small-account profile's: none.
 var small = plan{Stack: "Hookline", Reservations: map[string]int{}}
@@ -83,17 +83,17 @@ func TestDecide(t *testing.T) {
 		plan    plan
 		refused []string // the refusal's sentence holds these; nil: fits
 	}{
-		{"a new account's limit of 10: the defaults need 160", account{Limit: 10, Unreserved: 10}, defaults,
-			[]string{"reserves 60", "limit is 10", "quota increase to at least 160", "-c smallAccount=true"}},
-		{"a limit of 159: one short", account{Limit: 159, Unreserved: 159}, defaults, []string{"at least 160"}},
-		{"a limit of 160: just fits", account{Limit: 160, Unreserved: 160}, defaults, nil},
+		{"a new account's limit of 10: the defaults need 200", account{Limit: 10, Unreserved: 10}, defaults,
+			[]string{"reserves 100", "limit is 10", "quota increase to at least 200", "-c smallAccount=true"}},
+		{"a limit of 199: one short", account{Limit: 199, Unreserved: 199}, defaults, []string{"at least 200"}},
+		{"a limit of 200: just fits", account{Limit: 200, Unreserved: 200}, defaults, nil},
 		{"an established account's 1,000", account{Limit: 1000, Unreserved: 1000}, defaults, nil},
 		{"the small-account profile in a limit of 10", account{Limit: 10, Unreserved: 10}, small, nil},
 		{"other functions reserve 900 of 1,000", account{Limit: 1000, Unreserved: 100}, defaults,
-			[]string{"other functions in this account reserve 900", "at least 1060", "-c smallAccount=true"}},
-		{"an update: the stack's own 60 are replaced, not added", account{Limit: 160, Unreserved: 100, Held: 60}, defaults, nil},
-		{"an update raising deliver by one in a full account", account{Limit: 160, Unreserved: 100, Held: 60},
-			plan{Stack: "Hookline", Reservations: map[string]int{"deliver": 33, "api": 20, "replay": 8}}, []string{"reserves 61", "at least 161"}},
+			[]string{"other functions in this account reserve 900", "at least 1100", "-c smallAccount=true"}},
+		{"an update: the stack's own 100 are replaced, not added", account{Limit: 200, Unreserved: 100, Held: 100}, defaults, nil},
+		{"an update raising deliver by one in a full account", account{Limit: 200, Unreserved: 100, Held: 100},
+			plan{Stack: "Hookline", Reservations: map[string]int{"deliver": 33, "api": 60, "replay": 8}}, []string{"reserves 101", "at least 201"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := decide(tc.account, tc.plan)
@@ -122,11 +122,11 @@ func TestCheck(t *testing.T) {
 		require.NoError(t, check(ctx, l, fakeStacks{}, l, small))
 	})
 	t.Run("the deployed stack's reservations count as its own", func(t *testing.T) {
-		l := &fakeLambda{Limit: 160, Reserved: map[string]int32{"Hookline-Deliver-1": 32, "Hookline-Api-1": 20, "Hookline-Replay-1": 8}}
+		l := &fakeLambda{Limit: 200, Reserved: map[string]int32{"Hookline-Deliver-1": 32, "Hookline-Api-1": 60, "Hookline-Replay-1": 8}}
 		stacks := fakeStacks{"Hookline": {"Hookline-Enqueue-1", "Hookline-Deliver-1", "Hookline-Api-1", "Hookline-Replay-1"}}
 		require.NoError(t, check(ctx, l, stacks, l, defaults))
-		// Another stack's name: those 60 belong to someone else.
-		require.ErrorContains(t, check(ctx, l, stacks, l, plan{Stack: "Other", Reservations: defaults.Reservations}), "other functions in this account reserve 60")
+		// Another stack's name: those 100 belong to someone else.
+		require.ErrorContains(t, check(ctx, l, stacks, l, plan{Stack: "Other", Reservations: defaults.Reservations}), "other functions in this account reserve 100")
 	})
 	t.Run("another error of CloudFormation stops the deploy", func(t *testing.T) {
 		l := &fakeLambda{Limit: 1000}
@@ -143,7 +143,7 @@ func (failingStacks) ListStackResources(context.Context, *cloudformation.ListSta
 
 func TestReadPlan(t *testing.T) {
 	t.Parallel()
-	p, err := readPlan(strings.NewReader(`{"stack":"Hookline","reservations":{"api":20,"deliver":32,"replay":8}}` + "\n"))
+	p, err := readPlan(strings.NewReader(`{"stack":"Hookline","reservations":{"api":60,"deliver":32,"replay":8}}` + "\n"))
 	require.NoError(t, err)
 	require.Equal(t, defaults, p)
 	_, err = readPlan(strings.NewReader(""))
