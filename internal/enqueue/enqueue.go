@@ -130,8 +130,17 @@ type invocation struct {
 // byID orders endpoints by id, the deferred fan-out's cursor.
 func byID(a, b domain.Endpoint) int { return strings.Compare(a.EndpointID, b.EndpointID) }
 
-// afterNone is a deferAfter of the whole fan-out.
-var afterNone = ""
+// newInvocation is an invocation's empty state: a stream batch's (Handle)
+// or a fan-out queue batch's (HandleFanOut).
+func (h *Handler) newInvocation() *invocation {
+	return &invocation{
+		endpoints: map[string][]domain.Endpoint{},
+		erased:    map[string]bool{},
+		planned:   map[string]bool{},
+		forwarded: map[string]bool{},
+		metrics:   h.Metrics.Batch(),
+	}
+}
 
 // share is ev's tenant's share of the invocation, to plan ev's fan-out
 // within; nil (all of it inline) unless deferring.
@@ -156,10 +165,11 @@ type fanOut struct {
 	seq     string
 	ev      outbox.Event
 	targets []domain.Endpoint
-	// deferAfter, when set, is the rest of its fan-out, deferred: the
-	// endpoints (in the tenant's order, by id) after this one's id ("":
-	// all of them) go out through the fan-out queue (deferFanOut).
-	deferAfter *string
+	// deferRest says the rest of its fan-out is deferred: the endpoints (in
+	// the tenant's order, by id) after deferAfter ("": all of them) go out
+	// through the fan-out queue (deferFanOuts).
+	deferRest  bool
+	deferAfter string
 	// span is the event's fan-out span, the parent of its attempts.
 	span *trace.Span
 }
@@ -210,14 +220,8 @@ func (inv *invocation) endSpans(ctx context.Context, ok bool) {
 func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	h.setup()
 	resp := events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{}}
-	inv := &invocation{
-		endpoints: map[string][]domain.Endpoint{},
-		erased:    map[string]bool{},
-		planned:   map[string]bool{},
-		forwarded: map[string]bool{},
-		metrics:   h.Metrics.Batch(),
-		deferring: h.cfg.FanOutQueueURL != "",
-	}
+	inv := h.newInvocation()
+	inv.deferring = h.cfg.FanOutQueueURL != ""
 	f := h.enqueue(ctx, ev, inv)
 	inv.endSpans(ctx, f == nil)
 	if f != nil {
@@ -256,7 +260,7 @@ func (h *Handler) enqueue(ctx context.Context, ev events.DynamoDBEvent, inv *inv
 		if err != nil {
 			return &failure{rec.Change.SequenceNumber, rec.Change.SequenceNumber, err}
 		}
-		if len(f.targets) > 0 || f.deferAfter != nil {
+		if len(f.targets) > 0 || f.deferRest {
 			h.startSpan(inv, &f)
 			fanOuts = append(fanOuts, f)
 			for _, ep := range f.targets {
@@ -439,7 +443,7 @@ func (h *Handler) plan(ctx context.Context, rec events.DynamoDBEventRecord, inv 
 		// An event addressed to one endpoint goes there whatever its
 		// subscriptions, its filter included.
 		var filteredOut int
-		if targets, filteredOut = h.inlineTargets(ctx, inv, &f, targets); filteredOut > 0 && len(targets) == 0 && f.deferAfter == nil {
+		if targets, filteredOut = h.inlineTargets(ctx, inv, &f, targets); filteredOut > 0 && len(targets) == 0 && !f.deferRest {
 			return f, nil // subscribed, filtered out: not the producer's fault
 		}
 	}
@@ -449,7 +453,7 @@ func (h *Handler) plan(ctx context.Context, rec events.DynamoDBEventRecord, inv 
 		inv.keep(&f, targets)
 		return f, nil
 	}
-	if len(targets) == 0 && f.deferAfter == nil {
+	if len(targets) == 0 && !f.deferRest {
 		return f, h.rejectUnrouted(ctx, inv, rec, ev, len(endpoints) == 0)
 	}
 	inv.keep(&f, targets)
@@ -469,9 +473,9 @@ func (h *Handler) inlineTargets(ctx context.Context, inv *invocation, f *fanOut,
 	all := targets
 	kept, filteredOut, deferred := h.filtered(ctx, inv, f.ev, targets, inv.share(h.cfg, f.ev, inv.deferring))
 	if deferred >= 0 {
-		f.deferAfter = &afterNone
+		f.deferRest = true
 		if deferred > 0 {
-			f.deferAfter = &all[deferred-1].EndpointID
+			f.deferAfter = all[deferred-1].EndpointID
 		}
 	}
 	return kept, filteredOut

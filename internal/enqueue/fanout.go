@@ -56,14 +56,14 @@ func (h *Handler) deferFanOuts(ctx context.Context, fanOuts []fanOut, inv *invoc
 	var prev *fanOut
 	for i := range fanOuts {
 		f := &fanOuts[i]
-		if f.deferAfter == nil {
+		if !f.deferRest {
 			continue
 		}
 		ev := f.ev
 		if f.span != nil {
 			ev.TraceParent = f.span.TraceParent()
 		}
-		body, err := json.Marshal(deferred{Kind: deferredKind, Event: ev, After: *f.deferAfter})
+		body, err := json.Marshal(deferred{Kind: deferredKind, Event: ev, After: f.deferAfter})
 		if err != nil {
 			return &failure{f.seq, f.seq, fmt.Errorf("encode the deferred fan-out of %s: %w", ev.ID, err)}
 		}
@@ -77,7 +77,7 @@ func (h *Handler) deferFanOuts(ctx context.Context, fanOuts []fanOut, inv *invoc
 			from = f
 		}
 		entries, prev = append(entries, e), f
-		h.Log.InfoContext(ctx, "fan-out past the tenant's share of the batch deferred", "tenant_id", ev.TenantID, "event_id", ev.ID, "after_endpoint_id", *f.deferAfter, "inline", len(f.targets))
+		h.Log.InfoContext(ctx, "fan-out past the tenant's share of the batch deferred", "tenant_id", ev.TenantID, "event_id", ev.ID, "after_endpoint_id", f.deferAfter, "inline", len(f.targets))
 	}
 	return flush(prev)
 }
@@ -107,14 +107,8 @@ func decodeDeferred(body string) (deferred, error) {
 // the fan-out queue's dead-letter queue (alarmed), never dropped.
 func (h *Handler) HandleFanOut(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	h.setup()
-	inv := &invocation{
-		endpoints: map[string][]domain.Endpoint{},
-		erased:    map[string]bool{},
-		planned:   map[string]bool{},
-		forwarded: map[string]bool{},
-		metrics:   h.Metrics.Batch(),
-		toLane:    true,
-	}
+	inv := h.newInvocation()
+	inv.toLane = true
 	var failed []events.SQSMessage
 	defer func() { h.retrySoon(ctx, failed) }()
 	var fanOuts []fanOut
