@@ -127,6 +127,28 @@ func apiEndpoint(t *testing.T, key, url string, types ...string) (id, secret str
 	return body["id"].(string), body["secret"].(string)
 }
 
+// createEndpoints creates n endpoints of a tenant, body(i) the i-th's
+// request, four at a time, and requires each created.
+func createEndpoints(t *testing.T, key string, n int, body func(i int) map[string]any) {
+	t.Helper()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 4)
+	codes := make([]int, n)
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			codes[i], _ = call(t, "POST", "/v1/endpoints", key, body(i))
+		}()
+	}
+	wg.Wait()
+	for i, c := range codes {
+		require.Equal(t, http.StatusCreated, c, "endpoint %d of %d", i, n)
+	}
+}
+
 // Two tenants, endpoints with filters: events fan out to exactly the matching
 // endpoints of their own tenant.
 func TestAPIFanOutToMatchingEndpoints(t *testing.T) {

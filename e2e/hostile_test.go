@@ -6,9 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -74,24 +72,9 @@ func TestHostileRecordsLeaveTheBatchDelivered(t *testing.T) {
 	quietID, quietKey := apiTenant(t, "hostilequiet")
 	hostile, quiet := newReceiver(t, status(200)), newReceiver(t, status(200))
 
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 4)
-	codes := make([]int, hostileEndpoints)
-	for i := range hostileEndpoints {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			codes[i], _ = call(t, "POST", "/v1/endpoints", hostileKey, map[string]any{
-				"url": fmt.Sprintf("%s/h%02d", hostile.URL, i), "event_types": []string{"hostile.*"}, "filter": json.RawMessage(orPrefixFilterFor("a", 100, i)),
-			})
-		}()
-	}
-	wg.Wait()
-	for i, c := range codes {
-		require.Equal(t, http.StatusCreated, c, "hostile endpoint %d", i)
-	}
+	createEndpoints(t, hostileKey, hostileEndpoints, func(i int) map[string]any {
+		return map[string]any{"url": fmt.Sprintf("%s/h%02d", hostile.URL, i), "event_types": []string{"hostile.*"}, "filter": json.RawMessage(orPrefixFilterFor("a", 100, i))}
+	})
 	apiEndpoint(t, quietKey, quiet.URL+"/quiet")
 
 	deep := `{"a":` + strings.Repeat(`[`, outbox.MaxPayloadDepth) + `"y"` + strings.Repeat(`]`, outbox.MaxPayloadDepth) + `}`
@@ -142,22 +125,9 @@ func TestWideFanOutIsDeferredAndDelivered(t *testing.T) {
 	wideTenant, wideKey := apiTenant(t, "widefanout")
 	quietID, quietKey := apiTenant(t, "widequiet")
 	wide, quiet := newReceiver(t, status(200)), newReceiver(t, status(200))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 4)
-	codes := make([]int, wideEndpoints)
-	for i := range wideEndpoints {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			codes[i], _ = call(t, "POST", "/v1/endpoints", wideKey, map[string]any{"url": fmt.Sprintf("%s/w%02d", wide.URL, i), "event_types": []string{"wide.*"}})
-		}()
-	}
-	wg.Wait()
-	for i, c := range codes {
-		require.Equal(t, http.StatusCreated, c, "wide endpoint %d", i)
-	}
+	createEndpoints(t, wideKey, wideEndpoints, func(i int) map[string]any {
+		return map[string]any{"url": fmt.Sprintf("%s/w%02d", wide.URL, i), "event_types": []string{"wide.*"}}
+	})
 	apiEndpoint(t, quietKey, quiet.URL+"/quiet")
 
 	stamp := time.Now().UnixNano()
