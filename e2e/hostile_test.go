@@ -108,7 +108,7 @@ func TestHostileRecordsLeaveTheBatchDelivered(t *testing.T) {
 }
 
 // wideEndpoints and wideEvents make a fan-out past a tenant's share of a
-// stream invocation (laneAfter, 100 messages): 3 x 60 = 180 deliveries in
+// stream invocation (laneAfter, 60 messages): 3 x 60 = 180 deliveries in
 // one batch.
 const (
 	wideEndpoints = 60

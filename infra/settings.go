@@ -151,7 +151,7 @@ var settings = []setting{
 			"(default 6, or deliverMaxConcurrency when smaller, at least 2; 2 in the small-account profile; 2 to 1000)"},
 	{"laneAfter", to(whole, func(c *config) *int { return &c.LaneAfter }),
 		"how many of one tenant's messages an enqueue invocation sends to the delivery queue before the rest go to " +
-			"the tenant lane (default 100; at least 1)"},
+			"the tenant lane (default 60; at least 1)"},
 	{"deliverReservedConcurrency", to(reservation, func(c *config) *int { return &c.DeliverReservedConcurrency }),
 		`the deliver function's reserved concurrency: a number, or "none" for an account that cannot spare it ` +
 			"(default deliverMaxConcurrency + laneMaxConcurrency + 1, 32; above those two together)"},

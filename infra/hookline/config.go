@@ -89,8 +89,9 @@ type Props struct {
 	LaneMaxConcurrency int
 	// LaneAfter is how many of one tenant's messages one enqueue invocation
 	// sends to the delivery queue before the rest go to the tenant lane
-	// (enqueue.Config.LaneAfter). Default enqueue.DefaultLaneAfter (100, a
-	// stream batch's records at one endpoint each); at least 1.
+	// (enqueue.Config.LaneAfter). Default enqueue.DefaultLaneAfter (60, what
+	// a tenant's share of deliver's invocations holds at once: 6 batches of
+	// 10); at least 1.
 	LaneAfter int
 	// DeliverReservedConcurrency reserves concurrency for the deliver
 	// function, out of the account's pool. It must exceed

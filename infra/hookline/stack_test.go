@@ -1123,7 +1123,7 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 			})
 		}
 		s.hasProperties(t, "AWS::Lambda::Function", s.enqueueFn, obj{
-			"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{"HOOKLINE_LANE_AFTER": "100"})},
+			"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{"HOOKLINE_LANE_AFTER": "60"})},
 		})
 	})
 
@@ -1518,7 +1518,7 @@ func TestPropsValidation(t *testing.T) {
 		require.Equal(t, 20*time.Second, p.DeliverTimeout)
 		require.Equal(t, 25, p.DeliverMaxConcurrency)
 		require.Equal(t, 6, p.LaneMaxConcurrency)
-		require.Equal(t, 100, p.LaneAfter)
+		require.Equal(t, 60, p.LaneAfter)
 		require.Equal(t, 32, p.DeliverReservedConcurrency)
 		require.Equal(t, 60, p.APIReservedConcurrency)
 		require.Equal(t, 8, p.ReplayReservedConcurrency)

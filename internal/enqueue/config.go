@@ -7,19 +7,24 @@ import (
 
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/filter"
+	"github.com/hookline/hookline/internal/message"
 )
 
 // The defaults of Config, each written once.
 const (
 	// DefaultSendConcurrency is Config.SendConcurrency when not set.
 	DefaultSendConcurrency = domain.DefaultEnqueueSendConcurrency
-	// DefaultLaneAfter is Config.LaneAfter when not set: 100, a stream
-	// batch's records at one endpoint each, so that a tenant with one
-	// endpoint per event type never uses the lane, and one whose event
-	// fans out to many endpoints (or a backlog to all of them) sends a
-	// stream batch's worth at the head of the queue and the rest to the
-	// lane.
-	DefaultLaneAfter = 100
+	// DefaultLaneAfter is Config.LaneAfter when not set: 60, what a
+	// tenant's share of deliver's invocations holds at once (its
+	// domain.DefaultTenantConcurrency of 6, a batch of 10 each). deliver
+	// moves any more of the tenant's messages it receives at once to the
+	// lane (a receive, a send and a delete each), and their batches hold
+	// delivery-queue invocations every other tenant's messages wait for:
+	// at 100, a wide tenant's burst took all ten of the local cloud's for
+	// a second (docs/performance.md). A message to an endpoint shown fast
+	// needs no slot of the tenant's, so a healthy tenant's rest is not
+	// slowed by the lane.
+	DefaultLaneAfter = domain.DefaultTenantConcurrency * message.MaxBatchEntries
 	// DefaultInlineWork is Config.InlineWork when not set: 16 filters'
 	// fixed budget (filter.WorkBase), about 1 million units, 3 to 5 ms of
 	// one core: what one tenant's filters may spend of a stream batch's
@@ -61,7 +66,7 @@ type Config struct {
 	InlineWork int
 	// LaneAfter is how many of one tenant's messages an invocation sends
 	// to the delivery queue before the rest go to the lane. Default
-	// DefaultLaneAfter (100).
+	// DefaultLaneAfter (60).
 	LaneAfter int
 	// SendConcurrency is how many SendMessageBatch requests to the delivery
 	// queue are in flight at once. Default DefaultSendConcurrency (4); 1
