@@ -69,7 +69,7 @@ func build(cfg fnenv.DeliverEnv, log *slog.Logger, aws aws.Config) (any, error) 
 		Tracer:  tracer,
 	}
 	if cfg.Notices.OutboxTable != "" {
-		h.Notices = &opevent.Writer{DB: db, Table: cfg.Notices.OutboxTable}
+		h.OpEvents = &opevent.Writer{DB: db, Table: cfg.Notices.OutboxTable}
 	}
 	return h.Handle, nil
 }

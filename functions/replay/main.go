@@ -47,7 +47,7 @@ func build(cfg fnenv.ReplayEnv, log *slog.Logger, aws aws.Config) (any, error) {
 		Rand:   rand.Float64, Log: log, Tracer: tracer,
 	}
 	if cfg.OutboxTable != "" {
-		w.Notices = &opevent.Writer{DB: db, Table: cfg.OutboxTable}
+		w.OpEvents = &opevent.Writer{DB: db, Table: cfg.OutboxTable}
 		w.Outbox = &erasure.OutboxTable{DB: db, Table: cfg.OutboxTable, NoIndex: !cfg.MessageLog, Legacy: !cfg.MessageLogSharded}
 	}
 	if cfg.OutboxTable != "" && cfg.MessageLog {

@@ -236,7 +236,7 @@ func TestDeadNoticeOfErasedTenantWritesNothing(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	out := &outboxNotices{events: map[string]opevent.Event{}}
-	e.w.Notices = out
+	e.w.OpEvents = out
 	ctx := context.Background()
 	start, end := opevent.Window(e.t0, 5*time.Minute)
 	for _, tenant := range []string{tenantA, tenantB} {

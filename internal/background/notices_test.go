@@ -3,6 +3,7 @@ package background_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -38,7 +39,7 @@ func TestDeadNoticeWritesOneSummary(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	out := &outboxNotices{events: map[string]opevent.Event{}}
-	e.w.Notices = out
+	e.w.OpEvents = out
 	ctx := context.Background()
 	start, end := opevent.Window(e.t0, 5*time.Minute)
 	for i := range 25 {
@@ -74,4 +75,20 @@ func TestDeadNoticeWritesOneSummary(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, resp.BatchItemFailures)
 	require.Len(t, out.events, 1)
+}
+
+// A dead notice whose window cannot be read (a null, or not a window) is
+// dropped with its reason, not failed: SQS would give it back until the
+// queue parks it, and nothing could read it then either.
+func TestUnreadableDeadNoticeIsDropped(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	out := &outboxNotices{events: map[string]opevent.Event{}}
+	e.w.OpEvents = out
+	for i, body := range []string{`{"kind":"dead_notice","dead_notice":null}`, `{"kind":"dead_notice","dead_notice":"not a window"}`, `{"kind":"dead_notice"}`} {
+		resp, err := e.w.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: fmt.Sprintf("m%d", i), Body: body}}})
+		require.NoError(t, err, body)
+		require.Empty(t, resp.BatchItemFailures, body)
+	}
+	require.Empty(t, out.events)
 }

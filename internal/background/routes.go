@@ -2,6 +2,7 @@ package background
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -55,11 +56,16 @@ func (w *Worker) routes() jobs.Routes {
 		jobs.KindRecover: func(ctx context.Context, _ jobs.Message) error { _, err := w.Recover(ctx); return err },
 		jobs.KindGauges:  func(ctx context.Context, m jobs.Message) error { return w.PublishDepths(ctx, m.TenantID) },
 		jobs.KindDeadNotice: func(ctx context.Context, m jobs.Message) error {
-			if m.DeadNotice == nil {
+			var n opevent.DeadNotice
+			if len(m.DeadNotice) == 0 || string(m.DeadNotice) == "null" {
 				w.Log.ErrorContext(ctx, "delivery.dead notice without its window dropped")
 				return nil
 			}
-			return w.SummarizeDeaths(ctx, *m.DeadNotice)
+			if err := json.Unmarshal(m.DeadNotice, &n); err != nil {
+				w.Log.ErrorContext(ctx, "delivery.dead notice whose window cannot be read dropped", "error", err.Error())
+				return nil
+			}
+			return w.SummarizeDeaths(ctx, n)
 		},
 	}
 }
@@ -158,7 +164,7 @@ func (w *Worker) depths() *dlq.Depths {
 // its endpoint's delivery.dead window, as deliver does for the deaths it
 // records. A failure is logged: the death is recorded all the same.
 func (w *Worker) noteMissedDeath(ctx context.Context, d domain.Delivery) {
-	if w.Notices == nil {
+	if w.OpEvents == nil {
 		return
 	}
 	death := domain.OpDeath{DeliveryID: d.DeliveryID, EventID: d.EventID, EventType: d.EventType, Reason: domain.ReasonAttemptsExhausted, Attempts: d.Attempts}

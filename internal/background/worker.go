@@ -41,9 +41,9 @@ type Worker struct {
 	// Tracer emits the replay jobs' spans (replay.Replayer.Tracer). Nil:
 	// none.
 	Tracer *trace.Tracer
-	// Notices writes the delivery.dead summaries into the outbox. Nil: the
+	// OpEvents writes the delivery.dead summaries into the outbox. Nil: the
 	// notices are dropped, and the sweep's missed deaths not noted.
-	Notices opevent.Emitter
+	OpEvents opevent.Emitter
 	// Outbox lists and deletes the outbox items of the tenants erased (an
 	// *erasure.OutboxTable). Nil: an erase job's step fails.
 	Outbox erasure.Outbox
@@ -102,6 +102,6 @@ func (w *Worker) ReconcileDepths(ctx context.Context) error {
 // SummarizeDeaths writes the delivery.dead summary of the window n names
 // (opevent.DeadSummaries).
 func (w *Worker) SummarizeDeaths(ctx context.Context, n opevent.DeadNotice) error {
-	s := opevent.DeadSummaries{Windows: w.Store, Notices: w.Notices, Log: w.Log}
+	s := opevent.DeadSummaries{Windows: w.Store, OpEvents: w.OpEvents, Log: w.Log}
 	return s.Summarize(ctx, n)
 }

@@ -77,13 +77,6 @@ type DeadWindows interface {
 	AddDeath(ctx context.Context, tenantID, endpointID string, start, end time.Time, d domain.OpDeath) (int, error)
 }
 
-// Notices writes operational events into the outbox (an *opevent.Writer).
-type Notices interface {
-	Emit(ctx context.Context, ev opevent.Event) error
-}
-
-var _ Notices = (*opevent.Writer)(nil)
-
 // Queue is what deliver needs of SQS.
 type Queue interface {
 	ChangeMessageVisibility(context.Context, *sqs.ChangeMessageVisibilityInput, ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error)
@@ -115,11 +108,11 @@ type Handler struct {
 	// plaintext secrets (of endpoints written before secrets were sealed)
 	// sign, and a delivery to an endpoint with sealed ones is retried.
 	Secrets SecretOpener
-	// Notices writes the operational events (endpoint.failing,
+	// OpEvents writes the operational events (endpoint.failing,
 	// endpoint.disabled, endpoint.recovered; delivery.dead through the
 	// replay worker). Nil: none are raised (the endpoints' health is kept
 	// all the same).
-	Notices Notices
+	OpEvents opevent.Emitter
 	// Config is applied once (WithDefaults), at the first Handle.
 	Config Config
 	Log    *slog.Logger

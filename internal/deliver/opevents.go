@@ -11,7 +11,7 @@ import (
 // endpoint (episode names the transition, so the event is written once).
 // A failure is logged: the transition is made, its notice lost.
 func (h *Handler) raiseEndpoint(ctx context.Context, at *attempt, eventType, episode string, reason domain.DisableReason, failures int) {
-	if h.Notices == nil {
+	if h.OpEvents == nil {
 		return
 	}
 	ep, msg := at.in.Endpoint, at.in.Message
@@ -29,7 +29,7 @@ func (h *Handler) raiseEndpoint(ctx context.Context, at *attempt, eventType, epi
 		ID:       opevent.ID(eventType, msg.TenantID, msg.EndpointID, episode),
 		TenantID: msg.TenantID, Type: eventType, Payload: p, At: p.At,
 	}
-	if err := h.Notices.Emit(ctx, ev); err != nil {
+	if err := h.OpEvents.Emit(ctx, ev); err != nil {
 		at.log.ErrorContext(ctx, "cannot raise operational event", "op_event", eventType, "op_error", err.Error())
 		return
 	}

@@ -53,7 +53,7 @@ func (n *notices) types() []string {
 // withNotices wires the fixture's handler to raise operational events.
 func (f *fixture) withNotices() *notices {
 	n := &notices{}
-	f.h.Notices, f.h.Config.OpsQueueURL = n, "https://sqs.example/ops"
+	f.h.OpEvents, f.h.Config.OpsQueueURL = n, "https://sqs.example/ops"
 	return n
 }
 

@@ -2,8 +2,6 @@ package jobs
 
 import (
 	"encoding/json"
-
-	"github.com/hookline/hookline/internal/opevent"
 )
 
 // Kind names what a message on the jobs and operations queues asks for.
@@ -39,8 +37,11 @@ type Message struct {
 	JobID string `json:"job_id,omitempty"`
 	// TenantID, with KindGauges, publishes that tenant's gauge only.
 	TenantID string `json:"tenant_id,omitempty"`
-	// DeadNotice is the window of a KindDeadNotice.
-	DeadNotice *opevent.DeadNotice `json:"dead_notice,omitempty"`
+	// DeadNotice is the window of a KindDeadNotice, as its sender wrote it
+	// (opevent.NoticeBody): the operations queue carries it, and the route
+	// that handles the kind reads it (package background), so that jobs
+	// knows nothing of operational events.
+	DeadNotice json.RawMessage `json:"dead_notice,omitempty"`
 }
 
 // legacy is a message as sent before kinds: booleans, read in this order.
@@ -78,7 +79,7 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 		m.Kind = KindRecover
 	case old.Gauges:
 		m.Kind = KindGauges
-	case m.DeadNotice != nil:
+	case len(m.DeadNotice) > 0 && string(m.DeadNotice) != "null":
 		m.Kind = KindDeadNotice
 	default:
 		m.Kind = KindStep

@@ -33,9 +33,9 @@ var (
 // function's dead_notice job.
 type DeadSummaries struct {
 	Windows SummaryWindows
-	// Notices receives the summaries. Nil: the notices are dropped.
-	Notices Emitter
-	Log     *slog.Logger
+	// OpEvents receives the summaries. Nil: the notices are dropped.
+	OpEvents Emitter
+	Log      *slog.Logger
 }
 
 // Summarize writes the delivery.dead summary of the window n names: one
@@ -43,7 +43,7 @@ type DeadSummaries struct {
 // writes it once. A window with no record (expired, or never written) is
 // nothing to sum up; a tenant being erased gets no summary.
 func (s *DeadSummaries) Summarize(ctx context.Context, n DeadNotice) error {
-	if s.Notices == nil || s.Windows == nil {
+	if s.OpEvents == nil || s.Windows == nil {
 		s.Log.WarnContext(ctx, "delivery.dead notice dropped: no notices configured", "tenant_id", n.TenantID, "endpoint_id", n.EndpointID)
 		return nil
 	}
@@ -69,7 +69,7 @@ func (s *DeadSummaries) Summarize(ctx context.Context, n DeadNotice) error {
 		s.Log.InfoContext(ctx, "delivery.dead notice of a tenant being erased dropped", "tenant_id", n.TenantID, "endpoint_id", n.EndpointID)
 		return nil
 	}
-	if err := s.Notices.Emit(ctx, ev); err != nil {
+	if err := s.OpEvents.Emit(ctx, ev); err != nil {
 		return err
 	}
 	s.Log.InfoContext(ctx, "delivery.dead raised", "tenant_id", n.TenantID, "endpoint_id", n.EndpointID, "count", win.Count, "op_event_id", ev.ID)
