@@ -108,10 +108,19 @@ type receiver struct {
 }
 
 // newReceiver answers each request with answer(n), n counting from 1.
+// Its URL carries a path of its own, and a request to any other path is
+// answered 404 and not recorded: a stray, a delivery to an endpoint of an
+// earlier test whose receiver had this port before (ports are reused, and
+// deliveries to a closed receiver are retried for minutes).
 func newReceiver(t *testing.T, answer func(n int, w http.ResponseWriter)) *receiver {
 	t.Helper()
 	r := &receiver{notify: make(chan struct{}, 1000)}
+	own := "/r" + strings.ToLower(rand.Text())
 	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if !strings.HasPrefix(req.URL.Path, own) {
+			http.NotFound(w, req)
+			return
+		}
 		body, _ := io.ReadAll(req.Body)
 		r.mu.Lock()
 		r.got = append(r.got, received{At: time.Now(), Header: req.Header.Clone(), Body: body})
@@ -120,6 +129,7 @@ func newReceiver(t *testing.T, answer func(n int, w http.ResponseWriter)) *recei
 		answer(n, w)
 		r.notify <- struct{}{}
 	}))
+	r.URL += own
 	t.Cleanup(r.Close)
 	return r
 }

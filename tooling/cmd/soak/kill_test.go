@@ -1,7 +1,9 @@
 package main
 
 import (
+	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,4 +41,26 @@ func TestDescends(t *testing.T) {
 	require.True(t, descends(os.Getpid(), os.Getppid()))
 	require.False(t, descends(os.Getppid(), os.Getpid()))
 	require.False(t, descends(os.Getpid(), 1<<22+7), "no such ancestor")
+}
+
+// A request to the receiver's port but not its path (an earlier test's
+// endpoint whose receiver had this port) is answered 404 and counted as a
+// stray, never as a receipt; one to its own path is a receipt.
+func TestStrayRequestsAreNotReceipts(t *testing.T) {
+	t.Parallel()
+	c := newChaotic(false)
+	defer c.srv.Close()
+	c.healthy.Store(true)
+	for _, path := range []string{"/hook", "/", c.path + "x"} {
+		resp, err := http.Post(c.srv.URL+path, "application/json", strings.NewReader(`{}`))
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusNotFound, resp.StatusCode, path)
+	}
+	resp, err := http.Post(c.srv.URL+c.path, "application/json", strings.NewReader(`{}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.EqualValues(t, 3, c.strays.Load())
+	require.Len(t, c.receipts, 1)
 }

@@ -76,7 +76,18 @@ type receipt struct {
 // chaotic is a receiver that fails at random (or, when down, always) until
 // it recovers.
 type chaotic struct {
-	srv      *httptest.Server
+	srv *httptest.Server
+	// path is the receiver's own: its endpoint's URL is srv.URL + path.
+	// A request to another path is a stray, a delivery to an endpoint of
+	// an earlier test whose receiver had this port before this one
+	// (ports are reused, and the local cloud outlives each test): it is
+	// answered 404 and counted apart, never as a receipt of the soak.
+	path   string
+	strays atomic.Int64
+	// cut counts requests whose body did not arrive whole (the sender was
+	// killed while it sent): no receiver gets such a request, and the
+	// sender, not having its answer, tries the delivery again.
+	cut      atomic.Int64
 	down     bool
 	healthy  atomic.Bool
 	verifier atomic.Pointer[signing.Verifier]
@@ -86,12 +97,17 @@ type chaotic struct {
 }
 
 func newChaotic(down bool) *chaotic {
-	c := &chaotic{faults: map[string]int{}, down: down}
+	c := &chaotic{faults: map[string]int{}, down: down, path: fmt.Sprintf("/hook/%016x", rand.Uint64())}
 	c.srv = httptest.NewServer(http.HandlerFunc(c.serve))
 	return c
 }
 
 func (c *chaotic) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != c.path {
+		c.strays.Add(1)
+		http.NotFound(w, r)
+		return
+	}
 	fault := "ok"
 	if !c.healthy.Load() {
 		p := rand.Float64()
@@ -112,8 +128,12 @@ func (c *chaotic) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		c.cut.Add(1)
+		return
+	}
 	signed := false
-	if v := c.verifier.Load(); v != nil && err == nil {
+	if v := c.verifier.Load(); v != nil {
 		signed = v.VerifyRequest(r.Header, body) == nil
 	}
 	attempt, _ := strconv.Atoi(r.Header.Get("X-Attempt"))
@@ -174,7 +194,7 @@ func run(ctx context.Context, nEvents, nEndpoints int, chaos time.Duration) erro
 		c := newChaotic(i == 0 && nEndpoints > 1)
 		defer c.srv.Close()
 		var ep api.EndpointView
-		if err := client.Do(ctx, "POST", "/v1/endpoints", map[string]string{"url": c.srv.URL + "/hook"}, &ep); err != nil {
+		if err := client.Do(ctx, "POST", "/v1/endpoints", map[string]string{"url": c.srv.URL + c.path}, &ep); err != nil {
 			return err
 		}
 		v, err := signing.NewVerifier(ep.Secret)
@@ -362,10 +382,19 @@ func run(ctx context.Context, nEvents, nEndpoints int, chaos time.Duration) erro
 		}
 	}
 	faults := map[string]int{}
+	var strays, cut int64
 	for _, c := range receivers {
 		for f, n := range c.faults {
 			faults[f] += n
 		}
+		strays += c.strays.Load()
+		cut += c.cut.Load()
+	}
+	if cut > 0 {
+		fmt.Printf("      %d requests whose body did not arrive whole (the sender killed while it sent), not counted: their deliveries were tried again\n", cut)
+	}
+	if strays > 0 {
+		fmt.Printf("      %d stray requests to a receiver's port but not its path (an earlier test's endpoint on a reused port), answered 404 and not counted\n", strays)
 	}
 	fmt.Printf("soak: events %d, deliveries %d, attempts %d, dead %d, replayed %d, lost %d, duplicate receipts %d (all with the first receipt's webhook-id: %t), longest time to a terminal state %s\n",
 		nEvents, len(pairs), attempts, len(dead), replayed, len(lost), duplicates, mismatch == 0, longest.Round(100*time.Millisecond))
