@@ -80,8 +80,12 @@ func (s *Server) createPortalLink(w http.ResponseWriter, r *http.Request, _ stri
 	}
 	ttl, least := DefaultPortalTTL, s.portalMinTTL()
 	if in.TTLSeconds != nil {
-		ttl = time.Duration(*in.TTLSeconds) * time.Second
-		if ttl < least || ttl > MaxPortalTTL {
+		// The seconds are checked before they become a Duration: a count
+		// of seconds past about 292 years overflows it, and could wrap
+		// into the allowed range.
+		secs := *in.TTLSeconds
+		ttl = time.Duration(secs) * time.Second
+		if secs < 0 || secs > int(MaxPortalTTL/time.Second) || ttl < least {
 			return invalid(FieldError{Field: "ttl_seconds", Message: "must be from " + strconv.Itoa(int(least/time.Second)) + " to " + strconv.Itoa(int(MaxPortalTTL/time.Second))})
 		}
 	}
