@@ -21,7 +21,7 @@ import (
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/retry"
 	"github.com/hookline/hookline/internal/store"
-	"github.com/hookline/hookline/internal/streamredrive"
+	"github.com/hookline/hookline/internal/streamreprocess"
 	"github.com/stretchr/testify/require"
 )
 
@@ -1066,7 +1066,7 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		batch := props["BatchSize"].(float64)
 		require.True(t, batch >= 1 && batch <= 10000, "BatchSize %v", batch)
 		// The re-drive invokes enqueue with at most a batch's records.
-		require.Equal(t, streamBatchSize, streamredrive.MaxInvokeRecords)
+		require.Equal(t, streamBatchSize, streamreprocess.MaxInvokeRecords)
 	})
 
 	t.Run("SQS mapping: delivery queue to deliver, batch 10, partial failures, capped concurrency", func(t *testing.T) {
@@ -1257,11 +1257,11 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 			return strings.Join(actions, " ")
 		}
 		want := map[string]any{
-			port("sqs", reflect.TypeFor[streamredrive.Queue]()):        getAtt(s.enqueueFails, "Arn"),
-			port("dynamodb", reflect.TypeFor[streamredrive.Streams]()): getAtt(s.outboxTable, "StreamArn"),
-			port("lambda", reflect.TypeFor[streamredrive.Invoker]()):   getAtt(s.enqueueFn, "Arn"),
-			port("dynamodb", reflect.TypeFor[streamredrive.Scanner]()): getAtt(s.outboxTable, "Arn"),
-			port("events", reflect.TypeFor[streamredrive.Bus]()):       getAtt(s.operatorBus, "Arn"),
+			port("sqs", reflect.TypeFor[streamreprocess.Queue]()):        getAtt(s.enqueueFails, "Arn"),
+			port("dynamodb", reflect.TypeFor[streamreprocess.Streams]()): getAtt(s.outboxTable, "StreamArn"),
+			port("lambda", reflect.TypeFor[streamreprocess.Invoker]()):   getAtt(s.enqueueFn, "Arn"),
+			port("dynamodb", reflect.TypeFor[streamreprocess.Scanner]()): getAtt(s.outboxTable, "Arn"),
+			port("events", reflect.TypeFor[streamreprocess.Bus]()):       getAtt(s.operatorBus, "Arn"),
 		}
 		require.Equal(t, want, got)
 	})
