@@ -35,10 +35,10 @@ CDK      := scripts/cdk.sh
 # go line): test-unit runs outbox's tests with it, at outbox's own requirements.
 OUTBOX_GO ?= go1.21.13
 
-.PHONY: help build build-local tools test test-unit test-e2e test-api test-api-seeds demo deploy deploy-local local-up local-down lint cfn-lint bench bench-isolation bench-abuse bench-api-abuse bench-curve bench-offline bench-replay screenshots soak redrive-enqueue seal-secrets clean
+.PHONY: help build build-local tools test test-unit test-e2e test-api test-api-seeds demo deploy deploy-local local-up local-down lint cfn-lint bench bench-isolation bench-abuse bench-api-abuse bench-curve bench-offline bench-replay screenshots soak reprocess-enqueue seal-secrets clean
 
 help: ## List the targets
-	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-17s %s\n", $$1, $$2}'
 
 build: ## Build the function binaries for AWS (ARCH=arm64, or ARCH=x86_64) into dist/
 	@for fn in $(FUNCTIONS); do \
@@ -81,8 +81,8 @@ deploy: tools ## Deploy to AWS with cdk deploy (arm64; pass CDK_ARGS="-c key=val
 	  echo "$(CDK) deploy $$stack -c architecture=arm64 $(CDK_ARGS)"; \
 	  $(CDK) deploy "$$stack" -c architecture=arm64 $(CDK_ARGS)
 
-redrive-enqueue: ## Re-drive the stream batches parked on the enqueue failure queue, with your AWS credentials (ARGS="-outputs FILE" or "-queue-url URL -function NAME"; docs/operations.md)
-	$(GO) run ./scripts/enqueueredrive $(ARGS)
+reprocess-enqueue: ## Reprocess the stream batches parked on the enqueue failure queue, with your AWS credentials (ARGS="-outputs FILE" or "-queue-url URL -function NAME"; docs/operations.md)
+	$(GO) run ./scripts/enqueuereprocess $(ARGS)
 
 test-api: deploy-local ## The API against docs/openapi.yaml on the local cloud, with schemathesis (bounded; log in .local/schemathesis.log)
 	@scripts/schemathesis.sh

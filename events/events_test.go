@@ -12,7 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/hookline/hookline/internal/message"
-	"github.com/hookline/hookline/internal/streamredrive"
+	"github.com/hookline/hookline/internal/streamreprocess"
 	"github.com/stretchr/testify/require"
 )
 
@@ -57,11 +57,11 @@ func TestSQSDeliverySample(t *testing.T) {
 // queue; the sample locates the batch of dynamodb-outbox-insert.json.
 func TestDynamoDBStreamFailureSample(t *testing.T) {
 	t.Parallel()
-	var rec streamredrive.FailureRecord
+	var rec streamreprocess.FailureRecord
 	strict(t, "dynamodb-stream-failure.json", &rec)
 	raw, err := os.ReadFile("dynamodb-stream-failure.json")
 	require.NoError(t, err)
-	parsed, err := streamredrive.ParseFailureRecord(string(raw))
+	parsed, err := streamreprocess.ParseFailureRecord(string(raw))
 	require.NoError(t, err)
 	require.Equal(t, rec, parsed)
 

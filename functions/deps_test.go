@@ -111,7 +111,7 @@ func TestFunctionsLinkNoTooling(t *testing.T) {
 func TestOperatorCommandsLinkNoTooling(t *testing.T) {
 	t.Parallel()
 	l := goList(t, "../scripts/...")
-	require.Contains(t, l, module+"/scripts/enqueueredrive")
+	require.Contains(t, l, module+"/scripts/enqueuereprocess")
 	require.Contains(t, l, module+"/scripts/sealsecrets")
 	for pkg, deps := range l {
 		var bad []string

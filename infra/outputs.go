@@ -25,7 +25,8 @@ func addOutputs(stack awscdk.Stack, h *hookline.Hookline) {
 	out("DeadLetterQueueARN", "ARN of the dead-letter queue (redrive target).", h.DeadLetterQueue.QueueArn())
 	out("EnqueueFailureQueueURL", "Stream batches the enqueue function could not process.", h.EnqueueFailureQueue.QueueUrl())
 	out("EnqueueFunctionName", "Fans outbox events out to endpoints.", h.Functions.Enqueue.FunctionName())
-	out("EnqueueRedrivePolicyARN", "Attach to the operator who re-drives parked stream batches (make redrive-enqueue).", h.EnqueueRedrivePolicy.ManagedPolicyArn())
+	// The output keeps its earlier name so that an upgrade keeps it (operators and their tooling read it).
+	out("EnqueueRedrivePolicyARN", "Attach to the operator who reprocesses parked stream batches (make reprocess-enqueue).", h.EnqueueReprocessPolicy.ManagedPolicyArn())
 	out("DeliverFunctionName", "POSTs deliveries to endpoints.", h.Functions.Deliver.FunctionName())
 	out("DeliverRoleARN", "The deliver function's role: a customer's trust policy names it for an sqs, sns or eventbridge endpoint (docs/destinations.md).", h.Functions.Deliver.Role().RoleArn())
 	out("DLQDepthAlarmName", "Fires when the DLQ holds too many messages.", h.Alarms["DLQDepth"].AlarmName())

@@ -67,9 +67,9 @@ const sourceSQS = "aws:sqs"
 
 // dispatch is the Lambda handler of both event sources: an event whose first
 // record comes from SQS (the deferred fan-out queue) goes to fanOut, any
-// other (a stream batch, the operator's re-drive of one, an empty event) to
-// stream. An event that is not JSON of either shape is an error, and Lambda
-// retries it as its source says.
+// other (a stream batch, the operator's reprocessing of one, an empty event)
+// to stream. An event that is not JSON of either shape is an error, and
+// Lambda retries it as its source says.
 func dispatch(
 	stream func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error),
 	fanOut func(context.Context, events.SQSEvent) (events.SQSEventResponse, error),
@@ -106,7 +106,7 @@ func config(cfg fnenv.EnqueueEnv) enqueue.Config {
 		LaneAfter:    cfg.LaneAfter,
 		BusName:      cfg.EventBus,
 		// The operational events the bus keeps refusing are parked
-		// there, through Queue, for make redrive-enqueue.
+		// there, through Queue, for make reprocess-enqueue.
 		ParkQueueURL: cfg.FailureQueueURL,
 		// Empty: no deferral, every record fanned out inline.
 		FanOutQueueURL: cfg.FanOutQueueURL,

@@ -116,7 +116,7 @@ func TestDispatchFindsTheRecordsAnywhere(t *testing.T) {
 }
 
 // An event without records (or one whose records name no source, as an
-// operator's hand-made re-drive may) goes to the stream handler, as every
+// operator's hand-made reprocessing may) goes to the stream handler, as every
 // event did before the fan-out queue.
 func TestDispatchDefaultsToTheStream(t *testing.T) {
 	t.Parallel()

@@ -61,7 +61,7 @@ func TestConsumerApp(t *testing.T) {
 	require.True(t, *grant.Success())
 	operator := awsiam.NewRole(stack, jsii.String("Operator"), &awsiam.RoleProps{AssumedBy: awsiam.NewAccountRootPrincipal()})
 	require.True(t, *billing.GrantOperatorKeyRead(operator).Success())
-	billing.GrantEnqueueRedrive(operator)
+	billing.GrantEnqueueReprocess(operator)
 
 	tpl := assertions.Template_FromStack(stack, nil)
 	var doc struct {
@@ -96,7 +96,7 @@ func TestConsumerApp(t *testing.T) {
 		require.NotEqual(t, outboxOf(orders), outboxOf(billing))
 	})
 
-	t.Run("the operator's role reads Billing's operator key and holds its re-drive policy", func(t *testing.T) {
+	t.Run("the operator's role reads Billing's operator key and holds its reprocess policy", func(t *testing.T) {
 		secret := logicalID(billing.OperatorKey.Node().DefaultChild().(awscdk.CfnElement))
 		role := logicalID(operator.Node().DefaultChild().(awscdk.CfnElement))
 		check(t, func() {
@@ -107,7 +107,7 @@ func TestConsumerApp(t *testing.T) {
 				}}},
 			})
 		})
-		policy := logicalID(billing.EnqueueRedrivePolicy.Node().DefaultChild().(awscdk.CfnElement))
+		policy := logicalID(billing.EnqueueReprocessPolicy.Node().DefaultChild().(awscdk.CfnElement))
 		require.Equal(t, []any{obj{"Ref": policy}}, doc.Resources[role].Properties["ManagedPolicyArns"])
 	})
 

@@ -18,7 +18,7 @@
 // TransactWriteItems needs for it), the state table, the delivery queue,
 // the dead-letter queue, the HTTP API and its URL, the operator key
 // (GrantOperatorKeyRead), the alarm topic and alarms, the operator's
-// EventBridge bus, the enqueue re-drive policy (GrantEnqueueRedrive) and
+// EventBridge bus, the enqueue reprocess policy (GrantEnqueueReprocess) and
 // the four functions. It adds no outputs: those are the app's choice.
 //
 // # Defaults

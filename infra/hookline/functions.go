@@ -18,7 +18,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/fnenv"
-	"github.com/hookline/hookline/internal/streamredrive"
+	"github.com/hookline/hookline/internal/streamreprocess"
 )
 
 // The enqueue function's stream mapping. No event waits for a person while
@@ -26,8 +26,8 @@ import (
 // it, with no limit on the number of retries, until its oldest record is
 // streamMaxRecordAge old; then it parks the batch's position (shard and
 // sequence numbers, never the records) on the enqueue failure queue, where
-// the operator's re-drive (scripts/enqueueredrive) reads the records back
-// from the stream.
+// the operator's reprocessing (scripts/enqueuereprocess) reads the records
+// back from the stream.
 const (
 	// streamBatchSize is the mapping's largest batch: 100 records.
 	streamBatchSize = 100
@@ -37,13 +37,13 @@ const (
 	// streamRetention is how long DynamoDB Streams keeps a record: 24 hours,
 	// fixed by the service. A record older than that may be trimmed at any
 	// moment and can no longer be read.
-	streamRetention = streamredrive.StreamRetention
+	streamRetention = streamreprocess.StreamRetention
 	// streamMaxRecordAge is the mapping's MaximumRecordAgeInSeconds: 20
 	// hours. Lambda accepts -1 (no limit) or 60 s to 7 days. It is not -1:
 	// with no age limit Lambda retries until the stream trims the records,
 	// and then the batch is beyond reading back. 20 hours of retries, then
 	// the parked batch stays readable in the stream for 4 more hours, the
-	// operator's window for re-driving it from the stream (after that, from
+	// operator's window for reprocessing it from the stream (after that, from
 	// the outbox table: docs/operations.md).
 	streamMaxRecordAge = 20 * time.Hour
 )
@@ -67,9 +67,9 @@ const fanOutBatchSize = 10
 // (FilterCriteria {"eventName":["INSERT"]}). Every outbox item expires
 // (expires_at), and each expiry is a second stream record, a REMOVE, which
 // Lambda then drops before it invokes enqueue (and bills nothing for).
-// Enqueue still skips every record but an INSERT: the operator's re-drive
-// (scripts/enqueueredrive) reads parked batches back from the stream
-// unfiltered.
+// Enqueue still skips every record but an INSERT: the operator's
+// reprocessing (scripts/enqueuereprocess) reads parked batches back from the
+// stream unfiltered.
 func insertsOnly() *[]*map[string]any {
 	return &[]*map[string]any{awslambda.FilterCriteria_Filter(&map[string]any{
 		"eventName": awslambda.FilterRule_IsEqual(jsii.String("INSERT")),

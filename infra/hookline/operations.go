@@ -178,7 +178,7 @@ func newAlarms(c constructs.Construct, p opsProps) map[string]awscloudwatch.Alar
 		float64(p.Alarms.RejectedItems), 1)
 	// Any parked operational event alarms: the operator did not hear of
 	// it, and it waits on the enqueue failure queue to be put again.
-	b.add("OperatorEventsParked", "Operational events could not be put on the operator's EventBridge bus and were parked on the enqueue failure queue (deliveries went on); run make redrive-enqueue once the bus takes events again.",
+	b.add("OperatorEventsParked", "Operational events could not be put on the operator's EventBridge bus and were parked on the enqueue failure queue (deliveries went on); run make reprocess-enqueue once the bus takes events again.",
 		awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(metrics.OperatorEventsParked),
 			Period: five, Statistic: jsii.String("Sum")}),
 		0, 1)

@@ -41,7 +41,7 @@ type Hookline struct {
 	// DeliveryQueue holds the deliveries waiting for the deliver function;
 	// DeadLetterQueue those that could not be made (the DLQ);
 	// EnqueueFailureQueue the outbox stream batches enqueue could not
-	// process (their positions, for the operator's re-drive).
+	// process (their positions, for the operator's reprocessing).
 	DeliveryQueue, DeadLetterQueue, EnqueueFailureQueue awssqs.Queue
 	// LaneQueue is the tenant lane: the second queue the deliver function
 	// consumes, holding the deliveries of tenants over their share; its
@@ -87,9 +87,9 @@ type Hookline struct {
 	// (endpoint.disabled, endpoint.failing, endpoint.recovered,
 	// delivery.dead): add your rules to it.
 	OperatorBus awsevents.EventBus
-	// EnqueueRedrivePolicy is a managed policy to attach to the operator
-	// who re-drives parked stream batches (docs/operations.md).
-	EnqueueRedrivePolicy awsiam.ManagedPolicy
+	// EnqueueReprocessPolicy is a managed policy to attach to the operator
+	// who reprocesses parked stream batches (docs/operations.md).
+	EnqueueReprocessPolicy awsiam.ManagedPolicy
 	// Functions are the four Lambda functions.
 	Functions Functions
 	// MaxReceiveCount is the delivery queue's maxReceiveCount: the retry
@@ -156,7 +156,8 @@ func newHookline(scope constructs.Construct, id string, props *Props) (*Hookline
 		Functions: []awslambda.Function{fns.Enqueue, fns.Deliver, httpAPI.Function, replay.Function},
 	}, fns.Deliver, httpAPI.Function)
 
-	redrive := newEnqueueRedrivePolicy(c, "EnqueueRedrivePolicy", redriveProps{
+	// The id (the policy's logical id) keeps its earlier name so that an upgrade keeps the policy.
+	reprocess := newEnqueueReprocessPolicy(c, "EnqueueRedrivePolicy", reprocessProps{
 		Failures: queues.EnqueueFailures, Outbox: tables.Outbox, Enqueue: fns.Enqueue, Bus: bus.Bus,
 	})
 
@@ -168,12 +169,12 @@ func newHookline(scope constructs.Construct, id string, props *Props) (*Hookline
 	})
 	suppressNagFindings(accepted)
 
-	return assemble(c, tables, queues, replay, httpAPI, ops, bus, redrive, secretsKey, fns, p.Retry.Attempts()), accepted, nil
+	return assemble(c, tables, queues, replay, httpAPI, ops, bus, reprocess, secretsKey, fns, p.Retry.Attempts()), accepted, nil
 }
 
 // assemble is the Hookline New returns, from the parts it built.
 func assemble(c constructs.Construct, tables tableSet, queues deliveryQueues, replay replayParts, httpAPI apiParts, ops operationsParts,
-	bus operatorBus, redrive awsiam.ManagedPolicy, secretsKey awskms.Key, fns pipelineFunctions, attempts int) *Hookline {
+	bus operatorBus, reprocess awsiam.ManagedPolicy, secretsKey awskms.Key, fns pipelineFunctions, attempts int) *Hookline {
 	return &Hookline{
 		Construct:   c,
 		OutboxTable: tables.Outbox, StateTable: tables.State,
@@ -182,7 +183,7 @@ func assemble(c constructs.Construct, tables tableSet, queues deliveryQueues, re
 		ReplayJobsQueue: replay.Jobs, ReplayOpsQueue: replay.Ops,
 		API: httpAPI.API, URL: httpAPI.API.ApiEndpoint(), APIAccessLogs: httpAPI.AccessLogs, OperatorKey: httpAPI.OperatorKey,
 		SecretsKey: secretsKey, AlarmTopic: ops.Topic, Alarms: ops.Alarms, Dashboard: ops.Dashboard,
-		OperatorBus: bus.Bus, EnqueueRedrivePolicy: redrive,
+		OperatorBus: bus.Bus, EnqueueReprocessPolicy: reprocess,
 		Functions:       Functions{Enqueue: fns.Enqueue, Deliver: fns.Deliver, API: httpAPI.Function, Replay: replay.Function},
 		MaxReceiveCount: attempts,
 	}
@@ -239,12 +240,12 @@ func (h *Hookline) GrantOperatorKeyRead(grantee awsiam.IGrantable) awsiam.Grant 
 	return h.OperatorKey.GrantRead(grantee, nil)
 }
 
-// GrantEnqueueRedrive lets grantee re-drive the outbox stream batches
+// GrantEnqueueReprocess lets grantee reprocess the outbox stream batches
 // parked on the enqueue failure queue (docs/operations.md): it attaches
-// EnqueueRedrivePolicy to grantee's role. grantee must be an IAM role,
+// EnqueueReprocessPolicy to grantee's role. grantee must be an IAM role,
 // user or group.
-func (h *Hookline) GrantEnqueueRedrive(grantee awsiam.IIdentity) {
-	grantee.AddManagedPolicy(h.EnqueueRedrivePolicy)
+func (h *Hookline) GrantEnqueueReprocess(grantee awsiam.IIdentity) {
+	grantee.AddManagedPolicy(h.EnqueueReprocessPolicy)
 }
 
 // checkedProps is props (nil: the zero props) with its defaults, or an

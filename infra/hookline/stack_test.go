@@ -21,7 +21,7 @@ import (
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/retry"
 	"github.com/hookline/hookline/internal/store"
-	"github.com/hookline/hookline/internal/streamredrive"
+	"github.com/hookline/hookline/internal/streamreprocess"
 	"github.com/stretchr/testify/require"
 )
 
@@ -97,7 +97,7 @@ func newStack(app awscdk.App, id string, props *Props) (awscdk.Stack, *Hookline,
 	out("DeadLetterQueueURL", h.DeadLetterQueue.QueueUrl())
 	out("EnqueueFailureQueueURL", h.EnqueueFailureQueue.QueueUrl())
 	out("EnqueueFunctionName", h.Functions.Enqueue.FunctionName())
-	out("EnqueueRedrivePolicyARN", h.EnqueueRedrivePolicy.ManagedPolicyArn())
+	out("EnqueueRedrivePolicyARN", h.EnqueueReprocessPolicy.ManagedPolicyArn())
 	out("DeliverFunctionName", h.Functions.Deliver.FunctionName())
 	out("DLQDepthAlarmName", h.Alarms["DLQDepth"].AlarmName())
 	out("ApiFunctionName", h.Functions.API.FunctionName())
@@ -1065,8 +1065,8 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		require.Equal(t, 24*time.Hour, streamRetention)
 		batch := props["BatchSize"].(float64)
 		require.True(t, batch >= 1 && batch <= 10000, "BatchSize %v", batch)
-		// The re-drive invokes enqueue with at most a batch's records.
-		require.Equal(t, streamBatchSize, streamredrive.MaxInvokeRecords)
+		// Reprocessing invokes enqueue with at most a batch's records.
+		require.Equal(t, streamBatchSize, streamreprocess.MaxInvokeRecords)
 	})
 
 	t.Run("SQS mapping: delivery queue to deliver, batch 10, partial failures, capped concurrency", func(t *testing.T) {
@@ -1218,11 +1218,16 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		require.Len(t, map[string]bool{s.deliveryQueue: true, s.laneQueue: true, s.deadLetter: true, s.enqueueFails: true, s.fanOutQueue: true, s.fanOutDLQ: true}, 6)
 	})
 
-	t.Run("operator re-drive policy: exactly what the re-drive calls, attached to no function", func(t *testing.T) {
+	t.Run("operator reprocess policy: exactly what reprocessing calls, attached to no function", func(t *testing.T) {
 		ref, ok := dig(t, s.json, "Outputs", "EnqueueRedrivePolicyARN", "Value", "Ref").(string)
 		require.True(t, ok)
 		policy := s.resource(t, ref, "AWS::IAM::ManagedPolicy")
 		props := dig(t, policy, "Properties").(obj)
+		// An upgrade keeps the policy, attached where operators attached it,
+		// only with its earlier logical id and description (IAM cannot
+		// change a policy's description: a new one replaces the policy).
+		require.Equal(t, "EnqueueRedrivePolicy911A777B", ref)
+		require.Equal(t, "Re-drive the outbox stream batches and operational events parked on the hookline enqueue failure queue (docs/operations.md).", props["Description"])
 		for _, k := range []string{"Roles", "Users", "Groups"} {
 			require.NotContains(t, props, k, "an operator attaches the policy; the stack attaches it to nobody")
 		}
@@ -1242,7 +1247,7 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 			slices.Sort(actions)
 			got[strings.Join(actions, " ")] = st["Resource"]
 		}
-		// The actions are the methods of the re-drive's ports, one for one
+		// The actions are the methods of the Reprocessor's ports, one for one
 		// (Lambda's Invoke is the action lambda:InvokeFunction).
 		port := func(service string, iface reflect.Type) string {
 			var actions []string
@@ -1257,11 +1262,11 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 			return strings.Join(actions, " ")
 		}
 		want := map[string]any{
-			port("sqs", reflect.TypeFor[streamredrive.Queue]()):        getAtt(s.enqueueFails, "Arn"),
-			port("dynamodb", reflect.TypeFor[streamredrive.Streams]()): getAtt(s.outboxTable, "StreamArn"),
-			port("lambda", reflect.TypeFor[streamredrive.Invoker]()):   getAtt(s.enqueueFn, "Arn"),
-			port("dynamodb", reflect.TypeFor[streamredrive.Scanner]()): getAtt(s.outboxTable, "Arn"),
-			port("events", reflect.TypeFor[streamredrive.Bus]()):       getAtt(s.operatorBus, "Arn"),
+			port("sqs", reflect.TypeFor[streamreprocess.Queue]()):        getAtt(s.enqueueFails, "Arn"),
+			port("dynamodb", reflect.TypeFor[streamreprocess.Streams]()): getAtt(s.outboxTable, "StreamArn"),
+			port("lambda", reflect.TypeFor[streamreprocess.Invoker]()):   getAtt(s.enqueueFn, "Arn"),
+			port("dynamodb", reflect.TypeFor[streamreprocess.Scanner]()): getAtt(s.outboxTable, "Arn"),
+			port("events", reflect.TypeFor[streamreprocess.Bus]()):       getAtt(s.operatorBus, "Arn"),
 		}
 		require.Equal(t, want, got)
 	})

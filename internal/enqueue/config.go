@@ -77,7 +77,7 @@ type Config struct {
 	BusName string
 	// ParkQueueURL is the enqueue failure queue, where operational events
 	// the bus kept refusing are parked (through Handler.Queue), for make
-	// redrive-enqueue to put again. Empty: such events fail the invocation
+	// reprocess-enqueue to put again. Empty: such events fail the invocation
 	// instead, and the stream retries the batch (the production wiring
 	// always sets it).
 	ParkQueueURL string

@@ -50,7 +50,7 @@
 // DefaultPutTries (3) tries with a short backoff, and those that still
 // fail are parked on the enqueue failure queue as ParkedEvent messages
 // (counted, OperatorEventsParked; put on the bus again by make
-// redrive-enqueue), and the invocation goes on. Only when they cannot be
+// reprocess-enqueue), and the invocation goes on. Only when they cannot be
 // parked either does the invocation fail, and the stream's retry puts the
 // batch's operational events again: at least once, deduplicated by the
 // detail's id.

@@ -938,7 +938,7 @@ func TestMessagesCarryTheirTenantsGroup(t *testing.T) {
 }
 
 // Only an INSERT is an event. The stream mapping passes INSERT records
-// only (its FilterCriteria), but the operator's re-drive reads parked
+// only (its FilterCriteria), but the operator's reprocessing reads parked
 // batches back from the stream unfiltered: an update or a TTL removal of
 // an outbox item, even one whose image holds a valid event, sends nothing,
 // records nothing and fails nothing.

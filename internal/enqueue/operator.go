@@ -192,7 +192,7 @@ const ParkedKind = "operator_event"
 // ParkedEvent is the body of a message enqueue parks on the enqueue failure
 // queue when it could not put an operational event on the operator's bus:
 // the entry it would have put, whole, and why it could not. make
-// redrive-enqueue puts it on the bus again (internal/streamredrive).
+// reprocess-enqueue puts it on the bus again (internal/streamreprocess).
 type ParkedEvent struct {
 	// Parked is ParkedKind.
 	Parked string `json:"hookline_parked"`

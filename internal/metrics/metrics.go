@@ -61,7 +61,7 @@ const (
 	GateUnavailable = "GateUnavailable"
 	// OperatorEventsParked counts operational events enqueue could not put
 	// on the operator's EventBridge bus after its tries, and parked on the
-	// enqueue failure queue instead (make redrive-enqueue puts them again).
+	// enqueue failure queue instead (make reprocess-enqueue puts them again).
 	OperatorEventsParked = "OperatorEventsParked"
 	DimensionTenant      = "TenantId"
 	DimensionReason      = "Reason"

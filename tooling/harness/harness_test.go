@@ -73,8 +73,8 @@ func TestDynamoDBLogsNoChecksumWarning(t *testing.T) {
 // operatorCommands are the programs under scripts/ that an operator runs
 // against a real account: like the functions, they keep the SDK's check.
 var operatorCommands = map[string]bool{
-	"../../scripts/enqueueredrive/main.go": true,
-	"../../scripts/sealsecrets/main.go":    true,
+	"../../scripts/enqueuereprocess/main.go": true,
+	"../../scripts/sealsecrets/main.go":      true,
 }
 
 // The tools build their DynamoDB clients with DynamoDB, so none of them

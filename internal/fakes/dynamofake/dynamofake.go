@@ -8,7 +8,7 @@
 //     members, batch reads, paged queries, an eventually consistent index,
 //     injected faults;
 //   - Table is a table keyed by one string attribute, as the outbox table
-//     is: read by Scan (the outbox fallback of package streamredrive), by
+//     is: read by Scan (the outbox fallback of package streamreprocess), by
 //     GetItem and by Query of its global indexes (AddIndex; the message
 //     log of package messagelog, tablequery.go), written by PutItem
 //     (package opevent). An unknown table is a ResourceNotFoundException; a

@@ -1,7 +1,7 @@
 // Package lambdafake is one in-memory Lambda for tests of any package: a
 // function run in process, invoked as Lambda invokes it synchronously. It
 // holds an invocation to the rules that matter to hookline's invokers
-// (package streamredrive):
+// (package streamreprocess):
 //
 //   - an unknown function name is a ResourceNotFoundException;
 //   - only a synchronous invocation (RequestResponse, the default) runs;

@@ -1,6 +1,6 @@
 // Package streamsfake is one in-memory DynamoDB Streams for tests of any
 // package, held to the rules of the service that hookline's readers meet
-// (package streamredrive):
+// (package streamreprocess):
 //
 //   - an unknown stream or shard is a ResourceNotFoundException;
 //   - GetShardIterator takes AT_SEQUENCE_NUMBER and AFTER_SEQUENCE_NUMBER

@@ -1,11 +1,11 @@
-// Package streamredrive re-drives the outbox stream batches that the enqueue
-// function's event source mapping gave up on. The mapping retries a failing
-// batch, bisecting it, until its oldest record reaches the age cap; then it
-// parks the batch on the enqueue failure queue as a failure record, which
-// names where the records are (stream, shard, first and last sequence
+// Package streamreprocess reprocesses the outbox stream batches that the
+// enqueue function's event source mapping gave up on. The mapping retries a
+// failing batch, bisecting it, until its oldest record reaches the age cap;
+// then it parks the batch on the enqueue failure queue as a failure record,
+// which names where the records are (stream, shard, first and last sequence
 // numbers) and holds none of them.
 //
-// For each parked message, Redriver reads the batch back from the stream
+// For each parked message, Reprocessor reads the batch back from the stream
 // (GetShardIterator AT_SEQUENCE_NUMBER on the record's shard, GetRecords up
 // to its last sequence number), builds from the records the same DynamoDB
 // stream event Lambda would have sent, invokes the enqueue function with it
@@ -27,9 +27,9 @@
 // they occurred (a window around the batch's arrival times), and the
 // messages are deleted once they are processed.
 //
-// Re-driving is at least once, like the stream: enqueue sends nothing for
+// Reprocessing is at least once, like the stream: enqueue sends nothing for
 // a delivery already attempted, and sends again, with the same delivery id
 // (webhook-id), a delivery whose message was sent but not yet attempted.
 // Processing a batch twice, or an outbox event that was in no parked batch,
 // is therefore harmless.
-package streamredrive
+package streamreprocess

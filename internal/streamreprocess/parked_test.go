@@ -1,4 +1,4 @@
-package streamredrive_test
+package streamreprocess_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 	"github.com/hookline/hookline/internal/enqueue"
-	"github.com/hookline/hookline/internal/streamredrive"
+	"github.com/hookline/hookline/internal/streamreprocess"
 	"github.com/stretchr/testify/require"
 )
 
@@ -52,7 +52,7 @@ func parked(t *testing.T, id string) (string, ebtypes.PutEventsRequestEntry) {
 
 // A parked operational event on the enqueue failure queue is put on the
 // bus it was meant for, the entry enqueue tried, and its message deleted
-// ("resent"), beside the stream batches re-driven as before; without a bus
+// ("resent"), beside the stream batches reprocessed as before; without a bus
 // client, or while the bus still refuses it, it is kept.
 func TestParkedOperationalEventsArePutAgain(t *testing.T) {
 	t.Parallel()
@@ -73,9 +73,9 @@ func TestParkedOperationalEventsArePutAgain(t *testing.T) {
 		}
 		require.Equal(t, 2, rep.Deleted)
 		require.Zero(t, rep.Kept)
-		require.Equal(t, streamredrive.Resent, rep.Results[0].Outcome)
+		require.Equal(t, streamreprocess.Resent, rep.Results[0].Outcome)
 		require.Equal(t, 1, rep.Results[0].Retries, "the first put failed")
-		require.Equal(t, streamredrive.Redriven, rep.Results[1].Outcome)
+		require.Equal(t, streamreprocess.Reprocessed, rep.Results[1].Outcome)
 		require.Equal(t, seqs(2, 4), e.fn.processed())
 	})
 	t.Run("kept while the bus refuses it", func(t *testing.T) {
@@ -86,7 +86,7 @@ func TestParkedOperationalEventsArePutAgain(t *testing.T) {
 		rep := e.run(t)
 		present, visible := e.queue.state(id)
 		require.True(t, present && visible, "kept, visible again for the next run")
-		require.Equal(t, streamredrive.Failed, rep.Results[0].Outcome)
+		require.Equal(t, streamreprocess.Failed, rep.Results[0].Outcome)
 		require.Contains(t, rep.Results[0].Error, "after 3 attempts")
 		require.Equal(t, []time.Duration{time.Second, 2 * time.Second}, e.sleeps)
 	})
@@ -97,7 +97,7 @@ func TestParkedOperationalEventsArePutAgain(t *testing.T) {
 		rep := e.run(t)
 		present, _ := e.queue.state(id)
 		require.True(t, present)
-		require.Equal(t, streamredrive.Failed, rep.Results[0].Outcome)
+		require.Equal(t, streamreprocess.Failed, rep.Results[0].Outcome)
 		require.Equal(t, 1, rep.Kept)
 	})
 	t.Run("a broken parked message is invalid, and kept", func(t *testing.T) {
@@ -105,7 +105,7 @@ func TestParkedOperationalEventsArePutAgain(t *testing.T) {
 		e.r.Bus = &fakeBus{}
 		e.queue.add(`{"hookline_parked":"operator_event","bus":"b"}`)
 		rep := e.run(t)
-		require.Equal(t, streamredrive.Invalid, rep.Results[0].Outcome)
+		require.Equal(t, streamreprocess.Invalid, rep.Results[0].Outcome)
 		require.Equal(t, 1, rep.Kept)
 	})
 }

@@ -1,4 +1,4 @@
-package streamredrive
+package streamreprocess
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 )
 
-// Streams is what the re-drive reads of DynamoDB Streams.
+// Streams is what reprocessing reads of DynamoDB Streams.
 type Streams interface {
 	GetShardIterator(context.Context, *dynamodbstreams.GetShardIteratorInput, ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetShardIteratorOutput, error)
 	GetRecords(context.Context, *dynamodbstreams.GetRecordsInput, ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error)
@@ -35,7 +35,7 @@ const maxEmptyReads = 25
 
 // readBatch reads the batch's records from its shard, in order: from the
 // start sequence number to the end one, both included.
-func (r *Redriver) readBatch(ctx context.Context, b BatchInfo) ([]streamtypes.Record, error) {
+func (r *Reprocessor) readBatch(ctx context.Context, b BatchInfo) ([]streamtypes.Record, error) {
 	it, err := r.Streams.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{
 		StreamArn:         aws.String(b.StreamARN),
 		ShardId:           aws.String(b.ShardID),
@@ -94,7 +94,7 @@ func (r *Redriver) readBatch(ctx context.Context, b BatchInfo) ([]streamtypes.Re
 // shard or stream that no longer exists for a batch past the retention, is
 // ErrGone; anything else (throttling, permissions, a wrong region) is a
 // failure to retry in a later run.
-func (r *Redriver) streamError(b BatchInfo, err error) error {
+func (r *Reprocessor) streamError(b BatchInfo, err error) error {
 	var trimmed *streamtypes.TrimmedDataAccessException
 	if errors.As(err, &trimmed) {
 		return fmt.Errorf("%w: %w", ErrGone, err)

@@ -27,12 +27,12 @@ import (
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/signing"
-	"github.com/hookline/hookline/internal/streamredrive"
+	"github.com/hookline/hookline/internal/streamreprocess"
 	"github.com/hookline/hookline/outbox"
 	"github.com/stretchr/testify/require"
 )
 
-// Batches the stream mapping gave up on are re-driven by the operator's
+// Batches the stream mapping gave up on are reprocessed by the operator's
 // command, with enqueue failures injected all along:
 //
 //  1. The enqueue function cannot reach its delivery queue, so every
@@ -53,9 +53,9 @@ import (
 //     rejected), so nothing but the fallback can deliver them.
 //
 // Not parallel: it breaks the enqueue function for a minute.
-func TestParkedStreamBatchesAreRedriven(t *testing.T) {
+func TestParkedStreamBatchesAreReprocessed(t *testing.T) {
 	ctx := context.Background()
-	bin := buildRedrive(t)
+	bin := buildReprocess(t)
 	require.Zero(t, queueDepth(t, env.out.EnqueueFailureQueueURL), "the enqueue failure queue must start empty")
 	streamARN, shardID := outboxStream(t)
 
@@ -91,16 +91,16 @@ func TestParkedStreamBatchesAreRedriven(t *testing.T) {
 	restoreAge()
 	require.Empty(t, rcvA.requests(), "nothing is delivered while enqueue fails")
 
-	// 2. Repair the function, inject enqueue failures, re-drive.
+	// 2. Repair the function, inject enqueue failures, reprocess.
 	setEnqueueEnv(func(v map[string]string) { v[fault.Env] = fault.EnqueueFail + ":1" })
-	code, rep, stderr := runRedrive(t, bin, "-attempts", "10")
+	code, rep, stderr := runReprocess(t, bin, "-attempts", "10")
 	require.Equal(t, 0, code, "the command failed:\n%s", stderr)
 	require.Equal(t, len(parked), rep.Deleted)
 	require.Zero(t, rep.Kept)
 	require.Positive(t, rep.Retries, "the injected failures made the command invoke again")
 	records := 0
 	for _, res := range rep.Results {
-		require.Equal(t, streamredrive.Redriven, res.Outcome, res.Error)
+		require.Equal(t, streamreprocess.Reprocessed, res.Outcome, res.Error)
 		records += res.Records
 	}
 	// The parked batches hold tenant A's events and whatever else was
@@ -108,9 +108,9 @@ func TestParkedStreamBatchesAreRedriven(t *testing.T) {
 	// (the delivery.dead summaries of earlier tests' deaths) among them.
 	require.GreaterOrEqual(t, records, len(evsA))
 	requireDelivered(t, rcvA, tnA, evsA)
-	require.Zero(t, queueDepth(t, env.out.EnqueueFailureQueueURL), "every re-driven message is deleted")
+	require.Zero(t, queueDepth(t, env.out.EnqueueFailureQueueURL), "every reprocessed message is deleted")
 
-	// 3. A batch gone from the stream: kept, then re-driven from the outbox.
+	// 3. A batch gone from the stream: kept, then reprocessed from the outbox.
 	rcvB := newReceiver(t, status(http.StatusOK))
 	tnB := tenant{ID: "t_gone_" + strconv.FormatInt(time.Now().UnixNano(), 10)}
 	var evsB []outbox.Event
@@ -136,11 +136,11 @@ func TestParkedStreamBatchesAreRedriven(t *testing.T) {
 	tnB.Secret = secret // a plaintext secret of an endpoint written before sealing: it still signs
 	require.NoError(t, env.store.PutEndpoint(ctx, tnB.Endpoint))
 
-	var gone streamredrive.FailureRecord
+	var gone streamreprocess.FailureRecord
 	gone.RequestContext.Condition = "RetryAttemptsExhausted"
 	gone.Version = "1.0"
 	gone.Timestamp = time.Now().UTC()
-	gone.Batch = streamredrive.BatchInfo{
+	gone.Batch = streamreprocess.BatchInfo{
 		ShardID: shardID, StreamARN: streamARN, StartSequenceNumber: "1", EndSequenceNumber: "4", BatchSize: len(evsB),
 		FirstArrival: first.UTC().Truncate(time.Second), LastArrival: last.UTC().Truncate(time.Second),
 	}
@@ -149,18 +149,18 @@ func TestParkedStreamBatchesAreRedriven(t *testing.T) {
 	_, err = env.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &env.out.EnqueueFailureQueueURL, MessageBody: aws.String(string(body))})
 	require.NoError(t, err)
 
-	code, rep, stderr = runRedrive(t, bin, "-attempts", "10")
+	code, rep, stderr = runReprocess(t, bin, "-attempts", "10")
 	require.Equal(t, 1, code, "a batch gone from the stream is kept:\n%s", stderr)
 	require.Len(t, rep.Results, 1)
-	require.Equal(t, streamredrive.Gone, rep.Results[0].Outcome)
+	require.Equal(t, streamreprocess.Gone, rep.Results[0].Outcome)
 	require.Contains(t, rep.Results[0].Error, "TrimmedDataAccessException")
 	require.Contains(t, stderr, "-outbox-fallback")
 	require.Equal(t, 1, queueDepth(t, env.out.EnqueueFailureQueueURL), "kept")
 
-	code, rep, stderr = runRedrive(t, bin, "-attempts", "10", "-outbox-fallback", "-outbox-table", env.out.OutboxTableName, "-outbox-margin", "30s")
+	code, rep, stderr = runReprocess(t, bin, "-attempts", "10", "-outbox-fallback", "-outbox-table", env.out.OutboxTableName, "-outbox-margin", "30s")
 	require.Equal(t, 0, code, "the command failed:\n%s", stderr)
 	require.Len(t, rep.Results, 1)
-	require.Equal(t, streamredrive.RedrivenFromOutbox, rep.Results[0].Outcome, rep.Results[0].Error)
+	require.Equal(t, streamreprocess.ReprocessedFromOutbox, rep.Results[0].Outcome, rep.Results[0].Error)
 	require.GreaterOrEqual(t, rep.OutboxEvents, len(evsB))
 	requireDelivered(t, rcvB, tnB, evsB)
 	require.Zero(t, queueDepth(t, env.out.EnqueueFailureQueueURL))
@@ -201,18 +201,18 @@ func requireDelivered(t *testing.T, rcv *receiver, tn tenant, evs []outbox.Event
 	}
 }
 
-// buildRedrive builds the operator's command once for the test.
-func buildRedrive(t *testing.T) string {
+// buildReprocess builds the operator's command once for the test.
+func buildReprocess(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "enqueueredrive")
-	out, err := exec.Command("go", "build", "-o", bin, "../scripts/enqueueredrive").CombinedOutput()
+	bin := filepath.Join(t.TempDir(), "enqueuereprocess")
+	out, err := exec.Command("go", "build", "-o", bin, "../scripts/enqueuereprocess").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	return bin
 }
 
-// runRedrive runs the command against the deployed stack and returns its
+// runReprocess runs the command against the deployed stack and returns its
 // exit code, its report and what it printed on stderr.
-func runRedrive(t *testing.T, bin string, args ...string) (int, streamredrive.Report, string) {
+func runReprocess(t *testing.T, bin string, args ...string) (int, streamreprocess.Report, string) {
 	t.Helper()
 	args = append([]string{"-queue-url", env.out.EnqueueFailureQueueURL, "-function", env.out.EnqueueFunctionName}, args...)
 	cmd := exec.Command(bin, args...)
@@ -226,9 +226,9 @@ func runRedrive(t *testing.T, bin string, args ...string) (int, streamredrive.Re
 	} else {
 		require.NoError(t, err)
 	}
-	var rep streamredrive.Report
+	var rep streamreprocess.Report
 	require.NoError(t, json.Unmarshal(stdout.Bytes(), &rep), "stdout: %s\nstderr: %s", stdout.String(), stderr.String())
-	t.Logf("enqueueredrive %v: exit %d\n%s", args[4:], code, stderr.String())
+	t.Logf("enqueuereprocess %v: exit %d\n%s", args[4:], code, stderr.String())
 	return code, rep, stderr.String()
 }
 
@@ -318,9 +318,9 @@ func setMaxRecordAge(t *testing.T, seconds int32) func() {
 // waitParked waits until the batches parked on the enqueue failure queue
 // hold n records, peeking at them (they stay on the queue), and returns
 // their failure records.
-func waitParked(t *testing.T, n int, timeout time.Duration) []streamredrive.FailureRecord {
+func waitParked(t *testing.T, n int, timeout time.Duration) []streamreprocess.FailureRecord {
 	t.Helper()
-	seen := map[string]streamredrive.FailureRecord{}
+	seen := map[string]streamreprocess.FailureRecord{}
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		out, err := env.sqs.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
@@ -330,7 +330,7 @@ func waitParked(t *testing.T, n int, timeout time.Duration) []streamredrive.Fail
 		})
 		require.NoError(t, err)
 		for _, m := range out.Messages {
-			rec, err := streamredrive.ParseFailureRecord(aws.ToString(m.Body))
+			rec, err := streamreprocess.ParseFailureRecord(aws.ToString(m.Body))
 			require.NoError(t, err, "the local cloud parked a message that is not a failure record: %s", aws.ToString(m.Body))
 			seen[aws.ToString(m.MessageId)] = rec
 		}
@@ -340,7 +340,7 @@ func waitParked(t *testing.T, n int, timeout time.Duration) []streamredrive.Fail
 		}
 		if total >= n {
 			time.Sleep(2 * time.Second) // visible again
-			var recs []streamredrive.FailureRecord
+			var recs []streamreprocess.FailureRecord
 			for _, r := range seen {
 				recs = append(recs, r)
 			}

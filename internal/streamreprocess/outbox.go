@@ -1,4 +1,4 @@
-package streamredrive
+package streamreprocess
 
 import (
 	"context"
@@ -68,7 +68,7 @@ func locate(merged []window, t time.Time) int {
 	return -1
 }
 
-// outboxResult is what a re-drive from the outbox did.
+// outboxResult is what reprocessing from the outbox did.
 type outboxResult struct {
 	// Events is how many outbox items were processed; Found, how many of
 	// them in each window given.
@@ -84,7 +84,7 @@ type outboxResult struct {
 // the windows: it scans the whole table (a page at a time, each page's
 // events invoked before the next page is read) and builds for each event
 // the INSERT record the stream carried, its NewImage the item.
-func (r *Redriver) fromOutbox(ctx context.Context, ws []window, streamARN string) (res outboxResult, err error) {
+func (r *Reprocessor) fromOutbox(ctx context.Context, ws []window, streamARN string) (res outboxResult, err error) {
 	merged, index := mergeWindows(ws)
 	perMerged := make([]int, len(merged))
 	res.Found = make([]int, len(ws))
@@ -153,7 +153,7 @@ func occurredAt(item map[string]ddbtypes.AttributeValue) (time.Time, bool) {
 // number is made up, "outbox-<run>-<n>": the item's own is gone with the
 // stream record (enqueue only logs it, and keys by it the rejection of an
 // item whose id cannot key one).
-func (r *Redriver) outboxRecord(item map[string]ddbtypes.AttributeValue, streamARN, seq string) (events.DynamoDBEventRecord, error) {
+func (r *Reprocessor) outboxRecord(item map[string]ddbtypes.AttributeValue, streamARN, seq string) (events.DynamoDBEventRecord, error) {
 	img, err := eventImage(item)
 	if err != nil {
 		return events.DynamoDBEventRecord{}, fmt.Errorf("outbox item: %w", err)

@@ -1,4 +1,4 @@
-package streamredrive
+package streamreprocess
 
 import (
 	"encoding/json"
@@ -18,7 +18,7 @@ type FailureRecord struct {
 		RequestID   string `json:"requestId"`
 		FunctionARN string `json:"functionArn"`
 		// Condition is why Lambda gave up, e.g. RetryAttemptsExhausted
-		// (the value AWS documents). The re-drive does not depend on it.
+		// (the value AWS documents). Reprocessing does not depend on it.
 		Condition              string `json:"condition"`
 		ApproximateInvokeCount int    `json:"approximateInvokeCount"`
 	} `json:"requestContext"`

@@ -10,8 +10,8 @@ import (
 	"github.com/aws/jsii-runtime-go"
 )
 
-// redriveProps configures newEnqueueRedrivePolicy.
-type redriveProps struct {
+// reprocessProps configures newEnqueueReprocessPolicy.
+type reprocessProps struct {
 	// Failures is the enqueue mapping's on-failure queue.
 	Failures awssqs.Queue
 	// Outbox is the outbox table, its stream the mapping's source.
@@ -23,20 +23,21 @@ type redriveProps struct {
 	Bus awsevents.IEventBus
 }
 
-// newEnqueueRedrivePolicy creates the managed policy that an operator's
-// role or user needs to re-drive the parked stream batches
-// (scripts/enqueueredrive), and nothing more: receive, delete and release
+// newEnqueueReprocessPolicy creates the managed policy that an operator's
+// role or user needs to reprocess the parked stream batches
+// (scripts/enqueuereprocess), and nothing more: receive, delete and release
 // the failure queue's messages, read the outbox stream, invoke the enqueue
 // function, scan the outbox table (for the fallback), and put the parked
 // operational events on the operator's bus. No function is
-// given any of this: the re-drive runs with a person's credentials.
-func newEnqueueRedrivePolicy(scope constructs.Construct, id string, p redriveProps) awsiam.ManagedPolicy {
+// given any of this: reprocessing runs with a person's credentials.
+func newEnqueueReprocessPolicy(scope constructs.Construct, id string, p reprocessProps) awsiam.ManagedPolicy {
 	statement := func(resource *string, actions ...string) awsiam.PolicyStatement {
 		return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Effect: awsiam.Effect_ALLOW, Actions: jsii.Strings(actions...), Resources: &[]*string{resource},
 		})
 	}
 	return awsiam.NewManagedPolicy(scope, &id, &awsiam.ManagedPolicyProps{
+		// Keeps its earlier wording: IAM cannot change a policy's description, so a new one would replace the policy on upgrade.
 		Description: jsii.String("Re-drive the outbox stream batches and operational events parked on the hookline enqueue failure queue (docs/operations.md)."),
 		Statements: &[]awsiam.PolicyStatement{
 			statement(p.Failures.QueueArn(), "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility"),

@@ -1,4 +1,4 @@
-// Command enqueueredrive re-drives the outbox stream batches that the
+// Command enqueuereprocess reprocesses the outbox stream batches that the
 // enqueue function's stream mapping parked on the enqueue failure queue: it
 // reads each batch back from the stream by shard and sequence numbers,
 // invokes the enqueue function with it, and deletes the message once every
@@ -7,11 +7,11 @@
 // deletes. An operator runs it with their own AWS credentials,
 // once the cause of the failures is fixed (docs/operations.md, "EnqueueFailures"):
 //
-//	make redrive-enqueue ARGS="-queue-url URL -function NAME [-outbox-table NAME -outbox-fallback]"
+//	make reprocess-enqueue ARGS="-queue-url URL -function NAME [-outbox-table NAME -outbox-fallback]"
 //
 // or, from a `cdk deploy --outputs-file` file, ARGS="-outputs outputs.json".
 // It prints a line per message on stderr and the report, as JSON, on
-// stdout; it exits 0 when every message it saw was re-driven, 1 when some
+// stdout; it exits 0 when every message it saw was reprocessed, 1 when some
 // are kept (they are visible again for the next run) or it failed.
 package main
 
@@ -34,7 +34,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/stackoutputs"
-	"github.com/hookline/hookline/internal/streamredrive"
+	"github.com/hookline/hookline/internal/streamreprocess"
 )
 
 // options are the command's flags.
@@ -51,7 +51,7 @@ type options struct {
 	// OutboxTable is the outbox table (stack output OutboxTableName).
 	// Required with OutboxFallback.
 	OutboxTable string
-	// OutboxFallback re-drives the batches gone from the stream from the
+	// OutboxFallback reprocesses the batches gone from the stream from the
 	// outbox table. Default false.
 	OutboxFallback bool
 	// OutboxMargin widens each gone batch's window of arrival times by this
@@ -66,13 +66,13 @@ type options struct {
 
 func parse(args []string, stderr io.Writer) (options, error) {
 	var o options
-	fs := flag.NewFlagSet("enqueueredrive", flag.ContinueOnError)
+	fs := flag.NewFlagSet("enqueuereprocess", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.Outputs, "outputs", "", "read the queue, function and table names from this file, written by cdk deploy --outputs-file")
 	fs.StringVar(&o.QueueURL, "queue-url", "", "the enqueue failure queue (stack output EnqueueFailureQueueURL)")
 	fs.StringVar(&o.Function, "function", "", "the enqueue function (stack output EnqueueFunctionName)")
 	fs.StringVar(&o.OutboxTable, "outbox-table", "", "the outbox table (stack output OutboxTableName), for -outbox-fallback")
-	fs.BoolVar(&o.OutboxFallback, "outbox-fallback", false, "re-drive the batches no longer in the stream from the outbox table")
+	fs.BoolVar(&o.OutboxFallback, "outbox-fallback", false, "reprocess the batches no longer in the stream from the outbox table")
 	fs.DurationVar(&o.OutboxMargin, "outbox-margin", time.Hour, "look for a gone batch's events this far before and after its arrival times")
 	fs.IntVar(&o.Attempts, "attempts", 5, "invocations of a batch before its message is kept")
 	fs.DurationVar(&o.Visibility, "visibility", 30*time.Minute, "hide each message this long while the run processes it (at most 12h)")
@@ -100,8 +100,8 @@ func parse(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("-outbox-fallback needs -outbox-table (or -outputs)")
 	case o.Attempts < 1:
 		return o, errors.New("-attempts must be at least 1")
-	case o.Visibility <= 0 || o.Visibility > streamredrive.MaxVisibility:
-		return o, fmt.Errorf("-visibility must be within 1s and %s", streamredrive.MaxVisibility)
+	case o.Visibility <= 0 || o.Visibility > streamreprocess.MaxVisibility:
+		return o, fmt.Errorf("-visibility must be within 1s and %s", streamreprocess.MaxVisibility)
 	case o.OutboxMargin < 0:
 		return o, errors.New("-outbox-margin must not be negative")
 	}
@@ -118,7 +118,7 @@ func orDefault(v, def string) string {
 func main() {
 	code, err := run(os.Args[1:], os.Stdout, os.Stderr)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "enqueueredrive:", err)
+		fmt.Fprintln(os.Stderr, "enqueuereprocess:", err)
 	}
 	os.Exit(code)
 }
@@ -137,7 +137,7 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	r := &streamredrive.Redriver{
+	r := &streamreprocess.Reprocessor{
 		Queue: sqs.NewFromConfig(cfg), QueueURL: o.QueueURL,
 		Streams: dynamodbstreams.NewFromConfig(cfg),
 		Lambda:  lambda.NewFromConfig(cfg), FunctionName: o.Function,
@@ -153,15 +153,15 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 	if err := enc.Encode(rep); err != nil {
 		return 1, err
 	}
-	fmt.Fprintf(stderr, "enqueueredrive: %d parked messages re-driven (or, operational events, put on the bus again) and deleted, %d kept\n", rep.Deleted, rep.Kept)
+	fmt.Fprintf(stderr, "enqueuereprocess: %d parked messages reprocessed (or, operational events, put on the bus again) and deleted, %d kept\n", rep.Deleted, rep.Kept)
 	gone := 0
 	for _, res := range rep.Results {
-		if res.Outcome == streamredrive.Gone {
+		if res.Outcome == streamreprocess.Gone {
 			gone++
 		}
 	}
 	if gone > 0 && !o.OutboxFallback {
-		fmt.Fprintf(stderr, "enqueueredrive: %d batches are no longer in the stream: run again with -outbox-fallback to re-drive them from the outbox table\n", gone)
+		fmt.Fprintf(stderr, "enqueuereprocess: %d batches are no longer in the stream: run again with -outbox-fallback to reprocess them from the outbox table\n", gone)
 	}
 	if runErr != nil {
 		return 1, runErr

@@ -1,4 +1,4 @@
-package streamredrive
+package streamreprocess
 
 import (
 	"context"
@@ -21,7 +21,7 @@ var _ Bus = (*eventbridge.Client)(nil)
 
 // resend puts a parked operational event on the bus it was meant for, as
 // enqueue would have, again after a failure, up to Attempts times.
-func (r *Redriver) resend(ctx context.Context, res Result, p enqueue.ParkedEvent) Result {
+func (r *Reprocessor) resend(ctx context.Context, res Result, p enqueue.ParkedEvent) Result {
 	log := r.log().With("message_id", res.MessageID, "bus", p.Bus, "detail_type", p.DetailType)
 	if r.Bus == nil {
 		res.Outcome, res.Error = Failed, "a parked operational event, and no EventBridge client to put it with"
@@ -50,7 +50,7 @@ func (r *Redriver) resend(ctx context.Context, res Result, p enqueue.ParkedEvent
 }
 
 // putOnce sends one PutEvents request of entry.
-func (r *Redriver) putOnce(ctx context.Context, entry ebtypes.PutEventsRequestEntry) error {
+func (r *Reprocessor) putOnce(ctx context.Context, entry ebtypes.PutEventsRequestEntry) error {
 	out, err := r.Bus.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []ebtypes.PutEventsRequestEntry{entry}})
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package streamredrive_test
+package streamreprocess_test
 
 import (
 	"context"

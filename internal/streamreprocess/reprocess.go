@@ -1,4 +1,4 @@
-package streamredrive
+package streamreprocess
 
 import (
 	"context"
@@ -20,7 +20,7 @@ const StreamRetention = 24 * time.Hour
 
 const streamRetention = StreamRetention
 
-// Queue is what the re-drive does with the enqueue failure queue.
+// Queue is what reprocessing does with the enqueue failure queue.
 type Queue interface {
 	ReceiveMessage(context.Context, *sqs.ReceiveMessageInput, ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
 	DeleteMessage(context.Context, *sqs.DeleteMessageInput, ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error)
@@ -29,9 +29,9 @@ type Queue interface {
 
 var _ Queue = (*sqs.Client)(nil)
 
-// Redriver re-drives the batches parked on the enqueue failure queue. Set
+// Reprocessor reprocesses the batches parked on the enqueue failure queue. Set
 // the clients and names; every other field has a default.
-type Redriver struct {
+type Reprocessor struct {
 	// Queue and QueueURL: the enqueue failure queue. Required.
 	Queue    Queue
 	QueueURL string
@@ -45,7 +45,7 @@ type Redriver struct {
 	// and reported failed.
 	Bus Bus
 
-	// OutboxFallback, when true, re-drives the batches no longer in the
+	// OutboxFallback, when true, reprocesses the batches no longer in the
 	// stream from the outbox table (Outbox, OutboxTable: required then).
 	// Default false: such batches are kept and reported.
 	OutboxFallback bool
@@ -82,15 +82,15 @@ const MaxVisibility = 12 * time.Hour
 // Outcome is what became of one parked message.
 type Outcome string
 
-// Outcomes. Only the re-driven messages are deleted; the others are kept.
+// Outcomes. Only the reprocessed messages are deleted; the others are kept.
 const (
-	// Redriven: the batch was read from the stream and every record was
+	// Reprocessed: the batch was read from the stream and every record was
 	// processed; the message is deleted.
-	Redriven Outcome = "redriven"
-	// RedrivenFromOutbox: the records were gone from the stream, and the
+	Reprocessed Outcome = "reprocessed"
+	// ReprocessedFromOutbox: the records were gone from the stream, and the
 	// events of the batch's time window were processed from the outbox
 	// table; the message is deleted.
-	RedrivenFromOutbox Outcome = "redriven_from_outbox"
+	ReprocessedFromOutbox Outcome = "reprocessed_from_outbox"
 	// Gone: the records are no longer in the stream; the message is kept.
 	Gone Outcome = "gone"
 	// Failed: reading the stream or the enqueue function kept failing; the
@@ -142,13 +142,13 @@ type held struct {
 	result  *Result
 }
 
-// Run re-drives every message on the queue once: it receives them until
+// Run reprocesses every message on the queue once: it receives them until
 // the queue answers none, processes each as it comes, deletes those
 // processed, then (with the outbox fallback) processes the batches gone
 // from the stream from the outbox table, and last makes the messages it
 // keeps visible again, for the next run. A message it cannot handle never
 // stops the run; the error is for a failure of the queue itself or ctx.
-func (r *Redriver) Run(ctx context.Context) (Report, error) {
+func (r *Reprocessor) Run(ctx context.Context) (Report, error) {
 	if err := r.check(); err != nil {
 		return Report{}, err
 	}
@@ -171,8 +171,8 @@ type holding struct {
 
 // receiveAll receives the queue's messages until it answers none (or only
 // messages already held, maxStaleReceives times in a row), processing each
-// new one as it comes and deleting those re-driven.
-func (r *Redriver) receiveAll(ctx context.Context, hs *holding) error {
+// new one as it comes and deleting those reprocessed.
+func (r *Reprocessor) receiveAll(ctx context.Context, hs *holding) error {
 	stale := 0
 	for stale < maxStaleReceives {
 		out, err := r.Queue.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
@@ -199,9 +199,9 @@ func (r *Redriver) receiveAll(ctx context.Context, hs *holding) error {
 }
 
 // take processes the received messages not held yet, holds them, and
-// deletes those re-driven; fresh reports whether there was one. It stops
+// deletes those reprocessed; fresh reports whether there was one. It stops
 // when ctx is done.
-func (r *Redriver) take(ctx context.Context, hs *holding, msgs []sqstypes.Message) (fresh bool, err error) {
+func (r *Reprocessor) take(ctx context.Context, hs *holding, msgs []sqstypes.Message) (fresh bool, err error) {
 	for _, m := range msgs {
 		id := aws.ToString(m.MessageId)
 		if h, ok := hs.seen[id]; ok {
@@ -215,7 +215,7 @@ func (r *Redriver) take(ctx context.Context, hs *holding, msgs []sqstypes.Messag
 		h := &held{receipt: aws.ToString(m.ReceiptHandle), result: &res}
 		hs.seen[id] = h
 		hs.order = append(hs.order, id)
-		if res.Outcome == Redriven || res.Outcome == Resent {
+		if res.Outcome == Reprocessed || res.Outcome == Resent {
 			r.remove(ctx, h)
 		}
 		if ctx.Err() != nil {
@@ -228,7 +228,7 @@ func (r *Redriver) take(ctx context.Context, hs *holding, msgs []sqstypes.Messag
 // release reports each held message's result and makes those kept visible
 // again, even when ctx is done: the next run should not wait out the
 // visibility timeout.
-func (r *Redriver) release(ctx context.Context, hs *holding, rep *Report) {
+func (r *Reprocessor) release(ctx context.Context, hs *holding, rep *Report) {
 	release, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	for _, id := range hs.order {
@@ -236,7 +236,7 @@ func (r *Redriver) release(ctx context.Context, hs *holding, rep *Report) {
 		res := *h.result
 		rep.Results = append(rep.Results, res)
 		rep.Retries += res.Retries
-		if res.Outcome == Redriven || res.Outcome == RedrivenFromOutbox || res.Outcome == Resent {
+		if res.Outcome == Reprocessed || res.Outcome == ReprocessedFromOutbox || res.Outcome == Resent {
 			rep.Deleted++
 			continue
 		}
@@ -249,14 +249,14 @@ func (r *Redriver) release(ctx context.Context, hs *holding, rep *Report) {
 	}
 }
 
-// process re-drives one message, from the stream (a failure record) or to
+// process reprocesses one message, from the stream (a failure record) or to
 // the operator's bus (a parked operational event), and says how it went.
-func (r *Redriver) process(ctx context.Context, m sqstypes.Message) Result {
+func (r *Reprocessor) process(ctx context.Context, m sqstypes.Message) Result {
 	res := Result{MessageID: aws.ToString(m.MessageId)}
 	log := r.log().With("message_id", res.MessageID)
 	fail := func(o Outcome, err error) Result {
 		res.Outcome, res.Error = o, err.Error()
-		log.WarnContext(ctx, "parked batch not re-driven from the stream", "outcome", string(o), "shard_id", res.Batch.ShardID,
+		log.WarnContext(ctx, "parked batch not reprocessed from the stream", "outcome", string(o), "shard_id", res.Batch.ShardID,
 			"start_sequence_number", res.Batch.StartSequenceNumber, "end_sequence_number", res.Batch.EndSequenceNumber, "error", res.Error)
 		return res
 	}
@@ -303,8 +303,8 @@ func (r *Redriver) process(ctx context.Context, m sqstypes.Message) Result {
 			return fail(Failed, err)
 		}
 	}
-	res.Outcome = Redriven
-	log.InfoContext(ctx, "parked batch re-driven", "shard_id", rec.Batch.ShardID, "start_sequence_number", rec.Batch.StartSequenceNumber,
+	res.Outcome = Reprocessed
+	log.InfoContext(ctx, "parked batch reprocessed", "shard_id", rec.Batch.ShardID, "start_sequence_number", rec.Batch.StartSequenceNumber,
 		"end_sequence_number", rec.Batch.EndSequenceNumber, "records", len(recs), "retries", res.Retries)
 	return res
 }
@@ -312,20 +312,20 @@ func (r *Redriver) process(ctx context.Context, m sqstypes.Message) Result {
 // remove deletes a processed message. If that fails, the message is kept
 // (its records were processed; a later run processes them again, which is
 // harmless).
-func (r *Redriver) remove(ctx context.Context, h *held) {
+func (r *Reprocessor) remove(ctx context.Context, h *held) {
 	if _, err := r.Queue.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(r.QueueURL), ReceiptHandle: aws.String(h.receipt)}); err != nil {
 		h.result.Outcome = Failed
 		h.result.Error = fmt.Sprintf("processed, but the message could not be deleted: %v", err)
-		r.log().WarnContext(ctx, "could not delete a re-driven message", "message_id", h.result.MessageID, "error", err.Error())
+		r.log().WarnContext(ctx, "could not delete a reprocessed message", "message_id", h.result.MessageID, "error", err.Error())
 	}
 }
 
-// fallback re-drives the gone batches from the outbox table, all in one
+// fallback reprocesses the gone batches from the outbox table, all in one
 // scan. It deletes the message of a batch once every event of the outbox
 // that occurred in the batch's window was processed, if there was any: a
 // window with no event keeps its message (the items expired too, or their
 // occurred_at is further from their write than the margin).
-func (r *Redriver) fallback(ctx context.Context, seen map[string]*held, order []string, rep *Report) {
+func (r *Reprocessor) fallback(ctx context.Context, seen map[string]*held, order []string, rep *Report) {
 	var gone []*held
 	var ws []window
 	for _, id := range order {
@@ -334,7 +334,7 @@ func (r *Redriver) fallback(ctx context.Context, seen map[string]*held, order []
 			continue
 		}
 		if b := h.result.Batch; b.FirstArrival.IsZero() || b.LastArrival.IsZero() {
-			h.result.Error += "; not re-driven from the outbox table: the failure record gives no arrival times"
+			h.result.Error += "; not reprocessed from the outbox table: the failure record gives no arrival times"
 			continue
 		}
 		gone = append(gone, h)
@@ -343,15 +343,15 @@ func (r *Redriver) fallback(ctx context.Context, seen map[string]*held, order []
 	if len(gone) == 0 {
 		return
 	}
-	r.log().InfoContext(ctx, "re-driving the batches gone from the stream from the outbox table", "messages", len(gone), "table", r.OutboxTable)
+	r.log().InfoContext(ctx, "reprocessing the batches gone from the stream from the outbox table", "messages", len(gone), "table", r.OutboxTable)
 	res, err := r.fromOutbox(ctx, ws, gone[0].result.Batch.StreamARN)
 	rep.OutboxEvents, rep.OutboxUnplaced = res.Events, res.Unplaced
 	rep.Retries += res.Retries
 	if err != nil {
 		for _, h := range gone {
-			h.result.Error += "; not re-driven from the outbox table: " + err.Error()
+			h.result.Error += "; not reprocessed from the outbox table: " + err.Error()
 		}
-		r.log().WarnContext(ctx, "re-drive from the outbox table failed; the messages are kept", "error", err.Error())
+		r.log().WarnContext(ctx, "reprocessing from the outbox table failed; the messages are kept", "error", err.Error())
 		return
 	}
 	for i, h := range gone {
@@ -360,14 +360,14 @@ func (r *Redriver) fallback(ctx context.Context, seen map[string]*held, order []
 				ws[i].from.UTC().Format(time.RFC3339), ws[i].to.UTC().Format(time.RFC3339))
 			continue
 		}
-		h.result.Outcome = RedrivenFromOutbox
-		r.log().InfoContext(ctx, "parked batch re-driven from the outbox table", "message_id", h.result.MessageID,
+		h.result.Outcome = ReprocessedFromOutbox
+		r.log().InfoContext(ctx, "parked batch reprocessed from the outbox table", "message_id", h.result.MessageID,
 			"events_in_window", res.Found[i], "from", ws[i].from.UTC().Format(time.RFC3339), "to", ws[i].to.UTC().Format(time.RFC3339))
 		r.remove(ctx, h)
 	}
 }
 
-func (r *Redriver) check() error {
+func (r *Reprocessor) check() error {
 	switch {
 	case r.Queue == nil || r.QueueURL == "":
 		return errors.New("the enqueue failure queue is required")
@@ -385,42 +385,42 @@ func (r *Redriver) check() error {
 	return nil
 }
 
-func (r *Redriver) attempts() int {
+func (r *Reprocessor) attempts() int {
 	if r.Attempts > 0 {
 		return r.Attempts
 	}
 	return 5
 }
 
-func (r *Redriver) visibility() time.Duration {
+func (r *Reprocessor) visibility() time.Duration {
 	if r.Visibility > 0 {
 		return r.Visibility
 	}
 	return 30 * time.Minute
 }
 
-func (r *Redriver) outboxMargin() time.Duration {
+func (r *Reprocessor) outboxMargin() time.Duration {
 	if r.OutboxMargin > 0 {
 		return r.OutboxMargin
 	}
 	return time.Hour
 }
 
-func (r *Redriver) emptyReadPause() time.Duration {
+func (r *Reprocessor) emptyReadPause() time.Duration {
 	if r.EmptyReadPause > 0 {
 		return r.EmptyReadPause
 	}
 	return 200 * time.Millisecond
 }
 
-func (r *Redriver) now() time.Time {
+func (r *Reprocessor) now() time.Time {
 	if r.Now != nil {
 		return r.Now()
 	}
 	return time.Now()
 }
 
-func (r *Redriver) sleep(ctx context.Context, d time.Duration) error {
+func (r *Reprocessor) sleep(ctx context.Context, d time.Duration) error {
 	if r.Sleep != nil {
 		return r.Sleep(ctx, d)
 	}
@@ -434,7 +434,7 @@ func (r *Redriver) sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-func (r *Redriver) log() *slog.Logger {
+func (r *Reprocessor) log() *slog.Logger {
 	if r.Log != nil {
 		return r.Log
 	}

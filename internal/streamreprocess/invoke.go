@@ -1,4 +1,4 @@
-package streamredrive
+package streamreprocess
 
 import (
 	"context"
@@ -72,7 +72,7 @@ var errFunction = errors.New("the enqueue function failed")
 
 // invoke runs the enqueue function on one payload, again after a failure,
 // up to Attempts times. It answers how many times it retried.
-func (r *Redriver) invoke(ctx context.Context, payload []byte) (int, error) {
+func (r *Reprocessor) invoke(ctx context.Context, payload []byte) (int, error) {
 	for attempt := 1; ; attempt++ {
 		err := r.invokeOnce(ctx, payload)
 		if err == nil {
@@ -96,7 +96,7 @@ func retryDelay(n int) time.Duration {
 	return min(d, 30*time.Second)
 }
 
-func (r *Redriver) invokeOnce(ctx context.Context, payload []byte) error {
+func (r *Reprocessor) invokeOnce(ctx context.Context, payload []byte) error {
 	out, err := r.Lambda.Invoke(ctx, &lambda.InvokeInput{
 		FunctionName:   aws.String(r.FunctionName),
 		InvocationType: lambdatypes.InvocationTypeRequestResponse,

@@ -1,4 +1,4 @@
-package streamredrive_test
+package streamreprocess_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 	"github.com/hookline/hookline/internal/fakes/dynamofake"
 	"github.com/hookline/hookline/internal/fakes/streamsfake"
-	"github.com/hookline/hookline/internal/streamredrive"
+	"github.com/hookline/hookline/internal/streamreprocess"
 	"github.com/hookline/hookline/outbox"
 	"github.com/stretchr/testify/require"
 )
@@ -66,7 +66,7 @@ func streamRecord(n int, at time.Time, pad int) streamtypes.Record {
 // failureBody is the failure record Lambda parks for records first..last of
 // the test shard, written at t0 + n seconds.
 func failureBody(first, last int) string {
-	var r streamredrive.FailureRecord
+	var r streamreprocess.FailureRecord
 	r.RequestContext.RequestID = "3f1c7a52-9d0e-4b8e-a1f4-6c2d8e0b5a17"
 	r.RequestContext.FunctionARN = "arn:aws:lambda:us-east-1:000000000000:function:" + function
 	r.RequestContext.Condition = "RetryAttemptsExhausted"
@@ -76,7 +76,7 @@ func failureBody(first, last int) string {
 	r.ResponseContext.FunctionError = "Unhandled"
 	r.Version = "1.0"
 	r.Timestamp = t0.Add(20 * time.Hour)
-	r.Batch = streamredrive.BatchInfo{
+	r.Batch = streamreprocess.BatchInfo{
 		ShardID: shardID, StartSequenceNumber: seq(first), EndSequenceNumber: seq(last),
 		FirstArrival: t0.Add(time.Duration(first) * time.Second), LastArrival: t0.Add(time.Duration(last) * time.Second),
 		BatchSize: last - first + 1, StreamARN: streamARN,
@@ -88,7 +88,7 @@ func failureBody(first, last int) string {
 	return string(b)
 }
 
-// env is a re-drive wired to fakes: a shard of records 1..n written a
+// env is a Reprocessor wired to fakes: a shard of records 1..n written a
 // second apart from t0, the clock 21 h later (inside the retention).
 type env struct {
 	clock   *clock
@@ -97,7 +97,7 @@ type env struct {
 	fn      *fakeLambda
 	outbox  *dynamofake.Table
 	sleeps  []time.Duration
-	r       *streamredrive.Redriver
+	r       *streamreprocess.Reprocessor
 }
 
 func newEnv(t *testing.T, n, pad int) *env {
@@ -110,7 +110,7 @@ func newEnv(t *testing.T, n, pad int) *env {
 		recs = append(recs, streamRecord(i, t0.Add(time.Duration(i)*time.Second), pad))
 	}
 	e.streams.AddShard(streamARN, shardID, recs...)
-	e.r = &streamredrive.Redriver{
+	e.r = &streamreprocess.Reprocessor{
 		Queue: e.queue, QueueURL: queueURL, Streams: e.streams, Lambda: e.fn, FunctionName: function,
 		Outbox: e.outbox, OutboxTable: table, Region: "us-east-1",
 		Now: e.clock.Now,
@@ -123,7 +123,7 @@ func newEnv(t *testing.T, n, pad int) *env {
 	return e
 }
 
-func (e *env) run(t *testing.T) streamredrive.Report {
+func (e *env) run(t *testing.T) streamreprocess.Report {
 	t.Helper()
 	rep, err := e.r.Run(context.Background())
 	require.NoError(t, err)
@@ -159,7 +159,7 @@ func TestParseFailureRecord(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := streamredrive.ParseFailureRecord(tt.body)
+			r, err := streamreprocess.ParseFailureRecord(tt.body)
 			if tt.err != "" {
 				require.ErrorContains(t, err, tt.err)
 				return
@@ -172,7 +172,7 @@ func TestParseFailureRecord(t *testing.T) {
 	}
 }
 
-func TestRedrivesTheParkedRecordsAndDeletesTheMessage(t *testing.T) {
+func TestReprocessesTheParkedRecordsAndDeletesTheMessage(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 300, 10)
 	e.streams.PageSize = 7 // the batch takes many reads
@@ -182,12 +182,12 @@ func TestRedrivesTheParkedRecordsAndDeletesTheMessage(t *testing.T) {
 
 	require.Equal(t, seqs(5, 150), e.fn.processed(), "exactly the batch's records, in stream order, each once")
 	require.Len(t, e.fn.batches, 2)
-	require.Len(t, e.fn.batches[0].Records, streamredrive.MaxInvokeRecords)
+	require.Len(t, e.fn.batches[0].Records, streamreprocess.MaxInvokeRecords)
 	present, _ := e.queue.state(id)
 	require.False(t, present, "the message is deleted once every record is processed")
 	require.Equal(t, 1, rep.Deleted)
 	require.Zero(t, rep.Kept)
-	require.Equal(t, streamredrive.Redriven, rep.Results[0].Outcome)
+	require.Equal(t, streamreprocess.Reprocessed, rep.Results[0].Outcome)
 	require.Equal(t, 146, rep.Results[0].Records)
 
 	// The records go out as Lambda sends them: the stream's ARN, the
@@ -206,20 +206,20 @@ func TestKeepsTheMessageUntilEveryRecordIsProcessed(t *testing.T) {
 		name         string
 		fail         func(call int) bool
 		itemFailures func(call int) bool
-		outcome      streamredrive.Outcome
+		outcome      streamreprocess.Outcome
 		retries      int
 		processed    []string
 		err          string
 	}{
 		{name: "enqueue fails twice, then succeeds", fail: func(call int) bool { return call <= 2 },
-			outcome: streamredrive.Redriven, retries: 2, processed: seqs(1, 120)},
+			outcome: streamreprocess.Reprocessed, retries: 2, processed: seqs(1, 120)},
 		{name: "enqueue keeps failing", fail: func(int) bool { return true },
-			outcome: streamredrive.Failed, retries: 4, err: "injected enqueue failure"},
+			outcome: streamreprocess.Failed, retries: 4, err: "injected enqueue failure"},
 		{name: "the second invocation keeps failing: the first's records were processed, the message is kept all the same",
 			fail:    func(call int) bool { return call >= 2 },
-			outcome: streamredrive.Failed, retries: 4, processed: seqs(1, 100), err: "after 5 attempts"},
+			outcome: streamreprocess.Failed, retries: 4, processed: seqs(1, 100), err: "after 5 attempts"},
 		{name: "enqueue reports a record failed", itemFailures: func(int) bool { return true },
-			outcome: streamredrive.Failed, retries: 4, err: "reported 1 records failed"},
+			outcome: streamreprocess.Failed, retries: 4, err: "reported 1 records failed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -232,7 +232,7 @@ func TestKeepsTheMessageUntilEveryRecordIsProcessed(t *testing.T) {
 			require.Equal(t, tt.retries, rep.Retries)
 			require.Equal(t, tt.processed, e.fn.processed())
 			present, visible := e.queue.state(id)
-			if tt.outcome == streamredrive.Redriven {
+			if tt.outcome == streamreprocess.Reprocessed {
 				require.False(t, present)
 				return
 			}
@@ -252,22 +252,22 @@ func TestBatchGoneFromTheStreamIsKept(t *testing.T) {
 		name    string
 		setup   func(e *env)
 		body    string
-		outcome streamredrive.Outcome
+		outcome streamreprocess.Outcome
 		err     string
 	}{
 		{name: "trimmed: the first record is past the retention", body: failureBody(3, 8),
 			setup:   func(e *env) { e.streams.Shard(streamARN, shardID).Trimmed = 5 },
-			outcome: streamredrive.Gone, err: "TrimmedDataAccessException"},
+			outcome: streamreprocess.Gone, err: "TrimmedDataAccessException"},
 		{name: "the whole shard is gone, the batch older than the retention", body: strings.Replace(failureBody(3, 8), shardID, "shardId-00000001700000000000-00000000", 1),
 			setup:   func(e *env) { e.clock.Advance(4 * time.Hour) },
-			outcome: streamredrive.Gone, err: "Shard does not exist"},
+			outcome: streamreprocess.Gone, err: "Shard does not exist"},
 		{name: "no such shard, yet the batch is young: a wrong account or region, not gone", body: strings.Replace(failureBody(3, 8), shardID, "shardId-00000001700000000000-00000000", 1),
-			outcome: streamredrive.Failed, err: "is this the stream's account and region"},
+			outcome: streamreprocess.Failed, err: "is this the stream's account and region"},
 		{name: "the shard closed before the last record", body: failureBody(3, 12),
 			setup:   func(e *env) { e.streams.Shard(streamARN, shardID).Closed = true },
-			outcome: streamredrive.Gone, err: "before the batch's last record"},
+			outcome: streamreprocess.Gone, err: "before the batch's last record"},
 		{name: "not a failure record", body: `{"hello":"world"}`,
-			outcome: streamredrive.Invalid, err: "not a DynamoDB stream failure record"},
+			outcome: streamreprocess.Invalid, err: "not a DynamoDB stream failure record"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -295,7 +295,7 @@ func TestFirstRecordOfTheBatchMissing(t *testing.T) {
 	sh.Records = append(sh.Records[:2], sh.Records[3:]...) // record 3 is not there
 	id := e.queue.add(failureBody(3, 8))
 	rep := e.run(t)
-	require.Equal(t, streamredrive.Gone, rep.Results[0].Outcome, rep.Results[0].Error)
+	require.Equal(t, streamreprocess.Gone, rep.Results[0].Outcome, rep.Results[0].Error)
 	require.Contains(t, rep.Results[0].Error, "the batch's first record "+seq(3)+" is not in shard")
 	require.Empty(t, e.fn.processed())
 	present, _ := e.queue.state(id)
@@ -309,7 +309,7 @@ func TestEmptyReadsOfTheShard(t *testing.T) {
 		e.streams.EmptyReads = 3
 		e.queue.add(failureBody(2, 9))
 		rep := e.run(t)
-		require.Equal(t, streamredrive.Redriven, rep.Results[0].Outcome)
+		require.Equal(t, streamreprocess.Reprocessed, rep.Results[0].Outcome)
 		require.Equal(t, seqs(2, 9), e.fn.processed())
 		require.Len(t, e.sleeps, 3, "a pause after each empty read")
 	})
@@ -318,7 +318,7 @@ func TestEmptyReadsOfTheShard(t *testing.T) {
 		e.streams.EmptyReads = 1000
 		id := e.queue.add(failureBody(2, 9))
 		rep := e.run(t)
-		require.Equal(t, streamredrive.Failed, rep.Results[0].Outcome)
+		require.Equal(t, streamreprocess.Failed, rep.Results[0].Outcome)
 		require.Contains(t, rep.Results[0].Error, "reads in a row found no record")
 		require.Less(t, e.streams.Reads(), 30)
 		present, _ := e.queue.state(id)
@@ -333,11 +333,11 @@ func TestInvocationsStayWithinLambdasPayloadLimit(t *testing.T) {
 	e := newEnv(t, 40, 350_000)
 	e.queue.add(failureBody(1, 40))
 	rep := e.run(t)
-	require.Equal(t, streamredrive.Redriven, rep.Results[0].Outcome, rep.Results[0].Error)
+	require.Equal(t, streamreprocess.Reprocessed, rep.Results[0].Outcome, rep.Results[0].Error)
 	require.Equal(t, seqs(1, 40), e.fn.processed())
 	require.GreaterOrEqual(t, len(e.fn.batches), 3)
-	require.LessOrEqual(t, e.fn.LargestPayload(), streamredrive.MaxInvokePayload)
-	require.Greater(t, e.fn.LargestPayload(), streamredrive.MaxInvokePayload/2, "invocations are filled, not one per record")
+	require.LessOrEqual(t, e.fn.LargestPayload(), streamreprocess.MaxInvokePayload)
+	require.Greater(t, e.fn.LargestPayload(), streamreprocess.MaxInvokePayload/2, "invocations are filled, not one per record")
 }
 
 func TestEveryMessageOnTheQueueOnce(t *testing.T) {
@@ -384,7 +384,7 @@ func TestProcessedButNotDeletedIsKept(t *testing.T) {
 	e.queue.add(failureBody(1, 5))
 	rep := e.run(t)
 	require.Equal(t, seqs(1, 5), e.fn.processed())
-	require.Equal(t, streamredrive.Failed, rep.Results[0].Outcome)
+	require.Equal(t, streamreprocess.Failed, rep.Results[0].Outcome)
 	require.Contains(t, rep.Results[0].Error, "processed, but the message could not be deleted")
 	require.Equal(t, 1, rep.Kept)
 }
@@ -414,7 +414,7 @@ func TestOutboxFallbackForBatchesGoneFromTheStream(t *testing.T) {
 	t.Run("the events of the batch's window are processed, the message deleted", func(t *testing.T) {
 		e, id := setup(t)
 		rep := e.run(t)
-		require.Equal(t, streamredrive.RedrivenFromOutbox, rep.Results[0].Outcome, rep.Results[0].Error)
+		require.Equal(t, streamreprocess.ReprocessedFromOutbox, rep.Results[0].Outcome, rep.Results[0].Error)
 		var ids []string
 		for _, b := range e.fn.batches {
 			for _, r := range b.Records {
@@ -435,7 +435,7 @@ func TestOutboxFallbackForBatchesGoneFromTheStream(t *testing.T) {
 		e, id := setup(t)
 		e.outbox.Fail = func(string) error { return errors.New("AccessDeniedException") }
 		rep := e.run(t)
-		require.Equal(t, streamredrive.Gone, rep.Results[0].Outcome)
+		require.Equal(t, streamreprocess.Gone, rep.Results[0].Outcome)
 		require.Contains(t, rep.Results[0].Error, "AccessDeniedException")
 		present, visible := e.queue.state(id)
 		require.True(t, present && visible)
@@ -444,7 +444,7 @@ func TestOutboxFallbackForBatchesGoneFromTheStream(t *testing.T) {
 		e, id := setup(t)
 		e.fn.fail = func(int) bool { return true }
 		rep := e.run(t)
-		require.Equal(t, streamredrive.Gone, rep.Results[0].Outcome)
+		require.Equal(t, streamreprocess.Gone, rep.Results[0].Outcome)
 		require.Contains(t, rep.Results[0].Error, "injected enqueue failure")
 		present, _ := e.queue.state(id)
 		require.True(t, present)
@@ -453,7 +453,7 @@ func TestOutboxFallbackForBatchesGoneFromTheStream(t *testing.T) {
 		e, id := setup(t)
 		e.outbox.Truncate(1)
 		rep := e.run(t)
-		require.Equal(t, streamredrive.Gone, rep.Results[0].Outcome)
+		require.Equal(t, streamreprocess.Gone, rep.Results[0].Outcome)
 		require.Contains(t, rep.Results[0].Error, "no outbox event occurred between")
 		present, _ := e.queue.state(id)
 		require.True(t, present)
@@ -503,7 +503,7 @@ func TestEventRecordIsTheOneLambdaSends(t *testing.T) {
 	body = strings.ReplaceAll(body, streamARN, "arn:aws:dynamodb:us-east-1:000000000000:table/Outbox/stream/2026-11-30T00:00:00.000")
 	e.queue.add(body)
 	rep := e.run(t)
-	require.Equal(t, streamredrive.Redriven, rep.Results[0].Outcome, rep.Results[0].Error)
+	require.Equal(t, streamreprocess.Reprocessed, rep.Results[0].Outcome, rep.Results[0].Error)
 	got, err := json.Marshal(e.fn.batches[0].Records[0])
 	require.NoError(t, err)
 	require.JSONEq(t, string(sample.Records[0]), string(got))
