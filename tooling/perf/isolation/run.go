@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hookline/hookline/internal/api"
@@ -300,6 +302,11 @@ func situation(ctx context.Context, e *harness.Env, cfg Config, quiet *pipeline.
 	if len(slowest) > 0 {
 		fmt.Fprintf(cfg.Log, "isolation: %s: quiet events slower than %s: %v\n", s, 2*cfg.QuietInterval, slowest)
 	}
+	ms := make([]string, len(res.Quiet.Got))
+	for i, d := range res.Quiet.Got {
+		ms[i] = strconv.FormatInt(d.Milliseconds(), 10)
+	}
+	fmt.Fprintf(cfg.Log, "isolation: %s: each quiet event's latency in ms, in the order written: %s\n", s, strings.Join(ms, " "))
 	if res.Quiet.Missing > 0 {
 		fmt.Fprintf(cfg.Log, "isolation: %s: %d of %d quiet events not received %s after the last write\n", s, res.Quiet.Missing, len(ids), cfg.QuietWait)
 	}
