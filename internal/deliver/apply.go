@@ -2,6 +2,7 @@ package deliver
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/hookline/hookline/internal/domain"
@@ -104,6 +105,10 @@ func (h *Handler) observe(at *attempt) {
 	at.log = at.log.With(fields...)
 }
 
+// endpointGone is the line of an attempt whose endpoint was deleted while
+// it was out: there is no health left to keep, which is no error.
+const endpointGone = "endpoint deleted meanwhile; its health not kept"
+
 // applyEndpointHealth keeps the endpoint's consecutive failure count (reset
 // or counted, the endpoint marked failing and disabled at the thresholds)
 // and disables the endpoint when the decision says so, raising the
@@ -116,7 +121,9 @@ func (h *Handler) applyEndpointHealth(ctx context.Context, at *attempt, dec Deci
 	}
 	if dec.ResetFailures {
 		since, err := h.Store.ResetEndpointFailures(ctx, ep.TenantID, ep.EndpointID)
-		if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			at.log.InfoContext(ctx, endpointGone)
+		} else if err != nil {
 			at.log.ErrorContext(ctx, "cannot reset endpoint failures", "health_error", err.Error())
 		} else if since != nil {
 			h.raiseEndpoint(ctx, at, domain.OpEndpointRecovered, opevent.Episode(*since), "", 0)
@@ -128,7 +135,9 @@ func (h *Handler) applyEndpointHealth(ctx context.Context, at *attempt, dec Deci
 	if dec.DisableEndpoint != "" {
 		msg := at.in.Message
 		disabled, err := h.Store.DisableEndpoint(ctx, msg.TenantID, msg.EndpointID, dec.DisableEndpoint)
-		if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			at.log.InfoContext(ctx, endpointGone)
+		} else if err != nil {
 			at.log.ErrorContext(ctx, "cannot disable endpoint", "disable_error", err.Error())
 		} else if disabled {
 			h.raiseEndpoint(ctx, at, domain.OpEndpointDisabled, opevent.Episode(at.in.Started), dec.DisableEndpoint, ep.ConsecutiveFailures+1)
@@ -150,6 +159,10 @@ func (h *Handler) countFailure(ctx context.Context, at *attempt) {
 		Probe: at.probe, Retryable: at.in.Result != nil && at.in.Result.Outcome != sender.Dead,
 	}
 	fx, err := h.Store.RecordEndpointFailure(ctx, ep.TenantID, ep.EndpointID, th)
+	if errors.Is(err, store.ErrNotFound) {
+		at.log.InfoContext(ctx, endpointGone)
+		return
+	}
 	if err != nil {
 		at.log.ErrorContext(ctx, "cannot count endpoint failure", "health_error", err.Error())
 		return

@@ -1269,3 +1269,29 @@ func TestErasedTenantDropped(t *testing.T) {
 		})
 	}
 }
+
+// An endpoint deleted while its attempt was out has no health left to
+// keep: its failure (or success after failures) is logged at INFO, not as
+// an error an operator would chase, and the message is handled as any
+// other.
+func TestHealthOfAnEndpointDeletedMeanwhileIsNoError(t *testing.T) {
+	t.Parallel()
+	for _, status := range []int{500, 200} {
+		var f *fixture
+		f = newFixture(t, func(w http.ResponseWriter, _ *http.Request) {
+			f.store.deleteEndpoint("t1/ep_1")
+			w.WriteHeader(status)
+		})
+		ep := f.store.endpoint("t1/ep_1")
+		ep.ConsecutiveFailures = 3 // a success resets them
+		f.store.setEndpoint(ep)
+		var buf bytes.Buffer
+		f.h.Log = slog.New(slog.NewJSONHandler(&buf, nil))
+		f.run(t, sqsMessage(t, "d1", "1", f.now))
+		require.EqualValues(t, 1, f.hits.Load())
+		require.NotContains(t, buf.String(), `"level":"ERROR"`, "status %d", status)
+		require.Contains(t, buf.String(), endpointGone, "status %d", status)
+		_, err := f.store.Endpoint(context.Background(), "t1", "ep_1")
+		require.ErrorIs(t, err, store.ErrNotFound, "no partial endpoint written back")
+	}
+}

@@ -17,9 +17,14 @@ import (
 // deliveries are sent to it until it is enabled again. It reports whether
 // this call disabled it (false: it was disabled already, and keeps its
 // reason and time). It sets disabled_at, and failing_since when not set, so
-// the first success after the endpoint is enabled again is a recovery.
+// the first success after the endpoint is enabled again is a recovery. An
+// endpoint that does not exist (deleted while its attempt was out) answers
+// ErrNotFound.
 func (s *Store) DisableEndpoint(ctx context.Context, tenantID, endpointID string, reason domain.DisableReason) (bool, error) {
 	disabled, err := s.setDisabled(ctx, tenantID, endpointID, reason)
+	if isConditionFailed(err) {
+		return false, fmt.Errorf("disable endpoint %s: %w", endpointID, ErrNotFound)
+	}
 	if err != nil {
 		return false, fmt.Errorf("disable endpoint %s: %w", endpointID, err)
 	}
@@ -114,7 +119,8 @@ type FailureEffect struct {
 // when the failure is the probe's (th.Probe), and disables it when the
 // count reaches th.DisableAfter and the run has lasted th.DisableAfterFor.
 // Each transition is a conditional write, so it happens once however many
-// attempts fail at once. A count below the thresholds is one write.
+// attempts fail at once. A count below the thresholds is one write. An
+// endpoint that does not exist answers ErrNotFound.
 func (s *Store) RecordEndpointFailure(ctx context.Context, tenantID, endpointID string, th HealthThresholds) (FailureEffect, error) {
 	var fx FailureEffect
 	now := s.Now()
@@ -123,6 +129,11 @@ func (s *Store) RecordEndpointFailure(ctx context.Context, tenantID, endpointID 
 		ExpressionAttributeValues: map[string]types.AttributeValue{":one": &types.AttributeValueMemberN{Value: "1"}, ":now": timeValue(now)},
 		ReturnValues:              types.ReturnValueAllNew,
 	})
+	if isConditionFailed(err) {
+		// Its only condition is the item's: the endpoint was deleted
+		// while the attempt was out.
+		return fx, fmt.Errorf("count failure of endpoint %s: %w", endpointID, ErrNotFound)
+	}
 	if err != nil {
 		return fx, fmt.Errorf("count failure of endpoint %s: %w", endpointID, err)
 	}
@@ -197,13 +208,17 @@ func (s *Store) tripBreaker(ctx context.Context, ep domain.Endpoint, th HealthTh
 // zero after a success, closes its circuit breaker and clears its failing
 // mark. recovered is the mark
 // this call cleared (the episode's start), nil when there was none: of
-// concurrent successes, one recovers the endpoint.
+// concurrent successes, one recovers the endpoint. An endpoint that does
+// not exist answers ErrNotFound.
 func (s *Store) ResetEndpointFailures(ctx context.Context, tenantID, endpointID string) (recovered *time.Time, err error) {
 	out, err := s.updateExistingEndpoint(ctx, tenantID, endpointID, &dynamodb.UpdateItemInput{
 		UpdateExpression:          aws.String("SET consecutive_failures = :zero REMOVE failing_since, failures_since, breaker_until, breaker_trips"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":zero": &types.AttributeValueMemberN{Value: "0"}},
 		ReturnValues:              types.ReturnValueUpdatedOld,
 	})
+	if isConditionFailed(err) {
+		return nil, fmt.Errorf("reset failures of endpoint %s: %w", endpointID, ErrNotFound)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reset failures of endpoint %s: %w", endpointID, err)
 	}

@@ -496,6 +496,16 @@ func endpointHealth(t *testing.T, u *suite) {
 	ctx, s := context.Background(), u.s
 	tenant := u.id("t_health")
 	th := store.HealthThresholds{FailingAfter: 2, DisableAfter: 3}
+	// An endpoint deleted while its attempt was out: not found, and no
+	// partial item made.
+	_, err := s.RecordEndpointFailure(ctx, tenant, "ep_gone", th)
+	require.ErrorIs(t, err, store.ErrNotFound)
+	_, err = s.ResetEndpointFailures(ctx, tenant, "ep_gone")
+	require.ErrorIs(t, err, store.ErrNotFound)
+	_, err = s.DisableEndpoint(ctx, tenant, "ep_gone", domain.DisabledEndpointGone)
+	require.ErrorIs(t, err, store.ErrNotFound)
+	_, err = s.Endpoint(ctx, tenant, "ep_gone")
+	require.ErrorIs(t, err, store.ErrNotFound)
 	require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep_health", URL: "https://example.com", SealedSecrets: []string{"x"}}))
 	fx, err := s.RecordEndpointFailure(ctx, tenant, "ep_health", th)
 	require.NoError(t, err)
