@@ -244,7 +244,7 @@ func TestInterruptedReplayResumes(t *testing.T) {
 
 	// The fault: a worker checkpointed a step over all six, claimed three and
 	// sent one of them, then died.
-	job := &domain.ReplayJob{JobID: fmt.Sprintf("rj_crash_%d", time.Now().UnixNano()), TenantID: tenantID, Kind: domain.KindIDs,
+	job := &domain.Job{JobID: fmt.Sprintf("rj_crash_%d", time.Now().UnixNano()), TenantID: tenantID, Kind: domain.KindIDs,
 		IDs: ids, Status: domain.StatusRunning, Cursor: strconv.Itoa(len(ids)), Pending: ids}
 	require.NoError(t, env.store.SaveJob(ctx, job))
 	for _, id := range ids[:3] {

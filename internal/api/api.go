@@ -96,7 +96,7 @@ type DeadLetters interface {
 
 // Jobs reads replay jobs (Replays starts them).
 type Jobs interface {
-	Job(ctx context.Context, id string) (domain.ReplayJob, error)
+	Job(ctx context.Context, id string) (domain.Job, error)
 }
 
 var _ Store = (*store.Store)(nil)

@@ -92,6 +92,6 @@ func TestConcurrentJobStartsNeverAnswer500(t *testing.T) {
 // conflicting is a ReplayStarter whose every start loses a race.
 type conflicting struct{}
 
-func (conflicting) Start(_ context.Context, j *domain.ReplayJob) error {
+func (conflicting) Start(_ context.Context, j *domain.Job) error {
 	return fmt.Errorf("replay job %s: %w", j.JobID, store.ErrConflict)
 }

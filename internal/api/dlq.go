@@ -14,7 +14,7 @@ import (
 // ReplayStarter records a replay job and sets it running, or refuses it
 // with store.ErrTooManyJobs when the tenant has as many jobs open as it may.
 type ReplayStarter interface {
-	Start(ctx context.Context, j *domain.ReplayJob) error
+	Start(ctx context.Context, j *domain.Job) error
 }
 
 // ReplayRetryAfter is the Retry-After of a replay refused because the tenant
@@ -64,7 +64,7 @@ type ReplayJobView struct {
 	CancelledIDs []string `json:"cancelled_ids"`
 }
 
-func jobView(j domain.ReplayJob) ReplayJobView {
+func jobView(j domain.Job) ReplayJobView {
 	v := ReplayJobView{ID: j.JobID, Kind: j.Kind, Status: j.Status, Matched: j.Matched, Replayed: j.Replayed,
 		Skipped: j.Skipped, SkippedIDs: j.SkippedIDs, Failed: j.Failed, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt, CompletedAt: j.CompletedAt, Erasure: j.Erasure,
 		Range: j.Range, NotRebuilt: j.NotRebuilt, Cancelled: j.Cancelled, CancelledIDs: j.CancelledIDs}
@@ -234,7 +234,7 @@ func (s *Server) replayDLQ(w http.ResponseWriter, r *http.Request, tenant string
 	endpoint, eventType, since, until := str("endpoint_id", in.EndpointID), str("event_type", in.EventType), str("since", in.Since), str("until", in.Until)
 	f, ferrs := filterFrom(endpoint, eventType, since, until, s.now())
 	errs = append(errs, ferrs...)
-	job := domain.ReplayJob{TenantID: tenant, Kind: domain.KindFilter, Filter: f, Status: domain.StatusQueued}
+	job := domain.Job{TenantID: tenant, Kind: domain.KindFilter, Filter: f, Status: domain.StatusQueued}
 	if in.DeliveryIDs != nil {
 		job.Kind, job.IDs = domain.KindIDs, in.DeliveryIDs
 		if f != (domain.DeadFilter{}) {
@@ -263,7 +263,7 @@ func (s *Server) replayDLQ(w http.ResponseWriter, r *http.Request, tenant string
 // startJob starts job under a fresh id: 202 with the job, 429 when its
 // tenant has no place left, 409 when its record lost a race (nothing was
 // started; docs/openapi.yaml's JobStartConflict), never a 500 for either.
-func (s *Server) startJob(w http.ResponseWriter, r *http.Request, job domain.ReplayJob) *Problem {
+func (s *Server) startJob(w http.ResponseWriter, r *http.Request, job domain.Job) *Problem {
 	if s.Replays == nil {
 		return problem(http.StatusServiceUnavailable, "replay is not configured on this deployment")
 	}
@@ -311,7 +311,7 @@ func (s *Server) getReplay(w http.ResponseWriter, r *http.Request, tenant string
 }
 
 func (s *Server) redriveDLQ(w http.ResponseWriter, r *http.Request, _ string) *Problem {
-	return s.startJob(w, r, domain.ReplayJob{Kind: domain.KindRedrive, Status: domain.StatusQueued})
+	return s.startJob(w, r, domain.Job{Kind: domain.KindRedrive, Status: domain.StatusQueued})
 }
 
 func (s *Server) getAdminReplay(w http.ResponseWriter, r *http.Request, _ string) *Problem {

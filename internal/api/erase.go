@@ -38,9 +38,9 @@ func (s *Server) eraseTenant(w http.ResponseWriter, r *http.Request, _ string) *
 // startErasure tombstones the tenant (store.ErrNotFound if it does not
 // exist), then records its erase job and sets it running; a job another
 // request started meanwhile is read and answered instead.
-func (s *Server) startErasure(ctx context.Context, tenant string) (domain.ReplayJob, error) {
+func (s *Server) startErasure(ctx context.Context, tenant string) (domain.Job, error) {
 	if err := s.Store.Tombstone(ctx, tenant); err != nil {
-		return domain.ReplayJob{}, err
+		return domain.Job{}, err
 	}
 	j := domain.NewErasureJob(tenant)
 	err := s.Replays.Start(ctx, &j)

@@ -173,8 +173,8 @@ func (f *testStore) ListDeliveries(ctx context.Context, tenantID string, flt dom
 	return p.ds, p.next, err
 }
 
-func (f *testStore) Job(ctx context.Context, id string) (domain.ReplayJob, error) {
-	return guarded(f, "Job", func() (domain.ReplayJob, error) { return f.Store.Job(ctx, id) })
+func (f *testStore) Job(ctx context.Context, id string) (domain.Job, error) {
+	return guarded(f, "Job", func() (domain.Job, error) { return f.Store.Job(ctx, id) })
 }
 
 func (f *testStore) DLQDepths(ctx context.Context) (map[string]int, error) {
@@ -207,7 +207,7 @@ func (f *testStore) endpointCount(tenantID string) int {
 }
 
 // job reads a replay job as stored (the zero job if there is none).
-func (f *testStore) job(id string) domain.ReplayJob {
+func (f *testStore) job(id string) domain.Job {
 	j, _ := f.Store.Job(context.Background(), id)
 	return j
 }
@@ -251,7 +251,7 @@ var errTableDown = errors.New("dynamodb: table unreachable (fake)")
 // with store.ErrTooManyJobs while the store's full says so.
 type fakeReplays struct{ f *testStore }
 
-func (r fakeReplays) Start(ctx context.Context, j *domain.ReplayJob) error {
+func (r fakeReplays) Start(ctx context.Context, j *domain.Job) error {
 	r.f.mu.Lock()
 	full := r.f.full[j.TenantID]
 	r.f.mu.Unlock()

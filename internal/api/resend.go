@@ -77,7 +77,7 @@ func (s *Server) resendDead(w http.ResponseWriter, r *http.Request, d domain.Del
 	if err != nil {
 		return s.internal(r, err)
 	}
-	job := domain.ReplayJob{JobID: jobID, TenantID: d.TenantID, Kind: domain.KindIDs, IDs: []string{d.DeliveryID}, Status: domain.StatusQueued}
+	job := domain.Job{JobID: jobID, TenantID: d.TenantID, Kind: domain.KindIDs, IDs: []string{d.DeliveryID}, Status: domain.StatusQueued}
 	err = s.Replays.Start(r.Context(), &job)
 	if errors.Is(err, store.ErrTooManyJobs) {
 		w.Header().Set("Retry-After", strconv.Itoa(int(ReplayRetryAfter.Seconds())))

@@ -26,7 +26,7 @@ type Routes map[Kind]Handler
 // anywhere is resumed when the job's message comes back. It returns done
 // once nothing is left to do (the Runner then completes the job), else
 // next: how long until the next step may start (its paced sends' span).
-type StepFunc func(ctx context.Context, j *domain.ReplayJob) (done bool, next time.Duration, err error)
+type StepFunc func(ctx context.Context, j *domain.Job) (done bool, next time.Duration, err error)
 
 // Jobs maps every kind of job to its step.
 type Jobs map[domain.JobKind]StepFunc
@@ -42,7 +42,7 @@ type Runner struct {
 	Jobs    Jobs
 	// Completed runs after a job is completed and its place given back
 	// (say, to bring the DLQ in line). Nil: nothing.
-	Completed func(ctx context.Context, j *domain.ReplayJob) error
+	Completed func(ctx context.Context, j *domain.Job) error
 	Log       *slog.Logger
 }
 
@@ -109,7 +109,7 @@ func (r *Runner) Step(ctx context.Context, jobID string) error {
 }
 
 // complete saves j completed, gives back its place and runs Completed.
-func (r *Runner) complete(ctx context.Context, j *domain.ReplayJob) error {
+func (r *Runner) complete(ctx context.Context, j *domain.Job) error {
 	now := r.Starter.now().UTC()
 	j.Status, j.CompletedAt, j.Pending = domain.StatusCompleted, &now, nil
 	if err := r.Starter.Store.SaveJob(ctx, j); err != nil {

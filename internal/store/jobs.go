@@ -29,7 +29,7 @@ var ErrTooManyJobs = errors.New("too many replay jobs open")
 // (and CreatedAt for a new job) and marshals it, with its TTL and, until it
 // is completed (CompletedAt set), its entry in the open jobs' index. It
 // returns the version it had; the caller restores it if the write fails.
-func (s *Store) jobItem(j *domain.ReplayJob) (map[string]types.AttributeValue, int, error) {
+func (s *Store) jobItem(j *domain.Job) (map[string]types.AttributeValue, int, error) {
 	prev := j.Version
 	j.Version++
 	j.UpdatedAt = s.Now().UTC()
@@ -60,7 +60,7 @@ func (s *Store) jobItem(j *domain.ReplayJob) (map[string]types.AttributeValue, i
 // response failing its checksum under load) succeeds: concurrent operator
 // redrives answered 500 ("replay job rj_...: conflicting change") on the
 // local cloud for want of this.
-func (s *Store) SaveJob(ctx context.Context, j *domain.ReplayJob) error {
+func (s *Store) SaveJob(ctx context.Context, j *domain.Job) error {
 	item, prev, err := s.jobItem(j)
 	if err != nil {
 		return err
@@ -102,7 +102,7 @@ func sameWrite(mine, old map[string]types.AttributeValue) bool {
 // limit places for open jobs, in the same transaction: with limit jobs of
 // the tenant open, nothing is written and the answer is ErrTooManyJobs,
 // however many requests arrive at once. ReleaseJob gives the place back.
-func (s *Store) CreateJob(ctx context.Context, j *domain.ReplayJob, limit int) error {
+func (s *Store) CreateJob(ctx context.Context, j *domain.Job, limit int) error {
 	if j.Version != 0 {
 		return fmt.Errorf("create replay job %s: version %d: %w", j.JobID, j.Version, ErrConflict)
 	}
@@ -181,7 +181,7 @@ func (s *Store) ReleaseJob(ctx context.Context, tenantID, jobID string) error {
 // before, least recently saved first, from the open jobs' index (eventually
 // consistent: a job saved a moment ago may still be listed; its Version
 // tells).
-func (s *Store) IdleJobs(ctx context.Context, before time.Time, limit int) ([]domain.ReplayJob, error) {
+func (s *Store) IdleJobs(ctx context.Context, before time.Time, limit int) ([]domain.Job, error) {
 	in := &dynamodb.QueryInput{
 		TableName: &s.table, IndexName: aws.String(IndexTenant),
 		KeyConditionExpression: aws.String("gsi1pk = :p AND gsi1sk < :before"),
@@ -190,14 +190,14 @@ func (s *Store) IdleJobs(ctx context.Context, before time.Time, limit int) ([]do
 			":before": &types.AttributeValueMemberS{Value: sortableTime(before)},
 		},
 	}
-	var out []domain.ReplayJob
+	var out []domain.Job
 	for len(out) < limit {
 		in.Limit = aws.Int32(int32(limit - len(out)))
 		page, err := s.db.Query(ctx, in)
 		if err != nil {
 			return nil, fmt.Errorf("list idle replay jobs: %w", err)
 		}
-		var js []domain.ReplayJob
+		var js []domain.Job
 		if err := attributevalue.UnmarshalListOfMaps(page.Items, &js); err != nil {
 			return nil, fmt.Errorf("decode idle replay jobs: %w", err)
 		}
@@ -211,7 +211,7 @@ func (s *Store) IdleJobs(ctx context.Context, before time.Time, limit int) ([]do
 }
 
 // Job reads a replay job, or ErrNotFound.
-func (s *Store) Job(ctx context.Context, id string) (domain.ReplayJob, error) {
-	var j domain.ReplayJob
+func (s *Store) Job(ctx context.Context, id string) (domain.Job, error) {
+	var j domain.Job
 	return j, s.get(ctx, jobKey(id), &j, "replay job "+id)
 }

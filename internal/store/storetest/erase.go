@@ -53,14 +53,14 @@ func seedTenant(t *testing.T, u *suite, name string) tenantData {
 	d.dead = u.delivery(d.tenant, "ep_b", "ev_dead_"+name)
 	require.NoError(t, s.RecordAttempt(ctx, d.dead, domain.Attempt{Number: 1, At: u.clock.Now(), Status: 410}, domain.Outcome{State: domain.StateDead, DeadReason: "gone", Message: "{}"}))
 	require.NoError(t, s.PutRejection(ctx, domain.Rejection{Key: d.rejection, EventID: d.rejection, TenantID: d.tenant, Reason: domain.RejectNoEndpoint, Detail: "x"}))
-	done := domain.ReplayJob{JobID: u.id("job_done_" + name), TenantID: d.tenant, Kind: domain.KindIDs, Status: domain.StatusQueued}
+	done := domain.Job{JobID: u.id("job_done_" + name), TenantID: d.tenant, Kind: domain.KindIDs, Status: domain.StatusQueued}
 	require.NoError(t, s.CreateJob(ctx, &done, 3))
 	now := u.clock.Now()
 	done.Status, done.CompletedAt = domain.StatusCompleted, &now
 	require.NoError(t, s.SaveJob(ctx, &done))
 	require.NoError(t, s.ReleaseJob(ctx, d.tenant, done.JobID))
 	d.completedJob = done.JobID
-	open := domain.ReplayJob{JobID: u.id("job_open_" + name), TenantID: d.tenant, Kind: domain.KindIDs, Status: domain.StatusQueued}
+	open := domain.Job{JobID: u.id("job_open_" + name), TenantID: d.tenant, Kind: domain.KindIDs, Status: domain.StatusQueued}
 	require.NoError(t, s.CreateJob(ctx, &open, 3))
 	d.opened = open.JobID
 	d.window = u.clock.Now().Truncate(time.Minute)

@@ -1121,7 +1121,7 @@ func jobs(t *testing.T, u *suite) {
 	saved := u.clock.Now()
 
 	// A job saved, read, saved again; a stale copy loses.
-	j := &domain.ReplayJob{JobID: u.id("job_1"), TenantID: tenant, Kind: domain.KindIDs, IDs: []string{"d1", "d2"}, Status: domain.StatusQueued}
+	j := &domain.Job{JobID: u.id("job_1"), TenantID: tenant, Kind: domain.KindIDs, IDs: []string{"d1", "d2"}, Status: domain.StatusQueued}
 	require.NoError(t, s.SaveJob(ctx, j))
 	require.Equal(t, 1, j.Version)
 	require.True(t, saved.Equal(j.CreatedAt))
@@ -1140,7 +1140,7 @@ func jobs(t *testing.T, u *suite) {
 	require.True(t, u.clock.Now().Equal(got.UpdatedAt))
 	require.ErrorIs(t, s.SaveJob(ctx, &stale), store.ErrConflict, "saved by another since it was read")
 	require.Equal(t, 1, stale.Version, "a refused save leaves the version as it was")
-	dup := &domain.ReplayJob{JobID: j.JobID, TenantID: tenant, Kind: domain.KindIDs}
+	dup := &domain.Job{JobID: j.JobID, TenantID: tenant, Kind: domain.KindIDs}
 	require.ErrorIs(t, s.SaveJob(ctx, dup), store.ErrConflict, "a new job with an existing id")
 	_, err = s.Job(ctx, u.id("job_missing"))
 	require.ErrorIs(t, err, store.ErrNotFound)
@@ -1154,7 +1154,7 @@ func jobs(t *testing.T, u *suite) {
 		return ids
 	}
 	require.Empty(t, open())
-	a, b, c := &domain.ReplayJob{JobID: u.id("job_a"), TenantID: tenant, Kind: domain.KindFilter}, &domain.ReplayJob{JobID: u.id("job_b"), TenantID: tenant, Kind: domain.KindFilter}, &domain.ReplayJob{JobID: u.id("job_c"), TenantID: tenant, Kind: domain.KindFilter}
+	a, b, c := &domain.Job{JobID: u.id("job_a"), TenantID: tenant, Kind: domain.KindFilter}, &domain.Job{JobID: u.id("job_b"), TenantID: tenant, Kind: domain.KindFilter}, &domain.Job{JobID: u.id("job_c"), TenantID: tenant, Kind: domain.KindFilter}
 	require.NoError(t, s.CreateJob(ctx, a, 2))
 	require.Equal(t, 1, a.Version)
 	require.NoError(t, s.CreateJob(ctx, b, 2))
@@ -1163,18 +1163,18 @@ func jobs(t *testing.T, u *suite) {
 	_, err = s.Job(ctx, c.JobID)
 	require.ErrorIs(t, err, store.ErrNotFound, "a refused job is not written")
 	require.Equal(t, []string{a.JobID, b.JobID}, open())
-	other := &domain.ReplayJob{JobID: u.id("job_other"), TenantID: u.id("t_jobs_other"), Kind: domain.KindFilter}
+	other := &domain.Job{JobID: u.id("job_other"), TenantID: u.id("t_jobs_other"), Kind: domain.KindFilter}
 	require.NoError(t, s.CreateJob(ctx, other, 2), "slots are per tenant")
 	require.NoError(t, s.ReleaseJob(ctx, tenant, a.JobID))
 	require.NoError(t, s.ReleaseJob(ctx, tenant, a.JobID), "releasing twice is harmless")
 	require.Equal(t, []string{b.JobID}, open())
 	require.NoError(t, s.CreateJob(ctx, c, 2))
-	again := &domain.ReplayJob{JobID: a.JobID, TenantID: tenant, Kind: domain.KindFilter}
+	again := &domain.Job{JobID: a.JobID, TenantID: tenant, Kind: domain.KindFilter}
 	require.NoError(t, s.ReleaseJob(ctx, tenant, c.JobID))
 	require.ErrorIs(t, s.CreateJob(ctx, again, 2), store.ErrConflict, "an existing id")
 	require.Equal(t, []string{b.JobID}, open(), "and its slot is not taken")
 	require.ErrorIs(t, s.CreateJob(ctx, a, 2), store.ErrConflict, "a job already saved")
-	redrive := &domain.ReplayJob{JobID: u.id("job_redrive"), Kind: domain.KindRedrive}
+	redrive := &domain.Job{JobID: u.id("job_redrive"), Kind: domain.KindRedrive}
 	require.NoError(t, s.CreateJob(ctx, redrive, 2), "the operator's job takes no tenant's slot")
 
 	// Idle: not completed and not saved since.
