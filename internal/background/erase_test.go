@@ -173,7 +173,7 @@ func TestEraseTenant(t *testing.T) {
 	require.Equal(t, domain.StatusCompleted, got.Status)
 	require.Equal(t, map[string]int{
 		domain.EraseAPIKeys: 1, domain.ErasePortalLinks: 1, domain.EraseDeliveries: 1, domain.EraseOutboxItems: 1, domain.EraseDeadDeliveries: 1,
-		domain.EraseDLQ: 1, domain.EraseRejections: 1, domain.EraseReplayJobs: 2, domain.EraseDeadWindows: 1,
+		domain.EraseDLQ: 1, domain.EraseRejections: 1, domain.EraseJobs: 2, domain.EraseDeadWindows: 1,
 		// EraseTenant counts the items of the tenant's partition and its
 		// DLQ depth's shards as the store keeps them: its record, its API
 		// key's reference, its depth shard and its job slots.

@@ -29,10 +29,13 @@ type Erasure struct {
 // tenant's item last.
 var ErasePhases = []string{
 	EraseAPIKeys, ErasePortalLinks, EraseDeliveries, EraseDLQ, EraseDeadDeliveries, EraseRejections,
-	EraseReplayJobs, EraseDeadWindows, EraseStats, EraseTenant,
+	EraseJobs, EraseDeadWindows, EraseStats, EraseTenant,
 }
 
-// The kinds an erasure deletes (the keys of Erasure.Erased).
+// The kinds an erasure deletes (the keys of Erasure.Erased). EraseJobs, a
+// tenant's jobs of every kind, keeps its earlier value "replay_jobs" (from
+// when every job was a replay): it is the phase and the key of Erased in
+// stored erase jobs and in the API's answers.
 const (
 	EraseAPIKeys        = "api_keys"
 	ErasePortalLinks    = "portal_links"
@@ -41,7 +44,7 @@ const (
 	EraseDeadDeliveries = "dead_deliveries"
 	EraseDLQ            = "dlq_messages"
 	EraseRejections     = "rejections"
-	EraseReplayJobs     = "replay_jobs"
+	EraseJobs           = "replay_jobs"
 	EraseDeadWindows    = "dead_windows"
 	EraseStats          = "stats"
 	EraseTenant         = "tenant"

@@ -178,7 +178,7 @@ func (w *Eraser) erasePhase(ctx context.Context, e *domain.Erasure) (map[string]
 	case domain.EraseDLQ:
 		n, done, err := w.eraseDLQ(ctx, e)
 		return map[string]int{domain.EraseDLQ: n}, done, err
-	case domain.EraseReplayJobs:
+	case domain.EraseJobs:
 		open, err := w.Erasures.EraseOpenJobs(ctx, e.TenantID)
 		if err != nil {
 			return nil, false, err

@@ -35,7 +35,7 @@ func (r *recorder) record(action string, index *string) {
 }
 
 // found is an item that decodes as a tenant, an endpoint (with a plaintext
-// secret), an API key, a dead delivery or a replay job.
+// secret), an API key, a dead delivery or a job.
 func found(k map[string]types.AttributeValue) map[string]types.AttributeValue {
 	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 	item := map[string]types.AttributeValue{

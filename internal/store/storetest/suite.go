@@ -168,7 +168,7 @@ var cases = []testCase{
 	{"the reconciliation agrees with a counter that every move kept, once it settled", reconcile},
 	{"a burst of one tenant's deaths, then their replays, all at once: the depth is exact throughout", depthBurst},
 	{"rejections are readable by key", rejections},
-	{"replay jobs: versions, slots per tenant, idle ones found", jobs},
+	{"jobs: versions, slots per tenant, idle ones found", jobs},
 	{"the DLQ sweep is claimed once per gap", sweep},
 	{"endpoint stats add up per hour, read by range, keep the newest success and failure", endpointStats},
 	{"endpoint stats of many batches of an hour add up to one bucket, the newest success and failure of them all", endpointStatsSpread},
