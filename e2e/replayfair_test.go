@@ -107,7 +107,7 @@ func TestReplayFloodIsBoundedPerTenant(t *testing.T) {
 			}
 			jobCapped++
 			require.Equal(t, "30", a.retryAfter, "a refusal says when to retry")
-			require.Contains(t, a.body["detail"], "replay jobs queued or running")
+			require.Contains(t, a.body["detail"], "jobs queued or running")
 		default:
 			t.Fatalf("replay answered %d: %v", a.status, a.body)
 		}
