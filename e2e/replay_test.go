@@ -257,7 +257,7 @@ func TestInterruptedReplayResumes(t *testing.T) {
 		}
 	}
 	// SQS brings the job message back.
-	s := &jobs.Starter{Queue: env.sqs, JobsQueueURL: env.out.ReplayJobsQueueURL}
+	s := &jobs.Starter{Queue: env.sqs, JobsQueueURL: env.out.JobsQueueURL}
 	require.NoError(t, s.Enqueue(ctx, jobs.Step(job.JobID), 0))
 
 	done := waitJob(t, key, "/v1/replays/"+job.JobID)
