@@ -55,7 +55,7 @@ func waitJob(t *testing.T, key, path string) map[string]any {
 		var status int
 		status, job = call(t, "GET", path, key, nil)
 		return status == http.StatusOK && job["status"] == string(domain.StatusCompleted)
-	}, 120*time.Second, 500*time.Millisecond, "replay job %s did not complete: %v", path, job)
+	}, 120*time.Second, 500*time.Millisecond, "job %s did not complete: %v", path, job)
 	return job
 }
 

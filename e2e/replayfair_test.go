@@ -183,10 +183,10 @@ func TestLostReplayJobIsRecovered(t *testing.T) {
 	require.Empty(t, open)
 }
 
-// The replay jobs' store contract on the real table: a tenant's open jobs are
+// The jobs' store contract on the real table: a tenant's open jobs are
 // bounded under concurrent creation, released once and harmlessly twice,
 // and listed while idle; the sweep is claimed once per gap.
-func TestReplayJobStoreAgainstLocalCloud(t *testing.T) {
+func TestJobStoreAgainstLocalCloud(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := env.store

@@ -192,7 +192,7 @@ func TestLeastPrivilege(t *testing.T) {
 			g.add(arn(s.enqueueFails), nil, "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:SendMessage")
 		},
 		"api": func(g grantSet) {
-			g.add(arn(s.jobsQueue), nil, "sqs:SendMessage")                   // replay jobs started
+			g.add(arn(s.jobsQueue), nil, "sqs:SendMessage")                   // jobs started
 			g.add(arn(s.replayOps), nil, "sqs:SendMessage")                   // the operator's redrive
 			g.add(refTo(s.operatorKey), nil, "secretsmanager:GetSecretValue") // the operator key
 			g.add(key, purpose, "kms:Encrypt")                                // secrets sealed, never opened

@@ -794,7 +794,7 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		topic := dig(t, s.json, "Outputs", "AlarmTopicARN", "Value", "Ref").(string)
 		var alarms *map[string]*map[string]any
 		check(t, func() { alarms = s.tpl.FindResources(jsii.String("AWS::CloudWatch::Alarm"), nil) })
-		// DLQ, enqueue failures, the fan-out DLQ, replay jobs stuck, per-tenant DLQ and its
+		// DLQ, enqueue failures, the fan-out DLQ, jobs stuck (ReplayJobsStuck), per-tenant DLQ and its
 		// gauge missing, oldest delivery, delivery in flight, the tenant
 		// lane's oldest and in flight, iterator age, rejected items, parked
 		// operational events, unparsable filters, errors,

@@ -61,7 +61,7 @@ func (r *Runner) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEven
 			continue
 		}
 		if err := h(ctx, msg); err != nil {
-			r.Log.ErrorContext(ctx, "replay step failed; SQS will redeliver it", "job_id", msg.JobID, "kind", string(msg.Kind), "error", err.Error())
+			r.Log.ErrorContext(ctx, "job step failed; SQS will redeliver it", "job_id", msg.JobID, "kind", string(msg.Kind), "error", err.Error())
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
 		}
 	}
@@ -83,7 +83,7 @@ func (r *Runner) handler(k Kind) (Handler, bool) {
 func (r *Runner) Step(ctx context.Context, jobID string) error {
 	j, err := r.Starter.Store.Job(ctx, jobID)
 	if errors.Is(err, store.ErrNotFound) {
-		r.Log.WarnContext(ctx, "replay job not found; message dropped", "job_id", jobID)
+		r.Log.WarnContext(ctx, "job not found; message dropped", "job_id", jobID)
 		return nil
 	}
 	if err != nil {
@@ -115,7 +115,7 @@ func (r *Runner) complete(ctx context.Context, j *domain.Job) error {
 	if err := r.Starter.Store.SaveJob(ctx, j); err != nil {
 		return err
 	}
-	r.Log.InfoContext(ctx, "replay job completed", "job_id", j.JobID, "tenant_id", j.TenantID, "kind", j.Kind,
+	r.Log.InfoContext(ctx, "job completed", "job_id", j.JobID, "tenant_id", j.TenantID, "kind", j.Kind,
 		"matched", j.Matched, "replayed", j.Replayed, "failed", j.Failed, "steps", j.Steps)
 	if err := r.Starter.Release(ctx, j); err != nil {
 		return err

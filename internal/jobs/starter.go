@@ -174,7 +174,7 @@ func (s *Starter) send(ctx context.Context, url string, msg Message, delay time.
 	secs := int32(min(900, max(0, int(delay.Seconds()))))
 	_, err := s.Queue.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String(string(body)), DelaySeconds: secs})
 	if err != nil {
-		return fmt.Errorf("enqueue replay message: %w", err)
+		return fmt.Errorf("enqueue job message: %w", err)
 	}
 	return nil
 }
