@@ -136,7 +136,7 @@ func (e *env) requireNoLoss(t *testing.T, ids []string) {
 	sent := e.q.replayed()
 	for _, id := range ids {
 		d, indexed := e.st.get(id)
-		require.Empty(t, d.ReplayJob, "delivery %s is left claimed", id)
+		require.Empty(t, d.ReplayClaimedBy, "delivery %s is left claimed", id)
 		if sent[id] == 0 {
 			require.Equal(t, domain.StateDead, d.State, "delivery %s was neither sent nor left dead", id)
 			require.True(t, indexed, "dead delivery %s is not in the dead-letter index", id)
@@ -178,12 +178,12 @@ func TestReplayByIDs(t *testing.T) {
 		}, "no_message"},
 		{"claimed by a running job", "dl_inflight", func(id string) {
 			d := e.dead(id, tenantA, "ep_1", "order.created", at)
-			d.ReplayJob, d.ReplayClaimedAt = "rj_other", timePtr(e.t0.Add(-time.Minute))
+			d.ReplayClaimedBy, d.ReplayClaimedAt = "rj_other", timePtr(e.t0.Add(-time.Minute))
 			e.st.put(d)
 		}, "replay_in_progress"},
 		{"claimed by a job that stopped (stale claim)", "dl_stale", func(id string) {
 			d := e.dead(id, tenantA, "ep_1", "order.created", at)
-			d.ReplayJob, d.ReplayClaimedAt = "rj_stopped", timePtr(e.t0.Add(-time.Hour))
+			d.ReplayClaimedBy, d.ReplayClaimedAt = "rj_stopped", timePtr(e.t0.Add(-time.Hour))
 			e.st.put(d)
 		}, ""},
 	}
@@ -207,7 +207,7 @@ func TestReplayByIDs(t *testing.T) {
 				require.Equal(t, domain.StatePending, d.State)
 				require.False(t, indexed, "a replayed delivery leaves the dead-letter index")
 				require.Equal(t, job, d.ReplayedBy)
-				require.Empty(t, d.ReplayJob, "the claim is released")
+				require.Empty(t, d.ReplayClaimedBy, "the claim is released")
 				require.Nil(t, d.ReplayClaimedAt)
 				require.Equal(t, e.clk.Now(), *d.ReplayedAt)
 				require.NotContains(t, e.st.job(job).SkippedIDs, r.id)
@@ -651,7 +651,7 @@ func TestReplayCrashAndResume(t *testing.T) {
 		require.Equal(t, ids, j.Pending, "the checkpoint names the step's deliveries")
 		for _, id := range ids {
 			d, indexed := e.st.get(id)
-			require.Equal(t, job, d.ReplayJob)
+			require.Equal(t, job, d.ReplayClaimedBy)
 			require.False(t, indexed)
 		}
 		e.clk.Advance(30 * time.Minute)
@@ -705,7 +705,7 @@ func TestRedrive(t *testing.T) {
 	add("no record", "u1", true, false, "", nil)
 	add("dead, claimed by a running replay", "c1", false, false, "replay_in_progress", func() {
 		d := e.dead("c1", tenantA, "ep_1", "order.created", old)
-		d.ReplayJob, d.ReplayClaimedAt = "rj_tenant", timePtr(t0.Add(-time.Minute))
+		d.ReplayClaimedBy, d.ReplayClaimedAt = "rj_tenant", timePtr(t0.Add(-time.Minute))
 		e.st.put(d)
 	})
 	add("malformed", "", false, true, "malformed_message", nil)
@@ -733,7 +733,7 @@ func TestRedrive(t *testing.T) {
 					"the DLQ body is sent unchanged but for its replay time")
 				d, indexed := e.st.get(r.id)
 				require.False(t, indexed)
-				require.Empty(t, d.ReplayJob, "no claim left")
+				require.Empty(t, d.ReplayClaimedBy, "no claim left")
 				if r.id == "r1" || r.id == "r2" {
 					require.Equal(t, domain.StatePending, d.State)
 					require.Equal(t, job, d.ReplayedBy, "claimed and released")
@@ -895,7 +895,7 @@ func TestRedriveCrashAndResume(t *testing.T) {
 				}
 				d, _ := e.st.get(id)
 				require.Equal(t, domain.StatePending, d.State)
-				require.Empty(t, d.ReplayJob, "delivery %s is left claimed", id)
+				require.Empty(t, d.ReplayClaimedBy, "delivery %s is left claimed", id)
 				require.Equal(t, job, d.ReplayedBy)
 			}
 			require.Empty(t, e.q.dlq)
@@ -932,7 +932,7 @@ func TestSweep(t *testing.T) {
 		}, false},
 		{"dead, never replayed", "k2", func(id string) { e.dead(id, tenantA, "ep_1", "order.created", sentAt) }, false},
 		{"claimed, not yet sent", "k3", func(id string) {
-			e.st.put(domain.Delivery{DeliveryID: id, TenantID: tenantA, State: domain.StatePending, ReplayJob: "rj_2",
+			e.st.put(domain.Delivery{DeliveryID: id, TenantID: tenantA, State: domain.StatePending, ReplayClaimedBy: "rj_2",
 				ReplayClaimedAt: timePtr(sentAt.Add(time.Minute)), ReplayedAt: timePtr(sentAt.Add(time.Minute))})
 		}, false},
 		{"no record", "k4", func(string) {}, false},

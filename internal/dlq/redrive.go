@@ -227,7 +227,7 @@ func (w *Redriver) delivery(ctx context.Context, id string) (domain.Delivery, er
 // pending delivery with no replay since is not claimed: its death was not
 // recorded, and its message is its only copy.
 func (w *Redriver) claim(ctx context.Context, job, id string, d domain.Delivery) (bool, error) {
-	if d.State != domain.StateDead && d.ReplayJob == "" {
+	if d.State != domain.StateDead && d.ReplayClaimedBy == "" {
 		return false, nil
 	}
 	if _, err := w.Store.ClaimForReplay(ctx, id, "", job, w.Stale); err != nil {

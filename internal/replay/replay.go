@@ -338,9 +338,9 @@ func (w *Replayer) check(ctx context.Context, j *domain.Job, d domain.Delivery, 
 		return domain.SkipNotFound, nil
 	case j.TenantID != "" && d.TenantID != j.TenantID:
 		return domain.SkipNotFound, nil // another tenant's: as good as missing
-	case d.ReplayJob == j.JobID:
+	case d.ReplayClaimedBy == j.JobID:
 		return "", nil // claimed by this job before it stopped: finish it
-	case d.ReplayedBy == j.JobID && d.ReplayJob == "":
+	case d.ReplayedBy == j.JobID && d.ReplayClaimedBy == "":
 		return "replayed", nil // sent by this job before it stopped and resumed
 	case d.State != domain.StateDead:
 		return domain.SkipNotDead, nil

@@ -94,7 +94,7 @@ func TestReplayStepByIDs(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, domain.StatePending, d.State, "%s is back in flight", id)
 		require.Equal(t, "rj_1", d.ReplayedBy)
-		require.Empty(t, d.ReplayJob, "its claim is released")
+		require.Empty(t, d.ReplayClaimedBy, "its claim is released")
 	}
 }
 

@@ -92,7 +92,7 @@ func (w *Replayer) sinceOne(ctx context.Context, j *domain.Job, id string, snap 
 // its message, or claimed or replayed by this job already (a step run
 // again after a stop).
 func claimsPath(j *domain.Job, d domain.Delivery) bool {
-	return (d.State == domain.StateDead && d.Message != "") || d.ReplayJob == j.JobID || (d.ReplayedBy == j.JobID && d.ReplayJob == "")
+	return (d.State == domain.StateDead && d.Message != "") || d.ReplayClaimedBy == j.JobID || (d.ReplayedBy == j.JobID && d.ReplayClaimedBy == "")
 }
 
 // rebuild makes delivery d's message again from its event's outbox item,

@@ -913,7 +913,7 @@ func claims(t *testing.T, u *suite) {
 	require.NoError(t, err)
 	require.Equal(t, domain.StatePending, got.State)
 	require.Equal(t, `{"m":"1"}`, got.Message, "the claim returns the message to send")
-	require.Equal(t, "job_a", got.ReplayJob)
+	require.Equal(t, "job_a", got.ReplayClaimedBy)
 	require.NotNil(t, got.ReplayedAt)
 	require.True(t, u.clock.Now().Equal(*got.ReplayedAt))
 	require.Zero(t, u.depth(t, tenant), "a claimed delivery is no longer dead")
@@ -926,14 +926,14 @@ func claims(t *testing.T, u *suite) {
 	require.NoError(t, s.ReleaseReplay(ctx, d.DeliveryID, "job_b"), "another job's release is a no-op")
 	read, err := s.Delivery(ctx, d.DeliveryID)
 	require.NoError(t, err)
-	require.Equal(t, "job_a", read.ReplayJob)
+	require.Equal(t, "job_a", read.ReplayClaimedBy)
 	require.NoError(t, s.ReleaseReplay(ctx, d.DeliveryID, "job_a"))
 	_, err = s.ClaimForReplay(ctx, d.DeliveryID, tenant, "job_a", time.Hour)
 	require.ErrorIs(t, err, store.ErrNotDead, "released and pending: nothing to replay")
 	read, err = s.Delivery(ctx, d.DeliveryID)
 	require.NoError(t, err)
 	require.Equal(t, "job_a", read.ReplayedBy)
-	require.Empty(t, read.ReplayJob)
+	require.Empty(t, read.ReplayClaimedBy)
 	require.Nil(t, read.ReplayClaimedAt)
 
 	// A job that claimed and stopped: its claim goes stale and another
@@ -946,7 +946,7 @@ func claims(t *testing.T, u *suite) {
 	u.clock.Advance(time.Hour + time.Second)
 	got, err = s.ClaimForReplay(ctx, e.DeliveryID, "", "job_redrive", time.Hour)
 	require.NoError(t, err, "a stale claim on a never-sent delivery is taken over")
-	require.Equal(t, "job_redrive", got.ReplayJob)
+	require.Equal(t, "job_redrive", got.ReplayClaimedBy)
 	require.Zero(t, u.depth(t, tenant), "counted out once")
 
 	// A delivered delivery is never claimed.
