@@ -51,7 +51,7 @@ func call(t *testing.T, method, path, key string, body any) (int, map[string]any
 		require.NoError(t, err)
 	}
 	// A well-behaved client: a 429 of the tenant's limit of expensive
-	// requests (not of its replay jobs) is retried after Retry-After, a
+	// requests (not of its open jobs) is retried after Retry-After, a
 	// few times; TestTenantLimitOnTheCloud sends its flood with sendOnce.
 	var status int
 	var raw []byte

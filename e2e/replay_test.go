@@ -55,7 +55,7 @@ func waitJob(t *testing.T, key, path string) map[string]any {
 		var status int
 		status, job = call(t, "GET", path, key, nil)
 		return status == http.StatusOK && job["status"] == string(domain.StatusCompleted)
-	}, 120*time.Second, 500*time.Millisecond, "replay job %s did not complete: %v", path, job)
+	}, 120*time.Second, 500*time.Millisecond, "job %s did not complete: %v", path, job)
 	return job
 }
 
@@ -244,7 +244,7 @@ func TestInterruptedReplayResumes(t *testing.T) {
 
 	// The fault: a worker checkpointed a step over all six, claimed three and
 	// sent one of them, then died.
-	job := &domain.ReplayJob{JobID: fmt.Sprintf("rj_crash_%d", time.Now().UnixNano()), TenantID: tenantID, Kind: domain.KindIDs,
+	job := &domain.Job{JobID: fmt.Sprintf("rj_crash_%d", time.Now().UnixNano()), TenantID: tenantID, Kind: domain.KindIDs,
 		IDs: ids, Status: domain.StatusRunning, Cursor: strconv.Itoa(len(ids)), Pending: ids}
 	require.NoError(t, env.store.SaveJob(ctx, job))
 	for _, id := range ids[:3] {
@@ -257,7 +257,7 @@ func TestInterruptedReplayResumes(t *testing.T) {
 		}
 	}
 	// SQS brings the job message back.
-	s := &jobs.Starter{Queue: env.sqs, JobsQueueURL: env.out.ReplayJobsQueueURL}
+	s := &jobs.Starter{Queue: env.sqs, JobsQueueURL: env.out.JobsQueueURL}
 	require.NoError(t, s.Enqueue(ctx, jobs.Step(job.JobID), 0))
 
 	done := waitJob(t, key, "/v1/replays/"+job.JobID)

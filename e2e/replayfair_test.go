@@ -107,7 +107,7 @@ func TestReplayFloodIsBoundedPerTenant(t *testing.T) {
 			}
 			jobCapped++
 			require.Equal(t, "30", a.retryAfter, "a refusal says when to retry")
-			require.Contains(t, a.body["detail"], "replay jobs queued or running")
+			require.Contains(t, a.body["detail"], "jobs queued or running")
 		default:
 			t.Fatalf("replay answered %d: %v", a.status, a.body)
 		}
@@ -163,7 +163,7 @@ func TestLostReplayJobIsRecovered(t *testing.T) {
 	// Recorded two hours ago, as the API records a job, and its message lost.
 	past := store.New(env.ddb, env.out.StateTableName)
 	past.Now = func() time.Time { return time.Now().Add(-2 * time.Hour) }
-	job := &domain.ReplayJob{JobID: fmt.Sprintf("rj_lost_%d", time.Now().UnixNano()), TenantID: tenantID, Kind: domain.KindIDs,
+	job := &domain.Job{JobID: fmt.Sprintf("rj_lost_%d", time.Now().UnixNano()), TenantID: tenantID, Kind: domain.KindIDs,
 		IDs: ids, Status: domain.StatusQueued}
 	require.NoError(t, past.CreateJob(ctx, job, jobs.DefaultMaxOpenJobs))
 	open, err := env.store.TenantJobs(ctx, tenantID)
@@ -183,10 +183,10 @@ func TestLostReplayJobIsRecovered(t *testing.T) {
 	require.Empty(t, open)
 }
 
-// The replay jobs' store contract on the real table: a tenant's open jobs are
+// The jobs' store contract on the real table: a tenant's open jobs are
 // bounded under concurrent creation, released once and harmlessly twice,
 // and listed while idle; the sweep is claimed once per gap.
-func TestReplayJobStoreAgainstLocalCloud(t *testing.T) {
+func TestJobStoreAgainstLocalCloud(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := env.store
@@ -197,7 +197,7 @@ func TestReplayJobStoreAgainstLocalCloud(t *testing.T) {
 		errs := make([]error, 10)
 		for i := range errs {
 			wg.Go(func() {
-				errs[i] = s.CreateJob(ctx, &domain.ReplayJob{JobID: fmt.Sprintf("%s_%d", tenantID, i), TenantID: tenantID, Kind: domain.KindFilter, Status: domain.StatusQueued}, 3)
+				errs[i] = s.CreateJob(ctx, &domain.Job{JobID: fmt.Sprintf("%s_%d", tenantID, i), TenantID: tenantID, Kind: domain.KindFilter, Status: domain.StatusQueued}, 3)
 			})
 		}
 		wg.Wait()
@@ -235,20 +235,20 @@ func TestReplayJobStoreAgainstLocalCloud(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, left)
 		require.NoError(t, s.ReleaseJob(ctx, tenantID, open[1]), "released from an empty set: harmless")
-		require.NoError(t, s.CreateJob(ctx, &domain.ReplayJob{JobID: tenantID + "_again", TenantID: tenantID, Kind: domain.KindFilter}, 3))
-		err = s.CreateJob(ctx, &domain.ReplayJob{JobID: tenantID + "_again", TenantID: tenantID + "_other", Kind: domain.KindFilter}, 3)
+		require.NoError(t, s.CreateJob(ctx, &domain.Job{JobID: tenantID + "_again", TenantID: tenantID, Kind: domain.KindFilter}, 3))
+		err = s.CreateJob(ctx, &domain.Job{JobID: tenantID + "_again", TenantID: tenantID + "_other", Kind: domain.KindFilter}, 3)
 		require.ErrorIs(t, err, store.ErrConflict, "an existing id is a conflict, not a second job")
 	})
 
 	t.Run("idle open jobs are listed; completed ones are not", func(t *testing.T) {
 		past := store.New(env.ddb, env.out.StateTableName)
 		past.Now = func() time.Time { return time.Now().Add(-3 * time.Hour) }
-		idle := &domain.ReplayJob{JobID: tenantID + "_idle", TenantID: tenantID, Kind: domain.KindFilter, Status: domain.StatusRunning}
+		idle := &domain.Job{JobID: tenantID + "_idle", TenantID: tenantID, Kind: domain.KindFilter, Status: domain.StatusRunning}
 		require.NoError(t, past.SaveJob(ctx, idle))
-		finished := &domain.ReplayJob{JobID: tenantID + "_finished", TenantID: tenantID, Kind: domain.KindFilter, Status: domain.StatusCompleted}
+		finished := &domain.Job{JobID: tenantID + "_finished", TenantID: tenantID, Kind: domain.KindFilter, Status: domain.StatusCompleted}
 		finished.CompletedAt = ptrTime(time.Now().Add(-3 * time.Hour))
 		require.NoError(t, past.SaveJob(ctx, finished))
-		fresh := &domain.ReplayJob{JobID: tenantID + "_fresh", TenantID: tenantID, Kind: domain.KindFilter, Status: domain.StatusRunning}
+		fresh := &domain.Job{JobID: tenantID + "_fresh", TenantID: tenantID, Kind: domain.KindFilter, Status: domain.StatusRunning}
 		require.NoError(t, s.SaveJob(ctx, fresh))
 		var ids []string
 		require.Eventually(t, func() bool {

@@ -144,7 +144,7 @@ func checkUpgradePhase(t *testing.T, p harness.UpgradePhase) {
 		require.True(t, slices.Contains(p.DeadDeliveries, d.ID) || slices.Contains(p.Pending, d.ID), "dead letter %s was written before", d.ID)
 	}
 	require.Subset(t, listedDead, p.DeadDeliveries)
-	var job api.ReplayJobView
+	var job api.JobView
 	require.Eventually(t, func() bool {
 		return c.Do(ctx, "GET", "/v1/replays/"+p.ReplayJob, nil, &job) == nil && job.CompletedAt != nil
 	}, 60*time.Second, time.Second, "the replay job written before is complete: %+v", job)
@@ -202,7 +202,7 @@ func checkPendingAcross(t *testing.T, c *apiclient.Client, p harness.UpgradePhas
 			return c.Do(ctx, "GET", "/v1/deliveries/"+id, nil, &d) == nil && (d.State == domain.StateDelivered || d.State == domain.StateDead)
 		}, wait, time.Second, "the pending delivery %s is attempted after the upgrade", id)
 		if d.State == domain.StateDead {
-			var job api.ReplayJobView
+			var job api.JobView
 			require.NoError(t, c.Do(ctx, "POST", "/v1/dlq/replay", map[string]any{"delivery_ids": []string{id}}, &job))
 		}
 		waitDelivery(t, id, 90*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })

@@ -69,8 +69,8 @@
 //	                how long after its occurred_at the API serves an event's payload, e.g. "72h" (default 15
 //	                days; 1h to 16 days)
 //	deliveryRetention
-//	                how long delivery records, rejected items and replay jobs are kept, e.g. "720h" (default
-//	                15 days; at least dlqRetention + 1 day)
+//	                how long delivery records, rejected items and jobs are kept, e.g. "720h" (default 15 days;
+//	                at least dlqRetention + 1 day)
 //	dlqRetention    how long the dead-letter queue keeps a message, e.g. "168h" (default 14 days, the SQS
 //	                maximum)
 //	consoleFrameAncestors

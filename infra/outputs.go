@@ -36,7 +36,9 @@ func addOutputs(stack awscdk.Stack, h *hookline.Hookline) {
 	out("ApiAccessLogGroupName", "The HTTP API's access log: one JSON line per request.", h.APIAccessLogs.LogGroupName())
 	out("OperatorKeySecretARN", "Secrets Manager secret holding the operator key.", h.OperatorKey.SecretArn())
 	out("SecretsKeyARN", "KMS key sealing the endpoints' signing secrets (make seal-secrets).", h.SecretsKey.KeyArn())
-	out("ReplayJobsQueueURL", "Tenants' replay jobs waiting for the replay worker.", h.ReplayJobsQueue.QueueUrl())
+	// The jobs queue's output keeps its earlier name and description (from
+	// when every job was a replay): scripts and deployed stacks read it.
+	out("ReplayJobsQueueURL", "Tenants' replay jobs waiting for the replay worker.", h.JobsQueue.QueueUrl())
 	out("ReplayOpsQueueURL", "The operator's redrive and the scheduled sweeps, gauges and job recoveries, for the replay worker.", h.ReplayOpsQueue.QueueUrl())
 	out("ReplayFunctionName", "Runs replays and redrives.", h.Functions.Replay.FunctionName())
 	out("AlarmTopicARN", "Every alarm notifies this SNS topic: subscribe the on-call here.", h.AlarmTopic.TopicArn())

@@ -114,7 +114,7 @@ var settings = []setting{
 	{"payloadRetention", to(time.ParseDuration, func(c *config) *time.Duration { return &c.PayloadRetention }),
 		`how long after its occurred_at the API serves an event's payload, e.g. "72h" (default 15 days; 1h to 16 days)`},
 	{"deliveryRetention", to(time.ParseDuration, func(c *config) *time.Duration { return &c.DeliveryRetention }),
-		`how long delivery records, rejected items and replay jobs are kept, e.g. "720h" ` +
+		`how long delivery records, rejected items and jobs are kept, e.g. "720h" ` +
 			"(default 15 days; at least dlqRetention + 1 day)"},
 	{"dlqRetention", to(time.ParseDuration, func(c *config) *time.Duration { return &c.DLQRetention }),
 		`how long the dead-letter queue keeps a message, e.g. "168h" (default 14 days, the SQS maximum)`},

@@ -81,7 +81,7 @@ func build(cfg fnenv.APIEnv, log *slog.Logger, awsCfg aws.Config) (any, error) {
 		srv.Alarms, srv.AlarmNamePrefix = cloudwatch.NewFromConfig(awsCfg), cfg.AlarmNamePrefix
 	}
 	if cfg.ReplayQueueURL != "" {
-		srv.Replays = &jobs.Starter{Store: st, Queue: sqs.NewFromConfig(awsCfg), JobsQueueURL: cfg.ReplayQueueURL, OpsQueueURL: cfg.ReplayOpsQueueURL}
+		srv.Jobs = &jobs.Starter{Store: st, Queue: sqs.NewFromConfig(awsCfg), JobsQueueURL: cfg.ReplayQueueURL, OpsQueueURL: cfg.ReplayOpsQueueURL}
 	}
 	return apigw.Handler(srv.Handler()), nil
 }

@@ -32,9 +32,9 @@ type apiProps struct {
 	AllowHTTP bool
 	// AllowCIDRs are the SSRF guard's allowlist, for registration checks.
 	AllowCIDRs []netip.Prefix
-	// ReplayJobs receives the tenants' replay jobs the API starts;
-	// ReplayOps the operator's redrive.
-	ReplayJobs, ReplayOps awssqs.IQueue
+	// Jobs receives the tenants' jobs the API starts (replays, cancels);
+	// Ops the operator's (the redrive, erasures).
+	Jobs, Ops awssqs.IQueue
 	// RateLimit and BurstLimit throttle the stage (every route): requests
 	// per second, and the most taken at once above it. Required.
 	RateLimit  float64
@@ -181,8 +181,8 @@ func newAPI(scope constructs.Construct, id string, p apiProps) apiParts {
 		Common:               p.Functions.common(),
 		OperatorKeySecretARN: *secret.SecretArn(),
 		URLs:                 netguard.URLPolicy{AllowHTTP: p.AllowHTTP, Guard: netguard.Guard{Allow: p.AllowCIDRs}},
-		ReplayQueueURL:       *p.ReplayJobs.QueueUrl(),
-		ReplayOpsQueueURL:    *p.ReplayOps.QueueUrl(),
+		ReplayQueueURL:       *p.Jobs.QueueUrl(),
+		ReplayOpsQueueURL:    *p.Ops.QueueUrl(),
 		SecretsKeyARN:        *p.SecretsKey.KeyArn(),
 		OutboxTable:          outboxTableName(p.Outbox),
 		MessageLog:           p.Outbox != nil && p.MessageLog,
@@ -226,8 +226,8 @@ func newAPI(scope constructs.Construct, id string, p apiProps) apiParts {
 func grantAPI(c constructs.Construct, fn awslambda.Function, secret awssecretsmanager.Secret, p apiProps) {
 	grantAPIOutbox(fn, p)
 	reserveConcurrency(fn, p.ReservedConcurrency)
-	p.ReplayJobs.Grant(fn, jsii.String("sqs:SendMessage"))
-	p.ReplayOps.Grant(fn, jsii.String("sqs:SendMessage"))
+	p.Jobs.Grant(fn, jsii.String("sqs:SendMessage"))
+	p.Ops.Grant(fn, jsii.String("sqs:SendMessage"))
 	// Reads (GetItem, BatchGetItem for an event's deliveries, Query for
 	// endpoints), writes (PutItem, UpdateItem, DeleteItem for an endpoint;
 	// UpdateItem for a tenant's expensive-request window), ConditionCheckItem

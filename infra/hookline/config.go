@@ -172,8 +172,8 @@ type Props struct {
 	// refused), and every SQS event source mapping runs at most
 	// sqsMinConcurrency (2, the least SQS mappings take) unless
 	// DeliverMaxConcurrency or LaneMaxConcurrency says otherwise: deliver's
-	// delivery queue 2, its tenant lane 2, the replay jobs 2, the replay
-	// operations 2. In a 10-execution account the SQS mappings then run at
+	// delivery queue 2, its tenant lane 2, the replay function's jobs 2
+	// and operations 2. In a 10-execution account the SQS mappings then run at
 	// most 8 executions together, which leaves 2: one for enqueue (one per
 	// active stream shard, and a new outbox table has one: the profile's
 	// EnqueueParallelization is 1) and one for the API, so each mapping's
@@ -327,7 +327,7 @@ type Props struct {
 	// itself is gone.
 	PayloadRetention time.Duration
 	// DeliveryRetention is how long delivery records (with their attempt
-	// logs), rejected outbox items and replay jobs are kept: DynamoDB's TTL
+	// logs), rejected outbox items and jobs are kept: DynamoDB's TTL
 	// deletes them after it (a dead delivery's counts from its death, so it
 	// outlives its DLQ message). Default 15 days; at least DLQRetention + 1
 	// day (refused otherwise: a dead delivery's record must outlive its
@@ -385,8 +385,8 @@ type Props struct {
 	// EnqueueFailuresThreshold: more stream batches than this parked in the
 	// enqueue failure queue alarms. Default 0 (any).
 	EnqueueFailuresThreshold int
-	// StuckReplayThreshold: more replay job messages than this parked in the
-	// jobs' dead-letter queue alarms. Default 0 (any).
+	// StuckReplayThreshold: more job messages than this parked in the jobs'
+	// dead-letter queue alarms (ReplayJobsStuck). Default 0 (any).
 	StuckReplayThreshold int
 	// FunctionErrorsThreshold and ThrottlesThreshold: more invocation errors
 	// or throttles of any function in 5 minutes alarm. Default 0 (any).

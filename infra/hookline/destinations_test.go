@@ -76,11 +76,11 @@ func TestOwnResourcesEnv(t *testing.T) {
 	deliverEnv := dig(t, s.resource(t, s.deliverFn, "AWS::Lambda::Function"), "Properties", "Environment", "Variables").(obj)
 	db, err := json.Marshal(deliverEnv["HOOKLINE_OWN_RESOURCES"])
 	require.NoError(t, err)
-	for _, id := range []string{s.deliveryQueue, s.laneQueue, s.deadLetter, s.enqueueFails, s.replayJobs, s.replayOps, s.operatorBus} {
+	for _, id := range []string{s.deliveryQueue, s.laneQueue, s.deadLetter, s.enqueueFails, s.jobsQueue, s.replayOps, s.operatorBus} {
 		require.Contains(t, string(db), `{"Fn::GetAtt":["`+id+`","Arn"]}`)
 	}
 	require.NotContains(t, string(db), "Role", "the session policy denies targets; the roles are the Deny's")
-	for _, id := range []string{s.deliveryQueue, s.laneQueue, s.deadLetter, s.enqueueFails, s.replayJobs, s.replayOps, s.operatorBus} {
+	for _, id := range []string{s.deliveryQueue, s.laneQueue, s.deadLetter, s.enqueueFails, s.jobsQueue, s.replayOps, s.operatorBus} {
 		require.Contains(t, got, `{"Fn::GetAtt":["`+id+`","Arn"]}`)
 	}
 	for _, r := range s.ownRoles(t) {

@@ -192,7 +192,7 @@ func TestLeastPrivilege(t *testing.T) {
 			g.add(arn(s.enqueueFails), nil, "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:SendMessage")
 		},
 		"api": func(g grantSet) {
-			g.add(arn(s.replayJobs), nil, "sqs:SendMessage")                  // replay jobs started
+			g.add(arn(s.jobsQueue), nil, "sqs:SendMessage")                   // jobs started
 			g.add(arn(s.replayOps), nil, "sqs:SendMessage")                   // the operator's redrive
 			g.add(refTo(s.operatorKey), nil, "secretsmanager:GetSecretValue") // the operator key
 			g.add(key, purpose, "kms:Encrypt")                                // secrets sealed, never opened
@@ -212,8 +212,8 @@ func TestLeastPrivilege(t *testing.T) {
 		"replay": func(g grantSet) {
 			g.add(arn(s.deliveryQueue), nil, "sqs:SendMessage")
 			g.add(arn(s.deadLetter), nil, "sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage") // sweep, redrive, erasure
-			g.add(arn(s.replayJobs), nil, consume...)
-			g.add(arn(s.replayJobs), nil, "sqs:SendMessage") // the next step
+			g.add(arn(s.jobsQueue), nil, consume...)
+			g.add(arn(s.jobsQueue), nil, "sqs:SendMessage") // the next step
 			g.add(arn(s.replayOps), nil, consume...)
 			g.add(arn(s.replayOps), nil, "sqs:SendMessage")                                                                           // a redrive's next step, recovered jobs
 			g.add(arn(s.outboxTable), nil, "dynamodb:PutItem", "dynamodb:DeleteItem")                                                 // delivery.dead summaries; an erased tenant's items

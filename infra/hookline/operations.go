@@ -85,7 +85,7 @@ const deliveryInFlightThreshold = 60000
 // (dimension FunctionName).
 const recursionDroppedMetric = "RecursiveInvocationsDropped"
 
-// replayRecoverMinutes is how often replay jobs whose message was lost are
+// replayRecoverMinutes is how often jobs whose message was lost are
 // looked for (an index query) and sent again.
 const replayRecoverMinutes = 5
 
@@ -143,6 +143,8 @@ func allowAlarmsToPublish(c constructs.Construct, topic awssns.Topic, prefix str
 
 // newAlarms creates the alarms that are not with their resources and
 // returns them with those that are (the queues' and replay's), by name.
+// ReplayJobsStuck, a job of any kind parked, keeps its earlier name (from
+// when every job was a replay), as documented and as operators know it.
 func newAlarms(c constructs.Construct, p opsProps) map[string]awscloudwatch.Alarm {
 	minute := awscdk.Duration_Minutes(jsii.Number(1))
 	five := awscdk.Duration_Minutes(jsii.Number(5))
@@ -250,7 +252,7 @@ func (b alarmBuilder) gauge(name, desc, metric string, threshold float64) {
 
 // newSchedules creates the rules that send the replay function its
 // scheduled work: the depth gauges, the DLQ sweep and the recovery of lost
-// replay jobs, each a jobs.Message of its kind.
+// jobs, each a jobs.Message of its kind.
 func newSchedules(c constructs.Construct, p opsProps) {
 	minute := awscdk.Duration_Minutes(jsii.Number(1))
 	// The per-tenant depth gauges, published every minute by the replay
@@ -276,8 +278,10 @@ func newSchedules(c constructs.Construct, p opsProps) {
 		})},
 	})
 
-	// And the replay jobs whose message was lost (a purged queue): a job
-	// not saved for an hour is sent again, so none stays queued for ever.
+	// And the jobs whose message was lost (a purged queue): a job not saved
+	// for an hour is sent again, so none stays queued for ever. The rule's
+	// construct id and description keep their earlier words (from when
+	// every job was a replay): its logical id, so the deployed rule stays.
 	awsevents.NewRule(c, jsii.String("ReplayJobRecovery"), &awsevents.RuleProps{
 		Description: jsii.String("Send again the messages of replay jobs idle for an hour (their message was lost)."),
 		Schedule:    awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(replayRecoverMinutes))),

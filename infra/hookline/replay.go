@@ -19,7 +19,8 @@ import (
 type replayProps struct {
 	Functions functionDefaults
 	Queues    deliveryQueues
-	// Rate is the sends per second of one replay job.
+	// Rate is the sends per second of one job that sends (a replay, the
+	// redrive).
 	Rate float64
 	// StuckAlarmThreshold: the alarm fires above this many parked job messages.
 	StuckAlarmThreshold int
@@ -46,10 +47,10 @@ type replayProps struct {
 
 // replayParts is the replay worker and its two queues.
 type replayParts struct {
-	// Jobs carries tenants' replay jobs, a few per tenant at most (the API
-	// refuses more); Ops the operator's redrive and the scheduled sweeps,
-	// gauges and job recoveries, worked apart so that no tenant can hold
-	// them up.
+	// Jobs carries tenants' jobs (replays, cancels), a few per tenant at
+	// most (the API refuses more); Ops the operator's (the redrive,
+	// erasures) and the scheduled sweeps, gauges and job recoveries, worked
+	// apart so that no tenant can hold them up.
 	Jobs, Ops  awssqs.Queue
 	JobsFailed awssqs.Queue
 	Function   awslambda.Function
@@ -173,6 +174,8 @@ func consumeReplayQueues(fn awslambda.Function, sources []replaySource) {
 // in failed.
 func newStuckReplayAlarm(c constructs.Construct, failed awssqs.Queue, threshold int) awscloudwatch.Alarm {
 	return awscloudwatch.NewAlarm(c, jsii.String("JobsFailedDepth"), &awscloudwatch.AlarmProps{
+		// The description keeps its earlier words (from when every job was
+		// a replay), so that the deployed alarm is left unchanged.
 		AlarmDescription: jsii.String("A replay job keeps failing and was parked; its deliveries are still dead. See docs/operations.md."),
 		Metric: failed.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
 			Period: awscdk.Duration_Minutes(jsii.Number(1)), Statistic: jsii.String("Maximum"),
@@ -202,7 +205,7 @@ func newStuckReplayAlarm(c constructs.Construct, failed awssqs.Queue, threshold 
 // and completes on a step that finds none; an erasure deletes its
 // tenant's items phase by phase, a page at a time, until none is left.
 // A sweep sends nothing on, and a lost job's message is sent again only
-// by the schedule (ReplayJobRecovery), not by the worker itself.
+// by the schedule (the rule ReplayJobRecovery), not by the worker itself.
 func allowReplayLoop(fp *awslambda.FunctionProps) {
 	fp.RecursiveLoop = awslambda.RecursiveLoop_ALLOW
 }

@@ -90,7 +90,7 @@ func TestSmallAccountProfile(t *testing.T) {
 	require.Equal(t, map[string]float64{
 		s.deliverFn + "<-" + s.deliveryQueue: 2,
 		s.deliverFn + "<-" + s.laneQueue:     2,
-		s.replayFn + "<-" + s.replayJobs:     2,
+		s.replayFn + "<-" + s.jobsQueue:      2,
 		s.replayFn + "<-" + s.replayOps:      2,
 	}, caps, "every SQS mapping at 2, the least SQS takes")
 	total := 0.0

@@ -54,9 +54,11 @@ type Hookline struct {
 	// those that failed 10 times (docs/architecture.md, "Deferred
 	// fan-out").
 	FanOutQueue, FanOutDeadLetterQueue awssqs.Queue
-	// ReplayJobsQueue holds tenants' replay jobs; ReplayOpsQueue the
-	// operator's redrives and the scheduled sweeps, for the replay worker.
-	ReplayJobsQueue, ReplayOpsQueue awssqs.Queue
+	// JobsQueue holds tenants' jobs (replays, cancels); ReplayOpsQueue the
+	// operator's (redrives, erasures) and the scheduled sweeps, for the
+	// replay worker. The template names them as before: the queues'
+	// construct ids Replay/Jobs and Replay/Ops.
+	JobsQueue, ReplayOpsQueue awssqs.Queue
 	// API is the tenant and operator HTTP API (and the console); URL its
 	// base URL (a token until deployment).
 	API awsapigatewayv2.HttpApi
@@ -180,7 +182,7 @@ func assemble(c constructs.Construct, tables tableSet, queues deliveryQueues, re
 		OutboxTable: tables.Outbox, StateTable: tables.State,
 		DeliveryQueue: queues.Delivery, DeadLetterQueue: queues.DeadLetter, EnqueueFailureQueue: queues.EnqueueFailures, LaneQueue: queues.Lane,
 		FanOutQueue: queues.FanOut, FanOutDeadLetterQueue: queues.FanOutDeadLetter,
-		ReplayJobsQueue: replay.Jobs, ReplayOpsQueue: replay.Ops,
+		JobsQueue: replay.Jobs, ReplayOpsQueue: replay.Ops,
 		API: httpAPI.API, URL: httpAPI.API.ApiEndpoint(), APIAccessLogs: httpAPI.AccessLogs, OperatorKey: httpAPI.OperatorKey,
 		SecretsKey: secretsKey, AlarmTopic: ops.Topic, Alarms: ops.Alarms, Dashboard: ops.Dashboard,
 		OperatorBus: bus.Bus, EnqueueReprocessPolicy: reprocess,
@@ -287,8 +289,8 @@ func apiPropsOf(p Props, defaults functionDefaults, deliver fnenv.DeliverEnv, re
 		Functions:           defaults,
 		AllowHTTP:           p.AllowHTTP,
 		AllowCIDRs:          deliver.Guard.Allow,
-		ReplayJobs:          replay.Jobs,
-		ReplayOps:           replay.Ops,
+		Jobs:                replay.Jobs,
+		Ops:                 replay.Ops,
 		RateLimit:           p.APIRateLimit,
 		BurstLimit:          p.APIBurstLimit,
 		PublishThrottle:     throttle{Rate: p.APIPublishRateLimit, Burst: p.APIPublishBurstLimit},

@@ -45,7 +45,7 @@ type synthesized struct {
 	laneQueue                               string
 	fanOutQueue, fanOutDLQ                  string
 	enqueueFn, deliverFn, apiFn, replayFn   string
-	replayJobs, replayOps                   string
+	jobsQueue, replayOps                    string
 	dlqAlarm                                string
 	operatorKey                             string
 	operatorBus                             string
@@ -104,7 +104,7 @@ func newStack(app awscdk.App, id string, props *Props) (awscdk.Stack, *Hookline,
 	out("ApiAccessLogGroupName", h.APIAccessLogs.LogGroupName())
 	out("OperatorKeySecretARN", h.OperatorKey.SecretArn())
 	out("SecretsKeyARN", h.SecretsKey.KeyArn())
-	out("ReplayJobsQueueURL", h.ReplayJobsQueue.QueueUrl())
+	out("ReplayJobsQueueURL", h.JobsQueue.QueueUrl())
 	out("ReplayOpsQueueURL", h.ReplayOpsQueue.QueueUrl())
 	out("ReplayFunctionName", h.Functions.Replay.FunctionName())
 	out("AlarmTopicARN", h.AlarmTopic.TopicArn())
@@ -154,7 +154,7 @@ func synth(t *testing.T, props Props) *synthesized {
 	s.operatorKey = ref("OperatorKeySecretARN")
 	s.operatorBus = ref("OperatorEventBusName")
 	s.replayFn = ref("ReplayFunctionName")
-	s.replayJobs = ref("ReplayJobsQueueURL")
+	s.jobsQueue = ref("ReplayJobsQueueURL")
 	s.replayOps = ref("ReplayOpsQueueURL")
 	return s
 }
@@ -696,7 +696,7 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 
 	t.Run("replay: jobs and operations queues with a DLQ, worker grants, the API starts jobs", func(t *testing.T) {
 		arn := func(id string) obj { return obj{"Fn::GetAtt": arr{id, "Arn"}} }
-		for _, q := range []string{s.replayJobs, s.replayOps} {
+		for _, q := range []string{s.jobsQueue, s.replayOps} {
 			s.hasProperties(t, "AWS::SQS::Queue", q, obj{
 				"RedrivePolicy":     assertions.Match_ObjectLike(&obj{"maxReceiveCount": 5}),
 				"VisibilityTimeout": 1800,
@@ -705,7 +705,7 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		s.hasProperties(t, "AWS::Lambda::Function", s.replayFn, obj{
 			"Timeout": 300,
 			"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{
-				"HOOKLINE_REPLAY_QUEUE_URL":     refTo(s.replayJobs),
+				"HOOKLINE_REPLAY_QUEUE_URL":     refTo(s.jobsQueue),
 				"HOOKLINE_REPLAY_OPS_QUEUE_URL": refTo(s.replayOps),
 				"HOOKLINE_DELIVERY_QUEUE_URL":   refTo(s.deliveryQueue),
 				"HOOKLINE_DLQ_URL":              refTo(s.deadLetter),
@@ -727,7 +727,7 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		})
 		// Tenants' jobs and the operator's queue each have their own
 		// mapping, so no tenant's jobs hold up a redrive, a sweep or a gauge.
-		for q, n := range map[string]int{s.replayJobs: 5, s.replayOps: 2} {
+		for q, n := range map[string]int{s.jobsQueue: 5, s.replayOps: 2} {
 			check(t, func() {
 				s.tpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), obj{
 					"FunctionName":          refTo(s.replayFn),
@@ -769,7 +769,7 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		require.NotContains(t, apiVars, "HOOKLINE_CONSOLE_FRAME_ANCESTORS", "'none' by default")
 		s.hasProperties(t, "AWS::Lambda::Function", s.apiFn, obj{
 			"Environment": obj{"Variables": assertions.Match_ObjectLike(&obj{
-				"HOOKLINE_REPLAY_QUEUE_URL":     refTo(s.replayJobs),
+				"HOOKLINE_REPLAY_QUEUE_URL":     refTo(s.jobsQueue),
 				"HOOKLINE_REPLAY_OPS_QUEUE_URL": refTo(s.replayOps),
 			})},
 		})
@@ -777,24 +777,24 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		require.True(t, allows(replay, "sqs:SendMessage", arn(s.deliveryQueue)), "the worker sends replayed messages")
 		require.True(t, allows(replay, "sqs:ReceiveMessage", arn(s.deadLetter)), "the worker reads the DLQ (sweep, redrive)")
 		require.True(t, allows(replay, "sqs:DeleteMessage", arn(s.deadLetter)))
-		require.True(t, allows(replay, "sqs:SendMessage", arn(s.replayJobs)), "the worker schedules its next step")
+		require.True(t, allows(replay, "sqs:SendMessage", arn(s.jobsQueue)), "the worker schedules its next step")
 		require.True(t, allows(replay, "sqs:SendMessage", arn(s.replayOps)), "and sweeps, and a redrive's next step")
 		apiFn := s.rolePolicy(t, s.apiFn)
-		require.True(t, allows(apiFn, "sqs:SendMessage", arn(s.replayJobs)), "the API starts jobs")
+		require.True(t, allows(apiFn, "sqs:SendMessage", arn(s.jobsQueue)), "the API starts jobs")
 		require.True(t, allows(apiFn, "sqs:SendMessage", arn(s.replayOps)), "and the redrive")
 		// The API sends one kind of delivery message itself: the resend of a
 		// delivered delivery (POST /v1/deliveries/{id}/resend), SendMessage
 		// only; a dead one's resend is a replay job.
 		require.True(t, allows(apiFn, "sqs:SendMessage", arn(s.deliveryQueue)), "resends of delivered deliveries")
 		require.False(t, allows(apiFn, "sqs:ReceiveMessage", arn(s.deliveryQueue)))
-		require.False(t, mentions(s.rolePolicy(t, s.enqueueFn), arn(s.replayJobs)))
+		require.False(t, mentions(s.rolePolicy(t, s.enqueueFn), arn(s.jobsQueue)))
 	})
 
 	t.Run("operations: every alarm notifies the topic, on ALARM and OK", func(t *testing.T) {
 		topic := dig(t, s.json, "Outputs", "AlarmTopicARN", "Value", "Ref").(string)
 		var alarms *map[string]*map[string]any
 		check(t, func() { alarms = s.tpl.FindResources(jsii.String("AWS::CloudWatch::Alarm"), nil) })
-		// DLQ, enqueue failures, the fan-out DLQ, replay jobs stuck, per-tenant DLQ and its
+		// DLQ, enqueue failures, the fan-out DLQ, jobs stuck (ReplayJobsStuck), per-tenant DLQ and its
 		// gauge missing, oldest delivery, delivery in flight, the tenant
 		// lane's oldest and in flight, iterator age, rejected items, parked
 		// operational events, unparsable filters, errors,
@@ -950,7 +950,7 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		var rules *map[string]*map[string]any
 		check(t, func() { rules = s.tpl.FindResources(jsii.String("AWS::Events::Rule"), nil) })
 		for id, r := range *rules {
-			require.NotContains(t, fmt.Sprint(roundTrip(t, r)["Properties"]), s.replayJobs, "rule %s must not queue behind tenants' jobs", id)
+			require.NotContains(t, fmt.Sprint(roundTrip(t, r)["Properties"]), s.jobsQueue, "rule %s must not queue behind tenants' jobs", id)
 		}
 		check(t, func() { s.tpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Dashboard"), jsii.Number(1)) })
 	})

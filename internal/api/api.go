@@ -94,9 +94,9 @@ type DeadLetters interface {
 	DLQDepths(ctx context.Context) (map[string]int, error)
 }
 
-// Jobs reads replay jobs (Replays starts them).
+// Jobs reads jobs of every kind (Server.Jobs starts them).
 type Jobs interface {
-	Job(ctx context.Context, id string) (domain.ReplayJob, error)
+	Job(ctx context.Context, id string) (domain.Job, error)
 }
 
 var _ Store = (*store.Store)(nil)
@@ -171,8 +171,9 @@ type Server struct {
 	// deliveries. Nil: such a resend answers 503.
 	DeliveryQueue    DeliveryQueue
 	DeliveryQueueURL string
-	// Replays starts replay jobs. Nil: the replay routes answer 503.
-	Replays ReplayStarter
+	// Jobs starts the jobs of every kind: replays, cancels, the operator's
+	// redrive and erasures. Nil: the routes that start one answer 503.
+	Jobs JobStarter
 	// Outbox is the outbox table, named OutboxTable, that POST /v1/events
 	// and POST /v1/endpoints/{id}/test write events into. Nil: those routes
 	// answer 503.
@@ -291,7 +292,7 @@ func Routes() []Route {
 		{Method: "GET", Path: "/v1/dlq", Expensive: true, handle: (*Server).listDLQ},
 		{Method: "POST", Path: "/v1/dlq/replay", Expensive: true, handle: (*Server).replayDLQ},
 		{Method: "POST", Path: "/v1/replays", Scope: domain.ScopeDeliveriesReplay, Expensive: true, handle: (*Server).replaySince},
-		{Method: "GET", Path: "/v1/replays/{job_id}", handle: (*Server).getReplay},
+		{Method: "GET", Path: "/v1/replays/{job_id}", handle: (*Server).getJob},
 		{Method: "GET", Path: "/v1/session", handle: (*Server).getSession},
 		{Method: "POST", Path: "/v1/admin/tenants", Operator: true, handle: (*Server).createTenant},
 		{Method: "POST", Path: "/v1/admin/tenants/{tenant_id}/keys", Operator: true, handle: (*Server).createKey},
@@ -301,7 +302,7 @@ func Routes() []Route {
 		{Method: "DELETE", Path: "/v1/admin/tenants/{tenant_id}", Operator: true, handle: (*Server).eraseTenant},
 		{Method: "GET", Path: "/v1/admin/tenants/{tenant_id}/erasure", Operator: true, handle: (*Server).getErasure},
 		{Method: "POST", Path: "/v1/admin/dlq/redrive", Operator: true, handle: (*Server).redriveDLQ},
-		{Method: "GET", Path: "/v1/admin/replays/{job_id}", Operator: true, handle: (*Server).getAdminReplay},
+		{Method: "GET", Path: "/v1/admin/replays/{job_id}", Operator: true, handle: (*Server).getAdminJob},
 		{Method: "GET", Path: "/v1/admin/stats", Operator: true, handle: (*Server).stats},
 		{Method: "GET", Path: "/v1/admin/tenants", Operator: true, handle: (*Server).listTenants},
 		{Method: "GET", Path: "/v1/admin/alarms", Operator: true, handle: (*Server).listAlarms},

@@ -82,7 +82,7 @@ func newEnv(tb testing.TB) *env {
 		Rand:        rand.Reader,
 		Now:         c.Now,
 		Log:         slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Replays:     fakeReplays{fs},
+		Jobs:        fakeJobs{fs},
 		MessageLog:  storefake.NewMessageLog(),
 		Outbox:      newFakeOutbox(),
 		OutboxTable: fakeOutboxTable,

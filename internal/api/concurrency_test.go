@@ -25,7 +25,7 @@ import (
 func TestConcurrentJobStartsNeverAnswer500(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.srv.Replays = &jobs.Starter{Store: e.store, Queue: &quietQueue{}, Now: e.clock.Now}
+	e.srv.Jobs = &jobs.Starter{Store: e.store, Queue: &quietQueue{}, Now: e.clock.Now}
 	e.h = e.srv.Handler()
 	key := e.newTenant("acme")
 	e.newTenant("gone")
@@ -54,7 +54,7 @@ func TestConcurrentJobStartsNeverAnswer500(t *testing.T) {
 		require.Equal(t, map[int]int{http.StatusAccepted: n}, count(recs))
 		ids := map[string]bool{}
 		for _, r := range recs {
-			ids[decodeJSON[api.ReplayJobView](t, r).ID] = true
+			ids[decodeJSON[api.JobView](t, r).ID] = true
 		}
 		require.Len(t, ids, n, "a job each")
 	})
@@ -71,11 +71,11 @@ func TestConcurrentJobStartsNeverAnswer500(t *testing.T) {
 		recs := starts(t, "DELETE", "/v1/admin/tenants/gone", operatorKey, "")
 		require.Equal(t, map[int]int{http.StatusAccepted: n}, count(recs))
 		for _, r := range recs {
-			require.Equal(t, domain.ErasureJobID("gone"), decodeJSON[api.ReplayJobView](t, r).ID, "the one job")
+			require.Equal(t, domain.ErasureJobID("gone"), decodeJSON[api.JobView](t, r).ID, "the one job")
 		}
 	})
 	t.Run("a start that loses a race", func(t *testing.T) {
-		e.srv.Replays = conflicting{}
+		e.srv.Jobs = conflicting{}
 		e.h = e.srv.Handler()
 		for _, rt := range []struct{ method, path, key, body string }{
 			{"POST", "/v1/admin/dlq/redrive", operatorKey, ""},
@@ -89,9 +89,9 @@ func TestConcurrentJobStartsNeverAnswer500(t *testing.T) {
 	})
 }
 
-// conflicting is a ReplayStarter whose every start loses a race.
+// conflicting is a JobStarter whose every start loses a race.
 type conflicting struct{}
 
-func (conflicting) Start(_ context.Context, j *domain.ReplayJob) error {
-	return fmt.Errorf("replay job %s: %w", j.JobID, store.ErrConflict)
+func (conflicting) Start(_ context.Context, j *domain.Job) error {
+	return fmt.Errorf("job %s: %w", j.JobID, store.ErrConflict)
 }

@@ -11,16 +11,17 @@ import (
 	"github.com/hookline/hookline/internal/store"
 )
 
-// ReplayStarter records a replay job and sets it running, or refuses it
-// with store.ErrTooManyJobs when the tenant has as many jobs open as it may.
-type ReplayStarter interface {
-	Start(ctx context.Context, j *domain.ReplayJob) error
+// JobStarter records a job of any kind (a replay, a cancel, the operator's
+// redrive, an erasure) and sets it running, or refuses it with
+// store.ErrTooManyJobs when the tenant has as many jobs open as it may.
+type JobStarter interface {
+	Start(ctx context.Context, j *domain.Job) error
 }
 
-// ReplayRetryAfter is the Retry-After of a replay refused because the tenant
-// has too many jobs open: about the time a job of a few hundred deliveries
+// JobRetryAfter is the Retry-After of a job refused because the tenant has
+// too many jobs open: about the time a job of a few hundred deliveries
 // takes at the default pace.
-const ReplayRetryAfter = 30 * time.Second
+const JobRetryAfter = 30 * time.Second
 
 // DeadLetterView is a dead delivery as the DLQ listing shows it.
 type DeadLetterView struct {
@@ -36,8 +37,9 @@ type DeadLetterView struct {
 	ReplayedAt *time.Time        `json:"replayed_at,omitempty"`
 }
 
-// ReplayJobView is a replay job as the API shows it.
-type ReplayJobView struct {
+// JobView is a job of any kind as the API shows it (docs/openapi.yaml's
+// JobView).
+type JobView struct {
 	ID          string            `json:"id"`
 	Kind        domain.JobKind    `json:"kind"`
 	Status      domain.JobStatus  `json:"status"`
@@ -64,8 +66,8 @@ type ReplayJobView struct {
 	CancelledIDs []string `json:"cancelled_ids"`
 }
 
-func jobView(j domain.ReplayJob) ReplayJobView {
-	v := ReplayJobView{ID: j.JobID, Kind: j.Kind, Status: j.Status, Matched: j.Matched, Replayed: j.Replayed,
+func jobView(j domain.Job) JobView {
+	v := JobView{ID: j.JobID, Kind: j.Kind, Status: j.Status, Matched: j.Matched, Replayed: j.Replayed,
 		Skipped: j.Skipped, SkippedIDs: j.SkippedIDs, Failed: j.Failed, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt, CompletedAt: j.CompletedAt, Erasure: j.Erasure,
 		Range: j.Range, NotRebuilt: j.NotRebuilt, Cancelled: j.Cancelled, CancelledIDs: j.CancelledIDs}
 	if v.CancelledIDs == nil {
@@ -234,7 +236,7 @@ func (s *Server) replayDLQ(w http.ResponseWriter, r *http.Request, tenant string
 	endpoint, eventType, since, until := str("endpoint_id", in.EndpointID), str("event_type", in.EventType), str("since", in.Since), str("until", in.Until)
 	f, ferrs := filterFrom(endpoint, eventType, since, until, s.now())
 	errs = append(errs, ferrs...)
-	job := domain.ReplayJob{TenantID: tenant, Kind: domain.KindFilter, Filter: f, Status: domain.StatusQueued}
+	job := domain.Job{TenantID: tenant, Kind: domain.KindFilter, Filter: f, Status: domain.StatusQueued}
 	if in.DeliveryIDs != nil {
 		job.Kind, job.IDs = domain.KindIDs, in.DeliveryIDs
 		if f != (domain.DeadFilter{}) {
@@ -263,31 +265,34 @@ func (s *Server) replayDLQ(w http.ResponseWriter, r *http.Request, tenant string
 // startJob starts job under a fresh id: 202 with the job, 429 when its
 // tenant has no place left, 409 when its record lost a race (nothing was
 // started; docs/openapi.yaml's JobStartConflict), never a 500 for either.
-func (s *Server) startJob(w http.ResponseWriter, r *http.Request, job domain.ReplayJob) *Problem {
-	if s.Replays == nil {
-		return problem(http.StatusServiceUnavailable, "replay is not configured on this deployment")
+func (s *Server) startJob(w http.ResponseWriter, r *http.Request, job domain.Job) *Problem {
+	if s.Jobs == nil {
+		return problem(http.StatusServiceUnavailable, "jobs are not configured on this deployment (they run on the replay worker)")
 	}
+	// A job's id keeps the prefix rj_ of when every job was a replay: the
+	// ids a tenant holds, and the stored ones, look alike.
 	id, err := s.newID("rj_")
 	if err != nil {
 		return s.internal(r, err)
 	}
 	job.JobID = id
-	err = s.Replays.Start(r.Context(), &job)
+	err = s.Jobs.Start(r.Context(), &job)
 	if errors.Is(err, store.ErrTooManyJobs) {
-		w.Header().Set("Retry-After", strconv.Itoa(int(ReplayRetryAfter.Seconds())))
+		w.Header().Set("Retry-After", strconv.Itoa(int(JobRetryAfter.Seconds())))
 		return problem(http.StatusTooManyRequests,
-			"this tenant has as many replay jobs queued or running as it may; retry when one completes (GET /v1/replays/{job_id} follows them)")
+			"this tenant has as many jobs queued or running as it may; retry when one completes (GET /v1/replays/{job_id} follows them)")
 	}
 	if errors.Is(err, store.ErrConflict) {
 		// The job's fresh id was written by another change at the same
 		// moment: nothing was started, and starting again is safe. A race
 		// lost, not a server fault.
-		s.log().WarnContext(r.Context(), "replay job start lost a race", "job_id", id, "kind", job.Kind, "error", err.Error())
+		s.log().WarnContext(r.Context(), "job start lost a race", "job_id", id, "kind", job.Kind, "error", err.Error())
 		return problem(http.StatusConflict, "another change to this job won while it was being started; nothing was started: send the request again")
 	}
 	if err != nil {
 		return s.internal(r, err)
 	}
+	// Every job is followed under /v1/replays/, the routes' earlier name.
 	path := "/v1/replays/"
 	if job.TenantID == "" {
 		path = "/v1/admin/replays/"
@@ -297,28 +302,28 @@ func (s *Server) startJob(w http.ResponseWriter, r *http.Request, job domain.Rep
 	return nil
 }
 
-func (s *Server) getReplay(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
+func (s *Server) getJob(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
 	id := r.PathValue("job_id")
 	j, err := s.Store.Job(r.Context(), id)
 	if err == nil && j.TenantID != tenant {
 		err = store.ErrNotFound
 	}
 	if err != nil {
-		return s.found(r, "replay job "+strconv.Quote(id), err)
+		return s.found(r, "job "+strconv.Quote(id), err)
 	}
 	writeJSON(w, http.StatusOK, jobView(j))
 	return nil
 }
 
 func (s *Server) redriveDLQ(w http.ResponseWriter, r *http.Request, _ string) *Problem {
-	return s.startJob(w, r, domain.ReplayJob{Kind: domain.KindRedrive, Status: domain.StatusQueued})
+	return s.startJob(w, r, domain.Job{Kind: domain.KindRedrive, Status: domain.StatusQueued})
 }
 
-func (s *Server) getAdminReplay(w http.ResponseWriter, r *http.Request, _ string) *Problem {
+func (s *Server) getAdminJob(w http.ResponseWriter, r *http.Request, _ string) *Problem {
 	id := r.PathValue("job_id")
 	j, err := s.Store.Job(r.Context(), id)
 	if err != nil {
-		return s.found(r, "replay job "+strconv.Quote(id), err)
+		return s.found(r, "job "+strconv.Quote(id), err)
 	}
 	writeJSON(w, http.StatusOK, jobView(j))
 	return nil

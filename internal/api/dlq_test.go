@@ -114,7 +114,7 @@ func TestDLQReplayStartsAJob(t *testing.T) {
 
 	rec := e.do("POST", "/v1/dlq/replay", keyA, map[string]any{"event_type": "order.created", "since": "2026-03-01T00:00:00Z"})
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	job := decodeJSON[api.ReplayJobView](t, rec)
+	job := decodeJSON[api.JobView](t, rec)
 	require.Equal(t, "filter", string(job.Kind))
 	require.Equal(t, "queued", string(job.Status))
 	require.Equal(t, "/v1/replays/"+job.ID, rec.Header().Get("Location"))
@@ -128,7 +128,7 @@ func TestDLQReplayStartsAJob(t *testing.T) {
 
 	rec = e.do("POST", "/v1/dlq/replay", keyA, map[string]any{"delivery_ids": []string{"dl_1", "dl_2"}})
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	require.Equal(t, []string{"dl_1", "dl_2"}, e.store.job(decodeJSON[api.ReplayJobView](t, rec).ID).IDs)
+	require.Equal(t, []string{"dl_1", "dl_2"}, e.store.job(decodeJSON[api.JobView](t, rec).ID).IDs)
 
 	for name, tc := range map[string]struct {
 		body  any
@@ -158,7 +158,7 @@ func TestDLQReplayStartsAJob(t *testing.T) {
 	}
 }
 
-// A tenant with as many replay jobs open as it may gets 429, a problem
+// A tenant with as many jobs open as it may gets 429, a problem
 // document and Retry-After; another tenant and the operator do not.
 func TestDLQReplayRefusedAtTheBound(t *testing.T) {
 	t.Parallel()
@@ -173,7 +173,7 @@ func TestDLQReplayRefusedAtTheBound(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rec := e.do("POST", "/v1/dlq/replay", keyA, body)
 			p := requireProblem(t, rec, http.StatusTooManyRequests)
-			require.Contains(t, p.Detail, "replay jobs queued or running")
+			require.Contains(t, p.Detail, "jobs queued or running")
 			require.Equal(t, "30", rec.Header().Get("Retry-After"))
 		})
 	}
@@ -198,7 +198,7 @@ func TestOperatorRedrive(t *testing.T) {
 	e := newEnv(t)
 	rec := e.do("POST", "/v1/admin/dlq/redrive", operatorKey, nil)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	job := decodeJSON[api.ReplayJobView](t, rec)
+	job := decodeJSON[api.JobView](t, rec)
 	require.Equal(t, "redrive", string(job.Kind))
 	require.Empty(t, e.store.job(job.ID).TenantID, "a redrive spans every tenant")
 	rec = e.do("GET", "/v1/admin/replays/"+job.ID, operatorKey, nil)

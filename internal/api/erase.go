@@ -11,7 +11,7 @@ import (
 )
 
 // Erasures marks a tenant as being erased: its keys stop authenticating at
-// once, and the erase job (Replays) deletes the rest.
+// once, and the erase job (started by Server.Jobs) deletes the rest.
 type Erasures interface {
 	Tombstone(ctx context.Context, tenantID string) error
 }
@@ -19,7 +19,7 @@ type Erasures interface {
 // eraseTenant starts the erasure of a tenant's data, or answers the one
 // under way (or done): 202 with the job either way, 404 for no such tenant.
 func (s *Server) eraseTenant(w http.ResponseWriter, r *http.Request, _ string) *Problem {
-	if s.Replays == nil {
+	if s.Jobs == nil {
 		return problem(http.StatusServiceUnavailable, "erasure is not configured on this deployment (it runs on the replay worker)")
 	}
 	tenant := r.PathValue("tenant_id")
@@ -38,12 +38,12 @@ func (s *Server) eraseTenant(w http.ResponseWriter, r *http.Request, _ string) *
 // startErasure tombstones the tenant (store.ErrNotFound if it does not
 // exist), then records its erase job and sets it running; a job another
 // request started meanwhile is read and answered instead.
-func (s *Server) startErasure(ctx context.Context, tenant string) (domain.ReplayJob, error) {
+func (s *Server) startErasure(ctx context.Context, tenant string) (domain.Job, error) {
 	if err := s.Store.Tombstone(ctx, tenant); err != nil {
-		return domain.ReplayJob{}, err
+		return domain.Job{}, err
 	}
 	j := domain.NewErasureJob(tenant)
-	err := s.Replays.Start(ctx, &j)
+	err := s.Jobs.Start(ctx, &j)
 	if errors.Is(err, store.ErrConflict) {
 		return s.Store.Job(ctx, j.JobID)
 	}

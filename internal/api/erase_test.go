@@ -81,11 +81,11 @@ func TestEraseTenant(t *testing.T) {
 	rec := e.do("DELETE", "/v1/admin/tenants/gone", operatorKey, nil)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 	require.Equal(t, "/v1/admin/tenants/gone/erasure", rec.Header().Get("Location"))
-	job := decodeJSON[api.ReplayJobView](t, rec)
+	job := decodeJSON[api.JobView](t, rec)
 	require.Equal(t, domain.KindErase, job.Kind)
 	require.Equal(t, "gone", job.Erasure.TenantID)
 	requireProblem(t, e.do("GET", "/v1/endpoints", goneKey, nil), http.StatusUnauthorized)
-	again := decodeJSON[api.ReplayJobView](t, e.do("DELETE", "/v1/admin/tenants/gone", operatorKey, nil))
+	again := decodeJSON[api.JobView](t, e.do("DELETE", "/v1/admin/tenants/gone", operatorKey, nil))
 	require.Equal(t, job.ID, again.ID)
 	require.Len(t, e.store.started, 1, "asked again: the job under way, not another")
 	requireProblem(t, e.do("DELETE", "/v1/admin/tenants/nobody", operatorKey, nil), http.StatusNotFound)
@@ -101,7 +101,7 @@ func TestEraseTenant(t *testing.T) {
 		e.clock.Advance(time.Second)
 	}
 
-	done := decodeJSON[api.ReplayJobView](t, e.do("GET", "/v1/admin/tenants/gone/erasure", operatorKey, nil))
+	done := decodeJSON[api.JobView](t, e.do("GET", "/v1/admin/tenants/gone/erasure", operatorKey, nil))
 	require.Equal(t, domain.StatusCompleted, done.Status)
 	require.Empty(t, done.Erasure.Phase)
 	require.Equal(t, 1, done.Erasure.Erased[domain.EraseAPIKeys])
@@ -111,7 +111,7 @@ func TestEraseTenant(t *testing.T) {
 	requireProblem(t, e.do("POST", "/v1/admin/tenants/gone/keys", operatorKey, nil), http.StatusNotFound)
 	stats = decodeJSON[api.StatsView](t, e.do("GET", "/v1/admin/stats", operatorKey, nil))
 	require.Equal(t, map[string]int{"kept": 1}, stats.DLQDepthByTenant, "the operator's listing no longer shows it")
-	require.Equal(t, done.ID, decodeJSON[api.ReplayJobView](t, e.do("DELETE", "/v1/admin/tenants/gone", operatorKey, nil)).ID,
+	require.Equal(t, done.ID, decodeJSON[api.JobView](t, e.do("DELETE", "/v1/admin/tenants/gone", operatorKey, nil)).ID,
 		"asked after it completed: the completed job")
 
 	rec = e.do("GET", "/v1/endpoints/"+keptEp.ID, keptKey, nil)

@@ -26,9 +26,9 @@ type testStore struct {
 	failWith error
 	// conflictOnRotate makes RotateSecret lose a race (ErrConflict).
 	conflictOnRotate bool
-	// full names the tenants whose replays fakeReplays refuses.
+	// full names the tenants whose jobs fakeJobs refuses.
 	full map[string]bool
-	// started are the ids of the jobs fakeReplays started.
+	// started are the ids of the jobs fakeJobs started.
 	started []string
 	// typeStatsReads counts the calls of EndpointTypeStats.
 	typeStatsReads int
@@ -173,8 +173,8 @@ func (f *testStore) ListDeliveries(ctx context.Context, tenantID string, flt dom
 	return p.ds, p.next, err
 }
 
-func (f *testStore) Job(ctx context.Context, id string) (domain.ReplayJob, error) {
-	return guarded(f, "Job", func() (domain.ReplayJob, error) { return f.Store.Job(ctx, id) })
+func (f *testStore) Job(ctx context.Context, id string) (domain.Job, error) {
+	return guarded(f, "Job", func() (domain.Job, error) { return f.Store.Job(ctx, id) })
 }
 
 func (f *testStore) DLQDepths(ctx context.Context) (map[string]int, error) {
@@ -206,8 +206,8 @@ func (f *testStore) endpointCount(tenantID string) int {
 	return len(es)
 }
 
-// job reads a replay job as stored (the zero job if there is none).
-func (f *testStore) job(id string) domain.ReplayJob {
+// job reads a job as stored (the zero job if there is none).
+func (f *testStore) job(id string) domain.Job {
 	j, _ := f.Store.Job(context.Background(), id)
 	return j
 }
@@ -247,11 +247,11 @@ func (f *testStore) setConflictOnRotate(v bool) {
 
 var errTableDown = errors.New("dynamodb: table unreachable (fake)")
 
-// fakeReplays records started jobs in the store, and refuses a tenant's
+// fakeJobs records started jobs in the store, and refuses a tenant's
 // with store.ErrTooManyJobs while the store's full says so.
-type fakeReplays struct{ f *testStore }
+type fakeJobs struct{ f *testStore }
 
-func (r fakeReplays) Start(ctx context.Context, j *domain.ReplayJob) error {
+func (r fakeJobs) Start(ctx context.Context, j *domain.Job) error {
 	r.f.mu.Lock()
 	full := r.f.full[j.TenantID]
 	r.f.mu.Unlock()

@@ -271,7 +271,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"AttemptView":       api.AttemptView{},
 		"KeyView":           api.KeyView{},
 		"DeadLetterView":    api.DeadLetterView{},
-		"ReplayJobView":     api.ReplayJobView{},
+		"JobView":           api.JobView{},
 		"StatsView":         api.StatsView{},
 		"EndpointStatsView": api.EndpointStatsView{},
 		"StatsBucketView":   api.StatsBucketView{},

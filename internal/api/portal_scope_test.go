@@ -61,7 +61,7 @@ func scopeEnv(t *testing.T) (*env, string, map[string]string) {
 	e.putDeliveryOf(ep, "evt_2", domain.StateDead)
 	rec := e.do("POST", "/v1/dlq/replay", key, map[string]any{"endpoint_id": ep.ID})
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	job := decodeJSON[api.ReplayJobView](t, rec)
+	job := decodeJSON[api.JobView](t, rec)
 	return e, key, map[string]string{"endpoint_id": ep.ID, "delivery_id": delivered, "event_id": "evt_1", "job_id": job.ID}
 }
 

@@ -21,7 +21,7 @@ func TestReplaySinceStartsAJob(t *testing.T) {
 
 	rec := e.do("POST", "/v1/replays", key, map[string]any{"since": since.Format(time.RFC3339)})
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	v := decodeJSON[api.ReplayJobView](t, rec)
+	v := decodeJSON[api.JobView](t, rec)
 	require.Equal(t, domain.KindSince, v.Kind)
 	require.Equal(t, "/v1/replays/"+v.ID, rec.Header().Get("Location"))
 	require.True(t, since.Equal(v.Range.Since))
@@ -32,12 +32,12 @@ func TestReplaySinceStartsAJob(t *testing.T) {
 	rec = e.do("POST", "/v1/replays", key, map[string]any{"since": since.Format(time.RFC3339), "until": t0.Add(-time.Hour).Format(time.RFC3339),
 		"endpoint_id": ep.ID, "event_type": "order.created", "states": []string{"delivered", "cancelled"}})
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	v = decodeJSON[api.ReplayJobView](t, rec)
+	v = decodeJSON[api.JobView](t, rec)
 	require.Equal(t, ep.ID, v.Range.EndpointID)
 	require.Equal(t, "order.created", v.Range.EventType)
 	require.Equal(t, []domain.DeliveryState{domain.StateDelivered, domain.StateCancelled}, v.Range.States)
 
-	got := decodeJSON[api.ReplayJobView](t, e.do("GET", "/v1/replays/"+v.ID, key, nil))
+	got := decodeJSON[api.JobView](t, e.do("GET", "/v1/replays/"+v.ID, key, nil))
 	require.Equal(t, v.ID, got.ID)
 }
 
@@ -95,7 +95,7 @@ func TestReplaySinceAndCancelTenantIsolation(t *testing.T) {
 	// A's own requests are taken, and B cannot read A's job.
 	rec := e.do("POST", "/v1/endpoints/"+epA.ID+"/cancel-pending", keyA, map[string]any{})
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	v := decodeJSON[api.ReplayJobView](t, rec)
+	v := decodeJSON[api.JobView](t, rec)
 	requireProblem(t, e.do("GET", "/v1/replays/"+v.ID, keyB, nil), http.StatusNotFound)
 }
 
@@ -109,7 +109,7 @@ func TestCancelPendingStartsAJob(t *testing.T) {
 
 	rec := e.do("POST", "/v1/endpoints/"+ep.ID+"/cancel-pending", key, map[string]any{})
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	v := decodeJSON[api.ReplayJobView](t, rec)
+	v := decodeJSON[api.JobView](t, rec)
 	require.Equal(t, domain.KindCancel, v.Kind)
 	require.Equal(t, ep.ID, v.Range.EndpointID)
 	require.Equal(t, []domain.DeliveryState{domain.StatePending}, v.Range.States)
@@ -119,7 +119,7 @@ func TestCancelPendingStartsAJob(t *testing.T) {
 	before := t0.Add(-time.Hour)
 	rec = e.do("POST", "/v1/endpoints/"+ep.ID+"/cancel-pending", key, map[string]any{"before": before.Format(time.RFC3339)})
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	require.True(t, before.Equal(decodeJSON[api.ReplayJobView](t, rec).Range.Until))
+	require.True(t, before.Equal(decodeJSON[api.JobView](t, rec).Range.Until))
 
 	p := requireProblem(t, e.do("POST", "/v1/endpoints/"+ep.ID+"/cancel-pending", key, map[string]any{"before": t0.Add(time.Hour).Format(time.RFC3339)}), http.StatusBadRequest)
 	require.Equal(t, "before", p.Errors[0].Field)

@@ -70,19 +70,19 @@ func (s *Server) resendDelivery(w http.ResponseWriter, r *http.Request, tenant s
 
 // resendDead replays the dead delivery d alone.
 func (s *Server) resendDead(w http.ResponseWriter, r *http.Request, d domain.Delivery) *Problem {
-	if s.Replays == nil {
+	if s.Jobs == nil {
 		return problem(http.StatusServiceUnavailable, "replay is not configured on this deployment")
 	}
 	jobID, err := s.newID("rj_")
 	if err != nil {
 		return s.internal(r, err)
 	}
-	job := domain.ReplayJob{JobID: jobID, TenantID: d.TenantID, Kind: domain.KindIDs, IDs: []string{d.DeliveryID}, Status: domain.StatusQueued}
-	err = s.Replays.Start(r.Context(), &job)
+	job := domain.Job{JobID: jobID, TenantID: d.TenantID, Kind: domain.KindIDs, IDs: []string{d.DeliveryID}, Status: domain.StatusQueued}
+	err = s.Jobs.Start(r.Context(), &job)
 	if errors.Is(err, store.ErrTooManyJobs) {
-		w.Header().Set("Retry-After", strconv.Itoa(int(ReplayRetryAfter.Seconds())))
+		w.Header().Set("Retry-After", strconv.Itoa(int(JobRetryAfter.Seconds())))
 		return problem(http.StatusTooManyRequests,
-			"this tenant has as many replay jobs queued or running as it may, and resending a dead delivery is one; retry when one completes")
+			"this tenant has as many jobs queued or running as it may, and resending a dead delivery is one; retry when one completes")
 	}
 	if err != nil {
 		return s.internal(r, err)

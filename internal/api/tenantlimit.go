@@ -144,7 +144,7 @@ func (s *Server) admitExpensive(w http.ResponseWriter, r *http.Request, tenant s
 	wait := window.Add(time.Second).Sub(now)
 	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
 	// Tells a client (the console) this 429 is the per-second limit, worth
-	// retrying at once after Retry-After, not a replay job limit.
+	// retrying at once after Retry-After, not the limit of open jobs.
 	w.Header().Set(LimitHeader, LimitTenantExpensive)
 	return problem(http.StatusTooManyRequests,
 		"this tenant is over its limit of %d expensive requests a second (listings, metrics, event lookups, replays, JWKS); retry after the seconds Retry-After gives", limit)

@@ -40,7 +40,7 @@ func TestCancelPending(t *testing.T) {
 	// evt_match does; evt_user is not of a type ep_f takes.
 	match := domain.DeliveryID("evt_match", "ep_f")
 
-	id := e.start(t, domain.ReplayJob{JobID: "rj_cancel", TenantID: tenantA, Kind: domain.KindCancel,
+	id := e.start(t, domain.Job{JobID: "rj_cancel", TenantID: tenantA, Kind: domain.KindCancel,
 		Range: &domain.Range{EndpointID: "ep_f", Since: e.t0.Add(-24 * time.Hour), States: []domain.DeliveryState{domain.StatePending}}})
 	e.run(t, e.w, id)
 
@@ -69,7 +69,7 @@ func TestCancelPending(t *testing.T) {
 
 	// Replayed later: both cancelled deliveries are sent, as replays made
 	// after the cancel, which deliver attempts.
-	r := e.start(t, domain.ReplayJob{JobID: "rj_again", TenantID: tenantA, Kind: domain.KindSince,
+	r := e.start(t, domain.Job{JobID: "rj_again", TenantID: tenantA, Kind: domain.KindSince,
 		Range: &domain.Range{Since: e.t0.Add(-2 * time.Hour), States: []domain.DeliveryState{domain.StateCancelled}}})
 	e.clk.Advance(time.Second)
 	e.run(t, e.w, r)
@@ -95,7 +95,7 @@ func TestCancelResumes(t *testing.T) {
 		ids = append(ids, e.delivery(ev, tenantA, "ep_1", domain.StatePending))
 	}
 	e.st.fail(fault{method: "SaveJob", call: 3}) // the first step's checkpoint (after the start's and the recorded job)
-	id := e.start(t, domain.ReplayJob{JobID: "rj_many", TenantID: tenantA, Kind: domain.KindCancel,
+	id := e.start(t, domain.Job{JobID: "rj_many", TenantID: tenantA, Kind: domain.KindCancel,
 		Range: &domain.Range{EndpointID: "ep_1", Since: e.t0.Add(-24 * time.Hour), States: []domain.DeliveryState{domain.StatePending}}})
 	ctx := context.Background()
 	failures := 0
@@ -122,10 +122,10 @@ func TestCancelBoundedByTheTenantsJobs(t *testing.T) {
 	e := newEnv(t)
 	e.w.MaxOpenJobs = 2
 	rg := func() *domain.Range { return &domain.Range{EndpointID: "ep_1", Since: e.t0.Add(-time.Hour)} }
-	e.start(t, domain.ReplayJob{JobID: "rj_1", TenantID: tenantA, Kind: domain.KindCancel, Range: rg()})
-	e.start(t, domain.ReplayJob{JobID: "rj_2", TenantID: tenantA, Kind: domain.KindSince, Range: rg()})
-	j := domain.ReplayJob{JobID: "rj_3", TenantID: tenantA, Kind: domain.KindCancel, Range: rg(), Status: domain.StatusQueued}
+	e.start(t, domain.Job{JobID: "rj_1", TenantID: tenantA, Kind: domain.KindCancel, Range: rg()})
+	e.start(t, domain.Job{JobID: "rj_2", TenantID: tenantA, Kind: domain.KindSince, Range: rg()})
+	j := domain.Job{JobID: "rj_3", TenantID: tenantA, Kind: domain.KindCancel, Range: rg(), Status: domain.StatusQueued}
 	require.ErrorIs(t, e.w.Start(context.Background(), &j), store.ErrTooManyJobs)
-	b := domain.ReplayJob{JobID: "rj_b", TenantID: tenantB, Kind: domain.KindCancel, Range: rg(), Status: domain.StatusQueued}
+	b := domain.Job{JobID: "rj_b", TenantID: tenantB, Kind: domain.KindCancel, Range: rg(), Status: domain.StatusQueued}
 	require.NoError(t, e.w.Start(context.Background(), &b), "another tenant's places are its own")
 }

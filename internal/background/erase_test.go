@@ -102,9 +102,9 @@ func seedErasure(t *testing.T, e *env, o *fakeOutbox, tenant string) {
 	dead := e.dead("dead_"+tenant, tenant, "ep_1", "order.created", e.t0)
 	e.q.addDLQ(dead.Message, e.t0)
 	require.NoError(t, s.PutRejection(ctx, domain.Rejection{Key: "rej_" + tenant, TenantID: tenant, Reason: domain.RejectNoEndpoint}))
-	done := domain.ReplayJob{JobID: "done_" + tenant, TenantID: tenant, Kind: domain.KindIDs, Status: domain.StatusCompleted, CompletedAt: timePtr(e.t0)}
+	done := domain.Job{JobID: "done_" + tenant, TenantID: tenant, Kind: domain.KindIDs, Status: domain.StatusCompleted, CompletedAt: timePtr(e.t0)}
 	require.NoError(t, s.SaveJob(ctx, &done))
-	open := domain.ReplayJob{JobID: "open_" + tenant, TenantID: tenant, Kind: domain.KindIDs, Status: domain.StatusQueued}
+	open := domain.Job{JobID: "open_" + tenant, TenantID: tenant, Kind: domain.KindIDs, Status: domain.StatusQueued}
 	require.NoError(t, s.CreateJob(ctx, &open, 3))
 	_, err = s.AddDeath(ctx, tenant, "ep_1", e.t0, e.t0.Add(time.Minute), domain.OpDeath{DeliveryID: dead.DeliveryID})
 	require.NoError(t, err)
@@ -115,12 +115,12 @@ func seedErasure(t *testing.T, e *env, o *fakeOutbox, tenant string) {
 
 // startErasure starts a tenant's erasure as the API does: the tombstone,
 // then the job (the one under way, if any).
-func startErasure(ctx context.Context, e *env, tenant string) (domain.ReplayJob, error) {
+func startErasure(ctx context.Context, e *env, tenant string) (domain.Job, error) {
 	if j, err := e.st.Job(ctx, domain.ErasureJobID(tenant)); err == nil {
 		return j, nil
 	}
 	if err := e.st.Tombstone(ctx, tenant); err != nil {
-		return domain.ReplayJob{}, err
+		return domain.Job{}, err
 	}
 	j := domain.NewErasureJob(tenant)
 	return j, e.w.Start(ctx, &j)
@@ -173,7 +173,7 @@ func TestEraseTenant(t *testing.T) {
 	require.Equal(t, domain.StatusCompleted, got.Status)
 	require.Equal(t, map[string]int{
 		domain.EraseAPIKeys: 1, domain.ErasePortalLinks: 1, domain.EraseDeliveries: 1, domain.EraseOutboxItems: 1, domain.EraseDeadDeliveries: 1,
-		domain.EraseDLQ: 1, domain.EraseRejections: 1, domain.EraseReplayJobs: 2, domain.EraseDeadWindows: 1,
+		domain.EraseDLQ: 1, domain.EraseRejections: 1, domain.EraseJobs: 2, domain.EraseDeadWindows: 1,
 		// EraseTenant counts the items of the tenant's partition and its
 		// DLQ depth's shards as the store keeps them: its record, its API
 		// key's reference, its depth shard and its job slots.

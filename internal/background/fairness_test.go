@@ -98,7 +98,7 @@ func TestTenantFloodDoesNotStarveAnother(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 500 {
 		wg.Go(func() {
-			j := domain.ReplayJob{JobID: fmt.Sprintf("rj_a%03d", i), TenantID: tenantA, Kind: domain.KindFilter, Status: domain.StatusQueued}
+			j := domain.Job{JobID: fmt.Sprintf("rj_a%03d", i), TenantID: tenantA, Kind: domain.KindFilter, Status: domain.StatusQueued}
 			err := e.w.Start(context.Background(), &j)
 			switch {
 			case err == nil:
@@ -120,10 +120,10 @@ func TestTenantFloodDoesNotStarveAnother(t *testing.T) {
 	require.Equal(t, 500-jobs.DefaultMaxOpenJobs, count(&refused), "the rest refused")
 	require.Len(t, e.st.open(tenantA), jobs.DefaultMaxOpenJobs)
 
-	jobB := domain.ReplayJob{JobID: "rj_b", TenantID: tenantB, Kind: domain.KindIDs, IDs: idsB, Status: domain.StatusQueued}
+	jobB := domain.Job{JobID: "rj_b", TenantID: tenantB, Kind: domain.KindIDs, IDs: idsB, Status: domain.StatusQueued}
 	require.NoError(t, e.w.Start(context.Background(), &jobB), "B is not refused for A's jobs")
 
-	redrive := domain.ReplayJob{JobID: "rj_redrive", Kind: domain.KindRedrive, Status: domain.StatusQueued}
+	redrive := domain.Job{JobID: "rj_redrive", Kind: domain.KindRedrive, Status: domain.StatusQueued}
 	require.NoError(t, e.w.Start(context.Background(), &redrive), "the operator is not refused for any tenant's jobs")
 	for _, m := range newJobsQueue(e, opsURL).pending() {
 		require.Equal(t, "rj_redrive", m.JobID, "the operations queue holds no tenant's job")
@@ -167,7 +167,7 @@ func TestTenantFloodDoesNotStarveAnother(t *testing.T) {
 func TestOpenJobsBound(t *testing.T) {
 	t.Parallel()
 	start := func(e *env, id, tenant string) error {
-		j := domain.ReplayJob{JobID: id, TenantID: tenant, Kind: domain.KindIDs, IDs: []string{"dl_" + id}, Status: domain.StatusQueued}
+		j := domain.Job{JobID: id, TenantID: tenant, Kind: domain.KindIDs, IDs: []string{"dl_" + id}, Status: domain.StatusQueued}
 		return e.w.Start(context.Background(), &j)
 	}
 	t.Run("refused at the bound, per tenant", func(t *testing.T) {
@@ -250,11 +250,11 @@ func TestRecoverSendsLostJobsAgain(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ids := e.deadN("dl_", 4)
-	lost := e.start(t, domain.ReplayJob{JobID: "rj_lost", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
-	redrive := e.start(t, domain.ReplayJob{JobID: "rj_redrive_lost", Kind: domain.KindRedrive})
-	done := e.start(t, domain.ReplayJob{JobID: "rj_done", TenantID: tenantB, Kind: domain.KindIDs, IDs: []string{"none"}})
+	lost := e.start(t, domain.Job{JobID: "rj_lost", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
+	redrive := e.start(t, domain.Job{JobID: "rj_redrive_lost", Kind: domain.KindRedrive})
+	done := e.start(t, domain.Job{JobID: "rj_done", TenantID: tenantB, Kind: domain.KindIDs, IDs: []string{"none"}})
 	e.run(t, e.w, done)
-	alive := e.start(t, domain.ReplayJob{JobID: "rj_alive", TenantID: tenantB, Kind: domain.KindIDs, IDs: []string{"none"}})
+	alive := e.start(t, domain.Job{JobID: "rj_alive", TenantID: tenantB, Kind: domain.KindIDs, IDs: []string{"none"}})
 	sent := len(e.q.sends)
 
 	recover := func() int {

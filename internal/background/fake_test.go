@@ -115,7 +115,7 @@ func (s *testStore) fail(rules ...fault) {
 }
 
 // job reads a job as stored (the zero job if there is none).
-func (s *testStore) job(id string) domain.ReplayJob {
+func (s *testStore) job(id string) domain.Job {
 	j, _ := s.Store.Job(context.Background(), id)
 	return j
 }
@@ -148,11 +148,11 @@ func faulty[T any](s *testStore, method string, call func() (T, error)) (T, erro
 	return v, err
 }
 
-func (s *testStore) Job(ctx context.Context, id string) (domain.ReplayJob, error) {
-	return faulty(s, "Job", func() (domain.ReplayJob, error) { return s.Store.Job(ctx, id) })
+func (s *testStore) Job(ctx context.Context, id string) (domain.Job, error) {
+	return faulty(s, "Job", func() (domain.Job, error) { return s.Store.Job(ctx, id) })
 }
 
-func (s *testStore) SaveJob(ctx context.Context, j *domain.ReplayJob) error {
+func (s *testStore) SaveJob(ctx context.Context, j *domain.Job) error {
 	prev := j.Version
 	_, err := faulty(s, "SaveJob", func() (struct{}, error) { return struct{}{}, s.Store.SaveJob(ctx, j) })
 	if err != nil {
@@ -161,7 +161,7 @@ func (s *testStore) SaveJob(ctx context.Context, j *domain.ReplayJob) error {
 	return err
 }
 
-func (s *testStore) CreateJob(ctx context.Context, j *domain.ReplayJob, limit int) error {
+func (s *testStore) CreateJob(ctx context.Context, j *domain.Job, limit int) error {
 	if j.Version == 0 && (j.TenantID == "" || limit <= 0) {
 		return s.SaveJob(ctx, j) // as the store does: no slot to take
 	}
@@ -181,8 +181,8 @@ func (s *testStore) ReleaseJob(ctx context.Context, tenantID, jobID string) erro
 	return err
 }
 
-func (s *testStore) IdleJobs(ctx context.Context, before time.Time, limit int) ([]domain.ReplayJob, error) {
-	return faulty(s, "IdleJobs", func() ([]domain.ReplayJob, error) { return s.Store.IdleJobs(ctx, before, limit) })
+func (s *testStore) IdleJobs(ctx context.Context, before time.Time, limit int) ([]domain.Job, error) {
+	return faulty(s, "IdleJobs", func() ([]domain.Job, error) { return s.Store.IdleJobs(ctx, before, limit) })
 }
 
 func (s *testStore) ClaimSweep(ctx context.Context, gap time.Duration) (bool, error) {

@@ -40,9 +40,9 @@ func TestReplayedMessagesCarryTheirTenantsGroup(t *testing.T) {
 	e.dead("g1", tenantA, "ep_1", "order.created", at)
 	e.dead("g2", tenantA, "ep_2", "order.created", at)
 	e.dead("g3", odd, "ep_1", "order.created", at)
-	a := e.start(t, domain.ReplayJob{JobID: "rj_a", TenantID: tenantA, Kind: domain.KindIDs, IDs: []string{"g1", "g2"}})
+	a := e.start(t, domain.Job{JobID: "rj_a", TenantID: tenantA, Kind: domain.KindIDs, IDs: []string{"g1", "g2"}})
 	e.run(t, e.w, a)
-	o := e.start(t, domain.ReplayJob{JobID: "rj_odd", TenantID: odd, Kind: domain.KindIDs, IDs: []string{"g3"}})
+	o := e.start(t, domain.Job{JobID: "rj_odd", TenantID: odd, Kind: domain.KindIDs, IDs: []string{"g3"}})
 	e.run(t, e.w, o)
 
 	groups := requireTenantGroups(t, e)
@@ -64,7 +64,7 @@ func TestRedrivenMessagesCarryTheirTenantsGroup(t *testing.T) {
 	e.dead("rb", tenantB, "ep_1", "order.created", old)
 	e.q.addDLQ(body("ra", tenantA, "ep_1", "order.created"), old)
 	e.q.addDLQ(body("rb", tenantB, "ep_1", "order.created"), old)
-	job := e.start(t, domain.ReplayJob{JobID: "rj_redrive", Kind: domain.KindRedrive})
+	job := e.start(t, domain.Job{JobID: "rj_redrive", Kind: domain.KindRedrive})
 	e.clk.Advance(time.Second)
 	e.run(t, e.w, job)
 

@@ -94,7 +94,7 @@ func (e *env) deadN(prefix string, n int) []string {
 }
 
 // start records a job through Worker.Start and returns its id.
-func (e *env) start(t *testing.T, j domain.ReplayJob) string {
+func (e *env) start(t *testing.T, j domain.Job) string {
 	t.Helper()
 	j.Status = domain.StatusQueued
 	require.NoError(t, e.w.Start(context.Background(), &j))
@@ -136,7 +136,7 @@ func (e *env) requireNoLoss(t *testing.T, ids []string) {
 	sent := e.q.replayed()
 	for _, id := range ids {
 		d, indexed := e.st.get(id)
-		require.Empty(t, d.ReplayJob, "delivery %s is left claimed", id)
+		require.Empty(t, d.ReplayClaimedBy, "delivery %s is left claimed", id)
 		if sent[id] == 0 {
 			require.Equal(t, domain.StateDead, d.State, "delivery %s was neither sent nor left dead", id)
 			require.True(t, indexed, "dead delivery %s is not in the dead-letter index", id)
@@ -178,12 +178,12 @@ func TestReplayByIDs(t *testing.T) {
 		}, "no_message"},
 		{"claimed by a running job", "dl_inflight", func(id string) {
 			d := e.dead(id, tenantA, "ep_1", "order.created", at)
-			d.ReplayJob, d.ReplayClaimedAt = "rj_other", timePtr(e.t0.Add(-time.Minute))
+			d.ReplayClaimedBy, d.ReplayClaimedAt = "rj_other", timePtr(e.t0.Add(-time.Minute))
 			e.st.put(d)
 		}, "replay_in_progress"},
 		{"claimed by a job that stopped (stale claim)", "dl_stale", func(id string) {
 			d := e.dead(id, tenantA, "ep_1", "order.created", at)
-			d.ReplayJob, d.ReplayClaimedAt = "rj_stopped", timePtr(e.t0.Add(-time.Hour))
+			d.ReplayClaimedBy, d.ReplayClaimedAt = "rj_stopped", timePtr(e.t0.Add(-time.Hour))
 			e.st.put(d)
 		}, ""},
 	}
@@ -195,7 +195,7 @@ func TestReplayByIDs(t *testing.T) {
 		before[r.id], _ = e.st.get(r.id)
 	}
 	e.clk.Advance(time.Second)
-	job := e.start(t, domain.ReplayJob{JobID: "rj_ids", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
+	job := e.start(t, domain.Job{JobID: "rj_ids", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
 	require.Equal(t, 1, e.run(t, e.w, job))
 
 	sent := e.q.replayed()
@@ -207,7 +207,7 @@ func TestReplayByIDs(t *testing.T) {
 				require.Equal(t, domain.StatePending, d.State)
 				require.False(t, indexed, "a replayed delivery leaves the dead-letter index")
 				require.Equal(t, job, d.ReplayedBy)
-				require.Empty(t, d.ReplayJob, "the claim is released")
+				require.Empty(t, d.ReplayClaimedBy, "the claim is released")
 				require.Nil(t, d.ReplayClaimedAt)
 				require.Equal(t, e.clk.Now(), *d.ReplayedAt)
 				require.NotContains(t, e.st.job(job).SkippedIDs, r.id)
@@ -264,7 +264,7 @@ func TestReplayByIDsInSteps(t *testing.T) {
 	e := newEnv(t)
 	ids := e.deadN("dl_", 5)
 	e.w.StepSends, e.w.Rate = 2, 1
-	job := e.start(t, domain.ReplayJob{JobID: "rj_steps", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
+	job := e.start(t, domain.Job{JobID: "rj_steps", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
 	require.Equal(t, 3, e.run(t, e.w, job))
 	require.Equal(t, map[string]int{"dl_000": 1, "dl_001": 1, "dl_002": 1, "dl_003": 1, "dl_004": 1}, e.q.replayed())
 	require.Equal(t, []jobs.Message{jobs.Step(job), jobs.Step(job), jobs.Step(job), {Kind: jobs.KindSweep}, {Kind: jobs.KindSweep}}, e.jobMessages(t))
@@ -306,7 +306,7 @@ func TestReplayByFilter(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
 			fixture(e)
-			job := e.start(t, domain.ReplayJob{JobID: "rj_f", TenantID: tenantA, Kind: domain.KindFilter, Filter: c.filter})
+			job := e.start(t, domain.Job{JobID: "rj_f", TenantID: tenantA, Kind: domain.KindFilter, Filter: c.filter})
 			e.run(t, e.w, job)
 			var got []string
 			for _, m := range e.q.sentTo(deliveryURL) {
@@ -355,7 +355,7 @@ func TestReplayByFilterPaging(t *testing.T) {
 		e.dead(id, tenantA, ep, "order.created", e.t0.Add(-time.Hour+time.Duration(i)*time.Minute))
 	}
 	require.Len(t, want, 8)
-	job := e.start(t, domain.ReplayJob{JobID: "rj_page", TenantID: tenantA, Kind: domain.KindFilter, Filter: domain.DeadFilter{EndpointID: "ep_1"}})
+	job := e.start(t, domain.Job{JobID: "rj_page", TenantID: tenantA, Kind: domain.KindFilter, Filter: domain.DeadFilter{EndpointID: "ep_1"}})
 
 	cursors := map[string]bool{}
 	for step, wantSent := range []int{3, 6} {
@@ -400,7 +400,7 @@ func TestReplayByFilterPaging(t *testing.T) {
 				e := newEnv(t)
 				e.w.StepSends = c.perStep
 				ids := e.deadN("dl_", c.matching)
-				job := e.start(t, domain.ReplayJob{JobID: "rj_n", TenantID: tenantA, Kind: domain.KindFilter})
+				job := e.start(t, domain.Job{JobID: "rj_n", TenantID: tenantA, Kind: domain.KindFilter})
 				require.Equal(t, c.calls, e.run(t, e.w, job))
 				sent := e.q.replayed()
 				require.Len(t, sent, c.matching)
@@ -429,7 +429,7 @@ func TestReplayPacing(t *testing.T) {
 			e := newEnv(t)
 			e.w.Rate, e.w.StepSends, e.w.Rand = 5, 20, c.rand
 			ids := e.deadN("dl_", 25)
-			job := e.start(t, domain.ReplayJob{JobID: "rj_pace", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
+			job := e.start(t, domain.Job{JobID: "rj_pace", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
 			require.NoError(t, e.w.Step(context.Background(), job))
 			sends := e.q.sentTo(deliveryURL)
 			require.Len(t, sends, 20)
@@ -493,8 +493,8 @@ func TestReplayConcurrentJobs(t *testing.T) {
 		ids := e.deadN("dl_", 12)
 		reversed := slices.Clone(ids)
 		slices.Reverse(reversed)
-		a := e.start(t, domain.ReplayJob{JobID: "rj_a", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
-		b := e.start(t, domain.ReplayJob{JobID: "rj_b", TenantID: tenantA, Kind: domain.KindIDs, IDs: reversed})
+		a := e.start(t, domain.Job{JobID: "rj_a", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
+		b := e.start(t, domain.Job{JobID: "rj_b", TenantID: tenantA, Kind: domain.KindIDs, IDs: reversed})
 		for range 10 {
 			for _, job := range []string{a, b} {
 				require.NoError(t, e.w.Step(context.Background(), job))
@@ -507,8 +507,8 @@ func TestReplayConcurrentJobs(t *testing.T) {
 		e := newEnv(t)
 		e.w.StepSends = 5
 		ids := e.deadN("dl_", 12)
-		a := e.start(t, domain.ReplayJob{JobID: "rj_a", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
-		b := e.start(t, domain.ReplayJob{JobID: "rj_b", TenantID: tenantA, Kind: domain.KindFilter})
+		a := e.start(t, domain.Job{JobID: "rj_a", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
+		b := e.start(t, domain.Job{JobID: "rj_b", TenantID: tenantA, Kind: domain.KindFilter})
 		var once sync.Once
 		claims := 0
 		e.st.beforeClaim = func(_, job string) {
@@ -537,7 +537,7 @@ func TestReplayConcurrentJobs(t *testing.T) {
 				if k%2 == 1 {
 					slices.Reverse(order)
 				}
-				jobs = append(jobs, e.start(t, domain.ReplayJob{JobID: fmt.Sprintf("rj_%d_%d", round, k), TenantID: tenantA, Kind: domain.KindIDs, IDs: order}))
+				jobs = append(jobs, e.start(t, domain.Job{JobID: fmt.Sprintf("rj_%d_%d", round, k), TenantID: tenantA, Kind: domain.KindIDs, IDs: order}))
 			}
 			var wg sync.WaitGroup
 			errs := make(chan error, len(jobs))
@@ -601,9 +601,9 @@ func TestReplayCrashAndResume(t *testing.T) {
 			ids := e.deadN("dl_", 15)
 			e.dead("dl_off", tenantA, "ep_off", "order.created", e.t0.Add(-time.Minute))
 			all := append(slices.Clone(ids), "dl_off")
-			j := domain.ReplayJob{JobID: "rj_crash", TenantID: tenantA, Kind: domain.KindIDs, IDs: all}
+			j := domain.Job{JobID: "rj_crash", TenantID: tenantA, Kind: domain.KindIDs, IDs: all}
 			if c.kind == domain.KindFilter {
-				j = domain.ReplayJob{JobID: "rj_crash", TenantID: tenantA, Kind: domain.KindFilter}
+				j = domain.Job{JobID: "rj_crash", TenantID: tenantA, Kind: domain.KindFilter}
 			}
 			job := e.start(t, j)
 			e.st.fail(c.storeFaults...)
@@ -643,7 +643,7 @@ func TestReplayCrashAndResume(t *testing.T) {
 		// What the resume has to fix: the state a stop leaves.
 		e := newEnv(t)
 		ids := e.deadN("dl_", 3)
-		job := e.start(t, domain.ReplayJob{JobID: "rj_stop", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
+		job := e.start(t, domain.Job{JobID: "rj_stop", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
 		e.q.fail(fault{method: "SendMessageBatch", call: 1})
 		require.Error(t, e.w.Step(context.Background(), job))
 		require.Empty(t, e.q.replayed())
@@ -651,7 +651,7 @@ func TestReplayCrashAndResume(t *testing.T) {
 		require.Equal(t, ids, j.Pending, "the checkpoint names the step's deliveries")
 		for _, id := range ids {
 			d, indexed := e.st.get(id)
-			require.Equal(t, job, d.ReplayJob)
+			require.Equal(t, job, d.ReplayClaimedBy)
 			require.False(t, indexed)
 		}
 		e.clk.Advance(30 * time.Minute)
@@ -705,12 +705,12 @@ func TestRedrive(t *testing.T) {
 	add("no record", "u1", true, false, "", nil)
 	add("dead, claimed by a running replay", "c1", false, false, "replay_in_progress", func() {
 		d := e.dead("c1", tenantA, "ep_1", "order.created", old)
-		d.ReplayJob, d.ReplayClaimedAt = "rj_tenant", timePtr(t0.Add(-time.Minute))
+		d.ReplayClaimedBy, d.ReplayClaimedAt = "rj_tenant", timePtr(t0.Add(-time.Minute))
 		e.st.put(d)
 	})
 	add("malformed", "", false, true, "malformed_message", nil)
 
-	job := e.start(t, domain.ReplayJob{JobID: "rj_redrive", Kind: domain.KindRedrive})
+	job := e.start(t, domain.Job{JobID: "rj_redrive", Kind: domain.KindRedrive})
 	e.clk.Advance(time.Second)
 	e.dead("l1", tenantA, "ep_1", "order.created", e.clk.Now())
 	later := e.q.addDLQ(body("l1", tenantA, "ep_1", "order.created"), e.clk.Now())
@@ -733,7 +733,7 @@ func TestRedrive(t *testing.T) {
 					"the DLQ body is sent unchanged but for its replay time")
 				d, indexed := e.st.get(r.id)
 				require.False(t, indexed)
-				require.Empty(t, d.ReplayJob, "no claim left")
+				require.Empty(t, d.ReplayClaimedBy, "no claim left")
 				if r.id == "r1" || r.id == "r2" {
 					require.Equal(t, domain.StatePending, d.State)
 					require.Equal(t, job, d.ReplayedBy, "claimed and released")
@@ -787,7 +787,7 @@ func TestRedriveInSteps(t *testing.T) {
 		e.q.addDLQ(body(id, tenantA, "ep_1", "order.created"), old)
 		ids = append(ids, id)
 	}
-	job := e.start(t, domain.ReplayJob{JobID: "rj_redrive", Kind: domain.KindRedrive})
+	job := e.start(t, domain.Job{JobID: "rj_redrive", Kind: domain.KindRedrive})
 	e.clk.Advance(time.Second)
 	e.dead("late", tenantA, "ep_1", "order.created", e.clk.Now())
 	late := e.q.addDLQ(body("late", tenantA, "ep_1", "order.created"), e.clk.Now())
@@ -825,8 +825,8 @@ func TestRedriveAndTenantReplay(t *testing.T) {
 			for _, id := range ids {
 				e.q.addDLQ(body(id, tenantA, "ep_1", "order.created"), e.t0.Add(-time.Hour))
 			}
-			tenant := e.start(t, domain.ReplayJob{JobID: "rj_t", TenantID: tenantA, Kind: domain.KindFilter})
-			redrive := e.start(t, domain.ReplayJob{JobID: "rj_r", Kind: domain.KindRedrive})
+			tenant := e.start(t, domain.Job{JobID: "rj_t", TenantID: tenantA, Kind: domain.KindFilter})
+			redrive := e.start(t, domain.Job{JobID: "rj_r", Kind: domain.KindRedrive})
 			e.clk.Advance(time.Second)
 			jobs := []string{tenant, redrive}
 			if first == "redrive" {
@@ -873,7 +873,7 @@ func TestRedriveCrashAndResume(t *testing.T) {
 				e.q.addDLQ(body(id, tenantA, "ep_1", "order.created"), old)
 				ids = append(ids, id)
 			}
-			job := e.start(t, domain.ReplayJob{JobID: "rj_redrive", Kind: domain.KindRedrive})
+			job := e.start(t, domain.Job{JobID: "rj_redrive", Kind: domain.KindRedrive})
 			e.clk.Advance(time.Second)
 			e.st.fail(c.storeFaults...)
 			e.q.fail(c.queueFaults...)
@@ -895,7 +895,7 @@ func TestRedriveCrashAndResume(t *testing.T) {
 				}
 				d, _ := e.st.get(id)
 				require.Equal(t, domain.StatePending, d.State)
-				require.Empty(t, d.ReplayJob, "delivery %s is left claimed", id)
+				require.Empty(t, d.ReplayClaimedBy, "delivery %s is left claimed", id)
 				require.Equal(t, job, d.ReplayedBy)
 			}
 			require.Empty(t, e.q.dlq)
@@ -932,7 +932,7 @@ func TestSweep(t *testing.T) {
 		}, false},
 		{"dead, never replayed", "k2", func(id string) { e.dead(id, tenantA, "ep_1", "order.created", sentAt) }, false},
 		{"claimed, not yet sent", "k3", func(id string) {
-			e.st.put(domain.Delivery{DeliveryID: id, TenantID: tenantA, State: domain.StatePending, ReplayJob: "rj_2",
+			e.st.put(domain.Delivery{DeliveryID: id, TenantID: tenantA, State: domain.StatePending, ReplayClaimedBy: "rj_2",
 				ReplayClaimedAt: timePtr(sentAt.Add(time.Minute)), ReplayedAt: timePtr(sentAt.Add(time.Minute))})
 		}, false},
 		{"no record", "k4", func(string) {}, false},
@@ -988,7 +988,7 @@ func TestHandle(t *testing.T) {
 		{name: "job step runs", records: []events.SQSMessage{record("m1", `{"job_id":"rj_1"}`)}, failed: []string{},
 			setup: func(t *testing.T, e *env) {
 				e.dead("dl_1", tenantA, "ep_1", "order.created", e.t0.Add(-time.Hour))
-				require.NoError(t, e.w.Start(context.Background(), &domain.ReplayJob{JobID: "rj_1", TenantID: tenantA, Kind: domain.KindIDs, IDs: []string{"dl_1"}}))
+				require.NoError(t, e.w.Start(context.Background(), &domain.Job{JobID: "rj_1", TenantID: tenantA, Kind: domain.KindIDs, IDs: []string{"dl_1"}}))
 			},
 			check: func(t *testing.T, e *env) {
 				require.Equal(t, map[string]int{"dl_1": 1}, e.q.replayed())
@@ -996,12 +996,12 @@ func TestHandle(t *testing.T) {
 			}},
 		{name: "failing step is a batch item failure", records: []events.SQSMessage{record("m1", `{"job_id":"rj_1"}`)}, failed: []string{"m1"},
 			setup: func(t *testing.T, e *env) {
-				require.NoError(t, e.w.Start(context.Background(), &domain.ReplayJob{JobID: "rj_1", TenantID: tenantA, Kind: domain.KindIDs, IDs: []string{"dl_1"}}))
+				require.NoError(t, e.w.Start(context.Background(), &domain.Job{JobID: "rj_1", TenantID: tenantA, Kind: domain.KindIDs, IDs: []string{"dl_1"}}))
 				e.st.fail(fault{method: "Job", call: 1})
 			}},
 		{name: "unknown job kind is a failure", records: []events.SQSMessage{record("m1", `{"job_id":"rj_1"}`)}, failed: []string{"m1"},
 			setup: func(t *testing.T, e *env) {
-				require.NoError(t, e.w.Start(context.Background(), &domain.ReplayJob{JobID: "rj_1", TenantID: tenantA, Kind: "everything"}))
+				require.NoError(t, e.w.Start(context.Background(), &domain.Job{JobID: "rj_1", TenantID: tenantA, Kind: "everything"}))
 			}},
 		{name: "sweep runs", records: []events.SQSMessage{record("m1", `{"sweep":true}`)}, failed: []string{},
 			setup: func(t *testing.T, e *env) {
@@ -1014,8 +1014,8 @@ func TestHandle(t *testing.T) {
 		{name: "only the failing records of a batch", failed: []string{"m3"},
 			records: []events.SQSMessage{record("m1", `{"job_id":"rj_1"}`), record("m2", "]["), record("m3", `{"job_id":"rj_2"}`), record("m4", `{"sweep":true}`)},
 			setup: func(t *testing.T, e *env) {
-				require.NoError(t, e.w.Start(context.Background(), &domain.ReplayJob{JobID: "rj_1", TenantID: tenantA, Kind: domain.KindIDs, IDs: []string{"dl_x"}}))
-				require.NoError(t, e.w.Start(context.Background(), &domain.ReplayJob{JobID: "rj_2", TenantID: tenantA, Kind: "bogus"}))
+				require.NoError(t, e.w.Start(context.Background(), &domain.Job{JobID: "rj_1", TenantID: tenantA, Kind: domain.KindIDs, IDs: []string{"dl_x"}}))
+				require.NoError(t, e.w.Start(context.Background(), &domain.Job{JobID: "rj_2", TenantID: tenantA, Kind: "bogus"}))
 			},
 			check: func(t *testing.T, e *env) { require.Equal(t, domain.StatusCompleted, e.st.job("rj_1").Status) }},
 	}
@@ -1045,7 +1045,7 @@ func TestHandleRedeliveryResumes(t *testing.T) {
 	// The job message comes back after a failed step, as SQS redelivers it.
 	e := newEnv(t)
 	ids := e.deadN("dl_", 12)
-	job := e.start(t, domain.ReplayJob{JobID: "rj_h", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
+	job := e.start(t, domain.Job{JobID: "rj_h", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
 	e.q.fail(fault{method: "SendMessageBatch", call: 2})
 	msg := events.SQSMessage{MessageId: "m1", Body: e.q.sentTo(jobsURL)[0].Body}
 	resp, err := e.w.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{msg}})
@@ -1176,7 +1176,7 @@ func TestSlowPacingStaysWithinSQSDelayLimit(t *testing.T) {
 	e := newEnv(t)
 	ids := e.deadN("dl_", 13)          // one more than a step sends
 	e.w.StepSends, e.w.Rate = 12, 0.01 // one send every 100 s
-	job := e.start(t, domain.ReplayJob{JobID: "rj_slow", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
+	job := e.start(t, domain.Job{JobID: "rj_slow", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
 	require.NoError(t, e.w.Step(context.Background(), job))
 	sent := e.q.sentTo(deliveryURL)
 	require.Len(t, sent, 12)

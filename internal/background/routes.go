@@ -108,7 +108,7 @@ func (w *Worker) starter() *jobs.Starter {
 // nobody else (another sweep, a redrive, a reader) holds hidden at that
 // moment. However many jobs complete, the sweeps run at most once per
 // SweepGap.
-func (w *Worker) completed(ctx context.Context, _ *domain.ReplayJob) error {
+func (w *Worker) completed(ctx context.Context, _ *domain.Job) error {
 	if err := w.Enqueue(ctx, jobs.Message{Kind: jobs.KindSweep}, 5*time.Second); err != nil {
 		return err
 	}
@@ -123,14 +123,14 @@ func (w *Worker) replayer() *replay.Replayer {
 
 // cancelStep runs one step of a tenant's cancel of an endpoint's pending
 // deliveries (cancel.Canceller).
-func (w *Worker) cancelStep(ctx context.Context, j *domain.ReplayJob) (bool, time.Duration, error) {
+func (w *Worker) cancelStep(ctx context.Context, j *domain.Job) (bool, time.Duration, error) {
 	c := cancel.Canceller{Store: w.Store, MessageLog: w.MessageLog, Now: w.Now}
 	return c.Step(ctx, j)
 }
 
 // redriveStep runs one step of the operator's redrive (dlq.Redriver); the
 // next step starts when its paced sends are due.
-func (w *Worker) redriveStep(ctx context.Context, j *domain.ReplayJob) (bool, time.Duration, error) {
+func (w *Worker) redriveStep(ctx context.Context, j *domain.Job) (bool, time.Duration, error) {
 	c := w.cfg()
 	r := dlq.Redriver{Store: w.Store, DLQ: w.dlq(), Queue: w.Queue, DeliveryQueueURL: w.DeliveryQueueURL,
 		StepSends: c.StepSends, Stale: c.Stale, Delay: func(n int) int32 { return c.Delay(n, w.Rand) }, Metrics: w.Metrics, Now: w.Now}
@@ -139,7 +139,7 @@ func (w *Worker) redriveStep(ctx context.Context, j *domain.ReplayJob) (bool, ti
 }
 
 // eraseStep runs one step of a tenant's erasure (erasure.Eraser).
-func (w *Worker) eraseStep(ctx context.Context, j *domain.ReplayJob) (bool, time.Duration, error) {
+func (w *Worker) eraseStep(ctx context.Context, j *domain.Job) (bool, time.Duration, error) {
 	e := erasure.Eraser{Store: w.Store, Erasures: w.Store, Outbox: w.Outbox, DLQ: w.dlq(), Now: w.Now}
 	return e.Step(ctx, j)
 }

@@ -95,7 +95,7 @@ func TestReplaySinceEveryState(t *testing.T) {
 	before := e.delivery("evt_before", tenantA, "ep_1", domain.StateDelivered)
 	other := e.delivery("evt_b", tenantB, "ep_1", domain.StateDelivered)
 
-	id := e.start(t, domain.ReplayJob{JobID: "rj_since", TenantID: tenantA, Kind: domain.KindSince, Range: &domain.Range{Since: e.t0.Add(-100 * time.Hour)}})
+	id := e.start(t, domain.Job{JobID: "rj_since", TenantID: tenantA, Kind: domain.KindSince, Range: &domain.Range{Since: e.t0.Add(-100 * time.Hour)}})
 	e.run(t, e.w, id)
 
 	sent := e.sentMessages(t)
@@ -142,7 +142,7 @@ func TestReplaySinceSelects(t *testing.T) {
 	e.delivery("evt_1", tenantA, "ep_2", domain.StatePending)
 	e.delivery("evt_2", tenantA, "ep_1", domain.StateDelivered)
 
-	id := e.start(t, domain.ReplayJob{JobID: "rj_sel", TenantID: tenantA, Kind: domain.KindSince,
+	id := e.start(t, domain.Job{JobID: "rj_sel", TenantID: tenantA, Kind: domain.KindSince,
 		Range: &domain.Range{Since: e.t0.Add(-2 * time.Hour), EndpointID: "ep_1", EventType: "order.created", States: []domain.DeliveryState{domain.StateDelivered}}})
 	e.run(t, e.w, id)
 	sent := e.sentMessages(t)
@@ -170,7 +170,7 @@ func TestReplaySinceStepsAndResume(t *testing.T) {
 		ids = append(ids, e.delivery(ev, tenantA, "ep_1", state))
 	}
 	e.q.fail(fault{method: "SendMessageBatch", call: 3})
-	id := e.start(t, domain.ReplayJob{JobID: "rj_big", TenantID: tenantA, Kind: domain.KindSince, Range: &domain.Range{Since: e.t0.Add(-2 * time.Hour)}})
+	id := e.start(t, domain.Job{JobID: "rj_big", TenantID: tenantA, Kind: domain.KindSince, Range: &domain.Range{Since: e.t0.Add(-2 * time.Hour)}})
 	ctx := context.Background()
 	failures := 0
 	for n := 0; n < 100 && e.st.job(id).Status != domain.StatusCompleted; n++ {

@@ -68,7 +68,7 @@ func (w *Worker) Step(ctx context.Context, jobID string) error {
 }
 
 // Start records a new job and sets it running (jobs.Starter.Start).
-func (w *Worker) Start(ctx context.Context, j *domain.ReplayJob) error {
+func (w *Worker) Start(ctx context.Context, j *domain.Job) error {
 	return w.starter().Start(ctx, j)
 }
 

@@ -18,7 +18,7 @@ import (
 type Store interface {
 	selection.Records
 	CancelDelivery(ctx context.Context, d domain.Delivery, job string, at time.Time) (domain.Delivery, bool, error)
-	SaveJob(ctx context.Context, j *domain.ReplayJob) error
+	SaveJob(ctx context.Context, j *domain.Job) error
 }
 
 var _ Store = (*store.Store)(nil)
@@ -56,7 +56,7 @@ func (c *Canceller) now() time.Time {
 
 // Step runs one step of cancel job j: the next page of its range. It
 // reports done when no page follows (jobs.StepFunc).
-func (c *Canceller) Step(ctx context.Context, j *domain.ReplayJob) (bool, time.Duration, error) {
+func (c *Canceller) Step(ctx context.Context, j *domain.Job) (bool, time.Duration, error) {
 	if c.MessageLog == nil || j.Range == nil || j.Range.EndpointID == "" {
 		return false, 0, fmt.Errorf("cancel job %s: needs the message log and a range of one endpoint", j.JobID)
 	}
@@ -83,7 +83,7 @@ func (c *Canceller) Step(ctx context.Context, j *domain.ReplayJob) (bool, time.D
 
 // one cancels candidate cand, or counts why not. Matched counts every
 // delivery of the endpoint looked at.
-func (c *Canceller) one(ctx context.Context, j *domain.ReplayJob, cand selection.Candidate, at time.Time) error {
+func (c *Canceller) one(ctx context.Context, j *domain.Job, cand selection.Candidate, at time.Time) error {
 	d := cand.Delivery
 	if !cand.Found {
 		routed, err := c.routed(ctx, j, cand)
@@ -111,7 +111,7 @@ func (c *Canceller) one(ctx context.Context, j *domain.ReplayJob, cand selection
 }
 
 // count counts delivery id cancelled by j, naming the first of them.
-func count(j *domain.ReplayJob, id string) {
+func count(j *domain.Job, id string) {
 	j.Cancelled++
 	if len(j.CancelledIDs) < domain.MaxCancelledIDs {
 		j.CancelledIDs = append(j.CancelledIDs, id)
@@ -122,7 +122,7 @@ func count(j *domain.ReplayJob, id string) {
 // delivery record, went to its endpoint: addressed to it, or of a type it
 // takes and matched by its payload filter. An event it cannot tell of (the
 // endpoint is gone, the outbox item too) is counted not_routed.
-func (c *Canceller) routed(ctx context.Context, j *domain.ReplayJob, cand selection.Candidate) (bool, error) {
+func (c *Canceller) routed(ctx context.Context, j *domain.Job, cand selection.Candidate) (bool, error) {
 	ev, ep := cand.Event, cand.Endpoint
 	switch {
 	case ev.EndpointID == ep.EndpointID:

@@ -51,9 +51,10 @@ func TestSessionPolicyNarrowsTheSession(t *testing.T) {
 }
 
 // The stack's ten own targets (eight queues: delivery, lane, DLQ, enqueue
-// failures, fan-out and its DLQ, replay jobs and ops; the bus, the topic), each
-// at the longest ARN its service allows, fit in STS's 2048 characters;
-// more than fit is refused when the Sender is built, not at an attempt.
+// failures, fan-out and its DLQ, the replay function's jobs and ops; the
+// bus, the topic), each at the longest ARN its service allows, fit in
+// STS's 2048 characters; more than fit is refused when the Sender is
+// built, not at an attempt.
 func TestSessionPolicyFits(t *testing.T) {
 	prefix := "arn:aws-us-gov:sqs:us-gov-west-1:123456789012:"
 	own := []string{}

@@ -19,7 +19,7 @@ import (
 // RedriveStore is what the redrive needs of the state table: its job's
 // checkpoints, the deliveries' records, and their claims.
 type RedriveStore interface {
-	SaveJob(ctx context.Context, j *domain.ReplayJob) error
+	SaveJob(ctx context.Context, j *domain.Job) error
 	Delivery(ctx context.Context, id string) (domain.Delivery, error)
 	ClaimForReplay(ctx context.Context, id, tenantID, job string, stale time.Duration) (domain.Delivery, error)
 	ReleaseReplay(ctx context.Context, id, job string) error
@@ -76,7 +76,7 @@ func (w *Redriver) now() time.Time {
 // with nothing moved, the job ends, the messages still hidden counted in
 // Skipped (SkipHiddenElsewhere). wait is how long the next step should
 // wait beyond its sends' pacing.
-func (w *Redriver) Step(ctx context.Context, j *domain.ReplayJob) (done bool, sent int, wait time.Duration, err error) {
+func (w *Redriver) Step(ctx context.Context, j *domain.Job) (done bool, sent int, wait time.Duration, err error) {
 	if j.Status != domain.StatusRunning {
 		j.Status = domain.StatusRunning
 		if err := w.Store.SaveJob(ctx, j); err != nil {
@@ -141,7 +141,7 @@ func (w *Redriver) Step(ctx context.Context, j *domain.ReplayJob) (done bool, se
 // holding held messages hidden: done when SQS counts none visible and no
 // more hidden than held; else not done while the job has waited fewer than
 // redriveWaits times in a row, else done, what is left counted.
-func (w *Redriver) drained(ctx context.Context, j *domain.ReplayJob, sent, held int) (bool, int, time.Duration, error) {
+func (w *Redriver) drained(ctx context.Context, j *domain.Job, sent, held int) (bool, int, time.Duration, error) {
 	visible, hidden, err := w.DLQ.Counts(ctx)
 	if err != nil {
 		return false, sent, 0, err
@@ -173,7 +173,7 @@ const (
 
 // redriveOne handles one DLQ message (a delivery message: Step holds the
 // malformed) and reports whether it was sent back.
-func (w *Redriver) redriveOne(ctx context.Context, j *domain.ReplayJob, m sqstypes.Message, n int) (bool, error) {
+func (w *Redriver) redriveOne(ctx context.Context, j *domain.Job, m sqstypes.Message, n int) (bool, error) {
 	body := aws.ToString(m.Body)
 	msg, err := message.Decode(body)
 	if err != nil {
@@ -227,7 +227,7 @@ func (w *Redriver) delivery(ctx context.Context, id string) (domain.Delivery, er
 // pending delivery with no replay since is not claimed: its death was not
 // recorded, and its message is its only copy.
 func (w *Redriver) claim(ctx context.Context, job, id string, d domain.Delivery) (bool, error) {
-	if d.State != domain.StateDead && d.ReplayJob == "" {
+	if d.State != domain.StateDead && d.ReplayClaimedBy == "" {
 		return false, nil
 	}
 	if _, err := w.Store.ClaimForReplay(ctx, id, "", job, w.Stale); err != nil {

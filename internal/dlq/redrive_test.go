@@ -43,7 +43,7 @@ type redriveEnv struct {
 	clk *clock
 	q   *sqsfake.Queue
 	r   *dlq.Redriver
-	job *domain.ReplayJob
+	job *domain.Job
 	ids []string
 	// hidden are the receipt handles the reader holds.
 	hidden []string
@@ -72,7 +72,7 @@ func newRedriveEnv(t *testing.T, n, hold int, hide time.Duration) *redriveEnv {
 	}
 	e.clk.Advance(time.Hour)
 	st := storefake.New()
-	e.job = &domain.ReplayJob{JobID: "rj_redrive", Kind: domain.KindRedrive, Status: domain.StatusQueued, CreatedAt: e.clk.Now()}
+	e.job = &domain.Job{JobID: "rj_redrive", Kind: domain.KindRedrive, Status: domain.StatusQueued, CreatedAt: e.clk.Now()}
 	require.NoError(t, st.SaveJob(context.Background(), e.job))
 	e.r = &dlq.Redriver{Store: st, DLQ: dlq.Queue{SQS: q, URL: dlqURL}, Queue: q, DeliveryQueueURL: deliveryURL,
 		StepSends: 10, Stale: 15 * time.Minute, Delay: func(int) int32 { return 0 }, Now: e.clk.Now}

@@ -177,7 +177,7 @@ func unrecorded(msg message.Message) domain.Delivery {
 // pending with no claim and no replay since the message was sent: nothing
 // will ever move it, unless its death is recorded.
 func missedDeath(d domain.Delivery, sent time.Time) bool {
-	return (d.State == "" || d.State == domain.StatePending) && d.ReplayJob == "" && (d.ReplayedAt == nil || d.ReplayedAt.Before(sent))
+	return (d.State == "" || d.State == domain.StatePending) && d.ReplayClaimedBy == "" && (d.ReplayedAt == nil || d.ReplayedAt.Before(sent))
 }
 
 // recordMissedDeath records the death of d, read as a missed one, on the
@@ -222,7 +222,7 @@ func IsStale(d domain.Delivery, sent time.Time) bool {
 	}
 	// replayed_at is set when a replay claims the delivery, before it sends
 	// it: while the claim is not released, this copy may be the only one.
-	return d.ReplayJob == "" && d.ReplayedAt != nil && sent.Before(*d.ReplayedAt)
+	return d.ReplayClaimedBy == "" && d.ReplayedAt != nil && sent.Before(*d.ReplayedAt)
 }
 
 // sweepHide is how long the sweep hides each message it reads: briefly, so

@@ -91,11 +91,14 @@ type Delivery struct {
 	Resends int `dynamodbav:"resends,omitempty"`
 	// Message is the SQS message body, kept while the delivery is dead.
 	Message string `dynamodbav:"message,omitempty"`
-	// ReplayJob is the replay job that has claimed this delivery and not yet
-	// confirmed sending it; ReplayClaimedAt is when it claimed it.
-	ReplayJob       string     `dynamodbav:"replay_job,omitempty"`
+	// ReplayClaimedBy is the job (a replay, or the operator's redrive) that
+	// has claimed this delivery to send it again and not yet confirmed
+	// sending it; ReplayClaimedAt is when it claimed it. Its attribute keeps
+	// its earlier name, replay_job, so that stored claims stay readable.
+	ReplayClaimedBy string     `dynamodbav:"replay_job,omitempty"`
 	ReplayClaimedAt *time.Time `dynamodbav:"replay_claimed_at,omitempty"`
-	// ReplayedBy is the last replay job that sent this delivery again.
+	// ReplayedBy is the last job (a replay, or the redrive) that sent this
+	// delivery again.
 	ReplayedBy string `dynamodbav:"replayed_by,omitempty"`
 	// CancelledAt is when a cancel job (CancelledBy) cancelled it; a
 	// message of the delivery replayed after it is attempted, every other

@@ -14,8 +14,9 @@
 //     (PortalLink, with the write Scopes they carry) and its endpoints
 //     (Endpoint, with the signing secrets they hold, StoredSecret);
 //   - a rejected outbox item (Rejection);
-//   - a replay job (ReplayJob, its JobKind and JobStatus, and the
-//     DeadFilter a filter replay selects by).
+//   - a background job (Job, its JobKind and JobStatus; the DeadFilter a
+//     filter replay selects by, the Range a replay since a time and a
+//     cancel select by; an erasure's progress, Erasure).
 //
 // It does no I/O and imports no other hookline package: package store
 // persists these types (their dynamodbav tags are the state table's

@@ -18,7 +18,7 @@ import (
 // Store checkpoints an erasure's job record (conditional on the version
 // read: store.ErrConflict).
 type Store interface {
-	SaveJob(ctx context.Context, j *domain.ReplayJob) error
+	SaveJob(ctx context.Context, j *domain.Job) error
 }
 
 var _ Store = (*store.Store)(nil)
@@ -99,7 +99,7 @@ func (w *Eraser) now() time.Time {
 // reports done when the last phase is: the caller completes the job, or
 // else sends its next step, after next (the DLQ phase waiting for messages
 // someone else holds hidden: eraseDLQ).
-func (w *Eraser) Step(ctx context.Context, j *domain.ReplayJob) (done bool, next time.Duration, err error) {
+func (w *Eraser) Step(ctx context.Context, j *domain.Job) (done bool, next time.Duration, err error) {
 	e := j.Erasure
 	if e == nil || e.TenantID == "" {
 		return false, 0, fmt.Errorf("erase job %s: no tenant", j.JobID)
@@ -147,7 +147,7 @@ func (w *Eraser) Step(ctx context.Context, j *domain.ReplayJob) (done bool, next
 // begin reads the tenant's endpoints, once, before any is deleted (the ids
 // of the tenant's deliveries derive from them), and checkpoints the first
 // phase.
-func (w *Eraser) begin(ctx context.Context, j *domain.ReplayJob) error {
+func (w *Eraser) begin(ctx context.Context, j *domain.Job) error {
 	e := j.Erasure
 	eps, err := w.Erasures.Endpoints(ctx, e.TenantID)
 	if err != nil {
@@ -178,7 +178,7 @@ func (w *Eraser) erasePhase(ctx context.Context, e *domain.Erasure) (map[string]
 	case domain.EraseDLQ:
 		n, done, err := w.eraseDLQ(ctx, e)
 		return map[string]int{domain.EraseDLQ: n}, done, err
-	case domain.EraseReplayJobs:
+	case domain.EraseJobs:
 		open, err := w.Erasures.EraseOpenJobs(ctx, e.TenantID)
 		if err != nil {
 			return nil, false, err

@@ -180,7 +180,7 @@ type Common struct {
 	// LogLevel (HOOKLINE_LOG_LEVEL): DEBUG, INFO (default), WARN or ERROR.
 	LogLevel string
 	// DeliveryRetention (HOOKLINE_DELIVERY_RETENTION) is how long delivery,
-	// rejection and replay job records are kept (store.Store.Retention; a
+	// rejection and job records are kept (store.Store.Retention; a
 	// dead delivery's from its death). Default DefaultDeliveryRetention
 	// (15 days). Zero in a Common built by hand: the default.
 	DeliveryRetention time.Duration

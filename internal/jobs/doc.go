@@ -7,7 +7,7 @@
 // tenant's slot and enqueues its first step (what the api function wires);
 // the recovery of idle jobs; and the pacing (Config.Delay, Config.Span). A
 // job's step checkpoints its progress in the job record
-// (domain.ReplayJob) before it touches anything, so a worker that stops
+// (domain.Job) before it touches anything, so a worker that stops
 // anywhere is resumed by SQS redelivering the job message.
 //
 // Guarantees:

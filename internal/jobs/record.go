@@ -7,7 +7,7 @@ import "github.com/hookline/hookline/internal/domain"
 const maxSkippedIDs = 100
 
 // Skip counts a delivery (or message) id that job j left alone, and why.
-func Skip(j *domain.ReplayJob, id, reason string) {
+func Skip(j *domain.Job, id, reason string) {
 	if j.Skipped == nil {
 		j.Skipped = map[string]int{}
 	}

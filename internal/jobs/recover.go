@@ -41,7 +41,7 @@ func (s *Starter) Recover(ctx context.Context, jobIdle time.Duration, log *slog.
 			return n, err
 		}
 		n++
-		log.WarnContext(ctx, "replay job idle too long: its message was lost, sent again", "job_id", j.JobID, "tenant_id", j.TenantID,
+		log.WarnContext(ctx, "job idle too long: its message was lost, sent again", "job_id", j.JobID, "tenant_id", j.TenantID,
 			"kind", j.Kind, "status", j.Status)
 	}
 	return n, nil

@@ -26,7 +26,7 @@ type Routes map[Kind]Handler
 // anywhere is resumed when the job's message comes back. It returns done
 // once nothing is left to do (the Runner then completes the job), else
 // next: how long until the next step may start (its paced sends' span).
-type StepFunc func(ctx context.Context, j *domain.ReplayJob) (done bool, next time.Duration, err error)
+type StepFunc func(ctx context.Context, j *domain.Job) (done bool, next time.Duration, err error)
 
 // Jobs maps every kind of job to its step.
 type Jobs map[domain.JobKind]StepFunc
@@ -42,7 +42,7 @@ type Runner struct {
 	Jobs    Jobs
 	// Completed runs after a job is completed and its place given back
 	// (say, to bring the DLQ in line). Nil: nothing.
-	Completed func(ctx context.Context, j *domain.ReplayJob) error
+	Completed func(ctx context.Context, j *domain.Job) error
 	Log       *slog.Logger
 }
 
@@ -61,7 +61,7 @@ func (r *Runner) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEven
 			continue
 		}
 		if err := h(ctx, msg); err != nil {
-			r.Log.ErrorContext(ctx, "replay step failed; SQS will redeliver it", "job_id", msg.JobID, "kind", string(msg.Kind), "error", err.Error())
+			r.Log.ErrorContext(ctx, "job step failed; SQS will redeliver it", "job_id", msg.JobID, "kind", string(msg.Kind), "error", err.Error())
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
 		}
 	}
@@ -83,7 +83,7 @@ func (r *Runner) handler(k Kind) (Handler, bool) {
 func (r *Runner) Step(ctx context.Context, jobID string) error {
 	j, err := r.Starter.Store.Job(ctx, jobID)
 	if errors.Is(err, store.ErrNotFound) {
-		r.Log.WarnContext(ctx, "replay job not found; message dropped", "job_id", jobID)
+		r.Log.WarnContext(ctx, "job not found; message dropped", "job_id", jobID)
 		return nil
 	}
 	if err != nil {
@@ -109,13 +109,13 @@ func (r *Runner) Step(ctx context.Context, jobID string) error {
 }
 
 // complete saves j completed, gives back its place and runs Completed.
-func (r *Runner) complete(ctx context.Context, j *domain.ReplayJob) error {
+func (r *Runner) complete(ctx context.Context, j *domain.Job) error {
 	now := r.Starter.now().UTC()
 	j.Status, j.CompletedAt, j.Pending = domain.StatusCompleted, &now, nil
 	if err := r.Starter.Store.SaveJob(ctx, j); err != nil {
 		return err
 	}
-	r.Log.InfoContext(ctx, "replay job completed", "job_id", j.JobID, "tenant_id", j.TenantID, "kind", j.Kind,
+	r.Log.InfoContext(ctx, "job completed", "job_id", j.JobID, "tenant_id", j.TenantID, "kind", j.Kind,
 		"matched", j.Matched, "replayed", j.Replayed, "failed", j.Failed, "steps", j.Steps)
 	if err := r.Starter.Release(ctx, j); err != nil {
 		return err

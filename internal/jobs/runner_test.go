@@ -34,7 +34,7 @@ type runnerEnv struct {
 	steps []string // the jobs whose step ran, in order
 	// step is the ids job's step: done after it, and the delay before the
 	// next.
-	step func(j *domain.ReplayJob) (bool, time.Duration, error)
+	step func(j *domain.Job) (bool, time.Duration, error)
 	// completed are the jobs Completed saw.
 	completed []string
 }
@@ -48,11 +48,11 @@ func newRunner(t *testing.T) *runnerEnv {
 	e := &runnerEnv{st: st, q: q, clk: clk}
 	e.r = &jobs.Runner{
 		Starter: &jobs.Starter{Store: st, Queue: q, JobsQueueURL: jobsURL, OpsQueueURL: opsURL, Now: clk.Now},
-		Jobs: jobs.Jobs{domain.KindIDs: func(_ context.Context, j *domain.ReplayJob) (bool, time.Duration, error) {
+		Jobs: jobs.Jobs{domain.KindIDs: func(_ context.Context, j *domain.Job) (bool, time.Duration, error) {
 			e.steps = append(e.steps, j.JobID)
 			return e.step(j)
 		}},
-		Completed: func(_ context.Context, j *domain.ReplayJob) error {
+		Completed: func(_ context.Context, j *domain.Job) error {
 			e.completed = append(e.completed, j.JobID)
 			return nil
 		},
@@ -64,7 +64,7 @@ func newRunner(t *testing.T) *runnerEnv {
 
 func (e *runnerEnv) start(t *testing.T, id string) {
 	t.Helper()
-	require.NoError(t, e.r.Starter.Start(context.Background(), &domain.ReplayJob{JobID: id, TenantID: "acme", Kind: domain.KindIDs, IDs: []string{"d1"}}))
+	require.NoError(t, e.r.Starter.Start(context.Background(), &domain.Job{JobID: id, TenantID: "acme", Kind: domain.KindIDs, IDs: []string{"d1"}}))
 }
 
 func (e *runnerEnv) handle(t *testing.T, bodies ...string) []string {
@@ -96,7 +96,7 @@ func TestRunnerStepsAJobToCompletion(t *testing.T) {
 	e.start(t, "rj_1")
 	require.Equal(t, []string{stepBody("rj_1")}, e.q.Bodies(jobsURL), "the first step is on the jobs queue")
 
-	e.step = func(*domain.ReplayJob) (bool, time.Duration, error) { return false, 42 * time.Second, nil }
+	e.step = func(*domain.Job) (bool, time.Duration, error) { return false, 42 * time.Second, nil }
 	require.Empty(t, e.handle(t, stepBody("rj_1")))
 	require.Len(t, e.q.Bodies(jobsURL), 2, "the next step is sent")
 	out, err := e.q.ReceiveMessage(context.Background(), receive(jobsURL))
@@ -114,7 +114,7 @@ func TestRunnerStepsAJobToCompletion(t *testing.T) {
 	require.Len(t, next.Messages, 1)
 	require.Empty(t, e.completed)
 
-	e.step = func(*domain.ReplayJob) (bool, time.Duration, error) { return true, 0, nil }
+	e.step = func(*domain.Job) (bool, time.Duration, error) { return true, 0, nil }
 	require.Empty(t, e.handle(t, stepBody("rj_1")))
 	j, err := e.st.Job(context.Background(), "rj_1")
 	require.NoError(t, err)
@@ -147,8 +147,8 @@ func TestRunnerRoutesEachMessage(t *testing.T) {
 		}
 		return nil
 	}}
-	e.step = func(*domain.ReplayJob) (bool, time.Duration, error) { return false, 0, errors.New("injected") }
-	require.NoError(t, e.st.CreateJob(context.Background(), &domain.ReplayJob{JobID: "rj_x", TenantID: "acme", Kind: domain.KindErase}, 3))
+	e.step = func(*domain.Job) (bool, time.Duration, error) { return false, 0, errors.New("injected") }
+	require.NoError(t, e.st.CreateJob(context.Background(), &domain.Job{JobID: "rj_x", TenantID: "acme", Kind: domain.KindErase}, 3))
 	failed := e.handle(t,
 		stepBody("rj_1"),                       // a: its step fails
 		`{"kind":"gauges","tenant_id":"acme"}`, // b

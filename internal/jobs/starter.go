@@ -16,15 +16,15 @@ import (
 // Records reads and checkpoints jobs, and finds those whose message was
 // lost. SaveJob is conditional on the version read (store.ErrConflict).
 type Records interface {
-	Job(ctx context.Context, id string) (domain.ReplayJob, error)
-	SaveJob(ctx context.Context, j *domain.ReplayJob) error
-	IdleJobs(ctx context.Context, before time.Time, limit int) ([]domain.ReplayJob, error)
+	Job(ctx context.Context, id string) (domain.Job, error)
+	SaveJob(ctx context.Context, j *domain.Job) error
+	IdleJobs(ctx context.Context, before time.Time, limit int) ([]domain.Job, error)
 }
 
 // Slots bound each tenant's open jobs: CreateJob records a job and takes a
 // place in one write (store.ErrTooManyJobs), ReleaseJob gives it back.
 type Slots interface {
-	CreateJob(ctx context.Context, j *domain.ReplayJob, limit int) error
+	CreateJob(ctx context.Context, j *domain.Job, limit int) error
 	TenantJobs(ctx context.Context, tenantID string) ([]string, error)
 	ReleaseJob(ctx context.Context, tenantID, jobID string) error
 }
@@ -86,7 +86,7 @@ func (s *Starter) OpsQueue() string {
 // started: deliveries that die while it runs (its own, dying again,
 // included) are not its to replay. So is a range (a replay since a time, a
 // cancel) without its end: to the events before it started.
-func (s *Starter) Start(ctx context.Context, j *domain.ReplayJob) error {
+func (s *Starter) Start(ctx context.Context, j *domain.Job) error {
 	if j.Kind == domain.KindFilter && j.Filter.Until.IsZero() {
 		j.Filter.Until = s.now().UTC()
 	}
@@ -115,7 +115,7 @@ func (s *Starter) Start(ctx context.Context, j *domain.ReplayJob) error {
 }
 
 // Release gives back the place a completed tenant's job held.
-func (s *Starter) Release(ctx context.Context, j *domain.ReplayJob) error {
+func (s *Starter) Release(ctx context.Context, j *domain.Job) error {
 	if j.TenantID == "" {
 		return nil
 	}
@@ -161,7 +161,7 @@ func (s *Starter) Enqueue(ctx context.Context, msg Message, delay time.Duration)
 // EnqueueJob sends a job's step message (after delay): a tenant's to the
 // jobs queue, the operator's (redrive, erase) to the operations queue,
 // where no tenant's jobs are ahead of it.
-func (s *Starter) EnqueueJob(ctx context.Context, j *domain.ReplayJob, delay time.Duration) error {
+func (s *Starter) EnqueueJob(ctx context.Context, j *domain.Job, delay time.Duration) error {
 	url := s.JobsQueueURL
 	if j.Kind == domain.KindRedrive || j.Kind == domain.KindErase {
 		url = s.OpsQueue()
@@ -174,7 +174,7 @@ func (s *Starter) send(ctx context.Context, url string, msg Message, delay time.
 	secs := int32(min(900, max(0, int(delay.Seconds()))))
 	_, err := s.Queue.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String(string(body)), DelaySeconds: secs})
 	if err != nil {
-		return fmt.Errorf("enqueue replay message: %w", err)
+		return fmt.Errorf("enqueue job message: %w", err)
 	}
 	return nil
 }

@@ -31,7 +31,7 @@ type Store interface {
 // Checkpoints saves a replay's job record (conditional on the version
 // read: store.ErrConflict).
 type Checkpoints interface {
-	SaveJob(ctx context.Context, j *domain.ReplayJob) error
+	SaveJob(ctx context.Context, j *domain.Job) error
 }
 
 // DeadLetters lists a tenant's dead deliveries, for a replay by filter.
@@ -88,7 +88,7 @@ type Replayer struct {
 
 // stepSpan starts the span of one of j's steps, in the trace derived
 // from the job.
-func (w *Replayer) stepSpan(j *domain.ReplayJob) (end func(context.Context)) {
+func (w *Replayer) stepSpan(j *domain.Job) (end func(context.Context)) {
 	sp := w.Tracer.Start(trace.Derive("job/"+j.JobID, j.CreatedAt), "replay.step")
 	return func(ctx context.Context) {
 		sp.End(ctx, slog.String("tenant_id", j.TenantID), slog.String("job_id", j.JobID), slog.Int("step", j.Steps),
@@ -110,7 +110,7 @@ func (w *Replayer) cfg() jobs.Config { return w.Config.WithDefaults() }
 // left, or selects the next deliveries, checkpoints them and replays them
 // paced. It reports done when nothing follows, else how long until the
 // paced sends are due (jobs.StepFunc).
-func (w *Replayer) Step(ctx context.Context, j *domain.ReplayJob) (done bool, next time.Duration, err error) {
+func (w *Replayer) Step(ctx context.Context, j *domain.Job) (done bool, next time.Duration, err error) {
 	defer w.stepSpan(j)(ctx)
 	ids := j.Pending
 	// A resumed step is the last if its checkpoint says so: a filter's last
@@ -150,7 +150,7 @@ func (w *Replayer) Step(ctx context.Context, j *domain.ReplayJob) (done bool, ne
 
 // select_ picks the ids of the next step and advances the cursor; done is
 // true when nothing follows them.
-func (w *Replayer) select_(ctx context.Context, j *domain.ReplayJob) ([]string, bool, error) {
+func (w *Replayer) select_(ctx context.Context, j *domain.Job) ([]string, bool, error) {
 	n := w.cfg().StepSends
 	switch j.Kind {
 	case domain.KindIDs:
@@ -177,11 +177,11 @@ func (w *Replayer) select_(ctx context.Context, j *domain.ReplayJob) ([]string, 
 
 // sendOne sends delivery id (as snap read it) of job j again through out,
 // or counts why not; disabled caches the endpoints found disabled.
-type sendOne func(ctx context.Context, j *domain.ReplayJob, id string, snap store.Snapshot, disabled map[string]bool, out *replaySends) error
+type sendOne func(ctx context.Context, j *domain.Job, id string, snap store.Snapshot, disabled map[string]bool, out *replaySends) error
 
 // sendPaced sends each delivery of a step with one, paced, and returns how
 // long the paced sends take to come due.
-func (w *Replayer) sendPaced(ctx context.Context, j *domain.ReplayJob, ids []string, one sendOne) (time.Duration, error) {
+func (w *Replayer) sendPaced(ctx context.Context, j *domain.Job, ids []string, one sendOne) (time.Duration, error) {
 	out := &replaySends{w: w, j: j}
 	disabled := map[string]bool{}
 	var snap store.Snapshot
@@ -207,7 +207,7 @@ func (w *Replayer) sendPaced(ctx context.Context, j *domain.ReplayJob, ids []str
 
 // replayOne claims dead delivery id for job j and sends its stored message
 // again (a replay by ids or by filter).
-func (w *Replayer) replayOne(ctx context.Context, j *domain.ReplayJob, id string, snap store.Snapshot, disabled map[string]bool, out *replaySends) error {
+func (w *Replayer) replayOne(ctx context.Context, j *domain.Job, id string, snap store.Snapshot, disabled map[string]bool, out *replaySends) error {
 	d, claimed, err := w.claim(ctx, j, id, snap, disabled)
 	if err != nil || !claimed {
 		return err
@@ -218,7 +218,7 @@ func (w *Replayer) replayOne(ctx context.Context, j *domain.ReplayJob, id string
 // claim checks delivery id (as snap read it) and claims it for job j. It
 // reports false, and counts why, for a delivery left alone: skipped, or
 // replayed by this job before it stopped and resumed.
-func (w *Replayer) claim(ctx context.Context, j *domain.ReplayJob, id string, snap store.Snapshot, disabled map[string]bool) (domain.Delivery, bool, error) {
+func (w *Replayer) claim(ctx context.Context, j *domain.Job, id string, snap store.Snapshot, disabled map[string]bool) (domain.Delivery, bool, error) {
 	d, found := snap.Deliveries[id]
 	reason, err := w.check(ctx, j, d, found, disabled)
 	if err != nil {
@@ -253,7 +253,7 @@ func (w *Replayer) claim(ctx context.Context, j *domain.ReplayJob, id string, sn
 // batches.
 type replaySends struct {
 	w       *Replayer
-	j       *domain.ReplayJob
+	j       *domain.Job
 	batch   []sqstypes.SendMessageBatchRequestEntry
 	claimed []string // the claimed deliveries in batch
 	sent    int      // how many this step has paced so far
@@ -332,15 +332,15 @@ func (w *Replayer) delay(n int) int32 { return w.cfg().Delay(n, w.Rand) }
 // check looks at a delivery (as read before it is claimed; found false if
 // it does not exist) and says why it is to be skipped ("" to replay it;
 // "replayed" if this job already sent it).
-func (w *Replayer) check(ctx context.Context, j *domain.ReplayJob, d domain.Delivery, found bool, disabled map[string]bool) (string, error) {
+func (w *Replayer) check(ctx context.Context, j *domain.Job, d domain.Delivery, found bool, disabled map[string]bool) (string, error) {
 	switch {
 	case !found:
 		return domain.SkipNotFound, nil
 	case j.TenantID != "" && d.TenantID != j.TenantID:
 		return domain.SkipNotFound, nil // another tenant's: as good as missing
-	case d.ReplayJob == j.JobID:
+	case d.ReplayClaimedBy == j.JobID:
 		return "", nil // claimed by this job before it stopped: finish it
-	case d.ReplayedBy == j.JobID && d.ReplayJob == "":
+	case d.ReplayedBy == j.JobID && d.ReplayClaimedBy == "":
 		return "replayed", nil // sent by this job before it stopped and resumed
 	case d.State != domain.StateDead:
 		return domain.SkipNotDead, nil

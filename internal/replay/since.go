@@ -24,7 +24,7 @@ type MessageLog interface {
 // selectSince picks the ids of the next page of a KindSince job's range,
 // those with a record in a state it selects, and advances the cursor;
 // done is true when no page follows.
-func (w *Replayer) selectSince(ctx context.Context, j *domain.ReplayJob, sends int) ([]string, bool, error) {
+func (w *Replayer) selectSince(ctx context.Context, j *domain.Job, sends int) ([]string, bool, error) {
 	if w.MessageLog == nil || j.Range == nil {
 		return nil, false, fmt.Errorf("replay job %s: a replay since a time needs the message log and a range", j.JobID)
 	}
@@ -47,7 +47,7 @@ func (w *Replayer) selectSince(ctx context.Context, j *domain.ReplayJob, sends i
 // or counts why not: a dead one as a replay by filter does (claimed, its
 // stored message), any other (or a dead one without its message) rebuilt
 // from its event's outbox item.
-func (w *Replayer) sinceOne(ctx context.Context, j *domain.ReplayJob, id string, snap store.Snapshot, disabled map[string]bool, out *replaySends) error {
+func (w *Replayer) sinceOne(ctx context.Context, j *domain.Job, id string, snap store.Snapshot, disabled map[string]bool, out *replaySends) error {
 	d, found := snap.Deliveries[id]
 	switch {
 	case !found || d.TenantID != j.TenantID:
@@ -91,8 +91,8 @@ func (w *Replayer) sinceOne(ctx context.Context, j *domain.ReplayJob, id string,
 // claimsPath reports whether d goes through a replay's claim: dead with
 // its message, or claimed or replayed by this job already (a step run
 // again after a stop).
-func claimsPath(j *domain.ReplayJob, d domain.Delivery) bool {
-	return (d.State == domain.StateDead && d.Message != "") || d.ReplayJob == j.JobID || (d.ReplayedBy == j.JobID && d.ReplayJob == "")
+func claimsPath(j *domain.Job, d domain.Delivery) bool {
+	return (d.State == domain.StateDead && d.Message != "") || d.ReplayClaimedBy == j.JobID || (d.ReplayedBy == j.JobID && d.ReplayClaimedBy == "")
 }
 
 // rebuild makes delivery d's message again from its event's outbox item,

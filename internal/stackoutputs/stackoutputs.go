@@ -35,11 +35,14 @@ type Outputs struct {
 	ApiFunctionName          string
 	OperatorKeySecretARN     string
 	SecretsKeyARN            string
-	ReplayJobsQueueURL       string
-	ReplayOpsQueueURL        string
-	ReplayFunctionName       string
-	AlarmTopicARN            string
-	TenantDLQAlarmName       string
+	// JobsQueueURL is the replay function's queue of tenants' jobs, from
+	// the output ReplayJobsQueueURL (its name kept from when every job was
+	// a replay).
+	JobsQueueURL       string
+	ReplayOpsQueueURL  string
+	ReplayFunctionName string
+	AlarmTopicARN      string
+	TenantDLQAlarmName string
 	// OperatorEventBusName and OperatorEventBusARN are the EventBridge bus
 	// of hookline's operational events.
 	OperatorEventBusName string
@@ -85,7 +88,7 @@ func Load(path string) (Outputs, error) {
 		ApiFunctionName:          m["ApiFunctionName"],
 		OperatorKeySecretARN:     m["OperatorKeySecretARN"],
 		SecretsKeyARN:            m["SecretsKeyARN"],
-		ReplayJobsQueueURL:       m["ReplayJobsQueueURL"],
+		JobsQueueURL:             m["ReplayJobsQueueURL"],
 		ReplayOpsQueueURL:        m["ReplayOpsQueueURL"],
 		ReplayFunctionName:       m["ReplayFunctionName"],
 		AlarmTopicARN:            m["AlarmTopicARN"],

@@ -35,7 +35,7 @@ func (r *recorder) record(action string, index *string) {
 }
 
 // found is an item that decodes as a tenant, an endpoint (with a plaintext
-// secret), an API key, a dead delivery or a replay job.
+// secret), an API key, a dead delivery or a job.
 func found(k map[string]types.AttributeValue) map[string]types.AttributeValue {
 	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 	item := map[string]types.AttributeValue{
@@ -134,7 +134,7 @@ func TestCallsListsWhatEachMethodCalls(t *testing.T) {
 			return s.RecordAttemptIfUnchanged(ctx, domain.Delivery{DeliveryID: "d", TenantID: "t"}, domain.Attempt{Number: 1, At: now}, dead)
 		},
 		"CreateJob": func(ctx context.Context, s *Store) error {
-			return s.CreateJob(ctx, &domain.ReplayJob{JobID: "j", TenantID: "t", Kind: "ids"}, 3)
+			return s.CreateJob(ctx, &domain.Job{JobID: "j", TenantID: "t", Kind: "ids"}, 3)
 		},
 		"TenantJobs": func(ctx context.Context, s *Store) error { _, err := s.TenantJobs(ctx, "t"); return err },
 		"ReleaseJob": func(ctx context.Context, s *Store) error { return s.ReleaseJob(ctx, "t", "j") },
@@ -190,7 +190,7 @@ func TestCallsListsWhatEachMethodCalls(t *testing.T) {
 		},
 		"ReleaseReplay": func(ctx context.Context, s *Store) error { return s.ReleaseReplay(ctx, "d", "j") },
 		"SaveJob": func(ctx context.Context, s *Store) error {
-			return s.SaveJob(ctx, &domain.ReplayJob{JobID: "j", Kind: "ids"})
+			return s.SaveJob(ctx, &domain.Job{JobID: "j", Kind: "ids"})
 		},
 		"Job": func(ctx context.Context, s *Store) error { _, err := s.Job(ctx, "j"); return err },
 		"PutEndpoint": func(ctx context.Context, s *Store) error {

@@ -15,7 +15,7 @@ func TestClaimRefusal(t *testing.T) {
 	staleBefore := time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
 	old, recent := staleBefore.Add(-time.Second), staleBefore.Add(time.Second)
 	claimed := func(state domain.DeliveryState, job string, at time.Time) domain.Delivery {
-		return domain.Delivery{DeliveryID: "dlv_1", State: state, ReplayJob: job, ReplayClaimedAt: &at}
+		return domain.Delivery{DeliveryID: "dlv_1", State: state, ReplayClaimedBy: job, ReplayClaimedAt: &at}
 	}
 	for _, c := range []struct {
 		name string

@@ -58,7 +58,7 @@ func (s *Store) ClaimForReplay(ctx context.Context, id, tenantID, job string, st
 			return domain.Delivery{}, fmt.Errorf("claim delivery %s for replay: %w", id, err)
 		}
 		// What the update wrote, on the item as it was.
-		d.State, d.ReplayJob, d.ReplayClaimedAt, d.ReplayedAt = domain.StatePending, job, &now, &now
+		d.State, d.ReplayClaimedBy, d.ReplayClaimedAt, d.ReplayedAt = domain.StatePending, job, &now, &now
 		return d, nil
 	}
 	return domain.Delivery{}, fmt.Errorf("claim delivery %s for replay: changed by others %d times in a row: %w", id, maxChangedTries, ErrConflict)
@@ -70,13 +70,13 @@ func (s *Store) ClaimForReplay(ctx context.Context, id, tenantID, job string, st
 // delivery is ErrReplayInFlight, any other ErrNotDead.
 func claimRefusal(id string, d domain.Delivery, job string, staleBefore time.Time) error {
 	staleClaim := d.ReplayClaimedAt != nil && d.ReplayClaimedAt.Before(staleBefore)
-	claimable := (d.State == domain.StateDead && d.ReplayJob == "") ||
+	claimable := (d.State == domain.StateDead && d.ReplayClaimedBy == "") ||
 		(d.State != domain.StateDelivered && staleClaim) ||
-		(d.ReplayJob == job && d.State != domain.StateDelivered)
+		(d.ReplayClaimedBy == job && d.State != domain.StateDelivered)
 	switch {
 	case claimable:
 		return nil
-	case d.State == domain.StateDead || d.ReplayJob != "":
+	case d.State == domain.StateDead || d.ReplayClaimedBy != "":
 		return fmt.Errorf("delivery %s: %w", id, ErrReplayInFlight)
 	default:
 		return fmt.Errorf("delivery %s is %s: %w", id, d.State, ErrNotDead)

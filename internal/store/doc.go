@@ -1,6 +1,6 @@
 // Package store keeps hookline's state in one DynamoDB table. It persists
 // the records of package domain (endpoints, deliveries, rejections, tenants,
-// API keys, replay jobs) under the keys below, and owns nothing of their
+// API keys, jobs) under the keys below, and owns nothing of their
 // meaning: only their mapping to items, the queries, and the conditional
 // writes that keep them consistent.
 //
@@ -14,7 +14,7 @@
 //	portal link        PORTAL#<sha256 of the token> / PORTAL (TTL a day after it expires)
 //	delivery           DELIVERY#<delivery id> / DELIVERY (log_pk TENANT#<tenant>#DLOG#<n>, 16 shards, log_sk <created>#<id>: IndexLog)
 //	rejected item      REJECTED#<event id or seq:<stream sequence>> / REJECTED
-//	replay job         REPLAYJOB#<job id> / REPLAYJOB
+//	job                REPLAYJOB#<job id> / REPLAYJOB (a job of any kind; the key words kept from when every job was a replay)
 //	endpoint counters  STATS#<tenant>#<endpoint>#<n> / <hour start, 2006-01-02T15:00:00Z> (8 shards, merged on read; STATS#<tenant>#<endpoint> in earlier versions, still read)
 //	counters by type   STATSTYPE#<tenant>#<endpoint>#<n> / <hour start>#<event type> (8 shards, merged on read)
 //	dead window        DEADWINDOW#<tenant>#<endpoint>#<window start> / DEADWINDOW
@@ -23,7 +23,7 @@
 // Sparse index gsi1 (gsi1pk / gsi1sk) lists, per tenant: dead deliveries
 // of earlier versions (TENANT#<t>#DEAD, <dead_at>#<id>), rejected items (TENANT#<t>#REJECTED),
 // API keys (TENANT#<t>#KEYS, <key id>), portal links (TENANT#<t>#PORTAL,
-// <link id>), completed replay jobs
+// <link id>), completed jobs
 // (TENANT#<t>#JOBS, <job id>), dead windows (TENANT#<t>#DEADWINDOWS,
 // <endpoint>#<window start>); and every tenant's DLQ depth counter shards
 // (DLQDEPTH#<m>, <tenant>#<n>: 32 index keys; DLQDEPTH, <tenant> for the

@@ -115,7 +115,7 @@ func (s *Store) Erased(ctx context.Context, tenantID string) (bool, error) {
 func indexPartition(tenantID, kind string) (string, error) {
 	partition, ok := map[string]func(string) string{
 		domain.EraseAPIKeys: keys.KeysIndex, domain.ErasePortalLinks: keys.PortalIndex, domain.EraseDeadDeliveries: keys.DeadIndex,
-		domain.EraseRejections: keys.RejectedIndex, domain.EraseReplayJobs: keys.JobsIndex, domain.EraseDeadWindows: keys.DeadWindowsIndex,
+		domain.EraseRejections: keys.RejectedIndex, domain.EraseJobs: keys.JobsIndex, domain.EraseDeadWindows: keys.DeadWindowsIndex,
 	}[kind]
 	if !ok {
 		return "", fmt.Errorf("no index of a tenant's %q", kind)
@@ -218,7 +218,7 @@ func erasePartitions(tenantID, kind string) ([]deadPartition, error) {
 	return []deadPartition{{tenantIndex, pk}}, err
 }
 
-// EraseOpenJobs deletes the records of a tenant's open replay jobs (those
+// EraseOpenJobs deletes the records of a tenant's open jobs (those
 // its REPLAYJOBS item names) and returns how many it deleted.
 func (s *Store) EraseOpenJobs(ctx context.Context, tenantID string) (int, error) {
 	ids, err := s.TenantJobs(ctx, tenantID)

@@ -22,14 +22,14 @@ import (
 var openJobsPartition = keys.OpenJobs
 
 // ErrTooManyJobs is CreateJob's answer when the tenant has as many open
-// (queued or running) replay jobs as the limit allows.
-var ErrTooManyJobs = errors.New("too many replay jobs open")
+// (queued or running) jobs as the limit allows.
+var ErrTooManyJobs = errors.New("too many jobs open")
 
 // jobItem readies a job for a write: it bumps Version, stamps UpdatedAt
 // (and CreatedAt for a new job) and marshals it, with its TTL and, until it
 // is completed (CompletedAt set), its entry in the open jobs' index. It
 // returns the version it had; the caller restores it if the write fails.
-func (s *Store) jobItem(j *domain.ReplayJob) (map[string]types.AttributeValue, int, error) {
+func (s *Store) jobItem(j *domain.Job) (map[string]types.AttributeValue, int, error) {
 	prev := j.Version
 	j.Version++
 	j.UpdatedAt = s.Now().UTC()
@@ -39,7 +39,7 @@ func (s *Store) jobItem(j *domain.ReplayJob) (map[string]types.AttributeValue, i
 	item, err := attributevalue.MarshalMap(j)
 	if err != nil {
 		j.Version = prev
-		return nil, prev, fmt.Errorf("marshal replay job %s: %w", j.JobID, err)
+		return nil, prev, fmt.Errorf("marshal job %s: %w", j.JobID, err)
 	}
 	item["expires_at"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(j.CreatedAt.Add(s.Retention).Unix(), 10)}
 	if j.CompletedAt == nil {
@@ -60,7 +60,7 @@ func (s *Store) jobItem(j *domain.ReplayJob) (map[string]types.AttributeValue, i
 // response failing its checksum under load) succeeds: concurrent operator
 // redrives answered 500 ("replay job rj_...: conflicting change") on the
 // local cloud for want of this.
-func (s *Store) SaveJob(ctx context.Context, j *domain.ReplayJob) error {
+func (s *Store) SaveJob(ctx context.Context, j *domain.Job) error {
 	item, prev, err := s.jobItem(j)
 	if err != nil {
 		return err
@@ -80,11 +80,11 @@ func (s *Store) SaveJob(ctx context.Context, j *domain.ReplayJob) error {
 			return nil
 		}
 		j.Version = prev
-		return fmt.Errorf("replay job %s: %w", j.JobID, ErrConflict)
+		return fmt.Errorf("job %s: %w", j.JobID, ErrConflict)
 	}
 	if err != nil {
 		j.Version = prev
-		return fmt.Errorf("save replay job %s: %w", j.JobID, err)
+		return fmt.Errorf("save job %s: %w", j.JobID, err)
 	}
 	return nil
 }
@@ -102,9 +102,9 @@ func sameWrite(mine, old map[string]types.AttributeValue) bool {
 // limit places for open jobs, in the same transaction: with limit jobs of
 // the tenant open, nothing is written and the answer is ErrTooManyJobs,
 // however many requests arrive at once. ReleaseJob gives the place back.
-func (s *Store) CreateJob(ctx context.Context, j *domain.ReplayJob, limit int) error {
+func (s *Store) CreateJob(ctx context.Context, j *domain.Job, limit int) error {
 	if j.Version != 0 {
-		return fmt.Errorf("create replay job %s: version %d: %w", j.JobID, j.Version, ErrConflict)
+		return fmt.Errorf("create job %s: version %d: %w", j.JobID, j.Version, ErrConflict)
 	}
 	if j.TenantID == "" || limit <= 0 {
 		return s.SaveJob(ctx, j)
@@ -137,12 +137,12 @@ func (s *Store) CreateJob(ctx context.Context, j *domain.ReplayJob, limit int) e
 		}
 		switch {
 		case failed(0):
-			return fmt.Errorf("replay job %s: %w", j.JobID, ErrConflict)
+			return fmt.Errorf("job %s: %w", j.JobID, ErrConflict)
 		case failed(1):
-			return fmt.Errorf("tenant %s: %d replay jobs open: %w", j.TenantID, limit, ErrTooManyJobs)
+			return fmt.Errorf("tenant %s: %d jobs open: %w", j.TenantID, limit, ErrTooManyJobs)
 		}
 	}
-	return fmt.Errorf("create replay job %s: %w", j.JobID, err)
+	return fmt.Errorf("create job %s: %w", j.JobID, err)
 }
 
 // TenantJobs returns the ids of a tenant's open jobs, as CreateJob counts
@@ -150,7 +150,7 @@ func (s *Store) CreateJob(ctx context.Context, j *domain.ReplayJob, limit int) e
 func (s *Store) TenantJobs(ctx context.Context, tenantID string) ([]string, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: jobSlotsKey(tenantID), ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return nil, fmt.Errorf("read open replay jobs of tenant %s: %w", tenantID, err)
+		return nil, fmt.Errorf("read open jobs of tenant %s: %w", tenantID, err)
 	}
 	ids, _ := out.Item["open_jobs"].(*types.AttributeValueMemberSS)
 	if ids == nil {
@@ -172,7 +172,7 @@ func (s *Store) ReleaseJob(ctx context.Context, tenantID, jobID string) error {
 		},
 	})
 	if err != nil && !isConditionFailed(err) {
-		return fmt.Errorf("release replay job %s of tenant %s: %w", jobID, tenantID, err)
+		return fmt.Errorf("release job %s of tenant %s: %w", jobID, tenantID, err)
 	}
 	return nil
 }
@@ -181,7 +181,7 @@ func (s *Store) ReleaseJob(ctx context.Context, tenantID, jobID string) error {
 // before, least recently saved first, from the open jobs' index (eventually
 // consistent: a job saved a moment ago may still be listed; its Version
 // tells).
-func (s *Store) IdleJobs(ctx context.Context, before time.Time, limit int) ([]domain.ReplayJob, error) {
+func (s *Store) IdleJobs(ctx context.Context, before time.Time, limit int) ([]domain.Job, error) {
 	in := &dynamodb.QueryInput{
 		TableName: &s.table, IndexName: aws.String(IndexTenant),
 		KeyConditionExpression: aws.String("gsi1pk = :p AND gsi1sk < :before"),
@@ -190,16 +190,16 @@ func (s *Store) IdleJobs(ctx context.Context, before time.Time, limit int) ([]do
 			":before": &types.AttributeValueMemberS{Value: sortableTime(before)},
 		},
 	}
-	var out []domain.ReplayJob
+	var out []domain.Job
 	for len(out) < limit {
 		in.Limit = aws.Int32(int32(limit - len(out)))
 		page, err := s.db.Query(ctx, in)
 		if err != nil {
-			return nil, fmt.Errorf("list idle replay jobs: %w", err)
+			return nil, fmt.Errorf("list idle jobs: %w", err)
 		}
-		var js []domain.ReplayJob
+		var js []domain.Job
 		if err := attributevalue.UnmarshalListOfMaps(page.Items, &js); err != nil {
-			return nil, fmt.Errorf("decode idle replay jobs: %w", err)
+			return nil, fmt.Errorf("decode idle jobs: %w", err)
 		}
 		out = append(out, js...)
 		if page.LastEvaluatedKey == nil {
@@ -210,8 +210,8 @@ func (s *Store) IdleJobs(ctx context.Context, before time.Time, limit int) ([]do
 	return out, nil
 }
 
-// Job reads a replay job, or ErrNotFound.
-func (s *Store) Job(ctx context.Context, id string) (domain.ReplayJob, error) {
-	var j domain.ReplayJob
-	return j, s.get(ctx, jobKey(id), &j, "replay job "+id)
+// Job reads a job, or ErrNotFound.
+func (s *Store) Job(ctx context.Context, id string) (domain.Job, error) {
+	var j domain.Job
+	return j, s.get(ctx, jobKey(id), &j, "job "+id)
 }

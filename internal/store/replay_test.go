@@ -196,7 +196,7 @@ func TestJobSaveIsNotRefusedByItsOwnRetry(t *testing.T) {
 	now := time.Date(2026, 11, 30, 1, 2, 3, 4, time.UTC)
 	s.Now = func() time.Time { return now }
 
-	j := domain.ReplayJob{JobID: "rj_1", Kind: domain.KindRedrive, Status: domain.StatusQueued}
+	j := domain.Job{JobID: "rj_1", Kind: domain.KindRedrive, Status: domain.StatusQueued}
 	require.NoError(t, s.CreateJob(ctx, &j, 3), "an operator job: one conditional put, sent twice")
 	require.Equal(t, 1, j.Version)
 	now = now.Add(time.Second)
@@ -206,7 +206,7 @@ func TestJobSaveIsNotRefusedByItsOwnRetry(t *testing.T) {
 	require.Equal(t, 4, db.Calls("PutItem"), "each put was sent twice")
 
 	now = now.Add(time.Nanosecond)
-	other := domain.ReplayJob{JobID: "rj_1", Kind: domain.KindRedrive, Status: domain.StatusQueued}
+	other := domain.Job{JobID: "rj_1", Kind: domain.KindRedrive, Status: domain.StatusQueued}
 	require.ErrorIs(t, s.CreateJob(ctx, &other, 3), ErrConflict, "another job of the same id")
 	stale := j
 	stale.Version = 1

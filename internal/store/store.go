@@ -32,7 +32,7 @@ var _ DynamoDB = (*dynamodb.Client)(nil)
 type Store struct {
 	db    DynamoDB
 	table string
-	// Retention is how long delivery, rejection and replay job records
+	// Retention is how long delivery, rejection and job records
 	// live (TTL), counted from their creation and, for a delivery that
 	// dies, again from its death. Default 15 days: a day longer than the
 	// DLQ keeps a message (14 days from its send, at most), so a dead

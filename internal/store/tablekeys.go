@@ -26,10 +26,10 @@ func portalKey(hash string) map[string]types.AttributeValue {
 func portalPartition(tenantID string) string { return keys.PortalIndex(tenantID) }
 
 func jobKey(id string) map[string]types.AttributeValue {
-	return key(keys.ReplayJob(id), keys.ReplayJobSK)
+	return key(keys.Job(id), keys.JobSK)
 }
 
-// jobSlotsKey is the item holding a tenant's open replay jobs: the string set
+// jobSlotsKey is the item holding a tenant's open jobs: the string set
 // open_jobs names each job not yet completed.
 func jobSlotsKey(tenantID string) map[string]types.AttributeValue {
 	return key(keys.Tenant(tenantID), keys.OpenJobsSK)

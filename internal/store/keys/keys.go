@@ -20,7 +20,7 @@ func Time(t time.Time) string { return t.UTC().Format(TimeFormat) }
 
 // TimeID is the sort key "<time>#<id>" of an index that lists records in
 // time order, ties by id: the dead-letter index (dead_at, delivery id), the
-// open replay jobs (updated_at, job id), the rejections (the time rejected,
+// open jobs (updated_at, job id), the rejections (the time rejected,
 // key).
 func TimeID(t time.Time, id string) string { return Time(t) + "#" + id }
 
@@ -45,7 +45,7 @@ func DeadIndex(tenantID string) string { return TenantIndex(tenantID, "DEAD") }
 // RejectedIndex is the gsi1 partition of a tenant's rejection records.
 func RejectedIndex(tenantID string) string { return TenantIndex(tenantID, "REJECTED") }
 
-// JobsIndex is the gsi1 partition of a tenant's completed replay jobs.
+// JobsIndex is the gsi1 partition of a tenant's completed jobs.
 func JobsIndex(tenantID string) string { return TenantIndex(tenantID, "JOBS") }
 
 // DeadWindowsIndex is the gsi1 partition of a tenant's dead windows.
@@ -59,7 +59,8 @@ const (
 	// partition.
 	TombstoneSK = "ERASED"
 	// OpenJobsSK is the sort key of the item, in its tenant's partition,
-	// naming the tenant's open replay jobs.
+	// naming the tenant's open jobs. It keeps its earlier value (from when
+	// every job was a replay), so that stored items stay readable.
 	OpenJobsSK = "REPLAYJOBS"
 	// DeliverySK is the sort key of a delivery's record.
 	DeliverySK = "DELIVERY"
@@ -69,8 +70,9 @@ const (
 	PortalSK = "PORTAL"
 	// RejectedSK is the sort key of a rejection record.
 	RejectedSK = "REJECTED"
-	// ReplayJobSK is the sort key of a replay job's item.
-	ReplayJobSK = "REPLAYJOB"
+	// JobSK is the sort key of a job's item. It keeps its earlier value
+	// (from when every job was a replay), so that stored jobs stay readable.
+	JobSK = "REPLAYJOB"
 	// GateSK is the sort key of an endpoint's gate.
 	GateSK = "GATE"
 	// DeadWindowSK is the sort key of an endpoint's dead window.
@@ -138,8 +140,10 @@ func Portal(hash string) string { return "PORTAL#" + hash }
 // Rejected is the partition key of a rejection record.
 func Rejected(k string) string { return "REJECTED#" + k }
 
-// ReplayJob is the partition key of a replay job.
-func ReplayJob(id string) string { return "REPLAYJOB#" + id }
+// Job is the partition key of a job of any kind. Its prefix keeps its
+// earlier value (from when every job was a replay), so that stored jobs
+// stay readable.
+func Job(id string) string { return "REPLAYJOB#" + id }
 
 // Stats is the partition key of an endpoint's statistics as the versions
 // before the shards wrote them (one hour item per hour), still read and
@@ -190,5 +194,7 @@ func DeadWindow(tenantID, endpointID, start string) string {
 	return "DEADWINDOW#" + tenantID + "#" + endpointID + "#" + start
 }
 
-// OpenJobs is the index partition of every replay job not yet completed.
+// OpenJobs is the index partition of every job not yet completed. It
+// keeps its earlier value (from when every job was a replay), so that
+// stored jobs stay listed.
 const OpenJobs = "REPLAYJOBS#OPEN"

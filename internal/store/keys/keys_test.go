@@ -250,7 +250,7 @@ func TestKeyWordsPinned(t *testing.T) {
 	for want, got := range map[string]string{
 		"TENANT": TenantSK, "ERASED": TombstoneSK, "REPLAYJOBS": OpenJobsSK,
 		"DELIVERY": DeliverySK, "APIKEY": APIKeySK, "PORTAL": PortalSK,
-		"REJECTED": RejectedSK, "REPLAYJOB": ReplayJobSK, "GATE": GateSK,
+		"REJECTED": RejectedSK, "REPLAYJOB": JobSK, "GATE": GateSK,
 		"DEADWINDOW": DeadWindowSK, "DLQDEPTH": DepthSK,
 		"REPLAY": SweepPK, "SWEEP": SweepSK,
 		"TENANT#t1#KEYS":        KeysIndex("t1"),

@@ -22,7 +22,7 @@ type tenantData struct {
 
 // seedTenant writes every kind of item of a tenant: its item, a key, two
 // endpoints, a delivered and a dead delivery (so a DLQ depth), a
-// rejection, a completed and an open replay job, a dead window and hourly
+// rejection, a completed and an open job, a dead window and hourly
 // counters of both endpoints (hour items and items by event type).
 func seedTenant(t *testing.T, u *suite, name string) tenantData {
 	ctx, s := context.Background(), u.s
@@ -53,14 +53,14 @@ func seedTenant(t *testing.T, u *suite, name string) tenantData {
 	d.dead = u.delivery(d.tenant, "ep_b", "ev_dead_"+name)
 	require.NoError(t, s.RecordAttempt(ctx, d.dead, domain.Attempt{Number: 1, At: u.clock.Now(), Status: 410}, domain.Outcome{State: domain.StateDead, DeadReason: "gone", Message: "{}"}))
 	require.NoError(t, s.PutRejection(ctx, domain.Rejection{Key: d.rejection, EventID: d.rejection, TenantID: d.tenant, Reason: domain.RejectNoEndpoint, Detail: "x"}))
-	done := domain.ReplayJob{JobID: u.id("job_done_" + name), TenantID: d.tenant, Kind: domain.KindIDs, Status: domain.StatusQueued}
+	done := domain.Job{JobID: u.id("job_done_" + name), TenantID: d.tenant, Kind: domain.KindIDs, Status: domain.StatusQueued}
 	require.NoError(t, s.CreateJob(ctx, &done, 3))
 	now := u.clock.Now()
 	done.Status, done.CompletedAt = domain.StatusCompleted, &now
 	require.NoError(t, s.SaveJob(ctx, &done))
 	require.NoError(t, s.ReleaseJob(ctx, d.tenant, done.JobID))
 	d.completedJob = done.JobID
-	open := domain.ReplayJob{JobID: u.id("job_open_" + name), TenantID: d.tenant, Kind: domain.KindIDs, Status: domain.StatusQueued}
+	open := domain.Job{JobID: u.id("job_open_" + name), TenantID: d.tenant, Kind: domain.KindIDs, Status: domain.StatusQueued}
 	require.NoError(t, s.CreateJob(ctx, &open, 3))
 	d.opened = open.JobID
 	d.window = u.clock.Now().Truncate(time.Minute)
@@ -117,7 +117,7 @@ func erasure(t *testing.T, u *suite) {
 	n, err := s.EraseDeliveries(ctx, gone.tenant, []string{gone.delivered.DeliveryID, kept.delivered.DeliveryID, "d_missing"})
 	require.NoError(t, err)
 	require.Equal(t, 1, n, "only the tenant's own delivery")
-	for _, kind := range []string{domain.EraseAPIKeys, domain.ErasePortalLinks, domain.EraseDeadDeliveries, domain.EraseRejections, domain.EraseReplayJobs, domain.EraseDeadWindows} {
+	for _, kind := range []string{domain.EraseAPIKeys, domain.ErasePortalLinks, domain.EraseDeadDeliveries, domain.EraseRejections, domain.EraseJobs, domain.EraseDeadWindows} {
 		for i := 0; ; i++ {
 			require.Less(t, i, 10, kind)
 			n, done, err := s.EraseIndexed(ctx, gone.tenant, kind, 1)
@@ -167,7 +167,7 @@ func erasure(t *testing.T, u *suite) {
 	require.Equal(t, 1, erasedN[domain.ErasePortalLinks])
 	require.Equal(t, 1, erasedN[domain.EraseDeadDeliveries])
 	require.Equal(t, 1, erasedN[domain.EraseRejections])
-	require.Equal(t, 1, erasedN[domain.EraseReplayJobs], "the completed job (the open one by EraseOpenJobs)")
+	require.Equal(t, 1, erasedN[domain.EraseJobs], "the completed job (the open one by EraseOpenJobs)")
 	require.Equal(t, 1, erasedN[domain.EraseDeadWindows])
 	require.Equal(t, 8, erasedN[domain.EraseStats], "2 hour items and 2 items by type of each endpoint")
 	require.Equal(t, 2, erasedN[domain.EraseEndpoints])

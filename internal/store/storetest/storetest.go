@@ -73,12 +73,12 @@ type Store interface {
 	DLQDepths(ctx context.Context) (map[string]int, error)
 	ReconcileDLQDepth(ctx context.Context, tenantID string) (store.DepthCheck, error)
 
-	Job(ctx context.Context, id string) (domain.ReplayJob, error)
-	SaveJob(ctx context.Context, j *domain.ReplayJob) error
-	CreateJob(ctx context.Context, j *domain.ReplayJob, limit int) error
+	Job(ctx context.Context, id string) (domain.Job, error)
+	SaveJob(ctx context.Context, j *domain.Job) error
+	CreateJob(ctx context.Context, j *domain.Job, limit int) error
 	TenantJobs(ctx context.Context, tenantID string) ([]string, error)
 	ReleaseJob(ctx context.Context, tenantID, jobID string) error
-	IdleJobs(ctx context.Context, before time.Time, limit int) ([]domain.ReplayJob, error)
+	IdleJobs(ctx context.Context, before time.Time, limit int) ([]domain.Job, error)
 	ClaimSweep(ctx context.Context, gap time.Duration) (bool, error)
 
 	AddEndpointStats(ctx context.Context, tenantID, endpointID string, hour time.Time, st domain.AttemptStats) error

@@ -168,7 +168,7 @@ var cases = []testCase{
 	{"the reconciliation agrees with a counter that every move kept, once it settled", reconcile},
 	{"a burst of one tenant's deaths, then their replays, all at once: the depth is exact throughout", depthBurst},
 	{"rejections are readable by key", rejections},
-	{"replay jobs: versions, slots per tenant, idle ones found", jobs},
+	{"jobs: versions, slots per tenant, idle ones found", jobs},
 	{"the DLQ sweep is claimed once per gap", sweep},
 	{"endpoint stats add up per hour, read by range, keep the newest success and failure", endpointStats},
 	{"endpoint stats of many batches of an hour add up to one bucket, the newest success and failure of them all", endpointStatsSpread},
@@ -923,7 +923,7 @@ func claims(t *testing.T, u *suite) {
 	require.NoError(t, err)
 	require.Equal(t, domain.StatePending, got.State)
 	require.Equal(t, `{"m":"1"}`, got.Message, "the claim returns the message to send")
-	require.Equal(t, "job_a", got.ReplayJob)
+	require.Equal(t, "job_a", got.ReplayClaimedBy)
 	require.NotNil(t, got.ReplayedAt)
 	require.True(t, u.clock.Now().Equal(*got.ReplayedAt))
 	require.Zero(t, u.depth(t, tenant), "a claimed delivery is no longer dead")
@@ -936,14 +936,14 @@ func claims(t *testing.T, u *suite) {
 	require.NoError(t, s.ReleaseReplay(ctx, d.DeliveryID, "job_b"), "another job's release is a no-op")
 	read, err := s.Delivery(ctx, d.DeliveryID)
 	require.NoError(t, err)
-	require.Equal(t, "job_a", read.ReplayJob)
+	require.Equal(t, "job_a", read.ReplayClaimedBy)
 	require.NoError(t, s.ReleaseReplay(ctx, d.DeliveryID, "job_a"))
 	_, err = s.ClaimForReplay(ctx, d.DeliveryID, tenant, "job_a", time.Hour)
 	require.ErrorIs(t, err, store.ErrNotDead, "released and pending: nothing to replay")
 	read, err = s.Delivery(ctx, d.DeliveryID)
 	require.NoError(t, err)
 	require.Equal(t, "job_a", read.ReplayedBy)
-	require.Empty(t, read.ReplayJob)
+	require.Empty(t, read.ReplayClaimedBy)
 	require.Nil(t, read.ReplayClaimedAt)
 
 	// A job that claimed and stopped: its claim goes stale and another
@@ -956,7 +956,7 @@ func claims(t *testing.T, u *suite) {
 	u.clock.Advance(time.Hour + time.Second)
 	got, err = s.ClaimForReplay(ctx, e.DeliveryID, "", "job_redrive", time.Hour)
 	require.NoError(t, err, "a stale claim on a never-sent delivery is taken over")
-	require.Equal(t, "job_redrive", got.ReplayJob)
+	require.Equal(t, "job_redrive", got.ReplayClaimedBy)
 	require.Zero(t, u.depth(t, tenant), "counted out once")
 
 	// A delivered delivery is never claimed.
@@ -1131,7 +1131,7 @@ func jobs(t *testing.T, u *suite) {
 	saved := u.clock.Now()
 
 	// A job saved, read, saved again; a stale copy loses.
-	j := &domain.ReplayJob{JobID: u.id("job_1"), TenantID: tenant, Kind: domain.KindIDs, IDs: []string{"d1", "d2"}, Status: domain.StatusQueued}
+	j := &domain.Job{JobID: u.id("job_1"), TenantID: tenant, Kind: domain.KindIDs, IDs: []string{"d1", "d2"}, Status: domain.StatusQueued}
 	require.NoError(t, s.SaveJob(ctx, j))
 	require.Equal(t, 1, j.Version)
 	require.True(t, saved.Equal(j.CreatedAt))
@@ -1150,7 +1150,7 @@ func jobs(t *testing.T, u *suite) {
 	require.True(t, u.clock.Now().Equal(got.UpdatedAt))
 	require.ErrorIs(t, s.SaveJob(ctx, &stale), store.ErrConflict, "saved by another since it was read")
 	require.Equal(t, 1, stale.Version, "a refused save leaves the version as it was")
-	dup := &domain.ReplayJob{JobID: j.JobID, TenantID: tenant, Kind: domain.KindIDs}
+	dup := &domain.Job{JobID: j.JobID, TenantID: tenant, Kind: domain.KindIDs}
 	require.ErrorIs(t, s.SaveJob(ctx, dup), store.ErrConflict, "a new job with an existing id")
 	_, err = s.Job(ctx, u.id("job_missing"))
 	require.ErrorIs(t, err, store.ErrNotFound)
@@ -1164,7 +1164,7 @@ func jobs(t *testing.T, u *suite) {
 		return ids
 	}
 	require.Empty(t, open())
-	a, b, c := &domain.ReplayJob{JobID: u.id("job_a"), TenantID: tenant, Kind: domain.KindFilter}, &domain.ReplayJob{JobID: u.id("job_b"), TenantID: tenant, Kind: domain.KindFilter}, &domain.ReplayJob{JobID: u.id("job_c"), TenantID: tenant, Kind: domain.KindFilter}
+	a, b, c := &domain.Job{JobID: u.id("job_a"), TenantID: tenant, Kind: domain.KindFilter}, &domain.Job{JobID: u.id("job_b"), TenantID: tenant, Kind: domain.KindFilter}, &domain.Job{JobID: u.id("job_c"), TenantID: tenant, Kind: domain.KindFilter}
 	require.NoError(t, s.CreateJob(ctx, a, 2))
 	require.Equal(t, 1, a.Version)
 	require.NoError(t, s.CreateJob(ctx, b, 2))
@@ -1173,18 +1173,18 @@ func jobs(t *testing.T, u *suite) {
 	_, err = s.Job(ctx, c.JobID)
 	require.ErrorIs(t, err, store.ErrNotFound, "a refused job is not written")
 	require.Equal(t, []string{a.JobID, b.JobID}, open())
-	other := &domain.ReplayJob{JobID: u.id("job_other"), TenantID: u.id("t_jobs_other"), Kind: domain.KindFilter}
+	other := &domain.Job{JobID: u.id("job_other"), TenantID: u.id("t_jobs_other"), Kind: domain.KindFilter}
 	require.NoError(t, s.CreateJob(ctx, other, 2), "slots are per tenant")
 	require.NoError(t, s.ReleaseJob(ctx, tenant, a.JobID))
 	require.NoError(t, s.ReleaseJob(ctx, tenant, a.JobID), "releasing twice is harmless")
 	require.Equal(t, []string{b.JobID}, open())
 	require.NoError(t, s.CreateJob(ctx, c, 2))
-	again := &domain.ReplayJob{JobID: a.JobID, TenantID: tenant, Kind: domain.KindFilter}
+	again := &domain.Job{JobID: a.JobID, TenantID: tenant, Kind: domain.KindFilter}
 	require.NoError(t, s.ReleaseJob(ctx, tenant, c.JobID))
 	require.ErrorIs(t, s.CreateJob(ctx, again, 2), store.ErrConflict, "an existing id")
 	require.Equal(t, []string{b.JobID}, open(), "and its slot is not taken")
 	require.ErrorIs(t, s.CreateJob(ctx, a, 2), store.ErrConflict, "a job already saved")
-	redrive := &domain.ReplayJob{JobID: u.id("job_redrive"), Kind: domain.KindRedrive}
+	redrive := &domain.Job{JobID: u.id("job_redrive"), Kind: domain.KindRedrive}
 	require.NoError(t, s.CreateJob(ctx, redrive, 2), "the operator's job takes no tenant's slot")
 
 	// Idle: not completed and not saved since.

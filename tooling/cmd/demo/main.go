@@ -267,7 +267,7 @@ func replayLedger(ctx context.Context, client *apiclient.Client, st *store.Store
 	}
 	fmt.Printf("\nthe ledger receiver comes back; GET /v1/dlq?endpoint_id=%s lists %d dead deliveries\n", ledger, len(dead.Data))
 	up.Store(true)
-	var job api.ReplayJobView
+	var job api.JobView
 	if err := client.Do(ctx, "POST", "/v1/dlq/replay", map[string]string{"endpoint_id": ledger}, &job); err != nil {
 		return false, fmt.Errorf("start the replay: %w", err)
 	}

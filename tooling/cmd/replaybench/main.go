@@ -128,7 +128,7 @@ func run(ctx context.Context, n, background int) error {
 	}
 	up.Store(true)
 	start := time.Now()
-	var job api.ReplayJobView
+	var job api.JobView
 	if err := client.Do(ctx, "POST", "/v1/dlq/replay", map[string]string{"event_type": "bench.event"}, &job); err != nil {
 		return err
 	}

@@ -326,7 +326,7 @@ func run(ctx context.Context, nEvents, nEndpoints int, chaos time.Duration) erro
 			// An endpoint disabled by failures is enabled again first.
 			_ = client.Do(ctx, "POST", "/v1/endpoints/"+ep+"/enable", nil, nil)
 		}
-		var job api.ReplayJobView
+		var job api.JobView
 		if err := client.Do(ctx, "POST", "/v1/dlq/replay", map[string]string{"event_type": "soak.event"}, &job); err != nil {
 			return err
 		}

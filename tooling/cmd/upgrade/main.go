@@ -251,7 +251,7 @@ func write(ctx context.Context, release, contextKey string) error {
 	if len(phase.Delivered) != 3 || len(phase.DeadDeliveries) != 3 {
 		return fmt.Errorf("want 3 delivered and 3 dead, got %v and %v", phase.Delivered, phase.DeadDeliveries)
 	}
-	var job api.ReplayJobView
+	var job api.JobView
 	if err := client.Do(ctx, "POST", "/v1/dlq/replay", map[string]any{"delivery_ids": phase.DeadDeliveries[:1]}, &job); err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}
@@ -341,7 +341,7 @@ func writeWaiting(ctx context.Context, env *harness.Env, client *apiclient.Clien
 	if !cancels {
 		return nil
 	}
-	var job api.ReplayJobView
+	var job api.JobView
 	if err := client.Do(ctx, "POST", "/v1/endpoints/"+phase.Cancelling.ID+"/cancel-pending", map[string]any{}, &job); err != nil {
 		return fmt.Errorf("cancel-pending: %w", err)
 	}
