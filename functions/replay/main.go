@@ -1,7 +1,11 @@
-// Command replay is the Lambda function on the replay queues (tenants' jobs;
-// the operator's redrive, sweeps, gauges and job recovery): it runs replays
-// and redrives in paced, checkpointed steps, and sweeps the dead-letter
-// queue. Wiring only: the route table is internal/background's, the
+// Command replay is the Lambda function on the job queues (tenants' jobs;
+// the operator's redrive and erasures, sweeps, gauges and job recovery): it
+// runs jobs of every kind (replays, cancels, redrives, erasures) in paced,
+// checkpointed steps, and sweeps the dead-letter queue. It runs more than
+// replays, but keeps the name "replay", its construct id and its logical
+// ids (Functions.Replay, the ReplayJobsStuck alarm, the
+// ReplayJobsQueueURL output), so that an upgraded stack keeps the function,
+// its queues' mappings and its alarms instead of replacing them. Wiring only: the route table is internal/background's, the
 // machinery internal/jobs', replays internal/replay's, the DLQ's jobs
 // internal/dlq's, erasure internal/erasure's, the environment it reads
 // internal/fnenv's (ReplayEnv).

@@ -7,7 +7,12 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hookline/hookline/internal/cancel"
+	"github.com/hookline/hookline/internal/dlq"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/erasure"
+	"github.com/hookline/hookline/internal/jobs"
+	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/store"
 )
 
@@ -66,12 +71,42 @@ type JobView struct {
 	CancelledIDs []string `json:"cancelled_ids"`
 }
 
-func jobView(j domain.Job) JobView {
+// writeJob answers with job j's view (its kind's arguments decoded).
+func (s *Server) writeJob(w http.ResponseWriter, r *http.Request, status int, j domain.Job) *Problem {
+	v, err := jobView(j)
+	if err != nil {
+		return s.internal(r, err)
+	}
+	writeJSON(w, status, v)
+	return nil
+}
+
+func jobView(j domain.Job) (JobView, error) {
 	v := JobView{ID: j.JobID, Kind: j.Kind, Status: j.Status, Matched: j.Matched, Replayed: j.Replayed,
-		Skipped: j.Skipped, SkippedIDs: j.SkippedIDs, Failed: j.Failed, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt, CompletedAt: j.CompletedAt, Erasure: j.Erasure,
-		Range: j.Range, NotRebuilt: j.NotRebuilt, Cancelled: j.Cancelled, CancelledIDs: j.CancelledIDs}
-	if v.CancelledIDs == nil {
-		v.CancelledIDs = []string{}
+		Skipped: j.Skipped, SkippedIDs: j.SkippedIDs, Failed: j.Failed, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt, CompletedAt: j.CompletedAt,
+		CancelledIDs: []string{}}
+	switch j.Kind {
+	case domain.KindErase:
+		a, err := jobs.ArgsOf[erasure.Args](&j)
+		if err != nil {
+			return v, err
+		}
+		v.Erasure = &a.Erasure
+	case domain.KindSince:
+		a, err := jobs.ArgsOf[replay.Since](&j)
+		if err != nil {
+			return v, err
+		}
+		v.Range, v.NotRebuilt = &a.Range, a.NotRebuilt
+	case domain.KindCancel:
+		a, err := jobs.ArgsOf[cancel.Args](&j)
+		if err != nil {
+			return v, err
+		}
+		v.Range, v.Cancelled = &a.Range, a.Cancelled
+		if a.CancelledIDs != nil {
+			v.CancelledIDs = a.CancelledIDs
+		}
 	}
 	if v.Skipped == nil {
 		v.Skipped = map[string]int{}
@@ -79,7 +114,7 @@ func jobView(j domain.Job) JobView {
 	if v.SkippedIDs == nil {
 		v.SkippedIDs = map[string]string{}
 	}
-	return v
+	return v, nil
 }
 
 // filterFrom reads a dead-letter filter; field names are those of the query
@@ -236,9 +271,9 @@ func (s *Server) replayDLQ(w http.ResponseWriter, r *http.Request, tenant string
 	endpoint, eventType, since, until := str("endpoint_id", in.EndpointID), str("event_type", in.EventType), str("since", in.Since), str("until", in.Until)
 	f, ferrs := filterFrom(endpoint, eventType, since, until, s.now())
 	errs = append(errs, ferrs...)
-	job := domain.Job{TenantID: tenant, Kind: domain.KindFilter, Filter: f, Status: domain.StatusQueued}
+	job := domain.NewJob(tenant, &replay.Filter{Filter: f})
 	if in.DeliveryIDs != nil {
-		job.Kind, job.IDs = domain.KindIDs, in.DeliveryIDs
+		job = domain.NewJob(tenant, &replay.IDs{IDs: in.DeliveryIDs})
 		if f != (domain.DeadFilter{}) {
 			errs = append(errs, FieldError{Field: "delivery_ids", Message: "cannot be combined with a filter: replay by ids or by filter"})
 		}
@@ -298,8 +333,7 @@ func (s *Server) startJob(w http.ResponseWriter, r *http.Request, job domain.Job
 		path = "/v1/admin/replays/"
 	}
 	w.Header().Set("Location", path+id)
-	writeJSON(w, http.StatusAccepted, jobView(job))
-	return nil
+	return s.writeJob(w, r, http.StatusAccepted, job)
 }
 
 func (s *Server) getJob(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
@@ -311,12 +345,11 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request, tenant string) *
 	if err != nil {
 		return s.found(r, "job "+strconv.Quote(id), err)
 	}
-	writeJSON(w, http.StatusOK, jobView(j))
-	return nil
+	return s.writeJob(w, r, http.StatusOK, j)
 }
 
 func (s *Server) redriveDLQ(w http.ResponseWriter, r *http.Request, _ string) *Problem {
-	return s.startJob(w, r, domain.Job{Kind: domain.KindRedrive, Status: domain.StatusQueued})
+	return s.startJob(w, r, domain.NewJob("", &dlq.RedriveArgs{}))
 }
 
 func (s *Server) getAdminJob(w http.ResponseWriter, r *http.Request, _ string) *Problem {
@@ -325,8 +358,7 @@ func (s *Server) getAdminJob(w http.ResponseWriter, r *http.Request, _ string) *
 	if err != nil {
 		return s.found(r, "job "+strconv.Quote(id), err)
 	}
-	writeJSON(w, http.StatusOK, jobView(j))
-	return nil
+	return s.writeJob(w, r, http.StatusOK, j)
 }
 
 // StatsView is the operator's view of dead letters across tenants.

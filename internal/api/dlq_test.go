@@ -9,6 +9,7 @@ import (
 
 	"github.com/hookline/hookline/internal/api"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/replay"
 	"github.com/stretchr/testify/require"
 )
 
@@ -120,7 +121,7 @@ func TestDLQReplayStartsAJob(t *testing.T) {
 	require.Equal(t, "/v1/replays/"+job.ID, rec.Header().Get("Location"))
 	stored := e.store.job(job.ID)
 	require.Equal(t, "tenant-a", stored.TenantID, "the job belongs to the key's tenant")
-	require.Equal(t, "order.created", stored.Filter.EventType)
+	require.Equal(t, "order.created", argsOf[replay.Filter](t, stored).Filter.EventType)
 
 	rec = e.do("GET", "/v1/replays/"+job.ID, keyA, nil)
 	require.Equal(t, http.StatusOK, rec.Code)
@@ -128,7 +129,7 @@ func TestDLQReplayStartsAJob(t *testing.T) {
 
 	rec = e.do("POST", "/v1/dlq/replay", keyA, map[string]any{"delivery_ids": []string{"dl_1", "dl_2"}})
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	require.Equal(t, []string{"dl_1", "dl_2"}, e.store.job(decodeJSON[api.JobView](t, rec).ID).IDs)
+	require.Equal(t, []string{"dl_1", "dl_2"}, argsOf[replay.IDs](t, e.store.job(decodeJSON[api.JobView](t, rec).ID)).IDs)
 
 	for name, tc := range map[string]struct {
 		body  any

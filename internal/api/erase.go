@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/erasure"
 	"github.com/hookline/hookline/internal/store"
 )
 
@@ -31,8 +32,7 @@ func (s *Server) eraseTenant(w http.ResponseWriter, r *http.Request, _ string) *
 		return s.found(r, "tenant "+strconv.Quote(tenant), err)
 	}
 	w.Header().Set("Location", "/v1/admin/tenants/"+tenant+"/erasure")
-	writeJSON(w, http.StatusAccepted, jobView(j))
-	return nil
+	return s.writeJob(w, r, http.StatusAccepted, j)
 }
 
 // startErasure tombstones the tenant (store.ErrNotFound if it does not
@@ -42,7 +42,7 @@ func (s *Server) startErasure(ctx context.Context, tenant string) (domain.Job, e
 	if err := s.Store.Tombstone(ctx, tenant); err != nil {
 		return domain.Job{}, err
 	}
-	j := domain.NewErasureJob(tenant)
+	j := erasure.NewJob(tenant)
 	err := s.Jobs.Start(ctx, &j)
 	if errors.Is(err, store.ErrConflict) {
 		return s.Store.Job(ctx, j.JobID)
@@ -58,6 +58,5 @@ func (s *Server) getErasure(w http.ResponseWriter, r *http.Request, _ string) *P
 	if err != nil {
 		return s.found(r, "erasure of tenant "+strconv.Quote(tenant), err)
 	}
-	writeJSON(w, http.StatusOK, jobView(j))
-	return nil
+	return s.writeJob(w, r, http.StatusOK, j)
 }

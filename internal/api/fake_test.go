@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/hookline/hookline/internal/api"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/jobs"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/internal/store/storefake"
+	"github.com/stretchr/testify/require"
 )
 
 // testStore is the real store on the fake table (storefake) with the
@@ -210,6 +213,14 @@ func (f *testStore) endpointCount(tenantID string) int {
 func (f *testStore) job(id string) domain.Job {
 	j, _ := f.Store.Job(context.Background(), id)
 	return j
+}
+
+// argsOf decodes job j's arguments as their kind's type A.
+func argsOf[A domain.JobArgs](t *testing.T, j domain.Job) *A {
+	t.Helper()
+	a, err := jobs.ArgsOf[A](&j)
+	require.NoError(t, err)
+	return a
 }
 
 func (f *testStore) apiKeys() []domain.APIKey { return f.APIKeys() }

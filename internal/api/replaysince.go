@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookline/hookline/internal/cancel"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/retry"
 )
 
@@ -103,7 +105,7 @@ func (s *Server) replaySince(w http.ResponseWriter, r *http.Request, tenant stri
 	if p := s.endpointOf(r, tenant, rg.EndpointID); p != nil {
 		return p
 	}
-	return s.startJob(w, r, domain.Job{TenantID: tenant, Kind: domain.KindSince, Range: &rg, Status: domain.StatusQueued})
+	return s.startJob(w, r, domain.NewJob(tenant, &replay.Since{Range: rg}))
 }
 
 // endpointOf answers 404 when endpointID ("" none asked for) is not one of
@@ -148,5 +150,5 @@ func (s *Server) cancelPending(w http.ResponseWriter, r *http.Request, tenant st
 	if p := s.endpointOf(r, tenant, rg.EndpointID); p != nil {
 		return p
 	}
-	return s.startJob(w, r, domain.Job{TenantID: tenant, Kind: domain.KindCancel, Range: &rg, Status: domain.StatusQueued})
+	return s.startJob(w, r, domain.NewJob(tenant, &cancel.Args{Range: rg}))
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/message"
+	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/internal/trace"
 )
@@ -77,7 +78,8 @@ func (s *Server) resendDead(w http.ResponseWriter, r *http.Request, d domain.Del
 	if err != nil {
 		return s.internal(r, err)
 	}
-	job := domain.Job{JobID: jobID, TenantID: d.TenantID, Kind: domain.KindIDs, IDs: []string{d.DeliveryID}, Status: domain.StatusQueued}
+	job := domain.NewJob(d.TenantID, &replay.IDs{IDs: []string{d.DeliveryID}})
+	job.JobID = jobID
 	err = s.Jobs.Start(r.Context(), &job)
 	if errors.Is(err, store.ErrTooManyJobs) {
 		w.Header().Set("Retry-After", strconv.Itoa(int(JobRetryAfter.Seconds())))

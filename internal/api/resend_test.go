@@ -13,6 +13,7 @@ import (
 	"github.com/hookline/hookline/internal/api"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/message"
+	"github.com/hookline/hookline/internal/replay"
 	"github.com/stretchr/testify/require"
 )
 
@@ -100,7 +101,7 @@ func TestResendADeadDeliveryIsAReplayOfIt(t *testing.T) {
 	job, err := e.store.Job(context.Background(), jobID)
 	require.NoError(t, err)
 	require.Equal(t, domain.KindIDs, job.Kind)
-	require.Equal(t, []string{id}, job.IDs)
+	require.Equal(t, []string{id}, argsOf[replay.IDs](t, job).IDs)
 	require.Equal(t, "acme", job.TenantID)
 	require.Empty(t, q.sent, "the replay worker sends it, with the claim and the DLQ depth")
 

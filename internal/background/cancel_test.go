@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookline/hookline/internal/cancel"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/internal/store/storefake"
 	"github.com/stretchr/testify/require"
@@ -41,13 +43,13 @@ func TestCancelPending(t *testing.T) {
 	match := domain.DeliveryID("evt_match", "ep_f")
 
 	id := e.start(t, domain.Job{JobID: "rj_cancel", TenantID: tenantA, Kind: domain.KindCancel,
-		Range: &domain.Range{EndpointID: "ep_f", Since: e.t0.Add(-24 * time.Hour), States: []domain.DeliveryState{domain.StatePending}}})
+		Args: &cancel.Args{Range: domain.Range{EndpointID: "ep_f", Since: e.t0.Add(-24 * time.Hour), States: []domain.DeliveryState{domain.StatePending}}}})
 	e.run(t, e.w, id)
 
 	j := e.st.job(id)
 	require.Equal(t, domain.StatusCompleted, j.Status)
-	require.Equal(t, 2, j.Cancelled)
-	require.ElementsMatch(t, []string{pend, match}, j.CancelledIDs)
+	require.Equal(t, 2, argsOf[cancel.Args](t, j).Cancelled)
+	require.ElementsMatch(t, []string{pend, match}, argsOf[cancel.Args](t, j).CancelledIDs)
 	require.Equal(t, map[string]int{domain.SkipNotPending: 2}, j.Skipped)
 	for _, c := range []struct {
 		id   string
@@ -70,7 +72,7 @@ func TestCancelPending(t *testing.T) {
 	// Replayed later: both cancelled deliveries are sent, as replays made
 	// after the cancel, which deliver attempts.
 	r := e.start(t, domain.Job{JobID: "rj_again", TenantID: tenantA, Kind: domain.KindSince,
-		Range: &domain.Range{Since: e.t0.Add(-2 * time.Hour), States: []domain.DeliveryState{domain.StateCancelled}}})
+		Args: &replay.Since{Range: domain.Range{Since: e.t0.Add(-2 * time.Hour), States: []domain.DeliveryState{domain.StateCancelled}}}})
 	e.clk.Advance(time.Second)
 	e.run(t, e.w, r)
 	sent := e.sentMessages(t)
@@ -96,7 +98,7 @@ func TestCancelResumes(t *testing.T) {
 	}
 	e.st.fail(fault{method: "SaveJob", call: 3}) // the first step's checkpoint (after the start's and the recorded job)
 	id := e.start(t, domain.Job{JobID: "rj_many", TenantID: tenantA, Kind: domain.KindCancel,
-		Range: &domain.Range{EndpointID: "ep_1", Since: e.t0.Add(-24 * time.Hour), States: []domain.DeliveryState{domain.StatePending}}})
+		Args: &cancel.Args{Range: domain.Range{EndpointID: "ep_1", Since: e.t0.Add(-24 * time.Hour), States: []domain.DeliveryState{domain.StatePending}}}})
 	ctx := context.Background()
 	failures := 0
 	for n := 0; n < 20 && e.st.job(id).Status != domain.StatusCompleted; n++ {
@@ -107,8 +109,8 @@ func TestCancelResumes(t *testing.T) {
 	require.Equal(t, 1, failures)
 	j := e.st.job(id)
 	require.Equal(t, domain.StatusCompleted, j.Status)
-	require.Equal(t, 1200, j.Cancelled, "each counted once")
-	require.Len(t, j.CancelledIDs, domain.MaxCancelledIDs, "named up to the bound")
+	require.Equal(t, 1200, argsOf[cancel.Args](t, j).Cancelled, "each counted once")
+	require.Len(t, argsOf[cancel.Args](t, j).CancelledIDs, cancel.MaxCancelledIDs, "named up to the bound")
 	require.GreaterOrEqual(t, j.Steps, 3)
 	for _, did := range ids {
 		d, _ := e.st.get(did)
@@ -122,10 +124,10 @@ func TestCancelBoundedByTheTenantsJobs(t *testing.T) {
 	e := newEnv(t)
 	e.w.MaxOpenJobs = 2
 	rg := func() *domain.Range { return &domain.Range{EndpointID: "ep_1", Since: e.t0.Add(-time.Hour)} }
-	e.start(t, domain.Job{JobID: "rj_1", TenantID: tenantA, Kind: domain.KindCancel, Range: rg()})
-	e.start(t, domain.Job{JobID: "rj_2", TenantID: tenantA, Kind: domain.KindSince, Range: rg()})
-	j := domain.Job{JobID: "rj_3", TenantID: tenantA, Kind: domain.KindCancel, Range: rg(), Status: domain.StatusQueued}
+	e.start(t, domain.Job{JobID: "rj_1", TenantID: tenantA, Kind: domain.KindCancel, Args: &cancel.Args{Range: *rg()}})
+	e.start(t, domain.Job{JobID: "rj_2", TenantID: tenantA, Kind: domain.KindSince, Args: &replay.Since{Range: *rg()}})
+	j := domain.Job{JobID: "rj_3", TenantID: tenantA, Kind: domain.KindCancel, Args: &cancel.Args{Range: *rg()}, Status: domain.StatusQueued}
 	require.ErrorIs(t, e.w.Start(context.Background(), &j), store.ErrTooManyJobs)
-	b := domain.Job{JobID: "rj_b", TenantID: tenantB, Kind: domain.KindCancel, Range: rg(), Status: domain.StatusQueued}
+	b := domain.Job{JobID: "rj_b", TenantID: tenantB, Kind: domain.KindCancel, Args: &cancel.Args{Range: *rg()}, Status: domain.StatusQueued}
 	require.NoError(t, e.w.Start(context.Background(), &b), "another tenant's places are its own")
 }

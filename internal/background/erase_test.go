@@ -122,7 +122,7 @@ func startErasure(ctx context.Context, e *env, tenant string) (domain.Job, error
 	if err := e.st.Tombstone(ctx, tenant); err != nil {
 		return domain.Job{}, err
 	}
-	j := domain.NewErasureJob(tenant)
+	j := erasure.NewJob(tenant)
 	return j, e.w.Start(ctx, &j)
 }
 
@@ -178,7 +178,7 @@ func TestEraseTenant(t *testing.T) {
 		// DLQ depth's shards as the store keeps them: its record, its API
 		// key's reference, its depth shard and its job slots.
 		domain.EraseStats: 1, domain.EraseEndpoints: 3, domain.EraseTenant: 4,
-	}, got.Erasure.Erased, "the counts are of the checkpointed pages: the first event's 3 deliveries and its item, deleted by the step that stopped, are not counted")
+	}, argsOf[erasure.Args](t, got).Erasure.Erased, "the counts are of the checkpointed pages: the first event's 3 deliveries and its item, deleted by the step that stopped, are not counted")
 
 	for id, d := range e.st.Deliveries() {
 		require.Equal(t, tenantB, d.TenantID, "delivery %s", id)
@@ -347,7 +347,7 @@ func TestEraseTenantWaitsForDLQMessagesHiddenByOthers(t *testing.T) {
 	require.NoError(t, e.w.Step(ctx, j.JobID))
 	got := e.st.job(j.JobID)
 	require.Equal(t, domain.StatusRunning, got.Status, "not done while others hold DLQ messages")
-	require.Equal(t, domain.EraseDLQ, got.Erasure.Phase)
+	require.Equal(t, domain.EraseDLQ, argsOf[erasure.Args](t, got).Erasure.Phase)
 	next := e.q.sentTo(opsURL)
 	require.Len(t, next, sent+1, "its next step is sent")
 	require.Equal(t, int32(30), next[sent].Delay, "a little later")
@@ -356,8 +356,8 @@ func TestEraseTenantWaitsForDLQMessagesHiddenByOthers(t *testing.T) {
 	e.run(t, e.w, j.JobID)
 	got = e.st.job(j.JobID)
 	require.Equal(t, domain.StatusCompleted, got.Status)
-	require.Equal(t, 1, got.Erasure.Erased[domain.EraseDLQ], "the tenant's DLQ message, seen by the later step")
-	require.Zero(t, got.Erasure.DLQLeftToSweep)
+	require.Equal(t, 1, argsOf[erasure.Args](t, got).Erasure.Erased[domain.EraseDLQ], "the tenant's DLQ message, seen by the later step")
+	require.Zero(t, argsOf[erasure.Args](t, got).Erasure.DLQLeftToSweep)
 	require.Equal(t, map[string]bool{tenantB: true}, dlqTenants(t, e), "only the other tenant's message is left, visible")
 }
 
@@ -382,8 +382,8 @@ func TestEraseTenantLeavesLongHiddenDLQMessagesToTheSweep(t *testing.T) {
 	require.Greater(t, steps, 1, "it waited")
 	got := e.st.job(j.JobID)
 	require.Equal(t, domain.StatusCompleted, got.Status)
-	require.Zero(t, got.Erasure.Erased[domain.EraseDLQ])
-	require.Equal(t, 2, got.Erasure.DLQLeftToSweep)
+	require.Zero(t, argsOf[erasure.Args](t, got).Erasure.Erased[domain.EraseDLQ])
+	require.Equal(t, 2, argsOf[erasure.Args](t, got).Erasure.DLQLeftToSweep)
 	_, err = e.st.Delivery(ctx, "dead_"+tenantA)
 	require.ErrorIs(t, err, store.ErrNotFound)
 

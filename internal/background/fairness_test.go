@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/hookline/hookline/internal/dlq"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/jobs"
+	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/stretchr/testify/require"
 )
@@ -98,7 +100,7 @@ func TestTenantFloodDoesNotStarveAnother(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 500 {
 		wg.Go(func() {
-			j := domain.Job{JobID: fmt.Sprintf("rj_a%03d", i), TenantID: tenantA, Kind: domain.KindFilter, Status: domain.StatusQueued}
+			j := domain.Job{JobID: fmt.Sprintf("rj_a%03d", i), TenantID: tenantA, Kind: domain.KindFilter, Args: &replay.Filter{}, Status: domain.StatusQueued}
 			err := e.w.Start(context.Background(), &j)
 			switch {
 			case err == nil:
@@ -120,10 +122,10 @@ func TestTenantFloodDoesNotStarveAnother(t *testing.T) {
 	require.Equal(t, 500-jobs.DefaultMaxOpenJobs, count(&refused), "the rest refused")
 	require.Len(t, e.st.open(tenantA), jobs.DefaultMaxOpenJobs)
 
-	jobB := domain.Job{JobID: "rj_b", TenantID: tenantB, Kind: domain.KindIDs, IDs: idsB, Status: domain.StatusQueued}
+	jobB := domain.Job{JobID: "rj_b", TenantID: tenantB, Kind: domain.KindIDs, Args: &replay.IDs{IDs: idsB}, Status: domain.StatusQueued}
 	require.NoError(t, e.w.Start(context.Background(), &jobB), "B is not refused for A's jobs")
 
-	redrive := domain.Job{JobID: "rj_redrive", Kind: domain.KindRedrive, Status: domain.StatusQueued}
+	redrive := domain.Job{JobID: "rj_redrive", Kind: domain.KindRedrive, Args: &dlq.RedriveArgs{}, Status: domain.StatusQueued}
 	require.NoError(t, e.w.Start(context.Background(), &redrive), "the operator is not refused for any tenant's jobs")
 	for _, m := range newJobsQueue(e, opsURL).pending() {
 		require.Equal(t, "rj_redrive", m.JobID, "the operations queue holds no tenant's job")
@@ -167,7 +169,7 @@ func TestTenantFloodDoesNotStarveAnother(t *testing.T) {
 func TestOpenJobsBound(t *testing.T) {
 	t.Parallel()
 	start := func(e *env, id, tenant string) error {
-		j := domain.Job{JobID: id, TenantID: tenant, Kind: domain.KindIDs, IDs: []string{"dl_" + id}, Status: domain.StatusQueued}
+		j := domain.Job{JobID: id, TenantID: tenant, Kind: domain.KindIDs, Args: &replay.IDs{IDs: []string{"dl_" + id}}, Status: domain.StatusQueued}
 		return e.w.Start(context.Background(), &j)
 	}
 	t.Run("refused at the bound, per tenant", func(t *testing.T) {
@@ -250,11 +252,11 @@ func TestRecoverSendsLostJobsAgain(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ids := e.deadN("dl_", 4)
-	lost := e.start(t, domain.Job{JobID: "rj_lost", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
-	redrive := e.start(t, domain.Job{JobID: "rj_redrive_lost", Kind: domain.KindRedrive})
-	done := e.start(t, domain.Job{JobID: "rj_done", TenantID: tenantB, Kind: domain.KindIDs, IDs: []string{"none"}})
+	lost := e.start(t, domain.Job{JobID: "rj_lost", TenantID: tenantA, Kind: domain.KindIDs, Args: &replay.IDs{IDs: ids}})
+	redrive := e.start(t, domain.Job{JobID: "rj_redrive_lost", Kind: domain.KindRedrive, Args: &dlq.RedriveArgs{}})
+	done := e.start(t, domain.Job{JobID: "rj_done", TenantID: tenantB, Kind: domain.KindIDs, Args: &replay.IDs{IDs: []string{"none"}}})
 	e.run(t, e.w, done)
-	alive := e.start(t, domain.Job{JobID: "rj_alive", TenantID: tenantB, Kind: domain.KindIDs, IDs: []string{"none"}})
+	alive := e.start(t, domain.Job{JobID: "rj_alive", TenantID: tenantB, Kind: domain.KindIDs, Args: &replay.IDs{IDs: []string{"none"}}})
 	sent := len(e.q.sends)
 
 	recover := func() int {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -14,10 +15,12 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/background"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/jobs"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/internal/store/storefake"
 	"github.com/hookline/hookline/internal/store/storetest"
+	"github.com/stretchr/testify/require"
 )
 
 // newClock is the tests' clock, which moves only when a test advances it.
@@ -118,6 +121,14 @@ func (s *testStore) fail(rules ...fault) {
 func (s *testStore) job(id string) domain.Job {
 	j, _ := s.Store.Job(context.Background(), id)
 	return j
+}
+
+// argsOf decodes job j's arguments as their kind's type A.
+func argsOf[A domain.JobArgs](t *testing.T, j domain.Job) *A {
+	t.Helper()
+	a, err := jobs.ArgsOf[A](&j)
+	require.NoError(t, err)
+	return a
 }
 
 // open returns the ids of a tenant's open jobs, as CreateJob counts them.

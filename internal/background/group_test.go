@@ -7,8 +7,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/hookline/hookline/internal/dlq"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/message"
+	"github.com/hookline/hookline/internal/replay"
 	"github.com/stretchr/testify/require"
 )
 
@@ -40,9 +42,9 @@ func TestReplayedMessagesCarryTheirTenantsGroup(t *testing.T) {
 	e.dead("g1", tenantA, "ep_1", "order.created", at)
 	e.dead("g2", tenantA, "ep_2", "order.created", at)
 	e.dead("g3", odd, "ep_1", "order.created", at)
-	a := e.start(t, domain.Job{JobID: "rj_a", TenantID: tenantA, Kind: domain.KindIDs, IDs: []string{"g1", "g2"}})
+	a := e.start(t, domain.Job{JobID: "rj_a", TenantID: tenantA, Kind: domain.KindIDs, Args: &replay.IDs{IDs: []string{"g1", "g2"}}})
 	e.run(t, e.w, a)
-	o := e.start(t, domain.Job{JobID: "rj_odd", TenantID: odd, Kind: domain.KindIDs, IDs: []string{"g3"}})
+	o := e.start(t, domain.Job{JobID: "rj_odd", TenantID: odd, Kind: domain.KindIDs, Args: &replay.IDs{IDs: []string{"g3"}}})
 	e.run(t, e.w, o)
 
 	groups := requireTenantGroups(t, e)
@@ -64,7 +66,7 @@ func TestRedrivenMessagesCarryTheirTenantsGroup(t *testing.T) {
 	e.dead("rb", tenantB, "ep_1", "order.created", old)
 	e.q.addDLQ(body("ra", tenantA, "ep_1", "order.created"), old)
 	e.q.addDLQ(body("rb", tenantB, "ep_1", "order.created"), old)
-	job := e.start(t, domain.Job{JobID: "rj_redrive", Kind: domain.KindRedrive})
+	job := e.start(t, domain.Job{JobID: "rj_redrive", Kind: domain.KindRedrive, Args: &dlq.RedriveArgs{}})
 	e.clk.Advance(time.Second)
 	e.run(t, e.w, job)
 

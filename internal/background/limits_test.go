@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookline/hookline/internal/dlq"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/message"
+	"github.com/hookline/hookline/internal/replay"
 	"github.com/stretchr/testify/require"
 )
 
@@ -54,7 +56,7 @@ func TestReplayBatchesSplitByBytes(t *testing.T) {
 				e.deadWithPayload(id, n, e.t0.Add(-time.Hour+time.Duration(i)*time.Minute))
 				ids = append(ids, id)
 			}
-			job := e.start(t, domain.Job{JobID: "rj_big", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
+			job := e.start(t, domain.Job{JobID: "rj_big", TenantID: tenantA, Kind: domain.KindIDs, Args: &replay.IDs{IDs: ids}})
 			require.Equal(t, 1, e.run(t, e.w, job), "the fake SQS refuses a batch over 256 KiB, which fails the step")
 			requireOnce(t, e, ids, job)
 			require.Equal(t, c.requests, e.q.faults.calls["SendMessageBatch"])
@@ -76,7 +78,7 @@ func TestRedriveStepSendsAtMostItsStepSize(t *testing.T) {
 		e.q.addDLQ(body(id, tenantA, "ep_1", "order.created"), old)
 		ids = append(ids, id)
 	}
-	job := e.start(t, domain.Job{JobID: "rj_redrive", Kind: domain.KindRedrive})
+	job := e.start(t, domain.Job{JobID: "rj_redrive", Kind: domain.KindRedrive, Args: &dlq.RedriveArgs{}})
 	e.clk.Advance(time.Second)
 	var perStep []int
 	for steps := 0; e.st.job(job).Status != domain.StatusCompleted; steps++ {
@@ -103,10 +105,10 @@ func TestFilterReplayWithoutUntilIsBoundedToDeathsAtStart(t *testing.T) {
 	e.w.StepSends = 1
 	ids := e.deadN("dl_", 3)
 	e.clk.Advance(time.Second)
-	j := domain.Job{JobID: "rj_open", TenantID: tenantA, Kind: domain.KindFilter, Status: domain.StatusQueued}
+	j := domain.Job{JobID: "rj_open", TenantID: tenantA, Kind: domain.KindFilter, Args: &replay.Filter{}, Status: domain.StatusQueued}
 	require.NoError(t, e.w.Start(context.Background(), &j))
 	started := e.clk.Now()
-	require.Equal(t, started, e.st.job(j.JobID).Filter.Until, "the upper bound is recorded with the job")
+	require.Equal(t, started, argsOf[replay.Filter](t, e.st.job(j.JobID)).Filter.Until, "the upper bound is recorded with the job")
 
 	e.clk.Advance(time.Second)
 	e.dead("dl_later", tenantA, "ep_1", "order.created", e.clk.Now())
@@ -130,8 +132,8 @@ func TestFilterReplayWithoutUntilIsBoundedToDeathsAtStart(t *testing.T) {
 
 	t.Run("an until given is kept", func(t *testing.T) {
 		until := e.t0.Add(-90 * time.Minute)
-		j := domain.Job{JobID: "rj_until", TenantID: tenantB, Kind: domain.KindFilter, Filter: domain.DeadFilter{Until: until}}
+		j := domain.Job{JobID: "rj_until", TenantID: tenantB, Kind: domain.KindFilter, Args: &replay.Filter{Filter: domain.DeadFilter{Until: until}}}
 		require.NoError(t, e.w.Start(context.Background(), &j))
-		require.Equal(t, until, e.st.job(j.JobID).Filter.Until)
+		require.Equal(t, until, argsOf[replay.Filter](t, e.st.job(j.JobID)).Filter.Until)
 	})
 }

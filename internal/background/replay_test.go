@@ -24,6 +24,7 @@ import (
 	"github.com/hookline/hookline/internal/jobs"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
+	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/internal/store/storetest"
 	"github.com/hookline/hookline/internal/trace"
@@ -195,7 +196,7 @@ func TestReplayByIDs(t *testing.T) {
 		before[r.id], _ = e.st.get(r.id)
 	}
 	e.clk.Advance(time.Second)
-	job := e.start(t, domain.Job{JobID: "rj_ids", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
+	job := e.start(t, domain.Job{JobID: "rj_ids", TenantID: tenantA, Kind: domain.KindIDs, Args: &replay.IDs{IDs: ids}})
 	require.Equal(t, 1, e.run(t, e.w, job))
 
 	sent := e.q.replayed()
@@ -264,7 +265,7 @@ func TestReplayByIDsInSteps(t *testing.T) {
 	e := newEnv(t)
 	ids := e.deadN("dl_", 5)
 	e.w.StepSends, e.w.Rate = 2, 1
-	job := e.start(t, domain.Job{JobID: "rj_steps", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
+	job := e.start(t, domain.Job{JobID: "rj_steps", TenantID: tenantA, Kind: domain.KindIDs, Args: &replay.IDs{IDs: ids}})
 	require.Equal(t, 3, e.run(t, e.w, job))
 	require.Equal(t, map[string]int{"dl_000": 1, "dl_001": 1, "dl_002": 1, "dl_003": 1, "dl_004": 1}, e.q.replayed())
 	require.Equal(t, []jobs.Message{jobs.Step(job), jobs.Step(job), jobs.Step(job), {Kind: jobs.KindSweep}, {Kind: jobs.KindSweep}}, e.jobMessages(t))
@@ -306,7 +307,7 @@ func TestReplayByFilter(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
 			fixture(e)
-			job := e.start(t, domain.Job{JobID: "rj_f", TenantID: tenantA, Kind: domain.KindFilter, Filter: c.filter})
+			job := e.start(t, domain.Job{JobID: "rj_f", TenantID: tenantA, Kind: domain.KindFilter, Args: &replay.Filter{Filter: c.filter}})
 			e.run(t, e.w, job)
 			var got []string
 			for _, m := range e.q.sentTo(deliveryURL) {
@@ -355,7 +356,7 @@ func TestReplayByFilterPaging(t *testing.T) {
 		e.dead(id, tenantA, ep, "order.created", e.t0.Add(-time.Hour+time.Duration(i)*time.Minute))
 	}
 	require.Len(t, want, 8)
-	job := e.start(t, domain.Job{JobID: "rj_page", TenantID: tenantA, Kind: domain.KindFilter, Filter: domain.DeadFilter{EndpointID: "ep_1"}})
+	job := e.start(t, domain.Job{JobID: "rj_page", TenantID: tenantA, Kind: domain.KindFilter, Args: &replay.Filter{Filter: domain.DeadFilter{EndpointID: "ep_1"}}})
 
 	cursors := map[string]bool{}
 	for step, wantSent := range []int{3, 6} {
@@ -400,7 +401,7 @@ func TestReplayByFilterPaging(t *testing.T) {
 				e := newEnv(t)
 				e.w.StepSends = c.perStep
 				ids := e.deadN("dl_", c.matching)
-				job := e.start(t, domain.Job{JobID: "rj_n", TenantID: tenantA, Kind: domain.KindFilter})
+				job := e.start(t, domain.Job{JobID: "rj_n", TenantID: tenantA, Kind: domain.KindFilter, Args: &replay.Filter{}})
 				require.Equal(t, c.calls, e.run(t, e.w, job))
 				sent := e.q.replayed()
 				require.Len(t, sent, c.matching)
@@ -429,7 +430,7 @@ func TestReplayPacing(t *testing.T) {
 			e := newEnv(t)
 			e.w.Rate, e.w.StepSends, e.w.Rand = 5, 20, c.rand
 			ids := e.deadN("dl_", 25)
-			job := e.start(t, domain.Job{JobID: "rj_pace", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
+			job := e.start(t, domain.Job{JobID: "rj_pace", TenantID: tenantA, Kind: domain.KindIDs, Args: &replay.IDs{IDs: ids}})
 			require.NoError(t, e.w.Step(context.Background(), job))
 			sends := e.q.sentTo(deliveryURL)
 			require.Len(t, sends, 20)
@@ -493,8 +494,8 @@ func TestReplayConcurrentJobs(t *testing.T) {
 		ids := e.deadN("dl_", 12)
 		reversed := slices.Clone(ids)
 		slices.Reverse(reversed)
-		a := e.start(t, domain.Job{JobID: "rj_a", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
-		b := e.start(t, domain.Job{JobID: "rj_b", TenantID: tenantA, Kind: domain.KindIDs, IDs: reversed})
+		a := e.start(t, domain.Job{JobID: "rj_a", TenantID: tenantA, Kind: domain.KindIDs, Args: &replay.IDs{IDs: ids}})
+		b := e.start(t, domain.Job{JobID: "rj_b", TenantID: tenantA, Kind: domain.KindIDs, Args: &replay.IDs{IDs: reversed}})
 		for range 10 {
 			for _, job := range []string{a, b} {
 				require.NoError(t, e.w.Step(context.Background(), job))
@@ -507,8 +508,8 @@ func TestReplayConcurrentJobs(t *testing.T) {
 		e := newEnv(t)
 		e.w.StepSends = 5
 		ids := e.deadN("dl_", 12)
-		a := e.start(t, domain.Job{JobID: "rj_a", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
-		b := e.start(t, domain.Job{JobID: "rj_b", TenantID: tenantA, Kind: domain.KindFilter})
+		a := e.start(t, domain.Job{JobID: "rj_a", TenantID: tenantA, Kind: domain.KindIDs, Args: &replay.IDs{IDs: ids}})
+		b := e.start(t, domain.Job{JobID: "rj_b", TenantID: tenantA, Kind: domain.KindFilter, Args: &replay.Filter{}})
 		var once sync.Once
 		claims := 0
 		e.st.beforeClaim = func(_, job string) {
@@ -537,7 +538,7 @@ func TestReplayConcurrentJobs(t *testing.T) {
 				if k%2 == 1 {
 					slices.Reverse(order)
 				}
-				jobs = append(jobs, e.start(t, domain.Job{JobID: fmt.Sprintf("rj_%d_%d", round, k), TenantID: tenantA, Kind: domain.KindIDs, IDs: order}))
+				jobs = append(jobs, e.start(t, domain.Job{JobID: fmt.Sprintf("rj_%d_%d", round, k), TenantID: tenantA, Kind: domain.KindIDs, Args: &replay.IDs{IDs: order}}))
 			}
 			var wg sync.WaitGroup
 			errs := make(chan error, len(jobs))
@@ -601,9 +602,9 @@ func TestReplayCrashAndResume(t *testing.T) {
 			ids := e.deadN("dl_", 15)
 			e.dead("dl_off", tenantA, "ep_off", "order.created", e.t0.Add(-time.Minute))
 			all := append(slices.Clone(ids), "dl_off")
-			j := domain.Job{JobID: "rj_crash", TenantID: tenantA, Kind: domain.KindIDs, IDs: all}
+			j := domain.Job{JobID: "rj_crash", TenantID: tenantA, Kind: domain.KindIDs, Args: &replay.IDs{IDs: all}}
 			if c.kind == domain.KindFilter {
-				j = domain.Job{JobID: "rj_crash", TenantID: tenantA, Kind: domain.KindFilter}
+				j = domain.Job{JobID: "rj_crash", TenantID: tenantA, Kind: domain.KindFilter, Args: &replay.Filter{}}
 			}
 			job := e.start(t, j)
 			e.st.fail(c.storeFaults...)
@@ -643,7 +644,7 @@ func TestReplayCrashAndResume(t *testing.T) {
 		// What the resume has to fix: the state a stop leaves.
 		e := newEnv(t)
 		ids := e.deadN("dl_", 3)
-		job := e.start(t, domain.Job{JobID: "rj_stop", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
+		job := e.start(t, domain.Job{JobID: "rj_stop", TenantID: tenantA, Kind: domain.KindIDs, Args: &replay.IDs{IDs: ids}})
 		e.q.fail(fault{method: "SendMessageBatch", call: 1})
 		require.Error(t, e.w.Step(context.Background(), job))
 		require.Empty(t, e.q.replayed())
@@ -710,7 +711,7 @@ func TestRedrive(t *testing.T) {
 	})
 	add("malformed", "", false, true, "malformed_message", nil)
 
-	job := e.start(t, domain.Job{JobID: "rj_redrive", Kind: domain.KindRedrive})
+	job := e.start(t, domain.Job{JobID: "rj_redrive", Kind: domain.KindRedrive, Args: &dlq.RedriveArgs{}})
 	e.clk.Advance(time.Second)
 	e.dead("l1", tenantA, "ep_1", "order.created", e.clk.Now())
 	later := e.q.addDLQ(body("l1", tenantA, "ep_1", "order.created"), e.clk.Now())
@@ -787,7 +788,7 @@ func TestRedriveInSteps(t *testing.T) {
 		e.q.addDLQ(body(id, tenantA, "ep_1", "order.created"), old)
 		ids = append(ids, id)
 	}
-	job := e.start(t, domain.Job{JobID: "rj_redrive", Kind: domain.KindRedrive})
+	job := e.start(t, domain.Job{JobID: "rj_redrive", Kind: domain.KindRedrive, Args: &dlq.RedriveArgs{}})
 	e.clk.Advance(time.Second)
 	e.dead("late", tenantA, "ep_1", "order.created", e.clk.Now())
 	late := e.q.addDLQ(body("late", tenantA, "ep_1", "order.created"), e.clk.Now())
@@ -825,8 +826,8 @@ func TestRedriveAndTenantReplay(t *testing.T) {
 			for _, id := range ids {
 				e.q.addDLQ(body(id, tenantA, "ep_1", "order.created"), e.t0.Add(-time.Hour))
 			}
-			tenant := e.start(t, domain.Job{JobID: "rj_t", TenantID: tenantA, Kind: domain.KindFilter})
-			redrive := e.start(t, domain.Job{JobID: "rj_r", Kind: domain.KindRedrive})
+			tenant := e.start(t, domain.Job{JobID: "rj_t", TenantID: tenantA, Kind: domain.KindFilter, Args: &replay.Filter{}})
+			redrive := e.start(t, domain.Job{JobID: "rj_r", Kind: domain.KindRedrive, Args: &dlq.RedriveArgs{}})
 			e.clk.Advance(time.Second)
 			jobs := []string{tenant, redrive}
 			if first == "redrive" {
@@ -873,7 +874,7 @@ func TestRedriveCrashAndResume(t *testing.T) {
 				e.q.addDLQ(body(id, tenantA, "ep_1", "order.created"), old)
 				ids = append(ids, id)
 			}
-			job := e.start(t, domain.Job{JobID: "rj_redrive", Kind: domain.KindRedrive})
+			job := e.start(t, domain.Job{JobID: "rj_redrive", Kind: domain.KindRedrive, Args: &dlq.RedriveArgs{}})
 			e.clk.Advance(time.Second)
 			e.st.fail(c.storeFaults...)
 			e.q.fail(c.queueFaults...)
@@ -988,7 +989,7 @@ func TestHandle(t *testing.T) {
 		{name: "job step runs", records: []events.SQSMessage{record("m1", `{"job_id":"rj_1"}`)}, failed: []string{},
 			setup: func(t *testing.T, e *env) {
 				e.dead("dl_1", tenantA, "ep_1", "order.created", e.t0.Add(-time.Hour))
-				require.NoError(t, e.w.Start(context.Background(), &domain.Job{JobID: "rj_1", TenantID: tenantA, Kind: domain.KindIDs, IDs: []string{"dl_1"}}))
+				require.NoError(t, e.w.Start(context.Background(), &domain.Job{JobID: "rj_1", TenantID: tenantA, Kind: domain.KindIDs, Args: &replay.IDs{IDs: []string{"dl_1"}}}))
 			},
 			check: func(t *testing.T, e *env) {
 				require.Equal(t, map[string]int{"dl_1": 1}, e.q.replayed())
@@ -996,12 +997,12 @@ func TestHandle(t *testing.T) {
 			}},
 		{name: "failing step is a batch item failure", records: []events.SQSMessage{record("m1", `{"job_id":"rj_1"}`)}, failed: []string{"m1"},
 			setup: func(t *testing.T, e *env) {
-				require.NoError(t, e.w.Start(context.Background(), &domain.Job{JobID: "rj_1", TenantID: tenantA, Kind: domain.KindIDs, IDs: []string{"dl_1"}}))
+				require.NoError(t, e.w.Start(context.Background(), &domain.Job{JobID: "rj_1", TenantID: tenantA, Kind: domain.KindIDs, Args: &replay.IDs{IDs: []string{"dl_1"}}}))
 				e.st.fail(fault{method: "Job", call: 1})
 			}},
 		{name: "unknown job kind is a failure", records: []events.SQSMessage{record("m1", `{"job_id":"rj_1"}`)}, failed: []string{"m1"},
 			setup: func(t *testing.T, e *env) {
-				require.NoError(t, e.w.Start(context.Background(), &domain.Job{JobID: "rj_1", TenantID: tenantA, Kind: "everything"}))
+				require.NoError(t, e.st.CreateJob(context.Background(), &domain.Job{JobID: "rj_1", TenantID: tenantA, Kind: "everything"}, 3), "recorded by a later release, say")
 			}},
 		{name: "sweep runs", records: []events.SQSMessage{record("m1", `{"sweep":true}`)}, failed: []string{},
 			setup: func(t *testing.T, e *env) {
@@ -1014,8 +1015,8 @@ func TestHandle(t *testing.T) {
 		{name: "only the failing records of a batch", failed: []string{"m3"},
 			records: []events.SQSMessage{record("m1", `{"job_id":"rj_1"}`), record("m2", "]["), record("m3", `{"job_id":"rj_2"}`), record("m4", `{"sweep":true}`)},
 			setup: func(t *testing.T, e *env) {
-				require.NoError(t, e.w.Start(context.Background(), &domain.Job{JobID: "rj_1", TenantID: tenantA, Kind: domain.KindIDs, IDs: []string{"dl_x"}}))
-				require.NoError(t, e.w.Start(context.Background(), &domain.Job{JobID: "rj_2", TenantID: tenantA, Kind: "bogus"}))
+				require.NoError(t, e.w.Start(context.Background(), &domain.Job{JobID: "rj_1", TenantID: tenantA, Kind: domain.KindIDs, Args: &replay.IDs{IDs: []string{"dl_x"}}}))
+				require.NoError(t, e.st.CreateJob(context.Background(), &domain.Job{JobID: "rj_2", TenantID: tenantA, Kind: "bogus"}, 3))
 			},
 			check: func(t *testing.T, e *env) { require.Equal(t, domain.StatusCompleted, e.st.job("rj_1").Status) }},
 	}
@@ -1045,7 +1046,7 @@ func TestHandleRedeliveryResumes(t *testing.T) {
 	// The job message comes back after a failed step, as SQS redelivers it.
 	e := newEnv(t)
 	ids := e.deadN("dl_", 12)
-	job := e.start(t, domain.Job{JobID: "rj_h", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
+	job := e.start(t, domain.Job{JobID: "rj_h", TenantID: tenantA, Kind: domain.KindIDs, Args: &replay.IDs{IDs: ids}})
 	e.q.fail(fault{method: "SendMessageBatch", call: 2})
 	msg := events.SQSMessage{MessageId: "m1", Body: e.q.sentTo(jobsURL)[0].Body}
 	resp, err := e.w.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{msg}})
@@ -1176,7 +1177,7 @@ func TestSlowPacingStaysWithinSQSDelayLimit(t *testing.T) {
 	e := newEnv(t)
 	ids := e.deadN("dl_", 13)          // one more than a step sends
 	e.w.StepSends, e.w.Rate = 12, 0.01 // one send every 100 s
-	job := e.start(t, domain.Job{JobID: "rj_slow", TenantID: tenantA, Kind: domain.KindIDs, IDs: ids})
+	job := e.start(t, domain.Job{JobID: "rj_slow", TenantID: tenantA, Kind: domain.KindIDs, Args: &replay.IDs{IDs: ids}})
 	require.NoError(t, e.w.Step(context.Background(), job))
 	sent := e.q.sentTo(deliveryURL)
 	require.Len(t, sent, 12)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/message"
+	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/internal/store/storefake"
 	"github.com/stretchr/testify/require"
@@ -95,7 +96,7 @@ func TestReplaySinceEveryState(t *testing.T) {
 	before := e.delivery("evt_before", tenantA, "ep_1", domain.StateDelivered)
 	other := e.delivery("evt_b", tenantB, "ep_1", domain.StateDelivered)
 
-	id := e.start(t, domain.Job{JobID: "rj_since", TenantID: tenantA, Kind: domain.KindSince, Range: &domain.Range{Since: e.t0.Add(-100 * time.Hour)}})
+	id := e.start(t, domain.Job{JobID: "rj_since", TenantID: tenantA, Kind: domain.KindSince, Args: &replay.Since{Range: domain.Range{Since: e.t0.Add(-100 * time.Hour)}}})
 	e.run(t, e.w, id)
 
 	sent := e.sentMessages(t)
@@ -116,7 +117,7 @@ func TestReplaySinceEveryState(t *testing.T) {
 	j := e.st.job(id)
 	require.Equal(t, domain.StatusCompleted, j.Status)
 	require.Equal(t, 4, j.Replayed)
-	require.Equal(t, 2, j.NotRebuilt)
+	require.Equal(t, 2, argsOf[replay.Since](t, j).NotRebuilt)
 	require.Equal(t, map[string]int{domain.SkipPayloadExpired: 1, domain.SkipEventGone: 1, domain.SkipEndpointDisabled: 1}, j.Skipped)
 	require.Equal(t, domain.SkipPayloadExpired, j.SkippedIDs[old])
 	require.Equal(t, domain.SkipEventGone, j.SkippedIDs[gone])
@@ -125,7 +126,7 @@ func TestReplaySinceEveryState(t *testing.T) {
 	require.Equal(t, id, dead.ReplayedBy)
 	canc, _ := e.st.get(domain.DeliveryID("evt_canc", "ep_2"))
 	require.True(t, canc.Revives(sent[canc.DeliveryID][0].ReplayedAt), "deliver attempts the cancelled delivery's replay")
-	require.False(t, e.t0.After(j.Range.Until), "until: the job's start")
+	require.False(t, e.t0.After(argsOf[replay.Since](t, j).Range.Until), "until: the job's start")
 }
 
 // The states asked for alone are replayed, and an event type and an
@@ -143,7 +144,7 @@ func TestReplaySinceSelects(t *testing.T) {
 	e.delivery("evt_2", tenantA, "ep_1", domain.StateDelivered)
 
 	id := e.start(t, domain.Job{JobID: "rj_sel", TenantID: tenantA, Kind: domain.KindSince,
-		Range: &domain.Range{Since: e.t0.Add(-2 * time.Hour), EndpointID: "ep_1", EventType: "order.created", States: []domain.DeliveryState{domain.StateDelivered}}})
+		Args: &replay.Since{Range: domain.Range{Since: e.t0.Add(-2 * time.Hour), EndpointID: "ep_1", EventType: "order.created", States: []domain.DeliveryState{domain.StateDelivered}}}})
 	e.run(t, e.w, id)
 	sent := e.sentMessages(t)
 	require.Len(t, sent, 1)
@@ -170,7 +171,7 @@ func TestReplaySinceStepsAndResume(t *testing.T) {
 		ids = append(ids, e.delivery(ev, tenantA, "ep_1", state))
 	}
 	e.q.fail(fault{method: "SendMessageBatch", call: 3})
-	id := e.start(t, domain.Job{JobID: "rj_big", TenantID: tenantA, Kind: domain.KindSince, Range: &domain.Range{Since: e.t0.Add(-2 * time.Hour)}})
+	id := e.start(t, domain.Job{JobID: "rj_big", TenantID: tenantA, Kind: domain.KindSince, Args: &replay.Since{Range: domain.Range{Since: e.t0.Add(-2 * time.Hour)}}})
 	ctx := context.Background()
 	failures := 0
 	for n := 0; n < 100 && e.st.job(id).Status != domain.StatusCompleted; n++ {

@@ -57,17 +57,21 @@ func (c *Canceller) now() time.Time {
 // Step runs one step of cancel job j: the next page of its range. It
 // reports done when no page follows (jobs.StepFunc).
 func (c *Canceller) Step(ctx context.Context, j *domain.Job) (bool, time.Duration, error) {
-	if c.MessageLog == nil || j.Range == nil || j.Range.EndpointID == "" {
+	a, err := jobs.ArgsOf[Args](j)
+	if err != nil {
+		return false, 0, err
+	}
+	if c.MessageLog == nil || a.Range.EndpointID == "" {
 		return false, 0, fmt.Errorf("cancel job %s: needs the message log and a range of one endpoint", j.JobID)
 	}
 	sel := selection.Selector{Events: c.MessageLog, Records: c.Store}
-	cs, next, err := sel.Page(ctx, j.TenantID, *j.Range, StepWrites, j.Cursor)
+	cs, next, err := sel.Page(ctx, j.TenantID, a.Range, StepWrites, j.Cursor)
 	if err != nil {
 		return false, 0, err
 	}
 	at := c.now().UTC()
 	for _, cand := range cs {
-		if err := c.one(ctx, j, cand, at); err != nil {
+		if err := c.one(ctx, j, a, cand, at); err != nil {
 			return false, 0, err
 		}
 	}
@@ -83,7 +87,7 @@ func (c *Canceller) Step(ctx context.Context, j *domain.Job) (bool, time.Duratio
 
 // one cancels candidate cand, or counts why not. Matched counts every
 // delivery of the endpoint looked at.
-func (c *Canceller) one(ctx context.Context, j *domain.Job, cand selection.Candidate, at time.Time) error {
+func (c *Canceller) one(ctx context.Context, j *domain.Job, a *Args, cand selection.Candidate, at time.Time) error {
 	d := cand.Delivery
 	if !cand.Found {
 		routed, err := c.routed(ctx, j, cand)
@@ -103,18 +107,18 @@ func (c *Canceller) one(ctx context.Context, j *domain.Job, cand selection.Candi
 	if ok || (cur.State == domain.StateCancelled && cur.CancelledBy == j.JobID) {
 		// Cancelled now, or by this job before it stopped and ran the
 		// step again.
-		count(j, cand.ID)
+		a.count(cand.ID)
 		return nil
 	}
 	jobs.Skip(j, cand.ID, domain.SkipNotPending) // delivered, dead or cancelled, or an attempt recorded it first
 	return nil
 }
 
-// count counts delivery id cancelled by j, naming the first of them.
-func count(j *domain.Job, id string) {
-	j.Cancelled++
-	if len(j.CancelledIDs) < domain.MaxCancelledIDs {
-		j.CancelledIDs = append(j.CancelledIDs, id)
+// count counts delivery id cancelled, naming the first of them.
+func (a *Args) count(id string) {
+	a.Cancelled++
+	if len(a.CancelledIDs) < MaxCancelledIDs {
+		a.CancelledIDs = append(a.CancelledIDs, id)
 	}
 }
 

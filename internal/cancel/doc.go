@@ -22,6 +22,6 @@
 //     cancelled already is recognised as the job's own (cancelled_by) and
 //     counted once.
 //   - A cancelled delivery stays listed (the job's cancelled_ids, the
-//     first domain.MaxCancelledIDs) and can be replayed by a replay since a
+//     first MaxCancelledIDs) and can be replayed by a replay since a
 //     time (domain.KindSince), whose message deliver attempts.
 package cancel

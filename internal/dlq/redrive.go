@@ -77,11 +77,9 @@ func (w *Redriver) now() time.Time {
 // Skipped (SkipHiddenElsewhere). wait is how long the next step should
 // wait beyond its sends' pacing.
 func (w *Redriver) Step(ctx context.Context, j *domain.Job) (done bool, sent int, wait time.Duration, err error) {
-	if j.Status != domain.StatusRunning {
-		j.Status = domain.StatusRunning
-		if err := w.Store.SaveJob(ctx, j); err != nil {
-			return false, 0, 0, err
-		}
+	a, err := w.begin(ctx, j)
+	if err != nil {
+		return false, 0, 0, err
 	}
 	budget := w.StepSends
 	// Messages sent to the DLQ after the job began (deaths since, including
@@ -96,7 +94,7 @@ func (w *Redriver) Step(ctx context.Context, j *domain.Job) (done bool, sent int
 			return false, sent, 0, err
 		}
 		if len(msgs) == 0 {
-			return w.drained(ctx, j, sent, len(held))
+			return w.drained(ctx, j, a, sent, len(held))
 		}
 		handled := 0
 		for _, m := range msgs {
@@ -129,7 +127,7 @@ func (w *Redriver) Step(ctx context.Context, j *domain.Job) (done bool, sent int
 			continue
 		}
 		j.Steps++
-		j.DLQWaits = 0
+		a.DLQWaits = 0
 		if err := w.Store.SaveJob(ctx, j); err != nil {
 			return false, sent, 0, err
 		}
@@ -137,11 +135,22 @@ func (w *Redriver) Step(ctx context.Context, j *domain.Job) (done bool, sent int
 	return false, sent, 0, nil
 }
 
+// begin reads the job's arguments and, on its first step, records it
+// running.
+func (w *Redriver) begin(ctx context.Context, j *domain.Job) (*RedriveArgs, error) {
+	a, err := jobs.ArgsOf[RedriveArgs](j)
+	if err != nil || j.Status == domain.StatusRunning {
+		return a, err
+	}
+	j.Status = domain.StatusRunning
+	return a, w.Store.SaveJob(ctx, j)
+}
+
 // drained ends a step whose receive found nothing visible for the job,
 // holding held messages hidden: done when SQS counts none visible and no
 // more hidden than held; else not done while the job has waited fewer than
 // redriveWaits times in a row, else done, what is left counted.
-func (w *Redriver) drained(ctx context.Context, j *domain.Job, sent, held int) (bool, int, time.Duration, error) {
+func (w *Redriver) drained(ctx context.Context, j *domain.Job, a *RedriveArgs, sent, held int) (bool, int, time.Duration, error) {
 	visible, hidden, err := w.DLQ.Counts(ctx)
 	if err != nil {
 		return false, sent, 0, err
@@ -150,8 +159,8 @@ func (w *Redriver) drained(ctx context.Context, j *domain.Job, sent, held int) (
 	if left == 0 {
 		return true, sent, 0, nil
 	}
-	if j.DLQWaits < redriveWaits {
-		j.DLQWaits++
+	if a.DLQWaits < redriveWaits {
+		a.DLQWaits++
 		return false, sent, redriveWait, w.Store.SaveJob(ctx, j)
 	}
 	if j.Skipped == nil {

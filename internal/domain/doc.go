@@ -14,9 +14,11 @@
 //     (PortalLink, with the write Scopes they carry) and its endpoints
 //     (Endpoint, with the signing secrets they hold, StoredSecret);
 //   - a rejected outbox item (Rejection);
-//   - a background job (Job, its JobKind and JobStatus; the DeadFilter a
-//     filter replay selects by, the Range a replay since a time and a
-//     cancel select by; an erasure's progress, Erasure).
+//   - a background job's record (Job, its JobKind and JobStatus), with the
+//     JobArgs of its kind, whose types the job packages own (replay,
+//     cancel, erasure, dlq); the values those are made of: the DeadFilter
+//     a filter replay selects by, the Range a replay since a time and a
+//     cancel select by, an erasure's progress (Erasure).
 //
 // It does no I/O and imports no other hookline package: package store
 // persists these types (their dynamodbav tags are the state table's

@@ -1,7 +1,7 @@
 package domain
 
 // Erasure is the progress of the erasure of a tenant's data (a KindErase
-// job): the phase it is in, and how many items of each kind it deleted.
+// job's erasure.Args): the phase it is in, and how many items of each kind it deleted.
 type Erasure struct {
 	// TenantID is the tenant erased.
 	TenantID string `json:"tenant_id" dynamodbav:"tenant_id"`
@@ -54,9 +54,3 @@ const (
 // ErasureJobID is the id of the erase job of a tenant: one per tenant, so
 // that asking again finds the job under way.
 func ErasureJobID(tenantID string) string { return "erase_" + tenantID }
-
-// NewErasureJob is the erase job of a tenant, queued: an operator's job
-// (no TenantID, so no tenant sees it or counts it among its jobs).
-func NewErasureJob(tenantID string) Job {
-	return Job{JobID: ErasureJobID(tenantID), Kind: KindErase, Status: StatusQueued, Erasure: &Erasure{TenantID: tenantID, Erased: map[string]int{}}}
-}

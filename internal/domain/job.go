@@ -12,11 +12,16 @@ type Job struct {
 	// TenantID owns the job; empty for an operator's job (the redrive of
 	// the whole DLQ, an erasure).
 	TenantID string `json:"-" dynamodbav:"tenant_id,omitempty"`
-	// Kind is what the job does (JobKinds); IDs and Filter are what a
-	// KindIDs and a KindFilter job replay.
-	Kind   JobKind    `json:"kind" dynamodbav:"kind"`
-	IDs    []string   `json:"delivery_ids,omitempty" dynamodbav:"ids,omitempty"`
-	Filter DeadFilter `json:"filter,omitzero" dynamodbav:"filter"`
+	// Kind is what the job does (JobKinds); Args its own arguments and
+	// progress.
+	Kind JobKind `json:"kind" dynamodbav:"kind"`
+	// Args is what a job of its Kind is given and has done so far: a type
+	// of the package that runs the kind (replay.IDs, replay.Filter,
+	// replay.Since, cancel.Args, erasure.Args, dlq.RedriveArgs), stored in
+	// the record beside the fields every job has. A record read from the
+	// store holds them as StoredArgs until jobs.ArgsOf decodes them; nil is
+	// a kind's zero arguments.
+	Args JobArgs `json:"-" dynamodbav:"-"`
 	// Status is queued, running or completed.
 	Status   JobStatus `json:"status" dynamodbav:"status"`
 	Matched  int       `json:"matched" dynamodbav:"matched"`
@@ -36,28 +41,32 @@ type Job struct {
 	CreatedAt   time.Time  `json:"created_at" dynamodbav:"created_at"`
 	UpdatedAt   time.Time  `json:"updated_at" dynamodbav:"updated_at"`
 	CompletedAt *time.Time `json:"completed_at,omitempty" dynamodbav:"completed_at,omitempty"`
-	// Erasure is an erase job's progress (KindErase only).
-	Erasure *Erasure `json:"erasure,omitempty" dynamodbav:"erasure,omitempty"`
-	// Range is what a KindSince or KindCancel job selects.
-	Range *Range `json:"range,omitempty" dynamodbav:"range,omitempty"`
-	// NotRebuilt counts the deliveries a KindSince job could not send
-	// again: their event's payload is past the retention, or its outbox
-	// item is gone (by reason in Skipped: SkipPayloadExpired,
-	// SkipEventGone).
-	NotRebuilt int `json:"not_rebuilt,omitempty" dynamodbav:"not_rebuilt,omitempty"`
-	// Cancelled counts the deliveries a KindCancel job cancelled;
-	// CancelledIDs names the first MaxCancelledIDs of them.
-	Cancelled    int      `json:"cancelled,omitempty" dynamodbav:"cancelled,omitempty"`
-	CancelledIDs []string `json:"cancelled_ids,omitempty" dynamodbav:"cancelled_ids,omitempty"`
-	// DLQWaits counts a redrive's steps in a row, with nothing moved, that
-	// found DLQ messages hidden by someone else and waited for them
-	// (KindRedrive).
-	DLQWaits int `json:"-" dynamodbav:"dlq_waits,omitempty"`
 }
 
-// MaxCancelledIDs bounds the ids a cancel job's record names (its count
-// is kept whole): a job record stays far within DynamoDB's item size.
-const MaxCancelledIDs = 100
+// NewJob is a queued job of args' kind for tenantID ("" for an
+// operator's job), its id given by the starter.
+func NewJob(tenantID string, args JobArgs) Job {
+	return Job{TenantID: tenantID, Kind: args.JobKind(), Args: args, Status: StatusQueued}
+}
+
+// JobArgs are one kind of job's own arguments and progress (River's
+// JobArgs is the model): a struct of the package that runs the kind,
+// whose dynamodbav names are attributes of the job's record and must not
+// be any of Job's own.
+type JobArgs interface {
+	// JobKind is the kind of job the arguments belong to.
+	JobKind() JobKind
+}
+
+// StoredArgs are a job's arguments as the store read them, not yet decoded
+// into their kind's type (jobs.ArgsOf decodes them); written back as read
+// when nothing decoded them.
+type StoredArgs interface {
+	JobArgs
+	// DecodeArgs decodes the arguments into into, a pointer to their
+	// kind's type.
+	DecodeArgs(into any) error
+}
 
 // JobKind is what a job does.
 type JobKind string

@@ -11,6 +11,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/dlq"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/jobs"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/store"
 )
@@ -100,8 +101,12 @@ func (w *Eraser) now() time.Time {
 // else sends its next step, after next (the DLQ phase waiting for messages
 // someone else holds hidden: eraseDLQ).
 func (w *Eraser) Step(ctx context.Context, j *domain.Job) (done bool, next time.Duration, err error) {
-	e := j.Erasure
-	if e == nil || e.TenantID == "" {
+	a, err := jobs.ArgsOf[Args](j)
+	if err != nil {
+		return false, 0, err
+	}
+	e := &a.Erasure
+	if e.TenantID == "" {
 		return false, 0, fmt.Errorf("erase job %s: no tenant", j.JobID)
 	}
 	if w.Erasures == nil || w.Outbox == nil {
@@ -111,7 +116,7 @@ func (w *Eraser) Step(ctx context.Context, j *domain.Job) (done bool, next time.
 		e.Erased = map[string]int{}
 	}
 	if j.Status != domain.StatusRunning {
-		if err := w.begin(ctx, j); err != nil {
+		if err := w.begin(ctx, j, e); err != nil {
 			return false, 0, err
 		}
 	}
@@ -147,8 +152,7 @@ func (w *Eraser) Step(ctx context.Context, j *domain.Job) (done bool, next time.
 // begin reads the tenant's endpoints, once, before any is deleted (the ids
 // of the tenant's deliveries derive from them), and checkpoints the first
 // phase.
-func (w *Eraser) begin(ctx context.Context, j *domain.Job) error {
-	e := j.Erasure
+func (w *Eraser) begin(ctx context.Context, j *domain.Job, e *domain.Erasure) error {
 	eps, err := w.Erasures.Endpoints(ctx, e.TenantID)
 	if err != nil {
 		return err

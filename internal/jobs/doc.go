@@ -6,11 +6,15 @@
 // its paced sends' span; the Starter, which records a job, takes its
 // tenant's slot and enqueues its first step (what the api function wires);
 // the recovery of idle jobs; and the pacing (Config.Delay, Config.Span). A
-// job's step checkpoints its progress in the job record
-// (domain.Job) before it touches anything, so a worker that stops
-// anywhere is resumed by SQS redelivering the job message.
+// job's step checkpoints its progress in the job record (domain.Job: the
+// fields every job has, and its kind's arguments, a type of the package
+// that runs the kind, read with ArgsOf) before it touches anything, so a
+// worker that stops anywhere is resumed by SQS redelivering the job
+// message.
 //
 // Guarantees:
+//   - A job starts with its kind's arguments (Start refuses it without);
+//     ArgsOf answers an error, never another kind's arguments.
 //   - Every message names one Kind; a message in the format before kinds
 //     (a struct of booleans: sweep, recover, gauges, dead_notice, or a bare
 //     job_id) decodes to the kind it meant, so messages in flight during an

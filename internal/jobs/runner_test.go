@@ -64,7 +64,7 @@ func newRunner(t *testing.T) *runnerEnv {
 
 func (e *runnerEnv) start(t *testing.T, id string) {
 	t.Helper()
-	require.NoError(t, e.r.Starter.Start(context.Background(), &domain.Job{JobID: id, TenantID: "acme", Kind: domain.KindIDs, IDs: []string{"d1"}}))
+	require.NoError(t, e.r.Starter.Start(context.Background(), &domain.Job{JobID: id, TenantID: "acme", Kind: domain.KindIDs, Args: &idsArgs{IDs: []string{"d1"}}}))
 }
 
 func (e *runnerEnv) handle(t *testing.T, bodies ...string) []string {

@@ -79,21 +79,29 @@ func (s *Starter) OpsQueue() string {
 	return s.JobsQueueURL
 }
 
-// Start records a new job and sets it running: the API's side of a job.
+// Bounder is arguments with an open end that a job closes at its start
+// (replay.Filter, replay.Since, cancel.Args).
+type Bounder interface {
+	Bound(now time.Time)
+}
+
+// Start records a new job and sets it running: the API's side of a job,
+// given its kind's arguments (domain.NewJob).
 // A tenant with MaxOpenJobs jobs queued or running gets
-// store.ErrTooManyJobs and nothing is recorded. A replay by filter without
-// an upper bound on the time of death is bounded to the deaths before it
-// started: deliveries that die while it runs (its own, dying again,
-// included) are not its to replay. So is a range (a replay since a time, a
-// cancel) without its end: to the events before it started.
+// store.ErrTooManyJobs and nothing is recorded. Arguments with an open end
+// (a Bounder) are bounded to the job's start: a replay by filter without
+// an upper bound on the time of death to the deaths before it started,
+// so that deliveries that die while it runs (its own, dying again,
+// included) are not its to replay; a range (a replay since a time, a
+// cancel) without its end to the events before it started.
 func (s *Starter) Start(ctx context.Context, j *domain.Job) error {
-	if j.Kind == domain.KindFilter && j.Filter.Until.IsZero() {
-		j.Filter.Until = s.now().UTC()
+	if j.Args == nil || j.Args.JobKind() != j.Kind {
+		// Started without its kind's arguments, a replay by filter would
+		// have no bound.
+		return fmt.Errorf("job %s of kind %s started with arguments %T", j.JobID, j.Kind, j.Args)
 	}
-	if j.Range != nil && j.Range.Until.IsZero() {
-		// A replay since a time, or a cancel, without an end: the events
-		// before it started.
-		j.Range.Until = s.now().UTC()
+	if b, ok := j.Args.(Bounder); ok {
+		b.Bound(s.now().UTC())
 	}
 	limit := Config{MaxOpenJobs: s.MaxOpenJobs}.WithDefaults().MaxOpenJobs
 	err := s.Store.CreateJob(ctx, j, limit)

@@ -139,7 +139,7 @@ func (w *Replayer) Step(ctx context.Context, j *domain.Job) (done bool, next tim
 		return false, 0, err
 	}
 	j.Pending, j.Steps = nil, j.Steps+1
-	if done || (j.Kind == domain.KindIDs && j.Cursor == strconv.Itoa(len(j.IDs))) {
+	if done || w.idsDone(j) {
 		return true, 0, nil
 	}
 	if err := w.Store.SaveJob(ctx, j); err != nil {
@@ -148,18 +148,35 @@ func (w *Replayer) Step(ctx context.Context, j *domain.Job) (done bool, next tim
 	return false, span, nil
 }
 
+// idsDone reports whether a replay by ids has sent its last id.
+func (w *Replayer) idsDone(j *domain.Job) bool {
+	if j.Kind != domain.KindIDs {
+		return false
+	}
+	a, err := jobs.ArgsOf[IDs](j)
+	return err == nil && j.Cursor == strconv.Itoa(len(a.IDs))
+}
+
 // select_ picks the ids of the next step and advances the cursor; done is
 // true when nothing follows them.
 func (w *Replayer) select_(ctx context.Context, j *domain.Job) ([]string, bool, error) {
 	n := w.cfg().StepSends
 	switch j.Kind {
 	case domain.KindIDs:
+		a, err := jobs.ArgsOf[IDs](j)
+		if err != nil {
+			return nil, false, err
+		}
 		from, _ := strconv.Atoi(j.Cursor)
-		to := min(len(j.IDs), from+n)
+		to := min(len(a.IDs), from+n)
 		j.Cursor = strconv.Itoa(to)
-		return j.IDs[from:to], to == len(j.IDs), nil
+		return a.IDs[from:to], to == len(a.IDs), nil
 	case domain.KindFilter:
-		ds, next, err := w.Store.ListDead(ctx, j.TenantID, j.Filter, n, j.Cursor)
+		a, err := jobs.ArgsOf[Filter](j)
+		if err != nil {
+			return nil, false, err
+		}
+		ds, next, err := w.Store.ListDead(ctx, j.TenantID, a.Filter, n, j.Cursor)
 		if err != nil {
 			return nil, false, err
 		}

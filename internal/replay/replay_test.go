@@ -70,7 +70,7 @@ func TestReplayStepByIDs(t *testing.T) {
 	e.put("ok", "acme", "ep_1", domain.StateDelivered)
 	e.put("other", "globex", "ep_1", domain.StateDead)
 	e.put("off", "acme", "ep_off", domain.StateDead)
-	j := &domain.Job{JobID: "rj_1", TenantID: "acme", Kind: domain.KindIDs, IDs: []string{"d1", "ok", "other", "d2", "off", "gone", "d3", "d4"}}
+	j := &domain.Job{JobID: "rj_1", TenantID: "acme", Kind: domain.KindIDs, Args: &replay.IDs{IDs: []string{"d1", "ok", "other", "d2", "off", "gone", "d3", "d4"}}}
 	require.NoError(t, e.st.CreateJob(context.Background(), j, 3))
 
 	var steps []time.Duration
@@ -115,7 +115,7 @@ func TestReplayStepCheckpointsBeforeItSends(t *testing.T) {
 	for _, id := range []string{"d1", "d2", "d3", "d4"} {
 		e.put(id, "acme", "ep_1", domain.StateDead)
 	}
-	j := &domain.Job{JobID: "rj_1", TenantID: "acme", Kind: domain.KindFilter, Filter: domain.DeadFilter{Until: e.clk.Now()}}
+	j := &domain.Job{JobID: "rj_1", TenantID: "acme", Kind: domain.KindFilter, Args: &replay.Filter{Filter: domain.DeadFilter{Until: e.clk.Now()}}}
 	require.NoError(t, e.st.CreateJob(context.Background(), j, 3))
 	fails := *e.r
 	fails.Queue = failingBatches{e.q}
@@ -151,7 +151,7 @@ func TestReplayKeepsTheEventsTrace(t *testing.T) {
 	dead := e.clk.Now().Add(-time.Minute)
 	e.st.PutDelivery(domain.Delivery{DeliveryID: "d1", TenantID: "acme", EndpointID: "ep_1", State: domain.StateDead, Message: string(b), DeadAt: &dead, DeadReason: domain.ReasonAttemptsExhausted})
 	e.put("d2", "acme", "ep_1", domain.StateDead) // of an earlier version: no context
-	j := &domain.Job{JobID: "rj_t", TenantID: "acme", Kind: domain.KindIDs, IDs: []string{"d1", "d2"}, CreatedAt: e.clk.Now()}
+	j := &domain.Job{JobID: "rj_t", TenantID: "acme", Kind: domain.KindIDs, Args: &replay.IDs{IDs: []string{"d1", "d2"}}, CreatedAt: e.clk.Now()}
 	require.NoError(t, e.st.CreateJob(context.Background(), j, 3))
 	done, _, err := e.r.Step(context.Background(), j)
 	require.NoError(t, err)

@@ -25,17 +25,21 @@ type MessageLog interface {
 // those with a record in a state it selects, and advances the cursor;
 // done is true when no page follows.
 func (w *Replayer) selectSince(ctx context.Context, j *domain.Job, sends int) ([]string, bool, error) {
-	if w.MessageLog == nil || j.Range == nil {
-		return nil, false, fmt.Errorf("replay job %s: a replay since a time needs the message log and a range", j.JobID)
+	a, err := jobs.ArgsOf[Since](j)
+	if err != nil {
+		return nil, false, err
+	}
+	if w.MessageLog == nil {
+		return nil, false, fmt.Errorf("replay job %s: a replay since a time needs the message log", j.JobID)
 	}
 	sel := selection.Selector{Events: w.MessageLog, Records: w.Store}
-	cs, next, err := sel.Page(ctx, j.TenantID, *j.Range, sends, j.Cursor)
+	cs, next, err := sel.Page(ctx, j.TenantID, a.Range, sends, j.Cursor)
 	if err != nil {
 		return nil, false, err
 	}
 	var ids []string
 	for _, c := range cs {
-		if c.Found && j.Range.Selects(c.Delivery.State) {
+		if c.Found && a.Range.Selects(c.Delivery.State) {
 			ids = append(ids, c.ID)
 		}
 	}
@@ -48,6 +52,10 @@ func (w *Replayer) selectSince(ctx context.Context, j *domain.Job, sends int) ([
 // stored message), any other (or a dead one without its message) rebuilt
 // from its event's outbox item.
 func (w *Replayer) sinceOne(ctx context.Context, j *domain.Job, id string, snap store.Snapshot, disabled map[string]bool, out *replaySends) error {
+	a, err := jobs.ArgsOf[Since](j)
+	if err != nil {
+		return err
+	}
 	d, found := snap.Deliveries[id]
 	switch {
 	case !found || d.TenantID != j.TenantID:
@@ -59,7 +67,7 @@ func (w *Replayer) sinceOne(ctx context.Context, j *domain.Job, id string, snap 
 			return err
 		}
 		return out.add(ctx, id, d)
-	case !j.Range.Selects(d.State):
+	case !a.Range.Selects(d.State):
 		jobs.Skip(j, id, domain.SkipNotSelected) // moved on since it was selected
 		return nil
 	}
@@ -76,7 +84,7 @@ func (w *Replayer) sinceOne(ctx context.Context, j *domain.Job, id string, snap 
 		return err
 	}
 	if reason != "" {
-		j.NotRebuilt++
+		a.NotRebuilt++
 		jobs.Skip(j, id, reason)
 		return nil
 	}

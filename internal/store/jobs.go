@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -37,6 +38,9 @@ func (s *Store) jobItem(j *domain.Job) (map[string]types.AttributeValue, int, er
 		j.CreatedAt = j.UpdatedAt
 	}
 	item, err := attributevalue.MarshalMap(j)
+	if err == nil {
+		err = putArgs(item, j.Args)
+	}
 	if err != nil {
 		j.Version = prev
 		return nil, prev, fmt.Errorf("marshal job %s: %w", j.JobID, err)
@@ -197,11 +201,13 @@ func (s *Store) IdleJobs(ctx context.Context, before time.Time, limit int) ([]do
 		if err != nil {
 			return nil, fmt.Errorf("list idle jobs: %w", err)
 		}
-		var js []domain.Job
-		if err := attributevalue.UnmarshalListOfMaps(page.Items, &js); err != nil {
-			return nil, fmt.Errorf("decode idle jobs: %w", err)
+		for _, item := range page.Items {
+			j, err := decodeJob(item)
+			if err != nil {
+				return nil, fmt.Errorf("idle jobs: %w", err)
+			}
+			out = append(out, j)
 		}
-		out = append(out, js...)
 		if page.LastEvaluatedKey == nil {
 			break
 		}
@@ -210,8 +216,86 @@ func (s *Store) IdleJobs(ctx context.Context, before time.Time, limit int) ([]do
 	return out, nil
 }
 
-// Job reads a job, or ErrNotFound.
+// Job reads a job, or ErrNotFound. Its Args are StoredArgs.
 func (s *Store) Job(ctx context.Context, id string) (domain.Job, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: jobKey(id), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return domain.Job{}, fmt.Errorf("get job %s: %w", id, err)
+	}
+	if out.Item == nil {
+		return domain.Job{}, fmt.Errorf("job %s: %w", id, ErrNotFound)
+	}
+	return decodeJob(out.Item)
+}
+
+// decodeJob reads a job's record: the fields every job has, and the rest
+// of its attributes, but its key's, index entry's and TTL's, as its
+// StoredArgs.
+func decodeJob(item map[string]types.AttributeValue) (domain.Job, error) {
 	var j domain.Job
-	return j, s.get(ctx, jobKey(id), &j, "job "+id)
+	if err := attributevalue.UnmarshalMap(item, &j); err != nil {
+		return j, fmt.Errorf("decode job: %w", err)
+	}
+	args := storedArgs{kind: j.Kind, item: map[string]types.AttributeValue{}}
+	for name, v := range item {
+		if !jobAttributes[name] {
+			args.item[name] = v
+		}
+	}
+	j.Args = args
+	return j, nil
+}
+
+// storedArgs are a job's own attributes as read (domain.StoredArgs).
+type storedArgs struct {
+	kind domain.JobKind
+	item map[string]types.AttributeValue
+}
+
+func (a storedArgs) JobKind() domain.JobKind { return a.kind }
+
+func (a storedArgs) DecodeArgs(into any) error {
+	if err := attributevalue.UnmarshalMap(a.item, into); err != nil {
+		return fmt.Errorf("decode the arguments of a %s job: %w", a.kind, err)
+	}
+	return nil
+}
+
+// jobAttributes are the attributes of a job's item that are not its
+// arguments': domain.Job's own, its key, its index entry and its TTL.
+var jobAttributes = func() map[string]bool {
+	names := map[string]bool{"pk": true, "sk": true, "gsi1pk": true, "gsi1sk": true, "expires_at": true}
+	t := reflect.TypeFor[domain.Job]()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("dynamodbav"), ",")
+		if name != "" && name != "-" {
+			names[name] = true
+		}
+	}
+	return names
+}()
+
+// putArgs adds a job's arguments to its item: as read (StoredArgs from
+// this store), or marshalled from their kind's type, whose attribute names
+// must not be any of a job's own.
+func putArgs(item map[string]types.AttributeValue, args domain.JobArgs) error {
+	var attrs map[string]types.AttributeValue
+	switch a := args.(type) {
+	case nil:
+		return nil
+	case storedArgs:
+		attrs = a.item
+	default:
+		var err error
+		if attrs, err = attributevalue.MarshalMap(a); err != nil {
+			return fmt.Errorf("arguments %T: %w", a, err)
+		}
+	}
+	for name, v := range attrs {
+		if jobAttributes[name] {
+			return fmt.Errorf("arguments %T: attribute %q is a job's own", args, name)
+		}
+		item[name] = v
+	}
+	return nil
 }

@@ -1125,13 +1125,39 @@ func rejections(t *testing.T, u *suite) {
 	require.ErrorIs(t, err, store.ErrNotFound)
 }
 
+// jobArgs are a kind's arguments as a job package writes them
+// (replay.IDs, say): attributes of the job's record beside its own.
+type jobArgs struct {
+	IDs   []string `dynamodbav:"ids,omitempty"`
+	Waits int      `dynamodbav:"waits,omitempty"`
+}
+
+func (jobArgs) JobKind() domain.JobKind { return domain.KindIDs }
+
+// clashingArgs would overwrite the job's status.
+type clashingArgs struct {
+	Status string `dynamodbav:"status"`
+}
+
+func (clashingArgs) JobKind() domain.JobKind { return domain.KindIDs }
+
+// decodeArgs decodes the arguments of job j as the store read them.
+func decodeArgs(t *testing.T, j domain.Job) *jobArgs {
+	t.Helper()
+	stored, ok := j.Args.(domain.StoredArgs)
+	require.True(t, ok, "a job read holds its arguments as stored: %T", j.Args)
+	a := &jobArgs{}
+	require.NoError(t, stored.DecodeArgs(a))
+	return a
+}
+
 func jobs(t *testing.T, u *suite) {
 	ctx, s := context.Background(), u.s
 	tenant := u.id("t_jobs")
 	saved := u.clock.Now()
 
 	// A job saved, read, saved again; a stale copy loses.
-	j := &domain.Job{JobID: u.id("job_1"), TenantID: tenant, Kind: domain.KindIDs, IDs: []string{"d1", "d2"}, Status: domain.StatusQueued}
+	j := &domain.Job{JobID: u.id("job_1"), TenantID: tenant, Kind: domain.KindIDs, Args: &jobArgs{IDs: []string{"d1", "d2"}}, Status: domain.StatusQueued}
 	require.NoError(t, s.SaveJob(ctx, j))
 	require.Equal(t, 1, j.Version)
 	require.True(t, saved.Equal(j.CreatedAt))
@@ -1143,7 +1169,7 @@ func jobs(t *testing.T, u *suite) {
 	got, err := s.Job(ctx, j.JobID)
 	require.NoError(t, err)
 	require.Equal(t, domain.StatusRunning, got.Status)
-	require.Equal(t, []string{"d1", "d2"}, got.IDs)
+	require.Equal(t, &jobArgs{IDs: []string{"d1", "d2"}}, decodeArgs(t, got), "its kind's arguments, as written")
 	require.Equal(t, map[string]int{"not_dead": 1}, got.Skipped)
 	require.Equal(t, 2, got.Version)
 	require.True(t, saved.Equal(got.CreatedAt), "created once")
@@ -1152,6 +1178,27 @@ func jobs(t *testing.T, u *suite) {
 	require.Equal(t, 1, stale.Version, "a refused save leaves the version as it was")
 	dup := &domain.Job{JobID: j.JobID, TenantID: tenant, Kind: domain.KindIDs}
 	require.ErrorIs(t, s.SaveJob(ctx, dup), store.ErrConflict, "a new job with an existing id")
+
+	// A job read and saved again without its arguments decoded keeps them
+	// as they were; those decoded and changed are saved changed; and
+	// arguments that would overwrite a job's own attribute are refused.
+	got.Replayed = 2
+	require.NoError(t, s.SaveJob(ctx, &got))
+	again, err := s.Job(ctx, j.JobID)
+	require.NoError(t, err)
+	require.Equal(t, 2, again.Replayed)
+	require.Equal(t, &jobArgs{IDs: []string{"d1", "d2"}}, decodeArgs(t, again), "kept through a save that did not decode them")
+	again.Args = &jobArgs{IDs: []string{"d1"}, Waits: 3}
+	require.NoError(t, s.SaveJob(ctx, &again))
+	again, err = s.Job(ctx, j.JobID)
+	require.NoError(t, err)
+	require.Equal(t, &jobArgs{IDs: []string{"d1"}, Waits: 3}, decodeArgs(t, again))
+	require.Equal(t, domain.KindIDs, again.Args.JobKind())
+	j = &again
+	bad := &domain.Job{JobID: u.id("job_bad"), TenantID: tenant, Kind: domain.KindIDs, Args: clashingArgs{Status: "x"}}
+	require.ErrorContains(t, s.SaveJob(ctx, bad), `attribute "status" is a job's own`)
+	_, err = s.Job(ctx, bad.JobID)
+	require.ErrorIs(t, err, store.ErrNotFound, "arguments refused, nothing written")
 	_, err = s.Job(ctx, u.id("job_missing"))
 	require.ErrorIs(t, err, store.ErrNotFound)
 
@@ -1179,9 +1226,9 @@ func jobs(t *testing.T, u *suite) {
 	require.NoError(t, s.ReleaseJob(ctx, tenant, a.JobID), "releasing twice is harmless")
 	require.Equal(t, []string{b.JobID}, open())
 	require.NoError(t, s.CreateJob(ctx, c, 2))
-	again := &domain.Job{JobID: a.JobID, TenantID: tenant, Kind: domain.KindFilter}
+	sameID := &domain.Job{JobID: a.JobID, TenantID: tenant, Kind: domain.KindFilter}
 	require.NoError(t, s.ReleaseJob(ctx, tenant, c.JobID))
-	require.ErrorIs(t, s.CreateJob(ctx, again, 2), store.ErrConflict, "an existing id")
+	require.ErrorIs(t, s.CreateJob(ctx, sameID, 2), store.ErrConflict, "an existing id")
 	require.Equal(t, []string{b.JobID}, open(), "and its slot is not taken")
 	require.ErrorIs(t, s.CreateJob(ctx, a, 2), store.ErrConflict, "a job already saved")
 	redrive := &domain.Job{JobID: u.id("job_redrive"), Kind: domain.KindRedrive}
