@@ -70,6 +70,7 @@ type batch struct {
 	egates *endpointGates  // the batch's endpoint gates
 	tgates *tenantGates    // the batch's tenant gates
 	later  *laterSends     // the batch's messages to send again, at its end
+	health *batchHealth    // the batch's endpoint failure-count resets
 }
 
 // process makes one attempt for m (msg is its decoded body, or decodeErr

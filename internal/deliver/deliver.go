@@ -209,6 +209,9 @@ func (h *Handler) open(ctx context.Context, ev events.SQSEvent) ([]message.Messa
 		tgates: &tenantGates{},
 		// The messages sent again to wait, together at the end.
 		later: &laterSends{},
+		// One failure-count reset per endpoint, however many of its
+		// messages succeed.
+		health: &batchHealth{},
 	}
 	if len(ids) > 0 {
 		if s, err := h.load(ctx, ids, refs, needs(msgs, errs)); err != nil {

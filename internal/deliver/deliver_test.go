@@ -813,6 +813,19 @@ func TestEndpointHealth(t *testing.T) {
 		f.run(t, sqsMessage(t, "d2", "1", f.now))
 		require.Equal(t, 1, f.store.resets)
 	})
+	t.Run("a batch's successes to a failing endpoint reset it once", func(t *testing.T) {
+		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
+		e := f.store.endpoint("t1/ep_1")
+		e.ConsecutiveFailures = 7
+		f.store.setEndpoint(e)
+		var msgs []events.SQSMessage
+		for i := range 10 {
+			msgs = append(msgs, sqsMessage(t, "d"+strconv.Itoa(i), "1", f.now))
+		}
+		require.Empty(t, f.run(t, msgs...))
+		require.Equal(t, 1, f.store.resets, "one write for the batch, not one per success")
+		require.Zero(t, f.store.endpoint("t1/ep_1").ConsecutiveFailures)
+	})
 	t.Run("a permanent rejection counts as a failure", func(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(422) })
 		f.run(t, sqsMessage(t, "d1", "1", f.now))
@@ -1294,4 +1307,18 @@ func TestHealthOfAnEndpointDeletedMeanwhileIsNoError(t *testing.T) {
 		_, err := f.store.Endpoint(context.Background(), "t1", "ep_1")
 		require.ErrorIs(t, err, store.ErrNotFound, "no partial endpoint written back")
 	}
+}
+
+// A batch's resets of one endpoint are one, until a failure is counted
+// against it; another endpoint's are its own.
+func TestBatchHealthResetsOncePerEndpoint(t *testing.T) {
+	t.Parallel()
+	var b batchHealth
+	a, other := store.EndpointRef{TenantID: "t1", EndpointID: "ep_a"}, store.EndpointRef{TenantID: "t1", EndpointID: "ep_b"}
+	require.True(t, b.takeReset(a), "the first success resets")
+	require.False(t, b.takeReset(a), "the next shares it")
+	require.True(t, b.takeReset(other), "another endpoint's is its own")
+	b.failed(a)
+	require.True(t, b.takeReset(a), "after a failure, a success resets again")
+	require.False(t, b.takeReset(a))
 }

@@ -91,8 +91,11 @@ type Assumptions struct {
 	LogIndexBytes float64
 	// ResetsPerFailure is how many endpoint failure-count resets follow
 	// one failed attempt: a success resets the count only when the
-	// endpoint it read had failures, so about 1 (more when concurrent
-	// deliveries read the count before the reset lands).
+	// endpoint it read had failures, and a batch's successes to one
+	// endpoint share one reset (deliver's batchHealth; until 2026-12-06
+	// each success wrote its own, about 0.3 a delivery on this workload,
+	// which this model missed), so about 1 (more when several instances'
+	// batches read the count before the reset lands).
 	ResetsPerFailure float64
 
 	// StoredBytesPerRecord is a delivered record's billed size: 595 bytes
