@@ -17,6 +17,7 @@ import (
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/jobs"
 	"github.com/hookline/hookline/internal/message"
+	"github.com/hookline/hookline/internal/replay"
 	"github.com/stretchr/testify/require"
 )
 
@@ -245,7 +246,7 @@ func TestInterruptedReplayResumes(t *testing.T) {
 	// The fault: a worker checkpointed a step over all six, claimed three and
 	// sent one of them, then died.
 	job := &domain.Job{JobID: fmt.Sprintf("rj_crash_%d", time.Now().UnixNano()), TenantID: tenantID, Kind: domain.KindIDs,
-		IDs: ids, Status: domain.StatusRunning, Cursor: strconv.Itoa(len(ids)), Pending: ids}
+		Args: &replay.IDs{IDs: ids}, Status: domain.StatusRunning, Cursor: strconv.Itoa(len(ids)), Pending: ids}
 	require.NoError(t, env.store.SaveJob(ctx, job))
 	for _, id := range ids[:3] {
 		d, err := env.store.ClaimForReplay(ctx, id, tenantID, job.JobID, 15*time.Minute)

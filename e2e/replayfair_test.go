@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/jobs"
+	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/stretchr/testify/require"
 )
@@ -164,7 +165,7 @@ func TestLostReplayJobIsRecovered(t *testing.T) {
 	past := store.New(env.ddb, env.out.StateTableName)
 	past.Now = func() time.Time { return time.Now().Add(-2 * time.Hour) }
 	job := &domain.Job{JobID: fmt.Sprintf("rj_lost_%d", time.Now().UnixNano()), TenantID: tenantID, Kind: domain.KindIDs,
-		IDs: ids, Status: domain.StatusQueued}
+		Args: &replay.IDs{IDs: ids}, Status: domain.StatusQueued}
 	require.NoError(t, past.CreateJob(ctx, job, jobs.DefaultMaxOpenJobs))
 	open, err := env.store.TenantJobs(ctx, tenantID)
 	require.NoError(t, err)
