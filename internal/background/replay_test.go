@@ -245,7 +245,7 @@ func TestReplayByIDs(t *testing.T) {
 		require.Equal(t, strconv.Itoa(len(ids)), j.Cursor)
 	})
 	t.Run("job message, then a sweep once complete", func(t *testing.T) {
-		require.Equal(t, []jobs.Message{jobs.Step(job), {Kind: jobs.KindSweep}, {Kind: jobs.KindSweep}}, e.jobMessages(t))
+		require.Equal(t, []jobs.Message{jobs.Step(job), {Kind: jobs.KindSweep, TenantID: tenantA}, {Kind: jobs.KindSweep, TenantID: tenantA}}, e.jobMessages(t))
 		require.Len(t, e.q.sentTo(jobsURL), 1, "the job's message on the jobs queue")
 		require.Equal(t, int32(0), e.q.sentTo(jobsURL)[0].Delay)
 		sweeps := e.q.sentTo(opsURL)
@@ -268,7 +268,7 @@ func TestReplayByIDsInSteps(t *testing.T) {
 	job := e.start(t, domain.Job{JobID: "rj_steps", TenantID: tenantA, Kind: domain.KindIDs, Args: &replay.IDs{IDs: ids}})
 	require.Equal(t, 3, e.run(t, e.w, job))
 	require.Equal(t, map[string]int{"dl_000": 1, "dl_001": 1, "dl_002": 1, "dl_003": 1, "dl_004": 1}, e.q.replayed())
-	require.Equal(t, []jobs.Message{jobs.Step(job), jobs.Step(job), jobs.Step(job), {Kind: jobs.KindSweep}, {Kind: jobs.KindSweep}}, e.jobMessages(t))
+	require.Equal(t, []jobs.Message{jobs.Step(job), jobs.Step(job), jobs.Step(job), {Kind: jobs.KindSweep, TenantID: tenantA}, {Kind: jobs.KindSweep, TenantID: tenantA}}, e.jobMessages(t))
 	for _, m := range e.q.sentTo(jobsURL)[1:3] {
 		require.Equal(t, int32(3), m.Delay, "2 sends at 1/s, and a second")
 	}
@@ -388,7 +388,7 @@ func TestReplayByFilterPaging(t *testing.T) {
 		got = append(got, d.DeliveryID)
 	}
 	require.Equal(t, want, got, "each once, oldest death first")
-	require.Equal(t, jobs.Message{Kind: jobs.KindSweep}, e.jobMessages(t)[len(e.jobMessages(t))-1])
+	require.Equal(t, jobs.Message{Kind: jobs.KindSweep, TenantID: tenantA}, e.jobMessages(t)[len(e.jobMessages(t))-1])
 
 	t.Run("step calls by page fill", func(t *testing.T) {
 		for _, c := range []struct{ matching, perStep, calls int }{
@@ -636,7 +636,7 @@ func TestReplayCrashAndResume(t *testing.T) {
 			}
 			require.Zero(t, sent["dl_off"])
 			e.requireNoLoss(t, all)
-			require.Equal(t, jobs.Message{Kind: jobs.KindSweep}, e.jobMessages(t)[len(e.jobMessages(t))-1])
+			require.Equal(t, jobs.Message{Kind: jobs.KindSweep, TenantID: tenantA}, e.jobMessages(t)[len(e.jobMessages(t))-1])
 		})
 	}
 
@@ -1351,4 +1351,68 @@ func TestScheduledSweepReconcilesDepthsAndPublishesCorrections(t *testing.T) {
 		require.ElementsMatch(t, []string{"a", "b", "c"}, r.asked)
 		require.Equal(t, map[string][]float64{"b": {1}}, corrections(t, buf.String()), "what was corrected is published")
 	})
+}
+
+// A DLQ message's record is read by the first passes that receive it, then
+// only about once a day and by a sweep after a job of its tenant: a dead
+// message costs a bounded number of reads over the DLQ's 14 days, not one
+// per pass (issue 37). A message that turned stale meanwhile is deleted by
+// its tenant's sweep.
+func TestSweepReadsASettledMessageOnlyWhenDue(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	sentAt := e.t0.Add(-time.Hour)
+	e.st.put(domain.Delivery{DeliveryID: "dl_old", TenantID: tenantA, EndpointID: "ep_1", State: domain.StateDead})
+	e.st.put(domain.Delivery{DeliveryID: "dl_b", TenantID: tenantB, EndpointID: "ep_1", State: domain.StateDead})
+	old := e.q.addDLQ(body("dl_old", tenantA, "ep_1", "order.created"), sentAt)
+	e.q.addDLQ(body("dl_b", tenantB, "ep_1", "order.created"), sentAt)
+	reads := func() int {
+		e.st.mu.Lock()
+		defer e.st.mu.Unlock()
+		return e.st.faults.calls["Delivery"]
+	}
+	pass := func(tenant string) (deleted, kept int) {
+		t.Helper()
+		e.clk.Advance(3 * time.Second) // the kept messages are visible again
+		var err error
+		if tenant == "" {
+			deleted, kept, err = e.w.Sweep(context.Background())
+		} else {
+			resp, herr := e.w.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: "s", Body: `{"kind":"sweep","tenant_id":"` + tenant + `"}`}}})
+			require.NoError(t, herr)
+			require.Empty(t, resp.BatchItemFailures)
+		}
+		require.NoError(t, err)
+		return deleted, kept
+	}
+	for range 12 {
+		_, kept := pass("")
+		require.Equal(t, 2, kept)
+	}
+	require.Equal(t, 24, reads(), "both read by each of their first 12 passes")
+	for range 20 {
+		pass("")
+	}
+	require.Equal(t, 24, reads(), "settled: kept without a read")
+
+	// Replayed and delivered since it was sent: stale. The periodic sweep
+	// does not see it; the sweep after tenant A's job does, and reads none
+	// of tenant B's settled messages.
+	e.st.put(domain.Delivery{DeliveryID: "dl_old", TenantID: tenantA, EndpointID: "ep_1", State: domain.StateDelivered, ReplayedAt: timePtr(sentAt.Add(time.Minute))})
+	pass("")
+	_, there := e.q.dlqState(old)
+	require.True(t, there)
+	pass(tenantA)
+	_, there = e.q.dlqState(old)
+	require.False(t, there, "its tenant's sweep deletes the stale copy")
+	require.Equal(t, 25, reads(), "tenant A's one message read, B's not")
+
+	// B's message is read again at its daily check (every 288th receive).
+	m, _ := e.q.dlqState("m-2")
+	for range 288 - m.Receives - 1 {
+		pass("")
+	}
+	require.Equal(t, 25, reads())
+	pass("")
+	require.Equal(t, 26, reads(), "the daily check")
 }

@@ -47,7 +47,15 @@ type Queue interface {
 // handles it: the one table a new kind is added to.
 func (w *Worker) routes() jobs.Routes {
 	return jobs.Routes{
-		jobs.KindSweep: func(ctx context.Context, _ jobs.Message) error { return w.coalescedSweep(ctx) },
+		jobs.KindSweep: func(ctx context.Context, m jobs.Message) error {
+			if m.TenantID != "" {
+				// After a job of the tenant: its messages read, whatever
+				// sweep ran just before.
+				_, _, err := w.sweeper().Sweep(ctx, m.TenantID)
+				return err
+			}
+			return w.coalescedSweep(ctx)
+		},
 		jobs.KindSweepReconcile: func(ctx context.Context, _ jobs.Message) error {
 			// The counters are reconciled even when the sweep itself is
 			// coalesced away.
@@ -108,11 +116,12 @@ func (w *Worker) starter() *jobs.Starter {
 // nobody else (another sweep, a redrive, a reader) holds hidden at that
 // moment. However many jobs complete, the sweeps run at most once per
 // SweepGap.
-func (w *Worker) completed(ctx context.Context, _ *domain.Job) error {
-	if err := w.Enqueue(ctx, jobs.Message{Kind: jobs.KindSweep}, 5*time.Second); err != nil {
+func (w *Worker) completed(ctx context.Context, j *domain.Job) error {
+	sweep := jobs.Message{Kind: jobs.KindSweep, TenantID: j.TenantID}
+	if err := w.Enqueue(ctx, sweep, 5*time.Second); err != nil {
 		return err
 	}
-	return w.Enqueue(ctx, jobs.Message{Kind: jobs.KindSweep}, 90*time.Second)
+	return w.Enqueue(ctx, sweep, 90*time.Second)
 }
 
 func (w *Worker) replayer() *replay.Replayer {

@@ -86,7 +86,7 @@ func (w *Worker) Recover(ctx context.Context) (int, error) {
 // Sweep sweeps the DLQ once (dlq.Sweeper.Sweep) and returns how many
 // messages it deleted and kept.
 func (w *Worker) Sweep(ctx context.Context) (deleted, kept int, err error) {
-	return w.sweeper().Sweep(ctx)
+	return w.sweeper().Sweep(ctx, "")
 }
 
 // PublishDepths publishes the DLQ depth gauges (dlq.Depths.Publish).

@@ -32,7 +32,7 @@ type Queue struct {
 func (q Queue) Receive(ctx context.Context, n int, hide time.Duration) ([]sqstypes.Message, error) {
 	out, err := q.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 		QueueUrl: &q.URL, MaxNumberOfMessages: int32(min(10, max(1, n))), VisibilityTimeout: int32(hide.Seconds()), WaitTimeSeconds: 1,
-		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameSentTimestamp},
+		MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameSentTimestamp, sqstypes.MessageSystemAttributeNameApproximateReceiveCount},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("receive from the DLQ: %w", err)

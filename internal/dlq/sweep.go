@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -56,8 +57,29 @@ func (w *Sweeper) Coalesced(ctx context.Context, gap time.Duration) error {
 		w.Log.DebugContext(ctx, "DLQ sweep skipped: another began within the gap")
 		return nil
 	}
-	_, _, err = w.Sweep(ctx)
+	_, _, err = w.Sweep(ctx, "")
 	return err
+}
+
+// A DLQ message's record is read by the first sweepChecks passes that
+// receive it (an hour of the 5-minute schedule: a missed death is
+// recorded by the first), then only about once a day (every sweepRecheck
+// receives) and by the sweeps that follow a job of its tenant (which may
+// have made it stale): at most about 12 + 14 reads over the DLQ's 14
+// days, where every pass read it (4,032). Its receive count says which
+// (SQS's ApproximateReceiveCount: every reader's receives count, so a
+// message also received by redrives or erasures is settled sooner).
+const (
+	sweepChecks  = 12
+	sweepRecheck = 288
+)
+
+// settled reports whether a periodic pass leaves DLQ message m unread: it
+// was checked in its first sweepChecks receives and is not due for its
+// daily check. A message without a receive count is read.
+func settled(m sqstypes.Message) bool {
+	n, err := strconv.Atoi(m.Attributes[string(sqstypes.MessageSystemAttributeNameApproximateReceiveCount)])
+	return err == nil && n > sweepChecks && n%sweepRecheck != 0
 }
 
 // Sweep deletes from the DLQ the messages whose deliveries were delivered or
@@ -70,13 +92,16 @@ func (w *Sweeper) Coalesced(ctx context.Context, gap time.Duration) error {
 // or changed meanwhile is read again and acted on as it is; never for a
 // tenant with a tombstone. It looks at each message once (each is hidden
 // while the sweep runs, then made visible again) and returns how many it
-// deleted and kept.
-func (w *Sweeper) Sweep(ctx context.Context) (deleted, kept int, err error) {
+// deleted and kept. The record of a message already checked (settled) is
+// read again only when tenant is the message's: a sweep after a job of
+// that tenant completed ("" for the periodic sweep).
+func (w *Sweeper) Sweep(ctx context.Context, tenant string) (deleted, kept int, err error) {
 	// Each message is hidden for two seconds only, so that a sweep never
 	// keeps messages from anyone else for long; the sweep stops when three
 	// receives in a row bring nothing it has not seen.
 	seen := map[string]bool{}
 	erased := map[string]bool{} // tombstones read, one per tenant per pass
+	unread := 0                 // settled messages kept without a read
 	deadline := w.now().Add(2 * time.Minute)
 	for quiet := 0; quiet < 3 && w.now().Before(deadline); {
 		msgs, err := w.DLQ.Receive(ctx, 10, sweepHide)
@@ -89,9 +114,13 @@ func (w *Sweeper) Sweep(ctx context.Context) (deleted, kept int, err error) {
 				continue
 			}
 			seen[aws.ToString(m.MessageId)], fresh = true, true
-			if w.sweepOne(ctx, m, erased) {
+			switch done, read := w.sweepOne(ctx, m, erased, tenant); {
+			case done:
 				deleted++
-			} else {
+			case !read:
+				unread++
+				kept++
+			default:
 				kept++
 			}
 		}
@@ -101,24 +130,36 @@ func (w *Sweeper) Sweep(ctx context.Context) (deleted, kept int, err error) {
 			quiet++
 		}
 	}
-	w.Log.InfoContext(ctx, "DLQ swept", "deleted", deleted, "kept", kept)
+	w.Log.InfoContext(ctx, "DLQ swept", "deleted", deleted, "kept", kept, "kept_unread", unread, "tenant_id", tenant)
 	return deleted, kept, nil
 }
 
 // sweepOne handles one DLQ message (see Sweep) and reports whether it
-// deleted it; erased holds the tombstones read so far in the pass.
-func (w *Sweeper) sweepOne(ctx context.Context, m sqstypes.Message, erased map[string]bool) bool {
+// deleted it, and whether it read its record (not a settled message of
+// another tenant than the sweep's); erased holds the tombstones read so
+// far in the pass.
+func (w *Sweeper) sweepOne(ctx context.Context, m sqstypes.Message, erased map[string]bool, tenant string) (deleted, read bool) {
 	msg, derr := message.Decode(aws.ToString(m.Body))
 	if derr != nil {
-		return false
+		return false, true
 	}
 	gone, gerr := w.erased(ctx, erased, msg.TenantID, false)
 	if gerr != nil {
-		return false
+		return false, true
 	}
 	if gone {
-		return w.dropErased(ctx, m, msg)
+		return w.dropErased(ctx, m, msg), true
 	}
+	if msg.TenantID != tenant && settled(m) {
+		return false, false
+	}
+	return w.checkRecord(ctx, m, msg, erased), true
+}
+
+// checkRecord reads the record of DLQ message m (msg decoded), records a
+// missed death, and deletes the message if it is stale; it reports
+// whether it deleted it.
+func (w *Sweeper) checkRecord(ctx context.Context, m sqstypes.Message, msg message.Message, erased map[string]bool) bool {
 	d, gerr := w.Store.Delivery(ctx, msg.DeliveryID)
 	if errors.Is(gerr, store.ErrNotFound) {
 		// No record at all: every attempt stopped before it could write
@@ -132,6 +173,7 @@ func (w *Sweeper) sweepOne(ctx context.Context, m sqstypes.Message, erased map[s
 		// the tenant sees and can replay it. Unless its tenant was
 		// tombstoned since the pass read it (read again: an erasure that
 		// began meanwhile must not find a record made after its own pass).
+		var gone bool
 		if gone, gerr = w.erased(ctx, erased, msg.TenantID, true); gerr == nil && gone {
 			return w.dropErased(ctx, m, msg)
 		}

@@ -12,7 +12,8 @@ const (
 	// KindStep runs one step of the job JobID names.
 	KindStep Kind = "step"
 	// KindSweep sweeps the DLQ (dropped if another sweep ran within
-	// Config.SweepGap).
+	// Config.SweepGap); with a TenantID, after a job of that tenant, it
+	// reads all of the tenant's messages' records and is never dropped.
 	KindSweep Kind = "sweep"
 	// KindSweepReconcile sweeps the DLQ as KindSweep does, and reconciles
 	// every tenant's DLQ depth counter with the dead index, even when the
@@ -35,7 +36,8 @@ type Message struct {
 	Kind Kind `json:"kind"`
 	// JobID is the job of a KindStep.
 	JobID string `json:"job_id,omitempty"`
-	// TenantID, with KindGauges, publishes that tenant's gauge only.
+	// TenantID, with KindGauges, publishes that tenant's gauge only; with
+	// KindSweep, sweeps after a job of that tenant (dlq.Sweeper.Sweep).
 	TenantID string `json:"tenant_id,omitempty"`
 	// DeadNotice is the window of a KindDeadNotice, as its sender wrote it
 	// (opevent.NoticeBody): the operations queue carries it, and the route
