@@ -21,6 +21,15 @@ func (f *DB) Hottest() []Consumed {
 	return f.meter.hottest(f.Limits)
 }
 
+// Billed is the units DB's requests consumed since NewDB, by DynamoDB's
+// rules (partitions.go): the table's under "", each global index's under
+// its name. A refused request consumed nothing.
+func (f *DB) Billed() map[string]Units {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.meter.billedCopy()
+}
+
 // take consumes charges, or answers the key values over. The lock is held.
 func (f *DB) take(charges []charge) []part {
 	return f.meter.take(f.Limits, clock(f.Now), charges)

@@ -12,7 +12,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// Partition accounting (opt-in: a DB's or a Table's Limits field). Every
+// Billing and partition accounting. Every request's units are billed
+// (DB.Billed, Table.Billed), by the rules below; the per-second limits
+// are opt-in (a DB's or a Table's Limits field). Every
 // partition key value of the table, and separately of each global index,
 // sustains at most 1,000 write units and 3,000 read units a second, which
 // adaptive capacity cannot raise. The fake counts the units each request
@@ -88,11 +90,41 @@ type charge struct {
 	w, r float64
 }
 
-// meter keeps the per-second buckets. Its owner's lock is held.
+// meter keeps the per-second buckets, and the units billed since the
+// start. Its owner's lock is held.
 type meter struct {
 	second int64
 	cur    map[part]*Consumed
 	peak   map[part]*Consumed
+	billed map[string]Units
+}
+
+// Units are the write and read units billed to the table or to one of its
+// indexes.
+type Units struct {
+	W, R float64
+}
+
+// bill adds charges, admitted, to the units billed.
+func (m *meter) bill(charges []charge) {
+	if m.billed == nil {
+		m.billed = map[string]Units{}
+	}
+	for _, c := range charges {
+		u := m.billed[c.index]
+		u.W += c.w
+		u.R += c.r
+		m.billed[c.index] = u
+	}
+}
+
+// billedCopy is a copy of the units billed, by index ("" the table).
+func (m *meter) billedCopy() map[string]Units {
+	out := make(map[string]Units, len(m.billed))
+	for k, v := range m.billed {
+		out[k] = v
+	}
+	return out
 }
 
 // writeUnits is one standard write of size bytes.
@@ -112,6 +144,7 @@ func readUnits(size int, strong bool) float64 {
 // values over are returned.
 func (m *meter) take(limits *Limits, now time.Time, charges []charge) []part {
 	if limits == nil {
+		m.bill(charges)
 		return nil
 	}
 	if s := now.Unix(); s != m.second || m.cur == nil {
@@ -158,6 +191,7 @@ func (m *meter) take(limits *Limits, now time.Time, charges []charge) []part {
 		cur.RCU += want[p].RCU
 		pk.WCU, pk.RCU = max(pk.WCU, cur.WCU), max(pk.RCU, cur.RCU)
 	}
+	m.bill(charges)
 	return nil
 }
 

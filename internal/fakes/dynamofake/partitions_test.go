@@ -296,3 +296,29 @@ func TestPartitionTable(t *testing.T) {
 	require.True(t, Throttled(err), "the index's key value L is exhausted")
 	require.Len(t, tb.Items(), 1000)
 }
+
+// Every request's units are billed, with or without limits: the table's
+// and each index's apart, a refused request not at all.
+func TestBilledUnits(t *testing.T) {
+	t.Parallel()
+	for _, limited := range []bool{false, true} {
+		db, _ := limitedDB()
+		if !limited {
+			db.Limits = nil
+		}
+		require.Empty(t, db.Billed())
+		require.NoError(t, put(db, sized("A", "1", 1500, "gsi1pk", "P", "gsi1sk", "1"))) // 2 on the table, 2 on the index (it projects all)
+		require.NoError(t, put(db, sized("B", "1", 20)))                                  // 1, no index entry
+		_, err := db.GetItem(context.Background(), &dynamodb.GetItemInput{Key: key("A", "1"), ConsistentRead: aws.Bool(true)})
+		require.NoError(t, err)
+		_, err = db.GetItem(context.Background(), &dynamodb.GetItemInput{Key: key("B", "1")})
+		require.NoError(t, err)
+		_, err = db.PutItem(context.Background(), &dynamodb.PutItemInput{Item: sized("C", "1", 20), ConditionExpression: aws.String("attribute_exists(pk)")})
+		require.ErrorAs(t, err, new(*types.ConditionalCheckFailedException)) // a failed condition: 1 on the table
+		require.Equal(t, map[string]Units{"": {W: 4, R: 1.5}, testIndex: {W: 2}}, db.Billed(), "limited: %v", limited)
+	}
+	db, _ := limitedDB()
+	fill(t, 1000, func(i int) error { return put(db, sized("A", "x", 100)) })
+	require.Error(t, put(db, sized("A", "x", 100)))
+	require.Equal(t, map[string]Units{"": {W: 1000}}, db.Billed(), "the refused write is not billed")
+}

@@ -253,6 +253,14 @@ func (t *Table) Hottest() []Consumed {
 	return t.meter.hottest(t.Limits)
 }
 
+// Billed is the units the table's requests consumed since it was made, as
+// DB.Billed says.
+func (t *Table) Billed() map[string]Units {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.meter.billedCopy()
+}
+
 // putCharges are the units of a put that replaces old (nil: none) with
 // item: the table's write, and each index's writes of the entries it
 // removes and puts (projected), as DB counts them.

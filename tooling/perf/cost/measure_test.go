@@ -1,0 +1,245 @@
+package cost
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/hookline/hookline/internal/deliver"
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/fakes/dynamofake"
+	"github.com/hookline/hookline/internal/fakes/sqsfake"
+	"github.com/hookline/hookline/internal/message"
+	"github.com/hookline/hookline/internal/netguard"
+	"github.com/hookline/hookline/internal/retry"
+	"github.com/hookline/hookline/internal/sealing"
+	"github.com/hookline/hookline/internal/sealing/sealingtest"
+	"github.com/hookline/hookline/internal/sender"
+	"github.com/hookline/hookline/internal/signing"
+	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/internal/store/storefake"
+	"github.com/stretchr/testify/require"
+)
+
+// deliverRun is the deliver function wired as in production (the real
+// store, on the DynamoDB fake that bills by AWS's rules; the real sender
+// and signer) over an SQS fake, delivering to one endpoint whose receiver
+// fails the first attempt of the deliveries in fail.
+type deliverRun struct {
+	st   *storefake.Store
+	q    *sqsfake.Queue
+	h    *deliver.Handler
+	now  time.Time
+	mu   sync.Mutex
+	fail map[string]bool // webhook-ids whose first attempt answers 503
+	seen map[string]int  // attempts per webhook-id
+}
+
+const measureQueue = "http://sqs.fake/deliveries"
+
+func newDeliverRun(t *testing.T) *deliverRun {
+	t.Helper()
+	r := &deliverRun{st: storefake.New(), now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC), fail: map[string]bool{}, seen: map[string]int{}}
+	clock := func() time.Time {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.now
+	}
+	r.st.Now = clock
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		id := req.Header.Get("webhook-id")
+		r.mu.Lock()
+		r.seen[id]++
+		first := r.seen[id] == 1
+		r.mu.Unlock()
+		if first && r.fail[id] {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(srv.Close)
+	kms := sealingtest.New()
+	secret, err := signing.NewSecret(rand.Reader)
+	require.NoError(t, err)
+	sealed, err := (&sealing.Sealer{KMS: kms, KeyID: sealingtest.KeyARN}).Seal(context.Background(), sealing.Ref{TenantID: "t1", EndpointID: "ep_1"}, secret)
+	require.NoError(t, err)
+	require.NoError(t, r.st.PutEndpoint(context.Background(), domain.Endpoint{TenantID: "t1", EndpointID: "ep_1", URL: srv.URL, SealedSecrets: []string{sealed}}))
+	r.q = sqsfake.New(sqsfake.Config{Now: clock})
+	_, err = r.q.CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String("deliveries")})
+	require.NoError(t, err)
+	guard := &netguard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
+	r.h = &deliver.Handler{
+		Store:   r.st.Store,
+		Queue:   r.q,
+		Sender:  &sender.Client{HTTP: sender.NewHTTPClient(sender.ClientOptions{Guard: guard, RequestTimeout: 2 * time.Second})},
+		Secrets: &sealing.Opener{KMS: kms, KeyID: sealingtest.KeyARN},
+		Config: deliver.Config{
+			QueueURL: measureQueue, DLQURL: "https://sqs.fake/dlq",
+			Policy: retry.Policy{Schedule: []time.Duration{0, time.Second, 10 * time.Second}, Mode: retry.JitterNone, VisibilityTimeout: 30 * time.Second},
+			Now:    clock,
+		},
+		Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+	}
+	return r
+}
+
+// publish puts n deliveries of one event each on the queue, as enqueue
+// sends them; the first attempt of every failEvery-th fails (0: none).
+func (r *deliverRun) publish(t *testing.T, from, n, failEvery int) {
+	t.Helper()
+	for i := from; i < from+n; i++ {
+		event := fmt.Sprintf("evt_%05d", i)
+		id := domain.DeliveryID(event, "ep_1")
+		body, err := message.Encode(message.Message{DeliveryID: id, TenantID: "t1", EndpointID: "ep_1", EventID: event, EventType: "order.created",
+			OccurredAt: r.now, Payload: json.RawMessage(`{"order":{"id":"ord_1","total":1250}}`)})
+		require.NoError(t, err)
+		_, err = r.q.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(measureQueue), MessageBody: aws.String(string(body))})
+		require.NoError(t, err)
+		if failEvery > 0 && i%failEvery == 0 {
+			r.fail[id] = true
+		}
+	}
+}
+
+// drain runs the event source mapping's loop until the queue is empty:
+// receive up to ten, hand them to deliver, delete the successes; each
+// batch takes step of the clock, and an empty receive with messages
+// still waiting moves it on to them.
+func (r *deliverRun) drain(t *testing.T, step time.Duration) (batches int) {
+	t.Helper()
+	ctx := context.Background()
+	for range 1000 {
+		out, err := r.q.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(measureQueue), MaxNumberOfMessages: 10, VisibilityTimeout: 30,
+			MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll}})
+		require.NoError(t, err)
+		if len(out.Messages) == 0 {
+			if len(r.q.Messages(measureQueue)) == 0 {
+				return batches
+			}
+			r.advance(time.Second)
+			continue
+		}
+		var ev events.SQSEvent
+		for _, m := range out.Messages {
+			ev.Records = append(ev.Records, events.SQSMessage{MessageId: aws.ToString(m.MessageId), ReceiptHandle: aws.ToString(m.ReceiptHandle),
+				Body: aws.ToString(m.Body), Attributes: m.Attributes})
+		}
+		resp, err := r.h.Handle(ctx, ev)
+		require.NoError(t, err)
+		failed := map[string]bool{}
+		for _, f := range resp.BatchItemFailures {
+			failed[f.ItemIdentifier] = true
+		}
+		for _, m := range out.Messages {
+			if !failed[aws.ToString(m.MessageId)] {
+				_, err := r.q.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(measureQueue), ReceiptHandle: m.ReceiptHandle})
+				require.NoError(t, err)
+			}
+		}
+		batches++
+		r.advance(step)
+	}
+	t.Fatal("the queue did not drain")
+	return batches
+}
+
+func (r *deliverRun) advance(d time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.now = r.now.Add(d)
+}
+
+// sub is a's units less b's, by index.
+func sub(a, b map[string]dynamofake.Units) map[string]dynamofake.Units {
+	out := map[string]dynamofake.Units{}
+	for k, u := range a {
+		out[k] = dynamofake.Units{W: u.W - b[k].W, R: u.R - b[k].R}
+	}
+	return out
+}
+
+// modelDeliver is what the model's inputs say deliver consumes per
+// delivery: table writes, delivery-log index writes, other index writes
+// and reads.
+func modelDeliver(in Inputs) (table, logIndex, reads float64) {
+	for _, op := range in.DynamoDBWrites {
+		switch {
+		case strings.HasPrefix(op.Name, "deliver by_log"):
+			logIndex += op.PerDelivery * op.Units
+		case strings.HasPrefix(op.Name, "deliver "):
+			table += op.PerDelivery * op.Units
+		}
+	}
+	for _, op := range in.DynamoDBReads {
+		if strings.HasPrefix(op.Name, "deliver ") {
+			reads += op.PerDelivery * op.Units
+		}
+	}
+	return table, logIndex, reads
+}
+
+// The model's DynamoDB units for deliver are what deliver is billed: the
+// handler runs over the model's workload (one endpoint, full batches, a
+// twentieth of the deliveries retried once) on the real store and the
+// DynamoDB fake, which bills every request by AWS's rules, and the units
+// it was billed per delivery must be the model's (issue 37: units
+// measured, not assumed). A change that adds a write, an index entry or a
+// read fails here until the model counts it.
+func TestModelDeliverUnitsAreBilledUnits(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name      string
+		failEvery int
+		retried   float64
+	}{
+		{"every first attempt succeeds", 0, 0},
+		{"one in twenty retried once", 20, 0.05},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := newDeliverRun(t)
+			// Warm up: the endpoint read into the instance's cache, its gate
+			// marked fast, its secret opened, the hour's counters made.
+			r.publish(t, 0, 10, 0)
+			r.drain(t, 100*time.Millisecond)
+			before := r.st.DB.Billed()
+			const n = 200
+			r.publish(t, 1000, n, c.failEvery)
+			r.drain(t, 100*time.Millisecond)
+			got := sub(r.st.DB.Billed(), before)
+			a := InitialAssumptions
+			a.RetriedFraction = c.retried
+			// The run's own workload: the clock stands still within a
+			// batch, so the endpoint's copy is read again only after an
+			// instance's own write to it (the model's separate row).
+			a.EndpointCacheMissesPerBatch = 0
+			table, logIndex, reads := modelDeliver(a.Inputs())
+			perDelivery := func(u float64) float64 { return u / n }
+			t.Logf("billed per delivery: table %.3f WRU, %s %.3f WRU, reads %.3f RRU; model %.3f, %.3f, %.3f; by index %v",
+				perDelivery(got[""].W), store.IndexLog, perDelivery(got[store.IndexLog].W), perDelivery(got[""].R), table, logIndex, reads, got)
+			require.InDelta(t, table, perDelivery(got[""].W), 0.02, "table writes per delivery")
+			require.InDelta(t, logIndex, perDelivery(got[store.IndexLog].W), 0.02, "delivery log entries per delivery")
+			for name, u := range got {
+				if name != "" && name != store.IndexLog {
+					require.Zero(t, u.W, "no write to index %s that the model does not count", name)
+				}
+			}
+			require.InDelta(t, reads, perDelivery(got[""].R), 0.02, "reads per delivery")
+		})
+	}
+}
