@@ -21,6 +21,7 @@ func (h *Handler) apply(ctx context.Context, at *attempt, dec Decision) bool {
 	if at.in.Result != nil {
 		h.observe(at)
 	}
+	at.counted()
 	h.applyEndpointHealth(ctx, at, dec)
 	if dec.Kind == Defer {
 		return h.deferMessage(ctx, at, dec.Wait)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -47,6 +48,8 @@ type attempt struct {
 	// the attempt's span is its child, span, once sent.
 	trace trace.Context
 	span  *trace.Span
+	// countOnce makes counted count the attempt down once.
+	countOnce sync.Once
 }
 
 // traceOf is the trace context a delivery message carries: its
@@ -71,6 +74,10 @@ type batch struct {
 	tgates *tenantGates    // the batch's tenant gates
 	later  *laterSends     // the batch's messages to send again, at its end
 	health *batchHealth    // the batch's endpoint failure-count resets
+	// observed counts down the batch's attempts whose result is not in
+	// stats yet: once it is zero, the counters are flushed, beside the
+	// attempts' record writes rather than after them.
+	observed *sync.WaitGroup
 }
 
 // process makes one attempt for m (msg is its decoded body, or decodeErr
@@ -82,6 +89,7 @@ type batch struct {
 // out), record the death first on the last receive, send, decide, apply.
 func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg message.Message, decodeErr error, b batch) bool {
 	at := h.begin(ctx, m, msg, decodeErr, b)
+	defer at.counted() // whatever the path, once
 	dec := h.prepare(ctx, at)
 	defer h.done(ctx, at)
 	if dec.Kind == Send && at.in.Endpoint.RateLimit > 0 {
@@ -99,6 +107,16 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg message.
 	}
 	at.in.Result = res
 	return h.apply(ctx, at, h.decide(at.in))
+}
+
+// counted says the attempt's result is in the batch's stats (or that it
+// has none): the batch's counters wait for every attempt's, once.
+func (at *attempt) counted() {
+	at.countOnce.Do(func() {
+		if at.observed != nil {
+			at.observed.Done()
+		}
+	})
 }
 
 // done gives the attempt's gate back, if it was admitted, saying whether

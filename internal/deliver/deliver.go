@@ -158,6 +158,17 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	// The batch's metrics go out as one EMF document at the end, not one
 	// line per message and metric.
 	defer b.mb.Flush()
+	// The endpoints' counters are written as soon as every attempt is
+	// counted, beside the attempts' record writes: a clean batch's
+	// DynamoDB calls are two round trips (the batch's read; its records
+	// and counters), not three.
+	b.observed.Add(len(ev.Records))
+	flushed := make(chan struct{})
+	go func() {
+		defer close(flushed)
+		b.observed.Wait()
+		h.flushStats(ctx, b.stats, b.mb)
+	}()
 	for i, m := range ev.Records {
 		wg.Add(1)
 		sem <- struct{}{}
@@ -175,7 +186,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	for _, id := range h.sendLater(ctx, b.later) {
 		resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: id})
 	}
-	h.flushStats(ctx, b.stats, b.mb)
+	<-flushed
 	return resp, nil
 }
 
@@ -211,7 +222,8 @@ func (h *Handler) open(ctx context.Context, ev events.SQSEvent) ([]message.Messa
 		later: &laterSends{},
 		// One failure-count reset per endpoint, however many of its
 		// messages succeed.
-		health: &batchHealth{},
+		health:   &batchHealth{},
+		observed: &sync.WaitGroup{},
 	}
 	if len(ids) > 0 {
 		if s, err := h.load(ctx, ids, refs, needs(msgs, errs)); err != nil {

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -224,4 +226,57 @@ func TestRefusedAttemptsAreCountedApart(t *testing.T) {
 	require.Equal(t, int64(1), st.Attempts)
 	require.Equal(t, map[domain.AttemptClass]int64{domain.ClassRefused: 1}, st.Failures)
 	require.Equal(t, "forbidden_address", st.LastFailure.Error)
+}
+
+// statsFirst writes the counters and lets the record writes through only
+// once they are written.
+type statsFirst struct {
+	Counters
+	once    sync.Once
+	written chan struct{}
+}
+
+func (s *statsFirst) AddEndpointStats(ctx context.Context, tenantID, endpointID string, hour time.Time, st domain.AttemptStats) error {
+	defer s.once.Do(func() { close(s.written) })
+	return s.Counters.AddEndpointStats(ctx, tenantID, endpointID, hour, st)
+}
+
+type recordsAfterStats struct {
+	Attempts
+	written chan struct{}
+}
+
+func (r recordsAfterStats) RecordAttempt(ctx context.Context, d domain.Delivery, a domain.Attempt, o domain.Outcome) error {
+	select {
+	case <-r.written:
+	case <-time.After(10 * time.Second):
+		return errors.New("the counters were not written while the records were")
+	}
+	return r.Attempts.RecordAttempt(ctx, d, a, o)
+}
+
+// A batch's counters are written as soon as every attempt is counted,
+// beside its record writes, not after them: a clean batch's DynamoDB calls
+// are two round trips (its read; its records and counters), not three
+// (issue 37). Here the records wait for the counters: were the counters
+// written after the records, nothing would be recorded.
+func TestCountersAreWrittenBesideTheRecords(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
+	written := make(chan struct{})
+	f.withPorts(func(p *testPorts) {
+		p.Counters = &statsFirst{Counters: p.Counters, written: written}
+		p.Attempts = recordsAfterStats{Attempts: p.Attempts, written: written}
+	})
+	var msgs []events.SQSMessage
+	for i := range 10 {
+		msgs = append(msgs, sqsMessage(t, "d"+strconv.Itoa(i), "1", f.now))
+	}
+	require.Empty(t, f.run(t, msgs...))
+	for i := range 10 {
+		f.store.mu.Lock()
+		got := f.store.outcomes["d"+strconv.Itoa(i)]
+		f.store.mu.Unlock()
+		require.Equal(t, []domain.Outcome{{State: domain.StateDelivered}}, got)
+	}
 }
