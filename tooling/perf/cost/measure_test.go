@@ -21,6 +21,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/deliver"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/enqueue"
 	"github.com/hookline/hookline/internal/fakes/dynamofake"
 	"github.com/hookline/hookline/internal/fakes/sqsfake"
 	"github.com/hookline/hookline/internal/message"
@@ -32,6 +33,7 @@ import (
 	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/internal/store/storefake"
+	"github.com/hookline/hookline/outbox"
 	"github.com/stretchr/testify/require"
 )
 
@@ -242,4 +244,62 @@ func TestModelDeliverUnitsAreBilledUnits(t *testing.T) {
 			require.InDelta(t, reads, perDelivery(got[""].R), 0.02, "reads per delivery")
 		})
 	}
+}
+
+// The model's DynamoDB units for enqueue are what enqueue is billed, on
+// the model's workload: stream batches of RecordsPerEnqueueInvocation
+// events of one tenant with one endpoint.
+func TestModelEnqueueUnitsAreBilledUnits(t *testing.T) {
+	t.Parallel()
+	st := storefake.New()
+	require.NoError(t, st.PutEndpoint(context.Background(), domain.Endpoint{TenantID: "t1", EndpointID: "ep_1", URL: "https://example.com/hook", Secrets: []string{"whsec_x"}}))
+	q := sqsfake.New(sqsfake.Config{})
+	_, err := q.CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String("deliveries")})
+	require.NoError(t, err)
+	h := &enqueue.Handler{Store: st.Store, Queue: q, Config: enqueue.Config{QueueURL: measureQueue}, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+	a := InitialAssumptions
+	per := int(a.RecordsPerEnqueueInvocation)
+	before := st.DB.Billed()
+	const invocations = 20
+	for i := range invocations {
+		var ev events.DynamoDBEvent
+		for j := range per {
+			ev.Records = append(ev.Records, events.DynamoDBEventRecord{EventName: "INSERT", Change: events.DynamoDBStreamRecord{
+				SequenceNumber: fmt.Sprintf("9%020d", i*per+j),
+				NewImage: map[string]events.DynamoDBAttributeValue{
+					outbox.AttrID:         events.NewStringAttribute(fmt.Sprintf("evt_%05d", i*per+j)),
+					outbox.AttrTenantID:   events.NewStringAttribute("t1"),
+					outbox.AttrType:       events.NewStringAttribute("order.created"),
+					outbox.AttrPayload:    events.NewStringAttribute(`{"order":{"id":"ord_1","total":1250}}`),
+					outbox.AttrOccurredAt: events.NewStringAttribute("2026-12-01T12:00:00Z"),
+				},
+			}})
+		}
+		resp, err := h.Handle(context.Background(), ev)
+		require.NoError(t, err)
+		require.Empty(t, resp.BatchItemFailures)
+	}
+	n := float64(invocations * per)
+	require.Len(t, q.Messages(measureQueue), int(n), "every event fanned out")
+	got := sub(st.DB.Billed(), before)
+	var writes, reads float64
+	for _, op := range a.Inputs().DynamoDBWrites {
+		if strings.HasPrefix(op.Name, "enqueue ") {
+			writes += op.PerDelivery * op.Units
+		}
+	}
+	for _, op := range a.Inputs().DynamoDBReads {
+		if strings.HasPrefix(op.Name, "enqueue ") {
+			reads += op.PerDelivery * op.Units
+		}
+	}
+	t.Logf("billed per delivery: %.3f RRU, %.3f WRU; model %.3f, %.3f; by index %v", got[""].R/n, got[""].W/n, reads, writes, got)
+	require.InDelta(t, reads, got[""].R/n, 0.01, "reads per delivery")
+	for name, u := range got {
+		require.Zero(t, u.W, "enqueue writes nothing to %q", name)
+		if name != "" {
+			require.Zero(t, u.R, "and reads no index (%s) the model does not count", name)
+		}
+	}
+	require.Zero(t, writes)
 }
