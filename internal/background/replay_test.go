@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -511,19 +512,21 @@ func TestReplayConcurrentJobs(t *testing.T) {
 		a := e.start(t, domain.Job{JobID: "rj_a", TenantID: tenantA, Kind: domain.KindIDs, Args: &replay.IDs{IDs: ids}})
 		b := e.start(t, domain.Job{JobID: "rj_b", TenantID: tenantA, Kind: domain.KindFilter, Args: &replay.Filter{}})
 		var once sync.Once
-		claims := 0
+		var claims atomic.Int32
 		e.st.beforeClaim = func(_, job string) {
 			if job == a {
-				if claims++; claims == 3 {
-					// a has claimed 2 (not sent: its batch is not full); b
-					// sees them pending, and claims the rest first.
+				if claims.Add(1) == 3 {
+					// a is claiming its first five at once (none sent: its
+					// batch is not full); b sees those it claimed pending,
+					// and claims the rest first.
 					once.Do(func() { e.run(t, e.w, b) })
 				}
 			}
 		}
 		e.run(t, e.w, a)
 		requireOnce(t, e, ids, a, b)
-		require.Equal(t, 10, e.st.job(b).Replayed)
+		require.Equal(t, 12, e.st.job(a).Replayed+e.st.job(b).Replayed, "each once, by one of them")
+		require.GreaterOrEqual(t, e.st.job(b).Replayed, 7, "b took all but a's first claims")
 	})
 
 	t.Run("goroutines", func(t *testing.T) {
@@ -1415,4 +1418,39 @@ func TestSweepReadsASettledMessageOnlyWhenDue(t *testing.T) {
 	require.Equal(t, 25, reads())
 	pass("")
 	require.Equal(t, 26, reads(), "the daily check")
+}
+
+// A replay step claims an SQS batch's worth of deliveries at once, not one
+// after another (issue 37: the soak's replay ran at about 35 a second
+// against its 200, bound by its sequential writes): here each claim waits
+// until ten are under way, which claims made one by one never are.
+func TestReplayClaimsAChunkAtOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ids := e.deadN("dl_", 20)
+	var mu sync.Mutex
+	inFlight, most := 0, 0
+	all := make(chan struct{})
+	var once sync.Once
+	e.st.beforeClaim = func(string, string) {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		if inFlight == 10 {
+			once.Do(func() { close(all) })
+		}
+		mu.Unlock()
+		select {
+		case <-all:
+		case <-time.After(10 * time.Second):
+		}
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+	}
+	job := e.start(t, domain.Job{JobID: "rj_chunk", TenantID: tenantA, Kind: domain.KindIDs, Args: &replay.IDs{IDs: ids}})
+	e.run(t, e.w, job)
+	require.Equal(t, 10, most, "a chunk's ten claims under way together")
+	require.Equal(t, 20, e.st.job(job).Replayed)
+	e.requireNoLoss(t, ids)
 }

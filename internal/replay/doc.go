@@ -12,7 +12,10 @@
 //   - A delivery is claimed (dead -> pending, conditionally) before its
 //     message is sent and released after: two replays of the same delivery
 //     send it once, and a job stopped between claim and send sends it when it
-//     resumes. Every delivery ends back in flight or still dead.
+//     resumes. Every delivery ends back in flight or still dead. A step
+//     claims an SQS batch's worth (ten) at once, and releases them at once
+//     once sent: its writes are a round trip per ten deliveries, and what
+//     it counts (replayed, skipped by reason) is counted in the ids' order.
 //   - Sends are paced: spread over time at a configured rate, with jitter,
 //     through SQS message delays, so a receiver that just came back is not
 //     flooded.
