@@ -95,6 +95,24 @@ type Assumptions struct {
 	// attributes plus 100 of overhead, kept as long as the outbox item
 	// (16 days, about StoredMonths). Indexes are not backed up by PITR.
 	LogIndexBytes float64
+	// DeadFraction of deliveries die at their first attempt (a 4xx): 0.001
+	// (issue 37's 0.1%).
+	DeadFraction float64
+	// DeathWRU and DeathRRU are what one death costs deliver beyond a
+	// delivery's success, measured by TestModelDeathUnitsAreBilledUnits:
+	// the failure count, the record written dead with its message in a
+	// transaction with the tenant's DLQ depth shard (twice the units), the
+	// dead and delivery-log index entries, the shard's gsi1 entry, the
+	// dead window's count, and the success after it (its reset of the
+	// endpoint's failure count, the instance's strong re-read of the
+	// endpoint).
+	DeathWRU, DeathRRU float64
+	// SweepPasses is how many DLQ sweeps receive a dead message: one every
+	// 5 minutes (sweepInterval) for the DLQ's 14 days, 4,032; each
+	// receives ten messages a request. SweepReadsPerDead is how many of
+	// them read its record (strongly, one unit): the first 12, one a day,
+	// about 26 (internal/dlq's settled; 4,032 until 2026-12-06).
+	SweepPasses, SweepReadsPerDead float64
 	// ResetsPerFailure is how many endpoint failure-count resets follow
 	// one failed attempt: a success resets the count only when the
 	// endpoint it read had failures, and a batch's successes to one
@@ -216,6 +234,11 @@ var InitialAssumptions = Assumptions{
 	DeliveryWRU:                 1,
 	DeliveryWRUAfterFailure:     1,
 	ResetsPerFailure:            1,
+	DeadFraction:                0.001,
+	DeathWRU:                    7,
+	DeathRRU:                    3,
+	SweepPasses:                 4032,
+	SweepReadsPerDead:           26,
 	LogIndexWRU:                 1,
 	LogIndexBytes:               250,
 	StatsWRU:                    1,
@@ -345,6 +368,12 @@ func (a Assumptions) Inputs() Inputs {
 			// Counted as one request per retry, the worst case (one retry
 			// per batch): no more than before.
 			{Name: "deliver SendMessageBatch (a retry sent again, delayed; one request each at worst)", PerDelivery: r, Units: chunks(a.MessageBytes)},
+			{Name: "deliver SendMessage of a death to the DLQ", PerDelivery: a.DeadFraction, Units: chunks(a.MessageBytes)},
+			// Every pass receives every DLQ message, ten a request, for
+			// the DLQ's 14 days: what bounds it is the sweep's 2-minute
+			// deadline, not the message (a sweep of new arrivals only
+			// needs a queue of its own).
+			{Name: "DLQ sweep ReceiveMessage (a dead message in every pass, ten a request)", PerDelivery: a.DeadFraction * a.SweepPasses / 10, Units: 1},
 		},
 		DynamoDBWrites: []Op{
 			{Name: "deliver RecordAttempt UpdateItem (the first creates the record)", PerDelivery: attempts, Units: recordAttempt},
@@ -354,6 +383,7 @@ func (a Assumptions) Inputs() Inputs {
 			{Name: "deliver AddEndpointStats UpdateItem (once per endpoint per batch)", PerDelivery: batches * a.EndpointsPerBatch, Units: a.StatsWRU},
 			{Name: "deliver AddEndpointTypeStats UpdateItem (once per endpoint and event type per batch)", PerDelivery: batches * a.EndpointsPerBatch * a.TypesPerBatch, Units: a.TypeStatsWRU},
 			{Name: "outbox by_tenant_shard index entry (the message log, once per event)", PerDelivery: 1, Units: a.LogIndexWRU},
+			{Name: "deliver a death's writes beyond a success's (measured)", PerDelivery: a.DeadFraction, Units: a.DeathWRU},
 		},
 		DynamoDBReads: []Op{
 			{Name: "enqueue LoadWith BatchGetItem: does the delivery exist (eventual)", PerDelivery: 1, Units: 0.5},
@@ -365,6 +395,8 @@ func (a Assumptions) Inputs() Inputs {
 			{Name: "deliver LoadWith BatchGetItem: the endpoint and its tombstone after the instance wrote to it (consistent, at most one per failure count or reset)", PerDelivery: r * (1 + a.ResetsPerFailure), Units: 2},
 			{Name: "deliver Load BatchGetItem: the endpoint's gate (consistent, one per endpoint per batch)", PerDelivery: batches * a.EndpointsPerBatch, Units: 1},
 			{Name: "enqueue Endpoints Query (eventual, once per tenant per invocation)", PerDelivery: a.TenantsPerEnqueueInvocation / a.RecordsPerEnqueueInvocation, Units: 0.5},
+			{Name: "deliver a death's reads beyond a success's (measured)", PerDelivery: a.DeadFraction, Units: a.DeathRRU},
+			{Name: "DLQ sweep: a dead message's record read (its first 12 passes, then one a day)", PerDelivery: a.DeadFraction * a.SweepReadsPerDead, Units: 1},
 		},
 		KMS: []Op{
 			{Name: "deliver Decrypt of the endpoint's signing secret (kept an hour in the warm function)", PerDelivery: 1 / a.DeliveriesPerDecrypt, Units: 1},

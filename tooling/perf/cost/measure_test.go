@@ -48,6 +48,7 @@ type deliverRun struct {
 	now  time.Time
 	mu   sync.Mutex
 	fail map[string]bool // webhook-ids whose first attempt answers 503
+	dead map[string]bool // webhook-ids answered 400, so that they die
 	seen map[string]int  // attempts per webhook-id
 }
 
@@ -55,7 +56,7 @@ const measureQueue = "http://sqs.fake/deliveries"
 
 func newDeliverRun(t *testing.T) *deliverRun {
 	t.Helper()
-	r := &deliverRun{st: storefake.New(), now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC), fail: map[string]bool{}, seen: map[string]int{}}
+	r := &deliverRun{st: storefake.New(), now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC), fail: map[string]bool{}, dead: map[string]bool{}, seen: map[string]int{}}
 	clock := func() time.Time {
 		r.mu.Lock()
 		defer r.mu.Unlock()
@@ -70,6 +71,10 @@ func newDeliverRun(t *testing.T) *deliverRun {
 		r.mu.Unlock()
 		if first && r.fail[id] {
 			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		if r.dead[id] {
+			w.WriteHeader(http.StatusBadRequest)
 			return
 		}
 		w.WriteHeader(http.StatusOK)
@@ -176,8 +181,8 @@ func sub(a, b map[string]dynamofake.Units) map[string]dynamofake.Units {
 }
 
 // modelDeliver is what the model's inputs say deliver consumes per
-// delivery: table writes, delivery-log index writes, other index writes
-// and reads.
+// delivery: table writes, delivery-log index writes and reads (deaths
+// apart).
 func modelDeliver(in Inputs) (table, logIndex, reads float64) {
 	for _, op := range in.DynamoDBWrites {
 		switch {
@@ -230,6 +235,7 @@ func TestModelDeliverUnitsAreBilledUnits(t *testing.T) {
 			// batch, so the endpoint's copy is read again only after an
 			// instance's own write to it (the model's separate row).
 			a.EndpointCacheMissesPerBatch = 0
+			a.DeadFraction = 0 // TestModelDeathUnitsAreBilledUnits measures a death
 			table, logIndex, reads := modelDeliver(a.Inputs())
 			perDelivery := func(u float64) float64 { return u / n }
 			t.Logf("billed per delivery: table %.3f WRU, %s %.3f WRU, reads %.3f RRU; model %.3f, %.3f, %.3f; by index %v",
@@ -302,4 +308,37 @@ func TestModelEnqueueUnitsAreBilledUnits(t *testing.T) {
 		}
 	}
 	require.Zero(t, writes)
+}
+
+// What a death costs deliver, billed: the same workload run twice, once
+// with every delivery delivered and once with two of its deliveries dying
+// at their first attempt (the receiver answers 400), far apart; the
+// difference, per death, is the death's own units, the success after it
+// included (its reset of the endpoint's failure count, the instance's
+// strong re-read of the endpoint). The model's DeathWRU and DeathRRU are
+// those.
+func TestModelDeathUnitsAreBilledUnits(t *testing.T) {
+	t.Parallel()
+	run := func(deaths ...int) map[string]dynamofake.Units {
+		r := newDeliverRun(t)
+		r.publish(t, 0, 10, 0)
+		r.drain(t, 100*time.Millisecond)
+		before := r.st.DB.Billed()
+		r.publish(t, 1000, 200, 0)
+		for _, i := range deaths {
+			r.dead[domain.DeliveryID(fmt.Sprintf("evt_%05d", i), "ep_1")] = true
+		}
+		r.drain(t, 100*time.Millisecond)
+		return sub(r.st.DB.Billed(), before)
+	}
+	clean, dying := run(), run(1045, 1155)
+	var w, rr float64
+	for name, u := range dying {
+		w += u.W - clean[name].W
+		rr += u.R - clean[name].R
+	}
+	a := InitialAssumptions
+	t.Logf("billed per death: %.2f WRU, %.2f RRU; model %.2f, %.2f; dying %v, clean %v", w/2, rr/2, a.DeathWRU, a.DeathRRU, dying, clean)
+	require.InDelta(t, a.DeathWRU, w/2, 0.01, "write units a death")
+	require.InDelta(t, a.DeathRRU, rr/2, 0.01, "read units a death")
 }
