@@ -308,7 +308,7 @@ func TestBilledUnits(t *testing.T) {
 		}
 		require.Empty(t, db.Billed())
 		require.NoError(t, put(db, sized("A", "1", 1500, "gsi1pk", "P", "gsi1sk", "1"))) // 2 on the table, 2 on the index (it projects all)
-		require.NoError(t, put(db, sized("B", "1", 20)))                                  // 1, no index entry
+		require.NoError(t, put(db, sized("B", "1", 20)))                                 // 1, no index entry
 		_, err := db.GetItem(context.Background(), &dynamodb.GetItemInput{Key: key("A", "1"), ConsistentRead: aws.Bool(true)})
 		require.NoError(t, err)
 		_, err = db.GetItem(context.Background(), &dynamodb.GetItemInput{Key: key("B", "1")})
