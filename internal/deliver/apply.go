@@ -21,6 +21,11 @@ func (h *Handler) apply(ctx context.Context, at *attempt, dec Decision) bool {
 	if at.in.Result != nil {
 		h.observe(at)
 	}
+	if dec.CountFailure {
+		// Counted with the batch's other failures to the endpoint, in one
+		// write once every attempt is counted (flushFailures).
+		at.health.failed(at, at.probe, at.in.Result != nil && at.in.Result.Outcome != sender.Dead)
+	}
 	at.counted()
 	h.applyEndpointHealth(ctx, at, dec)
 	if dec.Kind == Defer {
@@ -122,9 +127,6 @@ func (h *Handler) applyEndpointHealth(ctx context.Context, at *attempt, dec Deci
 		// Written to: the instance's next batch reads it again.
 		defer h.cache.forget(ref)
 	}
-	if dec.CountFailure {
-		at.health.failed(ref)
-	}
 	if dec.ResetFailures && at.health.takeReset(ref) {
 		since, err := h.Store.ResetEndpointFailures(ctx, ep.TenantID, ep.EndpointID)
 		if errors.Is(err, store.ErrNotFound) {
@@ -134,9 +136,6 @@ func (h *Handler) applyEndpointHealth(ctx context.Context, at *attempt, dec Deci
 		} else if since != nil {
 			h.raiseEndpoint(ctx, at, domain.OpEndpointRecovered, opevent.Episode(*since), "", 0)
 		}
-	}
-	if dec.CountFailure {
-		h.countFailure(ctx, at)
 	}
 	if dec.DisableEndpoint != "" {
 		msg := at.in.Message
@@ -151,15 +150,28 @@ func (h *Handler) applyEndpointHealth(ctx context.Context, at *attempt, dec Deci
 	}
 }
 
-// batchHealth keeps a batch's failure-count resets to one per endpoint:
+// batchHealth keeps a batch's failure-count writes to one per endpoint:
 // the batch's successes to an endpoint whose copy shows failures share one
-// write, where each made its own (about 0.3 write units a delivery on the
-// cost model's workload, 0.9 for a busy endpoint). A failure counted
-// against the endpoint in the batch lets the next success reset it again.
-// Safe for the batch's concurrent attempts.
+// reset, where each made its own (about 0.3 write units a delivery on the
+// cost model's workload, 0.9 for a busy endpoint), and its failures are
+// counted together, in one write once every attempt is counted, where
+// each made its own (a down endpoint's batch of ten: ten writes). A
+// failure lets the next success reset the count again; the failures are
+// counted after the batch's reset, so a batch ends with its failures
+// counted. Safe for the batch's concurrent attempts.
 type batchHealth struct {
-	mu    sync.Mutex
-	reset map[store.EndpointRef]bool
+	mu       sync.Mutex
+	reset    map[store.EndpointRef]bool
+	failures map[store.EndpointRef]*endpointFailures
+}
+
+// endpointFailures are a batch's failed attempts to one endpoint: how
+// many, whether one was the breaker's probe or retryable, and the last of
+// them (its logger and result for the log lines and operational events).
+type endpointFailures struct {
+	n                int
+	probe, retryable bool
+	at               *attempt
 }
 
 // takeReset reports whether the attempt is the one to reset ref's count:
@@ -177,28 +189,57 @@ func (b *batchHealth) takeReset(ref store.EndpointRef) bool {
 	return true
 }
 
-// failed notes a failure counted against ref: its count is no longer the
-// reset one.
-func (b *batchHealth) failed(ref store.EndpointRef) {
+// failed adds failed attempt at (the breaker's probe, retryable) to its
+// endpoint's failures: the count is no longer the reset one.
+func (b *batchHealth) failed(at *attempt, probe, retryable bool) {
+	ref := store.EndpointRef{TenantID: at.in.Message.TenantID, EndpointID: at.in.Message.EndpointID}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.reset, ref)
+	if b.failures == nil {
+		b.failures = map[store.EndpointRef]*endpointFailures{}
+	}
+	f := b.failures[ref]
+	if f == nil {
+		f = &endpointFailures{}
+		b.failures[ref] = f
+	}
+	f.n++
+	f.probe, f.retryable, f.at = f.probe || probe, f.retryable || retryable, at
 }
 
-// countFailure counts a failed attempt against the attempt's endpoint; the
-// store marks it failing at FailingAfter (default 10), opening its circuit
-// breaker for a retryable failure (again, for longer, for a failed probe),
-// and disables it at DisableAfter (default 50; negative never) once the
-// run has lasted DisableAfterFor (default 5 days).
-func (h *Handler) countFailure(ctx context.Context, at *attempt) {
+// flushFailures counts each endpoint's failed attempts of the batch, one
+// write per endpoint, the endpoints at once.
+func (h *Handler) flushFailures(ctx context.Context, b *batchHealth) {
+	b.mu.Lock()
+	fs := make([]*endpointFailures, 0, len(b.failures))
+	for _, f := range b.failures {
+		fs = append(fs, f)
+	}
+	b.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, f := range fs {
+		wg.Go(func() { h.countFailures(ctx, f) })
+	}
+	wg.Wait()
+}
+
+// countFailures counts a batch's failed attempts f against their
+// endpoint; the store marks it failing at FailingAfter (default 10),
+// opening its circuit breaker for a retryable failure (again, for longer,
+// for a failed probe), and disables it at DisableAfter (default 50;
+// negative never) once the run has lasted DisableAfterFor (default 5
+// days).
+func (h *Handler) countFailures(ctx context.Context, f *endpointFailures) {
+	at := f.at
 	ep := at.in.Endpoint
 	th := store.HealthThresholds{
 		// Negative (never) is 0 to the store.
 		FailingAfter: max(h.cfg.FailingAfter, 0), DisableAfter: max(h.cfg.DisableAfter, 0),
 		DisableAfterFor: h.cfg.DisableAfterFor, Breaker: h.cfg.Breaker,
-		Probe: at.probe, Retryable: at.in.Result != nil && at.in.Result.Outcome != sender.Dead,
+		Probe: f.probe, Retryable: f.retryable,
 	}
-	fx, err := h.Store.RecordEndpointFailure(ctx, ep.TenantID, ep.EndpointID, th)
+	fx, err := h.Store.RecordEndpointFailures(ctx, ep.TenantID, ep.EndpointID, f.n, th)
 	if errors.Is(err, store.ErrNotFound) {
 		at.log.InfoContext(ctx, endpointGone)
 		return

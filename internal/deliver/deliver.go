@@ -67,7 +67,7 @@ type Attempts interface {
 // each reports the transition it made, once per episode.
 type EndpointHealth interface {
 	DisableEndpoint(ctx context.Context, tenantID, endpointID string, reason domain.DisableReason) (bool, error)
-	RecordEndpointFailure(ctx context.Context, tenantID, endpointID string, th store.HealthThresholds) (store.FailureEffect, error)
+	RecordEndpointFailures(ctx context.Context, tenantID, endpointID string, n int, th store.HealthThresholds) (store.FailureEffect, error)
 	ResetEndpointFailures(ctx context.Context, tenantID, endpointID string) (recovered *time.Time, err error)
 }
 
@@ -158,16 +158,19 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	// The batch's metrics go out as one EMF document at the end, not one
 	// line per message and metric.
 	defer b.mb.Flush()
-	// The endpoints' counters are written as soon as every attempt is
-	// counted, beside the attempts' record writes: a clean batch's
-	// DynamoDB calls are two round trips (the batch's read; its records
-	// and counters), not three.
+	// The endpoints' counters and failure counts are written as soon as
+	// every attempt is counted, beside the attempts' record writes: a
+	// clean batch's DynamoDB calls are two round trips (the batch's read;
+	// its records and counters), not three.
 	b.observed.Add(len(ev.Records))
 	flushed := make(chan struct{})
 	go func() {
 		defer close(flushed)
 		b.observed.Wait()
+		var failures sync.WaitGroup
+		failures.Go(func() { h.flushFailures(ctx, b.health) })
 		h.flushStats(ctx, b.stats, b.mb)
+		failures.Wait()
 	}()
 	for i, m := range ev.Records {
 		wg.Add(1)

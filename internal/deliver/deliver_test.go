@@ -826,6 +826,18 @@ func TestEndpointHealth(t *testing.T) {
 		require.Equal(t, 1, f.store.resets, "one write for the batch, not one per success")
 		require.Zero(t, f.store.endpoint("t1/ep_1").ConsecutiveFailures)
 	})
+	t.Run("a batch's failures to an endpoint are counted in one write", func(t *testing.T) {
+		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) })
+		counted := &countingHealth{}
+		f.withPorts(func(p *testPorts) { counted.EndpointHealth, p.EndpointHealth = p.EndpointHealth, counted })
+		var msgs []events.SQSMessage
+		for i := range 10 {
+			msgs = append(msgs, sqsMessage(t, "d"+strconv.Itoa(i), "1", f.now))
+		}
+		f.run(t, msgs...)
+		require.Equal(t, []int{10}, counted.calls(), "one write of ten, where each failure wrote its own")
+		require.Equal(t, 10, f.store.endpoint("t1/ep_1").ConsecutiveFailures)
+	})
 	t.Run("a permanent rejection counts as a failure", func(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(422) })
 		f.run(t, sqsMessage(t, "d1", "1", f.now))
@@ -1318,7 +1330,47 @@ func TestBatchHealthResetsOncePerEndpoint(t *testing.T) {
 	require.True(t, b.takeReset(a), "the first success resets")
 	require.False(t, b.takeReset(a), "the next shares it")
 	require.True(t, b.takeReset(other), "another endpoint's is its own")
-	b.failed(a)
+	b.failed(&attempt{in: Input{Message: message.Message{TenantID: "t1", EndpointID: "ep_a"}}}, false, true)
 	require.True(t, b.takeReset(a), "after a failure, a success resets again")
 	require.False(t, b.takeReset(a))
+}
+
+// A batch's failures to one endpoint are one write, counting them all;
+// another endpoint's are its own; a probe or a retryable failure among
+// them says so for all.
+func TestBatchHealthCountsAnEndpointsFailuresTogether(t *testing.T) {
+	t.Parallel()
+	var b batchHealth
+	at := func(ep string) *attempt {
+		return &attempt{in: Input{Message: message.Message{TenantID: "t1", EndpointID: ep}}}
+	}
+	b.failed(at("ep_a"), false, false)
+	b.failed(at("ep_a"), true, false)
+	last := at("ep_a")
+	b.failed(last, false, true)
+	b.failed(at("ep_b"), false, false)
+	a, other := b.failures[store.EndpointRef{TenantID: "t1", EndpointID: "ep_a"}], b.failures[store.EndpointRef{TenantID: "t1", EndpointID: "ep_b"}]
+	require.Equal(t, endpointFailures{n: 3, probe: true, retryable: true, at: last}, *a)
+	require.Equal(t, 1, other.n)
+	require.False(t, other.probe || other.retryable)
+}
+
+// countingHealth records the counts of the failure writes it passes on.
+type countingHealth struct {
+	EndpointHealth
+	mu sync.Mutex
+	ns []int
+}
+
+func (c *countingHealth) RecordEndpointFailures(ctx context.Context, tenantID, endpointID string, n int, th store.HealthThresholds) (store.FailureEffect, error) {
+	c.mu.Lock()
+	c.ns = append(c.ns, n)
+	c.mu.Unlock()
+	return c.EndpointHealth.RecordEndpointFailures(ctx, tenantID, endpointID, n, th)
+}
+
+func (c *countingHealth) calls() []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.ns)
 }

@@ -92,7 +92,7 @@
 // hour reads never touch (typestats.go).
 //
 // An endpoint's health transitions are decided by its item's writes, so
-// each is reported once: RecordEndpointFailure marks failing_since only
+// each is reported once: RecordEndpointFailures marks failing_since only
 // where it is absent, DisableEndpoint reports whether the endpoint was
 // enabled (UPDATED_OLD), and ResetEndpointFailures returns the failing_since
 // it removed. A dead window (delivery.dead coalescing) is counted with ADD,

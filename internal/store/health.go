@@ -91,9 +91,9 @@ type HealthThresholds struct {
 	Retryable bool
 }
 
-// FailureEffect is what counting a failed attempt did to its endpoint.
+// FailureEffect is what counting failed attempts did to their endpoint.
 type FailureEffect struct {
-	// Failures is the endpoint's run of consecutive failures, this one
+	// Failures is the endpoint's run of consecutive failures, these
 	// included.
 	Failures int
 	// Failing is true when this call marked the endpoint failing (the run
@@ -112,7 +112,8 @@ type FailureEffect struct {
 	DisabledAt time.Time
 }
 
-// RecordEndpointFailure counts a failed attempt against an endpoint (and
+// RecordEndpointFailures counts n failed attempts (n ≥ 1; a deliver
+// batch's to one endpoint, in one write) against an endpoint (and
 // starts its run's clock, failures_since, on the run's first), opens its
 // circuit breaker and marks it failing (failing_since) when the count
 // reaches th.FailingAfter, opens the breaker again for a doubled cooldown
@@ -121,12 +122,15 @@ type FailureEffect struct {
 // Each transition is a conditional write, so it happens once however many
 // attempts fail at once. A count below the thresholds is one write. An
 // endpoint that does not exist answers ErrNotFound.
-func (s *Store) RecordEndpointFailure(ctx context.Context, tenantID, endpointID string, th HealthThresholds) (FailureEffect, error) {
+func (s *Store) RecordEndpointFailures(ctx context.Context, tenantID, endpointID string, n int, th HealthThresholds) (FailureEffect, error) {
 	var fx FailureEffect
+	if n < 1 {
+		return fx, fmt.Errorf("count %d failures of endpoint %s: at least one", n, endpointID)
+	}
 	now := s.Now()
 	out, err := s.updateExistingEndpoint(ctx, tenantID, endpointID, &dynamodb.UpdateItemInput{
-		UpdateExpression:          aws.String("ADD consecutive_failures :one SET failures_since = if_not_exists(failures_since, :now)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":one": &types.AttributeValueMemberN{Value: "1"}, ":now": timeValue(now)},
+		UpdateExpression:          aws.String("ADD consecutive_failures :n SET failures_since = if_not_exists(failures_since, :now)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":n": &types.AttributeValueMemberN{Value: strconv.Itoa(n)}, ":now": timeValue(now)},
 		ReturnValues:              types.ReturnValueAllNew,
 	})
 	if isConditionFailed(err) {

@@ -42,7 +42,7 @@ type Store interface {
 	RotateSecret(ctx context.Context, tenantID, endpointID string, r store.Rotation) (domain.Endpoint, error)
 	SetEndpointEnabled(ctx context.Context, tenantID, endpointID string, enabled bool) (domain.Endpoint, error)
 	DisableEndpoint(ctx context.Context, tenantID, endpointID string, reason domain.DisableReason) (bool, error)
-	RecordEndpointFailure(ctx context.Context, tenantID, endpointID string, th store.HealthThresholds) (store.FailureEffect, error)
+	RecordEndpointFailures(ctx context.Context, tenantID, endpointID string, n int, th store.HealthThresholds) (store.FailureEffect, error)
 	ResetEndpointFailures(ctx context.Context, tenantID, endpointID string) (*time.Time, error)
 	AddDeath(ctx context.Context, tenantID, endpointID string, start, end time.Time, d domain.OpDeath) (int, error)
 	DeadWindow(ctx context.Context, tenantID, endpointID string, start time.Time) (domain.OpDeliveryDeadEvent, error)

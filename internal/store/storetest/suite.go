@@ -456,7 +456,7 @@ func revisions(t *testing.T, u *suite) {
 		require.NoError(t, err)
 		require.EqualValues(t, i+1, read.Revision)
 	}
-	_, err = s.RecordEndpointFailure(ctx, tenant, "ep", store.HealthThresholds{FailingAfter: 2})
+	_, err = s.RecordEndpointFailures(ctx, tenant, "ep", 1, store.HealthThresholds{FailingAfter: 2})
 	require.NoError(t, err)
 	_, err = s.ResetEndpointFailures(ctx, tenant, "ep")
 	require.NoError(t, err)
@@ -475,7 +475,7 @@ func enabling(t *testing.T, u *suite) {
 	require.Equal(t, domain.DisabledByTenant, got.DisabledReason)
 	require.NotNil(t, got.DisabledAt, "a disable records when")
 	for range 2 {
-		_, err := s.RecordEndpointFailure(ctx, tenant, "ep", store.HealthThresholds{FailingAfter: 2})
+		_, err := s.RecordEndpointFailures(ctx, tenant, "ep", 1, store.HealthThresholds{FailingAfter: 2})
 		require.NoError(t, err)
 	}
 	got, err = s.SetEndpointEnabled(ctx, tenant, "ep", true)
@@ -498,7 +498,7 @@ func endpointHealth(t *testing.T, u *suite) {
 	th := store.HealthThresholds{FailingAfter: 2, DisableAfter: 3}
 	// An endpoint deleted while its attempt was out: not found, and no
 	// partial item made.
-	_, err := s.RecordEndpointFailure(ctx, tenant, "ep_gone", th)
+	_, err := s.RecordEndpointFailures(ctx, tenant, "ep_gone", 1, th)
 	require.ErrorIs(t, err, store.ErrNotFound)
 	_, err = s.ResetEndpointFailures(ctx, tenant, "ep_gone")
 	require.ErrorIs(t, err, store.ErrNotFound)
@@ -507,7 +507,7 @@ func endpointHealth(t *testing.T, u *suite) {
 	_, err = s.Endpoint(ctx, tenant, "ep_gone")
 	require.ErrorIs(t, err, store.ErrNotFound)
 	require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep_health", URL: "https://example.com", SealedSecrets: []string{"x"}}))
-	fx, err := s.RecordEndpointFailure(ctx, tenant, "ep_health", th)
+	fx, err := s.RecordEndpointFailures(ctx, tenant, "ep_health", 1, th)
 	require.NoError(t, err)
 	require.Equal(t, store.FailureEffect{Failures: 1}, fx)
 	since, err := s.ResetEndpointFailures(ctx, tenant, "ep_health")
@@ -521,7 +521,7 @@ func endpointHealth(t *testing.T, u *suite) {
 	var mark time.Time
 	for i := 1; i <= 4; i++ {
 		u.clock.Advance(time.Second)
-		fx, err := s.RecordEndpointFailure(ctx, tenant, "ep_health", th)
+		fx, err := s.RecordEndpointFailures(ctx, tenant, "ep_health", 1, th)
 		require.NoError(t, err)
 		require.Equal(t, i, fx.Failures)
 		if fx.Failing {
@@ -554,6 +554,20 @@ func endpointHealth(t *testing.T, u *suite) {
 	require.NoError(t, err)
 	require.Nil(t, since, "recovered once")
 
+	// A batch's failures in one write: the count jumps past both
+	// thresholds at once, and both transitions happen.
+	require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep_batch", URL: "https://example.com"}))
+	fx, err = s.RecordEndpointFailures(ctx, tenant, "ep_batch", 1, th)
+	require.NoError(t, err)
+	require.Equal(t, store.FailureEffect{Failures: 1}, fx)
+	fx, err = s.RecordEndpointFailures(ctx, tenant, "ep_batch", 4, th)
+	require.NoError(t, err)
+	require.Equal(t, 5, fx.Failures, "four more at once")
+	require.True(t, fx.Failing, "past FailingAfter in one write")
+	require.True(t, fx.Disabled, "and past DisableAfter")
+	_, err = s.RecordEndpointFailures(ctx, tenant, "ep_batch", 0, th)
+	require.ErrorContains(t, err, "at least one")
+
 	require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep_gone", URL: "https://example.com"}))
 	disabled, err := s.DisableEndpoint(ctx, tenant, "ep_gone", domain.DisabledEndpointGone)
 	require.NoError(t, err)
@@ -569,7 +583,7 @@ func endpointHealth(t *testing.T, u *suite) {
 	require.NotNil(t, ep.FailingSince, "a disabled endpoint is failing until a success")
 
 	for name, call := range map[string]func() error{
-		"RecordEndpointFailure": func() error { _, err := s.RecordEndpointFailure(ctx, tenant, "ep_missing", th); return err },
+		"RecordEndpointFailures": func() error { _, err := s.RecordEndpointFailures(ctx, tenant, "ep_missing", 1, th); return err },
 		"ResetEndpointFailures": func() error { _, err := s.ResetEndpointFailures(ctx, tenant, "ep_missing"); return err },
 		"DisableEndpoint": func() error {
 			_, err := s.DisableEndpoint(ctx, tenant, "ep_missing", domain.DisabledEndpointGone)
@@ -1286,7 +1300,7 @@ func breaker(t *testing.T, u *suite) {
 	pol := domain.Breaker{Cooldown: 10 * time.Second, MaxCooldown: 30 * time.Second}
 	th := store.HealthThresholds{FailingAfter: 2, DisableAfter: 100, Breaker: pol, Retryable: true}
 	require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep", URL: "https://example.com"}))
-	fx, err := s.RecordEndpointFailure(ctx, tenant, "ep", th)
+	fx, err := s.RecordEndpointFailures(ctx, tenant, "ep", 1, th)
 	require.NoError(t, err)
 	require.Nil(t, fx.BreakerUntil, "below the threshold the breaker stays closed")
 	ep, err := s.Endpoint(ctx, tenant, "ep")
@@ -1295,7 +1309,7 @@ func breaker(t *testing.T, u *suite) {
 	require.Equal(t, domain.BreakerClosed, ep.Breaker(u.clock.Now()))
 
 	u.clock.Advance(time.Second)
-	fx, err = s.RecordEndpointFailure(ctx, tenant, "ep", th)
+	fx, err = s.RecordEndpointFailures(ctx, tenant, "ep", 1, th)
 	require.NoError(t, err)
 	require.True(t, fx.Failing, "the breaker opens with the failing mark")
 	require.NotNil(t, fx.BreakerUntil)
@@ -1305,14 +1319,14 @@ func breaker(t *testing.T, u *suite) {
 	require.Equal(t, domain.BreakerOpen, ep.Breaker(u.clock.Now()))
 	require.Equal(t, domain.BreakerHalfOpen, ep.Breaker(u.clock.Now().Add(10*time.Second)))
 
-	fx, err = s.RecordEndpointFailure(ctx, tenant, "ep", th)
+	fx, err = s.RecordEndpointFailures(ctx, tenant, "ep", 1, th)
 	require.NoError(t, err)
 	require.Nil(t, fx.BreakerUntil, "a failure that is not the probe's leaves the open breaker as it is")
 	require.False(t, fx.Failing, "marked once")
 
 	for i, want := range []time.Duration{20 * time.Second, 30 * time.Second, 30 * time.Second} {
 		u.clock.Advance(time.Minute)
-		fx, err = s.RecordEndpointFailure(ctx, tenant, "ep", store.HealthThresholds{FailingAfter: 2, DisableAfter: 100, Breaker: pol, Probe: true, Retryable: true})
+		fx, err = s.RecordEndpointFailures(ctx, tenant, "ep", 1, store.HealthThresholds{FailingAfter: 2, DisableAfter: 100, Breaker: pol, Probe: true, Retryable: true})
 		require.NoError(t, err)
 		require.NotNil(t, fx.BreakerUntil, "probe %d failed: opened again", i)
 		require.WithinDuration(t, u.clock.Now().Add(want), *fx.BreakerUntil, time.Millisecond, "probe %d", i)
@@ -1327,7 +1341,7 @@ func breaker(t *testing.T, u *suite) {
 
 	// Permanent failures mark the endpoint failing, never open the breaker.
 	for i := 1; i <= 3; i++ {
-		fx, err := s.RecordEndpointFailure(ctx, tenant, "ep", store.HealthThresholds{FailingAfter: 2, DisableAfter: 100, Breaker: pol})
+		fx, err := s.RecordEndpointFailures(ctx, tenant, "ep", 1, store.HealthThresholds{FailingAfter: 2, DisableAfter: 100, Breaker: pol})
 		require.NoError(t, err)
 		require.Nil(t, fx.BreakerUntil, "a rejection opens no breaker")
 		require.Equal(t, i == 2, fx.Failing, "marked failing at the threshold, once")
@@ -1335,7 +1349,7 @@ func breaker(t *testing.T, u *suite) {
 	ep, err = s.Endpoint(ctx, tenant, "ep")
 	require.NoError(t, err)
 	require.Equal(t, domain.BreakerClosed, ep.Breaker(u.clock.Now()))
-	fx, err = s.RecordEndpointFailure(ctx, tenant, "ep", th)
+	fx, err = s.RecordEndpointFailures(ctx, tenant, "ep", 1, th)
 	require.NoError(t, err)
 	require.NotNil(t, fx.BreakerUntil, "a retryable failure past the threshold opens it")
 	require.False(t, fx.Failing, "already marked")
@@ -1356,12 +1370,12 @@ func patientDisable(t *testing.T, u *suite) {
 	require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep", URL: "https://example.com"}))
 	for i := 1; i <= 10; i++ {
 		u.clock.Advance(time.Minute)
-		fx, err := s.RecordEndpointFailure(ctx, tenant, "ep", th)
+		fx, err := s.RecordEndpointFailures(ctx, tenant, "ep", 1, th)
 		require.NoError(t, err)
 		require.False(t, fx.Disabled, "failure %d: the run is %d minutes old, not an hour", i, i-1)
 	}
 	u.clock.Advance(51 * time.Minute)
-	fx, err := s.RecordEndpointFailure(ctx, tenant, "ep", th)
+	fx, err := s.RecordEndpointFailures(ctx, tenant, "ep", 1, th)
 	require.NoError(t, err)
 	require.True(t, fx.Disabled, "past the count and the hour")
 	ep, err := s.Endpoint(ctx, tenant, "ep")
@@ -1372,14 +1386,14 @@ func patientDisable(t *testing.T, u *suite) {
 	// A success starts the clock again.
 	require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep2", URL: "https://example.com"}))
 	for range 5 {
-		_, err := s.RecordEndpointFailure(ctx, tenant, "ep2", th)
+		_, err := s.RecordEndpointFailures(ctx, tenant, "ep2", 1, th)
 		require.NoError(t, err)
 	}
 	u.clock.Advance(2 * time.Hour)
 	_, err = s.ResetEndpointFailures(ctx, tenant, "ep2")
 	require.NoError(t, err)
 	for range 5 {
-		fx, err := s.RecordEndpointFailure(ctx, tenant, "ep2", th)
+		fx, err := s.RecordEndpointFailures(ctx, tenant, "ep2", 1, th)
 		require.NoError(t, err)
 		require.False(t, fx.Disabled, "the new run began now")
 	}

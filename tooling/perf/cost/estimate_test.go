@@ -465,7 +465,7 @@ func ExampleEstimate() {
 	// | SQS: event source ReceiveMessage (one per batch) | 0.105 | 0.042 | 1% |
 	// | SQS: event source DeleteMessageBatch (one per batch) | 0.105 | 0.042 | 1% |
 	// | SQS: enqueue SendMessageBatch (ten messages a request, across records) | 0.100 | 0.040 | 1% |
-	// | DynamoDB writes: deliver RecordEndpointFailure UpdateItem | 0.050 | 0.031 | 1% |
+	// | DynamoDB writes: deliver RecordEndpointFailures UpdateItem (one per endpoint per batch with failures: at most one per failure) | 0.050 | 0.031 | 1% |
 	// | DynamoDB writes: deliver ResetEndpointFailures UpdateItem | 0.050 | 0.031 | 1% |
 	// | KMS: deliver Decrypt of the endpoint's signing secret (kept an hour in the warm function) | 0.010 | 0.030 | 1% |
 	// | DynamoDB reads: deliver LoadWith BatchGetItem: the endpoint and its tombstone after the instance wrote to it (consistent, at most one per failure count or reset) | 0.200 | 0.025 | 1% |

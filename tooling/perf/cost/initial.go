@@ -378,7 +378,7 @@ func (a Assumptions) Inputs() Inputs {
 		DynamoDBWrites: []Op{
 			{Name: "deliver RecordAttempt UpdateItem (the first creates the record)", PerDelivery: attempts, Units: recordAttempt},
 			{Name: "deliver by_log index entry (the delivery log: each attempt's write of the record)", PerDelivery: attempts, Units: a.DeliveryLogIndexWRU},
-			{Name: "deliver RecordEndpointFailure UpdateItem", PerDelivery: r, Units: 1},
+			{Name: "deliver RecordEndpointFailures UpdateItem (one per endpoint per batch with failures: at most one per failure)", PerDelivery: r, Units: 1},
 			{Name: "deliver ResetEndpointFailures UpdateItem", PerDelivery: r * a.ResetsPerFailure, Units: 1},
 			{Name: "deliver AddEndpointStats UpdateItem (once per endpoint per batch)", PerDelivery: batches * a.EndpointsPerBatch, Units: a.StatsWRU},
 			{Name: "deliver AddEndpointTypeStats UpdateItem (once per endpoint and event type per batch)", PerDelivery: batches * a.EndpointsPerBatch * a.TypesPerBatch, Units: a.TypeStatsWRU},
