@@ -71,7 +71,7 @@ var Calls = map[string][]Call{
 	"PutRejection":              {putItem},
 	"Rejection":                 {getItem},
 	"DisableEndpoint":           {updateItem},
-	"RecordEndpointFailures":     {updateItem},
+	"RecordEndpointFailures":    {updateItem},
 	"ResetEndpointFailures":     {updateItem},
 	"AddDeath":                  {updateItem},
 	"DeadWindow":                {getItem},

@@ -584,7 +584,7 @@ func endpointHealth(t *testing.T, u *suite) {
 
 	for name, call := range map[string]func() error{
 		"RecordEndpointFailures": func() error { _, err := s.RecordEndpointFailures(ctx, tenant, "ep_missing", 1, th); return err },
-		"ResetEndpointFailures": func() error { _, err := s.ResetEndpointFailures(ctx, tenant, "ep_missing"); return err },
+		"ResetEndpointFailures":  func() error { _, err := s.ResetEndpointFailures(ctx, tenant, "ep_missing"); return err },
 		"DisableEndpoint": func() error {
 			_, err := s.DisableEndpoint(ctx, tenant, "ep_missing", domain.DisabledEndpointGone)
 			return err
