@@ -797,9 +797,17 @@ func TestRedriveInSteps(t *testing.T) {
 	late := e.q.addDLQ(body("late", tenantA, "ep_1", "order.created"), e.clk.Now())
 
 	steps := 0
+	var byStep [][]int32 // each step's delays, sorted: its sends land in any order
 	for e.st.job(job).Status != domain.StatusCompleted {
+		before := len(e.q.sentTo(deliveryURL))
 		require.NoError(t, e.w.Step(context.Background(), job))
 		steps++
+		var delays []int32
+		for _, s := range e.q.sentTo(deliveryURL)[before:] {
+			delays = append(delays, s.Delay)
+		}
+		slices.Sort(delays)
+		byStep = append(byStep, delays)
 		require.LessOrEqual(t, steps, 10)
 		msgs := e.q.sentTo(opsURL)
 		if last := msgs[len(msgs)-1]; last.Body == `{"job_id":"rj_redrive"}` {
@@ -813,11 +821,7 @@ func TestRedriveInSteps(t *testing.T) {
 	require.True(t, there)
 	require.False(t, m.VisibleAt.After(e.clk.Now()))
 	require.Len(t, e.q.dlq, 1, "the job completes when the DLQ has nothing older")
-	var delays []int32
-	for _, s := range e.q.sentTo(deliveryURL) {
-		delays = append(delays, s.Delay)
-	}
-	require.Equal(t, []int32{0, 1, 0, 1, 0}, delays, "paced at 1/s within each step")
+	require.Equal(t, [][]int32{{0, 1}, {0, 1}, {0}}, byStep, "paced at 1/s within each step")
 }
 
 func TestRedriveAndTenantReplay(t *testing.T) {
@@ -1453,4 +1457,46 @@ func TestReplayClaimsAChunkAtOnce(t *testing.T) {
 	require.Equal(t, 10, most, "a chunk's ten claims under way together")
 	require.Equal(t, 20, e.st.job(job).Replayed)
 	e.requireNoLoss(t, ids)
+}
+
+// The operator's redrive handles a receive's ten messages at once, where
+// each waited for the one before (read, claim, send, release, delete):
+// here each claim waits until ten are under way.
+func TestRedriveHandlesAReceiveAtOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	old := e.t0.Add(-time.Hour)
+	var ids []string
+	for i := range 20 {
+		id := fmt.Sprintf("r%02d", i)
+		e.dead(id, tenantA, "ep_1", "order.created", old)
+		e.q.addDLQ(body(id, tenantA, "ep_1", "order.created"), old)
+		ids = append(ids, id)
+	}
+	var mu sync.Mutex
+	inFlight, most := 0, 0
+	all := make(chan struct{})
+	var once sync.Once
+	e.st.beforeClaim = func(string, string) {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		if inFlight == 10 {
+			once.Do(func() { close(all) })
+		}
+		mu.Unlock()
+		select {
+		case <-all:
+		case <-time.After(10 * time.Second):
+		}
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+	}
+	job := e.start(t, domain.Job{JobID: "rj_redrive", Kind: domain.KindRedrive, Args: &dlq.RedriveArgs{}})
+	e.clk.Advance(time.Second)
+	e.run(t, e.w, job)
+	require.Equal(t, 10, most, "a receive's ten claims under way together")
+	require.Equal(t, 20, e.st.job(job).Replayed)
+	requireOnce(t, e, ids, job)
 }

@@ -5,11 +5,15 @@
 //     in paced steps. Each message is sent back before it is deleted, so a
 //     stop anywhere leaves it in the DLQ or in flight (at worst both: a
 //     duplicate, never a loss); a dead delivery is claimed first, so a
-//     tenant's concurrent replay does not send it twice.
+//     tenant's concurrent replay does not send it twice. A receive's
+//     messages (ten) are handled at once, and counted in their order.
 //   - Sweeper: the sweep, at most once per gap (store.ClaimSweep). It
 //     deletes the stale copies of deliveries delivered or replayed since,
 //     and the messages of tenants being erased (a tombstone), and records
-//     the deaths their attempts did not (never an erased tenant's).
+//     the deaths their attempts did not (never an erased tenant's). A
+//     message's record is read by its first 12 passes, then about daily,
+//     and by the sweeps after a job of its tenant: a bounded number of
+//     reads over the DLQ's 14 days.
 //   - Depths: every tenant's DLQ depth as gauges, and the reconciliation of
 //     the depth counters with the dead index.
 //   - Queue: receiving, deleting and showing again the DLQ's messages, and

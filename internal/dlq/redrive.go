@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -88,6 +89,7 @@ func (w *Redriver) Step(ctx context.Context, j *domain.Job) (done bool, sent int
 	// step ends so the step does not see them twice, then shown again.
 	var held []sqstypes.Message
 	defer func() { w.DLQ.Show(ctx, held) }()
+	paced := 0 // the step's sends paced so far, sent back or not
 	for sent < budget {
 		msgs, err := w.DLQ.Receive(ctx, budget-sent, 10*time.Minute)
 		if err != nil {
@@ -96,7 +98,7 @@ func (w *Redriver) Step(ctx context.Context, j *domain.Job) (done bool, sent int
 		if len(msgs) == 0 {
 			return w.drained(ctx, j, a, sent, len(held))
 		}
-		handled := 0
+		var todo []sqstypes.Message
 		for _, m := range msgs {
 			if SentAt(m).After(j.CreatedAt) {
 				held = append(held, m)
@@ -113,18 +115,16 @@ func (w *Redriver) Step(ctx context.Context, j *domain.Job) (done bool, sent int
 				held = append(held, m)
 				continue
 			}
-			handled++
-			j.Matched++
-			ok, err := w.redriveOne(ctx, j, m, sent)
-			if err != nil {
-				return false, sent, 0, err
-			}
-			if ok {
-				sent++
-			}
+			todo = append(todo, m)
 		}
-		if handled == 0 {
+		if len(todo) == 0 {
 			continue
+		}
+		j.Matched += len(todo)
+		n, err := w.redriveAll(ctx, j, todo, paced)
+		sent, paced = sent+n, paced+len(todo)
+		if err != nil {
+			return false, sent, 0, err
 		}
 		j.Steps++
 		a.DLQWaits = 0
@@ -180,44 +180,81 @@ const (
 	redriveWaits = 48
 )
 
+// moved is what became of a DLQ message the redrive handled.
+type moved int
+
+const (
+	movedBack     moved = iota // sent back to the delivery queue
+	movedStale                 // a stale copy, deleted
+	movedInReplay              // a tenant's replay has it; this copy deleted
+)
+
+// redriveAll handles a receive's delivery messages at once (a round trip
+// per receive of ten, not one per message), the k-th paced as the
+// (first+k)-th send of the step, then counts what became of each, in
+// order, and reports how many were sent back.
+func (w *Redriver) redriveAll(ctx context.Context, j *domain.Job, msgs []sqstypes.Message, first int) (int, error) {
+	outs := make([]moved, len(msgs))
+	errs := make([]error, len(msgs))
+	var wg sync.WaitGroup
+	for k, m := range msgs {
+		wg.Go(func() { outs[k], errs[k] = w.redriveOne(ctx, j.JobID, m, first+k) })
+	}
+	wg.Wait()
+	n := 0
+	for k, m := range msgs {
+		if errs[k] != nil {
+			continue
+		}
+		msg, _ := message.Decode(aws.ToString(m.Body))
+		switch outs[k] {
+		case movedStale:
+			jobs.Skip(j, msg.DeliveryID, domain.SkipStaleCopy)
+		case movedInReplay:
+			jobs.Skip(j, msg.DeliveryID, domain.SkipReplayInProgress)
+		default:
+			n++
+			j.Replayed++
+			w.Metrics.Put(metrics.Replayed, 1, map[string]string{metrics.DimensionTenant: msg.TenantID})
+		}
+	}
+	return n, errors.Join(errs...)
+}
+
 // redriveOne handles one DLQ message (a delivery message: Step holds the
-// malformed) and reports whether it was sent back.
-func (w *Redriver) redriveOne(ctx context.Context, j *domain.Job, m sqstypes.Message, n int) (bool, error) {
+// malformed), the n-th send of the step, and says what became of it.
+func (w *Redriver) redriveOne(ctx context.Context, jobID string, m sqstypes.Message, n int) (moved, error) {
 	body := aws.ToString(m.Body)
 	msg, err := message.Decode(body)
 	if err != nil {
-		return false, fmt.Errorf("redrive message %s: %w", aws.ToString(m.MessageId), err)
+		return 0, fmt.Errorf("redrive message %s: %w", aws.ToString(m.MessageId), err)
 	}
 	d, err := w.delivery(ctx, msg.DeliveryID)
 	if err != nil {
-		return false, err
+		return 0, err
 	}
 	if IsStale(d, SentAt(m)) {
-		jobs.Skip(j, msg.DeliveryID, domain.SkipStaleCopy)
-		return false, w.DLQ.Delete(ctx, m)
+		return movedStale, w.DLQ.Delete(ctx, m)
 	}
-	claimed, err := w.claim(ctx, j.JobID, msg.DeliveryID, d)
+	claimed, err := w.claim(ctx, jobID, msg.DeliveryID, d)
 	switch {
 	case errors.Is(err, store.ErrReplayInFlight), errors.Is(err, store.ErrNotDead):
 		// A tenant's replay has it: that replay sends it; this copy goes.
-		jobs.Skip(j, msg.DeliveryID, domain.SkipReplayInProgress)
-		return false, w.DLQ.Delete(ctx, m)
+		return movedInReplay, w.DLQ.Delete(ctx, m)
 	case err != nil:
-		return false, err
+		return 0, err
 	}
 	// Dead (now claimed), or pending with no replay since: its death was not
 	// recorded, and this message is its only copy. Either way, send it back.
 	if err := w.sendBack(ctx, body, msg, n); err != nil {
-		return false, err
+		return 0, err
 	}
 	if claimed {
-		if err := w.Store.ReleaseReplay(ctx, msg.DeliveryID, j.JobID); err != nil {
-			return false, err
+		if err := w.Store.ReleaseReplay(ctx, msg.DeliveryID, jobID); err != nil {
+			return 0, err
 		}
 	}
-	j.Replayed++
-	w.Metrics.Put(metrics.Replayed, 1, map[string]string{metrics.DimensionTenant: msg.TenantID})
-	return true, w.DLQ.Delete(ctx, m)
+	return movedBack, w.DLQ.Delete(ctx, m)
 }
 
 // delivery is the delivery id a DLQ message is of, as stored; pending when
