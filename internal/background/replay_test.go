@@ -1432,29 +1432,10 @@ func TestReplayClaimsAChunkAtOnce(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ids := e.deadN("dl_", 20)
-	var mu sync.Mutex
-	inFlight, most := 0, 0
-	all := make(chan struct{})
-	var once sync.Once
-	e.st.beforeClaim = func(string, string) {
-		mu.Lock()
-		inFlight++
-		most = max(most, inFlight)
-		if inFlight == 10 {
-			once.Do(func() { close(all) })
-		}
-		mu.Unlock()
-		select {
-		case <-all:
-		case <-time.After(10 * time.Second):
-		}
-		mu.Lock()
-		inFlight--
-		mu.Unlock()
-	}
+	most := claimsTogether(e, 10)
 	job := e.start(t, domain.Job{JobID: "rj_chunk", TenantID: tenantA, Kind: domain.KindIDs, Args: &replay.IDs{IDs: ids}})
 	e.run(t, e.w, job)
-	require.Equal(t, 10, most, "a chunk's ten claims under way together")
+	require.Equal(t, 10, most(), "a chunk's ten claims under way together")
 	require.Equal(t, 20, e.st.job(job).Replayed)
 	e.requireNoLoss(t, ids)
 }
@@ -1473,15 +1454,28 @@ func TestRedriveHandlesAReceiveAtOnce(t *testing.T) {
 		e.q.addDLQ(body(id, tenantA, "ep_1", "order.created"), old)
 		ids = append(ids, id)
 	}
+	most := claimsTogether(e, 10)
+	job := e.start(t, domain.Job{JobID: "rj_redrive", Kind: domain.KindRedrive, Args: &dlq.RedriveArgs{}})
+	e.clk.Advance(time.Second)
+	e.run(t, e.w, job)
+	require.Equal(t, 10, most(), "a receive's ten claims under way together")
+	require.Equal(t, 20, e.st.job(job).Replayed)
+	requireOnce(t, e, ids, job)
+}
+
+// claimsTogether makes each claim wait (10 s at most) until n are under
+// way at once, which claims made one after another never are, and returns
+// the most that were.
+func claimsTogether(e *env, n int) (most func() int) {
 	var mu sync.Mutex
-	inFlight, most := 0, 0
+	inFlight, peak := 0, 0
 	all := make(chan struct{})
 	var once sync.Once
 	e.st.beforeClaim = func(string, string) {
 		mu.Lock()
 		inFlight++
-		most = max(most, inFlight)
-		if inFlight == 10 {
+		peak = max(peak, inFlight)
+		if inFlight == n {
 			once.Do(func() { close(all) })
 		}
 		mu.Unlock()
@@ -1493,10 +1487,9 @@ func TestRedriveHandlesAReceiveAtOnce(t *testing.T) {
 		inFlight--
 		mu.Unlock()
 	}
-	job := e.start(t, domain.Job{JobID: "rj_redrive", Kind: domain.KindRedrive, Args: &dlq.RedriveArgs{}})
-	e.clk.Advance(time.Second)
-	e.run(t, e.w, job)
-	require.Equal(t, 10, most, "a receive's ten claims under way together")
-	require.Equal(t, 20, e.st.job(job).Replayed)
-	requireOnce(t, e, ids, job)
+	return func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return peak
+	}
 }
