@@ -784,13 +784,7 @@ func TestRedriveInSteps(t *testing.T) {
 	e.w.StepSends, e.w.Rate = 2, 1
 	e.q.perReceive = 2
 	old := e.t0.Add(-time.Hour)
-	var ids []string
-	for i := range 5 {
-		id := fmt.Sprintf("r%d", i)
-		e.dead(id, tenantA, "ep_1", "order.created", old)
-		e.q.addDLQ(body(id, tenantA, "ep_1", "order.created"), old)
-		ids = append(ids, id)
-	}
+	ids := e.deadInDLQ("r%d", 5, old)
 	job := e.start(t, domain.Job{JobID: "rj_redrive", Kind: domain.KindRedrive, Args: &dlq.RedriveArgs{}})
 	e.clk.Advance(time.Second)
 	e.dead("late", tenantA, "ep_1", "order.created", e.clk.Now())
@@ -874,13 +868,7 @@ func TestRedriveCrashAndResume(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
 			old := e.t0.Add(-time.Hour)
-			var ids []string
-			for i := range 4 {
-				id := fmt.Sprintf("r%d", i)
-				e.dead(id, tenantA, "ep_1", "order.created", old)
-				e.q.addDLQ(body(id, tenantA, "ep_1", "order.created"), old)
-				ids = append(ids, id)
-			}
+			ids := e.deadInDLQ("r%d", 4, old)
 			job := e.start(t, domain.Job{JobID: "rj_redrive", Kind: domain.KindRedrive, Args: &dlq.RedriveArgs{}})
 			e.clk.Advance(time.Second)
 			e.st.fail(c.storeFaults...)
@@ -1447,13 +1435,7 @@ func TestRedriveHandlesAReceiveAtOnce(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	old := e.t0.Add(-time.Hour)
-	var ids []string
-	for i := range 20 {
-		id := fmt.Sprintf("r%02d", i)
-		e.dead(id, tenantA, "ep_1", "order.created", old)
-		e.q.addDLQ(body(id, tenantA, "ep_1", "order.created"), old)
-		ids = append(ids, id)
-	}
+	ids := e.deadInDLQ("r%02d", 20, old)
 	most := claimsTogether(e, 10)
 	job := e.start(t, domain.Job{JobID: "rj_redrive", Kind: domain.KindRedrive, Args: &dlq.RedriveArgs{}})
 	e.clk.Advance(time.Second)
@@ -1492,4 +1474,17 @@ func claimsTogether(e *env, n int) (most func() int) {
 		defer mu.Unlock()
 		return peak
 	}
+}
+
+// deadInDLQ makes n dead deliveries of tenant A (ids by format, of i),
+// dead at old, each with its message in the DLQ, and returns their ids.
+func (e *env) deadInDLQ(format string, n int, old time.Time) []string {
+	var ids []string
+	for i := range n {
+		id := fmt.Sprintf(format, i)
+		e.dead(id, tenantA, "ep_1", "order.created", old)
+		e.q.addDLQ(body(id, tenantA, "ep_1", "order.created"), old)
+		ids = append(ids, id)
+	}
+	return ids
 }
