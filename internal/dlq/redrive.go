@@ -98,13 +98,14 @@ func (w *Redriver) Step(ctx context.Context, j *domain.Job) (done bool, sent int
 		if len(msgs) == 0 {
 			return w.drained(ctx, j, a, sent, len(held))
 		}
-		var todo []sqstypes.Message
+		var todo []dlqDelivery
 		for _, m := range msgs {
 			if SentAt(m).After(j.CreatedAt) {
 				held = append(held, m)
 				continue
 			}
-			if _, err := message.Decode(aws.ToString(m.Body)); err != nil {
+			msg, err := message.Decode(aws.ToString(m.Body))
+			if err != nil {
 				// Cannot be delivered as it is: left in the DLQ for a
 				// human, counted once (while SkippedIDs names it), held.
 				if id := aws.ToString(m.MessageId); j.SkippedIDs[id] != domain.SkipMalformedMessage {
@@ -115,7 +116,7 @@ func (w *Redriver) Step(ctx context.Context, j *domain.Job) (done bool, sent int
 				held = append(held, m)
 				continue
 			}
-			todo = append(todo, m)
+			todo = append(todo, dlqDelivery{m, msg})
 		}
 		if len(todo) == 0 {
 			continue
@@ -193,20 +194,20 @@ const (
 // per receive of ten, not one per message), the k-th paced as the
 // (first+k)-th send of the step, then counts what became of each, in
 // order, and reports how many were sent back.
-func (w *Redriver) redriveAll(ctx context.Context, j *domain.Job, msgs []sqstypes.Message, first int) (int, error) {
-	outs := make([]moved, len(msgs))
-	errs := make([]error, len(msgs))
+func (w *Redriver) redriveAll(ctx context.Context, j *domain.Job, ds []dlqDelivery, first int) (int, error) {
+	outs := make([]moved, len(ds))
+	errs := make([]error, len(ds))
 	var wg sync.WaitGroup
-	for k, m := range msgs {
-		wg.Go(func() { outs[k], errs[k] = w.redriveOne(ctx, j.JobID, m, first+k) })
+	for k, d := range ds {
+		wg.Go(func() { outs[k], errs[k] = w.redriveOne(ctx, j.JobID, d, first+k) })
 	}
 	wg.Wait()
 	n := 0
-	for k, m := range msgs {
+	for k, d := range ds {
 		if errs[k] != nil {
 			continue
 		}
-		msg, _ := message.Decode(aws.ToString(m.Body))
+		msg := d.msg
 		switch outs[k] {
 		case movedStale:
 			jobs.Skip(j, msg.DeliveryID, domain.SkipStaleCopy)
@@ -221,14 +222,17 @@ func (w *Redriver) redriveAll(ctx context.Context, j *domain.Job, msgs []sqstype
 	return n, errors.Join(errs...)
 }
 
-// redriveOne handles one DLQ message (a delivery message: Step holds the
-// malformed), the n-th send of the step, and says what became of it.
-func (w *Redriver) redriveOne(ctx context.Context, jobID string, m sqstypes.Message, n int) (moved, error) {
-	body := aws.ToString(m.Body)
-	msg, err := message.Decode(body)
-	if err != nil {
-		return 0, fmt.Errorf("redrive message %s: %w", aws.ToString(m.MessageId), err)
-	}
+// dlqDelivery is a DLQ message and the delivery message it holds, decoded
+// once (Step holds the malformed).
+type dlqDelivery struct {
+	m   sqstypes.Message
+	msg message.Message
+}
+
+// redriveOne handles one DLQ delivery message, the n-th send of the step,
+// and says what became of it.
+func (w *Redriver) redriveOne(ctx context.Context, jobID string, dm dlqDelivery, n int) (moved, error) {
+	m, msg, body := dm.m, dm.msg, aws.ToString(dm.m.Body)
 	d, err := w.delivery(ctx, msg.DeliveryID)
 	if err != nil {
 		return 0, err
