@@ -39,8 +39,6 @@ func (h *Handler) apply(ctx context.Context, at *attempt, dec Decision) bool {
 		return h.recordDelivered(ctx, at)
 	case Retry:
 		return h.retryLater(ctx, at, dec.Delay)
-	case Exhausted:
-		return h.handOverToRedrive(ctx, at, dec.Reason)
 	case Dead:
 		return h.deadLetter(ctx, at, dec.Reason)
 	case DeadUnrecorded:
@@ -322,21 +320,6 @@ func (h *Handler) waitOut(ctx context.Context, at *attempt, delay time.Duration)
 		return true
 	}
 	h.setVisibility(ctx, at.log, at.m, delay)
-	return false
-}
-
-// handOverToRedrive records the last attempt, the delivery dead, and makes
-// the message visible at once: SQS's redrive policy moves it to the DLQ
-// when it is next received.
-func (h *Handler) handOverToRedrive(ctx context.Context, at *attempt, reason domain.DeadReason) bool {
-	d := at.in.Delivery
-	if err := h.record(ctx, d, at.record(), domain.Outcome{State: domain.StateDead, DeadReason: reason, Message: at.m.Body}); err != nil {
-		at.log.ErrorContext(ctx, "cannot record attempt", "record_error", err.Error())
-	}
-	h.setVisibility(ctx, at.log, at.m, 0)
-	at.mb.Put(metrics.DeadLettered, 1, map[string]string{metrics.DimensionTenant: d.TenantID, metrics.DimensionReason: string(reason)})
-	at.log.WarnContext(ctx, "attempts exhausted; SQS moves the message to the DLQ")
-	h.noteDeath(ctx, at, reason)
 	return false
 }
 

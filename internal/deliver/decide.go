@@ -111,9 +111,6 @@ const (
 	// Dead: record the delivery dead with Decision.Reason, send the message
 	// to the DLQ and delete it.
 	Dead
-	// Exhausted: the last attempt failed. Record the delivery dead and make
-	// the message visible at once: SQS's redrive policy moves it to the DLQ.
-	Exhausted
 	// DeadUnrecorded: send the message to the DLQ as it is; it names no
 	// delivery to record (malformed).
 	DeadUnrecorded
@@ -139,7 +136,7 @@ const (
 )
 
 var kindNames = [...]string{
-	Send: "send", Delivered: "delivered", Retry: "retry", Dead: "dead", Exhausted: "exhausted",
+	Send: "send", Delivered: "delivered", Retry: "retry", Dead: "dead",
 	DeadUnrecorded: "dead_unrecorded", Duplicate: "duplicate", ReturnUntried: "return_untried",
 	Defer: "defer", Dropped: "dropped", Cancelled: "cancelled",
 }
@@ -157,14 +154,14 @@ type Decision struct {
 	// Delay, for Retry, is how long the message hides: whole seconds within
 	// retry.Policy.LongestDelay.
 	Delay time.Duration
-	// Reason, for Dead, Exhausted and DeadUnrecorded, says why.
+	// Reason, for Dead and DeadUnrecorded, says why.
 	Reason domain.DeadReason
 	// Wait, for Defer, says what the message waits for.
 	Wait Wait
 	// MarkDeadFirst, for Send, asks for the delivery to be recorded dead
 	// (attempts_exhausted) before the request: this is the last receive, and
-	// should the outcome not be recorded, SQS moves the message to the DLQ
-	// unseen. Never for a message that carries attempts: SQS's redrive
+	// should the outcome not be recorded, SQS moves the message to the DLQ's
+	// arrivals unseen. Never for a message that carries attempts: SQS's redrive
 	// cannot see them, so its exhaustion is dead-lettered here.
 	MarkDeadFirst bool
 	// DisableEndpoint, when not empty, disables the endpoint for this reason.
@@ -197,14 +194,17 @@ type Decision struct {
 // itself or the endpoint's protection stands in the way of spends an
 // attempt: every Defer carries the attempts made.
 //
-// A message that carries attempts (sent again to wait for a rate limit)
-// has a receive count below its attempt number, so SQS's redrive, which
-// counts receives, would not move it to the DLQ in time: its last failed
-// attempt is Dead (attempts_exhausted), dead-lettered explicitly, not
-// Exhausted; and it is never attempted past the schedule (should a last
-// attempt's outcome be lost, it comes back and goes dead untried). So is a
-// message to an endpoint whose own schedule has fewer attempts than the
-// queue's maxReceiveCount (p from retry.ForEndpoint, p.Redrives false).
+// A last failed attempt is Dead (attempts_exhausted), dead-lettered
+// explicitly, whatever the queue's redrive policy would do: the DLQ holds
+// a death as soon as it is recorded, and SQS's redrive (to the DLQ's
+// arrivals, which the sweep checks and moves) is left the deaths deliver
+// could not record. A message that carries attempts (sent again to wait
+// for a rate limit) has a receive count below its attempt number, so SQS's
+// redrive, which counts receives, would not stop it in time: it is never
+// attempted past the schedule (should a last attempt's outcome be lost, it
+// comes back and goes dead untried). So is a message to an endpoint whose
+// own schedule has fewer attempts than the queue's maxReceiveCount (p from
+// retry.ForEndpoint, p.Redrives false).
 //
 // p is the policy of the message's endpoint: the handler passes
 // retry.ForEndpoint(stack policy, in.Endpoint).
@@ -263,11 +263,13 @@ func decideBefore(in Input, p retry.Policy) Decision {
 	return Decision{Kind: Send, MarkDeadFirst: in.Attempt >= p.Attempts() && !isResend(in) && redrives(in, p)}
 }
 
-// redrives reports whether SQS's redrive policy dead-letters the message
-// after its last attempt: it carries no attempts (its receive count is its
-// attempt number) and the policy's attempts are the queue's
-// maxReceiveCount (not an endpoint's shorter schedule, retry.ForEndpoint).
-// Otherwise the last failed attempt is dead-lettered explicitly.
+// redrives reports whether SQS's redrive policy takes the message (to the
+// DLQ's arrivals) should its last attempt's outcome be lost: it carries no
+// attempts (its receive count is its attempt number) and the policy's
+// attempts are the queue's maxReceiveCount (not an endpoint's shorter
+// schedule, retry.ForEndpoint). Then its death is recorded before that
+// attempt (MarkDeadFirst); otherwise a message that comes back past its
+// last attempt goes dead untried.
 func redrives(in Input, p retry.Policy) bool {
 	return in.Message.Attempts == 0 && p.Redrives()
 }
@@ -293,8 +295,6 @@ func decideResult(in Input, p retry.Policy, now time.Time, rnd func() float64) D
 	switch {
 	case r.Retry:
 		return Decision{Kind: Retry, Delay: r.Delay, CountFailure: true}
-	case r.Reason == domain.ReasonAttemptsExhausted && redrives(in, p):
-		return Decision{Kind: Exhausted, Reason: r.Reason, CountFailure: true}
 	default:
 		return Decision{Kind: Dead, Reason: r.Reason, CountFailure: true}
 	}

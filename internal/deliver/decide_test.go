@@ -128,8 +128,8 @@ func TestDecideTheResult(t *testing.T) {
 			Decision{Kind: Retry, Delay: 60 * time.Second, CountFailure: true}, 60},
 		{"Retry-After past what SQS allows waits the longest it does", 1, fresh, healthy, sender.Result{Outcome: sender.Retry, Status: 429, RetryAfter: 13 * time.Hour}, nil,
 			Decision{Kind: Retry, Delay: longest, CountFailure: true}, 42780},
-		{"the last attempt's failure hands over to the redrive policy", 3, fresh, healthy, sender.Result{Outcome: sender.Retry, Status: 500}, nil,
-			Decision{Kind: Exhausted, Reason: domain.ReasonAttemptsExhausted, CountFailure: true}, 0},
+		{"the last attempt's failure is dead-lettered, not left to the redrive policy", 3, fresh, healthy, sender.Result{Outcome: sender.Retry, Status: 500}, nil,
+			Decision{Kind: Dead, Reason: domain.ReasonAttemptsExhausted, CountFailure: true}, 0},
 		{"a retry past the age cap, counted from the result, is dead", 1, nearCap, healthy, sender.Result{Outcome: sender.Retry, Status: 500}, nil,
 			Decision{Kind: Dead, Reason: domain.ReasonMaxAgeExceeded, CountFailure: true}, 0},
 	} {

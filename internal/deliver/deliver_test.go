@@ -557,7 +557,7 @@ func TestOutcomes(t *testing.T) {
 		// message is sent again, delayed, this one deleted.
 		{"500 on the first attempt retries after the second step", 500, nil, "1", want{false, -1, domain.StatePending, "", false, 1, false, 10}},
 		{"500 on the second attempt retries after the third step", 503, nil, "2", want{false, -1, domain.StatePending, "", false, 1, false, 60}},
-		{"500 on the last attempt hands over to the redrive policy", 500, nil, "3", want{true, 0, domain.StateDead, domain.ReasonAttemptsExhausted, false, 1, false, -1}},
+		{"500 on the last attempt is dead-lettered", 500, nil, "3", want{false, -1, domain.StateDead, domain.ReasonAttemptsExhausted, true, 1, false, -1}},
 		{"429 with Retry-After waits as asked", 429, map[string]string{"Retry-After": "120"}, "1", want{false, -1, domain.StatePending, "", false, 1, false, 120}},
 		{"429 with a 10 min Retry-After waits out of flight", 429, map[string]string{"Retry-After": "600"}, "1", want{false, -1, domain.StatePending, "", false, 1, false, 600}},
 		// Past 15 minutes it hops (TestLongBackoffWaitsOutOfFlight).

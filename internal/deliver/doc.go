@@ -16,12 +16,14 @@
 //     delivered; a resend given up is dropped, never dead-lettered.
 //   - The attempt number is the attempts the message carries plus its
 //     ApproximateReceiveCount. The queue's maxReceiveCount is the stack's
-//     number of attempts: after the last attempt of a message that carries
-//     none, the message is made visible at once and SQS's redrive policy
-//     moves it to the dead-letter queue, the delivery recorded dead before
-//     that attempt; a message that carries attempts, or whose endpoint's
-//     own schedule is shorter, is dead-lettered explicitly (the API refuses
-//     a schedule with more attempts than the stack's).
+//     number of attempts. A last failed attempt is dead-lettered
+//     explicitly; the last attempt of a message that carries none has its
+//     delivery recorded dead before it, so that should the function stop
+//     during it, the death is recorded and SQS's redrive policy takes the
+//     message (to the DLQ's arrivals, which the sweep moves to the DLQ). A
+//     message that carries attempts, or whose endpoint's own schedule is
+//     shorter, comes back past its last attempt dead untried (the API
+//     refuses a schedule with more attempts than the stack's).
 //   - Dead (a permanent failure, the event too old, the endpoint gone,
 //     disabled or missing): the delivery is recorded dead, the message sent
 //     to the dead-letter queue explicitly, then deleted.

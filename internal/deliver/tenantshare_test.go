@@ -361,15 +361,19 @@ func TestOverShareMovesToTheLane(t *testing.T) {
 }
 
 // A lane message's visibility is changed on the lane (its receipt handle
-// is the lane's): a last attempt's failure hands it to the redrive policy
-// from there.
+// is the lane's): a retry short enough to wait in flight (an endpoint's
+// own 2 s step) hides it there.
 func TestLaneMessageVisibilityIsTheLanes(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(500) })
 	f.h.Config.LaneQueueURL = laneURL
-	last := fromLane(sqsMessage(t, "last", "3", f.now.Add(-time.Minute)))
-	require.Equal(t, []string{"m_last"}, f.run(t, last), "it comes back, for the redrive policy")
-	v, ok := f.queue.visibilityOf("rh_last")
+	own := f.store.endpoint("t1/ep_1")
+	own.EndpointID, own.RetrySchedule = "ep_2", []int{2}
+	own.SealedSecrets = []string{f.seal(t, "t1", "ep_2", f.secret)}
+	f.store.setEndpoint(own)
+	m := fromLane(endpointMessage(t, "short", "ep_2", "1", f.now.Add(-time.Minute)))
+	require.Equal(t, []string{"m_short"}, f.run(t, m), "it comes back after its wait")
+	v, ok := f.queue.visibilityOf("rh_short")
 	require.True(t, ok, "its visibility set, on the lane (the fake refuses a handle on the wrong queue)")
-	require.Zero(t, v)
+	require.Equal(t, int32(2), v)
 }

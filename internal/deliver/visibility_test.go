@@ -172,8 +172,8 @@ func TestRequestedVisibilityAlwaysFitsSQS(t *testing.T) {
 				require.Len(t, outs, 1, desc)
 				switch {
 				case attempt >= f.h.Config.Policy.Attempts():
-					require.True(t, set, desc)
-					require.Zero(t, v, "the last attempt hands over to the redrive policy: %s", desc)
+					require.False(t, set, "the last attempt is dead-lettered, its visibility left: %s", desc)
+					require.Equal(t, domain.StateDead, outs[0].State, desc)
 				case outs[0].State == domain.StatePending:
 					wait := time.Duration(v) * time.Second
 					if set {
