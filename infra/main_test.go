@@ -52,7 +52,7 @@ func TestAppOutputs(t *testing.T) {
 		"ApiURL", "ApiID", "ApiFunctionName", "ApiAccessLogGroupName", "OperatorKeySecretARN", "SecretsKeyARN",
 		"ReplayJobsQueueURL", "ReplayOpsQueueURL", "ReplayFunctionName", "AlarmTopicARN", "OperatorEventBusName",
 		"OperatorEventBusARN", "DashboardName", "TenantDLQAlarmName", "MaxReceiveCount",
-		"LaneQueueURL", "FanOutQueueURL", "FanOutDeadLetterQueueARN",
+		"LaneQueueURL", "FanOutQueueURL", "FanOutDeadLetterQueueARN", "DeadLetterArrivalsQueueARN",
 	} {
 		require.Contains(t, tpl.Outputs, out)
 	}

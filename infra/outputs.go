@@ -22,7 +22,8 @@ func addOutputs(stack awscdk.Stack, h *hookline.Hookline) {
 	out("FanOutQueueURL", "The deferred fan-out queue: the part of a record's fan-out past its tenant's share, waiting for the enqueue function.", h.FanOutQueue.QueueUrl())
 	out("FanOutDeadLetterQueueARN", "ARN of the fan-out queue's dead-letter queue (move its messages back with aws sqs start-message-move-task: docs/operations.md).", h.FanOutDeadLetterQueue.QueueArn())
 	out("DeadLetterQueueURL", "Deliveries that could not be made.", h.DeadLetterQueue.QueueUrl())
-	out("DeadLetterQueueARN", "ARN of the dead-letter queue (redrive target).", h.DeadLetterQueue.QueueArn())
+	out("DeadLetterQueueARN", "ARN of the dead-letter queue.", h.DeadLetterQueue.QueueArn())
+	out("DeadLetterArrivalsQueueARN", "ARN of the delivery queues' redrive target, swept into the dead-letter queue every 5 minutes.", h.ArrivalsQueue.QueueArn())
 	out("EnqueueFailureQueueURL", "Stream batches the enqueue function could not process.", h.EnqueueFailureQueue.QueueUrl())
 	out("EnqueueFunctionName", "Fans outbox events out to endpoints.", h.Functions.Enqueue.FunctionName())
 	// The output keeps its earlier name so that an upgrade keeps it (operators and their tooling read it).

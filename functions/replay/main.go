@@ -46,7 +46,7 @@ func build(cfg fnenv.ReplayEnv, log *slog.Logger, aws aws.Config) (any, error) {
 		Store:            st,
 		Metrics:          metrics.New(os.Stdout),
 		Queue:            sqs.NewFromConfig(aws),
-		DeliveryQueueURL: cfg.DeliveryQueueURL, DLQURL: cfg.DLQURL, JobsQueueURL: cfg.JobsQueueURL, OpsQueueURL: cfg.OpsQueueURL,
+		DeliveryQueueURL: cfg.DeliveryQueueURL, DLQURL: cfg.DLQURL, ArrivalsURL: cfg.ArrivalsURL, JobsQueueURL: cfg.JobsQueueURL, OpsQueueURL: cfg.OpsQueueURL,
 		Config: jobs.Config{Rate: cfg.Rate, DeadWindow: cfg.DeadNoticeWindow},
 		Rand:   rand.Float64, Log: log, Tracer: tracer,
 	}

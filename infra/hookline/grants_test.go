@@ -212,6 +212,8 @@ func TestLeastPrivilege(t *testing.T) {
 		"replay": func(g grantSet) {
 			g.add(arn(s.deliveryQueue), nil, "sqs:SendMessage")
 			g.add(arn(s.deadLetter), nil, "sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage") // sweep, redrive, erasure
+			g.add(arn(s.deadLetter), nil, "sqs:SendMessage")                                                                                  // the arrivals moved in
+			g.add(arn(s.arrivals), nil, "sqs:DeleteMessage", "sqs:ReceiveMessage")                                                            // ... from their queue
 			g.add(arn(s.jobsQueue), nil, consume...)
 			g.add(arn(s.jobsQueue), nil, "sqs:SendMessage") // the next step
 			g.add(arn(s.replayOps), nil, consume...)

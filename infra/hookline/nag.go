@@ -28,8 +28,10 @@ type nagSuppression struct {
 type nagTargets struct {
 	API             apiParts
 	EnqueueFailures constructs.IConstruct
-	StateTable      awsdynamodb.Table
-	Enqueue         awslambda.Function
+	// DeadLetter is the delivery DLQ, fed by the sweep from its arrivals.
+	DeadLetter constructs.IConstruct
+	StateTable awsdynamodb.Table
+	Enqueue    awslambda.Function
 	// Functions are every hookline function, by name.
 	Functions map[string]awslambda.Function
 	// AlarmInstance is the instance's part of its alarms' names
@@ -57,6 +59,12 @@ func nagSuppressions(t nagTargets) []nagSuppression {
 			Rule: "AwsSolutions-SQS3", On: t.EnqueueFailures,
 			Reason: "This queue is itself a dead-letter queue: the outbox stream mapping's on-failure destination, which cdk-nag does " +
 				"not recognize as one (it knows SQS redrive targets only). It is watched by the EnqueueFailures alarm.",
+		},
+		{
+			Rule: "AwsSolutions-SQS3", On: t.DeadLetter,
+			Reason: "This queue is the deliveries' dead-letter queue: deliver sends the deaths it records here, and the replay function's " +
+				"sweep moves here what SQS's redrive put in the arrivals queue (the delivery queues' redrive target, which cdk-nag does " +
+				"recognize). It is watched by the DLQDepth alarm.",
 		},
 	}
 	list = append(list, nagSuppression{

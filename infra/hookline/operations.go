@@ -141,6 +141,18 @@ func allowAlarmsToPublish(c constructs.Construct, topic awssns.Topic, prefix str
 	}))
 }
 
+// ownedAlarms are the alarms created with their resources (the queues'
+// and replay's), by name.
+func ownedAlarms(p opsProps) map[string]awscloudwatch.Alarm {
+	return map[string]awscloudwatch.Alarm{
+		"DLQDepth":              p.Queues.DepthAlarm,
+		"EnqueueFailures":       p.Queues.EnqueueFailureAlarm,
+		"FanOutDeadLetterDepth": p.Queues.FanOutDepthAlarm,
+		"DeadLetterArrivalsAge": p.Queues.ArrivalsAgeAlarm,
+		"ReplayJobsStuck":       p.Replay.StuckAlarm,
+	}
+}
+
 // newAlarms creates the alarms that are not with their resources and
 // returns them with those that are (the queues' and replay's), by name.
 // ReplayJobsStuck, a job of any kind parked, keeps its earlier name (from
@@ -148,12 +160,7 @@ func allowAlarmsToPublish(c constructs.Construct, topic awssns.Topic, prefix str
 func newAlarms(c constructs.Construct, p opsProps) map[string]awscloudwatch.Alarm {
 	minute := awscdk.Duration_Minutes(jsii.Number(1))
 	five := awscdk.Duration_Minutes(jsii.Number(5))
-	b := alarmBuilder{c: c, alarms: map[string]awscloudwatch.Alarm{
-		"DLQDepth":              p.Queues.DepthAlarm,
-		"EnqueueFailures":       p.Queues.EnqueueFailureAlarm,
-		"FanOutDeadLetterDepth": p.Queues.FanOutDepthAlarm,
-		"ReplayJobsStuck":       p.Replay.StuckAlarm,
-	}}
+	b := alarmBuilder{c: c, alarms: ownedAlarms(p)}
 	b.gauge("TenantDLQDepth", "A tenant's dead-letter queue holds more deliveries than the threshold.",
 		metrics.MaxTenantDLQ, float64(p.Alarms.TenantDLQDepth))
 	b.add("OldestDeliveryAge", "Deliveries wait on the delivery queue longer than expected: deliver is failing or throttled.",

@@ -69,9 +69,18 @@ type deliveryQueues struct {
 	// DLQ), with its own mapping to the deliver function, holding the
 	// deliveries of tenants over their share (docs/architecture.md, "The
 	// tenant lane").
-	Lane            awssqs.Queue
-	DeadLetter      awssqs.Queue
-	EnqueueFailures awssqs.Queue
+	Lane       awssqs.Queue
+	DeadLetter awssqs.Queue
+	// Arrivals is Delivery's and Lane's redrive target: the messages whose
+	// receives ran out while deliver recorded nothing (it stopped during
+	// their attempts), which the scheduled sweep checks and moves to
+	// DeadLetter (dlq.Sweeper.MoveArrivals). deliver sends the deaths it
+	// records to DeadLetter itself.
+	Arrivals awssqs.Queue
+	// ArrivalsAgeAlarm fires when an arrival waits longer than the
+	// sweep's schedule allows: the sweep is not moving them.
+	ArrivalsAgeAlarm awscloudwatch.Alarm
+	EnqueueFailures  awssqs.Queue
 	// FanOut is the deferred fan-out queue: enqueue sends to it and
 	// consumes it (docs/architecture.md, "Deferred fan-out");
 	// FanOutDeadLetter holds its messages that failed fanOutMaxReceiveCount
@@ -101,10 +110,19 @@ func newDeliveryQueues(scope constructs.Construct, id string, p queuesProps) del
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
 	})
+	// The arrivals: the DLQ's way in from SQS's redrive, swept once each
+	// (dlq.Sweeper.MoveArrivals), where a redrive straight to the DLQ had
+	// every pass of the sweep receive every dead message again (issue 37).
+	arrivals := awssqs.NewQueue(c, jsii.String("DeadLetterArrivals"), &awssqs.QueueProps{
+		RetentionPeriod: retention,
+		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:      jsii.Bool(true),
+	})
 	// The delivery queue and the tenant lane are alike in everything: a
 	// message is attempted from either (ApproximateReceiveCount is its
-	// attempt), so either dies to the same DLQ after the same number of
-	// receives, and the DLQ's list, replay and alarms cover both.
+	// attempt), so either is redriven to the same arrivals, on their way
+	// to the same DLQ, after the same number of receives, and the DLQ's
+	// list, replay and alarms cover both.
 	deliveryQueue := func(id string) awssqs.Queue {
 		return awssqs.NewQueue(c, jsii.String(id), &awssqs.QueueProps{
 			RetentionPeriod:   retention,
@@ -112,7 +130,7 @@ func newDeliveryQueues(scope constructs.Construct, id string, p queuesProps) del
 			Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
 			EnforceSSL:        jsii.Bool(true),
 			DeadLetterQueue: &awssqs.DeadLetterQueue{
-				Queue:           dlq,
+				Queue:           arrivals,
 				MaxReceiveCount: jsii.Number(float64(p.MaxReceiveCount)),
 			},
 		})
@@ -126,10 +144,24 @@ func newDeliveryQueues(scope constructs.Construct, id string, p queuesProps) del
 	})
 	depth := depthAlarm(c, "DeadLetterDepth", "Deliveries are piling up in the hookline dead-letter queue. See docs/operations.md.", dlq, p.AlarmThreshold)
 	failed := depthAlarm(c, "EnqueueFailureDepth", "Outbox stream batches failed enqueue and were parked (events in them are not yet delivered), or operational events the operator's bus refused were (OperatorEventsParked).", failures, p.FailureAlarmThreshold)
+	late := awscloudwatch.NewAlarm(c, jsii.String("DeadLetterArrivalsAge"), &awscloudwatch.AlarmProps{
+		AlarmDescription: jsii.String("Messages SQS redrove from the delivery queues wait on the DLQ arrivals queue for more than 30 minutes: the replay function's scheduled sweep (DLQSweep) is not moving them to the DLQ. See docs/operations.md."),
+		Metric: arrivals.MetricApproximateAgeOfOldestMessage(&awscloudwatch.MetricOptions{
+			Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Maximum"),
+		}),
+		Threshold:          jsii.Number(arrivalsAlarmAge.Seconds()),
+		EvaluationPeriods:  jsii.Number(1),
+		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+	})
 	fanOut, fanOutDLQ, fanOutDepth := newFanOutQueues(c, retention)
-	return deliveryQueues{Delivery: delivery, Lane: lane, DeadLetter: dlq, EnqueueFailures: failures, DepthAlarm: depth, EnqueueFailureAlarm: failed,
+	return deliveryQueues{Delivery: delivery, Lane: lane, DeadLetter: dlq, Arrivals: arrivals, ArrivalsAgeAlarm: late, EnqueueFailures: failures, DepthAlarm: depth, EnqueueFailureAlarm: failed,
 		FanOut: fanOut, FanOutDeadLetter: fanOutDLQ, FanOutDepthAlarm: fanOutDepth}
 }
+
+// arrivalsAlarmAge is how old an arrival may grow before
+// DeadLetterArrivalsAge fires: six of the sweep's 5-minute passes.
+const arrivalsAlarmAge = 30 * time.Minute
 
 // newFanOutQueues creates, in c, the deferred fan-out queue, its own
 // dead-letter queue (after fanOutMaxReceiveCount receives) and the alarm on

@@ -103,6 +103,7 @@ func newReplayFunction(c constructs.Construct, p replayProps, jobs, ops awssqs.Q
 		Common:            p.Functions.common(),
 		DeliveryQueueURL:  *p.Queues.Delivery.QueueUrl(),
 		DLQURL:            *p.Queues.DeadLetter.QueueUrl(),
+		ArrivalsURL:       *p.Queues.Arrivals.QueueUrl(),
 		JobsQueueURL:      *jobs.QueueUrl(),
 		OpsQueueURL:       *ops.QueueUrl(),
 		Rate:              p.Rate,
@@ -147,6 +148,10 @@ func grantReplay(fn awslambda.Function, p replayProps, jobs, ops awssqs.Queue) {
 	// (GetQueueAttributes).
 	p.Queues.DeadLetter.Grant(fn, jsii.String("sqs:ReceiveMessage"), jsii.String("sqs:DeleteMessage"), jsii.String("sqs:ChangeMessageVisibility"),
 		jsii.String("sqs:GetQueueAttributes"))
+	// The scheduled sweep moves the arrivals to the DLQ: receive and
+	// delete there, send here.
+	p.Queues.Arrivals.Grant(fn, jsii.String("sqs:ReceiveMessage"), jsii.String("sqs:DeleteMessage"))
+	p.Queues.DeadLetter.Grant(fn, jsii.String("sqs:SendMessage"))
 	jobs.Grant(fn, jsii.String("sqs:SendMessage"))
 	ops.Grant(fn, jsii.String("sqs:SendMessage"))
 }

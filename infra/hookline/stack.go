@@ -47,6 +47,10 @@ type Hookline struct {
 	// consumes, holding the deliveries of tenants over their share; its
 	// messages die to DeadLetterQueue as the delivery queue's do.
 	LaneQueue awssqs.Queue
+	// ArrivalsQueue is the delivery queue's and the lane's redrive target,
+	// whose messages the replay function's scheduled sweep checks and
+	// moves to DeadLetterQueue.
+	ArrivalsQueue awssqs.Queue
 	// FanOutQueue is the deferred fan-out queue: the part of a record's
 	// fan-out past its tenant's share of a stream invocation, which the
 	// enqueue function sends there and consumes on a mapping of its own,
@@ -153,7 +157,7 @@ func newHookline(scope constructs.Construct, id string, props *Props) (*Hookline
 	guardOwnResources(ownResources{
 		// The fan-out queue above all: a message sent there is fanned out
 		// as its tenant's event.
-		Queues: []awssqs.Queue{queues.Delivery, queues.Lane, queues.DeadLetter, queues.EnqueueFailures, queues.FanOut, queues.FanOutDeadLetter, replay.Jobs, replay.Ops},
+		Queues: []awssqs.Queue{queues.Delivery, queues.Lane, queues.DeadLetter, queues.Arrivals, queues.EnqueueFailures, queues.FanOut, queues.FanOutDeadLetter, replay.Jobs, replay.Ops},
 		Bus:    bus.Bus, Topic: ops.Topic,
 		Functions: []awslambda.Function{fns.Enqueue, fns.Deliver, httpAPI.Function, replay.Function},
 	}, fns.Deliver, httpAPI.Function)
@@ -166,7 +170,7 @@ func newHookline(scope constructs.Construct, id string, props *Props) (*Hookline
 	nameAlarms(c, alarmPrefix)
 
 	accepted := nagSuppressions(nagTargets{
-		API: httpAPI, EnqueueFailures: queues.EnqueueFailures, StateTable: tables.State,
+		API: httpAPI, EnqueueFailures: queues.EnqueueFailures, DeadLetter: queues.DeadLetter, StateTable: tables.State,
 		Enqueue: fns.Enqueue, Functions: functions, AlarmInstance: alarmInstanceName(c), Tracing: p.Tracing,
 	})
 	suppressNagFindings(accepted)
@@ -180,7 +184,7 @@ func assemble(c constructs.Construct, tables tableSet, queues deliveryQueues, re
 	return &Hookline{
 		Construct:   c,
 		OutboxTable: tables.Outbox, StateTable: tables.State,
-		DeliveryQueue: queues.Delivery, DeadLetterQueue: queues.DeadLetter, EnqueueFailureQueue: queues.EnqueueFailures, LaneQueue: queues.Lane,
+		DeliveryQueue: queues.Delivery, DeadLetterQueue: queues.DeadLetter, EnqueueFailureQueue: queues.EnqueueFailures, LaneQueue: queues.Lane, ArrivalsQueue: queues.Arrivals,
 		FanOutQueue: queues.FanOut, FanOutDeadLetterQueue: queues.FanOutDeadLetter,
 		JobsQueue: replay.Jobs, ReplayOpsQueue: replay.Ops,
 		API: httpAPI.API, URL: httpAPI.API.ApiEndpoint(), APIAccessLogs: httpAPI.AccessLogs, OperatorKey: httpAPI.OperatorKey,

@@ -42,6 +42,7 @@ type synthesized struct {
 
 	outboxTable, stateTable                 string
 	deliveryQueue, deadLetter, enqueueFails string
+	arrivals                                string
 	laneQueue                               string
 	fanOutQueue, fanOutDLQ                  string
 	enqueueFn, deliverFn, apiFn, replayFn   string
@@ -95,6 +96,7 @@ func newStack(app awscdk.App, id string, props *Props) (awscdk.Stack, *Hookline,
 	out("StateTableName", h.StateTable.TableName())
 	out("DeliveryQueueURL", h.DeliveryQueue.QueueUrl())
 	out("DeadLetterQueueURL", h.DeadLetterQueue.QueueUrl())
+	out("DeadLetterArrivalsQueueURL", h.ArrivalsQueue.QueueUrl())
 	out("EnqueueFailureQueueURL", h.EnqueueFailureQueue.QueueUrl())
 	out("EnqueueFunctionName", h.Functions.Enqueue.FunctionName())
 	out("EnqueueRedrivePolicyARN", h.EnqueueReprocessPolicy.ManagedPolicyArn())
@@ -146,6 +148,7 @@ func synth(t *testing.T, props Props) *synthesized {
 	s.fanOutQueue = ref("FanOutQueueURL")
 	s.fanOutDLQ = ref("FanOutDeadLetterQueueURL")
 	s.deadLetter = ref("DeadLetterQueueURL")
+	s.arrivals = ref("DeadLetterArrivalsQueueURL")
 	s.enqueueFails = ref("EnqueueFailureQueueURL")
 	s.enqueueFn = ref("EnqueueFunctionName")
 	s.deliverFn = ref("DeliverFunctionName")
@@ -453,7 +456,7 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		require.Equal(t, 2, tables, "the outbox and the state table")
 	})
 
-	t.Run("delivery queue: redrive to DLQ after one receive per schedule step", func(t *testing.T) {
+	t.Run("delivery queue: redrive to the DLQ's arrivals after one receive per schedule step", func(t *testing.T) {
 		target := assertions.NewCapture(nil)
 		s.hasProperties(t, "AWS::SQS::Queue", s.deliveryQueue, obj{
 			"RedrivePolicy": obj{
@@ -461,7 +464,27 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 				"maxReceiveCount":     len(w.schedule),
 			},
 		})
-		require.Equal(t, getAtt(s.deadLetter, "Arn"), roundTrip(t, target.AsObject()))
+		require.Equal(t, getAtt(s.arrivals, "Arn"), roundTrip(t, target.AsObject()), "the arrivals, which the sweep moves to the DLQ")
+		arrivals := dig(t, s.resource(t, s.arrivals, "AWS::SQS::Queue"), "Properties").(obj)
+		require.EqualValues(t, 1209600, arrivals["MessageRetentionPeriod"], "14 days, SQS's most")
+		require.Equal(t, true, arrivals["SqsManagedSseEnabled"])
+		require.Nil(t, arrivals["RedrivePolicy"])
+		// The replay function is told where they are, and an alarm watches
+		// that the sweep moves them.
+		env := dig(t, s.resource(t, s.replayFn, "AWS::Lambda::Function"), "Properties", "Environment", "Variables").(obj)
+		require.Equal(t, obj{"Ref": s.arrivals}, env["HOOKLINE_DLQ_ARRIVALS_URL"])
+		var alarms *map[string]*map[string]any
+		check(t, func() { alarms = s.tpl.FindResources(jsii.String("AWS::CloudWatch::Alarm"), nil) })
+		watched := false
+		for _, a := range *alarms {
+			b, err := json.Marshal(a)
+			require.NoError(t, err)
+			if strings.Contains(string(b), "ApproximateAgeOfOldestMessage") && strings.Contains(string(b), `GetAtt":["`+s.arrivals+`","QueueName"]`) {
+				watched = true
+				require.EqualValues(t, 1800, dig(t, roundTrip(t, a), "Properties", "Threshold"), "six of the sweep's 5-minute passes")
+			}
+		}
+		require.True(t, watched, "an alarm on the arrivals' oldest message")
 		check(t, func() {
 			s.tpl.HasOutput(jsii.String("MaxReceiveCount"), obj{"Value": strconv.Itoa(len(w.schedule))})
 			s.tpl.HasOutput(jsii.String("DeadLetterQueueARN"), obj{"Value": getAtt(s.deadLetter, "Arn")})
@@ -483,7 +506,7 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		}
 		delivery, lane := props(s.deliveryQueue), props(s.laneQueue)
 		require.Equal(t, delivery, lane, "every property alike: redrive policy, visibility timeout, retention, encryption")
-		require.Equal(t, getAtt(s.deadLetter, "Arn"), dig(t, lane, "RedrivePolicy", "deadLetterTargetArn"), "the lane's messages die to the one DLQ")
+		require.Equal(t, getAtt(s.arrivals, "Arn"), dig(t, lane, "RedrivePolicy", "deadLetterTargetArn"), "the lane's messages die to the one DLQ, through its arrivals")
 		require.EqualValues(t, len(w.schedule), dig(t, lane, "RedrivePolicy", "maxReceiveCount"))
 		require.EqualValues(t, 6*w.deliverTimeout.Seconds(), lane["VisibilityTimeout"])
 		require.EqualValues(t, 1209600, lane["MessageRetentionPeriod"])
@@ -794,12 +817,12 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 		topic := dig(t, s.json, "Outputs", "AlarmTopicARN", "Value", "Ref").(string)
 		var alarms *map[string]*map[string]any
 		check(t, func() { alarms = s.tpl.FindResources(jsii.String("AWS::CloudWatch::Alarm"), nil) })
-		// DLQ, enqueue failures, the fan-out DLQ, jobs stuck (ReplayJobsStuck), per-tenant DLQ and its
+		// DLQ, its arrivals' age, enqueue failures, the fan-out DLQ, jobs stuck (ReplayJobsStuck), per-tenant DLQ and its
 		// gauge missing, oldest delivery, delivery in flight, the tenant
 		// lane's oldest and in flight, iterator age, rejected items, parked
 		// operational events, unparsable filters, errors,
 		// throttles and recursive loops dropped of 4 functions.
-		require.Len(t, *alarms, 4+10+3*4)
+		require.Len(t, *alarms, 5+10+3*4)
 		for id, a := range *alarms {
 			props := roundTrip(t, a)["Properties"].(obj)
 			require.Contains(t, fmt.Sprint(props["AlarmActions"]), topic, "alarm %s notifies the topic", id)

@@ -261,6 +261,7 @@ func (s *testStore) RecordAttemptIfUnchanged(ctx context.Context, d domain.Deliv
 const (
 	deliveryURL = "https://sqs.test/1/delivery"
 	dlqURL      = "https://sqs.test/1/delivery-dlq"
+	arrivalsURL = "https://sqs.test/1/delivery-dlq-arrivals"
 	jobsURL     = "https://sqs.test/1/replay-jobs"
 	opsURL      = "https://sqs.test/1/replay-ops"
 )
@@ -313,7 +314,8 @@ type fakeQueue struct {
 
 	sends      []sentMsg
 	dlq        []*dlqMsg
-	deleted    []string // ids of DLQ messages deleted
+	arrivals   []*dlqMsg // the DLQ's arrivals: SQS's redrive target
+	deleted    []string  // ids of DLQ messages deleted
 	visibility []visChange
 	perReceive int
 	nextID     int
@@ -342,6 +344,29 @@ func (q *fakeQueue) addDLQ(body string, sentAt time.Time) string {
 	id := "m-" + strconv.Itoa(q.nextID)
 	q.dlq = append(q.dlq, &dlqMsg{ID: id, Body: body, SentAt: sentAt})
 	return id
+}
+
+// addArrival puts a message in the DLQ's arrivals as SQS's redrive does,
+// sent (to the delivery queue) at sentAt, visible now.
+func (q *fakeQueue) addArrival(body string, sentAt time.Time) string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.nextID++
+	id := "a-" + strconv.Itoa(q.nextID)
+	q.arrivals = append(q.arrivals, &dlqMsg{ID: id, Body: body, SentAt: sentAt})
+	return id
+}
+
+// box is the messages of the queue at url the fake receives from: the
+// DLQ's or its arrivals'.
+func (q *fakeQueue) box(url *string) (*[]*dlqMsg, error) {
+	switch aws.ToString(url) {
+	case dlqURL:
+		return &q.dlq, nil
+	case arrivalsURL:
+		return &q.arrivals, nil
+	}
+	return nil, errors.New("the fake receives from the DLQ and its arrivals only")
 }
 
 // dlqState returns a copy of a DLQ message, and whether it is still there.
@@ -383,7 +408,7 @@ func (q *fakeQueue) replayed() map[string]int {
 }
 
 func checkQueue(url *string) error {
-	if url == nil || (*url != deliveryURL && *url != dlqURL && *url != jobsURL && *url != opsURL) {
+	if url == nil || (*url != deliveryURL && *url != dlqURL && *url != arrivalsURL && *url != jobsURL && *url != opsURL) {
 		return errors.New("AWS.SimpleQueueService.NonExistentQueue")
 	}
 	return nil
@@ -428,11 +453,15 @@ func (q *fakeQueue) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ .
 		return nil, err
 	}
 	q.sends = append(q.sends, sentMsg{Queue: *in.QueueUrl, Body: *in.MessageBody, Delay: in.DelaySeconds, At: q.now(), Group: aws.ToString(in.MessageGroupId)})
+	q.nextID++
+	id := "m-" + strconv.Itoa(q.nextID)
+	if *in.QueueUrl == dlqURL {
+		q.dlq = append(q.dlq, &dlqMsg{ID: id, Body: *in.MessageBody, SentAt: q.now()})
+	}
 	if after != nil {
 		return nil, after
 	}
-	q.nextID++
-	return &sqs.SendMessageOutput{MessageId: strPtr("m-" + strconv.Itoa(q.nextID))}, nil
+	return &sqs.SendMessageOutput{MessageId: &id}, nil
 }
 
 func (q *fakeQueue) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
@@ -479,8 +508,9 @@ func (q *fakeQueue) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInpu
 	if err, _ := q.faults.hit("ReceiveMessage"); err != nil {
 		return nil, err
 	}
-	if in.QueueUrl == nil || *in.QueueUrl != dlqURL {
-		return nil, errors.New("the fake receives from the DLQ only")
+	box, err := q.box(in.QueueUrl)
+	if err != nil {
+		return nil, err
 	}
 	if in.MaxNumberOfMessages < 1 || in.MaxNumberOfMessages > 10 {
 		return nil, fmt.Errorf("InvalidParameterValue: MaxNumberOfMessages %d", in.MaxNumberOfMessages)
@@ -496,7 +526,7 @@ func (q *fakeQueue) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInpu
 	}
 	now := q.now()
 	out := &sqs.ReceiveMessageOutput{}
-	for _, m := range q.dlq {
+	for _, m := range *box {
 		if len(out.Messages) == n {
 			break
 		}
@@ -518,11 +548,11 @@ func (q *fakeQueue) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInpu
 	return out, nil
 }
 
-func (q *fakeQueue) byReceipt(h *string) (int, error) {
+func byReceipt(box []*dlqMsg, h *string) (int, error) {
 	if h == nil {
 		return 0, errors.New("MissingParameter: ReceiptHandle")
 	}
-	for i, m := range q.dlq {
+	for i, m := range box {
 		if m.Receipt == *h {
 			return i, nil
 		}
@@ -536,15 +566,16 @@ func (q *fakeQueue) DeleteMessage(_ context.Context, in *sqs.DeleteMessageInput,
 	if err, _ := q.faults.hit("DeleteMessage"); err != nil {
 		return nil, err
 	}
-	if in.QueueUrl == nil || *in.QueueUrl != dlqURL {
-		return nil, errors.New("the fake deletes from the DLQ only")
-	}
-	i, err := q.byReceipt(in.ReceiptHandle)
+	box, err := q.box(in.QueueUrl)
 	if err != nil {
 		return nil, err
 	}
-	q.deleted = append(q.deleted, q.dlq[i].ID)
-	q.dlq = slices.Delete(q.dlq, i, i+1)
+	i, err := byReceipt(*box, in.ReceiptHandle)
+	if err != nil {
+		return nil, err
+	}
+	q.deleted = append(q.deleted, (*box)[i].ID)
+	*box = slices.Delete(*box, i, i+1)
 	return &sqs.DeleteMessageOutput{}, nil
 }
 
@@ -557,7 +588,7 @@ func (q *fakeQueue) ChangeMessageVisibility(_ context.Context, in *sqs.ChangeMes
 	if in.QueueUrl == nil || *in.QueueUrl != dlqURL {
 		return nil, errors.New("the fake changes visibility in the DLQ only")
 	}
-	i, err := q.byReceipt(in.ReceiptHandle)
+	i, err := byReceipt(q.dlq, in.ReceiptHandle)
 	if err != nil {
 		return nil, err
 	}

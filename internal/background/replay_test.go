@@ -53,7 +53,7 @@ func newEnv(t *testing.T) *env {
 	q := newFakeQueue(clk.Now)
 	w := &background.Worker{
 		Store: st.ports(), Queue: q,
-		DeliveryQueueURL: deliveryURL, DLQURL: dlqURL, JobsQueueURL: jobsURL, OpsQueueURL: opsURL,
+		DeliveryQueueURL: deliveryURL, DLQURL: dlqURL, ArrivalsURL: arrivalsURL, JobsQueueURL: jobsURL, OpsQueueURL: opsURL,
 		Config: jobs.Config{Rate: 10}, Now: clk.Now, Log: slog.New(slog.DiscardHandler),
 	}
 	e := &env{clk: clk, st: st, q: q, w: w, t0: clk.Now()}
@@ -1348,68 +1348,121 @@ func TestScheduledSweepReconcilesDepthsAndPublishesCorrections(t *testing.T) {
 	})
 }
 
-// A DLQ message's record is read by the first passes that receive it, then
-// only about once a day and by a sweep after a job of its tenant: a dead
-// message costs a bounded number of reads over the DLQ's 14 days, not one
-// per pass (issue 37). A message that turned stale meanwhile is deleted by
-// its tenant's sweep.
-func TestSweepReadsASettledMessageOnlyWhenDue(t *testing.T) {
+// The schedule's sweep (every 5 minutes) moves the arrivals, each received
+// once, and passes over the whole DLQ once a day: a dead message is
+// received and its record read about 14 times over the DLQ's 14 days, not
+// in every pass (issue 37). A sweep after a job of a tenant reads that
+// tenant's messages only, and deletes a copy its job made stale.
+func TestScheduledSweepReadsTheDLQOnceADay(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	sentAt := e.t0.Add(-time.Hour)
-	e.st.put(domain.Delivery{DeliveryID: "dl_old", TenantID: tenantA, EndpointID: "ep_1", State: domain.StateDead})
+	e.st.put(domain.Delivery{DeliveryID: "dl_a", TenantID: tenantA, EndpointID: "ep_1", State: domain.StateDead})
 	e.st.put(domain.Delivery{DeliveryID: "dl_b", TenantID: tenantB, EndpointID: "ep_1", State: domain.StateDead})
-	old := e.q.addDLQ(body("dl_old", tenantA, "ep_1", "order.created"), sentAt)
-	e.q.addDLQ(body("dl_b", tenantB, "ep_1", "order.created"), sentAt)
+	a := e.q.addDLQ(body("dl_a", tenantA, "ep_1", "order.created"), sentAt)
+	b := e.q.addDLQ(body("dl_b", tenantB, "ep_1", "order.created"), sentAt)
 	reads := func() int {
 		e.st.mu.Lock()
 		defer e.st.mu.Unlock()
 		return e.st.faults.calls["Delivery"]
 	}
-	pass := func(tenant string) (deleted, kept int) {
+	receives := func(id string) int {
+		m, there := e.q.dlqState(id)
+		require.True(t, there, id)
+		return m.Receives
+	}
+	handle := func(body string) {
 		t.Helper()
-		e.clk.Advance(3 * time.Second) // the kept messages are visible again
-		var err error
-		if tenant == "" {
-			deleted, kept, err = e.w.Sweep(context.Background())
-		} else {
-			resp, herr := e.w.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: "s", Body: `{"kind":"sweep","tenant_id":"` + tenant + `"}`}}})
-			require.NoError(t, herr)
-			require.Empty(t, resp.BatchItemFailures)
-		}
+		resp, err := e.w.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: "s", Body: body}}})
 		require.NoError(t, err)
-		return deleted, kept
+		require.Empty(t, resp.BatchItemFailures)
 	}
-	for range 12 {
-		_, kept := pass("")
-		require.Equal(t, 2, kept)
+	// A day of the schedule: 288 passes, 5 minutes apart.
+	for range 288 {
+		handle(`{"sweep":true,"reconcile":true}`)
+		e.clk.Advance(5 * time.Minute)
 	}
-	require.Equal(t, 24, reads(), "both read by each of their first 12 passes")
-	for range 20 {
-		pass("")
-	}
-	require.Equal(t, 24, reads(), "settled: kept without a read")
+	require.Equal(t, 1, receives(a), "one pass over the DLQ in a day")
+	require.Equal(t, 1, receives(b))
+	require.Equal(t, 2, reads())
+	handle(`{"sweep":true,"reconcile":true}`)
+	require.Equal(t, 2, receives(a), "the next day's")
+	require.Equal(t, 4, reads())
 
-	// Replayed and delivered since it was sent: stale. The periodic sweep
-	// does not see it; the sweep after tenant A's job does, and reads none
-	// of tenant B's settled messages.
-	e.st.put(domain.Delivery{DeliveryID: "dl_old", TenantID: tenantA, EndpointID: "ep_1", State: domain.StateDelivered, ReplayedAt: timePtr(sentAt.Add(time.Minute))})
-	pass("")
-	_, there := e.q.dlqState(old)
-	require.True(t, there)
-	pass(tenantA)
-	_, there = e.q.dlqState(old)
+	// Replayed and delivered since it was sent: stale. The sweep after
+	// tenant A's job deletes it, and reads none of tenant B's messages.
+	e.st.put(domain.Delivery{DeliveryID: "dl_a", TenantID: tenantA, EndpointID: "ep_1", State: domain.StateDelivered, ReplayedAt: timePtr(sentAt.Add(time.Minute))})
+	e.clk.Advance(3 * time.Second) // visible again
+	handle(`{"kind":"sweep","tenant_id":"` + tenantA + `"}`)
+	_, there := e.q.dlqState(a)
 	require.False(t, there, "its tenant's sweep deletes the stale copy")
-	require.Equal(t, 25, reads(), "tenant A's one message read, B's not")
+	require.Equal(t, 5, reads(), "tenant A's one message read, B's not")
+	require.Equal(t, 3, receives(b), "B's received, and kept unread")
+}
 
-	// B's message is read again at its daily check (every 288th receive).
-	m, _ := e.q.dlqState("m-2")
-	for range 288 - m.Receives - 1 {
-		pass("")
+// The arrivals (SQS's redrive target: a message whose receives ran out
+// while deliver recorded nothing) are checked as a DLQ message is, and the
+// others moved to the DLQ, each received once: a missed death is recorded
+// and its message moved; a stale copy, or an erased tenant's, is deleted;
+// a malformed one is moved as it is.
+func TestScheduledSweepMovesTheArrivals(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	for _, tenant := range []string{tenantA, tenantB} {
+		_, err := e.st.CreateTenant(ctx, domain.Tenant{TenantID: tenant})
+		require.NoError(t, err)
 	}
-	require.Equal(t, 25, reads())
-	pass("")
-	require.Equal(t, 26, reads(), "the daily check")
+	require.NoError(t, e.st.Tombstone(ctx, tenantB))
+	sentAt := e.t0.Add(-time.Hour)
+	e.st.put(domain.Delivery{DeliveryID: "pending", TenantID: tenantA, EndpointID: "ep_1", State: domain.StatePending, Attempts: 3})
+	e.dead("marked", tenantA, "ep_1", "order.created", e.t0.Add(-time.Minute)) // MarkDeadFirst, then the function stopped
+	e.st.put(domain.Delivery{DeliveryID: "delivered", TenantID: tenantA, EndpointID: "ep_1", State: domain.StateDelivered, DeliveredAt: timePtr(sentAt.Add(time.Minute))})
+	for _, id := range []string{"pending", "norecord", "marked", "delivered"} {
+		e.q.addArrival(body(id, tenantA, "ep_1", "order.created"), sentAt)
+	}
+	e.q.addArrival(body("erased", tenantB, "ep_1", "order.created"), sentAt)
+	e.q.addArrival("{malformed", sentAt)
+	e.q.fail(fault{method: "SendMessage", call: 1}) // the first move fails: the arrival stays for the next pass
+
+	run := func() {
+		t.Helper()
+		resp, err := e.w.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{{MessageId: "s", Body: `{"sweep":true,"reconcile":true}`}}})
+		require.NoError(t, err)
+		require.Len(t, resp.BatchItemFailures, 1, "the failed move fails the schedule's message")
+	}
+	run()
+	require.Len(t, e.q.arrivals, 1, "all but the failed move are done")
+	require.Len(t, e.q.dlq, 3)
+	e.clk.Advance(2 * time.Minute) // the failed one is visible again
+	resp, err := e.w.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{{MessageId: "s", Body: `{"sweep":true,"reconcile":true}`}}})
+	require.NoError(t, err)
+	require.Empty(t, resp.BatchItemFailures)
+	require.Empty(t, e.q.arrivals)
+
+	var moved []string
+	for _, m := range e.q.sentTo(dlqURL) {
+		msg, err := message.Decode(m.Body)
+		if err != nil {
+			moved = append(moved, m.Body)
+			continue
+		}
+		moved = append(moved, msg.DeliveryID)
+		require.Equal(t, *message.GroupID(tenantA), m.Group, "in its tenant's message group")
+	}
+	require.ElementsMatch(t, []string{"pending", "norecord", "marked", "{malformed"}, moved, "each moved once; the failed move by the next pass")
+	for _, m := range e.q.dlq {
+		require.NotEqual(t, body("delivered", tenantA, "ep_1", "order.created"), m.Body, "a stale copy is deleted, not moved")
+		require.NotContains(t, m.Body, "erased")
+	}
+	for _, id := range []string{"pending", "norecord"} {
+		d, indexed := e.st.get(id)
+		require.Equal(t, domain.StateDead, d.State, id)
+		require.True(t, indexed, "%s listed in the tenant's DLQ", id)
+		require.Equal(t, "death_not_recorded", d.AttemptLog[len(d.AttemptLog)-1].Error, id)
+	}
+	d, _ := e.st.get("erased")
+	require.Empty(t, d.DeliveryID, "no record made for an erased tenant")
 }
 
 // A replay step claims an SQS batch's worth of deliveries at once, not one

@@ -57,9 +57,10 @@ func (w *Worker) routes() jobs.Routes {
 			return w.coalescedSweep(ctx)
 		},
 		jobs.KindSweepReconcile: func(ctx context.Context, _ jobs.Message) error {
-			// The counters are reconciled even when the sweep itself is
+			// The schedule's: the arrivals moved, the whole DLQ swept once
+			// a day, and the counters reconciled even when that pass is
 			// coalesced away.
-			return errors.Join(w.coalescedSweep(ctx), w.ReconcileDepths(ctx))
+			return errors.Join(w.sweeper().Scheduled(ctx), w.ReconcileDepths(ctx))
 		},
 		jobs.KindRecover: func(ctx context.Context, _ jobs.Message) error { _, err := w.Recover(ctx); return err },
 		jobs.KindGauges:  func(ctx context.Context, m jobs.Message) error { return w.PublishDepths(ctx, m.TenantID) },
@@ -162,7 +163,7 @@ func (w *Worker) coalescedSweep(ctx context.Context) error {
 }
 
 func (w *Worker) sweeper() *dlq.Sweeper {
-	return &dlq.Sweeper{Store: w.Store, DLQ: w.dlq(), Deaths: w.noteMissedDeath, Now: w.Now, Log: w.Log}
+	return &dlq.Sweeper{Store: w.Store, DLQ: w.dlq(), Arrivals: dlq.Queue{SQS: w.Queue, URL: w.ArrivalsURL}, Send: w.Queue, Deaths: w.noteMissedDeath, Now: w.Now, Log: w.Log}
 }
 
 func (w *Worker) depths() *dlq.Depths {

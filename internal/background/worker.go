@@ -21,9 +21,10 @@ type Worker struct {
 	Store Store
 	Queue Queue
 	// DeliveryQueueURL receives replayed messages; DLQURL is swept and, for
-	// a redrive, drained; JobsQueueURL carries the messages of tenants'
-	// jobs.
-	DeliveryQueueURL, DLQURL, JobsQueueURL string
+	// a redrive, drained; ArrivalsURL is the delivery queues' redrive
+	// target, whose messages the scheduled sweep moves to the DLQ (empty:
+	// none); JobsQueueURL carries the messages of tenants' jobs.
+	DeliveryQueueURL, DLQURL, ArrivalsURL, JobsQueueURL string
 	// OpsQueueURL carries the operator's jobs and the sweeps, gauges, job
 	// recoveries and delivery.dead notices: a queue of its own, worked with
 	// its own concurrency, so that no tenant's jobs can hold them up.

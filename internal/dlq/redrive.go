@@ -28,7 +28,8 @@ type RedriveStore interface {
 
 var _ RedriveStore = (*store.Store)(nil)
 
-// Sender sends a message back to the delivery queue (an *sqs.Client).
+// Sender sends a message (an *sqs.Client): the redrive's back to the
+// delivery queue, the sweep's moves of arrivals to the DLQ.
 type Sender interface {
 	SendMessage(context.Context, *sqs.SendMessageInput, ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -32,6 +31,12 @@ var _ SweepStore = (*store.Store)(nil)
 type Sweeper struct {
 	Store SweepStore
 	DLQ   Queue
+	// Arrivals is the delivery queues' redrive target: what SQS moved
+	// there after a message's last receive, on its way to the DLQ
+	// (MoveArrivals). A zero URL: none.
+	Arrivals Queue
+	// Send moves an arrival to the DLQ. Required with Arrivals.
+	Send Sender
 	// Deaths is told of each death the sweep records (its attempt did
 	// not), for delivery.dead. Nil: none.
 	Deaths func(ctx context.Context, d domain.Delivery)
@@ -61,25 +66,22 @@ func (w *Sweeper) Coalesced(ctx context.Context, gap time.Duration) error {
 	return err
 }
 
-// A DLQ message's record is read by the first sweepChecks passes that
-// receive it (an hour of the 5-minute schedule: a missed death is
-// recorded by the first), then only about once a day (every sweepRecheck
-// receives) and by the sweeps that follow a job of its tenant (which may
-// have made it stale): at most about 12 + 14 reads over the DLQ's 14
-// days, where every pass read it (4,032). Its receive count says which
-// (SQS's ApproximateReceiveCount: every reader's receives count, so a
-// message also received by redrives or erasures is settled sooner).
-const (
-	sweepChecks  = 12
-	sweepRecheck = 288
-)
+// FullPassGap is the least time between two periodic passes over the
+// whole DLQ (Scheduled): a day. Every message that enters the DLQ was
+// checked on its way in (deliver recorded its death before sending it, or
+// Arrivals checked it), so a periodic pass only finds copies made stale by
+// what no job's sweep follows (a resend, a copy delivered later): each DLQ
+// message is received and its record read about 14 times over the DLQ's
+// 14 days, where a pass every 5 minutes received it 4,032 times (issue
+// 37).
+const FullPassGap = 24 * time.Hour
 
-// settled reports whether a periodic pass leaves DLQ message m unread: it
-// was checked in its first sweepChecks receives and is not due for its
-// daily check. A message without a receive count is read.
-func settled(m sqstypes.Message) bool {
-	n, err := strconv.Atoi(m.Attributes[string(sqstypes.MessageSystemAttributeNameApproximateReceiveCount)])
-	return err == nil && n > sweepChecks && n%sweepRecheck != 0
+// Scheduled is the periodic sweep (the DLQSweep schedule, every few
+// minutes): the arrivals moved to the DLQ (MoveArrivals), and the whole DLQ
+// swept (Sweep) unless another pass began within FullPassGap.
+func (w *Sweeper) Scheduled(ctx context.Context) error {
+	_, _, aerr := w.MoveArrivals(ctx)
+	return errors.Join(aerr, w.Coalesced(ctx, FullPassGap))
 }
 
 // Sweep deletes from the DLQ the messages whose deliveries were delivered or
@@ -92,16 +94,16 @@ func settled(m sqstypes.Message) bool {
 // or changed meanwhile is read again and acted on as it is; never for a
 // tenant with a tombstone. It looks at each message once (each is hidden
 // while the sweep runs, then made visible again) and returns how many it
-// deleted and kept. The record of a message already checked (settled) is
-// read again only when tenant is the message's: a sweep after a job of
-// that tenant completed ("" for the periodic sweep).
+// deleted and kept. With a tenant (a sweep after a job of that tenant
+// completed), it reads the records of that tenant's messages only, and
+// keeps the others unread; "" reads every message's.
 func (w *Sweeper) Sweep(ctx context.Context, tenant string) (deleted, kept int, err error) {
 	// Each message is hidden for two seconds only, so that a sweep never
 	// keeps messages from anyone else for long; the sweep stops when three
 	// receives in a row bring nothing it has not seen.
 	seen := map[string]bool{}
 	erased := map[string]bool{} // tombstones read, one per tenant per pass
-	unread := 0                 // settled messages kept without a read
+	unread := 0                 // other tenants' messages kept without a read
 	deadline := w.now().Add(2 * time.Minute)
 	for quiet := 0; quiet < 3 && w.now().Before(deadline); {
 		msgs, err := w.DLQ.Receive(ctx, 10, sweepHide)
@@ -135,9 +137,9 @@ func (w *Sweeper) Sweep(ctx context.Context, tenant string) (deleted, kept int, 
 }
 
 // sweepOne handles one DLQ message (see Sweep) and reports whether it
-// deleted it, and whether it read its record (not a settled message of
-// another tenant than the sweep's); erased holds the tombstones read so
-// far in the pass.
+// deleted it, and whether it read its record (not a message of another
+// tenant than the sweep's); erased holds the tombstones read so far in the
+// pass.
 func (w *Sweeper) sweepOne(ctx context.Context, m sqstypes.Message, erased map[string]bool, tenant string) (deleted, read bool) {
 	msg, derr := message.Decode(aws.ToString(m.Body))
 	if derr != nil {
@@ -148,18 +150,20 @@ func (w *Sweeper) sweepOne(ctx context.Context, m sqstypes.Message, erased map[s
 		return false, true
 	}
 	if gone {
-		return w.dropErased(ctx, m, msg), true
+		return w.dropErased(ctx, w.DLQ, m, msg), true
 	}
-	if msg.TenantID != tenant && settled(m) {
+	if tenant != "" && msg.TenantID != tenant {
 		return false, false
 	}
-	return w.checkRecord(ctx, m, msg, erased), true
+	deleted, _ = w.checkRecord(ctx, w.DLQ, m, msg, erased)
+	return deleted, true
 }
 
-// checkRecord reads the record of DLQ message m (msg decoded), records a
-// missed death, and deletes the message if it is stale; it reports
-// whether it deleted it.
-func (w *Sweeper) checkRecord(ctx context.Context, m sqstypes.Message, msg message.Message, erased map[string]bool) bool {
+// checkRecord reads the record of message m of q (msg decoded), records a
+// missed death, and deletes the message if it is stale; it reports whether
+// it deleted it, and the record as it now is (zero when it could not be
+// read).
+func (w *Sweeper) checkRecord(ctx context.Context, q Queue, m sqstypes.Message, msg message.Message, erased map[string]bool) (bool, domain.Delivery) {
 	d, gerr := w.Store.Delivery(ctx, msg.DeliveryID)
 	if errors.Is(gerr, store.ErrNotFound) {
 		// No record at all: every attempt stopped before it could write
@@ -175,19 +179,22 @@ func (w *Sweeper) checkRecord(ctx context.Context, m sqstypes.Message, msg messa
 		// began meanwhile must not find a record made after its own pass).
 		var gone bool
 		if gone, gerr = w.erased(ctx, erased, msg.TenantID, true); gerr == nil && gone {
-			return w.dropErased(ctx, m, msg)
+			return w.dropErased(ctx, q, m, msg), domain.Delivery{}
 		}
 		if gerr == nil {
 			d, gerr = w.recordMissedDeath(ctx, d, msg, aws.ToString(m.Body), SentAt(m))
 		}
 	}
-	return gerr == nil && IsStale(d, SentAt(m)) && w.DLQ.Delete(ctx, m) == nil
+	if gerr != nil {
+		return false, domain.Delivery{}
+	}
+	return IsStale(d, SentAt(m)) && q.Delete(ctx, m) == nil, d
 }
 
-// dropErased deletes the DLQ message of an erased tenant, logged by its ids
+// dropErased deletes message m of q, of an erased tenant, logged by its ids
 // only (never its payload), and reports whether it did.
-func (w *Sweeper) dropErased(ctx context.Context, m sqstypes.Message, msg message.Message) bool {
-	if w.DLQ.Delete(ctx, m) != nil {
+func (w *Sweeper) dropErased(ctx context.Context, q Queue, m sqstypes.Message, msg message.Message) bool {
+	if q.Delete(ctx, m) != nil {
 		return false
 	}
 	w.Log.InfoContext(ctx, "deleted a DLQ message of an erased tenant", "tenant_id", msg.TenantID, "delivery_id", msg.DeliveryID)

@@ -36,6 +36,7 @@ const (
 	varEventBus             = "HOOKLINE_EVENT_BUS"
 	varEnqueueFailureQueue  = "HOOKLINE_ENQUEUE_FAILURE_QUEUE_URL"
 	varDLQURL               = "HOOKLINE_DLQ_URL"
+	varDLQArrivalsURL       = "HOOKLINE_DLQ_ARRIVALS_URL"
 	varReplayQueueURL       = "HOOKLINE_REPLAY_QUEUE_URL"
 	varReplayOpsQueueURL    = VarReplayOpsQueueURL
 	varReplayRate           = "HOOKLINE_REPLAY_RATE"
@@ -956,9 +957,10 @@ func LoadAPI(getenv func(string) string) (APIEnv, error) {
 type ReplayEnv struct {
 	Common
 	// DeliveryQueueURL (HOOKLINE_DELIVERY_QUEUE_URL), DLQURL
-	// (HOOKLINE_DLQ_URL) and JobsQueueURL (HOOKLINE_REPLAY_QUEUE_URL) are
-	// required.
-	DeliveryQueueURL, DLQURL, JobsQueueURL string
+	// (HOOKLINE_DLQ_URL), ArrivalsURL (HOOKLINE_DLQ_ARRIVALS_URL: the
+	// delivery queues' redrive target, moved to the DLQ by the sweep) and
+	// JobsQueueURL (HOOKLINE_REPLAY_QUEUE_URL) are required.
+	DeliveryQueueURL, DLQURL, ArrivalsURL, JobsQueueURL string
 	// OpsQueueURL (HOOKLINE_REPLAY_OPS_QUEUE_URL) carries the redrive and
 	// the sweeps, gauges and job recoveries. Empty: JobsQueueURL.
 	OpsQueueURL string
@@ -1007,6 +1009,7 @@ func (e ReplayEnv) Vars() map[string]string {
 	v := e.Common.vars()
 	v[varDeliveryQueueURL] = e.DeliveryQueueURL
 	v[varDLQURL] = e.DLQURL
+	v[varDLQArrivalsURL] = e.ArrivalsURL
 	v[varReplayQueueURL] = e.JobsQueueURL
 	v[varReplayOpsQueueURL] = e.OpsQueueURL
 	v[varReplayRate] = strconv.FormatFloat(e.Rate, 'f', -1, 64)
@@ -1029,13 +1032,14 @@ func LoadReplay(getenv func(string) string) (ReplayEnv, error) {
 		Common:            loadCommon(getenv),
 		DeliveryQueueURL:  getenv(varDeliveryQueueURL),
 		DLQURL:            getenv(varDLQURL),
+		ArrivalsURL:       getenv(varDLQArrivalsURL),
 		JobsQueueURL:      getenv(varReplayQueueURL),
 		OpsQueueURL:       getenv(varReplayOpsQueueURL),
 		Rate:              DefaultReplayRate,
 		MessageLog:        messageLogOn(getenv(varMessageLog)),
 		MessageLogSharded: getenv(varMessageLog) == messageLogShardedVar,
 	}
-	if err := firstErr(e.Common.check(), required(varStateTable, e.StateTable, varDeliveryQueueURL, e.DeliveryQueueURL, varDLQURL, e.DLQURL, varReplayQueueURL, e.JobsQueueURL)); err != nil {
+	if err := firstErr(e.Common.check(), required(varStateTable, e.StateTable, varDeliveryQueueURL, e.DeliveryQueueURL, varDLQURL, e.DLQURL, varDLQArrivalsURL, e.ArrivalsURL, varReplayQueueURL, e.JobsQueueURL)); err != nil {
 		return e, err
 	}
 	if s := getenv(varReplayRate); s != "" {

@@ -235,7 +235,7 @@ func TestLoadEnqueueSendConcurrency(t *testing.T) {
 // refuses the same, with the same errors.
 func TestLoadReplay(t *testing.T) {
 	t.Parallel()
-	env := map[string]string{"HOOKLINE_STATE_TABLE": "s", "HOOKLINE_DELIVERY_QUEUE_URL": "q", "HOOKLINE_DLQ_URL": "d", "HOOKLINE_REPLAY_QUEUE_URL": "j"}
+	env := map[string]string{"HOOKLINE_STATE_TABLE": "s", "HOOKLINE_DELIVERY_QUEUE_URL": "q", "HOOKLINE_DLQ_URL": "d", "HOOKLINE_DLQ_ARRIVALS_URL": "a", "HOOKLINE_REPLAY_QUEUE_URL": "j"}
 	get := func(k, v string) func(string) string {
 		return func(name string) string {
 			if name == k {
@@ -257,6 +257,7 @@ func TestLoadReplay(t *testing.T) {
 	for _, tc := range []struct{ k, v, want string }{
 		{"HOOKLINE_REPLAY_QUEUE_URL", "", "HOOKLINE_REPLAY_QUEUE_URL is required"},
 		{"HOOKLINE_DLQ_URL", "", "HOOKLINE_DLQ_URL is required"},
+		{"HOOKLINE_DLQ_ARRIVALS_URL", "", "HOOKLINE_DLQ_ARRIVALS_URL is required"},
 		{"HOOKLINE_REPLAY_RATE", "fast", "HOOKLINE_REPLAY_RATE"},
 		{"HOOKLINE_REPLAY_RATE", "0", "HOOKLINE_REPLAY_RATE"},
 	} {
@@ -330,7 +331,7 @@ func TestVarsRoundTrip(t *testing.T) {
 		}
 	})
 	t.Run("replay", func(t *testing.T) {
-		e := ReplayEnv{Common: common, DeliveryQueueURL: "q", DLQURL: "d", JobsQueueURL: "j", OpsQueueURL: "o", Rate: 2.5, OutboxTable: "outbox", MessageLog: true, DeadNoticeWindow: 15 * time.Minute, PayloadRetention: 72 * time.Hour}
+		e := ReplayEnv{Common: common, DeliveryQueueURL: "q", DLQURL: "d", ArrivalsURL: "a", JobsQueueURL: "j", OpsQueueURL: "o", Rate: 2.5, OutboxTable: "outbox", MessageLog: true, DeadNoticeWindow: 15 * time.Minute, PayloadRetention: 72 * time.Hour}
 		got, err := LoadReplay(lookup(e.Vars()))
 		require.NoError(t, err)
 		require.Equal(t, e, got)

@@ -26,15 +26,20 @@ type Outputs struct {
 	FanOutDeadLetterQueueARN string
 	DeadLetterQueueURL       string
 	DeadLetterQueueARN       string
-	EnqueueFailureQueueURL   string
-	EnqueueFunctionName      string
-	DeliverFunctionName      string
-	DLQDepthAlarmName        string
-	ApiURL                   string
-	ApiID                    string
-	ApiFunctionName          string
-	OperatorKeySecretARN     string
-	SecretsKeyARN            string
+	// DeadLetterArrivalsQueueARN is the delivery queues' redrive target,
+	// which the sweep moves to the DLQ. Empty in the outputs of a release
+	// from before it (whose queues redrive to the DLQ itself): not
+	// required.
+	DeadLetterArrivalsQueueARN string
+	EnqueueFailureQueueURL     string
+	EnqueueFunctionName        string
+	DeliverFunctionName        string
+	DLQDepthAlarmName          string
+	ApiURL                     string
+	ApiID                      string
+	ApiFunctionName            string
+	OperatorKeySecretARN       string
+	SecretsKeyARN              string
 	// JobsQueueURL is the replay function's queue of tenants' jobs, from
 	// the output ReplayJobsQueueURL (its name kept from when every job was
 	// a replay).
@@ -71,30 +76,31 @@ func Load(path string) (Outputs, error) {
 		return Outputs{}, fmt.Errorf("%s: no Hookline stack", path)
 	}
 	o := Outputs{
-		OutboxTableName:          m["OutboxTableName"],
-		StateTableName:           m["StateTableName"],
-		DeliveryQueueURL:         m["DeliveryQueueURL"],
-		LaneQueueURL:             m["LaneQueueURL"],
-		FanOutQueueURL:           m["FanOutQueueURL"],
-		FanOutDeadLetterQueueARN: m["FanOutDeadLetterQueueARN"],
-		DeadLetterQueueURL:       m["DeadLetterQueueURL"],
-		DeadLetterQueueARN:       m["DeadLetterQueueARN"],
-		EnqueueFailureQueueURL:   m["EnqueueFailureQueueURL"],
-		EnqueueFunctionName:      m["EnqueueFunctionName"],
-		DeliverFunctionName:      m["DeliverFunctionName"],
-		DLQDepthAlarmName:        m["DLQDepthAlarmName"],
-		ApiURL:                   m["ApiURL"],
-		ApiID:                    m["ApiID"],
-		ApiFunctionName:          m["ApiFunctionName"],
-		OperatorKeySecretARN:     m["OperatorKeySecretARN"],
-		SecretsKeyARN:            m["SecretsKeyARN"],
-		JobsQueueURL:             m["ReplayJobsQueueURL"],
-		ReplayOpsQueueURL:        m["ReplayOpsQueueURL"],
-		ReplayFunctionName:       m["ReplayFunctionName"],
-		AlarmTopicARN:            m["AlarmTopicARN"],
-		TenantDLQAlarmName:       m["TenantDLQAlarmName"],
-		OperatorEventBusName:     m["OperatorEventBusName"],
-		OperatorEventBusARN:      m["OperatorEventBusARN"],
+		OutboxTableName:            m["OutboxTableName"],
+		StateTableName:             m["StateTableName"],
+		DeliveryQueueURL:           m["DeliveryQueueURL"],
+		LaneQueueURL:               m["LaneQueueURL"],
+		FanOutQueueURL:             m["FanOutQueueURL"],
+		FanOutDeadLetterQueueARN:   m["FanOutDeadLetterQueueARN"],
+		DeadLetterQueueURL:         m["DeadLetterQueueURL"],
+		DeadLetterQueueARN:         m["DeadLetterQueueARN"],
+		DeadLetterArrivalsQueueARN: m["DeadLetterArrivalsQueueARN"],
+		EnqueueFailureQueueURL:     m["EnqueueFailureQueueURL"],
+		EnqueueFunctionName:        m["EnqueueFunctionName"],
+		DeliverFunctionName:        m["DeliverFunctionName"],
+		DLQDepthAlarmName:          m["DLQDepthAlarmName"],
+		ApiURL:                     m["ApiURL"],
+		ApiID:                      m["ApiID"],
+		ApiFunctionName:            m["ApiFunctionName"],
+		OperatorKeySecretARN:       m["OperatorKeySecretARN"],
+		SecretsKeyARN:              m["SecretsKeyARN"],
+		JobsQueueURL:               m["ReplayJobsQueueURL"],
+		ReplayOpsQueueURL:          m["ReplayOpsQueueURL"],
+		ReplayFunctionName:         m["ReplayFunctionName"],
+		AlarmTopicARN:              m["AlarmTopicARN"],
+		TenantDLQAlarmName:         m["TenantDLQAlarmName"],
+		OperatorEventBusName:       m["OperatorEventBusName"],
+		OperatorEventBusARN:        m["OperatorEventBusARN"],
 	}
 	if o.MaxReceiveCount, err = strconv.Atoi(m["MaxReceiveCount"]); err != nil {
 		return o, fmt.Errorf("%s: MaxReceiveCount %q: %w", path, m["MaxReceiveCount"], err)

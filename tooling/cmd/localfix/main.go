@@ -6,6 +6,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -39,8 +40,11 @@ func run() error {
 		return err
 	}
 	client := sqs.NewFromConfig(cfg)
+	// The delivery queues redrive to the DLQ's arrivals (a release from
+	// before them: to the DLQ).
+	target := cmp.Or(out.DeadLetterArrivalsQueueARN, out.DeadLetterQueueARN)
 	for _, url := range out.DeliverQueueURLs() {
-		if err := fixRedrive(ctx, client, url, out.DeadLetterQueueARN, out.MaxReceiveCount); err != nil {
+		if err := fixRedrive(ctx, client, url, target, out.MaxReceiveCount); err != nil {
 			return err
 		}
 	}

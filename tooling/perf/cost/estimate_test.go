@@ -116,8 +116,9 @@ func TestInitialByHand(t *testing.T) {
 	// + 1.05/10 deletes + 0.05 retries sent again (a SendMessageBatch
 	// each at worst, where each was a ChangeMessageVisibility) + 0.001
 	// deaths sent to the DLQ + the DLQ sweep's receives of them, 0.001 ×
-	// 4,032 passes / 10 = 0.4032 → 0.7642 requests (0.36 without deaths).
-	require.InDelta(t, 0.7642, sum(in.SQS), 1e-9)
+	// 14 daily passes / 10 = 0.0014 → 0.3624 requests (0.36 without
+	// deaths; 0.7642 when every 5-minute pass received them).
+	require.InDelta(t, 0.3624, sum(in.SQS), 1e-9)
 	// Writes: no create (enqueue writes none), 1.05 attempts × 1 (the
 	// first creates the record) and × 1 more for the delivery log's index
 	// entry, 0.05 failure count, 0.05 reset, 1.05/10 endpoint counter
@@ -132,8 +133,9 @@ func TestInitialByHand(t *testing.T) {
 	// (0.05 failure counts + 0.05 resets) × 2 (consistent) = 0.2 + the
 	// endpoints query, one per tenant per invocation of ten records, 0.05
 	// = 1.9176 RRU (2.3676 while the query was counted per record), +
-	// 0.001 deaths × (3 + 26 sweep reads) = 1.9466 RRU.
-	require.InDelta(t, 1.9466, sum(in.DynamoDBReads), 1e-9)
+	// 0.001 deaths × (3 + 14 sweep reads, one a day; 26 before the
+	// arrivals) = 1.9346 RRU.
+	require.InDelta(t, 1.9346, sum(in.DynamoDBReads), 1e-9)
 	// Logs: 329 + 527 + 0.05 × 627 + 250 × (0.1 + 0.105) = 938.6 bytes
 	// (480.75 before the trace ids and the fan-out's span line).
 	require.InDelta(t, 938.6, in.LogBytesPerDelivery, 1e-9)
@@ -145,10 +147,10 @@ func TestInitialByHand(t *testing.T) {
 	require.InDelta(t, 0.5, in.StoredMonths, 1e-9)
 
 	b := Estimate(Default, in)
-	// 3.417 × $0.625 = $2.135625; 1.9466 × $0.125 = $0.243325; 0.7642 × $0.40 = $0.30568.
+	// 3.417 × $0.625 = $2.135625; 1.9346 × $0.125 = $0.241825; 0.3624 × $0.40 = $0.14496.
 	require.InDelta(t, 2.135625, b.DynamoDBWrites, 1e-9)
-	require.InDelta(t, 0.243325, b.DynamoDBReads, 1e-9)
-	require.InDelta(t, 0.30568, b.SQS, 1e-9)
+	require.InDelta(t, 0.241825, b.DynamoDBReads, 1e-9)
+	require.InDelta(t, 0.14496, b.SQS, 1e-9)
 	// One Decrypt per 100 deliveries (the secret kept in the warm
 	// function) × $3 per million = $0.03.
 	require.InDelta(t, 0.03, b.KMS, 1e-9)
@@ -283,10 +285,10 @@ func TestTargetAndTheLogs(t *testing.T) {
 	t.Parallel()
 	total := func(a Assumptions) float64 { return Estimate(Default, a.Inputs()).Total }
 	on := total(InitialAssumptions)
-	require.InDelta(t, 3.556, on, 5e-4)
-	require.InDelta(t, 2.902, total(noMessageLog()), 5e-4, "the message log off")
-	require.InDelta(t, 2.172, total(noDeliveryLog(noMessageLog())), 5e-4, "neither log")
-	require.InDelta(t, 2.107, total(noTypeCounters(noDeliveryLog(noMessageLog()))), 5e-4, "neither log nor the counters by type")
+	require.InDelta(t, 3.394, on, 5e-4)
+	require.InDelta(t, 2.740, total(noMessageLog()), 5e-4, "the message log off")
+	require.InDelta(t, 2.010, total(noDeliveryLog(noMessageLog())), 5e-4, "neither log")
+	require.InDelta(t, 1.945, total(noTypeCounters(noDeliveryLog(noMessageLog()))), 5e-4, "neither log nor the counters by type")
 	require.InDelta(t, 0.105*0.625, on-total(noTypeCounters(InitialAssumptions)), 1e-9, "a write unit per batch of ten")
 	require.InDelta(t, 0.625+250e6/(1<<30)*0.5*0.25, on-total(noMessageLog()), 1e-9, "one write unit and 250 bytes for half a month per event")
 	require.InDelta(t, 1.05*0.625+(421+695-recordBeforeDeliveryLog)*1e6/(1<<30)*0.5*0.25+(695-recordBeforeDeliveryLog)*1e6/(1<<30)*0.5*0.20,
@@ -298,7 +300,10 @@ func TestTargetAndTheLogs(t *testing.T) {
 func TestHowItGotHere(t *testing.T) {
 	t.Parallel()
 	total := func(in Inputs) float64 { return Estimate(Default, in).Total }
-	require.InDelta(t, 3.556, total(Initial()), 5e-4, "deaths counted, 0.1% of deliveries: their writes and reads as measured, their DLQ sends, the sweep's reads (26 each) and receives (4,032 passes each)")
+	require.InDelta(t, 3.394, total(Initial()), 5e-4, "the DLQ passed over once a day, each message checked on its way in (deliver's deaths sent by deliver, SQS's redrive to the arrivals): 14 receives and reads of a dead message")
+
+	// Before: a sweep of the whole DLQ every 5 minutes.
+	require.InDelta(t, 3.556, total(sweptEveryPass(InitialAssumptions).Inputs()), 5e-4, "deaths counted, 0.1% of deliveries: their writes and reads as measured, their DLQ sends, the sweep's reads (26 each) and receives (4,032 passes each)")
 
 	// Before: no deaths in the model.
 	require.InDelta(t, 3.387, total(noDeaths(InitialAssumptions).Inputs()), 5e-4, "enqueue's endpoints query counted once per tenant per invocation, as TestModelEnqueueUnitsAreBilledUnits measures it")
@@ -357,6 +362,15 @@ func TestHowItGotHere(t *testing.T) {
 }
 
 // noDeaths is a as the model was before it counted deaths (2026-12-06).
+// sweptEveryPass is a as the DLQ was swept until 2026-12-06: SQS's
+// redrive straight to the DLQ, so every 5-minute pass received every
+// message (4,032 over 14 days) and read its record in its first 12 passes
+// and once a day (26).
+func sweptEveryPass(a Assumptions) Assumptions {
+	a.SweepPasses, a.SweepReadsPerDead = 4032, 26
+	return a
+}
+
 func noDeaths(a Assumptions) Assumptions {
 	a.DeadFraction = 0
 	return a
@@ -412,7 +426,7 @@ func TestDecryptsPerDeliverySensitivity(t *testing.T) {
 	for _, tc := range []struct {
 		perDecrypt, total float64
 	}{
-		{100, 2.107}, {15, 2.277}, {10, 2.377}, {1, 5.077},
+		{100, 1.945}, {15, 2.115}, {10, 2.215}, {1, 4.915},
 	} {
 		t.Run(fmt.Sprint(tc.perDecrypt), func(t *testing.T) {
 			a := noTypeCounters(noDeliveryLog(noMessageLog()))
@@ -442,22 +456,21 @@ func ExampleEstimate() {
 	// | Lambda requests | 0.041 | 1% |
 	// | Lambda duration, enqueue | 0.010 | 0% |
 	// | Lambda duration, deliver | 0.042 | 1% |
-	// | SQS requests | 0.306 | 9% |
-	// | DynamoDB writes | 2.136 | 60% |
-	// | DynamoDB reads | 0.243 | 7% |
+	// | SQS requests | 0.145 | 4% |
+	// | DynamoDB writes | 2.136 | 63% |
+	// | DynamoDB reads | 0.242 | 7% |
 	// | KMS requests | 0.030 | 1% |
-	// | DynamoDB storage and PITR | 0.224 | 6% |
-	// | CloudWatch Logs ingestion | 0.437 | 12% |
-	// | Data transfer out | 0.088 | 2% |
-	// | **hookline total** | **3.556** | 100% |
+	// | DynamoDB storage and PITR | 0.224 | 7% |
+	// | CloudWatch Logs ingestion | 0.437 | 13% |
+	// | Data transfer out | 0.088 | 3% |
+	// | **hookline total** | **3.394** | 100% |
 	// | producer's outbox write (not in total) | 1.250 | |
 	//
 	// | request kind | units per delivery | USD | share |
 	// |---|---:|---:|---:|
-	// | DynamoDB writes: deliver RecordAttempt UpdateItem (the first creates the record) | 1.050 | 0.656 | 18% |
-	// | DynamoDB writes: deliver by_log index entry (the delivery log: each attempt's write of the record) | 1.050 | 0.656 | 18% |
+	// | DynamoDB writes: deliver RecordAttempt UpdateItem (the first creates the record) | 1.050 | 0.656 | 19% |
+	// | DynamoDB writes: deliver by_log index entry (the delivery log: each attempt's write of the record) | 1.050 | 0.656 | 19% |
 	// | DynamoDB writes: outbox by_tenant_shard index entry (the message log, once per event) | 1.000 | 0.625 | 18% |
-	// | SQS: DLQ sweep ReceiveMessage (a dead message in every pass, ten a request) | 0.403 | 0.161 | 5% |
 	// | DynamoDB reads: deliver Load BatchGetItem: the delivery (consistent) | 1.050 | 0.131 | 4% |
 	// | DynamoDB writes: deliver AddEndpointStats UpdateItem (once per endpoint per batch) | 0.105 | 0.066 | 2% |
 	// | DynamoDB writes: deliver AddEndpointTypeStats UpdateItem (once per endpoint and event type per batch) | 0.105 | 0.066 | 2% |
@@ -473,8 +486,9 @@ func ExampleEstimate() {
 	// | DynamoDB reads: deliver Load BatchGetItem: the endpoint's gate (consistent, one per endpoint per batch) | 0.105 | 0.013 | 0% |
 	// | DynamoDB reads: enqueue Endpoints Query (eventual, once per tenant per invocation) | 0.050 | 0.006 | 0% |
 	// | DynamoDB writes: deliver a death's writes beyond a success's (measured) | 0.007 | 0.004 | 0% |
-	// | DynamoDB reads: DLQ sweep: a dead message's record read (its first 12 passes, then one a day) | 0.026 | 0.003 | 0% |
+	// | DynamoDB reads: DLQ sweep: a dead message's record read (once a day) | 0.014 | 0.002 | 0% |
 	// | DynamoDB reads: deliver LoadWith BatchGetItem: the endpoint and its tombstone on a cache miss (eventual, once per endpoint per batch that misses) | 0.013 | 0.002 | 0% |
+	// | SQS: DLQ sweep ReceiveMessage (a dead message in the daily pass, ten a request) | 0.001 | 0.001 | 0% |
 	// | SQS: deliver SendMessage of a death to the DLQ | 0.001 | 0.000 | 0% |
 	// | DynamoDB reads: deliver a death's reads beyond a success's (measured) | 0.003 | 0.000 | 0% |
 }

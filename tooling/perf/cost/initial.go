@@ -107,11 +107,15 @@ type Assumptions struct {
 	// endpoint's failure count, the instance's strong re-read of the
 	// endpoint).
 	DeathWRU, DeathRRU float64
-	// SweepPasses is how many DLQ sweeps receive a dead message: one every
-	// 5 minutes (sweepInterval) for the DLQ's 14 days, 4,032; each
-	// receives ten messages a request. SweepReadsPerDead is how many of
-	// them read its record (strongly, one unit): the first 12, one a day,
-	// about 26 (internal/dlq's settled; 4,032 until 2026-12-06).
+	// SweepPasses is how many DLQ sweeps receive a dead message: the
+	// daily pass over the whole DLQ (dlq.FullPassGap) for the DLQ's 14
+	// days, 14; each receives ten messages a request. SweepReadsPerDead is
+	// how many of them read its record (strongly, one unit): each, 14.
+	// Until 2026-12-06 every 5-minute pass received it (4,032) and read
+	// it (then the first 12 and one a day, 26); deliver sends its deaths
+	// to the DLQ, and only the deaths it could not record (a crash) come
+	// through the arrivals, received once (not modelled: no death here is
+	// a crash). Not counted: the tenant sweeps after a job, per job.
 	SweepPasses, SweepReadsPerDead float64
 	// ResetsPerFailure is how many endpoint failure-count resets follow
 	// one failed attempt: a success resets the count only when the
@@ -237,8 +241,8 @@ var InitialAssumptions = Assumptions{
 	DeadFraction:                0.001,
 	DeathWRU:                    7,
 	DeathRRU:                    3,
-	SweepPasses:                 4032,
-	SweepReadsPerDead:           26,
+	SweepPasses:                 14,
+	SweepReadsPerDead:           14,
 	LogIndexWRU:                 1,
 	LogIndexBytes:               250,
 	StatsWRU:                    1,
@@ -369,11 +373,9 @@ func (a Assumptions) Inputs() Inputs {
 			// per batch): no more than before.
 			{Name: "deliver SendMessageBatch (a retry sent again, delayed; one request each at worst)", PerDelivery: r, Units: chunks(a.MessageBytes)},
 			{Name: "deliver SendMessage of a death to the DLQ", PerDelivery: a.DeadFraction, Units: chunks(a.MessageBytes)},
-			// Every pass receives every DLQ message, ten a request, for
-			// the DLQ's 14 days: what bounds it is the sweep's 2-minute
-			// deadline, not the message (a sweep of new arrivals only
-			// needs a queue of its own).
-			{Name: "DLQ sweep ReceiveMessage (a dead message in every pass, ten a request)", PerDelivery: a.DeadFraction * a.SweepPasses / 10, Units: 1},
+			// The daily pass receives every DLQ message, ten a request,
+			// for the DLQ's 14 days.
+			{Name: "DLQ sweep ReceiveMessage (a dead message in the daily pass, ten a request)", PerDelivery: a.DeadFraction * a.SweepPasses / 10, Units: 1},
 		},
 		DynamoDBWrites: []Op{
 			{Name: "deliver RecordAttempt UpdateItem (the first creates the record)", PerDelivery: attempts, Units: recordAttempt},
@@ -396,7 +398,7 @@ func (a Assumptions) Inputs() Inputs {
 			{Name: "deliver Load BatchGetItem: the endpoint's gate (consistent, one per endpoint per batch)", PerDelivery: batches * a.EndpointsPerBatch, Units: 1},
 			{Name: "enqueue Endpoints Query (eventual, once per tenant per invocation)", PerDelivery: a.TenantsPerEnqueueInvocation / a.RecordsPerEnqueueInvocation, Units: 0.5},
 			{Name: "deliver a death's reads beyond a success's (measured)", PerDelivery: a.DeadFraction, Units: a.DeathRRU},
-			{Name: "DLQ sweep: a dead message's record read (its first 12 passes, then one a day)", PerDelivery: a.DeadFraction * a.SweepReadsPerDead, Units: 1},
+			{Name: "DLQ sweep: a dead message's record read (once a day)", PerDelivery: a.DeadFraction * a.SweepReadsPerDead, Units: 1},
 		},
 		KMS: []Op{
 			{Name: "deliver Decrypt of the endpoint's signing secret (kept an hour in the warm function)", PerDelivery: 1 / a.DeliveriesPerDecrypt, Units: 1},
