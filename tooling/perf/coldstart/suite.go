@@ -42,6 +42,7 @@ var functions = []Target{
 		"HOOKLINE_STATE_TABLE=t",
 		"HOOKLINE_DELIVERY_QUEUE_URL=http://127.0.0.1:1/delivery",
 		"HOOKLINE_DLQ_URL=http://127.0.0.1:1/dlq",
+		"HOOKLINE_DLQ_ARRIVALS_URL=http://127.0.0.1:1/dlq-arrivals",
 		"HOOKLINE_REPLAY_QUEUE_URL=http://127.0.0.1:1/replay",
 		"HOOKLINE_REPLAY_RATE=10",
 		"HOOKLINE_LOG_LEVEL=INFO",
