@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -190,4 +191,64 @@ func TestReplaySinceStepsAndResume(t *testing.T) {
 			require.Len(t, sent[did], 1, "a dead one is claimed: sent once")
 		}
 	}
+}
+
+// togetherLog is the message log whose reads of one event wait (up to
+// 10 s) until n are under way together, and remember the most that were.
+type togetherLog struct {
+	*storefake.MessageLog
+	n        int
+	mu       sync.Mutex
+	inFlight int
+	peak     int
+	all      chan struct{}
+	once     sync.Once
+}
+
+func (l *togetherLog) Event(ctx context.Context, tenantID, id string) (domain.Event, error) {
+	l.mu.Lock()
+	l.inFlight++
+	l.peak = max(l.peak, l.inFlight)
+	if l.inFlight == l.n {
+		l.once.Do(func() { close(l.all) })
+	}
+	l.mu.Unlock()
+	select {
+	case <-l.all:
+	case <-time.After(10 * time.Second):
+	}
+	l.mu.Lock()
+	l.inFlight--
+	l.mu.Unlock()
+	return l.MessageLog.Event(ctx, tenantID, id)
+}
+
+// A replay since a time reads the events of a chunk's deliveries to
+// rebuild at once, not one after another (issue 37: one outbox read per
+// delivery, each waiting for the one before, held a replay since a time
+// well under its rate): here each read waits until ten are under way,
+// which reads made one by one never are.
+func TestReplaySinceReadsAChunksEventsAtOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	log := &togetherLog{MessageLog: storefake.NewMessageLog(), n: 10, all: make(chan struct{})}
+	e.w.MessageLog = log
+	var ids []string
+	for i := range 20 {
+		ev := fmt.Sprintf("evt_%02d", i)
+		event(log.MessageLog, ev, tenantA, "order.created", e.t0.Add(-time.Duration(i+1)*time.Minute))
+		ids = append(ids, e.delivery(ev, tenantA, "ep_1", domain.StateDelivered))
+	}
+	id := e.start(t, domain.Job{JobID: "rj_reads", TenantID: tenantA, Kind: domain.KindSince, Args: &replay.Since{Range: domain.Range{Since: e.t0.Add(-2 * time.Hour)}}})
+	e.run(t, e.w, id)
+	log.mu.Lock()
+	peak := log.peak
+	log.mu.Unlock()
+	require.Equal(t, 10, peak, "a chunk's ten reads under way together")
+	sent := e.sentMessages(t)
+	for _, did := range ids {
+		require.Len(t, sent[did], 1, did)
+		require.True(t, sent[did][0].Resend, "a delivered one, rebuilt as a resend")
+	}
+	require.Equal(t, 20, e.st.job(id).Replayed)
 }

@@ -133,7 +133,7 @@ func (w *Replayer) Step(ctx context.Context, j *domain.Job) (done bool, next tim
 	}
 	one := w.replayChunk
 	if j.Kind == domain.KindSince {
-		one = oneByOne(w.sinceOne)
+		one = w.sinceChunk
 	}
 	span, err := w.sendPaced(ctx, j, ids, one)
 	if err != nil {
@@ -193,10 +193,6 @@ func (w *Replayer) select_(ctx context.Context, j *domain.Job) ([]string, bool, 
 	return nil, true, fmt.Errorf("replay job %s: unknown kind %q", j.JobID, j.Kind)
 }
 
-// sendOne sends delivery id (as snap read it) of job j again through out,
-// or counts why not; disabled caches the endpoints found disabled.
-type sendOne func(ctx context.Context, j *domain.Job, id string, snap store.Snapshot, disabled map[string]bool, out *replaySends) error
-
 // sendChunk sends the deliveries ids of a chunk (at most chunkSize, as
 // snap read them) again, or counts why not, in order.
 type sendChunk func(ctx context.Context, j *domain.Job, ids []string, snap store.Snapshot, disabled map[string]bool, out *replaySends) error
@@ -207,18 +203,6 @@ type sendChunk func(ctx context.Context, j *domain.Job, ids []string, snap store
 // soak's replay of 20,007 deliveries at 200 a second ran at about 35, its
 // claims and releases one after another.
 const chunkSize = 10
-
-// oneByOne is a sendChunk that sends each delivery of the chunk with one.
-func oneByOne(one sendOne) sendChunk {
-	return func(ctx context.Context, j *domain.Job, ids []string, snap store.Snapshot, disabled map[string]bool, out *replaySends) error {
-		for _, id := range ids {
-			if err := one(ctx, j, id, snap, disabled, out); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-}
 
 // sendPaced sends each delivery of a step, a chunk at a time, paced, and
 // returns how long the paced sends take to come due.
