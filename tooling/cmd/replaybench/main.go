@@ -5,7 +5,10 @@
 // reports the time until every replayed delivery arrived, the sends per
 // second, and the time of the tenant's DLQ listing. Run it twice with
 // different -background values to see how a tenant's replay grows with the
-// size of the whole DLQ. `make bench-replay` runs both.
+// size of the whole DLQ. `make bench-replay` runs both. With -since it
+// instead delivers -n events, then replays every delivery since a time
+// (POST /v1/replays: each rebuilt from its outbox item as a resend) and
+// reports the time until every resend arrived.
 package main
 
 import (
@@ -30,8 +33,13 @@ import (
 func main() {
 	n := flag.Int("n", 1000, "dead deliveries of the replaying tenant")
 	background := flag.Int("background", 0, "dead deliveries of another tenant in the same DLQ")
+	since := flag.Bool("since", false, "replay -n delivered deliveries since a time instead (rebuilt from the outbox)")
 	flag.Parse()
-	if err := run(context.Background(), *n, *background); err != nil {
+	do := func(ctx context.Context) error { return run(ctx, *n, *background) }
+	if *since {
+		do = func(ctx context.Context) error { return runSince(ctx, *n) }
+	}
+	if err := do(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, "replaybench:", err)
 		os.Exit(1)
 	}
@@ -42,11 +50,38 @@ type env struct{ *harness.Env }
 // tenantWithDead creates a tenant whose n events all die (400), and returns
 // its client, receiver switch and request counter.
 func (e *env) tenantWithDead(ctx context.Context, name string, n int) (*apiclient.Client, *atomic.Bool, *atomic.Int64, func(), error) {
-	id, _, client, err := e.Tenant(ctx, name, name)
+	up, hits := &atomic.Bool{}, &atomic.Int64{}
+	client, stop, err := e.tenantWith(ctx, name, n, up, hits)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	up, hits := &atomic.Bool{}, &atomic.Int64{}
+	start := time.Now()
+	for {
+		dead, _, err := countDead(ctx, client)
+		if err != nil {
+			stop()
+			return nil, nil, nil, nil, err
+		}
+		if dead >= n {
+			fmt.Printf("  %s: %d deliveries dead in %s\n", name, dead, time.Since(start).Round(time.Second))
+			return client, up, hits, stop, nil
+		}
+		if time.Since(start) > 10*time.Minute {
+			stop()
+			return nil, nil, nil, nil, fmt.Errorf("only %d of %d deliveries died in 10 minutes", dead, n)
+		}
+		time.Sleep(2 * time.Second)
+	}
+}
+
+// tenantWith creates a tenant with n events written to its outbox, over
+// endpoints of a receiver that answers 200 while up (counting hits) and
+// 400 while not, and returns its client and the receiver's stop.
+func (e *env) tenantWith(ctx context.Context, name string, n int, up *atomic.Bool, hits *atomic.Int64) (*apiclient.Client, func(), error) {
+	id, _, client, err := e.Tenant(ctx, name, name)
+	if err != nil {
+		return nil, nil, err
+	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		if up.Load() {
 			hits.Add(1)
@@ -61,7 +96,8 @@ func (e *env) tenantWithDead(ctx context.Context, name string, n int) (*apiclien
 	for i := 0; i < (n+39)/40; i++ {
 		var ep api.EndpointView
 		if err := client.Do(ctx, "POST", "/v1/endpoints", map[string]string{"url": fmt.Sprintf("%s/ep%d", srv.URL, i)}, &ep); err != nil {
-			return nil, nil, nil, nil, err
+			srv.Close()
+			return nil, nil, err
 		}
 		endpoints = append(endpoints, ep.ID)
 	}
@@ -71,29 +107,17 @@ func (e *env) tenantWithDead(ctx context.Context, name string, n int) (*apiclien
 			item, err := outbox.Event{ID: fmt.Sprintf("%s_evt_%d", id, k), TenantID: id, Type: "bench.event", EndpointID: endpoints[k%len(endpoints)],
 				Payload: json.RawMessage(`{"k":1}`), OccurredAt: time.Now()}.Item()
 			if err != nil {
-				return nil, nil, nil, nil, err
+				srv.Close()
+				return nil, nil, err
 			}
 			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
 		}
 		if _, err := e.DB.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{e.Out.OutboxTableName: reqs}}); err != nil {
-			return nil, nil, nil, nil, err
+			srv.Close()
+			return nil, nil, err
 		}
 	}
-	start := time.Now()
-	for {
-		dead, _, err := countDead(ctx, client)
-		if err != nil {
-			return nil, nil, nil, nil, err
-		}
-		if dead >= n {
-			fmt.Printf("  %s: %d deliveries dead in %s\n", name, dead, time.Since(start).Round(time.Second))
-			return client, up, hits, srv.Close, nil
-		}
-		if time.Since(start) > 10*time.Minute {
-			return nil, nil, nil, nil, fmt.Errorf("only %d of %d deliveries died in 10 minutes", dead, n)
-		}
-		time.Sleep(2 * time.Second)
-	}
+	return client, srv.Close, nil
 }
 
 // countDead counts a tenant's DLQ listing and times it.
@@ -144,6 +168,51 @@ func run(ctx context.Context, n, background int) error {
 		n, listTime.Round(time.Millisecond))
 	if hits.Load() < int64(n) {
 		return fmt.Errorf("only %d of %d replayed deliveries arrived", hits.Load(), n)
+	}
+	return nil
+}
+
+// runSince delivers n events of a tenant, then replays every delivery
+// since a time before them (each rebuilt from its outbox item, sent again
+// as a resend) and prints the time until every resend arrived.
+func runSince(ctx context.Context, n int) error {
+	h, err := harness.Load(ctx)
+	if err != nil {
+		return err
+	}
+	e := &env{h}
+	fmt.Printf("replaybench: %d delivered deliveries to replay since a time\n", n)
+	up, hits := &atomic.Bool{}, &atomic.Int64{}
+	up.Store(true)
+	from := time.Now().Add(-time.Minute).UTC()
+	client, stop, err := e.tenantWith(ctx, "bench_since", n, up, hits)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	for start := time.Now(); hits.Load() < int64(n); time.Sleep(500 * time.Millisecond) {
+		if time.Since(start) > 10*time.Minute {
+			return fmt.Errorf("only %d of %d deliveries delivered in 10 minutes", hits.Load(), n)
+		}
+	}
+	time.Sleep(2 * time.Second) // their records written
+	hits.Store(0)
+	start := time.Now()
+	var job api.JobView
+	if err := client.Do(ctx, "POST", "/v1/replays", map[string]string{"since": from.Format(time.RFC3339)}, &job); err != nil {
+		return err
+	}
+	for hits.Load() < int64(n) && time.Since(start) < 15*time.Minute {
+		time.Sleep(100 * time.Millisecond)
+	}
+	took := time.Since(start)
+	if err := client.Do(ctx, "GET", "/v1/replays/"+job.ID, nil, &job); err != nil {
+		return err
+	}
+	fmt.Printf("resent %d of %d in %s: %.1f sends/s (job %s: matched %d, replayed %d)\n",
+		hits.Load(), n, took.Round(100*time.Millisecond), float64(hits.Load())/took.Seconds(), job.Status, job.Matched, job.Replayed)
+	if hits.Load() < int64(n) {
+		return fmt.Errorf("only %d of %d resends arrived", hits.Load(), n)
 	}
 	return nil
 }
