@@ -71,7 +71,9 @@ func build(cfg fnenv.DeliverEnv, log *slog.Logger, aws aws.Config) (any, error) 
 	if cfg.Notices.OutboxTable != "" {
 		h.OpEvents = &opevent.Writer{DB: db, Table: cfg.Notices.OutboxTable}
 	}
-	return h.Handle, nil
+	// The endpoints' counters an instance keeps between writes
+	// (StatsFlushEvery) are written when Lambda shuts it down.
+	return boot.Shutdown{Handler: h.Handle, OnShutdown: h.FlushStats}, nil
 }
 
 // config is the handler's Config from the environment; a zero (unset)
@@ -94,6 +96,7 @@ func config(cfg fnenv.DeliverEnv) deliver.Config {
 		TenantConcurrency:   cfg.TenantConcurrency,
 		DeadWindow:          cfg.Notices.DeadNoticeWindow,
 		RequestTimeout:      cfg.RequestTimeout,
+		StatsFlushEvery:     cfg.StatsFlushEvery,
 		Rand:                rand.Float64,
 	}
 }

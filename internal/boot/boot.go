@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -117,8 +118,8 @@ type Env interface{ Level() string }
 // Serve is every function's main: it reads the function's environment with
 // load, starts its logger and AWS configuration (Start), has build wire the
 // handler once (clients built here are reused by warm invocations), and
-// serves it with lambda.Start. A failure before serving is logged and ends
-// the process (Main).
+// serves it with lambda.Start (a Shutdown: with its shutdown work on
+// SIGTERM). A failure before serving is logged and ends the process (Main).
 func Serve[C Env](name string, load func(getenv func(string) string) (C, error), build func(cfg C, log *slog.Logger, aws aws.Config) (any, error)) {
 	Main(name, func() error {
 		cfg, err := load(os.Getenv)
@@ -133,9 +134,36 @@ func Serve[C Env](name string, load func(getenv func(string) string) (C, error),
 		if err != nil {
 			return err
 		}
+		if s, ok := handler.(Shutdown); ok {
+			lambda.StartWithOptions(s.Handler, lambda.WithEnableSIGTERM(s.onSIGTERM))
+			return nil
+		}
 		lambda.Start(handler)
 		return nil
 	})
+}
+
+// Shutdown is a handler with work to do when Lambda shuts its instance
+// down: aws-lambda-go registers an internal extension (no events), which
+// makes Lambda send the process SIGTERM, and up to 500 ms later SIGKILL.
+// Where the extension cannot register (a local cloud without the
+// Extensions API), the instance stops without it.
+type Shutdown struct {
+	Handler any
+	// OnShutdown is called on SIGTERM with a context that ends
+	// ShutdownBudget later.
+	OnShutdown func(ctx context.Context)
+}
+
+// ShutdownBudget bounds Shutdown.OnShutdown: within the 500 ms Lambda
+// leaves a function with an internal extension between SIGTERM and
+// SIGKILL.
+const ShutdownBudget = 400 * time.Millisecond
+
+func (s Shutdown) onSIGTERM() {
+	ctx, cancel := context.WithTimeout(context.Background(), ShutdownBudget)
+	defer cancel()
+	s.OnShutdown(ctx)
 }
 
 // Main runs run and, if it fails, logs why the function cannot start and

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -160,4 +161,22 @@ func TestSDKLoggerWritesJSON(t *testing.T) {
 	require.NoError(t, json.Unmarshal(buf.Bytes(), &line), buf.String())
 	require.Equal(t, "WARN", line["level"])
 	require.Equal(t, "aws sdk: failed to close HTTP response body: EOF", line["msg"])
+}
+
+// A Shutdown's work on SIGTERM runs with a context that ends within the
+// budget Lambda leaves before SIGKILL.
+func TestShutdownWorkIsBounded(t *testing.T) {
+	t.Parallel()
+	var left time.Duration
+	called := false
+	Shutdown{OnShutdown: func(ctx context.Context) {
+		called = true
+		deadline, ok := ctx.Deadline()
+		require.True(t, ok, "a deadline")
+		left = time.Until(deadline)
+	}}.onSIGTERM()
+	require.True(t, called)
+	require.Positive(t, left)
+	require.LessOrEqual(t, left, ShutdownBudget)
+	require.Less(t, ShutdownBudget, 500*time.Millisecond, "Lambda's SIGKILL comes 500 ms after SIGTERM with an internal extension")
 }

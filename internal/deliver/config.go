@@ -150,6 +150,14 @@ type Config struct {
 	// slot leaves at least this and Reserve before the invocation's
 	// deadline. Default DefaultRequestTimeout (15 s).
 	RequestTimeout time.Duration
+	// StatsFlushEvery is how often the instance writes the endpoints'
+	// attempt counters it gathered: a batch's counters are written at its
+	// end when the last write was at least this long ago, else kept and
+	// merged with the next batches' (statsBuffer), and what is kept is
+	// written at shutdown (FlushStats, on SIGTERM). Zero (the default
+	// here; the function's environment sets fnenv.DefaultStatsFlushEvery):
+	// every batch's at its end.
+	StatsFlushEvery time.Duration
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
 	// Rand draws jitter in [0, 1). Nil (not a default: Decide tells nil

@@ -129,6 +129,9 @@ type Handler struct {
 	// cache keeps the endpoints and tombstones the batches read, across
 	// the instance's invocations (endpointCache).
 	cache *endpointCache
+	// stats keeps the endpoints' counters between writes, across the
+	// instance's invocations (Config.StatsFlushEvery).
+	stats statsBuffer
 }
 
 // setup applies the Config and makes the endpoint cache, once: the cache
@@ -169,7 +172,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		b.observed.Wait()
 		var failures sync.WaitGroup
 		failures.Go(func() { h.flushFailures(ctx, b.health) })
-		h.flushStats(ctx, b.stats, b.mb)
+		h.keepStats(ctx, b.stats, b.mb)
 		failures.Wait()
 	}()
 	for i, m := range ev.Records {

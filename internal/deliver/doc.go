@@ -185,12 +185,20 @@
 // Every sent attempt (and every one the SSRF guard refused) is counted for
 // its endpoint: its class (Classify: delivered, timeout, network, http_4xx,
 // http_429, http_5xx, http_other, refused) and latency, in the hour it
-// began. The counts are written at the batch's end, once per endpoint and
-// hour (store.AddEndpointStats) and once per endpoint, hour and event type
+// began. The counts are written once per endpoint and hour
+// (store.AddEndpointStats) and once per endpoint, hour and event type
 // (store.AddEndpointTypeStats), all at once, within the deadline less
 // StatsWriteReserve: ten messages of one type to one endpoint are two
-// writes. A failed write is logged and counted (metrics.StatsWriteFailed)
-// and loses those counts only: every message was handled before it.
+// writes. An instance writes them at a batch's end when its last write was
+// at least Config.StatsFlushEvery ago (10 s as deployed; zero: every
+// batch), else keeps them, merged with its next batches', and writes what
+// it keeps on SIGTERM (Handler.FlushStats): a busy instance writes an
+// endpoint's counters once per interval, not once per batch. What an
+// instance keeps when it stops without SIGTERM (a crash, a timeout) is
+// lost: at most an interval of its counts; the counts of an instance idle
+// after a burst are written at its next batch or its shutdown. A failed
+// write is logged and counted (metrics.StatsWriteFailed) and loses those
+// counts only: every message was handled before it.
 //
 // # Operational events
 //

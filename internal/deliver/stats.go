@@ -2,6 +2,7 @@ package deliver
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"time"
 
@@ -116,4 +117,92 @@ func (h *Handler) flushStats(ctx context.Context, b *batchStats, mb *metrics.Bat
 		wg.Go(func() { write(k, h.Store.AddEndpointTypeStats(ctx, k.tenant, k.endpoint, k.eventType, k.hour, *st)) })
 	}
 	wg.Wait()
+}
+
+// statsBuffer is an instance's endpoint counters not yet written, and
+// when it last wrote them. Safe for concurrent use.
+type statsBuffer struct {
+	mu      sync.Mutex
+	pending *batchStats
+	written time.Time
+}
+
+// keep merges b in and returns what is due for writing: everything kept,
+// when the last write was at least every ago (or never), else nil.
+func (s *statsBuffer) keep(b *batchStats, now time.Time, every time.Duration) *batchStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pending == nil {
+		s.pending = &batchStats{}
+	}
+	s.pending.merge(b)
+	if now.Sub(s.written) < every {
+		return nil
+	}
+	due := s.pending
+	s.pending, s.written = nil, now
+	return due
+}
+
+// take returns everything kept, and keeps nothing.
+func (s *statsBuffer) take() *batchStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	due := s.pending
+	s.pending = nil
+	return due
+}
+
+// merge adds o's counters to b's.
+func (b *batchStats) merge(o *batchStats) {
+	if o == nil || len(o.by) == 0 {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.by == nil {
+		b.by, b.byType = map[statsKey]*domain.AttemptStats{}, map[statsKey]*domain.AttemptStats{}
+	}
+	for _, m := range []struct {
+		dst, src map[statsKey]*domain.AttemptStats
+	}{{b.by, o.by}, {b.byType, o.byType}} {
+		for k, st := range m.src {
+			if have := m.dst[k]; have != nil {
+				have.Merge(*st)
+				continue
+			}
+			c := *st
+			c.Failures = maps.Clone(st.Failures)
+			m.dst[k] = &c
+		}
+	}
+}
+
+// keepStats keeps a batch's counters in the instance's buffer and writes
+// what is due (statsBuffer.keep): with StatsFlushEvery, an instance
+// writes an endpoint's counters once per interval however many batches it
+// works, where it wrote them once per batch (issue 37: two write units a
+// batch, at batches of one a fifth of the cost). The first batch after a
+// quiet interval is written at once.
+func (h *Handler) keepStats(ctx context.Context, b *batchStats, mb *metrics.Batch) {
+	if due := h.stats.keep(b, h.cfg.Now(), h.cfg.StatsFlushEvery); due != nil {
+		h.flushStats(ctx, due, mb)
+	}
+}
+
+// FlushStats writes the counters the instance kept (keepStats), within
+// ctx: the function calls it on SIGTERM, when Lambda shuts the instance
+// down. What a crash or a timeout ends first is lost: at most
+// StatsFlushEvery of one instance's counters.
+func (h *Handler) FlushStats(ctx context.Context) {
+	h.setup()
+	due := h.stats.take()
+	if due == nil {
+		return
+	}
+	mb := h.Metrics.Batch()
+	h.flushStats(ctx, due, mb)
+	mb.Flush()
 }

@@ -280,3 +280,57 @@ func TestCountersAreWrittenBesideTheRecords(t *testing.T) {
 		require.Equal(t, []domain.Outcome{{State: domain.StateDelivered}}, got)
 	}
 }
+
+// With StatsFlushEvery, an instance writes an endpoint's counters once
+// per interval however many batches it works (issue 37: a batch of one
+// paid two write units for its counters): the first batch after a quiet
+// interval at once, the next ones kept and merged, written by the first
+// batch past the interval or at shutdown (FlushStats, on SIGTERM). No
+// attempt is lost from the counts.
+func TestCountersAreKeptAndWrittenOncePerInterval(t *testing.T) {
+	t.Parallel()
+	f, c := twoEndpoints(t)
+	f.h.Config.StatsFlushEvery = 10 * time.Second
+	writes := func() int {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.writes["t1/ep_1"]
+	}
+	attempts := int64(0)
+	batch := func(id string) {
+		t.Helper()
+		require.Empty(t, f.run(t, messageTo(t, id, "ep_1", f.now)))
+		c.mu.Lock()
+		attempts += c.got["t1/ep_1"].Attempts
+		c.got["t1/ep_1"] = domain.AttemptStats{}
+		c.mu.Unlock()
+	}
+	batch("d1")
+	require.Equal(t, 1, writes(), "the first batch after a quiet interval: at once")
+	require.Equal(t, int64(1), attempts)
+	for i, after := range []time.Duration{2 * time.Second, 3 * time.Second, 4 * time.Second} {
+		f.now = f.now.Add(after)
+		batch(fmt.Sprintf("d%d", i+2))
+	}
+	require.Equal(t, 1, writes(), "kept within the interval")
+	f.now = f.now.Add(2 * time.Second)
+	batch("d5")
+	require.Equal(t, 2, writes(), "the first batch past the interval writes what was kept, merged")
+	require.Equal(t, int64(5), attempts)
+	c.mu.Lock()
+	typed := c.typeWrites["t1/ep_1/order.created"]
+	c.mu.Unlock()
+	require.Equal(t, 2, typed, "the counters by event type alike")
+
+	f.now = f.now.Add(time.Second)
+	batch("d6")
+	require.Equal(t, 2, writes())
+	f.h.FlushStats(context.Background())
+	require.Equal(t, 3, writes(), "what is kept is written at shutdown")
+	c.mu.Lock()
+	attempts += c.got["t1/ep_1"].Attempts
+	c.mu.Unlock()
+	require.Equal(t, int64(6), attempts, "every attempt counted once")
+	f.h.FlushStats(context.Background())
+	require.Equal(t, 3, writes(), "nothing kept, nothing written")
+}

@@ -50,6 +50,7 @@ const (
 	roleProbeOff            = "off"
 	varFailingAfter         = "HOOKLINE_FAILING_AFTER"
 	varDeadNoticeWindow     = "HOOKLINE_DEAD_NOTICE_WINDOW"
+	varStatsFlushEvery      = "HOOKLINE_STATS_FLUSH_EVERY"
 	varOutboxTable          = VarOutboxTable
 	varPayloadRetention     = "HOOKLINE_PAYLOAD_RETENTION"
 	varMessageLog           = "HOOKLINE_MESSAGE_LOG"
@@ -105,6 +106,12 @@ const (
 	// DefaultFailingAfter consecutive failed attempts mark an endpoint
 	// failing (endpoint.failing).
 	DefaultFailingAfter = domain.DefaultFailingAfter
+	// DefaultStatsFlushEvery is how often a deliver instance writes the
+	// endpoints' attempt counters it gathered (deliver.Config.StatsFlushEvery).
+	DefaultStatsFlushEvery = 10 * time.Second
+	// MaxStatsFlushEvery is the longest: what an instance keeps is lost if
+	// it stops without its SIGTERM (a crash, a timeout).
+	MaxStatsFlushEvery = 5 * time.Minute
 	// DefaultDeadNoticeWindow is delivery.dead's coalescing window.
 	DefaultDeadNoticeWindow = domain.DefaultDeadWindow
 	// MaxDeadNoticeWindow is the longest coalescing window: SQS delays a
@@ -451,6 +458,11 @@ type DeliverEnv struct {
 	// Faults (HOOKLINE_FAULTS) injects failures, for the soak test only.
 	// Default: none (and the variable is not set).
 	Faults fault.Rates
+	// StatsFlushEvery (HOOKLINE_STATS_FLUSH_EVERY) is how often an
+	// instance writes the endpoints' attempt counters it gathered
+	// (deliver.Config.StatsFlushEvery). Default DefaultStatsFlushEvery
+	// (10s); 0: every batch's at its end; at most MaxStatsFlushEvery (5m).
+	StatsFlushEvery time.Duration
 	// NoRoleProbe (HOOKLINE_DESTINATION_ROLE_PROBE "off") skips the probe
 	// of an AWS destination's role with a wrong external ID
 	// (destination.Options.NoProbe). Default false: probe
@@ -488,6 +500,7 @@ func (e DeliverEnv) Vars() map[string]string {
 	e.isolationVars(v)
 	e.Notices.vars(v)
 	setFaults(v, e.Faults)
+	v[varStatsFlushEvery] = e.StatsFlushEvery.String()
 	if e.NoRoleProbe {
 		v[varRoleProbe] = roleProbeOff
 	}
@@ -518,6 +531,7 @@ func LoadDeliver(getenv func(string) string) (DeliverEnv, error) {
 		FastConcurrency:     DefaultFastConcurrency,
 		TenantConcurrency:   domain.DefaultTenantConcurrency,
 		Faults:              faults,
+		StatsFlushEvery:     DefaultStatsFlushEvery,
 		NoRoleProbe:         getenv(varRoleProbe) == roleProbeOff,
 		OwnResources:        splitList(getenv(VarOwnResources)),
 	}
@@ -546,8 +560,24 @@ func LoadDeliver(getenv func(string) string) (DeliverEnv, error) {
 	if err := e.loadIsolation(getenv); err != nil {
 		return e, err
 	}
-	e.Notices, err = loadNotices(getenv)
-	return e, err
+	if e.Notices, err = loadNotices(getenv); err != nil {
+		return e, err
+	}
+	return e, e.loadStatsFlush(getenv)
+}
+
+// loadStatsFlush reads how often the counters are written.
+func (e *DeliverEnv) loadStatsFlush(getenv func(string) string) error {
+	s := getenv(varStatsFlushEvery)
+	if s == "" {
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 || d > MaxStatsFlushEvery {
+		return fmt.Errorf("%s: %q is not a duration from 0 to %s", varStatsFlushEvery, s, MaxStatsFlushEvery)
+	}
+	e.StatsFlushEvery = d
+	return nil
 }
 
 // loadHealth reads the failing threshold, below the disable threshold.

@@ -106,6 +106,10 @@ func TestLoadDeliver(t *testing.T) {
 	require.Equal(t, domain.DefaultEndpointConcurrency, c.EndpointConcurrency)
 	require.Equal(t, domain.DefaultTenantConcurrency, c.TenantConcurrency)
 	require.Equal(t, 25, c.FastConcurrency)
+	require.Equal(t, 10*time.Second, c.StatsFlushEvery)
+	c, err = LoadDeliver(with("HOOKLINE_STATS_FLUSH_EVERY", "0s"))
+	require.NoError(t, err)
+	require.Zero(t, c.StatsFlushEvery, "every batch's counters at its end")
 
 	require.Equal(t, 11*time.Hour+57*time.Minute, c.Retry.LongestDelay(), "the default 2 min queue visibility timeout")
 
@@ -157,6 +161,9 @@ func TestLoadDeliver(t *testing.T) {
 		"bad tenant share":       {"HOOKLINE_TENANT_CONCURRENCY", "some", "HOOKLINE_TENANT_CONCURRENCY"},
 		"zero tenant share":      {"HOOKLINE_TENANT_CONCURRENCY", "0", "at least 1"},
 		"tenant share over pool": {"HOOKLINE_TENANT_CONCURRENCY", "26", "HOOKLINE_TENANT_CONCURRENCY 26 must be at most HOOKLINE_ENDPOINT_FAST_CONCURRENCY 25"},
+		"bad stats flush":        {"HOOKLINE_STATS_FLUSH_EVERY", "often", "HOOKLINE_STATS_FLUSH_EVERY"},
+		"stats flush too long":   {"HOOKLINE_STATS_FLUSH_EVERY", "6m", "from 0 to 5m0s"},
+		"negative stats flush":   {"HOOKLINE_STATS_FLUSH_EVERY", "-1s", "from 0 to 5m0s"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := LoadDeliver(with(tc.key, tc.value))
