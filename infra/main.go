@@ -40,6 +40,8 @@
 //	                endpoints not shown fast at once, however many (default 6; below deliverMaxConcurrency)
 //	deadNoticeWindow
 //	                the window that coalesces one endpoint's delivery.dead notices (default 5m; 1s to 15m)
+//	statsFlushEvery how often a deliver instance writes the endpoints' attempt counters it gathered, and at
+//	                its shutdown (default 10s; at most 5m; negative: every batch's)
 //	allowCIDRs      comma-separated CIDRs the SSRF guard lets through (default none)
 //	allowHTTP       "true" lets tenants register http:// endpoint URLs (default https only)
 //	destinationRegions

@@ -85,6 +85,9 @@ var settings = []setting{
 			"not shown fast at once, however many (default 6; below deliverMaxConcurrency)"},
 	{"deadNoticeWindow", to(time.ParseDuration, func(c *config) *time.Duration { return &c.DeadNoticeWindow }),
 		"the window that coalesces one endpoint's delivery.dead notices (default 5m; 1s to 15m)"},
+	{"statsFlushEvery", to(time.ParseDuration, func(c *config) *time.Duration { return &c.StatsFlushEvery }),
+		"how often a deliver instance writes the endpoints' attempt counters it gathered, and at its shutdown " +
+			"(default 10s; at most 5m; negative: every batch's)"},
 
 	{"allowCIDRs", to(list, func(c *config) *[]string { return &c.AllowCIDRs }),
 		"comma-separated CIDRs the SSRF guard lets through (default none)"},

@@ -35,6 +35,7 @@ CTX=(-c architecture=host -c "retrySchedule=$SCHEDULE" -c "maxAge=$MAX_AGE" -c a
   -c portalMinTTL=1s -c destinationOwnAccount=true -c destinationRoleProbe=false
   -c "breakerCooldown=${HOOKLINE_LOCAL_BREAKER_COOLDOWN:-1s}" -c "breakerMaxCooldown=${HOOKLINE_LOCAL_BREAKER_MAX_COOLDOWN:-4s}"
   -c "disableAfterFor=${HOOKLINE_LOCAL_DISABLE_AFTER_FOR:-30s}"
+  -c "statsFlushEvery=${HOOKLINE_LOCAL_STATS_FLUSH_EVERY:--1s}"
   -c "apiExpensiveBudget=${HOOKLINE_LOCAL_API_EXPENSIVE_BUDGET:-6s}"
   -c deliverMaxConcurrency=10 -c enqueueParallelization=1 -c enqueueSendConcurrency=1)
 # The message log is the default's, as a new stack's: the sharded index only

@@ -319,6 +319,15 @@ type Props struct {
 	// delays stop at 900 s). 10,000 deaths in an hour at the default are at
 	// most 12 notifications.
 	DeadNoticeWindow time.Duration
+	// StatsFlushEvery is how often a deliver instance writes the endpoints'
+	// attempt counters it gathered: a batch's are written at its end when
+	// the instance's last write was at least this long ago, else kept and
+	// merged with the next batches', and what an instance keeps is written
+	// when Lambda shuts it down (SIGTERM). An instance that stops without
+	// it (a crash, a timeout) loses at most this long of its counts.
+	// Default 10 s; at most 5 min; negative: every batch's counters at its
+	// end (one write per endpoint and batch, as before issue 37).
+	StatsFlushEvery time.Duration
 	// PayloadRetention is how long after its occurred_at the API serves an
 	// event's payload (GET /v1/events/{event_id}); an older event is
 	// answered without it. Default 15 days; at least 1 h and at most
@@ -1043,6 +1052,12 @@ func (p *Props) setHealthDefaults() error {
 	}
 	if p.DeadNoticeWindow < time.Second || p.DeadNoticeWindow > fnenv.MaxDeadNoticeWindow {
 		return fmt.Errorf("dead notice window %s: want 1s to %s (SQS delays a message at most 900 s)", p.DeadNoticeWindow, fnenv.MaxDeadNoticeWindow)
+	}
+	if p.StatsFlushEvery == 0 {
+		p.StatsFlushEvery = fnenv.DefaultStatsFlushEvery
+	}
+	if p.StatsFlushEvery > fnenv.MaxStatsFlushEvery {
+		return fmt.Errorf("stats flush interval %s: at most %s (what an instance keeps is lost if it stops without SIGTERM)", p.StatsFlushEvery, fnenv.MaxStatsFlushEvery)
 	}
 	return p.setRetentionDefaults()
 }

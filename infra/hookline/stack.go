@@ -390,6 +390,7 @@ func deliverEnv(p Props) (fnenv.DeliverEnv, error) {
 		EndpointConcurrency: p.EndpointConcurrency, FastConcurrency: p.fastConcurrency(),
 		TenantConcurrency: p.TenantConcurrency,
 		Notices:           fnenv.Notices{DeadNoticeWindow: p.DeadNoticeWindow},
+		StatsFlushEvery:   max(p.StatsFlushEvery, 0),
 		Guard:             netguard.Guard{Allow: allow}, Faults: faults,
 		NoRoleProbe: p.DisableDestinationRoleProbe,
 	}, nil

@@ -746,6 +746,9 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 				"HOOKLINE_FAILING_AFTER":        "10",
 				"HOOKLINE_DISABLE_AFTER":        "50",
 				"HOOKLINE_DEAD_NOTICE_WINDOW":   "5m0s",
+				// The endpoints' counters, written once per 10 s per
+				// instance and at its shutdown.
+				"HOOKLINE_STATS_FLUSH_EVERY": "10s",
 			})},
 		})
 		// Tenants' jobs and the operator's queue each have their own
@@ -1660,6 +1663,11 @@ func TestPropsValidation(t *testing.T) {
 		refused(t, Props{DeadNoticeWindow: time.Millisecond}, "dead notice window")
 		accepted(t, Props{FailingAfter: 60, DisableAfter: -1})
 		accepted(t, Props{FailingAfter: -1, DisableAfter: 3, DeadNoticeWindow: 15 * time.Minute})
+	})
+	t.Run("the endpoints' counters: written every 10 s by default, at most 5 min, negative every batch", func(t *testing.T) {
+		require.Equal(t, 10*time.Second, accepted(t, Props{}).StatsFlushEvery)
+		require.Equal(t, -time.Second, accepted(t, Props{StatsFlushEvery: -time.Second}).StatsFlushEvery)
+		refused(t, Props{StatsFlushEvery: 6 * time.Minute}, "stats flush interval 6m0s: at most 5m0s")
 	})
 	t.Run("the API's per-tenant limit of expensive requests", func(t *testing.T) {
 		p := accepted(t, Props{})
