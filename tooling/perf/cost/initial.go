@@ -85,6 +85,14 @@ type Assumptions struct {
 	// writes (one write per endpoint and hour it attempted): 1 in the
 	// one-endpoint workload.
 	EndpointsPerBatch float64
+	// BatchesPerStatsWrite is how many batches an instance works per
+	// write of an endpoint's counters: it writes them once per
+	// StatsFlushEvery (10 s) and at its shutdown, merging the batches' in
+	// between (deliver's statsBuffer). 10: an instance working a batch a
+	// second, a conservative rate for the full batches of a busy endpoint
+	// and about that of the sparse one-at-a-time traffic of the latency
+	// section. Until 2026-12-06 every batch wrote its counters (1).
+	BatchesPerStatsWrite float64
 	// LogIndexWRU is the WRUs of the message log's index entry that each
 	// event's outbox item writes (the outbox's by_tenant index: tenant_id,
 	// log_sk, id, type, occurred_at, endpoint_id, under 1 KB): 1, once per
@@ -247,6 +255,7 @@ var InitialAssumptions = Assumptions{
 	LogIndexBytes:               250,
 	StatsWRU:                    1,
 	EndpointsPerBatch:           1,
+	BatchesPerStatsWrite:        10,
 	TypeStatsWRU:                1,
 	TypesPerBatch:               1,
 	StoredBytesPerRecord:        695,
@@ -307,7 +316,8 @@ func Initial() Inputs { return InitialAssumptions.Inputs() }
 //	                             SendMessageBatch (the retry sent again, delayed: waits
 //	                             stay out of the queue's in-flight count)
 //	  on the success after one:  UpdateItem endpoint failure count reset
-//	deliver, per batch:          UpdateItem AddEndpointStats, the endpoint's hour of
+//	deliver, per BatchesPerStatsWrite batches of an instance:
+//	                             UpdateItem AddEndpointStats, the endpoint's hour of
 //	                             attempt counters, once per endpoint (and hour) attempted;
 //	                             UpdateItem AddEndpointTypeStats, the endpoint's hour of one
 //	                             event type, once per endpoint, hour and type (TypesPerBatch)
@@ -382,8 +392,8 @@ func (a Assumptions) Inputs() Inputs {
 			{Name: "deliver by_log index entry (the delivery log: each attempt's write of the record)", PerDelivery: attempts, Units: a.DeliveryLogIndexWRU},
 			{Name: "deliver RecordEndpointFailures UpdateItem (one per endpoint per batch with failures: at most one per failure)", PerDelivery: r, Units: 1},
 			{Name: "deliver ResetEndpointFailures UpdateItem", PerDelivery: r * a.ResetsPerFailure, Units: 1},
-			{Name: "deliver AddEndpointStats UpdateItem (once per endpoint per batch)", PerDelivery: batches * a.EndpointsPerBatch, Units: a.StatsWRU},
-			{Name: "deliver AddEndpointTypeStats UpdateItem (once per endpoint and event type per batch)", PerDelivery: batches * a.EndpointsPerBatch * a.TypesPerBatch, Units: a.TypeStatsWRU},
+			{Name: "deliver AddEndpointStats UpdateItem (once per endpoint per instance's 10 s)", PerDelivery: batches / a.BatchesPerStatsWrite * a.EndpointsPerBatch, Units: a.StatsWRU},
+			{Name: "deliver AddEndpointTypeStats UpdateItem (once per endpoint and event type per instance's 10 s)", PerDelivery: batches / a.BatchesPerStatsWrite * a.EndpointsPerBatch * a.TypesPerBatch, Units: a.TypeStatsWRU},
 			{Name: "outbox by_tenant_shard index entry (the message log, once per event)", PerDelivery: 1, Units: a.LogIndexWRU},
 			{Name: "deliver a death's writes beyond a success's (measured)", PerDelivery: a.DeadFraction, Units: a.DeathWRU},
 		},

@@ -98,7 +98,10 @@ func newDeliverRun(t *testing.T) *deliverRun {
 		Config: deliver.Config{
 			QueueURL: measureQueue, DLQURL: "https://sqs.fake/dlq",
 			Policy: retry.Policy{Schedule: []time.Duration{0, time.Second, 10 * time.Second}, Mode: retry.JitterNone, VisibilityTimeout: 30 * time.Second},
-			Now:    clock,
+			// The counters written once per ten of drain's 100 ms batches
+			// (InitialAssumptions.BatchesPerStatsWrite).
+			StatsFlushEvery: time.Second,
+			Now:             clock,
 		},
 		Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
 	}
