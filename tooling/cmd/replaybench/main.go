@@ -151,16 +151,8 @@ func run(ctx context.Context, n, background int) error {
 		return err
 	}
 	up.Store(true)
-	start := time.Now()
-	var job api.JobView
-	if err := client.Do(ctx, "POST", "/v1/dlq/replay", map[string]string{"event_type": "bench.event"}, &job); err != nil {
-		return err
-	}
-	for hits.Load() < int64(n) && time.Since(start) < 15*time.Minute {
-		time.Sleep(100 * time.Millisecond)
-	}
-	took := time.Since(start)
-	if err := client.Do(ctx, "GET", "/v1/replays/"+job.ID, nil, &job); err != nil {
+	job, took, err := timeJob(ctx, client, "/v1/dlq/replay", map[string]string{"event_type": "bench.event"}, hits, n)
+	if err != nil {
 		return err
 	}
 	fmt.Printf("replayed %d of %d in %s: %.1f sends/s (job %s: matched %d, replayed %d); tenant DLQ listing (%d items) took %s\n",
@@ -197,16 +189,8 @@ func runSince(ctx context.Context, n int) error {
 	}
 	time.Sleep(2 * time.Second) // their records written
 	hits.Store(0)
-	start := time.Now()
-	var job api.JobView
-	if err := client.Do(ctx, "POST", "/v1/replays", map[string]string{"since": from.Format(time.RFC3339)}, &job); err != nil {
-		return err
-	}
-	for hits.Load() < int64(n) && time.Since(start) < 15*time.Minute {
-		time.Sleep(100 * time.Millisecond)
-	}
-	took := time.Since(start)
-	if err := client.Do(ctx, "GET", "/v1/replays/"+job.ID, nil, &job); err != nil {
+	job, took, err := timeJob(ctx, client, "/v1/replays", map[string]string{"since": from.Format(time.RFC3339)}, hits, n)
+	if err != nil {
 		return err
 	}
 	fmt.Printf("resent %d of %d in %s: %.1f sends/s (job %s: matched %d, replayed %d)\n",
@@ -215,4 +199,21 @@ func runSince(ctx context.Context, n int) error {
 		return fmt.Errorf("only %d of %d resends arrived", hits.Load(), n)
 	}
 	return nil
+}
+
+// timeJob starts a replay job (POST path with body) and returns it as it
+// stands once the receiver counted n hits (or 15 minutes passed), and the
+// time that took.
+func timeJob(ctx context.Context, client *apiclient.Client, path string, body any, hits *atomic.Int64, n int) (api.JobView, time.Duration, error) {
+	start := time.Now()
+	var job api.JobView
+	if err := client.Do(ctx, "POST", path, body, &job); err != nil {
+		return job, 0, err
+	}
+	for hits.Load() < int64(n) && time.Since(start) < 15*time.Minute {
+		time.Sleep(100 * time.Millisecond)
+	}
+	took := time.Since(start)
+	err := client.Do(ctx, "GET", "/v1/replays/"+job.ID, nil, &job)
+	return job, took, err
 }
