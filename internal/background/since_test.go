@@ -252,3 +252,37 @@ func TestReplaySinceReadsAChunksEventsAtOnce(t *testing.T) {
 	}
 	require.Equal(t, 20, e.st.job(id).Replayed)
 }
+
+// A replay since a time of events addressed each to one of a tenant's many
+// endpoints takes a step's worth of deliveries a step (issue 37: a page
+// sized as if each event named every endpoint took 24 events a step from a
+// tenant of 25 endpoints, 17 sends a second at a rate of 200): the page
+// lists again while its candidates fall short.
+func TestReplaySinceOfAddressedEventsFillsItsSteps(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.w.Config.Rate, e.w.Config.StepSends = 200, 100
+	log := storefake.NewMessageLog()
+	e.w.MessageLog = log
+	for i := range 22 {
+		e.st.putEndpoint(domain.Endpoint{TenantID: tenantA, EndpointID: fmt.Sprintf("ep_x%02d", i)})
+	}
+	var ids []string
+	for i := range 200 {
+		ev := fmt.Sprintf("evt_%03d", i)
+		ep := fmt.Sprintf("ep_x%02d", i%22)
+		log.Put(domain.Event{ID: ev, TenantID: tenantA, Type: "order.created", EndpointID: ep, OccurredAt: e.t0.Add(-time.Duration(i+1) * time.Second),
+			Payload: json.RawMessage(`{"event":"` + ev + `"}`)})
+		ids = append(ids, e.delivery(ev, tenantA, ep, domain.StateDelivered))
+	}
+	id := e.start(t, domain.Job{JobID: "rj_addressed", TenantID: tenantA, Kind: domain.KindSince, Args: &replay.Since{Range: domain.Range{Since: e.t0.Add(-time.Hour)}}})
+	e.run(t, e.w, id)
+	j := e.st.job(id)
+	require.Equal(t, domain.StatusCompleted, j.Status)
+	require.Equal(t, 200, j.Replayed)
+	require.LessOrEqual(t, j.Steps, 3, "100 sends a step: two steps, and at most one to find the range's end")
+	sent := e.sentMessages(t)
+	for _, did := range ids {
+		require.Len(t, sent[did], 1, did)
+	}
+}

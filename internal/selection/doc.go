@@ -12,9 +12,10 @@
 //   - Tenant isolation: events come from the tenant's partition of the
 //     index, endpoints from the tenant's own, and a record whose tenant is
 //     another's is reported as no record.
-//   - A page reads at most MaxEvents events and as many candidates as a
-//     step asked for (at least one event's), so a job's step is bounded
-//     whatever the range.
+//   - A page reads at most MaxPageEvents events (MaxEvents a listing) and
+//     about as many candidates as a step asked for (at least one event's;
+//     at most MaxEvents x the tenant's endpoints over), so a job's step is
+//     bounded whatever the range.
 //   - An event addressed to one endpoint (endpoint_id) is a candidate of
 //     that endpoint alone.
 package selection

@@ -24,8 +24,15 @@ type Records interface {
 
 var _ Records = (*store.Store)(nil)
 
-// MaxEvents bounds the events of one page.
-const MaxEvents = 100
+// MaxEvents bounds the events of one listing of the message log, and
+// MaxPageEvents those of one page: a page lists again while its events'
+// candidates fall short of the sends asked for (events addressed to one
+// endpoint each name one, where the first listing is sized for every
+// endpoint).
+const (
+	MaxEvents     = 100
+	MaxPageEvents = 1000
+)
 
 // Candidate is one delivery a page names: its event, its endpoint, and its
 // record if it has one (Found).
@@ -45,9 +52,14 @@ type Selector struct {
 
 // Page reads the next page of r's events from cursor ("" the first) and
 // returns their candidate deliveries, in event order (newest first), then
-// endpoint id; next is "" when no event follows. sends sizes the page: as
-// many events as make about sends candidates, at least one, at most
-// MaxEvents.
+// endpoint id; next is "" when no event follows. sends sizes the page: the
+// first listing has as many events as make sends candidates were each
+// event to name every endpoint (at least one, at most MaxEvents); while
+// the page's candidates fall short of sends, it lists again, each listing
+// sized by the most candidates one event has named so far, up to
+// MaxPageEvents events. A page's candidates are at most sends +
+// MaxEvents x the tenant's endpoints (a later event naming more endpoints
+// than the earlier ones did).
 func (s Selector) Page(ctx context.Context, tenantID string, r domain.Range, sends int, cursor string) ([]Candidate, string, error) {
 	eps, err := s.endpoints(ctx, tenantID, r.EndpointID)
 	if err != nil {
@@ -56,20 +68,37 @@ func (s Selector) Page(ctx context.Context, tenantID string, r domain.Range, sen
 	if len(eps) == 0 {
 		return nil, "", nil
 	}
-	limit := min(MaxEvents, max(1, sends/len(eps)))
-	evs, next, err := s.Events.ListEvents(ctx, tenantID, domain.EventFilter{Type: r.EventType, Since: r.Since, Until: r.Until}, limit, cursor)
-	if err != nil {
-		return nil, "", fmt.Errorf("select deliveries of tenant %s: %w", tenantID, err)
-	}
 	var out []Candidate
-	for _, ev := range evs {
-		for _, ep := range eps {
-			if ev.EndpointID == "" || ev.EndpointID == ep.EndpointID {
-				out = append(out, Candidate{ID: domain.DeliveryID(ev.ID, ep.EndpointID), Event: ev, Endpoint: ep})
-			}
+	next, read, widest := cursor, 0, len(eps)
+	for first := true; first || (next != "" && len(out) < sends && read < MaxPageEvents); first = false {
+		limit := min(MaxEvents, MaxPageEvents-read, max(1, (sends-len(out))/widest))
+		evs, after, err := s.Events.ListEvents(ctx, tenantID, domain.EventFilter{Type: r.EventType, Since: r.Since, Until: r.Until}, limit, next)
+		if err != nil {
+			return nil, "", fmt.Errorf("select deliveries of tenant %s: %w", tenantID, err)
+		}
+		next, read = after, read+len(evs)
+		if first {
+			widest = 1
+		}
+		for _, ev := range evs {
+			named := candidates(ev, eps)
+			widest = max(widest, len(named))
+			out = append(out, named...)
 		}
 	}
 	return out, next, s.read(ctx, tenantID, out)
+}
+
+// candidates are event ev's deliveries to eps: to every endpoint, or to the
+// one it is addressed to.
+func candidates(ev domain.Event, eps []domain.Endpoint) []Candidate {
+	var out []Candidate
+	for _, ep := range eps {
+		if ev.EndpointID == "" || ev.EndpointID == ep.EndpointID {
+			out = append(out, Candidate{ID: domain.DeliveryID(ev.ID, ep.EndpointID), Event: ev, Endpoint: ep})
+		}
+	}
+	return out
 }
 
 // endpoints are the tenant's endpoints in id order, or the one asked for
