@@ -59,9 +59,10 @@ func TestRedriveArrivalsAreSweptIntoTheDLQ(t *testing.T) {
 	_, err = env.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &arrivals, MessageBody: aws.String(string(body)), MessageGroupId: message.GroupID(tenantID)})
 	require.NoError(t, err)
 
-	// What the DLQSweep schedule sends to the operations queue, every 5
-	// minutes; other tests' sweeps may move it first.
-	ev, err := json.Marshal(events.SQSEvent{Records: []events.SQSMessage{{MessageId: "sweep-arrivals", Body: `{"sweep":true,"reconcile":true}`}}})
+	// A sweep (the schedule's, every 5 minutes, also reconciles the depth
+	// counters, which TestDepthReconciliationCorrectsADriftedCounter must
+	// see itself); other tests' sweeps may move it first.
+	ev, err := json.Marshal(events.SQSEvent{Records: []events.SQSMessage{{MessageId: "sweep-arrivals", Body: `{"sweep":true}`}}})
 	require.NoError(t, err)
 	out, err := env.lambda.Invoke(ctx, &lambda.InvokeInput{FunctionName: &env.out.ReplayFunctionName, Payload: ev, LogType: lambdatypes.LogTypeTail})
 	require.NoError(t, err)

@@ -229,7 +229,11 @@ func TestSweepsCoalesce(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, resp.BatchItemFailures)
 	}
-	receives := func() int { return e.q.faults.calls["ReceiveMessage"] }
+	receives := func() int {
+		e.q.mu.Lock()
+		defer e.q.mu.Unlock()
+		return e.q.receives[dlqURL]
+	}
 
 	sweep()
 	require.Empty(t, e.q.dlq, "the first sweep runs")

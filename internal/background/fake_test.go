@@ -314,8 +314,9 @@ type fakeQueue struct {
 
 	sends      []sentMsg
 	dlq        []*dlqMsg
-	arrivals   []*dlqMsg // the DLQ's arrivals: SQS's redrive target
-	deleted    []string  // ids of DLQ messages deleted
+	arrivals   []*dlqMsg      // the DLQ's arrivals: SQS's redrive target
+	receives   map[string]int // ReceiveMessage calls by queue URL
+	deleted    []string       // ids of DLQ messages deleted
 	visibility []visChange
 	perReceive int
 	nextID     int
@@ -512,6 +513,10 @@ func (q *fakeQueue) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInpu
 	if err != nil {
 		return nil, err
 	}
+	if q.receives == nil {
+		q.receives = map[string]int{}
+	}
+	q.receives[*in.QueueUrl]++
 	if in.MaxNumberOfMessages < 1 || in.MaxNumberOfMessages > 10 {
 		return nil, fmt.Errorf("InvalidParameterValue: MaxNumberOfMessages %d", in.MaxNumberOfMessages)
 	}

@@ -54,7 +54,10 @@ func (w *Worker) routes() jobs.Routes {
 				_, _, err := w.sweeper().Sweep(ctx, m.TenantID)
 				return err
 			}
-			return w.coalescedSweep(ctx)
+			// The DLQ's way in, then the DLQ, unless swept within the
+			// gap; no reconciliation (KindSweepReconcile's).
+			_, _, err := w.sweeper().MoveArrivals(ctx)
+			return errors.Join(err, w.coalescedSweep(ctx))
 		},
 		jobs.KindSweepReconcile: func(ctx context.Context, _ jobs.Message) error {
 			// The schedule's: the arrivals moved, the whole DLQ swept once

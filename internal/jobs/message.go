@@ -11,8 +11,8 @@ type Kind string
 const (
 	// KindStep runs one step of the job JobID names.
 	KindStep Kind = "step"
-	// KindSweep sweeps the DLQ (dropped if another sweep ran within
-	// Config.SweepGap); with a TenantID, after a job of that tenant, it
+	// KindSweep moves the DLQ's arrivals in and sweeps the DLQ (the
+	// sweep dropped if another ran within Config.SweepGap); with a TenantID, after a job of that tenant, it
 	// reads all of the tenant's messages' records and is never dropped.
 	KindSweep Kind = "sweep"
 	// KindSweepReconcile sweeps the DLQ as KindSweep does, and reconciles
