@@ -262,15 +262,24 @@ func TestDeadNoticeOfErasedTenantWritesNothing(t *testing.T) {
 // otherwise record (the tenant's payloads, back in the state table). The
 // other tenant's message is swept as before: its missed death recorded, the
 // message kept.
-func TestSweepDeletesErasedTenantsMessages(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
+// tenants creates tenants A and B, and tombstones those of erased.
+func (e *env) tenants(t *testing.T, erased ...string) {
+	t.Helper()
 	ctx := context.Background()
 	for _, tenant := range []string{tenantA, tenantB} {
 		_, err := e.st.CreateTenant(ctx, domain.Tenant{TenantID: tenant})
 		require.NoError(t, err)
 	}
-	require.NoError(t, e.st.Tombstone(ctx, tenantA))
+	for _, tenant := range erased {
+		require.NoError(t, e.st.Tombstone(ctx, tenant))
+	}
+}
+
+func TestSweepDeletesErasedTenantsMessages(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	e.tenants(t, tenantA)
 	sent := e.t0.Add(-time.Hour)
 	e.st.put(domain.Delivery{DeliveryID: "a_pending", TenantID: tenantA, EndpointID: "ep_1", State: domain.StatePending, Attempts: 3})
 	e.q.addDLQ(body("a_pending", tenantA, "ep_1", "order.created"), sent)

@@ -339,22 +339,22 @@ func (q *fakeQueue) fail(rules ...fault) {
 
 // addDLQ puts a message in the DLQ as sent at sentAt, visible now.
 func (q *fakeQueue) addDLQ(body string, sentAt time.Time) string {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.nextID++
-	id := "m-" + strconv.Itoa(q.nextID)
-	q.dlq = append(q.dlq, &dlqMsg{ID: id, Body: body, SentAt: sentAt})
-	return id
+	return q.add(&q.dlq, "m-", body, sentAt)
 }
 
 // addArrival puts a message in the DLQ's arrivals as SQS's redrive does,
 // sent (to the delivery queue) at sentAt, visible now.
 func (q *fakeQueue) addArrival(body string, sentAt time.Time) string {
+	return q.add(&q.arrivals, "a-", body, sentAt)
+}
+
+// add puts a message in box, its id prefix and a number.
+func (q *fakeQueue) add(box *[]*dlqMsg, prefix, body string, sentAt time.Time) string {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.nextID++
-	id := "a-" + strconv.Itoa(q.nextID)
-	q.arrivals = append(q.arrivals, &dlqMsg{ID: id, Body: body, SentAt: sentAt})
+	id := prefix + strconv.Itoa(q.nextID)
+	*box = append(*box, &dlqMsg{ID: id, Body: body, SentAt: sentAt})
 	return id
 }
 

@@ -1409,11 +1409,7 @@ func TestScheduledSweepMovesTheArrivals(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	for _, tenant := range []string{tenantA, tenantB} {
-		_, err := e.st.CreateTenant(ctx, domain.Tenant{TenantID: tenant})
-		require.NoError(t, err)
-	}
-	require.NoError(t, e.st.Tombstone(ctx, tenantB))
+	e.tenants(t, tenantB)
 	sentAt := e.t0.Add(-time.Hour)
 	e.st.put(domain.Delivery{DeliveryID: "pending", TenantID: tenantA, EndpointID: "ep_1", State: domain.StatePending, Attempts: 3})
 	e.dead("marked", tenantA, "ep_1", "order.created", e.t0.Add(-time.Minute)) // MarkDeadFirst, then the function stopped

@@ -54,16 +54,14 @@ func (w *Worker) routes() jobs.Routes {
 				_, _, err := w.sweeper().Sweep(ctx, m.TenantID)
 				return err
 			}
-			// The DLQ's way in, then the DLQ, unless swept within the
-			// gap; no reconciliation (KindSweepReconcile's).
-			_, _, err := w.sweeper().MoveArrivals(ctx)
-			return errors.Join(err, w.coalescedSweep(ctx))
+			// No reconciliation: KindSweepReconcile's.
+			return w.sweeper().Periodic(ctx, w.cfg().SweepGap)
 		},
 		jobs.KindSweepReconcile: func(ctx context.Context, _ jobs.Message) error {
 			// The schedule's: the arrivals moved, the whole DLQ swept once
 			// a day, and the counters reconciled even when that pass is
 			// coalesced away.
-			return errors.Join(w.sweeper().Scheduled(ctx), w.ReconcileDepths(ctx))
+			return errors.Join(w.sweeper().Periodic(ctx, dlq.FullPassGap), w.ReconcileDepths(ctx))
 		},
 		jobs.KindRecover: func(ctx context.Context, _ jobs.Message) error { _, err := w.Recover(ctx); return err },
 		jobs.KindGauges:  func(ctx context.Context, m jobs.Message) error { return w.PublishDepths(ctx, m.TenantID) },
@@ -159,11 +157,6 @@ func (w *Worker) eraseStep(ctx context.Context, j *domain.Job) (bool, time.Durat
 
 // dlq is the delivery DLQ.
 func (w *Worker) dlq() dlq.Queue { return dlq.Queue{SQS: w.Queue, URL: w.DLQURL} }
-
-// coalescedSweep sweeps the DLQ unless another sweep began within SweepGap.
-func (w *Worker) coalescedSweep(ctx context.Context) error {
-	return w.sweeper().Coalesced(ctx, w.cfg().SweepGap)
-}
 
 func (w *Worker) sweeper() *dlq.Sweeper {
 	return &dlq.Sweeper{Store: w.Store, DLQ: w.dlq(), Arrivals: dlq.Queue{SQS: w.Queue, URL: w.ArrivalsURL}, Send: w.Queue, Deaths: w.noteMissedDeath, Now: w.Now, Log: w.Log}

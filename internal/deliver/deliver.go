@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/metrics"
@@ -339,15 +338,7 @@ func (h *Handler) endpoint(ctx context.Context, snap *store.Snapshot, tenantID, 
 // carries one): three message attributes of SQS's ten.
 func (h *Handler) toDLQ(ctx context.Context, at *attempt, tenantID string, reason domain.DeadReason) bool {
 	log, mb, body := at.log, at.mb, at.m.Body
-	attrs := map[string]sqstypes.MessageAttributeValue{
-		"dead_reason": {DataType: aws.String("String"), StringValue: aws.String(string(reason))},
-	}
-	if tp := at.in.Message.TraceParent; tp != "" {
-		attrs[message.TraceAttribute] = message.TraceAttributes(tp)[message.TraceAttribute]
-	}
-	if tenantID != "" {
-		attrs["tenant_id"] = sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(tenantID)}
-	}
+	attrs := message.DeadLetterAttributes(string(reason), tenantID, at.in.Message.TraceParent)
 	in := &sqs.SendMessageInput{QueueUrl: &h.cfg.DLQURL, MessageBody: &body, MessageAttributes: attrs, MessageGroupId: message.GroupID(tenantID)}
 	if _, err := h.Queue.SendMessage(ctx, in); err != nil {
 		log.ErrorContext(ctx, "cannot send to the DLQ; will retry", "dead_reason", reason, "error", err.Error())

@@ -109,15 +109,10 @@ func deathReason(r domain.DeadReason) domain.DeadReason {
 const malformedGroup = "~malformed"
 
 // move sends arrival m to the DLQ, in its tenant's message group and with
-// the attributes deliver gives a death (dead_reason, tenant_id), then
-// deletes it from the arrivals queue.
+// the attributes deliver gives a death (message.DeadLetterAttributes),
+// then deletes it from the arrivals queue.
 func (w *Sweeper) move(ctx context.Context, m sqstypes.Message, tenantID string, reason domain.DeadReason) error {
-	attrs := map[string]sqstypes.MessageAttributeValue{
-		"dead_reason": {DataType: aws.String("String"), StringValue: aws.String(string(reason))},
-	}
-	if tenantID != "" {
-		attrs["tenant_id"] = sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(tenantID)}
-	}
+	attrs := message.DeadLetterAttributes(string(reason), tenantID, "")
 	group := message.GroupID(tenantID)
 	if group == nil {
 		group = aws.String(malformedGroup)

@@ -52,8 +52,8 @@ func (w *Sweeper) now() time.Time {
 	return time.Now()
 }
 
-// Coalesced sweeps the DLQ unless another sweep began within gap.
-func (w *Sweeper) Coalesced(ctx context.Context, gap time.Duration) error {
+// coalesced sweeps the DLQ unless another sweep began within gap.
+func (w *Sweeper) coalesced(ctx context.Context, gap time.Duration) error {
 	ok, err := w.Store.ClaimSweep(ctx, gap)
 	if err != nil {
 		return err
@@ -67,7 +67,7 @@ func (w *Sweeper) Coalesced(ctx context.Context, gap time.Duration) error {
 }
 
 // FullPassGap is the least time between two periodic passes over the
-// whole DLQ (Scheduled): a day. Every message that enters the DLQ was
+// whole DLQ (Periodic, on the DLQSweep schedule): a day. Every message that enters the DLQ was
 // checked on its way in (deliver recorded its death before sending it, or
 // Arrivals checked it), so a periodic pass only finds copies made stale by
 // what no job's sweep follows (a resend, a copy delivered later): each DLQ
@@ -76,12 +76,13 @@ func (w *Sweeper) Coalesced(ctx context.Context, gap time.Duration) error {
 // 37).
 const FullPassGap = 24 * time.Hour
 
-// Scheduled is the periodic sweep (the DLQSweep schedule, every few
-// minutes): the arrivals moved to the DLQ (MoveArrivals), and the whole DLQ
-// swept (Sweep) unless another pass began within FullPassGap.
-func (w *Sweeper) Scheduled(ctx context.Context) error {
+// Periodic is a sweep that names no tenant: the arrivals moved to the DLQ
+// (MoveArrivals), and the whole DLQ swept (Sweep) unless another pass
+// began within gap (FullPassGap on the DLQSweep schedule, every few
+// minutes; jobs.Config.SweepGap for a plain sweep message).
+func (w *Sweeper) Periodic(ctx context.Context, gap time.Duration) error {
 	_, _, aerr := w.MoveArrivals(ctx)
-	return errors.Join(aerr, w.Coalesced(ctx, FullPassGap))
+	return errors.Join(aerr, w.coalesced(ctx, gap))
 }
 
 // Sweep deletes from the DLQ the messages whose deliveries were delivered or

@@ -91,6 +91,24 @@ func TraceAttributes(traceParent string) map[string]sqstypes.MessageAttributeVal
 	return map[string]sqstypes.MessageAttributeValue{TraceAttribute: {DataType: aws.String("String"), StringValue: aws.String(traceParent)}}
 }
 
+// DeadLetterAttributes are the message attributes of a delivery message
+// in the DLQ: dead_reason, tenant_id (when known) and its trace context
+// (TraceAttribute, when it carries one): three of SQS's ten. deliver gives
+// them to the deaths it sends there, and the DLQ sweep to the arrivals it
+// moves in.
+func DeadLetterAttributes(reason, tenantID, traceParent string) map[string]sqstypes.MessageAttributeValue {
+	attrs := map[string]sqstypes.MessageAttributeValue{
+		"dead_reason": {DataType: aws.String("String"), StringValue: aws.String(reason)},
+	}
+	if tenantID != "" {
+		attrs["tenant_id"] = sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(tenantID)}
+	}
+	if traceParent != "" {
+		attrs[TraceAttribute] = TraceAttributes(traceParent)[TraceAttribute]
+	}
+	return attrs
+}
+
 // AgeFrom is the time the message's age counts from: its replay, if any,
 // else its event.
 func (m Message) AgeFrom() time.Time {
