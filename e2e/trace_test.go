@@ -18,10 +18,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// spanLine is one span as a function's log line holds it (package
-// trace): a span line ("msg":"span"), or deliver's attempt line, which
-// stands for the attempt's span ("span":"deliver.attempt", its outcome,
-// class, status and latency beside its ids).
+// spanLine is one span as a function's log holds it (package trace): a
+// span line ("msg":"span"), a row of a line of spans ("msg":"spans":
+// enqueue's fan-outs, deliver's delivered attempts), or deliver's line of
+// a failed attempt, which stands for the attempt's span
+// ("span":"deliver.attempt", its outcome, class, status and latency
+// beside its ids).
 type spanLine struct {
 	Function   string         `json:"-"`
 	Msg        string         `json:"msg"`
@@ -41,17 +43,29 @@ type spanLine struct {
 	LatencyMS float64   `json:"latency_ms"`
 }
 
-// parseSpan reads a log line as a span, ok false when it stands for none.
-func parseSpan(msg string) (s spanLine, ok bool) {
-	if json.Unmarshal([]byte(msg), &s) != nil || s.SpanID == "" || (s.Msg != "span" && s.Span == "") {
-		return s, false
+// parseSpans reads the spans a log line holds: those trace.ParseLine
+// reads, or the one an attempt line stands for; none for another line.
+func parseSpans(msg string) []spanLine {
+	var s spanLine
+	if json.Unmarshal([]byte(msg), &s) != nil {
+		return nil
 	}
-	if s.Span != "" { // an attempt line: logged at the attempt's end
-		s.Name, s.DurationMS = s.Span, s.LatencyMS
-		s.Start = s.Time.Add(-time.Duration(s.LatencyMS * float64(time.Millisecond)))
-		s.Attributes = map[string]any{"msg": s.Msg, "outcome": s.Outcome, "class": s.Class, "status": s.Status}
+	if s.Msg == "span" || s.Msg == "spans" {
+		var out []spanLine
+		for _, ls := range trace.ParseLine([]byte(msg)) {
+			out = append(out, spanLine{Msg: s.Msg, TraceID: ls.TraceID, SpanID: ls.SpanID, Parent: ls.ParentSpanID, Name: ls.Name,
+				Start: ls.Start, DurationMS: ls.DurationMS, Attributes: ls.Attributes})
+		}
+		return out
 	}
-	return s, true
+	if s.Span == "" || s.SpanID == "" {
+		return nil
+	}
+	// An attempt line: logged at the attempt's end.
+	s.Name, s.DurationMS = s.Span, s.LatencyMS
+	s.Start = s.Time.Add(-time.Duration(s.LatencyMS * float64(time.Millisecond)))
+	s.Attributes = map[string]any{"msg": s.Msg, "outcome": s.Outcome, "class": s.Class, "status": s.Status}
+	return []spanLine{s}
 }
 
 // logGroup is a function's log group (its LoggingConfig, else Lambda's
@@ -82,13 +96,14 @@ func spansOf(t *testing.T, functions map[string]string, traceID string, since ti
 			page, err := p.NextPage(context.Background())
 			require.NoError(t, err)
 			for _, e := range page.Events {
-				s, ok := parseSpan(aws.ToString(e.Message))
-				if !ok || s.TraceID != traceID || seen[s.SpanID] {
-					continue // another trace's, or another line of the same attempt
+				for _, s := range parseSpans(aws.ToString(e.Message)) {
+					if s.TraceID != traceID || seen[s.SpanID] {
+						continue // another trace's, or another line of the same attempt
+					}
+					seen[s.SpanID] = true
+					s.Function = name
+					out = append(out, s)
 				}
-				seen[s.SpanID] = true
-				s.Function = name
-				out = append(out, s)
 			}
 		}
 	}
@@ -178,7 +193,10 @@ func TestTraceFromProducerToReceiver(t *testing.T) {
 	require.Equal(t, "retry", attempts[0].Outcome)
 	require.Equal(t, "http_5xx", attempts[0].Class)
 	require.EqualValues(t, 503, attempts[0].Status)
-	require.Equal(t, "delivered", attempts[1].Outcome)
+	// The delivered attempt is a row of its batch's line of spans.
+	require.Equal(t, "spans", attempts[1].Msg)
+	require.EqualValues(t, 200, attempts[1].Attributes["status"])
+	require.EqualValues(t, 2, attempts[1].Attributes["attempt"])
 }
 
 // An event published over HTTP without a traceparent gets a fresh trace

@@ -74,6 +74,9 @@ type batch struct {
 	tgates *tenantGates    // the batch's tenant gates
 	later  *laterSends     // the batch's messages to send again, at its end
 	health *batchHealth    // the batch's endpoint failure-count resets
+	// spans holds the batch's delivered attempts' spans, written as one
+	// line at its end (trace.Rows), not a line each.
+	spans *trace.Rows
 	// observed counts down the batch's attempts whose result is not in
 	// stats yet: once it is zero, the counters are flushed, beside the
 	// attempts' record writes rather than after them.
@@ -274,6 +277,9 @@ func (h *Handler) markDeadFirst(ctx context.Context, at *attempt) {
 	}
 }
 
+// attemptSpan names an attempt's span.
+const attemptSpan = "deliver.attempt"
+
 // send makes the attempt's request within the invocation's deadline. ok is
 // false, and nothing sent, when too little time is left to attempt and
 // record it.
@@ -286,7 +292,7 @@ func (h *Handler) send(ctx context.Context, at *attempt) (res *sender.Result, ok
 	msg, ep := at.in.Message, at.in.Endpoint
 	// The attempt's outcome line is its span's line (observe adds
 	// trace.Span.LineFields).
-	span := h.Tracer.Start(at.trace, "deliver.attempt")
+	span := h.Tracer.Start(at.trace, attemptSpan)
 	at.span = span
 	r := h.Sender.Send(sendCtx, sender.Request{
 		URL: ep.URL, DeliveryID: msg.DeliveryID, EventID: msg.EventID, EventType: msg.EventType,

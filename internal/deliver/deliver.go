@@ -158,8 +158,9 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	)
 	msgs, errs, b := h.open(ctx, ev)
 	// The batch's metrics go out as one EMF document at the end, not one
-	// line per message and metric.
+	// line per message and metric; its delivered attempts as one line.
 	defer b.mb.Flush()
+	defer b.spans.Flush()
 	// The endpoints' counters and failure counts are written as soon as
 	// every attempt is counted, beside the attempts' record writes: a
 	// clean batch's DynamoDB calls are two round trips (the batch's read;
@@ -229,6 +230,8 @@ func (h *Handler) open(ctx context.Context, ev events.SQSEvent) ([]message.Messa
 		// messages succeed.
 		health:   &batchHealth{},
 		observed: &sync.WaitGroup{},
+		// The delivered attempts' spans, one line for the batch.
+		spans: h.Tracer.Rows(attemptSpan),
 	}
 	if len(ids) > 0 {
 		if s, err := h.load(ctx, ids, refs, needs(msgs, errs)); err != nil {

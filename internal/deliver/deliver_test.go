@@ -39,6 +39,7 @@ import (
 	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/internal/store/storefake"
+	"github.com/hookline/hookline/internal/trace"
 	"github.com/stretchr/testify/require"
 )
 
@@ -995,6 +996,7 @@ func TestLogLinesCarryIDsNeverSecrets(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(status) })
 		var buf bytes.Buffer
 		f.h.Log = slog.New(slog.NewJSONHandler(&buf, nil))
+		f.h.Tracer = &trace.Tracer{Service: "deliver", Out: &buf}
 		m := sqsMessage(t, "d1", "1", f.now)
 		f.run(t, m)
 		secret, sealed := f.secret, f.store.endpoint("t1/ep_1").SealedSecrets[0]
@@ -1003,7 +1005,13 @@ func TestLogLinesCarryIDsNeverSecrets(t *testing.T) {
 		for _, line := range lines {
 			var rec map[string]any
 			require.NoError(t, json.Unmarshal([]byte(line), &rec))
-			for _, k := range []string{"tenant_id", "event_id", "delivery_id", "endpoint_id", "attempt"} {
+			ids := []string{"tenant_id", "event_id", "delivery_id", "endpoint_id", "attempt"}
+			if rows := trace.ParseLine([]byte(line)); rec["msg"] == "spans" {
+				// A delivered attempt's row: the event is its trace's.
+				require.Len(t, rows, 1, line)
+				rec, ids = rows[0].Attributes, []string{"tenant_id", "delivery_id", "endpoint_id", "attempt"}
+			}
+			for _, k := range ids {
 				require.Contains(t, rec, k, "status %d: %s", status, line)
 			}
 			require.NotContains(t, line, secret)

@@ -20,9 +20,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// spans are the spans' lines in buf, in order: the span lines
-// ("msg":"span", enqueue's) and the lines that stand for a span (deliver's
-// attempt lines, "span":"deliver.attempt"), the first of each span id.
+// spans are the spans in buf, in order, each as a map: the span lines
+// and rows lines (trace.ParseLine: enqueue's fan-outs, deliver's
+// delivered attempts; "msg" is "span" or "spans", their attributes merged
+// in) and the lines that stand for a span (deliver's other attempt lines,
+// "span":"deliver.attempt"), the first of each span id.
 func spans(t *testing.T, buf *bytes.Buffer) []map[string]any {
 	t.Helper()
 	var out []map[string]any
@@ -30,12 +32,24 @@ func spans(t *testing.T, buf *bytes.Buffer) []map[string]any {
 	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
 		var m map[string]any
 		require.NoError(t, json.Unmarshal([]byte(l), &m))
-		if m["msg"] != "span" && m["span"] == nil || seen[m["span_id"]] {
+		if parsed := trace.ParseLine([]byte(l)); len(parsed) > 0 {
+			for _, s := range parsed {
+				sm := map[string]any{"msg": m["msg"], "name": s.Name, "trace_id": s.TraceID, "span_id": s.SpanID}
+				if s.ParentSpanID != "" {
+					sm["parent_span_id"] = s.ParentSpanID
+				}
+				for k, v := range s.Attributes {
+					sm[k] = v
+				}
+				seen[s.SpanID] = true
+				out = append(out, sm)
+			}
 			continue
 		}
-		if m["span"] != nil {
-			m["name"] = m["span"]
+		if m["span"] == nil || seen[m["span_id"]] {
+			continue
 		}
+		m["name"] = m["span"]
 		seen[m["span_id"]] = true
 		out = append(out, m)
 	}
@@ -131,16 +145,19 @@ func TestTraceFromOutboxToReceiver(t *testing.T) {
 			require.Equal(t, a["span_id"], rc.SpanIDHex(), "the receiver's parent is the attempt's span")
 		}
 		require.NotEqual(t, a1["span_id"], a2["span_id"], "each attempt a span of its own")
-		// The attempt's own line is its span's: outcome, class, status,
-		// latency, with its ids.
+		// A failed attempt's own line is its span's: outcome, class,
+		// status, latency, with its ids; a delivered one's span is a row
+		// of its batch's line, with its ids and status.
 		require.Equal(t, "retry scheduled", a1["msg"])
 		require.Equal(t, "retry", a1["outcome"])
 		require.Equal(t, "http_5xx", a1["class"])
 		require.Equal(t, 503.0, a1["status"])
 		require.Contains(t, a1, "latency_ms")
 		require.Equal(t, traceID, a1["trace_id"])
-		require.Equal(t, "delivered", a2["outcome"])
-		require.Equal(t, "delivered", a2["msg"])
+		require.Equal(t, "spans", a2["msg"])
+		require.Equal(t, 200.0, a2["status"])
+		require.Equal(t, 2.0, a2["attempt"])
+		require.Equal(t, "t1", a2["tenant_id"])
 	}
 }
 

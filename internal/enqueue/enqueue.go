@@ -183,12 +183,18 @@ func (h *Handler) startSpan(inv *invocation, f *fanOut) {
 }
 
 // endSpans ends the invocation's fan-out spans, saying whether their
-// messages were sent (ok) or the stream retries the batch.
-func (inv *invocation) endSpans(ctx context.Context, ok bool) {
+// messages were sent (ok) or the stream retries the batch: one line for
+// them all (trace.Rows; its columns tenant_id, event_id, deliveries,
+// sent), not one each.
+func (h *Handler) endSpans(inv *invocation, ok bool) {
+	rows := h.Tracer.Rows("enqueue.fanout")
 	for _, f := range inv.spans {
-		f.span.End(ctx, slog.String("tenant_id", f.ev.TenantID), slog.String("event_id", f.ev.ID),
-			slog.Int("deliveries", len(f.targets)), slog.Bool("sent", ok))
+		attrs := []slog.Attr{slog.String("tenant_id", f.ev.TenantID), slog.String("event_id", f.ev.ID),
+			slog.Int("deliveries", len(f.targets)), slog.Bool("sent", ok)}
+		rows.Add(f.span, f.span.Elapsed(), attrs...)
+		f.span.EndSegment(attrs...)
 	}
+	rows.Flush()
 }
 
 // Handle processes a stream batch in three passes. First, in order, it
@@ -223,7 +229,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 	inv := h.newInvocation()
 	inv.deferring = h.cfg.FanOutQueueURL != ""
 	f := h.enqueue(ctx, ev, inv)
-	inv.endSpans(ctx, f == nil)
+	h.endSpans(inv, f == nil)
 	if f != nil {
 		h.Log.ErrorContext(ctx, "enqueue failed; the stream will retry the batch",
 			"sequence_number", f.first, "last_sequence_number", f.last, "error", f.err.Error())

@@ -131,7 +131,7 @@ func (h *Handler) HandleFanOut(ctx context.Context, ev events.SQSEvent) (events.
 		}
 	}
 	fl := h.sendDeferred(ctx, inv, fanOuts, ids)
-	inv.endSpans(ctx, fl == nil)
+	h.endSpans(inv, fl == nil)
 	if fl != nil {
 		// Every planned one comes back; what was sent is not sent again
 		// once attempted, and a delivery sent twice before its attempt is

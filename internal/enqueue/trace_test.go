@@ -16,16 +16,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// spanLines are the span lines written to buf.
-func spanLines(t *testing.T, buf *bytes.Buffer) []map[string]any {
+// spanLines are the spans of the lines written to buf (span lines and
+// rows lines: trace.ParseLine).
+func spanLines(t *testing.T, buf *bytes.Buffer) []trace.LineSpan {
 	t.Helper()
-	var out []map[string]any
+	var out []trace.LineSpan
 	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
-		var m map[string]any
-		require.NoError(t, json.Unmarshal([]byte(l), &m))
-		if m["msg"] == "span" {
-			out = append(out, m)
-		}
+		require.True(t, json.Valid([]byte(l)), l)
+		out = append(out, trace.ParseLine([]byte(l))...)
 	}
 	return out
 }
@@ -47,18 +45,20 @@ func TestFanOutCarriesTheProducersTrace(t *testing.T) {
 
 	spans := spanLines(t, &buf)
 	require.Len(t, spans, 3, "one fan-out span per event")
-	byEvent := map[string]map[string]any{}
+	require.Equal(t, 1, strings.Count(buf.String(), "\n"), "the invocation's fan-outs in one line")
+	byEvent := map[string]trace.LineSpan{}
 	for _, sp := range spans {
-		require.Equal(t, "enqueue.fanout", sp["name"])
-		byEvent[sp["attributes"].(map[string]any)["event_id"].(string)] = sp
+		require.Equal(t, "enqueue.fanout", sp.Name)
+		require.Equal(t, true, sp.Attributes["sent"])
+		byEvent[sp.Attributes["event_id"].(string)] = sp
 	}
-	require.Equal(t, "4bf92f3577b34da6a3ce929d0e0e4736", byEvent["e1"]["trace_id"])
-	require.Equal(t, "00f067aa0ba902b7", byEvent["e1"]["parent_span_id"], "the producer's span is the fan-out's parent")
-	require.Equal(t, 2.0, byEvent["e1"]["attributes"].(map[string]any)["deliveries"])
+	require.Equal(t, "4bf92f3577b34da6a3ce929d0e0e4736", byEvent["e1"].TraceID)
+	require.Equal(t, "00f067aa0ba902b7", byEvent["e1"].ParentSpanID, "the producer's span is the fan-out's parent")
+	require.Equal(t, 2.0, byEvent["e1"].Attributes["deliveries"])
 	at := time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC)
 	for _, id := range []string{"e2", "e3"} {
-		require.Equal(t, trace.Derive(trace.EventKey("t1", id), at).TraceIDHex(), byEvent[id]["trace_id"], "a trace of hookline's, derived from the event")
-		require.NotContains(t, byEvent[id], "parent_span_id")
+		require.Equal(t, trace.Derive(trace.EventKey("t1", id), at).TraceIDHex(), byEvent[id].TraceID, "a trace of hookline's, derived from the event")
+		require.Empty(t, byEvent[id].ParentSpanID)
 	}
 
 	for _, m := range q.fake().Messages(testQueueURL) {
@@ -67,8 +67,8 @@ func TestFanOutCarriesTheProducersTrace(t *testing.T) {
 		c, ok := trace.Parse(body.TraceParent)
 		require.True(t, ok, body.TraceParent)
 		sp := byEvent[body.EventID]
-		require.Equal(t, sp["trace_id"], c.TraceIDHex())
-		require.Equal(t, sp["span_id"], c.SpanIDHex(), "the message's parent is the fan-out span")
+		require.Equal(t, sp.TraceID, c.TraceIDHex())
+		require.Equal(t, sp.SpanID, c.SpanIDHex(), "the message's parent is the fan-out span")
 		require.Len(t, m.Attributes, 1, "one message attribute of SQS's ten")
 		require.Equal(t, body.TraceParent, aws.ToString(m.Attributes[message.TraceAttribute].StringValue))
 	}

@@ -23,12 +23,16 @@
 //   - always, as a JSON log line of the function ("msg":"span", trace_id,
 //     span_id, parent_span_id, name, service, start, duration_ms,
 //     attributes), so that CloudWatch Logs Insights follows one trace_id
-//     across the four functions' log groups (docs/operations.md). The
-//     span on every attempt's path is the exception: deliver's attempt
-//     line stands for it (Span.LineFields: span, span_id, parent_span_id
-//     beside the attempt's outcome, class, status and latency), so that an
-//     attempt costs one line in CloudWatch Logs, not two (about 120 bytes
-//     more than before traces, where a line of its own would be 290);
+//     across the four functions' log groups (docs/operations.md). Spans
+//     that end together share one line (Rows, "msg":"spans": a row of
+//     ids, start, duration and values per span, about 150 bytes where a
+//     line of its own is 330 to 490): enqueue's fan-outs, one line per
+//     invocation, and deliver's delivered attempts, one line per batch
+//     (issue 37: a delivery's log bytes 940 -> 490). A failed attempt's
+//     span is deliver's own line for the attempt (Span.LineFields: span,
+//     span_id, parent_span_id beside the attempt's outcome, class, status
+//     and latency), so that it costs one line in CloudWatch Logs, not
+//     two. ParseLine reads a span line and a line of rows alike;
 //   - with the construct's Tracing prop (X-Ray active tracing), also as an
 //     X-Ray segment sent over UDP to the daemon Lambda runs beside the
 //     function (AWS_XRAY_DAEMON_ADDRESS), in the event's trace mapped to
@@ -65,6 +69,6 @@
 //     message (enqueue's fan-out, a replay's send).
 //   - Emitting a span never blocks on the network and never fails the
 //     work it describes: the X-Ray datagram is fire and forget.
-//   - A span line carries ids, counts, outcomes and latencies, never a
+//   - A span line or row carries ids, counts, outcomes and latencies, never a
 //     secret or a payload.
 package trace

@@ -76,6 +76,14 @@ func (t *Tracer) now() time.Time {
 	return t.Now()
 }
 
+// Elapsed is the time since the span started (0 for a nil span).
+func (s *Span) Elapsed() time.Duration {
+	if s == nil {
+		return 0
+	}
+	return s.t.now().Sub(s.start)
+}
+
 // Context is the span's own context: what goes downstream as traceparent.
 func (s *Span) Context() Context { return s.ctx }
 

@@ -145,22 +145,27 @@ type Assumptions struct {
 	// PITR is whether point-in-time recovery is on: it is (infra/hookline/tables.go).
 	PITR bool
 
-	// EnqueueLogBytes per delivery: the event's fan-out span line
-	// (package trace, since issue 27), 329 bytes for a one-endpoint event,
-	// measured by internal/enqueue's TestLogBytesPerDelivery ("delivery
-	// sent" is a DEBUG line; "delivery created" was 264 bytes at INFO; 0
-	// before the span lines).
+	// EnqueueLogBytes per delivery: the event's fan-out span, a row of the
+	// invocation's one line of spans (trace.Rows, since issue 37), 163
+	// bytes for a one-endpoint event in an invocation of ten, measured by
+	// internal/enqueue's TestLogBytesPerDelivery (329 while each span was
+	// a line of its own; "delivery sent" is a DEBUG line; "delivery
+	// created" was 264 bytes at INFO; 0 before the span lines).
 	EnqueueLogBytes float64
-	// DeliveredLogBytes per successful attempt: the "delivered" line (the
-	// attempt's span, with its trace ids since issue 27) and its share of
-	// the batch's one EMF document, 527 bytes in a batch of ten messages,
-	// 731 in a batch of one (internal/deliver's TestLogBytesPerDelivery).
-	// It was 407 and 611 before the trace ids, 729 with an EMF line per
+	// DeliveredLogBytes per successful attempt: its span, a row of the
+	// batch's one line of spans (its "delivered" line is at DEBUG since
+	// issue 37), and its share of the batch's one EMF document, 243 bytes
+	// in a batch of ten messages, 608 in a batch of one (internal/deliver's
+	// TestLogBytesPerDelivery). It was 527 and 731 with the "delivered"
+	// line at INFO (the attempt's span, with its trace ids since issue
+	// 27), 407 and 611 before the trace ids, 729 with an EMF line per
 	// message and metric.
 	DeliveredLogBytes float64
-	// RetryLogBytes per failed attempt: "retry scheduled" and its share of
-	// the EMF document, 627 bytes in a batch of ten, 830 in a batch of one
-	// (450 and 713 before the trace ids; it was 935).
+	// RetryLogBytes per failed attempt: "retry scheduled" (the attempt's
+	// span too, its parent's id included) and its share of the EMF
+	// document, 667 bytes in a batch of ten, 867 in a batch of one (627 and
+	// 830 as measured without the parent's id; 450 and 713 before the
+	// trace ids; it was 935).
 	RetryLogBytes float64
 	// PlatformLogBytes per invocation: Lambda's START, END and REPORT
 	// lines in the text format, about 250 bytes (not measured here).
@@ -261,9 +266,9 @@ var InitialAssumptions = Assumptions{
 	StoredBytesPerRecord:        695,
 	StoredMonths:                0.5,
 	PITR:                        true,
-	EnqueueLogBytes:             329,
-	DeliveredLogBytes:           527,
-	RetryLogBytes:               627,
+	EnqueueLogBytes:             163,
+	DeliveredLogBytes:           243,
+	RetryLogBytes:               667,
 	PlatformLogBytes:            250,
 	DeliveriesPerDecrypt:        100,
 	EgressBytesPerAttempt:       1000,
