@@ -23,7 +23,8 @@ import (
 // ReturnValuesOnConditionCheckFailure; TransactWriteItems, atomic (every
 // condition checked before anything is written; a failed member, condition
 // or injected fault, cancels them all), at most 100 members and one per
-// item; batch reads; queries of a partition by sort key prefix, in sort key
+// item; batch reads; batch writes (BatchWriteItem: 25 unconditional puts
+// or deletes, the throttled ones unprocessed); queries of a partition by sort key prefix, in sort key
 // order, and of the index (sparse, eventually consistent: with LagIndex
 // set, it shows the table as it was at the last Propagate), a page of
 // PageSize items at a time. Set its exported fields before the code under
@@ -50,7 +51,8 @@ type DB struct {
 	// Propagate: the index is eventually consistent.
 	LagIndex bool
 	// Fault, when set, is asked about every item a write (op: PutItem,
-	// UpdateItem, DeleteItem, or TransactWriteItems for each member) is
+	// UpdateItem, DeleteItem, or TransactWriteItems and BatchWriteItem for
+	// each member) is
 	// about to change; an error fails that write, before anything is
 	// written (a transaction is cancelled whole).
 	Fault func(op string, key map[string]types.AttributeValue) error
