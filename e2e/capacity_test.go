@@ -88,6 +88,17 @@ func (m *metered) TransactWriteItems(ctx context.Context, in *dynamodb.TransactW
 	return out, err
 }
 
+func (m *metered) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, o ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	in.ReturnConsumedCapacity = indexes
+	out, err := m.Client.BatchWriteItem(ctx, in, o...)
+	if err == nil {
+		for i := range out.ConsumedCapacity {
+			m.add(&out.ConsumedCapacity[i])
+		}
+	}
+	return out, err
+}
+
 func (m *metered) take() map[string]float64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -100,7 +111,7 @@ func (m *metered) take() map[string]float64 {
 // measure: tooling/perf/cost's TestModel*) are the units the local cloud
 // reports (ConsumedCapacity, INDEXES) for the same writes of a delivery's
 // life, op by op, on the deployed state table and its indexes: a first
-// attempt delivered, a retry, a death (a transaction with the tenant's DLQ
+// attempt delivered, alone and a batch's in one BatchWriteItem, a retry, a death (a transaction with the tenant's DLQ
 // depth), the death marked before a last attempt and undone by its
 // success, the endpoint's failure count and its reset, and the batch's
 // counters (issue 37: units measured, not assumed). The local cloud
@@ -138,6 +149,17 @@ func TestBilledWriteUnitsAreTheCloudsConsumedCapacity(t *testing.T) {
 		{"CreateEndpoint", func(s *store.Store) error { _, err := s.CreateEndpoint(ctx, ep); return err }},
 		{"first attempt delivered", func(s *store.Store) error {
 			return s.RecordAttempt(ctx, delivery("d1"), domain.Attempt{Number: 1, At: now, Status: 200, LatencyMS: 12}, domain.Outcome{State: domain.StateDelivered})
+		}},
+		{"first attempts delivered, a batch's (BatchWriteItem)", func(s *store.Store) error {
+			var firsts []store.FirstAttempt
+			for _, id := range []string{"b1", "b2", "b3"} {
+				firsts = append(firsts, store.FirstAttempt{Delivery: delivery(id), Attempt: domain.Attempt{Number: 1, At: now, Status: 200, LatencyMS: 12}})
+			}
+			left, err := s.RecordFirstAttempts(ctx, firsts)
+			if err == nil && len(left) > 0 {
+				err = fmt.Errorf("%d not written", len(left))
+			}
+			return err
 		}},
 		{"first attempt failed", func(s *store.Store) error {
 			return s.RecordAttempt(ctx, delivery("d2"), domain.Attempt{Number: 1, At: now, Status: 503, Error: "http_503", LatencyMS: 30}, domain.Outcome{State: domain.StatePending})

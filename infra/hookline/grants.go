@@ -9,6 +9,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/hookline/hookline/internal/sealing"
+	"github.com/hookline/hookline/internal/store/keys"
 	outboxpkg "github.com/hookline/hookline/outbox"
 )
 
@@ -27,6 +28,26 @@ func grantTableItems(fn awslambda.Function, table awsdynamodb.Table, actions ...
 		Grantee:      fn,
 		Actions:      jsii.Strings(actions...),
 		ResourceArns: jsii.Strings(*table.TableArn()),
+	})
+}
+
+// deliveryRecordsOnly is the condition of a grant of writes in batches
+// (BatchWriteItem, which IAM cannot split into its puts and deletes): every
+// item written is a delivery record (its partition key keys.DeliveryPrefix
+// followed by the id), so a batch write can touch no endpoint, key,
+// tenant or counter.
+func deliveryRecordsOnly() *map[string]*map[string]any {
+	return &map[string]*map[string]any{"ForAllValues:StringLike": {"dynamodb:LeadingKeys": []string{keys.DeliveryPrefix + "*"}}}
+}
+
+// grantDeliveryBatchWrites lets fn write delivery records in batches
+// (store.RecordFirstAttempts), and nothing else in batches.
+func grantDeliveryBatchWrites(fn awslambda.Function, table awsdynamodb.Table) {
+	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee:      fn,
+		Actions:      jsii.Strings("dynamodb:BatchWriteItem"),
+		ResourceArns: jsii.Strings(*table.TableArn()),
+		Conditions:   deliveryRecordsOnly(),
 	})
 }
 

@@ -266,18 +266,17 @@ func (h *Handler) countFailures(ctx context.Context, f *endpointFailures) {
 
 // recordDelivered records the delivery delivered. The receiver has it;
 // sending again would only duplicate it, so the message goes either way.
-// The record is tried a few times: before a last attempt it already says
-// dead, and left so it would keep a delivered webhook listed (and
-// replayable) as dead.
+// A delivery that had no record (its first attempt, the common case) is
+// recorded with the batch's others at its end, in one call
+// (recordFirstAttempts); another now, tried a few times: before a last
+// attempt it already says dead, and left so it would keep a delivered
+// webhook listed (and replayable) as dead.
 func (h *Handler) recordDelivered(ctx context.Context, at *attempt) bool {
 	a := at.record()
-	err := h.record(ctx, at.in.Delivery, a, domain.Outcome{State: domain.StateDelivered})
-	for try := 1; err != nil && try < 3 && ctx.Err() == nil; try++ {
-		time.Sleep(time.Duration(try) * 100 * time.Millisecond)
-		err = h.record(ctx, at.in.Delivery, a, domain.Outcome{State: domain.StateDelivered})
-	}
-	if err != nil {
-		at.log.ErrorContext(ctx, "delivered, but the record could not be updated", "record_error", err.Error())
+	if at.in.Delivery.State == "" && at.firsts != nil {
+		at.firsts.add(at, a)
+	} else {
+		h.recordDeliveredNow(ctx, at.log, at.in.Delivery, a)
 	}
 	// Its span is a row of the batch's line (at INFO whatever the level);
 	// the attempt's own line is at DEBUG.
@@ -286,6 +285,50 @@ func (h *Handler) recordDelivered(ctx context.Context, at *attempt) bool {
 		slog.String("endpoint_id", msg.EndpointID), slog.Int("attempt", at.in.Attempt), slog.Int("status", at.in.Result.Status))
 	at.log.DebugContext(ctx, "delivered")
 	return true
+}
+
+// recordDeliveredNow records d delivered by attempt a, trying a few times.
+func (h *Handler) recordDeliveredNow(ctx context.Context, log *slog.Logger, d domain.Delivery, a domain.Attempt) {
+	err := h.record(ctx, d, a, domain.Outcome{State: domain.StateDelivered})
+	for try := 1; err != nil && try < 3 && ctx.Err() == nil; try++ {
+		time.Sleep(time.Duration(try) * 100 * time.Millisecond)
+		err = h.record(ctx, d, a, domain.Outcome{State: domain.StateDelivered})
+	}
+	if err != nil {
+		log.ErrorContext(ctx, "delivered, but the record could not be updated", "record_error", err.Error())
+	}
+}
+
+// firstAttempts are a batch's deliveries delivered at their first
+// attempt, and the loggers of their attempts.
+type firstAttempts struct {
+	mu     sync.Mutex
+	firsts []store.FirstAttempt
+	logs   []*slog.Logger
+}
+
+func (f *firstAttempts) add(at *attempt, a domain.Attempt) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.firsts = append(f.firsts, store.FirstAttempt{Delivery: at.in.Delivery, Attempt: a})
+	f.logs = append(f.logs, at.log)
+}
+
+// recordFirstAttempts writes the records of the batch's deliveries
+// delivered at their first attempt in one call (store.RecordFirstAttempts,
+// 25 a request), and records one at a time, as any other, those it could
+// not write.
+func (h *Handler) recordFirstAttempts(ctx context.Context, f *firstAttempts) {
+	if f == nil || len(f.firsts) == 0 {
+		return
+	}
+	left, err := h.Store.RecordFirstAttempts(ctx, f.firsts)
+	if err != nil {
+		h.Log.WarnContext(ctx, "cannot record the batch's first attempts at once; recording each", "records", len(left), "error", err.Error())
+	}
+	for _, i := range left {
+		h.recordDeliveredNow(ctx, f.logs[i], f.firsts[i].Delivery, f.firsts[i].Attempt)
+	}
 }
 
 // retryLater records the attempt, the delivery still pending, and hides the

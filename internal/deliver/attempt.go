@@ -77,6 +77,9 @@ type batch struct {
 	// spans holds the batch's delivered attempts' spans, written as one
 	// line at its end (trace.Rows), not a line each.
 	spans *trace.Rows
+	// firsts are the batch's deliveries delivered at their first attempt,
+	// their records written in one call at its end.
+	firsts *firstAttempts
 	// observed counts down the batch's attempts whose result is not in
 	// stats yet: once it is zero, the counters are flushed, beside the
 	// attempts' record writes rather than after them.

@@ -57,6 +57,7 @@ type Snapshots interface {
 // a last attempt is made.
 type Attempts interface {
 	RecordAttempt(ctx context.Context, d domain.Delivery, a domain.Attempt, o domain.Outcome) error
+	RecordFirstAttempts(ctx context.Context, firsts []store.FirstAttempt) (notWritten []int, err error)
 	RecordResendAttempt(ctx context.Context, d domain.Delivery, a domain.Attempt) error
 	MarkDeadBeforeLastAttempt(ctx context.Context, d domain.Delivery, reason domain.DeadReason, message string, at time.Time) error
 }
@@ -188,10 +189,18 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		}()
 	}
 	wg.Wait()
+	// The first attempts' records go out beside the waits' sends and the
+	// counters: one round trip after the batch's read.
+	recorded := make(chan struct{})
+	go func() {
+		defer close(recorded)
+		h.recordFirstAttempts(ctx, b.firsts)
+	}()
 	h.releaseTenants(ctx, b.tgates)
 	for _, id := range h.sendLater(ctx, b.later) {
 		resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: id})
 	}
+	<-recorded
 	<-flushed
 	return resp, nil
 }
@@ -232,6 +241,9 @@ func (h *Handler) open(ctx context.Context, ev events.SQSEvent) ([]message.Messa
 		observed: &sync.WaitGroup{},
 		// The delivered attempts' spans, one line for the batch.
 		spans: h.Tracer.Rows(attemptSpan),
+		// The records of deliveries delivered at their first attempt,
+		// written together at the batch's end.
+		firsts: &firstAttempts{},
 	}
 	if len(ids) > 0 {
 		if s, err := h.load(ctx, ids, refs, needs(msgs, errs)); err != nil {

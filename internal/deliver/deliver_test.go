@@ -65,6 +65,8 @@ type testStore struct {
 	failRead                           bool // Load and Delivery fail
 	failLoad                           bool // Load fails; single reads still work unless failRead
 	failDead                           bool // RecordAttempt fails on deaths (the death and its DLQ depth are one transaction), writing nothing
+	failFirsts                         bool // RecordFirstAttempts fails, writing nothing
+	firstBatches                       int  // RecordFirstAttempts calls
 	// lagging are the endpoints an eventually consistent read answers
 	// with, as a replica behind the latest writes would.
 	lagging map[store.EndpointRef]domain.Endpoint
@@ -178,6 +180,27 @@ func (s *testStore) RecordAttempt(ctx context.Context, d domain.Delivery, a doma
 		return fmt.Errorf("record attempt: %w", errBoom)
 	}
 	return s.Store.RecordAttempt(ctx, d, a, o)
+}
+
+func (s *testStore) RecordFirstAttempts(ctx context.Context, firsts []store.FirstAttempt) ([]int, error) {
+	s.mu.Lock()
+	s.firstBatches++
+	for _, f := range firsts {
+		id := f.Delivery.DeliveryID
+		s.outcomes[id] = append(s.outcomes[id], domain.Outcome{State: domain.StateDelivered})
+		s.attempts[id] = append(s.attempts[id], f.Attempt)
+		s.recorded[id] = f.Delivery
+	}
+	fail := s.failFirsts
+	s.mu.Unlock()
+	if fail {
+		all := make([]int, len(firsts))
+		for i := range all {
+			all[i] = i
+		}
+		return all, fmt.Errorf("record first attempts: %w", errBoom)
+	}
+	return s.Store.RecordFirstAttempts(ctx, firsts)
 }
 
 func (s *testStore) MarkDeadBeforeLastAttempt(ctx context.Context, d domain.Delivery, reason domain.DeadReason, message string, at time.Time) error {

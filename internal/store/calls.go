@@ -4,7 +4,7 @@ package store
 type Call struct {
 	// Action is the DynamoDB API action, as IAM names it after
 	// "dynamodb:": GetItem, BatchGetItem, PutItem, UpdateItem, DeleteItem,
-	// ConditionCheckItem, Query.
+	// BatchWriteItem, ConditionCheckItem, Query.
 	Action string
 	// Index is true for a Query of the table's indexes (IndexTenant;
 	// IndexDead, which the readers of the dead list query with gsi1's
@@ -18,6 +18,7 @@ var (
 	putItem    = Call{Action: "PutItem"}
 	updateItem = Call{Action: "UpdateItem"}
 	deleteItem = Call{Action: "DeleteItem"}
+	batchWrite = Call{Action: "BatchWriteItem"}
 	// conditionCheck is a transaction's ConditionCheck, which IAM
 	// authorizes as ConditionCheckItem.
 	conditionCheck = Call{Action: "ConditionCheckItem"}
@@ -31,7 +32,8 @@ var (
 // union of its methods' calls, and the store's tests hold this list to the
 // code (a method that starts calling something else fails them). A
 // TransactWriteItems is listed as the actions of its items, which is how IAM
-// authorizes it. No method calls Scan or BatchWriteItem;
+// authorizes it. No method calls Scan; only RecordFirstAttempts calls
+// BatchWriteItem;
 // SealPlaintextSecrets, the operator's migration, is not a Store method and
 // scans.
 var Calls = map[string][]Call{
@@ -65,6 +67,7 @@ var Calls = map[string][]Call{
 	"Endpoints":                 {query},
 	"Delivery":                  {getItem},
 	"RecordAttempt":             {updateItem},
+	"RecordFirstAttempts":       {batchWrite},
 	"RecordResendAttempt":       {updateItem},
 	"MarkDeadBeforeLastAttempt": {updateItem},
 	"CancelDelivery":            {updateItem},

@@ -106,6 +106,11 @@ func (r *recorder) TransactWriteItems(_ context.Context, in *dynamodb.TransactWr
 	return &dynamodb.TransactWriteItemsOutput{}, nil
 }
 
+func (r *recorder) BatchWriteItem(context.Context, *dynamodb.BatchWriteItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	r.record("BatchWriteItem", nil)
+	return &dynamodb.BatchWriteItemOutput{}, nil
+}
+
 func (r *recorder) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
 	r.record("Query", in.IndexName)
 	// Count says two where one item comes: a count query (the depth
@@ -201,6 +206,10 @@ func TestCallsListsWhatEachMethodCalls(t *testing.T) {
 		"Delivery":  func(ctx context.Context, s *Store) error { _, err := s.Delivery(ctx, "d"); return err },
 		"RecordAttempt": func(ctx context.Context, s *Store) error {
 			return s.RecordAttempt(ctx, domain.Delivery{DeliveryID: "d", TenantID: "t"}, domain.Attempt{Number: 1, At: now}, dead)
+		},
+		"RecordFirstAttempts": func(ctx context.Context, s *Store) error {
+			_, err := s.RecordFirstAttempts(ctx, []FirstAttempt{{Delivery: domain.Delivery{DeliveryID: "d", TenantID: "t"}, Attempt: domain.Attempt{Number: 1, At: now, Status: 200}}})
+			return err
 		},
 		"CancelDelivery": func(ctx context.Context, s *Store) error {
 			_, _, err := s.CancelDelivery(ctx, domain.Delivery{DeliveryID: "d", TenantID: "t"}, "j", now)

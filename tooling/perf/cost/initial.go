@@ -393,7 +393,7 @@ func (a Assumptions) Inputs() Inputs {
 			{Name: "DLQ sweep ReceiveMessage (a dead message in the daily pass, ten a request)", PerDelivery: a.DeadFraction * a.SweepPasses / 10, Units: 1},
 		},
 		DynamoDBWrites: []Op{
-			{Name: "deliver RecordAttempt UpdateItem (the first creates the record)", PerDelivery: attempts, Units: recordAttempt},
+			{Name: "deliver records: a batch's first attempts delivered in one BatchWriteItem, every other attempt an UpdateItem", PerDelivery: attempts, Units: recordAttempt},
 			{Name: "deliver by_log index entry (the delivery log: each attempt's write of the record)", PerDelivery: attempts, Units: a.DeliveryLogIndexWRU},
 			{Name: "deliver RecordEndpointFailures UpdateItem (one per endpoint per batch with failures: at most one per failure)", PerDelivery: r, Units: 1},
 			{Name: "deliver ResetEndpointFailures UpdateItem", PerDelivery: r * a.ResetsPerFailure, Units: 1},
