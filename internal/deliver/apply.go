@@ -122,12 +122,15 @@ const endpointGone = "endpoint deleted meanwhile; its health not kept"
 func (h *Handler) applyEndpointHealth(ctx context.Context, at *attempt, dec Decision) {
 	ep := at.in.Endpoint
 	ref := store.EndpointRef{TenantID: at.in.Message.TenantID, EndpointID: at.in.Message.EndpointID}
-	if dec.ResetFailures || dec.CountFailure || dec.DisableEndpoint != "" {
+	if dec.DisableEndpoint != "" {
 		// Written to: the instance's next batch reads it again.
 		defer h.cache.forget(ref)
 	}
 	if dec.ResetFailures && at.health.takeReset(ref) {
 		since, err := h.Store.ResetEndpointFailures(ctx, ep.TenantID, ep.EndpointID)
+		// The instance's copy is the write's result (what a reset leaves
+		// is known), or read again when the batch also counted failures.
+		h.keepWritten(ref, err == nil && at.health.resetAlone(ref), resetFailures)
 		if errors.Is(err, store.ErrNotFound) {
 			at.log.InfoContext(ctx, endpointGone)
 		} else if err != nil {
@@ -162,6 +165,8 @@ type batchHealth struct {
 	mu       sync.Mutex
 	reset    map[store.EndpointRef]bool
 	failures map[store.EndpointRef]*endpointFailures
+	// resetWritten are the endpoints whose count the batch reset.
+	resetWritten map[store.EndpointRef]bool
 }
 
 // endpointFailures are a batch's failed attempts to one endpoint: how
@@ -207,6 +212,46 @@ func (b *batchHealth) failed(at *attempt, probe, retryable bool) {
 	f.probe, f.retryable, f.at = f.probe || probe, f.retryable || retryable, at
 }
 
+// resetFailures is what ResetEndpointFailures leaves of an endpoint.
+func resetFailures(e *domain.Endpoint) {
+	e.ConsecutiveFailures, e.FailingSince, e.FailuresSince, e.BreakerUntil, e.BreakerTrips = 0, nil, nil, nil, 0
+}
+
+// keepWritten keeps the instance's copy of an endpoint the handler has
+// just written to: patched with what the write left (patch), when known
+// is true and a copy is kept, so that the next batch needs no read (issue
+// 37: a read per batch after a failure or a recovery); else forgotten, so
+// that the next batch reads it strongly consistent. A patched copy keeps
+// its read's time: it is never kept longer than the copy it was.
+func (h *Handler) keepWritten(ref store.EndpointRef, known bool, patch func(*domain.Endpoint)) {
+	if known && h.cache.patch(ref, patch) {
+		return
+	}
+	h.cache.forget(ref)
+}
+
+// resetAlone marks ref's failure count reset by the batch, and reports
+// whether no failure of the batch's is counted against it: the reset's
+// result is then the endpoint's count. countAlone reports whether the
+// batch reset nothing of ref's: its count's result is then the
+// endpoint's. Marks and checks share the lock with the failures' adds,
+// so of a reset and a count in one batch, one at least reads again.
+func (b *batchHealth) resetAlone(ref store.EndpointRef) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.resetWritten == nil {
+		b.resetWritten = map[store.EndpointRef]bool{}
+	}
+	b.resetWritten[ref] = true
+	return b.failures[ref] == nil
+}
+
+func (b *batchHealth) countAlone(ref store.EndpointRef) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return !b.resetWritten[ref]
+}
+
 // flushFailures counts each endpoint's failed attempts of the batch, one
 // write per endpoint, the endpoints at once.
 func (h *Handler) flushFailures(ctx context.Context, b *batchHealth) {
@@ -239,6 +284,18 @@ func (h *Handler) countFailures(ctx context.Context, f *endpointFailures) {
 		Probe: f.probe, Retryable: f.retryable,
 	}
 	fx, err := h.Store.RecordEndpointFailures(ctx, ep.TenantID, ep.EndpointID, f.n, th)
+	// The instance's copy is the count's result when the count moved
+	// nothing else (no mark, breaker or disable) and the batch reset
+	// nothing; else it is read again.
+	ref := store.EndpointRef{TenantID: ep.TenantID, EndpointID: ep.EndpointID}
+	counted := err == nil && !fx.Failing && fx.BreakerUntil == nil && !fx.Disabled && at.health.countAlone(ref)
+	h.keepWritten(ref, counted, func(e *domain.Endpoint) {
+		e.ConsecutiveFailures = fx.Failures
+		if e.FailuresSince == nil {
+			t := h.cfg.Now().UTC()
+			e.FailuresSince = &t
+		}
+	})
 	if errors.Is(err, store.ErrNotFound) {
 		at.log.InfoContext(ctx, endpointGone)
 		return

@@ -137,8 +137,12 @@
 // This is safe because a late change has the effect it would have had on a
 // message already in flight when it was made (an attempt reads at its
 // start and sends up to RequestTimeout, 15 s, later). What the instance
-// writes to an endpoint itself (a failure counted, a reset, a disable) it
-// forgets, and reads strongly at its next batch: it sees its own writes.
+// writes to an endpoint itself it sees: a reset, or a failure count that
+// moved nothing else, it patches into its copy (keepWritten: the copy
+// keeps its read's time, so it is never kept longer); a count that marked
+// the endpoint failing, opened its breaker or disabled it, a disable, and
+// a batch that both reset and counted (the two writes' order unknown) it
+// forgets, and reads strongly at its next batch.
 //
 // # Isolation: breaker, endpoint gate, tenant gate, rate limit
 //

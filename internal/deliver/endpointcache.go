@@ -100,6 +100,23 @@ func (c *endpointCache) forget(ref store.EndpointRef) {
 	}
 }
 
+// patch applies change to ref's kept copy, the handler having written it
+// so, and reports whether there was one to change. Its read's time stays.
+func (c *endpointCache) patch(ref store.EndpointRef, change func(*domain.Endpoint)) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.by[ref]
+	if !ok {
+		return false
+	}
+	e := el.Value.(*cachedEndpoint)
+	if !e.found {
+		return false
+	}
+	change(&e.endpoint)
+	return true
+}
+
 // wasWritten reports whether the handler wrote to ref since it last read
 // it, and clears the mark: the caller reads it now.
 func (c *endpointCache) wasWritten(ref store.EndpointRef) bool {

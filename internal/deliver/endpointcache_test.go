@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -123,17 +124,39 @@ func TestErasureIsSeenWithinTheTTL(t *testing.T) {
 	require.EqualValues(t, 1, f.hits.Load())
 }
 
-// What the instance writes to an endpoint (its failures, here) it reads
-// again, strongly consistent, at the next batch, whatever the TTL.
-func TestEndpointWrittenToIsReadAgainStrongly(t *testing.T) {
+// What the instance writes to an endpoint's failure count it knows: a
+// count that moved nothing else, or a reset, patches its copy, and the
+// next batch reads nothing (issue 37); a count that marked the endpoint
+// failing (and opened its breaker) drops the copy, and the next batch
+// reads it again, strongly consistent, whatever the TTL.
+func TestEndpointWrittenToIsPatchedOrReadAgainStrongly(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) })
+	status := atomic.Int32{}
+	status.Store(503)
+	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(int(status.Load())) })
 	f.run(t, sqsMessage(t, "a", "1", f.now))
 	require.Equal(t, 1, f.store.endpoint("t1/ep_1").ConsecutiveFailures)
-	f.run(t, sqsMessage(t, "b", "1", f.now))
 	all, strong := f.reads()
+	require.Equal(t, []int{1, 0}, []int{all, strong})
+	status.Store(200)
+	require.Empty(t, f.run(t, sqsMessage(t, "b", "1", f.now)))
+	all, strong = f.reads()
+	require.Equal(t, []int{1, 0}, []int{all, strong}, "the count's result kept: no read")
+	require.Equal(t, 1, f.store.resets, "the kept copy showed the failure: reset")
+	require.Equal(t, 0, f.store.endpoint("t1/ep_1").ConsecutiveFailures)
+	require.Empty(t, f.run(t, sqsMessage(t, "c", "1", f.now)))
+	all, _ = f.reads()
+	require.Equal(t, 1, all, "the reset's result kept: no read")
+	require.Equal(t, 1, f.store.resets, "nothing left to reset")
+
+	// A count that marks the endpoint failing: read again, strongly.
+	g := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) })
+	g.h.Config.FailingAfter = 1
+	g.run(t, sqsMessage(t, "a", "1", g.now))
+	require.NotNil(t, g.store.endpoint("t1/ep_1").FailingSince)
+	g.run(t, sqsMessage(t, "b", "1", g.now))
+	all, strong = g.reads()
 	require.Equal(t, []int{2, 1}, []int{all, strong})
-	require.Equal(t, 2, f.store.endpoint("t1/ep_1").ConsecutiveFailures)
 }
 
 // The cache holds at most its size, dropping the endpoint kept longest;
@@ -360,4 +383,26 @@ func TestACacheHitReadsNoEndpointFromDynamoDB(t *testing.T) {
 	require.Empty(t, f.run(t, sqsMessage(t, "d", "1", f.now)))
 	require.ElementsMatch(t, []bool{true, false, true, true, false}, db.Consistent(), "after the TTL: read again, eventually consistent")
 	require.EqualValues(t, 4, f.hits.Load())
+}
+
+// A batch that both resets an endpoint's count (a success) and counts a
+// failure against it cannot tell which write came last: it drops its
+// copy, and the next batch reads the endpoint again, strongly.
+func TestResetAndCountInOneBatchReadAgain(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("webhook-id") == "bad" {
+			w.WriteHeader(503)
+			return
+		}
+		w.WriteHeader(200)
+	})
+	e := f.store.endpoint("t1/ep_1")
+	e.ConsecutiveFailures = 3
+	f.store.setEndpoint(e)
+	f.run(t, sqsMessage(t, "bad", "1", f.now), sqsMessage(t, "good", "1", f.now))
+	require.Equal(t, 1, f.store.resets)
+	f.run(t, sqsMessage(t, "next", "1", f.now))
+	all, strong := f.reads()
+	require.Equal(t, []int{2, 1}, []int{all, strong})
 }

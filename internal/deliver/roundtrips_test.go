@@ -2,9 +2,15 @@ package deliver
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net/http"
+	"slices"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/stretchr/testify/require"
@@ -66,5 +72,104 @@ func TestFirstAttemptsFallBackToOneAtATime(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, domain.StateDelivered, d.State, "recorded by RecordAttempt")
 		require.Equal(t, 1, d.Attempts)
+	}
+}
+
+// dynamoCalls is every DynamoDB call the fixture's table has taken.
+func dynamoCalls(f *fixture) map[string]int {
+	calls := map[string]int{}
+	for _, op := range []string{"GetItem", "BatchGetItem", "PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem", "Query", "Scan"} {
+		if n := f.store.DB.Calls(op); n > 0 {
+			calls[op] = n
+		}
+	}
+	return calls
+}
+
+// On the cost model's workload (one endpoint, batches of ten, 5% of
+// deliveries failing their first attempt (drawn with a fixed seed) and
+// delivered by their retry in the next batch, an instance's batches back
+// to back at 120 ms each, its endpoint copy kept a second, its counters
+// 10 s), deliver's DynamoDB calls a batch
+// are counted: a clean batch makes two (its read, its first attempts'
+// records); a failure adds its record, the endpoint's failure count and
+// the endpoint's gate; a retry's success adds its record and the
+// endpoint's reset (the instance patches its copy of the endpoint with
+// both, and reads it again only when it cannot know the result). About
+// 4.1 a batch (4.09-4.15 over ten runs: the order of a batch's concurrent
+// attempts varies); it was 4.66 while every count and reset was read
+// again, about 13 while each record was a write of its own. Issue 37 asks
+// for 4: held here at 4.3, so that a regression fails.
+func TestDynamoDBCallsPerBatchOnTheModelsWorkload(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	failFirst := map[string]bool{}
+	f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if id := r.Header.Get("webhook-id"); failFirst[id] {
+			delete(failFirst, id)
+			w.WriteHeader(503)
+			return
+		}
+		w.WriteHeader(200)
+	})
+	f.h.Config.StatsFlushEvery = 10 * time.Second
+	f.h.Config.Policy.Schedule = []time.Duration{0, 100 * time.Millisecond, 10 * time.Second} // a retry waits in its own visibility
+	require.Empty(t, f.run(t, batchOf(t, f, "warm", 10)...))
+	f.store.DB.ResetCalls()
+	const rounds = 100
+	rnd := rand.New(rand.NewPCG(37, 1))
+	var retries []events.SQSMessage
+	var failedIDs []string
+	deliveries := 0
+	for round := range rounds {
+		f.now = f.now.Add(120 * time.Millisecond)
+		msgs := retries
+		retries = nil
+		fails := map[string]bool{}
+		for i := 0; len(msgs) < 10; i++ {
+			id := fmt.Sprintf("r%d_%d", round, i)
+			if rnd.Float64() < 0.05 {
+				mu.Lock()
+				failFirst[id] = true
+				mu.Unlock()
+				fails[id] = true
+				failedIDs = append(failedIDs, id)
+			}
+			msgs = append(msgs, sqsMessage(t, id, "1", f.now))
+			deliveries++
+		}
+		failed := f.run(t, msgs...)
+		require.Len(t, failed, len(fails), "round %d: the failed ones wait in their visibility", round)
+		for _, m := range msgs {
+			if slices.Contains(failed, m.MessageId) {
+				again := m
+				again.Attributes = map[string]string{"ApproximateReceiveCount": "2"}
+				retries = append(retries, again)
+			}
+		}
+	}
+	total := 0
+	calls := dynamoCalls(f)
+	for _, n := range calls {
+		total += n
+	}
+	perBatch := float64(total) / rounds
+	t.Logf("%d batches of 10 (%d new deliveries, %d failed once): %v, %.2f calls a batch", rounds, deliveries, len(failedIDs), calls, perBatch)
+	kinds := map[string]int{}
+	for _, u := range f.store.DB.Updates() {
+		pk := u.Key["pk"].(*types.AttributeValueMemberS).Value
+		kinds[pk[:min(len(pk), 9)]+" "+(*u.UpdateExpression)[:min(len(*u.UpdateExpression), 40)]]++
+	}
+	for k, n := range kinds {
+		t.Logf("%3d %s", n, k)
+	}
+	require.LessOrEqual(t, perBatch, 4.3)
+	for _, id := range failedIDs {
+		d, err := f.store.Delivery(t.Context(), id)
+		require.NoError(t, err)
+		require.Equal(t, domain.StateDelivered, d.State, id)
+		require.Equal(t, 2, d.Attempts, id)
 	}
 }

@@ -317,9 +317,9 @@ func TestModelEnqueueUnitsAreBilledUnits(t *testing.T) {
 // with every delivery delivered and once with two of its deliveries dying
 // at their first attempt (the receiver answers 400), far apart; the
 // difference, per death, is the death's own units, the success after it
-// included (its reset of the endpoint's failure count, the instance's
-// strong re-read of the endpoint). The model's DeathWRU and DeathRRU are
-// those.
+// included (its reset of the endpoint's failure count; no re-read of the
+// endpoint, whose copy the instance patches). The model's DeathWRU and
+// DeathRRU are those.
 func TestModelDeathUnitsAreBilledUnits(t *testing.T) {
 	t.Parallel()
 	run := func(deaths ...int) map[string]dynamofake.Units {
