@@ -36,25 +36,21 @@ func TestACleanBatchIsTwoDynamoDBCalls(t *testing.T) {
 	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
 	f.h.Config.StatsFlushEvery = 10 * time.Second
 	require.Empty(t, f.run(t, batchOf(t, f, "warm", 10)...)) // the endpoint cached, the counters written
-	db := f.store.DB
-	db.ResetCalls()
+	f.store.DB.ResetCalls()
 	f.now = f.now.Add(500 * time.Millisecond) // within the endpoint cache's second
 	require.Empty(t, f.run(t, batchOf(t, f, "clean", 10)...))
-	calls := map[string]int{}
-	total := 0
-	for _, op := range []string{"GetItem", "BatchGetItem", "PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem", "Query", "Scan"} {
-		if n := db.Calls(op); n > 0 {
-			calls[op] = n
-			total += n
-		}
-	}
-	require.Equal(t, map[string]int{"BatchGetItem": 1, "BatchWriteItem": 1}, calls, "the batch's read, then its records")
-	require.Equal(t, 2, total)
-	for _, id := range idsOf("clean", 10) {
+	require.Equal(t, map[string]int{"BatchGetItem": 1, "BatchWriteItem": 1}, dynamoCalls(f), "the batch's read, then its records: nothing else")
+	requireDelivered(t, f, idsOf("clean", 10), 1)
+}
+
+// requireDelivered asserts each of ids' records delivered after attempts.
+func requireDelivered(t *testing.T, f *fixture, ids []string, attempts int) {
+	t.Helper()
+	for _, id := range ids {
 		d, err := f.store.Delivery(t.Context(), id)
 		require.NoError(t, err)
-		require.Equal(t, domain.StateDelivered, d.State)
-		require.Equal(t, 1, d.Attempts)
+		require.Equal(t, domain.StateDelivered, d.State, id)
+		require.Equal(t, attempts, d.Attempts, id)
 	}
 }
 
@@ -67,12 +63,7 @@ func TestFirstAttemptsFallBackToOneAtATime(t *testing.T) {
 	f.store.failFirsts = true
 	require.Empty(t, f.run(t, batchOf(t, f, "fb", 3)...))
 	require.Equal(t, 1, f.store.firstBatches)
-	for _, id := range idsOf("fb", 3) {
-		d, err := f.store.Delivery(t.Context(), id)
-		require.NoError(t, err)
-		require.Equal(t, domain.StateDelivered, d.State, "recorded by RecordAttempt")
-		require.Equal(t, 1, d.Attempts)
-	}
+	requireDelivered(t, f, idsOf("fb", 3), 1) // recorded by RecordAttempt
 }
 
 // dynamoCalls is every DynamoDB call the fixture's table has taken.
@@ -166,10 +157,5 @@ func TestDynamoDBCallsPerBatchOnTheModelsWorkload(t *testing.T) {
 		t.Logf("%3d %s", n, k)
 	}
 	require.LessOrEqual(t, perBatch, 4.3)
-	for _, id := range failedIDs {
-		d, err := f.store.Delivery(t.Context(), id)
-		require.NoError(t, err)
-		require.Equal(t, domain.StateDelivered, d.State, id)
-		require.Equal(t, 2, d.Attempts, id)
-	}
+	requireDelivered(t, f, failedIDs, 2)
 }
