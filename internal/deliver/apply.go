@@ -324,8 +324,8 @@ func (h *Handler) countFailures(ctx context.Context, f *endpointFailures) {
 // recordDelivered records the delivery delivered. The receiver has it;
 // sending again would only duplicate it, so the message goes either way.
 // A delivery that had no record (its first attempt, the common case) is
-// recorded with the batch's others at its end, in one call
-// (recordFirstAttempts); another now, tried a few times: before a last
+// recorded with the batch's others, in one call (firstAttempts,
+// FirstAttemptsWait); another now, tried a few times: before a last
 // attempt it already says dead, and left so it would keep a delivered
 // webhook listed (and replayable) as dead.
 func (h *Handler) recordDelivered(ctx context.Context, at *attempt) bool {
@@ -356,35 +356,82 @@ func (h *Handler) recordDeliveredNow(ctx context.Context, log *slog.Logger, d do
 	}
 }
 
-// firstAttempts are a batch's deliveries delivered at their first
-// attempt, and the loggers of their attempts.
+// FirstAttemptsWait is how long a delivery delivered at its first attempt
+// waits for the batch's others before their records are written together:
+// the batch's end, or FirstAttemptsWait after the first of them, whichever
+// is sooner (then again for those after). A clean batch's attempts end
+// within it, one write for the batch; a batch beside a slow or hanging
+// request does not hold the others' records (the delivery log, GET
+// /v1/deliveries) for that request's timeout.
+const FirstAttemptsWait = 250 * time.Millisecond
+
+// firstAttempts are a batch's deliveries delivered at their first attempt
+// whose records are not written yet, and the loggers of their attempts.
 type firstAttempts struct {
-	mu     sync.Mutex
-	firsts []store.FirstAttempt
-	logs   []*slog.Logger
+	write func([]store.FirstAttempt, []*slog.Logger)
+	wait  time.Duration
+
+	mu      sync.Mutex
+	pending []store.FirstAttempt
+	logs    []*slog.Logger
+	timer   *time.Timer
+	closed  bool // the batch's end: no timer writes after it
+	writing sync.WaitGroup
 }
 
+// add holds at's record (attempt a) for the next write, which it
+// schedules FirstAttemptsWait from now when none is.
 func (f *firstAttempts) add(at *attempt, a domain.Attempt) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.firsts = append(f.firsts, store.FirstAttempt{Delivery: at.in.Delivery, Attempt: a})
+	f.pending = append(f.pending, store.FirstAttempt{Delivery: at.in.Delivery, Attempt: a})
 	f.logs = append(f.logs, at.log)
+	if f.timer == nil && f.wait > 0 && !f.closed {
+		f.timer = time.AfterFunc(f.wait, func() { f.flush(false) })
+	}
 }
 
-// recordFirstAttempts writes the records of the batch's deliveries
-// delivered at their first attempt in one call (store.RecordFirstAttempts,
-// 25 a request), and records one at a time, as any other, those it could
-// not write.
-func (h *Handler) recordFirstAttempts(ctx context.Context, f *firstAttempts) {
-	if f == nil || len(f.firsts) == 0 {
+// flush writes what is held; a timer's flush after close does nothing
+// (close wrote it).
+func (f *firstAttempts) flush(closing bool) {
+	f.mu.Lock()
+	if f.closed && !closing {
+		f.mu.Unlock()
 		return
 	}
-	left, err := h.Store.RecordFirstAttempts(ctx, f.firsts)
+	firsts, logs := f.pending, f.logs
+	f.pending, f.logs, f.timer = nil, nil, nil
+	f.writing.Add(1)
+	f.mu.Unlock()
+	defer f.writing.Done()
+	if len(firsts) > 0 {
+		f.write(firsts, logs)
+	}
+}
+
+// close writes what is held, and waits for every write under way: the
+// batch's end, before its messages are deleted.
+func (f *firstAttempts) close() {
+	f.mu.Lock()
+	f.closed = true
+	if f.timer != nil {
+		f.timer.Stop()
+	}
+	f.mu.Unlock()
+	f.flush(true)
+	f.writing.Wait()
+}
+
+// recordFirstAttempts writes the records of deliveries delivered at their
+// first attempt in one call (store.RecordFirstAttempts, 25 a request), and
+// records one at a time, as any other, those it could not write.
+func (h *Handler) recordFirstAttempts(ctx context.Context, firsts []store.FirstAttempt, logs []*slog.Logger) {
+	left, err := h.Store.RecordFirstAttempts(ctx, firsts)
 	if err != nil {
 		h.Log.WarnContext(ctx, "cannot record the batch's first attempts at once; recording each", "records", len(left), "error", err.Error())
 	}
 	for _, i := range left {
-		h.recordDeliveredNow(ctx, f.logs[i], f.firsts[i].Delivery, f.firsts[i].Attempt)
+		h.recordDeliveredNow(ctx, logs[i], firsts[i].Delivery, firsts[i].Attempt)
 	}
 }
 

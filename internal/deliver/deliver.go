@@ -189,12 +189,13 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		}()
 	}
 	wg.Wait()
-	// The first attempts' records go out beside the waits' sends and the
-	// counters: one round trip after the batch's read.
+	// The first attempts' records not written yet go out beside the
+	// waits' sends and the counters: one round trip after the batch's
+	// read.
 	recorded := make(chan struct{})
 	go func() {
 		defer close(recorded)
-		h.recordFirstAttempts(ctx, b.firsts)
+		b.firsts.close()
 	}()
 	h.releaseTenants(ctx, b.tgates)
 	for _, id := range h.sendLater(ctx, b.later) {
@@ -242,8 +243,10 @@ func (h *Handler) open(ctx context.Context, ev events.SQSEvent) ([]message.Messa
 		// The delivered attempts' spans, one line for the batch.
 		spans: h.Tracer.Rows(attemptSpan),
 		// The records of deliveries delivered at their first attempt,
-		// written together at the batch's end.
-		firsts: &firstAttempts{},
+		// written together.
+		firsts: &firstAttempts{wait: FirstAttemptsWait, write: func(firsts []store.FirstAttempt, logs []*slog.Logger) {
+			h.recordFirstAttempts(ctx, firsts, logs)
+		}},
 	}
 	if len(ids) > 0 {
 		if s, err := h.load(ctx, ids, refs, needs(msgs, errs)); err != nil {

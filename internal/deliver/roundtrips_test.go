@@ -159,3 +159,29 @@ func TestDynamoDBCallsPerBatchOnTheModelsWorkload(t *testing.T) {
 	require.LessOrEqual(t, perBatch, 4.3)
 	requireDelivered(t, f, failedIDs, 2)
 }
+
+// A request that takes long does not hold the batch's other first
+// attempts' records: they are written FirstAttemptsWait after the first of
+// them, while it is still out, and its own at the batch's end.
+func TestFirstAttemptsAreNotHeldBySlowRequests(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("webhook-id") == "slow" {
+			<-release
+		}
+		w.WriteHeader(200)
+	})
+	done := make(chan []string)
+	go func() { done <- f.run(t, sqsMessage(t, "fast", "1", f.now), sqsMessage(t, "slow", "1", f.now)) }()
+	require.Eventually(t, func() bool {
+		d, err := f.store.Store.Delivery(t.Context(), "fast")
+		return err == nil && d.State == domain.StateDelivered
+	}, 5*time.Second, 20*time.Millisecond, "the fast one's record while the slow one is out")
+	_, err := f.store.Store.Delivery(t.Context(), "slow")
+	require.Error(t, err, "not recorded yet: still out")
+	close(release)
+	require.Empty(t, <-done)
+	requireDelivered(t, f, []string{"fast", "slow"}, 1)
+	require.Equal(t, 2, f.store.DB.Calls("BatchWriteItem"), "one write each")
+}
