@@ -88,9 +88,13 @@ phase "kill test"
 # A small soak: the same stack redeployed with faults injected into the
 # functions (a deliver process that exits mid-batch, an enqueue that fails
 # after sending part of its messages), chaotic receivers, and the check that
-# nothing is lost. `make soak` runs the full size.
+# nothing is lost. `make soak` runs the full size. A deliver exit takes its
+# whole batch's delivered first attempts with it (their records are written
+# together, at the batch's end: issue 37), each redelivered a visibility
+# timeout later, so the rate is half `make soak`'s: about as many crash
+# victims a run as before, about 8 exits of 1,600 attempts.
 echo "soak: redeploying with injected faults"
-HOOKLINE_LOCAL_FAULTS=deliver_crash:0.01,enqueue_fail:0.05 HOOKLINE_LOCAL_DELIVER_TIMEOUT=10s scripts/deploy-local.sh
+HOOKLINE_LOCAL_FAULTS=deliver_crash:0.005,enqueue_fail:0.05 HOOKLINE_LOCAL_DELIVER_TIMEOUT=10s scripts/deploy-local.sh
 go run ./tooling/cmd/soak -events 300 -endpoints 2 -chaos 20s -timeout 8m
 phase "faulted soak"
 printf 'test: time by phase\n%s' "$phases"
