@@ -91,8 +91,10 @@ phase "kill test"
 # nothing is lost. `make soak` runs the full size. A deliver exit takes its
 # whole batch's delivered first attempts with it (their records are written
 # together, at the batch's end: issue 37), each redelivered a visibility
-# timeout later, so the rate is half `make soak`'s: about as many crash
-# victims a run as before, about 8 exits of 1,600 attempts.
+# timeout later, so the rate is half `make soak`'s: about 8 exits in 1,600
+# attempts, each with up to ten victims (at 1% the run's tail of victims
+# of victims took 3 minutes to settle, and make test a minute and a half
+# more; nothing was lost).
 echo "soak: redeploying with injected faults"
 HOOKLINE_LOCAL_FAULTS=deliver_crash:0.005,enqueue_fail:0.05 HOOKLINE_LOCAL_DELIVER_TIMEOUT=10s scripts/deploy-local.sh
 go run ./tooling/cmd/soak -events 300 -endpoints 2 -chaos 20s -timeout 8m
