@@ -330,7 +330,7 @@ func (h *Handler) countFailures(ctx context.Context, f *endpointFailures) {
 // webhook listed (and replayable) as dead.
 func (h *Handler) recordDelivered(ctx context.Context, at *attempt) bool {
 	a := at.record()
-	if at.in.Delivery.State == "" && at.firsts != nil {
+	if at.in.Delivery.State == "" {
 		at.firsts.add(at, a)
 	} else {
 		h.recordDeliveredNow(ctx, at.log, at.in.Delivery, a)

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/store/keys"
 )
 
 // FirstAttempt is a delivery delivered at its first attempt: the delivery
@@ -22,13 +24,9 @@ type FirstAttempt struct {
 // BatchWriteItem.
 const maxBatchWrites = 25
 
-// unprocessedTries bounds how often RecordFirstAttempts sends again the
-// items DynamoDB left unprocessed (a key value over its throughput), and
-// unprocessedBackoff is the first wait, doubled each time.
-const (
-	unprocessedTries   = 3
-	unprocessedBackoff = 50 * time.Millisecond
-)
+// unprocessedTries bounds how often RecordFirstAttempts sends the items
+// DynamoDB leaves unprocessed (a key value over its throughput), in all.
+const unprocessedTries = 3
 
 // RecordFirstAttempts records deliveries delivered at their first attempt
 // that had no record when read: each record is written whole, as
@@ -56,31 +54,28 @@ const (
 // (and its error), and those still unprocessed after unprocessedTries.
 func (s *Store) RecordFirstAttempts(ctx context.Context, firsts []FirstAttempt) (notWritten []int, err error) {
 	now := s.Now().UTC()
-	seen := map[string]bool{}
-	var idx []int
+	at := map[string]int{} // a delivery id's index in firsts
 	var reqs []types.WriteRequest
 	for i, f := range firsts {
-		if seen[f.Delivery.DeliveryID] || f.Delivery.State != "" {
+		if _, twice := at[f.Delivery.DeliveryID]; twice || f.Delivery.State != "" {
 			notWritten = append(notWritten, i)
 			continue
 		}
-		seen[f.Delivery.DeliveryID] = true
 		item, err := s.firstAttemptItem(f, now)
 		if err != nil {
 			notWritten = append(notWritten, i)
 			continue
 		}
-		idx = append(idx, i)
+		at[f.Delivery.DeliveryID] = i
 		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
 	}
 	for start := 0; start < len(reqs); start += maxBatchWrites {
-		end := min(start+maxBatchWrites, len(reqs))
-		left, werr := s.batchWrite(ctx, reqs[start:end])
+		left, werr := s.batchWrite(ctx, reqs[start:min(start+maxBatchWrites, len(reqs))])
 		if werr != nil {
-			err = fmt.Errorf("record %d first attempts: %w", end-start, werr)
+			err = fmt.Errorf("record %d first attempts: %w", len(left), werr)
 		}
-		for _, j := range left {
-			notWritten = append(notWritten, idx[start+j])
+		for _, r := range left {
+			notWritten = append(notWritten, at[strings.TrimPrefix(stringAttr(r.PutRequest.Item, "pk"), keys.DeliveryPrefix)])
 		}
 	}
 	return notWritten, err
@@ -106,51 +101,23 @@ func (s *Store) firstAttemptItem(f FirstAttempt, now time.Time) (map[string]type
 }
 
 // batchWrite writes reqs (at most maxBatchWrites) in one BatchWriteItem,
-// sending again what DynamoDB leaves unprocessed, at most
-// unprocessedTries times. It returns the positions in reqs not written:
-// all of them when a request fails (with its error), the unprocessed
-// ones after the last try.
-func (s *Store) batchWrite(ctx context.Context, reqs []types.WriteRequest) (left []int, err error) {
-	pending := make([]int, len(reqs))
-	for i := range pending {
-		pending[i] = i
-	}
-	wait := unprocessedBackoff
+// sending again what DynamoDB leaves unprocessed (as batchGet does its
+// keys), at most unprocessedTries times in all. It returns the requests
+// not written: all of them when a request fails (with its error), the
+// unprocessed ones after the last try.
+func (s *Store) batchWrite(ctx context.Context, reqs []types.WriteRequest) (left []types.WriteRequest, err error) {
 	for try := 0; ; try++ {
-		batch := make([]types.WriteRequest, len(pending))
-		for i, j := range pending {
-			batch[i] = reqs[j]
-		}
-		out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{s.table: batch}})
+		out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{s.table: reqs}})
 		if err != nil {
-			return pending, err
+			return reqs, err
 		}
-		unprocessed := map[string]bool{}
-		for _, r := range out.UnprocessedItems[s.table] {
-			if r.PutRequest != nil {
-				unprocessed[itemKeyString(r.PutRequest.Item)] = true
-			}
-		}
-		var still []int
-		for _, j := range pending {
-			if unprocessed[itemKeyString(reqs[j].PutRequest.Item)] {
-				still = append(still, j)
-			}
-		}
-		pending = still
-		if len(pending) == 0 || try+1 >= unprocessedTries {
-			return pending, nil
+		if reqs = out.UnprocessedItems[s.table]; len(reqs) == 0 || try+1 >= unprocessedTries {
+			return reqs, nil
 		}
 		select {
+		case <-time.After(time.Duration(25<<try) * time.Millisecond):
 		case <-ctx.Done():
-			return pending, ctx.Err()
-		case <-time.After(wait):
+			return reqs, ctx.Err()
 		}
-		wait *= 2
 	}
-}
-
-// itemKeyString names an item by its table key.
-func itemKeyString(item map[string]types.AttributeValue) string {
-	return stringAttr(item, "pk") + "\x00" + stringAttr(item, "sk")
 }
