@@ -52,7 +52,8 @@ import (
 //     processed by the stream before their tenant had an endpoint (recorded
 //     rejected), so nothing but the fallback can deliver them.
 //
-// Not parallel: it breaks the enqueue function for a minute.
+// Not parallel: it breaks the enqueue function for a minute. make test
+// (scripts/test.sh) runs it alone, beside the unit tests, before the others.
 func TestParkedStreamBatchesAreReprocessed(t *testing.T) {
 	ctx := context.Background()
 	bin := buildReprocess(t)

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# `make test`: lint, unit and CDK template tests (cdk-nag among them), cfn-lint
-# on the synthesized template, then the end-to-end tests against the stack
-# deployed in the local cloud. Starts the local cloud if it is not running and
+# `make test`: lint; the local cloud started and the stack deployed (through
+# the upgrade test); unit and CDK template tests (cdk-nag among them) and
+# cfn-lint on the synthesized template, beside the one end-to-end test that
+# must run alone; then the other end-to-end tests, schemathesis, the kill test
+# and a faulted soak against the stack deployed in the local cloud. Starts the local cloud if it is not running and
 # stops it afterwards if this script started it.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
@@ -18,31 +20,43 @@ phase() {
   echo "test: phase $1 took $((now - phase_start)) s"
   phase_start=$now
 }
-cleanup() { if [ -n "$started" ]; then scripts/local-down.sh || true; fi; }
+parked_pid=""
+cleanup() {
+  # A background end-to-end test still running (a failure elsewhere ended
+  # the run): its test binary, then go test.
+  if [ -n "$parked_pid" ]; then pkill -P "$parked_pid" 2>/dev/null || true; kill "$parked_pid" 2>/dev/null || true; fi
+  if [ -n "$started" ]; then scripts/local-down.sh || true; fi
+}
 trap cleanup EXIT
 
 # The console's browser tests (e2e/console_*_test.go) drive Debian's headless
-# Chromium; install it when it is missing (CI runs as root on Debian).
+# Chromium; when it is missing it is installed (CI runs as root on Debian) in
+# the background, while the lint and the local cloud's setup run, and waited
+# for before the end-to-end tests.
+chromium_pid=""
 if [ ! -x /usr/bin/chromium ]; then
-  echo "test: /usr/bin/chromium is missing; installing Debian's chromium for the console's browser tests (apt-get)"
+  echo "test: /usr/bin/chromium is missing; installing Debian's chromium for the console's browser tests (apt-get, in the background)"
   # As root (CI), or through sudo where the user has it.
   as_root=""
   if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then as_root="sudo -n"; fi
-  if ! { $as_root apt-get update -qq && DEBIAN_FRONTEND=noninteractive $as_root apt-get install -y -qq --no-install-recommends chromium; } >"$STATE_DIR/chromium-install.log" 2>&1; then
+  { $as_root apt-get update -qq && DEBIAN_FRONTEND=noninteractive $as_root apt-get install -y -qq --no-install-recommends chromium; } \
+    >"$STATE_DIR/chromium-install.log" 2>&1 &
+  chromium_pid=$!
+fi
+wait_chromium() {
+  [ -n "$chromium_pid" ] || return 0
+  if ! wait "$chromium_pid"; then
     echo "test: installing chromium failed (log: $STATE_DIR/chromium-install.log); the console's browser tests need it" >&2
     tail -20 "$STATE_DIR/chromium-install.log" >&2
     exit 1
   fi
   echo "test: chromium installed: $(/usr/bin/chromium --version 2>/dev/null || echo unknown version)"
-fi
+  chromium_pid=""
+}
 
 phase "setup"
 make --no-print-directory lint
 phase "lint"
-make --no-print-directory test-unit
-phase "unit tests"
-scripts/cfn-lint.sh
-phase "cfn-lint"
 
 if [ -n "${HOOKLINE_OWN_CLOUD:-}" ] && ! curl -fsS -m 2 "$AWS_ENDPOINT_URL/_localstack/health" >/dev/null 2>&1; then
   started=1
@@ -58,17 +72,41 @@ scripts/upgrade.sh
 phase "upgrade"
 make --no-print-directory deploy-local
 phase "deploy"
-if ! go test -count=1 -tags e2e -timeout 20m -parallel "${E2E_PARALLEL:-6}" -v ./e2e/... 2>&1 | tee "$STATE_DIR/e2e.log"; then
-  # The verbose log is long and a CI page may show only its ends: repeat
-  # what the tests themselves said (their file:line messages) and which
-  # failed, last, where it is seen.
-  echo "test: the end-to-end tests failed; what they said (whole log: $STATE_DIR/e2e.log):"
+
+e2e() { go test -count=1 -tags e2e -timeout 20m "$@" ./e2e/...; }
+# The end-to-end tests' log: the verbose log is long and a CI page may show
+# only its ends, so what the tests themselves said (their file:line
+# messages) and which failed are repeated last, where they are seen.
+e2e_failed() {
+  echo "test: the end-to-end tests failed; what they said (whole log: $1):"
   awk '/^=== (RUN|CONT|NAME|PAUSE)/ { keep = 0 }
        /^[[:space:]]+[A-Za-z0-9_]+_test\.go:[0-9]+:/ { keep = ($1 !~ /^docs_test\.go:/) }
        /^[[:space:]]*--- FAIL/ { print; keep = 0; next }
-       keep' "$STATE_DIR/e2e.log" | tail -150
-  grep -E '^[[:space:]]*--- FAIL' "$STATE_DIR/e2e.log" || true
+       keep' "$1" | tail -150
+  grep -E '^[[:space:]]*--- FAIL' "$1" || true
   exit 1
+}
+
+# One end-to-end test breaks the enqueue function for a minute
+# (TestParkedStreamBatchesAreReprocessed: a batch is parked only once it is
+# older than the stream mapping's age cap, 60 s at least), so no other
+# end-to-end test may run beside it; it mostly waits, and the unit tests and
+# cfn-lint, which need no cloud, use that minute.
+parked='^TestParkedStreamBatchesAreReprocessed$'
+e2e -run "$parked" -v >"$STATE_DIR/e2e-parked.log" 2>&1 &
+parked_pid=$!
+make --no-print-directory test-unit
+scripts/cfn-lint.sh
+parked_ok=1
+wait "$parked_pid" || parked_ok=""
+parked_pid=""
+[ -n "$parked_ok" ] || e2e_failed "$STATE_DIR/e2e-parked.log"
+grep -E '^(--- |ok|PASS)' "$STATE_DIR/e2e-parked.log" || true
+phase "unit tests, cfn-lint"
+
+wait_chromium
+if ! e2e -skip "$parked" -parallel "${E2E_PARALLEL:-6}" -v 2>&1 | tee "$STATE_DIR/e2e.log"; then
+  e2e_failed "$STATE_DIR/e2e.log"
 fi
 phase "end to end"
 # The API against its OpenAPI document: no server error, no undocumented
