@@ -31,10 +31,10 @@ type TenantEndpoints interface {
 }
 
 // IndexedErasures deletes a page of a tenant's items found through its
-// indexes: of one kind, its open jobs, and the items under its own key.
+// indexes (of one kind; its open jobs with its jobs), and the items under
+// its own key.
 type IndexedErasures interface {
 	EraseIndexed(ctx context.Context, tenantID, kind string, limit int) (int, bool, error)
-	EraseOpenJobs(ctx context.Context, tenantID string) (int, error)
 	EraseTenantItems(ctx context.Context, tenantID string, limit int) (map[string]int, bool, error)
 }
 
@@ -182,13 +182,6 @@ func (w *Eraser) erasePhase(ctx context.Context, e *domain.Erasure) (map[string]
 	case domain.EraseDLQ:
 		n, done, err := w.eraseDLQ(ctx, e)
 		return map[string]int{domain.EraseDLQ: n}, done, err
-	case domain.EraseJobs:
-		open, err := w.Erasures.EraseOpenJobs(ctx, e.TenantID)
-		if err != nil {
-			return nil, false, err
-		}
-		n, done, err := w.Erasures.EraseIndexed(ctx, e.TenantID, e.Phase, erasePage)
-		return map[string]int{e.Phase: open + n}, done, err
 	case domain.EraseStats:
 		total := 0
 		for _, ep := range e.Endpoints {

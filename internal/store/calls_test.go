@@ -293,10 +293,9 @@ func TestCallsListsWhatEachMethodCalls(t *testing.T) {
 			return err
 		},
 		"EraseIndexed": func(ctx context.Context, s *Store) error {
-			_, _, err := s.EraseIndexed(ctx, "t", domain.EraseRejections, 10)
+			_, _, err := s.EraseIndexed(ctx, "t", domain.EraseJobs, 10)
 			return err
 		},
-		"EraseOpenJobs": func(ctx context.Context, s *Store) error { _, err := s.EraseOpenJobs(ctx, "t"); return err },
 		"EraseDeliveries": func(ctx context.Context, s *Store) error {
 			_, err := s.EraseDeliveries(ctx, "t", []string{"d"})
 			return err

@@ -175,13 +175,21 @@ func (s *Store) deleteKeys(ctx context.Context, keys []map[string]types.Attribut
 }
 
 // EraseIndexed deletes up to limit of a tenant's items of kind (one listed
-// by indexPartition, or deliveries: those in the delivery log but the dead) and reports how many it deleted, and done when it
-// found none left. The index is eventually consistent: an item written a
-// moment before may be found by a later call only.
+// by indexPartition, or deliveries: those in the delivery log but the
+// dead; for jobs, its open jobs first, which its REPLAYJOBS item names and
+// no index lists) and reports how many it deleted, and done when it found
+// none left in the index. The index is eventually consistent: an item
+// written a moment before may be found by a later call only.
 func (s *Store) EraseIndexed(ctx context.Context, tenantID, kind string, limit int) (int, bool, error) {
 	parts, err := erasePartitions(tenantID, kind)
 	if err != nil {
 		return 0, false, err
+	}
+	open := 0
+	if kind == domain.EraseJobs {
+		if open, err = s.eraseOpenJobs(ctx, tenantID); err != nil {
+			return open, false, err
+		}
 	}
 	var keys []map[string]types.AttributeValue
 	for _, part := range parts {
@@ -195,7 +203,7 @@ func (s *Store) EraseIndexed(ctx context.Context, tenantID, kind string, limit i
 		keys = append(keys, more...)
 	}
 	n, err := s.deleteKeys(ctx, keys)
-	return n, err == nil && len(keys) == 0, err
+	return open + n, err == nil && len(keys) == 0, err
 }
 
 // erasePartitions are the index partitions of a tenant's items of kind:
@@ -218,9 +226,9 @@ func erasePartitions(tenantID, kind string) ([]deadPartition, error) {
 	return []deadPartition{{tenantIndex, pk}}, err
 }
 
-// EraseOpenJobs deletes the records of a tenant's open jobs (those
+// eraseOpenJobs deletes the records of a tenant's open jobs (those
 // its REPLAYJOBS item names) and returns how many it deleted.
-func (s *Store) EraseOpenJobs(ctx context.Context, tenantID string) (int, error) {
+func (s *Store) eraseOpenJobs(ctx context.Context, tenantID string) (int, error) {
 	ids, err := s.TenantJobs(ctx, tenantID)
 	if err != nil {
 		return 0, err

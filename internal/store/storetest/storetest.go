@@ -91,7 +91,6 @@ type Store interface {
 	Erased(ctx context.Context, tenantID string) (bool, error)
 	TenantEndpoints(ctx context.Context, tenantID string) ([]domain.Endpoint, bool, error)
 	EraseIndexed(ctx context.Context, tenantID, kind string, limit int) (int, bool, error)
-	EraseOpenJobs(ctx context.Context, tenantID string) (int, error)
 	EraseDeliveries(ctx context.Context, tenantID string, ids []string) (int, error)
 	EraseStats(ctx context.Context, tenantID, endpointID string, limit int) (int, bool, error)
 	EraseTenantItems(ctx context.Context, tenantID string, limit int) (map[string]int, bool, error)
