@@ -177,11 +177,18 @@ func TestBilledWriteUnitsAreTheCloudsConsumedCapacity(t *testing.T) {
 		{"the last attempt delivered", func(s *store.Store) error {
 			return s.RecordAttempt(ctx, read(s, delivery("d4")), domain.Attempt{Number: 1, At: now, Status: 200, LatencyMS: 12}, domain.Outcome{State: domain.StateDelivered})
 		}},
-		{"RecordEndpointFailures", func(s *store.Store) error {
-			_, err := s.RecordEndpointFailures(ctx, tenant, ep.EndpointID, 2, th)
+		{"RecordEndpointHealth: failures counted", func(s *store.Store) error {
+			_, err := s.RecordEndpointHealth(ctx, tenant, ep.EndpointID, false, 2, th)
 			return err
 		}},
-		{"ResetEndpointFailures", func(s *store.Store) error { _, err := s.ResetEndpointFailures(ctx, tenant, ep.EndpointID); return err }},
+		{"RecordEndpointHealth: reset", func(s *store.Store) error {
+			_, err := s.RecordEndpointHealth(ctx, tenant, ep.EndpointID, true, 0, th)
+			return err
+		}},
+		{"RecordEndpointHealth: reset, then failures", func(s *store.Store) error {
+			_, err := s.RecordEndpointHealth(ctx, tenant, ep.EndpointID, true, 1, th)
+			return err
+		}},
 		{"AddEndpointStats", func(s *store.Store) error { return s.AddEndpointStats(ctx, tenant, ep.EndpointID, now, stats) }},
 		{"AddEndpointTypeStats", func(s *store.Store) error {
 			return s.AddEndpointTypeStats(ctx, tenant, ep.EndpointID, "order.created", now, stats)

@@ -123,7 +123,7 @@ func TestEndpointHealth(t *testing.T) {
 		st.Count(domain.ClassNetwork, 3*time.Millisecond, now.Add(-2*time.Hour+time.Second), 0, "connection_refused")
 	})
 	for range 2 {
-		_, err := e.store.RecordEndpointFailures(context.Background(), "acme", ep.ID, 1, store.HealthThresholds{DisableAfter: 100})
+		_, err := e.store.RecordEndpointHealth(context.Background(), "acme", ep.ID, false, 1, store.HealthThresholds{DisableAfter: 100})
 		require.NoError(t, err)
 	}
 	require.Equal(t, http.StatusOK, e.do("POST", "/v1/endpoints/"+ep.ID+"/disable", key, nil).Code)

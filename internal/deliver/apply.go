@@ -22,13 +22,17 @@ func (h *Handler) apply(ctx context.Context, at *attempt, dec Decision) bool {
 	if at.in.Result != nil {
 		h.observe(at)
 	}
-	if dec.CountFailure {
-		// Counted with the batch's other failures to the endpoint, in one
-		// write once every attempt is counted (flushFailures).
+	// The endpoint's failure count: kept with the batch's other attempts
+	// to the endpoint, in one write once the last of them is counted
+	// (batchHealth).
+	switch {
+	case dec.CountFailure:
 		at.health.failed(at, at.probe, at.in.Result != nil && at.in.Result.Outcome != sender.Dead)
+	case at.in.Result != nil && at.in.Result.Outcome == sender.Delivered:
+		at.health.succeeded(at, dec.ResetFailures)
 	}
 	at.counted()
-	h.applyEndpointHealth(ctx, at, dec)
+	h.disableEndpoint(ctx, at, dec)
 	if dec.Kind == Defer {
 		return h.deferMessage(ctx, at, dec.Wait)
 	}
@@ -115,104 +119,129 @@ func (h *Handler) observe(at *attempt) {
 // it was out: there is no health left to keep, which is no error.
 const endpointGone = "endpoint deleted meanwhile; its health not kept"
 
-// applyEndpointHealth keeps the endpoint's consecutive failure count (reset
-// or counted, the endpoint marked failing and disabled at the thresholds)
-// and disables the endpoint when the decision says so, raising the
-// operational event of each transition the store reports.
-func (h *Handler) applyEndpointHealth(ctx context.Context, at *attempt, dec Decision) {
-	ep := at.in.Endpoint
-	ref := store.EndpointRef{TenantID: at.in.Message.TenantID, EndpointID: at.in.Message.EndpointID}
-	if dec.DisableEndpoint != "" {
-		// Written to: the instance's next batch reads it again.
-		defer h.cache.forget(ref)
+// disableEndpoint disables the endpoint when the decision says so (its
+// answer asked for it: 410 Gone), raising endpoint.disabled once.
+func (h *Handler) disableEndpoint(ctx context.Context, at *attempt, dec Decision) {
+	if dec.DisableEndpoint == "" {
+		return
 	}
-	if dec.ResetFailures && at.health.takeReset(ref) {
-		since, err := h.Store.ResetEndpointFailures(ctx, ep.TenantID, ep.EndpointID)
-		// The instance's copy is the write's result (what a reset leaves
-		// is known), or read again when the batch also counted failures.
-		h.keepWritten(ref, err == nil && at.health.resetAlone(ref), resetFailures)
-		if errors.Is(err, store.ErrNotFound) {
-			at.log.InfoContext(ctx, endpointGone)
-		} else if err != nil {
-			at.log.ErrorContext(ctx, "cannot reset endpoint failures", "health_error", err.Error())
-		} else if since != nil {
-			h.raiseEndpoint(ctx, at, domain.OpEndpointRecovered, opevent.Episode(*since), "", 0)
-		}
-	}
-	if dec.DisableEndpoint != "" {
-		msg := at.in.Message
-		disabled, err := h.Store.DisableEndpoint(ctx, msg.TenantID, msg.EndpointID, dec.DisableEndpoint)
-		if errors.Is(err, store.ErrNotFound) {
-			at.log.InfoContext(ctx, endpointGone)
-		} else if err != nil {
-			at.log.ErrorContext(ctx, "cannot disable endpoint", "disable_error", err.Error())
-		} else if disabled {
-			h.raiseEndpoint(ctx, at, domain.OpEndpointDisabled, opevent.Episode(at.in.Started), dec.DisableEndpoint, ep.ConsecutiveFailures+1)
-		}
+	msg := at.in.Message
+	// Written to: the instance's next batch reads it again.
+	defer h.cache.forget(store.EndpointRef{TenantID: msg.TenantID, EndpointID: msg.EndpointID})
+	disabled, err := h.Store.DisableEndpoint(ctx, msg.TenantID, msg.EndpointID, dec.DisableEndpoint)
+	if errors.Is(err, store.ErrNotFound) {
+		at.log.InfoContext(ctx, endpointGone)
+	} else if err != nil {
+		at.log.ErrorContext(ctx, "cannot disable endpoint", "disable_error", err.Error())
+	} else if disabled {
+		h.raiseEndpoint(ctx, at, domain.OpEndpointDisabled, opevent.Episode(at.in.Started), dec.DisableEndpoint, at.in.Endpoint.ConsecutiveFailures+1)
 	}
 }
 
-// batchHealth keeps a batch's failure-count writes to one per endpoint:
-// the batch's successes to an endpoint whose copy shows failures share one
-// reset, where each made its own (about 0.3 write units a delivery on the
-// cost model's workload, 0.9 for a busy endpoint), and its failures are
-// counted together, in one write once every attempt is counted, where
-// each made its own (a down endpoint's batch of ten: ten writes). A
-// failure lets the next success reset the count again; the failures are
-// counted after the batch's reset, so a batch ends with its failures
-// counted. Safe for the batch's concurrent attempts.
+// batchHealth keeps a batch's failure-count writes to one per endpoint
+// (issue 37): the batch's successes and failures to an endpoint are
+// written together, in one write (store.RecordEndpointHealth), as soon as
+// the last of its attempts in the batch is counted, so that neither a
+// slow request to another endpoint nor the batch's end holds its
+// recovery. A success resets the count when the endpoint's copy shows
+// failures or the batch failed before it; the failures after the last
+// such success are counted, from zero when it reset. Safe for the batch's
+// concurrent attempts.
 type batchHealth struct {
-	mu       sync.Mutex
-	reset    map[store.EndpointRef]bool
-	failures map[store.EndpointRef]*endpointFailures
-	// resetWritten are the endpoints whose count the batch reset.
-	resetWritten map[store.EndpointRef]bool
+	mu sync.Mutex
+	// pending counts each endpoint's attempts not counted yet.
+	pending   map[store.EndpointRef]int
+	endpoints map[store.EndpointRef]*endpointHealth
+	write     func(*endpointHealth)
+	writes    sync.WaitGroup
 }
 
-// endpointFailures are a batch's failed attempts to one endpoint: how
-// many, whether one was the breaker's probe or retryable, and the last of
-// them (its logger and result for the log lines and operational events).
-type endpointFailures struct {
+// endpointHealth is what a batch's attempts to one endpoint did to its
+// failure count: reset by a success (resetBy, the last), then n failures,
+// one of them the breaker's probe or retryable, the last of them at.
+type endpointHealth struct {
+	ref              store.EndpointRef
+	reset            bool
+	resetBy          *attempt
 	n                int
 	probe, retryable bool
 	at               *attempt
 }
 
-// takeReset reports whether the attempt is the one to reset ref's count:
-// the first success since the batch began or since a failure was counted.
-func (b *batchHealth) takeReset(ref store.EndpointRef) bool {
+// newBatchHealth keeps the health of the endpoints refs names, one entry
+// per attempt, and writes each with write once its attempts are counted.
+func newBatchHealth(refs []store.EndpointRef, write func(*endpointHealth)) *batchHealth {
+	b := &batchHealth{pending: map[store.EndpointRef]int{}, endpoints: map[store.EndpointRef]*endpointHealth{}, write: write}
+	for _, ref := range refs {
+		b.pending[ref]++
+	}
+	return b
+}
+
+// entry is ref's health in the batch, made on first use; b.mu is held.
+func (b *batchHealth) entry(ref store.EndpointRef) *endpointHealth {
+	e := b.endpoints[ref]
+	if e == nil {
+		e = &endpointHealth{ref: ref}
+		b.endpoints[ref] = e
+	}
+	return e
+}
+
+// succeeded notes a successful attempt at: it resets the count when its
+// copy showed failures (resetWanted) or the batch failed before it.
+func (b *batchHealth) succeeded(at *attempt, resetWanted bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.reset[ref] {
-		return false
+	e := b.entry(attemptRef(at))
+	if resetWanted || e.n > 0 {
+		e.reset, e.resetBy = true, at
+		e.n, e.probe, e.retryable, e.at = 0, false, false, nil
 	}
-	if b.reset == nil {
-		b.reset = map[store.EndpointRef]bool{}
-	}
-	b.reset[ref] = true
-	return true
 }
 
 // failed adds failed attempt at (the breaker's probe, retryable) to its
-// endpoint's failures: the count is no longer the reset one.
+// endpoint's failures.
 func (b *batchHealth) failed(at *attempt, probe, retryable bool) {
-	ref := store.EndpointRef{TenantID: at.in.Message.TenantID, EndpointID: at.in.Message.EndpointID}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	delete(b.reset, ref)
-	if b.failures == nil {
-		b.failures = map[store.EndpointRef]*endpointFailures{}
-	}
-	f := b.failures[ref]
-	if f == nil {
-		f = &endpointFailures{}
-		b.failures[ref] = f
-	}
-	f.n++
-	f.probe, f.retryable, f.at = f.probe || probe, f.retryable || retryable, at
+	e := b.entry(attemptRef(at))
+	e.n++
+	e.probe, e.retryable, e.at = e.probe || probe, e.retryable || retryable, at
 }
 
-// resetFailures is what ResetEndpointFailures leaves of an endpoint.
+// done counts one of ref's attempts; after its last, the endpoint's health
+// is written, if the batch moved it.
+func (b *batchHealth) done(ref store.EndpointRef) {
+	b.mu.Lock()
+	b.pending[ref]--
+	var e *endpointHealth
+	if b.pending[ref] == 0 {
+		if e = b.endpoints[ref]; e != nil && !e.reset && e.n == 0 {
+			e = nil
+		}
+	}
+	if e != nil {
+		b.writes.Add(1)
+	}
+	b.mu.Unlock()
+	if e != nil {
+		go func() {
+			defer b.writes.Done()
+			b.write(e)
+		}()
+	}
+}
+
+// wait waits for the health writes the batch began.
+func (b *batchHealth) wait() { b.writes.Wait() }
+
+// attemptRef is the endpoint of an attempt's message.
+func attemptRef(at *attempt) store.EndpointRef {
+	return store.EndpointRef{TenantID: at.in.Message.TenantID, EndpointID: at.in.Message.EndpointID}
+}
+
+// resetFailures is what a reset leaves of an endpoint.
 func resetFailures(e *domain.Endpoint) {
 	e.ConsecutiveFailures, e.FailingSince, e.FailuresSince, e.BreakerUntil, e.BreakerTrips = 0, nil, nil, nil, 0
 }
@@ -230,70 +259,36 @@ func (h *Handler) keepWritten(ref store.EndpointRef, known bool, patch func(*dom
 	h.cache.forget(ref)
 }
 
-// resetAlone marks ref's failure count reset by the batch, and reports
-// whether no failure of the batch's is counted against it: the reset's
-// result is then the endpoint's count. countAlone reports whether the
-// batch reset nothing of ref's: its count's result is then the
-// endpoint's. Marks and checks share the lock with the failures' adds,
-// so of a reset and a count in one batch, one at least reads again.
-func (b *batchHealth) resetAlone(ref store.EndpointRef) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.resetWritten == nil {
-		b.resetWritten = map[store.EndpointRef]bool{}
+// writeHealth writes a batch's health of one endpoint e: the store marks
+// it failing at FailingAfter (default 10), opening its circuit breaker for
+// a retryable failure (again, for longer, for a failed probe), and
+// disables it at DisableAfter (default 50; negative never) once the run
+// has lasted DisableAfterFor (default 5 days); a reset that cleared the
+// failing mark is a recovery. Each transition the store reports raises
+// its operational event.
+func (h *Handler) writeHealth(ctx context.Context, e *endpointHealth) {
+	at := e.at
+	if at == nil {
+		at = e.resetBy
 	}
-	b.resetWritten[ref] = true
-	return b.failures[ref] == nil
-}
-
-func (b *batchHealth) countAlone(ref store.EndpointRef) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return !b.resetWritten[ref]
-}
-
-// flushFailures counts each endpoint's failed attempts of the batch, one
-// write per endpoint, the endpoints at once.
-func (h *Handler) flushFailures(ctx context.Context, b *batchHealth) {
-	b.mu.Lock()
-	fs := make([]*endpointFailures, 0, len(b.failures))
-	for _, f := range b.failures {
-		fs = append(fs, f)
-	}
-	b.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, f := range fs {
-		wg.Go(func() { h.countFailures(ctx, f) })
-	}
-	wg.Wait()
-}
-
-// countFailures counts a batch's failed attempts f against their
-// endpoint; the store marks it failing at FailingAfter (default 10),
-// opening its circuit breaker for a retryable failure (again, for longer,
-// for a failed probe), and disables it at DisableAfter (default 50;
-// negative never) once the run has lasted DisableAfterFor (default 5
-// days).
-func (h *Handler) countFailures(ctx context.Context, f *endpointFailures) {
-	at := f.at
-	ep := at.in.Endpoint
 	th := store.HealthThresholds{
 		// Negative (never) is 0 to the store.
 		FailingAfter: max(h.cfg.FailingAfter, 0), DisableAfter: max(h.cfg.DisableAfter, 0),
 		DisableAfterFor: h.cfg.DisableAfterFor, Breaker: h.cfg.Breaker,
-		Probe: f.probe, Retryable: f.retryable,
+		Probe: e.probe, Retryable: e.retryable,
 	}
-	fx, err := h.Store.RecordEndpointFailures(ctx, ep.TenantID, ep.EndpointID, f.n, th)
-	// The instance's copy is the count's result when the count moved
-	// nothing else (no mark, breaker or disable) and the batch reset
-	// nothing; else it is read again.
-	ref := store.EndpointRef{TenantID: ep.TenantID, EndpointID: ep.EndpointID}
-	counted := err == nil && !fx.Failing && fx.BreakerUntil == nil && !fx.Disabled && at.health.countAlone(ref)
-	h.keepWritten(ref, counted, func(e *domain.Endpoint) {
-		e.ConsecutiveFailures = fx.Failures
-		if e.FailuresSince == nil {
+	fx, err := h.Store.RecordEndpointHealth(ctx, e.ref.TenantID, e.ref.EndpointID, e.reset, e.n, th)
+	// The instance's copy is the write's result when it moved nothing but
+	// the count (a reset's result is known whatever it cleared); else it
+	// is read again.
+	h.keepWritten(e.ref, err == nil && !fx.Moved(), func(ep *domain.Endpoint) {
+		if e.reset {
+			resetFailures(ep)
+		}
+		ep.ConsecutiveFailures = fx.Failures
+		if e.n > 0 && ep.FailuresSince == nil {
 			t := h.cfg.Now().UTC()
-			e.FailuresSince = &t
+			ep.FailuresSince = &t
 		}
 	})
 	if errors.Is(err, store.ErrNotFound) {
@@ -301,8 +296,11 @@ func (h *Handler) countFailures(ctx context.Context, f *endpointFailures) {
 		return
 	}
 	if err != nil {
-		at.log.ErrorContext(ctx, "cannot count endpoint failure", "health_error", err.Error())
+		at.log.ErrorContext(ctx, "cannot keep endpoint health", "health_error", err.Error())
 		return
+	}
+	if fx.Recovered != nil {
+		h.raiseEndpoint(ctx, e.resetBy, domain.OpEndpointRecovered, opevent.Episode(*fx.Recovered), "", 0)
 	}
 	switch {
 	case fx.Failing && fx.BreakerUntil != nil:

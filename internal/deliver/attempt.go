@@ -48,6 +48,9 @@ type attempt struct {
 	// the attempt's span is its child, span, once sent.
 	trace trace.Context
 	span  *trace.Span
+	// decoded says the message was decoded: its endpoint's health counts
+	// it (batchHealth).
+	decoded bool
 	// countOnce makes counted count the attempt down once.
 	countOnce sync.Once
 }
@@ -73,7 +76,7 @@ type batch struct {
 	egates *endpointGates  // the batch's endpoint gates
 	tgates *tenantGates    // the batch's tenant gates
 	later  *laterSends     // the batch's messages to send again, at its end
-	health *batchHealth    // the batch's endpoint failure-count resets
+	health *batchHealth    // the batch's endpoint failure counts, one write each
 	// spans holds the batch's delivered attempts' spans, written as one
 	// line at its end (trace.Rows), not a line each.
 	spans *trace.Rows
@@ -119,6 +122,11 @@ func (h *Handler) process(ctx context.Context, m events.SQSMessage, msg message.
 // has none): the batch's counters wait for every attempt's, once.
 func (at *attempt) counted() {
 	at.countOnce.Do(func() {
+		// The endpoint's health first: its write begins before the batch
+		// sees every attempt counted.
+		if at.decoded && at.health != nil {
+			at.health.done(attemptRef(at))
+		}
 		if at.observed != nil {
 			at.observed.Done()
 		}
@@ -165,6 +173,7 @@ func (h *Handler) begin(ctx context.Context, m events.SQSMessage, msg message.Me
 		at.in.Hitch = HitchUndecodable
 		return at
 	}
+	at.decoded = true
 	at.trace = traceOf(m, msg)
 	at.log = at.log.With("delivery_id", msg.DeliveryID, "tenant_id", msg.TenantID, "endpoint_id", msg.EndpointID, "event_id", msg.EventID,
 		"trace_id", at.trace.TraceIDHex())

@@ -67,8 +67,7 @@ type Attempts interface {
 // each reports the transition it made, once per episode.
 type EndpointHealth interface {
 	DisableEndpoint(ctx context.Context, tenantID, endpointID string, reason domain.DisableReason) (bool, error)
-	RecordEndpointFailures(ctx context.Context, tenantID, endpointID string, n int, th store.HealthThresholds) (store.FailureEffect, error)
-	ResetEndpointFailures(ctx context.Context, tenantID, endpointID string) (recovered *time.Time, err error)
+	RecordEndpointHealth(ctx context.Context, tenantID, endpointID string, reset bool, failures int, th store.HealthThresholds) (store.HealthEffect, error)
 }
 
 // DeadWindows adds a dead delivery to its endpoint's delivery.dead
@@ -171,10 +170,10 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	go func() {
 		defer close(flushed)
 		b.observed.Wait()
-		var failures sync.WaitGroup
-		failures.Go(func() { h.flushFailures(ctx, b.health) })
+		// Each endpoint's health is written as soon as its own attempts
+		// are counted (batchHealth): these are the last ones.
 		h.keepStats(ctx, b.stats, b.mb)
-		failures.Wait()
+		b.health.wait()
 	}()
 	for i, m := range ev.Records {
 		wg.Add(1)
@@ -236,9 +235,9 @@ func (h *Handler) open(ctx context.Context, ev events.SQSEvent) ([]message.Messa
 		tgates: &tenantGates{},
 		// The messages sent again to wait, together at the end.
 		later: &laterSends{},
-		// One failure-count reset per endpoint, however many of its
-		// messages succeed.
-		health:   &batchHealth{},
+		// One failure-count write per endpoint, however many of its
+		// messages succeed or fail.
+		health:   newBatchHealth(refs, func(e *endpointHealth) { h.writeHealth(ctx, e) }),
 		observed: &sync.WaitGroup{},
 		// The delivered attempts' spans, one line for the batch.
 		spans: h.Tracer.Rows(attemptSpan),

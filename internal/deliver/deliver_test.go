@@ -56,8 +56,10 @@ type testStore struct {
 	attempts map[string][]domain.Attempt
 	recorded map[string]domain.Delivery // the delivery each RecordAttempt was given
 	marked   map[string]string          // MarkDeadBeforeLastAttempt: delivery id -> message
-	resets   int                        // ResetEndpointFailures calls
-	loads    int                        // LoadWith calls
+	resets   int                        // RecordEndpointHealth calls that reset
+	// healthWrites are the RecordEndpointHealth calls: reset, failures.
+	healthWrites []healthWrite
+	loads        int // LoadWith calls
 	// endpointReads counts the endpoints LoadWith was asked to read the
 	// records of, strongEndpointReads those of them strongly consistent.
 	endpointReads, strongEndpointReads int
@@ -217,11 +219,26 @@ func (s *testStore) isMarked(id string) bool {
 	return ok
 }
 
-func (s *testStore) ResetEndpointFailures(ctx context.Context, tenant, id string) (*time.Time, error) {
+// healthWrite is a RecordEndpointHealth call's reset and count.
+type healthWrite struct {
+	reset bool
+	n     int
+}
+
+func (s *testStore) RecordEndpointHealth(ctx context.Context, tenant, id string, reset bool, n int, th store.HealthThresholds) (store.HealthEffect, error) {
 	s.mu.Lock()
-	s.resets++
+	if reset {
+		s.resets++
+	}
+	s.healthWrites = append(s.healthWrites, healthWrite{reset, n})
 	s.mu.Unlock()
-	return s.Store.ResetEndpointFailures(ctx, tenant, id)
+	return s.Store.RecordEndpointHealth(ctx, tenant, id, reset, n, th)
+}
+
+func (s *testStore) healthCalls() []healthWrite {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.healthWrites)
 }
 
 // queueVisibility is the delivery queue's visibility timeout in these
@@ -852,15 +869,43 @@ func TestEndpointHealth(t *testing.T) {
 	})
 	t.Run("a batch's failures to an endpoint are counted in one write", func(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) })
-		counted := &countingHealth{}
-		f.withPorts(func(p *testPorts) { counted.EndpointHealth, p.EndpointHealth = p.EndpointHealth, counted })
 		var msgs []events.SQSMessage
 		for i := range 10 {
 			msgs = append(msgs, sqsMessage(t, "d"+strconv.Itoa(i), "1", f.now))
 		}
 		f.run(t, msgs...)
-		require.Equal(t, []int{10}, counted.calls(), "one write of ten, where each failure wrote its own")
+		require.Equal(t, []healthWrite{{n: 10}}, f.store.healthCalls(), "one write of ten, where each failure wrote its own")
 		require.Equal(t, 10, f.store.endpoint("t1/ep_1").ConsecutiveFailures)
+	})
+	t.Run("a batch's successes and failures to a failing endpoint are one write", func(t *testing.T) {
+		// Five requests succeed, five fail, in whatever order the batch's
+		// concurrent attempts end: the count is reset and the failures
+		// after the last success counted, in one write, and the instance's
+		// copy is the write's result (no read again).
+		var n atomic.Int32
+		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) {
+			if n.Add(1) <= 5 {
+				w.WriteHeader(200)
+				return
+			}
+			w.WriteHeader(503)
+		})
+		e := f.store.endpoint("t1/ep_1")
+		e.ConsecutiveFailures = 7
+		f.store.setEndpoint(e)
+		var msgs []events.SQSMessage
+		for i := range 10 {
+			msgs = append(msgs, sqsMessage(t, "d"+strconv.Itoa(i), "1", f.now))
+		}
+		f.run(t, msgs...)
+		calls := f.store.healthCalls()
+		require.Len(t, calls, 1, "one write for the endpoint, where a reset and a count were two")
+		require.True(t, calls[0].reset)
+		require.LessOrEqual(t, calls[0].n, 5, "at most the batch's failures")
+		require.Equal(t, calls[0].n, f.store.endpoint("t1/ep_1").ConsecutiveFailures, "the failures after the last success")
+		loads := f.store.endpointReads
+		f.run(t, sqsMessage(t, "d_next", "1", f.now))
+		require.Equal(t, loads, f.store.endpointReads, "the copy was patched with the write's result: not read again")
 	})
 	t.Run("a permanent rejection counts as a failure", func(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(422) })
@@ -1352,56 +1397,47 @@ func TestHealthOfAnEndpointDeletedMeanwhileIsNoError(t *testing.T) {
 	}
 }
 
-// A batch's resets of one endpoint are one, until a failure is counted
-// against it; another endpoint's are its own.
-func TestBatchHealthResetsOncePerEndpoint(t *testing.T) {
+// A batch's attempts to one endpoint are one health write, once its last
+// attempt is counted: a success resets the count when the copy shows
+// failures or the batch failed before it, the failures after it are
+// counted; another endpoint's are its own; a probe or a retryable failure
+// among those counted says so for all. A clean endpoint's batch writes
+// nothing.
+func TestBatchHealthIsOneWritePerEndpoint(t *testing.T) {
 	t.Parallel()
-	var b batchHealth
-	a, other := store.EndpointRef{TenantID: "t1", EndpointID: "ep_a"}, store.EndpointRef{TenantID: "t1", EndpointID: "ep_b"}
-	require.True(t, b.takeReset(a), "the first success resets")
-	require.False(t, b.takeReset(a), "the next shares it")
-	require.True(t, b.takeReset(other), "another endpoint's is its own")
-	b.failed(&attempt{in: Input{Message: message.Message{TenantID: "t1", EndpointID: "ep_a"}}}, false, true)
-	require.True(t, b.takeReset(a), "after a failure, a success resets again")
-	require.False(t, b.takeReset(a))
-}
-
-// A batch's failures to one endpoint are one write, counting them all;
-// another endpoint's are its own; a probe or a retryable failure among
-// them says so for all.
-func TestBatchHealthCountsAnEndpointsFailuresTogether(t *testing.T) {
-	t.Parallel()
-	var b batchHealth
-	at := func(ep string) *attempt {
-		return &attempt{in: Input{Message: message.Message{TenantID: "t1", EndpointID: ep}}}
+	a, other, clean := store.EndpointRef{TenantID: "t1", EndpointID: "ep_a"}, store.EndpointRef{TenantID: "t1", EndpointID: "ep_b"}, store.EndpointRef{TenantID: "t1", EndpointID: "ep_c"}
+	var mu sync.Mutex
+	written := map[store.EndpointRef]endpointHealth{}
+	b := newBatchHealth([]store.EndpointRef{a, a, a, a, a, other, clean}, func(e *endpointHealth) {
+		mu.Lock()
+		defer mu.Unlock()
+		written[e.ref] = *e
+	})
+	at := func(ref store.EndpointRef) *attempt {
+		return &attempt{in: Input{Message: message.Message{TenantID: ref.TenantID, EndpointID: ref.EndpointID}}}
 	}
-	b.failed(at("ep_a"), false, false)
-	b.failed(at("ep_a"), true, false)
-	last := at("ep_a")
+	b.failed(at(a), true, false) // before the reset: not counted
+	reset := at(a)
+	b.succeeded(reset, false) // the batch failed before it: resets
+	b.failed(at(a), false, false)
+	last := at(a)
 	b.failed(last, false, true)
-	b.failed(at("ep_b"), false, false)
-	a, other := b.failures[store.EndpointRef{TenantID: "t1", EndpointID: "ep_a"}], b.failures[store.EndpointRef{TenantID: "t1", EndpointID: "ep_b"}]
-	require.Equal(t, endpointFailures{n: 3, probe: true, retryable: true, at: last}, *a)
-	require.Equal(t, 1, other.n)
-	require.False(t, other.probe || other.retryable)
-}
-
-// countingHealth records the counts of the failure writes it passes on.
-type countingHealth struct {
-	EndpointHealth
-	mu sync.Mutex
-	ns []int
-}
-
-func (c *countingHealth) RecordEndpointFailures(ctx context.Context, tenantID, endpointID string, n int, th store.HealthThresholds) (store.FailureEffect, error) {
-	c.mu.Lock()
-	c.ns = append(c.ns, n)
-	c.mu.Unlock()
-	return c.EndpointHealth.RecordEndpointFailures(ctx, tenantID, endpointID, n, th)
-}
-
-func (c *countingHealth) calls() []int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return slices.Clone(c.ns)
+	b.succeeded(at(clean), false) // nothing to reset
+	b.failed(at(other), false, false)
+	for range 4 {
+		b.done(a)
+	}
+	b.done(other)
+	b.done(clean)
+	b.wait()
+	mu.Lock()
+	require.Len(t, written, 1, "ep_a has an attempt left; ep_c's success moved nothing")
+	require.Equal(t, endpointHealth{ref: other, n: 1, at: written[other].at}, written[other])
+	mu.Unlock()
+	b.done(a)
+	b.wait()
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, endpointHealth{ref: a, reset: true, resetBy: reset, n: 2, retryable: true, at: last}, written[a], "the probe failed before the reset")
+	require.NotContains(t, written, clean)
 }

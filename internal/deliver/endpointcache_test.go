@@ -386,9 +386,11 @@ func TestACacheHitReadsNoEndpointFromDynamoDB(t *testing.T) {
 }
 
 // A batch that both resets an endpoint's count (a success) and counts a
-// failure against it cannot tell which write came last: it drops its
-// copy, and the next batch reads the endpoint again, strongly.
-func TestResetAndCountInOneBatchReadAgain(t *testing.T) {
+// failure against it makes one write (the reset and the failures after
+// the batch's last success), whose result is the instance's copy: the
+// next batch reads nothing, and decides by the patched copy (a success
+// resets again only when the write left failures).
+func TestResetAndCountInOneBatchAreOneWritePatched(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("webhook-id") == "bad" {
@@ -401,8 +403,17 @@ func TestResetAndCountInOneBatchReadAgain(t *testing.T) {
 	e.ConsecutiveFailures = 3
 	f.store.setEndpoint(e)
 	f.run(t, sqsMessage(t, "bad", "1", f.now), sqsMessage(t, "good", "1", f.now))
-	require.Equal(t, 1, f.store.resets)
+	calls := f.store.healthCalls()
+	require.Len(t, calls, 1, "one write for the endpoint")
+	require.True(t, calls[0].reset)
+	left := f.store.endpoint("t1/ep_1").ConsecutiveFailures
+	require.Equal(t, calls[0].n, left, "the failure counted, or not when the success came after it")
 	f.run(t, sqsMessage(t, "next", "1", f.now))
 	all, strong := f.reads()
-	require.Equal(t, []int{2, 1}, []int{all, strong})
+	require.Equal(t, []int{1, 0}, []int{all, strong}, "the first batch's read only")
+	wantResets := 1
+	if left > 0 {
+		wantResets = 2
+	}
+	require.Equal(t, wantResets, f.store.resets, "the next success resets by the patched copy")
 }

@@ -156,7 +156,7 @@ func TestDynamoDBCallsPerBatchOnTheModelsWorkload(t *testing.T) {
 	for k, n := range kinds {
 		t.Logf("%3d %s", n, k)
 	}
-	require.LessOrEqual(t, perBatch, 4.3)
+	require.LessOrEqual(t, perBatch, 4.0, "issue 37: at most 4 on the model's workload")
 	requireDelivered(t, f, failedIDs, 2)
 }
 

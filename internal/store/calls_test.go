@@ -223,12 +223,8 @@ func TestCallsListsWhatEachMethodCalls(t *testing.T) {
 		},
 		"Rejection":       func(ctx context.Context, s *Store) error { _, err := s.Rejection(ctx, "k"); return err },
 		"DisableEndpoint": func(ctx context.Context, s *Store) error { _, err := s.DisableEndpoint(ctx, "t", "e", "r"); return err },
-		"RecordEndpointFailures": func(ctx context.Context, s *Store) error {
-			_, err := s.RecordEndpointFailures(ctx, "t", "e", 1, HealthThresholds{FailingAfter: 1, DisableAfter: 2})
-			return err
-		},
-		"ResetEndpointFailures": func(ctx context.Context, s *Store) error {
-			_, err := s.ResetEndpointFailures(ctx, "t", "e")
+		"RecordEndpointHealth": func(ctx context.Context, s *Store) error {
+			_, err := s.RecordEndpointHealth(ctx, "t", "e", true, 1, HealthThresholds{FailingAfter: 1, DisableAfter: 2})
 			return err
 		},
 		"AddDeath": func(ctx context.Context, s *Store) error {

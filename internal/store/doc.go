@@ -92,10 +92,10 @@
 // hour reads never touch (typestats.go).
 //
 // An endpoint's health transitions are decided by its item's writes, so
-// each is reported once: RecordEndpointFailures marks failing_since only
-// where it is absent, DisableEndpoint reports whether the endpoint was
-// enabled (UPDATED_OLD), and ResetEndpointFailures returns the failing_since
-// it removed. A dead window (delivery.dead coalescing) is counted with ADD,
+// each is reported once: RecordEndpointHealth marks failing_since only
+// where it is absent, and a reset returns the failing_since it removed
+// (ALL_OLD); DisableEndpoint reports whether the endpoint was enabled
+// (UPDATED_OLD). A dead window (delivery.dead coalescing) is counted with ADD,
 // keeps its first domain.OpDeadSample deaths, and expires a day after it
 // ends.
 package store

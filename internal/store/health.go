@@ -91,10 +91,15 @@ type HealthThresholds struct {
 	Retryable bool
 }
 
-// FailureEffect is what counting failed attempts did to their endpoint.
-type FailureEffect struct {
+// HealthEffect is what recording a batch's attempts did to their
+// endpoint's health.
+type HealthEffect struct {
+	// Recovered is the failing mark the reset cleared (the episode's
+	// start), nil when there was none or no reset: of concurrent
+	// successes, one recovers the endpoint.
+	Recovered *time.Time
 	// Failures is the endpoint's run of consecutive failures, these
-	// included.
+	// included (0 after a reset alone).
 	Failures int
 	// Failing is true when this call marked the endpoint failing (the run
 	// reached FailingAfter and it was not marked): FailingSince is the
@@ -112,63 +117,113 @@ type FailureEffect struct {
 	DisabledAt time.Time
 }
 
-// RecordEndpointFailures counts n failed attempts (n ≥ 1; a deliver
-// batch's to one endpoint, in one write) against an endpoint (and
-// starts its run's clock, failures_since, on the run's first), opens its
-// circuit breaker and marks it failing (failing_since) when the count
-// reaches th.FailingAfter, opens the breaker again for a doubled cooldown
-// when the failure is the probe's (th.Probe), and disables it when the
-// count reaches th.DisableAfter and the run has lasted th.DisableAfterFor.
-// Each transition is a conditional write, so it happens once however many
-// attempts fail at once. A count below the thresholds is one write. An
+// Moved reports whether the write moved more than the count: a mark, the
+// breaker or the endpoint's enabled state (a recovery is no such move: a
+// reset's result is known whatever it cleared).
+func (fx HealthEffect) Moved() bool {
+	return fx.Failing || fx.BreakerUntil != nil || fx.Disabled
+}
+
+// RecordEndpointHealth records, in one write, what a deliver batch's
+// attempts to an endpoint did to its consecutive failure count (issue 37:
+// one write per endpoint per batch): reset, a success reset it (and
+// closed its circuit breaker and cleared its failing mark: Recovered is
+// the mark it cleared); failures, that many attempts failed (counted after
+// the reset, as from zero, when both). Reaching th.FailingAfter marks the
+// endpoint failing and opens its breaker, a failed probe (th.Probe) opens
+// the breaker again for a doubled cooldown, and reaching th.DisableAfter
+// once the run has lasted th.DisableAfterFor disables it. Each transition
+// is a conditional write, so it happens once however many attempts fail
+// at once; a count below the thresholds, or a reset, is one write. An
 // endpoint that does not exist answers ErrNotFound.
-func (s *Store) RecordEndpointFailures(ctx context.Context, tenantID, endpointID string, n int, th HealthThresholds) (FailureEffect, error) {
-	var fx FailureEffect
-	if n < 1 {
-		return fx, fmt.Errorf("count %d failures of endpoint %s: at least one", n, endpointID)
+func (s *Store) RecordEndpointHealth(ctx context.Context, tenantID, endpointID string, reset bool, failures int, th HealthThresholds) (HealthEffect, error) {
+	var fx HealthEffect
+	if failures < 0 || (failures == 0 && !reset) {
+		return fx, fmt.Errorf("record the health of endpoint %s: %d failures and no reset: nothing to write", endpointID, failures)
 	}
 	now := s.Now()
-	out, err := s.updateExistingEndpoint(ctx, tenantID, endpointID, &dynamodb.UpdateItemInput{
-		UpdateExpression:          aws.String("ADD consecutive_failures :n SET failures_since = if_not_exists(failures_since, :now)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":n": &types.AttributeValueMemberN{Value: strconv.Itoa(n)}, ":now": timeValue(now)},
-		ReturnValues:              types.ReturnValueAllNew,
-	})
+	out, err := s.updateExistingEndpoint(ctx, tenantID, endpointID, healthUpdate(reset, failures, now))
 	if isConditionFailed(err) {
 		// Its only condition is the item's: the endpoint was deleted
 		// while the attempt was out.
-		return fx, fmt.Errorf("count failure of endpoint %s: %w", endpointID, ErrNotFound)
+		return fx, fmt.Errorf("record the health of endpoint %s: %w", endpointID, ErrNotFound)
 	}
 	if err != nil {
-		return fx, fmt.Errorf("count failure of endpoint %s: %w", endpointID, err)
+		return fx, fmt.Errorf("record the health of endpoint %s: %w", endpointID, err)
 	}
 	var ep domain.Endpoint
 	if err := attributevalue.UnmarshalMap(out.Attributes, &ep); err != nil {
 		return fx, fmt.Errorf("endpoint %s: %w", endpointID, err)
 	}
+	if reset {
+		// The old state read: what the reset cleared, and then the new.
+		fx.Recovered = ep.FailingSince
+		ep.ConsecutiveFailures, ep.FailingSince, ep.FailuresSince, ep.BreakerUntil, ep.BreakerTrips = failures, nil, nil, nil, 0
+		if failures > 0 {
+			t := now.UTC()
+			ep.FailuresSince = &t
+		}
+	}
 	fx.Failures = ep.ConsecutiveFailures
+	if failures == 0 {
+		return fx, nil
+	}
+	return fx, s.weighFailures(ctx, ep, th, now, &fx)
+}
+
+// healthUpdate is RecordEndpointHealth's write: the failures added to the
+// count (the run's start set on its first), the new state returned; or,
+// with reset, the count set to the failures (the run starting now when
+// there are any) and the mark and the breaker removed, the old state
+// returned, which tells what the reset cleared.
+func healthUpdate(reset bool, failures int, now time.Time) *dynamodb.UpdateItemInput {
+	values := map[string]types.AttributeValue{":n": &types.AttributeValueMemberN{Value: strconv.Itoa(failures)}, ":now": timeValue(now)}
+	switch {
+	case !reset:
+		return &dynamodb.UpdateItemInput{
+			UpdateExpression:          aws.String("ADD consecutive_failures :n SET failures_since = if_not_exists(failures_since, :now)"),
+			ExpressionAttributeValues: values, ReturnValues: types.ReturnValueAllNew,
+		}
+	case failures > 0:
+		return &dynamodb.UpdateItemInput{
+			UpdateExpression:          aws.String("SET consecutive_failures = :n, failures_since = :now REMOVE failing_since, breaker_until, breaker_trips"),
+			ExpressionAttributeValues: values, ReturnValues: types.ReturnValueAllOld,
+		}
+	}
+	delete(values, ":now")
+	return &dynamodb.UpdateItemInput{
+		UpdateExpression:          aws.String("SET consecutive_failures = :n REMOVE failing_since, failures_since, breaker_until, breaker_trips"),
+		ExpressionAttributeValues: values, ReturnValues: types.ReturnValueAllOld,
+	}
+}
+
+// weighFailures makes the transitions ep's count (as the write left it)
+// reaches: failing and the breaker at th.FailingAfter, disabled at
+// th.DisableAfter once the run has lasted th.DisableAfterFor.
+func (s *Store) weighFailures(ctx context.Context, ep domain.Endpoint, th HealthThresholds, now time.Time, fx *HealthEffect) error {
 	if th.FailingAfter > 0 && fx.Failures >= th.FailingAfter {
-		if err := s.tripBreaker(ctx, ep, th, now, &fx); err != nil {
-			return fx, err
+		if err := s.tripBreaker(ctx, ep, th, now, fx); err != nil {
+			return err
 		}
 	}
 	if th.DisableAfter <= 0 || fx.Failures < th.DisableAfter || ep.FailuresSince == nil || now.Sub(*ep.FailuresSince) < th.DisableAfterFor {
-		return fx, nil
+		return nil
 	}
-	disabled, err := s.setDisabled(ctx, tenantID, endpointID, domain.DisabledConsecutiveFailures)
+	disabled, err := s.setDisabled(ctx, ep.TenantID, ep.EndpointID, domain.DisabledConsecutiveFailures)
 	if err != nil {
-		return fx, fmt.Errorf("disable endpoint %s: %w", endpointID, err)
+		return fmt.Errorf("disable endpoint %s: %w", ep.EndpointID, err)
 	}
 	if disabled {
 		fx.Disabled, fx.DisabledAt = true, now.UTC()
 	}
-	return fx, nil
+	return nil
 }
 
 // tripBreaker marks ep (as the failure count left it) failing, and for a
 // retryable failure opens its circuit breaker when it is closed, or, for a
 // failed probe, opens it again for the next cooldown. Both are conditional on the
 // breaker as read: of concurrent callers, one moves it.
-func (s *Store) tripBreaker(ctx context.Context, ep domain.Endpoint, th HealthThresholds, now time.Time, fx *FailureEffect) error {
+func (s *Store) tripBreaker(ctx context.Context, ep domain.Endpoint, th HealthThresholds, now time.Time, fx *HealthEffect) error {
 	in := &dynamodb.UpdateItemInput{}
 	var until time.Time
 	switch {
@@ -206,32 +261,4 @@ func (s *Store) tripBreaker(ctx context.Context, ep domain.Endpoint, th HealthTh
 		fx.Failing, fx.FailingSince = true, now.UTC()
 	}
 	return nil
-}
-
-// ResetEndpointFailures sets an endpoint's consecutive failure count to
-// zero after a success, closes its circuit breaker and clears its failing
-// mark. recovered is the mark
-// this call cleared (the episode's start), nil when there was none: of
-// concurrent successes, one recovers the endpoint. An endpoint that does
-// not exist answers ErrNotFound.
-func (s *Store) ResetEndpointFailures(ctx context.Context, tenantID, endpointID string) (recovered *time.Time, err error) {
-	out, err := s.updateExistingEndpoint(ctx, tenantID, endpointID, &dynamodb.UpdateItemInput{
-		UpdateExpression:          aws.String("SET consecutive_failures = :zero REMOVE failing_since, failures_since, breaker_until, breaker_trips"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":zero": &types.AttributeValueMemberN{Value: "0"}},
-		ReturnValues:              types.ReturnValueUpdatedOld,
-	})
-	if isConditionFailed(err) {
-		return nil, fmt.Errorf("reset failures of endpoint %s: %w", endpointID, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reset failures of endpoint %s: %w", endpointID, err)
-	}
-	if v, ok := out.Attributes["failing_since"].(*types.AttributeValueMemberS); ok {
-		t, perr := time.Parse(sortableFormat, v.Value)
-		if perr != nil {
-			return nil, fmt.Errorf("endpoint %s: failing_since %q: %w", endpointID, v.Value, perr)
-		}
-		return &t, nil
-	}
-	return nil, nil
 }

@@ -456,9 +456,9 @@ func revisions(t *testing.T, u *suite) {
 		require.NoError(t, err)
 		require.EqualValues(t, i+1, read.Revision)
 	}
-	_, err = s.RecordEndpointFailures(ctx, tenant, "ep", 1, store.HealthThresholds{FailingAfter: 2})
+	_, err = countFailures(ctx, s, tenant, "ep", 1, store.HealthThresholds{FailingAfter: 2})
 	require.NoError(t, err)
-	_, err = s.ResetEndpointFailures(ctx, tenant, "ep")
+	_, err = resetFailures(ctx, s, tenant, "ep")
 	require.NoError(t, err)
 	read, err := s.Endpoint(ctx, tenant, "ep")
 	require.NoError(t, err)
@@ -475,7 +475,7 @@ func enabling(t *testing.T, u *suite) {
 	require.Equal(t, domain.DisabledByTenant, got.DisabledReason)
 	require.NotNil(t, got.DisabledAt, "a disable records when")
 	for range 2 {
-		_, err := s.RecordEndpointFailures(ctx, tenant, "ep", 1, store.HealthThresholds{FailingAfter: 2})
+		_, err := countFailures(ctx, s, tenant, "ep", 1, store.HealthThresholds{FailingAfter: 2})
 		require.NoError(t, err)
 	}
 	got, err = s.SetEndpointEnabled(ctx, tenant, "ep", true)
@@ -498,19 +498,19 @@ func endpointHealth(t *testing.T, u *suite) {
 	th := store.HealthThresholds{FailingAfter: 2, DisableAfter: 3}
 	// An endpoint deleted while its attempt was out: not found, and no
 	// partial item made.
-	_, err := s.RecordEndpointFailures(ctx, tenant, "ep_gone", 1, th)
+	_, err := countFailures(ctx, s, tenant, "ep_gone", 1, th)
 	require.ErrorIs(t, err, store.ErrNotFound)
-	_, err = s.ResetEndpointFailures(ctx, tenant, "ep_gone")
+	_, err = resetFailures(ctx, s, tenant, "ep_gone")
 	require.ErrorIs(t, err, store.ErrNotFound)
 	_, err = s.DisableEndpoint(ctx, tenant, "ep_gone", domain.DisabledEndpointGone)
 	require.ErrorIs(t, err, store.ErrNotFound)
 	_, err = s.Endpoint(ctx, tenant, "ep_gone")
 	require.ErrorIs(t, err, store.ErrNotFound)
 	require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep_health", URL: "https://example.com", SealedSecrets: []string{"x"}}))
-	fx, err := s.RecordEndpointFailures(ctx, tenant, "ep_health", 1, th)
+	fx, err := countFailures(ctx, s, tenant, "ep_health", 1, th)
 	require.NoError(t, err)
-	require.Equal(t, store.FailureEffect{Failures: 1}, fx)
-	since, err := s.ResetEndpointFailures(ctx, tenant, "ep_health")
+	require.Equal(t, store.HealthEffect{Failures: 1}, fx)
+	since, err := resetFailures(ctx, s, tenant, "ep_health")
 	require.NoError(t, err)
 	require.Nil(t, since, "no failing mark, no recovery")
 	ep, err := s.Endpoint(ctx, tenant, "ep_health")
@@ -521,7 +521,7 @@ func endpointHealth(t *testing.T, u *suite) {
 	var mark time.Time
 	for i := 1; i <= 4; i++ {
 		u.clock.Advance(time.Second)
-		fx, err := s.RecordEndpointFailures(ctx, tenant, "ep_health", 1, th)
+		fx, err := countFailures(ctx, s, tenant, "ep_health", 1, th)
 		require.NoError(t, err)
 		require.Equal(t, i, fx.Failures)
 		if fx.Failing {
@@ -546,27 +546,53 @@ func endpointHealth(t *testing.T, u *suite) {
 
 	_, err = s.SetEndpointEnabled(ctx, tenant, "ep_health", true)
 	require.NoError(t, err)
-	since, err = s.ResetEndpointFailures(ctx, tenant, "ep_health")
+	since, err = resetFailures(ctx, s, tenant, "ep_health")
 	require.NoError(t, err)
 	require.NotNil(t, since, "the first success after an enable recovers the endpoint")
 	require.True(t, mark.Equal(*since))
-	since, err = s.ResetEndpointFailures(ctx, tenant, "ep_health")
+	since, err = resetFailures(ctx, s, tenant, "ep_health")
 	require.NoError(t, err)
 	require.Nil(t, since, "recovered once")
 
 	// A batch's failures in one write: the count jumps past both
 	// thresholds at once, and both transitions happen.
 	require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep_batch", URL: "https://example.com"}))
-	fx, err = s.RecordEndpointFailures(ctx, tenant, "ep_batch", 1, th)
+	fx, err = countFailures(ctx, s, tenant, "ep_batch", 1, th)
 	require.NoError(t, err)
-	require.Equal(t, store.FailureEffect{Failures: 1}, fx)
-	fx, err = s.RecordEndpointFailures(ctx, tenant, "ep_batch", 4, th)
+	require.Equal(t, store.HealthEffect{Failures: 1}, fx)
+	fx, err = countFailures(ctx, s, tenant, "ep_batch", 4, th)
 	require.NoError(t, err)
 	require.Equal(t, 5, fx.Failures, "four more at once")
 	require.True(t, fx.Failing, "past FailingAfter in one write")
 	require.True(t, fx.Disabled, "and past DisableAfter")
-	_, err = s.RecordEndpointFailures(ctx, tenant, "ep_batch", 0, th)
-	require.ErrorContains(t, err, "at least one")
+	_, err = countFailures(ctx, s, tenant, "ep_batch", 0, th)
+	require.ErrorContains(t, err, "nothing to write")
+
+	// A batch that reset the count and then failed, in one write: the
+	// count starts again from the batch's failures, the mark it cleared
+	// is the recovery, and the thresholds weigh the new run.
+	require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep_mixed", URL: "https://example.com"}))
+	fx, err = countFailures(ctx, s, tenant, "ep_mixed", 2, th)
+	require.NoError(t, err)
+	require.True(t, fx.Failing)
+	u.clock.Advance(time.Minute)
+	fx, err = s.RecordEndpointHealth(ctx, tenant, "ep_mixed", true, 1, th)
+	require.NoError(t, err)
+	require.NotNil(t, fx.Recovered, "the reset cleared the mark")
+	require.True(t, fx.FailingSince.IsZero())
+	require.Equal(t, store.HealthEffect{Recovered: fx.Recovered, Failures: 1}, fx, "one failure after the reset: below FailingAfter, nothing moved")
+	ep, err = s.Endpoint(ctx, tenant, "ep_mixed")
+	require.NoError(t, err)
+	require.Equal(t, 1, ep.ConsecutiveFailures)
+	require.Nil(t, ep.FailingSince)
+	require.Nil(t, ep.BreakerUntil)
+	require.NotNil(t, ep.FailuresSince)
+	require.True(t, u.clock.Now().Equal(*ep.FailuresSince), "the new run starts at the write: %s", *ep.FailuresSince)
+	fx, err = s.RecordEndpointHealth(ctx, tenant, "ep_mixed", true, 3, th)
+	require.NoError(t, err)
+	require.Nil(t, fx.Recovered, "no mark to clear")
+	require.Equal(t, 3, fx.Failures, "the count is the batch's, not added to the last")
+	require.True(t, fx.Failing, "past FailingAfter after the reset")
 
 	require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep_gone", URL: "https://example.com"}))
 	disabled, err := s.DisableEndpoint(ctx, tenant, "ep_gone", domain.DisabledEndpointGone)
@@ -583,8 +609,12 @@ func endpointHealth(t *testing.T, u *suite) {
 	require.NotNil(t, ep.FailingSince, "a disabled endpoint is failing until a success")
 
 	for name, call := range map[string]func() error{
-		"RecordEndpointFailures": func() error { _, err := s.RecordEndpointFailures(ctx, tenant, "ep_missing", 1, th); return err },
-		"ResetEndpointFailures":  func() error { _, err := s.ResetEndpointFailures(ctx, tenant, "ep_missing"); return err },
+		"RecordEndpointHealth (count)": func() error { _, err := countFailures(ctx, s, tenant, "ep_missing", 1, th); return err },
+		"RecordEndpointHealth (reset)": func() error { _, err := resetFailures(ctx, s, tenant, "ep_missing"); return err },
+		"RecordEndpointHealth (both)": func() error {
+			_, err := s.RecordEndpointHealth(ctx, tenant, "ep_missing", true, 1, th)
+			return err
+		},
 		"DisableEndpoint": func() error {
 			_, err := s.DisableEndpoint(ctx, tenant, "ep_missing", domain.DisabledEndpointGone)
 			return err
@@ -1300,7 +1330,7 @@ func breaker(t *testing.T, u *suite) {
 	pol := domain.Breaker{Cooldown: 10 * time.Second, MaxCooldown: 30 * time.Second}
 	th := store.HealthThresholds{FailingAfter: 2, DisableAfter: 100, Breaker: pol, Retryable: true}
 	require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep", URL: "https://example.com"}))
-	fx, err := s.RecordEndpointFailures(ctx, tenant, "ep", 1, th)
+	fx, err := countFailures(ctx, s, tenant, "ep", 1, th)
 	require.NoError(t, err)
 	require.Nil(t, fx.BreakerUntil, "below the threshold the breaker stays closed")
 	ep, err := s.Endpoint(ctx, tenant, "ep")
@@ -1309,7 +1339,7 @@ func breaker(t *testing.T, u *suite) {
 	require.Equal(t, domain.BreakerClosed, ep.Breaker(u.clock.Now()))
 
 	u.clock.Advance(time.Second)
-	fx, err = s.RecordEndpointFailures(ctx, tenant, "ep", 1, th)
+	fx, err = countFailures(ctx, s, tenant, "ep", 1, th)
 	require.NoError(t, err)
 	require.True(t, fx.Failing, "the breaker opens with the failing mark")
 	require.NotNil(t, fx.BreakerUntil)
@@ -1319,14 +1349,14 @@ func breaker(t *testing.T, u *suite) {
 	require.Equal(t, domain.BreakerOpen, ep.Breaker(u.clock.Now()))
 	require.Equal(t, domain.BreakerHalfOpen, ep.Breaker(u.clock.Now().Add(10*time.Second)))
 
-	fx, err = s.RecordEndpointFailures(ctx, tenant, "ep", 1, th)
+	fx, err = countFailures(ctx, s, tenant, "ep", 1, th)
 	require.NoError(t, err)
 	require.Nil(t, fx.BreakerUntil, "a failure that is not the probe's leaves the open breaker as it is")
 	require.False(t, fx.Failing, "marked once")
 
 	for i, want := range []time.Duration{20 * time.Second, 30 * time.Second, 30 * time.Second} {
 		u.clock.Advance(time.Minute)
-		fx, err = s.RecordEndpointFailures(ctx, tenant, "ep", 1, store.HealthThresholds{FailingAfter: 2, DisableAfter: 100, Breaker: pol, Probe: true, Retryable: true})
+		fx, err = countFailures(ctx, s, tenant, "ep", 1, store.HealthThresholds{FailingAfter: 2, DisableAfter: 100, Breaker: pol, Probe: true, Retryable: true})
 		require.NoError(t, err)
 		require.NotNil(t, fx.BreakerUntil, "probe %d failed: opened again", i)
 		require.WithinDuration(t, u.clock.Now().Add(want), *fx.BreakerUntil, time.Millisecond, "probe %d", i)
@@ -1335,13 +1365,13 @@ func breaker(t *testing.T, u *suite) {
 	require.NoError(t, err)
 	require.Equal(t, 3, ep.BreakerTrips)
 
-	since, err := s.ResetEndpointFailures(ctx, tenant, "ep")
+	since, err := resetFailures(ctx, s, tenant, "ep")
 	require.NoError(t, err)
 	require.NotNil(t, since, "closing the breaker is the recovery")
 
 	// Permanent failures mark the endpoint failing, never open the breaker.
 	for i := 1; i <= 3; i++ {
-		fx, err := s.RecordEndpointFailures(ctx, tenant, "ep", 1, store.HealthThresholds{FailingAfter: 2, DisableAfter: 100, Breaker: pol})
+		fx, err := countFailures(ctx, s, tenant, "ep", 1, store.HealthThresholds{FailingAfter: 2, DisableAfter: 100, Breaker: pol})
 		require.NoError(t, err)
 		require.Nil(t, fx.BreakerUntil, "a rejection opens no breaker")
 		require.Equal(t, i == 2, fx.Failing, "marked failing at the threshold, once")
@@ -1349,11 +1379,11 @@ func breaker(t *testing.T, u *suite) {
 	ep, err = s.Endpoint(ctx, tenant, "ep")
 	require.NoError(t, err)
 	require.Equal(t, domain.BreakerClosed, ep.Breaker(u.clock.Now()))
-	fx, err = s.RecordEndpointFailures(ctx, tenant, "ep", 1, th)
+	fx, err = countFailures(ctx, s, tenant, "ep", 1, th)
 	require.NoError(t, err)
 	require.NotNil(t, fx.BreakerUntil, "a retryable failure past the threshold opens it")
 	require.False(t, fx.Failing, "already marked")
-	_, err = s.ResetEndpointFailures(ctx, tenant, "ep")
+	_, err = resetFailures(ctx, s, tenant, "ep")
 	require.NoError(t, err)
 	ep, err = s.Endpoint(ctx, tenant, "ep")
 	require.NoError(t, err)
@@ -1370,12 +1400,12 @@ func patientDisable(t *testing.T, u *suite) {
 	require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep", URL: "https://example.com"}))
 	for i := 1; i <= 10; i++ {
 		u.clock.Advance(time.Minute)
-		fx, err := s.RecordEndpointFailures(ctx, tenant, "ep", 1, th)
+		fx, err := countFailures(ctx, s, tenant, "ep", 1, th)
 		require.NoError(t, err)
 		require.False(t, fx.Disabled, "failure %d: the run is %d minutes old, not an hour", i, i-1)
 	}
 	u.clock.Advance(51 * time.Minute)
-	fx, err := s.RecordEndpointFailures(ctx, tenant, "ep", 1, th)
+	fx, err := countFailures(ctx, s, tenant, "ep", 1, th)
 	require.NoError(t, err)
 	require.True(t, fx.Disabled, "past the count and the hour")
 	ep, err := s.Endpoint(ctx, tenant, "ep")
@@ -1386,14 +1416,14 @@ func patientDisable(t *testing.T, u *suite) {
 	// A success starts the clock again.
 	require.NoError(t, s.PutEndpoint(ctx, domain.Endpoint{TenantID: tenant, EndpointID: "ep2", URL: "https://example.com"}))
 	for range 5 {
-		_, err := s.RecordEndpointFailures(ctx, tenant, "ep2", 1, th)
+		_, err := countFailures(ctx, s, tenant, "ep2", 1, th)
 		require.NoError(t, err)
 	}
 	u.clock.Advance(2 * time.Hour)
-	_, err = s.ResetEndpointFailures(ctx, tenant, "ep2")
+	_, err = resetFailures(ctx, s, tenant, "ep2")
 	require.NoError(t, err)
 	for range 5 {
-		fx, err := s.RecordEndpointFailures(ctx, tenant, "ep2", 1, th)
+		fx, err := countFailures(ctx, s, tenant, "ep2", 1, th)
 		require.NoError(t, err)
 		require.False(t, fx.Disabled, "the new run began now")
 	}
@@ -1515,4 +1545,16 @@ func tenantGate(t *testing.T, u *suite) {
 	require.NoError(t, s.ReleaseGate(ctx, tenant, store.TenantGateID, rested, nil))
 	_, ok = take(gate, ask(at))
 	require.True(t, ok, "a release without a rest frees the slot at once")
+}
+
+// countFailures and resetFailures are RecordEndpointHealth's two halves,
+// each alone: a batch that only failed, and one that only succeeded after
+// failures (the mark cleared, nil when none).
+func countFailures(ctx context.Context, s Store, tenant, endpointID string, n int, th store.HealthThresholds) (store.HealthEffect, error) {
+	return s.RecordEndpointHealth(ctx, tenant, endpointID, false, n, th)
+}
+
+func resetFailures(ctx context.Context, s Store, tenant, endpointID string) (*time.Time, error) {
+	fx, err := s.RecordEndpointHealth(ctx, tenant, endpointID, true, 0, store.HealthThresholds{})
+	return fx.Recovered, err
 }

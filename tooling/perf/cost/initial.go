@@ -108,13 +108,16 @@ type Assumptions struct {
 	DeadFraction float64
 	// DeathWRU and DeathRRU are what one death costs deliver beyond a
 	// delivery's success, measured by TestModelDeathUnitsAreBilledUnits:
-	// the failure count, the record written dead with its message in a
-	// transaction with the tenant's DLQ depth shard (twice the units), the
-	// dead and delivery-log index entries, the shard's gsi1 entry, the
-	// dead window's count, and the success after it (its reset of the
-	// endpoint's failure count). No read: the instance patches its copy of
-	// the endpoint with its count and its reset (3 RRU, a strong re-read
-	// after each, before).
+	// the record written dead with its message in a transaction with the
+	// tenant's DLQ depth shard (twice the units), the dead and
+	// delivery-log index entries, the shard's gsi1 entry, the dead
+	// window's count, and the endpoint's failure count and its reset by
+	// the success after it: 7 WRU, the most; 6 when a success of the
+	// death's own batch ends after it (the count and the reset one write,
+	// RecordEndpointHealth), which the batch's concurrent attempts make
+	// the common case but not a certain one. No read: the instance patches
+	// its copy of the endpoint with the write's result (3 RRU, a strong
+	// re-read after each, before).
 	DeathWRU, DeathRRU float64
 	// SweepPasses is how many DLQ sweeps receive a dead message: the
 	// daily pass over the whole DLQ (dlq.FullPassGap) for the DLQ's 14
@@ -126,24 +129,31 @@ type Assumptions struct {
 	// through the arrivals, received once (not modelled: no death here is
 	// a crash). Not counted: the tenant sweeps after a job, per job.
 	SweepPasses, SweepReadsPerDead float64
-	// ResetsPerFailure is how many endpoint failure-count resets follow
-	// one failed attempt: a success resets the count only when the
-	// endpoint it read had failures, and a batch's successes to one
-	// endpoint share one reset (deliver's batchHealth; until 2026-12-06
-	// each success wrote its own, about 0.3 a delivery on this workload,
-	// which this model missed), so about 1 (more when several instances'
-	// batches read the count before the reset lands).
-	ResetsPerFailure float64
+	// HealthWritesPerFailure is how many endpoint failure-count writes
+	// (RecordEndpointHealth) one failed attempt costs: a batch writes its
+	// attempts' count and reset to one endpoint together, in one write
+	// (deliver's batchHealth), so a failure is a count, and a reset at
+	// the next success unless that success is in the same batch, after
+	// it. Until 2026-12-07 the count and the reset were two writes, 2 a
+	// failure; until 2026-12-06 each success wrote its own reset, about
+	// 0.3 a delivery on this workload, which this model missed. Measured
+	// by TestModelDeliverUnitsAreBilledUnits.
+	HealthWritesPerFailure float64
 	// EndpointRereadsPerFailure is how many strongly consistent reads of
 	// the endpoint a failed attempt costs the instance's next batch: its
-	// copy is patched with what its failure count or reset wrote
-	// (deliver's keepWritten), and read again only after a count that
-	// moved the failing mark, the breaker or the disable, or a batch that
-	// both reset and counted. About 0.1: 5 such reads in 100 batches with
-	// 49 failures on this workload (deliver's
-	// TestDynamoDBCallsPerBatchOnTheModelsWorkload); it was 1 +
-	// ResetsPerFailure, a read after every count and every reset.
+	// copy is patched with what its health write left (deliver's
+	// keepWritten), and read again only after a write that moved the
+	// failing mark, the breaker or the disable: none on this workload
+	// (failures far below FailingAfter). It was taken as 0.1 while a
+	// batch that both reset and counted read again (what was measured was
+	// RetryGateReads), and 2 before the copy was patched, a read after
+	// every count and every reset.
 	EndpointRereadsPerFailure float64
+	// RetryGateReads is how many more reads of its endpoint's gate a
+	// retried delivery costs than its share of a full batch's: a retry
+	// comes back when its delay ends, in a batch with fewer others. 0.2,
+	// measured by TestModelDeliverUnitsAreBilledUnits.
+	RetryGateReads float64
 
 	// StoredBytesPerRecord is a delivered record's billed size: 595 bytes
 	// (477 before the delivery log's keys, log_pk and log_sk, which the
@@ -261,8 +271,9 @@ var InitialAssumptions = Assumptions{
 	DeliveryLogIndexBytes:       421,
 	DeliveryWRU:                 1,
 	DeliveryWRUAfterFailure:     1,
-	ResetsPerFailure:            1,
-	EndpointRereadsPerFailure:   0.1,
+	HealthWritesPerFailure:      1.3,
+	EndpointRereadsPerFailure:   0,
+	RetryGateReads:              0.2,
 	DeadFraction:                0.001,
 	DeathWRU:                    7,
 	DeathRRU:                    0,
@@ -407,8 +418,7 @@ func (a Assumptions) Inputs() Inputs {
 		DynamoDBWrites: []Op{
 			{Name: "deliver records: a batch's first attempts delivered in one BatchWriteItem, every other attempt an UpdateItem", PerDelivery: attempts, Units: recordAttempt},
 			{Name: "deliver by_log index entry (the delivery log: each attempt's write of the record)", PerDelivery: attempts, Units: a.DeliveryLogIndexWRU},
-			{Name: "deliver RecordEndpointFailures UpdateItem (one per endpoint per batch with failures: at most one per failure)", PerDelivery: r, Units: 1},
-			{Name: "deliver ResetEndpointFailures UpdateItem", PerDelivery: r * a.ResetsPerFailure, Units: 1},
+			{Name: "deliver RecordEndpointHealth UpdateItem (one per endpoint per batch that failed or reset: its count and its reset in one)", PerDelivery: r * a.HealthWritesPerFailure, Units: 1},
 			{Name: "deliver AddEndpointStats UpdateItem (once per endpoint per instance's 10 s)", PerDelivery: batches / a.BatchesPerStatsWrite * a.EndpointsPerBatch, Units: a.StatsWRU},
 			{Name: "deliver AddEndpointTypeStats UpdateItem (once per endpoint and event type per instance's 10 s)", PerDelivery: batches / a.BatchesPerStatsWrite * a.EndpointsPerBatch * a.TypesPerBatch, Units: a.TypeStatsWRU},
 			{Name: "outbox by_tenant_shard index entry (the message log, once per event)", PerDelivery: 1, Units: a.LogIndexWRU},
@@ -423,6 +433,7 @@ func (a Assumptions) Inputs() Inputs {
 			// its next batch only when it cannot know the result.
 			{Name: "deliver LoadWith BatchGetItem: the endpoint and its tombstone after the instance wrote to it and could not patch its copy (consistent)", PerDelivery: r * a.EndpointRereadsPerFailure, Units: 2},
 			{Name: "deliver Load BatchGetItem: the endpoint's gate (consistent, one per endpoint per batch)", PerDelivery: batches * a.EndpointsPerBatch, Units: 1},
+			{Name: "deliver Load BatchGetItem: the endpoint's gate, a retry's batch being seldom full (measured)", PerDelivery: r * a.RetryGateReads, Units: 1},
 			{Name: "enqueue Endpoints Query (eventual, once per tenant per invocation)", PerDelivery: a.TenantsPerEnqueueInvocation / a.RecordsPerEnqueueInvocation, Units: 0.5},
 			{Name: "deliver a death's reads beyond a success's (measured)", PerDelivery: a.DeadFraction, Units: a.DeathRRU},
 			{Name: "DLQ sweep: a dead message's record read (once a day)", PerDelivery: a.DeadFraction * a.SweepReadsPerDead, Units: 1},
