@@ -417,3 +417,35 @@ func TestResetAndCountInOneBatchAreOneWritePatched(t *testing.T) {
 	}
 	require.Equal(t, wantResets, f.store.resets, "the next success resets by the patched copy")
 }
+
+// An endpoint's health is written as soon as its own attempts of the batch
+// end: a request to another endpoint still out does not hold its recovery
+// (the reset, and endpoint.recovered's episode ending) until the batch's
+// end.
+func TestHealthIsWrittenWhenTheEndpointsOwnAttemptsEnd(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("webhook-id") == "slow" {
+			<-release
+		}
+		w.WriteHeader(200)
+	})
+	failing := f.store.endpoint("t1/ep_1")
+	failing.ConsecutiveFailures = 4
+	f.store.setEndpoint(failing)
+	other := f.store.endpoint("t1/ep_1")
+	other.EndpointID, other.ConsecutiveFailures = "ep_2", 0
+	other.SealedSecrets = []string{f.seal(t, "t1", "ep_2", f.secret)}
+	f.store.setEndpoint(other)
+	done := make(chan []string)
+	go func() {
+		done <- f.run(t, sqsMessage(t, "fast", "1", f.now), endpointMessage(t, "slow", "ep_2", "1", f.now))
+	}()
+	require.Eventually(t, func() bool { return f.store.endpoint("t1/ep_1").ConsecutiveFailures == 0 }, 5*time.Second, 5*time.Millisecond,
+		"ep_1 reset while ep_2's request is still out")
+	require.Equal(t, []healthWrite{{reset: true}}, f.store.healthCalls())
+	close(release)
+	require.Empty(t, <-done)
+	require.Equal(t, []healthWrite{{reset: true}}, f.store.healthCalls(), "ep_2's clean success writes nothing")
+}
