@@ -144,9 +144,9 @@ func (h *Handler) disableEndpoint(ctx context.Context, at *attempt, dec Decision
 // the last of its attempts in the batch is counted, so that neither a
 // slow request to another endpoint nor the batch's end holds its
 // recovery. A success resets the count when the endpoint's copy shows
-// failures or the batch failed before it; the failures after the last
-// such success are counted, from zero when it reset. Safe for the batch's
-// concurrent attempts.
+// failures; the failures after the batch's last success are counted, from
+// zero when it reset (a clean endpoint's failures followed by a success
+// write nothing). Safe for the batch's concurrent attempts.
 type batchHealth struct {
 	mu sync.Mutex
 	// pending counts each endpoint's attempts not counted yet.
@@ -188,15 +188,16 @@ func (b *batchHealth) entry(ref store.EndpointRef) *endpointHealth {
 	return e
 }
 
-// succeeded notes a successful attempt at: it resets the count when its
-// copy showed failures (resetWanted) or the batch failed before it.
+// succeeded notes a successful attempt at: the batch's failures before it
+// are no longer consecutive, and it resets the count when the endpoint's
+// copy showed failures (resetWanted: the batch's attempts share the copy).
 func (b *batchHealth) succeeded(at *attempt, resetWanted bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	e := b.entry(attemptRef(at))
-	if resetWanted || e.n > 0 {
+	e.n, e.probe, e.retryable, e.at = 0, false, false, nil
+	if resetWanted {
 		e.reset, e.resetBy = true, at
-		e.n, e.probe, e.retryable, e.at = 0, false, false, nil
 	}
 }
 

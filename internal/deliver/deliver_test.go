@@ -1399,16 +1399,16 @@ func TestHealthOfAnEndpointDeletedMeanwhileIsNoError(t *testing.T) {
 
 // A batch's attempts to one endpoint are one health write, once its last
 // attempt is counted: a success resets the count when the copy shows
-// failures or the batch failed before it, the failures after it are
-// counted; another endpoint's are its own; a probe or a retryable failure
-// among those counted says so for all. A clean endpoint's batch writes
-// nothing.
+// failures, the failures after the last success are counted; another
+// endpoint's are its own; a probe or a retryable failure among those
+// counted says so for all. A clean endpoint's failures followed by a
+// success write nothing.
 func TestBatchHealthIsOneWritePerEndpoint(t *testing.T) {
 	t.Parallel()
 	a, other, clean := store.EndpointRef{TenantID: "t1", EndpointID: "ep_a"}, store.EndpointRef{TenantID: "t1", EndpointID: "ep_b"}, store.EndpointRef{TenantID: "t1", EndpointID: "ep_c"}
 	var mu sync.Mutex
 	written := map[store.EndpointRef]endpointHealth{}
-	b := newBatchHealth([]store.EndpointRef{a, a, a, a, a, other, clean}, func(e *endpointHealth) {
+	b := newBatchHealth([]store.EndpointRef{a, a, a, a, a, other, clean, clean}, func(e *endpointHealth) {
 		mu.Lock()
 		defer mu.Unlock()
 		written[e.ref] = *e
@@ -1418,20 +1418,22 @@ func TestBatchHealthIsOneWritePerEndpoint(t *testing.T) {
 	}
 	b.failed(at(a), true, false) // before the reset: not counted
 	reset := at(a)
-	b.succeeded(reset, false) // the batch failed before it: resets
+	b.succeeded(reset, true) // the copy showed failures: resets
 	b.failed(at(a), false, false)
 	last := at(a)
 	b.failed(last, false, true)
-	b.succeeded(at(clean), false) // nothing to reset
+	b.failed(at(clean), false, false)
+	b.succeeded(at(clean), false) // a clean copy: the failure before it is not consecutive, nothing to reset
 	b.failed(at(other), false, false)
 	for range 4 {
 		b.done(a)
 	}
 	b.done(other)
 	b.done(clean)
+	b.done(clean)
 	b.wait()
 	mu.Lock()
-	require.Len(t, written, 1, "ep_a has an attempt left; ep_c's success moved nothing")
+	require.Len(t, written, 1, "ep_a has an attempt left; ep_c's failure was followed by a success")
 	require.Equal(t, endpointHealth{ref: other, n: 1, at: written[other].at}, written[other])
 	mu.Unlock()
 	b.done(a)

@@ -111,12 +111,12 @@ type Assumptions struct {
 	// the record written dead with its message in a transaction with the
 	// tenant's DLQ depth shard (twice the units), the dead and
 	// delivery-log index entries, the shard's gsi1 entry, the dead
-	// window's count, and the endpoint's failure count and its reset by
-	// the success after it: 7 WRU, the most; 6 when a success of the
-	// death's own batch ends after it (the count and the reset one write,
-	// RecordEndpointHealth), which the batch's concurrent attempts make
-	// the common case but not a certain one. No read: the instance patches
-	// its copy of the endpoint with the write's result (3 RRU, a strong
+	// window's count; and the endpoint's failure count and its reset by
+	// the next success only when the death is its batch's last attempt (a
+	// success of its batch after it ends the run: no health write), 2 WRU
+	// a tenth of the time: 5 + 0.2 = 5.2 (7 while the count and the reset
+	// were two writes, each written). No read: the instance patches its
+	// copy of the endpoint with the write's result (3 RRU, a strong
 	// re-read after each, before).
 	DeathWRU, DeathRRU float64
 	// SweepPasses is how many DLQ sweeps receive a dead message: the
@@ -132,12 +132,14 @@ type Assumptions struct {
 	// HealthWritesPerFailure is how many endpoint failure-count writes
 	// (RecordEndpointHealth) one failed attempt costs: a batch writes its
 	// attempts' count and reset to one endpoint together, in one write
-	// (deliver's batchHealth), so a failure is a count, and a reset at
-	// the next success unless that success is in the same batch, after
-	// it. Until 2026-12-07 the count and the reset were two writes, 2 a
-	// failure; until 2026-12-06 each success wrote its own reset, about
-	// 0.3 a delivery on this workload, which this model missed. Measured
-	// by TestModelDeliverUnitsAreBilledUnits.
+	// (deliver's batchHealth), and a failure followed in its batch by a
+	// success writes none (the run it began has ended); a batch's last
+	// failure is a count, and a reset at the next batch's success. 0.5,
+	// measured by TestModelDeliverUnitsAreBilledUnits with a failure at
+	// each position of a batch. Until 2026-12-07 the count and the reset
+	// were two writes, 2 a failure; until 2026-12-06 each success wrote
+	// its own reset, about 0.3 a delivery on this workload, which this
+	// model missed.
 	HealthWritesPerFailure float64
 	// EndpointRereadsPerFailure is how many strongly consistent reads of
 	// the endpoint a failed attempt costs the instance's next batch: its
@@ -151,7 +153,7 @@ type Assumptions struct {
 	EndpointRereadsPerFailure float64
 	// RetryGateReads is how many more reads of its endpoint's gate a
 	// retried delivery costs than its share of a full batch's: a retry
-	// comes back when its delay ends, in a batch with fewer others. 0.2,
+	// comes back when its delay ends, in a batch with fewer others. 0.3,
 	// measured by TestModelDeliverUnitsAreBilledUnits.
 	RetryGateReads float64
 
@@ -271,11 +273,11 @@ var InitialAssumptions = Assumptions{
 	DeliveryLogIndexBytes:       421,
 	DeliveryWRU:                 1,
 	DeliveryWRUAfterFailure:     1,
-	HealthWritesPerFailure:      1.3,
+	HealthWritesPerFailure:      0.5,
 	EndpointRereadsPerFailure:   0,
-	RetryGateReads:              0.2,
+	RetryGateReads:              0.3,
 	DeadFraction:                0.001,
-	DeathWRU:                    7,
+	DeathWRU:                    5.2,
 	DeathRRU:                    0,
 	SweepPasses:                 14,
 	SweepReadsPerDead:           14,
