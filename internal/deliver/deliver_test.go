@@ -219,6 +219,14 @@ func (s *testStore) isMarked(id string) bool {
 	return ok
 }
 
+// failedBefore sets ep_1's consecutive failures in the store, as earlier
+// batches left them.
+func (f *fixture) failedBefore(n int) {
+	e := f.store.endpoint("t1/ep_1")
+	e.ConsecutiveFailures = n
+	f.store.setEndpoint(e)
+}
+
 // healthWrite is a RecordEndpointHealth call's reset and count.
 type healthWrite struct {
 	reset bool
@@ -856,24 +864,14 @@ func TestEndpointHealth(t *testing.T) {
 	})
 	t.Run("a batch's successes to a failing endpoint reset it once", func(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
-		e := f.store.endpoint("t1/ep_1")
-		e.ConsecutiveFailures = 7
-		f.store.setEndpoint(e)
-		var msgs []events.SQSMessage
-		for i := range 10 {
-			msgs = append(msgs, sqsMessage(t, "d"+strconv.Itoa(i), "1", f.now))
-		}
-		require.Empty(t, f.run(t, msgs...))
+		f.failedBefore(7)
+		require.Empty(t, f.run(t, batchOf(t, f, "d", 10)...))
 		require.Equal(t, 1, f.store.resets, "one write for the batch, not one per success")
 		require.Zero(t, f.store.endpoint("t1/ep_1").ConsecutiveFailures)
 	})
 	t.Run("a batch's failures to an endpoint are counted in one write", func(t *testing.T) {
 		f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) })
-		var msgs []events.SQSMessage
-		for i := range 10 {
-			msgs = append(msgs, sqsMessage(t, "d"+strconv.Itoa(i), "1", f.now))
-		}
-		f.run(t, msgs...)
+		f.run(t, batchOf(t, f, "d", 10)...)
 		require.Equal(t, []healthWrite{{n: 10}}, f.store.healthCalls(), "one write of ten, where each failure wrote its own")
 		require.Equal(t, 10, f.store.endpoint("t1/ep_1").ConsecutiveFailures)
 	})
@@ -890,14 +888,8 @@ func TestEndpointHealth(t *testing.T) {
 			}
 			w.WriteHeader(503)
 		})
-		e := f.store.endpoint("t1/ep_1")
-		e.ConsecutiveFailures = 7
-		f.store.setEndpoint(e)
-		var msgs []events.SQSMessage
-		for i := range 10 {
-			msgs = append(msgs, sqsMessage(t, "d"+strconv.Itoa(i), "1", f.now))
-		}
-		f.run(t, msgs...)
+		f.failedBefore(7)
+		f.run(t, batchOf(t, f, "d", 10)...)
 		calls := f.store.healthCalls()
 		require.Len(t, calls, 1, "one write for the endpoint, where a reset and a count were two")
 		require.True(t, calls[0].reset)

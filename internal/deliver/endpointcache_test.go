@@ -399,9 +399,7 @@ func TestResetAndCountInOneBatchAreOneWritePatched(t *testing.T) {
 		}
 		w.WriteHeader(200)
 	})
-	e := f.store.endpoint("t1/ep_1")
-	e.ConsecutiveFailures = 3
-	f.store.setEndpoint(e)
+	f.failedBefore(3)
 	f.run(t, sqsMessage(t, "bad", "1", f.now), sqsMessage(t, "good", "1", f.now))
 	calls := f.store.healthCalls()
 	require.Len(t, calls, 1, "one write for the endpoint")
@@ -424,16 +422,8 @@ func TestResetAndCountInOneBatchAreOneWritePatched(t *testing.T) {
 // end.
 func TestHealthIsWrittenWhenTheEndpointsOwnAttemptsEnd(t *testing.T) {
 	t.Parallel()
-	release := make(chan struct{})
-	f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("webhook-id") == "slow" {
-			<-release
-		}
-		w.WriteHeader(200)
-	})
-	failing := f.store.endpoint("t1/ep_1")
-	failing.ConsecutiveFailures = 4
-	f.store.setEndpoint(failing)
+	f, release := holdingFixture(t, "slow")
+	f.failedBefore(4)
 	other := f.store.endpoint("t1/ep_1")
 	other.EndpointID, other.ConsecutiveFailures = "ep_2", 0
 	other.SealedSecrets = []string{f.seal(t, "t1", "ep_2", f.secret)}

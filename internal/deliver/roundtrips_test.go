@@ -165,13 +165,7 @@ func TestDynamoDBCallsPerBatchOnTheModelsWorkload(t *testing.T) {
 // them, while it is still out, and its own at the batch's end.
 func TestFirstAttemptsAreNotHeldBySlowRequests(t *testing.T) {
 	t.Parallel()
-	release := make(chan struct{})
-	f := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("webhook-id") == "slow" {
-			<-release
-		}
-		w.WriteHeader(200)
-	})
+	f, release := holdingFixture(t, "slow")
 	done := make(chan []string)
 	go func() { done <- f.run(t, sqsMessage(t, "fast", "1", f.now), sqsMessage(t, "slow", "1", f.now)) }()
 	require.Eventually(t, func() bool {
@@ -184,4 +178,16 @@ func TestFirstAttemptsAreNotHeldBySlowRequests(t *testing.T) {
 	require.Empty(t, <-done)
 	requireDelivered(t, f, []string{"fast", "slow"}, 1)
 	require.Equal(t, 2, f.store.DB.Calls("BatchWriteItem"), "one write each")
+}
+
+// holdingFixture is a fixture whose receiver answers 200 at once but to
+// the request of webhook-id held, which it answers once release is closed.
+func holdingFixture(t *testing.T, held string) (*fixture, chan struct{}) {
+	release := make(chan struct{})
+	return newFixture(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("webhook-id") == held {
+			<-release
+		}
+		w.WriteHeader(200)
+	}), release
 }
