@@ -138,10 +138,13 @@ soak: local-up build-local tools ## Full chaos soak on the local cloud: 20,000 e
 	@source scripts/env.sh && $(GO) run ./tooling/cmd/soak -events $${SOAK_EVENTS:-20000} -rate $${SOAK_RATE:-15} -endpoints 2 -chaos 2m -settle 30m -timeout 80m
 	@scripts/deploy-local.sh >/dev/null && echo "soak: stack redeployed without faults"
 
-bench-replay: deploy-local ## Replay on the local cloud: 1,000 dead deliveries, and a tenant's replay at two DLQ sizes
+bench-replay: deploy-local ## Replay on the local cloud: 1,000 dead deliveries, a tenant's replay at two DLQ sizes, and 1,000 at a job rate of 200/s (each against its rate)
 	@source scripts/env.sh && $(GO) run ./tooling/cmd/replaybench -n 1000
 	@source scripts/env.sh && $(GO) run ./tooling/cmd/replaybench -n 100 -background 0
 	@source scripts/env.sh && $(GO) run ./tooling/cmd/replaybench -n 100 -background 2000
+	@HOOKLINE_LOCAL_REPLAY_RATE=200 scripts/deploy-local.sh >/dev/null
+	@source scripts/env.sh && $(GO) run ./tooling/cmd/replaybench -n 1000
+	@scripts/deploy-local.sh >/dev/null
 
 clean: ## Remove build outputs (dist/, cdk.out/)
 	rm -rf dist cdk.out
