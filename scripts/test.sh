@@ -20,14 +20,18 @@ phase() {
   echo "test: phase $1 took $((now - phase_start)) s"
   phase_start=$now
 }
-# Background tests (go run and go test, each with a child) still running
-# when a failure elsewhere ends the run: their children, then them.
-bg_pids=()
+# One test at a time runs in the background, beside the foreground's
+# (`beside LOG CMD...`, its output to LOG; `beside_wait` for its status). A
+# failure elsewhere that ends the run stops it: its child (go run and go
+# test each start one), then it.
+bg_pid=""
+beside() { local log=$1; shift; "$@" >"$log" 2>&1 & bg_pid=$!; }
+beside_wait() { local rc=0; wait "$bg_pid" || rc=$?; bg_pid=""; return "$rc"; }
 cleanup() {
-  for pid in "${bg_pids[@]}"; do
-    pkill -P "$pid" 2>/dev/null || true
-    kill "$pid" 2>/dev/null || true
-  done
+  if [ -n "$bg_pid" ]; then
+    pkill -P "$bg_pid" 2>/dev/null || true
+    kill "$bg_pid" 2>/dev/null || true
+  fi
   if [ -n "$started" ]; then scripts/local-down.sh || true; fi
 }
 trap cleanup EXIT
@@ -96,15 +100,10 @@ e2e_failed() {
 # end-to-end test may run beside it; it mostly waits, and the unit tests and
 # cfn-lint, which need no cloud, use that minute.
 parked='^TestParkedStreamBatchesAreReprocessed$'
-e2e -run "$parked" -v >"$STATE_DIR/e2e-parked.log" 2>&1 &
-parked_pid=$!
-bg_pids+=("$parked_pid")
+beside "$STATE_DIR/e2e-parked.log" e2e -run "$parked" -v
 make --no-print-directory test-unit
 scripts/cfn-lint.sh
-parked_ok=1
-wait "$parked_pid" || parked_ok=""
-bg_pids=()
-[ -n "$parked_ok" ] || e2e_failed "$STATE_DIR/e2e-parked.log"
+beside_wait || e2e_failed "$STATE_DIR/e2e-parked.log"
 grep -E '^(--- |ok|PASS)' "$STATE_DIR/e2e-parked.log" || true
 phase "unit tests, cfn-lint"
 
@@ -128,15 +127,12 @@ phase "end to end"
 # with tenants of its own. One operation is fuzzed after the kill test
 # instead: the operator's whole-DLQ redrive would move the kill test's dead
 # deliveries, which it expects listed dead until it replays them.
-go run ./tooling/cmd/soak -events 200 -endpoints 2 -chaos 15s -rate 10 -kill 3s -kill-for 25s -timeout 8m \
-  >"$STATE_DIR/kill-test.log" 2>&1 &
-kill_test_pid=$!
-bg_pids+=("$kill_test_pid")
+beside "$STATE_DIR/kill-test.log" \
+  go run ./tooling/cmd/soak -events 200 -endpoints 2 -chaos 15s -rate 10 -kill 3s -kill-for 25s -timeout 8m
 redrive=/v1/admin/dlq/redrive
 SCHEMATHESIS_ARGS="--exclude-path $redrive" scripts/schemathesis.sh
 kill_ok=1
-wait "$kill_test_pid" || kill_ok=""
-bg_pids=()
+beside_wait || kill_ok=""
 cat "$STATE_DIR/kill-test.log"
 [ -n "$kill_ok" ] || { echo "test: the kill test failed (log: $STATE_DIR/kill-test.log)" >&2; exit 1; }
 SCHEMATHESIS_ARGS="--include-path $redrive" SCHEMATHESIS_LOG="$STATE_DIR/schemathesis-redrive.log" scripts/schemathesis.sh

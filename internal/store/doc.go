@@ -94,7 +94,7 @@
 // An endpoint's health transitions are decided by its item's writes, so
 // each is reported once: RecordEndpointHealth marks failing_since only
 // where it is absent, and a reset returns the failing_since it removed
-// (ALL_OLD); DisableEndpoint reports whether the endpoint was enabled
+// (UPDATED_OLD); DisableEndpoint reports whether the endpoint was enabled
 // (UPDATED_OLD). A dead window (delivery.dead coalescing) is counted with ADD,
 // keeps its first domain.OpDeadSample deaths, and expires a day after it
 // ends.

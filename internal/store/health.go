@@ -156,9 +156,10 @@ func (s *Store) RecordEndpointHealth(ctx context.Context, tenantID, endpointID s
 		return fx, fmt.Errorf("endpoint %s: %w", endpointID, err)
 	}
 	if reset {
-		// The old state read: what the reset cleared, and then the new.
+		// The attributes the reset moved, as they were: what it cleared;
+		// the new state is known.
 		fx.Recovered = ep.FailingSince
-		ep.ConsecutiveFailures, ep.FailingSince, ep.FailuresSince, ep.BreakerUntil, ep.BreakerTrips = failures, nil, nil, nil, 0
+		ep = domain.Endpoint{TenantID: tenantID, EndpointID: endpointID, ConsecutiveFailures: failures}
 		if failures > 0 {
 			t := now.UTC()
 			ep.FailuresSince = &t
@@ -174,8 +175,9 @@ func (s *Store) RecordEndpointHealth(ctx context.Context, tenantID, endpointID s
 // healthUpdate is RecordEndpointHealth's write: the failures added to the
 // count (the run's start set on its first), the new state returned; or,
 // with reset, the count set to the failures (the run starting now when
-// there are any) and the mark and the breaker removed, the old state
-// returned, which tells what the reset cleared.
+// there are any) and the mark and the breaker removed, the moved
+// attributes' old values returned (not the whole item: its headers and
+// secrets), which tell what the reset cleared.
 func healthUpdate(reset bool, failures int, now time.Time) *dynamodb.UpdateItemInput {
 	values := map[string]types.AttributeValue{":n": &types.AttributeValueMemberN{Value: strconv.Itoa(failures)}, ":now": timeValue(now)}
 	switch {
@@ -187,13 +189,13 @@ func healthUpdate(reset bool, failures int, now time.Time) *dynamodb.UpdateItemI
 	case failures > 0:
 		return &dynamodb.UpdateItemInput{
 			UpdateExpression:          aws.String("SET consecutive_failures = :n, failures_since = :now REMOVE failing_since, breaker_until, breaker_trips"),
-			ExpressionAttributeValues: values, ReturnValues: types.ReturnValueAllOld,
+			ExpressionAttributeValues: values, ReturnValues: types.ReturnValueUpdatedOld,
 		}
 	}
 	delete(values, ":now")
 	return &dynamodb.UpdateItemInput{
 		UpdateExpression:          aws.String("SET consecutive_failures = :n REMOVE failing_since, failures_since, breaker_until, breaker_trips"),
-		ExpressionAttributeValues: values, ReturnValues: types.ReturnValueAllOld,
+		ExpressionAttributeValues: values, ReturnValues: types.ReturnValueUpdatedOld,
 	}
 }
 

@@ -122,20 +122,21 @@ func (e *env) tenantWith(ctx context.Context, name string, n int, up *atomic.Boo
 	return client, srv.Close, nil
 }
 
-// againstRate says what share of the deployed job rate (the replay
-// function's HOOKLINE_REPLAY_RATE, the stack's replayRate) sendsPerSecond
-// is: issue 37 asks that a replay run at its configured rate, not at what
-// its reads and sends allow.
-func (e *env) againstRate(ctx context.Context, sendsPerSecond float64) string {
+// rate says how many sends a second sent in took made, and what share of
+// the deployed job rate (the replay function's HOOKLINE_REPLAY_RATE, the
+// stack's replayRate) that is: issue 37 asks that a replay run at its
+// configured rate, not at what its reads and sends allow.
+func (e *env) rate(ctx context.Context, sent int64, took time.Duration) string {
+	perSecond := float64(sent) / took.Seconds()
 	out, err := lambda.NewFromConfig(e.AWS).GetFunctionConfiguration(ctx, &lambda.GetFunctionConfigurationInput{FunctionName: &e.Out.ReplayFunctionName})
 	if err != nil || out.Environment == nil {
-		return fmt.Sprintf(" (the job's rate unknown: %v)", err)
+		return fmt.Sprintf("%.1f sends/s (the job's rate unknown: %v)", perSecond, err)
 	}
 	rate, err := strconv.ParseFloat(out.Environment.Variables["HOOKLINE_REPLAY_RATE"], 64)
 	if err != nil || rate <= 0 {
-		return " (the job's rate unknown)"
+		return fmt.Sprintf("%.1f sends/s (the job's rate unknown)", perSecond)
 	}
-	return fmt.Sprintf(", %.2fx the job's rate of %g/s", sendsPerSecond/rate, rate)
+	return fmt.Sprintf("%.1f sends/s, %.2fx the job's rate of %g/s", perSecond, perSecond/rate, rate)
 }
 
 // countDead counts a tenant's DLQ listing and times it.
@@ -173,8 +174,8 @@ func run(ctx context.Context, n, background int) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("replayed %d of %d in %s: %.1f sends/s%s (job %s: matched %d, replayed %d); tenant DLQ listing (%d items) took %s\n",
-		hits.Load(), n, took.Round(100*time.Millisecond), float64(hits.Load())/took.Seconds(), e.againstRate(ctx, float64(hits.Load())/took.Seconds()),
+	fmt.Printf("replayed %d of %d in %s: %s (job %s: matched %d, replayed %d); tenant DLQ listing (%d items) took %s\n",
+		hits.Load(), n, took.Round(100*time.Millisecond), e.rate(ctx, hits.Load(), took),
 		job.Status, job.Matched, job.Replayed, n, listTime.Round(time.Millisecond))
 	if hits.Load() < int64(n) {
 		return fmt.Errorf("only %d of %d replayed deliveries arrived", hits.Load(), n)
@@ -211,9 +212,8 @@ func runSince(ctx context.Context, n int) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("resent %d of %d in %s: %.1f sends/s%s (job %s: matched %d, replayed %d)\n",
-		hits.Load(), n, took.Round(100*time.Millisecond), float64(hits.Load())/took.Seconds(), e.againstRate(ctx, float64(hits.Load())/took.Seconds()),
-		job.Status, job.Matched, job.Replayed)
+	fmt.Printf("resent %d of %d in %s: %s (job %s: matched %d, replayed %d)\n",
+		hits.Load(), n, took.Round(100*time.Millisecond), e.rate(ctx, hits.Load(), took), job.Status, job.Matched, job.Replayed)
 	if hits.Load() < int64(n) {
 		return fmt.Errorf("only %d of %d resends arrived", hits.Load(), n)
 	}
