@@ -76,9 +76,11 @@ func (h *Handler) waitForSlot(ctx context.Context, at *attempt, dec Decision) De
 			return decideBefore(at.in, h.policy(at.in.Endpoint))
 		}
 		h.cfg.SleepUntil(ctx, sendAt)
-		// The slot counts in its own second only: a holder woken late
-		// (past it) takes another.
-		if now := h.cfg.Now(); now.Before(sendAt.Truncate(time.Second).Add(time.Second)) {
+		// The slot counts in its own 1/limit of its second only: a holder
+		// woken late (past it: a process the machine did not schedule in
+		// time) takes another, so that late holders are not sent together
+		// beside the next slots' (its second's count holds either way).
+		if now := h.cfg.Now(); now.Before(sendAt.Add(time.Second / time.Duration(limit))) {
 			at.in.Started = now
 			return dec
 		}

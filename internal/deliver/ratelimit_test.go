@@ -370,3 +370,37 @@ func configured(c Config) *Handler {
 	h.setup()
 	return h
 }
+
+// lateClock is a fakeClock whose first sleep wakes late, as a process the
+// machine did not schedule in time does.
+type lateClock struct {
+	fakeClock
+	late time.Duration
+	once sync.Once
+}
+
+func (c *lateClock) SleepUntil(ctx context.Context, t time.Time) {
+	c.once.Do(func() { t = t.Add(c.late) })
+	c.fakeClock.SleepUntil(ctx, t)
+}
+
+// A holder woken past its slot's share of the second (1/limit) takes
+// another slot instead of sending late, beside the next slots' requests:
+// within its second, a late holder would otherwise bunch with them.
+func TestALateHolderTakesAnotherSlot(t *testing.T) {
+	t.Parallel()
+	f := newRateFixture(rateEndpoint) // 5 a second: a slot is 200 ms
+	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	h, _, snd, q := f.handler(start, 200)
+	clock := &lateClock{fakeClock: fakeClock{t: start}, late: 300 * time.Millisecond}
+	h.Config.Now, h.Config.SleepUntil = clock.Now, clock.SleepUntil
+	snd.clock = &clock.fakeClock
+	m := rateMessage(t, "d_late", "2", 0, start.Add(-time.Minute))
+	q.receive(start, m)
+	resp, err := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{m}})
+	require.NoError(t, err)
+	require.Empty(t, resp.BatchItemFailures)
+	require.Len(t, snd.sent, 1)
+	require.Equal(t, 2, f.limiter.count(), "the slot woken past (12:00:00.0 + 200 ms) given up, another taken")
+	require.Equal(t, start.Add(300*time.Millisecond), snd.sent[0], "sent within the slot taken second (200-400 ms), not in the one it woke past")
+}
