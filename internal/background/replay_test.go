@@ -271,7 +271,7 @@ func TestReplayByIDsInSteps(t *testing.T) {
 	require.Equal(t, map[string]int{"dl_000": 1, "dl_001": 1, "dl_002": 1, "dl_003": 1, "dl_004": 1}, e.q.replayed())
 	require.Equal(t, []jobs.Message{jobs.Step(job), jobs.Step(job), jobs.Step(job), {Kind: jobs.KindSweep, TenantID: tenantA}, {Kind: jobs.KindSweep, TenantID: tenantA}}, e.jobMessages(t))
 	for _, m := range e.q.sentTo(jobsURL)[1:3] {
-		require.Equal(t, int32(3), m.Delay, "2 sends at 1/s, and a second")
+		require.Equal(t, int32(2), m.Delay, "when the step's 2 sends at 1/s are due")
 	}
 	j := e.st.job(job)
 	require.Equal(t, 5, j.Matched)
@@ -374,7 +374,7 @@ func TestReplayByFilterPaging(t *testing.T) {
 		msgs := e.q.sentTo(jobsURL)
 		last := msgs[len(msgs)-1]
 		require.Equal(t, `{"kind":"step","job_id":"rj_page"}`, last.Body, "a continuation is enqueued")
-		require.Equal(t, int32(4), last.Delay, "it starts when this step's 3 sends at 1/s are due")
+		require.Equal(t, int32(3), last.Delay, "it starts when this step's 3 sends at 1/s are due")
 		e.clk.Advance(time.Duration(last.Delay) * time.Second)
 	}
 	require.NoError(t, e.w.Step(context.Background(), job))
@@ -450,7 +450,7 @@ func TestReplayPacing(t *testing.T) {
 
 			cont := e.q.sentTo(jobsURL)[1]
 			require.Equal(t, `{"kind":"step","job_id":"rj_pace"}`, cont.Body)
-			require.Equal(t, int32(5), cont.Delay, "the next step starts when this one's sends are due: 20 at 5/s, and a second")
+			require.Equal(t, int32(4), cont.Delay, "the next step starts when this one's sends are due: 20 at 5/s")
 			require.GreaterOrEqual(t, cont.Delay, delays[19])
 
 			e.clk.Advance(time.Duration(cont.Delay) * time.Second)
@@ -465,6 +465,39 @@ func TestReplayPacing(t *testing.T) {
 			require.Equal(t, domain.StatusCompleted, e.st.job(job).Status)
 		})
 	}
+}
+
+// A step whose work is slower than its rate sends as fast as its work
+// goes: each send is due its place over the rate after the step began, not
+// after it was sent, and the next step starts when the last is due, not a
+// span after the step's end (a replay at 200/s ran at 62 a second on the
+// local cloud, its claims' time and its pacing added up: issue 37).
+func TestReplayPacingCountsTheStepsOwnTime(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.w.Rate, e.w.StepSends = 5, 20
+	ids := e.deadN("dl_", 25)
+	// Each claim takes a tenth of a second: ten at once, a second a chunk
+	// of ten, where the rate wants two.
+	e.st.beforeClaim = func(string, string) { e.clk.Advance(100 * time.Millisecond) }
+	job := e.start(t, domain.Job{JobID: "rj_slow", TenantID: tenantA, Kind: domain.KindIDs, Args: &replay.IDs{IDs: ids}})
+	begin := e.clk.Now()
+	require.NoError(t, e.w.Step(context.Background(), job))
+	sends := e.q.sentTo(deliveryURL)
+	require.Len(t, sends, 20)
+	for n, m := range sends {
+		due := begin.Add(time.Duration(n) * time.Second / 5)
+		at := m.At.Add(time.Duration(m.Delay) * time.Second)
+		if m.At.Before(due) {
+			require.False(t, at.After(due), "send %d due at +%s, paced from the step's start (+%s)", n, at.Sub(begin), due.Sub(begin))
+		} else {
+			require.Zero(t, m.Delay, "send %d, sent at +%s, after it was due (+%s), is not delayed", n, m.At.Sub(begin), due.Sub(begin))
+		}
+	}
+	require.Zero(t, sends[9].Delay, "the first chunk's sends, sent 2 s in, were due by then")
+	cont := e.q.sentTo(jobsURL)[1]
+	require.Equal(t, `{"kind":"step","job_id":"rj_slow"}`, cont.Body)
+	require.Equal(t, int32(2), cont.Delay, "20 at 5/s are due 4 s after the step began; its work took 2")
 }
 
 // requireOnce checks that ids were sent exactly once in all, between jobs,

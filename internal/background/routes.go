@@ -143,10 +143,11 @@ func (w *Worker) cancelStep(ctx context.Context, j *domain.Job) (bool, time.Dura
 // next step starts when its paced sends are due.
 func (w *Worker) redriveStep(ctx context.Context, j *domain.Job) (bool, time.Duration, error) {
 	c := w.cfg()
+	start := w.now()
 	r := dlq.Redriver{Store: w.Store, DLQ: w.dlq(), Queue: w.Queue, DeliveryQueueURL: w.DeliveryQueueURL,
-		StepSends: c.StepSends, Stale: c.Stale, Delay: func(n int) int32 { return c.Delay(n, w.Rand) }, Metrics: w.Metrics, Now: w.Now}
+		StepSends: c.StepSends, Stale: c.Stale, Delay: func(n int) int32 { return c.Delay(n, w.now().Sub(start), w.Rand) }, Metrics: w.Metrics, Now: w.Now}
 	done, sent, wait, err := r.Step(ctx, j)
-	return done, max(c.Span(sent), wait), err
+	return done, max(c.Next(sent, w.now().Sub(start)), wait), err
 }
 
 // eraseStep runs one step of a tenant's erasure (erasure.Eraser).

@@ -130,3 +130,10 @@ func (r *Runner) complete(ctx context.Context, j *domain.Job) error {
 func (c Config) Span(n int) time.Duration {
 	return time.Duration(float64(n) / c.WithDefaults().Rate * float64(time.Second))
 }
+
+// Next is how long after a step of n paced sends, begun elapsed ago, the
+// next step may start: when the last of them is due (Delay), nothing if
+// the step's work took longer than their span.
+func (c Config) Next(n int, elapsed time.Duration) time.Duration {
+	return max(c.Span(n)-elapsed, 0)
+}

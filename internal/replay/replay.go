@@ -204,10 +204,14 @@ type sendChunk func(ctx context.Context, j *domain.Job, ids []string, snap store
 // claims and releases one after another.
 const chunkSize = 10
 
-// sendPaced sends each delivery of a step, a chunk at a time, paced, and
-// returns how long the paced sends take to come due.
+// sendPaced sends each delivery of a step, a chunk at a time, each due
+// its place in the step over the job's rate after the step began
+// (jobs.Config.Delay), and returns how long until the last of them is due
+// (jobs.Config.Next): the next step starts then, so that a job whose steps'
+// work is quicker than their span sends at its rate, and one whose work is
+// slower sends as fast as its work goes.
 func (w *Replayer) sendPaced(ctx context.Context, j *domain.Job, ids []string, send sendChunk) (time.Duration, error) {
-	out := &replaySends{w: w, j: j}
+	out := &replaySends{w: w, j: j, start: w.now()}
 	disabled := map[string]bool{}
 	var snap store.Snapshot
 	for i := 0; i < len(ids); i += chunkSize {
@@ -228,7 +232,7 @@ func (w *Replayer) sendPaced(ctx context.Context, j *domain.Job, ids []string, s
 	if err := out.flush(ctx); err != nil {
 		return 0, err
 	}
-	return w.cfg().Span(out.sent) + time.Second, nil
+	return w.cfg().Next(out.sent, w.now().Sub(out.start)), nil
 }
 
 // replayChunk claims the dead deliveries ids for job j, at once, and
@@ -337,8 +341,9 @@ type replaySends struct {
 	w       *Replayer
 	j       *domain.Job
 	batch   []sqstypes.SendMessageBatchRequestEntry
-	claimed []string // the claimed deliveries in batch
-	sent    int      // how many this step has paced so far
+	claimed []string  // the claimed deliveries in batch
+	sent    int       // how many this step has paced so far
+	start   time.Time // when the step began, what its sends are paced from
 }
 
 // add paces claimed delivery d's fresh message into the batch, sending the
@@ -358,7 +363,7 @@ func (r *replaySends) add(ctx context.Context, id string, d domain.Delivery) err
 // trace tp; claimed by the job when claimed) into the batch, sending the
 // batch first when it is full.
 func (r *replaySends) addBody(ctx context.Context, id, body, tenantID, tp string, claimed bool) error {
-	delay := r.w.delay(r.sent)
+	delay := r.w.cfg().Delay(r.sent, r.w.now().Sub(r.start), r.w.Rand)
 	r.sent++
 	// In its tenant's message group (message.GroupID), as enqueue sent it.
 	e := sqstypes.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(len(r.batch))), MessageBody: aws.String(body), DelaySeconds: delay,
@@ -416,9 +421,6 @@ func (r *replaySends) flush(ctx context.Context) error {
 	r.batch, r.claimed = r.batch[:0], r.claimed[:0]
 	return nil
 }
-
-// delay paces the n-th send of a step (jobs.Config.Delay).
-func (w *Replayer) delay(n int) int32 { return w.cfg().Delay(n, w.Rand) }
 
 // check looks at a delivery (as read before it is claimed; found false if
 // it does not exist) and says why it is to be skipped ("" to replay it;

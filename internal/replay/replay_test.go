@@ -83,9 +83,9 @@ func TestReplayStepByIDs(t *testing.T) {
 		steps = append(steps, next)
 	}
 	// 8 ids, 3 a step: d1 is sent of the first three, d2 of the next, d3
-	// and d4 of the last; one send at 2/s comes due in 0.5 s, and a second
-	// more.
-	require.Equal(t, []time.Duration{1500 * time.Millisecond, 1500 * time.Millisecond, 0}, steps)
+	// and d4 of the last; one send at 2/s comes due 0.5 s after its step
+	// began, when the next may start.
+	require.Equal(t, []time.Duration{500 * time.Millisecond, 500 * time.Millisecond, 0}, steps)
 	require.Equal(t, 4, j.Replayed)
 	require.Equal(t, map[string]int{"not_dead": 1, "not_found": 2, "endpoint_disabled": 1}, j.Skipped)
 	require.Len(t, e.q.Bodies(deliveryURL), 4)
