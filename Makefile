@@ -143,7 +143,7 @@ bench-replay: deploy-local ## Replay on the local cloud: 1,000 dead deliveries, 
 	@source scripts/env.sh && $(GO) run ./tooling/cmd/replaybench -n 100 -background 0
 	@source scripts/env.sh && $(GO) run ./tooling/cmd/replaybench -n 100 -background 2000
 	@HOOKLINE_LOCAL_REPLAY_RATE=200 scripts/deploy-local.sh >/dev/null
-	@source scripts/env.sh && $(GO) run ./tooling/cmd/replaybench -n 1000
+	@source scripts/env.sh && $(GO) run ./tooling/cmd/replaybench -n 1000 -settle 15s
 	@scripts/deploy-local.sh >/dev/null
 
 clean: ## Remove build outputs (dist/, cdk.out/)

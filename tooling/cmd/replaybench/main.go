@@ -36,8 +36,9 @@ func main() {
 	n := flag.Int("n", 1000, "dead deliveries of the replaying tenant")
 	background := flag.Int("background", 0, "dead deliveries of another tenant in the same DLQ")
 	since := flag.Bool("since", false, "replay -n delivered deliveries since a time instead (rebuilt from the outbox)")
+	settle := flag.Duration("settle", 0, "wait this long after the deaths before the replay, so that their aftermath (the delivery.dead notices and their events) is not measured with it")
 	flag.Parse()
-	do := func(ctx context.Context) error { return run(ctx, *n, *background) }
+	do := func(ctx context.Context) error { return run(ctx, *n, *background, *settle) }
 	if *since {
 		do = func(ctx context.Context) error { return runSince(ctx, *n) }
 	}
@@ -146,7 +147,7 @@ func countDead(ctx context.Context, c *apiclient.Client) (int, time.Duration, er
 	return len(all), time.Since(start), err
 }
 
-func run(ctx context.Context, n, background int) error {
+func run(ctx context.Context, n, background int, settle time.Duration) error {
 	h, err := harness.Load(ctx)
 	if err != nil {
 		return err
@@ -168,6 +169,10 @@ func run(ctx context.Context, n, background int) error {
 	_, listTime, err := countDead(ctx, client)
 	if err != nil {
 		return err
+	}
+	if settle > 0 {
+		fmt.Printf("  waiting %s for the deaths' notices to settle\n", settle)
+		time.Sleep(settle)
 	}
 	up.Store(true)
 	job, took, err := timeJob(ctx, client, "/v1/dlq/replay", map[string]string{"event_type": "bench.event"}, hits, n)
