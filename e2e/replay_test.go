@@ -249,12 +249,15 @@ func TestInterruptedReplayResumes(t *testing.T) {
 		Args: &replay.IDs{IDs: ids}, Status: domain.StatusRunning, Cursor: strconv.Itoa(len(ids)), Pending: ids}
 	require.NoError(t, env.store.SaveJob(ctx, job))
 	for _, id := range ids[:3] {
-		d, err := env.store.ClaimForReplay(ctx, id, tenantID, job.JobID, 15*time.Minute)
+		read, err := env.store.Delivery(ctx, id)
 		require.NoError(t, err)
+		ds, errs := env.store.ClaimForReplay(ctx, []domain.Delivery{read}, tenantID, job.JobID, 15*time.Minute)
+		require.NoError(t, errs[0])
+		d := ds[0]
 		if id == ids[0] {
 			_, err = env.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &env.out.DeliveryQueueURL, MessageBody: &d.Message, MessageGroupId: message.GroupID(tenantID)})
 			require.NoError(t, err)
-			require.NoError(t, env.store.ReleaseReplay(ctx, id, job.JobID))
+			require.NoError(t, env.store.ReleaseReplay(ctx, []string{id}, job.JobID))
 		}
 	}
 	// SQS brings the job message back.

@@ -141,8 +141,10 @@ func TestStoreLayout(t *testing.T) {
 		later := store.New(env.ddb, env.out.StateTableName)
 		claimedAt := time.Now().Add(10 * 24 * time.Hour)
 		later.Now = func() time.Time { return claimedAt }
-		_, err := later.ClaimForReplay(ctx, d.DeliveryID, tenant, "job_exp", time.Hour)
+		read, err := later.Delivery(ctx, d.DeliveryID)
 		require.NoError(t, err)
+		_, errs := later.ClaimForReplay(ctx, []domain.Delivery{read}, tenant, "job_exp", time.Hour)
+		require.NoError(t, errs[0])
 		item, err := env.ddb.GetItem(ctx, &dynamodb.GetItemInput{
 			TableName: &env.out.StateTableName, ConsistentRead: aws.Bool(true),
 			Key: map[string]types.AttributeValue{

@@ -1,6 +1,7 @@
 package background_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -77,6 +78,8 @@ type testStore struct {
 	// beforeClaim, when set, runs (without the lock) at the start of every
 	// ClaimForReplay: a test interleaves other work there.
 	beforeClaim func(id, job string)
+	// claimBatches are how many deliveries each ClaimForReplay call took.
+	claimBatches []int
 	// beforeRecord, when set, runs (without the lock) at the start of every
 	// RecordAttemptIfUnchanged: a test makes or changes the record there.
 	beforeRecord func(id string)
@@ -229,19 +232,58 @@ func (s *testStore) ListDead(ctx context.Context, tenantID string, f domain.Dead
 	return p.ds, p.next, err
 }
 
-func (s *testStore) ClaimForReplay(ctx context.Context, id, tenantID, job string, stale time.Duration) (domain.Delivery, error) {
+// ClaimForReplay counts each delivery of the batch as a call of its own
+// (so a fault at call k falls on the batch that claims the k-th delivery);
+// a fault before fails the whole batch with nothing written, one after
+// writes it all and answers the fault for each (the transaction's answer
+// lost).
+func (s *testStore) ClaimForReplay(ctx context.Context, reads []domain.Delivery, tenantID, job string, stale time.Duration) ([]domain.Delivery, []error) {
 	s.mu.Lock()
 	hook := s.beforeClaim
+	s.claimBatches = append(s.claimBatches, len(reads))
 	s.mu.Unlock()
 	if hook != nil {
-		hook(id, job)
+		for _, d := range reads {
+			hook(d.DeliveryID, job)
+		}
 	}
-	return faulty(s, "ClaimForReplay", func() (domain.Delivery, error) { return s.Store.ClaimForReplay(ctx, id, tenantID, job, stale) })
+	var before, after error
+	for range reads {
+		b, a := s.hit("ClaimForReplay")
+		before, after = cmp.Or(before, b), cmp.Or(after, a)
+	}
+	all := func(err error) ([]domain.Delivery, []error) {
+		errs := make([]error, len(reads))
+		for i := range errs {
+			errs[i] = err
+		}
+		return make([]domain.Delivery, len(reads)), errs
+	}
+	if before != nil {
+		return all(before)
+	}
+	ds, errs := s.Store.ClaimForReplay(ctx, reads, tenantID, job, stale)
+	if after != nil {
+		return all(after)
+	}
+	return ds, errs
 }
 
-func (s *testStore) ReleaseReplay(ctx context.Context, id, job string) error {
-	_, err := faulty(s, "ReleaseReplay", func() (struct{}, error) { return struct{}{}, s.Store.ReleaseReplay(ctx, id, job) })
-	return err
+// ReleaseReplay counts each delivery as a call of its own, as
+// ClaimForReplay does.
+func (s *testStore) ReleaseReplay(ctx context.Context, ids []string, job string) error {
+	var before, after error
+	for range ids {
+		b, a := s.hit("ReleaseReplay")
+		before, after = cmp.Or(before, b), cmp.Or(after, a)
+	}
+	if before != nil {
+		return before
+	}
+	if err := s.Store.ReleaseReplay(ctx, ids, job); err != nil {
+		return err
+	}
+	return after
 }
 
 func (s *testStore) RecordAttemptIfUnchanged(ctx context.Context, d domain.Delivery, a domain.Attempt, o domain.Outcome) error {

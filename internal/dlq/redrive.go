@@ -22,8 +22,8 @@ import (
 type RedriveStore interface {
 	SaveJob(ctx context.Context, j *domain.Job) error
 	Delivery(ctx context.Context, id string) (domain.Delivery, error)
-	ClaimForReplay(ctx context.Context, id, tenantID, job string, stale time.Duration) (domain.Delivery, error)
-	ReleaseReplay(ctx context.Context, id, job string) error
+	ClaimForReplay(ctx context.Context, reads []domain.Delivery, tenantID, job string, stale time.Duration) ([]domain.Delivery, []error)
+	ReleaseReplay(ctx context.Context, ids []string, job string) error
 }
 
 var _ RedriveStore = (*store.Store)(nil)
@@ -255,7 +255,7 @@ func (w *Redriver) redriveOne(ctx context.Context, jobID string, dm dlqDelivery,
 		return 0, err
 	}
 	if claimed {
-		if err := w.Store.ReleaseReplay(ctx, msg.DeliveryID, jobID); err != nil {
+		if err := w.Store.ReleaseReplay(ctx, []string{msg.DeliveryID}, jobID); err != nil {
 			return 0, err
 		}
 	}
@@ -281,8 +281,11 @@ func (w *Redriver) claim(ctx context.Context, job, id string, d domain.Delivery)
 	if d.State != domain.StateDead && d.ReplayClaimedBy == "" {
 		return false, nil
 	}
-	if _, err := w.Store.ClaimForReplay(ctx, id, "", job, w.Stale); err != nil {
-		return false, err
+	if d.DeliveryID == "" {
+		d.DeliveryID = id
+	}
+	if _, errs := w.Store.ClaimForReplay(ctx, []domain.Delivery{d}, "", job, w.Stale); errs[0] != nil {
+		return false, errs[0]
 	}
 	return true, nil
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -43,8 +42,8 @@ type DeadLetters interface {
 // Claims takes a dead delivery for a job and lets it go once its message is
 // sent.
 type Claims interface {
-	ClaimForReplay(ctx context.Context, id, tenantID, job string, stale time.Duration) (domain.Delivery, error)
-	ReleaseReplay(ctx context.Context, id, job string) error
+	ClaimForReplay(ctx context.Context, reads []domain.Delivery, tenantID, job string, stale time.Duration) ([]domain.Delivery, []error)
+	ReleaseReplay(ctx context.Context, ids []string, job string) error
 }
 
 // Deliveries reads deliveries, a batch at a time, and endpoints: one, or
@@ -254,12 +253,14 @@ func (w *Replayer) replayChunk(ctx context.Context, j *domain.Job, ids []string,
 }
 
 // claimAll checks each delivery of ids (as snap read it), one after
-// another, then claims those to replay at once, and counts the rest as
-// claim does, in order.
+// another, then claims those to replay at once (one write for the chunk,
+// store.ClaimForReplay), and counts the rest as claim does, in order.
 func (w *Replayer) claimAll(ctx context.Context, j *domain.Job, ids []string, snap store.Snapshot, disabled map[string]bool) ([]domain.Delivery, []bool, error) {
 	ds := make([]domain.Delivery, len(ids))
 	reasons := make([]string, len(ids))
 	errs := make([]error, len(ids))
+	var reads []domain.Delivery
+	var at []int
 	for i, id := range ids {
 		d, found := snap.Deliveries[id]
 		r, err := w.check(ctx, j, d, found, disabled)
@@ -267,19 +268,16 @@ func (w *Replayer) claimAll(ctx context.Context, j *domain.Job, ids []string, sn
 			return nil, nil, err
 		}
 		ds[i], reasons[i] = d, r
-	}
-	var wg sync.WaitGroup
-	for i, id := range ids {
-		if reasons[i] != "" {
-			continue
+		if r == "" {
+			reads, at = append(reads, d), append(at, i)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ds[i], errs[i] = w.Store.ClaimForReplay(ctx, id, j.TenantID, j.JobID, w.cfg().Stale)
-		}()
 	}
-	wg.Wait()
+	if len(reads) > 0 {
+		got, gotErrs := w.Store.ClaimForReplay(ctx, reads, j.TenantID, j.JobID, w.cfg().Stale)
+		for k, i := range at {
+			ds[i], errs[i] = got[k], gotErrs[k]
+		}
+	}
 	claimed := make([]bool, len(ids))
 	for i, id := range ids {
 		var err error
@@ -295,16 +293,11 @@ func (w *Replayer) claimAll(ctx context.Context, j *domain.Job, ids []string, sn
 // reports false, and counts why, for a delivery left alone: skipped, or
 // replayed by this job before it stopped and resumed.
 func (w *Replayer) claim(ctx context.Context, j *domain.Job, id string, snap store.Snapshot, disabled map[string]bool) (domain.Delivery, bool, error) {
-	d, found := snap.Deliveries[id]
-	reason, err := w.check(ctx, j, d, found, disabled)
+	ds, claimed, err := w.claimAll(ctx, j, []string{id}, snap, disabled)
 	if err != nil {
-		return d, false, err
+		return domain.Delivery{}, false, err
 	}
-	if reason == "" {
-		d, err = w.Store.ClaimForReplay(ctx, id, j.TenantID, j.JobID, w.cfg().Stale)
-	}
-	claimed, err := w.counted(j, id, reason, err)
-	return d, claimed, err
+	return ds[0], claimed[0], nil
 }
 
 // counted counts delivery id of job j by what its check said (reason) or,
@@ -402,18 +395,8 @@ func (r *replaySends) flush(ctx context.Context) error {
 	if err := message.SendBatch(ctx, r.w.Queue, r.w.DeliveryQueueURL, r.batch); err != nil {
 		return err
 	}
-	// The batch's claims released at once.
-	errs := make([]error, len(r.claimed))
-	var wg sync.WaitGroup
-	for i, id := range r.claimed {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = r.w.Store.ReleaseReplay(ctx, id, r.j.JobID)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	// The batch's claims released at once (one write).
+	if err := r.w.Store.ReleaseReplay(ctx, r.claimed, r.j.JobID); err != nil {
 		return err
 	}
 	r.j.Replayed += len(r.batch)

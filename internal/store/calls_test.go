@@ -190,10 +190,10 @@ func TestCallsListsWhatEachMethodCalls(t *testing.T) {
 			return err
 		},
 		"ClaimForReplay": func(ctx context.Context, s *Store) error {
-			_, err := s.ClaimForReplay(ctx, "d", "t", "j", time.Minute)
+			_, err := claimByID(ctx, s, "d", "t", "j", time.Minute)
 			return err
 		},
-		"ReleaseReplay": func(ctx context.Context, s *Store) error { return s.ReleaseReplay(ctx, "d", "j") },
+		"ReleaseReplay": func(ctx context.Context, s *Store) error { return s.ReleaseReplay(ctx, []string{"d"}, "j") },
 		"SaveJob": func(ctx context.Context, s *Store) error {
 			return s.SaveJob(ctx, &domain.Job{JobID: "j", Kind: "ids"})
 		},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -135,7 +136,7 @@ func TestDeadTransitionsMoveTheCounterInTheSameWrite(t *testing.T) {
 			}, 0},
 		{"a replay claims it", killed,
 			func(s *Store, d domain.Delivery) error {
-				_, err := s.ClaimForReplay(ctx, d.DeliveryID, d.TenantID, "rj_1", time.Minute)
+				_, err := claimByID(ctx, s, d.DeliveryID, d.TenantID, "rj_1", time.Minute)
 				return err
 			}, 0},
 	}
@@ -295,9 +296,132 @@ func TestClaimForReplayExtendsTheExpiry(t *testing.T) {
 
 	later := died.Add(14 * 24 * time.Hour)
 	s.Now = func() time.Time { return later }
-	_, err := s.ClaimForReplay(ctx, d.DeliveryID, "t1", "rj_1", time.Minute)
+	_, err := claimByID(ctx, s, d.DeliveryID, "t1", "rj_1", time.Minute)
 	require.NoError(t, err)
 	require.Equal(t, strconv.FormatInt(later.Add(s.Retention).Unix(), 10), stored(db, deliveryKey(d.DeliveryID))["expires_at"].(*types.AttributeValueMemberN).Value)
+}
+
+// A replay's chunk of claims is one transaction, with no read: the
+// deliveries as the caller read them, each claimed on that condition, the
+// tenant's DLQ depth moved once a counter shard. What cannot be claimed as
+// read (another job's claim, a delivered one, another tenant's) is
+// answered in its place with no write; 60 claims are three transactions
+// (25 a transaction, within DynamoDB's 100 members with their shards).
+func TestClaimsAreOneTransactionAChunk(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := newFakeDB()
+	s := newTestStore(db)
+	var reads []domain.Delivery
+	for i := range 60 {
+		d := newDelivery("t1", fmt.Sprintf("evt_%02d", i))
+		pending(t, s, d)
+		require.NoError(t, s.RecordAttempt(ctx, read(t, s, d), domain.Attempt{Number: 2, At: s.Now(), Status: 400, Error: "http_400"},
+			domain.Outcome{State: domain.StateDead, DeadReason: "rejected_400", Message: `{"m":1}`}))
+		reads = append(reads, read(t, s, d))
+	}
+	require.Equal(t, 60, counter(t, db, "t1"))
+	other := newDelivery("t2", "evt_other")
+	killed(t, s, other)
+	done := newDelivery("t1", "evt_done")
+	pending(t, s, done)
+	require.NoError(t, s.RecordAttempt(ctx, read(t, s, done), domain.Attempt{Number: 2, At: s.Now(), Status: 200}, domain.Outcome{State: domain.StateDelivered}))
+
+	chunk := append(slices.Clone(reads[:10]), read(t, s, other), read(t, s, done))
+	gets, txs := db.Calls("GetItem"), db.Calls("TransactWriteItems")
+	got, errs := s.ClaimForReplay(ctx, chunk, "t1", "rj_1", time.Minute)
+	require.Equal(t, gets, db.Calls("GetItem"), "no read: the deliveries as read")
+	require.Equal(t, txs+1, db.Calls("TransactWriteItems"), "ten claims, one transaction")
+	for i := range 10 {
+		require.NoError(t, errs[i])
+		require.Equal(t, domain.StatePending, got[i].State)
+		require.Equal(t, "rj_1", got[i].ReplayClaimedBy)
+		require.Equal(t, `{"m":1}`, got[i].Message)
+		require.Equal(t, domain.StatePending, read(t, s, reads[i]).State)
+	}
+	require.ErrorIs(t, errs[10], ErrNotFound, "another tenant's")
+	require.ErrorIs(t, errs[11], ErrNotDead)
+	require.Equal(t, 50, counter(t, db, "t1"), "the depth moved by ten")
+	require.Equal(t, 1, counter(t, db, "t2"))
+
+	// One changed since it was read (another job claimed it): the
+	// transaction is cancelled, and each is claimed on its own, read again.
+	_, err := claimByID(ctx, s, reads[12].DeliveryID, "t1", "rj_other", time.Minute)
+	require.NoError(t, err)
+	got, errs = s.ClaimForReplay(ctx, reads[10:20], "t1", "rj_1", time.Minute)
+	for i := range 10 {
+		if i == 2 {
+			require.ErrorIs(t, errs[i], ErrReplayInFlight)
+			continue
+		}
+		require.NoError(t, errs[i])
+		require.Equal(t, "rj_1", got[i].ReplayClaimedBy)
+	}
+	require.Equal(t, 40, counter(t, db, "t1"), "nine more out, and the other job's one")
+
+	txs = db.Calls("TransactWriteItems")
+	_, errs = s.ClaimForReplay(ctx, reads[20:], "t1", "rj_1", time.Minute)
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	require.Equal(t, txs+2, db.Calls("TransactWriteItems"), "40 claims, two transactions of at most 25")
+	require.Equal(t, 0, counter(t, db, "t1"))
+	require.Equal(t, 0, indexedDead(db, "t1"))
+
+	// Claimed again by the same job (a step resumed): answered as claimed.
+	got, errs = s.ClaimForReplay(ctx, []domain.Delivery{read(t, s, reads[0])}, "t1", "rj_1", time.Minute)
+	require.NoError(t, errs[0])
+	require.Equal(t, "rj_1", got[0].ReplayClaimedBy)
+	require.Equal(t, 0, counter(t, db, "t1"), "a claim of a claimed one moves no depth")
+}
+
+// A chunk's releases are one transaction; one whose claim another job took
+// over (stale) cancels it, and each is then released on its own: that one
+// left to the other job, the rest released.
+func TestReleasesAreOneTransactionAChunk(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := newFakeDB()
+	s := newTestStore(db)
+	var reads []domain.Delivery
+	var ids []string
+	for i := range 10 {
+		d := newDelivery("t1", fmt.Sprintf("evt_%02d", i))
+		pending(t, s, d)
+		require.NoError(t, s.RecordAttempt(ctx, read(t, s, d), domain.Attempt{Number: 2, At: s.Now(), Status: 400, Error: "http_400"},
+			domain.Outcome{State: domain.StateDead, DeadReason: "rejected_400", Message: `{"m":1}`}))
+		reads, ids = append(reads, read(t, s, d)), append(ids, d.DeliveryID)
+	}
+	_, errs := s.ClaimForReplay(ctx, reads, "t1", "rj_1", time.Minute)
+	require.NoError(t, errors.Join(errs...))
+
+	txs, updates := db.Calls("TransactWriteItems"), db.Calls("UpdateItem")
+	require.NoError(t, s.ReleaseReplay(ctx, ids[:5], "rj_1"))
+	require.Equal(t, txs+1, db.Calls("TransactWriteItems"), "five releases, one transaction")
+	require.Equal(t, updates, db.Calls("UpdateItem"))
+	for _, id := range ids[:5] {
+		d, err := s.Delivery(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, "rj_1", d.ReplayedBy)
+		require.Empty(t, d.ReplayClaimedBy)
+	}
+
+	// rj_1's claim on ids[7] went stale and another job took it over.
+	later := s.Now().Add(2 * time.Minute)
+	s.Now = func() time.Time { return later }
+	_, err := claimByID(ctx, s, ids[7], "t1", "rj_2", time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, s.ReleaseReplay(ctx, ids[5:], "rj_1"))
+	for _, id := range ids[5:] {
+		d, err := s.Delivery(ctx, id)
+		require.NoError(t, err)
+		if id == ids[7] {
+			require.Equal(t, "rj_2", d.ReplayClaimedBy, "the other job's claim stands")
+			continue
+		}
+		require.Equal(t, "rj_1", d.ReplayedBy)
+		require.Empty(t, d.ReplayClaimedBy)
+	}
 }
 
 // What the sweep needs when it records a death from a DLQ message: the
@@ -552,7 +676,7 @@ func TestDLQDepthUpgradeFromOneCounter(t *testing.T) {
 	require.Equal(t, map[string]int{"t1": 4, "t2": 4}, depths)
 
 	for i := 1; i <= 4; i++ { // replays take each out, on its shard
-		_, err := s.ClaimForReplay(ctx, newDelivery("t1", fmt.Sprintf("evt_%d", i)).DeliveryID, "t1", "rj_1", time.Minute)
+		_, err := claimByID(ctx, s, newDelivery("t1", fmt.Sprintf("evt_%d", i)).DeliveryID, "t1", "rj_1", time.Minute)
 		require.NoError(t, err)
 	}
 	require.Equal(t, 0, counter(t, db, "t1"))
@@ -562,4 +686,16 @@ func TestDLQDepthUpgradeFromOneCounter(t *testing.T) {
 	depths, err = s.DLQDepths(ctx)
 	require.NoError(t, err)
 	require.Equal(t, map[string]int{"t1": 0, "t2": 4}, depths)
+}
+
+// claimByID reads delivery id strongly, as a replay step does, and claims
+// it for job alone (store.ClaimForReplay with one delivery).
+func claimByID(ctx context.Context, s *Store, id, tenantID, job string, stale time.Duration) (domain.Delivery, error) {
+	d, err := s.Delivery(ctx, id)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return d, err
+	}
+	d.DeliveryID = id
+	ds, errs := s.ClaimForReplay(ctx, []domain.Delivery{d}, tenantID, job, stale)
+	return ds[0], errs[0]
 }

@@ -67,8 +67,8 @@ type Store interface {
 
 	ListDead(ctx context.Context, tenantID string, f domain.DeadFilter, limit int, cursor string) ([]domain.Delivery, string, error)
 	ListDeliveries(ctx context.Context, tenantID string, f domain.DeliveryFilter, limit int, cursor string) ([]domain.Delivery, string, error)
-	ClaimForReplay(ctx context.Context, id, tenantID, job string, stale time.Duration) (domain.Delivery, error)
-	ReleaseReplay(ctx context.Context, id, job string) error
+	ClaimForReplay(ctx context.Context, reads []domain.Delivery, tenantID, job string, stale time.Duration) ([]domain.Delivery, []error)
+	ReleaseReplay(ctx context.Context, ids []string, job string) error
 	DLQDepths(ctx context.Context) (map[string]int, error)
 	ReconcileDLQDepth(ctx context.Context, tenantID string) (store.DepthCheck, error)
 

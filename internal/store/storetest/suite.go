@@ -959,11 +959,11 @@ func claims(t *testing.T, u *suite) {
 	}
 	d := mk("1")
 	require.Equal(t, 1, u.depth(t, tenant))
-	_, err := s.ClaimForReplay(ctx, d.DeliveryID, u.id("t_other"), "job_x", time.Hour)
+	_, err := claimByID(ctx, s, d.DeliveryID, u.id("t_other"), "job_x", time.Hour)
 	require.ErrorIs(t, err, store.ErrNotFound, "another tenant's delivery is as good as missing")
-	_, err = s.ClaimForReplay(ctx, u.id("dlv_missing"), tenant, "job_x", time.Hour)
+	_, err = claimByID(ctx, s, u.id("dlv_missing"), tenant, "job_x", time.Hour)
 	require.ErrorIs(t, err, store.ErrNotFound)
-	got, err := s.ClaimForReplay(ctx, d.DeliveryID, tenant, "job_a", time.Hour)
+	got, err := claimByID(ctx, s, d.DeliveryID, tenant, "job_a", time.Hour)
 	require.NoError(t, err)
 	require.Equal(t, domain.StatePending, got.State)
 	require.Equal(t, `{"m":"1"}`, got.Message, "the claim returns the message to send")
@@ -973,16 +973,16 @@ func claims(t *testing.T, u *suite) {
 	require.Zero(t, u.depth(t, tenant), "a claimed delivery is no longer dead")
 	ids, _ := u.dead(t, tenant, domain.DeadFilter{}, 10)
 	require.Empty(t, ids, "nor listed")
-	_, err = s.ClaimForReplay(ctx, d.DeliveryID, tenant, "job_b", time.Hour)
+	_, err = claimByID(ctx, s, d.DeliveryID, tenant, "job_b", time.Hour)
 	require.ErrorIs(t, err, store.ErrReplayInFlight, "a second job loses")
-	_, err = s.ClaimForReplay(ctx, d.DeliveryID, tenant, "job_a", time.Hour)
+	_, err = claimByID(ctx, s, d.DeliveryID, tenant, "job_a", time.Hour)
 	require.NoError(t, err, "the same job resumes its claim")
-	require.NoError(t, s.ReleaseReplay(ctx, d.DeliveryID, "job_b"), "another job's release is a no-op")
+	require.NoError(t, s.ReleaseReplay(ctx, []string{d.DeliveryID}, "job_b"), "another job's release is a no-op")
 	read, err := s.Delivery(ctx, d.DeliveryID)
 	require.NoError(t, err)
 	require.Equal(t, "job_a", read.ReplayClaimedBy)
-	require.NoError(t, s.ReleaseReplay(ctx, d.DeliveryID, "job_a"))
-	_, err = s.ClaimForReplay(ctx, d.DeliveryID, tenant, "job_a", time.Hour)
+	require.NoError(t, s.ReleaseReplay(ctx, []string{d.DeliveryID}, "job_a"))
+	_, err = claimByID(ctx, s, d.DeliveryID, tenant, "job_a", time.Hour)
 	require.ErrorIs(t, err, store.ErrNotDead, "released and pending: nothing to replay")
 	read, err = s.Delivery(ctx, d.DeliveryID)
 	require.NoError(t, err)
@@ -993,12 +993,12 @@ func claims(t *testing.T, u *suite) {
 	// A job that claimed and stopped: its claim goes stale and another
 	// (the operator's redrive, tenant "") takes it over.
 	e := mk("2")
-	_, err = s.ClaimForReplay(ctx, e.DeliveryID, "", "job_dead", time.Hour)
+	_, err = claimByID(ctx, s, e.DeliveryID, "", "job_dead", time.Hour)
 	require.NoError(t, err)
-	_, err = s.ClaimForReplay(ctx, e.DeliveryID, "", "job_redrive", time.Hour)
+	_, err = claimByID(ctx, s, e.DeliveryID, "", "job_redrive", time.Hour)
 	require.ErrorIs(t, err, store.ErrReplayInFlight, "not stale yet")
 	u.clock.Advance(time.Hour + time.Second)
-	got, err = s.ClaimForReplay(ctx, e.DeliveryID, "", "job_redrive", time.Hour)
+	got, err = claimByID(ctx, s, e.DeliveryID, "", "job_redrive", time.Hour)
 	require.NoError(t, err, "a stale claim on a never-sent delivery is taken over")
 	require.Equal(t, "job_redrive", got.ReplayClaimedBy)
 	require.Zero(t, u.depth(t, tenant), "counted out once")
@@ -1006,8 +1006,31 @@ func claims(t *testing.T, u *suite) {
 	// A delivered delivery is never claimed.
 	f := mk("3")
 	require.NoError(t, s.RecordAttempt(ctx, u.current(t, f), domain.Attempt{Number: 2, At: u.clock.Now(), Status: 200}, domain.Outcome{State: domain.StateDelivered}))
-	_, err = s.ClaimForReplay(ctx, f.DeliveryID, tenant, "job_c", time.Hour)
+	_, err = claimByID(ctx, s, f.DeliveryID, tenant, "job_c", time.Hour)
 	require.ErrorIs(t, err, store.ErrNotDead)
+
+	// A chunk claimed at once, as read: the dead ones claimed together,
+	// the rest answered in their place, and one changed since it was read
+	// (another job's claim) left to that job while the others are still
+	// claimed.
+	var chunk []domain.Delivery
+	for _, n := range []string{"4", "5", "6", "7"} {
+		chunk = append(chunk, u.current(t, mk(n)))
+	}
+	require.Equal(t, 4, u.depth(t, tenant))
+	_, err = claimByID(ctx, s, chunk[2].DeliveryID, tenant, "job_e", time.Hour)
+	require.NoError(t, err)
+	chunk = append(chunk, u.current(t, f))
+	ds, errs := s.ClaimForReplay(ctx, chunk, tenant, "job_d", time.Hour)
+	require.Len(t, errs, 5)
+	for _, i := range []int{0, 1, 3} {
+		require.NoError(t, errs[i])
+		require.Equal(t, "job_d", ds[i].ReplayClaimedBy)
+		require.Equal(t, domain.StatePending, u.current(t, chunk[i]).State)
+	}
+	require.ErrorIs(t, errs[2], store.ErrReplayInFlight, "claimed by another job since it was read")
+	require.ErrorIs(t, errs[4], store.ErrNotDead)
+	require.Zero(t, u.depth(t, tenant), "each counted out once")
 }
 
 func deadListing(t *testing.T, u *suite) {
@@ -1143,7 +1166,7 @@ func depthBurst(t *testing.T, u *suite) {
 	require.Equal(t, store.DepthCheck{TenantID: tenant, Counter: n, Indexed: n}, check, "nothing to correct")
 
 	all(func(d domain.Delivery) error {
-		_, err := s.ClaimForReplay(ctx, d.DeliveryID, tenant, "job_burst", time.Hour)
+		_, err := claimByID(ctx, s, d.DeliveryID, tenant, "job_burst", time.Hour)
 		return err
 	})
 	require.Zero(t, u.depth(t, tenant))
@@ -1557,4 +1580,16 @@ func countFailures(ctx context.Context, s Store, tenant, endpointID string, n in
 func resetFailures(ctx context.Context, s Store, tenant, endpointID string) (*time.Time, error) {
 	fx, err := s.RecordEndpointHealth(ctx, tenant, endpointID, true, 0, store.HealthThresholds{})
 	return fx.Recovered, err
+}
+
+// claimByID reads delivery id strongly, as a replay step does, and claims
+// it for job alone (store.ClaimForReplay with one delivery).
+func claimByID(ctx context.Context, s Store, id, tenantID, job string, stale time.Duration) (domain.Delivery, error) {
+	d, err := s.Delivery(ctx, id)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return d, err
+	}
+	d.DeliveryID = id
+	ds, errs := s.ClaimForReplay(ctx, []domain.Delivery{d}, tenantID, job, stale)
+	return ds[0], errs[0]
 }
