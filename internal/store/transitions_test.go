@@ -301,6 +301,22 @@ func TestClaimForReplayExtendsTheExpiry(t *testing.T) {
 	require.Equal(t, strconv.FormatInt(later.Add(s.Retention).Unix(), 10), stored(db, deliveryKey(d.DeliveryID))["expires_at"].(*types.AttributeValueMemberN).Value)
 }
 
+// deadOnes records n deliveries of tenant dead, after a first failed
+// attempt, and returns them as read and their ids.
+func deadOnes(t *testing.T, s *Store, tenant string, n int) ([]domain.Delivery, []string) {
+	t.Helper()
+	var reads []domain.Delivery
+	var ids []string
+	for i := range n {
+		d := newDelivery(tenant, fmt.Sprintf("evt_%02d", i))
+		pending(t, s, d)
+		require.NoError(t, s.RecordAttempt(context.Background(), read(t, s, d), domain.Attempt{Number: 2, At: s.Now(), Status: 400, Error: "http_400"},
+			domain.Outcome{State: domain.StateDead, DeadReason: "rejected_400", Message: `{"m":1}`}))
+		reads, ids = append(reads, read(t, s, d)), append(ids, d.DeliveryID)
+	}
+	return reads, ids
+}
+
 // A replay's chunk of claims is one transaction, with no read: the
 // deliveries as the caller read them, each claimed on that condition, the
 // tenant's DLQ depth moved once a counter shard. What cannot be claimed as
@@ -312,14 +328,7 @@ func TestClaimsAreOneTransactionAChunk(t *testing.T) {
 	ctx := context.Background()
 	db := newFakeDB()
 	s := newTestStore(db)
-	var reads []domain.Delivery
-	for i := range 60 {
-		d := newDelivery("t1", fmt.Sprintf("evt_%02d", i))
-		pending(t, s, d)
-		require.NoError(t, s.RecordAttempt(ctx, read(t, s, d), domain.Attempt{Number: 2, At: s.Now(), Status: 400, Error: "http_400"},
-			domain.Outcome{State: domain.StateDead, DeadReason: "rejected_400", Message: `{"m":1}`}))
-		reads = append(reads, read(t, s, d))
-	}
+	reads, _ := deadOnes(t, s, "t1", 60)
 	require.Equal(t, 60, counter(t, db, "t1"))
 	other := newDelivery("t2", "evt_other")
 	killed(t, s, other)
@@ -383,15 +392,7 @@ func TestReleasesAreOneTransactionAChunk(t *testing.T) {
 	ctx := context.Background()
 	db := newFakeDB()
 	s := newTestStore(db)
-	var reads []domain.Delivery
-	var ids []string
-	for i := range 10 {
-		d := newDelivery("t1", fmt.Sprintf("evt_%02d", i))
-		pending(t, s, d)
-		require.NoError(t, s.RecordAttempt(ctx, read(t, s, d), domain.Attempt{Number: 2, At: s.Now(), Status: 400, Error: "http_400"},
-			domain.Outcome{State: domain.StateDead, DeadReason: "rejected_400", Message: `{"m":1}`}))
-		reads, ids = append(reads, read(t, s, d)), append(ids, d.DeliveryID)
-	}
+	reads, ids := deadOnes(t, s, "t1", 10)
 	_, errs := s.ClaimForReplay(ctx, reads, "t1", "rj_1", time.Minute)
 	require.NoError(t, errors.Join(errs...))
 
