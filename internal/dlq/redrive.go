@@ -241,7 +241,7 @@ func (w *Redriver) redriveOne(ctx context.Context, jobID string, dm dlqDelivery,
 	if IsStale(d, SentAt(m)) {
 		return movedStale, w.DLQ.Delete(ctx, m)
 	}
-	claimed, err := w.claim(ctx, jobID, msg.DeliveryID, d)
+	claimed, err := w.claim(ctx, jobID, d)
 	switch {
 	case errors.Is(err, store.ErrReplayInFlight), errors.Is(err, store.ErrNotDead):
 		// A tenant's replay has it: that replay sends it; this copy goes.
@@ -272,17 +272,14 @@ func (w *Redriver) delivery(ctx context.Context, id string) (domain.Delivery, er
 	return d, err
 }
 
-// claim claims delivery id (as read, d) for job before its message is sent
+// claim claims delivery d (as read) for job before its message is sent
 // back, when it is dead or claimed and not released (again, if by this job
 // before it stopped, which the store allows), and reports whether it did. A
 // pending delivery with no replay since is not claimed: its death was not
 // recorded, and its message is its only copy.
-func (w *Redriver) claim(ctx context.Context, job, id string, d domain.Delivery) (bool, error) {
+func (w *Redriver) claim(ctx context.Context, job string, d domain.Delivery) (bool, error) {
 	if d.State != domain.StateDead && d.ReplayClaimedBy == "" {
 		return false, nil
-	}
-	if d.DeliveryID == "" {
-		d.DeliveryID = id
 	}
 	if _, errs := w.Store.ClaimForReplay(ctx, []domain.Delivery{d}, "", job, w.Stale); errs[0] != nil {
 		return false, errs[0]

@@ -223,9 +223,7 @@ func (s *Store) ReleaseReplay(ctx context.Context, ids []string, job string) err
 		if len(part) > 1 {
 			items := make([]types.TransactWriteItem, len(part))
 			for i, id := range part {
-				u := s.releaseUpdate(id, job)
-				items[i] = types.TransactWriteItem{Update: &types.Update{TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression,
-					ConditionExpression: u.ConditionExpression, ExpressionAttributeValues: u.ExpressionAttributeValues}}
+				items[i] = types.TransactWriteItem{Update: s.releaseUpdate(id, job)}
 			}
 			if _, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items}); err == nil {
 				continue
@@ -237,7 +235,7 @@ func (s *Store) ReleaseReplay(ctx context.Context, ids []string, job string) err
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, err := s.db.UpdateItem(ctx, s.releaseUpdate(id, job))
+				_, err := s.db.UpdateItem(ctx, alone(s.releaseUpdate(id, job)))
 				if err != nil && !isConditionFailed(err) {
 					errs[i] = fmt.Errorf("release replay of delivery %s: %w", id, err)
 				}
@@ -252,8 +250,8 @@ func (s *Store) ReleaseReplay(ctx context.Context, ids []string, job string) err
 }
 
 // releaseUpdate is job's release of its claim on delivery id.
-func (s *Store) releaseUpdate(id, job string) *dynamodb.UpdateItemInput {
-	return &dynamodb.UpdateItemInput{
+func (s *Store) releaseUpdate(id, job string) *types.Update {
+	return &types.Update{
 		TableName: &s.table, Key: deliveryKey(id),
 		UpdateExpression:          aws.String("SET replayed_by = :job REMOVE replay_job, replay_claimed_at"),
 		ConditionExpression:       aws.String("replay_job = :job"),

@@ -114,11 +114,7 @@ func (s *Store) transition(ctx context.Context, u *types.Update, tenantID, deliv
 	for try := 1; ; try++ {
 		var err error
 		if delta == 0 {
-			_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-				TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression, ConditionExpression: u.ConditionExpression,
-				ExpressionAttributeNames: u.ExpressionAttributeNames, ExpressionAttributeValues: u.ExpressionAttributeValues,
-				ReturnValuesOnConditionCheckFailure: u.ReturnValuesOnConditionCheckFailure,
-			})
+			_, err = s.db.UpdateItem(ctx, alone(u))
 			var ccf *types.ConditionalCheckFailedException
 			if errors.As(err, &ccf) {
 				return &changedError{item: ccf.Item}
@@ -147,6 +143,15 @@ func (s *Store) transition(ctx context.Context, u *types.Update, tenantID, deliv
 			return ctx.Err()
 		case <-time.After(time.Duration(rand.Int64N(int64(10*time.Millisecond) << min(try, 6)))):
 		}
+	}
+}
+
+// alone is transaction member u written alone, as an UpdateItem.
+func alone(u *types.Update) *dynamodb.UpdateItemInput {
+	return &dynamodb.UpdateItemInput{
+		TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression, ConditionExpression: u.ConditionExpression,
+		ExpressionAttributeNames: u.ExpressionAttributeNames, ExpressionAttributeValues: u.ExpressionAttributeValues,
+		ReturnValuesOnConditionCheckFailure: u.ReturnValuesOnConditionCheckFailure,
 	}
 }
 

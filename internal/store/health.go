@@ -179,23 +179,22 @@ func (s *Store) RecordEndpointHealth(ctx context.Context, tenantID, endpointID s
 // attributes' old values returned (not the whole item: its headers and
 // secrets), which tell what the reset cleared.
 func healthUpdate(reset bool, failures int, now time.Time) *dynamodb.UpdateItemInput {
-	values := map[string]types.AttributeValue{":n": &types.AttributeValueMemberN{Value: strconv.Itoa(failures)}, ":now": timeValue(now)}
+	n := &types.AttributeValueMemberN{Value: strconv.Itoa(failures)}
 	switch {
 	case !reset:
 		return &dynamodb.UpdateItemInput{
 			UpdateExpression:          aws.String("ADD consecutive_failures :n SET failures_since = if_not_exists(failures_since, :now)"),
-			ExpressionAttributeValues: values, ReturnValues: types.ReturnValueAllNew,
+			ExpressionAttributeValues: map[string]types.AttributeValue{":n": n, ":now": timeValue(now)}, ReturnValues: types.ReturnValueAllNew,
 		}
 	case failures > 0:
 		return &dynamodb.UpdateItemInput{
 			UpdateExpression:          aws.String("SET consecutive_failures = :n, failures_since = :now REMOVE failing_since, breaker_until, breaker_trips"),
-			ExpressionAttributeValues: values, ReturnValues: types.ReturnValueUpdatedOld,
+			ExpressionAttributeValues: map[string]types.AttributeValue{":n": n, ":now": timeValue(now)}, ReturnValues: types.ReturnValueUpdatedOld,
 		}
 	}
-	delete(values, ":now")
 	return &dynamodb.UpdateItemInput{
 		UpdateExpression:          aws.String("SET consecutive_failures = :n REMOVE failing_since, failures_since, breaker_until, breaker_trips"),
-		ExpressionAttributeValues: values, ReturnValues: types.ReturnValueUpdatedOld,
+		ExpressionAttributeValues: map[string]types.AttributeValue{":n": n}, ReturnValues: types.ReturnValueUpdatedOld,
 	}
 }
 

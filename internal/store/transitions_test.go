@@ -301,10 +301,14 @@ func TestClaimForReplayExtendsTheExpiry(t *testing.T) {
 	require.Equal(t, strconv.FormatInt(later.Add(s.Retention).Unix(), 10), stored(db, deliveryKey(d.DeliveryID))["expires_at"].(*types.AttributeValueMemberN).Value)
 }
 
-// deadOnes records n deliveries of tenant dead, after a first failed
-// attempt, and returns them as read and their ids.
-func deadOnes(t *testing.T, s *Store, tenant string, n int) ([]domain.Delivery, []string) {
+// deadOnes is a store on a fake table holding n deliveries of tenant t1,
+// dead after a first failed attempt, and those deliveries as read and
+// their ids.
+func deadOnes(t *testing.T, n int) (*Store, *dynamofake.DB, []domain.Delivery, []string) {
 	t.Helper()
+	db := newFakeDB()
+	s := newTestStore(db)
+	tenant := "t1"
 	var reads []domain.Delivery
 	var ids []string
 	for i := range n {
@@ -314,7 +318,7 @@ func deadOnes(t *testing.T, s *Store, tenant string, n int) ([]domain.Delivery, 
 			domain.Outcome{State: domain.StateDead, DeadReason: "rejected_400", Message: `{"m":1}`}))
 		reads, ids = append(reads, read(t, s, d)), append(ids, d.DeliveryID)
 	}
-	return reads, ids
+	return s, db, reads, ids
 }
 
 // A replay's chunk of claims is one transaction, with no read: the
@@ -326,9 +330,7 @@ func deadOnes(t *testing.T, s *Store, tenant string, n int) ([]domain.Delivery, 
 func TestClaimsAreOneTransactionAChunk(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := newFakeDB()
-	s := newTestStore(db)
-	reads, _ := deadOnes(t, s, "t1", 60)
+	s, db, reads, _ := deadOnes(t, 60)
 	require.Equal(t, 60, counter(t, db, "t1"))
 	other := newDelivery("t2", "evt_other")
 	killed(t, s, other)
@@ -390,9 +392,7 @@ func TestClaimsAreOneTransactionAChunk(t *testing.T) {
 func TestReleasesAreOneTransactionAChunk(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := newFakeDB()
-	s := newTestStore(db)
-	reads, ids := deadOnes(t, s, "t1", 10)
+	s, db, reads, ids := deadOnes(t, 10)
 	_, errs := s.ClaimForReplay(ctx, reads, "t1", "rj_1", time.Minute)
 	require.NoError(t, errors.Join(errs...))
 
