@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/signing"
 	"github.com/stretchr/testify/require"
 )
@@ -202,7 +201,7 @@ func TestAPIFanOutToMatchingEndpoints(t *testing.T) {
 	require.Equal(t, want, endpoints)
 	_ = epPayments
 
-	id := domain.DeliveryID(events["order.created"], epOrders)
+	id := deliveryID(t, events["order.created"], epOrders)
 	var status int
 	var got map[string]any
 	require.Eventually(t, func() bool {

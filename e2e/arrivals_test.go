@@ -52,9 +52,10 @@ func TestRedriveArrivalsAreSweptIntoTheDLQ(t *testing.T) {
 	rcv, _ := failingUntilUp(t, http.StatusServiceUnavailable)
 	ep, _ := apiEndpoint(t, key, rcv.URL+"/x")
 	eventID := fmt.Sprintf("evt_arrival_%d", time.Now().UnixNano())
-	id := domain.DeliveryID(eventID, ep)
+	at := time.Now().UTC()
+	id := domain.DeliveryID(tenantID, eventID, ep, at)
 	body, err := json.Marshal(message.Message{DeliveryID: id, TenantID: tenantID, EndpointID: ep, EventID: eventID,
-		EventType: "order.created", OccurredAt: time.Now().UTC(), Payload: json.RawMessage(`{"order":1}`)})
+		EventType: "order.created", OccurredAt: at, Payload: json.RawMessage(`{"order":1}`)})
 	require.NoError(t, err)
 	_, err = env.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &arrivals, MessageBody: aws.String(string(body)), MessageGroupId: message.GroupID(tenantID)})
 	require.NoError(t, err)

@@ -48,7 +48,7 @@ func TestConsoleShowsAnOpenCircuitBreaker(t *testing.T) {
 	for i := range events {
 		ev := event(tenant{ID: tenantID}, fmt.Sprintf("evt_breaker_%d_%s", i, tenantID), "order.created", fmt.Sprintf(`{"i":%d}`, i))
 		write(t, ev)
-		want[domain.DeliveryID(ev.ID, epID)] = true
+		want[domain.DeliveryID(ev.TenantID, ev.ID, epID, ev.OccurredAt)] = true
 	}
 	var br map[string]any
 	require.Eventually(t, func() bool {

@@ -108,9 +108,9 @@ func TestConsoleChartsShowTheOutcomes(t *testing.T) {
 		}
 		ev := event(tenant{ID: tenantID}, fmt.Sprintf("evt_charts_%d_%s", i, tenantID), typ, fmt.Sprintf(`{"i":%d}`, i))
 		write(t, ev)
-		waitDelivery(t, domain.DeliveryID(ev.ID, epOK), 60*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })
-		waitDelivery(t, domain.DeliveryID(ev.ID, ep5xx), 60*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDead })
-		waitDelivery(t, domain.DeliveryID(ev.ID, ep4xx), 60*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDead })
+		waitDelivery(t, domain.DeliveryID(ev.TenantID, ev.ID, epOK, ev.OccurredAt), 60*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })
+		waitDelivery(t, domain.DeliveryID(ev.TenantID, ev.ID, ep5xx, ev.OccurredAt), 60*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDead })
+		waitDelivery(t, domain.DeliveryID(ev.TenantID, ev.ID, ep4xx, ev.OccurredAt), 60*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDead })
 	}
 	// Counters are written at the end of each batch, after the delivery.
 	var totals map[string]any
@@ -218,7 +218,7 @@ func TestConsoleOverviewIsTheTenants(t *testing.T) {
 	for i, typ := range types {
 		ev := event(tenant{ID: tenantA}, fmt.Sprintf("evt_chartsa_%d_%s", i, tenantA), typ, `{}`)
 		write(t, ev)
-		waitDelivery(t, domain.DeliveryID(ev.ID, epA), 60*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })
+		waitDelivery(t, domain.DeliveryID(ev.TenantID, ev.ID, epA, ev.OccurredAt), 60*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })
 	}
 	require.Eventually(t, func() bool {
 		_, body := call(t, "GET", "/v1/metrics/attempts", keyA, nil)

@@ -58,7 +58,7 @@ func TestConsoleHostileDataRendersAsText(t *testing.T) {
 	for _, e := range events {
 		e.TenantID, e.Payload, e.OccurredAt = tenantID, payload, time.Now().UTC()
 		write(t, e)
-		ids = append(ids, domain.DeliveryID(e.ID, epID))
+		ids = append(ids, domain.DeliveryID(e.TenantID, e.ID, epID, e.OccurredAt))
 	}
 	for _, id := range ids {
 		waitDelivery(t, id, 90*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDead })

@@ -43,12 +43,12 @@ func newMessageLog(t *testing.T) messageLog {
 		typ := "order.created"
 		if paidAt[i] {
 			typ = "order.paid"
-			waits = append(waits, domain.DeliveryID(m.event(i), m.bad))
+			waits = append(waits, deliveryID(t, m.event(i), m.bad))
 		}
 		id := fmt.Sprintf("evt_msg_%02d_%s", i, m.tenantID)
 		m.events = append(m.events, id)
 		write(t, outbox.Event{ID: id, TenantID: m.tenantID, Type: typ, Payload: []byte(fmt.Sprintf(`{"i": %d}`, i)), OccurredAt: m.base.Add(time.Duration(i) * time.Second)})
-		waits = append(waits, domain.DeliveryID(id, m.ok))
+		waits = append(waits, deliveryID(t, id, m.ok))
 	}
 	for _, id := range waits {
 		waitDelivery(t, id, 90*time.Second, func(d domain.Delivery) bool { return d.State != domain.StatePending && d.State != "" })
@@ -173,7 +173,7 @@ func filterMessages(b *browser, f map[string]string) {
 func TestConsoleMessages(t *testing.T) {
 	t.Parallel()
 	m := newMessageLog(t)
-	deadIDs := []string{domain.DeliveryID(m.events[15], m.bad), domain.DeliveryID(m.events[5], m.bad)}
+	deadIDs := []string{deliveryID(t, m.events[15], m.bad), deliveryID(t, m.events[5], m.bad)}
 	require.ElementsMatch(t, deadIDs, m.listed(t, "endpoint_id="+m.bad+"&status=401&since="+m.base.Format(time.RFC3339)),
 		"the API: every delivery to this endpoint that got a 401 since then")
 
@@ -184,7 +184,7 @@ func TestConsoleMessages(t *testing.T) {
 	var created []string
 	for _, i := range all {
 		if !paidAt[i] {
-			created = append(created, domain.DeliveryID(m.events[i], m.ok))
+			created = append(created, deliveryID(t, m.events[i], m.ok))
 		}
 	}
 	for _, size := range []string{"1", "7", "20", "100"} {
@@ -236,7 +236,7 @@ func TestConsoleMessages(t *testing.T) {
 	filterMessages(b, map[string]string{"messages-status": "4xx", "messages-type": "order.paid"})
 	rows(b, deadIDs, true)
 	filterMessages(b, map[string]string{"messages-endpoint": m.ok, "messages-status": "2xx", "messages-type": "order.paid"})
-	rows(b, []string{domain.DeliveryID(m.events[15], m.ok), domain.DeliveryID(m.events[5], m.ok)}, true)
+	rows(b, []string{deliveryID(t, m.events[15], m.ok), deliveryID(t, m.events[5], m.ok)}, true)
 	filterMessages(b, map[string]string{"messages-state": "delivered", "messages-type": "order.created"})
 	b.waitJS("a page of 20", stepTimeout, `() => document.querySelectorAll('[data-test="message-row"][data-delivery]').length === 20`)
 	pages := deliveryRows(b)
@@ -272,7 +272,7 @@ func TestConsoleMessagesAtPhoneWidth(t *testing.T) {
 	b.noHorizontalOverflow("messages")
 	b.screenshot("phone-messages")
 	filterMessages(b, map[string]string{"messages-endpoint": m.bad})
-	rows(b, []string{domain.DeliveryID(m.events[15], m.bad), domain.DeliveryID(m.events[5], m.bad)}, true)
+	rows(b, []string{deliveryID(t, m.events[15], m.bad), deliveryID(t, m.events[5], m.bad)}, true)
 	b.noHorizontalOverflow("messages by endpoint")
 	b.click(row("message-row", m.events[15]) + " " + dt("message-open"))
 	b.waitText(dt("message-payload"), `"i": 15`)

@@ -37,12 +37,12 @@ func replayTenant(t *testing.T) (tenantID, upEP, downEP string, since time.Time,
 	for i := range 3 {
 		ev := event(tenant{ID: tenantID}, fmt.Sprintf("evt_order_%d_%s", i, tenantID), "order.created", fmt.Sprintf(`{"i":%d}`, i))
 		write(t, ev)
-		delivered = append(delivered, domain.DeliveryID(ev.ID, upEP))
+		delivered = append(delivered, domain.DeliveryID(ev.TenantID, ev.ID, upEP, ev.OccurredAt))
 	}
 	for i := range 2 {
 		ev := event(tenant{ID: tenantID}, fmt.Sprintf("evt_invoice_%d_%s", i, tenantID), "invoice.sent", fmt.Sprintf(`{"i":%d}`, i))
 		write(t, ev)
-		pending = append(pending, domain.DeliveryID(ev.ID, downEP))
+		pending = append(pending, domain.DeliveryID(ev.TenantID, ev.ID, downEP, ev.OccurredAt))
 	}
 	for _, id := range delivered {
 		waitDelivery(t, id, 90*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })

@@ -152,14 +152,14 @@ func TestAWSDestinationsDeliverSigned(t *testing.T) {
 		for _, m := range msgs {
 			require.NoError(t, v.Verify(m.Header(), []byte(m.Body)), "%s: the signature verifies over the attributes", ep.typ)
 			require.True(t, events[m.EventID], "%s: an event of the test: %+v", ep.typ, m)
-			require.Equal(t, domain.DeliveryID(m.EventID, ep.id), m.WebhookID, "%s: webhook-id is the delivery's id", ep.typ)
+			require.Equal(t, deliveryID(t, m.EventID, ep.id), m.WebhookID, "%s: webhook-id is the delivery's id", ep.typ)
 			require.Equal(t, "order.created", m.EventType)
 			require.Contains(t, m.Body, m.EventID)
 			seen[m.EventID] = true
 		}
 		require.Len(t, seen, 2, "%s: each event once", ep.typ)
 		for id := range events {
-			waitDelivery(t, domain.DeliveryID(id, ep.id), 30*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })
+			waitDelivery(t, deliveryID(t, id, ep.id), 30*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })
 		}
 	}
 	for _, ep := range eps {
@@ -186,7 +186,7 @@ func TestAWSDestinationGoneIsDeadThenReplayed(t *testing.T) {
 
 	ev := event(tenant{ID: tenantID}, "evt_gone_"+tenantID, "order.created", `{"n":1}`)
 	write(t, ev)
-	id := domain.DeliveryID(ev.ID, ep.id)
+	id := domain.DeliveryID(ev.TenantID, ev.ID, ep.id, ev.OccurredAt)
 	d := waitDelivery(t, id, 60*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDead })
 	require.Equal(t, domain.ReasonDestinationNotFound, d.DeadReason)
 	require.Equal(t, []string{id}, listDead(t, key, "endpoint_id="+ep.id))

@@ -50,11 +50,11 @@ func TestEndpointOwnTimeout(t *testing.T) {
 	patient := endpointWith(t, key, slow.URL+"/patient", nil)
 	ev := publish(t, tenant, fmt.Sprintf("evt_timeout_%d", time.Now().UnixNano()))
 
-	d := waitDelivery(t, domain.DeliveryID(ev.ID, quick), 45*time.Second, func(d domain.Delivery) bool { return len(d.AttemptLog) >= 1 })
+	d := waitDelivery(t, domain.DeliveryID(ev.TenantID, ev.ID, quick, ev.OccurredAt), 45*time.Second, func(d domain.Delivery) bool { return len(d.AttemptLog) >= 1 })
 	a := d.AttemptLog[0]
 	require.Equal(t, "timeout", a.Error, "%+v", a)
 	require.Less(t, a.LatencyMS, int64(1900), "cut at the endpoint's 1 s, not at the receiver's 2 s answer")
-	waitDelivery(t, domain.DeliveryID(ev.ID, patient), 45*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })
+	waitDelivery(t, domain.DeliveryID(ev.TenantID, ev.ID, patient, ev.OccurredAt), 45*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })
 
 	// Both limits come from the deployed stack: its 3 s request timeout
 	// (maxRequestTimeout's default) and its 4 attempts.
@@ -85,7 +85,7 @@ func TestEndpointOwnScheduleDeadLettersAfterItsLastAttempt(t *testing.T) {
 	short := endpointWith(t, key, shortRcv.URL, map[string]any{"retry_schedule": []int{1, 1}})
 	stack := endpointWith(t, key, stackRcv.URL, nil)
 	ev := publish(t, tenant, fmt.Sprintf("evt_schedule_%d", time.Now().UnixNano()))
-	shortID, stackID := domain.DeliveryID(ev.ID, short), domain.DeliveryID(ev.ID, stack)
+	shortID, stackID := domain.DeliveryID(ev.TenantID, ev.ID, short, ev.OccurredAt), domain.DeliveryID(ev.TenantID, ev.ID, stack, ev.OccurredAt)
 
 	d := waitDelivery(t, shortID, 45*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDead && d.Attempts == 3 })
 	require.Equal(t, domain.ReasonAttemptsExhausted, d.DeadReason)

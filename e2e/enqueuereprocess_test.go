@@ -182,7 +182,7 @@ func requireDelivered(t *testing.T, rcv *receiver, tn tenant, evs []outbox.Event
 	require.NoError(t, err)
 	want := map[string]string{}
 	for _, ev := range evs {
-		want[ev.ID] = domain.DeliveryID(ev.ID, tn.Endpoint.EndpointID)
+		want[ev.ID] = domain.DeliveryID(ev.TenantID, ev.ID, tn.Endpoint.EndpointID, ev.OccurredAt)
 	}
 	got := map[string]bool{}
 	require.Eventually(t, func() bool {

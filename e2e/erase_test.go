@@ -42,7 +42,7 @@ func seedErasable(t *testing.T, name string) erasable {
 	deadEv.EndpointID = e.deadEp
 	write(t, okEv)
 	write(t, deadEv)
-	e.delivered, e.dead = domain.DeliveryID(okEv.ID, e.okEp), domain.DeliveryID(deadEv.ID, e.deadEp)
+	e.delivered, e.dead = domain.DeliveryID(okEv.TenantID, okEv.ID, e.okEp, okEv.OccurredAt), domain.DeliveryID(deadEv.TenantID, deadEv.ID, e.deadEp, deadEv.OccurredAt)
 	return e
 }
 

@@ -14,7 +14,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
-	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/filter"
 	"github.com/stretchr/testify/require"
 )
@@ -56,7 +55,7 @@ func TestFilterDeliversOnlyMatchingEvents(t *testing.T) {
 	}, 15*time.Second, 300*time.Millisecond, "the FR event in the message log")
 	require.Equal(t, []any{epDE}, log["filtered_out"], "%v", log)
 	require.Equal(t, []any{epAll}, log["matched"], "%v", log)
-	code, _ = call(t, "GET", "/v1/deliveries/"+domain.DeliveryID(fr, epDE), key, nil)
+	code, _ = call(t, "GET", "/v1/deliveries/"+deliveryID(t, fr, epDE), key, nil)
 	require.Equal(t, http.StatusNotFound, code, "a filtered-out event has no delivery")
 	code, log = call(t, "GET", "/v1/events/"+ger, key, nil)
 	require.Equal(t, http.StatusOK, code)

@@ -197,6 +197,26 @@ func event(tn tenant, id, typ string, payload string) outbox.Event {
 	return outbox.Event{ID: id, TenantID: tn.ID, Type: typ, Payload: json.RawMessage(payload), OccurredAt: time.Now().UTC()}
 }
 
+// deliveryID is the id enqueue gives the delivery of event eventID to
+// endpointID: named by the event's time (domain.DeliveryID), read from its
+// outbox item, which must exist.
+func deliveryID(t *testing.T, eventID, endpointID string) string {
+	t.Helper()
+	out, err := env.ddb.GetItem(context.Background(), &dynamodb.GetItemInput{
+		TableName: &env.out.OutboxTableName, ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{outbox.AttrID: &types.AttributeValueMemberS{Value: eventID}},
+	})
+	require.NoError(t, err)
+	require.NotNil(t, out.Item, "event %s is not in the outbox", eventID)
+	at, ok := out.Item[outbox.AttrOccurredAt].(*types.AttributeValueMemberS)
+	require.True(t, ok, "event %s has no occurred_at", eventID)
+	occurred, err := time.Parse(time.RFC3339Nano, at.Value)
+	require.NoError(t, err)
+	tenant, ok := out.Item[outbox.AttrTenantID].(*types.AttributeValueMemberS)
+	require.True(t, ok, "event %s has no tenant_id", eventID)
+	return domain.DeliveryID(tenant.Value, eventID, endpointID, occurred)
+}
+
 // waitDelivery polls the delivery record until cond holds.
 func waitDelivery(t *testing.T, id string, timeout time.Duration, cond func(domain.Delivery) bool) domain.Delivery {
 	t.Helper()

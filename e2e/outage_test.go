@@ -115,7 +115,7 @@ func TestShortOutageUnderBurstLosesNothing(t *testing.T) {
 	// The receiver works: one event through.
 	warm := event(tenant{ID: tenantID}, "evt_warm_"+tenantID, "order.created", `{"n":0}`)
 	write(t, warm)
-	warmID := domain.DeliveryID(warm.ID, endpointID)
+	warmID := domain.DeliveryID(warm.TenantID, warm.ID, endpointID, warm.OccurredAt)
 	require.Eventually(t, func() bool { return rcv.counts()[warmID] > 0 }, 60*time.Second, 200*time.Millisecond, "the warm-up event")
 
 	// The outage, and the burst written during it.
@@ -125,7 +125,7 @@ func TestShortOutageUnderBurstLosesNothing(t *testing.T) {
 	for i := range burst {
 		e := event(tenant{ID: tenantID}, fmt.Sprintf("evt_outage_%03d_%s", i, tenantID), "order.created", fmt.Sprintf(`{"n":%d}`, i))
 		write(t, e)
-		want[domain.DeliveryID(e.ID, endpointID)] = e.ID
+		want[domain.DeliveryID(e.TenantID, e.ID, endpointID, e.OccurredAt)] = e.ID
 	}
 	wrote := time.Since(downAt)
 	time.Sleep(time.Until(downAt.Add(outage)))

@@ -34,7 +34,7 @@ func TestDeliversSignedWebhook(t *testing.T) {
 	write(t, ev)
 
 	got := rcv.waitFor(t, 1, 30*time.Second)[0]
-	id := domain.DeliveryID(ev.ID, tn.Endpoint.EndpointID)
+	id := domain.DeliveryID(ev.TenantID, ev.ID, tn.Endpoint.EndpointID, ev.OccurredAt)
 
 	v, err := signing.NewVerifier(tn.Secret)
 	require.NoError(t, err)
@@ -82,7 +82,7 @@ func TestRetriesWithBackoffThenDeadLetters(t *testing.T) {
 	tn := newTenant(t, rcv.URL)
 	ev := event(tn, "evt_500_"+tn.ID, "order.created", `{"order":7}`)
 	write(t, ev)
-	id := domain.DeliveryID(ev.ID, tn.Endpoint.EndpointID)
+	id := domain.DeliveryID(ev.TenantID, ev.ID, tn.Endpoint.EndpointID, ev.OccurredAt)
 	attempts := env.out.MaxReceiveCount
 	require.GreaterOrEqual(t, attempts, 3, "the local schedule must allow a few retries")
 
@@ -125,7 +125,7 @@ func TestPermanentFailureGoesDeadAtOnce(t *testing.T) {
 	tn := newTenant(t, rcv.URL)
 	ev := event(tn, "evt_400_"+tn.ID, "order.created", `{"order":8}`)
 	write(t, ev)
-	id := domain.DeliveryID(ev.ID, tn.Endpoint.EndpointID)
+	id := domain.DeliveryID(ev.TenantID, ev.ID, tn.Endpoint.EndpointID, ev.OccurredAt)
 
 	rcv.waitFor(t, 1, 30*time.Second)
 	d := waitDelivery(t, id, 15*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDead })
@@ -144,7 +144,7 @@ func TestSameStreamRecordTwiceYieldsOneDelivery(t *testing.T) {
 	tn := newTenant(t, rcv.URL)
 	ev := event(tn, "evt_dup_"+tn.ID, "invoice.paid", `{"invoice":"in_1"}`)
 	write(t, ev)
-	id := domain.DeliveryID(ev.ID, tn.Endpoint.EndpointID)
+	id := domain.DeliveryID(ev.TenantID, ev.ID, tn.Endpoint.EndpointID, ev.OccurredAt)
 	rcv.waitFor(t, 1, 30*time.Second)
 	waitDelivery(t, id, 15*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })
 	// enqueue reads which deliveries exist eventually consistent: wait
@@ -223,7 +223,7 @@ func TestMalformedItemIsRejectedAndStreamFlows(t *testing.T) {
 	}
 	rcv.waitFor(t, len(good), 45*time.Second)
 	for _, ev := range good {
-		waitDelivery(t, domain.DeliveryID(ev.ID, tn.Endpoint.EndpointID), 15*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })
+		waitDelivery(t, domain.DeliveryID(ev.TenantID, ev.ID, tn.Endpoint.EndpointID, ev.OccurredAt), 15*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })
 	}
 	for key, reason := range map[string]domain.RejectReason{
 		"evt_bad_" + tn.ID: outbox.ReasonInvalidJSON, "evt_badtype_" + tn.ID: outbox.ReasonWrongType,

@@ -145,7 +145,7 @@ func TestOperatorConsoleRoutes(t *testing.T) {
 	ctx := context.Background()
 	for i := range 3 {
 		ev := fmt.Sprintf("ev_%s_%d", tenant, i)
-		d := domain.Delivery{DeliveryID: domain.DeliveryID(ev, "ep_x"), TenantID: tenant, EndpointID: "ep_x", EventID: ev, EventType: "a.b"}
+		d := domain.Delivery{DeliveryID: domain.DeliveryID(tenant, ev, "ep_x", time.Time{}), TenantID: tenant, EndpointID: "ep_x", EventID: ev, EventType: "a.b"}
 		require.NoError(t, env.store.RecordAttempt(ctx, d, domain.Attempt{Number: 1, At: time.Now(), Status: 410},
 			domain.Outcome{State: domain.StateDead, DeadReason: "gone", Message: "{}"}))
 	}

@@ -86,7 +86,7 @@ func TestPublishDeliversSignedOnce(t *testing.T) {
 	v, err := signing.NewVerifier(secret)
 	require.NoError(t, err)
 	require.NoError(t, v.VerifyRequest(got[0].Header, got[0].Body), "signed with the endpoint's secret")
-	require.Equal(t, domain.DeliveryID(tenant+":"+id, ep), got[0].Header.Get("webhook-id"))
+	require.Equal(t, deliveryID(t, tenant+":"+id, ep), got[0].Header.Get("webhook-id"))
 	wb := decodeWebhook(t, got[0])
 	require.Equal(t, tenant+":"+id, wb.ID)
 	require.JSONEq(t, `{"order":"o_1","lines":[1,2],"note":null}`, string(wb.Data), "the payload unchanged")
@@ -187,7 +187,7 @@ func TestTestEventReachesThatEndpointOnly(t *testing.T) {
 	view.ID, view.Type, view.EndpointID, view.DeliveryID = m["id"].(string), m["type"].(string), m["endpoint_id"].(string), m["delivery_id"].(string)
 	require.Equal(t, domain.TestEventType, view.Type)
 	require.Equal(t, ep, view.EndpointID)
-	require.Equal(t, domain.DeliveryID(view.ID, ep), view.DeliveryID)
+	require.Equal(t, deliveryID(t, view.ID, ep), view.DeliveryID)
 
 	got := target.waitFor(t, 1, 30*time.Second)
 	v, err := signing.NewVerifier(secret)

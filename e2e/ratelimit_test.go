@@ -80,7 +80,7 @@ func TestRateLimitHoldsEndToEnd(t *testing.T) {
 	require.LessOrEqual(t, sliding, limit+2, "any one-second window: two of tolerance for send-to-arrival time")
 
 	// Waiting was no failed attempt: every delivery delivered at its first.
-	d, err := env.store.Delivery(context.Background(), domain.DeliveryID(fmt.Sprintf("evt_rl_%d_%s", n-1, tn.ID), "ep_1"))
+	d, err := env.store.Delivery(context.Background(), deliveryID(t, fmt.Sprintf("evt_rl_%d_%s", n-1, tn.ID), "ep_1"))
 	require.NoError(t, err)
 	require.Equal(t, domain.StateDelivered, d.State)
 	require.Equal(t, 1, d.Attempts)

@@ -41,7 +41,7 @@ func deadEvents(t *testing.T, tenantID, endpointID string, n int, typ string) []
 	for i := 0; i < n; i++ {
 		ev := event(tenant{ID: tenantID}, fmt.Sprintf("evt_%s_%d_%s", typ, i, tenantID), typ, fmt.Sprintf(`{"i":%d}`, i))
 		write(t, ev)
-		ids = append(ids, domain.DeliveryID(ev.ID, endpointID))
+		ids = append(ids, domain.DeliveryID(ev.TenantID, ev.ID, endpointID, ev.OccurredAt))
 	}
 	for _, id := range ids {
 		waitDelivery(t, id, 90*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDead })

@@ -32,7 +32,7 @@ func sinceEvents(t *testing.T, tenantID, epID, prefix string, n int) []string {
 	for i := range n {
 		ev := event(tenant{ID: tenantID}, fmt.Sprintf("evt_%s_%d_%s", prefix, i, tenantID), "order.created", fmt.Sprintf(`{"i":%d}`, i))
 		write(t, ev)
-		ids = append(ids, domain.DeliveryID(ev.ID, epID))
+		ids = append(ids, domain.DeliveryID(ev.TenantID, ev.ID, epID, ev.OccurredAt))
 	}
 	sort.Strings(ids)
 	return ids

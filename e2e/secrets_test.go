@@ -228,7 +228,7 @@ func TestSwappedCiphertextDoesNotSign(t *testing.T) {
 
 	ev := event(tn, "evt_swapped_"+tn.ID, "order.created", `{}`)
 	write(t, ev)
-	d := waitDelivery(t, domain.DeliveryID(ev.ID, ep.EndpointID), 30*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDead })
+	d := waitDelivery(t, domain.DeliveryID(ev.TenantID, ev.ID, ep.EndpointID, ev.OccurredAt), 30*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDead })
 	require.Equal(t, "invalid_secret", string(d.DeadReason))
 	require.Empty(t, rcv.requests(), "nothing was sent")
 }

@@ -86,7 +86,7 @@ func TestStoreLayout(t *testing.T) {
 
 	t.Run("the first attempt sets the expiry; a later one keeps it; delivered is in no index", func(t *testing.T) {
 		ev := "evt_layout_1_" + tenantID
-		d := domain.Delivery{DeliveryID: domain.DeliveryID(ev, "ep"), TenantID: tenantID, EndpointID: "ep", EventID: ev, EventType: "a.b"}
+		d := domain.Delivery{DeliveryID: domain.DeliveryID(tenantID, ev, "ep", time.Time{}), TenantID: tenantID, EndpointID: "ep", EventID: ev, EventType: "a.b"}
 		require.NoError(t, s.RecordAttempt(ctx, d, domain.Attempt{Number: 1, At: time.Now().UTC(), Status: 503}, domain.Outcome{State: domain.StatePending}))
 		first := raw(t, d.DeliveryID)
 		require.GreaterOrEqual(t, expiry(t, first), time.Now().Add(store.DefaultRetention-time.Minute).Unix())
@@ -104,7 +104,7 @@ func TestStoreLayout(t *testing.T) {
 
 	t.Run("a dead delivery is indexed under its tenant, without its message, and expires Retention after its death", func(t *testing.T) {
 		ev := "evt_layout_2_" + tenantID
-		d := domain.Delivery{DeliveryID: domain.DeliveryID(ev, "ep"), TenantID: tenantID, EndpointID: "ep", EventID: ev, EventType: "a.b"}
+		d := domain.Delivery{DeliveryID: domain.DeliveryID(tenantID, ev, "ep", time.Time{}), TenantID: tenantID, EndpointID: "ep", EventID: ev, EventType: "a.b"}
 		require.NoError(t, s.RecordAttempt(ctx, d, domain.Attempt{Number: 1, At: time.Now().UTC(), Status: 400}, domain.Outcome{State: domain.StateDead, DeadReason: domain.Rejected(400), Message: "{}"}))
 		var listed []map[string]types.AttributeValue
 		require.Eventually(t, func() bool { // the index is eventually consistent
@@ -135,7 +135,7 @@ func TestStoreLayout(t *testing.T) {
 	t.Run("a replay's claim gives the record its retention again", func(t *testing.T) {
 		tenant := tenantID + "_exp"
 		ev := "evt_exp_" + tenant
-		d := domain.Delivery{DeliveryID: domain.DeliveryID(ev, "ep"), TenantID: tenant, EndpointID: "ep", EventID: ev, EventType: "a.b"}
+		d := domain.Delivery{DeliveryID: domain.DeliveryID(tenant, ev, "ep", time.Time{}), TenantID: tenant, EndpointID: "ep", EventID: ev, EventType: "a.b"}
 		require.NoError(t, s.RecordAttempt(ctx, d, domain.Attempt{Number: 1, At: time.Now().UTC(), Status: 400}, domain.Outcome{State: domain.StateDead, DeadReason: "rejected_400", Message: "{}"}))
 		// Claimed ten days after its death.
 		later := store.New(env.ddb, env.out.StateTableName)
@@ -160,7 +160,7 @@ func TestStoreLayout(t *testing.T) {
 		tenant := tenantID + "_rec"
 		for i := range 2 {
 			ev := fmt.Sprintf("evt_rec_%d_%s", i, tenant)
-			d := domain.Delivery{DeliveryID: domain.DeliveryID(ev, "ep"), TenantID: tenant, EndpointID: "ep", EventID: ev, EventType: "a.b"}
+			d := domain.Delivery{DeliveryID: domain.DeliveryID(tenant, ev, "ep", time.Time{}), TenantID: tenant, EndpointID: "ep", EventID: ev, EventType: "a.b"}
 			require.NoError(t, s.RecordAttempt(ctx, d, domain.Attempt{Number: 1, At: time.Now().UTC(), Status: 400}, domain.Outcome{State: domain.StateDead, DeadReason: "rejected_400", Message: "{}"}))
 		}
 		// As the old crash left it, in the version before the shards: a
@@ -181,7 +181,7 @@ func TestStoreLayout(t *testing.T) {
 
 		// A counter that just moved is left for the next run.
 		ev := "evt_rec_moved_" + tenant
-		d := domain.Delivery{DeliveryID: domain.DeliveryID(ev, "ep"), TenantID: tenant, EndpointID: "ep", EventID: ev, EventType: "a.b"}
+		d := domain.Delivery{DeliveryID: domain.DeliveryID(tenant, ev, "ep", time.Time{}), TenantID: tenant, EndpointID: "ep", EventID: ev, EventType: "a.b"}
 		require.NoError(t, s.RecordAttempt(ctx, d, domain.Attempt{Number: 1, At: time.Now().UTC(), Status: 400}, domain.Outcome{State: domain.StateDead, DeadReason: "rejected_400", Message: "{}"}))
 		check, err = s.ReconcileDLQDepth(ctx, tenant)
 		require.NoError(t, err)

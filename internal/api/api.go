@@ -78,8 +78,8 @@ type EndpointChanges interface {
 // Deliveries reads deliveries: one by id, or an event's.
 type Deliveries interface {
 	Delivery(ctx context.Context, id string) (domain.Delivery, error)
-	DeliveriesOfEvent(ctx context.Context, tenantID, eventID string) ([]domain.Delivery, error)
-	DeliveriesOfEvents(ctx context.Context, tenantID string, eventIDs []string) (map[string][]domain.Delivery, error)
+	DeliveriesOfEvent(ctx context.Context, tenantID string, ev domain.Event) ([]domain.Delivery, error)
+	DeliveriesOfEvents(ctx context.Context, tenantID string, events []domain.Event) (map[string][]domain.Delivery, error)
 }
 
 // DeliveryLog lists a tenant's deliveries by filter, newest first (the

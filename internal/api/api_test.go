@@ -1246,11 +1246,13 @@ func TestTenantIsolation(t *testing.T) {
 		e := newEnv(t)
 		keyA, keyB := e.newTenant("tenant-a"), e.newTenant("tenant-b")
 		epA := e.createEndpoint(keyA, nil)
-		e.store.putDelivery(domain.Delivery{DeliveryID: domain.DeliveryID("evt_shared", epA.ID), TenantID: "tenant-a", EndpointID: epA.ID, EventID: "evt_shared", EventType: "order.created", State: domain.StatePending, CreatedAt: t0})
-		rec := e.do("GET", "/v1/events/evt_shared/deliveries", keyB, nil)
-		require.Equal(t, http.StatusOK, rec.Code)
-		require.JSONEq(t, `{"data":[]}`, rec.Body.String())
-		rec = e.do("GET", "/v1/events/evt_shared/deliveries", keyA, nil)
+		e.messageLog().Put(domain.Event{ID: "evt_shared", TenantID: "tenant-a", Type: "order.created", OccurredAt: t0})
+		e.store.putDelivery(domain.Delivery{DeliveryID: domain.DeliveryID("tenant-a", "evt_shared", epA.ID, t0), TenantID: "tenant-a", EndpointID: epA.ID, EventID: "evt_shared", EventType: "order.created", State: domain.StatePending, CreatedAt: t0})
+		cross, missing := e.do("GET", "/v1/events/evt_shared/deliveries", keyB, nil), e.do("GET", "/v1/events/evt_z/deliveries", keyB, nil)
+		requireProblem(t, cross, http.StatusNotFound)
+		require.Equal(t, strings.ReplaceAll(missing.Body.String(), "evt_z", "{id}"), strings.ReplaceAll(cross.Body.String(), "evt_shared", "{id}"),
+			"another tenant's event answers exactly as a missing one")
+		rec := e.do("GET", "/v1/events/evt_shared/deliveries", keyA, nil)
 		require.Equal(t, http.StatusOK, rec.Code)
 		require.Len(t, rawJSON(t, rec)["data"], 1)
 	})
@@ -1315,11 +1317,13 @@ func TestGetDelivery(t *testing.T) {
 	})
 	t.Run("deliveries of an event", func(t *testing.T) {
 		// The store lists an event's deliveries to the tenant's endpoints:
-		// a delivery's id derives from its event's and its endpoint's.
+		// a delivery's id derives from its event's id and time and its
+		// endpoint's, so the event is read first.
+		e.messageLog().Put(domain.Event{ID: "evt_1", TenantID: "acme", Type: "order.created", OccurredAt: t0.Add(-time.Minute)})
 		var want []string
 		for _, ep := range []string{"ep_1", "ep_2"} {
 			e.store.setEndpoint(domain.Endpoint{TenantID: "acme", EndpointID: ep, URL: "https://example.com/" + ep})
-			id := domain.DeliveryID("evt_1", ep)
+			id := domain.DeliveryID("acme", "evt_1", ep, t0.Add(-time.Minute))
 			e.store.putDelivery(domain.Delivery{DeliveryID: id, TenantID: "acme", EndpointID: ep, EventID: "evt_1", EventType: "order.created", State: domain.StatePending, CreatedAt: t0})
 			want = append(want, id)
 		}
@@ -1331,9 +1335,8 @@ func TestGetDelivery(t *testing.T) {
 		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out))
 		require.Len(t, out.Data, 2)
 		require.ElementsMatch(t, want, []string{out.Data[0].ID, out.Data[1].ID})
-		rec = e.do("GET", "/v1/events/evt_none/deliveries", key, nil)
-		require.Equal(t, http.StatusOK, rec.Code)
-		require.JSONEq(t, `{"data":[]}`, rec.Body.String())
+		p := requireProblem(t, e.do("GET", "/v1/events/evt_none/deliveries", key, nil), http.StatusNotFound)
+		require.Equal(t, `event "evt_none" not found`, p.Detail)
 	})
 }
 
@@ -1527,6 +1530,7 @@ func TestStorePanicIs500WithoutDetail(t *testing.T) {
 	e := newEnv(t)
 	key := e.newTenant("acme")
 	ep := e.createEndpoint(key, nil)
+	e.messageLog().Put(domain.Event{ID: "evt_1", TenantID: "acme", Type: "order.created", OccurredAt: t0})
 	tests := []struct {
 		method, target, key, panicIn string
 		body                         any

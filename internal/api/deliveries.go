@@ -66,8 +66,20 @@ func (s *Server) getDelivery(w http.ResponseWriter, r *http.Request, tenant stri
 	return nil
 }
 
+// eventDeliveries lists an event's deliveries, which it names by the
+// event's id and time (domain.DeliveryID): it reads the event first, so an
+// event the outbox no longer holds (expired or erased) is not found, and a
+// deployment without the message log cannot list them.
 func (s *Server) eventDeliveries(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
-	ds, err := s.Store.DeliveriesOfEvent(r.Context(), tenant, r.PathValue("event_id"))
+	if s.MessageLog == nil {
+		return problem(http.StatusServiceUnavailable, "the message log is not configured in this deployment")
+	}
+	id := r.PathValue("event_id")
+	e, err := s.MessageLog.Event(r.Context(), tenant, id)
+	if err != nil {
+		return s.found(r, "event "+strconv.Quote(id), err)
+	}
+	ds, err := s.Store.DeliveriesOfEvent(r.Context(), tenant, e)
 	if err != nil {
 		return s.internal(r, err)
 	}

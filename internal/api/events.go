@@ -94,11 +94,7 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request, tenant strin
 	if err != nil {
 		return s.internal(r, err)
 	}
-	ids := make([]string, len(es))
-	for i, e := range es {
-		ids[i] = e.ID
-	}
-	ds, err := s.Store.DeliveriesOfEvents(r.Context(), tenant, ids)
+	ds, err := s.Store.DeliveriesOfEvents(r.Context(), tenant, es)
 	if err != nil {
 		return s.internal(r, err)
 	}
@@ -126,7 +122,7 @@ func (s *Server) getEvent(w http.ResponseWriter, r *http.Request, tenant string)
 	if s.payloadExpired(e.OccurredAt) {
 		e.Payload = nil // kept by the table a while longer, no longer served
 	}
-	ds, err := s.Store.DeliveriesOfEvent(r.Context(), tenant, id)
+	ds, err := s.Store.DeliveriesOfEvent(r.Context(), tenant, e)
 	if err != nil {
 		return s.internal(r, err)
 	}

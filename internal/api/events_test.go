@@ -52,13 +52,13 @@ func TestListEventsNewestFirstFilteredAndPaginated(t *testing.T) {
 		e.messageLog().Put(domain.Event{ID: fmt.Sprintf("evt_%d", i), TenantID: "acme", Type: typ, OccurredAt: t0.Add(time.Duration(i) * time.Minute), Payload: json.RawMessage(`{"n":1}`)})
 	}
 	e.messageLog().Put(domain.Event{ID: "evt_other", TenantID: "other", Type: "order.created", OccurredAt: t0})
-	e.store.putDelivery(domain.Delivery{DeliveryID: domain.DeliveryID("evt_4", ep.ID), TenantID: "acme", EndpointID: ep.ID, EventID: "evt_4", EventType: "order.created",
+	e.store.putDelivery(domain.Delivery{DeliveryID: domain.DeliveryID("acme", "evt_4", ep.ID, t0.Add(4*time.Minute)), TenantID: "acme", EndpointID: ep.ID, EventID: "evt_4", EventType: "order.created",
 		State: domain.StateDelivered, CreatedAt: t0, Attempts: 2})
 
 	all := e.listEvents(key, "")
 	require.Equal(t, []string{"evt_4", "evt_3", "evt_2", "evt_1", "evt_0"}, ids(all), "newest first, the tenant's only")
 	require.Empty(t, all.NextCursor)
-	require.Equal(t, []api.EventDeliveryView{{ID: domain.DeliveryID("evt_4", ep.ID), EndpointID: ep.ID, State: domain.StateDelivered, Attempts: 2}}, all.Data[0].Deliveries)
+	require.Equal(t, []api.EventDeliveryView{{ID: domain.DeliveryID("acme", "evt_4", ep.ID, t0.Add(4*time.Minute)), EndpointID: ep.ID, State: domain.StateDelivered, Attempts: 2}}, all.Data[0].Deliveries)
 	require.Empty(t, all.Data[1].Deliveries)
 	require.Nil(t, all.Data[0].Payload, "a listing carries no payload")
 
@@ -98,13 +98,13 @@ func TestGetEventWithPayloadAndDeliveries(t *testing.T) {
 	ep := e.createEndpoint(key, nil)
 	seq := int64(7)
 	e.messageLog().Put(domain.Event{ID: "evt_1", TenantID: "acme", Type: "order.created", OccurredAt: t0.Add(-time.Hour), Sequence: &seq, Payload: json.RawMessage(`{"order":"o_1"}`)})
-	e.store.putDelivery(domain.Delivery{DeliveryID: domain.DeliveryID("evt_1", ep.ID), TenantID: "acme", EndpointID: ep.ID, EventID: "evt_1", EventType: "order.created",
+	e.store.putDelivery(domain.Delivery{DeliveryID: domain.DeliveryID("acme", "evt_1", ep.ID, t0.Add(-time.Hour)), TenantID: "acme", EndpointID: ep.ID, EventID: "evt_1", EventType: "order.created",
 		State: domain.StateDead, CreatedAt: t0, Attempts: 8})
 
 	rec := e.do("GET", "/v1/events/evt_1", key, nil)
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	require.JSONEq(t, fmt.Sprintf(`{"id":"evt_1","type":"order.created","occurred_at":%q,"sequence":7,"payload":{"order":"o_1"},
-		"deliveries":[{"id":%q,"endpoint_id":%q,"state":"dead","attempts":8}],"matched":[%[3]q],"filtered_out":[]}`, t0.Add(-time.Hour).Format(time.RFC3339), domain.DeliveryID("evt_1", ep.ID), ep.ID), rec.Body.String())
+		"deliveries":[{"id":%q,"endpoint_id":%q,"state":"dead","attempts":8}],"matched":[%[3]q],"filtered_out":[]}`, t0.Add(-time.Hour).Format(time.RFC3339), domain.DeliveryID("acme", "evt_1", ep.ID, t0.Add(-time.Hour)), ep.ID), rec.Body.String())
 
 	cross, missing := e.do("GET", "/v1/events/evt_1", other, nil), e.do("GET", "/v1/events/evt_nope", other, nil)
 	requireProblem(t, cross, http.StatusNotFound)

@@ -142,14 +142,14 @@ func (f *testStore) Delivery(ctx context.Context, id string) (domain.Delivery, e
 	return guarded(f, "Delivery", func() (domain.Delivery, error) { return f.Store.Delivery(ctx, id) })
 }
 
-func (f *testStore) DeliveriesOfEvents(ctx context.Context, tenantID string, eventIDs []string) (map[string][]domain.Delivery, error) {
+func (f *testStore) DeliveriesOfEvents(ctx context.Context, tenantID string, events []domain.Event) (map[string][]domain.Delivery, error) {
 	return guarded(f, "DeliveriesOfEvents", func() (map[string][]domain.Delivery, error) {
-		return f.Store.DeliveriesOfEvents(ctx, tenantID, eventIDs)
+		return f.Store.DeliveriesOfEvents(ctx, tenantID, events)
 	})
 }
 
-func (f *testStore) DeliveriesOfEvent(ctx context.Context, tenantID, eventID string) ([]domain.Delivery, error) {
-	return guarded(f, "DeliveriesOfEvent", func() ([]domain.Delivery, error) { return f.Store.DeliveriesOfEvent(ctx, tenantID, eventID) })
+func (f *testStore) DeliveriesOfEvent(ctx context.Context, tenantID string, ev domain.Event) ([]domain.Delivery, error) {
+	return guarded(f, "DeliveriesOfEvent", func() ([]domain.Delivery, error) { return f.Store.DeliveriesOfEvent(ctx, tenantID, ev) })
 }
 
 func (f *testStore) ListDead(ctx context.Context, tenantID string, flt domain.DeadFilter, limit int, cursor string) ([]domain.Delivery, string, error) {

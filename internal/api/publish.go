@@ -308,7 +308,7 @@ func (s *Server) testEndpoint(w http.ResponseWriter, r *http.Request, tenant str
 	}
 	writeJSON(w, http.StatusAccepted, TestEventView{
 		PublishedEventView: PublishedEventView{ID: id, Type: domain.TestEventType, OccurredAt: at, EndpointID: epID},
-		DeliveryID:         domain.DeliveryID(id, epID),
+		DeliveryID:         domain.DeliveryID(tenant, id, epID, at),
 	})
 	return nil
 }

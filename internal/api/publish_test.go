@@ -320,7 +320,7 @@ func TestTestEventGoesToTheEndpointOnly(t *testing.T) {
 	v := decodeJSON[api.TestEventView](t, rec)
 	require.Equal(t, domain.TestEventType, v.Type)
 	require.Equal(t, ep.ID, v.EndpointID)
-	require.Equal(t, domain.DeliveryID(v.ID, ep.ID), v.DeliveryID)
+	require.Equal(t, domain.DeliveryID("acme", v.ID, ep.ID, v.OccurredAt), v.DeliveryID)
 	require.True(t, strings.HasPrefix(v.ID, api.ReservedIDPrefix+"test_"), v.ID)
 	require.True(t, v.OccurredAt.Equal(t0))
 	item, ok := e.outbox().get(v.ID)

@@ -51,7 +51,7 @@ func resendEnv(t *testing.T) (*env, *fakeDeliveryQueue, string, api.EndpointView
 }
 
 func (e *env) putDeliveryOf(ep api.EndpointView, event string, state domain.DeliveryState) string {
-	id := domain.DeliveryID(event, ep.ID)
+	id := domain.DeliveryID("acme", event, ep.ID, t0)
 	e.store.putDelivery(domain.Delivery{DeliveryID: id, TenantID: "acme", EndpointID: ep.ID, EventID: event, EventType: "order.created",
 		State: state, CreatedAt: t0, Attempts: 1, Message: `{"delivery_id":"` + id + `"}`})
 	return id
@@ -155,7 +155,7 @@ func TestResendCarriesItsTenantsGroup(t *testing.T) {
 	}{{"acme", ep, key}, {"globex", ep2, key2}} {
 		event := "evt_" + tenant.id
 		e.messageLog().Put(domain.Event{ID: event, TenantID: tenant.id, Type: "order.created", OccurredAt: t0.Add(-time.Hour), Payload: json.RawMessage(`{}`)})
-		id := domain.DeliveryID(event, tenant.ep.ID)
+		id := domain.DeliveryID(tenant.id, event, tenant.ep.ID, t0.Add(-time.Hour))
 		e.store.putDelivery(domain.Delivery{DeliveryID: id, TenantID: tenant.id, EndpointID: tenant.ep.ID, EventID: event, EventType: "order.created",
 			State: domain.StateDelivered, CreatedAt: t0, Attempts: 1})
 		rec := e.do("POST", "/v1/deliveries/"+id+"/resend", tenant.key, nil)

@@ -27,7 +27,7 @@ func TestCancelPending(t *testing.T) {
 	e.w.MessageLog = log
 	e.st.putEndpoint(domain.Endpoint{TenantID: tenantA, EndpointID: "ep_f", URL: "https://r.example", EventTypes: []string{"order.*"}, Filter: `{"event":["evt_match"]}`})
 	in := e.t0.Add(-time.Hour)
-	for _, ev := range []string{"evt_pend", "evt_new", "evt_del", "evt_dead", "evt_match", "evt_nomatch"} {
+	for _, ev := range []string{"evt_pend", "evt_new", "evt_del", "evt_dead", "evt_match", "evt_nomatch", "evt_legacy"} {
 		event(log, ev, tenantA, "order.created", in)
 	}
 	event(log, "evt_user", tenantA, "user.created", in)
@@ -38,9 +38,11 @@ func TestCancelPending(t *testing.T) {
 	dead := e.delivery("evt_dead", tenantA, "ep_f", domain.StateDead)
 	otherEp := e.delivery("evt_pend", tenantA, "ep_1", domain.StatePending)
 	otherTenant := e.delivery("evt_b", tenantB, "ep_1", domain.StatePending)
+	// Made before delivery ids carried the time: cancelled under its own id.
+	legacy := e.deliveryAs(domain.LegacyDeliveryID("evt_legacy", "ep_f"), "evt_legacy", tenantA, "ep_f", domain.StatePending)
 	// Without records: evt_new and evt_nomatch do not match the filter,
 	// evt_match does; evt_user is not of a type ep_f takes.
-	match := domain.DeliveryID("evt_match", "ep_f")
+	match := e.deliveryID("evt_match", tenantA, "ep_f")
 
 	id := e.start(t, domain.Job{JobID: "rj_cancel", TenantID: tenantA, Kind: domain.KindCancel,
 		Args: &cancel.Args{Range: domain.Range{EndpointID: "ep_f", Since: e.t0.Add(-24 * time.Hour), States: []domain.DeliveryState{domain.StatePending}}}})
@@ -48,13 +50,13 @@ func TestCancelPending(t *testing.T) {
 
 	j := e.st.job(id)
 	require.Equal(t, domain.StatusCompleted, j.Status)
-	require.Equal(t, 2, argsOf[cancel.Args](t, j).Cancelled)
-	require.ElementsMatch(t, []string{pend, match}, argsOf[cancel.Args](t, j).CancelledIDs)
+	require.Equal(t, 3, argsOf[cancel.Args](t, j).Cancelled)
+	require.ElementsMatch(t, []string{pend, match, legacy}, argsOf[cancel.Args](t, j).CancelledIDs)
 	require.Equal(t, map[string]int{domain.SkipNotPending: 2}, j.Skipped)
 	for _, c := range []struct {
 		id   string
 		want domain.DeliveryState
-	}{{pend, domain.StateCancelled}, {match, domain.StateCancelled}, {del, domain.StateDelivered}, {dead, domain.StateDead},
+	}{{pend, domain.StateCancelled}, {match, domain.StateCancelled}, {legacy, domain.StateCancelled}, {del, domain.StateDelivered}, {dead, domain.StateDead},
 		{otherEp, domain.StatePending}, {otherTenant, domain.StatePending}} {
 		d, _ := e.st.get(c.id)
 		require.Equal(t, c.want, d.State, c.id)
@@ -63,21 +65,21 @@ func TestCancelPending(t *testing.T) {
 	require.Equal(t, tenantA, got.TenantID, "a record made whole")
 	require.Equal(t, "evt_match", got.EventID)
 	require.Equal(t, id, got.CancelledBy)
-	for _, ev := range []string{"evt_new", "evt_nomatch", "evt_user", "evt_late"} {
-		_, err := e.st.Store.Delivery(context.Background(), domain.DeliveryID(ev, "ep_f"))
+	for _, ev := range []string{"evt_new", "evt_nomatch", "evt_user", "evt_late", "evt_legacy"} {
+		_, err := e.st.Store.Delivery(context.Background(), e.deliveryID(ev, tenantA, "ep_f"))
 		require.ErrorIs(t, err, store.ErrNotFound, "%s: no delivery of it was made", ev)
 	}
 	require.Empty(t, e.q.sentTo(deliveryURL), "a cancel sends nothing")
 
-	// Replayed later: both cancelled deliveries are sent, as replays made
+	// Replayed later: the cancelled deliveries are sent, as replays made
 	// after the cancel, which deliver attempts.
 	r := e.start(t, domain.Job{JobID: "rj_again", TenantID: tenantA, Kind: domain.KindSince,
 		Args: &replay.Since{Range: domain.Range{Since: e.t0.Add(-2 * time.Hour), States: []domain.DeliveryState{domain.StateCancelled}}}})
 	e.clk.Advance(time.Second)
 	e.run(t, e.w, r)
 	sent := e.sentMessages(t)
-	require.Len(t, sent, 2)
-	for _, did := range []string{pend, match} {
+	require.Len(t, sent, 3)
+	for _, did := range []string{pend, match, legacy} {
 		d, _ := e.st.get(did)
 		require.True(t, d.Revives(sent[did][0].ReplayedAt), did)
 	}

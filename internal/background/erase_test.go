@@ -32,10 +32,10 @@ func newFakeOutbox() *fakeOutbox {
 	return &fakeOutbox{items: map[string]erasure.OutboxEvent{}, tenants: map[string]string{}}
 }
 
-func (o *fakeOutbox) put(id, tenant, endpoint string) {
+func (o *fakeOutbox) put(id, tenant, endpoint string, at time.Time) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.items[id], o.tenants[id] = erasure.OutboxEvent{ID: id, EndpointID: endpoint}, tenant
+	o.items[id], o.tenants[id] = erasure.OutboxEvent{ID: id, EndpointID: endpoint, OccurredAt: at}, tenant
 }
 
 func (o *fakeOutbox) TenantEvents(_ context.Context, tenantID string, limit int) ([]erasure.OutboxEvent, error) {
@@ -75,7 +75,8 @@ func (o *fakeOutbox) tenantOf() map[string]string {
 }
 
 // seedErasure writes, for a tenant: its item, a key, two delivered events
-// (one to every endpoint, one to ep_1 only) in the outbox, a dead delivery
+// (one to every endpoint, one to ep_1 only, its delivery made before ids
+// carried the time: under its legacy id) in the outbox, a dead delivery
 // with its DLQ message, a rejection, a completed and an open job, a dead
 // window and hourly counters.
 func seedErasure(t *testing.T, e *env, o *fakeOutbox, tenant string) {
@@ -90,12 +91,16 @@ func seedErasure(t *testing.T, e *env, o *fakeOutbox, tenant string) {
 	require.NoError(t, err)
 	ok := domain.Attempt{Number: 1, At: e.t0, Status: 200}
 	for _, ev := range []struct{ id, endpoint string }{{"evt_all_" + tenant, ""}, {"evt_one_" + tenant, "ep_1"}} {
-		o.put(ev.id, tenant, ev.endpoint)
+		o.put(ev.id, tenant, ev.endpoint, e.t0)
 		for _, ep := range eps {
 			if ev.endpoint != "" && ep.EndpointID != ev.endpoint {
 				continue
 			}
-			d := domain.Delivery{DeliveryID: domain.DeliveryID(ev.id, ep.EndpointID), TenantID: tenant, EndpointID: ep.EndpointID, EventID: ev.id}
+			id := domain.DeliveryID(tenant, ev.id, ep.EndpointID, e.t0)
+			if ev.endpoint != "" {
+				id = domain.LegacyDeliveryID(ev.id, ep.EndpointID)
+			}
+			d := domain.Delivery{DeliveryID: id, TenantID: tenant, EndpointID: ep.EndpointID, EventID: ev.id}
 			require.NoError(t, s.RecordAttempt(ctx, d, ok, domain.Outcome{State: domain.StateDelivered}))
 		}
 	}

@@ -35,9 +35,30 @@ func event(log *storefake.MessageLog, id, tenant, typ string, at time.Time) {
 	log.Put(domain.Event{ID: id, TenantID: tenant, Type: typ, OccurredAt: at, Payload: json.RawMessage(`{"event":"` + id + `"}`)})
 }
 
-// delivery stores the delivery of event ev to endpoint in state.
+// delivery stores the delivery of event ev to endpoint in state, named as
+// enqueue names it (by the event's time in the worker's message log).
 func (e *env) delivery(ev, tenant, endpoint string, state domain.DeliveryState) string {
-	id := domain.DeliveryID(ev, endpoint)
+	return e.deliveryAs(e.deliveryID(ev, tenant, endpoint), ev, tenant, endpoint, state)
+}
+
+// deliveryID is the id enqueue gives the delivery of event ev (as the
+// worker's message log holds it) to endpoint.
+func (e *env) deliveryID(ev, tenant, endpoint string) string {
+	var at time.Time
+	log := e.w.MessageLog
+	if gl, ok := log.(goneLog); ok {
+		log = gl.MessageLog // its gone events' deliveries were named before they went
+	}
+	if log != nil {
+		if got, err := log.Event(context.Background(), tenant, ev); err == nil {
+			at = got.OccurredAt
+		}
+	}
+	return domain.DeliveryID(tenant, ev, endpoint, at)
+}
+
+// deliveryAs is delivery under the id id (a legacy one, for example).
+func (e *env) deliveryAs(id, ev, tenant, endpoint string, state domain.DeliveryState) string {
 	d := domain.Delivery{DeliveryID: id, TenantID: tenant, EndpointID: endpoint, EventID: ev, EventType: "order.created", State: state,
 		CreatedAt: e.t0.Add(-time.Hour), Attempts: 1}
 	switch state {
@@ -79,7 +100,7 @@ func TestReplaySinceEveryState(t *testing.T) {
 	log := storefake.NewMessageLog()
 	e.w.MessageLog, e.w.PayloadRetention = goneLog{log, map[string]bool{"evt_gone": true}}, 48*time.Hour
 	in := e.t0.Add(-time.Hour)
-	for _, ev := range []string{"evt_del", "evt_dead", "evt_pend", "evt_canc", "evt_gone", "evt_off"} {
+	for _, ev := range []string{"evt_del", "evt_dead", "evt_pend", "evt_canc", "evt_gone", "evt_off", "evt_legacy"} {
 		event(log, ev, tenantA, "order.created", in)
 	}
 	event(log, "evt_old", tenantA, "order.created", e.t0.Add(-72*time.Hour)) // in range, past the payload retention
@@ -90,6 +111,9 @@ func TestReplaySinceEveryState(t *testing.T) {
 		e.delivery("evt_dead", tenantA, "ep_2", domain.StateDead):      false,
 		e.delivery("evt_pend", tenantA, "ep_1", domain.StatePending):   false,
 		e.delivery("evt_canc", tenantA, "ep_2", domain.StateCancelled): false,
+		// Made before delivery ids carried the time: found, and sent
+		// again, under its own id.
+		e.deliveryAs(domain.LegacyDeliveryID("evt_legacy", "ep_1"), "evt_legacy", tenantA, "ep_1", domain.StateDelivered): true,
 	}
 	old := e.delivery("evt_old", tenantA, "ep_1", domain.StateDelivered)
 	gone := e.delivery("evt_gone", tenantA, "ep_1", domain.StateDelivered)
@@ -108,7 +132,7 @@ func TestReplaySinceEveryState(t *testing.T) {
 		require.Equal(t, resend, m.Resend, did)
 		require.NotNil(t, m.ReplayedAt, did)
 		require.Equal(t, tenantA, m.TenantID)
-		if did != domain.DeliveryID("evt_dead", "ep_2") { // the dead one's is its stored message
+		if did != e.deliveryID("evt_dead", tenantA, "ep_2") { // the dead one's is its stored message
 			require.JSONEq(t, `{"event":"`+m.EventID+`"}`, string(m.Payload), "the event's payload")
 		}
 	}
@@ -117,15 +141,15 @@ func TestReplaySinceEveryState(t *testing.T) {
 	}
 	j := e.st.job(id)
 	require.Equal(t, domain.StatusCompleted, j.Status)
-	require.Equal(t, 4, j.Replayed)
+	require.Equal(t, 5, j.Replayed)
 	require.Equal(t, 2, argsOf[replay.Since](t, j).NotRebuilt)
 	require.Equal(t, map[string]int{domain.SkipPayloadExpired: 1, domain.SkipEventGone: 1, domain.SkipEndpointDisabled: 1}, j.Skipped)
 	require.Equal(t, domain.SkipPayloadExpired, j.SkippedIDs[old])
 	require.Equal(t, domain.SkipEventGone, j.SkippedIDs[gone])
-	dead, _ := e.st.get(domain.DeliveryID("evt_dead", "ep_2"))
+	dead, _ := e.st.get(e.deliveryID("evt_dead", tenantA, "ep_2"))
 	require.Equal(t, domain.StatePending, dead.State, "claimed and released, as every replay of the dead")
 	require.Equal(t, id, dead.ReplayedBy)
-	canc, _ := e.st.get(domain.DeliveryID("evt_canc", "ep_2"))
+	canc, _ := e.st.get(e.deliveryID("evt_canc", tenantA, "ep_2"))
 	require.True(t, canc.Revives(sent[canc.DeliveryID][0].ReplayedAt), "deliver attempts the cancelled delivery's replay")
 	require.False(t, e.t0.After(argsOf[replay.Since](t, j).Range.Until), "until: the job's start")
 }

@@ -38,7 +38,7 @@ func deliverLogBytes(t *testing.T, n, status int, attempt string) int {
 	var msgs []events.SQSMessage
 	for i := range n {
 		event := fmt.Sprintf("evt_01JQ7Z8N4K2M5P6R7S8T9V0%05d", i)
-		id := domain.DeliveryID(event, ep)
+		id := domain.DeliveryID(tenant, event, ep, time.Time{})
 		body, err := json.Marshal(message.Message{
 			DeliveryID: id, TenantID: tenant, EndpointID: ep, EventID: event, EventType: "order.created",
 			OccurredAt: f.now.Add(-time.Second), Payload: json.RawMessage(`{"n":1}`),

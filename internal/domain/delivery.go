@@ -37,16 +37,122 @@ func DLQDepthDelta(from, to DeliveryState) int {
 
 var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
 
-// DeliveryID returns the delivery id of eventID bound for endpointID: "msg_"
-// and 26 base32 characters of SHA-256 over both ids (130 bits). Processing
-// the same event twice names the same delivery: the id is the idempotency
-// key (webhook-id) of every attempt and every replay.
-func DeliveryID(eventID, endpointID string) string {
+// timeEncoding is base32hex in lower case: its digits sort as the values
+// they encode, so equal-width times sort as strings.
+const timeEncoding = "0123456789abcdefghijklmnopqrstuv"
+
+// deliveryTimeChars is the width of the event time in a delivery id: nine
+// base32hex digits of Unix milliseconds, 45 bits (to the year 3084).
+const deliveryTimeChars = 9
+
+// TenantHashChars is the width of a tenant's hash in a delivery id: eight
+// base32hex digits, 40 bits of SHA-256 over the tenant id (TenantHash).
+const TenantHashChars = 8
+
+// deliveryHashChars is the width of the hash of the event and endpoint ids
+// in a delivery id: 22 base32 characters, 110 bits.
+const deliveryHashChars = 22
+
+// deliveryIDLen is the length of a delivery id: "msg_", the time, the
+// tenant's hash, the hash of the ids.
+const deliveryIDLen = 4 + deliveryTimeChars + TenantHashChars + deliveryHashChars
+
+// DeliveryID returns the delivery id of tenantID's event eventID, which
+// occurred at at, bound for endpointID: "msg_", the event's time (nine
+// base32hex digits of Unix milliseconds), the tenant's hash (TenantHash)
+// and 22 base32 characters of SHA-256 over the event and endpoint ids
+// (110 bits): 43 characters. A tenant's ids sort by their events' time,
+// and an id names the partitions its record is kept in without anything
+// else (store: the record of a delivery is in its tenant's delivery log,
+// found by its id alone). Processing the same event twice names the same
+// delivery: the id is the idempotency key (webhook-id) of every attempt
+// and every replay. Every reader names an event's deliveries with its
+// occurred_at as the outbox item holds it, so all agree; a time before
+// 1970 is written as 1970, one past the encoding's end as its end.
+// Deliveries made by versions before the time are named by
+// LegacyDeliveryID: DeliveryIDs names both.
+func DeliveryID(tenantID, eventID, endpointID string, at time.Time) string {
+	ms := min(max(at.UnixMilli(), 0), 1<<(5*deliveryTimeChars)-1)
+	var t [deliveryTimeChars]byte
+	for i := deliveryTimeChars - 1; i >= 0; i-- {
+		t[i] = timeEncoding[ms&31]
+		ms >>= 5
+	}
+	return "msg_" + string(t[:]) + TenantHash(tenantID) + deliveryHash(eventID, endpointID)[:deliveryHashChars]
+}
+
+// TenantHash is the hash of tenantID a delivery id carries: the first 40
+// bits of SHA-256 over it, as eight base32hex digits. Two tenants may share
+// one (about one pair in two among a million tenants): it places records,
+// it does not say whose they are.
+func TenantHash(tenantID string) string {
+	sum := sha256.Sum256([]byte(tenantID))
+	var out [TenantHashChars]byte
+	v := uint64(sum[0])<<32 | uint64(sum[1])<<24 | uint64(sum[2])<<16 | uint64(sum[3])<<8 | uint64(sum[4])
+	for i := TenantHashChars - 1; i >= 0; i-- {
+		out[i] = timeEncoding[v&31]
+		v >>= 5
+	}
+	return string(out[:])
+}
+
+// LegacyDeliveryID is the delivery id versions before DeliveryID's time
+// gave eventID bound for endpointID: "msg_" and 26 characters of the hash
+// alone. Their records keep it; a reader that names an event's deliveries
+// looks for both (DeliveryIDs) until the last of them has expired
+// (docs/deploying.md).
+func LegacyDeliveryID(eventID, endpointID string) string {
+	return "msg_" + deliveryHash(eventID, endpointID)
+}
+
+// DeliveryIDs are the ids a delivery of tenantID's event eventID (which
+// occurred at at) to endpointID may have: DeliveryID's, then
+// LegacyDeliveryID's, for a record written before DeliveryID carried the
+// time.
+func DeliveryIDs(tenantID, eventID, endpointID string, at time.Time) [2]string {
+	return [2]string{DeliveryID(tenantID, eventID, endpointID, at), LegacyDeliveryID(eventID, endpointID)}
+}
+
+// ParsedDeliveryID is what a delivery id carries.
+type ParsedDeliveryID struct {
+	// At is its event's time, to the millisecond.
+	At time.Time
+	// TenantHash is its tenant's (TenantHash).
+	TenantHash string
+}
+
+// ParseDeliveryID reads what a delivery id (DeliveryID) carries; false for
+// a legacy id (LegacyDeliveryID) or a string that is no delivery id.
+func ParseDeliveryID(id string) (ParsedDeliveryID, bool) {
+	if len(id) != deliveryIDLen || id[:4] != "msg_" {
+		return ParsedDeliveryID{}, false
+	}
+	var ms int64
+	for i := 4; i < 4+deliveryTimeChars+TenantHashChars; i++ {
+		c := id[i]
+		var v byte
+		switch {
+		case c >= '0' && c <= '9':
+			v = c - '0'
+		case c >= 'a' && c <= 'v':
+			v = c - 'a' + 10
+		default:
+			return ParsedDeliveryID{}, false
+		}
+		if i < 4+deliveryTimeChars {
+			ms = ms<<5 | int64(v)
+		}
+	}
+	th := id[4+deliveryTimeChars : 4+deliveryTimeChars+TenantHashChars]
+	return ParsedDeliveryID{At: time.UnixMilli(ms).UTC(), TenantHash: th}, true
+}
+
+func deliveryHash(eventID, endpointID string) string {
 	h := sha256.New()
 	h.Write([]byte(eventID))
 	h.Write([]byte{0})
 	h.Write([]byte(endpointID))
-	return "msg_" + idEncoding.EncodeToString(h.Sum(nil))[:26]
+	return idEncoding.EncodeToString(h.Sum(nil))[:26]
 }
 
 // Attempt is one entry of a delivery's attempt log.

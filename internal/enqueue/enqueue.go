@@ -270,7 +270,7 @@ func (h *Handler) enqueue(ctx context.Context, ev events.DynamoDBEvent, inv *inv
 			h.startSpan(inv, &f)
 			fanOuts = append(fanOuts, f)
 			for _, ep := range f.targets {
-				ids = append(ids, domain.DeliveryID(f.ev.ID, ep.EndpointID))
+				ids = append(ids, domain.DeliveryID(f.ev.TenantID, f.ev.ID, ep.EndpointID, f.ev.OccurredAt))
 			}
 		}
 	}
@@ -303,7 +303,7 @@ func (h *Handler) sendUnsent(ctx context.Context, fanOuts []fanOut, existing sto
 	for i := range fanOuts {
 		f := &fanOuts[i]
 		for _, ep := range f.targets {
-			id := domain.DeliveryID(f.ev.ID, ep.EndpointID)
+			id := domain.DeliveryID(f.ev.TenantID, f.ev.ID, ep.EndpointID, f.ev.OccurredAt)
 			if d, ok := existing.Deliveries[id]; ok && sent(d) {
 				continue // attempted: sent by an earlier run of this record
 			}
@@ -525,7 +525,7 @@ func (h *Handler) subscribers(ctx context.Context, inv *invocation, tenantID str
 // same event twice in a batch).
 func (inv *invocation) keep(f *fanOut, targets []domain.Endpoint) {
 	for _, ep := range targets {
-		id := domain.DeliveryID(f.ev.ID, ep.EndpointID)
+		id := domain.DeliveryID(f.ev.TenantID, f.ev.ID, ep.EndpointID, f.ev.OccurredAt)
 		if !inv.planned[id] {
 			inv.planned[id] = true
 			f.targets = append(f.targets, ep)

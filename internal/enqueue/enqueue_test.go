@@ -285,7 +285,7 @@ func TestSampleEventFansOutAndRejects(t *testing.T) {
 	for _, m := range q.sent() {
 		require.Equal(t, "evt_sample_1", m.EventID)
 		require.Equal(t, "tenant_sample", m.TenantID)
-		require.Equal(t, domain.DeliveryID(m.EventID, m.EndpointID), m.DeliveryID)
+		require.Equal(t, domain.DeliveryID(m.TenantID, m.EventID, m.EndpointID, m.OccurredAt), m.DeliveryID)
 		require.JSONEq(t, `{"amount":1250,"currency":"eur"}`, string(m.Payload))
 		require.NotNil(t, m.Sequence)
 		require.EqualValues(t, 7, *m.Sequence)
@@ -421,9 +421,9 @@ func TestUnmarkedDeliveryOfTheEarlierProtocolIsSent(t *testing.T) {
 	t.Parallel()
 	s := newFakeStore(endpoint("t1", "ep_1"), endpoint("t1", "ep_2"))
 	now := time.Now()
-	unmarked := domain.DeliveryID("e1", "ep_1")
+	unmarked := domain.DeliveryID("t1", "e1", "ep_1", imageAt)
 	s.PutDelivery(domain.Delivery{DeliveryID: unmarked, TenantID: "t1", EndpointID: "ep_1", EventID: "e1", State: domain.StatePending, CreatedAt: now})
-	marked := domain.DeliveryID("e1", "ep_2")
+	marked := domain.DeliveryID("t1", "e1", "ep_2", imageAt)
 	s.PutDelivery(domain.Delivery{DeliveryID: marked, TenantID: "t1", EndpointID: "ep_2", EventID: "e1", State: domain.StatePending, CreatedAt: now, EnqueuedAt: &now})
 	q := &fakeQueue{}
 	_, err := newHandler(s, q).Handle(context.Background(), streamEvent(image("e1", "t1", nil)))
@@ -512,13 +512,17 @@ func TestEndpointTargeting(t *testing.T) {
 	})
 }
 
+// imageAt is the occurred_at of image's events, which names their
+// deliveries.
+var imageAt = time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC)
+
 func image(id, tenant string, extra map[string]events.DynamoDBAttributeValue) map[string]events.DynamoDBAttributeValue {
 	img := map[string]events.DynamoDBAttributeValue{
 		outbox.AttrID:         events.NewStringAttribute(id),
 		outbox.AttrTenantID:   events.NewStringAttribute(tenant),
 		outbox.AttrType:       events.NewStringAttribute("order.created"),
 		outbox.AttrPayload:    events.NewStringAttribute(`{"ok":true}`),
-		outbox.AttrOccurredAt: events.NewStringAttribute("2026-11-30T01:00:00Z"),
+		outbox.AttrOccurredAt: events.NewStringAttribute(imageAt.Format(time.RFC3339)),
 	}
 	for k, v := range extra {
 		img[k] = v
@@ -872,7 +876,7 @@ func TestTestEventGoesToItsEndpointOnly(t *testing.T) {
 	require.Len(t, q.sent(), 1)
 	m := q.sent()[0]
 	require.Equal(t, "ep_orders", m.EndpointID)
-	require.Equal(t, domain.DeliveryID("test1", "ep_orders"), m.DeliveryID)
+	require.Equal(t, domain.DeliveryID("t1", "test1", "ep_orders", m.OccurredAt), m.DeliveryID)
 	require.Equal(t, domain.TestEventType, m.EventType)
 	var data domain.TestEvent
 	require.NoError(t, json.Unmarshal(m.Payload, &data))

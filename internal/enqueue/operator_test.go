@@ -292,7 +292,7 @@ func TestFailedPutsAreRetriedWithoutLoss(t *testing.T) {
 		_, err = h.Handle(context.Background(), ev)
 		require.NoError(t, err)
 		require.Equal(t, map[string]int{"op1": 2, "op2": 2, "op3": 2}, b.count(t), "put again by the retry, same ids")
-		require.Equal(t, 1, q.count()[domain.DeliveryID("e0", "ep_a")])
+		require.Equal(t, 1, q.count()[domain.DeliveryID("t1", "e0", "ep_a", imageAt)])
 	})
 }
 
@@ -390,7 +390,7 @@ func TestFailingPutsAreRetriedThenParked(t *testing.T) {
 			ev := parkBatch(t)
 			_, err := h.Handle(context.Background(), ev)
 			require.NoError(t, err, "the batch is not failed")
-			require.Equal(t, 1, q.count()[domain.DeliveryID("e0", "ep_a")], "deliveries proceed")
+			require.Equal(t, 1, q.count()[domain.DeliveryID("t1", "e0", "ep_a", imageAt)], "deliveries proceed")
 			require.Equal(t, []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}, *pauses, "three tries")
 			require.Equal(t, tc.put, b2m(tc.bus.count(t)))
 			require.Len(t, q.parked(), len(tc.parked))

@@ -58,7 +58,11 @@ var _ Erasures = (*store.Store)(nil)
 
 // OutboxEvent is an outbox item as the erasure sees it: its id, and the
 // endpoint it names (empty: every endpoint of its tenant).
-type OutboxEvent struct{ ID, EndpointID string }
+type OutboxEvent struct {
+	ID, EndpointID string
+	// OccurredAt names its deliveries (domain.DeliveryID).
+	OccurredAt time.Time
+}
 
 // Outbox lists and deletes a tenant's outbox items (an *OutboxTable).
 type Outbox interface {
@@ -214,9 +218,10 @@ func (w *Eraser) eraseEvents(ctx context.Context, e *domain.Erasure) (map[string
 		if ev.EndpointID != "" {
 			eps = []string{ev.EndpointID}
 		}
-		ids := make([]string, len(eps))
-		for i, ep := range eps {
-			ids[i] = domain.DeliveryID(ev.ID, ep)
+		ids := make([]string, 0, 2*len(eps))
+		for _, ep := range eps {
+			both := domain.DeliveryIDs(e.TenantID, ev.ID, ep, ev.OccurredAt)
+			ids = append(ids, both[:]...)
 		}
 		n, err := w.Erasures.EraseDeliveries(ctx, e.TenantID, ids)
 		counts[domain.EraseDeliveries] += n

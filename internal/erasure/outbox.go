@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -84,6 +85,10 @@ func (o *OutboxTable) query(ctx context.Context, index, pk, key string, limit in
 		ev := OutboxEvent{ID: id.Value}
 		if ep, _ := item[outbox.AttrEndpointID].(*types.AttributeValueMemberS); ep != nil {
 			ev.EndpointID = ep.Value
+		}
+		if at, _ := item[outbox.AttrOccurredAt].(*types.AttributeValueMemberS); at != nil {
+			// Unparsed, it names no delivery: enqueue refused the item.
+			ev.OccurredAt, _ = time.Parse(time.RFC3339Nano, at.Value)
 		}
 		evs = append(evs, ev)
 	}

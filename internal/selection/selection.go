@@ -35,7 +35,9 @@ const (
 )
 
 // Candidate is one delivery a page names: its event, its endpoint, and its
-// record if it has one (Found).
+// record if it has one (Found). ID is its record's id when Found (the
+// legacy id of a delivery made before ids carried the time), else the id
+// a delivery of it is given now (domain.DeliveryID).
 type Candidate struct {
 	ID       string
 	Event    domain.Event
@@ -95,7 +97,7 @@ func candidates(ev domain.Event, eps []domain.Endpoint) []Candidate {
 	var out []Candidate
 	for _, ep := range eps {
 		if ev.EndpointID == "" || ev.EndpointID == ep.EndpointID {
-			out = append(out, Candidate{ID: domain.DeliveryID(ev.ID, ep.EndpointID), Event: ev, Endpoint: ep})
+			out = append(out, Candidate{ID: domain.DeliveryID(ep.TenantID, ev.ID, ep.EndpointID, ev.OccurredAt), Event: ev, Endpoint: ep})
 		}
 	}
 	return out
@@ -121,22 +123,24 @@ func (s Selector) endpoints(ctx context.Context, tenantID, endpointID string) ([
 	return []domain.Endpoint{{TenantID: tenantID, EndpointID: endpointID}}, nil
 }
 
-// read fills in the candidates' records, a hundred at a time.
+// read fills in the candidates' records, fifty candidates (a hundred ids:
+// each under its id and its legacy id, domain.DeliveryIDs) at a time.
 func (s Selector) read(ctx context.Context, tenantID string, cs []Candidate) error {
-	for start := 0; start < len(cs); start += 100 {
-		part := cs[start:min(len(cs), start+100)]
-		ids := make([]string, len(part))
-		for i, c := range part {
-			ids[i] = c.ID
+	for start := 0; start < len(cs); start += 50 {
+		part := cs[start:min(len(cs), start+50)]
+		ids := make([]string, 0, 2*len(part))
+		for _, c := range part {
+			both := domain.DeliveryIDs(tenantID, c.Event.ID, c.Endpoint.EndpointID, c.Event.OccurredAt)
+			ids = append(ids, both[:]...)
 		}
 		snap, err := s.Records.Load(ctx, ids, nil)
 		if err != nil {
-			return fmt.Errorf("read %d deliveries of tenant %s: %w", len(ids), tenantID, err)
+			return fmt.Errorf("read %d deliveries of tenant %s: %w", len(part), tenantID, err)
 		}
 		for i := range part {
-			d, ok := snap.Deliveries[part[i].ID]
+			d, ok := store.FirstFound(snap.Deliveries, [2]string{ids[2*i], ids[2*i+1]})
 			if ok && d.TenantID == tenantID {
-				part[i].Delivery, part[i].Found = d, true
+				part[i].ID, part[i].Delivery, part[i].Found = d.DeliveryID, d, true
 			}
 		}
 	}

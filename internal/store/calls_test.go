@@ -165,12 +165,15 @@ func TestCallsListsWhatEachMethodCalls(t *testing.T) {
 			_, err := s.RotateSecret(ctx, "t", "e", Rotation{Sealed: "S", Grace: time.Hour, Seal: func(context.Context, string) (string, error) { return "S0", nil }})
 			return err
 		},
-		"DeliveriesOfEvent": func(ctx context.Context, s *Store) error { _, err := s.DeliveriesOfEvent(ctx, "t", "ev"); return err },
+		"DeliveriesOfEvent": func(ctx context.Context, s *Store) error {
+			_, err := s.DeliveriesOfEvent(ctx, "t", domain.Event{ID: "ev"})
+			return err
+		},
 		"RecordResendAttempt": func(ctx context.Context, s *Store) error {
 			return s.RecordResendAttempt(ctx, domain.Delivery{DeliveryID: "d", State: domain.StateDelivered}, domain.Attempt{Number: 1})
 		},
 		"DeliveriesOfEvents": func(ctx context.Context, s *Store) error {
-			_, err := s.DeliveriesOfEvents(ctx, "t", []string{"ev1", "ev2"})
+			_, err := s.DeliveriesOfEvents(ctx, "t", []domain.Event{{ID: "ev1"}, {ID: "ev2"}})
 			return err
 		},
 		"Load": func(ctx context.Context, s *Store) error {

@@ -33,7 +33,7 @@ func TestDeadIndexEntryIsOneWriteUnit(t *testing.T) {
 	tenant := strings.Repeat("t", 64)
 	d := domain.Delivery{TenantID: tenant, EndpointID: "ep_" + strings.Repeat("e", 61), EventID: strings.Repeat("v", outbox.MaxIDBytes),
 		EventType: strings.Repeat("y", outbox.MaxIDBytes)}
-	d.DeliveryID = domain.DeliveryID(d.EventID, d.EndpointID)
+	d.DeliveryID = domain.DeliveryID(d.TenantID, d.EventID, d.EndpointID, s.Now())
 	a := domain.Attempt{Number: 1, At: s.Now(), Status: 599, Error: strings.Repeat("e", 40), LatencyMS: 30_000, Excerpt: strings.Repeat("x", 1024)}
 	o := domain.Outcome{State: domain.StateDead, DeadReason: domain.ReasonAttemptsExhausted, Message: strings.Repeat("m", 4096)}
 	require.NoError(t, s.RecordAttempt(context.Background(), d, a, o))

@@ -26,7 +26,7 @@ func TestFirstAttemptCreatesACompleteRecord(t *testing.T) {
 	ctx := context.Background()
 	db := newFakeDB()
 	s := newTestStore(db)
-	d := domain.Delivery{DeliveryID: domain.DeliveryID("evt_1", "ep_1"), TenantID: "t1", EndpointID: "ep_1", EventID: "evt_1", EventType: "order.created"}
+	d := domain.Delivery{DeliveryID: domain.DeliveryID("t1", "evt_1", "ep_1", time.Time{}), TenantID: "t1", EndpointID: "ep_1", EventID: "evt_1", EventType: "order.created"}
 	a := domain.Attempt{Number: 1, At: s.Now(), Status: 200, LatencyMS: 12}
 	require.NoError(t, s.RecordAttempt(ctx, d, a, domain.Outcome{State: domain.StateDelivered}))
 	require.Len(t, db.Updates(), 1)
@@ -90,8 +90,7 @@ func TestLoadIsConsistentUnlessAskedOtherwise(t *testing.T) {
 	ctx := context.Background()
 	db := newFakeDB()
 	s := newTestStore(db)
-	putDelivery(t, db, "t1", "evt_1", "ep_1")
-	id := domain.DeliveryID("evt_1", "ep_1")
+	id := putDelivery(t, db, "t1", "evt_1", "ep_1").DeliveryID
 
 	snap, err := s.Load(ctx, []string{id, "msg_none"}, nil)
 	require.NoError(t, err)
@@ -167,7 +166,7 @@ func TestRetentionCountsFromCreationAndAgainFromDeath(t *testing.T) {
 	expiry := func(t time.Time) types.AttributeValue {
 		return &types.AttributeValueMemberN{Value: fmt.Sprint(t.Add(15 * 24 * time.Hour).Unix())}
 	}
-	d := domain.Delivery{DeliveryID: domain.DeliveryID("evt_1", "ep_1"), TenantID: "t1", EndpointID: "ep_1", EventID: "evt_1", EventType: "order.created"}
+	d := domain.Delivery{DeliveryID: domain.DeliveryID("t1", "evt_1", "ep_1", time.Time{}), TenantID: "t1", EndpointID: "ep_1", EventID: "evt_1", EventType: "order.created"}
 	for _, o := range []domain.Outcome{{State: domain.StatePending}, {State: domain.StateDelivered}, {State: domain.StateDead, DeadReason: "rejected_400", Message: "{}"}} {
 		t.Run(string(o.State), func(t *testing.T) {
 			db := newFakeDB()

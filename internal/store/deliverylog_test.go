@@ -26,7 +26,7 @@ func TestLogIndexEntryIsOneWriteUnit(t *testing.T) {
 	s := newTestStore(db)
 	d := domain.Delivery{TenantID: strings.Repeat("t", 64), EndpointID: "ep_" + strings.Repeat("e", 61), EventID: strings.Repeat("v", outbox.MaxIDBytes),
 		EventType: strings.Repeat("y", outbox.MaxIDBytes)}
-	d.DeliveryID = domain.DeliveryID(d.EventID, d.EndpointID)
+	d.DeliveryID = domain.DeliveryID(d.TenantID, d.EventID, d.EndpointID, s.Now())
 	a := domain.Attempt{Number: 1, At: s.Now(), Status: 599, Error: strings.Repeat("e", 40), LatencyMS: 30_000, Excerpt: strings.Repeat("x", 1024)}
 	require.NoError(t, s.RecordAttempt(ctx, d, a, domain.Outcome{State: domain.StatePending}))
 	first := stored(db, deliveryKey(d.DeliveryID))

@@ -386,55 +386,70 @@ func (s *Store) SetEndpointEnabled(ctx context.Context, tenantID, endpointID str
 
 // DeliveriesOfEvent lists the deliveries of one of a tenant's events to the
 // tenant's endpoints, in endpoint id order. No index lists them: a
-// delivery's id derives from its event's and its endpoint's
-// (domain.DeliveryID), so the ids are computed from the tenant's endpoints (one
-// Query, Endpoints) and read from the table with Load (strongly
-// consistent, one BatchGetItem per 100). Those that exist are returned.
+// delivery's id derives from its event's id and time and its endpoint's
+// (domain.DeliveryID), so the ids are computed from the tenant's endpoints
+// (one Query, Endpoints) and read from the table with Load (strongly
+// consistent, one BatchGetItem per 100), each under both the id and the
+// legacy id a version before the time gave it (domain.DeliveryIDs). Those
+// that exist are returned.
 //
 // What this cannot list: a delivery to an endpoint deleted since. It is
 // still readable by its id (Delivery), and while it is dead it is still in
 // the tenant's DLQ listing (ListDead). A delivery is listed once its
 // record exists.
-func (s *Store) DeliveriesOfEvent(ctx context.Context, tenantID, eventID string) ([]domain.Delivery, error) {
-	m, err := s.DeliveriesOfEvents(ctx, tenantID, []string{eventID})
-	return m[eventID], err
+func (s *Store) DeliveriesOfEvent(ctx context.Context, tenantID string, ev domain.Event) ([]domain.Delivery, error) {
+	m, err := s.DeliveriesOfEvents(ctx, tenantID, []domain.Event{ev})
+	return m[ev.ID], err
 }
 
 // DeliveriesOfEvents is DeliveriesOfEvent for several events at once, by
 // event id (an event without deliveries has no entry): one Query of the
-// tenant's endpoints and one BatchGetItem per 100 of events x endpoints,
-// which is what bounds a page of the message log.
-func (s *Store) DeliveriesOfEvents(ctx context.Context, tenantID string, eventIDs []string) (map[string][]domain.Delivery, error) {
+// tenant's endpoints and one BatchGetItem per 100 of events x endpoints x
+// the two ids, which is what bounds a page of the message log.
+func (s *Store) DeliveriesOfEvents(ctx context.Context, tenantID string, events []domain.Event) (map[string][]domain.Delivery, error) {
 	out := map[string][]domain.Delivery{}
-	if len(eventIDs) == 0 {
+	if len(events) == 0 {
 		return out, nil
 	}
 	eps, err := s.Endpoints(ctx, tenantID)
 	if err != nil {
-		return nil, fmt.Errorf("list deliveries of %d events: %w", len(eventIDs), err)
+		return nil, fmt.Errorf("list deliveries of %d events: %w", len(events), err)
 	}
 	if len(eps) == 0 {
 		return out, nil
 	}
 	slices.SortFunc(eps, func(a, b domain.Endpoint) int { return strings.Compare(a.EndpointID, b.EndpointID) })
-	ids := make([]string, 0, len(eps)*len(eventIDs))
-	for _, ev := range eventIDs {
+	pairs := make([][2]string, 0, len(eps)*len(events))
+	ids := make([]string, 0, 2*cap(pairs))
+	for _, ev := range events {
 		for _, ep := range eps {
-			ids = append(ids, domain.DeliveryID(ev, ep.EndpointID))
+			both := domain.DeliveryIDs(tenantID, ev.ID, ep.EndpointID, ev.OccurredAt)
+			pairs, ids = append(pairs, both), append(ids, both[:]...)
 		}
 	}
 	snap, err := s.Load(ctx, ids, nil)
 	if err != nil {
-		return nil, fmt.Errorf("read deliveries of %d events: %w", len(eventIDs), err)
+		return nil, fmt.Errorf("read deliveries of %d events: %w", len(events), err)
 	}
-	for _, id := range ids {
+	for _, both := range pairs {
 		// The tenant is checked as the API checks a delivery read by id:
 		// a delivery id does not derive from its tenant's.
-		if d, ok := snap.Deliveries[id]; ok && d.TenantID == tenantID {
+		if d, ok := FirstFound(snap.Deliveries, both); ok && d.TenantID == tenantID {
 			out[d.EventID] = append(out[d.EventID], d)
 		}
 	}
 	return out, nil
+}
+
+// FirstFound is the delivery of ids (domain.DeliveryIDs: the id, then the
+// legacy id) that deliveries holds, the first one found.
+func FirstFound(deliveries map[string]domain.Delivery, ids [2]string) (domain.Delivery, bool) {
+	for _, id := range ids {
+		if d, ok := deliveries[id]; ok {
+			return d, true
+		}
+	}
+	return domain.Delivery{}, false
 }
 
 // PutEndpoint creates or replaces an endpoint.

@@ -19,7 +19,7 @@ import (
 func firstDelivered(s *Store, n int) FirstAttempt {
 	ev := fmt.Sprintf("evt_%d", n)
 	return FirstAttempt{
-		Delivery: domain.Delivery{DeliveryID: domain.DeliveryID(ev, "ep_1"), TenantID: "t1", EndpointID: "ep_1", EventID: ev, EventType: "order.created"},
+		Delivery: domain.Delivery{DeliveryID: domain.DeliveryID("t1", ev, "ep_1", time.Time{}), TenantID: "t1", EndpointID: "ep_1", EventID: ev, EventType: "order.created"},
 		Attempt:  domain.Attempt{Number: 1, At: s.Now(), Status: 200, LatencyMS: 12},
 	}
 }

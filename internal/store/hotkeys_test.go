@@ -135,7 +135,7 @@ var hotT0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 
 func hotDelivery(tenant string, i int) domain.Delivery {
 	ev := fmt.Sprintf("evt_%d", i)
-	return domain.Delivery{DeliveryID: domain.DeliveryID(ev, "ep_1"), TenantID: tenant, EndpointID: "ep_1", EventID: ev, EventType: "order.created"}
+	return domain.Delivery{DeliveryID: domain.DeliveryID(tenant, ev, "ep_1", time.Time{}), TenantID: tenant, EndpointID: "ep_1", EventID: ev, EventType: "order.created"}
 }
 
 // attempt records the first attempt of delivery i of tenant, with outcome o.

@@ -32,7 +32,7 @@ func TestAnAttemptRetriedAfterALostResponseIsRecordedOnce(t *testing.T) {
 	ctx := context.Background()
 	db := newFakeDB()
 	s := newTestStore(db)
-	d := domain.Delivery{DeliveryID: domain.DeliveryID("evt_1", "ep_1"), TenantID: "t1", EndpointID: "ep_1", EventID: "evt_1", EventType: "order.created"}
+	d := domain.Delivery{DeliveryID: domain.DeliveryID("t1", "evt_1", "ep_1", time.Time{}), TenantID: "t1", EndpointID: "ep_1", EventID: "evt_1", EventType: "order.created"}
 	require.NoError(t, s.RecordAttempt(ctx, d, domain.Attempt{Number: 1, At: s.Now(), Status: 503}, domain.Outcome{State: domain.StatePending}))
 	first := read(t, s, d)
 

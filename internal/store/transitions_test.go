@@ -84,7 +84,7 @@ func indexedDead(db *dynamofake.DB, tenant string) int {
 }
 
 func newDelivery(tenant, event string) domain.Delivery {
-	return domain.Delivery{DeliveryID: domain.DeliveryID(event, "ep_1"), TenantID: tenant, EndpointID: "ep_1", EventID: event, EventType: "order.created"}
+	return domain.Delivery{DeliveryID: domain.DeliveryID(tenant, event, "ep_1", time.Time{}), TenantID: tenant, EndpointID: "ep_1", EventID: event, EventType: "order.created"}
 }
 
 // read returns a delivery as deliver reads it: the record, or the ids alone

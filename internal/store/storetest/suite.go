@@ -66,10 +66,16 @@ type suite struct {
 
 func (u *suite) id(name string) string { return name + "_" + u.run }
 
+// eventAt is the time of the suite's events, which names their deliveries.
+var eventAt = time.Date(2026, 12, 7, 6, 0, 0, 0, time.UTC)
+
+// event is the event a delivery of the suite is of.
+func event(d domain.Delivery) domain.Event { return domain.Event{ID: d.EventID, OccurredAt: eventAt} }
+
 // delivery is a delivery of event ev (made unique) of tenant to endpoint.
 func (u *suite) delivery(tenant, endpoint, ev string) domain.Delivery {
 	ev = u.id(ev)
-	return domain.Delivery{DeliveryID: domain.DeliveryID(ev, endpoint), TenantID: tenant, EndpointID: endpoint, EventID: ev, EventType: "a.b"}
+	return domain.Delivery{DeliveryID: domain.DeliveryID(tenant, ev, endpoint, eventAt), TenantID: tenant, EndpointID: endpoint, EventID: ev, EventType: "a.b"}
 }
 
 // current reads a delivery as deliver does: one with no record yet is the
@@ -687,29 +693,29 @@ func firstAttempt(t *testing.T, u *suite) {
 	// A delivery of the same event to an endpoint that does not exist:
 	// readable by id, not listed under its event.
 	gone := d
-	gone.EndpointID, gone.DeliveryID = "ep_deleted", domain.DeliveryID(d.EventID, "ep_deleted")
+	gone.EndpointID, gone.DeliveryID = "ep_deleted", domain.DeliveryID(d.TenantID, d.EventID, "ep_deleted", eventAt)
 	require.NoError(t, s.RecordAttempt(ctx, gone, domain.Attempt{Number: 1, At: u.clock.Now(), Status: 200}, domain.Outcome{State: domain.StateDelivered}))
 	_, err = s.Delivery(ctx, gone.DeliveryID)
 	require.NoError(t, err)
 	var listed []domain.Delivery
 	require.Eventually(t, func() bool { // the endpoints' query is eventually consistent
-		listed, err = s.DeliveriesOfEvent(ctx, tenant, d.EventID)
+		listed, err = s.DeliveriesOfEvent(ctx, tenant, event(d))
 		return err == nil && len(listed) > 0
 	}, 10*time.Second, 100*time.Millisecond)
 	require.Len(t, listed, 1, "the delivery to the missing endpoint is not listed")
 	require.Equal(t, d.DeliveryID, listed[0].DeliveryID)
-	listed, err = s.DeliveriesOfEvent(ctx, u.id("t_other"), d.EventID)
+	listed, err = s.DeliveriesOfEvent(ctx, u.id("t_other"), event(d))
 	require.NoError(t, err)
 	require.Empty(t, listed, "another tenant lists nothing of it")
 
 	// Several events at once: each event's deliveries under its id, none
 	// for an event without any, none for another tenant.
-	byEvent, err := s.DeliveriesOfEvents(ctx, tenant, []string{d.EventID, "evt_none"})
+	byEvent, err := s.DeliveriesOfEvents(ctx, tenant, []domain.Event{event(d), {ID: "evt_none", OccurredAt: eventAt}})
 	require.NoError(t, err)
 	require.Len(t, byEvent, 1)
 	require.Len(t, byEvent[d.EventID], 1)
 	require.Equal(t, d.DeliveryID, byEvent[d.EventID][0].DeliveryID)
-	byEvent, err = s.DeliveriesOfEvents(ctx, u.id("t_other"), []string{d.EventID})
+	byEvent, err = s.DeliveriesOfEvents(ctx, u.id("t_other"), []domain.Event{event(d)})
 	require.NoError(t, err)
 	require.Empty(t, byEvent, "another tenant lists nothing of it")
 }

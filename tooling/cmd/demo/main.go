@@ -152,12 +152,15 @@ func run(ctx context.Context) error {
 	}
 
 	// Every (event, endpoint) pair the filters select.
-	type pair struct{ event, endpoint string }
+	type pair struct {
+		event, endpoint string
+		at              time.Time
+	}
 	var pairs []pair
 	for _, ev := range events {
 		for id, types := range endpointTypes {
 			if (domain.Endpoint{EventTypes: types}).Accepts(ev.Type) {
-				pairs = append(pairs, pair{ev.ID, id})
+				pairs = append(pairs, pair{ev.ID, id, ev.OccurredAt})
 			}
 		}
 	}
@@ -169,7 +172,7 @@ func run(ctx context.Context) error {
 			if _, done := final[p]; done {
 				continue
 			}
-			d, err := st.Delivery(ctx, domain.DeliveryID(p.event, p.endpoint))
+			d, err := st.Delivery(ctx, domain.DeliveryID(tenant, p.event, p.endpoint, p.at))
 			// Dead from just before the last attempt (so that a stop during it
 			// leaves the death recorded): final once that attempt is recorded.
 			lastInFlight := d.State == domain.StateDead && d.DeadReason == domain.ReasonAttemptsExhausted && d.Attempts < out.MaxReceiveCount

@@ -170,7 +170,10 @@ func (c *chaotic) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-type pair struct{ event, endpoint string }
+type pair struct {
+	tenant, event, endpoint string
+	at                      time.Time // the event's occurred_at, which names its deliveries
+}
 
 var (
 	settle             time.Duration
@@ -259,7 +262,7 @@ func run(ctx context.Context, nEvents, nEndpoints int, chaos time.Duration) erro
 			items = append(items, put)
 			written[id] = at
 			for ep := range receivers {
-				pairs = append(pairs, pair{id, ep})
+				pairs = append(pairs, pair{tenant, id, ep, at})
 			}
 		}
 		if _, err := db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items}); err != nil {
@@ -272,7 +275,7 @@ func run(ctx context.Context, nEvents, nEndpoints int, chaos time.Duration) erro
 	final, stuck := waitTerminal(ctx, st, pairs, settle, nil)
 	var lost []string
 	for _, p := range stuck {
-		lost = append(lost, fmt.Sprintf("%s (event %s, endpoint %s) never reached a terminal state", domain.DeliveryID(p.event, p.endpoint), p.event, p.endpoint))
+		lost = append(lost, fmt.Sprintf("%s (event %s, endpoint %s) never reached a terminal state", domain.DeliveryID(p.tenant, p.event, p.endpoint, p.at), p.event, p.endpoint))
 	}
 	var dead []pair
 	longest := time.Duration(0)
@@ -300,7 +303,7 @@ func run(ctx context.Context, nEvents, nEndpoints int, chaos time.Duration) erro
 		listed[d.ID] = true
 	}
 	for _, p := range dead {
-		id := domain.DeliveryID(p.event, p.endpoint)
+		id := domain.DeliveryID(p.tenant, p.event, p.endpoint, p.at)
 		if listed[id] {
 			continue
 		}
@@ -354,7 +357,7 @@ func run(ctx context.Context, nEvents, nEndpoints int, chaos time.Duration) erro
 	for ep, c := range receivers {
 		c.mu.Lock()
 		for _, r := range c.receipts {
-			if r.webhookID != domain.DeliveryID(r.eventID, ep) {
+			if r.webhookID != domain.DeliveryID(tenant, r.eventID, ep, written[r.eventID]) {
 				mismatch++
 			}
 			if !r.signed {
@@ -369,7 +372,7 @@ func run(ctx context.Context, nEvents, nEndpoints int, chaos time.Duration) erro
 	}
 	duplicates := 0
 	for _, p := range pairs {
-		id := domain.DeliveryID(p.event, p.endpoint)
+		id := domain.DeliveryID(p.tenant, p.event, p.endpoint, p.at)
 		switch {
 		case final[p].State == "":
 			// counted as stuck above
@@ -449,7 +452,7 @@ func waitTerminal(ctx context.Context, st *store.Store, pairs []pair, settle tim
 				defer func() { <-sem; wg.Done() }()
 				ids := make([]string, len(chunk))
 				for i, p := range chunk {
-					ids[i] = domain.DeliveryID(p.event, p.endpoint)
+					ids[i] = domain.DeliveryID(p.tenant, p.event, p.endpoint, p.at)
 				}
 				snap, err := st.Load(ctx, ids, nil)
 				mu.Lock()

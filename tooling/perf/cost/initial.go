@@ -157,9 +157,11 @@ type Assumptions struct {
 	// measured by TestModelDeliverUnitsAreBilledUnits.
 	RetryGateReads float64
 
-	// StoredBytesPerRecord is a delivered record's billed size: 595 bytes
-	// (477 before the delivery log's keys, log_pk and log_sk, which the
-	// model missed until they were counted) plus 100 bytes of item overhead.
+	// StoredBytesPerRecord is a delivered record's billed size: 633 bytes
+	// (595 before delivery ids carried their event's time and tenant, 13 bytes in
+	// each of its key, its log key and its message; 477 before the
+	// delivery log's keys, log_pk and log_sk, which the model missed until
+	// they were counted) plus 100 bytes of item overhead.
 	StoredBytesPerRecord float64
 	// StoredMonths: 15 days' TTL retention (store.DefaultRetention), 0.49
 	// of a month, plus the lag before TTL deletes an expired item
@@ -270,7 +272,7 @@ var InitialAssumptions = Assumptions{
 	DeliverMemoryMB:             256,
 	DeliveryIndexCopies:         0,
 	DeliveryLogIndexWRU:         1,
-	DeliveryLogIndexBytes:       421,
+	DeliveryLogIndexBytes:       446,
 	DeliveryWRU:                 1,
 	DeliveryWRUAfterFailure:     1,
 	HealthWritesPerFailure:      0.5,
@@ -288,7 +290,7 @@ var InitialAssumptions = Assumptions{
 	BatchesPerStatsWrite:        10,
 	TypeStatsWRU:                1,
 	TypesPerBatch:               1,
-	StoredBytesPerRecord:        695,
+	StoredBytesPerRecord:        733,
 	StoredMonths:                0.5,
 	PITR:                        true,
 	EnqueueLogBytes:             163,

@@ -84,7 +84,7 @@ func sampleDelivery() domain.Delivery {
 	at := time.Date(2026, 11, 30, 4, 9, 26, 573147393, time.UTC)
 	const tenant, endpoint, event = "ten_01JD8Z3Q4X5Y6Z7A8B9C0D1E2F", "ep_01JD8Z3Q4X5Y6Z7A8B9C0D1E2F", "evt_01JD8Z3Q4X5Y6Z7A8B9C0D1E2F"
 	return domain.Delivery{
-		DeliveryID: domain.DeliveryID(event, endpoint), TenantID: tenant, EndpointID: endpoint, EventID: event,
+		DeliveryID: domain.DeliveryID(tenant, event, endpoint, at.Add(-time.Second)), TenantID: tenant, EndpointID: endpoint, EventID: event,
 		EventType: "payment.succeeded", CreatedAt: at,
 	}
 }

@@ -120,7 +120,7 @@ func (r *deliverRun) publish(t *testing.T, from, n, failEvery int) {
 	t.Helper()
 	for i := from; i < from+n; i++ {
 		event := fmt.Sprintf("evt_%05d", i)
-		id := domain.DeliveryID(event, "ep_1")
+		id := domain.DeliveryID("t1", event, "ep_1", r.now)
 		body, err := message.Encode(message.Message{DeliveryID: id, TenantID: "t1", EndpointID: "ep_1", EventID: event, EventType: "order.created",
 			OccurredAt: r.now, Payload: json.RawMessage(`{"order":{"id":"ord_1","total":1250}}`)})
 		require.NoError(t, err)
@@ -340,7 +340,7 @@ func TestModelDeathUnitsAreBilledUnits(t *testing.T) {
 		before := r.st.DB.Billed()
 		r.publish(t, 1000, 200, 0)
 		for _, i := range deaths {
-			r.dead[domain.DeliveryID(fmt.Sprintf("evt_%05d", i), "ep_1")] = true
+			r.dead[domain.DeliveryID("t1", fmt.Sprintf("evt_%05d", i), "ep_1", r.now)] = true
 		}
 		r.drain(t, 100*time.Millisecond)
 		return sub(r.st.DB.Billed(), before)
