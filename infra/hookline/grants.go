@@ -33,11 +33,12 @@ func grantTableItems(fn awslambda.Function, table awsdynamodb.Table, actions ...
 
 // deliveryRecordsOnly is the condition of a grant of writes in batches
 // (BatchWriteItem, which IAM cannot split into its puts and deletes): every
-// item written is a delivery record (its partition key keys.DeliveryPrefix
-// followed by the id), so a batch write can touch no endpoint, key,
-// tenant or counter.
+// item written is a delivery record (its partition key keys.RecordsPrefix
+// followed by its tenant's hash and shard, or, for a legacy id,
+// keys.DeliveryPrefix followed by the id), so a batch write can touch no
+// endpoint, key, tenant or counter.
 func deliveryRecordsOnly() *map[string]*map[string]any {
-	return &map[string]*map[string]any{"ForAllValues:StringLike": {"dynamodb:LeadingKeys": []string{keys.DeliveryPrefix + "*"}}}
+	return &map[string]*map[string]any{"ForAllValues:StringLike": {"dynamodb:LeadingKeys": []string{keys.RecordsPrefix + "*", keys.DeliveryPrefix + "*"}}}
 }
 
 // grantDeliveryBatchWrites lets fn write delivery records in batches

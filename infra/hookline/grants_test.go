@@ -260,7 +260,7 @@ func TestLeastPrivilege(t *testing.T) {
 		require.Equal(t, []string{"dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:UpdateItem"}, g[grantKey(getAtt(s.stateTable, "Arn"), nil)])
 		// Writes in batches: delivery records only (a batch write's puts
 		// and deletes cannot be told apart in IAM).
-		cond := obj{"ForAllValues:StringLike": obj{"dynamodb:LeadingKeys": arr{"DELIVERY#*"}}}
+		cond := obj{"ForAllValues:StringLike": obj{"dynamodb:LeadingKeys": arr{"RECORDS#*", "DELIVERY#*"}}}
 		require.Equal(t, []string{"dynamodb:BatchWriteItem"}, g[grantKey(getAtt(s.stateTable, "Arn"), cond)])
 	})
 
@@ -284,7 +284,7 @@ func TestLeastPrivilege(t *testing.T) {
 				}
 				if strings.Contains(string(doc), "dynamodb:BatchWriteItem") {
 					require.Equal(t, `"dynamodb:BatchWriteItem"`, string(doc), "policy %s: a statement of its own", id)
-					require.Equal(t, obj{"ForAllValues:StringLike": obj{"dynamodb:LeadingKeys": arr{"DELIVERY#*"}}}, roundTripAny(t, raw.(obj)["Condition"]), "policy %s", id)
+					require.Equal(t, obj{"ForAllValues:StringLike": obj{"dynamodb:LeadingKeys": arr{"RECORDS#*", "DELIVERY#*"}}}, roundTripAny(t, raw.(obj)["Condition"]), "policy %s", id)
 					require.True(t, strings.HasPrefix(id, "PipelineDeliverRole"), "policy %s: only deliver writes in batches", id)
 				}
 			}

@@ -72,13 +72,21 @@ const deliveryIDLen = 4 + deliveryTimeChars + TenantHashChars + deliveryHashChar
 // Deliveries made by versions before the time are named by
 // LegacyDeliveryID: DeliveryIDs names both.
 func DeliveryID(tenantID, eventID, endpointID string, at time.Time) string {
+	return DeliveryIDPrefix(at) + TenantHash(tenantID) + deliveryHash(eventID, endpointID)[:deliveryHashChars]
+}
+
+// DeliveryIDPrefix is how the ids of the deliveries of events of at's
+// millisecond begin: "msg_" and its time (at, to the millisecond, clamped
+// to the encoding's range). Every id of an earlier millisecond sorts before
+// it; every id of a later one after it followed by "~".
+func DeliveryIDPrefix(at time.Time) string {
 	ms := min(max(at.UnixMilli(), 0), 1<<(5*deliveryTimeChars)-1)
 	var t [deliveryTimeChars]byte
 	for i := deliveryTimeChars - 1; i >= 0; i-- {
 		t[i] = timeEncoding[ms&31]
 		ms >>= 5
 	}
-	return "msg_" + string(t[:]) + TenantHash(tenantID) + deliveryHash(eventID, endpointID)[:deliveryHashChars]
+	return "msg_" + string(t[:])
 }
 
 // TenantHash is the hash of tenantID a delivery id carries: the first 40

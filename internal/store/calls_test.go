@@ -293,6 +293,9 @@ func TestCallsListsWhatEachMethodCalls(t *testing.T) {
 		},
 		"EraseIndexed": func(ctx context.Context, s *Store) error {
 			_, _, err := s.EraseIndexed(ctx, "t", domain.EraseJobs, 10)
+			if err == nil { // deliveries: the delivery log's index and the tenant's shards of records
+				_, _, err = s.EraseIndexed(ctx, "t", domain.EraseDeliveries, 100)
+			}
 			return err
 		},
 		"EraseDeliveries": func(ctx context.Context, s *Store) error {

@@ -91,6 +91,9 @@ var (
 	tenantIndex     = deadSource{IndexTenant, "gsi1pk", "gsi1sk"}
 	legacyDeadIndex = tenantIndex
 	logIndex        = deadSource{IndexLog, AttrLogPK, AttrLogSK}
+	// recordsSource is the table itself: a tenant's shards of records
+	// (recordPartitions).
+	recordsSource = deadSource{"", "pk", "sk"}
 )
 
 // DeadListed is a dead delivery as the dead-letter listing returns it, of
@@ -108,9 +111,7 @@ func DeadListed(d domain.Delivery) domain.Delivery {
 // list, with what the entry's keys hold.
 func fromKeys(d domain.Delivery, tenantID, sk string, item map[string]types.AttributeValue) domain.Delivery {
 	d.TenantID = tenantID
-	if pk, ok := item["pk"].(*types.AttributeValueMemberS); ok && len(pk.Value) > len(keys.DeliveryPrefix) {
-		d.DeliveryID = pk.Value[len(keys.DeliveryPrefix):]
-	}
+	d.DeliveryID = deliveryIDOf(item)
 	if at, _, ok := cutTime(sk); ok {
 		d.DeadAt = &at
 	}

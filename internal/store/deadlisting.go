@@ -18,7 +18,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/fanout"
-	"github.com/hookline/hookline/internal/store/keys"
 )
 
 // The dead-letter listing (ListDead) and its pure parts: the index range a
@@ -94,7 +93,7 @@ func EncodeDeadCursor(c DeadCursor) string {
 func DecodeDeadCursor(cursor string) (DeadCursor, error) {
 	var c DeadCursor
 	raw, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil || len(raw) == 0 || json.Unmarshal(raw, &c) != nil || c.X >= 1<<(DeadShards+1) {
+	if err != nil || len(raw) == 0 || json.Unmarshal(raw, &c) != nil {
 		return c, fmt.Errorf("cursor: %w", ErrBadCursor)
 	}
 	at, id, ok := strings.Cut(c.SK, "#")
@@ -140,6 +139,9 @@ func (s *Store) ListDead(ctx context.Context, tenantID string, f domain.DeadFilt
 	if cursor != "" {
 		if after, err = checkDeadCursor(cursor, query, lo, hi); err != nil {
 			return nil, "", err
+		}
+		if after.X >= 1<<(DeadShards+1) {
+			return nil, "", fmt.Errorf("cursor: %w", ErrBadCursor)
 		}
 	}
 	parts := deadPartitions(tenantID)
@@ -200,9 +202,9 @@ func (s *Store) deadQuery(src deadSource, pk string, f domain.DeadFilter, lo, hi
 	}
 	if c != nil {
 		// Rebuilt with this tenant's partition: a cursor cannot reach another.
+		k := deliveryKey(c.ID)
 		in.ExclusiveStartKey = map[string]types.AttributeValue{
-			src.pkAttr: &types.AttributeValueMemberS{Value: pk}, src.skAttr: &types.AttributeValueMemberS{Value: c.SK},
-			"pk": &types.AttributeValueMemberS{Value: keys.Delivery(c.ID)}, "sk": &types.AttributeValueMemberS{Value: keys.DeliverySK},
+			src.pkAttr: &types.AttributeValueMemberS{Value: pk}, src.skAttr: &types.AttributeValueMemberS{Value: c.SK}, "pk": k["pk"], "sk": k["sk"],
 		}
 	}
 	return in
@@ -221,22 +223,24 @@ type deadRead struct {
 // deliveries, the index ends, or it has read maxScanPerPage items (with a
 // filter).
 func (s *Store) queryDead(ctx context.Context, tenantID string, src deadSource, in *dynamodb.QueryInput, limit int) (deadRead, error) {
-	r, err := s.queryListing(ctx, src.skAttr, in, limit, func(d domain.Delivery, sk string, item map[string]types.AttributeValue) domain.Delivery {
+	r, err := s.queryListing(ctx, attrKey(src.skAttr), in, limit, func(d domain.Delivery, sk string, item map[string]types.AttributeValue) domain.Delivery {
 		return fromKeys(d, tenantID, sk, item)
-	})
+	}, nil)
 	if err != nil {
 		return r, fmt.Errorf("list dead deliveries of tenant %s: %w", tenantID, err)
 	}
 	return r, nil
 }
 
-// queryListing runs a listing's query of an index (sort key skAttr) page by
-// page until it has limit deliveries, the index ends, or it has read
-// maxScanPerPage items (with a filter); listed completes each delivery
-// read from an index entry item, whose sort key is sk.
-func (s *Store) queryListing(ctx context.Context, skAttr string, in *dynamodb.QueryInput, limit int,
-	listed func(d domain.Delivery, sk string, item map[string]types.AttributeValue) domain.Delivery) (deadRead, error) {
-	filtered := in.FilterExpression != nil
+// queryListing runs a listing's query page by page until it has limit
+// deliveries, the partition ends, or it has read maxScanPerPage items (with
+// a filter); keyOf is an item's listing key (of an index entry, its sort
+// key), listed completes each delivery read from an item, whose key is sk.
+// An item whose key keep refuses (nil: none) is read past, not listed nor
+// counted.
+func (s *Store) queryListing(ctx context.Context, keyOf func(map[string]types.AttributeValue) string, in *dynamodb.QueryInput, limit int,
+	listed func(d domain.Delivery, sk string, item map[string]types.AttributeValue) domain.Delivery, keep func(sk string) bool) (deadRead, error) {
+	filtered := in.FilterExpression != nil || keep != nil
 	var r deadRead
 	for scanned := 0; ; {
 		in.Limit = aws.Int32(int32(limit - len(r.ds)))
@@ -254,18 +258,21 @@ func (s *Store) queryListing(ctx context.Context, skAttr string, in *dynamodb.Qu
 				r.until = r.sks[len(r.sks)-1]
 				return r, nil
 			}
+			sk := keyOf(item)
+			if keep != nil && !keep(sk) {
+				continue
+			}
 			var d domain.Delivery
 			if err := attributevalue.UnmarshalMap(item, &d); err != nil {
 				return r, fmt.Errorf("decode deliveries: %w", err)
 			}
-			sk := stringAttr(item, skAttr)
 			r.ds, r.sks = append(r.ds, listed(d, sk, item)), append(r.sks, sk)
 		}
 		if page.LastEvaluatedKey == nil {
 			return r, nil
 		}
 		if len(r.ds) == limit || scanned >= maxScanPerPage {
-			r.until = stringAttr(page.LastEvaluatedKey, skAttr)
+			r.until = keyOf(page.LastEvaluatedKey)
 			return r, nil
 		}
 		in.ExclusiveStartKey = page.LastEvaluatedKey

@@ -24,54 +24,70 @@ import (
 func TestFirstAttemptCreatesACompleteRecord(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := newFakeDB()
-	s := newTestStore(db)
-	d := domain.Delivery{DeliveryID: domain.DeliveryID("t1", "evt_1", "ep_1", time.Time{}), TenantID: "t1", EndpointID: "ep_1", EventID: "evt_1", EventType: "order.created"}
-	a := domain.Attempt{Number: 1, At: s.Now(), Status: 200, LatencyMS: 12}
-	require.NoError(t, s.RecordAttempt(ctx, d, a, domain.Outcome{State: domain.StateDelivered}))
-	require.Len(t, db.Updates(), 1)
-	up := db.Updates()[0]
-	require.Equal(t, deliveryKey(d.DeliveryID), up.Key)
-
-	createdAt, err := attributevalue.Marshal(s.Now())
-	require.NoError(t, err)
-	want := map[string]types.AttributeValue{
-		"delivery_id": &types.AttributeValueMemberS{Value: d.DeliveryID},
-		"tenant_id":   &types.AttributeValueMemberS{Value: "t1"},
-		"endpoint_id": &types.AttributeValueMemberS{Value: "ep_1"},
-		"event_id":    &types.AttributeValueMemberS{Value: "evt_1"},
-		"event_type":  &types.AttributeValueMemberS{Value: "order.created"},
-		"created_at":  createdAt,
-		"expires_at":  &types.AttributeValueMemberN{Value: fmt.Sprint(s.Now().Add(s.Retention).Unix())},
-		// In the delivery log under its creation, keys never moved after.
-		AttrLogPK: &types.AttributeValueMemberS{Value: LogPK("t1", d.DeliveryID)},
-		AttrLogSK: &types.AttributeValueMemberS{Value: keys.TimeID(s.Now(), d.DeliveryID)},
-	}
-	expr := aws.ToString(up.UpdateExpression)
-	for name, v := range want {
-		placeholder := ":c_" + name
-		require.Contains(t, expr, name+" = if_not_exists("+name+", "+placeholder+")", "only where absent: a later attempt keeps the first one's")
-		require.Equal(t, v, up.ExpressionAttributeValues[placeholder], name)
-	}
-	n := 0
-	for k := range up.ExpressionAttributeValues {
-		if strings.HasPrefix(k, ":c_") {
-			n++
+	var a domain.Attempt
+	for _, legacy := range []bool{false, true} {
+		db := newFakeDB()
+		s := newTestStore(db)
+		d := domain.Delivery{DeliveryID: domain.DeliveryID("t1", "evt_1", "ep_1", s.Now().Add(-time.Second)), TenantID: "t1", EndpointID: "ep_1", EventID: "evt_1", EventType: "order.created"}
+		if legacy {
+			d.DeliveryID = domain.LegacyDeliveryID("evt_1", "ep_1")
 		}
-	}
-	require.Equal(t, len(want), n, "the creation attributes are those above")
-	require.NotContains(t, expr, "enqueued_at", "enqueue writes no record, and no attempt claims it did")
-	require.NotContains(t, expr, "gsi2", "there is no event index to write")
-	require.Contains(t, expr, "ADD attempts :one")
-	require.Equal(t, "attribute_not_exists(pk)", aws.ToString(up.ConditionExpression),
-		"read as missing, written only if still missing: a record made meanwhile is read again")
+		a = domain.Attempt{Number: 1, At: s.Now(), Status: 200, LatencyMS: 12}
+		require.NoError(t, s.RecordAttempt(ctx, d, a, domain.Outcome{State: domain.StateDelivered}))
+		require.Len(t, db.Updates(), 1)
+		up := db.Updates()[0]
+		require.Equal(t, deliveryKey(d.DeliveryID), up.Key)
 
-	// What the record reads as: the attempt's values and the creation
-	// attributes.
-	got := read(t, s, d)
-	require.Equal(t, domain.Delivery{DeliveryID: d.DeliveryID, TenantID: "t1", EndpointID: "ep_1", EventID: "evt_1", EventType: "order.created",
-		State: domain.StateDelivered, CreatedAt: s.Now(), DeliveredAt: &a.At, Attempts: 1, LastStatus: 200, AttemptLog: []domain.Attempt{a}}, got)
-	require.Equal(t, want["expires_at"], stored(db, deliveryKey(d.DeliveryID))["expires_at"])
+		createdAt, err := attributevalue.Marshal(s.Now())
+		require.NoError(t, err)
+		want := map[string]types.AttributeValue{
+			"delivery_id": &types.AttributeValueMemberS{Value: d.DeliveryID},
+			"tenant_id":   &types.AttributeValueMemberS{Value: "t1"},
+			"endpoint_id": &types.AttributeValueMemberS{Value: "ep_1"},
+			"event_id":    &types.AttributeValueMemberS{Value: "evt_1"},
+			"event_type":  &types.AttributeValueMemberS{Value: "order.created"},
+			"created_at":  createdAt,
+			"expires_at":  &types.AttributeValueMemberN{Value: fmt.Sprint(s.Now().Add(s.Retention).Unix())},
+		}
+		if legacy {
+			// In the delivery log's index under its creation, keys never
+			// moved after.
+			want[AttrLogPK] = &types.AttributeValueMemberS{Value: LogPK("t1", d.DeliveryID)}
+			want[AttrLogSK] = &types.AttributeValueMemberS{Value: keys.TimeID(s.Now(), d.DeliveryID)}
+		} else {
+			// In its tenant's shard of records, under its id: listed by
+			// its own key, no index entry.
+			pk, ok := RecordsPK(d.DeliveryID)
+			require.True(t, ok)
+			require.Equal(t, key(pk, d.DeliveryID), up.Key)
+			require.True(t, strings.HasPrefix(pk, keys.Records(domain.TenantHash("t1"), 0)[:len(keys.RecordsPrefix)+domain.TenantHashChars+1]), pk)
+		}
+		expr := aws.ToString(up.UpdateExpression)
+		for name, v := range want {
+			placeholder := ":c_" + name
+			require.Contains(t, expr, name+" = if_not_exists("+name+", "+placeholder+")", "only where absent: a later attempt keeps the first one's")
+			require.Equal(t, v, up.ExpressionAttributeValues[placeholder], name)
+		}
+		n := 0
+		for k := range up.ExpressionAttributeValues {
+			if strings.HasPrefix(k, ":c_") {
+				n++
+			}
+		}
+		require.Equal(t, len(want), n, "the creation attributes are those above")
+		require.NotContains(t, expr, "enqueued_at", "enqueue writes no record, and no attempt claims it did")
+		require.NotContains(t, expr, "gsi2", "there is no event index to write")
+		require.Contains(t, expr, "ADD attempts :one")
+		require.Equal(t, "attribute_not_exists(pk)", aws.ToString(up.ConditionExpression),
+			"read as missing, written only if still missing: a record made meanwhile is read again")
+
+		// What the record reads as: the attempt's values and the creation
+		// attributes.
+		got := read(t, s, d)
+		require.Equal(t, domain.Delivery{DeliveryID: d.DeliveryID, TenantID: "t1", EndpointID: "ep_1", EventID: "evt_1", EventType: "order.created",
+			State: domain.StateDelivered, CreatedAt: s.Now(), DeliveredAt: &a.At, Attempts: 1, LastStatus: 200, AttemptLog: []domain.Attempt{a}}, got)
+		require.Equal(t, want["expires_at"], stored(db, deliveryKey(d.DeliveryID))["expires_at"])
+	}
 
 	t.Run("no empty id", func(t *testing.T) {
 		db := newFakeDB()

@@ -60,8 +60,8 @@ func LogPK(tenantID, deliveryID string) string {
 // logAttributes are the delivery log's keys of a new record of d created
 // at now, as attributes; none when d lacks its tenant or id.
 func logAttributes(d domain.Delivery, attrs map[string]types.AttributeValue, now string) {
-	if d.TenantID == "" || d.DeliveryID == "" {
-		return
+	if _, ok := RecordsPK(d.DeliveryID); ok || d.TenantID == "" || d.DeliveryID == "" {
+		return // a record the tenant's shards of records list by its own key
 	}
 	attrs[AttrLogPK] = &types.AttributeValueMemberS{Value: LogPK(d.TenantID, d.DeliveryID)}
 	attrs[AttrLogSK] = &types.AttributeValueMemberS{Value: now + "#" + d.DeliveryID}
@@ -93,14 +93,18 @@ func LogFingerprint(f domain.DeliveryFilter) string {
 }
 
 // ListDeliveries returns a page of a tenant's deliveries that f selects,
-// newest first (by creation, then id), at most limit, after cursor ("" for
-// the first page), as LogListed has them. It queries the delivery log's
-// LogShards shards of the tenant (IndexLog), newest first, at most
-// deadParallel at once, and merges them (mergeShards, descending): the time
-// range is the key condition, every other filter a FilterExpression, and a filtered
-// shard's query reads at most maxScanPerPage entries, so a page may be
-// short and carry a cursor. Its cursor (a DeadCursor) names a position and
-// the query, never a tenant. Errors as ListDead's.
+// newest first, at most limit, after cursor ("" for the first page), as
+// LogListed has them. A delivery whose id carries its event's time
+// (domain.DeliveryID) is listed by that time, from its record in the
+// tenant's shards of records (recordPartitions, by id); one of a legacy id
+// by its record's creation, from the delivery log's index (IndexLog, its
+// LogShards shards of the tenant). Both are queried, newest first, at most
+// deadParallel at once, and merged on "<time>#<id>" (mergeShards,
+// descending): the time range is the key condition, every other filter a
+// FilterExpression, and a filtered query reads at most maxScanPerPage
+// items, so a page may be short and carry a cursor. Its cursor (a
+// DeadCursor) names a position and the query, never a tenant. Errors as
+// ListDead's.
 func (s *Store) ListDeliveries(ctx context.Context, tenantID string, f domain.DeliveryFilter, limit int, cursor string) ([]domain.Delivery, string, error) {
 	lo, hi, err := LogKeyRange(f)
 	if err != nil {
@@ -113,19 +117,34 @@ func (s *Store) ListDeliveries(ctx context.Context, tenantID string, f domain.De
 			return nil, "", err
 		}
 	}
-	reads := make([]*deadRead, LogShards)
-	err = fanout.Each(LogShards, deadParallel, func(n int) error {
+	records := recordPartitions(tenantID)
+	reads := make([]*deadRead, LogShards+len(records))
+	err = fanout.Each(len(reads), deadParallel, func(n int) error {
 		if after != nil && after.X&(1<<n) != 0 {
 			return nil // read to its end
 		}
-		in := s.logQuery(keys.LogShard(tenantID, n), f, lo, hi, after)
-		r, err := s.queryListing(ctx, AttrLogSK, in, limit, func(d domain.Delivery, sk string, item map[string]types.AttributeValue) domain.Delivery {
-			d.TenantID, d.DeliveryID = tenantID, strings.TrimPrefix(stringAttr(item, "pk"), keys.DeliveryPrefix)
-			if at, _, ok := cutTime(sk); ok {
-				d.CreatedAt = at
+		var r deadRead
+		var err error
+		if n < LogShards {
+			r, err = s.queryListing(ctx, attrKey(AttrLogSK), s.logQuery(keys.LogShard(tenantID, n), f, lo, hi, after), limit,
+				func(d domain.Delivery, sk string, item map[string]types.AttributeValue) domain.Delivery {
+					d.TenantID, d.DeliveryID = tenantID, deliveryIDOf(item)
+					if at, _, ok := cutTime(sk); ok {
+						d.CreatedAt = at
+					}
+					return LogListed(d)
+				}, nil)
+		} else {
+			var keep func(string) bool
+			if after != nil {
+				keep = func(sk string) bool { return sk < after.SK } // the query's bound includes the cursor's own
 			}
-			return LogListed(d)
-		})
+			r, err = s.queryListing(ctx, recordKey, s.recordsQuery(records[n-LogShards], tenantID, f, after), limit,
+				func(d domain.Delivery, _ string, item map[string]types.AttributeValue) domain.Delivery {
+					d.TenantID, d.DeliveryID = tenantID, deliveryIDOf(item)
+					return LogListed(d)
+				}, keep)
+		}
 		reads[n] = &r
 		return err
 	})
@@ -134,6 +153,67 @@ func (s *Store) ListDeliveries(ctx context.Context, tenantID string, f domain.De
 	}
 	out, next := mergeShards(reads, limit, query, descending)
 	return out, next, nil
+}
+
+// attrKey is the listing key of an index entry: its sort key attribute.
+func attrKey(name string) func(map[string]types.AttributeValue) string {
+	return func(item map[string]types.AttributeValue) string { return stringAttr(item, name) }
+}
+
+// recordKey is the listing key of a record in its tenant's shards of
+// records: "<its event's time>#<id>", as the delivery log's index keys a
+// legacy record ("<creation>#<id>"), so that the two merge.
+func recordKey(item map[string]types.AttributeValue) string {
+	id := stringAttr(item, "sk")
+	p, ok := domain.ParseDeliveryID(id)
+	if !ok {
+		return ""
+	}
+	return sortableTime(p.At) + "#" + id
+}
+
+// recordsQuery is the query of pk, one of tenantID's shards of records,
+// newest first, for f's time range (by the ids' times, to the
+// millisecond: Since's and Until's included whole), up to cursor c (nil: from
+// the newest): its delivery id when that is a record's (which the query
+// then reads again: ListDeliveries reads past it), else the whole of its
+// millisecond; filtered on the rest of f and on the tenant (its hash
+// places the records; two tenants may share one).
+func (s *Store) recordsQuery(pk, tenantID string, f domain.DeliveryFilter, c *DeadCursor) *dynamodb.QueryInput {
+	lo, hi := "msg_", "msg_~"
+	if !f.Since.IsZero() {
+		lo = domain.DeliveryIDPrefix(f.Since)
+	}
+	if !f.Until.IsZero() {
+		hi = domain.DeliveryIDPrefix(f.Until) + "~"
+	}
+	if c != nil {
+		at, id, _ := cutTime(c.SK)
+		bound := domain.DeliveryIDPrefix(at) + "~"
+		if p, ok := domain.ParseDeliveryID(id); ok && p.At.Equal(at) {
+			bound = id
+		}
+		hi = min(hi, bound)
+	}
+	if hi < lo {
+		hi = lo // nothing: DynamoDB refuses reversed bounds
+	}
+	names := map[string]string{"#tenant": "tenant_id"}
+	values := map[string]types.AttributeValue{
+		":pk": &types.AttributeValueMemberS{Value: pk}, ":from": &types.AttributeValueMemberS{Value: lo},
+		":to": &types.AttributeValueMemberS{Value: hi}, ":tenant": &types.AttributeValueMemberS{Value: tenantID},
+	}
+	cond := "#tenant = :tenant"
+	if more := LogFilterExpression(f, names, values); more != "" {
+		cond += " AND " + more
+	}
+	return &dynamodb.QueryInput{
+		TableName: &s.table, ScanIndexForward: aws.Bool(false),
+		KeyConditionExpression:    aws.String("pk = :pk AND sk BETWEEN :from AND :to"),
+		FilterExpression:          aws.String(cond),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
+	}
 }
 
 // logQuery is the query of shard pk of the delivery log between sort keys
@@ -159,9 +239,9 @@ func (s *Store) logQuery(pk string, f domain.DeliveryFilter, lo, hi string, c *D
 	}
 	if c != nil {
 		// Rebuilt with this tenant's shard: a cursor cannot reach another.
+		k := deliveryKey(c.ID)
 		in.ExclusiveStartKey = map[string]types.AttributeValue{
-			AttrLogPK: &types.AttributeValueMemberS{Value: pk}, AttrLogSK: &types.AttributeValueMemberS{Value: c.SK},
-			"pk": &types.AttributeValueMemberS{Value: keys.Delivery(c.ID)}, "sk": &types.AttributeValueMemberS{Value: keys.DeliverySK},
+			AttrLogPK: &types.AttributeValueMemberS{Value: pk}, AttrLogSK: &types.AttributeValueMemberS{Value: c.SK}, "pk": k["pk"], "sk": k["sk"],
 		}
 	}
 	return in

@@ -13,11 +13,42 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A delivery's entry in the delivery log is one write unit at its largest
-// (the ids and type as long as they can be, every time set, the counters at
-// their largest), and each write of the record after its first writes the
-// entry once, without moving it: its keys are its creation's. The message
-// (4 KB here) and the attempt log (a 1 KB excerpt) stay in the table.
+// A record of a time-carrying id is in its tenant's shards of records and
+// writes no entry in the delivery log's index, whatever its moves; the
+// listing finds it by its key.
+func TestRecordsWriteNoIndexEntry(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := newFakeDB()
+	s := newTestStore(db)
+	d := domain.Delivery{TenantID: "t1", EndpointID: "ep_1", EventID: "evt_1", EventType: "a.b"}
+	d.DeliveryID = domain.DeliveryID(d.TenantID, d.EventID, d.EndpointID, s.Now())
+	a := domain.Attempt{Number: 1, At: s.Now(), Status: 503}
+	require.NoError(t, s.RecordAttempt(ctx, d, a, domain.Outcome{State: domain.StatePending}))
+	a.Number, a.Status = 2, 200
+	require.NoError(t, s.RecordAttempt(ctx, read(t, s, d), a, domain.Outcome{State: domain.StateDelivered}))
+	item := stored(db, deliveryKey(d.DeliveryID))
+	require.NotNil(t, item)
+	require.NotContains(t, item, AttrLogPK)
+	require.NotContains(t, item, AttrLogSK)
+	for _, c := range db.Hottest() {
+		require.NotEqual(t, IndexLog, c.Index, "no write on the delivery log's index")
+	}
+	listed, _, err := s.ListDeliveries(ctx, "t1", domain.DeliveryFilter{}, 10, "")
+	require.NoError(t, err)
+	require.Len(t, listed, 1)
+	require.Equal(t, d.DeliveryID, listed[0].DeliveryID)
+	require.Equal(t, domain.StateDelivered, listed[0].State)
+	require.Equal(t, 2, listed[0].Attempts)
+}
+
+// A legacy record's entry in the delivery log (a delivery of an id that
+// carries no time, made before: the only kind the index still lists) is
+// one write unit at its largest (the ids and type as long as they can be,
+// every time set, the counters at their largest), and each write of the
+// record after its first writes the entry once, without moving it: its
+// keys are its creation's. The message (4 KB here) and the attempt log (a
+// 1 KB excerpt) stay in the table.
 func TestLogIndexEntryIsOneWriteUnit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -26,10 +57,11 @@ func TestLogIndexEntryIsOneWriteUnit(t *testing.T) {
 	s := newTestStore(db)
 	d := domain.Delivery{TenantID: strings.Repeat("t", 64), EndpointID: "ep_" + strings.Repeat("e", 61), EventID: strings.Repeat("v", outbox.MaxIDBytes),
 		EventType: strings.Repeat("y", outbox.MaxIDBytes)}
-	d.DeliveryID = domain.DeliveryID(d.TenantID, d.EventID, d.EndpointID, s.Now())
+	d.DeliveryID = domain.LegacyDeliveryID(d.EventID, d.EndpointID)
 	a := domain.Attempt{Number: 1, At: s.Now(), Status: 599, Error: strings.Repeat("e", 40), LatencyMS: 30_000, Excerpt: strings.Repeat("x", 1024)}
 	require.NoError(t, s.RecordAttempt(ctx, d, a, domain.Outcome{State: domain.StatePending}))
 	first := stored(db, deliveryKey(d.DeliveryID))
+	require.NotNil(t, first[AttrLogPK], "in the index")
 	a.Number = 2
 	require.NoError(t, s.RecordAttempt(ctx, read(t, s, d), a, domain.Outcome{State: domain.StateDead, DeadReason: domain.ReasonAttemptsExhausted, Message: strings.Repeat("m", 4096)}))
 

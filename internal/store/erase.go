@@ -42,7 +42,7 @@ func (s *Store) Tombstone(ctx context.Context, tenantID string) error {
 	if err != nil {
 		return fmt.Errorf("tombstone tenant %s: %w", tenantID, err)
 	}
-	apiKeys, err := s.indexKeys(ctx, tenantIndex, keys.KeysIndex(tenantID), 0)
+	apiKeys, err := s.indexKeys(ctx, tenantID, tenantIndex, keys.KeysIndex(tenantID), 0)
 	if err != nil {
 		return err
 	}
@@ -51,7 +51,7 @@ func (s *Store) Tombstone(ctx context.Context, tenantID string) error {
 		return err
 	}
 	apiKeys = append(apiKeys, refs...)
-	links, err := s.indexKeys(ctx, tenantIndex, portalPartition(tenantID), 0)
+	links, err := s.indexKeys(ctx, tenantID, tenantIndex, portalPartition(tenantID), 0)
 	if err != nil {
 		return err
 	}
@@ -124,20 +124,30 @@ func indexPartition(tenantID, kind string) (string, error) {
 }
 
 // indexKeys returns the table keys of up to limit items (0: all) of
-// partition pk of index src.
-func (s *Store) indexKeys(ctx context.Context, src deadSource, pk string, limit int) ([]map[string]types.AttributeValue, error) {
+// tenantID's partition pk of index src (or, for recordsSource, of the
+// table).
+func (s *Store) indexKeys(ctx context.Context, tenantID string, src deadSource, pk string, limit int) ([]map[string]types.AttributeValue, error) {
 	in := &dynamodb.QueryInput{
-		TableName: &s.table, IndexName: aws.String(src.index),
+		TableName:                 &s.table,
 		KeyConditionExpression:    aws.String(src.pkAttr + " = :pk"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}},
 		ProjectionExpression:      aws.String("pk, sk"),
 	}
-	if src == logIndex {
+	if src.index != "" {
+		in.IndexName = aws.String(src.index)
+	}
+	if src == logIndex || src == recordsSource {
 		// The dead are left to their own phase, after the DLQ's
 		// (domain.ErasePhases).
 		in.FilterExpression = aws.String("#state <> :dead")
 		in.ExpressionAttributeNames = map[string]string{"#state": "state"}
 		in.ExpressionAttributeValues[":dead"] = &types.AttributeValueMemberS{Value: string(domain.StateDead)}
+	}
+	if src == recordsSource {
+		// The tenant's hash places its records; another tenant may share it.
+		in.FilterExpression = aws.String(*in.FilterExpression + " AND #tenant = :tenant")
+		in.ExpressionAttributeNames["#tenant"] = "tenant_id"
+		in.ExpressionAttributeValues[":tenant"] = &types.AttributeValueMemberS{Value: tenantID}
 	}
 	var out []map[string]types.AttributeValue
 	for {
@@ -196,7 +206,7 @@ func (s *Store) EraseIndexed(ctx context.Context, tenantID, kind string, limit i
 		if len(keys) >= max(1, limit) {
 			break
 		}
-		more, err := s.indexKeys(ctx, part.src, part.pk, max(1, limit)-len(keys))
+		more, err := s.indexKeys(ctx, tenantID, part.src, part.pk, max(1, limit)-len(keys))
 		if err != nil {
 			return 0, false, err
 		}
@@ -207,16 +217,20 @@ func (s *Store) EraseIndexed(ctx context.Context, tenantID, kind string, limit i
 }
 
 // erasePartitions are the index partitions of a tenant's items of kind:
-// its deliveries but the dead in the delivery log's shards (every delivery
-// with a record, whatever its endpoint became); dead deliveries in the dead
+// its deliveries but the dead in the delivery log's shards and in its
+// shards of records (every delivery with a record, whatever its endpoint
+// became); dead deliveries in the dead
 // index's shards, and those of earlier versions in gsi1 (deadPartitions);
 // every other kind in gsi1.
 func erasePartitions(tenantID, kind string) ([]deadPartition, error) {
 	switch kind {
 	case domain.EraseDeliveries:
-		parts := make([]deadPartition, 0, LogShards)
+		parts := make([]deadPartition, 0, 2*LogShards)
 		for n := range LogShards {
 			parts = append(parts, deadPartition{logIndex, keys.LogShard(tenantID, n)})
+		}
+		for _, pk := range recordPartitions(tenantID) {
+			parts = append(parts, deadPartition{recordsSource, pk})
 		}
 		return parts, nil
 	case domain.EraseDeadDeliveries:

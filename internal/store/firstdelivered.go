@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
-	"github.com/hookline/hookline/internal/store/keys"
 )
 
 // FirstAttempt is a delivery delivered at its first attempt: the delivery
@@ -75,7 +73,7 @@ func (s *Store) RecordFirstAttempts(ctx context.Context, firsts []FirstAttempt) 
 			err = fmt.Errorf("record %d first attempts: %w", len(left), werr)
 		}
 		for _, r := range left {
-			notWritten = append(notWritten, at[strings.TrimPrefix(stringAttr(r.PutRequest.Item, "pk"), keys.DeliveryPrefix)])
+			notWritten = append(notWritten, at[deliveryIDOf(r.PutRequest.Item)])
 		}
 	}
 	return notWritten, err

@@ -36,9 +36,9 @@ var knownHotKeys = map[string]struct {
 	// delivery id: 1 WCU whatever the event's size,
 	// TestDeadIndexEntryIsOneWriteUnit), and moves one of 32 shards of the
 	// DLQ depth counter (2 WCU): one tenant's deaths take 16,000 a second
-	// on the index and 16,000 on the counter, so no key refuses below
-	// 10,000 deaths a second ("death (200 B message)" and "death (4 KB
-	// message)" are no entries; one key value, TENANT#<t>#DEAD, took 1,000).
+	// on the index and 16,000 on the counter (one key value,
+	// TENANT#<t>#DEAD, took 1,000); their records are what refuses first
+	// ("death (200 B message)" and "death (4 KB message)" below).
 
 	// One UpdateItem per deliver batch on one of the 8 shards of the
 	// endpoint's hour item (STATS#<t>#<e>#<n> / <hour>, n the store's
@@ -88,16 +88,32 @@ var knownHotKeys = map[string]struct {
 	// message log's listing does.
 	"DLQ listing (50 a page)": {IndexDead, "TENANT#t1#DEAD#0", 6000},
 	// A page of 50 of the delivery log (GET /v1/deliveries' default)
-	// queries each of the tenant's LogShards (16) shards of by_log
-	// (entries of about 300 B, under 1 KB at their largest), as the DLQ
-	// listing does: here (100 deliveries, about 6 a shard) half a unit a
-	// shard, 6,000 pages a second on every shard's key, 8 RCU a page; with
-	// 800 deliveries or more, 2 RCU a shard, 32 a page, 1,500 pages a
-	// second. Every attempt writes one unit on one shard (16,000 attempts
-	// a second of one tenant: "attempt (pending)" and "attempt
-	// (delivered)" are no entries). Spread and cheaper: smaller shard
-	// queries refilled in rounds, as the message log's listing does.
-	"delivery log listing (50 a page)": {IndexLog, "TENANT#t1#DLOG#0", 6000},
+	// queries each of the tenant's LogShards (16) shards of records
+	// (RECORDS#<tenant hash>#<n>, whole records of about 700 B, more for a
+	// dead one, which keeps its message) and each of the 16 shards of
+	// by_log, where records of legacy ids are listed (empty here): with
+	// 100 deliveries, about 6 a shard, 1 RCU a shard of records, 1,500
+	// pages a second on every shard's key (6,000 while the page read
+	// by_log's entries of about 300 B instead of the records: the price of
+	// writing no index entry per attempt). Every attempt writes its record
+	// in one of the 16 shards (16,000 one-unit attempts a second of one
+	// tenant: "attempt (pending)" and "attempt (delivered)" are no
+	// entries). Spread and cheaper: smaller shard queries refilled in
+	// rounds, as the message log's listing does.
+	"delivery log listing (50 a page)": {"", "RECORDS#ca5kjmbd#0", 1500},
+	// A death writes its record, message kept, in one of the tenant's 16
+	// shards of records (RECORDS#<tenant hash>#<n>, n of the delivery
+	// id; "ca5kjmbd" is t1's hash): 1,000 WCU a second a shard. With a
+	// 200 B message a death is a unit or two and the first shard refuses
+	// at 7,632 deaths a second; with a 4 KB one, five units, at 1,308 (the
+	// ids' hashes fill the shards unevenly within a second). Before the
+	// records moved into their tenant's shards (each in a partition of its
+	// own) no key refused below 10,000. On AWS adaptive capacity splits a
+	// busy partition by sort key over minutes; the dead index's entries
+	// and the DLQ depth's shards still take 16,000 a second. Spread: more
+	// shards of records (each costs every listing page another query).
+	"death (200 B message)": {"", "RECORDS#ca5kjmbd#8", 7632},
+	"death (4 KB message)":  {"", "RECORDS#ca5kjmbd#9", 1308},
 	// DLQDepths queries each of the 32 index keys of the counters'
 	// shards (DLQDEPTH#<m>) and the one of the counters of before the
 	// shards (DLQDEPTH): half a unit each for a few, 6,000 reads a second

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -119,18 +118,12 @@ func (snap Snapshot) add(item map[string]types.AttributeValue) error {
 		}
 		return nil
 	}
-	if sk.Value == keys.DeliverySK {
+	if isDeliveryItem(item) {
 		var d domain.Delivery
 		if err := attributevalue.UnmarshalMap(item, &d); err != nil {
 			return fmt.Errorf("decode delivery: %w", err)
 		}
-		if d.DeliveryID == "" {
-			// Written by an attempt before attempts wrote the id.
-			pk, _ := item["pk"].(*types.AttributeValueMemberS)
-			if pk != nil {
-				d.DeliveryID = strings.TrimPrefix(pk.Value, keys.DeliveryPrefix)
-			}
-		}
+		d.DeliveryID = deliveryIDOf(item) // a record of before attempts wrote the id has it in its key
 		snap.Deliveries[d.DeliveryID] = d
 		return nil
 	}

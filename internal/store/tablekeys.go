@@ -1,9 +1,11 @@
 package store
 
 import (
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/store/keys"
 )
 
@@ -53,8 +55,60 @@ func endpointKey(tenantID, endpointID string) map[string]types.AttributeValue {
 	return key(keys.Tenant(tenantID), keys.Endpoint(endpointID))
 }
 
+// deliveryKey is the table key of delivery id's record: for an id that
+// carries its tenant's hash and its event's time (domain.DeliveryID), in
+// one of its tenant's shards of records (RecordsPK), under the id, so that
+// the shards list the tenant's deliveries in time order with no index; for
+// a legacy id, a partition of its own (DELIVERY#<id>), listed through the
+// delivery log's index (IndexLog).
 func deliveryKey(id string) map[string]types.AttributeValue {
+	if pk, ok := RecordsPK(id); ok {
+		return key(pk, id)
+	}
 	return key(keys.Delivery(id), keys.DeliverySK)
+}
+
+// RecordsPK is the partition key of the record of delivery id: shard
+// fnv32(id) mod LogShards of its tenant's records (keys.Records); false
+// for a legacy id.
+func RecordsPK(id string) (string, bool) {
+	p, ok := domain.ParseDeliveryID(id)
+	if !ok {
+		return "", false
+	}
+	return keys.Records(p.TenantHash, int(fnv32(id)%LogShards)), true
+}
+
+// recordPartitions are the partitions of the records of tenantID's
+// deliveries of time-carrying ids (RecordsPK), shard n at n.
+func recordPartitions(tenantID string) []string {
+	th := domain.TenantHash(tenantID)
+	out := make([]string, LogShards)
+	for n := range out {
+		out[n] = keys.Records(th, n)
+	}
+	return out
+}
+
+// isDeliveryItem reports whether a table item (or an index entry, which
+// carries the table's keys) is a delivery record.
+func isDeliveryItem(item map[string]types.AttributeValue) bool {
+	sk := stringAttr(item, "sk")
+	return sk == keys.DeliverySK || strings.HasPrefix(stringAttr(item, "pk"), keys.RecordsPrefix)
+}
+
+// deliveryIDOf is the id of the delivery record item (or index entry): its
+// delivery_id, or, where it has none (an entry of an index that does not
+// project it, a record of a version before attempts wrote the id), its
+// key's.
+func deliveryIDOf(item map[string]types.AttributeValue) string {
+	if id := stringAttr(item, "delivery_id"); id != "" {
+		return id
+	}
+	if pk := stringAttr(item, "pk"); strings.HasPrefix(pk, keys.DeliveryPrefix) {
+		return pk[len(keys.DeliveryPrefix):]
+	}
+	return stringAttr(item, "sk")
 }
 
 // key is the table key of the item at pk and sk.

@@ -534,11 +534,34 @@ func (f *DB) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamo
 	if err := f.admitRead(part{key: pk}, sizes(items[start:end]), aws.ToBool(in.ConsistentRead), true); err != nil {
 		return nil, err
 	}
-	// Count and ScannedCount are the page's items, as DynamoDB's are
-	// without a filter; Select COUNT answers them without the items.
-	out := &dynamodb.QueryOutput{Count: int32(end - start), ScannedCount: int32(end - start)}
+	// ScannedCount is the page's items; Count those the filter keeps (all
+	// without one), as DynamoDB's are; Select COUNT answers them without
+	// the items. The filter is applied after the page is read, and billed.
+	page := items[start:end]
+	if in.FilterExpression != nil {
+		env, err := newExprEnv(in.ExpressionAttributeNames, in.ExpressionAttributeValues)
+		if err != nil {
+			return nil, err
+		}
+		filter, err := parseCondition(*in.FilterExpression, env)
+		if err != nil {
+			return nil, err
+		}
+		var kept []map[string]types.AttributeValue
+		for _, item := range page {
+			ok, err := filter(item)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				kept = append(kept, item)
+			}
+		}
+		page = kept
+	}
+	out := &dynamodb.QueryOutput{Count: int32(len(page)), ScannedCount: int32(end - start)}
 	if in.Select != types.SelectCount {
-		if out.Items, err = projected(items[start:end], in.ProjectionExpression, in.ExpressionAttributeNames); err != nil {
+		if out.Items, err = projected(page, in.ProjectionExpression, in.ExpressionAttributeNames); err != nil {
 			return nil, err
 		}
 	}

@@ -109,11 +109,23 @@ const EndpointPrefix = "ENDPOINT#"
 // Endpoint is the sort key of an endpoint in its tenant's partition.
 func Endpoint(endpointID string) string { return EndpointPrefix + endpointID }
 
-// DeliveryPrefix begins the partition key of every delivery.
+// DeliveryPrefix begins the partition key of a delivery whose id is a
+// legacy one (domain.LegacyDeliveryID): its record is alone in it.
 const DeliveryPrefix = "DELIVERY#"
 
-// Delivery is the partition key of a delivery.
+// Delivery is the partition key of a delivery of a legacy id.
 func Delivery(id string) string { return DeliveryPrefix + id }
+
+// RecordsPrefix begins the partition key of a delivery whose id carries its
+// tenant's hash (domain.DeliveryID): RECORDS#<tenant hash>#<n>, one of the
+// tenant's shards of records, whose sort key is the delivery id.
+const RecordsPrefix = "RECORDS#"
+
+// Records is the partition key of shard n of the records of the tenants
+// whose hash is tenantHash (domain.TenantHash).
+func Records(tenantHash string, n int) string {
+	return RecordsPrefix + tenantHash + "#" + strconv.Itoa(n)
+}
 
 // APIKey is the partition key of an API key, by its hash.
 func APIKey(hash string) string { return "APIKEY#" + hash }

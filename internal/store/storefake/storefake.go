@@ -89,7 +89,15 @@ func items[T any](s *Store, prefix, sk string) []T {
 // Deliveries returns every delivery record, by id.
 func (s *Store) Deliveries() map[string]domain.Delivery {
 	out := map[string]domain.Delivery{}
-	for _, d := range items[domain.Delivery](s, keys.Delivery(""), keys.DeliverySK) {
+	for _, it := range s.DB.Items() {
+		pk := dynamofake.String(it, "pk")
+		if !strings.HasPrefix(pk, keys.RecordsPrefix) && (!strings.HasPrefix(pk, keys.DeliveryPrefix) || dynamofake.String(it, "sk") != keys.DeliverySK) {
+			continue
+		}
+		var d domain.Delivery
+		if err := attributevalue.UnmarshalMap(it, &d); err != nil {
+			panic(fmt.Sprintf("storefake: delivery: %v", err))
+		}
 		out[d.DeliveryID] = d
 	}
 	return out
@@ -97,9 +105,11 @@ func (s *Store) Deliveries() map[string]domain.Delivery {
 
 // InDeadIndex reports whether delivery id's record is in the dead index.
 func (s *Store) InDeadIndex(id string) bool {
-	it := s.DB.Item(map[string]types.AttributeValue{
-		"pk": &types.AttributeValueMemberS{Value: keys.Delivery(id)}, "sk": &types.AttributeValueMemberS{Value: keys.DeliverySK},
-	})
+	pk, sk := keys.Delivery(id), keys.DeliverySK
+	if rpk, ok := store.RecordsPK(id); ok {
+		pk, sk = rpk, id
+	}
+	it := s.DB.Item(map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}, "sk": &types.AttributeValueMemberS{Value: sk}})
 	return dynamofake.String(it, store.AttrDeadPK) != ""
 }
 

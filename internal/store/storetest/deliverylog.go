@@ -66,6 +66,13 @@ func seedLog(t *testing.T, u *suite, tenant string) ([]string, time.Time) {
 	var ids []string
 	for i, o := range logOutcomes {
 		d := u.delivery(tenant, o.endpoint, fmt.Sprintf("evt_log_%d", i))
+		// Its event occurred as it was created: listed by that time, or,
+		// the fourth, made before ids carried the time, by its creation,
+		// through the delivery log's index.
+		d.DeliveryID = domain.DeliveryID(tenant, d.EventID, o.endpoint, u.clock.Now())
+		if i == 3 {
+			d.DeliveryID = domain.LegacyDeliveryID(d.EventID, o.endpoint)
+		}
 		d.EventType = o.typ
 		for n, a := range o.answers {
 			a.Number, a.At = n+1, u.clock.Now()
@@ -86,9 +93,9 @@ func seedLog(t *testing.T, u *suite, tenant string) ([]string, time.Time) {
 }
 
 // deliveryLog: every attempted delivery of a tenant is listed newest first
-// by creation, each once, at every page size, under each filter; a state
-// change shows and keeps its place; cursors are bound to their query and
-// reach no other tenant.
+// by its event's time (a legacy record by its creation), each once, at
+// every page size, under each filter; a state change shows and keeps its
+// place; cursors are bound to their query and reach no other tenant.
 func deliveryLog(t *testing.T, u *suite) {
 	tenant := u.id("t_log")
 	ids, base := seedLog(t, u, tenant)
@@ -150,7 +157,7 @@ func logChanges(t *testing.T, u *suite, tenant string, ids []string) {
 		return slices.Contains(got, pending)
 	}, 10*time.Second, 100*time.Millisecond)
 	all, _ := u.logged(t, tenant, domain.DeliveryFilter{}, 3)
-	require.Equal(t, ids, all, "its place is its creation's")
+	require.Equal(t, ids, all, "its place is its event's time")
 	page, _, err := u.s.ListDeliveries(ctx, tenant, domain.DeliveryFilter{EndpointID: "ep_a", State: domain.StateDelivered}, 10, "")
 	require.NoError(t, err)
 	require.Len(t, page, 3)

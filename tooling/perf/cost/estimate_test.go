@@ -120,16 +120,17 @@ func TestInitialByHand(t *testing.T) {
 	// deaths; 0.7642 when every 5-minute pass received them).
 	require.InDelta(t, 0.3624, sum(in.SQS), 1e-9)
 	// Writes: no create (enqueue writes none), 1.05 attempts × 1 (the
-	// first creates the record) and × 1 more for the delivery log's index
-	// entry, 0.05 × 0.5 failure-count writes (a batch's count and reset
+	// first creates the record; no delivery log index entry since records
+	// are listed by their key, 1.05 more before), 0.05 × 0.5 failure-count writes (a batch's count and reset
 	// to an endpoint in one, none for a failure a success of its batch
 	// follows; 2 while they were two), 1.05/100 endpoint counter
 	// writes (one per ten batches of an instance: once per 10 s),
 	// 1.05/100 endpoint counter writes by event type (one type), 1
-	// message log index entry (one per event) = 3.146 WRU (3.221 while
-	// the count and the reset were two writes, 3.41 while every batch
-	// wrote its counters), + 0.001 deaths × 5.2 = 3.1512 WRU.
-	require.InDelta(t, 3.1512, sum(in.DynamoDBWrites), 1e-9)
+	// message log index entry (one per event) = 2.096 WRU (3.146 with the
+	// delivery log's entries, 3.221 while the count and the reset were
+	// two writes, 3.41 while every batch wrote its counters), + 0.001
+	// deaths × 5.2 = 2.1012 WRU.
+	require.InDelta(t, 2.1012, sum(in.DynamoDBWrites), 1e-9)
 	// Reads: enqueue's existence check 0.5 (eventual) + deliver's delivery
 	// 1.05 (consistent) + the endpoint's gate 1.05/10 (consistent, one per
 	// batch) + the endpoint and its tombstone on a cache miss, 1.05/10 ×
@@ -146,23 +147,24 @@ func TestInitialByHand(t *testing.T) {
 	// (938.6 with a line per fan-out span and per delivered attempt;
 	// 480.75 before the trace ids and the fan-out's span line).
 	require.InDelta(t, 490.6, in.LogBytesPerDelivery, 1e-9)
-	// Storage: the delivered record, 733 bytes, the message log's index
-	// entry, 250, and the delivery log's, 446, kept half a month (15 and
-	// 16 days); PITR backs up the record, not the indexes.
-	require.InDelta(t, 733+250+446, in.StoredBytesPerDelivery, 1e-9)
-	require.InDelta(t, 733, in.BackedUpBytesPerDelivery, 1e-9)
+	// Storage: the delivered record, 604 bytes, and the message log's
+	// index entry, 250 (the delivery log's entry, 446, until records were
+	// listed by their key), kept half a month (15 and 16 days); PITR backs
+	// up the record, not the index.
+	require.InDelta(t, 604+250, in.StoredBytesPerDelivery, 1e-9)
+	require.InDelta(t, 604, in.BackedUpBytesPerDelivery, 1e-9)
 	require.InDelta(t, 0.5, in.StoredMonths, 1e-9)
 
 	b := Estimate(Default, in)
-	// 3.1512 × $0.625 = $1.9695; 1.7466 × $0.125 = $0.218325; 0.3624 × $0.40 = $0.14496.
-	require.InDelta(t, 1.9695, b.DynamoDBWrites, 1e-9)
+	// 2.1012 × $0.625 = $1.31325; 1.7466 × $0.125 = $0.218325; 0.3624 × $0.40 = $0.14496.
+	require.InDelta(t, 1.31325, b.DynamoDBWrites, 1e-9)
 	require.InDelta(t, 0.218325, b.DynamoDBReads, 1e-9)
 	require.InDelta(t, 0.14496, b.SQS, 1e-9)
 	// One Decrypt per 100 deliveries (the secret kept in the warm
 	// function) × $3 per million = $0.03.
 	require.InDelta(t, 0.03, b.KMS, 1e-9)
-	// 1429 × 10⁶ / 2³⁰ GB × 0.5 month × $0.25 + 733 × 10⁶ / 2³⁰ × 0.5 × $0.20.
-	require.InDelta(t, 1429e6/(1<<30)*0.5*0.25+733e6/(1<<30)*0.5*0.20, b.DynamoDBStorage, 1e-9)
+	// 854 × 10⁶ / 2³⁰ GB × 0.5 month × $0.25 + 604 × 10⁶ / 2³⁰ × 0.5 × $0.20.
+	require.InDelta(t, 854e6/(1<<30)*0.5*0.25+604e6/(1<<30)*0.5*0.20, b.DynamoDBStorage, 1e-9)
 	// Deliver: 105,000 invocations × 0.120 s × 0.25 GB = 3,150 GB-s ×
 	// $0.0000133334 = $0.04200021.
 	require.InDelta(t, 0.04200021, b.LambdaDeliver, 1e-9)
@@ -261,9 +263,19 @@ func TestTable(t *testing.T) {
 
 // shortIDs is a as the model was before delivery ids carried their
 // event's time and their tenant's hash (domain.DeliveryID, 2026-12-07): a
-// delivered record of 595 bytes and its delivery log entry of 321.
+// delivered record of 595 bytes and its delivery log entry of 321, one
+// unit each write.
 func shortIDs(a Assumptions) Assumptions {
-	a.StoredBytesPerRecord, a.DeliveryLogIndexBytes = 695, 421
+	a.StoredBytesPerRecord, a.DeliveryLogIndexBytes, a.DeliveryLogIndexWRU = 695, 421, 1
+	return a
+}
+
+// indexedRecords is a as the model was while records of ids of 43
+// characters were each in a partition of their own and listed through the
+// delivery log's index (2026-12-07, one commit): a record of 633 bytes
+// and an entry of 346, one unit each write.
+func indexedRecords(a Assumptions) Assumptions {
+	a.StoredBytesPerRecord, a.DeliveryLogIndexBytes, a.DeliveryLogIndexWRU = 733, 446, 1
 	return a
 }
 
@@ -276,13 +288,17 @@ func noMessageLog() Assumptions {
 }
 
 // logKeyBytes is the size of a delivered record's delivery log keys
-// (log_pk, log_sk) in a: 131 bytes, 118 with ids before they carried the
-// time and the tenant (shortIDs).
+// (log_pk, log_sk) in a: none once records are listed by their own key,
+// 131 bytes while ids of 43 characters were indexed (indexedRecords), 118
+// with ids of 30 (shortIDs).
 func logKeyBytes(a Assumptions) float64 {
-	if a.StoredBytesPerRecord == shortIDs(a).StoredBytesPerRecord {
+	switch a.StoredBytesPerRecord {
+	case shortIDs(a).StoredBytesPerRecord:
 		return 118
+	case indexedRecords(a).StoredBytesPerRecord:
+		return 131
 	}
-	return 131
+	return 0
 }
 
 // noDeliveryLog is a as the pipeline was before the delivery log (issue
@@ -294,26 +310,28 @@ func noDeliveryLog(a Assumptions) Assumptions {
 	return a
 }
 
-// The two logs' indexes and the counters by event type put the estimate
-// over its target of $2 per million deliveries: without any it was
-// $1.993; the counters by event type (one write unit per endpoint, type
-// and batch) make it $2.059; the message log's (one write unit per event
-// and its storage) $2.713, a documented choice that DisableMessageLog
-// undoes, and the delivery log's (one write unit per write of a record,
-// 1.05 a delivery, its storage and the record's keys) $3.443; no setting
-// undoes the delivery log's nor the counters' (docs/performance.md).
+// The message log's index and the counters by event type put the estimate
+// over its target of $2 per million deliveries: without either it is
+// about $1.6; the message log's (one write unit per event and its
+// storage) is $0.65 of it, a documented choice that DisableMessageLog
+// undoes. The delivery log costs no write of its own since records are
+// listed by their key (it was one write unit per write of a record, 1.05
+// a delivery, its entry's storage and the record's keys: $0.74); no
+// setting undoes the counters (docs/performance.md).
 func TestTargetAndTheLogs(t *testing.T) {
 	t.Parallel()
 	total := func(a Assumptions) float64 { return Estimate(Default, a.Inputs()).Total }
 	on := total(InitialAssumptions)
-	require.InDelta(t, 3.0069, on, 5e-4)
-	require.InDelta(t, 2.3528, total(noMessageLog()), 5e-4, "the message log off")
+	require.InDelta(t, 2.2717, on, 5e-4)
+	require.InDelta(t, 1.6171, total(noMessageLog()), 5e-4, "the message log off")
 	require.InDelta(t, 1.6171, total(noDeliveryLog(noMessageLog())), 5e-4, "neither log")
 	require.InDelta(t, 1.6106, total(noTypeCounters(noDeliveryLog(noMessageLog()))), 5e-4, "neither log nor the counters by type")
 	require.InDelta(t, 0.0105*0.625, on-total(noTypeCounters(InitialAssumptions)), 1e-9, "a write unit per ten batches of ten")
 	require.InDelta(t, 0.625+250e6/(1<<30)*0.5*0.25, on-total(noMessageLog()), 1e-9, "one write unit and 250 bytes for half a month per event")
-	require.InDelta(t, 1.05*0.625+(446+131)*1e6/(1<<30)*0.5*0.25+131*1e6/(1<<30)*0.5*0.20,
-		on-total(noDeliveryLog(InitialAssumptions)), 1e-9, "a write unit per attempt, the 446-byte entry and the record's 131 bytes of keys for half a month")
+	require.InDelta(t, 0, on-total(noDeliveryLog(InitialAssumptions)), 1e-9, "the delivery log writes nothing of its own")
+	a := indexedRecords(InitialAssumptions)
+	require.InDelta(t, 1.05*0.625+(446+131-2)*1e6/(1<<30)*0.5*0.25+(131-2)*1e6/(1<<30)*0.5*0.20,
+		total(a)-on, 1e-9, "before: a write unit per attempt, the 446-byte entry and the record's 131 bytes of keys (less the 2 its longer partition key adds) for half a month")
 }
 
 // The last rows of README.md's "How it got here", rebuilt from today's
@@ -321,7 +339,10 @@ func TestTargetAndTheLogs(t *testing.T) {
 func TestHowItGotHere(t *testing.T) {
 	t.Parallel()
 	total := func(in Inputs) float64 { return Estimate(Default, in).Total }
-	require.InDelta(t, 3.007, total(Initial()), 5e-4, "delivery ids carry their event's time and their tenant's hash (issue 37: the key the delivery log is to be read by): 38 bytes more a record, 25 an index entry")
+	require.InDelta(t, 2.272, total(Initial()), 5e-4, "a record of a time-carrying id kept in its tenant's shards of records, under its id, and listed by it: no by_log entry a write, 131 bytes of keys less")
+
+	// Before: records each in a partition of their own, listed by by_log.
+	require.InDelta(t, 3.007, total(indexedRecords(InitialAssumptions).Inputs()), 5e-4, "delivery ids carry their event's time and their tenant's hash (issue 37: the key the delivery log is to be read by): 38 bytes more a record, 25 an index entry")
 
 	// Before: ids of 30 characters.
 	require.InDelta(t, 2.996, total(shortIDs(InitialAssumptions).Inputs()), 5e-4, "a batch's failure count and reset of an endpoint in one write (RecordEndpointHealth), its result patched into the instance's copy; no count for a failure a success of its batch follows")
@@ -482,11 +503,12 @@ func TestDecryptsPerDeliverySensitivity(t *testing.T) {
 
 // The estimate, per million deliveries to one endpoint with 5% retried
 // once and 0.1% dying, at Default prices, for the calls the code makes
-// today: $3.01, over the $2 target (and EventBridge API destinations'
-// $1.20, issue 37) by the two logs' indexes (TestTargetAndTheLogs: the
-// message log's $0.65, $2.90 with DisableMessageLog; the delivery log's
-// $0.73), the counters by event type ($0.07) and the DLQ sweep's receives
-// of the dead ($0.16: every pass receives every DLQ message for 14 days);
+// today: $2.27, over the $2 target (and EventBridge API destinations'
+// $1.20, issue 37) by the message log's index (TestTargetAndTheLogs:
+// $0.65, $1.62 with DisableMessageLog; the delivery log's index cost $0.74
+// until records were listed by their own key), the counters by event type
+// ($0.01) and a record written per delivery ($0.66, which packing would
+// make a page per batch);
 // $0.03 of it opens the sealed signing secrets and $0.07 writes the
 // endpoints' hourly counters. The first estimate, before gsi2 became keys
 // only and then went, enqueue stopped writing deliveries, sends and
@@ -497,33 +519,32 @@ func ExampleEstimate() {
 	// Output:
 	// | per million deliveries | USD | share |
 	// |---|---:|---:|
-	// | Lambda requests | 0.041 | 1% |
+	// | Lambda requests | 0.041 | 2% |
 	// | Lambda duration, enqueue | 0.010 | 0% |
-	// | Lambda duration, deliver | 0.042 | 1% |
-	// | SQS requests | 0.145 | 5% |
-	// | DynamoDB writes | 1.970 | 65% |
-	// | DynamoDB reads | 0.218 | 7% |
+	// | Lambda duration, deliver | 0.042 | 2% |
+	// | SQS requests | 0.145 | 6% |
+	// | DynamoDB writes | 1.313 | 58% |
+	// | DynamoDB reads | 0.218 | 10% |
 	// | KMS requests | 0.030 | 1% |
-	// | DynamoDB storage and PITR | 0.235 | 8% |
-	// | CloudWatch Logs ingestion | 0.228 | 8% |
-	// | Data transfer out | 0.088 | 3% |
-	// | **hookline total** | **3.007** | 100% |
+	// | DynamoDB storage and PITR | 0.156 | 7% |
+	// | CloudWatch Logs ingestion | 0.228 | 10% |
+	// | Data transfer out | 0.088 | 4% |
+	// | **hookline total** | **2.272** | 100% |
 	// | producer's outbox write (not in total) | 1.250 | |
 	//
 	// | request kind | units per delivery | USD | share |
 	// |---|---:|---:|---:|
-	// | DynamoDB writes: deliver records: a batch's first attempts delivered in one BatchWriteItem, every other attempt an UpdateItem | 1.050 | 0.656 | 22% |
-	// | DynamoDB writes: deliver by_log index entry (the delivery log: each attempt's write of the record) | 1.050 | 0.656 | 22% |
-	// | DynamoDB writes: outbox by_tenant_shard index entry (the message log, once per event) | 1.000 | 0.625 | 21% |
-	// | DynamoDB reads: deliver Load BatchGetItem: the delivery (consistent) | 1.050 | 0.131 | 4% |
-	// | DynamoDB reads: enqueue LoadWith BatchGetItem: does the delivery exist (eventual) | 0.500 | 0.062 | 2% |
-	// | SQS: event source ReceiveMessage (one per batch) | 0.105 | 0.042 | 1% |
-	// | SQS: event source DeleteMessageBatch (one per batch) | 0.105 | 0.042 | 1% |
-	// | SQS: enqueue SendMessageBatch (ten messages a request, across records) | 0.100 | 0.040 | 1% |
+	// | DynamoDB writes: deliver records: a batch's first attempts delivered in one BatchWriteItem, every other attempt an UpdateItem | 1.050 | 0.656 | 29% |
+	// | DynamoDB writes: outbox by_tenant_shard index entry (the message log, once per event) | 1.000 | 0.625 | 28% |
+	// | DynamoDB reads: deliver Load BatchGetItem: the delivery (consistent) | 1.050 | 0.131 | 6% |
+	// | DynamoDB reads: enqueue LoadWith BatchGetItem: does the delivery exist (eventual) | 0.500 | 0.062 | 3% |
+	// | SQS: event source ReceiveMessage (one per batch) | 0.105 | 0.042 | 2% |
+	// | SQS: event source DeleteMessageBatch (one per batch) | 0.105 | 0.042 | 2% |
+	// | SQS: enqueue SendMessageBatch (ten messages a request, across records) | 0.100 | 0.040 | 2% |
 	// | KMS: deliver Decrypt of the endpoint's signing secret (kept an hour in the warm function) | 0.010 | 0.030 | 1% |
 	// | SQS: deliver SendMessageBatch (a retry sent again, delayed; one request each at worst) | 0.050 | 0.020 | 1% |
 	// | DynamoDB writes: deliver RecordEndpointHealth UpdateItem (one per endpoint per batch that failed or reset: its count and its reset in one) | 0.025 | 0.016 | 1% |
-	// | DynamoDB reads: deliver Load BatchGetItem: the endpoint's gate (consistent, one per endpoint per batch) | 0.105 | 0.013 | 0% |
+	// | DynamoDB reads: deliver Load BatchGetItem: the endpoint's gate (consistent, one per endpoint per batch) | 0.105 | 0.013 | 1% |
 	// | DynamoDB writes: deliver AddEndpointStats UpdateItem (once per endpoint per instance's 10 s) | 0.011 | 0.007 | 0% |
 	// | DynamoDB writes: deliver AddEndpointTypeStats UpdateItem (once per endpoint and event type per instance's 10 s) | 0.011 | 0.007 | 0% |
 	// | DynamoDB reads: enqueue Endpoints Query (eventual, once per tenant per invocation) | 0.050 | 0.006 | 0% |
@@ -533,6 +554,7 @@ func ExampleEstimate() {
 	// | DynamoDB reads: deliver LoadWith BatchGetItem: the endpoint and its tombstone on a cache miss (eventual, once per endpoint per batch that misses) | 0.013 | 0.002 | 0% |
 	// | SQS: DLQ sweep ReceiveMessage (a dead message in the daily pass, ten a request) | 0.001 | 0.001 | 0% |
 	// | SQS: deliver SendMessage of a death to the DLQ | 0.001 | 0.000 | 0% |
+	// | DynamoDB writes: deliver by_log index entry (the delivery log: each attempt's write of the record) | 0.000 | 0.000 | 0% |
 	// | DynamoDB reads: deliver LoadWith BatchGetItem: the endpoint and its tombstone after the instance wrote to it and could not patch its copy (consistent) | 0.000 | 0.000 | 0% |
 	// | DynamoDB reads: deliver a death's reads beyond a success's (measured) | 0.000 | 0.000 | 0% |
 }

@@ -45,9 +45,12 @@ type Assumptions struct {
 	DeliveryIndexCopies float64
 	// DeliveryLogIndexWRU is the WRUs of the delivery log's entry
 	// (store.IndexLog, by_log) that each write of a delivery record also
-	// writes: 1 (the keys and store.LogIndexAttributes, at most 923
-	// bytes: the store's TestLogIndexEntryIsOneWriteUnit), on every
-	// attempt, since each changes the projected attempts and state.
+	// writes: 0, since a record of an id that carries its tenant's hash
+	// and its event's time is kept in its tenant's shards of records and
+	// listed by its own key (store.RecordsPK), measured by
+	// TestModelDeliverUnitsAreBilledUnits; 1 before (the keys and
+	// store.LogIndexAttributes, at most 923 bytes, on every attempt),
+	// which a record of a legacy id still writes until it expires.
 	DeliveryLogIndexWRU float64
 	// DeliveryLogIndexBytes is that entry's billed size: a delivered
 	// delivery's (TestDeliveryRecordSizes) plus 100 bytes, kept as long as
@@ -157,11 +160,10 @@ type Assumptions struct {
 	// measured by TestModelDeliverUnitsAreBilledUnits.
 	RetryGateReads float64
 
-	// StoredBytesPerRecord is a delivered record's billed size: 633 bytes
-	// (595 before delivery ids carried their event's time and tenant, 13 bytes in
-	// each of its key, its log key and its message; 477 before the
-	// delivery log's keys, log_pk and log_sk, which the model missed until
-	// they were counted) plus 100 bytes of item overhead.
+	// StoredBytesPerRecord is a delivered record's billed size: 504 bytes
+	// (633 while it carried the delivery log's keys, log_pk and log_sk,
+	// with ids of 43 characters; 595 with ids of 30) plus 100 bytes of
+	// item overhead.
 	StoredBytesPerRecord float64
 	// StoredMonths: 15 days' TTL retention (store.DefaultRetention), 0.49
 	// of a month, plus the lag before TTL deletes an expired item
@@ -271,8 +273,8 @@ var InitialAssumptions = Assumptions{
 	EnqueueMemoryMB:             256,
 	DeliverMemoryMB:             256,
 	DeliveryIndexCopies:         0,
-	DeliveryLogIndexWRU:         1,
-	DeliveryLogIndexBytes:       446,
+	DeliveryLogIndexWRU:         0,
+	DeliveryLogIndexBytes:       0,
 	DeliveryWRU:                 1,
 	DeliveryWRUAfterFailure:     1,
 	HealthWritesPerFailure:      0.5,
@@ -290,7 +292,7 @@ var InitialAssumptions = Assumptions{
 	BatchesPerStatsWrite:        10,
 	TypeStatsWRU:                1,
 	TypesPerBatch:               1,
-	StoredBytesPerRecord:        733,
+	StoredBytesPerRecord:        604,
 	StoredMonths:                0.5,
 	PITR:                        true,
 	EnqueueLogBytes:             163,

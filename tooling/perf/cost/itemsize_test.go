@@ -60,18 +60,24 @@ func TestRequestUnits(t *testing.T) {
 // the Delivery's own attributes plus the keys and expiry the store adds,
 // and last_error, which an attempt writes even empty. enqueue writes no
 // record and there is no event index: the first attempt's write creates
-// the record, and no index holds a pending or delivered delivery. Ids are
-// as long as real ones.
+// the record, and no index holds a pending or delivered delivery (a
+// record of a time-carrying id is in its tenant's shards of records, under
+// its id; a legacy one carries the delivery log's index keys). Ids are as
+// long as real ones.
 func deliveryItem(t *testing.T, d domain.Delivery) map[string]types.AttributeValue {
 	t.Helper()
 	item, err := attributevalue.MarshalMap(d)
 	require.NoError(t, err)
 	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-	item["pk"], item["sk"] = s("DELIVERY#"+d.DeliveryID), s("DELIVERY")
 	item["expires_at"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(d.CreatedAt.Add(store.DefaultRetention).Unix(), 10)}
-	// Its entry in the delivery log (store.IndexLog), as the store's
-	// first write sets it.
-	item[store.AttrLogPK], item[store.AttrLogSK] = s(store.LogPK(d.TenantID, d.DeliveryID)), s(keys.Time(d.CreatedAt)+"#"+d.DeliveryID)
+	if pk, ok := store.RecordsPK(d.DeliveryID); ok {
+		item["pk"], item["sk"] = s(pk), s(d.DeliveryID)
+	} else {
+		// Its entry in the delivery log (store.IndexLog), as the store's
+		// first write sets it.
+		item["pk"], item["sk"] = s("DELIVERY#"+d.DeliveryID), s("DELIVERY")
+		item[store.AttrLogPK], item[store.AttrLogSK] = s(store.LogPK(d.TenantID, d.DeliveryID)), s(keys.Time(d.CreatedAt)+"#"+d.DeliveryID)
+	}
 	if _, ok := item["last_error"]; !ok && d.Attempts > 0 {
 		item["last_error"] = s("")
 	}
@@ -128,17 +134,27 @@ func TestDeliveryRecordSizes(t *testing.T) {
 	require.Equal(t, 2.0, WriteUnits(long), "a record whose log keeps a 1 KB excerpt")
 	require.Equal(t, a.StoredBytesPerRecord, float64(delivered+100), "billed storage: the delivered record plus 100 bytes")
 
-	// Its entry in the delivery log: the keys and the listed attributes.
+	// No entry in the delivery log's index: the record is listed by its
+	// own key.
 	item := deliveryItem(t, sampleDelivered())
+	require.NotContains(t, item, store.AttrLogPK)
+	require.Zero(t, a.DeliveryLogIndexWRU)
+	require.Zero(t, a.DeliveryLogIndexBytes)
+
+	// A legacy record's entry, until the last of them expires: the keys
+	// and the listed attributes, one unit.
+	legacy := sampleDelivered()
+	legacy.DeliveryID = domain.LegacyDeliveryID(legacy.EventID, legacy.EndpointID)
+	item = deliveryItem(t, legacy)
 	entry := map[string]types.AttributeValue{}
 	for _, name := range append([]string{"pk", "sk", store.AttrLogPK, store.AttrLogSK}, store.LogIndexAttributes...) {
 		if v, ok := item[name]; ok {
 			entry[name] = v
 		}
 	}
-	t.Logf("its delivery log entry %d bytes", ItemSize(entry))
-	require.Equal(t, a.DeliveryLogIndexWRU, WriteUnits(ItemSize(entry)), "each write of the record writes its entry once")
-	require.Equal(t, a.DeliveryLogIndexBytes, float64(ItemSize(entry)+100), "billed index storage: the entry plus 100 bytes")
+	t.Logf("a legacy record's delivery log entry %d bytes", ItemSize(entry))
+	require.Equal(t, 1.0, WriteUnits(ItemSize(entry)), "each write of a legacy record writes its entry once")
+	require.Equal(t, shortIDs(a).DeliveryLogIndexBytes, float64(ItemSize(entry)+100), "billed index storage: the entry plus 100 bytes")
 }
 
 // TestEndpointRecordReadUnits ties the read units of an endpoint (1 RRU
