@@ -64,13 +64,14 @@ func DeadFingerprint(f domain.DeadFilter) string {
 // index's DeadShards shards and gsi1's legacy partition, deadPartitions)
 // resumes after the same position: merged oldest first, none of them has
 // anything not listed yet at or before it. X is the bit set of those that
-// have nothing after it (bit n shard n, bit DeadShards the legacy one); L
-// is the legacy bit of the cursors made before the shards. ID, the
-// delivery id SK ends with, is only in those older cursors.
+// have nothing after it (bit n shard n, bit DeadShards the legacy one; in
+// the delivery log's, bits 0 to 15 by_log's shards, 16 to 31 the shards of
+// records); L is the legacy bit of the cursors made before the shards. ID,
+// the delivery id SK ends with, is only in those older cursors.
 //
 // Its bound: SK is a sortableFormat time (30 bytes), "#" and a delivery id
-// (domain.DeliveryID: 30 bytes; DecodeDeadCursor takes up to 256), Q 12
-// bytes and X at most 6 digits: under 400 bytes of JSON, under 540 of
+// (domain.DeliveryID: 43 bytes; DecodeDeadCursor takes up to 256), Q 12
+// bytes and X at most 10 digits: under 400 bytes of JSON, under 540 of
 // base64, whatever a filter read in one shard past what was listed (that
 // shard reads it again on the next page), within the API's 1,024.
 type DeadCursor struct {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -113,7 +114,11 @@ func (s *Store) ListDeliveries(ctx context.Context, tenantID string, f domain.De
 	query := LogFingerprint(f)
 	var after *DeadCursor
 	if cursor != "" {
-		if after, err = checkDeadCursor(cursor, query, lo, hi); err != nil {
+		from := lo // the shards of records are read from Since's whole millisecond
+		if !f.Since.IsZero() {
+			from = sortableTime(f.Since.Truncate(time.Millisecond))
+		}
+		if after, err = checkDeadCursor(cursor, query, from, hi); err != nil {
 			return nil, "", err
 		}
 	}

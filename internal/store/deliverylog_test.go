@@ -2,8 +2,11 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
@@ -40,6 +43,39 @@ func TestRecordsWriteNoIndexEntry(t *testing.T) {
 	require.Equal(t, d.DeliveryID, listed[0].DeliveryID)
 	require.Equal(t, domain.StateDelivered, listed[0].State)
 	require.Equal(t, 2, listed[0].Attempts)
+}
+
+// A since inside a millisecond lists the records of that whole millisecond
+// (an id carries its event's time to the millisecond), and the cursors of
+// such a listing are its own, however small the page.
+func TestSinceWithinAMillisecondPagesToTheEnd(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := newFakeDB()
+	s := newTestStore(db)
+	at := time.Date(2026, 12, 7, 6, 0, 0, 0, time.UTC)
+	var want []string
+	for i := range 4 { // two in the first millisecond
+		d := domain.Delivery{TenantID: "t1", EndpointID: "ep_1", EventID: fmt.Sprintf("evt_%d", i), EventType: "a.b"}
+		d.DeliveryID = domain.DeliveryID(d.TenantID, d.EventID, d.EndpointID, at.Add(time.Duration(max(0, i-1))*time.Millisecond))
+		require.NoError(t, s.RecordAttempt(ctx, d, domain.Attempt{Number: 1, At: s.Now(), Status: 200}, domain.Outcome{State: domain.StateDelivered}))
+		want = append(want, d.DeliveryID)
+	}
+	slices.SortFunc(want, func(a, b string) int { return strings.Compare(b, a) }) // newest first, then id
+	f := domain.DeliveryFilter{Since: at.Add(500 * time.Microsecond)}             // inside the first's millisecond
+	var got []string
+	cursor := ""
+	for range 10 {
+		page, next, err := s.ListDeliveries(ctx, "t1", f, 1, cursor)
+		require.NoError(t, err)
+		for _, d := range page {
+			got = append(got, d.DeliveryID)
+		}
+		if cursor = next; cursor == "" {
+			break
+		}
+	}
+	require.Equal(t, want, got)
 }
 
 // A legacy record's entry in the delivery log (a delivery of an id that

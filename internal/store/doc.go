@@ -12,7 +12,8 @@
 //	tenant DLQ depth   TENANT#<tenant>#DLQDEPTH#<n> / DLQDEPTH (32 shards, summed; TENANT#<tenant> / DLQDEPTH in earlier versions)
 //	API key            APIKEY#<sha256 of the key> / APIKEY
 //	portal link        PORTAL#<sha256 of the token> / PORTAL (TTL a day after it expires)
-//	delivery           DELIVERY#<delivery id> / DELIVERY (log_pk TENANT#<tenant>#DLOG#<n>, 16 shards, log_sk <created>#<id>: IndexLog)
+//	delivery           RECORDS#<tenant hash>#<n> / <delivery id> (16 shards, n of the id; the id carries the tenant's hash and the event's time, domain.DeliveryID)
+//	delivery (legacy)  DELIVERY#<delivery id> / DELIVERY (an id without the time, made before 2026-12-07; log_pk TENANT#<tenant>#DLOG#<n>, 16 shards, log_sk <created>#<id>: IndexLog)
 //	rejected item      REJECTED#<event id or seq:<stream sequence>> / REJECTED
 //	job                REPLAYJOB#<job id> / REPLAYJOB (a job of any kind; the key words kept from when every job was a replay)
 //	endpoint counters  STATS#<tenant>#<endpoint>#<n> / <hour start, 2006-01-02T15:00:00Z> (8 shards, merged on read; STATS#<tenant>#<endpoint> in earlier versions, still read)
@@ -37,14 +38,16 @@
 // <dead_at>#<id>), which projects the listed attributes only
 // (DeadIndexAttributes), not the message nor the attempt log: a death is
 // one index write unit; the dead of earlier versions are in gsi1 until they
-// age out, and the readers read both (deadindex.go). Every delivery with
-// a record is in the delivery log, IndexLog (log_pk / log_sk:
-// TENANT#<t>#DLOG#<n>, one of LogShards shards by the delivery id, and
-// <created>#<id>), which projects LogIndexAttributes only: its keys are
-// written by the record's creation and never change, so each write of a
-// delivery is one more index write unit, and the listing
-// (ListDeliveries, deliverylog.go) reads the time range by key and every
-// other filter as a FilterExpression on a bounded page.
+// age out, and the readers read both (deadindex.go). The delivery log is
+// the tenant's 16 shards of records themselves (RecordsPK): a record's key
+// is its id, which begins with its event's time, so a shard lists its
+// deliveries in time order with no index and its writes write nothing
+// else. Records of legacy ids are listed through IndexLog (log_pk /
+// log_sk: TENANT#<t>#DLOG#<n>, one of LogShards shards by the delivery id,
+// and <created>#<id>), which projects LogIndexAttributes only, until they
+// expire; the listing (ListDeliveries, deliverylog.go) reads both, the
+// time range by key and every other filter as a FilterExpression on a
+// bounded page, and merges them on "<time>#<id>".
 // DeliveriesOfEvent needs no index, as a delivery's id derives from its
 // event's and endpoint's: it computes the ids from the tenant's endpoints
 // and reads them (Load); a delivery to an endpoint deleted since is
@@ -54,7 +57,8 @@
 //
 // A delivery's record is created by its first attempt: RecordAttempt
 // writes the ids, creation time and expiry where absent, so the record is
-// complete and there is one per delivery (its key is the delivery id),
+// complete and there is one per delivery (its key derives from the
+// delivery id),
 // however many times its message was sent. Every attempt's write is
 // conditional on the record as the caller read it (absent, or the same
 // state after the same number of attempts); on a conflict RecordAttempt
