@@ -72,7 +72,15 @@ const deliveryIDLen = 4 + deliveryTimeChars + TenantHashChars + deliveryHashChar
 // Deliveries made by versions before the time are named by
 // LegacyDeliveryID: DeliveryIDs names both.
 func DeliveryID(tenantID, eventID, endpointID string, at time.Time) string {
-	return DeliveryIDPrefix(at) + TenantHash(tenantID) + deliveryHash(eventID, endpointID)[:deliveryHashChars]
+	var id [deliveryIDLen]byte
+	copy(id[:], "msg_")
+	putTime(id[4:4+deliveryTimeChars], at)
+	putTenantHash(id[4+deliveryTimeChars:4+deliveryTimeChars+TenantHashChars], tenantID)
+	var enc [52]byte // base32 of the 32-byte hash
+	sum := deliveryHashSum(eventID, endpointID)
+	idEncoding.Encode(enc[:], sum[:])
+	copy(id[4+deliveryTimeChars+TenantHashChars:], enc[:deliveryHashChars])
+	return string(id[:])
 }
 
 // DeliveryIDPrefix is how the ids of the deliveries of events of at's
@@ -80,28 +88,39 @@ func DeliveryID(tenantID, eventID, endpointID string, at time.Time) string {
 // to the encoding's range). Every id of an earlier millisecond sorts before
 // it; every id of a later one after it followed by "~".
 func DeliveryIDPrefix(at time.Time) string {
-	ms := min(max(at.UnixMilli(), 0), 1<<(5*deliveryTimeChars)-1)
-	var t [deliveryTimeChars]byte
-	for i := deliveryTimeChars - 1; i >= 0; i-- {
-		t[i] = timeEncoding[ms&31]
+	var p [4 + deliveryTimeChars]byte
+	copy(p[:], "msg_")
+	putTime(p[4:], at)
+	return string(p[:])
+}
+
+// putTime writes at's Unix milliseconds, clamped to what len(dst) base32hex
+// digits hold, into dst.
+func putTime(dst []byte, at time.Time) {
+	ms := min(max(at.UnixMilli(), 0), 1<<(5*len(dst))-1)
+	for i := len(dst) - 1; i >= 0; i-- {
+		dst[i] = timeEncoding[ms&31]
 		ms >>= 5
 	}
-	return "msg_" + string(t[:])
 }
 
 // TenantHash is the hash of tenantID a delivery id carries: the first 40
 // bits of SHA-256 over it, as eight base32hex digits. Two tenants may share
-// one (about one pair in two among a million tenants): it places records,
-// it does not say whose they are.
+// one (about one chance in two that some pair does among a million
+// tenants): it places records, it does not say whose they are.
 func TenantHash(tenantID string) string {
+	var th [TenantHashChars]byte
+	putTenantHash(th[:], tenantID)
+	return string(th[:])
+}
+
+func putTenantHash(dst []byte, tenantID string) {
 	sum := sha256.Sum256([]byte(tenantID))
-	var out [TenantHashChars]byte
 	v := uint64(sum[0])<<32 | uint64(sum[1])<<24 | uint64(sum[2])<<16 | uint64(sum[3])<<8 | uint64(sum[4])
-	for i := TenantHashChars - 1; i >= 0; i-- {
-		out[i] = timeEncoding[v&31]
+	for i := len(dst) - 1; i >= 0; i-- {
+		dst[i] = timeEncoding[v&31]
 		v >>= 5
 	}
-	return string(out[:])
 }
 
 // LegacyDeliveryID is the delivery id versions before DeliveryID's time
@@ -156,11 +175,20 @@ func ParseDeliveryID(id string) (ParsedDeliveryID, bool) {
 }
 
 func deliveryHash(eventID, endpointID string) string {
-	h := sha256.New()
-	h.Write([]byte(eventID))
-	h.Write([]byte{0})
-	h.Write([]byte(endpointID))
-	return idEncoding.EncodeToString(h.Sum(nil))[:26]
+	sum := deliveryHashSum(eventID, endpointID)
+	return idEncoding.EncodeToString(sum[:])[:26]
+}
+
+// deliveryHashSum is SHA-256 over eventID, a zero byte and endpointID.
+func deliveryHashSum(eventID, endpointID string) [sha256.Size]byte {
+	var buf [2*256 + 1]byte // the ids' limit (outbox.MaxIDBytes): no allocation
+	if len(eventID)+len(endpointID)+1 > len(buf) {
+		return sha256.Sum256([]byte(eventID + "\x00" + endpointID))
+	}
+	n := copy(buf[:], eventID)
+	buf[n] = 0
+	n += 1 + copy(buf[n+1:], endpointID)
+	return sha256.Sum256(buf[:n])
 }
 
 // Attempt is one entry of a delivery's attempt log.
