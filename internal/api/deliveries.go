@@ -71,13 +71,9 @@ func (s *Server) getDelivery(w http.ResponseWriter, r *http.Request, tenant stri
 // event the outbox no longer holds (expired or erased) is not found, and a
 // deployment without the message log cannot list them.
 func (s *Server) eventDeliveries(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
-	if s.MessageLog == nil {
-		return problem(http.StatusServiceUnavailable, "the message log is not configured in this deployment")
-	}
-	id := r.PathValue("event_id")
-	e, err := s.MessageLog.Event(r.Context(), tenant, id)
-	if err != nil {
-		return s.found(r, "event "+strconv.Quote(id), err)
+	e, p := s.pathEvent(r, tenant)
+	if p != nil {
+		return p
 	}
 	ds, err := s.Store.DeliveriesOfEvent(r.Context(), tenant, e)
 	if err != nil {

@@ -106,14 +106,25 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request, tenant strin
 	return nil
 }
 
-func (s *Server) getEvent(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
+// pathEvent is the tenant's event the path's event_id names, read from the
+// message log: 404 when the outbox does not hold it for the tenant, 503 in
+// a deployment without the message log.
+func (s *Server) pathEvent(r *http.Request, tenant string) (domain.Event, *Problem) {
 	if s.MessageLog == nil {
-		return problem(http.StatusServiceUnavailable, "the message log is not configured in this deployment")
+		return domain.Event{}, problem(http.StatusServiceUnavailable, "the message log is not configured in this deployment")
 	}
 	id := r.PathValue("event_id")
 	e, err := s.MessageLog.Event(r.Context(), tenant, id)
 	if err != nil {
-		return s.found(r, "event "+strconv.Quote(id), err)
+		return domain.Event{}, s.found(r, "event "+strconv.Quote(id), err)
+	}
+	return e, nil
+}
+
+func (s *Server) getEvent(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
+	e, p := s.pathEvent(r, tenant)
+	if p != nil {
+		return p
 	}
 	routing, err := s.routing(r.Context(), tenant, e)
 	if err != nil {
