@@ -177,6 +177,22 @@ func recordKey(item map[string]types.AttributeValue) string {
 	return sortableTime(p.At) + "#" + id
 }
 
+// recordsProjection is the projection of a listed record, its names added
+// to names: the attributes by_log projects (LogIndexAttributes), the keys,
+// the ids and the creation time, never the message (a dead record keeps
+// up to 256 KB of it) nor the attempt log, so that a page's answer stays
+// small whatever the records hold (DynamoDB still reads, and bills, each
+// record whole: at most 1 MB a call).
+func recordsProjection(names map[string]string) string {
+	attrs := append([]string{"pk", "sk", "tenant_id", "delivery_id", "created_at"}, LogIndexAttributes...)
+	out := make([]string, len(attrs))
+	for i, a := range attrs {
+		out[i] = "#p_" + a
+		names[out[i]] = a
+	}
+	return strings.Join(out, ", ")
+}
+
 // recordsQuery is the query of pk, one of tenantID's shards of records,
 // newest first, for f's time range (by the ids' times, to the
 // millisecond: Since's and Until's included whole), up to cursor c (nil: from
@@ -216,6 +232,7 @@ func (s *Store) recordsQuery(pk, tenantID string, f domain.DeliveryFilter, c *De
 		TableName: &s.table, ScanIndexForward: aws.Bool(false),
 		KeyConditionExpression:    aws.String("pk = :pk AND sk BETWEEN :from AND :to"),
 		FilterExpression:          aws.String(cond),
+		ProjectionExpression:      aws.String(recordsProjection(names)),
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/fakes/dynamofake"
@@ -43,6 +44,46 @@ func TestRecordsWriteNoIndexEntry(t *testing.T) {
 	require.Equal(t, d.DeliveryID, listed[0].DeliveryID)
 	require.Equal(t, domain.StateDelivered, listed[0].State)
 	require.Equal(t, 2, listed[0].Attempts)
+}
+
+// answers keeps the items of every Query answer.
+type answers struct {
+	*dynamofake.DB
+	items []map[string]types.AttributeValue
+}
+
+func (a *answers) Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	out, err := a.DB.Query(ctx, in, opts...)
+	if err == nil {
+		a.items = append(a.items, out.Items...)
+	}
+	return out, err
+}
+
+// A listing's answers carry the listed attributes of a record, never its
+// message (a dead record keeps up to 256 KB of it) nor its attempt log:
+// what a page moves stays small whatever the records hold.
+func TestListingAnswersCarryNoMessage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := newFakeDB()
+	s := newTestStore(db)
+	d := domain.Delivery{TenantID: "t1", EndpointID: "ep_1", EventID: "evt_1", EventType: "a.b"}
+	d.DeliveryID = domain.DeliveryID(d.TenantID, d.EventID, d.EndpointID, s.Now())
+	require.NoError(t, s.RecordAttempt(ctx, d, domain.Attempt{Number: 1, At: s.Now(), Status: 410, Excerpt: strings.Repeat("x", 1024)},
+		domain.Outcome{State: domain.StateDead, DeadReason: domain.Rejected(410), Message: strings.Repeat("m", 100<<10)}))
+	require.Contains(t, stored(db, deliveryKey(d.DeliveryID)), "message")
+	a := &answers{DB: db}
+	listed, _, err := New(a, "state").ListDeliveries(ctx, "t1", domain.DeliveryFilter{State: domain.StateDead}, 10, "")
+	require.NoError(t, err)
+	require.Len(t, listed, 1)
+	require.Equal(t, 410, listed[0].LastStatus)
+	require.NotEmpty(t, a.items)
+	for _, item := range a.items {
+		require.NotContains(t, item, "message")
+		require.NotContains(t, item, "attempt_log")
+		require.Less(t, cost.ItemSize(item), 1024)
+	}
 }
 
 // A since inside a millisecond lists the records of that whole millisecond
