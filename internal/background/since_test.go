@@ -46,8 +46,11 @@ func (e *env) delivery(ev, tenant, endpoint string, state domain.DeliveryState) 
 func (e *env) deliveryID(ev, tenant, endpoint string) string {
 	var at time.Time
 	log := e.w.MessageLog
-	if gl, ok := log.(goneLog); ok {
-		log = gl.MessageLog // its gone events' deliveries were named before they went
+	switch l := log.(type) {
+	case goneLog:
+		log = l.MessageLog // its gone events' deliveries were named before they went
+	case *togetherLog:
+		log = l.MessageLog // its reads wait for each other: not the job's
 	}
 	if log != nil {
 		if got, err := log.Event(context.Background(), tenant, ev); err == nil {
