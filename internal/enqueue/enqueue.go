@@ -164,7 +164,7 @@ func (inv *invocation) share(cfg Config, ev outbox.Event, deferring bool) *share
 type fanOut struct {
 	seq     string
 	ev      outbox.Event
-	targets []domain.Endpoint
+	targets []target
 	// deferRest says the rest of its fan-out is deferred: the endpoints (in
 	// the tenant's order, by id) after deferAfter ("": all of them) go out
 	// through the fan-out queue (deferFanOuts).
@@ -172,6 +172,13 @@ type fanOut struct {
 	deferAfter string
 	// span is the event's fan-out span, the parent of its attempts.
 	span *trace.Span
+}
+
+// target is an endpoint a fan-out sends to, and the id of that delivery
+// (domain.DeliveryID), named once when it is planned.
+type target struct {
+	ep domain.Endpoint
+	id string
 }
 
 // startSpan starts f's fan-out span in the producer's trace, or in the
@@ -269,8 +276,8 @@ func (h *Handler) enqueue(ctx context.Context, ev events.DynamoDBEvent, inv *inv
 		if len(f.targets) > 0 || f.deferRest {
 			h.startSpan(inv, &f)
 			fanOuts = append(fanOuts, f)
-			for _, ep := range f.targets {
-				ids = append(ids, domain.DeliveryID(f.ev.TenantID, f.ev.ID, ep.EndpointID, f.ev.OccurredAt))
+			for _, t := range f.targets {
+				ids = append(ids, t.id)
 			}
 		}
 	}
@@ -302,12 +309,11 @@ func (h *Handler) sendUnsent(ctx context.Context, fanOuts []fanOut, existing sto
 	perTenant := map[string]int{}
 	for i := range fanOuts {
 		f := &fanOuts[i]
-		for _, ep := range f.targets {
-			id := domain.DeliveryID(f.ev.TenantID, f.ev.ID, ep.EndpointID, f.ev.OccurredAt)
-			if d, ok := existing.Deliveries[id]; ok && sent(d) {
+		for _, t := range f.targets {
+			if d, ok := existing.Deliveries[t.id]; ok && sent(d) {
 				continue // attempted: sent by an earlier run of this record
 			}
-			o := outgoing{f: f, endpointID: ep.EndpointID, id: id, revision: ep.Revision}
+			o := outgoing{f: f, endpointID: t.ep.EndpointID, id: t.id, revision: t.ep.Revision}
 			e, err := o.entry()
 			if err != nil {
 				return cmp.Or(s.wait(), &failure{f.seq, f.seq, err})
@@ -528,7 +534,7 @@ func (inv *invocation) keep(f *fanOut, targets []domain.Endpoint) {
 		id := domain.DeliveryID(f.ev.TenantID, f.ev.ID, ep.EndpointID, f.ev.OccurredAt)
 		if !inv.planned[id] {
 			inv.planned[id] = true
-			f.targets = append(f.targets, ep)
+			f.targets = append(f.targets, target{ep, id})
 		}
 	}
 }

@@ -126,8 +126,8 @@ func (h *Handler) HandleFanOut(ctx context.Context, ev events.SQSEvent) (events.
 		}
 		h.startSpan(inv, &f)
 		fanOuts, taken = append(fanOuts, f), append(taken, m)
-		for _, ep := range f.targets {
-			ids = append(ids, domain.DeliveryID(f.ev.TenantID, f.ev.ID, ep.EndpointID, f.ev.OccurredAt))
+		for _, t := range f.targets {
+			ids = append(ids, t.id)
 		}
 	}
 	fl := h.sendDeferred(ctx, inv, fanOuts, ids)

@@ -44,6 +44,9 @@ type Candidate struct {
 	Endpoint domain.Endpoint
 	Delivery domain.Delivery
 	Found    bool
+	// ids are the ids it may have (domain.DeliveryIDs), which read looks
+	// for.
+	ids [2]string
 }
 
 // Selector reads pages of candidates. Build it with a literal.
@@ -83,7 +86,7 @@ func (s Selector) Page(ctx context.Context, tenantID string, r domain.Range, sen
 			widest = 1
 		}
 		for _, ev := range evs {
-			named := candidates(ev, eps)
+			named := candidates(tenantID, ev, eps)
 			widest = max(widest, len(named))
 			out = append(out, named...)
 		}
@@ -91,13 +94,14 @@ func (s Selector) Page(ctx context.Context, tenantID string, r domain.Range, sen
 	return out, next, s.read(ctx, tenantID, out)
 }
 
-// candidates are event ev's deliveries to eps: to every endpoint, or to the
+// candidates are tenantID's event ev's deliveries to eps: to every endpoint, or to the
 // one it is addressed to.
-func candidates(ev domain.Event, eps []domain.Endpoint) []Candidate {
+func candidates(tenantID string, ev domain.Event, eps []domain.Endpoint) []Candidate {
 	var out []Candidate
 	for _, ep := range eps {
 		if ev.EndpointID == "" || ev.EndpointID == ep.EndpointID {
-			out = append(out, Candidate{ID: domain.DeliveryID(ep.TenantID, ev.ID, ep.EndpointID, ev.OccurredAt), Event: ev, Endpoint: ep})
+			ids := domain.DeliveryIDs(tenantID, ev.ID, ep.EndpointID, ev.OccurredAt)
+			out = append(out, Candidate{ID: ids[0], Event: ev, Endpoint: ep, ids: ids})
 		}
 	}
 	return out
@@ -130,15 +134,14 @@ func (s Selector) read(ctx context.Context, tenantID string, cs []Candidate) err
 		part := cs[start:min(len(cs), start+50)]
 		ids := make([]string, 0, 2*len(part))
 		for _, c := range part {
-			both := domain.DeliveryIDs(tenantID, c.Event.ID, c.Endpoint.EndpointID, c.Event.OccurredAt)
-			ids = append(ids, both[:]...)
+			ids = append(ids, c.ids[:]...)
 		}
 		snap, err := s.Records.Load(ctx, ids, nil)
 		if err != nil {
 			return fmt.Errorf("read %d deliveries of tenant %s: %w", len(part), tenantID, err)
 		}
 		for i := range part {
-			d, ok := store.FirstFound(snap.Deliveries, [2]string{ids[2*i], ids[2*i+1]})
+			d, ok := store.FirstFound(snap.Deliveries, part[i].ids)
 			if ok && d.TenantID == tenantID {
 				part[i].ID, part[i].Delivery, part[i].Found = d.DeliveryID, d, true
 			}

@@ -17,16 +17,23 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// recordOfT1 is a store on a fresh fake table and a delivery of t1 with
+// no record yet, named as enqueue names it.
+func recordOfT1() (*Store, *dynamofake.DB, domain.Delivery) {
+	db := newFakeDB()
+	s := newTestStore(db)
+	d := domain.Delivery{TenantID: "t1", EndpointID: "ep_1", EventID: "evt_1", EventType: "a.b"}
+	d.DeliveryID = domain.DeliveryID(d.TenantID, d.EventID, d.EndpointID, s.Now())
+	return s, db, d
+}
+
 // A record of a time-carrying id is in its tenant's shards of records and
 // writes no entry in the delivery log's index, whatever its moves; the
 // listing finds it by its key.
 func TestRecordsWriteNoIndexEntry(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := newFakeDB()
-	s := newTestStore(db)
-	d := domain.Delivery{TenantID: "t1", EndpointID: "ep_1", EventID: "evt_1", EventType: "a.b"}
-	d.DeliveryID = domain.DeliveryID(d.TenantID, d.EventID, d.EndpointID, s.Now())
+	s, db, d := recordOfT1()
 	a := domain.Attempt{Number: 1, At: s.Now(), Status: 503}
 	require.NoError(t, s.RecordAttempt(ctx, d, a, domain.Outcome{State: domain.StatePending}))
 	a.Number, a.Status = 2, 200
@@ -66,10 +73,7 @@ func (a *answers) Query(ctx context.Context, in *dynamodb.QueryInput, opts ...fu
 func TestListingAnswersCarryNoMessage(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := newFakeDB()
-	s := newTestStore(db)
-	d := domain.Delivery{TenantID: "t1", EndpointID: "ep_1", EventID: "evt_1", EventType: "a.b"}
-	d.DeliveryID = domain.DeliveryID(d.TenantID, d.EventID, d.EndpointID, s.Now())
+	s, db, d := recordOfT1()
 	require.NoError(t, s.RecordAttempt(ctx, d, domain.Attempt{Number: 1, At: s.Now(), Status: 410, Excerpt: strings.Repeat("x", 1024)},
 		domain.Outcome{State: domain.StateDead, DeadReason: domain.Rejected(410), Message: strings.Repeat("m", 100<<10)}))
 	require.Contains(t, stored(db, deliveryKey(d.DeliveryID)), "message")
