@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"github.com/hookline/hookline/internal/messagelog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -94,14 +95,32 @@ func statsItems(t *testing.T, tenantID, endpointID string) int {
 	return n
 }
 
-// outboxTypes are the types of a tenant's outbox items, through the
-// message log's sharded index (the local stack has no by_tenant:
-// scripts/deploy-local.sh), every shard of it.
+// outboxTypes are the types of a tenant's outbox items as the message log
+// and the erasure find them: the events of its message log pages (every
+// shard, in the state table), each read from the outbox table, and the
+// items of its sharded index (those of earlier producer libraries; the
+// local stack has no by_tenant: scripts/deploy-local.sh).
 func outboxTypes(t *testing.T, tenantID string) []string {
 	t.Helper()
+	ctx := context.Background()
 	var typs []string
+	pages := &messagelog.Pages{DB: env.ddb, Table: env.out.StateTableName}
+	listed, err := pages.Tenant(ctx, tenantID, 1000)
+	require.NoError(t, err)
+	for _, pg := range listed {
+		for _, e := range pg.Entries {
+			out, err := env.ddb.GetItem(ctx, &dynamodb.GetItemInput{
+				TableName: &env.out.OutboxTableName, ConsistentRead: aws.Bool(true),
+				Key: map[string]types.AttributeValue{outbox.AttrID: &types.AttributeValueMemberS{Value: e.ID}},
+			})
+			require.NoError(t, err)
+			if out.Item != nil {
+				typs = append(typs, out.Item[outbox.AttrType].(*types.AttributeValueMemberS).Value)
+			}
+		}
+	}
 	for n := range outbox.LogShards {
-		out, err := env.ddb.Query(context.Background(), &dynamodb.QueryInput{
+		out, err := env.ddb.Query(ctx, &dynamodb.QueryInput{
 			TableName: &env.out.OutboxTableName, IndexName: aws.String(outbox.IndexByTenantShard),
 			KeyConditionExpression:    aws.String(outbox.AttrLogShard + " = :s"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":s": &types.AttributeValueMemberS{Value: outbox.LogShardKey(tenantID, n)}},
@@ -177,6 +196,15 @@ func TestEraseTenant(t *testing.T) {
 		require.Zero(t, statsItems(t, gone.id, ep))
 	}
 	require.Empty(t, outboxTypes(t, gone.id))
+	for n := range messagelog.PageShards {
+		require.Zero(t, partition(t, keys.EventPages(gone.id, n)), "no message log page of it left")
+	}
+	for _, id := range []string{"evt_ok_" + gone.id, "evt_dead_" + gone.id} {
+		out, err := env.ddb.GetItem(ctx, &dynamodb.GetItemInput{TableName: &env.out.OutboxTableName, ConsistentRead: aws.Bool(true),
+			Key: map[string]types.AttributeValue{outbox.AttrID: &types.AttributeValueMemberS{Value: id}}})
+		require.NoError(t, err)
+		require.Nil(t, out.Item, "its outbox item %s deleted", id)
+	}
 	// The DLQ is shared: its depth by tenant is read from the operator's
 	// stats, never by receiving (which would hide other tests' messages).
 	require.Eventually(t, func() bool { return dlqDepth(t, kept.id) == 1 }, 3*time.Minute, time.Second,

@@ -205,6 +205,25 @@ func checkUpgradePhase(t *testing.T, p harness.UpgradePhase) {
 	require.NoError(t, okVerifier.Verify(r.Header, r.Body))
 	require.Equal(t, ev.ID, r.Header.Get("X-Event-Id"))
 	deadRecv.waitFor(t, len(p.DeadDeliveries)+1, 60*time.Second)
+	if p.LoggedEvents {
+		// The message log lists the new event (from its page) and the
+		// release's (from the index) in one listing, a page at a time.
+		var listed []string
+		for cursor, pages := "", 0; pages == 0 || cursor != ""; pages++ {
+			require.Less(t, pages, 100)
+			var page struct {
+				Data       []api.PublishedEventView `json:"data"`
+				NextCursor string                   `json:"next_cursor"`
+			}
+			require.NoError(t, c.Do(ctx, "GET", "/v1/events?limit=2&cursor="+cursor, nil, &page))
+			for _, e := range page.Data {
+				listed = append(listed, e.ID)
+			}
+			cursor = page.NextCursor
+		}
+		require.Contains(t, listed, ev.ID, "the event written after the upgrade, from its page")
+		require.Subset(t, listed, p.Events, "and the release's, from the index")
+	}
 }
 
 // checkPendingAcross: the deliveries pending across the upgrade (their

@@ -26,17 +26,19 @@ const (
 	// AttrTraceParent (S, optional) is the producer's W3C trace context
 	// (Event.TraceParent): the event's deliveries join that trace.
 	AttrTraceParent = "traceparent"
-	// AttrLogKey (S) is the message log's sort key, LogKey(OccurredAt, ID):
-	// Item writes it, and the outbox table's index IndexByTenant lists a
-	// tenant's events by it, newest first. An item without it (one a
-	// producer writes by hand) is delivered as any other but is not listed
-	// in the message log.
+	// AttrLogKey (S) is the message log's sort key, LogKey(OccurredAt, ID),
+	// as producer libraries before the message log's pages wrote it: the
+	// outbox table's index IndexByTenant lists a tenant's events by it,
+	// newest first. Item no longer writes it (each index entry is a billed
+	// write): hookline's enqueue lists every item without AttrLogShard in
+	// the message log's pages instead.
 	AttrLogKey = "log_sk"
 	// AttrLogShard (S) is the message log's sharded partition key,
-	// LogShard(TenantID, ID): Item writes it beside AttrLogKey, and the
-	// index IndexByTenantShard lists a tenant's events by it, one shard
-	// of LogShards at a time. An item without it is absent from that
-	// index (it is sparse).
+	// LogShard(TenantID, ID), as producer libraries before the message
+	// log's pages wrote it beside AttrLogKey: the index IndexByTenantShard
+	// lists those items by it, one shard of LogShards at a time. An item
+	// without it is absent from that index (it is sparse), and listed in
+	// the pages.
 	AttrLogShard = "log_pk"
 )
 
@@ -402,8 +404,6 @@ func (e Event) Item() (map[string]types.AttributeValue, error) {
 		AttrType:       &types.AttributeValueMemberS{Value: e.Type},
 		AttrPayload:    &types.AttributeValueMemberS{Value: string(e.Payload)},
 		AttrOccurredAt: &types.AttributeValueMemberS{Value: e.OccurredAt.UTC().Format(time.RFC3339Nano)},
-		AttrLogKey:     &types.AttributeValueMemberS{Value: LogKey(e.OccurredAt, e.ID)},
-		AttrLogShard:   &types.AttributeValueMemberS{Value: LogShard(e.TenantID, e.ID)},
 	}
 	if e.EndpointID != "" {
 		item[AttrEndpointID] = &types.AttributeValueMemberS{Value: e.EndpointID}

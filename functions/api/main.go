@@ -63,7 +63,9 @@ func build(cfg fnenv.APIEnv, log *slog.Logger, awsCfg aws.Config) (any, error) {
 		ExpensiveBudget:     cfg.ExpensiveBudget,
 	}
 	if cfg.OutboxTable != "" && cfg.MessageLog {
-		srv.MessageLog = &messagelog.Reader{DB: dynamodb.NewFromConfig(awsCfg), Table: cfg.OutboxTable, Legacy: !cfg.MessageLogSharded}
+		db := dynamodb.NewFromConfig(awsCfg)
+		srv.MessageLog = &messagelog.Reader{DB: db, Table: cfg.OutboxTable, Legacy: !cfg.MessageLogSharded,
+			Pages: &messagelog.Pages{DB: db, Table: cfg.StateTable}}
 	}
 	if cfg.DeliveryQueueURL != "" {
 		srv.DeliveryQueue, srv.DeliveryQueueURL = sqs.NewFromConfig(awsCfg), cfg.DeliveryQueueURL

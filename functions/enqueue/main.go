@@ -24,6 +24,7 @@ import (
 	"github.com/hookline/hookline/internal/enqueue"
 	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/fnenv"
+	"github.com/hookline/hookline/internal/messagelog"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/internal/trace"
@@ -33,7 +34,8 @@ func main() { boot.Serve("enqueue", fnenv.LoadEnqueue, build) }
 
 // build wires the enqueue function's handler from its environment.
 func build(cfg fnenv.EnqueueEnv, log *slog.Logger, aws aws.Config) (any, error) {
-	st := store.New(dynamodb.NewFromConfig(aws), cfg.StateTable)
+	db := dynamodb.NewFromConfig(aws)
+	st := store.New(db, cfg.StateTable)
 	st.Retention = cfg.Retention()
 	tracer, err := trace.NewTracer("enqueue", os.Stdout, cfg.TraceDaemon(), cfg.TraceSampleRate())
 	if err != nil {
@@ -49,6 +51,9 @@ func build(cfg fnenv.EnqueueEnv, log *slog.Logger, aws aws.Config) (any, error) 
 		Log:        log,
 		Metrics:    metrics.New(os.Stdout),
 		Tracer:     tracer,
+	}
+	if cfg.MessageLog {
+		h.MessageLog = &messagelog.Pages{DB: db, Table: cfg.StateTable}
 	}
 	handle, fanOut := h.Handle, h.HandleFanOut
 	if rate := cfg.Faults[fault.EnqueueFail]; rate > 0 {

@@ -51,11 +51,12 @@ func build(cfg fnenv.ReplayEnv, log *slog.Logger, aws aws.Config) (any, error) {
 		Rand:   rand.Float64, Log: log, Tracer: tracer,
 	}
 	if cfg.OutboxTable != "" {
-		w.OpEvents = &opevent.Writer{DB: db, Table: cfg.OutboxTable}
-		w.Outbox = &erasure.OutboxTable{DB: db, Table: cfg.OutboxTable, NoIndex: !cfg.MessageLog, Legacy: !cfg.MessageLogSharded}
-	}
-	if cfg.OutboxTable != "" && cfg.MessageLog {
-		w.MessageLog = &messagelog.Reader{DB: db, Table: cfg.OutboxTable, Legacy: !cfg.MessageLogSharded}
+		ob := &erasure.OutboxTable{DB: db, Table: cfg.OutboxTable, NoIndex: !cfg.MessageLog, Legacy: !cfg.MessageLogSharded}
+		if cfg.MessageLog {
+			ob.Pages = &messagelog.Pages{DB: db, Table: cfg.StateTable}
+			w.MessageLog = &messagelog.Reader{DB: db, Table: cfg.OutboxTable, Legacy: !cfg.MessageLogSharded, Pages: ob.Pages}
+		}
+		w.OpEvents, w.Outbox = &opevent.Writer{DB: db, Table: cfg.OutboxTable}, ob
 	}
 	w.PayloadRetention = cfg.PayloadRetention
 	return w.Handle, nil

@@ -172,7 +172,7 @@ func newPipelineFunctions(scope constructs.Construct, id string, p pipelineProps
 		Common: fns.common(), QueueURL: *p.Queues.Delivery.QueueUrl(), EventBus: *p.OperatorBus.EventBusName(),
 		FailureQueueURL: *p.Queues.EnqueueFailures.QueueUrl(), SendConcurrency: p.EnqueueSendConcurrency, Faults: p.Faults,
 		LaneQueueURL: *p.Queues.Lane.QueueUrl(), LaneAfter: p.LaneAfter,
-		FanOutQueueURL: fanOutQueueURL(p),
+		FanOutQueueURL: fanOutQueueURL(p), MessageLog: p.Tables.MessageLog,
 	}.Vars())
 	// Endpoints (Query), LoadWith (BatchGetItem), Tenant (GetItem),
 	// PutRejection (PutItem); SendMessageBatch is sqs:SendMessage, to the
@@ -183,6 +183,11 @@ func newPipelineFunctions(scope constructs.Construct, id string, p pipelineProps
 	// is the stream mapping's on-failure grant below (the role sends
 	// Lambda's failure records there too).
 	grantTableItems(enqueue, p.Tables.State, "dynamodb:Query", "dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:PutItem")
+	if p.Tables.MessageLog {
+		// The message log's pages (messagelog.Pages), a stream batch's in
+		// one BatchWriteItem.
+		grantMessageLogPageWrites(enqueue, p.Tables.State)
+	}
 	p.Queues.Delivery.Grant(enqueue, jsii.String("sqs:SendMessage"))
 	p.Queues.Lane.Grant(enqueue, jsii.String("sqs:SendMessage"))
 	grantPutEvents(enqueue, p.OperatorBus)

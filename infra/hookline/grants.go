@@ -52,6 +52,27 @@ func grantDeliveryBatchWrites(fn awslambda.Function, table awsdynamodb.Table) {
 	})
 }
 
+// messageLogPagesOnly is the condition of enqueue's grant of writes in
+// batches: every item written is a page of the message log (its partition
+// key TENANT#<tenant>#EVENTS#<n>, keys.EventPages), so a batch write can
+// touch no delivery record, endpoint, key, tenant or counter (a tenant's
+// own partition key, TENANT#<tenant>, does not end in #EVENTS#<n>: a
+// tenant id holds no "#").
+func messageLogPagesOnly() *map[string]*map[string]any {
+	return &map[string]*map[string]any{"ForAllValues:StringLike": {"dynamodb:LeadingKeys": []string{keys.EventPagesLike()}}}
+}
+
+// grantMessageLogPageWrites lets fn write the message log's pages in
+// batches (messagelog.Pages.Write), and nothing else in batches.
+func grantMessageLogPageWrites(fn awslambda.Function, table awsdynamodb.Table) {
+	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
+		Grantee:      fn,
+		Actions:      jsii.Strings("dynamodb:BatchWriteItem"),
+		ResourceArns: jsii.Strings(*table.TableArn()),
+		Conditions:   messageLogPagesOnly(),
+	})
+}
+
 // grantOutbox lets fn read the message log when it is on: Query on the outbox
 // table's message log indexes (messageLogIndexes; not the table, not another
 // index) and GetItem on the table (one event with its payload); and PutItem

@@ -186,6 +186,8 @@ func TestLeastPrivilege(t *testing.T) {
 			g.add(arn(s.fanOutQueue), nil, "sqs:SendMessage")   // a record's fan-out past its tenant's share, deferred
 			g.add(arn(s.fanOutQueue), nil, consume...)          // the deferred fan-outs, its second mapping
 			g.add(arn(s.operatorBus), nil, "events:PutEvents")  // operational events, to the operator's bus only
+			// The message log's pages, in batches, and nothing else.
+			g.add(arn(s.stateTable), obj{"ForAllValues:StringLike": obj{"dynamodb:LeadingKeys": arr{"TENANT#*#EVENTS#*"}}}, "dynamodb:BatchWriteItem")
 			// The stream mapping (CDK's grantStreamRead) and its on-failure
 			// destination (CDK's grantSendMessages), where enqueue also
 			// parks the operational events the bus kept refusing.
@@ -272,7 +274,7 @@ func TestLeastPrivilege(t *testing.T) {
 		}
 	})
 
-	t.Run("no role may Scan, write in batches but deliver's delivery records, or use a wildcard action", func(t *testing.T) {
+	t.Run("no role may Scan, write in batches but deliver's delivery records and enqueue's message log pages, or use a wildcard action", func(t *testing.T) {
 		var policies *map[string]*map[string]any
 		check(t, func() { policies = s.tpl.FindResources(jsii.String("AWS::IAM::Policy"), nil) })
 		require.NotEmpty(t, *policies)
@@ -284,8 +286,12 @@ func TestLeastPrivilege(t *testing.T) {
 				}
 				if strings.Contains(string(doc), "dynamodb:BatchWriteItem") {
 					require.Equal(t, `"dynamodb:BatchWriteItem"`, string(doc), "policy %s: a statement of its own", id)
+					if strings.HasPrefix(id, "PipelineEnqueueRole") {
+						require.Equal(t, obj{"ForAllValues:StringLike": obj{"dynamodb:LeadingKeys": arr{"TENANT#*#EVENTS#*"}}}, roundTripAny(t, raw.(obj)["Condition"]), "policy %s", id)
+						continue
+					}
 					require.Equal(t, obj{"ForAllValues:StringLike": obj{"dynamodb:LeadingKeys": arr{"RECORDS#*", "DELIVERY#*"}}}, roundTripAny(t, raw.(obj)["Condition"]), "policy %s", id)
-					require.True(t, strings.HasPrefix(id, "PipelineDeliverRole"), "policy %s: only deliver writes in batches", id)
+					require.True(t, strings.HasPrefix(id, "PipelineDeliverRole"), "policy %s: only deliver and enqueue write in batches", id)
 				}
 			}
 		}
@@ -409,6 +415,13 @@ func TestMessageLogOff(t *testing.T) {
 	require.Equal(t, roundTripAny(t, wantReplay), roundTripAny(t, off.grantsOf(t, off.replayFn)))
 	replayVars := dig(t, off.resource(t, off.replayFn, "AWS::Lambda::Function"), "Properties", "Environment", "Variables").(obj)
 	require.NotContains(t, replayVars, "HOOKLINE_MESSAGE_LOG")
+
+	// enqueue writes no pages: neither told to nor allowed to.
+	wantEnqueue := on.grantsOf(t, on.enqueueFn)
+	delete(wantEnqueue, grantKey(getAtt(on.stateTable, "Arn"), obj{"ForAllValues:StringLike": obj{"dynamodb:LeadingKeys": arr{"TENANT#*#EVENTS#*"}}}))
+	require.Equal(t, roundTripAny(t, wantEnqueue), roundTripAny(t, off.grantsOf(t, off.enqueueFn)))
+	require.NotContains(t, dig(t, off.resource(t, off.enqueueFn, "AWS::Lambda::Function"), "Properties", "Environment", "Variables").(obj), "HOOKLINE_MESSAGE_LOG")
+	require.Equal(t, "on", dig(t, on.resource(t, on.enqueueFn, "AWS::Lambda::Function"), "Properties", "Environment", "Variables", "HOOKLINE_MESSAGE_LOG"))
 }
 
 // TestKeepLegacyMessageLogIndex: by default the outbox has the sharded

@@ -59,6 +59,8 @@ func (noOutbox) TenantEvents(context.Context, string, int) ([]erasure.OutboxEven
 }
 func (noOutbox) DeleteEvent(context.Context, string) (bool, error) { return false, nil }
 
+func (noOutbox) DeletePages(context.Context, []erasure.OutboxEvent) error { return nil }
+
 // DELETE /v1/admin/tenants/{id} tombstones the tenant at once (its key
 // answers 401 before the job has run a step), answers 202 with the erase
 // job, and answers the same job when asked again; the job, run by the

@@ -64,6 +64,9 @@ func (o *fakeOutbox) DeleteEvent(_ context.Context, id string) (bool, error) {
 	return ok, nil
 }
 
+// DeletePages has no pages to delete: the fake lists the items themselves.
+func (o *fakeOutbox) DeletePages(context.Context, []erasure.OutboxEvent) error { return nil }
+
 func (o *fakeOutbox) tenantOf() map[string]string {
 	o.mu.Lock()
 	defer o.mu.Unlock()

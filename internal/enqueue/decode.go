@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/messagelog"
 	"github.com/hookline/hookline/internal/opevent"
 	"github.com/hookline/hookline/internal/trace"
 	"github.com/hookline/hookline/outbox"
@@ -123,4 +125,22 @@ func validate(e outbox.Event, img map[string]events.DynamoDBAttributeValue) erro
 		return &outbox.ValidationError{Reason: outbox.ReasonMissingField, Field: outbox.AttrEndpointID, Detail: "is required in a " + domain.TestEventType + " event"}
 	}
 	return nil
+}
+
+// logEntry is ev as the message log's pages list it, when its item is not
+// in the outbox's message log index (no log_pk: every item of the outbox
+// package's Item since the pages replaced that index entry); ok false when
+// the index lists it. Its expiry is the item's expires_at (none when the
+// item has none, or one that is not a number).
+func logEntry(ev outbox.Event, img map[string]events.DynamoDBAttributeValue) (messagelog.Entry, bool) {
+	if _, ok := img[outbox.AttrLogShard]; ok {
+		return messagelog.Entry{}, false
+	}
+	e := messagelog.Entry{ID: ev.ID, TenantID: ev.TenantID, Type: ev.Type, EndpointID: ev.EndpointID, OccurredAt: ev.OccurredAt}
+	if v, ok := img[outbox.AttrExpiresAt]; ok && !v.IsNull() && v.DataType() == events.DataTypeNumber {
+		if n, err := strconv.ParseInt(v.Number(), 10, 64); err == nil {
+			e.ExpiresAt = time.Unix(n, 0)
+		}
+	}
+	return e, true
 }

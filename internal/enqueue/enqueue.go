@@ -18,6 +18,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/message"
+	"github.com/hookline/hookline/internal/messagelog"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/internal/trace"
@@ -54,6 +55,14 @@ type Rejections interface {
 	PutRejection(ctx context.Context, r domain.Rejection) error
 }
 
+// MessageLog lists events in the message log's pages (a
+// *messagelog.Pages).
+type MessageLog interface {
+	Write(ctx context.Context, entries []messagelog.Entry) error
+}
+
+var _ MessageLog = (*messagelog.Pages)(nil)
+
 // Sender sends messages to the delivery queue.
 type Sender interface {
 	SendMessageBatch(context.Context, *sqs.SendMessageBatchInput, ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error)
@@ -83,6 +92,11 @@ type Handler struct {
 	// put on the bus named Config.BusName, for the operator. Nil: none are
 	// put anywhere (the production wiring always sets it).
 	Bus Bus
+	// MessageLog lists each stream batch's events (those the outbox's
+	// message log index does not: logEntry) in the message log's pages,
+	// one write per batch, beside the batch's sends. Nil: none (the
+	// message log is off).
+	MessageLog MessageLog
 	// Config is applied once (WithDefaults), at the first Handle.
 	Config Config
 	Log    *slog.Logger
@@ -125,6 +139,8 @@ type invocation struct {
 	// toLane: every message goes to the tenant lane (the deferred
 	// fan-out's invocations).
 	toLane bool
+	// logged are the stream batch's events for the message log's pages.
+	logged []messagelog.Entry
 }
 
 // byID orders endpoints by id, the deferred fan-out's cursor.
@@ -265,7 +281,7 @@ func (f *failure) error() error {
 // enqueue runs Handle's three passes: plan each record, read which of the
 // deliveries exist, send the others. Between the first and the second, the
 // batch's operational events go to the operator's bus (forwardAll).
-func (h *Handler) enqueue(ctx context.Context, ev events.DynamoDBEvent, inv *invocation) *failure {
+func (h *Handler) enqueue(ctx context.Context, ev events.DynamoDBEvent, inv *invocation) (f *failure) {
 	var fanOuts []fanOut
 	var ids []string
 	for _, rec := range ev.Records {
@@ -280,6 +296,16 @@ func (h *Handler) enqueue(ctx context.Context, ev events.DynamoDBEvent, inv *inv
 				ids = append(ids, t.id)
 			}
 		}
+	}
+	if len(inv.logged) > 0 {
+		// The pages go beside the rest: one more call, no more round trip.
+		written := make(chan error, 1)
+		go func() { written <- h.MessageLog.Write(ctx, inv.logged) }()
+		defer func() {
+			if err := <-written; err != nil && f == nil {
+				f = &failure{ev.Records[0].Change.SequenceNumber, ev.Records[len(ev.Records)-1].Change.SequenceNumber, err}
+			}
+		}()
 	}
 	if f := h.forwardAll(ctx, inv); f != nil {
 		return f
@@ -443,6 +469,9 @@ func (h *Handler) plan(ctx context.Context, rec events.DynamoDBEventRecord, inv 
 		// unforwarded (the erasure deletes it from the outbox).
 		h.Log.InfoContext(ctx, "outbox item of a tenant being erased dropped", "sequence_number", f.seq, "tenant_id", ev.TenantID)
 		return fanOut{seq: f.seq}, nil
+	}
+	if e, ok := logEntry(ev, rec.Change.NewImage); ok && h.MessageLog != nil {
+		inv.logged = append(inv.logged, e)
 	}
 	if h.Bus != nil && forwards(ev) {
 		// Whatever its fan-out below (even none), the operator hears of it.

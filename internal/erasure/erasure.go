@@ -13,6 +13,7 @@ import (
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/jobs"
 	"github.com/hookline/hookline/internal/message"
+	"github.com/hookline/hookline/internal/messagelog"
 	"github.com/hookline/hookline/internal/store"
 )
 
@@ -62,12 +63,16 @@ type OutboxEvent struct {
 	ID, EndpointID string
 	// OccurredAt names its deliveries (domain.DeliveryID).
 	OccurredAt time.Time
+	// page is the message log page that listed it, if one did.
+	page messagelog.Page
 }
 
-// Outbox lists and deletes a tenant's outbox items (an *OutboxTable).
+// Outbox lists and deletes a tenant's outbox items (an *OutboxTable), and
+// the message log pages that list them, once their items are deleted.
 type Outbox interface {
 	TenantEvents(ctx context.Context, tenantID string, limit int) ([]OutboxEvent, error)
 	DeleteEvent(ctx context.Context, id string) (bool, error)
+	DeletePages(ctx context.Context, evs []OutboxEvent) error
 }
 
 // erasePage is how many items an erasure deletes between two checkpoints.
@@ -236,7 +241,7 @@ func (w *Eraser) eraseEvents(ctx context.Context, e *domain.Erasure) (map[string
 			counts[domain.EraseOutboxItems]++
 		}
 	}
-	return counts, len(evs) == 0, nil
+	return counts, len(evs) == 0, w.Outbox.DeletePages(ctx, evs)
 }
 
 // eraseDLQ deletes the tenant's messages from the DLQ, which holds every

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/hookline/hookline/internal/messagelog"
 	"github.com/hookline/hookline/outbox"
 )
 
@@ -40,28 +41,56 @@ type OutboxTable struct {
 	// which lists every item, those written without log_pk too:
 	// TenantEvents reads it. Default false: it reads by_tenant_shard.
 	Legacy bool
+	// Pages are the message log's pages, which list the items written
+	// without log_pk: TenantEvents reads them once the index lists none,
+	// and DeletePages deletes each after its events. Nil: none.
+	Pages *messagelog.Pages
 }
 
 var _ Outbox = (*OutboxTable)(nil)
 
 // TenantEvents returns up to limit of a tenant's outbox items (the index
-// is eventually consistent: one deleted a moment ago may be listed again).
+// is eventually consistent: one deleted a moment ago may be listed again),
+// and once the index lists none, those of its message log pages: every
+// event of the pages read, limit and at most a page more.
 func (o *OutboxTable) TenantEvents(ctx context.Context, tenantID string, limit int) ([]OutboxEvent, error) {
 	limit = max(1, limit)
+	var evs []OutboxEvent
+	var err error
 	switch {
 	case o.NoIndex:
 		return nil, nil
 	case o.Legacy:
-		return o.query(ctx, outbox.IndexByTenant, outbox.AttrTenantID, tenantID, limit, nil)
-	}
-	var evs []OutboxEvent
-	for n := 0; n < outbox.LogShards && len(evs) < limit; n++ {
-		var err error
-		if evs, err = o.query(ctx, outbox.IndexByTenantShard, outbox.AttrLogShard, outbox.LogShardKey(tenantID, n), limit-len(evs), evs); err != nil {
-			return nil, err
+		evs, err = o.query(ctx, outbox.IndexByTenant, outbox.AttrTenantID, tenantID, limit, nil)
+	default:
+		for n := 0; n < outbox.LogShards && len(evs) < limit && err == nil; n++ {
+			evs, err = o.query(ctx, outbox.IndexByTenantShard, outbox.AttrLogShard, outbox.LogShardKey(tenantID, n), limit-len(evs), evs)
 		}
 	}
-	return evs, nil
+	if err != nil || len(evs) > 0 || o.Pages == nil {
+		return evs, err
+	}
+	pages, err := o.Pages.Tenant(ctx, tenantID, limit)
+	for _, pg := range pages {
+		for _, e := range pg.Entries {
+			evs = append(evs, OutboxEvent{ID: e.ID, EndpointID: e.EndpointID, OccurredAt: e.OccurredAt, page: pg})
+		}
+	}
+	return evs, err
+}
+
+// DeletePages deletes the message log pages of evs, events TenantEvents
+// returned whose items are deleted: each page once, at its last entry
+// (TenantEvents returns a page's entries whole, in order).
+func (o *OutboxTable) DeletePages(ctx context.Context, evs []OutboxEvent) error {
+	for _, ev := range evs {
+		if n := len(ev.page.Entries); n > 0 && ev.page.Entries[n-1].ID == ev.ID {
+			if err := o.Pages.Delete(ctx, ev.page); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // query appends to evs up to limit items of index whose partition key pk

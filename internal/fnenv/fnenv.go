@@ -331,6 +331,10 @@ type EnqueueEnv struct {
 	// to and consumes. Optional: empty (the variable unset) means no
 	// deferral, and every record is fanned out inline.
 	FanOutQueueURL string
+	// MessageLog (HOOKLINE_MESSAGE_LOG "on") says the message log is on:
+	// each stream batch's events are listed in its pages in the state
+	// table (enqueue.Handler.MessageLog). Default false: none are.
+	MessageLog bool
 	// Faults (HOOKLINE_FAULTS) injects failures, for the soak test only.
 	// Default: none (and the variable is not set).
 	Faults fault.Rates
@@ -356,6 +360,9 @@ func (e EnqueueEnv) Vars() map[string]string {
 	if e.FanOutQueueURL != "" {
 		v[varFanOutQueueURL] = e.FanOutQueueURL
 	}
+	if e.MessageLog {
+		v[varMessageLog] = "on"
+	}
 	setFaults(v, e.Faults)
 	return v
 }
@@ -368,7 +375,7 @@ func LoadEnqueue(getenv func(string) string) (EnqueueEnv, error) {
 	}
 	e := EnqueueEnv{Common: loadCommon(getenv), QueueURL: getenv(varDeliveryQueueURL), EventBus: getenv(varEventBus),
 		FailureQueueURL: getenv(varEnqueueFailureQueue), LaneQueueURL: getenv(varLaneQueueURL),
-		FanOutQueueURL: getenv(varFanOutQueueURL), Faults: faults}
+		FanOutQueueURL: getenv(varFanOutQueueURL), MessageLog: messageLogOn(getenv(varMessageLog)), Faults: faults}
 	if s := getenv(varSendConcurrency); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > MaxSendConcurrency {

@@ -295,6 +295,7 @@ func TestVarsRoundTrip(t *testing.T) {
 			{Common: common, QueueURL: "https://q", EventBus: "ops-bus", SendConcurrency: 7, Faults: fault.Rates{}},
 			{Common: common, QueueURL: "https://q", EventBus: "ops-bus", LaneQueueURL: "https://lane", LaneAfter: 40, Faults: fault.Rates{}},
 			{Common: common, QueueURL: "https://q", EventBus: "ops-bus", LaneQueueURL: "https://lane", FanOutQueueURL: "https://fanout", Faults: fault.Rates{}},
+			{Common: common, QueueURL: "https://q", EventBus: "ops-bus", MessageLog: true, Faults: fault.Rates{}},
 		} {
 			got, err := LoadEnqueue(lookup(e.Vars()))
 			require.NoError(t, err)

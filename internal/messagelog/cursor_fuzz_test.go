@@ -44,10 +44,14 @@ func TestCraftedCursorsAre400s(t *testing.T) {
 	t.Parallel()
 	modes(t, func(t *testing.T, legacy bool) {
 		_, r := newLog(t, legacy)
+		sharded, old, _, _ := pagedLog(t, 40)
+		paged := map[bool]*Reader{false: sharded, true: old}[legacy]
 		for _, f := range cursorFilters {
 			for _, c := range craftedCursors(f) {
-				_, _, err := r.ListEvents(context.Background(), "acme", f, 3, c)
-				requireCursorOutcome(t, err, c)
+				for _, r := range []*Reader{r, paged} {
+					_, _, err := r.ListEvents(context.Background(), "acme", f, 3, c)
+					requireCursorOutcome(t, err, c)
+				}
 			}
 		}
 	})
@@ -62,8 +66,9 @@ func requireCursorOutcome(t *testing.T, err error, cursor string) {
 	}
 }
 
-// FuzzListEventsCursor: any cursor string, on either index and under each
-// filter, lists or is refused as a cursor, never another error. The fake
+// FuzzListEventsCursor: any cursor string, on either index with the
+// message log's pages and under each filter, lists or is refused as a
+// cursor, never another error. The fake
 // refuses a starting key as DynamoDB does (empty key values, a key
 // outside the key condition).
 func FuzzListEventsCursor(f *testing.F) {
@@ -75,8 +80,7 @@ func FuzzListEventsCursor(f *testing.F) {
 	}
 	f.Add("", false)
 	f.Add("e30", true)
-	_, sharded := newLog(&testing.T{}, false)
-	_, legacy := newLog(&testing.T{}, true)
+	sharded, legacy, _, _ := pagedLog(&testing.T{}, 40)
 	f.Fuzz(func(t *testing.T, cursor string, useLegacy bool) {
 		r := sharded
 		if useLegacy {

@@ -8,9 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -42,6 +40,9 @@ type Reader struct {
 	// (outbox.IndexByTenantShard), where an item without log_pk is absent.
 	// Either reads the other's cursors.
 	Legacy bool
+	// Pages are the message log's pages (pages.go), listed beside the
+	// index: the events whose outbox items have no log_pk. Nil: none.
+	Pages *Pages
 }
 
 // maxQueries bounds the index reads of one listing page: a type filter
@@ -55,75 +56,9 @@ const maxQueries = 10
 // short, or empty, and still have a next cursor. A cursor this reader did
 // not make is store.ErrBadCursor; one made for another filter
 // store.ErrCursorMismatch. Listed events carry no payload and no sequence
-// (the index does not project them).
+// (neither the index nor the pages keep them).
 func (r *Reader) ListEvents(ctx context.Context, tenantID string, f domain.EventFilter, limit int, cursor string) ([]domain.Event, string, error) {
-	if !r.Legacy {
-		return r.listShards(ctx, tenantID, f, limit, cursor)
-	}
-	return r.listLegacy(ctx, tenantID, f, limit, cursor)
-}
-
-// listLegacy is ListEvents from the unsharded index by_tenant.
-func (r *Reader) listLegacy(ctx context.Context, tenantID string, f domain.EventFilter, limit int, cursor string) ([]domain.Event, string, error) {
-	q := r.query(outbox.IndexByTenant, outbox.AttrTenantID, tenantID, f, "")
-	fp := fingerprint(f)
-	if cursor != "" {
-		sk, err := decodeCursor(cursor, fp)
-		if err != nil {
-			return nil, "", err
-		}
-		if err := legacyStart(sk, f); err != nil {
-			return nil, "", err
-		}
-		q.ExclusiveStartKey = map[string]types.AttributeValue{
-			outbox.AttrID: &types.AttributeValueMemberS{Value: sk[strings.IndexByte(sk, '#')+1:]}, outbox.AttrTenantID: &types.AttributeValueMemberS{Value: tenantID},
-			outbox.AttrLogKey: &types.AttributeValueMemberS{Value: sk},
-		}
-	}
-	var out []domain.Event
-	for range maxQueries {
-		q.Limit = aws.Int32(int32(limit - len(out)))
-		if f.Type != "" {
-			q.Limit = aws.Int32(100) // the filter drops some of what is read
-		}
-		page, err := r.DB.Query(ctx, q)
-		if err != nil {
-			return nil, "", fmt.Errorf("list events of tenant %s: %w", tenantID, store.IndexNotReady(err, aws.ToString(q.IndexName)))
-		}
-		for _, item := range page.Items {
-			e, err := eventOf(item)
-			if err != nil {
-				return nil, "", err
-			}
-			e.Payload, e.Sequence = nil, nil // not projected; a cloud that ignores projections does not change the answer
-			out = append(out, e)
-			if len(out) == limit {
-				return out, encodeCursor(LogKey(item), fp), nil
-			}
-		}
-		if page.LastEvaluatedKey == nil {
-			return out, "", nil
-		}
-		q.ExclusiveStartKey = page.LastEvaluatedKey
-	}
-	return out, encodeCursor(LogKey(q.ExclusiveStartKey), fp), nil
-}
-
-// legacyStart checks the position sk of a legacy index cursor before it
-// becomes the query's ExclusiveStartKey: DynamoDB refuses, with a
-// ValidationException, a starting key with an empty id or outside the key
-// condition (the filter's time range). Every cursor this reader returns
-// for f names a log key inside f's range with an id; one that does not
-// was made by hand: store.ErrBadCursor (a 400), never a 500.
-func legacyStart(sk string, f domain.EventFilter) error {
-	lo, hi := bounds(f)
-	switch {
-	case len(sk) <= 31 || !utf8.ValidString(sk):
-		return fmt.Errorf("cursor: %w (no event id)", store.ErrBadCursor)
-	case lo != "" && sk < lo, hi != "" && sk > hi:
-		return fmt.Errorf("cursor: %w (outside the filter's time range)", store.ErrBadCursor)
-	}
-	return nil
+	return r.list(ctx, tenantID, f, limit, cursor)
 }
 
 // query is the query of index (partition key attribute pk, value key) for
@@ -263,15 +198,6 @@ func isKey(k string) bool { return len(k) >= 31 && k[30] == '#' && len(k) <= 102
 
 // errNoKey is a cursor whose position is not a log key.
 var errNoKey = errors.New("no log key")
-
-// decodeCursor is the log key of a cursor of the filter of fingerprint fp.
-func decodeCursor(cursor, fp string) (string, error) {
-	c, err := decodeKey(cursor, fp)
-	if err == nil && c.SK == "" {
-		err = fmt.Errorf("cursor: %w (%w)", store.ErrBadCursor, errNoKey)
-	}
-	return c.SK, err
-}
 
 // decodeKey reads a cursor of the filter of fingerprint fp: SK is a log
 // key, or "" when the cursor places shards (At) only.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/fakes/dynamofake"
 	"github.com/hookline/hookline/internal/store"
@@ -18,10 +19,14 @@ import (
 
 var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
+// put writes e as a producer library before the message log's pages did:
+// with its index keys (log_sk, log_pk), listed by the outbox's indexes.
 func put(t *testing.T, f *dynamofake.Table, e outbox.Event) {
 	t.Helper()
 	item, err := e.Item()
 	require.NoError(t, err)
+	item[outbox.AttrLogKey] = &types.AttributeValueMemberS{Value: outbox.LogKey(e.OccurredAt, e.ID)}
+	item[outbox.AttrLogShard] = &types.AttributeValueMemberS{Value: outbox.LogShard(e.TenantID, e.ID)}
 	f.Put(item)
 }
 

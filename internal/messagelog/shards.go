@@ -11,15 +11,20 @@ import (
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/fanout"
 	"github.com/hookline/hookline/internal/store"
+	"github.com/hookline/hookline/internal/store/keys"
 	"github.com/hookline/hookline/outbox"
 )
 
-// A listing of the sharded index by_tenant_shard reads each of the
-// tenant's outbox.LogShards shards newest first and merges them: it lists
-// the newest item at the head of any shard, as long as no shard it has
-// read to the end of what it fetched (but not to the end of the shard)
-// could still hold a newer one; else it fetches again, every shard that
-// needs it at once, at most maxQueries rounds.
+// A listing reads each of the tenant's shards newest first and merges them:
+// the outbox.LogShards shards of the sharded index by_tenant_shard (or, on
+// a stack that keeps the unsharded by_tenant, that index as shard 0 and
+// the others done), then the PageShards shards of the message log's pages
+// (pages.go). It lists the newest item at the head of any shard, as long
+// as no shard it has read to the end of what it fetched (but not to the
+// end of the shard) could still hold a newer one; else it fetches again,
+// every shard that needs it at once, at most maxQueries rounds. An event
+// on two pages (a stream batch tried again, split differently) is listed
+// once: merged in log key order, its copies come one after the other.
 //
 // Each shard has a position: it holds nothing more to list at or after it.
 // Merged newest first, every shard's position is at most the log key of
@@ -27,20 +32,29 @@ import (
 // read to their end (Done), and only the shards a filter read further
 // than SK without listing anything (At, an occurred_at: so that a page
 // that lists nothing still moves on). That keeps a cursor within the
-// API's bound whatever the shards: positions of 16 full log keys would not.
+// API's bound whatever the shards: positions of 20 full log keys would not.
+
+// allShards is how many shards a listing merges: the index's, then the pages'.
+const allShards = outbox.LogShards + PageShards
 
 // parallelQueries bounds the shard queries a listing runs at once.
 const parallelQueries = 4
 
 // shard is one shard's state in a listing.
 type shard struct {
-	key  string // its log_pk
-	from string // its position in the cursor read
-	hi   string // its position, a log key or LogKey(t)[:30]+"$" ("" none)
-	buf  []map[string]types.AttributeValue
-	last string // the log key of the last item its last query read
-	end  bool   // its last query read its last item
-	done bool   // nothing more to list
+	tenant string
+	// index is the outbox index it reads, pk that index's partition key
+	// attribute; a page shard (pages.go) has neither.
+	index, pk string
+	key       string // its partition key value
+	from      string // its position in the cursor read
+	hi        string // its position, a log key or LogKey(t)[:30]+"$" ("" none)
+	buf       []map[string]types.AttributeValue
+	last      string // the log key of the last item its last query read
+	end       bool   // its last query read its last item
+	done      bool   // nothing more to list
+	// absent: the stack has no such shard (openShards).
+	absent bool
 }
 
 // take lists the shard's head.
@@ -63,8 +77,8 @@ func (s *shard) settle() {
 	}
 }
 
-// listShards is ListEvents from the sharded index by_tenant_shard.
-func (r *Reader) listShards(ctx context.Context, tenantID string, f domain.EventFilter, limit int, cursor string) ([]domain.Event, string, error) {
+// list is ListEvents.
+func (r *Reader) list(ctx context.Context, tenantID string, f domain.EventFilter, limit int, cursor string) ([]domain.Event, string, error) {
 	fp := fingerprint(f)
 	c := cursorKey{F: fp}
 	if cursor != "" {
@@ -73,13 +87,16 @@ func (r *Reader) listShards(ctx context.Context, tenantID string, f domain.Event
 			return nil, "", err
 		}
 	}
-	shards := openShards(tenantID, c)
+	shards := r.openShards(tenantID, c)
 	var out []domain.Event
 	for range maxQueries {
 		if err := r.fill(ctx, f, limit-len(out), shards); err != nil {
 			return nil, "", fmt.Errorf("list events of tenant %s: %w", tenantID, err)
 		}
 		for _, item := range merge(shards, limit-len(out)) {
+			if LogKey(item) == c.SK {
+				continue // the same event on another page
+			}
 			e, err := eventOf(item)
 			if err != nil {
 				return nil, "", err
@@ -96,19 +113,47 @@ func (r *Reader) listShards(ctx context.Context, tenantID string, f domain.Event
 	return out, nextCursor(shards, c.SK, fp), nil
 }
 
-// openShards are the tenant's shards at cursor c's positions.
-func openShards(tenantID string, c cursorKey) []*shard {
-	shards := make([]*shard, outbox.LogShards)
+// openShards are the tenant's shards at cursor c's positions. A shard the
+// stack does not have (the pages without Reader.Pages; with Reader.Legacy,
+// index shards 1 to 15, by_tenant being shard 0) is absent: done, and left
+// out of the next cursor, so that a reader that has it starts it at the
+// cursor's key. A cursor read with Legacy starts by_tenant, which holds
+// every shard's items, at the highest position of the shards not done.
+func (r *Reader) openShards(tenantID string, c cursorKey) []*shard {
+	shards := make([]*shard, allShards)
 	for n := range shards {
-		s := &shard{key: outbox.LogShardKey(tenantID, n), hi: c.SK, done: c.Done&(1<<n) != 0}
+		s := &shard{tenant: tenantID, hi: c.SK, done: c.Done&(1<<n) != 0}
 		if at, ok := c.At[n]; ok {
 			s.hi = atKey(at)
 		}
 		if k, ok := c.Keys[n]; ok {
 			s.hi = k
 		}
-		s.from = s.hi
+		switch {
+		case n >= outbox.LogShards:
+			s.key = keys.EventPages(tenantID, n-outbox.LogShards)
+			s.absent = r.Pages == nil
+		case r.Legacy:
+			s.index, s.pk, s.key, s.absent = outbox.IndexByTenant, outbox.AttrTenantID, tenantID, n > 0
+		default:
+			s.index, s.pk, s.key = outbox.IndexByTenantShard, outbox.AttrLogShard, outbox.LogShardKey(tenantID, n)
+		}
 		shards[n] = s
+	}
+	if r.Legacy {
+		all := shards[0]
+		for _, s := range shards[1:outbox.LogShards] {
+			switch {
+			case all.done:
+				all.done, all.hi = s.done, s.hi
+			case !s.done && s.hi > all.hi:
+				all.hi = s.hi
+			}
+		}
+	}
+	for _, s := range shards {
+		s.done = s.done || s.absent
+		s.from = s.hi
 	}
 	return shards
 }
@@ -123,7 +168,11 @@ func atKey(at int64) string {
 // done and has nothing left of what it read.
 func (r *Reader) fill(ctx context.Context, f domain.EventFilter, want int, shards []*shard) error {
 	return fanout.Each(len(shards), parallelQueries, func(n int) error {
-		if s := shards[n]; !s.done && len(s.buf) == 0 {
+		switch s := shards[n]; {
+		case s.done || len(s.buf) > 0:
+		case s.index == "":
+			return r.readPages(ctx, f, s)
+		default:
 			return r.readShard(ctx, f, want, s)
 		}
 		return nil
@@ -137,14 +186,14 @@ func (r *Reader) readShard(ctx context.Context, f domain.EventFilter, want int, 
 		s.done = true // DynamoDB refuses a BETWEEN whose bounds are reversed
 		return nil
 	}
-	q := r.query(outbox.IndexByTenantShard, outbox.AttrLogShard, s.key, f, s.hi)
+	q := r.query(s.index, s.pk, s.key, f, s.hi)
 	q.Limit = aws.Int32(int32(want + 1))
 	if f.Type != "" {
 		q.Limit = aws.Int32(100)
 	}
 	page, err := r.DB.Query(ctx, q)
 	if err != nil {
-		return store.IndexNotReady(err, outbox.IndexByTenantShard)
+		return store.IndexNotReady(err, s.index)
 	}
 	s.buf = s.buf[:0]
 	for _, item := range page.Items {
@@ -200,8 +249,12 @@ func allDone(shards []*shard) bool {
 // previous cursor's) has log key sk: "" when every shard is done.
 func nextCursor(shards []*shard, sk, fp string) string {
 	c := cursorKey{SK: sk, F: fp}
+	if allDone(shards) {
+		return ""
+	}
 	for n, s := range shards {
 		switch {
+		case s.absent:
 		case s.done:
 			c.Done |= 1 << n
 		case s.hi == "" || len(s.buf) > 0 || (sk != "" && s.hi >= sk):
@@ -212,9 +265,6 @@ func nextCursor(shards []*shard, sk, fp string) string {
 		default: // within one nanosecond: the whole key, to move on
 			c.Keys = setShard(c.Keys, n, s.hi)
 		}
-	}
-	if c.Done == 1<<outbox.LogShards-1 {
-		return ""
 	}
 	return encodeKey(c)
 }
@@ -229,16 +279,16 @@ func setShard[V any](m map[int]V, n int, v V) map[int]V {
 
 // checkShards refuses a cursor's shard positions that no listing makes.
 func checkShards(c cursorKey) error {
-	if c.Done >= 1<<outbox.LogShards {
+	if c.Done >= 1<<allShards {
 		return errors.New("no such shard")
 	}
 	for n := range c.At {
-		if n < 0 || n >= outbox.LogShards {
+		if n < 0 || n >= allShards {
 			return errors.New("no such shard")
 		}
 	}
 	for n, k := range c.Keys {
-		if n < 0 || n >= outbox.LogShards || !isKey(k) {
+		if n < 0 || n >= allShards || !isKey(k) {
 			return errors.New("no such shard position")
 		}
 	}

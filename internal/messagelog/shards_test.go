@@ -3,6 +3,7 @@ package messagelog
 import (
 	"context"
 	"fmt"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"math/rand"
 	"slices"
 	"strings"
@@ -99,8 +100,8 @@ func TestShardedCursors(t *testing.T) {
 		"not base64":     "x",
 		"no position":    "e30",
 		"short key":      encodeCursor("short", fp),
-		"no such shard":  encodeKey(cursorKey{SK: outbox.LogKey(t0, "e"), F: fp, At: map[int]int64{outbox.LogShards: 1}}),
-		"too many done":  encodeKey(cursorKey{SK: outbox.LogKey(t0, "e"), F: fp, Done: 1 << outbox.LogShards}),
+		"no such shard":  encodeKey(cursorKey{SK: outbox.LogKey(t0, "e"), F: fp, At: map[int]int64{allShards: 1}}),
+		"too many done":  encodeKey(cursorKey{SK: outbox.LogKey(t0, "e"), F: fp, Done: 1 << allShards}),
 		"a key that isn": encodeKey(cursorKey{F: fp, Keys: map[int]string{0: "x"}}),
 	} {
 		_, _, err = sharded.ListEvents(ctx, "acme", domain.EventFilter{}, 5, bad)
@@ -131,7 +132,8 @@ func TestShardedIndexListsNoItemWithoutLogShard(t *testing.T) {
 	put(t, f, outbox.Event{ID: "evt_new", TenantID: "acme", Type: "a", Payload: []byte(`{}`), OccurredAt: t0})
 	old, err := outbox.Event{ID: "evt_old", TenantID: "acme", Type: "a", Payload: []byte(`{}`), OccurredAt: t0}.Item()
 	require.NoError(t, err)
-	delete(old, outbox.AttrLogShard) // as a producer library before log_pk wrote it
+	// as a producer library before log_pk wrote it
+	old[outbox.AttrLogKey] = &types.AttributeValueMemberS{Value: outbox.LogKey(t0, "evt_old")}
 	f.Put(old)
 	sharded, _ := listAll(t, &Reader{DB: f, Table: "outbox"}, "acme", domain.EventFilter{}, 10)
 	require.Equal(t, []string{"evt_new"}, sharded)

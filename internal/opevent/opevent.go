@@ -115,8 +115,6 @@ func item(ev Event, endpointID string) (map[string]types.AttributeValue, error) 
 		outbox.AttrPayload:    &types.AttributeValueMemberS{Value: string(payload)},
 		outbox.AttrOccurredAt: &types.AttributeValueMemberS{Value: ev.At.UTC().Format(time.RFC3339Nano)},
 		outbox.AttrExpiresAt:  &types.AttributeValueMemberN{Value: strconv.FormatInt(ev.At.Add(outbox.DefaultRetention).Unix(), 10)},
-		outbox.AttrLogKey:     &types.AttributeValueMemberS{Value: outbox.LogKey(ev.At, ev.ID)},
-		outbox.AttrLogShard:   &types.AttributeValueMemberS{Value: outbox.LogShard(ev.TenantID, ev.ID)},
 		AttrOrigin:            &types.AttributeValueMemberS{Value: Origin},
 	}
 	if endpointID != "" {

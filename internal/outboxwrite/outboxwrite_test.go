@@ -56,12 +56,13 @@ func TestPutNewWritesAnIDOnce(t *testing.T) {
 }
 
 // One tenant's events at 10,000 a second, every one within one simulated
-// second, into an outbox with DynamoDB's per-key limits: on the sharded
-// message log index no key value goes over its 1,000 WCU (16 shards, about
-// 625 each), so none of the producer's writes throttles; on the unsharded
-// by_tenant, kept for the upgrade, the tenant's one key value refuses
-// them from the 1,001st (docs/performance.md, "Hot keys").
-func TestOneTenantsEventsAt10000PerSecondOnTheShardedLogIndex(t *testing.T) {
+// second, into an outbox with DynamoDB's per-key limits and the message
+// log's indexes: today's items carry no index key (the message log lists
+// them in its pages, messagelog.Pages), so no index is written and none of
+// the producer's writes throttles, even with the unsharded by_tenant kept
+// for an upgrade (whose one key value a tenant took 1,000 writes a second
+// when items carried log_sk: docs/performance.md, "Hot keys").
+func TestOneTenantsEventsAt10000PerSecondWriteNoIndex(t *testing.T) {
 	t.Parallel()
 	second := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
 	for _, legacy := range []bool{false, true} {
@@ -72,29 +73,15 @@ func TestOneTenantsEventsAt10000PerSecondOnTheShardedLogIndex(t *testing.T) {
 		if legacy {
 			f.AddIndex(outbox.IndexByTenant, outbox.AttrTenantID, outbox.AttrLogKey, include...)
 		}
-		refused := 0
 		for i := range 10_000 {
 			item, err := outbox.Event{ID: fmt.Sprintf("evt_%05d", i), TenantID: "acme", Type: "order.created", Payload: []byte(`{"order":1}`),
 				OccurredAt: second.Add(time.Duration(i) * 100 * time.Microsecond)}.Item()
 			require.NoError(t, err)
-			if _, err := PutNew(context.Background(), f, "outbox", item); err != nil {
-				var pte *types.ProvisionedThroughputExceededException
-				require.ErrorAs(t, err, &pte)
-				refused++
-			}
+			_, err = PutNew(context.Background(), f, "outbox", item)
+			require.NoError(t, err)
 		}
-		hot := f.Hottest()
-		if legacy {
-			require.Equal(t, 9_000, refused, "by_tenant: one key value a tenant, 1,000 WCU")
-			require.Equal(t, outbox.IndexByTenant, hot[0].Index, "%v", hot[0])
-			continue
+		for _, c := range f.Hottest() {
+			require.Empty(t, c.Index, "legacy=%v: no index written: %v", legacy, c)
 		}
-		require.Zero(t, refused, "%v", hot[:3])
-		for _, c := range hot {
-			require.Less(t, c.WCU, 1000.0, "%v", c)
-		}
-		require.Equal(t, outbox.IndexByTenantShard, hot[0].Index, "%v", hot[0])
-		require.Greater(t, hot[0].WCU, 500.0, "the hottest shard, near 10,000/16: %v", hot[0])
-		t.Logf("sharded: hottest %v", hot[0])
 	}
 }

@@ -192,6 +192,46 @@ func (t *Table) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(
 	return &dynamodb.PutItemOutput{}, nil
 }
 
+// DeleteItem deletes the item of the key (the table's key attribute),
+// under its ConditionExpression (a ConditionalCheckFailedException when it
+// fails, the item kept), as DynamoDB does; deleting no item is no error.
+// Fail is asked first, as "DeleteItem".
+func (t *Table) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.begin("DeleteItem", in.TableName); err != nil {
+		return nil, err
+	}
+	if len(in.Key) != 1 || t.keyOf(in.Key) == "" {
+		return nil, errValidation("The provided key element does not match the schema")
+	}
+	k := t.keyOf(in.Key)
+	env, err := newExprEnv(in.ExpressionAttributeNames, in.ExpressionAttributeValues)
+	if err != nil {
+		return nil, err
+	}
+	at := slices.IndexFunc(t.items, func(it Item) bool { return t.keyOf(it) == k })
+	var old Item
+	if at >= 0 {
+		old = t.items[at]
+	}
+	if err := condition(in.ConditionExpression, env, old, in.ReturnValuesOnConditionCheckFailure); err != nil {
+		return nil, err
+	}
+	if err := env.checkUnused(); err != nil {
+		return nil, err
+	}
+	charges := t.putCharges(old, nil) // the item's units and its index entries'
+	charges[0].part = part{key: k}
+	if over := t.meter.take(t.Limits, clock(t.Now), charges); over != nil {
+		return nil, throttled(over)
+	}
+	if at >= 0 {
+		t.items = slices.Delete(t.items, at, at+1)
+	}
+	return &dynamodb.DeleteItemOutput{}, nil
+}
+
 // Items returns a copy of the table's items, in scan order.
 func (t *Table) Items() []Item {
 	t.mu.Lock()

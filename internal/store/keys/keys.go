@@ -210,3 +210,17 @@ func DeadWindow(tenantID, endpointID, start string) string {
 // keeps its earlier value (from when every job was a replay), so that
 // stored jobs stay listed.
 const OpenJobs = "REPLAYJOBS#OPEN"
+
+// eventPages is the suffix of the partition keys of a tenant's message
+// log pages, before the shard.
+const eventPages = "EVENTS#"
+
+// EventPages is the partition key of shard n of a tenant's message log
+// pages (package messagelog): TENANT#<t>#EVENTS#<n>.
+func EventPages(tenantID string, n int) string {
+	return TenantIndex(tenantID, eventPages+strconv.Itoa(n))
+}
+
+// EventPagesLike is the IAM pattern (StringLike) of every tenant's message
+// log pages' partition keys: TENANT#*#EVENTS#*.
+func EventPagesLike() string { return TenantIndex("*", eventPages+"*") }

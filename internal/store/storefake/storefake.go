@@ -129,11 +129,13 @@ func (s *Store) Rejections() map[string]domain.Rejection {
 
 // MessageLog is package messagelog's reader on a fake outbox table with
 // the stack's message log indexes (by_tenant_shard, and by_tenant, which
-// Legacy reads).
+// Legacy reads) and the message log's pages on a fake state table.
 type MessageLog struct {
 	*messagelog.Reader
 	// Table is the fake outbox table.
 	Table *dynamofake.Table
+	// State is the fake state table of the pages.
+	State *dynamofake.DB
 }
 
 // NewMessageLog returns the reader of an empty fake outbox table.
@@ -142,19 +144,33 @@ func NewMessageLog() *MessageLog {
 	include := []string{outbox.AttrType, outbox.AttrOccurredAt, outbox.AttrEndpointID}
 	f.AddIndex(outbox.IndexByTenant, outbox.AttrTenantID, outbox.AttrLogKey, include...)
 	f.AddIndex(outbox.IndexByTenantShard, outbox.AttrLogShard, outbox.AttrLogKey, include...)
-	return &MessageLog{Reader: &messagelog.Reader{DB: f, Table: "outbox"}, Table: f}
+	state := dynamofake.NewDB(store.IndexTenant)
+	pages := &messagelog.Pages{DB: state, Table: "state"}
+	return &MessageLog{Reader: &messagelog.Reader{DB: f, Table: "outbox", Pages: pages}, Table: f, State: state}
 }
 
-// Put writes e as a producer's outbox item (outbox.Event.Item). An event
-// without a payload gets {}. Put an id once: the fake outbox table adds,
-// it does not replace.
-func (l *MessageLog) Put(e domain.Event) { l.put(e, false) }
+// Put writes e as a producer's outbox item (outbox.Event.Item) and lists
+// it in the message log's pages, as enqueue does. An event without a
+// payload gets {}. Put an id once: the fake outbox table adds, it does not
+// replace.
+func (l *MessageLog) Put(e domain.Event) {
+	l.Table.Put(l.item(e))
+	entry := messagelog.Entry{ID: e.ID, TenantID: e.TenantID, Type: e.Type, EndpointID: e.EndpointID, OccurredAt: e.OccurredAt}
+	if err := l.Pages.Write(context.Background(), []messagelog.Entry{entry}); err != nil {
+		panic(fmt.Sprintf("storefake: event %s: %v", e.ID, err))
+	}
+}
 
-// PutWithoutShard writes e as a producer library before log_pk did: with
-// its log key but no log shard, so that by_tenant_shard lacks it.
-func (l *MessageLog) PutWithoutShard(e domain.Event) { l.put(e, true) }
+// PutIndexed writes e as a producer library before the message log's
+// pages did: with its index keys (log_sk, log_pk), listed by the index.
+func (l *MessageLog) PutIndexed(e domain.Event) {
+	item := l.item(e)
+	item[outbox.AttrLogKey] = &types.AttributeValueMemberS{Value: outbox.LogKey(e.OccurredAt, e.ID)}
+	item[outbox.AttrLogShard] = &types.AttributeValueMemberS{Value: outbox.LogShard(e.TenantID, e.ID)}
+	l.Table.Put(item)
+}
 
-func (l *MessageLog) put(e domain.Event, noShard bool) {
+func (l *MessageLog) item(e domain.Event) map[string]types.AttributeValue {
 	payload := e.Payload
 	if payload == nil {
 		payload = json.RawMessage(`{}`)
@@ -166,8 +182,5 @@ func (l *MessageLog) put(e domain.Event, noShard bool) {
 	if err != nil {
 		panic(fmt.Sprintf("storefake: event %s: %v", e.ID, err))
 	}
-	if noShard {
-		delete(item, outbox.AttrLogShard)
-	}
-	l.Table.Put(item)
+	return item
 }

@@ -45,20 +45,20 @@ func TestPutDeliveryIndexesAndCountsAsAnAttemptWould(t *testing.T) {
 	require.Zero(t, depths["t1"])
 }
 
-// The message log lists what Put wrote, newest first, and reads one event
-// with its payload; an event put without its shard is seen by the legacy
-// reader only.
+// The message log lists what Put wrote (in its pages) and what PutIndexed
+// wrote (in the index), newest first, with either index, and reads one
+// event with its payload.
 func TestMessageLogReadsWhatPutWrote(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	l := storefake.NewMessageLog()
 	l.Put(domain.Event{ID: "evt_1", TenantID: "t1", Type: "a.b", OccurredAt: t0, Payload: []byte(`{"n":1}`)})
 	l.Put(domain.Event{ID: "evt_2", TenantID: "t1", Type: "a.b", OccurredAt: t0.Add(time.Second)})
-	l.PutWithoutShard(domain.Event{ID: "evt_3", TenantID: "t1", Type: "a.b", OccurredAt: t0.Add(2 * time.Second)})
+	l.PutIndexed(domain.Event{ID: "evt_3", TenantID: "t1", Type: "a.b", OccurredAt: t0.Add(2 * time.Second)})
 
 	es, _, err := l.ListEvents(ctx, "t1", domain.EventFilter{}, 10, "")
 	require.NoError(t, err)
-	require.Equal(t, []string{"evt_2", "evt_1"}, ids(es))
+	require.Equal(t, []string{"evt_3", "evt_2", "evt_1"}, ids(es))
 	e, err := l.Event(ctx, "t1", "evt_1")
 	require.NoError(t, err)
 	require.JSONEq(t, `{"n":1}`, string(e.Payload))

@@ -207,12 +207,9 @@ func write(ctx context.Context, release, contextKey string) error {
 			ID: fmt.Sprintf("evt_upgrade_%s_%d_%d", release, time.Now().UnixNano(), i), TenantID: tenantID,
 			Type: "upgrade.written", Payload: []byte(fmt.Sprintf(`{"release":%q,"n":%d}`, release, i)), OccurredAt: time.Now().UTC(),
 		}
-		item, err := e.Item()
+		item, err := releaseItem(e, logged)
 		if err != nil {
 			return err
-		}
-		if !logged {
-			delete(item, outbox.AttrLogShard) // as the release's producers wrote it
 		}
 		put := outbox.PutIfNew(env.Out.OutboxTableName, item)
 		if _, err := env.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{{Put: &put}}}); err != nil {
@@ -321,12 +318,9 @@ func writeWaiting(ctx context.Context, env *harness.Env, client *apiclient.Clien
 			ID: fmt.Sprintf("evt_upgrade_pending_%s_%d", phase.Release, time.Now().UnixNano()), TenantID: phase.TenantID, EndpointID: v.ID,
 			Type: "upgrade.pending", Payload: []byte(fmt.Sprintf(`{"release":%q}`, phase.Release)), OccurredAt: time.Now().UTC(),
 		}
-		item, err := e.Item()
+		item, err := releaseItem(e, phase.LoggedEvents)
 		if err != nil {
 			return err
-		}
-		if !phase.LoggedEvents {
-			delete(item, outbox.AttrLogShard)
 		}
 		put := outbox.PutIfNew(env.Out.OutboxTableName, item)
 		if _, err := env.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{{Put: &put}}}); err != nil {
@@ -382,6 +376,22 @@ func releaseHasCancel(release string) (bool, error) {
 		return false, fmt.Errorf("read release %s's routes: %w", release, err)
 	}
 	return strings.Contains(string(out), "cancel-pending"), nil
+}
+
+// releaseItem is e's outbox item as a release's producers wrote it: with
+// the message log's index keys (log_sk, and log_pk when sharded), which
+// the release's message log lists it by (this version's Item writes
+// neither: its enqueue lists the item in its pages).
+func releaseItem(e outbox.Event, sharded bool) (map[string]types.AttributeValue, error) {
+	item, err := e.Item()
+	if err != nil {
+		return nil, err
+	}
+	item[outbox.AttrLogKey] = &types.AttributeValueMemberS{Value: outbox.LogKey(e.OccurredAt, e.ID)}
+	if sharded {
+		item[outbox.AttrLogShard] = &types.AttributeValueMemberS{Value: outbox.LogShard(e.TenantID, e.ID)}
+	}
+	return item, nil
 }
 
 // releaseHasShardedLog reports whether the deployed outbox has the

@@ -125,12 +125,14 @@ func TestInitialByHand(t *testing.T) {
 	// to an endpoint in one, none for a failure a success of its batch
 	// follows; 2 while they were two), 1.05/100 endpoint counter
 	// writes (one per ten batches of an instance: once per 10 s),
-	// 1.05/100 endpoint counter writes by event type (one type), 1
-	// message log index entry (one per event) = 2.096 WRU (3.146 with the
-	// delivery log's entries, 3.221 while the count and the reset were
-	// two writes, 3.41 while every batch wrote its counters), + 0.001
-	// deaths × 5.2 = 2.1012 WRU.
-	require.InDelta(t, 2.1012, sum(in.DynamoDBWrites), 1e-9)
+	// 1.05/100 endpoint counter writes by event type (one type), 1/10
+	// message log page (one per stream invocation of ten events of one
+	// tenant: 10 × 82 + 110 bytes, one unit) = 1.196 WRU (2.096 while each
+	// event wrote a message log index entry, 3.146 with the delivery log's
+	// entries, 3.221 while the count and the reset were two writes, 3.41
+	// while every batch wrote its counters), + 0.001 deaths × 5.2 = 1.2012
+	// WRU.
+	require.InDelta(t, 1.2012, sum(in.DynamoDBWrites), 1e-9)
 	// Reads: enqueue's existence check 0.5 (eventual) + deliver's delivery
 	// 1.05 (consistent) + the endpoint's gate 1.05/10 (consistent, one per
 	// batch) + the endpoint and its tombstone on a cache miss, 1.05/10 ×
@@ -147,24 +149,25 @@ func TestInitialByHand(t *testing.T) {
 	// (938.6 with a line per fan-out span and per delivered attempt;
 	// 480.75 before the trace ids and the fan-out's span line).
 	require.InDelta(t, 490.6, in.LogBytesPerDelivery, 1e-9)
-	// Storage: the delivered record, 604 bytes, and the message log's
-	// index entry, 250 (the delivery log's entry, 446, until records were
-	// listed by their key), kept half a month (15 and 16 days); PITR backs
-	// up the record, not the index.
-	require.InDelta(t, 604+250, in.StoredBytesPerDelivery, 1e-9)
-	require.InDelta(t, 604, in.BackedUpBytesPerDelivery, 1e-9)
+	// Storage: the delivered record, 604 bytes, and the event's share of
+	// its message log page, 82 + 110/10 (the message log's index entry,
+	// 250, until the pages; the delivery log's entry, 446, until records
+	// were listed by their key), kept half a month (15 and 16 days); PITR
+	// backs up both (the state table), where it backed up no index.
+	require.InDelta(t, 604+93, in.StoredBytesPerDelivery, 1e-9)
+	require.InDelta(t, 604+93, in.BackedUpBytesPerDelivery, 1e-9)
 	require.InDelta(t, 0.5, in.StoredMonths, 1e-9)
 
 	b := Estimate(Default, in)
-	// 2.1012 × $0.625 = $1.31325; 1.7466 × $0.125 = $0.218325; 0.3624 × $0.40 = $0.14496.
-	require.InDelta(t, 1.31325, b.DynamoDBWrites, 1e-9)
+	// 1.2012 × $0.625 = $0.75075; 1.7466 × $0.125 = $0.218325; 0.3624 × $0.40 = $0.14496.
+	require.InDelta(t, 0.75075, b.DynamoDBWrites, 1e-9)
 	require.InDelta(t, 0.218325, b.DynamoDBReads, 1e-9)
 	require.InDelta(t, 0.14496, b.SQS, 1e-9)
 	// One Decrypt per 100 deliveries (the secret kept in the warm
 	// function) × $3 per million = $0.03.
 	require.InDelta(t, 0.03, b.KMS, 1e-9)
-	// 854 × 10⁶ / 2³⁰ GB × 0.5 month × $0.25 + 604 × 10⁶ / 2³⁰ × 0.5 × $0.20.
-	require.InDelta(t, 854e6/(1<<30)*0.5*0.25+604e6/(1<<30)*0.5*0.20, b.DynamoDBStorage, 1e-9)
+	// 697 × 10⁶ / 2³⁰ GB × 0.5 month × ($0.25 + $0.20).
+	require.InDelta(t, 697e6/(1<<30)*0.5*0.25+697e6/(1<<30)*0.5*0.20, b.DynamoDBStorage, 1e-9)
 	// Deliver: 105,000 invocations × 0.120 s × 0.25 GB = 3,150 GB-s ×
 	// $0.0000133334 = $0.04200021.
 	require.InDelta(t, 0.04200021, b.LambdaDeliver, 1e-9)
@@ -280,10 +283,18 @@ func indexedRecords(a Assumptions) Assumptions {
 }
 
 // noMessageLog is the initial workload with the message log off
-// (hookline.Props.DisableMessageLog): no outbox index entry.
+// (hookline.Props.DisableMessageLog): no page, no outbox index entry.
 func noMessageLog() Assumptions {
 	a := InitialAssumptions
-	a.LogIndexWRU, a.LogIndexBytes = 0, 0
+	a.LogIndexWRU, a.LogIndexBytes, a.MessageLogEntryBytes = 0, 0, 0
+	return a
+}
+
+// indexedMessageLog is a as the model was while the outbox package's Item
+// wrote the message log's index keys (until 2026-12-07): an index entry of
+// 250 bytes, one write unit, per event, and no page.
+func indexedMessageLog(a Assumptions) Assumptions {
+	a.LogIndexWRU, a.LogIndexBytes, a.MessageLogEntryBytes = 1, 250, 0
 	return a
 }
 
@@ -310,24 +321,25 @@ func noDeliveryLog(a Assumptions) Assumptions {
 	return a
 }
 
-// The message log's index and the counters by event type put the estimate
-// over its target of $2 per million deliveries: without either it is
-// about $1.6; the message log's (one write unit per event and its
-// storage) is $0.65 of it, a documented choice that DisableMessageLog
-// undoes. The delivery log costs no write of its own since records are
-// listed by their key (it was one write unit per write of a record, 1.05
-// a delivery, its entry's storage and the record's keys: $0.74); no
-// setting undoes the counters (docs/performance.md).
+// What the logs cost in the estimate: the message log, in pages, a write
+// unit a page of ten events and 93 bytes an event, stored and backed up
+// ($0.08; it was $0.65 while each event wrote an index entry of 250
+// bytes), a documented choice that DisableMessageLog undoes. The delivery
+// log costs no write of its own since records are listed by their key (it
+// was one write unit per write of a record, 1.05 a delivery, its entry's
+// storage and the record's keys: $0.74); no setting undoes the counters
+// (docs/performance.md).
 func TestTargetAndTheLogs(t *testing.T) {
 	t.Parallel()
 	total := func(a Assumptions) float64 { return Estimate(Default, a.Inputs()).Total }
 	on := total(InitialAssumptions)
-	require.InDelta(t, 2.2717, on, 5e-4)
+	require.InDelta(t, 1.6996, on, 5e-4)
 	require.InDelta(t, 1.6171, total(noMessageLog()), 5e-4, "the message log off")
 	require.InDelta(t, 1.6171, total(noDeliveryLog(noMessageLog())), 5e-4, "neither log")
 	require.InDelta(t, 1.6106, total(noTypeCounters(noDeliveryLog(noMessageLog()))), 5e-4, "neither log nor the counters by type")
 	require.InDelta(t, 0.0105*0.625, on-total(noTypeCounters(InitialAssumptions)), 1e-9, "a write unit per ten batches of ten")
-	require.InDelta(t, 0.625+250e6/(1<<30)*0.5*0.25, on-total(noMessageLog()), 1e-9, "one write unit and 250 bytes for half a month per event")
+	require.InDelta(t, 0.1*0.625+93e6/(1<<30)*0.5*(0.25+0.20), on-total(noMessageLog()), 1e-9, "a write unit a page of ten events, and 93 bytes an event stored and backed up for half a month")
+	require.InDelta(t, 0.625+250e6/(1<<30)*0.5*0.25, total(indexedMessageLog(InitialAssumptions))-total(noMessageLog()), 1e-9, "before: one write unit and 250 bytes of index for half a month per event")
 	require.InDelta(t, 0, on-total(noDeliveryLog(InitialAssumptions)), 1e-9, "the delivery log writes nothing of its own")
 	a := indexedRecords(InitialAssumptions)
 	require.InDelta(t, 1.05*0.625+(446+131-2)*1e6/(1<<30)*0.5*0.25+(131-2)*1e6/(1<<30)*0.5*0.20,
@@ -339,37 +351,41 @@ func TestTargetAndTheLogs(t *testing.T) {
 func TestHowItGotHere(t *testing.T) {
 	t.Parallel()
 	total := func(in Inputs) float64 { return Estimate(Default, in).Total }
-	require.InDelta(t, 2.272, total(Initial()), 5e-4, "a record of a time-carrying id kept in its tenant's shards of records, under its id, and listed by it: no by_log entry a write, 131 bytes of keys less")
+	require.InDelta(t, 1.700, total(Initial()), 5e-4, "the message log in pages enqueue writes, a page per tenant and second of a stream batch's events (messagelog.Pages): no index entry an event")
+
+	// Before: the outbox item wrote the message log's index entry.
+	base := indexedMessageLog(InitialAssumptions)
+	require.InDelta(t, 2.272, total(base.Inputs()), 5e-4, "a record of a time-carrying id kept in its tenant's shards of records, under its id, and listed by it: no by_log entry a write, 131 bytes of keys less")
 
 	// Before: records each in a partition of their own, listed by by_log.
-	require.InDelta(t, 3.007, total(indexedRecords(InitialAssumptions).Inputs()), 5e-4, "delivery ids carry their event's time and their tenant's hash (issue 37: the key the delivery log is to be read by): 38 bytes more a record, 25 an index entry")
+	require.InDelta(t, 3.007, total(indexedRecords(base).Inputs()), 5e-4, "delivery ids carry their event's time and their tenant's hash (issue 37: the key the delivery log is to be read by): 38 bytes more a record, 25 an index entry")
 
 	// Before: ids of 30 characters.
-	require.InDelta(t, 2.996, total(shortIDs(InitialAssumptions).Inputs()), 5e-4, "a batch's failure count and reset of an endpoint in one write (RecordEndpointHealth), its result patched into the instance's copy; no count for a failure a success of its batch follows")
+	require.InDelta(t, 2.996, total(shortIDs(base).Inputs()), 5e-4, "a batch's failure count and reset of an endpoint in one write (RecordEndpointHealth), its result patched into the instance's copy; no count for a failure a success of its batch follows")
 
 	// Before: two writes, and a strong re-read after a batch with both.
-	require.InDelta(t, 3.043, total(twoHealthWrites(shortIDs(InitialAssumptions)).Inputs()), 5e-4, "the instance patches its copy of an endpoint it wrote to (a count, a reset) instead of reading it again")
+	require.InDelta(t, 3.043, total(twoHealthWrites(shortIDs(base)).Inputs()), 5e-4, "the instance patches its copy of an endpoint it wrote to (a count, a reset) instead of reading it again")
 
 	// Before: a strong re-read after every failure count and reset.
-	require.InDelta(t, 3.067, total(rereadAll(shortIDs(InitialAssumptions)).Inputs()), 5e-4, "fan-out spans and delivered attempts as rows of one line per invocation (trace.Rows)")
+	require.InDelta(t, 3.067, total(rereadAll(shortIDs(base)).Inputs()), 5e-4, "fan-out spans and delivered attempts as rows of one line per invocation (trace.Rows)")
 
 	// Before: a line per fan-out span and per delivered attempt.
-	require.InDelta(t, 3.276, total(spanLines(rereadAll(shortIDs(InitialAssumptions))).Inputs()), 5e-4, "the endpoints' counters written once per instance's 10 s (BatchesPerStatsWrite), not once per batch")
+	require.InDelta(t, 3.276, total(spanLines(rereadAll(shortIDs(base))).Inputs()), 5e-4, "the endpoints' counters written once per instance's 10 s (BatchesPerStatsWrite), not once per batch")
 
 	// Before: the counters written by every batch.
-	require.InDelta(t, 3.394, total(statsPerBatch(spanLines(rereadAll(shortIDs(InitialAssumptions)))).Inputs()), 5e-4, "the DLQ passed over once a day, each message checked on its way in (deliver's deaths sent by deliver, SQS's redrive to the arrivals): 14 receives and reads of a dead message")
+	require.InDelta(t, 3.394, total(statsPerBatch(spanLines(rereadAll(shortIDs(base)))).Inputs()), 5e-4, "the DLQ passed over once a day, each message checked on its way in (deliver's deaths sent by deliver, SQS's redrive to the arrivals): 14 receives and reads of a dead message")
 
 	// Before: a sweep of the whole DLQ every 5 minutes.
-	require.InDelta(t, 3.556, total(sweptEveryPass(statsPerBatch(spanLines(rereadAll(shortIDs(InitialAssumptions))))).Inputs()), 5e-4, "deaths counted, 0.1% of deliveries: their writes and reads as measured, their DLQ sends, the sweep's reads (26 each) and receives (4,032 passes each)")
+	require.InDelta(t, 3.556, total(sweptEveryPass(statsPerBatch(spanLines(rereadAll(shortIDs(base))))).Inputs()), 5e-4, "deaths counted, 0.1% of deliveries: their writes and reads as measured, their DLQ sends, the sweep's reads (26 each) and receives (4,032 passes each)")
 
 	// Before: no deaths in the model.
-	require.InDelta(t, 3.387, total(noDeaths(statsPerBatch(spanLines(rereadAll(shortIDs(InitialAssumptions))))).Inputs()), 5e-4, "enqueue's endpoints query counted once per tenant per invocation, as TestModelEnqueueUnitsAreBilledUnits measures it")
+	require.InDelta(t, 3.387, total(noDeaths(statsPerBatch(spanLines(rereadAll(shortIDs(base))))).Inputs()), 5e-4, "enqueue's endpoints query counted once per tenant per invocation, as TestModelEnqueueUnitsAreBilledUnits measures it")
 
 	// Before: the query counted once per record (an upper bound).
-	require.InDelta(t, 3.443, total(queryPerRecord(noDeaths(statsPerBatch(spanLines(rereadAll(shortIDs(InitialAssumptions)))))).Inputs()), 5e-4, "the endpoints' counters by event type: one write per endpoint and type per batch")
+	require.InDelta(t, 3.443, total(queryPerRecord(noDeaths(statsPerBatch(spanLines(rereadAll(shortIDs(base)))))).Inputs()), 5e-4, "the endpoints' counters by event type: one write per endpoint and type per batch")
 
 	// Before: no counters by event type (issue 27).
-	before := noTypeCounters(queryPerRecord(noDeaths(statsPerBatch(spanLines(rereadAll(shortIDs(InitialAssumptions)))))))
+	before := noTypeCounters(queryPerRecord(noDeaths(statsPerBatch(spanLines(rereadAll(shortIDs(base)))))))
 	require.InDelta(t, 3.377, total(before.Inputs()), 5e-4, "the delivery log's index, one entry per write of a record")
 
 	// Before: no delivery log (issue 27).
@@ -520,28 +536,28 @@ func ExampleEstimate() {
 	// | per million deliveries | USD | share |
 	// |---|---:|---:|
 	// | Lambda requests | 0.041 | 2% |
-	// | Lambda duration, enqueue | 0.010 | 0% |
+	// | Lambda duration, enqueue | 0.010 | 1% |
 	// | Lambda duration, deliver | 0.042 | 2% |
-	// | SQS requests | 0.145 | 6% |
-	// | DynamoDB writes | 1.313 | 58% |
-	// | DynamoDB reads | 0.218 | 10% |
-	// | KMS requests | 0.030 | 1% |
-	// | DynamoDB storage and PITR | 0.156 | 7% |
-	// | CloudWatch Logs ingestion | 0.228 | 10% |
-	// | Data transfer out | 0.088 | 4% |
-	// | **hookline total** | **2.272** | 100% |
+	// | SQS requests | 0.145 | 9% |
+	// | DynamoDB writes | 0.751 | 44% |
+	// | DynamoDB reads | 0.218 | 13% |
+	// | KMS requests | 0.030 | 2% |
+	// | DynamoDB storage and PITR | 0.146 | 9% |
+	// | CloudWatch Logs ingestion | 0.228 | 13% |
+	// | Data transfer out | 0.088 | 5% |
+	// | **hookline total** | **1.700** | 100% |
 	// | producer's outbox write (not in total) | 1.250 | |
 	//
 	// | request kind | units per delivery | USD | share |
 	// |---|---:|---:|---:|
-	// | DynamoDB writes: deliver records: a batch's first attempts delivered in one BatchWriteItem, every other attempt an UpdateItem | 1.050 | 0.656 | 29% |
-	// | DynamoDB writes: outbox by_tenant_shard index entry (the message log, once per event) | 1.000 | 0.625 | 28% |
-	// | DynamoDB reads: deliver Load BatchGetItem: the delivery (consistent) | 1.050 | 0.131 | 6% |
-	// | DynamoDB reads: enqueue LoadWith BatchGetItem: does the delivery exist (eventual) | 0.500 | 0.062 | 3% |
+	// | DynamoDB writes: deliver records: a batch's first attempts delivered in one BatchWriteItem, every other attempt an UpdateItem | 1.050 | 0.656 | 39% |
+	// | DynamoDB reads: deliver Load BatchGetItem: the delivery (consistent) | 1.050 | 0.131 | 8% |
+	// | DynamoDB writes: enqueue message log page BatchWriteItem (a page per tenant and second of the events' times per stream invocation) | 0.100 | 0.062 | 4% |
+	// | DynamoDB reads: enqueue LoadWith BatchGetItem: does the delivery exist (eventual) | 0.500 | 0.062 | 4% |
 	// | SQS: event source ReceiveMessage (one per batch) | 0.105 | 0.042 | 2% |
 	// | SQS: event source DeleteMessageBatch (one per batch) | 0.105 | 0.042 | 2% |
 	// | SQS: enqueue SendMessageBatch (ten messages a request, across records) | 0.100 | 0.040 | 2% |
-	// | KMS: deliver Decrypt of the endpoint's signing secret (kept an hour in the warm function) | 0.010 | 0.030 | 1% |
+	// | KMS: deliver Decrypt of the endpoint's signing secret (kept an hour in the warm function) | 0.010 | 0.030 | 2% |
 	// | SQS: deliver SendMessageBatch (a retry sent again, delayed; one request each at worst) | 0.050 | 0.020 | 1% |
 	// | DynamoDB writes: deliver RecordEndpointHealth UpdateItem (one per endpoint per batch that failed or reset: its count and its reset in one) | 0.025 | 0.016 | 1% |
 	// | DynamoDB reads: deliver Load BatchGetItem: the endpoint's gate (consistent, one per endpoint per batch) | 0.105 | 0.013 | 1% |
@@ -555,6 +571,7 @@ func ExampleEstimate() {
 	// | SQS: DLQ sweep ReceiveMessage (a dead message in the daily pass, ten a request) | 0.001 | 0.001 | 0% |
 	// | SQS: deliver SendMessage of a death to the DLQ | 0.001 | 0.000 | 0% |
 	// | DynamoDB writes: deliver by_log index entry (the delivery log: each attempt's write of the record) | 0.000 | 0.000 | 0% |
+	// | DynamoDB writes: outbox by_tenant_shard index entry (the message log, once per event, until 2026-12-07) | 0.000 | 0.000 | 0% |
 	// | DynamoDB reads: deliver LoadWith BatchGetItem: the endpoint and its tombstone after the instance wrote to it and could not patch its copy (consistent) | 0.000 | 0.000 | 0% |
 	// | DynamoDB reads: deliver a death's reads beyond a success's (measured) | 0.000 | 0.000 | 0% |
 }

@@ -97,15 +97,25 @@ type Assumptions struct {
 	// section. Until 2026-12-06 every batch wrote its counters (1).
 	BatchesPerStatsWrite float64
 	// LogIndexWRU is the WRUs of the message log's index entry that each
-	// event's outbox item writes (the outbox's by_tenant index: tenant_id,
-	// log_sk, id, type, occurred_at, endpoint_id, under 1 KB): 1, once per
-	// event, so once per delivery in the one-endpoint workload. 0 with the
-	// message log off (hookline.Props.DisableMessageLog).
+	// event's outbox item wrote while the outbox package's Item wrote its
+	// index keys (the outbox's by_tenant_shard index: log_pk, log_sk, id,
+	// type, occurred_at, endpoint_id, under 1 KB): 1, once per event, until
+	// 2026-12-07; 0 since enqueue lists events in the message log's pages
+	// (MessageLogEntryBytes).
 	LogIndexWRU float64
 	// LogIndexBytes is that index entry's billed size: about 150 bytes of
 	// attributes plus 100 of overhead, kept as long as the outbox item
 	// (16 days, about StoredMonths). Indexes are not backed up by PITR.
 	LogIndexBytes float64
+	// MessageLogEntryBytes is an event's entry on a message log page
+	// (messagelog.Pages), which enqueue writes once per tenant and second
+	// of the events' times per stream invocation: about 82 bytes (a
+	// 30-character event id, a type, the time, the default expiry). 0 with
+	// the message log off (hookline.Props.DisableMessageLog).
+	MessageLogEntryBytes float64
+	// MessageLogPageBytes is a page's own size beside its entries (its
+	// keys, tenant, attribute names, expiry): about 110 bytes.
+	MessageLogPageBytes float64
 	// DeadFraction of deliveries die at their first attempt (a 4xx): 0.001
 	// (issue 37's 0.1%).
 	DeadFraction float64
@@ -285,8 +295,10 @@ var InitialAssumptions = Assumptions{
 	DeathRRU:                    0,
 	SweepPasses:                 14,
 	SweepReadsPerDead:           14,
-	LogIndexWRU:                 1,
-	LogIndexBytes:               250,
+	LogIndexWRU:                 0,
+	LogIndexBytes:               0,
+	MessageLogEntryBytes:        82,
+	MessageLogPageBytes:         110,
 	StatsWRU:                    1,
 	EndpointsPerBatch:           1,
 	BatchesPerStatsWrite:        10,
@@ -388,9 +400,17 @@ func (a Assumptions) Inputs() Inputs {
 	// two write a record holding the failure's answer.
 	recordAttempt := ((1-r)*update + 2*r*afterFailure) / attempts
 	chunks := func(bytes float64) float64 { return math.Max(1, math.Ceil(bytes/(64<<10))) }
+	// The message log's pages: one per tenant per stream invocation, its
+	// events' entries billed together.
+	pagesPerDelivery, pageWRU, pageBytes := 0.0, 0.0, 0.0
+	if a.MessageLogEntryBytes > 0 {
+		pagesPerDelivery = a.TenantsPerEnqueueInvocation / a.RecordsPerEnqueueInvocation
+		pageWRU = math.Ceil((a.MessageLogEntryBytes/pagesPerDelivery + a.MessageLogPageBytes) / 1024)
+		pageBytes = a.MessageLogEntryBytes + a.MessageLogPageBytes*pagesPerDelivery
+	}
 	backedUp := 0.0
 	if a.PITR {
-		backedUp = a.StoredBytesPerRecord
+		backedUp = a.StoredBytesPerRecord + pageBytes
 	}
 	in := Inputs{
 		Enqueue: Function{
@@ -427,7 +447,8 @@ func (a Assumptions) Inputs() Inputs {
 			{Name: "deliver RecordEndpointHealth UpdateItem (one per endpoint per batch that failed or reset: its count and its reset in one)", PerDelivery: r * a.HealthWritesPerFailure, Units: 1},
 			{Name: "deliver AddEndpointStats UpdateItem (once per endpoint per instance's 10 s)", PerDelivery: batches / a.BatchesPerStatsWrite * a.EndpointsPerBatch, Units: a.StatsWRU},
 			{Name: "deliver AddEndpointTypeStats UpdateItem (once per endpoint and event type per instance's 10 s)", PerDelivery: batches / a.BatchesPerStatsWrite * a.EndpointsPerBatch * a.TypesPerBatch, Units: a.TypeStatsWRU},
-			{Name: "outbox by_tenant_shard index entry (the message log, once per event)", PerDelivery: 1, Units: a.LogIndexWRU},
+			{Name: "enqueue message log page BatchWriteItem (a page per tenant and second of the events' times per stream invocation)", PerDelivery: pagesPerDelivery, Units: pageWRU},
+			{Name: "outbox by_tenant_shard index entry (the message log, once per event, until 2026-12-07)", PerDelivery: 1, Units: a.LogIndexWRU},
 			{Name: "deliver a death's writes beyond a success's (measured)", PerDelivery: a.DeadFraction, Units: a.DeathWRU},
 		},
 		DynamoDBReads: []Op{
@@ -447,7 +468,7 @@ func (a Assumptions) Inputs() Inputs {
 		KMS: []Op{
 			{Name: "deliver Decrypt of the endpoint's signing secret (kept an hour in the warm function)", PerDelivery: 1 / a.DeliveriesPerDecrypt, Units: 1},
 		},
-		StoredBytesPerDelivery: a.StoredBytesPerRecord*(1+a.DeliveryIndexCopies) + a.LogIndexBytes*math.Min(1, a.LogIndexWRU) +
+		StoredBytesPerDelivery: a.StoredBytesPerRecord*(1+a.DeliveryIndexCopies) + a.LogIndexBytes*math.Min(1, a.LogIndexWRU) + pageBytes +
 			a.DeliveryLogIndexBytes*math.Min(1, a.DeliveryLogIndexWRU),
 		BackedUpBytesPerDelivery: backedUp,
 		StoredMonths:             a.StoredMonths,

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +26,7 @@ import (
 	"github.com/hookline/hookline/internal/fakes/dynamofake"
 	"github.com/hookline/hookline/internal/fakes/sqsfake"
 	"github.com/hookline/hookline/internal/message"
+	"github.com/hookline/hookline/internal/messagelog"
 	"github.com/hookline/hookline/internal/netguard"
 	"github.com/hookline/hookline/internal/retry"
 	"github.com/hookline/hookline/internal/sealing"
@@ -265,7 +267,9 @@ func TestModelDeliverUnitsAreBilledUnits(t *testing.T) {
 
 // The model's DynamoDB units for enqueue are what enqueue is billed, on
 // the model's workload: stream batches of RecordsPerEnqueueInvocation
-// events of one tenant with one endpoint.
+// events of one tenant with one endpoint, their ids of 30 characters and
+// their outbox items expiring by default, each batch's message log page
+// written beside its sends.
 func TestModelEnqueueUnitsAreBilledUnits(t *testing.T) {
 	t.Parallel()
 	st := storefake.New()
@@ -273,9 +277,11 @@ func TestModelEnqueueUnitsAreBilledUnits(t *testing.T) {
 	q := sqsfake.New(sqsfake.Config{})
 	_, err := q.CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String("deliveries")})
 	require.NoError(t, err)
-	h := &enqueue.Handler{Store: st.Store, Queue: q, Config: enqueue.Config{QueueURL: measureQueue}, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+	h := &enqueue.Handler{Store: st.Store, Queue: q, Config: enqueue.Config{QueueURL: measureQueue}, Log: slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		MessageLog: &messagelog.Pages{DB: st.DB, Table: "state"}}
 	a := InitialAssumptions
 	per := int(a.RecordsPerEnqueueInvocation)
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	before := st.DB.Billed()
 	const invocations = 20
 	for i := range invocations {
@@ -284,11 +290,12 @@ func TestModelEnqueueUnitsAreBilledUnits(t *testing.T) {
 			ev.Records = append(ev.Records, events.DynamoDBEventRecord{EventName: "INSERT", Change: events.DynamoDBStreamRecord{
 				SequenceNumber: fmt.Sprintf("9%020d", i*per+j),
 				NewImage: map[string]events.DynamoDBAttributeValue{
-					outbox.AttrID:         events.NewStringAttribute(fmt.Sprintf("evt_%05d", i*per+j)),
+					outbox.AttrID:         events.NewStringAttribute(fmt.Sprintf("evt_01jexample%018d", i*per+j)),
 					outbox.AttrTenantID:   events.NewStringAttribute("t1"),
 					outbox.AttrType:       events.NewStringAttribute("order.created"),
 					outbox.AttrPayload:    events.NewStringAttribute(`{"order":{"id":"ord_1","total":1250}}`),
-					outbox.AttrOccurredAt: events.NewStringAttribute("2026-12-01T12:00:00Z"),
+					outbox.AttrOccurredAt: events.NewStringAttribute(at.Add(time.Duration(i*per+j) * time.Millisecond).Format(time.RFC3339Nano)),
+					outbox.AttrExpiresAt:  events.NewNumberAttribute(strconv.FormatInt(at.Add(outbox.DefaultRetention).Unix(), 10)),
 				},
 			}})
 		}
@@ -312,13 +319,21 @@ func TestModelEnqueueUnitsAreBilledUnits(t *testing.T) {
 	}
 	t.Logf("billed per delivery: %.3f RRU, %.3f WRU; model %.3f, %.3f; by index %v", got[""].R/n, got[""].W/n, reads, writes, got)
 	require.InDelta(t, reads, got[""].R/n, 0.01, "reads per delivery")
+	require.InDelta(t, writes, got[""].W/n, 0.001, "writes per delivery: the message log's pages")
+	require.InDelta(t, 0.1, writes, 1e-9, "a unit a page of ten events")
 	for name, u := range got {
-		require.Zero(t, u.W, "enqueue writes nothing to %q", name)
 		if name != "" {
-			require.Zero(t, u.R, "and reads no index (%s) the model does not count", name)
+			require.Zero(t, u.W+u.R, "no index (%s) written or read", name)
 		}
 	}
-	require.Zero(t, writes)
+	pages := 0
+	for _, it := range st.DB.Items() {
+		if strings.Contains(dynamofake.String(it, "pk"), "#EVENTS#") {
+			pages++
+			require.InDelta(t, a.MessageLogEntryBytes*float64(per)+a.MessageLogPageBytes, float64(ItemSize(it)), 25, "a page's size, as the model has it")
+		}
+	}
+	require.Equal(t, invocations, pages)
 }
 
 // What a death costs deliver, billed: the same workload run twice, once
