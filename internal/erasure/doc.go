@@ -4,8 +4,9 @@
 // idempotent and each page's counts are checkpointed in the job record
 // before the next, so a step stopped anywhere is resumed by the job's
 // message and does the rest. The outbox items are found through the outbox
-// table's by_tenant index (OutboxTable), each deleted after the deliveries
-// that derive from it (under their ids and their legacy ids); then the
+// table's message log index, then the message log's pages (OutboxTable),
+// each deleted after the deliveries that derive from it (under their ids
+// and their legacy ids), and each page after its items; then the
 // deliveries the state table's delivery log still lists (to endpoints
 // deleted before the erasure, or of expired events) are deleted through
 // it: the tenant's shards of records, and store.IndexLog for records of

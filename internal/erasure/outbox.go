@@ -22,13 +22,14 @@ type OutboxDB interface {
 var _ OutboxDB = (*dynamodb.Client)(nil)
 
 // OutboxTable lists a tenant's outbox items through the outbox table's
-// message log index and deletes them: the erasure's access to the outbox
-// table, which it is granted Query on that index and DeleteItem for. The
-// index is the sharded by_tenant_shard (outbox.IndexByTenantShard), whose
-// shards it reads one after another, or with Legacy the unsharded
-// by_tenant (outbox.IndexByTenant). Items a producer wrote without log_sk
-// are in neither, and items written without log_pk are not in
-// by_tenant_shard: they expire by their TTL.
+// message log index, then through the message log's pages (Pages), and
+// deletes them: the erasure's access to the outbox table, which it is
+// granted Query on that index and DeleteItem for. The index is the sharded
+// by_tenant_shard (outbox.IndexByTenantShard), whose shards it reads one
+// after another, or with Legacy the unsharded by_tenant
+// (outbox.IndexByTenant); it lists the items of producer libraries before
+// the pages, the pages every other. Items an outbox library before
+// log_pk wrote are not in by_tenant_shard: they expire by their TTL.
 type OutboxTable struct {
 	DB    OutboxDB
 	Table string
