@@ -17,8 +17,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/fakes/dynamofake"
+	"github.com/hookline/hookline/internal/messagelog"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/internal/store/storefake"
+	"github.com/hookline/hookline/outbox"
 	"github.com/stretchr/testify/require"
 )
 
@@ -114,7 +116,8 @@ func (m *metered) take() map[string]float64 {
 // attempt delivered, alone and a batch's in one BatchWriteItem, a retry, a death (a transaction with the tenant's DLQ
 // depth), the death marked before a last attempt and undone by its
 // success, the endpoint's failure count and its reset, and the batch's
-// counters (issue 37: units measured, not assumed). The local cloud
+// counters, and enqueue's message log page of a stream batch (issue 37:
+// units measured, not assumed). The local cloud
 // reports no capacity for BatchGetItem, so reads are not compared.
 func TestBilledWriteUnitsAreTheCloudsConsumedCapacity(t *testing.T) {
 	t.Parallel()
@@ -139,6 +142,17 @@ func TestBilledWriteUnitsAreTheCloudsConsumedCapacity(t *testing.T) {
 		got, err := s.Delivery(ctx, d.DeliveryID)
 		require.NoError(t, err)
 		return got
+	}
+	pages := func(s *store.Store) *messagelog.Pages {
+		if s == onCloud {
+			return &messagelog.Pages{DB: cloud, Table: env.out.StateTableName}
+		}
+		return &messagelog.Pages{DB: fake.DB, Table: "state"}
+	}
+	var entries []messagelog.Entry
+	for i := range 10 {
+		at := now.Add(time.Duration(i) * time.Millisecond)
+		entries = append(entries, messagelog.Entry{ID: fmt.Sprintf("evt_01jexample%018d", i), TenantID: tenant, Type: "order.created", OccurredAt: at, ExpiresAt: at.Add(outbox.DefaultRetention)})
 	}
 	th := store.HealthThresholds{FailingAfter: 5, DisableAfter: 100}
 	stats := domain.AttemptStats{Attempts: 10, Delivered: 9, Failures: map[domain.AttemptClass]int64{domain.ClassHTTP5xx: 1}}
@@ -190,6 +204,7 @@ func TestBilledWriteUnitsAreTheCloudsConsumedCapacity(t *testing.T) {
 			return err
 		}},
 		{"AddEndpointStats", func(s *store.Store) error { return s.AddEndpointStats(ctx, tenant, ep.EndpointID, now, stats) }},
+		{"a stream batch's message log page, ten events (enqueue's BatchWriteItem)", func(s *store.Store) error { return pages(s).Write(ctx, entries) }},
 		{"AddEndpointTypeStats", func(s *store.Store) error {
 			return s.AddEndpointTypeStats(ctx, tenant, ep.EndpointID, "order.created", now, stats)
 		}},
