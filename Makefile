@@ -35,7 +35,7 @@ CDK      := scripts/cdk.sh
 # go line): test-unit runs outbox's tests with it, at outbox's own requirements.
 OUTBOX_GO ?= go1.21.13
 
-.PHONY: help build build-local tools test test-unit test-e2e test-api test-api-seeds demo deploy deploy-local local-up local-down lint cfn-lint bench bench-isolation bench-abuse bench-api-abuse bench-curve bench-offline bench-replay screenshots soak reprocess-enqueue seal-secrets clean
+.PHONY: help build build-local tools test test-unit test-e2e test-api test-api-seeds demo deploy deploy-local local-up local-down lint cfn-lint bench bench-isolation bench-abuse bench-api-abuse bench-curve bench-end-to-end bench-offline bench-replay screenshots soak reprocess-enqueue seal-secrets clean
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-17s %s\n", $$1, $$2}'
@@ -129,6 +129,9 @@ bench-api-abuse: deploy-local ## Only the API abuse section: a quiet tenant's an
 
 bench-curve: deploy-local ## Only the throughput curve: deliveries/s at deliver concurrency 2, 5, 10, 20 against the floor's at the same (CURVE_ARGS="-curve-steps 2,5,10 -curve-events 1000 -curve-delay 50ms"; at most 5 minutes)
 	@source scripts/env.sh && $(GO) run ./tooling/cmd/bench -cloud -curve-only $(CURVE_ARGS)
+
+bench-end-to-end: deploy-local ## Only the end-to-end section: latency over events one at a time, a burst against the floor's, and the cost rows measured on both (a few minutes)
+	@source scripts/env.sh && $(GO) run ./tooling/cmd/bench -cloud -end-to-end-only
 
 bench-offline: ## The part of the performance suite that needs no local cloud (deliver and enqueue paths, cold start and size)
 	$(GO) run ./tooling/cmd/bench

@@ -45,9 +45,9 @@ func TestStreamBatchListsItsEventsInOneMessageLogWrite(t *testing.T) {
 		image("evt_2", "beta", map[string]events.DynamoDBAttributeValue{outbox.AttrEndpointID: events.NewStringAttribute("ep_2")}),
 		// an earlier producer library's item: its index entry lists it
 		image("evt_3", "acme", map[string]events.DynamoDBAttributeValue{outbox.AttrLogShard: events.NewStringAttribute("acme#3")}),
-		image("evt_4", "gone", nil),                   // a tenant being erased: dropped
-		image("", "acme", nil),                        // malformed: rejected
-		image("evt_5", "nobody", nil),                 // no endpoints: rejected as unrouted, still an event
+		image("evt_4", "gone", nil),   // a tenant being erased: dropped
+		image("", "acme", nil),        // malformed: rejected
+		image("evt_5", "nobody", nil), // no endpoints: rejected as unrouted, still an event
 		image("evt_6", "acme", map[string]events.DynamoDBAttributeValue{outbox.AttrExpiresAt: events.NewStringAttribute("x")}),
 	))
 	require.NoError(t, err)

@@ -80,6 +80,7 @@ func main() {
 	curveDelay := flag.Duration("curve-delay", curve.DelayDefault, "how long the throughput curve's receiver takes to answer")
 	destN := flag.Int("destinations-events", 300, "events in each destination type's burst (the destinations section: http, sqs, sns, eventbridge)")
 	destOnly := flag.Bool("destinations-only", false, "with -cloud, run only the destinations section (a burst per endpoint type and each type's cost per million)")
+	endToEndOnly := flag.Bool("end-to-end-only", false, "with -cloud, run only the end-to-end section (the latency's events one at a time, the burst, and the cost rows measured on them; a few minutes)")
 	apiAbuseOnly := flag.Bool("api-abuse-only", false, "with -cloud, run only the API abuse section (a quiet tenant's and the operator's API p50/p95 alone and beside a tenant flooding the expensive routes; a few minutes)")
 	abuseN := flag.Int("api-abuse-requests", apiabuse.RequestsDefault, "the quiet tenant's requests in each API abuse situation")
 	abuseFlood := flag.Int("api-abuse-flood", apiabuse.FloodDefault, "the flooding tenant's requests in flight at once")
@@ -140,6 +141,17 @@ func main() {
 		rows, err := apiAbuseRows(ctx, apiAbuseCfg)
 		if err != nil {
 			fail("api abuse", err)
+		}
+		printTable(rows)
+		return
+	}
+	if *endToEndOnly {
+		if !*cloud {
+			fail("end to end", fmt.Errorf("-end-to-end-only needs -cloud (the stack deployed in the local cloud: make deploy-local)"))
+		}
+		rows, err := endToEnd(ctx, *latencyN, *burstN)
+		if err != nil {
+			fail("end to end", err)
 		}
 		printTable(rows)
 		return
