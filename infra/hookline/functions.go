@@ -186,7 +186,7 @@ func newPipelineFunctions(scope constructs.Construct, id string, p pipelineProps
 	if p.Tables.MessageLog {
 		// The message log's pages (messagelog.Pages), a stream batch's in
 		// one BatchWriteItem.
-		grantMessageLogPageWrites(enqueue, p.Tables.State)
+		grantBatchWrites(enqueue, p.Tables.State, messageLogPages)
 	}
 	p.Queues.Delivery.Grant(enqueue, jsii.String("sqs:SendMessage"))
 	p.Queues.Lane.Grant(enqueue, jsii.String("sqs:SendMessage"))
@@ -258,7 +258,7 @@ func newDeliverFunction(p pipelineProps, fns functionDefaults, newFn func(string
 	// allowRecursiveLoop); the signing secrets opened. The mappings below
 	// grant both queues' consumption, ChangeMessageVisibility included.
 	grantTableItems(deliver, p.Tables.State, "dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:UpdateItem")
-	grantDeliveryBatchWrites(deliver, p.Tables.State)
+	grantBatchWrites(deliver, p.Tables.State, deliveryRecords)
 	p.Queues.DeadLetter.Grant(deliver, jsii.String("sqs:SendMessage"))
 	p.Queues.Delivery.Grant(deliver, jsii.String("sqs:SendMessage"))
 	p.Queues.Lane.Grant(deliver, jsii.String("sqs:SendMessage"))

@@ -31,45 +31,32 @@ func grantTableItems(fn awslambda.Function, table awsdynamodb.Table, actions ...
 	})
 }
 
-// deliveryRecordsOnly is the condition of a grant of writes in batches
-// (BatchWriteItem, which IAM cannot split into its puts and deletes): every
-// item written is a delivery record (its partition key keys.RecordsPrefix
-// followed by its tenant's hash and shard, or, for a legacy id,
-// keys.DeliveryPrefix followed by the id), so a batch write can touch no
-// endpoint, key, tenant or counter.
-func deliveryRecordsOnly() *map[string]*map[string]any {
-	return &map[string]*map[string]any{"ForAllValues:StringLike": {"dynamodb:LeadingKeys": []string{keys.RecordsPrefix + "*", keys.DeliveryPrefix + "*"}}}
-}
+// Writes in batches (BatchWriteItem, which IAM cannot split into its puts
+// and deletes) are granted on the state table with a condition on every
+// item's partition key (ForAllValues:StringLike dynamodb:LeadingKeys), so
+// that a batch write can touch nothing but its one kind of item:
+//
+//   - deliveryRecords, deliver's (store.RecordFirstAttempts): a delivery
+//     record, keys.RecordsPrefix followed by its tenant's hash and shard,
+//     or, for a legacy id, keys.DeliveryPrefix followed by the id; no
+//     endpoint, key, tenant or counter.
+//   - messageLogPages, enqueue's (messagelog.Pages.Write): a page of the
+//     message log, TENANT#<tenant>#EVENTS#<n> (keys.EventPages); no delivery
+//     record either (a tenant's own partition key, TENANT#<tenant>, does
+//     not end in #EVENTS#<n>: a tenant id holds no "#").
+var (
+	deliveryRecords = []string{keys.RecordsPrefix + "*", keys.DeliveryPrefix + "*"}
+	messageLogPages = []string{keys.EventPagesLike()}
+)
 
-// grantDeliveryBatchWrites lets fn write delivery records in batches
-// (store.RecordFirstAttempts), and nothing else in batches.
-func grantDeliveryBatchWrites(fn awslambda.Function, table awsdynamodb.Table) {
+// grantBatchWrites lets fn write in batches the state table's items whose
+// partition keys are like one of leadingKeys, and nothing else in batches.
+func grantBatchWrites(fn awslambda.Function, table awsdynamodb.Table, leadingKeys []string) {
 	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
 		Grantee:      fn,
 		Actions:      jsii.Strings("dynamodb:BatchWriteItem"),
 		ResourceArns: jsii.Strings(*table.TableArn()),
-		Conditions:   deliveryRecordsOnly(),
-	})
-}
-
-// messageLogPagesOnly is the condition of enqueue's grant of writes in
-// batches: every item written is a page of the message log (its partition
-// key TENANT#<tenant>#EVENTS#<n>, keys.EventPages), so a batch write can
-// touch no delivery record, endpoint, key, tenant or counter (a tenant's
-// own partition key, TENANT#<tenant>, does not end in #EVENTS#<n>: a
-// tenant id holds no "#").
-func messageLogPagesOnly() *map[string]*map[string]any {
-	return &map[string]*map[string]any{"ForAllValues:StringLike": {"dynamodb:LeadingKeys": []string{keys.EventPagesLike()}}}
-}
-
-// grantMessageLogPageWrites lets fn write the message log's pages in
-// batches (messagelog.Pages.Write), and nothing else in batches.
-func grantMessageLogPageWrites(fn awslambda.Function, table awsdynamodb.Table) {
-	awsiam.Grant_AddToPrincipal(&awsiam.GrantOnPrincipalOptions{
-		Grantee:      fn,
-		Actions:      jsii.Strings("dynamodb:BatchWriteItem"),
-		ResourceArns: jsii.Strings(*table.TableArn()),
-		Conditions:   messageLogPagesOnly(),
+		Conditions:   &map[string]*map[string]any{"ForAllValues:StringLike": {"dynamodb:LeadingKeys": leadingKeys}},
 	})
 }
 

@@ -73,12 +73,7 @@ func TestPagesListedBesideTheIndexNewestFirstOnce(t *testing.T) {
 		"none":   {Type: "z"},
 	}
 	for name, flt := range filters {
-		var want []string
-		for _, e := range evs {
-			if (flt.Type == "" || e.Type == flt.Type) && (flt.Since.IsZero() || !e.OccurredAt.Before(flt.Since)) && (flt.Until.IsZero() || !e.OccurredAt.After(flt.Until)) {
-				want = append(want, e.ID)
-			}
-		}
+		want := selected(evs, flt)
 		for _, limit := range []int{4, 17, 1000} {
 			for _, r := range []*Reader{sharded, legacy} {
 				got, _ := listAll(t, r, "acme", flt, limit)

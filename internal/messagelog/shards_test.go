@@ -51,12 +51,7 @@ func TestShardedListingMergesNewestFirstAndPagesToTheEnd(t *testing.T) {
 		"none":   {Type: "z"},
 	}
 	for name, flt := range filters {
-		var want []string
-		for _, e := range evs {
-			if (flt.Type == "" || e.Type == flt.Type) && (flt.Since.IsZero() || !e.OccurredAt.Before(flt.Since)) && (flt.Until.IsZero() || !e.OccurredAt.After(flt.Until)) {
-				want = append(want, e.ID)
-			}
-		}
+		want := selected(evs, flt)
 		for _, limit := range []int{3, 16, 17, 100, 1000} {
 			got, pages := listAll(t, sharded, "acme", flt, limit)
 			require.Equal(t, want, got, "%s, limit %d: every event once, newest first", name, limit)
@@ -139,6 +134,18 @@ func TestShardedIndexListsNoItemWithoutLogShard(t *testing.T) {
 	require.Equal(t, []string{"evt_new"}, sharded)
 	legacy, _ := listAll(t, &Reader{DB: f, Table: "outbox", Legacy: true}, "acme", domain.EventFilter{}, 10)
 	require.Equal(t, []string{"evt_old", "evt_new"}, legacy, "the legacy index lists both: keep it until no such item is left")
+}
+
+// selected are the ids of the events of evs (newest first) that flt
+// selects, in their order.
+func selected(evs []outbox.Event, flt domain.EventFilter) []string {
+	var ids []string
+	for _, e := range evs {
+		if (flt.Type == "" || e.Type == flt.Type) && (flt.Since.IsZero() || !e.OccurredAt.Before(flt.Since)) && (flt.Until.IsZero() || !e.OccurredAt.After(flt.Until)) {
+			ids = append(ids, e.ID)
+		}
+	}
+	return ids
 }
 
 func listAllFrom(t *testing.T, r *Reader, cursor string, limit int) ([]string, int) {

@@ -29,6 +29,7 @@ package dynamofake
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -160,22 +161,15 @@ func (t *Table) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(
 	if k == "" {
 		return nil, errValidation("One of the required keys was not given a value")
 	}
-	env, err := newExprEnv(in.ExpressionAttributeNames, in.ExpressionAttributeValues)
-	if err != nil {
-		return nil, err
-	}
-	at := slices.IndexFunc(t.items, func(it Item) bool { return t.keyOf(it) == k })
-	var old Item
-	if at >= 0 {
-		old = t.items[at]
-	}
-	if err := condition(in.ConditionExpression, env, old, in.ReturnValuesOnConditionCheckFailure); err != nil {
+	at, old, err := t.conditioned(k, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, in.ReturnValuesOnConditionCheckFailure)
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
 		if over := t.meter.take(t.Limits, clock(t.Now), []charge{{part: part{key: k}, w: writeUnits(itemSize(old))}}); over != nil {
 			return nil, throttled(over)
 		}
 		return nil, err
 	}
-	if err := env.checkUnused(); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	if itemSize(in.Item) > maxItemBytes {
@@ -206,19 +200,8 @@ func (t *Table) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _ ..
 		return nil, errValidation("The provided key element does not match the schema")
 	}
 	k := t.keyOf(in.Key)
-	env, err := newExprEnv(in.ExpressionAttributeNames, in.ExpressionAttributeValues)
+	at, old, err := t.conditioned(k, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, in.ReturnValuesOnConditionCheckFailure)
 	if err != nil {
-		return nil, err
-	}
-	at := slices.IndexFunc(t.items, func(it Item) bool { return t.keyOf(it) == k })
-	var old Item
-	if at >= 0 {
-		old = t.items[at]
-	}
-	if err := condition(in.ConditionExpression, env, old, in.ReturnValuesOnConditionCheckFailure); err != nil {
-		return nil, err
-	}
-	if err := env.checkUnused(); err != nil {
 		return nil, err
 	}
 	charges := t.putCharges(old, nil) // the item's units and its index entries'
@@ -230,6 +213,27 @@ func (t *Table) DeleteItem(_ context.Context, in *dynamodb.DeleteItemInput, _ ..
 		t.items = slices.Delete(t.items, at, at+1)
 	}
 	return &dynamodb.DeleteItemOutput{}, nil
+}
+
+// conditioned finds the item of key k (at its index, -1 when there is
+// none) and evaluates a request's condition on it, as DynamoDB does: a
+// ConditionalCheckFailedException when it fails, a ValidationException for
+// an expression that is malformed or leaves a name or value unused.
+func (t *Table) conditioned(k string, cond *string, names map[string]string, values map[string]types.AttributeValue,
+	rv types.ReturnValuesOnConditionCheckFailure) (int, Item, error) {
+	env, err := newExprEnv(names, values)
+	if err != nil {
+		return -1, nil, err
+	}
+	at := slices.IndexFunc(t.items, func(it Item) bool { return t.keyOf(it) == k })
+	var old Item
+	if at >= 0 {
+		old = t.items[at]
+	}
+	if err := condition(cond, env, old, rv); err != nil {
+		return at, old, err
+	}
+	return at, old, env.checkUnused()
 }
 
 // Items returns a copy of the table's items, in scan order.
