@@ -215,7 +215,11 @@ func checkUpgradePhase(t *testing.T, p harness.UpgradePhase) {
 				Data       []api.PublishedEventView `json:"data"`
 				NextCursor string                   `json:"next_cursor"`
 			}
-			require.NoError(t, c.Do(ctx, "GET", "/v1/events?limit=2&cursor="+cursor, nil, &page))
+			path := "/v1/events?limit=2"
+			if cursor != "" {
+				path += "&cursor=" + cursor
+			}
+			require.NoError(t, c.Do(ctx, "GET", path, nil, &page))
 			for _, e := range page.Data {
 				listed = append(listed, e.ID)
 			}
