@@ -3,8 +3,9 @@
 # supported release (52e80f2) into a fresh local cloud, writes data of
 # every kind through it, and upgrades step by step by the plan of
 # docs/deploying.md ("Upgrading from an earlier release", parsed by
-# internal/upgradeplan), through c4d38bf (deployed where its own plan
-# joins, and written through again), waiting after each deploy until every
+# internal/upgradeplan), through c4d38bf and 94033e1, the release before
+# issue 37 (each deployed where its own plan joins, and written through
+# again), waiting after each deploy until every
 # index is ACTIVE as the documented steps do. It stops before the last
 # step, this version's defaults: that deploy is `make deploy-local`, the
 # one the end-to-end tests use, and TestUpgradeKeptEverything (e2e) checks
@@ -15,13 +16,13 @@
 # .local/releases/<commit> (its own Makefile's build-local and its own
 # scripts/deploy-local.sh, with this checkout's CDK CLI and the shared Go
 # module cache); a step's context reaches it through its cdk.context.json.
-# HOOKLINE_UPGRADE_CHAIN names the releases (default 52e80f2,c4d38bf);
+# HOOKLINE_UPGRADE_CHAIN names the releases (default 52e80f2,c4d38bf,94033e1);
 # a clone without their commits fails here, loudly.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$HOOKLINE_ROOT"
 
-CHAIN=${HOOKLINE_UPGRADE_CHAIN:-52e80f2,c4d38bf}
+CHAIN=${HOOKLINE_UPGRADE_CHAIN:-52e80f2,c4d38bf,94033e1}
 for c in ${CHAIN//,/ }; do
   if ! git cat-file -e "$c^{commit}" 2>/dev/null; then
     echo "upgrade: release $c is not in this clone; the upgrade test needs the full history (git fetch --unshallow)" >&2

@@ -8,9 +8,10 @@ import (
 )
 
 // The plan docs/deploying.md gives parses, and the upgrade test's chain
-// through 52e80f2 and c4d38bf runs 52e80f2's first two steps, joins
-// c4d38bf where its own message log upgrade stands, and ends with this
-// version's defaults (the deploy the end-to-end tests use).
+// through 52e80f2, c4d38bf and 94033e1 runs 52e80f2's first two steps,
+// joins c4d38bf where its own message log upgrade stands, takes it to the
+// defaults, where 94033e1 (the release before issue 37) joins, and ends
+// with this version's defaults (the deploy the end-to-end tests use).
 func TestDocumentedPlanChains(t *testing.T) {
 	b, err := os.ReadFile("../../docs/deploying.md")
 	require.NoError(t, err)
@@ -20,14 +21,16 @@ func TestDocumentedPlanChains(t *testing.T) {
 	for _, r := range plan {
 		names = append(names, r.Name())
 	}
-	require.Equal(t, []string{"52e80f2", "c4d38bf", "c4d38bf messageLogLegacyIndex=true"}, names)
-	chain, err := Chain(plan, "52e80f2", "c4d38bf")
+	require.Equal(t, []string{"52e80f2", "c4d38bf", "c4d38bf messageLogLegacyIndex=true", "94033e1"}, names)
+	chain, err := Chain(plan, "52e80f2", "c4d38bf", "94033e1")
 	require.NoError(t, err)
 	require.Equal(t, []Action{
 		{Release: "52e80f2"},
 		{Context: Context{"messageLogLegacyIndex": "true", "deliveryLogIndex": "false"}},
 		{Context: Context{"messageLogLegacyIndex": "true"}},
 		{Release: "c4d38bf", Context: Context{"messageLogLegacyIndex": "true"}},
+		{Context: nil},
+		{Release: "94033e1"},
 		{Context: nil},
 	}, chain)
 	require.Equal(t, []string{"-c", "deliveryLogIndex=false", "-c", "messageLogLegacyIndex=true"}, chain[1].Context.Args())

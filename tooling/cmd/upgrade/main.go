@@ -6,7 +6,7 @@
 // checks after the upgrade), and waits until the tables' indexes are
 // ACTIVE, as the documented steps do between two deploys.
 //
-//	go run ./tooling/cmd/upgrade plan -chain 52e80f2,c4d38bf
+//	go run ./tooling/cmd/upgrade plan -chain 52e80f2,c4d38bf,94033e1
 //	go run ./tooling/cmd/upgrade write -release 52e80f2 [-context k=v,...]
 //	go run ./tooling/cmd/upgrade wait-active
 //	go run ./tooling/cmd/upgrade stack-exists
@@ -53,7 +53,7 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 		return errors.New("want a command: plan, write, wait-active, stack-exists")
 	}
 	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
-	chain := fs.String("chain", "52e80f2,c4d38bf", "the earlier releases to upgrade through, oldest first")
+	chain := fs.String("chain", "52e80f2,c4d38bf,94033e1", "the earlier releases to upgrade through, oldest first")
 	doc := fs.String("doc", "docs/deploying.md", "the document holding the upgrade plan")
 	release := fs.String("release", "", "write: the release deployed")
 	contextKey := fs.String("context", "", "write: the context it was deployed with (k=v,...)")
