@@ -52,10 +52,15 @@ const PageShards = 4
 const maxPageEntries = 100
 
 // maxBucketQueries bounds the queries of one shard's read while it looks
-// for the end of a second (each answers at most 1 MB): 16 MB of one
-// tenant's events in one second of one shard, more than PageShards x the
-// 1,000 write units a second a partition takes.
+// for the end of a second, each of at most pagesPerQuery pages and 1 MB:
+// 1,600 pages or 16 MB of one tenant's events in one second of one shard,
+// more than the 1,000 write units a second a partition takes (a page is
+// at least one).
 const maxBucketQueries = 16
+
+// pagesPerQuery is a listing query's Limit: 100 full pages (about 9 KB
+// each) are under DynamoDB's 1 MB a query.
+const pagesPerQuery = 100
 
 // pageWrites bounds the BatchWriteItem requests of one Write that end
 // with items unprocessed (DynamoDB throttled them) before Write fails:
@@ -367,7 +372,7 @@ func (r *Reader) readSeconds(ctx context.Context, s *shard, from, to string) (re
 			":pk": &types.AttributeValueMemberS{Value: s.key}, ":from": &types.AttributeValueMemberS{Value: from}, ":to": &types.AttributeValueMemberS{Value: to},
 		},
 		ScanIndexForward: aws.Bool(false),
-		Limit:            aws.Int32(25),
+		Limit:            aws.Int32(pagesPerQuery),
 	}
 	for range maxBucketQueries {
 		out, err := r.Pages.DB.Query(ctx, q)
