@@ -470,8 +470,10 @@ func (h *Handler) plan(ctx context.Context, rec events.DynamoDBEventRecord, inv 
 		h.Log.InfoContext(ctx, "outbox item of a tenant being erased dropped", "sequence_number", f.seq, "tenant_id", ev.TenantID)
 		return fanOut{seq: f.seq}, nil
 	}
-	if e, ok := logEntry(ev, rec.Change.NewImage); ok && h.MessageLog != nil {
-		inv.logged = append(inv.logged, e)
+	if h.MessageLog != nil {
+		if e, ok := logEntry(ev, rec.Change.NewImage); ok {
+			inv.logged = append(inv.logged, e)
+		}
 	}
 	if h.Bus != nil && forwards(ev) {
 		// Whatever its fan-out below (even none), the operator hears of it.

@@ -1,6 +1,7 @@
 package messagelog
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -229,7 +230,7 @@ func (p *Pages) Write(ctx context.Context, entries []Entry) error {
 		}
 		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
 	}
-	wait := cmpOr(p.Backoff, 25*time.Millisecond)
+	wait := cmp.Or(p.Backoff, 25*time.Millisecond)
 	for try := 0; len(reqs) > 0; try++ {
 		if try == pageWrites {
 			return fmt.Errorf("write the message log: %d pages unprocessed after %d requests", len(reqs), pageWrites)
@@ -253,13 +254,6 @@ func (p *Pages) Write(ctx context.Context, entries []Entry) error {
 		reqs = left
 	}
 	return nil
-}
-
-func cmpOr(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
 }
 
 // Tenant answers tenantID's pages, from its shards in turn, until they
@@ -383,12 +377,10 @@ func (r *Reader) readSeconds(ctx context.Context, s *shard, from, to string) (re
 		if s.end = out.LastEvaluatedKey == nil; s.end {
 			return read, "", nil
 		}
-		if len(read) == 0 {
-			q.ExclusiveStartKey = out.LastEvaluatedKey
-			continue
-		}
-		if first, last := str(read[0], "sk")[:bucketChars], str(read[len(read)-1], "sk")[:bucketChars]; last < first {
-			return read, last, nil
+		if len(read) > 0 {
+			if first, last := str(read[0], "sk")[:bucketChars], str(read[len(read)-1], "sk")[:bucketChars]; last < first {
+				return read, last, nil
+			}
 		}
 		q.ExclusiveStartKey = out.LastEvaluatedKey
 	}

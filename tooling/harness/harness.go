@@ -79,18 +79,24 @@ func (e *Env) Tenant(ctx context.Context, prefix, name string) (string, string, 
 
 // ListDead pages through a tenant's whole DLQ listing.
 func ListDead(ctx context.Context, c *apiclient.Client) ([]api.DeadLetterView, error) {
-	var all []api.DeadLetterView
+	return ListAll[api.DeadLetterView](ctx, c, "/v1/dlq?limit=100")
+}
+
+// ListAll pages through a whole listing of the API, path its first page
+// (with its query, a limit among it), following next_cursor.
+func ListAll[T any](ctx context.Context, c *apiclient.Client, path string) ([]T, error) {
+	var all []T
 	cursor := ""
 	for {
 		var page struct {
-			Data       []api.DeadLetterView `json:"data"`
-			NextCursor string               `json:"next_cursor"`
+			Data       []T    `json:"data"`
+			NextCursor string `json:"next_cursor"`
 		}
-		path := "/v1/dlq?limit=100"
+		p := path
 		if cursor != "" {
-			path += "&cursor=" + cursor
+			p += "&cursor=" + cursor
 		}
-		if err := c.Do(ctx, "GET", path, nil, &page); err != nil {
+		if err := c.Do(ctx, "GET", p, nil, &page); err != nil {
 			return nil, err
 		}
 		all = append(all, page.Data...)
