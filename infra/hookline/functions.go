@@ -251,14 +251,15 @@ func newDeliverFunction(p pipelineProps, fns functionDefaults, newFn func(string
 	deliverEnv.SecretsKeyARN = *p.SecretsKey.KeyArn()
 	deliver := newFn("Deliver", p.DeliverTimeout, deliverEnv.Vars(), allowRecursiveLoop)
 	reserveConcurrency(deliver, p.DeliverReservedConcurrency)
-	// Load (BatchGetItem), Delivery and Endpoint (GetItem), the batch's
-	// first attempts' records (BatchWriteItem, on delivery records only),
-	// every other write an UpdateItem; the DLQ send; the sends to its own queues (the delivery
+	// Load (BatchGetItem), Delivery and Endpoint (GetItem; Query for a
+	// resend's delivery packed in an outcome page), the batch's first
+	// attempts delivered (BatchWriteItem, on outcome pages only), every
+	// other write an UpdateItem; the DLQ send; the sends to its own queues (the delivery
 	// queue and the tenant lane) of the messages that wait (see
 	// allowRecursiveLoop); the signing secrets opened. The mappings below
 	// grant both queues' consumption, ChangeMessageVisibility included.
-	grantTableItems(deliver, p.Tables.State, "dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:UpdateItem")
-	grantBatchWrites(deliver, p.Tables.State, deliveryRecords)
+	grantTableItems(deliver, p.Tables.State, "dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem")
+	grantBatchWrites(deliver, p.Tables.State, outcomePages)
 	p.Queues.DeadLetter.Grant(deliver, jsii.String("sqs:SendMessage"))
 	p.Queues.Delivery.Grant(deliver, jsii.String("sqs:SendMessage"))
 	p.Queues.Lane.Grant(deliver, jsii.String("sqs:SendMessage"))

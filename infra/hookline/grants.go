@@ -36,16 +36,16 @@ func grantTableItems(fn awslambda.Function, table awsdynamodb.Table, actions ...
 // item's partition key (ForAllValues:StringLike dynamodb:LeadingKeys), so
 // that a batch write can touch nothing but its one kind of item:
 //
-//   - deliveryRecords, deliver's (store.RecordFirstAttempts): a delivery
-//     record, keys.RecordsPrefix followed by its tenant's hash and shard,
-//     or, for a legacy id, keys.DeliveryPrefix followed by the id; no
-//     endpoint, key, tenant or counter.
+//   - outcomePages, deliver's (store.RecordFirstAttempts): a page of
+//     deliveries delivered at their first attempt, keys.OutcomesPrefix
+//     followed by its tenants' hash and shard; no record, endpoint, key,
+//     tenant or counter.
 //   - messageLogPages, enqueue's (messagelog.Pages.Write): a page of the
 //     message log, TENANT#<tenant>#EVENTS#<n> (keys.EventPages); no delivery
 //     record either (a tenant's own partition key, TENANT#<tenant>, does
 //     not end in #EVENTS#<n>: a tenant id holds no "#").
 var (
-	deliveryRecords = []string{keys.RecordsPrefix + "*", keys.DeliveryPrefix + "*"}
+	outcomePages    = []string{keys.OutcomesLike()}
 	messageLogPages = []string{keys.EventPagesLike()}
 )
 

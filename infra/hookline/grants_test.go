@@ -143,7 +143,7 @@ func stateGrants(t *testing.T, g grantSet, s *synthesized, names []string) {
 					g.add(obj{"Fn::Join": arr{"", arr{table, "/index/" + ix}}}, nil, "dynamodb:"+c.Action)
 				}
 			} else if c.Action == "BatchWriteItem" {
-				g.add(table, obj{"ForAllValues:StringLike": obj{"dynamodb:LeadingKeys": roundTripAny(t, deliveryRecords)}}, "dynamodb:"+c.Action) // delivery records only
+				g.add(table, obj{"ForAllValues:StringLike": obj{"dynamodb:LeadingKeys": roundTripAny(t, outcomePages)}}, "dynamodb:"+c.Action) // outcome pages only
 			} else {
 				g.add(table, nil, "dynamodb:"+c.Action)
 			}
@@ -259,10 +259,11 @@ func TestLeastPrivilege(t *testing.T) {
 	t.Run("deliver's state table actions", func(t *testing.T) {
 		// Spelled out, so that the figure in the report is checked too.
 		g := s.grantsOf(t, s.deliverFn)
-		require.Equal(t, []string{"dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:UpdateItem"}, g[grantKey(getAtt(s.stateTable, "Arn"), nil)])
-		// Writes in batches: delivery records only (a batch write's puts
-		// and deletes cannot be told apart in IAM).
-		cond := obj{"ForAllValues:StringLike": obj{"dynamodb:LeadingKeys": arr{"RECORDS#*", "DELIVERY#*"}}}
+		require.Equal(t, []string{"dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem"}, g[grantKey(getAtt(s.stateTable, "Arn"), nil)])
+		// Writes in batches: outcome pages only (a batch write's puts and
+		// deletes cannot be told apart in IAM): no record, endpoint, key
+		// or counter.
+		cond := obj{"ForAllValues:StringLike": obj{"dynamodb:LeadingKeys": arr{"OUTCOMES#*"}}}
 		require.Equal(t, []string{"dynamodb:BatchWriteItem"}, g[grantKey(getAtt(s.stateTable, "Arn"), cond)])
 	})
 
@@ -274,7 +275,7 @@ func TestLeastPrivilege(t *testing.T) {
 		}
 	})
 
-	t.Run("no role may Scan, write in batches but deliver's delivery records and enqueue's message log pages, or use a wildcard action", func(t *testing.T) {
+	t.Run("no role may Scan, write in batches but deliver's outcome pages and enqueue's message log pages, or use a wildcard action", func(t *testing.T) {
 		var policies *map[string]*map[string]any
 		check(t, func() { policies = s.tpl.FindResources(jsii.String("AWS::IAM::Policy"), nil) })
 		require.NotEmpty(t, *policies)
@@ -290,7 +291,7 @@ func TestLeastPrivilege(t *testing.T) {
 						require.Equal(t, obj{"ForAllValues:StringLike": obj{"dynamodb:LeadingKeys": arr{"TENANT#*#EVENTS#*"}}}, roundTripAny(t, raw.(obj)["Condition"]), "policy %s", id)
 						continue
 					}
-					require.Equal(t, obj{"ForAllValues:StringLike": obj{"dynamodb:LeadingKeys": arr{"RECORDS#*", "DELIVERY#*"}}}, roundTripAny(t, raw.(obj)["Condition"]), "policy %s", id)
+					require.Equal(t, obj{"ForAllValues:StringLike": obj{"dynamodb:LeadingKeys": arr{"OUTCOMES#*"}}}, roundTripAny(t, raw.(obj)["Condition"]), "policy %s", id)
 					require.True(t, strings.HasPrefix(id, "PipelineDeliverRole"), "policy %s: only deliver and enqueue write in batches", id)
 				}
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hookline/hookline/internal/api"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/store"
 	"github.com/stretchr/testify/require"
 )
 
@@ -115,4 +116,16 @@ func TestDeliveryLog(t *testing.T) {
 	rec = e.do("GET", "/v1/deliveries?state=dead&cursor="+url.QueryEscape(first.NextCursor), keyA, nil)
 	require.Equal(t, http.StatusBadRequest, rec.Code, "a cursor of another filter")
 	require.Equal(t, http.StatusUnauthorized, e.do("GET", "/v1/deliveries", "", nil).Code)
+}
+
+// A second of outcome pages larger than a listing reads is a 503 that
+// says so and where the deliveries are still read, not a 500.
+func TestDeliveryLogSecondTooLargeIs503(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	key := e.newTenant("tenant-a")
+	e.store.setFailIn("ListDeliveries", store.ErrSecondTooLarge)
+	rec := e.do("GET", "/v1/deliveries?limit=2", key, nil)
+	require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
+	require.Contains(t, rec.Body.String(), "more deliveries than one listing reads")
 }

@@ -218,6 +218,9 @@ func (s *Server) listingError(r *http.Request, err error) *Problem {
 	if errors.Is(err, store.ErrBadFilter) {
 		return problem(http.StatusBadRequest, "the filter cannot be queried: %s", err.Error())
 	}
+	if errors.Is(err, store.ErrSecondTooLarge) {
+		return problem(http.StatusServiceUnavailable, "one second of this delivery log holds more deliveries than one listing reads (16 queries of a shard's pages); each is still read by its id, and an event's deliveries with GET /v1/events/{event_id}")
+	}
 	if err != nil {
 		return s.internal(r, err)
 	}

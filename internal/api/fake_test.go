@@ -25,8 +25,11 @@ type testStore struct {
 	mu sync.Mutex
 	// panicIn makes the named method (or every method, "*") panic.
 	panicIn string
-	// failWith makes every method fail with this (infrastructure) error.
-	failWith error
+	// failWith makes every method fail with this (infrastructure) error;
+	// failIn, with failInErr, only that method.
+	failWith  error
+	failIn    string
+	failInErr error
 	// conflictOnRotate makes RotateSecret lose a race (ErrConflict).
 	conflictOnRotate bool
 	// full names the tenants whose jobs fakeJobs refuses.
@@ -60,6 +63,9 @@ func (f *testStore) enter(method string) error {
 	}
 	if f.failWith != nil {
 		return fmt.Errorf("%s: %w", method, f.failWith)
+	}
+	if f.failIn == method {
+		return fmt.Errorf("%s: %w", method, f.failInErr)
 	}
 	return nil
 }
@@ -242,6 +248,12 @@ func (f *testStore) setPanic(method string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.panicIn = method
+}
+
+func (f *testStore) setFailIn(method string, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failIn, f.failInErr = method, err
 }
 
 func (f *testStore) setFail(err error) {

@@ -251,10 +251,27 @@ func (h *Handler) open(ctx context.Context, ev events.SQSEvent) ([]message.Messa
 		if s, err := h.load(ctx, ids, refs, needs(msgs, errs)); err != nil {
 			h.Log.WarnContext(ctx, "cannot read the batch's records at once; reading each", "error", err.Error())
 		} else {
+			h.packedResends(ctx, msgs, errs, s)
 			b.snap = &s
 		}
 	}
 	return msgs, errs, b
+}
+
+// packedResends reads, on their own, the deliveries of resends that the
+// batch's read did not find (it reads records only): a delivery delivered
+// at its first attempt is packed in an outcome page, and its resend is to
+// find it delivered (RecordResendAttempt then writes its record). A
+// resend is rare and asked for by a person.
+func (h *Handler) packedResends(ctx context.Context, msgs []message.Message, errs []error, snap store.Snapshot) {
+	for i, m := range msgs {
+		if _, ok := snap.Deliveries[m.DeliveryID]; ok || errs[i] != nil || !m.Resend {
+			continue
+		}
+		if d, err := h.Store.Delivery(ctx, m.DeliveryID); err == nil {
+			snap.Deliveries[m.DeliveryID] = d
+		}
+	}
 }
 
 // signingSecrets returns the secrets that sign a request to ep at now:

@@ -187,12 +187,6 @@ func (s *testStore) RecordAttempt(ctx context.Context, d domain.Delivery, a doma
 func (s *testStore) RecordFirstAttempts(ctx context.Context, firsts []store.FirstAttempt) ([]int, error) {
 	s.mu.Lock()
 	s.firstBatches++
-	for _, f := range firsts {
-		id := f.Delivery.DeliveryID
-		s.outcomes[id] = append(s.outcomes[id], domain.Outcome{State: domain.StateDelivered})
-		s.attempts[id] = append(s.attempts[id], f.Attempt)
-		s.recorded[id] = f.Delivery
-	}
 	fail := s.failFirsts
 	s.mu.Unlock()
 	if fail {
@@ -202,7 +196,19 @@ func (s *testStore) RecordFirstAttempts(ctx context.Context, firsts []store.Firs
 		}
 		return all, fmt.Errorf("record first attempts: %w", errBoom)
 	}
-	return s.Store.RecordFirstAttempts(ctx, firsts)
+	left, err := s.Store.RecordFirstAttempts(ctx, firsts)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, f := range firsts {
+		if slices.Contains(left, i) {
+			continue // recorded on its own (RecordAttempt), counted there
+		}
+		id := f.Delivery.DeliveryID
+		s.outcomes[id] = append(s.outcomes[id], domain.Outcome{State: domain.StateDelivered})
+		s.attempts[id] = append(s.attempts[id], f.Attempt)
+		s.recorded[id] = f.Delivery
+	}
+	return left, err
 }
 
 func (s *testStore) MarkDeadBeforeLastAttempt(ctx context.Context, d domain.Delivery, reason domain.DeadReason, message string, at time.Time) error {

@@ -20,7 +20,7 @@ import (
 func batchOf(t *testing.T, f *fixture, prefix string, n int) []events.SQSMessage {
 	var msgs []events.SQSMessage
 	for i := range n {
-		msgs = append(msgs, sqsMessage(t, fmt.Sprintf("%s%d", prefix, i), "1", f.now.Add(-time.Minute)))
+		msgs = append(msgs, sqsMessage(t, pid(fmt.Sprintf("%s%d", prefix, i)), "1", f.now.Add(-time.Minute)))
 	}
 	return msgs
 }

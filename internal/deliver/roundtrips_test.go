@@ -20,9 +20,17 @@ import (
 func idsOf(prefix string, n int) []string {
 	var ids []string
 	for i := range n {
-		ids = append(ids, fmt.Sprintf("%s%d", prefix, i))
+		ids = append(ids, pid(fmt.Sprintf("%s%d", prefix, i)))
 	}
 	return ids
+}
+
+// pid is the delivery id named name: an id of tenant t1's endpoint ep_1
+// that carries a time (domain.DeliveryID), so that its first attempt
+// delivered is packed in an outcome page (a legacy id is recorded on its
+// own).
+func pid(name string) string {
+	return domain.DeliveryID("t1", "evt_"+name, "ep_1", time.Date(2026, 12, 7, 11, 0, 0, 0, time.UTC))
 }
 
 // A clean batch (a fast endpoint, no failure, warm caches, its counters
@@ -120,7 +128,7 @@ func TestDynamoDBCallsPerBatchOnTheModelsWorkload(t *testing.T) {
 		retries = nil
 		fails := map[string]bool{}
 		for i := 0; len(msgs) < 10; i++ {
-			id := fmt.Sprintf("r%d_%d", round, i)
+			id := pid(fmt.Sprintf("r%d_%d", round, i))
 			if rnd.Float64() < 0.05 {
 				mu.Lock()
 				failFirst[id] = true
@@ -165,18 +173,19 @@ func TestDynamoDBCallsPerBatchOnTheModelsWorkload(t *testing.T) {
 // them, while it is still out, and its own at the batch's end.
 func TestFirstAttemptsAreNotHeldBySlowRequests(t *testing.T) {
 	t.Parallel()
-	f, release := holdingFixture(t, "slow")
+	fast, slow := pid("fast"), pid("slow")
+	f, release := holdingFixture(t, slow)
 	done := make(chan []string)
-	go func() { done <- f.run(t, sqsMessage(t, "fast", "1", f.now), sqsMessage(t, "slow", "1", f.now)) }()
+	go func() { done <- f.run(t, sqsMessage(t, fast, "1", f.now), sqsMessage(t, slow, "1", f.now)) }()
 	require.Eventually(t, func() bool {
-		d, err := f.store.Store.Delivery(t.Context(), "fast")
+		d, err := f.store.Store.Delivery(t.Context(), fast)
 		return err == nil && d.State == domain.StateDelivered
 	}, 5*time.Second, 20*time.Millisecond, "the fast one's record while the slow one is out")
-	_, err := f.store.Store.Delivery(t.Context(), "slow")
+	_, err := f.store.Store.Delivery(t.Context(), slow)
 	require.Error(t, err, "not recorded yet: still out")
 	close(release)
 	require.Empty(t, <-done)
-	requireDelivered(t, f, []string{"fast", "slow"}, 1)
+	requireDelivered(t, f, []string{fast, slow}, 1)
 	require.Equal(t, 2, f.store.DB.Calls("BatchWriteItem"), "one write each")
 }
 

@@ -247,6 +247,10 @@ type Delivery struct {
 	// is dropped unsent.
 	CancelledAt *time.Time `dynamodbav:"cancelled_at,omitempty"`
 	CancelledBy string     `dynamodbav:"cancelled_by,omitempty"`
+	// Packed marks a delivery read from its row of an outcome page (a
+	// delivery delivered at its first attempt has no record of its own:
+	// package store's outcome pages), not from a record. Never stored.
+	Packed bool `dynamodbav:"-" json:"-"`
 }
 
 // Revives reports whether a message replayed at replayedAt (nil: not a

@@ -311,7 +311,7 @@ func (h *Handler) enqueue(ctx context.Context, ev events.DynamoDBEvent, inv *inv
 		return f
 	}
 	if len(ids) > 0 {
-		existing, err := h.Store.LoadWith(ctx, store.LoadOptions{Eventual: true}, ids, nil)
+		existing, err := h.Store.LoadWith(ctx, store.LoadOptions{Eventual: true, Packed: true}, ids, nil)
 		if err != nil {
 			return &failure{fanOuts[0].seq, fanOuts[len(fanOuts)-1].seq, fmt.Errorf("read the batch's %d deliveries: %w", len(ids), err)}
 		}

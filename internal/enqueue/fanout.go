@@ -154,7 +154,7 @@ func (h *Handler) sendDeferred(ctx context.Context, inv *invocation, fanOuts []f
 	if len(ids) == 0 {
 		return nil
 	}
-	existing, err := h.Store.LoadWith(ctx, store.LoadOptions{Eventual: true}, ids, nil)
+	existing, err := h.Store.LoadWith(ctx, store.LoadOptions{Eventual: true, Packed: true}, ids, nil)
 	if err != nil {
 		return &failure{err: fmt.Errorf("read the deferred fan-outs' %d deliveries: %w", len(ids), err)}
 	}

@@ -137,7 +137,7 @@ func (s *Store) claimAtOnce(ctx context.Context, reads []domain.Delivery, part [
 func (s *Store) claimOne(ctx context.Context, id, tenantID, job string, stale time.Duration) (domain.Delivery, error) {
 	for try := 0; try < maxChangedTries; try++ {
 		now := s.Now().UTC()
-		d, err := s.Delivery(ctx, id)
+		d, err := s.record(ctx, id)
 		if errors.Is(err, ErrNotFound) || (err == nil && tenantID != "" && d.TenantID != tenantID) {
 			return domain.Delivery{}, fmt.Errorf("delivery %s: %w", id, ErrNotFound)
 		}

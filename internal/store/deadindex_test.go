@@ -193,5 +193,5 @@ func TestDeadCursorBound(t *testing.T) {
 	require.NoError(t, err)
 	c, err = DecodeDeadCursor(base64.RawURLEncoding.EncodeToString(raw))
 	require.NoError(t, err, "a cursor of before the shards")
-	require.Equal(t, uint32(1<<DeadShards), c.X, "its legacy flag")
+	require.Equal(t, uint64(1<<DeadShards), c.X, "its legacy flag")
 }

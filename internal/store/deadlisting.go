@@ -79,7 +79,7 @@ type DeadCursor struct {
 	SK string
 	Q  string `json:",omitempty"`
 	L  bool   `json:",omitempty"`
-	X  uint32 `json:",omitempty"`
+	X  uint64 `json:",omitempty"`
 }
 
 // EncodeDeadCursor is the opaque form of c that ListDead returns.
@@ -334,7 +334,21 @@ func mergeShards(reads []*deadRead, limit int, query string, order readOrder) ([
 			until = u
 		}
 	}
-	slices.SortFunc(all, func(a, b entry) int { return order.compare(a.sk, b.sk) })
+	// Stable: of two entries of one key (a delivery's record and its row
+	// of an outcome page, the record's shard read first), the first is
+	// listed, but for a record a row beats (rowMayWin).
+	slices.SortStableFunc(all, func(a, b entry) int { return order.compare(a.sk, b.sk) })
+	kept := all[:0]
+	for _, e := range all {
+		if n := len(kept); n > 0 && kept[n-1].sk == e.sk {
+			if rowMayWin(kept[n-1].d) && e.d.State == domain.StateDelivered {
+				kept[n-1] = e
+			}
+			continue
+		}
+		kept = append(kept, e)
+	}
+	all = kept
 	var out []domain.Delivery
 	for _, e := range all {
 		if order.compare(e.sk, until) > 0 {
@@ -351,7 +365,7 @@ func mergeShards(reads []*deadRead, limit int, query string, order readOrder) ([
 	}
 	// A shard is read to its end if its query was, and every delivery it
 	// found is returned.
-	var done uint32
+	var done uint64
 	for n, r := range reads {
 		if r == nil || (r.until == "" && (len(r.sks) == 0 || order.compare(r.sks[len(r.sks)-1], until) <= 0)) {
 			done |= 1 << n

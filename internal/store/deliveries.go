@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -43,8 +44,25 @@ func (s *Store) creationAttributes(d domain.Delivery, now time.Time) map[string]
 	return attrs
 }
 
-// Delivery reads one delivery, or ErrNotFound.
+// Delivery reads one delivery, or ErrNotFound: its record, else (or over a
+// record rowMayWin names) its row of an outcome page (packedDeliveries).
 func (s *Store) Delivery(ctx context.Context, id string) (domain.Delivery, error) {
+	d, err := s.record(ctx, id)
+	if (err != nil && !errors.Is(err, ErrNotFound)) || (err == nil && !rowMayWin(d)) {
+		return d, err
+	}
+	packed, perr := s.packedDeliveries(ctx, []string{id}, true)
+	if perr != nil {
+		return domain.Delivery{}, perr
+	}
+	if p, ok := packed[id]; ok {
+		return p, nil
+	}
+	return d, err
+}
+
+// record reads delivery id's record, or ErrNotFound.
+func (s *Store) record(ctx context.Context, id string) (domain.Delivery, error) {
 	var d domain.Delivery
 	err := s.get(ctx, deliveryKey(id), &d, "delivery "+id)
 	return d, err
@@ -161,14 +179,21 @@ func (s *Store) RecordResendAttempt(ctx context.Context, d domain.Delivery, a do
 		values := map[string]types.AttributeValue{
 			":log": logAV, ":one": &types.AttributeValueMemberN{Value: "1"}, ":delivered": &types.AttributeValueMemberS{Value: string(domain.StateDelivered)},
 		}
+		set := "SET attempt_log = :log"
 		cond := "#state = :delivered AND attribute_not_exists(resends)"
 		if cur.Resends > 0 {
 			cond = "#state = :delivered AND resends = :was"
 			values[":was"] = &types.AttributeValueMemberN{Value: strconv.Itoa(cur.Resends)}
 		}
+		if cur.Packed {
+			// Its row of an outcome page: the record is created from it,
+			// the resend's entry in its log.
+			set, cond = s.unpackSet(cur, values), "attribute_not_exists(pk)"
+			delete(values, ":delivered") // DynamoDB refuses a value no expression uses
+		}
 		_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName: &s.table, Key: deliveryKey(d.DeliveryID),
-			UpdateExpression:          aws.String("SET attempt_log = :log ADD resends :one"),
+			UpdateExpression:          aws.String(set + " ADD resends :one"),
 			ConditionExpression:       aws.String(cond),
 			ExpressionAttributeNames:  map[string]string{"#state": "state"},
 			ExpressionAttributeValues: values,
@@ -192,6 +217,29 @@ func (s *Store) RecordResendAttempt(ctx context.Context, d domain.Delivery, a do
 	return fmt.Errorf("log resend attempt of delivery %s: changed by others %d times in a row: %w", d.DeliveryID, maxChangedTries, ErrConflict)
 }
 
+// unpackSet is the SET clause that writes the record of the packed
+// delivery d (read from its row: delivered at its first attempt) as
+// RecordFirstAttempts wrote records before the pages, its attempt log
+// :log (already in values, with the entry to add); its values added.
+func (s *Store) unpackSet(d domain.Delivery, values map[string]types.AttributeValue) string {
+	item := s.creationAttributes(d, d.CreatedAt)
+	item["state"] = &types.AttributeValueMemberS{Value: string(domain.StateDelivered)}
+	item["last_status"] = &types.AttributeValueMemberN{Value: strconv.Itoa(d.LastStatus)}
+	item["last_error"] = &types.AttributeValueMemberS{Value: d.LastError}
+	item["attempts"] = &types.AttributeValueMemberN{Value: "1"}
+	item["delivered_at"] = timeValue(d.CreatedAt)
+	parts := []string{"attempt_log = :log"}
+	for _, n := range slices.Sorted(maps.Keys(item)) {
+		if n == "state" {
+			parts = append(parts, "#state = :u_state")
+		} else {
+			parts = append(parts, n+" = :u_"+n)
+		}
+		values[":u_"+n] = item[n]
+	}
+	return "SET " + strings.Join(parts, ", ")
+}
+
 // maxChangedTries bounds how often a write conditional on a record as read
 // is tried again on the record as it has become.
 const maxChangedTries = 5
@@ -210,7 +258,7 @@ func (s *Store) reread(ctx context.Context, d domain.Delivery, item map[string]t
 	var cur domain.Delivery
 	if item == nil {
 		var err error
-		cur, err = s.Delivery(ctx, d.DeliveryID)
+		cur, err = s.record(ctx, d.DeliveryID)
 		if errors.Is(err, ErrNotFound) {
 			return domain.Delivery{DeliveryID: d.DeliveryID, TenantID: d.TenantID, EndpointID: d.EndpointID, EventID: d.EventID, EventType: d.EventType}, nil
 		}

@@ -122,15 +122,18 @@ func (s *Store) ListDeliveries(ctx context.Context, tenantID string, f domain.De
 			return nil, "", err
 		}
 	}
-	records := recordPartitions(tenantID)
-	reads := make([]*deadRead, LogShards+len(records))
+	records, pages := recordPartitions(tenantID), outcomePartitions(tenantID)
+	reads := make([]*deadRead, LogShards+len(records)+len(pages))
 	err = fanout.Each(len(reads), deadParallel, func(n int) error {
 		if after != nil && after.X&(1<<n) != 0 {
 			return nil // read to its end
 		}
 		var r deadRead
 		var err error
-		if n < LogShards {
+		switch {
+		case n >= LogShards+len(records):
+			r, err = s.queryOutcomes(ctx, pages[n-LogShards-len(records)], tenantID, f, after, limit)
+		case n < LogShards:
 			r, err = s.queryListing(ctx, attrKey(AttrLogSK), s.logQuery(keys.LogShard(tenantID, n), f, lo, hi, after), limit,
 				func(d domain.Delivery, sk string, item map[string]types.AttributeValue) domain.Delivery {
 					d.TenantID, d.DeliveryID = tenantID, deliveryIDOf(item)
@@ -139,7 +142,7 @@ func (s *Store) ListDeliveries(ctx context.Context, tenantID string, f domain.De
 					}
 					return LogListed(d)
 				}, nil)
-		} else {
+		default:
 			var keep func(string) bool
 			if after != nil {
 				keep = func(sk string) bool { return sk < after.SK } // the query's bound includes the cursor's own

@@ -219,17 +219,18 @@ func (s *Store) EraseIndexed(ctx context.Context, tenantID, kind string, limit i
 // erasePartitions are the index partitions of a tenant's items of kind:
 // its deliveries but the dead in the delivery log's shards and in its
 // shards of records (every delivery with a record, whatever its endpoint
-// became); dead deliveries in the dead
+// became) and of outcome pages (a page of the tenant's is deleted whole,
+// counted one); dead deliveries in the dead
 // index's shards, and those of earlier versions in gsi1 (deadPartitions);
 // every other kind in gsi1.
 func erasePartitions(tenantID, kind string) ([]deadPartition, error) {
 	switch kind {
 	case domain.EraseDeliveries:
-		parts := make([]deadPartition, 0, 2*LogShards)
+		parts := make([]deadPartition, 0, 2*LogShards+OutcomeShards)
 		for n := range LogShards {
 			parts = append(parts, deadPartition{logIndex, keys.LogShard(tenantID, n)})
 		}
-		for _, pk := range recordPartitions(tenantID) {
+		for _, pk := range append(recordPartitions(tenantID), outcomePartitions(tenantID)...) {
 			parts = append(parts, deadPartition{recordsSource, pk})
 		}
 		return parts, nil
@@ -259,7 +260,7 @@ func (s *Store) eraseOpenJobs(ctx context.Context, tenantID string) (int, error)
 func (s *Store) EraseDeliveries(ctx context.Context, tenantID string, ids []string) (int, error) {
 	n := 0
 	for start := 0; start < len(ids); start += maxBatchGet {
-		snap, err := s.Load(ctx, ids[start:min(len(ids), start+maxBatchGet)], nil)
+		snap, err := s.LoadWith(ctx, LoadOptions{}, ids[start:min(len(ids), start+maxBatchGet)], nil) // records: pages go by their partitions
 		if err != nil {
 			return n, err
 		}

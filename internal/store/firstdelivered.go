@@ -3,7 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
-	"strconv"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -27,75 +27,77 @@ const maxBatchWrites = 25
 const unprocessedTries = 3
 
 // RecordFirstAttempts records deliveries delivered at their first attempt
-// that had no record when read: each record is written whole, as
-// RecordAttempt's first write of a delivered delivery writes it (its ids,
-// creation time, expiry and delivery log keys; delivered, one attempt,
-// its log, its answer), 25 to a BatchWriteItem, so that a deliver batch of
-// ten writes its records in one call where RecordAttempt makes one each
-// (issue 37: a clean batch is two DynamoDB calls, its read and this).
+// that had no record when read, packed in outcome pages (outcomes.go): one
+// item per tenant and second of the deliveries' events (at most
+// maxOutcomeRows rows), 25 pages to a BatchWriteItem, so that a deliver
+// batch of ten of one second writes about 2 write units where a record
+// each took 10 (issue 37). Each row holds what the record held (ids,
+// attempt, answer, excerpt, expiry); Delivery, Load and the delivery log
+// read it as the record.
 //
-// BatchWriteItem takes no condition: a record another writer created
-// between the read and this write is replaced, where RecordAttempt would
-// have applied the attempt to it. What another writer can create there
-// is another copy's attempt (the attempt log then shows one of the two
-// attempts, the receiver got both, as it may from any copy), a cancel's
-// record (the delivery, delivered, shows delivered: the truth, where
-// RecordAttempt keeps it cancelled), or a death recorded before another
-// copy's last attempt (delivered replaces it, and that copy's attempt
-// then leaves it delivered, so the tenant's DLQ depth keeps the death
-// until the daily reconciliation corrects it). A record is never replaced
-// by an older state: every write here is delivered.
+// BatchWriteItem takes no condition, and a page is no record: a record
+// another writer created between the read and this write (another copy's
+// attempt, a cancel, a death recorded before another copy's last attempt)
+// stays, and wins over the row when read, but for a record no attempt
+// wrote (a cancel's: the row, delivered, is the truth; rowMayWin).
 //
 // It returns the indexes of firsts not written, for the caller to record
 // one at a time with RecordAttempt: a delivery a second time in firsts
-// (its first occurrence is written), the items of a request that failed
-// (and its error), and those still unprocessed after unprocessedTries.
+// (its first occurrence is written), one with a legacy id (its record has
+// a partition of its own), those of a page whose request failed (and its
+// error), and those of a page still unprocessed after unprocessedTries.
 func (s *Store) RecordFirstAttempts(ctx context.Context, firsts []FirstAttempt) (notWritten []int, err error) {
 	now := s.Now().UTC()
-	at := map[string]int{} // a delivery id's index in firsts
-	var reqs []types.WriteRequest
+	expires := now.Add(s.Retention).Unix()
+	seen := map[string]bool{}
+	pages := map[string]*outcomePage{}
+	var order []*outcomePage
 	for i, f := range firsts {
-		if _, twice := at[f.Delivery.DeliveryID]; twice || f.Delivery.State != "" {
+		d := f.Delivery
+		p, ok := domain.ParseDeliveryID(d.DeliveryID)
+		if seen[d.DeliveryID] || d.State != "" || !ok || d.TenantID == "" {
 			notWritten = append(notWritten, i)
 			continue
 		}
-		item, err := s.firstAttemptItem(f, now)
-		if err != nil {
-			notWritten = append(notWritten, i)
+		seen[d.DeliveryID] = true
+		sec := outcomeSecond(p.At)
+		k := d.TenantID + "\x00" + sec
+		pg := pages[k]
+		if pg == nil || len(pg.rows) == maxOutcomeRows {
+			pg = &outcomePage{tenant: d.TenantID, th: p.TenantHash, sec: sec}
+			pages[k] = pg
+			order = append(order, pg)
+		}
+		a := f.Attempt
+		pg.rows = append(pg.rows, outcomeRow{
+			ID: d.DeliveryID, Endpoint: d.EndpointID, Event: d.EventID, Type: d.EventType,
+			Number: a.Number, At: a.At.UnixNano(), Status: a.Status, LatencyMS: a.LatencyMS, Error: a.Error, Excerpt: a.Excerpt,
+			Expires: expires,
+		})
+		pg.at = append(pg.at, i)
+	}
+	reqs := make([]types.WriteRequest, 0, len(order))
+	of := map[string]*outcomePage{} // a page's sort key: the page
+	for _, pg := range order {
+		item, ierr := pg.item()
+		if ierr != nil {
+			notWritten = append(notWritten, pg.at...)
 			continue
 		}
-		at[f.Delivery.DeliveryID] = i
+		of[stringAttr(item, "sk")] = pg
 		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
 	}
 	for start := 0; start < len(reqs); start += maxBatchWrites {
 		left, werr := s.batchWrite(ctx, reqs[start:min(start+maxBatchWrites, len(reqs))])
 		if werr != nil {
-			err = fmt.Errorf("record %d first attempts: %w", len(left), werr)
+			err = fmt.Errorf("record first attempts in %d outcome pages: %w", len(left), werr)
 		}
 		for _, r := range left {
-			notWritten = append(notWritten, at[deliveryIDOf(r.PutRequest.Item)])
+			notWritten = append(notWritten, of[stringAttr(r.PutRequest.Item, "sk")].at...)
 		}
 	}
+	slices.Sort(notWritten)
 	return notWritten, err
-}
-
-// firstAttemptItem is the record of f delivered at now.
-func (s *Store) firstAttemptItem(f FirstAttempt, now time.Time) (map[string]types.AttributeValue, error) {
-	logAV, err := attemptLogValue(nil, f.Attempt)
-	if err != nil {
-		return nil, err
-	}
-	item := s.creationAttributes(f.Delivery, now)
-	for k, v := range deliveryKey(f.Delivery.DeliveryID) {
-		item[k] = v
-	}
-	item["state"] = &types.AttributeValueMemberS{Value: string(domain.StateDelivered)}
-	item["last_status"] = &types.AttributeValueMemberN{Value: strconv.Itoa(f.Attempt.Status)}
-	item["last_error"] = &types.AttributeValueMemberS{Value: f.Attempt.Error}
-	item["attempt_log"] = logAV
-	item["attempts"] = &types.AttributeValueMemberN{Value: "1"}
-	item["delivered_at"] = timeValue(f.Attempt.At)
-	return item, nil
 }
 
 // batchWrite writes reqs (at most maxBatchWrites) in one BatchWriteItem,

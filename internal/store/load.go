@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/fanout"
 	"github.com/hookline/hookline/internal/store/keys"
 )
 
@@ -45,18 +46,30 @@ type LoadOptions struct {
 	// for every batch, and the endpoints and tombstones, which it keeps a
 	// moment, eventually consistent when it has no fresh copy.
 	NoRecords, NoGates bool
+	// Packed reads also the deliveries packed in outcome pages (delivered
+	// at their first attempt, without a record of their own), as Delivery
+	// does: a Query per tenant hash and second of the ids
+	// (packedDeliveries), side by side with the records' read (no round
+	// trip more); a record wins over a row but where rowMayWin. Enqueue's
+	// read does (a stream batch tried again sends no delivered delivery
+	// again); deliver's does not (a clean batch is two DynamoDB calls): a
+	// packed delivery's message that SQS delivers again is sent again, at
+	// least once, as its webhook-id lets receivers deduplicate.
+	Packed bool
 }
 
-// Load reads deliveries and endpoints with strongly consistent reads, as
+// Load reads deliveries (packed ones too: LoadOptions.Packed) and endpoints
+// with strongly consistent reads, as
 // few requests as BatchGetItem allows (one per 100 keys): the deliver
 // function reads a whole batch's records with one request instead of two
 // per message. Keys the service leaves unprocessed are asked for again,
 // with a short backoff; Load fails rather than report a partial snapshot.
 func (s *Store) Load(ctx context.Context, deliveryIDs []string, endpoints []EndpointRef) (Snapshot, error) {
-	return s.LoadWith(ctx, LoadOptions{}, deliveryIDs, endpoints)
+	return s.LoadWith(ctx, LoadOptions{Packed: true}, deliveryIDs, endpoints)
 }
 
-// LoadWith is Load with options: LoadOptions{} reads as Load does.
+// LoadWith is Load with options: LoadOptions{Packed: true} reads as Load
+// does.
 func (s *Store) LoadWith(ctx context.Context, opts LoadOptions, deliveryIDs []string, endpoints []EndpointRef) (Snapshot, error) {
 	snap := Snapshot{Deliveries: map[string]domain.Delivery{}, Endpoints: map[EndpointRef]domain.Endpoint{}, Erased: map[string]bool{}, FastUntil: map[EndpointRef]time.Time{}}
 	var ks []map[string]types.AttributeValue
@@ -82,15 +95,33 @@ func (s *Store) LoadWith(ctx context.Context, opts LoadOptions, deliveryIDs []st
 			add(gateKey(e.TenantID, e.EndpointID))
 		}
 	}
-	for start := 0; start < len(ks); start += maxBatchGet {
-		items, err := s.batchGet(ctx, ks[start:min(len(ks), start+maxBatchGet)], !opts.Eventual)
-		if err != nil {
-			return Snapshot{}, err
-		}
-		for _, item := range items {
-			if err := snap.add(item); err != nil {
-				return Snapshot{}, err
+	var packed map[string]domain.Delivery
+	err := fanout.Each(2, 0, func(i int) (err error) {
+		if i == 1 {
+			if opts.Packed {
+				packed, err = s.packedDeliveries(ctx, deliveryIDs, !opts.Eventual)
 			}
+			return err
+		}
+		for start := 0; start < len(ks); start += maxBatchGet {
+			items, err := s.batchGet(ctx, ks[start:min(len(ks), start+maxBatchGet)], !opts.Eventual)
+			if err != nil {
+				return err
+			}
+			for _, item := range items {
+				if err := snap.add(item); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Snapshot{}, err
+	}
+	for id, p := range packed {
+		if d, ok := snap.Deliveries[id]; !ok || rowMayWin(d) {
+			snap.Deliveries[id] = p
 		}
 	}
 	return snap, nil

@@ -127,6 +127,21 @@ func Records(tenantHash string, n int) string {
 	return RecordsPrefix + tenantHash + "#" + strconv.Itoa(n)
 }
 
+// OutcomesPrefix begins the partition key of a page of deliveries
+// delivered at their first attempt (store.RecordFirstAttempts):
+// OUTCOMES#<tenant hash>#<n>, one of the tenant's shards of outcome pages.
+const OutcomesPrefix = "OUTCOMES#"
+
+// Outcomes is the partition key of shard n of the outcome pages of the
+// tenants whose hash is tenantHash (domain.TenantHash).
+func Outcomes(tenantHash string, n int) string {
+	return OutcomesPrefix + tenantHash + "#" + strconv.Itoa(n)
+}
+
+// OutcomesLike is the IAM pattern (StringLike) of every outcome page's
+// partition key: OUTCOMES#*.
+func OutcomesLike() string { return OutcomesPrefix + "*" }
+
 // APIKey is the partition key of an API key, by its hash.
 func APIKey(hash string) string { return "APIKEY#" + hash }
 

@@ -86,9 +86,19 @@ func items[T any](s *Store, prefix, sk string) []T {
 	return out
 }
 
-// Deliveries returns every delivery record, by id.
+// Deliveries returns every delivery, by id: its record, else its row of
+// an outcome page (store.OutcomeRows: delivered at its first attempt).
 func (s *Store) Deliveries() map[string]domain.Delivery {
 	out := map[string]domain.Delivery{}
+	for _, it := range s.DB.Items() {
+		rows, err := store.OutcomeRows(it)
+		if err != nil {
+			panic(fmt.Sprintf("storefake: outcome page: %v", err))
+		}
+		for _, d := range rows {
+			out[d.DeliveryID] = d
+		}
+	}
 	for _, it := range s.DB.Items() {
 		pk := dynamofake.String(it, "pk")
 		if !strings.HasPrefix(pk, keys.RecordsPrefix) && (!strings.HasPrefix(pk, keys.DeliveryPrefix) || dynamofake.String(it, "sk") != keys.DeliverySK) {

@@ -58,6 +58,7 @@ type Store interface {
 	LoadWith(ctx context.Context, opts store.LoadOptions, deliveryIDs []string, endpoints []store.EndpointRef) (store.Snapshot, error)
 	RecordAttempt(ctx context.Context, d domain.Delivery, a domain.Attempt, o domain.Outcome) error
 	RecordResendAttempt(ctx context.Context, d domain.Delivery, a domain.Attempt) error
+	RecordFirstAttempts(ctx context.Context, firsts []store.FirstAttempt) (notWritten []int, err error)
 	RecordAttemptIfUnchanged(ctx context.Context, d domain.Delivery, a domain.Attempt, o domain.Outcome) error
 	MarkDeadBeforeLastAttempt(ctx context.Context, d domain.Delivery, reason domain.DeadReason, message string, at time.Time) error
 	CancelDelivery(ctx context.Context, d domain.Delivery, job string, at time.Time) (domain.Delivery, bool, error)

@@ -186,6 +186,7 @@ var cases = []testCase{
 	{"rate slots of a large limit: shards grant every slot once, at most the limit between concurrent takers", rateShards},
 	{"cancel: a pending or unrecorded delivery once; a delivered or dead one wins; an attempt under way keeps it cancelled, a replay's revives it", cancels},
 	{"a tenant's erasure: tombstone first, then every kind of its items, and nothing of another's", erasure},
+	{"first attempts delivered, packed in outcome pages: read by id and in batches, listed with the records, resent, erased", packedOutcomes},
 }
 
 func resendAttempts(t *testing.T, u *suite) {

@@ -119,7 +119,14 @@ func TestInitialByHand(t *testing.T) {
 	// 14 daily passes / 10 = 0.0014 → 0.3624 requests (0.36 without
 	// deaths; 0.7642 when every 5-minute pass received them).
 	require.InDelta(t, 0.3624, sum(in.SQS), 1e-9)
-	// Writes: no create (enqueue writes none), 1.05 attempts × 1 (the
+	// Writes: 0.95 first attempts delivered, packed: a batch holds 10 ×
+	// 0.95 / 1.05 = 9.05 of them, one outcome page of 9.05 × 150 + 190
+	// bytes, 2 units, 0.105 pages a delivery = 0.21; the 0.05 failed first
+	// attempts and the 0.05 successes after them a record write each, 0.1;
+	// the rest as below, and a death 6.2 beyond a success's 0.2 = 0.4622
+	// WRU (1.2012 while each first attempt delivered wrote its record).
+	require.InDelta(t, 0.4622, sum(in.DynamoDBWrites), 1e-9)
+	// Before the pages: no create (enqueue writes none), 1.05 attempts × 1 (the
 	// first creates the record; no delivery log index entry since records
 	// are listed by their key, 1.05 more before), 0.05 × 0.5 failure-count writes (a batch's count and reset
 	// to an endpoint in one, none for a failure a success of its batch
@@ -132,7 +139,7 @@ func TestInitialByHand(t *testing.T) {
 	// entries, 3.221 while the count and the reset were two writes, 3.41
 	// while every batch wrote its counters), + 0.001 deaths × 5.2 = 1.2012
 	// WRU.
-	require.InDelta(t, 1.2012, sum(in.DynamoDBWrites), 1e-9)
+	require.InDelta(t, 1.2012, sum(recordEach(InitialAssumptions).Inputs().DynamoDBWrites), 1e-9)
 	// Reads: enqueue's existence check 0.5 (eventual) + deliver's delivery
 	// 1.05 (consistent) + the endpoint's gate 1.05/10 (consistent, one per
 	// batch) + the endpoint and its tombstone on a cache miss, 1.05/10 ×
@@ -143,8 +150,10 @@ func TestInitialByHand(t *testing.T) {
 	// seldom full, 0.05 × 0.3 = 0.015, + the endpoints query, one per tenant per invocation of ten records,
 	// 0.05 = 1.7326 RRU (2.1776 while the query was counted per record), +
 	// 0.001 deaths × (0 + 14 sweep reads, one a day; 3 + 26 before the
-	// patched copy and the arrivals) = 1.7466 RRU.
-	require.InDelta(t, 1.7466, sum(in.DynamoDBReads), 1e-9)
+	// patched copy and the arrivals) = 1.7466 RRU, + enqueue's query of
+	// the outcome pages beside its existence read, one per invocation of
+	// ten events of one second, 0.5 each: 0.05 = 1.7966 RRU.
+	require.InDelta(t, 1.7966, sum(in.DynamoDBReads), 1e-9)
 	// Logs: 163 + 243 + 0.05 × 667 + 250 × (0.1 + 0.105) = 490.6 bytes
 	// (938.6 with a line per fan-out span and per delivered attempt;
 	// 480.75 before the trace ids and the fan-out's span line).
@@ -154,20 +163,22 @@ func TestInitialByHand(t *testing.T) {
 	// 250, until the pages; the delivery log's entry, 446, until records
 	// were listed by their key), kept half a month (15 and 16 days); PITR
 	// backs up both (the state table), where it backed up no index.
-	require.InDelta(t, 604+93, in.StoredBytesPerDelivery, 1e-9)
-	require.InDelta(t, 604+93, in.BackedUpBytesPerDelivery, 1e-9)
+	// Since the outcome pages, 0.95 of the 604 are a row of 150 bytes and
+	// its share of its page's 190 + 100 (9.05 rows a page): 203.15.
+	require.InDelta(t, 203.15+93, in.StoredBytesPerDelivery, 1e-9)
+	require.InDelta(t, 203.15+93, in.BackedUpBytesPerDelivery, 1e-9)
 	require.InDelta(t, 0.5, in.StoredMonths, 1e-9)
 
 	b := Estimate(Default, in)
-	// 1.2012 × $0.625 = $0.75075; 1.7466 × $0.125 = $0.218325; 0.3624 × $0.40 = $0.14496.
-	require.InDelta(t, 0.75075, b.DynamoDBWrites, 1e-9)
-	require.InDelta(t, 0.218325, b.DynamoDBReads, 1e-9)
+	// 0.4622 × $0.625 = $0.288875; 1.7966 × $0.125 = $0.224575; 0.3624 × $0.40 = $0.14496.
+	require.InDelta(t, 0.288875, b.DynamoDBWrites, 1e-9)
+	require.InDelta(t, 0.224575, b.DynamoDBReads, 1e-9)
 	require.InDelta(t, 0.14496, b.SQS, 1e-9)
 	// One Decrypt per 100 deliveries (the secret kept in the warm
 	// function) × $3 per million = $0.03.
 	require.InDelta(t, 0.03, b.KMS, 1e-9)
-	// 697 × 10⁶ / 2³⁰ GB × 0.5 month × ($0.25 + $0.20).
-	require.InDelta(t, 697e6/(1<<30)*0.5*0.25+697e6/(1<<30)*0.5*0.20, b.DynamoDBStorage, 1e-9)
+	// 296.15 × 10⁶ / 2³⁰ GB × 0.5 month × ($0.25 + $0.20).
+	require.InDelta(t, 296.15e6/(1<<30)*0.5*0.25+296.15e6/(1<<30)*0.5*0.20, b.DynamoDBStorage, 1e-9)
 	// Deliver: 105,000 invocations × 0.120 s × 0.25 GB = 3,150 GB-s ×
 	// $0.0000133334 = $0.04200021.
 	require.InDelta(t, 0.04200021, b.LambdaDeliver, 1e-9)
@@ -205,7 +216,7 @@ func TestOneRecordAnInvocationSendsARequestPerMessage(t *testing.T) {
 
 func TestLongErrorBodiesCostAWriteUnitMore(t *testing.T) {
 	t.Parallel()
-	a := InitialAssumptions
+	a := recordEach(InitialAssumptions)
 	a.DeliveryWRUAfterFailure = 2
 	var attempt Op
 	for _, op := range a.Inputs().DynamoDBWrites {
@@ -217,6 +228,13 @@ func TestLongErrorBodiesCostAWriteUnitMore(t *testing.T) {
 	// after the write holds the 1 KB answer) + 0.05 successes after a
 	// failure × 2 = 1.15 WRU per delivery (no index write).
 	require.InDelta(t, 1.15, attempt.PerDelivery*attempt.Units, 1e-9)
+	// With the outcome pages, only the two records of a retried one: 0.2.
+	a.OutcomeRowBytes, a.OutcomePageBytes = InitialAssumptions.OutcomeRowBytes, InitialAssumptions.OutcomePageBytes
+	for _, op := range a.Inputs().DynamoDBWrites {
+		if strings.HasPrefix(op.Name, "deliver records:") {
+			require.InDelta(t, 0.2, op.PerDelivery*op.Units, 1e-9)
+		}
+	}
 }
 
 func TestLargeMessagesCostMoreReceiveRequests(t *testing.T) {
@@ -285,8 +303,17 @@ func indexedRecords(a Assumptions) Assumptions {
 // noMessageLog is the initial workload with the message log off
 // (hookline.Props.DisableMessageLog): no page, no outbox index entry.
 func noMessageLog() Assumptions {
-	a := InitialAssumptions
+	a := recordEach(InitialAssumptions)
 	a.LogIndexWRU, a.LogIndexBytes, a.MessageLogEntryBytes = 0, 0, 0
+	return a
+}
+
+// recordEach is a as the model was while a first attempt delivered wrote
+// a record of its own (until 2026-12-07): one write unit each, 604 bytes
+// stored, and a death 0.8 units dearer than the success it replaced
+// by less (5.2 WRU beyond it).
+func recordEach(a Assumptions) Assumptions {
+	a.OutcomeRowBytes, a.OutcomePageBytes, a.DeathWRU = 0, 0, 5.2
 	return a
 }
 
@@ -332,16 +359,17 @@ func noDeliveryLog(a Assumptions) Assumptions {
 func TestTargetAndTheLogs(t *testing.T) {
 	t.Parallel()
 	total := func(a Assumptions) float64 { return Estimate(Default, a.Inputs()).Total }
-	on := total(InitialAssumptions)
-	require.InDelta(t, 1.6996, on, 5e-4)
+	require.InDelta(t, 1.1599, total(InitialAssumptions), 5e-4, "every log on, first attempts delivered in outcome pages")
+	on := total(recordEach(InitialAssumptions))
+	require.InDelta(t, 1.6996, on, 5e-4, "before the outcome pages: what each log costs beside a record a delivery")
 	require.InDelta(t, 1.6171, total(noMessageLog()), 5e-4, "the message log off")
 	require.InDelta(t, 1.6171, total(noDeliveryLog(noMessageLog())), 5e-4, "neither log")
 	require.InDelta(t, 1.6106, total(noTypeCounters(noDeliveryLog(noMessageLog()))), 5e-4, "neither log nor the counters by type")
-	require.InDelta(t, 0.0105*0.625, on-total(noTypeCounters(InitialAssumptions)), 1e-9, "a write unit per ten batches of ten")
+	require.InDelta(t, 0.0105*0.625, on-total(noTypeCounters(recordEach(InitialAssumptions))), 1e-9, "a write unit per ten batches of ten")
 	require.InDelta(t, 0.1*0.625+93e6/(1<<30)*0.5*(0.25+0.20), on-total(noMessageLog()), 1e-9, "a write unit a page of ten events, and 93 bytes an event stored and backed up for half a month")
-	require.InDelta(t, 0.625+250e6/(1<<30)*0.5*0.25, total(indexedMessageLog(InitialAssumptions))-total(noMessageLog()), 1e-9, "before: one write unit and 250 bytes of index for half a month per event")
-	require.InDelta(t, 0, on-total(noDeliveryLog(InitialAssumptions)), 1e-9, "the delivery log writes nothing of its own")
-	a := indexedRecords(InitialAssumptions)
+	require.InDelta(t, 0.625+250e6/(1<<30)*0.5*0.25, total(indexedMessageLog(recordEach(InitialAssumptions)))-total(noMessageLog()), 1e-9, "before: one write unit and 250 bytes of index for half a month per event")
+	require.InDelta(t, 0, on-total(noDeliveryLog(recordEach(InitialAssumptions))), 1e-9, "the delivery log writes nothing of its own")
+	a := indexedRecords(recordEach(InitialAssumptions))
 	require.InDelta(t, 1.05*0.625+(446+131-2)*1e6/(1<<30)*0.5*0.25+(131-2)*1e6/(1<<30)*0.5*0.20,
 		total(a)-on, 1e-9, "before: a write unit per attempt, the 446-byte entry and the record's 131 bytes of keys (less the 2 its longer partition key adds) for half a month")
 }
@@ -351,10 +379,13 @@ func TestTargetAndTheLogs(t *testing.T) {
 func TestHowItGotHere(t *testing.T) {
 	t.Parallel()
 	total := func(in Inputs) float64 { return Estimate(Default, in).Total }
-	require.InDelta(t, 1.700, total(Initial()), 5e-4, "the message log in pages enqueue writes, a page per tenant and second of a stream batch's events (messagelog.Pages): no index entry an event")
+	require.InDelta(t, 1.1599, total(Initial()), 5e-4, "a batch's first attempts delivered packed in outcome pages (store.RecordFirstAttempts), a page per tenant and second of their events: no record each")
+
+	// Before: a record each.
+	require.InDelta(t, 1.700, total(recordEach(InitialAssumptions).Inputs()), 5e-4, "the message log in pages enqueue writes, a page per tenant and second of a stream batch's events (messagelog.Pages): no index entry an event")
 
 	// Before: the outbox item wrote the message log's index entry.
-	base := indexedMessageLog(InitialAssumptions)
+	base := indexedMessageLog(recordEach(InitialAssumptions))
 	require.InDelta(t, 2.272, total(base.Inputs()), 5e-4, "a record of a time-carrying id kept in its tenant's shards of records, under its id, and listed by it: no by_log entry a write, 131 bytes of keys less")
 
 	// Before: records each in a partition of their own, listed by by_log.
@@ -535,36 +566,38 @@ func ExampleEstimate() {
 	// Output:
 	// | per million deliveries | USD | share |
 	// |---|---:|---:|
-	// | Lambda requests | 0.041 | 2% |
+	// | Lambda requests | 0.041 | 4% |
 	// | Lambda duration, enqueue | 0.010 | 1% |
-	// | Lambda duration, deliver | 0.042 | 2% |
-	// | SQS requests | 0.145 | 9% |
-	// | DynamoDB writes | 0.751 | 44% |
-	// | DynamoDB reads | 0.218 | 13% |
-	// | KMS requests | 0.030 | 2% |
-	// | DynamoDB storage and PITR | 0.146 | 9% |
-	// | CloudWatch Logs ingestion | 0.228 | 13% |
-	// | Data transfer out | 0.088 | 5% |
-	// | **hookline total** | **1.700** | 100% |
+	// | Lambda duration, deliver | 0.042 | 4% |
+	// | SQS requests | 0.145 | 12% |
+	// | DynamoDB writes | 0.289 | 25% |
+	// | DynamoDB reads | 0.225 | 19% |
+	// | KMS requests | 0.030 | 3% |
+	// | DynamoDB storage and PITR | 0.062 | 5% |
+	// | CloudWatch Logs ingestion | 0.228 | 20% |
+	// | Data transfer out | 0.088 | 8% |
+	// | **hookline total** | **1.160** | 100% |
 	// | producer's outbox write (not in total) | 1.250 | |
 	//
 	// | request kind | units per delivery | USD | share |
 	// |---|---:|---:|---:|
-	// | DynamoDB writes: deliver records: a batch's first attempts delivered in one BatchWriteItem, every other attempt an UpdateItem | 1.050 | 0.656 | 39% |
-	// | DynamoDB reads: deliver Load BatchGetItem: the delivery (consistent) | 1.050 | 0.131 | 8% |
-	// | DynamoDB writes: enqueue message log page BatchWriteItem (a page per tenant and second of the events' times per stream invocation) | 0.100 | 0.062 | 4% |
-	// | DynamoDB reads: enqueue LoadWith BatchGetItem: does the delivery exist (eventual) | 0.500 | 0.062 | 4% |
-	// | SQS: event source ReceiveMessage (one per batch) | 0.105 | 0.042 | 2% |
-	// | SQS: event source DeleteMessageBatch (one per batch) | 0.105 | 0.042 | 2% |
-	// | SQS: enqueue SendMessageBatch (ten messages a request, across records) | 0.100 | 0.040 | 2% |
-	// | KMS: deliver Decrypt of the endpoint's signing secret (kept an hour in the warm function) | 0.010 | 0.030 | 2% |
-	// | SQS: deliver SendMessageBatch (a retry sent again, delayed; one request each at worst) | 0.050 | 0.020 | 1% |
+	// | DynamoDB writes: deliver outcome page BatchWriteItem (a batch's first attempts delivered, a page per tenant and second of their events) | 0.210 | 0.131 | 11% |
+	// | DynamoDB reads: deliver Load BatchGetItem: the delivery (consistent) | 1.050 | 0.131 | 11% |
+	// | DynamoDB writes: deliver records: every attempt but a first one delivered, an UpdateItem each (before the outcome pages: a batch's first attempts delivered in one BatchWriteItem too, a record each) | 0.100 | 0.062 | 5% |
+	// | DynamoDB writes: enqueue message log page BatchWriteItem (a page per tenant and second of the events' times per stream invocation) | 0.100 | 0.062 | 5% |
+	// | DynamoDB reads: enqueue LoadWith BatchGetItem: does the delivery exist (eventual) | 0.500 | 0.062 | 5% |
+	// | SQS: event source ReceiveMessage (one per batch) | 0.105 | 0.042 | 4% |
+	// | SQS: event source DeleteMessageBatch (one per batch) | 0.105 | 0.042 | 4% |
+	// | SQS: enqueue SendMessageBatch (ten messages a request, across records) | 0.100 | 0.040 | 3% |
+	// | KMS: deliver Decrypt of the endpoint's signing secret (kept an hour in the warm function) | 0.010 | 0.030 | 3% |
+	// | SQS: deliver SendMessageBatch (a retry sent again, delayed; one request each at worst) | 0.050 | 0.020 | 2% |
 	// | DynamoDB writes: deliver RecordEndpointHealth UpdateItem (one per endpoint per batch that failed or reset: its count and its reset in one) | 0.025 | 0.016 | 1% |
 	// | DynamoDB reads: deliver Load BatchGetItem: the endpoint's gate (consistent, one per endpoint per batch) | 0.105 | 0.013 | 1% |
-	// | DynamoDB writes: deliver AddEndpointStats UpdateItem (once per endpoint per instance's 10 s) | 0.011 | 0.007 | 0% |
-	// | DynamoDB writes: deliver AddEndpointTypeStats UpdateItem (once per endpoint and event type per instance's 10 s) | 0.011 | 0.007 | 0% |
-	// | DynamoDB reads: enqueue Endpoints Query (eventual, once per tenant per invocation) | 0.050 | 0.006 | 0% |
-	// | DynamoDB writes: deliver a death's writes beyond a success's (measured) | 0.005 | 0.003 | 0% |
+	// | DynamoDB writes: deliver AddEndpointStats UpdateItem (once per endpoint per instance's 10 s) | 0.011 | 0.007 | 1% |
+	// | DynamoDB writes: deliver AddEndpointTypeStats UpdateItem (once per endpoint and event type per instance's 10 s) | 0.011 | 0.007 | 1% |
+	// | DynamoDB reads: enqueue Endpoints Query (eventual, once per tenant per invocation) | 0.050 | 0.006 | 1% |
+	// | DynamoDB reads: enqueue outcome pages Query beside its existence read (eventual, once per tenant and second of an invocation's events: a delivered delivery is not sent again) | 0.050 | 0.006 | 1% |
+	// | DynamoDB writes: deliver a death's writes beyond a success's (measured) | 0.006 | 0.004 | 0% |
 	// | DynamoDB reads: deliver Load BatchGetItem: the endpoint's gate, a retry's batch being seldom full (measured) | 0.015 | 0.002 | 0% |
 	// | DynamoDB reads: DLQ sweep: a dead message's record read (once a day) | 0.014 | 0.002 | 0% |
 	// | DynamoDB reads: deliver LoadWith BatchGetItem: the endpoint and its tombstone on a cache miss (eventual, once per endpoint per batch that misses) | 0.013 | 0.002 | 0% |

@@ -113,6 +113,15 @@ type Assumptions struct {
 	// 30-character event id, a type, the time, the default expiry). 0 with
 	// the message log off (hookline.Props.DisableMessageLog).
 	MessageLogEntryBytes float64
+	// OutcomeRowBytes is a delivery delivered at its first attempt as a
+	// row of an outcome page (store.RecordFirstAttempts): 0 while each
+	// had a record of its own (DeliveryWRU), else its billed size with ids
+	// of 43 (delivery) and 30 (event) characters and an empty answer,
+	// measured by TestModelDeliverUnitsAreBilledUnits.
+	OutcomeRowBytes float64
+	// OutcomePageBytes is an outcome page's own size beside its rows (its
+	// keys, tenant, state, expiry and attribute names).
+	OutcomePageBytes float64
 	// MessageLogPageBytes is a page's own size beside its entries (its
 	// keys, tenant, attribute names, expiry): about 110 bytes.
 	MessageLogPageBytes float64
@@ -291,7 +300,7 @@ var InitialAssumptions = Assumptions{
 	EndpointRereadsPerFailure:   0,
 	RetryGateReads:              0.3,
 	DeadFraction:                0.001,
-	DeathWRU:                    5.2,
+	DeathWRU:                    6.2,
 	DeathRRU:                    0,
 	SweepPasses:                 14,
 	SweepReadsPerDead:           14,
@@ -299,6 +308,8 @@ var InitialAssumptions = Assumptions{
 	LogIndexBytes:               0,
 	MessageLogEntryBytes:        82,
 	MessageLogPageBytes:         110,
+	OutcomeRowBytes:             150,
+	OutcomePageBytes:            190,
 	StatsWRU:                    1,
 	EndpointsPerBatch:           1,
 	BatchesPerStatsWrite:        10,
@@ -399,6 +410,17 @@ func (a Assumptions) Inputs() Inputs {
 	// failed first attempts and r are successes after a failure: the last
 	// two write a record holding the failure's answer.
 	recordAttempt := ((1-r)*update + 2*r*afterFailure) / attempts
+	// Packed: a batch's first-attempt successes (of one tenant and second)
+	// are one outcome page, every other attempt writes its record.
+	records, recordUnits, outcomePages, outcomeWRU, recordBytes, outcomeQueries := attempts, recordAttempt, 0.0, 0.0, a.StoredBytesPerRecord, 0.0
+	if a.OutcomeRowBytes > 0 {
+		rows := a.DeliverBatchSize * (1 - r) / attempts // a batch's first attempts that succeed
+		records, recordUnits = 2*r, afterFailure
+		outcomePages = (1 - r) / rows
+		outcomeWRU = math.Ceil((rows*a.OutcomeRowBytes + a.OutcomePageBytes) / 1024)
+		recordBytes = (1-r)*(a.OutcomeRowBytes+(a.OutcomePageBytes+100)/rows) + r*a.StoredBytesPerRecord
+		outcomeQueries = a.TenantsPerEnqueueInvocation / a.RecordsPerEnqueueInvocation
+	}
 	chunks := func(bytes float64) float64 { return math.Max(1, math.Ceil(bytes/(64<<10))) }
 	// The message log's pages: one per tenant per stream invocation, its
 	// events' entries billed together.
@@ -410,7 +432,7 @@ func (a Assumptions) Inputs() Inputs {
 	}
 	backedUp := 0.0
 	if a.PITR {
-		backedUp = a.StoredBytesPerRecord + pageBytes
+		backedUp = recordBytes + pageBytes
 	}
 	in := Inputs{
 		Enqueue: Function{
@@ -442,7 +464,8 @@ func (a Assumptions) Inputs() Inputs {
 			{Name: "DLQ sweep ReceiveMessage (a dead message in the daily pass, ten a request)", PerDelivery: a.DeadFraction * a.SweepPasses / 10, Units: 1},
 		},
 		DynamoDBWrites: []Op{
-			{Name: "deliver records: a batch's first attempts delivered in one BatchWriteItem, every other attempt an UpdateItem", PerDelivery: attempts, Units: recordAttempt},
+			{Name: "deliver records: every attempt but a first one delivered, an UpdateItem each (before the outcome pages: a batch's first attempts delivered in one BatchWriteItem too, a record each)", PerDelivery: records, Units: recordUnits},
+			{Name: "deliver outcome page BatchWriteItem (a batch's first attempts delivered, a page per tenant and second of their events)", PerDelivery: outcomePages, Units: outcomeWRU},
 			{Name: "deliver by_log index entry (the delivery log: each attempt's write of the record)", PerDelivery: attempts, Units: a.DeliveryLogIndexWRU},
 			{Name: "deliver RecordEndpointHealth UpdateItem (one per endpoint per batch that failed or reset: its count and its reset in one)", PerDelivery: r * a.HealthWritesPerFailure, Units: 1},
 			{Name: "deliver AddEndpointStats UpdateItem (once per endpoint per instance's 10 s)", PerDelivery: batches / a.BatchesPerStatsWrite * a.EndpointsPerBatch, Units: a.StatsWRU},
@@ -462,13 +485,14 @@ func (a Assumptions) Inputs() Inputs {
 			{Name: "deliver Load BatchGetItem: the endpoint's gate (consistent, one per endpoint per batch)", PerDelivery: batches * a.EndpointsPerBatch, Units: 1},
 			{Name: "deliver Load BatchGetItem: the endpoint's gate, a retry's batch being seldom full (measured)", PerDelivery: r * a.RetryGateReads, Units: 1},
 			{Name: "enqueue Endpoints Query (eventual, once per tenant per invocation)", PerDelivery: a.TenantsPerEnqueueInvocation / a.RecordsPerEnqueueInvocation, Units: 0.5},
+			{Name: "enqueue outcome pages Query beside its existence read (eventual, once per tenant and second of an invocation's events: a delivered delivery is not sent again)", PerDelivery: outcomeQueries, Units: 0.5},
 			{Name: "deliver a death's reads beyond a success's (measured)", PerDelivery: a.DeadFraction, Units: a.DeathRRU},
 			{Name: "DLQ sweep: a dead message's record read (once a day)", PerDelivery: a.DeadFraction * a.SweepReadsPerDead, Units: 1},
 		},
 		KMS: []Op{
 			{Name: "deliver Decrypt of the endpoint's signing secret (kept an hour in the warm function)", PerDelivery: 1 / a.DeliveriesPerDecrypt, Units: 1},
 		},
-		StoredBytesPerDelivery: a.StoredBytesPerRecord*(1+a.DeliveryIndexCopies) + a.LogIndexBytes*math.Min(1, a.LogIndexWRU) + pageBytes +
+		StoredBytesPerDelivery: recordBytes*(1+a.DeliveryIndexCopies) + a.LogIndexBytes*math.Min(1, a.LogIndexWRU) + pageBytes +
 			a.DeliveryLogIndexBytes*math.Min(1, a.DeliveryLogIndexWRU),
 		BackedUpBytesPerDelivery: backedUp,
 		StoredMonths:             a.StoredMonths,

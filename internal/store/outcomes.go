@@ -1,0 +1,430 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/fanout"
+	"github.com/hookline/hookline/internal/store/keys"
+)
+
+// Outcome pages: a delivery delivered at its first attempt, the common
+// case, has no record of its own. RecordFirstAttempts packs a batch's such
+// deliveries into pages, one per tenant and second of the events' time
+// (which the delivery id carries, with the tenant's hash), instead of a
+// record each (1 KB write unit each, however small):
+//
+//	pk  OUTCOMES#<tenant hash>#<n>   n one of OutcomeShards, by hash and second
+//	sk  <second, UTC, "2006-01-02T15:04:05">#<first id>#<digest of the ids>
+//
+// with the tenant's id, state "delivered", an expiry (TTL) and the
+// deliveries as rows of one JSON attribute (outcomeRow). Every other
+// attempt, death, claim or cancel keeps a record, as before.
+//
+// An id names its page's partition and second, so a delivery is found by
+// one Query (Delivery, and Load for the ids without a record); a tenant's
+// delivery log merges the OutcomeShards shards with its records' (the
+// pages of a second are all in one shard, read to the second's end). A
+// record of the same id wins over a row, but for a record that saw no
+// attempt (a cancel that raced the delivery): the delivered row does.
+//
+// The key's digest makes a page of other deliveries a page of its own: a
+// batch tried again with the same deliveries writes its page over, one of
+// a redelivered message beside others writes another page, and the id is
+// then on two pages (its latest row is read).
+
+// OutcomeShards is how many partitions a tenant's outcome pages spread
+// over: all the pages of one second are in one of them (so that a delivery
+// is one Query), the seconds spread. One partition takes 1,000 write
+// units a second, about 5,000 deliveries of one tenant and second at two
+// units a page of ten; a page that DynamoDB leaves unprocessed is written
+// as records instead. Part of the stored data: changing it moves no page.
+const OutcomeShards = 4
+
+// maxOutcomeRows bounds a page's rows: 100 rows of at most 4 ids, a type,
+// an error and a 1 KB response excerpt stay far below DynamoDB's 400 KB
+// item.
+const maxOutcomeRows = 100
+
+// maxOutcomeQueries bounds the queries (1 MB each) that read one second of
+// a shard: 16 MB of one tenant's deliveries in one second, more than a
+// partition takes in writes in a second. A second past it is refused
+// (ErrSecondTooLarge), not read without end.
+const maxOutcomeQueries = 16
+
+// outcomePagesPerQuery bounds the pages a listing's query reads at once.
+const outcomePagesPerQuery = 100
+
+// ErrSecondTooLarge is a second of one tenant's outcome pages in one shard
+// that maxOutcomeQueries queries do not read.
+var ErrSecondTooLarge = errors.New("one second of outcome pages is more than a listing reads")
+
+// outcomeSecond is the second of t, as a page's sort key begins.
+func outcomeSecond(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05") }
+
+// outcomesPK is the partition of the pages of the tenants of hash th and
+// second sec.
+func outcomesPK(th, sec string) string {
+	return keys.Outcomes(th, int(fnv32(th+"#"+sec)%OutcomeShards))
+}
+
+// outcomePartitions are the partitions of tenantID's outcome pages.
+func outcomePartitions(tenantID string) []string {
+	th := domain.TenantHash(tenantID)
+	out := make([]string, OutcomeShards)
+	for n := range out {
+		out[n] = keys.Outcomes(th, n)
+	}
+	return out
+}
+
+// outcomeRow is a delivery of an outcome page, a JSON array: id, endpoint,
+// event, type, attempt number, attempt time (Unix ns), status, latency
+// (ms), error, response excerpt, expiry (Unix s).
+type outcomeRow struct {
+	ID, Endpoint, Event, Type string
+	Number                    int
+	At                        int64
+	Status                    int
+	LatencyMS                 int64
+	Error, Excerpt            string
+	Expires                   int64
+}
+
+func (r outcomeRow) MarshalJSON() ([]byte, error) {
+	return json.Marshal([]any{r.ID, r.Endpoint, r.Event, r.Type, r.Number, r.At, r.Status, r.LatencyMS, r.Error, r.Excerpt, r.Expires})
+}
+
+func (r *outcomeRow) UnmarshalJSON(b []byte) error {
+	var raw []json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	fields := []any{&r.ID, &r.Endpoint, &r.Event, &r.Type, &r.Number, &r.At, &r.Status, &r.LatencyMS, &r.Error, &r.Excerpt, &r.Expires}
+	if len(raw) != len(fields) {
+		return fmt.Errorf("outcome row of %d fields, not %d", len(raw), len(fields))
+	}
+	for i, f := range fields {
+		if err := json.Unmarshal(raw[i], f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// delivery is the delivery r is, of tenantID: delivered at its first
+// attempt, as its record would say.
+func (r outcomeRow) delivery(tenantID string) domain.Delivery {
+	at := time.Unix(0, r.At).UTC()
+	return domain.Delivery{
+		DeliveryID: r.ID, TenantID: tenantID, EndpointID: r.Endpoint, EventID: r.Event, EventType: r.Type,
+		State: domain.StateDelivered, CreatedAt: at, DeliveredAt: &at, Attempts: 1, LastStatus: r.Status, LastError: r.Error,
+		AttemptLog: []domain.Attempt{{Number: r.Number, At: at, Status: r.Status, Error: r.Error, LatencyMS: r.LatencyMS, Excerpt: r.Excerpt}},
+		Packed:     true,
+	}
+}
+
+// outcomePage is a page being formed.
+type outcomePage struct {
+	tenant, th, sec string
+	rows            []outcomeRow
+	at              []int // each row's index in RecordFirstAttempts' firsts
+}
+
+// item is the page's table item, its rows in id order.
+func (p *outcomePage) item() (map[string]types.AttributeValue, error) {
+	idx := make([]int, len(p.rows))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return strings.Compare(p.rows[a].ID, p.rows[b].ID) })
+	rows := make([]outcomeRow, len(idx))
+	at := make([]int, len(idx))
+	sum := sha256.New()
+	var expires int64
+	for i, j := range idx {
+		rows[i], at[i] = p.rows[j], p.at[j]
+		sum.Write([]byte(rows[i].ID + "\x00"))
+		expires = max(expires, rows[i].Expires)
+	}
+	p.rows, p.at = rows, at
+	body, err := json.Marshal(rows)
+	if err != nil {
+		return nil, err
+	}
+	digest := base64.RawURLEncoding.EncodeToString(sum.Sum(nil)[:9])
+	return map[string]types.AttributeValue{
+		"pk":         &types.AttributeValueMemberS{Value: outcomesPK(p.th, p.sec)},
+		"sk":         &types.AttributeValueMemberS{Value: p.sec + "#" + rows[0].ID + "#" + digest},
+		"tenant_id":  &types.AttributeValueMemberS{Value: p.tenant},
+		"state":      &types.AttributeValueMemberS{Value: string(domain.StateDelivered)},
+		"rows":       &types.AttributeValueMemberS{Value: string(body)},
+		"expires_at": &types.AttributeValueMemberN{Value: strconv.FormatInt(expires, 10)},
+	}, nil
+}
+
+// OutcomeRows are the deliveries of an outcome page item (its rows, as
+// Delivery reads them), expired ones included; an item that is no outcome
+// page has none.
+func OutcomeRows(item map[string]types.AttributeValue) ([]domain.Delivery, error) {
+	if !strings.HasPrefix(stringAttr(item, "pk"), keys.OutcomesPrefix) {
+		return nil, nil
+	}
+	rows, err := pageRows(item)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]domain.Delivery, len(rows))
+	for i, r := range rows {
+		out[i] = r.delivery(stringAttr(item, "tenant_id"))
+	}
+	return out, nil
+}
+
+func pageRows(item map[string]types.AttributeValue) ([]outcomeRow, error) {
+	var rows []outcomeRow
+	if err := json.Unmarshal([]byte(stringAttr(item, "rows")), &rows); err != nil {
+		return nil, fmt.Errorf("decode outcome page %s: %w", stringAttr(item, "sk"), err)
+	}
+	return rows, nil
+}
+
+// outcomeGroup is the ids packedDeliveries looks for in one partition
+// and second of outcome pages, up to the greatest of them.
+type outcomeGroup struct {
+	pk, sec, hi string
+	want        map[string]bool
+}
+
+// outcomeGroups groups ids (those that carry a time) by page partition
+// and second.
+func outcomeGroups(ids []string) []*outcomeGroup {
+	groups := map[string]*outcomeGroup{}
+	var order []*outcomeGroup
+	for _, id := range ids {
+		p, ok := domain.ParseDeliveryID(id)
+		if !ok {
+			continue
+		}
+		sec := outcomeSecond(p.At)
+		pk := outcomesPK(p.TenantHash, sec)
+		g := groups[pk+"#"+sec]
+		if g == nil {
+			g = &outcomeGroup{pk: pk, sec: sec, want: map[string]bool{}}
+			groups[pk+"#"+sec] = g
+			order = append(order, g)
+		}
+		g.want[id] = true
+		g.hi = max(g.hi, id)
+	}
+	return order
+}
+
+// packedDeliveries reads the deliveries ids (those whose ids carry a time:
+// a legacy id is never packed) from their outcome pages: one Query (of at
+// most maxOutcomeQueries pages of results) per tenant hash and second of
+// the ids, at most deadParallel at once, bounded above by the greatest id
+// of the group (a page's rows are at or after its first id). A row past
+// its expiry is not read; an id on two pages is read from its latest row.
+func (s *Store) packedDeliveries(ctx context.Context, ids []string, consistent bool) (map[string]domain.Delivery, error) {
+	order := outcomeGroups(ids)
+	out := map[string]domain.Delivery{}
+	var mu sync.Mutex
+	now := s.Now().Unix()
+	err := fanout.Each(len(order), deadParallel, func(n int) error {
+		g := order[n]
+		in := &dynamodb.QueryInput{
+			TableName: &s.table, ConsistentRead: aws.Bool(consistent),
+			KeyConditionExpression: aws.String("pk = :pk AND sk BETWEEN :from AND :to"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":pk":   &types.AttributeValueMemberS{Value: g.pk},
+				":from": &types.AttributeValueMemberS{Value: g.sec + "#"},
+				":to":   &types.AttributeValueMemberS{Value: g.sec + "#" + g.hi + "#~"},
+			},
+		}
+		return s.eachOutcomePage(ctx, in, g.sec, func(item map[string]types.AttributeValue, rows []outcomeRow) {
+			tenant := stringAttr(item, "tenant_id")
+			mu.Lock()
+			defer mu.Unlock()
+			for _, r := range rows {
+				if had, ok := out[r.ID]; g.want[r.ID] && r.Expires >= now && (!ok || had.CreatedAt.UnixNano() < r.At) {
+					out[r.ID] = r.delivery(tenant)
+				}
+			}
+		})
+	})
+	return out, err
+}
+
+// eachOutcomePage runs in (a query of one second, sec, of a partition of
+// outcome pages) to its end, at most maxOutcomeQueries queries, and hands
+// each page and its rows to f.
+func (s *Store) eachOutcomePage(ctx context.Context, in *dynamodb.QueryInput, sec string, f func(map[string]types.AttributeValue, []outcomeRow)) error {
+	for q := 0; q < maxOutcomeQueries; q++ {
+		page, err := s.db.Query(ctx, in)
+		if err != nil {
+			return fmt.Errorf("read the outcome pages of %s: %w", sec, err)
+		}
+		for _, item := range page.Items {
+			rows, err := pageRows(item)
+			if err != nil {
+				return err
+			}
+			f(item, rows)
+		}
+		if page.LastEvaluatedKey == nil {
+			return nil
+		}
+		in.ExclusiveStartKey = page.LastEvaluatedKey
+	}
+	return fmt.Errorf("read the outcome pages of %s: %w", sec, ErrSecondTooLarge)
+}
+
+// rowMayWin reports whether a delivered row of d's id is truer than d's
+// record: a record no attempt wrote (a cancel that created it, racing the
+// delivery that a row then recorded).
+func rowMayWin(d domain.Delivery) bool {
+	return d.State == domain.StateCancelled && d.Attempts == 0
+}
+
+// queryOutcomes reads the rows of pk, one of tenantID's shards of outcome
+// pages, that f selects, newest first, before cursor c (nil: from the
+// newest): whole seconds, until it has limit rows, the shard ends, or
+// maxOutcomeQueries queries read one second (ErrSecondTooLarge). Pages are
+// filtered here (a row is no attribute): every filter of f, the tenant,
+// the expiry. Its until, when the shard has more, is the start of the
+// last second read: every row of the seconds after it was read.
+func (s *Store) queryOutcomes(ctx context.Context, pk, tenantID string, f domain.DeliveryFilter, c *DeadCursor, limit int) (deadRead, error) {
+	var r deadRead
+	in, cut, ok := outcomesQuery(s.table, pk, f, c)
+	if !ok {
+		return r, nil
+	}
+	now := s.Now().Unix()
+	last, inSecond := "", 0 // the second being read, the queries it took
+	for {
+		page, err := s.db.Query(ctx, in)
+		if err != nil {
+			return r, err
+		}
+		for _, item := range page.Items {
+			sec, _, _ := strings.Cut(stringAttr(item, "sk"), "#")
+			if sec != last && len(r.ds) >= limit && last != "" {
+				// The second before is whole: stop at its start.
+				t, _ := time.Parse("2006-01-02T15:04:05", last)
+				r.until = sortableTime(t)
+				sortRead(&r)
+				return r, nil
+			}
+			if sec != last {
+				last, inSecond = sec, 0
+			}
+			if err := listRows(&r, item, tenantID, f, cut, now); err != nil {
+				return r, err
+			}
+		}
+		if page.LastEvaluatedKey == nil {
+			sortRead(&r)
+			return r, nil
+		}
+		if inSecond++; inSecond >= maxOutcomeQueries {
+			return r, fmt.Errorf("list the outcome pages of %s: %w", last, ErrSecondTooLarge)
+		}
+		in.ExclusiveStartKey = page.LastEvaluatedKey
+	}
+}
+
+// outcomesQuery is the query of partition pk of outcome pages for f's
+// seconds, newest first, up to cursor c's second, and the listing key the
+// rows are to be before (c's; "" for none); false when f selects no row
+// (a state other than delivered, a range with nothing in it).
+func outcomesQuery(table, pk string, f domain.DeliveryFilter, c *DeadCursor) (*dynamodb.QueryInput, string, bool) {
+	if f.State != "" && f.State != domain.StateDelivered {
+		return nil, "", false // a row is delivered
+	}
+	lo, hi := "0000", "9999~"
+	if !f.Since.IsZero() {
+		lo = outcomeSecond(f.Since)
+	}
+	if !f.Until.IsZero() {
+		hi = outcomeSecond(f.Until) + "#~"
+	}
+	cut := ""
+	if c != nil {
+		if at, _, ok := cutTime(c.SK); ok {
+			hi, cut = min(hi, outcomeSecond(at)+"#~"), c.SK
+		}
+	}
+	return &dynamodb.QueryInput{
+		TableName: &table, ScanIndexForward: aws.Bool(false), Limit: aws.Int32(outcomePagesPerQuery),
+		KeyConditionExpression: aws.String("pk = :pk AND sk BETWEEN :from AND :to"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk":   &types.AttributeValueMemberS{Value: pk},
+			":from": &types.AttributeValueMemberS{Value: lo},
+			":to":   &types.AttributeValueMemberS{Value: hi},
+		},
+	}, cut, hi >= lo
+}
+
+// listRows adds to r the rows of page item that a listing of tenantID by
+// f lists: the tenant's, not expired at now, before cut ("" none).
+func listRows(r *deadRead, item map[string]types.AttributeValue, tenantID string, f domain.DeliveryFilter, cut string, now int64) error {
+	if stringAttr(item, "tenant_id") != tenantID {
+		return nil // another tenant of the same hash
+	}
+	rows, err := pageRows(item)
+	if err != nil {
+		return err
+	}
+	for _, row := range rows {
+		p, ok := domain.ParseDeliveryID(row.ID)
+		if !ok || row.Expires < now {
+			continue
+		}
+		k := sortableTime(p.At) + "#" + row.ID
+		d := row.delivery(tenantID)
+		if (cut == "" || k < cut) && selects(f, p.At, d) {
+			r.ds, r.sks = append(r.ds, LogListed(d)), append(r.sks, k)
+		}
+	}
+	return nil
+}
+
+// selects reports whether f selects the delivered delivery d, of its
+// event's time at (as the records' query and filter do).
+func selects(f domain.DeliveryFilter, at time.Time, d domain.Delivery) bool {
+	return (f.Since.IsZero() || !at.Before(f.Since.Truncate(time.Millisecond))) &&
+		(f.Until.IsZero() || !at.After(f.Until.Truncate(time.Millisecond))) &&
+		(f.EndpointID == "" || d.EndpointID == f.EndpointID) &&
+		(f.EventType == "" || d.EventType == f.EventType) &&
+		(f.Status == 0 || d.LastStatus == f.Status) &&
+		(f.Class == "" || f.Class.Matches(d.LastStatus, d.LastError))
+}
+
+// sortRead puts r's deliveries newest first, as a shard's query reads
+// records.
+func sortRead(r *deadRead) {
+	idx := make([]int, len(r.ds))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return strings.Compare(r.sks[b], r.sks[a]) })
+	ds, sks := make([]domain.Delivery, len(idx)), make([]string, len(idx))
+	for i, j := range idx {
+		ds[i], sks[i] = r.ds[j], r.sks[j]
+	}
+	r.ds, r.sks = ds, sks
+}

@@ -1,0 +1,107 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookline/hookline/internal/domain"
+	"github.com/stretchr/testify/require"
+)
+
+// A second of one tenant's outcome pages is read whole, over as many
+// queries as it takes, up to maxOutcomeQueries: past it, a listing and a
+// read by id are refused with ErrSecondTooLarge rather than read without
+// end or answered short.
+func TestOutcomePagesOfOneSecondAreReadToTheirEnd(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := newFakeDB() // two items a query page
+	s := newTestStore(db)
+	at := time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC)
+	write := func(from, n int) []string {
+		var ids []string
+		for i := from; i < from+n; i++ { // a page each: one row a call
+			f := firstDeliveredAt(s, i, at.Add(time.Duration(i)*time.Microsecond))
+			left, err := s.RecordFirstAttempts(ctx, []FirstAttempt{f})
+			require.NoError(t, err)
+			require.Empty(t, left)
+			ids = append(ids, f.Delivery.DeliveryID)
+		}
+		return ids
+	}
+	ids := write(0, 10)
+	var listed []string
+	cursor := ""
+	for {
+		ds, next, err := s.ListDeliveries(ctx, "t1", domain.DeliveryFilter{}, 3, cursor)
+		require.NoError(t, err)
+		for _, d := range ds {
+			listed = append(listed, d.DeliveryID)
+		}
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	require.ElementsMatch(t, ids, listed, "ten pages of one second, five queries, listed three at a time")
+	require.Len(t, listed, len(ids), "each once")
+
+	ids = append(ids, write(10, 2*maxOutcomeQueries*2)...)
+	_, _, err := s.ListDeliveries(ctx, "t1", domain.DeliveryFilter{}, 3, "")
+	require.True(t, errors.Is(err, ErrSecondTooLarge), "%v", err)
+	_, err = s.Delivery(ctx, ids[len(ids)-1])
+	require.True(t, errors.Is(err, ErrSecondTooLarge), "%v", err)
+}
+
+// A row expires with its page's retention: past it, before TTL deletes the
+// page, it is neither read nor listed.
+func TestOutcomeRowsPastTheirExpiryAreNotRead(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := newFakeDB()
+	s := newTestStore(db)
+	f := firstDelivered(s, 1)
+	left, err := s.RecordFirstAttempts(ctx, []FirstAttempt{f})
+	require.NoError(t, err)
+	require.Empty(t, left)
+	_, err = s.Delivery(ctx, f.Delivery.DeliveryID)
+	require.NoError(t, err)
+	written := s.Now()
+	s.Now = func() time.Time { return written.Add(s.Retention + time.Second) }
+	_, err = s.Delivery(ctx, f.Delivery.DeliveryID)
+	require.True(t, errors.Is(err, ErrNotFound), "%v", err)
+	ds, _, err := s.ListDeliveries(ctx, "t1", domain.DeliveryFilter{}, 10, "")
+	require.NoError(t, err)
+	require.Empty(t, ds)
+	require.Len(t, db.Items(), 1, "TTL's to delete")
+}
+
+// The largest page (maxOutcomeRows rows of the longest ids, type, error
+// and a 1 KB response excerpt each) fits a DynamoDB item (400 KB), which
+// the fake refuses past.
+func TestTheLargestOutcomePageFitsAnItem(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := newFakeDB()
+	s := newTestStore(db)
+	long := func(c string) string { return strings.Repeat(c, 256) }
+	at := time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC)
+	var firsts []FirstAttempt
+	for i := range maxOutcomeRows {
+		ev := fmt.Sprintf("%s%03d", long("e")[:253], i)
+		d := domain.Delivery{DeliveryID: domain.DeliveryID("t1", ev, long("p"), at), TenantID: "t1", EndpointID: long("p"), EventID: ev, EventType: long("t")}
+		firsts = append(firsts, FirstAttempt{Delivery: d, Attempt: domain.Attempt{Number: 1, At: at, Status: 299, LatencyMS: 29999, Error: long("x"), Excerpt: strings.Repeat("\u00e9", 1024/2)}})
+	}
+	left, err := s.RecordFirstAttempts(ctx, firsts)
+	require.NoError(t, err)
+	require.Empty(t, left)
+	require.Len(t, db.Items(), 1, "one page")
+	size := len(stringAttr(db.Items()[0], "rows"))
+	t.Logf("the largest page's rows: %d bytes", size)
+	require.Greater(t, size, 100*(1024+3*256), "every row whole")
+	require.Less(t, size, 400<<10)
+}
