@@ -164,10 +164,12 @@ func TestBilledWriteUnitsAreTheCloudsConsumedCapacity(t *testing.T) {
 		{"first attempt delivered", func(s *store.Store) error {
 			return s.RecordAttempt(ctx, delivery("d1"), domain.Attempt{Number: 1, At: now, Status: 200, LatencyMS: 12}, domain.Outcome{State: domain.StateDelivered})
 		}},
-		{"first attempts delivered, a batch's (BatchWriteItem)", func(s *store.Store) error {
+		{"first attempts delivered, a batch's (BatchWriteItem: one outcome page)", func(s *store.Store) error {
 			var firsts []store.FirstAttempt
 			for _, id := range []string{"b1", "b2", "b3"} {
-				firsts = append(firsts, store.FirstAttempt{Delivery: delivery(id), Attempt: domain.Attempt{Number: 1, At: now, Status: 200, LatencyMS: 12}})
+				d := delivery(id) // an id that carries its time: packed
+				d.DeliveryID = domain.DeliveryID(tenant, d.EventID, ep.EndpointID, now)
+				firsts = append(firsts, store.FirstAttempt{Delivery: d, Attempt: domain.Attempt{Number: 1, At: now, Status: 200, LatencyMS: 12}})
 			}
 			left, err := s.RecordFirstAttempts(ctx, firsts)
 			if err == nil && len(left) > 0 {

@@ -147,13 +147,14 @@ func TestSameStreamRecordTwiceYieldsOneDelivery(t *testing.T) {
 	id := domain.DeliveryID(ev.TenantID, ev.ID, tn.Endpoint.EndpointID, ev.OccurredAt)
 	rcv.waitFor(t, 1, 30*time.Second)
 	waitDelivery(t, id, 15*time.Second, func(d domain.Delivery) bool { return d.State == domain.StateDelivered })
-	// enqueue reads which deliveries exist eventually consistent: wait
-	// until such a read sees this one (at once in the local cloud; within
+	// enqueue reads which deliveries exist eventually consistent, its
+	// outcome page included (delivered at its first attempt, it has no
+	// record): wait until such a read sees this one (at once in the local cloud; within
 	// about a second on AWS). A read that missed it would send the message
 	// again, which deliver drops (the delivery is delivered), so even then
 	// the receiver would not see it twice.
 	require.Eventually(t, func() bool {
-		snap, err := env.store.LoadWith(context.Background(), store.LoadOptions{Eventual: true}, []string{id}, nil)
+		snap, err := env.store.LoadWith(context.Background(), store.LoadOptions{Eventual: true, Packed: true}, []string{id}, nil)
 		return err == nil && len(snap.Deliveries) == 1
 	}, 10*time.Second, 200*time.Millisecond)
 

@@ -306,7 +306,8 @@ func rowMayWin(d domain.Delivery) bool {
 // maxOutcomeQueries queries read one second (ErrSecondTooLarge). Pages are
 // filtered here (a row is no attribute): every filter of f, the tenant,
 // the expiry. Its until, when the shard has more, is the start of the
-// last second read: every row of the seconds after it was read.
+// last second read (<its time>#!): every row of the seconds after it was
+// read.
 func (s *Store) queryOutcomes(ctx context.Context, pk, tenantID string, f domain.DeliveryFilter, c *DeadCursor, limit int) (deadRead, error) {
 	var r deadRead
 	in, cut, ok := outcomesQuery(s.table, pk, f, c)
@@ -323,9 +324,11 @@ func (s *Store) queryOutcomes(ctx context.Context, pk, tenantID string, f domain
 		for _, item := range page.Items {
 			sec, _, _ := strings.Cut(stringAttr(item, "sk"), "#")
 			if sec != last && len(r.ds) >= limit && last != "" {
-				// The second before is whole: stop at its start.
+				// The second before is whole: stop at its start, a
+				// position a cursor can hold (before every id of it:
+				// "!" sorts first).
 				t, _ := time.Parse("2006-01-02T15:04:05", last)
-				r.until = sortableTime(t)
+				r.until = sortableTime(t) + "#!"
 				sortRead(&r)
 				return r, nil
 			}

@@ -105,3 +105,41 @@ func TestTheLargestOutcomePageFitsAnItem(t *testing.T) {
 	require.Greater(t, size, 100*(1024+3*256), "every row whole")
 	require.Less(t, size, 400<<10)
 }
+
+// A delivery on two pages (its message delivered again and packed again
+// beside others) is listed once, and a page of the listing that its copy
+// made short still carries a cursor that reads on (a position at the start
+// of a second, which no row holds).
+func TestOutcomeRowTwiceIsListedOnceAndPagesOn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := newFakeDB()
+	db.PageSize = 100
+	s := newTestStore(db)
+	b := time.Date(2026, 11, 30, 1, 0, 1, 0, time.UTC)
+	x, y, z := firstDeliveredAt(s, 1, b), firstDeliveredAt(s, 2, b.Add(time.Millisecond)), firstDeliveredAt(s, 3, b.Add(2*time.Millisecond))
+	earlier := b.Add(-time.Second)
+	for pagePK(firstDeliveredAt(s, 4, earlier)) != pagePK(x) {
+		earlier = earlier.Add(-time.Second) // a second of the same shard: read after b's in one query
+	}
+	a1, a2 := firstDeliveredAt(s, 4, earlier), firstDeliveredAt(s, 5, earlier.Add(time.Millisecond))
+	for _, page := range [][]FirstAttempt{{x, y}, {x, z}, {a1, a2}} {
+		left, err := s.RecordFirstAttempts(ctx, page)
+		require.NoError(t, err)
+		require.Empty(t, left)
+	}
+	var listed []string
+	cursor := ""
+	for pages := 0; pages < 10; pages++ {
+		ds, next, err := s.ListDeliveries(ctx, "t1", domain.DeliveryFilter{}, 4, cursor)
+		require.NoError(t, err, "page %d", pages)
+		for _, d := range ds {
+			listed = append(listed, d.DeliveryID)
+		}
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	require.Equal(t, []string{z.Delivery.DeliveryID, y.Delivery.DeliveryID, x.Delivery.DeliveryID, a2.Delivery.DeliveryID, a1.Delivery.DeliveryID}, listed)
+}
