@@ -46,7 +46,7 @@ func found(k map[string]types.AttributeValue) map[string]types.AttributeValue {
 		"secrets":   &types.AttributeValueMemberL{Value: []types.AttributeValue{s("whsec_x")}},
 		"depth":     &types.AttributeValueMemberN{Value: "1"},
 		"open_jobs": &types.AttributeValueMemberSS{Value: []string{"j"}},
-		"rows":      s("[]"), // an outcome page of no rows
+		"rows":      s(`{"e":[],"t":[],"r":[]}`), // an outcome page of no rows
 	}
 	for n, v := range k {
 		item[n] = v
@@ -135,6 +135,9 @@ func (r *recorder) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*
 	k := key("TENANT#t", "ENDPOINT#e")
 	if pk, ok := in.ExpressionAttributeValues[":pk"].(*types.AttributeValueMemberS); ok && strings.HasPrefix(pk.Value, "STATS#") {
 		k = key(pk.Value, "2026-12-01T00:00:00Z") // an hour bucket
+	}
+	if pk, ok := in.ExpressionAttributeValues[":pk"].(*types.AttributeValueMemberS); ok && strings.HasPrefix(pk.Value, keys.OutcomesPrefix) {
+		k = key(pk.Value, "2026-12-01T00:00:00#digest") // an outcome page
 	}
 	if pk, ok := in.ExpressionAttributeValues[":pk"].(*types.AttributeValueMemberS); ok && strings.HasPrefix(pk.Value, "STATSTYPE#") {
 		k = key(pk.Value, "2026-12-01T00:00:00Z#a.b") // an hour and type's item

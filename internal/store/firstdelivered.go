@@ -71,7 +71,7 @@ func (s *Store) RecordFirstAttempts(ctx context.Context, firsts []FirstAttempt) 
 		a := f.Attempt
 		pg.rows = append(pg.rows, outcomeRow{
 			ID: d.DeliveryID, Endpoint: d.EndpointID, Event: d.EventID, Type: d.EventType,
-			Number: a.Number, At: a.At.UnixNano(), Status: a.Status, LatencyMS: a.LatencyMS, Error: a.Error, Excerpt: a.Excerpt,
+			Number: a.Number, At: a.At.UnixMilli(), Status: a.Status, LatencyMS: a.LatencyMS, Error: a.Error, Excerpt: a.Excerpt,
 			Expires: expires,
 		})
 		pg.at = append(pg.at, i)

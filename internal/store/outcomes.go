@@ -28,10 +28,10 @@ import (
 // record each (1 KB write unit each, however small):
 //
 //	pk  OUTCOMES#<tenant hash>#<n>   n one of OutcomeShards, by hash and second
-//	sk  <second, UTC, "2006-01-02T15:04:05">#<first id>#<digest of the ids>
+//	sk  <second, UTC, "2006-01-02T15:04:05">#<digest of the ids>
 //
 // with the tenant's id, state "delivered", an expiry (TTL) and the
-// deliveries as rows of one JSON attribute (outcomeRow). Every other
+// deliveries as rows of one JSON attribute (pageBody). Every other
 // attempt, death, claim or cancel keeps a record, as before.
 //
 // An id names its page's partition and second, so a delivery is found by
@@ -49,14 +49,14 @@ import (
 // OutcomeShards is how many partitions a tenant's outcome pages spread
 // over: all the pages of one second are in one of them (so that a delivery
 // is one Query), the seconds spread. One partition takes 1,000 write
-// units a second, about 5,000 deliveries of one tenant and second at two
-// units a page of ten; a page that DynamoDB leaves unprocessed is written
-// as records instead. Part of the stored data: changing it moves no page.
+// units a second, about 10,000 deliveries of one tenant and second at a
+// unit a page of ten; a page that DynamoDB leaves unprocessed is written
+// again, then as records. Part of the stored data: changing it moves no page.
 const OutcomeShards = 4
 
 // maxOutcomeRows bounds a page's rows: 100 rows of at most 4 ids, a type,
 // an error and a 1 KB response excerpt stay far below DynamoDB's 400 KB
-// item.
+// item (TestTheLargestOutcomePageFitsAnItem).
 const maxOutcomeRows = 100
 
 // maxOutcomeQueries bounds the queries (1 MB each) that read one second of
@@ -73,7 +73,10 @@ const outcomePagesPerQuery = 100
 var ErrSecondTooLarge = errors.New("one second of outcome pages is more than a listing reads")
 
 // outcomeSecond is the second of t, as a page's sort key begins.
-func outcomeSecond(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05") }
+func outcomeSecond(t time.Time) string { return t.UTC().Format(secondFormat) }
+
+// secondFormat is a page's second in its sort key.
+const secondFormat = "2006-01-02T15:04:05"
 
 // outcomesPK is the partition of the pages of the tenants of hash th and
 // second sec.
@@ -91,44 +94,97 @@ func outcomePartitions(tenantID string) []string {
 	return out
 }
 
-// outcomeRow is a delivery of an outcome page, a JSON array: id, endpoint,
-// event, type, attempt number, attempt time (Unix ns), status, latency
-// (ms), error, response excerpt, expiry (Unix s).
+// outcomeRow is a delivery of an outcome page.
 type outcomeRow struct {
 	ID, Endpoint, Event, Type string
 	Number                    int
-	At                        int64
+	At                        int64 // the attempt's time, Unix ms
 	Status                    int
 	LatencyMS                 int64
 	Error, Excerpt            string
-	Expires                   int64
+	Expires                   int64 // the page's, Unix s
 }
 
-func (r outcomeRow) MarshalJSON() ([]byte, error) {
-	return json.Marshal([]any{r.ID, r.Endpoint, r.Event, r.Type, r.Number, r.At, r.Status, r.LatencyMS, r.Error, r.Excerpt, r.Expires})
+// A page's rows attribute is JSON, written small (a page of ten of the
+// cost model's deliveries is one write unit: about 65 bytes a row):
+//
+//	{"e": [endpoint ids], "t": [event types], "r": [rows]}
+//
+// a row [event id, endpoint index, type index, the event's millisecond in
+// the page's second, the attempt's Unix ms, status, latency ms, error,
+// excerpt, attempt number, delivery id], its trailing fields left out at
+// their defaults ("", "", 1, and the id that domain.DeliveryID makes of
+// the tenant, event, endpoint and time: every id of this version's).
+type pageBody struct {
+	E []string            `json:"e"`
+	T []string            `json:"t"`
+	R [][]json.RawMessage `json:"r"`
 }
 
-func (r *outcomeRow) UnmarshalJSON(b []byte) error {
-	var raw []json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return err
-	}
-	fields := []any{&r.ID, &r.Endpoint, &r.Event, &r.Type, &r.Number, &r.At, &r.Status, &r.LatencyMS, &r.Error, &r.Excerpt, &r.Expires}
-	if len(raw) != len(fields) {
-		return fmt.Errorf("outcome row of %d fields, not %d", len(raw), len(fields))
-	}
-	for i, f := range fields {
-		if err := json.Unmarshal(raw[i], f); err != nil {
-			return err
+// encodeRows is the rows attribute of rows, of tenantID's page of second
+// sec.
+func encodeRows(tenantID string, sec time.Time, rows []outcomeRow) ([]byte, error) {
+	var eps, typs []string
+	index := func(list *[]string, v string) int {
+		if i := slices.Index(*list, v); i >= 0 {
+			return i
 		}
+		*list = append(*list, v)
+		return len(*list) - 1
 	}
-	return nil
+	out := make([][]any, len(rows))
+	for i, r := range rows {
+		p, _ := domain.ParseDeliveryID(r.ID)
+		row := []any{r.Event, index(&eps, r.Endpoint), index(&typs, r.Type), p.At.Sub(sec).Milliseconds(), r.At, r.Status, r.LatencyMS, r.Error, r.Excerpt, r.Number, r.ID}
+		n := len(row)
+		if domain.DeliveryID(tenantID, r.Event, r.Endpoint, p.At) == r.ID {
+			n-- // the id is made again
+			for n > 7 && row[n-1] == [...]any{"", "", 1}[n-8] {
+				n--
+			}
+		}
+		out[i] = row[:n]
+	}
+	return json.Marshal(map[string]any{"e": eps, "t": typs, "r": out})
+}
+
+// decodeRows reads a rows attribute (encodeRows) of tenantID's page of
+// second sec, expiring at expires.
+func decodeRows(tenantID string, sec time.Time, expires int64, b []byte) ([]outcomeRow, error) {
+	var body pageBody
+	if err := json.Unmarshal(b, &body); err != nil {
+		return nil, err
+	}
+	rows := make([]outcomeRow, len(body.R))
+	for i, raw := range body.R {
+		r := outcomeRow{Number: 1, Expires: expires}
+		var ei, ti int
+		var offset int64
+		fields := []any{&r.Event, &ei, &ti, &offset, &r.At, &r.Status, &r.LatencyMS, &r.Error, &r.Excerpt, &r.Number, &r.ID}
+		if len(raw) < 7 || len(raw) > len(fields) {
+			return nil, fmt.Errorf("outcome row of %d fields", len(raw))
+		}
+		for j := range raw {
+			if err := json.Unmarshal(raw[j], fields[j]); err != nil {
+				return nil, err
+			}
+		}
+		if ei < 0 || ei >= len(body.E) || ti < 0 || ti >= len(body.T) {
+			return nil, fmt.Errorf("outcome row of an endpoint or type the page does not name")
+		}
+		r.Endpoint, r.Type = body.E[ei], body.T[ti]
+		if r.ID == "" {
+			r.ID = domain.DeliveryID(tenantID, r.Event, r.Endpoint, sec.Add(time.Duration(offset)*time.Millisecond))
+		}
+		rows[i] = r
+	}
+	return rows, nil
 }
 
 // delivery is the delivery r is, of tenantID: delivered at its first
 // attempt, as its record would say.
 func (r outcomeRow) delivery(tenantID string) domain.Delivery {
-	at := time.Unix(0, r.At).UTC()
+	at := time.UnixMilli(r.At).UTC()
 	return domain.Delivery{
 		DeliveryID: r.ID, TenantID: tenantID, EndpointID: r.Endpoint, EventID: r.Event, EventType: r.Type,
 		State: domain.StateDelivered, CreatedAt: at, DeliveredAt: &at, Attempts: 1, LastStatus: r.Status, LastError: r.Error,
@@ -144,31 +200,25 @@ type outcomePage struct {
 	at              []int // each row's index in RecordFirstAttempts' firsts
 }
 
-// item is the page's table item, its rows in id order.
+// item is the page's table item. Its sort key's digest is of its ids, in
+// order: the same deliveries make the same page.
 func (p *outcomePage) item() (map[string]types.AttributeValue, error) {
-	idx := make([]int, len(p.rows))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(a, b int) int { return strings.Compare(p.rows[a].ID, p.rows[b].ID) })
-	rows := make([]outcomeRow, len(idx))
-	at := make([]int, len(idx))
-	sum := sha256.New()
+	ids := make([]string, len(p.rows))
 	var expires int64
-	for i, j := range idx {
-		rows[i], at[i] = p.rows[j], p.at[j]
-		sum.Write([]byte(rows[i].ID + "\x00"))
-		expires = max(expires, rows[i].Expires)
+	for i, r := range p.rows {
+		ids[i] = r.ID
+		expires = max(expires, r.Expires)
 	}
-	p.rows, p.at = rows, at
-	body, err := json.Marshal(rows)
+	slices.Sort(ids)
+	sum := sha256.Sum256([]byte(strings.Join(ids, "\x00")))
+	sec, _ := time.Parse(secondFormat, p.sec)
+	body, err := encodeRows(p.tenant, sec, p.rows)
 	if err != nil {
 		return nil, err
 	}
-	digest := base64.RawURLEncoding.EncodeToString(sum.Sum(nil)[:9])
 	return map[string]types.AttributeValue{
 		"pk":         &types.AttributeValueMemberS{Value: outcomesPK(p.th, p.sec)},
-		"sk":         &types.AttributeValueMemberS{Value: p.sec + "#" + rows[0].ID + "#" + digest},
+		"sk":         &types.AttributeValueMemberS{Value: p.sec + "#" + base64.RawURLEncoding.EncodeToString(sum[:9])},
 		"tenant_id":  &types.AttributeValueMemberS{Value: p.tenant},
 		"state":      &types.AttributeValueMemberS{Value: string(domain.StateDelivered)},
 		"rows":       &types.AttributeValueMemberS{Value: string(body)},
@@ -195,18 +245,24 @@ func OutcomeRows(item map[string]types.AttributeValue) ([]domain.Delivery, error
 }
 
 func pageRows(item map[string]types.AttributeValue) ([]outcomeRow, error) {
-	var rows []outcomeRow
-	if err := json.Unmarshal([]byte(stringAttr(item, "rows")), &rows); err != nil {
-		return nil, fmt.Errorf("decode outcome page %s: %w", stringAttr(item, "sk"), err)
+	sk := stringAttr(item, "sk")
+	secText, _, _ := strings.Cut(sk, "#")
+	sec, err := time.Parse(secondFormat, secText)
+	if err != nil {
+		return nil, fmt.Errorf("decode outcome page %s: %w", sk, err)
+	}
+	rows, err := decodeRows(stringAttr(item, "tenant_id"), sec, int64(numberAttr(item, "expires_at")), []byte(stringAttr(item, "rows")))
+	if err != nil {
+		return nil, fmt.Errorf("decode outcome page %s: %w", sk, err)
 	}
 	return rows, nil
 }
 
 // outcomeGroup is the ids packedDeliveries looks for in one partition
-// and second of outcome pages, up to the greatest of them.
+// and second of outcome pages.
 type outcomeGroup struct {
-	pk, sec, hi string
-	want        map[string]bool
+	pk, sec string
+	want    map[string]bool
 }
 
 // outcomeGroups groups ids (those that carry a time) by page partition
@@ -228,7 +284,6 @@ func outcomeGroups(ids []string) []*outcomeGroup {
 			order = append(order, g)
 		}
 		g.want[id] = true
-		g.hi = max(g.hi, id)
 	}
 	return order
 }
@@ -236,8 +291,8 @@ func outcomeGroups(ids []string) []*outcomeGroup {
 // packedDeliveries reads the deliveries ids (those whose ids carry a time:
 // a legacy id is never packed) from their outcome pages: one Query (of at
 // most maxOutcomeQueries pages of results) per tenant hash and second of
-// the ids, at most deadParallel at once, bounded above by the greatest id
-// of the group (a page's rows are at or after its first id). A row past
+// the ids, at most deadParallel at once, each reading its second's pages
+// (at most maxOutcomeQueries queries of 1 MB). A row past
 // its expiry is not read; an id on two pages is read from its latest row.
 func (s *Store) packedDeliveries(ctx context.Context, ids []string, consistent bool) (map[string]domain.Delivery, error) {
 	order := outcomeGroups(ids)
@@ -252,7 +307,7 @@ func (s *Store) packedDeliveries(ctx context.Context, ids []string, consistent b
 			ExpressionAttributeValues: map[string]types.AttributeValue{
 				":pk":   &types.AttributeValueMemberS{Value: g.pk},
 				":from": &types.AttributeValueMemberS{Value: g.sec + "#"},
-				":to":   &types.AttributeValueMemberS{Value: g.sec + "#" + g.hi + "#~"},
+				":to":   &types.AttributeValueMemberS{Value: g.sec + "#~"},
 			},
 		}
 		return s.eachOutcomePage(ctx, in, g.sec, func(item map[string]types.AttributeValue, rows []outcomeRow) {
@@ -260,7 +315,7 @@ func (s *Store) packedDeliveries(ctx context.Context, ids []string, consistent b
 			mu.Lock()
 			defer mu.Unlock()
 			for _, r := range rows {
-				if had, ok := out[r.ID]; g.want[r.ID] && r.Expires >= now && (!ok || had.CreatedAt.UnixNano() < r.At) {
+				if had, ok := out[r.ID]; g.want[r.ID] && r.Expires >= now && (!ok || had.CreatedAt.UnixMilli() < r.At) {
 					out[r.ID] = r.delivery(tenant)
 				}
 			}
@@ -327,7 +382,7 @@ func (s *Store) queryOutcomes(ctx context.Context, pk, tenantID string, f domain
 				// The second before is whole: stop at its start, a
 				// position a cursor can hold (before every id of it:
 				// "!" sorts first).
-				t, _ := time.Parse("2006-01-02T15:04:05", last)
+				t, _ := time.Parse(secondFormat, last)
 				r.until = sortableTime(t) + "#!"
 				sortRead(&r)
 				return r, nil

@@ -414,7 +414,7 @@ func endToEnd(ctx context.Context, latencyN, burstN int) ([]row, error) {
 			fmt.Sprintf("%.0f events/s floor", fb.PerSecond()), x(ratio(hb.Elapsed, fb.Elapsed)) + " the time", "(info)"},
 	}
 
-	full, err := costRows(ctx, e, burstStart, burstN, "full batches: the burst", "≤ $2")
+	full, err := costRows(ctx, e, burstStart, burstN, "full batches: the burst", "≤ $1.20")
 	if err != nil {
 		return nil, err
 	}

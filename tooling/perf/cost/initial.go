@@ -115,12 +115,15 @@ type Assumptions struct {
 	MessageLogEntryBytes float64
 	// OutcomeRowBytes is a delivery delivered at its first attempt as a
 	// row of an outcome page (store.RecordFirstAttempts): 0 while each
-	// had a record of its own (DeliveryWRU), else its billed size with ids
-	// of 43 (delivery) and 30 (event) characters and an empty answer,
-	// measured by TestModelDeliverUnitsAreBilledUnits.
+	// had a record of its own (DeliveryWRU), else its size with an event
+	// id of 30 characters and an empty answer (its delivery id is made
+	// again from the event, endpoint and time, its endpoint and type named
+	// once a page): 65 bytes. TestModelDeliverUnitsAreBilledUnits holds
+	// the page's units to the billed ones.
 	OutcomeRowBytes float64
 	// OutcomePageBytes is an outcome page's own size beside its rows (its
-	// keys, tenant, state, expiry and attribute names).
+	// keys, tenant, state, expiry, attribute names and its endpoint and
+	// type named once): 210 bytes, so a page of ten is one write unit.
 	OutcomePageBytes float64
 	// MessageLogPageBytes is a page's own size beside its entries (its
 	// keys, tenant, attribute names, expiry): about 110 bytes.
@@ -308,8 +311,8 @@ var InitialAssumptions = Assumptions{
 	LogIndexBytes:               0,
 	MessageLogEntryBytes:        82,
 	MessageLogPageBytes:         110,
-	OutcomeRowBytes:             150,
-	OutcomePageBytes:            190,
+	OutcomeRowBytes:             65,
+	OutcomePageBytes:            210,
 	StatsWRU:                    1,
 	EndpointsPerBatch:           1,
 	BatchesPerStatsWrite:        10,
