@@ -35,7 +35,8 @@ import (
 // attempt, death, claim or cancel keeps a record, as before.
 //
 // An id names its page's partition and second, so a delivery is found by
-// one Query (Delivery, and Load for the ids without a record); a tenant's
+// one Query of that second (Delivery, after its record's GetItem; Load,
+// beside its records' BatchGetItem, a Query per second of its ids); a tenant's
 // delivery log merges the OutcomeShards shards with its records' (the
 // pages of a second are all in one shard, read to the second's end). A
 // record of the same id wins over a row, but for a record that saw no
