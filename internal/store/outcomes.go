@@ -87,12 +87,7 @@ func outcomesPK(th, sec string) string {
 
 // outcomePartitions are the partitions of tenantID's outcome pages.
 func outcomePartitions(tenantID string) []string {
-	th := domain.TenantHash(tenantID)
-	out := make([]string, OutcomeShards)
-	for n := range out {
-		out[n] = keys.Outcomes(th, n)
-	}
-	return out
+	return hashPartitions(tenantID, OutcomeShards, keys.Outcomes)
 }
 
 // outcomeRow is a delivery of an outcome page.

@@ -82,10 +82,16 @@ func RecordsPK(id string) (string, bool) {
 // recordPartitions are the partitions of the records of tenantID's
 // deliveries of time-carrying ids (RecordsPK), shard n at n.
 func recordPartitions(tenantID string) []string {
+	return hashPartitions(tenantID, LogShards, keys.Records)
+}
+
+// hashPartitions are the shards 0 to n-1 of tenantID's hash that key
+// names.
+func hashPartitions(tenantID string, n int, key func(tenantHash string, n int) string) []string {
 	th := domain.TenantHash(tenantID)
-	out := make([]string, LogShards)
-	for n := range out {
-		out[n] = keys.Records(th, n)
+	out := make([]string, n)
+	for i := range out {
+		out[i] = key(th, i)
 	}
 	return out
 }
