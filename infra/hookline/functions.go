@@ -251,8 +251,8 @@ func newDeliverFunction(p pipelineProps, fns functionDefaults, newFn func(string
 	deliverEnv.SecretsKeyARN = *p.SecretsKey.KeyArn()
 	deliver := newFn("Deliver", p.DeliverTimeout, deliverEnv.Vars(), allowRecursiveLoop)
 	reserveConcurrency(deliver, p.DeliverReservedConcurrency)
-	// Load (BatchGetItem), Delivery and Endpoint (GetItem; Query for a
-	// resend's delivery packed in an outcome page), the batch's first
+	// Load (BatchGetItem; Query for the outcome page of a message received
+	// again or of a resend), Delivery and Endpoint (GetItem), the batch's first
 	// attempts delivered (BatchWriteItem, on outcome pages only), every
 	// other write an UpdateItem; the DLQ send; the sends to its own queues (the delivery
 	// queue and the tenant lane) of the messages that wait (see

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -251,26 +252,48 @@ func (h *Handler) open(ctx context.Context, ev events.SQSEvent) ([]message.Messa
 		if s, err := h.load(ctx, ids, refs, needs(msgs, errs)); err != nil {
 			h.Log.WarnContext(ctx, "cannot read the batch's records at once; reading each", "error", err.Error())
 		} else {
-			h.packedResends(ctx, msgs, errs, s)
+			h.readPacked(ctx, ev.Records, msgs, errs, s)
 			b.snap = &s
 		}
 	}
 	return msgs, errs, b
 }
 
-// packedResends reads, on their own, the deliveries of resends that the
-// batch's read did not find (it reads records only): a delivery delivered
-// at its first attempt is packed in an outcome page, and its resend is to
-// find it delivered (RecordResendAttempt then writes its record). A
-// resend is rare and asked for by a person.
-func (h *Handler) packedResends(ctx context.Context, msgs []message.Message, errs []error, snap store.Snapshot) {
+// readPacked reads, in one more read, the deliveries the batch's read did
+// not find (it reads records only: a clean batch is two calls) of the
+// messages that may be of a delivery delivered at its first attempt, whose
+// row of an outcome page is its only trace: a resend's (which is to find
+// it delivered, and RecordResendAttempt then writes its record), and a
+// message received before (SQS delivers it again after a lost delete, or a
+// batch that timed out after its page: found delivered, it is dropped as a
+// duplicate, as its record dropped it before the pages). A first receive
+// with no record is a delivery never attempted: nothing to read. A retry
+// has its failed attempt's record. Read as Load reads (its records and
+// their pages at once); a failure leaves the messages to be sent, at least
+// once, as before.
+func (h *Handler) readPacked(ctx context.Context, recs []events.SQSMessage, msgs []message.Message, errs []error, snap store.Snapshot) {
+	var ids []string
 	for i, m := range msgs {
-		if _, ok := snap.Deliveries[m.DeliveryID]; ok || errs[i] != nil || !m.Resend {
+		if _, ok := snap.Deliveries[m.DeliveryID]; ok || errs[i] != nil {
 			continue
 		}
-		if d, err := h.Store.Delivery(ctx, m.DeliveryID); err == nil {
-			snap.Deliveries[m.DeliveryID] = d
+		if _, packable := domain.ParseDeliveryID(m.DeliveryID); !packable {
+			continue // a legacy id is never packed
 		}
+		if n, _ := strconv.Atoi(recs[i].Attributes["ApproximateReceiveCount"]); m.Resend || n > 1 || m.Attempts > 0 {
+			ids = append(ids, m.DeliveryID)
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	found, err := h.Store.LoadWith(ctx, store.LoadOptions{Packed: true}, ids, nil)
+	if err != nil {
+		h.Log.WarnContext(ctx, "cannot read the outcome pages of messages received again", "deliveries", len(ids), "error", err.Error())
+		return
+	}
+	for id, d := range found.Deliveries {
+		snap.Deliveries[id] = d
 	}
 }
 

@@ -200,3 +200,34 @@ func holdingFixture(t *testing.T, held string) (*fixture, chan struct{}) {
 		w.WriteHeader(200)
 	}), release
 }
+
+// A message of a delivery delivered at its first attempt (packed in an
+// outcome page: no record) that SQS delivers again is dropped as a
+// duplicate, as its record dropped it before the pages: the batch that
+// holds it reads its page (one read more, its records and pages at once);
+// a first receive reads none.
+func TestARedeliveredMessageOfAPackedDeliveryIsDropped(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	posts := 0
+	f := newFixture(t, func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		posts++
+		mu.Unlock()
+		w.WriteHeader(200)
+	})
+	id := pid("again")
+	f.store.DB.ResetCalls()
+	require.Empty(t, f.run(t, sqsMessage(t, id, "1", f.now)))
+	require.Zero(t, f.store.DB.Calls("Query"), "a first receive reads no page")
+	d, err := f.store.Store.Delivery(t.Context(), id)
+	require.NoError(t, err)
+	require.True(t, d.Packed, "delivered at its first attempt: a row, no record")
+	f.store.DB.ResetCalls()
+	require.Empty(t, f.run(t, sqsMessage(t, id, "2", f.now)), "dropped, not returned")
+	mu.Lock()
+	require.Equal(t, 1, posts, "not sent again")
+	mu.Unlock()
+	require.Equal(t, 1, f.store.DB.Calls("Query"), "its page read")
+	requireDelivered(t, f, []string{id}, 1)
+}

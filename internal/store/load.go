@@ -52,9 +52,9 @@ type LoadOptions struct {
 	// (packedDeliveries), side by side with the records' read (no round
 	// trip more); a record wins over a row but where rowMayWin. Enqueue's
 	// read does (a stream batch tried again sends no delivered delivery
-	// again); deliver's does not (a clean batch is two DynamoDB calls): a
-	// packed delivery's message that SQS delivers again is sent again, at
-	// least once, as its webhook-id lets receivers deduplicate.
+	// again); deliver's batch read does not (a clean batch is two DynamoDB
+	// calls), and reads again with it only the deliveries without a record
+	// of messages received before and of resends.
 	Packed bool
 }
 
