@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/internal/store/keys"
 	"github.com/hookline/hookline/outbox"
 )
@@ -230,28 +231,12 @@ func (p *Pages) Write(ctx context.Context, entries []Entry) error {
 		}
 		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
 	}
-	wait := cmp.Or(p.Backoff, 25*time.Millisecond)
-	for try := 0; len(reqs) > 0; try++ {
-		if try == pageWrites {
-			return fmt.Errorf("write the message log: %d pages unprocessed after %d requests", len(reqs), pageWrites)
-		}
-		if try > 0 {
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(wait):
-			}
-			wait *= 2
-		}
-		var left []types.WriteRequest
-		for chunk := range slices.Chunk(reqs, 25) {
-			out, err := p.DB.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{p.Table: chunk}})
-			if err != nil {
-				return fmt.Errorf("write the message log: %w", err)
-			}
-			left = append(left, out.UnprocessedItems[p.Table]...)
-		}
-		reqs = left
+	left, err := store.BatchWrite(ctx, p.DB, p.Table, reqs, pageWrites, cmp.Or(p.Backoff, 25*time.Millisecond))
+	switch {
+	case err != nil:
+		return fmt.Errorf("write the message log: %w", err)
+	case len(left) > 0:
+		return fmt.Errorf("write the message log: %d pages unprocessed after %d requests", len(left), pageWrites)
 	}
 	return nil
 }

@@ -87,37 +87,53 @@ func (s *Store) RecordFirstAttempts(ctx context.Context, firsts []FirstAttempt) 
 		of[stringAttr(item, "sk")] = pg
 		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
 	}
-	for start := 0; start < len(reqs); start += maxBatchWrites {
-		left, werr := s.batchWrite(ctx, reqs[start:min(start+maxBatchWrites, len(reqs))])
-		if werr != nil {
-			err = fmt.Errorf("record first attempts in %d outcome pages: %w", len(left), werr)
-		}
-		for _, r := range left {
-			notWritten = append(notWritten, of[stringAttr(r.PutRequest.Item, "sk")].at...)
-		}
+	left, werr := BatchWrite(ctx, s.db, s.table, reqs, unprocessedTries, 25*time.Millisecond)
+	if werr != nil {
+		err = fmt.Errorf("record first attempts in %d outcome pages: %w", len(left), werr)
+	}
+	for _, r := range left {
+		notWritten = append(notWritten, of[stringAttr(r.PutRequest.Item, "sk")].at...)
 	}
 	slices.Sort(notWritten)
 	return notWritten, err
 }
 
-// batchWrite writes reqs (at most maxBatchWrites) in one BatchWriteItem,
-// sending again what DynamoDB leaves unprocessed (as batchGet does its
-// keys), at most unprocessedTries times in all. It returns the requests
-// not written: all of them when a request fails (with its error), the
-// unprocessed ones after the last try.
-func (s *Store) batchWrite(ctx context.Context, reqs []types.WriteRequest) (left []types.WriteRequest, err error) {
-	for try := 0; ; try++ {
-		out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{s.table: reqs}})
-		if err != nil {
-			return reqs, err
+// BatchWriter is what BatchWrite needs of DynamoDB.
+type BatchWriter interface {
+	BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
+}
+
+// BatchWrite writes reqs to table, maxBatchWrites to a BatchWriteItem,
+// and writes again what DynamoDB leaves unprocessed (a key value over its
+// throughput), in at most rounds rounds, waiting backoff before the
+// second and twice as long before each later one (as batchGet asks again
+// for its keys). It returns the requests not written: those of a request
+// that failed (and the last such error: the others' requests are still
+// sent), and those still unprocessed after the last round.
+// RecordFirstAttempts (outcome pages) and package messagelog (message log
+// pages) write with it.
+func BatchWrite(ctx context.Context, db BatchWriter, table string, reqs []types.WriteRequest, rounds int, backoff time.Duration) (left []types.WriteRequest, err error) {
+	for round := 0; len(reqs) > 0; round++ {
+		if round == rounds {
+			return append(left, reqs...), err
 		}
-		if reqs = out.UnprocessedItems[s.table]; len(reqs) == 0 || try+1 >= unprocessedTries {
-			return reqs, nil
+		if round > 0 {
+			select {
+			case <-time.After(backoff << (round - 1)):
+			case <-ctx.Done():
+				return append(left, reqs...), ctx.Err()
+			}
 		}
-		select {
-		case <-time.After(time.Duration(25<<try) * time.Millisecond):
-		case <-ctx.Done():
-			return reqs, ctx.Err()
+		var again []types.WriteRequest
+		for chunk := range slices.Chunk(reqs, maxBatchWrites) {
+			out, cerr := db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{table: chunk}})
+			if cerr != nil {
+				left, err = append(left, chunk...), cerr
+				continue
+			}
+			again = append(again, out.UnprocessedItems[table]...)
 		}
+		reqs = again
 	}
+	return left, err
 }
