@@ -51,6 +51,7 @@ var goldenContexts = []map[string]string{
 	{"apiPublishBurstLimit": "1.5"}, {"apiAdminRateLimit": "slow"}, {"apiAdminBurstLimit": "x"},
 	{"enqueueParallelization": "10", "enqueueSendConcurrency": "1"}, {"enqueueParallelization": "11"},
 	{"enqueueSendConcurrency": "0"}, {"enqueueParallelization": "two"}, {"enqueueSendConcurrency": "1.5"},
+	{"batchingWindow": "1s"}, {"batchingWindow": "1.5s"}, {"batchingWindow": "soon"}, {"batchingWindow": "301s"},
 	{"destinationRegions": "eu-west-1, eu-central-1", "destinationRoles": "arn:aws:iam::111122223333:role/hookline-*", "destinationOwnAccount": "true"},
 	{"destinationRegions": "Europe"}, {"destinationRoles": "arn:aws:sqs:eu-west-1:111122223333:q"}, {"destinationOwnAccount": "yes"},
 	{"destinationRoleProbe": "false"}, {"destinationRoleProbe": "no"},

@@ -120,6 +120,9 @@
 //	enqueueSendConcurrency
 //	                SendMessageBatch requests one enqueue invocation has in flight at once (default 4; 1 to
 //	                10)
+//	batchingWindow  how long the outbox stream's mapping waits to fill enqueue's batch, whole seconds, e.g.
+//	                "1s": sparse traffic costs about a third as much a delivery for up to the window's wait
+//	                (default 0s: none; up to 300s)
 //	smallAccount    "true": the small-account profile (hookline.Props.SmallAccount): no reservation, every SQS
 //	                mapping capped at 2, for an account with a concurrency limit of 10
 //	apiRateLimit    the HTTP API's requests per second (default 50)

@@ -168,6 +168,9 @@ var settings = []setting{
 			"(default 2, 1 in the small-account profile; 1 to 10)"},
 	{"enqueueSendConcurrency", to(whole, func(c *config) *int { return &c.EnqueueSendConcurrency }),
 		"SendMessageBatch requests one enqueue invocation has in flight at once (default 4; 1 to 10)"},
+	{"batchingWindow", to(time.ParseDuration, func(c *config) *time.Duration { return &c.BatchingWindow }),
+		`how long the outbox stream's mapping waits to fill enqueue's batch, whole seconds, e.g. "1s": sparse ` +
+			"traffic costs about a third as much a delivery for up to the window's wait (default 0s: none; up to 300s)"},
 	{"smallAccount", to(boolean, func(c *config) *bool { return &c.SmallAccount }),
 		`"true": the small-account profile (hookline.Props.SmallAccount): no reservation, ` +
 			"every SQS mapping capped at 2, for an account with a concurrency limit of 10"},

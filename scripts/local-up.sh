@@ -28,11 +28,14 @@ if [ ! -x "$VENV/bin/ministack" ] || [ "$(cat "$VENV/.pinned" 2>/dev/null)" != "
 fi
 
 echo "local cloud: starting ministack $MINISTACK_VERSION on 127.0.0.1:$HOOKLINE_LOCAL_PORT (log: $STATE_DIR/ministack.log)"
+# ministack's app with Lambda's batching window honoured
+# (scripts/localcloud/hookline_localcloud.py; docs/local-cloud.md).
+shim="$(cd "$(dirname "$0")/localcloud" && pwd)"
 (
   cd "$STATE_DIR"
   # The functions ministack runs inherit this environment.
   BIND_HOST=127.0.0.1 GATEWAY_PORT=$HOOKLINE_LOCAL_PORT LOG_LEVEL=${MINISTACK_LOG_LEVEL:-INFO} \
-    nohup "$VENV/bin/python" -m hypercorn ministack.app:app --bind 127.0.0.1:$HOOKLINE_LOCAL_PORT \
+    PYTHONPATH="$shim${PYTHONPATH:+:$PYTHONPATH}" nohup "$VENV/bin/python" -m hypercorn hookline_localcloud:app --bind 127.0.0.1:$HOOKLINE_LOCAL_PORT \
     --keep-alive 75 >"$STATE_DIR/ministack.log" 2>&1 &
   echo $! > "$STATE_DIR/ministack.pid"
 )

@@ -165,6 +165,19 @@ type Props struct {
 	// (fnenv.MaxSendConcurrency). Default 4
 	// (domain.DefaultEnqueueSendConcurrency).
 	EnqueueSendConcurrency int
+	// BatchingWindow is how long the outbox stream's mapping waits to fill
+	// a batch (100 records) before it invokes enqueue (its
+	// MaximumBatchingWindowInSeconds): whole seconds, 0 to 300 (Lambda's
+	// limit). 0, the default: enqueue is invoked as soon as the stream has
+	// records. Sparse traffic (a few events a second, each its own batch
+	// without a window) pays per invocation what full batches share; with
+	// 1 s, enqueue's batch holds the second's events, sends them in one
+	// SendMessageBatch, and deliver receives them together: about a third
+	// of the cost a delivery, for up to the window's wait
+	// (docs/configuration.md, docs/performance.md "Batching window"). The
+	// delivery queue's mapping has no window: it would wait again for
+	// what enqueue has already gathered.
+	BatchingWindow time.Duration
 	// SmallAccount is the small-account profile, for an account whose
 	// Lambda concurrency limit cannot spare a reservation (AWS keeps 100
 	// executions unreserved; new accounts may have a limit of 10): no
@@ -731,6 +744,19 @@ func (p *Props) setEnqueueDefaults() error {
 	}
 	if p.EnqueueSendConcurrency < 1 || p.EnqueueSendConcurrency > fnenv.MaxSendConcurrency {
 		return fmt.Errorf("enqueue send concurrency %d: want 1 to %d SendMessageBatch requests in flight at once", p.EnqueueSendConcurrency, fnenv.MaxSendConcurrency)
+	}
+	return p.checkBatchingWindow()
+}
+
+// maxBatchingWindow is the most Lambda takes for an event source
+// mapping's MaximumBatchingWindowInSeconds: 300 s.
+const maxBatchingWindow = 300 * time.Second
+
+// checkBatchingWindow checks Props.BatchingWindow against Lambda's limits.
+func (p *Props) checkBatchingWindow() error {
+	w := p.BatchingWindow
+	if w < 0 || w > maxBatchingWindow || w%time.Second != 0 {
+		return fmt.Errorf("batching window %s: a mapping's batching window is whole seconds, 0 to %s", w, maxBatchingWindow)
 	}
 	return nil
 }

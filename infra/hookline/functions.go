@@ -130,6 +130,9 @@ type pipelineProps struct {
 	// EnqueueSendConcurrency is enqueue's SendMessageBatch requests in
 	// flight at once (Props.EnqueueSendConcurrency).
 	EnqueueSendConcurrency int
+	// BatchingWindow is the stream mapping's batching window
+	// (Props.BatchingWindow); 0: none.
+	BatchingWindow time.Duration
 	// LogLevel of both functions.
 	LogLevel string
 	// Tracing is Props.Tracing, TracingSampleRate Props.TracingSampleRate.
@@ -200,6 +203,7 @@ func newPipelineFunctions(scope constructs.Construct, id string, p pipelineProps
 		ReportBatchItemFailures: jsii.Bool(true),
 		OnFailure:               awslambdaeventsources.NewSqsDlq(p.Queues.EnqueueFailures),
 		Filters:                 insertsOnly(),
+		MaxBatchingWindow:       batchingWindow(p.BatchingWindow),
 	}))
 	// CDK accepts retryAttempts from 0 to 10,000 only; -1, no limit, which
 	// Lambda and CloudFormation accept, is set on the resource itself.
@@ -279,6 +283,15 @@ func newDeliverFunction(p pipelineProps, fns functionDefaults, newFn func(string
 		MaxConcurrency:          jsii.Number(float64(p.LaneMaxConcurrency)),
 	}))
 	return deliver
+}
+
+// batchingWindow is a mapping's MaxBatchingWindow: none (the property
+// left out, Lambda's default of 0) for 0.
+func batchingWindow(w time.Duration) awscdk.Duration {
+	if w == 0 {
+		return nil
+	}
+	return awscdk.Duration_Seconds(jsii.Number(w.Seconds()))
 }
 
 // functionDefaults are what every hookline function shares: runtime,

@@ -340,6 +340,7 @@ func pipelineFunctionsProps(p Props, code map[string]awslambda.Code, tables tabl
 		DeliverReservedConcurrency: p.DeliverReservedConcurrency,
 		EnqueueParallelization:     p.EnqueueParallelization,
 		EnqueueSendConcurrency:     p.EnqueueSendConcurrency,
+		BatchingWindow:             p.BatchingWindow,
 		LogLevel:                   p.LogLevel,
 		Tracing:                    p.Tracing,
 		TracingSampleRate:          p.TracingSampleRate,

@@ -341,6 +341,18 @@ type want struct {
 	// enqueue's stream mapping's parallelization factor, and its
 	// SendMessageBatch requests in flight at once.
 	parallelization, sendConcurrency int
+	// batchingWindow is the stream mapping's
+	// MaximumBatchingWindowInSeconds; 0: the property left out.
+	batchingWindow int
+}
+
+// windowProp is a mapping's MaximumBatchingWindowInSeconds as the template
+// has it: absent for none.
+func windowProp(seconds int) any {
+	if seconds == 0 {
+		return assertions.Match_Absent()
+	}
+	return seconds
 }
 
 func stackChecks(t *testing.T, s *synthesized, w want) {
@@ -1073,6 +1085,8 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 			"MaximumRetryAttempts":      -1,
 			"MaximumRecordAgeInSeconds": 72000,
 			"DestinationConfig":         obj{"OnFailure": obj{"Destination": dest}},
+			// Lambda takes 0 to 300 s (Props.BatchingWindow).
+			"MaximumBatchingWindowInSeconds": windowProp(w.batchingWindow),
 		})
 		require.Equal(t, getAtt(s.enqueueFails, "Arn"), roundTrip(t, dest.AsObject()))
 
@@ -1107,6 +1121,9 @@ func stackChecks(t *testing.T, s *synthesized, w want) {
 			"BatchSize":             10,
 			"FunctionResponseTypes": assertions.Match_ArrayEquals(&arr{"ReportBatchItemFailures"}),
 			"ScalingConfig":         obj{"MaximumConcurrency": w.maxConcurrency},
+			// No window: deliver receives together what enqueue gathered
+			// and sent together (Props.BatchingWindow).
+			"MaximumBatchingWindowInSeconds": assertions.Match_Absent(),
 		})
 		// The stream and the deferred fan-out queue to enqueue, the
 		// delivery queue and the tenant lane to deliver, and the two replay
@@ -1447,6 +1464,7 @@ func TestStackCustom(t *testing.T) {
 		APIAdminBurstLimit:         1,
 		EnqueueParallelization:     10,
 		EnqueueSendConcurrency:     7,
+		BatchingWindow:             5 * time.Second,
 	})
 	t.Logf("synthesized custom stack in %s", time.Since(start).Round(time.Millisecond))
 	stackChecks(t, s, want{
@@ -1470,6 +1488,7 @@ func TestStackCustom(t *testing.T) {
 		endpointConcurrency:  4, fastParallel: 5,
 		tenantConcurrency: 4, // the default, below the pool of 5
 		parallelization:   10, sendConcurrency: 7,
+		batchingWindow: 5,
 	})
 	accessChecks(t, s, accessWant{publishRate: 7.5, publishBurst: 15, adminRate: 0.5, adminBurst: 1})
 }
@@ -1583,6 +1602,14 @@ func TestPropsValidation(t *testing.T) {
 		require.Equal(t, 4, p.EnqueueSendConcurrency)
 		require.Equal(t, 1, accepted(t, Props{SmallAccount: true}).EnqueueParallelization, "the small-account profile keeps one invocation per shard")
 		require.Equal(t, 3, accepted(t, Props{SmallAccount: true, EnqueueParallelization: 3}).EnqueueParallelization)
+	})
+	t.Run("batching window: whole seconds, 0 to 300", func(t *testing.T) {
+		refused(t, Props{BatchingWindow: 301 * time.Second}, "batching window 5m1s: a mapping's batching window is whole seconds, 0 to 5m0s")
+		refused(t, Props{BatchingWindow: 1500 * time.Millisecond}, "batching window 1.5s: a mapping's batching window is whole seconds")
+		refused(t, Props{BatchingWindow: -time.Second}, "batching window -1s")
+		require.Equal(t, 300*time.Second, accepted(t, Props{BatchingWindow: 300 * time.Second}).BatchingWindow)
+		require.Equal(t, time.Second, accepted(t, Props{BatchingWindow: time.Second}).BatchingWindow)
+		require.Zero(t, accepted(t, Props{}).BatchingWindow, "none by default")
 	})
 	t.Run("reserved concurrency not above max concurrency refused", func(t *testing.T) {
 		refused(t, Props{DeliverReservedConcurrency: 31}, "deliver reserved concurrency 31 must exceed its two mappings' max concurrency together, 31 (delivery queue 25 + tenant lane 6)")
