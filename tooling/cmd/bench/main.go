@@ -36,6 +36,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -393,7 +394,11 @@ func endToEnd(ctx context.Context, latencyN, burstN int) ([]row, error) {
 	}
 	// The latency's events go one at a time, each its own batch: what
 	// light traffic costs.
-	single, err := costRows(ctx, e, latencyStart, latencyN, "batches of one: the latency's events, one at a time", "≤ $3")
+	single, err := costRows(ctx, e, latencyStart, latencyN, "batches of one: the latency's events, one at a time", "(info: no window batches these)")
+	if err != nil {
+		return nil, err
+	}
+	sparse, err := sparseRows(ctx, e, rcv, hook, tenant)
 	if err != nil {
 		return nil, err
 	}
@@ -418,7 +423,63 @@ func endToEnd(ctx context.Context, latencyN, burstN int) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(append(rows, full...), single...), nil
+	return append(append(append(rows, full...), single...), sparse...), nil
+}
+
+// Sparse traffic: sparseN events, one every sparseEvery, written without
+// waiting for any; at that pace each is its own batch without a window.
+const (
+	sparseN      = 40
+	sparseEvery  = 250 * time.Millisecond
+	sparseWindow = 1 // seconds: the least window Lambda takes
+)
+
+// sparseRows measures sparse traffic without a batching window and with
+// one of sparseWindow seconds on the stream's mapping
+// (hookline.Props.BatchingWindow, set for the run and set back after): the
+// latency each gives, and what each costs.
+func sparseRows(ctx context.Context, e *harness.Env, rcv *pipeline.Receiver, hook pipeline.Writer, tenant string) (_ []row, err error) {
+	w, err := pipeline.FindWindow(ctx, lambda.NewFromConfig(e.AWS), e.Out.EnqueueFunctionName)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if rerr := w.Restore(context.WithoutCancel(ctx)); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+	}()
+	var rows []row
+	var without pipeline.Percentiles
+	for _, window := range []int32{0, sparseWindow} {
+		if err := w.Set(ctx, window); err != nil {
+			return nil, err
+		}
+		what := fmt.Sprintf("sparse traffic, an event every %s, no batching window", sparseEvery)
+		target := "(info)"
+		if window > 0 {
+			what = fmt.Sprintf("sparse traffic, an event every %s, batching window %d s", sparseEvery, window)
+			target = "≤ $3"
+		}
+		fmt.Fprintf(os.Stderr, "bench: %s (%d events)\n", what, sparseN)
+		start := time.Now()
+		lat, err := pipeline.Paced(ctx, rcv, hook, fmt.Sprintf("%s_sparse%d", tenant, window), sparseN, sparseEvery, 2*time.Minute)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		if window == 0 {
+			without = lat
+			rows = append(rows, row{"end to end", what + ": outbox write to POST received, p50 / p95", ms(lat.P50) + " / " + ms(lat.P95), "", "", "(info)"})
+		} else {
+			rows = append(rows, row{"end to end", what + ": outbox write to POST received, p50 / p95 (the window's price)", ms(lat.P50) + " / " + ms(lat.P95),
+				ms(without.P50) + " / " + ms(without.P95) + " without", fmt.Sprintf("+%s / +%s", ms(lat.P50-without.P50), ms(lat.P95-without.P95)), "(info)"})
+		}
+		more, err := costRows(ctx, e, start, sparseN, what, target)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, more...)
+	}
+	return rows, nil
 }
 
 // costRows are what the events written since since cost, from the

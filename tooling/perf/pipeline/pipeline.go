@@ -122,15 +122,15 @@ type Writer interface {
 
 // Percentiles of a sample.
 type Percentiles struct {
-	N             int
-	P50, P99, Max time.Duration
+	N                  int
+	P50, P95, P99, Max time.Duration
 }
 
 func percentiles(ds []time.Duration) Percentiles {
 	s := append([]time.Duration(nil), ds...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	at := func(q float64) time.Duration { return s[min(len(s)-1, int(q*float64(len(s))))] }
-	return Percentiles{N: len(s), P50: at(0.50), P99: at(0.99), Max: s[len(s)-1]}
+	return Percentiles{N: len(s), P50: at(0.50), P95: at(0.95), P99: at(0.99), Max: s[len(s)-1]}
 }
 
 // LatencyResult is the outbox-write-to-POST latency of hookline and of the
@@ -164,6 +164,39 @@ func Latency(ctx context.Context, rcv *Receiver, hook, floor Writer, prefix stri
 		h = append(h, d)
 	}
 	return LatencyResult{Hookline: percentiles(h), Floor: percentiles(f)}, nil
+}
+
+// Paced writes n events to w, one every every without waiting for any, and
+// returns their outbox-write-to-POST latencies once all have arrived (each
+// within timeout of the last write): traffic too sparse to fill a batch.
+func Paced(ctx context.Context, rcv *Receiver, w Writer, prefix string, n int, every, timeout time.Duration) (Percentiles, error) {
+	ids := make([]string, n)
+	written := make(map[string]time.Time, n)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for i := range ids {
+		if i > 0 {
+			select {
+			case <-tick.C:
+			case <-ctx.Done():
+				return Percentiles{}, ctx.Err()
+			}
+		}
+		ids[i] = fmt.Sprintf("%s_%04d", prefix, i)
+		written[ids[i]] = time.Now()
+		if err := w.Write(ctx, ids[i:i+1]); err != nil {
+			return Percentiles{}, err
+		}
+	}
+	got, err := rcv.WaitAll(ctx, ids, timeout)
+	if err != nil {
+		return Percentiles{}, err
+	}
+	ds := make([]time.Duration, 0, n)
+	for _, id := range ids {
+		ds = append(ds, got[id].Sub(written[id]))
+	}
+	return percentiles(ds), nil
 }
 
 // BurstResult is how long a burst of events took, from the first write to
