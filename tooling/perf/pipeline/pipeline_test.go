@@ -63,6 +63,7 @@ func (p postLater) Write(_ context.Context, ids []string) error {
 }
 
 func TestPacedMeasuresEachEventFromItsOwnWrite(t *testing.T) {
+	t.Parallel()
 	rcv, err := NewReceiver()
 	require.NoError(t, err)
 	defer rcv.Close()
