@@ -104,6 +104,40 @@ func TestFanOutPastTheShareIsDeferred(t *testing.T) {
 	require.Len(t, decoded(t, q, testLaneURL), 7+6)
 }
 
+// A record past the tenant's share with one endpoint left is not
+// deferred: its one message goes to the tenant lane from the stream's
+// batch, what its deferral would have sent, without the second hop (the
+// fan-out queue and another enqueue invocation). A record with more left
+// is deferred as before.
+func TestOneMessagePastTheShareGoesToTheLaneDirectly(t *testing.T) {
+	t.Parallel()
+	s, q := newFakeStore(endpoint("narrow", "ep_n"), endpoint("wide", "ep_w0"), endpoint("wide", "ep_w1")), &fakeQueue{}
+	h := deferringHandler(s, q, 3)
+	var recs []map[string]events.DynamoDBAttributeValue
+	for i := range 5 {
+		recs = append(recs, image(fmt.Sprintf("n%d", i), "narrow", nil))
+	}
+	for i := range 3 {
+		recs = append(recs, image(fmt.Sprintf("w%d", i), "wide", nil))
+	}
+	resp, err := h.Handle(context.Background(), streamEvent(recs...))
+	require.NoError(t, err)
+	require.Empty(t, resp.BatchItemFailures)
+	require.Equal(t, map[string]int{"narrow": 3, "wide": 3}, byTenant(q.sent()), "each tenant's share to the delivery queue")
+	laned := decoded(t, q, testLaneURL)
+	require.Equal(t, map[string]int{"narrow": 2, "wide": 1}, byTenant(laned), "the narrow tenant's last two, and w1's last endpoint, to the lane at once")
+	_, ds := fanOutEvent(t, q)
+	require.Len(t, ds, 1, "only w2, two endpoints past the share, is deferred")
+	require.Equal(t, "w2", ds[0].Event.ID)
+	require.Empty(t, ds[0].After)
+	seen := map[string]bool{}
+	for _, m := range append(q.sent(), laned...) {
+		require.False(t, seen[m.DeliveryID], "sent once: %s", m.DeliveryID)
+		seen[m.DeliveryID] = true
+	}
+	require.Len(t, seen, 9, "5 narrow, and the wide tenant's 4 not deferred")
+}
+
 // Filter matching counts against the share too: once a tenant's filters
 // have spent InlineWork of the invocation, the rest of its records' fan-out
 // is deferred, and matched there within the record's full budget, so the

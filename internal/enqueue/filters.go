@@ -53,15 +53,20 @@ type share struct {
 // filters targets in place.
 //
 // With a share (sh not nil), it plans inline only the tenant's share of the
-// invocation: it stops at the first endpoint past the share's messages, or
-// whose filter the share's work cannot finish, and answers deferred with
-// that endpoint's index (targets[deferred:] go to the deferred fan-out);
-// -1 when the whole record fits.
+// invocation: it stops at the first endpoint past the share's messages
+// (unless it is the record's last: that one message goes inline, to the
+// lane, as cheap as its deferral and a hop shorter), or whose filter the
+// share's work cannot finish, and answers deferred with that endpoint's
+// index (targets[deferred:] go to the deferred fan-out); -1 when the whole
+// record fits.
 func (h *Handler) filtered(ctx context.Context, inv *invocation, ev outbox.Event, targets []domain.Endpoint, sh *share) (kept []domain.Endpoint, filteredOut, deferred int) {
 	out, n := targets[:0], 0
 	m := matching{payload: ev.Payload, one: filter.Budget(len(ev.Payload)), left: filter.WorkPerByte*len(ev.Payload) + recordFilterBases*filter.WorkBase, sh: sh}
 	for i, ep := range targets {
-		if sh != nil && *sh.messages >= sh.maxMessages {
+		if sh != nil && *sh.messages >= sh.maxMessages && len(targets)-i > 1 {
+			// Past the share, a record's last endpoint is planned inline
+			// (sendUnsent's route sends it to the lane): one message, what
+			// its deferral would send, and no second hop.
 			return out, n, i
 		}
 		if ep.Filter == "" {
