@@ -50,7 +50,10 @@ def _waiting(esm: dict, now: float):
             q = _sqs._queues.get(_sqs._queue_url(name))
             if not q or q.get("is_fifo"):
                 return None
-            since = [m["visible_at"] for m in q["messages"] if m.get("visible_at", now) <= now]
+            # A message not yet received may lack visible_at (ministack
+            # fills it in at the first receive, from sent_at).
+            shown = (m.get("visible_at", m.get("sent_at", now)) for m in q["messages"])
+            since = [t for t in shown if t <= now]
         return len(since), min(since, default=now)
     if spec.service == "dynamodb":
         table = _lambda._dynamodb_stream_table_from_arn_spec(spec)
