@@ -12,7 +12,10 @@
 //   - with -cloud (make bench: the stack deployed in the local cloud):
 //     outbox write to POST received against the local cloud's floor (do-
 //     nothing functions on the same two hops), a burst's throughput, the
-//     cost per million deliveries from what the burst's logs say, and
+//     cost per million deliveries from what the burst's logs say (and the
+//     latency events', one at a time), sparse traffic's latency and cost
+//     without a batching window and with one of a second on the stream
+//     mapping (its price beside its saving), and
 //     POST /v1/events's throughput against the API floor (an HTTP API route
 //     whose function does nothing), at the same concurrency, and the
 //     isolation section: a quiet tenant's p50 and p95 beside a slow and
