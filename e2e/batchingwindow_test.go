@@ -99,7 +99,9 @@ func TestLocalCloudHonoursTheBatchingWindow(t *testing.T) {
 		Environment:  &lambdatypes.Environment{Variables: map[string]string{"TARGET": "http://" + ln.Addr().String() + "/"}},
 	})
 	require.NoError(t, err)
-	t.Cleanup(func() { env.lambda.DeleteFunction(context.Background(), &lambda.DeleteFunctionInput{FunctionName: &name}) })
+	t.Cleanup(func() {
+		env.lambda.DeleteFunction(context.Background(), &lambda.DeleteFunctionInput{FunctionName: &name})
+	})
 
 	mappings := map[string]*string{}
 	for source, arn := range map[string]string{"aws:dynamodb": aws.ToString(tbl.TableDescription.LatestStreamArn), "aws:sqs": qa.Attributes["QueueArn"]} {
