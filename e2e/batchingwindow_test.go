@@ -42,7 +42,7 @@ def handler(event, context):
 // DynamoDB stream and on an SQS queue, as Lambda does
 // (hookline.Props.BatchingWindow); ministack stores the window and ignores
 // it, and scripts/localcloud/hookline_localcloud.py makes it real. Without
-// a window, records written a second apart are invoked apart. On
+// a window, records written 1.5 s apart are invoked apart. On
 // resources of its own: the stack's mappings stay as deployed.
 func TestLocalCloudHonoursTheBatchingWindow(t *testing.T) {
 	t.Parallel()
@@ -106,7 +106,7 @@ func TestLocalCloudHonoursTheBatchingWindow(t *testing.T) {
 	mappings := map[string]*string{}
 	for source, arn := range map[string]string{"aws:dynamodb": aws.ToString(tbl.TableDescription.LatestStreamArn), "aws:sqs": qa.Attributes["QueueArn"]} {
 		in := &lambda.CreateEventSourceMappingInput{FunctionName: &name, EventSourceArn: aws.String(arn), BatchSize: aws.Int32(10),
-			MaximumBatchingWindowInSeconds: aws.Int32(3), Enabled: aws.Bool(true)}
+			MaximumBatchingWindowInSeconds: aws.Int32(10), Enabled: aws.Bool(true)}
 		if source == "aws:dynamodb" {
 			in.StartingPosition = lambdatypes.EventSourcePositionTrimHorizon
 		}
@@ -155,18 +155,19 @@ func TestLocalCloudHonoursTheBatchingWindow(t *testing.T) {
 		return got
 	}
 
-	// With a window of 3 s, three records 200 ms apart: one batch each.
+	// With a window of 10 s (wide: the suite runs beside this test), three
+	// records 200 ms apart: one batch each.
 	write(3, 200*time.Millisecond)
 	got := await(3)
 	require.Equal(t, []int{3}, got["aws:dynamodb"], "the stream's three records in one invocation")
 	require.Equal(t, []int{3}, got["aws:sqs"], "the queue's three messages in one invocation")
 
-	// Without a window, three records a second apart: invoked apart.
+	// Without a window, three records 1.5 s apart: invoked apart.
 	for _, uuid := range mappings {
 		_, err := env.lambda.UpdateEventSourceMapping(ctx, &lambda.UpdateEventSourceMappingInput{UUID: uuid, MaximumBatchingWindowInSeconds: aws.Int32(0)})
 		require.NoError(t, err)
 	}
-	write(3, time.Second)
+	write(3, 1500*time.Millisecond)
 	got = await(6)
 	require.Greater(t, len(got["aws:dynamodb"]), 2, "without a window, the stream's records are not held: %v", got["aws:dynamodb"])
 	require.Greater(t, len(got["aws:sqs"]), 2, "without a window, the queue's messages are not held: %v", got["aws:sqs"])
