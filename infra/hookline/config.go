@@ -174,7 +174,7 @@ type Props struct {
 	// 1 s, enqueue's batch holds the second's events, sends them in one
 	// SendMessageBatch, and deliver receives them together: about a third
 	// of the cost a delivery, for up to the window's wait
-	// (docs/configuration.md, docs/performance.md "Batching window"). The
+	// (docs/configuration.md; docs/performance.md, issue 37's ninth stop). The
 	// delivery queue's mapping has no window: it would wait again for
 	// what enqueue has already gathered.
 	BatchingWindow time.Duration
