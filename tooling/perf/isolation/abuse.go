@@ -258,7 +258,7 @@ func (n *noisyTenant) abuseDrain(ctx context.Context, cfg Config) (Drain, error)
 				AtCaps, total, d.Delivered, d.Dead, d.Drained, d.Elapsed.Round(time.Second), d.Requests, d.MaxInFlight)
 			return d, nil
 		}
-		if err := sleepUntil(ctx, time.Now().Add(5*time.Second)); err != nil {
+		if err := pipeline.SleepUntil(ctx, time.Now().Add(5*time.Second)); err != nil {
 			return d, err
 		}
 	}

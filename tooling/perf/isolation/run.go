@@ -270,17 +270,15 @@ func situation(ctx context.Context, e *harness.Env, cfg Config, quiet *pipeline.
 	// The quiet tenant's events, paced, each timed from just before its write.
 	w := pipeline.Outbox{DB: e.DB, Table: e.Out.OutboxTableName, TenantID: quietTenant}
 	ids := make([]string, cfg.QuietEvents)
-	start := make(map[string]time.Time, cfg.QuietEvents)
-	t0 := time.Now()
 	for i := range ids {
 		ids[i] = fmt.Sprintf("%s_quiet_%04d", quietTenant, i)
-		if err := sleepUntil(ctx, t0.Add(time.Duration(i)*cfg.QuietInterval)); err != nil {
+	}
+	start, err := pipeline.WritePaced(ctx, w, ids, cfg.QuietInterval)
+	if err != nil {
+		if ctx.Err() != nil {
 			return res, err
 		}
-		start[ids[i]] = time.Now()
-		if err := w.Write(ctx, ids[i:i+1]); err != nil {
-			return res, fmt.Errorf("quiet write: %w", err)
-		}
+		return res, fmt.Errorf("quiet write: %w", err)
 	}
 	got, err := quiet.WaitAll(ctx, ids, cfg.QuietWait)
 	if err != nil && ctx.Err() != nil {
@@ -366,7 +364,7 @@ func (n *noisyTenant) drain(ctx context.Context, cfg Config, s Situation) (Drain
 			if time.Now().After(until) {
 				return false, nil
 			}
-			if err := sleepUntil(ctx, time.Now().Add(3*time.Second)); err != nil {
+			if err := pipeline.SleepUntil(ctx, time.Now().Add(3*time.Second)); err != nil {
 				return false, err
 			}
 		}
@@ -406,15 +404,4 @@ func (n *noisyTenant) drain(ctx context.Context, cfg Config, s Situation) (Drain
 	}
 	fmt.Fprintf(cfg.Log, "isolation: %s: endpoint deleted; the rest gone dead within %s: %v (%d delivered, %d dead)\n", s, cfg.CleanupWait, cleaned, d.Delivered, d.Dead)
 	return before, nil
-}
-
-func sleepUntil(ctx context.Context, at time.Time) error {
-	t := time.NewTimer(time.Until(at))
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -166,27 +166,18 @@ func Latency(ctx context.Context, rcv *Receiver, hook, floor Writer, prefix stri
 	return LatencyResult{Hookline: percentiles(h), Floor: percentiles(f)}, nil
 }
 
-// Paced writes n events to w, one every every without waiting for any, and
-// returns their outbox-write-to-POST latencies once all have arrived (each
-// within timeout of the last write): traffic too sparse to fill a batch.
+// Paced writes n events to w, one every every without waiting for any
+// (WritePaced), and returns their outbox-write-to-POST latencies once all
+// have arrived (each within timeout of the last write): traffic too sparse
+// to fill a batch.
 func Paced(ctx context.Context, rcv *Receiver, w Writer, prefix string, n int, every, timeout time.Duration) (Percentiles, error) {
 	ids := make([]string, n)
-	written := make(map[string]time.Time, n)
-	tick := time.NewTicker(every)
-	defer tick.Stop()
 	for i := range ids {
-		if i > 0 {
-			select {
-			case <-tick.C:
-			case <-ctx.Done():
-				return Percentiles{}, ctx.Err()
-			}
-		}
 		ids[i] = fmt.Sprintf("%s_%04d", prefix, i)
-		written[ids[i]] = time.Now()
-		if err := w.Write(ctx, ids[i:i+1]); err != nil {
-			return Percentiles{}, err
-		}
+	}
+	written, err := WritePaced(ctx, w, ids, every)
+	if err != nil {
+		return Percentiles{}, err
 	}
 	got, err := rcv.WaitAll(ctx, ids, timeout)
 	if err != nil {
@@ -197,6 +188,36 @@ func Paced(ctx context.Context, rcv *Receiver, w Writer, prefix string, n int, e
 		ds = append(ds, got[id].Sub(written[id]))
 	}
 	return percentiles(ds), nil
+}
+
+// WritePaced writes ids to w one at a time, the i-th every×i after the
+// first (on that schedule, whatever a write took), and returns when each
+// write began: the time an event's latency is counted from.
+func WritePaced(ctx context.Context, w Writer, ids []string, every time.Duration) (map[string]time.Time, error) {
+	written := make(map[string]time.Time, len(ids))
+	t0 := time.Now()
+	for i, id := range ids {
+		if err := SleepUntil(ctx, t0.Add(time.Duration(i)*every)); err != nil {
+			return written, err
+		}
+		written[id] = time.Now()
+		if err := w.Write(ctx, ids[i:i+1]); err != nil {
+			return written, err
+		}
+	}
+	return written, nil
+}
+
+// SleepUntil waits until at, or until ctx is done (its error).
+func SleepUntil(ctx context.Context, at time.Time) error {
+	t := time.NewTimer(time.Until(at))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // BurstResult is how long a burst of events took, from the first write to
