@@ -3,6 +3,7 @@ package deliver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -32,6 +33,9 @@ type attempt struct {
 	body   []byte
 	// dest is an AWS endpoint's destination (openDestination); nil for http.
 	dest *sender.Destination
+	// auth is an HTTP endpoint's authentication, its secret opened
+	// (openAuth); nil when it has none.
+	auth *sender.Auth
 	// deferDelay is how long a deferred message waits before it comes
 	// back (set where the wait is found; a dependency's hitch and a hop
 	// compute theirs when deferred).
@@ -185,7 +189,7 @@ func (h *Handler) begin(ctx context.Context, m events.SQSMessage, msg message.Me
 // out, so that nothing is read or opened in vain. It returns Decide's
 // answer: Send when the request is ready.
 func (h *Handler) prepare(ctx context.Context, at *attempt) Decision {
-	steps := []func(context.Context, *attempt){h.readDelivery, h.readEndpoint, h.openSigner, h.openDestination, buildBody, h.admit}
+	steps := []func(context.Context, *attempt){h.readDelivery, h.readEndpoint, h.openSigner, h.openAuth, h.openDestination, buildBody, h.admit}
 	dec := Decision{Kind: Send}
 	for _, step := range steps {
 		if at.in.Hitch == HitchNone {
@@ -242,16 +246,7 @@ func (h *Handler) readEndpoint(ctx context.Context, at *attempt) {
 // of the schemes it signs with, and makes the signer.
 func (h *Handler) openSigner(ctx context.Context, at *attempt) {
 	keys, err := h.signerKeys(ctx, at.in.Endpoint, at.in.Started)
-	switch {
-	case errors.Is(err, sealing.ErrInvalid):
-		at.log.ErrorContext(ctx, "endpoint secret cannot be opened", "error", err.Error())
-		at.in.Hitch = HitchSecretInvalid
-		return
-	case err != nil:
-		// KMS throttled or unreachable, say: the message comes back after
-		// the queue's visibility timeout.
-		at.log.ErrorContext(ctx, "cannot open the endpoint's signing secret; will retry", "error", err.Error())
-		at.in.Hitch = HitchSecretUnavailable
+	if secretHitch(ctx, at, "signing secret", err) {
 		return
 	}
 	signer, err := signing.NewSignerWith(keys)
@@ -261,6 +256,55 @@ func (h *Handler) openSigner(ctx context.Context, at *attempt) {
 		return
 	}
 	at.signer = signer
+}
+
+// secretHitch sets the attempt's hitch for err, an endpoint secret's
+// opening (what names it), and reports whether there was one: a secret
+// that can never be opened is dead, one KMS could not open now (throttled
+// or unreachable, say) comes back after the queue's visibility timeout.
+// err names the endpoint, never a secret.
+func secretHitch(ctx context.Context, at *attempt, what string, err error) bool {
+	switch {
+	case errors.Is(err, sealing.ErrInvalid):
+		at.log.ErrorContext(ctx, "endpoint "+what+" cannot be opened", "error", err.Error())
+		at.in.Hitch = HitchSecretInvalid
+	case err != nil:
+		at.log.ErrorContext(ctx, "cannot open the endpoint's "+what+"; will retry", "error", err.Error())
+		at.in.Hitch = HitchSecretUnavailable
+	}
+	return err != nil
+}
+
+// openAuth opens an HTTP endpoint's authentication secret (h.Secrets
+// keeps it, as it keeps the signing secrets): the request carries it.
+func (h *Handler) openAuth(ctx context.Context, at *attempt) {
+	ep := at.in.Endpoint
+	if ep.Auth == nil || ep.Kind() != domain.TypeHTTP {
+		return
+	}
+	var secret string
+	err := fmt.Errorf("endpoint %s has an auth secret and nothing opens it", ep.EndpointID)
+	if h.Secrets != nil {
+		secret, err = h.Secrets.Open(ctx, sealing.Ref{TenantID: ep.TenantID, EndpointID: ep.EndpointID}, ep.Auth.Sealed())
+	}
+	if secretHitch(ctx, at, "auth secret", err) {
+		return
+	}
+	at.auth = senderAuth(*ep.Auth, secret)
+}
+
+// senderAuth is a's request side, secret its sealed secret opened.
+func senderAuth(a domain.EndpointAuth, secret string) *sender.Auth {
+	out := &sender.Auth{Kind: a.Kind}
+	switch a.Kind {
+	case domain.AuthBasic:
+		out.Username, out.Password = a.Username, secret
+	case domain.AuthOAuth2:
+		out.TokenURL, out.ClientID, out.ClientSecret, out.Scope, out.Audience = a.TokenURL, a.ClientID, secret, a.Scope, a.Audience
+	case domain.AuthMTLS:
+		out.Certificate, out.PrivateKey = a.Certificate, secret
+	}
+	return out
 }
 
 // buildBody builds the request body from the message.
@@ -309,7 +353,7 @@ func (h *Handler) send(ctx context.Context, at *attempt) (res *sender.Result, ok
 	r := h.Sender.Send(sendCtx, sender.Request{
 		URL: ep.URL, DeliveryID: msg.DeliveryID, EventID: msg.EventID, EventType: msg.EventType,
 		Attempt: at.in.Attempt, Body: at.body, Signer: at.signer, Headers: ep.Headers,
-		Destination: at.dest,
+		Destination: at.dest, Auth: at.auth,
 		Timeout:     endpointTimeout(ep),
 		TraceParent: span.TraceParent(),
 	})

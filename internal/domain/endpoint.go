@@ -110,6 +110,11 @@ type Endpoint struct {
 	// filter): an event whose data it does not match creates no delivery
 	// for the endpoint. Stored as the JSON the tenant sent, validated.
 	Filter string `dynamodbav:"filter,omitempty"`
+
+	// Auth, when set, is how hookline authenticates to the endpoint
+	// (Basic, OAuth 2.0 client credentials or mTLS), beside the signature.
+	// HTTP endpoints only.
+	Auth *EndpointAuth `dynamodbav:"auth,omitempty"`
 }
 
 // ChangedAt is when the endpoint was last changed through the API
@@ -177,9 +182,10 @@ func (e Endpoint) SigningSecrets(now time.Time) []StoredSecret {
 const MaxRateLimit = 1000
 
 // TenantBytes is the size of what the tenant wrote into e: its URL,
-// description, event types, header names and values, filter, target and
-// role ARN. The rest of the item (ids, sealed secrets, counters, times) is
-// hookline's and bounded by it; MaxEndpointBytes caps this sum.
+// description, event types, header names and values, filter, target, role
+// ARN and its auth's public fields. The rest of the item (ids, sealed
+// secrets, counters, times) is hookline's and bounded by it;
+// MaxEndpointBytes caps this sum.
 func (e Endpoint) TenantBytes() int {
 	n := len(e.URL) + len(e.Description) + len(e.Filter) + len(e.Target) + len(e.RoleARN)
 	for _, t := range e.EventTypes {
@@ -187,6 +193,9 @@ func (e Endpoint) TenantBytes() int {
 	}
 	for k, v := range e.Headers {
 		n += len(k) + len(v)
+	}
+	if e.Auth != nil {
+		n += e.Auth.TenantBytes()
 	}
 	return n
 }

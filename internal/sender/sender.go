@@ -73,7 +73,8 @@ type Result struct {
 	Status int
 	// Error classifies a failure: "timeout", "dns", "connection_refused",
 	// "connection_reset", "tls", "network", "forbidden_address",
-	// "response_headers_too_large", or
+	// "response_headers_too_large", "auth_token" (no OAuth 2.0 token),
+	// "auth_certificate" (no usable client certificate), or
 	// "http_<status>" for a non-2xx answer; for an AWS destination (package
 	// destination), "<service>:<AWS error code>" such as
 	// "sqs:QueueDoesNotExist". Empty when delivered.
@@ -115,6 +116,10 @@ type Request struct {
 	// sent as the traceparent header (an AWS destination: attribute or
 	// detail field). Empty: none is sent.
 	TraceParent string
+	// Auth, when set, authenticates the request to the endpoint (auth.go):
+	// its Authorization header (Basic, or an OAuth 2.0 bearer token), which
+	// replaces a custom header of that name, or its client certificate.
+	Auth *Auth
 }
 
 // Destination is an AWS destination's target as one attempt needs it.
@@ -184,48 +189,63 @@ func NewHTTPClient(o ClientOptions) *http.Client {
 // Client sends attempts.
 type Client struct {
 	HTTP *http.Client
-	// Now is the clock used for webhook-timestamp. Default time.Now.
+	// Now is the clock used for webhook-timestamp and the OAuth 2.0
+	// tokens' expiry. Default time.Now.
 	Now func() time.Time
+
+	tokens tokens         // the endpoints' OAuth 2.0 tokens (auth.go)
+	certs  certTransports // the endpoints' client-certificate transports (auth.go)
 }
 
 // Send makes one attempt and classifies it. It never returns an error: every
 // failure is a Result.
 func (c *Client) Send(ctx context.Context, r Request) Result {
-	now := time.Now
-	if c.Now != nil {
-		now = c.Now
-	}
-	ts := now()
+	ts := c.now()
 	if timeout := cmp.Or(max(r.Timeout, 0), c.HTTP.Timeout); timeout > 0 {
 		// The endpoint's own timeout, else the client's; the caller's
-		// context (the invocation's deadline) bounds both.
+		// context (the invocation's deadline) bounds both, and the token
+		// fetch, when there is one, is within it.
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL, bytes.NewReader(r.Body))
-	if err != nil {
-		return Result{Outcome: Dead, Error: "invalid_url", Reason: domain.ReasonInvalidURL}
-	}
-	setHeaders(req.Header, r, ts)
-
 	start := time.Now()
 	// The transport, not http.Client.Do: a webhook is never redirected, so
 	// the client's redirect machinery (a copy of every header per request)
 	// is pure cost. The timeout is the context's.
-	transport := c.HTTP.Transport
-	if transport == nil {
-		transport = http.DefaultTransport
+	transport := c.baseTransport()
+	var token string
+	var fresh bool
+	if a := r.Auth; a != nil {
+		var err error
+		switch a.Kind {
+		case domain.AuthMTLS:
+			transport, err = c.certTransport(a)
+		case domain.AuthOAuth2:
+			token, fresh, err = c.token(ctx, a, "")
+		}
+		if err != nil {
+			return authFailure(a, err, start)
+		}
 	}
-	resp, err := transport.RoundTrip(req)
-	if err != nil {
-		res := classifyError(err)
+	resp, res, ok := c.roundTrip(ctx, transport, r, ts, token)
+	if ok && resp.StatusCode == http.StatusUnauthorized && r.Auth != nil && r.Auth.Kind == domain.AuthOAuth2 && !fresh {
+		// A kept token the receiver no longer takes (revoked, or its
+		// clock ahead of ours): fetch one anew and send once more.
+		drain(resp.Body)
+		newToken, _, err := c.token(ctx, r.Auth, token)
+		if err != nil {
+			return authFailure(r.Auth, err, start)
+		}
+		resp, res, ok = c.roundTrip(ctx, transport, r, ts, newToken)
+	}
+	if !ok {
 		res.Latency = time.Since(start)
 		return res
 	}
 	excerpt, readErr := readExcerpt(resp.Body)
 	resp.Body.Close()
-	res := Classify(resp.StatusCode, resp.Header.Get("Retry-After"), ts)
+	res = Classify(resp.StatusCode, resp.Header.Get("Retry-After"), ts)
 	res.Latency = time.Since(start)
 	res.Excerpt = excerpt
 	if res.Outcome == Delivered && readErr != nil && !errors.Is(readErr, errBodyTooLarge) {
@@ -233,6 +253,47 @@ func (c *Client) Send(ctx context.Context, r Request) Result {
 		res.Excerpt += " [body read failed]"
 	}
 	return res
+}
+
+// authFailure is an attempt that could not authenticate: no token
+// ("auth_token") or no usable client certificate ("auth_certificate"),
+// retried as a network failure is. Its excerpt says why, without a
+// secret.
+func authFailure(a *Auth, err error, start time.Time) Result {
+	class := "auth_token"
+	if a.Kind == domain.AuthMTLS {
+		class = "auth_certificate"
+	}
+	return Result{Outcome: Retry, Error: class, Excerpt: err.Error(), Latency: time.Since(start)}
+}
+
+// roundTrip sends r once through transport, signed at ts, with token as
+// its bearer token when not empty. ok is false when no response came:
+// res says why.
+func (c *Client) roundTrip(ctx context.Context, transport http.RoundTripper, r Request, ts time.Time, token string) (resp *http.Response, res Result, ok bool) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL, bytes.NewReader(r.Body))
+	if err != nil {
+		return nil, Result{Outcome: Dead, Error: "invalid_url", Reason: domain.ReasonInvalidURL}, false
+	}
+	setHeaders(req.Header, r, ts)
+	switch {
+	case token != "":
+		req.Header["Authorization"] = []string{"Bearer " + token}
+	case r.Auth != nil && r.Auth.Kind == domain.AuthBasic:
+		req.SetBasicAuth(r.Auth.Username, r.Auth.Password)
+	}
+	resp, err = transport.RoundTrip(req)
+	if err != nil {
+		return nil, classifyError(err), false
+	}
+	return resp, Result{}, true
+}
+
+// drain reads a little of a body that is not kept and closes it, so that
+// its connection may be reused.
+func drain(body io.ReadCloser) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, drainBytes))
+	body.Close()
 }
 
 // setHeaders sets the attempt's headers on h: the receiver's own first,

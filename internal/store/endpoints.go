@@ -128,6 +128,9 @@ type EndpointChange struct {
 	TimeoutSeconds *int
 	// Filter sets the endpoint's payload filter; "" removes it.
 	Filter *string
+	// Auth sets the endpoint's authentication, its secret sealed; one of
+	// no kind removes it.
+	Auth *domain.EndpointAuth
 }
 
 // ChangedField is one attribute an EndpointChange writes: Value, or removed
@@ -175,6 +178,9 @@ func (c EndpointChange) Fields() []ChangedField {
 	}
 	num("timeout_seconds", c.TimeoutSeconds)
 	str("filter", c.Filter)
+	if c.Auth != nil {
+		fs = append(fs, ChangedField{"auth", *c.Auth, c.Auth.Kind == ""})
+	}
 	return fs
 }
 
