@@ -275,6 +275,8 @@ func Routes() []Route {
 		{Method: "GET", Path: "/v1/endpoints/{endpoint_id}/stats", Expensive: true, handle: (*Server).getEndpointStats},
 		{Method: "PATCH", Path: "/v1/endpoints/{endpoint_id}", Scope: domain.ScopeEndpointsWrite, handle: (*Server).updateEndpoint},
 		{Method: "DELETE", Path: "/v1/endpoints/{endpoint_id}", Scope: domain.ScopeEndpointsWrite, handle: (*Server).deleteEndpoint},
+		{Method: "PUT", Path: "/v1/endpoints/{endpoint_id}/auth", Scope: domain.ScopeEndpointsWrite, handle: (*Server).setAuth},
+		{Method: "DELETE", Path: "/v1/endpoints/{endpoint_id}/auth", Scope: domain.ScopeEndpointsWrite, handle: (*Server).deleteAuth},
 		{Method: "POST", Path: "/v1/endpoints/{endpoint_id}/rotate-secret", Scope: domain.ScopeSecretsRotate, handle: (*Server).rotateSecret},
 		{Method: "POST", Path: "/v1/endpoints/{endpoint_id}/enable", Scope: domain.ScopeEndpointsWrite, handle: (*Server).enableEndpoint},
 		{Method: "POST", Path: "/v1/endpoints/{endpoint_id}/disable", Scope: domain.ScopeEndpointsWrite, handle: (*Server).disableEndpoint},

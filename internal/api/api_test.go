@@ -1151,6 +1151,8 @@ func TestTenantIsolation(t *testing.T) {
 		"PATCH /v1/endpoints/{endpoint_id}":              {body: map[string]any{"url": "https://evil.example.com/steal", "description": "", "headers": map[string]string{}}},
 		"DELETE /v1/endpoints/{endpoint_id}":             {},
 		"POST /v1/endpoints/{endpoint_id}/rotate-secret": {body: map[string]any{"grace_seconds": 0}},
+		"PUT /v1/endpoints/{endpoint_id}/auth":           {body: map[string]any{"type": "basic", "username": "evil", "password": "x"}},
+		"DELETE /v1/endpoints/{endpoint_id}/auth":        {},
 		"POST /v1/endpoints/{endpoint_id}/enable":        {disabledFirst: true},
 		"POST /v1/endpoints/{endpoint_id}/disable":       {},
 		"GET /v1/deliveries/{delivery_id}":               {},

@@ -118,6 +118,10 @@ func sized(base domain.Endpoint, in endpointInput) domain.Endpoint {
 	if f := filterChange(in.Filter); f != nil {
 		e.Filter = *f
 	}
+	if in.Auth != nil {
+		a, _ := in.Auth.public()
+		e.Auth = &a
+	}
 	return e
 }
 
@@ -125,5 +129,5 @@ func sized(base domain.Endpoint, in endpointInput) domain.Endpoint {
 // endpoint's size.
 func (in endpointInput) sizeChanges() bool {
 	return in.URL != nil || in.Description != nil || in.EventTypes != nil || in.Headers != nil ||
-		in.Target != nil || in.RoleARN != nil || in.Filter != nil
+		in.Target != nil || in.RoleARN != nil || in.Filter != nil || in.Auth != nil
 }

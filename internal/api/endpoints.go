@@ -63,6 +63,9 @@ type EndpointView struct {
 	// Filter is the endpoint's payload filter (docs/filters.md); absent:
 	// none.
 	Filter json.RawMessage `json:"filter,omitempty"`
+	// Auth is how hookline authenticates to the endpoint, its secret never
+	// shown (endpointauth.go); absent: none.
+	Auth *AuthView `json:"auth,omitempty"`
 	// Health is set in the answer to GET /v1/endpoints/{id} only: the
 	// other answers (the list's included) leave it out, as it costs a
 	// read of the endpoint's counters.
@@ -94,6 +97,7 @@ func (s *Server) view(r *http.Request, e domain.Endpoint) EndpointView {
 		RetrySchedule: e.RetrySchedule, TimeoutSeconds: e.TimeoutSeconds,
 	}
 	v.Filter = filterView(e.Filter)
+	v.Auth = authView(e.Auth)
 	if v.EventTypes == nil {
 		v.EventTypes = []string{}
 	}
@@ -133,6 +137,9 @@ type endpointInput struct {
 	TimeoutSeconds *int   `json:"timeout_seconds"`
 	// Filter is the payload filter: absent leaves it, null removes it.
 	Filter json.RawMessage `json:"filter"`
+	// Auth is the endpoint's authentication, on create; PUT and DELETE
+	// /v1/endpoints/{id}/auth change it (endpointauth.go).
+	Auth *authInput `json:"auth"`
 }
 
 // validate checks the fields present; create requires url.
@@ -163,6 +170,15 @@ func (s *Server) validate(in endpointInput, create bool) *Problem {
 	errs.checkSignatures(in.Signatures)
 	s.checkEndpointSettings(&errs, in, create)
 	errs.checkFilter(in.Filter)
+	switch {
+	case in.Auth == nil:
+	case !create:
+		errs.add("auth", "is changed with PUT /v1/endpoints/{id}/auth")
+	case kind != domain.TypeHTTP:
+		errs.add("auth", "is for http endpoints: an AWS destination is reached by its role")
+	default:
+		s.validateAuth(&errs, "auth.", *in.Auth, deref(in.URL))
+	}
 	if len(errs) > 0 {
 		return invalid(errs...)
 	}
@@ -276,6 +292,13 @@ func (s *Server) createEndpoint(w http.ResponseWriter, r *http.Request, tenant s
 	}
 	if in.RateLimit != nil {
 		e.RateLimit = *in.RateLimit
+	}
+	if in.Auth != nil {
+		auth, err := s.sealAuth(r.Context(), sealing.Ref{TenantID: tenant, EndpointID: id}, *in.Auth)
+		if err != nil {
+			return s.internal(r, err)
+		}
+		e.Auth = &auth
 	}
 	if err := s.setSignatures(r.Context(), &e, in.Signatures); err != nil {
 		return s.internal(r, err)
