@@ -5,5 +5,7 @@
 // refused all the same. Loopback, private, link-local (cloud metadata),
 // CGNAT, unique-local, multicast, broadcast, unspecified and reserved
 // addresses are refused, in IPv4, IPv6 and IPv4-mapped or embedded forms,
-// unless a configured allowlist of prefixes covers them.
+// unless a configured allowlist of prefixes covers them. A denylist
+// (Guard.Deny: the VPC the deliver function runs in with static egress)
+// wins over the allowlist.
 package netguard

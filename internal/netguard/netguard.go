@@ -36,6 +36,13 @@ type Guard struct {
 	// Allow lists prefixes that are reachable even though they are internal,
 	// e.g. 127.0.0.0/8 for tests against receivers on loopback. Default none.
 	Allow []netip.Prefix
+	// Deny lists prefixes that are refused even when Allow covers them:
+	// the range of the network the deliveries are sent from, such as the
+	// VPC the deliver function runs in with static egress, whose every
+	// address is hookline's own and none a receiver's. An operator who
+	// allows 10.0.0.0/8 to reach a peered network keeps the function's own
+	// range refused. Default none.
+	Deny []netip.Prefix
 }
 
 // ParsePrefixes parses a comma-separated list of CIDR prefixes ("" is none).
@@ -57,6 +64,9 @@ func ParsePrefixes(s string) ([]netip.Prefix, error) {
 
 // Check returns nil if addr may be dialled, or an error wrapping ErrForbidden.
 func (g *Guard) Check(addr netip.Addr) error {
+	if p, ok := g.denied(addr); ok {
+		return fmt.Errorf("%w: %s is in %s, the network deliveries are sent from", ErrForbidden, addr, p)
+	}
 	for _, p := range g.Allow {
 		if p.Contains(addr) || (addr.Is4In6() && p.Contains(addr.Unmap())) {
 			return nil
@@ -66,6 +76,39 @@ func (g *Guard) Check(addr netip.Addr) error {
 		return fmt.Errorf("%w: %s is %s", ErrForbidden, addr, reason)
 	}
 	return nil
+}
+
+// denied reports the prefix of Deny that covers addr, or an IPv4 address
+// addr carries (IPv4-mapped, NAT64, 6to4): Deny wins over Allow in every
+// form of the address, as the internal ranges do.
+func (g *Guard) denied(addr netip.Addr) (netip.Prefix, bool) {
+	for _, p := range g.Deny {
+		for _, a := range carried(addr.WithZone("")) {
+			if p.Contains(a) {
+				return p, true
+			}
+		}
+	}
+	return netip.Prefix{}, false
+}
+
+// carried is addr and the IPv4 address it embeds, if any: its unmapped
+// form (::ffff:a.b.c.d), NAT64's (64:ff9b::/96) or 6to4's (2002::/16).
+func carried(addr netip.Addr) []netip.Addr {
+	out := []netip.Addr{addr}
+	if addr.Is4In6() {
+		return append(out, addr.Unmap())
+	}
+	if addr.Is6() {
+		b := addr.As16()
+		switch {
+		case b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b:
+			out = append(out, netip.AddrFrom4([4]byte(b[12:16])))
+		case b[0] == 0x20 && b[1] == 0x02:
+			out = append(out, netip.AddrFrom4([4]byte(b[2:6])))
+		}
+	}
+	return out
 }
 
 // internal names the class of addr if it is not a public unicast address.
