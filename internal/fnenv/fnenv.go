@@ -419,7 +419,9 @@ type DeliverEnv struct {
 	// Default DefaultRequestTimeout (15s).
 	RequestTimeout time.Duration
 	// Guard (HOOKLINE_ALLOW_CIDRS, comma-separated CIDRs) lets deliveries
-	// reach otherwise refused addresses. Default: none.
+	// reach otherwise refused addresses. Default: none. Its Deny
+	// (HOOKLINE_DENY_CIDRS) refuses the static egress VPC's range even
+	// there (egress.go). Default: none.
 	Guard netguard.Guard
 	// DisableAfter (HOOKLINE_DISABLE_AFTER) consecutive failed attempts
 	// disable an endpoint. Default DefaultDisableAfter (50); negative: never.
@@ -499,7 +501,7 @@ func (e DeliverEnv) Vars() map[string]string {
 	v[varDLQURL] = e.DLQURL
 	v[varSecretsKeyARN] = e.SecretsKeyARN
 	v[varRequestTimeout] = e.RequestTimeout.String()
-	v[varAllowCIDRs] = prefixes(e.Guard.Allow)
+	guardVars(v, e.Guard)
 	v[varDisableAfter] = strconv.Itoa(e.DisableAfter)
 	if e.FailingAfter != 0 {
 		v[varFailingAfter] = strconv.Itoa(e.FailingAfter)
@@ -558,8 +560,8 @@ func LoadDeliver(getenv func(string) string) (DeliverEnv, error) {
 			return e, fmt.Errorf("%s: %q is not a non-zero whole number", varDisableAfter, s)
 		}
 	}
-	if e.Guard.Allow, err = netguard.ParsePrefixes(getenv(varAllowCIDRs)); err != nil {
-		return e, fmt.Errorf("%s: %w", varAllowCIDRs, err)
+	if e.Guard, err = loadGuard(getenv); err != nil {
+		return e, err
 	}
 	if err := e.loadHealth(getenv); err != nil {
 		return e, err
@@ -701,9 +703,15 @@ type APIEnv struct {
 	// stack sets the secret only; Vars leaves an empty OperatorKey unset.
 	OperatorKey          string
 	OperatorKeySecretARN string
-	// URLs (HOOKLINE_ALLOW_HTTP=true, HOOKLINE_ALLOW_CIDRS) is the
-	// registration check of endpoint URLs. Default: https, public hosts only.
+	// URLs (HOOKLINE_ALLOW_HTTP=true, HOOKLINE_ALLOW_CIDRS,
+	// HOOKLINE_DENY_CIDRS) is the registration check of endpoint URLs.
+	// Default: https, public hosts only.
 	URLs netguard.URLPolicy
+	// EgressIPs (HOOKLINE_EGRESS_IPS, comma-separated IP addresses) are
+	// the public addresses deliveries leave from with static egress (the
+	// NAT gateways' Elastic IPs), which GET /v1/egress-ips shows tenants.
+	// Default none: hookline sends from AWS's shared ranges.
+	EgressIPs []string
 	// SecretsKeyARN (HOOKLINE_SECRETS_KEY_ARN) is the KMS key new signing
 	// secrets are sealed with before they are stored (the function may
 	// encrypt with it, never decrypt). Required.
@@ -876,7 +884,8 @@ func (e APIEnv) Vars() map[string]string {
 	}
 	v[varOperatorKeySecretARN] = e.OperatorKeySecretARN
 	v[varAllowHTTP] = strconv.FormatBool(e.URLs.AllowHTTP)
-	v[varAllowCIDRs] = prefixes(e.URLs.Guard.Allow)
+	guardVars(v, e.URLs.Guard)
+	egressVars(v, e.EgressIPs)
 	v[varSecretsKeyARN] = e.SecretsKeyARN
 	v[varReplayQueueURL] = e.ReplayQueueURL
 	v[varReplayOpsQueueURL] = e.ReplayOpsQueueURL
@@ -981,11 +990,12 @@ func LoadAPI(getenv func(string) string) (APIEnv, error) {
 		}
 		e.URLs.AllowHTTP = b
 	}
-	allow, err := netguard.ParsePrefixes(getenv(varAllowCIDRs))
-	if err != nil {
-		return e, fmt.Errorf("%s: %w", varAllowCIDRs, err)
+	if e.URLs.Guard, err = loadGuard(getenv); err != nil {
+		return e, err
 	}
-	e.URLs.Guard.Allow = allow
+	if e.EgressIPs, err = loadEgressIPs(getenv); err != nil {
+		return e, err
+	}
 	e.Endpoints, err = loadEndpointLimits(getenv)
 	return e, err
 }
