@@ -44,6 +44,8 @@ func build(cfg fnenv.APIEnv, log *slog.Logger, awsCfg aws.Config) (any, error) {
 		Sealer:      &sealing.Sealer{KMS: kms.NewFromConfig(awsCfg), KeyID: cfg.SecretsKeyARN},
 		OperatorKey: cfg.OperatorKey,
 		URLs:        cfg.URLs,
+		// Static egress's addresses, for GET /v1/egress-ips (none: AWS's shared ranges).
+		EgressIPs: cfg.EgressIPs,
 		// The same fields, in the same order (fnenv.Destinations).
 		Destinations: api.DestinationRules(cfg.Destinations),
 		// Endpoints' own retry schedules and timeouts are held to these.

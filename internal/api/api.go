@@ -145,6 +145,10 @@ type Server struct {
 	Sealer Sealer
 	// URLs checks endpoint URLs at registration (https only by default).
 	URLs netguard.URLPolicy
+	// EgressIPs are the addresses deliveries leave from with static
+	// egress, which GET /v1/egress-ips shows tenants (egress.go). Nil:
+	// AWS's shared ranges.
+	EgressIPs []string
 	// Destinations are the AWS destinations registration accepts (the
 	// regions, the stack's partition and account, hookline's own
 	// resources refused). Zero value: none.
@@ -296,6 +300,7 @@ func Routes() []Route {
 		{Method: "POST", Path: "/v1/replays", Scope: domain.ScopeDeliveriesReplay, Expensive: true, handle: (*Server).replaySince},
 		{Method: "GET", Path: "/v1/replays/{job_id}", handle: (*Server).getJob},
 		{Method: "GET", Path: "/v1/session", handle: (*Server).getSession},
+		{Method: "GET", Path: "/v1/egress-ips", handle: (*Server).egressIPs},
 		{Method: "POST", Path: "/v1/admin/tenants", Operator: true, handle: (*Server).createTenant},
 		{Method: "POST", Path: "/v1/admin/tenants/{tenant_id}/keys", Operator: true, handle: (*Server).createKey},
 		{Method: "DELETE", Path: "/v1/admin/tenants/{tenant_id}/keys/{key_id}", Operator: true, handle: (*Server).revokeKey},

@@ -290,6 +290,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		"TestEventView":     api.TestEventView{},
 		"PortalLinkView":    api.PortalLinkView{},
 		"SessionView":       api.SessionView{},
+		"EgressView":        api.EgressView{},
 	} {
 		s, err := resolve(doc, schemas[schema])
 		if err != nil || s == nil {
