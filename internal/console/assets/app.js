@@ -453,7 +453,8 @@ function endpointRow(ep) {
     el('div', { class: 'url', 'data-test': 'endpoint-url-text', text: where(ep) }),
     el('div', { class: 'sub', text: ep.id }),
     ep.description ? el('div', { class: 'sub', text: ep.description }) : null,
-    el('div', { class: 'sub', 'data-test': 'endpoint-signatures-text', text: signaturesText(ep) }));
+    el('div', { class: 'sub', 'data-test': 'endpoint-signatures-text', text: signaturesText(ep) }),
+    ep.auth ? el('div', { class: 'sub', 'data-test': 'endpoint-auth-text', text: authText(ep) }) : null);
   const types = tokens(Array.isArray(ep.event_types) && ep.event_types.length ? ep.event_types : ['all']);
   // Only the actions the session's scopes allow are rendered.
   const write = may(SCOPE_ENDPOINTS);
@@ -528,6 +529,68 @@ function where(ep) {
 
 // showTypeFields shows the form's fields of the type selected (url and
 // headers for http, target and role for the AWS types).
+// authText says how hookline authenticates to ep, its secret never (the
+// API does not have it): "" for none.
+function authText(ep) {
+  const a = ep.auth;
+  if (!a) return '';
+  if (a.type === 'basic') return 'Basic auth as ' + a.username;
+  if (a.type === 'oauth2_client_credentials') return 'OAuth 2.0 client ' + a.client_id + ' of ' + a.token_url;
+  if (a.type === 'mtls' && a.certificate) {
+    return 'mTLS as ' + a.certificate.subject + ', certificate valid until ' + time(a.certificate.not_after) + ' (UTC)';
+  }
+  return a.type;
+}
+
+// showAuthFields shows the fields of the auth kind selected.
+function showAuthFields() {
+  const kind = $('endpoint-auth').value;
+  for (const d of $('endpoint-form').querySelectorAll('[data-auth]')) show(d, d.dataset.auth === kind);
+}
+
+// authInput reads the auth fields of the kind selected: the body of PUT
+// /v1/endpoints/{id}/auth (and of create's auth); null for none or keep.
+function authInput() {
+  const kind = $('endpoint-auth').value;
+  const v = (id) => $(id).value;
+  if (kind === 'basic') return { type: kind, username: v('auth-username').trim(), password: v('auth-password') };
+  if (kind === 'oauth2_client_credentials') {
+    const a = { type: kind, token_url: v('auth-token-url').trim(), client_id: v('auth-client-id').trim(), client_secret: v('auth-client-secret') };
+    if (v('auth-scope').trim()) a.scope = v('auth-scope').trim();
+    if (v('auth-audience').trim()) a.audience = v('auth-audience').trim();
+    return a;
+  }
+  if (kind === 'mtls') return { type: kind, certificate: v('auth-certificate'), private_key: v('auth-private-key') };
+  return null;
+}
+
+// fillAuth sets the auth fields from ep's (its public fields; a secret is
+// typed again), with "keep" offered while it has one.
+function fillAuth(ep) {
+  const a = ep && ep.auth;
+  $('endpoint-auth-keep').hidden = !a;
+  $('endpoint-auth').value = a ? 'keep' : '';
+  for (const id of ['auth-username', 'auth-password', 'auth-token-url', 'auth-client-id', 'auth-client-secret',
+    'auth-scope', 'auth-audience', 'auth-certificate', 'auth-private-key']) $(id).value = '';
+  if (a) {
+    $('auth-username').value = a.username || '';
+    $('auth-token-url').value = a.token_url || '';
+    $('auth-client-id').value = a.client_id || '';
+    $('auth-scope').value = a.scope || '';
+    $('auth-audience').value = a.audience || '';
+  }
+  showAuthFields();
+}
+
+// saveAuth applies the form's auth to an endpoint being edited that had
+// before (a kind chosen: set or replaced; none: removed; keep: as it is).
+async function saveAuth(id, before) {
+  const kind = $('endpoint-auth').value;
+  if (kind === 'keep') return;
+  if (kind) await api('PUT', '/v1/endpoints/' + enc(id) + '/auth', authInput());
+  else if (before && before.auth) await api('DELETE', '/v1/endpoints/' + enc(id) + '/auth');
+}
+
 function showTypeFields() {
   const aws = $('endpoint-type').value !== 'http';
   for (const d of $('endpoint-form').querySelectorAll('[data-http]')) show(d, !aws);
@@ -558,6 +621,7 @@ function openForm(ep) {
   $('endpoint-retry-schedule').value = ep && ep.retry_schedule ? ep.retry_schedule.join(', ') : '';
   $('endpoint-timeout').value = ep && ep.timeout_seconds ? String(ep.timeout_seconds) : '';
   $('endpoint-filter').value = ep && ep.filter ? JSON.stringify(ep.filter, null, 1) : '';
+  fillAuth(ep);
   show($('endpoint-form'), true);
   $('endpoint-type').focus();
 }
@@ -602,15 +666,19 @@ async function saveEndpoint() {
   const dest = Object.assign(destinationFields(!endpoints.editing), retryFields(!endpoints.editing));
   dest.signatures = $('endpoint-signatures').value.split(',');
   const filter = parseFilter($('endpoint-filter').value);
+  const http = $('endpoint-type').value === 'http';
   if (endpoints.editing) {
     await api('PATCH', '/v1/endpoints/' + enc(endpoints.editing),
       Object.assign(dest, { description, event_types: types, filter }));
+    if (http) await saveAuth(endpoints.editing, endpoints.byId.get(endpoints.editing));
   } else {
     const body = dest;
     if (types.length) body.event_types = types;
     if (description) body.description = description;
     if (body.headers && !Object.keys(body.headers).length) delete body.headers;
     if (filter) body.filter = filter;
+    const auth = http ? authInput() : null;
+    if (auth) body.auth = auth;
     const ep = await api('POST', '/v1/endpoints', body);
     showSecret(ep);
   }
@@ -1097,6 +1165,7 @@ function wire() {
     act($('endpoint-save'), saveEndpoint);
   });
   $('endpoint-type').addEventListener('change', showTypeFields);
+  $('endpoint-auth').addEventListener('change', showAuthFields);
   $('endpoint-cancel').addEventListener('click', () => {
     show($('endpoint-form'), false);
     endpoints.editing = null;
