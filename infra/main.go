@@ -123,6 +123,9 @@
 //	batchingWindow  how long the outbox stream's mapping waits to fill enqueue's batch, whole seconds, e.g.
 //	                "1s": sparse traffic costs about a third as much a delivery for up to the window's wait
 //	                (default 0s: none; up to 300s)
+//	staticEgressAZs static egress: the deliver function sends from one NAT gateway's Elastic IP per
+//	                availability zone, this many (the EgressIPs output, GET /v1/egress-ips), $36.50 a month
+//	                each (default 0: off, AWS's shared ranges; 1 to 3)
 //	smallAccount    "true": the small-account profile (hookline.Props.SmallAccount): no reservation, every SQS
 //	                mapping capped at 2, for an account with a concurrency limit of 10
 //	apiRateLimit    the HTTP API's requests per second (default 50)

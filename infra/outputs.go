@@ -48,4 +48,8 @@ func addOutputs(stack awscdk.Stack, h *hookline.Hookline) {
 	out("DashboardName", "The CloudWatch dashboard.", h.Dashboard.DashboardName())
 	out("TenantDLQAlarmName", "Fires when any tenant's DLQ depth exceeds the threshold.", h.Alarms["TenantDLQDepth"].AlarmName())
 	out("MaxReceiveCount", "Attempts per delivery before SQS moves it to the DLQ.", jsii.String(strconv.Itoa(h.MaxReceiveCount)))
+	if h.EgressIPs != nil {
+		// Static egress only: a stack without it has no such output.
+		out("EgressIPs", "The public IPv4 addresses deliveries leave from (static egress), comma-separated: give them to receivers to allowlist (docs/receiving.md).", h.EgressIPs)
+	}
 }

@@ -30,8 +30,12 @@ type apiProps struct {
 	Functions functionDefaults
 	// AllowHTTP lets tenants register plain http endpoint URLs.
 	AllowHTTP bool
-	// AllowCIDRs are the SSRF guard's allowlist, for registration checks.
-	AllowCIDRs []netip.Prefix
+	// AllowCIDRs are the SSRF guard's allowlist, for registration checks;
+	// DenyCIDRs its denylist (static egress's VPC), which wins.
+	AllowCIDRs, DenyCIDRs []netip.Prefix
+	// EgressIPs are static egress's addresses, for GET /v1/egress-ips
+	// (staticEgress.ipList); nil without it.
+	EgressIPs []string
 	// Jobs receives the tenants' jobs the API starts (replays, cancels);
 	// Ops the operator's (the redrive, erasures).
 	Jobs, Ops awssqs.IQueue
@@ -180,7 +184,8 @@ func newAPI(scope constructs.Construct, id string, p apiProps) apiParts {
 	fn := p.Functions.new(c, "Api", apiTimeout, fnenv.APIEnv{
 		Common:               p.Functions.common(),
 		OperatorKeySecretARN: *secret.SecretArn(),
-		URLs:                 netguard.URLPolicy{AllowHTTP: p.AllowHTTP, Guard: netguard.Guard{Allow: p.AllowCIDRs}},
+		URLs:                 netguard.URLPolicy{AllowHTTP: p.AllowHTTP, Guard: netguard.Guard{Allow: p.AllowCIDRs, Deny: p.DenyCIDRs}},
+		EgressIPs:            p.EgressIPs,
 		ReplayQueueURL:       *p.Jobs.QueueUrl(),
 		ReplayOpsQueueURL:    *p.Ops.QueueUrl(),
 		SecretsKeyARN:        *p.SecretsKey.KeyArn(),

@@ -478,6 +478,25 @@ type Props struct {
 	// least 1.
 	MaxMetricsEventTypes int
 
+	// StaticEgressAZs turns static egress on, in that many availability
+	// zones, 1 to 3: the deliver function (which POSTs to endpoints and
+	// calls AWS destinations) runs in a VPC of hookline's own whose
+	// internet traffic leaves through one NAT gateway per zone, each with
+	// an Elastic IP of the stack's, so a receiver can allowlist a few fixed
+	// addresses (the EgressIPs output, GET /v1/egress-ips, the console).
+	// With 1, a zone's outage stops deliveries until it ends (they wait in
+	// the queue); 2 or 3 ride it out. The addresses live as long as the
+	// zone's gateway: lowering the count releases the last zones',
+	// turning it off all of them. Fixed cost $36.50 a month a zone (the
+	// gateway's hour and its address): $73.00 at 2, $109.50 at 3, and
+	// $0.045 a GB through the gateways, about $0.12 a million deliveries
+	// (docs/configuration.md, "Static egress"). DynamoDB is reached
+	// through a gateway endpoint, SQS, KMS and STS through the NAT. The
+	// SSRF guard refuses the VPC's range (10.231.0.0/16) whatever
+	// AllowCIDRs says. Default 0: off, no VPC; deliveries leave from AWS's
+	// shared ranges.
+	StaticEgressAZs int
+
 	// DestinationRegions are the regions an AWS destination (an endpoint
 	// of type sqs, sns or eventbridge: the customer's queue, topic or bus)
 	// may be in; registration refuses a target elsewhere. Default: the
@@ -555,7 +574,7 @@ func (p Props) withDefaults() (Props, error) {
 		(*Props).setConcurrencyDefaults, (*Props).setIsolationDefaults, (*Props).setOperationDefaults,
 		(*Props).setDestinationDefaults, (*Props).setTenantCapDefaults,
 		func(p *Props) error { return checkKeyAdmins(p.KeyAdmins) },
-		(*Props).checkMessageLogIndexes,
+		(*Props).checkMessageLogIndexes, (*Props).checkStaticEgress,
 	} {
 		if err := set(&p); err != nil {
 			return p, err

@@ -153,6 +153,8 @@ type pipelineProps struct {
 	// stack's own account's too.
 	DestinationRoles      []string
 	DestinationOwnAccount bool
+	// Egress, when not nil, is static egress: deliver runs in its VPC.
+	Egress *staticEgress
 }
 
 // pipelineFunctions are the enqueue and deliver functions.
@@ -253,7 +255,8 @@ func newDeliverFunction(p pipelineProps, fns functionDefaults, newFn func(string
 	deliverEnv.LaneQueueURL = *p.Queues.Lane.QueueUrl()
 	deliverEnv.DLQURL = *p.Queues.DeadLetter.QueueUrl()
 	deliverEnv.SecretsKeyARN = *p.SecretsKey.KeyArn()
-	deliver := newFn("Deliver", p.DeliverTimeout, deliverEnv.Vars(), allowRecursiveLoop)
+	deliver := newFn("Deliver", p.DeliverTimeout, deliverEnv.Vars(), allowRecursiveLoop, p.Egress.place)
+	p.Egress.grantNetworkInterfaces(deliver)
 	reserveConcurrency(deliver, p.DeliverReservedConcurrency)
 	// Load (BatchGetItem; Query for the outcome page of a message received
 	// again or of a resend), Delivery and Endpoint (GetItem), the batch's first

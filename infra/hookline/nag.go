@@ -39,6 +39,9 @@ type nagTargets struct {
 	AlarmInstance string
 	// Tracing is Props.Tracing: each function's role has X-Ray's grant.
 	Tracing bool
+	// Egress is static egress (nil: off): its VPC, and deliver's grant
+	// of network interfaces.
+	Egress *staticEgress
 }
 
 // nagSuppressions lists the accepted findings of the instance.
@@ -97,7 +100,29 @@ func nagSuppressions(t nagTargets) []nagSuppression {
 			})
 		}
 	}
-	return list
+	return append(list, egressSuppressions(t)...)
+}
+
+// egressSuppressions are static egress's accepted findings (none without
+// it).
+func egressSuppressions(t nagTargets) []nagSuppression {
+	if t.Egress == nil {
+		return nil
+	}
+	return []nagSuppression{
+		{
+			Rule: "AwsSolutions-VPC7", On: t.Egress.VPC,
+			Reason: "No flow log: the VPC carries the deliver function's outbound requests only, each of which deliver already records " +
+				"(the attempt's time, status or error and latency, in the delivery's log and its own log line); a flow log would bill " +
+				"CloudWatch ingestion per connection. An operator who wants one adds it to Hookline.EgressVPC.",
+		},
+		{
+			Rule: "AwsSolutions-IAM5", On: t.Functions["Deliver"].Role(), AppliesTo: []string{"Resource::*"},
+			Reason: "The network interfaces Lambda manages for a function in a VPC (ec2:CreateNetworkInterface, DescribeNetworkInterfaces, " +
+				"DescribeSubnets, DeleteNetworkInterface, Assign/UnassignPrivateIpAddresses, as AWS's AWSLambdaVPCAccessExecutionRole grants " +
+				"them): EC2 takes the Describes on * only, and Lambda checks the role for them before any interface exists.",
+		},
+	}
 }
 
 // suppressNagFindings records the accepted findings on their constructs, in

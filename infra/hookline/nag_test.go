@@ -17,7 +17,8 @@ import (
 )
 
 // TestNagAwsSolutions runs cdk-nag's AwsSolutions rule pack on the stack as
-// it deploys (default props, with an alarm e-mail subscription): no finding
+// it deploys (default props, with an alarm e-mail subscription, and the
+// opt-in resources: operator events to alarms, tracing, static egress): no finding
 // may be left unsuppressed, every suppression (infra/hookline/nag.go) gives its
 // reason, and every suppression still suppresses something, so that one
 // made stale by a fix is removed rather than left to hide the next finding.
@@ -28,6 +29,7 @@ func TestNagAwsSolutions(t *testing.T) {
 		AlarmEmail:             "oncall@example.com",
 		OperatorEventsToAlarms: true, // every resource, the opt-in ones too
 		Tracing:                true,
+		StaticEgressAZs:        2,
 	})
 	require.NoError(t, err)
 	awscdk.Aspects_Of(app).Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{

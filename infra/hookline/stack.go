@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
@@ -98,6 +99,12 @@ type Hookline struct {
 	EnqueueReprocessPolicy awsiam.ManagedPolicy
 	// Functions are the four Lambda functions.
 	Functions Functions
+	// EgressVPC is the VPC the deliver function runs in with static
+	// egress (Props.StaticEgressAZs), EgressIPs its NAT gateways' public
+	// addresses joined by commas (a token until deployment: the app's
+	// EgressIPs output). Both nil without static egress.
+	EgressVPC awsec2.Vpc
+	EgressIPs *string
 	// MaxReceiveCount is the delivery queue's maxReceiveCount: the retry
 	// schedule's number of attempts.
 	MaxReceiveCount int
@@ -144,12 +151,13 @@ func newHookline(scope constructs.Construct, id string, props *Props) (*Hookline
 		FailureAlarmThreshold: p.EnqueueFailuresThreshold,
 	})
 	bus := newOperatorBus(c, "OperatorEvents")
-	fns := newPipelineFunctions(c, "Pipeline", pipelineFunctionsProps(p, code, tables, queues, secretsKey, bus.Bus, deliver))
+	egress := newStaticEgress(c, "Egress", p.StaticEgressAZs)
+	fns := newPipelineFunctions(c, "Pipeline", pipelineFunctionsProps(p, code, tables, queues, secretsKey, bus.Bus, deliver, egress))
 
 	defaults := functionDefaults{Architecture: p.Architecture, Code: code, LogLevel: p.LogLevel, StateTable: tables.State, DeliveryRetention: p.DeliveryRetention, Tracing: p.Tracing, TracingSampleRate: p.TracingSampleRate}
 	replay := newReplay(c, "Replay", replayPropsOf(p, defaults, queues, tables))
 	grantNotices(fns.Deliver, tables.Outbox, replay.Ops)
-	httpAPI := newAPI(c, "Api", apiPropsOf(p, defaults, deliver, replay, tables, queues, secretsKey, alarmPrefix))
+	httpAPI := newAPI(c, "Api", apiPropsOf(p, defaults, deliver, replay, tables, queues, secretsKey, alarmPrefix, egress))
 	allowSecretsKeyUse(secretsKey, fns.Deliver, httpAPI.Function)
 	functions := map[string]awslambda.Function{"Enqueue": fns.Enqueue, "Deliver": fns.Deliver, "Api": httpAPI.Function, "Replay": replay.Function}
 	ops := newOperations(c, "Operations", operationsProps(p, queues, replay, fns.Enqueue, functions, alarmPrefix))
@@ -171,11 +179,15 @@ func newHookline(scope constructs.Construct, id string, props *Props) (*Hookline
 
 	accepted := nagSuppressions(nagTargets{
 		API: httpAPI, EnqueueFailures: queues.EnqueueFailures, DeadLetter: queues.DeadLetter, StateTable: tables.State,
-		Enqueue: fns.Enqueue, Functions: functions, AlarmInstance: alarmInstanceName(c), Tracing: p.Tracing,
+		Enqueue: fns.Enqueue, Functions: functions, AlarmInstance: alarmInstanceName(c), Tracing: p.Tracing, Egress: egress,
 	})
 	suppressNagFindings(accepted)
 
-	return assemble(c, tables, queues, replay, httpAPI, ops, bus, reprocess, secretsKey, fns, p.Retry.Attempts()), accepted, nil
+	h := assemble(c, tables, queues, replay, httpAPI, ops, bus, reprocess, secretsKey, fns, p.Retry.Attempts())
+	if egress != nil {
+		h.EgressVPC, h.EgressIPs = egress.VPC, egress.ips()
+	}
+	return h, accepted, nil
 }
 
 // assemble is the Hookline New returns, from the parts it built.
@@ -288,11 +300,13 @@ func replayPropsOf(p Props, defaults functionDefaults, queues deliveryQueues, ta
 // uses: the replay's queues it starts jobs on, the tables and the delivery
 // queue of publish, the message log and resends, and the secrets key.
 func apiPropsOf(p Props, defaults functionDefaults, deliver fnenv.DeliverEnv, replay replayParts, tables tableSet, queues deliveryQueues,
-	secretsKey awskms.Key, alarmPrefix string) apiProps {
+	secretsKey awskms.Key, alarmPrefix string, egress *staticEgress) apiProps {
 	return apiProps{
 		Functions:           defaults,
 		AllowHTTP:           p.AllowHTTP,
 		AllowCIDRs:          deliver.Guard.Allow,
+		DenyCIDRs:           deliver.Guard.Deny,
+		EgressIPs:           egress.ipList(),
 		Jobs:                replay.Jobs,
 		Ops:                 replay.Ops,
 		RateLimit:           p.APIRateLimit,
@@ -322,8 +336,10 @@ func apiPropsOf(p Props, defaults functionDefaults, deliver fnenv.DeliverEnv, re
 }
 
 // pipelineFunctionsProps are the enqueue and deliver functions' props.
-func pipelineFunctionsProps(p Props, code map[string]awslambda.Code, tables tableSet, queues deliveryQueues, secretsKey awskms.Key, bus awsevents.IEventBus, deliver fnenv.DeliverEnv) pipelineProps {
+func pipelineFunctionsProps(p Props, code map[string]awslambda.Code, tables tableSet, queues deliveryQueues, secretsKey awskms.Key, bus awsevents.IEventBus, deliver fnenv.DeliverEnv,
+	egress *staticEgress) pipelineProps {
 	return pipelineProps{
+		Egress:                egress,
 		Tables:                tables,
 		Queues:                queues,
 		OperatorBus:           bus,
@@ -370,8 +386,8 @@ func operationsProps(p Props, queues deliveryQueues, replay replayParts, enqueue
 // deliverEnv is the deliver function's configuration: the retry policy from
 // the same value that set the queue's maxReceiveCount, timeouts, the
 // endpoints' health and isolation (disable, breaker, concurrency gate), the
-// SSRF allowlist (the api function's too) and the soak's faults (enqueue's
-// too).
+// SSRF allowlist and denylist (the api function's too) and the soak's
+// faults (enqueue's too).
 // newPipelineFunctions fills in the rest.
 func deliverEnv(p Props) (fnenv.DeliverEnv, error) {
 	allow, err := netguard.ParsePrefixes(strings.Join(p.AllowCIDRs, ","))
@@ -392,7 +408,7 @@ func deliverEnv(p Props) (fnenv.DeliverEnv, error) {
 		TenantConcurrency: p.TenantConcurrency,
 		Notices:           fnenv.Notices{DeadNoticeWindow: p.DeadNoticeWindow},
 		StatsFlushEvery:   max(p.StatsFlushEvery, 0),
-		Guard:             netguard.Guard{Allow: allow}, Faults: faults,
+		Guard:             netguard.Guard{Allow: allow, Deny: egressDeny(p)}, Faults: faults,
 		NoRoleProbe: p.DisableDestinationRoleProbe,
 	}, nil
 }

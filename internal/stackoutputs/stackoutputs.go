@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 )
 
 // Outputs are the stack outputs a user or a test needs.
@@ -53,6 +54,10 @@ type Outputs struct {
 	OperatorEventBusName string
 	OperatorEventBusARN  string
 	MaxReceiveCount      int
+	// EgressIPs are the public addresses deliveries leave from with
+	// static egress (the output EgressIPs, comma-separated). Empty for a
+	// stack without it: not required.
+	EgressIPs []string
 }
 
 // Load reads the outputs of the stack named "Hookline" (or the only stack)
@@ -101,6 +106,11 @@ func Load(path string) (Outputs, error) {
 		TenantDLQAlarmName:         m["TenantDLQAlarmName"],
 		OperatorEventBusName:       m["OperatorEventBusName"],
 		OperatorEventBusARN:        m["OperatorEventBusARN"],
+	}
+	for _, ip := range strings.Split(m["EgressIPs"], ",") {
+		if ip = strings.TrimSpace(ip); ip != "" {
+			o.EgressIPs = append(o.EgressIPs, ip)
+		}
 	}
 	if o.MaxReceiveCount, err = strconv.Atoi(m["MaxReceiveCount"]); err != nil {
 		return o, fmt.Errorf("%s: MaxReceiveCount %q: %w", path, m["MaxReceiveCount"], err)

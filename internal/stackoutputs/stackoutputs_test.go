@@ -78,3 +78,18 @@ func TestLoadMissing(t *testing.T) {
 	_, err := Load(write(t, m))
 	require.ErrorContains(t, err, "output DeliveryQueueURL is missing")
 }
+
+// A stack with static egress: its addresses are read one by one; without
+// it (the outputs of most stacks), none.
+func TestLoadEgressIPs(t *testing.T) {
+	t.Parallel()
+	m := required()
+	m["EgressIPs"] = "203.0.113.10,198.51.100.7"
+	o, err := Load(write(t, m))
+	require.NoError(t, err)
+	require.Equal(t, []string{"203.0.113.10", "198.51.100.7"}, o.EgressIPs)
+
+	o, err = Load(write(t, required()))
+	require.NoError(t, err)
+	require.Empty(t, o.EgressIPs, "not required")
+}
