@@ -55,6 +55,17 @@ type Prices struct {
 	// EventBridgeEvents: USD per 1M custom events put on a bus; every
 	// 64 KB chunk of an entry is an event. Billed to the bus's owner.
 	EventBridgeEvents Price
+	// NATGatewayHour: USD per NAT gateway per hour provisioned, and
+	// NATGatewayData: USD per GB it processes, either direction. Static
+	// egress only (StaticEgressMonthly, StaticEgress.PerMillion).
+	NATGatewayHour, NATGatewayData Price
+	// PublicIPv4Hour: USD per public IPv4 address per hour, an Elastic IP
+	// on a NAT gateway included. Static egress only.
+	PublicIPv4Hour Price
+	// InterfaceEndpointHour: USD per interface VPC endpoint per zone per
+	// hour, and InterfaceEndpointData: USD per GB it processes. Not
+	// deployed: InterfaceEndpointBreakEvenGB says why.
+	InterfaceEndpointHour, InterfaceEndpointData Price
 	// KMSKey: USD per customer-managed key per month. Not used by
 	// Estimate: the signing secrets' key is billed per month, not per
 	// delivery.
@@ -152,6 +163,40 @@ var Default = Prices{
 		Source: "https://cloudburn.io/blog/amazon-eventbridge-pricing",
 		Note: "custom events put on a bus, each 64 KB chunk an event; delivery to a target in the same account free; " +
 			"billed to the account that owns the bus",
+	},
+	NATGatewayHour: Price{
+		USD:    0.045,
+		Unit:   "NAT gateway-hour",
+		Source: "https://basavytix.com/blog/aws-nat-gateway-pricing",
+		Note: "us-east-1; billed from creation to deletion, traffic or not ($32.85 a month); " +
+			"the same rate at https://cloudburn.io/blog/aws-nat-gateway-pricing (2026-02-24)",
+	},
+	NATGatewayData: Price{
+		USD:    0.045,
+		Unit:   "GB",
+		Source: "https://basavytix.com/blog/aws-nat-gateway-pricing",
+		Note: "us-east-1; every GB the gateway processes, both directions, whatever the destination; " +
+			"on top of data transfer out; a gateway in another zone than the sender adds $0.01 a GB each way (hookline routes each zone to its own)",
+	},
+	PublicIPv4Hour: Price{
+		USD:    0.005,
+		Unit:   "IPv4 address-hour",
+		Source: "https://www.doit.com/aws-public-ipv4-price-increase-the-complete-guide/",
+		Note:   "every public IPv4 address since 2024-02-01, an Elastic IP on a NAT gateway included ($3.65 a month)",
+	},
+	InterfaceEndpointHour: Price{
+		USD:    0.01,
+		Unit:   "endpoint-zone-hour",
+		Source: "https://www.egresscost.com/nat-gateway",
+		Note: "per interface endpoint per availability zone, partial hours billed whole ($7.30 a month a zone); " +
+			"the billing rules at https://aws.amazon.com/privatelink/pricing/",
+	},
+	InterfaceEndpointData: Price{
+		USD:    0.01,
+		Unit:   "GB",
+		Source: "https://www.egresscost.com/nat-gateway",
+		Note: "first 1 PB a month in the region, less beyond; billed for every GB through the endpoint whatever its source or " +
+			"destination (https://aws.amazon.com/privatelink/pricing/)",
 	},
 	KMSKey: Price{
 		USD:    1,
