@@ -382,7 +382,10 @@ function route() {
   clearError();
   showView(name);
   const loaders = {
-    endpoints: () => endpoints.pager.first(),
+    endpoints: async () => {
+      await endpoints.pager.first();
+      await showEgress();
+    },
     overview: () => loadOverview(getJSON, act, $('overview'), true),
     dlq: () => dlq.pager.first(),
     delivery: () => loadDelivery(),
@@ -468,6 +471,25 @@ function endpointRow(ep) {
     write || rotate ? null : el('span', { class: 'sub', 'data-test': 'endpoint-read-only', text: 'read only' }));
   return el('tr', { 'data-test': 'endpoint-row', 'data-id': ep.id, 'data-disabled': String(Boolean(ep.disabled)) },
     cell(who, 'Endpoint'), wordsCell(types, 'Event types', 'endpoint-types'), status, health, cell(actions, 'Actions'));
+}
+
+// showEgress says where requests come from (GET /v1/egress-ips), under the
+// endpoints: the addresses a receiver allowlists with static egress, or
+// that it cannot. Text only; an API without the route leaves it hidden.
+async function showEgress() {
+  const p = $('egress');
+  let v;
+  try {
+    v = await api('GET', '/v1/egress-ips');
+  } catch (e) {
+    show(p, false);
+    return;
+  }
+  const ips = Array.isArray(v && v.ips) ? v.ips.map(String) : [];
+  p.textContent = v && v.static && ips.length
+    ? 'Requests come from: ' + ips.join(', ') + '. ' + txt(v.message)
+    : 'Requests come from AWS\'s shared addresses. ' + txt(v && v.message);
+  show(p, true);
 }
 
 // showCharts draws an endpoint's last 24 hours and 7 days (charts.js).
