@@ -220,11 +220,11 @@ func PayloadDepth(data []byte) int {
 }
 
 // ReservedTypes are the event types hookline itself emits (operational
-// events: an endpoint disabled, failing or recovered, deliveries dead; and
-// hookline.test, the test event a tenant asks for through the API). A
-// producer may not write them: Validate refuses them, and hookline rejects
-// an outbox item of one of them that it did not write.
-var ReservedTypes = []string{"endpoint.disabled", "endpoint.failing", "endpoint.recovered", "delivery.dead", "hookline.test"}
+// events: an endpoint disabled, failing, recovered or degraded, deliveries
+// dead; and hookline.test, the test event a tenant asks for through the
+// API). A producer may not write them: Validate refuses them, and hookline
+// rejects an outbox item of one of them that it did not write.
+var ReservedTypes = []string{"endpoint.disabled", "endpoint.failing", "endpoint.recovered", "delivery.dead", "endpoint.degraded", "hookline.test"}
 
 // IsReservedType reports whether t is one of ReservedTypes.
 func IsReservedType(t string) bool {

@@ -115,6 +115,19 @@ type Endpoint struct {
 	// (Basic, OAuth 2.0 client credentials or mTLS), beside the signature.
 	// HTTP endpoints only.
 	Auth *EndpointAuth `dynamodbav:"auth,omitempty"`
+
+	// FailureRateAlert, when set, raises endpoint.degraded once per
+	// episode when the endpoint's failure rate over the alert's window
+	// reaches its threshold (package deliver, "Failure-rate alerts").
+	// Stored with its defaults applied.
+	FailureRateAlert *FailureRateAlert `dynamodbav:"failure_rate_alert,omitempty"`
+	// DegradedSince marks an endpoint in a degraded episode: set where
+	// absent when its alert's window reaches the threshold (the episode's
+	// start, which names its endpoint.degraded), removed where present
+	// when a later window is below it, and removed when the alert is set,
+	// changed or removed, so that an episode is always of the alert as it
+	// is. Nil: not degraded.
+	DegradedSince *time.Time `dynamodbav:"degraded_since,omitempty"`
 }
 
 // ChangedAt is when the endpoint was last changed through the API

@@ -22,13 +22,18 @@ const (
 	// OpEndpointRecovered: an endpoint that was failing or disabled
 	// answered a delivery with success again. Payload: OpEndpointEvent.
 	OpEndpointRecovered = "endpoint.recovered"
+	// OpEndpointDegraded: an endpoint with a failure-rate alert
+	// (Endpoint.FailureRateAlert) failed at least its threshold of the
+	// attempts over the alert's window; once per degraded episode.
+	// Payload: OpEndpointEvent, with the rate's fields.
+	OpEndpointDegraded = "endpoint.degraded"
 	// OpDeliveryDead: deliveries to an endpoint died; one summary per
 	// endpoint per coalescing window. Payload: OpDeliveryDeadEvent.
 	OpDeliveryDead = "delivery.dead"
 )
 
 // OpEventTypes lists the operational event types.
-var OpEventTypes = []string{OpEndpointDisabled, OpEndpointFailing, OpEndpointRecovered, OpDeliveryDead}
+var OpEventTypes = []string{OpEndpointDisabled, OpEndpointFailing, OpEndpointRecovered, OpDeliveryDead, OpEndpointDegraded}
 
 // IsOperational reports whether eventType is one of hookline's reserved
 // operational event types.
@@ -58,7 +63,7 @@ func (e Endpoint) SubscribesExplicitly(eventType string) bool {
 }
 
 // OpEndpointEvent is the payload (data) of endpoint.disabled,
-// endpoint.failing and endpoint.recovered.
+// endpoint.failing, endpoint.recovered and endpoint.degraded.
 type OpEndpointEvent struct {
 	TenantID   string `json:"tenant_id"`
 	EndpointID string `json:"endpoint_id"`
@@ -77,6 +82,19 @@ type OpEndpointEvent struct {
 	LastStatus int       `json:"last_status,omitempty"`
 	LastError  string    `json:"last_error,omitempty"`
 	At         time.Time `json:"at"`
+
+	// The failure rate that raised endpoint.degraded, absent from the
+	// other types: Failed of the Attempts sent in the window (the hour
+	// buckets from WindowStart: the WindowHours whole hours before the
+	// current one, and the current one so far) failed, FailurePercent in
+	// percent (two decimals), at or above the alert's ThresholdPercent.
+	// LastStatus and LastError are then the window's newest failure.
+	FailurePercent   float64    `json:"failure_percent,omitempty"`
+	ThresholdPercent int        `json:"threshold_percent,omitempty"`
+	WindowHours      int        `json:"window_hours,omitempty"`
+	WindowStart      *time.Time `json:"window_start,omitempty"`
+	Attempts         int64      `json:"attempts,omitempty"`
+	Failed           int64      `json:"failed,omitempty"`
 }
 
 // OpDeliveryDeadEvent is the payload (data) of delivery.dead: the deaths of
