@@ -484,8 +484,9 @@ type Props struct {
 	// internet traffic leaves through one NAT gateway per zone, each with
 	// an Elastic IP of the stack's, so a receiver can allowlist a few fixed
 	// addresses (the EgressIPs output, GET /v1/egress-ips, the console).
-	// With 1, a zone's outage stops deliveries until it ends (they wait in
-	// the queue); 2 or 3 ride it out. The addresses live as long as the
+	// With 1, a zone's outage stops deliveries until it ends (deliver's
+	// invocations fail, each a receive: a long one sends them to the DLQ);
+	// 2 or 3 ride it out. The addresses live as long as the
 	// zone's gateway: lowering the count releases the last zones',
 	// turning it off all of them. Fixed cost $36.50 a month a zone (the
 	// gateway's hour and its address): $73.00 at 2, $109.50 at 3, and
