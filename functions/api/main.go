@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/api"
 	"github.com/hookline/hookline/internal/apigw"
@@ -24,6 +25,7 @@ import (
 	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/hookline/hookline/internal/jobs"
 	"github.com/hookline/hookline/internal/messagelog"
+	"github.com/hookline/hookline/internal/notify"
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/internal/trace"
@@ -83,6 +85,9 @@ func build(cfg fnenv.APIEnv, log *slog.Logger, awsCfg aws.Config) (any, error) {
 	}
 	if cfg.AlarmNamePrefix != "" {
 		srv.Alarms, srv.AlarmNamePrefix = cloudwatch.NewFromConfig(awsCfg), cfg.AlarmNamePrefix
+	}
+	if cfg.Mail.From != "" {
+		srv.Notices = &notify.Mailer{SES: sesv2.NewFromConfig(awsCfg), From: cfg.Mail.From, ConfigurationSet: cfg.Mail.ConfigurationSet}
 	}
 	if cfg.ReplayQueueURL != "" {
 		srv.Jobs = &jobs.Starter{Store: st, Queue: sqs.NewFromConfig(awsCfg), JobsQueueURL: cfg.ReplayQueueURL, OpsQueueURL: cfg.ReplayOpsQueueURL}

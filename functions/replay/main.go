@@ -18,6 +18,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/background"
 	"github.com/hookline/hookline/internal/boot"
@@ -26,6 +27,7 @@ import (
 	"github.com/hookline/hookline/internal/jobs"
 	"github.com/hookline/hookline/internal/messagelog"
 	"github.com/hookline/hookline/internal/metrics"
+	"github.com/hookline/hookline/internal/notify"
 	"github.com/hookline/hookline/internal/opevent"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/internal/trace"
@@ -59,5 +61,9 @@ func build(cfg fnenv.ReplayEnv, log *slog.Logger, aws aws.Config) (any, error) {
 		w.OpEvents, w.Outbox = &opevent.Writer{DB: db, Table: cfg.OutboxTable}, ob
 	}
 	w.PayloadRetention = cfg.PayloadRetention
+	if cfg.Mail.From != "" {
+		w.Notices = &notify.Notifier{Store: st, Log: log,
+			Mailer: &notify.Mailer{SES: sesv2.NewFromConfig(aws), From: cfg.Mail.From, ConfigurationSet: cfg.Mail.ConfigurationSet}}
+	}
 	return w.Handle, nil
 }

@@ -41,6 +41,7 @@ type Store interface {
 	Erasures
 	PortalLinks
 	APIRates
+	NotifyEmails
 }
 
 // Tenants are the tenants and their API keys: the operator creates them,
@@ -140,6 +141,10 @@ type Server struct {
 		key string
 		at  time.Time
 	}
+	// Notices sends the verification e-mails of notification addresses (a
+	// *notify.Mailer). Nil: the stack has no SES identity, and naming an
+	// address answers 409.
+	Notices Verifier
 	// Sealer seals new signing secrets before they are stored. Nil: creating
 	// an endpoint or rotating its secret answers 500.
 	Sealer Sealer
@@ -257,6 +262,9 @@ type Route struct {
 	Method, Path string
 	// Operator routes take the operator key; the others a tenant key.
 	Operator bool
+	// Public routes take no credential: the links of hookline's e-mails,
+	// whose token (checked by the handler) is the credential.
+	Public bool
 	// Scope is what a portal link needs to take this tenant route (an API
 	// key holds every scope). Empty: any tenant credential (reads and the
 	// replay of dead deliveries).
@@ -279,6 +287,12 @@ func Routes() []Route {
 		{Method: "GET", Path: "/v1/endpoints/{endpoint_id}/stats", Expensive: true, handle: (*Server).getEndpointStats},
 		{Method: "PATCH", Path: "/v1/endpoints/{endpoint_id}", Scope: domain.ScopeEndpointsWrite, handle: (*Server).updateEndpoint},
 		{Method: "DELETE", Path: "/v1/endpoints/{endpoint_id}", Scope: domain.ScopeEndpointsWrite, handle: (*Server).deleteEndpoint},
+		{Method: "POST", Path: "/v1/notification-emails", Scope: domain.ScopeEndpointsWrite, handle: (*Server).createNotifyEmail},
+		{Method: "GET", Path: "/v1/notification-emails", handle: (*Server).listNotifyEmails},
+		{Method: "DELETE", Path: "/v1/notification-emails/{notify_id}", Scope: domain.ScopeEndpointsWrite, handle: (*Server).deleteNotifyEmail},
+		{Method: "GET", Path: "/v1/email-links/verify", Public: true, handle: (*Server).verifyNotifyEmail},
+		{Method: "GET", Path: "/v1/email-links/unsubscribe", Public: true, handle: (*Server).unsubscribeNotifyEmail},
+		{Method: "POST", Path: "/v1/email-links/unsubscribe", Public: true, handle: (*Server).unsubscribeNotifyEmail},
 		{Method: "PUT", Path: "/v1/endpoints/{endpoint_id}/auth", Scope: domain.ScopeEndpointsWrite, handle: (*Server).setAuth},
 		{Method: "DELETE", Path: "/v1/endpoints/{endpoint_id}/auth", Scope: domain.ScopeEndpointsWrite, handle: (*Server).deleteAuth},
 		{Method: "POST", Path: "/v1/endpoints/{endpoint_id}/rotate-secret", Scope: domain.ScopeSecretsRotate, handle: (*Server).rotateSecret},
@@ -453,6 +467,9 @@ func (s *Server) route(rt Route) http.Handler {
 // link lacks answers 403 naming that scope. With OperatorCaller set, an
 // operator route is reached by the IAM identity API Gateway verified.
 func (s *Server) authenticate(r *http.Request, rt Route) (tenant, credentialID string, link *domain.PortalLink, p *Problem) {
+	if rt.Public {
+		return "", "", nil, nil
+	}
 	if rt.Operator && s.OperatorCaller != nil {
 		caller, ok := s.OperatorCaller(r)
 		if !ok {

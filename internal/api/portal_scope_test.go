@@ -33,6 +33,9 @@ var scopeCases = map[string]scopeCase{
 	"DELETE /v1/endpoints/{endpoint_id}":              {want: http.StatusNoContent},
 	"POST /v1/endpoints/{endpoint_id}/rotate-secret":  {want: http.StatusOK},
 	"PUT /v1/endpoints/{endpoint_id}/auth":            {body: map[string]any{"type": "basic", "username": "u", "password": "p"}, want: http.StatusOK},
+	"POST /v1/notification-emails":                    {body: map[string]any{"address": "ops@example.com"}, want: http.StatusCreated},
+	"GET /v1/notification-emails":                     {want: http.StatusOK},
+	"DELETE /v1/notification-emails/{notify_id}":      {want: http.StatusNotFound},
 	"DELETE /v1/endpoints/{endpoint_id}/auth":         {want: http.StatusOK},
 	"POST /v1/endpoints/{endpoint_id}/enable":         {want: http.StatusOK},
 	"POST /v1/endpoints/{endpoint_id}/disable":        {want: http.StatusOK},
@@ -89,7 +92,7 @@ func TestPortalLinkScopes(t *testing.T) {
 	t.Parallel()
 	covered := 0
 	for _, rt := range api.Routes() {
-		if rt.Operator {
+		if rt.Operator || rt.Public {
 			continue
 		}
 		name := rt.Method + " " + rt.Path
@@ -157,6 +160,8 @@ func TestRouteScopes(t *testing.T) {
 		"POST /v1/endpoints/{endpoint_id}/cancel-pending": domain.ScopeEndpointsWrite,
 		"POST /v1/endpoints/{endpoint_id}/rotate-secret":  domain.ScopeSecretsRotate,
 		"PUT /v1/endpoints/{endpoint_id}/auth":            domain.ScopeEndpointsWrite,
+		"POST /v1/notification-emails":                    domain.ScopeEndpointsWrite,
+		"DELETE /v1/notification-emails/{notify_id}":      domain.ScopeEndpointsWrite,
 		"DELETE /v1/endpoints/{endpoint_id}/auth":         domain.ScopeEndpointsWrite,
 		"POST /v1/events":                                 domain.ScopeEventsPublish,
 		"POST /v1/replays":                                domain.ScopeDeliveriesReplay,

@@ -12,6 +12,7 @@ import (
 	"github.com/hookline/hookline/internal/erasure"
 	"github.com/hookline/hookline/internal/jobs"
 	"github.com/hookline/hookline/internal/message"
+	"github.com/hookline/hookline/internal/notify"
 	"github.com/hookline/hookline/internal/opevent"
 	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/store"
@@ -31,6 +32,7 @@ type Store interface {
 	cancel.Store
 	opevent.SummaryWindows
 	opevent.DeathWindows
+	notify.Store
 }
 
 var _ Store = (*store.Store)(nil)
@@ -76,6 +78,17 @@ func (w *Worker) routes() jobs.Routes {
 				return nil
 			}
 			return w.SummarizeDeaths(ctx, n)
+		},
+		jobs.KindNotice: func(ctx context.Context, m jobs.Message) error {
+			if w.Notices == nil {
+				return nil // no SES identity: nothing is e-mailed
+			}
+			var ev notify.BusEvent
+			if err := json.Unmarshal(m.BusEvent, &ev); err != nil {
+				w.Log.ErrorContext(ctx, "an operator bus event that cannot be read dropped", "error", err.Error())
+				return nil
+			}
+			return w.Notices.Notice(ctx, ev)
 		},
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/hookline/hookline/internal/erasure"
 	"github.com/hookline/hookline/internal/jobs"
 	"github.com/hookline/hookline/internal/metrics"
+	"github.com/hookline/hookline/internal/notify"
 	"github.com/hookline/hookline/internal/opevent"
 	"github.com/hookline/hookline/internal/replay"
 	"github.com/hookline/hookline/internal/trace"
@@ -52,6 +53,10 @@ type Worker struct {
 	// a replay since a time and a cancel select, the outbox items a replay
 	// rebuilds deliveries from. Nil: the steps of those jobs fail.
 	MessageLog replay.MessageLog
+	// Notices e-mails the operational events the stack's rule sends from
+	// the operator's bus to the operations queue. Nil: no SES identity,
+	// they are dropped.
+	Notices *notify.Notifier
 	// PayloadRetention is how long after its occurred_at an event's
 	// payload may be sent again (replay.Replayer.PayloadRetention).
 	PayloadRetention time.Duration

@@ -712,6 +712,9 @@ type APIEnv struct {
 	// NAT gateways' Elastic IPs), which GET /v1/egress-ips shows tenants.
 	// Default none: hookline sends from AWS's shared ranges.
 	EgressIPs []string
+	// Mail sends notification addresses their verification e-mail
+	// (mail.go).
+	Mail Mail
 	// SecretsKeyARN (HOOKLINE_SECRETS_KEY_ARN) is the KMS key new signing
 	// secrets are sealed with before they are stored (the function may
 	// encrypt with it, never decrypt). Required.
@@ -886,6 +889,7 @@ func (e APIEnv) Vars() map[string]string {
 	v[varAllowHTTP] = strconv.FormatBool(e.URLs.AllowHTTP)
 	guardVars(v, e.URLs.Guard)
 	egressVars(v, e.EgressIPs)
+	e.Mail.vars(v)
 	v[varSecretsKeyARN] = e.SecretsKeyARN
 	v[varReplayQueueURL] = e.ReplayQueueURL
 	v[varReplayOpsQueueURL] = e.ReplayOpsQueueURL
@@ -996,6 +1000,9 @@ func LoadAPI(getenv func(string) string) (APIEnv, error) {
 	if e.EgressIPs, err = loadEgressIPs(getenv); err != nil {
 		return e, err
 	}
+	if e.Mail, err = loadMail(getenv); err != nil {
+		return e, err
+	}
 	e.Endpoints, err = loadEndpointLimits(getenv)
 	return e, err
 }
@@ -1036,6 +1043,8 @@ type ReplayEnv struct {
 	// time, the API's rule (APIEnv.PayloadRetention). Default
 	// DefaultPayloadRetention (15 days).
 	PayloadRetention time.Duration
+	// Mail sends the notices of operational events (mail.go).
+	Mail Mail
 }
 
 // messageLogShardedVar is HOOKLINE_MESSAGE_LOG's value for a message log
@@ -1070,6 +1079,7 @@ func (e ReplayEnv) Vars() map[string]string {
 	if e.PayloadRetention != 0 {
 		v[varPayloadRetention] = e.PayloadRetention.String()
 	}
+	e.Mail.vars(v)
 	return v
 }
 
@@ -1101,7 +1111,10 @@ func LoadReplay(getenv func(string) string) (ReplayEnv, error) {
 	if err != nil {
 		return e, err
 	}
-	e.PayloadRetention, err = loadPayloadRetention(getenv)
+	if e.PayloadRetention, err = loadPayloadRetention(getenv); err != nil {
+		return e, err
+	}
+	e.Mail, err = loadMail(getenv)
 	return e, err
 }
 

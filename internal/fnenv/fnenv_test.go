@@ -326,7 +326,7 @@ func TestVarsRoundTrip(t *testing.T) {
 			{Common: common, OperatorKeySecretARN: "arn:secret", SecretsKeyARN: "arn:key", URLs: netguard.URLPolicy{AllowHTTP: true, Guard: netguard.Guard{Allow: allow}},
 				ReplayQueueURL: "https://jobs", ReplayOpsQueueURL: "https://ops", OutboxTable: "outbox", MessageLog: true, PayloadRetention: 72 * time.Hour, DeliveryQueueURL: "https://delivery",
 				ConsoleFrameAncestors: []string{"'self'", "https://app.example.com"}, AlarmNamePrefix: "Hookline-", PortalMinTTL: time.Second, OperatorIAM: true,
-				TenantExpensiveRate: -1, ExpensiveBudget: 5 * time.Second,
+				TenantExpensiveRate: -1, ExpensiveBudget: 5 * time.Second, Mail: Mail{From: "alerts@hookline.example"},
 				Destinations: Destinations{Partition: "aws-cn", Account: "111122223333", StackName: "Hookline", Regions: []string{"cn-north-1", "cn-northwest-1"},
 					Roles: []string{"arn:aws-cn:iam::*:role/hookline-*", "arn:aws-cn:iam::444455556666:role/x?"}, OwnResources: []string{"arn:aws-cn:events:cn-north-1:111122223333:event-bus/Ops", "arn:aws-cn:iam::111122223333:role/Hookline-Deliver"}, OwnAccount: true}, Endpoints: EndpointLimits{Retry: wantPolicy, MaxRequestTimeout: 40 * time.Second, MaxEndpoints: 7, MaxEndpointBytes: 9000, MaxMetricsEventTypes: 3}},
 			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", OutboxTable: "outbox", PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL, TenantExpensiveRate: DefaultTenantExpensiveRate, ExpensiveBudget: DefaultExpensiveBudget, Endpoints: stackLimits},
@@ -339,7 +339,8 @@ func TestVarsRoundTrip(t *testing.T) {
 		}
 	})
 	t.Run("replay", func(t *testing.T) {
-		e := ReplayEnv{Common: common, DeliveryQueueURL: "q", DLQURL: "d", ArrivalsURL: "a", JobsQueueURL: "j", OpsQueueURL: "o", Rate: 2.5, OutboxTable: "outbox", MessageLog: true, DeadNoticeWindow: 15 * time.Minute, PayloadRetention: 72 * time.Hour}
+		e := ReplayEnv{Common: common, DeliveryQueueURL: "q", DLQURL: "d", ArrivalsURL: "a", JobsQueueURL: "j", OpsQueueURL: "o", Rate: 2.5, OutboxTable: "outbox", MessageLog: true, DeadNoticeWindow: 15 * time.Minute, PayloadRetention: 72 * time.Hour,
+			Mail: Mail{From: "alerts@hookline.example", ConfigurationSet: "hookline"}}
 		got, err := LoadReplay(lookup(e.Vars()))
 		require.NoError(t, err)
 		require.Equal(t, e, got)
@@ -428,4 +429,17 @@ func TestTracing(t *testing.T) {
 		_, err = LoadEnqueue(lookup(vars))
 		require.ErrorContains(t, err, "HOOKLINE_TRACING_SAMPLE_RATE", bad)
 	}
+}
+
+// The sender of hookline's e-mails is a bare address, or none at all.
+func TestLoadMail(t *testing.T) {
+	t.Parallel()
+	for _, bad := range []string{"not an address", "Alerts <alerts@hookline.example>"} {
+		_, err := loadMail(lookup(map[string]string{"HOOKLINE_NOTIFY_FROM": bad}))
+		require.ErrorContains(t, err, "HOOKLINE_NOTIFY_FROM")
+	}
+	m, err := loadMail(lookup(map[string]string{}))
+	require.NoError(t, err)
+	require.Equal(t, Mail{}, m)
+	require.NotContains(t, ReplayEnv{}.Vars(), "HOOKLINE_NOTIFY_FROM", "no sender: the variable unset")
 }

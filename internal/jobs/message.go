@@ -29,6 +29,11 @@ const (
 	// DeadNotice names (sent by deliver, delayed, when a death opens the
 	// window: opevent.NoticeBody).
 	KindDeadNotice Kind = "dead_notice"
+	// KindNotice e-mails an operational event to its tenant's notification
+	// addresses (package notify): an event of the operator's bus, as the
+	// stack's rule sends it to the operations queue, body and all (it has
+	// no kind: UnmarshalJSON names it by its source and detail-type).
+	KindNotice Kind = "notice"
 )
 
 // Message is the body of a message on the jobs and operations queues.
@@ -44,6 +49,8 @@ type Message struct {
 	// that handles the kind reads it (package background), so that jobs
 	// knows nothing of operational events.
 	DeadNotice json.RawMessage `json:"dead_notice,omitempty"`
+	// BusEvent is the whole body of a KindNotice: an EventBridge event.
+	BusEvent json.RawMessage `json:"-"`
 }
 
 // legacy is a message as sent before kinds: booleans, read in this order.
@@ -66,6 +73,14 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 	}
 	*m = Message(p)
 	if m.Kind != "" {
+		return nil
+	}
+	var bus struct {
+		Source     string `json:"source"`
+		DetailType string `json:"detail-type"`
+	}
+	if json.Unmarshal(b, &bus) == nil && bus.Source != "" && bus.DetailType != "" {
+		m.Kind, m.BusEvent = KindNotice, append(json.RawMessage(nil), b...)
 		return nil
 	}
 	var old legacy
@@ -95,5 +110,5 @@ func Step(id string) Message { return Message{Kind: KindStep, JobID: id} }
 // Kinds is every kind of message, for the runner's table to be checked
 // against.
 func Kinds() []Kind {
-	return []Kind{KindStep, KindSweep, KindSweepReconcile, KindRecover, KindGauges, KindDeadNotice}
+	return []Kind{KindStep, KindSweep, KindSweepReconcile, KindRecover, KindGauges, KindDeadNotice, KindNotice}
 }

@@ -80,3 +80,18 @@ func TestConfigDefaults(t *testing.T) {
 	require.Equal(t, 7, jobs.Config{StepSends: 7, Rate: -1}.WithDefaults().StepSends)
 	require.Equal(t, 10.0, jobs.Config{Rate: -1}.WithDefaults().Rate, "not positive: the default")
 }
+
+// An event of the operator's bus, as the stack's rule sends it to the
+// operations queue (no kind: EventBridge's envelope), is a notice, its
+// body kept whole for the route.
+func TestABusEventIsANotice(t *testing.T) {
+	t.Parallel()
+	body := `{"version":"0","id":"e1","detail-type":"endpoint.failing","source":"hookline","detail":{"id":"hl_1","tenant_id":"acme"}}`
+	var m jobs.Message
+	require.NoError(t, json.Unmarshal([]byte(body), &m))
+	require.Equal(t, jobs.KindNotice, m.Kind)
+	require.JSONEq(t, body, string(m.BusEvent))
+	var step jobs.Message
+	require.NoError(t, json.Unmarshal([]byte(`{"kind":"step","job_id":"rj_1"}`), &step))
+	require.Empty(t, step.BusEvent)
+}

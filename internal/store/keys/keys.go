@@ -161,6 +161,18 @@ const KeyRefPrefix = "KEYREF#"
 // partition.
 func KeyRef(keyID string) string { return KeyRefPrefix + keyID }
 
+// NotifyEmailPrefix begins the sort key of a tenant's notification
+// address in its partition.
+const NotifyEmailPrefix = "NOTIFYEMAIL#"
+
+// NotifyEmail is the sort key of a notification address in its tenant's
+// partition.
+func NotifyEmail(id string) string { return NotifyEmailPrefix + id }
+
+// Notices is the sort key, in its tenant's partition, of the count of
+// notice e-mails sent in the clock hour hour (a sortable time).
+func Notices(hour string) string { return "NOTICES#" + hour }
+
 // Portal is the partition key of a portal link, by its hash.
 func Portal(hash string) string { return "PORTAL#" + hash }
 
