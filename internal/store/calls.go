@@ -75,6 +75,7 @@ var Calls = map[string][]Call{
 	"Rejection":                 {getItem},
 	"DisableEndpoint":           {updateItem},
 	"RecordEndpointHealth":      {updateItem},
+	"MarkEndpointDegraded":      {updateItem},
 	"AddDeath":                  {updateItem},
 	"DeadWindow":                {getItem},
 	"CreateTenant":              {getItem, putItem},

@@ -255,6 +255,10 @@ func TestCallsListsWhatEachMethodCalls(t *testing.T) {
 			_, err := s.RecordEndpointHealth(ctx, "t", "e", true, 1, HealthThresholds{FailingAfter: 1, DisableAfter: 2})
 			return err
 		},
+		"MarkEndpointDegraded": func(ctx context.Context, s *Store) error {
+			_, err := s.MarkEndpointDegraded(ctx, "t", "e", true)
+			return err
+		},
 		"AddDeath": func(ctx context.Context, s *Store) error {
 			_, err := s.AddDeath(ctx, "t", "e", now, now.Add(time.Minute), domain.OpDeath{DeliveryID: "d", Reason: "x"})
 			return err

@@ -131,6 +131,12 @@ type EndpointChange struct {
 	// Auth sets the endpoint's authentication, its secret sealed; one of
 	// no kind removes it.
 	Auth *domain.EndpointAuth
+	// FailureRateAlert sets the endpoint's failure-rate alert; one with
+	// no threshold (the zero value) removes it. Either way the degraded
+	// mark goes with the alert it was of: a degraded episode is always of
+	// the alert as it is, and the next crossing of the new one raises
+	// endpoint.degraded.
+	FailureRateAlert *domain.FailureRateAlert
 }
 
 // ChangedField is one attribute an EndpointChange writes: Value, or removed
@@ -180,6 +186,10 @@ func (c EndpointChange) Fields() []ChangedField {
 	str("filter", c.Filter)
 	if c.Auth != nil {
 		fs = append(fs, ChangedField{"auth", *c.Auth, c.Auth.Kind == ""})
+	}
+	if c.FailureRateAlert != nil {
+		fs = append(fs, ChangedField{"failure_rate_alert", *c.FailureRateAlert, c.FailureRateAlert.ThresholdPercent == 0},
+			ChangedField{Attr: attrDegradedSince, Empty: true})
 	}
 	return fs
 }

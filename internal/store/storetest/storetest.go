@@ -43,6 +43,7 @@ type Store interface {
 	SetEndpointEnabled(ctx context.Context, tenantID, endpointID string, enabled bool) (domain.Endpoint, error)
 	DisableEndpoint(ctx context.Context, tenantID, endpointID string, reason domain.DisableReason) (bool, error)
 	RecordEndpointHealth(ctx context.Context, tenantID, endpointID string, reset bool, failures int, th store.HealthThresholds) (store.HealthEffect, error)
+	MarkEndpointDegraded(ctx context.Context, tenantID, endpointID string, degraded bool) (store.DegradedEffect, error)
 	AddDeath(ctx context.Context, tenantID, endpointID string, start, end time.Time, d domain.OpDeath) (int, error)
 	DeadWindow(ctx context.Context, tenantID, endpointID string, start time.Time) (domain.OpDeliveryDeadEvent, error)
 	TakeSlots(ctx context.Context, tenantID, endpointID string, window time.Time, n, limit int) (store.Slots, error)

@@ -182,6 +182,7 @@ var cases = []testCase{
 	{"a resend's attempts are logged on a delivered delivery, which stays delivered", resendAttempts},
 	{"rate limit: stored on create, changed by an update, removed by an update to 0", rateLimitField},
 	{"an endpoint's own retry schedule and timeout: stored on create, changed apart, removed by an update to [] and 0", endpointSettingsFields},
+	{"a failure-rate alert: stored, changed; its degraded mark set once per episode, cleared once, removed with a change of the alert", degradedMarks},
 	{"rate slots: a window grants at most its limit between concurrent takers, windows and endpoints apart", rateSlots},
 	{"rate slots of a large limit: shards grant every slot once, at most the limit between concurrent takers", rateShards},
 	{"cancel: a pending or unrecorded delivery once; a delivered or dead one wins; an attempt under way keeps it cancelled, a replay's revives it", cancels},
