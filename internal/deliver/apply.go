@@ -100,6 +100,9 @@ func (h *Handler) applyResend(ctx context.Context, at *attempt, dec Decision) bo
 func (h *Handler) observe(at *attempt) {
 	res := at.in.Result
 	at.stats.add(at.in.Message.TenantID, at.in.Message.EndpointID, at.in.Message.EventType, at.in.Started, *res)
+	if at.in.Endpoint.FailureRateAlert != nil {
+		at.stats.watch(attemptRef(at), at.in.Endpoint)
+	}
 	at.mb.Put(metrics.AttemptLatency, float64(res.Latency.Microseconds())/1000, nil)
 	if res.Outcome == sender.Delivered {
 		at.mb.Put(metrics.Delivered, 1, nil)

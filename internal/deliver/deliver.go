@@ -38,6 +38,9 @@ type Store interface {
 	Limiter
 	// Gates holds the endpoints' gates and their breakers' probes.
 	Gates
+	// FailureRates weighs the failure-rate alerts; asked only for an
+	// endpoint with one, at most once a RateCheckEvery per instance.
+	FailureRates
 }
 
 var _ Store = (*store.Store)(nil)
@@ -109,8 +112,8 @@ type Handler struct {
 	// sign, and a delivery to an endpoint with sealed ones is retried.
 	Secrets SecretOpener
 	// OpEvents writes the operational events (endpoint.failing,
-	// endpoint.disabled, endpoint.recovered; delivery.dead through the
-	// replay worker). Nil: none are raised (the endpoints' health is kept
+	// endpoint.disabled, endpoint.recovered, endpoint.degraded;
+	// delivery.dead through the replay worker). Nil: none are raised (the endpoints' health is kept
 	// all the same).
 	OpEvents opevent.Emitter
 	// Config is applied once (WithDefaults), at the first Handle.
@@ -132,6 +135,9 @@ type Handler struct {
 	// stats keeps the endpoints' counters between writes, across the
 	// instance's invocations (Config.StatsFlushEvery).
 	stats statsBuffer
+	// rates is when the instance last weighed each endpoint's failure-rate
+	// alert (RateCheckEvery).
+	rates rateChecks
 }
 
 // setup applies the Config and makes the endpoint cache, once: the cache

@@ -92,11 +92,12 @@ type testPorts struct {
 	DeadWindows
 	Limiter
 	Gates
+	FailureRates
 }
 
 // ports is the handler's Store, every port this store.
 func (s *testStore) ports() testPorts {
-	return testPorts{Snapshots: s, Attempts: s, EndpointHealth: s, Counters: s, DeadWindows: s, Limiter: s, Gates: s}
+	return testPorts{Snapshots: s, Attempts: s, EndpointHealth: s, Counters: s, DeadWindows: s, Limiter: s, Gates: s, FailureRates: s}
 }
 
 // withPorts puts fakes in place of some of the handler's ports.

@@ -219,6 +219,33 @@
 // whose event cannot be written is logged and its notice lost; the
 // transition stands.
 //
+// # Failure-rate alerts
+//
+// An endpoint with a failure-rate alert (domain.FailureRateAlert, issue
+// 38) is weighed when its counters are written: an attempt to it keeps
+// its record (the copy the batch read) beside the counters, and once a
+// flush has written them the instance reads the alert's window
+// (store.EndpointStats over the current hour and the WindowHours before
+// it: StatsShards+1 = 9 Queries, each an item per hour) and judges it
+// (domain.FailureRateAlert.Judge: failed = attempts - delivered, degraded
+// at ThresholdPercent over at least MinAttempts). Degraded, when the copy
+// shows no mark, sets degraded_since where absent (one conditional
+// UpdateItem) and, if this call set it, raises endpoint.degraded (one
+// PutItem into the outbox; its id from the endpoint and the mark, so
+// once per episode across instances); healthy (below the threshold over
+// at least MinAttempts, or no failure), when the copy shows a mark,
+// removes it (one conditional UpdateItem) and raises nothing:
+// endpoint.recovered stays the end of a failing episode. An evaluation is
+// at most 9 Queries and 2 writes; an instance weighs an endpoint at most
+// once a RateCheckEvery (1 min) and at most MaxRateChecksPerFlush (10)
+// endpoints a flush, within the deadline less StatsWriteReserve, and not
+// at shutdown (FlushStats). An endpoint without an alert adds nothing:
+// no read, no write, no field kept. The window includes what other
+// instances have not flushed yet only up to their StatsFlushEvery (10 s).
+// An endpoint that stops receiving attempts is not weighed again: its
+// mark stays until an attempt's flush finds it healthy, or the alert is
+// changed (which removes it).
+//
 // # Decide, then apply
 //
 // Decide is pure: from an Input (the attempt number, the message, the

@@ -9,6 +9,7 @@ import (
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/metrics"
 	"github.com/hookline/hookline/internal/sender"
+	"github.com/hookline/hookline/internal/store"
 )
 
 // Counters keeps the endpoints' hourly attempt counters: one write per
@@ -50,12 +51,14 @@ type statsKey struct {
 }
 
 // batchStats gathers a batch's attempts per endpoint and hour, and per
-// endpoint, hour and event type, to be written once at the batch's end.
-// Safe for concurrent use.
+// endpoint, hour and event type, to be written once at the batch's end;
+// and the endpoints with a failure-rate alert they went to (watch), to be
+// weighed after. Safe for concurrent use.
 type batchStats struct {
-	mu     sync.Mutex
-	by     map[statsKey]*domain.AttemptStats
-	byType map[statsKey]*domain.AttemptStats
+	mu      sync.Mutex
+	by      map[statsKey]*domain.AttemptStats
+	byType  map[statsKey]*domain.AttemptStats
+	watched map[store.EndpointRef]domain.Endpoint
 }
 
 // add counts one sent attempt, made at, of the endpoint's, for an event of
@@ -178,6 +181,10 @@ func (b *batchStats) merge(o *batchStats) {
 			m.dst[k] = &c
 		}
 	}
+	if len(o.watched) > 0 && b.watched == nil {
+		b.watched = map[store.EndpointRef]domain.Endpoint{}
+	}
+	maps.Copy(b.watched, o.watched) // the newer copies
 }
 
 // keepStats keeps a batch's counters in the instance's buffer and writes
@@ -185,10 +192,12 @@ func (b *batchStats) merge(o *batchStats) {
 // writes an endpoint's counters once per interval however many batches it
 // works, where it wrote them once per batch (issue 37: two write units a
 // batch, at batches of one a fifth of the cost). The first batch after a
-// quiet interval is written at once.
+// quiet interval is written at once. Once written, the failure-rate
+// alerts of the endpoints they count are weighed (weighFailureRates).
 func (h *Handler) keepStats(ctx context.Context, b *batchStats, mb *metrics.Batch) {
 	if due := h.stats.keep(b, h.cfg.Now(), h.cfg.StatsFlushEvery); due != nil {
 		h.flushStats(ctx, due, mb)
+		h.weighFailureRates(ctx, due)
 	}
 }
 
