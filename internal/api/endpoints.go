@@ -66,6 +66,9 @@ type EndpointView struct {
 	// Auth is how hookline authenticates to the endpoint, its secret never
 	// shown (endpointauth.go); absent: none.
 	Auth *AuthView `json:"auth,omitempty"`
+	// FailureRateAlert is the endpoint's failure-rate alert, its defaults
+	// applied (failurerate.go); absent: none.
+	FailureRateAlert *FailureRateAlertView `json:"failure_rate_alert,omitempty"`
 	// Health is set in the answer to GET /v1/endpoints/{id} only: the
 	// other answers (the list's included) leave it out, as it costs a
 	// read of the endpoint's counters.
@@ -98,6 +101,7 @@ func (s *Server) view(r *http.Request, e domain.Endpoint) EndpointView {
 	}
 	v.Filter = filterView(e.Filter)
 	v.Auth = authView(e.Auth)
+	v.FailureRateAlert = failureRateAlertView(e.FailureRateAlert)
 	if v.EventTypes == nil {
 		v.EventTypes = []string{}
 	}
@@ -140,6 +144,9 @@ type endpointInput struct {
 	// Auth is the endpoint's authentication, on create; PUT and DELETE
 	// /v1/endpoints/{id}/auth change it (endpointauth.go).
 	Auth *authInput `json:"auth"`
+	// FailureRateAlert is the failure-rate alert: absent leaves it, null
+	// removes it (failurerate.go).
+	FailureRateAlert json.RawMessage `json:"failure_rate_alert"`
 }
 
 // validate checks the fields present; create requires url.
@@ -170,6 +177,7 @@ func (s *Server) validate(in endpointInput, create bool) *Problem {
 	errs.checkSignatures(in.Signatures)
 	s.checkEndpointSettings(&errs, in, create)
 	errs.checkFilter(in.Filter)
+	errs.checkFailureRateAlert(in.FailureRateAlert)
 	switch {
 	case in.Auth == nil:
 	case !create:
@@ -304,6 +312,7 @@ func (s *Server) createEndpoint(w http.ResponseWriter, r *http.Request, tenant s
 		return s.internal(r, err)
 	}
 	setEndpointSettings(&e, in)
+	e.FailureRateAlert = failureRateAlert(in.FailureRateAlert)
 	e, err = s.Store.CreateEndpoint(r.Context(), e)
 	if err != nil {
 		return s.internal(r, err)
@@ -397,6 +406,7 @@ func (s *Server) updateEndpoint(w http.ResponseWriter, r *http.Request, tenant s
 		URL: in.URL, Description: in.Description, EventTypes: in.EventTypes, Headers: in.Headers,
 		RateLimit: in.RateLimit, Target: in.Target, RoleARN: in.RoleARN,
 		RetrySchedule: in.RetrySchedule, TimeoutSeconds: in.TimeoutSeconds, Filter: filterChange(in.Filter),
+		FailureRateAlert: failureRateAlertChange(in.FailureRateAlert),
 	}
 	if p := s.changeSignatures(r, tenant, id, in.Signatures, &c); p != nil {
 		return p

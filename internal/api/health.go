@@ -97,6 +97,10 @@ type HealthView struct {
 	FailuresSince *time.Time `json:"failures_since"`
 	// Breaker is the endpoint's circuit breaker.
 	Breaker BreakerView `json:"breaker"`
+	// DegradedSince is when the endpoint's failure-rate alert found it
+	// degraded (the episode endpoint.degraded was raised for); null while
+	// it is not, or has no alert.
+	DegradedSince *time.Time `json:"degraded_since"`
 }
 
 // BreakerView is an endpoint's circuit breaker: closed (deliveries are
@@ -230,7 +234,7 @@ func (s *Server) health(ctx context.Context, e domain.Endpoint) (*HealthView, er
 	v := &HealthView{
 		Attempts24h: day.Attempts, SuccessRate24h: c.SuccessRate, P95LatencyMS24h: c.LatencyMS.P95,
 		ConsecutiveFailures: e.ConsecutiveFailures, LastSuccessAt: day.LastSuccessAt,
-		FailuresSince: e.FailuresSince, Breaker: breakerView(e, now),
+		FailuresSince: e.FailuresSince, Breaker: breakerView(e, now), DegradedSince: e.DegradedSince,
 	}
 	if f := day.LastFailure; f != nil {
 		v.LastFailure = &LastFailureView{At: f.At, Error: f.Error}
