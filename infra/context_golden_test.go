@@ -52,6 +52,8 @@ var goldenContexts = []map[string]string{
 	{"enqueueParallelization": "10", "enqueueSendConcurrency": "1"}, {"enqueueParallelization": "11"},
 	{"enqueueSendConcurrency": "0"}, {"enqueueParallelization": "two"}, {"enqueueSendConcurrency": "1.5"},
 	{"batchingWindow": "1s"}, {"batchingWindow": "1.5s"}, {"batchingWindow": "soon"}, {"batchingWindow": "301s"},
+	{"notifyFrom": "alerts@hookline.example"}, {"notifyFrom": "alerts@hookline.example", "notifyIdentity": "alerts@hookline.example", "notifyConfigurationSet": "hookline"},
+	{"notifyFrom": "Alerts <alerts@hookline.example>"}, {"notifyFrom": "alerts@hookline.example", "notifyIdentity": "other.example"}, {"notifyIdentity": "hookline.example"},
 	{"staticEgressAZs": "2"}, {"staticEgressAZs": "3", "allowCIDRs": "10.0.0.0/8"}, {"staticEgressAZs": "4"}, {"staticEgressAZs": "two"}, {"staticEgressAZs": "-1"},
 	{"destinationRegions": "eu-west-1, eu-central-1", "destinationRoles": "arn:aws:iam::111122223333:role/hookline-*", "destinationOwnAccount": "true"},
 	{"destinationRegions": "Europe"}, {"destinationRoles": "arn:aws:sqs:eu-west-1:111122223333:q"}, {"destinationOwnAccount": "yes"},

@@ -126,6 +126,11 @@
 //	staticEgressAZs static egress: the deliver function sends from one NAT gateway's Elastic IP per
 //	                availability zone, this many (the EgressIPs output, GET /v1/egress-ips), $36.50 a month
 //	                each (default 0: off, AWS's shared ranges; 1 to 3)
+//	notifyFrom      notices by e-mail: the address (of a verified SES identity) hookline e-mails tenants'
+//	                operational events from (default none: no e-mail)
+//	notifyIdentity  the SES identity notifyFrom sends through, the address or its domain (default the domain)
+//	notifyConfigurationSet
+//	                the SES configuration set of every e-mail (default none)
 //	smallAccount    "true": the small-account profile (hookline.Props.SmallAccount): no reservation, every SQS
 //	                mapping capped at 2, for an account with a concurrency limit of 10
 //	apiRateLimit    the HTTP API's requests per second (default 50)

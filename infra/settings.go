@@ -174,6 +174,13 @@ var settings = []setting{
 	{"staticEgressAZs", to(whole, func(c *config) *int { return &c.StaticEgressAZs }),
 		"static egress: the deliver function sends from one NAT gateway's Elastic IP per availability zone, this many " +
 			"(the EgressIPs output, GET /v1/egress-ips), $36.50 a month each (default 0: off, AWS's shared ranges; 1 to 3)"},
+	{"notifyFrom", to(text, func(c *config) *string { return &c.NotifyFrom }),
+		"notices by e-mail: the address (of a verified SES identity) hookline e-mails tenants' operational events from " +
+			"(default none: no e-mail)"},
+	{"notifyIdentity", to(text, func(c *config) *string { return &c.NotifyIdentity }),
+		"the SES identity notifyFrom sends through, the address or its domain (default the domain)"},
+	{"notifyConfigurationSet", to(text, func(c *config) *string { return &c.NotifyConfigurationSet }),
+		"the SES configuration set of every e-mail (default none)"},
 	{"smallAccount", to(boolean, func(c *config) *bool { return &c.SmallAccount }),
 		`"true": the small-account profile (hookline.Props.SmallAccount): no reservation, ` +
 			"every SQS mapping capped at 2, for an account with a concurrency limit of 10"},

@@ -36,6 +36,9 @@ type apiProps struct {
 	// EgressIPs are static egress's addresses, for GET /v1/egress-ips
 	// (staticEgress.ipList); nil without it.
 	EgressIPs []string
+	// Mail sends notification addresses their verification e-mail
+	// (Props.NotifyFrom); zero: none.
+	Mail fnenv.Mail
 	// Jobs receives the tenants' jobs the API starts (replays, cancels);
 	// Ops the operator's (the redrive, erasures).
 	Jobs, Ops awssqs.IQueue
@@ -186,6 +189,7 @@ func newAPI(scope constructs.Construct, id string, p apiProps) apiParts {
 		OperatorKeySecretARN: *secret.SecretArn(),
 		URLs:                 netguard.URLPolicy{AllowHTTP: p.AllowHTTP, Guard: netguard.Guard{Allow: p.AllowCIDRs, Deny: p.DenyCIDRs}},
 		EgressIPs:            p.EgressIPs,
+		Mail:                 p.Mail,
 		ReplayQueueURL:       *p.Jobs.QueueUrl(),
 		ReplayOpsQueueURL:    *p.Ops.QueueUrl(),
 		SecretsKeyARN:        *p.SecretsKey.KeyArn(),

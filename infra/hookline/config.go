@@ -498,6 +498,26 @@ type Props struct {
 	// shared ranges.
 	StaticEgressAZs int
 
+	// NotifyFrom, when set, turns on notices by e-mail: the address (of a
+	// verified SES identity in the stack's region) hookline's e-mails come
+	// from. Tenants name addresses (POST /v1/notification-emails); the api
+	// function sends each a verification link, and the replay function
+	// e-mails the verified ones every operational event of their tenant
+	// (endpoint.failing, endpoint.disabled, endpoint.recovered,
+	// endpoint.degraded, delivery.dead), brought from the operator's bus by
+	// a rule to its operations queue, at most 20 e-mails a tenant an hour,
+	// each with an unsubscribe link. Both functions may send as this
+	// address only (ses:FromAddress). Outside SES's sandbox only: in it, SES
+	// sends to verified recipients alone. Default none: no e-mail, no rule,
+	// no grant; naming an address answers 409.
+	NotifyFrom string
+	// NotifyIdentity is the SES identity NotifyFrom sends through: the
+	// address itself or its domain. Default the domain.
+	NotifyIdentity string
+	// NotifyConfigurationSet, when set, is the SES configuration set of
+	// every send (where the operator handles bounces and complaints).
+	NotifyConfigurationSet string
+
 	// DestinationRegions are the regions an AWS destination (an endpoint
 	// of type sqs, sns or eventbridge: the customer's queue, topic or bus)
 	// may be in; registration refuses a target elsewhere. Default: the
@@ -575,7 +595,7 @@ func (p Props) withDefaults() (Props, error) {
 		(*Props).setConcurrencyDefaults, (*Props).setIsolationDefaults, (*Props).setOperationDefaults,
 		(*Props).setDestinationDefaults, (*Props).setTenantCapDefaults,
 		func(p *Props) error { return checkKeyAdmins(p.KeyAdmins) },
-		(*Props).checkMessageLogIndexes, (*Props).checkStaticEgress,
+		(*Props).checkMessageLogIndexes, (*Props).checkStaticEgress, (*Props).checkNotify,
 	} {
 		if err := set(&p); err != nil {
 			return p, err

@@ -30,6 +30,7 @@ func TestNagAwsSolutions(t *testing.T) {
 		OperatorEventsToAlarms: true, // every resource, the opt-in ones too
 		Tracing:                true,
 		StaticEgressAZs:        2,
+		NotifyFrom:             "alerts@hookline.example",
 	})
 	require.NoError(t, err)
 	awscdk.Aspects_Of(app).Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{

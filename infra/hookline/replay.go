@@ -43,6 +43,8 @@ type replayProps struct {
 	// PayloadRetention is how long an event's payload may be sent again
 	// by a replay since a time (the API's, Props.PayloadRetention).
 	PayloadRetention time.Duration
+	// Mail sends the notices (Props.NotifyFrom); zero: none.
+	Mail fnenv.Mail
 }
 
 // replayParts is the replay worker and its two queues.
@@ -112,6 +114,7 @@ func newReplayFunction(c constructs.Construct, p replayProps, jobs, ops awssqs.Q
 		MessageLogSharded: !p.LegacyIndex,
 		DeadNoticeWindow:  p.DeadNoticeWindow,
 		PayloadRetention:  p.PayloadRetention,
+		Mail:              p.Mail,
 	}.Vars(), allowReplayLoop)
 }
 

@@ -162,6 +162,7 @@ func newHookline(scope constructs.Construct, id string, props *Props) (*Hookline
 	functions := map[string]awslambda.Function{"Enqueue": fns.Enqueue, "Deliver": fns.Deliver, "Api": httpAPI.Function, "Replay": replay.Function}
 	ops := newOperations(c, "Operations", operationsProps(p, queues, replay, fns.Enqueue, functions, alarmPrefix))
 	bus.routeToAlarms(p.OperatorEventsToAlarms, ops.Topic)
+	newNotices(c, p, bus.Bus, replay.Ops, httpAPI.Function, replay.Function)
 	guardOwnResources(ownResources{
 		// The fan-out queue above all: a message sent there is fanned out
 		// as its tenant's event.
@@ -292,7 +293,7 @@ func replayPropsOf(p Props, defaults functionDefaults, queues deliveryQueues, ta
 		Functions: defaults, Queues: queues, Rate: p.ReplayRate, StuckAlarmThreshold: p.StuckReplayThreshold,
 		ReservedConcurrency: p.ReplayReservedConcurrency, JobsConcurrency: jobsConcurrency, OpsConcurrency: opsConcurrency,
 		Outbox: tables.Outbox, MessageLog: tables.MessageLog, LegacyIndex: tables.LegacyIndex, DeadNoticeWindow: p.DeadNoticeWindow,
-		PayloadRetention: p.PayloadRetention,
+		PayloadRetention: p.PayloadRetention, Mail: mailEnv(p),
 	}
 }
 
@@ -307,6 +308,7 @@ func apiPropsOf(p Props, defaults functionDefaults, deliver fnenv.DeliverEnv, re
 		AllowCIDRs:          deliver.Guard.Allow,
 		DenyCIDRs:           deliver.Guard.Deny,
 		EgressIPs:           egress.ipList(),
+		Mail:                mailEnv(p),
 		Jobs:                replay.Jobs,
 		Ops:                 replay.Ops,
 		RateLimit:           p.APIRateLimit,

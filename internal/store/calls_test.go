@@ -177,6 +177,18 @@ func TestCallsListsWhatEachMethodCalls(t *testing.T) {
 			return err
 		},
 		"DeleteEndpoint": func(ctx context.Context, s *Store) error { return s.DeleteEndpoint(ctx, "t", "e") },
+		"PutNotifyEmail": func(ctx context.Context, s *Store) error {
+			_, err := s.PutNotifyEmail(ctx, domain.NotifyEmail{TenantID: "t", ID: "n"})
+			return err
+		},
+		"NotifyEmails":      func(ctx context.Context, s *Store) error { _, err := s.NotifyEmails(ctx, "t"); return err },
+		"NotifyEmail":       func(ctx context.Context, s *Store) error { _, err := s.NotifyEmail(ctx, "t", "n"); return err },
+		"DeleteNotifyEmail": func(ctx context.Context, s *Store) error { return s.DeleteNotifyEmail(ctx, "t", "n") },
+		"SetNotifyStatus": func(ctx context.Context, s *Store) error {
+			_, err := s.SetNotifyStatus(ctx, "t", "n", domain.NotifyPending, domain.NotifyVerified)
+			return err
+		},
+		"TakeNotices": func(ctx context.Context, s *Store) error { _, err := s.TakeNotices(ctx, "t", now, 1, 20); return err },
 		"SetEndpointEnabled": func(ctx context.Context, s *Store) error {
 			_, err := s.SetEndpointEnabled(ctx, "t", "e", true)
 			return err

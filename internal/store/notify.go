@@ -76,7 +76,7 @@ func (s *Store) NotifyEmail(ctx context.Context, tenantID, id string) (domain.No
 }
 
 // SetNotifyStatus moves a notification address to status if it is in
-// from (ErrConflict otherwise; ErrNotFound when there is none), and
+// from (ErrConflict otherwise, or when there is none), and
 // returns it as written. Verified stamps VerifiedAt and drops the
 // verification hash: a link works once.
 func (s *Store) SetNotifyStatus(ctx context.Context, tenantID, id string, from, to domain.NotifyStatus) (domain.NotifyEmail, error) {
@@ -95,10 +95,7 @@ func (s *Store) SetNotifyStatus(ctx context.Context, tenantID, id string, from, 
 		ReturnValues: types.ReturnValueAllNew,
 	})
 	if isConditionFailed(err) {
-		if _, gerr := s.NotifyEmail(ctx, tenantID, id); gerr != nil {
-			return domain.NotifyEmail{}, gerr
-		}
-		return domain.NotifyEmail{}, fmt.Errorf("notification address %s is not %s: %w", id, from, ErrConflict)
+		return domain.NotifyEmail{}, fmt.Errorf("notification address %s is not %s (or is gone): %w", id, from, ErrConflict)
 	}
 	if err != nil {
 		return domain.NotifyEmail{}, fmt.Errorf("set notification address %s %s: %w", id, to, err)

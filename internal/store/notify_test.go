@@ -42,7 +42,7 @@ func TestNotifyEmailLifecycle(t *testing.T) {
 	_, err = s.SetNotifyStatus(ctx, "t1", "ne_1", domain.NotifyPending, domain.NotifyVerified)
 	require.ErrorIs(t, err, ErrConflict)
 	_, err = s.SetNotifyStatus(ctx, "t1", "ne_9", domain.NotifyPending, domain.NotifyVerified)
-	require.ErrorIs(t, err, ErrNotFound)
+	require.ErrorIs(t, err, ErrConflict, "none: nothing to move")
 	_, err = s.SetNotifyStatus(ctx, "t1", "ne_1", domain.NotifyVerified, domain.NotifyUnsubscribed)
 	require.NoError(t, err)
 
