@@ -37,7 +37,8 @@ CTX=(-c architecture=host -c "retrySchedule=$SCHEDULE" -c "maxAge=$MAX_AGE" -c a
   -c "disableAfterFor=${HOOKLINE_LOCAL_DISABLE_AFTER_FOR:-30s}"
   -c "statsFlushEvery=${HOOKLINE_LOCAL_STATS_FLUSH_EVERY:--1s}"
   -c "apiExpensiveBudget=${HOOKLINE_LOCAL_API_EXPENSIVE_BUDGET:-6s}"
-  -c deliverMaxConcurrency=10 -c enqueueParallelization=1 -c enqueueSendConcurrency=1)
+  -c deliverMaxConcurrency=10 -c enqueueParallelization=1 -c enqueueSendConcurrency=1
+  -c notifyFrom=notices@hookline.local)
 # The message log is the default's, as a new stack's: the sharded index only
 # (by_tenant_shard), which the end-to-end tests read and erase through.
 # deliverMaxConcurrency=10 (the tenant lane's mapping keeps its default, 6;
@@ -76,5 +77,5 @@ echo "deploy-local: cdk deploy (retry schedule $SCHEDULE)"
 # Workaround: some local clouds drop the RedrivePolicy of a queue created by
 # CloudFormation. Set it again through the SQS API from the stack outputs;
 # on a cloud that kept it, this rewrites the same value.
-go run ./tooling/cmd/localfix -outputs "$STATE_DIR/outputs.json"
+go run ./tooling/cmd/localfix -outputs "$STATE_DIR/outputs.json" -ses-identity hookline.local
 echo "deploy-local: done; outputs in .local/outputs.json"

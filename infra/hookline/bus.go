@@ -13,7 +13,7 @@ import (
 
 // operatorBus is the EventBridge bus on which the operator receives
 // hookline's operational events (endpoint.disabled, endpoint.failing,
-// endpoint.recovered, delivery.dead), put there by the enqueue function
+// endpoint.recovered, endpoint.degraded, delivery.dead), put there by the enqueue function
 // with source "hookline" and the event type as detail-type
 // (docs/operations.md). The operator routes them with rules of their own.
 type operatorBus struct {
@@ -29,7 +29,7 @@ type operatorBus struct {
 func newOperatorBus(scope constructs.Construct, id string) operatorBus {
 	c := constructs.NewConstruct(scope, &id)
 	bus := awsevents.NewEventBus(c, jsii.String("Bus"), &awsevents.EventBusProps{
-		Description: jsii.String("hookline: operational events (endpoint.disabled, endpoint.failing, endpoint.recovered, delivery.dead)"),
+		Description: jsii.String("hookline: operational events (endpoint.disabled, endpoint.failing, endpoint.recovered, endpoint.degraded, delivery.dead)"),
 	})
 	return operatorBus{Bus: bus}
 }

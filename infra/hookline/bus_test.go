@@ -71,7 +71,7 @@ func (s *synthesized) eventsGrants(t *testing.T, topic string) []obj {
 }
 
 // OperatorEventsToAlarms adds one rule on the bus matching exactly the
-// operational events (source hookline, the four detail-types) and
+// operational events (source hookline, the five detail-types) and
 // targeting the alarm topic, whose policy lets EventBridge publish for
 // that rule only: AWS drops the rule's deliveries without it, the local
 // cloud does not check it.
@@ -88,7 +88,7 @@ func TestOperatorEventsToAlarms(t *testing.T) {
 		require.Equal(t, roundTripAny(t, obj{"source": arr{"hookline"}, "detail-type": stringsAny(domain.OpEventTypes)}), props["EventPattern"])
 		require.Equal(t, roundTripAny(t, arr{obj{"Id": "AlarmTopic", "Arn": refTo(topic)}}), props["Targets"])
 	}
-	require.ElementsMatch(t, []string{"endpoint.disabled", "endpoint.failing", "endpoint.recovered", "delivery.dead"}, domain.OpEventTypes)
+	require.ElementsMatch(t, []string{"endpoint.disabled", "endpoint.failing", "endpoint.recovered", "endpoint.degraded", "delivery.dead"}, domain.OpEventTypes)
 
 	grants := s.eventsGrants(t, topic)
 	require.Len(t, grants, 1, "one statement lets EventBridge publish")

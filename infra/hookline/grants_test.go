@@ -231,7 +231,7 @@ func TestLeastPrivilege(t *testing.T) {
 	storeMethods := storeMethods(t)
 	t.Run("each function's store ports are seen", func(t *testing.T) {
 		// Spelled out, so that a port the walk misses fails here.
-		require.Equal(t, []string{"AddDeath", "AddEndpointStats", "AddEndpointTypeStats", "Delivery", "DisableEndpoint", "Endpoint", "Erased", "LoadWith", "MarkDeadBeforeLastAttempt", "MarkGate", "RecordAttempt", "RecordEndpointHealth", "RecordFirstAttempts", "RecordResendAttempt", "ReleaseGate", "TakeGate", "TakeSlots"}, storeMethods["deliver"])
+		require.Equal(t, []string{"AddDeath", "AddEndpointStats", "AddEndpointTypeStats", "Delivery", "DisableEndpoint", "Endpoint", "EndpointStats", "Erased", "LoadWith", "MarkDeadBeforeLastAttempt", "MarkEndpointDegraded", "MarkGate", "RecordAttempt", "RecordEndpointHealth", "RecordFirstAttempts", "RecordResendAttempt", "ReleaseGate", "TakeGate", "TakeSlots"}, storeMethods["deliver"])
 		require.Contains(t, storeMethods["api"], "EndpointTypeStats", "api.Stats (group_by=event_type)")
 		require.Contains(t, storeMethods["replay"], "DeadWindow", "Store.DeadWindows")
 		require.Equal(t, []string{"LoadWith", "PutRejection", "Tenant", "TenantEndpoints"}, storeMethods["enqueue"])

@@ -231,22 +231,6 @@ func consolePage(t string) string {
 	return "#endpoints"
 }
 
-// endpointData is what a notice reads of an endpoint event's payload
-// (domain.OpEndpointEvent and endpoint.degraded's fields).
-type endpointData struct {
-	EndpointID          string   `json:"endpoint_id"`
-	URL                 string   `json:"url"`
-	Type                string   `json:"type"`
-	Target              string   `json:"target"`
-	ConsecutiveFailures int      `json:"consecutive_failures"`
-	Reason              string   `json:"reason"`
-	LastStatus          int      `json:"last_status"`
-	LastError           string   `json:"last_error"`
-	FailureRate         *float64 `json:"failure_rate"`
-	Attempts            int      `json:"attempts"`
-	WindowHours         int      `json:"window_hours"`
-}
-
 // Compose is the subject and body of the notice of d: what happened, to
 // which endpoint, and its last error, in plain text.
 func Compose(d Detail) (subject, body string) {
@@ -264,7 +248,7 @@ func Compose(d Detail) (subject, body string) {
 		b.WriteString("They are in the dead-letter queue: replay them from the console or the API once the endpoint is fixed.\n")
 		return subject, b.String()
 	}
-	var e endpointData
+	var e domain.OpEndpointEvent
 	_ = json.Unmarshal(d.Data, &e)
 	where := e.URL
 	if where == "" {
@@ -281,12 +265,13 @@ func Compose(d Detail) (subject, body string) {
 	case domain.OpEndpointRecovered:
 		subject = fmt.Sprintf("[hookline] Endpoint %s has recovered", e.EndpointID)
 		what = "answered a delivery with success again."
+	case domain.OpEndpointDegraded:
+		subject = fmt.Sprintf("[hookline] Endpoint %s is degraded", e.EndpointID)
+		what = fmt.Sprintf("is degraded: %.1f%% of its %d attempts in the last %d h failed (its alert is at %d%%).",
+			e.FailurePercent, e.Attempts, max(e.WindowHours, 1), e.ThresholdPercent)
 	default:
 		subject = fmt.Sprintf("[hookline] Endpoint %s: %s", e.EndpointID, d.Type)
-		what = "is degraded"
-		if e.FailureRate != nil {
-			what = fmt.Sprintf("is degraded: %.0f%% of its %d attempts in the last %d h failed.", *e.FailureRate*100, e.Attempts, max(e.WindowHours, 1))
-		}
+		what = "had an event: " + d.Type
 	}
 	body = fmt.Sprintf("Endpoint %s of tenant %s (%s) %s\n\nAt: %s\n", e.EndpointID, d.TenantID, where, what, at)
 	if e.LastError != "" || e.LastStatus != 0 {

@@ -149,6 +149,7 @@ func TestComposeSaysWhatHappened(t *testing.T) {
 		Reasons: map[domain.DeadReason]int{domain.ReasonAttemptsExhausted: 12}})
 	disabled, _ := json.Marshal(domain.OpEndpointEvent{EndpointID: "ep_1", URL: "https://x.example", Reason: domain.DisabledEndpointGone, ConsecutiveFailures: 1})
 	recovered, _ := json.Marshal(domain.OpEndpointEvent{EndpointID: "ep_1", URL: "https://x.example"})
+	degraded := []byte(`{"endpoint_id":"ep_1","url":"https://x.example","failure_percent":37.5,"threshold_percent":20,"window_hours":1,"attempts":40,"failed":15}`)
 	for _, tc := range []struct {
 		typ           string
 		data          []byte
@@ -157,6 +158,7 @@ func TestComposeSaysWhatHappened(t *testing.T) {
 		{domain.OpDeliveryDead, dead, "[hookline] 12 deliveries to endpoint ep_1 died", "attempts_exhausted: 12"},
 		{domain.OpEndpointDisabled, disabled, "[hookline] Endpoint ep_1 was disabled", "gets no deliveries until it is enabled again"},
 		{domain.OpEndpointRecovered, recovered, "[hookline] Endpoint ep_1 has recovered", "answered a delivery with success again"},
+		{domain.OpEndpointDegraded, degraded, "[hookline] Endpoint ep_1 is degraded", "37.5% of its 40 attempts in the last 1 h failed (its alert is at 20%)"},
 	} {
 		subject, body := notify.Compose(notify.Detail{TenantID: "acme", Type: tc.typ, OccurredAt: at, Data: tc.data})
 		require.Equal(t, tc.subject, subject)
