@@ -55,33 +55,71 @@ func (b *batchStats) watch(ref store.EndpointRef, ep domain.Endpoint) {
 // good as never). Safe for concurrent use.
 type rateChecks struct {
 	mu sync.Mutex
-	at map[store.EndpointRef]time.Time
+	at map[store.EndpointRef]*rateCheck
+}
+
+// rateCheck is one endpoint's last evaluation: when, and how many
+// attempts its window lacked of the alert's min_attempts then, less those
+// this instance has flushed since. An endpoint whose window lacked
+// attempts is evaluated again, within RateCheckEvery, once this instance
+// alone has sent what it lacked (the others' count too: it may be due
+// sooner, and is at the latest a minute on): its first evaluation, on its
+// first attempts, does not hold its verdict back a minute.
+type rateCheck struct {
+	at      time.Time
+	lacking int64
 }
 
 // due picks, of the endpoints watched, those not evaluated within
-// RateCheckEvery of now, the longest unevaluated first (then by id), at
-// most MaxRateChecksPerFlush, and notes them evaluated now.
-func (c *rateChecks) due(watched map[store.EndpointRef]domain.Endpoint, now time.Time) []store.EndpointRef {
+// RateCheckEvery of now, or whose window lacked attempts that this
+// flush's (flushed, by endpoint) made up, the longest unevaluated first
+// (then by id), at most MaxRateChecksPerFlush, and notes them evaluated
+// now.
+func (c *rateChecks) due(watched map[store.EndpointRef]domain.Endpoint, flushed map[store.EndpointRef]int64, now time.Time) []store.EndpointRef {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.at == nil {
-		c.at = map[store.EndpointRef]time.Time{}
+		c.at = map[store.EndpointRef]*rateCheck{}
 	}
-	maps.DeleteFunc(c.at, func(_ store.EndpointRef, at time.Time) bool { return now.Sub(at) >= RateCheckEvery })
+	maps.DeleteFunc(c.at, func(_ store.EndpointRef, rc *rateCheck) bool { return now.Sub(rc.at) >= RateCheckEvery })
 	var refs []store.EndpointRef
 	for ref := range watched {
-		if _, recent := c.at[ref]; !recent {
+		rc, recent := c.at[ref]
+		if recent && rc.lacking > 0 {
+			rc.lacking -= flushed[ref]
+		}
+		if !recent || rc.lacking <= 0 && rc.lacking != noneLacking {
 			refs = append(refs, ref)
 		}
 	}
+	when := func(ref store.EndpointRef) time.Time {
+		if rc, ok := c.at[ref]; ok {
+			return rc.at
+		}
+		return time.Time{}
+	}
 	slices.SortFunc(refs, func(a, b store.EndpointRef) int {
-		return cmp.Or(c.at[a].Compare(c.at[b]), cmp.Compare(a.TenantID, b.TenantID), cmp.Compare(a.EndpointID, b.EndpointID))
+		return cmp.Or(when(a).Compare(when(b)), cmp.Compare(a.TenantID, b.TenantID), cmp.Compare(a.EndpointID, b.EndpointID))
 	})
 	refs = refs[:min(len(refs), MaxRateChecksPerFlush)]
 	for _, ref := range refs {
-		c.at[ref] = now
+		c.at[ref] = &rateCheck{at: now, lacking: noneLacking}
 	}
 	return refs
+}
+
+// noneLacking marks an evaluation whose window lacked nothing (its
+// verdict was decided, or it failed): the next is a minute on.
+const noneLacking = -1 << 62
+
+// lacked notes that ref's window, just evaluated, lacked n attempts of
+// its alert's min_attempts.
+func (c *rateChecks) lacked(ref store.EndpointRef, n int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if rc, ok := c.at[ref]; ok && n > 0 {
+		rc.lacking = n
+	}
 }
 
 // weighFailureRates evaluates the failure-rate alerts of the endpoints
@@ -92,7 +130,11 @@ func (h *Handler) weighFailureRates(ctx context.Context, b *batchStats) {
 	if len(b.watched) == 0 {
 		return
 	}
-	refs := h.rates.due(b.watched, h.cfg.Now())
+	flushed := map[store.EndpointRef]int64{}
+	for k, st := range b.by {
+		flushed[store.EndpointRef{TenantID: k.tenant, EndpointID: k.endpoint}] += st.Attempts
+	}
+	refs := h.rates.due(b.watched, flushed, h.cfg.Now())
 	if deadline, ok := ctx.Deadline(); ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, deadline.Add(-StatsWriteReserve))
@@ -135,6 +177,9 @@ func (h *Handler) weighFailureRate(ctx context.Context, ref store.EndpointRef, e
 	w := rateWindow{start: since}
 	for _, b := range buckets {
 		w.Merge(b.AttemptStats)
+	}
+	if lacking := int64(alert.MinAttempts) - w.Attempts; lacking > 0 {
+		h.rates.lacked(ref, lacking)
 	}
 	switch alert.Judge(w.Attempts, w.failed()) {
 	case domain.RateDegraded:

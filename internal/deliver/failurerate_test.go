@@ -225,12 +225,28 @@ func TestRateChecksAreBoundedPerFlushAndMinute(t *testing.T) {
 	}
 	var c rateChecks
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	require.Equal(t, all[:MaxRateChecksPerFlush], c.due(watched, t0))
-	require.Equal(t, all[MaxRateChecksPerFlush:], c.due(watched, t0.Add(time.Second)), "the rest at the next flush")
-	require.Empty(t, c.due(watched, t0.Add(2*time.Second)), "each weighed within the minute")
-	require.Equal(t, all[:MaxRateChecksPerFlush], c.due(watched, t0.Add(RateCheckEvery)), "a minute on, the first ten again")
-	require.Equal(t, all[MaxRateChecksPerFlush:], c.due(watched, t0.Add(RateCheckEvery+time.Second)))
+	require.Equal(t, all[:MaxRateChecksPerFlush], c.due(watched, nil, t0))
+	require.Equal(t, all[MaxRateChecksPerFlush:], c.due(watched, nil, t0.Add(time.Second)), "the rest at the next flush")
+	require.Empty(t, c.due(watched, nil, t0.Add(2*time.Second)), "each weighed within the minute")
+	require.Equal(t, all[:MaxRateChecksPerFlush], c.due(watched, nil, t0.Add(RateCheckEvery)), "a minute on, the first ten again")
+	require.Equal(t, all[MaxRateChecksPerFlush:], c.due(watched, nil, t0.Add(RateCheckEvery+time.Second)))
 	require.LessOrEqual(t, len(c.at), MaxRateChecksPerFlush+2, "only the last minute's are kept")
+}
+
+// An endpoint whose window lacked attempts of min_attempts is weighed
+// again within the minute once this instance flushed what it lacked, not
+// before; one whose verdict was decided waits the minute.
+func TestALackingWindowIsWeighedAgainOnceItsAttemptsCame(t *testing.T) {
+	t.Parallel()
+	a, b := store.EndpointRef{TenantID: "t1", EndpointID: "ep_a"}, store.EndpointRef{TenantID: "t1", EndpointID: "ep_b"}
+	watched := map[store.EndpointRef]domain.Endpoint{a: {}, b: {}}
+	var c rateChecks
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	require.Equal(t, []store.EndpointRef{a, b}, c.due(watched, nil, t0))
+	c.lacked(a, 3) // a's window had 17 of 20; b's was decided
+	require.Empty(t, c.due(watched, map[store.EndpointRef]int64{a: 2, b: 50}, t0.Add(time.Second)), "a still lacks one; b waits the minute")
+	require.Equal(t, []store.EndpointRef{a}, c.due(watched, map[store.EndpointRef]int64{a: 1, b: 5}, t0.Add(2*time.Second)), "a's lacking attempts came")
+	require.Empty(t, c.due(watched, map[store.EndpointRef]int64{a: 9}, t0.Add(3*time.Second)), "weighed again: its next lack is noted anew")
 }
 
 // The payload reads as a generic endpoint.* consumer reads it: the
