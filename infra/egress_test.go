@@ -15,6 +15,7 @@ import (
 // docs/receiving.md tells receivers to allowlist); without it, no such
 // output.
 func TestEgressIPsOutput(t *testing.T) {
+	// Not parallel: the jsii runtime is one process (stack_test.go).
 	outputs := func(ctx map[string]string) map[string]struct{ Value any } {
 		t.Helper()
 		ctx["assetDir"] = fakeAssets(t)

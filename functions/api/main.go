@@ -87,12 +87,18 @@ func build(cfg fnenv.APIEnv, log *slog.Logger, awsCfg aws.Config) (any, error) {
 		srv.Alarms, srv.AlarmNamePrefix = cloudwatch.NewFromConfig(awsCfg), cfg.AlarmNamePrefix
 	}
 	if cfg.Mail.From != "" {
-		srv.Notices = &notify.Mailer{SES: sesv2.NewFromConfig(awsCfg), From: cfg.Mail.From, ConfigurationSet: cfg.Mail.ConfigurationSet}
+		srv.Notify, srv.Notices = st, mailer(cfg.Mail, awsCfg)
 	}
 	if cfg.ReplayQueueURL != "" {
 		srv.Jobs = &jobs.Starter{Store: st, Queue: sqs.NewFromConfig(awsCfg), JobsQueueURL: cfg.ReplayQueueURL, OpsQueueURL: cfg.ReplayOpsQueueURL}
 	}
 	return apigw.Handler(srv.Handler()), nil
+}
+
+// mailer sends the verification e-mails of notification addresses from
+// m's sender.
+func mailer(m fnenv.Mail, awsCfg aws.Config) *notify.Mailer {
+	return &notify.Mailer{SES: sesv2.NewFromConfig(awsCfg), From: m.From, ConfigurationSet: m.ConfigurationSet}
 }
 
 // iamCaller is api.Server's OperatorCaller when API Gateway authorizes the

@@ -41,6 +41,7 @@ var egressResources = []string{
 // Off by default: no VPC and nothing of it, no function in a VPC, neither
 // of its variables, no grant of network interfaces.
 func TestStaticEgressOffByDefault(t *testing.T) {
+	// Not parallel: the jsii runtime is one process (stack_test.go).
 	s := synth(t, Props{})
 	for _, typ := range egressResources {
 		require.Empty(t, s.ofType(typ), "%s without static egress", typ)
@@ -67,6 +68,7 @@ func TestStaticEgressOffByDefault(t *testing.T) {
 // the VPC's range refused by its guard and by the api's registration
 // check over any allowlist; the api function told the addresses.
 func TestStaticEgress(t *testing.T) {
+	// Not parallel: the jsii runtime is one process (stack_test.go).
 	s := synth(t, Props{StaticEgressAZs: 2, AllowCIDRs: []string{"10.0.0.0/8"}})
 
 	vpcs := s.ofType("AWS::EC2::VPC")
@@ -219,6 +221,7 @@ func addressID(t *testing.T, eips map[string]obj, n int) string {
 // addresses (a subnet moved would clash with its old range, and its
 // gateway, and the receivers' allowlisted address, go with it).
 func TestStaticEgressZonesAreStable(t *testing.T) {
+	// Not parallel: the jsii runtime is one process (stack_test.go).
 	two, three := synth(t, Props{StaticEgressAZs: 2}), synth(t, Props{StaticEgressAZs: 3})
 	for _, typ := range []string{"AWS::EC2::Subnet", "AWS::EC2::EIP", "AWS::EC2::NatGateway"} {
 		a, b := two.ofType(typ), three.ofType(typ)
@@ -239,6 +242,7 @@ func TestStaticEgressZonesAreStable(t *testing.T) {
 
 // The zone count: 0 (off) to 3; anything else refused by name.
 func TestStaticEgressCount(t *testing.T) {
+	// Not parallel: the jsii runtime is one process (stack_test.go).
 	for _, n := range []int{-1, 4, 6} {
 		_, err := EffectiveProps(&Props{StaticEgressAZs: n})
 		require.EqualError(t, err, fmt.Sprintf("static egress AZs %d: want 0 (off) or 1 to 3 availability zones, one NAT gateway and Elastic IP each", n))

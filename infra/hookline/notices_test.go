@@ -28,6 +28,7 @@ func (s *synthesized) sesStatements(t *testing.T, fnID string) []statement {
 
 // Off by default: no rule from the bus, no SES grant, no sender variable.
 func TestNoticesOffByDefault(t *testing.T) {
+	// Not parallel: the jsii runtime is one process (stack_test.go).
 	s := synth(t, Props{})
 	bus := dig(t, s.json, "Outputs", "OperatorEventBusName", "Value", "Ref").(string)
 	require.Empty(t, s.busRules(t, bus))
@@ -43,6 +44,7 @@ func TestNoticesOffByDefault(t *testing.T) {
 // replay functions (and no other) may send e-mail through the identity,
 // as the one address, and are told it.
 func TestNotices(t *testing.T) {
+	// Not parallel: the jsii runtime is one process (stack_test.go).
 	s := synth(t, Props{NotifyFrom: "alerts@hookline.example", NotifyConfigurationSet: "hookline"})
 	bus := dig(t, s.json, "Outputs", "OperatorEventBusName", "Value", "Ref").(string)
 	rules := s.busRules(t, bus)
@@ -93,6 +95,7 @@ func TestNotices(t *testing.T) {
 
 // The sender is a bare address; the identity, the address or its domain.
 func TestNoticesProps(t *testing.T) {
+	// Not parallel: the jsii runtime is one process (stack_test.go).
 	for _, tc := range []struct {
 		p   Props
 		err string

@@ -41,7 +41,6 @@ type Store interface {
 	Erasures
 	PortalLinks
 	APIRates
-	NotifyEmails
 }
 
 // Tenants are the tenants and their API keys: the operator creates them,
@@ -141,6 +140,10 @@ type Server struct {
 		key string
 		at  time.Time
 	}
+	// Notify keeps the tenants' notification addresses (a *store.Store,
+	// the same as Store). Nil: the notification routes answer 409, as
+	// without Notices.
+	Notify NotifyStore
 	// Notices sends the verification e-mails of notification addresses (a
 	// *notify.Mailer). Nil: the stack has no SES identity, and naming an
 	// address answers 409.

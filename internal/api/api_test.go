@@ -88,7 +88,7 @@ func newEnv(tb testing.TB) *env {
 		OutboxTable: fakeOutboxTable,
 
 		Alarms: &fakeAlarms{}, AlarmNamePrefix: "Hookline-",
-		Notices: &fakeMail{},
+		Notices: &fakeMail{}, Notify: fs,
 		// The clock stands still: the per-tenant limit of expensive
 		// requests would refuse the sixth of a test; tenantlimit_test.go
 		// holds the limit itself.

@@ -16,13 +16,25 @@ import (
 	"github.com/hookline/hookline/internal/store"
 )
 
-// NotifyEmails are a tenant's notification addresses (notifyemails.go).
+// NotifyStore is what the notification routes need of the state table:
+// a *store.Store, given apart from Store (the routes of one group).
+type NotifyStore interface {
+	NotifyEmails
+	NotifyLinks
+}
+
+// NotifyEmails are a tenant's notification addresses: named, listed,
+// deleted.
 type NotifyEmails interface {
 	PutNotifyEmail(ctx context.Context, n domain.NotifyEmail) (domain.NotifyEmail, error)
 	NotifyEmails(ctx context.Context, tenantID string) ([]domain.NotifyEmail, error)
+	DeleteNotifyEmail(ctx context.Context, tenantID, id string) error
+}
+
+// NotifyLinks are what an e-mail's link reads and moves: one address.
+type NotifyLinks interface {
 	NotifyEmail(ctx context.Context, tenantID, id string) (domain.NotifyEmail, error)
 	SetNotifyStatus(ctx context.Context, tenantID, id string, from, to domain.NotifyStatus) (domain.NotifyEmail, error)
-	DeleteNotifyEmail(ctx context.Context, tenantID, id string) error
 }
 
 // Verifier sends an address its verification e-mail: a *notify.Mailer.
@@ -77,10 +89,10 @@ func (s *Server) createNotifyEmail(w http.ResponseWriter, r *http.Request, tenan
 	if msg := checkAddress(*in.Address); msg != "" {
 		return invalid(FieldError{Field: "address", Message: msg})
 	}
-	if s.Notices == nil {
-		return problem(http.StatusConflict, "e-mail notices are not configured on this stack: the operator names an SES identity (notifyFrom) to send them")
+	if s.Notices == nil || s.Notify == nil {
+		return notConfigured()
 	}
-	have, err := s.Store.NotifyEmails(r.Context(), tenant)
+	have, err := s.Notify.NotifyEmails(r.Context(), tenant)
 	if err != nil {
 		return s.internal(r, err)
 	}
@@ -108,12 +120,12 @@ func (s *Server) createNotifyEmail(w http.ResponseWriter, r *http.Request, tenan
 		TenantID: tenant, ID: id, Address: *in.Address, Status: domain.NotifyPending, VerifyHash: hash, UnsubscribeToken: unsub,
 		BaseURL: apiBase(r), ConsoleURL: consoleURL(r),
 	}
-	if n, err = s.Store.PutNotifyEmail(r.Context(), n); err != nil {
+	if n, err = s.Notify.PutNotifyEmail(r.Context(), n); err != nil {
 		return s.internal(r, err)
 	}
 	if err := s.Notices.SendVerification(r.Context(), n, token); err != nil {
 		// Not kept: the tenant names it again once SES answers.
-		_ = s.Store.DeleteNotifyEmail(r.Context(), tenant, id)
+		_ = s.Notify.DeleteNotifyEmail(r.Context(), tenant, id)
 		s.log().ErrorContext(r.Context(), "cannot send a verification e-mail", "tenant_id", tenant, "notify_id", id, "error", err.Error())
 		return problem(http.StatusServiceUnavailable, "the verification e-mail could not be sent (SES refused or did not answer); try again")
 	}
@@ -127,8 +139,16 @@ func apiBase(r *http.Request) string {
 	return strings.TrimSuffix(consoleURL(r), "/console/")
 }
 
+// notConfigured answers a notification route of a stack without e-mail.
+func notConfigured() *Problem {
+	return problem(http.StatusConflict, "e-mail notices are not configured on this stack: the operator names an SES identity (notifyFrom) to send them")
+}
+
 func (s *Server) listNotifyEmails(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
-	have, err := s.Store.NotifyEmails(r.Context(), tenant)
+	if s.Notify == nil {
+		return notConfigured()
+	}
+	have, err := s.Notify.NotifyEmails(r.Context(), tenant)
 	if err != nil {
 		return s.internal(r, err)
 	}
@@ -141,8 +161,11 @@ func (s *Server) listNotifyEmails(w http.ResponseWriter, r *http.Request, tenant
 }
 
 func (s *Server) deleteNotifyEmail(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
+	if s.Notify == nil {
+		return notConfigured()
+	}
 	id := r.PathValue("notify_id")
-	if err := s.Store.DeleteNotifyEmail(r.Context(), tenant, id); err != nil {
+	if err := s.Notify.DeleteNotifyEmail(r.Context(), tenant, id); err != nil {
 		return s.found(r, "notification address "+strconv.Quote(id), err)
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -154,10 +177,10 @@ func (s *Server) deleteNotifyEmail(w http.ResponseWriter, r *http.Request, tenan
 // that says nothing of what exists.
 func (s *Server) linkTarget(r *http.Request) (domain.NotifyEmail, string, *Problem) {
 	q, errs := queryParams(r, "tenant_id", "id", "token")
-	if len(errs) > 0 || q["tenant_id"] == "" || q["id"] == "" || q["token"] == "" || len(q["tenant_id"])+len(q["id"]) > 2*maxIDBytes {
+	if s.Notify == nil || len(errs) > 0 || q["tenant_id"] == "" || q["id"] == "" || q["token"] == "" || len(q["tenant_id"])+len(q["id"]) > 2*maxIDBytes {
 		return domain.NotifyEmail{}, "", problem(http.StatusNotFound, "this link is not one hookline sent, or no longer works")
 	}
-	n, err := s.Store.NotifyEmail(r.Context(), q["tenant_id"], q["id"])
+	n, err := s.Notify.NotifyEmail(r.Context(), q["tenant_id"], q["id"])
 	if errors.Is(err, store.ErrNotFound) {
 		return n, "", problem(http.StatusNotFound, "this link is not one hookline sent, or no longer works")
 	}
@@ -187,7 +210,7 @@ func (s *Server) verifyNotifyEmail(w http.ResponseWriter, r *http.Request, _ str
 	case s.now().Sub(n.CreatedAt) > domain.NotifyVerifyFor:
 		return problem(http.StatusGone, "this link expired (7 days): the tenant names the address again to get a new one")
 	}
-	if _, err := s.Store.SetNotifyStatus(r.Context(), n.TenantID, n.ID, domain.NotifyPending, domain.NotifyVerified); err != nil {
+	if _, err := s.Notify.SetNotifyStatus(r.Context(), n.TenantID, n.ID, domain.NotifyPending, domain.NotifyVerified); err != nil {
 		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
 			return gone
 		}
@@ -213,7 +236,7 @@ func (s *Server) unsubscribeNotifyEmail(w http.ResponseWriter, r *http.Request, 
 		return nil
 	}
 	if n.Status == domain.NotifyVerified {
-		if _, err := s.Store.SetNotifyStatus(r.Context(), n.TenantID, n.ID, domain.NotifyVerified, domain.NotifyUnsubscribed); err != nil &&
+		if _, err := s.Notify.SetNotifyStatus(r.Context(), n.TenantID, n.ID, domain.NotifyVerified, domain.NotifyUnsubscribed); err != nil &&
 			!errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrNotFound) {
 			return s.internal(r, err)
 		}

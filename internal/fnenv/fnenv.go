@@ -994,17 +994,26 @@ func LoadAPI(getenv func(string) string) (APIEnv, error) {
 		}
 		e.URLs.AllowHTTP = b
 	}
-	if e.URLs.Guard, err = loadGuard(getenv); err != nil {
-		return e, err
-	}
-	if e.EgressIPs, err = loadEgressIPs(getenv); err != nil {
-		return e, err
-	}
-	if e.Mail, err = loadMail(getenv); err != nil {
+	if err := e.loadOutbound(getenv); err != nil {
 		return e, err
 	}
 	e.Endpoints, err = loadEndpointLimits(getenv)
 	return e, err
+}
+
+// loadOutbound reads what the api knows of hookline's outbound traffic:
+// the guard of registration checks, static egress's addresses, the
+// sender of its e-mails.
+func (e *APIEnv) loadOutbound(getenv func(string) string) error {
+	var err error
+	if e.URLs.Guard, err = loadGuard(getenv); err != nil {
+		return err
+	}
+	if e.EgressIPs, err = loadEgressIPs(getenv); err != nil {
+		return err
+	}
+	e.Mail, err = loadMail(getenv)
+	return err
 }
 
 // ReplayEnv is the replay function's environment.

@@ -78,6 +78,7 @@ func failing(t *testing.T) notify.BusEvent {
 // and the address's own unsubscribe link in its body and as one-click
 // List-Unsubscribe headers.
 func TestNoticeGoesToVerifiedAddressesWithTheirUnsubscribeLink(t *testing.T) {
+	t.Parallel()
 	ses := &fakeSES{}
 	st := &fakeStore{taken: map[time.Time]int{}, addrs: []domain.NotifyEmail{
 		addr("ne_1", "ops@acme.example", domain.NotifyVerified), addr("ne_2", "new@acme.example", domain.NotifyPending),
@@ -110,6 +111,7 @@ func TestNoticeGoesToVerifiedAddressesWithTheirUnsubscribeLink(t *testing.T) {
 // next hour they go again. A tenant without a verified address costs one
 // read and sends nothing.
 func TestNoticesAreBoundedPerTenantHour(t *testing.T) {
+	t.Parallel()
 	ses := &fakeSES{}
 	st := &fakeStore{taken: map[time.Time]int{}, addrs: []domain.NotifyEmail{addr("ne_1", "ops@acme.example", domain.NotifyVerified)}}
 	now := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
@@ -133,6 +135,7 @@ func TestNoticesAreBoundedPerTenantHour(t *testing.T) {
 // An address SES refuses fails the notice (the queue sends it again); the
 // others were sent.
 func TestNoticeFailureAsksForTheMessageAgain(t *testing.T) {
+	t.Parallel()
 	ses := &fakeSES{failFor: "bad@acme.example"}
 	st := &fakeStore{taken: map[time.Time]int{}, addrs: []domain.NotifyEmail{addr("ne_1", "bad@acme.example", domain.NotifyVerified), addr("ne_2", "ok@acme.example", domain.NotifyVerified)}}
 	n := &notify.Notifier{Store: st, Mailer: &notify.Mailer{SES: ses, From: "alerts@hookline.example"}}
@@ -144,6 +147,7 @@ func TestNoticeFailureAsksForTheMessageAgain(t *testing.T) {
 
 // Each kind of event reads as what happened.
 func TestComposeSaysWhatHappened(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
 	dead, _ := json.Marshal(domain.OpDeliveryDeadEvent{TenantID: "acme", EndpointID: "ep_1", Count: 12, WindowStart: at, WindowEnd: at.Add(5 * time.Minute),
 		Reasons: map[domain.DeadReason]int{domain.ReasonAttemptsExhausted: 12}})

@@ -30,6 +30,7 @@ import (
 // A Basic endpoint gets its user and password in every request's
 // Authorization header, beside the signature.
 func TestBasicAuthIsSentWithEveryRequest(t *testing.T) {
+	t.Parallel()
 	var got []string
 	var mu sync.Mutex
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -130,6 +131,7 @@ func (ts *tokenServer) seen() (bearers, forms []string) {
 // fetched again; a 401 to a kept token fetches a new one and sends once
 // more; the scope and audience go to the token endpoint.
 func TestOAuth2TokenIsKeptRefreshedAndRetriedOnA401(t *testing.T) {
+	t.Parallel()
 	ts := newTokenServer(t, 120)
 	now := fixedNow
 	c := newClient(t)
@@ -176,6 +178,7 @@ func TestOAuth2TokenIsKeptRefreshedAndRetriedOnA401(t *testing.T) {
 // A token endpoint that fails, refuses the client or cannot be reached is
 // retried as a network failure is, and no secret reaches the result.
 func TestOAuth2TokenFailureIsRetriedWithoutTheSecret(t *testing.T) {
+	t.Parallel()
 	ts := newTokenServer(t, 60)
 	c := newClient(t)
 	_, signer := newSecret(t)
@@ -212,6 +215,7 @@ func TestOAuth2TokenFailureIsRetriedWithoutTheSecret(t *testing.T) {
 
 // Concurrent attempts to one endpoint share one token fetch.
 func TestOAuth2ConcurrentAttemptsShareOneToken(t *testing.T) {
+	t.Parallel()
 	ts := newTokenServer(t, 3600)
 	c := newClient(t)
 	_, signer := newSecret(t)
@@ -277,6 +281,7 @@ func (p *testPKI) issue(t *testing.T, cn string, ip net.IP) (certPEM, keyPEM str
 // request without one, and two endpoints of one host each present their
 // own.
 func TestMTLSPresentsTheEndpointsCertificate(t *testing.T) {
+	t.Parallel()
 	clients, other, servers := newPKI(t, "receiver's client CA"), newPKI(t, "another CA"), newPKI(t, "server CA")
 	var seen []string
 	var mu sync.Mutex
