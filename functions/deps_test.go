@@ -153,10 +153,10 @@ const sdkService = "github.com/aws/aws-sdk-go-v2/service/"
 // with internal/destination/arn, not internal/destination, whose sender
 // links STS, SNS and EventBridge.
 var services = map[string][]string{
-	"api":     {"cloudwatch", "dynamodb", "dynamodbstreams", "kms", "secretsmanager", "sesv2", "sqs"},
+	"api":     {"cloudwatch", "dynamodb", "dynamodbstreams", "kms", "secretsmanager", "sqs"},
 	"deliver": {"dynamodb", "dynamodbstreams", "eventbridge", "kms", "sns", "sqs", "sts"},
 	"enqueue": {"dynamodb", "dynamodbstreams", "eventbridge", "sqs"},
-	"replay":  {"dynamodb", "dynamodbstreams", "sesv2", "sqs"},
+	"replay":  {"dynamodb", "dynamodbstreams", "sqs"},
 }
 
 // linkedServices returns the AWS SDK services deps link, sorted, each once:

@@ -17,7 +17,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/api"
 	"github.com/hookline/hookline/internal/apigw"
@@ -98,7 +97,7 @@ func build(cfg fnenv.APIEnv, log *slog.Logger, awsCfg aws.Config) (any, error) {
 // mailer sends the verification e-mails of notification addresses from
 // m's sender.
 func mailer(m fnenv.Mail, awsCfg aws.Config) *notify.Mailer {
-	return &notify.Mailer{SES: sesv2.NewFromConfig(awsCfg), From: m.From, ConfigurationSet: m.ConfigurationSet}
+	return &notify.Mailer{SES: &notify.SESClient{Config: awsCfg}, From: m.From, ConfigurationSet: m.ConfigurationSet}
 }
 
 // iamCaller is api.Server's OperatorCaller when API Gateway authorizes the

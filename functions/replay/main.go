@@ -18,7 +18,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/background"
 	"github.com/hookline/hookline/internal/boot"
@@ -63,7 +62,7 @@ func build(cfg fnenv.ReplayEnv, log *slog.Logger, aws aws.Config) (any, error) {
 	w.PayloadRetention = cfg.PayloadRetention
 	if cfg.Mail.From != "" {
 		w.Notices = &notify.Notifier{Store: st, Log: log,
-			Mailer: &notify.Mailer{SES: sesv2.NewFromConfig(aws), From: cfg.Mail.From, ConfigurationSet: cfg.Mail.ConfigurationSet}}
+			Mailer: &notify.Mailer{SES: &notify.SESClient{Config: aws}, From: cfg.Mail.From, ConfigurationSet: cfg.Mail.ConfigurationSet}}
 	}
 	return w.Handle, nil
 }

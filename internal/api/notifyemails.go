@@ -4,7 +4,8 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
-	"html/template"
+	"html"
+	"io"
 	"net/http"
 	"net/mail"
 	"strconv"
@@ -245,27 +246,29 @@ func (s *Server) unsubscribeNotifyEmail(w http.ResponseWriter, r *http.Request, 
 	return nil
 }
 
-// linkPage is the page an e-mail link answers: its text escaped by
-// html/template, with Form a button that posts to the page's own URL.
-var linkPage = template.Must(template.New("page").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>hookline: {{.Title}}</title></head>
-<body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 3rem auto; padding: 0 1rem">
-<h1>{{.Title}}</h1><p>{{.Text}}</p>
-{{if .Form}}<form method="post"><button type="submit">Stop the notices</button></form>{{end}}
-</body></html>
-`))
-
-// writePage answers an e-mail link with a small page: no script, nothing
-// framed, nothing kept.
+// writePage answers an e-mail link with a small page, its title and text
+// escaped, with form a button that posts to the page's own URL: no
+// script, nothing framed, nothing kept.
 func writePage(w http.ResponseWriter, title, text string, form bool) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
-	_ = linkPage.Execute(w, struct {
-		Title, Text string
-		Form        bool
-	}{title, text, form})
+	// html.EscapeString, not html/template: a template's Execute makes
+	// the linker keep every exported method of every type (it may call
+	// them by name), 6.7 MB more of the api binary and its cold start.
+	t, x := html.EscapeString(title), html.EscapeString(text)
+	button := ""
+	if form {
+		button = `<form method="post"><button type="submit">Stop the notices</button></form>`
+	}
+	_, _ = io.WriteString(w, `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>hookline: `+t+`</title></head>
+<body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 3rem auto; padding: 0 1rem">
+<h1>`+t+`</h1><p>`+x+`</p>
+`+button+`
+</body></html>
+`)
 }

@@ -31,18 +31,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sesv2"
-	"github.com/aws/aws-sdk-go-v2/service/sesv2/types"
 	"github.com/hookline/hookline/internal/domain"
 )
 
-// SES is what the package needs of Amazon SES (v2).
+// SES sends one e-mail: an *SESClient (ses.go).
 type SES interface {
-	SendEmail(ctx context.Context, in *sesv2.SendEmailInput, optFns ...func(*sesv2.Options)) (*sesv2.SendEmailOutput, error)
+	Send(ctx context.Context, e Email) error
 }
 
-var _ SES = (*sesv2.Client)(nil)
+var _ SES = (*SESClient)(nil)
 
 // Mailer sends hookline's e-mails from one SES identity.
 type Mailer struct {
@@ -103,26 +100,11 @@ If this was not you, ignore this e-mail: nothing will be sent to this address.
 }
 
 // send sends one plain-text e-mail to address.
-func (m *Mailer) send(ctx context.Context, address, subject, body string, headers []types.MessageHeader) error {
+func (m *Mailer) send(ctx context.Context, address, subject, body string, headers []Header) error {
 	if m == nil || m.SES == nil || m.From == "" {
 		return ErrNotConfigured
 	}
-	in := &sesv2.SendEmailInput{
-		FromEmailAddress: aws.String(m.From),
-		Destination:      &types.Destination{ToAddresses: []string{address}},
-		Content: &types.EmailContent{Simple: &types.Message{
-			Subject: &types.Content{Data: aws.String(subject), Charset: aws.String("UTF-8")},
-			Body:    &types.Body{Text: &types.Content{Data: aws.String(body), Charset: aws.String("UTF-8")}},
-			Headers: headers,
-		}},
-	}
-	if m.ConfigurationSet != "" {
-		in.ConfigurationSetName = aws.String(m.ConfigurationSet)
-	}
-	if _, err := m.SES.SendEmail(ctx, in); err != nil {
-		return fmt.Errorf("send e-mail through SES: %w", err)
-	}
-	return nil
+	return m.SES.Send(ctx, Email{From: m.From, To: address, Subject: subject, Text: body, Headers: headers, ConfigurationSet: m.ConfigurationSet})
 }
 
 // ErrNotConfigured says the stack has no SES identity: no e-mail is sent.
@@ -200,9 +182,9 @@ func (n *Notifier) Notice(ctx context.Context, ev BusEvent) error {
 		unsub := UnsubscribeLink(a)
 		text := body + fmt.Sprintf("\nSee it in the console: %s%s\n\nYou get this because %s was confirmed for the notices of hookline tenant %s.\nStop them: %s\n",
 			a.ConsoleURL, consolePage(d.Type), a.Address, a.TenantID, unsub)
-		headers := []types.MessageHeader{
-			{Name: aws.String("List-Unsubscribe"), Value: aws.String("<" + unsub + ">")},
-			{Name: aws.String("List-Unsubscribe-Post"), Value: aws.String("List-Unsubscribe=One-Click")},
+		headers := []Header{
+			{Name: "List-Unsubscribe", Value: "<" + unsub + ">"},
+			{Name: "List-Unsubscribe-Post", Value: "List-Unsubscribe=One-Click"},
 		}
 		if err := n.Mailer.send(ctx, a.Address, subject, text, headers); err != nil {
 			errs = append(errs, fmt.Errorf("notice %s to address %s: %w", d.ID, a.ID, err))

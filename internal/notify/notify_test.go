@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookline/hookline/internal/domain"
@@ -20,18 +18,18 @@ import (
 // fakeSES keeps what was sent; failFor names an address it refuses.
 type fakeSES struct {
 	mu      sync.Mutex
-	sent    []*sesv2.SendEmailInput
+	sent    []notify.Email
 	failFor string
 }
 
-func (f *fakeSES) SendEmail(_ context.Context, in *sesv2.SendEmailInput, _ ...func(*sesv2.Options)) (*sesv2.SendEmailOutput, error) {
+func (f *fakeSES) Send(_ context.Context, e notify.Email) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if in.Destination.ToAddresses[0] == f.failFor {
-		return nil, errors.New("Throttling: Maximum sending rate exceeded")
+	if e.To == f.failFor {
+		return errors.New("SES SendEmail: TooManyRequestsException (429): Maximum sending rate exceeded")
 	}
-	f.sent = append(f.sent, in)
-	return &sesv2.SendEmailOutput{MessageId: aws.String("m")}, nil
+	f.sent = append(f.sent, e)
+	return nil
 }
 
 // fakeStore holds a tenant's addresses and counts its notices per hour.
@@ -89,11 +87,10 @@ func TestNoticeGoesToVerifiedAddressesWithTheirUnsubscribeLink(t *testing.T) {
 	require.Len(t, ses.sent, 2)
 	for i, want := range []string{"ops@acme.example", "oncall@acme.example"} {
 		in := ses.sent[i]
-		require.Equal(t, []string{want}, in.Destination.ToAddresses)
-		require.Equal(t, "alerts@hookline.example", aws.ToString(in.FromEmailAddress))
-		msg := in.Content.Simple
-		require.Equal(t, "[hookline] Endpoint ep_1 is failing", aws.ToString(msg.Subject.Data))
-		body := aws.ToString(msg.Body.Text.Data)
+		require.Equal(t, want, in.To)
+		require.Equal(t, "alerts@hookline.example", in.From)
+		require.Equal(t, "[hookline] Endpoint ep_1 is failing", in.Subject)
+		body := in.Text
 		require.Contains(t, body, "has failed 10 attempts in a row")
 		require.Contains(t, body, "https://hooks.acme.example/in")
 		require.Contains(t, body, "http_503 (status 503)")
@@ -101,9 +98,7 @@ func TestNoticeGoesToVerifiedAddressesWithTheirUnsubscribeLink(t *testing.T) {
 		id := []string{"ne_1", "ne_4"}[i]
 		unsub := "https://api.example.com/v1/email-links/unsubscribe?id=" + id + "&tenant_id=acme&token=u-" + id
 		require.Contains(t, body, unsub)
-		require.Equal(t, "List-Unsubscribe", aws.ToString(msg.Headers[0].Name))
-		require.Equal(t, "<"+unsub+">", aws.ToString(msg.Headers[0].Value))
-		require.Equal(t, "List-Unsubscribe=One-Click", aws.ToString(msg.Headers[1].Value))
+		require.Equal(t, []notify.Header{{Name: "List-Unsubscribe", Value: "<" + unsub + ">"}, {Name: "List-Unsubscribe-Post", Value: "List-Unsubscribe=One-Click"}}, in.Headers)
 	}
 }
 
@@ -140,7 +135,7 @@ func TestNoticeFailureAsksForTheMessageAgain(t *testing.T) {
 	st := &fakeStore{taken: map[time.Time]int{}, addrs: []domain.NotifyEmail{addr("ne_1", "bad@acme.example", domain.NotifyVerified), addr("ne_2", "ok@acme.example", domain.NotifyVerified)}}
 	n := &notify.Notifier{Store: st, Mailer: &notify.Mailer{SES: ses, From: "alerts@hookline.example"}}
 	err := n.Notice(context.Background(), failing(t))
-	require.ErrorContains(t, err, "Throttling")
+	require.ErrorContains(t, err, "TooManyRequestsException")
 	require.NotContains(t, err.Error(), "bad@acme.example", "the error names the address's id, not the address")
 	require.Len(t, ses.sent, 1)
 }
