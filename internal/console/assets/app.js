@@ -331,6 +331,7 @@ function applyScopes() {
   const write = may(SCOPE_ENDPOINTS);
   show($('endpoint-create'), write);
   if (!write) {
+    show($('notices-form'), false);
     show($('endpoint-form'), false);
     endpoints.editing = null;
   }
@@ -341,13 +342,13 @@ function wipe() {
   for (const id of ['endpoints-body', 'dlq-body', 'endpoint-ids', 'attempts-body', 'headers-body', 'delivery-facts',
     'lookup-results', 'tenants-body', 'alarms', 'job', 'redrive-job', 'payload', 'secret',
     'secret-endpoint', 'test-delivery', 'test-endpoint', 'delivery-id', 'replay-count', 'tenants-note',
-    'endpoint-charts', 'overview']) {
+    'endpoint-charts', 'overview', 'notices-list']) {
     clear($(id));
   }
-  for (const id of ['secret-panel', 'test-panel', 'replay-panel', 'job', 'redrive-job', 'endpoint-form', 'endpoint-charts']) {
+  for (const id of ['secret-panel', 'test-panel', 'replay-panel', 'job', 'redrive-job', 'endpoint-form', 'endpoint-charts', 'notices']) {
     show($(id), false);
   }
-  for (const f of ['signin', 'dlq-filters', 'lookup-form', 'endpoint-form']) $(f).reset();
+  for (const f of ['signin', 'dlq-filters', 'lookup-form', 'endpoint-form', 'notices-form']) $(f).reset();
   dlq.selected.clear();
   delivery.id = null;
   messages.wipe();
@@ -384,7 +385,7 @@ function route() {
   const loaders = {
     endpoints: async () => {
       await endpoints.pager.first();
-      await showEgress();
+      await Promise.all([showEgress(), showNotices()]);
     },
     overview: () => loadOverview(getJSON, act, $('overview'), true),
     dlq: () => dlq.pager.first(),
@@ -425,11 +426,26 @@ function healthNode(hv) {
   return box;
 }
 
+// statusNode says whether an endpoint is enabled and, from its health,
+// since when its failure-rate alert has found it degraded.
 function statusNode(ep, hv) {
-  if (!ep.disabled) return el('span', { class: 'ok', text: 'enabled' });
-  const why = ep.disabled_reason || (hv && hv.disabled_reason) || 'by request';
-  const at = hv && hv.disabled_at ? ' at ' + time(hv.disabled_at) : '';
-  return el('span', { class: 'bad', text: 'disabled (' + why + ')' + at });
+  let s;
+  if (!ep.disabled) s = el('span', { class: 'ok', text: 'enabled' });
+  else {
+    const why = ep.disabled_reason || (hv && hv.disabled_reason) || 'by request';
+    const at = hv && hv.disabled_at ? ' at ' + time(hv.disabled_at) : '';
+    s = el('span', { class: 'bad', text: 'disabled (' + why + ')' + at });
+  }
+  if (!hv || !hv.degraded_since) return s;
+  return el('div', {}, s, el('div', { class: 'bad', 'data-test': 'endpoint-degraded' },
+    'degraded since ', el('span', { class: 'whole', text: time(hv.degraded_since) })));
+}
+
+// alertText says an endpoint's failure-rate alert in a few words, "" for
+// none.
+function alertText(ep) {
+  const a = ep.failure_rate_alert;
+  return a ? 'alert at ' + a.threshold_percent + '% over ' + a.window_hours + ' h (min ' + a.min_attempts + ' attempts)' : '';
 }
 
 async function loadEndpoints(cursor) {
@@ -457,7 +473,8 @@ function endpointRow(ep) {
     el('div', { class: 'sub', text: ep.id }),
     ep.description ? el('div', { class: 'sub', text: ep.description }) : null,
     el('div', { class: 'sub', 'data-test': 'endpoint-signatures-text', text: signaturesText(ep) }),
-    ep.auth ? el('div', { class: 'sub', 'data-test': 'endpoint-auth-text', text: authText(ep) }) : null);
+    ep.auth ? el('div', { class: 'sub', 'data-test': 'endpoint-auth-text', text: authText(ep) }) : null,
+    ep.failure_rate_alert ? el('div', { class: 'sub', 'data-test': 'endpoint-alert-text', text: alertText(ep) }) : null);
   const types = tokens(Array.isArray(ep.event_types) && ep.event_types.length ? ep.event_types : ['all']);
   // Only the actions the session's scopes allow are rendered.
   const write = may(SCOPE_ENDPOINTS);
@@ -490,6 +507,78 @@ async function showEgress() {
     ? 'Requests come from: ' + ips.join(', ') + '. ' + txt(v.message)
     : 'Requests come from AWS\'s shared addresses. ' + txt(v && v.message);
   show(p, true);
+}
+
+// ---------- notices by e-mail ----------
+
+// showNotices lists the tenant's notification addresses (GET
+// /v1/notification-emails) under the endpoints, with a Remove button each
+// and the form that adds one for a session that may write endpoints. A
+// stack without an SES identity answers 409: the panel says it sends no
+// e-mail. It answers whether the stack sends e-mail.
+async function showNotices() {
+  const panel = $('notices');
+  const list = $('notices-list');
+  let v;
+  try {
+    v = await api('GET', '/v1/notification-emails');
+  } catch (e) {
+    clear(list);
+    if (e instanceof APIError && e.status === 409) {
+      noticesOn(false);
+      return false;
+    }
+    show(panel, false);
+    if (e instanceof APIError && e.status === 404) return false; // an API without the route
+    throw e;
+  }
+  clear(list);
+  const write = may(SCOPE_ENDPOINTS);
+  for (const n of Array.isArray(v && v.data) ? v.data : []) list.append(noticeItem(n, write));
+  noticesOn(true);
+  return true;
+}
+
+// noticesOn shows the panel as the stack's e-mail is: the list and form,
+// or the line that says it sends none.
+function noticesOn(on) {
+  show($('notices-off'), !on);
+  show($('notices-list'), on);
+  show($('notices-form'), on && may(SCOPE_ENDPOINTS));
+  show($('notices'), true);
+}
+
+const NOTICE_STATES = {
+  pending: 'pending: waiting for its confirmation link',
+  verified: 'verified: gets the notices',
+  unsubscribed: 'unsubscribed: followed the link that stops them',
+};
+
+function noticeItem(n, write) {
+  const state = NOTICE_STATES[n.status] || txt(n.status);
+  return el('li', { 'data-test': 'notice-row', 'data-id': n.id, 'data-status': n.status },
+    el('span', { class: 'url', 'data-test': 'notice-address', text: n.address }),
+    el('span', { class: n.status === 'verified' ? 'ok' : 'sub', 'data-test': 'notice-status', text: state }),
+    write ? button('Remove', 'notice-remove', (b) => act(b, () => removeNotice(n.id))) : null);
+}
+
+// addNotice names the address typed: hookline sends it its confirmation
+// link. A 409 of a stack without e-mail is the panel's line, not an error.
+async function addNotice() {
+  const box = $('notices-address');
+  try {
+    await api('POST', '/v1/notification-emails', { address: box.value.trim() });
+  } catch (e) {
+    if (e instanceof APIError && e.status === 409 && !(await showNotices())) return;
+    throw e;
+  }
+  box.value = '';
+  await showNotices();
+}
+
+async function removeNotice(id) {
+  await api('DELETE', '/v1/notification-emails/' + enc(id));
+  await showNotices();
 }
 
 // showCharts draws an endpoint's last 24 hours and 7 days (charts.js).
@@ -626,6 +715,28 @@ function parseFilter(s) {
   try { return JSON.parse(s); } catch (e) { throw new Error('The filter is not JSON: ' + e.message); }
 }
 
+// alertField is the form's failure-rate alert as saveEndpoint sends it,
+// before the endpoint edited (null on create): an object when a threshold
+// is given (an empty window or minimum at the API's default); undefined
+// (left out) without one on create, and on edit when it is unchanged (any
+// change of it ends a degraded episode); null when the threshold is
+// emptied on an endpoint that had one.
+function alertField(before) {
+  const whole = (id, what) => {
+    const s = $(id).value.trim();
+    if (!s) return undefined;
+    if (!/^\d+$/.test(s)) throw new Error(what + ' must be a whole number: ' + s);
+    return Number(s);
+  };
+  const was = before && before.failure_rate_alert;
+  const a = { threshold_percent: whole('alert-threshold', 'The alert threshold') };
+  if (a.threshold_percent === undefined) return was ? null : undefined;
+  a.window_hours = whole('alert-window', 'The alert window');
+  a.min_attempts = whole('alert-min', 'The alert minimum of attempts');
+  if (was && Object.keys(a).every((k) => a[k] === was[k])) return undefined;
+  return a;
+}
+
 function openForm(ep) {
   endpoints.editing = ep ? ep.id : null;
   $('endpoint-form-h').textContent = ep ? 'Edit endpoint ' + ep.id : 'New endpoint';
@@ -643,6 +754,10 @@ function openForm(ep) {
   $('endpoint-retry-schedule').value = ep && ep.retry_schedule ? ep.retry_schedule.join(', ') : '';
   $('endpoint-timeout').value = ep && ep.timeout_seconds ? String(ep.timeout_seconds) : '';
   $('endpoint-filter').value = ep && ep.filter ? JSON.stringify(ep.filter, null, 1) : '';
+  const a = ep && ep.failure_rate_alert;
+  $('alert-threshold').value = a ? String(a.threshold_percent) : '';
+  $('alert-window').value = a ? String(a.window_hours) : '';
+  $('alert-min').value = a ? String(a.min_attempts) : '';
   fillAuth(ep);
   show($('endpoint-form'), true);
   $('endpoint-type').focus();
@@ -689,6 +804,8 @@ async function saveEndpoint() {
   dest.signatures = $('endpoint-signatures').value.split(',');
   const filter = parseFilter($('endpoint-filter').value);
   const http = $('endpoint-type').value === 'http';
+  const alerting = alertField(endpoints.editing ? endpoints.byId.get(endpoints.editing) : null);
+  if (alerting !== undefined) dest.failure_rate_alert = alerting;
   if (endpoints.editing) {
     await api('PATCH', '/v1/endpoints/' + enc(endpoints.editing),
       Object.assign(dest, { description, event_types: types, filter }));
@@ -1181,10 +1298,14 @@ function wire() {
     clearError();
     openForm(null);
   });
-  $('endpoints-refresh').addEventListener('click', (e) => act(e.currentTarget, () => endpoints.pager.reload()));
+  $('endpoints-refresh').addEventListener('click', (e) => act(e.currentTarget, () => Promise.all([endpoints.pager.reload(), showNotices()])));
   $('endpoint-form').addEventListener('submit', (e) => {
     e.preventDefault();
     act($('endpoint-save'), saveEndpoint);
+  });
+  $('notices-form').addEventListener('submit', (e) => {
+    e.preventDefault();
+    act($('notices-add'), addNotice);
   });
   $('endpoint-type').addEventListener('change', showTypeFields);
   $('endpoint-auth').addEventListener('change', showAuthFields);
