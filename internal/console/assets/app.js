@@ -504,8 +504,8 @@ async function showEgress() {
   }
   const ips = Array.isArray(v && v.ips) ? v.ips.map(String) : [];
   p.textContent = v && v.static && ips.length
-    ? 'Requests come from: ' + ips.join(', ') + '. ' + txt(v.message)
-    : 'Requests come from AWS\'s shared addresses. ' + txt(v && v.message);
+    ? 'Requests come from ' + ips.join(', ') + ' only: allowlist them all, and verify the webhook-signature header as well.'
+    : 'Requests come from AWS\'s shared address ranges, which an IP allowlist cannot tell apart: verify the webhook-signature header.';
   show(p, true);
 }
 
