@@ -27,9 +27,11 @@ require (
 	github.com/chromedp/chromedp v0.23.0
 	github.com/hookline/hookline/outbox v0.0.0-00010101000000-000000000000
 	github.com/hookline/hookline/verify v0.0.0-00010101000000-000000000000
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 	github.com/stretchr/testify v1.12.1
 	go.yaml.in/yaml/v3 v3.0.5
+	golang.org/x/text v0.14.0
 )
 
 require (

@@ -74,4 +74,9 @@ const (
 	RejectUnknownTenant RejectReason = "unknown_tenant"
 	// RejectUnknownEndpoint: the item names an endpoint the tenant does not have.
 	RejectUnknownEndpoint RejectReason = "unknown_endpoint"
+	// RejectSchemaMismatch: the payload does not validate against its
+	// type's schema in the stack's event-type catalog, whose validation
+	// for the type is "reject" (package eventtypes); the rejection's
+	// field is payload and its detail names the violated path and keyword.
+	RejectSchemaMismatch RejectReason = "schema_mismatch"
 )

@@ -65,6 +65,11 @@ func BenchmarkEnqueueFiltered(b *testing.B) {
 // enqueueOp returns one invocation of the handler on raw: unmarshal the
 // Lambda event, then Handle it, sending one message per endpoint.
 func enqueueOp(b *testing.B, raw []byte, endpoints int, flt string) func() {
+	return enqueueOpWith(b, raw, endpoints, flt, nil)
+}
+
+// enqueueOpWith is enqueueOp with an event-type catalog (nil: none).
+func enqueueOpWith(b *testing.B, raw []byte, endpoints int, flt string, schemas Schemas) func() {
 	s := &benchStore{}
 	for i := range endpoints {
 		s.endpoints = append(s.endpoints, endpoint("tenant_bench", fmt.Sprintf("ep_%d", i)))
@@ -72,6 +77,9 @@ func enqueueOp(b *testing.B, raw []byte, endpoints int, flt string) func() {
 	}
 	q := benchQueue()
 	h := &Handler{Store: s, Queue: q, Config: Config{QueueURL: testQueueURL}, Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+	if schemas != nil {
+		h.Schemas = schemas
+	}
 	ctx := context.Background()
 	return func() {
 		var ev events.DynamoDBEvent

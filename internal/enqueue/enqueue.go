@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/eventtypes"
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/messagelog"
 	"github.com/hookline/hookline/internal/metrics"
@@ -63,6 +64,16 @@ type MessageLog interface {
 
 var _ MessageLog = (*messagelog.Pages)(nil)
 
+// Schemas validates a payload against its type's schema in the stack's
+// event-type catalog (a *eventtypes.Catalog, nil when there is none):
+// the type's mode, and the mismatch when the mode is warn or reject and
+// the payload does not validate.
+type Schemas interface {
+	Validate(eventType string, payload []byte) (eventtypes.Validation, *eventtypes.Mismatch, error)
+}
+
+var _ Schemas = (*eventtypes.Catalog)(nil)
+
 // Sender sends messages to the delivery queue.
 type Sender interface {
 	SendMessageBatch(context.Context, *sqs.SendMessageBatchInput, ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error)
@@ -97,6 +108,11 @@ type Handler struct {
 	// one write per batch, beside the batch's sends. Nil: none (the
 	// message log is off).
 	MessageLog MessageLog
+	// Schemas is the event-type catalog: a payload of a type whose
+	// validation is reject and that does not validate is rejected
+	// (schema_mismatch), of one whose validation is warn delivered and
+	// counted (SchemaMismatches). Nil: no payload is validated.
+	Schemas Schemas
 	// Config is applied once (WithDefaults), at the first Handle.
 	Config Config
 	Log    *slog.Logger
@@ -459,6 +475,9 @@ func (h *Handler) plan(ctx context.Context, rec events.DynamoDBEventRecord, inv 
 	if err != nil {
 		return f, err
 	}
+	if rejected, err := h.checkSchema(ctx, inv, rec, ev); rejected || err != nil {
+		return f, err
+	}
 	f.ev = ev
 	endpoints, erased, err := h.subscribers(ctx, inv, ev.TenantID)
 	if err != nil {
@@ -501,6 +520,33 @@ func (h *Handler) plan(ctx context.Context, rec events.DynamoDBEventRecord, inv 
 	}
 	inv.keep(&f, targets)
 	return f, nil
+}
+
+// checkSchema validates ev's payload against its catalog type's schema
+// (Schemas). A mismatch of a reject type is recorded as rejected, as a
+// malformed item is, and answers true; of a warn type it is counted
+// (SchemaMismatches, by type) and logged without the payload, and the
+// event goes on. A schema that does not compile (only a hand-made catalog
+// file has one) is logged, and the payload goes on unvalidated.
+func (h *Handler) checkSchema(ctx context.Context, inv *invocation, rec events.DynamoDBEventRecord, ev outbox.Event) (bool, error) {
+	if h.Schemas == nil {
+		return false, nil
+	}
+	mode, m, err := h.Schemas.Validate(ev.Type, ev.Payload)
+	if err != nil {
+		h.Log.ErrorContext(ctx, "payload not validated", "tenant_id", ev.TenantID, "event_id", ev.ID, "error", err)
+		return false, nil
+	}
+	if m == nil {
+		return false, nil
+	}
+	if mode == eventtypes.ValidationReject {
+		return true, h.reject(ctx, inv, rec, ev, domain.RejectSchemaMismatch, outbox.AttrPayload, m.Detail)
+	}
+	inv.metrics.Put(metrics.SchemaMismatches, 1, map[string]string{metrics.DimensionEventType: ev.Type})
+	h.Log.WarnContext(ctx, "payload does not match its event type's schema, delivered (validation warn)", "tenant_id", ev.TenantID,
+		"event_id", ev.ID, "event_type", ev.Type, "path", m.Path, "keyword", m.Keyword)
+	return false, nil
 }
 
 // inlineTargets filters f's targets, planning inline only its tenant's

@@ -92,6 +92,14 @@ const (
 	// tenant's share of a stream invocation enqueue deferred to the
 	// fan-out queue (one message a record).
 	FanOutsDeferred = "FanOutsDeferred"
+	// SchemaMismatches counts events delivered although their payload
+	// does not validate against their type's schema in the event-type
+	// catalog, whose validation for the type is warn (enqueue), by type
+	// (EventType: the catalog's types, a set the operator declares). A
+	// reject type's are RejectedOutboxItems (schema_mismatch).
+	SchemaMismatches = "SchemaMismatches"
+	// DimensionEventType is a catalog event type.
+	DimensionEventType = "EventType"
 )
 
 // Spec documents one metric: its unit, the dimension sets it is published
@@ -128,6 +136,7 @@ var Catalog = map[string]Spec{
 	FilterOverBudget:     {unitCount, [][]string{{}}, false},
 	Laned:                {unitCount, [][]string{{}}, false},
 	FanOutsDeferred:      {unitCount, [][]string{{}}, false},
+	SchemaMismatches:     {unitCount, [][]string{{}, {DimensionEventType}}, false},
 }
 
 // Writer prints EMF lines. Safe for concurrent use.
