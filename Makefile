@@ -100,6 +100,12 @@ test-unit: tools ## Unit and CDK template tests only (no local cloud), every mod
 	$(GO) test -count=1 $(PKGS)
 	cd outbox && GOWORK=off GOTOOLCHAIN=$(OUTBOX_GO) $(GO) test -count=1 ./...
 
+.PHONY: outbox-py-test
+outbox-py-test: ## The Python outbox library's tests (the shared vectors among them), in outbox-py/.venv with the [boto3] extra (pip, from PyPI)
+	@test -x outbox-py/.venv/bin/python || python3 -m venv outbox-py/.venv
+	outbox-py/.venv/bin/pip install --quiet --disable-pip-version-check './outbox-py[boto3]'
+	outbox-py/.venv/bin/python -m unittest discover -s outbox-py/tests
+
 test-e2e: deploy-local ## End-to-end tests against the stack deployed in the local cloud
 	@source scripts/env.sh && $(GO) test -count=1 -tags e2e -timeout 15m -v ./e2e/...
 
