@@ -21,6 +21,7 @@ import (
 	"github.com/hookline/hookline/internal/api"
 	"github.com/hookline/hookline/internal/apigw"
 	"github.com/hookline/hookline/internal/boot"
+	"github.com/hookline/hookline/internal/eventtypes"
 	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/hookline/hookline/internal/jobs"
 	"github.com/hookline/hookline/internal/messagelog"
@@ -65,16 +66,11 @@ func build(cfg fnenv.APIEnv, log *slog.Logger, awsCfg aws.Config) (any, error) {
 		TenantExpensiveRate: cfg.TenantExpensiveRate,
 		ExpensiveBudget:     cfg.ExpensiveBudget,
 	}
-	if cfg.OutboxTable != "" && cfg.MessageLog {
-		db := dynamodb.NewFromConfig(awsCfg)
-		srv.MessageLog = &messagelog.Reader{DB: db, Table: cfg.OutboxTable, Legacy: !cfg.MessageLogSharded,
-			Pages: &messagelog.Pages{DB: db, Table: cfg.StateTable}}
+	if err := eventRoutes(srv, cfg, awsCfg); err != nil {
+		return nil, err
 	}
 	if cfg.DeliveryQueueURL != "" {
 		srv.DeliveryQueue, srv.DeliveryQueueURL = sqs.NewFromConfig(awsCfg), cfg.DeliveryQueueURL
-	}
-	if cfg.OutboxTable != "" {
-		srv.Outbox, srv.OutboxTable = dynamodb.NewFromConfig(awsCfg), cfg.OutboxTable
 	}
 	if cfg.OperatorKey == "" {
 		srv.OperatorKeyFunc = secretString(secretsmanager.NewFromConfig(awsCfg), cfg.OperatorKeySecretARN)
@@ -92,6 +88,23 @@ func build(cfg fnenv.APIEnv, log *slog.Logger, awsCfg aws.Config) (any, error) {
 		srv.Jobs = &jobs.Starter{Store: st, Queue: sqs.NewFromConfig(awsCfg), JobsQueueURL: cfg.ReplayQueueURL, OpsQueueURL: cfg.ReplayOpsQueueURL}
 	}
 	return apigw.Handler(srv.Handler()), nil
+}
+
+// eventRoutes gives srv what the stack set of the event routes: the message
+// log, the outbox (publish, test events) and the event-type catalog
+// bundled beside the bootstrap (none: nil).
+func eventRoutes(srv *api.Server, cfg fnenv.APIEnv, awsCfg aws.Config) error {
+	if cfg.OutboxTable != "" && cfg.MessageLog {
+		db := dynamodb.NewFromConfig(awsCfg)
+		srv.MessageLog = &messagelog.Reader{DB: db, Table: cfg.OutboxTable, Legacy: !cfg.MessageLogSharded,
+			Pages: &messagelog.Pages{DB: db, Table: cfg.StateTable}}
+	}
+	if cfg.OutboxTable != "" {
+		srv.Outbox, srv.OutboxTable = dynamodb.NewFromConfig(awsCfg), cfg.OutboxTable
+	}
+	catalog, err := eventtypes.Open(cfg.EventTypes)
+	srv.EventTypes = catalog
+	return err
 }
 
 // mailer sends the verification e-mails of notification addresses from

@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/hookline/hookline/internal/boot"
 	"github.com/hookline/hookline/internal/enqueue"
+	"github.com/hookline/hookline/internal/eventtypes"
 	"github.com/hookline/hookline/internal/fault"
 	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/hookline/hookline/internal/messagelog"
@@ -41,6 +42,10 @@ func build(cfg fnenv.EnqueueEnv, log *slog.Logger, aws aws.Config) (any, error) 
 	if err != nil {
 		return nil, err
 	}
+	catalog, err := eventtypes.Open(cfg.EventTypes)
+	if err != nil {
+		return nil, err
+	}
 	queue := sqs.NewFromConfig(aws)
 	h := &enqueue.Handler{
 		Store:      st,
@@ -54,6 +59,9 @@ func build(cfg fnenv.EnqueueEnv, log *slog.Logger, aws aws.Config) (any, error) 
 	}
 	if cfg.MessageLog {
 		h.MessageLog = &messagelog.Pages{DB: db, Table: cfg.StateTable}
+	}
+	if catalog != nil {
+		h.Schemas = catalog // nil: no catalog, no payload validated
 	}
 	handle, fanOut := h.Handle, h.HandleFanOut
 	if rate := cfg.Faults[fault.EnqueueFail]; rate > 0 {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hookline/hookline/internal/apikey"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/eventtypes"
 	"github.com/hookline/hookline/internal/netguard"
 	"github.com/hookline/hookline/internal/retry"
 	"github.com/hookline/hookline/internal/sealing"
@@ -191,6 +192,11 @@ type Server struct {
 	// answer 503.
 	Outbox      Outbox
 	OutboxTable string
+	// EventTypes is the stack's event-type catalog (eventtypes.Open):
+	// GET /v1/event-types lists it, endpoints' event_types must name its
+	// types, and a test event may be one of them with its example. Nil:
+	// no catalog, any event type may be subscribed to.
+	EventTypes *eventtypes.Catalog
 	// Rand is the randomness for ids, keys and secrets (crypto/rand.Reader).
 	Rand io.Reader
 	// Now is the clock. Default time.Now.
@@ -318,6 +324,7 @@ func Routes() []Route {
 		{Method: "GET", Path: "/v1/replays/{job_id}", handle: (*Server).getJob},
 		{Method: "GET", Path: "/v1/session", handle: (*Server).getSession},
 		{Method: "GET", Path: "/v1/egress-ips", handle: (*Server).egressIPs},
+		{Method: "GET", Path: "/v1/event-types", handle: (*Server).listEventTypes},
 		{Method: "POST", Path: "/v1/admin/tenants", Operator: true, handle: (*Server).createTenant},
 		{Method: "POST", Path: "/v1/admin/tenants/{tenant_id}/keys", Operator: true, handle: (*Server).createKey},
 		{Method: "DELETE", Path: "/v1/admin/tenants/{tenant_id}/keys/{key_id}", Operator: true, handle: (*Server).revokeKey},

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/eventtypes"
 	"github.com/hookline/hookline/internal/sealing"
 	"github.com/hookline/hookline/internal/signing"
 	"github.com/hookline/hookline/internal/store"
@@ -169,7 +170,7 @@ func (s *Server) validate(in endpointInput, create bool) *Problem {
 		errs.add("rate_limit", "%s", msg)
 	}
 	if in.EventTypes != nil {
-		errs.checkEventTypes(*in.EventTypes)
+		errs.checkEventTypes(*in.EventTypes, s.EventTypes)
 	}
 	if in.Headers != nil {
 		errs.checkHeaders(*in.Headers)
@@ -202,14 +203,18 @@ func (errs *fieldErrors) add(field, format string, args ...any) {
 }
 
 // checkEventTypes checks an endpoint's event_types: at most 50, each an
-// event type, a prefix or *.
-func (errs *fieldErrors) checkEventTypes(eventTypes []string) {
+// event type, a prefix or *; with an event-type catalog (catalog not
+// nil), each naming at least one of its types.
+func (errs *fieldErrors) checkEventTypes(eventTypes []string, catalog *eventtypes.Catalog) {
 	if len(eventTypes) > 50 {
 		errs.add("event_types", "has %d entries, at most 50", len(eventTypes))
 	}
 	for i, t := range eventTypes {
-		if len(t) > 128 || !validEventType(t) {
+		switch {
+		case len(t) > 128 || !validEventType(t):
 			errs.add(fmt.Sprintf("event_types[%d]", i), "must be an event type like payment.succeeded, a prefix like payment.*, or *")
+		case !catalog.Matches(t):
+			errs.add(fmt.Sprintf("event_types[%d]", i), "%q names no type of this stack's event-type catalog (GET /v1/event-types)", t)
 		}
 	}
 }

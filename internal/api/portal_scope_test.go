@@ -52,6 +52,7 @@ var scopeCases = map[string]scopeCase{
 	"GET /v1/replays/{job_id}":                        {want: http.StatusOK},
 	"GET /v1/session":                                 {want: http.StatusOK},
 	"GET /v1/egress-ips":                              {want: http.StatusOK},
+	"GET /v1/event-types":                             {want: http.StatusOK},
 	"POST /v1/endpoints/{endpoint_id}/cancel-pending": {body: map[string]any{}, want: http.StatusAccepted},
 	"POST /v1/replays":                                {body: map[string]any{"since": "2026-03-01T00:00:00Z"}, want: http.StatusAccepted},
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/hookline/hookline/internal/domain"
+	"github.com/hookline/hookline/internal/eventtypes"
 	"github.com/hookline/hookline/internal/opevent"
 	"github.com/hookline/hookline/internal/outboxwrite"
 	"github.com/hookline/hookline/internal/store"
@@ -280,11 +281,31 @@ type TestEventView struct {
 	DeliveryID string `json:"delivery_id"`
 }
 
+// testItem is the outbox item of a test event to the endpoint epID: a
+// hookline.test event (typ nil), or an ordinary event of the catalog type
+// typ with its example as the payload, addressed to that endpoint alone
+// (endpoint_id), so its subscriptions do not matter; its id starts
+// hl_test_ as every test event's does. It answers the item and its type.
+func testItem(id, tenant, epID string, at time.Time, typ *eventtypes.Type) (map[string]types.AttributeValue, string, error) {
+	if typ == nil {
+		item, err := opevent.TestItem(id, tenant, epID, at)
+		return item, domain.TestEventType, err
+	}
+	item, err := outbox.Event{ID: id, TenantID: tenant, Type: typ.Name, Payload: typ.Example, OccurredAt: at, EndpointID: epID}.Item()
+	return item, typ.Name, err
+}
+
 // testEndpoint sends a hookline.test event to one endpoint of the tenant,
-// through the outbox like any event.
+// through the outbox like any event; or, with a body naming a type of the
+// event-type catalog ({"event_type": "payment.succeeded"}), an event of
+// that type whose payload is the type's example, to that endpoint alone.
 func (s *Server) testEndpoint(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
 	if s.Outbox == nil {
 		return problem(http.StatusServiceUnavailable, "test events are not configured in this deployment")
+	}
+	typ, p := s.testEventType(w, r)
+	if p != nil {
+		return p
 	}
 	epID := r.PathValue("endpoint_id")
 	ep, err := s.Store.Endpoint(r.Context(), tenant, epID)
@@ -299,7 +320,7 @@ func (s *Server) testEndpoint(w http.ResponseWriter, r *http.Request, tenant str
 		return s.internal(r, err)
 	}
 	at := s.now().UTC()
-	item, err := opevent.TestItem(id, tenant, epID, at)
+	item, eventType, err := testItem(id, tenant, epID, at, typ)
 	if err != nil {
 		return s.internal(r, err)
 	}
@@ -307,7 +328,7 @@ func (s *Server) testEndpoint(w http.ResponseWriter, r *http.Request, tenant str
 		return s.internal(r, errors.Join(err, errors.New("test event id "+id+" taken")))
 	}
 	writeJSON(w, http.StatusAccepted, TestEventView{
-		PublishedEventView: PublishedEventView{ID: id, Type: domain.TestEventType, OccurredAt: at, EndpointID: epID},
+		PublishedEventView: PublishedEventView{ID: id, Type: eventType, OccurredAt: at, EndpointID: epID},
 		DeliveryID:         domain.DeliveryID(tenant, id, epID, at),
 	})
 	return nil

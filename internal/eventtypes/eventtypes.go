@@ -177,8 +177,10 @@ func (c *Catalog) Lookup(name string) (Type, bool) {
 }
 
 // Matches reports whether an endpoint's event_types entry names at least
-// one catalog type: "*" always; "prefix.*" when a type starts with
-// "prefix."; else the exact name. A nil catalog (none) matches everything.
+// one catalog type or one of hookline's own (outbox.ReservedTypes, the
+// operational events a tenant subscribes to by name): "*" always;
+// "prefix.*" when such a type starts with "prefix."; else the exact name.
+// A nil catalog (none) matches everything.
 func (c *Catalog) Matches(entry string) bool {
 	if c == nil || entry == "*" {
 		return true
@@ -189,10 +191,15 @@ func (c *Catalog) Matches(entry string) bool {
 				return true
 			}
 		}
+		for _, t := range outbox.ReservedTypes {
+			if strings.HasPrefix(t, prefix) {
+				return true
+			}
+		}
 		return false
 	}
 	_, ok := c.index[entry]
-	return ok
+	return ok || outbox.IsReservedType(entry)
 }
 
 // file is FileName's shape.

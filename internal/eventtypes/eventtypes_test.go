@@ -158,6 +158,7 @@ func TestMatches(t *testing.T) {
 	for entry, want := range map[string]bool{
 		"*": true, "payment.*": true, "payment.succeeded": true,
 		"payment.failed": false, "order.*": false, "pay.*": false, "payment.succeeded.*": false,
+		"endpoint.disabled": true, "endpoint.*": true, "delivery.dead": true, "hookline.test": true,
 	} {
 		require.Equal(t, want, c.Matches(entry), entry)
 	}

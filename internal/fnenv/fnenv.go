@@ -77,6 +77,7 @@ const (
 	varLaneQueueURL         = "HOOKLINE_LANE_QUEUE_URL"
 	varLaneAfter            = "HOOKLINE_LANE_AFTER"
 	varFanOutQueueURL       = "HOOKLINE_FANOUT_QUEUE_URL"
+	varEventTypes           = "HOOKLINE_EVENT_TYPES"
 )
 
 // VarOutboxTable (the outbox table's name) and VarReplayOpsQueueURL (the
@@ -335,6 +336,11 @@ type EnqueueEnv struct {
 	// each stream batch's events are listed in its pages in the state
 	// table (enqueue.Handler.MessageLog). Default false: none are.
 	MessageLog bool
+	// EventTypes (HOOKLINE_EVENT_TYPES) is the event-type catalog's file
+	// in the function's code, beside its bootstrap (eventtypes.FileName,
+	// which infra bundles there): enqueue validates payloads against it.
+	// Default: empty, no catalog (and the variable is not set).
+	EventTypes string
 	// Faults (HOOKLINE_FAULTS) injects failures, for the soak test only.
 	// Default: none (and the variable is not set).
 	Faults fault.Rates
@@ -363,8 +369,26 @@ func (e EnqueueEnv) Vars() map[string]string {
 	if e.MessageLog {
 		v[varMessageLog] = "on"
 	}
+	eventTypesVar(v, e.EventTypes)
 	setFaults(v, e.Faults)
 	return v
+}
+
+// eventTypesVar sets HOOKLINE_EVENT_TYPES when there is a catalog.
+func eventTypesVar(v map[string]string, name string) {
+	if name != "" {
+		v[varEventTypes] = name
+	}
+}
+
+// loadEventTypes reads HOOKLINE_EVENT_TYPES: empty, or a file name
+// without a directory (the catalog sits beside the bootstrap).
+func loadEventTypes(getenv func(string) string) (string, error) {
+	s := getenv(varEventTypes)
+	if strings.ContainsAny(s, `/\`) || s == "." || s == ".." {
+		return "", fmt.Errorf("%s: %q is not a file name beside the bootstrap", varEventTypes, s)
+	}
+	return s, nil
 }
 
 // LoadEnqueue reads and validates the enqueue function's environment.
@@ -389,6 +413,9 @@ func LoadEnqueue(getenv func(string) string) (EnqueueEnv, error) {
 			return e, fmt.Errorf("%s: %q is not a whole number of at least 1", varLaneAfter, s)
 		}
 		e.LaneAfter = n
+	}
+	if e.EventTypes, err = loadEventTypes(getenv); err != nil {
+		return e, err
 	}
 	return e, firstErr(e.Common.check(), required(varStateTable, e.StateTable, varDeliveryQueueURL, e.QueueURL, varEventBus, e.EventBus))
 }
@@ -715,6 +742,11 @@ type APIEnv struct {
 	// Mail sends notification addresses their verification e-mail
 	// (mail.go).
 	Mail Mail
+	// EventTypes (HOOKLINE_EVENT_TYPES) is the event-type catalog's file
+	// beside the bootstrap (EnqueueEnv.EventTypes): GET /v1/event-types
+	// shows it, endpoints' event_types are held to it, and a test event
+	// may be one of its types. Default: empty, no catalog.
+	EventTypes string
 	// SecretsKeyARN (HOOKLINE_SECRETS_KEY_ARN) is the KMS key new signing
 	// secrets are sealed with before they are stored (the function may
 	// encrypt with it, never decrypt). Required.
@@ -890,6 +922,7 @@ func (e APIEnv) Vars() map[string]string {
 	guardVars(v, e.URLs.Guard)
 	egressVars(v, e.EgressIPs)
 	e.Mail.vars(v)
+	eventTypesVar(v, e.EventTypes)
 	v[varSecretsKeyARN] = e.SecretsKeyARN
 	v[varReplayQueueURL] = e.ReplayQueueURL
 	v[varReplayOpsQueueURL] = e.ReplayOpsQueueURL
@@ -979,6 +1012,9 @@ func LoadAPI(getenv func(string) string) (APIEnv, error) {
 		return e, err
 	}
 	if e.PayloadRetention, err = loadPayloadRetention(getenv); err != nil {
+		return e, err
+	}
+	if e.EventTypes, err = loadEventTypes(getenv); err != nil {
 		return e, err
 	}
 	if err := firstErr(e.Common.check(), required(varStateTable, e.StateTable, varSecretsKeyARN, e.SecretsKeyARN)); err != nil {

@@ -296,6 +296,7 @@ func TestVarsRoundTrip(t *testing.T) {
 			{Common: common, QueueURL: "https://q", EventBus: "ops-bus", LaneQueueURL: "https://lane", LaneAfter: 40, Faults: fault.Rates{}},
 			{Common: common, QueueURL: "https://q", EventBus: "ops-bus", LaneQueueURL: "https://lane", FanOutQueueURL: "https://fanout", Faults: fault.Rates{}},
 			{Common: common, QueueURL: "https://q", EventBus: "ops-bus", MessageLog: true, Faults: fault.Rates{}},
+			{Common: common, QueueURL: "https://q", EventBus: "ops-bus", EventTypes: "event-types.json", Faults: fault.Rates{}},
 		} {
 			got, err := LoadEnqueue(lookup(e.Vars()))
 			require.NoError(t, err)
@@ -332,6 +333,7 @@ func TestVarsRoundTrip(t *testing.T) {
 			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", OutboxTable: "outbox", PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL, TenantExpensiveRate: DefaultTenantExpensiveRate, ExpensiveBudget: DefaultExpensiveBudget, Endpoints: stackLimits},
 			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", OutboxTable: "outbox", MessageLog: true, MessageLogSharded: true, PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL, TenantExpensiveRate: DefaultTenantExpensiveRate, ExpensiveBudget: DefaultExpensiveBudget, Endpoints: stackLimits},
 			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL, TenantExpensiveRate: DefaultTenantExpensiveRate, ExpensiveBudget: DefaultExpensiveBudget, Endpoints: stackLimits},
+			{Common: common, OperatorKey: "op", SecretsKeyARN: "arn:key", EventTypes: "event-types.json", PayloadRetention: DefaultPayloadRetention, PortalMinTTL: DefaultPortalMinTTL, TenantExpensiveRate: DefaultTenantExpensiveRate, ExpensiveBudget: DefaultExpensiveBudget, Endpoints: stackLimits},
 		} {
 			got, err := LoadAPI(lookup(e.Vars()))
 			require.NoError(t, err)
@@ -361,11 +363,21 @@ func TestVarsLeaveOutWhatIsNotAsked(t *testing.T) {
 		require.NotContains(t, DeliverEnv{}.Vars(), k, "a zero field is left to the function's default")
 	}
 	require.NotContains(t, DeliverEnv{}.Vars(), "HOOKLINE_LANE_QUEUE_URL", "no lane: the variable unset")
-	for _, k := range []string{"HOOKLINE_FAULTS", "HOOKLINE_LANE_QUEUE_URL", "HOOKLINE_LANE_AFTER", "HOOKLINE_FANOUT_QUEUE_URL"} {
+	for _, k := range []string{"HOOKLINE_FAULTS", "HOOKLINE_LANE_QUEUE_URL", "HOOKLINE_LANE_AFTER", "HOOKLINE_FANOUT_QUEUE_URL", "HOOKLINE_EVENT_TYPES"} {
 		require.NotContains(t, EnqueueEnv{Faults: fault.Rates{}}.Vars(), k)
 	}
 	require.Equal(t, "enqueue_fail:0.05", EnqueueEnv{Faults: fault.Rates{fault.EnqueueFail: 0.05}}.Vars()["HOOKLINE_FAULTS"])
 	require.NotContains(t, APIEnv{OperatorKeySecretARN: "arn:secret"}.Vars(), "HOOKLINE_OPERATOR_KEY")
+	require.NotContains(t, APIEnv{OperatorKeySecretARN: "arn:secret"}.Vars(), "HOOKLINE_EVENT_TYPES", "no catalog: no variable")
+}
+
+// The catalog's file is a name beside the bootstrap, never a path.
+func TestLoadEventTypes(t *testing.T) {
+	t.Parallel()
+	for _, bad := range []string{"../event-types.json", "/etc/passwd", `a\b`, ".."} {
+		_, err := loadEventTypes(lookup(map[string]string{"HOOKLINE_EVENT_TYPES": bad}))
+		require.ErrorContains(t, err, "HOOKLINE_EVENT_TYPES", bad)
+	}
 }
 
 // The destination regions default to the function's own; a list is read
