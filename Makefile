@@ -106,6 +106,11 @@ outbox-py-test: ## The Python outbox library's tests (the shared vectors among t
 	outbox-py/.venv/bin/pip install --quiet --disable-pip-version-check './outbox-py[boto3]'
 	outbox-py/.venv/bin/python -m unittest discover -s outbox-py/tests
 
+.PHONY: outbox-ts-test
+outbox-ts-test: ## The TypeScript outbox library's build and tests (the shared vectors among them), with its locked devDependencies (npm ci)
+	cd outbox-ts && npm ci --no-audit --no-fund --loglevel=error && npm run build && npm test
+	@echo "module ignore_node_modules" > outbox-ts/node_modules/go.mod  # keep `go ... ./...` out of node_modules
+
 test-e2e: deploy-local ## End-to-end tests against the stack deployed in the local cloud
 	@source scripts/env.sh && $(GO) test -count=1 -tags e2e -timeout 15m -v ./e2e/...
 
