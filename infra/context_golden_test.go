@@ -64,6 +64,7 @@ var goldenContexts = []map[string]string{
 	{"maxEndpoints": "0"}, {"maxEndpointBytes": "100"}, {"maxMetricsEventTypes": "-1"},
 	{"apiRequestDuration": "60ms", "apiPublishRateLimit": "250"}, {"apiRequestDuration": "fast"}, {"apiRequestDuration": "30s"},
 	{"apiPublishRateLimit": "1000", "apiPublishBurstLimit": "2000"}, {"apiPublishRateLimit": "1000", "apiReservedConcurrency": "108"},
+	{"eventTypesDir": "testdata/eventtypes/good"}, {"eventTypesDir": "testdata/eventtypes/bad"}, {"eventTypesDir": "testdata/nowhere"},
 }
 
 // goldenResult is what one context set gives: the props (%#v), the stack

@@ -131,6 +131,9 @@
 //	notifyIdentity  the SES identity notifyFrom sends through, the address or its domain (default the domain)
 //	notifyConfigurationSet
 //	                the SES configuration set of every e-mail (default none)
+//	eventTypesDir   the event-type catalog: a folder of JSON files, one event type each (name, description,
+//	                schema, example, deprecated, validation off|warn|reject), e.g. events/catalog (default
+//	                none: no catalog, any event type)
 //	smallAccount    "true": the small-account profile (hookline.Props.SmallAccount): no reservation, every SQS
 //	                mapping capped at 2, for an account with a concurrency limit of 10
 //	apiRateLimit    the HTTP API's requests per second (default 50)

@@ -181,6 +181,9 @@ var settings = []setting{
 		"the SES identity notifyFrom sends through, the address or its domain (default the domain)"},
 	{"notifyConfigurationSet", to(text, func(c *config) *string { return &c.NotifyConfigurationSet }),
 		"the SES configuration set of every e-mail (default none)"},
+	{"eventTypesDir", to(hookline.LoadEventTypes, func(c *config) *[]hookline.EventType { return &c.EventTypes }),
+		"the event-type catalog: a folder of JSON files, one event type each (name, description, schema, example, " +
+			"deprecated, validation off|warn|reject), e.g. events/catalog (default none: no catalog, any event type)"},
 	{"smallAccount", to(boolean, func(c *config) *bool { return &c.SmallAccount }),
 		`"true": the small-account profile (hookline.Props.SmallAccount): no reservation, ` +
 			"every SQS mapping capped at 2, for an account with a concurrency limit of 10"},
@@ -348,6 +351,16 @@ func assetDir(s string) (hookline.Code, error) { return assetDirCode{dir: s}, ni
 // assetDirCode is hookline.CodeFromDir(dir) (empty: dist/<architecture>),
 // its error naming the context key that picks another folder.
 type assetDirCode struct{ dir string }
+
+// FunctionDir is hookline.CodeFromDir(dir)'s (hookline.CodeDir), its error
+// naming the context key.
+func (c assetDirCode) FunctionDir(name, architecture string) (string, error) {
+	dir, err := hookline.CodeFromDir(c.dir).(hookline.CodeDir).FunctionDir(name, architecture)
+	if err != nil {
+		return "", fmt.Errorf("%w (or pass -c assetDir=DIR)", err)
+	}
+	return dir, nil
+}
 
 func (c assetDirCode) FunctionCode(name, architecture string) (awslambda.Code, error) {
 	code, err := hookline.CodeFromDir(c.dir).FunctionCode(name, architecture)

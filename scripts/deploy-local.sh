@@ -50,6 +50,16 @@ CTX=(-c architecture=host -c "retrySchedule=$SCHEDULE" -c "maxAge=$MAX_AGE" -c a
 # The deliver function's timeout is derived from the request timeout (3s + 5s)
 # unless set: its queue's visibility, six times that, is how long a crashed
 # batch waits before it is tried again.
+# The event-type catalog: the local stack's is e2e/testdata/catalog, which
+# declares every type the end-to-end tests, the demo, the docs' examples and
+# the benchmarks subscribe to (with a catalog, an endpoint may subscribe only
+# to what it knows) and the catalog tests' own (a reject and a warn type).
+# HOOKLINE_LOCAL_EVENT_TYPES_DIR names another folder, or "none" for a stack
+# without a catalog.
+EVENT_TYPES_DIR=${HOOKLINE_LOCAL_EVENT_TYPES_DIR:-e2e/testdata/catalog}
+if [ "$EVENT_TYPES_DIR" != none ]; then
+  CTX+=(-c "eventTypesDir=$EVENT_TYPES_DIR")
+fi
 if [ -n "${HOOKLINE_LOCAL_DELIVER_TIMEOUT:-}" ]; then
   CTX+=(-c "deliverTimeout=$HOOKLINE_LOCAL_DELIVER_TIMEOUT")
 fi

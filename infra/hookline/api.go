@@ -39,6 +39,9 @@ type apiProps struct {
 	// Mail sends notification addresses their verification e-mail
 	// (Props.NotifyFrom); zero: none.
 	Mail fnenv.Mail
+	// EventTypes is the event-type catalog's file beside the bootstrap
+	// (fnenv.APIEnv.EventTypes); "": no catalog.
+	EventTypes string
 	// Jobs receives the tenants' jobs the API starts (replays, cancels);
 	// Ops the operator's (the redrive, erasures).
 	Jobs, Ops awssqs.IQueue
@@ -190,6 +193,7 @@ func newAPI(scope constructs.Construct, id string, p apiProps) apiParts {
 		URLs:                 netguard.URLPolicy{AllowHTTP: p.AllowHTTP, Guard: netguard.Guard{Allow: p.AllowCIDRs, Deny: p.DenyCIDRs}},
 		EgressIPs:            p.EgressIPs,
 		Mail:                 p.Mail,
+		EventTypes:           p.EventTypes,
 		ReplayQueueURL:       *p.Jobs.QueueUrl(),
 		ReplayOpsQueueURL:    *p.Ops.QueueUrl(),
 		SecretsKeyARN:        *p.SecretsKey.KeyArn(),

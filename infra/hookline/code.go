@@ -40,15 +40,24 @@ func CodeFromDir(dir string) Code { return dirCode{dir: dir} }
 type dirCode struct{ dir string }
 
 func (c dirCode) FunctionCode(name, architecture string) (awslambda.Code, error) {
+	dir, err := c.FunctionDir(name, architecture)
+	if err != nil {
+		return nil, err
+	}
+	return awslambda.Code_FromAsset(jsii.String(dir), nil), nil
+}
+
+// FunctionDir is dir/<name> (CodeDir), when its bootstrap is there.
+func (c dirCode) FunctionDir(name, architecture string) (string, error) {
 	dir := c.dir
 	if dir == "" {
 		dir = filepath.Join("dist", architecture)
 	}
 	path := filepath.Join(dir, name, "bootstrap")
 	if info, err := os.Stat(path); err != nil || !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is missing: run `make build ARCH=%s` first", path, architecture)
+		return "", fmt.Errorf("%s is missing: run `make build ARCH=%s` first", path, architecture)
 	}
-	return awslambda.Code_FromAsset(jsii.String(filepath.Dir(path)), nil), nil
+	return filepath.Dir(path), nil
 }
 
 // BuildFromSource builds each function at synth time with the go command:
@@ -78,21 +87,28 @@ type buildResult struct {
 }
 
 func (c sourceCode) FunctionCode(name, architecture string) (awslambda.Code, error) {
+	dir, err := c.FunctionDir(name, architecture)
+	if err != nil {
+		return nil, err
+	}
+	return awslambda.Code_FromAsset(jsii.String(dir), nil), nil
+}
+
+// FunctionDir builds the function (once per process) and answers the
+// folder of its bootstrap (CodeDir).
+func (c sourceCode) FunctionDir(name, architecture string) (string, error) {
 	goarch := map[string]string{"arm64": "arm64", "x86_64": "amd64"}[architecture]
 	if goarch == "" {
-		return nil, fmt.Errorf("architecture %q: want arm64 or x86_64", architecture)
+		return "", fmt.Errorf("architecture %q: want arm64 or x86_64", architecture)
 	}
 	dir, err := filepath.Abs(c.dir)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	v, _ := builds.LoadOrStore(dir+"\x00"+name+"\x00"+goarch, &buildResult{})
 	r := v.(*buildResult)
 	r.once.Do(func() { r.dir, r.err = goBuild(dir, name, goarch) })
-	if r.err != nil {
-		return nil, r.err
-	}
-	return awslambda.Code_FromAsset(jsii.String(r.dir), nil), nil
+	return r.dir, r.err
 }
 
 // goBuild builds the function name for linux/goarch in moduleDir, into a

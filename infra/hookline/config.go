@@ -518,6 +518,20 @@ type Props struct {
 	// every send (where the operator handles bounces and complaints).
 	NotifyConfigurationSet string
 
+	// EventTypes is the event-type catalog (docs/producing.md, "The
+	// event-type catalog"; LoadEventTypes reads a directory of them):
+	// tenants read it (GET /v1/event-types, the console), an endpoint's
+	// event_types must name its types (or hookline's own), and enqueue
+	// validates each payload of a type whose Validation is "warn" or
+	// "reject" against its schema. New refuses a catalog with a bad name,
+	// a schema that does not compile, an example its schema refuses or an
+	// unknown validation, naming the type; it bundles the catalog as
+	// event-types.json beside the enqueue and api functions' bootstrap
+	// (which needs a Code that is a CodeDir, as CodeFromDir and
+	// BuildFromSource are) and sets HOOKLINE_EVENT_TYPES on both. Default
+	// none: no catalog, no file, no variable, any event type.
+	EventTypes []EventType
+
 	// DestinationRegions are the regions an AWS destination (an endpoint
 	// of type sqs, sns or eventbridge: the customer's queue, topic or bus)
 	// may be in; registration refuses a target elsewhere. Default: the
@@ -595,7 +609,7 @@ func (p Props) withDefaults() (Props, error) {
 		(*Props).setConcurrencyDefaults, (*Props).setIsolationDefaults, (*Props).setOperationDefaults,
 		(*Props).setDestinationDefaults, (*Props).setTenantCapDefaults,
 		func(p *Props) error { return checkKeyAdmins(p.KeyAdmins) },
-		(*Props).checkMessageLogIndexes, (*Props).checkStaticEgress, (*Props).checkNotify,
+		(*Props).checkMessageLogIndexes, (*Props).checkStaticEgress, (*Props).checkNotify, (*Props).checkEventTypes,
 	} {
 		if err := set(&p); err != nil {
 			return p, err

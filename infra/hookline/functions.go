@@ -133,6 +133,9 @@ type pipelineProps struct {
 	// BatchingWindow is the stream mapping's batching window
 	// (Props.BatchingWindow); 0: none.
 	BatchingWindow time.Duration
+	// EventTypes is the event-type catalog's file beside enqueue's
+	// bootstrap (fnenv.EnqueueEnv.EventTypes); "": no catalog.
+	EventTypes string
 	// LogLevel of both functions.
 	LogLevel string
 	// Tracing is Props.Tracing, TracingSampleRate Props.TracingSampleRate.
@@ -177,7 +180,7 @@ func newPipelineFunctions(scope constructs.Construct, id string, p pipelineProps
 		Common: fns.common(), QueueURL: *p.Queues.Delivery.QueueUrl(), EventBus: *p.OperatorBus.EventBusName(),
 		FailureQueueURL: *p.Queues.EnqueueFailures.QueueUrl(), SendConcurrency: p.EnqueueSendConcurrency, Faults: p.Faults,
 		LaneQueueURL: *p.Queues.Lane.QueueUrl(), LaneAfter: p.LaneAfter,
-		FanOutQueueURL: fanOutQueueURL(p), MessageLog: p.Tables.MessageLog,
+		FanOutQueueURL: fanOutQueueURL(p), MessageLog: p.Tables.MessageLog, EventTypes: p.EventTypes,
 	}.Vars())
 	// Endpoints (Query), LoadWith (BatchGetItem), Tenant (GetItem),
 	// PutRejection (PutItem); SendMessageBatch is sqs:SendMessage, to the

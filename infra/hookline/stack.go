@@ -221,7 +221,10 @@ func prepare(props *Props) (Props, fnenv.DeliverEnv, map[string]awslambda.Code, 
 		return p, deliver, nil, err
 	}
 	code, err := functionCode(p.Code, p.Architecture)
-	return p, deliver, code, err
+	if err != nil {
+		return p, deliver, nil, err
+	}
+	return p, deliver, code, bundleEventTypes(code, p.Code, p.Architecture, p.EventTypes)
 }
 
 // functionCode asks code for every function's, before anything is
@@ -309,6 +312,7 @@ func apiPropsOf(p Props, defaults functionDefaults, deliver fnenv.DeliverEnv, re
 		DenyCIDRs:           deliver.Guard.Deny,
 		EgressIPs:           egress.ipList(),
 		Mail:                mailEnv(p),
+		EventTypes:          eventTypesFile(p),
 		Jobs:                replay.Jobs,
 		Ops:                 replay.Ops,
 		RateLimit:           p.APIRateLimit,
@@ -359,6 +363,7 @@ func pipelineFunctionsProps(p Props, code map[string]awslambda.Code, tables tabl
 		EnqueueParallelization:     p.EnqueueParallelization,
 		EnqueueSendConcurrency:     p.EnqueueSendConcurrency,
 		BatchingWindow:             p.BatchingWindow,
+		EventTypes:                 eventTypesFile(p),
 		LogLevel:                   p.LogLevel,
 		Tracing:                    p.Tracing,
 		TracingSampleRate:          p.TracingSampleRate,
