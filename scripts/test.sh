@@ -3,8 +3,10 @@
 # the upgrade test); unit and CDK template tests (cdk-nag among them) and
 # cfn-lint on the synthesized template, beside the one end-to-end test that
 # must run alone; then the other end-to-end tests, schemathesis, the kill test
-# and a faulted soak against the stack deployed in the local cloud. Starts the local cloud if it is not running and
-# stops it afterwards if this script started it.
+# and a faulted soak against the stack deployed in the local cloud. The
+# TypeScript and Python outbox libraries' tests run beside the upgrade test.
+# Starts the local cloud if it is not running and stops it afterwards if
+# this script started it.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$HOOKLINE_ROOT"
@@ -75,8 +77,18 @@ phase "local cloud"
 # of docs/deploying.md; its last step, this version's defaults, is the
 # deploy-local below, which the end-to-end tests use
 # (TestUpgradeKeptEverything checks what was written before).
+# Beside it, which mostly waits on the local cloud's deploys: the
+# TypeScript and Python outbox libraries' tests (the shared vectors,
+# outbox/testvectors.json, among them), which also build what the
+# end-to-end test of their example producers runs
+# (TestProducersInOtherLanguages): npm ci and a venv from the registries.
+beside "$STATE_DIR/libraries.log" make --no-print-directory outbox-ts-test outbox-py-test
 scripts/upgrade.sh
-phase "upgrade"
+libraries_ok=1
+beside_wait || libraries_ok=""
+cat "$STATE_DIR/libraries.log"
+[ -n "$libraries_ok" ] || { echo "test: the outbox libraries' tests failed (log: $STATE_DIR/libraries.log)" >&2; exit 1; }
+phase "upgrade, libraries"
 make --no-print-directory deploy-local
 phase "deploy"
 
