@@ -234,3 +234,16 @@ func TestForbiddenLinks(t *testing.T) {
 		})
 	}
 }
+
+// The JSON Schema library compiles every draft's metaschema when its
+// package initialises (about 3 ms of a cold start): only enqueue, which
+// validates payloads (internal/payloadschema), links it; the api function
+// reads the event-type catalog without it (internal/eventtypes).
+func TestOnlyEnqueueLinksTheJSONSchemaLibrary(t *testing.T) {
+	t.Parallel()
+	l := goList(t, "./...")
+	for _, fn := range functions {
+		deps := l[module+"/functions/"+fn]
+		require.Equal(t, fn == "enqueue", slices.Contains(deps, "github.com/santhosh-tekuri/jsonschema/v6"), "function %s", fn)
+	}
+}

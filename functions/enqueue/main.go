@@ -27,6 +27,7 @@ import (
 	"github.com/hookline/hookline/internal/fnenv"
 	"github.com/hookline/hookline/internal/messagelog"
 	"github.com/hookline/hookline/internal/metrics"
+	"github.com/hookline/hookline/internal/payloadschema"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/internal/trace"
 )
@@ -61,7 +62,9 @@ func build(cfg fnenv.EnqueueEnv, log *slog.Logger, aws aws.Config) (any, error) 
 		h.MessageLog = &messagelog.Pages{DB: db, Table: cfg.StateTable}
 	}
 	if catalog != nil {
-		h.Schemas = catalog // nil: no catalog, no payload validated
+		// Each type's schema compiled on its first payload (nil: no
+		// catalog, no payload validated).
+		h.Schemas = payloadschema.New(catalog)
 	}
 	handle, fanOut := h.Handle, h.HandleFanOut
 	if rate := cfg.Faults[fault.EnqueueFail]; rate > 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/hookline/hookline/internal/eventtypes"
+	"github.com/hookline/hookline/internal/payloadschema"
 )
 
 // EventType is one type of the event-type catalog (Props.EventTypes), as
@@ -70,7 +71,7 @@ func catalogOf(types []EventType) (*eventtypes.Catalog, error) {
 	}
 	c, err := eventtypes.New(in)
 	if err == nil {
-		err = c.Check()
+		err = payloadschema.Check(c)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("event types: %w", err)

@@ -21,6 +21,7 @@ import (
 	"github.com/hookline/hookline/internal/message"
 	"github.com/hookline/hookline/internal/messagelog"
 	"github.com/hookline/hookline/internal/metrics"
+	"github.com/hookline/hookline/internal/payloadschema"
 	"github.com/hookline/hookline/internal/store"
 	"github.com/hookline/hookline/internal/trace"
 	"github.com/hookline/hookline/outbox"
@@ -65,14 +66,14 @@ type MessageLog interface {
 var _ MessageLog = (*messagelog.Pages)(nil)
 
 // Schemas validates a payload against its type's schema in the stack's
-// event-type catalog (a *eventtypes.Catalog, nil when there is none):
-// the type's mode, and the mismatch when the mode is warn or reject and
-// the payload does not validate.
+// event-type catalog (a *payloadschema.Validator): the type's mode, and
+// the mismatch when the mode is warn or reject and the payload does not
+// validate.
 type Schemas interface {
-	Validate(eventType string, payload []byte) (eventtypes.Validation, *eventtypes.Mismatch, error)
+	Validate(eventType string, payload []byte) (eventtypes.Validation, *payloadschema.Mismatch, error)
 }
 
-var _ Schemas = (*eventtypes.Catalog)(nil)
+var _ Schemas = (*payloadschema.Validator)(nil)
 
 // Sender sends messages to the delivery queue.
 type Sender interface {

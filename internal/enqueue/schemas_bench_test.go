@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hookline/hookline/internal/eventtypes"
+	"github.com/hookline/hookline/internal/payloadschema"
 	"github.com/hookline/hookline/tooling/perf/ratio"
 )
 
@@ -38,7 +39,7 @@ const benchSchema = `{
 // benchCatalog is a catalog of the bench event's type (payment.succeeded)
 // with validation v, and nine other types, compiled as an instance would
 // (the first validation compiles the schema; ratio.Compare's warm-up runs it).
-func benchCatalog(b *testing.B, v eventtypes.Validation) *eventtypes.Catalog {
+func benchCatalog(b *testing.B, v eventtypes.Validation) *payloadschema.Validator {
 	types := []eventtypes.Type{{Name: "payment.succeeded", Schema: json.RawMessage(benchSchema), Example: benchPayload(), Validation: v}}
 	for _, name := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i"} {
 		types = append(types, eventtypes.Type{Name: "other." + name, Schema: json.RawMessage(benchSchema), Example: benchPayload(), Validation: eventtypes.ValidationReject})
@@ -47,10 +48,10 @@ func benchCatalog(b *testing.B, v eventtypes.Validation) *eventtypes.Catalog {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := c.Check(); err != nil {
+	if err := payloadschema.Check(c); err != nil {
 		b.Fatal(err)
 	}
-	return c
+	return payloadschema.New(c)
 }
 
 // BenchmarkEnqueueSchemaValidation is the enqueue path of one stream

@@ -12,13 +12,14 @@ import (
 	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/eventtypes"
 	"github.com/hookline/hookline/internal/metrics"
+	"github.com/hookline/hookline/internal/payloadschema"
 	"github.com/hookline/hookline/outbox"
 	"github.com/stretchr/testify/require"
 )
 
 // testCatalog has a type of each validation mode, with one schema:
 // {"amount": integer >= 1} required.
-func testCatalog(t testing.TB) *eventtypes.Catalog {
+func testCatalog(t testing.TB) *payloadschema.Validator {
 	t.Helper()
 	schema := json.RawMessage(`{"type":"object","required":["amount"],"properties":{"amount":{"type":"integer","minimum":1},"card":{"type":"string","maxLength":4}}}`)
 	var types []eventtypes.Type
@@ -27,8 +28,8 @@ func testCatalog(t testing.TB) *eventtypes.Catalog {
 	}
 	c, err := eventtypes.New(types)
 	require.NoError(t, err)
-	require.NoError(t, c.Check())
-	return c
+	require.NoError(t, payloadschema.Check(c))
+	return payloadschema.New(c)
 }
 
 func typed(id, typ, payload string) map[string]events.DynamoDBAttributeValue {
@@ -82,7 +83,7 @@ func TestPayloadsAreValidatedByTheirTypesMode(t *testing.T) {
 // failingSchemas is a catalog whose schema does not compile.
 type failingSchemas struct{}
 
-func (failingSchemas) Validate(string, []byte) (eventtypes.Validation, *eventtypes.Mismatch, error) {
+func (failingSchemas) Validate(string, []byte) (eventtypes.Validation, *payloadschema.Mismatch, error) {
 	return eventtypes.ValidationReject, nil, errors.New("schema: does not compile")
 }
 

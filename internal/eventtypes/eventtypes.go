@@ -3,13 +3,11 @@ package eventtypes
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/hookline/hookline/outbox"
 )
@@ -60,23 +58,15 @@ type Type struct {
 	Validation Validation `json:"validation"`
 }
 
-// Catalog is a checked list of event types, sorted by name, with each
-// schema compiled on first use.
+// Catalog is a checked list of event types, sorted by name.
 type Catalog struct {
-	types   []Type
-	index   map[string]int
-	schemas []compiled
-}
-
-// compiled is one type's schema, compiled once.
-type compiled struct {
-	once   sync.Once
-	schema validator
-	err    error
+	types []Type
+	index map[string]int
 }
 
 // New checks types (names, fields, modes; see Type) and returns them as a
-// catalog, sorted by name. It compiles no schema: Check does, at synth.
+// catalog, sorted by name. It compiles no schema: package payloadschema
+// does (its Check at synth, its Validator in enqueue).
 func New(types []Type) (*Catalog, error) {
 	c := &Catalog{types: slices.Clone(types), index: make(map[string]int, len(types))}
 	slices.SortFunc(c.types, func(a, b Type) int { return strings.Compare(a.Name, b.Name) })
@@ -94,7 +84,6 @@ func New(types []Type) (*Catalog, error) {
 		}
 		c.index[t.Name] = i
 	}
-	c.schemas = make([]compiled, len(c.types))
 	return c, nil
 }
 
@@ -136,24 +125,6 @@ func ValidName(s string) bool {
 		}
 	}
 	return true
-}
-
-// Check compiles every schema and validates every example against its
-// own: what infra runs at synth, so a catalog that deploys has no schema
-// that fails to compile in a function.
-func (c *Catalog) Check() error {
-	var errs []error
-	for i, t := range c.types {
-		s, err := c.schema(i)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("event type %q: schema: %w", t.Name, err))
-			continue
-		}
-		if m := s.check(t.Example); m != nil {
-			errs = append(errs, fmt.Errorf("event type %q: the example does not validate against the schema: %s", t.Name, m.Detail))
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // Types returns the catalog's types, sorted by name (nil: none).

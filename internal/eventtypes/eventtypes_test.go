@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -15,7 +14,6 @@ func mustNew(t *testing.T, types ...Type) *Catalog {
 	t.Helper()
 	c, err := New(types)
 	require.NoError(t, err)
-	require.NoError(t, c.Check())
 	return c
 }
 
@@ -52,104 +50,6 @@ func TestNewRefusesWhatCannotBeDeployed(t *testing.T) {
 	}
 	_, err := New([]Type{ok, ok})
 	require.ErrorContains(t, err, "declared twice")
-}
-
-func TestCheckCompilesEverySchemaAndItsExample(t *testing.T) {
-	t.Parallel()
-	bad := payment(ValidationOff)
-	bad.Schema = json.RawMessage(`{"type":"nonsense"}`)
-	c, err := New([]Type{bad})
-	require.NoError(t, err)
-	require.ErrorContains(t, c.Check(), `event type "payment.succeeded": schema`)
-
-	wrong := payment(ValidationOff)
-	wrong.Example = json.RawMessage(`{"amount":"12"}`)
-	c, err = New([]Type{wrong})
-	require.NoError(t, err)
-	require.ErrorContains(t, c.Check(), "the example does not validate against the schema: at /amount: keyword type")
-
-	ref := payment(ValidationOff)
-	ref.Schema = json.RawMessage(`{"$ref":"https://example.com/other.json"}`)
-	c, err = New([]Type{ref})
-	require.NoError(t, err)
-	require.ErrorContains(t, c.Check(), "may refer only to itself")
-
-	// A draft-07 schema says so, and is compiled as one.
-	d7 := payment(ValidationOff)
-	d7.Schema = json.RawMessage(`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object"}`)
-	mustNew(t, d7)
-}
-
-func TestValidate(t *testing.T) {
-	t.Parallel()
-	c := mustNew(t, payment(ValidationReject))
-	for _, tc := range []struct {
-		payload, path, keyword string
-	}{
-		{`{"amount":1999}`, "", ""},
-		{`{"amount":"1999"}`, "/amount", "type"},
-		{`{"amount":0}`, "/amount", "minimum"},
-		{`{}`, "", "required"},
-		{`[]`, "", "type"},
-		{`{"amount":1,"items":[{"sku":"a"},{"sku":7}]}`, "/items/1/sku", "type"},
-	} {
-		t.Run(tc.payload, func(t *testing.T) {
-			t.Parallel()
-			mode, m, err := c.Validate("payment.succeeded", []byte(tc.payload))
-			require.NoError(t, err)
-			require.Equal(t, ValidationReject, mode)
-			if tc.keyword == "" {
-				require.Nil(t, m)
-				return
-			}
-			require.NotNil(t, m)
-			require.Equal(t, tc.path, m.Path)
-			require.Equal(t, tc.keyword, m.Keyword)
-			require.Contains(t, m.Detail, "keyword "+tc.keyword)
-			require.LessOrEqual(t, len(m.Detail), MaxDetailBytes)
-		})
-	}
-	// Unknown types, off, and no catalog: nothing validated.
-	mode, m, err := c.Validate("order.created", []byte(`"x"`))
-	require.Equal(t, ValidationOff, mode)
-	require.Nil(t, m)
-	require.NoError(t, err)
-	off := mustNew(t, payment(""))
-	mode, m, _ = off.Validate("payment.succeeded", []byte(`"x"`))
-	require.Equal(t, ValidationOff, mode)
-	require.Nil(t, m)
-	var none *Catalog
-	mode, _, _ = none.Validate("payment.succeeded", []byte(`"x"`))
-	require.Equal(t, ValidationOff, mode)
-}
-
-func TestAMismatchNeverQuotesThePayload(t *testing.T) {
-	t.Parallel()
-	typ := payment(ValidationWarn)
-	typ.Schema = json.RawMessage(`{"type":"object","properties":{"card":{"type":"string","maxLength":4}}}`)
-	typ.Example = json.RawMessage(`{"card":"4242"}`)
-	c := mustNew(t, typ)
-	_, m, err := c.Validate("payment.succeeded", []byte(`{"card":"4242424242424242"}`))
-	require.NoError(t, err)
-	require.Equal(t, "/card", m.Path)
-	require.NotContains(t, m.Detail, "4242424242424242")
-}
-
-func TestEachSchemaCompiledOnce(t *testing.T) {
-	t.Parallel()
-	c, err := New([]Type{payment(ValidationReject)})
-	require.NoError(t, err)
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			_, _, err := c.Validate("payment.succeeded", []byte(`{"amount":1}`))
-			require.NoError(t, err)
-		})
-	}
-	wg.Wait()
-	first, _ := c.schema(0)
-	second, _ := c.schema(0)
-	require.Same(t, first.s, second.s)
 }
 
 func TestMatches(t *testing.T) {

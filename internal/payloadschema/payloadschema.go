@@ -1,4 +1,4 @@
-package eventtypes
+package payloadschema
 
 import (
 	"bytes"
@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
+	"github.com/hookline/hookline/internal/eventtypes"
 	"github.com/hookline/hookline/outbox"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
@@ -27,16 +29,13 @@ type Mismatch struct {
 	// "required", "minimum", "additionalProperties".
 	Keyword string
 	// Detail says both and what was wrong, at most MaxDetailBytes:
-	// `at /amount: keyword type: got string, want number`.
+	// `at /amount: keyword type: got string, want integer`.
 	Detail string
 }
 
 // printer renders the validator's messages; the language tables are the
 // library's own dependency.
 var printer = message.NewPrinter(language.English)
-
-// validator is one type's compiled schema.
-type validator struct{ s *jsonschema.Schema }
 
 // noLoader refuses every document but the schema itself: a schema is
 // self-contained, and a function never fetches one.
@@ -47,43 +46,32 @@ func (noLoader) Load(url string) (any, error) {
 }
 
 // compile compiles one type's schema, draft 2020-12 unless it says.
-func compile(name string, schema json.RawMessage) (validator, error) {
+func compile(name string, schema json.RawMessage) (*jsonschema.Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
 	if err != nil {
-		return validator{}, err
+		return nil, err
 	}
 	url := "https://event-types.hookline.invalid/" + name + ".json"
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseLoader(noLoader{})
 	if err := c.AddResource(url, doc); err != nil {
-		return validator{}, err
+		return nil, err
 	}
-	s, err := c.Compile(url)
-	if err != nil {
-		return validator{}, err
-	}
-	return validator{s}, nil
+	return c.Compile(url)
 }
 
-// schema returns type i's compiled schema, compiling it the first time.
-func (c *Catalog) schema(i int) (validator, error) {
-	s := &c.schemas[i]
-	s.once.Do(func() { s.schema, s.err = compile(c.types[i].Name, c.types[i].Schema) })
-	return s.schema, s.err
-}
-
-// check validates a JSON document: nil when it validates.
-func (v validator) check(doc []byte) *Mismatch {
+// check validates a JSON document against s: nil when it validates.
+func check(s *jsonschema.Schema, doc []byte) *Mismatch {
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
 	if err != nil {
 		return &Mismatch{Detail: outbox.Truncate("not a JSON document: "+err.Error(), MaxDetailBytes)}
 	}
-	err = v.s.Validate(inst)
-	var verr *jsonschema.ValidationError
+	err = s.Validate(inst)
 	if err == nil {
 		return nil
 	}
+	var verr *jsonschema.ValidationError
 	if !errors.As(err, &verr) {
 		return &Mismatch{Detail: outbox.Truncate(err.Error(), MaxDetailBytes)}
 	}
@@ -108,34 +96,78 @@ func mismatchOf(verr *jsonschema.ValidationError) *Mismatch {
 	return m
 }
 
-// pointer renders a location as a JSON pointer (RFC 6901).
+// escape escapes a JSON pointer's reference token (RFC 6901).
+var escape = strings.NewReplacer("~", "~0", "/", "~1")
+
+// pointer renders a location as a JSON pointer.
 func pointer(loc []string) string {
 	var b strings.Builder
 	for _, tok := range loc {
 		b.WriteByte('/')
-		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(tok))
+		b.WriteString(escape.Replace(tok))
 	}
 	return b.String()
+}
+
+// Check compiles every schema of c and validates every example against
+// its own: what infra runs at synth, so a catalog that deploys has no
+// schema that fails to compile in a function. The error names each type
+// at fault.
+func Check(c *eventtypes.Catalog) error {
+	var errs []error
+	for _, t := range c.Types() {
+		s, err := compile(t.Name, t.Schema)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("event type %q: schema: %w", t.Name, err))
+			continue
+		}
+		if m := check(s, t.Example); m != nil {
+			errs = append(errs, fmt.Errorf("event type %q: the example does not validate against the schema: %s", t.Name, m.Detail))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Validator validates payloads against a catalog's schemas, each compiled
+// once, on first use. Safe for concurrent use.
+type Validator struct {
+	types map[string]*entry // the types whose validation is warn or reject
+}
+
+// entry is one type's schema, compiled once.
+type entry struct {
+	t      eventtypes.Type
+	once   sync.Once
+	schema *jsonschema.Schema
+	err    error
+}
+
+// New is the validator of c's types (nil c: none). It compiles nothing.
+func New(c *eventtypes.Catalog) *Validator {
+	v := &Validator{types: map[string]*entry{}}
+	for _, t := range c.Types() {
+		if t.Validation == eventtypes.ValidationWarn || t.Validation == eventtypes.ValidationReject {
+			v.types[t.Name] = &entry{t: t}
+		}
+	}
+	return v
 }
 
 // Validate checks payload, a JSON document, as an event of eventType: the
 // type's mode, and the mismatch when the mode is warn or reject and the
 // payload does not validate. A type the catalog does not know, or whose
-// mode is off, answers ValidationOff at the cost of a map lookup (a nil
-// catalog too). err: the type's schema does not compile (Check refuses
-// such a catalog at synth, so only a hand-made file gets here); the
-// payload is then not validated.
-func (c *Catalog) Validate(eventType string, payload []byte) (Validation, *Mismatch, error) {
-	if c == nil {
-		return ValidationOff, nil, nil
+// mode is off, answers eventtypes.ValidationOff at the cost of a map
+// lookup. err: the type's schema does not compile (Check refuses such a
+// catalog at synth, so only a hand-made file gets here); the payload is
+// then not validated.
+func (v *Validator) Validate(eventType string, payload []byte) (eventtypes.Validation, *Mismatch, error) {
+	e, ok := v.types[eventType]
+	if !ok {
+		return eventtypes.ValidationOff, nil, nil
 	}
-	i, ok := c.index[eventType]
-	if !ok || c.types[i].Validation == ValidationOff {
-		return ValidationOff, nil, nil
+	e.once.Do(func() { e.schema, e.err = compile(e.t.Name, e.t.Schema) })
+	if e.err != nil {
+		return e.t.Validation, nil, fmt.Errorf("event type %q: schema: %w", eventType, e.err)
 	}
-	s, err := c.schema(i)
-	if err != nil {
-		return c.types[i].Validation, nil, fmt.Errorf("event type %q: schema: %w", eventType, err)
-	}
-	return c.types[i].Validation, s.check(payload), nil
+	return e.t.Validation, check(e.schema, payload), nil
 }

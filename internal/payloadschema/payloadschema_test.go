@@ -1,0 +1,123 @@
+package payloadschema
+
+import (
+	"encoding/json"
+	"sync"
+	"testing"
+
+	"github.com/hookline/hookline/internal/eventtypes"
+	"github.com/stretchr/testify/require"
+)
+
+func payment(v eventtypes.Validation) eventtypes.Type {
+	return eventtypes.Type{Name: "payment.succeeded", Description: "A payment was captured.", Validation: v,
+		Schema:  json.RawMessage(`{"type":"object","required":["amount"],"properties":{"amount":{"type":"integer","minimum":1},"items":{"type":"array","items":{"type":"object","properties":{"sku":{"type":"string"}}}}}}`),
+		Example: json.RawMessage(`{"amount":1999}`)}
+}
+
+// validator is the validator of a checked catalog of types.
+func validator(t *testing.T, types ...eventtypes.Type) *Validator {
+	t.Helper()
+	c, err := eventtypes.New(types)
+	require.NoError(t, err)
+	require.NoError(t, Check(c))
+	return New(c)
+}
+
+func TestCheckCompilesEverySchemaAndItsExample(t *testing.T) {
+	t.Parallel()
+	bad := payment(eventtypes.ValidationOff)
+	bad.Schema = json.RawMessage(`{"type":"nonsense"}`)
+	c, err := eventtypes.New([]eventtypes.Type{bad})
+	require.NoError(t, err)
+	require.ErrorContains(t, Check(c), `event type "payment.succeeded": schema`)
+
+	wrong := payment(eventtypes.ValidationOff)
+	wrong.Example = json.RawMessage(`{"amount":"12"}`)
+	c, err = eventtypes.New([]eventtypes.Type{wrong})
+	require.NoError(t, err)
+	require.ErrorContains(t, Check(c), "the example does not validate against the schema: at /amount: keyword type")
+
+	ref := payment(eventtypes.ValidationOff)
+	ref.Schema = json.RawMessage(`{"$ref":"https://example.com/other.json"}`)
+	c, err = eventtypes.New([]eventtypes.Type{ref})
+	require.NoError(t, err)
+	require.ErrorContains(t, Check(c), "may refer only to itself")
+
+	// A draft-07 schema says so, and is compiled as one.
+	d7 := payment(eventtypes.ValidationOff)
+	d7.Schema = json.RawMessage(`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object"}`)
+	validator(t, d7)
+}
+
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	c := validator(t, payment(eventtypes.ValidationReject))
+	for _, tc := range []struct {
+		payload, path, keyword string
+	}{
+		{`{"amount":1999}`, "", ""},
+		{`{"amount":"1999"}`, "/amount", "type"},
+		{`{"amount":0}`, "/amount", "minimum"},
+		{`{}`, "", "required"},
+		{`[]`, "", "type"},
+		{`{"amount":1,"items":[{"sku":"a"},{"sku":7}]}`, "/items/1/sku", "type"},
+	} {
+		t.Run(tc.payload, func(t *testing.T) {
+			t.Parallel()
+			mode, m, err := c.Validate("payment.succeeded", []byte(tc.payload))
+			require.NoError(t, err)
+			require.Equal(t, eventtypes.ValidationReject, mode)
+			if tc.keyword == "" {
+				require.Nil(t, m)
+				return
+			}
+			require.NotNil(t, m)
+			require.Equal(t, tc.path, m.Path)
+			require.Equal(t, tc.keyword, m.Keyword)
+			require.Contains(t, m.Detail, "keyword "+tc.keyword)
+			require.LessOrEqual(t, len(m.Detail), MaxDetailBytes)
+		})
+	}
+	// Unknown types, off, and no catalog: nothing validated.
+	mode, m, err := c.Validate("order.created", []byte(`"x"`))
+	require.Equal(t, eventtypes.ValidationOff, mode)
+	require.Nil(t, m)
+	require.NoError(t, err)
+	off := validator(t, payment(""))
+	mode, m, _ = off.Validate("payment.succeeded", []byte(`"x"`))
+	require.Equal(t, eventtypes.ValidationOff, mode)
+	require.Nil(t, m)
+	mode, _, _ = New(nil).Validate("payment.succeeded", []byte(`"x"`))
+	require.Equal(t, eventtypes.ValidationOff, mode)
+}
+
+func TestAMismatchNeverQuotesThePayload(t *testing.T) {
+	t.Parallel()
+	typ := payment(eventtypes.ValidationWarn)
+	typ.Schema = json.RawMessage(`{"type":"object","properties":{"card":{"type":"string","maxLength":4}}}`)
+	typ.Example = json.RawMessage(`{"card":"4242"}`)
+	c := validator(t, typ)
+	_, m, err := c.Validate("payment.succeeded", []byte(`{"card":"4242424242424242"}`))
+	require.NoError(t, err)
+	require.Equal(t, "/card", m.Path)
+	require.NotContains(t, m.Detail, "4242424242424242")
+}
+
+func TestEachSchemaCompiledOnce(t *testing.T) {
+	t.Parallel()
+	v := validator(t, payment(eventtypes.ValidationReject))
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			_, _, err := v.Validate("payment.succeeded", []byte(`{"amount":1}`))
+			require.NoError(t, err)
+		})
+	}
+	wg.Wait()
+	first := v.types["payment.succeeded"].schema
+	_, _, err := v.Validate("payment.succeeded", []byte(`{"amount":1}`))
+	require.NoError(t, err)
+	require.NotNil(t, first)
+	require.Same(t, first, v.types["payment.succeeded"].schema, "compiled once")
+}
