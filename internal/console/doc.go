@@ -60,6 +60,15 @@
 // secret; signout signs out. The cells of words carry endpoint-types,
 // endpoint-status, dlq-type, dlq-reason and message-row-type.
 //
+// Event types (types.js): nav-types opens the catalog (GET
+// /v1/event-types) in types; without one, types-none says so. Each type is
+// a type panel (data-name, data-validation) with type-description,
+// type-validation, type-deprecated when deprecated, type-schema and
+// type-example (text in pre), and, for a credential with
+// endpoints:write and an endpoint, type-send, which sends the type's
+// example as a test event to the endpoint chosen in types-endpoint and
+// shows it in type-sent, with type-open to open its delivery.
+//
 // # Tables keep words whole
 //
 // A cell of words (a status, a reason, event types: class words) breaks

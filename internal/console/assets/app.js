@@ -8,6 +8,7 @@ import { endpointCharts } from './charts.js';
 import { loadOverview } from './overview.js';
 import { messagesView } from './log.js';
 import { replayView } from './jobs.js';
+import { eventTypesView } from './types.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -342,7 +343,7 @@ function wipe() {
   for (const id of ['endpoints-body', 'dlq-body', 'endpoint-ids', 'attempts-body', 'headers-body', 'delivery-facts',
     'lookup-results', 'tenants-body', 'alarms', 'job', 'redrive-job', 'payload', 'secret',
     'secret-endpoint', 'test-delivery', 'test-endpoint', 'delivery-id', 'replay-count', 'tenants-note',
-    'endpoint-charts', 'overview', 'notices-list']) {
+    'endpoint-charts', 'overview', 'notices-list', 'types-view']) {
     clear($(id));
   }
   for (const id of ['secret-panel', 'test-panel', 'replay-panel', 'job', 'redrive-job', 'endpoint-form', 'endpoint-charts', 'notices']) {
@@ -356,8 +357,8 @@ function wipe() {
 
 // ---------- views ----------
 
-const VIEWS = ['signin', 'endpoints', 'overview', 'dlq', 'delivery', 'lookup', 'messages', 'message', 'operator', 'replay'];
-const TENANT_VIEWS = new Set(['endpoints', 'overview', 'dlq', 'delivery', 'lookup', 'messages', 'message', 'replay']);
+const VIEWS = ['signin', 'endpoints', 'overview', 'dlq', 'delivery', 'lookup', 'messages', 'message', 'operator', 'replay', 'types'];
+const TENANT_VIEWS = new Set(['endpoints', 'overview', 'dlq', 'delivery', 'lookup', 'messages', 'message', 'replay', 'types']);
 
 function showView(name) {
   for (const v of VIEWS) show($('view-' + v), v === name);
@@ -395,6 +396,7 @@ function route() {
     message: () => messages.loadEvent(),
     operator: () => loadOperator(),
     replay: () => replay.load(session.epoch),
+    types: () => types.load(),
   };
   act(null, async () => {
     await whoami();
@@ -1375,6 +1377,8 @@ const messages = messagesView({
 });
 // The Replay view (jobs.js), lent the helpers it renders with.
 const replay = replayView({ $, el, clear, show, act, api, may, parseTime, openDelivery, enc, query });
+// The Event types view (types.js).
+const types = eventTypesView({ $, el, clear, show, act, api, may, enc, openDelivery });
 
 function start() {
   wire();

@@ -209,6 +209,12 @@ func main() {
 			row{"enqueue path", "allocations per stream record, " + eps + " endpoint(s)", num(e["enqueue-allocs/op"]), num(e["decode-allocs/op"]) + " decode only", x(e["allocs-x"]), target})
 	}
 
+	sr, err := schemaRows()
+	if err != nil {
+		fail("enqueue path, schema validation", err)
+	}
+	rows = append(rows, sr...)
+
 	root, _ := os.Getwd()
 	cs, err := coldstart.Suite(ctx, root, *runs)
 	if err != nil {
@@ -303,6 +309,27 @@ func tracingRows() ([]row, error) {
 		{"deliver path", "allocations per delivery, tracing and X-Ray on, the default share sent", num(def["traced-allocs/op"]), num(def["bare-allocs/op"]) + " bare POST", x(def["allocs-x"]), "≤ 1.5x"},
 		{"deliver path", "CPU time per delivery, tracing and X-Ray on, every trace sent (tracingSampleRate 1)", us(every["traced-cpu-ns/op"]), us(every["bare-cpu-ns/op"]) + " bare POST", x(every["time-x"]), "(info)"},
 	}, nil
+}
+
+// schemaRows are the enqueue path with an event-type catalog
+// (BenchmarkEnqueueSchemaValidation): the record's type with validation
+// off against decoding the record (the enqueue path's own target), and
+// with warn and reject (a 1 KB payload validated against its schema)
+// against off, in the same run.
+func schemaRows() ([]row, error) {
+	m, err := goBench("./internal/enqueue", "EnqueueSchemaValidation")
+	if err != nil {
+		return nil, err
+	}
+	off := m["BenchmarkEnqueueSchemaValidation/validation=off"]
+	rows := []row{{"enqueue path", "CPU time per stream record, catalog type with validation off", us(off["enqueue-cpu-ns/op"]), us(off["decode-cpu-ns/op"]) + " decode only", x(off["time-x"]), "≤ 2x"}}
+	for _, v := range []string{"warn", "reject"} {
+		e := m["BenchmarkEnqueueSchemaValidation/validation="+v]
+		rows = append(rows,
+			row{"enqueue path", "CPU time per stream record, validation " + v + " (1 KB payload validated) / off", us(e["enqueue-cpu-ns/op"]), us(e["off-cpu-ns/op"]) + " validation off", x(e["time-x"]), "(info)"},
+			row{"enqueue path", "allocations per stream record, validation " + v + " / off", num(e["enqueue-allocs/op"]), num(e["off-allocs/op"]) + " validation off", x(e["allocs-x"]), "(info)"})
+	}
+	return rows, nil
 }
 
 // goBench runs one benchmark of a package and returns each benchmark's
