@@ -110,7 +110,7 @@ func TestTestEventOfACatalogType(t *testing.T) {
 	p = requireProblem(t, e.do("POST", "/v1/endpoints/"+ep.ID+"/test", key, map[string]any{"event_type": "payment.refunded"}), http.StatusBadRequest)
 	require.Equal(t, []string{"event_type"}, fields(p))
 	requireProblem(t, e.do("POST", "/v1/endpoints/"+ep.ID+"/test", key, map[string]any{"type": "x"}), http.StatusBadRequest)
-	for _, body := range []any{nil, map[string]any{}} {
+	for _, body := range []any{nil, map[string]any{}, map[string]any{"event_type": nil}} {
 		rec = e.do("POST", "/v1/endpoints/"+ep.ID+"/test", key, body)
 		require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 		require.Equal(t, "hookline.test", decodeJSON[api.TestEventView](t, rec).Type)
