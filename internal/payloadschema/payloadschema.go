@@ -78,22 +78,42 @@ func check(s *jsonschema.Schema, doc []byte) *Mismatch {
 	return mismatchOf(verr)
 }
 
-// mismatchOf is the first violation of verr's tree (the first leaf).
+// mismatchOf is the first violation of verr's tree: of its leaves, the
+// one at the smallest payload path (then keyword), so that a payload
+// breaking several rules is refused with the same one every time (the
+// validator walks an object's properties in a map's order).
 func mismatchOf(verr *jsonschema.ValidationError) *Mismatch {
-	leaf := verr
-	for len(leaf.Causes) > 0 {
-		leaf = leaf.Causes[0]
+	var leaf *jsonschema.ValidationError
+	var leafPath, leafKeyword string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		path, kw := pointer(e.InstanceLocation), keywordOf(e)
+		if leaf == nil || path < leafPath || path == leafPath && kw < leafKeyword {
+			leaf, leafPath, leafKeyword = e, path, kw
+		}
 	}
-	m := &Mismatch{Path: pointer(leaf.InstanceLocation)}
-	if kp := leaf.ErrorKind.KeywordPath(); len(kp) > 0 {
-		m.Keyword = kp[len(kp)-1]
-	}
+	walk(verr)
+	m := &Mismatch{Path: leafPath, Keyword: leafKeyword}
 	where := "at " + m.Path
 	if m.Path == "" {
 		where = "at the payload's root"
 	}
 	m.Detail = outbox.Truncate(fmt.Sprintf("%s: keyword %s: %s", where, m.Keyword, leaf.ErrorKind.LocalizedString(printer)), MaxDetailBytes)
 	return m
+}
+
+// keywordOf is the name of the keyword e violates ("" when none).
+func keywordOf(e *jsonschema.ValidationError) string {
+	if kp := e.ErrorKind.KeywordPath(); len(kp) > 0 {
+		return kp[len(kp)-1]
+	}
+	return ""
 }
 
 // escape escapes a JSON pointer's reference token (RFC 6901).

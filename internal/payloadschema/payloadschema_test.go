@@ -121,3 +121,20 @@ func TestEachSchemaCompiledOnce(t *testing.T) {
 	require.NotNil(t, first)
 	require.Same(t, first, v.types["payment.succeeded"].schema, "compiled once")
 }
+
+// A payload that breaks several rules is refused with the same one every
+// time, the one at the smallest path: the validator walks an object's
+// properties in a map's order.
+func TestAMismatchIsTheSameEveryTime(t *testing.T) {
+	t.Parallel()
+	typ := payment(eventtypes.ValidationReject)
+	typ.Schema = json.RawMessage(`{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"},"c":{"type":"integer"},"d":{"type":"integer"}}}`)
+	typ.Example = json.RawMessage(`{"a":1}`)
+	c := validator(t, typ)
+	for range 50 {
+		_, m, err := c.Validate("payment.succeeded", []byte(`{"d":"x","c":"x","b":"x","a":"x"}`))
+		require.NoError(t, err)
+		require.NotNil(t, m)
+		require.Equal(t, "/a", m.Path)
+	}
+}
