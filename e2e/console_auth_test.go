@@ -21,7 +21,8 @@ func (b *browser) choose(sel, value string) {
 // A tenant gives an endpoint Basic auth in the console: the receiver gets
 // the credentials with the test event, the endpoint's row says how it
 // authenticates (the user name, an attacker's string, rendered as text)
-// and never shows the password, and choosing None removes it.
+// and never shows the password, and choosing None removes it; the line
+// under the endpoints says where requests come from.
 func TestConsoleEndpointAuth(t *testing.T) {
 	t.Parallel()
 	_, key := apiTenant(t, "consoleauth")
@@ -62,6 +63,9 @@ func TestConsoleEndpointAuth(t *testing.T) {
 	u, p, ok := basicOf(r.Header)
 	require.True(t, ok)
 	require.Equal(t, [2]string{user, password}, [2]string{u, p}, "the test event carries the credentials typed")
+	// Under the endpoints, where requests come from: the local stack has no
+	// static egress (GET /v1/egress-ips answers static false).
+	b.waitText(dt("egress"), "Requests come from AWS's shared address ranges, which an IP allowlist cannot tell apart: verify the webhook-signature header.")
 	b.screenshot("endpoint-auth")
 	b.assertSafe("endpoint auth")
 

@@ -2,7 +2,6 @@ package hookline
 
 import (
 	"fmt"
-	"net/mail"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -13,6 +12,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+	"github.com/hookline/hookline/internal/domain"
 	"github.com/hookline/hookline/internal/fnenv"
 )
 
@@ -38,8 +38,7 @@ func (p *Props) checkNotify() error {
 		}
 		return nil
 	}
-	a, err := mail.ParseAddress(p.NotifyFrom)
-	if err != nil || a.Address != p.NotifyFrom {
+	if !domain.BareAddress(p.NotifyFrom) {
 		return fmt.Errorf("notify from %q: want a bare e-mail address such as alerts@example.com", p.NotifyFrom)
 	}
 	domainPart := p.NotifyFrom[strings.LastIndexByte(p.NotifyFrom, '@')+1:]

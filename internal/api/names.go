@@ -1,6 +1,10 @@
 package api
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/hookline/hookline/internal/domain"
+)
 
 // The syntax of the names a request may carry, checked by hand rather than
 // by regular expressions compiled at start (names_test.go checks them
@@ -34,12 +38,9 @@ func validHeaderName(s string) bool {
 	})
 }
 
-// validHeaderValue reports whether s can be sent as an HTTP field value:
-// no control character but horizontal tab (RFC 9110, section 5.5; the
-// rule net/http's client enforces before it sends a request).
-func validHeaderValue(s string) bool {
-	return allBytes(s, func(c byte) bool { return c == '\t' || c >= 0x20 && c != 0x7f })
-}
+// validHeaderValue reports whether s can be sent as an HTTP field value
+// (domain.ValidHeaderValue).
+func validHeaderValue(s string) bool { return domain.ValidHeaderValue(s) }
 
 // isWordByte reports whether c is an ASCII letter, digit, _ or -.
 func isWordByte(c byte) bool {

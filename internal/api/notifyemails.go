@@ -7,7 +7,6 @@ import (
 	"html"
 	"io"
 	"net/http"
-	"net/mail"
 	"strconv"
 	"strings"
 	"time"
@@ -62,11 +61,10 @@ const maxAddressBytes = 254
 // checkAddress says what is wrong with a notification address: a bare
 // address (no display name), of at most maxAddressBytes, with a domain.
 func checkAddress(s string) string {
-	a, err := mail.ParseAddress(s)
 	switch {
 	case len(s) > maxAddressBytes:
 		return "is " + strconv.Itoa(len(s)) + " bytes, at most 254"
-	case err != nil || a.Address != s || a.Name != "":
+	case !domain.BareAddress(s):
 		return "is not an e-mail address (give the bare address, such as ops@example.com)"
 	case !strings.Contains(s[strings.LastIndexByte(s, '@')+1:], "."):
 		return "has no domain with a dot"

@@ -87,8 +87,9 @@ func (c *rateChecks) due(watched map[store.EndpointRef]domain.Endpoint, flushed 
 		rc, recent := c.at[ref]
 		if recent && rc.lacking > 0 {
 			rc.lacking -= flushed[ref]
+			recent = rc.lacking > 0 // what it lacked has come
 		}
-		if !recent || rc.lacking <= 0 && rc.lacking != noneLacking {
+		if !recent {
 			refs = append(refs, ref)
 		}
 	}
@@ -103,14 +104,10 @@ func (c *rateChecks) due(watched map[store.EndpointRef]domain.Endpoint, flushed 
 	})
 	refs = refs[:min(len(refs), MaxRateChecksPerFlush)]
 	for _, ref := range refs {
-		c.at[ref] = &rateCheck{at: now, lacking: noneLacking}
+		c.at[ref] = &rateCheck{at: now}
 	}
 	return refs
 }
-
-// noneLacking marks an evaluation whose window lacked nothing (its
-// verdict was decided, or it failed): the next is a minute on.
-const noneLacking = -1 << 62
 
 // lacked notes that ref's window, just evaluated, lacked n attempts of
 // its alert's min_attempts.

@@ -23,3 +23,15 @@ func ReservedHeader(name string) bool {
 	}
 	return false
 }
+
+// ValidHeaderValue reports whether s can be sent as an HTTP field value:
+// no control character but horizontal tab (RFC 9110, section 5.5; the
+// rule net/http's client enforces before it sends a request).
+func ValidHeaderValue(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c != '\t' && (c < 0x20 || c == 0x7f) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,6 +1,9 @@
 package domain
 
-import "time"
+import (
+	"net/mail"
+	"time"
+)
 
 // NotifyStatus is where a notification address stands.
 type NotifyStatus string
@@ -55,4 +58,12 @@ type NotifyEmail struct {
 	ConsoleURL string     `dynamodbav:"console_url"`
 	CreatedAt  time.Time  `dynamodbav:"created_at"`
 	VerifiedAt *time.Time `dynamodbav:"verified_at,omitempty"`
+}
+
+// BareAddress reports whether s is an e-mail address alone, as SES sends
+// to and from one: net/mail reads it, with no display name, and reads it
+// back the same.
+func BareAddress(s string) bool {
+	a, err := mail.ParseAddress(s)
+	return err == nil && a.Address == s && a.Name == ""
 }

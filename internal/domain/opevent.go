@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"encoding/json"
 	"strings"
 	"time"
 )
@@ -144,3 +145,17 @@ type TestEvent struct {
 
 // TestEventMessage is TestEvent's Message.
 const TestEventMessage = "This is a test event sent by hookline at your request. It needs no action."
+
+// OperatorDetail is the detail of an event on the operator's bus, as
+// enqueue puts it there and the e-mail notices read it: the outbox
+// event, its payload (one of the Op*Event structs) as data. The event's
+// detail-type is its Type. ID is the outbox event's id, unique per event:
+// an event may reach the bus twice (at least once), and a consumer that
+// must not act twice deduplicates on it.
+type OperatorDetail struct {
+	ID         string          `json:"id"`
+	TenantID   string          `json:"tenant_id"`
+	Type       string          `json:"type"`
+	OccurredAt time.Time       `json:"occurred_at"`
+	Data       json.RawMessage `json:"data"`
+}

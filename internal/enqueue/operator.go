@@ -41,18 +41,9 @@ const (
 	MaxPutBytes = 256 << 10
 )
 
-// OperatorDetail is the detail of an event on the operator's bus: the
-// outbox event, its payload (one of domain's Op*Event structs) as data.
-// The event's detail-type is its Type. ID is the outbox event's id, unique
-// per event: an event may reach the bus twice (at least once), and a
-// consumer that must not act twice deduplicates on it.
-type OperatorDetail struct {
-	ID         string          `json:"id"`
-	TenantID   string          `json:"tenant_id"`
-	Type       string          `json:"type"`
-	OccurredAt time.Time       `json:"occurred_at"`
-	Data       json.RawMessage `json:"data"`
-}
+// OperatorDetail is the detail of an event on the operator's bus
+// (domain.OperatorDetail: the notices read it too).
+type OperatorDetail = domain.OperatorDetail
 
 // forwards reports whether ev goes to the operator's bus: whether it is one
 // of hookline's operational events. ev has passed decodeImage's validation;

@@ -2,7 +2,8 @@ package fnenv
 
 import (
 	"fmt"
-	"net/mail"
+
+	"github.com/hookline/hookline/internal/domain"
 )
 
 // Mail is the SES identity hookline's e-mails are sent from
@@ -40,7 +41,7 @@ func loadMail(getenv func(string) string) (Mail, error) {
 	if m.From == "" {
 		return m, nil
 	}
-	if a, err := mail.ParseAddress(m.From); err != nil || a.Address != m.From {
+	if !domain.BareAddress(m.From) {
 		return m, fmt.Errorf("%s: %q is not a bare e-mail address", varNotifyFrom, m.From)
 	}
 	return m, nil

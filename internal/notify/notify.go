@@ -126,21 +126,15 @@ type Notifier struct {
 }
 
 // BusEvent is an EventBridge event of the operator's bus as a rule's SQS
-// target delivers it: its detail is enqueue.OperatorDetail.
+// target delivers it.
 type BusEvent struct {
 	Source     string `json:"source"`
 	DetailType string `json:"detail-type"`
 	Detail     Detail `json:"detail"`
 }
 
-// Detail is an operational event on the bus (enqueue.OperatorDetail).
-type Detail struct {
-	ID         string          `json:"id"`
-	TenantID   string          `json:"tenant_id"`
-	Type       string          `json:"type"`
-	OccurredAt time.Time       `json:"occurred_at"`
-	Data       json.RawMessage `json:"data"`
-}
+// Detail is an operational event on the bus, as enqueue puts it there.
+type Detail = domain.OperatorDetail
 
 // Notice sends the notice of ev to its tenant's verified addresses, within
 // the tenant's hourly bound; a tenant without one costs one Query. Its

@@ -167,7 +167,7 @@ func (c *Client) fetchToken(ctx context.Context, a *Auth) (string, time.Duration
 		return "", 0, fmt.Errorf("%w: the token endpoint's answer is not a token (JSON)", errToken)
 	}
 	switch {
-	case ans.AccessToken == "", len(ans.AccessToken) > maxTokenBytes, !validHeaderValue(ans.AccessToken):
+	case ans.AccessToken == "", len(ans.AccessToken) > maxTokenBytes, !domain.ValidHeaderValue(ans.AccessToken):
 		return "", 0, fmt.Errorf("%w: the token endpoint's access_token is missing, over %d bytes or not a header value", errToken, maxTokenBytes)
 	case ans.TokenType != "" && !strings.EqualFold(ans.TokenType, "bearer"):
 		return "", 0, fmt.Errorf("%w: the token endpoint's token_type is %q, not Bearer", errToken, ans.TokenType)
@@ -180,17 +180,6 @@ func (c *Client) fetchToken(ctx context.Context, a *Auth) (string, time.Duration
 		ttl = time.Duration(min(*ans.ExpiresIn, 366*24*3600)) * time.Second
 	}
 	return ans.AccessToken, ttl, nil
-}
-
-// validHeaderValue reports whether v may be sent as a header value: no
-// control character but tab.
-func validHeaderValue(v string) bool {
-	for i := 0; i < len(v); i++ {
-		if b := v[i]; (b < ' ' && b != '\t') || b == 0x7f {
-			return false
-		}
-	}
-	return true
 }
 
 // certTransports keeps a transport per client certificate: connections
