@@ -58,7 +58,9 @@ node_modules/.bin/cdk: package.json package-lock.json
 
 tools: node_modules/.bin/cdk ## Install the pinned CDK CLI and the Node it runs on (npm), and Go modules (each module's own, and the workspace's)
 	@for m in $(MODULES); do (cd $$m && GOWORK=off $(GO) mod download) || exit 1; done
-	$(GO) mod download
+	@# the workspace's: what its packages and tests build with (`go mod download` here would fetch every module of the
+	@# graph, some of which the proxy does not serve: the JSON Schema library's test-only dependencies)
+	$(GO) list -tags e2e -deps -test ./... > /dev/null
 
 local-up: ## Start the local cloud (pinned ministack in .venv) on 127.0.0.1:4566; idempotent
 	@scripts/local-up.sh

@@ -27,11 +27,10 @@ require (
 	github.com/chromedp/chromedp v0.23.0
 	github.com/hookline/hookline/outbox v0.0.0-00010101000000-000000000000
 	github.com/hookline/hookline/verify v0.0.0-00010101000000-000000000000
-	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	github.com/kaptinlin/jsonschema v0.9.3
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 	github.com/stretchr/testify v1.12.1
 	go.yaml.in/yaml/v3 v3.0.5
-	golang.org/x/text v0.14.0
 )
 
 require (
@@ -46,7 +45,9 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/signin v1.13.1 // indirect
 	github.com/aws/aws-sdk-go-v2/service/sso v1.39.5 // indirect
 	github.com/aws/aws-sdk-go-v2/service/ssooidc v1.44.5 // indirect
-	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260623181947-01eb4420fa68 // indirect
+	github.com/goccy/go-yaml v1.19.2 // indirect
+	github.com/kaptinlin/jsonpointer v0.4.27 // indirect
 )
 
 // Inside the repository the workspace (go.work) resolves the outbox and

@@ -1,18 +1,17 @@
 package payloadschema
 
 import (
-	"bytes"
+	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 
 	"github.com/hookline/hookline/internal/eventtypes"
 	"github.com/hookline/hookline/outbox"
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
+	"github.com/kaptinlin/jsonschema"
 )
 
 // MaxDetailBytes bounds a Mismatch's Detail: a rejection's detail
@@ -33,100 +32,156 @@ type Mismatch struct {
 	Detail string
 }
 
-// printer renders the validator's messages; the language tables are the
-// library's own dependency.
-var printer = message.NewPrinter(language.English)
+// metaschemas are draft 2020-12's metaschema and vocabularies, as
+// json-schema.org publishes them: the library has drafts 4, 6 and 7 of its
+// own and would fetch 2020-12's.
+//
+//go:embed metaschemas/2020-12
+var metaschemas embed.FS
 
-// noLoader refuses every document but the schema itself: a schema is
-// self-contained, and a function never fetches one.
-type noLoader struct{}
+// metaschemaURL is where draft 2020-12 publishes its metaschema documents.
+const metaschemaURL = "https://json-schema.org/draft/2020-12/"
 
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("%s: a catalog schema may refer only to itself", url)
+// newCompiler is a compiler that fetches no document: a schema is
+// self-contained, and a function never fetches one (the library's default
+// loaders fetch http and https references). It loads draft 2020-12's
+// metaschemas from metaschemas, and nothing else.
+func newCompiler() *jsonschema.Compiler {
+	c := jsonschema.NewCompiler()
+	for scheme := range c.Loaders {
+		delete(c.Loaders, scheme)
+	}
+	c.RegisterLoader("https", func(url string) (io.ReadCloser, error) {
+		name, ok := strings.CutPrefix(url, metaschemaURL)
+		if !ok || name == "" || strings.Contains(name, "..") {
+			return nil, fmt.Errorf("%s: a catalog schema may refer only to itself", url)
+		}
+		return metaschemas.Open("metaschemas/2020-12/" + name + ".json")
+	})
+	return c
 }
 
-// compile compiles one type's schema, draft 2020-12 unless it says.
+// compile compiles one type's schema, draft 2020-12 unless it says. A
+// reference to another document is refused: the library would otherwise
+// leave it unresolved and let every payload through it.
 func compile(name string, schema json.RawMessage) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	url := "https://event-types.hookline.invalid/" + name + ".json"
+	s, err := newCompiler().Compile(schema, url)
 	if err != nil {
 		return nil, err
 	}
-	url := "https://event-types.hookline.invalid/" + name + ".json"
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(noLoader{})
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, err
+	if refs := s.UnresolvedReferenceURIs(); len(refs) > 0 {
+		return nil, fmt.Errorf("%s: a catalog schema may refer only to itself", strings.Join(refs, ", "))
 	}
-	return c.Compile(url)
+	return s, nil
+}
+
+// conforms checks schema against its draft's metaschema (2020-12 unless
+// its $schema says): what Check adds to compile, because the library
+// compiles a schema it does not understand ({"type": "nonsense"}) without
+// a word. Only at synth: the metaschema is compiled on first use, and a
+// function compiles only schemas that passed here.
+func conforms(schema json.RawMessage) error {
+	r, err := newCompiler().ValidateSchema(schema)
+	if err != nil {
+		return err
+	}
+	if m := mismatchOf(r); m != nil {
+		return fmt.Errorf("not a valid JSON Schema: %s", m.Detail)
+	}
+	return nil
 }
 
 // check validates a JSON document against s: nil when it validates.
 func check(s *jsonschema.Schema, doc []byte) *Mismatch {
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
-	if err != nil {
-		return &Mismatch{Detail: outbox.Truncate("not a JSON document: "+err.Error(), MaxDetailBytes)}
+	if !json.Valid(doc) {
+		return &Mismatch{Detail: "not a JSON document"}
 	}
-	err = s.Validate(inst)
-	if err == nil {
+	return mismatchOf(s.ValidateJSON(doc))
+}
+
+// mismatchOf is the first violation of a result's tree (nil: it
+// validates): of its leaves, the one at the smallest payload path (then
+// keyword), so that a payload breaking several rules is refused with the
+// same one every time. A leaf is a keyword's error that no failing
+// subschema explains: "properties" fails because "/properties/amount"
+// did, so the leaf is amount's "type".
+func mismatchOf(r *jsonschema.EvaluationResult) *Mismatch {
+	if r == nil || r.IsValid() {
 		return nil
 	}
-	var verr *jsonschema.ValidationError
-	if !errors.As(err, &verr) {
-		return &Mismatch{Detail: outbox.Truncate(err.Error(), MaxDetailBytes)}
-	}
-	return mismatchOf(verr)
-}
-
-// mismatchOf is the first violation of verr's tree: of its leaves, the
-// one at the smallest payload path (then keyword), so that a payload
-// breaking several rules is refused with the same one every time (the
-// validator walks an object's properties in a map's order).
-func mismatchOf(verr *jsonschema.ValidationError) *Mismatch {
-	var leaf *jsonschema.ValidationError
-	var leafPath, leafKeyword string
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) > 0 {
-			for _, c := range e.Causes {
-				walk(c)
+	var leaf *Mismatch
+	var leafErr *jsonschema.EvaluationError
+	var walk func(n *jsonschema.EvaluationResult, path, evalPath string)
+	walk = func(n *jsonschema.EvaluationResult, path, evalPath string) {
+		// A node's location is one reference token of the payload
+		// ("/amount", "/1") or none, unescaped.
+		if tok, ok := strings.CutPrefix(n.InstanceLocation, "/"); ok {
+			path += "/" + escape.Replace(tok)
+		}
+		explained := map[string]bool{}
+		for _, d := range n.Details {
+			if d.IsValid() {
+				continue
 			}
-			return
+			kw := firstSegment(d.EvaluationPath)
+			if kw == "" {
+				// An in-place applicator: $ref, $dynamicRef.
+				explained["$ref"], explained["$dynamicRef"] = true, true
+			}
+			explained[kw] = true
+			walk(d, path, d.EvaluationPath)
 		}
-		path, kw := pointer(e.InstanceLocation), keywordOf(e)
-		if leaf == nil || path < leafPath || path == leafPath && kw < leafKeyword {
-			leaf, leafPath, leafKeyword = e, path, kw
+		for kw, e := range n.Errors {
+			if explained[kw] {
+				continue
+			}
+			if kw == "schema" {
+				// The false schema: name the keyword that holds it
+				// ("additionalProperties", "items").
+				kw = firstSegment(evalPath)
+			}
+			if leaf == nil || path < leaf.Path || path == leaf.Path && kw < leaf.Keyword {
+				leaf, leafErr = &Mismatch{Path: path, Keyword: kw}, e
+			}
 		}
 	}
-	walk(verr)
-	m := &Mismatch{Path: leafPath, Keyword: leafKeyword}
-	where := "at " + m.Path
-	if m.Path == "" {
+	walk(r, "", "")
+	if leaf == nil {
+		// Invalid without a leaf: the root's own verdict.
+		return &Mismatch{Detail: "at the payload's root: does not validate"}
+	}
+	where := "at " + leaf.Path
+	if leaf.Path == "" {
 		where = "at the payload's root"
 	}
-	m.Detail = outbox.Truncate(fmt.Sprintf("%s: keyword %s: %s", where, m.Keyword, leaf.ErrorKind.LocalizedString(printer)), MaxDetailBytes)
-	return m
+	leaf.Detail = outbox.Truncate(fmt.Sprintf("%s: keyword %s: %s", where, leaf.Keyword, why(leafErr)), MaxDetailBytes)
+	return leaf
 }
 
-// keywordOf is the name of the keyword e violates ("" when none).
-func keywordOf(e *jsonschema.ValidationError) string {
-	if kp := e.ErrorKind.KeywordPath(); len(kp) > 0 {
-		return kp[len(kp)-1]
+// why says what a keyword's error found without a value of the payload:
+// the library's messages quote some ("Value X should be one of ..."), so
+// only its code is said, and for a type mismatch the two types.
+func why(e *jsonschema.EvaluationError) string {
+	if e == nil {
+		return "does not validate"
 	}
-	return ""
+	if e.Code == "type_mismatch" {
+		return fmt.Sprintf("got %v, want %v", e.Params["received"], e.Params["expected"])
+	}
+	return strings.ReplaceAll(e.Code, "_", " ")
 }
 
 // escape escapes a JSON pointer's reference token (RFC 6901).
 var escape = strings.NewReplacer("~", "~0", "/", "~1")
 
-// pointer renders a location as a JSON pointer.
-func pointer(loc []string) string {
-	var b strings.Builder
-	for _, tok := range loc {
-		b.WriteByte('/')
-		b.WriteString(escape.Replace(tok))
+// firstSegment is a JSON pointer's first reference token ("" for "").
+func firstSegment(pointer string) string {
+	s := strings.TrimPrefix(pointer, "/")
+	if i := strings.IndexByte(s, '/'); i >= 0 {
+		s = s[:i]
 	}
-	return b.String()
+	return s
 }
 
 // Check compiles every schema of c and validates every example against
@@ -137,6 +192,9 @@ func Check(c *eventtypes.Catalog) error {
 	var errs []error
 	for _, t := range c.Types() {
 		s, err := compile(t.Name, t.Schema)
+		if err == nil {
+			err = conforms(t.Schema)
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("event type %q: schema: %w", t.Name, err))
 			continue

@@ -44,6 +44,20 @@ func TestCheckCompilesEverySchemaAndItsExample(t *testing.T) {
 	require.NoError(t, err)
 	require.ErrorContains(t, Check(c), "may refer only to itself")
 
+	for schema, why := range map[string]string{
+		`{"$ref":"#/$defs/missing"}`:                                        "may refer only to itself",
+		`{"type":"string","pattern":"(["}`:                                  "pattern",
+		`{"minLength":-1}`:                                                  "at /minLength: keyword minimum",
+		`{"$schema":"https://json-schema.org/draft/2019-09/schema"}`:        "may refer only to itself",
+		`{"$schema":"http://json-schema.org/draft-07/schema#","type":"no"}`: "at /type",
+	} {
+		bad := payment(eventtypes.ValidationOff)
+		bad.Schema = json.RawMessage(schema)
+		c, err := eventtypes.New([]eventtypes.Type{bad})
+		require.NoError(t, err)
+		require.ErrorContains(t, Check(c), why, schema)
+	}
+
 	// A draft-07 schema says so, and is compiled as one.
 	d7 := payment(eventtypes.ValidationOff)
 	d7.Schema = json.RawMessage(`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object"}`)
@@ -95,13 +109,47 @@ func TestValidate(t *testing.T) {
 func TestAMismatchNeverQuotesThePayload(t *testing.T) {
 	t.Parallel()
 	typ := payment(eventtypes.ValidationWarn)
-	typ.Schema = json.RawMessage(`{"type":"object","properties":{"card":{"type":"string","maxLength":4}}}`)
+	typ.Schema = json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{
+		"card":{"type":"string","maxLength":4},"brand":{"enum":["visa"]},"pin":{"not":{"type":"string"}},
+		"exp":{"type":"string","pattern":"^[0-9]{2}/[0-9]{2}$"},"cvc":{"const":"000"},"n":{"minimum":10}}}`)
 	typ.Example = json.RawMessage(`{"card":"4242"}`)
 	c := validator(t, typ)
-	_, m, err := c.Validate("payment.succeeded", []byte(`{"card":"4242424242424242"}`))
+	for payload, want := range map[string]Mismatch{
+		`{"card":"4242424242424242"}`: {Path: "/card", Keyword: "maxLength"},
+		`{"brand":"SECRET-BRAND"}`:    {Path: "/brand", Keyword: "enum"},
+		`{"pin":"SECRET-PIN"}`:        {Path: "/pin", Keyword: "not"},
+		`{"exp":"SECRET-EXP"}`:        {Path: "/exp", Keyword: "pattern"},
+		`{"cvc":"SECRET-CVC"}`:        {Path: "/cvc", Keyword: "const"},
+		`{"n":-77777}`:                {Path: "/n", Keyword: "minimum"},
+		`{"SECRET-KEY/~x":1}`:         {Path: "/SECRET-KEY~1~0x", Keyword: "additionalProperties"},
+	} {
+		_, m, err := c.Validate("payment.succeeded", []byte(payload))
+		require.NoError(t, err)
+		require.NotNil(t, m, payload)
+		require.Equal(t, want.Path, m.Path, payload)
+		require.Equal(t, want.Keyword, m.Keyword, payload)
+		for _, secret := range []string{"4242424242424242", "SECRET-BRAND", "SECRET-PIN", "SECRET-EXP", "SECRET-CVC", "77777"} {
+			require.NotContains(t, m.Detail, secret)
+		}
+	}
+}
+
+// A reference inside the schema is followed, and the path is the
+// payload's, not the schema's.
+func TestAMismatchThroughAReferenceNamesThePayloadsPath(t *testing.T) {
+	t.Parallel()
+	typ := payment(eventtypes.ValidationReject)
+	typ.Schema = json.RawMessage(`{"$defs":{"line":{"type":"object","required":["sku"],"properties":{"sku":{"type":"string"}}}},
+		"type":"object","properties":{"lines":{"type":"array","items":{"$ref":"#/$defs/line"}},"any":{"anyOf":[{"type":"string"},{"type":"integer"}]}}}`)
+	typ.Example = json.RawMessage(`{"lines":[{"sku":"a"}]}`)
+	c := validator(t, typ)
+	_, m, err := c.Validate("payment.succeeded", []byte(`{"lines":[{"sku":"a"},{"sku":"b"},{}]}`))
 	require.NoError(t, err)
-	require.Equal(t, "/card", m.Path)
-	require.NotContains(t, m.Detail, "4242424242424242")
+	require.Equal(t, Mismatch{Path: "/lines/2", Keyword: "required", Detail: "at /lines/2: keyword required: missing required property"}, *m)
+	_, m, err = c.Validate("payment.succeeded", []byte(`{"any":true}`))
+	require.NoError(t, err)
+	require.Equal(t, "/any", m.Path)
+	require.Equal(t, "type", m.Keyword)
 }
 
 func TestEachSchemaCompiledOnce(t *testing.T) {
