@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"net/http"
 	"testing"
 	"time"
 
@@ -31,6 +32,9 @@ func TestConsoleEventTypes(t *testing.T) {
 	require.Equal(t, 1, b.count(`[data-test="type"][data-name="payment.refunded"] [data-test="type-deprecated"]`), "a deprecated type says so")
 	require.Zero(t, b.count(sel+` [data-test="type-deprecated"]`))
 	require.Zero(t, b.count(dt("types-none")))
+	code, body := call(t, "GET", "/v1/event-types?limit=100", key, nil)
+	require.Equal(t, http.StatusOK, code, "%v", body)
+	require.Equal(t, len(body["data"].([]any)), b.count(`[data-test="type"]`), "every type of the catalog is shown")
 	b.assertSafe("the event types")
 	b.screenshot("event-types")
 

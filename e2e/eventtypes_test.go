@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
 	"testing"
 	"time"
 
@@ -26,7 +28,7 @@ import (
 func TestEventTypeCatalog(t *testing.T) {
 	t.Parallel()
 	tenantID, key := apiTenant(t, "eventtypes")
-	code, body := call(t, "GET", "/v1/event-types", key, nil)
+	code, body := call(t, "GET", "/v1/event-types?limit=100", key, nil)
 	require.Equal(t, http.StatusOK, code, "%v", body)
 	require.Equal(t, true, body["catalog"], "the local stack deploys a catalog: %v", body)
 	modes := map[string]string{}
@@ -37,6 +39,30 @@ func TestEventTypeCatalog(t *testing.T) {
 	require.Equal(t, "reject", modes["shipment.delivered"])
 	require.Equal(t, "warn", modes["refund.requested"])
 	require.Equal(t, "off", modes["order.created"])
+	// In pages of 5: every type once, in order, the same as one page.
+	require.Greater(t, len(modes), 5, "the local catalog spans pages of 5")
+	var paged []string
+	for cursor := ""; ; {
+		path := "/v1/event-types?limit=5"
+		if cursor != "" {
+			path += "&cursor=" + url.QueryEscape(cursor)
+		}
+		code, page := call(t, "GET", path, key, nil)
+		require.Equal(t, http.StatusOK, code, "%v", page)
+		for _, v := range page["data"].([]any) {
+			paged = append(paged, v.(map[string]any)["name"].(string))
+		}
+		next, _ := page["next_cursor"].(string)
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	require.Len(t, paged, len(modes))
+	require.True(t, slices.IsSorted(paged), "%v", paged)
+	for _, name := range paged {
+		require.Contains(t, modes, name)
+	}
 
 	code, body = call(t, "POST", "/v1/endpoints", key, map[string]any{"url": "http://127.0.0.1:9/x", "event_types": []string{"shipment.*", "shipment.lost"}})
 	require.Equal(t, http.StatusBadRequest, code, "%v", body)

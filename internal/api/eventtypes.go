@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/hookline/hookline/internal/eventtypes"
 )
@@ -25,20 +27,45 @@ type EventTypeView struct {
 	Validation eventtypes.Validation `json:"validation"`
 }
 
-// EventTypesView answers GET /v1/event-types: the catalog's types sorted
-// by name, and whether the stack has a catalog at all (without one, data
-// is [] and any event type may be subscribed to).
+// EventTypesView answers GET /v1/event-types: a page of the catalog's
+// types sorted by name, and whether the stack has a catalog at all
+// (without one, data is [] and any event type may be subscribed to).
+// NextCursor, when set, asks for the next page.
 type EventTypesView struct {
-	Data    []EventTypeView `json:"data"`
-	Catalog bool            `json:"catalog"`
+	Data       []EventTypeView `json:"data"`
+	Catalog    bool            `json:"catalog"`
+	NextCursor string          `json:"next_cursor,omitempty"`
 }
 
-// listEventTypes answers the stack's catalog, the same for every tenant.
-func (s *Server) listEventTypes(w http.ResponseWriter, _ *http.Request, _ string) *Problem {
+// listEventTypes answers the stack's catalog, the same for every tenant,
+// a page at a time: limit (1 to 100, default 50) types after cursor (the
+// name the last page ended with). A page is at most 100 types of a
+// catalog of at most eventtypes.MaxCatalogBytes.
+func (s *Server) listEventTypes(w http.ResponseWriter, r *http.Request, _ string) *Problem {
+	q, errs := queryParams(r, "limit", "cursor")
+	limit, lerr := limitParam(q["limit"])
+	if lerr != nil {
+		errs = append(errs, *lerr)
+	}
+	cursor := q["cursor"]
+	if cursor != "" && !eventtypes.ValidName(cursor) { // every cursor is a type's name
+		errs = append(errs, FieldError{Field: "cursor", Message: "is not a cursor this API returned"})
+	}
+	if len(errs) > 0 {
+		return invalid(errs...)
+	}
+	types := s.EventTypes.Types()
+	from, _ := slices.BinarySearchFunc(types, cursor, func(t eventtypes.Type, name string) int { return strings.Compare(t.Name, name) })
+	if from < len(types) && cursor != "" && types[from].Name == cursor {
+		from++
+	}
 	v := EventTypesView{Data: []EventTypeView{}, Catalog: s.EventTypes != nil}
-	for _, t := range s.EventTypes.Types() {
+	for _, t := range types[from:min(from+limit, len(types))] {
 		v.Data = append(v.Data, EventTypeView{Name: t.Name, Description: t.Description, Schema: t.Schema, Example: t.Example,
 			Deprecated: t.Deprecated, Validation: t.Validation})
+	}
+	if from+limit < len(types) {
+		v.NextCursor = types[from+limit-1].Name
 	}
 	writeJSON(w, http.StatusOK, v)
 	return nil

@@ -2,10 +2,12 @@ package api_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookline/hookline/internal/api"
@@ -53,6 +55,58 @@ func TestEventTypesList(t *testing.T) {
 		require.JSONEq(t, `{"type":"object","required":["amount"],"properties":{"amount":{"type":"integer"}}}`, string(v.Data[1].Schema))
 	}
 	requireProblem(t, e.do("GET", "/v1/event-types", "", nil), http.StatusUnauthorized)
+}
+
+// The catalog in pages: limit types after the cursor, the next cursor
+// while more remain; every type once, in order; a bad limit or cursor is
+// a 400 naming it.
+func TestEventTypesListPages(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	key := e.newTenant("acme")
+	types := make([]eventtypes.Type, 7)
+	for i := range types {
+		types[i] = eventtypes.Type{Name: fmt.Sprintf("order.step%d", i), Schema: json.RawMessage(`{}`), Example: json.RawMessage(`{}`)}
+	}
+	c, err := eventtypes.New(types)
+	require.NoError(t, err)
+	e.srv.EventTypes = c
+
+	var names []string
+	cursor, pages := "", 0
+	for {
+		path := "/v1/event-types?limit=3"
+		if cursor != "" {
+			path += "&cursor=" + cursor
+		}
+		v := decodeJSON[api.EventTypesView](t, e.do("GET", path, key, nil))
+		require.True(t, v.Catalog)
+		require.LessOrEqual(t, len(v.Data), 3)
+		for _, d := range v.Data {
+			names = append(names, d.Name)
+		}
+		pages++
+		if v.NextCursor == "" {
+			break
+		}
+		require.Len(t, v.Data, 3, "a page with a next cursor is full")
+		cursor = v.NextCursor
+	}
+	require.Equal(t, 3, pages)
+	require.Equal(t, []string{"order.step0", "order.step1", "order.step2", "order.step3", "order.step4", "order.step5", "order.step6"}, names)
+
+	// Without a limit, 50: the whole of this catalog, no cursor.
+	v := decodeJSON[api.EventTypesView](t, e.do("GET", "/v1/event-types", key, nil))
+	require.Len(t, v.Data, 7)
+	require.Empty(t, v.NextCursor)
+	// A cursor past the last type: an empty page.
+	v = decodeJSON[api.EventTypesView](t, e.do("GET", "/v1/event-types?cursor=zzz", key, nil))
+	require.Empty(t, v.Data)
+
+	for q, field := range map[string]string{"limit=0": "limit", "limit=101": "limit", "cursor=a%20b": "cursor", "cursor=" + strings.Repeat("a", eventtypes.MaxNameBytes+1): "cursor"} {
+		p := requireProblem(t, e.do("GET", "/v1/event-types?"+q, key, nil), http.StatusBadRequest)
+		require.Contains(t, fields(p), field, q)
+	}
 }
 
 // With a catalog an endpoint's event_types must name its types (exactly,
@@ -115,4 +169,41 @@ func TestTestEventOfACatalogType(t *testing.T) {
 		require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 		require.Equal(t, "hookline.test", decodeJSON[api.TestEventView](t, rec).Type)
 	}
+}
+
+// A page of the largest catalog New accepts, every character one JSON
+// escapes, stays under Lambda's 6 MB response (6,291,456 bytes) as the
+// API Gateway proxy response that carries it: the body escaped twice.
+func TestTheLargestEventTypesPageFitsALambdaResponse(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	key := e.newTenant("acme")
+	var types []eventtypes.Type
+	total := 0
+	for i := 0; ; i++ {
+		name := fmt.Sprintf("t.%03d", i)
+		// A schema and example of '<' strings within the type's bound.
+		schema := `{"description":"` + strings.Repeat("<", 1024) + `"}`
+		room := min(eventtypes.MaxTypeBytes-len(schema), eventtypes.MaxCatalogBytes-total-len(name)-eventtypes.MaxDescriptionBytes-len(schema)) - 2
+		if room < 1 {
+			break
+		}
+		example := `"` + strings.Repeat("<", room) + `"`
+		types = append(types, eventtypes.Type{Name: name, Description: strings.Repeat("&", eventtypes.MaxDescriptionBytes),
+			Schema: json.RawMessage(schema), Example: json.RawMessage(example)})
+		total += len(name) + eventtypes.MaxDescriptionBytes + len(schema) + len(example)
+	}
+	c, err := eventtypes.New(types)
+	require.NoError(t, err, "the catalog is within every bound")
+	require.Greater(t, total, eventtypes.MaxCatalogBytes-100, "and at the catalog's")
+	e.srv.EventTypes = c
+
+	rec := e.do("GET", "/v1/event-types?limit=100", key, nil)
+	require.Equal(t, http.StatusOK, rec.Code)
+	v := decodeJSON[api.EventTypesView](t, rec)
+	require.Len(t, v.Data, len(types), "one page holds the whole catalog")
+	proxied, err := json.Marshal(events.APIGatewayV2HTTPResponse{StatusCode: rec.Code, Body: rec.Body.String()})
+	require.NoError(t, err)
+	require.Greater(t, len(proxied), 5*eventtypes.MaxCatalogBytes, "the escaping is counted")
+	require.Less(t, len(proxied), 6<<20, "Lambda's response limit")
 }

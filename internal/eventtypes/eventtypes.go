@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +20,22 @@ const FileName = "event-types.json"
 // MaxNameBytes bounds a type's name, as the API bounds an endpoint's
 // event_types entries.
 const MaxNameBytes = 128
+
+// The catalog's bounds. A catalog is read whole at every cold start of the
+// enqueue and api functions, and GET /v1/event-types answers it in pages
+// that must stay under Lambda's 6 MB response (JSON's escaping of <, > and
+// & can make a document six times its size).
+const (
+	// MaxTypes bounds the catalog's types.
+	MaxTypes = 1000
+	// MaxDescriptionBytes bounds a type's description.
+	MaxDescriptionBytes = 1024
+	// MaxTypeBytes bounds a type's schema and example together, compacted.
+	MaxTypeBytes = 64 << 10
+	// MaxCatalogBytes bounds the catalog's names, descriptions, schemas
+	// and examples together, compacted.
+	MaxCatalogBytes = 512 << 10
+)
 
 // Validation is what enqueue does with a payload of a catalog type that
 // does not validate against its schema.
@@ -68,7 +85,11 @@ type Catalog struct {
 // catalog, sorted by name. It compiles no schema: package payloadschema
 // does (its Check at synth, its Validator in enqueue).
 func New(types []Type) (*Catalog, error) {
+	if len(types) > MaxTypes {
+		return nil, fmt.Errorf("event-type catalog: %d types, at most %d", len(types), MaxTypes)
+	}
 	c := &Catalog{types: slices.Clone(types), index: make(map[string]int, len(types))}
+	total := 0
 	slices.SortFunc(c.types, func(a, b Type) int { return strings.Compare(a.Name, b.Name) })
 	for i := range c.types {
 		t := &c.types[i]
@@ -79,6 +100,12 @@ func New(types []Type) (*Catalog, error) {
 			return nil, err
 		}
 		t.Schema, t.Example = compact(t.Schema), compact(t.Example)
+		if n := len(t.Schema) + len(t.Example); n > MaxTypeBytes {
+			return nil, fmt.Errorf("event type %q: schema and example are %d bytes together, compacted; at most %d", t.Name, n, MaxTypeBytes)
+		}
+		if total += len(t.Name) + len(t.Description) + len(t.Schema) + len(t.Example); total > MaxCatalogBytes {
+			return nil, fmt.Errorf("event-type catalog: its names, descriptions, schemas and examples pass %d bytes together, compacted (at %q)", MaxCatalogBytes, t.Name)
+		}
 		if _, dup := c.index[t.Name]; dup {
 			return nil, fmt.Errorf("event type %q is declared twice", t.Name)
 		}
@@ -94,6 +121,8 @@ func checkType(t Type) error {
 		return fmt.Errorf("event type %q: the name must be segments of letters, digits, _ or - joined by dots (payment.succeeded), at most %d bytes", t.Name, MaxNameBytes)
 	case outbox.IsReservedType(t.Name):
 		return fmt.Errorf("event type %q: reserved for the events hookline itself sends", t.Name)
+	case len(t.Description) > MaxDescriptionBytes:
+		return fmt.Errorf("event type %q: the description is %d bytes, at most %d", t.Name, len(t.Description), MaxDescriptionBytes)
 	case t.Validation != ValidationOff && t.Validation != ValidationWarn && t.Validation != ValidationReject:
 		return fmt.Errorf("event type %q: validation %q: want off, warn or reject", t.Name, t.Validation)
 	case len(bytes.TrimSpace(t.Schema)) == 0 || !json.Valid(t.Schema):
@@ -210,12 +239,26 @@ func Open(name string) (*Catalog, error) {
 		}
 		path = filepath.Join(filepath.Dir(exe), name)
 	}
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("event-type catalog: %w", err)
 	}
+	defer f.Close()
+	// The file is what New accepted, marshalled: its bound and the JSON
+	// around each type; a larger file was not made by infra.
+	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("event-type catalog: %w", err)
+	}
+	if len(data) > maxFileBytes {
+		return nil, fmt.Errorf("event-type catalog %s: larger than %d bytes", path, maxFileBytes)
+	}
 	return Parse(data)
 }
+
+// maxFileBytes bounds FileName: MaxCatalogBytes escaped at worst (six
+// bytes a character) and each type's field names.
+const maxFileBytes = 6*MaxCatalogBytes + MaxTypes*256
 
 // LoadDir reads a catalog directory: every *.json file in dir (not its
 // subdirectories), each one Type. The types are not checked: New and

@@ -2,6 +2,7 @@ package eventtypes
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,6 +40,10 @@ func TestNewRefusesWhatCannotBeDeployed(t *testing.T) {
 		{"validation", func(t *Type) { t.Validation = "strict" }, `validation "strict"`},
 		{"no schema", func(t *Type) { t.Schema = nil }, "schema is required"},
 		{"no example", func(t *Type) { t.Example = nil }, "example is required"},
+		{"description", func(t *Type) { t.Description = strings.Repeat("d", MaxDescriptionBytes+1) }, "the description is 1025 bytes"},
+		{"schema and example", func(t *Type) {
+			t.Example = json.RawMessage(`"` + strings.Repeat("x", MaxTypeBytes) + `"`)
+		}, "schema and example are"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -50,6 +55,39 @@ func TestNewRefusesWhatCannotBeDeployed(t *testing.T) {
 	}
 	_, err := New([]Type{ok, ok})
 	require.ErrorContains(t, err, "declared twice")
+}
+
+// The catalog's bounds: its types and their bytes together, each at the
+// bound accepted and one past it refused.
+func TestNewBoundsTheCatalog(t *testing.T) {
+	t.Parallel()
+	named := func(n int, example string) []Type {
+		types := make([]Type, n)
+		for i := range types {
+			types[i] = Type{Name: fmt.Sprintf("t.%04d", i), Schema: json.RawMessage(`{}`), Example: json.RawMessage(example)}
+		}
+		return types
+	}
+	_, err := New(named(MaxTypes, `1`))
+	require.NoError(t, err)
+	_, err = New(named(MaxTypes+1, `1`))
+	require.ErrorContains(t, err, "1001 types, at most 1000")
+
+	// Eight types of 64 KiB examples pass 512 KiB with their names.
+	big := `"` + strings.Repeat("x", MaxTypeBytes-4) + `"`
+	_, err = New(named(7, big))
+	require.NoError(t, err)
+	_, err = New(named(8, big))
+	require.ErrorContains(t, err, `pass 524288 bytes together, compacted (at "t.0007")`)
+}
+
+// A file larger than any catalog New accepts is not read whole.
+func TestOpenRefusesAFileNoCatalogMakes(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), FileName)
+	require.NoError(t, os.WriteFile(path, []byte(`{"event_types":[`+strings.Repeat(" ", maxFileBytes)+`]}`), 0o600))
+	_, err := Open(path)
+	require.ErrorContains(t, err, "larger than")
 }
 
 func TestMatches(t *testing.T) {

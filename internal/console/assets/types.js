@@ -79,8 +79,16 @@ export function eventTypesView(ui) {
   async function load() {
     const root = $('types-view');
     clear(root);
-    const v = await api('GET', '/v1/event-types');
-    const list = Array.isArray(v && v.data) ? v.data : [];
+    // Every page: a catalog has at most 1,000 types (10 pages of 100).
+    let v;
+    let cursor = '';
+    const list = [];
+    for (let n = 0; n < 10; n++) {
+      v = await api('GET', '/v1/event-types?limit=100' + (cursor ? '&cursor=' + enc(cursor) : ''));
+      if (v && Array.isArray(v.data)) list.push(...v.data);
+      cursor = v && v.next_cursor;
+      if (!cursor) break;
+    }
     if (!v || !v.catalog) {
       root.append(el('p', { class: 'hint', 'data-test': 'types-none', text: 'This stack has no event-type catalog: endpoints may subscribe to any event type.' }));
       return;
