@@ -183,6 +183,18 @@ func listRequest[F any](r *http.Request, parse func(map[string]string) (F, []Fie
 	return f, limit, q["cursor"], nil
 }
 
+// pageParams reads the query of a listing without filters: its limit
+// (limitParam) and its cursor, as given; errs holds what is wrong with
+// either, and any parameter given twice or empty.
+func pageParams(r *http.Request) (limit int, cursor string, errs []FieldError) {
+	q, errs := queryParams(r, "limit", "cursor")
+	limit, lerr := limitParam(q["limit"])
+	if lerr != nil {
+		errs = append(errs, *lerr)
+	}
+	return limit, q["cursor"], errs
+}
+
 // limitParam reads the limit parameter: default 50, from 1 to 100.
 func limitParam(v string) (int, *FieldError) {
 	if v == "" {

@@ -330,12 +330,7 @@ func (s *Server) createEndpoint(w http.ResponseWriter, r *http.Request, tenant s
 }
 
 func (s *Server) listEndpoints(w http.ResponseWriter, r *http.Request, tenant string) *Problem {
-	q, errs := queryParams(r, "limit", "cursor")
-	limit, lerr := limitParam(q["limit"])
-	if lerr != nil {
-		errs = append(errs, *lerr)
-	}
-	cursor := q["cursor"]
+	limit, cursor, errs := pageParams(r)
 	if len(cursor) > 2*maxIDBytes { // no cursor this API returns is that long
 		errs = append(errs, FieldError{Field: "cursor", Message: "is not a cursor this API returned"})
 	}

@@ -42,12 +42,7 @@ type EventTypesView struct {
 // name the last page ended with). A page is at most 100 types of a
 // catalog of at most eventtypes.MaxCatalogBytes.
 func (s *Server) listEventTypes(w http.ResponseWriter, r *http.Request, _ string) *Problem {
-	q, errs := queryParams(r, "limit", "cursor")
-	limit, lerr := limitParam(q["limit"])
-	if lerr != nil {
-		errs = append(errs, *lerr)
-	}
-	cursor := q["cursor"]
+	limit, cursor, errs := pageParams(r)
 	if cursor != "" && !eventtypes.ValidName(cursor) { // every cursor is a type's name
 		errs = append(errs, FieldError{Field: "cursor", Message: "is not a cursor this API returned"})
 	}

@@ -33,13 +33,9 @@ type tenantCursor struct {
 // that has had a dead delivery: the counters' index is the only list of
 // tenants that needs no scan), deepest first, a page at a time.
 func (s *Server) listTenants(w http.ResponseWriter, r *http.Request, _ string) *Problem {
-	q, errs := queryParams(r, "limit", "cursor")
-	limit, lerr := limitParam(q["limit"])
-	if lerr != nil {
-		errs = append(errs, *lerr)
-	}
+	limit, cursor, errs := pageParams(r)
 	var after *tenantCursor
-	if c := q["cursor"]; c != "" {
+	if c := cursor; c != "" {
 		after = &tenantCursor{}
 		b, err := base64.RawURLEncoding.DecodeString(c)
 		if err != nil || len(c) > 2*maxIDBytes || json.Unmarshal(b, after) != nil || after.Tenant == "" {
