@@ -161,13 +161,20 @@ func mismatchOf(r *jsonschema.EvaluationResult) *Mismatch {
 
 // why says what a keyword's error found without a value of the payload:
 // the library's messages quote some ("Value X should be one of ..."), so
-// only its code is said, and for a type mismatch the two types.
+// only its code is said, for a type mismatch the two types, and for a
+// required property its name (the schema's).
 func why(e *jsonschema.EvaluationError) string {
 	if e == nil {
 		return "does not validate"
 	}
-	if e.Code == "type_mismatch" {
+	switch e.Code {
+	case "type_mismatch":
 		return fmt.Sprintf("got %v, want %v", e.Params["received"], e.Params["expected"])
+	case "missing_required_property":
+		// The names are the schema's, quoted: 'weight_grams'.
+		return fmt.Sprintf("missing property %v", e.Params["property"])
+	case "missing_required_properties":
+		return fmt.Sprintf("missing properties %v", e.Params["properties"])
 	}
 	return strings.ReplaceAll(e.Code, "_", " ")
 }

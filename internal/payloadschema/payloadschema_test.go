@@ -145,7 +145,7 @@ func TestAMismatchThroughAReferenceNamesThePayloadsPath(t *testing.T) {
 	c := validator(t, typ)
 	_, m, err := c.Validate("payment.succeeded", []byte(`{"lines":[{"sku":"a"},{"sku":"b"},{}]}`))
 	require.NoError(t, err)
-	require.Equal(t, Mismatch{Path: "/lines/2", Keyword: "required", Detail: "at /lines/2: keyword required: missing required property"}, *m)
+	require.Equal(t, Mismatch{Path: "/lines/2", Keyword: "required", Detail: "at /lines/2: keyword required: missing property 'sku'"}, *m)
 	_, m, err = c.Validate("payment.succeeded", []byte(`{"any":true}`))
 	require.NoError(t, err)
 	require.Equal(t, "/any", m.Path)
