@@ -52,7 +52,8 @@ func (r retriedPuts) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opt
 
 // A create whose first attempt wrote the item is not refused as existing
 // by the retry that finds it (it answered 500 on the local cloud); one that
-// finds another's item is.
+// finds another's item is. Endpoints, tenants and notification addresses:
+// the creates by putNew.
 func TestCreateIsNotRefusedByItsOwnRetry(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -65,12 +66,16 @@ func TestCreateIsNotRefusedByItsOwnRetry(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.CreateTenant(ctx, domain.Tenant{TenantID: "t1", Name: "one"})
 	require.NoError(t, err)
-	require.Equal(t, 4, db.Calls("PutItem"), "each put was sent twice")
+	_, err = s.PutNotifyEmail(ctx, domain.NotifyEmail{TenantID: "t1", ID: "ne_1", Address: "ops@a.example.com"})
+	require.NoError(t, err)
+	require.Equal(t, 6, db.Calls("PutItem"), "each put was sent twice")
 
 	now = now.Add(time.Nanosecond) // another create, of the same keys
 	_, err = s.CreateEndpoint(ctx, domain.Endpoint{TenantID: "t1", EndpointID: "ep_1", URL: "https://b.example.com/", Secrets: []string{"whsec_b"}})
 	require.ErrorIs(t, err, ErrExists)
 	_, err = s.CreateTenant(ctx, domain.Tenant{TenantID: "t1", Name: "two"})
+	require.ErrorIs(t, err, ErrExists)
+	_, err = s.PutNotifyEmail(ctx, domain.NotifyEmail{TenantID: "t1", ID: "ne_1", Address: "other@a.example.com"})
 	require.ErrorIs(t, err, ErrExists)
 	e, err := s.Endpoint(ctx, "t1", "ep_1")
 	require.NoError(t, err)

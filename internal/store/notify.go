@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -35,11 +36,8 @@ func (s *Store) PutNotifyEmail(ctx context.Context, n domain.NotifyEmail) (domai
 	if err != nil {
 		return n, fmt.Errorf("marshal notification address %s: %w", n.ID, err)
 	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: &s.table, Item: withKey(item, notifyEmailKey(n.TenantID, n.ID)),
-		ConditionExpression: aws.String("attribute_not_exists(pk)"),
-	})
-	if isConditionFailed(err) {
+	err = s.putNew(ctx, withKey(item, notifyEmailKey(n.TenantID, n.ID)))
+	if errors.Is(err, ErrExists) {
 		return n, fmt.Errorf("notification address %s: %w", n.ID, ErrExists)
 	}
 	if err != nil {
